@@ -1,0 +1,116 @@
+/**
+ * The Store port: a documented subset of the official `mongodb` driver's
+ * Collection API (DESIGN §2). Services depend on these types only; the
+ * embedded SQLite engine and the MongoDB engine both implement them and are
+ * held to the same answers by test/services/store/conformance.
+ *
+ * Values a document may hold: string, number, boolean, null, Date, arrays and
+ * plain objects (nested to any depth). `_id` is always a string; when an
+ * insert omits it the Store fills it from the one id generator.
+ */
+
+export type Document = { [key: string]: unknown }
+export type WithId<T> = T & { _id: string }
+
+/** A MongoDB query filter restricted to the whitelisted operators below. */
+export type Filter = { [key: string]: unknown }
+/** A MongoDB update document restricted to the whitelisted operators below. */
+export type Update = { [key: string]: unknown }
+
+export const FILTER_OPERATORS = [
+  '$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists',
+  '$regex', '$options', '$and', '$or', '$nor', '$not', '$elemMatch', '$all', '$size'
+] as const
+export const UPDATE_OPERATORS = [
+  '$set', '$unset', '$inc', '$push', '$pull', '$addToSet', '$setOnInsert'
+] as const
+/** Modifiers accepted inside $push and $addToSet values. */
+export const PUSH_MODIFIERS = ['$each'] as const
+
+export type SortDirection = 1 | -1
+export type Sort = { [path: string]: SortDirection }
+/** Inclusion ({a: 1}) or exclusion ({a: 0}) projection; `_id` may be excluded from an inclusion. */
+export type Projection = { [path: string]: 0 | 1 | boolean }
+
+export interface FindOptions {
+  sort?: Sort
+  skip?: number
+  limit?: number
+  projection?: Projection
+}
+
+export interface CountOptions {
+  skip?: number
+  limit?: number
+}
+
+export interface UpdateOptions {
+  upsert?: boolean
+}
+
+export interface FindOneAndUpdateOptions {
+  upsert?: boolean
+  /** Which version to return; MongoDB's default is 'before'. */
+  returnDocument?: 'before' | 'after'
+  sort?: Sort
+  projection?: Projection
+}
+
+export interface FindOneAndDeleteOptions {
+  sort?: Sort
+  projection?: Projection
+}
+
+export interface InsertOneResult { acknowledged: boolean, insertedId: string }
+export interface InsertManyResult { acknowledged: boolean, insertedCount: number, insertedIds: { [index: number]: string } }
+export interface UpdateResult {
+  acknowledged: boolean
+  matchedCount: number
+  modifiedCount: number
+  upsertedCount: number
+  upsertedId: string | null
+}
+export interface DeleteResult { acknowledged: boolean, deletedCount: number }
+
+export type IndexKey = { [path: string]: SortDirection }
+export interface CreateIndexOptions {
+  name?: string
+  unique?: boolean
+}
+export interface IndexDescription { name: string, key: IndexKey, unique: boolean }
+
+/** The cursor subset: what `find()` returns. */
+export interface StoreCursor<T> extends AsyncIterable<T> {
+  toArray (): Promise<T[]>
+}
+
+export interface StoreCollection<T extends Document = Document> {
+  readonly collectionName: string
+  insertOne (doc: T & { _id?: string }): Promise<InsertOneResult>
+  insertMany (docs: Array<T & { _id?: string }>): Promise<InsertManyResult>
+  findOne (filter?: Filter, options?: FindOptions): Promise<WithId<T> | null>
+  find (filter?: Filter, options?: FindOptions): StoreCursor<WithId<T>>
+  countDocuments (filter?: Filter, options?: CountOptions): Promise<number>
+  updateOne (filter: Filter, update: Update, options?: UpdateOptions): Promise<UpdateResult>
+  updateMany (filter: Filter, update: Update, options?: UpdateOptions): Promise<UpdateResult>
+  findOneAndUpdate (filter: Filter, update: Update, options?: FindOneAndUpdateOptions): Promise<WithId<T> | null>
+  findOneAndDelete (filter: Filter, options?: FindOneAndDeleteOptions): Promise<WithId<T> | null>
+  deleteOne (filter: Filter): Promise<DeleteResult>
+  deleteMany (filter: Filter): Promise<DeleteResult>
+  createIndex (key: IndexKey, options?: CreateIndexOptions): Promise<string>
+  dropIndex (name: string): Promise<void>
+  listIndexes (): Promise<IndexDescription[]>
+  drop (): Promise<boolean>
+}
+
+export type StoreEngineName = 'sqlite' | 'mongodb'
+
+export interface Store {
+  readonly engine: StoreEngineName
+  collection<T extends Document = Document> (name: string): StoreCollection<T>
+  listCollections (): Promise<string[]>
+  dropCollection (name: string): Promise<boolean>
+  /** Resolves when the engine answers; rejects otherwise (readiness probe). */
+  ping (): Promise<void>
+  close (): Promise<void>
+}
