@@ -1,0 +1,36 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import fp from 'fastify-plugin'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { Config } from './services/config.js'
+import { fastifyOptions } from './options.js'
+import configPlugin from './plugins/config.js'
+import errorsPlugin from './plugins/errors.js'
+import storePlugin from './plugins/store.js'
+import swaggerPlugin from './plugins/swagger.js'
+import secretsPlugin from './plugins/secrets.js'
+import jobsPlugin from './plugins/jobs.js'
+import { registerRoutes } from './routes/index.js'
+
+/**
+ * The app as a plugin: cross-cutting plugins first, then the route families.
+ * Not encapsulated, so its decorators, shared schemas and error handler reach
+ * whatever is registered beside it (tests' probe routes, bench fixtures).
+ */
+async function plinthApp (app: FastifyInstance, options: { config: Config }): Promise<void> {
+  await app.register(configPlugin, { config: options.config })
+  await app.register(errorsPlugin)
+  await app.register(swaggerPlugin)
+  await app.register(secretsPlugin)
+  await app.register(storePlugin)
+  await app.register(jobsPlugin)
+  await registerRoutes(app)
+}
+
+export const plinth = fp(plinthApp, { name: 'plinth', fastify: '5.x' })
+
+/** The one app factory, used by the server, the tests, the benchmarks and the OpenAPI generator. */
+export async function buildApp (config: Config, overrides: Partial<FastifyServerOptions> = {}) {
+  const app = Fastify(fastifyOptions(config, overrides)).withTypeProvider<TypeBoxTypeProvider>()
+  await app.register(plinth, { config })
+  return app
+}

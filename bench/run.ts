@@ -1,0 +1,58 @@
+import { fork, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import autocannon from 'autocannon'
+
+/**
+ * `npm run bench`: each server runs in its own process so the load generator
+ * (this process) does not share its event loop. Every figure is reported with
+ * its ratio to a bare Fastify hello-world measured in the same run.
+ */
+const DURATION = Number(process.env.BENCH_DURATION ?? 8)
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
+
+interface Started { child: ChildProcess, address: string, info: Record<string, string> }
+
+async function start (script: string): Promise<Started> {
+  const child = fork(new URL(script, import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
+  const [info] = await once(child, 'message') as [Record<string, string>]
+  return { child, address: info.address, info }
+}
+
+interface Scenario { name: string, path: string, method?: 'GET' | 'POST', body?: string }
+interface Measured { name: string, rps: number, p50: number, p99: number, errors: number }
+
+async function measure (base: string, scenario: Scenario): Promise<Measured> {
+  const result = await autocannon({
+    url: base + scenario.path,
+    method: scenario.method ?? 'GET',
+    connections: CONNECTIONS,
+    duration: DURATION,
+    headers: scenario.body === undefined ? {} : { 'content-type': 'application/json' },
+    ...(scenario.body === undefined ? {} : { body: scenario.body })
+  })
+  return { name: scenario.name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx }
+}
+
+function line (m: Measured, ceiling: number): string {
+  return `${m.name.padEnd(34)} ${m.rps.toFixed(0).padStart(8)} req/s  p50 ${String(m.p50).padStart(4)} ms  p99 ${String(m.p99).padStart(4)} ms  ` +
+    `${(100 * m.rps / ceiling).toFixed(0).padStart(3)}% of hello-world${m.errors > 0 ? `  (${m.errors} errors)` : ''}`
+}
+
+const hello = await start('./hello.ts')
+const ceiling = await measure(hello.address, { name: 'fastify hello-world (ceiling)', path: '/' })
+hello.child.kill()
+console.log(line(ceiling, ceiling.rps))
+
+const plinth = await start('./serve.ts')
+const scenarios: Scenario[] = [
+  { name: 'GET /healthz', path: '/healthz' },
+  { name: 'GET /readyz (store ping)', path: '/readyz' },
+  { name: 'GET store record by id', path: `/bench/samples/${plinth.info.sampleId}` },
+  { name: 'POST store record', path: '/bench/samples', method: 'POST', body: JSON.stringify({ title: 'bench', views: 3, tags: ['x', 'y'] }) }
+]
+for (const scenario of scenarios) console.log(line(await measure(plinth.address, scenario), ceiling.rps))
+plinth.child.kill()
+
+// In-process engine figures, in a process of their own.
+const store = fork(new URL('./store.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
+await once(store, 'exit')

@@ -1,0 +1,39 @@
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { buildApp } from '../app.js'
+import { loadConfig } from '../services/config.js'
+import { Envelope, errorResponses } from '../schemas/envelope.js'
+
+/**
+ * The real app on a temp DATA_DIR. Until the product has its own Store-backed
+ * routes to measure, two bench-only routes read and write through the same
+ * stack (validation, Store, envelope serialization) a product route uses.
+ */
+const Sample = Type.Object({ _id: Type.String(), title: Type.String(), views: Type.Integer(), tags: Type.Array(Type.String()) })
+
+const storeProbe: FastifyPluginAsyncTypebox = async (app) => {
+  const samples = app.store.collection('bench_samples')
+  app.get('/bench/samples/:id', {
+    schema: { params: Type.Object({ id: Type.String() }), response: { 200: Envelope(Sample), ...errorResponses(404) } }
+  }, async (request, reply) => {
+    const sample = await samples.findOne({ _id: request.params.id })
+    if (sample === null) return reply.code(404).send({ success: false as const, code: 'APP_NOT_FOUND', message: 'not found' })
+    return { success: true as const, data: sample as typeof Sample.static }
+  })
+  app.post('/bench/samples', {
+    schema: { body: Type.Object({ title: Type.String(), views: Type.Integer(), tags: Type.Array(Type.String()) }), response: { 201: Envelope(Type.Object({ id: Type.String() })) } }
+  }, async (request, reply) => {
+    const { insertedId } = await samples.insertOne({ ...request.body })
+    return reply.code(201).send({ success: true as const, data: { id: insertedId } })
+  })
+}
+
+const dataDir = process.env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'plinth-bench-'))
+const app = await buildApp(loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' }))
+await app.register(storeProbe)
+const address = await app.listen({ port: 0, host: '127.0.0.1' })
+const seeded = await app.store.collection('bench_samples').insertOne({ title: 'seed', views: 1, tags: ['a', 'b'] })
+process.send?.({ address, sampleId: seeded.insertedId })

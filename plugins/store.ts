@@ -1,0 +1,18 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { openStore, type Store } from '../services/store/index.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    store: Store
+  }
+}
+
+/** Opens the configured Store engine and closes it after the server has drained. */
+async function storePlugin (app: FastifyInstance): Promise<void> {
+  const store = await openStore(app.config)
+  app.decorate('store', store)
+  app.addHook('onClose', async () => { await store.close() })
+}
+
+export default fp(storePlugin, { name: 'plinth-store', fastify: '5.x', dependencies: ['plinth-config'] })

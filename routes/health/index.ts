@@ -1,0 +1,15 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { HealthResponses, ReadyResponses } from '../../schemas/health.js'
+import { checkReadiness } from '../../services/health.js'
+
+const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/healthz', {
+    schema: { operationId: 'getHealth', tags: ['health'], summary: 'Liveness: the process answers', response: HealthResponses }
+  }, async () => ({ success: true as const, data: { status: 'ok' as const, uptimeSeconds: Math.round(process.uptime()) } }))
+
+  app.get('/readyz', {
+    schema: { operationId: 'getReadiness', tags: ['health'], summary: 'Readiness: the Store answers', response: ReadyResponses }
+  }, async () => ({ success: true as const, data: await checkReadiness(app.store) }))
+}
+
+export default healthRoutes

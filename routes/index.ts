@@ -1,0 +1,10 @@
+import type { FastifyInstance } from 'fastify'
+import healthRoutes from './health/index.js'
+
+/**
+ * The one place route families are mounted. A new family is one folder under
+ * routes/ and one line here.
+ */
+export async function registerRoutes (app: FastifyInstance): Promise<void> {
+  await app.register(healthRoutes)
+}

@@ -1,0 +1,37 @@
+import { buildApp } from './app.js'
+import { ConfigError, loadConfig } from './services/config.js'
+
+const DRAIN_TIMEOUT_MS = 10_000
+
+async function main (): Promise<void> {
+  const config = loadConfig()
+  const app = await buildApp(config)
+  let closing = false
+  const shutdown = (signal: string): void => {
+    if (closing) return
+    closing = true
+    app.log.info({ signal }, 'draining in-flight requests')
+    const force = setTimeout(() => {
+      app.log.error('drain timed out; exiting')
+      process.exit(1)
+    }, DRAIN_TIMEOUT_MS)
+    force.unref()
+    app.close().then(() => process.exit(0), (error: unknown) => {
+      app.log.error({ err: error }, 'error while closing')
+      process.exit(1)
+    })
+  }
+  process.on('SIGTERM', () => shutdown('SIGTERM'))
+  process.on('SIGINT', () => shutdown('SIGINT'))
+
+  await app.listen({ port: config.port, host: config.host })
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    console.error(error.message)
+    process.exit(78) // EX_CONFIG
+  }
+  console.error(error)
+  process.exit(1)
+})

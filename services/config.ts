@@ -1,0 +1,86 @@
+import { resolve } from 'node:path'
+
+/**
+ * Configuration comes from the environment only, validated once at start:
+ * a bad value stops the server with a message naming the variable.
+ */
+export interface Config {
+  port: number
+  host: string
+  dataDir: string
+  publicUrl: string
+  mongodbUrl: string | null
+  mongodbDb: string
+  logLevel: LogLevel
+  /** Largest JSON body accepted, bytes. */
+  bodyLimit: number
+  /** Master key material for sealing provider secrets; null means the key file in DATA_DIR. */
+  masterKey: string | null
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+export type LogLevel = typeof LOG_LEVELS[number]
+
+export class ConfigError extends Error {
+  constructor (readonly variable: string, message: string) {
+    super(`Invalid configuration: ${variable} ${message}`)
+    this.name = 'ConfigError'
+  }
+}
+
+type Env = Record<string, string | undefined>
+
+function text (env: Env, name: string): string | undefined {
+  const value = env[name]
+  if (value === undefined) return undefined
+  const trimmed = value.trim()
+  return trimmed === '' ? undefined : trimmed
+}
+
+function integer (env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name)
+  if (raw === undefined) return fallback
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`)
+  const value = Number(raw)
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`)
+  return value
+}
+
+function httpUrl (name: string, raw: string): string {
+  let url: URL
+  try { url = new URL(raw) } catch { throw new ConfigError(name, `must be an absolute http(s) URL, got "${raw}"`) }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, `must use http or https, got "${url.protocol}"`)
+  return url.toString().replace(/\/$/, '')
+}
+
+export function loadConfig (env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535)
+  const host = text(env, 'HOST') ?? '127.0.0.1'
+  if (!/^[\w.:-]+$/.test(host)) throw new ConfigError('HOST', `must be a host name or IP address, got "${host}"`)
+
+  const logLevel = (text(env, 'LOG_LEVEL') ?? 'info') as LogLevel
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
+
+  const mongodbUrl = text(env, 'MONGODB_URL') ?? null
+  if (mongodbUrl !== null && !/^mongodb(\+srv)?:\/\/./.test(mongodbUrl)) {
+    throw new ConfigError('MONGODB_URL', 'must start with mongodb:// or mongodb+srv://')
+  }
+  const mongodbDb = text(env, 'MONGODB_DB') ?? 'plinth'
+  if (!/^[^/\\. "$*<>:|?]{1,63}$/.test(mongodbDb)) throw new ConfigError('MONGODB_DB', `is not a valid MongoDB database name: "${mongodbDb}"`)
+
+  const displayHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
+  const publicUrlRaw = text(env, 'PUBLIC_URL')
+  const publicUrl = publicUrlRaw === undefined ? `http://${displayHost.includes(':') ? `[${displayHost}]` : displayHost}:${port}` : httpUrl('PUBLIC_URL', publicUrlRaw)
+
+  return {
+    port,
+    host,
+    dataDir: resolve(text(env, 'DATA_DIR') ?? './data'),
+    publicUrl,
+    mongodbUrl,
+    mongodbDb,
+    logLevel,
+    bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    masterKey: text(env, 'PLINTH_MASTER_KEY') ?? null
+  }
+}

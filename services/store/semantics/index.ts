@@ -1,0 +1,13 @@
+/**
+ * MongoDB's query, update, sort and projection semantics for the Store
+ * subset, as pure functions. The embedded engine uses them as its reference;
+ * compile once (compileFilter, compileUpdate, compileSort, compileProjection)
+ * when applying to many documents.
+ */
+export { compileFilter, matches, validateFilter } from './match.js'
+export { applyUpdate, compileUpdate, validateUpdate } from './update.js'
+export type { CompiledUpdate, UpdateOptions, UpdateOutcome } from './update.js'
+export { seedFromFilter } from './seed.js'
+export { applyProjection, compileProjection, validateProjection } from './project.js'
+export { compileSort, sortDocuments, validateSort } from './sort.js'
+export { cloneValue, compareValues, deepEqual } from './values.js'

@@ -1,0 +1,106 @@
+import { QueryError } from '../errors.js'
+import type { Document } from '../types.js'
+
+/**
+ * Documents are stored as JSON text. Dates become `{"$date": <ms>}`: user
+ * field names may not start with `$`, so the marker cannot collide with data,
+ * and SQL can reach the milliseconds at `$.field."$date"`.
+ */
+export const DATE_KEY = '$date'
+const DATE_MARKER = '{"$date":'
+
+function isPlainObject (value: object): boolean {
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
+}
+
+function toStored (value: unknown, path: string): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value
+    case 'number':
+      if (!Number.isFinite(value)) throw new QueryError(path, 'Numbers must be finite (NaN and Infinity cannot be stored)')
+      return value
+    case 'undefined':
+      // Reached only for array elements; object fields holding undefined are dropped, as with the driver's ignoreUndefined.
+      return null
+    case 'object': {
+      if (value === null) return null
+      if (Array.isArray(value)) {
+        const out = new Array<unknown>(value.length)
+        for (let i = 0; i < value.length; i++) out[i] = toStored(value[i], `${path}[${i}]`)
+        return out
+      }
+      if (value instanceof Date) {
+        const ms = value.getTime()
+        if (Number.isNaN(ms)) throw new QueryError(path, 'Invalid Date')
+        return { [DATE_KEY]: ms }
+      }
+      if (!isPlainObject(value)) throw new QueryError(path, `Unsupported value type ${value.constructor?.name ?? 'object'}`)
+      const source = value as Document
+      const out: Document = {}
+      for (const key of Object.keys(source)) {
+        const field = source[key]
+        if (field === undefined) continue
+        checkFieldName(key, path)
+        out[key] = toStored(field, `${path}.${key}`)
+      }
+      return out
+    }
+    default:
+      throw new QueryError(path, `Unsupported value type ${typeof value}`)
+  }
+}
+
+/** MongoDB refuses `$`-prefixed stored names; empty and dotted names are refused because no filter path could reach them. */
+function checkFieldName (key: string, path: string): void {
+  if (key.length === 0 || key.charCodeAt(0) === 36 || key.includes('.') || key.includes('\0')) {
+    throw new QueryError(`${path}.${key}`, `Field names cannot be empty, start with '$' or contain '.' ('${key}')`)
+  }
+}
+
+/** The JSON text of a document, `_id` first as MongoDB stores it. */
+export function encodeDocument (doc: Document, id: string, path = 'document'): string {
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc) || !isPlainObject(doc)) {
+    throw new QueryError(path, 'A document must be a plain object')
+  }
+  const out: Document = { _id: id }
+  for (const key of Object.keys(doc)) {
+    if (key === '_id') continue
+    const field = doc[key]
+    if (field === undefined) continue
+    checkFieldName(key, path)
+    out[key] = toStored(field, `${path}.${key}`)
+  }
+  return JSON.stringify(out)
+}
+
+/** A value as it appears inside stored JSON (dates as markers), for comparisons against stored text. */
+export function storedValue (value: unknown, path: string): unknown {
+  return toStored(value, path)
+}
+
+function revive (value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = revive(value[i])
+    return value
+  }
+  const object = value as Document
+  const ms = object[DATE_KEY]
+  if (typeof ms === 'number') return new Date(ms)
+  for (const key of Object.keys(object)) object[key] = revive(object[key])
+  return object
+}
+
+/** Parses stored JSON text (a document or one field of it) back into values, dates included. */
+export function decodeValue (json: string): unknown {
+  const value = JSON.parse(json) as unknown
+  // Escaped quotes inside strings never look like the marker, so a plain search is safe.
+  return json.includes(DATE_MARKER) ? revive(value) : value
+}
+
+export function decodeDocument (json: string): Document {
+  return decodeValue(json) as Document
+}

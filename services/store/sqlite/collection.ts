@@ -1,0 +1,262 @@
+import { InvalidUpdateError, QueryError } from '../errors.js'
+import type {
+  CountOptions, CreateIndexOptions, DeleteResult, Document, Filter, FindOneAndDeleteOptions, FindOneAndUpdateOptions,
+  FindOptions, IndexDescription, IndexKey, InsertManyResult, InsertOneResult, Projection, Sort, StoreCollection,
+  StoreCursor, Update, UpdateOptions, UpdateResult, WithId
+} from '../types.js'
+import { compileFilter, compileProjection, compileUpdate, seedFromFilter, validateSort } from '../semantics/index.js'
+import type { IdGenerator } from '../../ids.js'
+import { decodeDocument, encodeDocument } from './codec.js'
+import type { CollectionMeta, Connection } from './connection.js'
+import { SqliteCursor } from './cursor.js'
+import { checkArrayKeys, createIndex, dropIndex, duplicateKeyError, isUniqueViolation, listIndexes, needsArrayWork, trackArrays } from './indexes.js'
+import { quoteIdentifier } from './names.js'
+import { countMatches, selectMatches, validateCount, whereOf, type DocumentTest, type Match } from './query.js'
+
+interface PreparedInsert { id: string, json: string, doc: Document }
+interface UpdateRun { result: UpdateResult, before: Document | null, after: Document | null }
+
+function projector (projection: Projection | undefined): (doc: Document) => Document {
+  // Decoded rows are private copies already; only a real projection needs to copy.
+  return projection === undefined || Object.keys(projection).length === 0 ? (doc) => doc : compileProjection(projection)
+}
+
+function checkSort (sort: Sort | undefined): void {
+  if (sort !== undefined) validateSort(sort)
+}
+
+function isNoSuchTable (error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('no such table')
+}
+
+/**
+ * One collection of the embedded engine. Every method runs synchronously on
+ * the connection: reads inside a read transaction (one snapshot of catalogue
+ * and data), writes inside BEGIN IMMEDIATE, so each call is atomic with
+ * respect to other calls and to other processes sharing the file.
+ */
+export class SqliteCollection<T extends Document = Document> implements StoreCollection<T> {
+  constructor (readonly collectionName: string, private readonly connection: Connection, private readonly newId: IdGenerator) {}
+
+  private meta (): CollectionMeta | undefined {
+    return this.connection.collection(this.collectionName)
+  }
+
+  private prepare (doc: Document, path: string): PreparedInsert {
+    if (doc === null || typeof doc !== 'object') throw new QueryError(path, 'A document must be a plain object')
+    const id = doc._id === undefined ? this.newId() : doc._id
+    if (typeof id !== 'string') throw new QueryError(`${path}._id`, '_id must be a string')
+    return { id, json: encodeDocument(doc, id, path), doc }
+  }
+
+  /** Inside a write transaction: unique checks MongoDB makes per array element, the row, then multikey tracking. */
+  private insertPrepared (prepared: PreparedInsert): void {
+    let meta = this.connection.ensureCollection(this.collectionName)
+    if (meta.indexes.length > 0) checkArrayKeys(this.connection, meta, prepared.doc, null)
+    try {
+      this.connection.statement(`INSERT INTO ${quoteIdentifier(meta.table)} (id, doc) VALUES (?, ?)`).run(prepared.id, prepared.json)
+    } catch (error) {
+      throw duplicateKeyError(error, meta, { ...prepared.doc, _id: prepared.id }) ?? error
+    }
+    meta = this.meta() as CollectionMeta
+    if (meta.multikey.size > 0) trackArrays(this.connection, meta, prepared.doc)
+  }
+
+  private replace (meta: CollectionMeta, match: Match, next: Document): void {
+    if (next._id !== match.doc._id) throw new InvalidUpdateError('update._id', "Performing an update on the path '_id' would modify the immutable field '_id'")
+    const json = encodeDocument(next, match.doc._id as string, 'update')
+    if (meta.indexes.length > 0) checkArrayKeys(this.connection, meta, next, match.seq)
+    try {
+      this.connection.statement(`UPDATE ${quoteIdentifier(meta.table)} SET doc = ? WHERE seq = ?`).run(json, match.seq)
+    } catch (error) {
+      throw duplicateKeyError(error, meta, next) ?? error
+    }
+    const current = this.meta() as CollectionMeta
+    if (current.multikey.size > 0) trackArrays(this.connection, current, next)
+  }
+
+  /**
+   * The common insert as one autocommit statement, guarded by the catalogue
+   * version: if another connection changed indexes meanwhile, nothing is
+   * inserted and the insert is redone inside a transaction.
+   */
+  private insertFast (prepared: PreparedInsert): boolean {
+    const meta = this.meta()
+    if (meta === undefined || needsArrayWork(meta, prepared.doc)) return false
+    try {
+      return this.connection.statement(`INSERT INTO ${quoteIdentifier(meta.table)} (id, doc) SELECT ?, ? WHERE (SELECT version FROM _plinth_meta WHERE id = 1) = ?`)
+        .run(prepared.id, prepared.json, this.connection.version).changes === 1
+    } catch (error) {
+      // The slow path reports duplicates against a fresh catalogue and recreates a table dropped elsewhere.
+      if (isUniqueViolation(error) || isNoSuchTable(error)) return false
+      throw error
+    }
+  }
+
+  async insertOne (doc: T & { _id?: string }): Promise<InsertOneResult> {
+    const prepared = this.prepare(doc, 'document')
+    if (!this.insertFast(prepared)) this.connection.write(() => { this.insertPrepared(prepared) })
+    return { acknowledged: true, insertedId: prepared.id }
+  }
+
+  /** All or nothing: unlike MongoDB's ordered insertMany, a failure leaves none of the documents inserted. */
+  async insertMany (docs: Array<T & { _id?: string }>): Promise<InsertManyResult> {
+    if (!Array.isArray(docs)) throw new QueryError('documents', 'insertMany takes an array of documents')
+    const prepared = docs.map((doc, i) => this.prepare(doc, `documents[${i}]`))
+    this.connection.write(() => { for (const one of prepared) this.insertPrepared(one) })
+    const insertedIds: Record<number, string> = {}
+    prepared.forEach((one, i) => { insertedIds[i] = one.id })
+    return { acknowledged: true, insertedCount: prepared.length, insertedIds }
+  }
+
+  async findOne (filter: Filter = {}, options: FindOptions = {}): Promise<WithId<T> | null> {
+    if (Object.keys(filter).length === 1 && typeof filter._id === 'string' && validateCount(options.skip, 'options.skip') === 0) {
+      return this.findById(filter._id, options.projection)
+    }
+    const [first] = this.planFind(filter, { ...options, limit: 1 })()
+    return first ?? null
+  }
+
+  /** The hot path: a primary-key lookup needs neither the catalogue snapshot nor the matcher. */
+  private findById (id: string, projection: Projection | undefined): WithId<T> | null {
+    const project = projector(projection)
+    let meta = this.meta()
+    if (meta === undefined) {
+      this.connection.read(() => undefined)
+      meta = this.meta()
+      if (meta === undefined) return null
+    }
+    let json: string | undefined
+    try {
+      json = this.connection.statement(`SELECT doc FROM ${quoteIdentifier(meta.table)} WHERE id = ?`).pluck().get(id) as string | undefined
+    } catch (error) {
+      if (isNoSuchTable(error)) return null
+      throw error
+    }
+    return json === undefined ? null : project(decodeDocument(json)) as WithId<T>
+  }
+
+  /** Validates now (as the driver's find does) and returns the query to run later. */
+  private planFind (filter: Filter, options: FindOptions): () => Array<WithId<T>> {
+    const test = compileFilter(filter)
+    checkSort(options.sort)
+    const project = projector(options.projection)
+    const skip = validateCount(options.skip, 'options.skip')
+    const limit = validateCount(options.limit, 'options.limit')
+    return () => this.connection.read(() => {
+      const meta = this.meta()
+      if (meta === undefined) return []
+      return selectMatches(this.connection, meta, filter, test, { sort: options.sort, skip, limit })
+        .map((match) => project(match.doc) as WithId<T>)
+    })
+  }
+
+  find (filter: Filter = {}, options: FindOptions = {}): StoreCursor<WithId<T>> {
+    return new SqliteCursor(this.planFind(filter, options))
+  }
+
+  async countDocuments (filter: Filter = {}, options: CountOptions = {}): Promise<number> {
+    const test = compileFilter(filter)
+    const skip = validateCount(options.skip, 'options.skip')
+    const limit = validateCount(options.limit, 'options.limit')
+    return this.connection.read(() => {
+      const meta = this.meta()
+      return meta === undefined ? 0 : countMatches(this.connection, meta, filter, test, skip, limit)
+    })
+  }
+
+  private runUpdate (filter: Filter, update: Update, many: boolean, upsert: boolean, sort?: Sort): UpdateRun {
+    const test = compileFilter(filter)
+    const apply = compileUpdate(update)
+    checkSort(sort)
+    return this.connection.write(() => {
+      let meta = this.meta()
+      const matches = meta === undefined ? [] : selectMatches(this.connection, meta, filter, test, { sort, limit: many ? 0 : 1 })
+      let modifiedCount = 0
+      let after: Document | null = null
+      for (const match of matches) {
+        const outcome = apply(match.doc, { isInsert: false })
+        after = outcome.doc
+        if (!outcome.modified) continue
+        this.replace(meta as CollectionMeta, match, outcome.doc)
+        meta = this.meta()
+        modifiedCount++
+      }
+      const result: UpdateResult = { acknowledged: true, matchedCount: matches.length, modifiedCount, upsertedCount: 0, upsertedId: null }
+      if (matches.length > 0 || !upsert) return { result, before: matches[0]?.doc ?? null, after }
+      const inserted = apply(seedFromFilter(filter), { isInsert: true }).doc
+      const prepared = this.prepare(inserted, 'upsert')
+      this.insertPrepared(prepared)
+      return { result: { ...result, upsertedCount: 1, upsertedId: prepared.id }, before: null, after: decodeDocument(prepared.json) }
+    })
+  }
+
+  async updateOne (filter: Filter, update: Update, options: UpdateOptions = {}): Promise<UpdateResult> {
+    return this.runUpdate(filter, update, false, options.upsert === true).result
+  }
+
+  /** All or nothing: a unique violation on any document rolls back the whole update. */
+  async updateMany (filter: Filter, update: Update, options: UpdateOptions = {}): Promise<UpdateResult> {
+    return this.runUpdate(filter, update, true, options.upsert === true).result
+  }
+
+  async findOneAndUpdate (filter: Filter, update: Update, options: FindOneAndUpdateOptions = {}): Promise<WithId<T> | null> {
+    const project = projector(options.projection)
+    if (options.returnDocument !== undefined && options.returnDocument !== 'before' && options.returnDocument !== 'after') {
+      throw new QueryError('options.returnDocument', "returnDocument must be 'before' or 'after'")
+    }
+    const run = this.runUpdate(filter, update, false, options.upsert === true, options.sort)
+    const chosen = options.returnDocument === 'after' ? run.after : run.before
+    return chosen === null ? null : project(chosen) as WithId<T>
+  }
+
+  private runDelete (filter: Filter, many: boolean, sort?: Sort): Match[] | number {
+    const test = compileFilter(filter)
+    checkSort(sort)
+    return this.connection.write(() => {
+      const meta = this.meta()
+      if (meta === undefined) return 0
+      const table = quoteIdentifier(meta.table)
+      if (many) {
+        const where = whereOf(meta, filter)
+        if (where.exact) return this.connection.statement(`DELETE FROM ${table} WHERE ${where.sql}`).run(...where.params).changes
+      }
+      const matches = selectMatches(this.connection, meta, filter, test, { sort, limit: many ? 0 : 1 })
+      const remove = this.connection.statement(`DELETE FROM ${table} WHERE seq = ?`)
+      for (const match of matches) remove.run(match.seq)
+      return matches
+    })
+  }
+
+  async findOneAndDelete (filter: Filter, options: FindOneAndDeleteOptions = {}): Promise<WithId<T> | null> {
+    const project = projector(options.projection)
+    const removed = this.runDelete(filter, false, options.sort)
+    return typeof removed === 'number' || removed.length === 0 ? null : project(removed[0].doc) as WithId<T>
+  }
+
+  async deleteOne (filter: Filter): Promise<DeleteResult> {
+    const removed = this.runDelete(filter, false)
+    return { acknowledged: true, deletedCount: typeof removed === 'number' ? removed : removed.length }
+  }
+
+  async deleteMany (filter: Filter): Promise<DeleteResult> {
+    const removed = this.runDelete(filter, true)
+    return { acknowledged: true, deletedCount: typeof removed === 'number' ? removed : removed.length }
+  }
+
+  async createIndex (key: IndexKey, options: CreateIndexOptions = {}): Promise<string> {
+    return createIndex(this.connection, this.collectionName, key, options)
+  }
+
+  async dropIndex (name: string): Promise<void> {
+    dropIndex(this.connection, this.collectionName, name)
+  }
+
+  async listIndexes (): Promise<IndexDescription[]> {
+    return this.connection.read(() => listIndexes(this.meta()))
+  }
+
+  async drop (): Promise<boolean> {
+    return this.connection.write(() => this.connection.dropCollection(this.collectionName))
+  }
+}

@@ -1,0 +1,175 @@
+import Database from 'better-sqlite3'
+import type { IndexKey } from '../types.js'
+import { collectionOfTable, quoteIdentifier, tableName } from './names.js'
+
+export interface IndexMeta {
+  name: string
+  key: IndexKey
+  fields: string[]
+  unique: boolean
+  sqlName: string
+}
+
+export interface CollectionMeta {
+  name: string
+  table: string
+  indexes: IndexMeta[]
+  /** Every path some index stores, and whether any document holds an array along it (MongoDB's "multikey"). */
+  multikey: Map<string, boolean>
+}
+
+type Statement = Database.Statement<unknown[], unknown>
+
+const STATEMENT_CACHE_SIZE = 500
+
+/**
+ * One better-sqlite3 connection plus what the engine caches about the file:
+ * prepared statements and the collection/index catalogue. The catalogue lives
+ * in the file and carries a version that every change bumps, so connections in
+ * other processes notice index and multikey changes inside their own
+ * transaction before they rely on them.
+ */
+export class Connection {
+  readonly db: Database.Database
+  private readonly statements = new Map<string, Statement>()
+  private catalogueVersion = -1
+  private catalogue = new Map<string, CollectionMeta>()
+  private transaction: 'none' | 'read' | 'write' = 'none'
+
+  constructor (file: string) {
+    // Several API processes may share the file; a writer waits for the lock rather than failing at once.
+    this.db = new Database(file, { timeout: 10_000 })
+    this.db.pragma('journal_mode = WAL')
+    this.db.pragma('synchronous = NORMAL')
+    // Fewer, larger checkpoints (up to ~64 MB of WAL): each one copies back and syncs pages that many small commits share.
+    this.db.pragma('wal_autocheckpoint = 16000')
+    this.db.pragma('journal_size_limit = 67108864')
+    this.db.transaction(() => {
+      this.db.exec(`
+        CREATE TABLE IF NOT EXISTS _plinth_meta (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
+        INSERT OR IGNORE INTO _plinth_meta (id, version) VALUES (1, 0);
+        CREATE TABLE IF NOT EXISTS _plinth_indexes (
+          collection TEXT NOT NULL, name TEXT NOT NULL, key TEXT NOT NULL, is_unique INTEGER NOT NULL, sql_name TEXT NOT NULL,
+          PRIMARY KEY (collection, name));
+        CREATE TABLE IF NOT EXISTS _plinth_paths (
+          collection TEXT NOT NULL, path TEXT NOT NULL, multikey INTEGER NOT NULL, PRIMARY KEY (collection, path));
+      `)
+    }).immediate()
+  }
+
+  get open (): boolean {
+    return this.db.open
+  }
+
+  statement (sql: string): Statement {
+    let statement = this.statements.get(sql)
+    if (statement === undefined) {
+      statement = this.db.prepare(sql)
+      if (this.statements.size >= STATEMENT_CACHE_SIZE) this.statements.delete(this.statements.keys().next().value as string)
+      this.statements.set(sql, statement)
+    }
+    return statement
+  }
+
+  /** The catalogue version the cache reflects (-1 when it must be reloaded). */
+  get version (): number {
+    return this.catalogueVersion
+  }
+
+  collection (name: string): CollectionMeta | undefined {
+    return this.catalogue.get(name)
+  }
+
+  collectionNames (): string[] {
+    return [...this.catalogue.keys()]
+  }
+
+  /** A read that must see one consistent snapshot of catalogue and data. */
+  read<T> (fn: () => T): T {
+    if (this.transaction !== 'none') return fn()
+    this.statement('BEGIN').run()
+    this.transaction = 'read'
+    try {
+      this.refresh()
+      return fn()
+    } finally {
+      this.transaction = 'none'
+      if (this.db.inTransaction) this.statement('COMMIT').run()
+    }
+  }
+
+  /** BEGIN IMMEDIATE takes the write lock up front, so a read-modify-write cannot interleave with another process's. */
+  write<T> (fn: () => T): T {
+    if (this.transaction === 'write') return fn()
+    if (this.transaction === 'read') throw new Error('A write cannot start inside a read transaction')
+    this.statement('BEGIN IMMEDIATE').run()
+    this.transaction = 'write'
+    try {
+      this.refresh()
+      const result = fn()
+      this.statement('COMMIT').run()
+      return result
+    } catch (error) {
+      if (this.db.inTransaction) this.statement('ROLLBACK').run()
+      // The cached catalogue may describe changes that were just rolled back.
+      this.catalogueVersion = -1
+      throw error
+    } finally {
+      this.transaction = 'none'
+    }
+  }
+
+  /** Called inside a transaction: reloads the catalogue when another connection (or this one) changed it. */
+  refresh (): void {
+    const version = this.statement('SELECT version FROM _plinth_meta WHERE id = 1').pluck().get() as number
+    if (version !== this.catalogueVersion) this.load(version)
+  }
+
+  /** Records a catalogue change made in the current write transaction. */
+  bumpVersion (): void {
+    this.statement('UPDATE _plinth_meta SET version = version + 1 WHERE id = 1').run()
+    this.refresh()
+  }
+
+  /** The collection's table, created on first write as MongoDB creates collections implicitly. */
+  ensureCollection (name: string): CollectionMeta {
+    const existing = this.catalogue.get(name)
+    if (existing !== undefined) return existing
+    this.db.exec(`CREATE TABLE IF NOT EXISTS ${quoteIdentifier(tableName(name))} (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, doc TEXT NOT NULL)`)
+    this.bumpVersion()
+    return this.catalogue.get(name) as CollectionMeta
+  }
+
+  dropCollection (name: string): boolean {
+    if (this.catalogue.get(name) === undefined) return false
+    this.db.exec(`DROP TABLE IF EXISTS ${quoteIdentifier(tableName(name))}`)
+    this.statement('DELETE FROM _plinth_indexes WHERE collection = ?').run(name)
+    this.statement('DELETE FROM _plinth_paths WHERE collection = ?').run(name)
+    this.bumpVersion()
+    return true
+  }
+
+  private load (version: number): void {
+    const catalogue = new Map<string, CollectionMeta>()
+    const tables = this.statement("SELECT name FROM sqlite_schema WHERE type = 'table' AND substr(name, 1, 2) = 'c|'").pluck().all() as string[]
+    for (const table of tables) {
+      const name = collectionOfTable(table)
+      if (name !== null) catalogue.set(name, { name, table, indexes: [], multikey: new Map() })
+    }
+    const indexes = this.statement('SELECT collection, name, key, is_unique, sql_name FROM _plinth_indexes ORDER BY rowid').all() as Array<{ collection: string, name: string, key: string, is_unique: number, sql_name: string }>
+    for (const row of indexes) {
+      const key = JSON.parse(row.key) as IndexKey
+      catalogue.get(row.collection)?.indexes.push({ name: row.name, key, fields: Object.keys(key), unique: row.is_unique === 1, sqlName: row.sql_name })
+    }
+    const paths = this.statement('SELECT collection, path, multikey FROM _plinth_paths').all() as Array<{ collection: string, path: string, multikey: number }>
+    for (const row of paths) catalogue.get(row.collection)?.multikey.set(row.path, row.multikey === 1)
+    this.catalogue = catalogue
+    this.catalogueVersion = version
+  }
+
+  close (): void {
+    if (!this.db.open) return
+    this.statements.clear()
+    this.db.close()
+  }
+}

@@ -1,0 +1,54 @@
+import type { Document, Store, StoreCollection } from '../types.js'
+import { newId as defaultNewId, type IdGenerator } from '../../ids.js'
+import { SqliteCollection } from './collection.js'
+import { Connection } from './connection.js'
+import { validateCollectionName } from './names.js'
+
+export interface SqliteStoreOptions {
+  /** A file path (DATA_DIR/plinth.db) or ':memory:'. */
+  file: string
+  newId?: IdGenerator
+}
+
+/**
+ * The embedded engine (DESIGN §2): one SQLite file in WAL mode, one table of
+ * JSON documents per collection, MongoDB's semantics for the Store subset.
+ * Several processes may open the same file.
+ */
+class SqliteStore implements Store {
+  readonly engine = 'sqlite' as const
+  private readonly collections = new Map<string, SqliteCollection<any>>()
+
+  constructor (private readonly connection: Connection, private readonly newId: IdGenerator) {}
+
+  collection<T extends Document = Document> (name: string): StoreCollection<T> {
+    let collection = this.collections.get(name)
+    if (collection === undefined) {
+      validateCollectionName(name)
+      collection = new SqliteCollection<T>(name, this.connection, this.newId)
+      this.collections.set(name, collection)
+    }
+    return collection as StoreCollection<T>
+  }
+
+  async listCollections (): Promise<string[]> {
+    return this.connection.read(() => this.connection.collectionNames()).sort()
+  }
+
+  async dropCollection (name: string): Promise<boolean> {
+    validateCollectionName(name)
+    return this.connection.write(() => this.connection.dropCollection(name))
+  }
+
+  async ping (): Promise<void> {
+    this.connection.statement('SELECT 1').get()
+  }
+
+  async close (): Promise<void> {
+    this.connection.close()
+  }
+}
+
+export function openSqliteStore (options: SqliteStoreOptions): Store {
+  return new SqliteStore(new Connection(options.file), options.newId ?? defaultNewId)
+}

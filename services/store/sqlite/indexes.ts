@@ -1,0 +1,266 @@
+import Database from 'better-sqlite3'
+import { AppError, conflict, notFound } from '../../errors.js'
+import { DuplicateKeyError, QueryError } from '../errors.js'
+import type { CreateIndexOptions, Document, IndexDescription, IndexKey } from '../types.js'
+import { decodeDocument, storedValue } from './codec.js'
+import type { CollectionMeta, Connection, IndexMeta } from './connection.js'
+import { quoteIdentifier, sqlIndexName, validateIndexName } from './names.js'
+import { addressableSegments, anyArrayCondition, keyRankExpression, keyValueExpression } from './paths.js'
+import { compileSqlFilter, type FilterContext } from './sql-filter.js'
+
+const MAX_INDEX_FIELDS = 32
+
+export function filterContext (meta: CollectionMeta | undefined): FilterContext {
+  return {
+    keyed: (path) => meta?.multikey.has(path) ?? false,
+    arrayFree: (path) => meta?.multikey.get(path) === false
+  }
+}
+
+export function defaultIndexName (key: IndexKey): string {
+  return Object.entries(key).map(([field, direction]) => `${field}_${direction}`).join('_')
+}
+
+function validateIndexKey (key: unknown): string[] {
+  if (key === null || typeof key !== 'object' || Array.isArray(key)) throw new QueryError('index.key', 'An index key must be an object such as {field: 1}')
+  const fields = Object.keys(key)
+  if (fields.length === 0) throw new QueryError('index.key', 'An index key needs at least one field')
+  if (fields.length > MAX_INDEX_FIELDS) throw new QueryError('index.key', `An index key can hold at most ${MAX_INDEX_FIELDS} fields`)
+  for (const field of fields) {
+    const direction = (key as Record<string, unknown>)[field]
+    if (direction !== 1 && direction !== -1) throw new QueryError(`index.key.${field}`, 'An index direction must be 1 or -1')
+    // Numeric segments are refused: SQLite's JSON paths cannot express MongoDB's "array position or field" reading.
+    if (field !== '_id' && addressableSegments(field) === null) throw new QueryError(`index.key.${field}`, `The field path '${field}' cannot be indexed`)
+  }
+  return fields
+}
+
+function indexColumns (field: string, direction: number): string[] {
+  const order = direction === -1 ? ' DESC' : ''
+  if (field === '_id') return ['id' + order]
+  const segments = field.split('.')
+  return [keyRankExpression(segments) + order, keyValueExpression(segments) + order]
+}
+
+function sameKey (a: IndexKey, b: IndexKey): boolean {
+  return JSON.stringify(a) === JSON.stringify(b)
+}
+
+export function listIndexes (meta: CollectionMeta | undefined): IndexDescription[] {
+  if (meta === undefined) return []
+  return [
+    { name: '_id_', key: { _id: 1 }, unique: true },
+    ...meta.indexes.map((index) => ({ name: index.name, key: { ...index.key }, unique: index.unique }))
+  ]
+}
+
+export function createIndex (connection: Connection, collection: string, key: IndexKey, options: CreateIndexOptions = {}): string {
+  const fields = validateIndexKey(key)
+  const unique = options.unique === true
+  const name = options.name ?? defaultIndexName(key)
+  validateIndexName(name)
+  return connection.write(() => {
+    let meta = connection.ensureCollection(collection)
+    if (fields.length === 1 && fields[0] === '_id' && key._id === 1) return '_id_'
+    const byName = meta.indexes.find((index) => index.name === name)
+    if (byName !== undefined) {
+      if (sameKey(byName.key, key) && byName.unique === unique) return name
+      throw conflict('APP_INDEX_CONFLICT', `An index named '${name}' already exists with a different key or options`, { collection, index: name })
+    }
+    const byKey = meta.indexes.find((index) => sameKey(index.key, key))
+    if (name === '_id_' || byKey !== undefined) {
+      throw conflict('APP_INDEX_CONFLICT', `An index with this key already exists as '${byKey?.name ?? '_id_'}'`, { collection, index: byKey?.name ?? '_id_' })
+    }
+    const table = quoteIdentifier(meta.table)
+    for (const field of fields) {
+      if (field === '_id' || meta.multikey.has(field)) continue
+      const hasArrays = connection.statement(`SELECT 1 FROM ${table} WHERE ${anyArrayCondition(field.split('.'))} LIMIT 1`).pluck().get() !== undefined
+      connection.statement('INSERT INTO _plinth_paths (collection, path, multikey) VALUES (?, ?, ?)').run(collection, field, hasArrays ? 1 : 0)
+    }
+    const sqlName = sqlIndexName(collection, name)
+    const columns = fields.flatMap((field) => indexColumns(field, key[field]))
+    try {
+      connection.db.exec(`CREATE ${unique ? 'UNIQUE ' : ''}INDEX ${quoteIdentifier(sqlName)} ON ${table} (${columns.join(', ')})`)
+    } catch (error) {
+      if (isUniqueViolation(error)) throw firstDuplicate(connection, meta, name, fields)
+      throw error
+    }
+    connection.statement('INSERT INTO _plinth_indexes (collection, name, key, is_unique, sql_name) VALUES (?, ?, ?, ?, ?)')
+      .run(collection, name, JSON.stringify(key), unique ? 1 : 0, sqlName)
+    connection.bumpVersion()
+    meta = connection.collection(collection) as CollectionMeta
+    const index = meta.indexes.find((candidate) => candidate.name === name) as IndexMeta
+    if (unique && fields.some((field) => meta.multikey.get(field) === true)) checkAllArrayKeys(connection, meta, index)
+    return name
+  })
+}
+
+export function dropIndex (connection: Connection, collection: string, name: string): void {
+  if (name === '_id_') throw new AppError('APP_INVALID_INDEX', 400, 'The _id index cannot be dropped', { collection, index: name })
+  connection.write(() => {
+    const meta = connection.collection(collection)
+    const index = meta?.indexes.find((candidate) => candidate.name === name)
+    if (meta === undefined || index === undefined) throw notFound('APP_INDEX_NOT_FOUND', `No index named '${name}'`, { collection, index: name })
+    connection.db.exec(`DROP INDEX IF EXISTS ${quoteIdentifier(index.sqlName)}`)
+    connection.statement('DELETE FROM _plinth_indexes WHERE collection = ? AND name = ?').run(collection, name)
+    // A path no index covers is no longer tracked, so its multikey flag would go stale.
+    const stillUsed = new Set(meta.indexes.filter((other) => other !== index).flatMap((other) => other.fields))
+    for (const field of index.fields) {
+      if (!stillUsed.has(field)) connection.statement('DELETE FROM _plinth_paths WHERE collection = ? AND path = ?').run(collection, field)
+    }
+    connection.bumpVersion()
+  })
+}
+
+export function isUniqueViolation (error: unknown): boolean {
+  return error instanceof Database.SqliteError && (error.code === 'SQLITE_CONSTRAINT_UNIQUE' || error.code === 'SQLITE_CONSTRAINT_PRIMARYKEY')
+}
+
+/** Maps SQLite's unique-constraint error for `doc` onto the index MongoDB would name. */
+export function duplicateKeyError (error: unknown, meta: CollectionMeta, doc: Document): DuplicateKeyError | null {
+  if (!isUniqueViolation(error)) return null
+  const message = (error as Error).message
+  const named = /index '(.*)'$/.exec(message)
+  if (named !== null) {
+    const index = meta.indexes.find((candidate) => candidate.sqlName === named[1])
+    if (index !== undefined) return new DuplicateKeyError(meta.name, index.name, keyValue(doc, index.fields))
+  }
+  if (message.endsWith('.id')) return new DuplicateKeyError(meta.name, '_id_', { _id: doc._id })
+  return null
+}
+
+function isPlainObject (value: unknown): value is Document {
+  return typeof value === 'object' && value !== null && (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null)
+}
+
+function valueAt (doc: Document, field: string): unknown {
+  let value: unknown = doc
+  for (const segment of field.split('.')) {
+    if (!isPlainObject(value)) return null
+    value = value[segment]
+  }
+  return value === undefined ? null : value
+}
+
+function keyValue (doc: Document, fields: string[]): Record<string, unknown> {
+  return Object.fromEntries(fields.map((field) => [field, valueAt(doc, field)]))
+}
+
+function hasArrayAlong (doc: Document, field: string): boolean {
+  let value: unknown = doc
+  for (const segment of field.split('.')) {
+    if (!isPlainObject(value)) return false
+    value = value[segment]
+    if (Array.isArray(value)) return true
+  }
+  return false
+}
+
+/** True when writing `doc` needs more than the row itself: a multikey flag to set or element-wise unique checks. */
+export function needsArrayWork (meta: CollectionMeta, doc: Document): boolean {
+  for (const [path, multikey] of meta.multikey) if (!multikey && hasArrayAlong(doc, path)) return true
+  for (const index of meta.indexes) {
+    if (index.unique && index.fields.some((field) => field !== '_id' && (meta.multikey.get(field) === true || hasArrayAlong(doc, field)))) return true
+  }
+  return false
+}
+
+/** Flags the paths a written document turns multikey; queries stop trusting array-free translations for them. */
+export function trackArrays (connection: Connection, meta: CollectionMeta, doc: Document): void {
+  let changed = false
+  for (const [path, multikey] of meta.multikey) {
+    if (multikey || !hasArrayAlong(doc, path)) continue
+    connection.statement('UPDATE _plinth_paths SET multikey = 1 WHERE collection = ? AND path = ?').run(meta.name, path)
+    changed = true
+  }
+  if (changed) connection.bumpVersion()
+}
+
+// Index keys as MongoDB generates them: one per array element, `[]` as its own key.
+const EMPTY_ARRAY = Symbol('empty-array')
+
+function keysAt (value: unknown, segments: string[], depth: number, out: unknown[]): void {
+  if (depth === segments.length) {
+    if (!Array.isArray(value)) out.push(value === undefined ? null : value)
+    else if (value.length === 0) out.push(EMPTY_ARRAY)
+    else out.push(...value)
+    return
+  }
+  if (Array.isArray(value)) {
+    const before = out.length
+    for (const element of value) if (isPlainObject(element)) keysAt(element, segments, depth, out)
+    if (out.length === before) out.push(null)
+    return
+  }
+  if (!isPlainObject(value)) { out.push(null); return }
+  keysAt(value[segments[depth]], segments, depth + 1, out)
+}
+
+function keyText (value: unknown): string {
+  if (value === EMPTY_ARRAY) return 'u'
+  if (value === null) return 'z'
+  if (typeof value === 'number') return 'n' + String(value)
+  if (typeof value === 'string') return 's' + value
+  if (typeof value === 'boolean') return 'b' + String(value)
+  if (value instanceof Date) return 'd' + String(value.getTime())
+  return (Array.isArray(value) ? 'a' : 'o') + JSON.stringify(storedValue(value, 'key'))
+}
+
+interface KeyTuple { text: string, values: unknown[] }
+
+function indexTuples (doc: Document, fields: string[]): Map<string, KeyTuple> {
+  let tuples: KeyTuple[] = [{ text: '', values: [] }]
+  for (const field of fields) {
+    const keys: unknown[] = []
+    keysAt(doc, field.split('.'), 0, keys)
+    tuples = tuples.flatMap((tuple) => keys.map((key) => ({ text: tuple.text + '\u0001' + keyText(key), values: [...tuple.values, key] })))
+  }
+  return new Map(tuples.map((tuple) => [tuple.text, tuple]))
+}
+
+function tupleKeyValue (fields: string[], tuple: KeyTuple): Record<string, unknown> {
+  return Object.fromEntries(fields.map((field, i) => [field, tuple.values[i] === EMPTY_ARRAY ? [] : tuple.values[i]]))
+}
+
+/**
+ * SQLite's unique index compares whole arrays; MongoDB compares each
+ * element. For documents with arrays along a unique index's paths, the engine
+ * looks for another document sharing any element key itself.
+ */
+export function checkArrayKeys (connection: Connection, meta: CollectionMeta, doc: Document, ownSeq: number | null): void {
+  for (const index of meta.indexes) {
+    if (!index.unique) continue
+    const paths = index.fields.filter((field) => field !== '_id')
+    if (!paths.some((field) => meta.multikey.get(field) === true || hasArrayAlong(doc, field))) continue
+    const tuples = indexTuples(doc, index.fields)
+    const filter = { $or: [...tuples.values()].map((tuple) => ({ $and: index.fields.map((field, i) => ({ [field]: tuple.values[i] === EMPTY_ARRAY ? [] : tuple.values[i] })) })) }
+    const where = compileSqlFilter(filter, filterContext(meta))
+    if (where.sql === '0') continue
+    const rows = connection.statement(`SELECT doc FROM ${quoteIdentifier(meta.table)} WHERE (${where.sql}) AND seq IS NOT ?`).pluck()
+      .iterate(...where.params, ownSeq) as IterableIterator<string>
+    for (const json of rows) {
+      for (const text of indexTuples(decodeDocument(json), index.fields).keys()) {
+        const shared = tuples.get(text)
+        if (shared !== undefined) throw new DuplicateKeyError(meta.name, index.name, tupleKeyValue(index.fields, shared))
+      }
+    }
+  }
+}
+
+function checkAllArrayKeys (connection: Connection, meta: CollectionMeta, index: IndexMeta): void {
+  const seen = new Set<string>()
+  const rows = connection.statement(`SELECT doc FROM ${quoteIdentifier(meta.table)}`).pluck().iterate() as IterableIterator<string>
+  for (const json of rows) {
+    const tuples = indexTuples(decodeDocument(json), index.fields)
+    for (const [text, tuple] of tuples) {
+      if (seen.has(text)) throw new DuplicateKeyError(meta.name, index.name, tupleKeyValue(index.fields, tuple))
+    }
+    for (const text of tuples.keys()) seen.add(text)
+  }
+}
+
+function firstDuplicate (connection: Connection, meta: CollectionMeta, name: string, fields: string[]): DuplicateKeyError {
+  const columns = fields.flatMap((field) => indexColumns(field, 1))
+  const json = connection.statement(`SELECT doc FROM ${quoteIdentifier(meta.table)} WHERE seq = (SELECT min(seq) FROM ${quoteIdentifier(meta.table)} GROUP BY ${columns.join(', ')} HAVING count(*) > 1 LIMIT 1)`).pluck().get() as string | undefined
+  return new DuplicateKeyError(meta.name, name, json === undefined ? {} : keyValue(decodeDocument(json), fields))
+}

@@ -1,0 +1,204 @@
+import { QueryError } from '../errors.js'
+import type { Document, Filter, Sort } from '../types.js'
+import { compareValues, compileSort } from '../semantics/index.js'
+import { decodeDocument, decodeValue } from './codec.js'
+import type { CollectionMeta, Connection } from './connection.js'
+import { filterContext } from './indexes.js'
+import { quoteIdentifier } from './names.js'
+import { KeyRank, addressableSegments, jsonPath, keyRankExpression, keyValueExpression } from './paths.js'
+import { compileSqlFilter, type SqlCondition } from './sql-filter.js'
+
+/** A stored document and its row, so writes can address exactly what was read. */
+export interface Match { seq: number, doc: Document }
+
+/** The compiled semantics filter: the final word on whether a document matches. */
+export type DocumentTest = (doc: Document) => boolean
+
+export interface Selection {
+  sort?: Sort
+  skip?: number
+  limit?: number
+}
+
+// Above this many kept documents a full sort beats keeping a sorted window.
+const TOP_K_WINDOW = 1000
+
+export function validateCount (value: unknown, path: string): number {
+  if (value === undefined) return 0
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw new QueryError(path, 'Must be a non-negative integer')
+  return value
+}
+
+interface OrderPlan {
+  sql: string
+  /** The sort field's key rank, selected when a block of objects must be re-sorted by the semantics. */
+  rank: string | null
+}
+
+/**
+ * SQL may only order rows where its order is provably MongoDB's: no sort is
+ * insertion order (the rowid); `_id` is a string compared bytewise by both;
+ * and one field that an index stores as (rank, value) and that holds no array
+ * in any document sorts like BSON, except that objects compare as JSON text,
+ * so a run of objects is re-sorted by the semantics. Ties go to `_id`.
+ */
+function planOrder (meta: CollectionMeta, sort: Sort | undefined): OrderPlan | null {
+  const fields = sort === undefined ? [] : Object.keys(sort)
+  if (sort === undefined || fields.length === 0) return { sql: 'seq', rank: null }
+  if (fields.length === 1 && fields[0] === '_id') return { sql: sort._id === -1 ? 'id DESC' : 'id', rank: null }
+  const [field, tieBreak] = fields
+  if (fields.length > 2 || (tieBreak !== undefined && tieBreak !== '_id') || field === '_id' || meta.multikey.get(field) !== false) return null
+  const segments = field.split('.')
+  const direction = sort[field] === -1 ? ' DESC' : ''
+  const rank = keyRankExpression(segments)
+  return { sql: `${rank}${direction}, ${keyValueExpression(segments)}${direction}, id${sort._id === -1 ? ' DESC' : ''}`, rank }
+}
+
+function compileOrder (sort: Sort): (a: Match, b: Match) => number {
+  const compare = compileSort(sort)
+  // Ties are broken by _id so that skip/limit pages are stable.
+  return (a, b) => compare(a.doc, b.doc) || compareValues(a.doc._id, b.doc._id)
+}
+
+export function whereOf (meta: CollectionMeta, filter: Filter): SqlCondition {
+  return compileSqlFilter(filter, filterContext(meta))
+}
+
+type Row = [seq: number, json: string, rank?: number]
+
+/** Rows in SQL order, with each run of objects (rank Object) re-sorted by the semantics. */
+function * inSortOrder (rows: Iterable<Row>, sort: Sort | undefined): Iterable<Match | Row> {
+  let block: Match[] = []
+  for (const row of rows) {
+    if (row[2] === KeyRank.Object) { block.push({ seq: row[0], doc: decodeDocument(row[1]) }); continue }
+    if (block.length > 0) { yield * block.sort(compileOrder(sort as Sort)); block = [] }
+    yield row
+  }
+  if (block.length > 0) yield * block.sort(compileOrder(sort as Sort))
+}
+
+/**
+ * The documents matching `filter`, ordered, skipped and limited. SQLite
+ * narrows the candidates; the semantics matcher decides unless the SQL
+ * translation is exact; rows are parsed only as far as the answer needs.
+ */
+export function selectMatches (connection: Connection, meta: CollectionMeta, filter: Filter, test: DocumentTest, selection: Selection = {}): Match[] {
+  const where = whereOf(meta, filter)
+  if (where.sql === '0') return []
+  const skip = selection.skip ?? 0
+  const limit = selection.limit ?? 0
+  const table = quoteIdentifier(meta.table)
+  const order = planOrder(meta, selection.sort)
+  const matcher = where.exact ? null : test
+  if (order !== null && order.rank === null && matcher === null) {
+    const rows = connection.statement(`SELECT seq, doc FROM ${table} WHERE ${where.sql} ORDER BY ${order.sql} LIMIT ? OFFSET ?`).raw()
+      .all(...where.params, limit === 0 ? -1 : limit, skip) as Row[]
+    return rows.map(([seq, json]) => ({ seq, doc: decodeDocument(json) }))
+  }
+  if (order !== null) {
+    const columns = order.rank === null ? 'seq, doc' : `seq, doc, ${order.rank}`
+    const rows = connection.statement(`SELECT ${columns} FROM ${table} WHERE ${where.sql} ORDER BY ${order.sql}`).raw()
+      .iterate(...where.params) as IterableIterator<Row>
+    const found: Match[] = []
+    let skipped = 0
+    for (const item of order.rank === null ? rows : inSortOrder(rows, selection.sort)) {
+      const seq = Array.isArray(item) ? item[0] : item.seq
+      const json = Array.isArray(item) ? item[1] : ''
+      let doc = Array.isArray(item) ? null : item.doc
+      if (matcher !== null) {
+        doc ??= decodeDocument(json)
+        if (!matcher(doc)) continue
+      }
+      if (skipped < skip) { skipped++; continue }
+      found.push({ seq, doc: doc ?? decodeDocument(json) })
+      if (found.length === limit) break
+    }
+    return found
+  }
+  const compare = compileOrder(selection.sort as Sort)
+  const window = limit === 0 ? Infinity : skip + limit
+  const heads = sortHeads(selection.sort as Sort)
+  if (process.env.NOMINI === undefined && matcher === null && heads !== null && window <= TOP_K_WINDOW) {
+    // Rank candidates on the sorted fields alone; parse whole documents only for the page.
+    const columns = heads.map((head) => `doc -> ${jsonPath([head])}`).join(', ')
+    const rows = connection.statement(`SELECT seq, id${columns === '' ? '' : ', ' + columns} FROM ${table} WHERE ${where.sql}`).raw()
+      .iterate(...where.params) as IterableIterator<unknown[]>
+    const page = keepFirst(mapRows(rows, (row) => ({ seq: row[0] as number, doc: sortFields(row, heads) })), compare, window).slice(skip)
+    const read = connection.statement(`SELECT doc FROM ${table} WHERE seq = ?`).pluck()
+    return page.map((match) => ({ seq: match.seq, doc: decodeDocument(read.get(match.seq) as string) }))
+  }
+  const rows = connection.statement(`SELECT seq, doc FROM ${table} WHERE ${where.sql}`).raw().iterate(...where.params) as IterableIterator<Row>
+  const candidates = mapRows(rows, ([seq, json]) => {
+    const doc = decodeDocument(json)
+    return matcher === null || matcher(doc) ? { seq, doc } : null
+  })
+  return keepFirst(candidates, compare, window).slice(skip, limit === 0 ? undefined : skip + limit)
+}
+
+function * mapRows<R> (rows: Iterable<R>, map: (row: R) => Match | null): Iterable<Match> {
+  for (const row of rows) {
+    const match = map(row)
+    if (match !== null) yield match
+  }
+}
+
+/** The first `window` matches in sort order, keeping a sorted window rather than sorting everything. */
+function keepFirst (matches: Iterable<Match>, compare: (a: Match, b: Match) => number, window: number): Match[] {
+  const kept: Match[] = []
+  if (window > TOP_K_WINDOW) {
+    for (const match of matches) kept.push(match)
+    return kept.sort(compare)
+  }
+  for (const match of matches) {
+    if (kept.length === window && compare(match, kept[kept.length - 1]) >= 0) continue
+    kept.splice(insertionPoint(kept, match, compare), 0, match)
+    if (kept.length > window) kept.pop()
+  }
+  return kept
+}
+
+/** The distinct top-level fields a sort reads, or null when one cannot be named in a JSON path. */
+function sortHeads (sort: Sort): string[] | null {
+  const heads = [...new Set(Object.keys(sort).map((path) => path.split('.')[0]))].filter((head) => head !== '_id')
+  return heads.every((head) => addressableSegments(head) !== null) ? heads : null
+}
+
+/** A stand-in document holding only `_id` and the sorted fields, which is all the sort looks at. */
+function sortFields (row: unknown[], heads: string[]): Document {
+  const doc: Document = { _id: row[1] }
+  heads.forEach((head, i) => {
+    const json = row[i + 2]
+    if (typeof json === 'string') doc[head] = decodeValue(json)
+  })
+  return doc
+}
+
+function insertionPoint (sorted: Match[], match: Match, compare: (a: Match, b: Match) => number): number {
+  let low = 0
+  let high = sorted.length
+  while (low < high) {
+    const middle = (low + high) >>> 1
+    if (compare(sorted[middle], match) <= 0) low = middle + 1
+    else high = middle
+  }
+  return low
+}
+
+export function countMatches (connection: Connection, meta: CollectionMeta, filter: Filter, test: DocumentTest, skip: number, limit: number): number {
+  const where = whereOf(meta, filter)
+  if (where.sql === '0') return 0
+  const table = quoteIdentifier(meta.table)
+  if (where.exact) {
+    return connection.statement(`SELECT count(*) FROM (SELECT 1 FROM ${table} WHERE ${where.sql} LIMIT ? OFFSET ?)`).pluck()
+      .get(...where.params, limit === 0 ? -1 : limit, skip) as number
+  }
+  const matcher = test
+  const rows = connection.statement(`SELECT doc FROM ${table} WHERE ${where.sql}`).pluck().iterate(...where.params) as IterableIterator<string>
+  let count = 0
+  for (const json of rows) {
+    if (!matcher(decodeDocument(json))) continue
+    count++
+    if (limit !== 0 && count === skip + limit) break
+  }
+  return Math.max(0, count - skip)
+}

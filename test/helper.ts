@@ -1,0 +1,31 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { FastifyPluginAsync } from 'fastify'
+import type { Test } from 'tap'
+import { buildApp } from '../app.js'
+import { loadConfig, type Config } from '../services/config.js'
+
+/** A fresh temp DATA_DIR, removed when the test ends. */
+export function tempDir (t: Test, prefix = 'plinth-test-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+export function testConfig (t: Test, env: Record<string, string> = {}): Config {
+  return loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: tempDir(t), ...env })
+}
+
+/**
+ * Builds the real app on a temp DATA_DIR (embedded store unless MONGODB_URL
+ * is passed in env). `extra` lets a test mount its own probe routes beside the
+ * product's, e.g. to exercise the error plugin with a body schema.
+ */
+export async function buildTestApp (t: Test, options: { env?: Record<string, string>, extra?: FastifyPluginAsync } = {}) {
+  const app = await buildApp(testConfig(t, options.env))
+  if (options.extra !== undefined) await app.register(options.extra)
+  await app.ready()
+  t.teardown(() => app.close())
+  return app
+}

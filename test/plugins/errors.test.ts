@@ -1,0 +1,66 @@
+import t from 'tap'
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsync } from 'fastify'
+import { buildTestApp } from '../helper.js'
+import { AppError } from '../../services/errors.js'
+import { Envelope, errorResponses } from '../../schemas/envelope.js'
+
+// Probe routes exercise the error plugin with a real body schema and thrown errors.
+const probes: FastifyPluginAsync = async (app) => {
+  app.post('/api/probe', {
+    schema: {
+      body: Type.Object({
+        name: Type.String({ minLength: 1 }),
+        age: Type.Optional(Type.Integer({ minimum: 0 })),
+        nested: Type.Optional(Type.Object({ tags: Type.Array(Type.String()) }))
+      }, { additionalProperties: false }),
+      response: { 200: Envelope(Type.Object({ name: Type.String() })), ...errorResponses(400, 413, 415) }
+    }
+  }, async (request) => ({ success: true, data: { name: (request.body as { name: string }).name } }))
+  app.get('/api/probe/coded', async () => { throw new AppError('APP_THING_NOT_FOUND', 404, 'Thing not found', { id: 'x' }) })
+  app.get('/api/probe/crash', async () => { throw new Error('secret internal detail at /srv/db.ts:12') })
+  app.get('/api/probe/limited', async () => { throw new AppError('APP_RATE_LIMITED', 429, 'Slow down', { retryAfterSeconds: 7 }) })
+}
+
+t.test('error envelope for every kind of bad input', async (t) => {
+  const app = await buildTestApp(t, { env: { BODY_LIMIT: '2048' }, extra: probes })
+  const json = { 'content-type': 'application/json' }
+  const cases: Array<{ name: string, method: 'GET' | 'POST', url: string, headers?: Record<string, string>, payload?: string, status: number, code: string, message?: RegExp }> = [
+    { name: 'malformed JSON', method: 'POST', url: '/api/probe', headers: json, payload: '{"name": ', status: 400, code: 'APP_INVALID_JSON' },
+    { name: 'empty JSON body', method: 'POST', url: '/api/probe', headers: json, payload: '', status: 400, code: 'APP_INVALID_JSON' },
+    { name: 'wrong content type', method: 'POST', url: '/api/probe', headers: { 'content-type': 'application/x-unknown' }, payload: 'name=x', status: 415, code: 'APP_UNSUPPORTED_MEDIA_TYPE' },
+    { name: 'body too large', method: 'POST', url: '/api/probe', headers: json, payload: JSON.stringify({ name: 'x'.repeat(5000) }), status: 413, code: 'APP_PAYLOAD_TOO_LARGE' },
+    { name: 'missing field', method: 'POST', url: '/api/probe', headers: json, payload: '{}', status: 400, code: 'APP_VALIDATION_FAILED', message: /^body\.name is required/ },
+    { name: 'wrong type in nested field', method: 'POST', url: '/api/probe', headers: json, payload: JSON.stringify({ name: 'a', nested: { tags: ['a', 5] } }), status: 400, code: 'APP_VALIDATION_FAILED', message: /^body\.nested\.tags\.1 / },
+    { name: 'unknown field', method: 'POST', url: '/api/probe', headers: json, payload: JSON.stringify({ name: 'a', admin: true }), status: 400, code: 'APP_VALIDATION_FAILED', message: /^body\.admin is not an allowed field/ },
+    { name: 'out of range', method: 'POST', url: '/api/probe', headers: json, payload: JSON.stringify({ name: 'a', age: -1 }), status: 400, code: 'APP_VALIDATION_FAILED', message: /^body\.age / },
+    { name: 'unknown route', method: 'GET', url: '/api/nowhere?x=1', status: 404, code: 'APP_ROUTE_NOT_FOUND', message: /GET \/api\/nowhere$/ },
+    { name: 'wrong method on a route', method: 'GET', url: '/api/probe', status: 404, code: 'APP_ROUTE_NOT_FOUND' },
+    { name: 'coded service error', method: 'GET', url: '/api/probe/coded', status: 404, code: 'APP_THING_NOT_FOUND', message: /^Thing not found$/ },
+    { name: 'unexpected crash', method: 'GET', url: '/api/probe/crash', status: 500, code: 'APP_INTERNAL', message: /^Internal server error$/ }
+  ]
+  for (const c of cases) {
+    const res = await app.inject({ method: c.method, url: c.url, headers: c.headers, payload: c.payload })
+    t.equal(res.statusCode, c.status, `${c.name}: status`)
+    t.match(res.headers['content-type'], /application\/json/, `${c.name}: JSON`)
+    const body = res.json()
+    t.equal(body.success, false, `${c.name}: success false`)
+    t.equal(body.code, c.code, `${c.name}: code`)
+    t.type(body.message, 'string', `${c.name}: message`)
+    if (c.message !== undefined) t.match(body.message, c.message, `${c.name}: message text`)
+    t.notMatch(res.body, /at .*\.ts:\d+|secret internal|stack/i, `${c.name}: no internals leak`)
+  }
+
+  const coded = await app.inject({ url: '/api/probe/coded' })
+  t.same(coded.json().details, { id: 'x' }, 'details travel with the envelope')
+  const limited = await app.inject({ url: '/api/probe/limited' })
+  t.equal(limited.statusCode, 429)
+  t.equal(limited.headers['retry-after'], '7', 'Retry-After is set from the error')
+
+  const ok = await app.inject({ method: 'POST', url: '/api/probe', headers: json, payload: JSON.stringify({ name: 'ann', age: 3 }) })
+  t.equal(ok.statusCode, 200)
+  t.same(ok.json(), { success: true, data: { name: 'ann' } })
+
+  const validation = await app.inject({ method: 'POST', url: '/api/probe', headers: json, payload: '{}' })
+  t.same(validation.json().details, [{ path: 'body.name', message: 'is required' }], 'details list the offending fields')
+})

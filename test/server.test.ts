@@ -1,0 +1,62 @@
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { once } from 'node:events'
+import { tempDir } from './helper.js'
+
+const ROOT = new URL('..', import.meta.url).pathname
+
+function startServer (env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
+  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+  const listening = new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${stdout} ${stderr}`)), 20_000)
+    child.stdout.on('data', () => {
+      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)
+      if (match !== null) { clearTimeout(timer); resolve(match[1]) }
+    })
+    child.on('exit', () => { clearTimeout(timer); reject(new Error(`server exited: ${stderr}`)) })
+  })
+  return { child, listening, output: () => ({ stdout, stderr }) }
+}
+
+t.test('npm start serves the API and drains on SIGTERM', async (t) => {
+  const dataDir = tempDir(t)
+  const server = startServer({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' })
+  const base = await server.listening
+  const ready = await fetch(`${base}/readyz`)
+  t.equal(ready.status, 200)
+  t.same(await ready.json(), { success: true, data: { status: 'ready', store: 'sqlite' } })
+  t.ok(existsSync(join(dataDir, 'plinth.db')), 'the embedded store lives in DATA_DIR')
+
+  const exited = once(server.child, 'exit')
+  server.child.kill('SIGTERM')
+  const [code] = await exited
+  t.equal(code, 0, 'exits cleanly')
+  t.match(server.output().stdout, /draining in-flight requests/)
+  t.notOk(existsSync(join(dataDir, 'plinth.db-wal')), 'store closed: the WAL was checkpointed away')
+})
+
+t.test('a bad variable stops the server with its name', async (t) => {
+  const server = startServer({ PORT: 'eighty', DATA_DIR: tempDir(t) })
+  server.listening.catch(() => {})
+  const [code] = await once(server.child, 'exit')
+  t.equal(code, 78)
+  t.match(server.output().stderr, /Invalid configuration: PORT must be a whole number/)
+})
+
+t.test('a malformed master key stops the server with its name', async (t) => {
+  const server = startServer({ PORT: '0', DATA_DIR: tempDir(t), PLINTH_MASTER_KEY: 'too-short' })
+  server.listening.catch(() => {})
+  const [code] = await once(server.child, 'exit')
+  t.equal(code, 78)
+  t.match(server.output().stderr, /Invalid configuration: PLINTH_MASTER_KEY/)
+})

@@ -1,0 +1,45 @@
+import t from 'tap'
+import { resolve } from 'node:path'
+import { ConfigError, loadConfig } from '../../services/config.js'
+
+t.test('defaults', async (t) => {
+  const config = loadConfig({})
+  t.equal(config.port, 8080)
+  t.equal(config.host, '127.0.0.1')
+  t.equal(config.dataDir, resolve('./data'))
+  t.equal(config.mongodbUrl, null)
+  t.equal(config.mongodbDb, 'plinth')
+  t.equal(config.logLevel, 'info')
+  t.equal(config.publicUrl, 'http://127.0.0.1:8080')
+})
+
+t.test('values from the environment', async (t) => {
+  const config = loadConfig({
+    PORT: '9000', HOST: '0.0.0.0', DATA_DIR: '/tmp/x', MONGODB_URL: 'mongodb://db:27017', MONGODB_DB: 'prod',
+    PUBLIC_URL: 'https://api.example.com/', LOG_LEVEL: 'warn'
+  })
+  t.match(config, { port: 9000, host: '0.0.0.0', dataDir: '/tmp/x', mongodbUrl: 'mongodb://db:27017', mongodbDb: 'prod', publicUrl: 'https://api.example.com', logLevel: 'warn' })
+  t.equal(loadConfig({ HOST: '0.0.0.0', PORT: '81' }).publicUrl, 'http://127.0.0.1:81', 'wildcard hosts advertise loopback')
+  t.equal(loadConfig({ PORT: '  ' }).port, 8080, 'blank means unset')
+})
+
+t.test('a bad value names its variable', async (t) => {
+  const bad: Array<[Record<string, string>, string]> = [
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ PORT: '-1' }, 'PORT'],
+    [{ HOST: 'bad host;rm' }, 'HOST'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ MONGODB_URL: 'postgres://x' }, 'MONGODB_URL'],
+    [{ MONGODB_DB: 'a/b' }, 'MONGODB_DB'],
+    [{ PUBLIC_URL: 'not a url' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'ftp://x' }, 'PUBLIC_URL'],
+    [{ BODY_LIMIT: '10' }, 'BODY_LIMIT']
+  ]
+  for (const [env, variable] of bad) {
+    const error = (() => { try { loadConfig(env) } catch (caught) { return caught } })()
+    t.ok(error instanceof ConfigError, `${variable}=${Object.values(env)[0]} is refused`)
+    t.equal((error as ConfigError).variable, variable)
+    t.match((error as ConfigError).message, new RegExp(`^Invalid configuration: ${variable} `))
+  }
+})

@@ -1,0 +1,20 @@
+import t from 'tap'
+import { openMongoStore } from '../../../services/store/mongodb.js'
+import { newId } from '../../../services/ids.js'
+import { storeConformance } from './conformance.js'
+
+// The MongoDB half of the conformance suite runs wherever MONGODB_URL points at a real server.
+const url = process.env.MONGODB_URL
+if (url === undefined || url.trim() === '') {
+  console.log('# MongoDB conformance: SKIPPED — MONGODB_URL is not set, so only the embedded engine was checked')
+  t.pass('MongoDB conformance skipped: MONGODB_URL is not set')
+} else {
+  // A database of its own per run, dropped afterwards.
+  const db = `plinth_conformance_${newId()}`
+  const store = await openMongoStore({ url, db })
+  t.teardown(async () => {
+    for (const name of await store.listCollections()) await store.dropCollection(name)
+    await store.close()
+  })
+  await storeConformance(t, async () => store)
+}
