@@ -9,6 +9,7 @@ import storePlugin from './plugins/store.js'
 import swaggerPlugin from './plugins/swagger.js'
 import secretsPlugin from './plugins/secrets.js'
 import jobsPlugin from './plugins/jobs.js'
+import authPlugin from './plugins/auth.js'
 import { registerRoutes } from './routes/index.js'
 
 /**
@@ -23,6 +24,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(secretsPlugin)
   await app.register(storePlugin)
   await app.register(jobsPlugin)
+  await app.register(authPlugin)
   await registerRoutes(app)
 }
 

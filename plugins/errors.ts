@@ -66,7 +66,16 @@ export function toErrorReply (error: FastifyError | Error): { status: number, bo
   return { status: 500, body: { success: false, code: 'APP_INTERNAL', message: 'Internal server error' }, internal: true }
 }
 
+const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS'])
+
 async function errorsPlugin (app: FastifyInstance): Promise<void> {
+  // Generated clients often send Content-Type: application/json on a DELETE with no body; that is not an error.
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '' && BODYLESS_METHODS.has(request.method)) { done(null, undefined); return }
+    parseJson(request, body.toString(), done)
+  })
+
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const { status, body, internal } = toErrorReply(error)
     if (internal) request.log.error({ err: error }, 'request failed')

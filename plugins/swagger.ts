@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify'
 import { sharedSchemas } from '../schemas/envelope.js'
 
 export const API_TAGS = [
-  { name: 'health', description: 'Liveness and readiness probes' }
+  { name: 'health', description: 'Liveness and readiness probes' },
+  { name: 'auth', description: 'Platform identity: accounts, sessions, personal access tokens, SSH keys, SSO' }
 ]
 
 /**

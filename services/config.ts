@@ -16,6 +16,12 @@ export interface Config {
   bodyLimit: number
   /** Master key material for sealing provider secrets; null means the key file in DATA_DIR. */
   masterKey: string | null
+  /** Personal access tokens begin `<patPrefix>_`. */
+  patPrefix: string
+  accessTokenTtlSeconds: number
+  refreshTokenTtlSeconds: number
+  /** Attempts allowed per window on login, register, refresh and SSO exchange, per client address. */
+  authRateLimit: { max: number, windowSeconds: number }
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
@@ -53,6 +59,12 @@ function httpUrl (name: string, raw: string): string {
   return url.toString().replace(/\/$/, '')
 }
 
+function patPrefix (env: Env): string {
+  const prefix = text(env, 'PAT_PREFIX') ?? 'plinthpat'
+  if (!/^[a-z][a-z0-9]{2,15}$/.test(prefix)) throw new ConfigError('PAT_PREFIX', `must be 3 to 16 lower-case letters or digits starting with a letter, got "${prefix}"`)
+  return prefix
+}
+
 export function loadConfig (env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535)
   const host = text(env, 'HOST') ?? '127.0.0.1'
@@ -81,6 +93,13 @@ export function loadConfig (env: Env = process.env): Config {
     mongodbDb,
     logLevel,
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
-    masterKey: text(env, 'PLINTH_MASTER_KEY') ?? null
+    masterKey: text(env, 'PLINTH_MASTER_KEY') ?? null,
+    patPrefix: patPrefix(env),
+    accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 900, 60, 86_400),
+    refreshTokenTtlSeconds: integer(env, 'REFRESH_TOKEN_TTL_SECONDS', 30 * 86_400, 300, 365 * 86_400),
+    authRateLimit: {
+      max: integer(env, 'AUTH_RATE_LIMIT_MAX', 10, 1, 1_000_000),
+      windowSeconds: integer(env, 'AUTH_RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400)
+    }
   }
 }

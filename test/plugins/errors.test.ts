@@ -64,3 +64,13 @@ t.test('error envelope for every kind of bad input', async (t) => {
   const validation = await app.inject({ method: 'POST', url: '/api/probe', headers: json, payload: '{}' })
   t.same(validation.json().details, [{ path: 'body.name', message: 'is required' }], 'details list the offending fields')
 })
+
+t.test('an empty JSON body is fine on a DELETE', async (t) => {
+  const app = await buildTestApp(t, {
+    extra: async (app) => { app.delete('/api/probe/:id', async () => ({ success: true, data: { deleted: true } })) }
+  })
+  const res = await app.inject({ method: 'DELETE', url: '/api/probe/1', headers: { 'content-type': 'application/json' } })
+  t.equal(res.statusCode, 200)
+  const proto = await app.inject({ method: 'POST', url: '/api/probe/1', headers: { 'content-type': 'application/json' }, payload: '{"__proto__": {"x": 1}}' })
+  t.equal(proto.statusCode, 400, 'prototype poisoning is refused')
+})

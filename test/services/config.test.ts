@@ -11,6 +11,9 @@ t.test('defaults', async (t) => {
   t.equal(config.mongodbDb, 'plinth')
   t.equal(config.logLevel, 'info')
   t.equal(config.publicUrl, 'http://127.0.0.1:8080')
+  t.equal(config.patPrefix, 'plinthpat')
+  t.equal(config.accessTokenTtlSeconds, 900)
+  t.same(config.authRateLimit, { max: 10, windowSeconds: 60 })
 })
 
 t.test('values from the environment', async (t) => {
@@ -34,7 +37,10 @@ t.test('a bad value names its variable', async (t) => {
     [{ MONGODB_DB: 'a/b' }, 'MONGODB_DB'],
     [{ PUBLIC_URL: 'not a url' }, 'PUBLIC_URL'],
     [{ PUBLIC_URL: 'ftp://x' }, 'PUBLIC_URL'],
-    [{ BODY_LIMIT: '10' }, 'BODY_LIMIT']
+    [{ BODY_LIMIT: '10' }, 'BODY_LIMIT'],
+    [{ PAT_PREFIX: 'Bad_Prefix' }, 'PAT_PREFIX'],
+    [{ ACCESS_TOKEN_TTL_SECONDS: '5' }, 'ACCESS_TOKEN_TTL_SECONDS'],
+    [{ AUTH_RATE_LIMIT_MAX: '0' }, 'AUTH_RATE_LIMIT_MAX']
   ]
   for (const [env, variable] of bad) {
     const error = (() => { try { loadConfig(env) } catch (caught) { return caught } })()

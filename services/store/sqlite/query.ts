@@ -29,7 +29,7 @@ export function validateCount (value: unknown, path: string): number {
   return value
 }
 
-interface OrderPlan {
+export interface OrderPlan {
   sql: string
   /** The sort field's key rank, selected when a block of objects must be re-sorted by the semantics. */
   rank: string | null
@@ -42,7 +42,7 @@ interface OrderPlan {
  * in any document sorts like BSON, except that objects compare as JSON text,
  * so a run of objects is re-sorted by the semantics. Ties go to `_id`.
  */
-function planOrder (meta: CollectionMeta, sort: Sort | undefined): OrderPlan | null {
+export function planOrder (meta: CollectionMeta, sort: Sort | undefined): OrderPlan | null {
   const fields = sort === undefined ? [] : Object.keys(sort)
   if (sort === undefined || fields.length === 0) return { sql: 'seq', rank: null }
   if (fields.length === 1 && fields[0] === '_id') return { sql: sort._id === -1 ? 'id DESC' : 'id', rank: null }
@@ -118,7 +118,7 @@ export function selectMatches (connection: Connection, meta: CollectionMeta, fil
   const compare = compileOrder(selection.sort as Sort)
   const window = limit === 0 ? Infinity : skip + limit
   const heads = sortHeads(selection.sort as Sort)
-  if (process.env.NOMINI === undefined && matcher === null && heads !== null && window <= TOP_K_WINDOW) {
+  if (matcher === null && heads !== null && window <= TOP_K_WINDOW) {
     // Rank candidates on the sorted fields alone; parse whole documents only for the page.
     const columns = heads.map((head) => `doc -> ${jsonPath([head])}`).join(', ')
     const rows = connection.statement(`SELECT seq, id${columns === '' ? '' : ', ' + columns} FROM ${table} WHERE ${where.sql}`).raw()
@@ -192,11 +192,10 @@ export function countMatches (connection: Connection, meta: CollectionMeta, filt
     return connection.statement(`SELECT count(*) FROM (SELECT 1 FROM ${table} WHERE ${where.sql} LIMIT ? OFFSET ?)`).pluck()
       .get(...where.params, limit === 0 ? -1 : limit, skip) as number
   }
-  const matcher = test
   const rows = connection.statement(`SELECT doc FROM ${table} WHERE ${where.sql}`).pluck().iterate(...where.params) as IterableIterator<string>
   let count = 0
   for (const json of rows) {
-    if (!matcher(decodeDocument(json))) continue
+    if (!test(decodeDocument(json))) continue
     count++
     if (limit !== 0 && count === skip + limit) break
   }

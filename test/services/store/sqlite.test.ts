@@ -11,7 +11,7 @@ import { compileFilter, compileProjection, compileSort, compareValues } from '..
 import { openSqliteStore } from '../../../services/store/sqlite/index.js'
 import { Connection } from '../../../services/store/sqlite/connection.js'
 import { quoteIdentifier } from '../../../services/store/sqlite/names.js'
-import { whereOf } from '../../../services/store/sqlite/query.js'
+import { planOrder, whereOf } from '../../../services/store/sqlite/query.js'
 import type { Document, Filter, FindOptions, IndexKey, Projection, Sort } from '../../../services/store/types.js'
 import { storeConformance } from './conformance.js'
 
@@ -39,12 +39,14 @@ t.test('the file is in WAL mode and the store says it is SQLite', async (t) => {
 })
 
 /** The plan SQLite picks for the engine's own translation of a filter. */
-function queryPlan (connection: Connection, collection: string, filter: Filter): string {
+function queryPlan (connection: Connection, collection: string, filter: Filter, sort?: Sort): string {
   return connection.read(() => {
     const meta = connection.collection(collection)
     if (meta === undefined) throw new Error('no such collection')
     const where = whereOf(meta, filter)
-    const sql = `EXPLAIN QUERY PLAN SELECT seq, doc FROM ${quoteIdentifier(meta.table)} WHERE ${where.sql} ORDER BY seq`
+    const order = planOrder(meta, sort)
+    if (order === null) throw new Error('this sort is not pushed to SQL')
+    const sql = `EXPLAIN QUERY PLAN SELECT seq, doc FROM ${quoteIdentifier(meta.table)} WHERE ${where.sql} ORDER BY ${order.sql}`
     return (connection.db.prepare(sql).all(...where.params) as Array<{ detail: string }>).map((row) => row.detail).join('\n')
   })
 }
@@ -72,6 +74,11 @@ t.test('declared indexes serve equality and range filters', async (t) => {
   usesIndex({ 'customer.id': 'c3', placed: { $gt: new Date(5000) } }, 'customer.id_1_placed_-1')
   usesIndex({ tags: 'x' }, 'tags_1')
   t.match(queryPlan(connection, 'orders', { _id: 'abc' }), /USING INDEX sqlite_autoindex/, '_id uses the primary key')
+  const sorted = queryPlan(connection, 'orders', { 'customer.id': 'c3' }, { placed: -1 })
+  t.match(sorted, /USING INDEX x\|orders\|customer\.id_1_placed_-1/, 'a sort on an indexed, array-free field reads the index in order')
+  t.notMatch(sorted, /TEMP B-TREE FOR ORDER BY/, `only ties are sorted: ${sorted.replace(/\n/g, ' / ')}`)
+  const page = await orders.find({ 'customer.id': 'c3' }, { sort: { placed: -1 }, limit: 3 }).toArray()
+  t.same(page.map((order) => (order.placed as Date).getTime()), [297_000, 290_000, 283_000])
   t.equal((await orders.find({ status: 's1' }, { limit: 30 }).toArray()).length, 30)
   t.equal(await orders.countDocuments({ tags: 'x', total: { $lt: 100 } }), 100, 'a multikey index still answers exactly')
 })
@@ -100,6 +107,55 @@ t.test('two stores on one file see each other and keep uniqueness', async (t) =>
   t.equal((await first.collection('counters').findOne({ _id: 'c' }))?.n, 50)
   t.equal(await second.dropCollection('counters'), true)
   t.equal(await first.collection('counters').findOne({ _id: 'c' }), null, 'a drop by one connection is seen by the other')
+})
+
+t.test('writes are all or nothing, and unique keys follow array elements through updates', async (t) => {
+  const docs = memoryStore.collection('atomic')
+  await docs.createIndex({ code: 1 }, { unique: true })
+  await docs.insertOne({ _id: 'x1', code: 'a', tags: ['p'] })
+  const batch = await docs.insertMany([{ _id: 'x2', code: 'b' }, { _id: 'x3', code: 'a' }]).catch((error: unknown) => error)
+  t.ok(batch instanceof DuplicateKeyError)
+  t.equal(await docs.countDocuments(), 1, 'insertMany inserted nothing (MongoDB would keep x2)')
+  await docs.insertMany([{ _id: 'x2', code: 'b' }, { _id: 'x3', code: 'c' }])
+  const many = await docs.updateMany({}, { $set: { code: 'z' } }).catch((error: unknown) => error)
+  t.ok(many instanceof DuplicateKeyError)
+  t.same((await docs.find({}, { sort: { _id: 1 } }).toArray()).map((doc) => doc.code), ['a', 'b', 'c'], 'updateMany changed nothing')
+  await docs.createIndex({ tags: 1, code: 1 }, { unique: true })
+  await docs.updateOne({ _id: 'x2' }, { $set: { tags: ['q', 'r'] } })
+  await docs.updateOne({ _id: 'x3' }, { $set: { code: 'b', tags: ['s'] } }).catch(() => null)
+  t.equal((await docs.findOne({ _id: 'x3' }))?.code, 'c', 'the code index still refuses b')
+  await docs.insertOne({ _id: 'x4', code: 'd', tags: ['p'] })
+  const pushed = await docs.updateOne({ _id: 'x2' }, { $set: { code: 'a' } }).catch((error: unknown) => error)
+  t.ok(pushed instanceof DuplicateKeyError, 'code a is taken')
+  const overlap = memoryStore.collection('overlap')
+  await overlap.insertMany([{ tags: ['a', 'b'] }, { tags: ['b', 'c'] }])
+  t.ok(await overlap.createIndex({ tags: 1 }, { unique: true }).catch((error: unknown) => error) instanceof DuplicateKeyError, 'shared elements block a unique index')
+  t.same((await overlap.listIndexes()).map((index) => index.name), ['_id_'])
+  await overlap.createIndex({ tags: 1 }, { unique: true, name: 'tags_unique' }).catch(() => null)
+  await overlap.deleteOne({ tags: 'c' })
+  t.equal(await overlap.createIndex({ tags: 1 }, { unique: true, name: 'tags_unique' }), 'tags_unique')
+  t.ok(await overlap.updateOne({}, { $push: { tags: 'b' } }).then(() => true), 'an array may repeat its own key')
+  await overlap.insertOne({ tags: ['x'] })
+  t.ok(await overlap.updateOne({ tags: 'x' }, { $push: { tags: 'a' } }).catch((error: unknown) => error) instanceof DuplicateKeyError, '$push into a taken element')
+})
+
+t.test('index management refusals', async (t) => {
+  const docs = memoryStore.collection('index_refusals')
+  await docs.createIndex({ a: 1 })
+  const refusals: Array<[string, () => Promise<unknown>, string]> = [
+    ['the same name with another key', async () => await docs.createIndex({ b: 1 }, { name: 'a_1' }), 'APP_INDEX_CONFLICT'],
+    ['the same key under another name', async () => await docs.createIndex({ a: 1 }, { name: 'other' }), 'APP_INDEX_CONFLICT'],
+    ['a numeric path segment', async () => await docs.createIndex({ 'a.0': 1 }), 'APP_INVALID_QUERY'],
+    ['a bad direction', async () => await docs.createIndex({ a: 2 as 1 }), 'APP_INVALID_QUERY'],
+    ['dropping _id_', async () => { await docs.dropIndex('_id_') }, 'APP_INVALID_INDEX'],
+    ['dropping an unknown index', async () => { await docs.dropIndex('nope') }, 'APP_INDEX_NOT_FOUND']
+  ]
+  for (const [name, run, code] of refusals) {
+    const error = await run().then(() => null, (error: unknown) => error) as { code?: string } | null
+    t.equal(error?.code, code, name)
+  }
+  t.equal(await docs.createIndex({ _id: 1 }), '_id_')
+  t.same(await memoryStore.collection('never_written').listIndexes(), [])
 })
 
 function ids (docs: Document[]): string[] {

@@ -1,0 +1,124 @@
+import fp from 'fastify-plugin'
+import jwt from '@fastify/jwt'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { AppError, forbidden, unauthorized } from '../services/errors.js'
+import { systemClock } from '../services/clock.js'
+import { newId } from '../services/ids.js'
+import { PlatformUsers } from '../services/identity/users.js'
+import { PlatformSessions } from '../services/identity/sessions.js'
+import { ApiKeys } from '../services/identity/api-keys.js'
+import { SshKeys } from '../services/identity/ssh-keys.js'
+import { RateLimiter } from '../services/rate-limit.js'
+import { authSchemas } from '../schemas/auth.js'
+
+export interface PlatformAuth {
+  userId: string
+  via: 'jwt' | 'pat'
+  keyId?: string
+  scopes?: string[]
+}
+
+export interface Identity {
+  users: PlatformUsers
+  sessions: PlatformSessions
+  apiKeys: ApiKeys
+  sshKeys: SshKeys
+  rateLimiter: RateLimiter
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    identity: Identity
+    /** onRequest: a platform JWT or a PAT. */
+    requirePlatformUser: (request: FastifyRequest) => Promise<void>
+    /** onRequest: a platform JWT only (PAT management is not something a PAT may do). */
+    requirePlatformSession: (request: FastifyRequest) => Promise<void>
+  }
+  interface FastifyRequest {
+    platformAuth: PlatformAuth | null
+  }
+}
+
+interface PlatformClaims { sub: string, sid: string, type: string }
+
+const PLATFORM_AUDIENCE = 'plinth:platform'
+const MISSING = 'Authorization: Bearer <platform JWT or personal access token> is required'
+
+function bearerToken (request: FastifyRequest): string {
+  const header = request.headers.authorization
+  const match = header === undefined ? null : /^Bearer ([^\s]{1,4096})$/i.exec(header.trim())
+  if (match === null) throw unauthorized('APP_UNAUTHORIZED', MISSING)
+  return match[1]
+}
+
+/**
+ * Platform credentials. Each kind is recognised by its form: a PAT by its
+ * prefix and checksum, anything else must be a platform JWT signed with the
+ * platform key and carrying `type: "platform"` — a project JWT is signed with
+ * another key and so never verifies here.
+ */
+async function authPlugin (app: FastifyInstance): Promise<void> {
+  const config = app.config
+  await app.register(jwt, {
+    secret: app.deriveSecretKey('jwt:platform'),
+    sign: { algorithm: 'HS256', expiresIn: config.accessTokenTtlSeconds, aud: PLATFORM_AUDIENCE, iss: config.publicUrl },
+    verify: { algorithms: ['HS256'], allowedAud: PLATFORM_AUDIENCE, allowedIss: config.publicUrl }
+  })
+  for (const schema of authSchemas) app.addSchema(schema)
+
+  const signer = {
+    ttlSeconds: config.accessTokenTtlSeconds,
+    sign: (claims: { sub: string, sid: string }) => app.jwt.sign({ ...claims, type: 'platform' })
+  }
+  const identity: Identity = {
+    users: new PlatformUsers(app.store, systemClock),
+    sessions: new PlatformSessions(app.store, { clock: systemClock, newId, signer, refreshTtlSeconds: config.refreshTokenTtlSeconds }),
+    apiKeys: new ApiKeys(app.store, { clock: systemClock, prefix: config.patPrefix }),
+    sshKeys: new SshKeys(app.store, systemClock),
+    rateLimiter: new RateLimiter(app.store, systemClock)
+  }
+  await identity.users.init()
+  await identity.sessions.init()
+  await identity.apiKeys.init()
+  await identity.sshKeys.init()
+  app.decorate('identity', identity)
+  app.decorateRequest('platformAuth', null)
+
+  const verifyJwt = (token: string): PlatformAuth => {
+    let claims: PlatformClaims
+    try {
+      claims = app.jwt.verify<PlatformClaims>(token)
+    } catch {
+      throw unauthorized('APP_INVALID_TOKEN', 'Token is invalid or expired')
+    }
+    if (claims.type !== 'platform' || typeof claims.sub !== 'string') throw unauthorized('APP_INVALID_TOKEN', 'Token is not a platform token')
+    return { userId: claims.sub, via: 'jwt' }
+  }
+
+  const authenticate = async (request: FastifyRequest): Promise<PlatformAuth> => {
+    const token = bearerToken(request)
+    if (token.startsWith(`${config.patPrefix}_`)) {
+      const pat = await identity.apiKeys.authenticate(token)
+      if (pat === null) throw unauthorized('APP_INVALID_TOKEN', 'Personal access token is invalid, expired or revoked')
+      return { userId: pat.userId, via: 'pat', keyId: pat.keyId, scopes: pat.scopes }
+    }
+    return verifyJwt(token)
+  }
+
+  app.decorate('requirePlatformUser', async (request: FastifyRequest) => {
+    request.platformAuth = await authenticate(request)
+  })
+  app.decorate('requirePlatformSession', async (request: FastifyRequest) => {
+    const auth = await authenticate(request)
+    if (auth.via !== 'jwt') throw forbidden('APP_PAT_NOT_ALLOWED', 'A personal access token cannot manage personal access tokens; sign in instead')
+    request.platformAuth = auth
+  })
+}
+
+/** The authenticated platform caller; only valid behind requirePlatformUser/Session. */
+export function platformCaller (request: FastifyRequest): PlatformAuth {
+  if (request.platformAuth === null) throw new AppError('APP_INTERNAL', 500, 'route is missing its auth hook')
+  return request.platformAuth
+}
+
+export default fp(authPlugin, { name: 'plinth-auth', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets'] })

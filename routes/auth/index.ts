@@ -1,0 +1,53 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import {
+  LoginBody, LoginResponses, LogoutResponses, MeResponses, RefreshBody, RefreshResponses, RegisterBody, RegisterResponses
+} from '../../schemas/auth.js'
+import { normalizeEmail } from '../../services/identity/users.js'
+import { platformCaller } from '../../plugins/auth.js'
+import apiKeyRoutes from './api-keys.js'
+import sshKeyRoutes from './ssh-keys.js'
+
+const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { users, sessions, rateLimiter } = app.identity
+  const limit = app.config.authRateLimit
+
+  app.post('/register', {
+    schema: { operationId: 'registerPlatformUser', tags: ['auth'], summary: 'Register a platform user', body: RegisterBody, response: RegisterResponses }
+  }, async (request, reply) => {
+    await rateLimiter.hit('register', request.ip, limit)
+    return reply.code(201).send({ success: true as const, data: await users.register(request.body) })
+  })
+
+  app.post('/login', {
+    schema: { operationId: 'loginPlatformUser', tags: ['auth'], summary: 'Log in; returns a platform JWT and a refresh token', body: LoginBody, response: LoginResponses }
+  }, async (request) => {
+    await rateLimiter.hit('login-ip', request.ip, limit)
+    await rateLimiter.hit('login-email', normalizeEmail(request.body.email), limit)
+    const user = await users.authenticate(request.body.email, request.body.password)
+    return { success: true as const, data: { user, ...await sessions.start(user.id) } }
+  })
+
+  app.post('/refresh', {
+    schema: { operationId: 'refreshPlatformSession', tags: ['auth'], summary: 'Trade a refresh token for a new access token and refresh token', body: RefreshBody, response: RefreshResponses }
+  }, async (request) => {
+    await rateLimiter.hit('refresh', request.ip, limit)
+    return { success: true as const, data: await sessions.refresh(request.body.refreshToken) }
+  })
+
+  app.post('/logout', {
+    schema: { operationId: 'logoutPlatformSession', tags: ['auth'], summary: 'End the session of a refresh token', body: RefreshBody, response: LogoutResponses }
+  }, async (request) => {
+    await sessions.logout(request.body.refreshToken)
+    return { success: true as const, data: { loggedOut: true as const } }
+  })
+
+  app.get('/me', {
+    onRequest: app.requirePlatformUser,
+    schema: { operationId: 'getPlatformMe', tags: ['auth'], summary: 'The calling platform user', security: [{ platformAuth: [] }], response: MeResponses }
+  }, async (request) => ({ success: true as const, data: await users.get(platformCaller(request).userId) }))
+
+  await app.register(apiKeyRoutes, { prefix: '/api-keys' })
+  await app.register(sshKeyRoutes, { prefix: '/ssh-keys' })
+}
+
+export default sessionRoutes

@@ -1,0 +1,27 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { AddSshKeyBody, AddSshKeyResponses, DeleteSshKeyResponses, KeyParams, ListSshKeysResponses } from '../../schemas/auth.js'
+import { platformCaller } from '../../plugins/auth.js'
+
+const security = [{ platformAuth: [] }]
+
+const sshKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { sshKeys } = app.identity
+  app.addHook('onRequest', app.requirePlatformUser)
+
+  app.get('/', {
+    schema: { operationId: 'listSshKeys', tags: ['auth'], summary: 'List your SSH public keys', security, response: ListSshKeysResponses }
+  }, async (request) => ({ success: true as const, data: await sshKeys.list(platformCaller(request).userId) }))
+
+  app.post('/', {
+    schema: { operationId: 'addSshKey', tags: ['auth'], summary: 'Add an SSH public key for git over SSH', security, body: AddSshKeyBody, response: AddSshKeyResponses }
+  }, async (request, reply) => reply.code(201).send({ success: true as const, data: await sshKeys.add(platformCaller(request).userId, request.body) }))
+
+  app.delete('/:keyId', {
+    schema: { operationId: 'deleteSshKey', tags: ['auth'], summary: 'Delete an SSH public key', security, params: KeyParams, response: DeleteSshKeyResponses }
+  }, async (request) => {
+    await sshKeys.remove(platformCaller(request).userId, request.params.keyId)
+    return { success: true as const, data: { deleted: true as const } }
+  })
+}
+
+export default sshKeyRoutes

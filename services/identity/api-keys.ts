@@ -1,0 +1,101 @@
+import { badRequest, notFound } from '../errors.js'
+import { hashToken } from '../crypto.js'
+import { createPat, isWellFormedPat, patHint } from './pat-format.js'
+import type { Clock } from '../clock.js'
+import type { Store, StoreCollection, WithId } from '../store/types.js'
+
+type ApiKeyRecord = {
+  userId: string
+  name: string
+  tokenHash: string
+  hint: string
+  scopes: string[]
+  createdAt: Date
+  lastUsedAt: Date | null
+  expiresAt: Date | null
+  revokedAt: Date | null
+}
+
+export interface ApiKey {
+  id: string
+  name: string
+  hint: string
+  scopes: string[]
+  createdAt: string
+  lastUsedAt: string | null
+  expiresAt: string | null
+}
+
+/** Who a PAT authenticates, once it passed every check. */
+export interface PatIdentity { userId: string, keyId: string, scopes: string[] }
+
+// lastUsedAt is written at most this often per key, so a busy token is not a write per request.
+const LAST_USED_RESOLUTION_MS = 60_000
+const MAX_KEYS_PER_USER = 100
+
+function toApiKey (record: WithId<ApiKeyRecord>): ApiKey {
+  return {
+    id: record._id,
+    name: record.name,
+    hint: record.hint,
+    scopes: record.scopes,
+    createdAt: record.createdAt.toISOString(),
+    lastUsedAt: record.lastUsedAt?.toISOString() ?? null,
+    expiresAt: record.expiresAt?.toISOString() ?? null
+  }
+}
+
+export class ApiKeys {
+  private readonly keys: StoreCollection<ApiKeyRecord>
+
+  constructor (store: Store, private readonly deps: { clock: Clock, prefix: string }) {
+    this.keys = store.collection<ApiKeyRecord>('platform_api_keys')
+  }
+
+  async init (): Promise<void> {
+    await this.keys.createIndex({ tokenHash: 1 }, { unique: true })
+    await this.keys.createIndex({ userId: 1 })
+  }
+
+  /** The token is returned here once and never again: only its hash is stored. */
+  async create (userId: string, input: { name: string, expiresAt?: string, scopes?: string[] }): Promise<ApiKey & { token: string }> {
+    const now = this.deps.clock.now()
+    let expiresAt: Date | null = null
+    if (input.expiresAt !== undefined) {
+      expiresAt = new Date(input.expiresAt)
+      if (Number.isNaN(expiresAt.getTime()) || expiresAt <= now) throw badRequest('APP_INVALID_EXPIRY', 'expiresAt must be a date-time in the future')
+    }
+    const active = await this.keys.countDocuments({ userId, revokedAt: null })
+    if (active >= MAX_KEYS_PER_USER) throw badRequest('APP_TOO_MANY_API_KEYS', `At most ${MAX_KEYS_PER_USER} active API keys per user`)
+    const token = createPat(this.deps.prefix)
+    const record = {
+      userId, name: input.name.trim(), tokenHash: hashToken(token), hint: patHint(token, this.deps.prefix),
+      scopes: [...new Set(input.scopes ?? [])].sort(), createdAt: now, lastUsedAt: null, expiresAt, revokedAt: null
+    }
+    const { insertedId } = await this.keys.insertOne(record)
+    return { ...toApiKey({ ...record, _id: insertedId }), token }
+  }
+
+  async list (userId: string): Promise<ApiKey[]> {
+    const records = await this.keys.find({ userId, revokedAt: null }, { sort: { _id: 1 } }).toArray()
+    return records.map(toApiKey)
+  }
+
+  async revoke (userId: string, keyId: string): Promise<void> {
+    const result = await this.keys.updateOne({ _id: keyId, userId, revokedAt: null }, { $set: { revokedAt: this.deps.clock.now() } })
+    if (result.matchedCount === 0) throw notFound('APP_API_KEY_NOT_FOUND', 'API key not found')
+  }
+
+  /** Null for a malformed, unknown, revoked or expired token; a malformed one never reaches the Store. */
+  async authenticate (token: string): Promise<PatIdentity | null> {
+    if (!isWellFormedPat(token, this.deps.prefix)) return null
+    const record = await this.keys.findOne({ tokenHash: hashToken(token) })
+    const now = this.deps.clock.now()
+    if (record === null || record.revokedAt !== null) return null
+    if (record.expiresAt !== null && record.expiresAt <= now) return null
+    if (record.lastUsedAt === null || now.getTime() - record.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+      await this.keys.updateOne({ _id: record._id }, { $set: { lastUsedAt: now } })
+    }
+    return { userId: record.userId, keyId: record._id, scopes: record.scopes }
+  }
+}

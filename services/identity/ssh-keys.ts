@@ -1,0 +1,86 @@
+import { conflict, notFound } from '../errors.js'
+import { DuplicateKeyError } from '../store/errors.js'
+import { parseSshPublicKey, type SshKeyAlgorithm } from './ssh-key-format.js'
+import type { Clock } from '../clock.js'
+import type { Store, StoreCollection, WithId } from '../store/types.js'
+
+type SshKeyRecord = {
+  userId: string
+  title: string
+  /** `type base64` without the comment: one key can be registered once across all users, as git hosts require. */
+  canonical: string
+  type: string
+  algorithm: SshKeyAlgorithm
+  bits: number
+  fingerprint: string
+  createdAt: Date
+  lastUsedAt: Date | null
+}
+
+export interface SshKey {
+  id: string
+  title: string
+  key: string
+  type: string
+  bits: number
+  fingerprint: string
+  createdAt: string
+  lastUsedAt: string | null
+}
+
+function toSshKey (record: WithId<SshKeyRecord>): SshKey {
+  return {
+    id: record._id,
+    title: record.title,
+    key: record.canonical,
+    type: record.type,
+    bits: record.bits,
+    fingerprint: record.fingerprint,
+    createdAt: record.createdAt.toISOString(),
+    lastUsedAt: record.lastUsedAt?.toISOString() ?? null
+  }
+}
+
+export class SshKeys {
+  readonly records: StoreCollection<SshKeyRecord>
+
+  constructor (store: Store, private readonly clock: Clock) {
+    this.records = store.collection<SshKeyRecord>('platform_ssh_keys')
+  }
+
+  async init (): Promise<void> {
+    await this.records.createIndex({ fingerprint: 1 }, { unique: true })
+    await this.records.createIndex({ userId: 1 })
+  }
+
+  async add (userId: string, input: { title: string, key: string }): Promise<SshKey> {
+    const parsed = parseSshPublicKey(input.key)
+    const record: SshKeyRecord = {
+      userId,
+      title: input.title.trim() || (parsed.comment ?? parsed.type),
+      canonical: parsed.canonical,
+      type: parsed.type,
+      algorithm: parsed.algorithm,
+      bits: parsed.bits,
+      fingerprint: parsed.fingerprint,
+      createdAt: this.clock.now(),
+      lastUsedAt: null
+    }
+    try {
+      const { insertedId } = await this.records.insertOne(record)
+      return toSshKey({ ...record, _id: insertedId })
+    } catch (error) {
+      if (error instanceof DuplicateKeyError) throw conflict('APP_SSH_KEY_EXISTS', `This key (${parsed.fingerprint}) is already registered`)
+      throw error
+    }
+  }
+
+  async list (userId: string): Promise<SshKey[]> {
+    return (await this.records.find({ userId }, { sort: { _id: 1 } }).toArray()).map(toSshKey)
+  }
+
+  async remove (userId: string, keyId: string): Promise<void> {
+    const result = await this.records.deleteOne({ _id: keyId, userId })
+    if (result.deletedCount === 0) throw notFound('APP_SSH_KEY_NOT_FOUND', 'SSH key not found')
+  }
+}

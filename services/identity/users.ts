@@ -1,0 +1,119 @@
+import { badRequest, conflict, notFound, unauthorized } from '../errors.js'
+import { hashPassword, verifyPassword, passwordNeedsRehash } from '../crypto.js'
+import { DuplicateKeyError } from '../store/errors.js'
+import type { Clock } from '../clock.js'
+import type { Store, StoreCollection, WithId } from '../store/types.js'
+
+export type PlatformUserRecord = {
+  email: string
+  name: string
+  passwordHash: string | null
+  emailVerified: boolean
+  createdAt: Date
+  updatedAt: Date
+}
+
+export interface PlatformUser {
+  id: string
+  email: string
+  name: string
+  emailVerified: boolean
+  createdAt: string
+}
+
+export const PASSWORD_MIN_LENGTH = 8
+export const PASSWORD_MAX_LENGTH = 256
+
+export function normalizeEmail (email: string): string {
+  return email.trim().toLowerCase()
+}
+
+// Deliberately plain: one @, no spaces, a dot in the domain. Deliverability is proven by mail, not by regex.
+const EMAIL_SHAPE = /^[^\s@]{1,64}@[^\s@.]+(\.[^\s@.]+)+$/
+
+function checkEmail (email: string): void {
+  if (!EMAIL_SHAPE.test(email)) throw badRequest('APP_INVALID_EMAIL', 'email is not a valid email address')
+}
+
+export function toPlatformUser (record: WithId<PlatformUserRecord>): PlatformUser {
+  return { id: record._id, email: record.email, name: record.name, emailVerified: record.emailVerified, createdAt: record.createdAt.toISOString() }
+}
+
+/** The policy the README states: 8 to 256 characters, and not the email address itself. */
+export function checkPasswordPolicy (password: string, email: string): void {
+  if (password.length < PASSWORD_MIN_LENGTH) throw badRequest('APP_WEAK_PASSWORD', `Password must be at least ${PASSWORD_MIN_LENGTH} characters`)
+  if (password.length > PASSWORD_MAX_LENGTH) throw badRequest('APP_WEAK_PASSWORD', `Password must be at most ${PASSWORD_MAX_LENGTH} characters`)
+  if (password.trim().toLowerCase() === normalizeEmail(email)) throw badRequest('APP_WEAK_PASSWORD', 'Password must not be the email address')
+}
+
+export class PlatformUsers {
+  readonly records: StoreCollection<PlatformUserRecord>
+  // Verified against when the email is unknown, so both failures cost one argon2 run.
+  private decoyHash: Promise<string> | null = null
+
+  constructor (store: Store, private readonly clock: Clock) {
+    this.records = store.collection<PlatformUserRecord>('platform_users')
+  }
+
+  async init (): Promise<void> {
+    await this.records.createIndex({ email: 1 }, { unique: true })
+  }
+
+  async register (input: { email: string, password: string, name: string }): Promise<PlatformUser> {
+    const email = normalizeEmail(input.email)
+    checkEmail(email)
+    checkPasswordPolicy(input.password, email)
+    const now = this.clock.now()
+    const record = { email, name: input.name.trim(), passwordHash: await hashPassword(input.password), emailVerified: false, createdAt: now, updatedAt: now }
+    try {
+      const { insertedId } = await this.records.insertOne(record)
+      return toPlatformUser({ ...record, _id: insertedId })
+    } catch (error) {
+      if (error instanceof DuplicateKeyError) throw conflict('APP_EMAIL_TAKEN', 'An account with this email already exists')
+      throw error
+    }
+  }
+
+  /** One answer for an unknown email and a wrong password, in about the same time. */
+  async authenticate (emailInput: string, password: string): Promise<PlatformUser> {
+    const record = await this.records.findOne({ email: normalizeEmail(emailInput) })
+    const hash = record?.passwordHash ?? await this.decoy()
+    const valid = await verifyPassword(hash, password)
+    if (record === null || record.passwordHash === null || !valid) {
+      throw unauthorized('APP_INVALID_CREDENTIALS', 'Email or password is incorrect')
+    }
+    if (passwordNeedsRehash(record.passwordHash)) {
+      await this.records.updateOne({ _id: record._id }, { $set: { passwordHash: await hashPassword(password), updatedAt: this.clock.now() } })
+    }
+    return toPlatformUser(record)
+  }
+
+  async get (id: string): Promise<PlatformUser> {
+    const record = await this.records.findOne({ _id: id })
+    if (record === null) throw notFound('APP_USER_NOT_FOUND', 'User not found')
+    return toPlatformUser(record)
+  }
+
+  async findById (id: string): Promise<PlatformUser | null> {
+    const record = await this.records.findOne({ _id: id })
+    return record === null ? null : toPlatformUser(record)
+  }
+
+  /** SSO: the user with this verified email, created without a password if new. */
+  async findOrCreateByVerifiedEmail (emailInput: string, name: string): Promise<PlatformUser> {
+    const email = normalizeEmail(emailInput)
+    const now = this.clock.now()
+    const record = await this.records.findOneAndUpdate(
+      { email },
+      { $set: { emailVerified: true, updatedAt: now }, $setOnInsert: { name: name.trim() || email, passwordHash: null, createdAt: now } },
+      { upsert: true, returnDocument: 'after' }
+    )
+    if (record === null) throw new Error('upsert returned no document')
+    return toPlatformUser(record)
+  }
+
+  private async decoy (): Promise<string> {
+    this.decoyHash ??= hashPassword('decoy-password-never-matches')
+    return await this.decoyHash
+  }
+}
