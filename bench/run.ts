@@ -18,7 +18,7 @@ async function start (script: string): Promise<Started> {
   return { child, address: info.address, info }
 }
 
-interface Scenario { name: string, path: string, method?: 'GET' | 'POST', body?: string }
+interface Scenario { name: string, path: string, method?: 'GET' | 'POST', body?: string, headers?: Record<string, string>, duration?: number }
 interface Measured { name: string, rps: number, p50: number, p99: number, errors: number }
 
 async function measure (base: string, scenario: Scenario): Promise<Measured> {
@@ -26,8 +26,8 @@ async function measure (base: string, scenario: Scenario): Promise<Measured> {
     url: base + scenario.path,
     method: scenario.method ?? 'GET',
     connections: CONNECTIONS,
-    duration: DURATION,
-    headers: scenario.body === undefined ? {} : { 'content-type': 'application/json' },
+    duration: scenario.duration ?? DURATION,
+    headers: { ...(scenario.body === undefined ? {} : { 'content-type': 'application/json' }), ...scenario.headers },
     ...(scenario.body === undefined ? {} : { body: scenario.body })
   })
   return { name: scenario.name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx }
@@ -48,7 +48,11 @@ const scenarios: Scenario[] = [
   { name: 'GET /healthz', path: '/healthz' },
   { name: 'GET /readyz (store ping)', path: '/readyz' },
   { name: 'GET store record by id', path: `/bench/samples/${plinth.info.sampleId}` },
-  { name: 'POST store record', path: '/bench/samples', method: 'POST', body: JSON.stringify({ title: 'bench', views: 3, tags: ['x', 'y'] }) }
+  { name: 'POST store record', path: '/bench/samples', method: 'POST', body: JSON.stringify({ title: 'bench', views: 3, tags: ['x', 'y'] }) },
+  { name: 'GET /api/auth/me (platform JWT)', path: '/api/auth/me', headers: { authorization: `Bearer ${plinth.info.accessToken}` } },
+  { name: 'GET /api/auth/me (PAT)', path: '/api/auth/me', headers: { authorization: `Bearer ${plinth.info.pat}` } },
+  // argon2id dominates a login by design: reported for its latency, not as a throughput target.
+  { name: 'POST /api/auth/login (argon2id)', path: '/api/auth/login', method: 'POST', duration: Math.min(DURATION, 4), body: JSON.stringify({ email: 'bench@example.com', password: 'bench password 1' }) }
 ]
 for (const scenario of scenarios) console.log(line(await measure(plinth.address, scenario), ceiling.rps))
 plinth.child.kill()

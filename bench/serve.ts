@@ -32,8 +32,12 @@ const storeProbe: FastifyPluginAsyncTypebox = async (app) => {
 }
 
 const dataDir = process.env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'plinth-bench-'))
-const app = await buildApp(loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' }))
+// The login scenario hammers one account on purpose; the limiter would (rightly) stop it.
+const app = await buildApp(loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', AUTH_RATE_LIMIT_MAX: '1000000' }))
 await app.register(storeProbe)
 const address = await app.listen({ port: 0, host: '127.0.0.1' })
 const seeded = await app.store.collection('bench_samples').insertOne({ title: 'seed', views: 1, tags: ['a', 'b'] })
-process.send?.({ address, sampleId: seeded.insertedId })
+const user = await app.identity.users.register({ email: 'bench@example.com', password: 'bench password 1', name: 'Bench' })
+const { accessToken } = await app.identity.sessions.start(user.id)
+const { token: pat } = await app.identity.apiKeys.create(user.id, { name: 'bench' })
+process.send?.({ address, sampleId: seeded.insertedId, accessToken, pat })
