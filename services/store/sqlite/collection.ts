@@ -11,7 +11,8 @@ import type { CollectionMeta, Connection } from './connection.js'
 import { SqliteCursor } from './cursor.js'
 import { checkArrayKeys, createIndex, dropIndex, duplicateKeyError, isUniqueViolation, listIndexes, needsArrayWork, trackArrays } from './indexes.js'
 import { quoteIdentifier } from './names.js'
-import { countMatches, selectMatches, validateCount, whereOf, type DocumentTest, type Match } from './query.js'
+import { filterShape, rememberValidShape, shapeValidated } from './plans.js'
+import { countMatches, selectFirstQuickly, selectMatches, validateCount, whereOf, type DocumentTest, type Match, type Selection } from './query.js'
 
 interface PreparedInsert { id: string, json: string, doc: Document }
 interface UpdateRun { result: UpdateResult, before: Document | null, after: Document | null }
@@ -19,6 +20,24 @@ interface UpdateRun { result: UpdateResult, before: Document | null, after: Docu
 function projector (projection: Projection | undefined): (doc: Document) => Document {
   // Decoded rows are private copies already; only a real projection needs to copy.
   return projection === undefined || Object.keys(projection).length === 0 ? (doc) => doc : compileProjection(projection)
+}
+
+/**
+ * The semantics matcher for a filter, validating it now. A top-level equality
+ * filter whose shape (field names, value types) was validated before cannot
+ * fail validation, so its matcher is compiled only if a row needs re-checking,
+ * which an exact SQL translation makes unnecessary.
+ */
+function filterTest (filter: Filter): DocumentTest {
+  const shape = filterShape(filter)
+  if (shape === null) return compileFilter(filter)
+  if (!shapeValidated(shape)) {
+    const test = compileFilter(filter)
+    rememberValidShape(shape)
+    return test
+  }
+  let test: DocumentTest | undefined
+  return (doc) => (test ??= compileFilter(filter))(doc)
 }
 
 function checkSort (sort: Sort | undefined): void {
@@ -138,15 +157,24 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
 
   /** Validates now (as the driver's find does) and returns the query to run later. */
   private planFind (filter: Filter, options: FindOptions): () => Array<WithId<T>> {
-    const test = compileFilter(filter)
+    const test = filterTest(filter)
     checkSort(options.sort)
     const project = projector(options.projection)
     const skip = validateCount(options.skip, 'options.skip')
     const limit = validateCount(options.limit, 'options.limit')
-    return () => this.connection.read(() => {
+    return () => {
+      const meta = this.meta()
+      const quick = meta === undefined ? undefined : selectFirstQuickly(this.connection, meta, filter, { sort: options.sort, skip, limit })
+      if (quick !== undefined) return quick.map((match) => project(match.doc) as WithId<T>)
+      return this.readMatches(filter, test, { sort: options.sort, skip, limit }, project)
+    }
+  }
+
+  private readMatches (filter: Filter, test: DocumentTest, selection: Selection, project: (doc: Document) => Document): Array<WithId<T>> {
+    return this.connection.read(() => {
       const meta = this.meta()
       if (meta === undefined) return []
-      return selectMatches(this.connection, meta, filter, test, { sort: options.sort, skip, limit })
+      return selectMatches(this.connection, meta, filter, test, selection)
         .map((match) => project(match.doc) as WithId<T>)
     })
   }
@@ -156,7 +184,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
   }
 
   async countDocuments (filter: Filter = {}, options: CountOptions = {}): Promise<number> {
-    const test = compileFilter(filter)
+    const test = filterTest(filter)
     const skip = validateCount(options.skip, 'options.skip')
     const limit = validateCount(options.limit, 'options.limit')
     return this.connection.read(() => {
@@ -166,7 +194,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
   }
 
   private runUpdate (filter: Filter, update: Update, many: boolean, upsert: boolean, sort?: Sort): UpdateRun {
-    const test = compileFilter(filter)
+    const test = filterTest(filter)
     const apply = compileUpdate(update)
     checkSort(sort)
     return this.connection.write(() => {
@@ -211,7 +239,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
   }
 
   private runDelete (filter: Filter, many: boolean, sort?: Sort): Match[] | number {
-    const test = compileFilter(filter)
+    const test = filterTest(filter)
     checkSort(sort)
     return this.connection.write(() => {
       const meta = this.meta()

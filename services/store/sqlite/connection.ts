@@ -71,6 +71,11 @@ export class Connection {
     return statement
   }
 
+  /** True inside read() or write(). */
+  get inTransaction (): boolean {
+    return this.transaction !== 'none'
+  }
+
   /** The catalogue version the cache reflects (-1 when it must be reloaded). */
   get version (): number {
     return this.catalogueVersion

@@ -3,10 +3,9 @@ import type { Document, Filter, Sort } from '../types.js'
 import { compareValues, compileSort } from '../semantics/index.js'
 import { decodeDocument, decodeValue } from './codec.js'
 import type { CollectionMeta, Connection } from './connection.js'
-import { filterContext } from './indexes.js'
 import { quoteIdentifier } from './names.js'
 import { KeyRank, addressableSegments, jsonPath, keyRankExpression, keyValueExpression } from './paths.js'
-import { compileSqlFilter, type SqlCondition } from './sql-filter.js'
+import { cachedWhere, statementText, type WhereClause } from './plans.js'
 
 /** A stored document and its row, so writes can address exactly what was read. */
 export interface Match { seq: number, doc: Document }
@@ -60,8 +59,17 @@ function compileOrder (sort: Sort): (a: Match, b: Match) => number {
   return (a, b) => compare(a.doc, b.doc) || compareValues(a.doc._id, b.doc._id)
 }
 
-export function whereOf (meta: CollectionMeta, filter: Filter): SqlCondition {
-  return compileSqlFilter(filter, filterContext(meta))
+export function whereOf (meta: CollectionMeta, filter: Filter): WhereClause {
+  return cachedWhere(meta, filter)
+}
+
+/**
+ * LIMIT is inlined (a validated integer, never a filter value): SQLite's
+ * planner reads a bound LIMIT, so rebinding it re-prepares the statement on
+ * every call, which costs more than the lookup itself.
+ */
+function limitClause (limit: number): string {
+  return `LIMIT ${limit === 0 ? -1 : limit}`
 }
 
 type Row = [seq: number, json: string, rank?: number]
@@ -78,6 +86,39 @@ function * inSortOrder (rows: Iterable<Row>, sort: Sort | undefined): Iterable<M
 }
 
 /**
+ * The first match of a filter whose cached translation is exact, as one
+ * autocommit statement that also reads the catalogue version from the same
+ * snapshot, sparing the BEGIN, catalogue check and COMMIT of a read
+ * transaction. Undefined when it cannot answer: another kind of query, or a
+ * catalogue that changed since `meta` was read (the caller then reads inside a
+ * transaction, which reloads it).
+ */
+export function selectFirstQuickly (connection: Connection, meta: CollectionMeta, filter: Filter, selection: Selection): Match[] | undefined {
+  if (selection.limit !== 1 || connection.inTransaction) return undefined
+  const where = whereOf(meta, filter)
+  if (where.texts === undefined || !where.exact || where.sql === '0') return undefined
+  const order = planOrder(meta, selection.sort)
+  if (order === null || order.rank !== null) return undefined
+  const sql = statementText(where, `first|${order.sql}`, () => 'SELECT NULL, NULL, version FROM _plinth_meta WHERE id = 1 UNION ALL ' +
+    `SELECT * FROM (SELECT seq, doc, NULL FROM ${quoteIdentifier(meta.table)} WHERE ${where.sql} ORDER BY ${order.sql} LIMIT 1 OFFSET ?)`)
+  let rows: Array<[seq: number | null, json: string | null, version: number | null]>
+  try {
+    rows = connection.statement(sql).raw().all(...where.params, selection.skip ?? 0) as typeof rows
+  } catch (error) {
+    // A table dropped by another connection: the transactional path knows what to answer.
+    if (error instanceof Error && error.message.startsWith('no such table')) return undefined
+    throw error
+  }
+  const found: Match[] = []
+  let version: number | null = null
+  for (const [seq, json, rowVersion] of rows) {
+    if (seq === null) version = rowVersion
+    else found.push({ seq, doc: decodeDocument(json as string) })
+  }
+  return version === connection.version ? found : undefined
+}
+
+/**
  * The documents matching `filter`, ordered, skipped and limited. SQLite
  * narrows the candidates; the semantics matcher decides unless the SQL
  * translation is exact; rows are parsed only as far as the answer needs.
@@ -91,13 +132,13 @@ export function selectMatches (connection: Connection, meta: CollectionMeta, fil
   const order = planOrder(meta, selection.sort)
   const matcher = where.exact ? null : test
   if (order !== null && order.rank === null && matcher === null) {
-    const rows = connection.statement(`SELECT seq, doc FROM ${table} WHERE ${where.sql} ORDER BY ${order.sql} LIMIT ? OFFSET ?`).raw()
-      .all(...where.params, limit === 0 ? -1 : limit, skip) as Row[]
+    const sql = statementText(where, `page|${order.sql}|${limit}`, () => `SELECT seq, doc FROM ${table} WHERE ${where.sql} ORDER BY ${order.sql} ${limitClause(limit)} OFFSET ?`)
+    const rows = connection.statement(sql).raw().all(...where.params, skip) as Row[]
     return rows.map(([seq, json]) => ({ seq, doc: decodeDocument(json) }))
   }
   if (order !== null) {
     const columns = order.rank === null ? 'seq, doc' : `seq, doc, ${order.rank}`
-    const rows = connection.statement(`SELECT ${columns} FROM ${table} WHERE ${where.sql} ORDER BY ${order.sql}`).raw()
+    const rows = connection.statement(statementText(where, `ordered|${columns}|${order.sql}`, () => `SELECT ${columns} FROM ${table} WHERE ${where.sql} ORDER BY ${order.sql}`)).raw()
       .iterate(...where.params) as IterableIterator<Row>
     const found: Match[] = []
     let skipped = 0
@@ -127,7 +168,7 @@ export function selectMatches (connection: Connection, meta: CollectionMeta, fil
     const read = connection.statement(`SELECT doc FROM ${table} WHERE seq = ?`).pluck()
     return page.map((match) => ({ seq: match.seq, doc: decodeDocument(read.get(match.seq) as string) }))
   }
-  const rows = connection.statement(`SELECT seq, doc FROM ${table} WHERE ${where.sql}`).raw().iterate(...where.params) as IterableIterator<Row>
+  const rows = connection.statement(statementText(where, 'all', () => `SELECT seq, doc FROM ${table} WHERE ${where.sql}`)).raw().iterate(...where.params) as IterableIterator<Row>
   const candidates = mapRows(rows, ([seq, json]) => {
     const doc = decodeDocument(json)
     return matcher === null || matcher(doc) ? { seq, doc } : null
@@ -189,10 +230,10 @@ export function countMatches (connection: Connection, meta: CollectionMeta, filt
   if (where.sql === '0') return 0
   const table = quoteIdentifier(meta.table)
   if (where.exact) {
-    return connection.statement(`SELECT count(*) FROM (SELECT 1 FROM ${table} WHERE ${where.sql} LIMIT ? OFFSET ?)`).pluck()
-      .get(...where.params, limit === 0 ? -1 : limit, skip) as number
+    const sql = statementText(where, `count|${limit}`, () => `SELECT count(*) FROM (SELECT 1 FROM ${table} WHERE ${where.sql} ${limitClause(limit)} OFFSET ?)`)
+    return connection.statement(sql).pluck().get(...where.params, skip) as number
   }
-  const rows = connection.statement(`SELECT doc FROM ${table} WHERE ${where.sql}`).pluck().iterate(...where.params) as IterableIterator<string>
+  const rows = connection.statement(statementText(where, 'docs', () => `SELECT doc FROM ${table} WHERE ${where.sql}`)).pluck().iterate(...where.params) as IterableIterator<string>
   let count = 0
   for (const json of rows) {
     if (!test(decodeDocument(json))) continue

@@ -12,6 +12,9 @@ import { openSqliteStore } from '../../../services/store/sqlite/index.js'
 import { Connection } from '../../../services/store/sqlite/connection.js'
 import { quoteIdentifier } from '../../../services/store/sqlite/names.js'
 import { planOrder, whereOf } from '../../../services/store/sqlite/query.js'
+import { cachedShapeCount } from '../../../services/store/sqlite/plans.js'
+import { compileSqlFilter } from '../../../services/store/sqlite/sql-filter.js'
+import { filterContext } from '../../../services/store/sqlite/indexes.js'
 import type { Document, Filter, FindOptions, IndexKey, Projection, Sort } from '../../../services/store/types.js'
 import { storeConformance } from './conformance.js'
 
@@ -318,4 +321,95 @@ t.test('find agrees with the semantics reference and with mingo on random docume
   t.pass('600 random queries match the semantics reference')
   await fc.assert(fc.asyncProperty(findCase({ mingoSafe: true }), async (sample) => { await check(sample, 'mingo') }), { numRuns: 600 })
   t.pass('600 random queries match mingo')
+})
+
+t.test('cached filter plans translate exactly like a fresh compile', async (t) => {
+  const planDir = mkdtempSync(join(tmpdir(), 'plinth-shapes-'))
+  const store = openSqliteStore({ file: join(planDir, 'plinth.db') })
+  const connection = new Connection(join(planDir, 'plinth.db'))
+  t.teardown(async () => { connection.close(); await store.close(); rmSync(planDir, { recursive: true, force: true }) })
+  const indexed = store.collection('indexed')
+  for (const key of [{ a: 1 }, { 'c.d': 1 }, { tags: 1 }] as IndexKey[]) await indexed.createIndex(key)
+  await indexed.insertMany([{ a: 1, c: { d: 'x' }, tags: ['x', 'y'] }, { a: 'b', tags: 'z' }])
+  await store.collection('plain').insertOne({ a: 1, tags: ['x'] })
+  let seed = 7
+  const random = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2147483648
+    return Math.floor(seed / 65536) % n
+  }
+  const pick = <V>(values: V[]): V => values[random(values.length)]
+  // Few distinct values, so that leaves often repeat (0/1 next to booleans, equal $in members, equal ranges).
+  const scalar = (): unknown => pick([
+    () => pick(['x', 'y', '']),
+    () => pick([0, 1, 2, -0, 1.5, Infinity]),
+    () => pick([true, false]),
+    () => null,
+    () => new Date(pick([0, 1, 1000]))
+  ])()
+  const fieldValue = (): unknown => {
+    switch (random(4)) {
+      case 0: return scalar()
+      case 1: return { [pick(['$eq', '$ne', '$gt', '$gte', '$lt', '$lte'])]: scalar() }
+      case 2: return { $gte: scalar(), $lt: scalar() }
+      default: return { $in: Array.from({ length: 1 + random(4) }, scalar) }
+    }
+  }
+  /** A filter of the same shape with fresh leaves of the same types. */
+  const refill = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(refill)
+    if (value instanceof Date) return new Date(pick([0, 1, 2, 5000]))
+    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, refill(inner)]))
+    if (typeof value === 'string') return pick(['x', 'y', 'zz', ''])
+    if (typeof value === 'number') return pick([0, 1, 2, 7, 1.5, -3])
+    return value
+  }
+  let compared = 0
+  connection.read(() => {
+    for (const name of ['indexed', 'plain']) {
+      const meta = connection.collection(name)
+      if (meta === undefined) throw new Error('no such collection')
+      for (let i = 0; i < 1500; i++) {
+        const filter: Filter = {}
+        for (const field of ['a', 'c.d', 'tags', '_id'].filter(() => random(2) === 0)) filter[field] = field === '_id' ? pick(['u1', 'u2']) : fieldValue()
+        for (const one of [filter, refill(filter) as Filter, refill(filter) as Filter]) {
+          deepStrictEqual({ ...whereOf(meta, one), texts: undefined }, { ...compileSqlFilter(one, filterContext(meta)), texts: undefined }, JSON.stringify(one))
+          compared++
+        }
+      }
+      t.ok(cachedShapeCount(meta) <= 256, 'the cache is bounded')
+    }
+  })
+  t.equal(compared, 9000, 'every refilled filter compiles to the same SQL and parameters')
+})
+
+t.test('cached plans follow index and multikey changes, and invalid shapes keep failing', async (t) => {
+  const planDir = mkdtempSync(join(tmpdir(), 'plinth-shapes-'))
+  const first = openSqliteStore({ file: join(planDir, 'plinth.db') })
+  const second = openSqliteStore({ file: join(planDir, 'plinth.db') })
+  t.teardown(async () => { await first.close(); await second.close(); rmSync(planDir, { recursive: true, force: true }) })
+  const tokens = first.collection('tokens')
+  await tokens.insertOne({ _id: 't1', hash: 'h1', scope: 'read' })
+  t.same(ids(await tokens.find({ scope: 'write' }).toArray()), [])
+  t.same((await tokens.findOne({ hash: 'h1' }))?._id, 't1', 'unindexed shape')
+  await second.collection('tokens').createIndex({ hash: 1 }, { unique: true })
+  await second.collection('tokens').createIndex({ scope: 1 })
+  t.same((await tokens.findOne({ hash: 'h1' }))?._id, 't1', 'same shape after another connection added an index')
+  t.equal(await tokens.findOne({ hash: 'h2' }), null)
+  // Another connection makes `scope` multikey: the cached array-free (exact) translation must not be reused.
+  await second.collection('tokens').insertOne({ _id: 't2', hash: 'h2', scope: ['read', 'write'] })
+  t.same((await tokens.findOne({ scope: 'write' }))?._id, 't2', 'findOne reads the changed catalogue')
+  t.same(ids(await tokens.find({ scope: 'write' }).toArray()), ['t2'])
+  t.same(ids(await tokens.find({ scope: 'read' }, { limit: 30 }).toArray()), ['t1', 't2'])
+  t.same((await tokens.findOne({ scope: 'read' }, { skip: 1 }))?._id, 't2')
+  t.equal(await tokens.countDocuments({ scope: 'read' }), 2)
+  await second.collection('tokens').dropIndex('scope_1')
+  t.same(ids(await tokens.find({ scope: 'write' }).toArray()), ['t2'], 'and after the index is dropped')
+  for (let i = 0; i < 2; i++) {
+    t.throws(() => tokens.find({ 'a..b': 'x' }), { message: /empty segment/ }, 'an invalid field name is refused every time')
+    await t.rejects(tokens.findOne({ $where: 'x' } as Filter), { message: /unsupported top-level operator/ })
+  }
+  t.same((await tokens.findOneAndDelete({ hash: 'h2' }))?._id, 't2')
+  t.equal(await tokens.findOne({ hash: 'h2' }), null)
+  await second.dropCollection('tokens')
+  t.equal(await tokens.findOne({ hash: 'h1' }), null, 'a collection dropped by another connection')
 })
