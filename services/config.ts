@@ -22,6 +22,31 @@ export interface Config {
   refreshTokenTtlSeconds: number
   /** Attempts allowed per window on login, register, refresh and SSO exchange, per client address. */
   authRateLimit: { max: number, windowSeconds: number }
+  /** SSO identity providers that have both a client id and a client secret, in a fixed order. */
+  ssoProviders: SsoProviderConfig[]
+  /** Where the browser lands after SSO, with `?ticket=` or `?error=`. */
+  ssoRedirectUrl: string
+  /** Origins a `redirectTo` on SSO start may point to. */
+  ssoAllowedRedirects: string[]
+}
+
+export const SSO_PROVIDER_NAMES = ['google', 'microsoft', 'apple'] as const
+export type SsoProviderName = typeof SSO_PROVIDER_NAMES[number]
+
+export interface SsoProviderConfig {
+  name: SsoProviderName
+  clientId: string
+  /** For Apple this is the pre-generated client-secret JWT (ES256 under the Sign in with Apple key), not a static secret. */
+  clientSecret: string
+  /** Discovery is fetched from `<issuer>/.well-known/openid-configuration`. */
+  issuer: string
+}
+
+// Microsoft's multi-tenant discovery answers with the issuer template `.../{tenantid}/v2.0`.
+const SSO_DEFAULT_ISSUERS: Record<SsoProviderName, string> = {
+  google: 'https://accounts.google.com',
+  microsoft: 'https://login.microsoftonline.com/common/v2.0',
+  apple: 'https://appleid.apple.com'
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
@@ -52,11 +77,44 @@ function integer (env: Env, name: string, fallback: number, min: number, max: nu
   return value
 }
 
-function httpUrl (name: string, raw: string): string {
+function parseHttpUrl (name: string, raw: string): URL {
   let url: URL
   try { url = new URL(raw) } catch { throw new ConfigError(name, `must be an absolute http(s) URL, got "${raw}"`) }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, `must use http or https, got "${url.protocol}"`)
-  return url.toString().replace(/\/$/, '')
+  return url
+}
+
+function httpUrl (name: string, raw: string): string {
+  return parseHttpUrl(name, raw).toString().replace(/\/$/, '')
+}
+
+/** `<P>_CLIENT_ID` and `<P>_CLIENT_SECRET` come as a pair: one without the other is a mistake, not "disabled". */
+function ssoProviders (env: Env): SsoProviderConfig[] {
+  const providers: SsoProviderConfig[] = []
+  for (const name of SSO_PROVIDER_NAMES) {
+    const prefix = name.toUpperCase()
+    const clientId = text(env, `${prefix}_CLIENT_ID`)
+    const clientSecret = text(env, `${prefix}_CLIENT_SECRET`)
+    if (clientId === undefined && clientSecret === undefined) continue
+    if (clientId === undefined) throw new ConfigError(`${prefix}_CLIENT_ID`, `must be set when ${prefix}_CLIENT_SECRET is`)
+    if (clientSecret === undefined) throw new ConfigError(`${prefix}_CLIENT_SECRET`, `must be set when ${prefix}_CLIENT_ID is`)
+    const issuer = text(env, `${prefix}_ISSUER`)
+    providers.push({ name, clientId, clientSecret, issuer: issuer === undefined ? SSO_DEFAULT_ISSUERS[name] : httpUrl(`${prefix}_ISSUER`, issuer) })
+  }
+  return providers
+}
+
+function origins (env: Env, name: string): string[] {
+  const raw = text(env, name)
+  if (raw === undefined) return []
+  return raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '').map((entry) => {
+    let url: URL | null = null
+    try { url = new URL(entry) } catch {}
+    if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.href !== `${url.origin}/`) {
+      throw new ConfigError(name, `must be a comma-separated list of origins such as https://app.example.com, got "${entry}"`)
+    }
+    return url.origin
+  })
 }
 
 function patPrefix (env: Env): string {
@@ -100,6 +158,9 @@ export function loadConfig (env: Env = process.env): Config {
     authRateLimit: {
       max: integer(env, 'AUTH_RATE_LIMIT_MAX', 10, 1, 1_000_000),
       windowSeconds: integer(env, 'AUTH_RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400)
-    }
+    },
+    ssoProviders: ssoProviders(env),
+    ssoRedirectUrl: parseHttpUrl('SSO_REDIRECT_URL', text(env, 'SSO_REDIRECT_URL') ?? `${publicUrl}/`).href,
+    ssoAllowedRedirects: origins(env, 'SSO_ALLOWED_REDIRECTS')
   }
 }

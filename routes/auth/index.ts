@@ -6,6 +6,7 @@ import { normalizeEmail } from '../../services/identity/users.js'
 import { platformCaller } from '../../plugins/auth.js'
 import apiKeyRoutes from './api-keys.js'
 import sshKeyRoutes from './ssh-keys.js'
+import oauthRoutes from './oauth.js'
 
 const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { users, sessions, rateLimiter } = app.identity
@@ -48,6 +49,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   await app.register(apiKeyRoutes, { prefix: '/api-keys' })
   await app.register(sshKeyRoutes, { prefix: '/ssh-keys' })
+  await app.register(oauthRoutes, { prefix: '/oauth' })
 }
 
 export default sessionRoutes

@@ -99,17 +99,29 @@ export class PlatformUsers {
     return record === null ? null : toPlatformUser(record)
   }
 
-  /** SSO: the user with this verified email, created without a password if new. */
+  /**
+   * SSO: the user with this verified email, created without a password if new.
+   * An existing account whose address was never verified may have been
+   * registered by someone else in advance; its password is dropped as the
+   * provider-proven owner takes it over, so that someone cannot log in.
+   */
   async findOrCreateByVerifiedEmail (emailInput: string, name: string): Promise<PlatformUser> {
     const email = normalizeEmail(emailInput)
     const now = this.clock.now()
     const record = await this.records.findOneAndUpdate(
       { email },
-      { $set: { emailVerified: true, updatedAt: now }, $setOnInsert: { name: name.trim() || email, passwordHash: null, createdAt: now } },
+      { $setOnInsert: { name: name.trim() || email, passwordHash: null, emailVerified: true, createdAt: now, updatedAt: now } },
       { upsert: true, returnDocument: 'after' }
     )
     if (record === null) throw new Error('upsert returned no document')
-    return toPlatformUser(record)
+    if (record.emailVerified) return toPlatformUser(record)
+    // Conditional on still being unverified, so a password set after a concurrent link survives.
+    const linked = await this.records.findOneAndUpdate(
+      { _id: record._id, emailVerified: false },
+      { $set: { emailVerified: true, passwordHash: null, updatedAt: now } },
+      { returnDocument: 'after' }
+    )
+    return toPlatformUser(linked ?? { ...record, emailVerified: true })
   }
 
   private async decoy (): Promise<string> {

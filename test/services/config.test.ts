@@ -14,6 +14,27 @@ t.test('defaults', async (t) => {
   t.equal(config.patPrefix, 'plinthpat')
   t.equal(config.accessTokenTtlSeconds, 900)
   t.same(config.authRateLimit, { max: 10, windowSeconds: 60 })
+  t.same(config.ssoProviders, [], 'no SSO provider unless configured')
+  t.equal(config.ssoRedirectUrl, 'http://127.0.0.1:8080/')
+  t.same(config.ssoAllowedRedirects, [])
+})
+
+t.test('SSO providers, landing URL and allowed redirects', async (t) => {
+  const config = loadConfig({
+    PUBLIC_URL: 'https://api.example.com',
+    APPLE_CLIENT_ID: 'com.example.web', APPLE_CLIENT_SECRET: 'eyJhbGciOiJFUzI1NiJ9.e30.sig',
+    GOOGLE_CLIENT_ID: 'g-id', GOOGLE_CLIENT_SECRET: ' g-secret ',
+    MICROSOFT_CLIENT_ID: 'm-id', MICROSOFT_CLIENT_SECRET: 'm-secret', MICROSOFT_ISSUER: 'https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0/',
+    SSO_ALLOWED_REDIRECTS: 'https://App.Example.com, http://localhost:5173 ,'
+  })
+  t.same(config.ssoProviders, [
+    { name: 'google', clientId: 'g-id', clientSecret: 'g-secret', issuer: 'https://accounts.google.com' },
+    { name: 'microsoft', clientId: 'm-id', clientSecret: 'm-secret', issuer: 'https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0' },
+    { name: 'apple', clientId: 'com.example.web', clientSecret: 'eyJhbGciOiJFUzI1NiJ9.e30.sig', issuer: 'https://appleid.apple.com' }
+  ], 'a fixed order, default issuers, overrides without a trailing slash')
+  t.equal(config.ssoRedirectUrl, 'https://api.example.com/', 'the landing URL defaults to PUBLIC_URL/')
+  t.same(config.ssoAllowedRedirects, ['https://app.example.com', 'http://localhost:5173'])
+  t.equal(loadConfig({ SSO_REDIRECT_URL: 'https://app.example.com/sso/' }).ssoRedirectUrl, 'https://app.example.com/sso/', 'kept as given')
 })
 
 t.test('values from the environment', async (t) => {
@@ -40,7 +61,14 @@ t.test('a bad value names its variable', async (t) => {
     [{ BODY_LIMIT: '10' }, 'BODY_LIMIT'],
     [{ PAT_PREFIX: 'Bad_Prefix' }, 'PAT_PREFIX'],
     [{ ACCESS_TOKEN_TTL_SECONDS: '5' }, 'ACCESS_TOKEN_TTL_SECONDS'],
-    [{ AUTH_RATE_LIMIT_MAX: '0' }, 'AUTH_RATE_LIMIT_MAX']
+    [{ AUTH_RATE_LIMIT_MAX: '0' }, 'AUTH_RATE_LIMIT_MAX'],
+    [{ GOOGLE_CLIENT_ID: 'id-without-secret' }, 'GOOGLE_CLIENT_SECRET'],
+    [{ APPLE_CLIENT_SECRET: 'secret-without-id' }, 'APPLE_CLIENT_ID'],
+    [{ MICROSOFT_CLIENT_SECRET: 's', MICROSOFT_CLIENT_ID: ' ' }, 'MICROSOFT_CLIENT_ID'],
+    [{ MICROSOFT_ISSUER: 'login.microsoftonline.com', MICROSOFT_CLIENT_ID: 'id', MICROSOFT_CLIENT_SECRET: 's' }, 'MICROSOFT_ISSUER'],
+    [{ SSO_REDIRECT_URL: 'javascript:alert(1)' }, 'SSO_REDIRECT_URL'],
+    [{ SSO_ALLOWED_REDIRECTS: 'https://app.example.com/path' }, 'SSO_ALLOWED_REDIRECTS'],
+    [{ SSO_ALLOWED_REDIRECTS: 'app.example.com' }, 'SSO_ALLOWED_REDIRECTS']
   ]
   for (const [env, variable] of bad) {
     const error = (() => { try { loadConfig(env) } catch (caught) { return caught } })()

@@ -1,0 +1,77 @@
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyBaseLogger } from 'fastify'
+import {
+  ExchangeSsoTicketResponses, ListSsoProvidersResponses, SsoCallbackParams, SsoCallbackResponses, SsoExchangeBody, SsoProviderParams, SsoStartQuery, StartSsoResponses
+} from '../../schemas/sso.js'
+import { systemClock } from '../../services/clock.js'
+import { SingleSignOn, type SsoRedirect } from '../../services/identity/sso.js'
+
+// A form post from a provider is a handful of short fields; Apple's is the largest.
+const FORM_BODY_LIMIT = 16 * 1024
+
+// A user cancelling or replaying a link is routine; an unreachable provider needs an operator; anything else is a bug.
+function logFailure (log: FastifyBaseLogger, { failure }: SsoRedirect): void {
+  if (failure === null) return
+  const level = failure.code === 'APP_SSO_FAILED' ? 'error' : failure.code === 'APP_SSO_PROVIDER_UNAVAILABLE' ? 'warn' : 'info'
+  log[level]({ code: failure.code, err: failure.cause }, 'SSO sign-in did not complete')
+}
+
+const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { users, sessions, rateLimiter } = app.identity
+  const { config } = app
+  const sso = new SingleSignOn(app.store, {
+    clock: systemClock,
+    providers: config.ssoProviders,
+    callbackUrl: (provider) => `${config.publicUrl}${app.prefix}/${provider}/callback`,
+    landingUrl: config.ssoRedirectUrl,
+    allowedRedirectOrigins: config.ssoAllowedRedirects,
+    users,
+    sessions
+  })
+  await sso.init()
+
+  app.get('/providers', {
+    schema: { operationId: 'listSsoProviders', tags: ['auth'], summary: 'The SSO providers this server is configured for', response: ListSsoProvidersResponses }
+  }, async () => ({ success: true as const, data: sso.providers().map((p) => ({ ...p, startUrl: `${app.prefix}/${p.id}/start` })) }))
+
+  app.get('/:provider/start', {
+    schema: { operationId: 'startSso', tags: ['auth'], summary: 'Start SSO: redirects to the identity provider', params: SsoProviderParams, querystring: SsoStartQuery, response: StartSsoResponses }
+  }, async (request, reply) => {
+    const redirect = await sso.start(request.params.provider, request.query.redirectTo)
+    logFailure(request.log, redirect)
+    return reply.redirect(redirect.location, 302)
+  })
+
+  // Apple posts its answer as a form (response_mode=form_post); only the callback accepts that content type.
+  await app.register(async (scope) => {
+    const callbacks = scope.withTypeProvider<TypeBoxTypeProvider>()
+    callbacks.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)))
+    })
+
+    callbacks.get('/:provider/callback', {
+      schema: { operationId: 'completeSso', tags: ['auth'], summary: 'Identity-provider callback (query); redirects with a one-time ticket', params: SsoProviderParams, querystring: SsoCallbackParams, response: SsoCallbackResponses }
+    }, async (request, reply) => {
+      const redirect = await sso.callback(request.params.provider, request.query)
+      logFailure(request.log, redirect)
+      return reply.redirect(redirect.location, 302)
+    })
+
+    callbacks.post('/:provider/callback', {
+      schema: { operationId: 'completeSsoFormPost', tags: ['auth'], summary: 'Identity-provider callback (form post, Apple); redirects with a one-time ticket', consumes: ['application/x-www-form-urlencoded'], params: SsoProviderParams, body: SsoCallbackParams, response: SsoCallbackResponses }
+    }, async (request, reply) => {
+      const redirect = await sso.callback(request.params.provider, request.body)
+      logFailure(request.log, redirect)
+      return reply.redirect(redirect.location, 302)
+    })
+  })
+
+  app.post('/exchange', {
+    schema: { operationId: 'exchangeSsoTicket', tags: ['auth'], summary: 'Trade a one-time SSO ticket for a platform JWT and a refresh token', body: SsoExchangeBody, response: ExchangeSsoTicketResponses }
+  }, async (request) => {
+    await rateLimiter.hit('sso-exchange', request.ip, config.authRateLimit)
+    return { success: true as const, data: await sso.exchange(request.body.ticket) }
+  })
+}
+
+export default oauthRoutes

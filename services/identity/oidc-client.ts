@@ -1,0 +1,194 @@
+import { createHash } from 'node:crypto'
+import { createRemoteJWKSet, customFetch, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose'
+import { AppError } from '../errors.js'
+import type { Clock } from '../clock.js'
+import type { SsoProviderConfig, SsoProviderName } from '../config.js'
+
+export type Fetch = typeof globalThis.fetch
+
+interface ProviderProfile {
+  label: string
+  scope: string
+  responseMode: 'query' | 'form_post'
+  tokenEndpointAuth: 'client_secret_basic' | 'client_secret_post'
+}
+
+/**
+ * Apple returns the email (and, once, the name) only with response_mode=form_post
+ * and authenticates clients only with client_secret_post; Google and Microsoft
+ * take either, so each uses its documented default.
+ */
+const PROFILES: Record<SsoProviderName, ProviderProfile> = {
+  google: { label: 'Google', scope: 'openid email profile', responseMode: 'query', tokenEndpointAuth: 'client_secret_basic' },
+  microsoft: { label: 'Microsoft', scope: 'openid email profile', responseMode: 'query', tokenEndpointAuth: 'client_secret_post' },
+  apple: { label: 'Apple', scope: 'openid email name', responseMode: 'form_post', tokenEndpointAuth: 'client_secret_post' }
+}
+
+// Asymmetric only: an HS256 token would be checked against the client secret, which the client itself holds.
+const ID_TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']
+const TENANT_PLACEHOLDER = '{tenantid}'
+const DISCOVERY_TTL_MS = 60 * 60 * 1000
+const HTTP_TIMEOUT_MS = 10_000
+const CLOCK_TOLERANCE_SECONDS = 60
+
+interface Discovery {
+  issuer: string
+  authorizationEndpoint: string
+  tokenEndpoint: string
+  jwks: JWTVerifyGetKey
+}
+
+export const ssoError = (code: string, message: string) => new AppError(code, 400, message)
+const unavailable = (message: string) => new AppError('APP_SSO_PROVIDER_UNAVAILABLE', 502, message)
+const invalidIdToken = (message: string) => ssoError('APP_SSO_INVALID_ID_TOKEN', message)
+
+/** RFC 7636 S256. */
+export function codeChallenge (verifier: string): string {
+  return createHash('sha256').update(verifier, 'ascii').digest('base64url')
+}
+
+// RFC 6749 §2.3.1: id and secret are form-encoded before they are joined and base64-encoded.
+const formEncode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+')
+
+function endpoint (document: Record<string, unknown>, field: string): string {
+  const value = document[field]
+  if (typeof value !== 'string') throw unavailable(`discovery document has no ${field}`)
+  let url: URL
+  try { url = new URL(value) } catch { throw unavailable(`discovery ${field} is not a URL`) }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw unavailable(`discovery ${field} is not an http(s) URL`)
+  return url.href
+}
+
+/** Whether a discovery document's issuer belongs to the configured one; Microsoft's carries a tenant placeholder. */
+function issuerMatches (configured: string, discovered: string): boolean {
+  if (!discovered.includes(TENANT_PLACEHOLDER)) return discovered.replace(/\/$/, '') === configured
+  const [before, after] = discovered.split(TENANT_PLACEHOLDER)
+  return configured.startsWith(before) && configured.endsWith(after.replace(/\/$/, '')) &&
+    /^[\w.-]+$/.test(configured.slice(before.length, configured.length - after.replace(/\/$/, '').length))
+}
+
+/** One configured OpenID provider: discovery, the authorization URL, the code exchange and ID token checks. */
+export class OidcClient {
+  readonly profile: ProviderProfile
+  private discovery: { value: Promise<Discovery>, expiresAt: number } | null = null
+
+  constructor (readonly config: SsoProviderConfig, private readonly deps: { clock: Clock, fetch: Fetch, redirectUri: string }) {
+    this.profile = PROFILES[config.name]
+  }
+
+  async authorizationUrl (request: { state: string, nonce: string, codeVerifier: string }): Promise<string> {
+    const { authorizationEndpoint } = await this.discover()
+    const url = new URL(authorizationEndpoint)
+    const params = {
+      response_type: 'code',
+      client_id: this.config.clientId,
+      redirect_uri: this.deps.redirectUri,
+      scope: this.profile.scope,
+      state: request.state,
+      nonce: request.nonce,
+      code_challenge: codeChallenge(request.codeVerifier),
+      code_challenge_method: 'S256',
+      ...(this.profile.responseMode === 'form_post' ? { response_mode: 'form_post' } : {})
+    }
+    for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value)
+    return url.href
+  }
+
+  /** RFC 9207: an `iss` in the authorization response must name this provider, against mix-up attacks. */
+  async checkResponseIssuer (iss: string | undefined): Promise<void> {
+    if (iss === undefined) return
+    const { issuer } = await this.discover()
+    if (!issuer.includes(TENANT_PLACEHOLDER) && iss !== issuer) throw ssoError('APP_SSO_INVALID_RESPONSE', 'The authorization response names another issuer')
+  }
+
+  /** Trades the authorization code for the provider's tokens; returns the ID token. */
+  async redeemCode (code: string, codeVerifier: string): Promise<string> {
+    const { tokenEndpoint } = await this.discover()
+    const body = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: this.deps.redirectUri, code_verifier: codeVerifier })
+    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }
+    if (this.profile.tokenEndpointAuth === 'client_secret_basic') {
+      headers.authorization = `Basic ${Buffer.from(`${formEncode(this.config.clientId)}:${formEncode(this.config.clientSecret)}`).toString('base64')}`
+    } else {
+      body.set('client_id', this.config.clientId)
+      body.set('client_secret', this.config.clientSecret)
+    }
+    let response: Response
+    try {
+      response = await this.deps.fetch(tokenEndpoint, { method: 'POST', headers, body, redirect: 'error', signal: AbortSignal.timeout(HTTP_TIMEOUT_MS) })
+    } catch {
+      throw unavailable('The token endpoint did not answer')
+    }
+    const answer = await response.json().catch(() => null) as Record<string, unknown> | null
+    if (!response.ok) {
+      const reason = typeof answer?.error === 'string' ? answer.error.slice(0, 64) : `HTTP ${response.status}`
+      throw ssoError('APP_SSO_CODE_REJECTED', `The token endpoint refused the code (${reason})`)
+    }
+    if (typeof answer?.id_token !== 'string') throw ssoError('APP_SSO_CODE_REJECTED', 'The token endpoint returned no ID token')
+    return answer.id_token
+  }
+
+  /**
+   * Signature against the provider's published keys, then issuer, audience,
+   * expiry and our nonce. Microsoft's common endpoint signs for every tenant,
+   * so its issuer is the template filled with the token's own `tid`.
+   */
+  async verifyIdToken (idToken: string, nonce: string): Promise<JWTPayload> {
+    const { issuer, jwks } = await this.discover()
+    let payload: JWTPayload
+    try {
+      ({ payload } = await jwtVerify(idToken, jwks, {
+        audience: this.config.clientId,
+        algorithms: ID_TOKEN_ALGORITHMS,
+        requiredClaims: ['iss', 'sub', 'exp', 'iat'],
+        currentDate: this.deps.clock.now(),
+        clockTolerance: CLOCK_TOLERANCE_SECONDS
+      }))
+    } catch (error) {
+      if (error instanceof joseErrors.JWKSTimeout || !(error instanceof joseErrors.JOSEError)) throw unavailable('The provider\'s signing keys could not be fetched')
+      throw invalidIdToken(`The ID token was refused (${error.code})`)
+    }
+    const tenant = payload.tid
+    const expectedIssuer = issuer.includes(TENANT_PLACEHOLDER)
+      ? (typeof tenant === 'string' && /^[\w.-]{1,64}$/.test(tenant) ? issuer.replace(TENANT_PLACEHOLDER, tenant) : null)
+      : issuer
+    if (expectedIssuer === null || payload.iss !== expectedIssuer) throw invalidIdToken('The ID token comes from another issuer')
+    // OpenID Connect Core §3.1.3.7: with several audiences, the token must have been issued to us.
+    if (Array.isArray(payload.aud) && payload.aud.length > 1 && payload.azp !== this.config.clientId) throw invalidIdToken('The ID token was issued to another client')
+    if (payload.nonce !== nonce) throw invalidIdToken('The ID token does not carry this sign-in\'s nonce')
+    return payload
+  }
+
+  private async discover (): Promise<Discovery> {
+    const now = this.deps.clock.nowMs()
+    if (this.discovery === null || this.discovery.expiresAt <= now) {
+      const entry = { value: this.fetchDiscovery(), expiresAt: now + DISCOVERY_TTL_MS }
+      this.discovery = entry
+      // A failure is not cached: the next sign-in tries again.
+      entry.value.catch(() => { if (this.discovery === entry) this.discovery = null })
+    }
+    return await this.discovery.value
+  }
+
+  private async fetchDiscovery (): Promise<Discovery> {
+    let document: Record<string, unknown>
+    try {
+      const response = await this.deps.fetch(`${this.config.issuer}/.well-known/openid-configuration`, {
+        headers: { accept: 'application/json' }, redirect: 'error', signal: AbortSignal.timeout(HTTP_TIMEOUT_MS)
+      })
+      if (!response.ok) throw new Error(`HTTP ${response.status}`)
+      document = await response.json() as Record<string, unknown>
+    } catch {
+      throw unavailable(`The ${this.profile.label} discovery document could not be fetched`)
+    }
+    if (typeof document !== 'object' || document === null || typeof document.issuer !== 'string' || !issuerMatches(this.config.issuer, document.issuer)) {
+      throw unavailable(`The ${this.profile.label} discovery document names another issuer`)
+    }
+    const jwksUri = new URL(endpoint(document, 'jwks_uri'))
+    return {
+      issuer: document.issuer,
+      authorizationEndpoint: endpoint(document, 'authorization_endpoint'),
+      tokenEndpoint: endpoint(document, 'token_endpoint'),
+      jwks: createRemoteJWKSet(jwksUri, { timeoutDuration: HTTP_TIMEOUT_MS, [customFetch]: this.deps.fetch })
+    }
+  }
+}
