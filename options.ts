@@ -33,6 +33,14 @@ function buildValidator (externalSchemas: Record<string, unknown> = {}) {
     (httpPart === 'body' ? strict : coercing).compile(schema as object)
 }
 
+// Request ids only tie log lines together: a per-process random prefix keeps them
+// distinct across API nodes, and a counter keeps them off the per-request hot path.
+function requestIdGenerator (): () => string {
+  const processPrefix = newId().slice(-8)
+  let counter = 0
+  return () => `${processPrefix}-${(++counter).toString(36)}`
+}
+
 /**
  * The one factory for Fastify's options, shared by the server, the tests and
  * the OpenAPI generator so all three validate and serialize identically.
@@ -41,7 +49,7 @@ export function fastifyOptions (config: Pick<Config, 'logLevel' | 'bodyLimit'>, 
   return {
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     bodyLimit: config.bodyLimit,
-    genReqId: () => newId(),
+    genReqId: requestIdGenerator(),
     requestIdHeader: false,
     return503OnClosing: true,
     // Fastify's typings model only its bundled compiler; the runtime contract is (schemas) => ({ schema, httpPart }) => validate.

@@ -9,6 +9,7 @@ import { PlatformSessions } from '../services/identity/sessions.js'
 import { ApiKeys } from '../services/identity/api-keys.js'
 import { SshKeys } from '../services/identity/ssh-keys.js'
 import { RateLimiter } from '../services/rate-limit.js'
+import { VerifiedTokenCache } from '../services/verified-token-cache.js'
 import { authSchemas } from '../schemas/auth.js'
 
 export interface PlatformAuth {
@@ -39,7 +40,7 @@ declare module 'fastify' {
   }
 }
 
-interface PlatformClaims { sub: string, sid: string, type: string }
+interface PlatformClaims { sub: string, sid: string, type: string, exp?: number }
 
 const PLATFORM_AUDIENCE = 'plinth:platform'
 const MISSING = 'Authorization: Bearer <platform JWT or personal access token> is required'
@@ -73,7 +74,7 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
   const identity: Identity = {
     users: new PlatformUsers(app.store, systemClock),
     sessions: new PlatformSessions(app.store, { clock: systemClock, newId, signer, refreshTtlSeconds: config.refreshTokenTtlSeconds }),
-    apiKeys: new ApiKeys(app.store, { clock: systemClock, prefix: config.patPrefix }),
+    apiKeys: new ApiKeys(app.store, { clock: systemClock, newId, prefix: config.patPrefix }),
     sshKeys: new SshKeys(app.store, systemClock),
     rateLimiter: new RateLimiter(app.store, systemClock)
   }
@@ -84,14 +85,18 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
   app.decorate('identity', identity)
   app.decorateRequest('platformAuth', null)
 
+  const verifiedJwts = new VerifiedTokenCache<PlatformClaims>(systemClock)
   const verifyJwt = (token: string): PlatformAuth => {
-    let claims: PlatformClaims
-    try {
-      claims = app.jwt.verify<PlatformClaims>(token)
-    } catch {
-      throw unauthorized('APP_INVALID_TOKEN', 'Token is invalid or expired')
+    let claims = verifiedJwts.get(token)
+    if (claims === undefined) {
+      try {
+        claims = app.jwt.verify<PlatformClaims>(token)
+      } catch {
+        throw unauthorized('APP_INVALID_TOKEN', 'Token is invalid or expired')
+      }
+      if (claims.type !== 'platform' || typeof claims.sub !== 'string') throw unauthorized('APP_INVALID_TOKEN', 'Token is not a platform token')
+      verifiedJwts.remember(token, claims)
     }
-    if (claims.type !== 'platform' || typeof claims.sub !== 'string') throw unauthorized('APP_INVALID_TOKEN', 'Token is not a platform token')
     return { userId: claims.sub, via: 'jwt' }
   }
 

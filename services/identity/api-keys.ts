@@ -2,12 +2,17 @@ import { badRequest, notFound } from '../errors.js'
 import { hashToken } from '../crypto.js'
 import { createPat, isWellFormedPat, patHint } from './pat-format.js'
 import type { Clock } from '../clock.js'
+import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 
+/**
+ * The Store key (`_id`) is the token's SHA-256, so authenticating a request is
+ * one primary-key read; `keyId` is the public handle listings and revocation use.
+ */
 type ApiKeyRecord = {
+  keyId: string
   userId: string
   name: string
-  tokenHash: string
   hint: string
   scopes: string[]
   createdAt: Date
@@ -35,7 +40,7 @@ const MAX_KEYS_PER_USER = 100
 
 function toApiKey (record: WithId<ApiKeyRecord>): ApiKey {
   return {
-    id: record._id,
+    id: record.keyId,
     name: record.name,
     hint: record.hint,
     scopes: record.scopes,
@@ -48,12 +53,12 @@ function toApiKey (record: WithId<ApiKeyRecord>): ApiKey {
 export class ApiKeys {
   private readonly keys: StoreCollection<ApiKeyRecord>
 
-  constructor (store: Store, private readonly deps: { clock: Clock, prefix: string }) {
+  constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, prefix: string }) {
     this.keys = store.collection<ApiKeyRecord>('platform_api_keys')
   }
 
   async init (): Promise<void> {
-    await this.keys.createIndex({ tokenHash: 1 }, { unique: true })
+    await this.keys.createIndex({ keyId: 1 }, { unique: true })
     await this.keys.createIndex({ userId: 1 })
   }
 
@@ -69,33 +74,33 @@ export class ApiKeys {
     if (active >= MAX_KEYS_PER_USER) throw badRequest('APP_TOO_MANY_API_KEYS', `At most ${MAX_KEYS_PER_USER} active API keys per user`)
     const token = createPat(this.deps.prefix)
     const record = {
-      userId, name: input.name.trim(), tokenHash: hashToken(token), hint: patHint(token, this.deps.prefix),
+      _id: hashToken(token), keyId: this.deps.newId(), userId, name: input.name.trim(), hint: patHint(token, this.deps.prefix),
       scopes: [...new Set(input.scopes ?? [])].sort(), createdAt: now, lastUsedAt: null, expiresAt, revokedAt: null
     }
-    const { insertedId } = await this.keys.insertOne(record)
-    return { ...toApiKey({ ...record, _id: insertedId }), token }
+    await this.keys.insertOne(record)
+    return { ...toApiKey(record), token }
   }
 
   async list (userId: string): Promise<ApiKey[]> {
-    const records = await this.keys.find({ userId, revokedAt: null }, { sort: { _id: 1 } }).toArray()
+    const records = await this.keys.find({ userId, revokedAt: null }, { sort: { keyId: 1 } }).toArray()
     return records.map(toApiKey)
   }
 
   async revoke (userId: string, keyId: string): Promise<void> {
-    const result = await this.keys.updateOne({ _id: keyId, userId, revokedAt: null }, { $set: { revokedAt: this.deps.clock.now() } })
+    const result = await this.keys.updateOne({ keyId, userId, revokedAt: null }, { $set: { revokedAt: this.deps.clock.now() } })
     if (result.matchedCount === 0) throw notFound('APP_API_KEY_NOT_FOUND', 'API key not found')
   }
 
   /** Null for a malformed, unknown, revoked or expired token; a malformed one never reaches the Store. */
   async authenticate (token: string): Promise<PatIdentity | null> {
     if (!isWellFormedPat(token, this.deps.prefix)) return null
-    const record = await this.keys.findOne({ tokenHash: hashToken(token) })
+    const record = await this.keys.findOne({ _id: hashToken(token) })
     const now = this.deps.clock.now()
     if (record === null || record.revokedAt !== null) return null
     if (record.expiresAt !== null && record.expiresAt <= now) return null
     if (record.lastUsedAt === null || now.getTime() - record.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
       await this.keys.updateOne({ _id: record._id }, { $set: { lastUsedAt: now } })
     }
-    return { userId: record.userId, keyId: record._id, scopes: record.scopes }
+    return { userId: record.userId, keyId: record.keyId, scopes: record.scopes }
   }
 }

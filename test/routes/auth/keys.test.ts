@@ -23,7 +23,8 @@ t.test('personal access tokens', async (t) => {
   t.match(key.token, /^testpat_[0-9A-Za-z]{36}$/, 'prefix_random+checksum')
   t.same(key.scopes, ['git.read'])
   t.equal(key.hint, `testpat_…${key.token.slice(-4)}`)
-  const stored = await app.store.collection('platform_api_keys').findOne({ _id: key.id })
+  const stored = await app.store.collection('platform_api_keys').findOne({ keyId: key.id })
+  t.ok(stored, 'the key is stored under its public id')
   t.notMatch(JSON.stringify(stored), key.token, 'only a hash is stored')
 
   const asPat = { ...json, authorization: `Bearer ${key.token}` }
