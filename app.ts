@@ -10,6 +10,8 @@ import swaggerPlugin from './plugins/swagger.js'
 import secretsPlugin from './plugins/secrets.js'
 import jobsPlugin from './plugins/jobs.js'
 import authPlugin from './plugins/auth.js'
+import projectAuthPlugin from './plugins/project-auth.js'
+import permissionsPlugin from './plugins/permissions.js'
 import { registerRoutes } from './routes/index.js'
 
 /**
@@ -25,6 +27,8 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(storePlugin)
   await app.register(jobsPlugin)
   await app.register(authPlugin)
+  await app.register(projectAuthPlugin)
+  await app.register(permissionsPlugin)
   await registerRoutes(app)
 }
 

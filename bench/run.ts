@@ -57,6 +57,14 @@ const scenarios: Scenario[] = [
   { name: 'POST store record', path: '/bench/samples', method: 'POST', body: JSON.stringify({ title: 'bench', views: 3, tags: ['x', 'y'] }) },
   { name: 'GET /api/auth/me (platform JWT)', path: '/api/auth/me', headers: { authorization: `Bearer ${plinth.info.accessToken}` } },
   { name: 'GET /api/auth/me (PAT)', path: '/api/auth/me', headers: { authorization: `Bearer ${plinth.info.pat}` } },
+  { name: 'GET /api/p/:id/auth/me (project JWT)', path: `/api/p/${plinth.info.projectId}/auth/me`, headers: { authorization: `Bearer ${plinth.info.projectToken}` } },
+  {
+    name: 'POST /api/p/:id/auth/verify',
+    path: `/api/p/${plinth.info.projectId}/auth/verify`,
+    method: 'POST',
+    headers: { authorization: `Bearer ${plinth.info.serviceToken}` },
+    body: JSON.stringify({ token: plinth.info.projectToken })
+  },
   // argon2id dominates a login by design: reported for its latency, not as a throughput target.
   { name: 'POST /api/auth/login (argon2id)', path: '/api/auth/login', method: 'POST', duration: Math.min(DURATION, 4), body: JSON.stringify({ email: 'bench@example.com', password: 'bench password 1' }) }
 ]

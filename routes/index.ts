@@ -1,6 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import healthRoutes from './health/index.js'
 import authRoutes from './auth/index.js'
+import permissionRoutes from './permissions/index.js'
+import organizationRoutes from './organizations/index.js'
+import projectRoutes from './projects/index.js'
+import projectAuthRoutes from './project-auth/index.js'
 
 /**
  * The one place route families are mounted. A new family is one folder under
@@ -9,4 +13,8 @@ import authRoutes from './auth/index.js'
 export async function registerRoutes (app: FastifyInstance): Promise<void> {
   await app.register(healthRoutes)
   await app.register(authRoutes, { prefix: '/api/auth' })
+  await app.register(permissionRoutes, { prefix: '/api/permissions' })
+  await app.register(organizationRoutes, { prefix: '/api/organizations' })
+  await app.register(projectRoutes, { prefix: '/api/projects' })
+  await app.register(projectAuthRoutes, { prefix: '/api/p/:projectId/auth' })
 }

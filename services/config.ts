@@ -18,6 +18,10 @@ export interface Config {
   masterKey: string | null
   /** Personal access tokens begin `<patPrefix>_`. */
   patPrefix: string
+  /** Project service tokens begin `<serviceTokenPrefix>_`; distinct from the PAT prefix so neither passes for the other. */
+  serviceTokenPrefix: string
+  /** Lifetime of project (end-user) JWTs. */
+  projectTokenTtlSeconds: number
   accessTokenTtlSeconds: number
   refreshTokenTtlSeconds: number
   /** Attempts allowed per window on login, register, refresh and SSO exchange, per client address. */
@@ -117,9 +121,9 @@ function origins (env: Env, name: string): string[] {
   })
 }
 
-function patPrefix (env: Env): string {
-  const prefix = text(env, 'PAT_PREFIX') ?? 'plinthpat'
-  if (!/^[a-z][a-z0-9]{2,15}$/.test(prefix)) throw new ConfigError('PAT_PREFIX', `must be 3 to 16 lower-case letters or digits starting with a letter, got "${prefix}"`)
+function tokenPrefix (env: Env, name: string, fallback: string): string {
+  const prefix = text(env, name) ?? fallback
+  if (!/^[a-z][a-z0-9]{2,15}$/.test(prefix)) throw new ConfigError(name, `must be 3 to 16 lower-case letters or digits starting with a letter, got "${prefix}"`)
   return prefix
 }
 
@@ -142,6 +146,10 @@ export function loadConfig (env: Env = process.env): Config {
   const publicUrlRaw = text(env, 'PUBLIC_URL')
   const publicUrl = publicUrlRaw === undefined ? `http://${displayHost.includes(':') ? `[${displayHost}]` : displayHost}:${port}` : httpUrl('PUBLIC_URL', publicUrlRaw)
 
+  const patPrefix = tokenPrefix(env, 'PAT_PREFIX', 'plinthpat')
+  const serviceTokenPrefix = tokenPrefix(env, 'SERVICE_TOKEN_PREFIX', 'plinthsvc')
+  if (serviceTokenPrefix === patPrefix) throw new ConfigError('SERVICE_TOKEN_PREFIX', `must differ from PAT_PREFIX ("${patPrefix}")`)
+
   return {
     port,
     host,
@@ -152,7 +160,9 @@ export function loadConfig (env: Env = process.env): Config {
     logLevel,
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     masterKey: text(env, 'PLINTH_MASTER_KEY') ?? null,
-    patPrefix: patPrefix(env),
+    patPrefix,
+    serviceTokenPrefix,
+    projectTokenTtlSeconds: integer(env, 'PROJECT_TOKEN_TTL_SECONDS', 86_400, 60, 90 * 86_400),
     accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 900, 60, 86_400),
     refreshTokenTtlSeconds: integer(env, 'REFRESH_TOKEN_TTL_SECONDS', 30 * 86_400, 300, 365 * 86_400),
     authRateLimit: {

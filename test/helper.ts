@@ -29,3 +29,12 @@ export async function buildTestApp (t: Test, options: { env?: Record<string, str
   t.teardown(() => app.close())
   return app
 }
+
+export type TestApp = Awaited<ReturnType<typeof buildTestApp>>
+
+/** A platform user with a fresh platform JWT, created through the services (the auth routes have their own tests). */
+export async function signUp (app: TestApp, email: string): Promise<{ id: string, token: string, auth: Record<string, string> }> {
+  const user = await app.identity.users.register({ email, password: 'correct horse battery', name: email.split('@')[0] })
+  const { accessToken } = await app.identity.sessions.start(user.id)
+  return { id: user.id, token: accessToken, auth: { authorization: `Bearer ${accessToken}` } }
+}

@@ -2,6 +2,7 @@ import { badRequest, notFound } from '../errors.js'
 import { hashToken } from '../crypto.js'
 import { createPat, isWellFormedPat, patHint } from './pat-format.js'
 import type { Clock } from '../clock.js'
+import { isPermission } from '../orgs/catalogue.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 
@@ -70,6 +71,8 @@ export class ApiKeys {
       expiresAt = new Date(input.expiresAt)
       if (Number.isNaN(expiresAt.getTime()) || expiresAt <= now) throw badRequest('APP_INVALID_EXPIRY', 'expiresAt must be a date-time in the future')
     }
+    const unknown = (input.scopes ?? []).filter((scope) => !isPermission(scope))
+    if (unknown.length > 0) throw badRequest('APP_UNKNOWN_PERMISSION', `scopes must name permissions from the catalogue; unknown: ${unknown.join(', ')}`, { scopes: unknown })
     const active = await this.keys.countDocuments({ userId, revokedAt: null })
     if (active >= MAX_KEYS_PER_USER) throw badRequest('APP_TOO_MANY_API_KEYS', `At most ${MAX_KEYS_PER_USER} active API keys per user`)
     const token = createPat(this.deps.prefix)

@@ -31,7 +31,7 @@ export function normalizeEmail (email: string): string {
 // Deliberately plain: one @, no spaces, a dot in the domain. Deliverability is proven by mail, not by regex.
 const EMAIL_SHAPE = /^[^\s@]{1,64}@[^\s@.]+(\.[^\s@.]+)+$/
 
-function checkEmail (email: string): void {
+export function checkEmail (email: string): void {
   if (!EMAIL_SHAPE.test(email)) throw badRequest('APP_INVALID_EMAIL', 'email is not a valid email address')
 }
 
@@ -97,6 +97,17 @@ export class PlatformUsers {
   async findById (id: string): Promise<PlatformUser | null> {
     const record = await this.records.findOne({ _id: id })
     return record === null ? null : toPlatformUser(record)
+  }
+
+  async findByEmail (email: string): Promise<PlatformUser | null> {
+    const record = await this.records.findOne({ email: normalizeEmail(email) })
+    return record === null ? null : toPlatformUser(record)
+  }
+
+  async findMany (ids: string[]): Promise<Map<string, PlatformUser>> {
+    if (ids.length === 0) return new Map()
+    const records = await this.records.find({ _id: { $in: [...new Set(ids)] } }).toArray()
+    return new Map(records.map((record) => [record._id, toPlatformUser(record)]))
   }
 
   /**

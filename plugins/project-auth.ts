@@ -1,0 +1,85 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { systemClock } from '../services/clock.js'
+import { unauthorized } from '../services/errors.js'
+import { newId } from '../services/ids.js'
+import { ProjectAuth } from '../services/projects/project-auth.js'
+import { ProjectTokens } from '../services/projects/project-tokens.js'
+import { ProjectUsers, type ProjectUser } from '../services/projects/project-users.js'
+import { ServiceTokens } from '../services/projects/service-tokens.js'
+import { projectAuthSchemas } from '../schemas/project-auth.js'
+
+export interface ProjectAuthServices {
+  auth: ProjectAuth
+  users: ProjectUsers
+  tokens: ProjectTokens
+  serviceTokens: ServiceTokens
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    projectAuth: ProjectAuthServices
+    /** onRequest: a project JWT of `params.projectId`, while the project has auth on. */
+    requireProjectUser: (request: FastifyRequest) => Promise<void>
+    /** onRequest: a service token of `params.projectId`. */
+    requireServiceToken: (request: FastifyRequest) => Promise<void>
+  }
+  interface FastifyRequest {
+    projectUser: ProjectUser | null
+  }
+}
+
+function bearerToken (request: FastifyRequest, what: string): string {
+  const header = request.headers.authorization
+  const match = header === undefined ? null : /^Bearer ([^\s]{1,8192})$/i.exec(header.trim())
+  if (match === null) throw unauthorized('APP_UNAUTHORIZED', `Authorization: Bearer <${what}> is required`)
+  return match[1]
+}
+
+/**
+ * Credentials of a project's own world: end-user JWTs, signed with a key
+ * derived for that one project (so a token of project A cannot even verify
+ * on project B, and never as a platform token), and service tokens for the
+ * project's servers. Each decorator accepts only its own kind.
+ */
+async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
+  const { config } = app
+  const users = new ProjectUsers(app.store, systemClock)
+  const tokens = new ProjectTokens({
+    keyFor: (projectId) => app.deriveSecretKey(`jwt:project:${projectId}`),
+    clock: systemClock,
+    issuer: config.publicUrl,
+    ttlSeconds: config.projectTokenTtlSeconds
+  })
+  const serviceTokens = new ServiceTokens(app.store, { clock: systemClock, newId, prefix: config.serviceTokenPrefix })
+  await serviceTokens.init()
+  // Resolved per request: the projects service is decorated by the permissions plugin, which depends on this one.
+  const auth = new ProjectAuth({ users, tokens, findProject: async (projectId) => await app.projects.findById(projectId) })
+  for (const schema of projectAuthSchemas) app.addSchema(schema)
+
+  app.decorate('projectAuth', { auth, users, tokens, serviceTokens })
+  app.decorateRequest('projectUser', null)
+
+  app.decorate('requireProjectUser', async (request: FastifyRequest) => {
+    const { projectId } = request.params as { projectId: string }
+    const token = bearerToken(request, 'project JWT')
+    await auth.requireAuthOn(projectId)
+    const user = await auth.userOf(projectId, token)
+    if (user === null) throw unauthorized('APP_INVALID_TOKEN', 'Token is not a valid project token for this project')
+    request.projectUser = user
+  })
+
+  app.decorate('requireServiceToken', async (request: FastifyRequest) => {
+    const { projectId } = request.params as { projectId: string }
+    const found = await serviceTokens.authenticate(bearerToken(request, 'service token'))
+    if (found === null || found.projectId !== projectId) throw unauthorized('APP_INVALID_SERVICE_TOKEN', 'Service token is invalid, revoked, expired or for another project')
+  })
+}
+
+/** The end user behind requireProjectUser. */
+export function projectUser (request: FastifyRequest): ProjectUser {
+  if (request.projectUser === null) throw new Error('route is missing its project-user hook')
+  return request.projectUser
+}
+
+export default fp(projectAuthPlugin, { name: 'plinth-project-auth', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets'] })

@@ -1,0 +1,18 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Responses } from '../../schemas/organizations.js'
+import { PERMISSIONS, ROLE_NAMES, ROLES } from '../../services/orgs/catalogue.js'
+
+const catalogue = {
+  permissions: Object.entries(PERMISSIONS).map(([name, description]) => ({ name, description })),
+  roles: ROLE_NAMES.map((name) => ({ name, description: ROLES[name].description, permissions: [...ROLES[name].permissions] }))
+}
+
+/** `GET /api/permissions`: the catalogue grants, teams, groups and PAT scopes draw from, and what each role holds. */
+const permissionRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/', {
+    onRequest: app.requirePlatformUser,
+    schema: { operationId: 'getPermissionCatalogue', tags: ['organizations'], summary: 'Every permission name and what each role holds', security: [{ platformAuth: [] }], response: Responses.catalogue }
+  }, async () => ({ success: true as const, data: catalogue }))
+}
+
+export default permissionRoutes

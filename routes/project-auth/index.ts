@@ -1,0 +1,37 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { ProjectAuthParams, ProjectAuthResponses, ProjectLoginBody, ProjectRegisterBody, VerifyBody } from '../../schemas/project-auth.js'
+import { projectUser } from '../../plugins/project-auth.js'
+
+/** `/api/p/:projectId/auth`: a project's end users, public while the project has auth on. */
+const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { auth } = app.projectAuth
+  const { rateLimiter } = app.identity
+  const limit = app.config.authRateLimit
+  const tags = ['project auth']
+
+  app.post('/register', {
+    schema: { operationId: 'registerProjectUser', tags, summary: 'Register an end user; returns the user and a project JWT', params: ProjectAuthParams, body: ProjectRegisterBody, response: ProjectAuthResponses.registered }
+  }, async (request, reply) => {
+    await rateLimiter.hit('project-register', `${request.params.projectId}:${request.ip}`, limit)
+    return reply.code(201).send({ success: true as const, data: await auth.register(request.params.projectId, request.body) })
+  })
+
+  app.post('/login', {
+    schema: { operationId: 'loginProjectUser', tags, summary: 'Log an end user in; returns a project JWT', params: ProjectAuthParams, body: ProjectLoginBody, response: ProjectAuthResponses.loggedIn }
+  }, async (request) => {
+    await rateLimiter.hit('project-login', `${request.params.projectId}:${request.ip}`, limit)
+    return { success: true as const, data: await auth.login(request.params.projectId, request.body.email, request.body.password) }
+  })
+
+  app.get('/me', {
+    onRequest: app.requireProjectUser,
+    schema: { operationId: 'getProjectMe', tags, summary: 'The end user holding this project JWT', security: [{ projectAuth: [] }], params: ProjectAuthParams, response: ProjectAuthResponses.me }
+  }, async (request) => ({ success: true as const, data: projectUser(request) }))
+
+  app.post('/verify', {
+    onRequest: app.requireServiceToken,
+    schema: { operationId: 'verifyProjectToken', tags, summary: 'For the project\'s servers: whether a project JWT is valid here, and whose it is', security: [{ serviceToken: [] }], params: ProjectAuthParams, body: VerifyBody, response: ProjectAuthResponses.verified }
+  }, async (request) => ({ success: true as const, data: await auth.verify(request.params.projectId, request.body.token) }))
+}
+
+export default projectAuthRoutes

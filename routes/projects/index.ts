@@ -1,0 +1,63 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import {
+  CreateProjectBody, ListProjectsQuery, ProjectIdParams, ProjectParams, ProjectResponses, ToggleAuthBody, UpdateProjectBody
+} from '../../schemas/projects.js'
+import { platformCaller } from '../../plugins/auth.js'
+import { requestProject } from '../../plugins/permissions.js'
+import serviceTokenRoutes from './service-tokens.js'
+import projectUserRoutes from './users.js'
+
+const security = [{ platformAuth: [] }]
+
+const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { projects } = app
+  const { resolver } = app.orgs
+  app.addHook('onRequest', app.requirePlatformUser)
+
+  app.get('/', {
+    schema: { operationId: 'listProjects', tags: ['projects'], summary: 'Projects the caller may read, optionally in one organization', security, querystring: ListProjectsQuery, response: ProjectResponses.list }
+  }, async (request) => {
+    const orgIds = await resolver.organizationsWhere(platformCaller(request), 'project.read')
+    const wanted = request.query.orgId === undefined ? orgIds : orgIds.filter((id) => id === request.query.orgId)
+    return { success: true as const, data: await projects.listInOrganizations(wanted) }
+  })
+
+  app.post('/', {
+    preHandler: app.requireOrgPermission('project.create', { orgIdIn: 'body' }),
+    schema: { operationId: 'createProject', tags: ['projects'], summary: 'Create a project in an organization', security, body: CreateProjectBody, response: ProjectResponses.created }
+  }, async (request, reply) => {
+    const { orgId, ...input } = request.body
+    return reply.code(201).send({ success: true as const, data: await projects.create(orgId, platformCaller(request).userId, input) })
+  })
+
+  app.get('/:id', {
+    preHandler: app.requireProjectPermission('project.read'),
+    schema: { operationId: 'getProject', tags: ['projects'], summary: 'One project', security, params: ProjectParams, response: ProjectResponses.one }
+  }, async (request) => ({ success: true as const, data: requestProject(request) }))
+
+  app.put('/:id', {
+    preHandler: app.requireProjectPermission('project.update'),
+    schema: { operationId: 'updateProject', tags: ['projects'], summary: 'Rename a project or change its slug or description', security, params: ProjectParams, body: UpdateProjectBody, response: ProjectResponses.updated }
+  }, async (request) => ({ success: true as const, data: await projects.update(request.params.id, request.body) }))
+
+  app.delete('/:id', {
+    preHandler: app.requireProjectPermission('project.delete'),
+    schema: { operationId: 'deleteProject', tags: ['projects'], summary: 'Delete a project with its collections, end users, files and tokens', security, params: ProjectParams, response: ProjectResponses.deleted }
+  }, async (request) => {
+    await projects.delete(request.params.id)
+    return { success: true as const, data: { id: request.params.id, deleted: true as const } }
+  })
+
+  app.post('/:projectId/auth/toggle', {
+    preHandler: app.requireProjectPermission('project.auth.manage'),
+    schema: { operationId: 'toggleProjectAuth', tags: ['projects'], summary: 'Switch end-user auth on (creating the _users collection) or off (keeping its users)', security, params: ProjectIdParams, body: ToggleAuthBody, response: ProjectResponses.updated }
+  }, async (request) => {
+    const enabled = request.body?.enabled ?? !requestProject(request).authEnabled
+    return { success: true as const, data: await projects.setAuth(request.params.projectId, enabled) }
+  })
+
+  await app.register(serviceTokenRoutes, { prefix: '/:projectId/service-tokens' })
+  await app.register(projectUserRoutes, { prefix: '/:projectId/users' })
+}
+
+export default projectRoutes

@@ -1,0 +1,22 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { ProjectUserParams } from '../../schemas/projects.js'
+import { ProjectAuthResponses } from '../../schemas/project-auth.js'
+
+/** Admin routes over a project's end users. */
+const projectUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { auth } = app.projectAuth
+
+  app.post('/:userId/token', {
+    preHandler: app.requireProjectPermission('project.users.manage'),
+    schema: {
+      operationId: 'mintProjectUserToken',
+      tags: ['projects'],
+      summary: 'Mint a project JWT for an end user, for the API tester (not a replacement for login)',
+      security: [{ platformAuth: [] }],
+      params: ProjectUserParams,
+      response: ProjectAuthResponses.minted
+    }
+  }, async (request, reply) => reply.code(201).send({ success: true as const, data: await auth.mint(request.params.projectId, request.params.userId) }))
+}
+
+export default projectUserRoutes

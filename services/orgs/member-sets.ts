@@ -1,0 +1,192 @@
+import { badRequest, conflict, notFound } from '../errors.js'
+import { DuplicateKeyError } from '../store/errors.js'
+import type { Clock } from '../clock.js'
+import type { Store, StoreCollection, WithId } from '../store/types.js'
+import type { Grant } from './catalogue.js'
+import { checkGrants, type GrantInput, type OrgAccess } from './permissions.js'
+import { membershipId, type MembershipRecord } from './memberships.js'
+
+type MemberSetRecord = {
+  orgId: string
+  name: string
+  slug: string
+  description: string
+  memberIds: string[]
+  grants: Grant[]
+  createdAt: Date
+  updatedAt: Date
+}
+
+export interface MemberSet {
+  id: string
+  name: string
+  slug: string
+  description: string
+  members: string[]
+  permissions: Grant[]
+  createdAt: string
+  updatedAt: string
+}
+
+/** A grant a member holds through a team or group, with where it came from. */
+export interface SetGrant { grant: Grant, setId: string, setName: string }
+
+export interface MemberSetKind {
+  /** 'team' or 'permission group', for messages. */
+  label: string
+  collection: string
+  notFoundCode: string
+  takenCode: string
+}
+
+export const TEAMS: MemberSetKind = { label: 'team', collection: 'organization_teams', notFoundCode: 'APP_TEAM_NOT_FOUND', takenCode: 'APP_TEAM_NAME_TAKEN' }
+export const PERMISSION_GROUPS: MemberSetKind = { label: 'permission group', collection: 'organization_permission_groups', notFoundCode: 'APP_PERMISSION_GROUP_NOT_FOUND', takenCode: 'APP_PERMISSION_GROUP_NAME_TAKEN' }
+
+const MAX_MEMBERS = 1000
+
+function slugFrom (name: string): string {
+  return name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64) || 'set'
+}
+
+function toMemberSet (record: WithId<MemberSetRecord>): MemberSet {
+  return {
+    id: record._id,
+    name: record.name,
+    slug: record.slug,
+    description: record.description,
+    members: record.memberIds,
+    permissions: record.grants,
+    createdAt: record.createdAt.toISOString(),
+    updatedAt: record.updatedAt.toISOString()
+  }
+}
+
+/**
+ * Teams and permission groups: named sets of members holding grants. They
+ * differ in intent (people who work together vs. a bundle of rights), not in
+ * mechanics, so one service serves both and the resolver unions both.
+ */
+export class MemberSets {
+  private readonly sets: StoreCollection<MemberSetRecord>
+  private readonly memberships: StoreCollection<MembershipRecord>
+
+  constructor (store: Store, private readonly deps: { clock: Clock, kind: MemberSetKind }) {
+    this.sets = store.collection<MemberSetRecord>(deps.kind.collection)
+    this.memberships = store.collection<MembershipRecord>('organization_members')
+  }
+
+  async init (): Promise<void> {
+    await this.sets.createIndex({ orgId: 1, slug: 1 }, { unique: true })
+    await this.sets.createIndex({ orgId: 1, memberIds: 1 })
+  }
+
+  async list (orgId: string): Promise<MemberSet[]> {
+    return (await this.sets.find({ orgId }, { sort: { name: 1, _id: 1 } }).toArray()).map(toMemberSet)
+  }
+
+  async get (orgId: string, setId: string): Promise<MemberSet> {
+    return toMemberSet(await this.require(orgId, setId))
+  }
+
+  async create (actor: OrgAccess, input: { name: string, description?: string, permissions?: GrantInput[], members?: string[] }): Promise<MemberSet> {
+    const name = this.checkName(input.name)
+    const grants = checkGrants(actor, input.permissions ?? [])
+    const memberIds = await this.checkMembers(actor.orgId, input.members ?? [])
+    const now = this.deps.clock.now()
+    const record = { orgId: actor.orgId, name, slug: slugFrom(name), description: input.description?.trim() ?? '', memberIds, grants, createdAt: now, updatedAt: now }
+    try {
+      const { insertedId } = await this.sets.insertOne(record)
+      return toMemberSet({ ...record, _id: insertedId })
+    } catch (error) {
+      throw this.nameTaken(error, name)
+    }
+  }
+
+  async update (actor: OrgAccess, setId: string, input: { name?: string, description?: string, permissions?: GrantInput[], members?: string[] }): Promise<MemberSet> {
+    const changes: Partial<MemberSetRecord> = { updatedAt: this.deps.clock.now() }
+    if (input.name !== undefined) {
+      changes.name = this.checkName(input.name)
+      changes.slug = slugFrom(changes.name)
+    }
+    if (input.description !== undefined) changes.description = input.description.trim()
+    if (input.permissions !== undefined) changes.grants = checkGrants(actor, input.permissions)
+    if (input.members !== undefined) changes.memberIds = await this.checkMembers(actor.orgId, input.members)
+    try {
+      const updated = await this.sets.findOneAndUpdate({ _id: setId, orgId: actor.orgId }, { $set: changes }, { returnDocument: 'after' })
+      if (updated === null) throw this.notFound()
+      return toMemberSet(updated)
+    } catch (error) {
+      throw this.nameTaken(error, changes.name ?? '')
+    }
+  }
+
+  async delete (orgId: string, setId: string): Promise<void> {
+    const removed = await this.sets.deleteOne({ _id: setId, orgId })
+    if (removed.deletedCount === 0) throw this.notFound()
+  }
+
+  async addMember (orgId: string, setId: string, userId: string): Promise<MemberSet> {
+    await this.checkMembers(orgId, [userId])
+    const set = await this.require(orgId, setId)
+    if (!set.memberIds.includes(userId) && set.memberIds.length >= MAX_MEMBERS) throw badRequest('APP_TOO_MANY_MEMBERS', `A ${this.deps.kind.label} holds at most ${MAX_MEMBERS} members`)
+    const updated = await this.sets.findOneAndUpdate({ _id: setId, orgId }, { $addToSet: { memberIds: userId }, $set: { updatedAt: this.deps.clock.now() } }, { returnDocument: 'after' })
+    if (updated === null) throw this.notFound()
+    return toMemberSet(updated)
+  }
+
+  async removeMember (orgId: string, setId: string, userId: string): Promise<MemberSet> {
+    const set = await this.require(orgId, setId)
+    if (!set.memberIds.includes(userId)) throw notFound('APP_MEMBER_NOT_FOUND', `That user is not in this ${this.deps.kind.label}`)
+    const updated = await this.sets.findOneAndUpdate({ _id: setId, orgId }, { $pull: { memberIds: userId }, $set: { updatedAt: this.deps.clock.now() } }, { returnDocument: 'after' })
+    if (updated === null) throw this.notFound()
+    return toMemberSet(updated)
+  }
+
+  /** The grants a member holds through the sets they belong to. */
+  async grantsFor (orgId: string, userId: string): Promise<SetGrant[]> {
+    const sets = await this.sets.find({ orgId, memberIds: userId }, { projection: { name: 1, grants: 1 } }).toArray()
+    return sets.flatMap((set) => set.grants.map((grant) => ({ grant, setId: set._id, setName: set.name })))
+  }
+
+  async removeMemberEverywhere (orgId: string, userId: string): Promise<void> {
+    await this.sets.updateMany({ orgId, memberIds: userId }, { $pull: { memberIds: userId } })
+  }
+
+  async deleteAllInOrganization (orgId: string): Promise<void> {
+    await this.sets.deleteMany({ orgId })
+  }
+
+  private async require (orgId: string, setId: string): Promise<WithId<MemberSetRecord>> {
+    const set = await this.sets.findOne({ _id: setId, orgId })
+    if (set === null) throw this.notFound()
+    return set
+  }
+
+  private checkName (raw: string): string {
+    const name = raw.trim()
+    if (name.length === 0) throw badRequest('APP_INVALID_NAME', 'name cannot be blank')
+    return name
+  }
+
+  /** Only members of the organization can be put in its teams and groups. */
+  private async checkMembers (orgId: string, userIds: string[]): Promise<string[]> {
+    const unique = [...new Set(userIds)]
+    if (unique.length > MAX_MEMBERS) throw badRequest('APP_TOO_MANY_MEMBERS', `A ${this.deps.kind.label} holds at most ${MAX_MEMBERS} members`)
+    if (unique.length === 0) return unique
+    const found = await this.memberships.find({ _id: { $in: unique.map((id) => membershipId(orgId, id)) } }, { projection: { userId: 1 } }).toArray()
+    const known = new Set(found.map((m) => m.userId))
+    const missing = unique.filter((id) => !known.has(id))
+    if (missing.length > 0) throw badRequest('APP_NOT_A_MEMBER', `Not members of this organization: ${missing.join(', ')}`, { userIds: missing })
+    return unique
+  }
+
+  private notFound (): Error {
+    const label = this.deps.kind.label
+    return notFound(this.deps.kind.notFoundCode, `${label[0].toUpperCase()}${label.slice(1)} not found`)
+  }
+
+  private nameTaken (error: unknown, name: string): unknown {
+    if (error instanceof DuplicateKeyError) return conflict(this.deps.kind.takenCode, `A ${this.deps.kind.label} named "${name}" already exists`)
+    return error
+  }
+}

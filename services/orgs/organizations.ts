@@ -1,0 +1,252 @@
+import { badRequest, conflict, forbidden, notFound } from '../errors.js'
+import { DuplicateKeyError } from '../store/errors.js'
+import type { Clock } from '../clock.js'
+import type { Store, StoreCollection, WithId } from '../store/types.js'
+import { isRole, type Grant, type Role } from './catalogue.js'
+import { checkGrants, type GrantInput, type OrgAccess } from './permissions.js'
+import { membershipId, type MembershipRecord } from './memberships.js'
+import type { PlatformUsers } from '../identity/users.js'
+import type { MemberSets } from './member-sets.js'
+
+type OrganizationRecord = {
+  name: string
+  slug: string
+  description: string
+  createdBy: string
+  /** Kept on the organization so "never remove the last owner" is one conditional update, safe under races. */
+  ownerCount: number
+  createdAt: Date
+  updatedAt: Date
+  deletedAt: Date | null
+}
+
+export interface Organization {
+  id: string
+  name: string
+  slug: string
+  description: string
+  createdBy: string
+  createdAt: string
+  updatedAt: string
+}
+
+export interface Member {
+  id: string
+  email: string
+  name: string
+  role: Role
+  /** Direct grants, beside what the role gives. */
+  permissions: Grant[]
+  joinedAt: string
+}
+
+/** What deleting an organization must also remove; the projects service provides it. */
+export interface OrganizationContents {
+  deleteAllInOrganization (orgId: string): Promise<void>
+}
+
+const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$/
+
+function slugFrom (name: string): string {
+  return name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 48).replace(/-+$/, '') || 'org'
+}
+
+function toOrganization (record: WithId<OrganizationRecord>): Organization {
+  return {
+    id: record._id,
+    name: record.name,
+    slug: record.slug,
+    description: record.description,
+    createdBy: record.createdBy,
+    createdAt: record.createdAt.toISOString(),
+    updatedAt: record.updatedAt.toISOString()
+  }
+}
+
+const NOT_FOUND = 'Organization not found'
+
+export class Organizations {
+  readonly records: StoreCollection<OrganizationRecord>
+  private readonly memberships: StoreCollection<MembershipRecord>
+
+  constructor (store: Store, private readonly deps: { clock: Clock, users: PlatformUsers, teams: MemberSets, groups: MemberSets, contents: OrganizationContents, schedulePurge: (orgId: string) => Promise<void> }) {
+    this.records = store.collection<OrganizationRecord>('organizations')
+    this.memberships = store.collection<MembershipRecord>('organization_members')
+  }
+
+  async init (): Promise<void> {
+    await this.records.createIndex({ slug: 1 }, { unique: true })
+    await this.memberships.createIndex({ userId: 1 })
+    await this.memberships.createIndex({ orgId: 1 })
+  }
+
+  async listForUser (userId: string): Promise<Array<Organization & { role: Role }>> {
+    const memberships = await this.memberships.find({ userId }).toArray()
+    if (memberships.length === 0) return []
+    const roles = new Map(memberships.map((m) => [m.orgId, m.role]))
+    const records = await this.records.find({ _id: { $in: [...roles.keys()] }, deletedAt: null }, { sort: { name: 1, _id: 1 } }).toArray()
+    return records.map((record) => ({ ...toOrganization(record), role: roles.get(record._id) as Role }))
+  }
+
+  async create (userId: string, input: { name: string, slug?: string, description?: string }): Promise<Organization> {
+    const name = input.name.trim()
+    if (name.length === 0) throw badRequest('APP_INVALID_NAME', 'name cannot be blank')
+    const slug = input.slug ?? slugFrom(name)
+    if (!SLUG.test(slug)) throw badRequest('APP_INVALID_SLUG', 'slug must be 1 to 48 lower-case letters, digits or inner hyphens')
+    const now = this.deps.clock.now()
+    const record = { name, slug, description: input.description?.trim() ?? '', createdBy: userId, ownerCount: 1, createdAt: now, updatedAt: now, deletedAt: null }
+    let insertedId: string
+    try {
+      ({ insertedId } = await this.records.insertOne(record))
+    } catch (error) {
+      if (error instanceof DuplicateKeyError) throw conflict('APP_SLUG_TAKEN', `An organization with the slug "${slug}" already exists`)
+      throw error
+    }
+    await this.memberships.insertOne({ _id: membershipId(insertedId, userId), orgId: insertedId, userId, role: 'owner', grants: [], createdAt: now, updatedAt: now })
+    return toOrganization({ ...record, _id: insertedId })
+  }
+
+  async get (orgId: string): Promise<Organization> {
+    const record = await this.records.findOne({ _id: orgId, deletedAt: null })
+    if (record === null) throw notFound('APP_ORGANIZATION_NOT_FOUND', NOT_FOUND)
+    return toOrganization(record)
+  }
+
+  async update (orgId: string, input: { name?: string, slug?: string, description?: string }): Promise<Organization> {
+    const changes: Partial<OrganizationRecord> = { updatedAt: this.deps.clock.now() }
+    if (input.name !== undefined) {
+      changes.name = input.name.trim()
+      if (changes.name.length === 0) throw badRequest('APP_INVALID_NAME', 'name cannot be blank')
+    }
+    if (input.slug !== undefined) {
+      if (!SLUG.test(input.slug)) throw badRequest('APP_INVALID_SLUG', 'slug must be 1 to 48 lower-case letters, digits or inner hyphens')
+      changes.slug = input.slug
+    }
+    if (input.description !== undefined) changes.description = input.description.trim()
+    try {
+      const updated = await this.records.findOneAndUpdate({ _id: orgId, deletedAt: null }, { $set: changes }, { returnDocument: 'after' })
+      if (updated === null) throw notFound('APP_ORGANIZATION_NOT_FOUND', NOT_FOUND)
+      return toOrganization(updated)
+    } catch (error) {
+      if (error instanceof DuplicateKeyError) throw conflict('APP_SLUG_TAKEN', `An organization with the slug "${input.slug ?? ''}" already exists`)
+      throw error
+    }
+  }
+
+  /**
+   * Marked first so it vanishes at once; then access ends (memberships), then
+   * what it owns goes. Each step is idempotent and a purge job is queued
+   * before anything is touched, so a crash mid-way is finished by any node.
+   */
+  async delete (orgId: string): Promise<void> {
+    await this.deps.schedulePurge(orgId)
+    const marked = await this.records.updateOne({ _id: orgId, deletedAt: null }, { $set: { deletedAt: this.deps.clock.now() } })
+    if (marked.matchedCount === 0) throw notFound('APP_ORGANIZATION_NOT_FOUND', NOT_FOUND)
+    await this.purge(orgId)
+  }
+
+  async purge (orgId: string): Promise<void> {
+    const record = await this.records.findOne({ _id: orgId })
+    if (record === null || record.deletedAt === null) return
+    await this.memberships.deleteMany({ orgId })
+    await this.deps.teams.deleteAllInOrganization(orgId)
+    await this.deps.groups.deleteAllInOrganization(orgId)
+    await this.deps.contents.deleteAllInOrganization(orgId)
+    await this.records.deleteOne({ _id: orgId })
+  }
+
+  async listMembers (orgId: string): Promise<Member[]> {
+    const memberships = await this.memberships.find({ orgId }, { sort: { createdAt: 1, _id: 1 } }).toArray()
+    return await this.withProfiles(memberships)
+  }
+
+  async getMember (orgId: string, userId: string): Promise<Member> {
+    const membership = await this.memberships.findOne({ _id: membershipId(orgId, userId) })
+    if (membership === null) throw notFound('APP_MEMBER_NOT_FOUND', 'Member not found')
+    const [member] = await this.withProfiles([membership])
+    return member
+  }
+
+  async addMember (actor: OrgAccess, input: { email?: string, userId?: string, role: string, permissions?: GrantInput[] }): Promise<Member> {
+    const role = this.checkRoleChange(actor, null, input.role)
+    const grants = checkGrants(actor, input.permissions ?? [])
+    if ((input.email === undefined) === (input.userId === undefined)) throw badRequest('APP_INVALID_MEMBER', 'Give exactly one of email or userId')
+    const user = input.userId !== undefined ? await this.deps.users.findById(input.userId) : await this.deps.users.findByEmail(input.email as string)
+    if (user === null) throw notFound('APP_USER_NOT_FOUND', 'No platform user with that email or id')
+    const now = this.deps.clock.now()
+    if (role === 'owner') await this.records.updateOne({ _id: actor.orgId }, { $inc: { ownerCount: 1 } })
+    try {
+      await this.memberships.insertOne({ _id: membershipId(actor.orgId, user.id), orgId: actor.orgId, userId: user.id, role, grants, createdAt: now, updatedAt: now })
+    } catch (error) {
+      if (role === 'owner') await this.records.updateOne({ _id: actor.orgId }, { $inc: { ownerCount: -1 } })
+      if (error instanceof DuplicateKeyError) throw conflict('APP_ALREADY_MEMBER', 'That user is already a member')
+      throw error
+    }
+    return await this.getMember(actor.orgId, user.id)
+  }
+
+  async changeRole (actor: OrgAccess, userId: string, roleName: string): Promise<Member> {
+    const current = await this.requireMembership(actor.orgId, userId)
+    const role = this.checkRoleChange(actor, current.role, roleName)
+    if (role === current.role) return await this.getMember(actor.orgId, userId)
+    if (current.role === 'owner') await this.releaseOwner(actor.orgId)
+    if (role === 'owner') await this.records.updateOne({ _id: actor.orgId }, { $inc: { ownerCount: 1 } })
+    const changed = await this.memberships.updateOne({ _id: current._id, role: current.role }, { $set: { role, updatedAt: this.deps.clock.now() } })
+    if (changed.matchedCount === 0) {
+      // Someone else changed this member meanwhile: undo the count and let the caller retry on fresh state.
+      await this.records.updateOne({ _id: actor.orgId }, { $inc: { ownerCount: (current.role === 'owner' ? 1 : 0) - (role === 'owner' ? 1 : 0) } })
+      throw conflict('APP_MEMBER_CHANGED', 'The member was changed at the same time; try again')
+    }
+    return await this.getMember(actor.orgId, userId)
+  }
+
+  async removeMember (actor: OrgAccess, userId: string): Promise<void> {
+    const current = await this.requireMembership(actor.orgId, userId)
+    if (current.role === 'owner' && actor.role !== 'owner') throw forbidden('APP_OWNER_ONLY', 'Only an owner can remove an owner')
+    if (current.role === 'owner') await this.releaseOwner(actor.orgId)
+    const removed = await this.memberships.deleteOne({ _id: current._id, role: current.role })
+    if (removed.deletedCount === 0) {
+      if (current.role === 'owner') await this.records.updateOne({ _id: actor.orgId }, { $inc: { ownerCount: 1 } })
+      throw conflict('APP_MEMBER_CHANGED', 'The member was changed at the same time; try again')
+    }
+    await this.deps.teams.removeMemberEverywhere(actor.orgId, userId)
+    await this.deps.groups.removeMemberEverywhere(actor.orgId, userId)
+  }
+
+  async getGrants (orgId: string, userId: string): Promise<Grant[]> {
+    return (await this.requireMembership(orgId, userId)).grants
+  }
+
+  async setGrants (actor: OrgAccess, userId: string, grants: GrantInput[]): Promise<Grant[]> {
+    const checked = checkGrants(actor, grants)
+    const updated = await this.memberships.findOneAndUpdate({ _id: membershipId(actor.orgId, userId) }, { $set: { grants: checked, updatedAt: this.deps.clock.now() } }, { returnDocument: 'after' })
+    if (updated === null) throw notFound('APP_MEMBER_NOT_FOUND', 'Member not found')
+    return updated.grants
+  }
+
+  /** Owners alone make or unmake owners, and nobody hands out a role above their own. */
+  private checkRoleChange (actor: OrgAccess, from: Role | null, to: string): Role {
+    if (!isRole(to)) throw badRequest('APP_INVALID_ROLE', `role must be one of owner, admin, member, viewer (got "${to}")`)
+    if ((to === 'owner' || from === 'owner') && actor.role !== 'owner') throw forbidden('APP_OWNER_ONLY', 'Only an owner can grant or change the owner role')
+    return to
+  }
+
+  private async releaseOwner (orgId: string): Promise<void> {
+    const released = await this.records.updateOne({ _id: orgId, ownerCount: { $gt: 1 } }, { $inc: { ownerCount: -1 } })
+    if (released.matchedCount === 0) throw conflict('APP_LAST_OWNER', 'An organization keeps at least one owner: add another owner first')
+  }
+
+  private async requireMembership (orgId: string, userId: string): Promise<WithId<MembershipRecord>> {
+    const membership = await this.memberships.findOne({ _id: membershipId(orgId, userId) })
+    if (membership === null) throw notFound('APP_MEMBER_NOT_FOUND', 'Member not found')
+    return membership
+  }
+
+  private async withProfiles (memberships: Array<WithId<MembershipRecord>>): Promise<Member[]> {
+    const users = await this.deps.users.findMany(memberships.map((m) => m.userId))
+    return memberships.map((m) => {
+      const user = users.get(m.userId)
+      return { id: m.userId, email: user?.email ?? '', name: user?.name ?? '', role: m.role, permissions: m.grants, joinedAt: m.createdAt.toISOString() }
+    })
+  }
+}

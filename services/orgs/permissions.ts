@@ -1,0 +1,128 @@
+import { badRequest, forbidden, notFound } from '../errors.js'
+import type { Store, StoreCollection } from '../store/types.js'
+import { PERMISSION_NAMES, ROLES, isPermission, type Grant, type Permission, type Role } from './catalogue.js'
+import { membershipId, type MembershipRecord } from './memberships.js'
+import type { MemberSets } from './member-sets.js'
+
+/** What a caller may do in one organization, optionally narrowed to one project. */
+export interface OrgAccess {
+  orgId: string
+  userId: string
+  role: Role
+  projectId: string | null
+  permissions: ReadonlySet<Permission>
+}
+
+export interface PermissionSource {
+  permission: Permission
+  via: 'role' | 'grant' | 'team' | 'group'
+  /** The team or group it came through. */
+  setId?: string
+  setName?: string
+  /** Null when held across the organization. */
+  projectId: string | null
+}
+
+export interface EffectivePermissions {
+  role: Role
+  projectId: string | null
+  permissions: Permission[]
+  sources: PermissionSource[]
+}
+
+export interface Caller {
+  userId: string
+  /** A PAT's scopes; an empty or absent list means the token acts with all of its user's rights. */
+  scopes?: string[]
+}
+
+/** A grant as a client sends it, before checkGrants validates it. */
+export interface GrantInput { permission: string, projectId?: string | null }
+
+const MAX_GRANTS = 200
+
+/**
+ * Validates grants someone wants to hand out: known names only, no duplicates,
+ * and nothing the granting member does not hold across the organization, so
+ * nobody can mint rights above their own through a grant, team or group.
+ */
+export function checkGrants (actor: OrgAccess, grants: GrantInput[]): Grant[] {
+  if (grants.length > MAX_GRANTS) throw badRequest('APP_TOO_MANY_GRANTS', `At most ${MAX_GRANTS} grants`)
+  const seen = new Map<string, Grant>()
+  for (const [index, grant] of grants.entries()) {
+    if (!isPermission(grant.permission)) throw badRequest('APP_UNKNOWN_PERMISSION', `permissions[${index}].permission: unknown permission "${grant.permission}"`, { permission: grant.permission })
+    if (!actor.permissions.has(grant.permission)) throw forbidden('APP_CANNOT_GRANT', `You cannot grant "${grant.permission}": you do not hold it yourself`, { permission: grant.permission })
+    const projectId = grant.projectId ?? null
+    seen.set(`${grant.permission}\n${projectId ?? ''}`, { permission: grant.permission, projectId })
+  }
+  return [...seen.values()]
+}
+
+function narrow (permissions: Permission[], caller: Caller): Permission[] {
+  if (caller.scopes === undefined || caller.scopes.length === 0) return permissions
+  const scopes = new Set(caller.scopes)
+  return permissions.filter((permission) => scopes.has(permission))
+}
+
+function applies (grant: Grant, projectId: string | null): boolean {
+  return grant.projectId === null || grant.projectId === projectId
+}
+
+/**
+ * The one permission resolver: role, direct grants, teams and permission
+ * groups, unioned, then narrowed by a PAT's scopes. Every route that needs a
+ * permission and both permission-reporting routes ask it.
+ */
+export class PermissionResolver {
+  private readonly memberships: StoreCollection<MembershipRecord>
+
+  constructor (store: Store, private readonly sets: { teams: MemberSets, groups: MemberSets }) {
+    this.memberships = store.collection<MembershipRecord>('organization_members')
+  }
+
+  /** Null when the caller is not a member: the caller then learns nothing about the organization. */
+  async access (orgId: string, caller: Caller, projectId: string | null = null): Promise<OrgAccess | null> {
+    const resolved = await this.resolve(orgId, caller.userId, projectId, false)
+    if (resolved === null) return null
+    return { orgId, userId: caller.userId, role: resolved.role, projectId, permissions: new Set(narrow(resolved.permissions, caller)) }
+  }
+
+  /** The organizations in which the caller holds `permission` (across the organization). */
+  async organizationsWhere (caller: Caller, permission: Permission): Promise<string[]> {
+    const memberships = await this.memberships.find({ userId: caller.userId }, { projection: { orgId: 1 } }).toArray()
+    const allowed: string[] = []
+    for (const { orgId } of memberships) {
+      if ((await this.access(orgId, caller))?.permissions.has(permission) === true) allowed.push(orgId)
+    }
+    return allowed
+  }
+
+  /** The permissions with where each came from, for the two reporting routes. */
+  async explain (orgId: string, caller: Caller, projectId: string | null): Promise<EffectivePermissions> {
+    const resolved = await this.resolve(orgId, caller.userId, projectId, true)
+    if (resolved === null) throw notFound('APP_MEMBER_NOT_FOUND', 'Member not found')
+    const permissions = new Set(narrow(resolved.permissions, caller))
+    return { ...resolved, permissions: [...permissions], sources: resolved.sources.filter((source) => permissions.has(source.permission)) }
+  }
+
+  private async resolve (orgId: string, userId: string, projectId: string | null, withSources: boolean): Promise<EffectivePermissions | null> {
+    const membership = await this.memberships.findOne({ _id: membershipId(orgId, userId) })
+    if (membership === null) return null
+    const sources: PermissionSource[] = []
+    const held = new Set<Permission>(ROLES[membership.role].permissions)
+    if (withSources) for (const permission of held) sources.push({ permission, via: 'role', projectId: null })
+    // An owner already holds everything; skip the reads that could add nothing.
+    const complete = (): boolean => !withSources && held.size === PERMISSION_NAMES.length
+    const add = (grant: Grant, source: Omit<PermissionSource, 'permission' | 'projectId'>): void => {
+      if (!applies(grant, projectId)) return
+      held.add(grant.permission)
+      if (withSources) sources.push({ permission: grant.permission, projectId: grant.projectId, ...source })
+    }
+    for (const grant of membership.grants) add(grant, { via: 'grant' })
+    if (!complete()) {
+      for (const { grant, setId, setName } of await this.sets.teams.grantsFor(orgId, userId)) add(grant, { via: 'team', setId, setName })
+      for (const { grant, setId, setName } of await this.sets.groups.grantsFor(orgId, userId)) add(grant, { via: 'group', setId, setName })
+    }
+    return { role: membership.role, projectId, permissions: PERMISSION_NAMES.filter((name) => held.has(name)), sources }
+  }
+}

@@ -1,0 +1,62 @@
+import { forbidden, notFound } from '../errors.js'
+import type { ProjectTokens } from './project-tokens.js'
+import type { ProjectUsers, ProjectUser } from './project-users.js'
+
+export interface ProjectSession {
+  user: ProjectUser
+  token: string
+  tokenType: 'Bearer'
+  expiresIn: number
+  expiresAt: string
+}
+
+interface ProjectState { id: string, authEnabled: boolean }
+
+/**
+ * End-user auth of one project: public register and login while the project
+ * has auth on, the caller's profile, verification for the project's servers,
+ * and the admin mint. Users and tokens are separate services; this one holds
+ * the rules that join them to the project's auth switch.
+ */
+export class ProjectAuth {
+  constructor (private readonly deps: { users: ProjectUsers, tokens: ProjectTokens, findProject: (projectId: string) => Promise<ProjectState | null> }) {}
+
+  async register (projectId: string, input: { email: string, password: string, extraFields?: Record<string, unknown> }): Promise<ProjectSession> {
+    await this.requireAuthOn(projectId)
+    return this.session(projectId, await this.deps.users.register(projectId, input))
+  }
+
+  async login (projectId: string, email: string, password: string): Promise<ProjectSession> {
+    await this.requireAuthOn(projectId)
+    return this.session(projectId, await this.deps.users.authenticate(projectId, email, password))
+  }
+
+  /** Null when the token is not a live project JWT of this project or its user is gone. */
+  async userOf (projectId: string, token: string): Promise<ProjectUser | null> {
+    const claims = this.deps.tokens.verify(projectId, token)
+    if (claims === null) return null
+    return await this.deps.users.findById(projectId, claims.userId)
+  }
+
+  async verify (projectId: string, token: string): Promise<{ valid: boolean, user?: ProjectUser }> {
+    const project = await this.deps.findProject(projectId)
+    const user = project === null || !project.authEnabled ? null : await this.userOf(projectId, token)
+    return user === null ? { valid: false } : { valid: true, user }
+  }
+
+  /** For the API tester: works whether or not auth is on, but only for an existing end user. */
+  async mint (projectId: string, userId: string): Promise<ProjectSession> {
+    return this.session(projectId, await this.deps.users.get(projectId, userId))
+  }
+
+  async requireAuthOn (projectId: string): Promise<void> {
+    const project = await this.deps.findProject(projectId)
+    if (project === null) throw notFound('APP_PROJECT_NOT_FOUND', 'Project not found')
+    if (!project.authEnabled) throw forbidden('APP_PROJECT_AUTH_DISABLED', 'End-user auth is switched off for this project')
+  }
+
+  private session (projectId: string, user: ProjectUser): ProjectSession {
+    const { token, expiresIn, expiresAt } = this.deps.tokens.sign(projectId, user.id)
+    return { user, token, tokenType: 'Bearer', expiresIn, expiresAt }
+  }
+}

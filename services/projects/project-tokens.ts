@@ -1,0 +1,123 @@
+import { createSigner, createVerifier } from 'fast-jwt'
+import type { Clock } from '../clock.js'
+import { VerifiedTokenCache } from '../verified-token-cache.js'
+
+/** The claims of a project JWT, as signed and as accepted. */
+export interface ProjectClaims {
+  sub: string
+  pid: string
+  type: 'project'
+  aud: string
+  iss: string
+  iat: number
+  exp: number
+}
+
+export interface SignedProjectToken {
+  token: string
+  /** ISO 8601 */
+  expiresAt: string
+  /** Seconds */
+  expiresIn: number
+}
+
+interface Codec {
+  sign: (claims: ProjectClaims) => string
+  verify: (token: string) => unknown
+}
+
+/** Signers and verifiers kept for this many projects; beyond it the oldest is rebuilt on next use. */
+export const PROJECT_CODEC_CACHE_SIZE = 2_000
+// The project-auth routes accept no longer bearer token; decoding a bigger one is wasted work.
+const MAX_TOKEN_LENGTH = 8192
+const MIN_KEY_BYTES = 32
+const REQUIRED_CLAIMS = ['sub', 'pid', 'type', 'aud', 'iss', 'iat', 'exp']
+
+export function projectAudience (projectId: string): string {
+  return `plinth:project:${projectId}`
+}
+
+/**
+ * End-user JWTs of one project (DESIGN §4). Each project signs with its own
+ * key, so a token of project A fails the signature check on project B before
+ * any claim is read; the audience, `pid` and `type` claims are checked as well
+ * so that a shared or misconfigured key still cannot let one through.
+ */
+export class ProjectTokens {
+  private readonly codecs = new Map<string, Codec>()
+  private readonly verified: VerifiedTokenCache<ProjectClaims>
+
+  constructor (private readonly deps: { keyFor: (projectId: string) => Buffer, clock: Clock, issuer: string, ttlSeconds: number }) {
+    if (!Number.isInteger(deps.ttlSeconds) || deps.ttlSeconds <= 0) throw new RangeError('ttlSeconds must be a positive integer')
+    if (deps.issuer === '') throw new RangeError('issuer must not be empty')
+    this.verified = new VerifiedTokenCache<ProjectClaims>(deps.clock)
+  }
+
+  sign (projectId: string, userId: string): SignedProjectToken {
+    // iat and exp come from the injected clock, not fast-jwt's Date.now(), so tests can move time.
+    const iat = Math.floor(this.deps.clock.nowMs() / 1000)
+    const exp = iat + this.deps.ttlSeconds
+    const token = this.codec(projectId).sign({
+      sub: userId, pid: projectId, type: 'project', aud: projectAudience(projectId), iss: this.deps.issuer, iat, exp
+    })
+    return { token, expiresAt: new Date(exp * 1000).toISOString(), expiresIn: this.deps.ttlSeconds }
+  }
+
+  /** Null for anything but a live, untampered project JWT of exactly this project. */
+  verify (projectId: string, token: string): { userId: string } | null {
+    if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null
+    const cacheKey = `${projectId}\n${token}`
+    let claims = this.verified.get(cacheKey)
+    if (claims === undefined) {
+      let payload: unknown
+      try {
+        payload = this.codec(projectId).verify(token)
+      } catch {
+        return null
+      }
+      const checked = this.checkClaims(payload, projectId)
+      if (checked === null) return null
+      claims = checked
+      this.verified.remember(cacheKey, claims)
+    }
+    // Checked again on a cache hit, so no cache-key collision can answer for another project.
+    if (claims.pid !== projectId) return null
+    return { userId: claims.sub }
+  }
+
+  private checkClaims (payload: unknown, projectId: string): ProjectClaims | null {
+    if (payload === null || typeof payload !== 'object') return null
+    const claims = payload as Record<string, unknown>
+    const nowSeconds = this.deps.clock.nowMs() / 1000
+    if (claims.type !== 'project' || claims.pid !== projectId) return null
+    if (typeof claims.sub !== 'string' || claims.sub === '') return null
+    if (typeof claims.exp !== 'number' || claims.exp <= nowSeconds) return null
+    if (typeof claims.iat !== 'number') return null
+    if (claims.nbf !== undefined && (typeof claims.nbf !== 'number' || claims.nbf > nowSeconds)) return null
+    return claims as unknown as ProjectClaims
+  }
+
+  private codec (projectId: string): Codec {
+    const cached = this.codecs.get(projectId)
+    if (cached !== undefined) return cached
+    const key = this.deps.keyFor(projectId)
+    if (key.length < MIN_KEY_BYTES) throw new RangeError(`the signing key of a project must be at least ${MIN_KEY_BYTES} bytes`)
+    const codec: Codec = {
+      sign: createSigner<ProjectClaims>({ key, algorithm: 'HS256' }),
+      // fast-jwt fixes clockTimestamp when the verifier is built; exp and nbf are checked against the Clock in checkClaims instead.
+      verify: createVerifier({
+        key,
+        algorithms: ['HS256'],
+        allowedAud: projectAudience(projectId),
+        allowedIss: this.deps.issuer,
+        requiredClaims: REQUIRED_CLAIMS,
+        ignoreExpiration: true,
+        ignoreNotBefore: true
+      })
+    }
+    // Map keeps insertion order, so the first key is the oldest entry.
+    if (this.codecs.size >= PROJECT_CODEC_CACHE_SIZE) this.codecs.delete(this.codecs.keys().next().value as string)
+    this.codecs.set(projectId, codec)
+    return codec
+  }
+}

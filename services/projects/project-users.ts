@@ -1,0 +1,158 @@
+import { badRequest, conflict, notFound, unauthorized } from '../errors.js'
+import { hashPassword, passwordNeedsRehash, verifyPassword } from '../crypto.js'
+import { checkEmail, checkPasswordPolicy, normalizeEmail } from '../identity/users.js'
+import { DuplicateKeyError } from '../store/errors.js'
+import type { Clock } from '../clock.js'
+import type { Store, StoreCollection, WithId } from '../store/types.js'
+import { PROJECT_USERS_TABLE, projectCollectionName } from './naming.js'
+
+/** An end user as stored: the fixed fields, and the extra fields given at registration beside them. */
+type ProjectUserRecord = {
+  email: string
+  passwordHash: string
+  emailVerified: boolean
+  createdAt: Date
+  updatedAt: Date
+  [field: string]: unknown
+}
+
+export interface ProjectUser {
+  id: string
+  email: string
+  emailVerified: boolean
+  createdAt: string
+  updatedAt: string
+  [field: string]: unknown
+}
+
+export const MAX_EXTRA_FIELDS = 50
+export const MAX_EXTRA_FIELDS_BYTES = 16 * 1024
+
+const RESERVED_FIELDS = new Set(['_id', 'id', 'email', 'password', 'passwordHash', 'createdAt', 'updatedAt', 'emailVerified'])
+// Nested too: the Store refuses these names in any stored document, and would answer with a less helpful code.
+const UNSTORABLE_NAME = /^$|^\$|\.|\0/
+// Registrations outside this window trigger one more idempotent createIndex, nothing worse.
+const INDEXED_PROJECTS_REMEMBERED = 10_000
+
+export function isReservedField (name: string): boolean {
+  return RESERVED_FIELDS.has(name) || name.startsWith('_') || UNSTORABLE_NAME.test(name)
+}
+
+function firstUnstorableName (value: unknown, path: string): string | null {
+  if (value === null || typeof value !== 'object') return null
+  const entries = Array.isArray(value) ? value.map((item, i) => [`[${i}]`, item] as const) : Object.entries(value)
+  for (const [name, child] of entries) {
+    if (!Array.isArray(value) && UNSTORABLE_NAME.test(name)) return `${path}.${name}`
+    const found = firstUnstorableName(child, Array.isArray(value) ? `${path}${name}` : `${path}.${name}`)
+    if (found !== null) return found
+  }
+  return null
+}
+
+function checkExtraFields (extraFields: Record<string, unknown>): void {
+  const names = Object.keys(extraFields)
+  if (names.length > MAX_EXTRA_FIELDS) throw badRequest('APP_EXTRA_FIELDS_TOO_LARGE', `At most ${MAX_EXTRA_FIELDS} extra fields`)
+  const reserved = names.find(isReservedField)
+  if (reserved !== undefined) {
+    throw badRequest('APP_RESERVED_FIELD', `extraFields cannot use the reserved name '${reserved}'`, { field: reserved })
+  }
+  if (Buffer.byteLength(JSON.stringify(extraFields), 'utf8') > MAX_EXTRA_FIELDS_BYTES) {
+    throw badRequest('APP_EXTRA_FIELDS_TOO_LARGE', `extraFields must be at most ${MAX_EXTRA_FIELDS_BYTES} bytes of JSON`)
+  }
+  for (const name of names) {
+    const path = firstUnstorableName(extraFields[name], name)
+    if (path !== null) {
+      throw badRequest('APP_RESERVED_FIELD', `extraFields cannot hold the field '${path}': names must not be empty, start with '$' or contain '.'`, { field: path })
+    }
+  }
+}
+
+/** Reserved names are skipped even if another writer put them in the record, so no hash or internal field leaks. */
+export function toProjectUser (record: WithId<ProjectUserRecord>): ProjectUser {
+  const user: ProjectUser = {
+    id: record._id,
+    email: record.email,
+    emailVerified: record.emailVerified,
+    createdAt: record.createdAt.toISOString(),
+    updatedAt: record.updatedAt.toISOString()
+  }
+  for (const [name, value] of Object.entries(record)) {
+    if (!isReservedField(name)) user[name] = value
+  }
+  return user
+}
+
+/**
+ * The end users of each project, in that project's own `_users` collection.
+ * Same email and password rules as platform users, one refusal for every
+ * failed login, and profile fields of the project's choosing beside them.
+ */
+export class ProjectUsers {
+  // Verified against when the email is unknown, so both failures cost one argon2 run.
+  private decoyHash: Promise<string> | null = null
+  private readonly indexed = new Set<string>()
+
+  constructor (private readonly store: Store, private readonly clock: Clock) {}
+
+  /** Creates the unique email index; safe to call again. */
+  async enable (projectId: string): Promise<void> {
+    await this.collection(projectId).createIndex({ email: 1 }, { unique: true })
+    if (this.indexed.size >= INDEXED_PROJECTS_REMEMBERED) this.indexed.clear()
+    this.indexed.add(projectId)
+  }
+
+  async register (projectId: string, input: { email: string, password: string, extraFields?: Record<string, unknown> }): Promise<ProjectUser> {
+    const email = normalizeEmail(input.email)
+    checkEmail(email)
+    checkPasswordPolicy(input.password, email)
+    const extraFields = input.extraFields ?? {}
+    checkExtraFields(extraFields)
+    // Uniqueness of email rests on the index, so make sure it exists even if enable() was never reached.
+    if (!this.indexed.has(projectId)) await this.enable(projectId)
+    const now = this.clock.now()
+    const record = { ...extraFields, email, passwordHash: await hashPassword(input.password), emailVerified: false, createdAt: now, updatedAt: now }
+    try {
+      const { insertedId } = await this.collection(projectId).insertOne(record)
+      return toProjectUser({ ...record, _id: insertedId })
+    } catch (error) {
+      if (error instanceof DuplicateKeyError) throw conflict('APP_EMAIL_TAKEN', 'An account with this email already exists')
+      throw error
+    }
+  }
+
+  /** One answer for an unknown email and a wrong password, in about the same time. */
+  async authenticate (projectId: string, emailInput: string, password: string): Promise<ProjectUser> {
+    const users = this.collection(projectId)
+    const record = await users.findOne({ email: normalizeEmail(emailInput) })
+    const stored = typeof record?.passwordHash === 'string' ? record.passwordHash : null
+    const valid = await verifyPassword(stored ?? await this.decoy(), password)
+    if (record === null || stored === null || !valid) {
+      throw unauthorized('APP_INVALID_CREDENTIALS', 'Email or password is incorrect')
+    }
+    // updatedAt stays: the project sees it as the profile's, and a rehash changes nothing the project can see.
+    if (passwordNeedsRehash(stored)) {
+      await users.updateOne({ _id: record._id }, { $set: { passwordHash: await hashPassword(password) } })
+    }
+    return toProjectUser(record)
+  }
+
+  async get (projectId: string, userId: string): Promise<ProjectUser> {
+    const user = await this.findById(projectId, userId)
+    if (user === null) throw notFound('APP_USER_NOT_FOUND', 'User not found')
+    return user
+  }
+
+  async findById (projectId: string, userId: string): Promise<ProjectUser | null> {
+    const record = await this.collection(projectId).findOne({ _id: userId })
+    return record === null ? null : toProjectUser(record)
+  }
+
+  private collection (projectId: string): StoreCollection<ProjectUserRecord> {
+    return this.store.collection<ProjectUserRecord>(projectCollectionName(projectId, PROJECT_USERS_TABLE))
+  }
+
+  private async decoy (): Promise<string> {
+    this.decoyHash ??= hashPassword('decoy-password-never-matches')
+    return await this.decoyHash
+  }
+}

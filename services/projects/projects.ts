@@ -1,0 +1,159 @@
+import { badRequest, conflict, notFound } from '../errors.js'
+import { DuplicateKeyError } from '../store/errors.js'
+import type { Clock } from '../clock.js'
+import type { Store, StoreCollection, WithId } from '../store/types.js'
+import { projectCollectionPrefix } from './naming.js'
+
+type ProjectRecord = {
+  orgId: string
+  name: string
+  slug: string
+  description: string
+  authEnabled: boolean
+  createdBy: string
+  createdAt: Date
+  updatedAt: Date
+  deletedAt: Date | null
+}
+
+export interface Project {
+  id: string
+  orgId: string
+  name: string
+  slug: string
+  description: string
+  authEnabled: boolean
+  createdBy: string
+  createdAt: string
+  updatedAt: string
+}
+
+/** Run when a project goes: each family that keeps data outside the project's own collections registers one. */
+export type ProjectCleanup = (projectId: string) => Promise<void>
+
+const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$/
+const NOT_FOUND = 'Project not found'
+
+function slugFrom (name: string): string {
+  return name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 48).replace(/-+$/, '') || 'project'
+}
+
+function toProject (record: WithId<ProjectRecord>): Project {
+  return {
+    id: record._id,
+    orgId: record.orgId,
+    name: record.name,
+    slug: record.slug,
+    description: record.description,
+    authEnabled: record.authEnabled,
+    createdBy: record.createdBy,
+    createdAt: record.createdAt.toISOString(),
+    updatedAt: record.updatedAt.toISOString()
+  }
+}
+
+export class Projects {
+  private readonly records: StoreCollection<ProjectRecord>
+  private readonly cleanups: ProjectCleanup[] = []
+
+  constructor (private readonly store: Store, private readonly deps: { clock: Clock, enableEndUsers: (projectId: string) => Promise<void>, schedulePurge: (projectId: string) => Promise<void> }) {
+    this.records = store.collection<ProjectRecord>('projects')
+  }
+
+  async init (): Promise<void> {
+    await this.records.createIndex({ orgId: 1, slug: 1 }, { unique: true })
+  }
+
+  onDelete (cleanup: ProjectCleanup): void {
+    this.cleanups.push(cleanup)
+  }
+
+  async create (orgId: string, userId: string, input: { name: string, slug?: string, description?: string }): Promise<Project> {
+    const name = input.name.trim()
+    if (name.length === 0) throw badRequest('APP_INVALID_NAME', 'name cannot be blank')
+    const slug = input.slug ?? slugFrom(name)
+    if (!SLUG.test(slug)) throw badRequest('APP_INVALID_SLUG', 'slug must be 1 to 48 lower-case letters, digits or inner hyphens')
+    const now = this.deps.clock.now()
+    const record = { orgId, name, slug, description: input.description?.trim() ?? '', authEnabled: false, createdBy: userId, createdAt: now, updatedAt: now, deletedAt: null }
+    try {
+      const { insertedId } = await this.records.insertOne(record)
+      return toProject({ ...record, _id: insertedId })
+    } catch (error) {
+      if (error instanceof DuplicateKeyError) throw conflict('APP_SLUG_TAKEN', `A project with the slug "${slug}" already exists in this organization`)
+      throw error
+    }
+  }
+
+  async findById (projectId: string): Promise<Project | null> {
+    const record = await this.records.findOne({ _id: projectId, deletedAt: null })
+    return record === null ? null : toProject(record)
+  }
+
+  async get (projectId: string): Promise<Project> {
+    const project = await this.findById(projectId)
+    if (project === null) throw notFound('APP_PROJECT_NOT_FOUND', NOT_FOUND)
+    return project
+  }
+
+  async listInOrganizations (orgIds: string[]): Promise<Project[]> {
+    if (orgIds.length === 0) return []
+    const records = await this.records.find({ orgId: { $in: orgIds }, deletedAt: null }, { sort: { name: 1, _id: 1 } }).toArray()
+    return records.map(toProject)
+  }
+
+  async update (projectId: string, input: { name?: string, slug?: string, description?: string }): Promise<Project> {
+    const changes: Partial<ProjectRecord> = { updatedAt: this.deps.clock.now() }
+    if (input.name !== undefined) {
+      changes.name = input.name.trim()
+      if (changes.name.length === 0) throw badRequest('APP_INVALID_NAME', 'name cannot be blank')
+    }
+    if (input.slug !== undefined) {
+      if (!SLUG.test(input.slug)) throw badRequest('APP_INVALID_SLUG', 'slug must be 1 to 48 lower-case letters, digits or inner hyphens')
+      changes.slug = input.slug
+    }
+    if (input.description !== undefined) changes.description = input.description.trim()
+    try {
+      const updated = await this.records.findOneAndUpdate({ _id: projectId, deletedAt: null }, { $set: changes }, { returnDocument: 'after' })
+      if (updated === null) throw notFound('APP_PROJECT_NOT_FOUND', NOT_FOUND)
+      return toProject(updated)
+    } catch (error) {
+      if (error instanceof DuplicateKeyError) throw conflict('APP_SLUG_TAKEN', `A project with the slug "${input.slug ?? ''}" already exists in this organization`)
+      throw error
+    }
+  }
+
+  /** Switching on prepares the `_users` collection (idempotently); switching off keeps every end user. */
+  async setAuth (projectId: string, enabled: boolean): Promise<Project> {
+    if (enabled) await this.deps.enableEndUsers(projectId)
+    const updated = await this.records.findOneAndUpdate({ _id: projectId, deletedAt: null }, { $set: { authEnabled: enabled, updatedAt: this.deps.clock.now() } }, { returnDocument: 'after' })
+    if (updated === null) throw notFound('APP_PROJECT_NOT_FOUND', NOT_FOUND)
+    return toProject(updated)
+  }
+
+  /**
+   * Marked first so it disappears at once, then purged. A purge job is queued
+   * before anything is touched, so a crash mid-way is finished by any node.
+   */
+  async delete (projectId: string): Promise<void> {
+    await this.deps.schedulePurge(projectId)
+    const marked = await this.records.updateOne({ _id: projectId, deletedAt: null }, { $set: { deletedAt: this.deps.clock.now() } })
+    if (marked.matchedCount === 0) throw notFound('APP_PROJECT_NOT_FOUND', NOT_FOUND)
+    await this.purge(projectId)
+  }
+
+  async purge (projectId: string): Promise<void> {
+    const record = await this.records.findOne({ _id: projectId })
+    if (record === null || record.deletedAt === null) return
+    for (const cleanup of this.cleanups) await cleanup(projectId)
+    const prefix = projectCollectionPrefix(projectId)
+    for (const name of await this.store.listCollections()) {
+      if (name.startsWith(prefix)) await this.store.dropCollection(name)
+    }
+    await this.records.deleteOne({ _id: projectId })
+  }
+
+  async deleteAllInOrganization (orgId: string): Promise<void> {
+    await this.records.updateMany({ orgId, deletedAt: null }, { $set: { deletedAt: this.deps.clock.now() } })
+    for (const record of await this.records.find({ orgId }, { projection: { _id: 1 } }).toArray()) await this.purge(record._id)
+  }
+}

@@ -1,0 +1,121 @@
+import { badRequest, notFound } from '../errors.js'
+import { hashToken } from '../crypto.js'
+import { createPat, isWellFormedPat, patHint } from '../identity/pat-format.js'
+import type { Clock } from '../clock.js'
+import type { IdGenerator } from '../ids.js'
+import type { Store, StoreCollection, WithId } from '../store/types.js'
+
+/**
+ * A project's server credentials. As with PATs, the Store key (`_id`) is the
+ * token's SHA-256, so authenticating is one primary-key read, and `tokenId`
+ * is the public handle listings and revocation use.
+ */
+type ServiceTokenRecord = {
+  tokenId: string
+  projectId: string
+  name: string
+  hint: string
+  createdBy: string
+  createdAt: Date
+  lastUsedAt: Date | null
+  expiresAt: Date | null
+  revokedAt: Date | null
+}
+
+export interface ServiceToken {
+  id: string
+  name: string
+  hint: string
+  createdBy: string
+  createdAt: string
+  lastUsedAt: string | null
+  expiresAt: string | null
+}
+
+/** Which project a service token speaks for, once it passed every check. */
+export interface ServiceTokenIdentity { projectId: string, tokenId: string }
+
+// lastUsedAt is written at most this often per token, so a busy server is not a write per request.
+const LAST_USED_RESOLUTION_MS = 60_000
+export const MAX_SERVICE_TOKENS_PER_PROJECT = 50
+
+function toServiceToken (record: WithId<ServiceTokenRecord>): ServiceToken {
+  return {
+    id: record.tokenId,
+    name: record.name,
+    hint: record.hint,
+    createdBy: record.createdBy,
+    createdAt: record.createdAt.toISOString(),
+    lastUsedAt: record.lastUsedAt?.toISOString() ?? null,
+    expiresAt: record.expiresAt?.toISOString() ?? null
+  }
+}
+
+export class ServiceTokens {
+  private readonly tokens: StoreCollection<ServiceTokenRecord>
+
+  constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, prefix: string }) {
+    this.tokens = store.collection<ServiceTokenRecord>('project_service_tokens')
+  }
+
+  async init (): Promise<void> {
+    await this.tokens.createIndex({ tokenId: 1 }, { unique: true })
+    await this.tokens.createIndex({ projectId: 1 })
+  }
+
+  /** The token is returned here once and never again: only its hash is stored. */
+  async create (projectId: string, input: { name: string, expiresAt?: string, createdBy: string }): Promise<ServiceToken & { token: string }> {
+    const now = this.deps.clock.now()
+    let expiresAt: Date | null = null
+    if (input.expiresAt !== undefined) {
+      expiresAt = new Date(input.expiresAt)
+      if (Number.isNaN(expiresAt.getTime()) || expiresAt <= now) throw badRequest('APP_INVALID_EXPIRY', 'expiresAt must be a date-time in the future')
+    }
+    // Expired tokens do not count: they authenticate nothing, and a project should not have to revoke them to make room.
+    const active = await this.tokens.countDocuments({ projectId, revokedAt: null, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] })
+    if (active >= MAX_SERVICE_TOKENS_PER_PROJECT) {
+      throw badRequest('APP_TOO_MANY_SERVICE_TOKENS', `At most ${MAX_SERVICE_TOKENS_PER_PROJECT} active service tokens per project`)
+    }
+    const token = createPat(this.deps.prefix)
+    const record = {
+      _id: hashToken(token), tokenId: this.deps.newId(), projectId, name: input.name.trim(), hint: patHint(token, this.deps.prefix),
+      createdBy: input.createdBy, createdAt: now, lastUsedAt: null, expiresAt, revokedAt: null
+    }
+    await this.tokens.insertOne(record)
+    return { ...toServiceToken(record), token }
+  }
+
+  /** Every token not revoked, expired ones included so they can be seen and cleaned up. */
+  async list (projectId: string): Promise<ServiceToken[]> {
+    const records = await this.tokens.find({ projectId, revokedAt: null }, { sort: { tokenId: 1 } }).toArray()
+    return records.map(toServiceToken)
+  }
+
+  async revoke (projectId: string, tokenId: string): Promise<void> {
+    const result = await this.tokens.updateOne({ tokenId, projectId, revokedAt: null }, { $set: { revokedAt: this.deps.clock.now() } })
+    if (result.matchedCount === 0) throw notFound('APP_SERVICE_TOKEN_NOT_FOUND', 'Service token not found')
+  }
+
+  /**
+   * Null for a malformed, unknown, revoked or expired token; a malformed one
+   * never reaches the Store. The caller compares `projectId` with the project
+   * the request is for.
+   */
+  async authenticate (token: string): Promise<ServiceTokenIdentity | null> {
+    if (typeof token !== 'string' || !isWellFormedPat(token, this.deps.prefix)) return null
+    const record = await this.tokens.findOne({ _id: hashToken(token) })
+    const now = this.deps.clock.now()
+    if (record === null || record.revokedAt !== null) return null
+    if (record.expiresAt !== null && record.expiresAt <= now) return null
+    if (record.lastUsedAt === null || now.getTime() - record.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+      await this.tokens.updateOne({ _id: record._id }, { $set: { lastUsedAt: now } })
+    }
+    return { projectId: record.projectId, tokenId: record.tokenId }
+  }
+
+  /** When a project is deleted; returns how many tokens went with it. */
+  async deleteAllForProject (projectId: string): Promise<number> {
+    const { deletedCount } = await this.tokens.deleteMany({ projectId })
+    return deletedCount
+  }
+}

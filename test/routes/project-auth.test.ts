@@ -1,0 +1,184 @@
+import t, { type Test } from 'tap'
+import { createHmac } from 'node:crypto'
+import { buildTestApp, signUp, type TestApp } from '../helper.js'
+
+type Headers = Record<string, string>
+
+async function call (app: TestApp, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, headers: Headers, payload?: unknown) {
+  const res = await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as object }) })
+  return { status: res.statusCode, body: res.json() }
+}
+
+const bearer = (token: string): Headers => ({ authorization: `Bearer ${token}` })
+
+async function setup (t: Test, env: Record<string, string> = {}) {
+  const app = await buildTestApp(t, { env })
+  const owner = await signUp(app, 'owner@example.com')
+  const viewer = await signUp(app, 'viewer@example.com')
+  const orgId = (await call(app, 'POST', '/api/organizations', owner.auth, { name: 'Acme' })).body.data.id as string
+  await call(app, 'POST', `/api/organizations/${orgId}/members`, owner.auth, { userId: viewer.id, role: 'viewer' })
+  const newProject = async (name: string, authOn = true) => {
+    const id = (await call(app, 'POST', '/api/projects', owner.auth, { orgId, name })).body.data.id as string
+    if (authOn) await call(app, 'POST', `/api/projects/${id}/auth/toggle`, owner.auth, { enabled: true })
+    const service = (await call(app, 'POST', `/api/projects/${id}/service-tokens`, owner.auth, { name: 'server' })).body.data.token as string
+    return { id, base: `/api/p/${id}/auth`, service }
+  }
+  return { app, owner, viewer, newProject }
+}
+
+/** A JWT signed with a key of our choosing: what an attacker who knows the claims but not the key can make. */
+function forge (claims: Record<string, unknown>, key = 'not the key'): string {
+  const encode = (part: object) => Buffer.from(JSON.stringify(part)).toString('base64url')
+  const body = `${encode({ alg: 'HS256', typ: 'JWT' })}.${encode(claims)}`
+  return `${body}.${createHmac('sha256', key).update(body).digest('base64url')}`
+}
+
+t.test('register, login and me while auth is on', async (t) => {
+  const { app, newProject } = await setup(t)
+  const shop = await newProject('Shop')
+  const registered = await call(app, 'POST', `${shop.base}/register`, {}, { email: ' Ann@Example.com ', password: 'long enough 1', extraFields: { displayName: 'Ann', plan: 'pro' } })
+  t.equal(registered.status, 201)
+  t.match(registered.body.data, { tokenType: 'Bearer', user: { email: 'ann@example.com', displayName: 'Ann', plan: 'pro', emailVerified: false } })
+  t.notOk('passwordHash' in registered.body.data.user, 'the password hash is never returned')
+  const [, payload] = (registered.body.data.token as string).split('.')
+  t.match(JSON.parse(Buffer.from(payload, 'base64url').toString()), { type: 'project', pid: shop.id, sub: registered.body.data.user.id })
+
+  const refusals: Array<[string, unknown, number, string]> = [
+    ['duplicate email', { email: 'ann@example.com', password: 'long enough 2' }, 409, 'APP_EMAIL_TAKEN'],
+    ['weak password', { email: 'bob@example.com', password: 'short' }, 400, 'APP_WEAK_PASSWORD'],
+    ['reserved field', { email: 'bob@example.com', password: 'long enough 1', extraFields: { passwordHash: 'x' } }, 400, 'APP_RESERVED_FIELD'],
+    ['reserved id', { email: 'bob@example.com', password: 'long enough 1', extraFields: { id: 'admin' } }, 400, 'APP_RESERVED_FIELD'],
+    ['operator name', { email: 'bob@example.com', password: 'long enough 1', extraFields: { $set: 1 } }, 400, 'APP_RESERVED_FIELD'],
+    ['unknown field', { email: 'bob@example.com', password: 'long enough 1', role: 'admin' }, 400, 'APP_VALIDATION_FAILED']
+  ]
+  for (const [name, payload, status, code] of refusals) {
+    const res = await call(app, 'POST', `${shop.base}/register`, {}, payload)
+    t.same([res.status, res.body.code], [status, code], name)
+  }
+  t.equal(await app.store.collection(`p_${shop.id}__users`).countDocuments({}), 1, 'no refused registration stored anything')
+
+  const login = await call(app, 'POST', `${shop.base}/login`, {}, { email: 'ANN@example.com', password: 'long enough 1' })
+  t.equal(login.status, 200)
+  const wrongPassword = await call(app, 'POST', `${shop.base}/login`, {}, { email: 'ann@example.com', password: 'wrong password' })
+  const unknownEmail = await call(app, 'POST', `${shop.base}/login`, {}, { email: 'who@example.com', password: 'wrong password' })
+  t.same([wrongPassword.status, wrongPassword.body], [unknownEmail.status, unknownEmail.body], 'one answer for a wrong password and an unknown email')
+  t.equal(wrongPassword.status, 401)
+
+  const me = await call(app, 'GET', `${shop.base}/me`, bearer(login.body.data.token))
+  t.match(me.body.data, { id: registered.body.data.user.id, email: 'ann@example.com', displayName: 'Ann' })
+  t.equal((await app.inject({ url: `${shop.base}/me` })).statusCode, 401, 'me needs a token')
+})
+
+t.test('auth off refuses end users but keeps them; unknown projects are 404', async (t) => {
+  const { app, owner, newProject } = await setup(t)
+  const closed = await newProject('Closed', false)
+  const refused = await call(app, 'POST', `${closed.base}/register`, {}, { email: 'a@example.com', password: 'long enough 1' })
+  t.same([refused.status, refused.body.code], [403, 'APP_PROJECT_AUTH_DISABLED'])
+  t.equal((await call(app, 'POST', `${closed.base}/login`, {}, { email: 'a@example.com', password: 'long enough 1' })).body.code, 'APP_PROJECT_AUTH_DISABLED')
+
+  const open = await newProject('Open')
+  const session = (await call(app, 'POST', `${open.base}/register`, {}, { email: 'a@example.com', password: 'long enough 1' })).body.data
+  await call(app, 'POST', `/api/projects/${open.id}/auth/toggle`, owner.auth, { enabled: false })
+  t.equal((await call(app, 'GET', `${open.base}/me`, bearer(session.token))).body.code, 'APP_PROJECT_AUTH_DISABLED', 'a project JWT stops working while auth is off')
+  t.same((await call(app, 'POST', `${open.base}/verify`, bearer(open.service), { token: session.token })).body.data, { valid: false })
+  await call(app, 'POST', `/api/projects/${open.id}/auth/toggle`, owner.auth, { enabled: true })
+  t.equal((await call(app, 'GET', `${open.base}/me`, bearer(session.token))).status, 200, 'and works again, user intact, when it is back on')
+
+  const missing = await call(app, 'POST', '/api/p/00000000000000000000/auth/register', {}, { email: 'a@example.com', password: 'long enough 1' })
+  t.same([missing.status, missing.body.code], [404, 'APP_PROJECT_NOT_FOUND'])
+})
+
+t.test('token kinds never pass for one another', async (t) => {
+  const { app, owner, newProject } = await setup(t)
+  const a = await newProject('A')
+  const b = await newProject('B')
+  const annA = (await call(app, 'POST', `${a.base}/register`, {}, { email: 'ann@example.com', password: 'long enough 1' })).body.data
+  await call(app, 'POST', `${b.base}/register`, {}, { email: 'ann@example.com', password: 'long enough 1' })
+  const pat = (await call(app, 'POST', '/api/auth/api-keys', owner.auth, { name: 'ci' })).body.data.token as string
+  const [header, payload, signature] = (annA.token as string).split('.')
+  const claims = JSON.parse(Buffer.from(payload, 'base64url').toString())
+  const retargeted = `${header}.${Buffer.from(JSON.stringify({ ...claims, pid: b.id, aud: `plinth:project:${b.id}` })).toString('base64url')}.${signature}`
+
+  const onProjectMe: Array<[string, string]> = [
+    ['project A\'s JWT on project B', annA.token],
+    ['a platform JWT', owner.token],
+    ['a PAT', pat],
+    ['a service token', b.service],
+    ['A\'s token with its claims moved to B', retargeted],
+    ['a forged project token', forge({ ...claims, pid: b.id, aud: `plinth:project:${b.id}` })],
+    ['alg none', `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${payload}.`],
+    ['garbage', 'not-a-token']
+  ]
+  for (const [name, token] of onProjectMe) {
+    const res = await call(app, 'GET', `${b.base}/me`, bearer(token))
+    t.equal(res.status, 401, `${name} is refused on /me`)
+    const verified = await call(app, 'POST', `${b.base}/verify`, bearer(b.service), { token })
+    t.same(verified.body.data, { valid: false }, `${name} does not verify`)
+  }
+
+  const platformMe = await call(app, 'GET', '/api/auth/me', bearer(annA.token))
+  t.equal(platformMe.status, 401, 'a project JWT is not a platform credential')
+  t.equal((await call(app, 'GET', '/api/projects', bearer(annA.token))).status, 401)
+  t.equal((await call(app, 'GET', '/api/auth/me', bearer(a.service))).status, 401, 'nor is a service token')
+})
+
+t.test('verify needs a service token of that very project', async (t) => {
+  const { app, owner, newProject } = await setup(t)
+  const a = await newProject('A')
+  const b = await newProject('B')
+  const session = (await call(app, 'POST', `${a.base}/register`, {}, { email: 'ann@example.com', password: 'long enough 1', extraFields: { team: 'red' } })).body.data
+  const ok = await call(app, 'POST', `${a.base}/verify`, bearer(a.service), { token: session.token })
+  t.match(ok.body.data, { valid: true, user: { id: session.user.id, email: 'ann@example.com', team: 'red' } })
+  t.notOk('passwordHash' in ok.body.data.user)
+  t.same((await call(app, 'POST', `${a.base}/verify`, bearer(a.service), { token: `${session.token as string}x` })).body.data, { valid: false }, 'tampered')
+
+  for (const [name, headers] of [
+    ['no credential', {}],
+    ['another project\'s service token', bearer(b.service)],
+    ['a PAT', bearer((await call(app, 'POST', '/api/auth/api-keys', owner.auth, { name: 'x' })).body.data.token)],
+    ['a platform JWT', owner.auth],
+    ['the project JWT itself', bearer(session.token)]
+  ] as Array<[string, Headers]>) {
+    const res = await call(app, 'POST', `${a.base}/verify`, headers, { token: session.token })
+    t.equal(res.status, 401, `${name} cannot call verify`)
+  }
+
+  const tokenId = (await call(app, 'GET', `/api/projects/${a.id}/service-tokens`, owner.auth)).body.data[0].id as string
+  await call(app, 'DELETE', `/api/projects/${a.id}/service-tokens/${tokenId}`, owner.auth)
+  t.equal((await call(app, 'POST', `${a.base}/verify`, bearer(a.service), { token: session.token })).status, 401, 'a revoked service token stops at once')
+})
+
+t.test('expired project tokens are refused', async (t) => {
+  const { app, newProject } = await setup(t, { PROJECT_TOKEN_TTL_SECONDS: '60' })
+  const shop = await newProject('Shop')
+  const session = (await call(app, 'POST', `${shop.base}/register`, {}, { email: 'ann@example.com', password: 'long enough 1' })).body.data
+  t.equal(session.expiresIn, 60)
+  const [, payload] = (session.token as string).split('.')
+  const claims = JSON.parse(Buffer.from(payload, 'base64url').toString())
+  t.equal(claims.exp - claims.iat, 60, 'the lifetime follows PROJECT_TOKEN_TTL_SECONDS')
+})
+
+t.test('admins mint end-user tokens; viewers cannot', async (t) => {
+  const { app, owner, viewer, newProject } = await setup(t)
+  const shop = await newProject('Shop')
+  const user = (await call(app, 'POST', `${shop.base}/register`, {}, { email: 'ann@example.com', password: 'long enough 1' })).body.data.user
+  const minted = await call(app, 'POST', `/api/projects/${shop.id}/users/${user.id as string}/token`, owner.auth)
+  t.equal(minted.status, 201)
+  t.equal((await call(app, 'GET', `${shop.base}/me`, bearer(minted.body.data.token))).body.data.id, user.id)
+  const byViewer = await call(app, 'POST', `/api/projects/${shop.id}/users/${user.id as string}/token`, viewer.auth)
+  t.same([byViewer.status, byViewer.body.details], [403, { permission: 'project.users.manage' }])
+  const unknown = await call(app, 'POST', `/api/projects/${shop.id}/users/00000000000000000000/token`, owner.auth)
+  t.same([unknown.status, unknown.body.code], [404, 'APP_USER_NOT_FOUND'])
+})
+
+t.test('login is rate-limited per project and address', async (t) => {
+  const { app, newProject } = await setup(t, { AUTH_RATE_LIMIT_MAX: '3' })
+  const shop = await newProject('Shop')
+  const statuses: number[] = []
+  for (let i = 0; i < 4; i++) statuses.push((await call(app, 'POST', `${shop.base}/login`, {}, { email: 'who@example.com', password: 'wrong password' })).status)
+  t.same(statuses, [401, 401, 401, 429])
+  const limited = await app.inject({ method: 'POST', url: `${shop.base}/login`, payload: { email: 'who@example.com', password: 'wrong password' } })
+  t.ok(Number(limited.headers['retry-after']) > 0, 'with Retry-After')
+  const other = await newProject('Other')
+  t.equal((await call(app, 'POST', `${other.base}/login`, {}, { email: 'who@example.com', password: 'wrong password' })).status, 401, 'another project has its own budget')
+})
