@@ -12,6 +12,8 @@ import jobsPlugin from './plugins/jobs.js'
 import authPlugin from './plugins/auth.js'
 import projectAuthPlugin from './plugins/project-auth.js'
 import permissionsPlugin from './plugins/permissions.js'
+import collectionsPlugin from './plugins/collections.js'
+import recordsPlugin from './plugins/records.js'
 import { registerRoutes } from './routes/index.js'
 
 /**
@@ -29,6 +31,8 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(authPlugin)
   await app.register(projectAuthPlugin)
   await app.register(permissionsPlugin)
+  await app.register(collectionsPlugin)
+  await app.register(recordsPlugin)
   await registerRoutes(app)
 }
 

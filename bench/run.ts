@@ -65,6 +65,13 @@ const scenarios: Scenario[] = [
     headers: { authorization: `Bearer ${plinth.info.serviceToken}` },
     body: JSON.stringify({ token: plinth.info.projectToken })
   },
+  { name: 'GET record by id (owner rule, 100k)', path: `/api/p/${plinth.info.projectId}/posts/${plinth.info.postId}`, headers: { authorization: `Bearer ${plinth.info.projectToken}` } },
+  {
+    name: 'GET list of 30, indexed filter (100k)',
+    path: `/api/p/${plinth.info.projectId}/posts?limit=30&filter=${encodeURIComponent(JSON.stringify({ status: 'published' }))}`,
+    headers: { authorization: `Bearer ${plinth.info.projectToken}` }
+  },
+  { name: 'POST create record (owner rule)', path: `/api/p/${plinth.info.projectId}/posts`, method: 'POST', headers: { authorization: `Bearer ${plinth.info.projectToken}` }, body: JSON.stringify({ title: 'bench', status: 'draft', views: 1 }) },
   // argon2id dominates a login by design: reported for its latency, not as a throughput target.
   { name: 'POST /api/auth/login (argon2id)', path: '/api/auth/login', method: 'POST', duration: Math.min(DURATION, 4), body: JSON.stringify({ email: 'bench@example.com', password: 'bench password 1' }) }
 ]

@@ -40,9 +40,27 @@ const seeded = await app.store.collection('bench_samples').insertOne({ title: 's
 const user = await app.identity.users.register({ email: 'bench@example.com', password: 'bench password 1', name: 'Bench' })
 const { accessToken } = await app.identity.sessions.start(user.id)
 const { token: pat } = await app.identity.apiKeys.create(user.id, { name: 'bench' })
-const org = await app.orgs.organizations.create(user.id, { name: 'Bench' })
+const org = await app.orgs.organizations.create({ userId: user.id }, { name: 'Bench' })
 const project = await app.projects.create(org.id, user.id, { name: 'Bench' })
 await app.projects.setAuth(project.id, true)
 const endUser = await app.projectAuth.auth.register(project.id, { email: 'end@example.com', password: 'bench password 1' })
 const serviceToken = await app.projectAuth.serviceTokens.create(project.id, { name: 'bench', createdBy: user.id })
-process.send?.({ address, sampleId: seeded.insertedId, accessToken, pat, projectId: project.id, projectToken: endUser.token, serviceToken: serviceToken.token })
+
+// Issue-5 scenarios: a `posts` collection of 100,000 records under an owner rule on every method.
+const ownerRule = { requireAuth: true, owner: 'author' }
+await app.collections.definitions.create(project.id, {
+  name: 'posts',
+  fields: [{ name: 'title', type: 'text', required: true }, { name: 'status', type: 'select', values: ['draft', 'review', 'published'] }, { name: 'author', type: 'text' }, { name: 'views', type: 'number' }],
+  indexes: [{ fields: ['author', 'status'] }],
+  methods: Object.fromEntries(['list', 'get', 'create', 'update', 'delete'].map((method) => [method, { enabled: true, rule: ownerRule }]))
+})
+const postRecords = app.store.collection(`p_${project.id}_posts`)
+const authors = [endUser.user.id, 'someone-else-1', 'someone-else-2', 'someone-else-3']
+const now = new Date()
+for (let batch = 0; batch < 100; batch++) {
+  await postRecords.insertMany(Array.from({ length: 1000 }, (_, i) => ({
+    title: `post ${batch * 1000 + i}`, status: ['draft', 'review', 'published'][i % 3], author: authors[(batch * 1000 + i) % 4], views: i, createdAt: now, updatedAt: now, version: 1
+  })))
+}
+const ownPost = await postRecords.findOne({ author: endUser.user.id })
+process.send?.({ address, sampleId: seeded.insertedId, accessToken, pat, projectId: project.id, projectToken: endUser.token, serviceToken: serviceToken.token, postId: ownPost?._id })

@@ -30,6 +30,8 @@ export interface Identity {
 declare module 'fastify' {
   interface FastifyInstance {
     identity: Identity
+    /** A platform JWT or PAT given as a string (for routes that accept several credential kinds); 401 otherwise. */
+    verifyPlatformToken: (token: string) => Promise<PlatformAuth>
     /** onRequest: a platform JWT or a PAT. */
     requirePlatformUser: (request: FastifyRequest) => Promise<void>
     /** onRequest: a platform JWT only (PAT management is not something a PAT may do). */
@@ -100,8 +102,8 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
     return { userId: claims.sub, via: 'jwt' }
   }
 
-  const authenticate = async (request: FastifyRequest): Promise<PlatformAuth> => {
-    const token = bearerToken(request)
+  const authenticate = async (request: FastifyRequest): Promise<PlatformAuth> => await authenticateToken(bearerToken(request))
+  const authenticateToken = async (token: string): Promise<PlatformAuth> => {
     if (token.startsWith(`${config.patPrefix}_`)) {
       const pat = await identity.apiKeys.authenticate(token)
       if (pat === null) throw unauthorized('APP_INVALID_TOKEN', 'Personal access token is invalid, expired or revoked')
@@ -110,6 +112,7 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
     return verifyJwt(token)
   }
 
+  app.decorate('verifyPlatformToken', authenticateToken)
   app.decorate('requirePlatformUser', async (request: FastifyRequest) => {
     request.platformAuth = await authenticate(request)
   })

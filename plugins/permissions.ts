@@ -65,12 +65,16 @@ function missing (permission: Permission): Error {
  * outsider gets the same 404 whether or not the organization or project exists.
  */
 async function permissionsPlugin (app: FastifyInstance): Promise<void> {
-  const teams = new MemberSets(app.store, { clock: systemClock, kind: TEAMS })
-  const groups = new MemberSets(app.store, { clock: systemClock, kind: PERMISSION_GROUPS })
+  const unknownProjects = async (orgId: string, ids: string[]): Promise<string[]> => await projects.unknownIn(orgId, ids)
+  const teams = new MemberSets(app.store, { clock: systemClock, kind: TEAMS, unknownProjects })
+  const groups = new MemberSets(app.store, { clock: systemClock, kind: PERMISSION_GROUPS, unknownProjects })
   const resolver = new PermissionResolver(app.store, { teams, groups })
   const projects = new Projects(app.store, {
     clock: systemClock,
-    enableEndUsers: async (projectId) => { await app.projectAuth.users.enable(projectId) },
+    enableEndUsers: async (projectId) => {
+      await app.projectAuth.users.enable(projectId)
+      await app.collections.definitions.ensureUsersCollection(projectId)
+    },
     schedulePurge: async (projectId) => { await app.jobs.enqueue('project.purge', { projectId }, { delayMs: PURGE_SAFETY_DELAY_MS }) }
   })
   const organizations = new Organizations(app.store, {
@@ -84,6 +88,11 @@ async function permissionsPlugin (app: FastifyInstance): Promise<void> {
   for (const schema of [...organizationSchemas, ...projectSchemas]) app.addSchema(schema)
   await Promise.all([teams.init(), groups.init(), projects.init(), organizations.init()])
   projects.onDelete(async (projectId) => { await app.projectAuth.serviceTokens.deleteAllForProject(projectId) })
+  projects.onDelete(async (projectId) => {
+    await organizations.forgetProject(projectId)
+    await teams.forgetProject(projectId)
+    await groups.forgetProject(projectId)
+  })
 
   app.registerJobHandler('project.purge', async (payload) => { await projects.purge(String(payload.projectId)) })
   app.registerJobHandler('organization.purge', async (payload) => { await organizations.purge(String(payload.orgId)) })
@@ -98,7 +107,8 @@ async function permissionsPlugin (app: FastifyInstance): Promise<void> {
     const orgId = options.orgIdIn === 'body' ? (request.body as { orgId: string }).orgId : params.orgId
     const access = await resolver.access(orgId, platformCaller(request))
     if (access === null) throw notFound('APP_ORGANIZATION_NOT_FOUND', 'Organization not found')
-    const actingOnSelf = options.self !== undefined && params[options.self] === access.userId
+    // A scoped PAT holds only its scopes, even over its own membership.
+    const actingOnSelf = options.self !== undefined && params[options.self] === access.userId && !access.scoped
     if (permission !== null && !actingOnSelf && !access.permissions.has(permission)) throw missing(permission)
     request.orgAccess = access
   })

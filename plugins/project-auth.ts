@@ -54,7 +54,12 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
   const serviceTokens = new ServiceTokens(app.store, { clock: systemClock, newId, prefix: config.serviceTokenPrefix })
   await serviceTokens.init()
   // Resolved per request: the projects service is decorated by the permissions plugin, which depends on this one.
-  const auth = new ProjectAuth({ users, tokens, findProject: async (projectId) => await app.projects.findById(projectId) })
+  const auth = new ProjectAuth({
+    users,
+    tokens,
+    findProject: async (projectId) => await app.projects.findById(projectId),
+    sweepDeleted: async (projectId) => { await app.projects.purge(projectId) }
+  })
   for (const schema of projectAuthSchemas) app.addSchema(schema)
 
   app.decorate('projectAuth', { auth, users, tokens, serviceTokens })

@@ -5,6 +5,7 @@ import permissionRoutes from './permissions/index.js'
 import organizationRoutes from './organizations/index.js'
 import projectRoutes from './projects/index.js'
 import projectAuthRoutes from './project-auth/index.js'
+import dataRoutes from './data/index.js'
 
 /**
  * The one place route families are mounted. A new family is one folder under
@@ -17,4 +18,5 @@ export async function registerRoutes (app: FastifyInstance): Promise<void> {
   await app.register(organizationRoutes, { prefix: '/api/organizations' })
   await app.register(projectRoutes, { prefix: '/api/projects' })
   await app.register(projectAuthRoutes, { prefix: '/api/p/:projectId/auth' })
+  await app.register(dataRoutes, { prefix: '/api/p/:projectId' })
 }

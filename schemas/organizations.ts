@@ -97,20 +97,20 @@ export const UpdateSetBody = Type.Object({
 const Deleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) })
 
 export const Responses = {
-  catalogue: { 200: Envelope(PermissionCatalogue), ...errorResponses(401) },
-  orgList: { 200: Envelope(Type.Array(OrganizationWithRole)), ...errorResponses(401) },
-  orgCreated: { 201: Envelope(Type.Ref(Organization)), ...errorResponses(400, 401, 409) },
-  org: { 200: Envelope(Type.Ref(Organization)), ...errorResponses(401, 404) },
+  catalogue: { 200: Envelope(PermissionCatalogue), ...errorResponses(400, 401, 403) },
+  orgList: { 200: Envelope(Type.Array(OrganizationWithRole)), ...errorResponses(400, 401, 403) },
+  orgCreated: { 201: Envelope(Type.Ref(Organization)), ...errorResponses(400, 401, 403, 409) },
+  org: { 200: Envelope(Type.Ref(Organization)), ...errorResponses(400, 401, 403, 404) },
   orgUpdated: { 200: Envelope(Type.Ref(Organization)), ...errorResponses(400, 401, 403, 404, 409) },
-  deleted: { 200: Envelope(Deleted), ...errorResponses(401, 403, 404, 409) },
-  memberList: { 200: Envelope(Type.Array(Type.Ref(Member))), ...errorResponses(401, 404) },
+  deleted: { 200: Envelope(Deleted), ...errorResponses(400, 401, 403, 404, 409) },
+  memberList: { 200: Envelope(Type.Array(Type.Ref(Member))), ...errorResponses(400, 401, 403, 404) },
   memberAdded: { 201: Envelope(Type.Ref(Member)), ...errorResponses(400, 401, 403, 404, 409) },
   memberChanged: { 200: Envelope(Type.Ref(Member)), ...errorResponses(400, 401, 403, 404, 409) },
-  grants: { 200: Envelope(Type.Array(Type.Ref(Grant))), ...errorResponses(401, 403, 404) },
+  grants: { 200: Envelope(Type.Array(Type.Ref(Grant))), ...errorResponses(400, 401, 403, 404) },
   grantsSet: { 200: Envelope(Type.Array(Type.Ref(Grant))), ...errorResponses(400, 401, 403, 404) },
-  effective: { 200: Envelope(Type.Ref(EffectivePermissions)), ...errorResponses(401, 403, 404) },
-  setList: { 200: Envelope(Type.Array(Type.Ref(MemberSet))), ...errorResponses(401, 404) },
-  set: { 200: Envelope(Type.Ref(MemberSet)), ...errorResponses(401, 404) },
+  effective: { 200: Envelope(Type.Ref(EffectivePermissions)), ...errorResponses(400, 401, 403, 404) },
+  setList: { 200: Envelope(Type.Array(Type.Ref(MemberSet))), ...errorResponses(400, 401, 403, 404) },
+  set: { 200: Envelope(Type.Ref(MemberSet)), ...errorResponses(400, 401, 403, 404) },
   setCreated: { 201: Envelope(Type.Ref(MemberSet)), ...errorResponses(400, 401, 403, 404, 409) },
   setChanged: { 200: Envelope(Type.Ref(MemberSet)), ...errorResponses(400, 401, 403, 404, 409) }
 }

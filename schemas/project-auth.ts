@@ -41,9 +41,9 @@ export const ProjectAuthParams = Type.Object({ projectId: Type.String({ minLengt
 export const ProjectAuthResponses = {
   registered: { 201: Envelope(ProjectSession), ...errorResponses(400, 403, 404, 409, 429) },
   loggedIn: { 200: Envelope(ProjectSession), ...errorResponses(400, 401, 403, 404, 429) },
-  me: { 200: Envelope(Type.Ref(ProjectUser)), ...errorResponses(401, 403, 404) },
-  verified: { 200: Envelope(VerifyResult), ...errorResponses(400, 401) },
-  minted: { 201: Envelope(ProjectSession), ...errorResponses(401, 403, 404) }
+  me: { 200: Envelope(Type.Ref(ProjectUser)), ...errorResponses(400, 401, 403, 404) },
+  verified: { 200: Envelope(VerifyResult), ...errorResponses(400, 401, 403) },
+  minted: { 201: Envelope(ProjectSession), ...errorResponses(400, 401, 403, 404) }
 }
 
 export const projectAuthSchemas = [ProjectUser]

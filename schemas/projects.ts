@@ -50,12 +50,12 @@ export const CreateServiceTokenBody = Type.Object({
 const Deleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) })
 
 export const ProjectResponses = {
-  list: { 200: Envelope(Type.Array(Type.Ref(Project))), ...errorResponses(401) },
+  list: { 200: Envelope(Type.Array(Type.Ref(Project))), ...errorResponses(400, 401, 403) },
   created: { 201: Envelope(Type.Ref(Project)), ...errorResponses(400, 401, 403, 404, 409) },
-  one: { 200: Envelope(Type.Ref(Project)), ...errorResponses(401, 403, 404) },
+  one: { 200: Envelope(Type.Ref(Project)), ...errorResponses(400, 401, 403, 404) },
   updated: { 200: Envelope(Type.Ref(Project)), ...errorResponses(400, 401, 403, 404, 409) },
-  deleted: { 200: Envelope(Deleted), ...errorResponses(401, 403, 404) },
-  tokenList: { 200: Envelope(Type.Array(Type.Ref(ServiceToken))), ...errorResponses(401, 403, 404) },
+  deleted: { 200: Envelope(Deleted), ...errorResponses(400, 401, 403, 404) },
+  tokenList: { 200: Envelope(Type.Array(Type.Ref(ServiceToken))), ...errorResponses(400, 401, 403, 404) },
   tokenCreated: { 201: Envelope(CreatedServiceToken), ...errorResponses(400, 401, 403, 404) }
 }
 

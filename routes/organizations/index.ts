@@ -18,7 +18,7 @@ const organizationRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/', {
     schema: { operationId: 'createOrganization', tags: ['organizations'], summary: 'Create an organization; the caller becomes its owner', security, body: CreateOrganizationBody, response: Responses.orgCreated }
-  }, async (request, reply) => reply.code(201).send({ success: true as const, data: await organizations.create(platformCaller(request).userId, request.body) }))
+  }, async (request, reply) => reply.code(201).send({ success: true as const, data: await organizations.create(platformCaller(request), request.body) }))
 
   app.get('/:orgId', {
     preHandler: app.requireOrgPermission('org.read'),

@@ -54,7 +54,7 @@ export const memberSetRoutes: FastifyPluginAsyncTypebox<MemberSetRouteOptions> =
   app.put('/:setId/members/:memberId', {
     preHandler: app.requireOrgPermission(permission),
     schema: { operationId: `add${noun}Member`, tags, summary: `Put an organization member in the ${label}`, security, params: SetMemberParams, response: Responses.setChanged }
-  }, async (request) => ({ success: true as const, data: await sets.addMember(request.params.orgId, request.params.setId, request.params.memberId) }))
+  }, async (request) => ({ success: true as const, data: await sets.addMember(orgAccess(request), request.params.setId, request.params.memberId) }))
 
   app.delete('/:setId/members/:memberId', {
     preHandler: app.requireOrgPermission(permission),

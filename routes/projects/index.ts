@@ -6,6 +6,7 @@ import { platformCaller } from '../../plugins/auth.js'
 import { requestProject } from '../../plugins/permissions.js'
 import serviceTokenRoutes from './service-tokens.js'
 import projectUserRoutes from './users.js'
+import collectionDefinitionRoutes from '../collections/definitions.js'
 
 const security = [{ platformAuth: [] }]
 
@@ -51,13 +52,11 @@ const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/:projectId/auth/toggle', {
     preHandler: app.requireProjectPermission('project.auth.manage'),
     schema: { operationId: 'toggleProjectAuth', tags: ['projects'], summary: 'Switch end-user auth on (creating the _users collection) or off (keeping its users)', security, params: ProjectIdParams, body: ToggleAuthBody, response: ProjectResponses.updated }
-  }, async (request) => {
-    const enabled = request.body?.enabled ?? !requestProject(request).authEnabled
-    return { success: true as const, data: await projects.setAuth(request.params.projectId, enabled) }
-  })
+  }, async (request) => ({ success: true as const, data: await projects.setAuth(request.params.projectId, request.body?.enabled) }))
 
   await app.register(serviceTokenRoutes, { prefix: '/:projectId/service-tokens' })
   await app.register(projectUserRoutes, { prefix: '/:projectId/users' })
+  await app.register(collectionDefinitionRoutes, { prefix: '/:projectId/collections' })
 }
 
 export default projectRoutes

@@ -65,6 +65,7 @@ export class ApiKeys {
 
   /** The token is returned here once and never again: only its hash is stored. */
   async create (userId: string, input: { name: string, expiresAt?: string, scopes?: string[] }): Promise<ApiKey & { token: string }> {
+    if (input.name.trim() === '') throw badRequest('APP_INVALID_NAME', 'name cannot be blank')
     const now = this.deps.clock.now()
     let expiresAt: Date | null = null
     if (input.expiresAt !== undefined) {

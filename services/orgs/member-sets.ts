@@ -3,7 +3,7 @@ import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../clock.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import type { Grant } from './catalogue.js'
-import { checkGrants, type GrantInput, type OrgAccess } from './permissions.js'
+import { checkGrantProjects, checkGrants, type GrantInput, type OrgAccess, type UnknownProjects } from './permissions.js'
 import { membershipId, type MembershipRecord } from './memberships.js'
 
 type MemberSetRecord = {
@@ -45,7 +45,8 @@ export const PERMISSION_GROUPS: MemberSetKind = { label: 'permission group', col
 const MAX_MEMBERS = 1000
 
 function slugFrom (name: string): string {
-  return name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64) || 'set'
+  // Names without latin letters or digits still need distinct slugs; the name itself stays as given.
+  return name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64) || `set-${Buffer.from(name).toString('hex').slice(0, 40)}`
 }
 
 function toMemberSet (record: WithId<MemberSetRecord>): MemberSet {
@@ -70,7 +71,7 @@ export class MemberSets {
   private readonly sets: StoreCollection<MemberSetRecord>
   private readonly memberships: StoreCollection<MembershipRecord>
 
-  constructor (store: Store, private readonly deps: { clock: Clock, kind: MemberSetKind }) {
+  constructor (store: Store, private readonly deps: { clock: Clock, kind: MemberSetKind, unknownProjects: UnknownProjects }) {
     this.sets = store.collection<MemberSetRecord>(deps.kind.collection)
     this.memberships = store.collection<MembershipRecord>('organization_members')
   }
@@ -91,6 +92,7 @@ export class MemberSets {
   async create (actor: OrgAccess, input: { name: string, description?: string, permissions?: GrantInput[], members?: string[] }): Promise<MemberSet> {
     const name = this.checkName(input.name)
     const grants = checkGrants(actor, input.permissions ?? [])
+    await checkGrantProjects(actor.orgId, grants, this.deps.unknownProjects)
     const memberIds = await this.checkMembers(actor.orgId, input.members ?? [])
     const now = this.deps.clock.now()
     const record = { orgId: actor.orgId, name, slug: slugFrom(name), description: input.description?.trim() ?? '', memberIds, grants, createdAt: now, updatedAt: now }
@@ -109,8 +111,14 @@ export class MemberSets {
       changes.slug = slugFrom(changes.name)
     }
     if (input.description !== undefined) changes.description = input.description.trim()
-    if (input.permissions !== undefined) changes.grants = checkGrants(actor, input.permissions)
-    if (input.members !== undefined) changes.memberIds = await this.checkMembers(actor.orgId, input.members)
+    if (input.permissions !== undefined) {
+      changes.grants = checkGrants(actor, input.permissions)
+      await checkGrantProjects(actor.orgId, changes.grants, this.deps.unknownProjects)
+    }
+    if (input.members !== undefined) {
+      changes.memberIds = await this.checkMembers(actor.orgId, input.members)
+      checkGrants(actor, changes.grants ?? (await this.require(actor.orgId, setId)).grants)
+    }
     try {
       const updated = await this.sets.findOneAndUpdate({ _id: setId, orgId: actor.orgId }, { $set: changes }, { returnDocument: 'after' })
       if (updated === null) throw this.notFound()
@@ -125,9 +133,12 @@ export class MemberSets {
     if (removed.deletedCount === 0) throw this.notFound()
   }
 
-  async addMember (orgId: string, setId: string, userId: string): Promise<MemberSet> {
+  async addMember (actor: OrgAccess, setId: string, userId: string): Promise<MemberSet> {
+    const orgId = actor.orgId
     await this.checkMembers(orgId, [userId])
     const set = await this.require(orgId, setId)
+    // Joining a set hands out its grants, so only someone holding them all may add members.
+    checkGrants(actor, set.grants)
     if (!set.memberIds.includes(userId) && set.memberIds.length >= MAX_MEMBERS) throw badRequest('APP_TOO_MANY_MEMBERS', `A ${this.deps.kind.label} holds at most ${MAX_MEMBERS} members`)
     const updated = await this.sets.findOneAndUpdate({ _id: setId, orgId }, { $addToSet: { memberIds: userId }, $set: { updatedAt: this.deps.clock.now() } }, { returnDocument: 'after' })
     if (updated === null) throw this.notFound()
@@ -146,6 +157,10 @@ export class MemberSets {
   async grantsFor (orgId: string, userId: string): Promise<SetGrant[]> {
     const sets = await this.sets.find({ orgId, memberIds: userId }, { projection: { name: 1, grants: 1 } }).toArray()
     return sets.flatMap((set) => set.grants.map((grant) => ({ grant, setId: set._id, setName: set.name })))
+  }
+
+  async forgetProject (projectId: string): Promise<void> {
+    await this.sets.updateMany({ 'grants.projectId': projectId }, { $pull: { grants: { projectId } } })
   }
 
   async removeMemberEverywhere (orgId: string, userId: string): Promise<void> {

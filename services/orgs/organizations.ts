@@ -3,10 +3,11 @@ import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../clock.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import { isRole, type Grant, type Role } from './catalogue.js'
-import { checkGrants, type GrantInput, type OrgAccess } from './permissions.js'
+import { checkGrantProjects, checkGrants, checkRoleCeiling, type Caller, type GrantInput, type OrgAccess, type UnknownProjects } from './permissions.js'
 import { membershipId, type MembershipRecord } from './memberships.js'
 import type { PlatformUsers } from '../identity/users.js'
 import type { MemberSets } from './member-sets.js'
+import { withSuffix } from '../projects/projects.js'
 
 type OrganizationRecord = {
   name: string
@@ -43,12 +44,13 @@ export interface Member {
 /** What deleting an organization must also remove; the projects service provides it. */
 export interface OrganizationContents {
   deleteAllInOrganization (orgId: string): Promise<void>
+  unknownIn: UnknownProjects
 }
 
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$/
 
 function slugFrom (name: string): string {
-  return name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 48).replace(/-+$/, '') || 'org'
+  return name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 42).replace(/-+$/, '')
 }
 
 function toOrganization (record: WithId<OrganizationRecord>): Organization {
@@ -88,22 +90,29 @@ export class Organizations {
     return records.map((record) => ({ ...toOrganization(record), role: roles.get(record._id) as Role }))
   }
 
-  async create (userId: string, input: { name: string, slug?: string, description?: string }): Promise<Organization> {
+  async create (creator: Caller, input: { name: string, slug?: string, description?: string }): Promise<Organization> {
+    // An organization is created with every permission; a token narrowed by scopes must not mint that.
+    if (creator.scopes !== undefined && creator.scopes.length > 0) throw forbidden('APP_SCOPED_TOKEN', 'A personal access token with scopes cannot create organizations')
+    const userId = creator.userId
     const name = input.name.trim()
     if (name.length === 0) throw badRequest('APP_INVALID_NAME', 'name cannot be blank')
-    const slug = input.slug ?? slugFrom(name)
-    if (!SLUG.test(slug)) throw badRequest('APP_INVALID_SLUG', 'slug must be 1 to 48 lower-case letters, digits or inner hyphens')
+    if (input.slug !== undefined && !SLUG.test(input.slug)) throw badRequest('APP_INVALID_SLUG', 'slug must be 1 to 48 lower-case letters, digits or inner hyphens')
     const now = this.deps.clock.now()
-    const record = { name, slug, description: input.description?.trim() ?? '', createdBy: userId, ownerCount: 1, createdAt: now, updatedAt: now, deletedAt: null }
-    let insertedId: string
-    try {
-      ({ insertedId } = await this.records.insertOne(record))
-    } catch (error) {
-      if (error instanceof DuplicateKeyError) throw conflict('APP_SLUG_TAKEN', `An organization with the slug "${slug}" already exists`)
-      throw error
+    let insertedId: string | null = null
+    let record: OrganizationRecord | null = null
+    // A slug derived from the name gets a random suffix when it is empty or taken; one the caller chose is refused instead.
+    for (let attempt = 0; insertedId === null; attempt++) {
+      const slug = input.slug ?? withSuffix(slugFrom(name), attempt, 'org')
+      record = { name, slug, description: input.description?.trim() ?? '', createdBy: userId, ownerCount: 1, createdAt: now, updatedAt: now, deletedAt: null }
+      try {
+        ({ insertedId } = await this.records.insertOne(record))
+      } catch (error) {
+        if (!(error instanceof DuplicateKeyError)) throw error
+        if (input.slug !== undefined || attempt >= 4) throw conflict('APP_SLUG_TAKEN', `An organization with the slug "${slug}" already exists`)
+      }
     }
     await this.memberships.insertOne({ _id: membershipId(insertedId, userId), orgId: insertedId, userId, role: 'owner', grants: [], createdAt: now, updatedAt: now })
-    return toOrganization({ ...record, _id: insertedId })
+    return toOrganization({ ...(record as OrganizationRecord), _id: insertedId })
   }
 
   async get (orgId: string): Promise<Organization> {
@@ -145,14 +154,20 @@ export class Organizations {
     await this.purge(orgId)
   }
 
+  /** Idempotent; sweeps by organization even when its record is already gone, catching writes that raced the deletion. */
   async purge (orgId: string): Promise<void> {
     const record = await this.records.findOne({ _id: orgId })
-    if (record === null || record.deletedAt === null) return
+    if (record !== null && record.deletedAt === null) return
     await this.memberships.deleteMany({ orgId })
     await this.deps.teams.deleteAllInOrganization(orgId)
     await this.deps.groups.deleteAllInOrganization(orgId)
     await this.deps.contents.deleteAllInOrganization(orgId)
     await this.records.deleteOne({ _id: orgId })
+  }
+
+  /** Grants scoped to a deleted project go with it. */
+  async forgetProject (projectId: string): Promise<void> {
+    await this.memberships.updateMany({ 'grants.projectId': projectId }, { $pull: { grants: { projectId } } })
   }
 
   async listMembers (orgId: string): Promise<Member[]> {
@@ -170,6 +185,7 @@ export class Organizations {
   async addMember (actor: OrgAccess, input: { email?: string, userId?: string, role: string, permissions?: GrantInput[] }): Promise<Member> {
     const role = this.checkRoleChange(actor, null, input.role)
     const grants = checkGrants(actor, input.permissions ?? [])
+    await checkGrantProjects(actor.orgId, grants, async (orgId, ids) => await this.deps.contents.unknownIn(orgId, ids))
     if ((input.email === undefined) === (input.userId === undefined)) throw badRequest('APP_INVALID_MEMBER', 'Give exactly one of email or userId')
     const user = input.userId !== undefined ? await this.deps.users.findById(input.userId) : await this.deps.users.findByEmail(input.email as string)
     if (user === null) throw notFound('APP_USER_NOT_FOUND', 'No platform user with that email or id')
@@ -202,7 +218,7 @@ export class Organizations {
 
   async removeMember (actor: OrgAccess, userId: string): Promise<void> {
     const current = await this.requireMembership(actor.orgId, userId)
-    if (current.role === 'owner' && actor.role !== 'owner') throw forbidden('APP_OWNER_ONLY', 'Only an owner can remove an owner')
+    if (userId !== actor.userId) checkRoleCeiling(actor, current.role, 'remove a member of')
     if (current.role === 'owner') await this.releaseOwner(actor.orgId)
     const removed = await this.memberships.deleteOne({ _id: current._id, role: current.role })
     if (removed.deletedCount === 0) {
@@ -219,15 +235,18 @@ export class Organizations {
 
   async setGrants (actor: OrgAccess, userId: string, grants: GrantInput[]): Promise<Grant[]> {
     const checked = checkGrants(actor, grants)
+    checkRoleCeiling(actor, (await this.requireMembership(actor.orgId, userId)).role, 'change the grants of a member with')
+    await checkGrantProjects(actor.orgId, checked, async (orgId, ids) => await this.deps.contents.unknownIn(orgId, ids))
     const updated = await this.memberships.findOneAndUpdate({ _id: membershipId(actor.orgId, userId) }, { $set: { grants: checked, updatedAt: this.deps.clock.now() } }, { returnDocument: 'after' })
     if (updated === null) throw notFound('APP_MEMBER_NOT_FOUND', 'Member not found')
     return updated.grants
   }
 
-  /** Owners alone make or unmake owners, and nobody hands out a role above their own. */
+  /** Nobody gives, changes or takes away a role holding more than they hold themselves (so only full owners touch owners). */
   private checkRoleChange (actor: OrgAccess, from: Role | null, to: string): Role {
     if (!isRole(to)) throw badRequest('APP_INVALID_ROLE', `role must be one of owner, admin, member, viewer (got "${to}")`)
-    if ((to === 'owner' || from === 'owner') && actor.role !== 'owner') throw forbidden('APP_OWNER_ONLY', 'Only an owner can grant or change the owner role')
+    checkRoleCeiling(actor, to, 'grant')
+    if (from !== null) checkRoleCeiling(actor, from, 'change')
     return to
   }
 

@@ -11,6 +11,8 @@ export interface OrgAccess {
   role: Role
   projectId: string | null
   permissions: ReadonlySet<Permission>
+  /** The credential is a PAT narrowed by scopes: it holds less than its user. */
+  scoped: boolean
 }
 
 export interface PermissionSource {
@@ -58,10 +60,33 @@ export function checkGrants (actor: OrgAccess, grants: GrantInput[]): Grant[] {
   return [...seen.values()]
 }
 
+/**
+ * Whether the actor holds every permission of a role. Role changes are
+ * judged by this, not by the actor's role name, so a scoped PAT or a member
+ * with a single grant can never hand out, take away or touch a role above
+ * what it holds itself.
+ */
+export function checkRoleCeiling (actor: OrgAccess, role: Role, verb: string): void {
+  const missing = ROLES[role].permissions.filter((permission) => !actor.permissions.has(permission))
+  if (missing.length > 0) {
+    throw forbidden(role === 'owner' ? 'APP_OWNER_ONLY' : 'APP_ROLE_CEILING', `You cannot ${verb} the ${role} role: it holds permissions you do not (${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', …' : ''})`, { role })
+  }
+}
+
 function narrow (permissions: Permission[], caller: Caller): Permission[] {
   if (caller.scopes === undefined || caller.scopes.length === 0) return permissions
   const scopes = new Set(caller.scopes)
   return permissions.filter((permission) => scopes.has(permission))
+}
+
+/** Looks up which of some project ids are not live projects of an organization. */
+export type UnknownProjects = (orgId: string, projectIds: string[]) => Promise<string[]>
+
+/** A grant scoped to a project must name a live project of the same organization. */
+export async function checkGrantProjects (orgId: string, grants: Grant[], unknownIn: UnknownProjects): Promise<void> {
+  const ids = [...new Set(grants.map((grant) => grant.projectId).filter((id): id is string => id !== null))]
+  const unknown = await unknownIn(orgId, ids)
+  if (unknown.length > 0) throw badRequest('APP_UNKNOWN_PROJECT', `Grants name projects that are not in this organization: ${unknown.join(', ')}`, { projectIds: unknown })
 }
 
 function applies (grant: Grant, projectId: string | null): boolean {
@@ -84,7 +109,8 @@ export class PermissionResolver {
   async access (orgId: string, caller: Caller, projectId: string | null = null): Promise<OrgAccess | null> {
     const resolved = await this.resolve(orgId, caller.userId, projectId, false)
     if (resolved === null) return null
-    return { orgId, userId: caller.userId, role: resolved.role, projectId, permissions: new Set(narrow(resolved.permissions, caller)) }
+    const scoped = caller.scopes !== undefined && caller.scopes.length > 0
+    return { orgId, userId: caller.userId, role: resolved.role, projectId, permissions: new Set(narrow(resolved.permissions, caller)), scoped }
   }
 
   /** The organizations in which the caller holds `permission` (across the organization). */

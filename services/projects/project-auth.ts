@@ -19,11 +19,23 @@ interface ProjectState { id: string, authEnabled: boolean }
  * the rules that join them to the project's auth switch.
  */
 export class ProjectAuth {
-  constructor (private readonly deps: { users: ProjectUsers, tokens: ProjectTokens, findProject: (projectId: string) => Promise<ProjectState | null> }) {}
+  constructor (private readonly deps: {
+    users: ProjectUsers
+    tokens: ProjectTokens
+    findProject: (projectId: string) => Promise<ProjectState | null>
+    /** Removes what a deleted project left behind (idempotent). */
+    sweepDeleted: (projectId: string) => Promise<void>
+  }) {}
 
   async register (projectId: string, input: { email: string, password: string, extraFields?: Record<string, unknown> }): Promise<ProjectSession> {
     await this.requireAuthOn(projectId)
-    return this.session(projectId, await this.deps.users.register(projectId, input))
+    const user = await this.deps.users.register(projectId, input)
+    // Hashing takes a while; if the project was deleted meanwhile, this insert recreated its users collection.
+    if (await this.deps.findProject(projectId) === null) {
+      await this.deps.sweepDeleted(projectId)
+      throw notFound('APP_PROJECT_NOT_FOUND', 'Project not found')
+    }
+    return this.session(projectId, user)
   }
 
   async login (projectId: string, email: string, password: string): Promise<ProjectSession> {

@@ -1,3 +1,4 @@
+import { MAX_NESTING, nestedDeeperThan } from '../nesting.js'
 import { badRequest, conflict, notFound, unauthorized } from '../errors.js'
 import { hashPassword, passwordNeedsRehash, verifyPassword } from '../crypto.js'
 import { checkEmail, checkPasswordPolicy, normalizeEmail } from '../identity/users.js'
@@ -56,6 +57,7 @@ function checkExtraFields (extraFields: Record<string, unknown>): void {
   if (reserved !== undefined) {
     throw badRequest('APP_RESERVED_FIELD', `extraFields cannot use the reserved name '${reserved}'`, { field: reserved })
   }
+  if (nestedDeeperThan(extraFields, MAX_NESTING + 1)) throw badRequest('APP_EXTRA_FIELDS_TOO_LARGE', `extraFields may nest at most ${MAX_NESTING} levels`)
   if (Buffer.byteLength(JSON.stringify(extraFields), 'utf8') > MAX_EXTRA_FIELDS_BYTES) {
     throw badRequest('APP_EXTRA_FIELDS_TOO_LARGE', `extraFields must be at most ${MAX_EXTRA_FIELDS_BYTES} bytes of JSON`)
   }

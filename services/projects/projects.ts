@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { badRequest, conflict, notFound } from '../errors.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../clock.js'
@@ -31,11 +32,17 @@ export interface Project {
 /** Run when a project goes: each family that keeps data outside the project's own collections registers one. */
 export type ProjectCleanup = (projectId: string) => Promise<void>
 
+/** A derived slug, with a random suffix on retries or when the name gave nothing usable. */
+export function withSuffix (base: string, attempt: number, fallback: string): string {
+  if (base !== '' && attempt === 0) return base
+  return `${base === '' ? fallback : base}-${randomBytes(3).toString('hex')}`
+}
+
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$/
 const NOT_FOUND = 'Project not found'
 
 function slugFrom (name: string): string {
-  return name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 48).replace(/-+$/, '') || 'project'
+  return name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 42).replace(/-+$/, '')
 }
 
 function toProject (record: WithId<ProjectRecord>): Project {
@@ -71,16 +78,19 @@ export class Projects {
   async create (orgId: string, userId: string, input: { name: string, slug?: string, description?: string }): Promise<Project> {
     const name = input.name.trim()
     if (name.length === 0) throw badRequest('APP_INVALID_NAME', 'name cannot be blank')
-    const slug = input.slug ?? slugFrom(name)
-    if (!SLUG.test(slug)) throw badRequest('APP_INVALID_SLUG', 'slug must be 1 to 48 lower-case letters, digits or inner hyphens')
+    if (input.slug !== undefined && !SLUG.test(input.slug)) throw badRequest('APP_INVALID_SLUG', 'slug must be 1 to 48 lower-case letters, digits or inner hyphens')
     const now = this.deps.clock.now()
-    const record = { orgId, name, slug, description: input.description?.trim() ?? '', authEnabled: false, createdBy: userId, createdAt: now, updatedAt: now, deletedAt: null }
-    try {
-      const { insertedId } = await this.records.insertOne(record)
-      return toProject({ ...record, _id: insertedId })
-    } catch (error) {
-      if (error instanceof DuplicateKeyError) throw conflict('APP_SLUG_TAKEN', `A project with the slug "${slug}" already exists in this organization`)
-      throw error
+    // A slug derived from the name gets a random suffix when it is empty or taken; one the caller chose is refused instead.
+    for (let attempt = 0; ; attempt++) {
+      const slug = input.slug ?? withSuffix(slugFrom(name), attempt, 'project')
+      const record = { orgId, name, slug, description: input.description?.trim() ?? '', authEnabled: false, createdBy: userId, createdAt: now, updatedAt: now, deletedAt: null }
+      try {
+        const { insertedId } = await this.records.insertOne(record)
+        return toProject({ ...record, _id: insertedId })
+      } catch (error) {
+        if (!(error instanceof DuplicateKeyError)) throw error
+        if (input.slug !== undefined || attempt >= 4) throw conflict('APP_SLUG_TAKEN', `A project with the slug "${slug}" already exists in this organization`)
+      }
     }
   }
 
@@ -122,12 +132,26 @@ export class Projects {
     }
   }
 
-  /** Switching on prepares the `_users` collection (idempotently); switching off keeps every end user. */
-  async setAuth (projectId: string, enabled: boolean): Promise<Project> {
-    if (enabled) await this.deps.enableEndUsers(projectId)
-    const updated = await this.records.findOneAndUpdate({ _id: projectId, deletedAt: null }, { $set: { authEnabled: enabled, updatedAt: this.deps.clock.now() } }, { returnDocument: 'after' })
-    if (updated === null) throw notFound('APP_PROJECT_NOT_FOUND', NOT_FOUND)
-    return toProject(updated)
+  /**
+   * Switching on prepares the `_users` collection (idempotently); switching
+   * off keeps every end user. Without `enabled` the state flips, decided by a
+   * conditional write so two concurrent flips cannot both land on one state.
+   */
+  async setAuth (projectId: string, enabled?: boolean): Promise<Project> {
+    for (;;) {
+      const current = await this.records.findOne({ _id: projectId, deletedAt: null })
+      if (current === null) throw notFound('APP_PROJECT_NOT_FOUND', NOT_FOUND)
+      const wanted = enabled ?? !current.authEnabled
+      const updated = await this.records.findOneAndUpdate(
+        { _id: projectId, deletedAt: null, authEnabled: current.authEnabled },
+        { $set: { authEnabled: wanted, updatedAt: this.deps.clock.now() } },
+        { returnDocument: 'after' }
+      )
+      if (updated === null) continue
+      // Only for a live project, so a deleted one is never given its collection back.
+      if (wanted) await this.deps.enableEndUsers(projectId)
+      return toProject(updated)
+    }
   }
 
   /**
@@ -141,15 +165,28 @@ export class Projects {
     await this.purge(projectId)
   }
 
+  /** Idempotent; sweeps the project's collections even when its record is already gone, catching writes that raced the deletion. */
   async purge (projectId: string): Promise<void> {
     const record = await this.records.findOne({ _id: projectId })
-    if (record === null || record.deletedAt === null) return
+    if (record !== null && record.deletedAt === null) return
     for (const cleanup of this.cleanups) await cleanup(projectId)
     const prefix = projectCollectionPrefix(projectId)
     for (const name of await this.store.listCollections()) {
       if (name.startsWith(prefix)) await this.store.dropCollection(name)
     }
     await this.records.deleteOne({ _id: projectId })
+  }
+
+  async isLive (projectId: string): Promise<boolean> {
+    return await this.records.countDocuments({ _id: projectId, deletedAt: null }) === 1
+  }
+
+  /** Of `projectIds`, those that are not live projects of the organization. */
+  async unknownIn (orgId: string, projectIds: string[]): Promise<string[]> {
+    if (projectIds.length === 0) return []
+    const found = await this.records.find({ _id: { $in: projectIds }, orgId, deletedAt: null }, { projection: { _id: 1 } }).toArray()
+    const known = new Set(found.map((record) => record._id))
+    return projectIds.filter((id) => !known.has(id))
   }
 
   async deleteAllInOrganization (orgId: string): Promise<void> {

@@ -65,6 +65,7 @@ export class ServiceTokens {
 
   /** The token is returned here once and never again: only its hash is stored. */
   async create (projectId: string, input: { name: string, expiresAt?: string, createdBy: string }): Promise<ServiceToken & { token: string }> {
+    if (input.name.trim() === '') throw badRequest('APP_INVALID_NAME', 'name cannot be blank')
     const now = this.deps.clock.now()
     let expiresAt: Date | null = null
     if (input.expiresAt !== undefined) {

@@ -109,7 +109,9 @@ t.test('members: roles, owner rules and the last owner', async (t) => {
 
 t.test('grants, teams and groups add up in effective permissions, optionally per project', async (t) => {
   const { app, owner, admin, member, viewer, outsider, orgId, org } = await setup(t)
-  const projectId = 'p0000000000000000001'
+  const projectId = (await call(app, 'POST', '/api/projects', owner.auth, { orgId, name: 'Scoped' })).body.data.id as string
+  const foreign = await call(app, 'PUT', `${org}/members/${viewer.id}/permissions`, admin.auth, { permissions: [{ permission: 'git.write', projectId: '00000000000000000000' }] })
+  t.same([foreign.status, foreign.body.code], [400, 'APP_UNKNOWN_PROJECT'], 'a grant names a project of this organization')
 
   const grants = await call(app, 'PUT', `${org}/members/${viewer.id}/permissions`, admin.auth, {
     permissions: [{ permission: 'project.delete', projectId }, { permission: 'git.write' }, { permission: 'git.write' }]
@@ -163,7 +165,54 @@ t.test('grants, teams and groups add up in effective permissions, optionally per
   t.equal(removed.status, 200)
   const groupAfter = await call(app, 'GET', `${org}/permission-groups/${group.body.data.id}`, owner.auth)
   t.same(groupAfter.body.data.members, [], 'a removed member leaves its groups too')
-  t.ok(orgId)
+
+  t.equal((await call(app, 'DELETE', `/api/projects/${projectId}`, owner.auth)).status, 200)
+  const groupGrants = (await call(app, 'GET', `${org}/permission-groups/${group.body.data.id}`, owner.auth)).body.data.permissions
+  t.same(groupGrants, [], 'grants scoped to a deleted project go with it')
+  t.equal(orgId.length > 0, true)
+})
+
+t.test('nobody gains rights through roles, teams, groups or scoped tokens', async (t) => {
+  const { app, owner, admin, member, viewer, outsider, org } = await setup(t)
+  const doom = (await call(app, 'POST', `${org}/teams`, owner.auth, { name: 'Owners', permissions: [{ permission: 'org.delete' }] })).body.data.id as string
+  const join = await call(app, 'PUT', `${org}/teams/${doom}/members/${admin.id}`, admin.auth)
+  t.same([join.status, join.body.code], [403, 'APP_CANNOT_GRANT'], 'an admin cannot join a team carrying rights it lacks')
+  const sneak = await call(app, 'PUT', `${org}/teams/${doom}`, admin.auth, { members: [admin.id] })
+  t.same([sneak.status, sneak.body.code], [403, 'APP_CANNOT_GRANT'], 'nor by rewriting its members')
+  t.equal((await call(app, 'DELETE', org, admin.auth)).status, 403, 'so the organization stays')
+
+  await call(app, 'PUT', `${org}/members/${viewer.id}/permissions`, owner.auth, { permissions: [{ permission: 'org.members.manage' }] })
+  const selfPromote = await call(app, 'PUT', `${org}/members/${viewer.id}`, viewer.auth, { role: 'admin' })
+  t.same([selfPromote.status, selfPromote.body.code], [403, 'APP_ROLE_CEILING'], 'a viewer with one grant cannot make itself admin')
+  const demoteAdmin = await call(app, 'PUT', `${org}/members/${admin.id}`, viewer.auth, { role: 'viewer' })
+  t.same([demoteAdmin.status, demoteAdmin.body.code], [403, 'APP_ROLE_CEILING'], 'nor demote an admin')
+  t.equal((await call(app, 'DELETE', `${org}/members/${member.id}`, viewer.auth)).body.code, 'APP_ROLE_CEILING', 'nor remove a member above it')
+
+  const scopedPat = (await call(app, 'POST', '/api/auth/api-keys', owner.auth, { name: 'members only', scopes: ['org.members.manage', 'org.read'] })).body.data.token as string
+  const viaPat = await call(app, 'POST', `${org}/members`, { authorization: `Bearer ${scopedPat}` }, { userId: outsider.id, role: 'owner' })
+  t.same([viaPat.status, viaPat.body.code], [403, 'APP_OWNER_ONLY'], 'an owner\'s scoped PAT cannot make owners')
+  const gitPat = (await call(app, 'POST', '/api/auth/api-keys', owner.auth, { name: 'git', scopes: ['git.read'] })).body.data.token as string
+  const selfRemove = await call(app, 'DELETE', `${org}/members/${owner.id}`, { authorization: `Bearer ${gitPat}` })
+  t.equal(selfRemove.status, 403, 'a scoped PAT cannot act on its owner\'s membership beyond its scopes')
+  const orgByPat = await call(app, 'POST', '/api/organizations', { authorization: `Bearer ${gitPat}` }, { name: 'Via PAT' })
+  t.same([orgByPat.status, orgByPat.body.code], [403, 'APP_SCOPED_TOKEN'], 'a scoped PAT cannot create organizations')
+  t.equal((await call(app, 'GET', `${org}/members`, owner.auth)).body.data.length, 4, 'membership unchanged')
+})
+
+t.test('slugs derived from names never collide by accident', async (t) => {
+  const app = await buildTestApp(t)
+  const user = await signUp(app, 'slugs@example.com')
+  const first = await call(app, 'POST', '/api/organizations', user.auth, { name: '中文' })
+  const second = await call(app, 'POST', '/api/organizations', user.auth, { name: '日本語' })
+  const third = await call(app, 'POST', '/api/organizations', user.auth, { name: 'Acme' })
+  const fourth = await call(app, 'POST', '/api/organizations', user.auth, { name: 'ACME!' })
+  t.same([first.status, second.status, third.status, fourth.status], [201, 201, 201, 201])
+  t.match(first.body.data.slug, /^org-[0-9a-f]{6}$/)
+  t.not(first.body.data.slug, second.body.data.slug)
+  t.equal(third.body.data.slug, 'acme')
+  t.match(fourth.body.data.slug, /^acme-[0-9a-f]{6}$/)
+  const chosen = await call(app, 'POST', '/api/organizations', user.auth, { name: 'Other', slug: 'acme' })
+  t.same([chosen.status, chosen.body.code], [409, 'APP_SLUG_TAKEN'], 'a slug the caller chose is never changed silently')
 })
 
 t.test('PAT scopes narrow what a token may do; the catalogue is published', async (t) => {
@@ -192,6 +241,9 @@ t.test('deleting an organization removes what it owns; only owners may', async (
   await call(app, 'POST', `${org}/teams`, owner.auth, { name: 'Ops' })
   const project = await call(app, 'POST', '/api/projects', owner.auth, { orgId, name: 'Shop' })
   t.equal(project.status, 201)
+  await call(app, 'POST', `/api/projects/${project.body.data.id as string}/auth/toggle`, owner.auth, { enabled: true })
+  await call(app, 'POST', `/api/projects/${project.body.data.id as string}/service-tokens`, owner.auth, { name: 'server' })
+  await call(app, 'POST', `${org}/permission-groups`, owner.auth, { name: 'Readers', permissions: [{ permission: 'git.read' }] })
   const adminDelete = await call(app, 'DELETE', org, admin.auth)
   t.same([adminDelete.status, adminDelete.body.details], [403, { permission: 'org.delete' }])
 
@@ -199,9 +251,10 @@ t.test('deleting an organization removes what it owns; only owners may', async (
   t.equal((await call(app, 'GET', org, owner.auth)).status, 404)
   t.same((await call(app, 'GET', '/api/organizations', owner.auth)).body.data, [])
   t.equal((await call(app, 'GET', `/api/projects/${project.body.data.id as string}`, owner.auth)).status, 404)
-  for (const collection of ['organizations', 'organization_members', 'organization_teams', 'projects']) {
+  for (const collection of ['organizations', 'organization_members', 'organization_teams', 'organization_permission_groups', 'projects', 'project_service_tokens']) {
     t.equal(await app.store.collection(collection).countDocuments({}), 0, `${collection} left empty`)
   }
+  t.same((await app.store.listCollections()).filter((name) => name.startsWith('p_')), [], 'and every project collection')
   const purge = await app.jobs.list({ type: 'organization.purge' })
   t.equal(purge.length, 1, 'a purge job stands by in case the deletion had been interrupted')
   t.equal((await call(app, 'DELETE', org, owner.auth)).status, 404, 'deleting twice')

@@ -27,7 +27,7 @@ async function setup (t: Test, env: Record<string, string> = {}) {
 }
 
 /** A JWT signed with a key of our choosing: what an attacker who knows the claims but not the key can make. */
-function forge (claims: Record<string, unknown>, key = 'not the key'): string {
+function forge (claims: Record<string, unknown>, key: string | Buffer = 'not the key'): string {
   const encode = (part: object) => Buffer.from(JSON.stringify(part)).toString('base64url')
   const body = `${encode({ alg: 'HS256', typ: 'JWT' })}.${encode(claims)}`
   return `${body}.${createHmac('sha256', key).update(body).digest('base64url')}`
@@ -148,7 +148,7 @@ t.test('verify needs a service token of that very project', async (t) => {
   t.equal((await call(app, 'POST', `${a.base}/verify`, bearer(a.service), { token: session.token })).status, 401, 'a revoked service token stops at once')
 })
 
-t.test('expired project tokens are refused', async (t) => {
+t.test('project tokens carry their lifetime and are refused once expired', async (t) => {
   const { app, newProject } = await setup(t, { PROJECT_TOKEN_TTL_SECONDS: '60' })
   const shop = await newProject('Shop')
   const session = (await call(app, 'POST', `${shop.base}/register`, {}, { email: 'ann@example.com', password: 'long enough 1' })).body.data
@@ -156,6 +156,25 @@ t.test('expired project tokens are refused', async (t) => {
   const [, payload] = (session.token as string).split('.')
   const claims = JSON.parse(Buffer.from(payload, 'base64url').toString())
   t.equal(claims.exp - claims.iat, 60, 'the lifetime follows PROJECT_TOKEN_TTL_SECONDS')
+
+  // Signed with the project's real key, so only the expiry is wrong with it.
+  const key = app.deriveSecretKey(`jwt:project:${shop.id}`)
+  const now = Math.floor(Date.now() / 1000)
+  const expired = forge({ ...claims, iat: now - 120, exp: now - 1 }, key)
+  const fresh = forge({ ...claims, iat: now, exp: now + 60 }, key)
+  t.equal((await call(app, 'GET', `${shop.base}/me`, bearer(fresh))).status, 200, 'the same claims with a future expiry pass')
+  t.equal((await call(app, 'GET', `${shop.base}/me`, bearer(expired))).status, 401, 'an expired token is refused')
+  t.same((await call(app, 'POST', `${shop.base}/verify`, bearer(shop.service), { token: expired })).body.data, { valid: false })
+  t.equal((await call(app, 'GET', `/api/p/${shop.id}/posts`, bearer(expired))).status, 401, 'and by the data API')
+})
+
+t.test('deeply nested extra fields are refused, not a crash', async (t) => {
+  const { app, newProject } = await setup(t)
+  const shop = await newProject('Shop')
+  let deep: unknown = 'leaf'
+  for (let i = 0; i < 1000; i++) deep = [deep]
+  const res = await call(app, 'POST', `${shop.base}/register`, {}, { email: 'deep@example.com', password: 'long enough 1', extraFields: { deep } })
+  t.same([res.status, res.body.code], [400, 'APP_EXTRA_FIELDS_TOO_LARGE'])
 })
 
 t.test('admins mint end-user tokens; viewers cannot', async (t) => {

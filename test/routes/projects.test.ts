@@ -30,7 +30,7 @@ t.test('projects: who may create, see, change and delete', async (t) => {
   const refusals: Array<[string, Headers, unknown, number, string]> = [
     ['viewer', viewer.auth, { orgId, name: 'Nope' }, 403, 'APP_FORBIDDEN'],
     ['outsider', outsider.auth, { orgId, name: 'Nope' }, 404, 'APP_ORGANIZATION_NOT_FOUND'],
-    ['duplicate slug', owner.auth, { orgId, name: 'Web shop!' }, 409, 'APP_SLUG_TAKEN'],
+    ['duplicate chosen slug', owner.auth, { orgId, name: 'Another', slug: 'web-shop' }, 409, 'APP_SLUG_TAKEN'],
     ['missing org', owner.auth, { name: 'No org' }, 400, 'APP_VALIDATION_FAILED'],
     ['unknown field', owner.auth, { orgId, name: 'X', color: 'red' }, 400, 'APP_VALIDATION_FAILED']
   ]
@@ -39,6 +39,9 @@ t.test('projects: who may create, see, change and delete', async (t) => {
     t.same([res.status, res.body.code], [status, code], name)
   }
 
+  const sameName = await call(app, 'POST', '/api/projects', owner.auth, { orgId, name: 'Web shop!' })
+  t.match(sameName.body.data.slug, /^web-shop-[0-9a-f]{6}$/, 'a derived slug that is taken gets a suffix')
+  await call(app, 'DELETE', `/api/projects/${sameName.body.data.id as string}`, owner.auth)
   const otherOrg = (await call(app, 'POST', '/api/organizations', outsider.auth, { name: 'Elsewhere' })).body.data.id as string
   const foreign = (await call(app, 'POST', '/api/projects', outsider.auth, { orgId: otherOrg, name: 'Theirs' })).body.data.id as string
   const listed = await call(app, 'GET', '/api/projects', viewer.auth)

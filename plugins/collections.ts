@@ -1,0 +1,26 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { systemClock } from '../services/clock.js'
+import { CollectionDefinitions } from '../services/collections/definitions.js'
+import { collectionSchemas } from '../schemas/collection-definitions.js'
+
+export interface CollectionServices {
+  definitions: CollectionDefinitions
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    collections: CollectionServices
+  }
+}
+
+/** Collection definitions of every project, and the shared schemas of the definition contract. */
+async function collectionsPlugin (app: FastifyInstance): Promise<void> {
+  const definitions = new CollectionDefinitions(app.store, { clock: systemClock })
+  for (const schema of collectionSchemas) app.addSchema(schema)
+  await definitions.init()
+  app.projects.onDelete(async (projectId) => { await definitions.dropAllForProject(projectId) })
+  app.decorate('collections', { definitions })
+}
+
+export default fp(collectionsPlugin, { name: 'plinth-collections', fastify: '5.x', dependencies: ['plinth-permissions'] })

@@ -1,0 +1,76 @@
+import { Type } from '@sinclair/typebox'
+import { Envelope, errorResponses } from './envelope.js'
+
+const QUERY_LIMIT_TEXT = 'Filters: MongoDB-style JSON over the collection\'s fields (id, createdAt, updatedAt included) with $eq $ne $gt $gte $lt $lte $in $nin $exists $regex $options $not $elemMatch $all $size $and $or $nor; at most 4096 bytes, 6 levels, 64 clauses, 100 values per $in/$nin/$all, regex 256 characters.'
+
+export const DataRecord = Type.Object({
+  id: Type.String(),
+  createdAt: Type.Optional(Type.String({ format: 'date-time' })),
+  updatedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  version: Type.Optional(Type.Integer({ description: 'Increases with every write; send it back in If-Match to avoid overwriting someone else\'s change' }))
+}, { $id: 'DataRecord', additionalProperties: true, description: 'A record: its fields beside id, createdAt, updatedAt and version' })
+
+export const RecordParams = Type.Object({
+  projectId: Type.String({ pattern: '^[0-9A-Za-z_-]{1,64}$' }),
+  table: Type.String({ pattern: '^(_users|[a-z][a-z0-9_]{0,62})$' })
+})
+export const RecordIdParams = Type.Object({ ...RecordParams.properties, id: Type.String({ pattern: '^[0-9A-Za-z_-]{1,64}$' }) })
+
+const ListOptions = {
+  sort: Type.Optional(Type.String({ maxLength: 300, description: 'Comma-separated fields, `-` for descending; id breaks ties' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 30 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000, description: 'Skip this many; cursors are faster and stable under writes' })),
+  cursor: Type.Optional(Type.String({ maxLength: 2048, description: 'nextCursor of the previous page' })),
+  fields: Type.Optional(Type.String({ maxLength: 2000, description: 'Comma-separated fields to return (id always)' })),
+  count: Type.Optional(Type.Boolean({ description: 'Also count every matching record (costs a second query)' }))
+}
+
+export const ListQuery = Type.Object({
+  filter: Type.Optional(Type.String({ maxLength: 4096, description: QUERY_LIMIT_TEXT })),
+  ...ListOptions
+}, { additionalProperties: false })
+
+export const QueryBody = Type.Object({
+  filter: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: QUERY_LIMIT_TEXT })),
+  ...ListOptions
+}, { additionalProperties: false })
+
+export const GetQuery = Type.Object({ fields: ListOptions.fields }, { additionalProperties: false })
+
+export const RecordBody = Type.Record(Type.String(), Type.Unknown(), { description: 'Field values; on update only the fields given change' })
+
+const BulkOptions = {
+  dryRun: Type.Optional(Type.Boolean({ description: 'Only count what would be affected' })),
+  maxAffected: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'Refuse (409, nothing changed) if more records match' }))
+}
+export const BulkUpdateBody = Type.Object({
+  filter: Type.Record(Type.String(), Type.Unknown(), { description: 'At least one clause' }),
+  set: RecordBody,
+  ...BulkOptions
+}, { additionalProperties: false })
+export const BulkDeleteBody = Type.Object({
+  filter: Type.Record(Type.String(), Type.Unknown(), { description: 'At least one clause' }),
+  ...BulkOptions
+}, { additionalProperties: false })
+
+export const IfMatchHeaders = Type.Object({
+  'if-match': Type.Optional(Type.String({ maxLength: 40, description: 'The version (or ETag) the change was based on' }))
+})
+
+const ListPage = Type.Object({
+  items: Type.Array(Type.Ref(DataRecord)),
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
+  total: Type.Optional(Type.Integer())
+})
+
+export const RecordResponses = {
+  list: { 200: Envelope(ListPage), ...errorResponses(400, 401, 403, 404, 405) },
+  one: { 200: Envelope(Type.Ref(DataRecord)), ...errorResponses(400, 401, 403, 404, 405) },
+  created: { 201: Envelope(Type.Ref(DataRecord)), ...errorResponses(400, 401, 403, 404, 405, 409) },
+  updated: { 200: Envelope(Type.Ref(DataRecord)), ...errorResponses(400, 401, 403, 404, 405, 409, 412) },
+  deleted: { 200: Envelope(Type.Object({ id: Type.String(), deleted: Type.Literal(true) })), ...errorResponses(400, 401, 403, 404, 405, 412) },
+  bulkUpdated: { 200: Envelope(Type.Object({ matched: Type.Integer(), modified: Type.Integer(), dryRun: Type.Boolean() })), ...errorResponses(400, 401, 403, 404, 405, 409) },
+  bulkDeleted: { 200: Envelope(Type.Object({ matched: Type.Integer(), deleted: Type.Integer(), dryRun: Type.Boolean() })), ...errorResponses(400, 401, 403, 404, 405, 409) }
+}
+
+export const recordSchemas = [DataRecord]

@@ -1,0 +1,111 @@
+import { AppError, forbidden, unauthorized } from '../errors.js'
+import type { Filter } from '../store/types.js'
+import { compileFilter } from '../store/semantics/match.js'
+import type { AccessRuleT, CollectionMethod, MethodSettingT } from '../../schemas/collections.js'
+
+/** Who is calling the data API. */
+export type DataCaller =
+  | { kind: 'anonymous' }
+  | { kind: 'user', id: string }
+  /** A platform JWT or PAT holding `records.read` / `records.write` for the project: rules do not apply. */
+  | { kind: 'admin', userId: string, canRead: boolean, canWrite: boolean }
+
+/** What one method call may touch, with the rule's variables already substituted. */
+export interface Access {
+  /** ANDed into every read and into the target of every update and delete; null means no restriction. */
+  filter: Filter | null
+  /** Must hold for the record after a create or update. */
+  check: Filter | null
+  /** Field that holds the caller's id; set on create. */
+  owner: string | null
+  userId: string | null
+  deny: ReadonlySet<string>
+  readonly: ReadonlySet<string>
+}
+
+const READ_METHODS: ReadonlySet<CollectionMethod> = new Set(['list', 'get', 'download'])
+
+const VARIABLES = ['@request.auth.id', '@now'] as const
+
+/** Replaces the rule's variables by this request's values; strings equal to a variable name are the only ones touched. */
+function substitute (value: unknown, vars: Record<string, unknown>): unknown {
+  if (typeof value === 'string') return Object.hasOwn(vars, value) ? vars[value] : value
+  if (Array.isArray(value)) return value.map((item) => substitute(item, vars))
+  if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, substitute(item, vars)]))
+  }
+  return value
+}
+
+/** Rule filters speak the API's names (`id`); the Store's key is `_id`. */
+export function toStoreFilter (filter: Filter): Filter {
+  const rename = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(rename)
+    if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
+      return Object.fromEntries(Object.entries(value).map(([key, item]) => [key === 'id' ? '_id' : key, rename(item)]))
+    }
+    return value
+  }
+  return rename(filter) as Filter
+}
+
+/**
+ * Decides whether `caller` may call `method` and under which restrictions.
+ * A disabled method is refused to everyone (405). A method without a rule is
+ * for platform admins only; public access needs an explicit rule.
+ */
+export function resolveAccess (method: CollectionMethod, setting: MethodSettingT, caller: DataCaller, now: Date): Access {
+  if (!setting.enabled) throw new AppError('APP_METHOD_DISABLED', 405, `The ${method} method is disabled on this collection`, { method })
+  if (caller.kind === 'admin') {
+    const allowed = READ_METHODS.has(method) ? caller.canRead : caller.canWrite
+    if (!allowed) throw forbidden('APP_FORBIDDEN', `This needs the "${READ_METHODS.has(method) ? 'records.read' : 'records.write'}" permission`)
+    return { filter: null, check: null, owner: null, userId: null, deny: new Set(), readonly: new Set() }
+  }
+  const rule = setting.rule as AccessRuleT | null
+  if (rule === null) {
+    if (caller.kind === 'anonymous') throw unauthorized('APP_UNAUTHORIZED', 'This method needs credentials')
+    throw forbidden('APP_FORBIDDEN', `The ${method} method has no rule, so only platform admins may call it`)
+  }
+  const needsUser = rule.requireAuth || rule.owner !== undefined
+  if (needsUser && caller.kind !== 'user') throw unauthorized('APP_UNAUTHORIZED', 'Authorization: Bearer <project JWT> is required')
+  const user = caller.kind === 'user' ? caller : null
+  const vars: Record<(typeof VARIABLES)[number], unknown> = {
+    '@request.auth.id': user?.id ?? null,
+    '@now': now
+  }
+  const parts: Filter[] = []
+  if (rule.filter !== undefined) parts.push(toStoreFilter(substitute(rule.filter, vars) as Filter))
+  if (rule.owner !== undefined && user !== null) parts.push({ [rule.owner]: user.id })
+  return {
+    filter: parts.length === 0 ? null : parts.length === 1 ? parts[0] : { $and: parts },
+    check: rule.check === undefined ? null : toStoreFilter(substitute(rule.check, vars) as Filter),
+    owner: rule.owner ?? null,
+    userId: user?.id ?? null,
+    deny: new Set(rule.deny ?? []),
+    readonly: new Set(rule.readonly ?? [])
+  }
+}
+
+/** ANDs the access filter into a request's own filter. */
+export function restrict (filter: Filter, access: Access): Filter {
+  if (access.filter === null) return filter
+  if (Object.keys(filter).length === 0) return access.filter
+  return { $and: [filter, access.filter] }
+}
+
+/**
+ * Refuses a written record that fails the rule's `check`, naming the first
+ * top-level clause that does not hold so the caller knows which field.
+ */
+export function enforceCheck (access: Access, record: Record<string, unknown>): void {
+  if (access.owner !== null && access.userId !== null && record[access.owner] !== access.userId) {
+    throw forbidden('APP_RULE_CHECK_FAILED', `Field "${access.owner}" must hold your own user id`, { field: access.owner })
+  }
+  if (access.check === null) return
+  for (const [key, clause] of Object.entries(access.check)) {
+    if (!compileFilter({ [key]: clause })(record)) {
+      const field = key === '_id' ? 'id' : key
+      throw forbidden('APP_RULE_CHECK_FAILED', `The record does not satisfy this method's check on "${field}"`, { field })
+    }
+  }
+}

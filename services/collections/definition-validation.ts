@@ -1,0 +1,276 @@
+import { AppError, badRequest } from '../errors.js'
+import { QueryError } from '../store/errors.js'
+import { validateStorable } from '../store/semantics/literals.js'
+import { validateFilter } from '../store/semantics/match.js'
+import { PROJECT_USERS_TABLE } from '../projects/naming.js'
+import {
+  COLLECTION_METHODS, FIELD_TYPES, type AccessRuleT, type CollectionMethod, type FieldDefinitionT, type IndexDefinitionT, type MethodSettingT
+} from '../../schemas/collections.js'
+
+/** What a definition says, apart from who owns it and when it changed. */
+export interface DefinitionSpec {
+  fields: FieldDefinitionT[]
+  indexes: IndexDefinitionT[]
+  methods: Record<CollectionMethod, MethodSettingT>
+}
+
+type FieldType = typeof FIELD_TYPES[number]
+
+export const DEFINITION_LIMITS = { maxFields: 100, maxIndexes: 20, maxRuleFilterBytes: 8 * 1024, maxRuleFilterDepth: 8 } as const
+
+const COLLECTION_NAME = /^[a-z][a-z0-9_]{0,62}$/
+const FIELD_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/
+// Kept by the records service on every record, or never to be exposed as a field.
+const RESERVED_FIELDS = new Set(['id', 'createdAt', 'updatedAt', 'version', 'passwordHash'])
+// In _users, `password` would sit beside the hash as plain text if the records API ever wrote it.
+const RESERVED_USER_FIELDS = new Set(['password'])
+const BUILT_IN_TYPES: Record<string, FieldType> = { id: 'text', createdAt: 'date', updatedAt: 'date' }
+const INDEXABLE_BUILT_INS = new Set(['createdAt', 'updatedAt'])
+const OPTION_TYPES: Record<string, readonly FieldType[]> = {
+  values: ['select'],
+  collection: ['relation'],
+  maxSize: ['file'],
+  allowedTypes: ['file'],
+  pattern: ['text', 'email', 'url'],
+  multiple: ['select', 'relation', 'file']
+}
+const WITHOUT_UNIQUE: readonly FieldType[] = ['json', 'file']
+const OWNER_TYPES: readonly FieldType[] = ['text', 'relation']
+const EMAIL = /^[^\s@]{1,64}@[^\s@.]+(\.[^\s@.]+)+$/
+const RECORD_ID = /^[0-9A-Za-z_-]{1,64}$/
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/
+
+export function invalidDefinition (path: string, message: string): AppError {
+  return badRequest('APP_INVALID_DEFINITION', `${path}: ${message}`, { path })
+}
+
+function reservedField (path: string, message: string): AppError {
+  return badRequest('APP_RESERVED_FIELD', `${path}: ${message}`, { path })
+}
+
+/** Names starting with `_` belong to the platform; `_users` is made by switching project auth on. */
+export function checkNewCollectionName (name: string): void {
+  if (name.startsWith('_')) {
+    throw badRequest('APP_RESERVED_COLLECTION', `name: "${name}" is reserved; names starting with "_" belong to the platform (_users is created by switching project auth on)`, { name })
+  }
+  // `/api/p/:projectId/auth/...` are the end-user auth routes; a collection there would be half shadowed.
+  if (name === 'auth') throw badRequest('APP_RESERVED_COLLECTION', 'name: "auth" is reserved for the project\'s end-user auth routes', { name })
+  if (!COLLECTION_NAME.test(name)) throw invalidDefinition('name', 'must be lower-case letters, digits and underscores, starting with a letter')
+}
+
+/** Same anchoring and flags as the records service uses when it checks values. */
+export function compilePattern (pattern: string): RegExp | null {
+  try {
+    return new RegExp(`^(?:${pattern})$`, 'u')
+  } catch {
+    return null
+  }
+}
+
+function depthOf (value: unknown): number {
+  if (value === null || typeof value !== 'object') return 0
+  let deepest = 0
+  for (const child of Object.values(value)) deepest = Math.max(deepest, depthOf(child))
+  return deepest + 1
+}
+
+function isCount (value: number): boolean {
+  return Number.isInteger(value) && value >= 0
+}
+
+function checkScalar (field: FieldDefinitionT, value: unknown, path: string): void {
+  switch (field.type) {
+    case 'text': case 'email': case 'url': {
+      if (typeof value !== 'string') throw invalidDefinition(path, 'must be a string')
+      if (field.type === 'text' && field.min !== undefined && value.length < field.min) throw invalidDefinition(path, `must be at least ${field.min} characters`)
+      if (field.type === 'text' && field.max !== undefined && value.length > field.max) throw invalidDefinition(path, `must be at most ${field.max} characters`)
+      if (field.type === 'email' && !EMAIL.test(value)) throw invalidDefinition(path, 'must be an email address')
+      if (field.type === 'url') {
+        const url = URL.canParse(value) ? new URL(value) : null
+        if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw invalidDefinition(path, 'must be an http or https URL')
+      }
+      if (field.pattern !== undefined && compilePattern(field.pattern)?.test(value) !== true) throw invalidDefinition(path, `must match the field's pattern ${field.pattern}`)
+      return
+    }
+    case 'number':
+      if (typeof value !== 'number' || !Number.isFinite(value)) throw invalidDefinition(path, 'must be a finite number')
+      if (field.min !== undefined && value < field.min) throw invalidDefinition(path, `must be at least ${field.min}`)
+      if (field.max !== undefined && value > field.max) throw invalidDefinition(path, `must be at most ${field.max}`)
+      return
+    case 'boolean':
+      if (typeof value !== 'boolean') throw invalidDefinition(path, 'must be true or false')
+      return
+    case 'date':
+      if (typeof value !== 'string' || !ISO_DATE.test(value) || Number.isNaN(Date.parse(value))) throw invalidDefinition(path, 'must be an ISO 8601 date or date-time')
+      return
+    case 'json':
+      try {
+        validateStorable(value, path)
+      } catch (error) {
+        if (error instanceof QueryError) throw invalidDefinition(error.path, 'cannot be stored: object keys must not be empty, start with "$" or contain "."')
+        throw error
+      }
+      return
+    case 'select':
+      if (typeof value !== 'string' || !(field.values ?? []).includes(value)) throw invalidDefinition(path, 'must be one of the field\'s values')
+      return
+    case 'relation':
+      if (typeof value !== 'string' || !RECORD_ID.test(value)) throw invalidDefinition(path, 'must be a record id')
+      return
+    case 'file':
+      throw invalidDefinition(path, 'file fields take no default; files are set by upload')
+  }
+}
+
+/** A default is stored as if a client had sent it, so it must pass the field's own checks. */
+function checkDefault (field: FieldDefinitionT, value: unknown, path: string): void {
+  if (value === null) {
+    if (field.required === true) throw invalidDefinition(path, 'cannot be null for a required field')
+    return
+  }
+  if (field.multiple !== true || field.type === 'json') { checkScalar(field, value, path); return }
+  if (!Array.isArray(value)) throw invalidDefinition(path, 'must be an array for a field with multiple values')
+  if (field.min !== undefined && value.length < field.min) throw invalidDefinition(path, `needs at least ${field.min} values`)
+  if (field.max !== undefined && value.length > field.max) throw invalidDefinition(path, `takes at most ${field.max} values`)
+  value.forEach((item, i) => { checkScalar(field, item, `${path}[${i}]`) })
+  if (new Set(value.map((item) => JSON.stringify(item))).size !== value.length) throw invalidDefinition(path, 'must not repeat a value')
+}
+
+function checkBounds (field: FieldDefinitionT, path: string): void {
+  const bounded = field.min !== undefined || field.max !== undefined
+  if (!bounded) return
+  const counts = field.type === 'text' || field.multiple === true
+  if (field.type !== 'number' && !counts) {
+    throw invalidDefinition(`${path}.${field.min !== undefined ? 'min' : 'max'}`, `is only for number and text fields, and for select, relation and file fields with multiple values (not ${field.type})`)
+  }
+  for (const bound of ['min', 'max'] as const) {
+    const value = field[bound]
+    if (value === undefined) continue
+    if (!Number.isFinite(value)) throw invalidDefinition(`${path}.${bound}`, 'must be a finite number')
+    if (counts && !isCount(value)) throw invalidDefinition(`${path}.${bound}`, 'must be a whole number of at least 0')
+  }
+  if (field.min !== undefined && field.max !== undefined && field.min > field.max) throw invalidDefinition(`${path}.min`, `must not exceed max (${field.max})`)
+}
+
+function checkField (field: FieldDefinitionT, path: string): void {
+  if (!FIELD_NAME.test(field.name)) throw invalidDefinition(`${path}.name`, 'must be letters, digits and underscores, starting with a letter')
+  if (RESERVED_FIELDS.has(field.name)) throw reservedField(`${path}.name`, `"${field.name}" is reserved`)
+  if (!(FIELD_TYPES as readonly string[]).includes(field.type)) throw invalidDefinition(`${path}.type`, `must be one of ${FIELD_TYPES.join(', ')}`)
+  for (const [option, types] of Object.entries(OPTION_TYPES)) {
+    if (field[option as keyof FieldDefinitionT] !== undefined && !types.includes(field.type)) {
+      throw invalidDefinition(`${path}.${option}`, `is only for ${types.join(', ')} fields (not ${field.type})`)
+    }
+  }
+  if (field.unique === true && WITHOUT_UNIQUE.includes(field.type)) throw invalidDefinition(`${path}.unique`, `is not available for ${field.type} fields`)
+  if (field.type === 'select') {
+    if (field.values === undefined || field.values.length === 0) throw invalidDefinition(`${path}.values`, 'is required for select fields')
+    if (new Set(field.values).size !== field.values.length) throw invalidDefinition(`${path}.values`, 'must not repeat a value')
+  }
+  if (field.pattern !== undefined && compilePattern(field.pattern) === null) throw invalidDefinition(`${path}.pattern`, 'invalid regular expression')
+  checkBounds(field, path)
+  if (field.default !== undefined) checkDefault(field, field.default, `${path}.default`)
+}
+
+function checkUsersFields (fields: FieldDefinitionT[]): void {
+  fields.forEach((field, i) => {
+    if (RESERVED_USER_FIELDS.has(field.name)) throw reservedField(`fields[${i}].name`, `"${field.name}" is reserved in ${PROJECT_USERS_TABLE}`)
+  })
+  const email = fields.findIndex((field) => field.name === 'email')
+  if (email === -1) throw reservedField('fields', `"email" cannot be removed from ${PROJECT_USERS_TABLE}`)
+  const { type, required, unique } = fields[email]
+  if (type !== 'email' || required !== true || unique !== true) throw reservedField(`fields[${email}]`, `"email" of ${PROJECT_USERS_TABLE} must stay an email field, required and unique`)
+  const verified = fields.findIndex((field) => field.name === 'emailVerified')
+  if (verified === -1) throw reservedField('fields', `"emailVerified" cannot be removed from ${PROJECT_USERS_TABLE}`)
+  if (fields[verified].type !== 'boolean') throw reservedField(`fields[${verified}].type`, `"emailVerified" of ${PROJECT_USERS_TABLE} must stay a boolean field`)
+}
+
+function checkIndexes (indexes: IndexDefinitionT[], fields: ReadonlyMap<string, FieldDefinitionT>): void {
+  const seen = new Map<string, number>()
+  indexes.forEach((index, i) => {
+    if (index.fields.length === 0) throw invalidDefinition(`indexes[${i}].fields`, 'needs at least one field')
+    const names = new Set<string>()
+    index.fields.forEach((entry, j) => {
+      const name = entry.startsWith('-') ? entry.slice(1) : entry
+      if (!fields.has(name) && !INDEXABLE_BUILT_INS.has(name)) throw invalidDefinition(`indexes[${i}].fields[${j}]`, `"${name}" is not a field of this collection`)
+      if (names.has(name)) throw invalidDefinition(`indexes[${i}].fields[${j}]`, `"${name}" appears twice`)
+      names.add(name)
+    })
+    const key = index.fields.join(',')
+    const earlier = seen.get(key)
+    if (earlier !== undefined) throw invalidDefinition(`indexes[${i}]`, `has the same fields as indexes[${earlier}]`)
+    seen.set(key, i)
+  })
+}
+
+/** Only field names are checked here; `$elemMatch` sub-documents name fields of array elements, not of the record. */
+function checkFilterFields (filter: Record<string, unknown>, path: string, fields: ReadonlyMap<string, FieldDefinitionT>): void {
+  for (const [key, value] of Object.entries(filter)) {
+    if (key === '$and' || key === '$or' || key === '$nor') {
+      (value as Array<Record<string, unknown>>).forEach((branch, i) => { checkFilterFields(branch, `${path}.${key}[${i}]`, fields) })
+      continue
+    }
+    const [head, ...rest] = key.split('.')
+    const type = BUILT_IN_TYPES[head] ?? fields.get(head)?.type
+    if (type === undefined) throw invalidDefinition(`${path}.${key}`, `"${head}" is not a field of this collection`)
+    if (rest.length > 0 && type !== 'json') throw invalidDefinition(`${path}.${key}`, 'only json fields have sub-fields')
+  }
+}
+
+function checkRuleFilter (filter: Record<string, unknown>, path: string, fields: ReadonlyMap<string, FieldDefinitionT>): void {
+  const { maxRuleFilterBytes, maxRuleFilterDepth } = DEFINITION_LIMITS
+  if (Buffer.byteLength(JSON.stringify(filter), 'utf8') > maxRuleFilterBytes) throw invalidDefinition(path, `is larger than ${maxRuleFilterBytes} bytes of JSON`)
+  if (depthOf(filter) > maxRuleFilterDepth) throw invalidDefinition(path, `is nested deeper than ${maxRuleFilterDepth} levels`)
+  try {
+    validateFilter(filter, path)
+  } catch (error) {
+    if (error instanceof QueryError) throw invalidDefinition(error.path, error.message.replace(/ \(at [^)]*\)$/, ''))
+    throw error
+  }
+  checkFilterFields(filter, path, fields)
+}
+
+function checkRule (rule: AccessRuleT, path: string, fields: ReadonlyMap<string, FieldDefinitionT>): void {
+  if (rule.owner !== undefined) {
+    const type = fields.get(rule.owner)?.type
+    if (type === undefined || !OWNER_TYPES.includes(type)) throw invalidDefinition(`${path}.owner`, `"${rule.owner}" must be a text or relation field of this collection`)
+  }
+  if (rule.filter !== undefined) checkRuleFilter(rule.filter, `${path}.filter`, fields)
+  if (rule.check !== undefined) checkRuleFilter(rule.check, `${path}.check`, fields)
+  for (const list of ['deny', 'readonly'] as const) {
+    rule[list]?.forEach((name, i) => {
+      if (!fields.has(name)) throw invalidDefinition(`${path}.${list}[${i}]`, `"${name}" is not a field of this collection`)
+    })
+  }
+}
+
+/**
+ * Everything that can be decided from the definition alone, in the order a
+ * reader would fix it: fields, then indexes, then method rules. Whether a
+ * relation's target exists needs the Store and is the service's job.
+ */
+export function validateDefinition (collection: string, spec: DefinitionSpec): void {
+  const { maxFields, maxIndexes } = DEFINITION_LIMITS
+  if (spec.fields.length > maxFields) throw invalidDefinition('fields', `at most ${maxFields} fields`)
+  if (spec.indexes.length > maxIndexes) throw invalidDefinition('indexes', `at most ${maxIndexes} indexes`)
+  const fields = new Map<string, FieldDefinitionT>()
+  spec.fields.forEach((field, i) => {
+    checkField(field, `fields[${i}]`)
+    if (fields.has(field.name)) throw invalidDefinition(`fields[${i}].name`, `"${field.name}" is defined twice`)
+    fields.set(field.name, field)
+  })
+  if (collection === PROJECT_USERS_TABLE) checkUsersFields(spec.fields)
+  checkIndexes(spec.indexes, fields)
+  for (const method of COLLECTION_METHODS) {
+    const rule = spec.methods[method].rule as AccessRuleT | null
+    if (rule !== null) checkRule(rule, `methods.${method}.rule`, fields)
+  }
+}
+
+/** Relation fields pointing at another collection, which must exist in the same project. */
+export function foreignRelations (collection: string, fields: FieldDefinitionT[]): Array<{ path: string, collection: string }> {
+  const targets: Array<{ path: string, collection: string }> = []
+  fields.forEach((field, i) => {
+    if (field.collection !== undefined && field.collection !== collection) targets.push({ path: `fields[${i}].collection`, collection: field.collection })
+  })
+  return targets
+}

@@ -1,0 +1,331 @@
+import { createHash } from 'node:crypto'
+import type { Static } from '@sinclair/typebox'
+import { AppError, badRequest, conflict, notFound } from '../errors.js'
+import { DuplicateKeyError } from '../store/errors.js'
+import type { Clock } from '../clock.js'
+import type { Filter, IndexDescription, IndexKey, Store, StoreCollection, WithId } from '../store/types.js'
+import { PROJECT_USERS_TABLE, projectCollectionName } from '../projects/naming.js'
+import {
+  COLLECTION_METHODS, type Collection, type CollectionMethod, type FieldDefinitionT, type IndexDefinitionT, type MethodSettingT, type MethodSettings
+} from '../../schemas/collections.js'
+import { checkNewCollectionName, foreignRelations, invalidDefinition, validateDefinition, type DefinitionSpec } from './definition-validation.js'
+
+/** A collection definition as the records API reads it. */
+export type CollectionDef = {
+  projectId: string
+  name: string
+  fields: FieldDefinitionT[]
+  indexes: IndexDefinitionT[]
+  methods: Record<CollectionMethod, MethodSettingT>
+  createdAt: Date
+  updatedAt: Date
+}
+
+/** What the admin routes answer. */
+export type CollectionView = Static<typeof Collection>
+
+/** Fields or indexes given replace the old lists; methods given replace those methods only. */
+export interface CollectionChanges {
+  fields?: FieldDefinitionT[]
+  indexes?: IndexDefinitionT[]
+  methods?: Static<typeof MethodSettings>
+}
+
+export type CollectionInput = CollectionChanges & { name: string }
+
+/** Run when a collection is dropped: each family that keeps data about its records elsewhere (files) registers one. */
+export type CollectionDropHook = (projectId: string, name: string) => Promise<void>
+
+/**
+ * The spec is kept as JSON text because rule filters carry `$` operators and
+ * dotted paths, and json defaults any keys, which the Store refuses as field names.
+ */
+type DefinitionRecord = {
+  projectId: string
+  name: string
+  spec: string
+  createdAt: Date
+  updatedAt: Date
+}
+
+interface WantedIndex { name: string, key: IndexKey, unique: boolean, label: string }
+
+export const DEFINITIONS_COLLECTION = 'collection_definitions'
+/** Indexes this service made on a records collection start with it; it never touches the others. */
+export const DEFINITION_INDEX_PREFIX = 'def_'
+// The embedded engine refuses index names over 120 characters.
+const MAX_INDEX_NAME = 100
+const DISABLED: MethodSettingT = { enabled: false, rule: null }
+
+function definitionId (projectId: string, name: string): string {
+  return `${projectId}:${name}`
+}
+
+function allDisabled (): Record<CollectionMethod, MethodSettingT> {
+  return Object.fromEntries(COLLECTION_METHODS.map((method) => [method, DISABLED])) as Record<CollectionMethod, MethodSettingT>
+}
+
+const EMPTY_SPEC: DefinitionSpec = { fields: [], indexes: [], methods: allDisabled() }
+
+/** `def_u_slug`, `def_i_author,-createdAt`: kind and key, so the same wish always gets the same name. */
+export function definitionIndexName (key: IndexKey, unique: boolean): string {
+  const fields = Object.entries(key).map(([field, direction]) => direction === -1 ? `-${field}` : field).join(',')
+  const kind = `${DEFINITION_INDEX_PREFIX}${unique ? 'u' : 'i'}_`
+  if (kind.length + fields.length <= MAX_INDEX_NAME) return kind + fields
+  return `${kind}#${createHash('sha256').update(fields).digest('hex').slice(0, 32)}`
+}
+
+function sameKey (a: IndexKey, b: IndexKey): boolean {
+  return JSON.stringify(a) === JSON.stringify(b)
+}
+
+/** Unique fields and declared indexes, merged by key: one Store index per key, unique if any wish says so. */
+function wantedIndexes (spec: DefinitionSpec): WantedIndex[] {
+  const byKey = new Map<string, { key: IndexKey, unique: boolean }>()
+  const want = (key: IndexKey, unique: boolean): void => {
+    const id = JSON.stringify(key)
+    byKey.set(id, { key, unique: unique || byKey.get(id)?.unique === true })
+  }
+  for (const field of spec.fields) if (field.unique === true) want({ [field.name]: 1 }, true)
+  for (const index of spec.indexes) {
+    want(Object.fromEntries(index.fields.map((entry) => entry.startsWith('-') ? [entry.slice(1), -1] : [entry, 1])), index.unique === true)
+  }
+  return [...byKey.values()].map(({ key, unique }) => {
+    const names = Object.keys(key)
+    const label = names.length === 1 ? `"${names[0]}"` : `(${names.map((name) => `"${name}"`).join(', ')})`
+    return { key, unique, name: definitionIndexName(key, unique), label }
+  })
+}
+
+function plural (count: number, one: string, many: string): string {
+  return `${count} ${count === 1 ? one : many}`
+}
+
+function toDef (record: WithId<DefinitionRecord>): CollectionDef {
+  const spec = JSON.parse(record.spec) as DefinitionSpec
+  return { projectId: record.projectId, name: record.name, ...spec, createdAt: record.createdAt, updatedAt: record.updatedAt }
+}
+
+export function toCollectionView (def: CollectionDef): CollectionView {
+  return { name: def.name, fields: def.fields, indexes: def.indexes, methods: def.methods, createdAt: def.createdAt.toISOString(), updatedAt: def.updatedAt.toISOString() }
+}
+
+function usersSpec (): DefinitionSpec {
+  return {
+    fields: [{ name: 'email', type: 'email', required: true, unique: true }, { name: 'emailVerified', type: 'boolean' }],
+    indexes: [],
+    methods: allDisabled()
+  }
+}
+
+/**
+ * The definitions of each project's collections, and the Store indexes they
+ * imply on the collection holding its records (`p_<projectId>_<name>`). A
+ * change existing records would violate is refused before anything moves.
+ */
+export class CollectionDefinitions {
+  private readonly records: StoreCollection<DefinitionRecord>
+  private readonly dropHooks: CollectionDropHook[] = []
+
+  constructor (private readonly store: Store, private readonly deps: { clock: Clock }) {
+    this.records = store.collection<DefinitionRecord>(DEFINITIONS_COLLECTION)
+  }
+
+  async init (): Promise<void> {
+    await this.records.createIndex({ projectId: 1, name: 1 })
+  }
+
+  onDrop (hook: CollectionDropHook): void {
+    this.dropHooks.push(hook)
+  }
+
+  async list (projectId: string): Promise<CollectionView[]> {
+    const records = await this.records.find({ projectId }, { sort: { name: 1 } }).toArray()
+    return records.map((record) => toCollectionView(toDef(record)))
+  }
+
+  /** One primary-key read: the records API calls this on every request. */
+  async find (projectId: string, name: string): Promise<CollectionDef | null> {
+    const record = await this.records.findOne({ _id: definitionId(projectId, name) })
+    return record === null ? null : toDef(record)
+  }
+
+  async get (projectId: string, name: string): Promise<CollectionView> {
+    return toCollectionView(await this.require(projectId, name))
+  }
+
+  async create (projectId: string, input: CollectionInput): Promise<CollectionView> {
+    checkNewCollectionName(input.name)
+    const spec: DefinitionSpec = {
+      fields: input.fields ?? [],
+      indexes: input.indexes ?? [],
+      methods: { ...allDisabled(), ...givenMethods(input.methods) }
+    }
+    await this.validate(projectId, input.name, spec)
+    if (await this.find(projectId, input.name) !== null) throw exists(input.name)
+    return toCollectionView(await this.insert(projectId, input.name, spec))
+  }
+
+  async update (projectId: string, name: string, changes: CollectionChanges): Promise<CollectionView> {
+    const current = await this.require(projectId, name)
+    const before: DefinitionSpec = { fields: current.fields, indexes: current.indexes, methods: current.methods }
+    const after: DefinitionSpec = {
+      fields: changes.fields ?? before.fields,
+      indexes: changes.indexes ?? before.indexes,
+      methods: { ...before.methods, ...givenMethods(changes.methods) }
+    }
+    await this.validate(projectId, name, after)
+    await this.applyToRecords(projectId, name, before, after)
+    const saved = await this.records.findOneAndUpdate(
+      { _id: definitionId(projectId, name) },
+      { $set: { spec: JSON.stringify(after), updatedAt: this.deps.clock.now() } },
+      { returnDocument: 'after' }
+    )
+    if (saved === null) throw notFound('APP_COLLECTION_NOT_FOUND', `Collection "${name}" not found`)
+    return toCollectionView(toDef(saved))
+  }
+
+  /** The definition goes first, so the records API stops serving the collection before its records go. */
+  async drop (projectId: string, name: string): Promise<void> {
+    if (name === PROJECT_USERS_TABLE) {
+      throw badRequest('APP_RESERVED_COLLECTION', `${PROJECT_USERS_TABLE} holds the project's end users and cannot be dropped; switch project auth off instead`, { name })
+    }
+    const removed = await this.records.findOneAndDelete({ _id: definitionId(projectId, name) })
+    if (removed === null) throw notFound('APP_COLLECTION_NOT_FOUND', `Collection "${name}" not found`)
+    await this.dropRecords(projectId, name)
+  }
+
+  /** Definitions are removed last, so a purge interrupted mid-way finds them again when it is retried. */
+  async dropAllForProject (projectId: string): Promise<void> {
+    const records = await this.records.find({ projectId }, { projection: { name: 1 } }).toArray()
+    for (const record of records) await this.dropRecords(projectId, record.name)
+    await this.records.deleteMany({ projectId })
+  }
+
+  /**
+   * Gives `_users` its definition the first time project auth goes on. An
+   * existing definition is left exactly as the admins made it.
+   */
+  async ensureUsersCollection (projectId: string): Promise<void> {
+    if (await this.find(projectId, PROJECT_USERS_TABLE) !== null) return
+    // The very index ProjectUsers.enable makes (engine-default name), so whichever runs first, one key never gets two rival indexes.
+    await this.store.collection(projectCollectionName(projectId, PROJECT_USERS_TABLE)).createIndex({ email: 1 }, { unique: true })
+    try {
+      await this.insert(projectId, PROJECT_USERS_TABLE, usersSpec())
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'APP_COLLECTION_EXISTS') return
+      throw error
+    }
+  }
+
+  private async require (projectId: string, name: string): Promise<CollectionDef> {
+    const def = await this.find(projectId, name)
+    if (def === null) throw notFound('APP_COLLECTION_NOT_FOUND', `Collection "${name}" not found`)
+    return def
+  }
+
+  private async validate (projectId: string, name: string, spec: DefinitionSpec): Promise<void> {
+    validateDefinition(name, spec)
+    for (const relation of foreignRelations(name, spec.fields)) {
+      if (await this.find(projectId, relation.collection) === null) {
+        throw invalidDefinition(relation.path, `"${relation.collection}" is not a collection of this project`)
+      }
+    }
+  }
+
+  private async insert (projectId: string, name: string, spec: DefinitionSpec): Promise<CollectionDef> {
+    // Records may already exist: a crash between dropping a definition and its records, or a re-created name.
+    await this.applyToRecords(projectId, name, EMPTY_SPEC, spec)
+    const now = this.deps.clock.now()
+    const record = { projectId, name, spec: JSON.stringify(spec), createdAt: now, updatedAt: now }
+    try {
+      await this.records.insertOne({ ...record, _id: definitionId(projectId, name) })
+    } catch (error) {
+      if (error instanceof DuplicateKeyError) throw exists(name)
+      throw error
+    }
+    return toDef({ ...record, _id: definitionId(projectId, name) })
+  }
+
+  private async dropRecords (projectId: string, name: string): Promise<void> {
+    for (const hook of this.dropHooks) await hook(projectId, name)
+    await this.store.dropCollection(projectCollectionName(projectId, name))
+  }
+
+  /** Checks what existing records would break, then moves the indexes; throws before changing anything on a conflict. */
+  private async applyToRecords (projectId: string, name: string, before: DefinitionSpec, after: DefinitionSpec): Promise<void> {
+    const records = this.store.collection(projectCollectionName(projectId, name))
+    const wasRequired = new Set(before.fields.filter((field) => field.required === true).map((field) => field.name))
+    for (const field of after.fields) {
+      if (field.required !== true || wasRequired.has(field.name)) continue
+      // `null` matches both a missing field and an explicit null, as in MongoDB.
+      const lacking = await records.countDocuments({ [field.name]: null })
+      if (lacking > 0) {
+        throw conflict('APP_DEFINITION_CONFLICT', `field "${field.name}" is now required but ${plural(lacking, 'record lacks', 'records lack')} it`, { field: field.name, records: lacking })
+      }
+    }
+    await this.syncIndexes(records, wantedIndexes(after))
+  }
+
+  private async syncIndexes (records: StoreCollection, wanted: WantedIndex[]): Promise<void> {
+    const existing = await records.listIndexes()
+    const wantedNames = new Set(wanted.map((index) => index.name))
+    const stale = existing.filter((index) => index.name.startsWith(DEFINITION_INDEX_PREFIX) && !wantedNames.has(index.name))
+    const missing: WantedIndex[] = []
+    for (const want of wanted) {
+      if (existing.some((index) => index.name === want.name)) continue
+      const sameKeyed = existing.find((index) => sameKey(index.key, want.key))
+      // An index someone else made with the same key and kind already does the job (ProjectUsers' email index on _users).
+      if (sameKeyed !== undefined && !stale.includes(sameKeyed) && sameKeyed.unique === want.unique) continue
+      if (sameKeyed !== undefined && !stale.includes(sameKeyed)) {
+        throw conflict('APP_DEFINITION_CONFLICT', `index on ${want.label}: the collection already has an index "${sameKeyed.name}" on the same key, not managed by this definition`, { index: sameKeyed.name })
+      }
+      missing.push(want)
+    }
+    // A key can carry one index only, so one whose uniqueness changes is replaced after the others are in place.
+    const replacing = (want: WantedIndex): IndexDescription | undefined => stale.find((index) => sameKey(index.key, want.key))
+    const ordered = [...missing.filter((want) => replacing(want) === undefined), ...missing.filter((want) => replacing(want) !== undefined)]
+    const created: WantedIndex[] = []
+    const dropped: IndexDescription[] = []
+    for (const want of ordered) {
+      try {
+        const old = replacing(want)
+        if (old !== undefined) { await records.dropIndex(old.name); dropped.push(old) }
+        await records.createIndex(want.key, { name: want.name, unique: want.unique })
+        created.push(want)
+      } catch (error) {
+        await restore(records, created, dropped)
+        if (error instanceof DuplicateKeyError) throw await duplicateConflict(records, want, error)
+        throw error
+      }
+    }
+    for (const index of stale) if (!dropped.includes(index)) await records.dropIndex(index.name)
+  }
+}
+
+function givenMethods (methods: CollectionChanges['methods']): Partial<Record<CollectionMethod, MethodSettingT>> {
+  if (methods === undefined) return {}
+  return Object.fromEntries(Object.entries(methods).filter(([, setting]) => setting !== undefined))
+}
+
+function exists (name: string): AppError {
+  return conflict('APP_COLLECTION_EXISTS', `A collection named "${name}" already exists in this project`, { name })
+}
+
+/** Best effort: what this change created goes, what it replaced comes back. */
+async function restore (records: StoreCollection, created: WantedIndex[], dropped: IndexDescription[]): Promise<void> {
+  for (const index of created) await records.dropIndex(index.name).catch(() => {})
+  for (const index of dropped) await records.createIndex(index.key, { name: index.name, unique: index.unique }).catch(() => {})
+}
+
+async function duplicateConflict (records: StoreCollection, want: WantedIndex, error: DuplicateKeyError): Promise<AppError> {
+  const values = error.keyValue
+  const details = { index: want.name, keyValue: values }
+  if (Object.keys(values).length === 0) return conflict('APP_DEFINITION_CONFLICT', `unique index on ${want.label}: some records share a value`, details)
+  const sharing = await records.countDocuments(values as Filter)
+  if (Object.values(values).every((value) => value === null)) {
+    return conflict('APP_DEFINITION_CONFLICT', `unique index on ${want.label}: ${plural(sharing, 'record has', 'records have')} no value, and records without one share the value null`, { ...details, records: sharing })
+  }
+  const shown = Object.keys(values).length === 1 ? JSON.stringify(Object.values(values)[0]) : JSON.stringify(values)
+  return conflict('APP_DEFINITION_CONFLICT', `unique index on ${want.label}: ${plural(sharing, 'record shares', 'records share')} the value ${shown}`, { ...details, records: sharing })
+}

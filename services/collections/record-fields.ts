@@ -1,0 +1,161 @@
+import { badRequest, forbidden } from '../errors.js'
+import { MAX_NESTING, nestedDeeperThan } from '../nesting.js'
+import type { Document } from '../store/types.js'
+import type { FieldDefinitionT } from '../../schemas/collections.js'
+
+/** Kept by the service on every record; clients read them but never write them. */
+export const SYSTEM_FIELDS = new Set(['id', 'createdAt', 'updatedAt', 'version'])
+/** Stored but never returned by the data API, whatever the rules say. */
+export const HIDDEN_FIELDS = new Set(['_id', 'passwordHash'])
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@.]+(\.[^\s@.]+)+$/
+const MAX_JSON_BYTES = 64 * 1024
+const MAX_TEXT = 100_000
+
+export type FieldMap = ReadonlyMap<string, FieldDefinitionT>
+
+export function fieldMap (fields: FieldDefinitionT[]): FieldMap {
+  return new Map(fields.map((field) => [field.name, field]))
+}
+
+const patterns = new Map<string, RegExp>()
+function patternOf (source: string): RegExp {
+  let compiled = patterns.get(source)
+  if (compiled === undefined) {
+    compiled = new RegExp(`^(?:${source})$`, 'u')
+    if (patterns.size > 1000) patterns.clear()
+    patterns.set(source, compiled)
+  }
+  return compiled
+}
+
+function invalid (field: string, message: string): Error {
+  return badRequest('APP_INVALID_FIELD', `${field}: ${message}`, { field })
+}
+
+function checkCount (field: FieldDefinitionT, count: number): void {
+  if (field.min !== undefined && count < field.min) throw invalid(field.name, `needs at least ${field.min} values`)
+  if (field.max !== undefined && count > field.max) throw invalid(field.name, `takes at most ${field.max} values`)
+}
+
+function scalar (field: FieldDefinitionT, value: unknown): unknown {
+  const name = field.name
+  switch (field.type) {
+    case 'text': case 'email': case 'url': {
+      if (typeof value !== 'string') throw invalid(name, 'must be a string')
+      if (value.length > MAX_TEXT) throw invalid(name, `is longer than ${MAX_TEXT} characters`)
+      if (field.type === 'text') {
+        if (field.min !== undefined && value.length < field.min) throw invalid(name, `must be at least ${field.min} characters`)
+        if (field.max !== undefined && value.length > field.max) throw invalid(name, `must be at most ${field.max} characters`)
+      }
+      if (field.type === 'email' && !EMAIL.test(value)) throw invalid(name, 'must be an email address')
+      if (field.type === 'url') {
+        let url: URL | null = null
+        try { url = new URL(value) } catch {}
+        if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw invalid(name, 'must be an http or https URL')
+      }
+      if (field.pattern !== undefined && !patternOf(field.pattern).test(value)) throw invalid(name, `must match ${field.pattern}`)
+      return value
+    }
+    case 'number':
+      if (typeof value !== 'number' || !Number.isFinite(value)) throw invalid(name, 'must be a finite number')
+      if (field.min !== undefined && value < field.min) throw invalid(name, `must be at least ${field.min}`)
+      if (field.max !== undefined && value > field.max) throw invalid(name, `must be at most ${field.max}`)
+      return value
+    case 'boolean':
+      if (typeof value !== 'boolean') throw invalid(name, 'must be true or false')
+      return value
+    case 'date': {
+      const date = typeof value === 'string' && /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(value) ? new Date(value) : null
+      if (date === null || Number.isNaN(date.getTime())) throw invalid(name, 'must be an ISO 8601 date or date-time')
+      return date
+    }
+    case 'json':
+      if (nestedDeeperThan(value)) throw invalid(name, `may nest at most ${MAX_NESTING} levels`)
+      if (Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8') > MAX_JSON_BYTES) throw invalid(name, `is larger than ${MAX_JSON_BYTES} bytes`)
+      return value
+    case 'select':
+      if (typeof value !== 'string' || !(field.values ?? []).includes(value)) throw invalid(name, `must be one of ${(field.values ?? []).join(', ')}`)
+      return value
+    case 'relation':
+      if (typeof value !== 'string' || !/^[0-9A-Za-z_-]{1,64}$/.test(value)) throw invalid(name, 'must be a record id')
+      return value
+    case 'file':
+      throw forbidden('APP_READONLY_FIELD', `${name}: files are set through the upload routes`, { field: name })
+  }
+}
+
+function convert (field: FieldDefinitionT, value: unknown): unknown {
+  if (value === null) {
+    if (field.required === true) throw invalid(field.name, 'is required')
+    return null
+  }
+  if (field.type !== 'json' && field.multiple === true) {
+    if (!Array.isArray(value)) throw invalid(field.name, 'must be an array')
+    checkCount(field, value.length)
+    const items = value.map((item) => scalar(field, item))
+    if (new Set(items.map((item) => JSON.stringify(item))).size !== items.length) throw invalid(field.name, 'must not repeat a value')
+    if (field.required === true && items.length === 0) throw invalid(field.name, 'is required')
+    return items
+  }
+  return scalar(field, value)
+}
+
+/**
+ * Checks a create or update body against the definition and returns the
+ * values to store. Unknown fields, system fields and the rule's readonly
+ * fields are refused rather than dropped, so a typo never passes silently.
+ */
+export function recordValues (fields: FieldMap, body: Document, mode: 'create' | 'update', readonly: ReadonlySet<string>): Document {
+  const values: Document = {}
+  for (const [name, value] of Object.entries(body)) {
+    if (SYSTEM_FIELDS.has(name)) throw forbidden('APP_READONLY_FIELD', `${name} is set by the server`, { field: name })
+    const field = fields.get(name)
+    if (field === undefined) throw badRequest('APP_UNKNOWN_FIELD', `${name}: not a field of this collection`, { field: name })
+    if (readonly.has(name)) throw forbidden('APP_READONLY_FIELD', `${name} cannot be written by this method's callers`, { field: name })
+    if (value === undefined) continue
+    values[name] = convert(field, value)
+  }
+  if (mode === 'create') {
+    for (const field of fields.values()) {
+      if (field.type === 'file' || Object.hasOwn(values, field.name)) continue
+      if (field.default !== undefined) values[field.name] = convert(field, field.default)
+      else if (field.required === true) throw badRequest('APP_FIELD_REQUIRED', `${field.name} is required`, { field: field.name })
+    }
+  }
+  return values
+}
+
+/** Relation values that must exist in their target collections: collection name → ids. */
+export function relationTargets (fields: FieldMap, values: Document, ownCollection: string): Map<string, Set<string>> {
+  const targets = new Map<string, Set<string>>()
+  for (const [name, value] of Object.entries(values)) {
+    const field = fields.get(name)
+    if (field?.type !== 'relation' || value === null) continue
+    const target = field.collection ?? ownCollection
+    const ids = targets.get(target) ?? new Set<string>()
+    for (const id of Array.isArray(value) ? value : [value]) ids.add(id as string)
+    targets.set(target, ids)
+  }
+  return targets
+}
+
+function toJson (value: unknown): unknown {
+  if (value instanceof Date) return value.toISOString()
+  if (Array.isArray(value)) return value.map(toJson)
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, toJson(item)]))
+  return value
+}
+
+export type ApiRecord = { id: string, [field: string]: unknown }
+
+/** A stored record as the API shows it: `id` first, dates as ISO strings, hidden and denied fields left out. */
+export function toApiRecord (doc: Document, deny: ReadonlySet<string>, only: ReadonlySet<string> | null = null): ApiRecord {
+  const out: ApiRecord = { id: doc._id as string }
+  for (const [name, value] of Object.entries(doc)) {
+    if (HIDDEN_FIELDS.has(name) || deny.has(name)) continue
+    if (only !== null && !only.has(name)) continue
+    out[name] = toJson(value)
+  }
+  return out
+}

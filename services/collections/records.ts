@@ -1,0 +1,207 @@
+import { AppError, badRequest, conflict, notFound } from '../errors.js'
+import { DuplicateKeyError } from '../store/errors.js'
+import type { Clock } from '../clock.js'
+import type { Document, Store, StoreCollection, WithId } from '../store/types.js'
+import { projectCollectionName } from '../projects/naming.js'
+import type { CollectionMethod, FieldDefinitionT, MethodSettingT } from '../../schemas/collections.js'
+import { enforceCheck, resolveAccess, restrict, type Access, type DataCaller } from './access.js'
+import { fieldMap, recordValues, relationTargets, SYSTEM_FIELDS, toApiRecord, type ApiRecord, type FieldMap } from './record-fields.js'
+import { afterFilter, parseFilter, parseSort, storeSort, type Cursors } from './query.js'
+
+/** The slice of a collection definition the data API needs. */
+export interface DataCollection {
+  name: string
+  fields: FieldDefinitionT[]
+  methods: Record<CollectionMethod, MethodSettingT>
+}
+
+export interface ListParams {
+  filter?: unknown
+  sort?: string
+  limit?: number
+  offset?: number
+  cursor?: string
+  fields?: string
+  count?: boolean
+}
+
+export interface ListPage { items: ApiRecord[], nextCursor: string | null, total?: number }
+
+export interface BulkParams { filter: unknown, dryRun?: boolean, maxAffected?: number }
+
+/** Run before records go, so the files they reference can go with them. */
+export type RecordsRemoved = (projectId: string, collection: DataCollection, records: Array<WithId<Document>>) => Promise<void>
+
+// One request never rewrites or deletes more than this many records; larger jobs page through with filters.
+export const BULK_MAX = 10_000
+const WRITE_ATTEMPTS = 3
+
+interface Scope { collection: DataCollection, fields: FieldMap, records: StoreCollection<Document>, access: Access }
+
+function duplicate (error: unknown): unknown {
+  if (!(error instanceof DuplicateKeyError)) return error
+  const fields = Object.keys(error.keyValue).map((key) => key === '_id' ? 'id' : key)
+  return conflict('APP_DUPLICATE_VALUE', `Another record already has this ${fields.join(', ')}`, { fields })
+}
+
+/**
+ * The per-project data API over the Store: every call resolves the method's
+ * rule first, and reads, updates and deletes only ever see records inside it.
+ */
+export class Records {
+  private readonly removedHooks: RecordsRemoved[] = []
+
+  constructor (private readonly store: Store, private readonly deps: {
+    clock: Clock
+    cursors: Cursors
+    findCollection: (projectId: string, name: string) => Promise<DataCollection | null>
+  }) {}
+
+  onRemove (hook: RecordsRemoved): void {
+    this.removedHooks.push(hook)
+  }
+
+  async list (projectId: string, table: string, caller: DataCaller, params: ListParams): Promise<ListPage> {
+    const { fields, records, access } = await this.scope(projectId, table, 'list', caller)
+    const filter = restrict(parseFilter(params.filter ?? {}, fields), access)
+    const keys = parseSort(params.sort, fields)
+    const only = this.selection(params.fields, fields)
+    const limit = params.limit ?? 30
+    if (params.cursor !== undefined && params.offset !== undefined) throw badRequest('APP_INVALID_QUERY', 'Give either cursor or offset, not both')
+    const query = params.cursor === undefined ? filter : { $and: [filter, afterFilter(keys, this.deps.cursors.decode(params.cursor, keys))] }
+    const docs = await records.find(query, { sort: storeSort(keys), limit: limit + 1, ...(params.offset === undefined ? {} : { skip: params.offset }) }).toArray()
+    const page = docs.slice(0, limit)
+    return {
+      items: page.map((doc) => toApiRecord(doc, access.deny, only)),
+      nextCursor: docs.length > limit ? this.deps.cursors.encode(keys, page[page.length - 1]) : null,
+      ...(params.count === true ? { total: await records.countDocuments(filter) } : {})
+    }
+  }
+
+  async get (projectId: string, table: string, caller: DataCaller, id: string, selection?: string): Promise<ApiRecord> {
+    const { fields, records, access } = await this.scope(projectId, table, 'get', caller)
+    const doc = await records.findOne(restrict({ _id: id }, access))
+    if (doc === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')
+    return toApiRecord(doc, access.deny, this.selection(selection, fields))
+  }
+
+  async create (projectId: string, table: string, caller: DataCaller, body: Document): Promise<ApiRecord> {
+    const scope = await this.scope(projectId, table, 'create', caller)
+    const { fields, records, access } = scope
+    const values = recordValues(fields, body, 'create', access.readonly)
+    if (access.owner !== null && access.userId !== null && values[access.owner] === undefined) values[access.owner] = access.userId
+    await this.checkRelations(projectId, scope, values)
+    const now = this.deps.clock.now()
+    const doc: Document = { ...values, createdAt: now, updatedAt: now, version: 1 }
+    enforceCheck(access, doc)
+    try {
+      const { insertedId } = await records.insertOne(doc)
+      return toApiRecord({ ...doc, _id: insertedId }, access.deny)
+    } catch (error) {
+      throw duplicate(error)
+    }
+  }
+
+  /** Changes the fields given. With `ifMatch`, only if the record is still at that version. */
+  async update (projectId: string, table: string, caller: DataCaller, id: string, body: Document, ifMatch?: number): Promise<ApiRecord> {
+    const scope = await this.scope(projectId, table, 'update', caller)
+    const { fields, records, access } = scope
+    const values = recordValues(fields, body, 'update', access.readonly)
+    await this.checkRelations(projectId, scope, values)
+    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+      const current = await records.findOne(restrict({ _id: id }, access))
+      if (current === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')
+      const version = current.version as number
+      if (ifMatch !== undefined && version !== ifMatch) throw new AppError('APP_VERSION_MISMATCH', 412, `The record is at version ${version}, not ${ifMatch}`, { version })
+      const changes = { ...values, updatedAt: this.deps.clock.now(), version: version + 1 }
+      const next = { ...current, ...changes }
+      enforceCheck(access, next)
+      try {
+        const result = await records.updateOne({ _id: id, version }, { $set: changes })
+        if (result.matchedCount === 1) return toApiRecord(next, access.deny)
+      } catch (error) {
+        throw duplicate(error)
+      }
+      // Someone else wrote the record meanwhile; without If-Match, re-apply the change to the new version.
+    }
+    throw conflict('APP_WRITE_CONFLICT', 'The record kept changing; try again')
+  }
+
+  async delete (projectId: string, table: string, caller: DataCaller, id: string, ifMatch?: number): Promise<void> {
+    const { collection, records, access } = await this.scope(projectId, table, 'delete', caller)
+    const current = await records.findOne(restrict({ _id: id }, access))
+    if (current === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')
+    if (ifMatch !== undefined && current.version !== ifMatch) throw new AppError('APP_VERSION_MISMATCH', 412, `The record is at version ${String(current.version)}, not ${ifMatch}`, { version: current.version })
+    await this.removed(projectId, collection, [current])
+    const result = await records.deleteOne({ _id: id, ...(ifMatch === undefined ? {} : { version: ifMatch }) })
+    if (result.deletedCount === 0) throw new AppError('APP_VERSION_MISMATCH', 412, 'The record changed while it was being deleted')
+  }
+
+  async bulkUpdate (projectId: string, table: string, caller: DataCaller, params: BulkParams & { set: Document }): Promise<{ matched: number, modified: number, dryRun: boolean }> {
+    const scope = await this.scope(projectId, table, 'update', caller)
+    const { fields, records, access } = scope
+    const values = recordValues(fields, params.set, 'update', access.readonly)
+    if (Object.keys(values).length === 0) throw badRequest('APP_EMPTY_UPDATE', 'set must change at least one field')
+    await this.checkRelations(projectId, scope, values)
+    const targets = await this.targets(scope, params)
+    if (params.dryRun === true) return { matched: targets.length, modified: 0, dryRun: true }
+    const changes = { ...values, updatedAt: this.deps.clock.now() }
+    for (const doc of targets) enforceCheck(access, { ...doc, ...changes })
+    try {
+      const ids = targets.map((doc) => doc._id)
+      const result = await records.updateMany(restrict({ _id: { $in: ids } }, access), { $set: changes, $inc: { version: 1 } })
+      return { matched: targets.length, modified: result.modifiedCount, dryRun: false }
+    } catch (error) {
+      throw duplicate(error)
+    }
+  }
+
+  async bulkDelete (projectId: string, table: string, caller: DataCaller, params: BulkParams): Promise<{ matched: number, deleted: number, dryRun: boolean }> {
+    const scope = await this.scope(projectId, table, 'delete', caller)
+    const targets = await this.targets(scope, params)
+    if (params.dryRun === true) return { matched: targets.length, deleted: 0, dryRun: true }
+    await this.removed(projectId, scope.collection, targets)
+    const result = await scope.records.deleteMany(restrict({ _id: { $in: targets.map((doc) => doc._id) } }, scope.access))
+    return { matched: targets.length, deleted: result.deletedCount, dryRun: false }
+  }
+
+  /** The records a bulk call would touch; refused without a filter or beyond its guard, before anything changes. */
+  private async targets (scope: Scope, params: BulkParams): Promise<Array<WithId<Document>>> {
+    const filter = parseFilter(params.filter ?? {}, scope.fields)
+    if (Object.keys(filter).length === 0) throw badRequest('APP_FILTER_REQUIRED', 'A bulk update or delete needs a filter with at least one clause')
+    const guard = Math.min(params.maxAffected ?? BULK_MAX, BULK_MAX)
+    const docs = await scope.records.find(restrict(filter, scope.access), { sort: { _id: 1 }, limit: guard + 1 }).toArray()
+    if (docs.length > guard) {
+      throw conflict('APP_TOO_MANY_AFFECTED', `The filter matches more than ${guard} records; nothing was changed`, { maxAffected: guard })
+    }
+    return docs
+  }
+
+  private async scope (projectId: string, table: string, method: CollectionMethod, caller: DataCaller): Promise<Scope> {
+    const collection = await this.deps.findCollection(projectId, table)
+    if (collection === null) throw notFound('APP_COLLECTION_NOT_FOUND', 'Collection not found')
+    const access = resolveAccess(method, collection.methods[method], caller, this.deps.clock.now())
+    return { collection, fields: fieldMap(collection.fields), records: this.store.collection(projectCollectionName(projectId, table)), access }
+  }
+
+  private selection (raw: string | undefined, fields: FieldMap): ReadonlySet<string> | null {
+    if (raw === undefined) return null
+    const names = raw.split(',').map((name) => name.trim()).filter((name) => name !== '')
+    for (const name of names) {
+      if (!fields.has(name) && !SYSTEM_FIELDS.has(name)) throw badRequest('APP_INVALID_FIELDS', `fields: "${name}" is not a field of this collection`, { field: name })
+    }
+    return new Set(names)
+  }
+
+  private async checkRelations (projectId: string, scope: Scope, values: Document): Promise<void> {
+    for (const [target, ids] of relationTargets(scope.fields, values, scope.collection.name)) {
+      const found = await this.store.collection(projectCollectionName(projectId, target)).countDocuments({ _id: { $in: [...ids] } })
+      if (found !== ids.size) throw badRequest('APP_INVALID_RELATION', `A related record in "${target}" does not exist`, { collection: target })
+    }
+  }
+
+  private async removed (projectId: string, collection: DataCollection, docs: Array<WithId<Document>>): Promise<void> {
+    for (const hook of this.removedHooks) await hook(projectId, collection, docs)
+  }
+}
+
