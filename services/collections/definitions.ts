@@ -90,8 +90,11 @@ function wantedIndexes (spec: DefinitionSpec): WantedIndex[] {
   for (const index of spec.indexes) {
     want(Object.fromEntries(index.fields.map((entry) => entry.startsWith('-') ? [entry.slice(1), -1] : [entry, 1])), index.unique === true)
   }
-  return [...byKey.values()].map(({ key, unique }) => {
-    const names = Object.keys(key)
+  return [...byKey.values()].map(({ key: declared, unique }) => {
+    const names = Object.keys(declared)
+    // Lists always end their sort with the id, so a plain index carries it last: equality on the declared fields
+    // then reads records already in page order instead of sorting every match.
+    const key: IndexKey = unique || Object.hasOwn(declared, '_id') ? declared : { ...declared, _id: 1 }
     const label = names.length === 1 ? `"${names[0]}"` : `(${names.map((name) => `"${name}"`).join(', ')})`
     return { key, unique, name: definitionIndexName(key, unique), label }
   })

@@ -184,6 +184,8 @@ class MongoStore implements Store {
 
   constructor (private readonly client: MongoClient, private readonly db: Db, private readonly newId: IdGenerator) {}
 
+  get database (): Db { return this.db }
+
   collection<T extends Document = Document> (name: string): StoreCollection<T> {
     return new MongoStoreCollection<T>(this.db.collection(name), this.newId)
   }
@@ -212,4 +214,9 @@ export async function openMongoStore (options: { url: string, db: string, newId?
   const client = new MongoClient(options.url, { serverSelectionTimeoutMS: 5000, ignoreUndefined: true })
   await client.connect()
   return new MongoStore(client, client.db(options.db), options.newId ?? defaultNewId)
+}
+
+/** The driver's Db behind a MongoDB-engine Store, so GridFS shares its connection; null for any other engine. */
+export function mongoDatabase (store: Store): Db | null {
+  return store instanceof MongoStore ? store.database : null
 }

@@ -37,7 +37,7 @@ t.test('who may read and manage collection definitions', async (t) => {
   t.match(created.body, { success: true, data: { name: 'posts', fields: posts.fields, indexes: posts.indexes } })
   t.same(created.body.data.methods.delete, { enabled: false, rule: null })
   t.same(created.body.data.methods.create, posts.methods.create)
-  t.same(await indexes('posts'), ['_id_', 'def_i_author,-createdAt', 'def_u_slug'])
+  t.same(await indexes('posts'), ['_id_', 'def_i_author,-createdAt,_id', 'def_u_slug'])
 
   const pat = (await call(app, 'POST', '/api/auth/api-keys', owner.auth, { name: 'ci' })).body.data.token as string
   const byPat = await call(app, 'POST', base, { authorization: `Bearer ${pat}` }, { name: 'tags' })

@@ -77,7 +77,7 @@ t.test('create, read, change and drop a definition', async (t) => {
   t.same(created.methods.create, { enabled: false, rule: null }, 'methods left out are disabled')
   t.same(created.methods.get, { enabled: true, rule: null }, 'enabled without a rule is allowed (platform admins only)')
   t.same(created.methods.list.rule?.filter, { $or: [{ 'meta.public': true }, { owner: '@request.auth.id' }] }, 'rule filters survive storage')
-  t.same(await indexNames('posts'), ['_id_!', 'def_i_author,-createdAt', 'def_u_slug!'])
+  t.same(await indexNames('posts'), ['_id_!', 'def_i_author,-createdAt,_id', 'def_u_slug!'])
 
   const before = reads()
   const found = await defs.find(P, 'posts')
@@ -127,20 +127,20 @@ t.test('index names and the diff leave foreign indexes alone', async (t) => {
   t.equal(definitionIndexName(long, false), definitionIndexName({ ...long }, false), 'deterministic')
 
   await defs.create(P, { name: 'items', fields: [title, { ...slug, unique: true }], indexes: [{ fields: ['slug'] }, { fields: ['title'] }] })
-  t.same(await indexNames('items'), ['_id_!', 'def_i_title', 'def_u_slug!'], 'a unique field and an index on the same key make one unique index')
+  t.same(await indexNames('items'), ['_id_!', 'def_i_title,_id', 'def_u_slug!'], 'a unique field and an index on the same key make one unique index; plain ones end with the id')
   await records('items').createIndex({ title: -1 }, { name: 'hand_made' })
   await defs.update(P, 'items', { indexes: [{ fields: ['title'], unique: true }] })
   t.same(await indexNames('items'), ['_id_!', 'def_u_slug!', 'def_u_title!', 'hand_made'], 'uniqueness changes replace the index; foreign ones stay')
   await defs.update(P, 'items', { indexes: [{ fields: ['title'] }], fields: [title, slug] })
-  t.same(await indexNames('items'), ['_id_!', 'def_i_title', 'hand_made'])
+  t.same(await indexNames('items'), ['_id_!', 'def_i_title,_id', 'hand_made'])
   await defs.update(P, 'items', { indexes: [{ fields: ['title'] }, { fields: ['-title'] }] })
-  t.same(await indexNames('items'), ['_id_!', 'def_i_title', 'hand_made'], 'a foreign index of the same key and kind is adopted')
+  t.same(await indexNames('items'), ['_id_!', 'def_i_-title,_id', 'def_i_title,_id', 'hand_made'], 'a foreign index with another key is left alone')
   const clash = await refusal(defs.update(P, 'items', { indexes: [{ fields: ['title'] }, { fields: ['-title'], unique: true }] }))
   t.same([clash.status, clash.code], [409, 'APP_DEFINITION_CONFLICT'])
   t.match(clash.message, /index on "title": the collection already has an index "hand_made"/)
-  t.same(await indexNames('items'), ['_id_!', 'def_i_title', 'hand_made'], 'nothing changed')
+  t.same(await indexNames('items'), ['_id_!', 'def_i_-title,_id', 'def_i_title,_id', 'hand_made'], 'nothing changed')
   await defs.create(P, { name: 'logs', indexes: [{ fields: ['-createdAt', 'updatedAt'] }] })
-  t.same(await indexNames('logs'), ['_id_!', 'def_i_-createdAt,updatedAt'], 'timestamps can be indexed')
+  t.same(await indexNames('logs'), ['_id_!', 'def_i_-createdAt,updatedAt,_id'], 'timestamps can be indexed')
 })
 
 t.test('relations must point at a collection of the same project, or the collection itself', async (t) => {
@@ -235,7 +235,7 @@ t.test('a unique index over duplicates is refused and nothing changes', async (t
   await records('posts').insertMany([{ slug: 'dup' }, { slug: 'dup' }, { slug: 'dup' }, { slug: 'one' }, { title: 'x', slug: 'two' }])
   const before = await defs.find(P, 'posts')
   const beforeIndexes = await indexNames('posts')
-  t.same(beforeIndexes, ['_id_!', 'def_i_slug'])
+  t.same(beforeIndexes, ['_id_!', 'def_i_slug,_id'])
 
   const cases: Array<[string, Parameters<CollectionDefinitions['update']>[2], RegExp]> = [
     ['a unique field', { fields: [title, { ...slug, unique: true }] }, /^unique index on "slug": 3 records share the value "dup"$/],

@@ -1,0 +1,157 @@
+import type { Readable } from 'node:stream'
+import { AppError, badRequest, conflict, notFound } from '../errors.js'
+import type { WithId } from '../store/types.js'
+import { bodyChunks, isValidKeySegment } from './file-store.js'
+import { SNIFF_BYTES } from './sniff.js'
+
+/** The upload session document, its public view and the checks on what a client declares; services/files/uploads.ts runs them. */
+
+export type UploadStatus = 'open' | 'completing' | 'completed' | 'aborted' | 'expired'
+
+/** Who an upload is for; opaque to this service except projectId, which names the file's folder. */
+export type UploadOwner = { projectId: string, table: string, recordId: string, field: string }
+
+export interface StoredFile {
+  id: string
+  name: string
+  size: number
+  /** Sniffed from the bytes; downloads are served with it. */
+  type: string
+  /** What the client said. */
+  declaredType: string
+  sha256: string
+  createdAt: string
+}
+
+export interface StartUpload { name: string, size: number, type: string, sha256?: string, createdBy?: string | null }
+
+export interface UploadSessionView extends UploadOwner {
+  id: string
+  name: string
+  size: number
+  type: string
+  sha256: string | null
+  chunkSize: number
+  chunkCount: number
+  received: number[]
+  missing: number[]
+  /** `expired` as soon as expiresAt has passed, even before the sweep ran. */
+  status: UploadStatus
+  expiresAt: string
+  createdAt: string
+  createdBy: string | null
+  file: StoredFile | null
+}
+
+export type SessionRecord = UploadOwner & {
+  fileId: string
+  name: string
+  size: number
+  type: string
+  sha256: string | null
+  chunkSize: number
+  chunkCount: number
+  received: number[]
+  status: UploadStatus
+  /** Set while completing: who holds the claim, and until when. */
+  completer: string | null
+  completingUntil: Date | null
+  file: StoredFile | null
+  expiresAt: Date
+  createdAt: Date
+  updatedAt: Date
+  createdBy: string | null
+}
+export type Session = WithId<SessionRecord>
+
+export const fileKey = (projectId: string, fileId: string): string => `files/${projectId}/${fileId}`
+export const chunksPrefix = (sessionId: string): string => `uploads/${sessionId}`
+export const chunkKey = (sessionId: string, index: number): string => `${chunksPrefix(sessionId)}/${index}`
+
+export const invalid = (message: string, details?: unknown): AppError => badRequest('APP_UPLOAD_INVALID', message, details)
+export const invalidChunk = (message: string, details?: unknown): AppError => badRequest('APP_INVALID_CHUNK', message, details)
+export const sessionNotFound = (): AppError => notFound('APP_UPLOAD_SESSION_NOT_FOUND', 'Upload session not found')
+export const tooLarge = (maxSize: number): AppError => new AppError('APP_FILE_TOO_LARGE', 413, `The file is larger than ${maxSize} bytes`, { maxSize })
+export const completing = (): AppError => conflict('APP_UPLOAD_COMPLETING', 'The upload is being completed by another request')
+
+const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/
+
+/** The media type without parameters, lower case; refuses anything that is not `type/subtype`. */
+export function normalizeType (type: unknown): string {
+  const bare = typeof type === 'string' ? type.split(';')[0].trim().toLowerCase() : ''
+  if (!MEDIA_TYPE.test(bare)) throw invalid('type must be a media type such as image/png')
+  return bare
+}
+
+export function checkName (name: unknown): string {
+  // Control characters would end up in Content-Disposition headers.
+  if (typeof name !== 'string' || name.length === 0 || name.length > 255 || /[\x00-\x1f\x7f]/.test(name)) {
+    throw invalid('name must be 1-255 characters without control characters')
+  }
+  return name
+}
+
+export function checkSha256 (sha256: unknown): string | null {
+  if (sha256 === undefined || sha256 === null) return null
+  if (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/i.test(sha256)) throw invalid('sha256 must be 64 hexadecimal digits')
+  return sha256.toLowerCase()
+}
+
+export function checkProjectId (projectId: unknown): string {
+  if (!isValidKeySegment(projectId)) throw invalid('projectId is not a valid id')
+  return projectId
+}
+
+export function toView (session: Session, now: Date): UploadSessionView {
+  const received = [...session.received].sort((a, b) => a - b)
+  const have = new Set(received)
+  const missing: number[] = []
+  for (let i = 0; i < session.chunkCount; i++) if (!have.has(i)) missing.push(i)
+  const lapsed = (session.status === 'open' || session.status === 'completing') && session.expiresAt <= now
+  return {
+    id: session._id,
+    projectId: session.projectId,
+    table: session.table,
+    recordId: session.recordId,
+    field: session.field,
+    name: session.name,
+    size: session.size,
+    type: session.type,
+    sha256: session.sha256,
+    chunkSize: session.chunkSize,
+    chunkCount: session.chunkCount,
+    received,
+    missing,
+    status: lapsed ? 'expired' : session.status,
+    expiresAt: session.expiresAt.toISOString(),
+    createdAt: session.createdAt.toISOString(),
+    createdBy: session.createdBy,
+    file: session.file
+  }
+}
+
+/**
+ * The body as chunks, refused as soon as it runs past `max` and, when `exact`
+ * is set, at its end if short. The error is thrown before the stream ends, so
+ * the FileStore's atomic write never commits a wrong-sized object.
+ */
+export async function * bounded (body: Buffer | Readable, limits: { max: number, exact?: boolean, onTooLong: () => Error, head?: Buffer[] }): AsyncGenerator<Buffer> {
+  let seen = 0
+  let headBytes = 0
+  for await (const chunk of bodyChunks(body)) {
+    seen += chunk.length
+    if (seen > limits.max) throw limits.onTooLong()
+    if (limits.head !== undefined && headBytes < SNIFF_BYTES) {
+      limits.head.push(chunk.subarray(0, SNIFF_BYTES - headBytes))
+      headBytes += Math.min(chunk.length, SNIFF_BYTES - headBytes)
+    }
+    yield chunk
+  }
+  if (limits.exact === true && seen !== limits.max) throw invalidChunk(`The chunk must be exactly ${limits.max} bytes; got ${seen}`, { expected: limits.max, received: seen })
+}
+
+export async function readAll (stream: Readable): Promise<Buffer> {
+  const parts: Buffer[] = []
+  for await (const chunk of bodyChunks(stream)) parts.push(chunk)
+  return Buffer.concat(parts)
+}

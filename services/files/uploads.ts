@@ -1,0 +1,354 @@
+import { Readable } from 'node:stream'
+import type { Clock } from '../clock.js'
+import { AppError, conflict } from '../errors.js'
+import type { IdGenerator } from '../ids.js'
+import type { Store, StoreCollection } from '../store/types.js'
+import { fileNotFound, isValidKeySegment, type ByteRange, type FileStore, type ObjectInfo } from './file-store.js'
+import { SNIFF_BYTES, sniffType } from './sniff.js'
+import {
+  bounded, checkName, checkProjectId, checkSha256, chunkKey, chunksPrefix, completing, fileKey, invalid, invalidChunk,
+  normalizeType, readAll, sessionNotFound, toView, tooLarge, type Session, type SessionRecord, type StartUpload,
+  type StoredFile, type UploadOwner, type UploadSessionView
+} from './upload-session.js'
+
+export { typeAllowed } from './sniff.js'
+export { fileKey, type StartUpload, type StoredFile, type UploadOwner, type UploadSessionView, type UploadStatus } from './upload-session.js'
+
+/**
+ * Resumable uploads (DESIGN §3): start → chunks in any order, each stored as
+ * its own object → complete, which joins them into the final object while
+ * hashing, verifies size and checksum, sniffs the type and lets the caller
+ * attach the file. Until then nothing is a visible file, and a session that
+ * is never completed expires and loses its bytes.
+ */
+
+export const UPLOAD_SESSIONS_COLLECTION = 'upload_sessions'
+/** The job type whose handler calls `expireDue()`. */
+export const UPLOADS_EXPIRE_JOB = 'uploads.expire'
+export const DEFAULT_CHUNK_SIZE = 8 * 1024 * 1024
+export const DEFAULT_UPLOAD_TTL_SECONDS = 24 * 60 * 60
+/** Bounds the session document: `received` lives in it. */
+export const MAX_CHUNKS = 10_000
+// A completer that dies mid-way loses its claim after this long and another request may complete.
+const COMPLETE_LEASE_MS = 15 * 60_000
+// Finished sessions are kept this long past expiry so a late retry of complete still gets its file.
+const RETENTION_MS = 7 * 24 * 60 * 60_000
+const SWEEP_BATCH = 200
+
+export interface UploadSessionsDeps {
+  clock: Clock
+  newId: IdGenerator
+  chunkSize?: number
+  ttlSeconds?: number
+  maxSize?: number
+}
+
+export class UploadSessions {
+  private readonly sessions: StoreCollection<SessionRecord>
+  private readonly chunkSize: number
+  private readonly ttlMs: number
+  private readonly maxSize: number
+
+  constructor (store: Store, private readonly files: FileStore, private readonly deps: UploadSessionsDeps) {
+    this.sessions = store.collection<SessionRecord>(UPLOAD_SESSIONS_COLLECTION)
+    this.chunkSize = deps.chunkSize ?? DEFAULT_CHUNK_SIZE
+    if (!Number.isSafeInteger(this.chunkSize) || this.chunkSize < 1) throw new RangeError('chunkSize must be a whole number of bytes')
+    this.ttlMs = (deps.ttlSeconds ?? DEFAULT_UPLOAD_TTL_SECONDS) * 1000
+    if (!(this.ttlMs > 0)) throw new RangeError('ttlSeconds must be positive')
+    this.maxSize = deps.maxSize ?? Number.MAX_SAFE_INTEGER
+  }
+
+  async init (): Promise<void> {
+    await this.sessions.createIndex({ status: 1, expiresAt: 1 })
+  }
+
+  async start (owner: UploadOwner, input: StartUpload): Promise<UploadSessionView> {
+    checkProjectId(owner.projectId)
+    const size = input.size
+    if (!Number.isSafeInteger(size) || size < 0) throw invalid('size must be a whole number of bytes')
+    if (size > this.maxSize) throw tooLarge(this.maxSize)
+    const chunkCount = Math.ceil(size / this.chunkSize)
+    if (chunkCount > MAX_CHUNKS) throw tooLarge(MAX_CHUNKS * this.chunkSize)
+    const now = this.deps.clock.now()
+    const session: Session = {
+      _id: this.deps.newId(),
+      projectId: owner.projectId,
+      table: owner.table,
+      recordId: owner.recordId,
+      field: owner.field,
+      fileId: this.deps.newId(),
+      name: checkName(input.name),
+      size,
+      type: normalizeType(input.type),
+      sha256: checkSha256(input.sha256),
+      chunkSize: this.chunkSize,
+      chunkCount,
+      received: [],
+      status: 'open',
+      completer: null,
+      completingUntil: null,
+      file: null,
+      expiresAt: new Date(now.getTime() + this.ttlMs),
+      createdAt: now,
+      updatedAt: now,
+      createdBy: input.createdBy ?? null
+    }
+    await this.sessions.insertOne(session)
+    return toView(session, now)
+  }
+
+  /** Resume point for a client: which chunks arrived and which are still missing. */
+  async status (sessionId: string, owner: UploadOwner): Promise<UploadSessionView> {
+    return toView(await this.load(sessionId, owner), this.deps.clock.now())
+  }
+
+  /** Stores chunk `index`; sending an index again replaces it. */
+  async putChunk (sessionId: string, owner: UploadOwner, index: number, body: Buffer | Readable): Promise<UploadSessionView> {
+    const session = await this.load(sessionId, owner)
+    this.assertOpen(session)
+    if (!Number.isSafeInteger(index) || index < 0 || index >= session.chunkCount) {
+      throw invalidChunk(`Chunk index must be between 0 and ${session.chunkCount - 1}`, { index, chunkCount: session.chunkCount })
+    }
+    const expected = index === session.chunkCount - 1 ? session.size - index * session.chunkSize : session.chunkSize
+    if (Buffer.isBuffer(body) && body.length !== expected) {
+      throw invalidChunk(`The chunk must be exactly ${expected} bytes; got ${body.length}`, { expected, received: body.length })
+    }
+    const key = chunkKey(session._id, index)
+    const tooLong = (): Error => invalidChunk(`The chunk must be exactly ${expected} bytes`, { expected })
+    try {
+      await this.files.write(key, Buffer.isBuffer(body) ? body : Readable.from(bounded(body, { max: expected, exact: true, onTooLong: tooLong })))
+    } catch (error) {
+      // An abort or the sweep may have removed the session's folder under the write: report that, not the I/O error.
+      await this.settleLateChunk(session._id, key, false)
+      throw error
+    }
+    const now = this.deps.clock.now()
+    const updated = await this.sessions.findOneAndUpdate(
+      { _id: session._id, status: 'open', expiresAt: { $gt: now } },
+      { $addToSet: { received: index }, $set: { updatedAt: now } },
+      { returnDocument: 'after' }
+    )
+    if (updated !== null) return toView(updated, now)
+    await this.settleLateChunk(session._id, key, true)
+    throw sessionNotFound()
+  }
+
+  /**
+   * Joins the chunks into the final file and hands it to `attach`, which must
+   * throw only when it did not attach. If anything fails, the final object is
+   * removed and the session stays completable; once completed, calling again
+   * returns the same file.
+   */
+  async complete (sessionId: string, owner: UploadOwner, attach: (file: StoredFile) => Promise<void>): Promise<StoredFile> {
+    const session = await this.load(sessionId, owner)
+    if (session.status === 'completed' && session.file !== null) return session.file
+    const now = this.deps.clock.now()
+    this.assertLive(session, now)
+    if (session.status === 'completing' && session.completingUntil !== null && session.completingUntil > now) throw completing()
+    const missing = toView(session, now).missing
+    if (missing.length > 0) throw conflict('APP_UPLOAD_INCOMPLETE', `${missing.length} chunk(s) are missing`, { missing })
+
+    const completer = this.deps.newId()
+    const claimed = await this.sessions.findOneAndUpdate(
+      {
+        _id: session._id,
+        received: { $size: session.chunkCount },
+        expiresAt: { $gt: now },
+        $or: [{ status: 'open' }, { status: 'completing', completingUntil: { $lt: now } }]
+      },
+      { $set: { status: 'completing', completer, completingUntil: new Date(now.getTime() + COMPLETE_LEASE_MS), updatedAt: now } },
+      { returnDocument: 'after' }
+    )
+    if (claimed === null) {
+      const current = await this.load(sessionId, owner)
+      if (current.status === 'completed' && current.file !== null) return current.file
+      this.assertLive(current, this.deps.clock.now())
+      throw completing()
+    }
+
+    const key = fileKey(session.projectId, session.fileId)
+    let file: StoredFile
+    try {
+      const sources = Array.from({ length: session.chunkCount }, (_, i) => chunkKey(session._id, i))
+      const info = await this.files.concat(key, sources)
+      // Every chunk was checked on arrival, so this guards against chunks changed behind the service's back.
+      if (info.size !== session.size) {
+        throw new AppError('APP_UPLOAD_SIZE_MISMATCH', 422, `The upload is ${info.size} bytes, not the declared ${session.size}`, { expected: session.size, actual: info.size })
+      }
+      if (session.sha256 !== null && info.sha256 !== session.sha256) {
+        throw new AppError('APP_UPLOAD_CHECKSUM_MISMATCH', 422, 'The upload does not match the declared sha256', { expected: session.sha256, actual: info.sha256 })
+      }
+      const head = await readAll(await this.files.read(key, { start: 0, end: SNIFF_BYTES - 1 }))
+      file = {
+        id: session.fileId,
+        name: session.name,
+        size: info.size,
+        type: sniffType(head, { complete: info.size <= SNIFF_BYTES }),
+        declaredType: session.type,
+        sha256: info.sha256,
+        createdAt: this.deps.clock.now().toISOString()
+      }
+      await attach(file)
+    } catch (error) {
+      await this.undoComplete(session._id, completer, key)
+      throw error
+    }
+    await this.sessions.updateOne(
+      { _id: session._id, status: 'completing', completer },
+      { $set: { status: 'completed', file, completer: null, completingUntil: null, updatedAt: this.deps.clock.now() } }
+    )
+    // Failing to delete chunks does not undo a completed upload; the sweep retries when it purges the session.
+    await this.files.deletePrefix(chunksPrefix(session._id)).catch(() => {})
+    return file
+  }
+
+  /** Ends an upload and drops its bytes; aborting twice is fine, aborting a completed upload is refused. */
+  async abort (sessionId: string, owner: UploadOwner): Promise<UploadSessionView> {
+    const session = await this.load(sessionId, owner)
+    const now = this.deps.clock.now()
+    if (session.status === 'aborted' || session.status === 'expired') return toView(session, now)
+    if (session.status === 'completed') throw conflict('APP_UPLOAD_NOT_OPEN', 'The upload is already completed')
+    if (session.status === 'completing' && session.completingUntil !== null && session.completingUntil > now) throw completing()
+    const aborted = await this.sessions.findOneAndUpdate(
+      { _id: session._id, status: session.status, completer: session.completer },
+      { $set: { status: 'aborted', completer: null, completingUntil: null, updatedAt: now } },
+      { returnDocument: 'after' }
+    )
+    if (aborted === null) throw completing()
+    await this.files.deletePrefix(chunksPrefix(session._id))
+    return toView(aborted, now)
+  }
+
+  /**
+   * Marks sessions past their expiry as expired and deletes their chunks, then
+   * forgets finished sessions long past it. A completer that died mid-way may
+   * have attached its file already, so its final object is left alone.
+   */
+  async expireDue (): Promise<{ expired: number, purged: number }> {
+    const now = this.deps.clock.now()
+    let expired = 0
+    for (;;) {
+      const due = await this.sessions.find(
+        { expiresAt: { $lte: now }, $or: [{ status: 'open' }, { status: 'completing', completingUntil: { $lt: now } }] },
+        { limit: SWEEP_BATCH }
+      ).toArray()
+      for (const session of due) {
+        const claimed = await this.sessions.updateOne(
+          { _id: session._id, status: session.status, completer: session.completer },
+          { $set: { status: 'expired', completer: null, completingUntil: null, updatedAt: now } }
+        )
+        if (claimed.matchedCount === 0) continue
+        await this.files.deletePrefix(chunksPrefix(session._id))
+        expired++
+      }
+      if (due.length < SWEEP_BATCH) break
+    }
+    let purged = 0
+    const cutoff = new Date(now.getTime() - RETENTION_MS)
+    for (;;) {
+      const stale = await this.sessions.find(
+        { status: { $in: ['completed', 'aborted', 'expired'] }, expiresAt: { $lt: cutoff } },
+        { limit: SWEEP_BATCH, projection: { _id: 1 } }
+      ).toArray()
+      for (const { _id } of stale) {
+        await this.files.deletePrefix(chunksPrefix(_id))
+        purged += (await this.sessions.deleteOne({ _id })).deletedCount
+      }
+      if (stale.length < SWEEP_BATCH) break
+    }
+    return { expired, purged }
+  }
+
+  /**
+   * A small upload in one request (multipart): streamed straight to its final
+   * object while hashing, refused with 413 past `maxSize`. The file is not
+   * attached; if attaching fails the caller calls deleteFile.
+   */
+  async storeWhole (owner: Pick<UploadOwner, 'projectId'>, input: { name: string, type: string, body: Readable, maxSize: number, sha256?: string }): Promise<StoredFile> {
+    const projectId = checkProjectId(owner.projectId)
+    const name = checkName(input.name)
+    const declaredType = normalizeType(input.type)
+    const sha256 = checkSha256(input.sha256)
+    const maxSize = Math.min(input.maxSize, this.maxSize)
+    const fileId = this.deps.newId()
+    const key = fileKey(projectId, fileId)
+    const head: Buffer[] = []
+    let info: ObjectInfo
+    try {
+      info = await this.files.write(key, Readable.from(bounded(input.body, { max: maxSize, onTooLong: () => tooLarge(maxSize), head })))
+      if (sha256 !== null && info.sha256 !== sha256) {
+        throw new AppError('APP_UPLOAD_CHECKSUM_MISMATCH', 422, 'The upload does not match the declared sha256', { expected: sha256, actual: info.sha256 })
+      }
+    } catch (error) {
+      await this.files.delete(key).catch(() => {})
+      throw error
+    }
+    return {
+      id: fileId,
+      name,
+      size: info.size,
+      type: sniffType(Buffer.concat(head), { complete: info.size <= SNIFF_BYTES }),
+      declaredType,
+      sha256: info.sha256,
+      createdAt: this.deps.clock.now().toISOString()
+    }
+  }
+
+  /** Idempotent. */
+  async deleteFile (projectId: string, fileId: string): Promise<void> {
+    if (!isValidKeySegment(projectId) || !isValidKeySegment(fileId)) return
+    await this.files.delete(fileKey(projectId, fileId))
+  }
+
+  /** The file's bytes (or a range of them, inclusive) and the size of the whole file; 404 APP_FILE_NOT_FOUND. */
+  async openFile (projectId: string, fileId: string, range?: ByteRange): Promise<{ stream: Readable, size: number }> {
+    if (!isValidKeySegment(projectId) || !isValidKeySegment(fileId)) throw fileNotFound(`${projectId}/${fileId}`)
+    const key = fileKey(projectId, fileId)
+    const stat = await this.files.stat(key)
+    if (stat === null) throw fileNotFound(key)
+    return { stream: await this.files.read(key, range), size: stat.size }
+  }
+
+  private async load (sessionId: string, owner: UploadOwner): Promise<Session> {
+    if (!isValidKeySegment(sessionId)) throw sessionNotFound()
+    const session = await this.sessions.findOne({
+      _id: sessionId, projectId: owner.projectId, table: owner.table, recordId: owner.recordId, field: owner.field
+    })
+    if (session === null) throw sessionNotFound()
+    return session
+  }
+
+  /** Refuses sessions that are gone: expired (even before the sweep marked them) or aborted. */
+  private assertLive (session: Session, now: Date): void {
+    const lapsed = (session.status === 'open' || session.status === 'completing') && session.expiresAt <= now
+    if (session.status === 'expired' || lapsed) throw new AppError('APP_UPLOAD_SESSION_EXPIRED', 410, 'The upload session has expired; start a new one')
+    if (session.status === 'aborted') throw new AppError('APP_UPLOAD_SESSION_ABORTED', 410, 'The upload session was aborted; start a new one')
+  }
+
+  private assertOpen (session: Session): void {
+    this.assertLive(session, this.deps.clock.now())
+    if (session.status !== 'open') throw conflict('APP_UPLOAD_NOT_OPEN', `The upload is ${session.status}; it takes no more chunks`)
+  }
+
+  /**
+   * A chunk whose session stopped being open while its bytes arrived: drop it
+   * (unless a completer may be reading it) and throw the session's state.
+   * With `always` false, returns quietly when the session is still open.
+   */
+  private async settleLateChunk (sessionId: string, key: string, always: boolean): Promise<void> {
+    const current = await this.sessions.findOne({ _id: sessionId })
+    if (!always && current !== null && current.status === 'open' && current.expiresAt > this.deps.clock.now()) return
+    if (current?.status !== 'completing') await this.files.delete(key)
+    if (current === null) throw sessionNotFound()
+    this.assertOpen(current)
+  }
+
+  private async undoComplete (sessionId: string, completer: string, key: string): Promise<void> {
+    // Best effort: the caller's error matters more, and a failed release lapses with the lease anyway.
+    await this.files.delete(key).catch(() => {})
+    await this.sessions.updateOne(
+      { _id: sessionId, status: 'completing', completer },
+      { $set: { status: 'open', completer: null, completingUntil: null, updatedAt: this.deps.clock.now() } }
+    ).catch(() => {})
+  }
+}

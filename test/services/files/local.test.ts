@@ -1,0 +1,55 @@
+import t from 'tap'
+import { mkdirSync, readdirSync, writeFileSync, existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { LocalFileStore } from '../../../services/files/local-file-store.js'
+import { tempDir } from '../../helper.js'
+import { collect, failingStream, fileStoreConformance } from './conformance.js'
+
+const root = join(tempDir(t, 'plinth-files-'), 'files')
+const files = new LocalFileStore(root)
+
+await fileStoreConformance(t, async () => files)
+
+/** Every file name under `dir`, recursively, relative to it. */
+function listAll (dir: string): string[] {
+  if (!existsSync(dir)) return []
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1))
+    .sort()
+}
+
+t.test('objects live under the root only, one file per key', async (t) => {
+  await files.write('files/p1/f1', Buffer.from('one'))
+  await files.write('uploads/s1/0', Buffer.from('chunk'))
+  t.same(listAll(join(root, 'files', 'p1')), ['f1.obj'])
+  t.same(listAll(join(root, 'uploads')), ['s1/0.obj'])
+  t.notOk(existsSync(join(root, '..', 'f1.obj')), 'nothing escapes the root')
+})
+
+t.test('failed writes leave no temp files behind', async (t) => {
+  await t.rejects(files.write('tmpcheck/a', failingStream(Buffer.alloc(50_000, 1))))
+  t.same(listAll(join(root, 'tmpcheck')), [], 'the temp file was removed')
+  await t.rejects(files.concat('tmpcheck/b', ['tmpcheck/missing']), { code: 'APP_FILE_NOT_FOUND' })
+  t.same(listAll(join(root, 'tmpcheck')), [])
+})
+
+t.test('a temp file left by a crash is not an object, and deletePrefix clears it', async (t) => {
+  const dir = join(root, 'crashed', 's9')
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, '.3.obj.deadbeef.tmp'), 'half written')
+  t.equal(await files.stat('crashed/s9/3'), null)
+  await t.rejects(files.read('crashed/s9/3'), { code: 'APP_FILE_NOT_FOUND' })
+  await files.deletePrefix('crashed/s9')
+  t.notOk(existsSync(dir))
+})
+
+t.test('a reader that opened before a replace or delete keeps its version', async (t) => {
+  await files.write('pinned/doc', Buffer.alloc(200_000, 'a'))
+  const reader = await files.read('pinned/doc')
+  await files.write('pinned/doc', Buffer.from('b'))
+  t.same(await collect(reader), Buffer.alloc(200_000, 'a'), 'the open reader saw the old bytes in full')
+  const second = await files.read('pinned/doc')
+  await files.delete('pinned/doc')
+  t.equal((await collect(second)).toString(), 'b')
+})
