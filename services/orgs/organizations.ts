@@ -1,4 +1,5 @@
 import { badRequest, conflict, forbidden, notFound } from '../errors.js'
+import { checkName, checkSlug, namedChanges, slugFrom, withSuffix } from '../slugs.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../clock.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
@@ -7,7 +8,6 @@ import { checkGrantProjects, checkGrants, checkRoleCeiling, type Caller, type Gr
 import { membershipId, type MembershipRecord } from './memberships.js'
 import type { PlatformUsers } from '../identity/users.js'
 import type { MemberSets } from './member-sets.js'
-import { withSuffix } from '../projects/projects.js'
 
 type OrganizationRecord = {
   name: string
@@ -47,11 +47,7 @@ export interface OrganizationContents {
   unknownIn: UnknownProjects
 }
 
-const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$/
 
-function slugFrom (name: string): string {
-  return name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 42).replace(/-+$/, '')
-}
 
 function toOrganization (record: WithId<OrganizationRecord>): Organization {
   return {
@@ -94,9 +90,8 @@ export class Organizations {
     // An organization is created with every permission; a token narrowed by scopes must not mint that.
     if (creator.scopes !== undefined && creator.scopes.length > 0) throw forbidden('APP_SCOPED_TOKEN', 'A personal access token with scopes cannot create organizations')
     const userId = creator.userId
-    const name = input.name.trim()
-    if (name.length === 0) throw badRequest('APP_INVALID_NAME', 'name cannot be blank')
-    if (input.slug !== undefined && !SLUG.test(input.slug)) throw badRequest('APP_INVALID_SLUG', 'slug must be 1 to 48 lower-case letters, digits or inner hyphens')
+    const name = checkName(input.name)
+    if (input.slug !== undefined) checkSlug(input.slug)
     const now = this.deps.clock.now()
     let insertedId: string | null = null
     let record: OrganizationRecord | null = null
@@ -122,16 +117,7 @@ export class Organizations {
   }
 
   async update (orgId: string, input: { name?: string, slug?: string, description?: string }): Promise<Organization> {
-    const changes: Partial<OrganizationRecord> = { updatedAt: this.deps.clock.now() }
-    if (input.name !== undefined) {
-      changes.name = input.name.trim()
-      if (changes.name.length === 0) throw badRequest('APP_INVALID_NAME', 'name cannot be blank')
-    }
-    if (input.slug !== undefined) {
-      if (!SLUG.test(input.slug)) throw badRequest('APP_INVALID_SLUG', 'slug must be 1 to 48 lower-case letters, digits or inner hyphens')
-      changes.slug = input.slug
-    }
-    if (input.description !== undefined) changes.description = input.description.trim()
+    const changes: Partial<OrganizationRecord> = { ...namedChanges(input), updatedAt: this.deps.clock.now() }
     try {
       const updated = await this.records.findOneAndUpdate({ _id: orgId, deletedAt: null }, { $set: changes }, { returnDocument: 'after' })
       if (updated === null) throw notFound('APP_ORGANIZATION_NOT_FOUND', NOT_FOUND)

@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto'
-import { badRequest, conflict, notFound } from '../errors.js'
+import { conflict, notFound } from '../errors.js'
+import { checkName, checkSlug, namedChanges, slugFrom, withSuffix } from '../slugs.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../clock.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
@@ -32,18 +32,9 @@ export interface Project {
 /** Run when a project goes: each family that keeps data outside the project's own collections registers one. */
 export type ProjectCleanup = (projectId: string) => Promise<void>
 
-/** A derived slug, with a random suffix on retries or when the name gave nothing usable. */
-export function withSuffix (base: string, attempt: number, fallback: string): string {
-  if (base !== '' && attempt === 0) return base
-  return `${base === '' ? fallback : base}-${randomBytes(3).toString('hex')}`
-}
 
-const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$/
 const NOT_FOUND = 'Project not found'
 
-function slugFrom (name: string): string {
-  return name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 42).replace(/-+$/, '')
-}
 
 function toProject (record: WithId<ProjectRecord>): Project {
   return {
@@ -76,9 +67,8 @@ export class Projects {
   }
 
   async create (orgId: string, userId: string, input: { name: string, slug?: string, description?: string }): Promise<Project> {
-    const name = input.name.trim()
-    if (name.length === 0) throw badRequest('APP_INVALID_NAME', 'name cannot be blank')
-    if (input.slug !== undefined && !SLUG.test(input.slug)) throw badRequest('APP_INVALID_SLUG', 'slug must be 1 to 48 lower-case letters, digits or inner hyphens')
+    const name = checkName(input.name)
+    if (input.slug !== undefined) checkSlug(input.slug)
     const now = this.deps.clock.now()
     // A slug derived from the name gets a random suffix when it is empty or taken; one the caller chose is refused instead.
     for (let attempt = 0; ; attempt++) {
@@ -112,16 +102,7 @@ export class Projects {
   }
 
   async update (projectId: string, input: { name?: string, slug?: string, description?: string }): Promise<Project> {
-    const changes: Partial<ProjectRecord> = { updatedAt: this.deps.clock.now() }
-    if (input.name !== undefined) {
-      changes.name = input.name.trim()
-      if (changes.name.length === 0) throw badRequest('APP_INVALID_NAME', 'name cannot be blank')
-    }
-    if (input.slug !== undefined) {
-      if (!SLUG.test(input.slug)) throw badRequest('APP_INVALID_SLUG', 'slug must be 1 to 48 lower-case letters, digits or inner hyphens')
-      changes.slug = input.slug
-    }
-    if (input.description !== undefined) changes.description = input.description.trim()
+    const changes: Partial<ProjectRecord> = { ...namedChanges(input), updatedAt: this.deps.clock.now() }
     try {
       const updated = await this.records.findOneAndUpdate({ _id: projectId, deletedAt: null }, { $set: changes }, { returnDocument: 'after' })
       if (updated === null) throw notFound('APP_PROJECT_NOT_FOUND', NOT_FOUND)

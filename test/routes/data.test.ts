@@ -1,13 +1,9 @@
 import t, { type Test } from 'tap'
-import { buildTestApp, signUp, type TestApp } from '../helper.js'
+import { buildTestApp, signUp, type TestApp, call, type HttpMethod } from '../helper.js'
 
 type Headers = Record<string, string>
-type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+type Method = HttpMethod
 
-async function call (app: TestApp, method: Method, url: string, headers: Headers, payload?: unknown) {
-  const res = await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as object }) })
-  return { status: res.statusCode, body: res.json(), headers: res.headers }
-}
 
 const bearer = (token: string): Headers => ({ authorization: `Bearer ${token}` })
 const ownerRule = { requireAuth: true, owner: 'author' }

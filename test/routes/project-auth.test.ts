@@ -1,13 +1,9 @@
 import t, { type Test } from 'tap'
 import { createHmac } from 'node:crypto'
-import { buildTestApp, signUp, type TestApp } from '../helper.js'
+import { buildTestApp, signUp, type TestApp, call } from '../helper.js'
 
 type Headers = Record<string, string>
 
-async function call (app: TestApp, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, headers: Headers, payload?: unknown) {
-  const res = await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as object }) })
-  return { status: res.statusCode, body: res.json() }
-}
 
 const bearer = (token: string): Headers => ({ authorization: `Bearer ${token}` })
 

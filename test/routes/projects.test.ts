@@ -1,12 +1,8 @@
 import t, { type Test } from 'tap'
-import { buildTestApp, signUp, type TestApp } from '../helper.js'
+import { buildTestApp, signUp, type TestApp, call } from '../helper.js'
 
 type Headers = Record<string, string>
 
-async function call (app: TestApp, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, headers: Headers, payload?: unknown) {
-  const res = await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as object }) })
-  return { status: res.statusCode, body: res.json() }
-}
 
 async function setup (t: Test) {
   const app = await buildTestApp(t)
