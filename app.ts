@@ -14,6 +14,7 @@ import projectAuthPlugin from './plugins/project-auth.js'
 import permissionsPlugin from './plugins/permissions.js'
 import collectionsPlugin from './plugins/collections.js'
 import recordsPlugin from './plugins/records.js'
+import filesPlugin from './plugins/files.js'
 import { registerRoutes } from './routes/index.js'
 
 /**
@@ -33,6 +34,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(permissionsPlugin)
   await app.register(collectionsPlugin)
   await app.register(recordsPlugin)
+  await app.register(filesPlugin)
   await registerRoutes(app)
 }
 

@@ -25,6 +25,8 @@ const STATUS_TEXT: Record<number, string> = {
   409: 'Conflict',
   413: 'Payload too large',
   415: 'Unsupported media type',
+  416: 'Range not satisfiable',
+  410: 'Gone',
   422: 'Unprocessable',
   429: 'Too many requests',
   503: 'Unavailable'

@@ -34,7 +34,7 @@ export interface CollectionChanges {
 export type CollectionInput = CollectionChanges & { name: string }
 
 /** Run when a collection is dropped: each family that keeps data about its records elsewhere (files) registers one. */
-export type CollectionDropHook = (projectId: string, name: string) => Promise<void>
+export type CollectionDropHook = (projectId: string, name: string, fields: FieldDefinitionT[]) => Promise<void>
 
 /**
  * The spec is kept as JSON text because rule filters carry `$` operators and
@@ -195,13 +195,13 @@ export class CollectionDefinitions {
     }
     const removed = await this.records.findOneAndDelete({ _id: definitionId(projectId, name) })
     if (removed === null) throw notFound('APP_COLLECTION_NOT_FOUND', `Collection "${name}" not found`)
-    await this.dropRecords(projectId, name)
+    await this.dropRecords(projectId, name, toDef(removed).fields)
   }
 
   /** Definitions are removed last, so a purge interrupted mid-way finds them again when it is retried. */
   async dropAllForProject (projectId: string): Promise<void> {
-    const records = await this.records.find({ projectId }, { projection: { name: 1 } }).toArray()
-    for (const record of records) await this.dropRecords(projectId, record.name)
+    const records = await this.records.find({ projectId }).toArray()
+    for (const record of records) await this.dropRecords(projectId, record.name, toDef(record).fields)
     await this.records.deleteMany({ projectId })
   }
 
@@ -250,8 +250,8 @@ export class CollectionDefinitions {
     return toDef({ ...record, _id: definitionId(projectId, name) })
   }
 
-  private async dropRecords (projectId: string, name: string): Promise<void> {
-    for (const hook of this.dropHooks) await hook(projectId, name)
+  private async dropRecords (projectId: string, name: string, fields: FieldDefinitionT[]): Promise<void> {
+    for (const hook of this.dropHooks) await hook(projectId, name, fields)
     await this.store.dropCollection(projectCollectionName(projectId, name))
   }
 

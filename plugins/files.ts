@@ -1,0 +1,61 @@
+import { join } from 'node:path'
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { systemClock } from '../services/clock.js'
+import { newId } from '../services/ids.js'
+import type { FileStore } from '../services/files/file-store.js'
+import { GridFsFileStore } from '../services/files/gridfs-file-store.js'
+import { LocalFileStore } from '../services/files/local-file-store.js'
+import { DEFAULT_CHUNK_SIZE, DEFAULT_UPLOAD_TTL_SECONDS, UPLOADS_EXPIRE_JOB, UploadSessions } from '../services/files/uploads.js'
+import { mongoDatabase } from '../services/store/mongodb.js'
+import { RecordFiles } from '../services/collections/record-files.js'
+import { fileSchemas } from '../schemas/files.js'
+
+/** The largest file a field without its own maxSize takes. */
+export const MAX_FILE_SIZE = 5 * 1024 * 1024 * 1024
+/** Single-request (multipart) uploads stay small; larger files go through upload sessions. */
+export const MAX_MULTIPART_SIZE = 32 * 1024 * 1024
+
+export interface FileServices {
+  store: FileStore
+  uploads: UploadSessions
+  records: RecordFiles
+  chunkSize: number
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    files: FileServices
+  }
+}
+
+/**
+ * Record files: the FileStore beside the Store (GridFS when the Store is
+ * MongoDB, so every API node sees the same bytes; the data directory
+ * otherwise), resumable upload sessions and the sweep of abandoned ones.
+ */
+async function filesPlugin (app: FastifyInstance): Promise<void> {
+  const db = mongoDatabase(app.store)
+  const store: FileStore = db === null ? new LocalFileStore(join(app.config.dataDir, 'files')) : new GridFsFileStore(db)
+  const chunkSize = DEFAULT_CHUNK_SIZE
+  const uploads = new UploadSessions(app.store, store, { clock: systemClock, newId, chunkSize, ttlSeconds: DEFAULT_UPLOAD_TTL_SECONDS, maxSize: MAX_FILE_SIZE })
+  await uploads.init()
+  for (const schema of fileSchemas) app.addSchema(schema)
+  // One sweep due just after the session could have expired; sweeps are idempotent, so extra ones are harmless.
+  const scheduleSweep = async (delayMs: number): Promise<void> => { await app.jobs.enqueue(UPLOADS_EXPIRE_JOB, {}, { delayMs }) }
+  const records = new RecordFiles(app.store, uploads, {
+    clock: systemClock,
+    findCollection: async (projectId, name) => await app.collections.definitions.find(projectId, name),
+    maxSize: MAX_FILE_SIZE,
+    sessionStarted: async () => { await scheduleSweep(DEFAULT_UPLOAD_TTL_SECONDS * 1000 + 60_000) }
+  })
+
+  app.registerJobHandler(UPLOADS_EXPIRE_JOB, async () => await uploads.expireDue())
+  app.records.onRemove(async (projectId, collection, docs) => { await records.removeRecordFiles(projectId, collection, docs) })
+  app.collections.definitions.onDrop(async (projectId, name, fields) => { await records.dropCollectionFiles(projectId, name, fields) })
+  app.projects.onDelete(async (projectId) => { await store.deletePrefix(`files/${projectId}`) })
+  app.addHook('onReady', async () => { await scheduleSweep(0) })
+  app.decorate('files', { store, uploads, records, chunkSize })
+}
+
+export default fp(filesPlugin, { name: 'plinth-files', fastify: '5.x', dependencies: ['plinth-store', 'plinth-jobs', 'plinth-collections', 'plinth-records'] })

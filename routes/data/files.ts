@@ -1,0 +1,126 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import multipart from '@fastify/multipart'
+import { Type } from '@sinclair/typebox'
+import { ChunkBody, ChunkParams, FileFieldParams, FileParams, FileResponses, MultipartBody, StartUploadBody, UploadSessionParams } from '../../schemas/files.js'
+import { AppError, badRequest } from '../../services/errors.js'
+import { etagFor, ifNoneMatch, parseRange } from '../../services/files/range.js'
+import { MAX_MULTIPART_SIZE } from '../../plugins/files.js'
+import { contentDisposition } from './content-disposition.js'
+
+const tags = ['data']
+const security: Array<Record<string, string[]>> = [{ projectAuth: [] }, { platformAuth: [] }, {}]
+// Headers and framing around a chunk; anything larger is not a chunk of this server's size.
+const CHUNK_SLACK = 64 * 1024
+
+const unsupported = (message: string): AppError => new AppError('APP_UNSUPPORTED_MEDIA_TYPE', 415, message)
+
+/**
+ * `/api/p/:projectId/:table/:id/files/:field…`: a record's files. Uploads run
+ * under the collection's upload rule, downloads under download, deletions
+ * under fileDelete; the service resolves them per call like the data routes.
+ */
+const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const files = app.files.records
+  const chunkLimit = app.files.chunkSize + CHUNK_SLACK
+  const target = (params: { projectId: string, table: string, id: string, field: string }) =>
+    ({ projectId: params.projectId, table: params.table, id: params.id, field: params.field })
+
+  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: chunkLimit }, (_request, body, done) => { done(null, body) })
+  await app.register(multipart, { limits: { files: 1, fields: 10, parts: 12, fileSize: MAX_MULTIPART_SIZE + 1 } })
+
+  const sessions = '/:table/:id/files/:field/upload-sessions'
+
+  app.post(sessions, {
+    schema: { operationId: 'startUpload', tags, summary: 'Start a resumable upload into a file field; chunks then go in any order', security, params: FileFieldParams, body: StartUploadBody, response: FileResponses.started }
+  }, async (request, reply) => {
+    const session = await files.startUpload(target(request.params), await app.dataCaller(request), request.body)
+    return reply.code(201).send({ success: true as const, data: session })
+  })
+
+  app.get(`${sessions}/:sessionId`, {
+    schema: { operationId: 'getUpload', tags, summary: 'An upload\'s state: which chunks arrived and which are missing, to resume from', security, params: UploadSessionParams, response: FileResponses.session }
+  }, async (request) => {
+    const { sessionId } = request.params
+    return { success: true as const, data: await files.uploadStatus(target(request.params), await app.dataCaller(request), sessionId) }
+  })
+
+  app.put(`${sessions}/:sessionId/chunks/:index`, {
+    bodyLimit: chunkLimit,
+    schema: { operationId: 'putUploadChunk', tags, summary: 'Store one chunk (application/octet-stream); sending a chunk again replaces it', security, consumes: ['application/octet-stream'], params: ChunkParams, body: ChunkBody, response: FileResponses.chunk }
+  }, async (request) => {
+    const body: unknown = request.body ?? Buffer.alloc(0)
+    if (!Buffer.isBuffer(body)) throw unsupported('Send the chunk as Content-Type: application/octet-stream')
+    const { sessionId, index } = request.params
+    return { success: true as const, data: await files.putChunk(target(request.params), await app.dataCaller(request), sessionId, index, body) }
+  })
+
+  app.post(`${sessions}/:sessionId/complete`, {
+    schema: { operationId: 'completeUpload', tags, summary: 'Join the chunks, verify size and sha256, sniff the type and attach the file to the record', security, params: UploadSessionParams, response: FileResponses.completed }
+  }, async (request) => {
+    const { sessionId } = request.params
+    return { success: true as const, data: await files.completeUpload(target(request.params), await app.dataCaller(request), sessionId) }
+  })
+
+  app.delete(`${sessions}/:sessionId`, {
+    schema: { operationId: 'abortUpload', tags, summary: 'Abort an upload and drop its chunks', security, params: UploadSessionParams, response: FileResponses.session }
+  }, async (request) => {
+    const { sessionId } = request.params
+    return { success: true as const, data: await files.abortUpload(target(request.params), await app.dataCaller(request), sessionId) }
+  })
+
+  app.post('/:table/:id/files/:field', {
+    schema: { operationId: 'uploadFile', tags, summary: `Upload a small file (up to ${MAX_MULTIPART_SIZE} bytes and the field's maxSize) in one multipart/form-data request`, security, consumes: ['multipart/form-data'], params: FileFieldParams, body: MultipartBody, response: FileResponses.uploaded }
+  }, async (request, reply) => {
+    if (!request.isMultipart()) throw unsupported('Send the file as multipart/form-data')
+    const caller = await app.dataCaller(request)
+    const part = await request.file()
+    if (part === undefined) throw badRequest('APP_FILE_REQUIRED', 'The form has no file part')
+    const uploaded = await files.uploadWhole(target(request.params), caller, { name: part.filename, type: part.mimetype, body: part.file, maxSize: MAX_MULTIPART_SIZE })
+    return reply.code(201).send({ success: true as const, data: uploaded })
+  })
+
+  app.get('/:table/:id/files/:field/:fileId', {
+    schema: {
+      operationId: 'downloadFile',
+      tags,
+      summary: 'Download a file: Range for parts (206), If-None-Match with the ETag (304); served with its sniffed type',
+      security,
+      params: FileParams,
+      headers: Type.Object({ range: Type.Optional(Type.String({ maxLength: 200 })), 'if-none-match': Type.Optional(Type.String({ maxLength: 1024 })) }),
+      produces: ['application/octet-stream'],
+      response: FileResponses.download
+    }
+  }, async (request, reply) => {
+    const { projectId, fileId } = request.params
+    const file = await files.download(target(request.params), await app.dataCaller(request), fileId)
+    const etag = etagFor(file.sha256)
+    void reply.headers({
+      etag,
+      'accept-ranges': 'bytes',
+      'cache-control': 'private, no-cache',
+      'x-content-type-options': 'nosniff',
+      // Stored files are served from the API's origin: nothing in them may run or load anything.
+      'content-security-policy': 'default-src \'none\'; sandbox'
+    })
+    if (ifNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send()
+    const range = parseRange(request.headers.range, file.size)
+    if (range.status === 416) {
+      void reply.header('content-range', range.contentRange)
+      throw new AppError('APP_RANGE_NOT_SATISFIABLE', 416, `The file has ${file.size} bytes`, { size: file.size })
+    }
+    const opened = await files.open(projectId, fileId, range.status === 206 ? { start: range.start, end: range.end } : undefined)
+    void reply.headers({ 'content-type': file.type, 'content-disposition': contentDisposition(file.name, file.type) })
+    if (range.status === 206) return reply.code(206).headers({ 'content-range': range.contentRange, 'content-length': range.length }).send(opened.stream)
+    return reply.header('content-length', opened.size).send(opened.stream)
+  })
+
+  app.delete('/:table/:id/files/:field/:fileId', {
+    schema: { operationId: 'deleteFile', tags, summary: 'Remove a file from the record and from storage', security, params: FileParams, response: FileResponses.deleted }
+  }, async (request) => {
+    const { fileId } = request.params
+    const record = await files.deleteFile(target(request.params), await app.dataCaller(request), fileId)
+    return { success: true as const, data: { id: fileId, deleted: true as const, record } }
+  })
+}
+
+export default fileRoutes

@@ -1,0 +1,79 @@
+import { Type } from '@sinclair/typebox'
+import { Envelope, errorResponses } from './envelope.js'
+import { DataRecord, RecordIdParams } from './records.js'
+
+const Id = Type.String({ pattern: '^[0-9A-Za-z_-]{1,64}$' })
+const Sha256 = Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'SHA-256 of the whole file, hex' })
+
+export const FileFieldParams = Type.Object({ ...RecordIdParams.properties, field: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_]{0,63}$' }) })
+export const UploadSessionParams = Type.Object({ ...FileFieldParams.properties, sessionId: Id })
+export const ChunkParams = Type.Object({ ...UploadSessionParams.properties, index: Type.Integer({ minimum: 0, maximum: 9_999 }) })
+export const FileParams = Type.Object({ ...FileFieldParams.properties, fileId: Id })
+
+export const StartUploadBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 255, description: 'The file name shown on download' }),
+  size: Type.Integer({ minimum: 0, description: 'Bytes; checked against the field\'s maxSize now and against the bytes at completion' }),
+  type: Type.String({ minLength: 3, maxLength: 255, description: 'What the client says it is; the stored type is sniffed from the bytes' }),
+  sha256: Type.Optional(Sha256)
+}, { additionalProperties: false })
+
+export const FileDescriptor = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  size: Type.Integer(),
+  type: Type.String({ description: 'Sniffed from the content' }),
+  sha256: Type.String(),
+  createdAt: Type.String({ format: 'date-time' })
+}, { $id: 'FileDescriptor', description: 'What a file field holds (an array of them when the field is multiple)' })
+
+export const UploadSession = Type.Object({
+  id: Type.String(),
+  projectId: Type.String(),
+  table: Type.String(),
+  recordId: Type.String(),
+  field: Type.String(),
+  name: Type.String(),
+  size: Type.Integer(),
+  type: Type.String(),
+  sha256: Type.Union([Type.String(), Type.Null()]),
+  chunkSize: Type.Integer({ description: 'Every chunk but the last is exactly this long' }),
+  chunkCount: Type.Integer(),
+  received: Type.Array(Type.Integer()),
+  missing: Type.Array(Type.Integer(), { description: 'Chunks still to send: what a client resumes from' }),
+  status: Type.Union(['open', 'completing', 'completed', 'aborted', 'expired'].map((status) => Type.Literal(status))),
+  expiresAt: Type.String({ format: 'date-time' }),
+  createdAt: Type.String({ format: 'date-time' }),
+  createdBy: Type.Union([Type.String(), Type.Null()]),
+  file: Type.Union([Type.Ref(FileDescriptor), Type.Null()])
+}, { $id: 'UploadSession' })
+
+const Attached = Envelope(Type.Object({ file: Type.Ref(FileDescriptor), record: Type.Ref(DataRecord) }))
+
+/** No `type`: the body arrives as bytes and is checked by the service, not by the JSON validator. */
+export const ChunkBody = { content: { 'application/octet-stream': { schema: Type.Unsafe<Buffer>({ description: 'The chunk\'s bytes: chunkSize of them, fewer only for the last chunk' }) } } }
+export const MultipartBody = {
+  content: {
+    'multipart/form-data': {
+      schema: Type.Unsafe<undefined>({ properties: { file: { description: 'The file (one part); its filename and Content-Type are kept' } }, required: ['file'] })
+    }
+  }
+}
+
+const FileBytes = (description: string) => ({ description, content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } })
+
+export const FileResponses = {
+  started: { 201: Envelope(Type.Ref(UploadSession)), ...errorResponses(400, 401, 403, 404, 405, 409, 413) },
+  session: { 200: Envelope(Type.Ref(UploadSession)), ...errorResponses(400, 401, 403, 404, 405, 409, 410) },
+  chunk: { 200: Envelope(Type.Ref(UploadSession)), ...errorResponses(400, 401, 403, 404, 405, 409, 410, 413, 415) },
+  completed: { 200: Attached, ...errorResponses(400, 401, 403, 404, 405, 409, 410, 415, 422) },
+  uploaded: { 201: Attached, ...errorResponses(400, 401, 403, 404, 405, 409, 413, 415, 422) },
+  download: {
+    200: FileBytes('The whole file'),
+    206: FileBytes('The bytes the Range asked for'),
+    304: { description: 'Not modified: If-None-Match holds the ETag', type: 'null' },
+    ...errorResponses(400, 401, 403, 404, 405, 416)
+  },
+  deleted: { 200: Envelope(Type.Object({ id: Type.String(), deleted: Type.Literal(true), record: Type.Ref(DataRecord) })), ...errorResponses(400, 401, 403, 404, 405, 409) }
+}
+
+export const fileSchemas = [FileDescriptor, UploadSession]

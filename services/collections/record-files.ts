@@ -1,0 +1,217 @@
+import type { Readable } from 'node:stream'
+import { AppError, conflict, notFound } from '../errors.js'
+import type { Clock } from '../clock.js'
+import type { Document, Store, StoreCollection, WithId } from '../store/types.js'
+import { projectCollectionName } from '../projects/naming.js'
+import type { ByteRange } from '../files/file-store.js'
+import { typeAllowed, type StoredFile, type UploadOwner, type UploadSessions, type UploadSessionView } from '../files/uploads.js'
+import type { FieldDefinitionT } from '../../schemas/collections.js'
+import { enforceCheck, resolveAccess, restrict, type Access, type DataCaller } from './access.js'
+import { toApiRecord, type ApiRecord } from './record-fields.js'
+import type { DataCollection } from './records.js'
+
+/** What a file field holds (one, or an array when `multiple`). */
+export interface FileDescriptor { id: string, name: string, size: number, type: string, sha256: string, createdAt: string }
+
+export interface FileTarget { projectId: string, table: string, id: string, field: string }
+
+type FileMethod = 'upload' | 'download' | 'fileDelete'
+
+interface Located { field: FieldDefinitionT, records: StoreCollection<Document>, record: WithId<Document>, access: Access, owner: UploadOwner }
+
+const WRITE_ATTEMPTS = 3
+
+const descriptorOf = (file: StoredFile): FileDescriptor =>
+  ({ id: file.id, name: file.name, size: file.size, type: file.type, sha256: file.sha256, createdAt: file.createdAt })
+
+function isDescriptor (value: unknown): value is FileDescriptor {
+  return value !== null && typeof value === 'object' && typeof (value as FileDescriptor).id === 'string' && typeof (value as FileDescriptor).sha256 === 'string'
+}
+
+/** The descriptors a file field of `doc` holds. */
+function filesIn (doc: Document, field: string): FileDescriptor[] {
+  const value = doc[field]
+  if (Array.isArray(value)) return value.filter(isDescriptor)
+  return isDescriptor(value) ? [value] : []
+}
+
+const fileNotFound = (): AppError => notFound('APP_FILE_NOT_FOUND', 'The record holds no such file')
+const writeConflict = (): AppError => conflict('APP_WRITE_CONFLICT', 'The record kept changing; try again')
+
+/**
+ * Files of records (DESIGN §3): uploads, downloads and deletions go through
+ * the collection's upload, download and fileDelete rules exactly like the
+ * other methods, and a file field only ever changes here, with a version bump.
+ * The bytes live in the FileStore under `files/<projectId>/<fileId>`.
+ */
+export class RecordFiles {
+  constructor (private readonly store: Store, private readonly uploads: UploadSessions, private readonly deps: {
+    clock: Clock
+    findCollection: (projectId: string, name: string) => Promise<DataCollection | null>
+    /** Applies when a field sets no maxSize. */
+    maxSize: number
+    /** Called once a session has started, so something sweeps it if it is never completed. */
+    sessionStarted?: () => Promise<void>
+  }) {}
+
+  async startUpload (target: FileTarget, caller: DataCaller, input: { name: string, size: number, type: string, sha256?: string }): Promise<UploadSessionView> {
+    const { field, record, owner } = await this.locate(target, 'upload', caller)
+    this.checkSize(field, input.size)
+    if (field.multiple === true && field.max !== undefined && filesIn(record, field.name).length >= field.max) throw tooMany(field.max)
+    const session = await this.uploads.start(owner, { ...input, createdBy: callerId(caller) })
+    await this.deps.sessionStarted?.()
+    return session
+  }
+
+  async uploadStatus (target: FileTarget, caller: DataCaller, sessionId: string): Promise<UploadSessionView> {
+    const { owner } = await this.locate(target, 'upload', caller)
+    return await this.uploads.status(sessionId, owner)
+  }
+
+  async putChunk (target: FileTarget, caller: DataCaller, sessionId: string, index: number, body: Buffer | Readable): Promise<UploadSessionView> {
+    const { owner } = await this.locate(target, 'upload', caller)
+    return await this.uploads.putChunk(sessionId, owner, index, body)
+  }
+
+  async abortUpload (target: FileTarget, caller: DataCaller, sessionId: string): Promise<UploadSessionView> {
+    const { owner } = await this.locate(target, 'upload', caller)
+    return await this.uploads.abort(sessionId, owner)
+  }
+
+  /** Joins the chunks, checks the sniffed type and attaches the file; on any refusal the stored object is gone. */
+  async completeUpload (target: FileTarget, caller: DataCaller, sessionId: string): Promise<{ file: FileDescriptor, record: ApiRecord }> {
+    const located = await this.locate(target, 'upload', caller)
+    const attached: { record?: ApiRecord } = {}
+    const file = await this.uploads.complete(sessionId, located.owner, async (stored) => {
+      this.checkType(located.field, stored.type)
+      attached.record = await this.attach(target.projectId, located, descriptorOf(stored))
+    })
+    // A retried complete of an attached upload returns the same file and the record as it is now.
+    const record = attached.record ?? toApiRecord((await this.locate(target, 'upload', caller)).record, located.access.deny)
+    return { file: descriptorOf(file), record }
+  }
+
+  /** A small file in one request, streamed to storage, then attached; `maxSize` caps the field's own limit. */
+  async uploadWhole (target: FileTarget, caller: DataCaller, input: { name: string, type: string, body: Readable, maxSize?: number }): Promise<{ file: FileDescriptor, record: ApiRecord }> {
+    const located = await this.locate(target, 'upload', caller)
+    const maxSize = Math.min(located.field.maxSize ?? this.deps.maxSize, input.maxSize ?? this.deps.maxSize)
+    const stored = await this.uploads.storeWhole(located.owner, { name: input.name, type: input.type, body: input.body, maxSize })
+    try {
+      this.checkType(located.field, stored.type)
+      const file = descriptorOf(stored)
+      return { file, record: await this.attach(target.projectId, located, file) }
+    } catch (error) {
+      await this.uploads.deleteFile(target.projectId, stored.id).catch(() => {})
+      throw error
+    }
+  }
+
+  /** The descriptor of a file the record holds, under the download rule. */
+  async download (target: FileTarget, caller: DataCaller, fileId: string): Promise<FileDescriptor> {
+    const { field, record } = await this.locate(target, 'download', caller)
+    const file = filesIn(record, field.name).find((item) => item.id === fileId)
+    if (file === undefined) throw fileNotFound()
+    return file
+  }
+
+  async open (projectId: string, fileId: string, range?: ByteRange): Promise<{ stream: Readable, size: number }> {
+    return await this.uploads.openFile(projectId, fileId, range)
+  }
+
+  /** Takes the file out of the field, then out of storage. */
+  async deleteFile (target: FileTarget, caller: DataCaller, fileId: string): Promise<ApiRecord> {
+    const located = await this.locate(target, 'fileDelete', caller)
+    const name = located.field.name
+    const record = await this.rewrite(located, (current) => {
+      const held = filesIn(current, name)
+      if (!held.some((item) => item.id === fileId)) throw fileNotFound()
+      return located.field.multiple === true ? held.filter((item) => item.id !== fileId) : null
+    })
+    await this.uploads.deleteFile(target.projectId, fileId)
+    return record
+  }
+
+  /** For `records.onRemove`: the files of records about to be deleted. */
+  async removeRecordFiles (projectId: string, collection: Pick<DataCollection, 'fields'>, docs: Array<WithId<Document>>): Promise<void> {
+    const fileFields = collection.fields.filter((field) => field.type === 'file')
+    for (const doc of docs) {
+      for (const field of fileFields) {
+        for (const file of filesIn(doc, field.name)) await this.uploads.deleteFile(projectId, file.id)
+      }
+    }
+  }
+
+  /** For `definitions.onDrop`: the files of every record of a collection being dropped. */
+  async dropCollectionFiles (projectId: string, name: string, fields: FieldDefinitionT[]): Promise<void> {
+    const fileFields = fields.filter((field) => field.type === 'file').map((field) => field.name)
+    if (fileFields.length === 0) return
+    const records = this.store.collection(projectCollectionName(projectId, name))
+    const projection = Object.fromEntries(fileFields.map((field) => [field, 1 as const]))
+    const docs = await records.find({}, { projection }).toArray()
+    await this.removeRecordFiles(projectId, { fields: fields.filter((field) => field.type === 'file') }, docs)
+  }
+
+  private async attach (projectId: string, located: Located, file: FileDescriptor): Promise<ApiRecord> {
+    const { field } = located
+    let replaced: FileDescriptor[] = []
+    const record = await this.rewrite(located, (current) => {
+      const held = filesIn(current, field.name)
+      if (field.multiple !== true) {
+        replaced = held
+        return file
+      }
+      if (field.max !== undefined && held.length >= field.max) throw tooMany(field.max)
+      return [...held, file]
+    })
+    // Only once the record points at the new file may the old one go.
+    for (const old of replaced) await this.uploads.deleteFile(projectId, old.id).catch(() => {})
+    return record
+  }
+
+  /** Sets the field to what `next` makes of the current record, guarded by its version. */
+  private async rewrite (located: Located, next: (current: WithId<Document>) => unknown): Promise<ApiRecord> {
+    const { records, access, field } = located
+    let current: WithId<Document> | null = located.record
+    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+      if (current === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')
+      const version = current.version as number
+      const changes = { [field.name]: next(current), updatedAt: this.deps.clock.now(), version: version + 1 }
+      const updated = { ...current, ...changes }
+      enforceCheck(access, updated)
+      const result = await records.updateOne({ _id: current._id, version }, { $set: changes })
+      if (result.matchedCount === 1) return toApiRecord(updated, access.deny)
+      current = await records.findOne(restrict({ _id: current._id }, access))
+    }
+    throw writeConflict()
+  }
+
+  private async locate (target: FileTarget, method: FileMethod, caller: DataCaller): Promise<Located> {
+    const collection = await this.deps.findCollection(target.projectId, target.table)
+    if (collection === null) throw notFound('APP_COLLECTION_NOT_FOUND', 'Collection not found')
+    const access = resolveAccess(method, collection.methods[method], caller, this.deps.clock.now())
+    const records = this.store.collection(projectCollectionName(target.projectId, target.table))
+    const record = await records.findOne(restrict({ _id: target.id }, access))
+    if (record === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')
+    const field = collection.fields.find((item) => item.name === target.field)
+    if (field?.type !== 'file') throw notFound('APP_FIELD_NOT_FOUND', `"${target.field}" is not a file field of this collection`, { field: target.field })
+    return { field, records, record, access, owner: { projectId: target.projectId, table: target.table, recordId: target.id, field: field.name } }
+  }
+
+  private checkSize (field: FieldDefinitionT, size: number): void {
+    const max = field.maxSize ?? this.deps.maxSize
+    if (size > max) throw new AppError('APP_FILE_TOO_LARGE', 413, `The file is larger than ${max} bytes`, { maxSize: max })
+  }
+
+  private checkType (field: FieldDefinitionT, type: string): void {
+    const allowed = field.allowedTypes ?? []
+    if (!typeAllowed(type, allowed)) {
+      throw new AppError('APP_FILE_TYPE_NOT_ALLOWED', 415, `${field.name} takes ${allowed.join(', ')}; the content is ${type}`, { field: field.name, type, allowedTypes: allowed })
+    }
+  }
+}
+
+const tooMany = (max: number): AppError => conflict('APP_TOO_MANY_FILES', `The field holds at most ${max} files`, { max })
+
+function callerId (caller: DataCaller): string | null {
+  return caller.kind === 'user' ? caller.id : caller.kind === 'admin' ? caller.userId : null
+}
