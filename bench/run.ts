@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import autocannon from 'autocannon'
+import { createHash, randomBytes } from 'node:crypto'
 
 /**
  * `npm run bench`: each server runs in its own process so the load generator
@@ -46,6 +47,31 @@ function line (m: Measured, ceiling: number): string {
 
 // This machine is shared and its speed drifts within a run, so each scenario is
 // paired with a hello-world measurement taken just before it, and its ratio is to that.
+/** A 100 MB file through the resumable upload routes on loopback: start, every chunk (two in flight), complete. */
+async function uploadThroughput ({ address, info }: Started): Promise<string> {
+  const size = 100 * 1024 * 1024
+  const file = randomBytes(size)
+  const sha256 = createHash('sha256').update(file).digest('hex')
+  const auth = { authorization: `Bearer ${info.projectToken}` }
+  const base = `${address}/api/p/${info.projectId}/docs/${info.docId}/files/attachment/upload-sessions`
+  const started = performance.now()
+  const session = await (await fetch(base, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'big.bin', size, type: 'application/octet-stream', sha256 }) })).json() as { data: { id: string, chunkSize: number, chunkCount: number } }
+  const { id, chunkSize, chunkCount } = session.data
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < chunkCount) {
+      const index = next++
+      const res = await fetch(`${base}/${id}/chunks/${index}`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/octet-stream' }, body: file.subarray(index * chunkSize, Math.min(size, (index + 1) * chunkSize)) })
+      if (!res.ok) throw new Error(`chunk ${index}: ${res.status} ${await res.text()}`)
+    }
+  }
+  await Promise.all([worker(), worker()])
+  const done = await fetch(`${base}/${id}/complete`, { method: 'POST', headers: auth })
+  if (!done.ok) throw new Error(`complete: ${done.status} ${await done.text()}`)
+  const seconds = (performance.now() - started) / 1000
+  return `${'chunked upload of 100 MB (8 MiB chunks)'.padEnd(34)} ${(size / 1024 / 1024 / seconds).toFixed(0).padStart(8)} MB/s  (${seconds.toFixed(2)} s, sha256 verified by the server)`
+}
+
 const hello = await start('./hello.ts')
 const helloWorld: Scenario = { name: 'fastify hello-world (ceiling)', path: '/' }
 
@@ -79,6 +105,7 @@ for (const scenario of scenarios.filter((s) => ONLY.test(s.name))) {
   const ceiling = await measure(hello.address, helloWorld)
   console.log(line(await measure(plinth.address, scenario), ceiling.rps))
 }
+if (ONLY.test('chunked upload')) console.log(await uploadThroughput(plinth))
 plinth.child.kill()
 hello.child.kill()
 

@@ -63,4 +63,10 @@ for (let batch = 0; batch < 100; batch++) {
   })))
 }
 const ownPost = await postRecords.findOne({ author: endUser.user.id })
-process.send?.({ address, sampleId: seeded.insertedId, accessToken, pat, projectId: project.id, projectToken: endUser.token, serviceToken: serviceToken.token, postId: ownPost?._id })
+await app.collections.definitions.create(project.id, {
+  name: 'docs',
+  fields: [{ name: 'author', type: 'text' }, { name: 'attachment', type: 'file', maxSize: 512 * 1024 * 1024 }],
+  methods: Object.fromEntries(['create', 'get', 'upload', 'download'].map((method) => [method, { enabled: true, rule: ownerRule }]))
+})
+const doc = await app.records.create(project.id, 'docs', { kind: 'user', id: endUser.user.id }, {})
+process.send?.({ address, sampleId: seeded.insertedId, accessToken, pat, projectId: project.id, projectToken: endUser.token, serviceToken: serviceToken.token, postId: ownPost?._id, docId: doc.id })

@@ -85,8 +85,9 @@ export class Projects {
   }
 
   async findById (projectId: string): Promise<Project | null> {
-    const record = await this.records.findOne({ _id: projectId, deletedAt: null })
-    return record === null ? null : toProject(record)
+    // By primary key alone (the Store's fastest read); the deletion mark is checked here.
+    const record = await this.records.findOne({ _id: projectId })
+    return record === null || record.deletedAt !== null ? null : toProject(record)
   }
 
   async get (projectId: string): Promise<Project> {
