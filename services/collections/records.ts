@@ -30,7 +30,7 @@ export interface ListPage { items: ApiRecord[], nextCursor: string | null, total
 
 export interface BulkParams { filter: unknown, dryRun?: boolean, maxAffected?: number }
 
-/** Run before records go, so the files they reference can go with them. */
+/** Run after records went, so the files they referenced go with them. */
 export type RecordsRemoved = (projectId: string, collection: DataCollection, records: Array<WithId<Document>>) => Promise<void>
 
 // One request never rewrites or deletes more than this many records; larger jobs page through with filters.
@@ -144,9 +144,10 @@ export class Records {
     const current = await findVisible(records, id, access)
     if (current === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')
     if (ifMatch !== undefined && current.version !== ifMatch) throw new AppError('APP_VERSION_MISMATCH', 412, `The record is at version ${String(current.version)}, not ${ifMatch}`, { version: current.version })
-    await this.removed(projectId, collection, [current])
     const result = await records.deleteOne({ _id: id, ...(ifMatch === undefined ? {} : { version: ifMatch }) })
     if (result.deletedCount === 0) throw new AppError('APP_VERSION_MISMATCH', 412, 'The record changed while it was being deleted')
+    // Only once the record is gone: a refused delete must keep its files.
+    await this.removed(projectId, collection, [current])
   }
 
   async bulkUpdate (projectId: string, table: string, caller: DataCaller, params: BulkParams & { set: Document }): Promise<{ matched: number, modified: number, dryRun: boolean }> {
@@ -172,8 +173,10 @@ export class Records {
     const scope = await this.scope(projectId, table, 'delete', caller)
     const targets = await this.targets(scope, params)
     if (params.dryRun === true) return { matched: targets.length, deleted: 0, dryRun: true }
-    await this.removed(projectId, scope.collection, targets)
-    const result = await scope.records.deleteMany(restrict({ _id: { $in: targets.map((doc) => doc._id) } }, scope.access))
+    const ids = targets.map((doc) => doc._id)
+    const result = await scope.records.deleteMany(restrict({ _id: { $in: ids } }, scope.access))
+    const survivors = new Set((await scope.records.find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id))
+    await this.removed(projectId, scope.collection, targets.filter((doc) => !survivors.has(doc._id)))
     return { matched: targets.length, deleted: result.deletedCount, dryRun: false }
   }
 

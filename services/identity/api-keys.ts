@@ -1,6 +1,6 @@
 import { badRequest, notFound } from '../errors.js'
 import { hashToken } from '../crypto.js'
-import { createPat, isWellFormedPat, patHint } from './pat-format.js'
+import { createPat, isWellFormedPat, patHint, futureExpiry, lastUsedIsStale } from './pat-format.js'
 import type { Clock } from '../clock.js'
 import { isPermission } from '../orgs/catalogue.js'
 import type { IdGenerator } from '../ids.js'
@@ -35,8 +35,6 @@ export interface ApiKey {
 /** Who a PAT authenticates, once it passed every check. */
 export interface PatIdentity { userId: string, keyId: string, scopes: string[] }
 
-// lastUsedAt is written at most this often per key, so a busy token is not a write per request.
-const LAST_USED_RESOLUTION_MS = 60_000
 const MAX_KEYS_PER_USER = 100
 
 function toApiKey (record: WithId<ApiKeyRecord>): ApiKey {
@@ -67,11 +65,7 @@ export class ApiKeys {
   async create (userId: string, input: { name: string, expiresAt?: string, scopes?: string[] }): Promise<ApiKey & { token: string }> {
     if (input.name.trim() === '') throw badRequest('APP_INVALID_NAME', 'name cannot be blank')
     const now = this.deps.clock.now()
-    let expiresAt: Date | null = null
-    if (input.expiresAt !== undefined) {
-      expiresAt = new Date(input.expiresAt)
-      if (Number.isNaN(expiresAt.getTime()) || expiresAt <= now) throw badRequest('APP_INVALID_EXPIRY', 'expiresAt must be a date-time in the future')
-    }
+    const expiresAt = futureExpiry(input.expiresAt, now)
     const unknown = (input.scopes ?? []).filter((scope) => !isPermission(scope))
     if (unknown.length > 0) throw badRequest('APP_UNKNOWN_PERMISSION', `scopes must name permissions from the catalogue; unknown: ${unknown.join(', ')}`, { scopes: unknown })
     const active = await this.keys.countDocuments({ userId, revokedAt: null })
@@ -102,7 +96,7 @@ export class ApiKeys {
     const now = this.deps.clock.now()
     if (record === null || record.revokedAt !== null) return null
     if (record.expiresAt !== null && record.expiresAt <= now) return null
-    if (record.lastUsedAt === null || now.getTime() - record.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+    if (lastUsedIsStale(record.lastUsedAt, now)) {
       await this.keys.updateOne({ _id: record._id }, { $set: { lastUsedAt: now } })
     }
     return { userId: record.userId, keyId: record.keyId, scopes: record.scopes }

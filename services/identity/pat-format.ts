@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { badRequest } from '../errors.js'
 
 /**
  * Personal access tokens look like `<prefix>_<30 random base62><6 checksum>`:
@@ -56,4 +57,19 @@ export function isWellFormedPat (token: string, prefix: string): boolean {
 /** What a listing may show: enough to recognise a token, never enough to use it. */
 export function patHint (token: string, prefix: string): string {
   return `${prefix}_…${token.slice(-4)}`
+}
+
+// lastUsedAt is written at most this often per token, so a busy token is not a write per request.
+const LAST_USED_RESOLUTION_MS = 60_000
+
+export function lastUsedIsStale (lastUsedAt: Date | null, now: Date): boolean {
+  return lastUsedAt === null || now.getTime() - lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS
+}
+
+/** An optional expiry a client gave for a new token: null, or a date strictly in the future. */
+export function futureExpiry (raw: string | undefined, now: Date): Date | null {
+  if (raw === undefined) return null
+  const expiresAt = new Date(raw)
+  if (Number.isNaN(expiresAt.getTime()) || expiresAt <= now) throw badRequest('APP_INVALID_EXPIRY', 'expiresAt must be a date-time in the future')
+  return expiresAt
 }

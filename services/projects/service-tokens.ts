@@ -1,6 +1,6 @@
 import { badRequest, notFound } from '../errors.js'
 import { hashToken } from '../crypto.js'
-import { createPat, isWellFormedPat, patHint } from '../identity/pat-format.js'
+import { createPat, isWellFormedPat, patHint, futureExpiry, lastUsedIsStale } from '../identity/pat-format.js'
 import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
@@ -35,8 +35,6 @@ export interface ServiceToken {
 /** Which project a service token speaks for, once it passed every check. */
 export interface ServiceTokenIdentity { projectId: string, tokenId: string }
 
-// lastUsedAt is written at most this often per token, so a busy server is not a write per request.
-const LAST_USED_RESOLUTION_MS = 60_000
 export const MAX_SERVICE_TOKENS_PER_PROJECT = 50
 
 function toServiceToken (record: WithId<ServiceTokenRecord>): ServiceToken {
@@ -67,11 +65,7 @@ export class ServiceTokens {
   async create (projectId: string, input: { name: string, expiresAt?: string, createdBy: string }): Promise<ServiceToken & { token: string }> {
     if (input.name.trim() === '') throw badRequest('APP_INVALID_NAME', 'name cannot be blank')
     const now = this.deps.clock.now()
-    let expiresAt: Date | null = null
-    if (input.expiresAt !== undefined) {
-      expiresAt = new Date(input.expiresAt)
-      if (Number.isNaN(expiresAt.getTime()) || expiresAt <= now) throw badRequest('APP_INVALID_EXPIRY', 'expiresAt must be a date-time in the future')
-    }
+    const expiresAt = futureExpiry(input.expiresAt, now)
     // Expired tokens do not count: they authenticate nothing, and a project should not have to revoke them to make room.
     const active = await this.tokens.countDocuments({ projectId, revokedAt: null, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] })
     if (active >= MAX_SERVICE_TOKENS_PER_PROJECT) {
@@ -108,7 +102,7 @@ export class ServiceTokens {
     const now = this.deps.clock.now()
     if (record === null || record.revokedAt !== null) return null
     if (record.expiresAt !== null && record.expiresAt <= now) return null
-    if (record.lastUsedAt === null || now.getTime() - record.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+    if (lastUsedIsStale(record.lastUsedAt, now)) {
       await this.tokens.updateOne({ _id: record._id }, { $set: { lastUsedAt: now } })
     }
     return { projectId: record.projectId, tokenId: record.tokenId }
