@@ -12,7 +12,7 @@ import { SqliteCursor } from './cursor.js'
 import { checkArrayKeys, createIndex, dropIndex, duplicateKeyError, isUniqueViolation, listIndexes, needsArrayWork, trackArrays } from './indexes.js'
 import { quoteIdentifier } from './names.js'
 import { filterShape, rememberValidShape, shapeValidated } from './plans.js'
-import { countMatches, selectFirstQuickly, selectMatches, validateCount, whereOf, type DocumentTest, type Match, type Selection } from './query.js'
+import { countMatches, selectMatches, validateCount, whereOf, type DocumentTest, type Match, type Selection } from './query.js'
 
 interface PreparedInsert { id: string, json: string, doc: Document }
 interface UpdateRun { result: UpdateResult, before: Document | null, after: Document | null }
@@ -100,6 +100,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
    * inserted and the insert is redone inside a transaction.
    */
   private insertFast (prepared: PreparedInsert): boolean {
+    this.connection.endTurn()
     const meta = this.meta()
     if (meta === undefined || needsArrayWork(meta, prepared.doc)) return false
     try {
@@ -136,23 +137,25 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
     return first ?? null
   }
 
-  /** The hot path: a primary-key lookup needs neither the catalogue snapshot nor the matcher. */
+  /** The hot path: a primary-key lookup needs neither the matcher nor, when it was read before in this state of the file, SQLite. */
   private findById (id: string, projection: Projection | undefined): WithId<T> | null {
     const project = projector(projection)
-    let meta = this.meta()
-    if (meta === undefined) {
-      this.connection.read(() => undefined)
-      meta = this.meta()
-      if (meta === undefined) return null
+    const connection = this.connection
+    connection.beginTurn()
+    const meta = this.meta()
+    if (meta === undefined) return null
+    let json = connection.cachedDocument(this.collectionName, id)
+    if (json === undefined) {
+      try {
+        json = connection.statement(`SELECT doc FROM ${quoteIdentifier(meta.table)} WHERE id = ?`).pluck().get(id) as string | undefined
+      } catch (error) {
+        if (isNoSuchTable(error)) return null
+        throw error
+      }
+      if (json === undefined) return null
+      connection.rememberDocument(this.collectionName, id, json)
     }
-    let json: string | undefined
-    try {
-      json = this.connection.statement(`SELECT doc FROM ${quoteIdentifier(meta.table)} WHERE id = ?`).pluck().get(id) as string | undefined
-    } catch (error) {
-      if (isNoSuchTable(error)) return null
-      throw error
-    }
-    return json === undefined ? null : project(decodeDocument(json)) as WithId<T>
+    return project(decodeDocument(json)) as WithId<T>
   }
 
   /** Validates now (as the driver's find does) and returns the query to run later. */
@@ -163,9 +166,6 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
     const skip = validateCount(options.skip, 'options.skip')
     const limit = validateCount(options.limit, 'options.limit')
     return () => {
-      const meta = this.meta()
-      const quick = meta === undefined ? undefined : selectFirstQuickly(this.connection, meta, filter, { sort: options.sort, skip, limit })
-      if (quick !== undefined) return quick.map((match) => project(match.doc) as WithId<T>)
       return this.readMatches(filter, test, { sort: options.sort, skip, limit }, project)
     }
   }

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3'
 import type { IndexKey } from '../types.js'
 import { collectionOfTable, quoteIdentifier, tableName } from './names.js'
+import { DocumentCache } from './document-cache.js'
 
 export interface IndexMeta {
   name: string
@@ -35,6 +36,9 @@ export class Connection {
   private catalogueVersion = -1
   private catalogue = new Map<string, CollectionMeta>()
   private transaction: 'none' | 'read' | 'write' = 'none'
+  private turnOpen = false
+  private dataVersion = -1
+  private readonly documents = new DocumentCache()
 
   constructor (file: string) {
     // Several API processes may share the file; a writer waits for the lock rather than failing at once.
@@ -89,17 +93,56 @@ export class Connection {
     return [...this.catalogue.keys()]
   }
 
+  /**
+   * Reads share one read transaction per event-loop iteration (a "turn"): the
+   * lock round trips of a WAL snapshot are paid once for every request handled
+   * in that iteration, and each request still reads a snapshot taken after it
+   * arrived. Writes end the turn first. At its start, PRAGMA data_version tells
+   * whether another connection committed since the last turn, which is when
+   * the catalogue is re-read and the document cache dropped.
+   */
+  beginTurn (): void {
+    if (this.turnOpen || this.transaction !== 'none') return
+    this.statement('BEGIN').run()
+    this.turnOpen = true
+    setImmediate(this.endTurn)
+    this.refresh()
+    const dataVersion = this.statement('PRAGMA data_version').pluck().get() as number
+    if (dataVersion !== this.dataVersion) {
+      this.dataVersion = dataVersion
+      this.documents.clear()
+    }
+  }
+
+  readonly endTurn = (): void => {
+    if (!this.turnOpen) return
+    this.turnOpen = false
+    if (this.db.open && this.db.inTransaction) this.statement('COMMIT').run()
+  }
+
+  /** The stored JSON of a document read by primary key earlier, valid only inside a turn. */
+  cachedDocument (collection: string, id: string): string | undefined {
+    return this.turnOpen ? this.documents.get(collection, id) : undefined
+  }
+
+  rememberDocument (collection: string, id: string, json: string): void {
+    if (this.turnOpen) this.documents.remember(collection, id, json)
+  }
+
+  /** Called after any write outside write(): cached documents may describe the state before it. */
+  wrote (): void {
+    this.documents.clear()
+  }
+
   /** A read that must see one consistent snapshot of catalogue and data. */
   read<T> (fn: () => T): T {
     if (this.transaction !== 'none') return fn()
-    this.statement('BEGIN').run()
+    this.beginTurn()
     this.transaction = 'read'
     try {
-      this.refresh()
       return fn()
     } finally {
       this.transaction = 'none'
-      if (this.db.inTransaction) this.statement('COMMIT').run()
     }
   }
 
@@ -107,6 +150,8 @@ export class Connection {
   write<T> (fn: () => T): T {
     if (this.transaction === 'write') return fn()
     if (this.transaction === 'read') throw new Error('A write cannot start inside a read transaction')
+    this.endTurn()
+    this.documents.clear()
     this.statement('BEGIN IMMEDIATE').run()
     this.transaction = 'write'
     try {
@@ -121,6 +166,7 @@ export class Connection {
       throw error
     } finally {
       this.transaction = 'none'
+      this.documents.clear()
     }
   }
 
@@ -174,6 +220,7 @@ export class Connection {
 
   close (): void {
     if (!this.db.open) return
+    this.endTurn()
     this.statements.clear()
     this.db.close()
   }

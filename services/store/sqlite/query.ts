@@ -86,39 +86,6 @@ function * inSortOrder (rows: Iterable<Row>, sort: Sort | undefined): Iterable<M
 }
 
 /**
- * The first match of a filter whose cached translation is exact, as one
- * autocommit statement that also reads the catalogue version from the same
- * snapshot, sparing the BEGIN, catalogue check and COMMIT of a read
- * transaction. Undefined when it cannot answer: another kind of query, or a
- * catalogue that changed since `meta` was read (the caller then reads inside a
- * transaction, which reloads it).
- */
-export function selectFirstQuickly (connection: Connection, meta: CollectionMeta, filter: Filter, selection: Selection): Match[] | undefined {
-  if (selection.limit !== 1 || connection.inTransaction) return undefined
-  const where = whereOf(meta, filter)
-  if (where.texts === undefined || !where.exact || where.sql === '0') return undefined
-  const order = planOrder(meta, selection.sort)
-  if (order === null || order.rank !== null) return undefined
-  const sql = statementText(where, `first|${order.sql}`, () => 'SELECT NULL, NULL, version FROM _plinth_meta WHERE id = 1 UNION ALL ' +
-    `SELECT * FROM (SELECT seq, doc, NULL FROM ${quoteIdentifier(meta.table)} WHERE ${where.sql} ORDER BY ${order.sql} LIMIT 1 OFFSET ?)`)
-  let rows: Array<[seq: number | null, json: string | null, version: number | null]>
-  try {
-    rows = connection.statement(sql).raw().all(...where.params, selection.skip ?? 0) as typeof rows
-  } catch (error) {
-    // A table dropped by another connection: the transactional path knows what to answer.
-    if (error instanceof Error && error.message.startsWith('no such table')) return undefined
-    throw error
-  }
-  const found: Match[] = []
-  let version: number | null = null
-  for (const [seq, json, rowVersion] of rows) {
-    if (seq === null) version = rowVersion
-    else found.push({ seq, doc: decodeDocument(json as string) })
-  }
-  return version === connection.version ? found : undefined
-}
-
-/**
  * The documents matching `filter`, ordered, skipped and limited. SQLite
  * narrows the candidates; the semantics matcher decides unless the SQL
  * translation is exact; rows are parsed only as far as the answer needs.

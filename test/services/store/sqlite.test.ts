@@ -18,6 +18,9 @@ import { filterContext } from '../../../services/store/sqlite/indexes.js'
 import type { Document, Filter, FindOptions, IndexKey, Projection, Sort } from '../../../services/store/types.js'
 import { storeConformance } from './conformance.js'
 
+/** Another connection's commits become visible to reads at the next event-loop iteration (Connection.beginTurn). */
+const nextTurn = async (): Promise<void> => { await new Promise((resolve) => setImmediate(resolve)) }
+
 const dir = mkdtempSync(join(tmpdir(), 'plinth-sqlite-'))
 const file = join(dir, 'plinth.db')
 const fileStore = openSqliteStore({ file })
@@ -92,16 +95,20 @@ t.test('two stores on one file see each other and keep uniqueness', async (t) =>
   const second = openSqliteStore({ file: join(sharedDir, 'plinth.db') })
   t.teardown(async () => { await first.close(); await second.close(); rmSync(sharedDir, { recursive: true, force: true }) })
   await first.collection('users').insertOne({ _id: 'u1', email: 'a@x', tags: 'one' })
+  await nextTurn()
   t.same(await second.collection('users').findOne({ _id: 'u1' }), { _id: 'u1', email: 'a@x', tags: 'one' })
   t.same(await second.listCollections(), ['users'])
   await first.collection('users').createIndex({ email: 1 }, { unique: true })
+  await nextTurn()
   await first.collection('users').createIndex({ tags: 1 })
+  await nextTurn()
   const duplicate = await second.collection('users').insertOne({ email: 'a@x' }).catch((error: unknown) => error)
   t.ok(duplicate instanceof DuplicateKeyError, 'an index created by one connection binds the other')
   t.same((await second.collection('users').listIndexes()).map((index) => index.name), ['_id_', 'email_1', 'tags_1'])
   // The second connection turns the tags path multikey; the first must stop trusting its array-free translation.
   t.same(ids(await first.collection('users').find({ tags: 'two' }).toArray()), [])
   await second.collection('users').insertOne({ _id: 'u2', email: 'b@x', tags: ['two', 'three'] })
+  await nextTurn()
   t.same(ids(await first.collection('users').find({ tags: 'two' }).toArray()), ['u2'])
   await Promise.all(Array.from({ length: 50 }, async (_, i) => {
     const store = i % 2 === 0 ? first : second
@@ -109,7 +116,37 @@ t.test('two stores on one file see each other and keep uniqueness', async (t) =>
   }))
   t.equal((await first.collection('counters').findOne({ _id: 'c' }))?.n, 50)
   t.equal(await second.dropCollection('counters'), true)
+  await nextTurn()
   t.equal(await first.collection('counters').findOne({ _id: 'c' }), null, 'a drop by one connection is seen by the other')
+})
+
+t.test('reads in one event-loop turn share a snapshot; own writes are seen at once, others\' from the next turn', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'plinth-turns-'))
+  const first = openSqliteStore({ file: join(dir, 'plinth.db') })
+  const second = openSqliteStore({ file: join(dir, 'plinth.db') })
+  t.teardown(async () => { await first.close(); await second.close(); rmSync(dir, { recursive: true, force: true }) })
+  const mine = first.collection('keys')
+  await mine.insertOne({ _id: 'k1', revoked: false })
+  t.same(await mine.findOne({ _id: 'k1' }), { _id: 'k1', revoked: false }, 'an insert is read back in the same turn')
+  await mine.updateOne({ _id: 'k1' }, { $set: { revoked: true } })
+  t.same(await mine.findOne({ _id: 'k1' }), { _id: 'k1', revoked: true }, 'a cached document is dropped by the connection\'s own update')
+  const read = await mine.findOne({ _id: 'k1' }) as Document
+  read.revoked = 'mutated by a caller'
+  t.same(await mine.findOne({ _id: 'k1' }), { _id: 'k1', revoked: true }, 'each read returns its own copy')
+
+  await nextTurn()
+  t.same(await second.collection('keys').findOne({ _id: 'k1' }), { _id: 'k1', revoked: true })
+  t.same(await mine.findOne({ _id: 'k1' }), { _id: 'k1', revoked: true }, 'the first connection opens its turn')
+  await second.collection('keys').updateOne({ _id: 'k1' }, { $set: { revoked: false } })
+  await second.collection('keys').insertOne({ _id: 'k2' })
+  t.same(await mine.findOne({ _id: 'k1' }), { _id: 'k1', revoked: true }, 'within its turn the first connection keeps its snapshot')
+  t.equal(await mine.countDocuments({}), 1, 'queries read the same snapshot as primary-key reads')
+  await nextTurn()
+  t.same(await mine.findOne({ _id: 'k1' }), { _id: 'k1', revoked: false }, 'the next turn sees the other connection\'s commit, not a cached copy')
+  t.equal(await mine.countDocuments({}), 2)
+  await second.collection('keys').deleteOne({ _id: 'k1' })
+  await nextTurn()
+  t.equal(await mine.findOne({ _id: 'k1' }), null, 'nor a cached copy of a deleted document')
 })
 
 t.test('writes are all or nothing, and unique keys follow array elements through updates', async (t) => {
@@ -392,17 +429,21 @@ t.test('cached plans follow index and multikey changes, and invalid shapes keep 
   t.same(ids(await tokens.find({ scope: 'write' }).toArray()), [])
   t.same((await tokens.findOne({ hash: 'h1' }))?._id, 't1', 'unindexed shape')
   await second.collection('tokens').createIndex({ hash: 1 }, { unique: true })
+  await nextTurn()
   await second.collection('tokens').createIndex({ scope: 1 })
+  await nextTurn()
   t.same((await tokens.findOne({ hash: 'h1' }))?._id, 't1', 'same shape after another connection added an index')
   t.equal(await tokens.findOne({ hash: 'h2' }), null)
   // Another connection makes `scope` multikey: the cached array-free (exact) translation must not be reused.
   await second.collection('tokens').insertOne({ _id: 't2', hash: 'h2', scope: ['read', 'write'] })
+  await nextTurn()
   t.same((await tokens.findOne({ scope: 'write' }))?._id, 't2', 'findOne reads the changed catalogue')
   t.same(ids(await tokens.find({ scope: 'write' }).toArray()), ['t2'])
   t.same(ids(await tokens.find({ scope: 'read' }, { limit: 30 }).toArray()), ['t1', 't2'])
   t.same((await tokens.findOne({ scope: 'read' }, { skip: 1 }))?._id, 't2')
   t.equal(await tokens.countDocuments({ scope: 'read' }), 2)
   await second.collection('tokens').dropIndex('scope_1')
+  await nextTurn()
   t.same(ids(await tokens.find({ scope: 'write' }).toArray()), ['t2'], 'and after the index is dropped')
   for (let i = 0; i < 2; i++) {
     t.throws(() => tokens.find({ 'a..b': 'x' }), { message: /empty segment/ }, 'an invalid field name is refused every time')
@@ -411,5 +452,6 @@ t.test('cached plans follow index and multikey changes, and invalid shapes keep 
   t.same((await tokens.findOneAndDelete({ hash: 'h2' }))?._id, 't2')
   t.equal(await tokens.findOne({ hash: 'h2' }), null)
   await second.dropCollection('tokens')
+  await nextTurn()
   t.equal(await tokens.findOne({ hash: 'h1' }), null, 'a collection dropped by another connection')
 })
