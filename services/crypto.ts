@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createCipheriv, createDecipheriv, createHash, hash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto'
 import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import * as argon2 from 'argon2'
@@ -58,7 +58,7 @@ export function generateToken (prefix?: string, bytes = 32): string {
  * every request look a token up by its hash without a slow KDF per request.
  */
 export function hashToken (token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex')
+  return hash('sha256', token, 'hex')
 }
 
 const SHA256_HEX = /^[0-9a-f]{64}$/i

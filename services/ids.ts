@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { randomFillSync } from 'node:crypto'
 
 /**
  * One id generator for the whole product: 20 chars of Crockford base32 (lower
@@ -8,6 +8,18 @@ import { randomBytes } from 'node:crypto'
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'
 
 export type IdGenerator = () => string
+
+// Random bytes drawn a few kilobytes at a time: one system call per ~400 ids.
+const pool = Buffer.alloc(4096)
+let poolOffset = pool.length
+
+function randomDigits (count: number): number[] {
+  if (poolOffset + count > pool.length) { randomFillSync(pool); poolOffset = 0 }
+  const digits = new Array<number>(count)
+  for (let k = 0; k < count; k++) digits[k] = pool[poolOffset + k] & 31
+  poolOffset += count
+  return digits
+}
 
 export function createIdGenerator (now: () => number = Date.now): IdGenerator {
   let lastTime = -1
@@ -22,8 +34,7 @@ export function createIdGenerator (now: () => number = Date.now): IdGenerator {
       while (i >= 0 && random[i] === 31) { random[i] = 0; i-- }
       if (i >= 0) random[i]++
     } else {
-      const bytes = randomBytes(10)
-      random = Array.from({ length: 10 }, (_, k) => bytes[k] & 31)
+      random = randomDigits(10)
       random[0] &= 15 // leave headroom so increments do not wrap
     }
     lastTime = time
@@ -31,7 +42,9 @@ export function createIdGenerator (now: () => number = Date.now): IdGenerator {
     let head = ''
     let t = time
     for (let i = 0; i < 10; i++) { head = ALPHABET[t % 32] + head; t = Math.floor(t / 32) }
-    return head + random.map((d) => ALPHABET[d]).join('')
+    let tail = ''
+    for (let k = 0; k < random.length; k++) tail += ALPHABET[random[k]]
+    return head + tail
   }
 }
 

@@ -77,7 +77,7 @@ export function resolveAccess (method: CollectionMethod, setting: MethodSettingT
   if (rule.filter !== undefined) parts.push(toStoreFilter(substitute(rule.filter, vars) as Filter))
   if (rule.owner !== undefined && user !== null) parts.push({ [rule.owner]: user.id })
   return {
-    filter: parts.length === 0 ? null : parts.length === 1 ? parts[0] : { $and: parts },
+    filter: parts.length === 0 ? null : parts.reduce(andFilters),
     check: rule.check === undefined ? null : toStoreFilter(substitute(rule.check, vars) as Filter),
     owner: rule.owner ?? null,
     userId: user?.id ?? null,
@@ -86,11 +86,23 @@ export function resolveAccess (method: CollectionMethod, setting: MethodSettingT
   }
 }
 
+/**
+ * ANDs two filters. Clauses on different top-level keys go into one object,
+ * the form the Store can reuse a compiled plan for (`{status, author}` rather
+ * than `{$and: [{status}, {author}]}`); only colliding keys need `$and`.
+ */
+export function andFilters (a: Filter, b: Filter): Filter {
+  const aKeys = Object.keys(a)
+  if (aKeys.length === 0) return b
+  const bKeys = Object.keys(b)
+  if (bKeys.length === 0) return a
+  if (bKeys.some((key) => Object.hasOwn(a, key))) return { $and: [a, b] }
+  return { ...a, ...b }
+}
+
 /** ANDs the access filter into a request's own filter. */
 export function restrict (filter: Filter, access: Access): Filter {
-  if (access.filter === null) return filter
-  if (Object.keys(filter).length === 0) return access.filter
-  return { $and: [filter, access.filter] }
+  return access.filter === null ? filter : andFilters(filter, access.filter)
 }
 
 /**

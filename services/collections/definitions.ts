@@ -104,8 +104,31 @@ function plural (count: number, one: string, many: string): string {
   return `${count} ${count === 1 ? one : many}`
 }
 
+// Every data API call reads its collection's definition: specs are parsed once per distinct text.
+const PARSED_SPECS = 512
+const parsedSpecs = new Map<string, DefinitionSpec>()
+
+function deepFreeze<V> (value: V): V {
+  if (value !== null && typeof value === 'object') {
+    for (const item of Object.values(value)) deepFreeze(item)
+    Object.freeze(value)
+  }
+  return value
+}
+
+/** The parsed spec, shared between calls and therefore frozen. */
+function parseSpec (text: string): DefinitionSpec {
+  let spec = parsedSpecs.get(text)
+  if (spec === undefined) {
+    spec = deepFreeze(JSON.parse(text) as DefinitionSpec)
+    if (parsedSpecs.size >= PARSED_SPECS) parsedSpecs.delete(parsedSpecs.keys().next().value as string)
+    parsedSpecs.set(text, spec)
+  }
+  return spec
+}
+
 function toDef (record: WithId<DefinitionRecord>): CollectionDef {
-  const spec = JSON.parse(record.spec) as DefinitionSpec
+  const spec = parseSpec(record.spec)
   return { projectId: record.projectId, name: record.name, ...spec, createdAt: record.createdAt, updatedAt: record.updatedAt }
 }
 

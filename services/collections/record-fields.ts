@@ -1,4 +1,5 @@
 import { badRequest, forbidden } from '../errors.js'
+import { normalizeEmail } from '../identity/users.js'
 import { MAX_NESTING, nestedDeeperThan } from '../nesting.js'
 import type { Document } from '../store/types.js'
 import type { FieldDefinitionT } from '../../schemas/collections.js'
@@ -43,19 +44,21 @@ function scalar (field: FieldDefinitionT, value: unknown): unknown {
   switch (field.type) {
     case 'text': case 'email': case 'url': {
       if (typeof value !== 'string') throw invalid(name, 'must be a string')
-      if (value.length > MAX_TEXT) throw invalid(name, `is longer than ${MAX_TEXT} characters`)
+      // Stored as sign-up stores them, so a unique email field is unique whatever the case.
+      const text = field.type === 'email' ? normalizeEmail(value) : value
+      if (text.length > MAX_TEXT) throw invalid(name, `is longer than ${MAX_TEXT} characters`)
       if (field.type === 'text') {
-        if (field.min !== undefined && value.length < field.min) throw invalid(name, `must be at least ${field.min} characters`)
-        if (field.max !== undefined && value.length > field.max) throw invalid(name, `must be at most ${field.max} characters`)
+        if (field.min !== undefined && text.length < field.min) throw invalid(name, `must be at least ${field.min} characters`)
+        if (field.max !== undefined && text.length > field.max) throw invalid(name, `must be at most ${field.max} characters`)
       }
-      if (field.type === 'email' && !EMAIL.test(value)) throw invalid(name, 'must be an email address')
+      if (field.type === 'email' && !EMAIL.test(text)) throw invalid(name, 'must be an email address')
       if (field.type === 'url') {
         let url: URL | null = null
-        try { url = new URL(value) } catch {}
+        try { url = new URL(text) } catch {}
         if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw invalid(name, 'must be an http or https URL')
       }
-      if (field.pattern !== undefined && !patternOf(field.pattern).test(value)) throw invalid(name, `must match ${field.pattern}`)
-      return value
+      if (field.pattern !== undefined && !patternOf(field.pattern).test(text)) throw invalid(name, `must match ${field.pattern}`)
+      return text
     }
     case 'number':
       if (typeof value !== 'number' || !Number.isFinite(value)) throw invalid(name, 'must be a finite number')
@@ -141,10 +144,10 @@ export function relationTargets (fields: FieldMap, values: Document, ownCollecti
 }
 
 function toJson (value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value
   if (value instanceof Date) return value.toISOString()
   if (Array.isArray(value)) return value.map(toJson)
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, toJson(item)]))
-  return value
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, toJson(item)]))
 }
 
 export type ApiRecord = { id: string, [field: string]: unknown }
@@ -152,10 +155,10 @@ export type ApiRecord = { id: string, [field: string]: unknown }
 /** A stored record as the API shows it: `id` first, dates as ISO strings, hidden and denied fields left out. */
 export function toApiRecord (doc: Document, deny: ReadonlySet<string>, only: ReadonlySet<string> | null = null): ApiRecord {
   const out: ApiRecord = { id: doc._id as string }
-  for (const [name, value] of Object.entries(doc)) {
+  for (const name of Object.keys(doc)) {
     if (HIDDEN_FIELDS.has(name) || deny.has(name)) continue
     if (only !== null && !only.has(name)) continue
-    out[name] = toJson(value)
+    out[name] = toJson(doc[name])
   }
   return out
 }

@@ -5,7 +5,7 @@ import type { Clock } from '../clock.js'
 import type { Document, Store, StoreCollection, WithId } from '../store/types.js'
 import { projectCollectionName } from '../projects/naming.js'
 import type { CollectionMethod, FieldDefinitionT, MethodSettingT } from '../../schemas/collections.js'
-import { enforceCheck, resolveAccess, restrict, type Access, type DataCaller } from './access.js'
+import { andFilters, enforceCheck, resolveAccess, restrict, type Access, type DataCaller } from './access.js'
 import { fieldMap, recordValues, relationTargets, SYSTEM_FIELDS, toApiRecord, type ApiRecord, type FieldMap } from './record-fields.js'
 import { afterFilter, parseFilter, parseSort, storeSort, type Cursors } from './query.js'
 
@@ -80,7 +80,7 @@ export class Records {
     const only = this.selection(params.fields, fields)
     const limit = params.limit ?? 30
     if (params.cursor !== undefined && params.offset !== undefined) throw badRequest('APP_INVALID_QUERY', 'Give either cursor or offset, not both')
-    const query = params.cursor === undefined ? filter : { $and: [filter, afterFilter(keys, this.deps.cursors.decode(params.cursor, keys))] }
+    const query = params.cursor === undefined ? filter : andFilters(filter, afterFilter(keys, this.deps.cursors.decode(params.cursor, keys)))
     const docs = await records.find(query, { sort: storeSort(keys), limit: limit + 1, ...(params.offset === undefined ? {} : { skip: params.offset }) }).toArray()
     const page = docs.slice(0, limit)
     return {
@@ -123,13 +123,14 @@ export class Records {
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
       const current = await findVisible(records, id, access)
       if (current === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')
-      const version = current.version as number
+      // Records written before versions existed count as version 0.
+      const version = typeof current.version === 'number' ? current.version : 0
       if (ifMatch !== undefined && version !== ifMatch) throw new AppError('APP_VERSION_MISMATCH', 412, `The record is at version ${version}, not ${ifMatch}`, { version })
       const changes = { ...values, updatedAt: this.deps.clock.now(), version: version + 1 }
       const next = { ...current, ...changes }
       enforceCheck(access, next)
       try {
-        const result = await records.updateOne({ _id: id, version }, { $set: changes })
+        const result = await records.updateOne({ _id: id, version: version === 0 ? { $exists: false } : version }, { $set: changes })
         if (result.matchedCount === 1) return toApiRecord(next, access.deny)
       } catch (error) {
         throw duplicate(error)

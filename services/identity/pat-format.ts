@@ -16,9 +16,10 @@ const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
   return c >>> 0
 })
 
+/** CRC32 of an ASCII string (token bodies are base62). */
 function crc32 (text: string): number {
   let crc = 0xffffffff
-  for (const byte of Buffer.from(text, 'utf8')) crc = CRC_TABLE[(crc ^ byte) & 0xff] ^ (crc >>> 8)
+  for (let i = 0; i < text.length; i++) crc = CRC_TABLE[(crc ^ text.charCodeAt(i)) & 0xff] ^ (crc >>> 8)
   return (crc ^ 0xffffffff) >>> 0
 }
 

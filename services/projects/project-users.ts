@@ -29,7 +29,7 @@ export interface ProjectUser {
 export const MAX_EXTRA_FIELDS = 50
 export const MAX_EXTRA_FIELDS_BYTES = 16 * 1024
 
-const RESERVED_FIELDS = new Set(['_id', 'id', 'email', 'password', 'passwordHash', 'createdAt', 'updatedAt', 'emailVerified'])
+const RESERVED_FIELDS = new Set(['_id', 'id', 'email', 'password', 'passwordHash', 'createdAt', 'updatedAt', 'emailVerified', 'version'])
 // Nested too: the Store refuses these names in any stored document, and would answer with a less helpful code.
 const UNSTORABLE_NAME = /^$|^\$|\.|\0/
 // Registrations outside this window trigger one more idempotent createIndex, nothing worse.
@@ -112,7 +112,7 @@ export class ProjectUsers {
     // Uniqueness of email rests on the index, so make sure it exists even if enable() was never reached.
     if (!this.indexed.has(projectId)) await this.enable(projectId)
     const now = this.clock.now()
-    const record = { ...extraFields, email, passwordHash: await hashPassword(input.password), emailVerified: false, createdAt: now, updatedAt: now }
+    const record = { ...extraFields, email, passwordHash: await hashPassword(input.password), emailVerified: false, createdAt: now, updatedAt: now, version: 1 }
     try {
       const { insertedId } = await this.collection(projectId).insertOne(record)
       return toProjectUser({ ...record, _id: insertedId })

@@ -9,6 +9,12 @@ import type { Document } from '../types.js'
 export const DATE_KEY = '$date'
 const DATE_MARKER = '{"$date":'
 
+/** `out[key] = value`, except that a field named "__proto__" stays a field instead of setting the prototype. */
+function setField (out: Document, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true })
+  else out[key] = value
+}
+
 function isPlainObject (value: object): boolean {
   const proto = Object.getPrototypeOf(value)
   return proto === Object.prototype || proto === null
@@ -44,7 +50,7 @@ function toStored (value: unknown, path: string): unknown {
         const field = source[key]
         if (field === undefined) continue
         checkFieldName(key, path)
-        out[key] = toStored(field, `${path}.${key}`)
+        setField(out, key, toStored(field, `${path}.${key}`))
       }
       return out
     }
@@ -71,7 +77,7 @@ export function encodeDocument (doc: Document, id: string, path = 'document'): s
     const field = doc[key]
     if (field === undefined) continue
     checkFieldName(key, path)
-    out[key] = toStored(field, `${path}.${key}`)
+    setField(out, key, toStored(field, `${path}.${key}`))
   }
   return JSON.stringify(out)
 }
@@ -103,4 +109,23 @@ export function decodeValue (json: string): unknown {
 
 export function decodeDocument (json: string): Document {
   return decodeValue(json) as Document
+}
+
+/**
+ * A deep copy of a decoded value (plain objects, arrays, dates, scalars):
+ * several times cheaper than parsing the JSON again, so cached documents are
+ * handed out as copies.
+ */
+export function cloneDecoded<V> (value: V): V {
+  if (typeof value !== 'object' || value === null) return value
+  if (value instanceof Date) return new Date(value.getTime()) as V
+  if (Array.isArray(value)) {
+    const out = new Array<unknown>(value.length)
+    for (let i = 0; i < value.length; i++) out[i] = cloneDecoded(value[i])
+    return out as V
+  }
+  const source = value as Document
+  const out: Document = {}
+  for (const key in source) setField(out, key, cloneDecoded(source[key]))
+  return out as V
 }

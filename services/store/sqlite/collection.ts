@@ -6,7 +6,7 @@ import type {
 } from '../types.js'
 import { compileFilter, compileProjection, compileUpdate, seedFromFilter, validateSort } from '../semantics/index.js'
 import type { IdGenerator } from '../../ids.js'
-import { decodeDocument, encodeDocument } from './codec.js'
+import { cloneDecoded, decodeDocument, encodeDocument } from './codec.js'
 import type { CollectionMeta, Connection } from './connection.js'
 import { SqliteCursor } from './cursor.js'
 import { checkArrayKeys, createIndex, dropIndex, duplicateKeyError, isUniqueViolation, listIndexes, needsArrayWork, trackArrays } from './indexes.js'
@@ -95,19 +95,18 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
   }
 
   /**
-   * The common insert as one autocommit statement, guarded by the catalogue
-   * version: if another connection changed indexes meanwhile, nothing is
-   * inserted and the insert is redone inside a transaction.
+   * The common insert, inside the turn's group transaction (whose catalogue
+   * is fresh). False when it needs the full path: array keys to check, a
+   * collection to create, or a duplicate key to report against a fresh
+   * catalogue.
    */
   private insertFast (prepared: PreparedInsert): boolean {
-    this.connection.endTurn()
     const meta = this.meta()
     if (meta === undefined || needsArrayWork(meta, prepared.doc)) return false
     try {
-      return this.connection.statement(`INSERT INTO ${quoteIdentifier(meta.table)} (id, doc) SELECT ?, ? WHERE (SELECT version FROM _plinth_meta WHERE id = 1) = ?`)
-        .run(prepared.id, prepared.json, this.connection.version).changes === 1
+      this.connection.statement(`INSERT INTO ${quoteIdentifier(meta.table)} (id, doc) VALUES (?, ?)`).run(prepared.id, prepared.json)
+      return true
     } catch (error) {
-      // The slow path reports duplicates against a fresh catalogue and recreates a table dropped elsewhere.
       if (isUniqueViolation(error) || isNoSuchTable(error)) return false
       throw error
     }
@@ -115,7 +114,9 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
 
   async insertOne (doc: T & { _id?: string }): Promise<InsertOneResult> {
     const prepared = this.prepare(doc, 'document')
-    if (!this.insertFast(prepared)) this.connection.write(() => { this.insertPrepared(prepared) })
+    const committed = this.connection.groupInsert(() => this.insertFast(prepared))
+    if (committed === null) this.connection.write(() => { this.insertPrepared(prepared) })
+    else await committed
     return { acknowledged: true, insertedId: prepared.id }
   }
 
@@ -144,18 +145,19 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
     connection.beginTurn()
     const meta = this.meta()
     if (meta === undefined) return null
-    let json = connection.cachedDocument(this.collectionName, id)
-    if (json === undefined) {
-      try {
-        json = connection.statement(`SELECT doc FROM ${quoteIdentifier(meta.table)} WHERE id = ?`).pluck().get(id) as string | undefined
-      } catch (error) {
-        if (isNoSuchTable(error)) return null
-        throw error
-      }
-      if (json === undefined) return null
-      connection.rememberDocument(this.collectionName, id, json)
+    const cached = connection.cachedDocument(this.collectionName, id)
+    if (cached !== undefined) return project(cached) as WithId<T>
+    let json: string | undefined
+    try {
+      json = connection.statement(`SELECT doc FROM ${quoteIdentifier(meta.table)} WHERE id = ?`).pluck().get(id) as string | undefined
+    } catch (error) {
+      if (isNoSuchTable(error)) return null
+      throw error
     }
-    return project(decodeDocument(json)) as WithId<T>
+    if (json === undefined) return null
+    const doc = decodeDocument(json)
+    const kept = connection.rememberDocument(this.collectionName, id, doc, json.length)
+    return project(kept ? cloneDecoded(doc) : doc) as WithId<T>
   }
 
   /** Validates now (as the driver's find does) and returns the query to run later. */

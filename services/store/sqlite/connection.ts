@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3'
-import type { IndexKey } from '../types.js'
+import type { Document, IndexKey } from '../types.js'
 import { collectionOfTable, quoteIdentifier, tableName } from './names.js'
 import { DocumentCache } from './document-cache.js'
 
@@ -36,7 +36,8 @@ export class Connection {
   private catalogueVersion = -1
   private catalogue = new Map<string, CollectionMeta>()
   private transaction: 'none' | 'read' | 'write' = 'none'
-  private turnOpen = false
+  private turn: 'none' | 'read' | 'write' = 'none'
+  private committed: Array<{ resolve: () => void, reject: (error: unknown) => void }> = []
   private dataVersion = -1
   private readonly documents = new DocumentCache()
 
@@ -102,10 +103,37 @@ export class Connection {
    * the catalogue is re-read and the document cache dropped.
    */
   beginTurn (): void {
-    if (this.turnOpen || this.transaction !== 'none') return
+    if (this.turn !== 'none' || this.transaction !== 'none') return
     this.statement('BEGIN').run()
-    this.turnOpen = true
+    this.turn = 'read'
     setImmediate(this.endTurn)
+    this.startSnapshot()
+  }
+
+  /**
+   * Group commit for single inserts: the inserts of one turn share one write
+   * transaction, committed at the end of the turn, so concurrent creates pay
+   * for one WAL commit instead of one each. `insert` runs now and reports
+   * whether it inserted; if so, the promise settles when the turn commits (an
+   * insert is acknowledged only once it is durable). Null when the caller
+   * must take its own path: inside an explicit transaction, or when `insert`
+   * declined.
+   */
+  groupInsert (insert: () => boolean): Promise<void> | null {
+    if (this.transaction !== 'none') return null
+    if (this.turn !== 'write') {
+      const scheduled = this.turn === 'read'
+      if (scheduled) this.statement('COMMIT').run()
+      this.statement('BEGIN IMMEDIATE').run()
+      this.turn = 'write'
+      if (!scheduled) setImmediate(this.endTurn)
+      this.startSnapshot()
+    }
+    if (!insert()) return null
+    return new Promise((resolve, reject) => { this.committed.push({ resolve, reject }) })
+  }
+
+  private startSnapshot (): void {
     this.refresh()
     const dataVersion = this.statement('PRAGMA data_version').pluck().get() as number
     if (dataVersion !== this.dataVersion) {
@@ -115,18 +143,30 @@ export class Connection {
   }
 
   readonly endTurn = (): void => {
-    if (!this.turnOpen) return
-    this.turnOpen = false
-    if (this.db.open && this.db.inTransaction) this.statement('COMMIT').run()
+    if (this.turn === 'none') return
+    this.turn = 'none'
+    const waiting = this.committed
+    this.committed = []
+    try {
+      if (this.db.open && this.db.inTransaction) this.statement('COMMIT').run()
+    } catch (error) {
+      if (this.db.inTransaction) this.statement('ROLLBACK').run()
+      this.catalogueVersion = -1
+      this.documents.clear()
+      for (const insert of waiting) insert.reject(error)
+      return
+    }
+    for (const insert of waiting) insert.resolve()
   }
 
-  /** The stored JSON of a document read by primary key earlier, valid only inside a turn. */
-  cachedDocument (collection: string, id: string): string | undefined {
-    return this.turnOpen ? this.documents.get(collection, id) : undefined
+  /** A copy of a document read by primary key earlier, valid only inside a turn. */
+  cachedDocument (collection: string, id: string): Document | undefined {
+    return this.turn !== 'none' ? this.documents.get(collection, id) : undefined
   }
 
-  rememberDocument (collection: string, id: string, json: string): void {
-    if (this.turnOpen) this.documents.remember(collection, id, json)
+  /** Offers `doc` to the cache; when it is kept (true), the caller must hand out a copy, never `doc` itself. */
+  rememberDocument (collection: string, id: string, doc: Document, jsonLength: number): boolean {
+    return this.turn !== 'none' && this.documents.remember(collection, id, doc, jsonLength)
   }
 
   /** Called after any write outside write(): cached documents may describe the state before it. */

@@ -1,27 +1,33 @@
+import type { Document } from '../types.js'
+import { cloneDecoded } from './codec.js'
+
 /**
- * Stored JSON of documents recently read by primary key, valid for one state
- * of the file: the connection drops it whenever it writes or sees another
- * connection's commit, so a hit is exactly what the read would have returned.
- * Bounded in entries and in document size; oldest entries go first.
+ * Documents recently read by primary key, valid for one state of the file:
+ * the connection drops them whenever it writes or sees another connection's
+ * commit, so a hit is exactly what the read would have returned. Each caller
+ * gets its own copy. Bounded in entries and in stored size; oldest go first.
  */
 const MAX_ENTRIES = 4096
 const MAX_DOCUMENT_CHARS = 8192
 
 export class DocumentCache {
-  private readonly entries = new Map<string, string>()
+  private readonly entries = new Map<string, Document>()
 
   private static key (collection: string, id: string): string {
     return `${collection}\u0000${id}`
   }
 
-  get (collection: string, id: string): string | undefined {
-    return this.entries.get(DocumentCache.key(collection, id))
+  get (collection: string, id: string): Document | undefined {
+    const doc = this.entries.get(DocumentCache.key(collection, id))
+    return doc === undefined ? undefined : cloneDecoded(doc)
   }
 
-  remember (collection: string, id: string, json: string): void {
-    if (json.length > MAX_DOCUMENT_CHARS) return
+  /** Keeps `doc` itself (the caller must not hand it out) if its stored JSON is small enough. */
+  remember (collection: string, id: string, doc: Document, jsonLength: number): boolean {
+    if (jsonLength > MAX_DOCUMENT_CHARS) return false
     if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value as string)
-    this.entries.set(DocumentCache.key(collection, id), json)
+    this.entries.set(DocumentCache.key(collection, id), doc)
+    return true
   }
 
   clear (): void {

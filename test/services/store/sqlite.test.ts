@@ -133,6 +133,18 @@ t.test('reads in one event-loop turn share a snapshot; own writes are seen at on
   const read = await mine.findOne({ _id: 'k1' }) as Document
   read.revoked = 'mutated by a caller'
   t.same(await mine.findOne({ _id: 'k1' }), { _id: 'k1', revoked: true }, 'each read returns its own copy')
+  const at = new Date('2026-01-02T03:04:05.678Z')
+  await mine.insertOne({ _id: 'deep', tags: ['a', { b: [1] }], meta: { at }, ['__proto__']: { polluted: true } })
+  const deep = await mine.findOne({ _id: 'deep' }) as Document
+  ;(deep.tags as unknown[]).push('x')
+  ;((deep.tags as Document[])[1].b as number[]).push(2)
+  ;(deep.meta as { at: Date }).at.setFullYear(1999)
+  const again = await mine.findOne({ _id: 'deep' }) as Document
+  t.same(again.tags, ['a', { b: [1] }], 'nested arrays are copies too')
+  t.equal((again.meta as { at: Date }).at.toISOString(), at.toISOString(), 'and dates')
+  t.equal(Object.getPrototypeOf(again), Object.prototype, 'a stored "__proto__" field stays a field')
+  t.same(Object.getOwnPropertyDescriptor(again, '__proto__')?.value, { polluted: true })
+  await mine.deleteOne({ _id: 'deep' })
 
   await nextTurn()
   t.same(await second.collection('keys').findOne({ _id: 'k1' }), { _id: 'k1', revoked: true })
