@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import {
-  assertKey, clampRange, digesting, emptyStream, fileNotFound, joinObjects,
+  assertKey, clampRange, digesting, emptyStream, fileNotFound,
   type ByteRange, type FileStore, type ObjectInfo
 } from './file-store.js'
 
@@ -14,6 +14,7 @@ import {
  * beside the directory `a/b`. Temp files start with a dot, which no key can.
  */
 const OBJECT_SUFFIX = '.obj'
+const COPY_BUFFER_BYTES = 4 * 1024 * 1024
 
 function isMissing (error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | null)?.code
@@ -49,6 +50,18 @@ export class LocalFileStore implements FileStore {
   }
 
   async write (key: string, body: Buffer | Readable): Promise<ObjectInfo> {
+    return await this.writeAtomically(key, async (handle) => {
+      const digest = digesting(body)
+      for await (const chunk of digest.chunks) await writeFully(handle, chunk)
+      return digest.result()
+    })
+  }
+
+  /**
+   * Writes a temp file beside the target with `fill`, syncs it and renames it
+   * into place, so readers see the old object or the whole new one.
+   */
+  private async writeAtomically (key: string, fill: (handle: FileHandle) => Promise<ObjectInfo>): Promise<ObjectInfo> {
     const target = this.objectPath(key)
     const dir = dirname(target)
     await mkdir(dir, { recursive: true })
@@ -58,8 +71,7 @@ export class LocalFileStore implements FileStore {
     let handleOpen = true
     let committed = false
     try {
-      const digest = digesting(body)
-      for await (const chunk of digest.chunks) await writeFully(handle, chunk)
+      const info = await fill(handle)
       // Data on disk before the name points at it: a crash must not leave a renamed but empty file.
       await handle.sync()
       await handle.close()
@@ -67,7 +79,7 @@ export class LocalFileStore implements FileStore {
       await rename(temp, target)
       committed = true
       await syncDirectory(dir)
-      return digest.result()
+      return info
     } finally {
       if (handleOpen) await handle.close().catch(() => {})
       if (!committed) await rm(temp, { force: true })
@@ -116,8 +128,36 @@ export class LocalFileStore implements FileStore {
     await rm(object, { force: true })
   }
 
+  /** File to file through one reused buffer: no streams, so joining an upload's chunks runs at disk speed. */
   async concat (target: string, sources: readonly string[]): Promise<ObjectInfo> {
     assertKey(target)
-    return await this.write(target, joinObjects(this, sources))
+    const paths = sources.map((key) => this.objectPath(key))
+    return await this.writeAtomically(target, async (output) => {
+      const hash = createHash('sha256')
+      const buffer = Buffer.allocUnsafe(COPY_BUFFER_BYTES)
+      let size = 0
+      for (let i = 0; i < paths.length; i++) {
+        let input: FileHandle
+        try {
+          input = await open(paths[i], 'r')
+        } catch (error) {
+          if (isMissing(error)) throw fileNotFound(sources[i])
+          throw error
+        }
+        try {
+          for (;;) {
+            const { bytesRead } = await input.read(buffer, 0, buffer.length, null)
+            if (bytesRead === 0) break
+            const chunk = buffer.subarray(0, bytesRead)
+            hash.update(chunk)
+            await writeFully(output, chunk)
+            size += bytesRead
+          }
+        } finally {
+          await input.close()
+        }
+      }
+      return { size, sha256: hash.digest('hex') }
+    })
   }
 }
