@@ -13,6 +13,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
 // A regular expression over scenario names, to re-measure a few while working on them.
 const ONLY = new RegExp(process.env.BENCH_ONLY ?? '')
 const WARMUP_SECONDS = 1
+const SLICES = 3
 
 interface Started { child: ChildProcess, address: string, info: Record<string, string> }
 
@@ -25,8 +26,8 @@ async function start (script: string): Promise<Started> {
 interface Scenario { name: string, path: string, method?: 'GET' | 'POST', body?: string, headers?: Record<string, string>, duration?: number }
 interface Measured { name: string, rps: number, p50: number, p99: number, errors: number }
 
-async function measure (base: string, scenario: Scenario): Promise<Measured> {
-  const run = async (duration: number) => await autocannon({
+async function load (base: string, scenario: Scenario, duration: number): Promise<autocannon.Result> {
+  return await autocannon({
     url: base + scenario.path,
     method: scenario.method ?? 'GET',
     connections: CONNECTIONS,
@@ -34,10 +35,37 @@ async function measure (base: string, scenario: Scenario): Promise<Measured> {
     headers: { ...(scenario.body === undefined ? {} : { 'content-type': 'application/json' }), ...scenario.headers },
     ...(scenario.body === undefined ? {} : { body: scenario.body })
   })
-  // Each route is measured warm: the first second pays for JIT compilation and cold caches.
-  await run(WARMUP_SECONDS)
-  const result = await run(scenario.duration ?? DURATION)
-  return { name: scenario.name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx }
+}
+
+function summary (name: string, results: autocannon.Result[]): Measured {
+  const seconds = results.reduce((sum, result) => sum + result.duration, 0)
+  const requests = results.reduce((sum, result) => sum + result.requests.total, 0)
+  const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+  return {
+    name,
+    rps: requests / seconds,
+    p50: median(results.map((result) => result.latency.p50)),
+    p99: Math.max(...results.map((result) => result.latency.p99)),
+    errors: results.reduce((sum, result) => sum + result.errors + result.non2xx, 0)
+  }
+}
+
+/**
+ * The scenario and the hello-world ceiling, each measured warm (the first
+ * second pays for JIT compilation and cold caches), then in alternating
+ * slices, so that drift in this shared machine's speed touches both alike.
+ */
+async function measurePair (ceiling: Started, plinth: Started, scenario: Scenario): Promise<{ measured: Measured, ceiling: Measured }> {
+  await load(ceiling.address, helloWorld, WARMUP_SECONDS)
+  await load(plinth.address, scenario, WARMUP_SECONDS)
+  const slice = Math.max(1, Math.round((scenario.duration ?? DURATION) / SLICES))
+  const hello: autocannon.Result[] = []
+  const own: autocannon.Result[] = []
+  for (let i = 0; i < SLICES; i++) {
+    hello.push(await load(ceiling.address, helloWorld, slice))
+    own.push(await load(plinth.address, scenario, slice))
+  }
+  return { measured: summary(scenario.name, own), ceiling: summary(helloWorld.name, hello) }
 }
 
 function line (m: Measured, ceiling: number): string {
@@ -45,8 +73,6 @@ function line (m: Measured, ceiling: number): string {
     `${(100 * m.rps / ceiling).toFixed(0).padStart(3)}% of hello-world (${ceiling.toFixed(0)} req/s)${m.errors > 0 ? `  (${m.errors} errors)` : ''}`
 }
 
-// This machine is shared and its speed drifts within a run, so each scenario is
-// paired with a hello-world measurement taken just before it, and its ratio is to that.
 /** A 100 MB file through the resumable upload routes on loopback: start, every chunk (two in flight), complete. */
 async function uploadThroughput ({ address, info }: Started): Promise<string> {
   const size = 100 * 1024 * 1024
@@ -72,8 +98,8 @@ async function uploadThroughput ({ address, info }: Started): Promise<string> {
   return `${'chunked upload of 100 MB (8 MiB chunks)'.padEnd(34)} ${(size / 1024 / 1024 / seconds).toFixed(0).padStart(8)} MB/s  (${seconds.toFixed(2)} s, sha256 verified by the server)`
 }
 
-const hello = await start('./hello.ts')
 const helloWorld: Scenario = { name: 'fastify hello-world (ceiling)', path: '/' }
+const hello = await start('./hello.ts')
 
 const plinth = await start('./serve.ts')
 const scenarios: Scenario[] = [
@@ -102,8 +128,8 @@ const scenarios: Scenario[] = [
   { name: 'POST /api/auth/login (argon2id)', path: '/api/auth/login', method: 'POST', duration: Math.min(DURATION, 4), body: JSON.stringify({ email: 'bench@example.com', password: 'bench password 1' }) }
 ]
 for (const scenario of scenarios.filter((s) => ONLY.test(s.name))) {
-  const ceiling = await measure(hello.address, helloWorld)
-  console.log(line(await measure(plinth.address, scenario), ceiling.rps))
+  const { measured, ceiling } = await measurePair(hello, plinth, scenario)
+  console.log(line(measured, ceiling.rps))
 }
 if (ONLY.test('chunked upload')) console.log(await uploadThroughput(plinth))
 plinth.child.kill()
