@@ -29,7 +29,7 @@ export const CollectionResponses = {
   created: { 201: Envelope(Type.Ref(Collection)), ...errorResponses(400, 401, 403, 404, 409) },
   one: { 200: Envelope(Type.Ref(Collection)), ...errorResponses(400, 401, 403, 404) },
   updated: { 200: Envelope(Type.Ref(Collection)), ...errorResponses(400, 401, 403, 404, 409) },
-  dropped: { 200: Envelope(Dropped), ...errorResponses(400, 401, 403, 404) }
+  dropped: { 200: Envelope(Dropped), ...errorResponses(400, 401, 403, 404, 409) }
 }
 
 /** Registered once by the collections plugin; routes and the records API refer to them by `$id`. */

@@ -267,10 +267,10 @@ export function validateDefinition (collection: string, spec: DefinitionSpec): v
 }
 
 /** Relation fields pointing at another collection, which must exist in the same project. */
-export function foreignRelations (collection: string, fields: FieldDefinitionT[]): Array<{ path: string, collection: string }> {
-  const targets: Array<{ path: string, collection: string }> = []
+export function foreignRelations (collection: string, fields: FieldDefinitionT[]): Array<{ path: string, field: string, collection: string }> {
+  const targets: Array<{ path: string, field: string, collection: string }> = []
   fields.forEach((field, i) => {
-    if (field.collection !== undefined && field.collection !== collection) targets.push({ path: `fields[${i}].collection`, collection: field.collection })
+    if (field.collection !== undefined && field.collection !== collection) targets.push({ path: `fields[${i}].collection`, field: field.name, collection: field.collection })
   })
   return targets
 }

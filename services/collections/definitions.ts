@@ -9,6 +9,7 @@ import {
   COLLECTION_METHODS, type Collection, type CollectionMethod, type FieldDefinitionT, type IndexDefinitionT, type MethodSettingT, type MethodSettings
 } from '../../schemas/collections.js'
 import { checkNewCollectionName, foreignRelations, invalidDefinition, validateDefinition, type DefinitionSpec } from './definition-validation.js'
+import { storedValueFits, valueRulesChanged } from './record-fields.js'
 
 /** A collection definition as the records API reads it. */
 export type CollectionDef = {
@@ -216,6 +217,10 @@ export class CollectionDefinitions {
     if (name === PROJECT_USERS_TABLE) {
       throw badRequest('APP_RESERVED_COLLECTION', `${PROJECT_USERS_TABLE} holds the project's end users and cannot be dropped; switch project auth off instead`, { name })
     }
+    const referencing = await this.referencesTo(projectId, name)
+    if (referencing.length > 0) {
+      throw conflict('APP_COLLECTION_REFERENCED', `Collection "${name}" is the target of ${referencing.join(', ')}; change or remove those relation fields first`, { fields: referencing })
+    }
     const removed = await this.records.findOneAndDelete({ _id: definitionId(projectId, name) })
     if (removed === null) throw notFound('APP_COLLECTION_NOT_FOUND', `Collection "${name}" not found`)
     await this.dropRecords(projectId, name, toDef(removed).fields)
@@ -242,6 +247,18 @@ export class CollectionDefinitions {
       if (error instanceof AppError && error.code === 'APP_COLLECTION_EXISTS') return
       throw error
     }
+  }
+
+  /** `collection.field` of every relation in other collections of the project that points at `name`. */
+  private async referencesTo (projectId: string, name: string): Promise<string[]> {
+    const referencing: string[] = []
+    for (const record of await this.records.find({ projectId }).toArray()) {
+      if (record.name === name) continue
+      for (const relation of foreignRelations(record.name, parseSpec(record.spec).fields)) {
+        if (relation.collection === name) referencing.push(`${record.name}.${relation.field}`)
+      }
+    }
+    return referencing
   }
 
   private async require (projectId: string, name: string): Promise<CollectionDef> {
@@ -290,7 +307,22 @@ export class CollectionDefinitions {
         throw conflict('APP_DEFINITION_CONFLICT', `field "${field.name}" is now required but ${plural(lacking, 'record lacks', 'records lack')} it`, { field: field.name, records: lacking })
       }
     }
+    await this.checkRetypedFields(records, before, after)
     await this.syncIndexes(records, wantedIndexes(after))
+  }
+
+  /** A field whose type or value rules changed must still accept every value records hold (scanned: the Store has no $type). */
+  private async checkRetypedFields (records: StoreCollection, before: DefinitionSpec, after: DefinitionSpec): Promise<void> {
+    const previous = new Map(before.fields.map((field) => [field.name, field]))
+    for (const field of after.fields) {
+      const old = previous.get(field.name)
+      if (old === undefined || !valueRulesChanged(old, field)) continue
+      const holding = await records.find({ [field.name]: { $ne: null } }, { projection: { [field.name]: 1 } }).toArray()
+      const misfits = holding.filter((record) => !storedValueFits(old, field, record[field.name])).length
+      if (misfits > 0) {
+        throw conflict('APP_DEFINITION_CONFLICT', `field "${field.name}": ${plural(misfits, 'record holds a value', 'records hold values')} the new definition refuses`, { field: field.name, records: misfits })
+      }
+    }
   }
 
   private async syncIndexes (records: StoreCollection, wanted: WantedIndex[]): Promise<void> {

@@ -129,6 +129,28 @@ export function recordValues (fields: FieldMap, body: Document, mode: 'create' |
   return values
 }
 
+/** What decides which values a field accepts; a change to any of it means stored values must be checked again. */
+export function valueRulesChanged (before: FieldDefinitionT, after: FieldDefinitionT): boolean {
+  const rules = (field: FieldDefinitionT): string => JSON.stringify([field.type, field.multiple === true, field.values, field.min, field.max, field.pattern, field.collection])
+  return rules(before) !== rules(after)
+}
+
+/**
+ * Whether a stored, non-null value of a field defined as `before` is one the
+ * field as `after` accepts, judged as if a client had sent it again. Files
+ * only stay files, and relation ids only keep their target collection.
+ */
+export function storedValueFits (before: FieldDefinitionT, after: FieldDefinitionT, value: unknown): boolean {
+  if (before.type === 'file' || after.type === 'file') return before.type === after.type && (before.multiple === true) === (after.multiple === true)
+  if (before.type === 'relation' && after.type === 'relation' && before.collection !== after.collection) return false
+  try {
+    convert({ ...after, required: false }, toJson(value))
+    return true
+  } catch {
+    return false
+  }
+}
+
 /** Relation values that must exist in their target collections: collection name → ids. */
 export function relationTargets (fields: FieldMap, values: Document, ownCollection: string): Map<string, Set<string>> {
   const targets = new Map<string, Set<string>>()

@@ -134,6 +134,52 @@ t.test('changes existing records would break are refused with 409 and change not
   t.same(await indexes('items'), ['_id_', 'def_u_code'])
 })
 
+t.test('a field may change type or rules only if every stored value still fits', async (t) => {
+  const { app, owner, projectId, base } = await setup(t)
+  const fields = [{ name: 'title', type: 'text' }, { name: 'views', type: 'text' }, { name: 'state', type: 'select', values: ['draft', 'live', 'gone'] }, { name: 'at', type: 'date' }]
+  t.equal((await call(app, 'POST', base, owner.auth, { name: 'items', fields, methods: { create: { enabled: true, rule: null } } })).status, 201)
+  for (const body of [{ title: 'a', views: '12', state: 'draft', at: '2026-01-01T00:00:00Z' }, { title: 'b', views: 'many', state: 'gone' }, { title: 'c' }]) {
+    t.equal((await call(app, 'POST', `/api/p/${projectId}/items`, owner.auth, body)).status, 201)
+  }
+  const before = (await call(app, 'GET', `${base}/items`, owner.auth)).body.data
+  const retype = (changes: Record<string, unknown>) => fields.map((field) => field.name in changes ? { ...field, ...changes[field.name] as object } : field)
+  const refused: Array<[string, unknown, string]> = [
+    ['text to number (stored strings are not numbers, however they read)', retype({ views: { type: 'number' } }), 'field "views": 2 records hold values the new definition refuses'],
+    ['a select value in use removed', retype({ state: { values: ['draft', 'live'] } }), 'field "state": 1 record holds a value the new definition refuses'],
+    ['a shorter maximum', retype({ title: { max: 0 } }), 'field "title": 3 records hold values the new definition refuses'],
+    ['date to boolean', retype({ at: { type: 'boolean' } }), 'field "at": 1 record holds a value the new definition refuses'],
+    ['text to file', retype({ title: { type: 'file' } }), 'field "title": 3 records hold values the new definition refuses']
+  ]
+  for (const [name, payload, message] of refused) {
+    const res = await call(app, 'PUT', `${base}/items`, owner.auth, { fields: payload })
+    t.same([res.status, res.body.code, res.body.message], [409, 'APP_DEFINITION_CONFLICT', message], name)
+  }
+  t.same((await call(app, 'GET', `${base}/items`, owner.auth)).body.data, before, 'nothing changed')
+
+  const accepted: Array<[string, unknown]> = [
+    ['a select value nobody uses removed', retype({ state: { values: ['draft', 'gone'] } })],
+    ['date to text', retype({ at: { type: 'text' } })],
+    ['a pattern every title matches', retype({ title: { pattern: '^[a-c]$' } })]
+  ]
+  for (const [name, payload] of accepted) {
+    const res = await call(app, 'PUT', `${base}/items`, owner.auth, { fields: payload })
+    t.equal(res.status, 200, name)
+  }
+})
+
+t.test('a collection that relations point at cannot be dropped until they are gone', async (t) => {
+  const { app, owner, base } = await setup(t)
+  await call(app, 'POST', base, owner.auth, { name: 'authors', fields: [{ name: 'name', type: 'text' }] })
+  await call(app, 'POST', base, owner.auth, { name: 'books', fields: [{ name: 'title', type: 'text' }, { name: 'author', type: 'relation', collection: 'authors' }] })
+  await call(app, 'POST', base, owner.auth, { name: 'notes', fields: [{ name: 'about', type: 'relation', collection: 'authors', multiple: true }, { name: 'parent', type: 'relation', collection: 'notes' }] })
+  const refused = await call(app, 'DELETE', `${base}/authors`, owner.auth)
+  t.same([refused.status, refused.body.code, refused.body.details], [409, 'APP_COLLECTION_REFERENCED', { fields: ['books.author', 'notes.about'] }])
+  t.equal((await call(app, 'GET', `${base}/authors`, owner.auth)).status, 200, 'the collection is still there')
+  t.equal((await call(app, 'DELETE', `${base}/notes`, owner.auth)).status, 200, 'a collection relating only to itself drops')
+  t.equal((await call(app, 'DELETE', `${base}/books`, owner.auth)).status, 200)
+  t.equal((await call(app, 'DELETE', `${base}/authors`, owner.auth)).status, 200, 'once nothing points at it, it drops')
+})
+
 t.test('switching project auth on defines _users, which admins may then extend but not break', async (t) => {
   const { app, owner, projectId, base } = await setup(t)
   t.equal((await call(app, 'GET', `${base}/_users`, owner.auth)).status, 404, 'no _users before auth is on')
