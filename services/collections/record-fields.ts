@@ -1,5 +1,6 @@
 import { badRequest, forbidden } from '../errors.js'
 import { normalizeEmail } from '../identity/users.js'
+import { deepEqual } from '../store/semantics/values.js'
 import { MAX_NESTING, nestedDeeperThan } from '../nesting.js'
 import type { Document } from '../store/types.js'
 import type { FieldDefinitionT } from '../../schemas/collections.js'
@@ -137,15 +138,17 @@ export function valueRulesChanged (before: FieldDefinitionT, after: FieldDefinit
 
 /**
  * Whether a stored, non-null value of a field defined as `before` is one the
- * field as `after` accepts, judged as if a client had sent it again. Files
- * only stay files, and relation ids only keep their target collection.
+ * field as `after` accepts, unchanged: judged as if a client sent it again,
+ * and refused when that would store something else (a string that would now
+ * become a date, an email that would be lower-cased). Records are never
+ * rewritten by a definition change. Files only stay files, and relation ids
+ * only keep their target collection.
  */
 export function storedValueFits (before: FieldDefinitionT, after: FieldDefinitionT, value: unknown): boolean {
   if (before.type === 'file' || after.type === 'file') return before.type === after.type && (before.multiple === true) === (after.multiple === true)
-  if (before.type === 'relation' && after.type === 'relation' && before.collection !== after.collection) return false
+  if (after.type === 'relation' && (before.type !== 'relation' || before.collection !== after.collection)) return false
   try {
-    convert({ ...after, required: false }, toJson(value))
-    return true
+    return deepEqual(convert({ ...after, required: false }, toJson(value)), value)
   } catch {
     return false
   }

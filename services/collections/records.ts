@@ -39,6 +39,11 @@ const WRITE_ATTEMPTS = 3
 
 interface Scope { collection: DataCollection, fields: FieldMap, records: StoreCollection<Document>, access: Access }
 
+/** Records written before versions existed (or holding something else there) count as version 0. */
+function versionOf (record: Document): number {
+  return typeof record.version === 'number' ? record.version : 0
+}
+
 function duplicate (error: unknown): unknown {
   if (!(error instanceof DuplicateKeyError)) return error
   const fields = Object.keys(error.keyValue).map((key) => key === '_id' ? 'id' : key)
@@ -123,14 +128,14 @@ export class Records {
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
       const current = await findVisible(records, id, access)
       if (current === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')
-      // Records written before versions existed count as version 0.
-      const version = typeof current.version === 'number' ? current.version : 0
+      const version = versionOf(current)
       if (ifMatch !== undefined && version !== ifMatch) throw new AppError('APP_VERSION_MISMATCH', 412, `The record is at version ${version}, not ${ifMatch}`, { version })
       const changes = { ...values, updatedAt: this.deps.clock.now(), version: version + 1 }
       const next = { ...current, ...changes }
       enforceCheck(access, next)
       try {
-        const result = await records.updateOne({ _id: id, version: version === 0 ? { $exists: false } : version }, { $set: changes })
+        // Matched on the stored value itself (null also matches a record that has none), so only a concurrent write misses.
+        const result = await records.updateOne({ _id: id, version: current.version ?? null }, { $set: changes })
         if (result.matchedCount === 1) return toApiRecord(next, access.deny)
       } catch (error) {
         throw duplicate(error)
@@ -144,8 +149,9 @@ export class Records {
     const { collection, records, access } = await this.scope(projectId, table, 'delete', caller)
     const current = await findVisible(records, id, access)
     if (current === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')
-    if (ifMatch !== undefined && current.version !== ifMatch) throw new AppError('APP_VERSION_MISMATCH', 412, `The record is at version ${String(current.version)}, not ${ifMatch}`, { version: current.version })
-    const result = await records.deleteOne({ _id: id, ...(ifMatch === undefined ? {} : { version: ifMatch }) })
+    const version = versionOf(current)
+    if (ifMatch !== undefined && version !== ifMatch) throw new AppError('APP_VERSION_MISMATCH', 412, `The record is at version ${version}, not ${ifMatch}`, { version })
+    const result = await records.deleteOne({ _id: id, ...(ifMatch === undefined ? {} : { version: current.version ?? null }) })
     if (result.deletedCount === 0) throw new AppError('APP_VERSION_MISMATCH', 412, 'The record changed while it was being deleted')
     // Only once the record is gone: a refused delete must keep its files.
     await this.removed(projectId, collection, [current])

@@ -123,13 +123,24 @@ export class Connection {
     if (this.transaction !== 'none') return null
     if (this.turn !== 'write') {
       const scheduled = this.turn === 'read'
-      if (scheduled) this.statement('COMMIT').run()
+      if (scheduled) {
+        this.statement('COMMIT').run()
+        this.turn = 'none'
+      }
       this.statement('BEGIN IMMEDIATE').run()
       this.turn = 'write'
       if (!scheduled) setImmediate(this.endTurn)
       this.startSnapshot()
     }
-    if (!insert()) return null
+    let inserted: boolean
+    try {
+      inserted = insert()
+    } catch (error) {
+      // SQLite rolls the whole transaction back on some failures (disk full, I/O): the turn's other inserts went with it.
+      if (!this.db.inTransaction) this.failTurn(new Error('The group commit was rolled back by an earlier failure in it', { cause: error }))
+      throw error
+    }
+    if (!inserted) return null
     return new Promise((resolve, reject) => { this.committed.push({ resolve, reject }) })
   }
 
@@ -144,19 +155,46 @@ export class Connection {
 
   readonly endTurn = (): void => {
     if (this.turn === 'none') return
+    if (this.turn === 'write' && this.db.open && !this.db.inTransaction) {
+      this.failTurn(new Error('The group commit was rolled back before it could commit'))
+      return
+    }
     this.turn = 'none'
     const waiting = this.committed
     this.committed = []
     try {
       if (this.db.open && this.db.inTransaction) this.statement('COMMIT').run()
     } catch (error) {
-      if (this.db.inTransaction) this.statement('ROLLBACK').run()
-      this.catalogueVersion = -1
-      this.documents.clear()
+      this.rollBackQuietly()
+      this.forgetCaches()
       for (const insert of waiting) insert.reject(error)
       return
     }
     for (const insert of waiting) insert.resolve()
+  }
+
+  /** Ends a turn whose transaction is lost: nothing in it was committed, so none of its inserts is acknowledged. */
+  private failTurn (error: Error): void {
+    this.turn = 'none'
+    const waiting = this.committed
+    this.committed = []
+    this.rollBackQuietly()
+    this.forgetCaches()
+    for (const insert of waiting) insert.reject(error)
+  }
+
+  private rollBackQuietly (): void {
+    try {
+      if (this.db.open && this.db.inTransaction) this.statement('ROLLBACK').run()
+    } catch {
+      // Nothing more to undo: SQLite has already ended the transaction.
+    }
+  }
+
+  /** What this connection read inside a transaction that did not commit may describe data that never existed. */
+  private forgetCaches (): void {
+    this.catalogueVersion = -1
+    this.documents.clear()
   }
 
   /** A copy of a document read by primary key earlier, valid only inside a turn. */
@@ -167,11 +205,6 @@ export class Connection {
   /** Offers `doc` to the cache; when it is kept (true), the caller must hand out a copy, never `doc` itself. */
   rememberDocument (collection: string, id: string, doc: Document, jsonLength: number): boolean {
     return this.turn !== 'none' && this.documents.remember(collection, id, doc, jsonLength)
-  }
-
-  /** Called after any write outside write(): cached documents may describe the state before it. */
-  wrote (): void {
-    this.documents.clear()
   }
 
   /** A read that must see one consistent snapshot of catalogue and data. */

@@ -10,6 +10,8 @@ import { DuplicateKeyError, QueryError } from '../../../services/store/errors.js
 import { compileFilter, compileProjection, compileSort, compareValues } from '../../../services/store/semantics/index.js'
 import { openSqliteStore } from '../../../services/store/sqlite/index.js'
 import { Connection } from '../../../services/store/sqlite/connection.js'
+import { SqliteCollection } from '../../../services/store/sqlite/collection.js'
+import { newId } from '../../../services/ids.js'
 import { quoteIdentifier } from '../../../services/store/sqlite/names.js'
 import { planOrder, whereOf } from '../../../services/store/sqlite/query.js'
 import { cachedShapeCount } from '../../../services/store/sqlite/plans.js'
@@ -159,6 +161,39 @@ t.test('reads in one event-loop turn share a snapshot; own writes are seen at on
   await second.collection('keys').deleteOne({ _id: 'k1' })
   await nextTurn()
   t.equal(await mine.findOne({ _id: 'k1' }), null, 'nor a cached copy of a deleted document')
+})
+
+t.test('group commit: inserts of one turn are acknowledged only once committed, and a turn SQLite rolled back acknowledges none', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'plinth-group-'))
+  const connection = new Connection(join(dir, 'plinth.db'))
+  const reader = openSqliteStore({ file: join(dir, 'plinth.db') })
+  t.teardown(async () => { connection.close(); await reader.close(); rmSync(dir, { recursive: true, force: true }) })
+  const items = new SqliteCollection('items', connection, newId)
+  await items.insertOne({ _id: 'seed' })
+  const acknowledged: string[] = []
+  await Promise.all(['g1', 'g2', 'g3'].map(async (id) => { await items.insertOne({ _id: id }); acknowledged.push(id) }))
+  t.same(acknowledged.sort(), ['g1', 'g2', 'g3'])
+  await nextTurn()
+  t.equal(await reader.collection('items').countDocuments({}), 4, 'acknowledged inserts are committed: another connection sees them from its next turn')
+
+  const duplicate = items.insertOne({ _id: 'g1' })
+  const next = items.insertOne({ _id: 'g4' })
+  await t.rejects(duplicate, { code: 'APP_DUPLICATE_KEY' }, 'a duplicate fails alone')
+  await next
+  await nextTurn()
+  t.ok(await reader.collection('items').findOne({ _id: 'g4' }), 'and the rest of its turn commits')
+
+  // Disk full: SQLite rolls the whole transaction back, taking the turn's earlier inserts with it.
+  connection.db.pragma(`max_page_count = ${connection.db.pragma('page_count', { simple: true }) as number}`)
+  const small = items.insertOne({ _id: 'small' })
+  const large = items.insertOne({ _id: 'large', text: 'x'.repeat(200_000) })
+  const outcomes = await Promise.allSettled([small, large])
+  t.same(outcomes.map((outcome) => outcome.status), ['rejected', 'rejected'], 'neither insert of the rolled-back turn is acknowledged')
+  t.equal(await items.findOne({ _id: 'small' }), null, 'and neither is there')
+  connection.db.pragma('max_page_count = 1073741823')
+  await items.insertOne({ _id: 'after' })
+  await nextTurn()
+  t.ok(await reader.collection('items').findOne({ _id: 'after' }), 'the next turn works as before')
 })
 
 t.test('writes are all or nothing, and unique keys follow array elements through updates', async (t) => {
