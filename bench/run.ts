@@ -55,22 +55,28 @@ function summary (name: string, results: autocannon.Result[]): Measured {
  * second pays for JIT compilation and cold caches), then in alternating
  * slices, so that drift in this shared machine's speed touches both alike.
  */
-async function measurePair (ceiling: Started, plinth: Started, scenario: Scenario): Promise<{ measured: Measured, ceiling: Measured }> {
+async function measurePair (ceiling: Started, plinth: Started, scenario: Scenario): Promise<{ measured: Measured, ceiling: Measured, postCeiling: Measured | null }> {
+  // A POST scenario is also compared with a hello-world that parses the same JSON body.
+  const helloPost: Scenario | null = scenario.method === 'POST' ? { name: 'fastify hello-world POST', path: '/', method: 'POST', body: scenario.body } : null
   await load(ceiling.address, helloWorld, WARMUP_SECONDS)
+  if (helloPost !== null) await load(ceiling.address, helloPost, WARMUP_SECONDS)
   await load(plinth.address, scenario, WARMUP_SECONDS)
   const slice = Math.max(1, Math.round((scenario.duration ?? DURATION) / SLICES))
   const hello: autocannon.Result[] = []
+  const posts: autocannon.Result[] = []
   const own: autocannon.Result[] = []
   for (let i = 0; i < SLICES; i++) {
     hello.push(await load(ceiling.address, helloWorld, slice))
+    if (helloPost !== null) posts.push(await load(ceiling.address, helloPost, slice))
     own.push(await load(plinth.address, scenario, slice))
   }
-  return { measured: summary(scenario.name, own), ceiling: summary(helloWorld.name, hello) }
+  return { measured: summary(scenario.name, own), ceiling: summary(helloWorld.name, hello), postCeiling: helloPost === null ? null : summary(helloPost.name, posts) }
 }
 
-function line (m: Measured, ceiling: number): string {
+function line (m: Measured, ceiling: number, postCeiling: number | null): string {
+  const post = postCeiling === null ? '' : `; ${(100 * m.rps / postCeiling).toFixed(0)}% of a hello-world POST of the same body (${postCeiling.toFixed(0)} req/s)`
   return `${m.name.padEnd(34)} ${m.rps.toFixed(0).padStart(8)} req/s  p50 ${String(m.p50).padStart(4)} ms  p99 ${String(m.p99).padStart(4)} ms  ` +
-    `${(100 * m.rps / ceiling).toFixed(0).padStart(3)}% of hello-world (${ceiling.toFixed(0)} req/s)${m.errors > 0 ? `  (${m.errors} errors)` : ''}`
+    `${(100 * m.rps / ceiling).toFixed(0).padStart(3)}% of hello-world (${ceiling.toFixed(0)} req/s)${post}${m.errors > 0 ? `  (${m.errors} errors)` : ''}`
 }
 
 /** A 100 MB file through the resumable upload routes on loopback: start, every chunk (two in flight), complete. */
@@ -128,8 +134,8 @@ const scenarios: Scenario[] = [
   { name: 'POST /api/auth/login (argon2id)', path: '/api/auth/login', method: 'POST', duration: Math.min(DURATION, 4), body: JSON.stringify({ email: 'bench@example.com', password: 'bench password 1' }) }
 ]
 for (const scenario of scenarios.filter((s) => ONLY.test(s.name))) {
-  const { measured, ceiling } = await measurePair(hello, plinth, scenario)
-  console.log(line(measured, ceiling.rps))
+  const { measured, ceiling, postCeiling } = await measurePair(hello, plinth, scenario)
+  console.log(line(measured, ceiling.rps, postCeiling?.rps ?? null))
 }
 if (ONLY.test('chunked upload')) console.log(await uploadThroughput(plinth))
 plinth.child.kill()
