@@ -78,9 +78,8 @@ export function toProjectUser (record: WithId<ProjectUserRecord>): ProjectUser {
     createdAt: record.createdAt.toISOString(),
     updatedAt: record.updatedAt.toISOString()
   }
-  // Stored names are storable already, so only the reserved ones need skipping here.
   for (const name in record) {
-    if (!RESERVED_FIELDS.has(name) && name.charCodeAt(0) !== 95) user[name] = (record as Record<string, unknown>)[name]
+    if (!isReservedField(name)) user[name] = (record as Record<string, unknown>)[name]
   }
   return user
 }

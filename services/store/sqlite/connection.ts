@@ -76,16 +76,6 @@ export class Connection {
     return statement
   }
 
-  /** True inside read() or write(). */
-  get inTransaction (): boolean {
-    return this.transaction !== 'none'
-  }
-
-  /** The catalogue version the cache reflects (-1 when it must be reloaded). */
-  get version (): number {
-    return this.catalogueVersion
-  }
-
   collection (name: string): CollectionMeta | undefined {
     return this.catalogue.get(name)
   }
@@ -224,7 +214,6 @@ export class Connection {
     if (this.transaction === 'write') return fn()
     if (this.transaction === 'read') throw new Error('A write cannot start inside a read transaction')
     this.endTurn()
-    this.documents.clear()
     this.statement('BEGIN IMMEDIATE').run()
     this.transaction = 'write'
     try {
@@ -239,6 +228,7 @@ export class Connection {
       throw error
     } finally {
       this.transaction = 'none'
+      // Whatever fn changed (or rolled back), documents cached before it may no longer be what the file holds.
       this.documents.clear()
     }
   }
