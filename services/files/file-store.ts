@@ -5,7 +5,7 @@ import { AppError, notFound } from '../errors.js'
 /**
  * The FileStore port (DESIGN §3): flat objects addressed by keys that the
  * services build from validated ids, never from user text, e.g.
- * `files/<projectId>/<fileId>` or `uploads/<sessionId>/<chunkIndex>`.
+ * `files/<projectId>/<fileId>` or `uploads/<sessionId>`.
  * Engines: local disk under DATA_DIR (embedded default) and GridFS (MongoDB),
  * held to the same answers by test/services/files/conformance.
  *
@@ -16,7 +16,7 @@ import { AppError, notFound } from '../errors.js'
 /** Inclusive byte offsets, as in `fs.createReadStream`. `end` omitted: to the end of the object. */
 export interface ByteRange { start: number, end?: number }
 
-/** What a write or a concatenation produced. */
+/** What a write or a seal produced. */
 export interface ObjectInfo { size: number, sha256: string }
 
 export type FileStoreEngineName = 'local' | 'gridfs'
@@ -36,8 +36,23 @@ export interface FileStore {
   delete (key: string): Promise<void>
   /** Deletes the object named `prefix` and every object under `prefix/` (whole segments: `a/b` never touches `a/bc`). */
   deletePrefix (prefix: string): Promise<void>
-  /** Writes the sources one after another into `target` in one streaming pass; a missing source fails the whole write. */
-  concat (target: string, sources: readonly string[]): Promise<ObjectInfo>
+  /**
+   * Writes `body` at byte `offset` of the bytes staged under `key`, in any
+   * order and again, for resumable uploads; durable once it resolves. A write
+   * that fails may leave some of its bytes written: the caller keeps track of
+   * which parts are whole. Staged bytes are not an object: read and stat
+   * never see them, `seal` makes one of them, deletePrefix(key) drops them.
+   */
+  writePart (key: string, offset: number, body: Buffer): Promise<void>
+  /**
+   * Atomically makes `target` hold the bytes staged under `key` (an empty
+   * object when none were) and reports their size and SHA-256. A caller that
+   * hashed the parts as it wrote them passes `sha256`, and an engine that
+   * would only read the bytes back to hash them trusts it. The staged bytes
+   * stay until deletePrefix(key), so a caller whose next step fails can
+   * delete `target` and seal again.
+   */
+  seal (key: string, target: string, sha256?: string): Promise<ObjectInfo>
 }
 
 const KEY = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_-]+)*$/
@@ -61,6 +76,10 @@ export function isValidKeySegment (segment: unknown): segment is string {
 
 export function fileNotFound (key: string): AppError {
   return notFound('APP_FILE_NOT_FOUND', 'File not found', { key })
+}
+
+export function assertOffset (offset: unknown): asserts offset is number {
+  if (!Number.isSafeInteger(offset) || (offset as number) < 0) throw new RangeError('A part offset is a whole number of bytes')
 }
 
 /** Checks a range and returns it clamped to an object of `size` bytes, or null when it selects no byte. */
@@ -95,15 +114,6 @@ export function digesting (body: Buffer | Readable): { chunks: AsyncGenerator<Bu
     }
   }
   return { chunks: chunks(), result: () => ({ size, sha256: hash.digest('hex') }) }
-}
-
-/** The named objects one after another as one stream; each is opened only when the previous one is done. */
-export function joinObjects (store: Pick<FileStore, 'read'>, keys: readonly string[]): Readable {
-  for (const key of keys) assertKey(key)
-  async function * joined (): AsyncGenerator<Buffer> {
-    for (const key of keys) yield * bodyChunks(await store.read(key))
-  }
-  return Readable.from(joined(), { objectMode: false })
 }
 
 export const emptyStream = (): Readable => Readable.from([], { objectMode: false })

@@ -1,7 +1,7 @@
-import type { Readable } from 'node:stream'
+import { Readable } from 'node:stream'
 import { GridFSBucket, type Collection, type Db, type Filter as MongoFilter, type GridFSChunk, type GridFSFile, type ObjectId } from 'mongodb'
 import {
-  assertKey, clampRange, digesting, emptyStream, fileNotFound, joinObjects,
+  assertKey, assertOffset, bodyChunks, clampRange, digesting, emptyStream, fileNotFound,
   type ByteRange, type FileStore, type ObjectInfo
 } from './file-store.js'
 
@@ -11,6 +11,8 @@ import {
  * files document only after the last chunk, so an unfinished upload is never
  * visible; a replace writes a new version and then removes the older ones,
  * keeping only the newest, which also settles two concurrent writers.
+ * Staged parts are files named `<key>/.part.<offset>`: no key holds a dot,
+ * so no read can name one, and deletePrefix(key) takes them along.
  */
 export const GRIDFS_BUCKET = 'plinth_files'
 const DELETE_BATCH = 500
@@ -49,8 +51,13 @@ export class GridFsFileStore implements FileStore {
 
   async write (key: string, body: Buffer | Readable): Promise<ObjectInfo> {
     assertKey(key)
+    return await this.writeFile(key, body)
+  }
+
+  /** Any filename, so staged parts can carry names no key can. */
+  private async writeFile (filename: string, body: Buffer | Readable): Promise<ObjectInfo> {
     const digest = digesting(body)
-    const upload = this.bucket.openUploadStream(key)
+    const upload = this.bucket.openUploadStream(filename)
     // Errors arrive through the callbacks below; an unheard 'error' event would crash the process.
     upload.on('error', () => {})
     const settled = (run: (done: (error?: Error | null) => void) => void): Promise<void> =>
@@ -64,7 +71,7 @@ export class GridFsFileStore implements FileStore {
       await upload.abort().catch(() => {})
       throw error
     }
-    const older = (await this.versions({ filename: key })).slice(1)
+    const older = (await this.versions({ filename })).slice(1)
     await this.remove(older.map((version) => version._id))
     return digest.result()
   }
@@ -99,8 +106,32 @@ export class GridFsFileStore implements FileStore {
     await this.remove(matching.map((file) => file._id))
   }
 
-  async concat (target: string, sources: readonly string[]): Promise<ObjectInfo> {
+  async writePart (key: string, offset: number, body: Buffer): Promise<void> {
+    assertKey(key)
+    assertOffset(offset)
+    await this.writeFile(`${key}/.part.${offset}`, body)
+  }
+
+  /** Joins the newest version of each part in offset order into the target; parts must leave no gap. */
+  async seal (key: string, target: string): Promise<ObjectInfo> {
+    assertKey(key)
     assertKey(target)
-    return await this.write(target, joinObjects(this, sources))
+    const staged = await this.versions({ filename: { $regex: `^${key}/\\.part\\.[0-9]+$` } })
+    const parts = new Map<number, GridFSFile>()
+    for (const file of staged) {
+      const offset = Number(file.filename.slice(file.filename.lastIndexOf('.') + 1))
+      if (!parts.has(offset)) parts.set(offset, file)
+    }
+    const ordered = [...parts.entries()].sort(([a], [b]) => a - b)
+    let end = 0
+    for (const [offset, file] of ordered) {
+      if (offset !== end) throw new Error(`The parts staged under ${key} leave a gap at byte ${end}`)
+      end += file.length
+    }
+    const bucket = this.bucket
+    async function * joined (): AsyncGenerator<Buffer> {
+      for (const [, file] of ordered) yield * bodyChunks(bucket.openDownloadStream(file._id))
+    }
+    return await this.writeFile(target, Readable.from(joined(), { objectMode: false }))
   }
 }

@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises'
+import { constants } from 'node:fs'
+import { link, mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import {
-  assertKey, clampRange, digesting, emptyStream, fileNotFound,
+  assertKey, assertOffset, clampRange, digesting, emptyStream, fileNotFound,
   type ByteRange, type FileStore, type ObjectInfo
 } from './file-store.js'
 
@@ -12,22 +13,29 @@ import {
  * DATA_DIR/files). Objects carry a suffix so that a key and a key under it
  * (`a/b` and `a/b/c`) can both exist, as on GridFS: the file `a/b.obj` sits
  * beside the directory `a/b`. Temp files start with a dot, which no key can.
+ * Bytes staged under a key live in one file with their own suffix, written
+ * in place at each part's offset, so sealing them is a link, not a copy.
  */
 const OBJECT_SUFFIX = '.obj'
-const COPY_BUFFER_BYTES = 4 * 1024 * 1024
+const STAGED_SUFFIX = '.part'
+const READ_BUFFER_BYTES = 4 * 1024 * 1024
 
 function isMissing (error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | null)?.code
   return code === 'ENOENT' || code === 'ENOTDIR'
 }
 
-async function writeFully (handle: FileHandle, chunk: Buffer): Promise<void> {
+/** `position` null: at the file's current position. */
+async function writeFully (handle: FileHandle, chunk: Buffer, position: number | null = null): Promise<void> {
   let offset = 0
   while (offset < chunk.length) {
-    const { bytesWritten } = await handle.write(chunk, offset, chunk.length - offset)
+    const { bytesWritten } = await handle.write(chunk, offset, chunk.length - offset, position === null ? null : position + offset)
     offset += bytesWritten
   }
 }
+
+// Same directory as the target, so the rename cannot cross file systems and stays atomic.
+const tempBeside = (target: string): string => join(dirname(target), `.${basename(target)}.${randomBytes(8).toString('hex')}.tmp`)
 
 /** A rename is durable only once its directory entry is on disk. */
 async function syncDirectory (dir: string): Promise<void> {
@@ -49,6 +57,10 @@ export class LocalFileStore implements FileStore {
     return join(this.root, ...key.split('/')) + OBJECT_SUFFIX
   }
 
+  private stagedPath (key: string): string {
+    return this.objectPath(key).slice(0, -OBJECT_SUFFIX.length) + STAGED_SUFFIX
+  }
+
   async write (key: string, body: Buffer | Readable): Promise<ObjectInfo> {
     return await this.writeAtomically(key, async (handle) => {
       const digest = digesting(body)
@@ -65,8 +77,7 @@ export class LocalFileStore implements FileStore {
     const target = this.objectPath(key)
     const dir = dirname(target)
     await mkdir(dir, { recursive: true })
-    // Same directory as the target, so the rename cannot cross file systems and stays atomic.
-    const temp = join(dir, `.${basename(target)}.${randomBytes(8).toString('hex')}.tmp`)
+    const temp = tempBeside(target)
     const handle = await open(temp, 'wx')
     let handleOpen = true
     let committed = false
@@ -126,38 +137,70 @@ export class LocalFileStore implements FileStore {
     const object = this.objectPath(prefix)
     await rm(object.slice(0, -OBJECT_SUFFIX.length), { recursive: true, force: true })
     await rm(object, { force: true })
+    await rm(this.stagedPath(prefix), { force: true })
   }
 
-  /** File to file through one reused buffer: no streams, so joining an upload's chunks runs at disk speed. */
-  async concat (target: string, sources: readonly string[]): Promise<ObjectInfo> {
-    assertKey(target)
-    const paths = sources.map((key) => this.objectPath(key))
-    return await this.writeAtomically(target, async (output) => {
-      const hash = createHash('sha256')
-      const buffer = Buffer.allocUnsafe(COPY_BUFFER_BYTES)
-      let size = 0
-      for (let i = 0; i < paths.length; i++) {
-        let input: FileHandle
-        try {
-          input = await open(paths[i], 'r')
-        } catch (error) {
-          if (isMissing(error)) throw fileNotFound(sources[i])
-          throw error
-        }
-        try {
-          for (;;) {
-            const { bytesRead } = await input.read(buffer, 0, buffer.length, null)
-            if (bytesRead === 0) break
-            const chunk = buffer.subarray(0, bytesRead)
-            hash.update(chunk)
-            await writeFully(output, chunk)
-            size += bytesRead
-          }
-        } finally {
-          await input.close()
-        }
-      }
-      return { size, sha256: hash.digest('hex') }
-    })
+  async writePart (key: string, offset: number, body: Buffer): Promise<void> {
+    const path = this.stagedPath(key)
+    assertOffset(offset)
+    await mkdir(dirname(path), { recursive: true })
+    // Neither truncating nor appending: parts land at their offsets in whatever order they come.
+    const handle = await open(path, constants.O_WRONLY | constants.O_CREAT)
+    try {
+      await writeFully(handle, body, offset)
+      await handle.datasync()
+    } finally {
+      await handle.close()
+    }
   }
+
+  /**
+   * Hashes the staged file and hard-links it into place under a temp name
+   * renamed over the target: the bytes reach the disk once, when their parts
+   * were written, whatever the file's size.
+   */
+  async seal (key: string, target: string, sha256?: string): Promise<ObjectInfo> {
+    const staged = this.stagedPath(key)
+    const targetPath = this.objectPath(target)
+    let handle: FileHandle
+    try {
+      handle = await open(staged, 'r')
+    } catch (error) {
+      if (isMissing(error)) return await this.write(target, Buffer.alloc(0))
+      throw error
+    }
+    let info: ObjectInfo
+    try {
+      info = sha256 === undefined ? await digestFile(handle) : { size: (await handle.stat()).size, sha256 }
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+    const dir = dirname(targetPath)
+    await mkdir(dir, { recursive: true })
+    const temp = tempBeside(targetPath)
+    await link(staged, temp)
+    try {
+      await rename(temp, targetPath)
+    } catch (error) {
+      await rm(temp, { force: true })
+      throw error
+    }
+    await syncDirectory(dir)
+    return info
+  }
+}
+
+/** Size and SHA-256 of an open file, read through one buffer. */
+async function digestFile (handle: FileHandle): Promise<ObjectInfo> {
+  const hash = createHash('sha256')
+  const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES)
+  let size = 0
+  for (;;) {
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, size)
+    if (bytesRead === 0) break
+    hash.update(buffer.subarray(0, bytesRead))
+    size += bytesRead
+  }
+  return { size, sha256: hash.digest('hex') }
 }

@@ -52,6 +52,8 @@ export type SessionRecord = UploadOwner & {
   chunkSize: number
   chunkCount: number
   received: number[]
+  /** Chunk writes that landed, rewrites included: tells complete whether a running digest saw them all. */
+  writes: number
   status: UploadStatus
   /** Set while completing: who holds the claim, and until when. */
   completer: string | null
@@ -65,8 +67,8 @@ export type SessionRecord = UploadOwner & {
 export type Session = WithId<SessionRecord>
 
 export const fileKey = (projectId: string, fileId: string): string => `files/${projectId}/${fileId}`
-export const chunksPrefix = (sessionId: string): string => `uploads/${sessionId}`
-export const chunkKey = (sessionId: string, index: number): string => `${chunksPrefix(sessionId)}/${index}`
+/** Where a session's chunks are staged, each at its offset. */
+export const stagedKey = (sessionId: string): string => `uploads/${sessionId}`
 
 export const invalid = (message: string, details?: unknown): AppError => badRequest('APP_UPLOAD_INVALID', message, details)
 export const invalidChunk = (message: string, details?: unknown): AppError => badRequest('APP_INVALID_CHUNK', message, details)

@@ -3,11 +3,12 @@ import type { Clock } from '../clock.js'
 import { AppError, conflict } from '../errors.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection } from '../store/types.js'
+import { ChunkDigests } from './chunk-digests.js'
 import { fileNotFound, isValidKeySegment, type ByteRange, type FileStore, type ObjectInfo } from './file-store.js'
 import { SNIFF_BYTES, sniffType } from './sniff.js'
 import {
-  bounded, checkName, checkProjectId, checkSha256, chunkKey, chunksPrefix, completing, fileKey, invalid, invalidChunk,
-  normalizeType, readAll, sessionNotFound, toView, tooLarge, type Session, type SessionRecord, type StartUpload,
+  bounded, checkName, checkProjectId, checkSha256, completing, fileKey, invalid, invalidChunk,
+  normalizeType, readAll, sessionNotFound, stagedKey, toView, tooLarge, type Session, type SessionRecord, type StartUpload,
   type StoredFile, type UploadOwner, type UploadSessionView
 } from './upload-session.js'
 
@@ -15,11 +16,11 @@ export { typeAllowed } from './sniff.js'
 export { fileKey, type StartUpload, type StoredFile, type UploadOwner, type UploadSessionView, type UploadStatus } from './upload-session.js'
 
 /**
- * Resumable uploads (DESIGN §3): start → chunks in any order, each stored as
- * its own object → complete, which joins them into the final object while
- * hashing, verifies size and checksum, sniffs the type and lets the caller
- * attach the file. Until then nothing is a visible file, and a session that
- * is never completed expires and loses its bytes.
+ * Resumable uploads (DESIGN §3): start → chunks in any order, each staged at
+ * its offset → complete, which seals the staged bytes into the final object
+ * while hashing, verifies size and checksum, sniffs the type and lets the
+ * caller attach the file. Until then nothing is a visible file, and a session
+ * that is never completed expires and loses its bytes.
  */
 
 export const UPLOAD_SESSIONS_COLLECTION = 'upload_sessions'
@@ -48,6 +49,7 @@ export class UploadSessions {
   private readonly chunkSize: number
   private readonly ttlMs: number
   private readonly maxSize: number
+  private readonly digests = new ChunkDigests()
 
   constructor (store: Store, private readonly files: FileStore, private readonly deps: UploadSessionsDeps) {
     this.sessions = store.collection<SessionRecord>(UPLOAD_SESSIONS_COLLECTION)
@@ -84,6 +86,7 @@ export class UploadSessions {
       chunkSize: this.chunkSize,
       chunkCount,
       received: [],
+      writes: 0,
       status: 'open',
       completer: null,
       completingUntil: null,
@@ -102,7 +105,12 @@ export class UploadSessions {
     return toView(await this.load(sessionId, owner), this.deps.clock.now())
   }
 
-  /** Stores chunk `index`; sending an index again replaces it. */
+  /**
+   * Stores chunk `index`; sending an index again replaces it. The index
+   * leaves `received` while its bytes are written: a completer claims only a
+   * session with every chunk received, so it never seals under a write, in
+   * this process or another.
+   */
   async putChunk (sessionId: string, owner: UploadOwner, index: number, body: Buffer | Readable): Promise<UploadSessionView> {
     const session = await this.load(sessionId, owner)
     this.assertOpen(session)
@@ -113,28 +121,41 @@ export class UploadSessions {
     if (Buffer.isBuffer(body) && body.length !== expected) {
       throw invalidChunk(`The chunk must be exactly ${expected} bytes; got ${body.length}`, { expected, received: body.length })
     }
-    const key = chunkKey(session._id, index)
+    // Whole before it touches the staged bytes: a stream that breaks off must not leave half a chunk over a good one.
     const tooLong = (): Error => invalidChunk(`The chunk must be exactly ${expected} bytes`, { expected })
+    const bytes = Buffer.isBuffer(body) ? body : await readAll(Readable.from(bounded(body, { max: expected, exact: true, onTooLong: tooLong })))
+    const writable = await this.sessions.updateOne(
+      { _id: session._id, status: 'open', expiresAt: { $gt: this.deps.clock.now() } },
+      { $pull: { received: index } }
+    )
+    if (writable.matchedCount === 0) {
+      await this.settleLateChunk(session._id, true)
+      throw completing()
+    }
+    const key = stagedKey(session._id)
     try {
-      await this.files.write(key, Buffer.isBuffer(body) ? body : Readable.from(bounded(body, { max: expected, exact: true, onTooLong: tooLong })))
+      await this.files.writePart(key, index * session.chunkSize, bytes)
     } catch (error) {
-      // An abort or the sweep may have removed the session's folder under the write: report that, not the I/O error.
-      await this.settleLateChunk(session._id, key, false)
+      // An abort or the sweep may have removed the staged bytes under the write: report that, not the I/O error.
+      await this.settleLateChunk(session._id, false)
       throw error
     }
     const now = this.deps.clock.now()
     const updated = await this.sessions.findOneAndUpdate(
       { _id: session._id, status: 'open', expiresAt: { $gt: now } },
-      { $addToSet: { received: index }, $set: { updatedAt: now } },
+      { $addToSet: { received: index }, $inc: { writes: 1 }, $set: { updatedAt: now } },
       { returnDocument: 'after' }
     )
-    if (updated !== null) return toView(updated, now)
-    await this.settleLateChunk(session._id, key, true)
+    if (updated !== null) {
+      this.digests.add(session._id, index, bytes)
+      return toView(updated, now)
+    }
+    await this.settleLateChunk(session._id, true)
     throw sessionNotFound()
   }
 
   /**
-   * Joins the chunks into the final file and hands it to `attach`, which must
+   * Seals the chunks into the final file and hands it to `attach`, which must
    * throw only when it did not attach. If anything fails, the final object is
    * removed and the session stays completable; once completed, calling again
    * returns the same file.
@@ -169,8 +190,8 @@ export class UploadSessions {
     const key = fileKey(session.projectId, session.fileId)
     let file: StoredFile
     try {
-      const sources = Array.from({ length: session.chunkCount }, (_, i) => chunkKey(session._id, i))
-      const info = await this.files.concat(key, sources)
+      const known = this.digests.take(session._id, session.chunkCount, claimed.writes)
+      const info = await this.files.seal(stagedKey(session._id), key, known ?? undefined)
       // Every chunk was checked on arrival, so this guards against chunks changed behind the service's back.
       if (info.size !== session.size) {
         throw new AppError('APP_UPLOAD_SIZE_MISMATCH', 422, `The upload is ${info.size} bytes, not the declared ${session.size}`, { expected: session.size, actual: info.size })
@@ -197,8 +218,8 @@ export class UploadSessions {
       { _id: session._id, status: 'completing', completer },
       { $set: { status: 'completed', file, completer: null, completingUntil: null, updatedAt: this.deps.clock.now() } }
     )
-    // Failing to delete chunks does not undo a completed upload; the sweep retries when it purges the session.
-    await this.files.deletePrefix(chunksPrefix(session._id)).catch(() => {})
+    // Failing to drop the staged bytes does not undo a completed upload; the sweep retries when it purges the session.
+    await this.files.deletePrefix(stagedKey(session._id)).catch(() => {})
     return file
   }
 
@@ -215,7 +236,8 @@ export class UploadSessions {
       { returnDocument: 'after' }
     )
     if (aborted === null) throw completing()
-    await this.files.deletePrefix(chunksPrefix(session._id))
+    this.digests.forget(session._id)
+    await this.files.deletePrefix(stagedKey(session._id))
     return toView(aborted, now)
   }
 
@@ -238,7 +260,8 @@ export class UploadSessions {
           { $set: { status: 'expired', completer: null, completingUntil: null, updatedAt: now } }
         )
         if (claimed.matchedCount === 0) continue
-        await this.files.deletePrefix(chunksPrefix(session._id))
+        this.digests.forget(session._id)
+        await this.files.deletePrefix(stagedKey(session._id))
         expired++
       }
       if (due.length < SWEEP_BATCH) break
@@ -251,7 +274,8 @@ export class UploadSessions {
         { limit: SWEEP_BATCH, projection: { _id: 1 } }
       ).toArray()
       for (const { _id } of stale) {
-        await this.files.deletePrefix(chunksPrefix(_id))
+        this.digests.forget(_id)
+        await this.files.deletePrefix(stagedKey(_id))
         purged += (await this.sessions.deleteOne({ _id })).deletedCount
       }
       if (stale.length < SWEEP_BATCH) break
@@ -331,14 +355,17 @@ export class UploadSessions {
   }
 
   /**
-   * A chunk whose session stopped being open while its bytes arrived: drop it
-   * (unless a completer may be reading it) and throw the session's state.
-   * With `always` false, returns quietly when the session is still open.
+   * A chunk whose session stopped being open while its bytes arrived: drop
+   * the staged bytes (unless a completer may be reading them) and throw the
+   * session's state. With `always` false, returns quietly when still open.
    */
-  private async settleLateChunk (sessionId: string, key: string, always: boolean): Promise<void> {
+  private async settleLateChunk (sessionId: string, always: boolean): Promise<void> {
     const current = await this.sessions.findOne({ _id: sessionId })
     if (!always && current !== null && current.status === 'open' && current.expiresAt > this.deps.clock.now()) return
-    if (current?.status !== 'completing') await this.files.delete(key)
+    if (current === null || current.status === 'aborted' || current.status === 'expired') {
+      this.digests.forget(sessionId)
+      await this.files.deletePrefix(stagedKey(sessionId))
+    }
     if (current === null) throw sessionNotFound()
     this.assertOpen(current)
   }

@@ -138,23 +138,34 @@ export async function fileStoreConformance (t: Test, open: () => Promise<FileSto
     t.equal((await collect(await files.read(`${base}/a/1`))).toString(), 'back', 'the prefix can be written again')
   })
 
-  t.test('concat joins objects in one pass with the right size and sha256', async (t) => {
+  t.test('parts staged at their offsets in any order seal into one object', async (t) => {
     const base = fresh()
-    const parts = [randomBytes(100_000), randomBytes(1), Buffer.alloc(0), randomBytes(300_123)]
-    const sources = parts.map((_, i) => `${base}/part/${i}`)
-    for (const [i, part] of parts.entries()) await files.write(sources[i], part)
+    const parts = [randomBytes(100_000), randomBytes(100_000), randomBytes(100_000), randomBytes(12_345)]
     const whole = Buffer.concat(parts)
-    const info = await files.concat(`${base}/whole`, sources)
-    t.same(info, { size: whole.length, sha256: sha256(whole) }, 'size and sha256 as node:crypto computes them')
-    t.ok((await collect(await files.read(`${base}/whole`))).equals(whole))
-    t.same(await files.stat(sources[0]), { size: parts[0].length }, 'sources are left in place')
-    t.same(await files.concat(`${base}/none`, []), { size: 0, sha256: sha256(Buffer.alloc(0)) }, 'no sources: an empty object')
-    t.same(await files.stat(`${base}/none`), { size: 0 })
+    const staged = `${base}/upload`
+    for (const i of [3, 1, 0]) await files.writePart(staged, i * 100_000, parts[i])
+    await files.writePart(staged, 100_000, randomBytes(100_000))
+    await files.writePart(staged, 100_000, parts[1])
+    await files.writePart(staged, 200_000, parts[2])
+    t.equal(await files.stat(staged), null, 'staged bytes are not an object')
+    await t.rejects(files.read(staged), { code: 'APP_FILE_NOT_FOUND' })
 
-    await t.rejects(files.concat(`${base}/whole`, [sources[0], `${base}/part/missing`]), { code: 'APP_FILE_NOT_FOUND' })
-    t.ok((await collect(await files.read(`${base}/whole`))).equals(whole), 'a failed concat leaves the old target intact')
-    await t.rejects(files.concat(`${base}/fresh`, [`${base}/part/missing`]), { code: 'APP_FILE_NOT_FOUND' })
-    t.equal(await files.stat(`${base}/fresh`), null, 'and creates nothing')
+    const info = await files.seal(staged, `${base}/whole`)
+    t.same(info, { size: whole.length, sha256: sha256(whole) }, 'size and sha256 as node:crypto computes them, the rewritten part as last written')
+    t.ok((await collect(await files.read(`${base}/whole`))).equals(whole))
+    t.same(await files.seal(staged, `${base}/again`), info, 'the staged bytes stay until deleted, so a failed next step can seal again')
+    await files.delete(`${base}/again`)
+    t.ok((await collect(await files.read(`${base}/whole`))).equals(whole), 'deleting one sealed copy leaves the other')
+
+    await files.deletePrefix(staged)
+    t.same(await files.seal(staged, `${base}/empty`), { size: 0, sha256: sha256(Buffer.alloc(0)) }, 'nothing staged: an empty object')
+    t.ok((await collect(await files.read(`${base}/whole`))).equals(whole), 'dropping the staged bytes leaves the sealed object')
+
+    await files.writePart(staged, 0, Buffer.from('replacement'))
+    await files.seal(staged, `${base}/whole`)
+    t.equal((await collect(await files.read(`${base}/whole`))).toString(), 'replacement', 'sealing over an object replaces it')
+    await t.rejects(files.writePart(staged, -1, Buffer.from('x')), RangeError, 'a negative offset')
+    await t.rejects(files.writePart(staged, 1.5, Buffer.from('x')), RangeError, 'a fractional offset')
   })
 
   t.test('a write that fails mid-stream leaves no partial object', async (t) => {
@@ -179,8 +190,9 @@ export async function fileStoreConformance (t: Test, open: () => Promise<FileSto
       await t.rejects(files.stat(key), refused, `stat ${label}`)
       await t.rejects(files.delete(key), refused, `delete ${label}`)
       await t.rejects(files.deletePrefix(key), refused, `deletePrefix ${label}`)
-      await t.rejects(files.concat(key, [good]), refused, `concat into ${label}`)
-      await t.rejects(files.concat(`${good}2`, [good, key]), refused, `concat from ${label}`)
+      await t.rejects(files.writePart(key, 0, Buffer.from('x')), refused, `writePart ${label}`)
+      await t.rejects(files.seal(key, `${good}2`), refused, `seal from ${label}`)
+      await t.rejects(files.seal(good, key), refused, `seal into ${label}`)
     }
     t.same(await files.stat(good), { size: 1 }, 'nothing was touched')
     t.equal(await files.stat(`${good}2`), null)

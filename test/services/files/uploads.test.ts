@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, readdirSync } from 'node:fs'
+import { existsSync, readdirSync, truncateSync } from 'node:fs'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { ManualClock } from '../../../services/clock.js'
@@ -37,7 +37,7 @@ async function setup (t: Test, options: Partial<UploadSessionsDeps> = {}) {
   }
   const attached: StoredFile[] = []
   const attach = async (file: StoredFile): Promise<void> => { attached.push(file) }
-  return { store, clock, files, uploads, objects, attached, attach }
+  return { store, clock, files, filesRoot, uploads, objects, attached, attach }
 }
 
 const pieces = (data: Buffer, size = CHUNK): Buffer[] => {
@@ -170,7 +170,7 @@ t.test('sessions belong to their owner', async (t) => {
 })
 
 t.test('complete refuses a missing chunk, a wrong size and a wrong checksum, and stays completable', async (t) => {
-  const { uploads, files, objects, attach } = await setup(t)
+  const { uploads, objects, attach, filesRoot } = await setup(t)
   const data = randomBytes(3 * CHUNK)
   const parts = pieces(data)
 
@@ -187,11 +187,56 @@ t.test('complete refuses a missing chunk, a wrong size and a wrong checksum, and
   // Chunks are sized on arrival, so only a chunk changed behind the service's back can make the total wrong.
   const tampered = await uploads.start(owner, { name: 't.bin', size: data.length, type: 'application/octet-stream', sha256: sha256(data) })
   for (const [i, part] of parts.entries()) await uploads.putChunk(tampered.id, owner, i, part)
-  await files.write(`uploads/${tampered.id}/2`, parts[2].subarray(0, 10))
+  truncateSync(join(filesRoot, 'uploads', `${tampered.id}.part`), 2 * CHUNK + 10)
   await t.rejects(uploads.complete(tampered.id, owner, attach), { code: 'APP_UPLOAD_SIZE_MISMATCH', status: 422, details: { expected: data.length, actual: 2 * CHUNK + 10 } })
   t.same(objects('files'), [])
   await uploads.putChunk(tampered.id, owner, 2, parts[2])
   t.equal((await uploads.complete(tampered.id, owner, attach)).sha256, sha256(data), 'resending the chunk repairs it')
+})
+
+t.test('a chunk being rewritten counts as missing, so complete never seals under a write', async (t) => {
+  const { uploads, files, attach } = await setup(t)
+  const data = randomBytes(2 * CHUNK)
+  const parts = pieces(data)
+  const session = await uploads.start(owner, { name: 'r.bin', size: data.length, type: 'application/octet-stream', sha256: sha256(data) })
+  for (const [i, part] of parts.entries()) await uploads.putChunk(session.id, owner, i, part)
+
+  await t.rejects(uploads.putChunk(session.id, owner, 0, failingStream(parts[0].subarray(0, 100))), { message: 'connection reset' })
+  t.match(await uploads.status(session.id, owner), { received: [0, 1], missing: [] }, 'a rewrite that broke off leaves the chunk as it was')
+
+  let release = (): void => {}
+  const gate = new Promise<void>((resolve) => { release = resolve })
+  const writePart = files.writePart.bind(files)
+  files.writePart = async (key, offset, body) => { await gate; await writePart(key, offset, body) }
+  const rewrite = uploads.putChunk(session.id, owner, 1, parts[1])
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  await t.rejects(uploads.complete(session.id, owner, attach), { code: 'APP_UPLOAD_INCOMPLETE', details: { missing: [1] } }, 'the chunk under rewrite is missing meanwhile')
+  release()
+  t.match(await rewrite, { missing: [] })
+  t.equal((await uploads.complete(session.id, owner, attach)).sha256, sha256(data))
+})
+
+t.test('complete trusts the digest taken on arrival only when it saw every chunk write', async (t) => {
+  const { uploads, files, store, clock, attach } = await setup(t)
+  const data = randomBytes(3 * CHUNK)
+  const parts = pieces(data)
+  const sealedWith: Array<string | undefined> = []
+  const seal = files.seal.bind(files)
+  files.seal = async (key, target, sha256) => { sealedWith.push(sha256); return await seal(key, target, sha256) }
+
+  const inOrder = await uploads.start(owner, { name: 'a.bin', size: data.length, type: 'application/octet-stream', sha256: sha256(data) })
+  for (const i of [2, 0, 1]) await uploads.putChunk(inOrder.id, owner, i, parts[i])
+  t.equal((await uploads.complete(inOrder.id, owner, attach)).sha256, sha256(data))
+  t.same(sealedWith, [sha256(data)], 'hashed as the chunks came, so the bytes were not read back')
+
+  // A second process on the same store and files rewrites a chunk this one already hashed.
+  const other = new UploadSessions(store, files, { clock, newId: createIdGenerator(() => clock.nowMs()), chunkSize: CHUNK })
+  const changed = Buffer.concat([parts[0], randomBytes(CHUNK), parts[2]])
+  const shared = await uploads.start(owner, { name: 'b.bin', size: data.length, type: 'application/octet-stream' })
+  for (const [i, part] of parts.entries()) await uploads.putChunk(shared.id, owner, i, part)
+  await other.putChunk(shared.id, owner, 1, changed.subarray(CHUNK, 2 * CHUNK))
+  t.equal((await uploads.complete(shared.id, owner, attach)).sha256, sha256(changed), 'the file as it is on disk')
+  t.equal(sealedWith[1], undefined, 'a write this process did not see: the staged bytes are hashed')
 })
 
 t.test('the type is sniffed from the bytes, not taken from the client', async (t) => {
@@ -219,7 +264,7 @@ t.test('a failing attach leaves no object and the session completable', async (t
   }), { message: 'record was deleted meanwhile' })
   t.same(objects('files'), [], 'the final object was removed')
   t.match(await uploads.status(session.id, owner), { status: 'open', missing: [] })
-  t.equal(objects('uploads').length, 2, 'the chunks are kept for another try')
+  t.same(objects('uploads'), [`uploads/${session.id}.part`], 'the staged chunks are kept for another try')
   const file = await uploads.complete(session.id, owner, async (f) => { offered.push(f) })
   t.equal(file.id, offered[0].id, 'the retry makes the same file id')
   t.equal(file.sha256, sha256(data))
@@ -287,7 +332,7 @@ t.test('expiry: refused at once, bytes removed by the sweep, documents purged la
   await t.rejects(uploads.complete(old.id, owner, attach), gone)
   t.match(await uploads.status(old.id, owner), { status: 'expired' })
   t.same(await uploads.expireDue(), { expired: 1, purged: 0 })
-  t.same(objects('uploads').map((key) => key.split('/')[1]), [young.id], 'only the live session keeps bytes')
+  t.same(objects('uploads'), [`uploads/${young.id}.part`], 'only the live session keeps bytes')
   t.same(await uploads.expireDue(), { expired: 0, purged: 0 }, 'the sweep is idempotent')
   t.match(await uploads.status(young.id, owner), { status: 'open', received: [0] })
 
