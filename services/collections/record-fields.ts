@@ -4,6 +4,7 @@ import { deepEqual } from '../store/semantics/values.js'
 import { MAX_NESTING, nestedDeeperThan } from '../nesting.js'
 import type { Document } from '../store/types.js'
 import type { FieldDefinitionT } from '../../schemas/collections.js'
+import { isoString } from '../iso-dates.js'
 
 /** Kept by the service on every record; clients read them but never write them. */
 export const SYSTEM_FIELDS = new Set(['id', 'createdAt', 'updatedAt', 'version'])
@@ -170,7 +171,7 @@ export function relationTargets (fields: FieldMap, values: Document, ownCollecti
 
 function toJson (value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value
-  if (value instanceof Date) return value.toISOString()
+  if (value instanceof Date) return isoString(value)
   if (Array.isArray(value)) return value.map(toJson)
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, toJson(item)]))
 }

@@ -6,6 +6,7 @@ import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../clock.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from './naming.js'
+import { isoString } from '../iso-dates.js'
 
 /** An end user as stored: the fixed fields, and the extra fields given at registration beside them. */
 type ProjectUserRecord = {
@@ -75,8 +76,8 @@ export function toProjectUser (record: WithId<ProjectUserRecord>): ProjectUser {
     id: record._id,
     email: record.email,
     emailVerified: record.emailVerified,
-    createdAt: record.createdAt.toISOString(),
-    updatedAt: record.updatedAt.toISOString()
+    createdAt: isoString(record.createdAt),
+    updatedAt: isoString(record.updatedAt)
   }
   for (const name in record) {
     if (!isReservedField(name)) user[name] = (record as Record<string, unknown>)[name]

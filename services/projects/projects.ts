@@ -4,6 +4,7 @@ import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../clock.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import { projectCollectionPrefix } from './naming.js'
+import { isoString } from '../iso-dates.js'
 
 type ProjectRecord = {
   orgId: string
@@ -45,8 +46,8 @@ function toProject (record: WithId<ProjectRecord>): Project {
     description: record.description,
     authEnabled: record.authEnabled,
     createdBy: record.createdBy,
-    createdAt: record.createdAt.toISOString(),
-    updatedAt: record.updatedAt.toISOString()
+    createdAt: isoString(record.createdAt),
+    updatedAt: isoString(record.updatedAt)
   }
 }
 

@@ -23,7 +23,33 @@ const LOGICAL_OPERATORS = new Set(['$and', '$or', '$nor'])
 
 /** Compiles (and validates) a filter once; the returned predicate is what hot paths should call. */
 export function compileFilter (filter: unknown, path = 'filter'): (doc: Document) => boolean {
-  return compileQuery(filter, path)
+  return scalarEquality(filter) ?? compileQuery(filter, path)
+}
+
+const PLAIN_FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+/**
+ * `{ field: scalar, … }`, the shape rules and id lookups produce on every
+ * request, without compiling the general matcher: equal, or an array field
+ * holding it, as MongoDB's equality does. Null for anything else.
+ */
+function scalarEquality (filter: unknown): ((doc: Document) => boolean) | null {
+  if (!isPlainObject(filter)) return null
+  const keys = Object.keys(filter)
+  if (keys.length === 0 || keys.length > 4) return null
+  for (const key of keys) {
+    const value = filter[key]
+    if (!PLAIN_FIELD.test(key)) return null
+    if (typeof value !== 'string' && typeof value !== 'boolean' && !(typeof value === 'number' && !Number.isNaN(value))) return null
+  }
+  const values = keys.map((key) => filter[key])
+  return (doc) => {
+    for (let i = 0; i < keys.length; i++) {
+      const actual = doc[keys[i]]
+      if (actual !== values[i] && !(Array.isArray(actual) && actual.includes(values[i]))) return false
+    }
+    return true
+  }
 }
 
 export function validateFilter (filter: unknown, path = 'filter'): asserts filter is Filter {

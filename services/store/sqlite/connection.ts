@@ -2,6 +2,7 @@ import Database from 'better-sqlite3'
 import type { Document, IndexKey } from '../types.js'
 import { collectionOfTable, quoteIdentifier, tableName } from './names.js'
 import { DocumentCache } from './document-cache.js'
+import { cloneDecoded, decodeDocument } from './codec.js'
 
 export interface IndexMeta {
   name: string
@@ -195,6 +196,19 @@ export class Connection {
   /** Offers `doc` to the cache; when it is kept (true), the caller must hand out a copy, never `doc` itself. */
   rememberDocument (collection: string, id: string, doc: Document, jsonLength: number): boolean {
     return this.turn !== 'none' && this.documents.remember(collection, id, doc, jsonLength)
+  }
+
+  /**
+   * The document a row holds: a copy of the cached one when it was read
+   * before in this state of the file, else decoded and offered to the cache.
+   * Never cached inside a write, whose own changes the cache does not follow.
+   */
+  rowDocument (collection: string, id: string, json: string): Document {
+    if (this.turn === 'none' || this.transaction === 'write') return decodeDocument(json)
+    const cached = this.documents.get(collection, id)
+    if (cached !== undefined) return cached
+    const doc = decodeDocument(json)
+    return this.documents.remember(collection, id, doc, json.length) ? cloneDecoded(doc) : doc
   }
 
   /** A read that must see one consistent snapshot of catalogue and data. */

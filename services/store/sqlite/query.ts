@@ -99,9 +99,9 @@ export function selectMatches (connection: Connection, meta: CollectionMeta, fil
   const order = planOrder(meta, selection.sort)
   const matcher = where.exact ? null : test
   if (order !== null && order.rank === null && matcher === null) {
-    const sql = statementText(where, `page|${order.sql}|${limit}`, () => `SELECT seq, doc FROM ${table} WHERE ${where.sql} ORDER BY ${order.sql} ${limitClause(limit)} OFFSET ?`)
-    const rows = connection.statement(sql).raw().all(...where.params, skip) as Row[]
-    return rows.map(([seq, json]) => ({ seq, doc: decodeDocument(json) }))
+    const sql = statementText(where, `page|${order.sql}|${limit}`, () => `SELECT seq, id, doc FROM ${table} WHERE ${where.sql} ORDER BY ${order.sql} ${limitClause(limit)} OFFSET ?`)
+    const rows = connection.statement(sql).raw().all(...where.params, skip) as Array<[number, string, string]>
+    return rows.map(([seq, id, json]) => ({ seq, doc: connection.rowDocument(meta.name, id, json) }))
   }
   if (order !== null) {
     const columns = order.rank === null ? 'seq, doc' : `seq, doc, ${order.rank}`

@@ -4,7 +4,7 @@ import { Query, find, update as mingoUpdate } from 'mingo'
 import { isDeepStrictEqual } from 'node:util'
 import { InvalidUpdateError } from '../../../services/store/errors.js'
 import type { Document, Filter, Projection, Sort, Update } from '../../../services/store/types.js'
-import { applyProjection, applyUpdate, compileSort, matches } from '../../../services/store/semantics/index.js'
+import { applyProjection, applyUpdate, compileFilter, compileSort, matches } from '../../../services/store/semantics/index.js'
 
 /**
  * Our semantics against mingo on random documents. Where mingo departs from a
@@ -237,4 +237,22 @@ t.test('applyProjection agrees with mingo', async t => {
       return isDeepStrictEqual(canonical(applyProjection(doc, spec)), canonical(theirs))
     }), { numRuns: RUNS })
   }, `applyProjection agrees with mingo on ${RUNS} random projections`)
+})
+
+// compileFilter answers `{ field: scalar }` filters without the general matcher; both must agree.
+const equalityFilter: fc.Arbitrary<Filter> = fc.record(
+  { a: nonNullScalar.filter(v => !(v instanceof Date)), b: nonNullScalar.filter(v => !(v instanceof Date)) },
+  { requiredKeys: [] }
+).filter(filter => Object.keys(filter).length > 0)
+
+t.test('the scalar-equality fast path agrees with the general matcher', async t => {
+  let matched = 0
+  t.doesNotThrow(() => {
+    fc.assert(fc.property(fc.oneof(doc, shallowDoc), equalityFilter, (subject, filter) => {
+      const fast = compileFilter(filter)(subject)
+      if (fast) matched++
+      return fast === matches(subject, filter)
+    }), { numRuns: RUNS * 4 })
+  }, `compileFilter agrees with matches on ${RUNS * 4} random pairs`)
+  t.ok(matched > 0, `some matched (${matched})`)
 })

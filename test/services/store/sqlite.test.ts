@@ -163,6 +163,31 @@ t.test('reads in one event-loop turn share a snapshot; own writes are seen at on
   t.equal(await mine.findOne({ _id: 'k1' }), null, 'nor a cached copy of a deleted document')
 })
 
+t.test('pages of a query share the document cache and still hand out copies that follow every write', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'plinth-pages-'))
+  const first = openSqliteStore({ file: join(dir, 'plinth.db') })
+  const second = openSqliteStore({ file: join(dir, 'plinth.db') })
+  t.teardown(async () => { await first.close(); await second.close(); rmSync(dir, { recursive: true, force: true }) })
+  const mine = first.collection('pages')
+  const theirs = second.collection('pages')
+  await mine.insertMany([{ _id: 'a', n: 1, tags: ['x'] }, { _id: 'b', n: 2, tags: ['y'] }])
+  const page = async (): Promise<Document[]> => await mine.find({}, { sort: { _id: 1 }, limit: 2 }).toArray()
+  t.same(await page(), [{ _id: 'a', n: 1, tags: ['x'] }, { _id: 'b', n: 2, tags: ['y'] }])
+  const held = await page()
+  ;(held[0].tags as string[]).push('mutated')
+  held[1].n = 99
+  t.same(await page(), [{ _id: 'a', n: 1, tags: ['x'] }, { _id: 'b', n: 2, tags: ['y'] }], 'each page is its own copy')
+  t.same(await mine.findOne({ _id: 'b' }), { _id: 'b', n: 2, tags: ['y'] }, 'and so is a primary-key read of a document a page cached')
+  await mine.updateOne({ _id: 'a' }, { $set: { n: 10 } })
+  t.same((await page())[0], { _id: 'a', n: 10, tags: ['x'] }, 'an own write is seen at once')
+  await nextTurn()
+  await theirs.updateOne({ _id: 'b' }, { $set: { n: 20 } })
+  await nextTurn()
+  t.same((await page())[1], { _id: 'b', n: 20, tags: ['y'] }, 'another connection\'s write from the next turn')
+  await mine.updateMany({}, { $inc: { n: 1 } })
+  t.same((await page()).map((doc) => doc.n), [11, 21], 'a write that read the documents inside itself leaves nothing stale')
+})
+
 t.test('group commit: inserts of one turn are acknowledged only once committed, and a turn SQLite rolled back acknowledges none', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'plinth-group-'))
   const connection = new Connection(join(dir, 'plinth.db'))
