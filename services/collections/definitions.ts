@@ -10,6 +10,7 @@ import {
 } from '../../schemas/collections.js'
 import { checkNewCollectionName, foreignRelations, invalidDefinition, validateDefinition, type DefinitionSpec } from './definition-validation.js'
 import { storedValueFits, valueRulesChanged } from './record-fields.js'
+import { StateMemo } from '../state-memo.js'
 
 /** A collection definition as the records API reads it. */
 export type CollectionDef = {
@@ -153,9 +154,11 @@ function usersSpec (): DefinitionSpec {
 export class CollectionDefinitions {
   private readonly records: StoreCollection<DefinitionRecord>
   private readonly dropHooks: CollectionDropHook[] = []
+  private readonly found: StateMemo<CollectionDef | null>
 
   constructor (private readonly store: Store, private readonly deps: { clock: Clock }) {
     this.records = store.collection<DefinitionRecord>(DEFINITIONS_COLLECTION)
+    this.found = new StateMemo(() => store.stateStamp())
   }
 
   async init (): Promise<void> {
@@ -172,9 +175,16 @@ export class CollectionDefinitions {
   }
 
   /** One primary-key read: the records API calls this on every request. */
+  /** Every data request asks this, so the answer is reused while the Store's state holds; it is frozen. */
   async find (projectId: string, name: string): Promise<CollectionDef | null> {
-    const record = await this.records.findOne({ _id: definitionId(projectId, name) })
-    return record === null ? null : toDef(record)
+    const id = definitionId(projectId, name)
+    const stamp = this.found.stamp()
+    const known = this.found.get(id, stamp)
+    if (known !== undefined) return known
+    const record = await this.records.findOne({ _id: id })
+    const def = record === null ? null : toDef(record)
+    this.found.set(id, stamp, def)
+    return def
   }
 
   async get (projectId: string, name: string): Promise<CollectionView> {

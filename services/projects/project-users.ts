@@ -7,6 +7,7 @@ import type { Clock } from '../clock.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from './naming.js'
 import { isoString } from '../iso-dates.js'
+import { StateMemo } from '../state-memo.js'
 
 /** An end user as stored: the fixed fields, and the extra fields given at registration beside them. */
 type ProjectUserRecord = {
@@ -95,7 +96,11 @@ export class ProjectUsers {
   private decoyHash: Promise<string> | null = null
   private readonly indexed = new Set<string>()
 
-  constructor (private readonly store: Store, private readonly clock: Clock) {}
+  private readonly found: StateMemo<ProjectUser | null>
+
+  constructor (private readonly store: Store, private readonly clock: Clock) {
+    this.found = new StateMemo(() => store.stateStamp())
+  }
 
   /** Creates the unique email index; safe to call again. */
   async enable (projectId: string): Promise<void> {
@@ -145,9 +150,16 @@ export class ProjectUsers {
     return user
   }
 
+  /** Asked by every end-user request (auth/me, verify), so the answer is reused while the Store's state holds; it is frozen. */
   async findById (projectId: string, userId: string): Promise<ProjectUser | null> {
+    const key = `${projectId}\n${userId}`
+    const stamp = this.found.stamp()
+    const known = this.found.get(key, stamp)
+    if (known !== undefined) return known
     const record = await this.collection(projectId).findOne({ _id: userId })
-    return record === null ? null : toProjectUser(record)
+    const user = record === null ? null : toProjectUser(record)
+    this.found.set(key, stamp, user)
+    return user
   }
 
   private collection (projectId: string): StoreCollection<ProjectUserRecord> {

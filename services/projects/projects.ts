@@ -5,6 +5,7 @@ import type { Clock } from '../clock.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import { projectCollectionPrefix } from './naming.js'
 import { isoString } from '../iso-dates.js'
+import { StateMemo } from '../state-memo.js'
 
 type ProjectRecord = {
   orgId: string
@@ -53,10 +54,12 @@ function toProject (record: WithId<ProjectRecord>): Project {
 
 export class Projects {
   private readonly records: StoreCollection<ProjectRecord>
+  private readonly found: StateMemo<Project | null>
   private readonly cleanups: ProjectCleanup[] = []
 
   constructor (private readonly store: Store, private readonly deps: { clock: Clock, enableEndUsers: (projectId: string) => Promise<void>, schedulePurge: (projectId: string) => Promise<void> }) {
     this.records = store.collection<ProjectRecord>('projects')
+    this.found = new StateMemo(() => store.stateStamp())
   }
 
   async init (): Promise<void> {
@@ -85,10 +88,16 @@ export class Projects {
     }
   }
 
+  /** Every authenticated data request asks this, so the answer is reused while the Store's state holds; it is frozen. */
   async findById (projectId: string): Promise<Project | null> {
+    const stamp = this.found.stamp()
+    const known = this.found.get(projectId, stamp)
+    if (known !== undefined) return known
     // By primary key alone (the Store's fastest read); the deletion mark is checked here.
     const record = await this.records.findOne({ _id: projectId })
-    return record === null || record.deletedAt !== null ? null : toProject(record)
+    const project = record === null || record.deletedAt !== null ? null : toProject(record)
+    this.found.set(projectId, stamp, project)
+    return project
   }
 
   async get (projectId: string): Promise<Project> {

@@ -4,6 +4,7 @@ import { createPat, isWellFormedPat, patHint, futureExpiry, lastUsedIsStale } fr
 import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
+import { StateMemo } from '../state-memo.js'
 
 /**
  * A project's server credentials. As with PATs, the Store key (`_id`) is the
@@ -51,9 +52,11 @@ function toServiceToken (record: WithId<ServiceTokenRecord>): ServiceToken {
 
 export class ServiceTokens {
   private readonly tokens: StoreCollection<ServiceTokenRecord>
+  private readonly found: StateMemo<WithId<ServiceTokenRecord> | null>
 
   constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, prefix: string }) {
     this.tokens = store.collection<ServiceTokenRecord>('project_service_tokens')
+    this.found = new StateMemo(() => store.stateStamp())
   }
 
   async init (): Promise<void> {
@@ -98,7 +101,13 @@ export class ServiceTokens {
    */
   async authenticate (token: string): Promise<ServiceTokenIdentity | null> {
     if (typeof token !== 'string' || !isWellFormedPat(token, this.deps.prefix)) return null
-    const record = await this.tokens.findOne({ _id: hashToken(token) })
+    // The stored record, reused while the Store's state holds: a revocation, expiry change or lastUsedAt write moves it.
+    const stamp = this.found.stamp()
+    let record = this.found.get(token, stamp)
+    if (record === undefined) {
+      record = await this.tokens.findOne({ _id: hashToken(token) })
+      this.found.set(token, stamp, record)
+    }
     const now = this.deps.clock.now()
     if (record === null || record.revokedAt !== null) return null
     if (record.expiresAt !== null && record.expiresAt <= now) return null

@@ -199,6 +199,10 @@ class MongoStore implements Store {
     return await this.collection(name).drop()
   }
 
+  stateStamp (): null {
+    return null
+  }
+
   async ping (): Promise<void> {
     await this.db.command({ ping: 1 })
   }

@@ -110,6 +110,13 @@ export interface Store {
   collection<T extends Document = Document> (name: string): StoreCollection<T>
   listCollections (): Promise<string[]>
   dropCollection (name: string): Promise<boolean>
+  /**
+   * A number that stays the same exactly as long as nothing this process can
+   * read has changed (its own writes, another process's commits), so answers
+   * derived from reads may be reused while it holds. Null when the engine
+   * cannot tell, as with MongoDB, whose other clients write unseen.
+   */
+  stateStamp (): number | null
   /** Resolves when the engine answers; rejects otherwise (readiness probe). */
   ping (): Promise<void>
   close (): Promise<void>

@@ -38,6 +38,8 @@ export class Connection {
   private catalogue = new Map<string, CollectionMeta>()
   private transaction: 'none' | 'read' | 'write' = 'none'
   private turn: 'none' | 'read' | 'write' = 'none'
+  /** Moves whenever what this connection reads may have changed; see stateStamp. */
+  private epoch = 0
   private committed: Array<{ resolve: () => void, reject: (error: unknown) => void }> = []
   private dataVersion = -1
   private readonly documents = new DocumentCache()
@@ -132,6 +134,7 @@ export class Connection {
       throw error
     }
     if (!inserted) return null
+    this.epoch++
     return new Promise((resolve, reject) => { this.committed.push({ resolve, reject }) })
   }
 
@@ -140,7 +143,7 @@ export class Connection {
     const dataVersion = this.statement('PRAGMA data_version').pluck().get() as number
     if (dataVersion !== this.dataVersion) {
       this.dataVersion = dataVersion
-      this.documents.clear()
+      this.changed()
     }
   }
 
@@ -185,7 +188,23 @@ export class Connection {
   /** What this connection read inside a transaction that did not commit may describe data that never existed. */
   private forgetCaches (): void {
     this.catalogueVersion = -1
+    this.changed()
+  }
+
+  /** Whatever was read before may differ now: cached documents go, and the state stamp moves. */
+  private changed (): void {
+    this.epoch++
     this.documents.clear()
+  }
+
+  /**
+   * The state this connection reads, as a number: it moves on every own
+   * write (group-committed inserts included), rollback, and commit by
+   * another connection seen at the start of a turn.
+   */
+  stateStamp (): number {
+    this.beginTurn()
+    return this.epoch
   }
 
   /** A copy of a document read by primary key earlier, valid only inside a turn. */
@@ -243,7 +262,7 @@ export class Connection {
     } finally {
       this.transaction = 'none'
       // Whatever fn changed (or rolled back), documents cached before it may no longer be what the file holds.
-      this.documents.clear()
+      this.changed()
     }
   }
 

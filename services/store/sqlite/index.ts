@@ -40,6 +40,10 @@ class SqliteStore implements Store {
     return this.connection.write(() => this.connection.dropCollection(name))
   }
 
+  stateStamp (): number {
+    return this.connection.stateStamp()
+  }
+
   async ping (): Promise<void> {
     this.connection.statement('SELECT 1').get()
   }

@@ -177,3 +177,23 @@ t.test('deleteAllForProject removes that project\'s tokens only', async (t) => {
   t.same(await tokens.authenticate(b.token), { projectId: 'proj-b', tokenId: b.id })
   t.equal(await tokens.deleteAllForProject('proj-a'), 0)
 })
+
+t.test('a token another process revokes stops working from that process\'s next turn', async (t) => {
+  const dir = tempDir(t, 'plinth-service-tokens-shared-')
+  const options = { dataDir: dir, mongodbUrl: null, mongodbDb: 'plinth' }
+  const here = await openStore(options)
+  const there = await openStore(options)
+  t.teardown(async () => { await here.close(); await there.close() })
+  const clock = new ManualClock(START)
+  const newId = createIdGenerator(() => clock.nowMs())
+  const mine = new ServiceTokens(here, { clock, newId, prefix: PREFIX })
+  const theirs = new ServiceTokens(there, { clock, newId, prefix: PREFIX })
+  await mine.init()
+  const made = await mine.create('proj-a', { name: 'ci', createdBy: 'u' })
+  t.match(await mine.authenticate(made.token), { projectId: 'proj-a' })
+  t.match(await mine.authenticate(made.token), { projectId: 'proj-a' }, 'a second check in the same state')
+  await new Promise((resolve) => setImmediate(resolve))
+  await theirs.revoke('proj-a', made.id)
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(await mine.authenticate(made.token), null, 'refused once the other process\'s commit is visible')
+})

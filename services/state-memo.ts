@@ -1,0 +1,41 @@
+/**
+ * Answers derived from Store reads, reused while the Store's state stamp
+ * has not moved (see Store.stateStamp): the same question in the same state
+ * of the data has the same answer. With an engine that cannot tell (null
+ * stamp) nothing is ever reused. Values are shared between callers, so they
+ * are frozen; bounded in entries, oldest first out.
+ */
+export class StateMemo<V> {
+  private readonly entries = new Map<string, { stamp: number, value: V }>()
+
+  constructor (private readonly stateStamp: () => number | null, private readonly maxEntries = 4096) {}
+
+  /**
+   * The stamp to pass to `get` and `set` around one computation. Taken before
+   * the reads: if anything changes while they run, the stamp stored with the
+   * answer is already stale and the entry is never hit.
+   */
+  stamp (): number | null {
+    return this.stateStamp()
+  }
+
+  get (key: string, stamp: number | null): V | undefined {
+    if (stamp === null) return undefined
+    const entry = this.entries.get(key)
+    return entry !== undefined && entry.stamp === stamp ? entry.value : undefined
+  }
+
+  set (key: string, stamp: number | null, value: V): void {
+    if (stamp === null) return
+    if (this.entries.size >= this.maxEntries && !this.entries.has(key)) this.entries.delete(this.entries.keys().next().value as string)
+    this.entries.set(key, { stamp, value: deepFreeze(value) })
+  }
+}
+
+function deepFreeze<V> (value: V): V {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
+  }
+  return value
+}

@@ -1,0 +1,30 @@
+import t from 'tap'
+import { StateMemo } from '../../services/state-memo.js'
+
+t.test('an answer is reused only under the stamp it was computed under', async (t) => {
+  let stamp: number | null = 1
+  const memo = new StateMemo<{ name: string, tags: string[] }>(() => stamp)
+  const before = memo.stamp()
+  memo.set('k', before, { name: 'a', tags: ['x'] })
+  t.same(memo.get('k', memo.stamp()), { name: 'a', tags: ['x'] })
+  t.equal(memo.get('other', memo.stamp()), undefined)
+  stamp = 2
+  t.equal(memo.get('k', memo.stamp()), undefined, 'the state moved')
+  memo.set('late', before, { name: 'computed before the move', tags: [] })
+  t.equal(memo.get('late', memo.stamp()), undefined, 'an answer computed before a change is never hit after it')
+  stamp = null
+  memo.set('k', memo.stamp(), { name: 'b', tags: [] })
+  t.equal(memo.get('k', memo.stamp()), undefined, 'an engine that cannot tell: nothing is reused')
+})
+
+t.test('shared answers are frozen, and the memo is bounded', async (t) => {
+  const memo = new StateMemo<{ tags: string[] } | null>(() => 7, 2)
+  memo.set('a', 7, { tags: ['x'] })
+  const shared = memo.get('a', 7)
+  t.throws(() => { (shared as { tags: string[] }).tags.push('y') }, TypeError, 'deeply frozen')
+  memo.set('none', 7, null)
+  t.equal(memo.get('none', 7), null, 'a known absence is an answer too')
+  memo.set('b', 7, { tags: [] })
+  t.equal(memo.get('a', 7), undefined, 'the oldest went first')
+  t.same(memo.get('b', 7), { tags: [] })
+})
