@@ -100,11 +100,13 @@ export class ServiceTokens {
    * the request is for.
    */
   async authenticate (token: string): Promise<ServiceTokenIdentity | null> {
-    if (typeof token !== 'string' || !isWellFormedPat(token, this.deps.prefix)) return null
+    if (typeof token !== 'string') return null
     // The stored record, reused while the Store's state holds: a revocation, expiry change or lastUsedAt write moves it.
+    // Only well-formed tokens are ever remembered, so a hit needs no second look at the format.
     const stamp = this.found.stamp()
     let record = this.found.get(token, stamp)
     if (record === undefined) {
+      if (!isWellFormedPat(token, this.deps.prefix)) return null
       record = await this.tokens.findOne({ _id: hashToken(token) })
       this.found.set(token, stamp, record)
     }

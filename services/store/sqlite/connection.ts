@@ -138,11 +138,16 @@ export class Connection {
     return new Promise((resolve, reject) => { this.committed.push({ resolve, reject }) })
   }
 
+  /**
+   * Only another connection's commit moves data_version, and only a commit
+   * or a rollback can change the catalogue, so the catalogue is re-read just
+   * then: most turns cost one pragma.
+   */
   private startSnapshot (): void {
-    this.refresh()
     const dataVersion = this.statement('PRAGMA data_version').pluck().get() as number
-    if (dataVersion !== this.dataVersion) {
+    if (dataVersion !== this.dataVersion || this.catalogueVersion === -1) {
       this.dataVersion = dataVersion
+      this.refresh()
       this.changed()
     }
   }
