@@ -1,3 +1,5 @@
+import { deepFreeze } from './deep-freeze.js'
+
 /**
  * Answers derived from Store reads, reused while the Store's state stamp
  * has not moved (see Store.stateStamp): the same question in the same state
@@ -30,12 +32,4 @@ export class StateMemo<V> {
     if (this.entries.size >= this.maxEntries && !this.entries.has(key)) this.entries.delete(this.entries.keys().next().value as string)
     this.entries.set(key, { stamp, value: deepFreeze(value) })
   }
-}
-
-function deepFreeze<V> (value: V): V {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value)
-    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
-  }
-  return value
 }

@@ -11,6 +11,7 @@ import {
 import { checkNewCollectionName, foreignRelations, invalidDefinition, validateDefinition, type DefinitionSpec } from './definition-validation.js'
 import { storedValueFits, valueRulesChanged } from './record-fields.js'
 import { StateMemo } from '../state-memo.js'
+import { deepFreeze } from '../deep-freeze.js'
 
 /** A collection definition as the records API reads it. */
 export type CollectionDef = {
@@ -109,14 +110,6 @@ function plural (count: number, one: string, many: string): string {
 // Every data API call reads its collection's definition: specs are parsed once per distinct text.
 const PARSED_SPECS = 512
 const parsedSpecs = new Map<string, DefinitionSpec>()
-
-function deepFreeze<V> (value: V): V {
-  if (value !== null && typeof value === 'object') {
-    for (const item of Object.values(value)) deepFreeze(item)
-    Object.freeze(value)
-  }
-  return value
-}
 
 /** The parsed spec, shared between calls and therefore frozen. */
 function parseSpec (text: string): DefinitionSpec {

@@ -6,6 +6,7 @@ import { validateFilter } from '../store/semantics/match.js'
 import { QueryError } from '../store/errors.js'
 import type { Document, Filter, Sort } from '../store/types.js'
 import type { FieldMap } from './record-fields.js'
+import { deepFreeze } from '../deep-freeze.js'
 
 /** Published in openapi.yaml and the README; anything beyond them is a 400 naming the clause. */
 export const QUERY_LIMITS = {
@@ -101,8 +102,29 @@ class FilterWalker {
   }
 }
 
-/** A client's filter, checked against the whitelist, the limits and the collection's fields, in Store terms. */
+// Filters sent as query-string text, already checked, by collection shape: the same page is asked for again and again.
+const parsedTexts = new WeakMap<FieldMap, Map<string, Filter>>()
+const PARSED_TEXTS_PER_SHAPE = 256
+
+/**
+ * A client's filter, checked against the whitelist, the limits and the
+ * collection's fields, in Store terms. Text filters are remembered per
+ * collection shape; what comes back is frozen and shared.
+ */
 export function parseFilter (raw: unknown, fields: FieldMap): Filter {
+  if (typeof raw !== 'string') return checkFilter(raw, fields)
+  let texts = parsedTexts.get(fields)
+  if (texts === undefined) parsedTexts.set(fields, texts = new Map())
+  let filter = texts.get(raw)
+  if (filter === undefined) {
+    filter = deepFreeze(checkFilter(raw, fields))
+    if (texts.size >= PARSED_TEXTS_PER_SHAPE) texts.delete(texts.keys().next().value as string)
+    texts.set(raw, filter)
+  }
+  return filter
+}
+
+function checkFilter (raw: unknown, fields: FieldMap): Filter {
   let value = raw
   if (typeof raw === 'string') {
     if (Buffer.byteLength(raw, 'utf8') > QUERY_LIMITS.maxFilterBytes) throw invalidFilter('filter', `larger than ${QUERY_LIMITS.maxFilterBytes} bytes`)

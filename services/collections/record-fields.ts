@@ -17,8 +17,16 @@ const MAX_TEXT = 100_000
 
 export type FieldMap = ReadonlyMap<string, FieldDefinitionT>
 
-export function fieldMap (fields: FieldDefinitionT[]): FieldMap {
-  return new Map(fields.map((field) => [field.name, field]))
+// Definitions are parsed once and frozen, so one fields array stands for one collection shape.
+const fieldMaps = new WeakMap<readonly FieldDefinitionT[], FieldMap>()
+
+export function fieldMap (fields: readonly FieldDefinitionT[]): FieldMap {
+  let map = fieldMaps.get(fields)
+  if (map === undefined) {
+    map = new Map(fields.map((field) => [field.name, field]))
+    fieldMaps.set(fields, map)
+  }
+  return map
 }
 
 const patterns = new Map<string, RegExp>()
