@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Type } from '@sinclair/typebox'
@@ -34,6 +34,13 @@ const storeProbe: FastifyPluginAsyncTypebox = async (app) => {
 const dataDir = process.env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'plinth-bench-'))
 // The login scenario hammers one account on purpose; the limiter would (rightly) stop it.
 const app = await buildApp(loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', AUTH_RATE_LIMIT_MAX: '1000000' }))
+// The runner stops this process with SIGTERM; a temp DATA_DIR of 100,000 posts and uploaded files goes with it.
+process.once('SIGTERM', () => {
+  void app.close().finally(() => {
+    if (process.env.DATA_DIR === undefined) rmSync(dataDir, { recursive: true, force: true })
+    process.exit(0)
+  })
+})
 await app.register(storeProbe)
 const address = await app.listen({ port: 0, host: '127.0.0.1' })
 const seeded = await app.store.collection('bench_samples').insertOne({ title: 'seed', views: 1, tags: ['a', 'b'] })

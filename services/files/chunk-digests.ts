@@ -30,12 +30,16 @@ export class ChunkDigests {
   private readonly running = new Map<string, Running>()
   private pendingBytes = 0
 
-  /** Feeds one written chunk; a chunk index seen before for this session ends its digest. */
-  add (sessionId: string, index: number, bytes: Buffer): void {
+  /**
+   * Feeds one written chunk, the session's `write`-th: a digest starts only
+   * with a session's first write, and a chunk index seen before ends it.
+   */
+  add (sessionId: string, index: number, bytes: Buffer, write: number): void {
     let digest = this.running.get(sessionId)
     if (digest === undefined) {
       if (this.running.size >= MAX_SESSIONS) this.forget(this.running.keys().next().value as string)
-      digest = { hash: createHash('sha256'), next: 0, pending: new Map(), writes: 0, lost: false }
+      // Joining late (evicted, restarted, another process wrote first) could never be trusted: remember that instead.
+      digest = { hash: createHash('sha256'), next: 0, pending: new Map(), writes: 0, lost: write !== 1 }
       this.running.set(sessionId, digest)
     }
     if (digest.lost) return

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { constants } from 'node:fs'
-import { link, mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises'
+import { copyFile, link, mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import {
@@ -179,7 +179,7 @@ export class LocalFileStore implements FileStore {
     const dir = dirname(targetPath)
     await mkdir(dir, { recursive: true })
     const temp = tempBeside(targetPath)
-    await link(staged, temp)
+    await linkOrCopy(staged, temp)
     try {
       await rename(temp, targetPath)
     } catch (error) {
@@ -188,6 +188,22 @@ export class LocalFileStore implements FileStore {
     }
     await syncDirectory(dir)
     return info
+  }
+}
+
+/** A hard link, or where the two paths sit on different file systems (a mount under the root), a synced copy. */
+async function linkOrCopy (source: string, target: string): Promise<void> {
+  try {
+    await link(source, target)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error
+    await copyFile(source, target, constants.COPYFILE_EXCL)
+    const handle = await open(target, 'r')
+    try {
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
   }
 }
 

@@ -54,6 +54,9 @@ export type SessionRecord = UploadOwner & {
   received: number[]
   /** Chunk writes that landed, rewrites included: tells complete whether a running digest saw them all. */
   writes: number
+  /** Chunk writes under way, and until when they may hold off a completer (a writer that died lets go then). */
+  writers: number
+  writersUntil: Date | null
   status: UploadStatus
   /** Set while completing: who holds the claim, and until when. */
   completer: string | null
@@ -75,6 +78,7 @@ export const invalidChunk = (message: string, details?: unknown): AppError => ba
 export const sessionNotFound = (): AppError => notFound('APP_UPLOAD_SESSION_NOT_FOUND', 'Upload session not found')
 export const tooLarge = (maxSize: number): AppError => new AppError('APP_FILE_TOO_LARGE', 413, `The file is larger than ${maxSize} bytes`, { maxSize })
 export const completing = (): AppError => conflict('APP_UPLOAD_COMPLETING', 'The upload is being completed by another request')
+export const chunkInFlight = (): AppError => conflict('APP_UPLOAD_CHUNK_IN_FLIGHT', 'A chunk is still being written; complete once every send has answered')
 
 const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/
 
@@ -102,6 +106,11 @@ export function checkSha256 (sha256: unknown): string | null {
 export function checkProjectId (projectId: unknown): string {
   if (!isValidKeySegment(projectId)) throw invalid('projectId is not a valid id')
   return projectId
+}
+
+/** A chunk write is under way and has not outlived its lease. */
+export function writing (session: Session, now: Date): boolean {
+  return session.writers > 0 && session.writersUntil !== null && session.writersUntil > now
 }
 
 export function toView (session: Session, now: Date): UploadSessionView {

@@ -7,8 +7,8 @@ import { ChunkDigests } from './chunk-digests.js'
 import { fileNotFound, isValidKeySegment, type ByteRange, type FileStore, type ObjectInfo } from './file-store.js'
 import { SNIFF_BYTES, sniffType } from './sniff.js'
 import {
-  bounded, checkName, checkProjectId, checkSha256, completing, fileKey, invalid, invalidChunk,
-  normalizeType, readAll, sessionNotFound, stagedKey, toView, tooLarge, type Session, type SessionRecord, type StartUpload,
+  bounded, checkName, checkProjectId, checkSha256, chunkInFlight, completing, fileKey, invalid, invalidChunk,
+  normalizeType, readAll, sessionNotFound, stagedKey, toView, tooLarge, writing, type Session, type SessionRecord, type StartUpload,
   type StoredFile, type UploadOwner, type UploadSessionView
 } from './upload-session.js'
 
@@ -32,6 +32,8 @@ export const DEFAULT_UPLOAD_TTL_SECONDS = 24 * 60 * 60
 export const MAX_CHUNKS = 10_000
 // A completer that dies mid-way loses its claim after this long and another request may complete.
 const COMPLETE_LEASE_MS = 15 * 60_000
+// Likewise a chunk writer that dies: its unfinished write stops holding off completers.
+const WRITE_LEASE_MS = 15 * 60_000
 // Finished sessions are kept this long past expiry so a late retry of complete still gets its file.
 const RETENTION_MS = 7 * 24 * 60 * 60_000
 const SWEEP_BATCH = 200
@@ -87,6 +89,8 @@ export class UploadSessions {
       chunkCount,
       received: [],
       writes: 0,
+      writers: 0,
+      writersUntil: null,
       status: 'open',
       completer: null,
       completingUntil: null,
@@ -107,9 +111,9 @@ export class UploadSessions {
 
   /**
    * Stores chunk `index`; sending an index again replaces it. The index
-   * leaves `received` while its bytes are written: a completer claims only a
-   * session with every chunk received, so it never seals under a write, in
-   * this process or another.
+   * leaves `received` and the session counts a writer while the bytes go
+   * down; a completer claims only a session with every chunk received and no
+   * writer, so it never seals under a write, in this process or another.
    */
   async putChunk (sessionId: string, owner: UploadOwner, index: number, body: Buffer | Readable): Promise<UploadSessionView> {
     const session = await this.load(sessionId, owner)
@@ -124,9 +128,10 @@ export class UploadSessions {
     // Whole before it touches the staged bytes: a stream that breaks off must not leave half a chunk over a good one.
     const tooLong = (): Error => invalidChunk(`The chunk must be exactly ${expected} bytes`, { expected })
     const bytes = Buffer.isBuffer(body) ? body : await readAll(Readable.from(bounded(body, { max: expected, exact: true, onTooLong: tooLong })))
+    const started = this.deps.clock.now()
     const writable = await this.sessions.updateOne(
-      { _id: session._id, status: 'open', expiresAt: { $gt: this.deps.clock.now() } },
-      { $pull: { received: index } }
+      { _id: session._id, status: 'open', expiresAt: { $gt: started } },
+      { $pull: { received: index }, $inc: { writers: 1 }, $set: { writersUntil: new Date(started.getTime() + WRITE_LEASE_MS) } }
     )
     if (writable.matchedCount === 0) {
       await this.settleLateChunk(session._id, true)
@@ -136,6 +141,7 @@ export class UploadSessions {
     try {
       await this.files.writePart(key, index * session.chunkSize, bytes)
     } catch (error) {
+      await this.releaseWriter(session._id)
       // An abort or the sweep may have removed the staged bytes under the write: report that, not the I/O error.
       await this.settleLateChunk(session._id, false)
       throw error
@@ -143,13 +149,14 @@ export class UploadSessions {
     const now = this.deps.clock.now()
     const updated = await this.sessions.findOneAndUpdate(
       { _id: session._id, status: 'open', expiresAt: { $gt: now } },
-      { $addToSet: { received: index }, $inc: { writes: 1 }, $set: { updatedAt: now } },
+      { $addToSet: { received: index }, $inc: { writes: 1, writers: -1 }, $set: { updatedAt: now } },
       { returnDocument: 'after' }
     )
     if (updated !== null) {
-      this.digests.add(session._id, index, bytes)
+      this.digests.add(session._id, index, bytes, updated.writes)
       return toView(updated, now)
     }
+    await this.releaseWriter(session._id)
     await this.settleLateChunk(session._id, true)
     throw sessionNotFound()
   }
@@ -168,6 +175,7 @@ export class UploadSessions {
     if (session.status === 'completing' && session.completingUntil !== null && session.completingUntil > now) throw completing()
     const missing = toView(session, now).missing
     if (missing.length > 0) throw conflict('APP_UPLOAD_INCOMPLETE', `${missing.length} chunk(s) are missing`, { missing })
+    if (writing(session, now)) throw chunkInFlight()
 
     const completer = this.deps.newId()
     const claimed = await this.sessions.findOneAndUpdate(
@@ -175,7 +183,10 @@ export class UploadSessions {
         _id: session._id,
         received: { $size: session.chunkCount },
         expiresAt: { $gt: now },
-        $or: [{ status: 'open' }, { status: 'completing', completingUntil: { $lt: now } }]
+        $and: [
+          { $or: [{ status: 'open' }, { status: 'completing', completingUntil: { $lt: now } }] },
+          { $or: [{ writers: { $lte: 0 } }, { writersUntil: { $lt: now } }] }
+        ]
       },
       { $set: { status: 'completing', completer, completingUntil: new Date(now.getTime() + COMPLETE_LEASE_MS), updatedAt: now } },
       { returnDocument: 'after' }
@@ -184,6 +195,7 @@ export class UploadSessions {
       const current = await this.load(sessionId, owner)
       if (current.status === 'completed' && current.file !== null) return current.file
       this.assertLive(current, this.deps.clock.now())
+      if (current.status === 'open' && writing(current, this.deps.clock.now())) throw chunkInFlight()
       throw completing()
     }
 
@@ -339,7 +351,28 @@ export class UploadSessions {
       _id: sessionId, projectId: owner.projectId, table: owner.table, recordId: owner.recordId, field: owner.field
     })
     if (session === null) throw sessionNotFound()
-    return session
+    return session.writes === undefined ? await this.restartLegacy(session) : session
+  }
+
+  /**
+   * A session started before chunks were staged in place kept each chunk as
+   * an object of its own, which sealing does not read: its chunks are
+   * dropped and counted missing, so the client sends them again.
+   */
+  private async restartLegacy (session: Session): Promise<Session> {
+    if (session.status !== 'open') return { ...session, writes: 0, writers: 0, writersUntil: null }
+    await this.files.deletePrefix(stagedKey(session._id))
+    const restarted = await this.sessions.findOneAndUpdate(
+      { _id: session._id, writes: { $exists: false } },
+      { $set: { received: [], writes: 0, writers: 0, writersUntil: null, updatedAt: this.deps.clock.now() } },
+      { returnDocument: 'after' }
+    )
+    return restarted ?? await this.sessions.findOne({ _id: session._id }) ?? session
+  }
+
+  /** Lets go of a chunk write that did not land; whatever became of the session. */
+  private async releaseWriter (sessionId: string): Promise<void> {
+    await this.sessions.updateOne({ _id: sessionId }, { $inc: { writers: -1 } }).catch(() => {})
   }
 
   /** Refuses sessions that are gone: expired (even before the sweep marked them) or aborted. */
@@ -362,7 +395,7 @@ export class UploadSessions {
   private async settleLateChunk (sessionId: string, always: boolean): Promise<void> {
     const current = await this.sessions.findOne({ _id: sessionId })
     if (!always && current !== null && current.status === 'open' && current.expiresAt > this.deps.clock.now()) return
-    if (current === null || current.status === 'aborted' || current.status === 'expired') {
+    if (current === null || current.status === 'aborted' || current.status === 'expired' || current.status === 'completed') {
       this.digests.forget(sessionId)
       await this.files.deletePrefix(stagedKey(sessionId))
     }

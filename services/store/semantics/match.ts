@@ -39,7 +39,7 @@ function scalarEquality (filter: unknown): ((doc: Document) => boolean) | null {
   if (keys.length === 0 || keys.length > 4) return null
   for (const key of keys) {
     const value = filter[key]
-    if (!PLAIN_FIELD.test(key)) return null
+    if (key === '__proto__' || !PLAIN_FIELD.test(key)) return null
     if (typeof value !== 'string' && typeof value !== 'boolean' && !(typeof value === 'number' && !Number.isNaN(value))) return null
   }
   const values = keys.map((key) => filter[key])

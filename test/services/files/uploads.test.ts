@@ -216,6 +216,54 @@ t.test('a chunk being rewritten counts as missing, so complete never seals under
   t.equal((await uploads.complete(session.id, owner, attach)).sha256, sha256(data))
 })
 
+t.test('two sends of one chunk at once: complete waits for both, and the file is what is on disk', async (t) => {
+  const { uploads, files, store, clock, attach } = await setup(t)
+  const data = randomBytes(2 * CHUNK)
+  const parts = pieces(data)
+  const session = await uploads.start(owner, { name: 'r.bin', size: data.length, type: 'application/octet-stream' })
+  await uploads.putChunk(session.id, owner, 0, parts[0])
+  const other = randomBytes(CHUNK)
+  let release = (): void => {}
+  const gate = new Promise<void>((resolve) => { release = resolve })
+  const writePart = files.writePart.bind(files)
+  let held = false
+  files.writePart = async (key, offset, body) => {
+    if (!held && body === other) { held = true; await gate }
+    await writePart(key, offset, body)
+  }
+  const slow = uploads.putChunk(session.id, owner, 1, other)
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  await uploads.putChunk(session.id, owner, 1, parts[1])
+  t.match(await uploads.status(session.id, owner), { missing: [] }, 'the faster send landed')
+  await t.rejects(uploads.complete(session.id, owner, attach), { code: 'APP_UPLOAD_CHUNK_IN_FLIGHT', status: 409 }, 'not while the other is still writing')
+  release()
+  await slow
+  const file = await uploads.complete(session.id, owner, attach)
+  t.equal(file.sha256, sha256(Buffer.concat([parts[0], other])), 'the last write wins, and the recorded sha256 is of those bytes')
+
+  // A writer that died holds completers off only until its lease runs out.
+  const stuck = await uploads.start(owner, { name: 's.bin', size: data.length, type: 'application/octet-stream' })
+  for (const [i, part] of parts.entries()) await uploads.putChunk(stuck.id, owner, i, part)
+  await store.collection(UPLOAD_SESSIONS_COLLECTION).updateOne({ _id: stuck.id }, { $inc: { writers: 1 }, $set: { writersUntil: new Date(clock.nowMs() + 15 * 60_000) } })
+  await t.rejects(uploads.complete(stuck.id, owner, attach), { code: 'APP_UPLOAD_CHUNK_IN_FLIGHT' })
+  clock.advance(15 * 60_000 + 1)
+  t.equal((await uploads.complete(stuck.id, owner, attach)).sha256, sha256(data), 'completable once the lease lapsed')
+})
+
+t.test('a session from before in-place staging has its chunks sent again', async (t) => {
+  const { uploads, files, store, objects, attach } = await setup(t)
+  const data = randomBytes(2 * CHUNK)
+  const parts = pieces(data)
+  const session = await uploads.start(owner, { name: 'old.bin', size: data.length, type: 'application/octet-stream' })
+  // As the earlier layout left it: one object per chunk, every chunk received, no write counters.
+  for (const [i, part] of parts.entries()) await files.write(`uploads/${session.id}/${i}`, part)
+  await store.collection(UPLOAD_SESSIONS_COLLECTION).updateOne({ _id: session.id }, { $set: { received: [0, 1] }, $unset: { writes: '', writers: '', writersUntil: '' } })
+  t.match(await uploads.status(session.id, owner), { status: 'open', received: [], missing: [0, 1] }, 'every chunk is missing again')
+  t.same(objects('uploads'), [], 'and the old chunk objects are gone')
+  for (const [i, part] of parts.entries()) await uploads.putChunk(session.id, owner, i, part)
+  t.equal((await uploads.complete(session.id, owner, attach)).sha256, sha256(data))
+})
+
 t.test('complete trusts the digest taken on arrival only when it saw every chunk write', async (t) => {
   const { uploads, files, store, clock, attach } = await setup(t)
   const data = randomBytes(3 * CHUNK)

@@ -256,3 +256,8 @@ t.test('the scalar-equality fast path agrees with the general matcher', async t 
   }, `compileFilter agrees with matches on ${RUNS * 4} random pairs`)
   t.ok(matched > 0, `some matched (${matched})`)
 })
+
+t.test('the fast path leaves field names it cannot vouch for to the general matcher', async t => {
+  t.throws(() => compileFilter(JSON.parse('{"__proto__":"x"}') as Filter), { message: /__proto__/ }, 'refused, as the general matcher refuses it')
+  t.throws(() => compileFilter({ 'a.b': 1, $where: 'x' } as unknown as Filter), 'an operator is never taken for a field')
+})
