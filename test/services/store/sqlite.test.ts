@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { deepStrictEqual } from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -17,11 +17,20 @@ import { planOrder, whereOf } from '../../../services/store/sqlite/query.js'
 import { cachedShapeCount } from '../../../services/store/sqlite/plans.js'
 import { compileSqlFilter } from '../../../services/store/sqlite/sql-filter.js'
 import { filterContext } from '../../../services/store/sqlite/indexes.js'
-import type { Document, Filter, FindOptions, IndexKey, Projection, Sort } from '../../../services/store/types.js'
+import type { Document, Filter, FindOptions, IndexKey, Projection, Sort, Store } from '../../../services/store/types.js'
 import { storeConformance } from './conformance.js'
 
 /** Another connection's commits become visible to reads at the next event-loop iteration (Connection.beginTurn). */
 const nextTurn = async (): Promise<void> => { await new Promise((resolve) => setImmediate(resolve)) }
+
+/** Two stores on one new file, as two processes would open it; both closed and the file removed at the end. */
+function twoStores (t: Test, name: string): { first: Store, second: Store } {
+  const shared = mkdtempSync(join(tmpdir(), `plinth-${name}-`))
+  const first = openSqliteStore({ file: join(shared, 'plinth.db') })
+  const second = openSqliteStore({ file: join(shared, 'plinth.db') })
+  t.teardown(async () => { await first.close(); await second.close(); rmSync(shared, { recursive: true, force: true }) })
+  return { first, second }
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'plinth-sqlite-'))
 const file = join(dir, 'plinth.db')
@@ -92,10 +101,7 @@ t.test('declared indexes serve equality and range filters', async (t) => {
 })
 
 t.test('two stores on one file see each other and keep uniqueness', async (t) => {
-  const sharedDir = mkdtempSync(join(tmpdir(), 'plinth-shared-'))
-  const first = openSqliteStore({ file: join(sharedDir, 'plinth.db') })
-  const second = openSqliteStore({ file: join(sharedDir, 'plinth.db') })
-  t.teardown(async () => { await first.close(); await second.close(); rmSync(sharedDir, { recursive: true, force: true }) })
+  const { first, second } = twoStores(t, 'shared')
   await first.collection('users').insertOne({ _id: 'u1', email: 'a@x', tags: 'one' })
   await nextTurn()
   t.same(await second.collection('users').findOne({ _id: 'u1' }), { _id: 'u1', email: 'a@x', tags: 'one' })
@@ -123,10 +129,7 @@ t.test('two stores on one file see each other and keep uniqueness', async (t) =>
 })
 
 t.test('reads in one event-loop turn share a snapshot; own writes are seen at once, others\' from the next turn', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'plinth-turns-'))
-  const first = openSqliteStore({ file: join(dir, 'plinth.db') })
-  const second = openSqliteStore({ file: join(dir, 'plinth.db') })
-  t.teardown(async () => { await first.close(); await second.close(); rmSync(dir, { recursive: true, force: true }) })
+  const { first, second } = twoStores(t, 'turns')
   const mine = first.collection('keys')
   await mine.insertOne({ _id: 'k1', revoked: false })
   t.same(await mine.findOne({ _id: 'k1' }), { _id: 'k1', revoked: false }, 'an insert is read back in the same turn')
@@ -164,10 +167,7 @@ t.test('reads in one event-loop turn share a snapshot; own writes are seen at on
 })
 
 t.test('pages of a query share the document cache and still hand out copies that follow every write', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'plinth-pages-'))
-  const first = openSqliteStore({ file: join(dir, 'plinth.db') })
-  const second = openSqliteStore({ file: join(dir, 'plinth.db') })
-  t.teardown(async () => { await first.close(); await second.close(); rmSync(dir, { recursive: true, force: true }) })
+  const { first, second } = twoStores(t, 'pages')
   const mine = first.collection('pages')
   const theirs = second.collection('pages')
   await mine.insertMany([{ _id: 'a', n: 1, tags: ['x'] }, { _id: 'b', n: 2, tags: ['y'] }])
@@ -189,10 +189,7 @@ t.test('pages of a query share the document cache and still hand out copies that
 })
 
 t.test('the state stamp holds while nothing readable changed and moves on every change', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'plinth-stamp-'))
-  const first = openSqliteStore({ file: join(dir, 'plinth.db') })
-  const second = openSqliteStore({ file: join(dir, 'plinth.db') })
-  t.teardown(async () => { await first.close(); await second.close(); rmSync(dir, { recursive: true, force: true }) })
+  const { first, second } = twoStores(t, 'stamp')
   const mine = first.collection('stamps')
   await mine.insertOne({ _id: 'a', n: 1 })
   await nextTurn()
