@@ -6,6 +6,7 @@ import { AppError, badRequest } from '../../services/errors.js'
 import { etagFor, ifNoneMatch, parseRange } from '../../services/files/range.js'
 import { MAX_MULTIPART_SIZE } from '../../plugins/files.js'
 import { contentDisposition } from './content-disposition.js'
+import { readChunkBodies } from './chunk-bodies.js'
 
 const tags = ['data']
 const security: Array<Record<string, string[]>> = [{ projectAuth: [] }, { platformAuth: [] }, {}]
@@ -25,7 +26,7 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const target = (params: { projectId: string, table: string, id: string, field: string }) =>
     ({ projectId: params.projectId, table: params.table, id: params.id, field: params.field })
 
-  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: chunkLimit }, (_request, body, done) => { done(null, body) })
+  readChunkBodies(app, chunkLimit)
   await app.register(multipart, { limits: { files: 1, fields: 10, parts: 12, fileSize: MAX_MULTIPART_SIZE + 1 } })
 
   const sessions = '/:table/:id/files/:field/upload-sessions'

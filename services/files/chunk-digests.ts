@@ -53,7 +53,8 @@ export class ChunkDigests {
         this.lose(digest)
         return
       }
-      digest.pending.set(index, bytes)
+      // A copy: the caller may reuse its buffer once the chunk is written.
+      digest.pending.set(index, Buffer.from(bytes))
       this.pendingBytes += bytes.length
       return
     }

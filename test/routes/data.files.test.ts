@@ -1,6 +1,8 @@
 import t, { type Test } from 'tap'
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, readdirSync } from 'node:fs'
+import { request } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { buildTestApp, call, signUp, type TestApp } from '../helper.js'
 import type { LocalFileStore } from '../../services/files/local-file-store.js'
@@ -288,4 +290,49 @@ t.test('bad input is refused in the envelope, never a 500', async (t) => {
 
   const tooBig = await uploadWhole(app, `${posts}/${id}/files/cover`, ann.auth, 'big.png', 'image/png', Buffer.concat([PNG, Buffer.alloc(MB)]))
   t.same([tooBig.status, tooBig.body.code], [413, 'APP_FILE_TOO_LARGE'], 'multipart uploads stop at the field\'s maxSize')
+})
+
+/** One PUT over a real socket; `cut` sends that many body bytes and then drops the connection. */
+async function rawPut (port: number, path: string, headers: Headers, body: Buffer, options: { chunked?: boolean, cut?: number } = {}): Promise<{ status: number, body: { code?: string, data?: { missing: number[] } } } | 'dropped'> {
+  return await new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method: 'PUT', headers: { ...headers, 'content-type': 'application/octet-stream', ...(options.chunked === true ? {} : { 'content-length': String(body.length) }) } }, (res) => {
+      const parts: Buffer[] = []
+      res.on('data', (part: Buffer) => parts.push(part))
+      res.on('end', () => { resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(parts).toString()) }) })
+    })
+    req.on('error', (error) => { if (options.cut !== undefined) resolve('dropped'); else reject(error) })
+    if (options.cut !== undefined) {
+      req.write(body.subarray(0, options.cut), () => { setTimeout(() => { req.destroy() }, 20) })
+      return
+    }
+    if (options.chunked === true) for (let at = 0; at < body.length; at += 100_000) req.write(body.subarray(at, at + 100_000))
+    req.end(options.chunked === true ? undefined : body)
+  })
+}
+
+t.test('over a real socket: chunks with and without a length, one cut off mid-body, sends at once into reused buffers', async (t) => {
+  const { app, posts, ann, newPost } = await blog(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const port = (app.server.address() as AddressInfo).port
+  const id = await newPost()
+  const data = randomBytes(3 * app.files.chunkSize + 12_345)
+  const base = `${posts}/${id}/files/attachment/upload-sessions`
+  const started = await call(app, 'POST', base, ann.auth, { name: 'socket.bin', size: data.length, type: 'application/octet-stream', sha256: sha256(data) })
+  const { id: sessionId, chunkSize, chunkCount } = started.body.data as { id: string, chunkSize: number, chunkCount: number }
+  const chunkUrl = (i: number): string => `${base}/${sessionId}/chunks/${i}`
+  const chunk = (i: number): Buffer => data.subarray(i * chunkSize, (i + 1) * chunkSize)
+
+  t.equal(await rawPut(port, chunkUrl(0), ann.auth, chunk(0), { cut: 1000 }), 'dropped', 'the client drops mid-chunk')
+  t.match(await rawPut(port, chunkUrl(1), ann.auth, chunk(1), { chunked: true }), { status: 200 }, 'a chunk without a Content-Length')
+  t.match(await rawPut(port, chunkUrl(2), ann.auth, Buffer.concat([chunk(2), Buffer.alloc(chunkSize)]), { chunked: true }), { status: 413, body: { code: 'APP_PAYLOAD_TOO_LARGE' } }, 'one that runs past any chunk size, without a Content-Length')
+  const status = await call(app, 'GET', `${base}/${sessionId}`, ann.auth)
+  t.same(status.body.data.missing, [0, 2, 3], 'the cut-off chunk is missing, not half there')
+  const sends = await Promise.all([0, 2, 3].map(async (i) => await rawPut(port, chunkUrl(i), ann.auth, chunk(i))))
+  t.same(sends.map((sent) => sent === 'dropped' ? 0 : sent.status), [200, 200, 200], 'three sends at once')
+  t.equal(chunkCount, 4)
+  const completed = await call(app, 'POST', `${base}/${sessionId}/complete`, ann.auth)
+  t.equal(completed.status, 200)
+  t.equal(completed.body.data.file.sha256, sha256(data), 'no send saw another\'s bytes through a reused buffer')
+  const downloaded = await download(app, `${posts}/${id}/files/attachment/${completed.body.data.file.id as string}`, ann.auth)
+  t.equal(sha256(downloaded.raw), sha256(data))
 })
