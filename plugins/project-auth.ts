@@ -57,6 +57,8 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
   const auth = new ProjectAuth({
     users,
     tokens,
+    clock: systemClock,
+    stateStamp: () => app.store.stateStamp(),
     findProject: async (projectId) => await app.projects.findById(projectId),
     sweepDeleted: async (projectId) => { await app.projects.purge(projectId) }
   })

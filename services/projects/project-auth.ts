@@ -1,4 +1,6 @@
 import { forbidden, notFound } from '../errors.js'
+import type { Clock } from '../clock.js'
+import { StateMemo } from '../state-memo.js'
 import type { ProjectTokens } from './project-tokens.js'
 import type { ProjectUsers, ProjectUser } from './project-users.js'
 
@@ -12,6 +14,8 @@ export interface ProjectSession {
 
 interface ProjectState { id: string, authEnabled: boolean }
 
+export interface VerifyAnswer { valid: boolean, user?: ProjectUser }
+
 /**
  * End-user auth of one project: public register and login while the project
  * has auth on, the caller's profile, verification for the project's servers,
@@ -19,13 +23,20 @@ interface ProjectState { id: string, authEnabled: boolean }
  * the rules that join them to the project's auth switch.
  */
 export class ProjectAuth {
+  private readonly answers: StateMemo<{ answer: VerifyAnswer, until: number }>
+
   constructor (private readonly deps: {
     users: ProjectUsers
     tokens: ProjectTokens
+    clock: Clock
+    /** The Store's state stamp (Store.stateStamp). */
+    stateStamp: () => number | null
     findProject: (projectId: string) => Promise<ProjectState | null>
     /** Removes what a deleted project left behind (idempotent). */
     sweepDeleted: (projectId: string) => Promise<void>
-  }) {}
+  }) {
+    this.answers = new StateMemo(deps.stateStamp)
+  }
 
   async register (projectId: string, input: { email: string, password: string, extraFields?: Record<string, unknown> }): Promise<ProjectSession> {
     await this.requireAuthOn(projectId)
@@ -50,10 +61,23 @@ export class ProjectAuth {
     return await this.deps.users.findById(projectId, claims.userId)
   }
 
-  async verify (projectId: string, token: string): Promise<{ valid: boolean, user?: ProjectUser }> {
+  /**
+   * A project's servers ask this for every request they serve, so a valid
+   * answer is reused while the Store's state holds and the token lives;
+   * refusals are always worked out afresh.
+   */
+  async verify (projectId: string, token: string): Promise<VerifyAnswer> {
+    const key = `${projectId}\n${token}`
+    const stamp = this.answers.stamp()
+    const known = this.answers.get(key, stamp)
+    if (known !== undefined && known.until > this.deps.clock.nowMs()) return known.answer
     const project = await this.deps.findProject(projectId)
-    const user = project === null || !project.authEnabled ? null : await this.userOf(projectId, token)
-    return user === null ? { valid: false } : { valid: true, user }
+    const claims = project === null || !project.authEnabled ? null : this.deps.tokens.verify(projectId, token)
+    const user = claims === null ? null : await this.deps.users.findById(projectId, claims.userId)
+    if (claims === null || user === null) return { valid: false }
+    const answer = { valid: true, user }
+    this.answers.set(key, stamp, { answer, until: claims.expiresAtMs })
+    return answer
   }
 
   /** For the API tester: works whether or not auth is on, but only for an existing end user. */

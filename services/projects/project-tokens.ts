@@ -64,7 +64,7 @@ export class ProjectTokens {
   }
 
   /** Null for anything but a live, untampered project JWT of exactly this project. */
-  verify (projectId: string, token: string): { userId: string } | null {
+  verify (projectId: string, token: string): { userId: string, expiresAtMs: number } | null {
     if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null
     const cacheKey = `${projectId}\n${token}`
     let claims = this.verified.get(cacheKey)
@@ -82,7 +82,7 @@ export class ProjectTokens {
     }
     // Checked again on a cache hit, so no cache-key collision can answer for another project.
     if (claims.pid !== projectId) return null
-    return { userId: claims.sub }
+    return { userId: claims.sub, expiresAtMs: claims.exp * 1000 }
   }
 
   private checkClaims (payload: unknown, projectId: string): ProjectClaims | null {

@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import { createHmac } from 'node:crypto'
 import { buildTestApp, signUp, type TestApp, call } from '../helper.js'
+import { PROJECT_USERS_TABLE, projectCollectionName } from '../../services/projects/naming.js'
 
 type Headers = Record<string, string>
 
@@ -196,4 +197,22 @@ t.test('login is rate-limited per project and address', async (t) => {
   t.ok(Number(limited.headers['retry-after']) > 0, 'with Retry-After')
   const other = await newProject('Other')
   t.equal((await call(app, 'POST', `${other.base}/login`, {}, { email: 'who@example.com', password: 'wrong password' })).status, 401, 'another project has its own budget')
+})
+
+t.test('a verify answer follows every change: the user\'s fields, auth off and on, the user deleted', async (t) => {
+  const { app, owner, newProject } = await setup(t)
+  const shop = await newProject('Shop')
+  const session = (await call(app, 'POST', `${shop.base}/register`, {}, { email: 'ann@example.com', password: 'long enough 1', extraFields: { team: 'red' } })).body.data
+  const verify = async () => (await call(app, 'POST', `${shop.base}/verify`, bearer(shop.service), { token: session.token })).body.data
+  t.match(await verify(), { valid: true, user: { team: 'red' } })
+  t.match(await verify(), { valid: true, user: { team: 'red' } }, 'asked again in the same state')
+  const users = app.store.collection(projectCollectionName(shop.id, PROJECT_USERS_TABLE))
+  await users.updateOne({ _id: session.user.id }, { $set: { team: 'blue' } })
+  t.match(await verify(), { valid: true, user: { team: 'blue' } }, 'a changed field shows at once')
+  await call(app, 'POST', `/api/projects/${shop.id}/auth/toggle`, owner.auth, { enabled: false })
+  t.same(await verify(), { valid: false }, 'auth off')
+  await call(app, 'POST', `/api/projects/${shop.id}/auth/toggle`, owner.auth, { enabled: true })
+  t.match(await verify(), { valid: true }, 'auth on again')
+  await users.deleteOne({ _id: session.user.id })
+  t.same(await verify(), { valid: false }, 'the user deleted')
 })
