@@ -32,4 +32,14 @@ export class StateMemo<V> {
     if (this.entries.size >= this.maxEntries && !this.entries.has(key)) this.entries.delete(this.entries.keys().next().value as string)
     this.entries.set(key, { stamp, value: deepFreeze(value) })
   }
+
+  /** The answer for `key`: the one worked out in the current state, or `compute`'s, kept for next time. */
+  async remember (key: string, compute: () => Promise<V>): Promise<V> {
+    const stamp = this.stamp()
+    const known = this.get(key, stamp)
+    if (known !== undefined) return known
+    const value = await compute()
+    this.set(key, stamp, value)
+    return value
+  }
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { errorCodes } from 'fastify'
+import { badRequest } from '../../services/errors.js'
 
 /**
  * Upload chunk bodies (`application/octet-stream`) read into reused buffers
@@ -60,7 +61,9 @@ export function readChunkBodies (app: FastifyInstance, limit: number): void {
     }
     payload.on('data', onData)
     payload.once('end', () => { settle(null) })
-    payload.once('error', (error) => { settle(error) })
-    payload.once('close', () => { if (!payload.readableEnded) settle(new Error('The request was closed before its body arrived')) })
+    // A client that goes away mid-body is its own doing, not a server failure to log as one.
+    const cutOff = (): void => { settle(badRequest('APP_BODY_INCOMPLETE', 'The request ended before its body arrived')) }
+    payload.once('error', cutOff)
+    payload.once('close', () => { if (!payload.readableEnded) cutOff() })
   })
 }

@@ -167,17 +167,13 @@ export class CollectionDefinitions {
     return records.map((record) => toCollectionView(toDef(record)))
   }
 
-  /** One primary-key read: the records API calls this on every request. */
   /** Every data request asks this, so the answer is reused while the Store's state holds; it is frozen. */
   async find (projectId: string, name: string): Promise<CollectionDef | null> {
     const id = definitionId(projectId, name)
-    const stamp = this.found.stamp()
-    const known = this.found.get(id, stamp)
-    if (known !== undefined) return known
-    const record = await this.records.findOne({ _id: id })
-    const def = record === null ? null : toDef(record)
-    this.found.set(id, stamp, def)
-    return def
+    return await this.found.remember(id, async () => {
+      const record = await this.records.findOne({ _id: id })
+      return record === null ? null : toDef(record)
+    })
   }
 
   async get (projectId: string, name: string): Promise<CollectionView> {

@@ -61,19 +61,8 @@ export class LocalFileStore implements FileStore {
     return this.objectPath(key).slice(0, -OBJECT_SUFFIX.length) + STAGED_SUFFIX
   }
 
+  /** A temp file beside the target, synced and renamed into place, so readers see the old object or the whole new one. */
   async write (key: string, body: Buffer | Readable): Promise<ObjectInfo> {
-    return await this.writeAtomically(key, async (handle) => {
-      const digest = digesting(body)
-      for await (const chunk of digest.chunks) await writeFully(handle, chunk)
-      return digest.result()
-    })
-  }
-
-  /**
-   * Writes a temp file beside the target with `fill`, syncs it and renames it
-   * into place, so readers see the old object or the whole new one.
-   */
-  private async writeAtomically (key: string, fill: (handle: FileHandle) => Promise<ObjectInfo>): Promise<ObjectInfo> {
     const target = this.objectPath(key)
     const dir = dirname(target)
     await mkdir(dir, { recursive: true })
@@ -82,7 +71,8 @@ export class LocalFileStore implements FileStore {
     let handleOpen = true
     let committed = false
     try {
-      const info = await fill(handle)
+      const digest = digesting(body)
+      for await (const chunk of digest.chunks) await writeFully(handle, chunk)
       // Data on disk before the name points at it: a crash must not leave a renamed but empty file.
       await handle.sync()
       await handle.close()
@@ -90,7 +80,7 @@ export class LocalFileStore implements FileStore {
       await rename(temp, target)
       committed = true
       await syncDirectory(dir)
-      return info
+      return digest.result()
     } finally {
       if (handleOpen) await handle.close().catch(() => {})
       if (!committed) await rm(temp, { force: true })

@@ -152,14 +152,10 @@ export class ProjectUsers {
 
   /** Asked by every end-user request (auth/me, verify), so the answer is reused while the Store's state holds; it is frozen. */
   async findById (projectId: string, userId: string): Promise<ProjectUser | null> {
-    const key = `${projectId}\n${userId}`
-    const stamp = this.found.stamp()
-    const known = this.found.get(key, stamp)
-    if (known !== undefined) return known
-    const record = await this.collection(projectId).findOne({ _id: userId })
-    const user = record === null ? null : toProjectUser(record)
-    this.found.set(key, stamp, user)
-    return user
+    return await this.found.remember(`${projectId}\n${userId}`, async () => {
+      const record = await this.collection(projectId).findOne({ _id: userId })
+      return record === null ? null : toProjectUser(record)
+    })
   }
 
   private collection (projectId: string): StoreCollection<ProjectUserRecord> {

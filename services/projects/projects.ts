@@ -90,14 +90,11 @@ export class Projects {
 
   /** Every authenticated data request asks this, so the answer is reused while the Store's state holds; it is frozen. */
   async findById (projectId: string): Promise<Project | null> {
-    const stamp = this.found.stamp()
-    const known = this.found.get(projectId, stamp)
-    if (known !== undefined) return known
-    // By primary key alone (the Store's fastest read); the deletion mark is checked here.
-    const record = await this.records.findOne({ _id: projectId })
-    const project = record === null || record.deletedAt !== null ? null : toProject(record)
-    this.found.set(projectId, stamp, project)
-    return project
+    return await this.found.remember(projectId, async () => {
+      // By primary key alone (the Store's fastest read); the deletion mark is checked here.
+      const record = await this.records.findOne({ _id: projectId })
+      return record === null || record.deletedAt !== null ? null : toProject(record)
+    })
   }
 
   async get (projectId: string): Promise<Project> {

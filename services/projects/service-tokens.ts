@@ -100,16 +100,9 @@ export class ServiceTokens {
    * the request is for.
    */
   async authenticate (token: string): Promise<ServiceTokenIdentity | null> {
-    if (typeof token !== 'string') return null
+    if (typeof token !== 'string' || !isWellFormedPat(token, this.deps.prefix)) return null
     // The stored record, reused while the Store's state holds: a revocation, expiry change or lastUsedAt write moves it.
-    // Only well-formed tokens are ever remembered, so a hit needs no second look at the format.
-    const stamp = this.found.stamp()
-    let record = this.found.get(token, stamp)
-    if (record === undefined) {
-      if (!isWellFormedPat(token, this.deps.prefix)) return null
-      record = await this.tokens.findOne({ _id: hashToken(token) })
-      this.found.set(token, stamp, record)
-    }
+    const record = await this.found.remember(token, async () => await this.tokens.findOne({ _id: hashToken(token) }))
     const now = this.deps.clock.now()
     if (record === null || record.revokedAt !== null) return null
     if (record.expiresAt !== null && record.expiresAt <= now) return null

@@ -28,3 +28,15 @@ t.test('shared answers are frozen, and the memo is bounded', async (t) => {
   t.equal(memo.get('a', 7), undefined, 'the oldest went first')
   t.same(memo.get('b', 7), { tags: [] })
 })
+
+t.test('remember computes once per state of the data', async (t) => {
+  let stamp = 1
+  let computed = 0
+  const memo = new StateMemo<{ n: number }>(() => stamp)
+  const ask = async (): Promise<{ n: number }> => await memo.remember('k', async () => ({ n: ++computed }))
+  t.same(await ask(), { n: 1 })
+  t.same(await ask(), { n: 1 }, 'reused')
+  t.ok(Object.isFrozen(await ask()))
+  stamp = 2
+  t.same(await ask(), { n: 2 }, 'worked out again once the state moved')
+})

@@ -6,7 +6,7 @@ import type {
 } from '../types.js'
 import { compileFilter, compileProjection, compileUpdate, seedFromFilter, validateSort } from '../semantics/index.js'
 import type { IdGenerator } from '../../ids.js'
-import { cloneDecoded, decodeDocument, encodeDocument } from './codec.js'
+import { decodeDocument, encodeDocument } from './codec.js'
 import type { CollectionMeta, Connection } from './connection.js'
 import { SqliteCursor } from './cursor.js'
 import { checkArrayKeys, createIndex, dropIndex, duplicateKeyError, isUniqueViolation, listIndexes, needsArrayWork, trackArrays } from './indexes.js'
@@ -154,10 +154,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
       if (isNoSuchTable(error)) return null
       throw error
     }
-    if (json === undefined) return null
-    const doc = decodeDocument(json)
-    const kept = connection.rememberDocument(this.collectionName, id, doc, json.length)
-    return project(kept ? cloneDecoded(doc) : doc) as WithId<T>
+    return json === undefined ? null : project(connection.rowDocument(this.collectionName, id, json)) as WithId<T>
   }
 
   /** Validates now (as the driver's find does) and returns the query to run later. */

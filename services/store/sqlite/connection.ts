@@ -217,11 +217,6 @@ export class Connection {
     return this.turn !== 'none' ? this.documents.get(collection, id) : undefined
   }
 
-  /** Offers `doc` to the cache; when it is kept (true), the caller must hand out a copy, never `doc` itself. */
-  rememberDocument (collection: string, id: string, doc: Document, jsonLength: number): boolean {
-    return this.turn !== 'none' && this.documents.remember(collection, id, doc, jsonLength)
-  }
-
   /**
    * The document a row holds: a copy of the cached one when it was read
    * before in this state of the file, else decoded and offered to the cache.
