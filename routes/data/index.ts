@@ -5,8 +5,10 @@ import {
 } from '../../schemas/records.js'
 import { badRequest } from '../../services/errors.js'
 import fileRoutes from './files.js'
+import { listPageJson } from './record-pages.js'
 
 const tags = ['data']
+const JSON_TYPE = 'application/json; charset=utf-8'
 // An end user's project JWT, a platform credential, or nothing where a rule is public.
 const security: Array<Record<string, string[]>> = [{ projectAuth: [] }, { platformAuth: [] }, {}]
 
@@ -34,16 +36,18 @@ const dataRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/:table', {
     schema: { operationId: 'listRecords', tags, summary: 'List records the caller\'s rule lets it see: filter, sort, cursor or offset pages, field selection', security, params: RecordParams, querystring: ListQuery, response: RecordResponses.list }
-  }, async (request) => {
+  }, async (request, reply) => {
     const { projectId, table } = request.params
-    return { success: true as const, data: await records.list(projectId, table, await app.dataCaller(request), request.query) }
+    const page = await records.list(projectId, table, await app.dataCaller(request), request.query)
+    return reply.type(JSON_TYPE).serializer(listPageJson).send({ success: true as const, data: page })
   })
 
   app.post('/:table/query', {
     schema: { operationId: 'queryRecords', tags, summary: 'List records with the filter in the body, for filters too long for a URL', security, params: RecordParams, body: QueryBody, response: RecordResponses.list }
-  }, async (request) => {
+  }, async (request, reply) => {
     const { projectId, table } = request.params
-    return { success: true as const, data: await records.list(projectId, table, await app.dataCaller(request), request.body) }
+    const page = await records.list(projectId, table, await app.dataCaller(request), request.body)
+    return reply.type(JSON_TYPE).serializer(listPageJson).send({ success: true as const, data: page })
   })
 
   app.get('/:table/:id', {

@@ -177,7 +177,12 @@ function decodeValue (value: unknown): unknown {
 }
 
 /** Opaque, signed keyset cursors: the position after a record, valid only for the same sort. */
+// Signatures are a pure function of the text; recent ones are kept because clients page through the same cursors.
+const REMEMBERED_SIGNATURES = 1024
+
 export class Cursors {
+  private readonly signatures = new Map<string, string>()
+
   constructor (private readonly key: Buffer) {}
 
   encode (keys: SortKey[], record: Document): string {
@@ -195,7 +200,13 @@ export class Cursors {
   }
 
   private sign (text: string): string {
-    return createHmac('sha256', this.key).update(text).digest('base64url').slice(0, 32)
+    let signature = this.signatures.get(text)
+    if (signature === undefined) {
+      signature = createHmac('sha256', this.key).update(text).digest('base64url').slice(0, 32)
+      if (this.signatures.size >= REMEMBERED_SIGNATURES) this.signatures.delete(this.signatures.keys().next().value as string)
+      this.signatures.set(text, signature)
+    }
+    return signature
   }
 }
 

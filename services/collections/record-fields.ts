@@ -5,6 +5,7 @@ import { MAX_NESTING, nestedDeeperThan } from '../nesting.js'
 import type { Document } from '../store/types.js'
 import type { FieldDefinitionT } from '../../schemas/collections.js'
 import { isoString } from '../iso-dates.js'
+import { deepFreeze } from '../deep-freeze.js'
 
 /** Kept by the service on every record; clients read them but never write them. */
 export const SYSTEM_FIELDS = new Set(['id', 'createdAt', 'updatedAt', 'version'])
@@ -195,4 +196,29 @@ export function toApiRecord (doc: Document, deny: ReadonlySet<string>, only: Rea
     out[name] = toJson(doc[name])
   }
   return out
+}
+
+// Per shared stored document (see FindOptions.shared), its API form under each deny mask.
+const sharedApiRecords = new WeakMap<Document, Map<string, ApiRecord>>()
+
+/**
+ * toApiRecord for documents read shared: a frozen stored document is one
+ * unchanged instance for as long as the Store keeps it, so its API form is
+ * made once per deny mask and handed out frozen too. Anything else (a field
+ * selection, a private copy) is converted afresh.
+ */
+export function sharedApiRecord (doc: Document, deny: ReadonlySet<string>, only: ReadonlySet<string> | null): ApiRecord {
+  if (only !== null || !Object.isFrozen(doc)) return toApiRecord(doc, deny, only)
+  const mask = deny.size === 0 ? '' : [...deny].join('\u0000')
+  let byMask = sharedApiRecords.get(doc)
+  if (byMask === undefined) {
+    byMask = new Map()
+    sharedApiRecords.set(doc, byMask)
+  }
+  let record = byMask.get(mask)
+  if (record === undefined) {
+    record = deepFreeze(toApiRecord(doc, deny))
+    byMask.set(mask, record)
+  }
+  return record
 }

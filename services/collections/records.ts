@@ -6,7 +6,7 @@ import type { Document, Store, StoreCollection, WithId } from '../store/types.js
 import { projectCollectionName } from '../projects/naming.js'
 import type { CollectionMethod, FieldDefinitionT, MethodSettingT } from '../../schemas/collections.js'
 import { andFilters, enforceCheck, resolveAccess, restrict, type Access, type DataCaller } from './access.js'
-import { fieldMap, recordValues, relationTargets, SYSTEM_FIELDS, toApiRecord, type ApiRecord, type FieldMap } from './record-fields.js'
+import { fieldMap, recordValues, relationTargets, sharedApiRecord, SYSTEM_FIELDS, toApiRecord, type ApiRecord, type FieldMap } from './record-fields.js'
 import { afterFilter, parseFilter, parseSort, storeSort, type Cursors } from './query.js'
 
 /** The slice of a collection definition the data API needs. */
@@ -86,10 +86,11 @@ export class Records {
     const limit = params.limit ?? 30
     if (params.cursor !== undefined && params.offset !== undefined) throw badRequest('APP_INVALID_QUERY', 'Give either cursor or offset, not both')
     const query = params.cursor === undefined ? filter : andFilters(filter, afterFilter(keys, this.deps.cursors.decode(params.cursor, keys)))
-    const docs = await records.find(query, { sort: storeSort(keys), limit: limit + 1, ...(params.offset === undefined ? {} : { skip: params.offset }) }).toArray()
+    // Read shared: documents (and their API form) unchanged since an earlier page are reused, not copied.
+    const docs = await records.find(query, { sort: storeSort(keys), limit: limit + 1, shared: true, ...(params.offset === undefined ? {} : { skip: params.offset }) }).toArray()
     const page = docs.slice(0, limit)
     return {
-      items: page.map((doc) => toApiRecord(doc, access.deny, only)),
+      items: page.map((doc) => sharedApiRecord(doc, access.deny, only)),
       nextCursor: docs.length > limit ? this.deps.cursors.encode(keys, page[page.length - 1]) : null,
       ...(params.count === true ? { total: await records.countDocuments(filter) } : {})
     }

@@ -71,12 +71,14 @@ class MongoStoreCollection<T extends Document> implements StoreCollection<T> {
 
   async findOne (filter: Filter = {}, options: FindOptions = {}): Promise<WithId<T> | null> {
     checkFind(filter, options)
-    return await this.raw.findOne(filter, options) as WithId<T> | null
+    const { shared: _shared, ...driverOptions } = options
+    return await this.raw.findOne(filter, driverOptions) as WithId<T> | null
   }
 
   find (filter: Filter = {}, options: FindOptions = {}): StoreCursor<WithId<T>> {
     checkFind(filter, options)
-    return this.raw.find(filter, options) as unknown as StoreCursor<WithId<T>>
+    const { shared: _shared, ...driverOptions } = options
+    return this.raw.find(filter, driverOptions) as unknown as StoreCursor<WithId<T>>
   }
 
   async countDocuments (filter: Filter = {}, options: CountOptions = {}): Promise<number> {

@@ -37,6 +37,13 @@ export interface FindOptions {
   skip?: number
   limit?: number
   projection?: Projection
+  /**
+   * Not a MongoDB option: the caller promises never to change what it gets,
+   * so an engine may hand out one frozen instance of a document to every such
+   * reader while the document is unchanged (the SQLite engine does; the
+   * MongoDB driver returns fresh documents regardless).
+   */
+  shared?: boolean
 }
 
 export interface CountOptions {

@@ -75,6 +75,40 @@ t.test('owner rules: two end users never see or touch each other\'s records', as
   t.same([readonly.status, readonly.body.code], [403, 'APP_READONLY_FIELD'])
 })
 
+t.test('list pages: each caller\'s mask over the same stored records, the JSON a get answers, changes seen at once', async (t) => {
+  const { app, admin, posts, ann } = await blog(t, {
+    list: { enabled: true, rule: { requireAuth: false, filter: { status: 'published' }, deny: ['meta'] } },
+    update: { enabled: true, rule: ownerRule }
+  })
+  for (const title of ['One', 'Two', 'Three']) {
+    const created = await call(app, 'POST', posts, ann.auth, { title, meta: { secret: title } })
+    await call(app, 'PUT', `${posts}/${created.body.data.id as string}`, ann.auth, { status: 'published', publishedAt: '2026-05-01T10:00:00Z' })
+  }
+  const publicPage = async () => await call(app, 'GET', `${posts}?limit=2`, {})
+  const adminPage = async () => await call(app, 'GET', `${posts}?limit=2`, admin.auth)
+  const first = await publicPage()
+  t.equal(first.status, 200)
+  t.match(first.headers['content-type'], /^application\/json; charset=utf-8/)
+  t.same(first.body.data.items.map((post: { title: string }) => post.title), ['One', 'Two'])
+  t.ok(first.body.data.items.every((post: Record<string, unknown>) => !('meta' in post) && !('_id' in post)), 'the public rule denies meta; _id never shows')
+  t.type(first.body.data.nextCursor, 'string')
+  const full = await adminPage()
+  t.same(full.body.data.items.map((post: { meta: unknown }) => post.meta), [{ secret: 'One' }, { secret: 'Two' }], 'an admin sees meta on the very records the public page just showed')
+  for (const item of full.body.data.items as Array<{ id: string }>) {
+    t.same(item, (await call(app, 'GET', `${posts}/${item.id}`, ann.auth)).body.data, 'a listed record is what get answers')
+  }
+  t.same((await publicPage()).body, first.body, 'the same page again')
+  t.notOk('meta' in (await publicPage()).body.data.items[0], 'and the mask still holds after an unmasked read')
+  const selected = await call(app, 'GET', `${posts}?limit=2&fields=title,meta`, admin.auth)
+  t.same(selected.body.data.items.map((post: Record<string, unknown>) => Object.keys(post).sort()), [['id', 'meta', 'title'], ['id', 'meta', 'title']])
+  const counted = await call(app, 'GET', `${posts}?limit=2&count=true`, {})
+  t.equal(counted.body.data.total, 3)
+  await call(app, 'PUT', `${posts}/${first.body.data.items[0].id as string}`, ann.auth, { title: 'Zero' })
+  t.same((await publicPage()).body.data.items.map((post: { title: string }) => post.title), ['Zero', 'Two'], 'a change shows on the next page')
+  const last = await call(app, 'GET', `${posts}?limit=2&cursor=${encodeURIComponent((await publicPage()).body.data.nextCursor as string)}`, {})
+  t.same([last.body.data.items.map((post: { title: string }) => post.title), last.body.data.nextCursor], [['Three'], null])
+})
+
 t.test('validation of record bodies', async (t) => {
   const { app, posts, ann } = await blog(t)
   const cases: Array<[string, unknown, number, string]> = [

@@ -132,20 +132,20 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
 
   async findOne (filter: Filter = {}, options: FindOptions = {}): Promise<WithId<T> | null> {
     if (Object.keys(filter).length === 1 && typeof filter._id === 'string' && validateCount(options.skip, 'options.skip') === 0) {
-      return this.findById(filter._id, options.projection)
+      return this.findById(filter._id, options.projection, options.shared === true)
     }
     const [first] = this.planFind(filter, { ...options, limit: 1 })()
     return first ?? null
   }
 
   /** The hot path: a primary-key lookup needs neither the matcher nor, when it was read before in this state of the file, SQLite. */
-  private findById (id: string, projection: Projection | undefined): WithId<T> | null {
+  private findById (id: string, projection: Projection | undefined, shared: boolean): WithId<T> | null {
     const project = projector(projection)
     const connection = this.connection
     connection.beginTurn()
     const meta = this.meta()
     if (meta === undefined) return null
-    const cached = connection.cachedDocument(this.collectionName, id)
+    const cached = connection.cachedDocument(this.collectionName, id, shared)
     if (cached !== undefined) return project(cached) as WithId<T>
     let json: string | undefined
     try {
@@ -154,7 +154,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
       if (isNoSuchTable(error)) return null
       throw error
     }
-    return json === undefined ? null : project(connection.rowDocument(this.collectionName, id, json)) as WithId<T>
+    return json === undefined ? null : project(connection.rowDocument(this.collectionName, id, json, shared)) as WithId<T>
   }
 
   /** Validates now (as the driver's find does) and returns the query to run later. */
@@ -165,7 +165,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
     const skip = validateCount(options.skip, 'options.skip')
     const limit = validateCount(options.limit, 'options.limit')
     return () => {
-      return this.readMatches(filter, test, { sort: options.sort, skip, limit }, project)
+      return this.readMatches(filter, test, { sort: options.sort, skip, limit, shared: options.shared === true }, project)
     }
   }
 

@@ -3,6 +3,7 @@ import type { Document, IndexKey } from '../types.js'
 import { collectionOfTable, quoteIdentifier, tableName } from './names.js'
 import { DocumentCache } from './document-cache.js'
 import { cloneDecoded, decodeDocument } from './codec.js'
+import { deepFreeze } from '../../deep-freeze.js'
 
 export interface IndexMeta {
   name: string
@@ -212,22 +213,30 @@ export class Connection {
     return this.epoch
   }
 
-  /** A copy of a document read by primary key earlier, valid only inside a turn. */
-  cachedDocument (collection: string, id: string): Document | undefined {
-    return this.turn !== 'none' ? this.documents.get(collection, id) : undefined
+  /** Whether reads can be answered from the document cache now: inside a turn, outside a write. */
+  readsCachedDocuments (): boolean {
+    return this.turn !== 'none' && this.transaction !== 'write'
+  }
+
+  /** A copy (or, shared, the frozen instance) of a document read earlier in this state of the file. */
+  cachedDocument (collection: string, id: string, shared = false): Document | undefined {
+    if (!this.readsCachedDocuments()) return undefined
+    return shared ? this.documents.shared(collection, id) : this.documents.get(collection, id)
   }
 
   /**
    * The document a row holds: a copy of the cached one when it was read
-   * before in this state of the file, else decoded and offered to the cache.
-   * Never cached inside a write, whose own changes the cache does not follow.
+   * before in this state of the file (or, for a `shared` read, the cached
+   * instance itself, frozen), else decoded and offered to the cache. Never
+   * cached inside a write, whose own changes the cache does not follow.
    */
-  rowDocument (collection: string, id: string, json: string): Document {
-    if (this.turn === 'none' || this.transaction === 'write') return decodeDocument(json)
-    const cached = this.documents.get(collection, id)
+  rowDocument (collection: string, id: string, json: string, shared = false): Document {
+    if (!this.readsCachedDocuments()) return decodeDocument(json)
+    const cached = shared ? this.documents.shared(collection, id) : this.documents.get(collection, id)
     if (cached !== undefined) return cached
     const doc = decodeDocument(json)
-    return this.documents.remember(collection, id, doc, json.length) ? cloneDecoded(doc) : doc
+    if (!this.documents.remember(collection, id, doc, json.length)) return doc
+    return shared ? deepFreeze(doc) : cloneDecoded(doc)
   }
 
   /** A read that must see one consistent snapshot of catalogue and data. */

@@ -17,6 +17,8 @@ export interface Selection {
   sort?: Sort
   skip?: number
   limit?: number
+  /** Cached documents may be handed out as their shared frozen instance (FindOptions.shared). */
+  shared?: boolean
 }
 
 // Above this many kept documents a full sort beats keeping a sorted window.
@@ -99,9 +101,10 @@ export function selectMatches (connection: Connection, meta: CollectionMeta, fil
   const order = planOrder(meta, selection.sort)
   const matcher = where.exact ? null : test
   if (order !== null && order.rank === null && matcher === null) {
-    const sql = statementText(where, `page|${order.sql}|${limit}`, () => `SELECT seq, id, doc FROM ${table} WHERE ${where.sql} ORDER BY ${order.sql} ${limitClause(limit)} OFFSET ?`)
-    const rows = connection.statement(sql).raw().all(...where.params, skip) as Array<[number, string, string]>
-    return rows.map(([seq, id, json]) => ({ seq, doc: connection.rowDocument(meta.name, id, json) }))
+    const page = `FROM ${table} WHERE ${where.sql} ORDER BY ${order.sql} ${limitClause(limit)} OFFSET ?`
+    if (connection.readsCachedDocuments()) return cachedPage(connection, meta, where, page, `${order.sql}|${limit}`, skip, selection.shared === true)
+    const rows = connection.statement(statementText(where, `page|${order.sql}|${limit}`, () => `SELECT seq, doc ${page}`)).raw().all(...where.params, skip) as Row[]
+    return rows.map(([seq, json]) => ({ seq, doc: decodeDocument(json) }))
   }
   if (order !== null) {
     const columns = order.rank === null ? 'seq, doc' : `seq, doc, ${order.rank}`
@@ -141,6 +144,31 @@ export function selectMatches (connection: Connection, meta: CollectionMeta, fil
     return matcher === null || matcher(doc) ? { seq, doc } : null
   })
   return keepFirst(candidates, compare, window).slice(skip, limit === 0 ? undefined : skip + limit)
+}
+
+/**
+ * A page read keys first: the rows' seq and id come from the index alone, and
+ * only documents not already cached in this state of the file are read from
+ * the table, in one more statement.
+ */
+function cachedPage (connection: Connection, meta: CollectionMeta, where: WhereClause, page: string, key: string, skip: number, shared: boolean): Match[] {
+  const keys = connection.statement(statementText(where, `keys|${key}`, () => `SELECT seq, id ${page}`)).raw().all(...where.params, skip) as Array<[number, string]>
+  const matches = new Array<Match>(keys.length)
+  const missing: number[] = []
+  for (let i = 0; i < keys.length; i++) {
+    const doc = connection.cachedDocument(meta.name, keys[i][1], shared)
+    if (doc === undefined) missing.push(i)
+    else matches[i] = { seq: keys[i][0], doc }
+  }
+  if (missing.length > 0) {
+    const sql = `SELECT seq, doc FROM ${quoteIdentifier(meta.table)} WHERE seq IN (SELECT value FROM json_each(?))`
+    const stored = new Map(connection.statement(sql).raw().all(JSON.stringify(missing.map((i) => keys[i][0]))) as Array<[number, string]>)
+    for (const i of missing) {
+      const [seq, id] = keys[i]
+      matches[i] = { seq, doc: connection.rowDocument(meta.name, id, stored.get(seq) as string, shared) }
+    }
+  }
+  return matches
 }
 
 function * mapRows<R> (rows: Iterable<R>, map: (row: R) => Match | null): Iterable<Match> {

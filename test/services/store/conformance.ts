@@ -1,7 +1,7 @@
 import type { Test } from 'tap'
 import { newId } from '../../../services/ids.js'
 import { DuplicateKeyError, InvalidUpdateError, QueryError } from '../../../services/store/errors.js'
-import type { Document, Filter, Store, StoreCollection } from '../../../services/store/types.js'
+import type { Document, Filter, FindOptions, Store, StoreCollection } from '../../../services/store/types.js'
 
 /**
  * Engine-agnostic Store cases: every engine must give these answers, which are
@@ -179,6 +179,17 @@ export async function storeConformance (t: Test, openStore: () => Promise<Store>
     t.equal(await numbers.countDocuments({}, { skip: 8 }), 2)
     t.equal(await numbers.countDocuments({ n: { $gte: 5 } }, { limit: 2 }), 2)
     t.equal(await numbers.countDocuments({ n: { $gte: 5 } }, { skip: 4, limit: 2 }), 1)
+  })
+
+  t.test('shared reads answer exactly what private reads do', async (t) => {
+    const docs = await fresh()
+    await docs.insertMany(Array.from({ length: 6 }, (_, n) => ({ _id: `s${n}`, n, at: new Date(n), tags: [n, { deep: n }] })))
+    const variants: FindOptions[] = [{ sort: { _id: 1 }, limit: 4 }, { sort: { n: -1 }, skip: 1, limit: 3 }, { projection: { n: 1 } }]
+    for (const options of variants) {
+      const shared = await docs.find({ n: { $gte: 1 } }, { ...options, shared: true }).toArray()
+      t.same(shared, await docs.find({ n: { $gte: 1 } }, options).toArray(), JSON.stringify(options))
+    }
+    t.same(await docs.findOne({ _id: 's2' }, { shared: true }), { _id: 's2', n: 2, at: new Date(2), tags: [2, { deep: 2 }] })
   })
 
   t.test('projection', async (t) => {
