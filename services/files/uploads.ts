@@ -138,9 +138,13 @@ export class UploadSessions {
       throw completing()
     }
     const key = stagedKey(session._id)
+    // Hashed while the bytes go to disk; a write that fails takes the running digest with it.
+    const hashed = this.digests.add(session._id, index, bytes, session.writes)
     try {
       await this.files.writePart(key, index * session.chunkSize, bytes)
     } catch (error) {
+      this.digests.forget(session._id)
+      await hashed
       await this.releaseWriter(session._id)
       // An abort or the sweep may have removed the staged bytes under the write: report that, not the I/O error.
       await this.settleLateChunk(session._id, false)
@@ -152,10 +156,8 @@ export class UploadSessions {
       { $addToSet: { received: index }, $inc: { writes: 1, writers: -1 }, $set: { updatedAt: now } },
       { returnDocument: 'after' }
     )
-    if (updated !== null) {
-      this.digests.add(session._id, index, bytes, updated.writes)
-      return toView(updated, now)
-    }
+    await hashed
+    if (updated !== null) return toView(updated, now)
     await this.releaseWriter(session._id)
     await this.settleLateChunk(session._id, true)
     throw sessionNotFound()
@@ -202,7 +204,7 @@ export class UploadSessions {
     const key = fileKey(session.projectId, session.fileId)
     let file: StoredFile
     try {
-      const known = this.digests.take(session._id, session.chunkCount, claimed.writes)
+      const known = await this.digests.take(session._id, session.chunkCount, claimed.writes)
       const info = await this.files.seal(stagedKey(session._id), key, known ?? undefined)
       // Every chunk was checked on arrival, so this guards against chunks changed behind the service's back.
       if (info.size !== session.size) {
