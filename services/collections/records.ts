@@ -26,6 +26,7 @@ export interface ListParams {
   count?: boolean
 }
 
+/** Items may be shared, frozen instances (see sharedApiRecord): read them, never change them. */
 export interface ListPage { items: ApiRecord[], nextCursor: string | null, total?: number }
 
 export interface BulkParams { filter: unknown, dryRun?: boolean, maxAffected?: number }

@@ -12,7 +12,7 @@ import { SqliteCursor } from './cursor.js'
 import { checkArrayKeys, createIndex, dropIndex, duplicateKeyError, isUniqueViolation, listIndexes, needsArrayWork, trackArrays } from './indexes.js'
 import { quoteIdentifier } from './names.js'
 import { filterShape, rememberValidShape, shapeValidated } from './plans.js'
-import { countMatches, selectMatches, validateCount, whereOf, type DocumentTest, type Match, type Selection } from './query.js'
+import { countMatches, selectDocuments, selectMatches, validateCount, whereOf, type DocumentTest, type Match, type Selection } from './query.js'
 
 interface PreparedInsert { id: string, json: string, doc: Document }
 interface UpdateRun { result: UpdateResult, before: Document | null, after: Document | null }
@@ -173,8 +173,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
     return this.connection.read(() => {
       const meta = this.meta()
       if (meta === undefined) return []
-      return selectMatches(this.connection, meta, filter, test, selection)
-        .map((match) => project(match.doc) as WithId<T>)
+      return selectDocuments(this.connection, meta, filter, test, selection).map((doc) => project(doc) as WithId<T>)
     })
   }
 

@@ -101,9 +101,8 @@ export function selectMatches (connection: Connection, meta: CollectionMeta, fil
   const order = planOrder(meta, selection.sort)
   const matcher = where.exact ? null : test
   if (order !== null && order.rank === null && matcher === null) {
-    const page = `FROM ${table} WHERE ${where.sql} ORDER BY ${order.sql} ${limitClause(limit)} OFFSET ?`
-    if (connection.readsCachedDocuments()) return cachedPage(connection, meta, where, page, `${order.sql}|${limit}`, skip, selection.shared === true)
-    const rows = connection.statement(statementText(where, `page|${order.sql}|${limit}`, () => `SELECT seq, doc ${page}`)).raw().all(...where.params, skip) as Row[]
+    const sql = statementText(where, `page|${order.sql}|${limit}`, () => `SELECT seq, doc FROM ${table} WHERE ${where.sql} ORDER BY ${order.sql} ${limitClause(limit)} OFFSET ?`)
+    const rows = connection.statement(sql).raw().all(...where.params, skip) as Row[]
     return rows.map(([seq, json]) => ({ seq, doc: decodeDocument(json) }))
   }
   if (order !== null) {
@@ -147,28 +146,37 @@ export function selectMatches (connection: Connection, meta: CollectionMeta, fil
 }
 
 /**
- * A page read keys first: the rows' seq and id come from the index alone, and
- * only documents not already cached in this state of the file are read from
- * the table, in one more statement.
+ * The documents matching `filter` for a read (a write needs the rows too:
+ * selectMatches). A page whose filter and order SQL answers exactly is read
+ * ids first, from the index alone, and only documents not already cached in
+ * this state of the file are read from the table; the rest go through
+ * selectMatches.
  */
-function cachedPage (connection: Connection, meta: CollectionMeta, where: WhereClause, page: string, key: string, skip: number, shared: boolean): Match[] {
-  const keys = connection.statement(statementText(where, `keys|${key}`, () => `SELECT seq, id ${page}`)).raw().all(...where.params, skip) as Array<[number, string]>
-  const matches = new Array<Match>(keys.length)
-  const missing: number[] = []
-  for (let i = 0; i < keys.length; i++) {
-    const doc = connection.cachedDocument(meta.name, keys[i][1], shared)
-    if (doc === undefined) missing.push(i)
-    else matches[i] = { seq: keys[i][0], doc }
+export function selectDocuments (connection: Connection, meta: CollectionMeta, filter: Filter, test: DocumentTest, selection: Selection = {}): Document[] {
+  const where = whereOf(meta, filter)
+  const order = planOrder(meta, selection.sort)
+  if (!connection.readsCachedDocuments() || !where.exact || order === null || order.rank !== null) {
+    return selectMatches(connection, meta, filter, test, selection).map((match) => match.doc)
   }
-  if (missing.length > 0) {
-    const sql = `SELECT seq, doc FROM ${quoteIdentifier(meta.table)} WHERE seq IN (SELECT value FROM json_each(?))`
-    const stored = new Map(connection.statement(sql).raw().all(JSON.stringify(missing.map((i) => keys[i][0]))) as Array<[number, string]>)
-    for (const i of missing) {
-      const [seq, id] = keys[i]
-      matches[i] = { seq, doc: connection.rowDocument(meta.name, id, stored.get(seq) as string, shared) }
-    }
+  if (where.sql === '0') return []
+  const limit = selection.limit ?? 0
+  const table = quoteIdentifier(meta.table)
+  const sql = statementText(where, `ids|${order.sql}|${limit}`, () => `SELECT id FROM ${table} WHERE ${where.sql} ORDER BY ${order.sql} ${limitClause(limit)} OFFSET ?`)
+  const ids = connection.statement(sql).pluck().all(...where.params, selection.skip ?? 0) as string[]
+  const shared = selection.shared === true
+  const docs = new Array<Document>(ids.length)
+  let missing: number[] | null = null
+  for (let i = 0; i < ids.length; i++) {
+    const doc = connection.cachedDocument(meta.name, ids[i], shared)
+    if (doc === undefined) (missing ??= []).push(i)
+    else docs[i] = doc
   }
-  return matches
+  if (missing !== null) {
+    const read = connection.statement(`SELECT id, doc FROM ${table} WHERE id IN (SELECT value FROM json_each(?))`).raw()
+    const stored = new Map(read.all(JSON.stringify(missing.map((i) => ids[i]))) as Array<[string, string]>)
+    for (const i of missing) docs[i] = connection.rowDocument(meta.name, ids[i], stored.get(ids[i]) as string, shared)
+  }
+  return docs
 }
 
 function * mapRows<R> (rows: Iterable<R>, map: (row: R) => Match | null): Iterable<Match> {
