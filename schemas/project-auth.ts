@@ -30,7 +30,11 @@ export const ProjectSession = Type.Object({
   expiresAt: Type.String({ format: 'date-time' })
 })
 
-export const VerifyBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 8192 }) }, { additionalProperties: false })
+// No length keywords: JSON Schema counts code points, a pass over the whole token on every call, and any
+// string that is not a live project JWT of the project (empty or oversized included) simply answers valid: false.
+export const VerifyBody = Type.Object({
+  token: Type.String({ description: 'A project JWT; anything that is not a live one of this project answers valid: false' })
+}, { additionalProperties: false })
 export const VerifyResult = Type.Object({
   valid: Type.Boolean(),
   user: Type.Optional(Type.Ref(ProjectUser))

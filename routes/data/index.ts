@@ -6,9 +6,9 @@ import {
 import { badRequest } from '../../services/errors.js'
 import fileRoutes from './files.js'
 import { listPageJson } from './record-pages.js'
+import { JSON_TYPE } from '../frozen-json.js'
 
 const tags = ['data']
-const JSON_TYPE = 'application/json; charset=utf-8'
 // An end user's project JWT, a platform credential, or nothing where a rule is public.
 const security: Array<Record<string, string[]>> = [{ projectAuth: [] }, { platformAuth: [] }, {}]
 

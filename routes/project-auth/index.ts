@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ProjectAuthParams, ProjectAuthResponses, ProjectLoginBody, ProjectRegisterBody, VerifyBody } from '../../schemas/project-auth.js'
 import { projectUser } from '../../plugins/project-auth.js'
+import { JSON_TYPE, successJson } from '../frozen-json.js'
 
 /** `/api/p/:projectId/auth`: a project's end users, public while the project has auth on. */
 const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -26,12 +27,15 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/me', {
     onRequest: app.requireProjectUser,
     schema: { operationId: 'getProjectMe', tags, summary: 'The end user holding this project JWT', security: [{ projectAuth: [] }], params: ProjectAuthParams, response: ProjectAuthResponses.me }
-  }, async (request) => ({ success: true as const, data: projectUser(request) }))
+  }, async (request, reply) => reply.type(JSON_TYPE).serializer(successJson).send({ success: true as const, data: projectUser(request) }))
 
   app.post('/verify', {
     onRequest: app.requireServiceToken,
     schema: { operationId: 'verifyProjectToken', tags, summary: 'For the project\'s servers: whether a project JWT is valid here, and whose it is', security: [{ serviceToken: [] }], params: ProjectAuthParams, body: VerifyBody, response: ProjectAuthResponses.verified }
-  }, async (request) => ({ success: true as const, data: await auth.verify(request.params.projectId, request.body.token) }))
+  }, async (request, reply) => {
+    const answer = await auth.verify(request.params.projectId, request.body.token)
+    return reply.type(JSON_TYPE).serializer(successJson).send({ success: true as const, data: answer })
+  })
 }
 
 export default projectAuthRoutes

@@ -9,19 +9,26 @@ import { badRequest } from '../errors.js'
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 const RANDOM_LENGTH = 30
 const CHECKSUM_LENGTH = 6
+const UNDERSCORE = 0x5f
 
-const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
+// Int32Array keeps the table in small integers; a plain array of values above 2^31 holds boxed doubles.
+const CRC_TABLE = new Int32Array(256)
+for (let n = 0; n < 256; n++) {
   let c = n
   for (let k = 0; k < 8; k++) c = (c & 1) !== 0 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
-  return c >>> 0
-})
-
-/** CRC32 of an ASCII string (token bodies are base62). */
-function crc32 (text: string): number {
-  let crc = 0xffffffff
-  for (let i = 0; i < text.length; i++) crc = CRC_TABLE[(crc ^ text.charCodeAt(i)) & 0xff] ^ (crc >>> 8)
-  return (crc ^ 0xffffffff) >>> 0
+  CRC_TABLE[n] = c
 }
+
+/** CRC32 of the ASCII characters of `text` from `start` to `end` (token bodies are base62). */
+function crc32 (text: string, start = 0, end = text.length): number {
+  let crc = -1
+  for (let i = start; i < end; i++) crc = CRC_TABLE[(crc ^ text.charCodeAt(i)) & 0xff] ^ (crc >>> 8)
+  return (crc ^ -1) >>> 0
+}
+
+// The value of each base62 character code, -1 for anything else.
+const BASE62_VALUE = new Int8Array(128).fill(-1)
+for (let i = 0; i < 62; i++) BASE62_VALUE[BASE62.charCodeAt(i)] = i
 
 function base62 (value: number, width: number): string {
   let out = ''
@@ -46,13 +53,25 @@ export function createPat (prefix: string): string {
   return `${prefix}_${body}${base62(crc32(body), CHECKSUM_LENGTH)}`
 }
 
-/** Whether `token` is shaped like a PAT of this prefix with a valid checksum. */
+/**
+ * Whether `token` is shaped like a PAT of this prefix with a valid checksum.
+ * Every request carrying a token asks this first, so it walks the string
+ * once and builds nothing.
+ */
 export function isWellFormedPat (token: string, prefix: string): boolean {
-  if (!token.startsWith(`${prefix}_`)) return false
-  const rest = token.slice(prefix.length + 1)
-  if (rest.length !== RANDOM_LENGTH + CHECKSUM_LENGTH || !/^[0-9A-Za-z]+$/.test(rest)) return false
-  const body = rest.slice(0, RANDOM_LENGTH)
-  return base62(crc32(body), CHECKSUM_LENGTH) === rest.slice(RANDOM_LENGTH)
+  const start = prefix.length + 1
+  if (token.length !== start + RANDOM_LENGTH + CHECKSUM_LENGTH || !token.startsWith(prefix) || token.charCodeAt(prefix.length) !== UNDERSCORE) return false
+  for (let i = start; i < token.length; i++) {
+    const code = token.charCodeAt(i)
+    if (code >= 128 || BASE62_VALUE[code] < 0) return false
+  }
+  // The checksum is the body's CRC32 in base62, most significant digit first.
+  let rest = crc32(token, start, start + RANDOM_LENGTH)
+  for (let i = token.length - 1; i >= start + RANDOM_LENGTH; i--) {
+    if (BASE62_VALUE[token.charCodeAt(i)] !== rest % 62) return false
+    rest = Math.floor(rest / 62)
+  }
+  return true
 }
 
 /** What a listing may show: enough to recognise a token, never enough to use it. */

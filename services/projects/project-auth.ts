@@ -23,7 +23,7 @@ export interface VerifyAnswer { valid: boolean, user?: ProjectUser }
  * the rules that join them to the project's auth switch.
  */
 export class ProjectAuth {
-  private readonly answers: StateMemo<{ answer: VerifyAnswer, until: number }>
+  private readonly answers: StateMemo<{ projectId: string, answer: VerifyAnswer, until: number }>
 
   constructor (private readonly deps: {
     users: ProjectUsers
@@ -67,16 +67,16 @@ export class ProjectAuth {
    * refusals are always worked out afresh.
    */
   async verify (projectId: string, token: string): Promise<VerifyAnswer> {
-    const key = `${projectId}\n${token}`
+    // Keyed by the token alone (a valid token belongs to one project), so no longer key is built per call.
     const stamp = this.answers.stamp()
-    const known = this.answers.get(key, stamp)
-    if (known !== undefined && known.until > this.deps.clock.nowMs()) return known.answer
+    const known = this.answers.get(token, stamp)
+    if (known !== undefined && known.projectId === projectId && known.until > this.deps.clock.nowMs()) return known.answer
     const project = await this.deps.findProject(projectId)
     const claims = project === null || !project.authEnabled ? null : this.deps.tokens.verify(projectId, token)
     const user = claims === null ? null : await this.deps.users.findById(projectId, claims.userId)
     if (claims === null || user === null) return { valid: false }
     const answer = { valid: true, user }
-    this.answers.set(key, stamp, { answer, until: claims.expiresAtMs })
+    this.answers.set(token, stamp, { projectId, answer, until: claims.expiresAtMs })
     return answer
   }
 

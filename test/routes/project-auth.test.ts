@@ -128,6 +128,15 @@ t.test('verify needs a service token of that very project', async (t) => {
   t.match(ok.body.data, { valid: true, user: { id: session.user.id, email: 'ann@example.com', team: 'red' } })
   t.notOk('passwordHash' in ok.body.data.user)
   t.same((await call(app, 'POST', `${a.base}/verify`, bearer(a.service), { token: `${session.token as string}x` })).body.data, { valid: false }, 'tampered')
+  for (const [name, token] of [['empty', ''], ['oversized', `${session.token as string}.${'a'.repeat(9000)}`], ['not a JWT', 'hello'], ['a PAT as the token', a.service]]) {
+    const res = await call(app, 'POST', `${a.base}/verify`, bearer(a.service), { token })
+    t.same([res.status, res.body.data], [200, { valid: false }], `${name}: valid false`)
+  }
+  t.match(await call(app, 'POST', `${a.base}/verify`, bearer(a.service), { token: 5 }), { status: 400, body: { code: 'APP_VALIDATION_FAILED' } }, 'a token that is not a string')
+  t.match(await call(app, 'POST', `${a.base}/verify`, bearer(a.service), {}), { status: 400, body: { code: 'APP_VALIDATION_FAILED' } }, 'no token')
+  t.match(ok.body.data, { valid: true }, 'the valid answer is unchanged by the refusals')
+  t.match((await call(app, 'POST', `${b.base}/verify`, bearer(b.service), { token: session.token })).body.data, { valid: false }, 'project B refuses A\'s token even after A said valid')
+  t.match((await call(app, 'POST', `${a.base}/verify`, bearer(a.service), { token: session.token })).body.data, { valid: true }, 'and A still says valid')
 
   for (const [name, headers] of [
     ['no credential', {}],
