@@ -59,7 +59,7 @@ export function resolveAccess (method: CollectionMethod, setting: MethodSettingT
   if (caller.kind === 'admin') {
     const allowed = READ_METHODS.has(method) ? caller.canRead : caller.canWrite
     if (!allowed) throw forbidden('APP_FORBIDDEN', `This needs the "${READ_METHODS.has(method) ? 'records.read' : 'records.write'}" permission`)
-    return { filter: null, check: null, owner: null, userId: null, deny: new Set(), readonly: new Set() }
+    return { filter: null, check: null, owner: null, userId: null, ...ADMIN_MASKS }
   }
   const rule = setting.rule as AccessRuleT | null
   if (rule === null) {
@@ -81,9 +81,22 @@ export function resolveAccess (method: CollectionMethod, setting: MethodSettingT
     check: rule.check === undefined ? null : toStoreFilter(substitute(rule.check, vars) as Filter),
     owner: rule.owner ?? null,
     userId: user?.id ?? null,
-    deny: new Set(rule.deny ?? []),
-    readonly: new Set(rule.readonly ?? [])
+    ...fieldMasks(rule)
   }
+}
+
+const NO_FIELDS: ReadonlySet<string> = new Set()
+const ADMIN_MASKS = { deny: NO_FIELDS, readonly: NO_FIELDS }
+// A rule's masks as sets, made once per rule object (definitions are shared while the Store's state holds).
+const masksOfRule = new WeakMap<AccessRuleT, { deny: ReadonlySet<string>, readonly: ReadonlySet<string> }>()
+
+function fieldMasks (rule: AccessRuleT): { deny: ReadonlySet<string>, readonly: ReadonlySet<string> } {
+  let masks = masksOfRule.get(rule)
+  if (masks === undefined) {
+    masks = { deny: new Set(rule.deny ?? []), readonly: new Set(rule.readonly ?? []) }
+    masksOfRule.set(rule, masks)
+  }
+  return masks
 }
 
 /**

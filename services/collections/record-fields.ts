@@ -208,13 +208,14 @@ const sharedApiRecords = new WeakMap<Document, Map<string, ApiRecord>>()
  * selection, a private copy) is converted afresh.
  */
 export function sharedApiRecord (doc: Document, deny: ReadonlySet<string>, only: ReadonlySet<string> | null): ApiRecord {
-  if (only !== null || !Object.isFrozen(doc)) return toApiRecord(doc, deny, only)
-  const mask = deny.size === 0 ? '' : [...deny].join('\u0000')
+  if (only !== null) return toApiRecord(doc, deny, only)
   let byMask = sharedApiRecords.get(doc)
   if (byMask === undefined) {
+    if (!Object.isFrozen(doc)) return toApiRecord(doc, deny, only)
     byMask = new Map()
     sharedApiRecords.set(doc, byMask)
   }
+  const mask = deny.size === 0 ? '' : [...deny].join('\u0000')
   let record = byMask.get(mask)
   if (record === undefined) {
     record = deepFreeze(toApiRecord(doc, deny))

@@ -236,3 +236,19 @@ t.test('a collection cannot be named after the auth routes', async (t) => {
   const res = await call(app, 'POST', `/api/projects/${projectId}/collections`, admin.auth, { name: 'auth' })
   t.same([res.status, res.body.code], [400, 'APP_RESERVED_COLLECTION'])
 })
+
+t.test('pages, records and profiles are sent as bytes: text beyond ASCII survives and Content-Length counts bytes', async (t) => {
+  const { app, posts, projectId, ann } = await blog(t)
+  const titles = ['Grüße aus Köln', '東京の朝', 'emoji 😀 and "quotes" \\ and \u2028 separators']
+  for (const title of titles) t.equal((await call(app, 'POST', posts, ann.auth, { title })).status, 201)
+  for (let round = 0; round < 2; round++) {
+    // The second round is served from the shared records' cached bytes.
+    const res = await app.inject({ method: 'GET', url: `${posts}?sort=createdAt`, headers: ann.auth })
+    t.equal(res.headers['content-type'], 'application/json; charset=utf-8')
+    t.equal(Number(res.headers['content-length']), res.rawPayload.length, `round ${round}: Content-Length is the byte count`)
+    t.same(res.json().data.items.map((item: { title: string }) => item.title), titles, `round ${round}: titles intact`)
+  }
+  const me = await app.inject({ method: 'GET', url: `/api/p/${projectId}/auth/me`, headers: ann.auth })
+  t.equal(Number(me.headers['content-length']), me.rawPayload.length)
+  t.match(me.json(), { success: true, data: { id: ann.id, email: 'ann@example.com' } })
+})

@@ -147,14 +147,14 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
     if (meta === undefined) return null
     const cached = connection.cachedDocument(this.collectionName, id, shared)
     if (cached !== undefined) return project(cached) as WithId<T>
-    let json: string | undefined
+    let row: [seq: number, json: string] | undefined
     try {
-      json = connection.statement(`SELECT doc FROM ${quoteIdentifier(meta.table)} WHERE id = ?`).pluck().get(id) as string | undefined
+      row = connection.statement(`SELECT seq, doc FROM ${quoteIdentifier(meta.table)} WHERE id = ?`).raw().get(id) as [number, string] | undefined
     } catch (error) {
       if (isNoSuchTable(error)) return null
       throw error
     }
-    return json === undefined ? null : project(connection.rowDocument(this.collectionName, id, json, shared)) as WithId<T>
+    return row === undefined ? null : project(connection.rowDocument(this.collectionName, id, row[0], row[1], shared)) as WithId<T>
   }
 
   /** Validates now (as the driver's find does) and returns the query to run later. */

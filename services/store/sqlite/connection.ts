@@ -3,7 +3,6 @@ import type { Document, IndexKey } from '../types.js'
 import { collectionOfTable, quoteIdentifier, tableName } from './names.js'
 import { DocumentCache } from './document-cache.js'
 import { cloneDecoded, decodeDocument } from './codec.js'
-import { deepFreeze } from '../../deep-freeze.js'
 
 export interface IndexMeta {
   name: string
@@ -224,19 +223,25 @@ export class Connection {
     return shared ? this.documents.shared(collection, id) : this.documents.get(collection, id)
   }
 
+  /** The same, for the document stored in row `seq`. */
+  cachedRow (collection: string, seq: number, shared = false): Document | undefined {
+    if (!this.readsCachedDocuments()) return undefined
+    return this.documents.row(collection, seq, shared)
+  }
+
   /**
    * The document a row holds: a copy of the cached one when it was read
    * before in this state of the file (or, for a `shared` read, the cached
    * instance itself, frozen), else decoded and offered to the cache. Never
    * cached inside a write, whose own changes the cache does not follow.
    */
-  rowDocument (collection: string, id: string, json: string, shared = false): Document {
+  rowDocument (collection: string, id: string, seq: number, json: string, shared = false): Document {
     if (!this.readsCachedDocuments()) return decodeDocument(json)
-    const cached = shared ? this.documents.shared(collection, id) : this.documents.get(collection, id)
+    const cached = this.documents.row(collection, seq, shared)
     if (cached !== undefined) return cached
     const doc = decodeDocument(json)
-    if (!this.documents.remember(collection, id, doc, json.length)) return doc
-    return shared ? deepFreeze(doc) : cloneDecoded(doc)
+    if (!this.documents.remember(collection, id, seq, doc, json.length)) return doc
+    return shared ? doc : cloneDecoded(doc)
   }
 
   /** A read that must see one consistent snapshot of catalogue and data. */

@@ -148,9 +148,9 @@ export function selectMatches (connection: Connection, meta: CollectionMeta, fil
 /**
  * The documents matching `filter` for a read (a write needs the rows too:
  * selectMatches). A page whose filter and order SQL answers exactly is read
- * ids first, from the index alone, and only documents not already cached in
- * this state of the file are read from the table; the rest go through
- * selectMatches.
+ * as row numbers first, from the index alone, and only documents not already
+ * cached in this state of the file are read from the table; the rest go
+ * through selectMatches.
  */
 export function selectDocuments (connection: Connection, meta: CollectionMeta, filter: Filter, test: DocumentTest, selection: Selection = {}): Document[] {
   const where = whereOf(meta, filter)
@@ -161,20 +161,24 @@ export function selectDocuments (connection: Connection, meta: CollectionMeta, f
   if (where.sql === '0') return []
   const limit = selection.limit ?? 0
   const table = quoteIdentifier(meta.table)
-  const sql = statementText(where, `ids|${order.sql}|${limit}`, () => `SELECT id FROM ${table} WHERE ${where.sql} ORDER BY ${order.sql} ${limitClause(limit)} OFFSET ?`)
-  const ids = connection.statement(sql).pluck().all(...where.params, selection.skip ?? 0) as string[]
+  const sql = statementText(where, `rows|${order.sql}|${limit}`, () => `SELECT seq FROM ${table} WHERE ${where.sql} ORDER BY ${order.sql} ${limitClause(limit)} OFFSET ?`)
+  const seqs = connection.statement(sql).pluck().all(...where.params, selection.skip ?? 0) as number[]
   const shared = selection.shared === true
-  const docs = new Array<Document>(ids.length)
+  const docs = new Array<Document>(seqs.length)
   let missing: number[] | null = null
-  for (let i = 0; i < ids.length; i++) {
-    const doc = connection.cachedDocument(meta.name, ids[i], shared)
+  for (let i = 0; i < seqs.length; i++) {
+    const doc = connection.cachedRow(meta.name, seqs[i], shared)
     if (doc === undefined) (missing ??= []).push(i)
     else docs[i] = doc
   }
   if (missing !== null) {
-    const read = connection.statement(`SELECT id, doc FROM ${table} WHERE id IN (SELECT value FROM json_each(?))`).raw()
-    const stored = new Map(read.all(JSON.stringify(missing.map((i) => ids[i]))) as Array<[string, string]>)
-    for (const i of missing) docs[i] = connection.rowDocument(meta.name, ids[i], stored.get(ids[i]) as string, shared)
+    const read = connection.statement(`SELECT seq, id, doc FROM ${table} WHERE seq IN (SELECT value FROM json_each(?))`).raw()
+    const stored = new Map<number, [id: string, json: string]>()
+    for (const [seq, id, json] of read.all(JSON.stringify(missing.map((i) => seqs[i]))) as Array<[number, string, string]>) stored.set(seq, [id, json])
+    for (const i of missing) {
+      const [id, json] = stored.get(seqs[i]) as [string, string]
+      docs[i] = connection.rowDocument(meta.name, id, seqs[i], json, shared)
+    }
   }
   return docs
 }
