@@ -27,11 +27,29 @@ export function frozenJson (value: object): Buffer {
 
 const COMMA = 0x2c
 
+// Answers are carved from shared slabs, as Node's Buffer pool does for small buffers: a page is larger
+// than that pool takes, and an ArrayBuffer of its own for every answer costs more than writing it.
+const SLAB_SIZE = 256 * 1024
+let slab = Buffer.allocUnsafeSlow(SLAB_SIZE)
+let slabUsed = 0
+
+function allocate (length: number): Buffer {
+  if (length > SLAB_SIZE / 8) return Buffer.allocUnsafe(length)
+  if (slabUsed + length > SLAB_SIZE) {
+    slab = Buffer.allocUnsafeSlow(SLAB_SIZE)
+    slabUsed = 0
+  }
+  const out = slab.subarray(slabUsed, slabUsed + length)
+  // Keeps the next answer aligned, as Node's pool does.
+  slabUsed += (length + 7) & ~7
+  return out
+}
+
 /** `head`, then the encoded items separated by commas, then `tail`, in one buffer. */
 export function joinJson (head: Buffer, items: readonly Buffer[], tail: Buffer): Buffer {
   let length = head.length + tail.length + Math.max(0, items.length - 1)
   for (let i = 0; i < items.length; i++) length += items[i].length
-  const out = Buffer.allocUnsafe(length)
+  const out = allocate(length)
   out.set(head, 0)
   let offset = head.length
   for (let i = 0; i < items.length; i++) {

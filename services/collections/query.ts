@@ -144,10 +144,31 @@ function checkFilter (raw: unknown, fields: FieldMap): Filter {
 
 export type SortKey = [string, 1 | -1]
 
-/** `-createdAt,title` → keys; the id is always the last key so the order is total. */
-export function parseSort (raw: string | undefined, fields: FieldMap): SortKey[] {
+/** A list's order: its keys (the id last), the Store's sort, and the text cursors carry to tie them to it. */
+export interface SortPlan { keys: readonly SortKey[], sort: Sort, spec: string }
+
+// Sorts as sent, by collection shape, like filter texts: the same order is asked for again and again.
+const parsedSorts = new WeakMap<FieldMap, Map<string, SortPlan>>()
+const PARSED_SORTS_PER_SHAPE = 64
+
+/** `-createdAt,title` → the plan; the id is always the last key so the order is total. Shared and frozen. */
+export function parseSort (raw: string | undefined, fields: FieldMap): SortPlan {
+  const text = raw ?? ''
+  let sorts = parsedSorts.get(fields)
+  if (sorts === undefined) parsedSorts.set(fields, sorts = new Map())
+  let plan = sorts.get(text)
+  if (plan === undefined) {
+    const keys = sortKeys(text, fields)
+    plan = deepFreeze({ keys, sort: Object.fromEntries(keys), spec: keys.map(([key, dir]) => `${dir < 0 ? '-' : ''}${key}`).join(',') })
+    if (sorts.size >= PARSED_SORTS_PER_SHAPE) sorts.delete(sorts.keys().next().value as string)
+    sorts.set(text, plan)
+  }
+  return plan
+}
+
+function sortKeys (raw: string, fields: FieldMap): SortKey[] {
   const keys: SortKey[] = []
-  for (const part of (raw ?? '').split(',').map((item) => item.trim()).filter((item) => item !== '')) {
+  for (const part of raw.split(',').map((item) => item.trim()).filter((item) => item !== '')) {
     const descending = part.startsWith('-')
     const name = descending ? part.slice(1) : part
     const field = fields.get(name)
@@ -163,10 +184,6 @@ export function parseSort (raw: string | undefined, fields: FieldMap): SortKey[]
   return keys
 }
 
-export function storeSort (keys: SortKey[]): Sort {
-  return Object.fromEntries(keys)
-}
-
 interface CursorBody { s: string, v: unknown[] }
 
 function encodeValue (value: unknown): unknown {
@@ -176,27 +193,41 @@ function decodeValue (value: unknown): unknown {
   return isPlain(value) && typeof value.$date === 'number' ? new Date(value.$date) : value
 }
 
-/** Opaque, signed keyset cursors: the position after a record, valid only for the same sort. */
 // Signatures are a pure function of the text; recent ones are kept because clients page through the same cursors.
 const REMEMBERED_SIGNATURES = 1024
 
+/** Opaque, signed keyset cursors: the position after a record, valid only for the same sort. */
 export class Cursors {
   private readonly signatures = new Map<string, string>()
+  // Per shared (frozen, unchanging) record, the cursor after it under each sort: the same page is asked for again and again.
+  private readonly afterShared = new WeakMap<Document, Map<string, string>>()
 
   constructor (private readonly key: Buffer) {}
 
-  encode (keys: SortKey[], record: Document): string {
-    const body: CursorBody = { s: keys.map(([key, dir]) => `${dir < 0 ? '-' : ''}${key}`).join(','), v: keys.map(([key]) => encodeValue(record[key] ?? null)) }
-    const text = Buffer.from(JSON.stringify(body)).toString('base64url')
-    return `${text}.${this.sign(text)}`
+  encode (plan: SortPlan, record: Document): string {
+    if (!Object.isFrozen(record)) return this.write(plan, record)
+    let bySpec = this.afterShared.get(record)
+    if (bySpec === undefined) this.afterShared.set(record, bySpec = new Map())
+    let cursor = bySpec.get(plan.spec)
+    if (cursor === undefined) {
+      cursor = this.write(plan, record)
+      bySpec.set(plan.spec, cursor)
+    }
+    return cursor
   }
 
-  decode (cursor: string, keys: SortKey[]): unknown[] {
+  decode (cursor: string, plan: SortPlan): unknown[] {
     const [text, signature] = cursor.split('.')
     if (text === undefined || signature === undefined || !constantTimeEqual(signature, this.sign(text))) throw badRequest('APP_INVALID_CURSOR', 'cursor is not one this server issued')
     const body = JSON.parse(Buffer.from(text, 'base64url').toString()) as CursorBody
-    if (body.s !== keys.map(([key, dir]) => `${dir < 0 ? '-' : ''}${key}`).join(',')) throw badRequest('APP_INVALID_CURSOR', 'cursor was issued for another sort order')
+    if (body.s !== plan.spec) throw badRequest('APP_INVALID_CURSOR', 'cursor was issued for another sort order')
     return body.v.map(decodeValue)
+  }
+
+  private write (plan: SortPlan, record: Document): string {
+    const body: CursorBody = { s: plan.spec, v: plan.keys.map(([key]) => encodeValue(record[key] ?? null)) }
+    const text = Buffer.from(JSON.stringify(body)).toString('base64url')
+    return `${text}.${this.sign(text)}`
   }
 
   private sign (text: string): string {
@@ -215,7 +246,7 @@ export class Cursors {
  * one type or null, and null sorts first ascending (last descending), so
  * "after null" is "not null" going up and nothing going down.
  */
-export function afterFilter (keys: SortKey[], values: unknown[]): Filter {
+export function afterFilter (keys: readonly SortKey[], values: unknown[]): Filter {
   const branches: Filter[] = []
   for (let i = 0; i < keys.length; i++) {
     const equal = Object.fromEntries(keys.slice(0, i).map(([key], j) => [key, values[j]]))

@@ -7,7 +7,7 @@ import { projectCollectionName } from '../projects/naming.js'
 import type { CollectionMethod, FieldDefinitionT, MethodSettingT } from '../../schemas/collections.js'
 import { andFilters, enforceCheck, resolveAccess, restrict, type Access, type DataCaller } from './access.js'
 import { fieldMap, recordValues, relationTargets, sharedApiRecord, SYSTEM_FIELDS, toApiRecord, type ApiRecord, type FieldMap } from './record-fields.js'
-import { afterFilter, parseFilter, parseSort, storeSort, type Cursors } from './query.js'
+import { afterFilter, parseFilter, parseSort, type Cursors } from './query.js'
 
 /** The slice of a collection definition the data API needs. */
 export interface DataCollection {
@@ -82,17 +82,17 @@ export class Records {
   async list (projectId: string, table: string, caller: DataCaller, params: ListParams): Promise<ListPage> {
     const { fields, records, access } = await this.scope(projectId, table, 'list', caller)
     const filter = restrict(parseFilter(params.filter ?? {}, fields), access)
-    const keys = parseSort(params.sort, fields)
+    const order = parseSort(params.sort, fields)
     const only = this.selection(params.fields, fields)
     const limit = params.limit ?? 30
     if (params.cursor !== undefined && params.offset !== undefined) throw badRequest('APP_INVALID_QUERY', 'Give either cursor or offset, not both')
-    const query = params.cursor === undefined ? filter : andFilters(filter, afterFilter(keys, this.deps.cursors.decode(params.cursor, keys)))
+    const query = params.cursor === undefined ? filter : andFilters(filter, afterFilter(order.keys, this.deps.cursors.decode(params.cursor, order)))
     // Read shared: documents (and their API form) unchanged since an earlier page are reused, not copied.
-    const docs = await records.find(query, { sort: storeSort(keys), limit: limit + 1, shared: true, ...(params.offset === undefined ? {} : { skip: params.offset }) }).toArray()
+    const docs = await records.find(query, { sort: order.sort, limit: limit + 1, shared: true, ...(params.offset === undefined ? {} : { skip: params.offset }) }).toArray()
     const page = docs.slice(0, limit)
     return {
       items: page.map((doc) => sharedApiRecord(doc, access.deny, only)),
-      nextCursor: docs.length > limit ? this.deps.cursors.encode(keys, page[page.length - 1]) : null,
+      nextCursor: docs.length > limit ? this.deps.cursors.encode(order, page[page.length - 1]) : null,
       ...(params.count === true ? { total: await records.countDocuments(filter) } : {})
     }
   }

@@ -66,8 +66,8 @@ export class ProjectTokens {
   /** Null for anything but a live, untampered project JWT of exactly this project. */
   verify (projectId: string, token: string): { userId: string, expiresAtMs: number } | null {
     if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null
-    const cacheKey = `${projectId}\n${token}`
-    let claims = this.verified.get(cacheKey)
+    // Keyed by the token alone: its claims name its one project, checked below on every hit.
+    let claims = this.verified.get(token)
     if (claims === undefined) {
       let payload: unknown
       try {
@@ -78,9 +78,8 @@ export class ProjectTokens {
       const checked = this.checkClaims(payload, projectId)
       if (checked === null) return null
       claims = checked
-      this.verified.remember(cacheKey, claims)
+      this.verified.remember(token, claims)
     }
-    // Checked again on a cache hit, so no cache-key collision can answer for another project.
     if (claims.pid !== projectId) return null
     return { userId: claims.sub, expiresAtMs: claims.exp * 1000 }
   }

@@ -1,0 +1,53 @@
+import t from 'tap'
+import { randomBytes } from 'node:crypto'
+import { Cursors, afterFilter, parseFilter, parseSort } from '../../../services/collections/query.js'
+import { fieldMap } from '../../../services/collections/record-fields.js'
+import { deepFreeze } from '../../../services/deep-freeze.js'
+import type { FieldDefinitionT } from '../../../schemas/collections.js'
+
+const fields = fieldMap([
+  { name: 'title', type: 'text' },
+  { name: 'views', type: 'number' },
+  { name: 'tags', type: 'text', multiple: true },
+  { name: 'meta', type: 'json' }
+] as FieldDefinitionT[])
+
+t.test('a sort is parsed once per text and collection shape, into a frozen plan that ends with the id', async (t) => {
+  const plan = parseSort('-views, title', fields)
+  t.same(plan.keys, [['views', -1], ['title', 1], ['_id', 1]])
+  t.same(plan.sort, { views: -1, title: 1, _id: 1 })
+  t.equal(plan.spec, '-views,title,_id')
+  t.ok(Object.isFrozen(plan) && Object.isFrozen(plan.keys) && Object.isFrozen(plan.sort))
+  t.equal(parseSort('-views, title', fields), plan, 'the same text gives the same plan')
+  t.same(parseSort(undefined, fields).keys, [['_id', 1]])
+  t.same(parseSort('-id', fields).keys, [['_id', -1]], 'the id itself may lead, and is not added twice')
+  for (const [text, message] of [['nope', /not a field/], ['meta', /cannot be sorted/], ['tags', /cannot be sorted/], ['title,-title', /given twice/], ['title,views,createdAt,updatedAt,id', /at most 4/]]) {
+    t.throws(() => parseSort(text, fields), { code: 'APP_INVALID_SORT', message }, text)
+  }
+})
+
+t.test('cursors: signed, tied to their order, the same whether the record is shared or a copy', async (t) => {
+  const cursors = new Cursors(randomBytes(32))
+  const plan = parseSort('-views', fields)
+  const record = { _id: 'r1', views: 7, title: 'x', createdAt: new Date('2026-01-02T03:04:05.000Z') }
+  const shared = deepFreeze({ ...record })
+  const written = cursors.encode(plan, record)
+  t.equal(cursors.encode(plan, shared), written, 'a shared record gives the cursor a copy gives')
+  t.equal(cursors.encode(plan, shared), written, 'and the same again')
+  t.same(cursors.decode(written, plan), [7, 'r1'])
+  t.throws(() => cursors.decode(written, parseSort('views', fields)), { code: 'APP_INVALID_CURSOR' }, 'another order refuses it')
+  t.throws(() => cursors.decode(written.replace(/.$/, (c) => c === 'a' ? 'b' : 'a'), plan), { code: 'APP_INVALID_CURSOR' }, 'a changed signature is refused')
+  t.throws(() => new Cursors(randomBytes(32)).decode(written, plan), { code: 'APP_INVALID_CURSOR' }, 'another server key refuses it')
+  const byDate = parseSort('createdAt', fields)
+  const dated = cursors.decode(cursors.encode(byDate, shared), byDate)
+  t.ok(dated[0] instanceof Date && (dated[0] as Date).getTime() === record.createdAt.getTime(), 'dates come back as dates')
+  t.same(afterFilter(plan.keys, [7, 'r1']), { $or: [{ $or: [{ views: { $lt: 7 } }, { views: null }] }, { $and: [{ views: 7 }, { _id: { $gt: 'r1' } }] }] })
+})
+
+t.test('filters sent as text are checked once and shared frozen', async (t) => {
+  const first = parseFilter('{"views":{"$gt":3}}', fields)
+  t.same(first, { views: { $gt: 3 } })
+  t.ok(Object.isFrozen(first))
+  t.equal(parseFilter('{"views":{"$gt":3}}', fields), first)
+  t.throws(() => parseFilter('{"views":{"$where":"1"}}', fields), { code: 'APP_INVALID_FILTER' })
+})
