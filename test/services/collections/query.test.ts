@@ -21,7 +21,8 @@ t.test('a sort is parsed once per text and collection shape, into a frozen plan 
   t.equal(parseSort('-views, title', fields), plan, 'the same text gives the same plan')
   t.same(parseSort(undefined, fields).keys, [['_id', 1]])
   t.same(parseSort('-id', fields).keys, [['_id', -1]], 'the id itself may lead, and is not added twice')
-  for (const [text, message] of [['nope', /not a field/], ['meta', /cannot be sorted/], ['tags', /cannot be sorted/], ['title,-title', /given twice/], ['title,views,createdAt,updatedAt,id', /at most 4/]]) {
+  const refused: Array<[string, RegExp]> = [['nope', /not a field/], ['meta', /cannot be sorted/], ['tags', /cannot be sorted/], ['title,-title', /given twice/], ['title,views,createdAt,updatedAt,id', /at most 4/]]
+  for (const [text, message] of refused) {
     t.throws(() => parseSort(text, fields), { code: 'APP_INVALID_SORT', message }, text)
   }
 })
