@@ -4,6 +4,7 @@ import { systemClock } from '../services/clock.js'
 import { unauthorized } from '../services/errors.js'
 import { newId } from '../services/ids.js'
 import { ProjectAuth } from '../services/projects/project-auth.js'
+import { PROJECTS_COLLECTION } from '../services/projects/projects.js'
 import { ProjectTokens } from '../services/projects/project-tokens.js'
 import { ProjectUsers, type ProjectUser } from '../services/projects/project-users.js'
 import { ServiceTokens } from '../services/projects/service-tokens.js'
@@ -58,7 +59,8 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
     users,
     tokens,
     clock: systemClock,
-    stateStamp: () => app.store.stateStamp(),
+    stateStamp: (collection) => app.store.stateStamp(collection),
+    projectsCollection: PROJECTS_COLLECTION,
     findProject: async (projectId) => await app.projects.findById(projectId),
     sweepDeleted: async (projectId) => { await app.projects.purge(projectId) }
   })

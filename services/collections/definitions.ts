@@ -151,7 +151,7 @@ export class CollectionDefinitions {
 
   constructor (private readonly store: Store, private readonly deps: { clock: Clock }) {
     this.records = store.collection<DefinitionRecord>(DEFINITIONS_COLLECTION)
-    this.found = new StateMemo(() => store.stateStamp())
+    this.found = new StateMemo((collection) => store.stateStamp(collection))
   }
 
   async init (): Promise<void> {
@@ -170,7 +170,7 @@ export class CollectionDefinitions {
   /** Every data request asks this, so the answer is reused while the Store's state holds; it is frozen. */
   async find (projectId: string, name: string): Promise<CollectionDef | null> {
     const id = definitionId(projectId, name)
-    return await this.found.remember(id, async () => {
+    return await this.found.remember(this.records.collectionName, id, async () => {
       const record = await this.records.findOne({ _id: id })
       return record === null ? null : toDef(record)
     })

@@ -29,8 +29,10 @@ export class ProjectAuth {
     users: ProjectUsers
     tokens: ProjectTokens
     clock: Clock
-    /** The Store's state stamp (Store.stateStamp). */
-    stateStamp: () => number | null
+    /** The Store's state stamp of a collection (Store.stateStamp). */
+    stateStamp: (collection: string) => number | null
+    /** The Store collection holding projects, which a verify answer is read from with the project's users. */
+    projectsCollection: string
     findProject: (projectId: string) => Promise<ProjectState | null>
     /** Removes what a deleted project left behind (idempotent). */
     sweepDeleted: (projectId: string) => Promise<void>
@@ -68,7 +70,7 @@ export class ProjectAuth {
    */
   async verify (projectId: string, token: string): Promise<VerifyAnswer> {
     // Keyed by the token alone (a valid token belongs to one project), so no longer key is built per call.
-    const stamp = this.answers.stamp()
+    const stamp = this.answers.stamp(this.deps.projectsCollection, this.deps.users.collectionName(projectId))
     const known = this.answers.get(token, stamp)
     if (known !== undefined && known.projectId === projectId && known.until > this.deps.clock.nowMs()) return known.answer
     const project = await this.deps.findProject(projectId)

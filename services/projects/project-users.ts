@@ -99,7 +99,7 @@ export class ProjectUsers {
   private readonly found: StateMemo<ProjectUser | null>
 
   constructor (private readonly store: Store, private readonly clock: Clock) {
-    this.found = new StateMemo(() => store.stateStamp())
+    this.found = new StateMemo((collection) => store.stateStamp(collection))
   }
 
   /** Creates the unique email index; safe to call again. */
@@ -152,14 +152,20 @@ export class ProjectUsers {
 
   /** Asked by every end-user request (auth/me, verify), so the answer is reused while the Store's state holds; it is frozen. */
   async findById (projectId: string, userId: string): Promise<ProjectUser | null> {
-    return await this.found.remember(`${projectId}\n${userId}`, async () => {
-      const record = await this.collection(projectId).findOne({ _id: userId })
+    const users = this.collection(projectId)
+    return await this.found.remember(users.collectionName, `${projectId}\n${userId}`, async () => {
+      const record = await users.findOne({ _id: userId })
       return record === null ? null : toProjectUser(record)
     })
   }
 
+  /** The Store collection holding the project's end users. */
+  collectionName (projectId: string): string {
+    return projectCollectionName(projectId, PROJECT_USERS_TABLE)
+  }
+
   private collection (projectId: string): StoreCollection<ProjectUserRecord> {
-    return this.store.collection<ProjectUserRecord>(projectCollectionName(projectId, PROJECT_USERS_TABLE))
+    return this.store.collection<ProjectUserRecord>(this.collectionName(projectId))
   }
 
   private async decoy (): Promise<string> {

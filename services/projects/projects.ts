@@ -52,14 +52,17 @@ function toProject (record: WithId<ProjectRecord>): Project {
   }
 }
 
+/** The Store collection holding projects. */
+export const PROJECTS_COLLECTION = 'projects'
+
 export class Projects {
   private readonly records: StoreCollection<ProjectRecord>
   private readonly found: StateMemo<Project | null>
   private readonly cleanups: ProjectCleanup[] = []
 
   constructor (private readonly store: Store, private readonly deps: { clock: Clock, enableEndUsers: (projectId: string) => Promise<void>, schedulePurge: (projectId: string) => Promise<void> }) {
-    this.records = store.collection<ProjectRecord>('projects')
-    this.found = new StateMemo(() => store.stateStamp())
+    this.records = store.collection<ProjectRecord>(PROJECTS_COLLECTION)
+    this.found = new StateMemo((collection) => store.stateStamp(collection))
   }
 
   async init (): Promise<void> {
@@ -90,7 +93,7 @@ export class Projects {
 
   /** Every authenticated data request asks this, so the answer is reused while the Store's state holds; it is frozen. */
   async findById (projectId: string): Promise<Project | null> {
-    return await this.found.remember(projectId, async () => {
+    return await this.found.remember(this.records.collectionName, projectId, async () => {
       // By primary key alone (the Store's fastest read); the deletion mark is checked here.
       const record = await this.records.findOne({ _id: projectId })
       return record === null || record.deletedAt !== null ? null : toProject(record)

@@ -56,7 +56,7 @@ export class ServiceTokens {
 
   constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, prefix: string }) {
     this.tokens = store.collection<ServiceTokenRecord>('project_service_tokens')
-    this.found = new StateMemo(() => store.stateStamp())
+    this.found = new StateMemo((collection) => store.stateStamp(collection))
   }
 
   async init (): Promise<void> {
@@ -102,7 +102,7 @@ export class ServiceTokens {
   async authenticate (token: string): Promise<ServiceTokenIdentity | null> {
     if (typeof token !== 'string' || !isWellFormedPat(token, this.deps.prefix)) return null
     // The stored record, reused while the Store's state holds: a revocation, expiry change or lastUsedAt write moves it.
-    const record = await this.found.remember(token, async () => await this.tokens.findOne({ _id: hashToken(token) }))
+    const record = await this.found.remember(this.tokens.collectionName, token, async () => await this.tokens.findOne({ _id: hashToken(token) }))
     const now = this.deps.clock.now()
     if (record === null || record.revokedAt !== null) return null
     if (record.expiresAt !== null && record.expiresAt <= now) return null

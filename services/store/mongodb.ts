@@ -201,7 +201,7 @@ class MongoStore implements Store {
     return await this.collection(name).drop()
   }
 
-  stateStamp (): null {
+  stateStamp (_collection?: string): null {
     return null
   }
 

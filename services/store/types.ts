@@ -119,11 +119,13 @@ export interface Store {
   dropCollection (name: string): Promise<boolean>
   /**
    * A number that stays the same exactly as long as nothing this process can
-   * read has changed (its own writes, another process's commits), so answers
-   * derived from reads may be reused while it holds. Null when the engine
-   * cannot tell, as with MongoDB, whose other clients write unseen.
+   * read in `collection` (anywhere, when none is named) has changed (its own
+   * writes, another process's commits), so answers derived from reading it
+   * may be reused while it holds. Stamps of different collections come from
+   * one rising count: the later of two moves whenever either does. Null when
+   * the engine cannot tell, as with MongoDB, whose other clients write unseen.
    */
-  stateStamp (): number | null
+  stateStamp (collection?: string): number | null
   /** Resolves when the engine answers; rejects otherwise (readiness probe). */
   ping (): Promise<void>
   close (): Promise<void>

@@ -114,8 +114,8 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
 
   async insertOne (doc: T & { _id?: string }): Promise<InsertOneResult> {
     const prepared = this.prepare(doc, 'document')
-    const committed = this.connection.groupInsert(() => this.insertFast(prepared))
-    if (committed === null) this.connection.write(() => { this.insertPrepared(prepared) })
+    const committed = this.connection.groupInsert(this.collectionName, () => this.insertFast(prepared))
+    if (committed === null) this.connection.write(() => { this.insertPrepared(prepared) }, this.collectionName)
     else await committed
     return { acknowledged: true, insertedId: prepared.id }
   }
@@ -124,7 +124,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
   async insertMany (docs: Array<T & { _id?: string }>): Promise<InsertManyResult> {
     if (!Array.isArray(docs)) throw new QueryError('documents', 'insertMany takes an array of documents')
     const prepared = docs.map((doc, i) => this.prepare(doc, `documents[${i}]`))
-    this.connection.write(() => { for (const one of prepared) this.insertPrepared(one) })
+    this.connection.write(() => { for (const one of prepared) this.insertPrepared(one) }, this.collectionName)
     const insertedIds: Record<number, string> = {}
     prepared.forEach((one, i) => { insertedIds[i] = one.id })
     return { acknowledged: true, insertedCount: prepared.length, insertedIds }
@@ -214,7 +214,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
       const prepared = this.prepare(inserted, 'upsert')
       this.insertPrepared(prepared)
       return { result: { ...result, upsertedCount: 1, upsertedId: prepared.id }, before: null, after: decodeDocument(prepared.json) }
-    })
+    }, this.collectionName)
   }
 
   async updateOne (filter: Filter, update: Update, options: UpdateOptions = {}): Promise<UpdateResult> {
@@ -251,7 +251,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
       const remove = this.connection.statement(`DELETE FROM ${table} WHERE seq = ?`)
       for (const match of matches) remove.run(match.seq)
       return matches
-    })
+    }, this.collectionName)
   }
 
   async findOneAndDelete (filter: Filter, options: FindOneAndDeleteOptions = {}): Promise<WithId<T> | null> {
@@ -283,6 +283,6 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
   }
 
   async drop (): Promise<boolean> {
-    return this.connection.write(() => this.connection.dropCollection(this.collectionName))
+    return this.connection.write(() => this.connection.dropCollection(this.collectionName), this.collectionName)
   }
 }

@@ -40,6 +40,10 @@ export class Connection {
   private turn: 'none' | 'read' | 'write' = 'none'
   /** Moves whenever what this connection reads may have changed; see stateStamp. */
   private epoch = 0
+  /** The epoch of the last change that may touch any collection: another connection's commit, a rollback, a write of unnamed scope. */
+  private changedEverywhere = 0
+  /** Per collection, the epoch of this connection's last write to it. */
+  private readonly changedIn = new Map<string, number>()
   private committed: Array<{ resolve: () => void, reject: (error: unknown) => void }> = []
   private dataVersion = -1
   private readonly documents = new DocumentCache()
@@ -112,7 +116,7 @@ export class Connection {
    * must take its own path: inside an explicit transaction, or when `insert`
    * declined.
    */
-  groupInsert (insert: () => boolean): Promise<void> | null {
+  groupInsert (collection: string, insert: () => boolean): Promise<void> | null {
     if (this.transaction !== 'none') return null
     if (this.turn !== 'write') {
       const scheduled = this.turn === 'read'
@@ -134,7 +138,8 @@ export class Connection {
       throw error
     }
     if (!inserted) return null
-    this.epoch++
+    // A new document changes no cached one, but answers derived from the collection may differ now.
+    this.changedIn.set(collection, ++this.epoch)
     return new Promise((resolve, reject) => { this.committed.push({ resolve, reject }) })
   }
 
@@ -196,20 +201,33 @@ export class Connection {
     this.changed()
   }
 
-  /** Whatever was read before may differ now: cached documents go, and the state stamp moves. */
-  private changed (): void {
+  /**
+   * Whatever was read before may differ now (in `collection`, or anywhere
+   * when none is named): its cached documents go, and its state stamp moves.
+   */
+  private changed (collection?: string): void {
     this.epoch++
-    this.documents.clear()
+    if (collection === undefined) {
+      this.changedEverywhere = this.epoch
+      this.documents.clear()
+    } else {
+      this.changedIn.set(collection, this.epoch)
+      this.documents.clearCollection(collection)
+    }
   }
 
   /**
-   * The state this connection reads, as a number: it moves on every own
-   * write (group-committed inserts included), rollback, and commit by
-   * another connection seen at the start of a turn.
+   * The state this connection reads of `collection` (of everything, when
+   * none is named), as a number: it moves on every own write to it (group-
+   * committed inserts included), and on every rollback and commit by another
+   * connection seen at the start of a turn. All stamps come from one rising
+   * counter, so the later of two stamps moves whenever either does.
    */
-  stateStamp (): number {
+  stateStamp (collection?: string): number {
     this.beginTurn()
-    return this.epoch
+    if (collection === undefined) return this.epoch
+    const own = this.changedIn.get(collection)
+    return own === undefined || own < this.changedEverywhere ? this.changedEverywhere : own
   }
 
   /** Whether reads can be answered from the document cache now: inside a turn, outside a write. */
@@ -257,8 +275,15 @@ export class Connection {
   }
 
   /** BEGIN IMMEDIATE takes the write lock up front, so a read-modify-write cannot interleave with another process's. */
-  write<T> (fn: () => T): T {
-    if (this.transaction === 'write') return fn()
+  write<T> (fn: () => T, collection?: string): T {
+    if (this.transaction === 'write') {
+      // Nested in another write: its collection is marked changed too, whichever the outer write names.
+      try {
+        return fn()
+      } finally {
+        this.changed(collection)
+      }
+    }
     if (this.transaction === 'read') throw new Error('A write cannot start inside a read transaction')
     this.endTurn()
     this.statement('BEGIN IMMEDIATE').run()
@@ -276,7 +301,7 @@ export class Connection {
     } finally {
       this.transaction = 'none'
       // Whatever fn changed (or rolled back), documents cached before it may no longer be what the file holds.
-      this.changed()
+      this.changed(collection)
     }
   }
 

@@ -87,6 +87,13 @@ export class DocumentCache {
     }
   }
 
+  clearCollection (collection: string): void {
+    const documents = this.collections.get(collection)
+    if (documents === undefined) return
+    this.size -= documents.byId.size
+    this.collections.delete(collection)
+  }
+
   clear (): void {
     if (this.size === 0) return
     this.collections.clear()

@@ -37,11 +37,11 @@ class SqliteStore implements Store {
 
   async dropCollection (name: string): Promise<boolean> {
     validateCollectionName(name)
-    return this.connection.write(() => this.connection.dropCollection(name))
+    return this.connection.write(() => this.connection.dropCollection(name), name)
   }
 
-  stateStamp (): number {
-    return this.connection.stateStamp()
+  stateStamp (collection?: string): number {
+    return this.connection.stateStamp(collection)
   }
 
   async ping (): Promise<void> {

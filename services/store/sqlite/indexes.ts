@@ -92,7 +92,7 @@ export function createIndex (connection: Connection, collection: string, key: In
     const index = meta.indexes.find((candidate) => candidate.name === name) as IndexMeta
     if (unique && fields.some((field) => meta.multikey.get(field) === true)) checkAllArrayKeys(connection, meta, index)
     return name
-  })
+  }, collection)
 }
 
 export function dropIndex (connection: Connection, collection: string, name: string): void {
@@ -109,7 +109,7 @@ export function dropIndex (connection: Connection, collection: string, name: str
       if (!stillUsed.has(field)) connection.statement('DELETE FROM _plinth_paths WHERE collection = ? AND path = ?').run(collection, field)
     }
     connection.bumpVersion()
-  })
+  }, collection)
 }
 
 export function isUniqueViolation (error: unknown): boolean {

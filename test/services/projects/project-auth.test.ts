@@ -20,7 +20,8 @@ t.test('a remembered verify answer lasts no longer than its token', async (t) =>
     users,
     tokens,
     clock,
-    stateStamp: () => store.stateStamp(),
+    stateStamp: (collection) => store.stateStamp(collection),
+    projectsCollection: 'projects',
     findProject: async (id) => ({ id, authEnabled: true }),
     sweepDeleted: async () => {}
   })

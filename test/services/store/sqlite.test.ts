@@ -248,6 +248,48 @@ t.test('the state stamp holds while nothing readable changed and moves on every 
   t.not(first.stateStamp(), stamp, 'but from the next one')
 })
 
+t.test('each collection has its own stamp and cached documents: own writes move only theirs, anything else moves all', async (t) => {
+  const { first, second } = twoStores(t, 'collection-stamps')
+  const posts = first.collection('posts')
+  const projects = first.collection('projects')
+  await posts.insertOne({ _id: 'p1', n: 1 })
+  await projects.insertOne({ _id: 'a', name: 'A' })
+  await nextTurn()
+  const stamps = (): Array<number | null> => [first.stateStamp('posts'), first.stateStamp('projects'), first.stateStamp()]
+  const [postsAt, projectsAt, everythingAt] = stamps()
+  const project = await projects.findOne({ _id: 'a' }, { shared: true })
+
+  const inserting = posts.insertOne({ _id: 'p2', n: 2 })
+  t.not(first.stateStamp('posts'), postsAt, 'an insert moves its collection\'s stamp')
+  t.equal(first.stateStamp('projects'), projectsAt, 'and no other')
+  t.not(first.stateStamp(), everythingAt, 'the stamp of everything moves too')
+  await inserting
+  await posts.updateOne({ _id: 'p1' }, { $set: { n: 5 } })
+  await posts.deleteOne({ _id: 'p2' })
+  await posts.updateMany({}, { $inc: { n: 1 } })
+  t.equal(first.stateStamp('projects'), projectsAt, 'updates and deletes elsewhere keep it')
+  t.equal(await projects.findOne({ _id: 'a' }, { shared: true }), project, 'and keep its cached instances')
+  const postsNow = first.stateStamp('posts')
+  t.ok((postsNow as number) > (projectsAt as number), 'stamps of different collections come from one rising count')
+
+  await projects.updateOne({ _id: 'a' }, { $set: { name: 'A2' } })
+  t.not(first.stateStamp('projects'), projectsAt, 'a write to the collection moves it')
+  t.equal(first.stateStamp('posts'), postsNow)
+  t.same(await projects.findOne({ _id: 'a' }, { shared: true }), { _id: 'a', name: 'A2' }, 'and its cached documents are read again')
+
+  await nextTurn()
+  const before = stamps()
+  await second.collection('unrelated').insertOne({ _id: 'x' })
+  await nextTurn()
+  const after = stamps()
+  t.ok(after.every((stamp, i) => stamp !== before[i]), 'another connection\'s commit, anywhere, moves every stamp')
+
+  const dropped = first.stateStamp('projects')
+  await first.dropCollection('projects')
+  t.not(first.stateStamp('projects'), dropped, 'dropping a collection moves its stamp')
+  t.equal(await projects.findOne({ _id: 'a' }), null)
+})
+
 t.test('group commit: inserts of one turn are acknowledged only once committed, and a turn SQLite rolled back acknowledges none', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'plinth-group-'))
   const connection = new Connection(join(dir, 'plinth.db'))
@@ -270,10 +312,12 @@ t.test('group commit: inserts of one turn are acknowledged only once committed, 
 
   // Disk full: SQLite rolls the whole transaction back, taking the turn's earlier inserts with it.
   connection.db.pragma(`max_page_count = ${connection.db.pragma('page_count', { simple: true }) as number}`)
+  const elsewhere = connection.stateStamp('other')
   const small = items.insertOne({ _id: 'small' })
   const large = items.insertOne({ _id: 'large', text: 'x'.repeat(200_000) })
   const outcomes = await Promise.allSettled([small, large])
   t.same(outcomes.map((outcome) => outcome.status), ['rejected', 'rejected'], 'neither insert of the rolled-back turn is acknowledged')
+  t.not(connection.stateStamp('other'), elsewhere, 'a rolled-back turn moves the stamp of every collection')
   t.equal(await items.findOne({ _id: 'small' }), null, 'and neither is there')
   connection.db.pragma('max_page_count = 1073741823')
   await items.insertOne({ _id: 'after' })
