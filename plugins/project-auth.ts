@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { systemClock } from '../services/clock.js'
 import { unauthorized } from '../services/errors.js'
 import { newId } from '../services/ids.js'
@@ -7,7 +7,7 @@ import { ProjectAuth } from '../services/projects/project-auth.js'
 import { PROJECTS_COLLECTION } from '../services/projects/projects.js'
 import { ProjectTokens } from '../services/projects/project-tokens.js'
 import { ProjectUsers, type ProjectUser } from '../services/projects/project-users.js'
-import { ServiceTokens } from '../services/projects/service-tokens.js'
+import { ServiceTokens, type ServiceTokenIdentity } from '../services/projects/service-tokens.js'
 import { projectAuthSchemas } from '../schemas/project-auth.js'
 
 export interface ProjectAuthServices {
@@ -23,7 +23,7 @@ declare module 'fastify' {
     /** onRequest: a project JWT of `params.projectId`, while the project has auth on. */
     requireProjectUser: (request: FastifyRequest) => Promise<void>
     /** onRequest: a service token of `params.projectId`. */
-    requireServiceToken: (request: FastifyRequest) => Promise<void>
+    requireServiceToken: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
   }
   interface FastifyRequest {
     projectUser: ProjectUser | null
@@ -78,10 +78,22 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
     request.projectUser = user
   })
 
-  app.decorate('requireServiceToken', async (request: FastifyRequest) => {
+  // Callback style: a token remembered in the current state is accepted without a promise (see authenticateKnown).
+  app.decorate('requireServiceToken', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const { projectId } = request.params as { projectId: string }
-    const found = await serviceTokens.authenticate(bearerToken(request, 'service token'))
-    if (found === null || found.projectId !== projectId) throw unauthorized('APP_INVALID_SERVICE_TOKEN', 'Service token is invalid, revoked, expired or for another project')
+    const accept = (found: ServiceTokenIdentity | null): void => {
+      done(found === null || found.projectId !== projectId ? unauthorized('APP_INVALID_SERVICE_TOKEN', 'Service token is invalid, revoked, expired or for another project') : undefined)
+    }
+    let token: string
+    try {
+      token = bearerToken(request, 'service token')
+    } catch (error) {
+      done(error as Error)
+      return
+    }
+    const known = serviceTokens.authenticateKnown(token)
+    if (known !== undefined) accept(known)
+    else serviceTokens.authenticate(token).then(accept, done)
   })
 }
 

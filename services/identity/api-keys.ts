@@ -96,7 +96,7 @@ export class ApiKeys {
     const now = this.deps.clock.now()
     if (record === null || record.revokedAt !== null) return null
     if (record.expiresAt !== null && record.expiresAt <= now) return null
-    if (lastUsedIsStale(record.lastUsedAt, now)) {
+    if (lastUsedIsStale(record.lastUsedAt, now.getTime())) {
       await this.keys.updateOne({ _id: record._id }, { $set: { lastUsedAt: now } })
     }
     return { userId: record.userId, keyId: record.keyId, scopes: record.scopes }

@@ -82,8 +82,8 @@ export function patHint (token: string, prefix: string): string {
 // lastUsedAt is written at most this often per token, so a busy token is not a write per request.
 const LAST_USED_RESOLUTION_MS = 60_000
 
-export function lastUsedIsStale (lastUsedAt: Date | null, now: Date): boolean {
-  return lastUsedAt === null || now.getTime() - lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS
+export function lastUsedIsStale (lastUsedAt: Date | null, nowMs: number): boolean {
+  return lastUsedAt === null || nowMs - lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS
 }
 
 /** An optional expiry a client gave for a new token: null, or a date strictly in the future. */

@@ -38,6 +38,11 @@ export interface ServiceTokenIdentity { projectId: string, tokenId: string }
 
 export const MAX_SERVICE_TOKENS_PER_PROJECT = 50
 
+/** A stored token that still authenticates: neither revoked nor expired. */
+function usable (record: WithId<ServiceTokenRecord> | null, nowMs: number): record is WithId<ServiceTokenRecord> {
+  return record !== null && record.revokedAt === null && (record.expiresAt === null || record.expiresAt.getTime() > nowMs)
+}
+
 function toServiceToken (record: WithId<ServiceTokenRecord>): ServiceToken {
   return {
     id: record.tokenId,
@@ -95,18 +100,34 @@ export class ServiceTokens {
   }
 
   /**
+   * What authenticate answers when that needs no Store access: null for a
+   * malformed token, or the answer for one whose record is remembered in the
+   * current state and owes no lastUsedAt write; undefined when authenticate
+   * must read or write. Every call of a project's servers asks this first,
+   * so it answers without a promise.
+   */
+  authenticateKnown (token: string): ServiceTokenIdentity | null | undefined {
+    if (typeof token !== 'string' || !isWellFormedPat(token, this.deps.prefix)) return null
+    const record = this.found.get(token, this.found.stamp(this.tokens.collectionName))
+    if (record === undefined) return undefined
+    const nowMs = this.deps.clock.nowMs()
+    if (!usable(record, nowMs)) return null
+    return lastUsedIsStale(record.lastUsedAt, nowMs) ? undefined : { projectId: record.projectId, tokenId: record.tokenId }
+  }
+
+  /**
    * Null for a malformed, unknown, revoked or expired token; a malformed one
    * never reaches the Store. The caller compares `projectId` with the project
    * the request is for.
    */
   async authenticate (token: string): Promise<ServiceTokenIdentity | null> {
-    if (typeof token !== 'string' || !isWellFormedPat(token, this.deps.prefix)) return null
+    const known = this.authenticateKnown(token)
+    if (known !== undefined) return known
     // The stored record, reused while the Store's state holds: a revocation, expiry change or lastUsedAt write moves it.
     const record = await this.found.remember(this.tokens.collectionName, token, async () => await this.tokens.findOne({ _id: hashToken(token) }))
     const now = this.deps.clock.now()
-    if (record === null || record.revokedAt !== null) return null
-    if (record.expiresAt !== null && record.expiresAt <= now) return null
-    if (lastUsedIsStale(record.lastUsedAt, now)) {
+    if (!usable(record, now.getTime())) return null
+    if (lastUsedIsStale(record.lastUsedAt, now.getTime())) {
       await this.tokens.updateOne({ _id: record._id }, { $set: { lastUsedAt: now } })
     }
     return { projectId: record.projectId, tokenId: record.tokenId }
