@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ProjectAuthParams, ProjectAuthResponses, ProjectLoginBody, ProjectRegisterBody, VerifyBody } from '../../schemas/project-auth.js'
 import { projectUser } from '../../plugins/project-auth.js'
 import { JSON_TYPE, successJson } from '../frozen-json.js'
+import type { VerifyAnswer } from '../../services/projects/project-auth.js'
 
 /** `/api/p/:projectId/auth`: a project's end users, public while the project has auth on. */
 const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -32,9 +33,14 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/verify', {
     onRequest: app.requireServiceToken,
     schema: { operationId: 'verifyProjectToken', tags, summary: 'For the project\'s servers: whether a project JWT is valid here, and whose it is', security: [{ serviceToken: [] }], params: ProjectAuthParams, body: VerifyBody, response: ProjectAuthResponses.verified }
-  }, async (request, reply) => {
-    const answer = await auth.verify(request.params.projectId, request.body.token)
-    return reply.type(JSON_TYPE).serializer(successJson).send({ success: true as const, data: answer })
+  }, (request, reply) => {
+    const { projectId } = request.params
+    const { token } = request.body
+    const send = (answer: VerifyAnswer): void => { void reply.type(JSON_TYPE).serializer(successJson).send({ success: true as const, data: answer }) }
+    // Servers verify the same tokens again and again: a remembered answer goes out without a promise.
+    const known = auth.verifyKnown(projectId, token)
+    if (known === undefined) return auth.verify(projectId, token).then(send)
+    send(known)
   })
 }
 

@@ -64,22 +64,37 @@ export class ProjectAuth {
   }
 
   /**
+   * The answer verify gives, when it can be given from memory without a
+   * promise: a valid answer remembered in the current state of the project
+   * and its users, for a token still alive. Undefined otherwise.
+   */
+  verifyKnown (projectId: string, token: string): VerifyAnswer | undefined {
+    const known = this.answers.get(token, this.answerStamp(projectId))
+    return known !== undefined && known.projectId === projectId && known.until > this.deps.clock.nowMs() ? known.answer : undefined
+  }
+
+  /**
    * A project's servers ask this for every request they serve, so a valid
-   * answer is reused while the Store's state holds and the token lives;
-   * refusals are always worked out afresh.
+   * answer is reused while the state of the project and its users holds and
+   * the token lives; refusals are always worked out afresh.
    */
   async verify (projectId: string, token: string): Promise<VerifyAnswer> {
-    // Keyed by the token alone (a valid token belongs to one project), so no longer key is built per call.
-    const stamp = this.answers.stamp(this.deps.projectsCollection, this.deps.users.collectionName(projectId))
-    const known = this.answers.get(token, stamp)
-    if (known !== undefined && known.projectId === projectId && known.until > this.deps.clock.nowMs()) return known.answer
+    const known = this.verifyKnown(projectId, token)
+    if (known !== undefined) return known
+    const stamp = this.answerStamp(projectId)
     const project = await this.deps.findProject(projectId)
     const claims = project === null || !project.authEnabled ? null : this.deps.tokens.verify(projectId, token)
     const user = claims === null ? null : await this.deps.users.findById(projectId, claims.userId)
     if (claims === null || user === null) return { valid: false }
     const answer = { valid: true, user }
+    // Keyed by the token alone (a valid token belongs to one project), so no longer key is built per call.
     this.answers.set(token, stamp, { projectId, answer, until: claims.expiresAtMs })
     return answer
+  }
+
+  /** The state a verify answer is read from: the project record and the project's users. */
+  private answerStamp (projectId: string): number | null {
+    return this.answers.stamp(this.deps.projectsCollection, this.deps.users.collectionName(projectId))
   }
 
   /** For the API tester: works whether or not auth is on, but only for an existing end user. */

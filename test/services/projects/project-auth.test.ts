@@ -36,3 +36,42 @@ t.test('a remembered verify answer lasts no longer than its token', async (t) =>
   t.same(await auth.verify('p1', token), { valid: false }, 'expired, though nothing in the Store changed')
   t.same(await auth.verify('p2', token), { valid: false }, 'another project')
 })
+
+t.test('verifyKnown gives only a valid answer remembered in the current state, for a live token of that project', async (t) => {
+  const store = await openStore({ dataDir: tempDir(t, 'plinth-project-auth-known-'), mongodbUrl: null, mongodbDb: 'plinth' })
+  t.teardown(async () => { await store.close() })
+  const clock = new ManualClock(Date.UTC(2026, 0, 1))
+  const key = randomBytes(32)
+  const users = new ProjectUsers(store, clock)
+  const tokens = new ProjectTokens({ keyFor: () => key, clock, issuer: 'https://plinth.test', ttlSeconds: TTL })
+  const auth = new ProjectAuth({
+    users,
+    tokens,
+    clock,
+    stateStamp: (collection) => store.stateStamp(collection),
+    projectsCollection: 'projects',
+    findProject: async (id) => ({ id, authEnabled: true }),
+    sweepDeleted: async () => {}
+  })
+  await users.enable('p1')
+  const user = await users.register('p1', { email: 'ann@example.com', password: 'long enough 1' })
+  const { token } = tokens.sign('p1', user.id)
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(auth.verifyKnown('p1', token), undefined, 'nothing remembered before the first verify')
+  const answer = await auth.verify('p1', token)
+  t.equal(auth.verifyKnown('p1', token), answer, 'then the very same answer')
+  t.equal(await auth.verify('p1', token), answer, 'which verify hands out too')
+  t.equal(auth.verifyKnown('p2', token), undefined, 'never for another project')
+  t.equal(auth.verifyKnown('p1', `${token}x`), undefined, 'nor for another token')
+  await store.collection('elsewhere').insertOne({ n: 1 })
+  t.equal(auth.verifyKnown('p1', token), answer, 'a write to an unrelated collection keeps it')
+  await store.collection('p_p1__users').updateOne({ _id: user.id }, { $set: { team: 'blue' } })
+  t.equal(auth.verifyKnown('p1', token), undefined, 'a change to the project\'s users drops it')
+  t.match(await auth.verify('p1', token), { valid: true, user: { team: 'blue' } })
+  t.ok(auth.verifyKnown('p1', token))
+  await store.collection('projects').insertOne({ n: 1 })
+  t.equal(auth.verifyKnown('p1', token), undefined, 'and so does a change to projects')
+  await auth.verify('p1', token)
+  clock.advance(TTL * 1000)
+  t.equal(auth.verifyKnown('p1', token), undefined, 'and the token running out')
+})
