@@ -1,20 +1,31 @@
 /**
- * JSON bytes of answers built from shared values: lookups reused while the
+ * JSON of answers built from shared values: lookups reused while the
  * Store's state holds (StateMemo) and shared Store reads hand every request
  * the same deep-frozen instance, which never changes, so its JSON is written
- * and encoded once and reused by every answer that carries it. These values
- * hold plain JSON only (strings, finite numbers, booleans, null, arrays and
- * objects, dates already as ISO text), so JSON.stringify writes what the
- * response schemas describe. A value that is not frozen is written afresh.
+ * once and reused by every answer that carries it. These values hold plain
+ * JSON only (strings, finite numbers, booleans, null, arrays and objects,
+ * dates already as ISO text), so JSON.stringify writes what the response
+ * schemas describe. A value that is not frozen is written afresh.
  *
- * Answers are sent as bytes: a string payload would be measured and encoded
- * again on its way out, which for a page of records costs more than the rest
- * of its serialization.
+ * A small answer goes out as text, which Node sends in one write with the
+ * headers. A page of records goes out as bytes joined from each record's
+ * encoded JSON: as text it would be measured and encoded again on its way
+ * out, which costs more than the rest of its serialization.
  */
+const texts = new WeakMap<object, string>()
 const encoded = new WeakMap<object, Buffer>()
 
-/** The Content-Type to set beside a custom serializer (Fastify adds none for a Buffer payload). */
+/** The Content-Type to set beside a custom serializer. */
 export const JSON_TYPE = 'application/json; charset=utf-8'
+
+export function frozenText (value: object): string {
+  let text = texts.get(value)
+  if (text === undefined) {
+    text = JSON.stringify(value)
+    if (Object.isFrozen(value)) texts.set(value, text)
+  }
+  return text
+}
 
 export function frozenJson (value: object): Buffer {
   let bytes = encoded.get(value)
@@ -27,8 +38,8 @@ export function frozenJson (value: object): Buffer {
 
 const COMMA = 0x2c
 
-// Answers are carved from shared slabs, as Node's Buffer pool does for small buffers: a page is larger
-// than that pool takes, and an ArrayBuffer of its own for every answer costs more than writing it.
+// Pages are carved from shared slabs, as Node's Buffer pool does for small buffers: a page is larger
+// than that pool takes, and an ArrayBuffer of its own for every page costs more than writing it.
 const SLAB_SIZE = 256 * 1024
 let slab = Buffer.allocUnsafeSlow(SLAB_SIZE)
 let slabUsed = 0
@@ -70,8 +81,7 @@ export function bytesSerializer<T> (serialize: (payload: T) => Buffer): (payload
   return serialize as unknown as (payload: T) => string
 }
 
-/** The success envelope `{ success: true, data }` around a shared value. */
-const SUCCESS_HEAD = Buffer.from('{"success":true,"data":')
-const SUCCESS_TAIL = Buffer.from('}')
-export const successJson = bytesSerializer((envelope: { success: true, data: object }): Buffer =>
-  joinJson(SUCCESS_HEAD, [frozenJson(envelope.data)], SUCCESS_TAIL))
+/** The success envelope `{ success: true, data }` around a shared value, for `reply.serializer`. */
+export function successJson (envelope: { success: true, data: object }): string {
+  return `{"success":true,"data":${frozenText(envelope.data)}}`
+}
