@@ -2,6 +2,7 @@ import { AppError, forbidden, unauthorized } from '../errors.js'
 import type { Filter } from '../store/types.js'
 import { compileFilter } from '../store/semantics/match.js'
 import type { AccessRuleT, CollectionMethod, MethodSettingT } from '../../schemas/collections.js'
+import type { Clock } from '../clock.js'
 
 /** Who is calling the data API. */
 export type DataCaller =
@@ -54,7 +55,7 @@ export function toStoreFilter (filter: Filter): Filter {
  * A disabled method is refused to everyone (405). A method without a rule is
  * for platform admins only; public access needs an explicit rule.
  */
-export function resolveAccess (method: CollectionMethod, setting: MethodSettingT, caller: DataCaller, now: Date): Access {
+export function resolveAccess (method: CollectionMethod, setting: MethodSettingT, caller: DataCaller, clock: Clock): Access {
   if (!setting.enabled) throw new AppError('APP_METHOD_DISABLED', 405, `The ${method} method is disabled on this collection`, { method })
   if (caller.kind === 'admin') {
     const allowed = READ_METHODS.has(method) ? caller.canRead : caller.canWrite
@@ -69,16 +70,15 @@ export function resolveAccess (method: CollectionMethod, setting: MethodSettingT
   const needsUser = rule.requireAuth || rule.owner !== undefined
   if (needsUser && caller.kind !== 'user') throw unauthorized('APP_UNAUTHORIZED', 'Authorization: Bearer <project JWT> is required')
   const user = caller.kind === 'user' ? caller : null
-  const vars: Record<(typeof VARIABLES)[number], unknown> = {
-    '@request.auth.id': user?.id ?? null,
-    '@now': now
-  }
+  // Made once per request, and only for rules with a filter or check: most requests need no Date.
+  let values: Record<(typeof VARIABLES)[number], unknown> | undefined
+  const vars = (): Record<(typeof VARIABLES)[number], unknown> => (values ??= { '@request.auth.id': user?.id ?? null, '@now': clock.now() })
   const parts: Filter[] = []
-  if (rule.filter !== undefined) parts.push(toStoreFilter(substitute(rule.filter, vars) as Filter))
+  if (rule.filter !== undefined) parts.push(toStoreFilter(substitute(rule.filter, vars()) as Filter))
   if (rule.owner !== undefined && user !== null) parts.push({ [rule.owner]: user.id })
   return {
     filter: parts.length === 0 ? null : parts.reduce(andFilters),
-    check: rule.check === undefined ? null : toStoreFilter(substitute(rule.check, vars) as Filter),
+    check: rule.check === undefined ? null : toStoreFilter(substitute(rule.check, vars()) as Filter),
     owner: rule.owner ?? null,
     userId: user?.id ?? null,
     ...fieldMasks(rule)

@@ -188,7 +188,7 @@ export class RecordFiles {
   private async locate (target: FileTarget, method: FileMethod, caller: DataCaller): Promise<Located> {
     const collection = await this.deps.findCollection(target.projectId, target.table)
     if (collection === null) throw notFound('APP_COLLECTION_NOT_FOUND', 'Collection not found')
-    const access = resolveAccess(method, collection.methods[method], caller, this.deps.clock.now())
+    const access = resolveAccess(method, collection.methods[method], caller, this.deps.clock)
     const records = this.store.collection(projectCollectionName(target.projectId, target.table))
     const record = await records.findOne(restrict({ _id: target.id }, access))
     if (record === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')

@@ -204,7 +204,7 @@ export class Records {
   private async scope (projectId: string, table: string, method: CollectionMethod, caller: DataCaller): Promise<Scope> {
     const collection = await this.deps.findCollection(projectId, table)
     if (collection === null) throw notFound('APP_COLLECTION_NOT_FOUND', 'Collection not found')
-    const access = resolveAccess(method, collection.methods[method], caller, this.deps.clock.now())
+    const access = resolveAccess(method, collection.methods[method], caller, this.deps.clock)
     return { collection, fields: fieldMap(collection.fields), records: this.store.collection(projectCollectionName(projectId, table)), access }
   }
 

@@ -252,3 +252,21 @@ t.test('pages, records and profiles are sent as bytes: text beyond ASCII survive
   t.equal(Number(me.headers['content-length']), me.rawPayload.length)
   t.match(me.json(), { success: true, data: { id: ann.id, email: 'ann@example.com' } })
 })
+
+t.test('a rule filter on @now shows only what is due, to anonymous callers too', async (t) => {
+  const { app, admin, projectId } = await blog(t)
+  const defined = await call(app, 'POST', `/api/projects/${projectId}/collections`, admin.auth, {
+    name: 'events',
+    fields: [{ name: 'title', type: 'text' }, { name: 'publishAt', type: 'date' }],
+    methods: { list: { enabled: true, rule: { requireAuth: false, filter: { publishAt: { $lte: '@now' } } } }, create: { enabled: true, rule: null } }
+  })
+  t.equal(defined.status, 201)
+  const events = `/api/p/${projectId}/events`
+  for (const [title, publishAt] of [['past', '2020-01-01T00:00:00Z'], ['future', '2999-01-01T00:00:00Z']]) {
+    t.equal((await call(app, 'POST', events, admin.auth, { title, publishAt })).status, 201)
+  }
+  const listed = await call(app, 'GET', events, {})
+  t.equal(listed.status, 200)
+  t.same(listed.body.data.items.map((item: { title: string }) => item.title), ['past'], 'the future event stays hidden')
+  t.same((await call(app, 'GET', `${events}?filter=${encodeURIComponent(JSON.stringify({ title: 'future' }))}`, {})).body.data.items, [], 'even when asked for by name')
+})

@@ -11,15 +11,17 @@ import type { CollectionMeta, Connection } from './connection.js'
 import { SqliteCursor } from './cursor.js'
 import { checkArrayKeys, createIndex, dropIndex, duplicateKeyError, isUniqueViolation, listIndexes, needsArrayWork, trackArrays } from './indexes.js'
 import { quoteIdentifier } from './names.js'
-import { filterShape, rememberValidShape, shapeValidated } from './plans.js'
+import { filterShape, rememberValidShape, shapeValidated, type FilterShape } from './plans.js'
 import { countMatches, selectDocuments, selectMatches, validateCount, whereOf, type DocumentTest, type Match, type Selection } from './query.js'
 
 interface PreparedInsert { id: string, json: string, doc: Document }
 interface UpdateRun { result: UpdateResult, before: Document | null, after: Document | null }
 
+const unprojected = (doc: Document): Document => doc
+
 function projector (projection: Projection | undefined): (doc: Document) => Document {
   // Decoded rows are private copies already; only a real projection needs to copy.
-  return projection === undefined || Object.keys(projection).length === 0 ? (doc) => doc : compileProjection(projection)
+  return projection === undefined || Object.keys(projection).length === 0 ? unprojected : compileProjection(projection)
 }
 
 /**
@@ -28,8 +30,7 @@ function projector (projection: Projection | undefined): (doc: Document) => Docu
  * fail validation, so its matcher is compiled only if a row needs re-checking,
  * which an exact SQL translation makes unnecessary.
  */
-function filterTest (filter: Filter): DocumentTest {
-  const shape = filterShape(filter)
+function filterTest (filter: Filter, shape: FilterShape | null = filterShape(filter)): DocumentTest {
   if (shape === null) return compileFilter(filter)
   if (!shapeValidated(shape)) {
     const test = compileFilter(filter)
@@ -40,8 +41,13 @@ function filterTest (filter: Filter): DocumentTest {
   return (doc) => (test ??= compileFilter(filter))(doc)
 }
 
+// Sorts that passed validation and cannot change (frozen, as shared sort plans are), so they are not parsed again.
+const validSorts = new WeakSet<Sort>()
+
 function checkSort (sort: Sort | undefined): void {
-  if (sort !== undefined) validateSort(sort)
+  if (sort === undefined || validSorts.has(sort)) return
+  validateSort(sort)
+  if (Object.isFrozen(sort)) validSorts.add(sort)
 }
 
 function isNoSuchTable (error: unknown): boolean {
@@ -159,13 +165,14 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
 
   /** Validates now (as the driver's find does) and returns the query to run later. */
   private planFind (filter: Filter, options: FindOptions): () => Array<WithId<T>> {
-    const test = filterTest(filter)
+    const shape = filterShape(filter)
+    const test = filterTest(filter, shape)
     checkSort(options.sort)
     const project = projector(options.projection)
     const skip = validateCount(options.skip, 'options.skip')
     const limit = validateCount(options.limit, 'options.limit')
     return () => {
-      return this.readMatches(filter, test, { sort: options.sort, skip, limit, shared: options.shared === true }, project)
+      return this.readMatches(filter, test, { sort: options.sort, skip, limit, shared: options.shared === true, shape }, project)
     }
   }
 
@@ -173,7 +180,8 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
     return this.connection.read(() => {
       const meta = this.meta()
       if (meta === undefined) return []
-      return selectDocuments(this.connection, meta, filter, test, selection).map((doc) => project(doc) as WithId<T>)
+      const docs = selectDocuments(this.connection, meta, filter, test, selection) as Array<WithId<T>>
+      return project === unprojected ? docs : docs.map((doc) => project(doc) as WithId<T>)
     })
   }
 

@@ -181,9 +181,8 @@ function hasBooleanOperand (value: unknown): boolean {
   return Object.values(value).some((operand) => typeof operand === 'boolean' || (Array.isArray(operand) && operand.some((member) => typeof member === 'boolean')))
 }
 
-/** The filter's SQL condition, from the per-shape cache when the filter has a cacheable shape. */
-export function cachedWhere (meta: CollectionMeta, filter: Filter): WhereClause {
-  const shape = filterShape(filter)
+/** The filter's SQL condition, from the per-shape cache when the filter has a cacheable shape (`shape`, when the caller has it). */
+export function cachedWhere (meta: CollectionMeta, filter: Filter, shape: FilterShape | null = filterShape(filter)): WhereClause {
   if (shape === null) return compileSqlFilter(filter, filterContext(meta))
   let byShape = plans.get(meta)
   if (byShape === undefined) {

@@ -5,7 +5,7 @@ import { decodeDocument, decodeValue } from './codec.js'
 import type { CollectionMeta, Connection } from './connection.js'
 import { quoteIdentifier } from './names.js'
 import { KeyRank, addressableSegments, jsonPath, keyRankExpression, keyValueExpression } from './paths.js'
-import { cachedWhere, statementText, type WhereClause } from './plans.js'
+import { cachedWhere, statementText, type FilterShape, type WhereClause } from './plans.js'
 
 /** A stored document and its row, so writes can address exactly what was read. */
 export interface Match { seq: number, doc: Document }
@@ -19,6 +19,8 @@ export interface Selection {
   limit?: number
   /** Cached documents may be handed out as their shared frozen instance (FindOptions.shared). */
   shared?: boolean
+  /** The filter's shape (plans.filterShape), when the caller worked it out already. */
+  shape?: FilterShape | null
 }
 
 // Above this many kept documents a full sort beats keeping a sorted window.
@@ -61,8 +63,8 @@ function compileOrder (sort: Sort): (a: Match, b: Match) => number {
   return (a, b) => compare(a.doc, b.doc) || compareValues(a.doc._id, b.doc._id)
 }
 
-export function whereOf (meta: CollectionMeta, filter: Filter): WhereClause {
-  return cachedWhere(meta, filter)
+export function whereOf (meta: CollectionMeta, filter: Filter, shape?: FilterShape | null): WhereClause {
+  return cachedWhere(meta, filter, shape)
 }
 
 /**
@@ -93,7 +95,7 @@ function * inSortOrder (rows: Iterable<Row>, sort: Sort | undefined): Iterable<M
  * translation is exact; rows are parsed only as far as the answer needs.
  */
 export function selectMatches (connection: Connection, meta: CollectionMeta, filter: Filter, test: DocumentTest, selection: Selection = {}): Match[] {
-  const where = whereOf(meta, filter)
+  const where = whereOf(meta, filter, selection.shape)
   if (where.sql === '0') return []
   const skip = selection.skip ?? 0
   const limit = selection.limit ?? 0
@@ -153,7 +155,7 @@ export function selectMatches (connection: Connection, meta: CollectionMeta, fil
  * through selectMatches.
  */
 export function selectDocuments (connection: Connection, meta: CollectionMeta, filter: Filter, test: DocumentTest, selection: Selection = {}): Document[] {
-  const where = whereOf(meta, filter)
+  const where = whereOf(meta, filter, selection.shape)
   const order = planOrder(meta, selection.sort)
   if (!connection.readsCachedDocuments() || !where.exact || order === null || order.rank !== null) {
     return selectMatches(connection, meta, filter, test, selection).map((match) => match.doc)
