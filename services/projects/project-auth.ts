@@ -1,6 +1,7 @@
 import { forbidden, notFound } from '../errors.js'
 import type { Clock } from '../clock.js'
 import { StateMemo } from '../state-memo.js'
+import { tokenKey } from '../verified-token-cache.js'
 import type { ProjectTokens } from './project-tokens.js'
 import type { ProjectUsers, ProjectUser } from './project-users.js'
 
@@ -23,7 +24,7 @@ export interface VerifyAnswer { valid: boolean, user?: ProjectUser }
  * the rules that join them to the project's auth switch.
  */
 export class ProjectAuth {
-  private readonly answers: StateMemo<{ projectId: string, answer: VerifyAnswer, until: number }>
+  private readonly answers: StateMemo<{ token: string, projectId: string, answer: VerifyAnswer, until: number }>
 
   constructor (private readonly deps: {
     users: ProjectUsers
@@ -69,8 +70,8 @@ export class ProjectAuth {
    * and its users, for a token still alive. Undefined otherwise.
    */
   verifyKnown (projectId: string, token: string): VerifyAnswer | undefined {
-    const known = this.answers.get(token, this.answerStamp(projectId))
-    return known !== undefined && known.projectId === projectId && known.until > this.deps.clock.nowMs() ? known.answer : undefined
+    const known = this.answers.get(tokenKey(token), this.answerStamp(projectId))
+    return known !== undefined && known.token === token && known.projectId === projectId && known.until > this.deps.clock.nowMs() ? known.answer : undefined
   }
 
   /**
@@ -87,8 +88,8 @@ export class ProjectAuth {
     const user = claims === null ? null : await this.deps.users.findById(projectId, claims.userId)
     if (claims === null || user === null) return { valid: false }
     const answer = { valid: true, user }
-    // Keyed by the token alone (a valid token belongs to one project), so no longer key is built per call.
-    this.answers.set(token, stamp, { projectId, answer, until: claims.expiresAtMs })
+    // Found by the token's tail and confirmed against the whole token (see tokenKey); a valid token belongs to one project.
+    this.answers.set(tokenKey(token), stamp, { token, projectId, answer, until: claims.expiresAtMs })
     return answer
   }
 

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { ManualClock } from '../../services/clock.js'
-import { VerifiedTokenCache } from '../../services/verified-token-cache.js'
+import { VerifiedTokenCache, tokenKey } from '../../services/verified-token-cache.js'
 
 t.test('a remembered token is served until its expiry, then forgotten', async (t) => {
   const clock = new ManualClock(Date.UTC(2026, 0, 1))
@@ -29,4 +29,22 @@ t.test('tokens without an expiry are never cached, and the oldest entry makes ro
   t.equal(cache.get('one'), undefined, 'evicted')
   t.equal(cache.get('two')?.sub, 'u2')
   t.equal(cache.get('three')?.sub, 'u3')
+})
+
+t.test('long tokens are found by their tail but hit only as the exact same whole token', async (t) => {
+  const clock = new ManualClock()
+  const cache = new VerifiedTokenCache<{ sub: string, exp?: number }>(clock)
+  const exp = clock.nowMs() / 1000 + 60
+  const signature = 'S'.repeat(43)
+  const token = `header.${'a'.repeat(200)}.${signature}`
+  const forged = `header.${'b'.repeat(200)}.${signature}`
+  cache.remember(token, { sub: 'ann', exp })
+  t.equal(cache.get(forged), undefined, 'another token with the same tail misses')
+  t.equal(cache.get(token)?.sub, 'ann', 'a fresh copy of the token hits')
+  t.equal(cache.get((' ' + token).slice(1))?.sub, 'ann')
+  cache.remember(forged, { sub: 'bob', exp })
+  t.equal(cache.get(forged)?.sub, 'bob', 'a token sharing the tail replaces the entry')
+  t.equal(cache.get(token), undefined, 'and the first one is then verified again, never answered as the other')
+  t.equal(tokenKey('short'), 'short')
+  t.equal(tokenKey(token), signature.slice(-24))
 })

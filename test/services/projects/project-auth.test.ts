@@ -63,6 +63,11 @@ t.test('verifyKnown gives only a valid answer remembered in the current state, f
   t.equal(await auth.verify('p1', token), answer, 'which verify hands out too')
   t.equal(auth.verifyKnown('p2', token), undefined, 'never for another project')
   t.equal(auth.verifyKnown('p1', `${token}x`), undefined, 'nor for another token')
+  const sameTail = `${token.slice(0, 20)}x${token.slice(21)}`
+  t.equal(sameTail.slice(-24), token.slice(-24))
+  t.equal(auth.verifyKnown('p1', sameTail), undefined, 'nor for one that ends the same')
+  t.same(await auth.verify('p1', sameTail), { valid: false }, 'which verify refuses in full')
+  t.equal(auth.verifyKnown('p1', token), answer, 'leaving the valid answer in place')
   await store.collection('elsewhere').insertOne({ n: 1 })
   t.equal(auth.verifyKnown('p1', token), answer, 'a write to an unrelated collection keeps it')
   await store.collection('p_p1__users').updateOne({ _id: user.id }, { $set: { team: 'blue' } })
