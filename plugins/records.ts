@@ -40,6 +40,8 @@ async function recordsPlugin (app: FastifyInstance): Promise<void> {
     return { kind: 'admin', userId: platform.userId, canRead: access.permissions.has('records.read'), canWrite: access.permissions.has('records.write') }
   }
 
+  const serviceTokenStart = `${config.serviceTokenPrefix}_`
+  const patStart = `${config.patPrefix}_`
   app.decorate('dataCaller', async (request: FastifyRequest): Promise<DataCaller> => {
     const { projectId } = request.params as { projectId: string }
     const header = request.headers.authorization
@@ -47,8 +49,8 @@ async function recordsPlugin (app: FastifyInstance): Promise<void> {
     const match = /^Bearer ([^\s]{1,8192})$/i.exec(header.trim())
     if (match === null) throw unauthorized('APP_UNAUTHORIZED', 'Authorization must be "Bearer <token>"')
     const token = match[1]
-    if (token.startsWith(`${config.serviceTokenPrefix}_`)) throw unauthorized('APP_INVALID_TOKEN', 'A service token only calls auth/verify; use a project JWT or a platform credential')
-    if (token.startsWith(`${config.patPrefix}_`)) return await asAdmin(projectId, token)
+    if (token.startsWith(serviceTokenStart)) throw unauthorized('APP_INVALID_TOKEN', 'A service token only calls auth/verify; use a project JWT or a platform credential')
+    if (token.startsWith(patStart)) return await asAdmin(projectId, token)
     const claims = tokens.verify(projectId, token)
     if (claims === null) return await asAdmin(projectId, token)
     await auth.requireAuthOn(projectId)
