@@ -2,10 +2,13 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { systemClock } from '../services/clock.js'
 import { CollectionDefinitions } from '../services/collections/definitions.js'
+import { WriteGate } from '../services/collections/write-gate.js'
 import { collectionSchemas } from '../schemas/collection-definitions.js'
 
 export interface CollectionServices {
   definitions: CollectionDefinitions
+  /** Shared with every writer of records, so definition changes and record writes of a collection do not overlap. */
+  writes: WriteGate
 }
 
 declare module 'fastify' {
@@ -16,11 +19,12 @@ declare module 'fastify' {
 
 /** Collection definitions of every project, and the shared schemas of the definition contract. */
 async function collectionsPlugin (app: FastifyInstance): Promise<void> {
-  const definitions = new CollectionDefinitions(app.store, { clock: systemClock })
+  const writes = new WriteGate()
+  const definitions = new CollectionDefinitions(app.store, { clock: systemClock, writes })
   for (const schema of collectionSchemas) app.addSchema(schema)
   await definitions.init()
   app.projects.onDelete(async (projectId) => { await definitions.dropAllForProject(projectId) })
-  app.decorate('collections', { definitions })
+  app.decorate('collections', { definitions, writes })
 }
 
 export default fp(collectionsPlugin, { name: 'plinth-collections', fastify: '5.x', dependencies: ['plinth-permissions'] })

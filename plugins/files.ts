@@ -47,7 +47,8 @@ async function filesPlugin (app: FastifyInstance): Promise<void> {
     clock: systemClock,
     findCollection: async (projectId, name) => await app.collections.definitions.find(projectId, name),
     maxSize: MAX_FILE_SIZE,
-    sessionStarted: async () => { await scheduleSweep(DEFAULT_UPLOAD_TTL_SECONDS * 1000 + 60_000) }
+    sessionStarted: async () => { await scheduleSweep(DEFAULT_UPLOAD_TTL_SECONDS * 1000 + 60_000) },
+    writes: app.collections.writes
   })
 
   app.registerJobHandler(UPLOADS_EXPIRE_JOB, async () => await uploads.expireDue())

@@ -27,7 +27,8 @@ async function recordsPlugin (app: FastifyInstance): Promise<void> {
   const records = new Records(app.store, {
     clock: systemClock,
     cursors: new Cursors(app.deriveSecretKey('records:cursor')),
-    findCollection: async (projectId, name) => await app.collections.definitions.find(projectId, name)
+    findCollection: async (projectId, name) => await app.collections.definitions.find(projectId, name),
+    writes: app.collections.writes
   })
   for (const schema of recordSchemas) app.addSchema(schema)
   app.decorate('records', records)

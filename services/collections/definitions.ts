@@ -11,6 +11,7 @@ import {
 import { checkNewCollectionName, foreignRelations, invalidDefinition, validateDefinition, type DefinitionSpec } from './definition-validation.js'
 import { storedValueFits, valueRulesChanged } from './record-fields.js'
 import { StateMemo } from '../state-memo.js'
+import { collectionKey, type WriteGate } from './write-gate.js'
 import { deepFreeze } from '../deep-freeze.js'
 
 /** A collection definition as the records API reads it. */
@@ -149,7 +150,11 @@ export class CollectionDefinitions {
   private readonly dropHooks: CollectionDropHook[] = []
   private readonly found: StateMemo<CollectionDef | null>
 
-  constructor (private readonly store: Store, private readonly deps: { clock: Clock }) {
+  constructor (private readonly store: Store, private readonly deps: {
+    clock: Clock
+    /** Orders definition changes against record writes of the same collection, so a change's scans see every record. */
+    writes: WriteGate
+  }) {
     this.records = store.collection<DefinitionRecord>(DEFINITIONS_COLLECTION)
     this.found = new StateMemo((collection) => store.stateStamp(collection))
   }
@@ -193,36 +198,40 @@ export class CollectionDefinitions {
   }
 
   async update (projectId: string, name: string, changes: CollectionChanges): Promise<CollectionView> {
-    const current = await this.require(projectId, name)
-    const before: DefinitionSpec = { fields: current.fields, indexes: current.indexes, methods: current.methods }
-    const after: DefinitionSpec = {
-      fields: changes.fields ?? before.fields,
-      indexes: changes.indexes ?? before.indexes,
-      methods: { ...before.methods, ...givenMethods(changes.methods) }
-    }
-    await this.validate(projectId, name, after)
-    await this.applyToRecords(projectId, name, before, after)
-    const saved = await this.records.findOneAndUpdate(
-      { _id: definitionId(projectId, name) },
-      { $set: { spec: JSON.stringify(after), updatedAt: this.deps.clock.now() } },
-      { returnDocument: 'after' }
-    )
-    if (saved === null) throw notFound('APP_COLLECTION_NOT_FOUND', `Collection "${name}" not found`)
-    return toCollectionView(toDef(saved))
+    return await this.deps.writes.change(collectionKey(projectId, name), async () => {
+      const current = await this.require(projectId, name)
+      const before: DefinitionSpec = { fields: current.fields, indexes: current.indexes, methods: current.methods }
+      const after: DefinitionSpec = {
+        fields: changes.fields ?? before.fields,
+        indexes: changes.indexes ?? before.indexes,
+        methods: { ...before.methods, ...givenMethods(changes.methods) }
+      }
+      await this.validate(projectId, name, after)
+      await this.applyToRecords(projectId, name, before, after)
+      const saved = await this.records.findOneAndUpdate(
+        { _id: definitionId(projectId, name) },
+        { $set: { spec: JSON.stringify(after), updatedAt: this.deps.clock.now() } },
+        { returnDocument: 'after' }
+      )
+      if (saved === null) throw notFound('APP_COLLECTION_NOT_FOUND', `Collection "${name}" not found`)
+      return toCollectionView(toDef(saved))
+    })
   }
 
   /** The definition goes first, so the records API stops serving the collection before its records go. */
   async drop (projectId: string, name: string): Promise<void> {
-    if (name === PROJECT_USERS_TABLE) {
-      throw badRequest('APP_RESERVED_COLLECTION', `${PROJECT_USERS_TABLE} holds the project's end users and cannot be dropped; switch project auth off instead`, { name })
-    }
-    const referencing = await this.referencesTo(projectId, name)
-    if (referencing.length > 0) {
-      throw conflict('APP_COLLECTION_REFERENCED', `Collection "${name}" is the target of ${referencing.join(', ')}; change or remove those relation fields first`, { fields: referencing })
-    }
-    const removed = await this.records.findOneAndDelete({ _id: definitionId(projectId, name) })
-    if (removed === null) throw notFound('APP_COLLECTION_NOT_FOUND', `Collection "${name}" not found`)
-    await this.dropRecords(projectId, name, toDef(removed).fields)
+    return await this.deps.writes.change(collectionKey(projectId, name), async () => {
+      if (name === PROJECT_USERS_TABLE) {
+        throw badRequest('APP_RESERVED_COLLECTION', `${PROJECT_USERS_TABLE} holds the project's end users and cannot be dropped; switch project auth off instead`, { name })
+      }
+      const referencing = await this.referencesTo(projectId, name)
+      if (referencing.length > 0) {
+        throw conflict('APP_COLLECTION_REFERENCED', `Collection "${name}" is the target of ${referencing.join(', ')}; change or remove those relation fields first`, { fields: referencing })
+      }
+      const removed = await this.records.findOneAndDelete({ _id: definitionId(projectId, name) })
+      if (removed === null) throw notFound('APP_COLLECTION_NOT_FOUND', `Collection "${name}" not found`)
+      await this.dropRecords(projectId, name, toDef(removed).fields)
+    })
   }
 
   /** Definitions are removed last, so a purge interrupted mid-way finds them again when it is retried. */

@@ -8,6 +8,7 @@ import { typeAllowed, type StoredFile, type UploadOwner, type UploadSessions, ty
 import type { FieldDefinitionT } from '../../schemas/collections.js'
 import { enforceCheck, resolveAccess, restrict, type Access, type DataCaller } from './access.js'
 import { toApiRecord, type ApiRecord } from './record-fields.js'
+import { collectionKey, type WriteGate } from './write-gate.js'
 import type { DataCollection } from './records.js'
 
 /** What a file field holds (one, or an array when `multiple`). */
@@ -52,6 +53,8 @@ export class RecordFiles {
     maxSize: number
     /** Called once a session has started, so something sweeps it if it is never completed. */
     sessionStarted?: () => Promise<void>
+    /** Orders record writes against definition changes of the same collection. */
+    writes: WriteGate
   }) {}
 
   async startUpload (target: FileTarget, caller: DataCaller, input: { name: string, size: number, type: string, sha256?: string }): Promise<UploadSessionView> {
@@ -80,30 +83,34 @@ export class RecordFiles {
 
   /** Joins the chunks, checks the sniffed type and attaches the file; on any refusal the stored object is gone. */
   async completeUpload (target: FileTarget, caller: DataCaller, sessionId: string): Promise<{ file: FileDescriptor, record: ApiRecord }> {
-    const located = await this.locate(target, 'upload', caller)
-    const attached: { record?: ApiRecord } = {}
-    const file = await this.uploads.complete(sessionId, located.owner, async (stored) => {
-      this.checkType(located.field, stored.type)
-      attached.record = await this.attach(target.projectId, located, descriptorOf(stored))
+    return await this.deps.writes.write(collectionKey(target.projectId, target.table), async () => {
+      const located = await this.locate(target, 'upload', caller)
+      const attached: { record?: ApiRecord } = {}
+      const file = await this.uploads.complete(sessionId, located.owner, async (stored) => {
+        this.checkType(located.field, stored.type)
+        attached.record = await this.attach(target.projectId, located, descriptorOf(stored))
+      })
+      // A retried complete of an attached upload returns the same file and the record as it is now.
+      const record = attached.record ?? toApiRecord((await this.locate(target, 'upload', caller)).record, located.access.deny)
+      return { file: descriptorOf(file), record }
     })
-    // A retried complete of an attached upload returns the same file and the record as it is now.
-    const record = attached.record ?? toApiRecord((await this.locate(target, 'upload', caller)).record, located.access.deny)
-    return { file: descriptorOf(file), record }
   }
 
   /** A small file in one request, streamed to storage, then attached; `maxSize` caps the field's own limit. */
   async uploadWhole (target: FileTarget, caller: DataCaller, input: { name: string, type: string, body: Readable, maxSize?: number }): Promise<{ file: FileDescriptor, record: ApiRecord }> {
-    const located = await this.locate(target, 'upload', caller)
-    const maxSize = Math.min(located.field.maxSize ?? this.deps.maxSize, input.maxSize ?? this.deps.maxSize)
-    const stored = await this.uploads.storeWhole(located.owner, { name: input.name, type: input.type, body: input.body, maxSize })
-    try {
-      this.checkType(located.field, stored.type)
-      const file = descriptorOf(stored)
-      return { file, record: await this.attach(target.projectId, located, file) }
-    } catch (error) {
-      await this.uploads.deleteFile(target.projectId, stored.id).catch(() => {})
-      throw error
-    }
+    return await this.deps.writes.write(collectionKey(target.projectId, target.table), async () => {
+      const located = await this.locate(target, 'upload', caller)
+      const maxSize = Math.min(located.field.maxSize ?? this.deps.maxSize, input.maxSize ?? this.deps.maxSize)
+      const stored = await this.uploads.storeWhole(located.owner, { name: input.name, type: input.type, body: input.body, maxSize })
+      try {
+        this.checkType(located.field, stored.type)
+        const file = descriptorOf(stored)
+        return { file, record: await this.attach(target.projectId, located, file) }
+      } catch (error) {
+        await this.uploads.deleteFile(target.projectId, stored.id).catch(() => {})
+        throw error
+      }
+    })
   }
 
   /** The descriptor of a file the record holds, under the download rule. */
@@ -120,15 +127,17 @@ export class RecordFiles {
 
   /** Takes the file out of the field, then out of storage. */
   async deleteFile (target: FileTarget, caller: DataCaller, fileId: string): Promise<ApiRecord> {
-    const located = await this.locate(target, 'fileDelete', caller)
-    const name = located.field.name
-    const record = await this.rewrite(located, (current) => {
-      const held = filesIn(current, name)
-      if (!held.some((item) => item.id === fileId)) throw fileNotFound()
-      return located.field.multiple === true ? held.filter((item) => item.id !== fileId) : null
+    return await this.deps.writes.write(collectionKey(target.projectId, target.table), async () => {
+      const located = await this.locate(target, 'fileDelete', caller)
+      const name = located.field.name
+      const record = await this.rewrite(located, (current) => {
+        const held = filesIn(current, name)
+        if (!held.some((item) => item.id === fileId)) throw fileNotFound()
+        return located.field.multiple === true ? held.filter((item) => item.id !== fileId) : null
+      })
+      await this.uploads.deleteFile(target.projectId, fileId)
+      return record
     })
-    await this.uploads.deleteFile(target.projectId, fileId)
-    return record
   }
 
   /** For `records.onRemove`: the files of records about to be deleted. */

@@ -8,6 +8,7 @@ import type { CollectionMethod, FieldDefinitionT, MethodSettingT } from '../../s
 import { andFilters, enforceCheck, resolveAccess, restrict, type Access, type DataCaller } from './access.js'
 import { fieldMap, recordValues, relationTargets, sharedApiRecord, SYSTEM_FIELDS, toApiRecord, type ApiRecord, type FieldMap } from './record-fields.js'
 import { afterFilter, parseFilter, parseSort, type Cursors } from './query.js'
+import { collectionKey, type WriteGate } from './write-gate.js'
 
 /** The slice of a collection definition the data API needs. */
 export interface DataCollection {
@@ -73,6 +74,8 @@ export class Records {
     clock: Clock
     cursors: Cursors
     findCollection: (projectId: string, name: string) => Promise<DataCollection | null>
+    /** Orders record writes against definition changes of the same collection. */
+    writes: WriteGate
   }) {}
 
   onRemove (hook: RecordsRemoved): void {
@@ -105,88 +108,98 @@ export class Records {
   }
 
   async create (projectId: string, table: string, caller: DataCaller, body: Document): Promise<ApiRecord> {
-    const scope = await this.scope(projectId, table, 'create', caller)
-    const { fields, records, access } = scope
-    const values = recordValues(fields, body, 'create', access.readonly)
-    if (access.owner !== null && access.userId !== null && values[access.owner] === undefined) values[access.owner] = access.userId
-    await this.checkRelations(projectId, scope, values)
-    const now = this.deps.clock.now()
-    const doc: Document = { ...values, createdAt: now, updatedAt: now, version: 1 }
-    enforceCheck(access, doc)
-    try {
-      const { insertedId } = await records.insertOne(doc)
-      return toApiRecord({ ...doc, _id: insertedId }, access.deny)
-    } catch (error) {
-      throw duplicate(error)
-    }
+    return await this.deps.writes.write(collectionKey(projectId, table), async () => {
+      const scope = await this.scope(projectId, table, 'create', caller)
+      const { fields, records, access } = scope
+      const values = recordValues(fields, body, 'create', access.readonly)
+      if (access.owner !== null && access.userId !== null && values[access.owner] === undefined) values[access.owner] = access.userId
+      await this.checkRelations(projectId, scope, values)
+      const now = this.deps.clock.now()
+      const doc: Document = { ...values, createdAt: now, updatedAt: now, version: 1 }
+      enforceCheck(access, doc)
+      try {
+        const { insertedId } = await records.insertOne(doc)
+        return toApiRecord({ ...doc, _id: insertedId }, access.deny)
+      } catch (error) {
+        throw duplicate(error)
+      }
+    })
   }
 
   /** Changes the fields given. With `ifMatch`, only if the record is still at that version. */
   async update (projectId: string, table: string, caller: DataCaller, id: string, body: Document, ifMatch?: number): Promise<ApiRecord> {
-    const scope = await this.scope(projectId, table, 'update', caller)
-    const { fields, records, access } = scope
-    const values = recordValues(fields, body, 'update', access.readonly)
-    await this.checkRelations(projectId, scope, values)
-    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+    return await this.deps.writes.write(collectionKey(projectId, table), async () => {
+      const scope = await this.scope(projectId, table, 'update', caller)
+      const { fields, records, access } = scope
+      const values = recordValues(fields, body, 'update', access.readonly)
+      await this.checkRelations(projectId, scope, values)
+      for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+        const current = await findVisible(records, id, access)
+        if (current === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')
+        const version = versionOf(current)
+        if (ifMatch !== undefined && version !== ifMatch) throw new AppError('APP_VERSION_MISMATCH', 412, `The record is at version ${version}, not ${ifMatch}`, { version })
+        const changes = { ...values, updatedAt: this.deps.clock.now(), version: version + 1 }
+        const next = { ...current, ...changes }
+        enforceCheck(access, next)
+        try {
+          // Matched on the stored value itself (null also matches a record that has none), so only a concurrent write misses.
+          const result = await records.updateOne({ _id: id, version: current.version ?? null }, { $set: changes })
+          if (result.matchedCount === 1) return toApiRecord(next, access.deny)
+        } catch (error) {
+          throw duplicate(error)
+        }
+        // Someone else wrote the record meanwhile; without If-Match, re-apply the change to the new version.
+      }
+      throw conflict('APP_WRITE_CONFLICT', 'The record kept changing; try again')
+    })
+  }
+
+  async delete (projectId: string, table: string, caller: DataCaller, id: string, ifMatch?: number): Promise<void> {
+    return await this.deps.writes.write(collectionKey(projectId, table), async () => {
+      const { collection, records, access } = await this.scope(projectId, table, 'delete', caller)
       const current = await findVisible(records, id, access)
       if (current === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')
       const version = versionOf(current)
       if (ifMatch !== undefined && version !== ifMatch) throw new AppError('APP_VERSION_MISMATCH', 412, `The record is at version ${version}, not ${ifMatch}`, { version })
-      const changes = { ...values, updatedAt: this.deps.clock.now(), version: version + 1 }
-      const next = { ...current, ...changes }
-      enforceCheck(access, next)
-      try {
-        // Matched on the stored value itself (null also matches a record that has none), so only a concurrent write misses.
-        const result = await records.updateOne({ _id: id, version: current.version ?? null }, { $set: changes })
-        if (result.matchedCount === 1) return toApiRecord(next, access.deny)
-      } catch (error) {
-        throw duplicate(error)
-      }
-      // Someone else wrote the record meanwhile; without If-Match, re-apply the change to the new version.
-    }
-    throw conflict('APP_WRITE_CONFLICT', 'The record kept changing; try again')
-  }
-
-  async delete (projectId: string, table: string, caller: DataCaller, id: string, ifMatch?: number): Promise<void> {
-    const { collection, records, access } = await this.scope(projectId, table, 'delete', caller)
-    const current = await findVisible(records, id, access)
-    if (current === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')
-    const version = versionOf(current)
-    if (ifMatch !== undefined && version !== ifMatch) throw new AppError('APP_VERSION_MISMATCH', 412, `The record is at version ${version}, not ${ifMatch}`, { version })
-    const result = await records.deleteOne({ _id: id, ...(ifMatch === undefined ? {} : { version: current.version ?? null }) })
-    if (result.deletedCount === 0) throw new AppError('APP_VERSION_MISMATCH', 412, 'The record changed while it was being deleted')
-    // Only once the record is gone: a refused delete must keep its files.
-    await this.removed(projectId, collection, [current])
+      const result = await records.deleteOne({ _id: id, ...(ifMatch === undefined ? {} : { version: current.version ?? null }) })
+      if (result.deletedCount === 0) throw new AppError('APP_VERSION_MISMATCH', 412, 'The record changed while it was being deleted')
+      // Only once the record is gone: a refused delete must keep its files.
+      await this.removed(projectId, collection, [current])
+    })
   }
 
   async bulkUpdate (projectId: string, table: string, caller: DataCaller, params: BulkParams & { set: Document }): Promise<{ matched: number, modified: number, dryRun: boolean }> {
-    const scope = await this.scope(projectId, table, 'update', caller)
-    const { fields, records, access } = scope
-    const values = recordValues(fields, params.set, 'update', access.readonly)
-    if (Object.keys(values).length === 0) throw badRequest('APP_EMPTY_UPDATE', 'set must change at least one field')
-    await this.checkRelations(projectId, scope, values)
-    const targets = await this.targets(scope, params)
-    if (params.dryRun === true) return { matched: targets.length, modified: 0, dryRun: true }
-    const changes = { ...values, updatedAt: this.deps.clock.now() }
-    for (const doc of targets) enforceCheck(access, { ...doc, ...changes })
-    try {
-      const ids = targets.map((doc) => doc._id)
-      const result = await records.updateMany(restrict({ _id: { $in: ids } }, access), { $set: changes, $inc: { version: 1 } })
-      return { matched: targets.length, modified: result.modifiedCount, dryRun: false }
-    } catch (error) {
-      throw duplicate(error)
-    }
+    return await this.deps.writes.write(collectionKey(projectId, table), async () => {
+      const scope = await this.scope(projectId, table, 'update', caller)
+      const { fields, records, access } = scope
+      const values = recordValues(fields, params.set, 'update', access.readonly)
+      if (Object.keys(values).length === 0) throw badRequest('APP_EMPTY_UPDATE', 'set must change at least one field')
+      await this.checkRelations(projectId, scope, values)
+      const targets = await this.targets(scope, params)
+      if (params.dryRun === true) return { matched: targets.length, modified: 0, dryRun: true }
+      const changes = { ...values, updatedAt: this.deps.clock.now() }
+      for (const doc of targets) enforceCheck(access, { ...doc, ...changes })
+      try {
+        const ids = targets.map((doc) => doc._id)
+        const result = await records.updateMany(restrict({ _id: { $in: ids } }, access), { $set: changes, $inc: { version: 1 } })
+        return { matched: targets.length, modified: result.modifiedCount, dryRun: false }
+      } catch (error) {
+        throw duplicate(error)
+      }
+    })
   }
 
   async bulkDelete (projectId: string, table: string, caller: DataCaller, params: BulkParams): Promise<{ matched: number, deleted: number, dryRun: boolean }> {
-    const scope = await this.scope(projectId, table, 'delete', caller)
-    const targets = await this.targets(scope, params)
-    if (params.dryRun === true) return { matched: targets.length, deleted: 0, dryRun: true }
-    const ids = targets.map((doc) => doc._id)
-    const result = await scope.records.deleteMany(restrict({ _id: { $in: ids } }, scope.access))
-    const survivors = new Set((await scope.records.find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id))
-    await this.removed(projectId, scope.collection, targets.filter((doc) => !survivors.has(doc._id)))
-    return { matched: targets.length, deleted: result.deletedCount, dryRun: false }
+    return await this.deps.writes.write(collectionKey(projectId, table), async () => {
+      const scope = await this.scope(projectId, table, 'delete', caller)
+      const targets = await this.targets(scope, params)
+      if (params.dryRun === true) return { matched: targets.length, deleted: 0, dryRun: true }
+      const ids = targets.map((doc) => doc._id)
+      const result = await scope.records.deleteMany(restrict({ _id: { $in: ids } }, scope.access))
+      const survivors = new Set((await scope.records.find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id))
+      await this.removed(projectId, scope.collection, targets.filter((doc) => !survivors.has(doc._id)))
+      return { matched: targets.length, deleted: result.deletedCount, dryRun: false }
+    })
   }
 
   /** The records a bulk call would touch; refused without a filter or beyond its guard, before anything changes. */

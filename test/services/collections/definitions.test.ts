@@ -4,6 +4,7 @@ import { CollectionDefinitions, DEFINITIONS_COLLECTION, definitionIndexName, typ
 import { projectCollectionName } from '../../../services/projects/naming.js'
 import { openStore, type Document, type Store, type StoreCollection } from '../../../services/store/index.js'
 import { AppError } from '../../../services/errors.js'
+import { WriteGate } from '../../../services/collections/write-gate.js'
 import { tempDir } from '../../helper.js'
 import type { FieldDefinitionT } from '../../../schemas/collections.js'
 
@@ -30,7 +31,7 @@ async function setup (t: Test) {
   t.teardown(async () => { await raw.close() })
   const { store, reads } = countReads(raw)
   const clock = new ManualClock(START)
-  const defs = new CollectionDefinitions(store, { clock })
+  const defs = new CollectionDefinitions(store, { clock, writes: new WriteGate() })
   await defs.init()
   await defs.init()
   const records = (name: string, projectId = P) => raw.collection(projectCollectionName(projectId, name))
