@@ -1,7 +1,7 @@
 /**
- * JSON of answers built from shared values: lookups reused while the
- * Store's state holds (StateMemo) and shared Store reads hand every request
- * the same deep-frozen instance, which never changes, so its JSON is written
+ * JSON of answers built from shared values: lookups reused while the state
+ * stamp of what they were read from holds (StateMemo) and shared Store reads
+ * hand every request the same deep-frozen instance, which never changes, so its JSON is written
  * once and reused by every answer that carries it. These values hold plain
  * JSON only (strings, finite numbers, booleans, null, arrays and objects,
  * dates already as ISO text), so JSON.stringify writes what the response
@@ -12,29 +12,23 @@
  * encoded JSON: as text it would be measured and encoded again on its way
  * out, which costs more than the rest of its serialization.
  */
-const texts = new WeakMap<object, string>()
-const encoded = new WeakMap<object, Buffer>()
-
 /** The Content-Type to set beside a custom serializer. */
 export const JSON_TYPE = 'application/json; charset=utf-8'
 
-export function frozenText (value: object): string {
-  let text = texts.get(value)
-  if (text === undefined) {
-    text = JSON.stringify(value)
-    if (Object.isFrozen(value)) texts.set(value, text)
+function frozenMemo<T> (write: (value: object) => T): (value: object) => T {
+  const written = new WeakMap<object, T>()
+  return (value) => {
+    let out = written.get(value)
+    if (out === undefined) {
+      out = write(value)
+      if (Object.isFrozen(value)) written.set(value, out)
+    }
+    return out
   }
-  return text
 }
 
-export function frozenJson (value: object): Buffer {
-  let bytes = encoded.get(value)
-  if (bytes === undefined) {
-    bytes = Buffer.from(JSON.stringify(value))
-    if (Object.isFrozen(value)) encoded.set(value, bytes)
-  }
-  return bytes
-}
+export const frozenText = frozenMemo((value) => JSON.stringify(value))
+export const frozenJson = frozenMemo((value) => Buffer.from(JSON.stringify(value)))
 
 const COMMA = 0x2c
 

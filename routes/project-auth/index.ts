@@ -1,3 +1,4 @@
+import type { FastifyReply } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ProjectAuthParams, ProjectAuthResponses, ProjectLoginBody, ProjectRegisterBody, VerifyBody } from '../../schemas/project-auth.js'
 import { projectUser } from '../../plugins/project-auth.js'
@@ -37,10 +38,11 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { projectId } = request.params
     const { token } = request.body
     const send = (answer: VerifyAnswer): void => { void reply.type(JSON_TYPE).serializer(successJson).send({ success: true as const, data: answer }) }
-    // Servers verify the same tokens again and again: a remembered answer goes out without a promise.
+    // Servers verify the same tokens again and again: a remembered answer goes out without a promise. Otherwise
+    // the handler answers through the reply alone (an error too), as Fastify's non-async handlers may.
     const known = auth.verifyKnown(projectId, token)
-    if (known === undefined) return auth.verify(projectId, token).then(send)
-    send(known)
+    if (known === undefined) void auth.verify(projectId, token).then(send, (error: unknown) => { void (reply as FastifyReply).send(error) })
+    else send(known)
   })
 }
 

@@ -87,7 +87,7 @@ export function resolveAccess (method: CollectionMethod, setting: MethodSettingT
 
 const NO_FIELDS: ReadonlySet<string> = new Set()
 const ADMIN_MASKS = { deny: NO_FIELDS, readonly: NO_FIELDS }
-// A rule's masks as sets, made once per rule object (definitions are shared while the Store's state holds).
+// A rule's masks as sets, made once per rule object (definitions are shared while their collection's state stamp holds).
 const masksOfRule = new WeakMap<AccessRuleT, { deny: ReadonlySet<string>, readonly: ReadonlySet<string> }>()
 
 function fieldMasks (rule: AccessRuleT): { deny: ReadonlySet<string>, readonly: ReadonlySet<string> } {

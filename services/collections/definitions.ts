@@ -172,7 +172,7 @@ export class CollectionDefinitions {
     return records.map((record) => toCollectionView(toDef(record)))
   }
 
-  /** Every data request asks this, so the answer is reused while the Store's state holds; it is frozen. */
+  /** Every data request asks this, so the answer is reused while the state stamp of the collection it is read from holds; it is frozen. */
   async find (projectId: string, name: string): Promise<CollectionDef | null> {
     const id = definitionId(projectId, name)
     return await this.found.remember(this.records.collectionName, id, async () => {
@@ -234,10 +234,15 @@ export class CollectionDefinitions {
     })
   }
 
-  /** Definitions are removed last, so a purge interrupted mid-way finds them again when it is retried. */
+  /**
+   * Definitions are removed last, so a purge interrupted mid-way finds them again when it is retried. Each
+   * collection is dropped through the write gate, so a record write already under way lands before its drop.
+   */
   async dropAllForProject (projectId: string): Promise<void> {
     const records = await this.records.find({ projectId }).toArray()
-    for (const record of records) await this.dropRecords(projectId, record.name, toDef(record).fields)
+    for (const record of records) {
+      await this.deps.writes.change(collectionKey(projectId, record.name), async () => { await this.dropRecords(projectId, record.name, toDef(record).fields) })
+    }
     await this.records.deleteMany({ projectId })
   }
 

@@ -81,35 +81,41 @@ export class RecordFiles {
     return await this.uploads.abort(sessionId, owner)
   }
 
-  /** Joins the chunks, checks the sniffed type and attaches the file; on any refusal the stored object is gone. */
+  /**
+   * Joins the chunks, checks the sniffed type and attaches the file; on any refusal the stored object is gone.
+   * Only the attach step holds the collection's write gate: joining and hashing a large file inside it would
+   * keep a definition change, and every write queued behind that change, waiting on one client's upload.
+   */
   async completeUpload (target: FileTarget, caller: DataCaller, sessionId: string): Promise<{ file: FileDescriptor, record: ApiRecord }> {
-    return await this.deps.writes.write(collectionKey(target.projectId, target.table), async () => {
-      const located = await this.locate(target, 'upload', caller)
-      const attached: { record?: ApiRecord } = {}
-      const file = await this.uploads.complete(sessionId, located.owner, async (stored) => {
-        this.checkType(located.field, stored.type)
-        attached.record = await this.attach(target.projectId, located, descriptorOf(stored))
-      })
-      // A retried complete of an attached upload returns the same file and the record as it is now.
-      const record = attached.record ?? toApiRecord((await this.locate(target, 'upload', caller)).record, located.access.deny)
-      return { file: descriptorOf(file), record }
+    const { owner, access } = await this.locate(target, 'upload', caller)
+    const attached: { record?: ApiRecord } = {}
+    const file = await this.uploads.complete(sessionId, owner, async (stored) => {
+      attached.record = await this.attachStored(target, caller, stored)
     })
+    // A retried complete of an attached upload returns the same file and the record as it is now.
+    const record = attached.record ?? toApiRecord((await this.locate(target, 'upload', caller)).record, access.deny)
+    return { file: descriptorOf(file), record }
   }
 
   /** A small file in one request, streamed to storage, then attached; `maxSize` caps the field's own limit. */
   async uploadWhole (target: FileTarget, caller: DataCaller, input: { name: string, type: string, body: Readable, maxSize?: number }): Promise<{ file: FileDescriptor, record: ApiRecord }> {
+    const { field, owner } = await this.locate(target, 'upload', caller)
+    const maxSize = Math.min(field.maxSize ?? this.deps.maxSize, input.maxSize ?? this.deps.maxSize)
+    const stored = await this.uploads.storeWhole(owner, { name: input.name, type: input.type, body: input.body, maxSize })
+    try {
+      return { file: descriptorOf(stored), record: await this.attachStored(target, caller, stored) }
+    } catch (error) {
+      await this.uploads.deleteFile(target.projectId, stored.id).catch(() => {})
+      throw error
+    }
+  }
+
+  /** Under the write gate, with the record and definition read again: the stored file's sniffed type checked, then attached. */
+  private async attachStored (target: FileTarget, caller: DataCaller, stored: StoredFile): Promise<ApiRecord> {
     return await this.deps.writes.write(collectionKey(target.projectId, target.table), async () => {
       const located = await this.locate(target, 'upload', caller)
-      const maxSize = Math.min(located.field.maxSize ?? this.deps.maxSize, input.maxSize ?? this.deps.maxSize)
-      const stored = await this.uploads.storeWhole(located.owner, { name: input.name, type: input.type, body: input.body, maxSize })
-      try {
-        this.checkType(located.field, stored.type)
-        const file = descriptorOf(stored)
-        return { file, record: await this.attach(target.projectId, located, file) }
-      } catch (error) {
-        await this.uploads.deleteFile(target.projectId, stored.id).catch(() => {})
-        throw error
-      }
+      this.checkType(located.field, stored.type)
+      return await this.attach(target.projectId, located, descriptorOf(stored))
     })
   }
 

@@ -29,16 +29,7 @@ export class WriteGate {
 
   /** Runs a record write, after any change of the collection under way. */
   async write<T> (key: string, run: () => Promise<T>): Promise<T> {
-    let state = this.states.get(key)
-    while (state?.changing != null) {
-      await state.changing
-      state = this.states.get(key)
-    }
-    if (state === undefined) {
-      state = { writers: 0, changing: null, drained: null }
-      this.states.set(key, state)
-    }
-    state.writers++
+    const state = await this.enter(key, (entered) => { entered.writers++ })
     try {
       return await run()
     } finally {
@@ -49,17 +40,8 @@ export class WriteGate {
 
   /** Runs a definition change alone: no record write of the collection overlaps it. */
   async change<T> (key: string, run: () => Promise<T>): Promise<T> {
-    let state = this.states.get(key)
-    while (state?.changing != null) {
-      await state.changing
-      state = this.states.get(key)
-    }
-    if (state === undefined) {
-      state = { writers: 0, changing: null, drained: null }
-      this.states.set(key, state)
-    }
     let done = (): void => {}
-    state.changing = new Promise<void>((resolve) => { done = resolve })
+    const state = await this.enter(key, (entered) => { entered.changing = new Promise<void>((resolve) => { done = resolve }) })
     try {
       if (state.writers > 0) {
         const held = state
@@ -72,6 +54,24 @@ export class WriteGate {
       done()
       this.settle(key, state)
     }
+  }
+
+  /**
+   * Waits until no change holds the collection, then claims it with `claim` in
+   * the same tick: any later turn would let a rival in between.
+   */
+  private async enter (key: string, claim: (state: GateState) => void): Promise<GateState> {
+    let state = this.states.get(key)
+    while (state?.changing != null) {
+      await state.changing
+      state = this.states.get(key)
+    }
+    if (state === undefined) {
+      state = { writers: 0, changing: null, drained: null }
+      this.states.set(key, state)
+    }
+    claim(state)
+    return state
   }
 
   private settle (key: string, state: GateState): void {

@@ -1,6 +1,6 @@
 import { badRequest, notFound } from '../errors.js'
 import { hashToken } from '../crypto.js'
-import { createPat, isWellFormedPat, patHint, futureExpiry, lastUsedIsStale } from './pat-format.js'
+import { createPat, isWellFormedPat, patHint, futureExpiry, lastUsedIsStale, stillUsable } from './pat-format.js'
 import type { Clock } from '../clock.js'
 import { isPermission } from '../orgs/catalogue.js'
 import type { IdGenerator } from '../ids.js'
@@ -94,8 +94,7 @@ export class ApiKeys {
     if (!isWellFormedPat(token, this.deps.prefix)) return null
     const record = await this.keys.findOne({ _id: hashToken(token) })
     const now = this.deps.clock.now()
-    if (record === null || record.revokedAt !== null) return null
-    if (record.expiresAt !== null && record.expiresAt <= now) return null
+    if (!stillUsable(record, now.getTime())) return null
     if (lastUsedIsStale(record.lastUsedAt, now.getTime())) {
       await this.keys.updateOne({ _id: record._id }, { $set: { lastUsedAt: now } })
     }

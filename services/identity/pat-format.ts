@@ -26,7 +26,7 @@ function crc32 (text: string, start = 0, end = text.length): number {
   return (crc ^ -1) >>> 0
 }
 
-// The value of each base62 character code, -1 for anything else.
+// A table rather than indexOf, so checking a token's alphabet is one load per character.
 const BASE62_VALUE = new Int8Array(128).fill(-1)
 for (let i = 0; i < 62; i++) BASE62_VALUE[BASE62.charCodeAt(i)] = i
 
@@ -84,6 +84,11 @@ const LAST_USED_RESOLUTION_MS = 60_000
 
 export function lastUsedIsStale (lastUsedAt: Date | null, nowMs: number): boolean {
   return lastUsedAt === null || nowMs - lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS
+}
+
+/** A stored token that still authenticates: neither revoked nor expired. */
+export function stillUsable<T extends { revokedAt: Date | null, expiresAt: Date | null }> (record: T | null, nowMs: number): record is T {
+  return record !== null && record.revokedAt === null && (record.expiresAt === null || record.expiresAt.getTime() > nowMs)
 }
 
 /** An optional expiry a client gave for a new token: null, or a date strictly in the future. */

@@ -28,7 +28,7 @@ interface Codec {
 
 /** Signers and verifiers kept for this many projects; beyond it the oldest is rebuilt on next use. */
 export const PROJECT_CODEC_CACHE_SIZE = 2_000
-// The project-auth routes accept no longer bearer token; decoding a bigger one is wasted work.
+// No longer bearer token is accepted, and verify's body takes any string, so this is where a token that size is refused.
 const MAX_TOKEN_LENGTH = 8192
 const MIN_KEY_BYTES = 32
 const REQUIRED_CLAIMS = ['sub', 'pid', 'type', 'aud', 'iss', 'iat', 'exp']

@@ -150,7 +150,7 @@ export class ProjectUsers {
     return user
   }
 
-  /** Asked by every end-user request (auth/me, verify), so the answer is reused while the Store's state holds; it is frozen. */
+  /** Asked by every end-user request (auth/me, verify), so the answer is reused while the state stamp of the collection it is read from holds; it is frozen. */
   async findById (projectId: string, userId: string): Promise<ProjectUser | null> {
     const users = this.collection(projectId)
     return await this.found.remember(users.collectionName, `${projectId}\n${userId}`, async () => {
@@ -159,7 +159,7 @@ export class ProjectUsers {
     })
   }
 
-  /** The Store collection holding the project's end users. */
+  /** Public so memos of answers derived from a project's users can watch that collection's state stamp. */
   collectionName (projectId: string): string {
     return projectCollectionName(projectId, PROJECT_USERS_TABLE)
   }

@@ -52,7 +52,7 @@ function toProject (record: WithId<ProjectRecord>): Project {
   }
 }
 
-/** The Store collection holding projects. */
+/** Named here so project auth can watch the state stamp of the collection it reads projects from. */
 export const PROJECTS_COLLECTION = 'projects'
 
 export class Projects {
@@ -91,7 +91,7 @@ export class Projects {
     }
   }
 
-  /** Every authenticated data request asks this, so the answer is reused while the Store's state holds; it is frozen. */
+  /** Every authenticated data request asks this, so the answer is reused while the state stamp of the collection it is read from holds; it is frozen. */
   async findById (projectId: string): Promise<Project | null> {
     return await this.found.remember(this.records.collectionName, projectId, async () => {
       // By primary key alone (the Store's fastest read); the deletion mark is checked here.

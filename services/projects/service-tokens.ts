@@ -1,6 +1,6 @@
 import { badRequest, notFound } from '../errors.js'
 import { hashToken } from '../crypto.js'
-import { createPat, isWellFormedPat, patHint, futureExpiry, lastUsedIsStale } from '../identity/pat-format.js'
+import { createPat, isWellFormedPat, patHint, futureExpiry, lastUsedIsStale, stillUsable } from '../identity/pat-format.js'
 import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
@@ -37,11 +37,6 @@ export interface ServiceToken {
 export interface ServiceTokenIdentity { projectId: string, tokenId: string }
 
 export const MAX_SERVICE_TOKENS_PER_PROJECT = 50
-
-/** A stored token that still authenticates: neither revoked nor expired. */
-function usable (record: WithId<ServiceTokenRecord> | null, nowMs: number): record is WithId<ServiceTokenRecord> {
-  return record !== null && record.revokedAt === null && (record.expiresAt === null || record.expiresAt.getTime() > nowMs)
-}
 
 function toServiceToken (record: WithId<ServiceTokenRecord>): ServiceToken {
   return {
@@ -111,7 +106,7 @@ export class ServiceTokens {
     const record = this.found.get(token, this.found.stamp(this.tokens.collectionName))
     if (record === undefined) return undefined
     const nowMs = this.deps.clock.nowMs()
-    if (!usable(record, nowMs)) return null
+    if (!stillUsable(record, nowMs)) return null
     return lastUsedIsStale(record.lastUsedAt, nowMs) ? undefined : { projectId: record.projectId, tokenId: record.tokenId }
   }
 
@@ -123,10 +118,10 @@ export class ServiceTokens {
   async authenticate (token: string): Promise<ServiceTokenIdentity | null> {
     const known = this.authenticateKnown(token)
     if (known !== undefined) return known
-    // The stored record, reused while the Store's state holds: a revocation, expiry change or lastUsedAt write moves it.
+    // The stored record, reused while the tokens collection's state stamp holds: a revocation, expiry change or lastUsedAt write moves it.
     const record = await this.found.remember(this.tokens.collectionName, token, async () => await this.tokens.findOne({ _id: hashToken(token) }))
     const now = this.deps.clock.now()
-    if (!usable(record, now.getTime())) return null
+    if (!stillUsable(record, now.getTime())) return null
     if (lastUsedIsStale(record.lastUsedAt, now.getTime())) {
       await this.tokens.updateOne({ _id: record._id }, { $set: { lastUsedAt: now } })
     }

@@ -119,8 +119,8 @@ export interface Store {
   dropCollection (name: string): Promise<boolean>
   /**
    * A number that stays the same exactly as long as nothing this process can
-   * read in `collection` (anywhere, when none is named) has changed (its own
-   * writes, another process's commits), so answers derived from reading it
+   * read in `collection` (anywhere, when none is named) may have changed (its
+   * own writes to it, another process's commits), so answers derived from reading it
    * may be reused while it holds. Stamps of different collections come from
    * one rising count: the later of two moves whenever either does. Null when
    * the engine cannot tell, as with MongoDB, whose other clients write unseen.

@@ -2,6 +2,7 @@ import t, { type Test } from 'tap'
 import { createHmac } from 'node:crypto'
 import { buildTestApp, signUp, type TestApp, call } from '../helper.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from '../../services/projects/naming.js'
+import { AppError } from '../../services/errors.js'
 
 type Headers = Record<string, string>
 
@@ -224,4 +225,17 @@ t.test('a verify answer follows every change: the user\'s fields, auth off and o
   t.match(await verify(), { valid: true }, 'auth on again')
   await users.deleteOne({ _id: session.user.id })
   t.same(await verify(), { valid: false }, 'the user deleted')
+})
+
+t.test('a verify that fails on the server side answers in the error envelope, once', async (t) => {
+  const { app, newProject } = await setup(t)
+  const shop = await newProject('Shop')
+  const auth = app.projectAuth.auth
+  const original = auth.verify.bind(auth)
+  // The Store failing mid-lookup: the route must pass the error to Fastify's handler, not leave the request hanging.
+  auth.verify = async () => { throw new AppError('APP_STORE_UNAVAILABLE', 503, 'The store is gone') }
+  t.teardown(() => { auth.verify = original })
+  const res = await call(app, 'POST', `${shop.base}/verify`, bearer(shop.service), { token: 'x.y.z' })
+  t.equal(res.status, 503)
+  t.match(res.body, { success: false, code: 'APP_STORE_UNAVAILABLE', message: 'The store is gone' })
 })

@@ -40,7 +40,7 @@ export class Connection {
   private turn: 'none' | 'read' | 'write' = 'none'
   /** Moves whenever what this connection reads may have changed; see stateStamp. */
   private epoch = 0
-  /** The epoch of the last change that may touch any collection: another connection's commit, a rollback, a write of unnamed scope. */
+  /** The epoch of the last change that may touch any collection: another connection's commit, a failed group commit, a write of unnamed scope. */
   private changedEverywhere = 0
   /** Per collection, the epoch of this connection's last write to it. */
   private readonly changedIn = new Map<string, number>()
@@ -209,6 +209,8 @@ export class Connection {
     this.epoch++
     if (collection === undefined) {
       this.changedEverywhere = this.epoch
+      // Every per-collection entry is older now, and a stamp falls back to changedEverywhere without one.
+      this.changedIn.clear()
       this.documents.clear()
     } else {
       this.changedIn.set(collection, this.epoch)
@@ -219,8 +221,9 @@ export class Connection {
   /**
    * The state this connection reads of `collection` (of everything, when
    * none is named), as a number: it moves on every own write to it (group-
-   * committed inserts included), and on every rollback and commit by another
-   * connection seen at the start of a turn. All stamps come from one rising
+   * committed inserts included, a write rolled back too), and for every
+   * collection on a failed group commit or another connection's commit seen
+   * at the start of a turn. All stamps come from one rising
    * counter, so the later of two stamps moves whenever either does.
    */
   stateStamp (collection?: string): number {

@@ -1,9 +1,15 @@
 import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import { PassThrough } from 'node:stream'
 import { ManualClock } from '../../../services/clock.js'
 import { CollectionDefinitions } from '../../../services/collections/definitions.js'
 import { Records } from '../../../services/collections/records.js'
 import { Cursors } from '../../../services/collections/query.js'
+import { RecordFiles } from '../../../services/collections/record-files.js'
+import { LocalFileStore } from '../../../services/files/local-file-store.js'
+import { UploadSessions } from '../../../services/files/uploads.js'
+import { newId } from '../../../services/ids.js'
 import { WriteGate } from '../../../services/collections/write-gate.js'
 import { projectCollectionName } from '../../../services/projects/naming.js'
 import { openStore, type Document, type Store, type StoreCollection } from '../../../services/store/index.js'
@@ -78,4 +84,32 @@ t.test('a record write that starts during a change waits for it and is checked a
   await t.rejects(creating, { code: 'APP_FIELD_REQUIRED', status: 400 }, 'and is refused under the new definition')
   t.equal(await raw.collection(POSTS).countDocuments({}), 0, 'nothing that breaks the definition got in')
   t.match(await records.create(P, 'posts', anonymous, { title: 'with', summary: 'a summary' }), { title: 'with', summary: 'a summary' })
+})
+
+t.test('an upload holds the gate only to attach: a definition change does not wait for its bytes', async (t) => {
+  const dir = tempDir(t, 'plinth-write-race-files-')
+  const store = await openStore({ dataDir: dir, mongodbUrl: null, mongodbDb: 'plinth' })
+  t.teardown(async () => { await store.close() })
+  const clock = new ManualClock(Date.UTC(2026, 0, 1))
+  const writes = new WriteGate()
+  const defs = new CollectionDefinitions(store, { clock, writes })
+  await defs.init()
+  const records = new Records(store, { clock, cursors: new Cursors(randomBytes(32)), findCollection: async (projectId, name) => await defs.find(projectId, name), writes })
+  const uploads = new UploadSessions(store, new LocalFileStore(join(dir, 'files')), { clock, newId })
+  await uploads.init()
+  const files = new RecordFiles(store, uploads, { clock, findCollection: async (projectId, name) => await defs.find(projectId, name), maxSize: 1024 * 1024, writes })
+  const open = { enabled: true, rule: { requireAuth: false } }
+  await defs.create(P, { name: 'docs', fields: [title, { name: 'attachment', type: 'file' }], methods: { create: open, upload: open } })
+  const record = await records.create(P, 'docs', anonymous, { title: 'a' })
+
+  const body = new PassThrough()
+  const uploading = files.uploadWhole({ projectId: P, table: 'docs', id: record.id, field: 'attachment' }, anonymous, { name: 'a.txt', type: 'text/plain', body })
+  body.write('first half, ')
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  await defs.update(P, 'docs', { fields: [title, { name: 'attachment', type: 'file' }, { name: 'note', type: 'text' }] })
+  t.notOk(await settled(uploading), 'the change was saved while the upload was still streaming')
+  body.end('second half')
+  const { file, record: attached } = await uploading
+  t.equal(file.size, 'first half, second half'.length)
+  t.match(attached, { attachment: { id: file.id } }, 'and the file is attached once its bytes are in')
 })
