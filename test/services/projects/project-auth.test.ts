@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
 import { ManualClock } from '../../../services/clock.js'
 import { ProjectAuth } from '../../../services/projects/project-auth.js'
@@ -9,7 +9,8 @@ import { tempDir } from '../../helper.js'
 
 const TTL = 900
 
-t.test('a remembered verify answer lasts no longer than its token', async (t) => {
+/** Project p1 with auth on, one end user and a fresh token of theirs. */
+async function setup (t: Test) {
   const store = await openStore({ dataDir: tempDir(t, 'plinth-project-auth-'), mongodbUrl: null, mongodbDb: 'plinth' })
   t.teardown(async () => { await store.close() })
   const clock = new ManualClock(Date.UTC(2026, 0, 1))
@@ -29,6 +30,11 @@ t.test('a remembered verify answer lasts no longer than its token', async (t) =>
   const user = await users.register('p1', { email: 'ann@example.com', password: 'long enough 1' })
   const { token } = tokens.sign('p1', user.id)
   await new Promise((resolve) => setImmediate(resolve))
+  return { store, clock, auth, user, token }
+}
+
+t.test('a remembered verify answer lasts no longer than its token', async (t) => {
+  const { clock, auth, user, token } = await setup(t)
   t.match(await auth.verify('p1', token), { valid: true, user: { id: user.id } })
   clock.advance(TTL * 1000 - 1)
   t.match(await auth.verify('p1', token), { valid: true }, 'a millisecond before it expires')
@@ -38,25 +44,7 @@ t.test('a remembered verify answer lasts no longer than its token', async (t) =>
 })
 
 t.test('verifyKnown gives only a valid answer remembered in the current state, for a live token of that project', async (t) => {
-  const store = await openStore({ dataDir: tempDir(t, 'plinth-project-auth-known-'), mongodbUrl: null, mongodbDb: 'plinth' })
-  t.teardown(async () => { await store.close() })
-  const clock = new ManualClock(Date.UTC(2026, 0, 1))
-  const key = randomBytes(32)
-  const users = new ProjectUsers(store, clock)
-  const tokens = new ProjectTokens({ keyFor: () => key, clock, issuer: 'https://plinth.test', ttlSeconds: TTL })
-  const auth = new ProjectAuth({
-    users,
-    tokens,
-    clock,
-    stateStamp: (collection) => store.stateStamp(collection),
-    projectsCollection: 'projects',
-    findProject: async (id) => ({ id, authEnabled: true }),
-    sweepDeleted: async () => {}
-  })
-  await users.enable('p1')
-  const user = await users.register('p1', { email: 'ann@example.com', password: 'long enough 1' })
-  const { token } = tokens.sign('p1', user.id)
-  await new Promise((resolve) => setImmediate(resolve))
+  const { store, clock, auth, user, token } = await setup(t)
   t.equal(auth.verifyKnown('p1', token), undefined, 'nothing remembered before the first verify')
   const answer = await auth.verify('p1', token)
   t.equal(auth.verifyKnown('p1', token), answer, 'then the very same answer')
