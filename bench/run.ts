@@ -118,6 +118,42 @@ async function uploadThroughput (plinth: Started, inFlight: number): Promise<str
   return `${name.padEnd(34)} ${sorted[Math.floor(sorted.length / 2)].toFixed(0).padStart(8)} MB/s  median of ${rates.map((rate) => rate.toFixed(0)).join(', ')} MB/s (8 MiB chunks, sha256 verified by the server)`
 }
 
+/**
+ * The regex bar: a pattern that backtracks exponentially on V8's engine, sent
+ * by an anonymous caller over a 100 KB value, one request after another,
+ * while /healthz is asked every few milliseconds beside it. Latencies, not
+ * throughput: the point is that nobody else waits.
+ */
+async function regexBar ({ address, info }: Started): Promise<string> {
+  const url = `${address}/api/p/${info.projectId}/notes/query`
+  const body = JSON.stringify({ filter: { body: { $regex: '(.*.*)*x' } } })
+  const timed = async (run: () => Promise<Response>): Promise<number> => {
+    const started = performance.now()
+    const res = await run()
+    await res.arrayBuffer()
+    if (!res.ok) throw new Error(`regex bar: ${res.status}`)
+    return performance.now() - started
+  }
+  // Warm, as the other scenarios are measured: the first request pays for compiling the route and the pattern.
+  for (let i = 0; i < 5; i++) await timed(async () => await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body }))
+  const regex: number[] = []
+  const health: number[] = []
+  let running = true
+  const poll = (async () => {
+    while (running) {
+      health.push(await timed(async () => await fetch(`${address}/healthz`)))
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+  })()
+  for (let i = 0; i < 50; i++) regex.push(await timed(async () => await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })))
+  running = false
+  await poll
+  const sorted = [...regex].sort((a, b) => a - b)
+  const healthSorted = [...health].sort((a, b) => a - b)
+  return `${'catastrophic $regex over 100 KB'.padEnd(34)} p50 ${sorted[25].toFixed(1)} ms, max ${sorted[sorted.length - 1].toFixed(1)} ms; ` +
+    `/healthz meanwhile p50 ${healthSorted[Math.floor(health.length / 2)].toFixed(1)} ms, max ${healthSorted[health.length - 1].toFixed(1)} ms over ${health.length} requests (bar: 50 ms)`
+}
+
 const helloWorld: Scenario = { name: 'fastify hello-world (ceiling)', path: '/' }
 const hello = await start('./hello.ts')
 
@@ -151,6 +187,7 @@ for (const scenario of scenarios.filter((s) => ONLY.test(s.name))) {
   const { measured, ceiling, postCeiling } = await measurePair(hello, plinth, scenario)
   console.log(line(measured, ceiling.rps, postCeiling?.rps ?? null))
 }
+if (ONLY.test('catastrophic $regex')) console.log(await regexBar(plinth))
 if (ONLY.test('chunked upload')) {
   for (const inFlight of [2, 4]) console.log(await uploadThroughput(plinth, inFlight))
 }

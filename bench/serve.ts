@@ -76,4 +76,8 @@ await app.collections.definitions.create(project.id, {
   methods: Object.fromEntries(['create', 'get', 'upload', 'download'].map((method) => [method, { enabled: true, rule: ownerRule }]))
 })
 const doc = await app.records.create(project.id, 'docs', { kind: 'user', id: endUser.user.id }, {})
+// The regex bar: a public collection holding one 100 KB value for a catastrophic pattern to run over.
+const open = { enabled: true, rule: { requireAuth: false } }
+await app.collections.definitions.create(project.id, { name: 'notes', fields: [{ name: 'body', type: 'text' }], methods: { list: open } })
+await app.store.collection(`p_${project.id}_notes`).insertOne({ body: 'a'.repeat(100_000), createdAt: now, updatedAt: now, version: 1 })
 process.send?.({ address, sampleId: seeded.insertedId, accessToken, pat, projectId: project.id, projectToken: endUser.token, serviceToken: serviceToken.token, postId: ownPost?._id, docId: doc.id })

@@ -2,6 +2,7 @@ import { AppError, badRequest } from '../errors.js'
 import { QueryError } from '../store/errors.js'
 import { validateStorable } from '../store/semantics/literals.js'
 import { validateFilter } from '../store/semantics/match.js'
+import { linearRegExp } from '../store/semantics/regex.js'
 import { PROJECT_USERS_TABLE } from '../projects/naming.js'
 import {
   COLLECTION_METHODS, FIELD_TYPES, type AccessRuleT, type CollectionMethod, type FieldDefinitionT, type IndexDefinitionT, type MethodSettingT
@@ -58,13 +59,37 @@ export function checkNewCollectionName (name: string): void {
   if (!COLLECTION_NAME.test(name)) throw invalidDefinition('name', 'must be lower-case letters, digits and underscores, starting with a letter')
 }
 
-/** Same anchoring and flags as the records service uses when it checks values. */
+// Parsed once per source: every create and update of a field with a pattern tests it.
+const fieldPatterns = new Map<string, RegExp | null>()
+const FIELD_PATTERNS_KEPT = 1000
+
+/**
+ * A field's `pattern`, anchored to the whole value, on the linear-time engine
+ * the filters use; null when RE2 cannot express it (backreferences,
+ * lookaround), which the definition refuses.
+ */
 export function compilePattern (pattern: string): RegExp | null {
-  try {
-    return new RegExp(`^(?:${pattern})$`, 'u')
-  } catch {
-    return null
+  let compiled = fieldPatterns.get(pattern)
+  if (compiled === undefined) {
+    try {
+      compiled = linearRegExp(`^(?:${pattern})$`)
+    } catch {
+      compiled = null
+    }
+    if (fieldPatterns.size >= FIELD_PATTERNS_KEPT) fieldPatterns.delete(fieldPatterns.keys().next().value as string)
+    fieldPatterns.set(pattern, compiled)
   }
+  return compiled
+}
+
+/** Why a pattern was refused: not a regular expression at all, or one only a backtracking engine runs. */
+function unsupportedPattern (pattern: string): string {
+  try {
+    RegExp(pattern, 'u')
+  } catch {
+    return 'invalid regular expression'
+  }
+  return 'uses what the linear-time engine cannot run (backreferences, lookahead or lookbehind)'
 }
 
 function depthOf (value: unknown): number {
@@ -166,7 +191,7 @@ function checkField (field: FieldDefinitionT, path: string): void {
     if (field.values === undefined || field.values.length === 0) throw invalidDefinition(`${path}.values`, 'is required for select fields')
     if (new Set(field.values).size !== field.values.length) throw invalidDefinition(`${path}.values`, 'must not repeat a value')
   }
-  if (field.pattern !== undefined && compilePattern(field.pattern) === null) throw invalidDefinition(`${path}.pattern`, 'invalid regular expression')
+  if (field.pattern !== undefined && compilePattern(field.pattern) === null) throw invalidDefinition(`${path}.pattern`, unsupportedPattern(field.pattern))
   checkBounds(field, path)
   if (field.default !== undefined) checkDefault(field, field.default, `${path}.default`)
 }

@@ -6,6 +6,7 @@ import type { Document } from '../store/types.js'
 import type { FieldDefinitionT } from '../../schemas/collections.js'
 import { isoString } from '../iso-dates.js'
 import { deepFreeze } from '../deep-freeze.js'
+import { compilePattern } from './definition-validation.js'
 
 /** Kept by the service on every record; clients read them but never write them. */
 export const SYSTEM_FIELDS = new Set(['id', 'createdAt', 'updatedAt', 'version'])
@@ -28,17 +29,6 @@ export function fieldMap (fields: readonly FieldDefinitionT[]): FieldMap {
     fieldMaps.set(fields, map)
   }
   return map
-}
-
-const patterns = new Map<string, RegExp>()
-function patternOf (source: string): RegExp {
-  let compiled = patterns.get(source)
-  if (compiled === undefined) {
-    compiled = new RegExp(`^(?:${source})$`, 'u')
-    if (patterns.size > 1000) patterns.clear()
-    patterns.set(source, compiled)
-  }
-  return compiled
 }
 
 function invalid (field: string, message: string): Error {
@@ -68,7 +58,7 @@ function scalar (field: FieldDefinitionT, value: unknown): unknown {
         try { url = new URL(text) } catch {}
         if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw invalid(name, 'must be an http or https URL')
       }
-      if (field.pattern !== undefined && !patternOf(field.pattern).test(text)) throw invalid(name, `must match ${field.pattern}`)
+      if (field.pattern !== undefined && compilePattern(field.pattern)?.test(text) !== true) throw invalid(name, `must match ${field.pattern}`)
       return text
     }
     case 'number':

@@ -1,13 +1,31 @@
+import RE2 from 're2'
 import { QueryError } from '../errors.js'
 
 const ALLOWED_OPTIONS = new Set(['i', 'm', 's', 'x'])
 const ALLOWED_LITERAL_FLAGS = new Set(['i', 'm', 's'])
 
+/** Strings longer than this are never tested against a pattern (the data API stores none that long). */
+export const MAX_REGEX_SUBJECT = 1024 * 1024
+
 /**
- * Builds the JavaScript RegExp that behaves like MongoDB's PCRE for `$regex`
- * with `$options` (i, m, s, x). A RegExp literal may carry only i, m and s:
- * the driver would turn `g` into `s` and drop `y`/`u`, so those are refused
- * rather than silently reinterpreted.
+ * Compiles a pattern on RE2, whose matching time is linear in the text:
+ * backtracking engines (V8's, PCRE) take exponential time on patterns such as
+ * `(.*.*)*x`, and one request must not freeze every tenant. What RE2 cannot
+ * express (backreferences, lookaround) throws, for callers to refuse.
+ */
+export function linearRegExp (source: string, flags = ''): RegExp {
+  const compiled = new RE2(source, flags)
+  // Bounded subjects: RE2 is linear, but linear in a gigabyte is still too long for one request.
+  const test = compiled.test.bind(compiled)
+  compiled.test = (subject: string) => subject.length <= MAX_REGEX_SUBJECT && test(subject)
+  return compiled
+}
+
+/**
+ * Builds the linear-time expression that behaves like MongoDB's PCRE for
+ * `$regex` with `$options` (i, m, s, x), or refuses the pattern. A RegExp
+ * literal may carry only i, m and s: the driver would turn `g` into `s` and
+ * drop `y`/`u`, so those are refused rather than silently reinterpreted.
  */
 export function buildRegExp (pattern: string | RegExp, options: string | undefined, errorPath: string): RegExp {
   let source: string
@@ -34,9 +52,9 @@ export function buildRegExp (pattern: string | RegExp, options: string | undefin
   if (flags.includes('x')) source = stripExtendedSyntax(source)
   const jsFlags = [...new Set(flags.replace(/x/g, ''))].join('')
   try {
-    return new RegExp(source, jsFlags)
+    return linearRegExp(source, jsFlags)
   } catch (error) {
-    throw new QueryError(errorPath, `Invalid regular expression: ${(error as Error).message}`)
+    throw new QueryError(errorPath, `Invalid or unsupported regular expression (backreferences and lookaround are not supported): ${(error as Error).message}`)
   }
 }
 
