@@ -35,3 +35,29 @@ export function isoString (date: Date): string {
   const seconds = Math.floor(rest / 1000)
   return `${four(year)}-${two(month)}-${two(day)}T${two(hours)}:${two(minutes)}:${two(seconds)}.${three(rest - seconds * 1000)}Z`
 }
+
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-](\d{2}):(\d{2})))?$/
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+
+function daysIn (year: number, month: number): number {
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+  return month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]
+}
+
+/**
+ * The one reader of dates clients send: `2024-02-29`, or a date-time with
+ * its zone (`2024-02-29T10:00Z`, seconds and fractions optional). Null for
+ * anything else, including days that do not exist (`2024-02-30`), which
+ * `Date` would silently roll over into March.
+ */
+export function parseIsoDate (value: unknown): Date | null {
+  if (typeof value !== 'string') return null
+  const match = ISO_DATE.exec(value)
+  if (match === null) return null
+  const [, year, month, day, hours, minutes, seconds, , offsetHours, offsetMinutes] = match.map((part) => part === undefined ? undefined : Number(part))
+  if (month === undefined || month < 1 || month > 12 || day === undefined || day < 1 || day > daysIn(year as number, month)) return null
+  if (hours !== undefined && (hours > 23 || (minutes as number) > 59 || (seconds ?? 0) > 59)) return null
+  if (offsetHours !== undefined && (offsetHours > 23 || (offsetMinutes as number) > 59)) return null
+  const date = new Date(value)
+  return Number.isNaN(date.getTime()) ? null : date
+}

@@ -4,6 +4,7 @@ import { validateStorable } from '../store/semantics/literals.js'
 import { validateFilter } from '../store/semantics/match.js'
 import { linearRegExp } from '../store/semantics/regex.js'
 import { PROJECT_USERS_TABLE } from '../projects/naming.js'
+import { parseIsoDate } from '../iso-dates.js'
 import {
   COLLECTION_METHODS, FIELD_TYPES, type AccessRuleT, type CollectionMethod, type FieldDefinitionT, type IndexDefinitionT, type MethodSettingT
 } from '../../schemas/collections.js'
@@ -39,7 +40,6 @@ const WITHOUT_UNIQUE: readonly FieldType[] = ['json', 'file']
 const OWNER_TYPES: readonly FieldType[] = ['text', 'relation']
 const EMAIL = /^[^\s@]{1,64}@[^\s@.]+(\.[^\s@.]+)+$/
 const RECORD_ID = /^[0-9A-Za-z_-]{1,64}$/
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/
 
 export function invalidDefinition (path: string, message: string): AppError {
   return badRequest('APP_INVALID_DEFINITION', `${path}: ${message}`, { path })
@@ -126,7 +126,7 @@ function checkScalar (field: FieldDefinitionT, value: unknown, path: string): vo
       if (typeof value !== 'boolean') throw invalidDefinition(path, 'must be true or false')
       return
     case 'date':
-      if (typeof value !== 'string' || !ISO_DATE.test(value) || Number.isNaN(Date.parse(value))) throw invalidDefinition(path, 'must be an ISO 8601 date or date-time')
+      if (parseIsoDate(value) === null) throw invalidDefinition(path, 'must be an ISO 8601 date or date-time')
       return
     case 'json':
       try {

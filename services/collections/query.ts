@@ -1,10 +1,7 @@
-import { createHmac } from 'node:crypto'
 import { badRequest } from '../errors.js'
-import { nestedDeeperThan } from '../nesting.js'
-import { constantTimeEqual } from '../crypto.js'
-import { validateFilter } from '../store/semantics/match.js'
-import { QueryError } from '../store/errors.js'
+import { SecretBox } from '../crypto.js'
 import type { Document, Filter, Sort } from '../store/types.js'
+import type { FieldDefinitionT } from '../../schemas/collections.js'
 import type { FieldMap } from './record-fields.js'
 import { deepFreeze } from '../deep-freeze.js'
 
@@ -21,125 +18,17 @@ export const QUERY_LIMITS = {
   maxSortKeys: 4
 } as const
 
-const LOGICAL = new Set(['$and', '$or', '$nor'])
-const FIELD_OPERATORS = new Set(['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists', '$regex', '$options', '$not', '$elemMatch', '$all', '$size'])
-const LIST_OPERATORS = new Set(['$in', '$nin', '$all'])
-const BUILT_IN: Record<string, string> = { id: 'text', createdAt: 'date', updatedAt: 'date' }
+// A Map, not an object literal: field names such as `constructor` must not find Object.prototype's members.
+const BUILT_IN: ReadonlyMap<string, FieldDefinitionT['type']> = new Map([['id', 'text'], ['createdAt', 'date'], ['updatedAt', 'date']])
 const UNSORTABLE = new Set(['json', 'file'])
 
-function invalidFilter (path: string, message: string): Error {
-  return badRequest('APP_INVALID_FILTER', `${path}: ${message}`, { path })
+/** The type of a field a query may name: a defined field, or one of the fields every record has. */
+export function fieldType (fields: FieldMap, name: string): FieldDefinitionT['type'] | undefined {
+  return BUILT_IN.get(name) ?? fields.get(name)?.type
 }
 
 function isPlain (value: unknown): value is Document {
   return value !== null && typeof value === 'object' && !Array.isArray(value)
-}
-
-function typeOf (fields: FieldMap, name: string): string | undefined {
-  return BUILT_IN[name] ?? fields.get(name)?.type
-}
-
-/** Date fields are stored as dates; a filter names them with ISO strings. */
-function dateValue (value: unknown, path: string): unknown {
-  if (typeof value !== 'string') return value
-  const date = new Date(value)
-  if (Number.isNaN(date.getTime())) throw invalidFilter(path, 'expected an ISO 8601 date')
-  return date
-}
-
-class FilterWalker {
-  private clauses = 0
-  constructor (private readonly fields: FieldMap) {}
-
-  clause (node: unknown, path: string, depth: number): Document {
-    if (depth > QUERY_LIMITS.maxDepth) throw invalidFilter(path, `nested deeper than ${QUERY_LIMITS.maxDepth} levels`)
-    if (!isPlain(node)) throw invalidFilter(path, 'must be an object')
-    const out: Document = {}
-    for (const [key, value] of Object.entries(node)) {
-      const at = `${path}.${key}`
-      if (++this.clauses > QUERY_LIMITS.maxClauses) throw invalidFilter(at, `more than ${QUERY_LIMITS.maxClauses} clauses`)
-      if (key.startsWith('$')) {
-        if (!LOGICAL.has(key)) throw invalidFilter(at, `operator ${key} is not allowed here`)
-        if (!Array.isArray(value) || value.length === 0) throw invalidFilter(at, 'must be a non-empty array')
-        out[key] = value.map((item, index) => this.clause(item, `${at}[${index}]`, depth + 1))
-        continue
-      }
-      const [head, ...rest] = key.split('.')
-      const type = typeOf(this.fields, head)
-      if (type === undefined) throw invalidFilter(at, `"${head}" is not a field of this collection`)
-      if (rest.length > 0 && type !== 'json') throw invalidFilter(at, 'only json fields have sub-fields')
-      const name = head === 'id' ? ['_id', ...rest].join('.') : key
-      out[name] = this.condition(value, at, depth + 1, rest.length === 0 && type === 'date')
-    }
-    return out
-  }
-
-  private condition (value: unknown, path: string, depth: number, isDate: boolean): unknown {
-    if (depth > QUERY_LIMITS.maxDepth) throw invalidFilter(path, `nested deeper than ${QUERY_LIMITS.maxDepth} levels`)
-    if (!isPlain(value) || !Object.keys(value).some((key) => key.startsWith('$'))) return isDate ? dateValue(value, path) : value
-    const out: Document = {}
-    for (const [op, operand] of Object.entries(value)) {
-      const at = `${path}.${op}`
-      if (++this.clauses > QUERY_LIMITS.maxClauses) throw invalidFilter(at, `more than ${QUERY_LIMITS.maxClauses} clauses`)
-      if (!FIELD_OPERATORS.has(op)) throw invalidFilter(at, `operator ${op} is not allowed`)
-      if (LIST_OPERATORS.has(op)) {
-        if (!Array.isArray(operand)) throw invalidFilter(at, 'must be an array')
-        if (operand.length > QUERY_LIMITS.maxInValues) throw invalidFilter(at, `more than ${QUERY_LIMITS.maxInValues} values`)
-        out[op] = isDate ? operand.map((item, index) => dateValue(item, `${at}[${index}]`)) : operand
-      } else if (op === '$regex') {
-        if (typeof operand !== 'string' || operand.length > QUERY_LIMITS.maxRegexLength) throw invalidFilter(at, `must be a string of at most ${QUERY_LIMITS.maxRegexLength} characters`)
-        out[op] = operand
-      } else if (op === '$not') {
-        out[op] = this.condition(operand, at, depth + 1, isDate)
-      } else if (op === '$elemMatch') {
-        if (!isPlain(operand)) throw invalidFilter(at, 'must be an object')
-        out[op] = Object.keys(operand).every((key) => key.startsWith('$')) ? this.condition(operand, at, depth + 1, false) : operand
-      } else {
-        out[op] = isDate && (op !== '$exists' && op !== '$size') ? dateValue(operand, at) : operand
-      }
-    }
-    return out
-  }
-}
-
-// Filters sent as query-string text, already checked, by collection shape: the same page is asked for again and again.
-const parsedTexts = new WeakMap<FieldMap, Map<string, Filter>>()
-const PARSED_TEXTS_PER_SHAPE = 256
-
-/**
- * A client's filter, checked against the whitelist, the limits and the
- * collection's fields, in Store terms. Text filters are remembered per
- * collection shape; what comes back is frozen and shared.
- */
-export function parseFilter (raw: unknown, fields: FieldMap): Filter {
-  if (typeof raw !== 'string') return checkFilter(raw, fields)
-  let texts = parsedTexts.get(fields)
-  if (texts === undefined) parsedTexts.set(fields, texts = new Map())
-  let filter = texts.get(raw)
-  if (filter === undefined) {
-    filter = deepFreeze(checkFilter(raw, fields))
-    if (texts.size >= PARSED_TEXTS_PER_SHAPE) texts.delete(texts.keys().next().value as string)
-    texts.set(raw, filter)
-  }
-  return filter
-}
-
-function checkFilter (raw: unknown, fields: FieldMap): Filter {
-  let value = raw
-  if (typeof raw === 'string') {
-    if (Buffer.byteLength(raw, 'utf8') > QUERY_LIMITS.maxFilterBytes) throw invalidFilter('filter', `larger than ${QUERY_LIMITS.maxFilterBytes} bytes`)
-    try { value = JSON.parse(raw) } catch { throw invalidFilter('filter', 'is not valid JSON') }
-  } else if (nestedDeeperThan(raw, QUERY_LIMITS.maxDepth * 2 + 2) || Buffer.byteLength(JSON.stringify(raw) ?? '', 'utf8') > QUERY_LIMITS.maxFilterBytes) {
-    throw invalidFilter('filter', `larger than ${QUERY_LIMITS.maxFilterBytes} bytes`)
-  }
-  const filter = new FilterWalker(fields).clause(value, 'filter', 0)
-  try {
-    validateFilter(filter, 'filter')
-  } catch (error) {
-    if (error instanceof QueryError) throw invalidFilter(error.path.replace(/\._id\b/, '.id'), error.message)
-    throw error
-  }
-  return filter
 }
 
 export type SortKey = [string, 1 | -1]
@@ -172,7 +61,7 @@ function sortKeys (raw: string, fields: FieldMap): SortKey[] {
     const descending = part.startsWith('-')
     const name = descending ? part.slice(1) : part
     const field = fields.get(name)
-    const type = typeOf(fields, name)
+    const type = fieldType(fields, name)
     if (type === undefined) throw badRequest('APP_INVALID_SORT', `sort: "${name}" is not a field of this collection`, { field: name })
     if (UNSORTABLE.has(type) || field?.multiple === true) throw badRequest('APP_INVALID_SORT', `sort: "${name}" cannot be sorted on`, { field: name })
     const key = name === 'id' ? '_id' : name
@@ -184,7 +73,27 @@ function sortKeys (raw: string, fields: FieldMap): SortKey[] {
   return keys
 }
 
-interface CursorBody { s: string, v: unknown[] }
+/** Refuses a sort on a field the caller's rule hides: the order of the records would tell its values. */
+export function checkSortVisible (plan: SortPlan, hidden: ReadonlySet<string>): void {
+  if (hidden.size === 0) return
+  for (const [key] of plan.keys) {
+    const field = key === '_id' ? 'id' : key
+    if (hidden.has(field)) throw badRequest('APP_INVALID_SORT', `sort: "${field}" is hidden from this method's callers and cannot be sorted on`, { field })
+  }
+}
+
+// The text a query is bound to, per shared (frozen) filter: the same page is asked for again and again.
+const queryTexts = new WeakMap<Filter, string>()
+
+/** What a cursor is valid for: one collection, one filter (as parsed, so any spelling of it), one order. */
+export function cursorScope (projectId: string, table: string, filter: Filter, plan: SortPlan): string {
+  let text = queryTexts.get(filter)
+  if (text === undefined) {
+    text = JSON.stringify(filter)
+    if (Object.isFrozen(filter)) queryTexts.set(filter, text)
+  }
+  return `${projectId}\n${table}\n${plan.spec}\n${text}`
+}
 
 function encodeValue (value: unknown): unknown {
   return value instanceof Date ? { $date: value.getTime() } : value
@@ -193,51 +102,49 @@ function decodeValue (value: unknown): unknown {
   return isPlain(value) && typeof value.$date === 'number' ? new Date(value.$date) : value
 }
 
-// Signatures are a pure function of the text; recent ones are kept because clients page through the same cursors.
-const REMEMBERED_SIGNATURES = 1024
+const invalidCursor = (): Error => badRequest('APP_INVALID_CURSOR', 'cursor is not one this server issued for this collection, filter and sort')
 
-/** Opaque, signed keyset cursors: the position after a record, valid only for the same sort. */
+/**
+ * Keyset cursors, sealed: the position after a record (its sort values and
+ * id) encrypted and authenticated with AES-256-GCM, the query it was issued
+ * for as associated data. A client can neither read a value out of one (a
+ * hidden field's, an id it may not see) nor use it on another collection,
+ * filter or order.
+ */
 export class Cursors {
-  private readonly signatures = new Map<string, string>()
-  // Per shared (frozen, unchanging) record, the cursor after it under each sort: the same page is asked for again and again.
+  private readonly box: SecretBox
+  // Per shared (frozen, unchanging) record, the cursor after it in each query: the same page is asked for again and again.
   private readonly afterShared = new WeakMap<Document, Map<string, string>>()
 
-  constructor (private readonly key: Buffer) {}
+  constructor (key: Buffer) {
+    this.box = new SecretBox(key)
+  }
 
-  encode (plan: SortPlan, record: Document): string {
-    if (!Object.isFrozen(record)) return this.write(plan, record)
-    let bySpec = this.afterShared.get(record)
-    if (bySpec === undefined) this.afterShared.set(record, bySpec = new Map())
-    let cursor = bySpec.get(plan.spec)
+  encode (plan: SortPlan, record: Document, scope: string): string {
+    if (!Object.isFrozen(record)) return this.seal(plan, record, scope)
+    let byScope = this.afterShared.get(record)
+    if (byScope === undefined) this.afterShared.set(record, byScope = new Map())
+    let cursor = byScope.get(scope)
     if (cursor === undefined) {
-      cursor = this.write(plan, record)
-      bySpec.set(plan.spec, cursor)
+      cursor = this.seal(plan, record, scope)
+      byScope.set(scope, cursor)
     }
     return cursor
   }
 
-  decode (cursor: string, plan: SortPlan): unknown[] {
-    const [text, signature] = cursor.split('.')
-    if (text === undefined || signature === undefined || !constantTimeEqual(signature, this.sign(text))) throw badRequest('APP_INVALID_CURSOR', 'cursor is not one this server issued')
-    const body = JSON.parse(Buffer.from(text, 'base64url').toString()) as CursorBody
-    if (body.s !== plan.spec) throw badRequest('APP_INVALID_CURSOR', 'cursor was issued for another sort order')
-    return body.v.map(decodeValue)
-  }
-
-  private write (plan: SortPlan, record: Document): string {
-    const body: CursorBody = { s: plan.spec, v: plan.keys.map(([key]) => encodeValue(record[key] ?? null)) }
-    const text = Buffer.from(JSON.stringify(body)).toString('base64url')
-    return `${text}.${this.sign(text)}`
-  }
-
-  private sign (text: string): string {
-    let signature = this.signatures.get(text)
-    if (signature === undefined) {
-      signature = createHmac('sha256', this.key).update(text).digest('base64url').slice(0, 32)
-      if (this.signatures.size >= REMEMBERED_SIGNATURES) this.signatures.delete(this.signatures.keys().next().value as string)
-      this.signatures.set(text, signature)
+  decode (cursor: string, plan: SortPlan, scope: string): unknown[] {
+    let values: unknown
+    try {
+      values = JSON.parse(this.box.open(cursor, scope))
+    } catch {
+      throw invalidCursor()
     }
-    return signature
+    if (!Array.isArray(values) || values.length !== plan.keys.length) throw invalidCursor()
+    return values.map(decodeValue)
+  }
+
+  private seal (plan: SortPlan, record: Document, scope: string): string {
+    return this.box.seal(JSON.stringify(plan.keys.map(([key]) => encodeValue(Object.hasOwn(record, key) ? record[key] ?? null : null))), scope)
   }
 }
 

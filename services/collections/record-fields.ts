@@ -4,7 +4,7 @@ import { deepEqual } from '../store/semantics/values.js'
 import { MAX_NESTING, nestedDeeperThan } from '../nesting.js'
 import type { Document } from '../store/types.js'
 import type { FieldDefinitionT } from '../../schemas/collections.js'
-import { isoString } from '../iso-dates.js'
+import { isoString, parseIsoDate } from '../iso-dates.js'
 import { deepFreeze } from '../deep-freeze.js'
 import { compilePattern } from './definition-validation.js'
 
@@ -70,8 +70,8 @@ function scalar (field: FieldDefinitionT, value: unknown): unknown {
       if (typeof value !== 'boolean') throw invalid(name, 'must be true or false')
       return value
     case 'date': {
-      const date = typeof value === 'string' && /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(value) ? new Date(value) : null
-      if (date === null || Number.isNaN(date.getTime())) throw invalid(name, 'must be an ISO 8601 date or date-time')
+      const date = parseIsoDate(value)
+      if (date === null) throw invalid(name, 'must be an ISO 8601 date or date-time that exists (2024-02-29, 2024-02-29T10:00:00Z)')
       return date
     }
     case 'json':

@@ -7,7 +7,8 @@ import { projectCollectionName } from '../projects/naming.js'
 import type { CollectionMethod, FieldDefinitionT, MethodSettingT } from '../../schemas/collections.js'
 import { andFilters, enforceCheck, resolveAccess, restrict, type Access, type DataCaller } from './access.js'
 import { fieldMap, recordValues, relationTargets, sharedApiRecord, SYSTEM_FIELDS, toApiRecord, type ApiRecord, type FieldMap } from './record-fields.js'
-import { afterFilter, parseFilter, parseSort, type Cursors } from './query.js'
+import { afterFilter, checkSortVisible, cursorScope, parseSort, type Cursors } from './query.js'
+import { matchesEverything, parseFilter } from './filters.js'
 import { collectionKey, type WriteGate } from './write-gate.js'
 
 /** The slice of a collection definition the data API needs. */
@@ -84,18 +85,22 @@ export class Records {
 
   async list (projectId: string, table: string, caller: DataCaller, params: ListParams): Promise<ListPage> {
     const { fields, records, access } = await this.scope(projectId, table, 'list', caller)
-    const filter = restrict(parseFilter(params.filter ?? {}, fields), access)
+    // What the rule hides may not be filtered, sorted or selected on: each would tell its values.
+    const asked = parseFilter(params.filter ?? {}, fields, access.deny)
+    const filter = restrict(asked, access)
     const order = parseSort(params.sort, fields)
-    const only = this.selection(params.fields, fields)
+    checkSortVisible(order, access.deny)
+    const only = this.selection(params.fields, fields, access.deny)
     const limit = params.limit ?? 30
     if (params.cursor !== undefined && params.offset !== undefined) throw badRequest('APP_INVALID_QUERY', 'Give either cursor or offset, not both')
-    const query = params.cursor === undefined ? filter : andFilters(filter, afterFilter(order.keys, this.deps.cursors.decode(params.cursor, order)))
+    const scope = cursorScope(projectId, table, asked, order)
+    const query = params.cursor === undefined ? filter : andFilters(filter, afterFilter(order.keys, this.deps.cursors.decode(params.cursor, order, scope)))
     // Read shared: documents (and their API form) unchanged since an earlier page are reused, not copied.
     const docs = await records.find(query, { sort: order.sort, limit: limit + 1, shared: true, ...(params.offset === undefined ? {} : { skip: params.offset }) }).toArray()
     const page = docs.slice(0, limit)
     return {
       items: page.map((doc) => sharedApiRecord(doc, access.deny, only)),
-      nextCursor: docs.length > limit ? this.deps.cursors.encode(order, page[page.length - 1]) : null,
+      nextCursor: docs.length > limit ? this.deps.cursors.encode(order, page[page.length - 1], scope) : null,
       ...(params.count === true ? { total: await records.countDocuments(filter) } : {})
     }
   }
@@ -104,7 +109,7 @@ export class Records {
     const { fields, records, access } = await this.scope(projectId, table, 'get', caller)
     const doc = await findVisible(records, id, access)
     if (doc === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')
-    return toApiRecord(doc, access.deny, this.selection(selection, fields))
+    return toApiRecord(doc, access.deny, this.selection(selection, fields, access.deny))
   }
 
   async create (projectId: string, table: string, caller: DataCaller, body: Document): Promise<ApiRecord> {
@@ -204,8 +209,8 @@ export class Records {
 
   /** The records a bulk call would touch; refused without a filter or beyond its guard, before anything changes. */
   private async targets (scope: Scope, params: BulkParams): Promise<Array<WithId<Document>>> {
-    const filter = parseFilter(params.filter ?? {}, scope.fields)
-    if (Object.keys(filter).length === 0) throw badRequest('APP_FILTER_REQUIRED', 'A bulk update or delete needs a filter with at least one clause')
+    const filter = parseFilter(params.filter ?? {}, scope.fields, scope.access.deny)
+    if (matchesEverything(filter)) throw badRequest('APP_FILTER_REQUIRED', 'A bulk update or delete needs a filter with at least one clause that selects records; one that holds for every record by its form ({}, $exists on id) does not')
     const guard = Math.min(params.maxAffected ?? BULK_MAX, BULK_MAX)
     const docs = await scope.records.find(restrict(filter, scope.access), { sort: { _id: 1 }, limit: guard + 1 }).toArray()
     if (docs.length > guard) {
@@ -221,11 +226,12 @@ export class Records {
     return { collection, fields: fieldMap(collection.fields), records: this.store.collection(projectCollectionName(projectId, table)), access }
   }
 
-  private selection (raw: string | undefined, fields: FieldMap): ReadonlySet<string> | null {
+  private selection (raw: string | undefined, fields: FieldMap, hidden: ReadonlySet<string>): ReadonlySet<string> | null {
     if (raw === undefined) return null
     const names = raw.split(',').map((name) => name.trim()).filter((name) => name !== '')
     for (const name of names) {
       if (!fields.has(name) && !SYSTEM_FIELDS.has(name)) throw badRequest('APP_INVALID_FIELDS', `fields: "${name}" is not a field of this collection`, { field: name })
+      if (hidden.has(name)) throw badRequest('APP_INVALID_FIELDS', `fields: "${name}" is hidden from this method's callers`, { field: name })
     }
     return new Set(names)
   }

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
-import { Cursors, afterFilter, parseFilter, parseSort } from '../../../services/collections/query.js'
+import { Cursors, afterFilter, cursorScope, parseSort, type SortPlan } from '../../../services/collections/query.js'
+import { parseFilter } from '../../../services/collections/filters.js'
 import { fieldMap } from '../../../services/collections/record-fields.js'
 import { deepFreeze } from '../../../services/deep-freeze.js'
 import type { FieldDefinitionT } from '../../../schemas/collections.js'
@@ -27,20 +28,25 @@ t.test('a sort is parsed once per text and collection shape, into a frozen plan 
   }
 })
 
-t.test('cursors: signed, tied to their order, the same whether the record is shared or a copy', async (t) => {
+t.test('cursors: sealed, tied to their order, the same whether the record is shared or a copy', async (t) => {
   const cursors = new Cursors(randomBytes(32))
+  const scope = (plan: SortPlan, filter = {}) => cursorScope('proj', 'posts', filter, plan)
   const plan = parseSort('-views', fields)
   const record = { _id: 'r1', views: 7, title: 'x', createdAt: new Date('2026-01-02T03:04:05.000Z') }
   const shared = deepFreeze({ ...record })
-  const written = cursors.encode(plan, record)
-  t.equal(cursors.encode(plan, shared), written, 'a shared record gives the cursor a copy gives')
-  t.equal(cursors.encode(plan, shared), written, 'and the same again')
-  t.same(cursors.decode(written, plan), [7, 'r1'])
-  t.throws(() => cursors.decode(written, parseSort('views', fields)), { code: 'APP_INVALID_CURSOR' }, 'another order refuses it')
-  t.throws(() => cursors.decode(written.replace(/.$/, (c) => c === 'a' ? 'b' : 'a'), plan), { code: 'APP_INVALID_CURSOR' }, 'a changed signature is refused')
-  t.throws(() => new Cursors(randomBytes(32)).decode(written, plan), { code: 'APP_INVALID_CURSOR' }, 'another server key refuses it')
+  const written = cursors.encode(plan, shared, scope(plan))
+  t.equal(cursors.encode(plan, shared, scope(plan)), written, 'a shared record gives the same cursor again')
+  t.same(cursors.decode(cursors.encode(plan, record, scope(plan)), plan, scope(plan)), [7, 'r1'], 'a copy gives a cursor to the same position')
+  t.same(cursors.decode(written, plan, scope(plan)), [7, 'r1'])
+  const other = parseSort('views', fields)
+  t.throws(() => cursors.decode(written, other, scope(other)), { code: 'APP_INVALID_CURSOR' }, 'another order refuses it')
+  t.throws(() => cursors.decode(`${written.slice(0, 10)}${written[10] === 'A' ? 'B' : 'A'}${written.slice(11)}`, plan, scope(plan)), { code: 'APP_INVALID_CURSOR' }, 'a changed signature is refused')
+  t.throws(() => new Cursors(randomBytes(32)).decode(written, plan, scope(plan)), { code: 'APP_INVALID_CURSOR' }, 'another server key refuses it')
+  t.throws(() => cursors.decode(written, plan, cursorScope('proj', 'pages', {}, plan)), { code: 'APP_INVALID_CURSOR' }, 'another collection refuses it')
+  t.throws(() => cursors.decode(written, plan, scope(plan, { views: { $gt: 1 } })), { code: 'APP_INVALID_CURSOR' }, 'another filter refuses it')
+  t.notMatch(Buffer.from(written.replace(/\./g, ''), 'base64url').toString('latin1'), /r1|7/, 'neither the id nor the sort value can be read from it')
   const byDate = parseSort('createdAt', fields)
-  const dated = cursors.decode(cursors.encode(byDate, shared), byDate)
+  const dated = cursors.decode(cursors.encode(byDate, shared, scope(byDate)), byDate, scope(byDate))
   t.ok(dated[0] instanceof Date && (dated[0] as Date).getTime() === record.createdAt.getTime(), 'dates come back as dates')
   t.same(afterFilter(plan.keys, [7, 'r1']), { $or: [{ $or: [{ views: { $lt: 7 } }, { views: null }] }, { $and: [{ views: 7 }, { _id: { $gt: 'r1' } }] }] })
 })
