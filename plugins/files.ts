@@ -10,6 +10,11 @@ import { DEFAULT_CHUNK_SIZE, DEFAULT_UPLOAD_TTL_SECONDS, UPLOADS_EXPIRE_JOB, Upl
 import { mongoDatabase } from '../services/store/mongodb.js'
 import { RecordFiles } from '../services/collections/record-files.js'
 import { fileSchemas } from '../schemas/files.js'
+import { runOnce } from '../services/migrations.js'
+import type { CollectionDef } from '../services/collections/definitions.js'
+
+// Files stored before keys named their owner are moved once into their owners' folders (see RecordFiles).
+const RELOCATE_LEGACY_FILES_JOB = 'files.relocate-legacy'
 
 /** The largest file a field without its own maxSize takes. */
 export const MAX_FILE_SIZE = 5 * 1024 * 1024 * 1024
@@ -53,9 +58,22 @@ async function filesPlugin (app: FastifyInstance): Promise<void> {
 
   app.registerJobHandler(UPLOADS_EXPIRE_JOB, async () => await uploads.expireDue())
   app.records.onRemove(async (projectId, collection, docs) => { await records.removeRecordFiles(projectId, collection, docs) })
-  app.collections.definitions.onDrop(async (projectId, name, fields) => { await records.dropCollectionFiles(projectId, name, fields) })
+  app.collections.definitions.onDrop(async (projectId, name) => { await records.dropCollectionFiles(projectId, name) })
+  app.registerJobHandler(RELOCATE_LEGACY_FILES_JOB, async () => {
+    await runOnce(app.store, systemClock, RELOCATE_LEGACY_FILES_JOB, async () => {
+      const byProject = new Map<string, CollectionDef[]>()
+      for (const def of await app.collections.definitions.everyDefinition()) byProject.set(def.projectId, [...(byProject.get(def.projectId) ?? []), def])
+      for (const [projectId, defs] of byProject) {
+        const { moved, unclaimed } = await records.relocateLegacyFiles(projectId, defs)
+        if (moved > 0 || unclaimed.length > 0) app.log.warn({ projectId, moved, unclaimed }, 'files moved into their owners\' folders; file ids several records claim are served to none of them')
+      }
+    })
+  })
   app.projects.onDelete(async (projectId) => { await store.deletePrefix(`files/${projectId}`) })
-  app.addHook('onReady', async () => { await scheduleSweep(0) })
+  app.addHook('onReady', async () => {
+    await scheduleSweep(0)
+    await app.jobs.enqueue(RELOCATE_LEGACY_FILES_JOB, {})
+  })
   app.decorate('files', { store, uploads, records, chunkSize })
 }
 

@@ -45,7 +45,8 @@ function bearerToken (request: FastifyRequest, what: string): string {
  */
 async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
   const { config } = app
-  const users = new ProjectUsers(app.store, systemClock)
+  // A sign-up's record is written by the records service (registered later), so it meets the `_users` definition.
+  const users = new ProjectUsers(app.store, systemClock, async (projectId, account, profile) => await app.records.createUser(projectId, account, profile))
   const tokens = new ProjectTokens({
     keyFor: (projectId) => app.deriveSecretKey(`jwt:project:${projectId}`),
     clock: systemClock,

@@ -92,7 +92,7 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: FileResponses.download
     }
   }, async (request, reply) => {
-    const { projectId, fileId } = request.params
+    const { fileId } = request.params
     const file = await files.download(target(request.params), await app.dataCaller(request), fileId)
     const etag = etagFor(file.sha256)
     void reply.headers({
@@ -109,7 +109,7 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
       void reply.header('content-range', range.contentRange)
       throw new AppError('APP_RANGE_NOT_SATISFIABLE', 416, `The file has ${file.size} bytes`, { size: file.size })
     }
-    const opened = await files.open(projectId, fileId, range.status === 206 ? { start: range.start, end: range.end } : undefined)
+    const opened = await files.open(target(request.params), fileId, range.status === 206 ? { start: range.start, end: range.end } : undefined)
     void reply.headers({ 'content-type': file.type, 'content-disposition': contentDisposition(file.name, file.type) })
     if (range.status === 206) return reply.code(206).headers({ 'content-range': range.contentRange, 'content-length': range.length }).send(opened.stream)
     return reply.header('content-length', opened.size).send(opened.stream)

@@ -172,6 +172,11 @@ export class CollectionDefinitions {
     return records.map((record) => toCollectionView(toDef(record)))
   }
 
+  /** Every definition of every project, for one-time migrations over all records. */
+  async everyDefinition (): Promise<CollectionDef[]> {
+    return (await this.records.find({}, { sort: { projectId: 1, name: 1 } }).toArray()).map(toDef)
+  }
+
   /** Every data request asks this, so the answer is reused while the state stamp of the collection it is read from holds; it is frozen. */
   async find (projectId: string, name: string): Promise<CollectionDef | null> {
     const id = definitionId(projectId, name)

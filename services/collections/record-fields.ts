@@ -105,12 +105,16 @@ function convert (field: FieldDefinitionT, value: unknown): unknown {
   return scalar(field, value)
 }
 
+const NO_NAMES: ReadonlySet<string> = new Set()
+
 /**
  * Checks a create or update body against the definition and returns the
  * values to store. Unknown fields, system fields and the rule's readonly
  * fields are refused rather than dropped, so a typo never passes silently.
+ * `setByServer` names fields the caller supplies beside the body (sign-up's
+ * email), which therefore count as given.
  */
-export function recordValues (fields: FieldMap, body: Document, mode: 'create' | 'update', readonly: ReadonlySet<string>): Document {
+export function recordValues (fields: FieldMap, body: Document, mode: 'create' | 'update', readonly: ReadonlySet<string>, setByServer: ReadonlySet<string> = NO_NAMES): Document {
   const values: Document = {}
   for (const [name, value] of Object.entries(body)) {
     if (SYSTEM_FIELDS.has(name)) throw forbidden('APP_READONLY_FIELD', `${name} is set by the server`, { field: name })
@@ -122,7 +126,7 @@ export function recordValues (fields: FieldMap, body: Document, mode: 'create' |
   }
   if (mode === 'create') {
     for (const field of fields.values()) {
-      if (field.type === 'file' || Object.hasOwn(values, field.name)) continue
+      if (field.type === 'file' || Object.hasOwn(values, field.name) || setByServer.has(field.name)) continue
       if (field.default !== undefined) values[field.name] = convert(field, field.default)
       else if (field.required === true) throw badRequest('APP_FIELD_REQUIRED', `${field.name} is required`, { field: field.name })
     }

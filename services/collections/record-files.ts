@@ -5,6 +5,7 @@ import type { Document, Store, StoreCollection, WithId } from '../store/types.js
 import { projectCollectionName } from '../projects/naming.js'
 import type { ByteRange } from '../files/file-store.js'
 import { typeAllowed, type StoredFile, type UploadOwner, type UploadSessions, type UploadSessionView } from '../files/uploads.js'
+import { isValidKeySegment } from '../files/file-store.js'
 import type { FieldDefinitionT } from '../../schemas/collections.js'
 import { enforceCheck, resolveAccess, restrict, type Access, type DataCaller } from './access.js'
 import { toApiRecord, type ApiRecord } from './record-fields.js'
@@ -25,8 +26,14 @@ const WRITE_ATTEMPTS = 3
 const descriptorOf = (file: StoredFile): FileDescriptor =>
   ({ id: file.id, name: file.name, size: file.size, type: file.type, sha256: file.sha256, createdAt: file.createdAt })
 
+const SHA256_HEX = /^[0-9a-f]{64}$/
+
+/** Only what the upload routes write: anything else in a file field (from before they were its only writer) is not a file. */
 function isDescriptor (value: unknown): value is FileDescriptor {
-  return value !== null && typeof value === 'object' && typeof (value as FileDescriptor).id === 'string' && typeof (value as FileDescriptor).sha256 === 'string'
+  if (value === null || typeof value !== 'object') return false
+  const { id, name, size, type, sha256 } = value as Partial<FileDescriptor>
+  return isValidKeySegment(id) && typeof name === 'string' && typeof type === 'string' && Number.isSafeInteger(size) && (size as number) >= 0 &&
+    typeof sha256 === 'string' && SHA256_HEX.test(sha256)
 }
 
 /** The descriptors a file field of `doc` holds. */
@@ -35,6 +42,8 @@ function filesIn (doc: Document, field: string): FileDescriptor[] {
   if (Array.isArray(value)) return value.filter(isDescriptor)
   return isDescriptor(value) ? [value] : []
 }
+
+const ownerOf = (target: FileTarget): UploadOwner => ({ projectId: target.projectId, table: target.table, recordId: target.id, field: target.field })
 
 const fileNotFound = (): AppError => notFound('APP_FILE_NOT_FOUND', 'The record holds no such file')
 const writeConflict = (): AppError => conflict('APP_WRITE_CONFLICT', 'The record kept changing; try again')
@@ -105,7 +114,7 @@ export class RecordFiles {
     try {
       return { file: descriptorOf(stored), record: await this.attachStored(target, caller, stored) }
     } catch (error) {
-      await this.uploads.deleteFile(target.projectId, stored.id).catch(() => {})
+      await this.uploads.deleteFile(owner, stored.id).catch(() => {})
       throw error
     }
   }
@@ -127,8 +136,9 @@ export class RecordFiles {
     return file
   }
 
-  async open (projectId: string, fileId: string, range?: ByteRange): Promise<{ stream: Readable, size: number }> {
-    return await this.uploads.openFile(projectId, fileId, range)
+  /** The bytes of a file `download` found, read from the folder of the record and field that hold it. */
+  async open (target: FileTarget, fileId: string, range?: ByteRange): Promise<{ stream: Readable, size: number }> {
+    return await this.uploads.openFile(ownerOf(target), fileId, range)
   }
 
   /** Takes the file out of the field, then out of storage. */
@@ -141,29 +151,51 @@ export class RecordFiles {
         if (!held.some((item) => item.id === fileId)) throw fileNotFound()
         return located.field.multiple === true ? held.filter((item) => item.id !== fileId) : null
       })
-      await this.uploads.deleteFile(target.projectId, fileId)
+      await this.uploads.deleteFile(located.owner, fileId)
       return record
     })
   }
 
-  /** For `records.onRemove`: the files of records about to be deleted. */
-  async removeRecordFiles (projectId: string, collection: Pick<DataCollection, 'fields'>, docs: Array<WithId<Document>>): Promise<void> {
-    const fileFields = collection.fields.filter((field) => field.type === 'file')
-    for (const doc of docs) {
-      for (const field of fileFields) {
-        for (const file of filesIn(doc, field.name)) await this.uploads.deleteFile(projectId, file.id)
-      }
-    }
+  /** For `records.onRemove`: the files of records that were deleted, which live in their records' folders. */
+  async removeRecordFiles (projectId: string, collection: Pick<DataCollection, 'name' | 'fields'>, docs: Array<WithId<Document>>): Promise<void> {
+    if (!collection.fields.some((field) => field.type === 'file')) return
+    for (const doc of docs) await this.uploads.deleteOwnerFolder(projectId, collection.name, doc._id)
   }
 
   /** For `definitions.onDrop`: the files of every record of a collection being dropped. */
-  async dropCollectionFiles (projectId: string, name: string, fields: FieldDefinitionT[]): Promise<void> {
-    const fileFields = fields.filter((field) => field.type === 'file').map((field) => field.name)
-    if (fileFields.length === 0) return
-    const records = this.store.collection(projectCollectionName(projectId, name))
-    const projection = Object.fromEntries(fileFields.map((field) => [field, 1 as const]))
-    const docs = await records.find({}, { projection }).toArray()
-    await this.removeRecordFiles(projectId, { fields: fields.filter((field) => field.type === 'file') }, docs)
+  async dropCollectionFiles (projectId: string, name: string): Promise<void> {
+    await this.uploads.deleteOwnerFolder(projectId, name)
+  }
+
+  /**
+   * Files stored before keys named their owner (`files/<projectId>/<fileId>`)
+   * move into the folder of the one record field that holds them. A file id
+   * that several records hold has no provable owner — one of them was
+   * written by a client before file fields were the upload routes' alone —
+   * so it stays where it is, served to nobody, and is reported.
+   */
+  async relocateLegacyFiles (projectId: string, collections: Array<{ name: string, fields: readonly FieldDefinitionT[] }>): Promise<{ moved: number, unclaimed: string[] }> {
+    const claims = new Map<string, UploadOwner[]>()
+    for (const collection of collections) {
+      const fileFields = collection.fields.filter((field) => field.type === 'file').map((field) => field.name)
+      if (fileFields.length === 0) continue
+      const projection = Object.fromEntries(fileFields.map((field) => [field, 1 as const]))
+      for (const doc of await this.store.collection(projectCollectionName(projectId, collection.name)).find({}, { projection }).toArray()) {
+        for (const field of fileFields) {
+          for (const file of filesIn(doc, field)) claims.set(file.id, [...(claims.get(file.id) ?? []), { projectId, table: collection.name, recordId: doc._id, field }])
+        }
+      }
+    }
+    let moved = 0
+    const unclaimed: string[] = []
+    for (const [fileId, owners] of claims) {
+      if (owners.length === 1) {
+        if (await this.uploads.adoptLegacyFile(owners[0], fileId)) moved++
+      } else if (await this.uploads.legacyFileExists(projectId, fileId)) {
+        unclaimed.push(fileId)
+      }
+    }
+    return { moved, unclaimed }
   }
 
   private async attach (projectId: string, located: Located, file: FileDescriptor): Promise<ApiRecord> {
@@ -179,7 +211,7 @@ export class RecordFiles {
       return [...held, file]
     })
     // Only once the record points at the new file may the old one go.
-    for (const old of replaced) await this.uploads.deleteFile(projectId, old.id).catch(() => {})
+    for (const old of replaced) await this.uploads.deleteFile(located.owner, old.id).catch(() => {})
     return record
   }
 

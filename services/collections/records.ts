@@ -3,7 +3,7 @@ import { DuplicateKeyError } from '../store/errors.js'
 import { compileFilter } from '../store/semantics/match.js'
 import type { Clock } from '../clock.js'
 import type { Document, Store, StoreCollection, WithId } from '../store/types.js'
-import { projectCollectionName } from '../projects/naming.js'
+import { PROJECT_USERS_TABLE, projectCollectionName } from '../projects/naming.js'
 import type { CollectionMethod, FieldDefinitionT, MethodSettingT } from '../../schemas/collections.js'
 import { andFilters, enforceCheck, resolveAccess, restrict, type Access, type DataCaller } from './access.js'
 import { fieldMap, recordValues, relationTargets, sharedApiRecord, SYSTEM_FIELDS, toApiRecord, type ApiRecord, type FieldMap } from './record-fields.js'
@@ -41,6 +41,9 @@ export const BULK_MAX = 10_000
 const WRITE_ATTEMPTS = 3
 
 interface Scope { collection: DataCollection, fields: FieldMap, records: StoreCollection<Document>, access: Access }
+
+/** The server writing on its own account: no rule restricts it. */
+const SERVER_ACCESS: Access = { filter: null, check: null, owner: null, userId: null, deny: new Set(), readonly: new Set() }
 
 /** Records written before versions existed (or holding something else there) count as version 0. */
 function versionOf (record: Document): number {
@@ -115,20 +118,53 @@ export class Records {
   async create (projectId: string, table: string, caller: DataCaller, body: Document): Promise<ApiRecord> {
     return await this.deps.writes.write(collectionKey(projectId, table), async () => {
       const scope = await this.scope(projectId, table, 'create', caller)
-      const { fields, records, access } = scope
+      const { fields, access } = scope
       const values = recordValues(fields, body, 'create', access.readonly)
       if (access.owner !== null && access.userId !== null && values[access.owner] === undefined) values[access.owner] = access.userId
-      await this.checkRelations(projectId, scope, values)
-      const now = this.deps.clock.now()
-      const doc: Document = { ...values, createdAt: now, updatedAt: now, version: 1 }
-      enforceCheck(access, doc)
+      return toApiRecord(await this.insert(projectId, scope, values), access.deny)
+    })
+  }
+
+  /**
+   * Sign-up's record in `_users`: the new user's own fields (`profile`) meet
+   * the definition exactly as a data-API create does — types, required,
+   * unique, select values, relations; file fields and unknown fields refused
+   * — and the fields the `create` and `update` rules make read-only are
+   * refused too, since the user would be choosing them for themselves.
+   * `account` (email, password hash) is the server's, set beside them.
+   */
+  async createUser (projectId: string, account: Document, profile: Document): Promise<WithId<Document>> {
+    return await this.deps.writes.write(collectionKey(projectId, PROJECT_USERS_TABLE), async () => {
+      const collection = await this.deps.findCollection(projectId, PROJECT_USERS_TABLE)
+      if (collection === null) throw notFound('APP_COLLECTION_NOT_FOUND', `${PROJECT_USERS_TABLE} is not defined; switch project auth on`)
+      const { create, update } = collection.methods
+      const readonly = new Set([...(create.rule?.readonly ?? []), ...(update.rule?.readonly ?? [])])
+      const fields = fieldMap(collection.fields)
+      const values = { ...recordValues(fields, profile, 'create', readonly, new Set(Object.keys(account))), ...account }
+      const scope: Scope = { collection, fields, records: this.store.collection(projectCollectionName(projectId, PROJECT_USERS_TABLE)), access: SERVER_ACCESS }
       try {
-        const { insertedId } = await records.insertOne(doc)
-        return toApiRecord({ ...doc, _id: insertedId }, access.deny)
+        return await this.insert(projectId, scope, values)
       } catch (error) {
-        throw duplicate(error)
+        if (error instanceof AppError && error.code === 'APP_DUPLICATE_VALUE' && (error.details as { fields: string[] }).fields.includes('email')) {
+          throw conflict('APP_EMAIL_TAKEN', 'An account with this email already exists')
+        }
+        throw error
       }
     })
+  }
+
+  /** Relations checked, the rule's check enforced, then stored with its timestamps and first version. */
+  private async insert (projectId: string, scope: Scope, values: Document): Promise<WithId<Document>> {
+    await this.checkRelations(projectId, scope, values)
+    const now = this.deps.clock.now()
+    const doc: Document = { ...values, createdAt: now, updatedAt: now, version: 1 }
+    enforceCheck(scope.access, doc)
+    try {
+      const { insertedId } = await scope.records.insertOne(doc)
+      return { ...doc, _id: insertedId }
+    } catch (error) {
+      throw duplicate(error)
+    }
   }
 
   /** Changes the fields given. With `ifMatch`, only if the record is still at that version. */

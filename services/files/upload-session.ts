@@ -69,7 +69,26 @@ export type SessionRecord = UploadOwner & {
 }
 export type Session = WithId<SessionRecord>
 
-export const fileKey = (projectId: string, fileId: string): string => `files/${projectId}/${fileId}`
+/**
+ * Where a file's bytes live: under the project, collection, record and field
+ * that own it. A file id is only ever looked up inside its owner's folder, so
+ * a descriptor naming another record's file finds nothing.
+ */
+export function fileKey (owner: UploadOwner, fileId: string): string | null {
+  const segments = [owner.projectId, owner.table, owner.recordId, owner.field, fileId]
+  return segments.every(isValidKeySegment) ? `files/${segments.join('/')}` : null
+}
+
+/** The folder of every file a record (or, without a record id, a collection) holds. */
+export function ownerFolder (projectId: string, table: string, recordId?: string): string | null {
+  const segments = recordId === undefined ? [projectId, table] : [projectId, table, recordId]
+  return segments.every(isValidKeySegment) ? `files/${segments.join('/')}` : null
+}
+
+/** Files stored before keys named their owner: `files/<projectId>/<fileId>`. */
+export function legacyFileKey (projectId: string, fileId: string): string | null {
+  return isValidKeySegment(projectId) && isValidKeySegment(fileId) ? `files/${projectId}/${fileId}` : null
+}
 /** Where a session's chunks are staged, each at its offset. */
 export const stagedKey = (sessionId: string): string => `uploads/${sessionId}`
 

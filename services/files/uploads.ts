@@ -7,13 +7,13 @@ import { ChunkDigests } from './chunk-digests.js'
 import { fileNotFound, isValidKeySegment, type ByteRange, type FileStore, type ObjectInfo } from './file-store.js'
 import { SNIFF_BYTES, sniffType } from './sniff.js'
 import {
-  bounded, checkName, checkProjectId, checkSha256, chunkInFlight, completing, fileKey, invalid, invalidChunk,
+  bounded, checkName, checkProjectId, checkSha256, chunkInFlight, completing, fileKey, invalid, invalidChunk, legacyFileKey, ownerFolder,
   normalizeType, readAll, sessionNotFound, stagedKey, toView, tooLarge, writing, type Session, type SessionRecord, type StartUpload,
   type StoredFile, type UploadOwner, type UploadSessionView
 } from './upload-session.js'
 
 export { typeAllowed } from './sniff.js'
-export { fileKey, type StartUpload, type StoredFile, type UploadOwner, type UploadSessionView, type UploadStatus } from './upload-session.js'
+export { fileKey, legacyFileKey, ownerFolder, type StartUpload, type StoredFile, type UploadOwner, type UploadSessionView, type UploadStatus } from './upload-session.js'
 
 /**
  * Resumable uploads (DESIGN §3): start → chunks in any order, each staged at
@@ -201,7 +201,8 @@ export class UploadSessions {
       throw completing()
     }
 
-    const key = fileKey(session.projectId, session.fileId)
+    const key = fileKey(session, session.fileId)
+    if (key === null) throw sessionNotFound()
     let file: StoredFile
     try {
       const known = await this.digests.take(session._id, session.chunkCount, claimed.writes)
@@ -302,14 +303,15 @@ export class UploadSessions {
    * object while hashing, refused with 413 past `maxSize`. The file is not
    * attached; if attaching fails the caller calls deleteFile.
    */
-  async storeWhole (owner: Pick<UploadOwner, 'projectId'>, input: { name: string, type: string, body: Readable, maxSize: number, sha256?: string }): Promise<StoredFile> {
-    const projectId = checkProjectId(owner.projectId)
+  async storeWhole (owner: UploadOwner, input: { name: string, type: string, body: Readable, maxSize: number, sha256?: string }): Promise<StoredFile> {
+    checkProjectId(owner.projectId)
     const name = checkName(input.name)
     const declaredType = normalizeType(input.type)
     const sha256 = checkSha256(input.sha256)
     const maxSize = Math.min(input.maxSize, this.maxSize)
     const fileId = this.deps.newId()
-    const key = fileKey(projectId, fileId)
+    const key = fileKey(owner, fileId)
+    if (key === null) throw invalid('The file\'s owner is not a valid collection, record and field')
     const head: Buffer[] = []
     let info: ObjectInfo
     try {
@@ -332,18 +334,39 @@ export class UploadSessions {
     }
   }
 
-  /** Idempotent. */
-  async deleteFile (projectId: string, fileId: string): Promise<void> {
-    if (!isValidKeySegment(projectId) || !isValidKeySegment(fileId)) return
-    await this.files.delete(fileKey(projectId, fileId))
+  /** Idempotent; only ever the file of this owner. */
+  async deleteFile (owner: UploadOwner, fileId: string): Promise<void> {
+    const key = fileKey(owner, fileId)
+    if (key !== null) await this.files.delete(key)
   }
 
-  /** The file's bytes (or a range of them, inclusive) and the size of the whole file; 404 APP_FILE_NOT_FOUND. */
-  async openFile (projectId: string, fileId: string, range?: ByteRange): Promise<{ stream: Readable, size: number }> {
-    if (!isValidKeySegment(projectId) || !isValidKeySegment(fileId)) throw fileNotFound(`${projectId}/${fileId}`)
-    const key = fileKey(projectId, fileId)
-    const stat = await this.files.stat(key)
-    if (stat === null) throw fileNotFound(key)
+  /** Every file a record holds, or with no record id every file of a collection; idempotent. */
+  async deleteOwnerFolder (projectId: string, table: string, recordId?: string): Promise<void> {
+    const folder = ownerFolder(projectId, table, recordId)
+    if (folder !== null) await this.files.deletePrefix(folder)
+  }
+
+  async legacyFileExists (projectId: string, fileId: string): Promise<boolean> {
+    const legacy = legacyFileKey(projectId, fileId)
+    return legacy !== null && await this.files.stat(legacy) !== null
+  }
+
+  /** Moves a file stored before keys named their owner into `owner`'s folder; false when there is none to move. */
+  async adoptLegacyFile (owner: UploadOwner, fileId: string): Promise<boolean> {
+    const legacy = legacyFileKey(owner.projectId, fileId)
+    const key = fileKey(owner, fileId)
+    if (legacy === null || key === null || await this.files.stat(legacy) === null) return false
+    // Written whole before the old object goes: an interruption leaves a copy, never nothing.
+    await this.files.write(key, await this.files.read(legacy))
+    await this.files.delete(legacy)
+    return true
+  }
+
+  /** The bytes of this owner's file (or a range of them, inclusive) and the size of the whole file; 404 APP_FILE_NOT_FOUND. */
+  async openFile (owner: UploadOwner, fileId: string, range?: ByteRange): Promise<{ stream: Readable, size: number }> {
+    const key = fileKey(owner, fileId)
+    const stat = key === null ? null : await this.files.stat(key)
+    if (key === null || stat === null) throw fileNotFound(`${owner.projectId}/${fileId}`)
     return { stream: await this.files.read(key, range), size: stat.size }
   }
 

@@ -1,10 +1,9 @@
 import { MAX_NESTING, nestedDeeperThan } from '../nesting.js'
-import { badRequest, conflict, notFound, unauthorized } from '../errors.js'
+import { badRequest, notFound, unauthorized } from '../errors.js'
 import { hashPassword, passwordNeedsRehash, verifyPassword } from '../crypto.js'
 import { checkEmail, checkPasswordPolicy, normalizeEmail } from '../identity/users.js'
-import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../clock.js'
-import type { Store, StoreCollection, WithId } from '../store/types.js'
+import type { Document, Store, StoreCollection, WithId } from '../store/types.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from './naming.js'
 import { isoString } from '../iso-dates.js'
 import { StateMemo } from '../state-memo.js'
@@ -31,11 +30,10 @@ export interface ProjectUser {
 export const MAX_EXTRA_FIELDS = 50
 export const MAX_EXTRA_FIELDS_BYTES = 16 * 1024
 
-const RESERVED_FIELDS = new Set(['_id', 'id', 'email', 'password', 'passwordHash', 'createdAt', 'updatedAt', 'emailVerified', 'version'])
+// `disabled` and `sessionEpoch` decide whether a user's sessions are honoured: never the user's own choice.
+const RESERVED_FIELDS = new Set(['_id', 'id', 'email', 'password', 'passwordHash', 'createdAt', 'updatedAt', 'emailVerified', 'version', 'disabled', 'sessionEpoch'])
 // Nested too: the Store refuses these names in any stored document, and would answer with a less helpful code.
 const UNSTORABLE_NAME = /^$|^\$|\.|\0/
-// Registrations outside this window trigger one more idempotent createIndex, nothing worse.
-const INDEXED_PROJECTS_REMEMBERED = 10_000
 
 export function isReservedField (name: string): boolean {
   return RESERVED_FIELDS.has(name) || name.startsWith('_') || UNSTORABLE_NAME.test(name)
@@ -87,26 +85,30 @@ export function toProjectUser (record: WithId<ProjectUserRecord>): ProjectUser {
 }
 
 /**
+ * Stores a new end user's record: `account` (email, password hash, flags) as
+ * given, `profile` (the extra fields sent at sign-up) checked against the
+ * project's `_users` definition first. The records service provides it.
+ */
+export type UserRecordWriter = (projectId: string, account: Document, profile: Document) => Promise<WithId<Document>>
+
+/**
  * The end users of each project, in that project's own `_users` collection.
  * Same email and password rules as platform users, one refusal for every
- * failed login, and profile fields of the project's choosing beside them.
+ * failed login, and profile fields as the project's `_users` definition has them.
  */
 export class ProjectUsers {
   // Verified against when the email is unknown, so both failures cost one argon2 run.
   private decoyHash: Promise<string> | null = null
-  private readonly indexed = new Set<string>()
 
   private readonly found: StateMemo<ProjectUser | null>
 
-  constructor (private readonly store: Store, private readonly clock: Clock) {
+  constructor (private readonly store: Store, private readonly clock: Clock, private readonly writeRecord: UserRecordWriter) {
     this.found = new StateMemo((collection) => store.stateStamp(collection))
   }
 
   /** Creates the unique email index; safe to call again. */
   async enable (projectId: string): Promise<void> {
     await this.collection(projectId).createIndex({ email: 1 }, { unique: true })
-    if (this.indexed.size >= INDEXED_PROJECTS_REMEMBERED) this.indexed.clear()
-    this.indexed.add(projectId)
   }
 
   async register (projectId: string, input: { email: string, password: string, extraFields?: Record<string, unknown> }): Promise<ProjectUser> {
@@ -115,17 +117,8 @@ export class ProjectUsers {
     checkPasswordPolicy(input.password, email)
     const extraFields = input.extraFields ?? {}
     checkExtraFields(extraFields)
-    // Uniqueness of email rests on the index, so make sure it exists even if enable() was never reached.
-    if (!this.indexed.has(projectId)) await this.enable(projectId)
-    const now = this.clock.now()
-    const record = { ...extraFields, email, passwordHash: await hashPassword(input.password), emailVerified: false, createdAt: now, updatedAt: now, version: 1 }
-    try {
-      const { insertedId } = await this.collection(projectId).insertOne(record)
-      return toProjectUser({ ...record, _id: insertedId })
-    } catch (error) {
-      if (error instanceof DuplicateKeyError) throw conflict('APP_EMAIL_TAKEN', 'An account with this email already exists')
-      throw error
-    }
+    const account = { email, passwordHash: await hashPassword(input.password), emailVerified: false }
+    return toProjectUser(await this.writeRecord(projectId, account, extraFields) as WithId<ProjectUserRecord>)
   }
 
   /** One answer for an unknown email and a wrong password, in about the same time. */

@@ -44,8 +44,10 @@ async function blog (t: Test) {
   const posts = `/api/p/${projectId}/posts`
   const newPost = async (title = 'Post') => (await call(app, 'POST', posts, ann.auth, { title })).body.data.id as string
   const root = (app.files.store as LocalFileStore).root
-  /** The file ids stored for the project. */
-  const stored = (): string[] => existsSync(join(root, 'files', projectId)) ? readdirSync(join(root, 'files', projectId)).map((name) => name.replace(/\.obj$/, '')).sort() : []
+  // The ids of the file objects the project holds, wherever under its folder (each lives in its record's folder).
+  const stored = (): string[] => existsSync(join(root, 'files', projectId))
+    ? readdirSync(join(root, 'files', projectId), { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => entry.name.replace(/\.obj$/, '')).sort()
+    : []
   return { app, admin, projectId, posts, ann, bob, newPost, stored }
 }
 

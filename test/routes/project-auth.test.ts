@@ -17,7 +17,13 @@ async function setup (t: Test, env: Record<string, string> = {}) {
   await call(app, 'POST', `/api/organizations/${orgId}/members`, owner.auth, { userId: viewer.id, role: 'viewer' })
   const newProject = async (name: string, authOn = true) => {
     const id = (await call(app, 'POST', '/api/projects', owner.auth, { orgId, name })).body.data.id as string
-    if (authOn) await call(app, 'POST', `/api/projects/${id}/auth/toggle`, owner.auth, { enabled: true })
+    if (authOn) {
+      await call(app, 'POST', `/api/projects/${id}/auth/toggle`, owner.auth, { enabled: true })
+      // The profile fields these tests send at sign-up, declared on _users as a project would.
+      const users = (await call(app, 'GET', `/api/projects/${id}/collections/_users`, owner.auth)).body.data
+      const profile = ['displayName', 'plan', 'team'].map((name) => ({ name, type: 'text' }))
+      await call(app, 'PUT', `/api/projects/${id}/collections/_users`, owner.auth, { fields: [...users.fields, ...profile] })
+    }
     const service = (await call(app, 'POST', `/api/projects/${id}/service-tokens`, owner.auth, { name: 'server' })).body.data.token as string
     return { id, base: `/api/p/${id}/auth`, service }
   }

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { ManualClock } from '../../../services/clock.js'
 import { ProjectAuth } from '../../../services/projects/project-auth.js'
 import { ProjectTokens } from '../../../services/projects/project-tokens.js'
-import { ProjectUsers } from '../../../services/projects/project-users.js'
+import { projectUsersOn } from './users-fixture.js'
 import { openStore } from '../../../services/store/index.js'
 import { tempDir } from '../../helper.js'
 
@@ -15,7 +15,7 @@ async function setup (t: Test) {
   t.teardown(async () => { await store.close() })
   const clock = new ManualClock(Date.UTC(2026, 0, 1))
   const key = randomBytes(32)
-  const users = new ProjectUsers(store, clock)
+  const { users, enable } = projectUsersOn(store, clock)
   const tokens = new ProjectTokens({ keyFor: () => key, clock, issuer: 'https://plinth.test', ttlSeconds: TTL })
   const auth = new ProjectAuth({
     users,
@@ -26,7 +26,7 @@ async function setup (t: Test) {
     findProject: async (id) => ({ id, authEnabled: true }),
     sweepDeleted: async () => {}
   })
-  await users.enable('p1')
+  await enable('p1')
   const user = await users.register('p1', { email: 'ann@example.com', password: 'long enough 1' })
   const { token } = tokens.sign('p1', user.id)
   await new Promise((resolve) => setImmediate(resolve))

@@ -2,7 +2,9 @@ import t, { type Test } from 'tap'
 import * as argon2 from 'argon2'
 import { ManualClock } from '../../../services/clock.js'
 import { passwordNeedsRehash, verifyPassword } from '../../../services/crypto.js'
-import { MAX_EXTRA_FIELDS, MAX_EXTRA_FIELDS_BYTES, ProjectUsers } from '../../../services/projects/project-users.js'
+import { MAX_EXTRA_FIELDS, MAX_EXTRA_FIELDS_BYTES } from '../../../services/projects/project-users.js'
+import { projectUsersOn } from './users-fixture.js'
+import { collectionKey } from '../../../services/collections/write-gate.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from '../../../services/projects/naming.js'
 import { openStore } from '../../../services/store/index.js'
 import { tempDir } from '../../helper.js'
@@ -13,11 +15,16 @@ async function setup (t: Test) {
   const store = await openStore({ dataDir: tempDir(t, 'plinth-project-users-'), mongodbUrl: null, mongodbDb: 'plinth' })
   t.teardown(async () => { await store.close() })
   const clock = new ManualClock(Date.UTC(2026, 0, 1))
-  const users = new ProjectUsers(store, clock)
-  await users.enable('proj-a')
-  await users.enable('proj-b')
+  const { users, enable, declare } = projectUsersOn(store, clock)
+  await enable('proj-a')
+  await enable('proj-b')
+  // The profile fields these tests send, declared as a project would (undeclared ones are refused: see the route tests).
+  const profile = [{ name: 'displayName', type: 'text' as const }, { name: 'plan' }, { name: 'tags' }, { name: 'bio', type: 'text' as const }, { name: 'ok' }, { name: 'profile' }, { name: 'list' },
+    ...Array.from({ length: MAX_EXTRA_FIELDS + 1 }, (_, i) => ({ name: `f${i}` }))]
+  await declare('proj-a', profile)
+  await declare('proj-b', profile)
   const raw = (projectId: string) => store.collection(projectCollectionName(projectId, PROJECT_USERS_TABLE))
-  return { store, clock, users, raw }
+  return { store, clock, users, raw, enable }
 }
 
 t.test('enable creates the unique email index and can be called again', async (t) => {
@@ -73,10 +80,11 @@ t.test('one account per email per project', async (t) => {
   const other = await users.register('proj-b', { email: 'ada@example.com', password: PASSWORD })
   t.not(other.id, first.id, 'the same email in another project is another user')
 
-  // A fresh service on a project whose enable() never ran still keeps emails unique.
-  const fresh = new ProjectUsers(store, new ManualClock())
-  await fresh.register('proj-new', { email: 'bob@example.com', password: PASSWORD })
-  await t.rejects(fresh.register('proj-new', { email: 'Bob@example.com', password: PASSWORD }), { status: 409, code: 'APP_EMAIL_TAKEN' })
+  // A fresh service on a newly enabled project keeps emails unique.
+  const fresh = projectUsersOn(store, new ManualClock())
+  await fresh.enable('proj-new')
+  await fresh.users.register('proj-new', { email: 'bob@example.com', password: PASSWORD })
+  await t.rejects(fresh.users.register('proj-new', { email: 'Bob@example.com', password: PASSWORD }), { status: 409, code: 'APP_EMAIL_TAKEN' })
 })
 
 t.test('extraFields: reserved names, unstorable names and size are refused before anything is stored', async (t) => {
@@ -186,4 +194,23 @@ t.test('get and findById: only a user of this project', async (t) => {
   // Whatever else writes to the collection, reserved and internal names never reach the view.
   await raw('proj-a').updateOne({ _id: ada.id }, { $set: { _internal: 1, password: 'plain', nickname: 'A' } })
   t.same(await users.get('proj-a', ada.id), { ...ada, nickname: 'A' })
+})
+
+t.test('sign-up takes the _users write gate: it waits for a definition change under way', async (t) => {
+  const store = await openStore({ dataDir: tempDir(t, 'plinth-project-users-'), mongodbUrl: null, mongodbDb: 'plinth' })
+  t.teardown(async () => { await store.close() })
+  const clock = new ManualClock(Date.UTC(2026, 0, 1))
+  const { users, writes, enable, stats } = projectUsersOn(store, clock)
+  await enable('p')
+  let release = (): void => {}
+  const changing = writes.change(collectionKey('p', PROJECT_USERS_TABLE), async () => { await new Promise<void>((resolve) => { release = resolve }) })
+  const registering = users.register('p', { email: 'ada@example.com', password: PASSWORD })
+  while (stats.writes === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+  for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve))
+  const stored = store.collection(projectCollectionName('p', PROJECT_USERS_TABLE))
+  t.equal(await stored.countDocuments({}), 0, 'the sign-up waits while the definition changes')
+  release()
+  await changing
+  t.match(await registering, { email: 'ada@example.com' }, 'and is stored once the change is done')
+  t.equal(await stored.countDocuments({}), 1)
 })

@@ -1,0 +1,164 @@
+import t, { type Test } from 'tap'
+import { randomBytes } from 'node:crypto'
+import { buildTestApp, signUp, call, type TestApp } from '../helper.js'
+import { PROJECT_USERS_TABLE, projectCollectionName } from '../../services/projects/naming.js'
+
+type Headers = Record<string, string>
+const bearer = (token: string): Headers => ({ authorization: `Bearer ${token}` })
+const PASSWORD = 'long enough 1'
+
+/**
+ * Sign-up writes the new user's `_users` record as a data-API create would:
+ * the definition decides what extraFields may hold, the rules' read-only
+ * fields stay the server's, and file fields are the upload routes' alone.
+ */
+async function project (t: Test) {
+  // Every case below is a sign-up from one address: the limiter is not what is tested here.
+  const app = await buildTestApp(t, { env: { AUTH_RATE_LIMIT_MAX: '1000' } })
+  const admin = await signUp(app, 'admin@example.com')
+  const orgId = (await call(app, 'POST', '/api/organizations', admin.auth, { name: 'Acme' })).body.data.id as string
+  const projectId = (await call(app, 'POST', '/api/projects', admin.auth, { orgId, name: 'App' })).body.data.id as string
+  await call(app, 'POST', `/api/projects/${projectId}/auth/toggle`, admin.auth, { enabled: true })
+  const service = (await call(app, 'POST', `/api/projects/${projectId}/service-tokens`, admin.auth, { name: 'server' })).body.data.token as string
+  const teams = await call(app, 'POST', `/api/projects/${projectId}/collections`, admin.auth, { name: 'teams', fields: [{ name: 'name', type: 'text' }], methods: {} })
+  if (teams.status !== 201) throw new Error(JSON.stringify(teams.body))
+  const redTeam = (await app.store.collection(projectCollectionName(projectId, 'teams')).insertOne({ name: 'red', createdAt: new Date(), updatedAt: new Date(), version: 1 })).insertedId
+  const usersDefinition = `/api/projects/${projectId}/collections/_users`
+  const current = (await call(app, 'GET', usersDefinition, admin.auth)).body.data
+  const self = { requireAuth: true, filter: { id: '@request.auth.id' } }
+  const changed = await call(app, 'PUT', usersDefinition, admin.auth, {
+    fields: [
+      ...current.fields,
+      { name: 'displayName', type: 'text', required: true, max: 40 },
+      // Unique as in MongoDB: a missing value counts as null, so every sign-up below gives one.
+      { name: 'nickname', type: 'text', unique: true },
+      { name: 'role', type: 'select', values: ['user', 'admin'], default: 'user' },
+      { name: 'plan', type: 'select', values: ['free', 'pro'] },
+      { name: 'age', type: 'number', min: 13 },
+      { name: 'team', type: 'relation', collection: 'teams' },
+      { name: 'avatar', type: 'file' },
+      { name: 'constructor', type: 'text' },
+      { name: 'toString', type: 'number' }
+    ],
+    methods: {
+      get: { enabled: true, rule: self },
+      update: { enabled: true, rule: { ...self, readonly: ['email', 'emailVerified', 'role'] } },
+      upload: { enabled: true, rule: self },
+      download: { enabled: true, rule: self },
+      fileDelete: { enabled: true, rule: self }
+    }
+  })
+  if (changed.status !== 200) throw new Error(JSON.stringify(changed.body))
+  const register = async (email: string, extraFields: Record<string, unknown> = {}) =>
+    await call(app, 'POST', `/api/p/${projectId}/auth/register`, {}, { email, password: PASSWORD, extraFields: { displayName: email.split('@')[0], nickname: email, ...extraFields } })
+  const users = app.store.collection(projectCollectionName(projectId, PROJECT_USERS_TABLE))
+  return { app, admin, projectId, service, redTeam, register, users }
+}
+
+t.test('extraFields meet the _users definition exactly as a data-API create does', async (t) => {
+  const { app, projectId, redTeam, register, users } = await project(t)
+  const refused: Array<[string, Record<string, unknown>, number, string, string?]> = [
+    ['an undeclared field', { favouriteColour: 'blue' }, 400, 'APP_UNKNOWN_FIELD', 'favouriteColour'],
+    ['a wrong type', { age: 'twelve' }, 400, 'APP_INVALID_FIELD', 'age'],
+    ['below a minimum', { age: 9 }, 400, 'APP_INVALID_FIELD', 'age'],
+    ['a select value not listed', { plan: 'enterprise' }, 400, 'APP_INVALID_FIELD', 'plan'],
+    ['too long', { displayName: 'x'.repeat(41) }, 400, 'APP_INVALID_FIELD', 'displayName'],
+    ['a required field left empty', { displayName: null }, 400, 'APP_INVALID_FIELD', 'displayName'],
+    ['a relation to nothing', { team: 'no-such-team' }, 400, 'APP_INVALID_RELATION'],
+    ['a field the update rule makes read-only', { role: 'admin' }, 403, 'APP_READONLY_FIELD', 'role'],
+    ['a file descriptor', { avatar: { id: 'f1', name: 'a.png', size: 1, type: 'image/png', sha256: 'x', createdAt: '2026-01-01T00:00:00Z' } }, 403, 'APP_READONLY_FIELD', 'avatar'],
+    ['the disabled flag', { disabled: false }, 400, 'APP_RESERVED_FIELD', 'disabled']
+  ]
+  for (const [name, extraFields, status, code, field] of refused) {
+    const res = await register('bob@example.com', extraFields)
+    t.same([res.status, res.body.code], [status, code], name)
+    if (field !== undefined) t.equal(res.body.details?.field, field, `${name}: names the field`)
+  }
+  const missing = await call(app, 'POST', `/api/p/${projectId}/auth/register`, {}, { email: 'bob@example.com', password: PASSWORD })
+  t.same([missing.status, missing.body.code, missing.body.details], [400, 'APP_FIELD_REQUIRED', { field: 'displayName' }], 'a required field missing')
+  t.equal(await users.countDocuments({}), 0, 'no refused sign-up stored anything')
+
+  const ann = await register('ann@example.com', { nickname: 'annie', plan: 'pro', age: 30, team: redTeam, constructor: 'c', toString: 2 })
+  t.equal(ann.status, 201, JSON.stringify(ann.body))
+  t.match(ann.body.data.user, { displayName: 'ann', nickname: 'annie', plan: 'pro', age: 30, team: redTeam, role: 'user', constructor: 'c', toString: 2 })
+  t.equal(ann.body.data.user.role, 'user', 'the default fills the read-only role')
+  const taken = await register('carol@example.com', { nickname: 'annie' })
+  t.same([taken.status, taken.body.code, taken.body.details], [409, 'APP_DUPLICATE_VALUE', { fields: ['nickname'] }], 'a unique field already taken')
+  const sameEmail = await register('ANN@example.com')
+  t.same([sameEmail.status, sameEmail.body.code], [409, 'APP_EMAIL_TAKEN'], 'the email stays unique whatever the case')
+})
+
+t.test('a read-only role chosen at sign-up never reaches the project\'s server', async (t) => {
+  const { app, projectId, service, register } = await project(t)
+  t.equal((await register('mallory@example.com', { role: 'admin' })).status, 403)
+  const session = (await register('mallory@example.com')).body.data
+  const verified = await call(app, 'POST', `/api/p/${projectId}/auth/verify`, bearer(service), { token: session.token })
+  t.match(verified.body.data, { valid: true, user: { role: 'user' } }, 'verify hands the server the role the definition gave')
+  const escalated = await call(app, 'PUT', `/api/p/${projectId}/_users/${session.user.id as string}`, bearer(session.token), { role: 'admin' })
+  t.same([escalated.status, escalated.body.code], [403, 'APP_READONLY_FIELD'], 'nor can the user set it afterwards')
+})
+
+async function uploadAvatar (app: TestApp, projectId: string, userId: string, token: string, bytes: Buffer) {
+  const boundary = `----plinth${randomBytes(8).toString('hex')}`
+  const payload = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+    bytes,
+    Buffer.from(`\r\n--${boundary}--\r\n`)
+  ])
+  const res = await app.inject({ method: 'POST', url: `/api/p/${projectId}/_users/${userId}/files/avatar`, headers: { ...bearer(token), 'content-type': `multipart/form-data; boundary=${boundary}` }, payload })
+  return { status: res.statusCode, body: res.json() }
+}
+
+t.test('a file is only ever served or deleted through the record and field that own it', async (t) => {
+  const { app, projectId, register, users } = await project(t)
+  const ann = (await register('ann@example.com')).body.data
+  const secret = randomBytes(64)
+  const uploaded = await uploadAvatar(app, projectId, ann.user.id, ann.token, secret)
+  t.equal(uploaded.status, 201)
+  const annFile = uploaded.body.data.file as { id: string, sha256: string }
+
+  // A descriptor written around the upload routes (as data from before they were a file field's only writer may hold).
+  const mallory = (await register('mallory@example.com')).body.data
+  const forged = { ...annFile, name: 'stolen.bin', size: secret.length, type: 'application/octet-stream', createdAt: new Date().toISOString() }
+  await users.updateOne({ _id: mallory.user.id }, { $set: { avatar: forged } })
+  const files = `/api/p/${projectId}/_users/${mallory.user.id as string}/files/avatar/${annFile.id}`
+  const stolen = await app.inject({ method: 'GET', url: files, headers: bearer(mallory.token) })
+  t.same([stolen.statusCode, stolen.json().code], [404, 'APP_FILE_NOT_FOUND'], 'another record\'s file id finds nothing in this record\'s folder')
+  const removed = await app.inject({ method: 'DELETE', url: files, headers: bearer(mallory.token) })
+  t.equal(removed.statusCode, 200, 'the forged descriptor leaves mallory\'s record')
+  const own = await app.inject({ method: 'GET', url: `/api/p/${projectId}/_users/${ann.user.id as string}/files/avatar/${annFile.id}`, headers: bearer(ann.token) })
+  t.same([own.statusCode, own.rawPayload.equals(secret)], [200, true], 'and ann\'s file is still there, whole')
+
+  await users.updateOne({ _id: mallory.user.id }, { $set: { avatar: { ...forged, sha256: 'not hex at all' } } })
+  const malformed = await app.inject({ method: 'GET', url: files, headers: bearer(mallory.token) })
+  t.same([malformed.statusCode, malformed.json().code], [404, 'APP_FILE_NOT_FOUND'], 'a malformed descriptor is no file: 404, not a 500')
+})
+
+t.test('files stored before keys named their owner move into their owner\'s folder once; ones several records claim serve nobody', async (t) => {
+  const { app, projectId, register, users } = await project(t)
+  const ann = (await register('ann@example.com')).body.data
+  const bob = (await register('bob@example.com')).body.data
+  const legacy = async (fileId: string, bytes: Buffer) => {
+    const info = await app.files.store.write(`files/${projectId}/${fileId}`, bytes)
+    return { id: fileId, name: `${fileId}.bin`, size: info.size, type: 'application/octet-stream', sha256: info.sha256, createdAt: new Date().toISOString() }
+  }
+  const annBytes = randomBytes(32)
+  const annOld = await legacy('legacyann0000000000a', annBytes)
+  const contested = await legacy('legacyboth000000000b', randomBytes(32))
+  await users.updateOne({ _id: ann.user.id }, { $set: { avatar: annOld } })
+  await users.updateOne({ _id: bob.user.id }, { $set: { avatar: contested } })
+  await users.insertOne({ email: 'forger@example.com', emailVerified: false, displayName: 'f', avatar: contested, createdAt: new Date(), updatedAt: new Date(), version: 1 })
+
+  await app.store.collection('migrations').deleteMany({})
+  const job = await app.jobs.enqueue('files.relocate-legacy', {})
+  for (let i = 0; i < 200 && (await app.jobs.get(job._id))?.status !== 'succeeded'; i++) await new Promise((resolve) => setTimeout(resolve, 25))
+  t.equal((await app.jobs.get(job._id))?.status, 'succeeded', 'the relocation job ran')
+
+  const annDownload = await app.inject({ method: 'GET', url: `/api/p/${projectId}/_users/${ann.user.id as string}/files/avatar/${annOld.id}`, headers: bearer(ann.token) })
+  t.same([annDownload.statusCode, annDownload.rawPayload.equals(annBytes)], [200, true], 'a file one record holds is served from its new place')
+  t.equal(await app.files.store.stat(`files/${projectId}/${annOld.id}`), null, 'and is no longer at the old key')
+  const bobDownload = await app.inject({ method: 'GET', url: `/api/p/${projectId}/_users/${bob.user.id as string}/files/avatar/${contested.id}`, headers: bearer(bob.token) })
+  t.equal(bobDownload.statusCode, 404, 'a file two records claim is served to neither')
+  t.not(await app.files.store.stat(`files/${projectId}/${contested.id}`), null, 'and is kept, not deleted')
+  t.ok(await app.store.collection('migrations').findOne({ _id: 'files.relocate-legacy' }), 'the migration is recorded as done')
+})
