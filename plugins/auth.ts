@@ -5,7 +5,7 @@ import { AppError, forbidden, unauthorized } from '../services/errors.js'
 import { systemClock } from '../services/clock.js'
 import { newId } from '../services/ids.js'
 import { PlatformUsers } from '../services/identity/users.js'
-import { PlatformSessions } from '../services/identity/sessions.js'
+import { RefreshSessions } from '../services/identity/sessions.js'
 import { ApiKeys } from '../services/identity/api-keys.js'
 import { SshKeys } from '../services/identity/ssh-keys.js'
 import { RateLimiter } from '../services/rate-limit.js'
@@ -21,10 +21,12 @@ export interface PlatformAuth {
 
 export interface Identity {
   users: PlatformUsers
-  sessions: PlatformSessions
+  sessions: RefreshSessions
   apiKeys: ApiKeys
   sshKeys: SshKeys
   rateLimiter: RateLimiter
+  /** Every credential of a user at once: sessions (and the access tokens they issued), PATs, SSH keys. */
+  revokeCredentials: (userId: string) => Promise<void>
 }
 
 declare module 'fastify' {
@@ -34,7 +36,7 @@ declare module 'fastify' {
     verifyPlatformToken: (token: string) => Promise<PlatformAuth>
     /** onRequest: a platform JWT or a PAT. */
     requirePlatformUser: (request: FastifyRequest) => Promise<void>
-    /** onRequest: a platform JWT only (PAT management is not something a PAT may do). */
+    /** onRequest: a platform JWT only (managing PATs and SSH keys is not something a PAT may do). */
     requirePlatformSession: (request: FastifyRequest) => Promise<void>
   }
   interface FastifyRequest {
@@ -42,7 +44,7 @@ declare module 'fastify' {
   }
 }
 
-interface PlatformClaims { sub: string, sid: string, type: string, exp?: number }
+interface PlatformClaims { sub: string, sid: string, type: string, sv?: number, exp?: number }
 
 const PLATFORM_AUDIENCE = 'plinth:platform'
 const MISSING = 'Authorization: Bearer <platform JWT or personal access token> is required'
@@ -64,31 +66,45 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
   const config = app.config
   await app.register(jwt, {
     secret: app.deriveSecretKey('jwt:platform'),
-    sign: { algorithm: 'HS256', expiresIn: config.accessTokenTtlSeconds, aud: PLATFORM_AUDIENCE, iss: config.publicUrl },
-    verify: { algorithms: ['HS256'], allowedAud: PLATFORM_AUDIENCE, allowedIss: config.publicUrl }
+    sign: { algorithm: 'HS256', expiresIn: config.accessTokenTtlSeconds, aud: PLATFORM_AUDIENCE, iss: config.tokenIssuer },
+    verify: { algorithms: ['HS256'], allowedAud: PLATFORM_AUDIENCE, allowedIss: config.tokenIssuer }
   })
   for (const schema of authSchemas) app.addSchema(schema)
 
-  const signer = {
-    ttlSeconds: config.accessTokenTtlSeconds,
-    sign: (claims: { sub: string, sid: string }) => app.jwt.sign({ ...claims, type: 'platform' })
+  const users = new PlatformUsers(app.store, systemClock)
+  // An access token carries the session epoch of its user; moving the epoch ends every access token issued before.
+  const issueAccess = async (userId: string, familyId: string): Promise<{ accessToken: string, expiresIn: number } | null> => {
+    const account = await users.account(userId)
+    if (account === null) return null
+    const epoch = account.sessionEpoch === 0 ? {} : { sv: account.sessionEpoch }
+    return { accessToken: app.jwt.sign({ sub: userId, sid: familyId, type: 'platform', ...epoch }), expiresIn: config.accessTokenTtlSeconds }
   }
+  const sessions = new RefreshSessions(app.store, 'platform_refresh_tokens', {
+    clock: systemClock, newId, issueAccess, refreshTtlSeconds: config.refreshTokenTtlSeconds, reuseGraceSeconds: config.refreshReuseGraceSeconds
+  })
+  const apiKeys = new ApiKeys(app.store, { clock: systemClock, newId, prefix: config.patPrefix })
+  const sshKeys = new SshKeys(app.store, systemClock)
   const identity: Identity = {
-    users: new PlatformUsers(app.store, systemClock),
-    sessions: new PlatformSessions(app.store, { clock: systemClock, newId, signer, refreshTtlSeconds: config.refreshTokenTtlSeconds }),
-    apiKeys: new ApiKeys(app.store, { clock: systemClock, newId, prefix: config.patPrefix }),
-    sshKeys: new SshKeys(app.store, systemClock),
-    rateLimiter: new RateLimiter(app.store, systemClock)
+    users,
+    sessions,
+    apiKeys,
+    sshKeys,
+    rateLimiter: new RateLimiter(app.store, systemClock),
+    revokeCredentials: async (userId) => {
+      await sessions.revokeUser(userId)
+      await apiKeys.revokeAll(userId)
+      await sshKeys.removeAll(userId)
+    }
   }
-  await identity.users.init()
-  await identity.sessions.init()
-  await identity.apiKeys.init()
-  await identity.sshKeys.init()
+  await users.init()
+  await sessions.init()
+  await apiKeys.init()
+  await sshKeys.init()
   app.decorate('identity', identity)
   app.decorateRequest('platformAuth', null)
 
   const verifiedJwts = new VerifiedTokenCache<PlatformClaims>(systemClock)
-  const verifyJwt = (token: string): PlatformAuth => {
+  const verifyJwt = (token: string): PlatformClaims => {
     let claims = verifiedJwts.get(token)
     if (claims === undefined) {
       try {
@@ -99,17 +115,21 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
       if (claims.type !== 'platform' || typeof claims.sub !== 'string') throw unauthorized('APP_INVALID_TOKEN', 'Token is not a platform token')
       verifiedJwts.remember(token, claims)
     }
-    return { userId: claims.sub, via: 'jwt' }
+    return claims
   }
 
   const authenticate = async (request: FastifyRequest): Promise<PlatformAuth> => await authenticateToken(bearerToken(request))
+  // A valid signature is not enough: the user must still exist, and a JWT must carry its user's current session epoch.
   const authenticateToken = async (token: string): Promise<PlatformAuth> => {
     if (token.startsWith(`${config.patPrefix}_`)) {
-      const pat = await identity.apiKeys.authenticate(token)
-      if (pat === null) throw unauthorized('APP_INVALID_TOKEN', 'Personal access token is invalid, expired or revoked')
+      const pat = await apiKeys.authenticate(token)
+      if (pat === null || await users.account(pat.userId) === null) throw unauthorized('APP_INVALID_TOKEN', 'Personal access token is invalid, expired or revoked')
       return { userId: pat.userId, via: 'pat', keyId: pat.keyId, scopes: pat.scopes }
     }
-    return verifyJwt(token)
+    const claims = verifyJwt(token)
+    const account = await users.account(claims.sub)
+    if (account === null || account.sessionEpoch !== (claims.sv ?? 0)) throw unauthorized('APP_INVALID_TOKEN', 'The session of this token has ended; sign in again')
+    return { userId: claims.sub, via: 'jwt' }
   }
 
   app.decorate('verifyPlatformToken', authenticateToken)
@@ -118,7 +138,7 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
   })
   app.decorate('requirePlatformSession', async (request: FastifyRequest) => {
     const auth = await authenticate(request)
-    if (auth.via !== 'jwt') throw forbidden('APP_PAT_NOT_ALLOWED', 'A personal access token cannot manage personal access tokens; sign in instead')
+    if (auth.via !== 'jwt') throw forbidden('APP_PAT_NOT_ALLOWED', 'A personal access token cannot manage credentials (personal access tokens, SSH keys); sign in instead')
     request.platformAuth = auth
   })
 }

@@ -87,7 +87,10 @@ async function permissionsPlugin (app: FastifyInstance): Promise<void> {
   })
   for (const schema of [...organizationSchemas, ...projectSchemas]) app.addSchema(schema)
   await Promise.all([teams.init(), groups.init(), projects.init(), organizations.init()])
-  projects.onDelete(async (projectId) => { await app.projectAuth.serviceTokens.deleteAllForProject(projectId) })
+  projects.onDelete(async (projectId) => {
+    await app.projectAuth.serviceTokens.deleteAllForProject(projectId)
+    await app.projectAuth.sessions.forgetScope(projectId)
+  })
   projects.onDelete(async (projectId) => {
     await organizations.forgetProject(projectId)
     await teams.forgetProject(projectId)

@@ -8,12 +8,14 @@ import { PROJECTS_COLLECTION } from '../services/projects/projects.js'
 import { ProjectTokens } from '../services/projects/project-tokens.js'
 import { ProjectUsers, type ProjectUser } from '../services/projects/project-users.js'
 import { ServiceTokens, type ServiceTokenIdentity } from '../services/projects/service-tokens.js'
+import { RefreshSessions } from '../services/identity/sessions.js'
 import { projectAuthSchemas } from '../schemas/project-auth.js'
 
 export interface ProjectAuthServices {
   auth: ProjectAuth
   users: ProjectUsers
   tokens: ProjectTokens
+  sessions: RefreshSessions
   serviceTokens: ServiceTokens
 }
 
@@ -50,15 +52,25 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
   const tokens = new ProjectTokens({
     keyFor: (projectId) => app.deriveSecretKey(`jwt:project:${projectId}`),
     clock: systemClock,
-    issuer: config.publicUrl,
+    issuer: config.tokenIssuer,
     ttlSeconds: config.projectTokenTtlSeconds
   })
   const serviceTokens = new ServiceTokens(app.store, { clock: systemClock, newId, prefix: config.serviceTokenPrefix })
   await serviceTokens.init()
+  // An end user's session lives as long as its refresh tokens, each refresh asking auth for a fresh project JWT.
+  const sessions: RefreshSessions = new RefreshSessions(app.store, 'project_refresh_tokens', {
+    clock: systemClock,
+    newId,
+    issueAccess: async (userId, _familyId, projectId) => await auth.issueAccess(userId, projectId ?? ''),
+    refreshTtlSeconds: config.refreshTokenTtlSeconds,
+    reuseGraceSeconds: config.refreshReuseGraceSeconds
+  })
+  await sessions.init()
   // Resolved per request: the projects service is decorated by the permissions plugin, which depends on this one.
-  const auth = new ProjectAuth({
+  const auth: ProjectAuth = new ProjectAuth({
     users,
     tokens,
+    sessions,
     clock: systemClock,
     stateStamp: (collection) => app.store.stateStamp(collection),
     projectsCollection: PROJECTS_COLLECTION,
@@ -67,7 +79,7 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
   })
   for (const schema of projectAuthSchemas) app.addSchema(schema)
 
-  app.decorate('projectAuth', { auth, users, tokens, serviceTokens })
+  app.decorate('projectAuth', { auth, users, tokens, sessions, serviceTokens })
   app.decorateRequest('projectUser', null)
 
   app.decorate('requireProjectUser', async (request: FastifyRequest) => {

@@ -6,6 +6,7 @@ import type { DataCaller } from '../services/collections/access.js'
 import { Cursors } from '../services/collections/query.js'
 import { Records } from '../services/collections/records.js'
 import { recordSchemas } from '../schemas/records.js'
+import { PROJECT_USERS_TABLE } from '../services/projects/naming.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -52,10 +53,20 @@ async function recordsPlugin (app: FastifyInstance): Promise<void> {
     const token = match[1]
     if (token.startsWith(serviceTokenStart)) throw unauthorized('APP_INVALID_TOKEN', 'A service token only calls auth/verify; use a project JWT or a platform credential')
     if (token.startsWith(patStart)) return await asAdmin(projectId, token)
-    const claims = tokens.verify(projectId, token)
-    if (claims === null) return await asAdmin(projectId, token)
+    if (tokens.verify(projectId, token) === null) return await asAdmin(projectId, token)
     await auth.requireAuthOn(projectId)
-    return { kind: 'user', id: claims.userId }
+    // Signed is not enough: the user must still exist, be enabled and hold the session the token was issued in.
+    const user = await auth.userOf(projectId, token)
+    if (user === null) throw unauthorized('APP_INVALID_TOKEN', 'The user of this token is gone, disabled or signed out everywhere; sign in again')
+    return { kind: 'user', id: user.id }
+  })
+
+  // A user deleted or disabled through the data API loses every session at once.
+  records.onRemove(async (projectId, collection, docs) => {
+    if (collection.name === PROJECT_USERS_TABLE) await auth.endSessions(projectId, docs.map((doc) => doc._id))
+  })
+  records.onUpdate(async (projectId, collection, ids, changes) => {
+    if (collection.name === PROJECT_USERS_TABLE && changes.disabled === true) await auth.endSessions(projectId, ids)
   })
 }
 

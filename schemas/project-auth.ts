@@ -22,13 +22,26 @@ export const ProjectRegisterBody = Type.Object({
 
 export const ProjectLoginBody = Type.Object({ email: Email, password: Password }, { additionalProperties: false })
 
-export const ProjectSession = Type.Object({
+export const ProjectAccess = Type.Object({
   user: Type.Ref(ProjectUser),
   token: Type.String({ description: 'Project JWT (claim type "project"), valid only on this project' }),
   tokenType: Type.Literal('Bearer'),
   expiresIn: Type.Integer({ description: 'Seconds until the token expires' }),
   expiresAt: Type.String({ format: 'date-time' })
 })
+
+export const ProjectSession = Type.Object({
+  ...ProjectAccess.properties,
+  refreshToken: Type.String({ description: 'Single use: POST it to /refresh for a new project JWT and a new refresh token' }),
+  refreshExpiresAt: Type.String({ format: 'date-time' })
+})
+
+export const ProjectRefreshBody = Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false })
+
+export const ProjectPasswordBody = Type.Object({
+  currentPassword: Password,
+  newPassword: Type.String({ minLength: 1, maxLength: 256, description: 'At least 8 characters and not the email address' })
+}, { additionalProperties: false })
 
 // No length keywords: JSON Schema counts code points, a pass over the whole token on every call, and any
 // string that is not a live project JWT of the project (empty or oversized included) simply answers valid: false.
@@ -45,9 +58,12 @@ export const ProjectAuthParams = Type.Object({ projectId: Type.String({ minLengt
 export const ProjectAuthResponses = {
   registered: { 201: Envelope(ProjectSession), ...errorResponses(400, 403, 404, 409, 429) },
   loggedIn: { 200: Envelope(ProjectSession), ...errorResponses(400, 401, 403, 404, 429) },
+  refreshed: { 200: Envelope(ProjectSession), ...errorResponses(400, 401, 403, 404, 429) },
+  loggedOut: { 200: Envelope(Type.Object({ loggedOut: Type.Literal(true) })), ...errorResponses(400, 403, 404) },
+  passwordChanged: { 200: Envelope(ProjectSession), ...errorResponses(400, 401, 403, 404, 429) },
   me: { 200: Envelope(Type.Ref(ProjectUser)), ...errorResponses(400, 401, 403, 404) },
   verified: { 200: Envelope(VerifyResult), ...errorResponses(400, 401, 403) },
-  minted: { 201: Envelope(ProjectSession), ...errorResponses(400, 401, 403, 404) }
+  minted: { 201: Envelope(ProjectAccess), ...errorResponses(400, 401, 403, 404) }
 }
 
 export const projectAuthSchemas = [ProjectUser]

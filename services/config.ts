@@ -9,6 +9,8 @@ export interface Config {
   host: string
   dataDir: string
   publicUrl: string
+  /** The `iss` of every JWT this deployment signs: PUBLIC_URL when set, else a constant, so processes sharing a DATA_DIR on other ports accept each other's tokens. */
+  tokenIssuer: string
   mongodbUrl: string | null
   mongodbDb: string
   logLevel: LogLevel
@@ -24,6 +26,8 @@ export interface Config {
   projectTokenTtlSeconds: number
   accessTokenTtlSeconds: number
   refreshTokenTtlSeconds: number
+  /** How long a just-replaced refresh token may still be traded (a client's double submit) before reuse revokes its family. */
+  refreshReuseGraceSeconds: number
   /** Attempts allowed per window on login, register, refresh and SSO exchange, per client address. */
   authRateLimit: { max: number, windowSeconds: number }
   /** SSO identity providers that have both a client id and a client secret, in a fixed order. */
@@ -52,6 +56,9 @@ const SSO_DEFAULT_ISSUERS: Record<SsoProviderName, string> = {
   microsoft: 'https://login.microsoftonline.com/common/v2.0',
   apple: 'https://appleid.apple.com'
 }
+
+// Not derived from HOST and PORT: two processes on one DATA_DIR (one key) on different ports are one deployment.
+const DEFAULT_TOKEN_ISSUER = 'plinth'
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = typeof LOG_LEVELS[number]
@@ -155,6 +162,7 @@ export function loadConfig (env: Env = process.env): Config {
     host,
     dataDir: resolve(text(env, 'DATA_DIR') ?? './data'),
     publicUrl,
+    tokenIssuer: publicUrlRaw === undefined ? DEFAULT_TOKEN_ISSUER : publicUrl,
     mongodbUrl,
     mongodbDb,
     logLevel,
@@ -162,9 +170,10 @@ export function loadConfig (env: Env = process.env): Config {
     masterKey: text(env, 'PLINTH_MASTER_KEY') ?? null,
     patPrefix,
     serviceTokenPrefix,
-    projectTokenTtlSeconds: integer(env, 'PROJECT_TOKEN_TTL_SECONDS', 86_400, 60, 90 * 86_400),
+    projectTokenTtlSeconds: integer(env, 'PROJECT_TOKEN_TTL_SECONDS', 900, 60, 86_400),
     accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 900, 60, 86_400),
     refreshTokenTtlSeconds: integer(env, 'REFRESH_TOKEN_TTL_SECONDS', 30 * 86_400, 300, 365 * 86_400),
+    refreshReuseGraceSeconds: integer(env, 'REFRESH_REUSE_GRACE_SECONDS', 10, 0, 300),
     authRateLimit: {
       max: integer(env, 'AUTH_RATE_LIMIT_MAX', 10, 1, 1_000_000),
       windowSeconds: integer(env, 'AUTH_RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400)

@@ -26,7 +26,8 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     landingUrl: config.ssoRedirectUrl,
     allowedRedirectOrigins: config.ssoAllowedRedirects,
     users,
-    sessions
+    sessions,
+    revokeCredentials: app.identity.revokeCredentials
   })
   await sso.init()
 

@@ -1,6 +1,7 @@
 import type { FastifyReply } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ProjectAuthParams, ProjectAuthResponses, ProjectLoginBody, ProjectRegisterBody, VerifyBody } from '../../schemas/project-auth.js'
+import { ProjectAuthParams, ProjectAuthResponses, ProjectLoginBody, ProjectPasswordBody, ProjectRefreshBody, ProjectRegisterBody, VerifyBody } from '../../schemas/project-auth.js'
+import { normalizeEmail } from '../../services/identity/users.js'
 import { projectUser } from '../../plugins/project-auth.js'
 import { JSON_TYPE, successJson } from '../frozen-json.js'
 import type { VerifyAnswer } from '../../services/projects/project-auth.js'
@@ -13,17 +14,43 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const tags = ['project auth']
 
   app.post('/register', {
-    schema: { operationId: 'registerProjectUser', tags, summary: 'Register an end user; returns the user and a project JWT', params: ProjectAuthParams, body: ProjectRegisterBody, response: ProjectAuthResponses.registered }
+    schema: { operationId: 'registerProjectUser', tags, summary: 'Register an end user; returns the user, a project JWT and a refresh token', params: ProjectAuthParams, body: ProjectRegisterBody, response: ProjectAuthResponses.registered }
   }, async (request, reply) => {
     await rateLimiter.hit('project-register', `${request.params.projectId}:${request.ip}`, limit)
     return reply.code(201).send({ success: true as const, data: await auth.register(request.params.projectId, request.body) })
   })
 
   app.post('/login', {
-    schema: { operationId: 'loginProjectUser', tags, summary: 'Log an end user in; returns a project JWT', params: ProjectAuthParams, body: ProjectLoginBody, response: ProjectAuthResponses.loggedIn }
+    schema: { operationId: 'loginProjectUser', tags, summary: 'Log an end user in; returns a project JWT and a refresh token', params: ProjectAuthParams, body: ProjectLoginBody, response: ProjectAuthResponses.loggedIn }
   }, async (request) => {
-    await rateLimiter.hit('project-login', `${request.params.projectId}:${request.ip}`, limit)
-    return { success: true as const, data: await auth.login(request.params.projectId, request.body.email, request.body.password) }
+    const { projectId } = request.params
+    await rateLimiter.hit('project-login', `${projectId}:${request.ip}`, limit)
+    // Per account too, across addresses: a window's cooldown, never a lock a stranger could hold an account in.
+    await rateLimiter.hit('project-login-email', `${projectId}:${normalizeEmail(request.body.email)}`, limit)
+    return { success: true as const, data: await auth.login(projectId, request.body.email, request.body.password) }
+  })
+
+  app.post('/refresh', {
+    schema: { operationId: 'refreshProjectSession', tags, summary: 'Trade a refresh token for a new project JWT and refresh token (the old one dies; reusing it ends the session)', params: ProjectAuthParams, body: ProjectRefreshBody, response: ProjectAuthResponses.refreshed }
+  }, async (request) => {
+    await rateLimiter.hit('project-refresh', `${request.params.projectId}:${request.ip}`, limit)
+    return { success: true as const, data: await auth.refresh(request.params.projectId, request.body.refreshToken) }
+  })
+
+  app.post('/logout', {
+    schema: { operationId: 'logoutProjectSession', tags, summary: 'End the session of a refresh token', params: ProjectAuthParams, body: ProjectRefreshBody, response: ProjectAuthResponses.loggedOut }
+  }, async (request) => {
+    await auth.logout(request.params.projectId, request.body.refreshToken)
+    return { success: true as const, data: { loggedOut: true as const } }
+  })
+
+  app.post('/password', {
+    onRequest: app.requireProjectUser,
+    schema: { operationId: 'changeProjectUserPassword', tags, summary: 'Change the password; every other session of the user ends and a new one is returned', security: [{ projectAuth: [] }], params: ProjectAuthParams, body: ProjectPasswordBody, response: ProjectAuthResponses.passwordChanged }
+  }, async (request) => {
+    const { projectId } = request.params
+    await rateLimiter.hit('project-password', `${projectId}:${projectUser(request).id}`, limit)
+    return { success: true as const, data: await auth.changePassword(projectId, projectUser(request).id, request.body.currentPassword, request.body.newPassword) }
   })
 
   app.get('/me', {

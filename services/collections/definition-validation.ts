@@ -25,7 +25,7 @@ const FIELD_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/
 // Kept by the records service on every record, or never to be exposed as a field.
 const RESERVED_FIELDS = new Set(['id', 'createdAt', 'updatedAt', 'version', 'passwordHash'])
 // In _users, `password` would sit beside the hash as plain text if the records API ever wrote it.
-const RESERVED_USER_FIELDS = new Set(['password'])
+const RESERVED_USER_FIELDS = new Set(['password', 'sessionEpoch'])
 const BUILT_IN_TYPES: Record<string, FieldType> = { id: 'text', createdAt: 'date', updatedAt: 'date' }
 const INDEXABLE_BUILT_INS = new Set(['createdAt', 'updatedAt'])
 const OPTION_TYPES: Record<string, readonly FieldType[]> = {

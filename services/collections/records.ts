@@ -35,6 +35,8 @@ export interface BulkParams { filter: unknown, dryRun?: boolean, maxAffected?: n
 
 /** Run after records went, so the files they referenced go with them. */
 export type RecordsRemoved = (projectId: string, collection: DataCollection, records: Array<WithId<Document>>) => Promise<void>
+/** Run after records were changed through the data API, with the values set on every one of them. */
+export type RecordsUpdated = (projectId: string, collection: DataCollection, ids: string[], changes: Document) => Promise<void>
 
 // One request never rewrites or deletes more than this many records; larger jobs page through with filters.
 export const BULK_MAX = 10_000
@@ -73,6 +75,7 @@ async function findVisible (records: StoreCollection<Document>, id: string, acce
  */
 export class Records {
   private readonly removedHooks: RecordsRemoved[] = []
+  private readonly updatedHooks: RecordsUpdated[] = []
 
   constructor (private readonly store: Store, private readonly deps: {
     clock: Clock
@@ -84,6 +87,10 @@ export class Records {
 
   onRemove (hook: RecordsRemoved): void {
     this.removedHooks.push(hook)
+  }
+
+  onUpdate (hook: RecordsUpdated): void {
+    this.updatedHooks.push(hook)
   }
 
   async list (projectId: string, table: string, caller: DataCaller, params: ListParams): Promise<ListPage> {
@@ -185,7 +192,10 @@ export class Records {
         try {
           // Matched on the stored value itself (null also matches a record that has none), so only a concurrent write misses.
           const result = await records.updateOne({ _id: id, version: current.version ?? null }, { $set: changes })
-          if (result.matchedCount === 1) return toApiRecord(next, access.deny)
+          if (result.matchedCount === 1) {
+            await this.updated(projectId, scope.collection, [id], values)
+            return toApiRecord(next, access.deny)
+          }
         } catch (error) {
           throw duplicate(error)
         }
@@ -223,6 +233,7 @@ export class Records {
       try {
         const ids = targets.map((doc) => doc._id)
         const result = await records.updateMany(restrict({ _id: { $in: ids } }, access), { $set: changes, $inc: { version: 1 } })
+        await this.updated(projectId, scope.collection, ids, values)
         return { matched: targets.length, modified: result.modifiedCount, dryRun: false }
       } catch (error) {
         throw duplicate(error)
@@ -281,6 +292,10 @@ export class Records {
 
   private async removed (projectId: string, collection: DataCollection, docs: Array<WithId<Document>>): Promise<void> {
     for (const hook of this.removedHooks) await hook(projectId, collection, docs)
+  }
+
+  private async updated (projectId: string, collection: DataCollection, ids: string[], changes: Document): Promise<void> {
+    for (const hook of this.updatedHooks) await hook(projectId, collection, ids, changes)
   }
 }
 

@@ -89,6 +89,11 @@ export class ApiKeys {
     if (result.matchedCount === 0) throw notFound('APP_API_KEY_NOT_FOUND', 'API key not found')
   }
 
+  /** Every key of a user, at once (an account taken over by its verified owner keeps none of the squatter's). */
+  async revokeAll (userId: string): Promise<void> {
+    await this.keys.updateMany({ userId, revokedAt: null }, { $set: { revokedAt: this.deps.clock.now() } })
+  }
+
   /** Null for a malformed, unknown, revoked or expired token; a malformed one never reaches the Store. */
   async authenticate (token: string): Promise<PatIdentity | null> {
     if (!isWellFormedPat(token, this.deps.prefix)) return null

@@ -7,18 +7,24 @@ import type { Store, StoreCollection } from '../store/types.js'
 type RefreshTokenRecord = {
   tokenHash: string
   userId: string
+  /** Whose users the session is among: null for platform users, the project id for a project's end users. */
+  scope: string | null
   /** Every token rotated from one login shares a family; reuse of a dead one revokes it whole. */
   familyId: string
   status: 'active' | 'rotated' | 'revoked'
   expiresAt: Date
   createdAt: Date
+  /** When it was traded for `successorId`, the token issued in its place. */
+  rotatedAt?: Date | null
+  successorId?: string | null
 }
 
-/** Signs short-lived platform access tokens; the HTTP layer supplies it (the JWT key lives there). */
-export interface AccessTokenSigner {
-  sign (claims: { sub: string, sid: string }): string
-  readonly ttlSeconds: number
-}
+/**
+ * Signs the short-lived access token of a session; the HTTP layer supplies
+ * it (the JWT keys live there). Null when the user may no longer hold a
+ * session (gone, disabled, auth switched off), which ends the family.
+ */
+export type AccessIssuer = (userId: string, familyId: string, scope: string | null) => Promise<{ accessToken: string, expiresIn: number } | null>
 
 export interface SessionTokens {
   accessToken: string
@@ -28,67 +34,109 @@ export interface SessionTokens {
   refreshExpiresAt: string
 }
 
-const INVALID_REFRESH = 'Refresh token is invalid, expired or already used'
+export interface RefreshSessionsDeps {
+  clock: Clock
+  newId: IdGenerator
+  issueAccess: AccessIssuer
+  refreshTtlSeconds: number
+  /** How long the token a refresh just replaced may still be traded, once more each time, for a client's double submit. */
+  reuseGraceSeconds: number
+}
 
-export class PlatformSessions {
+const INVALID_REFRESH = 'Refresh token is invalid, expired or already used'
+const invalid = (): Error => unauthorized('APP_INVALID_REFRESH_TOKEN', INVALID_REFRESH)
+
+/**
+ * Refresh tokens with rotation and reuse detection, for platform users and
+ * for each project's end users alike (one collection per kind). Each refresh
+ * retires the presented token and issues its successor; a retired token
+ * presented again means it was copied, so its whole family is revoked —
+ * except within a short grace window for the token just replaced, where a
+ * client that sent one refresh twice (two tabs, a retry) gets a sibling
+ * session instead of being logged out. Only hashes are stored.
+ */
+export class RefreshSessions {
   private readonly tokens: StoreCollection<RefreshTokenRecord>
 
-  constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, signer: AccessTokenSigner, refreshTtlSeconds: number }) {
-    this.tokens = store.collection<RefreshTokenRecord>('platform_refresh_tokens')
+  constructor (store: Store, collection: string, private readonly deps: RefreshSessionsDeps) {
+    this.tokens = store.collection<RefreshTokenRecord>(collection)
   }
 
   async init (): Promise<void> {
     await this.tokens.createIndex({ tokenHash: 1 }, { unique: true })
     await this.tokens.createIndex({ familyId: 1 })
+    await this.tokens.createIndex({ scope: 1, userId: 1 })
   }
 
-  async start (userId: string): Promise<SessionTokens> {
-    return await this.issue(userId, this.deps.newId())
+  async start (userId: string, scope: string | null = null): Promise<SessionTokens> {
+    return await this.issue(userId, scope, this.deps.newId())
   }
 
-  /**
-   * Rotation: the presented token dies and a new one is issued in its family.
-   * Presenting a token that already died means it was copied; the whole family
-   * is revoked so neither the thief nor the owner can continue on it.
-   */
-  async refresh (refreshToken: string): Promise<SessionTokens> {
+  /** A new access token and refresh token for a live refresh token of `scope`; the user it was issued to comes back too. */
+  async refresh (refreshToken: string, scope: string | null = null): Promise<SessionTokens & { userId: string }> {
     const record = await this.tokens.findOne({ tokenHash: hashToken(refreshToken) })
-    if (record === null) throw unauthorized('APP_INVALID_REFRESH_TOKEN', INVALID_REFRESH)
-    if (record.status !== 'active') {
-      if (record.status === 'rotated') await this.revokeFamily(record.familyId)
-      throw unauthorized('APP_INVALID_REFRESH_TOKEN', INVALID_REFRESH)
-    }
-    if (record.expiresAt.getTime() <= this.deps.clock.nowMs()) throw unauthorized('APP_INVALID_REFRESH_TOKEN', INVALID_REFRESH)
-    // Conditional on still being active, so two concurrent refreshes cannot both win.
-    const rotated = await this.tokens.updateOne({ _id: record._id, status: 'active' }, { $set: { status: 'rotated' } })
-    if (rotated.modifiedCount !== 1) {
-      await this.revokeFamily(record.familyId)
-      throw unauthorized('APP_INVALID_REFRESH_TOKEN', INVALID_REFRESH)
-    }
-    return await this.issue(record.userId, record.familyId)
+    if (record === null || (record.scope ?? null) !== scope || record.expiresAt.getTime() <= this.deps.clock.nowMs()) throw invalid()
+    if (record.status === 'revoked') throw invalid()
+    if (record.status === 'rotated') return await this.reuse(record)
+    // Issued before the old one is retired, so a refresh that loses the race below leaves nothing live behind.
+    const successorId = this.deps.newId()
+    const next = await this.issue(record.userId, scope, record.familyId, successorId)
+    const now = this.deps.clock.now()
+    const rotated = await this.tokens.updateOne({ _id: record._id, status: 'active' }, { $set: { status: 'rotated', rotatedAt: now, successorId } })
+    if (rotated.modifiedCount === 1) return { ...next, userId: record.userId }
+    // Another refresh of the same token won: this one is its double.
+    await this.tokens.deleteOne({ _id: successorId })
+    const current = await this.tokens.findOne({ _id: record._id })
+    if (current === null || current.status !== 'rotated') throw invalid()
+    return await this.reuse(current)
   }
 
   /** Ends the session the refresh token belongs to. Unknown tokens are ignored: logout is idempotent. */
-  async logout (refreshToken: string): Promise<void> {
+  async logout (refreshToken: string, scope: string | null = null): Promise<void> {
     const record = await this.tokens.findOne({ tokenHash: hashToken(refreshToken) })
-    if (record !== null) await this.revokeFamily(record.familyId)
+    if (record !== null && (record.scope ?? null) === scope) await this.revokeFamily(record.familyId)
+  }
+
+  /** Every session of a user: after a password change, a takeover, or the user disabled or deleted. */
+  async revokeUser (userId: string, scope: string | null = null): Promise<void> {
+    await this.tokens.updateMany({ scope, userId, status: { $ne: 'revoked' } }, { $set: { status: 'revoked' } })
+  }
+
+  /** Forgets every session of a scope (a deleted project's end users). */
+  async forgetScope (scope: string): Promise<void> {
+    await this.tokens.deleteMany({ scope })
+  }
+
+  /**
+   * A retired token presented again: within the grace window, and only for
+   * the token its family's live successor replaced, a sibling session;
+   * otherwise theft is assumed and the family is revoked.
+   */
+  private async reuse (record: RefreshTokenRecord & { _id: string }): Promise<SessionTokens & { userId: string }> {
+    const graceMs = this.deps.reuseGraceSeconds * 1000
+    const rotatedAt = record.rotatedAt?.getTime() ?? 0
+    const successor = record.successorId == null ? null : await this.tokens.findOne({ _id: record.successorId, status: 'active' })
+    if (successor === null || this.deps.clock.nowMs() - rotatedAt > graceMs) {
+      await this.revokeFamily(record.familyId)
+      throw invalid()
+    }
+    return { ...await this.issue(record.userId, record.scope ?? null, record.familyId), userId: record.userId }
   }
 
   private async revokeFamily (familyId: string): Promise<void> {
     await this.tokens.updateMany({ familyId }, { $set: { status: 'revoked' } })
   }
 
-  private async issue (userId: string, familyId: string): Promise<SessionTokens> {
+  private async issue (userId: string, scope: string | null, familyId: string, id = this.deps.newId()): Promise<SessionTokens> {
+    const access = await this.deps.issueAccess(userId, familyId, scope)
+    if (access === null) {
+      await this.revokeFamily(familyId)
+      throw invalid()
+    }
     const refreshToken = generateToken()
     const now = this.deps.clock.nowMs()
     const expiresAt = new Date(now + this.deps.refreshTtlSeconds * 1000)
-    await this.tokens.insertOne({ tokenHash: hashToken(refreshToken), userId, familyId, status: 'active', expiresAt, createdAt: new Date(now) })
-    return {
-      accessToken: this.deps.signer.sign({ sub: userId, sid: familyId }),
-      tokenType: 'Bearer',
-      expiresIn: this.deps.signer.ttlSeconds,
-      refreshToken,
-      refreshExpiresAt: expiresAt.toISOString()
-    }
+    await this.tokens.insertOne({ _id: id, tokenHash: hashToken(refreshToken), userId, scope, familyId, status: 'active', expiresAt, createdAt: new Date(now), rotatedAt: null, successorId: null })
+    return { accessToken: access.accessToken, tokenType: 'Bearer', expiresIn: access.expiresIn, refreshToken, refreshExpiresAt: expiresAt.toISOString() }
   }
 }

@@ -83,4 +83,9 @@ export class SshKeys {
     const result = await this.records.deleteOne({ _id: keyId, userId })
     if (result.deletedCount === 0) throw notFound('APP_SSH_KEY_NOT_FOUND', 'SSH key not found')
   }
+
+  /** Every key of a user (an account taken over by its verified owner keeps none of the squatter's). */
+  async removeAll (userId: string): Promise<void> {
+    await this.records.deleteMany({ userId })
+  }
 }

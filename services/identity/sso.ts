@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js'
 import type { SsoProviderConfig, SsoProviderName } from '../config.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import type { PlatformUser, PlatformUsers } from './users.js'
-import type { PlatformSessions, SessionTokens } from './sessions.js'
+import type { RefreshSessions, SessionTokens } from './sessions.js'
 import { OidcClient, ssoError, type Fetch } from './oidc-client.js'
 
 type StateRecord = {
@@ -44,7 +44,9 @@ export interface SingleSignOnDeps {
   landingUrl: string
   allowedRedirectOrigins: string[]
   users: PlatformUsers
-  sessions: PlatformSessions
+  sessions: RefreshSessions
+  /** Ends every credential issued for an account before its verified owner took it over: sessions, PATs, SSH keys. */
+  revokeCredentials: (userId: string) => Promise<void>
   fetch?: Fetch
   stateTtlSeconds?: number
   ticketTtlSeconds?: number
@@ -158,7 +160,8 @@ export class SingleSignOn {
       await client.checkResponseIssuer(params.iss)
       const idToken = await client.redeemCode(params.code, state.codeVerifier)
       const claims = await client.verifyIdToken(idToken, state.nonce)
-      const user = await this.deps.users.findOrCreateByVerifiedEmail(verifiedEmail(claims), displayName(claims, params.user))
+      const { user, tookOver } = await this.deps.users.findOrCreateByVerifiedEmail(verifiedEmail(claims), displayName(claims, params.user))
+      if (tookOver) await this.deps.revokeCredentials(user.id)
       const ticket = await this.issueTicket(user.id)
       return { location: withParam(landing ?? this.deps.landingUrl, 'ticket', ticket), failure: null }
     } catch (error) {

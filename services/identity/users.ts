@@ -3,15 +3,21 @@ import { hashPassword, verifyPassword, passwordNeedsRehash } from '../crypto.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../clock.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
+import { StateMemo } from '../state-memo.js'
 
 export type PlatformUserRecord = {
   email: string
   name: string
   passwordHash: string | null
   emailVerified: boolean
+  /** Moves when every session must end at once; access tokens carry the value they were issued under. Absent means 0. */
+  sessionEpoch?: number
   createdAt: Date
   updatedAt: Date
 }
+
+/** A user as authentication sees them: who, and which sessions still count. */
+export interface PlatformAccount { user: PlatformUser, sessionEpoch: number }
 
 export interface PlatformUser {
   id: string
@@ -50,9 +56,11 @@ export class PlatformUsers {
   readonly records: StoreCollection<PlatformUserRecord>
   // Verified against when the email is unknown, so both failures cost one argon2 run.
   private decoyHash: Promise<string> | null = null
+  private readonly accounts: StateMemo<PlatformAccount | null>
 
   constructor (store: Store, private readonly clock: Clock) {
     this.records = store.collection<PlatformUserRecord>('platform_users')
+    this.accounts = new StateMemo((collection) => store.stateStamp(collection))
   }
 
   async init (): Promise<void> {
@@ -89,14 +97,25 @@ export class PlatformUsers {
   }
 
   async get (id: string): Promise<PlatformUser> {
-    const record = await this.records.findOne({ _id: id })
-    if (record === null) throw notFound('APP_USER_NOT_FOUND', 'User not found')
-    return toPlatformUser(record)
+    const account = await this.account(id)
+    if (account === null) throw notFound('APP_USER_NOT_FOUND', 'User not found')
+    return account.user
   }
 
   async findById (id: string): Promise<PlatformUser | null> {
-    const record = await this.records.findOne({ _id: id })
-    return record === null ? null : toPlatformUser(record)
+    return (await this.account(id))?.user ?? null
+  }
+
+  /**
+   * Asked by every authenticated platform request, to see that its user
+   * still exists and its session still counts: reused while the state stamp
+   * of the users collection holds; frozen.
+   */
+  async account (id: string): Promise<PlatformAccount | null> {
+    return await this.accounts.remember(this.records.collectionName, id, async () => {
+      const record = await this.records.findOne({ _id: id })
+      return record === null ? null : { user: toPlatformUser(record), sessionEpoch: record.sessionEpoch ?? 0 }
+    })
   }
 
   async findByEmail (email: string): Promise<PlatformUser | null> {
@@ -113,10 +132,12 @@ export class PlatformUsers {
   /**
    * SSO: the user with this verified email, created without a password if new.
    * An existing account whose address was never verified may have been
-   * registered by someone else in advance; its password is dropped as the
-   * provider-proven owner takes it over, so that someone cannot log in.
+   * registered by someone else in advance; as the provider-proven owner takes
+   * it over, its password is dropped and its session epoch moves, so that
+   * someone can neither log in nor keep a session (`tookOver` tells the
+   * caller to revoke the rest of what they were issued).
    */
-  async findOrCreateByVerifiedEmail (emailInput: string, name: string): Promise<PlatformUser> {
+  async findOrCreateByVerifiedEmail (emailInput: string, name: string): Promise<{ user: PlatformUser, tookOver: boolean }> {
     const email = normalizeEmail(emailInput)
     const now = this.clock.now()
     const record = await this.records.findOneAndUpdate(
@@ -125,14 +146,14 @@ export class PlatformUsers {
       { upsert: true, returnDocument: 'after' }
     )
     if (record === null) throw new Error('upsert returned no document')
-    if (record.emailVerified) return toPlatformUser(record)
+    if (record.emailVerified) return { user: toPlatformUser(record), tookOver: false }
     // Conditional on still being unverified, so a password set after a concurrent link survives.
     const linked = await this.records.findOneAndUpdate(
       { _id: record._id, emailVerified: false },
-      { $set: { emailVerified: true, passwordHash: null, updatedAt: now } },
+      { $set: { emailVerified: true, passwordHash: null, updatedAt: now }, $inc: { sessionEpoch: 1 } },
       { returnDocument: 'after' }
     )
-    return toPlatformUser(linked ?? { ...record, emailVerified: true })
+    return { user: toPlatformUser(linked ?? { ...record, emailVerified: true }), tookOver: linked !== null }
   }
 
   private async decoy (): Promise<string> {

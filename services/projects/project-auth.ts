@@ -1,11 +1,13 @@
-import { forbidden, notFound } from '../errors.js'
+import { forbidden, notFound, unauthorized } from '../errors.js'
 import type { Clock } from '../clock.js'
 import { StateMemo } from '../state-memo.js'
 import { tokenKey } from '../verified-token-cache.js'
 import type { ProjectTokens } from './project-tokens.js'
-import type { ProjectUsers, ProjectUser } from './project-users.js'
+import type { ProjectUsers, ProjectUser, ProjectAccount } from './project-users.js'
+import type { RefreshSessions } from '../identity/sessions.js'
 
-export interface ProjectSession {
+/** A project JWT for a user, without a session behind it (the admin mint). */
+export interface ProjectAccess {
   user: ProjectUser
   token: string
   tokenType: 'Bearer'
@@ -13,9 +15,20 @@ export interface ProjectSession {
   expiresAt: string
 }
 
+/** What sign-up, login and refresh answer: a short-lived project JWT and the refresh token that renews it. */
+export interface ProjectSession extends ProjectAccess {
+  refreshToken: string
+  refreshExpiresAt: string
+}
+
 interface ProjectState { id: string, authEnabled: boolean }
 
 export interface VerifyAnswer { valid: boolean, user?: ProjectUser }
+
+/** The user an account's token may act as: none once disabled, or once its session epoch moved past the token's. */
+function holder (account: ProjectAccount | null, tokenEpoch: number): ProjectUser | null {
+  return account === null || account.disabled || account.sessionEpoch !== tokenEpoch ? null : account.user
+}
 
 /**
  * End-user auth of one project: public register and login while the project
@@ -29,6 +42,8 @@ export class ProjectAuth {
   constructor (private readonly deps: {
     users: ProjectUsers
     tokens: ProjectTokens
+    /** End users' refresh tokens, scoped by project. */
+    sessions: RefreshSessions
     clock: Clock
     /** The Store's state stamp of a collection (Store.stateStamp). */
     stateStamp: (collection: string) => number | null
@@ -49,19 +64,51 @@ export class ProjectAuth {
       await this.deps.sweepDeleted(projectId)
       throw notFound('APP_PROJECT_NOT_FOUND', 'Project not found')
     }
-    return this.session(projectId, user)
+    return await this.startSession(projectId, user)
   }
 
   async login (projectId: string, email: string, password: string): Promise<ProjectSession> {
     await this.requireAuthOn(projectId)
-    return this.session(projectId, await this.deps.users.authenticate(projectId, email, password))
+    const user = await this.deps.users.authenticate(projectId, email, password)
+    if ((await this.deps.users.account(projectId, user.id))?.disabled === true) throw unauthorized('APP_USER_DISABLED', 'This account is disabled')
+    return await this.startSession(projectId, user)
   }
 
-  /** Null when the token is not a live project JWT of this project or its user is gone. */
+  /** Rotates the refresh token; the user must still exist, be enabled, and the project have auth on. */
+  async refresh (projectId: string, refreshToken: string): Promise<ProjectSession> {
+    await this.requireAuthOn(projectId)
+    const { userId, accessToken, expiresIn, refreshToken: next, refreshExpiresAt } = await this.deps.sessions.refresh(refreshToken, projectId)
+    const account = await this.deps.users.account(projectId, userId)
+    if (account === null) throw unauthorized('APP_INVALID_REFRESH_TOKEN', 'Refresh token is invalid, expired or already used')
+    return { user: account.user, token: accessToken, tokenType: 'Bearer', expiresIn, expiresAt: this.expiresAt(expiresIn), refreshToken: next, refreshExpiresAt }
+  }
+
+  async logout (projectId: string, refreshToken: string): Promise<void> {
+    await this.deps.sessions.logout(refreshToken, projectId)
+  }
+
+  /** Every other session of the user ends; the caller gets a fresh one. */
+  async changePassword (projectId: string, userId: string, current: string, next: string): Promise<ProjectSession> {
+    await this.deps.users.changePassword(projectId, userId, current, next)
+    await this.deps.sessions.revokeUser(userId, projectId)
+    return await this.startSession(projectId, await this.deps.users.get(projectId, userId))
+  }
+
+  /** For a user deleted or disabled: their refresh tokens die, and the access tokens they hold stop at once. */
+  async endSessions (projectId: string, userIds: string[]): Promise<void> {
+    await this.deps.users.endSessions(projectId, userIds)
+    for (const userId of userIds) await this.deps.sessions.revokeUser(userId, projectId)
+  }
+
+  /**
+   * The user behind a project JWT of this project, or null: a token that is
+   * not live, a user gone or disabled, or a session ended since the token
+   * was issued (password changed, user disabled).
+   */
   async userOf (projectId: string, token: string): Promise<ProjectUser | null> {
     const claims = this.deps.tokens.verify(projectId, token)
     if (claims === null) return null
-    return await this.deps.users.findById(projectId, claims.userId)
+    return holder(await this.deps.users.account(projectId, claims.userId), claims.sessionEpoch ?? 0)
   }
 
   /**
@@ -85,7 +132,7 @@ export class ProjectAuth {
     const stamp = this.answerStamp(projectId)
     const project = await this.deps.findProject(projectId)
     const claims = project === null || !project.authEnabled ? null : this.deps.tokens.verify(projectId, token)
-    const user = claims === null ? null : await this.deps.users.findById(projectId, claims.userId)
+    const user = claims === null ? null : holder(await this.deps.users.account(projectId, claims.userId), claims.sessionEpoch ?? 0)
     if (claims === null || user === null) return { valid: false }
     const answer = { valid: true, user }
     // Found by the token's tail and confirmed against the whole token (see tokenKey); a valid token belongs to one project.
@@ -98,9 +145,13 @@ export class ProjectAuth {
     return this.answers.stamp(this.deps.projectsCollection, this.deps.users.collectionName(projectId))
   }
 
-  /** For the API tester: works whether or not auth is on, but only for an existing end user. */
-  async mint (projectId: string, userId: string): Promise<ProjectSession> {
-    return this.session(projectId, await this.deps.users.get(projectId, userId))
+  /** For the API tester: works whether or not auth is on, but only for an existing, enabled end user; no refresh token. */
+  async mint (projectId: string, userId: string): Promise<ProjectAccess> {
+    const account = await this.deps.users.account(projectId, userId)
+    if (account === null) throw notFound('APP_USER_NOT_FOUND', 'User not found')
+    if (account.disabled) throw forbidden('APP_USER_DISABLED', 'This account is disabled')
+    const { token, expiresIn, expiresAt } = this.deps.tokens.sign(projectId, userId, account.sessionEpoch)
+    return { user: account.user, token, tokenType: 'Bearer', expiresIn, expiresAt }
   }
 
   async requireAuthOn (projectId: string): Promise<void> {
@@ -109,8 +160,25 @@ export class ProjectAuth {
     if (!project.authEnabled) throw forbidden('APP_PROJECT_AUTH_DISABLED', 'End-user auth is switched off for this project')
   }
 
-  private session (projectId: string, user: ProjectUser): ProjectSession {
-    const { token, expiresIn, expiresAt } = this.deps.tokens.sign(projectId, user.id)
-    return { user, token, tokenType: 'Bearer', expiresIn, expiresAt }
+  private async startSession (projectId: string, user: ProjectUser): Promise<ProjectSession> {
+    const { accessToken, expiresIn, refreshToken, refreshExpiresAt } = await this.deps.sessions.start(user.id, projectId)
+    return { user, token: accessToken, tokenType: 'Bearer', expiresIn, expiresAt: this.expiresAt(expiresIn), refreshToken, refreshExpiresAt }
+  }
+
+  /**
+   * A project JWT for a session, which RefreshSessions asks for on start and
+   * each refresh: null once the project has auth off or the user may no
+   * longer hold a session, which ends the session.
+   */
+  async issueAccess (userId: string, projectId: string): Promise<{ accessToken: string, expiresIn: number } | null> {
+    const project = await this.deps.findProject(projectId)
+    const account = project?.authEnabled === true ? await this.deps.users.account(projectId, userId) : null
+    if (account === null || account.disabled) return null
+    const { token, expiresIn } = this.deps.tokens.sign(projectId, userId, account.sessionEpoch)
+    return { accessToken: token, expiresIn }
+  }
+
+  private expiresAt (expiresIn: number): string {
+    return new Date(this.deps.clock.nowMs() + expiresIn * 1000).toISOString()
   }
 }

@@ -7,6 +7,8 @@ export interface ProjectClaims {
   sub: string
   pid: string
   type: 'project'
+  /** The user's session epoch when it was issued: moving the epoch ends every token issued before. Absent means 0. */
+  sv?: number
   aud: string
   iss: string
   iat: number
@@ -53,18 +55,18 @@ export class ProjectTokens {
     this.verified = new VerifiedTokenCache<ProjectClaims>(deps.clock)
   }
 
-  sign (projectId: string, userId: string): SignedProjectToken {
+  sign (projectId: string, userId: string, sessionEpoch = 0): SignedProjectToken {
     // iat and exp come from the injected clock, not fast-jwt's Date.now(), so tests can move time.
     const iat = Math.floor(this.deps.clock.nowMs() / 1000)
     const exp = iat + this.deps.ttlSeconds
     const token = this.codec(projectId).sign({
-      sub: userId, pid: projectId, type: 'project', aud: projectAudience(projectId), iss: this.deps.issuer, iat, exp
+      sub: userId, pid: projectId, type: 'project', ...(sessionEpoch === 0 ? {} : { sv: sessionEpoch }), aud: projectAudience(projectId), iss: this.deps.issuer, iat, exp
     })
     return { token, expiresAt: new Date(exp * 1000).toISOString(), expiresIn: this.deps.ttlSeconds }
   }
 
   /** Null for anything but a live, untampered project JWT of exactly this project. */
-  verify (projectId: string, token: string): { userId: string, expiresAtMs: number } | null {
+  verify (projectId: string, token: string): { userId: string, sessionEpoch?: number, expiresAtMs: number } | null {
     if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null
     // Keyed by the token alone: its claims name its one project, checked below on every hit.
     let claims = this.verified.get(token)
@@ -81,7 +83,7 @@ export class ProjectTokens {
       this.verified.remember(token, claims)
     }
     if (claims.pid !== projectId) return null
-    return { userId: claims.sub, expiresAtMs: claims.exp * 1000 }
+    return { userId: claims.sub, expiresAtMs: claims.exp * 1000, ...(typeof claims.sv === 'number' ? { sessionEpoch: claims.sv } : {}) }
   }
 
   private checkClaims (payload: unknown, projectId: string): ProjectClaims | null {

@@ -13,6 +13,10 @@ type ProjectUserRecord = {
   email: string
   passwordHash: string
   emailVerified: boolean
+  /** Set by the project's admins through the data API (a `disabled` boolean field): a disabled user holds no session. */
+  disabled?: unknown
+  /** Moves when every session of the user must end; tokens carry the value they were issued under. Absent means 0. */
+  sessionEpoch?: number
   createdAt: Date
   updatedAt: Date
   [field: string]: unknown
@@ -26,6 +30,9 @@ export interface ProjectUser {
   updatedAt: string
   [field: string]: unknown
 }
+
+/** An end user as authentication sees them: the user, and whether their sessions count. */
+export interface ProjectAccount { user: ProjectUser, sessionEpoch: number, disabled: boolean }
 
 export const MAX_EXTRA_FIELDS = 50
 export const MAX_EXTRA_FIELDS_BYTES = 16 * 1024
@@ -100,10 +107,10 @@ export class ProjectUsers {
   // Verified against when the email is unknown, so both failures cost one argon2 run.
   private decoyHash: Promise<string> | null = null
 
-  private readonly found: StateMemo<ProjectUser | null>
+  private readonly accounts: StateMemo<ProjectAccount | null>
 
   constructor (private readonly store: Store, private readonly clock: Clock, private readonly writeRecord: UserRecordWriter) {
-    this.found = new StateMemo((collection) => store.stateStamp(collection))
+    this.accounts = new StateMemo((collection) => store.stateStamp(collection))
   }
 
   /** Creates the unique email index; safe to call again. */
@@ -143,13 +150,40 @@ export class ProjectUsers {
     return user
   }
 
-  /** Asked by every end-user request (auth/me, verify), so the answer is reused while the state stamp of the collection it is read from holds; it is frozen. */
   async findById (projectId: string, userId: string): Promise<ProjectUser | null> {
+    return (await this.account(projectId, userId))?.user ?? null
+  }
+
+  /**
+   * Asked by every request with a project JWT, to see that its user still
+   * exists, is not disabled and still holds the session the token was issued
+   * in: reused while the state stamp of the users collection holds; frozen.
+   */
+  async account (projectId: string, userId: string): Promise<ProjectAccount | null> {
     const users = this.collection(projectId)
-    return await this.found.remember(users.collectionName, `${projectId}\n${userId}`, async () => {
+    return await this.accounts.remember(users.collectionName, `${projectId}\n${userId}`, async () => {
       const record = await users.findOne({ _id: userId })
-      return record === null ? null : toProjectUser(record)
+      return record === null ? null : { user: toProjectUser(record), sessionEpoch: record.sessionEpoch ?? 0, disabled: record.disabled === true }
     })
+  }
+
+  /** A new password, once the current one is proven; every session the user holds ends (the epoch moves). */
+  async changePassword (projectId: string, userId: string, current: string, next: string): Promise<void> {
+    const users = this.collection(projectId)
+    const record = await users.findOne({ _id: userId })
+    const stored = typeof record?.passwordHash === 'string' ? record.passwordHash : null
+    if (record === null || stored === null || !await verifyPassword(stored, current)) {
+      throw unauthorized('APP_INVALID_CREDENTIALS', 'The current password is incorrect')
+    }
+    checkPasswordPolicy(next, record.email)
+    // Conditional on the hash just verified: of two changes at once, the second proves a password that is gone.
+    const changed = await users.updateOne({ _id: userId, passwordHash: stored }, { $set: { passwordHash: await hashPassword(next) }, $inc: { sessionEpoch: 1 } })
+    if (changed.matchedCount === 0) throw unauthorized('APP_INVALID_CREDENTIALS', 'The current password is incorrect')
+  }
+
+  /** Ends every session of these users at once (disabled, or for any reason the project decides). */
+  async endSessions (projectId: string, userIds: string[]): Promise<void> {
+    if (userIds.length > 0) await this.collection(projectId).updateMany({ _id: { $in: userIds } }, { $inc: { sessionEpoch: 1 } })
   }
 
   /** Public so memos of answers derived from a project's users can watch that collection's state stamp. */

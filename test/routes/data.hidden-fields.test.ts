@@ -78,7 +78,8 @@ t.test('cursors are sealed and bound to their collection, filter and order', asy
   const cursor = first.body.data.nextCursor as string
   t.equal(typeof cursor, 'string')
   const bytes = Buffer.from(cursor.replace(/\./g, ''), 'base64url').toString('latin1')
-  t.notMatch(bytes, /ann|a1|100/, 'no sort value can be read out of it')
+  // As JSON would carry them: random ciphertext holds a given 5-byte run with odds of about one in 2^34.
+  t.notOk(['"ann"', '"a1"', ',100'].some((fragment) => bytes.includes(fragment)), 'no sort value can be read out of it')
   t.notOk(bytes.includes(first.body.data.items[0].id), 'nor the record id')
   const second = await call(app, 'GET', `${url}?limit=1&sort=name&cursor=${encodeURIComponent(cursor)}`, {})
   t.same(second.body.data.items.map((item: { name: string }) => item.name), ['bob'], 'the same query pages on')
@@ -113,5 +114,5 @@ t.test('_users: an email the list rule denies is as hidden as any field', async 
     t.equal(res.status, 400, `${decodeURIComponent(query)} is refused`)
   }
   const page = await call(app, 'GET', `${users}?limit=1`, auth)
-  t.notMatch(Buffer.from((page.body.data.nextCursor as string).replace(/\./g, ''), 'base64url').toString('latin1'), /@/, 'and no email rides in a cursor')
+  t.notOk(Buffer.from((page.body.data.nextCursor as string).replace(/\./g, ''), 'base64url').toString('latin1').includes('example.com'), 'and no email rides in a cursor')
 })

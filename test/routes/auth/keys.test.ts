@@ -96,3 +96,24 @@ t.test('SSH keys', async (t) => {
   t.equal(removed.statusCode, 200)
   t.equal((await app.inject({ method: 'DELETE', url: `/api/auth/ssh-keys/${added.json().data.id}`, headers: auth })).statusCode, 404)
 })
+
+t.test('a PAT, scoped or not, cannot add or remove SSH keys: those are unscoped credentials', async (t) => {
+  const app = await buildTestApp(t)
+  const jwt = await signIn(app, 'ssh@example.com')
+  const asJwt = { ...json, authorization: `Bearer ${jwt}` }
+  const dir = tempDir(t)
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'k', '-f', join(dir, 'id')])
+  const publicKey = readFileSync(join(dir, 'id.pub'), 'utf8')
+  const kept = (await app.inject({ method: 'POST', url: '/api/auth/ssh-keys', headers: asJwt, payload: { title: 'Laptop', key: publicKey } })).json().data
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'k', '-f', join(dir, 'other')])
+  for (const scopes of [['git.read'], undefined]) {
+    const pat = (await app.inject({ method: 'POST', url: '/api/auth/api-keys', headers: asJwt, payload: { name: 'ci', ...(scopes === undefined ? {} : { scopes }) } })).json().data.token as string
+    const asPat = { ...json, authorization: `Bearer ${pat}` }
+    const added = await app.inject({ method: 'POST', url: '/api/auth/ssh-keys', headers: asPat, payload: { title: 'Sneaky', key: readFileSync(join(dir, 'other.pub'), 'utf8') } })
+    t.same([added.statusCode, added.json().code], [403, 'APP_PAT_NOT_ALLOWED'], `${scopes === undefined ? 'an unscoped' : 'a scoped'} PAT cannot add one`)
+    const removed = await app.inject({ method: 'DELETE', url: `/api/auth/ssh-keys/${kept.id as string}`, headers: asPat })
+    t.same([removed.statusCode, removed.json().code], [403, 'APP_PAT_NOT_ALLOWED'], 'nor remove one')
+    t.equal((await app.inject({ url: '/api/auth/ssh-keys', headers: asPat })).statusCode, 200, 'listing them is fine')
+  }
+  t.equal((await app.inject({ url: '/api/auth/ssh-keys', headers: asJwt })).json().data.length, 1, 'the keys are as the session left them')
+})

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { createHmac } from 'node:crypto'
-import { buildTestApp } from '../../helper.js'
+import { buildTestApp, tempDir } from '../../helper.js'
 
 const json = { 'content-type': 'application/json' }
 
@@ -19,7 +19,8 @@ function forge (claims: Record<string, unknown>, key: string | Buffer): string {
 }
 
 t.test('register, login, me, refresh rotation, logout', async (t) => {
-  const app = await buildTestApp(t)
+  // No grace for a double submit here: a used token is dead at once (the grace window has its own tests).
+  const app = await buildTestApp(t, { env: { REFRESH_REUSE_GRACE_SECONDS: '0' } })
   const created = await register(app, '  Ada@Example.COM ')
   t.equal(created.statusCode, 201)
   t.match(created.json().data, { email: 'ada@example.com', name: 'Ada', emailVerified: false })
@@ -126,4 +127,39 @@ t.test('rate limits answer 429 with Retry-After', async (t) => {
   t.ok(Number(limited.headers['retry-after']) > 0 && Number(limited.headers['retry-after']) <= 600, 'Retry-After within the window')
   const other = await app.inject({ method: 'POST', url: '/api/auth/refresh', headers: json, payload: { refreshToken: 'x' } })
   t.equal(other.statusCode, 401, 'buckets are separate per route')
+})
+
+t.test('two refreshes of one token at once both succeed; a replay after the grace window revokes the family', async (t) => {
+  const app = await buildTestApp(t, { env: { REFRESH_REUSE_GRACE_SECONDS: '1' } })
+  await register(app, 'ada@example.com')
+  const { refreshToken } = (await login(app, 'ada@example.com')).json().data
+  const refresh = async (token: string) => await app.inject({ method: 'POST', url: '/api/auth/refresh', headers: json, payload: { refreshToken: token } })
+  const [first, second] = await Promise.all([refresh(refreshToken), refresh(refreshToken)])
+  t.same([first.statusCode, second.statusCode], [200, 200], 'a double submit keeps the user signed in')
+  const rotatedTwice = await refresh(first.json().data.refreshToken)
+  t.equal(rotatedTwice.statusCode, 200)
+  t.equal((await refresh(refreshToken)).statusCode, 401, 'a token two rotations back is refused even within the window')
+  t.equal((await refresh(rotatedTwice.json().data.refreshToken)).statusCode, 401, 'and that reuse revoked the family')
+
+  const { refreshToken: fresh } = (await login(app, 'ada@example.com')).json().data
+  const next = (await refresh(fresh)).json().data.refreshToken as string
+  await new Promise((resolve) => setTimeout(resolve, 1100))
+  t.equal((await refresh(fresh)).statusCode, 401, 'replayed after the window')
+  t.equal((await refresh(next)).statusCode, 401, 'the family is revoked')
+})
+
+t.test('processes sharing one DATA_DIR on different ports accept each other\'s tokens', async (t) => {
+  const dataDir = tempDir(t)
+  const one = await buildTestApp(t, { env: { DATA_DIR: dataDir, PORT: '8301' } })
+  const two = await buildTestApp(t, { env: { DATA_DIR: dataDir, PORT: '8302' } })
+  await register(one, 'ada@example.com')
+  const { accessToken } = (await login(one, 'ada@example.com')).json().data
+  const me = await two.inject({ url: '/api/auth/me', headers: { authorization: `Bearer ${accessToken}` } })
+  t.equal(me.statusCode, 200, 'a platform JWT from one is valid on the other')
+  const claims = JSON.parse(Buffer.from((accessToken as string).split('.')[1], 'base64url').toString())
+  t.equal(claims.iss, 'plinth', 'the issuer does not name a port unless PUBLIC_URL is set')
+  const other = await buildTestApp(t, { env: { PUBLIC_URL: 'https://api.example.com' } })
+  await register(other, 'ada@example.com')
+  const named = JSON.parse(Buffer.from(((await login(other, 'ada@example.com')).json().data.accessToken as string).split('.')[1], 'base64url').toString())
+  t.equal(named.iss, 'https://api.example.com', 'with PUBLIC_URL set, it is the issuer')
 })

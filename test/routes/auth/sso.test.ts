@@ -311,6 +311,36 @@ t.test('an unverified account with a password is taken over, its password droppe
   t.equal(kept.statusCode, 200, 'a verified account keeps its password')
 })
 
+t.test('a takeover revokes every credential issued before it: sessions, access tokens, PATs, SSH keys', async (t) => {
+  const app = await buildTestApp(t, { env })
+  const password = 'attacker chose this'
+  await app.inject({ method: 'POST', url: '/api/auth/register', headers: json, payload: { email: 'victim@example.com', password, name: 'Squatter' } })
+  const squatter = (await app.inject({ method: 'POST', url: '/api/auth/login', headers: json, payload: { email: 'victim@example.com', password } })).json().data
+  const asSquatter = { ...json, authorization: `Bearer ${squatter.accessToken as string}` }
+  const pat = (await app.inject({ method: 'POST', url: '/api/auth/api-keys', headers: asSquatter, payload: { name: 'kept' } })).json().data.token as string
+  const sshKey = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl'
+  t.equal((await app.inject({ method: 'POST', url: '/api/auth/ssh-keys', headers: asSquatter, payload: { title: 'squatter', key: sshKey } })).statusCode, 201)
+  t.equal((await app.inject({ url: '/api/auth/me', headers: { authorization: `Bearer ${pat}` } })).statusCode, 200, 'before: the PAT works')
+
+  const { landing } = await signIn(app, 'google', 'victim')
+  const owner = (await exchange(app, landing.searchParams.get('ticket') ?? '')).json().data
+  t.equal(owner.user.email, 'victim@example.com')
+
+  t.equal((await app.inject({ url: '/api/auth/me', headers: asSquatter })).statusCode, 401, 'the squatter\'s access token is refused at once, long before it expires')
+  const refreshed = await app.inject({ method: 'POST', url: '/api/auth/refresh', headers: json, payload: { refreshToken: squatter.refreshToken } })
+  t.same([refreshed.statusCode, refreshed.json().code], [401, 'APP_INVALID_REFRESH_TOKEN'], 'the squatter\'s refresh token is dead')
+  t.equal((await app.inject({ url: '/api/auth/me', headers: { authorization: `Bearer ${pat}` } })).statusCode, 401, 'the squatter\'s PAT is revoked')
+  const asOwner = { authorization: `Bearer ${owner.accessToken as string}` }
+  t.same((await app.inject({ url: '/api/auth/ssh-keys', headers: asOwner })).json().data, [], 'the squatter\'s SSH key is gone')
+  t.same((await app.inject({ url: '/api/auth/api-keys', headers: asOwner })).json().data, [], 'and no PAT is left')
+  t.equal((await app.inject({ url: '/api/auth/me', headers: asOwner })).statusCode, 200, 'the owner\'s own session works')
+  t.equal((await app.inject({ method: 'POST', url: '/api/auth/login', headers: json, payload: { email: 'victim@example.com', password } })).statusCode, 401, 'and the password is gone')
+
+  const { landing: again } = await signIn(app, 'google', 'victim')
+  t.equal((await exchange(app, again.searchParams.get('ticket') ?? '')).statusCode, 200)
+  t.equal((await app.inject({ url: '/api/auth/me', headers: asOwner })).statusCode, 200, 'a later SSO sign-in of the verified owner takes nothing away')
+})
+
 t.test('tickets: expired, unknown, rate-limited', async (t) => {
   const app = await buildTestApp(t, { env: { ...env, AUTH_RATE_LIMIT_MAX: '4', AUTH_RATE_LIMIT_WINDOW_SECONDS: '600' } })
   const { landing } = await signIn(app, 'google', 'dora')

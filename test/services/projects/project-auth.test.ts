@@ -2,6 +2,8 @@ import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
 import { ManualClock } from '../../../services/clock.js'
 import { ProjectAuth } from '../../../services/projects/project-auth.js'
+import { RefreshSessions } from '../../../services/identity/sessions.js'
+import { createIdGenerator } from '../../../services/ids.js'
 import { ProjectTokens } from '../../../services/projects/project-tokens.js'
 import { projectUsersOn } from './users-fixture.js'
 import { openStore } from '../../../services/store/index.js'
@@ -17,9 +19,13 @@ async function setup (t: Test) {
   const key = randomBytes(32)
   const { users, enable } = projectUsersOn(store, clock)
   const tokens = new ProjectTokens({ keyFor: () => key, clock, issuer: 'https://plinth.test', ttlSeconds: TTL })
-  const auth = new ProjectAuth({
+  const sessions = new RefreshSessions(store, 'project_refresh_tokens', {
+    clock, newId: createIdGenerator(() => clock.nowMs()), issueAccess: async (userId, _familyId, projectId) => await auth.issueAccess(userId, projectId ?? ''), refreshTtlSeconds: 3600, reuseGraceSeconds: 10
+  })
+  const auth: ProjectAuth = new ProjectAuth({
     users,
     tokens,
+    sessions,
     clock,
     stateStamp: (collection) => store.stateStamp(collection),
     projectsCollection: 'projects',
