@@ -1,8 +1,8 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './services/config.js'
-import { fastifyOptions } from './options.js'
+import { fastifyOptions, type PlinthServerOptions } from './options.js'
 import configPlugin from './plugins/config.js'
 import errorsPlugin from './plugins/errors.js'
 import storePlugin from './plugins/store.js'
@@ -41,7 +41,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
 export const plinth = fp(plinthApp, { name: 'plinth', fastify: '5.x' })
 
 /** The one app factory, used by the server, the tests, the benchmarks and the OpenAPI generator. */
-export async function buildApp (config: Config, overrides: Partial<FastifyServerOptions> = {}) {
+export async function buildApp (config: Config, overrides: Partial<PlinthServerOptions> = {}) {
   const app = Fastify(fastifyOptions(config, overrides)).withTypeProvider<TypeBoxTypeProvider>()
   await app.register(plinth, { config })
   return app
