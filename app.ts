@@ -15,6 +15,7 @@ import permissionsPlugin from './plugins/permissions.js'
 import collectionsPlugin from './plugins/collections.js'
 import recordsPlugin from './plugins/records.js'
 import filesPlugin from './plugins/files.js'
+import corsPlugin from './plugins/cors.js'
 import { registerRoutes } from './routes/index.js'
 
 /**
@@ -35,6 +36,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(collectionsPlugin)
   await app.register(recordsPlugin)
   await app.register(filesPlugin)
+  await app.register(corsPlugin)
   await registerRoutes(app)
 }
 
