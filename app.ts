@@ -1,8 +1,8 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './services/config.js'
-import { fastifyOptions } from './options.js'
+import { fastifyOptions, type PlinthServerOptions } from './options.js'
 import configPlugin from './plugins/config.js'
 import errorsPlugin from './plugins/errors.js'
 import storePlugin from './plugins/store.js'
@@ -15,6 +15,7 @@ import permissionsPlugin from './plugins/permissions.js'
 import collectionsPlugin from './plugins/collections.js'
 import recordsPlugin from './plugins/records.js'
 import filesPlugin from './plugins/files.js'
+import corsPlugin from './plugins/cors.js'
 import { registerRoutes } from './routes/index.js'
 
 /**
@@ -35,13 +36,14 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(collectionsPlugin)
   await app.register(recordsPlugin)
   await app.register(filesPlugin)
+  await app.register(corsPlugin)
   await registerRoutes(app)
 }
 
 export const plinth = fp(plinthApp, { name: 'plinth', fastify: '5.x' })
 
 /** The one app factory, used by the server, the tests, the benchmarks and the OpenAPI generator. */
-export async function buildApp (config: Config, overrides: Partial<FastifyServerOptions> = {}) {
+export async function buildApp (config: Config, overrides: Partial<PlinthServerOptions> = {}) {
   const app = Fastify(fastifyOptions(config, overrides)).withTypeProvider<TypeBoxTypeProvider>()
   await app.register(plinth, { config })
   return app

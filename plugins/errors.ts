@@ -1,5 +1,7 @@
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
 import fp from 'fastify-plugin'
-import type { FastifyError, FastifyInstance } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../services/errors.js'
 
 interface ErrorBody { success: false, message: string, code: string, details?: unknown }
@@ -15,6 +17,7 @@ const FASTIFY_ERRORS: Record<string, { status: number, code: string, message?: s
   FST_ERR_CTP_INVALID_TYPE: { status: 400, code: 'APP_INVALID_CONTENT_TYPE', message: 'Content-Type header is malformed' },
   FST_ERR_ASYNC_CONSTRAINT: { status: 400, code: 'APP_BAD_REQUEST' },
   FST_ERR_BAD_URL: { status: 400, code: 'APP_BAD_URL', message: 'The URL is malformed' },
+  FST_ERR_MAX_PARAM_LENGTH: { status: 414, code: 'APP_URI_TOO_LONG', message: 'A segment of the URL path is too long' },
   FST_ERR_BAD_STATUS_CODE: { status: 500, code: 'APP_INTERNAL' }
 }
 
@@ -64,6 +67,44 @@ export function toErrorReply (error: FastifyError | Error): { status: number, bo
     return { status, body: { success: false, code: 'APP_BAD_REQUEST', message: fastifyError.message }, internal: false }
   }
   return { status: 500, body: { success: false, code: 'APP_INTERNAL', message: 'Internal server error' }, internal: true }
+}
+
+/**
+ * Errors the router meets before any route or hook runs (a path that is not
+ * valid percent-encoding, a segment over maxParamLength): a Fastify server
+ * option, so it is wired in options.ts.
+ */
+export function frameworkErrors (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const { status, body } = toErrorReply(error)
+  request.log.info({ code: body.code, status }, body.message)
+  void reply.code(status).send(body)
+}
+
+/** What Node's HTTP parser refuses before Fastify sees a request; any other parser error is a 400. */
+const CLIENT_ERRORS: Record<string, { status: number, code: string, message: string }> = {
+  HPE_HEADER_OVERFLOW: { status: 431, code: 'APP_HEADERS_TOO_LARGE', message: 'The request line and headers are too large' },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'APP_REQUEST_TIMEOUT', message: 'The request did not arrive in time' }
+}
+const MALFORMED = { status: 400, code: 'APP_MALFORMED_REQUEST', message: 'The request is not valid HTTP' }
+
+/**
+ * The server's `clientError` listener (a Fastify server option): the socket
+ * gets a plain HTTP answer carrying the envelope, then is closed, since after
+ * a parser error nothing more on it can be trusted.
+ */
+export function clientErrorHandler (this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+  // A reset or an already closed socket has no one left to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const { status, code, message } = CLIENT_ERRORS[error.code ?? ''] ?? MALFORMED
+  // Debug, not info: idle preconnects and scanners make these by the connection, not by the request.
+  this.log.debug({ code, status, parserCode: error.code }, message)
+  // As Node itself does: never write into a response already under way on this socket.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage
+  if (socket.writable && inFlight?.headersSent !== true) {
+    const body = JSON.stringify({ success: false, message, code })
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  }
+  socket.destroy()
 }
 
 const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS'])

@@ -14,6 +14,7 @@ export const Project = Type.Object({
   slug: Type.String(),
   description: Type.String(),
   authEnabled: Type.Boolean({ description: 'Whether end-user auth (/api/p/:projectId/auth) is on' }),
+  allowedOrigins: Type.Array(Type.String(), { description: 'Browser origins that may call /api/p/:projectId/… (CORS); ["*"] allows any origin without credentials' }),
   createdBy: Type.String(),
   createdAt: DateTime,
   updatedAt: DateTime
@@ -38,7 +39,13 @@ export const ProjectUserParams = Type.Object({ projectId: Id, userId: Id })
 export const ListProjectsQuery = Type.Object({ orgId: Type.Optional(Id) }, { additionalProperties: false })
 
 export const CreateProjectBody = Type.Object({ orgId: Id, name: Name, slug: Type.Optional(Slug), description: Type.Optional(Description) }, { additionalProperties: false })
-export const UpdateProjectBody = Type.Object({ name: Type.Optional(Name), slug: Type.Optional(Slug), description: Type.Optional(Description) }, { additionalProperties: false, minProperties: 1 })
+const AllowedOrigins = Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), {
+  maxItems: 50,
+  description: 'Replaces the list: origins such as https://app.example.com, or ["*"] for any origin (never with credentials); [] allows none'
+})
+export const UpdateProjectBody = Type.Object({
+  name: Type.Optional(Name), slug: Type.Optional(Slug), description: Type.Optional(Description), allowedOrigins: Type.Optional(AllowedOrigins)
+}, { additionalProperties: false, minProperties: 1 })
 export const ToggleAuthBody = Type.Object({
   enabled: Type.Optional(Type.Boolean({ description: 'The state wanted; when omitted the current state is flipped' }))
 }, { additionalProperties: false })

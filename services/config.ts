@@ -1,4 +1,6 @@
+import { isIP } from 'node:net'
 import { resolve } from 'node:path'
+import { ANY_ORIGIN, normalizeOrigin } from './origins.js'
 
 /**
  * Configuration comes from the environment only, validated once at start:
@@ -36,6 +38,23 @@ export interface Config {
   ssoRedirectUrl: string
   /** Origins a `redirectTo` on SSO start may point to. */
   ssoAllowedRedirects: string[]
+  /** Limits on slow clients, in seconds (see the README for why these values). */
+  timeouts: HttpTimeouts
+  /** Whose `X-Forwarded-For` to believe: nobody (false), that many hops in front of the server, or these addresses and CIDR ranges. */
+  trustProxy: false | number | string[]
+  /** Origins browser apps may call the platform API from; `['*']` is any origin, without credentials. */
+  corsOrigins: string[]
+}
+
+export interface HttpTimeouts {
+  /** A socket on which nothing moves either way for this long is closed. */
+  connectionSeconds: number
+  /** The whole request, headers and body, must have arrived within this. */
+  requestSeconds: number
+  /** The request line and headers must have arrived within this. */
+  headersSeconds: number
+  /** An idle keep-alive connection is kept this long for the client's next request. */
+  keepAliveSeconds: number
 }
 
 export const SSO_PROVIDER_NAMES = ['google', 'microsoft', 'apple'] as const
@@ -119,13 +138,55 @@ function origins (env: Env, name: string): string[] {
   const raw = text(env, name)
   if (raw === undefined) return []
   return raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '').map((entry) => {
-    let url: URL | null = null
-    try { url = new URL(entry) } catch {}
-    if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.href !== `${url.origin}/`) {
-      throw new ConfigError(name, `must be a comma-separated list of origins such as https://app.example.com, got "${entry}"`)
-    }
-    return url.origin
+    const origin = normalizeOrigin(entry)
+    if (origin === null) throw new ConfigError(name, `must be a comma-separated list of origins such as https://app.example.com, got "${entry}"`)
+    return origin
   })
+}
+
+/** `*` alone, or a list of origins: a list that also held `*` would say two things at once. */
+function corsOrigins (env: Env, name: string): string[] {
+  const entries = (text(env, name) ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  if (!entries.includes(ANY_ORIGIN)) return origins(env, name)
+  if (entries.length > 1) throw new ConfigError(name, 'must be either * alone or a comma-separated list of origins')
+  return [ANY_ORIGIN]
+}
+
+/** A CIDR range or a single address, IPv4 or IPv6; proxy-addr (behind Fastify's trustProxy) takes both. */
+function isAddressOrRange (entry: string): boolean {
+  const [address, prefix, extra] = entry.split('/')
+  const family = isIP(address)
+  if (family === 0 || extra !== undefined) return false
+  if (prefix === undefined) return true
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)
+}
+
+function trustProxy (env: Env): false | number | string[] {
+  const name = 'TRUST_PROXY'
+  const raw = text(env, name)
+  if (raw === undefined) return false
+  if (/^\d+$/.test(raw)) {
+    const hops = Number(raw)
+    if (hops < 1 || hops > 32) throw new ConfigError(name, `as a hop count must be between 1 and 32, got ${raw}`)
+    return hops
+  }
+  const entries = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  const bad = entries.find((entry) => !isAddressOrRange(entry))
+  if (bad !== undefined) throw new ConfigError(name, `must be a hop count or a comma-separated list of proxy addresses or CIDR ranges (10.0.0.0/8, ::1), got "${bad}"`)
+  return entries
+}
+
+function timeouts (env: Env): HttpTimeouts {
+  const requestSeconds = integer(env, 'REQUEST_TIMEOUT_SECONDS', 300, 1, 86_400)
+  const headersSeconds = integer(env, 'HEADERS_TIMEOUT_SECONDS', 20, 1, 3600)
+  // Node refuses to start a server whose header limit outlasts its request limit.
+  if (headersSeconds > requestSeconds) throw new ConfigError('HEADERS_TIMEOUT_SECONDS', `must not exceed REQUEST_TIMEOUT_SECONDS (${requestSeconds}), got ${headersSeconds}`)
+  return {
+    connectionSeconds: integer(env, 'CONNECTION_TIMEOUT_SECONDS', 60, 1, 86_400),
+    requestSeconds,
+    headersSeconds,
+    keepAliveSeconds: integer(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', 72, 1, 3600)
+  }
 }
 
 function tokenPrefix (env: Env, name: string, fallback: string): string {
@@ -180,6 +241,9 @@ export function loadConfig (env: Env = process.env): Config {
     },
     ssoProviders: ssoProviders(env),
     ssoRedirectUrl: parseHttpUrl('SSO_REDIRECT_URL', text(env, 'SSO_REDIRECT_URL') ?? `${publicUrl}/`).href,
-    ssoAllowedRedirects: origins(env, 'SSO_ALLOWED_REDIRECTS')
+    ssoAllowedRedirects: origins(env, 'SSO_ALLOWED_REDIRECTS'),
+    timeouts: timeouts(env),
+    trustProxy: trustProxy(env),
+    corsOrigins: corsOrigins(env, 'CORS_ORIGINS')
   }
 }

@@ -2,11 +2,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import multipart from '@fastify/multipart'
 import { Type } from '@sinclair/typebox'
 import { ChunkBody, ChunkParams, FileFieldParams, FileParams, FileResponses, MultipartBody, StartUploadBody, UploadSessionParams } from '../../schemas/files.js'
-import { AppError, badRequest } from '../../services/errors.js'
+import { AppError } from '../../services/errors.js'
 import { etagFor, ifNoneMatch, parseRange } from '../../services/files/range.js'
 import { MAX_MULTIPART_SIZE } from '../../plugins/files.js'
 import { contentDisposition } from './content-disposition.js'
 import { readChunkBodies } from './chunk-bodies.js'
+import { FORM_LIMITS, formFile } from './multipart-file.js'
 
 const tags = ['data']
 const security: Array<Record<string, string[]>> = [{ projectAuth: [] }, { platformAuth: [] }, {}]
@@ -27,7 +28,7 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
     ({ projectId: params.projectId, table: params.table, id: params.id, field: params.field })
 
   readChunkBodies(app, chunkLimit)
-  await app.register(multipart, { limits: { files: 1, fields: 10, parts: 12, fileSize: MAX_MULTIPART_SIZE + 1 } })
+  await app.register(multipart, { limits: { ...FORM_LIMITS, fileSize: MAX_MULTIPART_SIZE + 1 } })
 
   const sessions = '/:table/:id/files/:field/upload-sessions'
 
@@ -74,9 +75,8 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     if (!request.isMultipart()) throw unsupported('Send the file as multipart/form-data')
     const caller = await app.dataCaller(request)
-    const part = await request.file()
-    if (part === undefined) throw badRequest('APP_FILE_REQUIRED', 'The form has no file part')
-    const uploaded = await files.uploadWhole(target(request.params), caller, { name: part.filename, type: part.mimetype, body: part.file, maxSize: MAX_MULTIPART_SIZE })
+    const { name, type, body } = await formFile(request)
+    const uploaded = await files.uploadWhole(target(request.params), caller, { name, type, body, maxSize: MAX_MULTIPART_SIZE })
     return reply.code(201).send({ success: true as const, data: uploaded })
   })
 

@@ -38,7 +38,7 @@ const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.put('/:id', {
     preHandler: app.requireProjectPermission('project.update'),
-    schema: { operationId: 'updateProject', tags: ['projects'], summary: 'Rename a project or change its slug or description', security, params: ProjectParams, body: UpdateProjectBody, response: ProjectResponses.updated }
+    schema: { operationId: 'updateProject', tags: ['projects'], summary: 'Rename a project or change its slug, description or allowed browser origins', security, params: ProjectParams, body: UpdateProjectBody, response: ProjectResponses.updated }
   }, async (request) => ({ success: true as const, data: await projects.update(request.params.id, request.body) }))
 
   app.delete('/:id', {

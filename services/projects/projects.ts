@@ -1,4 +1,5 @@
-import { conflict, notFound } from '../errors.js'
+import { badRequest, conflict, notFound } from '../errors.js'
+import { ANY_ORIGIN, normalizeOrigin } from '../origins.js'
 import { checkName, checkSlug, namedChanges, slugFrom, withSuffix } from '../slugs.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../clock.js'
@@ -13,6 +14,8 @@ type ProjectRecord = {
   slug: string
   description: string
   authEnabled: boolean
+  /** Absent on projects made before browser origins could be set: none allowed. */
+  allowedOrigins?: string[]
   createdBy: string
   createdAt: Date
   updatedAt: Date
@@ -26,6 +29,8 @@ export interface Project {
   slug: string
   description: string
   authEnabled: boolean
+  /** Browser origins that may call the project's data API (`*`: any, without credentials). */
+  allowedOrigins: string[]
   createdBy: string
   createdAt: string
   updatedAt: string
@@ -36,7 +41,20 @@ export type ProjectCleanup = (projectId: string) => Promise<void>
 
 
 const NOT_FOUND = 'Project not found'
+export const MAX_ALLOWED_ORIGINS = 50
 
+/** Each entry an origin (`https://app.example.com`, stored as browsers send it) or `*` alone; duplicates dropped. */
+export function checkAllowedOrigins (entries: string[]): string[] {
+  if (entries.length > MAX_ALLOWED_ORIGINS) throw badRequest('APP_INVALID_ORIGIN', `allowedOrigins holds at most ${MAX_ALLOWED_ORIGINS} entries`)
+  const origins = new Set<string>()
+  for (const entry of entries) {
+    const origin = entry.trim() === ANY_ORIGIN ? ANY_ORIGIN : normalizeOrigin(entry)
+    if (origin === null) throw badRequest('APP_INVALID_ORIGIN', `"${entry}" is not an origin such as https://app.example.com`, { origin: entry })
+    origins.add(origin)
+  }
+  if (origins.has(ANY_ORIGIN) && origins.size > 1) throw badRequest('APP_INVALID_ORIGIN', 'allowedOrigins is either ["*"] or a list of origins, not both')
+  return [...origins]
+}
 
 function toProject (record: WithId<ProjectRecord>): Project {
   return {
@@ -46,6 +64,7 @@ function toProject (record: WithId<ProjectRecord>): Project {
     slug: record.slug,
     description: record.description,
     authEnabled: record.authEnabled,
+    allowedOrigins: record.allowedOrigins ?? [],
     createdBy: record.createdBy,
     createdAt: isoString(record.createdAt),
     updatedAt: isoString(record.updatedAt)
@@ -80,7 +99,7 @@ export class Projects {
     // A slug derived from the name gets a random suffix when it is empty or taken; one the caller chose is refused instead.
     for (let attempt = 0; ; attempt++) {
       const slug = input.slug ?? withSuffix(slugFrom(name), attempt, 'project')
-      const record = { orgId, name, slug, description: input.description?.trim() ?? '', authEnabled: false, createdBy: userId, createdAt: now, updatedAt: now, deletedAt: null }
+      const record = { orgId, name, slug, description: input.description?.trim() ?? '', authEnabled: false, allowedOrigins: [], createdBy: userId, createdAt: now, updatedAt: now, deletedAt: null }
       try {
         const { insertedId } = await this.records.insertOne(record)
         return toProject({ ...record, _id: insertedId })
@@ -112,8 +131,9 @@ export class Projects {
     return records.map(toProject)
   }
 
-  async update (projectId: string, input: { name?: string, slug?: string, description?: string }): Promise<Project> {
+  async update (projectId: string, input: { name?: string, slug?: string, description?: string, allowedOrigins?: string[] }): Promise<Project> {
     const changes: Partial<ProjectRecord> = { ...namedChanges(input), updatedAt: this.deps.clock.now() }
+    if (input.allowedOrigins !== undefined) changes.allowedOrigins = checkAllowedOrigins(input.allowedOrigins)
     try {
       const updated = await this.records.findOneAndUpdate({ _id: projectId, deletedAt: null }, { $set: changes }, { returnDocument: 'after' })
       if (updated === null) throw notFound('APP_PROJECT_NOT_FOUND', NOT_FOUND)

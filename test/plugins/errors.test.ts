@@ -1,7 +1,8 @@
 import t from 'tap'
+import { connect, type AddressInfo } from 'node:net'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { buildTestApp } from '../helper.js'
+import { buildTestApp, signUp } from '../helper.js'
 import { AppError } from '../../services/errors.js'
 import { Envelope, errorResponses } from '../../schemas/envelope.js'
 
@@ -73,4 +74,51 @@ t.test('an empty JSON body is fine on a DELETE', async (t) => {
   t.equal(res.statusCode, 200)
   const proto = await app.inject({ method: 'POST', url: '/api/probe/1', headers: { 'content-type': 'application/json' }, payload: '{"__proto__": {"x": 1}}' })
   t.equal(proto.statusCode, 400, 'prototype poisoning is refused')
+})
+
+/** Sends `request` as raw bytes and resolves with the server's whole answer once it closes the socket. */
+async function rawExchange (port: number, request: string): Promise<{ status: number, head: string, body: { success: boolean, code: string, message: string } }> {
+  return await new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => { socket.write(request) })
+    const received: Buffer[] = []
+    socket.on('data', (chunk: Buffer) => received.push(chunk))
+    socket.on('error', reject)
+    socket.on('close', () => {
+      const [head, body] = Buffer.concat(received).toString().split('\r\n\r\n')
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(head)?.[1]), head, body: JSON.parse(body) })
+    })
+  })
+}
+
+t.test('URLs the router refuses and requests the HTTP parser refuses still answer in the envelope', async (t) => {
+  const app = await buildTestApp(t)
+  const { auth } = await signUp(app, 'ann@example.com')
+  const routed: Array<[string, string, number, string]> = [
+    ['bad percent-encoding in the path', '/api/projects/%E0%A4%A', 400, 'APP_BAD_URL'],
+    ['a lone percent sign in the path', '/api/auth/me%', 400, 'APP_BAD_URL'],
+    ['bad percent-encoding in the query', '/api/projects?orgId=%E0%A4%A', 400, 'APP_VALIDATION_FAILED'],
+    ['a path parameter over maxParamLength', `/api/projects/${'a'.repeat(101)}`, 414, 'APP_URI_TOO_LONG'],
+    ['a data API path parameter over maxParamLength', `/api/p/${'a'.repeat(101)}/posts`, 414, 'APP_URI_TOO_LONG']
+  ]
+  for (const [name, url, status, code] of routed) {
+    const res = await app.inject({ url, headers: auth })
+    t.same([res.statusCode, res.json().success, res.json().code], [status, false, code], name)
+    t.match(res.headers['content-type'], /^application\/json/, `${name}: JSON`)
+  }
+
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as AddressInfo
+  const raw: Array<[string, string, number, string]> = [
+    ['headers over Node\'s limit', `GET /api/auth/me HTTP/1.1\r\nHost: plinth.test\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'APP_HEADERS_TOO_LARGE'],
+    ['a request line that is not HTTP', 'HELLO THERE\r\n\r\n', 400, 'APP_MALFORMED_REQUEST'],
+    ['a header name with a space', 'GET /api/auth/me HTTP/1.1\r\nHost: plinth.test\r\nBad Header: x\r\n\r\n', 400, 'APP_MALFORMED_REQUEST'],
+    ['Content-Length beside chunked encoding', 'POST /api/auth/login HTTP/1.1\r\nHost: plinth.test\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, 'APP_MALFORMED_REQUEST'],
+    ['bad percent-encoding, over a socket', 'GET /api/projects/%E0%A4%A HTTP/1.1\r\nHost: plinth.test\r\nConnection: close\r\n\r\n', 400, 'APP_BAD_URL']
+  ]
+  for (const [name, request, status, code] of raw) {
+    const answer = await rawExchange(port, request)
+    t.same([answer.status, answer.body.success, answer.body.code], [status, false, code], name)
+    t.match(answer.head, /\r\ncontent-type: application\/json/i, `${name}: JSON`)
+    t.type(answer.body.message, 'string')
+  }
 })

@@ -68,7 +68,20 @@ t.test('a bad value names its variable', async (t) => {
     [{ MICROSOFT_ISSUER: 'login.microsoftonline.com', MICROSOFT_CLIENT_ID: 'id', MICROSOFT_CLIENT_SECRET: 's' }, 'MICROSOFT_ISSUER'],
     [{ SSO_REDIRECT_URL: 'javascript:alert(1)' }, 'SSO_REDIRECT_URL'],
     [{ SSO_ALLOWED_REDIRECTS: 'https://app.example.com/path' }, 'SSO_ALLOWED_REDIRECTS'],
-    [{ SSO_ALLOWED_REDIRECTS: 'app.example.com' }, 'SSO_ALLOWED_REDIRECTS']
+    [{ SSO_ALLOWED_REDIRECTS: 'app.example.com' }, 'SSO_ALLOWED_REDIRECTS'],
+    [{ REQUEST_TIMEOUT_SECONDS: '0' }, 'REQUEST_TIMEOUT_SECONDS'],
+    [{ HEADERS_TIMEOUT_SECONDS: '1.5' }, 'HEADERS_TIMEOUT_SECONDS'],
+    [{ HEADERS_TIMEOUT_SECONDS: '30', REQUEST_TIMEOUT_SECONDS: '10' }, 'HEADERS_TIMEOUT_SECONDS'],
+    [{ CONNECTION_TIMEOUT_SECONDS: 'soon' }, 'CONNECTION_TIMEOUT_SECONDS'],
+    [{ KEEP_ALIVE_TIMEOUT_SECONDS: '0' }, 'KEEP_ALIVE_TIMEOUT_SECONDS'],
+    [{ TRUST_PROXY: 'true' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '0' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.1, proxy.internal' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '::1/129' }, 'TRUST_PROXY'],
+    [{ CORS_ORIGINS: 'https://app.example.com/path' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: '*, https://app.example.com' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: 'chrome-extension://abc' }, 'CORS_ORIGINS']
   ]
   for (const [env, variable] of bad) {
     const error = (() => { try { loadConfig(env) } catch (caught) { return caught } })()
@@ -76,4 +89,22 @@ t.test('a bad value names its variable', async (t) => {
     t.equal((error as ConfigError).variable, variable)
     t.match((error as ConfigError).message, new RegExp(`^Invalid configuration: ${variable} `))
   }
+})
+
+t.test('timeouts, trusted proxies and CORS origins', async (t) => {
+  const defaults = loadConfig({})
+  t.same(defaults.timeouts, { connectionSeconds: 60, requestSeconds: 300, headersSeconds: 20, keepAliveSeconds: 72 })
+  t.equal(defaults.trustProxy, false, 'no proxy is trusted unless configured')
+  t.same(defaults.corsOrigins, [], 'no browser origin is allowed unless configured')
+
+  const config = loadConfig({
+    CONNECTION_TIMEOUT_SECONDS: '30', REQUEST_TIMEOUT_SECONDS: '600', HEADERS_TIMEOUT_SECONDS: '10', KEEP_ALIVE_TIMEOUT_SECONDS: '65',
+    TRUST_PROXY: ' 10.0.0.0/8, 192.168.1.7 ,::1, fd00::/8 ',
+    CORS_ORIGINS: 'https://Console.Example.com, http://localhost:5173'
+  })
+  t.same(config.timeouts, { connectionSeconds: 30, requestSeconds: 600, headersSeconds: 10, keepAliveSeconds: 65 })
+  t.same(config.trustProxy, ['10.0.0.0/8', '192.168.1.7', '::1', 'fd00::/8'])
+  t.same(config.corsOrigins, ['https://console.example.com', 'http://localhost:5173'], 'origins as browsers send them')
+  t.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2, 'a hop count')
+  t.same(loadConfig({ CORS_ORIGINS: ' * ' }).corsOrigins, ['*'])
 })

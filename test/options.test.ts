@@ -1,0 +1,105 @@
+import t, { type Test } from 'tap'
+import { connect, type AddressInfo } from 'node:net'
+import type { FastifyPluginAsync } from 'fastify'
+import { buildTestApp, type TestApp } from './helper.js'
+
+/** Writes `data` on a fresh socket and keeps it open, resolving with everything the server sent once it closes the socket. */
+async function stallAfter (port: number, data: string): Promise<string> {
+  return await new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => { socket.write(data) })
+    const received: Buffer[] = []
+    socket.on('data', (chunk: Buffer) => received.push(chunk))
+    socket.on('error', reject)
+    socket.on('close', () => { resolve(Buffer.concat(received).toString()) })
+  })
+}
+
+function envelopeOf (answer: string): { status: number, body: { success: boolean, code: string } } {
+  const [head, body] = answer.split('\r\n\r\n')
+  return { status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(head)?.[1]), body: JSON.parse(body) }
+}
+
+t.test('slow clients are answered 408 and disconnected at the configured limits; others are served meanwhile', async (t) => {
+  const app = await buildTestApp(t, { env: { HEADERS_TIMEOUT_SECONDS: '1', REQUEST_TIMEOUT_SECONDS: '2', CONNECTION_TIMEOUT_SECONDS: '30', KEEP_ALIVE_TIMEOUT_SECONDS: '5' } })
+  t.same([app.server.headersTimeout, app.server.requestTimeout, app.server.timeout, app.server.keepAliveTimeout], [1000, 2000, 30_000, 5000], 'the options factory hands the limits to the Node server')
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as AddressInfo
+
+  const halfHeader = stallAfter(port, 'GET /api/auth/me HTTP/1.1\r\nHost: plinth.test\r\nAuthoriza')
+  const silent = stallAfter(port, '')
+  const halfBody = stallAfter(port, 'POST /api/auth/login HTTP/1.1\r\nHost: plinth.test\r\nContent-Type: application/json\r\nContent-Length: 60\r\n\r\n{"email":')
+
+  const normal = await fetch(`http://127.0.0.1:${port}/healthz`)
+  t.equal(normal.status, 200, 'a normal request is served while the slow ones hang')
+  t.equal(((await normal.json()) as { success: boolean }).success, true)
+
+  for (const [name, stalled] of [['half a header', halfHeader], ['nothing at all', silent], ['half a body', halfBody]] as const) {
+    const { status, body } = envelopeOf(await stalled)
+    t.same([status, body.success, body.code], [408, false, 'APP_REQUEST_TIMEOUT'], `${name}: 408 in the envelope, then the socket is closed`)
+  }
+})
+
+t.test('a header limit above Node\'s default request limit is accepted when the request limit is raised with it', async (t) => {
+  const app = await buildTestApp(t, { env: { HEADERS_TIMEOUT_SECONDS: '400', REQUEST_TIMEOUT_SECONDS: '500' } })
+  t.same([app.server.headersTimeout, app.server.requestTimeout], [400_000, 500_000])
+})
+
+// Echoes what the app takes for the client's address, the one rate limits and logs use.
+const ipProbe: FastifyPluginAsync = async (app) => {
+  app.get('/api/probe/ip', async (request) => ({ success: true, data: { ip: request.ip } }))
+}
+
+let attempt = 0
+/** One register attempt through inject from `remoteAddress`; password equal to the email, so no account is ever made. */
+async function register (app: TestApp, remoteAddress: string, forwardedFor?: string): Promise<number> {
+  const email = `probe${++attempt}@example.com`
+  const res = await app.inject({
+    method: 'POST', url: '/api/auth/register', remoteAddress, headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
+    payload: { email, password: email, name: 'Probe' }
+  })
+  return res.statusCode
+}
+
+async function ipSeen (app: TestApp, remoteAddress: string, forwardedFor: string): Promise<string> {
+  return (await app.inject({ url: '/api/probe/ip', remoteAddress, headers: { 'x-forwarded-for': forwardedFor } })).json().data.ip
+}
+
+/** `allowed` attempts from one client pass the limiter; the next is 429. */
+async function budget (t: Test, app: TestApp, allowed: number, from: () => Promise<number>, name: string): Promise<void> {
+  for (let i = 0; i < allowed; i++) t.not(await from(), 429, `${name}: attempt ${i + 1} within the budget`)
+  t.equal(await from(), 429, `${name}: over the budget`)
+}
+
+const PROXY = '10.0.0.1'
+const ANN = '198.51.100.1'
+const BOB = '198.51.100.2'
+
+t.test('TRUST_PROXY off: X-Forwarded-For is ignored, everyone behind a proxy shares its address', async (t) => {
+  const app = await buildTestApp(t, { env: { AUTH_RATE_LIMIT_MAX: '2' }, extra: ipProbe })
+  t.equal(await ipSeen(app, PROXY, ANN), PROXY)
+  await register(app, PROXY, ANN)
+  await register(app, PROXY, ANN)
+  t.equal(await register(app, PROXY, BOB), 429, 'Bob is refused on the budget Ann spent: both count as the proxy')
+})
+
+t.test('TRUST_PROXY as addresses: clients behind the proxy get their own budgets, an untrusted hop cannot spoof', async (t) => {
+  const app = await buildTestApp(t, { env: { AUTH_RATE_LIMIT_MAX: '2', TRUST_PROXY: '10.0.0.0/24, 192.0.2.10' }, extra: ipProbe })
+  t.equal(await ipSeen(app, PROXY, ANN), ANN, 'the client behind a trusted proxy')
+  t.equal(await ipSeen(app, '192.0.2.10', `${ANN}, ${PROXY}`), ANN, 'through two trusted proxies')
+  t.equal(await ipSeen(app, PROXY, `${BOB}, ${ANN}`), ANN, 'a value the client put in the header itself is not believed')
+  t.equal(await ipSeen(app, '203.0.113.9', ANN), '203.0.113.9', 'a direct client cannot name another address')
+
+  await budget(t, app, 2, async () => await register(app, PROXY, ANN), 'Ann behind the proxy')
+  t.not(await register(app, PROXY, BOB), 429, 'Bob behind the same proxy has his own budget')
+  let spoof = 0
+  await budget(t, app, 2, async () => await register(app, '203.0.113.9', `192.0.2.${++spoof}`), 'a direct client rotating X-Forwarded-For')
+  await budget(t, app, 0, async () => await register(app, PROXY, `${BOB}, ${ANN}`), 'Ann prefixing Bob\'s address through the proxy')
+})
+
+t.test('TRUST_PROXY as a hop count: that many hops in front of the server are proxies', async (t) => {
+  const app = await buildTestApp(t, { env: { AUTH_RATE_LIMIT_MAX: '2', TRUST_PROXY: '1' }, extra: ipProbe })
+  t.equal(await ipSeen(app, PROXY, ANN), ANN)
+  t.equal(await ipSeen(app, PROXY, `${BOB}, ${ANN}`), ANN, 'only one hop is believed')
+  await budget(t, app, 2, async () => await register(app, PROXY, ANN), 'Ann')
+  t.not(await register(app, PROXY, BOB), 429, 'Bob has his own budget')
+})
