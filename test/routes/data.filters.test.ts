@@ -16,7 +16,7 @@ async function shop (t: Test, fields: unknown[]) {
     name: 'items', fields, methods: { list: open, get: open, create: open, update: open, delete: open }
   })
   if (defined.status !== 201) throw new Error(JSON.stringify(defined.body))
-  return { app, url: `/api/p/${projectId}/items` }
+  return { app, admin, url: `/api/p/${projectId}/items` }
 }
 
 const q = (filter: unknown): string => `filter=${encodeURIComponent(JSON.stringify(filter))}`
@@ -105,7 +105,7 @@ t.test('bulk writes need a filter that selects: forms that match everything do n
 
 t.test('constructor, toString and the other prototype names are ordinary field names', async (t) => {
   const names = ['constructor', 'toString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf', 'toLocaleString']
-  const { app, url } = await shop(t, names.map((name, i) => ({ name, type: i === 1 ? 'number' : 'text' })))
+  const { app, admin, url } = await shop(t, names.map((name, i) => ({ name, type: i === 1 ? 'number' : 'text' })))
   const values = Object.fromEntries(names.map((name, i) => [name, i === 1 ? 7 : `${name}-value`]))
   const created = await call(app, 'POST', url, {}, values)
   t.equal(created.status, 201, JSON.stringify(created.body))
@@ -136,4 +136,13 @@ t.test('constructor, toString and the other prototype names are ordinary field n
   t.same([unknown.status, unknown.body.code], [400, 'APP_UNKNOWN_FIELD'], 'an undeclared prototype name is an unknown field, not a member of Object')
   const unknownFilter = await call(app, 'GET', `${url}?${q({ __defineGetter__: 1 })}`, {})
   t.same([unknownFilter.status, unknownFilter.body.code], [400, 'APP_INVALID_FILTER'], 'and filtering on one is refused like any unknown field')
+  const twoWithout = (await call(app, 'GET', `${url}?${q({ isPrototypeOf: null })}`, {})).body.data.items.length
+  t.ok(twoWithout >= 1)
+  await call(app, 'POST', url, {}, {})
+  const unique = await call(app, 'PUT', url.replace('/api/p/', '/api/projects/').replace(/\/items$/, '/collections/items'), admin.auth, {
+    fields: names.map((name, i) => ({ name, type: i === 1 ? 'number' : 'text', ...(name === 'isPrototypeOf' ? { unique: true } : {}) }))
+  })
+  t.same([unique.status, unique.body.code], [409, 'APP_DEFINITION_CONFLICT'], 'a unique index over records lacking the field')
+  t.match(unique.body.message, /have no value/, 'counts them as holding no value, not as holding Object\'s own member')
 })
+

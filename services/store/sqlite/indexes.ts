@@ -136,7 +136,8 @@ function isPlainObject (value: unknown): value is Document {
 function valueAt (doc: Document, field: string): unknown {
   let value: unknown = doc
   for (const segment of field.split('.')) {
-    if (!isPlainObject(value)) return null
+    // Own fields only: a field named `constructor` a document lacks is missing, not Object's constructor.
+    if (!isPlainObject(value) || !Object.hasOwn(value, segment)) return null
     value = value[segment]
   }
   return value === undefined ? null : value
