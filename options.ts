@@ -3,6 +3,7 @@ import { Ajv, type Options as AjvOptions } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { Config } from './services/config.js'
 import { newId } from './services/ids.js'
+import { frameworkErrorReply } from './plugins/errors.js'
 
 // ajv-formats is CommonJS whose default export is the function itself.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default
@@ -52,6 +53,7 @@ export function fastifyOptions (config: Pick<Config, 'logLevel' | 'bodyLimit'>, 
     genReqId: requestIdGenerator(),
     requestIdHeader: false,
     return503OnClosing: true,
+    frameworkErrors: frameworkErrorReply,
     // Fastify's typings model only its bundled compiler; the runtime contract is (schemas) => ({ schema, httpPart }) => validate.
     schemaController: { compilersFactory: { buildValidator } } as unknown as FastifyServerOptions['schemaController'],
     ...overrides

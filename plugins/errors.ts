@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import type { FastifyError, FastifyInstance } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../services/errors.js'
 
 interface ErrorBody { success: false, message: string, code: string, details?: unknown }
@@ -15,6 +15,7 @@ const FASTIFY_ERRORS: Record<string, { status: number, code: string, message?: s
   FST_ERR_CTP_INVALID_TYPE: { status: 400, code: 'APP_INVALID_CONTENT_TYPE', message: 'Content-Type header is malformed' },
   FST_ERR_ASYNC_CONSTRAINT: { status: 400, code: 'APP_BAD_REQUEST' },
   FST_ERR_BAD_URL: { status: 400, code: 'APP_BAD_URL', message: 'The URL is malformed' },
+  FST_ERR_MAX_PARAM_LENGTH: { status: 414, code: 'APP_URL_TOO_LONG', message: 'A segment of the URL is too long' },
   FST_ERR_BAD_STATUS_CODE: { status: 500, code: 'APP_INTERNAL' }
 }
 
@@ -64,6 +65,17 @@ export function toErrorReply (error: FastifyError | Error): { status: number, bo
     return { status, body: { success: false, code: 'APP_BAD_REQUEST', message: fastifyError.message }, internal: false }
   }
   return { status: 500, body: { success: false, code: 'APP_INTERNAL', message: 'Internal server error' }, internal: true }
+}
+
+/**
+ * Fastify's `frameworkErrors` option (see options.ts): a URL that fails while
+ * being routed (bad percent-encoding, an overlong parameter) never reaches the
+ * error handler, and would otherwise be answered outside the envelope.
+ */
+export function frameworkErrorReply (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const { status, body } = toErrorReply(error)
+  request.log.info({ code: body.code, status }, body.message)
+  void reply.code(status).send(body)
 }
 
 const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS'])
