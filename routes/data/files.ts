@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
 import { Type } from '@sinclair/typebox'
 import { ChunkBody, ChunkParams, FileFieldParams, FileParams, FileResponses, MultipartBody, StartUploadBody, UploadSessionParams } from '../../schemas/files.js'
@@ -14,6 +15,19 @@ const security: Array<Record<string, string[]>> = [{ projectAuth: [] }, { platfo
 const CHUNK_SLACK = 64 * 1024
 
 const unsupported = (message: string): AppError => new AppError('APP_UNSUPPORTED_MEDIA_TYPE', 415, message)
+
+/**
+ * The form's file part. busboy refuses a multipart Content-Type without a
+ * boundary with a bare Error, which would otherwise surface as a 500.
+ */
+async function filePart (request: FastifyRequest) {
+  try {
+    return await request.file()
+  } catch (error) {
+    if (error instanceof Error && error.message === 'Multipart: Boundary not found') throw badRequest('APP_INVALID_MULTIPART', 'multipart/form-data needs a boundary parameter in its Content-Type')
+    throw error
+  }
+}
 
 /**
  * `/api/p/:projectId/:table/:id/files/:field…`: a record's files. Uploads run
@@ -74,7 +88,7 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     if (!request.isMultipart()) throw unsupported('Send the file as multipart/form-data')
     const caller = await app.dataCaller(request)
-    const part = await request.file()
+    const part = await filePart(request)
     if (part === undefined) throw badRequest('APP_FILE_REQUIRED', 'The form has no file part')
     const uploaded = await files.uploadWhole(target(request.params), caller, { name: part.filename, type: part.mimetype, body: part.file, maxSize: MAX_MULTIPART_SIZE })
     return reply.code(201).send({ success: true as const, data: uploaded })
