@@ -5,6 +5,7 @@ import { validateFilter } from '../store/semantics/match.js'
 import { linearRegExp } from '../store/semantics/regex.js'
 import { PROJECT_USERS_TABLE } from '../projects/naming.js'
 import { parseIsoDate } from '../iso-dates.js'
+import { MAX_NESTING, nestedDeeperThan } from '../nesting.js'
 import {
   COLLECTION_METHODS, FIELD_TYPES, type AccessRuleT, type CollectionMethod, type FieldDefinitionT, type IndexDefinitionT, type MethodSettingT
 } from '../../schemas/collections.js'
@@ -92,13 +93,6 @@ function unsupportedPattern (pattern: string): string {
   return 'uses what the linear-time engine cannot run (backreferences, lookahead or lookbehind)'
 }
 
-function depthOf (value: unknown): number {
-  if (value === null || typeof value !== 'object') return 0
-  let deepest = 0
-  for (const child of Object.values(value)) deepest = Math.max(deepest, depthOf(child))
-  return deepest + 1
-}
-
 function isCount (value: number): boolean {
   return Number.isInteger(value) && value >= 0
 }
@@ -153,6 +147,7 @@ function checkDefault (field: FieldDefinitionT, value: unknown, path: string): v
     if (field.required === true) throw invalidDefinition(path, 'cannot be null for a required field')
     return
   }
+  if (nestedDeeperThan(value)) throw invalidDefinition(path, `may nest at most ${MAX_NESTING} levels`)
   if (field.multiple !== true || field.type === 'json') { checkScalar(field, value, path); return }
   if (!Array.isArray(value)) throw invalidDefinition(path, 'must be an array for a field with multiple values')
   if (field.min !== undefined && value.length < field.min) throw invalidDefinition(path, `needs at least ${field.min} values`)
@@ -243,8 +238,9 @@ function checkFilterFields (filter: Record<string, unknown>, path: string, field
 
 function checkRuleFilter (filter: Record<string, unknown>, path: string, fields: ReadonlyMap<string, FieldDefinitionT>): void {
   const { maxRuleFilterBytes, maxRuleFilterDepth } = DEFINITION_LIMITS
+  // Depth first and without recursion: JSON.stringify of a filter thousands of levels deep overflows the stack.
+  if (nestedDeeperThan(filter, maxRuleFilterDepth)) throw invalidDefinition(path, `is nested deeper than ${maxRuleFilterDepth} levels`)
   if (Buffer.byteLength(JSON.stringify(filter), 'utf8') > maxRuleFilterBytes) throw invalidDefinition(path, `is larger than ${maxRuleFilterBytes} bytes of JSON`)
-  if (depthOf(filter) > maxRuleFilterDepth) throw invalidDefinition(path, `is nested deeper than ${maxRuleFilterDepth} levels`)
   try {
     validateFilter(filter, path)
   } catch (error) {

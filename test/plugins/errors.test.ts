@@ -20,6 +20,7 @@ const probes: FastifyPluginAsync = async (app) => {
   }, async (request) => ({ success: true, data: { name: (request.body as { name: string }).name } }))
   app.get('/api/probe/coded', async () => { throw new AppError('APP_THING_NOT_FOUND', 404, 'Thing not found', { id: 'x' }) })
   app.get('/api/probe/crash', async () => { throw new Error('secret internal detail at /srv/db.ts:12') })
+  app.get('/api/probe/item/:id', async () => ({ success: true, data: {} }))
   app.get('/api/probe/limited', async () => { throw new AppError('APP_RATE_LIMITED', 429, 'Slow down', { retryAfterSeconds: 7 }) })
 }
 
@@ -37,6 +38,9 @@ t.test('error envelope for every kind of bad input', async (t) => {
     { name: 'out of range', method: 'POST', url: '/api/probe', headers: json, payload: JSON.stringify({ name: 'a', age: -1 }), status: 400, code: 'APP_VALIDATION_FAILED', message: /^body\.age / },
     { name: 'unknown route', method: 'GET', url: '/api/nowhere?x=1', status: 404, code: 'APP_ROUTE_NOT_FOUND', message: /GET \/api\/nowhere$/ },
     { name: 'wrong method on a route', method: 'GET', url: '/api/probe', status: 404, code: 'APP_ROUTE_NOT_FOUND' },
+    { name: 'malformed percent-encoding in a path parameter', method: 'GET', url: '/api/probe/item/%zz', status: 400, code: 'APP_BAD_URL', message: /^The URL is malformed$/ },
+    { name: 'a lone % in a path parameter', method: 'GET', url: '/api/probe/item/%', status: 400, code: 'APP_BAD_URL' },
+    { name: 'overlong path parameter', method: 'GET', url: `/api/probe/item/${'x'.repeat(101)}`, status: 414, code: 'APP_URI_TOO_LONG' },
     { name: 'coded service error', method: 'GET', url: '/api/probe/coded', status: 404, code: 'APP_THING_NOT_FOUND', message: /^Thing not found$/ },
     { name: 'unexpected crash', method: 'GET', url: '/api/probe/crash', status: 500, code: 'APP_INTERNAL', message: /^Internal server error$/ }
   ]

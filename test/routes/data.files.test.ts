@@ -275,6 +275,7 @@ t.test('bad input is refused in the envelope, never a 500', async (t) => {
     ['chunk larger than a chunk can be', async () => await putChunk(app, `${session}/chunks/0`, ann.auth, Buffer.alloc(app.files.chunkSize + 128 * 1024)), 413, 'APP_PAYLOAD_TOO_LARGE'],
     ['complete with chunks missing', async () => await call(app, 'POST', `${session}/complete`, ann.auth), 409, 'APP_UPLOAD_INCOMPLETE'],
     ['multipart route given JSON', async () => await call(app, 'POST', base, ann.auth, { file: 'x' }), 415, 'APP_UNSUPPORTED_MEDIA_TYPE'],
+    ['multipart without a boundary', async () => { const form = multipartBody('a.txt', 'text/plain', data); return await call(app, 'POST', base, { ...ann.auth, 'content-type': 'multipart/form-data' }, form.payload) }, 400, 'APP_MULTIPART_INVALID'],
     ['unknown file', async () => await call(app, 'DELETE', `${base}/nosuchfile`, ann.auth), 404, 'APP_FILE_NOT_FOUND']
   ]
   for (const [name, run, status, code] of cases) {

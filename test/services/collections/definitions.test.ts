@@ -157,6 +157,8 @@ const reservedNames = ['id', 'createdAt', 'updatedAt', 'version', 'passwordHash'
 const many = (count: number): FieldDefinitionT[] => Array.from({ length: count }, (_, i) => ({ name: `f${i}`, type: 'text' }))
 const withRule = (rule: object): CollectionInput => ({ name: 'things', fields: [title, { name: 'score', type: 'number' }, { name: 'data', type: 'json' }], methods: { list: { enabled: true, rule: rule as never } } })
 const deep = (levels: number): Record<string, unknown> => levels <= 1 ? { title: 'x' } : { $and: [deep(levels - 2)] }
+/** Built by the parser, as a request body is: deeper than any recursion could walk. */
+const abyss = (levels: number): Record<string, unknown> => JSON.parse(`${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`)
 
 const invalid: Array<[string, CollectionInput, string, RegExp | string]> = [
   ['a reserved collection', { name: '_users' }, 'APP_RESERVED_COLLECTION', /^name: "_users" is reserved/],
@@ -193,6 +195,7 @@ const invalid: Array<[string, CollectionInput, string, RegExp | string]> = [
   ['a multiple default over max', { name: 'things', fields: [{ name: 's', type: 'select', values: ['a', 'b'], multiple: true, max: 1, default: ['a', 'b'] }] }, 'APP_INVALID_DEFINITION', 'fields[0].default: takes at most 1 values'],
   ['a null default on a required field', { name: 'things', fields: [{ ...title, required: true, default: null }] }, 'APP_INVALID_DEFINITION', 'fields[0].default: cannot be null for a required field'],
   ['a file default', { name: 'things', fields: [{ name: 'f', type: 'file', default: 'x' }] }, 'APP_INVALID_DEFINITION', /^fields\[0\]\.default: file fields take no default/],
+  ['a json default nested past the stack', { name: 'things', fields: [{ name: 'data', type: 'json', default: abyss(100_000) }] }, 'APP_INVALID_DEFINITION', 'fields[0].default: may nest at most 32 levels'],
   ['an unstorable json default', { name: 'things', fields: [{ name: 'data', type: 'json', default: { $set: 1 } }] }, 'APP_INVALID_DEFINITION', /^fields\[0\]\.default\.\$set: cannot be stored/],
   ['too many fields', { name: 'things', fields: many(101) }, 'APP_INVALID_DEFINITION', 'fields: at most 100 fields'],
   ['too many indexes', { name: 'things', fields: many(21), indexes: many(21).map((field) => ({ fields: [field.name] })) }, 'APP_INVALID_DEFINITION', 'indexes: at most 20 indexes'],
@@ -210,6 +213,7 @@ const invalid: Array<[string, CollectionInput, string, RegExp | string]> = [
   ['a check with a bad operand', withRule({ requireAuth: false, check: { score: { $in: 3 } } }), 'APP_INVALID_DEFINITION', /^methods\.list\.rule\.check\.score\.\$in: /],
   ['a filter over 8 KB', withRule({ requireAuth: false, filter: { title: { $in: Array.from({ length: 900 }, (_, i) => `value-${i}`) } } }), 'APP_INVALID_DEFINITION', 'methods.list.rule.filter: is larger than 8192 bytes of JSON'],
   ['a filter nested too deep', withRule({ requireAuth: false, filter: deep(9) }), 'APP_INVALID_DEFINITION', 'methods.list.rule.filter: is nested deeper than 8 levels'],
+  ['a filter nested past the stack', withRule({ requireAuth: false, filter: abyss(100_000) }), 'APP_INVALID_DEFINITION', 'methods.list.rule.filter: is nested deeper than 8 levels'],
   ['deny naming no field', withRule({ requireAuth: false, deny: ['title', 'ghost'] }), 'APP_INVALID_DEFINITION', 'methods.list.rule.deny[1]: "ghost" is not a field of this collection'],
   ['readonly naming no field', withRule({ requireAuth: false, readonly: ['createdAt'] }), 'APP_INVALID_DEFINITION', 'methods.list.rule.readonly[0]: "createdAt" is not a field of this collection']
 ]
