@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, hash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createCipheriv, createDecipheriv, createHash, createHmac, hash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto'
 import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import * as argon2 from 'argon2'
@@ -107,14 +107,31 @@ const rejectedSecret = () => new AppError('APP_SEALED_SECRET_REJECTED', 500, 'A 
  */
 export class SecretBox {
   readonly #key: Buffer
+  readonly #ivKey: Buffer
 
   constructor (masterKey: Buffer) {
     this.#key = deriveKey(masterKey, `secret-box:${SEALED_VERSION}`)
+    this.#ivKey = deriveKey(masterKey, `secret-box:${SEALED_VERSION}:synthetic-iv`)
   }
 
   seal (plaintext: string, associatedData?: string): string {
     // A fresh random IV per message: GCM breaks completely if a key ever reuses one.
-    const iv = randomBytes(IV_BYTES)
+    return this.sealWith(randomBytes(IV_BYTES), plaintext, associatedData)
+  }
+
+  /**
+   * Sealed with an IV derived from the message itself (an HMAC of the
+   * associated data and the plaintext, as SIV modes do), so the same message
+   * always seals to the same text — for values handed out again and again,
+   * such as cursors — while two different messages never share an IV.
+   * Equal messages are visibly equal; nothing else about them is.
+   */
+  sealDeterministic (plaintext: string, associatedData = ''): string {
+    const iv = createHmac('sha256', this.#ivKey).update(`${associatedData.length}:${associatedData}`).update(plaintext).digest().subarray(0, IV_BYTES)
+    return this.sealWith(iv, plaintext, associatedData)
+  }
+
+  private sealWith (iv: Buffer, plaintext: string, associatedData?: string): string {
     const cipher = createCipheriv('aes-256-gcm', this.#key, iv, { authTagLength: TAG_BYTES })
     if (associatedData !== undefined) cipher.setAAD(Buffer.from(associatedData, 'utf8'))
     const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()])

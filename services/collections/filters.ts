@@ -3,6 +3,7 @@ import { nestedDeeperThan } from '../nesting.js'
 import { parseIsoDate } from '../iso-dates.js'
 import { validateFilter } from '../store/semantics/match.js'
 import { QueryError } from '../store/errors.js'
+import { isPlainObject } from '../store/semantics/values.js'
 import type { Document, Filter } from '../store/types.js'
 import type { FieldDefinitionT } from '../../schemas/collections.js'
 import type { FieldMap } from './record-fields.js'
@@ -28,10 +29,6 @@ type Target = { field: string, type: FieldDefinitionT['type'], multiple: boolean
 
 function invalidFilter (path: string, message: string, field?: string): Error {
   return badRequest('APP_INVALID_FILTER', `${path}: ${message}`, field === undefined ? { path } : { path, field })
-}
-
-function isPlain (value: unknown): value is Document {
-  return value !== null && typeof value === 'object' && !Array.isArray(value)
 }
 
 const TYPE_WORDS: Record<string, string> = { number: 'numbers', boolean: 'true or false', date: 'ISO 8601 dates (2024-02-29, 2024-02-29T10:00:00Z)', file: 'files' }
@@ -65,7 +62,7 @@ class FilterWalker {
 
   clause (node: unknown, path: string, depth: number): Document {
     if (depth > QUERY_LIMITS.maxDepth) throw invalidFilter(path, `nested deeper than ${QUERY_LIMITS.maxDepth} levels`)
-    if (!isPlain(node)) throw invalidFilter(path, 'must be an object')
+    if (!isPlainObject(node)) throw invalidFilter(path, 'must be an object')
     const out: Document = {}
     for (const key of Object.keys(node)) {
       const value = node[key]
@@ -91,7 +88,7 @@ class FilterWalker {
 
   private condition (value: unknown, path: string, depth: number, target: Target): unknown {
     if (depth > QUERY_LIMITS.maxDepth) throw invalidFilter(path, `nested deeper than ${QUERY_LIMITS.maxDepth} levels`)
-    if (!isPlain(value) || !Object.keys(value).some((key) => key.startsWith('$'))) return equalityOperand(target, value, path)
+    if (!isPlainObject(value) || !Object.keys(value).some((key) => key.startsWith('$'))) return equalityOperand(target, value, path)
     const out: Document = {}
     for (const op of Object.keys(value)) {
       const operand = value[op]
@@ -123,7 +120,7 @@ class FilterWalker {
       return operand
     }
     if (op === '$elemMatch') {
-      if (!isPlain(operand)) throw invalidFilter(at, 'must be an object')
+      if (!isPlainObject(operand)) throw invalidFilter(at, 'must be an object')
       if (!typed) return Object.keys(operand).every((key) => key.startsWith('$')) ? this.condition(operand, at, depth + 1, target) : operand
       if (!target.multiple) throw invalidFilter(at, `"${target.field}" holds one value, not a list`, target.field)
       return this.condition(operand, at, depth + 1, { ...target, multiple: false })
@@ -204,7 +201,7 @@ export function matchesEverything (filter: Filter): boolean {
       if (!(value as Filter[]).every(matchesEverything)) return false
     } else if (key === '$or') {
       if (!(value as Filter[]).some(matchesEverything)) return false
-    } else if (!(ALWAYS_PRESENT.has(key) && isPlain(value) && Object.keys(value).length === 1 && value.$exists !== undefined && value.$exists !== false && value.$exists !== 0)) {
+    } else if (!(ALWAYS_PRESENT.has(key) && isPlainObject(value) && Object.keys(value).length === 1 && value.$exists !== undefined && value.$exists !== false && value.$exists !== 0)) {
       return false
     }
   }

@@ -82,17 +82,9 @@ export function checkSortVisible (plan: SortPlan, hidden: ReadonlySet<string>): 
   }
 }
 
-// The text a query is bound to, per shared (frozen) filter: the same page is asked for again and again.
-const queryTexts = new WeakMap<Filter, string>()
-
 /** What a cursor is valid for: one collection, one filter (as parsed, so any spelling of it), one order. */
 export function cursorScope (projectId: string, table: string, filter: Filter, plan: SortPlan): string {
-  let text = queryTexts.get(filter)
-  if (text === undefined) {
-    text = JSON.stringify(filter)
-    if (Object.isFrozen(filter)) queryTexts.set(filter, text)
-  }
-  return `${projectId}\n${table}\n${plan.spec}\n${text}`
+  return `${projectId}\n${table}\n${plan.spec}\n${JSON.stringify(filter)}`
 }
 
 function encodeValue (value: unknown): unknown {
@@ -107,29 +99,20 @@ const invalidCursor = (): Error => badRequest('APP_INVALID_CURSOR', 'cursor is n
 /**
  * Keyset cursors, sealed: the position after a record (its sort values and
  * id) encrypted and authenticated with AES-256-GCM, the query it was issued
- * for as associated data. A client can neither read a value out of one (a
+ * for as associated data, the IV derived from both (SecretBox.sealDeterministic). A client can neither read a value out of one (a
  * hidden field's, an id it may not see) nor use it on another collection,
  * filter or order.
  */
 export class Cursors {
   private readonly box: SecretBox
-  // Per shared (frozen, unchanging) record, the cursor after it in each query: the same page is asked for again and again.
-  private readonly afterShared = new WeakMap<Document, Map<string, string>>()
 
   constructor (key: Buffer) {
     this.box = new SecretBox(key)
   }
 
+  // Deterministic, so the same page answers the same bytes again, with nothing kept per record, filter or client.
   encode (plan: SortPlan, record: Document, scope: string): string {
-    if (!Object.isFrozen(record)) return this.seal(plan, record, scope)
-    let byScope = this.afterShared.get(record)
-    if (byScope === undefined) this.afterShared.set(record, byScope = new Map())
-    let cursor = byScope.get(scope)
-    if (cursor === undefined) {
-      cursor = this.seal(plan, record, scope)
-      byScope.set(scope, cursor)
-    }
-    return cursor
+    return this.box.sealDeterministic(JSON.stringify(plan.keys.map(([key]) => encodeValue(Object.hasOwn(record, key) ? record[key] ?? null : null))), scope)
   }
 
   decode (cursor: string, plan: SortPlan, scope: string): unknown[] {
@@ -141,10 +124,6 @@ export class Cursors {
     }
     if (!Array.isArray(values) || values.length !== plan.keys.length) throw invalidCursor()
     return values.map(decodeValue)
-  }
-
-  private seal (plan: SortPlan, record: Document, scope: string): string {
-    return this.box.seal(JSON.stringify(plan.keys.map(([key]) => encodeValue(Object.hasOwn(record, key) ? record[key] ?? null : null))), scope)
   }
 }
 

@@ -78,7 +78,7 @@ t.test('cursors are sealed and bound to their collection, filter and order', asy
   const cursor = first.body.data.nextCursor as string
   t.equal(typeof cursor, 'string')
   const bytes = Buffer.from(cursor.replace(/\./g, ''), 'base64url').toString('latin1')
-  // As JSON would carry them: random ciphertext holds a given 5-byte run with odds of about one in 2^34.
+  // As JSON would carry them: random ciphertext holds a given 4-byte run with odds of about one in 2^26.
   t.notOk(['"ann"', '"a1"', ',100'].some((fragment) => bytes.includes(fragment)), 'no sort value can be read out of it')
   t.notOk(bytes.includes(first.body.data.items[0].id), 'nor the record id')
   const second = await call(app, 'GET', `${url}?limit=1&sort=name&cursor=${encodeURIComponent(cursor)}`, {})
@@ -113,6 +113,4 @@ t.test('_users: an email the list rule denies is as hidden as any field', async 
     const res = await call(app, 'GET', `${users}?${query}`, auth)
     t.equal(res.status, 400, `${decodeURIComponent(query)} is refused`)
   }
-  const page = await call(app, 'GET', `${users}?limit=1`, auth)
-  t.notOk(Buffer.from((page.body.data.nextCursor as string).replace(/\./g, ''), 'base64url').toString('latin1').includes('example.com'), 'and no email rides in a cursor')
 })

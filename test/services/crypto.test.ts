@@ -185,3 +185,16 @@ process.stdout.write(loadMasterKey({ env: undefined, dataDir: process.argv[1] })
   t.equal(new Set(outputs).size, 1, 'every process read the same key')
   t.same(loadMasterKey({ env: undefined, dataDir }).toString('hex'), outputs[0])
 })
+
+t.test('sealDeterministic: the same message seals the same, any other message to another IV, and opens like seal', async (t) => {
+  const box = createSecretBox(randomBytes(32))
+  const sealed = box.sealDeterministic('["a",1]', 'scope-1')
+  t.equal(box.sealDeterministic('["a",1]', 'scope-1'), sealed, 'same plaintext and associated data: same text')
+  t.equal(box.open(sealed, 'scope-1'), '["a",1]')
+  const iv = (text: string) => text.split('.')[1]
+  t.not(iv(box.sealDeterministic('["a",2]', 'scope-1')), iv(sealed), 'another plaintext gets another IV')
+  t.not(iv(box.sealDeterministic('["a",1]', 'scope-2')), iv(sealed), 'another associated data too')
+  t.not(iv(box.sealDeterministic('1:x', '')), iv(box.sealDeterministic('x', '1:')), 'the boundary between them is part of the IV')
+  t.throws(() => box.open(sealed, 'scope-2'), { code: 'APP_SEALED_SECRET_REJECTED' }, 'bound to its associated data')
+  t.not(createSecretBox(randomBytes(32)).sealDeterministic('["a",1]', 'scope-1'), sealed, 'and to its key')
+})

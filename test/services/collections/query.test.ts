@@ -35,8 +35,8 @@ t.test('cursors: sealed, tied to their order, the same whether the record is sha
   const record = { _id: 'r1', views: 7, title: 'x', createdAt: new Date('2026-01-02T03:04:05.000Z') }
   const shared = deepFreeze({ ...record })
   const written = cursors.encode(plan, shared, scope(plan))
-  t.equal(cursors.encode(plan, shared, scope(plan)), written, 'a shared record gives the same cursor again')
-  t.same(cursors.decode(cursors.encode(plan, record, scope(plan)), plan, scope(plan)), [7, 'r1'], 'a copy gives a cursor to the same position')
+  t.equal(cursors.encode(plan, record, scope(plan)), written, 'a shared record gives the cursor a copy gives')
+  t.equal(cursors.encode(plan, shared, scope(plan)), written, 'and the same again')
   t.same(cursors.decode(written, plan, scope(plan)), [7, 'r1'])
   const other = parseSort('views', fields)
   t.throws(() => cursors.decode(written, other, scope(other)), { code: 'APP_INVALID_CURSOR' }, 'another order refuses it')
