@@ -5,7 +5,7 @@ import { AppError, forbidden, unauthorized } from '../services/errors.js'
 import { systemClock } from '../services/clock.js'
 import { newId } from '../services/ids.js'
 import { PlatformUsers } from '../services/identity/users.js'
-import { RefreshSessions } from '../services/identity/sessions.js'
+import { RefreshSessions, type AccessIssuer } from '../services/identity/sessions.js'
 import { ApiKeys } from '../services/identity/api-keys.js'
 import { SshKeys } from '../services/identity/ssh-keys.js'
 import { RateLimiter } from '../services/rate-limit.js'
@@ -73,11 +73,11 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
 
   const users = new PlatformUsers(app.store, systemClock)
   // An access token carries the session epoch of its user; moving the epoch ends every access token issued before.
-  const issueAccess = async (userId: string, familyId: string): Promise<{ accessToken: string, expiresIn: number } | null> => {
+  const issueAccess: AccessIssuer = async (userId, familyId, _scope, sessionEpoch) => {
     const account = await users.account(userId)
-    if (account === null) return null
+    if (account === null || (sessionEpoch !== undefined && sessionEpoch !== account.sessionEpoch)) return null
     const epoch = account.sessionEpoch === 0 ? {} : { sv: account.sessionEpoch }
-    return { accessToken: app.jwt.sign({ sub: userId, sid: familyId, type: 'platform', ...epoch }), expiresIn: config.accessTokenTtlSeconds }
+    return { accessToken: app.jwt.sign({ sub: userId, sid: familyId, type: 'platform', ...epoch }), expiresIn: config.accessTokenTtlSeconds, sessionEpoch: account.sessionEpoch }
   }
   const sessions = new RefreshSessions(app.store, 'platform_refresh_tokens', {
     clock: systemClock, newId, issueAccess, refreshTtlSeconds: config.refreshTokenTtlSeconds, reuseGraceSeconds: config.refreshReuseGraceSeconds

@@ -11,7 +11,6 @@ import { mongoDatabase } from '../services/store/mongodb.js'
 import { RecordFiles } from '../services/collections/record-files.js'
 import { fileSchemas } from '../schemas/files.js'
 import { runOnce } from '../services/migrations.js'
-import type { CollectionDef } from '../services/collections/definitions.js'
 
 // Files stored before keys named their owner are moved once into their owners' folders (see RecordFiles).
 const RELOCATE_LEGACY_FILES_JOB = 'files.relocate-legacy'
@@ -61,10 +60,7 @@ async function filesPlugin (app: FastifyInstance): Promise<void> {
   app.collections.definitions.onDrop(async (projectId, name) => { await records.dropCollectionFiles(projectId, name) })
   app.registerJobHandler(RELOCATE_LEGACY_FILES_JOB, async () => {
     await runOnce(app.store, systemClock, RELOCATE_LEGACY_FILES_JOB, async () => {
-      const byProject = new Map<string, CollectionDef[]>()
-      for (const def of await app.collections.definitions.everyDefinition()) byProject.set(def.projectId, [...(byProject.get(def.projectId) ?? []), def])
-      for (const [projectId, defs] of byProject) {
-        const { moved, unclaimed } = await records.relocateLegacyFiles(projectId, defs)
+      for (const { projectId, moved, unclaimed } of await records.relocateLegacyFiles(await app.collections.definitions.everyDefinition())) {
         if (moved > 0 || unclaimed.length > 0) app.log.warn({ projectId, moved, unclaimed }, 'files moved into their owners\' folders; file ids several records claim are served to none of them')
       }
     })

@@ -9,6 +9,10 @@ import { ProjectTokens } from '../services/projects/project-tokens.js'
 import { ProjectUsers, type ProjectUser } from '../services/projects/project-users.js'
 import { ServiceTokens, type ServiceTokenIdentity } from '../services/projects/service-tokens.js'
 import { RefreshSessions } from '../services/identity/sessions.js'
+import { readDeny } from '../services/collections/access.js'
+import { PROJECT_USERS_TABLE } from '../services/projects/naming.js'
+
+const NOTHING_HIDDEN: ReadonlySet<string> = new Set()
 import { projectAuthSchemas } from '../schemas/project-auth.js'
 
 export interface ProjectAuthServices {
@@ -61,7 +65,7 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
   const sessions: RefreshSessions = new RefreshSessions(app.store, 'project_refresh_tokens', {
     clock: systemClock,
     newId,
-    issueAccess: async (userId, _familyId, projectId) => await auth.issueAccess(userId, projectId ?? ''),
+    issueAccess: async (userId, _familyId, projectId, sessionEpoch) => await auth.issueAccess(userId, projectId ?? '', sessionEpoch),
     refreshTtlSeconds: config.refreshTokenTtlSeconds,
     reuseGraceSeconds: config.refreshReuseGraceSeconds
   })
@@ -75,6 +79,10 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
     stateStamp: (collection) => app.store.stateStamp(collection),
     projectsCollection: PROJECTS_COLLECTION,
     findProject: async (projectId) => await app.projects.findById(projectId),
+    hiddenFromUsers: async (projectId) => {
+      const users = await app.collections.definitions.find(projectId, PROJECT_USERS_TABLE)
+      return users === null ? NOTHING_HIDDEN : readDeny(users.methods)
+    },
     sweepDeleted: async (projectId) => { await app.projects.purge(projectId) }
   })
   for (const schema of projectAuthSchemas) app.addSchema(schema)

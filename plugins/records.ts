@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { systemClock } from '../services/clock.js'
+import { newId } from '../services/ids.js'
 import { notFound, unauthorized } from '../services/errors.js'
 import type { DataCaller } from '../services/collections/access.js'
 import { Cursors } from '../services/collections/query.js'
@@ -27,6 +28,7 @@ async function recordsPlugin (app: FastifyInstance): Promise<void> {
   const { tokens, auth } = app.projectAuth
   const records = new Records(app.store, {
     clock: systemClock,
+    newId,
     cursors: new Cursors(app.deriveSecretKey('records:cursor')),
     findCollection: async (projectId, name) => await app.collections.definitions.find(projectId, name),
     writes: app.collections.writes
@@ -66,7 +68,7 @@ async function recordsPlugin (app: FastifyInstance): Promise<void> {
     if (collection.name === PROJECT_USERS_TABLE) await auth.endSessions(projectId, docs.map((doc) => doc._id))
   })
   records.onUpdate(async (projectId, collection, ids, changes) => {
-    if (collection.name === PROJECT_USERS_TABLE && changes.disabled === true) await auth.endSessions(projectId, ids)
+    if (collection.name === PROJECT_USERS_TABLE) await auth.usersUpdated(projectId, ids, changes)
   })
 }
 

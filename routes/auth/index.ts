@@ -24,8 +24,8 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     await rateLimiter.hit('login-ip', request.ip, limit)
     await rateLimiter.hit('login-email', normalizeEmail(request.body.email), limit)
-    const user = await users.authenticate(request.body.email, request.body.password)
-    return { success: true as const, data: { user, ...await sessions.start(user.id) } }
+    const { user, sessionEpoch } = await users.authenticate(request.body.email, request.body.password)
+    return { success: true as const, data: { user, ...await sessions.start(user.id, null, sessionEpoch) } }
   })
 
   app.post('/refresh', {

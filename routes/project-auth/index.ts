@@ -56,7 +56,7 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/me', {
     onRequest: app.requireProjectUser,
     schema: { operationId: 'getProjectMe', tags, summary: 'The end user holding this project JWT', security: [{ projectAuth: [] }], params: ProjectAuthParams, response: ProjectAuthResponses.me }
-  }, async (request, reply) => reply.type(JSON_TYPE).serializer(successJson).send({ success: true as const, data: projectUser(request) }))
+  }, async (request, reply) => reply.type(JSON_TYPE).serializer(successJson).send({ success: true as const, data: await auth.profile(request.params.projectId, projectUser(request)) }))
 
   app.post('/verify', {
     onRequest: app.requireServiceToken,

@@ -53,9 +53,12 @@ export function toStoreFilter (filter: Filter): Filter {
 /**
  * Decides whether `caller` may call `method` and under which restrictions.
  * A disabled method is refused to everyone (405). A method without a rule is
- * for platform admins only; public access needs an explicit rule.
+ * for platform admins only; public access needs an explicit rule. A write
+ * method also hides what the collection's reads hide (`hiddenFromReads`, see
+ * readDeny): its answers and its bulk filters must not tell what list and get
+ * keep from the same callers.
  */
-export function resolveAccess (method: CollectionMethod, setting: MethodSettingT, caller: DataCaller, clock: Clock): Access {
+export function resolveAccess (method: CollectionMethod, setting: MethodSettingT, caller: DataCaller, clock: Clock, hiddenFromReads: ReadonlySet<string> = NO_FIELDS): Access {
   if (!setting.enabled) throw new AppError('APP_METHOD_DISABLED', 405, `The ${method} method is disabled on this collection`, { method })
   if (caller.kind === 'admin') {
     const allowed = READ_METHODS.has(method) ? caller.canRead : caller.canWrite
@@ -81,20 +84,37 @@ export function resolveAccess (method: CollectionMethod, setting: MethodSettingT
     check: rule.check === undefined ? null : toStoreFilter(substitute(rule.check, vars()) as Filter),
     owner: rule.owner ?? null,
     userId: user?.id ?? null,
-    ...fieldMasks(rule)
+    ...fieldMasks(rule, READ_METHODS.has(method) ? NO_FIELDS : hiddenFromReads)
   }
+}
+
+// Per definition's methods (shared and frozen while their collection's state stamp holds), what its reads hide.
+const readDenials = new WeakMap<Record<CollectionMethod, MethodSettingT>, ReadonlySet<string>>()
+
+/** Fields the collection's `list` or `get` rule denies: hidden from every write's answers and filters too. */
+export function readDeny (methods: Record<CollectionMethod, MethodSettingT>): ReadonlySet<string> {
+  let denied = readDenials.get(methods)
+  if (denied === undefined) {
+    const names = (['list', 'get'] as const).flatMap((method) => methods[method].enabled ? (methods[method].rule as AccessRuleT | null)?.deny ?? [] : [])
+    denied = names.length === 0 ? NO_FIELDS : new Set(names)
+    readDenials.set(methods, denied)
+  }
+  return denied
 }
 
 const NO_FIELDS: ReadonlySet<string> = new Set()
 const ADMIN_MASKS = { deny: NO_FIELDS, readonly: NO_FIELDS }
-// A rule's masks as sets, made once per rule object (definitions are shared while their collection's state stamp holds).
-const masksOfRule = new WeakMap<AccessRuleT, { deny: ReadonlySet<string>, readonly: ReadonlySet<string> }>()
+type Masks = { deny: ReadonlySet<string>, readonly: ReadonlySet<string> }
+// A rule's masks as sets, made once per rule object and read denial (definitions are shared while their collection's state stamp holds).
+const masksOfRule = new WeakMap<AccessRuleT, WeakMap<ReadonlySet<string>, Masks>>()
 
-function fieldMasks (rule: AccessRuleT): { deny: ReadonlySet<string>, readonly: ReadonlySet<string> } {
-  let masks = masksOfRule.get(rule)
+function fieldMasks (rule: AccessRuleT, alsoDenied: ReadonlySet<string>): Masks {
+  let byDenial = masksOfRule.get(rule)
+  if (byDenial === undefined) masksOfRule.set(rule, byDenial = new WeakMap())
+  let masks = byDenial.get(alsoDenied)
   if (masks === undefined) {
-    masks = { deny: new Set(rule.deny ?? []), readonly: new Set(rule.readonly ?? []) }
-    masksOfRule.set(rule, masks)
+    masks = { deny: new Set([...(rule.deny ?? []), ...alsoDenied]), readonly: new Set(rule.readonly ?? []) }
+    byDenial.set(alsoDenied, masks)
   }
   return masks
 }
@@ -134,3 +154,23 @@ export function enforceCheck (access: Access, record: Record<string, unknown>): 
     }
   }
 }
+
+/**
+ * Sign-up's access to its own new `_users` record, as if the new user (`userId`)
+ * created it: the `create` rule's check and owner, with `@request.auth.id`
+ * being that user, and the read-only fields of the `create` and `update` rules.
+ */
+export function signUpAccess (methods: Record<CollectionMethod, MethodSettingT>, userId: string, clock: Clock): Access {
+  const create = methods.create.rule as AccessRuleT | null
+  const update = methods.update.rule as AccessRuleT | null
+  const vars = { '@request.auth.id': userId, '@now': clock.now() }
+  return {
+    filter: null,
+    check: create?.check === undefined ? null : toStoreFilter(substitute(create.check, vars) as Filter),
+    owner: create?.owner ?? null,
+    userId,
+    deny: readDeny(methods),
+    readonly: new Set([...(create?.readonly ?? []), ...(update?.readonly ?? [])])
+  }
+}
+

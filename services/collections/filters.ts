@@ -173,11 +173,13 @@ function checkFilter (raw: unknown, fields: FieldMap): ParsedFilter {
   if (typeof raw === 'string') {
     if (Buffer.byteLength(raw, 'utf8') > QUERY_LIMITS.maxFilterBytes) throw invalidFilter('filter', `larger than ${QUERY_LIMITS.maxFilterBytes} bytes`)
     try { value = JSON.parse(raw) } catch { throw invalidFilter('filter', 'is not valid JSON') }
-  } else if (Buffer.byteLength(JSON.stringify(raw) ?? '', 'utf8') > QUERY_LIMITS.maxFilterBytes) {
+  }
+  // Measured without recursion before anything recurses over it (JSON.stringify below, the walker): operands such
+  // as an $in list of lists are values the walker does not descend into, so depth is checked here, on either path.
+  if (nestedDeeperThan(value, QUERY_LIMITS.maxDepth * 2 + 2)) throw invalidFilter('filter', `nested deeper than ${QUERY_LIMITS.maxDepth} levels`)
+  if (typeof raw !== 'string' && Buffer.byteLength(JSON.stringify(raw) ?? '', 'utf8') > QUERY_LIMITS.maxFilterBytes) {
     throw invalidFilter('filter', `larger than ${QUERY_LIMITS.maxFilterBytes} bytes`)
   }
-  // Operands (an $in list of lists) are values the walker does not descend into: measured here, on either path.
-  if (nestedDeeperThan(value, QUERY_LIMITS.maxDepth * 2 + 2)) throw invalidFilter('filter', `nested deeper than ${QUERY_LIMITS.maxDepth} levels`)
   const walker = new FilterWalker(fields)
   const filter = walker.clause(value, 'filter', 0)
   try {

@@ -7,7 +7,7 @@ import type { ByteRange } from '../files/file-store.js'
 import { typeAllowed, type StoredFile, type UploadOwner, type UploadSessions, type UploadSessionView } from '../files/uploads.js'
 import { isValidKeySegment } from '../files/file-store.js'
 import type { FieldDefinitionT } from '../../schemas/collections.js'
-import { enforceCheck, resolveAccess, restrict, type Access, type DataCaller } from './access.js'
+import { enforceCheck, readDeny, resolveAccess, restrict, type Access, type DataCaller } from './access.js'
 import { toApiRecord, type ApiRecord } from './record-fields.js'
 import { collectionKey, type WriteGate } from './write-gate.js'
 import type { DataCollection } from './records.js'
@@ -174,7 +174,15 @@ export class RecordFiles {
    * written by a client before file fields were the upload routes' alone —
    * so it stays where it is, served to nobody, and is reported.
    */
-  async relocateLegacyFiles (projectId: string, collections: Array<{ name: string, fields: readonly FieldDefinitionT[] }>): Promise<{ moved: number, unclaimed: string[] }> {
+  async relocateLegacyFiles (definitions: Array<{ projectId: string, name: string, fields: readonly FieldDefinitionT[] }>): Promise<Array<{ projectId: string, moved: number, unclaimed: string[] }>> {
+    const byProject = new Map<string, typeof definitions>()
+    for (const def of definitions) byProject.set(def.projectId, [...(byProject.get(def.projectId) ?? []), def])
+    const results = []
+    for (const [projectId, collections] of byProject) results.push({ projectId, ...await this.relocateProjectFiles(projectId, collections) })
+    return results
+  }
+
+  private async relocateProjectFiles (projectId: string, collections: Array<{ name: string, fields: readonly FieldDefinitionT[] }>): Promise<{ moved: number, unclaimed: string[] }> {
     const claims = new Map<string, UploadOwner[]>()
     for (const collection of collections) {
       const fileFields = collection.fields.filter((field) => field.type === 'file').map((field) => field.name)
@@ -235,7 +243,7 @@ export class RecordFiles {
   private async locate (target: FileTarget, method: FileMethod, caller: DataCaller): Promise<Located> {
     const collection = await this.deps.findCollection(target.projectId, target.table)
     if (collection === null) throw notFound('APP_COLLECTION_NOT_FOUND', 'Collection not found')
-    const access = resolveAccess(method, collection.methods[method], caller, this.deps.clock)
+    const access = resolveAccess(method, collection.methods[method], caller, this.deps.clock, readDeny(collection.methods))
     const records = this.store.collection(projectCollectionName(target.projectId, target.table))
     const record = await records.findOne(restrict({ _id: target.id }, access))
     if (record === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')

@@ -2,10 +2,11 @@ import { AppError, badRequest, conflict, notFound } from '../errors.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import { compileFilter } from '../store/semantics/match.js'
 import type { Clock } from '../clock.js'
+import type { IdGenerator } from '../ids.js'
 import type { Document, Store, StoreCollection, WithId } from '../store/types.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from '../projects/naming.js'
 import type { CollectionMethod, FieldDefinitionT, MethodSettingT } from '../../schemas/collections.js'
-import { andFilters, enforceCheck, resolveAccess, restrict, type Access, type DataCaller } from './access.js'
+import { andFilters, enforceCheck, readDeny, resolveAccess, restrict, signUpAccess, type Access, type DataCaller } from './access.js'
 import { fieldMap, recordValues, relationTargets, sharedApiRecord, SYSTEM_FIELDS, toApiRecord, type ApiRecord, type FieldMap } from './record-fields.js'
 import { afterFilter, checkSortVisible, cursorScope, parseSort, type Cursors } from './query.js'
 import { matchesEverything, parseFilter } from './filters.js'
@@ -44,8 +45,7 @@ const WRITE_ATTEMPTS = 3
 
 interface Scope { collection: DataCollection, fields: FieldMap, records: StoreCollection<Document>, access: Access }
 
-/** The server writing on its own account: no rule restricts it. */
-const SERVER_ACCESS: Access = { filter: null, check: null, owner: null, userId: null, deny: new Set(), readonly: new Set() }
+const NO_FIELDS: ReadonlySet<string> = new Set()
 
 /** Records written before versions existed (or holding something else there) count as version 0. */
 function versionOf (record: Document): number {
@@ -79,6 +79,7 @@ export class Records {
 
   constructor (private readonly store: Store, private readonly deps: {
     clock: Clock
+    newId: IdGenerator
     cursors: Cursors
     findCollection: (projectId: string, name: string) => Promise<DataCollection | null>
     /** Orders record writes against definition changes of the same collection. */
@@ -144,11 +145,13 @@ export class Records {
     return await this.deps.writes.write(collectionKey(projectId, PROJECT_USERS_TABLE), async () => {
       const collection = await this.deps.findCollection(projectId, PROJECT_USERS_TABLE)
       if (collection === null) throw notFound('APP_COLLECTION_NOT_FOUND', `${PROJECT_USERS_TABLE} is not defined; switch project auth on`)
-      const { create, update } = collection.methods
-      const readonly = new Set([...(create.rule?.readonly ?? []), ...(update.rule?.readonly ?? [])])
+      const id = this.deps.newId()
+      const access = signUpAccess(collection.methods, id, this.deps.clock)
       const fields = fieldMap(collection.fields)
-      const values = { ...recordValues(fields, profile, 'create', readonly, new Set(Object.keys(account))), ...account }
-      const scope: Scope = { collection, fields, records: this.store.collection(projectCollectionName(projectId, PROJECT_USERS_TABLE)), access: SERVER_ACCESS }
+      // The server's own fields meet the definition too (an email field's pattern), though no rule makes them read-only.
+      const values: Document = { ...recordValues(fields, profile, 'create', access.readonly, new Set(Object.keys(account))), ...account, ...recordValues(fields, { email: account.email }, 'update', NO_FIELDS), _id: id }
+      if (access.owner !== null && values[access.owner] === undefined) values[access.owner] = id
+      const scope: Scope = { collection, fields, records: this.store.collection(projectCollectionName(projectId, PROJECT_USERS_TABLE)), access }
       try {
         return await this.insert(projectId, scope, values)
       } catch (error) {
@@ -269,7 +272,7 @@ export class Records {
   private async scope (projectId: string, table: string, method: CollectionMethod, caller: DataCaller): Promise<Scope> {
     const collection = await this.deps.findCollection(projectId, table)
     if (collection === null) throw notFound('APP_COLLECTION_NOT_FOUND', 'Collection not found')
-    const access = resolveAccess(method, collection.methods[method], caller, this.deps.clock)
+    const access = resolveAccess(method, collection.methods[method], caller, this.deps.clock, readDeny(collection.methods))
     return { collection, fields: fieldMap(collection.fields), records: this.store.collection(projectCollectionName(projectId, table)), access }
   }
 

@@ -12,6 +12,10 @@ type RefreshTokenRecord = {
   /** Every token rotated from one login shares a family; reuse of a dead one revokes it whole. */
   familyId: string
   status: 'active' | 'rotated' | 'revoked'
+  /** The user's session epoch the family was started under; an access token is issued only while it is still current. */
+  sessionEpoch?: number
+  /** A rotated token's one trade within the grace window has been made. */
+  graceUsed?: boolean
   expiresAt: Date
   createdAt: Date
   /** When it was traded for `successorId`, the token issued in its place. */
@@ -19,12 +23,18 @@ type RefreshTokenRecord = {
   successorId?: string | null
 }
 
+/** What an issuer hands back: the access token, and the session epoch it was signed under. */
+export interface IssuedAccess { accessToken: string, expiresIn: number, sessionEpoch: number }
+
 /**
  * Signs the short-lived access token of a session; the HTTP layer supplies
- * it (the JWT keys live there). Null when the user may no longer hold a
- * session (gone, disabled, auth switched off), which ends the family.
+ * it (the JWT keys live there). `sessionEpoch` is the epoch the session was
+ * started under (undefined: the user's current one). Null when the user may
+ * no longer hold that session — gone, disabled, auth switched off, or the
+ * epoch moved since (a password changed or an account taken over while a
+ * login or refresh was on its way) — which ends the family.
  */
-export type AccessIssuer = (userId: string, familyId: string, scope: string | null) => Promise<{ accessToken: string, expiresIn: number } | null>
+export type AccessIssuer = (userId: string, familyId: string, scope: string | null, sessionEpoch: number | undefined) => Promise<IssuedAccess | null>
 
 export interface SessionTokens {
   accessToken: string
@@ -68,8 +78,9 @@ export class RefreshSessions {
     await this.tokens.createIndex({ scope: 1, userId: 1 })
   }
 
-  async start (userId: string, scope: string | null = null): Promise<SessionTokens> {
-    return await this.issue(userId, scope, this.deps.newId())
+  /** `sessionEpoch`: the one read with the password that was checked, so a change racing the login wins. */
+  async start (userId: string, scope: string | null = null, sessionEpoch?: number): Promise<SessionTokens> {
+    return await this.issue(userId, scope, this.deps.newId(), sessionEpoch)
   }
 
   /** A new access token and refresh token for a live refresh token of `scope`; the user it was issued to comes back too. */
@@ -80,7 +91,7 @@ export class RefreshSessions {
     if (record.status === 'rotated') return await this.reuse(record)
     // Issued before the old one is retired, so a refresh that loses the race below leaves nothing live behind.
     const successorId = this.deps.newId()
-    const next = await this.issue(record.userId, scope, record.familyId, successorId)
+    const next = await this.issue(record.userId, scope, record.familyId, record.sessionEpoch ?? 0, successorId)
     const now = this.deps.clock.now()
     const rotated = await this.tokens.updateOne({ _id: record._id, status: 'active' }, { $set: { status: 'rotated', rotatedAt: now, successorId } })
     if (rotated.modifiedCount === 1) return { ...next, userId: record.userId }
@@ -116,19 +127,30 @@ export class RefreshSessions {
     const graceMs = this.deps.reuseGraceSeconds * 1000
     const rotatedAt = record.rotatedAt?.getTime() ?? 0
     const successor = record.successorId == null ? null : await this.tokens.findOne({ _id: record.successorId, status: 'active' })
-    if (successor === null || this.deps.clock.nowMs() - rotatedAt > graceMs) {
+    // One trade per retired token, claimed conditionally: a double submit gets its answer, a copy does not get a stream of them.
+    const claimed = successor === null || this.deps.clock.nowMs() - rotatedAt > graceMs
+      ? null
+      : await this.tokens.updateOne({ _id: record._id, status: 'rotated', graceUsed: { $ne: true } }, { $set: { graceUsed: true } })
+    if (claimed === null || claimed.modifiedCount !== 1) {
       await this.revokeFamily(record.familyId)
       throw invalid()
     }
-    return { ...await this.issue(record.userId, record.scope ?? null, record.familyId), userId: record.userId }
+    const sibling = this.deps.newId()
+    const issued = await this.issue(record.userId, record.scope ?? null, record.familyId, record.sessionEpoch ?? 0, sibling)
+    // A logout or revocation of the family that ran meanwhile reached the successor but maybe not the sibling.
+    if ((await this.tokens.findOne({ _id: record.successorId as string }))?.status === 'revoked') {
+      await this.revokeFamily(record.familyId)
+      throw invalid()
+    }
+    return { ...issued, userId: record.userId }
   }
 
   private async revokeFamily (familyId: string): Promise<void> {
     await this.tokens.updateMany({ familyId }, { $set: { status: 'revoked' } })
   }
 
-  private async issue (userId: string, scope: string | null, familyId: string, id = this.deps.newId()): Promise<SessionTokens> {
-    const access = await this.deps.issueAccess(userId, familyId, scope)
+  private async issue (userId: string, scope: string | null, familyId: string, sessionEpoch: number | undefined, id = this.deps.newId()): Promise<SessionTokens> {
+    const access = await this.deps.issueAccess(userId, familyId, scope, sessionEpoch)
     if (access === null) {
       await this.revokeFamily(familyId)
       throw invalid()
@@ -136,7 +158,9 @@ export class RefreshSessions {
     const refreshToken = generateToken()
     const now = this.deps.clock.nowMs()
     const expiresAt = new Date(now + this.deps.refreshTtlSeconds * 1000)
-    await this.tokens.insertOne({ _id: id, tokenHash: hashToken(refreshToken), userId, scope, familyId, status: 'active', expiresAt, createdAt: new Date(now), rotatedAt: null, successorId: null })
+    await this.tokens.insertOne({
+      _id: id, tokenHash: hashToken(refreshToken), userId, scope, familyId, status: 'active', sessionEpoch: access.sessionEpoch, expiresAt, createdAt: new Date(now), rotatedAt: null, successorId: null
+    })
     return { accessToken: access.accessToken, tokenType: 'Bearer', expiresIn: access.expiresIn, refreshToken, refreshExpiresAt: expiresAt.toISOString() }
   }
 }

@@ -82,8 +82,8 @@ export class PlatformUsers {
     }
   }
 
-  /** One answer for an unknown email and a wrong password, in about the same time. */
-  async authenticate (emailInput: string, password: string): Promise<PlatformUser> {
+  /** One answer for an unknown email and a wrong password, in about the same time; the account as read with the password checked. */
+  async authenticate (emailInput: string, password: string): Promise<PlatformAccount> {
     const record = await this.records.findOne({ email: normalizeEmail(emailInput) })
     const hash = record?.passwordHash ?? await this.decoy()
     const valid = await verifyPassword(hash, password)
@@ -93,7 +93,7 @@ export class PlatformUsers {
     if (passwordNeedsRehash(record.passwordHash)) {
       await this.records.updateOne({ _id: record._id }, { $set: { passwordHash: await hashPassword(password), updatedAt: this.clock.now() } })
     }
-    return toPlatformUser(record)
+    return { user: toPlatformUser(record), sessionEpoch: record.sessionEpoch ?? 0 }
   }
 
   async get (id: string): Promise<PlatformUser> {

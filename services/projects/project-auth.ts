@@ -4,7 +4,7 @@ import { StateMemo } from '../state-memo.js'
 import { tokenKey } from '../verified-token-cache.js'
 import type { ProjectTokens } from './project-tokens.js'
 import type { ProjectUsers, ProjectUser, ProjectAccount } from './project-users.js'
-import type { RefreshSessions } from '../identity/sessions.js'
+import type { IssuedAccess, RefreshSessions } from '../identity/sessions.js'
 
 /** A project JWT for a user, without a session behind it (the admin mint). */
 export interface ProjectAccess {
@@ -50,6 +50,8 @@ export class ProjectAuth {
     /** The Store collection holding projects, which a verify answer is read from with the project's users. */
     projectsCollection: string
     findProject: (projectId: string) => Promise<ProjectState | null>
+    /** Fields the project's `_users` reads (list, get) deny: end users' answers about themselves leave them out too. */
+    hiddenFromUsers: (projectId: string) => Promise<ReadonlySet<string>>
     /** Removes what a deleted project left behind (idempotent). */
     sweepDeleted: (projectId: string) => Promise<void>
   }) {
@@ -64,14 +66,14 @@ export class ProjectAuth {
       await this.deps.sweepDeleted(projectId)
       throw notFound('APP_PROJECT_NOT_FOUND', 'Project not found')
     }
-    return await this.startSession(projectId, user)
+    return await this.startSession(projectId, user, 0)
   }
 
   async login (projectId: string, email: string, password: string): Promise<ProjectSession> {
     await this.requireAuthOn(projectId)
-    const user = await this.deps.users.authenticate(projectId, email, password)
-    if ((await this.deps.users.account(projectId, user.id))?.disabled === true) throw unauthorized('APP_USER_DISABLED', 'This account is disabled')
-    return await this.startSession(projectId, user)
+    const account = await this.deps.users.authenticate(projectId, email, password)
+    if (account.disabled) throw unauthorized('APP_USER_DISABLED', 'This account is disabled')
+    return await this.startSession(projectId, account.user, account.sessionEpoch)
   }
 
   /** Rotates the refresh token; the user must still exist, be enabled, and the project have auth on. */
@@ -80,7 +82,7 @@ export class ProjectAuth {
     const { userId, accessToken, expiresIn, refreshToken: next, refreshExpiresAt } = await this.deps.sessions.refresh(refreshToken, projectId)
     const account = await this.deps.users.account(projectId, userId)
     if (account === null) throw unauthorized('APP_INVALID_REFRESH_TOKEN', 'Refresh token is invalid, expired or already used')
-    return { user: account.user, token: accessToken, tokenType: 'Bearer', expiresIn, expiresAt: this.expiresAt(expiresIn), refreshToken: next, refreshExpiresAt }
+    return { user: await this.profile(projectId, account.user), token: accessToken, tokenType: 'Bearer', expiresIn, expiresAt: this.expiresAt(expiresIn), refreshToken: next, refreshExpiresAt }
   }
 
   async logout (projectId: string, refreshToken: string): Promise<void> {
@@ -98,6 +100,11 @@ export class ProjectAuth {
   async endSessions (projectId: string, userIds: string[]): Promise<void> {
     await this.deps.users.endSessions(projectId, userIds)
     for (const userId of userIds) await this.deps.sessions.revokeUser(userId, projectId)
+  }
+
+  /** A `_users` record changed through the data API: one set `disabled` loses every session. */
+  async usersUpdated (projectId: string, userIds: string[], changes: Record<string, unknown>): Promise<void> {
+    if (changes.disabled === true) await this.endSessions(projectId, userIds)
   }
 
   /**
@@ -160,9 +167,17 @@ export class ProjectAuth {
     if (!project.authEnabled) throw forbidden('APP_PROJECT_AUTH_DISABLED', 'End-user auth is switched off for this project')
   }
 
-  private async startSession (projectId: string, user: ProjectUser): Promise<ProjectSession> {
-    const { accessToken, expiresIn, refreshToken, refreshExpiresAt } = await this.deps.sessions.start(user.id, projectId)
-    return { user, token: accessToken, tokenType: 'Bearer', expiresIn, expiresAt: this.expiresAt(expiresIn), refreshToken, refreshExpiresAt }
+  /** A user as they may see themselves: without what the project's `_users` rules keep from its end users. */
+  async profile (projectId: string, user: ProjectUser): Promise<ProjectUser> {
+    const hidden = await this.deps.hiddenFromUsers(projectId)
+    if (hidden.size === 0) return user
+    return Object.fromEntries(Object.entries(user).filter(([field]) => !hidden.has(field))) as ProjectUser
+  }
+
+  /** `sessionEpoch`: the one the password was checked under, when a password was; a new user's is 0. */
+  private async startSession (projectId: string, user: ProjectUser, sessionEpoch?: number): Promise<ProjectSession> {
+    const { accessToken, expiresIn, refreshToken, refreshExpiresAt } = await this.deps.sessions.start(user.id, projectId, sessionEpoch)
+    return { user: await this.profile(projectId, user), token: accessToken, tokenType: 'Bearer', expiresIn, expiresAt: this.expiresAt(expiresIn), refreshToken, refreshExpiresAt }
   }
 
   /**
@@ -170,12 +185,12 @@ export class ProjectAuth {
    * each refresh: null once the project has auth off or the user may no
    * longer hold a session, which ends the session.
    */
-  async issueAccess (userId: string, projectId: string): Promise<{ accessToken: string, expiresIn: number } | null> {
+  async issueAccess (userId: string, projectId: string, sessionEpoch: number | undefined): Promise<IssuedAccess | null> {
     const project = await this.deps.findProject(projectId)
     const account = project?.authEnabled === true ? await this.deps.users.account(projectId, userId) : null
-    if (account === null || account.disabled) return null
+    if (account === null || account.disabled || (sessionEpoch !== undefined && sessionEpoch !== account.sessionEpoch)) return null
     const { token, expiresIn } = this.deps.tokens.sign(projectId, userId, account.sessionEpoch)
-    return { accessToken: token, expiresIn }
+    return { accessToken: token, expiresIn, sessionEpoch: account.sessionEpoch }
   }
 
   private expiresAt (expiresIn: number): string {

@@ -1,5 +1,5 @@
 import { MAX_NESTING, nestedDeeperThan } from '../nesting.js'
-import { badRequest, notFound, unauthorized } from '../errors.js'
+import { badRequest, forbidden, notFound, unauthorized } from '../errors.js'
 import { hashPassword, passwordNeedsRehash, verifyPassword } from '../crypto.js'
 import { checkEmail, checkPasswordPolicy, normalizeEmail } from '../identity/users.js'
 import type { Clock } from '../clock.js'
@@ -30,6 +30,8 @@ export interface ProjectUser {
   updatedAt: string
   [field: string]: unknown
 }
+
+const wrongPassword = (): Error => forbidden('APP_WRONG_PASSWORD', 'The current password is incorrect')
 
 /** An end user as authentication sees them: the user, and whether their sessions count. */
 export interface ProjectAccount { user: ProjectUser, sessionEpoch: number, disabled: boolean }
@@ -128,8 +130,12 @@ export class ProjectUsers {
     return toProjectUser(await this.writeRecord(projectId, account, extraFields) as WithId<ProjectUserRecord>)
   }
 
-  /** One answer for an unknown email and a wrong password, in about the same time. */
-  async authenticate (projectId: string, emailInput: string, password: string): Promise<ProjectUser> {
+  /**
+   * One answer for an unknown email and a wrong password, in about the same
+   * time. The account comes back as read with the password it was checked
+   * against, session epoch included, so a change racing the login wins.
+   */
+  async authenticate (projectId: string, emailInput: string, password: string): Promise<ProjectAccount> {
     const users = this.collection(projectId)
     const record = await users.findOne({ email: normalizeEmail(emailInput) })
     const stored = typeof record?.passwordHash === 'string' ? record.passwordHash : null
@@ -141,7 +147,7 @@ export class ProjectUsers {
     if (passwordNeedsRehash(stored)) {
       await users.updateOne({ _id: record._id }, { $set: { passwordHash: await hashPassword(password) } })
     }
-    return toProjectUser(record)
+    return { user: toProjectUser(record), sessionEpoch: record.sessionEpoch ?? 0, disabled: record.disabled === true }
   }
 
   async get (projectId: string, userId: string): Promise<ProjectUser> {
@@ -172,13 +178,12 @@ export class ProjectUsers {
     const users = this.collection(projectId)
     const record = await users.findOne({ _id: userId })
     const stored = typeof record?.passwordHash === 'string' ? record.passwordHash : null
-    if (record === null || stored === null || !await verifyPassword(stored, current)) {
-      throw unauthorized('APP_INVALID_CREDENTIALS', 'The current password is incorrect')
-    }
+    // 403, not 401: the caller's token is fine, and a 401 would send clients off to refresh it.
+    if (record === null || stored === null || !await verifyPassword(stored, current)) throw wrongPassword()
     checkPasswordPolicy(next, record.email)
     // Conditional on the hash just verified: of two changes at once, the second proves a password that is gone.
     const changed = await users.updateOne({ _id: userId, passwordHash: stored }, { $set: { passwordHash: await hashPassword(next) }, $inc: { sessionEpoch: 1 } })
-    if (changed.matchedCount === 0) throw unauthorized('APP_INVALID_CREDENTIALS', 'The current password is incorrect')
+    if (changed.matchedCount === 0) throw wrongPassword()
   }
 
   /** Ends every session of these users at once (disabled, or for any reason the project decides). */

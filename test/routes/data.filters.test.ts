@@ -81,6 +81,11 @@ t.test('a filter in the query string meets the limits a query body meets', async
     t.same([viaQuery.status, viaQuery.body.code], [400, 'APP_INVALID_FILTER'], `${name}: refused in the query string`)
     t.same([viaBody.status, viaBody.body.code, viaBody.body.message], [viaQuery.status, viaQuery.body.code, viaQuery.body.message], `${name}: the same answer as in a body`)
   }
+  // As text: no JSON.stringify on this side could write it either.
+  const abyss = `{"filter":{"meta":${'['.repeat(100_000)}1${']'.repeat(100_000)}}}`
+  const sentDeep = await app.inject({ method: 'POST', url: `${url}/query`, headers: { 'content-type': 'application/json' }, payload: abyss })
+  const deepBody = { status: sentDeep.statusCode, body: sentDeep.json() }
+  t.same([deepBody.status, deepBody.body.code], [400, 'APP_INVALID_FILTER'], 'a value 100,000 levels deep is measured before anything recurses over it: a 400, not a stack overflow')
 })
 
 t.test('bulk writes need a filter that selects: forms that match everything do not count', async (t) => {

@@ -114,3 +114,18 @@ t.test('_users: an email the list rule denies is as hidden as any field', async 
     t.equal(res.status, 400, `${decodeURIComponent(query)} is refused`)
   }
 })
+
+t.test('what list and get hide, writes neither answer with nor select by', async (t) => {
+  const { app, url } = await people(t)
+  const id = (await call(app, 'GET', `${url}?${q({ filter: { name: 'bob' } })}`, {})).body.data.items[0].id as string
+  const updated = await call(app, 'PUT', `${url}/${id}`, {}, { name: 'robert' })
+  t.equal(updated.status, 200)
+  t.notOk(['secret', 'salary', 'notes'].some((field) => field in updated.body.data), 'an update answers without the fields reads hide')
+  const created = await call(app, 'POST', url, {}, { name: 'dee', secret: 'd4', salary: 400 })
+  t.equal(created.status, 201)
+  t.notOk(['secret', 'salary'].some((field) => field in created.body.data), 'so does a create, even of values the caller just sent')
+  const counted = await call(app, 'PATCH', url, {}, { filter: { notes: { $exists: true } }, set: { name: 'x' }, dryRun: true })
+  t.same([counted.status, counted.body.code, counted.body.details?.field], [400, 'APP_INVALID_FILTER', 'notes'], 'a bulk update cannot count by a field only list hides')
+  const removed = await call(app, 'DELETE', url, {}, { filter: { salary: { $gt: 250 } }, dryRun: true })
+  t.same([removed.status, removed.body.code], [400, 'APP_INVALID_FILTER'], 'nor a bulk delete')
+})

@@ -162,3 +162,36 @@ t.test('files stored before keys named their owner move into their owner\'s fold
   t.not(await app.files.store.stat(`files/${projectId}/${contested.id}`), null, 'and is kept, not deleted')
   t.ok(await app.store.collection('migrations').findOne({ _id: 'files.relocate-legacy' }), 'the migration is recorded as done')
 })
+
+t.test('sign-up meets the _users create rule\'s check and the email field\'s own rules; users never see what reads deny', async (t) => {
+  const { app, admin, projectId, service, register } = await project(t)
+  const definition = `/api/projects/${projectId}/collections/_users`
+  const current = (await call(app, 'GET', definition, admin.auth)).body.data
+  const fields = current.fields.map((field: { name: string }) => field.name === 'email' ? { ...field, pattern: '[^@]+@corp\\.example' } : field)
+  const changed = await call(app, 'PUT', definition, admin.auth, {
+    fields: [...fields, { name: 'fraudScore', type: 'number', default: 0 }],
+    methods: {
+      create: { enabled: false, rule: { requireAuth: true, check: { plan: { $ne: 'pro' } }, readonly: ['fraudScore'] } },
+      get: { enabled: true, rule: { requireAuth: true, filter: { id: '@request.auth.id' }, deny: ['fraudScore'] } }
+    }
+  })
+  t.equal(changed.status, 200, JSON.stringify(changed.body))
+  const outsider = await register('outsider@gmail.example')
+  t.same([outsider.status, outsider.body.code, outsider.body.details], [400, 'APP_INVALID_FIELD', { field: 'email' }], 'the email field\'s pattern holds at sign-up')
+  const pro = await register('pro@corp.example', { plan: 'pro' })
+  t.same([pro.status, pro.body.code, pro.body.details], [403, 'APP_RULE_CHECK_FAILED', { field: 'plan' }], 'and so does the create rule\'s check')
+  const scored = await register('cheat@corp.example', { fraudScore: -100 })
+  t.same([scored.status, scored.body.code], [403, 'APP_READONLY_FIELD'], 'and its read-only fields')
+
+  const session = (await register('ann@corp.example', { plan: 'free' })).body.data
+  t.equal(session.user.email, 'ann@corp.example')
+  t.notOk('fraudScore' in session.user, 'sign-up answers without what the get rule denies')
+  const me = await call(app, 'GET', `/api/p/${projectId}/auth/me`, bearer(session.token))
+  t.same([me.status, 'fraudScore' in me.body.data], [200, false], 'so does me')
+  const refreshed = await call(app, 'POST', `/api/p/${projectId}/auth/refresh`, {}, { refreshToken: session.refreshToken })
+  t.notOk('fraudScore' in refreshed.body.data.user, 'and refresh')
+  const login = await call(app, 'POST', `/api/p/${projectId}/auth/login`, {}, { email: 'ann@corp.example', password: PASSWORD })
+  t.notOk('fraudScore' in login.body.data.user, 'and login')
+  const verified = await call(app, 'POST', `/api/p/${projectId}/auth/verify`, bearer(service), { token: session.token })
+  t.match(verified.body.data, { valid: true, user: { fraudScore: 0 } }, 'the project\'s own server, with its service token, sees the whole record')
+})

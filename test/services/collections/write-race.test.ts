@@ -1,3 +1,4 @@
+import { createIdGenerator } from '../../../services/ids.js'
 import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
@@ -48,7 +49,7 @@ async function setup (t: Test, operation: 'insertOne' | 'countDocuments') {
   const writes = new WriteGate()
   const defs = new CollectionDefinitions(held.store, { clock, writes })
   await defs.init()
-  const records = new Records(held.store, { clock, cursors: new Cursors(randomBytes(32)), findCollection: async (projectId, name) => await defs.find(projectId, name), writes })
+  const records = new Records(held.store, { clock, newId: createIdGenerator(() => clock.nowMs()), cursors: new Cursors(randomBytes(32)), findCollection: async (projectId, name) => await defs.find(projectId, name), writes })
   await defs.create(P, { name: 'posts', fields: [title], methods: { create: { enabled: true, rule: { requireAuth: false } } } })
   return { raw, defs, records, ...held }
 }
@@ -94,7 +95,7 @@ t.test('an upload holds the gate only to attach: a definition change does not wa
   const writes = new WriteGate()
   const defs = new CollectionDefinitions(store, { clock, writes })
   await defs.init()
-  const records = new Records(store, { clock, cursors: new Cursors(randomBytes(32)), findCollection: async (projectId, name) => await defs.find(projectId, name), writes })
+  const records = new Records(store, { clock, newId: createIdGenerator(() => clock.nowMs()), cursors: new Cursors(randomBytes(32)), findCollection: async (projectId, name) => await defs.find(projectId, name), writes })
   const uploads = new UploadSessions(store, new LocalFileStore(join(dir, 'files')), { clock, newId })
   await uploads.init()
   const files = new RecordFiles(store, uploads, { clock, findCollection: async (projectId, name) => await defs.find(projectId, name), maxSize: 1024 * 1024, writes })

@@ -20,7 +20,7 @@ async function setup (t: Test) {
   const { users, enable } = projectUsersOn(store, clock)
   const tokens = new ProjectTokens({ keyFor: () => key, clock, issuer: 'https://plinth.test', ttlSeconds: TTL })
   const sessions = new RefreshSessions(store, 'project_refresh_tokens', {
-    clock, newId: createIdGenerator(() => clock.nowMs()), issueAccess: async (userId, _familyId, projectId) => await auth.issueAccess(userId, projectId ?? ''), refreshTtlSeconds: 3600, reuseGraceSeconds: 10
+    clock, newId: createIdGenerator(() => clock.nowMs()), issueAccess: async (userId, _familyId, projectId, sessionEpoch) => await auth.issueAccess(userId, projectId ?? '', sessionEpoch), refreshTtlSeconds: 3600, reuseGraceSeconds: 10
   })
   const auth: ProjectAuth = new ProjectAuth({
     users,
@@ -30,6 +30,7 @@ async function setup (t: Test) {
     stateStamp: (collection) => store.stateStamp(collection),
     projectsCollection: 'projects',
     findProject: async (id) => ({ id, authEnabled: true }),
+    hiddenFromUsers: async () => new Set(),
     sweepDeleted: async () => {}
   })
   await enable('p1')

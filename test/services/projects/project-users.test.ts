@@ -123,8 +123,8 @@ t.test('authenticate: the right password logs in; every failure is the same 401'
   const { users } = await setup(t)
   const ada = await users.register('proj-a', { email: 'ada@example.com', password: PASSWORD, extraFields: { displayName: 'Ada' } })
   await users.register('proj-b', { email: 'bob@example.com', password: PASSWORD })
-  t.same(await users.authenticate('proj-a', 'ada@example.com', PASSWORD), ada)
-  t.same(await users.authenticate('proj-a', '  ADA@Example.com', PASSWORD), ada, 'email normalised')
+  t.same((await users.authenticate('proj-a', 'ada@example.com', PASSWORD)).user, ada)
+  t.same((await users.authenticate('proj-a', '  ADA@Example.com', PASSWORD)).user, ada, 'email normalised')
 
   const failures: Array<[string, string, string, string]> = [
     ['wrong password', 'proj-a', 'ada@example.com', 'wrong horse battery'],
@@ -171,14 +171,14 @@ t.test('a hash made with weaker parameters is replaced on the next successful lo
   const createdAt = clock.now()
   const { insertedId } = await raw('proj-a').insertOne({ email: 'old@example.com', passwordHash: weak, emailVerified: true, createdAt, updatedAt: createdAt })
   clock.advance(60_000)
-  const user = await users.authenticate('proj-a', 'old@example.com', PASSWORD)
+  const { user } = await users.authenticate('proj-a', 'old@example.com', PASSWORD)
   t.equal(user.id, insertedId)
   const stored = await raw('proj-a').findOne({ _id: insertedId })
   t.not(stored?.passwordHash, weak)
   t.notOk(passwordNeedsRehash(stored?.passwordHash as string), 'now at today\'s parameters')
   t.ok(await verifyPassword(stored?.passwordHash as string, PASSWORD))
   t.same(stored?.updatedAt, createdAt, 'a rehash is not a profile change')
-  t.same(await users.authenticate('proj-a', 'old@example.com', PASSWORD), user, 'and the password still works')
+  t.same((await users.authenticate('proj-a', 'old@example.com', PASSWORD)).user, user, 'and the password still works')
 })
 
 t.test('get and findById: only a user of this project', async (t) => {

@@ -1,3 +1,4 @@
+import { createIdGenerator } from '../../../services/ids.js'
 import { CollectionDefinitions } from '../../../services/collections/definitions.js'
 import { Records } from '../../../services/collections/records.js'
 import { Cursors } from '../../../services/collections/query.js'
@@ -19,7 +20,7 @@ export function projectUsersOn (store: Store, clock: Clock) {
   const stats = { writes: 0 }
   const writes = new WriteGate()
   const definitions = new CollectionDefinitions(store, { clock, writes })
-  const records = new Records(store, { clock, cursors: new Cursors(randomBytes(32)), findCollection: async (projectId, name) => await definitions.find(projectId, name), writes })
+  const records = new Records(store, { clock, newId: createIdGenerator(() => clock.nowMs()), cursors: new Cursors(randomBytes(32)), findCollection: async (projectId, name) => await definitions.find(projectId, name), writes })
   const users = new ProjectUsers(store, clock, async (projectId, account, profile) => {
     stats.writes++
     return await records.createUser(projectId, account, profile)
