@@ -79,7 +79,8 @@ export function fastifyOptions (config: Pick<Config, 'logLevel' | 'bodyLimit' | 
     bodyLimit: config.bodyLimit,
     genReqId: requestIdGenerator(),
     requestIdHeader: false,
-    return503OnClosing: true,
+    // The errors plugin answers requests that arrive while the server drains, in the envelope (Fastify's own 503 is not).
+    return503OnClosing: false,
     connectionTimeout: timeouts.connectionSeconds * 1000,
     requestTimeout: requestMs,
     keepAliveTimeout: timeouts.keepAliveSeconds * 1000,

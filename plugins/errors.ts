@@ -117,6 +117,16 @@ async function errorsPlugin (app: FastifyInstance): Promise<void> {
     parseJson(request, body.toString(), done)
   })
 
+  // Requests that still arrive while the server drains (pipelined, or on a busy keep-alive connection) are shed at
+  // once, so the load balancer sends them elsewhere; the connection closes after the answer.
+  let draining = false
+  app.addHook('preClose', async () => { draining = true })
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!draining) { done(); return }
+    void reply.header('connection', 'close')
+    done(new AppError('APP_SHUTTING_DOWN', 503, 'The server is shutting down; retry the request'))
+  })
+
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const { status, body, internal } = toErrorReply(error)
     if (internal) request.log.error({ err: error }, 'request failed')

@@ -126,3 +126,38 @@ t.test('URLs the router refuses and requests the HTTP parser refuses still answe
     t.type(answer.body.message, 'string')
   }
 })
+
+t.test('a request that arrives while the server drains is shed with 503 in the envelope', async (t) => {
+  let release = (): void => {}
+  const held = new Promise<void>((resolve) => { release = resolve })
+  let started = (): void => {}
+  const slowStarted = new Promise<void>((resolve) => { started = resolve })
+  let draining = (): void => {}
+  const drainingSeen = new Promise<void>((resolve) => { draining = resolve })
+  const slow: FastifyPluginAsync = async (app) => {
+    app.get('/api/probe/slow', async () => { started(); await held; return { success: true, data: { done: true } } })
+    // Runs after the errors plugin's own preClose hook (registered earlier), so the server is draining by then.
+    app.addHook('preClose', async () => { draining() })
+  }
+  const app = await buildTestApp(t, { extra: slow })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as AddressInfo
+  const socket = connect(port, '127.0.0.1')
+  let received = ''
+  socket.on('data', (chunk) => { received += chunk.toString() })
+  const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()))
+  socket.write('GET /api/probe/slow HTTP/1.1\r\nHost: x\r\n\r\n')
+  await slowStarted
+  const closing = app.close()
+  await drainingSeen
+  // The connection is busy, so the server keeps it open while it drains; the next request on it arrives now.
+  socket.write('GET /api/auth/me HTTP/1.1\r\nHost: x\r\n\r\n')
+  await new Promise((resolve) => setImmediate(resolve))
+  release()
+  await ended
+  await closing
+  const answers = received.split(/(?=HTTP\/1\.1 )/)
+  t.match(answers[0], /^HTTP\/1\.1 200/, 'the request under way finishes')
+  t.match(answers[1], /^HTTP\/1\.1 503/, 'the next one is shed')
+  t.same(JSON.parse(answers[1].slice(answers[1].indexOf('\r\n\r\n') + 4)), { success: false, code: 'APP_SHUTTING_DOWN', message: 'The server is shutting down; retry the request' }, 'in the envelope')
+})
