@@ -26,8 +26,8 @@ export interface ProjectAuthServices {
 declare module 'fastify' {
   interface FastifyInstance {
     projectAuth: ProjectAuthServices
-    /** onRequest: a project JWT of `params.projectId`, while the project has auth on. */
-    requireProjectUser: (request: FastifyRequest) => Promise<void>
+    /** onRequest: a project JWT of `params.projectId`, while the project has auth on, of a user still holding that session. */
+    requireProjectUser: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
     /** onRequest: a service token of `params.projectId`. */
     requireServiceToken: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
   }
@@ -90,13 +90,23 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
   app.decorate('projectAuth', { auth, users, tokens, sessions, serviceTokens })
   app.decorateRequest('projectUser', null)
 
-  app.decorate('requireProjectUser', async (request: FastifyRequest) => {
+  // Callback style, like requireServiceToken: a user remembered in the current state is accepted without a promise.
+  app.decorate('requireProjectUser', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const { projectId } = request.params as { projectId: string }
-    const token = bearerToken(request, 'project JWT')
-    await auth.requireAuthOn(projectId)
-    const user = await auth.userOf(projectId, token)
-    if (user === null) throw unauthorized('APP_INVALID_TOKEN', 'Token is not a valid project token for this project')
-    request.projectUser = user
+    let token: string
+    try {
+      token = bearerToken(request, 'project JWT')
+    } catch (error) {
+      done(error as Error)
+      return
+    }
+    const known = auth.verifyKnown(projectId, token)?.user
+    if (known !== undefined) {
+      request.projectUser = known
+      done()
+      return
+    }
+    auth.endUser(projectId, token).then((user) => { request.projectUser = user; done() }, done)
   })
 
   // Callback style: a token remembered in the current state is accepted without a promise (see authenticateKnown).

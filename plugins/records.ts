@@ -56,11 +56,8 @@ async function recordsPlugin (app: FastifyInstance): Promise<void> {
     if (token.startsWith(serviceTokenStart)) throw unauthorized('APP_INVALID_TOKEN', 'A service token only calls auth/verify; use a project JWT or a platform credential')
     if (token.startsWith(patStart)) return await asAdmin(projectId, token)
     if (tokens.verify(projectId, token) === null) return await asAdmin(projectId, token)
-    await auth.requireAuthOn(projectId)
     // Signed is not enough: the user must still exist, be enabled and hold the session the token was issued in.
-    const user = await auth.userOf(projectId, token)
-    if (user === null) throw unauthorized('APP_INVALID_TOKEN', 'The user of this token is gone, disabled or signed out everywhere; sign in again')
-    return { kind: 'user', id: user.id }
+    return { kind: 'user', id: (await auth.endUser(projectId, token)).id }
   })
 
   // A user deleted or disabled through the data API loses every session at once.

@@ -105,14 +105,21 @@ const invalidCursor = (): Error => badRequest('APP_INVALID_CURSOR', 'cursor is n
  */
 export class Cursors {
   private readonly box: SecretBox
+  // Per shared (frozen, unchanging) record, the cursor after it in the query last asked: one entry per record, so
+  // memory follows the Store's document cache, not the number of distinct filters clients send.
+  private readonly afterShared = new WeakMap<Document, { scope: string, cursor: string }>()
 
   constructor (key: Buffer) {
     this.box = new SecretBox(key)
   }
 
-  // Deterministic, so the same page answers the same bytes again, with nothing kept per record, filter or client.
+  // Deterministic, so the same page answers the same bytes again; remembered for a shared record (the same page is asked for again and again).
   encode (plan: SortPlan, record: Document, scope: string): string {
-    return this.box.sealDeterministic(JSON.stringify(plan.keys.map(([key]) => encodeValue(Object.hasOwn(record, key) ? record[key] ?? null : null))), scope)
+    const known = this.afterShared.get(record)
+    if (known !== undefined && known.scope === scope) return known.cursor
+    const cursor = this.box.sealDeterministic(JSON.stringify(plan.keys.map(([key]) => encodeValue(Object.hasOwn(record, key) ? record[key] ?? null : null))), scope)
+    if (Object.isFrozen(record)) this.afterShared.set(record, { scope, cursor })
+    return cursor
   }
 
   decode (cursor: string, plan: SortPlan, scope: string): unknown[] {

@@ -108,15 +108,19 @@ export class ProjectAuth {
   }
 
   /**
-   * The user behind a project JWT of this project, or null: a token that is
-   * not live, a user gone or disabled, or a session ended since the token
-   * was issued (password changed, user disabled).
+   * The end user a project JWT acts for on this project's routes: a live
+   * token, auth on, the user present, enabled and in the session the token
+   * was issued in. Every end-user request asks, so a valid answer verify
+   * remembered in the current state is reused (verifyKnown); otherwise it is
+   * worked out and remembered. 404 or 403 when the project is why, 401 else.
    */
-  async userOf (projectId: string, token: string): Promise<ProjectUser | null> {
-    const claims = this.deps.tokens.verify(projectId, token)
-    if (claims === null) return null
-    return holder(await this.deps.users.account(projectId, claims.userId), claims.sessionEpoch ?? 0)
+  async endUser (projectId: string, token: string): Promise<ProjectUser> {
+    const answer = this.verifyKnown(projectId, token) ?? await this.verify(projectId, token)
+    if (answer.user !== undefined) return answer.user
+    await this.requireAuthOn(projectId)
+    throw unauthorized('APP_INVALID_TOKEN', 'The token is not a live project token of this project, or its user is gone, disabled or signed out everywhere')
   }
+
 
   /**
    * The answer verify gives, when it can be given from memory without a
