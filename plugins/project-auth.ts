@@ -43,6 +43,16 @@ function bearerToken (request: FastifyRequest, what: string): string {
   return match[1]
 }
 
+/** For callback-style hooks: the bearer token, or null once `done` has been given the refusal. */
+function bearerOrRefuse (request: FastifyRequest, what: string, done: HookHandlerDoneFunction): string | null {
+  try {
+    return bearerToken(request, what)
+  } catch (error) {
+    done(error as Error)
+    return null
+  }
+}
+
 /**
  * Credentials of a project's own world: end-user JWTs, signed with a key
  * derived for that one project (so a token of project A cannot even verify
@@ -93,13 +103,8 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
   // Callback style, like requireServiceToken: a user remembered in the current state is accepted without a promise.
   app.decorate('requireProjectUser', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const { projectId } = request.params as { projectId: string }
-    let token: string
-    try {
-      token = bearerToken(request, 'project JWT')
-    } catch (error) {
-      done(error as Error)
-      return
-    }
+    const token = bearerOrRefuse(request, 'project JWT', done)
+    if (token === null) return
     const known = auth.verifyKnown(projectId, token)?.user
     if (known !== undefined) {
       request.projectUser = known
@@ -115,13 +120,8 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
     const accept = (found: ServiceTokenIdentity | null): void => {
       done(found === null || found.projectId !== projectId ? unauthorized('APP_INVALID_SERVICE_TOKEN', 'Service token is invalid, revoked, expired or for another project') : undefined)
     }
-    let token: string
-    try {
-      token = bearerToken(request, 'service token')
-    } catch (error) {
-      done(error as Error)
-      return
-    }
+    const token = bearerOrRefuse(request, 'service token', done)
+    if (token === null) return
     const known = serviceTokens.authenticateKnown(token)
     if (known !== undefined) accept(known)
     else serviceTokens.authenticate(token).then(accept, done)
