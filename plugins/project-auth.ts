@@ -9,10 +9,8 @@ import { ProjectTokens } from '../services/projects/project-tokens.js'
 import { ProjectUsers, type ProjectUser } from '../services/projects/project-users.js'
 import { ServiceTokens, type ServiceTokenIdentity } from '../services/projects/service-tokens.js'
 import { RefreshSessions } from '../services/identity/sessions.js'
-import { readDeny } from '../services/collections/access.js'
+import { NO_FIELDS, readDeny } from '../services/collections/access.js'
 import { PROJECT_USERS_TABLE } from '../services/projects/naming.js'
-
-const NOTHING_HIDDEN: ReadonlySet<string> = new Set()
 import { projectAuthSchemas } from '../schemas/project-auth.js'
 
 export interface ProjectAuthServices {
@@ -62,7 +60,7 @@ function bearerOrRefuse (request: FastifyRequest, what: string, done: HookHandle
 async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
   const { config } = app
   // A sign-up's record is written by the records service (registered later), so it meets the `_users` definition.
-  const users = new ProjectUsers(app.store, systemClock, async (projectId, account, profile) => await app.records.createUser(projectId, account, profile))
+  const users = new ProjectUsers(app.store, async (projectId, account, profile) => await app.records.createUser(projectId, account, profile))
   const tokens = new ProjectTokens({
     keyFor: (projectId) => app.deriveSecretKey(`jwt:project:${projectId}`),
     clock: systemClock,
@@ -90,8 +88,8 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
     projectsCollection: PROJECTS_COLLECTION,
     findProject: async (projectId) => await app.projects.findById(projectId),
     hiddenFromUsers: async (projectId) => {
-      const users = await app.collections.definitions.find(projectId, PROJECT_USERS_TABLE)
-      return users === null ? NOTHING_HIDDEN : readDeny(users.methods)
+      const definition = await app.collections.definitions.find(projectId, PROJECT_USERS_TABLE)
+      return definition === null ? NO_FIELDS : readDeny(definition.methods)
     },
     sweepDeleted: async (projectId) => { await app.projects.purge(projectId) }
   })

@@ -102,7 +102,8 @@ export function readDeny (methods: Record<CollectionMethod, MethodSettingT>): Re
   return denied
 }
 
-const NO_FIELDS: ReadonlySet<string> = new Set()
+/** The empty field set, shared: no mask to apply. */
+export const NO_FIELDS: ReadonlySet<string> = new Set()
 const ADMIN_MASKS = { deny: NO_FIELDS, readonly: NO_FIELDS }
 type Masks = { deny: ReadonlySet<string>, readonly: ReadonlySet<string> }
 // A rule's masks as sets, made once per rule object and read denial (definitions are shared while their collection's state stamp holds).

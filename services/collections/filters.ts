@@ -9,6 +9,7 @@ import type { FieldDefinitionT } from '../../schemas/collections.js'
 import type { FieldMap } from './record-fields.js'
 import { deepFreeze } from '../deep-freeze.js'
 import { QUERY_LIMITS, fieldType } from './query.js'
+import { NO_FIELDS } from './access.js'
 
 /**
  * A client's filter over a collection's records: checked against the
@@ -134,7 +135,6 @@ interface ParsedFilter { filter: Filter, heads: ReadonlySet<string> }
 // Filters sent as query-string text, already checked, by collection shape: the same page is asked for again and again.
 const parsedTexts = new WeakMap<FieldMap, Map<string, ParsedFilter>>()
 const PARSED_TEXTS_PER_SHAPE = 256
-const NO_FIELDS: ReadonlySet<string> = new Set()
 
 /**
  * A client's filter in Store terms. Text filters are remembered per

@@ -7,6 +7,7 @@ import type { FieldDefinitionT } from '../../schemas/collections.js'
 import { isoString, parseIsoDate } from '../iso-dates.js'
 import { deepFreeze } from '../deep-freeze.js'
 import { compilePattern } from './definition-validation.js'
+import { NO_FIELDS } from './access.js'
 
 /** Kept by the service on every record; clients read them but never write them. */
 export const SYSTEM_FIELDS = new Set(['id', 'createdAt', 'updatedAt', 'version'])
@@ -105,8 +106,6 @@ function convert (field: FieldDefinitionT, value: unknown): unknown {
   return scalar(field, value)
 }
 
-const NO_NAMES: ReadonlySet<string> = new Set()
-
 /**
  * Checks a create or update body against the definition and returns the
  * values to store. Unknown fields, system fields and the rule's readonly
@@ -114,7 +113,7 @@ const NO_NAMES: ReadonlySet<string> = new Set()
  * `setByServer` names fields the caller supplies beside the body (sign-up's
  * email), which therefore count as given.
  */
-export function recordValues (fields: FieldMap, body: Document, mode: 'create' | 'update', readonly: ReadonlySet<string>, setByServer: ReadonlySet<string> = NO_NAMES): Document {
+export function recordValues (fields: FieldMap, body: Document, mode: 'create' | 'update', readonly: ReadonlySet<string>, setByServer: ReadonlySet<string> = NO_FIELDS): Document {
   const values: Document = {}
   for (const [name, value] of Object.entries(body)) {
     if (SYSTEM_FIELDS.has(name)) throw forbidden('APP_READONLY_FIELD', `${name} is set by the server`, { field: name })

@@ -6,7 +6,7 @@ import type { IdGenerator } from '../ids.js'
 import type { Document, Store, StoreCollection, WithId } from '../store/types.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from '../projects/naming.js'
 import type { CollectionMethod, FieldDefinitionT, MethodSettingT } from '../../schemas/collections.js'
-import { andFilters, enforceCheck, readDeny, resolveAccess, restrict, signUpAccess, type Access, type DataCaller } from './access.js'
+import { andFilters, enforceCheck, NO_FIELDS, readDeny, resolveAccess, restrict, signUpAccess, type Access, type DataCaller } from './access.js'
 import { fieldMap, recordValues, relationTargets, sharedApiRecord, SYSTEM_FIELDS, toApiRecord, type ApiRecord, type FieldMap } from './record-fields.js'
 import { afterFilter, checkSortVisible, cursorScope, parseSort, type Cursors } from './query.js'
 import { matchesEverything, parseFilter } from './filters.js'
@@ -44,8 +44,6 @@ export const BULK_MAX = 10_000
 const WRITE_ATTEMPTS = 3
 
 interface Scope { collection: DataCollection, fields: FieldMap, records: StoreCollection<Document>, access: Access }
-
-const NO_FIELDS: ReadonlySet<string> = new Set()
 
 /** Records written before versions existed (or holding something else there) count as version 0. */
 function versionOf (record: Document): number {

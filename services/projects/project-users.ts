@@ -2,7 +2,6 @@ import { MAX_NESTING, nestedDeeperThan } from '../nesting.js'
 import { badRequest, forbidden, notFound, unauthorized } from '../errors.js'
 import { hashPassword, passwordNeedsRehash, verifyPassword } from '../crypto.js'
 import { checkEmail, checkPasswordPolicy, normalizeEmail } from '../identity/users.js'
-import type { Clock } from '../clock.js'
 import type { Document, Store, StoreCollection, WithId } from '../store/types.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from './naming.js'
 import { isoString } from '../iso-dates.js'
@@ -111,7 +110,7 @@ export class ProjectUsers {
 
   private readonly accounts: StateMemo<ProjectAccount | null>
 
-  constructor (private readonly store: Store, private readonly clock: Clock, private readonly writeRecord: UserRecordWriter) {
+  constructor (private readonly store: Store, private readonly writeRecord: UserRecordWriter) {
     this.accounts = new StateMemo((collection) => store.stateStamp(collection))
   }
 

@@ -21,7 +21,7 @@ export function projectUsersOn (store: Store, clock: Clock) {
   const writes = new WriteGate()
   const definitions = new CollectionDefinitions(store, { clock, writes })
   const records = new Records(store, { clock, newId: createIdGenerator(() => clock.nowMs()), cursors: new Cursors(randomBytes(32)), findCollection: async (projectId, name) => await definitions.find(projectId, name), writes })
-  const users = new ProjectUsers(store, clock, async (projectId, account, profile) => {
+  const users = new ProjectUsers(store, async (projectId, account, profile) => {
     stats.writes++
     return await records.createUser(projectId, account, profile)
   })
