@@ -138,15 +138,15 @@ async function regexBar ({ address, info }: Started): Promise<string> {
   for (let i = 0; i < 5; i++) await timed(async () => await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body }))
   const regex: number[] = []
   const health: number[] = []
-  let running = true
+  const state = { running: true }
   const poll = (async () => {
-    while (running) {
+    while (state.running) {
       health.push(await timed(async () => await fetch(`${address}/healthz`)))
       await new Promise((resolve) => setTimeout(resolve, 5))
     }
   })()
   for (let i = 0; i < 50; i++) regex.push(await timed(async () => await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })))
-  running = false
+  state.running = false
   await poll
   const sorted = [...regex].sort((a, b) => a - b)
   const healthSorted = [...health].sort((a, b) => a - b)

@@ -58,8 +58,14 @@ const OptionalMethod = Type.Optional(MethodRef)
 
 /** In a create or change request: methods left out stay as they were (disabled on create). */
 export const MethodSettings = Type.Object({
-  list: OptionalMethod, get: OptionalMethod, create: OptionalMethod, update: OptionalMethod,
-  delete: OptionalMethod, upload: OptionalMethod, download: OptionalMethod, fileDelete: OptionalMethod
+  list: OptionalMethod,
+  get: OptionalMethod,
+  create: OptionalMethod,
+  update: OptionalMethod,
+  delete: OptionalMethod,
+  upload: OptionalMethod,
+  download: OptionalMethod,
+  fileDelete: OptionalMethod
 }, { additionalProperties: false })
 
 export const Collection = Type.Object({
@@ -67,8 +73,14 @@ export const Collection = Type.Object({
   fields: Type.Array(Type.Ref(FieldDefinition)),
   indexes: Type.Array(Type.Ref(IndexDefinition)),
   methods: Type.Object({
-    list: MethodRef, get: MethodRef, create: MethodRef, update: MethodRef,
-    delete: MethodRef, upload: MethodRef, download: MethodRef, fileDelete: MethodRef
+    list: MethodRef,
+    get: MethodRef,
+    create: MethodRef,
+    update: MethodRef,
+    delete: MethodRef,
+    upload: MethodRef,
+    download: MethodRef,
+    fileDelete: MethodRef
   }),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' })

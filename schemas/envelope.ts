@@ -14,7 +14,8 @@ export const ErrorEnvelope = Type.Object({
   details: Type.Optional(Type.Unknown({ description: 'Structured context, e.g. the offending fields' }))
 }, { $id: 'ErrorEnvelope' })
 
-const ErrorRef = Type.Ref(ErrorEnvelope)
+type ErrorRef = ReturnType<typeof errorRef>
+const errorRef = (description: string) => Type.Ref(ErrorEnvelope, { description })
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid request',
@@ -33,12 +34,12 @@ const STATUS_TEXT: Record<number, string> = {
 }
 
 /** Error responses a route declares, each the shared ErrorEnvelope. */
-export function errorResponses<S extends number[]> (...statuses: S): { [K in S[number]]: typeof ErrorRef } {
-  const responses: Record<number, typeof ErrorRef> = {}
+export function errorResponses<S extends number[]> (...statuses: S): { [K in S[number]]: ErrorRef } {
+  const responses: Record<number, ErrorRef> = {}
   for (const status of statuses) {
-    responses[status] = Type.Ref(ErrorEnvelope, { description: STATUS_TEXT[status] ?? 'Error' })
+    responses[status] = errorRef(STATUS_TEXT[status] ?? 'Error')
   }
-  return responses as { [K in S[number]]: typeof ErrorRef }
+  return responses as { [K in S[number]]: ErrorRef }
 }
 
 /** Schemas registered once with `addSchema` so routes can reference them by `$id`. */

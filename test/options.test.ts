@@ -54,7 +54,10 @@ let attempt = 0
 async function register (app: TestApp, remoteAddress: string, forwardedFor?: string): Promise<number> {
   const email = `probe${++attempt}@example.com`
   const res = await app.inject({
-    method: 'POST', url: '/api/auth/register', remoteAddress, headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
+    method: 'POST',
+    url: '/api/auth/register',
+    remoteAddress,
+    headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
     payload: { email, password: email, name: 'Probe' }
   })
   return res.statusCode

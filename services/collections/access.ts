@@ -26,7 +26,7 @@ export interface Access {
 
 const READ_METHODS: ReadonlySet<CollectionMethod> = new Set(['list', 'get', 'download'])
 
-const VARIABLES = ['@request.auth.id', '@now'] as const
+type RuleVariable = '@request.auth.id' | '@now'
 
 /** Replaces the rule's variables by this request's values; strings equal to a variable name are the only ones touched. */
 function substitute (value: unknown, vars: Record<string, unknown>): unknown {
@@ -74,8 +74,8 @@ export function resolveAccess (method: CollectionMethod, setting: MethodSettingT
   if (needsUser && caller.kind !== 'user') throw unauthorized('APP_UNAUTHORIZED', 'Authorization: Bearer <project JWT> is required')
   const user = caller.kind === 'user' ? caller : null
   // Made once per request, and only for rules with a filter or check: most requests need no Date.
-  let values: Record<(typeof VARIABLES)[number], unknown> | undefined
-  const vars = (): Record<(typeof VARIABLES)[number], unknown> => (values ??= { '@request.auth.id': user?.id ?? null, '@now': clock.now() })
+  let values: Record<RuleVariable, unknown> | undefined
+  const vars = (): Record<RuleVariable, unknown> => (values ??= { '@request.auth.id': user?.id ?? null, '@now': clock.now() })
   const parts: Filter[] = []
   if (rule.filter !== undefined) parts.push(toStoreFilter(substitute(rule.filter, vars()) as Filter))
   if (rule.owner !== undefined && user !== null) parts.push({ [rule.owner]: user.id })
@@ -174,4 +174,3 @@ export function signUpAccess (methods: Record<CollectionMethod, MethodSettingT>,
     readonly: new Set([...(create?.readonly ?? []), ...(update?.readonly ?? [])])
   }
 }
-

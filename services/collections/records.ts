@@ -299,4 +299,3 @@ export class Records {
     for (const hook of this.updatedHooks) await hook(projectId, collection, ids, changes)
   }
 }
-

@@ -26,8 +26,14 @@ function mpegFrame (head: Buffer): boolean {
 }
 
 const ISO_BRANDS: Record<string, string> = {
-  'M4A ': 'audio/mp4', 'M4B ': 'audio/mp4', 'qt  ': 'video/quicktime',
-  avif: 'image/avif', avis: 'image/avif', heic: 'image/heic', heix: 'image/heic', mif1: 'image/heic'
+  'M4A ': 'audio/mp4',
+  'M4B ': 'audio/mp4',
+  'qt  ': 'video/quicktime',
+  avif: 'image/avif',
+  avis: 'image/avif',
+  heic: 'image/heic',
+  heix: 'image/heic',
+  mif1: 'image/heic'
 }
 
 const MAGIC: Array<{ type: string | ((head: Buffer) => string), test: (head: Buffer) => boolean }> = [

@@ -72,8 +72,16 @@ export class ApiKeys {
     if (active >= MAX_KEYS_PER_USER) throw badRequest('APP_TOO_MANY_API_KEYS', `At most ${MAX_KEYS_PER_USER} active API keys per user`)
     const token = createPat(this.deps.prefix)
     const record = {
-      _id: hashToken(token), keyId: this.deps.newId(), userId, name: input.name.trim(), hint: patHint(token, this.deps.prefix),
-      scopes: [...new Set(input.scopes ?? [])].sort(), createdAt: now, lastUsedAt: null, expiresAt, revokedAt: null
+      _id: hashToken(token),
+      keyId: this.deps.newId(),
+      userId,
+      name: input.name.trim(),
+      hint: patHint(token, this.deps.prefix),
+      scopes: [...new Set(input.scopes ?? [])].sort(),
+      createdAt: now,
+      lastUsedAt: null,
+      expiresAt,
+      revokedAt: null
     }
     await this.keys.insertOne(record)
     return { ...toApiKey(record), token }

@@ -47,8 +47,6 @@ export interface OrganizationContents {
   unknownIn: UnknownProjects
 }
 
-
-
 function toOrganization (record: WithId<OrganizationRecord>): Organization {
   return {
     id: record._id,

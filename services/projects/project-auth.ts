@@ -121,7 +121,6 @@ export class ProjectAuth {
     throw unauthorized('APP_INVALID_TOKEN', 'The token is not a live project token of this project, or its user is gone, disabled or signed out everywhere')
   }
 
-
   /**
    * The answer verify gives, when it can be given from memory without a
    * promise: a valid answer remembered in the current state of the project

@@ -39,7 +39,6 @@ export interface Project {
 /** Run when a project goes: each family that keeps data outside the project's own collections registers one. */
 export type ProjectCleanup = (projectId: string) => Promise<void>
 
-
 const NOT_FOUND = 'Project not found'
 export const MAX_ALLOWED_ORIGINS = 50
 

@@ -76,8 +76,16 @@ export class ServiceTokens {
     }
     const token = createPat(this.deps.prefix)
     const record = {
-      _id: hashToken(token), tokenId: this.deps.newId(), projectId, name: input.name.trim(), hint: patHint(token, this.deps.prefix),
-      createdBy: input.createdBy, createdAt: now, lastUsedAt: null, expiresAt, revokedAt: null
+      _id: hashToken(token),
+      tokenId: this.deps.newId(),
+      projectId,
+      name: input.name.trim(),
+      hint: patHint(token, this.deps.prefix),
+      createdBy: input.createdBy,
+      createdAt: now,
+      lastUsedAt: null,
+      expiresAt,
+      revokedAt: null
     }
     await this.tokens.insertOne(record)
     return { ...toServiceToken(record), token }

@@ -1,5 +1,5 @@
 import fc from 'fast-check'
-import type { Contract, JsonSchema, Operation } from './openapi-contract.js'
+import type { Contract, Operation } from './openapi-contract.js'
 import {
   anyValue, deep, encodeText, garbageAuthorization, hintTable, invalidValue, junkJsonText, junkSegments, nastyKeys, nastyValues, ref, REF_MARKER,
   spliceDeep, spliceDeepText, spliceHuge, troubleValues, validValue

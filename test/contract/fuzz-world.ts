@@ -269,8 +269,16 @@ export class FuzzWorld {
 
   private thingValues (n: number): Record<string, unknown> {
     return {
-      title: `thing ${n}`, count: n % 1000, flag: n % 2 === 0, when: '2026-01-01T00:00:00.000Z', meta: { n }, contact: `c${n}@fuzz.test`,
-      site: 'https://example.com/', status: 'draft', labels: ['x'], tag: this.get('tagId')
+      title: `thing ${n}`,
+      count: n % 1000,
+      flag: n % 2 === 0,
+      when: '2026-01-01T00:00:00.000Z',
+      meta: { n },
+      contact: `c${n}@fuzz.test`,
+      site: 'https://example.com/',
+      status: 'draft',
+      labels: ['x'],
+      tag: this.get('tagId')
     }
   }
 

@@ -4,9 +4,9 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { buildTestApp } from '../helper.js'
-import { contractViolation, errorCode, loadContract, type Answer, type Operation } from './openapi-contract.js'
+import { contractViolation, errorCode, loadContract, type Operation } from './openapi-contract.js'
 import { FuzzWorld } from './fuzz-world.js'
-import { describeExchange, draftArbitrary, resolveDraft, send, type Sent } from './fuzz-requests.js'
+import { describeExchange, draftArbitrary, resolveDraft, send } from './fuzz-requests.js'
 
 /**
  * Every operation in openapi.yaml, fuzzed through the real app: path
@@ -68,9 +68,13 @@ t.test('every operation in openapi.yaml: no 5xx, every /api answer in the envelo
     env: {
       // The limiter has its own tests; here it would turn most sign-ins into 429s before they reach the code under test.
       AUTH_RATE_LIMIT_MAX: '1000000',
-      GOOGLE_CLIENT_ID: 'fuzz', GOOGLE_CLIENT_SECRET: 'fuzz', GOOGLE_ISSUER: await fakeIssuer(),
+      GOOGLE_CLIENT_ID: 'fuzz',
+      GOOGLE_CLIENT_SECRET: 'fuzz',
+      GOOGLE_ISSUER: await fakeIssuer(),
       // Nothing listens on the discard port: start and callback take the provider-unavailable path.
-      MICROSOFT_CLIENT_ID: 'fuzz', MICROSOFT_CLIENT_SECRET: 'fuzz', MICROSOFT_ISSUER: 'http://127.0.0.1:9'
+      MICROSOFT_CLIENT_ID: 'fuzz',
+      MICROSOFT_CLIENT_SECRET: 'fuzz',
+      MICROSOFT_ISSUER: 'http://127.0.0.1:9'
     }
   })
   const world = await FuzzWorld.create(app)

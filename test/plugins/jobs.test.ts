@@ -14,7 +14,7 @@ t.test('the app runs registered job types and finishes jobs in flight on close',
     app.registerJobHandler('greet', async (payload) => { runs.push(String(payload.name)); return { greeted: payload.name } })
     app.registerJobHandler('slow', async () => {
       markSlowJobStarted()
-      await new Promise<void>((release) => { releaseSlowJob = release })
+      await new Promise<void>((resolve) => { releaseSlowJob = resolve })
       runs.push('slow')
       return { done: true }
     })

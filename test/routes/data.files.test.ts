@@ -169,7 +169,7 @@ t.test('another end user, anonymous callers and a disabled method never reach a 
     ['file delete', async () => { const r = await call(app, 'DELETE', `${base}/${fileId}`, bob.auth); return { status: r.status, code: r.body.code } }]
   ]
   for (const [name, run] of cases) t.same(await run(), { status: 404, code: 'APP_RECORD_NOT_FOUND' }, `another user: ${name}`)
-  for (const [name, run] of cases) {
+  for (const [name] of cases) {
     const anonymous = name === 'multipart'
       ? await uploadWhole(app, base, {}, 'x.txt', 'text/plain', Buffer.from('x'))
       : name === 'download' ? { status: (await download(app, `${base}/${fileId}`, {})).status, body: {} } : await call(app, name === 'file delete' ? 'DELETE' : 'POST', name === 'file delete' ? `${base}/${fileId}` : `${base}/upload-sessions`, {}, name === 'file delete' ? undefined : { name: 'x', size: 1, type: 'text/plain' })

@@ -150,4 +150,3 @@ t.test('constructor, toString and the other prototype names are ordinary field n
   t.same([unique.status, unique.body.code], [409, 'APP_DEFINITION_CONFLICT'], 'a unique index over records lacking the field')
   t.match(unique.body.message, /have no value/, 'counts them as holding no value, not as holding Object\'s own member')
 })
-

@@ -1,9 +1,8 @@
 import t, { type Test } from 'tap'
-import { buildTestApp, signUp, type TestApp, call, type HttpMethod } from '../helper.js'
+import { buildTestApp, signUp, call, type HttpMethod } from '../helper.js'
 
 type Headers = Record<string, string>
 type Method = HttpMethod
-
 
 const bearer = (token: string): Headers => ({ authorization: `Bearer ${token}` })
 const ownerRule = { requireAuth: true, owner: 'author' }

@@ -1,8 +1,7 @@
 import t, { type Test } from 'tap'
-import { buildTestApp, signUp, type TestApp, call } from '../helper.js'
+import { buildTestApp, signUp, call } from '../helper.js'
 
 type Headers = Record<string, string>
-
 
 async function setup (t: Test) {
   const app = await buildTestApp(t)

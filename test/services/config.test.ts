@@ -22,9 +22,13 @@ t.test('defaults', async (t) => {
 t.test('SSO providers, landing URL and allowed redirects', async (t) => {
   const config = loadConfig({
     PUBLIC_URL: 'https://api.example.com',
-    APPLE_CLIENT_ID: 'com.example.web', APPLE_CLIENT_SECRET: 'eyJhbGciOiJFUzI1NiJ9.e30.sig',
-    GOOGLE_CLIENT_ID: 'g-id', GOOGLE_CLIENT_SECRET: ' g-secret ',
-    MICROSOFT_CLIENT_ID: 'm-id', MICROSOFT_CLIENT_SECRET: 'm-secret', MICROSOFT_ISSUER: 'https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0/',
+    APPLE_CLIENT_ID: 'com.example.web',
+    APPLE_CLIENT_SECRET: 'eyJhbGciOiJFUzI1NiJ9.e30.sig',
+    GOOGLE_CLIENT_ID: 'g-id',
+    GOOGLE_CLIENT_SECRET: ' g-secret ',
+    MICROSOFT_CLIENT_ID: 'm-id',
+    MICROSOFT_CLIENT_SECRET: 'm-secret',
+    MICROSOFT_ISSUER: 'https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0/',
     SSO_ALLOWED_REDIRECTS: 'https://App.Example.com, http://localhost:5173 ,'
   })
   t.same(config.ssoProviders, [
@@ -39,8 +43,13 @@ t.test('SSO providers, landing URL and allowed redirects', async (t) => {
 
 t.test('values from the environment', async (t) => {
   const config = loadConfig({
-    PORT: '9000', HOST: '0.0.0.0', DATA_DIR: '/tmp/x', MONGODB_URL: 'mongodb://db:27017', MONGODB_DB: 'prod',
-    PUBLIC_URL: 'https://api.example.com/', LOG_LEVEL: 'warn'
+    PORT: '9000',
+    HOST: '0.0.0.0',
+    DATA_DIR: '/tmp/x',
+    MONGODB_URL: 'mongodb://db:27017',
+    MONGODB_DB: 'prod',
+    PUBLIC_URL: 'https://api.example.com/',
+    LOG_LEVEL: 'warn'
   })
   t.match(config, { port: 9000, host: '0.0.0.0', dataDir: '/tmp/x', mongodbUrl: 'mongodb://db:27017', mongodbDb: 'prod', publicUrl: 'https://api.example.com', logLevel: 'warn' })
   t.equal(loadConfig({ HOST: '0.0.0.0', PORT: '81' }).publicUrl, 'http://127.0.0.1:81', 'wildcard hosts advertise loopback')
@@ -98,7 +107,10 @@ t.test('timeouts, trusted proxies and CORS origins', async (t) => {
   t.same(defaults.corsOrigins, [], 'no browser origin is allowed unless configured')
 
   const config = loadConfig({
-    CONNECTION_TIMEOUT_SECONDS: '30', REQUEST_TIMEOUT_SECONDS: '600', HEADERS_TIMEOUT_SECONDS: '10', KEEP_ALIVE_TIMEOUT_SECONDS: '65',
+    CONNECTION_TIMEOUT_SECONDS: '30',
+    REQUEST_TIMEOUT_SECONDS: '600',
+    HEADERS_TIMEOUT_SECONDS: '10',
+    KEEP_ALIVE_TIMEOUT_SECONDS: '65',
     TRUST_PROXY: ' 10.0.0.0/8, 192.168.1.7 ,::1, fd00::/8 ',
     CORS_ORIGINS: 'https://Console.Example.com, http://localhost:5173'
   })

@@ -110,7 +110,7 @@ t.test('retryDelayMs doubles, is capped, and jitters within the upper half of ea
 t.test('failures retry with growing backoff, then the job is dead', async (t) => {
   const clock = new ManualClock()
   const { queue } = await setup(t, clock, { backoff: { baseMs: 1_000, maxMs: 60_000 }, random: () => 0.5 })
-  const job = await queue.enqueue('flaky', { n: 1 }, { maxAttempts: 4 })
+  await queue.enqueue('flaky', { n: 1 }, { maxAttempts: 4 })
   const delays: number[] = []
   for (let attempt = 1; attempt <= 3; attempt++) {
     const claimed = await queue.claim('w', ['flaky'], 1_000)

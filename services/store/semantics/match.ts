@@ -64,8 +64,8 @@ export function matches (doc: Document, filter: Filter): boolean {
 /** True for `{$gt: 1}`-style values: MongoDB decides by the first key alone. */
 export function isOperatorObject (value: unknown): value is Document {
   if (!isPlainObject(value)) return false
-  for (const key in value) return key.startsWith('$')
-  return false
+  const first = Object.keys(value)[0]
+  return first !== undefined && first.startsWith('$')
 }
 
 export function compileQuery (query: unknown, path: string): RootPredicate {

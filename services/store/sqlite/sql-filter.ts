@@ -64,8 +64,8 @@ function isPlainObject (value: unknown): value is Document {
 
 function isOperatorObject (value: unknown): value is Document {
   if (!isPlainObject(value)) return false
-  for (const key in value) return key.startsWith('$')
-  return false
+  const first = Object.keys(value)[0]
+  return first !== undefined && first.startsWith('$')
 }
 
 export function compileSqlFilter (filter: Filter, context: FilterContext): SqlCondition {

@@ -195,8 +195,14 @@ t.test('Google-style: query callback, ticket exchange, /me, one-time ticket and 
   const authorization = await start(app, 'google')
   t.equal(`${authorization.origin}${authorization.pathname}`, `${opUrl}/auth`, 'the discovered authorization endpoint')
   t.match(Object.fromEntries(authorization.searchParams), {
-    response_type: 'code', client_id: GOOGLE.id, redirect_uri: callbackUrl('google'), scope: 'openid email profile', code_challenge_method: 'S256',
-    state: /^[\w-]{43}$/, nonce: /^[\w-]{43}$/, code_challenge: /^[\w-]{43}$/
+    response_type: 'code',
+    client_id: GOOGLE.id,
+    redirect_uri: callbackUrl('google'),
+    scope: 'openid email profile',
+    code_challenge_method: 'S256',
+    state: /^[\w-]{43}$/,
+    nonce: /^[\w-]{43}$/,
+    code_challenge: /^[\w-]{43}$/
   })
   t.notOk(authorization.searchParams.has('response_mode'), 'Google answers by query')
 

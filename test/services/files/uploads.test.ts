@@ -50,9 +50,20 @@ t.test('start describes the session and refuses bad declarations', async (t) => 
   const { uploads } = await setup(t, { maxSize: 10 * CHUNK })
   const view = await uploads.start(owner, { name: 'cat.png', size: 2 * CHUNK + 10, type: 'Image/PNG; q=1', createdBy: 'u1' })
   t.match(view, {
-    ...owner, name: 'cat.png', size: 2 * CHUNK + 10, type: 'image/png', sha256: null, chunkSize: CHUNK, chunkCount: 3,
-    received: [], missing: [0, 1, 2], status: 'open', createdBy: 'u1', file: null,
-    createdAt: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-02T00:00:00.000Z'
+    ...owner,
+    name: 'cat.png',
+    size: 2 * CHUNK + 10,
+    type: 'image/png',
+    sha256: null,
+    chunkSize: CHUNK,
+    chunkCount: 3,
+    received: [],
+    missing: [0, 1, 2],
+    status: 'open',
+    createdBy: 'u1',
+    file: null,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    expiresAt: '2026-01-02T00:00:00.000Z'
   })
   t.type(view.id, 'string')
   t.match(await uploads.start(owner, { name: 'e', size: 0, type: 'text/plain' }), { chunkCount: 0, missing: [] }, 'an empty file has no chunks')

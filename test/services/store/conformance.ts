@@ -263,7 +263,7 @@ export async function storeConformance (t: Test, openStore: () => Promise<Store>
     const jobs = await fresh()
     await jobs.insertMany([{ _id: 'j1', p: 2, state: 'ready' }, { _id: 'j2', p: 5, state: 'ready' }, { _id: 'j3', p: 1, state: 'done' }])
     const before = await jobs.findOneAndUpdate({ state: 'ready' }, { $set: { state: 'running' } }, { sort: { p: -1 } })
-    t.same(before, { _id: 'j2', p: 5, state: 'ready' }, "returns the document before the update by default, chosen by sort")
+    t.same(before, { _id: 'j2', p: 5, state: 'ready' }, 'returns the document before the update by default, chosen by sort')
     const after = await jobs.findOneAndUpdate({ state: 'ready' }, { $set: { state: 'running' } }, { returnDocument: 'after', projection: { state: 1, _id: 0 } })
     t.same(after, { state: 'running' })
     t.equal(await jobs.findOneAndUpdate({ state: 'ready' }, { $set: { state: 'x' } }), null)
