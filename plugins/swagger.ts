@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
 import { sharedSchemas } from '../schemas/envelope.js'
+import { SECURITY_SCHEMES } from './route-auth.js'
 
 export const API_TAGS = [
   { name: 'health', description: 'Liveness and readiness probes' },
@@ -27,11 +28,7 @@ async function swaggerPlugin (app: FastifyInstance): Promise<void> {
       servers: [{ url: '/' }],
       tags: API_TAGS,
       components: {
-        securitySchemes: {
-          platformAuth: { type: 'http', scheme: 'bearer', description: 'Platform JWT or personal access token' },
-          projectAuth: { type: 'http', scheme: 'bearer', description: 'Project end-user JWT' },
-          serviceToken: { type: 'http', scheme: 'bearer', description: 'Project service token' }
-        }
+        securitySchemes: SECURITY_SCHEMES
       }
     },
     refResolver: {

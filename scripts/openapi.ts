@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { stringify } from 'yaml'
 import { buildApp } from '../app.js'
 import { loadConfig } from '../services/config.js'
 
@@ -13,7 +14,8 @@ export async function renderOpenApi (): Promise<string> {
   try {
     const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dataDir }))
     await app.ready()
-    const yaml = app.swagger({ yaml: true })
+    // Written out in full: shared values (a tag list, a security requirement) would otherwise become YAML anchors and aliases.
+    const yaml = stringify(app.swagger(), { aliasDuplicateObjects: false })
     await app.close()
     return yaml
   } finally {

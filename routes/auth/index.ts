@@ -13,6 +13,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const limit = app.config.authRateLimit
 
   app.post('/register', {
+    config: { auth: 'none' },
     schema: { operationId: 'registerPlatformUser', tags: ['auth'], summary: 'Register a platform user', body: RegisterBody, response: RegisterResponses }
   }, async (request, reply) => {
     await rateLimiter.hit('register', request.ip, limit)
@@ -20,6 +21,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/login', {
+    config: { auth: 'none' },
     schema: { operationId: 'loginPlatformUser', tags: ['auth'], summary: 'Log in; returns a platform JWT and a refresh token', body: LoginBody, response: LoginResponses }
   }, async (request) => {
     await rateLimiter.hit('login-ip', request.ip, limit)
@@ -29,6 +31,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/refresh', {
+    config: { auth: 'none' },
     schema: { operationId: 'refreshPlatformSession', tags: ['auth'], summary: 'Trade a refresh token for a new access token and refresh token', body: RefreshBody, response: RefreshResponses }
   }, async (request) => {
     await rateLimiter.hit('refresh', request.ip, limit)
@@ -36,6 +39,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/logout', {
+    config: { auth: 'none' },
     schema: { operationId: 'logoutPlatformSession', tags: ['auth'], summary: 'End the session of a refresh token', body: RefreshBody, response: LogoutResponses }
   }, async (request) => {
     await sessions.logout(request.body.refreshToken)
@@ -43,8 +47,8 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/me', {
-    onRequest: app.requirePlatformUser,
-    schema: { operationId: 'getPlatformMe', tags: ['auth'], summary: 'The calling platform user', security: [{ platformAuth: [] }], response: MeResponses }
+    config: { auth: 'platform' },
+    schema: { operationId: 'getPlatformMe', tags: ['auth'], summary: 'The calling platform user', response: MeResponses }
   }, async (request) => ({ success: true as const, data: await users.get(platformCaller(request).userId) }))
 
   await app.register(apiKeyRoutes, { prefix: '/api-keys' })

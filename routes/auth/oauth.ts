@@ -32,10 +32,12 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await sso.init()
 
   app.get('/providers', {
+    config: { auth: 'none' },
     schema: { operationId: 'listSsoProviders', tags: ['auth'], summary: 'The SSO providers this server is configured for', response: ListSsoProvidersResponses }
   }, async () => ({ success: true as const, data: sso.providers().map((p) => ({ ...p, startUrl: `${app.prefix}/${p.id}/start` })) }))
 
   app.get('/:provider/start', {
+    config: { auth: 'none' },
     schema: { operationId: 'startSso', tags: ['auth'], summary: 'Start SSO: redirects to the identity provider', params: SsoProviderParams, querystring: SsoStartQuery, response: StartSsoResponses }
   }, async (request, reply) => {
     const redirect = await sso.start(request.params.provider, request.query.redirectTo)
@@ -51,6 +53,7 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     })
 
     callbacks.get('/:provider/callback', {
+      config: { auth: 'none' },
       schema: { operationId: 'completeSso', tags: ['auth'], summary: 'Identity-provider callback (query); redirects with a one-time ticket', params: SsoProviderParams, querystring: SsoCallbackParams, response: SsoCallbackResponses }
     }, async (request, reply) => {
       const redirect = await sso.callback(request.params.provider, request.query)
@@ -59,6 +62,7 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     })
 
     callbacks.post('/:provider/callback', {
+      config: { auth: 'none' },
       schema: { operationId: 'completeSsoFormPost', tags: ['auth'], summary: 'Identity-provider callback (form post, Apple); redirects with a one-time ticket', consumes: ['application/x-www-form-urlencoded'], params: SsoProviderParams, body: SsoCallbackParams, response: SsoCallbackResponses }
     }, async (request, reply) => {
       const redirect = await sso.callback(request.params.provider, request.body)
@@ -68,6 +72,7 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/exchange', {
+    config: { auth: 'none' },
     schema: { operationId: 'exchangeSsoTicket', tags: ['auth'], summary: 'Trade a one-time SSO ticket for a platform JWT and a refresh token', body: SsoExchangeBody, response: ExchangeSsoTicketResponses }
   }, async (request) => {
     await rateLimiter.hit('sso-exchange', request.ip, config.authRateLimit)

@@ -2,8 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { CollectionParams, CollectionResponses, CreateCollectionBody, UpdateCollectionBody } from '../../schemas/collection-definitions.js'
 import { ProjectIdParams } from '../../schemas/projects.js'
 
-const security = [{ platformAuth: [] }]
-
 /**
  * The admin side of a project's data API: which collections exist, their
  * fields, indexes and per-method rules. Mounted under `/api/projects/:projectId/collections`.
@@ -12,31 +10,36 @@ const collectionDefinitionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { definitions } = app.collections
   const tags = ['collections']
 
-  app.get('/', {
+  app.get('', {
+    config: { auth: 'platform' },
     preHandler: app.requireProjectPermission('collections.read'),
-    schema: { operationId: 'listCollections', tags, summary: 'The project\'s collection definitions, by name', security, params: ProjectIdParams, response: CollectionResponses.list }
+    schema: { operationId: 'listCollections', tags, summary: 'The project\'s collection definitions, by name', params: ProjectIdParams, response: CollectionResponses.list }
   }, async (request) => ({ success: true as const, data: await definitions.list(request.params.projectId) }))
 
-  app.post('/', {
+  app.post('', {
+    config: { auth: 'platform' },
     preHandler: app.requireProjectPermission('collections.manage'),
-    schema: { operationId: 'createCollection', tags, summary: 'Define a collection: fields, indexes and who may call each method', security, params: ProjectIdParams, body: CreateCollectionBody, response: CollectionResponses.created }
+    schema: { operationId: 'createCollection', tags, summary: 'Define a collection: fields, indexes and who may call each method', params: ProjectIdParams, body: CreateCollectionBody, response: CollectionResponses.created }
   }, async (request, reply) => {
     return reply.code(201).send({ success: true as const, data: await definitions.create(request.params.projectId, request.body) })
   })
 
   app.get('/:name', {
+    config: { auth: 'platform' },
     preHandler: app.requireProjectPermission('collections.read'),
-    schema: { operationId: 'getCollection', tags, summary: 'One collection definition', security, params: CollectionParams, response: CollectionResponses.one }
+    schema: { operationId: 'getCollection', tags, summary: 'One collection definition', params: CollectionParams, response: CollectionResponses.one }
   }, async (request) => ({ success: true as const, data: await definitions.get(request.params.projectId, request.params.name) }))
 
   app.put('/:name', {
+    config: { auth: 'platform' },
     preHandler: app.requireProjectPermission('collections.manage'),
-    schema: { operationId: 'updateCollection', tags, summary: 'Change fields, indexes or method settings; refused with 409 if existing records would break it', security, params: CollectionParams, body: UpdateCollectionBody, response: CollectionResponses.updated }
+    schema: { operationId: 'updateCollection', tags, summary: 'Change fields, indexes or method settings; refused with 409 if existing records would break it', params: CollectionParams, body: UpdateCollectionBody, response: CollectionResponses.updated }
   }, async (request) => ({ success: true as const, data: await definitions.update(request.params.projectId, request.params.name, request.body) }))
 
   app.delete('/:name', {
+    config: { auth: 'platform' },
     preHandler: app.requireProjectPermission('collections.manage'),
-    schema: { operationId: 'dropCollection', tags, summary: 'Drop a collection with all its records', security, params: CollectionParams, response: CollectionResponses.dropped }
+    schema: { operationId: 'dropCollection', tags, summary: 'Drop a collection with all its records', params: CollectionParams, response: CollectionResponses.dropped }
   }, async (request) => {
     await definitions.drop(request.params.projectId, request.params.name)
     return { success: true as const, data: { id: request.params.name, deleted: true as const } }

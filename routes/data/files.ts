@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import multipart from '@fastify/multipart'
 import { Type } from '@sinclair/typebox'
+import { requestCaller } from '../../plugins/route-auth.js'
 import { ChunkBody, ChunkParams, FileFieldParams, FileParams, FileResponses, MultipartBody, StartUploadBody, UploadSessionParams } from '../../schemas/files.js'
 import { AppError } from '../../services/errors.js'
 import { etagFor, ifNoneMatch, parseRange } from '../../services/files/range.js'
@@ -10,7 +11,6 @@ import { readChunkBodies } from './chunk-bodies.js'
 import { FORM_LIMITS, formFile } from './multipart-file.js'
 
 const tags = ['data']
-const security: Array<Record<string, string[]>> = [{ projectAuth: [] }, { platformAuth: [] }, {}]
 // Headers and framing around a chunk; anything larger is not a chunk of this server's size.
 const CHUNK_SLACK = 64 * 1024
 
@@ -33,59 +33,65 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const sessions = '/:table/:id/files/:field/upload-sessions'
 
   app.post(sessions, {
-    schema: { operationId: 'startUpload', tags, summary: 'Start a resumable upload into a file field; chunks then go in any order', security, params: FileFieldParams, body: StartUploadBody, response: FileResponses.started }
+    config: { auth: 'data' },
+    schema: { operationId: 'startUpload', tags, summary: 'Start a resumable upload into a file field; chunks then go in any order', params: FileFieldParams, body: StartUploadBody, response: FileResponses.started }
   }, async (request, reply) => {
-    const session = await files.startUpload(target(request.params), await app.dataCaller(request), request.body)
+    const session = await files.startUpload(target(request.params), requestCaller(request), request.body)
     return reply.code(201).send({ success: true as const, data: session })
   })
 
   app.get(`${sessions}/:sessionId`, {
-    schema: { operationId: 'getUpload', tags, summary: 'An upload\'s state: which chunks arrived and which are missing, to resume from', security, params: UploadSessionParams, response: FileResponses.session }
+    config: { auth: 'data' },
+    schema: { operationId: 'getUpload', tags, summary: 'An upload\'s state: which chunks arrived and which are missing, to resume from', params: UploadSessionParams, response: FileResponses.session }
   }, async (request) => {
     const { sessionId } = request.params
-    return { success: true as const, data: await files.uploadStatus(target(request.params), await app.dataCaller(request), sessionId) }
+    return { success: true as const, data: await files.uploadStatus(target(request.params), requestCaller(request), sessionId) }
   })
 
   app.put(`${sessions}/:sessionId/chunks/:index`, {
+    config: { auth: 'data' },
     bodyLimit: chunkLimit,
-    schema: { operationId: 'putUploadChunk', tags, summary: 'Store one chunk (application/octet-stream); sending a chunk again replaces it', security, consumes: ['application/octet-stream'], params: ChunkParams, body: ChunkBody, response: FileResponses.chunk }
+    schema: { operationId: 'putUploadChunk', tags, summary: 'Store one chunk (application/octet-stream); sending a chunk again replaces it', consumes: ['application/octet-stream'], params: ChunkParams, body: ChunkBody, response: FileResponses.chunk }
   }, async (request) => {
     const body: unknown = request.body ?? Buffer.alloc(0)
     if (!Buffer.isBuffer(body)) throw unsupported('Send the chunk as Content-Type: application/octet-stream')
     const { sessionId, index } = request.params
-    return { success: true as const, data: await files.putChunk(target(request.params), await app.dataCaller(request), sessionId, index, body) }
+    return { success: true as const, data: await files.putChunk(target(request.params), requestCaller(request), sessionId, index, body) }
   })
 
   app.post(`${sessions}/:sessionId/complete`, {
-    schema: { operationId: 'completeUpload', tags, summary: 'Join the chunks, verify size and sha256, sniff the type and attach the file to the record', security, params: UploadSessionParams, response: FileResponses.completed }
+    config: { auth: 'data' },
+    schema: { operationId: 'completeUpload', tags, summary: 'Join the chunks, verify size and sha256, sniff the type and attach the file to the record', params: UploadSessionParams, response: FileResponses.completed }
   }, async (request) => {
     const { sessionId } = request.params
-    return { success: true as const, data: await files.completeUpload(target(request.params), await app.dataCaller(request), sessionId) }
+    return { success: true as const, data: await files.completeUpload(target(request.params), requestCaller(request), sessionId) }
   })
 
   app.delete(`${sessions}/:sessionId`, {
-    schema: { operationId: 'abortUpload', tags, summary: 'Abort an upload and drop its chunks', security, params: UploadSessionParams, response: FileResponses.session }
+    config: { auth: 'data' },
+    schema: { operationId: 'abortUpload', tags, summary: 'Abort an upload and drop its chunks', params: UploadSessionParams, response: FileResponses.session }
   }, async (request) => {
     const { sessionId } = request.params
-    return { success: true as const, data: await files.abortUpload(target(request.params), await app.dataCaller(request), sessionId) }
+    return { success: true as const, data: await files.abortUpload(target(request.params), requestCaller(request), sessionId) }
   })
 
   app.post('/:table/:id/files/:field', {
-    schema: { operationId: 'uploadFile', tags, summary: `Upload a small file (up to ${MAX_MULTIPART_SIZE} bytes and the field's maxSize) in one multipart/form-data request`, security, consumes: ['multipart/form-data'], params: FileFieldParams, body: MultipartBody, response: FileResponses.uploaded }
+    config: { auth: 'data' },
+    schema: { operationId: 'uploadFile', tags, summary: `Upload a small file (up to ${MAX_MULTIPART_SIZE} bytes and the field's maxSize) in one multipart/form-data request`, consumes: ['multipart/form-data'], params: FileFieldParams, body: MultipartBody, response: FileResponses.uploaded }
   }, async (request, reply) => {
     if (!request.isMultipart()) throw unsupported('Send the file as multipart/form-data')
-    const caller = await app.dataCaller(request)
+    const caller = requestCaller(request)
     const { name, type, body } = await formFile(request)
     const uploaded = await files.uploadWhole(target(request.params), caller, { name, type, body, maxSize: MAX_MULTIPART_SIZE })
     return reply.code(201).send({ success: true as const, data: uploaded })
   })
 
   app.get('/:table/:id/files/:field/:fileId', {
+    config: { auth: 'data' },
     schema: {
       operationId: 'downloadFile',
       tags,
       summary: 'Download a file: Range for parts (206), If-None-Match with the ETag (304); served with its sniffed type',
-      security,
       params: FileParams,
       headers: Type.Object({ range: Type.Optional(Type.String({ maxLength: 200 })), 'if-none-match': Type.Optional(Type.String({ maxLength: 1024 })) }),
       produces: ['application/octet-stream'],
@@ -93,7 +99,7 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const { fileId } = request.params
-    const file = await files.download(target(request.params), await app.dataCaller(request), fileId)
+    const file = await files.download(target(request.params), requestCaller(request), fileId)
     const etag = etagFor(file.sha256)
     void reply.headers({
       etag,
@@ -116,10 +122,11 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.delete('/:table/:id/files/:field/:fileId', {
-    schema: { operationId: 'deleteFile', tags, summary: 'Remove a file from the record and from storage', security, params: FileParams, response: FileResponses.deleted }
+    config: { auth: 'data' },
+    schema: { operationId: 'deleteFile', tags, summary: 'Remove a file from the record and from storage', params: FileParams, response: FileResponses.deleted }
   }, async (request) => {
     const { fileId } = request.params
-    const record = await files.deleteFile(target(request.params), await app.dataCaller(request), fileId)
+    const record = await files.deleteFile(target(request.params), requestCaller(request), fileId)
     return { success: true as const, data: { id: fileId, deleted: true as const, record } }
   })
 }

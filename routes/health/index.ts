@@ -4,10 +4,12 @@ import { checkReadiness } from '../../services/health.js'
 
 const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/healthz', {
+    config: { auth: 'none' },
     schema: { operationId: 'getHealth', tags: ['health'], summary: 'Liveness: the process answers', response: HealthResponses }
   }, async () => ({ success: true as const, data: { status: 'ok' as const, uptimeSeconds: Math.round(process.uptime()) } }))
 
   app.get('/readyz', {
+    config: { auth: 'none' },
     schema: { operationId: 'getReadiness', tags: ['health'], summary: 'Readiness: the Store answers', response: ReadyResponses }
   }, async () => ({ success: true as const, data: await checkReadiness(app.store) }))
 }

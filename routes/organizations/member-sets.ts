@@ -11,8 +11,6 @@ interface MemberSetRouteOptions {
   permission: Permission
 }
 
-const security = [{ platformAuth: [] }]
-
 /**
  * Teams and permission groups have the same routes: list, create, get,
  * update, delete, and add or remove one member — what GitHub and GitLab
@@ -23,41 +21,48 @@ export const memberSetRoutes: FastifyPluginAsyncTypebox<MemberSetRouteOptions> =
   const label = noun === 'Team' ? 'team' : 'permission group'
   const plural = `${noun}s`
 
-  app.get('/', {
+  app.get('', {
+    config: { auth: 'platform' },
     preHandler: app.requireOrgPermission('org.read'),
-    schema: { operationId: `list${plural}`, tags, summary: `List the organization's ${label}s`, security, params: OrgParams, response: Responses.setList }
+    schema: { operationId: `list${plural}`, tags, summary: `List the organization's ${label}s`, params: OrgParams, response: Responses.setList }
   }, async (request) => ({ success: true as const, data: await sets.list(request.params.orgId) }))
 
-  app.post('/', {
+  app.post('', {
+    config: { auth: 'platform' },
     preHandler: app.requireOrgPermission(permission),
-    schema: { operationId: `create${noun}`, tags, summary: `Create a ${label} with members and grants`, security, params: OrgParams, body: CreateSetBody, response: Responses.setCreated }
+    schema: { operationId: `create${noun}`, tags, summary: `Create a ${label} with members and grants`, params: OrgParams, body: CreateSetBody, response: Responses.setCreated }
   }, async (request, reply) => reply.code(201).send({ success: true as const, data: await sets.create(orgAccess(request), request.body) }))
 
   app.get('/:setId', {
+    config: { auth: 'platform' },
     preHandler: app.requireOrgPermission('org.read'),
-    schema: { operationId: `get${noun}`, tags, summary: `One ${label}`, security, params: SetParams, response: Responses.set }
+    schema: { operationId: `get${noun}`, tags, summary: `One ${label}`, params: SetParams, response: Responses.set }
   }, async (request) => ({ success: true as const, data: await sets.get(request.params.orgId, request.params.setId) }))
 
   app.put('/:setId', {
+    config: { auth: 'platform' },
     preHandler: app.requireOrgPermission(permission),
-    schema: { operationId: `update${noun}`, tags, summary: `Change a ${label}'s name, description, grants or members`, security, params: SetParams, body: UpdateSetBody, response: Responses.setChanged }
+    schema: { operationId: `update${noun}`, tags, summary: `Change a ${label}'s name, description, grants or members`, params: SetParams, body: UpdateSetBody, response: Responses.setChanged }
   }, async (request) => ({ success: true as const, data: await sets.update(orgAccess(request), request.params.setId, request.body) }))
 
   app.delete('/:setId', {
+    config: { auth: 'platform' },
     preHandler: app.requireOrgPermission(permission),
-    schema: { operationId: `delete${noun}`, tags, summary: `Delete a ${label}; its members keep their own roles and grants`, security, params: SetParams, response: Responses.deleted }
+    schema: { operationId: `delete${noun}`, tags, summary: `Delete a ${label}; its members keep their own roles and grants`, params: SetParams, response: Responses.deleted }
   }, async (request) => {
     await sets.delete(request.params.orgId, request.params.setId)
     return { success: true as const, data: { id: request.params.setId, deleted: true as const } }
   })
 
   app.put('/:setId/members/:memberId', {
+    config: { auth: 'platform' },
     preHandler: app.requireOrgPermission(permission),
-    schema: { operationId: `add${noun}Member`, tags, summary: `Put an organization member in the ${label}`, security, params: SetMemberParams, response: Responses.setChanged }
+    schema: { operationId: `add${noun}Member`, tags, summary: `Put an organization member in the ${label}`, params: SetMemberParams, response: Responses.setChanged }
   }, async (request) => ({ success: true as const, data: await sets.addMember(orgAccess(request), request.params.setId, request.params.memberId) }))
 
   app.delete('/:setId/members/:memberId', {
+    config: { auth: 'platform' },
     preHandler: app.requireOrgPermission(permission),
-    schema: { operationId: `remove${noun}Member`, tags, summary: `Take a member out of the ${label}`, security, params: SetMemberParams, response: Responses.setChanged }
+    schema: { operationId: `remove${noun}Member`, tags, summary: `Take a member out of the ${label}`, params: SetMemberParams, response: Responses.setChanged }
   }, async (request) => ({ success: true as const, data: await sets.removeMember(request.params.orgId, request.params.setId, request.params.memberId) }))
 }

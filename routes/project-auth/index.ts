@@ -14,6 +14,7 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const tags = ['project auth']
 
   app.post('/register', {
+    config: { auth: 'none' },
     schema: { operationId: 'registerProjectUser', tags, summary: 'Register an end user; returns the user, a project JWT and a refresh token', params: ProjectAuthParams, body: ProjectRegisterBody, response: ProjectAuthResponses.registered }
   }, async (request, reply) => {
     await rateLimiter.hit('project-register', `${request.params.projectId}:${request.ip}`, limit)
@@ -21,6 +22,7 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/login', {
+    config: { auth: 'none' },
     schema: { operationId: 'loginProjectUser', tags, summary: 'Log an end user in; returns a project JWT and a refresh token', params: ProjectAuthParams, body: ProjectLoginBody, response: ProjectAuthResponses.loggedIn }
   }, async (request) => {
     const { projectId } = request.params
@@ -31,6 +33,7 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/refresh', {
+    config: { auth: 'none' },
     schema: { operationId: 'refreshProjectSession', tags, summary: 'Trade a refresh token for a new project JWT and refresh token (the old one dies; reusing it ends the session)', params: ProjectAuthParams, body: ProjectRefreshBody, response: ProjectAuthResponses.refreshed }
   }, async (request) => {
     await rateLimiter.hit('project-refresh', `${request.params.projectId}:${request.ip}`, limit)
@@ -38,6 +41,7 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/logout', {
+    config: { auth: 'none' },
     schema: { operationId: 'logoutProjectSession', tags, summary: 'End the session of a refresh token', params: ProjectAuthParams, body: ProjectRefreshBody, response: ProjectAuthResponses.loggedOut }
   }, async (request) => {
     await auth.logout(request.params.projectId, request.body.refreshToken)
@@ -45,8 +49,8 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/password', {
-    onRequest: app.requireProjectUser,
-    schema: { operationId: 'changeProjectUserPassword', tags, summary: 'Change the password; every other session of the user ends and a new one is returned', security: [{ projectAuth: [] }], params: ProjectAuthParams, body: ProjectPasswordBody, response: ProjectAuthResponses.passwordChanged }
+    config: { auth: 'projectUser' },
+    schema: { operationId: 'changeProjectUserPassword', tags, summary: 'Change the password; every other session of the user ends and a new one is returned', params: ProjectAuthParams, body: ProjectPasswordBody, response: ProjectAuthResponses.passwordChanged }
   }, async (request) => {
     const { projectId } = request.params
     await rateLimiter.hit('project-password', `${projectId}:${projectUser(request).id}`, limit)
@@ -54,13 +58,13 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/me', {
-    onRequest: app.requireProjectUser,
-    schema: { operationId: 'getProjectMe', tags, summary: 'The end user holding this project JWT', security: [{ projectAuth: [] }], params: ProjectAuthParams, response: ProjectAuthResponses.me }
+    config: { auth: 'projectUser' },
+    schema: { operationId: 'getProjectMe', tags, summary: 'The end user holding this project JWT', params: ProjectAuthParams, response: ProjectAuthResponses.me }
   }, async (request, reply) => reply.type(JSON_TYPE).serializer(successJson).send({ success: true as const, data: await auth.profile(request.params.projectId, projectUser(request)) }))
 
   app.post('/verify', {
-    onRequest: app.requireServiceToken,
-    schema: { operationId: 'verifyProjectToken', tags, summary: 'For the project\'s servers: whether a project JWT is valid here, and whose it is', security: [{ serviceToken: [] }], params: ProjectAuthParams, body: VerifyBody, response: ProjectAuthResponses.verified }
+    config: { auth: 'serviceToken' },
+    schema: { operationId: 'verifyProjectToken', tags, summary: 'For the project\'s servers: whether a project JWT is valid here, and whose it is', params: ProjectAuthParams, body: VerifyBody, response: ProjectAuthResponses.verified }
   }, (request, reply) => {
     const { projectId } = request.params
     const { token } = request.body

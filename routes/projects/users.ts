@@ -7,12 +7,12 @@ const projectUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { auth } = app.projectAuth
 
   app.post('/:userId/token', {
+    config: { auth: 'platform' },
     preHandler: app.requireProjectPermission('project.users.manage'),
     schema: {
       operationId: 'mintProjectUserToken',
       tags: ['projects'],
       summary: 'Mint a project JWT for an end user, for the API tester (not a replacement for login)',
-      security: [{ platformAuth: [] }],
       params: ProjectUserParams,
       response: ProjectAuthResponses.minted
     }

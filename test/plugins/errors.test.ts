@@ -9,6 +9,7 @@ import { Envelope, errorResponses } from '../../schemas/envelope.js'
 // Probe routes exercise the error plugin with a real body schema and thrown errors.
 const probes: FastifyPluginAsync = async (app) => {
   app.post('/api/probe', {
+    config: { auth: 'none' },
     schema: {
       body: Type.Object({
         name: Type.String({ minLength: 1 }),
@@ -18,10 +19,10 @@ const probes: FastifyPluginAsync = async (app) => {
       response: { 200: Envelope(Type.Object({ name: Type.String() })), ...errorResponses(400, 413, 415) }
     }
   }, async (request) => ({ success: true, data: { name: (request.body as { name: string }).name } }))
-  app.get('/api/probe/coded', async () => { throw new AppError('APP_THING_NOT_FOUND', 404, 'Thing not found', { id: 'x' }) })
-  app.get('/api/probe/crash', async () => { throw new Error('secret internal detail at /srv/db.ts:12') })
-  app.get('/api/probe/item/:id', async () => ({ success: true, data: {} }))
-  app.get('/api/probe/limited', async () => { throw new AppError('APP_RATE_LIMITED', 429, 'Slow down', { retryAfterSeconds: 7 }) })
+  app.get('/api/probe/coded', { config: { auth: 'none' } }, async () => { throw new AppError('APP_THING_NOT_FOUND', 404, 'Thing not found', { id: 'x' }) })
+  app.get('/api/probe/crash', { config: { auth: 'none' } }, async () => { throw new Error('secret internal detail at /srv/db.ts:12') })
+  app.get('/api/probe/item/:id', { config: { auth: 'none' } }, async () => ({ success: true, data: {} }))
+  app.get('/api/probe/limited', { config: { auth: 'none' } }, async () => { throw new AppError('APP_RATE_LIMITED', 429, 'Slow down', { retryAfterSeconds: 7 }) })
 }
 
 t.test('error envelope for every kind of bad input', async (t) => {
@@ -72,7 +73,7 @@ t.test('error envelope for every kind of bad input', async (t) => {
 
 t.test('an empty JSON body is fine on a DELETE', async (t) => {
   const app = await buildTestApp(t, {
-    extra: async (app) => { app.delete('/api/probe/:id', async () => ({ success: true, data: { deleted: true } })) }
+    extra: async (app) => { app.delete('/api/probe/:id', { config: { auth: 'none' } }, async () => ({ success: true, data: { deleted: true } })) }
   })
   const res = await app.inject({ method: 'DELETE', url: '/api/probe/1', headers: { 'content-type': 'application/json' } })
   t.equal(res.statusCode, 200)
@@ -135,7 +136,7 @@ t.test('a request that arrives while the server drains is shed with 503 in the e
   let draining = (): void => {}
   const drainingSeen = new Promise<void>((resolve) => { draining = resolve })
   const slow: FastifyPluginAsync = async (app) => {
-    app.get('/api/probe/slow', async () => { started(); await held; return { success: true, data: { done: true } } })
+    app.get('/api/probe/slow', { config: { auth: 'none' } }, async () => { started(); await held; return { success: true, data: { done: true } } })
     // Runs after the errors plugin's own preClose hook (registered earlier), so the server is draining by then.
     app.addHook('preClose', async () => { draining() })
   }
