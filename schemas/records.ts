@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { Envelope, errorResponses } from './envelope.js'
+import { Envelope, errorResponses, ETAG, LOCATION, withHeaders } from './envelope.js'
 
 const QUERY_LIMIT_TEXT = 'Filters: MongoDB-style JSON over the collection\'s fields (id, createdAt, updatedAt included) with $eq $ne $gt $gte $lt $lte $in $nin $exists $regex $options $not $elemMatch $all $size $and $or $nor; at most 4096 bytes, 6 levels, 64 clauses, 100 values per $in/$nin/$all, regex 256 characters.'
 
@@ -65,9 +65,9 @@ const ListPage = Type.Object({
 
 export const RecordResponses = {
   list: { 200: Envelope(ListPage), ...errorResponses(400, 401, 403, 404, 405) },
-  one: { 200: Envelope(Type.Ref(DataRecord)), ...errorResponses(400, 401, 403, 404, 405) },
-  created: { 201: Envelope(Type.Ref(DataRecord)), ...errorResponses(400, 401, 403, 404, 405, 409) },
-  updated: { 200: Envelope(Type.Ref(DataRecord)), ...errorResponses(400, 401, 403, 404, 405, 409, 412) },
+  one: { 200: withHeaders(Envelope(Type.Ref(DataRecord)), ETAG), ...errorResponses(400, 401, 403, 404, 405) },
+  created: { 201: withHeaders(Envelope(Type.Ref(DataRecord)), { ...LOCATION, ...ETAG }), ...errorResponses(400, 401, 403, 404, 405, 409) },
+  updated: { 200: withHeaders(Envelope(Type.Ref(DataRecord)), ETAG), ...errorResponses(400, 401, 403, 404, 405, 409, 412) },
   deleted: { 200: Envelope(Type.Object({ id: Type.String(), deleted: Type.Literal(true) })), ...errorResponses(400, 401, 403, 404, 405, 412) },
   bulkUpdated: { 200: Envelope(Type.Object({ matched: Type.Integer(), modified: Type.Integer(), dryRun: Type.Boolean() })), ...errorResponses(400, 401, 403, 404, 405, 409) },
   bulkDeleted: { 200: Envelope(Type.Object({ matched: Type.Integer(), deleted: Type.Integer(), dryRun: Type.Boolean() })), ...errorResponses(400, 401, 403, 404, 405, 409) }

@@ -6,8 +6,10 @@ import {
 } from '../../schemas/records.js'
 import { badRequest } from '../../services/errors.js'
 import fileRoutes from './files.js'
+import { allowEnabledMethods } from './allowed-methods.js'
 import { listPageJson } from './record-pages.js'
 import { JSON_TYPE } from '../frozen-json.js'
+import { createdAt } from '../location.js'
 
 const tags = ['data']
 
@@ -32,10 +34,11 @@ const BulkDeleteQuery = Type.Object({
  */
 const dataRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { records } = app
+  allowEnabledMethods(app)
 
   app.get('/:table', {
-    config: { auth: 'data' },
-    schema: { operationId: 'listRecords', tags, summary: 'List records the caller\'s rule lets it see: filter, sort, cursor or offset pages, field selection', params: RecordParams, querystring: ListQuery, response: RecordResponses.list }
+    config: { auth: 'data', collectionMethod: 'list' },
+    schema: { operationId: 'listRecords', tags, summary: 'List records the caller\'s rule lets it see: filter, sort, cursor or offset pages, field selection', description: 'Under the collection\'s list rule. `filter` is MongoDB-style JSON over the collection\'s fields; pages follow `nextCursor` (or `offset`); `fields` selects what is returned; `count` adds the total.', params: RecordParams, querystring: ListQuery, response: RecordResponses.list }
   }, async (request, reply) => {
     const { projectId, table } = request.params
     const page = await records.list(projectId, table, requestCaller(request), request.query)
@@ -43,8 +46,8 @@ const dataRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/:table/query', {
-    config: { auth: 'data' },
-    schema: { operationId: 'queryRecords', tags, summary: 'List records with the filter in the body, for filters too long for a URL', params: RecordParams, body: QueryBody, response: RecordResponses.list }
+    config: { auth: 'data', collectionMethod: 'list' },
+    schema: { operationId: 'queryRecords', tags, summary: 'List records with the filter in the body, for filters too long for a URL', description: 'The same as listing, with the query in the body; under the list rule.', params: RecordParams, body: QueryBody, response: RecordResponses.list }
   }, async (request, reply) => {
     const { projectId, table } = request.params
     const page = await records.list(projectId, table, requestCaller(request), request.body)
@@ -52,8 +55,8 @@ const dataRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/:table/:id', {
-    config: { auth: 'data' },
-    schema: { operationId: 'getRecord', tags, summary: 'One record, if the get rule lets the caller see it', params: RecordIdParams, querystring: GetQuery, response: RecordResponses.one }
+    config: { auth: 'data', collectionMethod: 'get' },
+    schema: { operationId: 'getRecord', tags, summary: 'One record, if the get rule lets the caller see it', description: 'Under the collection\'s get rule; a record outside it is 404. The answer\'s ETag is the record\'s version.', params: RecordIdParams, querystring: GetQuery, response: RecordResponses.one }
   }, async (request, reply) => {
     const { projectId, table, id } = request.params
     const record = await records.get(projectId, table, requestCaller(request), id, request.query.fields)
@@ -62,17 +65,17 @@ const dataRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/:table', {
-    config: { auth: 'data' },
-    schema: { operationId: 'createRecord', tags, summary: 'Create a record', params: RecordParams, body: RecordBody, response: RecordResponses.created }
+    config: { auth: 'data', collectionMethod: 'create' },
+    schema: { operationId: 'createRecord', tags, summary: 'Create a record', description: 'Under the collection\'s create rule. Unknown fields are refused, never dropped. Location names the new record and ETag its version.', params: RecordParams, body: RecordBody, response: RecordResponses.created }
   }, async (request, reply) => {
     const { projectId, table } = request.params
     const record = await records.create(projectId, table, requestCaller(request), request.body)
-    return reply.code(201).header('etag', `"${String(record.version)}"`).send({ success: true as const, data: record })
+    return reply.code(201).headers({ location: createdAt(request, record.id), etag: `"${String(record.version)}"` }).send({ success: true as const, data: record })
   })
 
   app.put('/:table/:id', {
-    config: { auth: 'data' },
-    schema: { operationId: 'updateRecord', tags, summary: 'Change the fields given; with If-Match only if the record is still at that version (412 otherwise)', params: RecordIdParams, headers: IfMatchHeaders, body: RecordBody, response: RecordResponses.updated }
+    config: { auth: 'data', collectionMethod: 'update' },
+    schema: { operationId: 'updateRecord', tags, summary: 'Change the fields given; with If-Match only if the record is still at that version (412 otherwise)', description: 'Under the collection\'s update rule. Only the fields given change. With `If-Match` the change applies only if the record is still at that version (412 `APP_VERSION_MISMATCH` otherwise).', params: RecordIdParams, headers: IfMatchHeaders, body: RecordBody, response: RecordResponses.updated }
   }, async (request, reply) => {
     const { projectId, table, id } = request.params
     const record = await records.update(projectId, table, requestCaller(request), id, request.body, ifMatchVersion(request.headers['if-match']))
@@ -80,8 +83,8 @@ const dataRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.delete('/:table/:id', {
-    config: { auth: 'data' },
-    schema: { operationId: 'deleteRecord', tags, summary: 'Delete a record and its files', params: RecordIdParams, headers: IfMatchHeaders, response: RecordResponses.deleted }
+    config: { auth: 'data', collectionMethod: 'delete' },
+    schema: { operationId: 'deleteRecord', tags, summary: 'Delete a record and its files', description: 'Under the collection\'s delete rule; `If-Match` as on update. The record\'s files go with it.', params: RecordIdParams, headers: IfMatchHeaders, response: RecordResponses.deleted }
   }, async (request) => {
     const { projectId, table, id } = request.params
     await records.delete(projectId, table, requestCaller(request), id, ifMatchVersion(request.headers['if-match']))
@@ -89,16 +92,16 @@ const dataRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.patch('/:table', {
-    config: { auth: 'data' },
-    schema: { operationId: 'bulkUpdateRecords', tags, summary: 'Set fields on every record matching a filter, under the update rule', params: RecordParams, body: BulkUpdateBody, response: RecordResponses.bulkUpdated }
+    config: { auth: 'data', collectionMethod: 'update' },
+    schema: { operationId: 'bulkUpdateRecords', tags, summary: 'Set fields on every record matching a filter, under the update rule', description: 'Needs the update method enabled and a filter that selects something by its form (400 `APP_FILTER_REQUIRED`). `dryRun` only counts; more matches than `maxAffected` change nothing (409 `APP_TOO_MANY_AFFECTED`).', params: RecordParams, body: BulkUpdateBody, response: RecordResponses.bulkUpdated }
   }, async (request) => {
     const { projectId, table } = request.params
     return { success: true as const, data: await records.bulkUpdate(projectId, table, requestCaller(request), request.body) }
   })
 
   app.delete('/:table', {
-    config: { auth: 'data' },
-    schema: { operationId: 'bulkDeleteRecords', tags, summary: 'Delete every record matching a filter (in the body or the query string), under the delete rule', params: RecordParams, querystring: BulkDeleteQuery, body: Type.Union([BulkDeleteBody, Type.Null()]), response: RecordResponses.bulkDeleted }
+    config: { auth: 'data', collectionMethod: 'delete' },
+    schema: { operationId: 'bulkDeleteRecords', tags, summary: 'Delete every record matching a filter (in the body or the query string), under the delete rule', description: 'Needs the delete method enabled and a filter that selects something by its form. The filter and options go in the body, or in the query string for clients that send no body with DELETE.', params: RecordParams, querystring: BulkDeleteQuery, body: Type.Union([BulkDeleteBody, Type.Null()]), response: RecordResponses.bulkDeleted }
   }, async (request) => {
     const { projectId, table } = request.params
     const params = request.body ?? { ...request.query, filter: request.query.filter ?? {} }

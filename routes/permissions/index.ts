@@ -11,7 +11,7 @@ const catalogue = {
 const permissionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('', {
     config: { auth: 'platform' },
-    schema: { operationId: 'getPermissionCatalogue', tags: ['organizations'], summary: 'Every permission name and what each role holds', response: Responses.catalogue }
+    schema: { operationId: 'getPermissionCatalogue', tags: ['organizations'], summary: 'Every permission name and what each role holds', description: 'The catalogue that grants, teams, groups and personal-access-token scopes draw from, and the permissions each role (owner, admin, member, viewer) holds. Any signed-in platform user may read it.', response: Responses.catalogue }
   }, async () => ({ success: true as const, data: catalogue }))
 }
 

@@ -13,6 +13,7 @@ const projectUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'mintProjectUserToken',
       tags: ['projects'],
       summary: 'Mint a project JWT for an end user, for the API tester (not a replacement for login)',
+      description: 'Needs `project.users.manage`. A short-lived project JWT (no refresh token) for an existing, enabled end user, so an admin can try the data API as that user.',
       params: ProjectUserParams,
       response: ProjectAuthResponses.minted
     }

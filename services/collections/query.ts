@@ -1,4 +1,4 @@
-import { badRequest } from '../errors.js'
+import { badRequest, fieldIssue } from '../errors.js'
 import { SecretBox } from '../crypto.js'
 import type { Document, Filter, Sort } from '../store/types.js'
 import type { FieldDefinitionT } from '../../schemas/collections.js'
@@ -62,10 +62,10 @@ function sortKeys (raw: string, fields: FieldMap): SortKey[] {
     const name = descending ? part.slice(1) : part
     const field = fields.get(name)
     const type = fieldType(fields, name)
-    if (type === undefined) throw badRequest('APP_INVALID_SORT', `sort: "${name}" is not a field of this collection`, { field: name })
-    if (UNSORTABLE.has(type) || field?.multiple === true) throw badRequest('APP_INVALID_SORT', `sort: "${name}" cannot be sorted on`, { field: name })
+    if (type === undefined) throw badRequest('APP_INVALID_SORT', `sort: "${name}" is not a field of this collection`, fieldIssue('sort', 'is not a field of this collection', name))
+    if (UNSORTABLE.has(type) || field?.multiple === true) throw badRequest('APP_INVALID_SORT', `sort: "${name}" cannot be sorted on`, fieldIssue('sort', 'cannot be sorted on', name))
     const key = name === 'id' ? '_id' : name
-    if (keys.some(([existing]) => existing === key)) throw badRequest('APP_INVALID_SORT', `sort: "${name}" is given twice`, { field: name })
+    if (keys.some(([existing]) => existing === key)) throw badRequest('APP_INVALID_SORT', `sort: "${name}" is given twice`, fieldIssue('sort', 'is given twice', name))
     keys.push([key, descending ? -1 : 1])
   }
   if (keys.length > QUERY_LIMITS.maxSortKeys) throw badRequest('APP_INVALID_SORT', `sort: at most ${QUERY_LIMITS.maxSortKeys} keys`)
@@ -78,7 +78,7 @@ export function checkSortVisible (plan: SortPlan, hidden: ReadonlySet<string>): 
   if (hidden.size === 0) return
   for (const [key] of plan.keys) {
     const field = key === '_id' ? 'id' : key
-    if (hidden.has(field)) throw badRequest('APP_INVALID_SORT', `sort: "${field}" is hidden from this method's callers and cannot be sorted on`, { field })
+    if (hidden.has(field)) throw badRequest('APP_INVALID_SORT', `sort: "${field}" is hidden from this method's callers and cannot be sorted on`, fieldIssue('sort', 'is hidden from this method\'s callers', field))
   }
 }
 

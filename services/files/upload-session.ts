@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream'
-import { AppError, badRequest, conflict, notFound } from '../errors.js'
+import { AppError, badRequest, conflict, notFound, type ErrorDetails } from '../errors.js'
 import type { WithId } from '../store/types.js'
 import { bodyChunks, isValidKeySegment } from './file-store.js'
 import { SNIFF_BYTES } from './sniff.js'
@@ -92,10 +92,10 @@ export function legacyFileKey (projectId: string, fileId: string): string | null
 /** Where a session's chunks are staged, each at its offset. */
 export const stagedKey = (sessionId: string): string => `uploads/${sessionId}`
 
-export const invalid = (message: string, details?: unknown): AppError => badRequest('APP_UPLOAD_INVALID', message, details)
-export const invalidChunk = (message: string, details?: unknown): AppError => badRequest('APP_INVALID_CHUNK', message, details)
+export const invalid = (message: string, details?: ErrorDetails): AppError => badRequest('APP_UPLOAD_INVALID', message, details)
+export const invalidChunk = (message: string, details?: ErrorDetails): AppError => badRequest('APP_INVALID_CHUNK', message, details)
 export const sessionNotFound = (): AppError => notFound('APP_UPLOAD_SESSION_NOT_FOUND', 'Upload session not found')
-export const tooLarge = (maxSize: number): AppError => new AppError('APP_FILE_TOO_LARGE', 413, `The file is larger than ${maxSize} bytes`, { maxSize })
+export const tooLarge = (maxSize: number): AppError => new AppError('APP_FILE_TOO_LARGE', 413, `The file is larger than ${maxSize} bytes`, { limit: maxSize })
 export const completing = (): AppError => conflict('APP_UPLOAD_COMPLETING', 'The upload is being completed by another request')
 export const chunkInFlight = (): AppError => conflict('APP_UPLOAD_CHUNK_IN_FLIGHT', 'A chunk is still being written; complete once every send has answered')
 
@@ -177,7 +177,7 @@ export async function * bounded (body: Buffer | Readable, limits: { max: number,
     }
     yield chunk
   }
-  if (limits.exact === true && seen !== limits.max) throw invalidChunk(`The chunk must be exactly ${limits.max} bytes; got ${seen}`, { expected: limits.max, received: seen })
+  if (limits.exact === true && seen !== limits.max) throw invalidChunk(`The chunk must be exactly ${limits.max} bytes; got ${seen}`, { expected: limits.max, actual: seen })
 }
 
 export async function readAll (stream: Readable): Promise<Buffer> {

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream'
 import type { Clock } from '../clock.js'
-import { AppError, conflict } from '../errors.js'
+import { AppError, conflict, fieldIssue } from '../errors.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { ChunkDigests } from './chunk-digests.js'
@@ -119,11 +119,11 @@ export class UploadSessions {
     const session = await this.load(sessionId, owner)
     this.assertOpen(session)
     if (!Number.isSafeInteger(index) || index < 0 || index >= session.chunkCount) {
-      throw invalidChunk(`Chunk index must be between 0 and ${session.chunkCount - 1}`, { index, chunkCount: session.chunkCount })
+      throw invalidChunk(`Chunk index must be between 0 and ${session.chunkCount - 1}`, fieldIssue('index', `must be between 0 and ${session.chunkCount - 1}`))
     }
     const expected = index === session.chunkCount - 1 ? session.size - index * session.chunkSize : session.chunkSize
     if (Buffer.isBuffer(body) && body.length !== expected) {
-      throw invalidChunk(`The chunk must be exactly ${expected} bytes; got ${body.length}`, { expected, received: body.length })
+      throw invalidChunk(`The chunk must be exactly ${expected} bytes; got ${body.length}`, { expected, actual: body.length })
     }
     // Whole before it touches the staged bytes: a stream that breaks off must not leave half a chunk over a good one.
     const tooLong = (): Error => invalidChunk(`The chunk must be exactly ${expected} bytes`, { expected })

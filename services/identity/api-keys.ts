@@ -67,7 +67,7 @@ export class ApiKeys {
     const now = this.deps.clock.now()
     const expiresAt = futureExpiry(input.expiresAt, now)
     const unknown = (input.scopes ?? []).filter((scope) => !isPermission(scope))
-    if (unknown.length > 0) throw badRequest('APP_UNKNOWN_PERMISSION', `scopes must name permissions from the catalogue; unknown: ${unknown.join(', ')}`, { scopes: unknown })
+    if (unknown.length > 0) throw badRequest('APP_UNKNOWN_PERMISSION', `scopes must name permissions from the catalogue; unknown: ${unknown.join(', ')}`, { fields: unknown.map((scope) => ({ path: 'scopes', message: `"${scope}" is not a permission` })) })
     const active = await this.keys.countDocuments({ userId, revokedAt: null })
     if (active >= MAX_KEYS_PER_USER) throw badRequest('APP_TOO_MANY_API_KEYS', `At most ${MAX_KEYS_PER_USER} active API keys per user`)
     const token = createPat(this.deps.prefix)

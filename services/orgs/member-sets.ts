@@ -191,7 +191,7 @@ export class MemberSets {
     const found = await this.memberships.find({ _id: { $in: unique.map((id) => membershipId(orgId, id)) } }, { projection: { userId: 1 } }).toArray()
     const known = new Set(found.map((m) => m.userId))
     const missing = unique.filter((id) => !known.has(id))
-    if (missing.length > 0) throw badRequest('APP_NOT_A_MEMBER', `Not members of this organization: ${missing.join(', ')}`, { userIds: missing })
+    if (missing.length > 0) throw badRequest('APP_NOT_A_MEMBER', `Not members of this organization: ${missing.join(', ')}`, { ids: missing })
     return unique
   }
 

@@ -1,4 +1,4 @@
-import { badRequest, conflict, notFound } from '../errors.js'
+import { badRequest, conflict, fieldIssue, notFound } from '../errors.js'
 import { ANY_ORIGIN, normalizeOrigin } from '../origins.js'
 import { checkName, checkSlug, namedChanges, slugFrom, withSuffix } from '../slugs.js'
 import { DuplicateKeyError } from '../store/errors.js'
@@ -48,7 +48,7 @@ export function checkAllowedOrigins (entries: string[]): string[] {
   const origins = new Set<string>()
   for (const entry of entries) {
     const origin = entry.trim() === ANY_ORIGIN ? ANY_ORIGIN : normalizeOrigin(entry)
-    if (origin === null) throw badRequest('APP_INVALID_ORIGIN', `"${entry}" is not an origin such as https://app.example.com`, { origin: entry })
+    if (origin === null) throw badRequest('APP_INVALID_ORIGIN', `"${entry}" is not an origin such as https://app.example.com`, fieldIssue('allowedOrigins', `"${entry}" is not an origin`))
     origins.add(origin)
   }
   if (origins.has(ANY_ORIGIN) && origins.size > 1) throw badRequest('APP_INVALID_ORIGIN', 'allowedOrigins is either ["*"] or a list of origins, not both')
