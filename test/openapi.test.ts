@@ -2,13 +2,14 @@ import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { parse } from 'yaml'
 import { validate } from '@readme/openapi-parser'
-import { OPENAPI_FILE, renderOpenApi } from '../scripts/openapi.js'
+import { CLIENT_TYPES_FILE, OPENAPI_FILE, renderClientTypes, renderOpenApi } from '../scripts/openapi.js'
 import { buildTestApp } from './helper.js'
 
 t.test('openapi.yaml is current and valid', async (t) => {
   const generated = await renderOpenApi()
   const committed = readFileSync(OPENAPI_FILE, 'utf8')
   t.equal(committed, generated, 'openapi.yaml is stale: run `npm run openapi` and commit it')
+  t.equal(readFileSync(CLIENT_TYPES_FILE, 'utf8'), await renderClientTypes(generated), 'the generated client types are stale: run `npm run openapi` and commit them')
 
   const document = parse(generated)
   const result = await validate(structuredClone(document))
@@ -18,6 +19,7 @@ t.test('openapi.yaml is current and valid', async (t) => {
 
 t.test('every operation is documented', async (t) => {
   const document = parse(await renderOpenApi())
+  const tags = new Map<string, string>(document.tags.map((tag: { name: string, description: string }) => [tag.name, tag.description]))
   const seen = new Set<string>()
   for (const [path, item] of Object.entries<Record<string, any>>(document.paths)) {
     for (const [method, operation] of Object.entries<any>(item)) {
@@ -26,7 +28,14 @@ t.test('every operation is documented', async (t) => {
       t.notOk(seen.has(operation.operationId), `${where}: operationId unique`)
       seen.add(operation.operationId)
       t.ok(operation.summary, `${where}: summary`)
+      t.ok(operation.description, `${where}: description`)
       t.ok(Array.isArray(operation.tags) && operation.tags.length > 0, `${where}: tags`)
+      for (const tag of operation.tags ?? []) t.ok(tags.get(tag), `${where}: tag ${tag} is declared with a description`)
+      t.ok(Array.isArray(operation.security), `${where}: security, [] when public`)
+      t.notOk(path.endsWith('/') && path !== '/', `${where}: no trailing slash`)
+      for (const [status, response] of Object.entries<any>(operation.responses)) {
+        if (Number(status) >= 400 || status === 'default') t.match(response.$ref, /^#\/components\/responses\//, `${where} ${status}: the shared JSON error response`)
+      }
       // A browser-facing redirect (SSO start and callback) succeeds with 302.
       t.ok(['200', '201', '204', '302'].some((status) => operation.responses?.[status] !== undefined), `${where}: success response`)
     }
