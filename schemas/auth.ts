@@ -87,3 +87,7 @@ export const AddSshKeyResponses = { 201: withHeaders(Envelope(Type.Ref(SshKey)),
 export const DeleteSshKeyResponses = { 200: Envelope(Type.Object({ deleted: Type.Literal(true) })), ...errorResponses(401, 404) }
 
 export type RegisterBodyType = Static<typeof RegisterBody>
+export type PlatformUserT = Static<typeof PlatformUser>
+export type ApiKeyT = Static<typeof ApiKey>
+export type SshKeyT = Static<typeof SshKey>
+export type SessionTokensT = Static<typeof SessionTokens>

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { Envelope, errorResponses, LOCATION, withHeaders } from './envelope.js'
 import { DataRecord, RecordIdParams } from './records.js'
 
@@ -7,8 +7,14 @@ const Sha256 = Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'SHA-256
 
 export const FileFieldParams = Type.Object({ ...RecordIdParams.properties, field: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_]{0,63}$' }) })
 export const UploadSessionParams = Type.Object({ ...FileFieldParams.properties, sessionId: Id })
-export const ChunkParams = Type.Object({ ...UploadSessionParams.properties, index: Type.Integer({ minimum: 0, maximum: 9_999 }) })
+/** The most chunks one upload may have: bounds the session document, which lists the chunks received. */
+export const MAX_CHUNKS = 10_000
+export const ChunkParams = Type.Object({ ...UploadSessionParams.properties, index: Type.Integer({ minimum: 0, maximum: MAX_CHUNKS - 1 }) })
 export const FileParams = Type.Object({ ...FileFieldParams.properties, fileId: Id })
+export const DownloadHeaders = Type.Object({
+  range: Type.Optional(Type.String({ maxLength: 200, description: 'One range of bytes, `bytes=<first>-<last>`' })),
+  'if-none-match': Type.Optional(Type.String({ maxLength: 1024, description: 'The ETag of a copy the client holds' }))
+})
 
 export const StartUploadBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255, description: 'The file name shown on download' }),
@@ -102,3 +108,4 @@ export const FileResponses = {
 }
 
 export const fileSchemas = [FileDescriptor, UploadSession]
+export type UploadSessionT = Static<typeof UploadSession>

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { Envelope, errorResponses, LOCATION, withHeaders } from './envelope.js'
 
 const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z_-]+$' })
@@ -116,3 +116,4 @@ export const Responses = {
 }
 
 export const organizationSchemas = [RoleName, Grant, Organization, Member, MemberSet, EffectivePermissions]
+export type OrganizationT = Static<typeof Organization>

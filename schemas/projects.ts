@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { Envelope, errorResponses, LOCATION, withHeaders } from './envelope.js'
 
 const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z_-]+$' })
@@ -67,3 +67,5 @@ export const ProjectResponses = {
 }
 
 export const projectSchemas = [Project, ServiceToken]
+export type ProjectT = Static<typeof Project>
+export type ServiceTokenT = Static<typeof ServiceToken>

@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import multipart from '@fastify/multipart'
-import { Type } from '@sinclair/typebox'
 import { requestCaller } from '../../plugins/route-auth.js'
-import { ChunkBody, ChunkParams, FileFieldParams, FileParams, FileResponses, MultipartBody, StartUploadBody, UploadSessionParams } from '../../schemas/files.js'
+import { ChunkBody, DownloadHeaders, ChunkParams, FileFieldParams, FileParams, FileResponses, MultipartBody, StartUploadBody, UploadSessionParams } from '../../schemas/files.js'
 import { AppError } from '../../services/errors.js'
 import { etagFor, ifNoneMatch, parseRange } from '../../services/files/range.js'
 import { MAX_MULTIPART_SIZE } from '../../plugins/files.js'
@@ -95,7 +94,7 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Download a file: Range for parts (206), If-None-Match with the ETag (304); served with its sniffed type',
       description: 'Under the collection\'s download rule. Streams the file with its sniffed type, `Range` for parts (206, or 416 past the end) and `If-None-Match` against the ETag (304). Errors are JSON.',
       params: FileParams,
-      headers: Type.Object({ range: Type.Optional(Type.String({ maxLength: 200 })), 'if-none-match': Type.Optional(Type.String({ maxLength: 1024 })) }),
+      headers: DownloadHeaders,
       response: FileResponses.download
     }
   }, async (request, reply) => {

@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import { requestCaller } from '../../plugins/route-auth.js'
 import {
-  BulkDeleteBody, BulkUpdateBody, GetQuery, IfMatchHeaders, ListQuery, QueryBody, RecordBody, RecordIdParams, RecordParams, RecordResponses
+  BulkDeleteQuery, BulkDeleteRequest, BulkUpdateBody, GetQuery, IfMatchHeaders, ListQuery, QueryBody, RecordBody, RecordIdParams, RecordParams, RecordResponses
 } from '../../schemas/records.js'
 import { badRequest } from '../../services/errors.js'
 import fileRoutes from './files.js'
@@ -20,12 +19,6 @@ function ifMatchVersion (header: string | undefined): number | undefined {
   if (match === null) throw badRequest('APP_INVALID_IF_MATCH', 'If-Match must be a record version such as "3"')
   return Number(match[1])
 }
-
-const BulkDeleteQuery = Type.Object({
-  filter: Type.Optional(Type.String({ maxLength: 4096 })),
-  dryRun: Type.Optional(Type.Boolean()),
-  maxAffected: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 }))
-}, { additionalProperties: false })
 
 /**
  * `/api/p/:projectId/:table`: the collection endpoints. Each method answers
@@ -101,7 +94,7 @@ const dataRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete('/:table', {
     config: { auth: 'data', collectionMethod: 'delete' },
-    schema: { operationId: 'bulkDeleteRecords', tags, summary: 'Delete every record matching a filter (in the body or the query string), under the delete rule', description: 'Needs the delete method enabled and a filter that selects something by its form. The filter and options go in the body, or in the query string for clients that send no body with DELETE.', params: RecordParams, querystring: BulkDeleteQuery, body: Type.Union([BulkDeleteBody, Type.Null()]), response: RecordResponses.bulkDeleted }
+    schema: { operationId: 'bulkDeleteRecords', tags, summary: 'Delete every record matching a filter (in the body or the query string), under the delete rule', description: 'Needs the delete method enabled and a filter that selects something by its form. The filter and options go in the body, or in the query string for clients that send no body with DELETE.', params: RecordParams, querystring: BulkDeleteQuery, body: BulkDeleteRequest, response: RecordResponses.bulkDeleted }
   }, async (request) => {
     const { projectId, table } = request.params
     const params = request.body ?? { ...request.query, filter: request.query.filter ?? {} }

@@ -13,6 +13,7 @@ import { storedValueFits, valueRulesChanged } from './record-fields.js'
 import { StateMemo } from '../state-memo.js'
 import { collectionKey, type WriteGate } from './write-gate.js'
 import { deepFreeze } from '../deep-freeze.js'
+import { isoString } from '../iso-dates.js'
 
 /** A collection definition as the records API reads it. */
 export type CollectionDef = {
@@ -129,7 +130,7 @@ function toDef (record: WithId<DefinitionRecord>): CollectionDef {
 }
 
 export function toCollectionView (def: CollectionDef): CollectionView {
-  return { name: def.name, fields: def.fields, indexes: def.indexes, methods: def.methods, createdAt: def.createdAt.toISOString(), updatedAt: def.updatedAt.toISOString() }
+  return { name: def.name, fields: def.fields, indexes: def.indexes, methods: def.methods, createdAt: isoString(def.createdAt), updatedAt: isoString(def.updatedAt) }
 }
 
 function usersSpec (): DefinitionSpec {

@@ -2,21 +2,11 @@ import { badRequest, fieldIssue } from '../errors.js'
 import { SecretBox } from '../crypto.js'
 import type { Document, Filter, Sort } from '../store/types.js'
 import type { FieldDefinitionT } from '../../schemas/collections.js'
+import { QUERY_LIMITS } from '../../schemas/records.js'
 import type { FieldMap } from './record-fields.js'
 import { deepFreeze } from '../deep-freeze.js'
 
-/** Published in openapi.yaml and the README; anything beyond them is a 400 naming the clause. */
-export const QUERY_LIMITS = {
-  maxFilterBytes: 4096,
-  maxDepth: 6,
-  maxClauses: 64,
-  maxInValues: 100,
-  maxRegexLength: 256,
-  defaultLimit: 30,
-  maxLimit: 200,
-  maxOffset: 10_000,
-  maxSortKeys: 4
-} as const
+export { QUERY_LIMITS }
 
 // A Map, not an object literal: field names such as `constructor` must not find Object.prototype's members.
 const BUILT_IN: ReadonlyMap<string, FieldDefinitionT['type']> = new Map([['id', 'text'], ['createdAt', 'date'], ['updatedAt', 'date']])

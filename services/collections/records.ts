@@ -6,6 +6,7 @@ import type { IdGenerator } from '../ids.js'
 import type { Document, Store, StoreCollection, WithId } from '../store/types.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from '../projects/naming.js'
 import type { CollectionMethod, FieldDefinitionT, MethodSettingT } from '../../schemas/collections.js'
+import { QUERY_LIMITS } from '../../schemas/records.js'
 import { andFilters, enforceCheck, NO_FIELDS, readDeny, resolveAccess, restrict, signUpAccess, type Access, type DataCaller } from './access.js'
 import { fieldMap, recordValues, relationTargets, sharedApiRecord, SYSTEM_FIELDS, toApiRecord, type ApiRecord, type FieldMap } from './record-fields.js'
 import { afterFilter, checkSortVisible, cursorScope, parseSort, type Cursors } from './query.js'
@@ -40,7 +41,7 @@ export type RecordsRemoved = (projectId: string, collection: DataCollection, rec
 export type RecordsUpdated = (projectId: string, collection: DataCollection, ids: string[], changes: Document) => Promise<void>
 
 // One request never rewrites or deletes more than this many records; larger jobs page through with filters.
-export const BULK_MAX = 10_000
+export const BULK_MAX = QUERY_LIMITS.maxAffected
 const WRITE_ATTEMPTS = 3
 
 interface Scope { collection: DataCollection, fields: FieldMap, records: StoreCollection<Document>, access: Access }

@@ -3,10 +3,12 @@ import { AppError, badRequest, conflict, notFound, type ErrorDetails } from '../
 import type { WithId } from '../store/types.js'
 import { bodyChunks, isValidKeySegment } from './file-store.js'
 import { SNIFF_BYTES } from './sniff.js'
+import type { UploadSessionT } from '../../schemas/files.js'
+import { isoString } from '../iso-dates.js'
 
 /** The upload session document, its public view and the checks on what a client declares; services/files/uploads.ts runs them. */
 
-export type UploadStatus = 'open' | 'completing' | 'completed' | 'aborted' | 'expired'
+export type UploadStatus = UploadSessionT['status']
 
 /** Who an upload is for; opaque to this service except projectId, which names the file's folder. */
 export type UploadOwner = { projectId: string, table: string, recordId: string, field: string }
@@ -25,23 +27,8 @@ export interface StoredFile {
 
 export interface StartUpload { name: string, size: number, type: string, sha256?: string, createdBy?: string | null }
 
-export interface UploadSessionView extends UploadOwner {
-  id: string
-  name: string
-  size: number
-  type: string
-  sha256: string | null
-  chunkSize: number
-  chunkCount: number
-  received: number[]
-  missing: number[]
-  /** `expired` as soon as expiresAt has passed, even before the sweep ran. */
-  status: UploadStatus
-  expiresAt: string
-  createdAt: string
-  createdBy: string | null
-  file: StoredFile | null
-}
+/** The session as the API shows it; its file is the stored one, which also keeps the type the client declared. */
+export type UploadSessionView = Omit<UploadSessionT, 'file'> & { file: StoredFile | null }
 
 export type SessionRecord = UploadOwner & {
   fileId: string
@@ -153,8 +140,8 @@ export function toView (session: Session, now: Date): UploadSessionView {
     received,
     missing,
     status: lapsed ? 'expired' : session.status,
-    expiresAt: session.expiresAt.toISOString(),
-    createdAt: session.createdAt.toISOString(),
+    expiresAt: isoString(session.expiresAt),
+    createdAt: isoString(session.createdAt),
     createdBy: session.createdBy,
     file: session.file
   }

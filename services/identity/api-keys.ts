@@ -5,6 +5,8 @@ import type { Clock } from '../clock.js'
 import { isPermission } from '../orgs/catalogue.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
+import type { ApiKeyT } from '../../schemas/auth.ts'
+import { isoString, isoStringOrNull } from '../iso-dates.js'
 
 /**
  * The Store key (`_id`) is the token's SHA-256, so authenticating a request is
@@ -22,15 +24,7 @@ type ApiKeyRecord = {
   revokedAt: Date | null
 }
 
-export interface ApiKey {
-  id: string
-  name: string
-  hint: string
-  scopes: string[]
-  createdAt: string
-  lastUsedAt: string | null
-  expiresAt: string | null
-}
+export type ApiKey = ApiKeyT
 
 /** Who a PAT authenticates, once it passed every check. */
 export interface PatIdentity { userId: string, keyId: string, scopes: string[] }
@@ -43,9 +37,9 @@ function toApiKey (record: WithId<ApiKeyRecord>): ApiKey {
     name: record.name,
     hint: record.hint,
     scopes: record.scopes,
-    createdAt: record.createdAt.toISOString(),
-    lastUsedAt: record.lastUsedAt?.toISOString() ?? null,
-    expiresAt: record.expiresAt?.toISOString() ?? null
+    createdAt: isoString(record.createdAt),
+    lastUsedAt: isoStringOrNull(record.lastUsedAt),
+    expiresAt: isoStringOrNull(record.expiresAt)
   }
 }
 

@@ -5,6 +5,7 @@ import type { Store, StoreCollection, WithId } from '../store/types.js'
 import type { Grant } from './catalogue.js'
 import { checkGrantProjects, checkGrants, type GrantInput, type OrgAccess, type UnknownProjects } from './permissions.js'
 import { membershipId, type MembershipRecord } from './memberships.js'
+import { isoString } from '../iso-dates.js'
 
 type MemberSetRecord = {
   orgId: string
@@ -57,8 +58,8 @@ function toMemberSet (record: WithId<MemberSetRecord>): MemberSet {
     description: record.description,
     members: record.memberIds,
     permissions: record.grants,
-    createdAt: record.createdAt.toISOString(),
-    updatedAt: record.updatedAt.toISOString()
+    createdAt: isoString(record.createdAt),
+    updatedAt: isoString(record.updatedAt)
   }
 }
 

@@ -6,6 +6,7 @@ import type { Document, Store, StoreCollection, WithId } from '../store/types.js
 import { PROJECT_USERS_TABLE, projectCollectionName } from './naming.js'
 import { isoString } from '../iso-dates.js'
 import { StateMemo } from '../state-memo.js'
+import type { ProjectUserT } from '../../schemas/project-auth.js'
 
 /** An end user as stored: the fixed fields, and the extra fields given at registration beside them. */
 type ProjectUserRecord = {
@@ -21,14 +22,8 @@ type ProjectUserRecord = {
   [field: string]: unknown
 }
 
-export interface ProjectUser {
-  id: string
-  email: string
-  emailVerified: boolean
-  createdAt: string
-  updatedAt: string
-  [field: string]: unknown
-}
+/** The schema's fields, and the profile fields each project adds beside them. */
+export type ProjectUser = ProjectUserT & Record<string, unknown>
 
 const wrongPassword = (): Error => forbidden('APP_WRONG_PASSWORD', 'The current password is incorrect')
 

@@ -7,6 +7,7 @@ import type { Store, StoreCollection, WithId } from '../store/types.js'
 import { projectCollectionPrefix } from './naming.js'
 import { isoString } from '../iso-dates.js'
 import { StateMemo } from '../state-memo.js'
+import type { ProjectT } from '../../schemas/projects.ts'
 
 type ProjectRecord = {
   orgId: string
@@ -22,19 +23,7 @@ type ProjectRecord = {
   deletedAt: Date | null
 }
 
-export interface Project {
-  id: string
-  orgId: string
-  name: string
-  slug: string
-  description: string
-  authEnabled: boolean
-  /** Browser origins that may call the project's data API (`*`: any, without credentials). */
-  allowedOrigins: string[]
-  createdBy: string
-  createdAt: string
-  updatedAt: string
-}
+export type Project = ProjectT
 
 /** Run when a project goes: each family that keeps data outside the project's own collections registers one. */
 export type ProjectCleanup = (projectId: string) => Promise<void>

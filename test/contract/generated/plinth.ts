@@ -4608,7 +4608,7 @@ export interface operations {
             query?: {
                 /** @description Filters: MongoDB-style JSON over the collection's fields (id, createdAt, updatedAt included) with $eq $ne $gt $gte $lt $lte $in $nin $exists $regex $options $not $elemMatch $all $size $and $or $nor; at most 4096 bytes, 6 levels, 64 clauses, 100 values per $in/$nin/$all, regex 256 characters. */
                 filter?: string;
-                /** @description Comma-separated fields, `-` for descending; id breaks ties */
+                /** @description Comma-separated fields (at most 4), `-` for descending; id breaks ties */
                 sort?: string;
                 limit?: number;
                 /** @description Skip this many; cursors are faster and stable under writes */
@@ -4713,7 +4713,9 @@ export interface operations {
         parameters: {
             query?: {
                 filter?: string;
+                /** @description Only count what would be affected */
                 dryRun?: boolean;
+                /** @description Refuse (409, nothing changed) if more records match */
                 maxAffected?: number;
             };
             header?: never;
@@ -4848,7 +4850,7 @@ export interface operations {
                     filter?: {
                         [key: string]: unknown;
                     };
-                    /** @description Comma-separated fields, `-` for descending; id breaks ties */
+                    /** @description Comma-separated fields (at most 4), `-` for descending; id breaks ties */
                     sort?: string;
                     /** @default 30 */
                     limit?: number;
@@ -5342,7 +5344,9 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description One range of bytes, `bytes=<first>-<last>` */
                 range?: string;
+                /** @description The ETag of a copy the client holds */
                 "if-none-match"?: string;
             };
             path: {
