@@ -43,6 +43,31 @@ t.test('every operation is documented', async (t) => {
   t.ok(seen.size > 0)
 })
 
+t.test('paths are spelled as the published interface spells them', async (t) => {
+  const document = parse(await renderOpenApi())
+  const published: Array<[string, string[]]> = [
+    ['/api/auth/register', ['post']], ['/api/auth/login', ['post']], ['/api/auth/me', ['get']],
+    ['/api/auth/oauth/providers', ['get']], ['/api/auth/oauth/{provider}/start', ['get']], ['/api/auth/oauth/{provider}/callback', ['get', 'post']],
+    ['/api/auth/oauth/exchange', ['post']], ['/api/auth/ssh-keys', ['get', 'post']], ['/api/auth/ssh-keys/{keyId}', ['delete']],
+    ['/api/auth/api-keys', ['get', 'post']], ['/api/auth/api-keys/{keyId}', ['delete']],
+    ['/api/organizations', ['get', 'post']], ['/api/organizations/{orgId}', ['get', 'put', 'delete']],
+    ['/api/organizations/{orgId}/members', ['get', 'post']], ['/api/organizations/{orgId}/members/{memberId}', ['put', 'delete']],
+    ['/api/organizations/{orgId}/members/{memberId}/permissions', ['get', 'put']],
+    ['/api/organizations/{orgId}/members/{memberId}/effective-permissions', ['get']], ['/api/organizations/{orgId}/me/permissions', ['get']],
+    ['/api/organizations/{orgId}/teams', ['get', 'post']], ['/api/organizations/{orgId}/permission-groups', ['get', 'post']],
+    ['/api/projects', ['get', 'post']], ['/api/projects/{id}', ['get', 'put', 'delete']], ['/api/projects/{projectId}/auth/toggle', ['post']],
+    ['/api/projects/{projectId}/users/{userId}/token', ['post']],
+    ['/api/p/{projectId}/auth/register', ['post']], ['/api/p/{projectId}/auth/login', ['post']], ['/api/p/{projectId}/auth/me', ['get']],
+    ['/api/p/{projectId}/auth/verify', ['post']],
+    ['/api/p/{projectId}/{table}', ['get', 'post', 'patch', 'delete']], ['/api/p/{projectId}/{table}/{id}', ['get', 'put', 'delete']],
+    ['/api/p/{projectId}/{table}/{id}/files/{field}/upload-sessions', ['post']],
+    ['/api/p/{projectId}/{table}/{id}/files/{field}/{fileId}', ['get', 'delete']]
+  ]
+  for (const [path, methods] of published) {
+    for (const method of methods) t.ok(document.paths[path]?.[method], `${method.toUpperCase()} ${path}`)
+  }
+})
+
 t.test('GET /openapi.json serves the same contract live', async (t) => {
   const app = await buildTestApp(t)
   const res = await app.inject({ url: '/openapi.json' })
