@@ -80,4 +80,13 @@ const doc = await app.records.create(project.id, 'docs', { kind: 'user', id: end
 const open = { enabled: true, rule: { requireAuth: false } }
 await app.collections.definitions.create(project.id, { name: 'notes', fields: [{ name: 'body', type: 'text' }], methods: { list: open } })
 await app.store.collection(`p_${project.id}_notes`).insertOne({ body: 'a'.repeat(100_000), createdAt: now, updatedAt: now, version: 1 })
+// Issue-15 scenario: 10,000 public records, one in a hundred in the category a filter on an unindexed field asks for.
+await app.collections.definitions.create(project.id, {
+  name: 'catalog',
+  fields: [{ name: 'title', type: 'text' }, { name: 'category', type: 'text' }, { name: 'price', type: 'number' }],
+  methods: { list: open }
+})
+await app.store.collection(`p_${project.id}_catalog`).insertMany(Array.from({ length: 10_000 }, (_, i) => ({
+  title: `item ${i}`, category: i % 100 === 42 ? 'rare' : `common ${i % 7}`, price: i % 500, createdAt: now, updatedAt: now, version: 1
+})))
 process.send?.({ address, sampleId: seeded.insertedId, accessToken, pat, projectId: project.id, projectToken: endUser.token, serviceToken: serviceToken.token, postId: ownPost?._id, docId: doc.id })

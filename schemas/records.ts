@@ -16,7 +16,13 @@ export const QUERY_LIMITS = {
   maxLimit: 200,
   maxOffset: 10_000,
   maxSortKeys: 4,
-  maxAffected: 10_000
+  maxAffected: 10_000,
+  /**
+   * Records one list page may examine, in the list's order after its cursor,
+   * when no index serves its filter: the page holds the matches among them,
+   * however few, and nextCursor continues after the last one examined.
+   */
+  maxExamined: 1000
 } as const
 
 const QUERY_LIMIT_TEXT = 'Filters: MongoDB-style JSON over the collection\'s fields (id, createdAt, updatedAt included) with $eq $ne $gt $gte $lt $lte $in $nin $exists $regex $options $not $elemMatch $all $size $and $or $nor; ' +

@@ -1,7 +1,7 @@
 import { badRequest, fieldIssue } from '../errors.js'
 import { SecretBox } from '../crypto.js'
 import type { Document, Filter, Sort } from '../store/types.js'
-import type { FieldDefinitionT } from '../../schemas/collections.js'
+import type { FieldDefinitionT, IndexDefinitionT } from '../../schemas/collections.js'
 import { QUERY_LIMITS } from '../../schemas/records.js'
 import type { FieldMap } from './record-fields.js'
 import { deepFreeze } from '../deep-freeze.js'
@@ -142,4 +142,75 @@ export function afterFilter (keys: readonly SortKey[], values: unknown[]): Filte
     if (beyond !== null) branches.push(Object.keys(equal).length === 0 ? beyond : { $and: [equal, beyond] })
   }
   return branches.length === 1 ? branches[0] : { $or: branches }
+}
+
+/**
+ * Records at or before `values` in the order of `keys`: the complement of
+ * afterFilter, spelled as ranges so that an engine walking the order's index
+ * stops at the bound instead of testing every later record.
+ */
+export function throughFilter (keys: readonly SortKey[], values: unknown[]): Filter {
+  const branches: Filter[] = []
+  const last = keys.length - 1
+  for (let i = 0; i <= last; i++) {
+    const equal = Object.fromEntries(keys.slice(0, i).map(([key], j) => [key, values[j]]))
+    const [key, dir] = keys[i]
+    const value = values[i]
+    let before: Filter | null
+    // The id is last and unique: at the bound's id itself the record is the bound.
+    if (i === last) before = { [key]: { [dir === 1 ? '$lte' : '$gte']: value } }
+    else if (value === null) before = dir === 1 ? null : { [key]: { $ne: null } }
+    else if (dir === 1) before = { $or: [{ [key]: { $lt: value } }, { [key]: null }] }
+    else before = { [key]: { $gt: value } }
+    if (before !== null) branches.push(Object.keys(equal).length === 0 ? before : { $and: [equal, before] })
+  }
+  return branches.length === 1 ? branches[0] : { $or: branches }
+}
+
+/**
+ * Records after `after` and through `through` (either may be absent). In
+ * the default order both are bounds on the id and are written as one range,
+ * the form the Store plans once and walks by its primary index.
+ */
+export function orderRange (keys: readonly SortKey[], after: unknown[] | null, through: unknown[] | null): Filter {
+  if (keys.length === 1) {
+    const [[key, dir]] = keys
+    const range: Filter = {}
+    if (after !== null) range[dir === 1 ? '$gt' : '$lt'] = after[0]
+    if (through !== null) range[dir === 1 ? '$lte' : '$gte'] = through[0]
+    return Object.keys(range).length === 0 ? {} : { [key]: range }
+  }
+  const parts = [after === null ? null : afterFilter(keys, after), through === null ? null : throughFilter(keys, through)].filter((part) => part !== null)
+  return parts.length === 0 ? {} : parts.length === 1 ? parts[0] : { $and: parts }
+}
+
+const NARROWING = ['$eq', '$in', '$gt', '$gte', '$lt', '$lte']
+
+/**
+ * The fields an index can look a record up by: the id, unique fields, and
+ * the first field of each declared index (a compound index cannot be entered
+ * by a later field).
+ */
+export function indexedLeads (fields: readonly FieldDefinitionT[], indexes: readonly IndexDefinitionT[]): ReadonlySet<string> {
+  const leads = new Set(['_id'])
+  for (const field of fields) if (field.unique === true) leads.add(field.name)
+  for (const index of indexes) leads.add(index.fields[0].replace(/^-/, ''))
+  return leads
+}
+
+/**
+ * Whether an index narrows the records a filter can match, on every engine
+ * alike: some clause ANDed at the top compares an indexed lead with a value
+ * (equality, $in or a range), or every branch of an $or is so served.
+ */
+export function servedByIndex (filter: Filter, leads: ReadonlySet<string>): boolean {
+  for (const key of Object.keys(filter)) {
+    const value = filter[key]
+    if (key === '$and' && (value as Filter[]).some((branch) => servedByIndex(branch, leads))) return true
+    if (key === '$or' && (value as Filter[]).every((branch) => servedByIndex(branch, leads))) return true
+    if (key.startsWith('$') || !leads.has(key)) continue
+    if (!isPlain(value) || !Object.keys(value).some((op) => op.startsWith('$'))) return true
+    if (NARROWING.some((op) => Object.hasOwn(value, op))) return true
+  }
+  return false
 }

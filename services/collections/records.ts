@@ -5,11 +5,10 @@ import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
 import type { Document, Store, StoreCollection, WithId } from '../store/types.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from '../projects/naming.js'
-import type { CollectionMethod, FieldDefinitionT, MethodSettingT } from '../../schemas/collections.js'
-import { QUERY_LIMITS } from '../../schemas/records.js'
+import type { CollectionMethod, FieldDefinitionT, IndexDefinitionT, MethodSettingT } from '../../schemas/collections.js'
 import { andFilters, enforceCheck, NO_FIELDS, readDeny, resolveAccess, restrict, signUpAccess, type Access, type DataCaller } from './access.js'
 import { fieldMap, recordValues, relationTargets, sharedApiRecord, SYSTEM_FIELDS, toApiRecord, type ApiRecord, type FieldMap } from './record-fields.js'
-import { afterFilter, checkSortVisible, cursorScope, parseSort, type Cursors } from './query.js'
+import { checkSortVisible, cursorScope, indexedLeads, orderRange, parseSort, QUERY_LIMITS, servedByIndex, type Cursors, type SortPlan } from './query.js'
 import { matchesEverything, parseFilter } from './filters.js'
 import { collectionKey, type WriteGate } from './write-gate.js'
 
@@ -17,6 +16,7 @@ import { collectionKey, type WriteGate } from './write-gate.js'
 export interface DataCollection {
   name: string
   fields: FieldDefinitionT[]
+  indexes: IndexDefinitionT[]
   methods: Record<CollectionMethod, MethodSettingT>
 }
 
@@ -94,25 +94,48 @@ export class Records {
   }
 
   async list (projectId: string, table: string, caller: DataCaller, params: ListParams): Promise<ListPage> {
-    const { fields, records, access } = await this.scope(projectId, table, 'list', caller)
+    const { collection, fields, records, access } = await this.scope(projectId, table, 'list', caller)
     // What the rule hides may not be filtered, sorted or selected on: each would tell its values.
     const asked = parseFilter(params.filter ?? {}, fields, access.deny)
     const filter = restrict(asked, access)
     const order = parseSort(params.sort, fields)
     checkSortVisible(order, access.deny)
     const only = this.selection(params.fields, fields, access.deny)
-    const limit = params.limit ?? 30
+    const limit = params.limit ?? QUERY_LIMITS.defaultLimit
     if (params.cursor !== undefined && params.offset !== undefined) throw badRequest('APP_INVALID_QUERY', 'Give either cursor or offset, not both')
     const scope = cursorScope(projectId, table, asked, order)
-    const query = params.cursor === undefined ? filter : andFilters(filter, afterFilter(order.keys, this.deps.cursors.decode(params.cursor, order, scope)))
+    const after = params.cursor === undefined ? null : this.deps.cursors.decode(params.cursor, order, scope)
+    const scanned = Object.keys(filter).length > 0 && !servedByIndex(filter, indexedLeads(collection.fields, collection.indexes))
+    // The last record a page without an index may examine; null when fewer than the bound are left.
+    const bound = scanned ? await this.scanBound(records, order, after, params.offset ?? 0) : null
+    const range = orderRange(order.keys, after, bound === null ? null : order.keys.map(([key]) => Object.hasOwn(bound, key) ? bound[key] ?? null : null))
     // Read shared: documents (and their API form) unchanged since an earlier page are reused, not copied.
-    const docs = await records.find(query, { sort: order.sort, limit: limit + 1, shared: true, ...(params.offset === undefined ? {} : { skip: params.offset }) }).toArray()
+    const docs = await records.find(andFilters(filter, range), { sort: order.sort, limit: limit + 1, shared: true, ...(params.offset === undefined ? {} : { skip: params.offset }) }).toArray()
     const page = docs.slice(0, limit)
+    let next: Document | null = docs.length > limit ? page[page.length - 1] : null
+    if (next === null && bound !== null) {
+      // An offset cannot say where to go on past the examined records; a cursor can.
+      if (params.offset !== undefined) throw badRequest('APP_SCAN_LIMIT', `No index serves this filter and this offset page would examine more than ${QUERY_LIMITS.maxExamined} records: page with cursor (nextCursor continues the scan) or declare an index on a filtered field`, { limit: QUERY_LIMITS.maxExamined })
+      next = bound
+    }
     return {
       items: page.map((doc) => sharedApiRecord(doc, access.deny, only)),
-      nextCursor: docs.length > limit ? this.deps.cursors.encode(order, page[page.length - 1], scope) : null,
+      nextCursor: next === null ? null : this.deps.cursors.encode(order, next, scope),
       ...(params.count === true ? { total: await records.countDocuments(filter) } : {})
     }
+  }
+
+  /**
+   * The last record a page may examine when no index serves its filter: the
+   * maxExamined-th after the cursor (or after `skip` records from the start,
+   * for an offset page) in the list's order, whatever the filter; null when
+   * fewer are left. Found by walking the order alone (in the default order,
+   * the id index). The caller's rule may hide that record: the cursor sealed
+   * after it tells nothing of its values.
+   */
+  private async scanBound (records: StoreCollection<Document>, order: SortPlan, after: unknown[] | null, skip: number): Promise<Document | null> {
+    // Shared, so that the same bound (and the cursor sealed after it) is the same instance until the collection changes.
+    return await records.findOne(orderRange(order.keys, after, null), { sort: order.sort, skip: skip + QUERY_LIMITS.maxExamined - 1, shared: true })
   }
 
   async get (projectId: string, table: string, caller: DataCaller, id: string, selection?: string): Promise<ApiRecord> {

@@ -29,7 +29,8 @@ export interface FilterShape { key: string, leaves: unknown[][] }
 /** A WHERE clause; `texts` memoises statements built around a cached clause. */
 export interface WhereClause extends SqlCondition { texts?: Map<string, string> }
 
-type Slot = [field: number, leaf: number] | { constant: unknown }
+/** A leaf as bound, or (`text`) its JSON token, which the stored-text prefilter searches for. */
+type Slot = [field: number, leaf: number, text?: true] | { constant: unknown }
 
 interface Template {
   sql: string
@@ -44,6 +45,8 @@ const VALIDATED_SHAPES = 1024
 const TEXTS_PER_PLAN = 64
 const MAX_IN_MEMBERS = 32
 const COMPARISON_OPERATORS = new Set(['$eq', '$ne', '$gt', '$gte', '$lt', '$lte'])
+// Ids are strings: an id compared with strings only (a key-set page's range, an $in of ids) has one plan per shape.
+const ID_TAG = /^(?:s|\{(?:\$[a-z]+(?:s|\[s+\]))+\})$/
 
 const plans = new WeakMap<CollectionMeta, Map<string, Template | null>>()
 const validated = new Map<string, true>()
@@ -116,7 +119,7 @@ export function filterShape (filter: unknown): FilterShape | null {
     if (!Object.hasOwn(filter, field) || field.startsWith('$')) return null
     const fieldLeaves: unknown[] = []
     const tag = valueTag(filter[field], fieldLeaves)
-    if (tag === null || (field === '_id' && tag !== 's')) return null
+    if (tag === null || (field === '_id' && !ID_TAG.test(tag))) return null
     // Length-prefixed, so no field name can make two shapes collide.
     key += `${field.length}:${field}${tag};`
     leaves.push(fieldLeaves)
@@ -136,7 +139,19 @@ export function rememberValidShape (shape: FilterShape): void {
 }
 
 function bound (slot: Slot, shape: FilterShape): unknown {
-  return Array.isArray(slot) ? shape.leaves[slot[0]][slot[1]] : slot.constant
+  if (!Array.isArray(slot)) return slot.constant
+  const leaf = shape.leaves[slot[0]][slot[1]]
+  return slot[2] === true ? JSON.stringify(leaf) : leaf
+}
+
+/** Every way a parameter can stem from the field's leaves: the leaf itself, or a string leaf's JSON token. */
+function sources (leaves: unknown[], field: number, param: unknown): Slot[] {
+  const found: Slot[] = []
+  leaves.forEach((leaf, at) => {
+    if (Object.is(leaf, param)) found.push([field, at])
+    if (typeof leaf === 'string' && param === JSON.stringify(leaf)) found.push([field, at, true])
+  })
+  return found
 }
 
 /**
@@ -153,16 +168,16 @@ function buildTemplate (meta: CollectionMeta, filter: Filter, shape: FilterShape
   for (let i = 0; i < fields.length; i++) {
     const leaves = shape.leaves[i]
     for (const param of compileSqlFilter({ [fields[i]]: filter[fields[i]] }, context).params) {
-      const found = leaves.findIndex((leaf) => Object.is(leaf, param))
-      if (found === -1) {
+      const found = sources(leaves, i, param)
+      if (found.length === 0) {
         // Constants stem from the value-tagged scalars (booleans: 0 or 1); any other parameter is not understood.
         if (param !== 0 && param !== 1) return null
         slots.push({ constant: param })
       } else {
-        if (leaves.findIndex((leaf, at) => at > found && Object.is(leaf, param)) !== -1) return undefined
+        if (found.length > 1) return undefined
         // A leaf that happens to equal a boolean's constant would be ambiguous too.
         if ((param === 0 || param === 1) && hasBooleanOperand(filter[fields[i]])) return undefined
-        slots.push([i, found])
+        slots.push(found[0])
       }
     }
   }

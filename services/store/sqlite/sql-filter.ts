@@ -195,10 +195,23 @@ function fieldValue (view: FieldView, value: unknown): SqlCondition {
   return and(parts)
 }
 
+/**
+ * A necessary condition for a string to be stored anywhere in the document:
+ * every document is JSON.stringify's text (codec.encodeDocument), which writes
+ * a given string as the same token wherever it appears, so a substring search
+ * for that token rules out most rows before SQLite parses their JSON. Only
+ * for paths no index keys, where the row is being read anyway.
+ */
+function storedText (view: FieldView, strings: string[]): SqlCondition {
+  if (view.keyed) return ALWAYS
+  return or(strings.map((value) => cond('instr(doc, ?) > 0', [JSON.stringify(value)])))
+}
+
 function equal (view: FieldView, value: unknown): SqlCondition {
   if (value === null) return view.settle(or([view.directNull(), view.arrays(cond("type = 'null'"))]))
   if (typeof value === 'number' && Number.isNaN(value)) return NEVER // NaN is never stored
   const scalar = sqlScalar(value)
+  if (typeof value === 'string') return and([storedText(view, [value]), view.settle(or([view.direct('=', scalar as SqlScalar), view.arrays(elementCondition('=', scalar as SqlScalar))]))])
   if (scalar !== null) return view.settle(or([view.direct('=', scalar), view.arrays(elementCondition('=', scalar))]))
   if (Array.isArray(value)) {
     const direct = view.keyed ? `${keyRankExpression(view.segments)} = ${KeyRank.Array}` : `${jsonType(view.segments)} = 'array'`
@@ -234,7 +247,8 @@ function memberOf (view: FieldView, members: unknown[]): SqlCondition {
   for (const scalars of byRank.values()) {
     const marks = scalars.map(() => '?').join(', ')
     const element = cond(`type IN (${typeList(scalars[0].types)}) AND value IN (${marks})`, scalars.map((scalar) => scalar.param))
-    parts.push(view.settle(or([view.directIn(scalars), view.arrays(element)])))
+    const matched = view.settle(or([view.directIn(scalars), view.arrays(element)]))
+    parts.push(scalars[0].rank === KeyRank.String ? and([storedText(view, scalars.map((scalar) => scalar.param as string)), matched]) : matched)
   }
   return or(parts)
 }

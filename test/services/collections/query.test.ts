@@ -1,6 +1,9 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
-import { Cursors, afterFilter, cursorScope, parseSort, type SortPlan } from '../../../services/collections/query.js'
+import fc from 'fast-check'
+import { Cursors, afterFilter, cursorScope, indexedLeads, orderRange, parseSort, servedByIndex, throughFilter, type SortKey, type SortPlan } from '../../../services/collections/query.js'
+import { compileFilter, compileSort } from '../../../services/store/semantics/index.js'
+import type { Document } from '../../../services/store/types.js'
 import { parseFilter } from '../../../services/collections/filters.js'
 import { fieldMap } from '../../../services/collections/record-fields.js'
 import { deepFreeze } from '../../../services/deep-freeze.js'
@@ -59,4 +62,60 @@ t.test('filters sent as text are checked once and shared frozen', async (t) => {
   t.ok(Object.isFrozen(first))
   t.equal(parseFilter('{"views":{"$gt":3}}', fields), first)
   t.throws(() => parseFilter('{"views":{"$where":"1"}}', fields), { code: 'APP_INVALID_FILTER' })
+})
+
+t.test('after and through a position split every order in two, at the position', async (t) => {
+  // Typed fields hold one type or null (or nothing), as the data API stores them.
+  const doc = fc.record({
+    _id: fc.constantFrom('a', 'b', 'c', 'd'),
+    n: fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined }).map((n) => n === 0 ? null : n),
+    s: fc.option(fc.constantFrom('x', 'y'), { nil: undefined })
+  }, { requiredKeys: ['_id'] })
+  const keys = fc.uniqueArray(fc.tuple(fc.constantFrom('n', 's'), fc.constantFrom(1 as const, -1 as const)), { maxLength: 2, selector: ([key]) => key })
+    .chain((leading) => fc.constantFrom(1 as const, -1 as const).map((dir): SortKey[] => [...leading, ['_id', dir]]))
+  fc.assert(fc.property(keys, doc, fc.array(doc, { maxLength: 8 }), (order, at, docs) => {
+    const values = order.map(([key]) => (at as Document)[key] ?? null)
+    const after = compileFilter(afterFilter(order, values))
+    const through = compileFilter(throughFilter(order, values))
+    const compare = compileSort(Object.fromEntries(order))
+    return docs.every((one) => after(one) !== through(one) && through(one) === (compare(one, at) <= 0))
+  }), { numRuns: 1000 })
+  t.pass('every record is either after or through, and through is "not later in the order"')
+})
+
+t.test('an order range is one id range in the default order, and both bounds otherwise', async (t) => {
+  const byId = parseSort(undefined, fields).keys
+  t.same(orderRange(byId, null, null), {})
+  t.same(orderRange(byId, ['a'], ['m']), { _id: { $gt: 'a', $lte: 'm' } })
+  t.same(orderRange(parseSort('-id', fields).keys, ['m'], null), { _id: { $lt: 'm' } })
+  t.same(orderRange(parseSort('-id', fields).keys, null, ['a']), { _id: { $gte: 'a' } })
+  const byViews = parseSort('views', fields).keys
+  t.same(orderRange(byViews, null, [3, 'r']), throughFilter(byViews, [3, 'r']))
+  t.same(orderRange(byViews, [1, 'q'], [3, 'r']), { $and: [afterFilter(byViews, [1, 'q']), throughFilter(byViews, [3, 'r'])] })
+})
+
+t.test('a filter is served by an index when it narrows the id, a unique field or an index\'s first field', async (t) => {
+  const leads = indexedLeads(
+    [{ name: 'slug', type: 'text', unique: true }, { name: 'title', type: 'text' }, { name: 'author', type: 'text' }, { name: 'status', type: 'text' }] as FieldDefinitionT[],
+    [{ fields: ['author', 'status'] }, { fields: ['-views'] }]
+  )
+  t.same([...leads].sort(), ['_id', 'author', 'slug', 'views'])
+  const cases: Array<[Document, boolean]> = [
+    [{ _id: 'r1' }, true],
+    [{ slug: 'hello' }, true],
+    [{ author: 'u1', title: 'x' }, true],
+    [{ author: { $in: ['u1', 'u2'] } }, true],
+    [{ views: { $gte: 10 } }, true],
+    [{ status: 'open' }, false],
+    [{ title: 'x' }, false],
+    [{ author: { $ne: 'u1' } }, false],
+    [{ author: { $exists: true } }, false],
+    [{ author: { $regex: '^u' } }, false],
+    [{ $and: [{ title: 'x' }, { author: 'u1' }] }, true],
+    [{ $or: [{ author: 'u1' }, { slug: 'x' }] }, true],
+    [{ $or: [{ author: 'u1' }, { title: 'x' }] }, false],
+    [{ $nor: [{ author: 'u1' }] }, false],
+    [{}, false]
+  ]
+  for (const [filter, served] of cases) t.equal(servedByIndex(filter, leads), served, JSON.stringify(filter))
 })

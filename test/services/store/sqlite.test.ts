@@ -567,6 +567,13 @@ t.test('cached filter plans translate exactly like a fresh compile', async (t) =
       default: return { $in: Array.from({ length: 1 + random(4) }, scalar) }
     }
   }
+  // Ids as key-set pages and id lists compare them: strings, ranges of strings, a few stray types.
+  const idValue = (): unknown => pick([
+    () => pick(['u1', 'u2']),
+    () => ({ $gt: pick(['u1', 'u2']), $lte: pick(['u2', 'u3', 1]) }),
+    () => ({ [pick(['$lt', '$gte', '$ne'])]: pick(['u1', 'u2', null]) }),
+    () => ({ $in: [pick(['u1', 'u2']), pick(['u1', 'u3', 2])] })
+  ])()
   /** A filter of the same shape with fresh leaves of the same types. */
   const refill = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(refill)
@@ -583,7 +590,7 @@ t.test('cached filter plans translate exactly like a fresh compile', async (t) =
       if (meta === undefined) throw new Error('no such collection')
       for (let i = 0; i < 1500; i++) {
         const filter: Filter = {}
-        for (const field of ['a', 'c.d', 'tags', '_id'].filter(() => random(2) === 0)) filter[field] = field === '_id' ? pick(['u1', 'u2']) : fieldValue()
+        for (const field of ['a', 'c.d', 'tags', '_id'].filter(() => random(2) === 0)) filter[field] = field === '_id' ? idValue() : fieldValue()
         for (const one of [filter, refill(filter) as Filter, refill(filter) as Filter]) {
           deepStrictEqual({ ...whereOf(meta, one), texts: undefined }, { ...compileSqlFilter(one, filterContext(meta)), texts: undefined }, JSON.stringify(one))
           compared++
