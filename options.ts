@@ -87,6 +87,8 @@ export function fastifyOptions (config: Pick<Config, 'logLevel' | 'bodyLimit' | 
     // The request limit again: Node checks the header limit against it when the server is made, before Fastify sets it.
     http: { headersTimeout: headersMs, requestTimeout: requestMs, connectionsCheckingInterval: sweepInterval(headersMs) },
     trustProxy: trustProxyOption(config.trustProxy),
+    // `/api/organizations/` is `/api/organizations`: the contract spells paths without the slash, and clients that add one get the same answer.
+    routerOptions: { ignoreTrailingSlash: true },
     frameworkErrors,
     clientErrorHandler,
     // Fastify's typings model only its bundled compiler; the runtime contract is (schemas) => ({ schema, httpPart }) => validate.

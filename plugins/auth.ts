@@ -11,6 +11,7 @@ import { SshKeys } from '../services/identity/ssh-keys.js'
 import { RateLimiter } from '../services/rate-limit.js'
 import { VerifiedTokenCache } from '../services/verified-token-cache.js'
 import { authSchemas } from '../schemas/auth.js'
+import { requiredBearer } from './credentials.js'
 
 export interface PlatformAuth {
   userId: string
@@ -47,14 +48,6 @@ declare module 'fastify' {
 interface PlatformClaims { sub: string, sid: string, type: string, sv?: number, exp?: number }
 
 const PLATFORM_AUDIENCE = 'plinth:platform'
-const MISSING = 'Authorization: Bearer <platform JWT or personal access token> is required'
-
-function bearerToken (request: FastifyRequest): string {
-  const header = request.headers.authorization
-  const match = header === undefined ? null : /^Bearer ([^\s]{1,4096})$/i.exec(header.trim())
-  if (match === null) throw unauthorized('APP_UNAUTHORIZED', MISSING)
-  return match[1]
-}
 
 /**
  * Platform credentials. Each kind is recognised by its form: a PAT by its
@@ -118,7 +111,7 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
     return claims
   }
 
-  const authenticate = async (request: FastifyRequest): Promise<PlatformAuth> => await authenticateToken(bearerToken(request))
+  const authenticate = async (request: FastifyRequest): Promise<PlatformAuth> => await authenticateToken(requiredBearer(request, 'platform JWT or personal access token'))
   // A valid signature is not enough: the user must still exist, and a JWT must carry its user's current session epoch.
   const authenticateToken = async (token: string): Promise<PlatformAuth> => {
     if (token.startsWith(`${config.patPrefix}_`)) {

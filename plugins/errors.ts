@@ -2,9 +2,9 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { AppError } from '../services/errors.js'
+import { AppError, type ErrorDetails } from '../services/errors.js'
 
-interface ErrorBody { success: false, message: string, code: string, details?: unknown }
+interface ErrorBody { success: false, message: string, code: string, details?: ErrorDetails }
 interface ValidationIssue { instancePath: string, message?: string, params: Record<string, unknown> }
 
 /** Fastify's own failures, by code, and what the client is told about them. */
@@ -30,19 +30,19 @@ function fieldPath (context: string | undefined, issue: ValidationIssue): string
 
 function validationBody (error: FastifyError): ErrorBody {
   const issues = (error.validation ?? []) as ValidationIssue[]
-  const details = issues.map((issue) => {
+  const fields = issues.map((issue) => {
     const path = fieldPath(error.validationContext, issue)
     let message = issue.message ?? 'is invalid'
     if (typeof issue.params.additionalProperty === 'string') message = 'is not an allowed field'
     else if (typeof issue.params.missingProperty === 'string') message = 'is required'
     return { path, message }
   })
-  const first = details[0]
+  const first = fields[0]
   return {
     success: false,
     code: 'APP_VALIDATION_FAILED',
     message: first === undefined ? 'Request is invalid' : `${first.path} ${first.message}`,
-    details
+    details: { fields }
   }
 }
 
@@ -108,6 +108,7 @@ export function clientErrorHandler (this: FastifyInstance, error: Error & { code
 }
 
 const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS'])
+const ROUTABLE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 
 async function errorsPlugin (app: FastifyInstance): Promise<void> {
   // Generated clients often send Content-Type: application/json on a DELETE with no body; that is not an error.
@@ -124,22 +125,29 @@ async function errorsPlugin (app: FastifyInstance): Promise<void> {
   app.addHook('onRequest', (_request, reply, done) => {
     if (!draining) { done(); return }
     void reply.header('connection', 'close')
-    done(new AppError('APP_SHUTTING_DOWN', 503, 'The server is shutting down; retry the request'))
+    done(new AppError('APP_SHUTTING_DOWN', 503, 'The server is shutting down; retry the request', { retryAfterSeconds: 1 }))
   })
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const { status, body, internal } = toErrorReply(error)
     if (internal) request.log.error({ err: error }, 'request failed')
     else request.log.info({ code: body.code, status }, body.message)
-    if (status === 429 && error instanceof AppError) {
-      const retryAfter = (error.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds
+    if ((status === 429 || status === 503) && error instanceof AppError) {
+      const retryAfter = error.details?.retryAfterSeconds
       if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter))
     }
     return reply.code(status).send(body)
   })
 
+  // A path that exists under other methods answers 405 with those methods in Allow, as RFC 9110 asks, not 404.
   app.setNotFoundHandler((request, reply) => {
-    const body: ErrorBody = { success: false, code: 'APP_ROUTE_NOT_FOUND', message: `No route for ${request.method} ${request.url.split('?')[0]}` }
+    const path = request.url.split('?')[0]
+    const allowed = ROUTABLE_METHODS.filter((method) => app.findRoute({ method, url: path }) !== null)
+    if (allowed.length > 0) {
+      const body: ErrorBody = { success: false, code: 'APP_METHOD_NOT_ALLOWED', message: `${request.method} is not allowed on ${path}; it takes ${allowed.join(', ')}` }
+      return reply.code(405).header('allow', allowed.join(', ')).send(body)
+    }
+    const body: ErrorBody = { success: false, code: 'APP_ROUTE_NOT_FOUND', message: `No route for ${request.method} ${path}` }
     return reply.code(404).send(body)
   })
 }

@@ -12,6 +12,7 @@ import { RefreshSessions } from '../services/identity/sessions.js'
 import { NO_FIELDS, readDeny } from '../services/collections/access.js'
 import { PROJECT_USERS_TABLE } from '../services/projects/naming.js'
 import { projectAuthSchemas } from '../schemas/project-auth.js'
+import { requiredBearer } from './credentials.js'
 
 export interface ProjectAuthServices {
   auth: ProjectAuth
@@ -34,17 +35,10 @@ declare module 'fastify' {
   }
 }
 
-function bearerToken (request: FastifyRequest, what: string): string {
-  const header = request.headers.authorization
-  const match = header === undefined ? null : /^Bearer ([^\s]{1,8192})$/i.exec(header.trim())
-  if (match === null) throw unauthorized('APP_UNAUTHORIZED', `Authorization: Bearer <${what}> is required`)
-  return match[1]
-}
-
 /** For callback-style hooks: the bearer token, or null once `done` has been given the refusal. */
 function bearerOrRefuse (request: FastifyRequest, what: string, done: HookHandlerDoneFunction): string | null {
   try {
-    return bearerToken(request, what)
+    return requiredBearer(request, what)
   } catch (error) {
     done(error as Error)
     return null

@@ -8,6 +8,7 @@ import { Cursors } from '../services/collections/query.js'
 import { Records } from '../services/collections/records.js'
 import { recordSchemas } from '../schemas/records.js'
 import { PROJECT_USERS_TABLE } from '../services/projects/naming.js'
+import { optionalBearer } from './credentials.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -48,11 +49,8 @@ async function recordsPlugin (app: FastifyInstance): Promise<void> {
   const patStart = `${config.patPrefix}_`
   app.decorate('dataCaller', async (request: FastifyRequest): Promise<DataCaller> => {
     const { projectId } = request.params as { projectId: string }
-    const header = request.headers.authorization
-    if (header === undefined) return { kind: 'anonymous' }
-    const match = /^Bearer ([^\s]{1,8192})$/i.exec(header.trim())
-    if (match === null) throw unauthorized('APP_UNAUTHORIZED', 'Authorization must be "Bearer <token>"')
-    const token = match[1]
+    const token = optionalBearer(request, 'project JWT or platform credential')
+    if (token === null) return { kind: 'anonymous' }
     if (token.startsWith(serviceTokenStart)) throw unauthorized('APP_INVALID_TOKEN', 'A service token only calls auth/verify; use a project JWT or a platform credential')
     if (token.startsWith(patStart)) return await asAdmin(projectId, token)
     if (tokens.verify(projectId, token) === null) return await asAdmin(projectId, token)

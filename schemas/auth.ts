@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Envelope, errorResponses } from './envelope.js'
+import { Envelope, errorResponses, LOCATION, withHeaders } from './envelope.js'
 
 const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^\\s*[^\\s@]+@[^\\s@]+\\s*$', description: 'An email address; trimmed and lower-cased before use' })
 const Password = Type.String({ minLength: 1, maxLength: 256, description: 'At least 8 characters and not the email address' })
@@ -79,11 +79,15 @@ export const RefreshResponses = { 200: Envelope(SessionTokens), ...errorResponse
 export const LogoutResponses = { 200: Envelope(Type.Object({ loggedOut: Type.Literal(true) })), ...errorResponses(400) }
 export const MeResponses = { 200: Envelope(Type.Ref(PlatformUser)), ...errorResponses(401) }
 export const ListApiKeysResponses = { 200: Envelope(Type.Array(Type.Ref(ApiKey))), ...errorResponses(401) }
-export const CreateApiKeyResponses = { 201: Envelope(CreatedApiKey), ...errorResponses(400, 401, 403) }
+export const CreateApiKeyResponses = { 201: withHeaders(Envelope(CreatedApiKey), LOCATION), ...errorResponses(400, 401, 403) }
 export const RevokeApiKeyResponses = { 200: Envelope(Type.Object({ revoked: Type.Literal(true) })), ...errorResponses(401, 403, 404) }
 
 export const ListSshKeysResponses = { 200: Envelope(Type.Array(Type.Ref(SshKey))), ...errorResponses(401) }
-export const AddSshKeyResponses = { 201: Envelope(Type.Ref(SshKey)), ...errorResponses(400, 401, 409) }
+export const AddSshKeyResponses = { 201: withHeaders(Envelope(Type.Ref(SshKey)), LOCATION), ...errorResponses(400, 401, 409) }
 export const DeleteSshKeyResponses = { 200: Envelope(Type.Object({ deleted: Type.Literal(true) })), ...errorResponses(401, 404) }
 
 export type RegisterBodyType = Static<typeof RegisterBody>
+export type PlatformUserT = Static<typeof PlatformUser>
+export type ApiKeyT = Static<typeof ApiKey>
+export type SshKeyT = Static<typeof SshKey>
+export type SessionTokensT = Static<typeof SessionTokens>

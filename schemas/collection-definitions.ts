@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { Envelope, errorResponses } from './envelope.js'
+import { Envelope, errorResponses, LOCATION, withHeaders } from './envelope.js'
 import { AccessRule, Collection, CollectionName, FieldDefinition, IndexDefinition, MethodSetting, MethodSettings } from './collections.js'
 import { ProjectIdParams } from './projects.js'
 
@@ -26,7 +26,7 @@ const Dropped = Type.Object({ id: Type.String({ description: 'The collection\'s 
 
 export const CollectionResponses = {
   list: { 200: Envelope(Type.Array(Type.Ref(Collection))), ...errorResponses(400, 401, 403, 404) },
-  created: { 201: Envelope(Type.Ref(Collection)), ...errorResponses(400, 401, 403, 404, 409) },
+  created: { 201: withHeaders(Envelope(Type.Ref(Collection)), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
   one: { 200: Envelope(Type.Ref(Collection)), ...errorResponses(400, 401, 403, 404) },
   updated: { 200: Envelope(Type.Ref(Collection)), ...errorResponses(400, 401, 403, 404, 409) },
   dropped: { 200: Envelope(Dropped), ...errorResponses(400, 401, 403, 404, 409) }

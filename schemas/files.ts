@@ -1,5 +1,5 @@
-import { Type } from '@sinclair/typebox'
-import { Envelope, errorResponses } from './envelope.js'
+import { Type, type Static } from '@sinclair/typebox'
+import { Envelope, errorResponses, LOCATION, withHeaders } from './envelope.js'
 import { DataRecord, RecordIdParams } from './records.js'
 
 const Id = Type.String({ pattern: '^[0-9A-Za-z_-]{1,64}$' })
@@ -7,8 +7,14 @@ const Sha256 = Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'SHA-256
 
 export const FileFieldParams = Type.Object({ ...RecordIdParams.properties, field: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_]{0,63}$' }) })
 export const UploadSessionParams = Type.Object({ ...FileFieldParams.properties, sessionId: Id })
-export const ChunkParams = Type.Object({ ...UploadSessionParams.properties, index: Type.Integer({ minimum: 0, maximum: 9_999 }) })
+/** The most chunks one upload may have: bounds the session document, which lists the chunks received. */
+export const MAX_CHUNKS = 10_000
+export const ChunkParams = Type.Object({ ...UploadSessionParams.properties, index: Type.Integer({ minimum: 0, maximum: MAX_CHUNKS - 1 }) })
 export const FileParams = Type.Object({ ...FileFieldParams.properties, fileId: Id })
+export const DownloadHeaders = Type.Object({
+  range: Type.Optional(Type.String({ maxLength: 200, description: 'One range of bytes, `bytes=<first>-<last>`' })),
+  'if-none-match': Type.Optional(Type.String({ maxLength: 1024, description: 'The ETag of a copy the client holds' }))
+})
 
 export const StartUploadBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255, description: 'The file name shown on download' }),
@@ -49,31 +55,57 @@ export const UploadSession = Type.Object({
 
 const Attached = Envelope(Type.Object({ file: Type.Ref(FileDescriptor), record: Type.Ref(DataRecord) }))
 
-/** No `type`: the body arrives as bytes and is checked by the service, not by the JSON validator. */
-export const ChunkBody = { content: { 'application/octet-stream': { schema: Type.Unsafe<Buffer>({ description: 'The chunk\'s bytes: chunkSize of them, fewer only for the last chunk' }) } } }
+/**
+ * Bodies of bytes the route reads itself: the JSON validator must not judge
+ * them, so they carry no `type`, and `x-binary` marks them for the contract,
+ * which declares them as binary strings.
+ */
+export const ChunkBody = {
+  content: {
+    'application/octet-stream': {
+      schema: Type.Unsafe<Buffer>({ 'x-binary': true, description: 'The chunk\'s bytes: chunkSize of them, fewer only for the last chunk' })
+    }
+  }
+}
 export const MultipartBody = {
   content: {
     'multipart/form-data': {
-      schema: Type.Unsafe<undefined>({ properties: { file: { description: 'The file (one part); its filename and Content-Type are kept' } }, required: ['file'] })
+      schema: Type.Unsafe<undefined>({
+        properties: { file: { 'x-binary': true, description: 'The file (one part); its filename and Content-Type are kept' } },
+        required: ['file'],
+        'x-form': true
+      })
     }
   }
 }
 
-const FileBytes = (description: string) => ({ description, content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } })
+const DOWNLOAD_HEADERS = {
+  ETag: { type: 'string', description: 'The file\'s sha256 in quotes: send it in If-None-Match to get 304 while it is unchanged' },
+  'Content-Disposition': { type: 'string', description: '`inline` for types a browser shows without running them, `attachment` otherwise; the file\'s name in `filename*`' },
+  'Content-Length': { type: 'integer', description: 'Bytes in this answer' },
+  'Accept-Ranges': { type: 'string', description: '`bytes`' }
+}
+
+const FileBytes = (description: string, headers: Record<string, { type: string, description: string }>) => ({
+  description,
+  headers,
+  content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } }
+})
 
 export const FileResponses = {
-  started: { 201: Envelope(Type.Ref(UploadSession)), ...errorResponses(400, 401, 403, 404, 405, 409, 413) },
+  started: { 201: withHeaders(Envelope(Type.Ref(UploadSession)), LOCATION), ...errorResponses(400, 401, 403, 404, 405, 409, 413) },
   session: { 200: Envelope(Type.Ref(UploadSession)), ...errorResponses(400, 401, 403, 404, 405, 409, 410) },
   chunk: { 200: Envelope(Type.Ref(UploadSession)), ...errorResponses(400, 401, 403, 404, 405, 409, 410, 413, 415) },
   completed: { 200: Attached, ...errorResponses(400, 401, 403, 404, 405, 409, 410, 415, 422) },
-  uploaded: { 201: Attached, ...errorResponses(400, 401, 403, 404, 405, 409, 413, 415, 422) },
+  uploaded: { 201: withHeaders(Attached, LOCATION), ...errorResponses(400, 401, 403, 404, 405, 409, 413, 415, 422) },
   download: {
-    200: FileBytes('The whole file'),
-    206: FileBytes('The bytes the Range asked for'),
-    304: { description: 'Not modified: If-None-Match holds the ETag', type: 'null' },
+    200: FileBytes('The whole file, with its sniffed Content-Type', DOWNLOAD_HEADERS),
+    206: FileBytes('The bytes the Range asked for', { ...DOWNLOAD_HEADERS, 'Content-Range': { type: 'string', description: '`bytes <first>-<last>/<size>`' } }),
+    304: { description: 'Not modified: If-None-Match holds the ETag', type: 'null', headers: { ETag: DOWNLOAD_HEADERS.ETag } },
     ...errorResponses(400, 401, 403, 404, 405, 416)
   },
   deleted: { 200: Envelope(Type.Object({ id: Type.String(), deleted: Type.Literal(true), record: Type.Ref(DataRecord) })), ...errorResponses(400, 401, 403, 404, 405, 409) }
 }
 
 export const fileSchemas = [FileDescriptor, UploadSession]
+export type UploadSessionT = Static<typeof UploadSession>

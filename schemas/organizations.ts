@@ -1,5 +1,5 @@
-import { Type } from '@sinclair/typebox'
-import { Envelope, errorResponses } from './envelope.js'
+import { Type, type Static } from '@sinclair/typebox'
+import { Envelope, errorResponses, LOCATION, withHeaders } from './envelope.js'
 
 const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z_-]+$' })
 const Slug = Type.String({ minLength: 1, maxLength: 48, pattern: '^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$', description: 'Lower-case letters, digits and inner hyphens; derived from the name when omitted' })
@@ -99,20 +99,21 @@ const Deleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) })
 export const Responses = {
   catalogue: { 200: Envelope(PermissionCatalogue), ...errorResponses(400, 401, 403) },
   orgList: { 200: Envelope(Type.Array(OrganizationWithRole)), ...errorResponses(400, 401, 403) },
-  orgCreated: { 201: Envelope(Type.Ref(Organization)), ...errorResponses(400, 401, 403, 409) },
+  orgCreated: { 201: withHeaders(Envelope(Type.Ref(Organization)), LOCATION), ...errorResponses(400, 401, 403, 409) },
   org: { 200: Envelope(Type.Ref(Organization)), ...errorResponses(400, 401, 403, 404) },
   orgUpdated: { 200: Envelope(Type.Ref(Organization)), ...errorResponses(400, 401, 403, 404, 409) },
   deleted: { 200: Envelope(Deleted), ...errorResponses(400, 401, 403, 404, 409) },
   memberList: { 200: Envelope(Type.Array(Type.Ref(Member))), ...errorResponses(400, 401, 403, 404) },
-  memberAdded: { 201: Envelope(Type.Ref(Member)), ...errorResponses(400, 401, 403, 404, 409) },
+  memberAdded: { 201: withHeaders(Envelope(Type.Ref(Member)), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
   memberChanged: { 200: Envelope(Type.Ref(Member)), ...errorResponses(400, 401, 403, 404, 409) },
   grants: { 200: Envelope(Type.Array(Type.Ref(Grant))), ...errorResponses(400, 401, 403, 404) },
   grantsSet: { 200: Envelope(Type.Array(Type.Ref(Grant))), ...errorResponses(400, 401, 403, 404) },
   effective: { 200: Envelope(Type.Ref(EffectivePermissions)), ...errorResponses(400, 401, 403, 404) },
   setList: { 200: Envelope(Type.Array(Type.Ref(MemberSet))), ...errorResponses(400, 401, 403, 404) },
   set: { 200: Envelope(Type.Ref(MemberSet)), ...errorResponses(400, 401, 403, 404) },
-  setCreated: { 201: Envelope(Type.Ref(MemberSet)), ...errorResponses(400, 401, 403, 404, 409) },
+  setCreated: { 201: withHeaders(Envelope(Type.Ref(MemberSet)), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
   setChanged: { 200: Envelope(Type.Ref(MemberSet)), ...errorResponses(400, 401, 403, 404, 409) }
 }
 
 export const organizationSchemas = [RoleName, Grant, Organization, Member, MemberSet, EffectivePermissions]
+export type OrganizationT = Static<typeof Organization>

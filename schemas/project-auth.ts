@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { Envelope, errorResponses } from './envelope.js'
 
 const Email = Type.String({ minLength: 3, maxLength: 254, description: 'Trimmed and lower-cased before use' })
@@ -67,3 +67,4 @@ export const ProjectAuthResponses = {
 }
 
 export const projectAuthSchemas = [ProjectUser]
+export type ProjectUserT = Static<typeof ProjectUser>

@@ -1,5 +1,5 @@
-import { Type } from '@sinclair/typebox'
-import { Envelope, errorResponses } from './envelope.js'
+import { Type, type Static } from '@sinclair/typebox'
+import { Envelope, errorResponses, LOCATION, withHeaders } from './envelope.js'
 
 const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z_-]+$' })
 const Slug = Type.String({ minLength: 1, maxLength: 48, pattern: '^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$', description: 'Unique in the organization; derived from the name when omitted' })
@@ -58,12 +58,14 @@ const Deleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) })
 
 export const ProjectResponses = {
   list: { 200: Envelope(Type.Array(Type.Ref(Project))), ...errorResponses(400, 401, 403) },
-  created: { 201: Envelope(Type.Ref(Project)), ...errorResponses(400, 401, 403, 404, 409) },
+  created: { 201: withHeaders(Envelope(Type.Ref(Project)), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
   one: { 200: Envelope(Type.Ref(Project)), ...errorResponses(400, 401, 403, 404) },
   updated: { 200: Envelope(Type.Ref(Project)), ...errorResponses(400, 401, 403, 404, 409) },
   deleted: { 200: Envelope(Deleted), ...errorResponses(400, 401, 403, 404) },
   tokenList: { 200: Envelope(Type.Array(Type.Ref(ServiceToken))), ...errorResponses(400, 401, 403, 404) },
-  tokenCreated: { 201: Envelope(CreatedServiceToken), ...errorResponses(400, 401, 403, 404) }
+  tokenCreated: { 201: withHeaders(Envelope(CreatedServiceToken), LOCATION), ...errorResponses(400, 401, 403, 404) }
 }
 
 export const projectSchemas = [Project, ServiceToken]
+export type ProjectT = Static<typeof Project>
+export type ServiceTokenT = Static<typeof ServiceToken>

@@ -11,7 +11,7 @@ export async function checkReadiness (store: Store): Promise<{ status: 'ready', 
   try {
     await Promise.race([store.ping(), timeout])
   } catch {
-    throw new AppError('APP_STORE_UNAVAILABLE', 503, `The ${store.engine} store is not answering`)
+    throw new AppError('APP_STORE_UNAVAILABLE', 503, `The ${store.engine} store is not answering`, { retryAfterSeconds: 5 })
   } finally {
     clearTimeout(timer)
   }

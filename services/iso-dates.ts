@@ -36,6 +36,11 @@ export function isoString (date: Date): string {
   return `${four(year)}-${two(month)}-${two(day)}T${two(hours)}:${two(minutes)}:${two(seconds)}.${three(rest - seconds * 1000)}Z`
 }
 
+/** isoString of a date that may be absent. */
+export function isoStringOrNull (date: Date | null | undefined): string | null {
+  return date === null || date === undefined ? null : isoString(date)
+}
+
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-](\d{2}):(\d{2})))?$/
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 

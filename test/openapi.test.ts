@@ -2,13 +2,14 @@ import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { parse } from 'yaml'
 import { validate } from '@readme/openapi-parser'
-import { OPENAPI_FILE, renderOpenApi } from '../scripts/openapi.js'
+import { CLIENT_TYPES_FILE, OPENAPI_FILE, renderClientTypes, renderOpenApi } from '../scripts/openapi.js'
 import { buildTestApp } from './helper.js'
 
 t.test('openapi.yaml is current and valid', async (t) => {
   const generated = await renderOpenApi()
   const committed = readFileSync(OPENAPI_FILE, 'utf8')
   t.equal(committed, generated, 'openapi.yaml is stale: run `npm run openapi` and commit it')
+  t.equal(readFileSync(CLIENT_TYPES_FILE, 'utf8'), await renderClientTypes(generated), 'the generated client types are stale: run `npm run openapi` and commit them')
 
   const document = parse(generated)
   const result = await validate(structuredClone(document))
@@ -18,6 +19,7 @@ t.test('openapi.yaml is current and valid', async (t) => {
 
 t.test('every operation is documented', async (t) => {
   const document = parse(await renderOpenApi())
+  const tags = new Map<string, string>(document.tags.map((tag: { name: string, description: string }) => [tag.name, tag.description]))
   const seen = new Set<string>()
   for (const [path, item] of Object.entries<Record<string, any>>(document.paths)) {
     for (const [method, operation] of Object.entries<any>(item)) {
@@ -26,12 +28,44 @@ t.test('every operation is documented', async (t) => {
       t.notOk(seen.has(operation.operationId), `${where}: operationId unique`)
       seen.add(operation.operationId)
       t.ok(operation.summary, `${where}: summary`)
+      t.ok(operation.description, `${where}: description`)
       t.ok(Array.isArray(operation.tags) && operation.tags.length > 0, `${where}: tags`)
+      for (const tag of operation.tags ?? []) t.ok(tags.get(tag), `${where}: tag ${tag} is declared with a description`)
+      t.ok(Array.isArray(operation.security), `${where}: security, [] when public`)
+      t.notOk(path.endsWith('/') && path !== '/', `${where}: no trailing slash`)
+      for (const [status, response] of Object.entries<any>(operation.responses)) {
+        if (Number(status) >= 400 || status === 'default') t.match(response.$ref, /^#\/components\/responses\//, `${where} ${status}: the shared JSON error response`)
+      }
       // A browser-facing redirect (SSO start and callback) succeeds with 302.
       t.ok(['200', '201', '204', '302'].some((status) => operation.responses?.[status] !== undefined), `${where}: success response`)
     }
   }
   t.ok(seen.size > 0)
+})
+
+t.test('paths are spelled as the published interface spells them', async (t) => {
+  const document = parse(await renderOpenApi())
+  const published: Array<[string, string[]]> = [
+    ['/api/auth/register', ['post']], ['/api/auth/login', ['post']], ['/api/auth/me', ['get']],
+    ['/api/auth/oauth/providers', ['get']], ['/api/auth/oauth/{provider}/start', ['get']], ['/api/auth/oauth/{provider}/callback', ['get', 'post']],
+    ['/api/auth/oauth/exchange', ['post']], ['/api/auth/ssh-keys', ['get', 'post']], ['/api/auth/ssh-keys/{keyId}', ['delete']],
+    ['/api/auth/api-keys', ['get', 'post']], ['/api/auth/api-keys/{keyId}', ['delete']],
+    ['/api/organizations', ['get', 'post']], ['/api/organizations/{orgId}', ['get', 'put', 'delete']],
+    ['/api/organizations/{orgId}/members', ['get', 'post']], ['/api/organizations/{orgId}/members/{memberId}', ['put', 'delete']],
+    ['/api/organizations/{orgId}/members/{memberId}/permissions', ['get', 'put']],
+    ['/api/organizations/{orgId}/members/{memberId}/effective-permissions', ['get']], ['/api/organizations/{orgId}/me/permissions', ['get']],
+    ['/api/organizations/{orgId}/teams', ['get', 'post']], ['/api/organizations/{orgId}/permission-groups', ['get', 'post']],
+    ['/api/projects', ['get', 'post']], ['/api/projects/{id}', ['get', 'put', 'delete']], ['/api/projects/{projectId}/auth/toggle', ['post']],
+    ['/api/projects/{projectId}/users/{userId}/token', ['post']],
+    ['/api/p/{projectId}/auth/register', ['post']], ['/api/p/{projectId}/auth/login', ['post']], ['/api/p/{projectId}/auth/me', ['get']],
+    ['/api/p/{projectId}/auth/verify', ['post']],
+    ['/api/p/{projectId}/{table}', ['get', 'post', 'patch', 'delete']], ['/api/p/{projectId}/{table}/{id}', ['get', 'put', 'delete']],
+    ['/api/p/{projectId}/{table}/{id}/files/{field}/upload-sessions', ['post']],
+    ['/api/p/{projectId}/{table}/{id}/files/{field}/{fileId}', ['get', 'delete']]
+  ]
+  for (const [path, methods] of published) {
+    for (const method of methods) t.ok(document.paths[path]?.[method], `${method.toUpperCase()} ${path}`)
+  }
 })
 
 t.test('GET /openapi.json serves the same contract live', async (t) => {

@@ -32,11 +32,13 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await sso.init()
 
   app.get('/providers', {
-    schema: { operationId: 'listSsoProviders', tags: ['auth'], summary: 'The SSO providers this server is configured for', response: ListSsoProvidersResponses }
+    config: { auth: 'none' },
+    schema: { operationId: 'listSsoProviders', tags: ['auth'], summary: 'The SSO providers this server is configured for', description: 'Only the providers configured on this server (Google, Microsoft, Apple), each with the URL that starts its sign-in.', response: ListSsoProvidersResponses }
   }, async () => ({ success: true as const, data: sso.providers().map((p) => ({ ...p, startUrl: `${app.prefix}/${p.id}/start` })) }))
 
   app.get('/:provider/start', {
-    schema: { operationId: 'startSso', tags: ['auth'], summary: 'Start SSO: redirects to the identity provider', params: SsoProviderParams, querystring: SsoStartQuery, response: StartSsoResponses }
+    config: { auth: 'none' },
+    schema: { operationId: 'startSso', tags: ['auth'], summary: 'Start SSO: redirects to the identity provider', description: 'Redirects the browser to the provider. `redirectTo` picks where to land afterwards among the origins the server allows. If the provider cannot be reached, redirects to the landing URL with `?error=`.', params: SsoProviderParams, querystring: SsoStartQuery, response: StartSsoResponses }
   }, async (request, reply) => {
     const redirect = await sso.start(request.params.provider, request.query.redirectTo)
     logFailure(request.log, redirect)
@@ -51,7 +53,8 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     })
 
     callbacks.get('/:provider/callback', {
-      schema: { operationId: 'completeSso', tags: ['auth'], summary: 'Identity-provider callback (query); redirects with a one-time ticket', params: SsoProviderParams, querystring: SsoCallbackParams, response: SsoCallbackResponses }
+      config: { auth: 'none' },
+      schema: { operationId: 'completeSso', tags: ['auth'], summary: 'Identity-provider callback (query); redirects with a one-time ticket', description: 'Where the provider sends the browser back. Redirects to the landing URL with `?ticket=` (trade it at `POST /api/auth/oauth/exchange` within 60 s) or with `?error=APP_SSO_…`.', params: SsoProviderParams, querystring: SsoCallbackParams, response: SsoCallbackResponses }
     }, async (request, reply) => {
       const redirect = await sso.callback(request.params.provider, request.query)
       logFailure(request.log, redirect)
@@ -59,7 +62,8 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     })
 
     callbacks.post('/:provider/callback', {
-      schema: { operationId: 'completeSsoFormPost', tags: ['auth'], summary: 'Identity-provider callback (form post, Apple); redirects with a one-time ticket', consumes: ['application/x-www-form-urlencoded'], params: SsoProviderParams, body: SsoCallbackParams, response: SsoCallbackResponses }
+      config: { auth: 'none' },
+      schema: { operationId: 'completeSsoFormPost', tags: ['auth'], summary: 'Identity-provider callback (form post, Apple); redirects with a one-time ticket', description: 'The same callback for providers that post their answer as a form (Sign in with Apple, `response_mode=form_post`).', consumes: ['application/x-www-form-urlencoded'], params: SsoProviderParams, body: SsoCallbackParams, response: SsoCallbackResponses }
     }, async (request, reply) => {
       const redirect = await sso.callback(request.params.provider, request.body)
       logFailure(request.log, redirect)
@@ -68,7 +72,8 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/exchange', {
-    schema: { operationId: 'exchangeSsoTicket', tags: ['auth'], summary: 'Trade a one-time SSO ticket for a platform JWT and a refresh token', body: SsoExchangeBody, response: ExchangeSsoTicketResponses }
+    config: { auth: 'none' },
+    schema: { operationId: 'exchangeSsoTicket', tags: ['auth'], summary: 'Trade a one-time SSO ticket for a platform JWT and a refresh token', description: 'A ticket is single use and expires after 60 s. Rate-limited per address.', body: SsoExchangeBody, response: ExchangeSsoTicketResponses }
   }, async (request) => {
     await rateLimiter.hit('sso-exchange', request.ip, config.authRateLimit)
     return { success: true as const, data: await sso.exchange(request.body.ticket) }

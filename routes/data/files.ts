@@ -1,16 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import multipart from '@fastify/multipart'
-import { Type } from '@sinclair/typebox'
-import { ChunkBody, ChunkParams, FileFieldParams, FileParams, FileResponses, MultipartBody, StartUploadBody, UploadSessionParams } from '../../schemas/files.js'
+import { requestCaller } from '../../plugins/route-auth.js'
+import { ChunkBody, DownloadHeaders, ChunkParams, FileFieldParams, FileParams, FileResponses, MultipartBody, StartUploadBody, UploadSessionParams } from '../../schemas/files.js'
 import { AppError } from '../../services/errors.js'
 import { etagFor, ifNoneMatch, parseRange } from '../../services/files/range.js'
 import { MAX_MULTIPART_SIZE } from '../../plugins/files.js'
 import { contentDisposition } from './content-disposition.js'
 import { readChunkBodies } from './chunk-bodies.js'
 import { FORM_LIMITS, formFile } from './multipart-file.js'
+import { createdAt } from '../location.js'
 
 const tags = ['data']
-const security: Array<Record<string, string[]>> = [{ projectAuth: [] }, { platformAuth: [] }, {}]
 // Headers and framing around a chunk; anything larger is not a chunk of this server's size.
 const CHUNK_SLACK = 64 * 1024
 
@@ -33,67 +33,73 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const sessions = '/:table/:id/files/:field/upload-sessions'
 
   app.post(sessions, {
-    schema: { operationId: 'startUpload', tags, summary: 'Start a resumable upload into a file field; chunks then go in any order', security, params: FileFieldParams, body: StartUploadBody, response: FileResponses.started }
+    config: { auth: 'data', collectionMethod: 'upload' },
+    schema: { operationId: 'startUpload', tags, summary: 'Start a resumable upload into a file field; chunks then go in any order', description: 'Under the collection\'s upload rule. The answer gives the chunk size, the chunk count and when the session expires; Location names the session.', params: FileFieldParams, body: StartUploadBody, response: FileResponses.started }
   }, async (request, reply) => {
-    const session = await files.startUpload(target(request.params), await app.dataCaller(request), request.body)
-    return reply.code(201).send({ success: true as const, data: session })
+    const session = await files.startUpload(target(request.params), requestCaller(request), request.body)
+    return reply.code(201).header('location', createdAt(request, session.id)).send({ success: true as const, data: session })
   })
 
   app.get(`${sessions}/:sessionId`, {
-    schema: { operationId: 'getUpload', tags, summary: 'An upload\'s state: which chunks arrived and which are missing, to resume from', security, params: UploadSessionParams, response: FileResponses.session }
+    config: { auth: 'data', collectionMethod: 'upload' },
+    schema: { operationId: 'getUpload', tags, summary: 'An upload\'s state: which chunks arrived and which are missing, to resume from', description: 'Which chunks arrived and which are missing, to resume after a dropped connection.', params: UploadSessionParams, response: FileResponses.session }
   }, async (request) => {
     const { sessionId } = request.params
-    return { success: true as const, data: await files.uploadStatus(target(request.params), await app.dataCaller(request), sessionId) }
+    return { success: true as const, data: await files.uploadStatus(target(request.params), requestCaller(request), sessionId) }
   })
 
   app.put(`${sessions}/:sessionId/chunks/:index`, {
+    config: { auth: 'data', collectionMethod: 'upload' },
     bodyLimit: chunkLimit,
-    schema: { operationId: 'putUploadChunk', tags, summary: 'Store one chunk (application/octet-stream); sending a chunk again replaces it', security, consumes: ['application/octet-stream'], params: ChunkParams, body: ChunkBody, response: FileResponses.chunk }
+    schema: { operationId: 'putUploadChunk', tags, summary: 'Store one chunk (application/octet-stream); sending a chunk again replaces it', description: 'The chunk\'s bytes as `application/octet-stream`: exactly the chunk size, less only for the last chunk. Chunks may come in any order; sending one again replaces it.', consumes: ['application/octet-stream'], params: ChunkParams, body: ChunkBody, response: FileResponses.chunk }
   }, async (request) => {
     const body: unknown = request.body ?? Buffer.alloc(0)
     if (!Buffer.isBuffer(body)) throw unsupported('Send the chunk as Content-Type: application/octet-stream')
     const { sessionId, index } = request.params
-    return { success: true as const, data: await files.putChunk(target(request.params), await app.dataCaller(request), sessionId, index, body) }
+    return { success: true as const, data: await files.putChunk(target(request.params), requestCaller(request), sessionId, index, body) }
   })
 
   app.post(`${sessions}/:sessionId/complete`, {
-    schema: { operationId: 'completeUpload', tags, summary: 'Join the chunks, verify size and sha256, sniff the type and attach the file to the record', security, params: UploadSessionParams, response: FileResponses.completed }
+    config: { auth: 'data', collectionMethod: 'upload' },
+    schema: { operationId: 'completeUpload', tags, summary: 'Join the chunks, verify size and sha256, sniff the type and attach the file to the record', description: 'Checks the total size and the declared sha256 (422 on a mismatch), sniffs the type from the content (the field\'s `allowedTypes` may refuse it with 415) and attaches the file to the record atomically.', params: UploadSessionParams, response: FileResponses.completed }
   }, async (request) => {
     const { sessionId } = request.params
-    return { success: true as const, data: await files.completeUpload(target(request.params), await app.dataCaller(request), sessionId) }
+    return { success: true as const, data: await files.completeUpload(target(request.params), requestCaller(request), sessionId) }
   })
 
   app.delete(`${sessions}/:sessionId`, {
-    schema: { operationId: 'abortUpload', tags, summary: 'Abort an upload and drop its chunks', security, params: UploadSessionParams, response: FileResponses.session }
+    config: { auth: 'data', collectionMethod: 'upload' },
+    schema: { operationId: 'abortUpload', tags, summary: 'Abort an upload and drop its chunks', description: 'Drops the session and its chunks.', params: UploadSessionParams, response: FileResponses.session }
   }, async (request) => {
     const { sessionId } = request.params
-    return { success: true as const, data: await files.abortUpload(target(request.params), await app.dataCaller(request), sessionId) }
+    return { success: true as const, data: await files.abortUpload(target(request.params), requestCaller(request), sessionId) }
   })
 
   app.post('/:table/:id/files/:field', {
-    schema: { operationId: 'uploadFile', tags, summary: `Upload a small file (up to ${MAX_MULTIPART_SIZE} bytes and the field's maxSize) in one multipart/form-data request`, security, consumes: ['multipart/form-data'], params: FileFieldParams, body: MultipartBody, response: FileResponses.uploaded }
+    config: { auth: 'data', collectionMethod: 'upload' },
+    schema: { operationId: 'uploadFile', tags, summary: `Upload a small file (up to ${MAX_MULTIPART_SIZE} bytes and the field's maxSize) in one multipart/form-data request`, description: 'One file part in a `multipart/form-data` body, with at most 10 other fields (ignored). Nothing is stored unless the whole form arrives well-formed. Location names the file.', consumes: ['multipart/form-data'], params: FileFieldParams, body: MultipartBody, response: FileResponses.uploaded }
   }, async (request, reply) => {
     if (!request.isMultipart()) throw unsupported('Send the file as multipart/form-data')
-    const caller = await app.dataCaller(request)
+    const caller = requestCaller(request)
     const { name, type, body } = await formFile(request)
     const uploaded = await files.uploadWhole(target(request.params), caller, { name, type, body, maxSize: MAX_MULTIPART_SIZE })
-    return reply.code(201).send({ success: true as const, data: uploaded })
+    return reply.code(201).header('location', createdAt(request, uploaded.file.id)).send({ success: true as const, data: uploaded })
   })
 
   app.get('/:table/:id/files/:field/:fileId', {
+    config: { auth: 'data', collectionMethod: 'download' },
     schema: {
       operationId: 'downloadFile',
       tags,
       summary: 'Download a file: Range for parts (206), If-None-Match with the ETag (304); served with its sniffed type',
-      security,
+      description: 'Under the collection\'s download rule. Streams the file with its sniffed type, `Range` for parts (206, or 416 past the end) and `If-None-Match` against the ETag (304). Errors are JSON.',
       params: FileParams,
-      headers: Type.Object({ range: Type.Optional(Type.String({ maxLength: 200 })), 'if-none-match': Type.Optional(Type.String({ maxLength: 1024 })) }),
-      produces: ['application/octet-stream'],
+      headers: DownloadHeaders,
       response: FileResponses.download
     }
   }, async (request, reply) => {
     const { fileId } = request.params
-    const file = await files.download(target(request.params), await app.dataCaller(request), fileId)
+    const file = await files.download(target(request.params), requestCaller(request), fileId)
     const etag = etagFor(file.sha256)
     void reply.headers({
       etag,
@@ -107,7 +113,7 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const range = parseRange(request.headers.range, file.size)
     if (range.status === 416) {
       void reply.header('content-range', range.contentRange)
-      throw new AppError('APP_RANGE_NOT_SATISFIABLE', 416, `The file has ${file.size} bytes`, { size: file.size })
+      throw new AppError('APP_RANGE_NOT_SATISFIABLE', 416, `The file has ${file.size} bytes`, { limit: file.size })
     }
     const opened = await files.open(target(request.params), fileId, range.status === 206 ? { start: range.start, end: range.end } : undefined)
     void reply.headers({ 'content-type': file.type, 'content-disposition': contentDisposition(file.name, file.type) })
@@ -116,10 +122,11 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.delete('/:table/:id/files/:field/:fileId', {
-    schema: { operationId: 'deleteFile', tags, summary: 'Remove a file from the record and from storage', security, params: FileParams, response: FileResponses.deleted }
+    config: { auth: 'data', collectionMethod: 'fileDelete' },
+    schema: { operationId: 'deleteFile', tags, summary: 'Remove a file from the record and from storage', description: 'Under the collection\'s fileDelete rule. Removes the file from the record and from storage.', params: FileParams, response: FileResponses.deleted }
   }, async (request) => {
     const { fileId } = request.params
-    const record = await files.deleteFile(target(request.params), await app.dataCaller(request), fileId)
+    const record = await files.deleteFile(target(request.params), requestCaller(request), fileId)
     return { success: true as const, data: { id: fileId, deleted: true as const, record } }
   })
 }

@@ -1,16 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
+import { requestCaller } from '../../plugins/route-auth.js'
 import {
-  BulkDeleteBody, BulkUpdateBody, GetQuery, IfMatchHeaders, ListQuery, QueryBody, RecordBody, RecordIdParams, RecordParams, RecordResponses
+  BulkDeleteQuery, BulkDeleteRequest, BulkUpdateBody, GetQuery, IfMatchHeaders, ListQuery, QueryBody, RecordBody, RecordIdParams, RecordParams, RecordResponses
 } from '../../schemas/records.js'
 import { badRequest } from '../../services/errors.js'
 import fileRoutes from './files.js'
+import { allowEnabledMethods } from './allowed-methods.js'
 import { listPageJson } from './record-pages.js'
 import { JSON_TYPE } from '../frozen-json.js'
+import { createdAt } from '../location.js'
 
 const tags = ['data']
-// An end user's project JWT, a platform credential, or nothing where a rule is public.
-const security: Array<Record<string, string[]>> = [{ projectAuth: [] }, { platformAuth: [] }, {}]
 
 /** `If-Match: "3"`, `W/"3"` or `3` → 3. */
 function ifMatchVersion (header: string | undefined): number | undefined {
@@ -20,82 +20,85 @@ function ifMatchVersion (header: string | undefined): number | undefined {
   return Number(match[1])
 }
 
-const BulkDeleteQuery = Type.Object({
-  filter: Type.Optional(Type.String({ maxLength: 4096 })),
-  dryRun: Type.Optional(Type.Boolean()),
-  maxAffected: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 }))
-}, { additionalProperties: false })
-
 /**
  * `/api/p/:projectId/:table`: the collection endpoints. Each method answers
  * under its own rule; the caller may be anonymous, an end user or a platform
- * admin, so authentication happens per call, not in an onRequest guard.
+ * admin (`auth: 'data'` works out which), and the rule decides.
  */
 const dataRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { records } = app
+  allowEnabledMethods(app)
 
   app.get('/:table', {
-    schema: { operationId: 'listRecords', tags, summary: 'List records the caller\'s rule lets it see: filter, sort, cursor or offset pages, field selection', security, params: RecordParams, querystring: ListQuery, response: RecordResponses.list }
+    config: { auth: 'data', collectionMethod: 'list' },
+    schema: { operationId: 'listRecords', tags, summary: 'List records the caller\'s rule lets it see: filter, sort, cursor or offset pages, field selection', description: 'Under the collection\'s list rule. `filter` is MongoDB-style JSON over the collection\'s fields; pages follow `nextCursor` (or `offset`); `fields` selects what is returned; `count` adds the total.', params: RecordParams, querystring: ListQuery, response: RecordResponses.list }
   }, async (request, reply) => {
     const { projectId, table } = request.params
-    const page = await records.list(projectId, table, await app.dataCaller(request), request.query)
+    const page = await records.list(projectId, table, requestCaller(request), request.query)
     return reply.type(JSON_TYPE).serializer(listPageJson).send({ success: true as const, data: page })
   })
 
   app.post('/:table/query', {
-    schema: { operationId: 'queryRecords', tags, summary: 'List records with the filter in the body, for filters too long for a URL', security, params: RecordParams, body: QueryBody, response: RecordResponses.list }
+    config: { auth: 'data', collectionMethod: 'list' },
+    schema: { operationId: 'queryRecords', tags, summary: 'List records with the filter in the body, for filters too long for a URL', description: 'The same as listing, with the query in the body; under the list rule.', params: RecordParams, body: QueryBody, response: RecordResponses.list }
   }, async (request, reply) => {
     const { projectId, table } = request.params
-    const page = await records.list(projectId, table, await app.dataCaller(request), request.body)
+    const page = await records.list(projectId, table, requestCaller(request), request.body)
     return reply.type(JSON_TYPE).serializer(listPageJson).send({ success: true as const, data: page })
   })
 
   app.get('/:table/:id', {
-    schema: { operationId: 'getRecord', tags, summary: 'One record, if the get rule lets the caller see it', security, params: RecordIdParams, querystring: GetQuery, response: RecordResponses.one }
+    config: { auth: 'data', collectionMethod: 'get' },
+    schema: { operationId: 'getRecord', tags, summary: 'One record, if the get rule lets the caller see it', description: 'Under the collection\'s get rule; a record outside it is 404. The answer\'s ETag is the record\'s version.', params: RecordIdParams, querystring: GetQuery, response: RecordResponses.one }
   }, async (request, reply) => {
     const { projectId, table, id } = request.params
-    const record = await records.get(projectId, table, await app.dataCaller(request), id, request.query.fields)
+    const record = await records.get(projectId, table, requestCaller(request), id, request.query.fields)
     if (typeof record.version === 'number') void reply.header('etag', `"${record.version}"`)
     return { success: true as const, data: record }
   })
 
   app.post('/:table', {
-    schema: { operationId: 'createRecord', tags, summary: 'Create a record', security, params: RecordParams, body: RecordBody, response: RecordResponses.created }
+    config: { auth: 'data', collectionMethod: 'create' },
+    schema: { operationId: 'createRecord', tags, summary: 'Create a record', description: 'Under the collection\'s create rule. Unknown fields are refused, never dropped. Location names the new record and ETag its version.', params: RecordParams, body: RecordBody, response: RecordResponses.created }
   }, async (request, reply) => {
     const { projectId, table } = request.params
-    const record = await records.create(projectId, table, await app.dataCaller(request), request.body)
-    return reply.code(201).header('etag', `"${String(record.version)}"`).send({ success: true as const, data: record })
+    const record = await records.create(projectId, table, requestCaller(request), request.body)
+    return reply.code(201).headers({ location: createdAt(request, record.id), etag: `"${String(record.version)}"` }).send({ success: true as const, data: record })
   })
 
   app.put('/:table/:id', {
-    schema: { operationId: 'updateRecord', tags, summary: 'Change the fields given; with If-Match only if the record is still at that version (412 otherwise)', security, params: RecordIdParams, headers: IfMatchHeaders, body: RecordBody, response: RecordResponses.updated }
+    config: { auth: 'data', collectionMethod: 'update' },
+    schema: { operationId: 'updateRecord', tags, summary: 'Change the fields given; with If-Match only if the record is still at that version (412 otherwise)', description: 'Under the collection\'s update rule. Only the fields given change. With `If-Match` the change applies only if the record is still at that version (412 `APP_VERSION_MISMATCH` otherwise).', params: RecordIdParams, headers: IfMatchHeaders, body: RecordBody, response: RecordResponses.updated }
   }, async (request, reply) => {
     const { projectId, table, id } = request.params
-    const record = await records.update(projectId, table, await app.dataCaller(request), id, request.body, ifMatchVersion(request.headers['if-match']))
+    const record = await records.update(projectId, table, requestCaller(request), id, request.body, ifMatchVersion(request.headers['if-match']))
     return reply.header('etag', `"${String(record.version)}"`).send({ success: true as const, data: record })
   })
 
   app.delete('/:table/:id', {
-    schema: { operationId: 'deleteRecord', tags, summary: 'Delete a record and its files', security, params: RecordIdParams, headers: IfMatchHeaders, response: RecordResponses.deleted }
+    config: { auth: 'data', collectionMethod: 'delete' },
+    schema: { operationId: 'deleteRecord', tags, summary: 'Delete a record and its files', description: 'Under the collection\'s delete rule; `If-Match` as on update. The record\'s files go with it.', params: RecordIdParams, headers: IfMatchHeaders, response: RecordResponses.deleted }
   }, async (request) => {
     const { projectId, table, id } = request.params
-    await records.delete(projectId, table, await app.dataCaller(request), id, ifMatchVersion(request.headers['if-match']))
+    await records.delete(projectId, table, requestCaller(request), id, ifMatchVersion(request.headers['if-match']))
     return { success: true as const, data: { id, deleted: true as const } }
   })
 
   app.patch('/:table', {
-    schema: { operationId: 'bulkUpdateRecords', tags, summary: 'Set fields on every record matching a filter, under the update rule', security, params: RecordParams, body: BulkUpdateBody, response: RecordResponses.bulkUpdated }
+    config: { auth: 'data', collectionMethod: 'update' },
+    schema: { operationId: 'bulkUpdateRecords', tags, summary: 'Set fields on every record matching a filter, under the update rule', description: 'Needs the update method enabled and a filter that selects something by its form (400 `APP_FILTER_REQUIRED`). `dryRun` only counts; more matches than `maxAffected` change nothing (409 `APP_TOO_MANY_AFFECTED`).', params: RecordParams, body: BulkUpdateBody, response: RecordResponses.bulkUpdated }
   }, async (request) => {
     const { projectId, table } = request.params
-    return { success: true as const, data: await records.bulkUpdate(projectId, table, await app.dataCaller(request), request.body) }
+    return { success: true as const, data: await records.bulkUpdate(projectId, table, requestCaller(request), request.body) }
   })
 
   app.delete('/:table', {
-    schema: { operationId: 'bulkDeleteRecords', tags, summary: 'Delete every record matching a filter (in the body or the query string), under the delete rule', security, params: RecordParams, querystring: BulkDeleteQuery, body: Type.Union([BulkDeleteBody, Type.Null()]), response: RecordResponses.bulkDeleted }
+    config: { auth: 'data', collectionMethod: 'delete' },
+    schema: { operationId: 'bulkDeleteRecords', tags, summary: 'Delete every record matching a filter (in the body or the query string), under the delete rule', description: 'Needs the delete method enabled and a filter that selects something by its form. The filter and options go in the body, or in the query string for clients that send no body with DELETE.', params: RecordParams, querystring: BulkDeleteQuery, body: BulkDeleteRequest, response: RecordResponses.bulkDeleted }
   }, async (request) => {
     const { projectId, table } = request.params
     const params = request.body ?? { ...request.query, filter: request.query.filter ?? {} }
-    return { success: true as const, data: await records.bulkDelete(projectId, table, await app.dataCaller(request), params) }
+    return { success: true as const, data: await records.bulkDelete(projectId, table, requestCaller(request), params) }
   })
 
   await app.register(fileRoutes)

@@ -18,7 +18,7 @@ function formError (error: unknown): AppError {
   if (error instanceof AppError) return error
   const code = (error as { code?: unknown } | null)?.code
   if (typeof code === 'string' && LIMIT_ERRORS.has(code)) {
-    return new AppError('APP_MULTIPART_TOO_MANY_PARTS', 413, `A form carries one file and at most ${FORM_LIMITS.fields} other fields`, FORM_LIMITS)
+    return new AppError('APP_MULTIPART_TOO_MANY_PARTS', 413, `A form carries one file and at most ${FORM_LIMITS.fields} other fields`, { limit: FORM_LIMITS.fields })
   }
   return badRequest('APP_MULTIPART_INVALID', 'The multipart/form-data body is malformed or ends early')
 }

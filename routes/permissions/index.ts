@@ -9,9 +9,9 @@ const catalogue = {
 
 /** `GET /api/permissions`: the catalogue grants, teams, groups and PAT scopes draw from, and what each role holds. */
 const permissionRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/', {
-    onRequest: app.requirePlatformUser,
-    schema: { operationId: 'getPermissionCatalogue', tags: ['organizations'], summary: 'Every permission name and what each role holds', security: [{ platformAuth: [] }], response: Responses.catalogue }
+  app.get('', {
+    config: { auth: 'platform' },
+    schema: { operationId: 'getPermissionCatalogue', tags: ['organizations'], summary: 'Every permission name and what each role holds', description: 'The catalogue that grants, teams, groups and personal-access-token scopes draw from, and the permissions each role (owner, admin, member, viewer) holds. Any signed-in platform user may read it.', response: Responses.catalogue }
   }, async () => ({ success: true as const, data: catalogue }))
 }
 

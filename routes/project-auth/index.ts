@@ -14,14 +14,16 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const tags = ['project auth']
 
   app.post('/register', {
-    schema: { operationId: 'registerProjectUser', tags, summary: 'Register an end user; returns the user, a project JWT and a refresh token', params: ProjectAuthParams, body: ProjectRegisterBody, response: ProjectAuthResponses.registered }
+    config: { auth: 'none' },
+    schema: { operationId: 'registerProjectUser', tags, summary: 'Register an end user; returns the user, a project JWT and a refresh token', description: 'Public while the project has end-user auth on (403 `APP_PROJECT_AUTH_DISABLED` otherwise). `extraFields` are the user\'s own fields of the `_users` collection and meet its definition as a data-API create does. Rate-limited per project and address.', params: ProjectAuthParams, body: ProjectRegisterBody, response: ProjectAuthResponses.registered }
   }, async (request, reply) => {
     await rateLimiter.hit('project-register', `${request.params.projectId}:${request.ip}`, limit)
     return reply.code(201).send({ success: true as const, data: await auth.register(request.params.projectId, request.body) })
   })
 
   app.post('/login', {
-    schema: { operationId: 'loginProjectUser', tags, summary: 'Log an end user in; returns a project JWT and a refresh token', params: ProjectAuthParams, body: ProjectLoginBody, response: ProjectAuthResponses.loggedIn }
+    config: { auth: 'none' },
+    schema: { operationId: 'loginProjectUser', tags, summary: 'Log an end user in; returns a project JWT and a refresh token', description: 'Public while the project has end-user auth on. Rate-limited per project and address, and per account across addresses.', params: ProjectAuthParams, body: ProjectLoginBody, response: ProjectAuthResponses.loggedIn }
   }, async (request) => {
     const { projectId } = request.params
     await rateLimiter.hit('project-login', `${projectId}:${request.ip}`, limit)
@@ -31,22 +33,24 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/refresh', {
-    schema: { operationId: 'refreshProjectSession', tags, summary: 'Trade a refresh token for a new project JWT and refresh token (the old one dies; reusing it ends the session)', params: ProjectAuthParams, body: ProjectRefreshBody, response: ProjectAuthResponses.refreshed }
+    config: { auth: 'none' },
+    schema: { operationId: 'refreshProjectSession', tags, summary: 'Trade a refresh token for a new project JWT and refresh token (the old one dies; reusing it ends the session)', description: 'Refresh tokens rotate: the one sent dies, and reusing a dead one (after a short grace for double submits) ends its whole session.', params: ProjectAuthParams, body: ProjectRefreshBody, response: ProjectAuthResponses.refreshed }
   }, async (request) => {
     await rateLimiter.hit('project-refresh', `${request.params.projectId}:${request.ip}`, limit)
     return { success: true as const, data: await auth.refresh(request.params.projectId, request.body.refreshToken) }
   })
 
   app.post('/logout', {
-    schema: { operationId: 'logoutProjectSession', tags, summary: 'End the session of a refresh token', params: ProjectAuthParams, body: ProjectRefreshBody, response: ProjectAuthResponses.loggedOut }
+    config: { auth: 'none' },
+    schema: { operationId: 'logoutProjectSession', tags, summary: 'End the session of a refresh token', description: 'Ends the session the refresh token belongs to.', params: ProjectAuthParams, body: ProjectRefreshBody, response: ProjectAuthResponses.loggedOut }
   }, async (request) => {
     await auth.logout(request.params.projectId, request.body.refreshToken)
     return { success: true as const, data: { loggedOut: true as const } }
   })
 
   app.post('/password', {
-    onRequest: app.requireProjectUser,
-    schema: { operationId: 'changeProjectUserPassword', tags, summary: 'Change the password; every other session of the user ends and a new one is returned', security: [{ projectAuth: [] }], params: ProjectAuthParams, body: ProjectPasswordBody, response: ProjectAuthResponses.passwordChanged }
+    config: { auth: 'projectUser' },
+    schema: { operationId: 'changeProjectUserPassword', tags, summary: 'Change the password; every other session of the user ends and a new one is returned', description: 'Needs the end user\'s project JWT and current password (403 `APP_WRONG_PASSWORD` if wrong). Every other session of the user ends; the answer carries a new one.', params: ProjectAuthParams, body: ProjectPasswordBody, response: ProjectAuthResponses.passwordChanged }
   }, async (request) => {
     const { projectId } = request.params
     await rateLimiter.hit('project-password', `${projectId}:${projectUser(request).id}`, limit)
@@ -54,13 +58,13 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/me', {
-    onRequest: app.requireProjectUser,
-    schema: { operationId: 'getProjectMe', tags, summary: 'The end user holding this project JWT', security: [{ projectAuth: [] }], params: ProjectAuthParams, response: ProjectAuthResponses.me }
+    config: { auth: 'projectUser' },
+    schema: { operationId: 'getProjectMe', tags, summary: 'The end user holding this project JWT', description: 'The user holding the project JWT, without the fields the `_users` read rules deny.', params: ProjectAuthParams, response: ProjectAuthResponses.me }
   }, async (request, reply) => reply.type(JSON_TYPE).serializer(successJson).send({ success: true as const, data: await auth.profile(request.params.projectId, projectUser(request)) }))
 
   app.post('/verify', {
-    onRequest: app.requireServiceToken,
-    schema: { operationId: 'verifyProjectToken', tags, summary: 'For the project\'s servers: whether a project JWT is valid here, and whose it is', security: [{ serviceToken: [] }], params: ProjectAuthParams, body: VerifyBody, response: ProjectAuthResponses.verified }
+    config: { auth: 'serviceToken' },
+    schema: { operationId: 'verifyProjectToken', tags, summary: 'For the project\'s servers: whether a project JWT is valid here, and whose it is', description: 'Needs a service token of the project. Answers `valid: false` for anything that is not a live project JWT of this project (expired, tampered, of another project, a platform token), or while auth is off.', params: ProjectAuthParams, body: VerifyBody, response: ProjectAuthResponses.verified }
   }, (request, reply) => {
     const { projectId } = request.params
     const { token } = request.body

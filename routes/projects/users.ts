@@ -7,12 +7,13 @@ const projectUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { auth } = app.projectAuth
 
   app.post('/:userId/token', {
+    config: { auth: 'platform' },
     preHandler: app.requireProjectPermission('project.users.manage'),
     schema: {
       operationId: 'mintProjectUserToken',
       tags: ['projects'],
       summary: 'Mint a project JWT for an end user, for the API tester (not a replacement for login)',
-      security: [{ platformAuth: [] }],
+      description: 'Needs `project.users.manage`. A short-lived project JWT (no refresh token) for an existing, enabled end user, so an admin can try the data API as that user.',
       params: ProjectUserParams,
       response: ProjectAuthResponses.minted
     }

@@ -1,4 +1,4 @@
-import { AppError, forbidden, unauthorized } from '../errors.js'
+import { AppError, fieldIssue, forbidden, unauthorized } from '../errors.js'
 import type { Filter } from '../store/types.js'
 import { compileFilter } from '../store/semantics/match.js'
 import type { AccessRuleT, CollectionMethod, MethodSettingT } from '../../schemas/collections.js'
@@ -59,7 +59,7 @@ export function toStoreFilter (filter: Filter): Filter {
  * keep from the same callers.
  */
 export function resolveAccess (method: CollectionMethod, setting: MethodSettingT, caller: DataCaller, clock: Clock, hiddenFromReads: ReadonlySet<string> = NO_FIELDS): Access {
-  if (!setting.enabled) throw new AppError('APP_METHOD_DISABLED', 405, `The ${method} method is disabled on this collection`, { method })
+  if (!setting.enabled) throw new AppError('APP_METHOD_DISABLED', 405, `The ${method} method is disabled on this collection`)
   if (caller.kind === 'admin') {
     const allowed = READ_METHODS.has(method) ? caller.canRead : caller.canWrite
     if (!allowed) throw forbidden('APP_FORBIDDEN', `This needs the "${READ_METHODS.has(method) ? 'records.read' : 'records.write'}" permission`)
@@ -145,13 +145,13 @@ export function restrict (filter: Filter, access: Access): Filter {
  */
 export function enforceCheck (access: Access, record: Record<string, unknown>): void {
   if (access.owner !== null && access.userId !== null && record[access.owner] !== access.userId) {
-    throw forbidden('APP_RULE_CHECK_FAILED', `Field "${access.owner}" must hold your own user id`, { field: access.owner })
+    throw forbidden('APP_RULE_CHECK_FAILED', `Field "${access.owner}" must hold your own user id`, fieldIssue(access.owner, 'must hold your own user id'))
   }
   if (access.check === null) return
   for (const [key, clause] of Object.entries(access.check)) {
     if (!compileFilter({ [key]: clause })(record)) {
       const field = key === '_id' ? 'id' : key
-      throw forbidden('APP_RULE_CHECK_FAILED', `The record does not satisfy this method's check on "${field}"`, { field })
+      throw forbidden('APP_RULE_CHECK_FAILED', `The record does not satisfy this method's check on "${field}"`, fieldIssue(field, 'does not satisfy this method\'s check'))
     }
   }
 }

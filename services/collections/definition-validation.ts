@@ -1,4 +1,4 @@
-import { AppError, badRequest } from '../errors.js'
+import { AppError, badRequest, fieldIssue } from '../errors.js'
 import { QueryError } from '../store/errors.js'
 import { validateStorable } from '../store/semantics/literals.js'
 import { validateFilter } from '../store/semantics/match.js'
@@ -43,20 +43,20 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@.]+(\.[^\s@.]+)+$/
 const RECORD_ID = /^[0-9A-Za-z_-]{1,64}$/
 
 export function invalidDefinition (path: string, message: string): AppError {
-  return badRequest('APP_INVALID_DEFINITION', `${path}: ${message}`, { path })
+  return badRequest('APP_INVALID_DEFINITION', `${path}: ${message}`, fieldIssue(path, message))
 }
 
 function reservedField (path: string, message: string): AppError {
-  return badRequest('APP_RESERVED_FIELD', `${path}: ${message}`, { path })
+  return badRequest('APP_RESERVED_FIELD', `${path}: ${message}`, fieldIssue(path, message))
 }
 
 /** Names starting with `_` belong to the platform; `_users` is made by switching project auth on. */
 export function checkNewCollectionName (name: string): void {
   if (name.startsWith('_')) {
-    throw badRequest('APP_RESERVED_COLLECTION', `name: "${name}" is reserved; names starting with "_" belong to the platform (_users is created by switching project auth on)`, { name })
+    throw badRequest('APP_RESERVED_COLLECTION', `name: "${name}" is reserved; names starting with "_" belong to the platform (_users is created by switching project auth on)`, fieldIssue('name', 'is reserved'))
   }
   // `/api/p/:projectId/auth/...` are the end-user auth routes; a collection there would be half shadowed.
-  if (name === 'auth') throw badRequest('APP_RESERVED_COLLECTION', 'name: "auth" is reserved for the project\'s end-user auth routes', { name })
+  if (name === 'auth') throw badRequest('APP_RESERVED_COLLECTION', 'name: "auth" is reserved for the project\'s end-user auth routes', fieldIssue('name', 'is reserved'))
   if (!COLLECTION_NAME.test(name)) throw invalidDefinition('name', 'must be lower-case letters, digits and underscores, starting with a letter')
 }
 

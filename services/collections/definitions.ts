@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { Static } from '@sinclair/typebox'
-import { AppError, badRequest, conflict, notFound } from '../errors.js'
+import { AppError, badRequest, conflict, fieldIssue, notFound, type ErrorDetails } from '../errors.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../clock.js'
 import type { Filter, IndexDescription, IndexKey, Store, StoreCollection, WithId } from '../store/types.js'
@@ -13,6 +13,7 @@ import { storedValueFits, valueRulesChanged } from './record-fields.js'
 import { StateMemo } from '../state-memo.js'
 import { collectionKey, type WriteGate } from './write-gate.js'
 import { deepFreeze } from '../deep-freeze.js'
+import { isoString } from '../iso-dates.js'
 
 /** A collection definition as the records API reads it. */
 export type CollectionDef = {
@@ -129,7 +130,7 @@ function toDef (record: WithId<DefinitionRecord>): CollectionDef {
 }
 
 export function toCollectionView (def: CollectionDef): CollectionView {
-  return { name: def.name, fields: def.fields, indexes: def.indexes, methods: def.methods, createdAt: def.createdAt.toISOString(), updatedAt: def.updatedAt.toISOString() }
+  return { name: def.name, fields: def.fields, indexes: def.indexes, methods: def.methods, createdAt: isoString(def.createdAt), updatedAt: isoString(def.updatedAt) }
 }
 
 function usersSpec (): DefinitionSpec {
@@ -227,11 +228,11 @@ export class CollectionDefinitions {
   async drop (projectId: string, name: string): Promise<void> {
     return await this.deps.writes.change(collectionKey(projectId, name), async () => {
       if (name === PROJECT_USERS_TABLE) {
-        throw badRequest('APP_RESERVED_COLLECTION', `${PROJECT_USERS_TABLE} holds the project's end users and cannot be dropped; switch project auth off instead`, { name })
+        throw badRequest('APP_RESERVED_COLLECTION', `${PROJECT_USERS_TABLE} holds the project's end users and cannot be dropped; switch project auth off instead`, fieldIssue('name', 'holds the project\'s end users'))
       }
       const referencing = await this.referencesTo(projectId, name)
       if (referencing.length > 0) {
-        throw conflict('APP_COLLECTION_REFERENCED', `Collection "${name}" is the target of ${referencing.join(', ')}; change or remove those relation fields first`, { fields: referencing })
+        throw conflict('APP_COLLECTION_REFERENCED', `Collection "${name}" is the target of ${referencing.join(', ')}; change or remove those relation fields first`, { fields: referencing.map((path) => ({ path, message: `is a relation to ${name}` })) })
       }
       const removed = await this.records.findOneAndDelete({ _id: definitionId(projectId, name) })
       if (removed === null) throw notFound('APP_COLLECTION_NOT_FOUND', `Collection "${name}" not found`)
@@ -322,7 +323,7 @@ export class CollectionDefinitions {
       // `null` matches both a missing field and an explicit null, as in MongoDB.
       const lacking = await records.countDocuments({ [field.name]: null })
       if (lacking > 0) {
-        throw conflict('APP_DEFINITION_CONFLICT', `field "${field.name}" is now required but ${plural(lacking, 'record lacks', 'records lack')} it`, { field: field.name, records: lacking })
+        throw conflict('APP_DEFINITION_CONFLICT', `field "${field.name}" is now required but ${plural(lacking, 'record lacks', 'records lack')} it`, { ...fieldIssue(field.name, 'is now required'), count: lacking })
       }
     }
     await this.checkRetypedFields(records, before, after)
@@ -338,7 +339,7 @@ export class CollectionDefinitions {
       const holding = await records.find({ [field.name]: { $ne: null } }, { projection: { [field.name]: 1 } }).toArray()
       const misfits = holding.filter((record) => !storedValueFits(old, field, record[field.name])).length
       if (misfits > 0) {
-        throw conflict('APP_DEFINITION_CONFLICT', `field "${field.name}": ${plural(misfits, 'record holds a value', 'records hold values')} the new definition refuses`, { field: field.name, records: misfits })
+        throw conflict('APP_DEFINITION_CONFLICT', `field "${field.name}": ${plural(misfits, 'record holds a value', 'records hold values')} the new definition refuses`, { ...fieldIssue(field.name, 'refuses values records hold'), count: misfits })
       }
     }
   }
@@ -354,7 +355,7 @@ export class CollectionDefinitions {
       // An index someone else made with the same key and kind already does the job (ProjectUsers' email index on _users).
       if (sameKeyed !== undefined && !stale.includes(sameKeyed) && sameKeyed.unique === want.unique) continue
       if (sameKeyed !== undefined && !stale.includes(sameKeyed)) {
-        throw conflict('APP_DEFINITION_CONFLICT', `index on ${want.label}: the collection already has an index "${sameKeyed.name}" on the same key, not managed by this definition`, { index: sameKeyed.name })
+        throw conflict('APP_DEFINITION_CONFLICT', `index on ${want.label}: the collection already has an index "${sameKeyed.name}" on the same key, not managed by this definition`, fieldIssue('indexes', `the collection already has an index "${sameKeyed.name}" on the same key`))
       }
       missing.push(want)
     }
@@ -385,7 +386,7 @@ function givenMethods (methods: CollectionChanges['methods']): Partial<Record<Co
 }
 
 function exists (name: string): AppError {
-  return conflict('APP_COLLECTION_EXISTS', `A collection named "${name}" already exists in this project`, { name })
+  return conflict('APP_COLLECTION_EXISTS', `A collection named "${name}" already exists in this project`, fieldIssue('name', 'is taken'))
 }
 
 /** Best effort: what this change created goes, what it replaced comes back. */
@@ -396,12 +397,12 @@ async function restore (records: StoreCollection, created: WantedIndex[], droppe
 
 async function duplicateConflict (records: StoreCollection, want: WantedIndex, error: DuplicateKeyError): Promise<AppError> {
   const values = error.keyValue
-  const details = { index: want.name, keyValue: values }
+  const details: ErrorDetails = { fields: Object.keys(values).map((key) => ({ path: key === '_id' ? 'id' : key, message: 'holds a value several records share' })) }
   if (Object.keys(values).length === 0) return conflict('APP_DEFINITION_CONFLICT', `unique index on ${want.label}: some records share a value`, details)
   const sharing = await records.countDocuments(values as Filter)
   if (Object.values(values).every((value) => value === null)) {
-    return conflict('APP_DEFINITION_CONFLICT', `unique index on ${want.label}: ${plural(sharing, 'record has', 'records have')} no value, and records without one share the value null`, { ...details, records: sharing })
+    return conflict('APP_DEFINITION_CONFLICT', `unique index on ${want.label}: ${plural(sharing, 'record has', 'records have')} no value, and records without one share the value null`, { ...details, count: sharing })
   }
   const shown = Object.keys(values).length === 1 ? JSON.stringify(Object.values(values)[0]) : JSON.stringify(values)
-  return conflict('APP_DEFINITION_CONFLICT', `unique index on ${want.label}: ${plural(sharing, 'record shares', 'records share')} the value ${shown}`, { ...details, records: sharing })
+  return conflict('APP_DEFINITION_CONFLICT', `unique index on ${want.label}: ${plural(sharing, 'record shares', 'records share')} the value ${shown}`, { ...details, count: sharing })
 }

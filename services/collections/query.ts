@@ -1,32 +1,12 @@
-import { badRequest } from '../errors.js'
+import { badRequest, fieldIssue } from '../errors.js'
 import { SecretBox } from '../crypto.js'
 import type { Document, Filter, Sort } from '../store/types.js'
 import type { FieldDefinitionT, IndexDefinitionT } from '../../schemas/collections.js'
+import { QUERY_LIMITS } from '../../schemas/records.js'
 import type { FieldMap } from './record-fields.js'
 import { deepFreeze } from '../deep-freeze.js'
 
-/** Published in openapi.yaml and the README; anything beyond them is a 400 naming the clause. */
-export const QUERY_LIMITS = {
-  maxFilterBytes: 4096,
-  maxDepth: 6,
-  maxClauses: 64,
-  maxInValues: 100,
-  maxRegexLength: 256,
-  defaultLimit: 30,
-  maxLimit: 200,
-  maxOffset: 10_000,
-  maxSortKeys: 4,
-  /**
-   * Records one list page may examine, in the list's order after its cursor,
-   * when no index serves its filter: the page holds the matches among them,
-   * however few, and nextCursor continues after the last one examined. It
-   * sets how long one page may hold the event loop (about 0.1 ms of SQLite
-   * work here), not how fast records come: per record examined the cost is
-   * the same at any bound. At 2.5 times maxLimit a filter matching 40% still
-   * fills the largest page.
-   */
-  maxExamined: 500
-} as const
+export { QUERY_LIMITS }
 
 // A Map, not an object literal: field names such as `constructor` must not find Object.prototype's members.
 const BUILT_IN: ReadonlyMap<string, FieldDefinitionT['type']> = new Map([['id', 'text'], ['createdAt', 'date'], ['updatedAt', 'date']])
@@ -72,10 +52,10 @@ function sortKeys (raw: string, fields: FieldMap): SortKey[] {
     const name = descending ? part.slice(1) : part
     const field = fields.get(name)
     const type = fieldType(fields, name)
-    if (type === undefined) throw badRequest('APP_INVALID_SORT', `sort: "${name}" is not a field of this collection`, { field: name })
-    if (UNSORTABLE.has(type) || field?.multiple === true) throw badRequest('APP_INVALID_SORT', `sort: "${name}" cannot be sorted on`, { field: name })
+    if (type === undefined) throw badRequest('APP_INVALID_SORT', `sort: "${name}" is not a field of this collection`, fieldIssue('sort', 'is not a field of this collection', name))
+    if (UNSORTABLE.has(type) || field?.multiple === true) throw badRequest('APP_INVALID_SORT', `sort: "${name}" cannot be sorted on`, fieldIssue('sort', 'cannot be sorted on', name))
     const key = name === 'id' ? '_id' : name
-    if (keys.some(([existing]) => existing === key)) throw badRequest('APP_INVALID_SORT', `sort: "${name}" is given twice`, { field: name })
+    if (keys.some(([existing]) => existing === key)) throw badRequest('APP_INVALID_SORT', `sort: "${name}" is given twice`, fieldIssue('sort', 'is given twice', name))
     keys.push([key, descending ? -1 : 1])
   }
   if (keys.length > QUERY_LIMITS.maxSortKeys) throw badRequest('APP_INVALID_SORT', `sort: at most ${QUERY_LIMITS.maxSortKeys} keys`)
@@ -88,7 +68,7 @@ export function checkSortVisible (plan: SortPlan, hidden: ReadonlySet<string>): 
   if (hidden.size === 0) return
   for (const [key] of plan.keys) {
     const field = key === '_id' ? 'id' : key
-    if (hidden.has(field)) throw badRequest('APP_INVALID_SORT', `sort: "${field}" is hidden from this method's callers and cannot be sorted on`, { field })
+    if (hidden.has(field)) throw badRequest('APP_INVALID_SORT', `sort: "${field}" is hidden from this method's callers and cannot be sorted on`, fieldIssue('sort', 'is hidden from this method\'s callers', field))
   }
 }
 

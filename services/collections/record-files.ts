@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream'
-import { AppError, conflict, notFound } from '../errors.js'
+import { AppError, conflict, fieldIssue, notFound } from '../errors.js'
 import type { Clock } from '../clock.js'
 import type { Document, Store, StoreCollection, WithId } from '../store/types.js'
 import { projectCollectionName } from '../projects/naming.js'
@@ -248,24 +248,24 @@ export class RecordFiles {
     const record = await records.findOne(restrict({ _id: target.id }, access))
     if (record === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')
     const field = collection.fields.find((item) => item.name === target.field)
-    if (field?.type !== 'file') throw notFound('APP_FIELD_NOT_FOUND', `"${target.field}" is not a file field of this collection`, { field: target.field })
+    if (field?.type !== 'file') throw notFound('APP_FIELD_NOT_FOUND', `"${target.field}" is not a file field of this collection`, fieldIssue(target.field, 'is not a file field of this collection'))
     return { field, records, record, access, owner: { projectId: target.projectId, table: target.table, recordId: target.id, field: field.name } }
   }
 
   private checkSize (field: FieldDefinitionT, size: number): void {
     const max = field.maxSize ?? this.deps.maxSize
-    if (size > max) throw new AppError('APP_FILE_TOO_LARGE', 413, `The file is larger than ${max} bytes`, { maxSize: max })
+    if (size > max) throw new AppError('APP_FILE_TOO_LARGE', 413, `The file is larger than ${max} bytes`, { limit: max })
   }
 
   private checkType (field: FieldDefinitionT, type: string): void {
     const allowed = field.allowedTypes ?? []
     if (!typeAllowed(type, allowed)) {
-      throw new AppError('APP_FILE_TYPE_NOT_ALLOWED', 415, `${field.name} takes ${allowed.join(', ')}; the content is ${type}`, { field: field.name, type, allowedTypes: allowed })
+      throw new AppError('APP_FILE_TYPE_NOT_ALLOWED', 415, `${field.name} takes ${allowed.join(', ')}; the content is ${type}`, { ...fieldIssue(field.name, `does not take ${type}`), actual: type, allowed })
     }
   }
 }
 
-const tooMany = (max: number): AppError => conflict('APP_TOO_MANY_FILES', `The field holds at most ${max} files`, { max })
+const tooMany = (max: number): AppError => conflict('APP_TOO_MANY_FILES', `The field holds at most ${max} files`, { limit: max })
 
 function callerId (caller: DataCaller): string | null {
   return caller.kind === 'user' ? caller.id : caller.kind === 'admin' ? caller.userId : null

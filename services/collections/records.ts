@@ -1,4 +1,4 @@
-import { AppError, badRequest, conflict, notFound } from '../errors.js'
+import { AppError, badRequest, conflict, fieldIssue, notFound } from '../errors.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import { compileFilter } from '../store/semantics/match.js'
 import type { Clock } from '../clock.js'
@@ -41,7 +41,7 @@ export type RecordsRemoved = (projectId: string, collection: DataCollection, rec
 export type RecordsUpdated = (projectId: string, collection: DataCollection, ids: string[], changes: Document) => Promise<void>
 
 // One request never rewrites or deletes more than this many records; larger jobs page through with filters.
-export const BULK_MAX = 10_000
+export const BULK_MAX = QUERY_LIMITS.maxAffected
 const WRITE_ATTEMPTS = 3
 
 interface Scope { collection: DataCollection, fields: FieldMap, records: StoreCollection<Document>, access: Access }
@@ -54,7 +54,7 @@ function versionOf (record: Document): number {
 function duplicate (error: unknown): unknown {
   if (!(error instanceof DuplicateKeyError)) return error
   const fields = Object.keys(error.keyValue).map((key) => key === '_id' ? 'id' : key)
-  return conflict('APP_DUPLICATE_VALUE', `Another record already has this ${fields.join(', ')}`, { fields })
+  return conflict('APP_DUPLICATE_VALUE', `Another record already has this ${fields.join(', ')}`, { fields: fields.map((path) => ({ path, message: 'is already taken' })) })
 }
 
 /**
@@ -115,7 +115,7 @@ export class Records {
     let next: Document | null = docs.length > limit ? page[page.length - 1] : null
     if (next === null && bound !== null) {
       // An offset cannot say where to go on past the examined records; a cursor can.
-      if (params.offset !== undefined) throw badRequest('APP_SCAN_LIMIT', `No index serves this filter and this offset page would examine more than ${QUERY_LIMITS.maxExamined} records: page with cursor (nextCursor continues the scan) or declare an index on a filtered field`, { maxExamined: QUERY_LIMITS.maxExamined })
+      if (params.offset !== undefined) throw badRequest('APP_SCAN_LIMIT', `No index serves this filter and this offset page would examine more than ${QUERY_LIMITS.maxExamined} records: page with cursor (nextCursor continues the scan) or declare an index on a filtered field`, { limit: QUERY_LIMITS.maxExamined })
       next = bound
     }
     return {
@@ -177,7 +177,7 @@ export class Records {
       try {
         return await this.insert(projectId, scope, values)
       } catch (error) {
-        if (error instanceof AppError && error.code === 'APP_DUPLICATE_VALUE' && (error.details as { fields: string[] }).fields.includes('email')) {
+        if (error instanceof AppError && error.code === 'APP_DUPLICATE_VALUE' && error.details?.fields?.some((issue) => issue.path === 'email') === true) {
           throw conflict('APP_EMAIL_TAKEN', 'An account with this email already exists')
         }
         throw error
@@ -210,7 +210,7 @@ export class Records {
         const current = await findVisible(records, id, access)
         if (current === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')
         const version = versionOf(current)
-        if (ifMatch !== undefined && version !== ifMatch) throw new AppError('APP_VERSION_MISMATCH', 412, `The record is at version ${version}, not ${ifMatch}`, { version })
+        if (ifMatch !== undefined && version !== ifMatch) throw new AppError('APP_VERSION_MISMATCH', 412, `The record is at version ${version}, not ${ifMatch}`, { expected: ifMatch, actual: version })
         const changes = { ...values, updatedAt: this.deps.clock.now(), version: version + 1 }
         const next = { ...current, ...changes }
         enforceCheck(access, next)
@@ -236,7 +236,7 @@ export class Records {
       const current = await findVisible(records, id, access)
       if (current === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')
       const version = versionOf(current)
-      if (ifMatch !== undefined && version !== ifMatch) throw new AppError('APP_VERSION_MISMATCH', 412, `The record is at version ${version}, not ${ifMatch}`, { version })
+      if (ifMatch !== undefined && version !== ifMatch) throw new AppError('APP_VERSION_MISMATCH', 412, `The record is at version ${version}, not ${ifMatch}`, { expected: ifMatch, actual: version })
       const result = await records.deleteOne({ _id: id, ...(ifMatch === undefined ? {} : { version: current.version ?? null }) })
       if (result.deletedCount === 0) throw new AppError('APP_VERSION_MISMATCH', 412, 'The record changed while it was being deleted')
       // Only once the record is gone: a refused delete must keep its files.
@@ -286,7 +286,7 @@ export class Records {
     const guard = Math.min(params.maxAffected ?? BULK_MAX, BULK_MAX)
     const docs = await scope.records.find(restrict(filter, scope.access), { sort: { _id: 1 }, limit: guard + 1 }).toArray()
     if (docs.length > guard) {
-      throw conflict('APP_TOO_MANY_AFFECTED', `The filter matches more than ${guard} records; nothing was changed`, { maxAffected: guard })
+      throw conflict('APP_TOO_MANY_AFFECTED', `The filter matches more than ${guard} records; nothing was changed`, { limit: guard })
     }
     return docs
   }
@@ -302,8 +302,8 @@ export class Records {
     if (raw === undefined) return null
     const names = raw.split(',').map((name) => name.trim()).filter((name) => name !== '')
     for (const name of names) {
-      if (!fields.has(name) && !SYSTEM_FIELDS.has(name)) throw badRequest('APP_INVALID_FIELDS', `fields: "${name}" is not a field of this collection`, { field: name })
-      if (hidden.has(name)) throw badRequest('APP_INVALID_FIELDS', `fields: "${name}" is hidden from this method's callers`, { field: name })
+      if (!fields.has(name) && !SYSTEM_FIELDS.has(name)) throw badRequest('APP_INVALID_FIELDS', `fields: "${name}" is not a field of this collection`, fieldIssue('fields', 'is not a field of this collection', name))
+      if (hidden.has(name)) throw badRequest('APP_INVALID_FIELDS', `fields: "${name}" is hidden from this method's callers`, fieldIssue('fields', 'is hidden from this method\'s callers', name))
     }
     return new Set(names)
   }
@@ -311,7 +311,7 @@ export class Records {
   private async checkRelations (projectId: string, scope: Scope, values: Document): Promise<void> {
     for (const [target, ids] of relationTargets(scope.fields, values, scope.collection.name)) {
       const found = await this.store.collection(projectCollectionName(projectId, target)).countDocuments({ _id: { $in: [...ids] } })
-      if (found !== ids.size) throw badRequest('APP_INVALID_RELATION', `A related record in "${target}" does not exist`, { collection: target })
+      if (found !== ids.size) throw badRequest('APP_INVALID_RELATION', `A related record in "${target}" does not exist`)
     }
   }
 

@@ -75,7 +75,7 @@ export function isValidKeySegment (segment: unknown): segment is string {
 }
 
 export function fileNotFound (key: string): AppError {
-  return notFound('APP_FILE_NOT_FOUND', 'File not found', { key })
+  return notFound('APP_FILE_NOT_FOUND', 'File not found')
 }
 
 export function assertOffset (offset: unknown): asserts offset is number {

@@ -1,12 +1,14 @@
 import type { Readable } from 'node:stream'
-import { AppError, badRequest, conflict, notFound } from '../errors.js'
+import { AppError, badRequest, conflict, notFound, type ErrorDetails } from '../errors.js'
 import type { WithId } from '../store/types.js'
 import { bodyChunks, isValidKeySegment } from './file-store.js'
 import { SNIFF_BYTES } from './sniff.js'
+import type { UploadSessionT } from '../../schemas/files.js'
+import { isoString } from '../iso-dates.js'
 
 /** The upload session document, its public view and the checks on what a client declares; services/files/uploads.ts runs them. */
 
-export type UploadStatus = 'open' | 'completing' | 'completed' | 'aborted' | 'expired'
+export type UploadStatus = UploadSessionT['status']
 
 /** Who an upload is for; opaque to this service except projectId, which names the file's folder. */
 export type UploadOwner = { projectId: string, table: string, recordId: string, field: string }
@@ -25,23 +27,8 @@ export interface StoredFile {
 
 export interface StartUpload { name: string, size: number, type: string, sha256?: string, createdBy?: string | null }
 
-export interface UploadSessionView extends UploadOwner {
-  id: string
-  name: string
-  size: number
-  type: string
-  sha256: string | null
-  chunkSize: number
-  chunkCount: number
-  received: number[]
-  missing: number[]
-  /** `expired` as soon as expiresAt has passed, even before the sweep ran. */
-  status: UploadStatus
-  expiresAt: string
-  createdAt: string
-  createdBy: string | null
-  file: StoredFile | null
-}
+/** The session as the API shows it; its file is the stored one, which also keeps the type the client declared. */
+export type UploadSessionView = Omit<UploadSessionT, 'file'> & { file: StoredFile | null }
 
 export type SessionRecord = UploadOwner & {
   fileId: string
@@ -92,10 +79,10 @@ export function legacyFileKey (projectId: string, fileId: string): string | null
 /** Where a session's chunks are staged, each at its offset. */
 export const stagedKey = (sessionId: string): string => `uploads/${sessionId}`
 
-export const invalid = (message: string, details?: unknown): AppError => badRequest('APP_UPLOAD_INVALID', message, details)
-export const invalidChunk = (message: string, details?: unknown): AppError => badRequest('APP_INVALID_CHUNK', message, details)
+export const invalid = (message: string, details?: ErrorDetails): AppError => badRequest('APP_UPLOAD_INVALID', message, details)
+export const invalidChunk = (message: string, details?: ErrorDetails): AppError => badRequest('APP_INVALID_CHUNK', message, details)
 export const sessionNotFound = (): AppError => notFound('APP_UPLOAD_SESSION_NOT_FOUND', 'Upload session not found')
-export const tooLarge = (maxSize: number): AppError => new AppError('APP_FILE_TOO_LARGE', 413, `The file is larger than ${maxSize} bytes`, { maxSize })
+export const tooLarge = (maxSize: number): AppError => new AppError('APP_FILE_TOO_LARGE', 413, `The file is larger than ${maxSize} bytes`, { limit: maxSize })
 export const completing = (): AppError => conflict('APP_UPLOAD_COMPLETING', 'The upload is being completed by another request')
 export const chunkInFlight = (): AppError => conflict('APP_UPLOAD_CHUNK_IN_FLIGHT', 'A chunk is still being written; complete once every send has answered')
 
@@ -153,8 +140,8 @@ export function toView (session: Session, now: Date): UploadSessionView {
     received,
     missing,
     status: lapsed ? 'expired' : session.status,
-    expiresAt: session.expiresAt.toISOString(),
-    createdAt: session.createdAt.toISOString(),
+    expiresAt: isoString(session.expiresAt),
+    createdAt: isoString(session.createdAt),
     createdBy: session.createdBy,
     file: session.file
   }
@@ -177,7 +164,7 @@ export async function * bounded (body: Buffer | Readable, limits: { max: number,
     }
     yield chunk
   }
-  if (limits.exact === true && seen !== limits.max) throw invalidChunk(`The chunk must be exactly ${limits.max} bytes; got ${seen}`, { expected: limits.max, received: seen })
+  if (limits.exact === true && seen !== limits.max) throw invalidChunk(`The chunk must be exactly ${limits.max} bytes; got ${seen}`, { expected: limits.max, actual: seen })
 }
 
 export async function readAll (stream: Readable): Promise<Buffer> {

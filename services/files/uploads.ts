@@ -1,11 +1,13 @@
 import { Readable } from 'node:stream'
 import type { Clock } from '../clock.js'
-import { AppError, conflict } from '../errors.js'
+import { AppError, conflict, fieldIssue } from '../errors.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { ChunkDigests } from './chunk-digests.js'
 import { fileNotFound, isValidKeySegment, type ByteRange, type FileStore, type ObjectInfo } from './file-store.js'
 import { SNIFF_BYTES, sniffType } from './sniff.js'
+import { MAX_CHUNKS } from '../../schemas/files.js'
+import { isoString } from '../iso-dates.js'
 import {
   bounded, checkName, checkProjectId, checkSha256, chunkInFlight, completing, fileKey, invalid, invalidChunk, legacyFileKey, ownerFolder,
   normalizeType, readAll, sessionNotFound, stagedKey, toView, tooLarge, writing, type Session, type SessionRecord, type StartUpload,
@@ -28,8 +30,6 @@ export const UPLOAD_SESSIONS_COLLECTION = 'upload_sessions'
 export const UPLOADS_EXPIRE_JOB = 'uploads.expire'
 export const DEFAULT_CHUNK_SIZE = 8 * 1024 * 1024
 export const DEFAULT_UPLOAD_TTL_SECONDS = 24 * 60 * 60
-/** Bounds the session document: `received` lives in it. */
-export const MAX_CHUNKS = 10_000
 // A completer that dies mid-way loses its claim after this long and another request may complete.
 const COMPLETE_LEASE_MS = 15 * 60_000
 // Likewise a chunk writer that dies: its unfinished write stops holding off completers.
@@ -119,11 +119,11 @@ export class UploadSessions {
     const session = await this.load(sessionId, owner)
     this.assertOpen(session)
     if (!Number.isSafeInteger(index) || index < 0 || index >= session.chunkCount) {
-      throw invalidChunk(`Chunk index must be between 0 and ${session.chunkCount - 1}`, { index, chunkCount: session.chunkCount })
+      throw invalidChunk(`Chunk index must be between 0 and ${session.chunkCount - 1}`, fieldIssue('index', `must be between 0 and ${session.chunkCount - 1}`))
     }
     const expected = index === session.chunkCount - 1 ? session.size - index * session.chunkSize : session.chunkSize
     if (Buffer.isBuffer(body) && body.length !== expected) {
-      throw invalidChunk(`The chunk must be exactly ${expected} bytes; got ${body.length}`, { expected, received: body.length })
+      throw invalidChunk(`The chunk must be exactly ${expected} bytes; got ${body.length}`, { expected, actual: body.length })
     }
     // Whole before it touches the staged bytes: a stream that breaks off must not leave half a chunk over a good one.
     const tooLong = (): Error => invalidChunk(`The chunk must be exactly ${expected} bytes`, { expected })
@@ -222,7 +222,7 @@ export class UploadSessions {
         type: sniffType(head, { complete: info.size <= SNIFF_BYTES }),
         declaredType: session.type,
         sha256: info.sha256,
-        createdAt: this.deps.clock.now().toISOString()
+        createdAt: isoString(this.deps.clock.now())
       }
       await attach(file)
     } catch (error) {
@@ -330,7 +330,7 @@ export class UploadSessions {
       type: sniffType(Buffer.concat(head), { complete: info.size <= SNIFF_BYTES }),
       declaredType,
       sha256: info.sha256,
-      createdAt: this.deps.clock.now().toISOString()
+      createdAt: isoString(this.deps.clock.now())
     }
   }
 

@@ -5,6 +5,8 @@ import type { Clock } from '../clock.js'
 import { isPermission } from '../orgs/catalogue.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
+import type { ApiKeyT } from '../../schemas/auth.ts'
+import { isoString, isoStringOrNull } from '../iso-dates.js'
 
 /**
  * The Store key (`_id`) is the token's SHA-256, so authenticating a request is
@@ -22,15 +24,7 @@ type ApiKeyRecord = {
   revokedAt: Date | null
 }
 
-export interface ApiKey {
-  id: string
-  name: string
-  hint: string
-  scopes: string[]
-  createdAt: string
-  lastUsedAt: string | null
-  expiresAt: string | null
-}
+export type ApiKey = ApiKeyT
 
 /** Who a PAT authenticates, once it passed every check. */
 export interface PatIdentity { userId: string, keyId: string, scopes: string[] }
@@ -43,9 +37,9 @@ function toApiKey (record: WithId<ApiKeyRecord>): ApiKey {
     name: record.name,
     hint: record.hint,
     scopes: record.scopes,
-    createdAt: record.createdAt.toISOString(),
-    lastUsedAt: record.lastUsedAt?.toISOString() ?? null,
-    expiresAt: record.expiresAt?.toISOString() ?? null
+    createdAt: isoString(record.createdAt),
+    lastUsedAt: isoStringOrNull(record.lastUsedAt),
+    expiresAt: isoStringOrNull(record.expiresAt)
   }
 }
 
@@ -67,7 +61,7 @@ export class ApiKeys {
     const now = this.deps.clock.now()
     const expiresAt = futureExpiry(input.expiresAt, now)
     const unknown = (input.scopes ?? []).filter((scope) => !isPermission(scope))
-    if (unknown.length > 0) throw badRequest('APP_UNKNOWN_PERMISSION', `scopes must name permissions from the catalogue; unknown: ${unknown.join(', ')}`, { scopes: unknown })
+    if (unknown.length > 0) throw badRequest('APP_UNKNOWN_PERMISSION', `scopes must name permissions from the catalogue; unknown: ${unknown.join(', ')}`, { fields: unknown.map((scope) => ({ path: 'scopes', message: `"${scope}" is not a permission` })) })
     const active = await this.keys.countDocuments({ userId, revokedAt: null })
     if (active >= MAX_KEYS_PER_USER) throw badRequest('APP_TOO_MANY_API_KEYS', `At most ${MAX_KEYS_PER_USER} active API keys per user`)
     const token = createPat(this.deps.prefix)

@@ -3,6 +3,8 @@ import { generateToken, hashToken } from '../crypto.js'
 import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection } from '../store/types.js'
+import type { SessionTokensT } from '../../schemas/auth.js'
+import { isoString } from '../iso-dates.js'
 
 type RefreshTokenRecord = {
   tokenHash: string
@@ -36,13 +38,7 @@ export interface IssuedAccess { accessToken: string, expiresIn: number, sessionE
  */
 export type AccessIssuer = (userId: string, familyId: string, scope: string | null, sessionEpoch: number | undefined) => Promise<IssuedAccess | null>
 
-export interface SessionTokens {
-  accessToken: string
-  tokenType: 'Bearer'
-  expiresIn: number
-  refreshToken: string
-  refreshExpiresAt: string
-}
+export type SessionTokens = SessionTokensT
 
 export interface RefreshSessionsDeps {
   clock: Clock
@@ -161,6 +157,6 @@ export class RefreshSessions {
     await this.tokens.insertOne({
       _id: id, tokenHash: hashToken(refreshToken), userId, scope, familyId, status: 'active', sessionEpoch: access.sessionEpoch, expiresAt, createdAt: new Date(now), rotatedAt: null, successorId: null
     })
-    return { accessToken: access.accessToken, tokenType: 'Bearer', expiresIn: access.expiresIn, refreshToken, refreshExpiresAt: expiresAt.toISOString() }
+    return { accessToken: access.accessToken, tokenType: 'Bearer', expiresIn: access.expiresIn, refreshToken, refreshExpiresAt: isoString(expiresAt) }
   }
 }

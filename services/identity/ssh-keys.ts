@@ -3,6 +3,8 @@ import { DuplicateKeyError } from '../store/errors.js'
 import { parseSshPublicKey, type SshKeyAlgorithm } from './ssh-key-format.js'
 import type { Clock } from '../clock.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
+import type { SshKeyT } from '../../schemas/auth.ts'
+import { isoString, isoStringOrNull } from '../iso-dates.js'
 
 type SshKeyRecord = {
   userId: string
@@ -17,16 +19,7 @@ type SshKeyRecord = {
   lastUsedAt: Date | null
 }
 
-export interface SshKey {
-  id: string
-  title: string
-  key: string
-  type: string
-  bits: number
-  fingerprint: string
-  createdAt: string
-  lastUsedAt: string | null
-}
+export type SshKey = SshKeyT
 
 function toSshKey (record: WithId<SshKeyRecord>): SshKey {
   return {
@@ -36,8 +29,8 @@ function toSshKey (record: WithId<SshKeyRecord>): SshKey {
     type: record.type,
     bits: record.bits,
     fingerprint: record.fingerprint,
-    createdAt: record.createdAt.toISOString(),
-    lastUsedAt: record.lastUsedAt?.toISOString() ?? null
+    createdAt: isoString(record.createdAt),
+    lastUsedAt: isoStringOrNull(record.lastUsedAt)
   }
 }
 

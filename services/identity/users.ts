@@ -4,6 +4,8 @@ import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../clock.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import { StateMemo } from '../state-memo.js'
+import type { PlatformUserT } from '../../schemas/auth.ts'
+import { isoString } from '../iso-dates.js'
 
 export type PlatformUserRecord = {
   email: string
@@ -19,13 +21,7 @@ export type PlatformUserRecord = {
 /** A user as authentication sees them: who, and which sessions still count. */
 export interface PlatformAccount { user: PlatformUser, sessionEpoch: number }
 
-export interface PlatformUser {
-  id: string
-  email: string
-  name: string
-  emailVerified: boolean
-  createdAt: string
-}
+export type PlatformUser = PlatformUserT
 
 export const PASSWORD_MIN_LENGTH = 8
 export const PASSWORD_MAX_LENGTH = 256
@@ -42,7 +38,7 @@ export function checkEmail (email: string): void {
 }
 
 export function toPlatformUser (record: WithId<PlatformUserRecord>): PlatformUser {
-  return { id: record._id, email: record.email, name: record.name, emailVerified: record.emailVerified, createdAt: record.createdAt.toISOString() }
+  return { id: record._id, email: record.email, name: record.name, emailVerified: record.emailVerified, createdAt: isoString(record.createdAt) }
 }
 
 /** The policy the README states: 8 to 256 characters, and not the email address itself. */

@@ -5,6 +5,7 @@ import type { Store, StoreCollection, WithId } from '../store/types.js'
 import type { Grant } from './catalogue.js'
 import { checkGrantProjects, checkGrants, type GrantInput, type OrgAccess, type UnknownProjects } from './permissions.js'
 import { membershipId, type MembershipRecord } from './memberships.js'
+import { isoString } from '../iso-dates.js'
 
 type MemberSetRecord = {
   orgId: string
@@ -57,8 +58,8 @@ function toMemberSet (record: WithId<MemberSetRecord>): MemberSet {
     description: record.description,
     members: record.memberIds,
     permissions: record.grants,
-    createdAt: record.createdAt.toISOString(),
-    updatedAt: record.updatedAt.toISOString()
+    createdAt: isoString(record.createdAt),
+    updatedAt: isoString(record.updatedAt)
   }
 }
 
@@ -191,7 +192,7 @@ export class MemberSets {
     const found = await this.memberships.find({ _id: { $in: unique.map((id) => membershipId(orgId, id)) } }, { projection: { userId: 1 } }).toArray()
     const known = new Set(found.map((m) => m.userId))
     const missing = unique.filter((id) => !known.has(id))
-    if (missing.length > 0) throw badRequest('APP_NOT_A_MEMBER', `Not members of this organization: ${missing.join(', ')}`, { userIds: missing })
+    if (missing.length > 0) throw badRequest('APP_NOT_A_MEMBER', `Not members of this organization: ${missing.join(', ')}`, { ids: missing })
     return unique
   }
 

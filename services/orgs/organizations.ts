@@ -8,6 +8,8 @@ import { checkGrantProjects, checkGrants, checkRoleCeiling, type Caller, type Gr
 import { membershipId, type MembershipRecord } from './memberships.js'
 import type { PlatformUsers } from '../identity/users.js'
 import type { MemberSets } from './member-sets.js'
+import type { OrganizationT } from '../../schemas/organizations.ts'
+import { isoString } from '../iso-dates.js'
 
 type OrganizationRecord = {
   name: string
@@ -21,15 +23,7 @@ type OrganizationRecord = {
   deletedAt: Date | null
 }
 
-export interface Organization {
-  id: string
-  name: string
-  slug: string
-  description: string
-  createdBy: string
-  createdAt: string
-  updatedAt: string
-}
+export type Organization = OrganizationT
 
 export interface Member {
   id: string
@@ -54,8 +48,8 @@ function toOrganization (record: WithId<OrganizationRecord>): Organization {
     slug: record.slug,
     description: record.description,
     createdBy: record.createdBy,
-    createdAt: record.createdAt.toISOString(),
-    updatedAt: record.updatedAt.toISOString()
+    createdAt: isoString(record.createdAt),
+    updatedAt: isoString(record.updatedAt)
   }
 }
 
@@ -249,7 +243,7 @@ export class Organizations {
     const users = await this.deps.users.findMany(memberships.map((m) => m.userId))
     return memberships.map((m) => {
       const user = users.get(m.userId)
-      return { id: m.userId, email: user?.email ?? '', name: user?.name ?? '', role: m.role, permissions: m.grants, joinedAt: m.createdAt.toISOString() }
+      return { id: m.userId, email: user?.email ?? '', name: user?.name ?? '', role: m.role, permissions: m.grants, joinedAt: isoString(m.createdAt) }
     })
   }
 }

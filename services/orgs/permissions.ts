@@ -1,4 +1,4 @@
-import { badRequest, forbidden, notFound } from '../errors.js'
+import { badRequest, fieldIssue, forbidden, notFound } from '../errors.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { PERMISSION_NAMES, ROLES, isPermission, type Grant, type Permission, type Role } from './catalogue.js'
 import { membershipId, type MembershipRecord } from './memberships.js'
@@ -69,7 +69,7 @@ export function checkGrants (actor: OrgAccess, grants: GrantInput[]): Grant[] {
 export function checkRoleCeiling (actor: OrgAccess, role: Role, verb: string): void {
   const missing = ROLES[role].permissions.filter((permission) => !actor.permissions.has(permission))
   if (missing.length > 0) {
-    throw forbidden(role === 'owner' ? 'APP_OWNER_ONLY' : 'APP_ROLE_CEILING', `You cannot ${verb} the ${role} role: it holds permissions you do not (${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', …' : ''})`, { role })
+    throw forbidden(role === 'owner' ? 'APP_OWNER_ONLY' : 'APP_ROLE_CEILING', `You cannot ${verb} the ${role} role: it holds permissions you do not (${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', …' : ''})`, fieldIssue('role', `holds permissions you do not: ${missing.join(', ')}`))
   }
 }
 
@@ -86,7 +86,7 @@ export type UnknownProjects = (orgId: string, projectIds: string[]) => Promise<s
 export async function checkGrantProjects (orgId: string, grants: Grant[], unknownIn: UnknownProjects): Promise<void> {
   const ids = [...new Set(grants.map((grant) => grant.projectId).filter((id): id is string => id !== null))]
   const unknown = await unknownIn(orgId, ids)
-  if (unknown.length > 0) throw badRequest('APP_UNKNOWN_PROJECT', `Grants name projects that are not in this organization: ${unknown.join(', ')}`, { projectIds: unknown })
+  if (unknown.length > 0) throw badRequest('APP_UNKNOWN_PROJECT', `Grants name projects that are not in this organization: ${unknown.join(', ')}`, { ids: unknown })
 }
 
 function applies (grant: Grant, projectId: string | null): boolean {

@@ -5,6 +5,7 @@ import { tokenKey } from '../verified-token-cache.js'
 import type { ProjectTokens } from './project-tokens.js'
 import type { ProjectUsers, ProjectUser, ProjectAccount } from './project-users.js'
 import type { IssuedAccess, RefreshSessions } from '../identity/sessions.js'
+import { isoString } from '../iso-dates.js'
 
 /** A project JWT for a user, without a session behind it (the admin mint). */
 export interface ProjectAccess {
@@ -197,6 +198,6 @@ export class ProjectAuth {
   }
 
   private expiresAt (expiresIn: number): string {
-    return new Date(this.deps.clock.nowMs() + expiresIn * 1000).toISOString()
+    return isoString(new Date(this.deps.clock.nowMs() + expiresIn * 1000))
   }
 }

@@ -1,6 +1,7 @@
 import { createSigner, createVerifier } from 'fast-jwt'
 import type { Clock } from '../clock.js'
 import { VerifiedTokenCache } from '../verified-token-cache.js'
+import { isoString } from '../iso-dates.js'
 
 /** The claims of a project JWT, as signed and as accepted. */
 export interface ProjectClaims {
@@ -62,7 +63,7 @@ export class ProjectTokens {
     const token = this.codec(projectId).sign({
       sub: userId, pid: projectId, type: 'project', ...(sessionEpoch === 0 ? {} : { sv: sessionEpoch }), aud: projectAudience(projectId), iss: this.deps.issuer, iat, exp
     })
-    return { token, expiresAt: new Date(exp * 1000).toISOString(), expiresIn: this.deps.ttlSeconds }
+    return { token, expiresAt: isoString(new Date(exp * 1000)), expiresIn: this.deps.ttlSeconds }
   }
 
   /** Null for anything but a live, untampered project JWT of exactly this project. */

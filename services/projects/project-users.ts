@@ -1,11 +1,12 @@
 import { MAX_NESTING, nestedDeeperThan } from '../nesting.js'
-import { badRequest, forbidden, notFound, unauthorized } from '../errors.js'
+import { badRequest, fieldIssue, forbidden, notFound, unauthorized } from '../errors.js'
 import { hashPassword, passwordNeedsRehash, verifyPassword } from '../crypto.js'
 import { checkEmail, checkPasswordPolicy, normalizeEmail } from '../identity/users.js'
 import type { Document, Store, StoreCollection, WithId } from '../store/types.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from './naming.js'
 import { isoString } from '../iso-dates.js'
 import { StateMemo } from '../state-memo.js'
+import type { ProjectUserT } from '../../schemas/project-auth.js'
 
 /** An end user as stored: the fixed fields, and the extra fields given at registration beside them. */
 type ProjectUserRecord = {
@@ -21,14 +22,8 @@ type ProjectUserRecord = {
   [field: string]: unknown
 }
 
-export interface ProjectUser {
-  id: string
-  email: string
-  emailVerified: boolean
-  createdAt: string
-  updatedAt: string
-  [field: string]: unknown
-}
+/** The schema's fields, and the profile fields each project adds beside them. */
+export type ProjectUser = ProjectUserT & Record<string, unknown>
 
 const wrongPassword = (): Error => forbidden('APP_WRONG_PASSWORD', 'The current password is incorrect')
 
@@ -63,7 +58,7 @@ function checkExtraFields (extraFields: Record<string, unknown>): void {
   if (names.length > MAX_EXTRA_FIELDS) throw badRequest('APP_EXTRA_FIELDS_TOO_LARGE', `At most ${MAX_EXTRA_FIELDS} extra fields`)
   const reserved = names.find(isReservedField)
   if (reserved !== undefined) {
-    throw badRequest('APP_RESERVED_FIELD', `extraFields cannot use the reserved name '${reserved}'`, { field: reserved })
+    throw badRequest('APP_RESERVED_FIELD', `extraFields cannot use the reserved name '${reserved}'`, fieldIssue(`extraFields.${reserved}`, 'is a reserved name'))
   }
   if (nestedDeeperThan(extraFields, MAX_NESTING + 1)) throw badRequest('APP_EXTRA_FIELDS_TOO_LARGE', `extraFields may nest at most ${MAX_NESTING} levels`)
   if (Buffer.byteLength(JSON.stringify(extraFields), 'utf8') > MAX_EXTRA_FIELDS_BYTES) {
@@ -72,7 +67,7 @@ function checkExtraFields (extraFields: Record<string, unknown>): void {
   for (const name of names) {
     const path = firstUnstorableName(extraFields[name], name)
     if (path !== null) {
-      throw badRequest('APP_RESERVED_FIELD', `extraFields cannot hold the field '${path}': names must not be empty, start with '$' or contain '.'`, { field: path })
+      throw badRequest('APP_RESERVED_FIELD', `extraFields cannot hold the field '${path}': names must not be empty, start with '$' or contain '.'`, fieldIssue(`extraFields.${path}`, 'is not a name a field can have'))
     }
   }
 }

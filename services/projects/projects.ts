@@ -1,4 +1,4 @@
-import { badRequest, conflict, notFound } from '../errors.js'
+import { badRequest, conflict, fieldIssue, notFound } from '../errors.js'
 import { ANY_ORIGIN, normalizeOrigin } from '../origins.js'
 import { checkName, checkSlug, namedChanges, slugFrom, withSuffix } from '../slugs.js'
 import { DuplicateKeyError } from '../store/errors.js'
@@ -7,6 +7,7 @@ import type { Store, StoreCollection, WithId } from '../store/types.js'
 import { projectCollectionPrefix } from './naming.js'
 import { isoString } from '../iso-dates.js'
 import { StateMemo } from '../state-memo.js'
+import type { ProjectT } from '../../schemas/projects.ts'
 
 type ProjectRecord = {
   orgId: string
@@ -22,19 +23,7 @@ type ProjectRecord = {
   deletedAt: Date | null
 }
 
-export interface Project {
-  id: string
-  orgId: string
-  name: string
-  slug: string
-  description: string
-  authEnabled: boolean
-  /** Browser origins that may call the project's data API (`*`: any, without credentials). */
-  allowedOrigins: string[]
-  createdBy: string
-  createdAt: string
-  updatedAt: string
-}
+export type Project = ProjectT
 
 /** Run when a project goes: each family that keeps data outside the project's own collections registers one. */
 export type ProjectCleanup = (projectId: string) => Promise<void>
@@ -48,7 +37,7 @@ export function checkAllowedOrigins (entries: string[]): string[] {
   const origins = new Set<string>()
   for (const entry of entries) {
     const origin = entry.trim() === ANY_ORIGIN ? ANY_ORIGIN : normalizeOrigin(entry)
-    if (origin === null) throw badRequest('APP_INVALID_ORIGIN', `"${entry}" is not an origin such as https://app.example.com`, { origin: entry })
+    if (origin === null) throw badRequest('APP_INVALID_ORIGIN', `"${entry}" is not an origin such as https://app.example.com`, fieldIssue('allowedOrigins', `"${entry}" is not an origin`))
     origins.add(origin)
   }
   if (origins.has(ANY_ORIGIN) && origins.size > 1) throw badRequest('APP_INVALID_ORIGIN', 'allowedOrigins is either ["*"] or a list of origins, not both')

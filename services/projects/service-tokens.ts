@@ -5,6 +5,8 @@ import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import { StateMemo } from '../state-memo.js'
+import type { ServiceTokenT } from '../../schemas/projects.ts'
+import { isoString, isoStringOrNull } from '../iso-dates.js'
 
 /**
  * A project's server credentials. As with PATs, the Store key (`_id`) is the
@@ -23,15 +25,7 @@ type ServiceTokenRecord = {
   revokedAt: Date | null
 }
 
-export interface ServiceToken {
-  id: string
-  name: string
-  hint: string
-  createdBy: string
-  createdAt: string
-  lastUsedAt: string | null
-  expiresAt: string | null
-}
+export type ServiceToken = ServiceTokenT
 
 /** Which project a service token speaks for, once it passed every check. */
 export interface ServiceTokenIdentity { projectId: string, tokenId: string }
@@ -44,9 +38,9 @@ function toServiceToken (record: WithId<ServiceTokenRecord>): ServiceToken {
     name: record.name,
     hint: record.hint,
     createdBy: record.createdBy,
-    createdAt: record.createdAt.toISOString(),
-    lastUsedAt: record.lastUsedAt?.toISOString() ?? null,
-    expiresAt: record.expiresAt?.toISOString() ?? null
+    createdAt: isoString(record.createdAt),
+    lastUsedAt: isoStringOrNull(record.lastUsedAt),
+    expiresAt: isoStringOrNull(record.expiresAt)
   }
 }
 

@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js'
+import { AppError, fieldIssue } from '../errors.js'
 
 /**
  * Both engines raise exactly these, so services handle one type whatever the
@@ -10,7 +10,7 @@ export class DuplicateKeyError extends AppError {
   readonly keyValue: Record<string, unknown>
 
   constructor (collection: string, index: string, keyValue: Record<string, unknown>) {
-    super('APP_DUPLICATE_KEY', 409, `A record with the same ${Object.keys(keyValue).join(', ') || 'key'} already exists`, { collection, index, keyValue })
+    super('APP_DUPLICATE_KEY', 409, `A record with the same ${Object.keys(keyValue).join(', ') || 'key'} already exists`, { fields: Object.keys(keyValue).map((key) => ({ path: key === '_id' ? 'id' : key, message: 'is already taken' })) })
     this.collection = collection
     this.index = index
     this.keyValue = keyValue
@@ -22,7 +22,7 @@ export class QueryError extends AppError {
   readonly path: string
 
   constructor (path: string, message: string) {
-    super('APP_INVALID_QUERY', 400, `${message} (at ${path})`, { path })
+    super('APP_INVALID_QUERY', 400, `${message} (at ${path})`, fieldIssue(path, message))
     this.path = path
   }
 }
@@ -32,7 +32,7 @@ export class InvalidUpdateError extends AppError {
   readonly path: string
 
   constructor (path: string, message: string) {
-    super('APP_INVALID_UPDATE', 400, `${message} (at ${path})`, { path })
+    super('APP_INVALID_UPDATE', 400, `${message} (at ${path})`, fieldIssue(path, message))
     this.path = path
   }
 }

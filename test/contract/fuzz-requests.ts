@@ -34,8 +34,8 @@ export const CREDENTIALS = [
 
 /** The credential kinds that satisfy each security scheme of the contract. */
 const KINDS_BY_SCHEME: Record<string, string[]> = {
-  platformAuth: ['platformJwt', 'pat', 'memberJwt', 'scopedPat'],
-  projectAuth: ['projectJwt'],
+  platformToken: ['platformJwt', 'pat', 'memberJwt', 'scopedPat'],
+  projectUserToken: ['projectJwt'],
   serviceToken: ['serviceToken']
 }
 

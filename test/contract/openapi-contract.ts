@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { parse } from 'yaml'
+import { Ajv } from 'ajv'
 
 /**
  * openapi.yaml read as data: every operation it declares, its parameters,
@@ -32,6 +33,8 @@ export interface Operation {
 
 export interface Contract {
   operations: Operation[]
+  /** What is wrong with an error envelope by the contract's ErrorEnvelope schema (its details included); null when nothing is. */
+  errorProblem: (body: unknown) => string | null
   /** Follows `$ref`s into components.schemas until a schema that is not a reference. */
   resolve: (schema: JsonSchema) => JsonSchema
 }
@@ -41,9 +44,16 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options']
 export function loadContract (file: string): Contract {
   const doc = parse(readFileSync(file, 'utf8')) as {
     paths: Record<string, Record<string, Omit<Operation, 'method' | 'path'>>>
-    components?: { schemas?: Record<string, JsonSchema> }
+    components?: { schemas?: Record<string, JsonSchema>, responses?: Record<string, Operation['responses'][string]> }
   }
   const components = doc.components?.schemas ?? {}
+  const sharedResponses = doc.components?.responses ?? {}
+  const resolveResponse = (response: Operation['responses'][string] & { $ref?: string }): Operation['responses'][string] => {
+    if (response.$ref === undefined) return response
+    const target = sharedResponses[/^#\/components\/responses\/(.+)$/.exec(response.$ref)?.[1] ?? '']
+    if (target === undefined) throw new Error(`openapi.yaml: unresolvable $ref ${response.$ref}`)
+    return target
+  }
   const resolve = (schema: JsonSchema): JsonSchema => {
     let current = schema
     for (let hops = 0; typeof current.$ref === 'string'; hops++) {
@@ -58,10 +68,16 @@ export function loadContract (file: string): Contract {
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const [method, operation] of Object.entries(item)) {
       if (!METHODS.includes(method)) continue
-      operations.push({ ...operation, parameters: operation.parameters ?? [], method: method.toUpperCase(), path })
+      const responses = Object.fromEntries(Object.entries(operation.responses).map(([status, response]) => [status, resolveResponse(response)]))
+      operations.push({ ...operation, responses, parameters: operation.parameters ?? [], method: method.toUpperCase(), path })
     }
   }
-  return { operations, resolve }
+  // OpenAPI 3.0 schema keywords such as `example` and `nullable` are annotations here.
+  const ajv = new Ajv({ strict: false, allErrors: false })
+  ajv.addSchema({ components: doc.components ?? {} }, 'contract')
+  const validateError = ajv.compile({ $ref: 'contract#/components/schemas/ErrorEnvelope' })
+  const errorProblem = (body: unknown): string | null => validateError(body) ? null : ajv.errorsText(validateError.errors)
+  return { operations, resolve, errorProblem }
 }
 
 export interface Answer {
@@ -74,7 +90,7 @@ export interface Answer {
 const isBinary = (media: MediaType): boolean => media.schema?.type === 'string' && media.schema.format === 'binary'
 
 /** What is wrong with an answer to `url`, sent for `operation`; null when nothing is. */
-export function contractViolation (operation: Operation, url: string, answer: Answer): string | null {
+export function contractViolation (contract: Contract, operation: Operation, url: string, answer: Answer): string | null {
   const status = answer.statusCode
   if (status >= 500) return `answered ${status}`
   if (!url.startsWith('/api')) return null
@@ -97,7 +113,10 @@ export function contractViolation (operation: Operation, url: string, answer: An
   if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
     const body = parsed as Record<string, unknown>
     if (body.success === true && 'data' in body) return null
-    if (body.success === false && typeof body.message === 'string' && typeof body.code === 'string') return null
+    if (body.success === false) {
+      const problem = contract.errorProblem(body)
+      return problem === null ? null : `answered ${status} with an error envelope the contract does not describe: ${problem}`
+    }
   }
   return `answered ${status} outside the envelope`
 }

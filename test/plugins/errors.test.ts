@@ -9,6 +9,7 @@ import { Envelope, errorResponses } from '../../schemas/envelope.js'
 // Probe routes exercise the error plugin with a real body schema and thrown errors.
 const probes: FastifyPluginAsync = async (app) => {
   app.post('/api/probe', {
+    config: { auth: 'none' },
     schema: {
       body: Type.Object({
         name: Type.String({ minLength: 1 }),
@@ -18,10 +19,10 @@ const probes: FastifyPluginAsync = async (app) => {
       response: { 200: Envelope(Type.Object({ name: Type.String() })), ...errorResponses(400, 413, 415) }
     }
   }, async (request) => ({ success: true, data: { name: (request.body as { name: string }).name } }))
-  app.get('/api/probe/coded', async () => { throw new AppError('APP_THING_NOT_FOUND', 404, 'Thing not found', { id: 'x' }) })
-  app.get('/api/probe/crash', async () => { throw new Error('secret internal detail at /srv/db.ts:12') })
-  app.get('/api/probe/item/:id', async () => ({ success: true, data: {} }))
-  app.get('/api/probe/limited', async () => { throw new AppError('APP_RATE_LIMITED', 429, 'Slow down', { retryAfterSeconds: 7 }) })
+  app.get('/api/probe/coded', { config: { auth: 'none' } }, async () => { throw new AppError('APP_THING_NOT_FOUND', 404, 'Thing not found', { ids: ['x'] }) })
+  app.get('/api/probe/crash', { config: { auth: 'none' } }, async () => { throw new Error('secret internal detail at /srv/db.ts:12') })
+  app.get('/api/probe/item/:id', { config: { auth: 'none' } }, async () => ({ success: true, data: {} }))
+  app.get('/api/probe/limited', { config: { auth: 'none' } }, async () => { throw new AppError('APP_RATE_LIMITED', 429, 'Slow down', { retryAfterSeconds: 7 }) })
 }
 
 t.test('error envelope for every kind of bad input', async (t) => {
@@ -37,7 +38,7 @@ t.test('error envelope for every kind of bad input', async (t) => {
     { name: 'unknown field', method: 'POST', url: '/api/probe', headers: json, payload: JSON.stringify({ name: 'a', admin: true }), status: 400, code: 'APP_VALIDATION_FAILED', message: /^body\.admin is not an allowed field/ },
     { name: 'out of range', method: 'POST', url: '/api/probe', headers: json, payload: JSON.stringify({ name: 'a', age: -1 }), status: 400, code: 'APP_VALIDATION_FAILED', message: /^body\.age / },
     { name: 'unknown route', method: 'GET', url: '/api/nowhere?x=1', status: 404, code: 'APP_ROUTE_NOT_FOUND', message: /GET \/api\/nowhere$/ },
-    { name: 'wrong method on a route', method: 'GET', url: '/api/probe', status: 404, code: 'APP_ROUTE_NOT_FOUND' },
+    { name: 'wrong method on a route', method: 'GET', url: '/api/probe', status: 405, code: 'APP_METHOD_NOT_ALLOWED', message: /^GET is not allowed on \/api\/probe; it takes POST$/ },
     { name: 'malformed percent-encoding in a path parameter', method: 'GET', url: '/api/probe/item/%zz', status: 400, code: 'APP_BAD_URL', message: /^The URL is malformed$/ },
     { name: 'a lone % in a path parameter', method: 'GET', url: '/api/probe/item/%', status: 400, code: 'APP_BAD_URL' },
     { name: 'overlong path parameter', method: 'GET', url: `/api/probe/item/${'x'.repeat(101)}`, status: 414, code: 'APP_URI_TOO_LONG' },
@@ -56,8 +57,13 @@ t.test('error envelope for every kind of bad input', async (t) => {
     t.notMatch(res.body, /at .*\.ts:\d+|secret internal|stack/i, `${c.name}: no internals leak`)
   }
 
+  const wrongMethod = await app.inject({ method: 'DELETE', url: '/api/probe/item/1?x=2' })
+  t.same([wrongMethod.statusCode, wrongMethod.headers.allow], [405, 'GET, HEAD'], 'a wrong method on a path that exists is 405, with Allow naming what it takes')
+  const unknownPath = await app.inject({ method: 'DELETE', url: '/api/probe/elsewhere/1' })
+  t.same([unknownPath.statusCode, unknownPath.headers.allow], [404, undefined], 'a path no method takes stays 404')
+
   const coded = await app.inject({ url: '/api/probe/coded' })
-  t.same(coded.json().details, { id: 'x' }, 'details travel with the envelope')
+  t.same(coded.json().details, { ids: ['x'] }, 'details travel with the envelope')
   const limited = await app.inject({ url: '/api/probe/limited' })
   t.equal(limited.statusCode, 429)
   t.equal(limited.headers['retry-after'], '7', 'Retry-After is set from the error')
@@ -67,12 +73,12 @@ t.test('error envelope for every kind of bad input', async (t) => {
   t.same(ok.json(), { success: true, data: { name: 'ann' } })
 
   const validation = await app.inject({ method: 'POST', url: '/api/probe', headers: json, payload: '{}' })
-  t.same(validation.json().details, [{ path: 'body.name', message: 'is required' }], 'details list the offending fields')
+  t.same(validation.json().details, { fields: [{ path: 'body.name', message: 'is required' }] }, 'details list the offending fields')
 })
 
 t.test('an empty JSON body is fine on a DELETE', async (t) => {
   const app = await buildTestApp(t, {
-    extra: async (app) => { app.delete('/api/probe/:id', async () => ({ success: true, data: { deleted: true } })) }
+    extra: async (app) => { app.delete('/api/probe/:id', { config: { auth: 'none' } }, async () => ({ success: true, data: { deleted: true } })) }
   })
   const res = await app.inject({ method: 'DELETE', url: '/api/probe/1', headers: { 'content-type': 'application/json' } })
   t.equal(res.statusCode, 200)
@@ -135,7 +141,7 @@ t.test('a request that arrives while the server drains is shed with 503 in the e
   let draining = (): void => {}
   const drainingSeen = new Promise<void>((resolve) => { draining = resolve })
   const slow: FastifyPluginAsync = async (app) => {
-    app.get('/api/probe/slow', async () => { started(); await held; return { success: true, data: { done: true } } })
+    app.get('/api/probe/slow', { config: { auth: 'none' } }, async () => { started(); await held; return { success: true, data: { done: true } } })
     // Runs after the errors plugin's own preClose hook (registered earlier), so the server is draining by then.
     app.addHook('preClose', async () => { draining() })
   }
@@ -159,5 +165,6 @@ t.test('a request that arrives while the server drains is shed with 503 in the e
   const answers = received.split(/(?=HTTP\/1\.1 )/)
   t.match(answers[0], /^HTTP\/1\.1 200/, 'the request under way finishes')
   t.match(answers[1], /^HTTP\/1\.1 503/, 'the next one is shed')
-  t.same(JSON.parse(answers[1].slice(answers[1].indexOf('\r\n\r\n') + 4)), { success: false, code: 'APP_SHUTTING_DOWN', message: 'The server is shutting down; retry the request' }, 'in the envelope')
+  t.same(JSON.parse(answers[1].slice(answers[1].indexOf('\r\n\r\n') + 4)), { success: false, code: 'APP_SHUTTING_DOWN', message: 'The server is shutting down; retry the request', details: { retryAfterSeconds: 1 } }, 'in the envelope')
+  t.match(answers[1], /\r\nretry-after: 1\r\n/i, 'with Retry-After')
 })

@@ -195,7 +195,7 @@ t.test('types are sniffed: text declared as image/png is refused on an image fie
   const session = `${base}/upload-sessions/${started.body.data.id as string}`
   t.equal((await putChunk(app, `${session}/chunks/0`, ann.auth, text)).status, 200)
   const refused = await call(app, 'POST', `${session}/complete`, ann.auth)
-  t.same([refused.status, refused.body.code, refused.body.details.type], [415, 'APP_FILE_TYPE_NOT_ALLOWED', 'text/plain'])
+  t.same([refused.status, refused.body.code, refused.body.details.actual], [415, 'APP_FILE_TYPE_NOT_ALLOWED', 'text/plain'])
   t.same(stored(), [], 'the joined object was deleted')
   const whole = await uploadWhole(app, base, ann.auth, 'cat.png', 'image/png', text)
   t.same([whole.status, whole.body.code], [415, 'APP_FILE_TYPE_NOT_ALLOWED'], 'multipart too')

@@ -68,7 +68,7 @@ t.test('patterns RE2 cannot express are refused with 400 naming the clause, in f
 
   const withPattern = (pattern: string) => ({ name: 'codes', fields: [{ name: 'code', type: 'text', pattern }], methods: {} })
   const backreference = await call(app, 'POST', base, admin.auth, withPattern('(a)\\1'))
-  t.same([backreference.status, backreference.body.code, backreference.body.details], [400, 'APP_INVALID_DEFINITION', { path: 'fields[0].pattern' }], 'a field pattern with a backreference')
+  t.same([backreference.status, backreference.body.code, backreference.body.details?.fields?.[0]?.path], [400, 'APP_INVALID_DEFINITION', 'fields[0].pattern'], 'a field pattern with a backreference')
   t.match(backreference.body.message, /linear-time engine/)
   const defined = await call(app, 'POST', base, admin.auth, withPattern('(x+x+)+y'))
   t.equal(defined.status, 201, 'a pattern that is only slow on a backtracking engine is fine')

@@ -56,7 +56,7 @@ t.test('owner rules: two end users never see or touch each other\'s records', as
   await call(app, 'POST', posts, bob.auth, { title: 'Bob 1' })
 
   const forged = await call(app, 'POST', posts, bob.auth, { title: 'As Ann', author: ann.id })
-  t.same([forged.status, forged.body.code, forged.body.details], [403, 'APP_RULE_CHECK_FAILED', { field: 'author' }], 'nobody writes someone else\'s id into the owner field')
+  t.same([forged.status, forged.body.code, forged.body.details], [403, 'APP_RULE_CHECK_FAILED', { fields: [{ path: 'author', message: 'must hold your own user id' }] }], 'nobody writes someone else\'s id into the owner field')
 
   const annList = await call(app, 'GET', posts, ann.auth)
   t.same(annList.body.data.items.map((p: { title: string }) => p.title), ['Ann 1'], 'lists skip records outside the rule')
@@ -185,7 +185,7 @@ t.test('queries: filters, sort, keyset cursors, offset, fields, count', async (t
   ]
   for (const [name, filter, path] of refusals) {
     const res = await call(app, 'GET', `${posts}?filter=${encodeURIComponent(filter)}`, ann.auth)
-    t.same([res.status, res.body.code, res.body.details?.path], [400, 'APP_INVALID_FILTER', path], name)
+    t.same([res.status, res.body.code, res.body.details?.fields?.[0]?.path], [400, 'APP_INVALID_FILTER', path], name)
   }
   t.equal((await call(app, 'GET', `${posts}?sort=meta`, ann.auth)).body.code, 'APP_INVALID_SORT')
   t.equal((await call(app, 'GET', `${posts}?cursor=forged.abc`, ann.auth)).body.code, 'APP_INVALID_CURSOR')

@@ -67,15 +67,15 @@ t.test('extraFields meet the _users definition exactly as a data-API create does
     ['a relation to nothing', { team: 'no-such-team' }, 400, 'APP_INVALID_RELATION'],
     ['a field the update rule makes read-only', { role: 'admin' }, 403, 'APP_READONLY_FIELD', 'role'],
     ['a file descriptor', { avatar: { id: 'f1', name: 'a.png', size: 1, type: 'image/png', sha256: 'x', createdAt: '2026-01-01T00:00:00Z' } }, 403, 'APP_READONLY_FIELD', 'avatar'],
-    ['the disabled flag', { disabled: false }, 400, 'APP_RESERVED_FIELD', 'disabled']
+    ['the disabled flag', { disabled: false }, 400, 'APP_RESERVED_FIELD', 'extraFields.disabled']
   ]
   for (const [name, extraFields, status, code, field] of refused) {
     const res = await register('bob@example.com', extraFields)
     t.same([res.status, res.body.code], [status, code], name)
-    if (field !== undefined) t.equal(res.body.details?.field, field, `${name}: names the field`)
+    if (field !== undefined) t.equal(res.body.details?.fields?.[0]?.path, field, `${name}: names the field`)
   }
   const missing = await call(app, 'POST', `/api/p/${projectId}/auth/register`, {}, { email: 'bob@example.com', password: PASSWORD })
-  t.same([missing.status, missing.body.code, missing.body.details], [400, 'APP_FIELD_REQUIRED', { field: 'displayName' }], 'a required field missing')
+  t.same([missing.status, missing.body.code, missing.body.details], [400, 'APP_FIELD_REQUIRED', { fields: [{ path: 'displayName', message: 'is required' }] }], 'a required field missing')
   t.equal(await users.countDocuments({}), 0, 'no refused sign-up stored anything')
 
   const ann = await register('ann@example.com', { nickname: 'annie', plan: 'pro', age: 30, team: redTeam, constructor: 'c', toString: 2 })
@@ -83,7 +83,7 @@ t.test('extraFields meet the _users definition exactly as a data-API create does
   t.match(ann.body.data.user, { displayName: 'ann', nickname: 'annie', plan: 'pro', age: 30, team: redTeam, role: 'user', constructor: 'c', toString: 2 })
   t.equal(ann.body.data.user.role, 'user', 'the default fills the read-only role')
   const taken = await register('carol@example.com', { nickname: 'annie' })
-  t.same([taken.status, taken.body.code, taken.body.details], [409, 'APP_DUPLICATE_VALUE', { fields: ['nickname'] }], 'a unique field already taken')
+  t.same([taken.status, taken.body.code, taken.body.details], [409, 'APP_DUPLICATE_VALUE', { fields: [{ path: 'nickname', message: 'is already taken' }] }], 'a unique field already taken')
   const sameEmail = await register('ANN@example.com')
   t.same([sameEmail.status, sameEmail.body.code], [409, 'APP_EMAIL_TAKEN'], 'the email stays unique whatever the case')
 })
@@ -177,9 +177,9 @@ t.test('sign-up meets the _users create rule\'s check and the email field\'s own
   })
   t.equal(changed.status, 200, JSON.stringify(changed.body))
   const outsider = await register('outsider@gmail.example')
-  t.same([outsider.status, outsider.body.code, outsider.body.details], [400, 'APP_INVALID_FIELD', { field: 'email' }], 'the email field\'s pattern holds at sign-up')
+  t.same([outsider.status, outsider.body.code, outsider.body.details?.fields?.[0]?.path], [400, 'APP_INVALID_FIELD', 'email'], 'the email field\'s pattern holds at sign-up')
   const pro = await register('pro@corp.example', { plan: 'pro' })
-  t.same([pro.status, pro.body.code, pro.body.details], [403, 'APP_RULE_CHECK_FAILED', { field: 'plan' }], 'and so does the create rule\'s check')
+  t.same([pro.status, pro.body.code, pro.body.details?.fields?.[0]?.path], [403, 'APP_RULE_CHECK_FAILED', 'plan'], 'and so does the create rule\'s check')
   const scored = await register('cheat@corp.example', { fraudScore: -100 })
   t.same([scored.status, scored.body.code], [403, 'APP_READONLY_FIELD'], 'and its read-only fields')
 

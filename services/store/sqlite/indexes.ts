@@ -65,11 +65,11 @@ export function createIndex (connection: Connection, collection: string, key: In
     const byName = meta.indexes.find((index) => index.name === name)
     if (byName !== undefined) {
       if (sameKey(byName.key, key) && byName.unique === unique) return name
-      throw conflict('APP_INDEX_CONFLICT', `An index named '${name}' already exists with a different key or options`, { collection, index: name })
+      throw conflict('APP_INDEX_CONFLICT', `An index named '${name}' already exists with a different key or options`)
     }
     const byKey = meta.indexes.find((index) => sameKey(index.key, key))
     if (name === '_id_' || byKey !== undefined) {
-      throw conflict('APP_INDEX_CONFLICT', `An index with this key already exists as '${byKey?.name ?? '_id_'}'`, { collection, index: byKey?.name ?? '_id_' })
+      throw conflict('APP_INDEX_CONFLICT', `An index with this key already exists as '${byKey?.name ?? '_id_'}'`)
     }
     const table = quoteIdentifier(meta.table)
     for (const field of fields) {
@@ -96,11 +96,11 @@ export function createIndex (connection: Connection, collection: string, key: In
 }
 
 export function dropIndex (connection: Connection, collection: string, name: string): void {
-  if (name === '_id_') throw new AppError('APP_INVALID_INDEX', 400, 'The _id index cannot be dropped', { collection, index: name })
+  if (name === '_id_') throw new AppError('APP_INVALID_INDEX', 400, 'The _id index cannot be dropped')
   connection.write(() => {
     const meta = connection.collection(collection)
     const index = meta?.indexes.find((candidate) => candidate.name === name)
-    if (meta === undefined || index === undefined) throw notFound('APP_INDEX_NOT_FOUND', `No index named '${name}'`, { collection, index: name })
+    if (meta === undefined || index === undefined) throw notFound('APP_INDEX_NOT_FOUND', `No index named '${name}'`)
     connection.db.exec(`DROP INDEX IF EXISTS ${quoteIdentifier(index.sqlName)}`)
     connection.statement('DELETE FROM _plinth_indexes WHERE collection = ? AND name = ?').run(collection, name)
     // A path no index covers is no longer tracked, so its multikey flag would go stale.

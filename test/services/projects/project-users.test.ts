@@ -95,7 +95,7 @@ t.test('extraFields: reserved names, unstorable names and size are refused befor
     const extraFields = JSON.parse(JSON.stringify({ ok: 1 }).replace('{', `{${JSON.stringify(field)}:"x",`)) as Record<string, unknown>
     t.ok(Object.keys(extraFields).includes(field), `fixture holds ${JSON.stringify(field)}`)
     const error = await users.register('proj-a', { email: 'x@example.com', password: PASSWORD, extraFields }).catch((e: unknown) => e)
-    t.match(error, { status: 400, code: 'APP_RESERVED_FIELD', details: { field } }, JSON.stringify(field))
+    t.match(error, { status: 400, code: 'APP_RESERVED_FIELD', details: { fields: [{ path: `extraFields.${field}` }] } }, JSON.stringify(field))
     t.ok((error as Error).message.includes(`'${field}'`), `the message names ${JSON.stringify(field)}`)
   }
   const nested: Array<[Record<string, unknown>, string]> = [
@@ -104,7 +104,7 @@ t.test('extraFields: reserved names, unstorable names and size are refused befor
     [{ list: [1, { deep: { '': 2 } }] }, 'list[1].deep.']
   ]
   for (const [extraFields, path] of nested) {
-    await t.rejects(users.register('proj-a', { email: 'x@example.com', password: PASSWORD, extraFields }), { status: 400, code: 'APP_RESERVED_FIELD', details: { field: path } }, path)
+    await t.rejects(users.register('proj-a', { email: 'x@example.com', password: PASSWORD, extraFields }), { status: 400, code: 'APP_RESERVED_FIELD', details: { fields: [{ path: `extraFields.${path}` }] } }, path)
   }
 
   const tooLarge = { status: 400, code: 'APP_EXTRA_FIELDS_TOO_LARGE' }
