@@ -16,6 +16,7 @@ import collectionsPlugin from './plugins/collections.js'
 import recordsPlugin from './plugins/records.js'
 import filesPlugin from './plugins/files.js'
 import corsPlugin from './plugins/cors.js'
+import fastJsonPlugin from './plugins/fast-json.js'
 import { registerRoutes } from './routes/index.js'
 
 /**
@@ -37,6 +38,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(recordsPlugin)
   await app.register(filesPlugin)
   await app.register(corsPlugin)
+  await app.register(fastJsonPlugin)
   await registerRoutes(app)
 }
 

@@ -5,8 +5,6 @@ import {
 } from '../../schemas/records.js'
 import { badRequest } from '../../services/errors.js'
 import fileRoutes from './files.js'
-import { listPageJson } from './record-pages.js'
-import { JSON_TYPE } from '../frozen-json.js'
 
 const tags = ['data']
 // An end user's project JWT, a platform credential, or nothing where a rule is public.
@@ -35,19 +33,19 @@ const dataRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { records } = app
 
   app.get('/:table', {
+    config: { fastJson: true },
     schema: { operationId: 'listRecords', tags, summary: 'List records the caller\'s rule lets it see: filter, sort, cursor or offset pages, field selection', security, params: RecordParams, querystring: ListQuery, response: RecordResponses.list }
-  }, async (request, reply) => {
+  }, async (request) => {
     const { projectId, table } = request.params
-    const page = await records.list(projectId, table, await app.dataCaller(request), request.query)
-    return reply.type(JSON_TYPE).serializer(listPageJson).send({ success: true as const, data: page })
+    return { success: true as const, data: await records.list(projectId, table, await app.dataCaller(request), request.query) }
   })
 
   app.post('/:table/query', {
+    config: { fastJson: true },
     schema: { operationId: 'queryRecords', tags, summary: 'List records with the filter in the body, for filters too long for a URL', security, params: RecordParams, body: QueryBody, response: RecordResponses.list }
-  }, async (request, reply) => {
+  }, async (request) => {
     const { projectId, table } = request.params
-    const page = await records.list(projectId, table, await app.dataCaller(request), request.body)
-    return reply.type(JSON_TYPE).serializer(listPageJson).send({ success: true as const, data: page })
+    return { success: true as const, data: await records.list(projectId, table, await app.dataCaller(request), request.body) }
   })
 
   app.get('/:table/:id', {

@@ -105,11 +105,11 @@ export class Records {
     const scope = cursorScope(projectId, table, asked, order)
     const query = params.cursor === undefined ? filter : andFilters(filter, afterFilter(order.keys, this.deps.cursors.decode(params.cursor, order, scope)))
     // Read shared: documents (and their API form) unchanged since an earlier page are reused, not copied.
-    const docs = await records.find(query, { sort: order.sort, limit: limit + 1, shared: true, ...(params.offset === undefined ? {} : { skip: params.offset }) }).toArray()
+    const docs = await this.store.extensions.shared(projectCollectionName(projectId, table)).find(query, { sort: order.sort, limit: limit + 1, ...(params.offset === undefined ? {} : { skip: params.offset }) }).toArray()
     const page = docs.slice(0, limit)
     return {
       items: page.map((doc) => sharedApiRecord(doc, access.deny, only)),
-      nextCursor: docs.length > limit ? this.deps.cursors.encode(order, page[page.length - 1], scope) : null,
+      nextCursor: docs.length > limit ? this.deps.cursors.encode(page[page.length - 1], scope) : null,
       ...(params.count === true ? { total: await records.countDocuments(filter) } : {})
     }
   }
