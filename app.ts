@@ -17,6 +17,7 @@ import recordsPlugin from './plugins/records.js'
 import filesPlugin from './plugins/files.js'
 import corsPlugin from './plugins/cors.js'
 import routeAuthPlugin from './plugins/route-auth.js'
+import fastJsonPlugin from './plugins/fast-json.js'
 import { registerRoutes } from './routes/index.js'
 
 /**
@@ -39,6 +40,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(filesPlugin)
   await app.register(corsPlugin)
   await app.register(routeAuthPlugin)
+  await app.register(fastJsonPlugin)
   await registerRoutes(app)
 }
 

@@ -9,7 +9,7 @@ import { RefreshSessions, type AccessIssuer } from '../services/identity/session
 import { ApiKeys } from '../services/identity/api-keys.js'
 import { SshKeys } from '../services/identity/ssh-keys.js'
 import { RateLimiter } from '../services/rate-limit.js'
-import { VerifiedTokenCache } from '../services/verified-token-cache.js'
+import { BoundedMap } from '../services/cache/bounded-map.js'
 import { authSchemas } from '../schemas/auth.js'
 import { requiredBearer } from './credentials.js'
 
@@ -48,6 +48,7 @@ declare module 'fastify' {
 interface PlatformClaims { sub: string, sid: string, type: string, sv?: number, exp?: number }
 
 const PLATFORM_AUDIENCE = 'plinth:platform'
+const VERIFIED_TOKENS_KEPT = 10_000
 
 /**
  * Platform credentials. Each kind is recognised by its form: a PAT by its
@@ -96,18 +97,19 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
   app.decorate('identity', identity)
   app.decorateRequest('platformAuth', null)
 
-  const verifiedJwts = new VerifiedTokenCache<PlatformClaims>(systemClock)
+  // The signature check is the costliest step of an authenticated request; a hit needs the very same token, until it expires.
+  const verifiedJwts = new BoundedMap<string, PlatformClaims>(VERIFIED_TOKENS_KEPT)
   const verifyJwt = (token: string): PlatformClaims => {
-    let claims = verifiedJwts.get(token)
-    if (claims === undefined) {
-      try {
-        claims = app.jwt.verify<PlatformClaims>(token)
-      } catch {
-        throw unauthorized('APP_INVALID_TOKEN', 'Token is invalid or expired')
-      }
-      if (claims.type !== 'platform' || typeof claims.sub !== 'string') throw unauthorized('APP_INVALID_TOKEN', 'Token is not a platform token')
-      verifiedJwts.remember(token, claims)
+    const known = verifiedJwts.get(token)
+    if (known !== undefined && (known.exp ?? 0) * 1000 > systemClock.nowMs()) return known
+    let claims: PlatformClaims
+    try {
+      claims = app.jwt.verify<PlatformClaims>(token)
+    } catch {
+      throw unauthorized('APP_INVALID_TOKEN', 'Token is invalid or expired')
     }
+    if (claims.type !== 'platform' || typeof claims.sub !== 'string') throw unauthorized('APP_INVALID_TOKEN', 'Token is not a platform token')
+    verifiedJwts.set(token, claims)
     return claims
   }
 

@@ -1,13 +1,12 @@
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { systemClock } from '../services/clock.js'
 import { unauthorized } from '../services/errors.js'
 import { newId } from '../services/ids.js'
 import { ProjectAuth } from '../services/projects/project-auth.js'
-import { PROJECTS_COLLECTION } from '../services/projects/projects.js'
 import { ProjectTokens } from '../services/projects/project-tokens.js'
 import { ProjectUsers, type ProjectUser } from '../services/projects/project-users.js'
-import { ServiceTokens, type ServiceTokenIdentity } from '../services/projects/service-tokens.js'
+import { ServiceTokens } from '../services/projects/service-tokens.js'
 import { RefreshSessions } from '../services/identity/sessions.js'
 import { NO_FIELDS, readDeny } from '../services/collections/access.js'
 import { PROJECT_USERS_TABLE } from '../services/projects/naming.js'
@@ -26,22 +25,12 @@ declare module 'fastify' {
   interface FastifyInstance {
     projectAuth: ProjectAuthServices
     /** onRequest: a project JWT of `params.projectId`, while the project has auth on, of a user still holding that session. */
-    requireProjectUser: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
+    requireProjectUser: (request: FastifyRequest) => Promise<void>
     /** onRequest: a service token of `params.projectId`. */
-    requireServiceToken: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
+    requireServiceToken: (request: FastifyRequest) => Promise<void>
   }
   interface FastifyRequest {
     projectUser: ProjectUser | null
-  }
-}
-
-/** For callback-style hooks: the bearer token, or null once `done` has been given the refusal. */
-function bearerOrRefuse (request: FastifyRequest, what: string, done: HookHandlerDoneFunction): string | null {
-  try {
-    return requiredBearer(request, what)
-  } catch (error) {
-    done(error as Error)
-    return null
   }
 }
 
@@ -78,8 +67,6 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
     tokens,
     sessions,
     clock: systemClock,
-    stateStamp: (collection) => app.store.stateStamp(collection),
-    projectsCollection: PROJECTS_COLLECTION,
     findProject: async (projectId) => await app.projects.findById(projectId),
     hiddenFromUsers: async (projectId) => {
       const definition = await app.collections.definitions.find(projectId, PROJECT_USERS_TABLE)
@@ -92,31 +79,15 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
   app.decorate('projectAuth', { auth, users, tokens, sessions, serviceTokens })
   app.decorateRequest('projectUser', null)
 
-  // Callback style, like requireServiceToken: a user remembered in the current state is accepted without a promise.
-  app.decorate('requireProjectUser', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+  app.decorate('requireProjectUser', async (request: FastifyRequest) => {
     const { projectId } = request.params as { projectId: string }
-    const token = bearerOrRefuse(request, 'project JWT', done)
-    if (token === null) return
-    const known = auth.verifyKnown(projectId, token)?.user
-    if (known !== undefined) {
-      request.projectUser = known
-      done()
-      return
-    }
-    auth.endUser(projectId, token).then((user) => { request.projectUser = user; done() }, done)
+    request.projectUser = await auth.endUser(projectId, requiredBearer(request, 'project JWT'))
   })
 
-  // Callback style: a token remembered in the current state is accepted without a promise (see authenticateKnown).
-  app.decorate('requireServiceToken', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+  app.decorate('requireServiceToken', async (request: FastifyRequest) => {
     const { projectId } = request.params as { projectId: string }
-    const accept = (found: ServiceTokenIdentity | null): void => {
-      done(found === null || found.projectId !== projectId ? unauthorized('APP_INVALID_SERVICE_TOKEN', 'Service token is invalid, revoked, expired or for another project') : undefined)
-    }
-    const token = bearerOrRefuse(request, 'service token', done)
-    if (token === null) return
-    const known = serviceTokens.authenticateKnown(token)
-    if (known !== undefined) accept(known)
-    else serviceTokens.authenticate(token).then(accept, done)
+    const found = await serviceTokens.authenticate(requiredBearer(request, 'service token'))
+    if (found === null || found.projectId !== projectId) throw unauthorized('APP_INVALID_SERVICE_TOKEN', 'Service token is invalid, revoked, expired or for another project')
   })
 }
 

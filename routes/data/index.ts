@@ -6,8 +6,6 @@ import {
 import { badRequest } from '../../services/errors.js'
 import fileRoutes from './files.js'
 import { allowEnabledMethods } from './allowed-methods.js'
-import { listPageJson } from './record-pages.js'
-import { JSON_TYPE } from '../frozen-json.js'
 import { createdAt } from '../location.js'
 
 const tags = ['data']
@@ -30,21 +28,19 @@ const dataRoutes: FastifyPluginAsyncTypebox = async (app) => {
   allowEnabledMethods(app)
 
   app.get('/:table', {
-    config: { auth: 'data', collectionMethod: 'list' },
+    config: { auth: 'data', collectionMethod: 'list', fastJson: true },
     schema: { operationId: 'listRecords', tags, summary: 'List records the caller\'s rule lets it see: filter, sort, cursor or offset pages, field selection', description: 'Under the collection\'s list rule. `filter` is MongoDB-style JSON over the collection\'s fields; pages follow `nextCursor` (or `offset`); `fields` selects what is returned; `count` adds the total.', params: RecordParams, querystring: ListQuery, response: RecordResponses.list }
-  }, async (request, reply) => {
+  }, async (request) => {
     const { projectId, table } = request.params
-    const page = await records.list(projectId, table, requestCaller(request), request.query)
-    return reply.type(JSON_TYPE).serializer(listPageJson).send({ success: true as const, data: page })
+    return { success: true as const, data: await records.list(projectId, table, requestCaller(request), request.query) }
   })
 
   app.post('/:table/query', {
-    config: { auth: 'data', collectionMethod: 'list' },
+    config: { auth: 'data', collectionMethod: 'list', fastJson: true },
     schema: { operationId: 'queryRecords', tags, summary: 'List records with the filter in the body, for filters too long for a URL', description: 'The same as listing, with the query in the body; under the list rule.', params: RecordParams, body: QueryBody, response: RecordResponses.list }
-  }, async (request, reply) => {
+  }, async (request) => {
     const { projectId, table } = request.params
-    const page = await records.list(projectId, table, requestCaller(request), request.body)
-    return reply.type(JSON_TYPE).serializer(listPageJson).send({ success: true as const, data: page })
+    return { success: true as const, data: await records.list(projectId, table, requestCaller(request), request.body) }
   })
 
   app.get('/:table/:id', {

@@ -1,10 +1,7 @@
-import type { FastifyReply } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ProjectAuthParams, ProjectAuthResponses, ProjectLoginBody, ProjectPasswordBody, ProjectRefreshBody, ProjectRegisterBody, VerifyBody } from '../../schemas/project-auth.js'
 import { normalizeEmail } from '../../services/identity/users.js'
 import { projectUser } from '../../plugins/project-auth.js'
-import { JSON_TYPE, successJson } from '../frozen-json.js'
-import type { VerifyAnswer } from '../../services/projects/project-auth.js'
 
 /** `/api/p/:projectId/auth`: a project's end users, public while the project has auth on. */
 const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -58,23 +55,14 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/me', {
-    config: { auth: 'projectUser' },
+    config: { auth: 'projectUser', fastJson: true },
     schema: { operationId: 'getProjectMe', tags, summary: 'The end user holding this project JWT', description: 'The user holding the project JWT, without the fields the `_users` read rules deny.', params: ProjectAuthParams, response: ProjectAuthResponses.me }
-  }, async (request, reply) => reply.type(JSON_TYPE).serializer(successJson).send({ success: true as const, data: await auth.profile(request.params.projectId, projectUser(request)) }))
+  }, async (request) => ({ success: true as const, data: await auth.profile(request.params.projectId, projectUser(request)) }))
 
   app.post('/verify', {
-    config: { auth: 'serviceToken' },
+    config: { auth: 'serviceToken', fastJson: true },
     schema: { operationId: 'verifyProjectToken', tags, summary: 'For the project\'s servers: whether a project JWT is valid here, and whose it is', description: 'Needs a service token of the project. Answers `valid: false` for anything that is not a live project JWT of this project (expired, tampered, of another project, a platform token), or while auth is off.', params: ProjectAuthParams, body: VerifyBody, response: ProjectAuthResponses.verified }
-  }, (request, reply) => {
-    const { projectId } = request.params
-    const { token } = request.body
-    const send = (answer: VerifyAnswer): void => { void reply.type(JSON_TYPE).serializer(successJson).send({ success: true as const, data: answer }) }
-    // Servers verify the same tokens again and again: a remembered answer goes out without a promise. Otherwise
-    // the handler answers through the reply alone (an error too), as Fastify's non-async handlers may.
-    const known = auth.verifyKnown(projectId, token)
-    if (known === undefined) void auth.verify(projectId, token).then(send, (error: unknown) => { void (reply as FastifyReply).send(error) })
-    else send(known)
-  })
+  }, async (request) => ({ success: true as const, data: await auth.verify(request.params.projectId, request.body.token) }))
 }
 
 export default projectAuthRoutes

@@ -3,6 +3,7 @@ import type { Filter } from '../store/types.js'
 import { compileFilter } from '../store/semantics/match.js'
 import type { AccessRuleT, CollectionMethod, MethodSettingT } from '../../schemas/collections.js'
 import type { Clock } from '../clock.js'
+import { FrozenMemo } from '../cache/frozen-memo.js'
 
 /** Who is calling the data API. */
 export type DataCaller =
@@ -88,36 +89,26 @@ export function resolveAccess (method: CollectionMethod, setting: MethodSettingT
   }
 }
 
-// Per definition's methods (shared and frozen while their collection's state stamp holds), what its reads hide.
-const readDenials = new WeakMap<Record<CollectionMethod, MethodSettingT>, ReadonlySet<string>>()
+const readDenials = new FrozenMemo((methods: Record<CollectionMethod, MethodSettingT>): ReadonlySet<string> => {
+  const names = (['list', 'get'] as const).flatMap((method) => methods[method].enabled ? (methods[method].rule as AccessRuleT | null)?.deny ?? [] : [])
+  return names.length === 0 ? NO_FIELDS : new Set(names)
+})
 
 /** Fields the collection's `list` or `get` rule denies: hidden from every write's answers and filters too. */
 export function readDeny (methods: Record<CollectionMethod, MethodSettingT>): ReadonlySet<string> {
-  let denied = readDenials.get(methods)
-  if (denied === undefined) {
-    const names = (['list', 'get'] as const).flatMap((method) => methods[method].enabled ? (methods[method].rule as AccessRuleT | null)?.deny ?? [] : [])
-    denied = names.length === 0 ? NO_FIELDS : new Set(names)
-    readDenials.set(methods, denied)
-  }
-  return denied
+  return readDenials.get(methods)
 }
 
 /** The empty field set, shared: no mask to apply. */
 export const NO_FIELDS: ReadonlySet<string> = new Set()
 const ADMIN_MASKS = { deny: NO_FIELDS, readonly: NO_FIELDS }
 type Masks = { deny: ReadonlySet<string>, readonly: ReadonlySet<string> }
-// A rule's masks as sets, made once per rule object and read denial (definitions are shared while their collection's state stamp holds).
-const masksOfRule = new WeakMap<AccessRuleT, WeakMap<ReadonlySet<string>, Masks>>()
+// One deny set per rule of a shared definition, so what is derived per mask (API forms of records) is shared as well.
+const masksOfRule = new FrozenMemo((rule: AccessRuleT, alsoDenied: ReadonlySet<string>): Masks =>
+  ({ deny: new Set([...(rule.deny ?? []), ...alsoDenied]), readonly: new Set(rule.readonly ?? []) }))
 
 function fieldMasks (rule: AccessRuleT, alsoDenied: ReadonlySet<string>): Masks {
-  let byDenial = masksOfRule.get(rule)
-  if (byDenial === undefined) masksOfRule.set(rule, byDenial = new WeakMap())
-  let masks = byDenial.get(alsoDenied)
-  if (masks === undefined) {
-    masks = { deny: new Set([...(rule.deny ?? []), ...alsoDenied]), readonly: new Set(rule.readonly ?? []) }
-    byDenial.set(alsoDenied, masks)
-  }
-  return masks
+  return masksOfRule.get(rule, alsoDenied)
 }
 
 /**

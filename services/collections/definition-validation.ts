@@ -60,27 +60,17 @@ export function checkNewCollectionName (name: string): void {
   if (!COLLECTION_NAME.test(name)) throw invalidDefinition('name', 'must be lower-case letters, digits and underscores, starting with a letter')
 }
 
-// Parsed once per source: every create and update of a field with a pattern tests it.
-const fieldPatterns = new Map<string, RegExp | null>()
-const FIELD_PATTERNS_KEPT = 1000
-
 /**
  * A field's `pattern`, anchored to the whole value, on the linear-time engine
  * the filters use; null when RE2 cannot express it (backreferences,
  * lookaround), which the definition refuses.
  */
 export function compilePattern (pattern: string): RegExp | null {
-  let compiled = fieldPatterns.get(pattern)
-  if (compiled === undefined) {
-    try {
-      compiled = linearRegExp(`^(?:${pattern})$`)
-    } catch {
-      compiled = null
-    }
-    if (fieldPatterns.size >= FIELD_PATTERNS_KEPT) fieldPatterns.delete(fieldPatterns.keys().next().value as string)
-    fieldPatterns.set(pattern, compiled)
+  try {
+    return linearRegExp(`^(?:${pattern})$`)
+  } catch {
+    return null
   }
-  return compiled
 }
 
 /** Why a pattern was refused: not a regular expression at all, or one only a backtracking engine runs. */

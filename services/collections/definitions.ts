@@ -3,16 +3,15 @@ import type { Static } from '@sinclair/typebox'
 import { AppError, badRequest, conflict, fieldIssue, notFound, type ErrorDetails } from '../errors.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../clock.js'
-import type { Filter, IndexDescription, IndexKey, Store, StoreCollection, WithId } from '../store/types.js'
+import type { Filter, IndexDescription, IndexKey, SharedReads, Store, StoreCollection, WithId } from '../store/types.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from '../projects/naming.js'
 import {
   COLLECTION_METHODS, type Collection, type CollectionMethod, type FieldDefinitionT, type IndexDefinitionT, type MethodSettingT, type MethodSettings
 } from '../../schemas/collections.js'
 import { checkNewCollectionName, foreignRelations, invalidDefinition, validateDefinition, type DefinitionSpec } from './definition-validation.js'
 import { storedValueFits, valueRulesChanged } from './record-fields.js'
-import { StateMemo } from '../state-memo.js'
+import { FrozenMemo } from '../cache/frozen-memo.js'
 import { collectionKey, type WriteGate } from './write-gate.js'
-import { deepFreeze } from '../deep-freeze.js'
 import { isoString } from '../iso-dates.js'
 
 /** A collection definition as the records API reads it. */
@@ -109,25 +108,13 @@ function plural (count: number, one: string, many: string): string {
   return `${count} ${count === 1 ? one : many}`
 }
 
-// Every data API call reads its collection's definition: specs are parsed once per distinct text.
-const PARSED_SPECS = 512
-const parsedSpecs = new Map<string, DefinitionSpec>()
-
-/** The parsed spec, shared between calls and therefore frozen. */
-function parseSpec (text: string): DefinitionSpec {
-  let spec = parsedSpecs.get(text)
-  if (spec === undefined) {
-    spec = deepFreeze(JSON.parse(text) as DefinitionSpec)
-    if (parsedSpecs.size >= PARSED_SPECS) parsedSpecs.delete(parsedSpecs.keys().next().value as string)
-    parsedSpecs.set(text, spec)
-  }
-  return spec
-}
-
 function toDef (record: WithId<DefinitionRecord>): CollectionDef {
-  const spec = parseSpec(record.spec)
+  const spec = JSON.parse(record.spec) as DefinitionSpec
   return { projectId: record.projectId, name: record.name, ...spec, createdAt: record.createdAt, updatedAt: record.updatedAt }
 }
+
+// Every data API call reads its collection's definition: parsed once per stored definition record.
+const defOf = new FrozenMemo(toDef)
 
 export function toCollectionView (def: CollectionDef): CollectionView {
   return { name: def.name, fields: def.fields, indexes: def.indexes, methods: def.methods, createdAt: isoString(def.createdAt), updatedAt: isoString(def.updatedAt) }
@@ -148,8 +135,8 @@ function usersSpec (): DefinitionSpec {
  */
 export class CollectionDefinitions {
   private readonly records: StoreCollection<DefinitionRecord>
+  private readonly shared: SharedReads<DefinitionRecord>
   private readonly dropHooks: CollectionDropHook[] = []
-  private readonly found: StateMemo<CollectionDef | null>
 
   constructor (private readonly store: Store, private readonly deps: {
     clock: Clock
@@ -157,7 +144,7 @@ export class CollectionDefinitions {
     writes: WriteGate
   }) {
     this.records = store.collection<DefinitionRecord>(DEFINITIONS_COLLECTION)
-    this.found = new StateMemo((collection) => store.stateStamp(collection))
+    this.shared = store.extensions.shared<DefinitionRecord>(DEFINITIONS_COLLECTION)
   }
 
   async init (): Promise<void> {
@@ -178,13 +165,10 @@ export class CollectionDefinitions {
     return (await this.records.find({}, { sort: { projectId: 1, name: 1 } }).toArray()).map(toDef)
   }
 
-  /** Every data request asks this, so the answer is reused while the state stamp of the collection it is read from holds; it is frozen. */
+  /** Shared and frozen: what the data API derives from a definition is remembered by its identity. */
   async find (projectId: string, name: string): Promise<CollectionDef | null> {
-    const id = definitionId(projectId, name)
-    return await this.found.remember(this.records.collectionName, id, async () => {
-      const record = await this.records.findOne({ _id: id })
-      return record === null ? null : toDef(record)
-    })
+    const record = await this.shared.findOne({ _id: definitionId(projectId, name) })
+    return record === null ? null : defOf.get(record)
   }
 
   async get (projectId: string, name: string): Promise<CollectionView> {
@@ -273,7 +257,7 @@ export class CollectionDefinitions {
     const referencing: string[] = []
     for (const record of await this.records.find({ projectId }).toArray()) {
       if (record.name === name) continue
-      for (const relation of foreignRelations(record.name, parseSpec(record.spec).fields)) {
+      for (const relation of foreignRelations(record.name, toDef(record).fields)) {
         if (relation.collection === name) referencing.push(`${record.name}.${relation.field}`)
       }
     }

@@ -8,6 +8,7 @@ import type { Document, Filter } from '../store/types.js'
 import type { FieldDefinitionT } from '../../schemas/collections.js'
 import type { FieldMap } from './record-fields.js'
 import { deepFreeze } from '../deep-freeze.js'
+import { BoundedMap } from '../cache/bounded-map.js'
 import { QUERY_LIMITS, fieldType } from './query.js'
 import { NO_FIELDS } from './access.js'
 
@@ -132,9 +133,8 @@ class FilterWalker {
 
 interface ParsedFilter { filter: Filter, heads: ReadonlySet<string> }
 
-// Filters sent as query-string text, already checked, by collection shape: the same page is asked for again and again.
-const parsedTexts = new WeakMap<FieldMap, Map<string, ParsedFilter>>()
-const PARSED_TEXTS_PER_SHAPE = 256
+// Filters sent as query-string text, checked against one collection shape: the same page is asked for again and again.
+const parsedTexts = new BoundedMap<string, { fields: FieldMap, parsed: ParsedFilter }>(1024)
 
 /**
  * A client's filter in Store terms. Text filters are remembered per
@@ -147,16 +147,13 @@ export function parseFilter (raw: unknown, fields: FieldMap, hidden: ReadonlySet
   if (typeof raw !== 'string') {
     parsed = checkFilter(raw, fields)
   } else {
-    let texts = parsedTexts.get(fields)
-    if (texts === undefined) parsedTexts.set(fields, texts = new Map())
-    const known = texts.get(raw)
-    if (known === undefined) {
+    const known = parsedTexts.get(raw)
+    if (known !== undefined && known.fields === fields) {
+      parsed = known.parsed
+    } else {
       parsed = checkFilter(raw, fields)
       deepFreeze(parsed.filter)
-      if (texts.size >= PARSED_TEXTS_PER_SHAPE) texts.delete(texts.keys().next().value as string)
-      texts.set(raw, parsed)
-    } else {
-      parsed = known
+      parsedTexts.set(raw, { fields, parsed })
     }
   }
   if (hidden.size > 0) {

@@ -5,6 +5,8 @@ import type { FieldDefinitionT, IndexDefinitionT } from '../../schemas/collectio
 import { QUERY_LIMITS } from '../../schemas/records.js'
 import type { FieldMap } from './record-fields.js'
 import { deepFreeze } from '../deep-freeze.js'
+import { BoundedMap } from '../cache/bounded-map.js'
+import { FrozenMemo } from '../cache/frozen-memo.js'
 
 export { QUERY_LIMITS }
 
@@ -26,22 +28,17 @@ export type SortKey = [string, 1 | -1]
 /** A list's order: its keys (the id last), the Store's sort, and the text cursors carry to tie them to it. */
 export interface SortPlan { keys: readonly SortKey[], sort: Sort, spec: string }
 
-// Sorts as sent, by collection shape, like filter texts: the same order is asked for again and again.
-const parsedSorts = new WeakMap<FieldMap, Map<string, SortPlan>>()
-const PARSED_SORTS_PER_SHAPE = 64
+// Sorts as sent, checked against one collection shape, like filter texts: the same order is asked for again and again.
+const parsedSorts = new BoundedMap<string, { fields: FieldMap, plan: SortPlan }>(256)
 
 /** `-createdAt,title` → the plan; the id is always the last key so the order is total. Shared and frozen. */
 export function parseSort (raw: string | undefined, fields: FieldMap): SortPlan {
   const text = raw ?? ''
-  let sorts = parsedSorts.get(fields)
-  if (sorts === undefined) parsedSorts.set(fields, sorts = new Map())
-  let plan = sorts.get(text)
-  if (plan === undefined) {
-    const keys = sortKeys(text, fields)
-    plan = deepFreeze({ keys, sort: Object.fromEntries(keys), spec: keys.map(([key, dir]) => `${dir < 0 ? '-' : ''}${key}`).join(',') })
-    if (sorts.size >= PARSED_SORTS_PER_SHAPE) sorts.delete(sorts.keys().next().value as string)
-    sorts.set(text, plan)
-  }
+  const known = parsedSorts.get(text)
+  if (known !== undefined && known.fields === fields) return known.plan
+  const keys = sortKeys(text, fields)
+  const plan = deepFreeze({ keys, sort: Object.fromEntries(keys), spec: keys.map(([key, dir]) => `${dir < 0 ? '-' : ''}${key}`).join(',') })
+  parsedSorts.set(text, { fields, plan })
   return plan
 }
 
@@ -77,6 +74,11 @@ export function cursorScope (projectId: string, table: string, filter: Filter, p
   return `${projectId}\n${table}\n${plan.spec}\n${JSON.stringify(filter)}`
 }
 
+/** The sort keys a scope names, in order: a cursor holds the record's values for them. */
+function scopeKeys (scope: string): string[] {
+  return scope.split('\n', 3)[2].split(',').map((key) => key.startsWith('-') ? key.slice(1) : key)
+}
+
 function encodeValue (value: unknown): unknown {
   return value instanceof Date ? { $date: value.getTime() } : value
 }
@@ -95,21 +97,17 @@ const invalidCursor = (): Error => badRequest('APP_INVALID_CURSOR', 'cursor is n
  */
 export class Cursors {
   private readonly box: SecretBox
-  // Per shared (frozen, unchanging) record, the cursor after it in the query last asked: one entry per record, so
-  // memory follows the Store's document cache, not the number of distinct filters clients send.
-  private readonly afterShared = new WeakMap<Document, { scope: string, cursor: string }>()
+  // Deterministic, so the same page answers the same bytes again; per shared record, the cursor after it in the query last asked.
+  private readonly after = new FrozenMemo((record: Document, scope: string) =>
+    this.box.sealDeterministic(JSON.stringify(scopeKeys(scope).map((key) => encodeValue(Object.hasOwn(record, key) ? record[key] ?? null : null))), scope))
 
   constructor (key: Buffer) {
     this.box = new SecretBox(key)
   }
 
-  // Deterministic, so the same page answers the same bytes again; remembered for a shared record (the same page is asked for again and again).
-  encode (plan: SortPlan, record: Document, scope: string): string {
-    const known = this.afterShared.get(record)
-    if (known !== undefined && known.scope === scope) return known.cursor
-    const cursor = this.box.sealDeterministic(JSON.stringify(plan.keys.map(([key]) => encodeValue(Object.hasOwn(record, key) ? record[key] ?? null : null))), scope)
-    if (Object.isFrozen(record)) this.afterShared.set(record, { scope, cursor })
-    return cursor
+  /** The cursor after `record` in the query `scope` names (cursorScope). */
+  encode (record: Document, scope: string): string {
+    return this.after.get(record, scope)
   }
 
   decode (cursor: string, plan: SortPlan, scope: string): unknown[] {

@@ -5,7 +5,7 @@ import { MAX_NESTING, nestedDeeperThan } from '../nesting.js'
 import type { Document } from '../store/types.js'
 import type { FieldDefinitionT } from '../../schemas/collections.js'
 import { isoString, parseIsoDate } from '../iso-dates.js'
-import { deepFreeze } from '../deep-freeze.js'
+import { FrozenMemo } from '../cache/frozen-memo.js'
 import { compilePattern } from './definition-validation.js'
 import { NO_FIELDS } from './access.js'
 
@@ -20,16 +20,11 @@ const MAX_TEXT = 100_000
 
 export type FieldMap = ReadonlyMap<string, FieldDefinitionT>
 
-// Definitions are parsed once and frozen, so one fields array stands for one collection shape.
-const fieldMaps = new WeakMap<readonly FieldDefinitionT[], FieldMap>()
+// A shared definition's fields are frozen, so one map stands for one collection shape, and what is keyed by it is shared too.
+const fieldMaps = new FrozenMemo((fields: readonly FieldDefinitionT[]): FieldMap => new Map(fields.map((field) => [field.name, field])))
 
 export function fieldMap (fields: readonly FieldDefinitionT[]): FieldMap {
-  let map = fieldMaps.get(fields)
-  if (map === undefined) {
-    map = new Map(fields.map((field) => [field.name, field]))
-    fieldMaps.set(fields, map)
-  }
-  return map
+  return fieldMaps.get(fields)
 }
 
 function invalid (field: string, message: string): Error {
@@ -191,28 +186,10 @@ export function toApiRecord (doc: Document, deny: ReadonlySet<string>, only: Rea
   return out
 }
 
-// Per shared stored document (see FindOptions.shared), its API form under each deny mask.
-const sharedApiRecords = new WeakMap<Document, Map<string, ApiRecord>>()
+// A document read shared is one frozen instance while it is unchanged: its API form is made once per deny mask.
+const apiForms = new FrozenMemo((doc: Document, deny: ReadonlySet<string>) => toApiRecord(doc, deny))
 
-/**
- * toApiRecord for documents read shared: a frozen stored document is one
- * unchanged instance for as long as the Store keeps it, so its API form is
- * made once per deny mask and handed out frozen too. Anything else (a field
- * selection, a private copy) is converted afresh.
- */
+/** toApiRecord for documents read shared; a field selection is converted afresh. */
 export function sharedApiRecord (doc: Document, deny: ReadonlySet<string>, only: ReadonlySet<string> | null): ApiRecord {
-  if (only !== null) return toApiRecord(doc, deny, only)
-  let byMask = sharedApiRecords.get(doc)
-  if (byMask === undefined) {
-    if (!Object.isFrozen(doc)) return toApiRecord(doc, deny, only)
-    byMask = new Map()
-    sharedApiRecords.set(doc, byMask)
-  }
-  const mask = deny.size === 0 ? '' : [...deny].join('\u0000')
-  let record = byMask.get(mask)
-  if (record === undefined) {
-    record = deepFreeze(toApiRecord(doc, deny))
-    byMask.set(mask, record)
-  }
-  return record
+  return only === null ? apiForms.get(doc, deny) : toApiRecord(doc, deny, only)
 }

@@ -3,7 +3,7 @@ import { DuplicateKeyError } from '../store/errors.js'
 import { compileFilter } from '../store/semantics/match.js'
 import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
-import type { Document, Store, StoreCollection, WithId } from '../store/types.js'
+import type { Document, SharedReads, Store, StoreCollection, WithId } from '../store/types.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from '../projects/naming.js'
 import type { CollectionMethod, FieldDefinitionT, IndexDefinitionT, MethodSettingT } from '../../schemas/collections.js'
 import { andFilters, enforceCheck, NO_FIELDS, readDeny, resolveAccess, restrict, signUpAccess, type Access, type DataCaller } from './access.js'
@@ -107,10 +107,10 @@ export class Records {
     const after = params.cursor === undefined ? null : this.deps.cursors.decode(params.cursor, order, scope)
     const scanned = Object.keys(filter).length > 0 && !servedByIndex(filter, indexedLeads(collection.fields, collection.indexes))
     // The last record a page without an index may examine; null when fewer than the bound are left.
-    const bound = scanned ? await this.scanBound(records, order, after, params.offset ?? 0) : null
+    const bound = scanned ? await this.scanBound(this.shared(projectId, table), order, after, params.offset ?? 0) : null
     const range = orderRange(order.keys, after, bound === null ? null : order.keys.map(([key]) => Object.hasOwn(bound, key) ? bound[key] ?? null : null))
     // Read shared: documents (and their API form) unchanged since an earlier page are reused, not copied.
-    const docs = await records.find(andFilters(filter, range), { sort: order.sort, limit: limit + 1, shared: true, ...(params.offset === undefined ? {} : { skip: params.offset }) }).toArray()
+    const docs = await this.shared(projectId, table).find(andFilters(filter, range), { sort: order.sort, limit: limit + 1, ...(params.offset === undefined ? {} : { skip: params.offset }) }).toArray()
     const page = docs.slice(0, limit)
     let next: Document | null = docs.length > limit ? page[page.length - 1] : null
     if (next === null && bound !== null) {
@@ -120,7 +120,7 @@ export class Records {
     }
     return {
       items: page.map((doc) => sharedApiRecord(doc, access.deny, only)),
-      nextCursor: next === null ? null : this.deps.cursors.encode(order, next, scope),
+      nextCursor: next === null ? null : this.deps.cursors.encode(next, scope),
       ...(params.count === true ? { total: await records.countDocuments(filter) } : {})
     }
   }
@@ -133,9 +133,15 @@ export class Records {
    * the id index). The caller's rule may hide that record: the cursor sealed
    * after it tells nothing of its values.
    */
-  private async scanBound (records: StoreCollection<Document>, order: SortPlan, after: unknown[] | null, skip: number): Promise<Document | null> {
+  private async scanBound (records: SharedReads<Document>, order: SortPlan, after: unknown[] | null, skip: number): Promise<Document | null> {
     // Shared, so that the same bound (and the cursor sealed after it) is the same instance until the collection changes.
-    return await records.findOne(orderRange(order.keys, after, null), { sort: order.sort, skip: skip + QUERY_LIMITS.maxExamined - 1, shared: true })
+    const [bound] = await records.find(orderRange(order.keys, after, null), { sort: order.sort, skip: skip + QUERY_LIMITS.maxExamined - 1, limit: 1 }).toArray()
+    return bound ?? null
+  }
+
+  /** Reads of the collection whose documents may come back as the one shared, frozen instance (see StoreExtensions). */
+  private shared (projectId: string, table: string): SharedReads<Document> {
+    return this.store.extensions.shared(projectCollectionName(projectId, table))
   }
 
   async get (projectId: string, table: string, caller: DataCaller, id: string, selection?: string): Promise<ApiRecord> {

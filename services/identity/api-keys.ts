@@ -1,6 +1,6 @@
 import { badRequest, notFound } from '../errors.js'
 import { hashToken } from '../crypto.js'
-import { createPat, isWellFormedPat, patHint, futureExpiry, lastUsedIsStale, stillUsable } from './pat-format.js'
+import { createPat, patHint, futureExpiry, usableToken } from './pat-format.js'
 import type { Clock } from '../clock.js'
 import { isPermission } from '../orgs/catalogue.js'
 import type { IdGenerator } from '../ids.js'
@@ -96,15 +96,9 @@ export class ApiKeys {
     await this.keys.updateMany({ userId, revokedAt: null }, { $set: { revokedAt: this.deps.clock.now() } })
   }
 
-  /** Null for a malformed, unknown, revoked or expired token; a malformed one never reaches the Store. */
+  /** Null for a malformed, unknown, revoked or expired token. */
   async authenticate (token: string): Promise<PatIdentity | null> {
-    if (!isWellFormedPat(token, this.deps.prefix)) return null
-    const record = await this.keys.findOne({ _id: hashToken(token) })
-    const now = this.deps.clock.now()
-    if (!stillUsable(record, now.getTime())) return null
-    if (lastUsedIsStale(record.lastUsedAt, now.getTime())) {
-      await this.keys.updateOne({ _id: record._id }, { $set: { lastUsedAt: now } })
-    }
-    return { userId: record.userId, keyId: record.keyId, scopes: record.scopes }
+    const record = await usableToken(this.keys, token, this.deps.prefix, this.deps.clock)
+    return record === null ? null : { userId: record.userId, keyId: record.keyId, scopes: record.scopes }
   }
 }

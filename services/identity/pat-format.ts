@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { badRequest } from '../errors.js'
+import { hashToken } from '../crypto.js'
+import type { Clock } from '../clock.js'
+import type { Document, StoreCollection, WithId } from '../store/types.js'
 
 /**
  * Personal access tokens look like `<prefix>_<30 random base62><6 checksum>`:
@@ -82,13 +85,23 @@ export function patHint (token: string, prefix: string): string {
 // lastUsedAt is written at most this often per token, so a busy token is not a write per request.
 const LAST_USED_RESOLUTION_MS = 60_000
 
-export function lastUsedIsStale (lastUsedAt: Date | null, nowMs: number): boolean {
-  return lastUsedAt === null || nowMs - lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS
-}
+/** How PATs and service tokens are stored: under the token's SHA-256, so authenticating is one primary-key read. */
+export interface StoredToken { revokedAt: Date | null, expiresAt: Date | null, lastUsedAt: Date | null }
 
-/** A stored token that still authenticates: neither revoked nor expired. */
-export function stillUsable<T extends { revokedAt: Date | null, expiresAt: Date | null }> (record: T | null, nowMs: number): record is T {
-  return record !== null && record.revokedAt === null && (record.expiresAt === null || record.expiresAt.getTime() > nowMs)
+/**
+ * The stored record of a token in this format, if it still authenticates
+ * (neither revoked nor expired); null otherwise, and a malformed token never
+ * reaches the Store. Keeps lastUsedAt roughly current as a side effect.
+ */
+export async function usableToken<T extends Document & StoredToken> (tokens: StoreCollection<T>, token: string, prefix: string, clock: Clock): Promise<WithId<T> | null> {
+  if (typeof token !== 'string' || !isWellFormedPat(token, prefix)) return null
+  const record = await tokens.findOne({ _id: hashToken(token) })
+  const now = clock.now()
+  if (record === null || record.revokedAt !== null || (record.expiresAt !== null && record.expiresAt <= now)) return null
+  if (record.lastUsedAt === null || now.getTime() - record.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+    await tokens.updateOne({ _id: record._id }, { $set: { lastUsedAt: now } })
+  }
+  return record
 }
 
 /** An optional expiry a client gave for a new token: null, or a date strictly in the future. */

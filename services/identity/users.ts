@@ -2,8 +2,8 @@ import { badRequest, conflict, notFound, unauthorized } from '../errors.js'
 import { hashPassword, verifyPassword, passwordNeedsRehash } from '../crypto.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../clock.js'
-import type { Store, StoreCollection, WithId } from '../store/types.js'
-import { StateMemo } from '../state-memo.js'
+import type { SharedReads, Store, StoreCollection, WithId } from '../store/types.js'
+import { FrozenMemo } from '../cache/frozen-memo.js'
 import type { PlatformUserT } from '../../schemas/auth.ts'
 import { isoString } from '../iso-dates.js'
 
@@ -23,6 +23,7 @@ export interface PlatformAccount { user: PlatformUser, sessionEpoch: number }
 
 export type PlatformUser = PlatformUserT
 
+const USERS_COLLECTION = 'platform_users'
 export const PASSWORD_MIN_LENGTH = 8
 export const PASSWORD_MAX_LENGTH = 256
 
@@ -48,15 +49,18 @@ export function checkPasswordPolicy (password: string, email: string): void {
   if (password.trim().toLowerCase() === normalizeEmail(email)) throw badRequest('APP_WEAK_PASSWORD', 'Password must not be the email address')
 }
 
+// Every authenticated platform request asks for its user's account: made once per stored user record.
+const accountOf = new FrozenMemo((record: WithId<PlatformUserRecord>): PlatformAccount => ({ user: toPlatformUser(record), sessionEpoch: record.sessionEpoch ?? 0 }))
+
 export class PlatformUsers {
   readonly records: StoreCollection<PlatformUserRecord>
+  private readonly shared: SharedReads<PlatformUserRecord>
   // Verified against when the email is unknown, so both failures cost one argon2 run.
   private decoyHash: Promise<string> | null = null
-  private readonly accounts: StateMemo<PlatformAccount | null>
 
   constructor (store: Store, private readonly clock: Clock) {
-    this.records = store.collection<PlatformUserRecord>('platform_users')
-    this.accounts = new StateMemo((collection) => store.stateStamp(collection))
+    this.records = store.collection<PlatformUserRecord>(USERS_COLLECTION)
+    this.shared = store.extensions.shared<PlatformUserRecord>(USERS_COLLECTION)
   }
 
   async init (): Promise<void> {
@@ -102,16 +106,10 @@ export class PlatformUsers {
     return (await this.account(id))?.user ?? null
   }
 
-  /**
-   * Asked by every authenticated platform request, to see that its user
-   * still exists and its session still counts: reused while the state stamp
-   * of the users collection holds; frozen.
-   */
+  /** Whether the user still exists and which sessions still count; shared and frozen. */
   async account (id: string): Promise<PlatformAccount | null> {
-    return await this.accounts.remember(this.records.collectionName, id, async () => {
-      const record = await this.records.findOne({ _id: id })
-      return record === null ? null : { user: toPlatformUser(record), sessionEpoch: record.sessionEpoch ?? 0 }
-    })
+    const record = await this.shared.findOne({ _id: id })
+    return record === null ? null : accountOf.get(record)
   }
 
   async findByEmail (email: string): Promise<PlatformUser | null> {

@@ -1,7 +1,6 @@
 import { forbidden, notFound, unauthorized } from '../errors.js'
 import type { Clock } from '../clock.js'
-import { StateMemo } from '../state-memo.js'
-import { tokenKey } from '../verified-token-cache.js'
+import { FrozenMemo } from '../cache/frozen-memo.js'
 import type { ProjectTokens } from './project-tokens.js'
 import type { ProjectUsers, ProjectUser, ProjectAccount } from './project-users.js'
 import type { IssuedAccess, RefreshSessions } from '../identity/sessions.js'
@@ -26,9 +25,13 @@ interface ProjectState { id: string, authEnabled: boolean }
 
 export interface VerifyAnswer { valid: boolean, user?: ProjectUser }
 
-/** The user an account's token may act as: none once disabled, or once its session epoch moved past the token's. */
-function holder (account: ProjectAccount | null, tokenEpoch: number): ProjectUser | null {
-  return account === null || account.disabled || account.sessionEpoch !== tokenEpoch ? null : account.user
+const INVALID: VerifyAnswer = Object.freeze({ valid: false })
+// One answer object per account, so a project's servers asking about the same user get the same frozen answer.
+const validAnswer = new FrozenMemo((account: ProjectAccount): VerifyAnswer => ({ valid: true, user: account.user }))
+
+/** Whether an account's token may act: not once it is disabled, nor once its session epoch moved past the token's. */
+function holds (account: ProjectAccount | null, tokenEpoch: number): account is ProjectAccount {
+  return account !== null && !account.disabled && account.sessionEpoch === tokenEpoch
 }
 
 /**
@@ -38,26 +41,18 @@ function holder (account: ProjectAccount | null, tokenEpoch: number): ProjectUse
  * the rules that join them to the project's auth switch.
  */
 export class ProjectAuth {
-  private readonly answers: StateMemo<{ token: string, projectId: string, answer: VerifyAnswer, until: number }>
-
   constructor (private readonly deps: {
     users: ProjectUsers
     tokens: ProjectTokens
     /** End users' refresh tokens, scoped by project. */
     sessions: RefreshSessions
     clock: Clock
-    /** The Store's state stamp of a collection (Store.stateStamp). */
-    stateStamp: (collection: string) => number | null
-    /** The Store collection holding projects, which a verify answer is read from with the project's users. */
-    projectsCollection: string
     findProject: (projectId: string) => Promise<ProjectState | null>
     /** Fields the project's `_users` reads (list, get) deny: end users' answers about themselves leave them out too. */
     hiddenFromUsers: (projectId: string) => Promise<ReadonlySet<string>>
     /** Removes what a deleted project left behind (idempotent). */
     sweepDeleted: (projectId: string) => Promise<void>
-  }) {
-    this.answers = new StateMemo(deps.stateStamp)
-  }
+  }) {}
 
   async register (projectId: string, input: { email: string, password: string, extraFields?: Record<string, unknown> }): Promise<ProjectSession> {
     await this.requireAuthOn(projectId)
@@ -109,51 +104,23 @@ export class ProjectAuth {
   }
 
   /**
-   * The end user a project JWT acts for on this project's routes: a live
-   * token, auth on, the user present, enabled and in the session the token
-   * was issued in. Every end-user request asks, so a valid answer verify
-   * remembered in the current state is reused (verifyKnown); otherwise it is
-   * worked out and remembered. 404 or 403 when the project is why, 401 else.
+   * The end user a project JWT acts for on this project's routes: what
+   * verify says, so the two never disagree. 404 or 403 when the project is
+   * why, 401 else.
    */
   async endUser (projectId: string, token: string): Promise<ProjectUser> {
-    const answer = this.verifyKnown(projectId, token) ?? await this.verify(projectId, token)
+    const answer = await this.verify(projectId, token)
     if (answer.user !== undefined) return answer.user
     await this.requireAuthOn(projectId)
     throw unauthorized('APP_INVALID_TOKEN', 'The token is not a live project token of this project, or its user is gone, disabled or signed out everywhere')
   }
 
-  /**
-   * The answer verify gives, when it can be given from memory without a
-   * promise: a valid answer remembered in the current state of the project
-   * and its users, for a token still alive. Undefined otherwise.
-   */
-  verifyKnown (projectId: string, token: string): VerifyAnswer | undefined {
-    const known = this.answers.get(tokenKey(token), this.answerStamp(projectId))
-    return known !== undefined && known.token === token && known.projectId === projectId && known.until > this.deps.clock.nowMs() ? known.answer : undefined
-  }
-
-  /**
-   * A project's servers ask this for every request they serve, so a valid
-   * answer is reused while the state of the project and its users holds and
-   * the token lives; refusals are always worked out afresh.
-   */
+  /** A live token of this project while it has auth on, of a user present, enabled and still in the session it was issued in. */
   async verify (projectId: string, token: string): Promise<VerifyAnswer> {
-    const known = this.verifyKnown(projectId, token)
-    if (known !== undefined) return known
-    const stamp = this.answerStamp(projectId)
     const project = await this.deps.findProject(projectId)
     const claims = project === null || !project.authEnabled ? null : this.deps.tokens.verify(projectId, token)
-    const user = claims === null ? null : holder(await this.deps.users.account(projectId, claims.userId), claims.sessionEpoch ?? 0)
-    if (claims === null || user === null) return { valid: false }
-    const answer = { valid: true, user }
-    // Found by the token's tail and confirmed against the whole token (see tokenKey); a valid token belongs to one project.
-    this.answers.set(tokenKey(token), stamp, { token, projectId, answer, until: claims.expiresAtMs })
-    return answer
-  }
-
-  /** The state a verify answer is read from: the project record and the project's users. */
-  private answerStamp (projectId: string): number | null {
-    return this.answers.stamp(this.deps.projectsCollection, this.deps.users.collectionName(projectId))
+    const account = claims === null ? null : await this.deps.users.account(projectId, claims.userId)
+    return claims !== null && holds(account, claims.sessionEpoch ?? 0) ? validAnswer.get(account) : INVALID
   }
 
   /** For the API tester: works whether or not auth is on, but only for an existing, enabled end user; no refresh token. */

@@ -1,6 +1,6 @@
 import { createSigner, createVerifier } from 'fast-jwt'
 import type { Clock } from '../clock.js'
-import { VerifiedTokenCache } from '../verified-token-cache.js'
+import { BoundedMap } from '../cache/bounded-map.js'
 import { isoString } from '../iso-dates.js'
 
 /** The claims of a project JWT, as signed and as accepted. */
@@ -29,8 +29,7 @@ interface Codec {
   verify: (token: string) => unknown
 }
 
-/** Signers and verifiers kept for this many projects; beyond it the oldest is rebuilt on next use. */
-export const PROJECT_CODEC_CACHE_SIZE = 2_000
+const VERIFIED_TOKENS_KEPT = 10_000
 // No longer bearer token is accepted, and verify's body takes any string, so this is where a token that size is refused.
 const MAX_TOKEN_LENGTH = 8192
 const MIN_KEY_BYTES = 32
@@ -47,13 +46,12 @@ export function projectAudience (projectId: string): string {
  * so that a shared or misconfigured key still cannot let one through.
  */
 export class ProjectTokens {
-  private readonly codecs = new Map<string, Codec>()
-  private readonly verified: VerifiedTokenCache<ProjectClaims>
+  // The signature check is the costliest step of an end-user request; a hit needs the very same token, until it expires.
+  private readonly verified = new BoundedMap<string, ProjectClaims>(VERIFIED_TOKENS_KEPT)
 
   constructor (private readonly deps: { keyFor: (projectId: string) => Buffer, clock: Clock, issuer: string, ttlSeconds: number }) {
     if (!Number.isInteger(deps.ttlSeconds) || deps.ttlSeconds <= 0) throw new RangeError('ttlSeconds must be a positive integer')
     if (deps.issuer === '') throw new RangeError('issuer must not be empty')
-    this.verified = new VerifiedTokenCache<ProjectClaims>(deps.clock)
   }
 
   sign (projectId: string, userId: string, sessionEpoch = 0): SignedProjectToken {
@@ -71,7 +69,7 @@ export class ProjectTokens {
     if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null
     // Keyed by the token alone: its claims name its one project, checked below on every hit.
     let claims = this.verified.get(token)
-    if (claims === undefined) {
+    if (claims === undefined || claims.exp * 1000 <= this.deps.clock.nowMs()) {
       let payload: unknown
       try {
         payload = this.codec(projectId).verify(token)
@@ -81,7 +79,7 @@ export class ProjectTokens {
       const checked = this.checkClaims(payload, projectId)
       if (checked === null) return null
       claims = checked
-      this.verified.remember(token, claims)
+      this.verified.set(token, claims)
     }
     if (claims.pid !== projectId) return null
     return { userId: claims.sub, expiresAtMs: claims.exp * 1000, ...(typeof claims.sv === 'number' ? { sessionEpoch: claims.sv } : {}) }
@@ -100,11 +98,9 @@ export class ProjectTokens {
   }
 
   private codec (projectId: string): Codec {
-    const cached = this.codecs.get(projectId)
-    if (cached !== undefined) return cached
     const key = this.deps.keyFor(projectId)
     if (key.length < MIN_KEY_BYTES) throw new RangeError(`the signing key of a project must be at least ${MIN_KEY_BYTES} bytes`)
-    const codec: Codec = {
+    return {
       sign: createSigner<ProjectClaims>({ key, algorithm: 'HS256' }),
       // fast-jwt fixes clockTimestamp when the verifier is built; exp and nbf are checked against the Clock in checkClaims instead.
       verify: createVerifier({
@@ -117,9 +113,5 @@ export class ProjectTokens {
         ignoreNotBefore: true
       })
     }
-    // Map keeps insertion order, so the first key is the oldest entry.
-    if (this.codecs.size >= PROJECT_CODEC_CACHE_SIZE) this.codecs.delete(this.codecs.keys().next().value as string)
-    this.codecs.set(projectId, codec)
-    return codec
   }
 }

@@ -5,7 +5,7 @@ import { checkEmail, checkPasswordPolicy, normalizeEmail } from '../identity/use
 import type { Document, Store, StoreCollection, WithId } from '../store/types.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from './naming.js'
 import { isoString } from '../iso-dates.js'
-import { StateMemo } from '../state-memo.js'
+import { FrozenMemo } from '../cache/frozen-memo.js'
 import type { ProjectUserT } from '../../schemas/project-auth.js'
 
 /** An end user as stored: the fixed fields, and the extra fields given at registration beside them. */
@@ -87,6 +87,13 @@ export function toProjectUser (record: WithId<ProjectUserRecord>): ProjectUser {
   return user
 }
 
+const accountOf = new FrozenMemo((record: WithId<ProjectUserRecord>): ProjectAccount =>
+  ({ user: toProjectUser(record), sessionEpoch: record.sessionEpoch ?? 0, disabled: record.disabled === true }))
+
+function collectionName (projectId: string): string {
+  return projectCollectionName(projectId, PROJECT_USERS_TABLE)
+}
+
 /**
  * Stores a new end user's record: `account` (email, password hash, flags) as
  * given, `profile` (the extra fields sent at sign-up) checked against the
@@ -103,11 +110,7 @@ export class ProjectUsers {
   // Verified against when the email is unknown, so both failures cost one argon2 run.
   private decoyHash: Promise<string> | null = null
 
-  private readonly accounts: StateMemo<ProjectAccount | null>
-
-  constructor (private readonly store: Store, private readonly writeRecord: UserRecordWriter) {
-    this.accounts = new StateMemo((collection) => store.stateStamp(collection))
-  }
+  constructor (private readonly store: Store, private readonly writeRecord: UserRecordWriter) {}
 
   /** Creates the unique email index; safe to call again. */
   async enable (projectId: string): Promise<void> {
@@ -157,14 +160,11 @@ export class ProjectUsers {
   /**
    * Asked by every request with a project JWT, to see that its user still
    * exists, is not disabled and still holds the session the token was issued
-   * in: reused while the state stamp of the users collection holds; frozen.
+   * in; shared and frozen.
    */
   async account (projectId: string, userId: string): Promise<ProjectAccount | null> {
-    const users = this.collection(projectId)
-    return await this.accounts.remember(users.collectionName, `${projectId}\n${userId}`, async () => {
-      const record = await users.findOne({ _id: userId })
-      return record === null ? null : { user: toProjectUser(record), sessionEpoch: record.sessionEpoch ?? 0, disabled: record.disabled === true }
-    })
+    const record = await this.store.extensions.shared<ProjectUserRecord>(collectionName(projectId)).findOne({ _id: userId })
+    return record === null ? null : accountOf.get(record)
   }
 
   /** A new password, once the current one is proven; every session the user holds ends (the epoch moves). */
@@ -185,13 +185,8 @@ export class ProjectUsers {
     if (userIds.length > 0) await this.collection(projectId).updateMany({ _id: { $in: userIds } }, { $inc: { sessionEpoch: 1 } })
   }
 
-  /** Public so memos of answers derived from a project's users can watch that collection's state stamp. */
-  collectionName (projectId: string): string {
-    return projectCollectionName(projectId, PROJECT_USERS_TABLE)
-  }
-
   private collection (projectId: string): StoreCollection<ProjectUserRecord> {
-    return this.store.collection<ProjectUserRecord>(this.collectionName(projectId))
+    return this.store.collection<ProjectUserRecord>(collectionName(projectId))
   }
 
   private async decoy (): Promise<string> {

@@ -3,10 +3,10 @@ import { ANY_ORIGIN, normalizeOrigin } from '../origins.js'
 import { checkName, checkSlug, namedChanges, slugFrom, withSuffix } from '../slugs.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../clock.js'
-import type { Store, StoreCollection, WithId } from '../store/types.js'
+import type { SharedReads, Store, StoreCollection, WithId } from '../store/types.js'
 import { projectCollectionPrefix } from './naming.js'
 import { isoString } from '../iso-dates.js'
-import { StateMemo } from '../state-memo.js'
+import { FrozenMemo } from '../cache/frozen-memo.js'
 import type { ProjectT } from '../../schemas/projects.ts'
 
 type ProjectRecord = {
@@ -59,17 +59,18 @@ function toProject (record: WithId<ProjectRecord>): Project {
   }
 }
 
-/** Named here so project auth can watch the state stamp of the collection it reads projects from. */
-export const PROJECTS_COLLECTION = 'projects'
+const PROJECTS_COLLECTION = 'projects'
+// Every authenticated data request looks its project up: the view is made once per stored project record.
+const projectOf = new FrozenMemo(toProject)
 
 export class Projects {
   private readonly records: StoreCollection<ProjectRecord>
-  private readonly found: StateMemo<Project | null>
+  private readonly shared: SharedReads<ProjectRecord>
   private readonly cleanups: ProjectCleanup[] = []
 
   constructor (private readonly store: Store, private readonly deps: { clock: Clock, enableEndUsers: (projectId: string) => Promise<void>, schedulePurge: (projectId: string) => Promise<void> }) {
     this.records = store.collection<ProjectRecord>(PROJECTS_COLLECTION)
-    this.found = new StateMemo((collection) => store.stateStamp(collection))
+    this.shared = store.extensions.shared<ProjectRecord>(PROJECTS_COLLECTION)
   }
 
   async init (): Promise<void> {
@@ -98,13 +99,11 @@ export class Projects {
     }
   }
 
-  /** Every authenticated data request asks this, so the answer is reused while the state stamp of the collection it is read from holds; it is frozen. */
+  /** A live project; shared and frozen. */
   async findById (projectId: string): Promise<Project | null> {
-    return await this.found.remember(this.records.collectionName, projectId, async () => {
-      // By primary key alone (the Store's fastest read); the deletion mark is checked here.
-      const record = await this.records.findOne({ _id: projectId })
-      return record === null || record.deletedAt !== null ? null : toProject(record)
-    })
+    // By primary key alone (the Store's fastest read); the deletion mark is checked here.
+    const record = await this.shared.findOne({ _id: projectId })
+    return record === null || record.deletedAt !== null ? null : projectOf.get(record)
   }
 
   async get (projectId: string): Promise<Project> {

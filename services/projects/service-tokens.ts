@@ -1,10 +1,9 @@
 import { badRequest, notFound } from '../errors.js'
 import { hashToken } from '../crypto.js'
-import { createPat, isWellFormedPat, patHint, futureExpiry, lastUsedIsStale, stillUsable } from '../identity/pat-format.js'
+import { createPat, patHint, futureExpiry, usableToken } from '../identity/pat-format.js'
 import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
-import { StateMemo } from '../state-memo.js'
 import type { ServiceTokenT } from '../../schemas/projects.ts'
 import { isoString, isoStringOrNull } from '../iso-dates.js'
 
@@ -46,11 +45,9 @@ function toServiceToken (record: WithId<ServiceTokenRecord>): ServiceToken {
 
 export class ServiceTokens {
   private readonly tokens: StoreCollection<ServiceTokenRecord>
-  private readonly found: StateMemo<WithId<ServiceTokenRecord> | null>
 
   constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, prefix: string }) {
     this.tokens = store.collection<ServiceTokenRecord>('project_service_tokens')
-    this.found = new StateMemo((collection) => store.stateStamp(collection))
   }
 
   async init (): Promise<void> {
@@ -96,38 +93,10 @@ export class ServiceTokens {
     if (result.matchedCount === 0) throw notFound('APP_SERVICE_TOKEN_NOT_FOUND', 'Service token not found')
   }
 
-  /**
-   * What authenticate answers when that needs no Store access: null for a
-   * malformed token, or the answer for one whose record is remembered in the
-   * current state and owes no lastUsedAt write; undefined when authenticate
-   * must read or write. Every call of a project's servers asks this first,
-   * so it answers without a promise.
-   */
-  authenticateKnown (token: string): ServiceTokenIdentity | null | undefined {
-    if (typeof token !== 'string' || !isWellFormedPat(token, this.deps.prefix)) return null
-    const record = this.found.get(token, this.found.stamp(this.tokens.collectionName))
-    if (record === undefined) return undefined
-    const nowMs = this.deps.clock.nowMs()
-    if (!stillUsable(record, nowMs)) return null
-    return lastUsedIsStale(record.lastUsedAt, nowMs) ? undefined : { projectId: record.projectId, tokenId: record.tokenId }
-  }
-
-  /**
-   * Null for a malformed, unknown, revoked or expired token; a malformed one
-   * never reaches the Store. The caller compares `projectId` with the project
-   * the request is for.
-   */
+  /** Null for a malformed, unknown, revoked or expired token; the caller compares `projectId` with the project the request is for. */
   async authenticate (token: string): Promise<ServiceTokenIdentity | null> {
-    const known = this.authenticateKnown(token)
-    if (known !== undefined) return known
-    // The stored record, reused while the tokens collection's state stamp holds: a revocation, expiry change or lastUsedAt write moves it.
-    const record = await this.found.remember(this.tokens.collectionName, token, async () => await this.tokens.findOne({ _id: hashToken(token) }))
-    const now = this.deps.clock.now()
-    if (!stillUsable(record, now.getTime())) return null
-    if (lastUsedIsStale(record.lastUsedAt, now.getTime())) {
-      await this.tokens.updateOne({ _id: record._id }, { $set: { lastUsedAt: now } })
-    }
-    return { projectId: record.projectId, tokenId: record.tokenId }
+    const record = await usableToken(this.tokens, token, this.deps.prefix, this.deps.clock)
+    return record === null ? null : { projectId: record.projectId, tokenId: record.tokenId }
   }
 
   /** When a project is deleted; returns how many tokens went with it. */

@@ -2,7 +2,7 @@ import { MongoClient, MongoServerError, type Collection, type Db } from 'mongodb
 import type {
   CountOptions, CreateIndexOptions, DeleteResult, Document, Filter, FindOneAndDeleteOptions, FindOneAndUpdateOptions,
   FindOptions, IndexDescription, IndexKey, InsertManyResult, InsertOneResult, Store, StoreCollection, StoreCursor,
-  Update, UpdateOptions, UpdateResult, WithId
+  StoreExtensions, Update, UpdateOptions, UpdateResult, WithId
 } from './types.js'
 import { DuplicateKeyError, InvalidUpdateError } from './errors.js'
 import { seedFromFilter, validateFilter, validateProjection, validateSort, validateUpdate } from './semantics/index.js'
@@ -71,14 +71,12 @@ class MongoStoreCollection<T extends Document> implements StoreCollection<T> {
 
   async findOne (filter: Filter = {}, options: FindOptions = {}): Promise<WithId<T> | null> {
     checkFind(filter, options)
-    const { shared: _shared, ...driverOptions } = options
-    return await this.raw.findOne(filter, driverOptions) as WithId<T> | null
+    return await this.raw.findOne(filter, options) as WithId<T> | null
   }
 
   find (filter: Filter = {}, options: FindOptions = {}): StoreCursor<WithId<T>> {
     checkFind(filter, options)
-    const { shared: _shared, ...driverOptions } = options
-    return this.raw.find(filter, driverOptions) as unknown as StoreCursor<WithId<T>>
+    return this.raw.find(filter, options) as unknown as StoreCursor<WithId<T>>
   }
 
   async countDocuments (filter: Filter = {}, options: CountOptions = {}): Promise<number> {
@@ -183,6 +181,8 @@ function withUpsertId (filter: Filter, update: Update, id: string): Update {
 class MongoStore implements Store {
   readonly engine = 'mongodb' as const
   private closed = false
+  // The driver always returns fresh documents, so a shared read is an ordinary one.
+  readonly extensions: StoreExtensions = { shared: (name) => this.collection(name) }
 
   constructor (private readonly client: MongoClient, private readonly db: Db, private readonly newId: IdGenerator) {}
 
@@ -199,10 +199,6 @@ class MongoStore implements Store {
 
   async dropCollection (name: string): Promise<boolean> {
     return await this.collection(name).drop()
-  }
-
-  stateStamp (_collection?: string): null {
-    return null
   }
 
   async ping (): Promise<void> {

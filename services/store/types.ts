@@ -37,13 +37,6 @@ export interface FindOptions {
   skip?: number
   limit?: number
   projection?: Projection
-  /**
-   * Not a MongoDB option: the caller promises never to change what it gets,
-   * so an engine may hand out one frozen instance of a document to every such
-   * reader while the document is unchanged (the SQLite engine does; the
-   * MongoDB driver returns fresh documents regardless).
-   */
-  shared?: boolean
 }
 
 export interface CountOptions {
@@ -112,20 +105,33 @@ export interface StoreCollection<T extends Document = Document> {
 
 export type StoreEngineName = 'sqlite' | 'mongodb'
 
+/**
+ * Reads of one collection whose caller promises never to change what it
+ * gets. An engine may then hand every such reader the same frozen instance of
+ * a document for as long as the document is unchanged (the embedded engine
+ * does, from its document cache; MongoDB's driver returns fresh documents),
+ * so what is derived from it can be remembered by identity (FrozenMemo).
+ */
+export interface SharedReads<T extends Document = Document> {
+  findOne (filter: Filter): Promise<WithId<T> | null>
+  find (filter: Filter, options?: Omit<FindOptions, 'projection'>): StoreCursor<WithId<T>>
+}
+
+/**
+ * Everything Plinth adds to the driver's shape, kept in one place so the rest
+ * of the port stays exactly the driver's subset. Every engine implements it;
+ * for MongoDB it is plain driver calls.
+ */
+export interface StoreExtensions {
+  shared<T extends Document = Document> (collection: string): SharedReads<T>
+}
+
 export interface Store {
   readonly engine: StoreEngineName
   collection<T extends Document = Document> (name: string): StoreCollection<T>
   listCollections (): Promise<string[]>
   dropCollection (name: string): Promise<boolean>
-  /**
-   * A number that stays the same exactly as long as nothing this process can
-   * read in `collection` (anywhere, when none is named) may have changed (its
-   * own writes to it, another process's commits), so answers derived from reading it
-   * may be reused while it holds. Stamps of different collections come from
-   * one rising count: the later of two moves whenever either does. Null when
-   * the engine cannot tell, as with MongoDB, whose other clients write unseen.
-   */
-  stateStamp (collection?: string): number | null
+  readonly extensions: StoreExtensions
   /** Resolves when the engine answers; rejects otherwise (readiness probe). */
   ping (): Promise<void>
   close (): Promise<void>

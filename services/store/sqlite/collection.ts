@@ -1,7 +1,7 @@
 import { InvalidUpdateError, QueryError } from '../errors.js'
 import type {
   CountOptions, CreateIndexOptions, DeleteResult, Document, Filter, FindOneAndDeleteOptions, FindOneAndUpdateOptions,
-  FindOptions, IndexDescription, IndexKey, InsertManyResult, InsertOneResult, Projection, Sort, StoreCollection,
+  FindOptions, IndexDescription, IndexKey, InsertManyResult, InsertOneResult, Projection, SharedReads, Sort, StoreCollection,
   StoreCursor, Update, UpdateOptions, UpdateResult, WithId
 } from '../types.js'
 import { compileFilter, compileProjection, compileUpdate, seedFromFilter, validateSort } from '../semantics/index.js'
@@ -11,6 +11,7 @@ import type { CollectionMeta, Connection } from './connection.js'
 import { SqliteCursor } from './cursor.js'
 import { checkArrayKeys, createIndex, dropIndex, duplicateKeyError, isUniqueViolation, listIndexes, needsArrayWork, trackArrays } from './indexes.js'
 import { quoteIdentifier } from './names.js'
+import { FrozenMemo } from '../../cache/frozen-memo.js'
 import { filterShape, rememberValidShape, shapeValidated, type FilterShape } from './plans.js'
 import { countMatches, selectDocuments, selectMatches, validateCount, whereOf, type DocumentTest, type Match, type Selection } from './query.js'
 
@@ -41,13 +42,11 @@ function filterTest (filter: Filter, shape: FilterShape | null = filterShape(fil
   return (doc) => (test ??= compileFilter(filter))(doc)
 }
 
-// Sorts that passed validation and cannot change (frozen, as shared sort plans are), so they are not parsed again.
-const validSorts = new WeakSet<Sort>()
+// A frozen sort (as shared sort plans are) cannot change, so once it passed validation it is not parsed again.
+const validSorts = new FrozenMemo((sort: Sort) => { validateSort(sort); return true })
 
 function checkSort (sort: Sort | undefined): void {
-  if (sort === undefined || validSorts.has(sort)) return
-  validateSort(sort)
-  if (Object.isFrozen(sort)) validSorts.add(sort)
+  if (sort !== undefined) validSorts.get(sort)
 }
 
 function isNoSuchTable (error: unknown): boolean {
@@ -61,6 +60,12 @@ function isNoSuchTable (error: unknown): boolean {
  * respect to other calls and to other processes sharing the file.
  */
 export class SqliteCollection<T extends Document = Document> implements StoreCollection<T> {
+  /** The Store extension: the same reads, handing out the document cache's frozen instances. */
+  readonly shared: SharedReads<T> = {
+    findOne: async (filter) => this.findFirst(filter, {}, true),
+    find: (filter, options = {}) => new SqliteCursor(this.planFind(filter, options, true))
+  }
+
   constructor (readonly collectionName: string, private readonly connection: Connection, private readonly newId: IdGenerator) {}
 
   private meta (): CollectionMeta | undefined {
@@ -120,7 +125,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
 
   async insertOne (doc: T & { _id?: string }): Promise<InsertOneResult> {
     const prepared = this.prepare(doc, 'document')
-    const committed = this.connection.groupInsert(this.collectionName, () => this.insertFast(prepared))
+    const committed = this.connection.groupInsert(() => this.insertFast(prepared))
     if (committed === null) this.connection.write(() => { this.insertPrepared(prepared) }, this.collectionName)
     else await committed
     return { acknowledged: true, insertedId: prepared.id }
@@ -137,10 +142,14 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
   }
 
   async findOne (filter: Filter = {}, options: FindOptions = {}): Promise<WithId<T> | null> {
+    return this.findFirst(filter, options, false)
+  }
+
+  private findFirst (filter: Filter, options: FindOptions, shared: boolean): WithId<T> | null {
     if (Object.keys(filter).length === 1 && typeof filter._id === 'string' && validateCount(options.skip, 'options.skip') === 0) {
-      return this.findById(filter._id, options.projection, options.shared === true)
+      return this.findById(filter._id, options.projection, shared)
     }
-    const [first] = this.planFind(filter, { ...options, limit: 1 })()
+    const [first] = this.planFind(filter, { ...options, limit: 1 }, shared)()
     return first ?? null
   }
 
@@ -164,7 +173,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
   }
 
   /** Validates now (as the driver's find does) and returns the query to run later. */
-  private planFind (filter: Filter, options: FindOptions): () => Array<WithId<T>> {
+  private planFind (filter: Filter, options: FindOptions, shared: boolean): () => Array<WithId<T>> {
     const shape = filterShape(filter)
     const test = filterTest(filter, shape)
     checkSort(options.sort)
@@ -172,7 +181,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
     const skip = validateCount(options.skip, 'options.skip')
     const limit = validateCount(options.limit, 'options.limit')
     return () => {
-      return this.readMatches(filter, test, { sort: options.sort, skip, limit, shared: options.shared === true, shape }, project)
+      return this.readMatches(filter, test, { sort: options.sort, skip, limit, shared, shape }, project)
     }
   }
 
@@ -186,7 +195,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
   }
 
   find (filter: Filter = {}, options: FindOptions = {}): StoreCursor<WithId<T>> {
-    return new SqliteCursor(this.planFind(filter, options))
+    return new SqliteCursor(this.planFind(filter, options, false))
   }
 
   async countDocuments (filter: Filter = {}, options: CountOptions = {}): Promise<number> {

@@ -3,6 +3,7 @@ import type { Document, IndexKey } from '../types.js'
 import { collectionOfTable, quoteIdentifier, tableName } from './names.js'
 import { DocumentCache } from './document-cache.js'
 import { cloneDecoded, decodeDocument } from './codec.js'
+import { BoundedMap } from '../../cache/bounded-map.js'
 
 export interface IndexMeta {
   name: string
@@ -33,17 +34,11 @@ const STATEMENT_CACHE_SIZE = 500
  */
 export class Connection {
   readonly db: Database.Database
-  private readonly statements = new Map<string, Statement>()
+  private readonly statements = new BoundedMap<string, Statement>(STATEMENT_CACHE_SIZE)
   private catalogueVersion = -1
   private catalogue = new Map<string, CollectionMeta>()
   private transaction: 'none' | 'read' | 'write' = 'none'
   private turn: 'none' | 'read' | 'write' = 'none'
-  /** Moves whenever what this connection reads may have changed; see stateStamp. */
-  private epoch = 0
-  /** The epoch of the last change that may touch any collection: another connection's commit, a failed group commit, a write of unnamed scope. */
-  private changedEverywhere = 0
-  /** Per collection, the epoch of this connection's last write to it. */
-  private readonly changedIn = new Map<string, number>()
   private committed: Array<{ resolve: () => void, reject: (error: unknown) => void }> = []
   private dataVersion = -1
   private readonly documents = new DocumentCache()
@@ -74,13 +69,7 @@ export class Connection {
   }
 
   statement (sql: string): Statement {
-    let statement = this.statements.get(sql)
-    if (statement === undefined) {
-      statement = this.db.prepare(sql)
-      if (this.statements.size >= STATEMENT_CACHE_SIZE) this.statements.delete(this.statements.keys().next().value as string)
-      this.statements.set(sql, statement)
-    }
-    return statement
+    return this.statements.remember(sql, () => this.db.prepare(sql))
   }
 
   collection (name: string): CollectionMeta | undefined {
@@ -116,7 +105,7 @@ export class Connection {
    * must take its own path: inside an explicit transaction, or when `insert`
    * declined.
    */
-  groupInsert (collection: string, insert: () => boolean): Promise<void> | null {
+  groupInsert (insert: () => boolean): Promise<void> | null {
     if (this.transaction !== 'none') return null
     if (this.turn !== 'write') {
       const scheduled = this.turn === 'read'
@@ -137,9 +126,8 @@ export class Connection {
       if (!this.db.inTransaction) this.failTurn(new Error('The group commit was rolled back by an earlier failure in it', { cause: error }))
       throw error
     }
+    // A new document changes no cached one, so the collection's cached documents stay.
     if (!inserted) return null
-    // A new document changes no cached one, but answers derived from the collection may differ now.
-    this.changedIn.set(collection, ++this.epoch)
     return new Promise((resolve, reject) => { this.committed.push({ resolve, reject }) })
   }
 
@@ -201,36 +189,10 @@ export class Connection {
     this.changed()
   }
 
-  /**
-   * Whatever was read before may differ now (in `collection`, or anywhere
-   * when none is named): its cached documents go, and its state stamp moves.
-   */
+  /** Whatever was read before may differ now (in `collection`, or anywhere when none is named): its cached documents go. */
   private changed (collection?: string): void {
-    this.epoch++
-    if (collection === undefined) {
-      this.changedEverywhere = this.epoch
-      // Every per-collection entry is older now, and a stamp falls back to changedEverywhere without one.
-      this.changedIn.clear()
-      this.documents.clear()
-    } else {
-      this.changedIn.set(collection, this.epoch)
-      this.documents.clearCollection(collection)
-    }
-  }
-
-  /**
-   * The state this connection reads of `collection` (of everything, when
-   * none is named), as a number: it moves on every own write to it (group-
-   * committed inserts included, a write rolled back too), and for every
-   * collection on a failed group commit or another connection's commit seen
-   * at the start of a turn. All stamps come from one rising
-   * counter, so the later of two stamps moves whenever either does.
-   */
-  stateStamp (collection?: string): number {
-    this.beginTurn()
-    if (collection === undefined) return this.epoch
-    const own = this.changedIn.get(collection)
-    return own === undefined || own < this.changedEverywhere ? this.changedEverywhere : own
+    if (collection === undefined) this.documents.clear()
+    else this.documents.clearCollection(collection)
   }
 
   /** Whether reads can be answered from the document cache now: inside a turn, outside a write. */

@@ -1,4 +1,4 @@
-import type { Document, Store, StoreCollection } from '../types.js'
+import type { Document, Store, StoreCollection, StoreExtensions } from '../types.js'
 import { newId as defaultNewId, type IdGenerator } from '../../ids.js'
 import { SqliteCollection } from './collection.js'
 import { Connection } from './connection.js'
@@ -18,17 +18,22 @@ export interface SqliteStoreOptions {
 class SqliteStore implements Store {
   readonly engine = 'sqlite' as const
   private readonly collections = new Map<string, SqliteCollection<any>>()
+  readonly extensions: StoreExtensions = { shared: <T extends Document>(name: string) => this.engineCollection<T>(name).shared }
 
   constructor (private readonly connection: Connection, private readonly newId: IdGenerator) {}
 
   collection<T extends Document = Document> (name: string): StoreCollection<T> {
+    return this.engineCollection<T>(name)
+  }
+
+  private engineCollection<T extends Document> (name: string): SqliteCollection<T> {
     let collection = this.collections.get(name)
     if (collection === undefined) {
       validateCollectionName(name)
       collection = new SqliteCollection<T>(name, this.connection, this.newId)
       this.collections.set(name, collection)
     }
-    return collection as StoreCollection<T>
+    return collection
   }
 
   async listCollections (): Promise<string[]> {
@@ -38,10 +43,6 @@ class SqliteStore implements Store {
   async dropCollection (name: string): Promise<boolean> {
     validateCollectionName(name)
     return this.connection.write(() => this.connection.dropCollection(name), name)
-  }
-
-  stateStamp (collection?: string): number {
-    return this.connection.stateStamp(collection)
   }
 
   async ping (): Promise<void> {

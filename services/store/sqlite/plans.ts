@@ -2,6 +2,7 @@ import type { Filter } from '../types.js'
 import type { CollectionMeta } from './connection.js'
 import { filterContext } from './indexes.js'
 import { compileSqlFilter, type SqlCondition } from './sql-filter.js'
+import { BoundedMap } from '../../cache/bounded-map.js'
 
 /**
  * Compiled-filter caches for the common shapes of filter: top-level fields
@@ -27,7 +28,7 @@ import { compileSqlFilter, type SqlCondition } from './sql-filter.js'
 export interface FilterShape { key: string, leaves: unknown[][] }
 
 /** A WHERE clause; `texts` memoises statements built around a cached clause. */
-export interface WhereClause extends SqlCondition { texts?: Map<string, string> }
+export interface WhereClause extends SqlCondition { texts?: BoundedMap<string, string> }
 
 /** A leaf as bound, or (`text`) its JSON token, which the stored-text prefilter searches for. */
 type Slot = [field: number, leaf: number, text?: true] | { constant: unknown }
@@ -37,7 +38,7 @@ interface Template {
   exact: boolean
   /** Per bound parameter: the leaf of the filter it binds, or a constant. */
   slots: Slot[]
-  texts: Map<string, string>
+  texts: BoundedMap<string, string>
 }
 
 const PLANS_PER_COLLECTION = 256
@@ -48,8 +49,8 @@ const COMPARISON_OPERATORS = new Set(['$eq', '$ne', '$gt', '$gte', '$lt', '$lte'
 // Ids are strings: an id compared with strings only (a key-set page's range, an $in of ids) has one plan per shape.
 const ID_TAG = /^(?:s|\{(?:\$[a-z]+(?:s|\[s+\]))+\})$/
 
-const plans = new WeakMap<CollectionMeta, Map<string, Template | null>>()
-const validated = new Map<string, true>()
+const plans = new WeakMap<CollectionMeta, BoundedMap<string, Template | null>>()
+const validated = new BoundedMap<string, true>(VALIDATED_SHAPES)
 
 /**
  * The tag of a scalar in a shape key, pushing its bound form onto `leaves`.
@@ -129,12 +130,10 @@ export function filterShape (filter: unknown): FilterShape | null {
 
 /** Whether a filter of this shape already passed the semantics' validation, which depends on the shape alone. */
 export function shapeValidated (shape: FilterShape): boolean {
-  return validated.has(shape.key)
+  return validated.get(shape.key) === true
 }
 
 export function rememberValidShape (shape: FilterShape): void {
-  if (validated.has(shape.key)) return
-  if (validated.size >= VALIDATED_SHAPES) validated.delete(validated.keys().next().value as string)
   validated.set(shape.key, true)
 }
 
@@ -187,7 +186,7 @@ function buildTemplate (meta: CollectionMeta, filter: Filter, shape: FilterShape
   for (let i = 0; i < slots.length; i++) {
     if (!Object.is(bound(slots[i], shape), whole.params[i])) return null
   }
-  return { sql: whole.sql, exact: whole.exact, slots, texts: new Map() }
+  return { sql: whole.sql, exact: whole.exact, slots, texts: new BoundedMap(TEXTS_PER_PLAN) }
 }
 
 function hasBooleanOperand (value: unknown): boolean {
@@ -201,18 +200,13 @@ export function cachedWhere (meta: CollectionMeta, filter: Filter, shape: Filter
   if (shape === null) return compileSqlFilter(filter, filterContext(meta))
   let byShape = plans.get(meta)
   if (byShape === undefined) {
-    byShape = new Map()
+    byShape = new BoundedMap(PLANS_PER_COLLECTION)
     plans.set(meta, byShape)
   }
   let template = byShape.get(shape.key)
   if (template === undefined) {
     template = buildTemplate(meta, filter, shape)
     if (template === undefined) return compileSqlFilter(filter, filterContext(meta))
-    if (byShape.size >= PLANS_PER_COLLECTION) byShape.delete(byShape.keys().next().value as string)
-    byShape.set(shape.key, template)
-  } else if (byShape.size > 1) {
-    // Recently used shapes move to the back, so eviction drops the least recently used.
-    byShape.delete(shape.key)
     byShape.set(shape.key, template)
   }
   if (template === null) return compileSqlFilter(filter, filterContext(meta))
@@ -228,7 +222,7 @@ export function statementText (where: WhereClause, key: string, build: () => str
   let text = texts.get(key)
   if (text === undefined) {
     text = build()
-    if (texts.size < TEXTS_PER_PLAN) texts.set(key, text)
+    texts.set(key, text)
   }
   return text
 }

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { ManualClock } from '../../../services/clock.js'
 import { resolveAccess, type DataCaller } from '../../../services/collections/access.js'
+import { deepFreeze } from '../../../services/deep-freeze.js'
 import type { MethodSettingT } from '../../../schemas/collections.js'
 
 /** A clock that counts how often the time was read. */
@@ -36,7 +37,8 @@ t.test('variables are substituted once per request, the same instant in filter a
 
 t.test('a rule without filter or check reads no clock; masks are shared per rule', async (t) => {
   const { clock, reads } = countingClock()
-  const rule = { requireAuth: true, owner: 'author', deny: ['secret'], readonly: ['author'] }
+  // Frozen, as rules of a definition read shared are.
+  const rule = deepFreeze({ requireAuth: true, owner: 'author', deny: ['secret'], readonly: ['author'] })
   const setting = { enabled: true, rule } as unknown as MethodSettingT
   const first = resolveAccess('get', setting, ann, clock)
   const second = resolveAccess('get', setting, { kind: 'user', id: 'bob' }, clock)

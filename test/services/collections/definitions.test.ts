@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { ManualClock } from '../../../services/clock.js'
 import { CollectionDefinitions, DEFINITIONS_COLLECTION, definitionIndexName, type CollectionInput } from '../../../services/collections/definitions.js'
 import { projectCollectionName } from '../../../services/projects/naming.js'
-import { openStore, type Document, type Store, type StoreCollection } from '../../../services/store/index.js'
+import { openStore, type Document, type Store, type SharedReads, type StoreCollection, type StoreExtensions } from '../../../services/store/index.js'
 import { AppError } from '../../../services/errors.js'
 import { WriteGate } from '../../../services/collections/write-gate.js'
 import { tempDir } from '../../helper.js'
@@ -11,18 +11,18 @@ import type { FieldDefinitionT } from '../../../schemas/collections.js'
 const P = 'proj-a'
 const START = Date.UTC(2026, 0, 1)
 
-/** The Store, counting every read of the definitions collection. */
+/** The Store, counting every read of the definitions collection, shared or not. */
 function countReads (store: Store): { store: Store, reads: () => number } {
   let reads = 0
-  const counting: Store = Object.create(store)
-  counting.collection = <T extends Document>(name: string): StoreCollection<T> => {
-    const inner = store.collection<T>(name)
-    if (name !== DEFINITIONS_COLLECTION) return inner
-    const wrapped: StoreCollection<T> = Object.create(inner)
-    wrapped.findOne = async (...args) => { reads++; return await inner.findOne(...args) }
-    wrapped.find = (...args) => { reads++; return inner.find(...args) }
+  const counted = <R extends SharedReads<any>>(inner: R): R => {
+    const wrapped: R = Object.create(inner)
+    wrapped.findOne = async (filter) => { reads++; return await inner.findOne(filter) }
+    wrapped.find = (filter, options) => { reads++; return inner.find(filter, options) }
     return wrapped
   }
+  const shared: StoreExtensions['shared'] = (name) => name === DEFINITIONS_COLLECTION ? counted(store.extensions.shared(name)) : store.extensions.shared(name)
+  const counting: Store = Object.create(store, { extensions: { value: { shared } } })
+  counting.collection = <T extends Document>(name: string): StoreCollection<T> => name === DEFINITIONS_COLLECTION ? counted(store.collection<T>(name)) : store.collection<T>(name)
   return { store: counting, reads: () => reads }
 }
 

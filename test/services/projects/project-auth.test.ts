@@ -27,8 +27,6 @@ async function setup (t: Test) {
     tokens,
     sessions,
     clock,
-    stateStamp: (collection) => store.stateStamp(collection),
-    projectsCollection: 'projects',
     findProject: async (id) => ({ id, authEnabled: true }),
     hiddenFromUsers: async () => new Set(),
     sweepDeleted: async () => {}
@@ -50,28 +48,17 @@ t.test('a remembered verify answer lasts no longer than its token', async (t) =>
   t.same(await auth.verify('p2', token), { valid: false }, 'another project')
 })
 
-t.test('verifyKnown gives only a valid answer remembered in the current state, for a live token of that project', async (t) => {
-  const { store, clock, auth, user, token } = await setup(t)
-  t.equal(auth.verifyKnown('p1', token), undefined, 'nothing remembered before the first verify')
+t.test('verify answers follow the user record: one frozen answer while it is unchanged, a new one after any change', async (t) => {
+  const { store, auth, user, token } = await setup(t)
   const answer = await auth.verify('p1', token)
-  t.equal(auth.verifyKnown('p1', token), answer, 'then the very same answer')
-  t.equal(await auth.verify('p1', token), answer, 'which verify hands out too')
-  t.equal(auth.verifyKnown('p2', token), undefined, 'never for another project')
-  t.equal(auth.verifyKnown('p1', `${token}x`), undefined, 'nor for another token')
+  t.ok(Object.isFrozen(answer))
+  t.equal(await auth.verify('p1', token), answer, 'the same answer object while the user record is unchanged')
   const sameTail = `${token.slice(0, 20)}x${token.slice(21)}`
-  t.equal(sameTail.slice(-24), token.slice(-24))
-  t.equal(auth.verifyKnown('p1', sameTail), undefined, 'nor for one that ends the same')
-  t.same(await auth.verify('p1', sameTail), { valid: false }, 'which verify refuses in full')
-  t.equal(auth.verifyKnown('p1', token), answer, 'leaving the valid answer in place')
+  t.same(await auth.verify('p1', sameTail), { valid: false }, 'a tampered token is refused in full')
   await store.collection('elsewhere').insertOne({ n: 1 })
-  t.equal(auth.verifyKnown('p1', token), answer, 'a write to an unrelated collection keeps it')
+  t.equal(await auth.verify('p1', token), answer, 'a write to an unrelated collection keeps it')
   await store.collection('p_p1__users').updateOne({ _id: user.id }, { $set: { team: 'blue' } })
-  t.equal(auth.verifyKnown('p1', token), undefined, 'a change to the project\'s users drops it')
-  t.match(await auth.verify('p1', token), { valid: true, user: { team: 'blue' } })
-  t.ok(auth.verifyKnown('p1', token))
-  await store.collection('projects').insertOne({ n: 1 })
-  t.equal(auth.verifyKnown('p1', token), undefined, 'and so does a change to projects')
-  await auth.verify('p1', token)
-  clock.advance(TTL * 1000)
-  t.equal(auth.verifyKnown('p1', token), undefined, 'and the token running out')
+  t.match(await auth.verify('p1', token), { valid: true, user: { team: 'blue' } }, 'a change to the user is seen at once')
+  await store.collection('p_p1__users').updateOne({ _id: user.id }, { $set: { disabled: true } })
+  t.same(await auth.verify('p1', token), { valid: false }, 'and so is disabling them')
 })

@@ -1,0 +1,88 @@
+import t from 'tap'
+import fc from 'fast-check'
+import type { TSchema } from '@sinclair/typebox'
+import type { FastifyPluginAsync } from 'fastify'
+import { buildTestApp } from '../helper.js'
+import { writeJson } from '../../plugins/fast-json.js'
+import { deepFreeze } from '../../services/deep-freeze.js'
+import { RecordResponses, recordSchemas } from '../../schemas/records.js'
+import { ProjectAuthResponses, projectAuthSchemas } from '../../schemas/project-auth.js'
+
+/** The success schema of every route that declares `config.fastJson`. */
+const HOT: Record<string, TSchema> = {
+  listRecords: RecordResponses.list[200],
+  queryRecords: RecordResponses.list[200],
+  getProjectMe: ProjectAuthResponses.me[200],
+  verifyProjectToken: ProjectAuthResponses.verified[200]
+}
+
+type Schema = Record<string, any>
+const named = new Map<string, Schema>([...recordSchemas, ...projectAuthSchemas].map((schema) => [schema.$id as string, schema]))
+
+/** Values a response schema accepts, with extra members wherever it allows them (record fields, profile fields). */
+function conforming (schema: Schema): fc.Arbitrary<unknown> {
+  if (typeof schema.$ref === 'string') return conforming(named.get(schema.$ref) as Schema)
+  if (Array.isArray(schema.anyOf)) return fc.oneof(...schema.anyOf.map(conforming))
+  if ('const' in schema) return fc.constant(schema.const)
+  switch (schema.type) {
+    case 'string': return schema.format === 'date-time' ? fc.date({ noInvalidDate: true, min: new Date(0), max: new Date(Date.UTC(2200, 0)) }).map((date) => date.toISOString()) : fc.string()
+    case 'integer': return fc.maxSafeInteger()
+    case 'number': return fc.double({ noNaN: true, noDefaultInfinity: true })
+    case 'boolean': return fc.boolean()
+    case 'null': return fc.constant(null)
+    case 'array': return fc.array(conforming(schema.items), { maxLength: 6 })
+    case 'object': {
+      const properties: Record<string, Schema> = schema.properties ?? {}
+      const declared = fc.record(Object.fromEntries(Object.entries(properties).map(([key, value]) => [key, conforming(value)])), { requiredKeys: schema.required ?? [] })
+      if (schema.additionalProperties !== true) return declared
+      const extra = fc.dictionary(fc.string().filter((key) => !Object.hasOwn(properties, key) && key !== '__proto__'), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 5 })
+      return fc.tuple(extra, declared).map(([more, known]) => ({ ...more, ...known }))
+    }
+    default: throw new Error(`no arbitrary for ${JSON.stringify(schema)}`)
+  }
+}
+
+let answer: unknown = null
+// The same answer through the schema serializer and through writeJson, on the real app's shared schemas and options.
+const probes: FastifyPluginAsync = async (app) => {
+  for (const [name, schema] of Object.entries(HOT)) {
+    app.get(`/probe/schema/${name}`, { schema: { response: { 200: schema } } }, async () => answer)
+    app.get(`/probe/fast/${name}`, { config: { fastJson: true }, schema: { response: { 200: schema } } }, async () => answer)
+  }
+}
+
+t.test('writeJson writes what JSON.stringify writes, frozen or not', async (t) => {
+  fc.assert(fc.property(fc.jsonValue({ maxDepth: 4 }), fc.boolean(), (value, freeze) => {
+    const given = freeze ? deepFreeze(structuredClone(value)) : value
+    const first = writeJson(given)
+    return first === JSON.stringify(given) && writeJson(given) === first
+  }))
+  const dated = { at: new Date(0), list: [undefined, () => 1], skipped: undefined }
+  t.equal(writeJson(dated), JSON.stringify(dated), 'dates, and what JSON leaves out or writes as null')
+})
+
+t.test('the fast writer answers what the schema serializer answers, for every value the schema accepts', async (t) => {
+  const app = await buildTestApp(t, { extra: probes })
+  for (const [name, schema] of Object.entries(HOT)) {
+    await fc.assert(fc.asyncProperty(conforming(schema), fc.boolean(), async (value, freeze) => {
+      // Shared answers are frozen in part or in whole; both must come out the same.
+      answer = freeze ? deepFreeze(structuredClone(value)) : value
+      const viaSchema = await app.inject({ url: `/probe/schema/${name}` })
+      const viaFast = await app.inject({ url: `/probe/fast/${name}` })
+      t.equal(viaFast.statusCode, viaSchema.statusCode)
+      t.equal(viaFast.headers['content-type'], viaSchema.headers['content-type'])
+      t.same(viaFast.json(), viaSchema.json())
+    }), { numRuns: 60 })
+  }
+})
+
+t.test('an error answer on a fast route goes through the error handler as on any other', async (t) => {
+  const app = await buildTestApp(t, {
+    extra: async (app) => {
+      app.get('/probe/fast-error', { config: { fastJson: true }, schema: { response: { 200: HOT.getProjectMe } } }, async () => { throw new Error('boom') })
+    }
+  })
+  const res = await app.inject({ url: '/probe/fast-error' })
+  t.equal(res.statusCode, 500)
+  t.match(res.json(), { success: false, code: 'APP_INTERNAL' })
+})
