@@ -52,13 +52,11 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/me', {
     onRequest: app.requireProjectUser,
-    config: { fastJson: true },
     schema: { operationId: 'getProjectMe', tags, summary: 'The end user holding this project JWT', security: [{ projectAuth: [] }], params: ProjectAuthParams, response: ProjectAuthResponses.me }
   }, async (request) => ({ success: true as const, data: await auth.profile(request.params.projectId, projectUser(request)) }))
 
   app.post('/verify', {
     onRequest: app.requireServiceToken,
-    config: { fastJson: true },
     schema: { operationId: 'verifyProjectToken', tags, summary: 'For the project\'s servers: whether a project JWT is valid here, and whose it is', security: [{ serviceToken: [] }], params: ProjectAuthParams, body: VerifyBody, response: ProjectAuthResponses.verified }
   }, async (request) => ({ success: true as const, data: await auth.verify(request.params.projectId, request.body.token) }))
 }

@@ -5,6 +5,7 @@ import type { FieldDefinitionT } from '../../schemas/collections.js'
 import type { FieldMap } from './record-fields.js'
 import { deepFreeze } from '../deep-freeze.js'
 import { BoundedMap } from '../cache/bounded-map.js'
+import { isPlainObject } from '../store/semantics/values.js'
 import { FrozenMemo } from '../cache/frozen-memo.js'
 
 /** Published in openapi.yaml and the README; anything beyond them is a 400 naming the clause. */
@@ -27,10 +28,6 @@ const UNSORTABLE = new Set(['json', 'file'])
 /** The type of a field a query may name: a defined field, or one of the fields every record has. */
 export function fieldType (fields: FieldMap, name: string): FieldDefinitionT['type'] | undefined {
   return BUILT_IN.get(name) ?? fields.get(name)?.type
-}
-
-function isPlain (value: unknown): value is Document {
-  return value !== null && typeof value === 'object' && !Array.isArray(value)
 }
 
 export type SortKey = [string, 1 | -1]
@@ -93,7 +90,7 @@ function encodeValue (value: unknown): unknown {
   return value instanceof Date ? { $date: value.getTime() } : value
 }
 function decodeValue (value: unknown): unknown {
-  return isPlain(value) && typeof value.$date === 'number' ? new Date(value.$date) : value
+  return isPlainObject(value) && typeof value.$date === 'number' ? new Date(value.$date) : value
 }
 
 const invalidCursor = (): Error => badRequest('APP_INVALID_CURSOR', 'cursor is not one this server issued for this collection, filter and sort')

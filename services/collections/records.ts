@@ -40,7 +40,7 @@ export type RecordsRemoved = (projectId: string, collection: DataCollection, rec
 export type RecordsUpdated = (projectId: string, collection: DataCollection, ids: string[], changes: Document) => Promise<void>
 
 // One request never rewrites or deletes more than this many records; larger jobs page through with filters.
-export const BULK_MAX = 10_000
+const BULK_MAX = 10_000
 const WRITE_ATTEMPTS = 3
 
 interface Scope { collection: DataCollection, fields: FieldMap, records: StoreCollection<Document>, access: Access }

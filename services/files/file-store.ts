@@ -56,10 +56,10 @@ export interface FileStore {
 }
 
 const KEY = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_-]+)*$/
-export const MAX_KEY_LENGTH = 512
+const MAX_KEY_LENGTH = 512
 
 /** Keys only ever hold these characters, so no key can climb out of its root or name a temp file. */
-export function isValidKey (key: unknown): key is string {
+function isValidKey (key: unknown): key is string {
   return typeof key === 'string' && key.length <= MAX_KEY_LENGTH && KEY.test(key)
 }
 
