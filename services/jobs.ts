@@ -6,7 +6,7 @@ import type { IdGenerator } from './ids.js'
 import type { Filter, Store, StoreCollection } from './store/types.js'
 
 /**
- * The durable job queue (DESIGN §7). Jobs live in the Store, so any API node
+ * The durable job queue. Jobs live in the Store, so any API node
  * can run them and a restart loses none. A worker claims a job by taking a
  * lease; if it dies, the lease expires and another worker reclaims the job.
  * Every change a worker makes is fenced on (leaseOwner, attempts): a worker

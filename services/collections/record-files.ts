@@ -49,7 +49,7 @@ const fileNotFound = (): AppError => notFound('APP_FILE_NOT_FOUND', 'The record 
 const writeConflict = (): AppError => conflict('APP_WRITE_CONFLICT', 'The record kept changing; try again')
 
 /**
- * Files of records (DESIGN §3): uploads, downloads and deletions go through
+ * Files of records: uploads, downloads and deletions go through
  * the collection's upload, download and fileDelete rules exactly like the
  * other methods, and a file field only ever changes here, with a version bump.
  * The bytes live in the FileStore under `files/<projectId>/<fileId>`.

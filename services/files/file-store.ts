@@ -3,7 +3,7 @@ import { Readable } from 'node:stream'
 import { AppError, notFound } from '../errors.js'
 
 /**
- * The FileStore port (DESIGN §3): flat objects addressed by keys that the
+ * The FileStore port: flat objects addressed by keys that the
  * services build from validated ids, never from user text, e.g.
  * `files/<projectId>/<fileId>` or `uploads/<sessionId>`.
  * Engines: local disk under DATA_DIR (embedded default) and GridFS (MongoDB),

@@ -16,7 +16,7 @@ export { typeAllowed } from './sniff.js'
 export { fileKey, ownerFolder, type StartUpload, type StoredFile, type UploadOwner, type UploadSessionView, type UploadStatus } from './upload-session.js'
 
 /**
- * Resumable uploads (DESIGN §3): start → chunks in any order, each staged at
+ * Resumable uploads: start → chunks in any order, each staged at
  * its offset → complete, which seals the staged bytes into the final object
  * while hashing, verifies size and checksum, sniffs the type and lets the
  * caller attach the file. Until then nothing is a visible file, and a session

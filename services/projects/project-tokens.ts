@@ -39,7 +39,7 @@ export function projectAudience (projectId: string): string {
 }
 
 /**
- * End-user JWTs of one project (DESIGN §4). Each project signs with its own
+ * End-user JWTs of one project. Each project signs with its own
  * key, so a token of project A fails the signature check on project B before
  * any claim is read; the audience, `pid` and `type` claims are checked as well
  * so that a shared or misconfigured key still cannot let one through.

@@ -1,6 +1,6 @@
 /**
  * The Store port: a documented subset of the official `mongodb` driver's
- * Collection API (DESIGN §2). Services depend on these types only; the
+ * Collection API. Services depend on these types only; the
  * embedded SQLite engine and the MongoDB engine both implement them and are
  * held to the same answers by test/services/store/conformance.
  *
