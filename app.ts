@@ -10,10 +10,13 @@ import swaggerPlugin from './plugins/swagger.js'
 import secretsPlugin from './plugins/secrets.js'
 import jobsPlugin from './plugins/jobs.js'
 import authPlugin from './plugins/auth.js'
-import projectAuthPlugin from './plugins/project-auth.js'
+import projectsPlugin from './plugins/projects.js'
+import orgsPlugin from './plugins/orgs.js'
 import permissionsPlugin from './plugins/permissions.js'
 import collectionsPlugin from './plugins/collections.js'
 import recordsPlugin from './plugins/records.js'
+import projectAuthPlugin from './plugins/project-auth.js'
+import dataCallerPlugin from './plugins/data-caller.js'
 import filesPlugin from './plugins/files.js'
 import corsPlugin from './plugins/cors.js'
 import routeAuthPlugin from './plugins/route-auth.js'
@@ -22,6 +25,9 @@ import { registerRoutes } from './routes/index.js'
 
 /**
  * The app as a plugin: cross-cutting plugins first, then the route families.
+ * A plugin's `dependencies` name only plugins above it, and it reads no
+ * decorator of a plugin below it; wiring that must flow the other way goes
+ * through a hook list of the earlier plugin (`projects.onDelete`).
  * Not encapsulated, so its decorators, shared schemas and error handler reach
  * whatever is registered beside it (tests' probe routes, bench fixtures).
  */
@@ -33,10 +39,13 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(storePlugin)
   await app.register(jobsPlugin)
   await app.register(authPlugin)
-  await app.register(projectAuthPlugin)
+  await app.register(projectsPlugin)
+  await app.register(orgsPlugin)
   await app.register(permissionsPlugin)
   await app.register(collectionsPlugin)
   await app.register(recordsPlugin)
+  await app.register(projectAuthPlugin)
+  await app.register(dataCallerPlugin)
   await app.register(filesPlugin)
   await app.register(corsPlugin)
   await app.register(routeAuthPlugin)

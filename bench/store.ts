@@ -6,9 +6,8 @@ import { pathToFileURL } from 'node:url'
 import { openSqliteStore } from '../services/store/sqlite/index.js'
 
 /**
- * The embedded engine in-process, on a temp file: the figures DESIGN §2's
- * targets are stated in (point reads, single inserts, first page of an
- * indexed filter over 100,000 documents).
+ * The embedded engine in-process, on a temp file: point reads, single
+ * inserts and the first page of an indexed filter over 100,000 documents.
  */
 export interface StoreFigure { scenario: string, value: number, unit: string }
 

@@ -24,7 +24,8 @@ async function collectionsPlugin (app: FastifyInstance): Promise<void> {
   for (const schema of collectionSchemas) app.addSchema(schema)
   await definitions.init()
   app.projects.onDelete(async (projectId) => { await definitions.dropAllForProject(projectId) })
+  app.projects.onAuthEnabled(async (projectId) => { await definitions.ensureUsersCollection(projectId) })
   app.decorate('collections', { definitions, writes })
 }
 
-export default fp(collectionsPlugin, { name: 'plinth-collections', fastify: '5.x', dependencies: ['plinth-permissions'] })
+export default fp(collectionsPlugin, { name: 'plinth-collections', fastify: '5.x', dependencies: ['plinth-store', 'plinth-projects'] })

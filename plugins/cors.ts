@@ -79,4 +79,4 @@ async function corsPlugin (app: FastifyInstance): Promise<void> {
   })
 }
 
-export default fp(corsPlugin, { name: 'plinth-cors', fastify: '5.x', dependencies: ['plinth-config', 'plinth-permissions'] })
+export default fp(corsPlugin, { name: 'plinth-cors', fastify: '5.x', dependencies: ['plinth-config', 'plinth-projects'] })

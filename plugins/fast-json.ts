@@ -6,10 +6,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /**
      * Write this route's success answer with writeJson instead of the
-     * serializer compiled from its response schema. Only for hot routes whose
-     * answers carry shared, frozen values (records read shared, memoized
-     * accounts), and only where a bench row shows it pays; equal to the schema
-     * serializer for every value the schema accepts (test/plugins/fast-json.test.ts).
+     * serializer compiled from its response schema: for hot routes whose
+     * answers are mostly shared, frozen values (pages of records read shared),
+     * and only where a bench row shows it pays. Equal to the schema serializer
+     * for every value the schema accepts (test/plugins/fast-json.test.ts).
      */
     fastJson?: boolean
   }

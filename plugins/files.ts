@@ -10,20 +10,17 @@ import { DEFAULT_CHUNK_SIZE, DEFAULT_UPLOAD_TTL_SECONDS, UPLOADS_EXPIRE_JOB, Upl
 import { mongoDatabase } from '../services/store/mongodb.js'
 import { RecordFiles } from '../services/collections/record-files.js'
 import { fileSchemas } from '../schemas/files.js'
-import { runOnce } from '../services/migrations.js'
-
-// Files stored before keys named their owner are moved once into their owners' folders (see RecordFiles).
-const RELOCATE_LEGACY_FILES_JOB = 'files.relocate-legacy'
 
 /** The largest file a field without its own maxSize takes. */
-export const MAX_FILE_SIZE = 5 * 1024 * 1024 * 1024
+const MAX_FILE_SIZE = 5 * 1024 * 1024 * 1024
 /** Single-request (multipart) uploads stay small; larger files go through upload sessions. */
 export const MAX_MULTIPART_SIZE = 32 * 1024 * 1024
 
 export interface FileServices {
   store: FileStore
   uploads: UploadSessions
-  records: RecordFiles
+  /** Files held in records' file fields, under each collection's upload, download and fileDelete rules. */
+  recordFiles: RecordFiles
   chunkSize: number
 }
 
@@ -47,7 +44,7 @@ async function filesPlugin (app: FastifyInstance): Promise<void> {
   for (const schema of fileSchemas) app.addSchema(schema)
   // One sweep due just after the session could have expired; sweeps are idempotent, so extra ones are harmless.
   const scheduleSweep = async (delayMs: number): Promise<void> => { await app.jobs.enqueue(UPLOADS_EXPIRE_JOB, {}, { delayMs }) }
-  const records = new RecordFiles(app.store, uploads, {
+  const recordFiles = new RecordFiles(app.store, uploads, {
     clock: systemClock,
     findCollection: async (projectId, name) => await app.collections.definitions.find(projectId, name),
     maxSize: MAX_FILE_SIZE,
@@ -56,21 +53,11 @@ async function filesPlugin (app: FastifyInstance): Promise<void> {
   })
 
   app.registerJobHandler(UPLOADS_EXPIRE_JOB, async () => await uploads.expireDue())
-  app.records.onRemove(async (projectId, collection, docs) => { await records.removeRecordFiles(projectId, collection, docs) })
-  app.collections.definitions.onDrop(async (projectId, name) => { await records.dropCollectionFiles(projectId, name) })
-  app.registerJobHandler(RELOCATE_LEGACY_FILES_JOB, async () => {
-    await runOnce(app.store, systemClock, RELOCATE_LEGACY_FILES_JOB, async () => {
-      for (const { projectId, moved, unclaimed } of await records.relocateLegacyFiles(await app.collections.definitions.everyDefinition())) {
-        if (moved > 0 || unclaimed.length > 0) app.log.warn({ projectId, moved, unclaimed }, 'files moved into their owners\' folders; file ids several records claim are served to none of them')
-      }
-    })
-  })
+  app.records.onRemove(async (projectId, collection, docs) => { await recordFiles.removeRecordFiles(projectId, collection, docs) })
+  app.collections.definitions.onDrop(async (projectId, name) => { await recordFiles.dropCollectionFiles(projectId, name) })
   app.projects.onDelete(async (projectId) => { await store.deletePrefix(`files/${projectId}`) })
-  app.addHook('onReady', async () => {
-    await scheduleSweep(0)
-    await app.jobs.enqueue(RELOCATE_LEGACY_FILES_JOB, {})
-  })
-  app.decorate('files', { store, uploads, records, chunkSize })
+  app.addHook('onReady', async () => { await scheduleSweep(0) })
+  app.decorate('files', { store, uploads, recordFiles, chunkSize })
 }
 
-export default fp(filesPlugin, { name: 'plinth-files', fastify: '5.x', dependencies: ['plinth-store', 'plinth-jobs', 'plinth-collections', 'plinth-records'] })
+export default fp(filesPlugin, { name: 'plinth-files', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-jobs', 'plinth-projects', 'plinth-collections', 'plinth-records'] })

@@ -41,9 +41,10 @@ declare module 'fastify' {
  * project's servers. Each decorator accepts only its own kind.
  */
 async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
-  const { config } = app
-  // A sign-up's record is written by the records service (registered later), so it meets the `_users` definition.
-  const users = new ProjectUsers(app.store, async (projectId, account, profile) => await app.records.createUser(projectId, account, profile))
+  const { config, projects, records } = app
+  const { definitions } = app.collections
+  // A sign-up's record is written by the records service, so it meets the `_users` definition.
+  const users = new ProjectUsers(app.store, async (projectId, account, profile) => await records.createUser(projectId, account, profile))
   const tokens = new ProjectTokens({
     keyFor: (projectId) => app.deriveSecretKey(`jwt:project:${projectId}`),
     clock: systemClock,
@@ -61,20 +62,32 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
     reuseGraceSeconds: config.refreshReuseGraceSeconds
   })
   await sessions.init()
-  // Resolved per request: the projects service is decorated by the permissions plugin, which depends on this one.
   const auth: ProjectAuth = new ProjectAuth({
     users,
     tokens,
     sessions,
     clock: systemClock,
-    findProject: async (projectId) => await app.projects.findById(projectId),
+    findProject: (projectId) => projects.findById(projectId),
     hiddenFromUsers: async (projectId) => {
-      const definition = await app.collections.definitions.find(projectId, PROJECT_USERS_TABLE)
+      const definition = await definitions.find(projectId, PROJECT_USERS_TABLE)
       return definition === null ? NO_FIELDS : readDeny(definition.methods)
     },
-    sweepDeleted: async (projectId) => { await app.projects.purge(projectId) }
+    sweepDeleted: async (projectId) => { await projects.purge(projectId) }
   })
   for (const schema of projectAuthSchemas) app.addSchema(schema)
+
+  projects.onAuthEnabled(async (projectId) => { await users.enable(projectId) })
+  projects.onDelete(async (projectId) => {
+    await serviceTokens.deleteAllForProject(projectId)
+    await sessions.forgetScope(projectId)
+  })
+  // A user deleted or disabled through the data API loses every session at once.
+  records.onRemove(async (projectId, collection, docs) => {
+    if (collection.name === PROJECT_USERS_TABLE) await auth.endSessions(projectId, docs.map((doc) => doc._id))
+  })
+  records.onUpdate(async (projectId, collection, ids, changes) => {
+    if (collection.name === PROJECT_USERS_TABLE) await auth.usersUpdated(projectId, ids, changes)
+  })
 
   app.decorate('projectAuth', { auth, users, tokens, sessions, serviceTokens })
   app.decorateRequest('projectUser', null)
@@ -97,4 +110,8 @@ export function projectUser (request: FastifyRequest): ProjectUser {
   return request.projectUser
 }
 
-export default fp(projectAuthPlugin, { name: 'plinth-project-auth', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets'] })
+export default fp(projectAuthPlugin, {
+  name: 'plinth-project-auth',
+  fastify: '5.x',
+  dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-projects', 'plinth-collections', 'plinth-records']
+})

@@ -133,5 +133,5 @@ async function routeAuthPlugin (app: FastifyInstance): Promise<void> {
 export default fp(routeAuthPlugin, {
   name: 'plinth-route-auth',
   fastify: '5.x',
-  dependencies: ['plinth-auth', 'plinth-project-auth', 'plinth-records']
+  dependencies: ['plinth-auth', 'plinth-project-auth', 'plinth-data-caller']
 })

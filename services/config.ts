@@ -57,7 +57,7 @@ export interface HttpTimeouts {
   keepAliveSeconds: number
 }
 
-export const SSO_PROVIDER_NAMES = ['google', 'microsoft', 'apple'] as const
+const SSO_PROVIDER_NAMES = ['google', 'microsoft', 'apple'] as const
 export type SsoProviderName = typeof SSO_PROVIDER_NAMES[number]
 
 export interface SsoProviderConfig {
@@ -79,7 +79,7 @@ const SSO_DEFAULT_ISSUERS: Record<SsoProviderName, string> = {
 // Not derived from HOST and PORT: two processes on one DATA_DIR (one key) on different ports are one deployment.
 const DEFAULT_TOKEN_ISSUER = 'plinth'
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = typeof LOG_LEVELS[number]
 
 export class ConfigError extends Error {

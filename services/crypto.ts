@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, hash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createCipheriv, createDecipheriv, createHmac, hash, hkdfSync, randomBytes } from 'node:crypto'
 import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import * as argon2 from 'argon2'
@@ -11,7 +11,7 @@ import { AppError } from './errors.js'
  * keeps a login at a few tens of ms so a burst of logins cannot starve a small
  * node. Raising these later is safe: `passwordNeedsRehash` flags old hashes.
  */
-export const PASSWORD_HASH_PARAMS = {
+const PASSWORD_HASH_PARAMS = {
   type: argon2.argon2id,
   memoryCost: 19456,
   timeCost: 2,
@@ -59,25 +59,6 @@ export function generateToken (prefix?: string, bytes = 32): string {
  */
 export function hashToken (token: string): string {
   return hash('sha256', token, 'hex')
-}
-
-const SHA256_HEX = /^[0-9a-f]{64}$/i
-
-/** Whether `token` hashes to `storedHash`, compared in constant time. */
-export function tokenMatches (token: string, storedHash: string): boolean {
-  if (typeof token !== 'string' || typeof storedHash !== 'string' || !SHA256_HEX.test(storedHash)) return false
-  return timingSafeEqual(createHash('sha256').update(token, 'utf8').digest(), Buffer.from(storedHash, 'hex'))
-}
-
-/**
- * Constant-time equality of two secrets of any length (webhook signatures,
- * CSRF tokens). Both sides are hashed first so the comparison runs on equal
- * lengths and does not reveal how long the expected value is.
- */
-export function constantTimeEqual (a: string | Buffer, b: string | Buffer): boolean {
-  const digestA = createHash('sha256').update(a).digest()
-  const digestB = createHash('sha256').update(b).digest()
-  return timingSafeEqual(digestA, digestB)
 }
 
 const MASTER_KEY_BYTES = 32

@@ -6,16 +6,15 @@ import type { IdGenerator } from './ids.js'
 import type { Filter, Store, StoreCollection } from './store/types.js'
 
 /**
- * The durable job queue (DESIGN §7). Jobs live in the Store, so any API node
+ * The durable job queue. Jobs live in the Store, so any API node
  * can run them and a restart loses none. A worker claims a job by taking a
  * lease; if it dies, the lease expires and another worker reclaims the job.
  * Every change a worker makes is fenced on (leaseOwner, attempts): a worker
  * whose lease was taken over cannot overwrite the new owner's outcome.
  */
 
-export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'dead'] as const
 /** `failed`: the handler said retrying is pointless; `dead`: every attempt was used. */
-export type JobStatus = typeof JOB_STATUSES[number]
+export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'dead'
 export type JobPayload = { [key: string]: unknown }
 
 export type Job = {
@@ -73,11 +72,10 @@ export class JobLeaseLostError extends Error {
   }
 }
 
-export const JOBS_COLLECTION = '_jobs'
-export const DEFAULT_MAX_ATTEMPTS = 5
-export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 1_000, maxMs: 15 * 60_000 }
+const JOBS_COLLECTION = '_jobs'
+const DEFAULT_MAX_ATTEMPTS = 5
+const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 1_000, maxMs: 15 * 60_000 }
 const MAX_ERROR_LENGTH = 2_000
-const FINISHED: JobStatus[] = ['succeeded', 'failed', 'dead']
 
 /**
  * Delay before retry number `attempt` (1-based): the step doubles up to the cap.
@@ -122,7 +120,6 @@ export class JobQueue {
   async init (): Promise<void> {
     await this.jobs.createIndex({ status: 1, runAt: 1 })
     await this.jobs.createIndex({ status: 1, leaseUntil: 1 })
-    await this.jobs.createIndex({ type: 1, createdAt: -1 })
   }
 
   async enqueue (type: string, payload: JobPayload = {}, options: EnqueueOptions = {}): Promise<Job> {
@@ -157,21 +154,6 @@ export class JobQueue {
 
   async get (id: string): Promise<Job | null> {
     return await this.jobs.findOne({ _id: id })
-  }
-
-  /** Newest first. */
-  async list (query: { type?: string, status?: JobStatus, limit?: number } = {}): Promise<Job[]> {
-    const filter: Filter = {}
-    if (query.type !== undefined) filter.type = query.type
-    if (query.status !== undefined) filter.status = query.status
-    const limit = Math.min(Math.max(Math.trunc(query.limit ?? 50), 1), 1_000)
-    return await this.jobs.find(filter, { sort: { createdAt: -1 }, limit }).toArray()
-  }
-
-  async stats (query: { type?: string } = {}): Promise<Record<JobStatus, number>> {
-    const counts = await Promise.all(JOB_STATUSES.map(async (status) =>
-      await this.jobs.countDocuments(query.type === undefined ? { status } : { status, type: query.type })))
-    return Object.fromEntries(JOB_STATUSES.map((status, i) => [status, counts[i]])) as Record<JobStatus, number>
   }
 
   /**
@@ -237,12 +219,6 @@ export class JobQueue {
     return await this.settle(job, workerId, { status: 'queued', lastError, runAt, leaseOwner: null })
   }
 
-  /** Deletes finished jobs older than `finishedBefore`; returns how many. */
-  async prune (finishedBefore: Date): Promise<number> {
-    const outcome = await this.jobs.deleteMany({ status: { $in: FINISHED }, finishedAt: { $lt: finishedBefore } })
-    return outcome.deletedCount
-  }
-
   /** `attempts` fences the claim itself, so a worker that reclaims its own expired job cannot be confused with its earlier run. */
   private leaseFilter (job: Job, workerId: string): Filter {
     return { _id: job._id, status: 'running', leaseOwner: workerId, attempts: job.attempts }
@@ -275,10 +251,10 @@ export interface JobWorkerOptions {
   onError?: (error: unknown, job?: Job) => void
 }
 
-export const DEFAULT_LEASE_MS = 30_000
-export const DEFAULT_POLL_MS = 1_000
+const DEFAULT_LEASE_MS = 30_000
+const DEFAULT_POLL_MS = 1_000
 
-export function defaultWorkerId (): string {
+function defaultWorkerId (): string {
   return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
 }
 
@@ -317,11 +293,6 @@ export class JobWorker {
     // A throwing reporter must not kill the claim loop.
     this.reportError = (error, job) => { try { onError(error, job) } catch {} }
   }
-
-  get isRunning (): boolean { return this.running }
-
-  /** How many jobs this worker is running now. */
-  get activeJobs (): number { return this.inFlight.size }
 
   start (): void {
     if (this.running) return

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { badRequest } from './errors.js'
 
 /** Organizations and projects: named things with a URL-safe slug and a description. */
-export const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$/
+const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$/
 
 export function checkSlug (slug: string): void {
   if (!SLUG.test(slug)) throw badRequest('APP_INVALID_SLUG', 'slug must be 1 to 48 lower-case letters, digits or inner hyphens')

@@ -3,14 +3,102 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyPluginAsync } from 'fastify'
 import type { Test } from 'tap'
+import { randomBytes } from 'node:crypto'
 import { buildApp } from '../app.js'
 import { loadConfig, type Config } from '../services/config.js'
+import type { Clock } from '../services/clock.js'
+import { createIdGenerator } from '../services/ids.js'
+import { openStore } from '../services/store/index.js'
+import type { Document, SharedReads, Store, StoreCollection, StoreExtensions } from '../services/store/types.js'
+import { CollectionDefinitions } from '../services/collections/definitions.js'
+import { Records } from '../services/collections/records.js'
+import { Cursors } from '../services/collections/query.js'
+import { WriteGate } from '../services/collections/write-gate.js'
+import { PROJECT_USERS_TABLE } from '../services/projects/naming.js'
+import { ProjectUsers } from '../services/projects/project-users.js'
+import type { FieldDefinitionT } from '../schemas/collections.js'
+import { MemberSets, PERMISSION_GROUPS, TEAMS } from '../services/orgs/member-sets.js'
+import { membershipId, type MembershipRecord } from '../services/orgs/memberships.js'
+import { Organizations } from '../services/orgs/organizations.js'
+import { PermissionResolver } from '../services/orgs/resolver.js'
+import { PlatformUsers } from '../services/identity/users.js'
 
 /** A fresh temp DATA_DIR, removed when the test ends. */
 export function tempDir (t: Test, prefix = 'plinth-test-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   return dir
+}
+
+/** The embedded Store in a fresh temp DATA_DIR, closed when the test ends: what service tests run on. */
+export async function tempStore (t: Test, prefix = 'plinth-store-'): Promise<Store> {
+  const store = await openStore({ dataDir: tempDir(t, prefix), mongodbUrl: null, mongodbDb: 'plinth' })
+  t.teardown(async () => { await store.close() })
+  return store
+}
+
+/**
+ * ProjectUsers wired as the app wires it: sign-up records are written by the
+ * records service against each project's `_users` definition. `enable` turns
+ * a project's end users on; `declare` adds profile fields to its definition;
+ * `stats.writes` counts sign-ups that reached the records service.
+ */
+export function projectUsersOn (store: Store, clock: Clock) {
+  const stats = { writes: 0 }
+  const writes = new WriteGate()
+  const definitions = new CollectionDefinitions(store, { clock, writes })
+  const records = new Records(store, { clock, newId: createIdGenerator(() => clock.nowMs()), cursors: new Cursors(randomBytes(32)), findCollection: async (projectId, name) => await definitions.find(projectId, name), writes })
+  const users = new ProjectUsers(store, async (projectId, account, profile) => {
+    stats.writes++
+    return await records.createUser(projectId, account, profile)
+  })
+  const enable = async (projectId: string): Promise<void> => {
+    await users.enable(projectId)
+    await definitions.ensureUsersCollection(projectId)
+  }
+  const declare = async (projectId: string, fields: Array<Partial<FieldDefinitionT> & { name: string }>): Promise<void> => {
+    const current = await definitions.get(projectId, PROJECT_USERS_TABLE)
+    await definitions.update(projectId, PROJECT_USERS_TABLE, { fields: [...current.fields, ...fields.map((field) => ({ type: 'json' as const, ...field }))] })
+  }
+  return { users, definitions, records, writes, enable, declare, stats }
+}
+
+/**
+ * Organizations, teams, groups and the resolver on a Store, with platform
+ * users; projects are whatever ids start with `proj`. `join` writes a
+ * membership straight to the Store.
+ */
+export async function orgsOn (store: Store, clock: Clock) {
+  const unknownProjects = async (_orgId: string, ids: string[]) => ids.filter((id) => !id.startsWith('proj'))
+  const teams = new MemberSets(store, { clock, kind: TEAMS, unknownProjects })
+  const groups = new MemberSets(store, { clock, kind: PERMISSION_GROUPS, unknownProjects })
+  const users = new PlatformUsers(store, clock)
+  await users.init()
+  const organizations = new Organizations(store, {
+    clock, users, teams, groups, contents: { deleteAllInOrganization: async () => {}, unknownIn: unknownProjects }, schedulePurge: async () => {}
+  })
+  await Promise.all([teams.init(), groups.init(), organizations.init()])
+  const resolver = new PermissionResolver(store, { teams, groups })
+  const memberships = store.collection<MembershipRecord>('organization_members')
+  const join = async (orgId: string, userId: string, role: MembershipRecord['role'], grants: MembershipRecord['grants'] = []) => {
+    await memberships.insertOne({ _id: membershipId(orgId, userId), orgId, userId, role, grants, createdAt: clock.now(), updatedAt: clock.now() })
+  }
+  return { teams, groups, users, organizations, resolver, join }
+}
+
+/** The Store, counting every read of one collection, private or shared: for tests that a lookup reads only when it must. */
+export function countingReads (store: Store, collection: string): { store: Store, reads: () => number } {
+  let reads = 0
+  const counted = <R extends SharedReads<any>>(inner: R): R => {
+    const wrapped: R = Object.create(inner)
+    wrapped.findOne = async (filter) => { reads++; return await inner.findOne(filter) }
+    wrapped.find = (filter, options) => { reads++; return inner.find(filter, options) }
+    return wrapped
+  }
+  const shared: StoreExtensions['shared'] = (name) => name === collection ? counted(store.extensions.shared(name)) : store.extensions.shared(name)
+  const counting: Store = Object.create(store, { extensions: { value: { shared } } })
+  counting.collection = <T extends Document>(name: string): StoreCollection<T> => name === collection ? counted(store.collection<T>(name)) : store.collection<T>(name)
+  return { store: counting, reads: () => reads }
 }
 
 export function testConfig (t: Test, env: Record<string, string> = {}): Config {

@@ -22,7 +22,7 @@ const unsupported = (message: string): AppError => new AppError('APP_UNSUPPORTED
  * under fileDelete; the service resolves them per call like the data routes.
  */
 const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const files = app.files.records
+  const files = app.files.recordFiles
   const chunkLimit = app.files.chunkSize + CHUNK_SLACK
   const target = (params: { projectId: string, table: string, id: string, field: string }) =>
     ({ projectId: params.projectId, table: params.table, id: params.id, field: params.field })

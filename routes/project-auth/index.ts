@@ -55,12 +55,12 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/me', {
-    config: { auth: 'projectUser', fastJson: true },
+    config: { auth: 'projectUser' },
     schema: { operationId: 'getProjectMe', tags, summary: 'The end user holding this project JWT', description: 'The user holding the project JWT, without the fields the `_users` read rules deny.', params: ProjectAuthParams, response: ProjectAuthResponses.me }
   }, async (request) => ({ success: true as const, data: await auth.profile(request.params.projectId, projectUser(request)) }))
 
   app.post('/verify', {
-    config: { auth: 'serviceToken', fastJson: true },
+    config: { auth: 'serviceToken' },
     schema: { operationId: 'verifyProjectToken', tags, summary: 'For the project\'s servers: whether a project JWT is valid here, and whose it is', description: 'Needs a service token of the project. Answers `valid: false` for anything that is not a live project JWT of this project (expired, tampered, of another project, a platform token), or while auth is off.', params: ProjectAuthParams, body: VerifyBody, response: ProjectAuthResponses.verified }
   }, async (request) => ({ success: true as const, data: await auth.verify(request.params.projectId, request.body.token) }))
 }

@@ -7,8 +7,8 @@
  * moves to the back. Hot entries therefore stay, and a stream of one-off keys
  * cannot push them out faster than they are used.
  *
- * A cache is justified by a bench row (see docs/architecture.md); a capacity
- * of 0 keeps nothing, which is how a cache is measured without removing it.
+ * A cache stays only where a `npm run bench` row shows it pays; a capacity
+ * of 0 keeps nothing, which is how one is measured without removing it.
  */
 interface Slot<V> { value: V, used: boolean }
 

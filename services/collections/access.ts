@@ -40,7 +40,7 @@ function substitute (value: unknown, vars: Record<string, unknown>): unknown {
 }
 
 /** Rule filters speak the API's names (`id`); the Store's key is `_id`. */
-export function toStoreFilter (filter: Filter): Filter {
+function toStoreFilter (filter: Filter): Filter {
   const rename = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(rename)
     if (value !== null && typeof value === 'object' && !(value instanceof Date)) {

@@ -19,7 +19,7 @@ export interface DefinitionSpec {
 
 type FieldType = typeof FIELD_TYPES[number]
 
-export const DEFINITION_LIMITS = { maxFields: 100, maxIndexes: 20, maxRuleFilterBytes: 8 * 1024, maxRuleFilterDepth: 8 } as const
+const DEFINITION_LIMITS = { maxFields: 100, maxIndexes: 20, maxRuleFilterBytes: 8 * 1024, maxRuleFilterDepth: 8 } as const
 
 const COLLECTION_NAME = /^[a-z][a-z0-9_]{0,62}$/
 const FIELD_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/

@@ -56,7 +56,7 @@ interface WantedIndex { name: string, key: IndexKey, unique: boolean, label: str
 
 export const DEFINITIONS_COLLECTION = 'collection_definitions'
 /** Indexes this service made on a records collection start with it; it never touches the others. */
-export const DEFINITION_INDEX_PREFIX = 'def_'
+const DEFINITION_INDEX_PREFIX = 'def_'
 // The embedded engine refuses index names over 120 characters.
 const MAX_INDEX_NAME = 100
 const DISABLED: MethodSettingT = { enabled: false, rule: null }
@@ -116,7 +116,7 @@ function toDef (record: WithId<DefinitionRecord>): CollectionDef {
 // Every data API call reads its collection's definition: parsed once per stored definition record.
 const defOf = new FrozenMemo(toDef)
 
-export function toCollectionView (def: CollectionDef): CollectionView {
+function toCollectionView (def: CollectionDef): CollectionView {
   return { name: def.name, fields: def.fields, indexes: def.indexes, methods: def.methods, createdAt: isoString(def.createdAt), updatedAt: isoString(def.updatedAt) }
 }
 
@@ -158,11 +158,6 @@ export class CollectionDefinitions {
   async list (projectId: string): Promise<CollectionView[]> {
     const records = await this.records.find({ projectId }, { sort: { name: 1 } }).toArray()
     return records.map((record) => toCollectionView(toDef(record)))
-  }
-
-  /** Every definition of every project, for one-time migrations over all records. */
-  async everyDefinition (): Promise<CollectionDef[]> {
-    return (await this.records.find({}, { sort: { projectId: 1, name: 1 } }).toArray()).map(toDef)
   }
 
   /** Shared and frozen: what the data API derives from a definition is remembered by its identity. */

@@ -6,6 +6,7 @@ import { QUERY_LIMITS } from '../../schemas/records.js'
 import type { FieldMap } from './record-fields.js'
 import { deepFreeze } from '../deep-freeze.js'
 import { BoundedMap } from '../cache/bounded-map.js'
+import { isPlainObject } from '../store/semantics/values.js'
 import { FrozenMemo } from '../cache/frozen-memo.js'
 
 export { QUERY_LIMITS }
@@ -17,10 +18,6 @@ const UNSORTABLE = new Set(['json', 'file'])
 /** The type of a field a query may name: a defined field, or one of the fields every record has. */
 export function fieldType (fields: FieldMap, name: string): FieldDefinitionT['type'] | undefined {
   return BUILT_IN.get(name) ?? fields.get(name)?.type
-}
-
-function isPlain (value: unknown): value is Document {
-  return value !== null && typeof value === 'object' && !Array.isArray(value)
 }
 
 export type SortKey = [string, 1 | -1]
@@ -83,7 +80,7 @@ function encodeValue (value: unknown): unknown {
   return value instanceof Date ? { $date: value.getTime() } : value
 }
 function decodeValue (value: unknown): unknown {
-  return isPlain(value) && typeof value.$date === 'number' ? new Date(value.$date) : value
+  return isPlainObject(value) && typeof value.$date === 'number' ? new Date(value.$date) : value
 }
 
 const invalidCursor = (): Error => badRequest('APP_INVALID_CURSOR', 'cursor is not one this server issued for this collection, filter and sort')
@@ -207,7 +204,7 @@ export function servedByIndex (filter: Filter, leads: ReadonlySet<string>): bool
     if (key === '$and' && (value as Filter[]).some((branch) => servedByIndex(branch, leads))) return true
     if (key === '$or' && (value as Filter[]).every((branch) => servedByIndex(branch, leads))) return true
     if (key.startsWith('$') || !leads.has(key)) continue
-    if (!isPlain(value) || !Object.keys(value).some((op) => op.startsWith('$'))) return true
+    if (!isPlainObject(value) || !Object.keys(value).some((op) => op.startsWith('$'))) return true
     if (NARROWING.some((op) => Object.hasOwn(value, op))) return true
   }
   return false

@@ -12,7 +12,7 @@ import { NO_FIELDS } from './access.js'
 /** Kept by the service on every record; clients read them but never write them. */
 export const SYSTEM_FIELDS = new Set(['id', 'createdAt', 'updatedAt', 'version'])
 /** Stored but never returned by the data API, whatever the rules say. */
-export const HIDDEN_FIELDS = new Set(['_id', 'passwordHash', 'sessionEpoch'])
+const HIDDEN_FIELDS = new Set(['_id', 'passwordHash', 'sessionEpoch'])
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@.]+(\.[^\s@.]+)+$/
 const MAX_JSON_BYTES = 64 * 1024

@@ -28,7 +28,7 @@ const descriptorOf = (file: StoredFile): FileDescriptor =>
 
 const SHA256_HEX = /^[0-9a-f]{64}$/
 
-/** Only what the upload routes write: anything else in a file field (from before they were its only writer) is not a file. */
+/** Only what the upload routes write: anything else in a file field is not a file. */
 function isDescriptor (value: unknown): value is FileDescriptor {
   if (value === null || typeof value !== 'object') return false
   const { id, name, size, type, sha256 } = value as Partial<FileDescriptor>
@@ -49,7 +49,7 @@ const fileNotFound = (): AppError => notFound('APP_FILE_NOT_FOUND', 'The record 
 const writeConflict = (): AppError => conflict('APP_WRITE_CONFLICT', 'The record kept changing; try again')
 
 /**
- * Files of records (DESIGN §3): uploads, downloads and deletions go through
+ * Files of records: uploads, downloads and deletions go through
  * the collection's upload, download and fileDelete rules exactly like the
  * other methods, and a file field only ever changes here, with a version bump.
  * The bytes live in the FileStore under `files/<projectId>/<fileId>`.
@@ -165,45 +165,6 @@ export class RecordFiles {
   /** For `definitions.onDrop`: the files of every record of a collection being dropped. */
   async dropCollectionFiles (projectId: string, name: string): Promise<void> {
     await this.uploads.deleteOwnerFolder(projectId, name)
-  }
-
-  /**
-   * Files stored before keys named their owner (`files/<projectId>/<fileId>`)
-   * move into the folder of the one record field that holds them. A file id
-   * that several records hold has no provable owner — one of them was
-   * written by a client before file fields were the upload routes' alone —
-   * so it stays where it is, served to nobody, and is reported.
-   */
-  async relocateLegacyFiles (definitions: Array<{ projectId: string, name: string, fields: readonly FieldDefinitionT[] }>): Promise<Array<{ projectId: string, moved: number, unclaimed: string[] }>> {
-    const byProject = new Map<string, typeof definitions>()
-    for (const def of definitions) byProject.set(def.projectId, [...(byProject.get(def.projectId) ?? []), def])
-    const results = []
-    for (const [projectId, collections] of byProject) results.push({ projectId, ...await this.relocateProjectFiles(projectId, collections) })
-    return results
-  }
-
-  private async relocateProjectFiles (projectId: string, collections: Array<{ name: string, fields: readonly FieldDefinitionT[] }>): Promise<{ moved: number, unclaimed: string[] }> {
-    const claims = new Map<string, UploadOwner[]>()
-    for (const collection of collections) {
-      const fileFields = collection.fields.filter((field) => field.type === 'file').map((field) => field.name)
-      if (fileFields.length === 0) continue
-      const projection = Object.fromEntries(fileFields.map((field) => [field, 1 as const]))
-      for (const doc of await this.store.collection(projectCollectionName(projectId, collection.name)).find({}, { projection }).toArray()) {
-        for (const field of fileFields) {
-          for (const file of filesIn(doc, field)) claims.set(file.id, [...(claims.get(file.id) ?? []), { projectId, table: collection.name, recordId: doc._id, field }])
-        }
-      }
-    }
-    let moved = 0
-    const unclaimed: string[] = []
-    for (const [fileId, owners] of claims) {
-      if (owners.length === 1) {
-        if (await this.uploads.adoptLegacyFile(owners[0], fileId)) moved++
-      } else if (await this.uploads.legacyFileExists(projectId, fileId)) {
-        unclaimed.push(fileId)
-      }
-    }
-    return { moved, unclaimed }
   }
 
   private async attach (projectId: string, located: Located, file: FileDescriptor): Promise<ApiRecord> {

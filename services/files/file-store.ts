@@ -3,7 +3,7 @@ import { Readable } from 'node:stream'
 import { AppError, notFound } from '../errors.js'
 
 /**
- * The FileStore port (DESIGN §3): flat objects addressed by keys that the
+ * The FileStore port: flat objects addressed by keys that the
  * services build from validated ids, never from user text, e.g.
  * `files/<projectId>/<fileId>` or `uploads/<sessionId>`.
  * Engines: local disk under DATA_DIR (embedded default) and GridFS (MongoDB),
@@ -56,10 +56,10 @@ export interface FileStore {
 }
 
 const KEY = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_-]+)*$/
-export const MAX_KEY_LENGTH = 512
+const MAX_KEY_LENGTH = 512
 
 /** Keys only ever hold these characters, so no key can climb out of its root or name a temp file. */
-export function isValidKey (key: unknown): key is string {
+function isValidKey (key: unknown): key is string {
   return typeof key === 'string' && key.length <= MAX_KEY_LENGTH && KEY.test(key)
 }
 

@@ -7,7 +7,7 @@ import {
 
 /**
  * The MongoDB engine: GridFS on the Store's own database, so every API node
- * sees the same files (DESIGN §8). The filename is the key. GridFS writes its
+ * sees the same files. The filename is the key. GridFS writes its
  * files document only after the last chunk, so an unfinished upload is never
  * visible; a replace writes a new version and then removes the older ones,
  * keeping only the newest, which also settles two concurrent writers.

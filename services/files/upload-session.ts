@@ -72,10 +72,6 @@ export function ownerFolder (projectId: string, table: string, recordId?: string
   return segments.every(isValidKeySegment) ? `files/${segments.join('/')}` : null
 }
 
-/** Files stored before keys named their owner: `files/<projectId>/<fileId>`. */
-export function legacyFileKey (projectId: string, fileId: string): string | null {
-  return isValidKeySegment(projectId) && isValidKeySegment(fileId) ? `files/${projectId}/${fileId}` : null
-}
 /** Where a session's chunks are staged, each at its offset. */
 export const stagedKey = (sessionId: string): string => `uploads/${sessionId}`
 

@@ -9,16 +9,16 @@ import { SNIFF_BYTES, sniffType } from './sniff.js'
 import { MAX_CHUNKS } from '../../schemas/files.js'
 import { isoString } from '../iso-dates.js'
 import {
-  bounded, checkName, checkProjectId, checkSha256, chunkInFlight, completing, fileKey, invalid, invalidChunk, legacyFileKey, ownerFolder,
+  bounded, checkName, checkProjectId, checkSha256, chunkInFlight, completing, fileKey, invalid, invalidChunk, ownerFolder,
   normalizeType, readAll, sessionNotFound, stagedKey, toView, tooLarge, writing, type Session, type SessionRecord, type StartUpload,
   type StoredFile, type UploadOwner, type UploadSessionView
 } from './upload-session.js'
 
 export { typeAllowed } from './sniff.js'
-export { fileKey, legacyFileKey, ownerFolder, type StartUpload, type StoredFile, type UploadOwner, type UploadSessionView, type UploadStatus } from './upload-session.js'
+export { fileKey, ownerFolder, type StartUpload, type StoredFile, type UploadOwner, type UploadSessionView, type UploadStatus } from './upload-session.js'
 
 /**
- * Resumable uploads (DESIGN §3): start → chunks in any order, each staged at
+ * Resumable uploads: start → chunks in any order, each staged at
  * its offset → complete, which seals the staged bytes into the final object
  * while hashing, verifies size and checksum, sniffs the type and lets the
  * caller attach the file. Until then nothing is a visible file, and a session
@@ -346,22 +346,6 @@ export class UploadSessions {
     if (folder !== null) await this.files.deletePrefix(folder)
   }
 
-  async legacyFileExists (projectId: string, fileId: string): Promise<boolean> {
-    const legacy = legacyFileKey(projectId, fileId)
-    return legacy !== null && await this.files.stat(legacy) !== null
-  }
-
-  /** Moves a file stored before keys named their owner into `owner`'s folder; false when there is none to move. */
-  async adoptLegacyFile (owner: UploadOwner, fileId: string): Promise<boolean> {
-    const legacy = legacyFileKey(owner.projectId, fileId)
-    const key = fileKey(owner, fileId)
-    if (legacy === null || key === null || await this.files.stat(legacy) === null) return false
-    // Written whole before the old object goes: an interruption leaves a copy, never nothing.
-    await this.files.write(key, await this.files.read(legacy))
-    await this.files.delete(legacy)
-    return true
-  }
-
   /** The bytes of this owner's file (or a range of them, inclusive) and the size of the whole file; 404 APP_FILE_NOT_FOUND. */
   async openFile (owner: UploadOwner, fileId: string, range?: ByteRange): Promise<{ stream: Readable, size: number }> {
     const key = fileKey(owner, fileId)
@@ -376,23 +360,7 @@ export class UploadSessions {
       _id: sessionId, projectId: owner.projectId, table: owner.table, recordId: owner.recordId, field: owner.field
     })
     if (session === null) throw sessionNotFound()
-    return session.writes === undefined ? await this.restartLegacy(session) : session
-  }
-
-  /**
-   * A session started before chunks were staged in place kept each chunk as
-   * an object of its own, which sealing does not read: its chunks are
-   * dropped and counted missing, so the client sends them again.
-   */
-  private async restartLegacy (session: Session): Promise<Session> {
-    if (session.status !== 'open') return { ...session, writes: 0, writers: 0, writersUntil: null }
-    await this.files.deletePrefix(stagedKey(session._id))
-    const restarted = await this.sessions.findOneAndUpdate(
-      { _id: session._id, writes: { $exists: false } },
-      { $set: { received: [], writes: 0, writers: 0, writersUntil: null, updatedAt: this.deps.clock.now() } },
-      { returnDocument: 'after' }
-    )
-    return restarted ?? await this.sessions.findOne({ _id: session._id }) ?? session
+    return session
   }
 
   /** Lets go of a chunk write that did not land; whatever became of the session. */

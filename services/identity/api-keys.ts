@@ -1,27 +1,19 @@
 import { badRequest, notFound } from '../errors.js'
-import { hashToken } from '../crypto.js'
-import { createPat, patHint, futureExpiry, usableToken } from './pat-format.js'
+import { issueToken, tokenView, usableToken, type StoredToken } from './pat-format.js'
 import type { Clock } from '../clock.js'
 import { isPermission } from '../orgs/catalogue.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import type { ApiKeyT } from '../../schemas/auth.ts'
-import { isoString, isoStringOrNull } from '../iso-dates.js'
 
 /**
  * The Store key (`_id`) is the token's SHA-256, so authenticating a request is
  * one primary-key read; `keyId` is the public handle listings and revocation use.
  */
-type ApiKeyRecord = {
+type ApiKeyRecord = StoredToken & {
   keyId: string
   userId: string
-  name: string
-  hint: string
   scopes: string[]
-  createdAt: Date
-  lastUsedAt: Date | null
-  expiresAt: Date | null
-  revokedAt: Date | null
 }
 
 export type ApiKey = ApiKeyT
@@ -32,22 +24,16 @@ export interface PatIdentity { userId: string, keyId: string, scopes: string[] }
 const MAX_KEYS_PER_USER = 100
 
 function toApiKey (record: WithId<ApiKeyRecord>): ApiKey {
-  return {
-    id: record.keyId,
-    name: record.name,
-    hint: record.hint,
-    scopes: record.scopes,
-    createdAt: isoString(record.createdAt),
-    lastUsedAt: isoStringOrNull(record.lastUsedAt),
-    expiresAt: isoStringOrNull(record.expiresAt)
-  }
+  return { id: record.keyId, ...tokenView(record), scopes: record.scopes }
 }
+
+const KEYS_COLLECTION = 'platform_api_keys'
 
 export class ApiKeys {
   private readonly keys: StoreCollection<ApiKeyRecord>
 
-  constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, prefix: string }) {
-    this.keys = store.collection<ApiKeyRecord>('platform_api_keys')
+  constructor (private readonly store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, prefix: string }) {
+    this.keys = store.collection<ApiKeyRecord>(KEYS_COLLECTION)
   }
 
   async init (): Promise<void> {
@@ -57,26 +43,12 @@ export class ApiKeys {
 
   /** The token is returned here once and never again: only its hash is stored. */
   async create (userId: string, input: { name: string, expiresAt?: string, scopes?: string[] }): Promise<ApiKey & { token: string }> {
-    if (input.name.trim() === '') throw badRequest('APP_INVALID_NAME', 'name cannot be blank')
-    const now = this.deps.clock.now()
-    const expiresAt = futureExpiry(input.expiresAt, now)
+    const { token, stored } = issueToken(this.deps.prefix, input, this.deps.clock.now())
     const unknown = (input.scopes ?? []).filter((scope) => !isPermission(scope))
     if (unknown.length > 0) throw badRequest('APP_UNKNOWN_PERMISSION', `scopes must name permissions from the catalogue; unknown: ${unknown.join(', ')}`, { fields: unknown.map((scope) => ({ path: 'scopes', message: `"${scope}" is not a permission` })) })
     const active = await this.keys.countDocuments({ userId, revokedAt: null })
     if (active >= MAX_KEYS_PER_USER) throw badRequest('APP_TOO_MANY_API_KEYS', `At most ${MAX_KEYS_PER_USER} active API keys per user`)
-    const token = createPat(this.deps.prefix)
-    const record = {
-      _id: hashToken(token),
-      keyId: this.deps.newId(),
-      userId,
-      name: input.name.trim(),
-      hint: patHint(token, this.deps.prefix),
-      scopes: [...new Set(input.scopes ?? [])].sort(),
-      createdAt: now,
-      lastUsedAt: null,
-      expiresAt,
-      revokedAt: null
-    }
+    const record = { ...stored, keyId: this.deps.newId(), userId, scopes: [...new Set(input.scopes ?? [])].sort() }
     await this.keys.insertOne(record)
     return { ...toApiKey(record), token }
   }
@@ -98,7 +70,7 @@ export class ApiKeys {
 
   /** Null for a malformed, unknown, revoked or expired token. */
   async authenticate (token: string): Promise<PatIdentity | null> {
-    const record = await usableToken(this.keys, token, this.deps.prefix, this.deps.clock)
+    const record = await usableToken<ApiKeyRecord>(this.store, KEYS_COLLECTION, token, this.deps.prefix, this.deps.clock)
     return record === null ? null : { userId: record.userId, keyId: record.keyId, scopes: record.scopes }
   }
 }

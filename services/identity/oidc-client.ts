@@ -43,7 +43,7 @@ const unavailable = (message: string) => new AppError('APP_SSO_PROVIDER_UNAVAILA
 const invalidIdToken = (message: string) => ssoError('APP_SSO_INVALID_ID_TOKEN', message)
 
 /** RFC 7636 S256. */
-export function codeChallenge (verifier: string): string {
+function codeChallenge (verifier: string): string {
   return createHash('sha256').update(verifier, 'ascii').digest('base64url')
 }
 

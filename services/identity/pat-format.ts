@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto'
 import { badRequest } from '../errors.js'
 import { hashToken } from '../crypto.js'
 import type { Clock } from '../clock.js'
-import type { Document, StoreCollection, WithId } from '../store/types.js'
+import type { Document, Store, WithId } from '../store/types.js'
+import { BoundedMap } from '../cache/bounded-map.js'
+import { isoString, isoStringOrNull } from '../iso-dates.js'
 
 /**
  * Personal access tokens look like `<prefix>_<30 random base62><6 checksum>`:
@@ -85,27 +87,56 @@ export function patHint (token: string, prefix: string): string {
 // lastUsedAt is written at most this often per token, so a busy token is not a write per request.
 const LAST_USED_RESOLUTION_MS = 60_000
 
-/** How PATs and service tokens are stored: under the token's SHA-256, so authenticating is one primary-key read. */
-export interface StoredToken { revokedAt: Date | null, expiresAt: Date | null, lastUsedAt: Date | null }
+// Every request with a PAT or a service token hashes it; the same tokens come again and again.
+const hashes = new BoundedMap<string, string>(10_000)
+
+/**
+ * What PATs and service tokens store beside their owner: never the token,
+ * only its SHA-256 as the Store key, so authenticating is one primary-key read.
+ */
+export type StoredToken = { name: string, hint: string, createdAt: Date, lastUsedAt: Date | null, expiresAt: Date | null, revokedAt: Date | null }
+
+/** A new token and what is stored of it; the token itself is shown to its owner once and never again. */
+export function issueToken (prefix: string, input: { name: string, expiresAt?: string }, now: Date): { token: string, stored: StoredToken & { _id: string } } {
+  const name = input.name.trim()
+  if (name === '') throw badRequest('APP_INVALID_NAME', 'name cannot be blank')
+  const expiresAt = futureExpiry(input.expiresAt, now)
+  const token = createPat(prefix)
+  return { token, stored: { _id: hashToken(token), name, hint: patHint(token, prefix), createdAt: now, lastUsedAt: null, expiresAt, revokedAt: null } }
+}
+
+/** What listings show of a stored token, beside its handle and owner. */
+export function tokenView (record: StoredToken): { name: string, hint: string, createdAt: string, lastUsedAt: string | null, expiresAt: string | null } {
+  return {
+    name: record.name,
+    hint: record.hint,
+    createdAt: isoString(record.createdAt),
+    lastUsedAt: isoStringOrNull(record.lastUsedAt),
+    expiresAt: isoStringOrNull(record.expiresAt)
+  }
+}
 
 /**
  * The stored record of a token in this format, if it still authenticates
  * (neither revoked nor expired); null otherwise, and a malformed token never
  * reaches the Store. Keeps lastUsedAt roughly current as a side effect.
  */
-export async function usableToken<T extends Document & StoredToken> (tokens: StoreCollection<T>, token: string, prefix: string, clock: Clock): Promise<WithId<T> | null> {
+export async function usableToken<T extends Document & StoredToken> (store: Store, collection: string, token: string, prefix: string, clock: Clock): Promise<WithId<T> | null> {
   if (typeof token !== 'string' || !isWellFormedPat(token, prefix)) return null
-  const record = await tokens.findOne({ _id: hashToken(token) })
-  const now = clock.now()
-  if (record === null || record.revokedAt !== null || (record.expiresAt !== null && record.expiresAt <= now)) return null
-  if (record.lastUsedAt === null || now.getTime() - record.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
-    await tokens.updateOne({ _id: record._id }, { $set: { lastUsedAt: now } })
+  // Read shared: the record is only looked at, and a client sends the same token with every call.
+  let hash = hashes.get(token)
+  if (hash === undefined) hashes.set(token, hash = hashToken(token))
+  const record = await store.extensions.shared<T>(collection).findOne({ _id: hash })
+  const nowMs = clock.nowMs()
+  if (record === null || record.revokedAt !== null || (record.expiresAt !== null && record.expiresAt.getTime() <= nowMs)) return null
+  if (record.lastUsedAt === null || nowMs - record.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+    await store.collection<T>(collection).updateOne({ _id: record._id }, { $set: { lastUsedAt: new Date(nowMs) } })
   }
   return record
 }
 
 /** An optional expiry a client gave for a new token: null, or a date strictly in the future. */
-export function futureExpiry (raw: string | undefined, now: Date): Date | null {
+function futureExpiry (raw: string | undefined, now: Date): Date | null {
   if (raw === undefined) return null
   const expiresAt = new Date(raw)
   if (Number.isNaN(expiresAt.getTime()) || expiresAt <= now) throw badRequest('APP_INVALID_EXPIRY', 'expiresAt must be a date-time in the future')

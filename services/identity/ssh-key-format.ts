@@ -15,9 +15,9 @@ export interface ParsedSshKey {
   canonical: string
 }
 
-export const SSH_KEY_ERROR = 'APP_INVALID_SSH_KEY'
-export const MAX_SSH_KEY_LENGTH = 16 * 1024
-export const MIN_RSA_BITS = 2048
+const SSH_KEY_ERROR = 'APP_INVALID_SSH_KEY'
+const MAX_SSH_KEY_LENGTH = 16 * 1024
+const MIN_RSA_BITS = 2048
 // OpenSSH's own ceiling (SSHBUF_MAX_BIGNUM); bigger moduli are refused by sshd anyway.
 const MAX_RSA_BITS = 16384
 

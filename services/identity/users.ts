@@ -24,8 +24,8 @@ export interface PlatformAccount { user: PlatformUser, sessionEpoch: number }
 export type PlatformUser = PlatformUserT
 
 const USERS_COLLECTION = 'platform_users'
-export const PASSWORD_MIN_LENGTH = 8
-export const PASSWORD_MAX_LENGTH = 256
+const PASSWORD_MIN_LENGTH = 8
+const PASSWORD_MAX_LENGTH = 256
 
 export function normalizeEmail (email: string): string {
   return email.trim().toLowerCase()
@@ -38,7 +38,7 @@ export function checkEmail (email: string): void {
   if (!EMAIL_SHAPE.test(email)) throw badRequest('APP_INVALID_EMAIL', 'email is not a valid email address')
 }
 
-export function toPlatformUser (record: WithId<PlatformUserRecord>): PlatformUser {
+function toPlatformUser (record: WithId<PlatformUserRecord>): PlatformUser {
   return { id: record._id, email: record.email, name: record.name, emailVerified: record.emailVerified, createdAt: isoString(record.createdAt) }
 }
 

@@ -3,7 +3,8 @@ import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../clock.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import type { Grant } from './catalogue.js'
-import { checkGrantProjects, checkGrants, type GrantInput, type OrgAccess, type UnknownProjects } from './permissions.js'
+import { checkGrantProjects, checkGrants, type GrantInput, type UnknownProjects } from './grants.js'
+import type { OrgAccess, SetGrant, SetGrants } from './resolver.js'
 import { membershipId, type MembershipRecord } from './memberships.js'
 import { isoString } from '../iso-dates.js'
 
@@ -28,9 +29,6 @@ export interface MemberSet {
   createdAt: string
   updatedAt: string
 }
-
-/** A grant a member holds through a team or group, with where it came from. */
-export interface SetGrant { grant: Grant, setId: string, setName: string }
 
 export interface MemberSetKind {
   /** 'team' or 'permission group', for messages. */
@@ -68,7 +66,7 @@ function toMemberSet (record: WithId<MemberSetRecord>): MemberSet {
  * differ in intent (people who work together vs. a bundle of rights), not in
  * mechanics, so one service serves both and the resolver unions both.
  */
-export class MemberSets {
+export class MemberSets implements SetGrants {
   private readonly sets: StoreCollection<MemberSetRecord>
   private readonly memberships: StoreCollection<MembershipRecord>
 

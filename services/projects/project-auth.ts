@@ -120,7 +120,7 @@ export class ProjectAuth {
     const project = await this.deps.findProject(projectId)
     const claims = project === null || !project.authEnabled ? null : this.deps.tokens.verify(projectId, token)
     const account = claims === null ? null : await this.deps.users.account(projectId, claims.userId)
-    return claims !== null && holds(account, claims.sessionEpoch ?? 0) ? validAnswer.get(account) : INVALID
+    return claims !== null && holds(account, claims.sessionEpoch) ? validAnswer.get(account) : INVALID
   }
 
   /** For the API tester: works whether or not auth is on, but only for an existing, enabled end user; no refresh token. */

@@ -40,14 +40,19 @@ export function projectAudience (projectId: string): string {
 }
 
 /**
- * End-user JWTs of one project (DESIGN §4). Each project signs with its own
+ * End-user JWTs of one project. Each project signs with its own
  * key, so a token of project A fails the signature check on project B before
  * any claim is read; the audience, `pid` and `type` claims are checked as well
  * so that a shared or misconfigured key still cannot let one through.
  */
+/** Whom a verified project JWT speaks for. */
+export interface TokenHolder { userId: string, sessionEpoch: number }
+
+interface Verified extends TokenHolder { projectId: string, expiresAtMs: number }
+
 export class ProjectTokens {
   // The signature check is the costliest step of an end-user request; a hit needs the very same token, until it expires.
-  private readonly verified = new BoundedMap<string, ProjectClaims>(VERIFIED_TOKENS_KEPT)
+  private readonly verified = new BoundedMap<string, Verified>(VERIFIED_TOKENS_KEPT)
 
   constructor (private readonly deps: { keyFor: (projectId: string) => Buffer, clock: Clock, issuer: string, ttlSeconds: number }) {
     if (!Number.isInteger(deps.ttlSeconds) || deps.ttlSeconds <= 0) throw new RangeError('ttlSeconds must be a positive integer')
@@ -64,25 +69,24 @@ export class ProjectTokens {
     return { token, expiresAt: isoString(new Date(exp * 1000)), expiresIn: this.deps.ttlSeconds }
   }
 
-  /** Null for anything but a live, untampered project JWT of exactly this project. */
-  verify (projectId: string, token: string): { userId: string, sessionEpoch?: number, expiresAtMs: number } | null {
+  /** Null for anything but a live, untampered project JWT of exactly this project. Shared: read it, never change it. */
+  verify (projectId: string, token: string): TokenHolder | null {
     if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null
     // Keyed by the token alone: its claims name its one project, checked below on every hit.
-    let claims = this.verified.get(token)
-    if (claims === undefined || claims.exp * 1000 <= this.deps.clock.nowMs()) {
+    let known = this.verified.get(token)
+    if (known === undefined || known.expiresAtMs <= this.deps.clock.nowMs()) {
       let payload: unknown
       try {
         payload = this.codec(projectId).verify(token)
       } catch {
         return null
       }
-      const checked = this.checkClaims(payload, projectId)
-      if (checked === null) return null
-      claims = checked
-      this.verified.set(token, claims)
+      const claims = this.checkClaims(payload, projectId)
+      if (claims === null) return null
+      known = { projectId: claims.pid, userId: claims.sub, sessionEpoch: claims.sv ?? 0, expiresAtMs: claims.exp * 1000 }
+      this.verified.set(token, known)
     }
-    if (claims.pid !== projectId) return null
-    return { userId: claims.sub, expiresAtMs: claims.exp * 1000, ...(typeof claims.sv === 'number' ? { sessionEpoch: claims.sv } : {}) }
+    return known.projectId === projectId ? known : null
   }
 
   private checkClaims (payload: unknown, projectId: string): ProjectClaims | null {

@@ -38,7 +38,7 @@ const RESERVED_FIELDS = new Set(['_id', 'id', 'email', 'password', 'passwordHash
 // Nested too: the Store refuses these names in any stored document, and would answer with a less helpful code.
 const UNSTORABLE_NAME = /^$|^\$|\.|\0/
 
-export function isReservedField (name: string): boolean {
+function isReservedField (name: string): boolean {
   return RESERVED_FIELDS.has(name) || name.startsWith('_') || UNSTORABLE_NAME.test(name)
 }
 
@@ -73,7 +73,7 @@ function checkExtraFields (extraFields: Record<string, unknown>): void {
 }
 
 /** Reserved names are skipped even if another writer put them in the record, so no hash or internal field leaks. */
-export function toProjectUser (record: WithId<ProjectUserRecord>): ProjectUser {
+function toProjectUser (record: WithId<ProjectUserRecord>): ProjectUser {
   const user: ProjectUser = {
     id: record._id,
     email: record.email,

@@ -15,8 +15,7 @@ type ProjectRecord = {
   slug: string
   description: string
   authEnabled: boolean
-  /** Absent on projects made before browser origins could be set: none allowed. */
-  allowedOrigins?: string[]
+  allowedOrigins: string[]
   createdBy: string
   createdAt: Date
   updatedAt: Date
@@ -27,12 +26,14 @@ export type Project = ProjectT
 
 /** Run when a project goes: each family that keeps data outside the project's own collections registers one. */
 export type ProjectCleanup = (projectId: string) => Promise<void>
+/** Run each time end-user auth is switched on: whatever end users need is prepared (idempotently). */
+export type AuthEnabledHook = (projectId: string) => Promise<void>
 
 const NOT_FOUND = 'Project not found'
-export const MAX_ALLOWED_ORIGINS = 50
+const MAX_ALLOWED_ORIGINS = 50
 
 /** Each entry an origin (`https://app.example.com`, stored as browsers send it) or `*` alone; duplicates dropped. */
-export function checkAllowedOrigins (entries: string[]): string[] {
+function checkAllowedOrigins (entries: string[]): string[] {
   if (entries.length > MAX_ALLOWED_ORIGINS) throw badRequest('APP_INVALID_ORIGIN', `allowedOrigins holds at most ${MAX_ALLOWED_ORIGINS} entries`)
   const origins = new Set<string>()
   for (const entry of entries) {
@@ -52,7 +53,7 @@ function toProject (record: WithId<ProjectRecord>): Project {
     slug: record.slug,
     description: record.description,
     authEnabled: record.authEnabled,
-    allowedOrigins: record.allowedOrigins ?? [],
+    allowedOrigins: record.allowedOrigins,
     createdBy: record.createdBy,
     createdAt: isoString(record.createdAt),
     updatedAt: isoString(record.updatedAt)
@@ -67,8 +68,9 @@ export class Projects {
   private readonly records: StoreCollection<ProjectRecord>
   private readonly shared: SharedReads<ProjectRecord>
   private readonly cleanups: ProjectCleanup[] = []
+  private readonly authEnabledHooks: AuthEnabledHook[] = []
 
-  constructor (private readonly store: Store, private readonly deps: { clock: Clock, enableEndUsers: (projectId: string) => Promise<void>, schedulePurge: (projectId: string) => Promise<void> }) {
+  constructor (private readonly store: Store, private readonly deps: { clock: Clock, schedulePurge: (projectId: string) => Promise<void> }) {
     this.records = store.collection<ProjectRecord>(PROJECTS_COLLECTION)
     this.shared = store.extensions.shared<ProjectRecord>(PROJECTS_COLLECTION)
   }
@@ -79,6 +81,10 @@ export class Projects {
 
   onDelete (cleanup: ProjectCleanup): void {
     this.cleanups.push(cleanup)
+  }
+
+  onAuthEnabled (hook: AuthEnabledHook): void {
+    this.authEnabledHooks.push(hook)
   }
 
   async create (orgId: string, userId: string, input: { name: string, slug?: string, description?: string }): Promise<Project> {
@@ -148,7 +154,7 @@ export class Projects {
       )
       if (updated === null) continue
       // Only for a live project, so a deleted one is never given its collection back.
-      if (wanted) await this.deps.enableEndUsers(projectId)
+      if (wanted) for (const hook of this.authEnabledHooks) await hook(projectId)
       return toProject(updated)
     }
   }
@@ -174,10 +180,6 @@ export class Projects {
       if (name.startsWith(prefix)) await this.store.dropCollection(name)
     }
     await this.records.deleteOne({ _id: projectId })
-  }
-
-  async isLive (projectId: string): Promise<boolean> {
-    return await this.records.countDocuments({ _id: projectId, deletedAt: null }) === 1
   }
 
   /** Of `projectIds`, those that are not live projects of the organization. */

@@ -1,27 +1,19 @@
 import { badRequest, notFound } from '../errors.js'
-import { hashToken } from '../crypto.js'
-import { createPat, patHint, futureExpiry, usableToken } from '../identity/pat-format.js'
+import { issueToken, tokenView, usableToken, type StoredToken } from '../identity/pat-format.js'
 import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import type { ServiceTokenT } from '../../schemas/projects.ts'
-import { isoString, isoStringOrNull } from '../iso-dates.js'
 
 /**
  * A project's server credentials. As with PATs, the Store key (`_id`) is the
  * token's SHA-256, so authenticating is one primary-key read, and `tokenId`
  * is the public handle listings and revocation use.
  */
-type ServiceTokenRecord = {
+type ServiceTokenRecord = StoredToken & {
   tokenId: string
   projectId: string
-  name: string
-  hint: string
   createdBy: string
-  createdAt: Date
-  lastUsedAt: Date | null
-  expiresAt: Date | null
-  revokedAt: Date | null
 }
 
 export type ServiceToken = ServiceTokenT
@@ -32,22 +24,16 @@ export interface ServiceTokenIdentity { projectId: string, tokenId: string }
 export const MAX_SERVICE_TOKENS_PER_PROJECT = 50
 
 function toServiceToken (record: WithId<ServiceTokenRecord>): ServiceToken {
-  return {
-    id: record.tokenId,
-    name: record.name,
-    hint: record.hint,
-    createdBy: record.createdBy,
-    createdAt: isoString(record.createdAt),
-    lastUsedAt: isoStringOrNull(record.lastUsedAt),
-    expiresAt: isoStringOrNull(record.expiresAt)
-  }
+  return { id: record.tokenId, ...tokenView(record), createdBy: record.createdBy }
 }
+
+const TOKENS_COLLECTION = 'project_service_tokens'
 
 export class ServiceTokens {
   private readonly tokens: StoreCollection<ServiceTokenRecord>
 
-  constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, prefix: string }) {
-    this.tokens = store.collection<ServiceTokenRecord>('project_service_tokens')
+  constructor (private readonly store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, prefix: string }) {
+    this.tokens = store.collection<ServiceTokenRecord>(TOKENS_COLLECTION)
   }
 
   async init (): Promise<void> {
@@ -57,27 +43,14 @@ export class ServiceTokens {
 
   /** The token is returned here once and never again: only its hash is stored. */
   async create (projectId: string, input: { name: string, expiresAt?: string, createdBy: string }): Promise<ServiceToken & { token: string }> {
-    if (input.name.trim() === '') throw badRequest('APP_INVALID_NAME', 'name cannot be blank')
     const now = this.deps.clock.now()
-    const expiresAt = futureExpiry(input.expiresAt, now)
+    const { token, stored } = issueToken(this.deps.prefix, input, now)
     // Expired tokens do not count: they authenticate nothing, and a project should not have to revoke them to make room.
     const active = await this.tokens.countDocuments({ projectId, revokedAt: null, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] })
     if (active >= MAX_SERVICE_TOKENS_PER_PROJECT) {
       throw badRequest('APP_TOO_MANY_SERVICE_TOKENS', `At most ${MAX_SERVICE_TOKENS_PER_PROJECT} active service tokens per project`)
     }
-    const token = createPat(this.deps.prefix)
-    const record = {
-      _id: hashToken(token),
-      tokenId: this.deps.newId(),
-      projectId,
-      name: input.name.trim(),
-      hint: patHint(token, this.deps.prefix),
-      createdBy: input.createdBy,
-      createdAt: now,
-      lastUsedAt: null,
-      expiresAt,
-      revokedAt: null
-    }
+    const record = { ...stored, tokenId: this.deps.newId(), projectId, createdBy: input.createdBy }
     await this.tokens.insertOne(record)
     return { ...toServiceToken(record), token }
   }
@@ -95,7 +68,7 @@ export class ServiceTokens {
 
   /** Null for a malformed, unknown, revoked or expired token; the caller compares `projectId` with the project the request is for. */
   async authenticate (token: string): Promise<ServiceTokenIdentity | null> {
-    const record = await usableToken(this.tokens, token, this.deps.prefix, this.deps.clock)
+    const record = await usableToken<ServiceTokenRecord>(this.store, TOKENS_COLLECTION, token, this.deps.prefix, this.deps.clock)
     return record === null ? null : { projectId: record.projectId, tokenId: record.tokenId }
   }
 

@@ -1,6 +1,6 @@
 /**
  * The Store port: a documented subset of the official `mongodb` driver's
- * Collection API (DESIGN §2). Services depend on these types only; the
+ * Collection API. Services depend on these types only; the
  * embedded SQLite engine and the MongoDB engine both implement them and are
  * held to the same answers by test/services/store/conformance.
  *
@@ -12,20 +12,14 @@
 export type Document = { [key: string]: unknown }
 export type WithId<T> = T & { _id: string }
 
-/** A MongoDB query filter restricted to the whitelisted operators below. */
+/** A MongoDB query filter restricted to the operators semantics/match.ts accepts. */
 export type Filter = { [key: string]: unknown }
-/** A MongoDB update document restricted to the whitelisted operators below. */
+/** A MongoDB update document restricted to the operators below (with `$each` inside $push and $addToSet). */
 export type Update = { [key: string]: unknown }
 
-export const FILTER_OPERATORS = [
-  '$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists',
-  '$regex', '$options', '$and', '$or', '$nor', '$not', '$elemMatch', '$all', '$size'
-] as const
 export const UPDATE_OPERATORS = [
   '$set', '$unset', '$inc', '$push', '$pull', '$addToSet', '$setOnInsert'
 ] as const
-/** Modifiers accepted inside $push and $addToSet values. */
-export const PUSH_MODIFIERS = ['$each'] as const
 
 export type SortDirection = 1 | -1
 export type Sort = { [path: string]: SortDirection }

@@ -117,7 +117,7 @@ t.test('a file is only ever served or deleted through the record and field that 
   t.equal(uploaded.status, 201)
   const annFile = uploaded.body.data.file as { id: string, sha256: string }
 
-  // A descriptor written around the upload routes (as data from before they were a file field's only writer may hold).
+  // A descriptor written around the upload routes, straight into the Store.
   const mallory = (await register('mallory@example.com')).body.data
   const forged = { ...annFile, name: 'stolen.bin', size: secret.length, type: 'application/octet-stream', createdAt: new Date().toISOString() }
   await users.updateOne({ _id: mallory.user.id }, { $set: { avatar: forged } })
@@ -132,35 +132,6 @@ t.test('a file is only ever served or deleted through the record and field that 
   await users.updateOne({ _id: mallory.user.id }, { $set: { avatar: { ...forged, sha256: 'not hex at all' } } })
   const malformed = await app.inject({ method: 'GET', url: files, headers: bearer(mallory.token) })
   t.same([malformed.statusCode, malformed.json().code], [404, 'APP_FILE_NOT_FOUND'], 'a malformed descriptor is no file: 404, not a 500')
-})
-
-t.test('files stored before keys named their owner move into their owner\'s folder once; ones several records claim serve nobody', async (t) => {
-  const { app, projectId, register, users } = await project(t)
-  const ann = (await register('ann@example.com')).body.data
-  const bob = (await register('bob@example.com')).body.data
-  const legacy = async (fileId: string, bytes: Buffer) => {
-    const info = await app.files.store.write(`files/${projectId}/${fileId}`, bytes)
-    return { id: fileId, name: `${fileId}.bin`, size: info.size, type: 'application/octet-stream', sha256: info.sha256, createdAt: new Date().toISOString() }
-  }
-  const annBytes = randomBytes(32)
-  const annOld = await legacy('legacyann0000000000a', annBytes)
-  const contested = await legacy('legacyboth000000000b', randomBytes(32))
-  await users.updateOne({ _id: ann.user.id }, { $set: { avatar: annOld } })
-  await users.updateOne({ _id: bob.user.id }, { $set: { avatar: contested } })
-  await users.insertOne({ email: 'forger@example.com', emailVerified: false, displayName: 'f', avatar: contested, createdAt: new Date(), updatedAt: new Date(), version: 1 })
-
-  await app.store.collection('migrations').deleteMany({})
-  const job = await app.jobs.enqueue('files.relocate-legacy', {})
-  for (let i = 0; i < 200 && (await app.jobs.get(job._id))?.status !== 'succeeded'; i++) await new Promise((resolve) => setTimeout(resolve, 25))
-  t.equal((await app.jobs.get(job._id))?.status, 'succeeded', 'the relocation job ran')
-
-  const annDownload = await app.inject({ method: 'GET', url: `/api/p/${projectId}/_users/${ann.user.id as string}/files/avatar/${annOld.id}`, headers: bearer(ann.token) })
-  t.same([annDownload.statusCode, annDownload.rawPayload.equals(annBytes)], [200, true], 'a file one record holds is served from its new place')
-  t.equal(await app.files.store.stat(`files/${projectId}/${annOld.id}`), null, 'and is no longer at the old key')
-  const bobDownload = await app.inject({ method: 'GET', url: `/api/p/${projectId}/_users/${bob.user.id as string}/files/avatar/${contested.id}`, headers: bearer(bob.token) })
-  t.equal(bobDownload.statusCode, 404, 'a file two records claim is served to neither')
-  t.not(await app.files.store.stat(`files/${projectId}/${contested.id}`), null, 'and is kept, not deleted')
-  t.ok(await app.store.collection('migrations').findOne({ _id: 'files.relocate-legacy' }), 'the migration is recorded as done')
 })
 
 t.test('sign-up meets the _users create rule\'s check and the email field\'s own rules; users never see what reads deny', async (t) => {

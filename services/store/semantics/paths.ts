@@ -92,7 +92,7 @@ function fromArray (array: unknown[], segments: string[], i: number, leaf: LeafA
 }
 
 /** Orders update paths the way MongoDB builds its update tree: numbers numerically, other names bytewise. */
-export function compareFieldNames (a: string, b: string): number {
+function compareFieldNames (a: string, b: string): number {
   const aNumeric = a.length > 0 && isDigit(a.charCodeAt(0)) && !(a.charCodeAt(0) === 48 && a.length > 1)
   const bNumeric = b.length > 0 && isDigit(b.charCodeAt(0)) && !(b.charCodeAt(0) === 48 && b.length > 1)
   if (aNumeric && bNumeric && a.length !== b.length) return a.length < b.length ? -1 : 1

@@ -5,7 +5,7 @@ const ALLOWED_OPTIONS = new Set(['i', 'm', 's', 'x'])
 const ALLOWED_LITERAL_FLAGS = new Set(['i', 'm', 's'])
 
 /** Strings longer than this are never tested against a pattern (the data API stores none that long). */
-export const MAX_REGEX_SUBJECT = 1024 * 1024
+const MAX_REGEX_SUBJECT = 1024 * 1024
 
 /**
  * Compiles a pattern on RE2, whose matching time is linear in the text:

@@ -1,5 +1,6 @@
 import { QueryError } from '../errors.js'
 import type { Document } from '../types.js'
+import { isPlainObject } from '../semantics/values.js'
 
 /**
  * Documents are stored as JSON text. Dates become `{"$date": <ms>}`: user
@@ -13,11 +14,6 @@ const DATE_MARKER = '{"$date":'
 function setField (out: Document, key: string, value: unknown): void {
   if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true })
   else out[key] = value
-}
-
-function isPlainObject (value: object): boolean {
-  const proto = Object.getPrototypeOf(value)
-  return proto === Object.prototype || proto === null
 }
 
 function toStored (value: unknown, path: string): unknown {

@@ -49,6 +49,13 @@ function checkSort (sort: Sort | undefined): void {
   if (sort !== undefined) validSorts.get(sort)
 }
 
+const NO_OPTIONS: FindOptions = Object.freeze({})
+
+function onlyId (filter: Filter): boolean {
+  for (const key in filter) if (key !== '_id') return false
+  return true
+}
+
 function isNoSuchTable (error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('no such table')
 }
@@ -62,7 +69,7 @@ function isNoSuchTable (error: unknown): boolean {
 export class SqliteCollection<T extends Document = Document> implements StoreCollection<T> {
   /** The Store extension: the same reads, handing out the document cache's frozen instances. */
   readonly shared: SharedReads<T> = {
-    findOne: async (filter) => this.findFirst(filter, {}, true),
+    findOne: async (filter) => this.findFirst(filter, NO_OPTIONS, true),
     find: (filter, options = {}) => new SqliteCursor(this.planFind(filter, options, true))
   }
 
@@ -146,7 +153,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
   }
 
   private findFirst (filter: Filter, options: FindOptions, shared: boolean): WithId<T> | null {
-    if (Object.keys(filter).length === 1 && typeof filter._id === 'string' && validateCount(options.skip, 'options.skip') === 0) {
+    if (typeof filter._id === 'string' && onlyId(filter) && validateCount(options.skip, 'options.skip') === 0) {
       return this.findById(filter._id, options.projection, shared)
     }
     const [first] = this.planFind(filter, { ...options, limit: 1 }, shared)()

@@ -11,7 +11,7 @@ export interface SqliteStoreOptions {
 }
 
 /**
- * The embedded engine (DESIGN §2): one SQLite file in WAL mode, one table of
+ * The embedded engine: one SQLite file in WAL mode, one table of
  * JSON documents per collection, MongoDB's semantics for the Store subset.
  * Several processes may open the same file.
  */

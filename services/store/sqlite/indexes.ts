@@ -7,6 +7,7 @@ import type { CollectionMeta, Connection, IndexMeta } from './connection.js'
 import { quoteIdentifier, sqlIndexName, validateIndexName } from './names.js'
 import { addressableSegments, anyArrayCondition, keyRankExpression, keyValueExpression } from './paths.js'
 import { compileSqlFilter, type FilterContext } from './sql-filter.js'
+import { isPlainObject } from '../semantics/values.js'
 
 const MAX_INDEX_FIELDS = 32
 
@@ -17,7 +18,7 @@ export function filterContext (meta: CollectionMeta | undefined): FilterContext 
   }
 }
 
-export function defaultIndexName (key: IndexKey): string {
+function defaultIndexName (key: IndexKey): string {
   return Object.entries(key).map(([field, direction]) => `${field}_${direction}`).join('_')
 }
 
@@ -127,10 +128,6 @@ export function duplicateKeyError (error: unknown, meta: CollectionMeta, doc: Do
   }
   if (message.endsWith('.id')) return new DuplicateKeyError(meta.name, '_id_', { _id: doc._id })
   return null
-}
-
-function isPlainObject (value: unknown): value is Document {
-  return typeof value === 'object' && value !== null && (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null)
 }
 
 function valueAt (doc: Document, field: string): unknown {

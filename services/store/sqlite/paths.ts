@@ -34,7 +34,7 @@ export function dateMillis (segments: string[]): string {
 }
 
 /** True when some proper prefix of the path holds an array (MongoDB then fans the path out over its elements). */
-export function prefixArrayCondition (segments: string[]): string | null {
+function prefixArrayCondition (segments: string[]): string | null {
   if (segments.length < 2) return null
   const terms: string[] = []
   for (let i = 1; i < segments.length; i++) terms.push(`${jsonType(segments.slice(0, i))} = 'array'`)

@@ -3,6 +3,7 @@ import type { CollectionMeta } from './connection.js'
 import { filterContext } from './indexes.js'
 import { compileSqlFilter, type SqlCondition } from './sql-filter.js'
 import { BoundedMap } from '../../cache/bounded-map.js'
+import { isPlainObject as isPlain } from '../semantics/values.js'
 
 /**
  * Compiled-filter caches for the common shapes of filter: top-level fields
@@ -77,12 +78,6 @@ function scalarTag (value: unknown, leaves: unknown[]): string | null {
     default:
       return null
   }
-}
-
-function isPlain (value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== 'object') return false
-  const proto = Object.getPrototypeOf(value)
-  return proto === Object.prototype || proto === null
 }
 
 /** The tag of a field's value: a scalar, or an object of comparison operators and `$in` over scalars. */

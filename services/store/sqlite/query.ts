@@ -17,7 +17,7 @@ export interface Selection {
   sort?: Sort
   skip?: number
   limit?: number
-  /** Cached documents may be handed out as their shared frozen instance (FindOptions.shared). */
+  /** Cached documents may be handed out as their shared frozen instance (StoreExtensions.shared). */
   shared?: boolean
   /** The filter's shape (plans.filterShape), when the caller worked it out already. */
   shape?: FilterShape | null

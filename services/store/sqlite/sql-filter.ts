@@ -1,6 +1,8 @@
-import type { Document, Filter } from '../types.js'
+import type { Filter } from '../types.js'
 import { DATE_KEY } from './codec.js'
 import { quoteLiteral } from './names.js'
+import { isOperatorObject } from '../semantics/match.js'
+import { isPlainObject } from '../semantics/values.js'
 import {
   KeyRank, addressableSegments, anyArrayCondition, dateMillis, jsonPath, jsonType, jsonValue, keyRankExpression, keyValueExpression
 } from './paths.js'
@@ -54,18 +56,6 @@ function not (part: SqlCondition): SqlCondition {
   if (part.sql === '0') return ALWAYS
   // coalesce: a NULL from a missing field must read as false before it is negated.
   return cond(`NOT coalesce((${part.sql}), 0)`, part.params)
-}
-
-function isPlainObject (value: unknown): value is Document {
-  if (value === null || typeof value !== 'object') return false
-  const proto = Object.getPrototypeOf(value)
-  return proto === Object.prototype || proto === null
-}
-
-function isOperatorObject (value: unknown): value is Document {
-  if (!isPlainObject(value)) return false
-  const first = Object.keys(value)[0]
-  return first !== undefined && first.startsWith('$')
 }
 
 export function compileSqlFilter (filter: Filter, context: FilterContext): SqlCondition {

@@ -1280,17 +1280,34 @@ export interface components {
             /** Format: date-time */
             lastUsedAt: string | null;
         };
-        /** @description An end user of a project; the extra fields given at registration appear beside these */
-        ProjectUser: {
+        Project: {
             id: string;
-            email: string;
-            emailVerified: boolean;
+            orgId: string;
+            name: string;
+            slug: string;
+            description: string;
+            /** @description Whether end-user auth (/api/p/:projectId/auth) is on */
+            authEnabled: boolean;
+            /** @description Browser origins that may call /api/p/:projectId/… (CORS); ["*"] allows any origin without credentials */
+            allowedOrigins: string[];
+            createdBy: string;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
-        } & {
-            [key: string]: unknown;
+        };
+        ServiceToken: {
+            id: string;
+            name: string;
+            /** @description Prefix and last characters, enough to recognise the token */
+            hint: string;
+            createdBy: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            lastUsedAt: string | null;
+            /** Format: date-time */
+            expiresAt: string | null;
         };
         RoleName: "owner" | "admin" | "member" | "viewer";
         Grant: {
@@ -1345,35 +1362,6 @@ export interface components {
                 setName?: string;
                 projectId: string | null;
             }[];
-        };
-        Project: {
-            id: string;
-            orgId: string;
-            name: string;
-            slug: string;
-            description: string;
-            /** @description Whether end-user auth (/api/p/:projectId/auth) is on */
-            authEnabled: boolean;
-            /** @description Browser origins that may call /api/p/:projectId/… (CORS); ["*"] allows any origin without credentials */
-            allowedOrigins: string[];
-            createdBy: string;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        ServiceToken: {
-            id: string;
-            name: string;
-            /** @description Prefix and last characters, enough to recognise the token */
-            hint: string;
-            createdBy: string;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            lastUsedAt: string | null;
-            /** Format: date-time */
-            expiresAt: string | null;
         };
         FieldDefinition: {
             /** @description Letters, digits and underscores, starting with a letter */
@@ -1456,6 +1444,18 @@ export interface components {
             updatedAt?: string;
             /** @description Increases with every write; send it back in If-Match to avoid overwriting someone else's change */
             version?: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description An end user of a project; the extra fields given at registration appear beside these */
+        ProjectUser: {
+            id: string;
+            email: string;
+            emailVerified: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
         } & {
             [key: string]: unknown;
         };

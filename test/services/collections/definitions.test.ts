@@ -2,34 +2,17 @@ import t, { type Test } from 'tap'
 import { ManualClock } from '../../../services/clock.js'
 import { CollectionDefinitions, DEFINITIONS_COLLECTION, definitionIndexName, type CollectionInput } from '../../../services/collections/definitions.js'
 import { projectCollectionName } from '../../../services/projects/naming.js'
-import { openStore, type Document, type Store, type SharedReads, type StoreCollection, type StoreExtensions } from '../../../services/store/index.js'
 import { AppError } from '../../../services/errors.js'
 import { WriteGate } from '../../../services/collections/write-gate.js'
-import { tempDir } from '../../helper.js'
+import { countingReads, tempStore } from '../../helper.js'
 import type { FieldDefinitionT } from '../../../schemas/collections.js'
 
 const P = 'proj-a'
 const START = Date.UTC(2026, 0, 1)
 
-/** The Store, counting every read of the definitions collection, shared or not. */
-function countReads (store: Store): { store: Store, reads: () => number } {
-  let reads = 0
-  const counted = <R extends SharedReads<any>>(inner: R): R => {
-    const wrapped: R = Object.create(inner)
-    wrapped.findOne = async (filter) => { reads++; return await inner.findOne(filter) }
-    wrapped.find = (filter, options) => { reads++; return inner.find(filter, options) }
-    return wrapped
-  }
-  const shared: StoreExtensions['shared'] = (name) => name === DEFINITIONS_COLLECTION ? counted(store.extensions.shared(name)) : store.extensions.shared(name)
-  const counting: Store = Object.create(store, { extensions: { value: { shared } } })
-  counting.collection = <T extends Document>(name: string): StoreCollection<T> => name === DEFINITIONS_COLLECTION ? counted(store.collection<T>(name)) : store.collection<T>(name)
-  return { store: counting, reads: () => reads }
-}
-
 async function setup (t: Test) {
-  const raw = await openStore({ dataDir: tempDir(t, 'plinth-definitions-'), mongodbUrl: null, mongodbDb: 'plinth' })
-  t.teardown(async () => { await raw.close() })
-  const { store, reads } = countReads(raw)
+  const raw = await tempStore(t, 'plinth-definitions-')
+  const { store, reads } = countingReads(raw, DEFINITIONS_COLLECTION)
   const clock = new ManualClock(START)
   const defs = new CollectionDefinitions(store, { clock, writes: new WriteGate() })
   await defs.init()

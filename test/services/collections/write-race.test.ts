@@ -14,7 +14,7 @@ import { newId } from '../../../services/ids.js'
 import { WriteGate } from '../../../services/collections/write-gate.js'
 import { projectCollectionName } from '../../../services/projects/naming.js'
 import { openStore, type Document, type Store, type StoreCollection } from '../../../services/store/index.js'
-import { tempDir } from '../../helper.js'
+import { tempDir, tempStore } from '../../helper.js'
 import type { FieldDefinitionT } from '../../../schemas/collections.js'
 
 const P = 'proj-a'
@@ -42,8 +42,7 @@ function holdable (store: Store, operation: 'insertOne' | 'countDocuments') {
 }
 
 async function setup (t: Test, operation: 'insertOne' | 'countDocuments') {
-  const raw = await openStore({ dataDir: tempDir(t, 'plinth-write-race-'), mongodbUrl: null, mongodbDb: 'plinth' })
-  t.teardown(async () => { await raw.close() })
+  const raw = await tempStore(t, 'plinth-write-race-')
   const held = holdable(raw, operation)
   const clock = new ManualClock(Date.UTC(2026, 0, 1))
   const writes = new WriteGate()

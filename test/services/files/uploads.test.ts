@@ -261,20 +261,6 @@ t.test('two sends of one chunk at once: complete waits for both, and the file is
   t.equal((await uploads.complete(stuck.id, owner, attach)).sha256, sha256(data), 'completable once the lease lapsed')
 })
 
-t.test('a session from before in-place staging has its chunks sent again', async (t) => {
-  const { uploads, files, store, objects, attach } = await setup(t)
-  const data = randomBytes(2 * CHUNK)
-  const parts = pieces(data)
-  const session = await uploads.start(owner, { name: 'old.bin', size: data.length, type: 'application/octet-stream' })
-  // As the earlier layout left it: one object per chunk, every chunk received, no write counters.
-  for (const [i, part] of parts.entries()) await files.write(`uploads/${session.id}/${i}`, part)
-  await store.collection(UPLOAD_SESSIONS_COLLECTION).updateOne({ _id: session.id }, { $set: { received: [0, 1] }, $unset: { writes: '', writers: '', writersUntil: '' } })
-  t.match(await uploads.status(session.id, owner), { status: 'open', received: [], missing: [0, 1] }, 'every chunk is missing again')
-  t.same(objects('uploads'), [], 'and the old chunk objects are gone')
-  for (const [i, part] of parts.entries()) await uploads.putChunk(session.id, owner, i, part)
-  t.equal((await uploads.complete(session.id, owner, attach)).sha256, sha256(data))
-})
-
 t.test('complete trusts the digest taken on arrival only when it saw every chunk write', async (t) => {
   const { uploads, files, store, clock, attach } = await setup(t)
   const data = randomBytes(3 * CHUNK)

@@ -2,8 +2,7 @@ import t, { type Test } from 'tap'
 import { ManualClock } from '../../../services/clock.js'
 import { createIdGenerator } from '../../../services/ids.js'
 import { RefreshSessions, type AccessIssuer } from '../../../services/identity/sessions.js'
-import { openStore } from '../../../services/store/index.js'
-import { tempDir } from '../../helper.js'
+import { tempStore } from '../../helper.js'
 
 /**
  * RefreshSessions on its own: rotation, the grace window's single trade, a
@@ -12,8 +11,7 @@ import { tempDir } from '../../helper.js'
  * are of a user's record; `hold` lets a test stop an issue half-way.
  */
 async function setup (t: Test) {
-  const store = await openStore({ dataDir: tempDir(t, 'plinth-sessions-'), mongodbUrl: null, mongodbDb: 'plinth' })
-  t.teardown(async () => { await store.close() })
+  const store = await tempStore(t, 'plinth-sessions-')
   const clock = new ManualClock(Date.UTC(2026, 0, 1))
   const epochs = new Map<string, number>([['ann', 0]])
   let hold: Promise<void> | null = null

@@ -5,16 +5,13 @@ import { ProjectAuth } from '../../../services/projects/project-auth.js'
 import { RefreshSessions } from '../../../services/identity/sessions.js'
 import { createIdGenerator } from '../../../services/ids.js'
 import { ProjectTokens } from '../../../services/projects/project-tokens.js'
-import { projectUsersOn } from './users-fixture.js'
-import { openStore } from '../../../services/store/index.js'
-import { tempDir } from '../../helper.js'
+import { projectUsersOn, tempStore } from '../../helper.js'
 
 const TTL = 900
 
 /** Project p1 with auth on, one end user and a fresh token of theirs. */
 async function setup (t: Test) {
-  const store = await openStore({ dataDir: tempDir(t, 'plinth-project-auth-'), mongodbUrl: null, mongodbDb: 'plinth' })
-  t.teardown(async () => { await store.close() })
+  const store = await tempStore(t, 'plinth-project-auth-')
   const clock = new ManualClock(Date.UTC(2026, 0, 1))
   const key = randomBytes(32)
   const { users, enable } = projectUsersOn(store, clock)

@@ -3,17 +3,14 @@ import * as argon2 from 'argon2'
 import { ManualClock } from '../../../services/clock.js'
 import { passwordNeedsRehash, verifyPassword } from '../../../services/crypto.js'
 import { MAX_EXTRA_FIELDS, MAX_EXTRA_FIELDS_BYTES } from '../../../services/projects/project-users.js'
-import { projectUsersOn } from './users-fixture.js'
 import { collectionKey } from '../../../services/collections/write-gate.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from '../../../services/projects/naming.js'
-import { openStore } from '../../../services/store/index.js'
-import { tempDir } from '../../helper.js'
+import { projectUsersOn, tempStore } from '../../helper.js'
 
 const PASSWORD = 'correct horse battery'
 
 async function setup (t: Test) {
-  const store = await openStore({ dataDir: tempDir(t, 'plinth-project-users-'), mongodbUrl: null, mongodbDb: 'plinth' })
-  t.teardown(async () => { await store.close() })
+  const store = await tempStore(t, 'plinth-project-users-')
   const clock = new ManualClock(Date.UTC(2026, 0, 1))
   const { users, enable, declare } = projectUsersOn(store, clock)
   await enable('proj-a')
@@ -197,8 +194,7 @@ t.test('get and findById: only a user of this project', async (t) => {
 })
 
 t.test('sign-up takes the _users write gate: it waits for a definition change under way', async (t) => {
-  const store = await openStore({ dataDir: tempDir(t, 'plinth-project-users-'), mongodbUrl: null, mongodbDb: 'plinth' })
-  t.teardown(async () => { await store.close() })
+  const store = await tempStore(t, 'plinth-project-users-')
   const clock = new ManualClock(Date.UTC(2026, 0, 1))
   const { users, writes, enable, stats } = projectUsersOn(store, clock)
   await enable('p')

@@ -4,31 +4,16 @@ import { ManualClock } from '../../../services/clock.js'
 import { createIdGenerator } from '../../../services/ids.js'
 import { createPat } from '../../../services/identity/pat-format.js'
 import { MAX_SERVICE_TOKENS_PER_PROJECT, ServiceTokens } from '../../../services/projects/service-tokens.js'
-import { openStore, type Document, type Store, type StoreCollection } from '../../../services/store/index.js'
-import { tempDir } from '../../helper.js'
+import { openStore } from '../../../services/store/index.js'
+import { countingReads, tempDir, tempStore } from '../../helper.js'
 
 const PREFIX = 'plinthsvc'
 const COLLECTION = 'project_service_tokens'
 const START = Date.UTC(2026, 0, 1)
 
-/** The Store, with a count of primary-key reads of the token collection. */
-function countReads (store: Store): { store: Store, reads: () => number } {
-  let reads = 0
-  const counting: Store = Object.create(store)
-  counting.collection = <T extends Document>(name: string): StoreCollection<T> => {
-    const inner = store.collection<T>(name)
-    if (name !== COLLECTION) return inner
-    const wrapped: StoreCollection<T> = Object.create(inner)
-    wrapped.findOne = async (...args) => { reads++; return await inner.findOne(...args) }
-    return wrapped
-  }
-  return { store: counting, reads: () => reads }
-}
-
 async function setup (t: Test) {
-  const raw = await openStore({ dataDir: tempDir(t, 'plinth-service-tokens-'), mongodbUrl: null, mongodbDb: 'plinth' })
-  t.teardown(async () => { await raw.close() })
-  const { store, reads } = countReads(raw)
+  const raw = await tempStore(t, 'plinth-service-tokens-')
+  const { store, reads } = countingReads(raw, COLLECTION)
   const clock = new ManualClock(START)
   const tokens = new ServiceTokens(store, { clock, newId: createIdGenerator(() => clock.nowMs()), prefix: PREFIX })
   await tokens.init()

@@ -1,8 +1,7 @@
-import { badRequest, fieldIssue, forbidden, notFound } from '../errors.js'
+import { notFound } from '../errors.js'
 import type { Store, StoreCollection } from '../store/types.js'
-import { PERMISSION_NAMES, ROLES, isPermission, type Grant, type Permission, type Role } from './catalogue.js'
+import { PERMISSION_NAMES, ROLES, type Grant, type Permission, type Role } from './catalogue.js'
 import { membershipId, type MembershipRecord } from './memberships.js'
-import type { MemberSets } from './member-sets.js'
 
 /** What a caller may do in one organization, optionally narrowed to one project. */
 export interface OrgAccess {
@@ -38,55 +37,18 @@ export interface Caller {
   scopes?: string[]
 }
 
-/** A grant as a client sends it, before checkGrants validates it. */
-export interface GrantInput { permission: string, projectId?: string | null }
+/** A grant a member holds through a team or group, with where it came from. */
+export interface SetGrant { grant: Grant, setId: string, setName: string }
 
-const MAX_GRANTS = 200
-
-/**
- * Validates grants someone wants to hand out: known names only, no duplicates,
- * and nothing the granting member does not hold across the organization, so
- * nobody can mint rights above their own through a grant, team or group.
- */
-export function checkGrants (actor: OrgAccess, grants: GrantInput[]): Grant[] {
-  if (grants.length > MAX_GRANTS) throw badRequest('APP_TOO_MANY_GRANTS', `At most ${MAX_GRANTS} grants`)
-  const seen = new Map<string, Grant>()
-  for (const [index, grant] of grants.entries()) {
-    if (!isPermission(grant.permission)) throw badRequest('APP_UNKNOWN_PERMISSION', `permissions[${index}].permission: unknown permission "${grant.permission}"`, { permission: grant.permission })
-    if (!actor.permissions.has(grant.permission)) throw forbidden('APP_CANNOT_GRANT', `You cannot grant "${grant.permission}": you do not hold it yourself`, { permission: grant.permission })
-    const projectId = grant.projectId ?? null
-    seen.set(`${grant.permission}\n${projectId ?? ''}`, { permission: grant.permission, projectId })
-  }
-  return [...seen.values()]
-}
-
-/**
- * Whether the actor holds every permission of a role. Role changes are
- * judged by this, not by the actor's role name, so a scoped PAT or a member
- * with a single grant can never hand out, take away or touch a role above
- * what it holds itself.
- */
-export function checkRoleCeiling (actor: OrgAccess, role: Role, verb: string): void {
-  const missing = ROLES[role].permissions.filter((permission) => !actor.permissions.has(permission))
-  if (missing.length > 0) {
-    throw forbidden(role === 'owner' ? 'APP_OWNER_ONLY' : 'APP_ROLE_CEILING', `You cannot ${verb} the ${role} role: it holds permissions you do not (${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', …' : ''})`, fieldIssue('role', `holds permissions you do not: ${missing.join(', ')}`))
-  }
+/** Where grants held through sets come from (teams, permission groups). */
+export interface SetGrants {
+  grantsFor (orgId: string, userId: string): Promise<SetGrant[]>
 }
 
 function narrow (permissions: Permission[], caller: Caller): Permission[] {
   if (caller.scopes === undefined || caller.scopes.length === 0) return permissions
   const scopes = new Set(caller.scopes)
   return permissions.filter((permission) => scopes.has(permission))
-}
-
-/** Looks up which of some project ids are not live projects of an organization. */
-export type UnknownProjects = (orgId: string, projectIds: string[]) => Promise<string[]>
-
-/** A grant scoped to a project must name a live project of the same organization. */
-export async function checkGrantProjects (orgId: string, grants: Grant[], unknownIn: UnknownProjects): Promise<void> {
-  const ids = [...new Set(grants.map((grant) => grant.projectId).filter((id): id is string => id !== null))]
-  const unknown = await unknownIn(orgId, ids)
-  if (unknown.length > 0) throw badRequest('APP_UNKNOWN_PROJECT', `Grants name projects that are not in this organization: ${unknown.join(', ')}`, { ids: unknown })
 }
 
 function applies (grant: Grant, projectId: string | null): boolean {
@@ -101,7 +63,7 @@ function applies (grant: Grant, projectId: string | null): boolean {
 export class PermissionResolver {
   private readonly memberships: StoreCollection<MembershipRecord>
 
-  constructor (store: Store, private readonly sets: { teams: MemberSets, groups: MemberSets }) {
+  constructor (store: Store, private readonly sets: { teams: SetGrants, groups: SetGrants }) {
     this.memberships = store.collection<MembershipRecord>('organization_members')
   }
 

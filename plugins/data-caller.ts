@@ -1,0 +1,51 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { notFound, unauthorized } from '../services/errors.js'
+import type { DataCaller } from '../services/collections/access.js'
+import { optionalBearer } from './credentials.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Who is calling the data API of `params.projectId`: anonymous, an end user (project JWT) or a platform admin. */
+    dataCaller: (request: FastifyRequest) => Promise<DataCaller>
+  }
+}
+
+/**
+ * The data API takes several credential kinds on one route, so instead of an
+ * onRequest guard it resolves the caller and lets the method's rule decide.
+ * A project JWT must be of this project; a platform JWT or PAT acts with the
+ * caller's `records.*` permissions in the project's organization.
+ */
+async function dataCallerPlugin (app: FastifyInstance): Promise<void> {
+  const { config, projects } = app
+  const { resolver } = app.orgs
+  const { tokens, auth } = app.projectAuth
+
+  const asAdmin = async (projectId: string, token: string): Promise<DataCaller> => {
+    const platform = await app.verifyPlatformToken(token)
+    const project = await projects.findById(projectId)
+    const access = project === null ? null : await resolver.access(project.orgId, platform, projectId)
+    if (access === null) throw notFound('APP_PROJECT_NOT_FOUND', 'Project not found')
+    return { kind: 'admin', userId: platform.userId, canRead: access.permissions.has('records.read'), canWrite: access.permissions.has('records.write') }
+  }
+
+  const serviceTokenStart = `${config.serviceTokenPrefix}_`
+  const patStart = `${config.patPrefix}_`
+  app.decorate('dataCaller', async (request: FastifyRequest): Promise<DataCaller> => {
+    const { projectId } = request.params as { projectId: string }
+    const token = optionalBearer(request, 'project JWT or platform credential')
+    if (token === null) return { kind: 'anonymous' }
+    if (token.startsWith(serviceTokenStart)) throw unauthorized('APP_INVALID_TOKEN', 'A service token only calls auth/verify; use a project JWT or a platform credential')
+    if (token.startsWith(patStart)) return await asAdmin(projectId, token)
+    if (tokens.verify(projectId, token) === null) return await asAdmin(projectId, token)
+    // Signed is not enough: the user must still exist, be enabled and hold the session the token was issued in.
+    return { kind: 'user', id: (await auth.endUser(projectId, token)).id }
+  })
+}
+
+export default fp(dataCallerPlugin, {
+  name: 'plinth-data-caller',
+  fastify: '5.x',
+  dependencies: ['plinth-config', 'plinth-auth', 'plinth-projects', 'plinth-orgs', 'plinth-project-auth']
+})

@@ -1,0 +1,33 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { systemClock } from '../services/clock.js'
+import { Projects } from '../services/projects/projects.js'
+import { projectSchemas } from '../schemas/projects.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    projects: Projects
+  }
+}
+
+// After a crash the queued purge finishes the job; when the request completes it, the job finds nothing left.
+export const PURGE_SAFETY_DELAY_MS = 60_000
+const PURGE_JOB = 'project.purge'
+
+/**
+ * Projects. What other families keep about a project is wired through the
+ * hook lists here (`projects.onDelete`, `projects.onAuthEnabled`), which the
+ * plugins registered after this one fill in.
+ */
+async function projectsPlugin (app: FastifyInstance): Promise<void> {
+  const projects = new Projects(app.store, {
+    clock: systemClock,
+    schedulePurge: async (projectId) => { await app.jobs.enqueue(PURGE_JOB, { projectId }, { delayMs: PURGE_SAFETY_DELAY_MS }) }
+  })
+  for (const schema of projectSchemas) app.addSchema(schema)
+  await projects.init()
+  app.registerJobHandler(PURGE_JOB, async (payload) => { await projects.purge(String(payload.projectId)) })
+  app.decorate('projects', projects)
+}
+
+export default fp(projectsPlugin, { name: 'plinth-projects', fastify: '5.x', dependencies: ['plinth-store', 'plinth-jobs'] })
