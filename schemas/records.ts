@@ -95,7 +95,7 @@ export const IfMatchHeaders = Type.Object({
 
 const ListPage = Type.Object({
   items: Type.Array(Type.Ref(DataRecord)),
-  nextCursor: Type.Union([Type.String(), Type.Null()]),
+  nextCursor: Type.Union([Type.String(), Type.Null()], { description: `Where the next page starts; null only at the end. When no index serves the filter a page examines at most ${QUERY_LIMITS.maxExamined} visible records, so it may hold fewer items than limit (even none) while nextCursor is set: follow it until null` }),
   total: Type.Optional(Type.Integer())
 })
 

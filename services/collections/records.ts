@@ -105,9 +105,9 @@ export class Records {
     if (params.cursor !== undefined && params.offset !== undefined) throw badRequest('APP_INVALID_QUERY', 'Give either cursor or offset, not both')
     const scope = cursorScope(projectId, table, asked, order)
     const after = params.cursor === undefined ? null : this.deps.cursors.decode(params.cursor, order, scope)
-    const scanned = Object.keys(filter).length > 0 && !servedByIndex(filter, indexedLeads(collection.fields, collection.indexes))
+    const scanned = Object.keys(asked).length > 0 && !servedByIndex(filter, indexedLeads(collection.fields, collection.indexes))
     // The last record a page without an index may examine; null when fewer than the bound are left.
-    const bound = scanned ? await this.scanBound(this.shared(projectId, table), order, after, params.offset ?? 0) : null
+    const bound = scanned ? await this.scanBound(this.shared(projectId, table), access, order, after, params.offset ?? 0) : null
     const range = orderRange(order.keys, after, bound === null ? null : order.keys.map(([key]) => Object.hasOwn(bound, key) ? bound[key] ?? null : null))
     // Read shared: documents (and their API form) unchanged since an earlier page are reused, not copied.
     const docs = await this.shared(projectId, table).find(andFilters(filter, range), { sort: order.sort, limit: limit + 1, ...(params.offset === undefined ? {} : { skip: params.offset }) }).toArray()
@@ -126,16 +126,16 @@ export class Records {
   }
 
   /**
-   * The last record a page may examine when no index serves its filter: the
-   * maxExamined-th after the cursor (or after `skip` records from the start,
-   * for an offset page) in the list's order, whatever the filter; null when
-   * fewer are left. Found by walking the order alone (in the default order,
-   * the id index). The caller's rule may hide that record: the cursor sealed
-   * after it tells nothing of its values.
+   * The last record a page may examine when no index serves the client's
+   * filter: the maxExamined-th record the caller's rule lets it see after the
+   * cursor (or after `skip` of them, for an offset page) in the list's order,
+   * whatever the client's filter; null when fewer are left. Counting only
+   * visible records keeps a short page from telling how many records the rule
+   * hides in the window; the rule's own filter is the admin's to index.
    */
-  private async scanBound (records: SharedReads<Document>, order: SortPlan, after: unknown[] | null, skip: number): Promise<Document | null> {
+  private async scanBound (records: SharedReads<Document>, access: Access, order: SortPlan, after: unknown[] | null, skip: number): Promise<Document | null> {
     // Shared, so that the same bound (and the cursor sealed after it) is the same instance until the collection changes.
-    const [bound] = await records.find(orderRange(order.keys, after, null), { sort: order.sort, skip: skip + QUERY_LIMITS.maxExamined - 1, limit: 1 }).toArray()
+    const [bound] = await records.find(restrict(orderRange(order.keys, after, null), access), { sort: order.sort, skip: skip + QUERY_LIMITS.maxExamined - 1, limit: 1 }).toArray()
     return bound ?? null
   }
 

@@ -4640,6 +4640,7 @@ export interface operations {
                         success: true;
                         data: {
                             items: components["schemas"]["DataRecord"][];
+                            /** @description Where the next page starts; null only at the end. When no index serves the filter a page examines at most 500 visible records, so it may hold fewer items than limit (even none) while nextCursor is set: follow it until null */
                             nextCursor: string | null;
                             total?: number;
                         };
@@ -4877,6 +4878,7 @@ export interface operations {
                         success: true;
                         data: {
                             items: components["schemas"]["DataRecord"][];
+                            /** @description Where the next page starts; null only at the end. When no index serves the filter a page examines at most 500 visible records, so it may hold fewer items than limit (even none) while nextCursor is set: follow it until null */
                             nextCursor: string | null;
                             total?: number;
                         };
