@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { buildTestApp, signUp } from '../helper.js'
+import { buildTestApp, signUp } from '../../helper.js'
 
 /**
  * Random filters, bodies and query strings against the data routes: every

@@ -4,8 +4,8 @@ import { existsSync, readdirSync } from 'node:fs'
 import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { buildTestApp, call, signUp, type TestApp } from '../helper.js'
-import type { LocalFileStore } from '../../services/files/local-file-store.js'
+import { buildTestApp, call, signUp, type TestApp } from '../../helper.js'
+import type { LocalFileStore } from '../../../services/files/local-file-store.js'
 
 type Headers = Record<string, string>
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildTestApp } from '../helper.js'
+import { buildTestApp } from '../../helper.js'
 
 t.test('liveness and readiness', async (t) => {
   const app = await buildTestApp(t)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildTestApp, signUp, call } from '../helper.js'
+import { buildTestApp, signUp, call } from '../../helper.js'
 
 /**
  * User-supplied patterns run on RE2, linear in the text: a pattern that

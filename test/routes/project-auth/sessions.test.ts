@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { buildTestApp, signUp, call, type TestApp } from '../helper.js'
+import { buildTestApp, signUp, call, type TestApp } from '../../helper.js'
 
 type Headers = Record<string, string>
 const bearer = (token: string): Headers => ({ authorization: `Bearer ${token}` })

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { buildTestApp, signUp, call } from '../helper.js'
+import { buildTestApp, signUp, call } from '../../helper.js'
 
 type Headers = Record<string, string>
 

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { buildTestApp, signUp, call } from '../helper.js'
+import { buildTestApp, signUp, call } from '../../helper.js'
 
 /**
  * Filters are held to the fields' types and to one set of limits however

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildTestApp, signUp, call } from '../helper.js'
+import { buildTestApp, signUp, call } from '../../helper.js'
 
 const bearer = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` })
 

@@ -4,8 +4,8 @@ import { existsSync, readdirSync } from 'node:fs'
 import { connect, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
-import { buildTestApp, call, signUp } from '../helper.js'
-import type { LocalFileStore } from '../../services/files/local-file-store.js'
+import { buildTestApp, call, signUp } from '../../helper.js'
+import type { LocalFileStore } from '../../../services/files/local-file-store.js'
 
 const BOUNDARY = 'plinth-form-boundary-7f3a'
 const FORM = `multipart/form-data; boundary=${BOUNDARY}`

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
-import { buildTestApp, signUp, call, type TestApp } from '../helper.js'
-import { PROJECT_USERS_TABLE, projectCollectionName } from '../../services/projects/naming.js'
+import { buildTestApp, signUp, call, type TestApp } from '../../helper.js'
+import { PROJECT_USERS_TABLE, projectCollectionName } from '../../../services/projects/naming.js'
 
 type Headers = Record<string, string>
 const bearer = (token: string): Headers => ({ authorization: `Bearer ${token}` })
