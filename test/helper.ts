@@ -134,3 +134,21 @@ export async function call (app: TestApp, method: HttpMethod, url: string, heade
   const res = await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as object }) })
   return { status: res.statusCode, body: res.json(), headers: res.headers }
 }
+
+/** An organization "Acme" of `owner`, with a member and a viewer, and an outsider who belongs to none. */
+export async function orgWithRoles (app: TestApp) {
+  const owner = await signUp(app, 'owner@example.com')
+  const member = await signUp(app, 'member@example.com')
+  const viewer = await signUp(app, 'viewer@example.com')
+  const outsider = await signUp(app, 'outsider@example.com')
+  const orgId = (await call(app, 'POST', '/api/organizations', owner.auth, { name: 'Acme' })).body.data.id as string
+  await call(app, 'POST', `/api/organizations/${orgId}/members`, owner.auth, { userId: member.id, role: 'member' })
+  await call(app, 'POST', `/api/organizations/${orgId}/members`, owner.auth, { userId: viewer.id, role: 'viewer' })
+  return { owner, member, viewer, outsider, orgId }
+}
+
+/** An end user registered through the project's auth route, with its project JWT as a header. */
+export async function registerEndUser (app: TestApp, projectId: string, email: string): Promise<{ id: string, auth: Record<string, string> }> {
+  const session = (await call(app, 'POST', `/api/p/${projectId}/auth/register`, {}, { email, password: 'long enough 1' })).body.data
+  return { id: session.user.id as string, auth: { authorization: `Bearer ${session.token as string}` } }
+}

@@ -1,17 +1,11 @@
 import t, { type Test } from 'tap'
-import { buildTestApp, signUp, call } from '../../helper.js'
+import { buildTestApp, call, orgWithRoles } from '../../helper.js'
 
 type Headers = Record<string, string>
 
 async function setup (t: Test) {
   const app = await buildTestApp(t)
-  const owner = await signUp(app, 'owner@example.com')
-  const member = await signUp(app, 'member@example.com')
-  const viewer = await signUp(app, 'viewer@example.com')
-  const outsider = await signUp(app, 'outsider@example.com')
-  const orgId = (await call(app, 'POST', '/api/organizations', owner.auth, { name: 'Acme' })).body.data.id as string
-  await call(app, 'POST', `/api/organizations/${orgId}/members`, owner.auth, { userId: member.id, role: 'member' })
-  await call(app, 'POST', `/api/organizations/${orgId}/members`, owner.auth, { userId: viewer.id, role: 'viewer' })
+  const { owner, member, viewer, outsider, orgId } = await orgWithRoles(app)
   const projectId = (await call(app, 'POST', '/api/projects', owner.auth, { orgId, name: 'Shop' })).body.data.id as string
   const base = `/api/projects/${projectId}/collections`
   const indexes = async (name: string) => (await app.store.collection(`p_${projectId}_${name}`).listIndexes()).map((index) => index.name).sort()

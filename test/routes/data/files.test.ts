@@ -4,13 +4,12 @@ import { existsSync, readdirSync } from 'node:fs'
 import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { buildTestApp, call, signUp, type TestApp } from '../../helper.js'
+import { buildTestApp, call, signUp, type TestApp, registerEndUser } from '../../helper.js'
 import type { LocalFileStore } from '../../../services/files/local-file-store.js'
 
 type Headers = Record<string, string>
 
 const MB = 1024 * 1024
-const bearer = (token: string): Headers => ({ authorization: `Bearer ${token}` })
 const ownerRule = { requireAuth: true, owner: 'author' }
 const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex')
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(200)])
@@ -35,10 +34,7 @@ async function blog (t: Test) {
     methods
   })
   if (defined.status !== 201) throw new Error(`setup: ${JSON.stringify(defined.body)}`)
-  const endUser = async (email: string) => {
-    const session = (await call(app, 'POST', `/api/p/${projectId}/auth/register`, {}, { email, password: 'long enough 1' })).body.data
-    return { id: session.user.id as string, auth: bearer(session.token as string) }
-  }
+  const endUser = async (email: string) => await registerEndUser(app, projectId, email)
   const ann = await endUser('ann@example.com')
   const bob = await endUser('bob@example.com')
   const posts = `/api/p/${projectId}/posts`

@@ -1,10 +1,8 @@
 import t, { type Test } from 'tap'
-import { buildTestApp, signUp, call, type HttpMethod } from '../../helper.js'
+import { buildTestApp, signUp, call, type HttpMethod, registerEndUser } from '../../helper.js'
 
-type Headers = Record<string, string>
 type Method = HttpMethod
 
-const bearer = (token: string): Headers => ({ authorization: `Bearer ${token}` })
 const ownerRule = { requireAuth: true, owner: 'author' }
 
 /** A blog: project auth on, `posts` with an owner rule on every method, and two end users. */
@@ -37,10 +35,7 @@ async function blog (t: Test, methods: Record<string, unknown> = {}) {
     }
   })
   if (defined.status !== 201) throw new Error(`setup: ${JSON.stringify(defined.body)}`)
-  const endUser = async (email: string) => {
-    const session = (await call(app, 'POST', `/api/p/${projectId}/auth/register`, {}, { email, password: 'long enough 1' })).body.data
-    return { id: session.user.id as string, auth: bearer(session.token as string) }
-  }
+  const endUser = async (email: string) => await registerEndUser(app, projectId, email)
   const ann = await endUser('ann@example.com')
   const bob = await endUser('bob@example.com')
   return { app, admin, viewer, projectId, posts: `/api/p/${projectId}/posts`, ann, bob }
