@@ -297,8 +297,9 @@ export class JobQueue {
     return await this.settle(job, workerId, now, { status: 'queued', lastError, runAt, leaseOwner: null })
   }
 
+  /** `attempts` keeps counting, so it still fences every claim; each run gets a fresh budget on top of it. */
   private nextRun (job: Job, now: Date, outcome: Partial<Job>): Partial<Job> {
-    return { ...outcome, status: 'queued', attempts: 0, runAt: later(now, job.everyMs ?? 0), leaseOwner: null }
+    return { ...outcome, status: 'queued', maxAttempts: job.attempts + DEFAULT_MAX_ATTEMPTS, runAt: later(now, job.everyMs ?? 0), leaseOwner: null }
   }
 
   /** `attempts` fences the claim itself, so a worker that reclaims its own expired job cannot be confused with its earlier run. */

@@ -50,7 +50,7 @@ t.test('schedule: one recurring job per type, however many nodes schedule it', a
   clock.advance(10)
   const running = await queue.jobs.findOne({ _id: a._id }) as Job
   const done = await queue.complete(running, 'w', { tidied: 3 })
-  t.match(done, { status: 'queued', attempts: 0, result: { tidied: 3 }, leaseOwner: null, leaseUntil: null, finishedAt: null })
+  t.match(done, { status: 'queued', attempts: 1, maxAttempts: 6, result: { tidied: 3 }, leaseOwner: null, leaseUntil: null, finishedAt: null }, 'attempts keep counting, so they still fence claims; the next run gets its own budget')
   t.same(done?.runAt, new Date(clock.nowMs() + DAY), 'it runs again everyMs after the run')
   t.equal(await queue.claim('w', ['tidy'], 1_000), null, 'not before')
 
@@ -65,16 +65,21 @@ t.test('a recurring job that fails for good waits for its next run instead of dy
   const scheduled = await queue.schedule('tidy', DAY)
   const claimed = await queue.claim('w', ['tidy'], 1_000)
   const failed = await queue.fail(claimed!, 'w', new PermanentJobError('upstream gone'))
-  t.match(failed, { status: 'queued', attempts: 0, lastError: /upstream gone/ })
+  t.match(failed, { status: 'queued', attempts: 1, maxAttempts: 1 + scheduled.maxAttempts, lastError: /upstream gone/ })
   t.same(failed?.runAt, new Date(clock.nowMs() + DAY))
 
   clock.advance(DAY)
   for (let attempt = 1; attempt <= scheduled.maxAttempts; attempt++) {
     const job = await queue.claim('w', ['tidy'], 1_000)
-    t.equal(job?.attempts, attempt)
+    t.equal(job?.attempts, 1 + attempt)
     const after = await queue.fail(job!, 'w', new Error('flaky'))
-    if (attempt < scheduled.maxAttempts) clock.set(after!.runAt)
-    else t.match(after, { status: 'queued', attempts: 0, lastError: /flaky/ }, 'attempts used up: back on the schedule')
+    if (attempt < scheduled.maxAttempts) {
+      t.match(after, { status: 'queued' })
+      clock.set(after!.runAt)
+    } else {
+      t.match(after, { status: 'queued', lastError: /flaky/ }, 'attempts used up: back on the schedule')
+      t.same(after?.runAt, new Date(clock.nowMs() + DAY))
+    }
   }
 
   clock.set((await queue.get(scheduled._id))!.runAt)
@@ -85,7 +90,11 @@ t.test('a recurring job that fails for good waits for its next run instead of dy
     if (attempt <= scheduled.maxAttempts) t.equal(reclaimed?._id, stalled?._id)
     else t.equal(reclaimed, null, 'a worker that keeps dying also sends it back to its schedule')
   }
-  t.match(await queue.get(scheduled._id), { status: 'queued', attempts: 0, lastError: /final attempt/ })
+  t.match(await queue.get(scheduled._id), { status: 'queued', lastError: /final attempt/ })
+  clock.set((await queue.get(scheduled._id))!.runAt)
+  const nextRun = await queue.claim('w', ['tidy'], 1_000)
+  t.equal(await queue.complete(stalled!, 'w'), null, 'the stalled run cannot settle the next one, though the same worker holds it: attempts still fence it')
+  t.match(await queue.get(scheduled._id), { status: 'running', attempts: nextRun?.attempts })
 })
 
 t.test('prune deletes jobs finished longer ago than the retention, nothing else', async (t) => {
