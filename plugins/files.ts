@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify'
 import { systemClock } from '../services/clock.js'
 import { newId } from '../services/ids.js'
 import type { FileStore } from '../services/files/file-store.js'
-import { GridFsFileStore } from '../services/files/gridfs-file-store.js'
+import { GRIDFS_BUCKET, GRIDFS_SWEEP_JOB, GridFsFileStore } from '../services/files/gridfs-file-store.js'
+import { MongoChunks } from '../services/files/gridfs-chunks.js'
 import { LocalFileStore } from '../services/files/local-file-store.js'
 import { DEFAULT_CHUNK_SIZE, DEFAULT_UPLOAD_TTL_SECONDS, UPLOADS_EXPIRE_JOB, UploadSessions } from '../services/files/uploads.js'
 import { mongoDatabase } from '../services/store/mongodb.js'
@@ -15,6 +16,8 @@ import { fileSchemas } from '../schemas/files.js'
 const MAX_FILE_SIZE = 5 * 1024 * 1024 * 1024
 /** Single-request (multipart) uploads stay small; larger files go through upload sessions. */
 export const MAX_MULTIPART_SIZE = 32 * 1024 * 1024
+/** How often GridFS drops what no reader needs any more (retired versions, dead writes, orphaned chunks). */
+const GRIDFS_SWEEP_EVERY_MS = 60 * 60_000
 
 export interface FileServices {
   store: FileStore
@@ -37,7 +40,13 @@ declare module 'fastify' {
  */
 async function filesPlugin (app: FastifyInstance): Promise<void> {
   const db = mongoDatabase(app.store)
-  const store: FileStore = db === null ? new LocalFileStore(join(app.config.dataDir, 'files')) : new GridFsFileStore(db)
+  const gridfs = db === null ? null : new GridFsFileStore(app.store, new MongoChunks(db, GRIDFS_BUCKET), { newId })
+  const store: FileStore = gridfs ?? new LocalFileStore(join(app.config.dataDir, 'files'))
+  if (gridfs !== null) {
+    await gridfs.init()
+    app.registerJobHandler(GRIDFS_SWEEP_JOB, async () => await gridfs.sweep())
+    app.addHook('onReady', async () => { await app.jobs.schedule(GRIDFS_SWEEP_JOB, GRIDFS_SWEEP_EVERY_MS) })
+  }
   const chunkSize = DEFAULT_CHUNK_SIZE
   const uploads = new UploadSessions(app.store, store, { clock: systemClock, newId, chunkSize, ttlSeconds: DEFAULT_UPLOAD_TTL_SECONDS, maxSize: MAX_FILE_SIZE })
   await uploads.init()

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { JobQueue, JobWorker, type JobHandler } from '../services/jobs.js'
-import { systemClock } from '../services/clock.js'
+import { JOBS_PRUNE_JOB, JobQueue } from '../services/jobs.js'
+import { JobWorker, type JobHandler } from '../services/job-worker.js'
 import { newId } from '../services/ids.js'
 
 declare module 'fastify' {
@@ -12,14 +12,20 @@ declare module 'fastify' {
   }
 }
 
+/** Finished jobs stay visible this long, then the daily prune deletes them. */
+export const FINISHED_JOB_RETENTION_MS = 7 * 24 * 60 * 60_000
+const PRUNE_EVERY_MS = 24 * 60 * 60_000
+
 /**
  * The one durable job queue. Every API node runs a worker for the registered
  * types, so work enqueued on one node may run on any other.
  */
 async function jobsPlugin (app: FastifyInstance): Promise<void> {
-  const queue = new JobQueue({ store: app.store, clock: systemClock, newId })
+  const queue = new JobQueue({ store: app.store, newId })
   await queue.init()
-  const handlers: Record<string, JobHandler> = {}
+  const handlers: Record<string, JobHandler> = {
+    [JOBS_PRUNE_JOB]: async () => ({ pruned: await queue.prune(FINISHED_JOB_RETENTION_MS) })
+  }
   let worker: JobWorker | null = null
   let started = false
 
@@ -32,7 +38,7 @@ async function jobsPlugin (app: FastifyInstance): Promise<void> {
 
   app.addHook('onReady', async () => {
     started = true
-    if (Object.keys(handlers).length === 0) return
+    await queue.schedule(JOBS_PRUNE_JOB, PRUNE_EVERY_MS)
     worker = new JobWorker(queue, handlers, {
       concurrency: 2,
       onError: (error, job) => app.log.error({ err: error, jobId: job?._id }, 'job worker error')

@@ -18,7 +18,7 @@ export interface Config {
   logLevel: LogLevel
   /** Largest JSON body accepted, bytes. */
   bodyLimit: number
-  /** Master key material for sealing provider secrets; null means the key file in DATA_DIR. */
+  /** Master key material for sealing provider secrets; null means the key file in DATA_DIR (refused with MongoDB). */
   masterKey: string | null
   /** Personal access tokens begin `<patPrefix>_`. */
   patPrefix: string
@@ -207,6 +207,11 @@ export function loadConfig (env: Env = process.env): Config {
   if (mongodbUrl !== null && !/^mongodb(\+srv)?:\/\/./.test(mongodbUrl)) {
     throw new ConfigError('MONGODB_URL', 'must start with mongodb:// or mongodb+srv://')
   }
+  const masterKey = text(env, 'PLINTH_MASTER_KEY') ?? null
+  // Without it each node would mint its own key file and reject the tokens and sealed secrets of the others.
+  if (mongodbUrl !== null && masterKey === null) {
+    throw new ConfigError('PLINTH_MASTER_KEY', 'must be set when MONGODB_URL is: every node sharing the database must use the same key (generate one with `openssl rand -base64 32`)')
+  }
   const mongodbDb = text(env, 'MONGODB_DB') ?? 'plinth'
   if (!/^[^/\\. "$*<>:|?]{1,63}$/.test(mongodbDb)) throw new ConfigError('MONGODB_DB', `is not a valid MongoDB database name: "${mongodbDb}"`)
 
@@ -228,7 +233,7 @@ export function loadConfig (env: Env = process.env): Config {
     mongodbDb,
     logLevel,
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
-    masterKey: text(env, 'PLINTH_MASTER_KEY') ?? null,
+    masterKey,
     patPrefix,
     serviceTokenPrefix,
     projectTokenTtlSeconds: integer(env, 'PROJECT_TOKEN_TTL_SECONDS', 900, 60, 86_400),

@@ -1,9 +1,7 @@
-import { randomBytes } from 'node:crypto'
-import { hostname } from 'node:os'
-import type { Clock } from './clock.js'
 import { badRequest } from './errors.js'
 import type { IdGenerator } from './ids.js'
-import type { Filter, Store, StoreCollection } from './store/types.js'
+import type { Filter, IndexKey, Store, StoreCollection } from './store/types.js'
+import { retryUpsertRace } from './upsert-race.js'
 
 /**
  * The durable job queue. Jobs live in the Store, so any API node
@@ -11,6 +9,8 @@ import type { Filter, Store, StoreCollection } from './store/types.js'
  * lease; if it dies, the lease expires and another worker reclaims the job.
  * Every change a worker makes is fenced on (leaseOwner, attempts): a worker
  * whose lease was taken over cannot overwrite the new owner's outcome.
+ * Every time (run times, leases) is the Store's (`extensions.now()`), so
+ * nodes whose clocks disagree still agree on when a lease ran out.
  */
 
 /** `failed`: the handler said retrying is pointless; `dead`: every attempt was used. */
@@ -34,6 +34,8 @@ export type Job = {
   createdAt: Date
   updatedAt: Date
   finishedAt: Date | null
+  /** Set on a recurring job (see `schedule`): it runs again this long after each run instead of finishing. */
+  everyMs?: number
 }
 
 export interface EnqueueOptions {
@@ -49,7 +51,6 @@ export interface BackoffPolicy {
 
 export interface JobQueueDeps {
   store: Store
-  clock: Clock
   newId: IdGenerator
   backoff?: BackoffPolicy
   /** Source of jitter; tests pass a fixed one. */
@@ -76,6 +77,24 @@ const JOBS_COLLECTION = '_jobs'
 const DEFAULT_MAX_ATTEMPTS = 5
 const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 1_000, maxMs: 15 * 60_000 }
 const MAX_ERROR_LENGTH = 2_000
+const FINISHED: JobStatus[] = ['succeeded', 'failed', 'dead']
+/** The job type of the queue's own recurring prune, run by every worker that registers it. */
+export const JOBS_PRUNE_JOB = 'jobs.prune'
+// Sorts before every generated id (digits and lower-case letters), so a backlog never holds a schedule back.
+const RECURRING_ID_PREFIX = '-every:'
+/**
+ * The claim is `status` = …, `type` $in …, sorted by `_id`, with a range on
+ * `runAt` (queued) or `leaseUntil` (running): equality, sort, then range, one
+ * index per $or branch, so the oldest due job is found by walking the index
+ * in order instead of sorting every due job.
+ */
+const CLAIM_INDEXES: IndexKey[] = [
+  { status: 1, type: 1, _id: 1, runAt: 1 },
+  { status: 1, type: 1, _id: 1, leaseUntil: 1 }
+]
+// The claim indexes before they were ESR-ordered; dropped at start where an older release made them.
+const SUPERSEDED_INDEXES: IndexKey[] = [{ status: 1, runAt: 1 }, { status: 1, leaseUntil: 1 }]
+const sameKey = (a: IndexKey, b: IndexKey): boolean => JSON.stringify(a) === JSON.stringify(b)
 
 /**
  * Delay before retry number `attempt` (1-based): the step doubles up to the cap.
@@ -98,32 +117,45 @@ function isPlainObject (value: unknown): value is JobPayload {
   return prototype === Object.prototype || prototype === null
 }
 
-function assertLeaseMs (leaseMs: number): void {
+export function assertLeaseMs (leaseMs: number): void {
   if (!Number.isInteger(leaseMs) || leaseMs <= 0) throw new RangeError('leaseMs must be a positive whole number of milliseconds')
 }
 
+function assertJobType (type: unknown): asserts type is string {
+  if (typeof type !== 'string' || !/^[\w.:-]{1,100}$/.test(type)) throw badRequest('APP_JOB_INVALID', 'Job type must be 1-100 letters, digits, or . _ : -')
+}
+
+const later = (now: Date, ms: number): Date => new Date(now.getTime() + ms)
+
 export class JobQueue {
   readonly jobs: StoreCollection<Job>
-  private readonly clock: Clock
+  private readonly store: Store
   private readonly newId: IdGenerator
   private readonly backoff: BackoffPolicy
   private readonly random: () => number
 
   constructor (deps: JobQueueDeps) {
     this.jobs = deps.store.collection<Job>(JOBS_COLLECTION)
-    this.clock = deps.clock
+    this.store = deps.store
     this.newId = deps.newId
     this.backoff = deps.backoff ?? DEFAULT_BACKOFF
     this.random = deps.random ?? Math.random
   }
 
   async init (): Promise<void> {
-    await this.jobs.createIndex({ status: 1, runAt: 1 })
-    await this.jobs.createIndex({ status: 1, leaseUntil: 1 })
+    for (const key of CLAIM_INDEXES) await this.jobs.createIndex(key)
+    await this.jobs.createIndex({ status: 1, finishedAt: 1 })
+    for (const index of await this.jobs.listIndexes()) {
+      if (SUPERSEDED_INDEXES.some((key) => sameKey(key, index.key))) await this.jobs.dropIndex(index.name)
+    }
+  }
+
+  private async now (): Promise<Date> {
+    return await this.store.extensions.now()
   }
 
   async enqueue (type: string, payload: JobPayload = {}, options: EnqueueOptions = {}): Promise<Job> {
-    if (typeof type !== 'string' || !/^[\w.:-]{1,100}$/.test(type)) throw badRequest('APP_JOB_INVALID', 'Job type must be 1-100 letters, digits, or . _ : -')
+    assertJobType(type)
     if (!isPlainObject(payload)) throw badRequest('APP_JOB_INVALID', 'Job payload must be a plain object')
     const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS
     if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw badRequest('APP_JOB_INVALID', 'maxAttempts must be a whole number of at least 1')
@@ -131,7 +163,7 @@ export class JobQueue {
     if (options.delayMs !== undefined && !(Number.isFinite(options.delayMs) && options.delayMs >= 0)) throw badRequest('APP_JOB_INVALID', 'delayMs must be zero or more')
     if (options.runAt !== undefined && !(options.runAt instanceof Date && Number.isFinite(options.runAt.getTime()))) throw badRequest('APP_JOB_INVALID', 'runAt must be a valid Date')
 
-    const now = this.clock.now()
+    const now = await this.now()
     const job: Job = {
       _id: this.newId(),
       type,
@@ -139,7 +171,7 @@ export class JobQueue {
       status: 'queued',
       attempts: 0,
       maxAttempts,
-      runAt: options.runAt ?? new Date(now.getTime() + (options.delayMs ?? 0)),
+      runAt: options.runAt ?? later(now, options.delayMs ?? 0),
       leaseUntil: null,
       leaseOwner: null,
       lastError: null,
@@ -157,6 +189,49 @@ export class JobQueue {
   }
 
   /**
+   * Makes `type` a recurring job: one job for the whole deployment, due at
+   * once when new and then `everyMs` after each run, whether it succeeded or
+   * used up its attempts. Every node may call this at every start: the job is
+   * keyed by its type, and a changed interval applies from the next run.
+   */
+  async schedule (type: string, everyMs: number): Promise<Job> {
+    assertJobType(type)
+    if (!Number.isSafeInteger(everyMs) || everyMs < 1) throw badRequest('APP_JOB_INVALID', 'everyMs must be a whole number of at least 1')
+    const now = await this.now()
+    const job = await retryUpsertRace(async () => await this.jobs.findOneAndUpdate(
+      { _id: `${RECURRING_ID_PREFIX}${type}` },
+      {
+        $set: { everyMs },
+        $setOnInsert: {
+          type,
+          payload: {},
+          status: 'queued',
+          attempts: 0,
+          maxAttempts: DEFAULT_MAX_ATTEMPTS,
+          runAt: now,
+          leaseUntil: null,
+          leaseOwner: null,
+          lastError: null,
+          result: null,
+          createdAt: now,
+          updatedAt: now,
+          finishedAt: null
+        }
+      },
+      { upsert: true, returnDocument: 'after' }
+    ))
+    if (job === null) throw new Error('upsert returned no document')
+    return job
+  }
+
+  /** Deletes jobs that finished more than `olderThanMs` ago; their outcome has been visible that long. */
+  async prune (olderThanMs: number): Promise<number> {
+    if (!Number.isSafeInteger(olderThanMs) || olderThanMs < 0) throw new RangeError('olderThanMs must be a whole number of milliseconds')
+    const cutoff = later(await this.now(), -olderThanMs)
+    return (await this.jobs.deleteMany({ status: { $in: FINISHED }, finishedAt: { $lt: cutoff } })).deletedCount
+  }
+
+  /**
    * Atomically takes the next due job of one of `types`: a queued job whose
    * time has come, or a running one whose lease expired (its worker died or
    * stalled). Each claim counts as an attempt, so a job that keeps killing its
@@ -166,14 +241,14 @@ export class JobQueue {
     assertLeaseMs(leaseMs)
     if (types.length === 0) return null
     for (;;) {
-      const now = this.clock.now()
+      const now = await this.now()
       const job = await this.jobs.findOneAndUpdate(
         {
           type: { $in: [...types] },
           $or: [{ status: 'queued', runAt: { $lte: now } }, { status: 'running', leaseUntil: { $lt: now } }]
         },
         {
-          $set: { status: 'running', leaseOwner: workerId, leaseUntil: new Date(now.getTime() + leaseMs), updatedAt: now },
+          $set: { status: 'running', leaseOwner: workerId, leaseUntil: later(now, leaseMs), updatedAt: now },
           $inc: { attempts: 1 }
         },
         // Oldest job first (ids sort by creation); the embedded engine orders by _id in SQL, cheaper than by runAt.
@@ -181,28 +256,28 @@ export class JobQueue {
       )
       if (job === null || job.attempts <= job.maxAttempts) return job
       // Only a reclaimed lease can overshoot: the last attempt's worker never reported back.
-      await this.settle(job, workerId, {
-        status: 'dead',
-        lastError: `Lease expired on the final attempt (${job.maxAttempts}); the worker stopped responding`,
-        finishedAt: now
-      })
+      const lastError = `Lease expired on the final attempt (${job.maxAttempts}); the worker stopped responding`
+      await this.settle(job, workerId, now, job.everyMs === undefined ? { status: 'dead', lastError, finishedAt: now } : this.nextRun(job, now, { lastError }))
     }
   }
 
   /** Pushes the lease forward; false when the caller no longer owns the job. */
   async extendLease (job: Job, workerId: string, leaseMs: number): Promise<boolean> {
     assertLeaseMs(leaseMs)
-    const now = this.clock.now()
+    const now = await this.now()
     const outcome = await this.jobs.updateOne(this.leaseFilter(job, workerId), {
-      $set: { leaseUntil: new Date(now.getTime() + leaseMs), updatedAt: now }
+      $set: { leaseUntil: later(now, leaseMs), updatedAt: now }
     })
     return outcome.matchedCount === 1
   }
 
   /** The finished job, or null when the caller's lease was taken over (its result is discarded). */
   async complete (job: Job, workerId: string, result?: unknown): Promise<Job | null> {
-    const now = this.clock.now()
-    return await this.settle(job, workerId, { status: 'succeeded', result: result ?? null, finishedAt: now })
+    const now = await this.now()
+    const outcome = { result: result ?? null }
+    return await this.settle(job, workerId, now, job.everyMs === undefined
+      ? { status: 'succeeded', ...outcome, finishedAt: now }
+      : this.nextRun(job, now, { ...outcome, lastError: null }))
   }
 
   /**
@@ -211,12 +286,20 @@ export class JobQueue {
    * Null when the caller's lease was taken over.
    */
   async fail (job: Job, workerId: string, error: unknown): Promise<Job | null> {
-    const now = this.clock.now()
+    const now = await this.now()
     const lastError = errorMessage(error)
-    if (error instanceof PermanentJobError) return await this.settle(job, workerId, { status: 'failed', lastError, finishedAt: now })
-    if (job.attempts >= job.maxAttempts) return await this.settle(job, workerId, { status: 'dead', lastError, finishedAt: now })
-    const runAt = new Date(now.getTime() + retryDelayMs(job.attempts, this.backoff, this.random))
-    return await this.settle(job, workerId, { status: 'queued', lastError, runAt, leaseOwner: null })
+    const final = error instanceof PermanentJobError || job.attempts >= job.maxAttempts
+    // A recurring job never ends: past its last attempt it waits for its next run.
+    if (final && job.everyMs !== undefined) return await this.settle(job, workerId, now, this.nextRun(job, now, { lastError }))
+    if (error instanceof PermanentJobError) return await this.settle(job, workerId, now, { status: 'failed', lastError, finishedAt: now })
+    if (job.attempts >= job.maxAttempts) return await this.settle(job, workerId, now, { status: 'dead', lastError, finishedAt: now })
+    const runAt = later(now, retryDelayMs(job.attempts, this.backoff, this.random))
+    return await this.settle(job, workerId, now, { status: 'queued', lastError, runAt, leaseOwner: null })
+  }
+
+  /** `attempts` keeps counting, so it still fences every claim; each run gets a fresh budget on top of it. */
+  private nextRun (job: Job, now: Date, outcome: Partial<Job>): Partial<Job> {
+    return { ...outcome, status: 'queued', maxAttempts: job.attempts + DEFAULT_MAX_ATTEMPTS, runAt: later(now, job.everyMs ?? 0), leaseOwner: null }
   }
 
   /** `attempts` fences the claim itself, so a worker that reclaims its own expired job cannot be confused with its earlier run. */
@@ -224,157 +307,11 @@ export class JobQueue {
     return { _id: job._id, status: 'running', leaseOwner: workerId, attempts: job.attempts }
   }
 
-  private async settle (job: Job, workerId: string, changes: Partial<Job>): Promise<Job | null> {
+  private async settle (job: Job, workerId: string, now: Date, changes: Partial<Job>): Promise<Job | null> {
     return await this.jobs.findOneAndUpdate(
       this.leaseFilter(job, workerId),
-      { $set: { ...changes, leaseUntil: null, updatedAt: this.clock.now() } },
+      { $set: { ...changes, leaseUntil: null, updatedAt: now } },
       { returnDocument: 'after' }
     )
-  }
-}
-
-export interface JobContext {
-  job: Job
-  workerId: string
-  /** Aborted when the lease is lost: the job now belongs to another worker, so stop early. */
-  signal: AbortSignal
-}
-
-export type JobHandler = (payload: JobPayload, context: JobContext) => Promise<unknown>
-
-export interface JobWorkerOptions {
-  workerId?: string
-  leaseMs?: number
-  pollMs?: number
-  concurrency?: number
-  /** Store errors, lost leases and outcome-recording failures; the worker keeps going. */
-  onError?: (error: unknown, job?: Job) => void
-}
-
-const DEFAULT_LEASE_MS = 30_000
-const DEFAULT_POLL_MS = 1_000
-
-function defaultWorkerId (): string {
-  return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
-}
-
-/**
- * Runs jobs of the handled types, up to `concurrency` at once. One loop claims
- * while a slot is free, so an idle worker costs one query per poll whatever
- * its concurrency. The lease is renewed every third of its length while a
- * handler runs. stop() stops claiming and waits for the jobs in flight.
- */
-export class JobWorker {
-  readonly workerId: string
-  private readonly types: string[]
-  private readonly leaseMs: number
-  private readonly pollMs: number
-  private readonly concurrency: number
-  private readonly reportError: (error: unknown, job?: Job) => void
-  private running = false
-  private loop: Promise<void> | null = null
-  private readonly inFlight = new Set<Promise<void>>()
-  private readonly sleepers = new Set<() => void>()
-
-  constructor (
-    private readonly queue: JobQueue,
-    private readonly handlers: Readonly<Record<string, JobHandler>>,
-    options: JobWorkerOptions = {}
-  ) {
-    this.types = Object.keys(handlers)
-    if (this.types.length === 0) throw new RangeError('a JobWorker needs at least one handler')
-    this.workerId = options.workerId ?? defaultWorkerId()
-    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS
-    assertLeaseMs(this.leaseMs)
-    this.pollMs = options.pollMs ?? DEFAULT_POLL_MS
-    this.concurrency = options.concurrency ?? 1
-    if (!Number.isInteger(this.concurrency) || this.concurrency < 1) throw new RangeError('concurrency must be a whole number of at least 1')
-    const onError = options.onError ?? ((error, job) => { console.error(`[jobs] ${this.workerId}${job === undefined ? '' : ` job ${job._id}`}:`, error) })
-    // A throwing reporter must not kill the claim loop.
-    this.reportError = (error, job) => { try { onError(error, job) } catch {} }
-  }
-
-  start (): void {
-    if (this.running) return
-    this.running = true
-    this.loop = this.claimLoop()
-  }
-
-  async stop (): Promise<void> {
-    this.running = false
-    this.poke()
-    await this.loop
-    this.loop = null
-  }
-
-  /** Ends an idle wait now, e.g. right after this process enqueued work. */
-  poke (): void {
-    for (const wake of this.sleepers) wake()
-  }
-
-  private async claimLoop (): Promise<void> {
-    while (this.running) {
-      if (this.inFlight.size >= this.concurrency) {
-        await Promise.race(this.inFlight)
-        continue
-      }
-      let job: Job | null = null
-      try {
-        job = await this.queue.claim(this.workerId, this.types, this.leaseMs)
-      } catch (error) {
-        this.reportError(error)
-      }
-      if (job === null) {
-        // Jitter keeps idle workers on many nodes from polling in lockstep.
-        await this.sleep(this.pollMs * (0.75 + Math.random() * 0.5))
-        continue
-      }
-      const run: Promise<void> = this.runJob(job).finally(() => { this.inFlight.delete(run) })
-      this.inFlight.add(run)
-    }
-    await Promise.all(this.inFlight)
-  }
-
-  private async runJob (job: Job): Promise<void> {
-    const lease = new AbortController()
-    let settled = false
-    const renew = setInterval(() => {
-      this.queue.extendLease(job, this.workerId, this.leaseMs).then((owned) => {
-        if (!owned && !settled) lease.abort(new JobLeaseLostError(job._id, this.workerId))
-      }, (error: unknown) => { this.reportError(error, job) })
-    }, Math.max(1, Math.floor(this.leaseMs / 3)))
-
-    let outcome: { ok: true, result: unknown } | { ok: false, error: unknown }
-    try {
-      const handler = this.handlers[job.type]
-      outcome = { ok: true, result: await handler(job.payload, { job, workerId: this.workerId, signal: lease.signal }) }
-    } catch (error) {
-      outcome = { ok: false, error }
-    } finally {
-      settled = true
-      clearInterval(renew)
-    }
-
-    try {
-      const recorded = outcome.ok
-        ? await this.queue.complete(job, this.workerId, outcome.result)
-        : await this.queue.fail(job, this.workerId, outcome.error)
-      if (recorded === null) this.reportError(new JobLeaseLostError(job._id, this.workerId), job)
-    } catch (error) {
-      // The lease will lapse and another attempt will run: the queue is at-least-once.
-      this.reportError(error, job)
-    }
-  }
-
-  private async sleep (ms: number): Promise<void> {
-    await new Promise<void>((resolve) => {
-      const wake = (): void => {
-        clearTimeout(timer)
-        this.sleepers.delete(wake)
-        resolve()
-      }
-      const timer = setTimeout(wake, ms)
-      this.sleepers.add(wake)
-    })
   }
 }

@@ -1,6 +1,7 @@
 import { AppError } from './errors.js'
 import type { Clock } from './clock.js'
 import type { Store, StoreCollection } from './store/types.js'
+import { retryUpsertRace } from './upsert-race.js'
 
 type Counter = { count: number, expiresAt: Date }
 
@@ -23,11 +24,11 @@ export class RateLimiter {
     const now = this.clock.nowMs()
     const windowMs = rule.windowSeconds * 1000
     const windowStart = Math.floor(now / windowMs) * windowMs
-    const counter = await this.counters.findOneAndUpdate(
+    const counter = await retryUpsertRace(async () => await this.counters.findOneAndUpdate(
       { _id: `${bucket}:${windowStart}:${key}` },
       { $inc: { count: 1 }, $setOnInsert: { expiresAt: new Date(windowStart + windowMs) } },
       { upsert: true, returnDocument: 'after' }
-    )
+    ))
     if (now - this.lastSweep > windowMs) {
       this.lastSweep = now
       await this.counters.deleteMany({ expiresAt: { $lt: new Date(now) } })

@@ -96,7 +96,7 @@ export function countingReads (store: Store, collection: string): { store: Store
     return wrapped
   }
   const shared: StoreExtensions['shared'] = (name) => name === collection ? counted(store.extensions.shared(name)) : store.extensions.shared(name)
-  const counting: Store = Object.create(store, { extensions: { value: { shared } } })
+  const counting: Store = Object.create(store, { extensions: { value: { ...store.extensions, shared } } })
   counting.collection = <T extends Document>(name: string): StoreCollection<T> => name === collection ? counted(store.collection<T>(name)) : store.collection<T>(name)
   return { store: counting, reads: () => reads }
 }

@@ -60,3 +60,13 @@ t.test('a malformed master key stops the server with its name', async (t) => {
   t.equal(code, 78)
   t.match(server.output().stderr, /Invalid configuration: PLINTH_MASTER_KEY/)
 })
+
+t.test('MongoDB without PLINTH_MASTER_KEY stops the server before it connects', async (t) => {
+  // Port 1 refuses connections: had the server tried, it would fail later with a server-selection error instead.
+  const server = startServer({ PORT: '0', DATA_DIR: tempDir(t), MONGODB_URL: 'mongodb://127.0.0.1:1' })
+  server.listening.catch(() => {})
+  const [code] = await once(server.child, 'exit')
+  t.equal(code, 78, 'the configuration exit code')
+  t.match(server.output().stderr, /Invalid configuration: PLINTH_MASTER_KEY must be set when MONGODB_URL is/)
+  t.notMatch(server.output().stderr, /MongoServerSelectionError|ECONNREFUSED/, 'no connection was attempted')
+})

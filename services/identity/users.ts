@@ -1,6 +1,7 @@
 import { badRequest, conflict, notFound, unauthorized } from '../errors.js'
 import { hashPassword, verifyPassword, passwordNeedsRehash } from '../crypto.js'
 import { DuplicateKeyError } from '../store/errors.js'
+import { retryUpsertRace } from '../upsert-race.js'
 import type { Clock } from '../clock.js'
 import type { SharedReads, Store, StoreCollection, WithId } from '../store/types.js'
 import { FrozenMemo } from '../cache/frozen-memo.js'
@@ -134,11 +135,11 @@ export class PlatformUsers {
   async findOrCreateByVerifiedEmail (emailInput: string, name: string): Promise<{ user: PlatformUser, tookOver: boolean }> {
     const email = normalizeEmail(emailInput)
     const now = this.clock.now()
-    const record = await this.records.findOneAndUpdate(
+    const record = await retryUpsertRace(async () => await this.records.findOneAndUpdate(
       { email },
       { $setOnInsert: { name: name.trim() || email, passwordHash: null, emailVerified: true, createdAt: now, updatedAt: now } },
       { upsert: true, returnDocument: 'after' }
-    )
+    ))
     if (record === null) throw new Error('upsert returned no document')
     if (record.emailVerified) return { user: toPlatformUser(record), tookOver: false }
     // Conditional on still being unverified, so a password set after a concurrent link survives.

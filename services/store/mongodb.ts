@@ -182,7 +182,10 @@ class MongoStore implements Store {
   readonly engine = 'mongodb' as const
   private closed = false
   // The driver always returns fresh documents, so a shared read is an ordinary one.
-  readonly extensions: StoreExtensions = { shared: (name) => this.collection(name) }
+  readonly extensions: StoreExtensions = {
+    shared: (name) => this.collection(name),
+    now: async () => await this.serverTime()
+  }
 
   constructor (private readonly client: MongoClient, private readonly db: Db, private readonly newId: IdGenerator) {}
 
@@ -199,6 +202,13 @@ class MongoStore implements Store {
 
   async dropCollection (name: string): Promise<boolean> {
     return await this.collection(name).drop()
+  }
+
+  /** One round trip: `hello` reports the clock of the server it ran on, the primary by default. */
+  private async serverTime (): Promise<Date> {
+    const reply = await this.db.command({ hello: 1 })
+    if (!(reply.localTime instanceof Date)) throw new Error('The MongoDB server did not report its time (hello.localTime)')
+    return reply.localTime
   }
 
   async ping (): Promise<void> {

@@ -118,6 +118,12 @@ export interface SharedReads<T extends Document = Document> {
  */
 export interface StoreExtensions {
   shared<T extends Document = Document> (collection: string): SharedReads<T>
+  /**
+   * The time as the Store tells it, for what every node must judge alike
+   * (job leases and run times, how long retired files are kept): on MongoDB
+   * the primary's clock, on the embedded engine the process's (one machine).
+   */
+  now (): Promise<Date>
 }
 
 export interface Store {

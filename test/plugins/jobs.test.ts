@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import type { FastifyPluginAsync } from 'fastify'
 import { buildApp } from '../../app.js'
 import { testConfig } from '../helper.js'
+import { JOBS_PRUNE_JOB } from '../../services/jobs.js'
 
 t.test('the app runs registered job types and finishes jobs in flight on close', async (t) => {
   const runs: string[] = []
@@ -48,4 +49,20 @@ t.test('the app runs registered job types and finishes jobs in flight on close',
   await reopened.ready()
   t.equal((await reopened.jobs.get(slow._id))?.status, 'succeeded', 'its outcome was recorded before the store closed')
   t.throws(() => reopened.registerJobHandler('late', async () => null), /registered after the app started/, 'no handlers once running')
+})
+
+t.test('the app schedules the daily prune of finished jobs once, however often it starts', async (t) => {
+  const config = testConfig(t)
+  for (let start = 0; start < 2; start++) {
+    const app = await buildApp(config)
+    await app.ready()
+    await app.close()
+  }
+  const app = await buildApp(config)
+  t.teardown(() => app.close())
+  await app.ready()
+  const prunes = await app.jobs.jobs.find({ type: JOBS_PRUNE_JOB }).toArray()
+  t.equal(prunes.length, 1, 'one recurring job for three starts')
+  t.equal(prunes[0].everyMs, 24 * 60 * 60_000)
+  t.ok(prunes[0].status === 'queued' || prunes[0].status === 'running', 'it never finishes')
 })

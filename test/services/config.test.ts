@@ -2,6 +2,8 @@ import t from 'tap'
 import { resolve } from 'node:path'
 import { ConfigError, loadConfig } from '../../services/config.js'
 
+const KEY = Buffer.alloc(32, 7).toString('base64')
+
 t.test('defaults', async (t) => {
   const config = loadConfig({})
   t.equal(config.port, 8080)
@@ -48,12 +50,19 @@ t.test('values from the environment', async (t) => {
     DATA_DIR: '/tmp/x',
     MONGODB_URL: 'mongodb://db:27017',
     MONGODB_DB: 'prod',
+    PLINTH_MASTER_KEY: KEY,
     PUBLIC_URL: 'https://api.example.com/',
     LOG_LEVEL: 'warn'
   })
   t.match(config, { port: 9000, host: '0.0.0.0', dataDir: '/tmp/x', mongodbUrl: 'mongodb://db:27017', mongodbDb: 'prod', publicUrl: 'https://api.example.com', logLevel: 'warn' })
   t.equal(loadConfig({ HOST: '0.0.0.0', PORT: '81' }).publicUrl, 'http://127.0.0.1:81', 'wildcard hosts advertise loopback')
   t.equal(loadConfig({ PORT: '  ' }).port, 8080, 'blank means unset')
+})
+
+t.test('MongoDB needs the master key from the environment, the embedded store does not', async (t) => {
+  t.throws(() => loadConfig({ MONGODB_URL: 'mongodb://db:27017' }), { variable: 'PLINTH_MASTER_KEY', message: /PLINTH_MASTER_KEY must be set when MONGODB_URL is/ })
+  t.equal(loadConfig({ MONGODB_URL: 'mongodb://db:27017', PLINTH_MASTER_KEY: KEY }).masterKey, KEY)
+  t.equal(loadConfig({}).masterKey, null, 'alone, the embedded store keeps its key file in DATA_DIR')
 })
 
 t.test('a bad value names its variable', async (t) => {
@@ -64,6 +73,8 @@ t.test('a bad value names its variable', async (t) => {
     [{ HOST: 'bad host;rm' }, 'HOST'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ MONGODB_URL: 'postgres://x' }, 'MONGODB_URL'],
+    [{ MONGODB_URL: 'mongodb://db:27017' }, 'PLINTH_MASTER_KEY'],
+    [{ MONGODB_URL: 'mongodb://db:27017', PLINTH_MASTER_KEY: '  ' }, 'PLINTH_MASTER_KEY'],
     [{ MONGODB_DB: 'a/b' }, 'MONGODB_DB'],
     [{ PUBLIC_URL: 'not a url' }, 'PUBLIC_URL'],
     [{ PUBLIC_URL: 'ftp://x' }, 'PUBLIC_URL'],

@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as delay } from 'node:timers/promises'
-import { systemClock } from '../../services/clock.js'
 import { newId } from '../../services/ids.js'
 import { JobQueue } from '../../services/jobs.js'
 import { openSqliteStore } from '../../services/store/sqlite/index.js'
@@ -18,7 +17,7 @@ import { openSqliteStore } from '../../services/store/sqlite/index.js'
 const fixture = fileURLToPath(new URL('../fixtures/job-worker.ts', import.meta.url))
 const dataDir = mkdtempSync(join(tmpdir(), 'plinth-jobs-process-'))
 const store = openSqliteStore({ file: join(dataDir, 'plinth.db'), newId })
-const queue = new JobQueue({ store, clock: systemClock, newId })
+const queue = new JobQueue({ store, newId })
 await queue.init()
 
 interface WorkerProcess {

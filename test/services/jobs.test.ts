@@ -6,20 +6,22 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { ManualClock, systemClock, type Clock } from '../../services/clock.js'
 import { createIdGenerator } from '../../services/ids.js'
 import {
-  JobLeaseLostError, JobQueue, JobWorker, PermanentJobError, retryDelayMs, type Job, type JobQueueDeps
+  JobLeaseLostError, JobQueue, PermanentJobError, retryDelayMs, type Job, type JobQueueDeps
 } from '../../services/jobs.js'
+import { JobWorker } from '../../services/job-worker.js'
 import { openSqliteStore } from '../../services/store/sqlite/index.js'
 import type { Store } from '../../services/store/types.js'
 
 async function setup (t: Test, clock: Clock = new ManualClock(), extra: Partial<JobQueueDeps> = {}): Promise<{ store: Store, queue: JobQueue }> {
   const dir = mkdtempSync(join(tmpdir(), 'plinth-jobs-'))
   const newId = createIdGenerator(() => clock.nowMs())
-  const store = openSqliteStore({ file: join(dir, 'plinth.db'), newId })
+  // The queue reads the time from the Store, so the Store carries the test's clock.
+  const store = openSqliteStore({ file: join(dir, 'plinth.db'), newId, clock })
   t.teardown(async () => {
     await store.close()
     rmSync(dir, { recursive: true, force: true })
   })
-  const queue = new JobQueue({ store, clock, newId, ...extra })
+  const queue = new JobQueue({ store, newId, ...extra })
   await queue.init()
   return { store, queue }
 }

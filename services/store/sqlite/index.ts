@@ -1,5 +1,6 @@
 import type { Document, Store, StoreCollection, StoreExtensions } from '../types.js'
 import { newId as defaultNewId, type IdGenerator } from '../../ids.js'
+import { systemClock, type Clock } from '../../clock.js'
 import { SqliteCollection } from './collection.js'
 import { Connection } from './connection.js'
 import { validateCollectionName } from './names.js'
@@ -8,6 +9,8 @@ export interface SqliteStoreOptions {
   /** A file path (DATA_DIR/plinth.db) or ':memory:'. */
   file: string
   newId?: IdGenerator
+  /** What `extensions.now()` answers; tests pass a manual clock. */
+  clock?: Clock
 }
 
 /**
@@ -18,9 +21,12 @@ export interface SqliteStoreOptions {
 class SqliteStore implements Store {
   readonly engine = 'sqlite' as const
   private readonly collections = new Map<string, SqliteCollection<any>>()
-  readonly extensions: StoreExtensions = { shared: <T extends Document>(name: string) => this.engineCollection<T>(name).shared }
+  readonly extensions: StoreExtensions = {
+    shared: <T extends Document>(name: string) => this.engineCollection<T>(name).shared,
+    now: async () => this.clock.now()
+  }
 
-  constructor (private readonly connection: Connection, private readonly newId: IdGenerator) {}
+  constructor (private readonly connection: Connection, private readonly newId: IdGenerator, private readonly clock: Clock) {}
 
   collection<T extends Document = Document> (name: string): StoreCollection<T> {
     return this.engineCollection<T>(name)
@@ -55,5 +61,5 @@ class SqliteStore implements Store {
 }
 
 export function openSqliteStore (options: SqliteStoreOptions): Store {
-  return new SqliteStore(new Connection(options.file), options.newId ?? defaultNewId)
+  return new SqliteStore(new Connection(options.file), options.newId ?? defaultNewId, options.clock ?? systemClock)
 }

@@ -1,11 +1,9 @@
 import t, { type Test } from 'tap'
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, readdirSync } from 'node:fs'
 import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { join } from 'node:path'
 import { buildTestApp, call, signUp, type TestApp, registerEndUser } from '../../helper.js'
-import type { LocalFileStore } from '../../../services/files/local-file-store.js'
+import { storedKeys } from '../../services/files/engines.js'
 
 type Headers = Record<string, string>
 
@@ -39,11 +37,8 @@ async function blog (t: Test) {
   const bob = await endUser('bob@example.com')
   const posts = `/api/p/${projectId}/posts`
   const newPost = async (title = 'Post') => (await call(app, 'POST', posts, ann.auth, { title })).body.data.id as string
-  const root = (app.files.store as LocalFileStore).root
   // The ids of the file objects the project holds, wherever under its folder (each lives in its record's folder).
-  const stored = (): string[] => existsSync(join(root, 'files', projectId))
-    ? readdirSync(join(root, 'files', projectId), { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => entry.name.replace(/\.obj$/, '')).sort()
-    : []
+  const stored = async (): Promise<string[]> => (await storedKeys(app.files.store, `files/${projectId}`)).objects.map((key) => key.slice(key.lastIndexOf('/') + 1)).sort()
   return { app, admin, projectId, posts, ann, bob, newPost, stored }
 }
 
@@ -109,7 +104,7 @@ t.test('a 20 MB file in chunks: out of order, retried, resumed, then downloaded 
   t.match(file, { name: 'report – 2026.bin', size: data.length, type: 'application/octet-stream', sha256: sha256(data) })
   t.same(completed.body.data.record.attachment, file, 'the field holds the descriptor')
   t.equal(completed.body.data.record.version, 2, 'attaching bumps the version')
-  t.same(stored(), [file.id], 'one object, no chunks left as files')
+  t.same(await stored(), [file.id], 'one object, no chunks left as files')
   const again = await call(app, 'POST', `${session}/complete`, ann.auth)
   t.same([again.status, again.body.data.file.id], [200, file.id], 'completing again returns the same file')
 
@@ -144,7 +139,7 @@ t.test('a 20 MB file in chunks: out of order, retried, resumed, then downloaded 
 
   const deleted = await call(app, 'DELETE', `${posts}/${id}`, ann.auth)
   t.equal(deleted.status, 200)
-  t.same(stored(), [], 'deleting the record deleted its file')
+  t.same(await stored(), [], 'deleting the record deleted its file')
 })
 
 t.test('another end user, anonymous callers and a disabled method never reach a file', async (t) => {
@@ -171,7 +166,7 @@ t.test('another end user, anonymous callers and a disabled method never reach a 
       : name === 'download' ? { status: (await download(app, `${base}/${fileId}`, {})).status, body: {} } : await call(app, name === 'file delete' ? 'DELETE' : 'POST', name === 'file delete' ? `${base}/${fileId}` : `${base}/upload-sessions`, {}, name === 'file delete' ? undefined : { name: 'x', size: 1, type: 'text/plain' })
     t.equal(anonymous.status, 401, `anonymous: ${name}`)
   }
-  t.same(stored(), [fileId], 'nothing changed')
+  t.same(await stored(), [fileId], 'nothing changed')
 
   const disabled = await call(app, 'PUT', `/api/projects/${projectId}/collections/posts`, admin.auth, { methods: { upload: { enabled: false, rule: ownerRule } } })
   t.equal(disabled.status, 200)
@@ -192,10 +187,10 @@ t.test('types are sniffed: text declared as image/png is refused on an image fie
   t.equal((await putChunk(app, `${session}/chunks/0`, ann.auth, text)).status, 200)
   const refused = await call(app, 'POST', `${session}/complete`, ann.auth)
   t.same([refused.status, refused.body.code, refused.body.details.actual], [415, 'APP_FILE_TYPE_NOT_ALLOWED', 'text/plain'])
-  t.same(stored(), [], 'the joined object was deleted')
+  t.same(await stored(), [], 'the joined object was deleted')
   const whole = await uploadWhole(app, base, ann.auth, 'cat.png', 'image/png', text)
   t.same([whole.status, whole.body.code], [415, 'APP_FILE_TYPE_NOT_ALLOWED'], 'multipart too')
-  t.same(stored(), [])
+  t.same(await stored(), [])
   t.equal((await call(app, 'GET', `${posts}/${id}`, ann.auth)).body.data.cover, undefined, 'the field is untouched')
 
   const png = await uploadWhole(app, base, ann.auth, 'cat.png', 'application/octet-stream', PNG)
@@ -206,7 +201,7 @@ t.test('types are sniffed: text declared as image/png is refused on an image fie
 
   const replaced = await uploadWhole(app, base, ann.auth, 'dog.png', 'image/png', Buffer.concat([PNG, Buffer.from('x')]))
   t.equal(replaced.status, 201)
-  t.same(stored(), [replaced.body.data.file.id], 'replacing a single file deletes the previous one')
+  t.same(await stored(), [replaced.body.data.file.id], 'replacing a single file deletes the previous one')
   t.equal(replaced.body.data.record.version, 3)
 })
 
@@ -222,12 +217,12 @@ t.test('multipart upload, multiple fields, fileDelete and the cleanup of deleted
   t.same([three.status, three.body.code], [409, 'APP_TOO_MANY_FILES'])
   const early = await call(app, 'POST', `${gallery}/upload-sessions`, ann.auth, { name: 'x', size: 1, type: 'text/plain' })
   t.same([early.status, early.body.code], [409, 'APP_TOO_MANY_FILES'], 'refused before any byte is sent')
-  t.equal(stored().length, 2)
+  t.equal((await stored()).length, 2)
 
   const removed = await call(app, 'DELETE', `${gallery}/${one.body.data.file.id as string}`, ann.auth)
   t.equal(removed.status, 200)
   t.same(removed.body.data.record.gallery.map((f: { name: string }) => f.name), ['two.txt'])
-  t.same(stored(), [two.body.data.file.id], 'fileDelete removes the object from the FileStore')
+  t.same(await stored(), [two.body.data.file.id], 'fileDelete removes the object from the FileStore')
   const gone = await call(app, 'DELETE', `${gallery}/${one.body.data.file.id as string}`, ann.auth)
   t.same([gone.status, gone.body.code], [404, 'APP_FILE_NOT_FOUND'])
   const notHeld = await download(app, `${posts}/${id}/files/attachment/${two.body.data.file.id as string}`, ann.auth)
@@ -235,14 +230,14 @@ t.test('multipart upload, multiple fields, fileDelete and the cleanup of deleted
 
   const others = [await newPost('b'), await newPost('c')]
   for (const other of others) t.equal((await uploadWhole(app, `${posts}/${other}/files/attachment`, ann.auth, 'f.txt', 'text/plain', Buffer.from(other))).status, 201)
-  t.equal(stored().length, 3)
+  t.equal((await stored()).length, 3)
   const bulk = await call(app, 'DELETE', posts, ann.auth, { filter: { title: { $in: ['b'] } } })
   t.equal(bulk.body.data.deleted, 1)
-  t.equal(stored().length, 2, 'bulk deletes take their files along')
+  t.equal((await stored()).length, 2, 'bulk deletes take their files along')
 
   const dropped = await call(app, 'DELETE', `/api/projects/${projectId}/collections/posts`, admin.auth)
   t.equal(dropped.status, 200)
-  t.same(stored(), [], 'dropping the collection deleted the files of its records')
+  t.same(await stored(), [], 'dropping the collection deleted the files of its records')
 })
 
 t.test('bad input is refused in the envelope, never a 500', async (t) => {

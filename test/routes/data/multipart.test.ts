@@ -1,11 +1,9 @@
 import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
-import { existsSync, readdirSync } from 'node:fs'
 import { connect, type AddressInfo } from 'node:net'
-import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { buildTestApp, call, signUp } from '../../helper.js'
-import type { LocalFileStore } from '../../../services/files/local-file-store.js'
+import { storedKeys } from '../../services/files/engines.js'
 
 const BOUNDARY = 'plinth-form-boundary-7f3a'
 const FORM = `multipart/form-data; boundary=${BOUNDARY}`
@@ -30,9 +28,11 @@ async function setup (t: Test) {
   })
   if (defined.status !== 201) throw new Error(`setup: ${JSON.stringify(defined.body)}`)
   const post = (await call(app, 'POST', `/api/p/${projectId}/posts`, {}, { title: 'Hello' })).body.data
-  const root = (app.files.store as LocalFileStore).root
-  /** Every file under the file store, temp files included. */
-  const onDisk = (): string[] => existsSync(root) ? readdirSync(root, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name)) : []
+  /** Everything in the file store: objects, staged bytes, temp files or pending writes. */
+  const onDisk = async (): Promise<string[]> => {
+    const { objects, staged, other } = await storedKeys(app.files.store, '')
+    return [...objects, ...staged, ...other]
+  }
   const record = async () => (await call(app, 'GET', `/api/p/${projectId}/posts/${post.id as string}`, {})).body.data
   return { app, url: `/api/p/${projectId}/posts/${post.id as string}/files/attachment`, onDisk, record }
 }
@@ -53,7 +53,7 @@ t.test('malformed, cut-off and over-full forms are 4xx in the envelope and store
   for (const [name, contentType, payload, status, code] of cases) {
     const res = await app.inject({ method: 'POST', url, headers: { 'content-type': contentType }, payload })
     t.same([res.statusCode, res.json().success, res.json().code], [status, false, code], name)
-    t.same(onDisk(), [], `${name}: nothing on disk`)
+    t.same(await onDisk(), [], `${name}: nothing on disk`)
   }
   const unchanged = await record()
   t.same([unchanged.version, unchanged.attachment ?? null], [1, null], 'the record was never touched')
@@ -61,7 +61,7 @@ t.test('malformed, cut-off and over-full forms are 4xx in the envelope and store
   const fine = await app.inject({ method: 'POST', url, headers: { 'content-type': FORM }, payload: `${fieldPart('note', 'fields beside the file are fine')}${fileHead()}${FILE}\r\n${closing}` })
   t.equal(fine.statusCode, 201, 'a well-formed form with a field beside its file is taken')
   t.equal(fine.json().data.file.size, FILE.length)
-  t.equal(onDisk().length, 1)
+  t.equal((await onDisk()).length, 1)
 
   // Seven-byte pieces put the close delimiter across piece boundaries, as a slow network would.
   const form = Buffer.from(`${fileHead('file', 'small.txt')}a small file\r\n${closing}`)
@@ -92,7 +92,7 @@ t.test('a body that ends before its Content-Length, over a real socket, is a 4xx
   // Node's parser meets the early end first; were the route to, it would name the form instead.
   t.match(JSON.parse(json), { success: false, code: /^APP_(MALFORMED_REQUEST|MULTIPART_INVALID)$/ }, 'in the envelope')
   // The answer may come from the HTTP parser before the route has cleaned up; wait (tap's timeout guards) for the temp file to go.
-  while (onDisk().length > 0) await new Promise((resolve) => setTimeout(resolve, 10))
-  t.same(onDisk(), [], 'no file, no temp file')
+  while ((await onDisk()).length > 0) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.same(await onDisk(), [], 'no file, no temp file')
   t.equal((await record()).version, 1, 'the record is unchanged')
 })

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, readdirSync, truncateSync } from 'node:fs'
+import { truncateSync } from 'node:fs'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { ManualClock } from '../../../services/clock.js'
@@ -12,6 +12,7 @@ import { createIdGenerator } from '../../../services/ids.js'
 import { openStore, type Store } from '../../../services/store/index.js'
 import { tempDir } from '../../helper.js'
 import { collect, failingStream, sha256, streamOf } from './conformance.js'
+import { fileStoreFromEnv, storedKeys } from './engines.js'
 
 const owner: UploadOwner = { projectId: 'p1', table: 'posts', recordId: 'r1', field: 'cover' }
 const CHUNK = 1024
@@ -23,21 +24,14 @@ async function setup (t: Test, options: Partial<UploadSessionsDeps> = {}) {
   const newId = createIdGenerator(() => clock.nowMs())
   const store: Store = await openStore({ dataDir: dir, mongodbUrl: null, mongodbDb: 'plinth' }, newId)
   t.teardown(async () => { await store.close() })
-  const filesRoot = join(dir, 'files')
-  const files = new LocalFileStore(filesRoot)
+  const files = await fileStoreFromEnv(t)
   const uploads = new UploadSessions(store, files, { clock, newId, chunkSize: CHUNK, ...options })
   await uploads.init()
-  /** Every object key the FileStore holds under `prefix`. */
-  const objects = (prefix: string): string[] => {
-    const dirPath = join(filesRoot, prefix)
-    if (!existsSync(dirPath)) return []
-    return readdirSync(dirPath, { recursive: true, withFileTypes: true })
-      .filter((entry) => entry.isFile())
-      .map((entry) => join(entry.parentPath, entry.name).slice(filesRoot.length + 1))
-  }
+  /** The object keys and the keys with staged bytes the FileStore holds under `prefix`. */
+  const stored = async (prefix: string) => await storedKeys(files, prefix)
   const attached: StoredFile[] = []
   const attach = async (file: StoredFile): Promise<void> => { attached.push(file) }
-  return { store, clock, files, filesRoot, uploads, objects, attached, attach }
+  return { store, clock, files, uploads, stored, attached, attach }
 }
 
 const pieces = (data: Buffer, size = CHUNK): Buffer[] => {
@@ -87,7 +81,7 @@ t.test('start describes the session and refuses bad declarations', async (t) => 
 })
 
 t.test('chunks in any order, one sent twice, concurrently; complete joins, verifies and cleans up', async (t) => {
-  const { uploads, files, objects, attached, attach } = await setup(t)
+  const { uploads, files, stored, attached, attach } = await setup(t)
   const data = randomBytes(4 * CHUNK + 300)
   const parts = pieces(data)
   const session = await uploads.start(owner, { name: 'blob.bin', size: data.length, type: 'application/octet-stream', sha256: sha256(data).toUpperCase() })
@@ -109,7 +103,7 @@ t.test('chunks in any order, one sent twice, concurrently; complete joins, verif
   t.ok((await collect(opened.stream)).equals(data), 'the last resend of chunk 1 won')
   const ranged = await uploads.openFile(owner, file.id, { start: 10, end: 19 })
   t.ok((await collect(ranged.stream)).equals(data.subarray(10, 20)))
-  t.same(objects('uploads'), [], 'chunks are gone')
+  t.same((await stored('uploads')).staged, [], 'chunks are gone')
   t.match(await uploads.status(session.id, owner), { status: 'completed', file })
   t.equal(await files.stat(`files/p1/${owner.table}/${owner.recordId}/${owner.field}/${file.id}`).then((s) => s?.size), data.length)
 
@@ -181,7 +175,7 @@ t.test('sessions belong to their owner', async (t) => {
 })
 
 t.test('complete refuses a missing chunk, a wrong size and a wrong checksum, and stays completable', async (t) => {
-  const { uploads, objects, attach, filesRoot } = await setup(t)
+  const { uploads, stored, attach, files } = await setup(t)
   const data = randomBytes(3 * CHUNK)
   const parts = pieces(data)
 
@@ -192,15 +186,16 @@ t.test('complete refuses a missing chunk, a wrong size and a wrong checksum, and
   const wrongSum = await uploads.start(owner, { name: 's.bin', size: data.length, type: 'application/octet-stream', sha256: sha256(randomBytes(8)) })
   for (const [i, part] of parts.entries()) await uploads.putChunk(wrongSum.id, owner, i, part)
   await t.rejects(uploads.complete(wrongSum.id, owner, attach), { code: 'APP_UPLOAD_CHECKSUM_MISMATCH', status: 422, details: { actual: sha256(data) } })
-  t.same(objects('files'), [], 'no final object is left')
+  t.same((await stored('files')).objects, [], 'no final object is left')
   t.match(await uploads.status(wrongSum.id, owner), { status: 'open', received: [0, 1, 2] }, 'still open')
 
   // Chunks are sized on arrival, so only a chunk changed behind the service's back can make the total wrong.
   const tampered = await uploads.start(owner, { name: 't.bin', size: data.length, type: 'application/octet-stream', sha256: sha256(data) })
   for (const [i, part] of parts.entries()) await uploads.putChunk(tampered.id, owner, i, part)
-  truncateSync(join(filesRoot, 'uploads', `${tampered.id}.part`), 2 * CHUNK + 10)
+  if (files instanceof LocalFileStore) truncateSync(join(files.root, 'uploads', `${tampered.id}.part`), 2 * CHUNK + 10)
+  else await files.writePart(`uploads/${tampered.id}`, 2 * CHUNK, parts[2].subarray(0, 10))
   await t.rejects(uploads.complete(tampered.id, owner, attach), { code: 'APP_UPLOAD_SIZE_MISMATCH', status: 422, details: { expected: data.length, actual: 2 * CHUNK + 10 } })
-  t.same(objects('files'), [])
+  t.same((await stored('files')).objects, [])
   await uploads.putChunk(tampered.id, owner, 2, parts[2])
   t.equal((await uploads.complete(tampered.id, owner, attach)).sha256, sha256(data), 'resending the chunk repairs it')
 })
@@ -298,7 +293,7 @@ t.test('the type is sniffed from the bytes, not taken from the client', async (t
 })
 
 t.test('a failing attach leaves no object and the session completable', async (t) => {
-  const { uploads, objects } = await setup(t)
+  const { uploads, stored } = await setup(t)
   const data = randomBytes(2 * CHUNK)
   const session = await uploads.start(owner, { name: 'a.bin', size: data.length, type: 'application/octet-stream' })
   for (const [i, part] of pieces(data).entries()) await uploads.putChunk(session.id, owner, i, part)
@@ -307,9 +302,9 @@ t.test('a failing attach leaves no object and the session completable', async (t
     offered.push(file)
     throw new Error('record was deleted meanwhile')
   }), { message: 'record was deleted meanwhile' })
-  t.same(objects('files'), [], 'the final object was removed')
+  t.same((await stored('files')).objects, [], 'the final object was removed')
   t.match(await uploads.status(session.id, owner), { status: 'open', missing: [] })
-  t.same(objects('uploads'), [`uploads/${session.id}.part`], 'the staged chunks are kept for another try')
+  t.same((await stored('uploads')).staged, [`uploads/${session.id}`], 'the staged chunks are kept for another try')
   const file = await uploads.complete(session.id, owner, async (f) => { offered.push(f) })
   t.equal(file.id, offered[0].id, 'the retry makes the same file id')
   t.equal(file.sha256, sha256(data))
@@ -341,7 +336,7 @@ t.test('only one completer at a time; a dead completer lapses', async (t) => {
 })
 
 t.test('abort drops the bytes; a chunk that lands after the abort is dropped too', async (t) => {
-  const { uploads, objects, attach } = await setup(t)
+  const { uploads, stored, attach } = await setup(t)
   const data = randomBytes(3 * CHUNK)
   const parts = pieces(data)
   const session = await uploads.start(owner, { name: 'x.bin', size: data.length, type: 'application/octet-stream' })
@@ -353,7 +348,7 @@ t.test('abort drops the bytes; a chunk that lands after the abort is dropped too
     yield parts[1].subarray(100)
   })(), { objectMode: false })
   await t.rejects(uploads.putChunk(session.id, owner, 1, late), { code: 'APP_UPLOAD_SESSION_ABORTED', status: 410 })
-  t.same(objects('uploads'), [], 'no chunk survives the abort')
+  t.same((await stored('uploads')).staged, [], 'no chunk survives the abort')
   t.match(await uploads.status(session.id, owner), { status: 'aborted' })
   t.match(await uploads.abort(session.id, owner), { status: 'aborted' }, 'aborting again is fine')
   await t.rejects(uploads.putChunk(session.id, owner, 2, parts[2]), { code: 'APP_UPLOAD_SESSION_ABORTED', status: 410 })
@@ -361,7 +356,7 @@ t.test('abort drops the bytes; a chunk that lands after the abort is dropped too
 })
 
 t.test('expiry: refused at once, bytes removed by the sweep, documents purged later', async (t) => {
-  const { uploads, clock, objects, attach } = await setup(t, { ttlSeconds: 3600 })
+  const { uploads, clock, stored, attach } = await setup(t, { ttlSeconds: 3600 })
   const data = randomBytes(2 * CHUNK)
   const parts = pieces(data)
   const old = await uploads.start(owner, { name: 'old.bin', size: data.length, type: 'application/octet-stream' })
@@ -377,14 +372,14 @@ t.test('expiry: refused at once, bytes removed by the sweep, documents purged la
   await t.rejects(uploads.complete(old.id, owner, attach), gone)
   t.match(await uploads.status(old.id, owner), { status: 'expired' })
   t.same(await uploads.expireDue(), { expired: 1, purged: 0 })
-  t.same(objects('uploads'), [`uploads/${young.id}.part`], 'only the live session keeps bytes')
+  t.same((await stored('uploads')).staged, [`uploads/${young.id}`], 'only the live session keeps bytes')
   t.same(await uploads.expireDue(), { expired: 0, purged: 0 }, 'the sweep is idempotent')
   t.match(await uploads.status(young.id, owner), { status: 'open', received: [0] })
 
   clock.advance(8 * 24 * HOUR)
   t.same(await uploads.expireDue(), { expired: 1, purged: 2 }, 'the young session expires, then both are purged')
   await t.rejects(uploads.status(old.id, owner), { code: 'APP_UPLOAD_SESSION_NOT_FOUND' }, 'purged long after expiry')
-  t.same(objects('uploads'), [])
+  t.same((await stored('uploads')).staged, [])
 })
 
 t.test('a 20 MB file in streamed chunks', async (t) => {
@@ -402,7 +397,7 @@ t.test('a 20 MB file in streamed chunks', async (t) => {
 })
 
 t.test('storeWhole streams one request to a file', async (t) => {
-  const { uploads, objects } = await setup(t, { maxSize: 50_000 })
+  const { uploads, stored } = await setup(t, { maxSize: 50_000 })
   const gif = Buffer.concat([Buffer.from('GIF89a'), randomBytes(5000)])
   const file = await uploads.storeWhole(owner, { name: 'a.gif', type: 'image/jpeg', body: streamOf(gif, 999), maxSize: 10_000 })
   t.match(file, { name: 'a.gif', size: gif.length, sha256: sha256(gif), type: 'image/gif', declaredType: 'image/jpeg' })
@@ -412,6 +407,6 @@ t.test('storeWhole streams one request to a file', async (t) => {
   await t.rejects(uploads.storeWhole(owner, { name: 'b', type: 'text/plain', body: streamOf(randomBytes(50_001), 999), maxSize: 100_000 }), { code: 'APP_FILE_TOO_LARGE', status: 413 }, "the service's own maxSize still applies")
   await t.rejects(uploads.storeWhole(owner, { name: 'c', type: 'text/plain', body: streamOf(gif), maxSize: 10_000, sha256: sha256(randomBytes(3)) }), { code: 'APP_UPLOAD_CHECKSUM_MISMATCH', status: 422 })
   await t.rejects(uploads.storeWhole(owner, { name: 'd', type: 'bad', body: streamOf(gif), maxSize: 10_000 }), { code: 'APP_UPLOAD_INVALID' })
-  t.same(objects('files'), [`files/p1/${owner.table}/${owner.recordId}/${owner.field}/${file.id}.obj`], 'refused uploads left nothing behind')
+  t.same((await stored('files')).objects, [`files/p1/${owner.table}/${owner.recordId}/${owner.field}/${file.id}`], 'refused uploads left nothing behind')
   t.match(await uploads.storeWhole(owner, { name: 'e', type: 'text/plain', body: Readable.from([]), maxSize: 10 }), { size: 0, type: 'application/octet-stream' })
 })
