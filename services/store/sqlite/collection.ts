@@ -4,7 +4,7 @@ import type {
   FindOptions, IndexDescription, IndexKey, InsertManyResult, InsertOneResult, Projection, SharedReads, Sort, StoreCollection,
   StoreCursor, Update, UpdateOptions, UpdateResult, WithId
 } from '../types.js'
-import { compileFilter, compileProjection, compileUpdate, seedFromFilter, validateSort } from '../semantics/index.js'
+import { compileFilter, compileProjection, compileUpdate, seedFromFilter, validateDocument, validateSort } from '../semantics/index.js'
 import type { IdGenerator } from '../../ids.js'
 import { decodeDocument, encodeDocument } from './codec.js'
 import type { CollectionMeta, Connection } from './connection.js'
@@ -80,9 +80,8 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
   }
 
   private prepare (doc: Document, path: string): PreparedInsert {
-    if (doc === null || typeof doc !== 'object') throw new QueryError(path, 'A document must be a plain object')
-    const id = doc._id === undefined ? this.newId() : doc._id
-    if (typeof id !== 'string') throw new QueryError(`${path}._id`, '_id must be a string')
+    validateDocument(doc, path)
+    const id = (doc._id as string | undefined) ?? this.newId()
     return { id, json: encodeDocument(doc, id, path), doc }
   }
 
