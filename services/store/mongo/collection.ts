@@ -1,10 +1,10 @@
-import type { ClientSession, Collection, FindCursor } from 'mongodb'
+import { MongoServerError, type ClientSession, type Collection, type FindCursor } from 'mongodb'
 import type {
   CountOptions, CreateIndexOptions, DeleteResult, Document, Filter, FindOneAndDeleteOptions, FindOneAndUpdateOptions,
   FindOptions, IndexDescription, IndexKey, InsertManyResult, InsertOneResult, StoreCollection, StoreCursor, Update, UpdateOptions,
   UpdateResult, WithId
 } from '../types.js'
-import { IndexNotFoundError, QueryError } from '../errors.js'
+import { IndexNotFoundError, InvalidIndexError, QueryError } from '../errors.js'
 import {
   checkDropIndex, existingIndex, indexSpec, seedFromFilter, validateCount, validateDocument, validateFilter, validateProjection, validateSort,
   validateUpdate
@@ -192,7 +192,11 @@ export class MongoStoreCollection<T extends Document> implements StoreCollection
     if (same !== null) return same
     try {
       return await this.raw.createIndex(spec.key, { unique: spec.unique, name: spec.name })
-    } catch (error) { translate(error, this.collectionName) }
+    } catch (error) {
+      // Parallel arrays refuse the index here, not a document (as the embedded engine says).
+      if (error instanceof MongoServerError && error.code === 171) throw new InvalidIndexError(`Cannot build index '${spec.name}': a document holds parallel arrays`)
+      translate(error, this.collectionName)
+    }
   }
 
   async dropIndex (name: string): Promise<void> {

@@ -12,5 +12,5 @@ export { applyProjection, compileProjection, validateProjection } from './projec
 export { compileSort, sortDocuments, validateSort } from './sort.js'
 export { cloneValue, compareValues, deepEqual } from './values.js'
 export { MAX_DOCUMENT_DEPTH, validateDocument, validateStoredValue } from './documents.js'
-export { MAX_INDEXES, checkDropIndex, existingIndex, indexSpec, type IndexSpec } from './indexes.js'
+export { MAX_INDEXES, checkDropIndex, existingIndex, indexSpec, parallelArrays, type IndexSpec } from './indexes.js'
 export { validateCount } from './options.js'

@@ -1,5 +1,6 @@
 import { IndexConflictError, InvalidIndexError } from '../errors.js'
-import type { CreateIndexOptions, IndexDescription, IndexKey } from '../types.js'
+import type { CreateIndexOptions, Document, IndexDescription, IndexKey } from '../types.js'
+import { isPlainObject } from './values.js'
 
 /** MongoDB's limit per collection, the `_id_` index included; the embedded engine keeps to it too. */
 export const MAX_INDEXES = 64
@@ -73,4 +74,47 @@ export function existingIndex (existing: IndexDescription[], spec: IndexSpec): s
 export function checkDropIndex (name: unknown): asserts name is string {
   validateIndexName(name)
   if (name === '_id_') throw new InvalidIndexError('The _id index cannot be dropped')
+}
+
+/**
+ * The two fields of a compound index that hold different arrays in `doc`
+ * ("parallel arrays", which MongoDB cannot index and refuses), or null.
+ * Fields reaching the same array (`a.x` and `a.y` through an array `a`) are
+ * followed into each element, where they must not fork into arrays again.
+ */
+export function parallelArrays (doc: Document, fields: string[]): [string, string] | null {
+  return forkedArrays(doc, fields.map((field) => ({ field, rest: field.split('.') })))
+}
+
+interface IndexPath { field: string, rest: string[] }
+
+function forkedArrays (container: Document, paths: IndexPath[]): [string, string] | null {
+  const arrays = new Map<string, { array: unknown[], paths: IndexPath[] }>()
+  for (const path of paths) {
+    let value: unknown = container
+    let depth = 0
+    while (depth < path.rest.length && isPlainObject(value)) {
+      value = value[path.rest[depth]]
+      depth++
+      if (Array.isArray(value)) break
+    }
+    if (!Array.isArray(value)) continue
+    const prefix = path.rest.slice(0, depth).join('.')
+    const entry = arrays.get(prefix) ?? { array: value, paths: [] as IndexPath[] }
+    entry.paths.push({ field: path.field, rest: path.rest.slice(depth) })
+    arrays.set(prefix, entry)
+  }
+  if (arrays.size > 1) {
+    const [first, second] = [...arrays.values()]
+    return [first.paths[0].field, second.paths[0].field]
+  }
+  const [shared] = arrays.values()
+  const deeper = shared?.paths.filter((path) => path.rest.length > 0) ?? []
+  if (deeper.length < 2) return null
+  for (const element of shared.array) {
+    if (!isPlainObject(element)) continue
+    const forked = forkedArrays(element, deeper)
+    if (forked !== null) return forked
+  }
+  return null
 }

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3'
-import { DuplicateKeyError, IndexNotFoundError } from '../errors.js'
+import { DuplicateKeyError, IndexNotFoundError, InvalidDocumentError, InvalidIndexError } from '../errors.js'
 import type { CreateIndexOptions, Document, IndexDescription, IndexKey } from '../types.js'
 import { decodeDocument, storedValue } from './codec.js'
 import type { CollectionMeta, Connection, IndexMeta } from './connection.js'
@@ -7,7 +7,7 @@ import { quoteIdentifier, sqlIndexName } from './names.js'
 import { anyArrayCondition, keyRankExpression, keyValueExpression } from './paths.js'
 import { compileSqlFilter, type FilterContext } from './sql-filter.js'
 import { isPlainObject } from '../semantics/values.js'
-import { checkDropIndex, existingIndex, indexSpec } from '../semantics/indexes.js'
+import { checkDropIndex, existingIndex, indexSpec, parallelArrays } from '../semantics/indexes.js'
 
 export function filterContext (meta: CollectionMeta | undefined): FilterContext {
   return {
@@ -39,11 +39,16 @@ export function createIndex (connection: Connection, collection: string, key: In
     if (same !== null) return same
     let meta = connection.ensureCollection(collection)
     const table = quoteIdentifier(meta.table)
+    let arrayFields = 0
     for (const field of fields) {
-      if (field === '_id' || meta.multikey.has(field)) continue
+      if (field === '_id') continue
+      const tracked = meta.multikey.get(field)
+      if (tracked !== undefined) { if (tracked) arrayFields++; continue }
       const hasArrays = connection.statement(`SELECT 1 FROM ${table} WHERE ${anyArrayCondition(field.split('.'))} LIMIT 1`).pluck().get() !== undefined
+      if (hasArrays) arrayFields++
       connection.statement('INSERT INTO _plinth_paths (collection, path, multikey) VALUES (?, ?, ?)').run(collection, field, hasArrays ? 1 : 0)
     }
+    if (arrayFields > 1) checkAllParallelArrays(connection, meta, name, fields)
     const sqlName = sqlIndexName(collection, name)
     const columns = fields.flatMap((field) => indexColumns(field, key[field]))
     try {
@@ -227,4 +232,21 @@ function firstDuplicate (connection: Connection, meta: CollectionMeta, name: str
   const columns = fields.flatMap((field) => indexColumns(field, 1))
   const json = connection.statement(`SELECT doc FROM ${quoteIdentifier(meta.table)} WHERE seq = (SELECT min(seq) FROM ${quoteIdentifier(meta.table)} GROUP BY ${columns.join(', ')} HAVING count(*) > 1 LIMIT 1)`).pluck().get() as string | undefined
   return new DuplicateKeyError(meta.name, name, json === undefined ? {} : keyValue(decodeDocument(json), fields))
+}
+
+/** MongoDB cannot index two different arrays of one document in one compound index; neither engine stores such a document. */
+export function checkParallelArrays (meta: CollectionMeta, doc: Document): void {
+  for (const index of meta.indexes) {
+    if (index.fields.length < 2) continue
+    const forked = parallelArrays(doc, index.fields)
+    if (forked !== null) throw new InvalidDocumentError('document', `Cannot index parallel arrays: '${forked[0]}' and '${forked[1]}' of index '${index.name}' hold different arrays`)
+  }
+}
+
+function checkAllParallelArrays (connection: Connection, meta: CollectionMeta, name: string, fields: string[]): void {
+  const rows = connection.statement(`SELECT doc FROM ${quoteIdentifier(meta.table)}`).pluck().iterate() as IterableIterator<string>
+  for (const json of rows) {
+    const forked = parallelArrays(decodeDocument(json), fields)
+    if (forked !== null) throw new InvalidIndexError(`Cannot build index '${name}': a document holds parallel arrays in '${forked[0]}' and '${forked[1]}'`)
+  }
 }

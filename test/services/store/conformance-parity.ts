@@ -122,6 +122,21 @@ export async function parityConformance (t: Test, openStore: () => Promise<Store
       t.ok(error instanceof type, `${name}: ${type.name}`)
       t.equal(error?.code, code, name)
     }
+    const pairs = await fresh()
+    await pairs.createIndex({ tags: 1, refs: 1 })
+    await pairs.createIndex({ 'items.x': 1, 'items.y': 1 })
+    await pairs.insertMany([{ _id: 'one', tags: ['a', 'b'], refs: 'r' }, { _id: 'shared', items: [{ x: 1, y: [1, 2] }, { x: [3], y: 4 }] }])
+    const parallel: Array<[string, () => Promise<unknown>]> = [
+      ['an insert with two arrays in one compound index', async () => await pairs.insertOne({ tags: ['a'], refs: ['r'] })],
+      ['an update making a second array', async () => await pairs.updateOne({ _id: 'one' }, { $set: { refs: ['r', 's'] } })],
+      ['arrays forking inside a shared array', async () => await pairs.insertOne({ items: [{ x: [1], y: [2] }] })]
+    ]
+    for (const [name, run] of parallel) t.ok(await failure(run) instanceof InvalidDocumentError, `${name}: InvalidDocumentError (parallel arrays)`)
+    t.same(await pairs.findOne({ _id: 'one' }), { _id: 'one', tags: ['a', 'b'], refs: 'r' }, 'the refused update changed nothing')
+    await pairs.insertOne({ _id: 'other', tags: ['z'], other: ['y'] })
+    t.ok(await failure(async () => await pairs.createIndex({ tags: 1, other: 1 })) instanceof InvalidIndexError, 'an index over parallel arrays already stored is refused at creation')
+    t.notOk((await pairs.listIndexes()).some((index) => index.name === 'tags_1_other_1'), 'and not created')
+
     const full = await fresh()
     for (let i = 0; i < 63; i++) await full.createIndex({ [`f${i}`]: 1 })
     t.equal((await full.listIndexes()).length, 64, 'a collection holds 64 indexes, _id_ included')

@@ -214,6 +214,9 @@ t.test('index rules are decided before the driver', async (t) => {
   existing.push(...Array.from({ length: 62 }, (_, i) => ({ name: `f${i}_1`, key: { [`f${i}`]: 1 } })))
   t.ok(await collection.createIndex({ z: 1 }).then(() => null, (error: unknown) => error) instanceof InvalidIndexError, 'a 65th index')
   t.equal(calls.length, 1)
+
+  const parallel = fakeDriver({ createIndex: () => { throw new MongoServerError({ code: 171, errmsg: 'cannot index parallel arrays [b] [a]' }) } }).collection
+  t.ok(await parallel.createIndex({ a: 1, b: 1 }).then(() => null, (error: unknown) => error) instanceof InvalidIndexError, 'parallel arrays met while building an index refuse the index, as on the embedded engine')
 })
 
 t.test('errors from cursors and writes are translated too', async (t) => {
