@@ -2,6 +2,7 @@ import { MongoClient, MongoServerError, type Db } from 'mongodb'
 import type { Document, Store, StoreCollection, StoreExtensions } from './types.js'
 import { StoreUnavailableError } from './errors.js'
 import { newId as defaultNewId, type IdGenerator } from '../ids.js'
+import { ConfigError } from '../config.js'
 import { MongoStoreCollection, type Transact } from './mongo/collection.js'
 import { clientOptions, deploymentProblem, type HelloAnswer } from './mongo/deployment.js'
 import { translate } from './mongo/translate.js'
@@ -73,7 +74,8 @@ export async function openMongoStore (options: { url: string, db: string, newId?
       throw error
     })
     const problem = deploymentProblem(hello as HelloAnswer)
-    if (problem !== null) throw new Error(problem)
+    // A configuration error: the server prints it and exits with EX_CONFIG, as for a malformed variable.
+    if (problem !== null) throw new ConfigError('MONGODB_URL', problem)
   } catch (error) {
     await client.close()
     throw error

@@ -29,16 +29,16 @@ export interface HelloAnswer { setName?: unknown, msg?: unknown, maxWireVersion?
 const MIN_WIRE_VERSION = 13
 
 /**
- * Why Plinth cannot run on this deployment, or null. Multi-document writes
+ * Why Plinth cannot run on the deployment MONGODB_URL points at, or null. Multi-document writes
  * are transactions, which need a replica set (or a sharded cluster); a
  * standalone server would make them fail at the first bulk write, so the
  * server refuses to start instead.
  */
 export function deploymentProblem (hello: HelloAnswer): string | null {
   if (typeof hello.maxWireVersion === 'number' && hello.maxWireVersion < MIN_WIRE_VERSION) {
-    return 'MONGODB_URL points at a MongoDB older than 5.0; Plinth needs MongoDB 5.0 or newer'
+    return 'points at a MongoDB older than 5.0; Plinth needs MongoDB 5.0 or newer'
   }
   if (typeof hello.setName === 'string' || hello.msg === 'isdbgrid') return null
-  return 'MONGODB_URL points at a standalone MongoDB server; Plinth needs a replica set or a sharded cluster, ' +
+  return 'points at a standalone MongoDB server; Plinth needs a replica set or a sharded cluster, ' +
     'because multi-document writes run in transactions (for development, start mongod with --replSet rs0 and run rs.initiate() once)'
 }
