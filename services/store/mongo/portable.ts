@@ -15,7 +15,7 @@ export function portableQuery<T> (value: T, path = 'filter'): T {
 
 function bsonPattern (pattern: string | RegExp, options: string | undefined, path: string): BSONRegExp {
   const portable = portablePattern(pattern, options, path)
-  return new BSONRegExp(portable.source, portable.flags)
+  return new BSONRegExp(portable.serverSource, portable.flags)
 }
 
 function rewrite (value: unknown, path: string): unknown {

@@ -21,8 +21,12 @@ export function linearRegExp (source: string, flags = ''): RegExp {
   return compiled
 }
 
-/** A pattern in the one form both engines run alike: what RE2 compiles here and what MongoDB's PCRE is sent. */
-export interface PortablePattern { source: string, flags: string }
+/**
+ * A pattern in the one form both engines run alike: `source` is what RE2
+ * compiles here, `serverSource` what MongoDB's PCRE is sent (the same text,
+ * except where PCRE needs other words for the same meaning).
+ */
+export interface PortablePattern { source: string, serverSource: string, flags: string }
 
 /**
  * Builds the linear-time expression that behaves like MongoDB's PCRE for
@@ -72,8 +76,14 @@ export function portablePattern (pattern: string | RegExp, options: string | und
   if (!source.isWellFormed()) throw new QueryError(errorPath, 'A regular expression cannot hold unpaired surrogates')
   if (flags.includes('x')) source = stripExtendedSyntax(source)
   const portableFlags = [...new Set(flags.replace(/x/g, ''))].sort().join('')
-  return { source: rewriteForBothEngines(source, portableFlags.includes('m'), errorPath), flags: portableFlags }
+  const { out, lineStarts } = rewriteForBothEngines(source, portableFlags.includes('m'), errorPath)
+  let serverSource = out
+  // With m, RE2's `^` also matches after a newline that ends the text, PCRE's does not: PCRE is told so explicitly.
+  for (const at of lineStarts.reverse()) serverSource = serverSource.slice(0, at) + LINE_START_FOR_PCRE + serverSource.slice(at + 1)
+  return { source: out, serverSource, flags: portableFlags }
 }
+
+const LINE_START_FOR_PCRE = '(?:^|(?<=\\n)\\z)'
 
 // RE2's \s; PCRE's also holds \v (VT), so both are given this class instead.
 const SPACE_CLASS = '\\t\\n\\f\\r '
@@ -97,15 +107,16 @@ const DIVERGENT_ESCAPES: Record<string, string> = {
   e: '\\e is not supported: use \\x1B'
 }
 
-function rewriteForBothEngines (source: string, multiline: boolean, errorPath: string): string {
+function rewriteForBothEngines (source: string, multiline: boolean, errorPath: string): { out: string, lineStarts: number[] } {
   let out = ''
+  const lineStarts: number[] = []
   let inClass = false
   for (let i = 0; i < source.length; i++) {
     const char = source[i]
     if (char === '\\') {
       const next = source[i + 1]
       i++
-      if (next === undefined) return out + char // a trailing backslash: RE2 refuses it with its own message
+      if (next === undefined) return { out: out + char, lineStarts } // a trailing backslash: RE2 refuses it with its own message
       if (next === 'Q') {
         // \Q…\E is literal text to both engines.
         const end = source.indexOf('\\E', i + 1)
@@ -143,6 +154,9 @@ function rewriteForBothEngines (source: string, multiline: boolean, errorPath: s
       if (source[i + 1] === ']') out += source[++i]
     } else if (char === '$' && !multiline) {
       out += '\\z'
+    } else if (char === '^' && multiline) {
+      lineStarts.push(out.length)
+      out += char
     } else if (char === '(' && source[i + 1] === '?') {
       const inline = /^\(\?([A-Za-z-]*)[:)]/.exec(source.slice(i))
       if (inline !== null && /[mx]/.test(inline[1])) throw new QueryError(errorPath, 'Set m and x in $options, not inline: the anchors are rewritten for both engines from $options')
@@ -153,7 +167,7 @@ function rewriteForBothEngines (source: string, multiline: boolean, errorPath: s
       out += char
     }
   }
-  return out
+  return { out, lineStarts }
 }
 
 const WHITESPACE = new Set([' ', '\t', '\n', '\v', '\f', '\r'])

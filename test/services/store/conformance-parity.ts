@@ -158,6 +158,7 @@ export async function parityConformance (t: Test, openStore: () => Promise<Store
       ['\\A is the start of the text', { s: { $regex: '\\Aline2' } }, []],
       ['with m, ^ and $ match at line breaks', { s: { $regex: '^line2$', $options: 'm' } }, ['lines']],
       ['with m, $ matches before a newline', { s: { $regex: 'a$', $options: 'm' } }, ['a', 'nl']],
+      ['with m, ^ matches after a final newline too', { s: { $regex: '\\n^$', $options: 'm' } }, ['nl']],
       ['\\s is space, tab, CR, LF and FF, not VT', { s: { $regex: 'x\\sy' } }, ['tab']],
       ['a RegExp literal reads the same', { s: /a$/ }, ['a']],
       ['in $in', { s: { $in: [/^a$/, 'ABC'] } }, ['a', 'up']],

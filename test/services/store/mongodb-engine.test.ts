@@ -98,6 +98,8 @@ t.test('patterns reach the server in their portable form, as BSON regular expres
   const plain = { a: 1, b: { $in: [1, 2] } }
   t.equal(portableQuery(plain), plain, 'a filter without patterns is not copied')
   t.same((portableQuery({ $set: { a: 1 }, $pull: { tags: /x$/m } }, 'update') as any).$pull.tags.pattern, 'x$', 'with m, $ is left to mean end of line')
+  const lines = (portableQuery({ s: { $regex: '^$|[^a]', $options: 'm' } }) as any).s.$regex
+  t.same([lines.pattern, lines.options], ['(?:^|(?<=\\n)\\z)$|[^a]', 'm'], "with m, PCRE is told that ^ also matches after a final newline, as RE2's does (a class's ^ is left alone)")
 })
 
 t.test('the deployment check and the client options', async (t) => {
