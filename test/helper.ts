@@ -4,11 +4,13 @@ import { join } from 'node:path'
 import type { FastifyPluginAsync } from 'fastify'
 import type { Test } from 'tap'
 import { randomBytes } from 'node:crypto'
+import { MongoClient } from 'mongodb'
 import { buildApp } from '../app.js'
 import { loadConfig, type Config } from '../services/config.js'
 import type { Clock } from '../services/clock.js'
 import { createIdGenerator } from '../services/ids.js'
 import { openStore } from '../services/store/index.js'
+import { mongoDatabase } from '../services/store/mongodb.js'
 import type { Document, SharedReads, Store, StoreCollection, StoreExtensions } from '../services/store/types.js'
 import { CollectionDefinitions } from '../services/collections/definitions.js'
 import { Records } from '../services/collections/records.js'
@@ -30,10 +32,43 @@ export function tempDir (t: Test, prefix = 'plinth-test-'): string {
   return dir
 }
 
-/** The embedded Store in a fresh temp DATA_DIR, closed when the test ends: what service tests run on. */
+/**
+ * The engine the suite runs on: MongoDB when MONGODB_URL points at a
+ * deployment (a replica set), the embedded SQLite store otherwise. Every test
+ * app and temp store then gets a database of its own, dropped when it ends.
+ */
+export const TEST_MONGODB_URL = process.env.MONGODB_URL?.trim() === '' ? undefined : process.env.MONGODB_URL?.trim()
+export const testEngine: Store['engine'] = TEST_MONGODB_URL === undefined ? 'sqlite' : 'mongodb'
+
+function testDatabaseName (): string {
+  return `plinth_test_${randomBytes(8).toString('hex')}`
+}
+
+/**
+ * Drops the database a test's MongoDB-engine store used (through its own
+ * client, or a new one when the test closed the store); nothing to do for the
+ * embedded engine, whose DATA_DIR goes with the test.
+ */
+async function dropTestDatabase (store: Store, name: string): Promise<void> {
+  if (TEST_MONGODB_URL === undefined) return
+  const own = mongoDatabase(store)
+  if (await own?.dropDatabase().then(() => true, () => false) === true) return
+  const client = new MongoClient(TEST_MONGODB_URL)
+  try {
+    await client.db(name).dropDatabase()
+  } finally {
+    await client.close()
+  }
+}
+
+/** A Store in a fresh temp DATA_DIR (or a fresh MongoDB database), dropped and closed when the test ends: what service tests run on. */
 export async function tempStore (t: Test, prefix = 'plinth-store-'): Promise<Store> {
-  const store = await openStore({ dataDir: tempDir(t, prefix), mongodbUrl: null, mongodbDb: 'plinth' })
-  t.teardown(async () => { await store.close() })
+  const mongodbDb = testDatabaseName()
+  const store = await openStore({ dataDir: tempDir(t, prefix), mongodbUrl: TEST_MONGODB_URL ?? null, mongodbDb })
+  t.teardown(async () => {
+    await dropTestDatabase(store, mongodbDb)
+    await store.close()
+  })
   return store
 }
 
@@ -101,20 +136,30 @@ export function countingReads (store: Store, collection: string): { store: Store
   return { store: counting, reads: () => reads }
 }
 
+/**
+ * The configuration of a test app: a temp DATA_DIR, and on MongoDB a fresh
+ * database and a master key every node of a deployment would share.
+ */
 export function testConfig (t: Test, env: Record<string, string> = {}): Config {
-  return loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: tempDir(t), ...env })
+  const engine: Record<string, string> = TEST_MONGODB_URL === undefined
+    ? {}
+    : { MONGODB_URL: TEST_MONGODB_URL, MONGODB_DB: testDatabaseName(), PLINTH_MASTER_KEY: randomBytes(32).toString('base64') }
+  return loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: tempDir(t), ...engine, ...env })
 }
 
 /**
- * Builds the real app on a temp DATA_DIR (embedded store unless MONGODB_URL
- * is passed in env). `extra` lets a test mount its own probe routes beside the
+ * Builds the real app on a temp DATA_DIR, with the suite's engine (see
+ * testEngine). `extra` lets a test mount its own probe routes beside the
  * product's, e.g. to exercise the error plugin with a body schema.
  */
 export async function buildTestApp (t: Test, options: { env?: Record<string, string>, extra?: FastifyPluginAsync } = {}) {
   const app = await buildApp(testConfig(t, options.env))
   if (options.extra !== undefined) await app.register(options.extra)
   await app.ready()
-  t.teardown(() => app.close())
+  t.teardown(async () => {
+    await dropTestDatabase(app.store, app.config.mongodbDb)
+    await app.close()
+  })
   return app
 }
 

@@ -3,6 +3,7 @@ import { QueryError } from '../store/errors.js'
 import { validateStorable } from '../store/semantics/literals.js'
 import { validateFilter } from '../store/semantics/match.js'
 import { linearRegExp } from '../store/semantics/regex.js'
+import { MAX_INDEXES } from '../store/semantics/indexes.js'
 import { PROJECT_USERS_TABLE } from '../projects/naming.js'
 import { parseIsoDate } from '../iso-dates.js'
 import { MAX_NESTING, nestedDeeperThan } from '../nesting.js'
@@ -194,7 +195,16 @@ function checkUsersFields (fields: FieldDefinitionT[]): void {
   if (fields[verified].type !== 'boolean') throw reservedField(`fields[${verified}].type`, `"emailVerified" of ${PROJECT_USERS_TABLE} must stay a boolean field`)
 }
 
+function mayHoldArray (field: FieldDefinitionT | undefined): boolean {
+  return field !== undefined && (field.multiple === true || field.type === 'json')
+}
+
 function checkIndexes (indexes: IndexDefinitionT[], fields: ReadonlyMap<string, FieldDefinitionT>): void {
+  // Each unique field has an index of its own beside the declared ones, and the id has one: all count towards MongoDB's 64.
+  const uniqueFields = [...fields.values()].filter((field) => field.unique === true).length
+  if (uniqueFields + indexes.length > MAX_INDEXES - 1) {
+    throw invalidDefinition('indexes', `at most ${MAX_INDEXES - 1} indexes, counting one for each unique field (${uniqueFields} here); a collection holds at most ${MAX_INDEXES}, the id's included`)
+  }
   const seen = new Map<string, number>()
   indexes.forEach((index, i) => {
     if (index.fields.length === 0) throw invalidDefinition(`indexes[${i}].fields`, 'needs at least one field')
@@ -205,6 +215,11 @@ function checkIndexes (indexes: IndexDefinitionT[], fields: ReadonlyMap<string, 
       if (names.has(name)) throw invalidDefinition(`indexes[${i}].fields[${j}]`, `"${name}" appears twice`)
       names.add(name)
     })
+    // MongoDB cannot index two arrays of one document together ("parallel arrays"): refused now, not at some later write.
+    const arrays = [...names].filter((name) => mayHoldArray(fields.get(name)))
+    if (arrays.length > 1) {
+      throw invalidDefinition(`indexes[${i}].fields`, `cannot hold two fields that may hold arrays (${arrays.map((name) => `"${name}"`).join(', ')}: multiple-valued or json); index them separately`)
+    }
     const key = index.fields.join(',')
     const earlier = seen.get(key)
     if (earlier !== undefined) throw invalidDefinition(`indexes[${i}]`, `has the same fields as indexes[${earlier}]`)

@@ -2,7 +2,8 @@ import { AppError, fieldIssue } from '../errors.js'
 
 /**
  * Both engines raise exactly these, so services handle one type whatever the
- * engine: a unique index violation, and a filter or update outside the subset.
+ * engine: a unique index violation, a filter, update or document outside the
+ * subset, an index refused, and a store that does not answer.
  */
 export class DuplicateKeyError extends AppError {
   readonly collection: string
@@ -21,9 +22,21 @@ export class DuplicateKeyError extends AppError {
 export class QueryError extends AppError {
   readonly path: string
 
-  constructor (path: string, message: string) {
-    super('APP_INVALID_QUERY', 400, `${message} (at ${path})`, fieldIssue(path, message))
+  constructor (path: string, message: string, code = 'APP_INVALID_QUERY') {
+    super(code, 400, `${message} (at ${path})`, fieldIssue(path, message))
     this.path = path
+  }
+}
+
+/**
+ * A document (or a value an update would store) that one engine could not
+ * store as the other would: `$`-prefixed, dotted, empty or NUL-holding field
+ * names, NaN or ±Infinity, binary or other non-JSON values, a non-string `_id`.
+ * A QueryError, so callers that refuse bad input by that type keep doing so.
+ */
+export class InvalidDocumentError extends QueryError {
+  constructor (path: string, message: string) {
+    super(path, message, 'APP_INVALID_DOCUMENT')
   }
 }
 
@@ -34,5 +47,37 @@ export class InvalidUpdateError extends AppError {
   constructor (path: string, message: string) {
     super('APP_INVALID_UPDATE', 400, `${message} (at ${path})`, fieldIssue(path, message))
     this.path = path
+  }
+}
+
+/** An index key, name or count the Store refuses, or dropping the `_id_` index. */
+export class InvalidIndexError extends AppError {
+  constructor (message: string) {
+    super('APP_INVALID_INDEX', 400, message)
+  }
+}
+
+/** Another index already has this name (with another key or options) or this key (under another name). */
+export class IndexConflictError extends AppError {
+  constructor (message: string) {
+    super('APP_INDEX_CONFLICT', 409, message)
+  }
+}
+
+export class IndexNotFoundError extends AppError {
+  constructor (name: string) {
+    super('APP_INDEX_NOT_FOUND', 404, `No index named '${name}'`)
+  }
+}
+
+/**
+ * The store did not answer (network failure, no primary reachable within the
+ * server-selection timeout, a client already closed). Worth retrying, on this
+ * node or another, hence Retry-After.
+ */
+export class StoreUnavailableError extends AppError {
+  constructor (cause?: unknown) {
+    super('APP_STORE_UNAVAILABLE', 503, 'The store is not answering; try again shortly', { retryAfterSeconds: 5 })
+    if (cause !== undefined) this.cause = cause
   }
 }

@@ -4,9 +4,14 @@
  * embedded SQLite engine and the MongoDB engine both implement them and are
  * held to the same answers by test/services/store/conformance.
  *
- * Values a document may hold: string, number, boolean, null, Date, arrays and
- * plain objects (nested to any depth). `_id` is always a string; when an
- * insert omits it the Store fills it from the one id generator.
+ * Values a document may hold: string (well-formed UTF-16), finite number,
+ * boolean, null, valid Date, arrays and plain objects, nested at most 100
+ * levels, under names that are not empty, do not start with `$` and hold no
+ * `.` or NUL (semantics/documents.ts; anything else is InvalidDocumentError
+ * from every engine). `_id` is always a string; when an insert omits it the
+ * Store fills it from the one id generator.
+ *
+ * insertMany, updateMany and deleteMany are all-or-nothing on every engine.
  */
 
 export type Document = { [key: string]: unknown }

@@ -3,7 +3,9 @@ import { connect, type AddressInfo } from 'node:net'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { buildTestApp, signUp } from '../helper.js'
+import { MongoServerSelectionError } from 'mongodb'
 import { AppError } from '../../services/errors.js'
+import { translate } from '../../services/store/mongo/translate.js'
 import { Envelope, errorResponses } from '../../schemas/envelope.js'
 
 // Probe routes exercise the error plugin with a real body schema and thrown errors.
@@ -23,6 +25,8 @@ const probes: FastifyPluginAsync = async (app) => {
   app.get('/api/probe/crash', { config: { auth: 'none' } }, async () => { throw new Error('secret internal detail at /srv/db.ts:12') })
   app.get('/api/probe/item/:id', { config: { auth: 'none' } }, async () => ({ success: true, data: {} }))
   app.get('/api/probe/limited', { config: { auth: 'none' } }, async () => { throw new AppError('APP_RATE_LIMITED', 429, 'Slow down', { retryAfterSeconds: 7 }) })
+  // What the MongoDB engine throws when no primary answers within the server-selection timeout.
+  app.get('/api/probe/store-down', { config: { auth: 'none' } }, async () => translate(new MongoServerSelectionError('Server selection timed out after 30000 ms to db0.internal:27017', {} as never), 'records'))
 }
 
 t.test('error envelope for every kind of bad input', async (t) => {
@@ -67,6 +71,9 @@ t.test('error envelope for every kind of bad input', async (t) => {
   const limited = await app.inject({ url: '/api/probe/limited' })
   t.equal(limited.statusCode, 429)
   t.equal(limited.headers['retry-after'], '7', 'Retry-After is set from the error')
+  const storeDown = await app.inject({ url: '/api/probe/store-down' })
+  t.same([storeDown.statusCode, storeDown.headers['retry-after'], storeDown.json().code], [503, '5', 'APP_STORE_UNAVAILABLE'], 'a store that does not answer is 503 with Retry-After, not 500')
+  t.notMatch(storeDown.json().message, /db0\.internal/, "the driver's message stays in the log")
 
   const ok = await app.inject({ method: 'POST', url: '/api/probe', headers: json, payload: JSON.stringify({ name: 'ann', age: 3 }) })
   t.equal(ok.statusCode, 200)

@@ -1,4 +1,5 @@
 import { QueryError } from '../errors.js'
+import { validateStoredValue } from './documents.js'
 import { isPlainObject } from './values.js'
 
 /**
@@ -10,6 +11,9 @@ import { isPlainObject } from './values.js'
 export function validateLiteral (value: unknown, path: string): void {
   switch (typeof value) {
     case 'string':
+      // A lone surrogate reaches MongoDB as U+FFFD (BSON is UTF-8), so the two engines would compare different text.
+      if (!value.isWellFormed()) throw new QueryError(path, 'Text cannot hold unpaired surrogates')
+      return
     case 'number':
     case 'boolean':
       return
@@ -25,6 +29,7 @@ export function validateLiteral (value: unknown, path: string): void {
       if (isPlainObject(value)) {
         for (const key of Object.keys(value)) {
           if (key.startsWith('$')) throw new QueryError(`${path}.${key}`, `Field names cannot start with '$' ('${key}')`)
+          if (key.includes('\0')) throw new QueryError(`${path}.${key}`, 'Field names cannot contain a null byte')
           if (key === '__proto__') throw new QueryError(`${path}.${key}`, "A field cannot be named '__proto__'")
           validateLiteral(value[key], `${path}.${key}`)
         }
@@ -36,19 +41,9 @@ export function validateLiteral (value: unknown, path: string): void {
   }
 }
 
-/** A value an update writes into a document: a literal whose object keys also hold no dots. */
+/** A value an update writes into a document: held to the same rules as an inserted document's fields. */
 export function validateStorable (value: unknown, path: string): void {
+  validateStoredValue(value, path)
+  // What only updates refuse: fields named __proto__ (a path to the prototype) and undefined in arrays.
   validateLiteral(value, path)
-  checkFieldNames(value, path)
-}
-
-function checkFieldNames (value: unknown, path: string): void {
-  if (Array.isArray(value)) {
-    value.forEach((element, i) => { checkFieldNames(element, `${path}[${i}]`) })
-  } else if (isPlainObject(value)) {
-    for (const key of Object.keys(value)) {
-      if (key.length === 0 || key.includes('.')) throw new QueryError(`${path}.${key}`, `Stored field names cannot be empty or contain '.' ('${key}')`)
-      checkFieldNames(value[key], `${path}.${key}`)
-    }
-  }
 }

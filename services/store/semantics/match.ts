@@ -41,6 +41,7 @@ function scalarEquality (filter: unknown): ((doc: Document) => boolean) | null {
     const value = filter[key]
     if (key === '__proto__' || !PLAIN_FIELD.test(key)) return null
     if (typeof value !== 'string' && typeof value !== 'boolean' && !(typeof value === 'number' && !Number.isNaN(value))) return null
+    if (typeof value === 'string' && !value.isWellFormed()) return null
   }
   const values = keys.map((key) => filter[key])
   return (doc) => {

@@ -5,6 +5,8 @@ import { MISSING, compareStrings, isPlainObject, type Missing } from './values.j
 /** Splits a dotted field path, refusing empty segments and `$` segments (positional operators are not supported). */
 export function parsePath (path: string, errorPath: string): string[] {
   if (path.length === 0) throw new QueryError(errorPath, 'A field path cannot be empty')
+  // BSON names are C strings and UTF-8: a NUL or a lone surrogate would fail or change on the way to MongoDB.
+  if (path.includes('\0') || !path.isWellFormed()) throw new QueryError(errorPath, 'A field path cannot contain a null byte or unpaired surrogates')
   const segments = path.split('.')
   for (const segment of segments) {
     if (segment.length === 0) throw new QueryError(errorPath, `The field path '${path}' has an empty segment`)

@@ -1,4 +1,4 @@
-import { InvalidUpdateError, QueryError } from '../errors.js'
+import { InvalidDocumentError, InvalidUpdateError, QueryError } from '../errors.js'
 import { UPDATE_OPERATORS, type Document, type Update } from '../types.js'
 import { validateStorable } from './literals.js'
 import { compilePullCondition } from './match.js'
@@ -78,7 +78,7 @@ function parseUpdate (update: unknown, path: string): Operation[] {
 function checkIdField (operator: UpdateOperator, segments: string[], value: unknown, path: string): void {
   if (segments[0] !== '_id') return
   if (operator === '$setOnInsert' && segments.length === 1) {
-    if (typeof value !== 'string') throw new QueryError(path, '_id must be a string')
+    if (typeof value !== 'string') throw new InvalidDocumentError(path, '_id must be a string')
     return
   }
   throw new QueryError(path, "The immutable field '_id' cannot be updated")
@@ -103,6 +103,7 @@ function buildOperation (operator: UpdateOperator, segments: string[], field: st
       return doc => { unsetAt(doc, segments, field) }
     case '$inc':
       if (typeof value !== 'number') throw new QueryError(path, '$inc takes a number')
+      if (!Number.isFinite(value)) throw new InvalidDocumentError(path, 'Numbers must be finite (NaN and Infinity cannot be stored)')
       return doc => { incrementAt(doc, segments, field, value) }
     case '$push':
     case '$addToSet': {

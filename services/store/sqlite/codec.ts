@@ -1,11 +1,15 @@
-import { QueryError } from '../errors.js'
+import { InvalidDocumentError } from '../errors.js'
+import { checkFieldName } from '../semantics/documents.js'
 import type { Document } from '../types.js'
 import { isPlainObject } from '../semantics/values.js'
 
 /**
  * Documents are stored as JSON text. Dates become `{"$date": <ms>}`: user
  * field names may not start with `$`, so the marker cannot collide with data,
- * and SQL can reach the milliseconds at `$.field."$date"`.
+ * and SQL can reach the milliseconds at `$.field."$date"`. Documents were
+ * checked by semantics/documents.ts before they get here; the checks below
+ * hold the same rules for values that reach the codec by other ways (an
+ * update's result, a filter's literal).
  */
 export const DATE_KEY = '$date'
 const DATE_MARKER = '{"$date":'
@@ -22,7 +26,7 @@ function toStored (value: unknown, path: string): unknown {
     case 'boolean':
       return value
     case 'number':
-      if (!Number.isFinite(value)) throw new QueryError(path, 'Numbers must be finite (NaN and Infinity cannot be stored)')
+      if (!Number.isFinite(value)) throw new InvalidDocumentError(path, 'Numbers must be finite (NaN and Infinity cannot be stored)')
       return value
     case 'undefined':
       // Reached only for array elements; object fields holding undefined are dropped, as with the driver's ignoreUndefined.
@@ -36,10 +40,10 @@ function toStored (value: unknown, path: string): unknown {
       }
       if (value instanceof Date) {
         const ms = value.getTime()
-        if (Number.isNaN(ms)) throw new QueryError(path, 'Invalid Date')
+        if (Number.isNaN(ms)) throw new InvalidDocumentError(path, 'Invalid Date')
         return { [DATE_KEY]: ms }
       }
-      if (!isPlainObject(value)) throw new QueryError(path, `Unsupported value type ${value.constructor?.name ?? 'object'}`)
+      if (!isPlainObject(value)) throw new InvalidDocumentError(path, `Unsupported value type ${value.constructor?.name ?? 'object'}`)
       const source = value as Document
       const out: Document = {}
       for (const key of Object.keys(source)) {
@@ -51,21 +55,14 @@ function toStored (value: unknown, path: string): unknown {
       return out
     }
     default:
-      throw new QueryError(path, `Unsupported value type ${typeof value}`)
-  }
-}
-
-/** MongoDB refuses `$`-prefixed stored names; empty and dotted names are refused because no filter path could reach them. */
-function checkFieldName (key: string, path: string): void {
-  if (key.length === 0 || key.charCodeAt(0) === 36 || key.includes('.') || key.includes('\0')) {
-    throw new QueryError(`${path}.${key}`, `Field names cannot be empty, start with '$' or contain '.' ('${key}')`)
+      throw new InvalidDocumentError(path, `Unsupported value type ${typeof value}`)
   }
 }
 
 /** The JSON text of a document, `_id` first as MongoDB stores it. */
 export function encodeDocument (doc: Document, id: string, path = 'document'): string {
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc) || !isPlainObject(doc)) {
-    throw new QueryError(path, 'A document must be a plain object')
+    throw new InvalidDocumentError(path, 'A document must be a plain object')
   }
   const out: Document = { _id: id }
   for (const key of Object.keys(doc)) {

@@ -4,12 +4,12 @@ import type {
   FindOptions, IndexDescription, IndexKey, InsertManyResult, InsertOneResult, Projection, SharedReads, Sort, StoreCollection,
   StoreCursor, Update, UpdateOptions, UpdateResult, WithId
 } from '../types.js'
-import { compileFilter, compileProjection, compileUpdate, seedFromFilter, validateSort } from '../semantics/index.js'
+import { compileFilter, compileProjection, compileUpdate, seedFromFilter, validateDocument, validateSort } from '../semantics/index.js'
 import type { IdGenerator } from '../../ids.js'
 import { decodeDocument, encodeDocument } from './codec.js'
 import type { CollectionMeta, Connection } from './connection.js'
 import { SqliteCursor } from './cursor.js'
-import { checkArrayKeys, createIndex, dropIndex, duplicateKeyError, isUniqueViolation, listIndexes, needsArrayWork, trackArrays } from './indexes.js'
+import { checkArrayKeys, checkParallelArrays, createIndex, dropIndex, duplicateKeyError, isUniqueViolation, listIndexes, needsArrayWork, trackArrays } from './indexes.js'
 import { quoteIdentifier } from './names.js'
 import { FrozenMemo } from '../../cache/frozen-memo.js'
 import { filterShape, rememberValidShape, shapeValidated, type FilterShape } from './plans.js'
@@ -80,16 +80,18 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
   }
 
   private prepare (doc: Document, path: string): PreparedInsert {
-    if (doc === null || typeof doc !== 'object') throw new QueryError(path, 'A document must be a plain object')
-    const id = doc._id === undefined ? this.newId() : doc._id
-    if (typeof id !== 'string') throw new QueryError(`${path}._id`, '_id must be a string')
+    validateDocument(doc, path)
+    const id = (doc._id as string | undefined) ?? this.newId()
     return { id, json: encodeDocument(doc, id, path), doc }
   }
 
   /** Inside a write transaction: unique checks MongoDB makes per array element, the row, then multikey tracking. */
   private insertPrepared (prepared: PreparedInsert): void {
     let meta = this.connection.ensureCollection(this.collectionName)
-    if (meta.indexes.length > 0) checkArrayKeys(this.connection, meta, prepared.doc, null)
+    if (meta.indexes.length > 0) {
+      checkParallelArrays(meta, prepared.doc)
+      checkArrayKeys(this.connection, meta, prepared.doc, null)
+    }
     try {
       this.connection.statement(`INSERT INTO ${quoteIdentifier(meta.table)} (id, doc) VALUES (?, ?)`).run(prepared.id, prepared.json)
     } catch (error) {
@@ -102,7 +104,10 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
   private replace (meta: CollectionMeta, match: Match, next: Document): void {
     if (next._id !== match.doc._id) throw new InvalidUpdateError('update._id', "Performing an update on the path '_id' would modify the immutable field '_id'")
     const json = encodeDocument(next, match.doc._id as string, 'update')
-    if (meta.indexes.length > 0) checkArrayKeys(this.connection, meta, next, match.seq)
+    if (meta.indexes.length > 0) {
+      checkParallelArrays(meta, next)
+      checkArrayKeys(this.connection, meta, next, match.seq)
+    }
     try {
       this.connection.statement(`UPDATE ${quoteIdentifier(meta.table)} SET doc = ? WHERE seq = ?`).run(json, match.seq)
     } catch (error) {
@@ -121,6 +126,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
   private insertFast (prepared: PreparedInsert): boolean {
     const meta = this.meta()
     if (meta === undefined || needsArrayWork(meta, prepared.doc)) return false
+    if (meta.indexes.length > 0) checkParallelArrays(meta, prepared.doc)
     try {
       this.connection.statement(`INSERT INTO ${quoteIdentifier(meta.table)} (id, doc) VALUES (?, ?)`).run(prepared.id, prepared.json)
       return true

@@ -1,15 +1,13 @@
 import Database from 'better-sqlite3'
-import { AppError, conflict, notFound } from '../../errors.js'
-import { DuplicateKeyError, QueryError } from '../errors.js'
+import { DuplicateKeyError, IndexNotFoundError, InvalidDocumentError, InvalidIndexError } from '../errors.js'
 import type { CreateIndexOptions, Document, IndexDescription, IndexKey } from '../types.js'
 import { decodeDocument, storedValue } from './codec.js'
 import type { CollectionMeta, Connection, IndexMeta } from './connection.js'
-import { quoteIdentifier, sqlIndexName, validateIndexName } from './names.js'
-import { addressableSegments, anyArrayCondition, keyRankExpression, keyValueExpression } from './paths.js'
+import { quoteIdentifier, sqlIndexName } from './names.js'
+import { anyArrayCondition, keyRankExpression, keyValueExpression } from './paths.js'
 import { compileSqlFilter, type FilterContext } from './sql-filter.js'
 import { isPlainObject } from '../semantics/values.js'
-
-const MAX_INDEX_FIELDS = 32
+import { checkDropIndex, existingIndex, indexSpec, parallelArrays } from '../semantics/indexes.js'
 
 export function filterContext (meta: CollectionMeta | undefined): FilterContext {
   return {
@@ -18,33 +16,11 @@ export function filterContext (meta: CollectionMeta | undefined): FilterContext 
   }
 }
 
-function defaultIndexName (key: IndexKey): string {
-  return Object.entries(key).map(([field, direction]) => `${field}_${direction}`).join('_')
-}
-
-function validateIndexKey (key: unknown): string[] {
-  if (key === null || typeof key !== 'object' || Array.isArray(key)) throw new QueryError('index.key', 'An index key must be an object such as {field: 1}')
-  const fields = Object.keys(key)
-  if (fields.length === 0) throw new QueryError('index.key', 'An index key needs at least one field')
-  if (fields.length > MAX_INDEX_FIELDS) throw new QueryError('index.key', `An index key can hold at most ${MAX_INDEX_FIELDS} fields`)
-  for (const field of fields) {
-    const direction = (key as Record<string, unknown>)[field]
-    if (direction !== 1 && direction !== -1) throw new QueryError(`index.key.${field}`, 'An index direction must be 1 or -1')
-    // Numeric segments are refused: SQLite's JSON paths cannot express MongoDB's "array position or field" reading.
-    if (field !== '_id' && addressableSegments(field) === null) throw new QueryError(`index.key.${field}`, `The field path '${field}' cannot be indexed`)
-  }
-  return fields
-}
-
 function indexColumns (field: string, direction: number): string[] {
   const order = direction === -1 ? ' DESC' : ''
   if (field === '_id') return ['id' + order]
   const segments = field.split('.')
   return [keyRankExpression(segments) + order, keyValueExpression(segments) + order]
-}
-
-function sameKey (a: IndexKey, b: IndexKey): boolean {
-  return JSON.stringify(a) === JSON.stringify(b)
 }
 
 export function listIndexes (meta: CollectionMeta | undefined): IndexDescription[] {
@@ -56,28 +32,23 @@ export function listIndexes (meta: CollectionMeta | undefined): IndexDescription
 }
 
 export function createIndex (connection: Connection, collection: string, key: IndexKey, options: CreateIndexOptions = {}): string {
-  const fields = validateIndexKey(key)
-  const unique = options.unique === true
-  const name = options.name ?? defaultIndexName(key)
-  validateIndexName(name)
+  const spec = indexSpec(key, options)
+  const { fields, name, unique } = spec
   return connection.write(() => {
+    const same = existingIndex(listIndexes(connection.collection(collection)), spec)
+    if (same !== null) return same
     let meta = connection.ensureCollection(collection)
-    if (fields.length === 1 && fields[0] === '_id' && key._id === 1) return '_id_'
-    const byName = meta.indexes.find((index) => index.name === name)
-    if (byName !== undefined) {
-      if (sameKey(byName.key, key) && byName.unique === unique) return name
-      throw conflict('APP_INDEX_CONFLICT', `An index named '${name}' already exists with a different key or options`)
-    }
-    const byKey = meta.indexes.find((index) => sameKey(index.key, key))
-    if (name === '_id_' || byKey !== undefined) {
-      throw conflict('APP_INDEX_CONFLICT', `An index with this key already exists as '${byKey?.name ?? '_id_'}'`)
-    }
     const table = quoteIdentifier(meta.table)
+    let arrayFields = 0
     for (const field of fields) {
-      if (field === '_id' || meta.multikey.has(field)) continue
+      if (field === '_id') continue
+      const tracked = meta.multikey.get(field)
+      if (tracked !== undefined) { if (tracked) arrayFields++; continue }
       const hasArrays = connection.statement(`SELECT 1 FROM ${table} WHERE ${anyArrayCondition(field.split('.'))} LIMIT 1`).pluck().get() !== undefined
+      if (hasArrays) arrayFields++
       connection.statement('INSERT INTO _plinth_paths (collection, path, multikey) VALUES (?, ?, ?)').run(collection, field, hasArrays ? 1 : 0)
     }
+    if (arrayFields > 1) checkAllParallelArrays(connection, meta, name, fields)
     const sqlName = sqlIndexName(collection, name)
     const columns = fields.flatMap((field) => indexColumns(field, key[field]))
     try {
@@ -97,11 +68,11 @@ export function createIndex (connection: Connection, collection: string, key: In
 }
 
 export function dropIndex (connection: Connection, collection: string, name: string): void {
-  if (name === '_id_') throw new AppError('APP_INVALID_INDEX', 400, 'The _id index cannot be dropped')
+  checkDropIndex(name)
   connection.write(() => {
     const meta = connection.collection(collection)
     const index = meta?.indexes.find((candidate) => candidate.name === name)
-    if (meta === undefined || index === undefined) throw notFound('APP_INDEX_NOT_FOUND', `No index named '${name}'`)
+    if (meta === undefined || index === undefined) throw new IndexNotFoundError(name)
     connection.db.exec(`DROP INDEX IF EXISTS ${quoteIdentifier(index.sqlName)}`)
     connection.statement('DELETE FROM _plinth_indexes WHERE collection = ? AND name = ?').run(collection, name)
     // A path no index covers is no longer tracked, so its multikey flag would go stale.
@@ -261,4 +232,21 @@ function firstDuplicate (connection: Connection, meta: CollectionMeta, name: str
   const columns = fields.flatMap((field) => indexColumns(field, 1))
   const json = connection.statement(`SELECT doc FROM ${quoteIdentifier(meta.table)} WHERE seq = (SELECT min(seq) FROM ${quoteIdentifier(meta.table)} GROUP BY ${columns.join(', ')} HAVING count(*) > 1 LIMIT 1)`).pluck().get() as string | undefined
   return new DuplicateKeyError(meta.name, name, json === undefined ? {} : keyValue(decodeDocument(json), fields))
+}
+
+/** MongoDB cannot index two different arrays of one document in one compound index; neither engine stores such a document. */
+export function checkParallelArrays (meta: CollectionMeta, doc: Document): void {
+  for (const index of meta.indexes) {
+    if (index.fields.length < 2) continue
+    const forked = parallelArrays(doc, index.fields)
+    if (forked !== null) throw new InvalidDocumentError('document', `Cannot index parallel arrays: '${forked[0]}' and '${forked[1]}' of index '${index.name}' hold different arrays`)
+  }
+}
+
+function checkAllParallelArrays (connection: Connection, meta: CollectionMeta, name: string, fields: string[]): void {
+  const rows = connection.statement(`SELECT doc FROM ${quoteIdentifier(meta.table)}`).pluck().iterate() as IterableIterator<string>
+  for (const json of rows) {
+    const forked = parallelArrays(decodeDocument(json), fields)
+    if (forked !== null) throw new InvalidIndexError(`Cannot build index '${name}': a document holds parallel arrays in '${forked[0]}' and '${forked[1]}'`)
+  }
 }

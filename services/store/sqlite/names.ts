@@ -23,12 +23,6 @@ export function validateCollectionName (name: unknown): asserts name is string {
   if (name.startsWith('sqlite_')) throw new QueryError('collection', "A collection name cannot start with 'sqlite_'")
 }
 
-export function validateIndexName (name: unknown): asserts name is string {
-  if (typeof name !== 'string' || name.length === 0) throw new QueryError('index.name', 'An index name must be a non-empty string')
-  if (name.length > 120) throw new QueryError('index.name', 'An index name cannot be longer than 120 characters')
-  if (name.includes('\0')) throw new QueryError('index.name', 'An index name cannot contain a null byte')
-}
-
 /** A double-quoted SQL identifier; embedded quotes are doubled. */
 export function quoteIdentifier (identifier: string): string {
   return '"' + identifier.replace(/"/g, '""') + '"'

@@ -1,13 +1,12 @@
 import { quoteLiteral } from './names.js'
 import { DATE_KEY } from './codec.js'
+import { UNADDRESSABLE_SEGMENT } from '../semantics/indexes.js'
 
 /**
  * SQL views of a document field. A path is "addressable" when SQLite's JSON
  * path syntax can name it: numeric segments are excluded because MongoDB
  * reads `a.0` as either an array position or a field named "0".
  */
-const UNADDRESSABLE_SEGMENT = /["\\\u0000-\u001f\ud800-\udfff]|^\d+$/
-
 export function addressableSegments (path: string): string[] | null {
   const segments = path.split('.')
   for (const segment of segments) {

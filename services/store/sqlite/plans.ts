@@ -60,6 +60,8 @@ const validated = new BoundedMap<string, true>(VALIDATED_SHAPES)
 function scalarTag (value: unknown, leaves: unknown[]): string | null {
   switch (typeof value) {
     case 'string':
+      // A lone surrogate is refused by validation, which a remembered shape would skip.
+      if (!value.isWellFormed()) return null
       leaves.push(value)
       return 's'
     case 'number':

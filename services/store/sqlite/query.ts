@@ -1,4 +1,3 @@
-import { QueryError } from '../errors.js'
 import type { Document, Filter, Sort } from '../types.js'
 import { compareValues, compileSort } from '../semantics/index.js'
 import { decodeDocument, decodeValue } from './codec.js'
@@ -26,11 +25,7 @@ export interface Selection {
 // Above this many kept documents a full sort beats keeping a sorted window.
 const TOP_K_WINDOW = 1000
 
-export function validateCount (value: unknown, path: string): number {
-  if (value === undefined) return 0
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw new QueryError(path, 'Must be a non-negative integer')
-  return value
-}
+export { validateCount } from '../semantics/options.js'
 
 export interface OrderPlan {
   sql: string

@@ -114,7 +114,9 @@ t.test('validation of record bodies', async (t) => {
     ['bad date', { title: 'a', publishedAt: 'yesterday' }, 400, 'APP_INVALID_FIELD'],
     ['unknown field', { title: 'a', colour: 'red' }, 400, 'APP_UNKNOWN_FIELD'],
     ['system field', { title: 'a', id: 'mine' }, 403, 'APP_READONLY_FIELD'],
-    ['operator-looking json key', { title: 'a', meta: { $where: 'x' } }, 400, 'APP_INVALID_QUERY']
+    ['operator-looking json key', { title: 'a', meta: { $where: 'x' } }, 400, 'APP_INVALID_DOCUMENT'],
+    ['dotted json key', { title: 'a', meta: { list: [{ 'a.b': 1 }] } }, 400, 'APP_INVALID_DOCUMENT'],
+    ['a lone surrogate', { title: 'a', meta: { note: '\ud800' } }, 400, 'APP_INVALID_DOCUMENT']
   ]
   for (const [name, payload, status, code] of cases) {
     const res = await call(app, 'POST', posts, ann.auth, payload)

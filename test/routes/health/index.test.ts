@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildTestApp } from '../../helper.js'
+import { buildTestApp, testEngine } from '../../helper.js'
 
 t.test('liveness and readiness', async (t) => {
   const app = await buildTestApp(t)
@@ -9,7 +9,7 @@ t.test('liveness and readiness', async (t) => {
 
   const ready = await app.inject({ url: '/readyz' })
   t.equal(ready.statusCode, 200)
-  t.same(ready.json(), { success: true, data: { status: 'ready', store: 'sqlite' } })
+  t.same(ready.json(), { success: true, data: { status: 'ready', store: testEngine } }, 'names the engine the suite runs on')
 })
 
 t.test('readiness fails with 503 once the store is gone', async (t) => {
@@ -18,4 +18,5 @@ t.test('readiness fails with 503 once the store is gone', async (t) => {
   const ready = await app.inject({ url: '/readyz' })
   t.equal(ready.statusCode, 503)
   t.match(ready.json(), { success: false, code: 'APP_STORE_UNAVAILABLE' })
+  t.equal(ready.headers['retry-after'], '5')
 })

@@ -2,6 +2,7 @@ import type { Test } from 'tap'
 import { newId } from '../../../services/ids.js'
 import { DuplicateKeyError, InvalidUpdateError, QueryError } from '../../../services/store/errors.js'
 import type { Document, Filter, FindOptions, Store, StoreCollection } from '../../../services/store/types.js'
+import { parityConformance } from './conformance-parity.js'
 
 /**
  * Engine-agnostic Store cases: every engine must give these answers, which are
@@ -331,4 +332,6 @@ export async function storeConformance (t: Test, openStore: () => Promise<Store>
     t.equal(await store.collection(name).findOne({ _id: 'x' }), null)
     await store.ping()
   })
+
+  await parityConformance(t, openStore)
 }

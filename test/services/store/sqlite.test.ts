@@ -320,8 +320,8 @@ t.test('index management refusals', async (t) => {
   const refusals: Array<[string, () => Promise<unknown>, string]> = [
     ['the same name with another key', async () => await docs.createIndex({ b: 1 }, { name: 'a_1' }), 'APP_INDEX_CONFLICT'],
     ['the same key under another name', async () => await docs.createIndex({ a: 1 }, { name: 'other' }), 'APP_INDEX_CONFLICT'],
-    ['a numeric path segment', async () => await docs.createIndex({ 'a.0': 1 }), 'APP_INVALID_QUERY'],
-    ['a bad direction', async () => await docs.createIndex({ a: 2 as 1 }), 'APP_INVALID_QUERY'],
+    ['a numeric path segment', async () => await docs.createIndex({ 'a.0': 1 }), 'APP_INVALID_INDEX'],
+    ['a bad direction', async () => await docs.createIndex({ a: 2 as 1 }), 'APP_INVALID_INDEX'],
     ['dropping _id_', async () => { await docs.dropIndex('_id_') }, 'APP_INVALID_INDEX'],
     ['dropping an unknown index', async () => { await docs.dropIndex('nope') }, 'APP_INDEX_NOT_FOUND']
   ]

@@ -14,10 +14,11 @@ import type { Document, Filter } from '../../../services/store/types.js'
  * the string's JSON token in the stored text before SQLite parses the row.
  * That is only sound if the token appears exactly as the stored text spells
  * the string, so the strings here are the ones JSON escapes: quotes,
- * backslashes, control characters, lone surrogates, line separators, and
- * strings that are themselves another string's token.
+ * backslashes, control characters, line separators, astral characters, and
+ * strings that are themselves another string's token. (Lone surrogates never
+ * reach the stored text: both engines refuse them.)
  */
-const tricky = fc.constantFrom('rare', '', '"', '\\', '"rare"', 'ra"re', 'a\\"b', '\n', '\u0001', '\u2028', '\ud800', 'x\udfffy', '😀', 'Grüße', 'ab', 'a')
+const tricky = fc.constantFrom('rare', '', '"', '\\', '"rare"', 'ra"re', 'a\\"b', '\n', '\u0001', '\u2028', '\u007f', 'x\u{1F600}y', '😀', 'Grüße', 'ab', 'a')
 const value: fc.Arbitrary<unknown> = fc.oneof(
   { arbitrary: tricky, weight: 4 },
   fc.integer({ min: 0, max: 3 }),
