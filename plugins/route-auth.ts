@@ -6,11 +6,10 @@ import { errorResponses } from '../schemas/envelope.js'
 type SecurityRequirement = Record<string, string[]>
 
 /**
- * The OpenAPI security schemes, one per credential a client holds. All travel
- * as `Authorization: Bearer`, so each says which token it is and what it
- * looks like, for a generated client to tell them apart. HTTP Basic (a git
- * client sending a token as its password) would be a fourth entry here, with
- * its kind below.
+ * The OpenAPI security schemes, one per credential a client holds. The API's
+ * travel as `Authorization: Bearer`, so each says which token it is and what
+ * it looks like, for a generated client to tell them apart; git clients send
+ * a token as the password of HTTP Basic.
  */
 export const SECURITY_SCHEMES = {
   platformToken: {
@@ -30,6 +29,11 @@ export const SECURITY_SCHEMES = {
     scheme: 'bearer',
     bearerFormat: '<SERVICE_TOKEN_PREFIX>_… service token',
     description: 'A project\'s service token from `POST /api/projects/{projectId}/service-tokens`, for the project\'s own servers'
+  },
+  gitBasic: {
+    type: 'http',
+    scheme: 'basic',
+    description: 'Git over HTTP (`/git/{projectId}/{repoSlug}.git`): any user name, and as the password a personal access token, a platform JWT or a repository deploy key\'s token'
   }
 } as const
 
@@ -65,7 +69,9 @@ const AUTH_KINDS = {
       app.dataCaller(request).then((caller) => { request.dataCaller = caller; done() }, done)
     },
     refusals: [401, 404]
-  }
+  },
+  // Git clients: a token as the Basic password, or nobody (public repositories); the route decides per repository.
+  git: { security: [requirement('gitBasic'), {}], hook: (app) => app.requireGitCaller, refusals: [401] }
 } satisfies Record<string, AuthKind>
 
 export type RouteAuth = keyof typeof AUTH_KINDS
@@ -133,5 +139,5 @@ async function routeAuthPlugin (app: FastifyInstance): Promise<void> {
 export default fp(routeAuthPlugin, {
   name: 'plinth-route-auth',
   fastify: '5.x',
-  dependencies: ['plinth-auth', 'plinth-project-auth', 'plinth-data-caller']
+  dependencies: ['plinth-auth', 'plinth-project-auth', 'plinth-data-caller', 'plinth-git']
 })
