@@ -15,10 +15,9 @@ export const GIT_LIMITS = {
 } as const
 
 const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z_-]+$' })
-const RepoSlug = Type.String({ minLength: 1, maxLength: 100, pattern: '^(?!.*\\.git$)[A-Za-z0-9][A-Za-z0-9._-]{0,99}$', description: 'Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it)' })
+const RepoSlug = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$', description: 'Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it)' })
 const RefName = Type.String({ minLength: 1, maxLength: 255, description: 'A branch or tag name as `git check-ref-format --branch` accepts it (slashes allowed)' })
 const Revision = Type.String({ minLength: 1, maxLength: 255, description: 'A branch, a tag, a full ref, HEAD or a commit id (abbreviated from 4 hex digits)' })
-const Sha = Type.String({ pattern: '^[0-9a-f]{40}$', description: 'A full commit id' })
 const DateTime = Type.String({ format: 'date-time' })
 const Visibility = Type.Union([Type.Literal('public'), Type.Literal('private')], { description: '`public`: anyone may clone and fetch, even without a credential; `private`: project members with `git.read` only' })
 
@@ -157,7 +156,7 @@ export const LogQuery = Type.Object({
   ref: Type.Optional(Revision),
   path: Type.Optional(Type.String({ maxLength: 4096, description: 'Only commits that change this file or folder' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: GIT_LIMITS.logPageMax, default: GIT_LIMITS.logPageDefault })),
-  cursor: Type.Optional(Sha)
+  cursor: Type.Optional(Type.String({ pattern: '^[0-9a-f]{40}\\.[0-9]{1,7}$', description: 'nextCursor of the previous page' }))
 }, { additionalProperties: false })
 export const TreeQuery = Type.Object({
   ref: Type.Optional(Revision),

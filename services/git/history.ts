@@ -19,10 +19,12 @@ function isBinary (content: Buffer): boolean {
   return content.subarray(0, BINARY_PROBE).includes(0)
 }
 
+const invalidCursor = () => badRequest('APP_INVALID_CURSOR', 'cursor is not a nextCursor of this list')
+
 function parseCursor (cursor: string | undefined): { start: string, skip: number } | null {
   if (cursor === undefined) return null
   const match = /^([0-9a-f]{40})\.(\d{1,7})$/.exec(cursor)
-  if (match === null) throw badRequest('APP_INVALID_CURSOR', 'cursor is not a nextCursor of this list')
+  if (match === null) throw invalidCursor()
   return { start: match[1], skip: Number(match[2]) }
 }
 
@@ -47,7 +49,9 @@ export class History {
     const path = checkTreePath(query.path ?? '', 'query.path')
     const limit = query.limit ?? GIT_LIMITS.logPageDefault
     const cursor = parseCursor(query.cursor)
-    const start = cursor?.start ?? await this.commitAt(repo, query.ref, 'query.ref')
+    const start = cursor === null
+      ? await this.commitAt(repo, query.ref, 'query.ref')
+      : await this.deps.reader.resolveCommit(repo.gitDir, cursor.start).catch(() => { throw invalidCursor() })
     const skip = cursor?.skip ?? 0
     const { commits, more } = await this.deps.reader.log(repo.gitDir, start, { skip, count: limit, path })
     return { items: commits, nextCursor: more ? `${start}.${skip + limit}` : null }

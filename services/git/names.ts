@@ -6,7 +6,7 @@ import { badRequest, fieldIssue } from '../errors.js'
  * the git binary or isomorphic-git; nothing a user types ever becomes a path
  * on disk (repositories live under their generated ids).
  */
-export const REPO_SLUG_PATTERN = '^(?!.*\\.git$)[A-Za-z0-9][A-Za-z0-9._-]{0,99}$'
+const REPO_SLUG_PATTERN = '^(?!.*\\.git$)[A-Za-z0-9][A-Za-z0-9._-]{0,99}$'
 const REPO_SLUG = new RegExp(REPO_SLUG_PATTERN)
 export const MAX_REF_NAME_LENGTH = 255
 const OBJECT_ID = /^[0-9a-f]{40}$/

@@ -1,6 +1,6 @@
 import { mkdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { badRequest, conflict, notFound } from '../errors.js'
+import { badRequest, conflict, fieldIssue, notFound } from '../errors.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import { checkName, slugFrom } from '../slugs.js'
 import { isoString } from '../iso-dates.js'
@@ -84,8 +84,7 @@ export class Repositories {
 
   async create (projectId: string, author: Signature & { userId: string }, input: CreateRepoBodyT): Promise<Repo> {
     const name = checkName(input.name)
-    const slug = input.slug ?? slugFrom(name)
-    if (!isRepoSlug(slug)) throw badRequest('APP_GIT_INVALID_SLUG', 'Give a slug of letters, digits, ".", "_" or "-" (the name gave none)')
+    const slug = checkSlug(input.slug ?? slugFrom(name))
     const defaultBranch = checkRefName(input.defaultBranch ?? DEFAULT_BRANCH, 'body.defaultBranch', 'branch')
     const now = this.deps.clock.now()
     const record = {
@@ -137,7 +136,7 @@ export class Repositories {
   async update (repo: Repo, input: UpdateRepoBodyT): Promise<Repo> {
     const changes: Partial<RepositoryRecord> = { updatedAt: this.deps.clock.now() }
     if (input.name !== undefined) changes.name = checkName(input.name)
-    if (input.slug !== undefined) changes.slug = input.slug
+    if (input.slug !== undefined) changes.slug = checkSlug(input.slug)
     if (input.description !== undefined) changes.description = input.description.trim()
     if (input.visibility !== undefined) changes.visibility = input.visibility
     if (input.defaultBranch !== undefined) {
@@ -187,6 +186,11 @@ export class Repositories {
       updatedAt: isoString(repo.updatedAt)
     }
   }
+}
+
+function checkSlug (slug: string): string {
+  if (!isRepoSlug(slug)) throw badRequest('APP_GIT_INVALID_SLUG', 'A slug is letters, digits, ".", "_" or "-", starting with a letter or digit and not ending in ".git"', fieldIssue('body.slug', 'is not a repository slug'))
+  return slug
 }
 
 function slugTaken (slug: string): Error {
