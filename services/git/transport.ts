@@ -41,11 +41,17 @@ export class Transport {
     return this.spawn(repo, service, protocol, policy, [])
   }
 
-  private spawn (repo: Repo, service: GitService, protocol: string | null, policy: PushPolicy | undefined, extra: string[]): ChildProcessWithoutNullStreams {
+  /** A whole conversation at once, as over SSH: the advertisement, then the client's requests on the same stream. */
+  session (repo: Repo, service: GitService, protocol: string | null, policy?: PushPolicy): ChildProcessWithoutNullStreams {
+    return this.spawn(repo, service, protocol, policy, null)
+  }
+
+  private spawn (repo: Repo, service: GitService, protocol: string | null, policy: PushPolicy | undefined, extra: string[] | null): ChildProcessWithoutNullStreams {
     const env: Record<string, string> = {}
     if (protocol !== null) env.GIT_PROTOCOL = protocol
     if (policy !== undefined) env[POLICY_ENV] = JSON.stringify(policy)
     const config = ['-c', `core.hooksPath=${this.deps.hooksDir}`, '-c', 'receive.fsckObjects=true', '-c', 'receive.denyDeleteCurrent=refuse']
-    return this.deps.git.spawn(null, [...config, service, '--stateless-rpc', ...extra, repo.gitDir], env)
+    const mode = extra === null ? [] : ['--stateless-rpc', ...extra]
+    return this.deps.git.spawn(null, [...config, service, ...mode, repo.gitDir], env)
   }
 }
