@@ -47,7 +47,8 @@ const smartHttpRoutes: FastifyPluginAsyncTypebox = async (app) => {
     let stderr = ''
     child.stderr.on('data', (chunk: Buffer) => { if (stderr.length < STDERR_KEPT) stderr += chunk.toString('utf8') })
     child.once('close', (code) => { if (code !== 0 && code !== null) request.log.info({ code, stderr: stderr.trim() }, 'git exited with an error') })
-    reply.raw.once('close', () => { if (!reply.raw.writableFinished && child.exitCode === null) child.kill('SIGKILL') })
+    // Git's output not read to its end means the answer was cut off (or never wanted, as for HEAD): git would block on it.
+    reply.raw.once('close', () => { if (child.exitCode === null && !child.stdout.readableEnded) child.kill('SIGKILL') })
     const out = new PassThrough()
     if (prefix !== null) out.write(prefix)
     child.stdout.pipe(out)
@@ -55,6 +56,7 @@ const smartHttpRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   app.get('/:projectId/:repoSlug/info/refs', {
+    exposeHeadRoute: false,
     config: { auth: 'git' },
     schema: { hide: true, params: Params, querystring: InfoRefsQuery }
   }, async (request, reply) => {
