@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import fp from 'fastify-plugin'
 import ssh2 from 'ssh2'
@@ -65,7 +65,12 @@ const SAFE_ID = /^[0-9A-Za-z_-]{1,64}$/
 /** The SSH host key in DATA_DIR, made on first start, so clients see the same host key on every restart. */
 function hostKey (dataDir: string): string {
   const file = join(dataDir, 'ssh_host_ed25519_key')
-  if (!existsSync(file)) writeFileSync(file, ssh2.utils.generateKeyPairSync('ed25519').private, { mode: 0o600, flag: 'wx' })
+  try {
+    writeFileSync(file, ssh2.utils.generateKeyPairSync('ed25519').private, { mode: 0o600, flag: 'wx' })
+  } catch (error) {
+    // Made already, maybe just now by another process on the same DATA_DIR: that one is the key.
+    if ((error as { code?: string }).code !== 'EEXIST') throw error
+  }
   return readFileSync(file, 'utf8')
 }
 

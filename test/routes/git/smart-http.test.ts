@@ -120,7 +120,8 @@ t.test('the protocol routes over HTTP: gzip bodies, content types, refusals in g
     ['anonymous on a private repository', `${path}/info/refs?service=git-upload-pack`, {}, 401, 'APP_GIT_AUTH_REQUIRED'],
     ['anonymous on a repository that does not exist', `/git/${world.projectId}/nope.git/info/refs?service=git-upload-pack`, {}, 401, 'APP_GIT_AUTH_REQUIRED'],
     ['a bad token', `${path}/info/refs?service=git-upload-pack`, { authorization: `Basic ${Buffer.from('x:nope').toString('base64')}` }, 401, 'APP_INVALID_TOKEN'],
-    ['an empty password', `${path}/info/refs?service=git-upload-pack`, { authorization: `Basic ${Buffer.from('x:').toString('base64')}` }, 401, 'APP_UNAUTHORIZED'],
+    ['an empty user name and password', `${path}/info/refs?service=git-upload-pack`, { authorization: `Basic ${Buffer.from(':').toString('base64')}` }, 401, 'APP_UNAUTHORIZED'],
+    ['a user name that is no token', `${path}/info/refs?service=git-upload-pack`, { authorization: `Basic ${Buffer.from('alice:').toString('base64')}` }, 401, 'APP_INVALID_TOKEN'],
     ['a repository that does not exist', `/git/${world.projectId}/nope.git/info/refs?service=git-upload-pack`, basic, 404, 'APP_GIT_REPOSITORY_NOT_FOUND'],
     ['a slug that cannot exist', `/git/${world.projectId}/..%2F..%2Fetc/info/refs?service=git-upload-pack`, basic, 404, 'APP_GIT_REPOSITORY_NOT_FOUND'],
     ['a viewer asking to push', `${path}/info/refs?service=git-receive-pack`, world.viewer.auth, 403, 'APP_FORBIDDEN']
@@ -134,6 +135,8 @@ t.test('the protocol routes over HTTP: gzip bodies, content types, refusals in g
   }
   const bearer = await world.app.inject({ url: `${path}/info/refs?service=git-upload-pack`, headers: { authorization: `Bearer ${token}` } })
   t.equal(bearer.statusCode, 200, 'a Bearer token (http.extraHeader) works too')
+  const asUser = await world.app.inject({ url: `${path}/info/refs?service=git-upload-pack`, headers: { authorization: `Basic ${Buffer.from(`${token}:`).toString('base64')}` } })
+  t.equal(asUser.statusCode, 200, 'and the token as the user name with no password (https://<token>@host/…)')
   const wrongType = await world.app.inject({ method: 'POST', url: `${path}/git-upload-pack`, headers: { ...basic, 'content-type': 'application/json' }, payload: '{}' })
   t.equal(wrongType.statusCode, 415)
   const wrongEncoding = await world.app.inject({ method: 'POST', url: `${path}/git-upload-pack`, headers: { ...basic, 'content-type': 'application/x-git-upload-pack-request', 'content-encoding': 'br' }, payload: 'x' })
