@@ -5,10 +5,10 @@ import { unauthorized } from '../services/errors.js'
  * The one reader of the Authorization header. Every credential kind arrives
  * as `Bearer <token>`; what the token is (platform JWT, PAT, project JWT,
  * service token) is told apart by its form, by whoever verifies it. Git
- * clients send a token as the password of `Basic` instead: reading that form
- * belongs here too, beside this one, when the git family needs it.
+ * clients send a token as the password of `Basic` instead (`gitCredential`).
  */
 const BEARER = /^Bearer ([^\s]{1,8192})$/i
+const BASIC = /^Basic ([A-Za-z0-9+/]{1,11000}={0,2})$/i
 
 /** The bearer token, or null when the request has no Authorization header; any other form is refused. */
 export function optionalBearer (request: FastifyRequest, what: string): string | null {
@@ -28,4 +28,24 @@ export function requiredBearer (request: FastifyRequest, what: string): string {
 
 function missingBearer (what: string): Error {
   return unauthorized('APP_UNAUTHORIZED', `Authorization: Bearer <${what}> is required`)
+}
+
+/**
+ * The token a git client sends: the password of HTTP Basic (the user name is
+ * whatever the client put there and is ignored, as with PATs on other git
+ * hosts), the user name when the password is empty (`https://<token>@host/…`),
+ * or a Bearer token (`http.extraHeader`). Null without an Authorization header.
+ */
+export function gitCredential (request: FastifyRequest): string | null {
+  const header = request.headers.authorization
+  if (header === undefined) return null
+  const basic = BASIC.exec(header.trim())
+  if (basic === null) return requiredBearer(request, 'token')
+  const decoded = Buffer.from(basic[1], 'base64').toString('utf8')
+  const colon = decoded.indexOf(':')
+  const user = colon === -1 ? decoded : decoded.slice(0, colon)
+  const password = colon === -1 ? '' : decoded.slice(colon + 1)
+  const token = password === '' ? user : password
+  if (token === '') throw unauthorized('APP_UNAUTHORIZED', 'Give a personal access token, platform JWT or deploy key token as the password')
+  return token
 }

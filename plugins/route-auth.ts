@@ -6,11 +6,10 @@ import { errorResponses } from '../schemas/envelope.js'
 type SecurityRequirement = Record<string, string[]>
 
 /**
- * The OpenAPI security schemes, one per credential a client holds. All travel
- * as `Authorization: Bearer`, so each says which token it is and what it
- * looks like, for a generated client to tell them apart. HTTP Basic (a git
- * client sending a token as its password) would be a fourth entry here, with
- * its kind below.
+ * The OpenAPI security schemes, one per credential a client holds. The API's
+ * travel as `Authorization: Bearer`, so each says which token it is and what
+ * it looks like, for a generated client to tell them apart. Git clients'
+ * HTTP Basic has no scheme here: its routes are hidden from the contract.
  */
 export const SECURITY_SCHEMES = {
   platformToken: {
@@ -65,7 +64,11 @@ const AUTH_KINDS = {
       app.dataCaller(request).then((caller) => { request.dataCaller = caller; done() }, done)
     },
     refusals: [401, 404]
-  }
+  },
+  // Git clients: a token as the Basic password (or Bearer), or nobody for public repositories; the route decides per
+  // repository. Only the smart-HTTP routes use it, and they are hidden from the contract (git reads no OpenAPI; the
+  // README documents them), so it publishes no scheme: an unused one would fail the contract's lint.
+  git: { security: [], hook: (app) => app.requireGitCaller, refusals: [401] }
 } satisfies Record<string, AuthKind>
 
 export type RouteAuth = keyof typeof AUTH_KINDS
@@ -133,5 +136,5 @@ async function routeAuthPlugin (app: FastifyInstance): Promise<void> {
 export default fp(routeAuthPlugin, {
   name: 'plinth-route-auth',
   fastify: '5.x',
-  dependencies: ['plinth-auth', 'plinth-project-auth', 'plinth-data-caller']
+  dependencies: ['plinth-auth', 'plinth-project-auth', 'plinth-data-caller', 'plinth-git']
 })

@@ -6,6 +6,8 @@ import organizationRoutes from './organizations/index.js'
 import projectRoutes from './projects/index.js'
 import projectAuthRoutes from './project-auth/index.js'
 import dataRoutes from './data/index.js'
+import gitRoutes from './git/index.js'
+import smartHttpRoutes from './git/smart-http.js'
 
 /**
  * The one place route families are mounted. A new family is one folder under
@@ -19,4 +21,6 @@ export async function registerRoutes (app: FastifyInstance): Promise<void> {
   await app.register(projectRoutes, { prefix: '/api/projects' })
   await app.register(projectAuthRoutes, { prefix: '/api/p/:projectId/auth' })
   await app.register(dataRoutes, { prefix: '/api/p/:projectId' })
+  await app.register(gitRoutes, { prefix: '/api/projects/:projectId/git' })
+  await app.register(smartHttpRoutes, { prefix: '/git' })
 }

@@ -44,6 +44,17 @@ export interface Config {
   trustProxy: false | number | string[]
   /** Origins browser apps may call the platform API from; `['*']` is any origin, without credentials. */
   corsOrigins: string[]
+  /** Git hosting (see the README's git section). */
+  git: GitConfig
+}
+
+export interface GitConfig {
+  /** GIT_HOSTING_ENABLED: when off, the git family answers 404 `APP_GIT_HOSTING_DISABLED`. */
+  enabled: boolean
+  /** GIT_REPOS_DIR: where the bare repositories live, one folder per project; defaults to DATA_DIR/git. */
+  reposDir: string
+  /** GIT_SSH_PORT: git over SSH listens here (on HOST; 0 picks a free port); null, when unset, means no SSH. */
+  sshPort: number | null
 }
 
 export interface HttpTimeouts {
@@ -189,6 +200,17 @@ function timeouts (env: Env): HttpTimeouts {
   }
 }
 
+const TRUE_WORDS = ['1', 'true', 'yes', 'on']
+const FALSE_WORDS = ['0', 'false', 'no', 'off']
+
+function flag (env: Env, name: string, fallback: boolean): boolean {
+  const raw = text(env, name)?.toLowerCase()
+  if (raw === undefined) return fallback
+  if (TRUE_WORDS.includes(raw)) return true
+  if (FALSE_WORDS.includes(raw)) return false
+  throw new ConfigError(name, `must be one of ${[...TRUE_WORDS, ...FALSE_WORDS].join(', ')}, got "${raw}"`)
+}
+
 function tokenPrefix (env: Env, name: string, fallback: string): string {
   const prefix = text(env, name) ?? fallback
   if (!/^[a-z][a-z0-9]{2,15}$/.test(prefix)) throw new ConfigError(name, `must be 3 to 16 lower-case letters or digits starting with a letter, got "${prefix}"`)
@@ -223,10 +245,11 @@ export function loadConfig (env: Env = process.env): Config {
   const serviceTokenPrefix = tokenPrefix(env, 'SERVICE_TOKEN_PREFIX', 'plinthsvc')
   if (serviceTokenPrefix === patPrefix) throw new ConfigError('SERVICE_TOKEN_PREFIX', `must differ from PAT_PREFIX ("${patPrefix}")`)
 
+  const dataDir = resolve(text(env, 'DATA_DIR') ?? './data')
   return {
     port,
     host,
-    dataDir: resolve(text(env, 'DATA_DIR') ?? './data'),
+    dataDir,
     publicUrl,
     tokenIssuer: publicUrlRaw === undefined ? DEFAULT_TOKEN_ISSUER : publicUrl,
     mongodbUrl,
@@ -249,6 +272,11 @@ export function loadConfig (env: Env = process.env): Config {
     ssoAllowedRedirects: origins(env, 'SSO_ALLOWED_REDIRECTS'),
     timeouts: timeouts(env),
     trustProxy: trustProxy(env),
-    corsOrigins: corsOrigins(env, 'CORS_ORIGINS')
+    corsOrigins: corsOrigins(env, 'CORS_ORIGINS'),
+    git: {
+      enabled: flag(env, 'GIT_HOSTING_ENABLED', true),
+      reposDir: resolve(dataDir, text(env, 'GIT_REPOS_DIR') ?? 'git'),
+      sshPort: text(env, 'GIT_SSH_PORT') === undefined ? null : integer(env, 'GIT_SSH_PORT', 0, 0, 65535)
+    }
   }
 }

@@ -69,7 +69,10 @@ function fixturesFor (path: string, name: string): Segment[] {
     case 'orgId': return refs('orgId')
     case 'memberId': return refs('memberId', 'ownerId')
     case 'setId': return before === 'teams' ? refs('teamId') : before === 'permission-groups' ? refs('groupId') : []
-    case 'keyId': return before === 'api-keys' ? refs('scopedPatKeyId', 'patKeyId') : before === 'ssh-keys' ? refs('sshKeyId') : []
+    case 'keyId': return before === 'api-keys' ? refs('scopedPatKeyId', 'patKeyId') : before === 'ssh-keys' ? refs('sshKeyId') : before === 'deploy-keys' ? refs('deployKeyId') : []
+    case 'repoSlug': return [...refs('repoSlug'), ...literals('nope')]
+    case 'sha': return [...refs('commitSha'), ...literals('0000000')]
+    case 'ruleId': return refs('ruleId')
     case 'projectId': return refs('projectId', 'otherProjectId')
     case 'tokenId': return refs('serviceTokenId', 'otherServiceTokenId')
     case 'userId': return refs('endUserId', 'otherEndUserId')

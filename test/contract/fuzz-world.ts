@@ -265,6 +265,34 @@ export class FuzzWorld {
     this.stamps.set(THINGS, (await this.must('POST', collections, jwt, { name: THINGS, ...THINGS_DEFINITION })).updatedAt)
     this.recordIds = []
     await this.ensureRecords()
+    for (const stale of ['deployKeyId', 'ruleId']) this.values.delete(stale)
+    await this.ensureGit()
+  }
+
+  /** A repository `fuzz` with a commit, a deploy key and a protected-branch rule. */
+  private async ensureGit (): Promise<void> {
+    const jwt = this.get('platformJwt')
+    const repos = `/api/projects/${this.get('projectId')}/git/repositories`
+    const repo = await this.status(`${repos}/fuzz`, jwt)
+    if (repo.status !== 200 || repo.data.empty === true) {
+      this.rebuilding('git repository')
+      if (repo.status === 200) await this.must('DELETE', `${repos}/fuzz`, jwt)
+      await this.must('POST', repos, jwt, { name: 'Fuzz', slug: 'fuzz', readme: true })
+      for (const stale of ['deployKeyId', 'ruleId']) this.values.delete(stale)
+    }
+    const commits = await this.must('GET', `${repos}/fuzz/commits?limit=1`, jwt)
+    this.set({ repoSlug: 'fuzz', commitSha: commits.items[0].sha })
+    const keys = await this.must('GET', `${repos}/fuzz/deploy-keys`, jwt) as Array<{ id: string }>
+    if (!keys.some((key) => key.id === this.values.get('deployKeyId'))) {
+      this.rebuilding('deploy key')
+      this.set({ deployKeyId: (await this.must('POST', `${repos}/fuzz/deploy-keys`, jwt, { title: 'fuzz', key: sshPublicKey() })).id })
+    }
+    const rules = await this.must('GET', `${repos}/fuzz/protected-branches`, jwt) as Array<{ id: string }>
+    if (!rules.some((rule) => rule.id === this.values.get('ruleId'))) {
+      this.rebuilding('protected-branch rule')
+      for (const rule of rules) await this.must('DELETE', `${repos}/fuzz/protected-branches/${rule.id}`, jwt)
+      this.set({ ruleId: (await this.must('POST', `${repos}/fuzz/protected-branches`, jwt, { pattern: 'release/*' })).id })
+    }
   }
 
   private thingValues (n: number): Record<string, unknown> {
@@ -393,6 +421,7 @@ export class FuzzWorld {
         this.stamps.set(name, await this.ensureCollection(name, definition, this.stamps.get(name) ?? ''))
       }
       await this.ensureRecords()
+      await this.ensureGit()
     }
   }
 }

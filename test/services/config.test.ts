@@ -101,7 +101,9 @@ t.test('a bad value names its variable', async (t) => {
     [{ TRUST_PROXY: '::1/129' }, 'TRUST_PROXY'],
     [{ CORS_ORIGINS: 'https://app.example.com/path' }, 'CORS_ORIGINS'],
     [{ CORS_ORIGINS: '*, https://app.example.com' }, 'CORS_ORIGINS'],
-    [{ CORS_ORIGINS: 'chrome-extension://abc' }, 'CORS_ORIGINS']
+    [{ CORS_ORIGINS: 'chrome-extension://abc' }, 'CORS_ORIGINS'],
+    [{ GIT_HOSTING_ENABLED: 'maybe' }, 'GIT_HOSTING_ENABLED'],
+    [{ GIT_SSH_PORT: '70000' }, 'GIT_SSH_PORT']
   ]
   for (const [env, variable] of bad) {
     const error = (() => { try { loadConfig(env) } catch (caught) { return caught } })()
@@ -130,4 +132,11 @@ t.test('timeouts, trusted proxies and CORS origins', async (t) => {
   t.same(config.corsOrigins, ['https://console.example.com', 'http://localhost:5173'], 'origins as browsers send them')
   t.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2, 'a hop count')
   t.same(loadConfig({ CORS_ORIGINS: ' * ' }).corsOrigins, ['*'])
+})
+
+t.test('git hosting: on by default, repositories under DATA_DIR unless placed elsewhere', async (t) => {
+  const defaults = loadConfig({ DATA_DIR: '/srv/plinth' })
+  t.same(defaults.git, { enabled: true, reposDir: '/srv/plinth/git', sshPort: null })
+  t.same(loadConfig({ DATA_DIR: '/srv/plinth', GIT_HOSTING_ENABLED: 'off', GIT_REPOS_DIR: 'repos', GIT_SSH_PORT: '2222' }).git, { enabled: false, reposDir: '/srv/plinth/repos', sshPort: 2222 })
+  t.equal(loadConfig({ GIT_HOSTING_ENABLED: 'TRUE', GIT_REPOS_DIR: '/var/git' }).git.reposDir, '/var/git')
 })

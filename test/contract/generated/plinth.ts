@@ -1185,6 +1185,346 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{projectId}/git/repositories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's repositories
+         * @description Needs `git.read`. Each with its clone URLs.
+         */
+        get: operations["listGitRepositories"];
+        put?: never;
+        /**
+         * Create a repository, empty or with a README commit
+         * @description Needs `git.admin`. Runs `git init --bare` with the default branch (`main` unless given); `readme: true` adds a first commit holding README.md. The slug is derived from the name when omitted; a slug in use is 409 `APP_GIT_SLUG_TAKEN`. Repositories are private unless `visibility` is `public`.
+         */
+        post: operations["createGitRepository"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One repository with its clone URLs
+         * @description Needs `git.read`.
+         */
+        get: operations["getGitRepository"];
+        /**
+         * Rename a repository or change its description, default branch or visibility
+         * @description Needs `git.admin`. A new slug changes the clone URLs (409 `APP_GIT_SLUG_TAKEN` if in use); the default branch must exist unless the repository is empty.
+         */
+        put: operations["updateGitRepository"];
+        post?: never;
+        /**
+         * Delete a repository with its history, deploy keys and rules
+         * @description Needs `git.admin`. Removes the bare repository from disk; this cannot be undone.
+         */
+        delete: operations["deleteGitRepository"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/branches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Branches with the commit each points at
+         * @description Needs `git.read`. Marks the default branch and the branches a protected-branch rule matches.
+         */
+        get: operations["listGitBranches"];
+        put?: never;
+        /**
+         * Create a branch from a branch, tag or commit
+         * @description Needs `git.write`. `from` defaults to the default branch. Names follow `git check-ref-format` (400 `APP_GIT_INVALID_REF_NAME`); an existing branch is 409 `APP_GIT_REF_CONFLICT`; a protected branch the caller may not push to is 403 `APP_GIT_BRANCH_PROTECTED`.
+         */
+        post: operations["createGitBranch"];
+        /**
+         * Delete a branch named in ?name=
+         * @description Needs `git.write`. The default branch cannot be deleted (400 `APP_GIT_DEFAULT_BRANCH`), nor a protected branch whose rule forbids it (403 `APP_GIT_BRANCH_PROTECTED`).
+         */
+        delete: operations["deleteGitBranch"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Tags, lightweight and annotated
+         * @description Needs `git.read`. Each with the commit it points at; annotated tags with their message and tagger.
+         */
+        get: operations["listGitTags"];
+        put?: never;
+        /**
+         * Create a tag; annotated when a message is given
+         * @description Needs `git.write`. `target` defaults to the default branch; with `message` the tag is annotated, with the caller as tagger. An existing tag is 409 `APP_GIT_REF_CONFLICT`.
+         */
+        post: operations["createGitTag"];
+        /**
+         * Delete a tag named in ?name=
+         * @description Needs `git.write`.
+         */
+        delete: operations["deleteGitTag"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/commits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * History from a revision, newest first, optionally only commits touching a path
+         * @description Needs `git.read`. `ref` defaults to the default branch; `path` keeps the commits that changed that file or folder. Pages follow `nextCursor`, which stays on the history the first page saw.
+         */
+        get: operations["listGitCommits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/commits/{sha}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One commit
+         * @description Needs `git.read`. The id may be abbreviated (4 hex digits or more; 400 `APP_GIT_AMBIGUOUS_REF` when several match).
+         */
+        get: operations["getGitCommit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/commits/{sha}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A commit's changes against its first parent, per file with stats and patches
+         * @description Needs `git.read`. Renames are detected. Patches stop at a size limit (`truncated`); the raw diff has everything.
+         */
+        get: operations["getGitCommitDiff"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/commits/{sha}/diff.raw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A commit's unified diff as plain text
+         * @description Needs `git.read`. What `git diff` prints between the first parent (or nothing, for a root commit) and the commit.
+         */
+        get: operations["getGitCommitRawDiff"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/tree": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A folder's entries at a revision
+         * @description Needs `git.read`. `ref` defaults to the default branch and `path` to the root.
+         */
+        get: operations["getGitTree"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/blob": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A file at a revision, its content inline when small
+         * @description Needs `git.read`. Text comes as UTF-8, binary content as base64; past the inline limit `content` is null and the raw download serves it.
+         */
+        get: operations["getGitBlob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/raw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a file at a revision, streamed, whatever its size
+         * @description Needs `git.read`. The Content-Type is sniffed from the content (text is text/plain, never HTML).
+         */
+        get: operations["downloadGitBlob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/deploy-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The repository's deploy keys (never their tokens)
+         * @description Needs `git.admin`.
+         */
+        get: operations["listGitDeployKeys"];
+        put?: never;
+        /**
+         * Add a deploy key: an SSH public key and an HTTP token shown once
+         * @description Needs `git.admin`. Read-only unless `readOnly: false`. The key is validated as for user SSH keys (400 `APP_INVALID_SSH_KEY`) and may be a deploy key of one repository only (409 `APP_GIT_DEPLOY_KEY_EXISTS`). The token in this answer is the password for git over HTTP.
+         */
+        post: operations["createGitDeployKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/deploy-keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a deploy key; its key and token stop working at once
+         * @description Needs `git.admin`.
+         */
+        delete: operations["deleteGitDeployKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/protected-branches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Protected-branch rules
+         * @description Needs `git.read`.
+         */
+        get: operations["listGitProtectedBranches"];
+        put?: never;
+        /**
+         * Protect the branches matching a pattern
+         * @description Needs `git.admin`. By default writers may push but not force-push or delete. Enforced inside git on every push (a pre-receive hook) and by the branch routes.
+         */
+        post: operations["createGitProtectedBranch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/protected-branches/{ruleId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Change a protected-branch rule
+         * @description Needs `git.admin`. Applies from the next push on.
+         */
+        put: operations["updateGitProtectedBranch"];
+        post?: never;
+        /**
+         * Remove a protected-branch rule
+         * @description Needs `git.admin`.
+         */
+        delete: operations["deleteGitProtectedBranch"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1493,6 +1833,144 @@ export interface components {
             createdAt: string;
             createdBy: string | null;
             file: components["schemas"]["FileDescriptor"] | (never | null);
+        };
+        GitRepository: {
+            id: string;
+            projectId: string;
+            slug: string;
+            name: string;
+            description: string;
+            defaultBranch: string;
+            /** @description `public`: anyone may clone and fetch, even without a credential; `private`: project members with `git.read` only */
+            visibility: "public" | "private";
+            /** @description No commit yet: the first push creates the default branch */
+            empty: boolean;
+            cloneUrls: {
+                /** @description Smart HTTP: `git clone <url>`, with a personal access token, platform JWT or deploy key token as the password */
+                http: string;
+                /** @description Git over SSH with a registered SSH key or a deploy key; null when the server has SSH off (GIT_SSH_PORT unset) */
+                ssh: string | null;
+            };
+            createdBy: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        GitBranch: {
+            name: string;
+            /** @description The commit the branch points at */
+            commit: string;
+            default: boolean;
+            /** @description A protected-branch rule matches it */
+            protected: boolean;
+        };
+        GitTag: {
+            name: string;
+            /** @description The commit the tag points at, peeled through annotated tags */
+            commit: string;
+            annotated: boolean;
+            message: string | null;
+            tagger: {
+                name: string;
+                email: string;
+                /** Format: date-time */
+                date: string;
+            } | null;
+        };
+        GitCommit: {
+            sha: string;
+            parents: string[];
+            /** @description The first line of the message */
+            title: string;
+            message: string;
+            author: {
+                name: string;
+                email: string;
+                /** Format: date-time */
+                date: string;
+            };
+            committer: {
+                name: string;
+                email: string;
+                /** Format: date-time */
+                date: string;
+            };
+        };
+        GitFileDiff: {
+            path: string;
+            /** @description The path before a rename or copy */
+            oldPath: string | null;
+            status: "added" | "modified" | "deleted" | "renamed" | "copied" | "typechange";
+            additions: number;
+            deletions: number;
+            binary: boolean;
+            /** @description The unified diff of this file; null for binary files or once the diff is past its size limit */
+            patch: string | null;
+        };
+        GitCommitDiff: {
+            sha: string;
+            /** @description The first parent it is compared with; null for a root commit */
+            base: string | null;
+            files: components["schemas"]["GitFileDiff"][];
+            stats: {
+                files: number;
+                additions: number;
+                deletions: number;
+            };
+            /** @description More than 1000 files, or patches past 2097152 bytes: the raw diff has everything */
+            truncated: boolean;
+        };
+        GitTree: {
+            commit: string;
+            path: string;
+            /** @description Folders first, then files, each by name */
+            entries: {
+                name: string;
+                path: string;
+                /** @description `commit` is a submodule */
+                type: "blob" | "tree" | "commit";
+                mode: string;
+                oid: string;
+            }[];
+        };
+        GitBlob: {
+            commit: string;
+            path: string;
+            oid: string;
+            size: number;
+            binary: boolean;
+            /** @description How `content` is written; null when the blob is too big to come inline */
+            encoding: "utf8" | "base64" | (never | null);
+            /** @description The content when the blob has at most 1048576 bytes; otherwise download it raw */
+            content: string | null;
+        };
+        GitDeployKey: {
+            id: string;
+            title: string;
+            /** @description The SSH public key, `type base64` */
+            key: string;
+            fingerprint: string;
+            readOnly: boolean;
+            /** @description Enough of the HTTP token to recognise it */
+            tokenHint: string;
+            createdBy: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            lastUsedAt: string | null;
+        };
+        GitProtectedBranch: {
+            id: string;
+            pattern: string;
+            /** @description Who may push to matching branches: callers with `git.write` (and write deploy keys), only `git.admin` holders, or nobody (changes come through the API) */
+            push: "write" | "admin" | "nobody";
+            allowForcePush: boolean;
+            allowDelete: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
         };
     };
     responses: {
@@ -5460,6 +5938,1121 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listGitRepositories: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitRepository"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createGitRepository: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                    slug?: string;
+                    description?: string;
+                    /** @description `public`: anyone may clone and fetch, even without a credential; `private`: project members with `git.read` only */
+                    visibility?: "public" | "private";
+                    /** @description A branch or tag name as `git check-ref-format --branch` accepts it (slashes allowed) */
+                    defaultBranch?: string;
+                    /** @description Start with one commit holding a README.md on the default branch */
+                    readme?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitRepository"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getGitRepository: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitRepository"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateGitRepository: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                    slug?: string;
+                    description?: string;
+                    /** @description `public`: anyone may clone and fetch, even without a credential; `private`: project members with `git.read` only */
+                    visibility?: "public" | "private";
+                    /** @description A branch or tag name as `git check-ref-format --branch` accepts it (slashes allowed) */
+                    defaultBranch?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitRepository"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteGitRepository: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listGitBranches: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitBranch"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createGitBranch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A branch or tag name as `git check-ref-format --branch` accepts it (slashes allowed) */
+                    name: string;
+                    /** @description A branch, a tag, a full ref, HEAD or a commit id (abbreviated from 4 hex digits) */
+                    from?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitBranch"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteGitBranch: {
+        parameters: {
+            query: {
+                /** @description A branch or tag name as `git check-ref-format --branch` accepts it (slashes allowed) */
+                name: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            name: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listGitTags: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitTag"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createGitTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A branch or tag name as `git check-ref-format --branch` accepts it (slashes allowed) */
+                    name: string;
+                    /** @description A branch, a tag, a full ref, HEAD or a commit id (abbreviated from 4 hex digits) */
+                    target?: string;
+                    /** @description Makes an annotated tag, with the caller as tagger; without it the tag is lightweight */
+                    message?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitTag"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteGitTag: {
+        parameters: {
+            query: {
+                /** @description A branch or tag name as `git check-ref-format --branch` accepts it (slashes allowed) */
+                name: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            name: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listGitCommits: {
+        parameters: {
+            query?: {
+                /** @description A branch, a tag, a full ref, HEAD or a commit id (abbreviated from 4 hex digits) */
+                ref?: string;
+                /** @description Only commits that change this file or folder */
+                path?: string;
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["GitCommit"][];
+                            /** @description Pass as `cursor` for the next page; null at the end of the history */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getGitCommit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+                sha: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitCommit"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getGitCommitDiff: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+                sha: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitCommitDiff"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getGitCommitRawDiff: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+                sha: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The commit's diff against its first parent, as `git diff` prints it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": Blob;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getGitTree: {
+        parameters: {
+            query?: {
+                /** @description A branch, a tag, a full ref, HEAD or a commit id (abbreviated from 4 hex digits) */
+                ref?: string;
+                /** @description A folder; the root when omitted */
+                path?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitTree"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getGitBlob: {
+        parameters: {
+            query: {
+                /** @description A branch, a tag, a full ref, HEAD or a commit id (abbreviated from 4 hex digits) */
+                ref?: string;
+                path: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitBlob"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    downloadGitBlob: {
+        parameters: {
+            query: {
+                /** @description A branch, a tag, a full ref, HEAD or a commit id (abbreviated from 4 hex digits) */
+                ref?: string;
+                path: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes, streamed, with a Content-Type sniffed from its content */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": Blob;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listGitDeployKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitDeployKey"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createGitDeployKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    title: string;
+                    /** @description An OpenSSH public key line */
+                    key: string;
+                    /**
+                     * @description A read-only key can clone and fetch; a write key can push too
+                     * @default true
+                     */
+                    readOnly?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            title: string;
+                            /** @description The SSH public key, `type base64` */
+                            key: string;
+                            fingerprint: string;
+                            readOnly: boolean;
+                            /** @description Enough of the HTTP token to recognise it */
+                            tokenHint: string;
+                            createdBy: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            lastUsedAt: string | null;
+                            /** @description For git over HTTP, as the password (any user name). Shown once; only its hash is stored */
+                            token: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteGitDeployKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listGitProtectedBranches: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitProtectedBranch"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createGitProtectedBranch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A branch name, where `*` stands for part of one path component and `**` for any number of them */
+                    pattern: string;
+                    /** @description Who may push to matching branches: callers with `git.write` (and write deploy keys), only `git.admin` holders, or nobody (changes come through the API) */
+                    push?: "write" | "admin" | "nobody";
+                    /** @default false */
+                    allowForcePush?: boolean;
+                    /** @default false */
+                    allowDelete?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitProtectedBranch"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateGitProtectedBranch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+                ruleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A branch name, where `*` stands for part of one path component and `**` for any number of them */
+                    pattern?: string;
+                    /** @description Who may push to matching branches: callers with `git.write` (and write deploy keys), only `git.admin` holders, or nobody (changes come through the API) */
+                    push?: "write" | "admin" | "nobody";
+                    /** @default false */
+                    allowForcePush?: boolean;
+                    /** @default false */
+                    allowDelete?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitProtectedBranch"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteGitProtectedBranch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+                ruleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];

@@ -1,0 +1,250 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Envelope, errorResponses, LOCATION, withHeaders } from './envelope.js'
+
+/** Limits of the git family, used by both the schemas and the services. */
+export const GIT_LIMITS = {
+  logPageDefault: 30,
+  logPageMax: 100,
+  /** Blobs up to this size come inline in the JSON view; bigger ones only through the raw download. */
+  inlineBlobBytes: 1024 * 1024,
+  /** A commit's structured diff carries patches up to this many bytes in all; past it, files come with stats only. */
+  diffPatchBytes: 2 * 1024 * 1024,
+  diffFilesMax: 1000,
+  deployKeysPerRepo: 50,
+  protectedBranchesPerRepo: 50
+} as const
+
+const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z_-]+$' })
+const RepoSlug = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$', description: 'Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it)' })
+const RefName = Type.String({ minLength: 1, maxLength: 255, description: 'A branch or tag name as `git check-ref-format --branch` accepts it (slashes allowed)' })
+const Revision = Type.String({ minLength: 1, maxLength: 255, description: 'A branch, a tag, a full ref, HEAD or a commit id (abbreviated from 4 hex digits)' })
+const DateTime = Type.String({ format: 'date-time' })
+const Visibility = Type.Union([Type.Literal('public'), Type.Literal('private')], { description: '`public`: anyone may clone and fetch, even without a credential; `private`: project members with `git.read` only' })
+
+export const Repository = Type.Object({
+  id: Type.String(),
+  projectId: Type.String(),
+  slug: Type.String(),
+  name: Type.String(),
+  description: Type.String(),
+  defaultBranch: Type.String(),
+  visibility: Visibility,
+  empty: Type.Boolean({ description: 'No commit yet: the first push creates the default branch' }),
+  cloneUrls: Type.Object({
+    http: Type.String({ description: 'Smart HTTP: `git clone <url>`, with a personal access token, platform JWT or deploy key token as the password' }),
+    ssh: Type.Union([Type.String(), Type.Null()], { description: 'Git over SSH with a registered SSH key or a deploy key; null when the server has SSH off (GIT_SSH_PORT unset)' })
+  }),
+  createdBy: Type.String(),
+  createdAt: DateTime,
+  updatedAt: DateTime
+}, { $id: 'GitRepository' })
+
+const Person = Type.Object({ name: Type.String(), email: Type.String(), date: DateTime })
+
+export const Branch = Type.Object({
+  name: Type.String(),
+  commit: Type.String({ description: 'The commit the branch points at' }),
+  default: Type.Boolean(),
+  protected: Type.Boolean({ description: 'A protected-branch rule matches it' })
+}, { $id: 'GitBranch' })
+
+export const Tag = Type.Object({
+  name: Type.String(),
+  commit: Type.String({ description: 'The commit the tag points at, peeled through annotated tags' }),
+  annotated: Type.Boolean(),
+  message: Type.Union([Type.String(), Type.Null()]),
+  tagger: Type.Union([Person, Type.Null()])
+}, { $id: 'GitTag' })
+
+export const Commit = Type.Object({
+  sha: Type.String(),
+  parents: Type.Array(Type.String()),
+  title: Type.String({ description: 'The first line of the message' }),
+  message: Type.String(),
+  author: Person,
+  committer: Person
+}, { $id: 'GitCommit' })
+
+const CommitPage = Type.Object({
+  items: Type.Array(Type.Ref(Commit)),
+  nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null at the end of the history' })
+})
+
+const FileChangeStatus = Type.Union(['added', 'modified', 'deleted', 'renamed', 'copied', 'typechange'].map((status) => Type.Literal(status)))
+
+export const FileDiff = Type.Object({
+  path: Type.String(),
+  oldPath: Type.Union([Type.String(), Type.Null()], { description: 'The path before a rename or copy' }),
+  status: FileChangeStatus,
+  additions: Type.Integer(),
+  deletions: Type.Integer(),
+  binary: Type.Boolean(),
+  patch: Type.Union([Type.String(), Type.Null()], { description: 'The unified diff of this file; null for binary files or once the diff is past its size limit' })
+}, { $id: 'GitFileDiff' })
+
+export const CommitDiff = Type.Object({
+  sha: Type.String(),
+  base: Type.Union([Type.String(), Type.Null()], { description: 'The first parent it is compared with; null for a root commit' }),
+  files: Type.Array(Type.Ref(FileDiff)),
+  stats: Type.Object({ files: Type.Integer(), additions: Type.Integer(), deletions: Type.Integer() }),
+  truncated: Type.Boolean({ description: `More than ${GIT_LIMITS.diffFilesMax} files, or patches past ${GIT_LIMITS.diffPatchBytes} bytes: the raw diff has everything` })
+}, { $id: 'GitCommitDiff' })
+
+const TreeEntry = Type.Object({
+  name: Type.String(),
+  path: Type.String(),
+  type: Type.Union([Type.Literal('blob'), Type.Literal('tree'), Type.Literal('commit')], { description: '`commit` is a submodule' }),
+  mode: Type.String(),
+  oid: Type.String()
+})
+
+export const Tree = Type.Object({
+  commit: Type.String(),
+  path: Type.String(),
+  entries: Type.Array(TreeEntry, { description: 'Folders first, then files, each by name' })
+}, { $id: 'GitTree' })
+
+export const Blob = Type.Object({
+  commit: Type.String(),
+  path: Type.String(),
+  oid: Type.String(),
+  size: Type.Integer(),
+  binary: Type.Boolean(),
+  encoding: Type.Union([Type.Literal('utf8'), Type.Literal('base64'), Type.Null()], { description: 'How `content` is written; null when the blob is too big to come inline' }),
+  content: Type.Union([Type.String(), Type.Null()], { description: `The content when the blob has at most ${GIT_LIMITS.inlineBlobBytes} bytes; otherwise download it raw` })
+}, { $id: 'GitBlob' })
+
+export const DeployKey = Type.Object({
+  id: Type.String(),
+  title: Type.String(),
+  key: Type.String({ description: 'The SSH public key, `type base64`' }),
+  fingerprint: Type.String(),
+  readOnly: Type.Boolean(),
+  tokenHint: Type.String({ description: 'Enough of the HTTP token to recognise it' }),
+  createdBy: Type.String(),
+  createdAt: DateTime,
+  lastUsedAt: Type.Union([DateTime, Type.Null()])
+}, { $id: 'GitDeployKey' })
+
+const CreatedDeployKey = Type.Object({
+  ...DeployKey.properties,
+  token: Type.String({ description: 'For git over HTTP, as the password (any user name). Shown once; only its hash is stored' })
+})
+
+const PushAccess = Type.Union([Type.Literal('write'), Type.Literal('admin'), Type.Literal('nobody')], {
+  description: 'Who may push to matching branches: callers with `git.write` (and write deploy keys), only `git.admin` holders, or nobody (changes come through the API)'
+})
+
+export const ProtectedBranch = Type.Object({
+  id: Type.String(),
+  pattern: Type.String(),
+  push: PushAccess,
+  allowForcePush: Type.Boolean(),
+  allowDelete: Type.Boolean(),
+  createdAt: DateTime,
+  updatedAt: DateTime
+}, { $id: 'GitProtectedBranch' })
+
+export const GitProjectParams = Type.Object({ projectId: Id })
+export const RepoParams = Type.Object({ projectId: Id, repoSlug: RepoSlug })
+export const CommitParams = Type.Object({ projectId: Id, repoSlug: RepoSlug, sha: Type.String({ pattern: '^[0-9a-f]{4,40}$' }) })
+export const DeployKeyParams = Type.Object({ projectId: Id, repoSlug: RepoSlug, keyId: Id })
+export const ProtectedBranchParams = Type.Object({ projectId: Id, repoSlug: RepoSlug, ruleId: Id })
+
+export const RefNameQuery = Type.Object({ name: RefName }, { additionalProperties: false })
+export const LogQuery = Type.Object({
+  ref: Type.Optional(Revision),
+  path: Type.Optional(Type.String({ maxLength: 4096, description: 'Only commits that change this file or folder' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: GIT_LIMITS.logPageMax, default: GIT_LIMITS.logPageDefault })),
+  cursor: Type.Optional(Type.String({ pattern: '^[0-9a-f]{40}\\.[0-9]{1,7}$', description: 'nextCursor of the previous page' }))
+}, { additionalProperties: false })
+export const TreeQuery = Type.Object({
+  ref: Type.Optional(Revision),
+  path: Type.Optional(Type.String({ maxLength: 4096, description: 'A folder; the root when omitted' }))
+}, { additionalProperties: false })
+export const BlobQuery = Type.Object({
+  ref: Type.Optional(Revision),
+  path: Type.String({ minLength: 1, maxLength: 4096 })
+}, { additionalProperties: false })
+
+export const CreateRepoBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 100 }),
+  slug: Type.Optional(RepoSlug),
+  description: Type.Optional(Type.String({ maxLength: 2000 })),
+  visibility: Type.Optional(Visibility),
+  defaultBranch: Type.Optional(RefName),
+  readme: Type.Optional(Type.Boolean({ description: 'Start with one commit holding a README.md on the default branch' }))
+}, { additionalProperties: false })
+export const UpdateRepoBody = Type.Object({
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  slug: Type.Optional(RepoSlug),
+  description: Type.Optional(Type.String({ maxLength: 2000 })),
+  visibility: Type.Optional(Visibility),
+  defaultBranch: Type.Optional(RefName)
+}, { additionalProperties: false, minProperties: 1 })
+export const CreateBranchBody = Type.Object({
+  name: RefName,
+  from: Type.Optional(Revision)
+}, { additionalProperties: false })
+export const CreateTagBody = Type.Object({
+  name: RefName,
+  target: Type.Optional(Revision),
+  message: Type.Optional(Type.String({ minLength: 1, maxLength: 10_000, description: 'Makes an annotated tag, with the caller as tagger; without it the tag is lightweight' }))
+}, { additionalProperties: false })
+export const CreateDeployKeyBody = Type.Object({
+  title: Type.String({ minLength: 1, maxLength: 100 }),
+  key: Type.String({ minLength: 1, maxLength: 16 * 1024, description: 'An OpenSSH public key line' }),
+  readOnly: Type.Optional(Type.Boolean({ default: true, description: 'A read-only key can clone and fetch; a write key can push too' }))
+}, { additionalProperties: false })
+export const ProtectedBranchBody = Type.Object({
+  pattern: Type.String({ minLength: 1, maxLength: 255, description: 'A branch name, where `*` stands for part of one path component and `**` for any number of them' }),
+  push: Type.Optional(PushAccess),
+  allowForcePush: Type.Optional(Type.Boolean({ default: false })),
+  allowDelete: Type.Optional(Type.Boolean({ default: false }))
+}, { additionalProperties: false })
+export const UpdateProtectedBranchBody = Type.Partial(ProtectedBranchBody, { additionalProperties: false, minProperties: 1 })
+
+const Deleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) })
+const DeletedRef = Type.Object({ name: Type.String(), deleted: Type.Literal(true) })
+const Raw = (description: string, type: string) => ({ description, content: { [type]: { schema: { type: 'string', format: 'binary' } } } })
+
+export const GitResponses = {
+  repositories: { 200: Envelope(Type.Array(Type.Ref(Repository))), ...errorResponses(400, 401, 403, 404) },
+  repositoryCreated: { 201: withHeaders(Envelope(Type.Ref(Repository)), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
+  repository: { 200: Envelope(Type.Ref(Repository)), ...errorResponses(400, 401, 403, 404, 409) },
+  deleted: { 200: Envelope(Deleted), ...errorResponses(400, 401, 403, 404) },
+  branches: { 200: Envelope(Type.Array(Type.Ref(Branch))), ...errorResponses(400, 401, 403, 404) },
+  branchCreated: { 201: Envelope(Type.Ref(Branch)), ...errorResponses(400, 401, 403, 404, 409) },
+  tags: { 200: Envelope(Type.Array(Type.Ref(Tag))), ...errorResponses(400, 401, 403, 404) },
+  tagCreated: { 201: Envelope(Type.Ref(Tag)), ...errorResponses(400, 401, 403, 404, 409) },
+  refDeleted: { 200: Envelope(DeletedRef), ...errorResponses(400, 401, 403, 404, 409) },
+  commits: { 200: Envelope(CommitPage), ...errorResponses(400, 401, 403, 404) },
+  commit: { 200: Envelope(Type.Ref(Commit)), ...errorResponses(400, 401, 403, 404) },
+  diff: { 200: Envelope(Type.Ref(CommitDiff)), ...errorResponses(400, 401, 403, 404, 413) },
+  rawDiff: { 200: Raw('The commit\'s diff against its first parent, as `git diff` prints it', 'text/plain'), ...errorResponses(400, 401, 403, 404, 413) },
+  tree: { 200: Envelope(Type.Ref(Tree)), ...errorResponses(400, 401, 403, 404) },
+  blob: { 200: Envelope(Type.Ref(Blob)), ...errorResponses(400, 401, 403, 404) },
+  raw: { 200: Raw('The file\'s bytes, streamed, with a Content-Type sniffed from its content', 'application/octet-stream'), ...errorResponses(400, 401, 403, 404) },
+  deployKeys: { 200: Envelope(Type.Array(Type.Ref(DeployKey))), ...errorResponses(400, 401, 403, 404) },
+  deployKeyCreated: { 201: withHeaders(Envelope(CreatedDeployKey), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
+  protectedBranches: { 200: Envelope(Type.Array(Type.Ref(ProtectedBranch))), ...errorResponses(400, 401, 403, 404) },
+  protectedBranchCreated: { 201: withHeaders(Envelope(Type.Ref(ProtectedBranch)), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
+  protectedBranch: { 200: Envelope(Type.Ref(ProtectedBranch)), ...errorResponses(400, 401, 403, 404, 409) }
+}
+
+export const gitSchemas = [Repository, Branch, Tag, Commit, FileDiff, CommitDiff, Tree, Blob, DeployKey, ProtectedBranch]
+
+export type RepositoryT = Static<typeof Repository>
+export type BranchT = Static<typeof Branch>
+export type TagT = Static<typeof Tag>
+export type CommitT = Static<typeof Commit>
+export type FileDiffT = Static<typeof FileDiff>
+export type CommitDiffT = Static<typeof CommitDiff>
+export type TreeT = Static<typeof Tree>
+export type BlobT = Static<typeof Blob>
+export type DeployKeyT = Static<typeof DeployKey>
+export type ProtectedBranchT = Static<typeof ProtectedBranch>
+export type PushAccessT = Static<typeof PushAccess>
+export type CreateRepoBodyT = Static<typeof CreateRepoBody>
+export type UpdateRepoBodyT = Static<typeof UpdateRepoBody>
+export type ProtectedBranchBodyT = Static<typeof ProtectedBranchBody>

@@ -1,0 +1,101 @@
+import { badRequest, fieldIssue } from '../errors.js'
+
+/**
+ * What user input may name in git: repository slugs, branch and tag names,
+ * object ids and paths inside a tree. Each is checked here before it reaches
+ * the git binary or isomorphic-git; nothing a user types ever becomes a path
+ * on disk (repositories live under their generated ids).
+ */
+const REPO_SLUG_PATTERN = '^(?!.*\\.git$)[A-Za-z0-9][A-Za-z0-9._-]{0,99}$'
+const REPO_SLUG = new RegExp(REPO_SLUG_PATTERN)
+export const MAX_REF_NAME_LENGTH = 255
+const SHORT_OBJECT_ID = /^[0-9a-f]{4,40}$/
+export const ZERO_OID = '0'.repeat(40)
+
+export function isRepoSlug (slug: string): boolean {
+  return REPO_SLUG.test(slug)
+}
+
+/** A URL's slug may carry git's `.git` suffix, as clone URLs do. */
+export function stripGitSuffix (slug: string): string {
+  return slug.endsWith('.git') ? slug.slice(0, -4) : slug
+}
+
+/** The reason `name` is not a valid ref name by `git check-ref-format`'s rules, or null when it is. */
+export function refNameProblem (name: string): string | null {
+  if (name === '') return 'is empty'
+  if (name.length > MAX_REF_NAME_LENGTH) return `is longer than ${MAX_REF_NAME_LENGTH} characters`
+  if (/[\x00-\x20\x7f~^:?*[\\]/.test(name)) return 'contains a space, a control character or one of ~ ^ : ? * [ \\'
+  if (name.startsWith('/') || name.endsWith('/') || name.includes('//')) return 'has an empty path component'
+  if (name.includes('..')) return 'contains ".."'
+  if (name.includes('@{') || name === '@') return 'contains "@{" or is "@"'
+  if (name.endsWith('.')) return 'ends with "."'
+  for (const component of name.split('/')) {
+    if (component.startsWith('.')) return 'has a component starting with "."'
+    if (component.endsWith('.lock')) return 'has a component ending with ".lock"'
+  }
+  return null
+}
+
+/**
+ * A branch or tag name as `git check-ref-format --branch` takes it, less the
+ * names git would read as something else: an option (`-x`), `HEAD`, or a
+ * full ref (`refs/...`), which would nest under refs/heads/refs.
+ */
+export function checkRefName (name: string, path: string, what: 'branch' | 'tag'): string {
+  const problem = refNameProblem(name) ??
+    (name.startsWith('-') ? 'starts with "-"' : null) ??
+    (name === 'HEAD' || name.startsWith('refs/') ? 'is reserved ("HEAD" or a full refs/ name)' : null)
+  if (problem !== null) throw badRequest('APP_GIT_INVALID_REF_NAME', `The ${what} name ${problem}`, fieldIssue(path, problem))
+  return name
+}
+
+/**
+ * What a client may give where a commit is wanted: a branch or tag name, a
+ * full ref, HEAD, or a (possibly abbreviated) object id.
+ */
+export function checkRevision (value: string, path: string): string {
+  if (value === 'HEAD' || SHORT_OBJECT_ID.test(value) || (refNameProblem(value) === null && !value.startsWith('-'))) return value
+  throw badRequest('APP_GIT_INVALID_REF', `"${value.slice(0, 80)}" is not a branch, tag or commit id`, fieldIssue(path, 'is not a branch, tag or commit id'))
+}
+
+export function isShortObjectId (value: string): boolean {
+  return SHORT_OBJECT_ID.test(value)
+}
+
+/**
+ * A path inside a tree: relative, slash-separated, without empty, `.` or `..`
+ * components. The empty string is the root.
+ */
+export function checkTreePath (value: string, path: string): string {
+  const trimmed = value.replace(/^\/+|\/+$/g, '')
+  if (trimmed === '') return ''
+  const bad = trimmed.split('/').some((part) => part === '' || part === '.' || part === '..') || /[\x00]/.test(trimmed)
+  if (bad) throw badRequest('APP_GIT_INVALID_PATH', 'The path must be relative, without empty, "." or ".." components', fieldIssue(path, 'is not a path inside the repository'))
+  return trimmed
+}
+
+/**
+ * A protected-branch pattern (`main`, `release/*`, `hotfix/**`) as an anchored
+ * regular expression source: `*` stays within one path component, `**`
+ * crosses them. The pre-receive hook is handed these sources, so the server
+ * and the hook match branches the one same way.
+ */
+export function branchPatternSource (pattern: string): string {
+  let source = ''
+  for (let i = 0; i < pattern.length; i++) {
+    const char = pattern[i]
+    if (char === '*' && pattern[i + 1] === '*') { source += '.*'; i++ } else if (char === '*') source += '[^/]*'
+    else source += char.replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+  }
+  return `^${source}$`
+}
+
+/** A pattern is a branch name in which `*` may stand for parts of components. */
+export function checkBranchPattern (pattern: string, path: string): string {
+  const problem = refNameProblem(pattern.replace(/\*/g, 'x'))
+  if (problem !== null || pattern.startsWith('-')) {
+    throw badRequest('APP_GIT_INVALID_BRANCH_PATTERN', `The branch pattern ${problem ?? 'starts with "-"'}`, fieldIssue(path, problem ?? 'starts with "-"'))
+  }
+  return pattern
+}

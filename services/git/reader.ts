@@ -1,0 +1,186 @@
+import fs from 'node:fs'
+import git from 'isomorphic-git'
+import { badRequest, notFound } from '../errors.js'
+import { isShortObjectId } from './names.js'
+import type { CommitT, TreeT } from '../../schemas/git.js'
+
+type Person = CommitT['author']
+interface GitPerson { name: string, email: string, timestamp: number }
+type ReadObject = Awaited<ReturnType<typeof git.readObject>>
+
+const TREE_TYPES = new Set(['blob', 'tree', 'commit'])
+
+function person (who: GitPerson): Person {
+  return { name: who.name, email: who.email, date: new Date(who.timestamp * 1000).toISOString() }
+}
+
+function isNotFound (error: unknown): boolean {
+  const code = (error as { code?: string }).code
+  return code === 'NotFoundError' || code === 'ENOENT'
+}
+
+export const refNotFound = (rev: string) => notFound('APP_GIT_REF_NOT_FOUND', `No branch, tag or commit "${rev.slice(0, 80)}" in this repository`)
+const pathNotFound = (path: string) => notFound('APP_GIT_PATH_NOT_FOUND', `No "${path.slice(0, 200)}" at this revision`)
+
+/** A parsed commit as the API shows it. */
+export function commitView (oid: string, commit: { message: string, parent: string[], author: GitPerson, committer: GitPerson }): CommitT {
+  const message = commit.message
+  return { sha: oid, parents: commit.parent, title: message.split('\n', 1)[0], message, author: person(commit.author), committer: person(commit.committer) }
+}
+
+/**
+ * Reads repositories from disk with isomorphic-git: refs, commits, history,
+ * trees and blobs. It never writes; writes and diffs go through the git
+ * binary. No cache object is passed, so nothing is kept between calls.
+ */
+export class RepoReader {
+  async isEmpty (gitdir: string): Promise<boolean> {
+    try {
+      await git.resolveRef({ fs, gitdir, ref: 'HEAD' })
+      return false
+    } catch (error) {
+      if (isNotFound(error)) return true
+      throw error
+    }
+  }
+
+  /** The commit a revision names: refs first, as git does, then an object id, peeling annotated tags. */
+  async resolveCommit (gitdir: string, rev: string): Promise<string> {
+    let oid: string
+    try {
+      oid = await git.resolveRef({ fs, gitdir, ref: rev })
+    } catch (error) {
+      if (!isNotFound(error) || !isShortObjectId(rev)) throw isNotFound(error) ? refNotFound(rev) : error
+      oid = await this.expand(gitdir, rev)
+    }
+    for (let depth = 0; depth < 10; depth++) {
+      const object = await this.object(gitdir, oid, rev)
+      if (object.type === 'commit') return oid
+      if (object.type !== 'tag') break
+      oid = (object.object as { object: string }).object
+    }
+    throw badRequest('APP_GIT_NOT_A_COMMIT', `"${rev.slice(0, 80)}" does not name a commit`)
+  }
+
+  async commit (gitdir: string, oid: string): Promise<CommitT> {
+    const { commit } = await this.readCommit(gitdir, oid)
+    return commitView(oid, commit)
+  }
+
+  async readCommit (gitdir: string, oid: string): Promise<Awaited<ReturnType<typeof git.readCommit>>> {
+    try {
+      return await git.readCommit({ fs, gitdir, oid })
+    } catch (error) {
+      if (isNotFound(error)) throw refNotFound(oid)
+      throw badRequest('APP_GIT_NOT_A_COMMIT', `"${oid}" does not name a commit`)
+    }
+  }
+
+  /**
+   * `count` commits of the history from `start`, after skipping `skip`, and
+   * whether more follow. With a path, only commits that changed it.
+   */
+  async log (gitdir: string, start: string, options: { skip: number, count: number, path?: string }): Promise<{ commits: CommitT[], more: boolean }> {
+    const wanted = options.skip + options.count + 1
+    let entries: Awaited<ReturnType<typeof git.log>>
+    try {
+      entries = await git.log({ fs, gitdir, ref: start, depth: wanted, ...(options.path === undefined || options.path === '' ? {} : { filepath: options.path, force: true }) })
+    } catch (error) {
+      if (isNotFound(error)) return { commits: [], more: false }
+      throw error
+    }
+    const page = entries.slice(options.skip, options.skip + options.count)
+    return { commits: page.map((entry) => commitView(entry.oid, entry.commit)), more: entries.length > options.skip + options.count }
+  }
+
+  async tree (gitdir: string, commit: string, path: string): Promise<TreeT> {
+    let result: Awaited<ReturnType<typeof git.readTree>>
+    try {
+      result = await git.readTree({ fs, gitdir, oid: commit, ...(path === '' ? {} : { filepath: path }) })
+    } catch (error) {
+      if (isNotFound(error)) throw pathNotFound(path)
+      throw badRequest('APP_GIT_NOT_A_FOLDER', `"${path.slice(0, 200)}" is a file, not a folder`)
+    }
+    const entries = result.tree
+      .filter((entry) => TREE_TYPES.has(entry.type))
+      .map((entry) => ({ name: entry.path, path: path === '' ? entry.path : `${path}/${entry.path}`, type: entry.type, mode: entry.mode, oid: entry.oid }))
+      .sort((a, b) => (a.type === 'tree') !== (b.type === 'tree') ? (a.type === 'tree' ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+    return { commit, path, entries }
+  }
+
+  /** The blob at `path` in a commit's tree: its object id, found without reading its content. */
+  async blobId (gitdir: string, commit: string, path: string): Promise<string> {
+    const slash = path.lastIndexOf('/')
+    const folder = slash === -1 ? '' : path.slice(0, slash)
+    const name = path.slice(slash + 1)
+    const { entries } = await this.tree(gitdir, commit, folder).catch((error: { code?: string }) => {
+      throw error.code === 'APP_GIT_NOT_A_FOLDER' ? pathNotFound(path) : error
+    })
+    const entry = entries.find((candidate) => candidate.name === name)
+    if (entry === undefined) throw pathNotFound(path)
+    if (entry.type !== 'blob') throw badRequest('APP_GIT_NOT_A_FILE', `"${path.slice(0, 200)}" is a ${entry.type === 'tree' ? 'folder' : 'submodule'}, not a file`)
+    return entry.oid
+  }
+
+  async blobContent (gitdir: string, oid: string): Promise<Buffer> {
+    const { blob } = await git.readBlob({ fs, gitdir, oid })
+    return Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength)
+  }
+
+  async branches (gitdir: string): Promise<Array<{ name: string, commit: string }>> {
+    const names = await git.listBranches({ fs, gitdir })
+    return await Promise.all(names.sort().map(async (name) => ({ name, commit: await git.resolveRef({ fs, gitdir, ref: `refs/heads/${name}` }) })))
+  }
+
+  /** The branch HEAD names, even when it does not exist yet (an empty repository). */
+  async headBranch (gitdir: string): Promise<string | null> {
+    const target = await git.resolveRef({ fs, gitdir, ref: 'HEAD', depth: 1 })
+    return target.startsWith('refs/heads/') ? target.slice('refs/heads/'.length) : null
+  }
+
+  async refExists (gitdir: string, ref: string): Promise<boolean> {
+    try {
+      await git.resolveRef({ fs, gitdir, ref, depth: 1 })
+      return true
+    } catch (error) {
+      if (isNotFound(error)) return false
+      throw error
+    }
+  }
+
+  /** The object a ref points at, without peeling. */
+  async refTarget (gitdir: string, ref: string): Promise<string> {
+    return await git.resolveRef({ fs, gitdir, ref })
+  }
+
+  async tags (gitdir: string): Promise<Array<{ name: string, commit: string, annotated: boolean, message: string | null, tagger: Person | null }>> {
+    const names = (await git.listTags({ fs, gitdir })).sort()
+    return await Promise.all(names.map(async (name) => await this.tag(gitdir, name)))
+  }
+
+  async tag (gitdir: string, name: string): Promise<{ name: string, commit: string, annotated: boolean, message: string | null, tagger: Person | null }> {
+    const oid = await git.resolveRef({ fs, gitdir, ref: `refs/tags/${name}` })
+    const object = await this.object(gitdir, oid, name)
+    if (object.type !== 'tag') return { name, commit: oid, annotated: false, message: null, tagger: null }
+    const tag = object.object as { message: string, tagger: GitPerson }
+    return { name, commit: await this.resolveCommit(gitdir, oid), annotated: true, message: tag.message, tagger: person(tag.tagger) }
+  }
+
+  private async expand (gitdir: string, short: string): Promise<string> {
+    try {
+      return await git.expandOid({ fs, gitdir, oid: short })
+    } catch (error) {
+      if ((error as { code?: string }).code === 'AmbiguousError') throw badRequest('APP_GIT_AMBIGUOUS_REF', `"${short}" matches several objects; give more digits`)
+      throw refNotFound(short)
+    }
+  }
+
+  private async object (gitdir: string, oid: string, rev: string): Promise<ReadObject> {
+    try {
+      return await git.readObject({ fs, gitdir, oid, format: 'parsed' })
+    } catch (error) {
+      if (isNotFound(error)) throw refNotFound(rev)
+      throw error
+    }
+  }
+}

@@ -1,0 +1,58 @@
+import { badRequest, notFound } from '../errors.js'
+import type { BranchT, TagT } from '../../schemas/git.js'
+import { branchPatternSource, checkRefName, checkRevision } from './names.js'
+import type { ProtectedBranches, WriteLevel } from './protection.js'
+import type { RepoReader } from './reader.js'
+import type { Repo } from './repositories.js'
+import type { Signature, Writer } from './writer.js'
+
+/** Branches and tags through the API; pushes change them through git and the pre-receive hook. */
+export class Refs {
+  constructor (private readonly deps: { reader: RepoReader, writer: Writer, protection: ProtectedBranches }) {}
+
+  async branches (repo: Repo): Promise<BranchT[]> {
+    const rules = (await this.deps.protection.list(repo)).map((rule) => new RegExp(branchPatternSource(rule.pattern)))
+    const branches = await this.deps.reader.branches(repo.gitDir)
+    return branches.map(({ name, commit }) => ({ name, commit, default: name === repo.defaultBranch, protected: rules.some((rule) => rule.test(name)) }))
+  }
+
+  async createBranch (repo: Repo, level: WriteLevel, input: { name: string, from?: string }): Promise<BranchT> {
+    const name = checkRefName(input.name, 'body.name', 'branch')
+    const commit = await this.deps.reader.resolveCommit(repo.gitDir, checkRevision(input.from ?? repo.defaultBranch, 'body.from'))
+    await this.deps.protection.check(repo, name, level, 'create')
+    await this.deps.writer.createRef(repo.gitDir, `refs/heads/${name}`, commit)
+    return (await this.branches(repo)).find((branch) => branch.name === name) as BranchT
+  }
+
+  async deleteBranch (repo: Repo, level: WriteLevel, name: string): Promise<void> {
+    checkRefName(name, 'query.name', 'branch')
+    if (name === repo.defaultBranch) throw badRequest('APP_GIT_DEFAULT_BRANCH', `"${name}" is the default branch; make another branch the default first`)
+    const commit = await this.current(repo, `refs/heads/${name}`, () => notFound('APP_GIT_BRANCH_NOT_FOUND', `No branch "${name}"`))
+    await this.deps.protection.check(repo, name, level, 'delete')
+    await this.deps.writer.deleteRef(repo.gitDir, `refs/heads/${name}`, commit)
+  }
+
+  async tags (repo: Repo): Promise<TagT[]> {
+    return await this.deps.reader.tags(repo.gitDir)
+  }
+
+  async createTag (repo: Repo, tagger: Signature, input: { name: string, target?: string, message?: string }): Promise<TagT> {
+    const name = checkRefName(input.name, 'body.name', 'tag')
+    const commit = await this.deps.reader.resolveCommit(repo.gitDir, checkRevision(input.target ?? repo.defaultBranch, 'body.target'))
+    if (input.message === undefined) await this.deps.writer.createRef(repo.gitDir, `refs/tags/${name}`, commit)
+    else await this.deps.writer.annotatedTag(repo.gitDir, name, commit, input.message, tagger)
+    return await this.deps.reader.tag(repo.gitDir, name)
+  }
+
+  async deleteTag (repo: Repo, name: string): Promise<void> {
+    checkRefName(name, 'query.name', 'tag')
+    const oid = await this.current(repo, `refs/tags/${name}`, () => notFound('APP_GIT_TAG_NOT_FOUND', `No tag "${name}"`))
+    await this.deps.writer.deleteRef(repo.gitDir, `refs/tags/${name}`, oid)
+  }
+
+  /** What a ref points at now (the tag object for annotated tags), for a compare-and-swap. */
+  private async current (repo: Repo, ref: string, missing: () => Error): Promise<string> {
+    if (!(await this.deps.reader.refExists(repo.gitDir, ref))) throw missing()
+    return await this.deps.reader.refTarget(repo.gitDir, ref)
+  }
+}
