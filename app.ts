@@ -18,6 +18,7 @@ import recordsPlugin from './plugins/records.js'
 import projectAuthPlugin from './plugins/project-auth.js'
 import dataCallerPlugin from './plugins/data-caller.js'
 import filesPlugin from './plugins/files.js'
+import dnsPlugin from './plugins/dns.js'
 import corsPlugin from './plugins/cors.js'
 import routeAuthPlugin from './plugins/route-auth.js'
 import fastJsonPlugin from './plugins/fast-json.js'
@@ -47,6 +48,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(projectAuthPlugin)
   await app.register(dataCallerPlugin)
   await app.register(filesPlugin)
+  await app.register(dnsPlugin)
   await app.register(corsPlugin)
   await app.register(routeAuthPlugin)
   await app.register(fastJsonPlugin)

@@ -6,6 +6,7 @@ import organizationRoutes from './organizations/index.js'
 import projectRoutes from './projects/index.js'
 import projectAuthRoutes from './project-auth/index.js'
 import dataRoutes from './data/index.js'
+import dnsRoutes from './dns/index.js'
 
 /**
  * The one place route families are mounted. A new family is one folder under
@@ -19,4 +20,5 @@ export async function registerRoutes (app: FastifyInstance): Promise<void> {
   await app.register(projectRoutes, { prefix: '/api/projects' })
   await app.register(projectAuthRoutes, { prefix: '/api/p/:projectId/auth' })
   await app.register(dataRoutes, { prefix: '/api/p/:projectId' })
+  await app.register(dnsRoutes, { prefix: '/api/projects/:projectId/dns' })
 }

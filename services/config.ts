@@ -44,6 +44,17 @@ export interface Config {
   trustProxy: false | number | string[]
   /** Origins browser apps may call the platform API from; `['*']` is any origin, without credentials. */
   corsOrigins: string[]
+  dns: DnsConfig
+}
+
+export interface DnsConfig {
+  /** The built-in authoritative server's UDP and TCP port: null leaves it off, 0 takes a free port (tests). */
+  port: number | null
+  host: string
+  /** The zones' NS names; the first is the SOA's primary. */
+  nameservers: string[]
+  /** Addresses allowed to transfer whole zones (AXFR); everyone else is refused. */
+  axfrAllow: string[]
 }
 
 export interface HttpTimeouts {
@@ -195,6 +206,21 @@ function tokenPrefix (env: Env, name: string, fallback: string): string {
   return prefix
 }
 
+const DNS_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
+
+function dnsConfig (env: Env): DnsConfig {
+  const rawPort = text(env, 'DNS_PORT')
+  const host = text(env, 'DNS_HOST') ?? '127.0.0.1'
+  if (isIP(host) === 0) throw new ConfigError('DNS_HOST', `must be an IP address to listen on, got "${host}"`)
+  const nameservers = (text(env, 'DNS_NAMESERVERS') ?? 'ns1.plinth.localhost,ns2.plinth.localhost').split(',').map((entry) => entry.trim().toLowerCase().replace(/\.$/, '')).filter((entry) => entry !== '')
+  const badName = nameservers.find((entry) => !DNS_NAME.test(entry))
+  if (nameservers.length === 0 || badName !== undefined) throw new ConfigError('DNS_NAMESERVERS', `must be a comma-separated list of host names, got "${badName ?? ''}"`)
+  const axfrAllow = (text(env, 'DNS_AXFR_ALLOW') ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  const badAddress = axfrAllow.find((entry) => isIP(entry) === 0)
+  if (badAddress !== undefined) throw new ConfigError('DNS_AXFR_ALLOW', `must be a comma-separated list of IP addresses, got "${badAddress}"`)
+  return { port: rawPort === undefined ? null : integer(env, 'DNS_PORT', 0, 0, 65535), host, nameservers, axfrAllow }
+}
+
 export function loadConfig (env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535)
   const host = text(env, 'HOST') ?? '127.0.0.1'
@@ -244,6 +270,7 @@ export function loadConfig (env: Env = process.env): Config {
     ssoAllowedRedirects: origins(env, 'SSO_ALLOWED_REDIRECTS'),
     timeouts: timeouts(env),
     trustProxy: trustProxy(env),
-    corsOrigins: corsOrigins(env, 'CORS_ORIGINS')
+    corsOrigins: corsOrigins(env, 'CORS_ORIGINS'),
+    dns: dnsConfig(env)
   }
 }

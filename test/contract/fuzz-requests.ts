@@ -75,6 +75,8 @@ function fixturesFor (path: string, name: string): Segment[] {
     case 'userId': return refs('endUserId', 'otherEndUserId')
     case 'name': case 'table': return literals(THINGS, TAGS, USERS)
     case 'fileId': return refs('fileId')
+    case 'zoneId': return refs('zoneId')
+    case 'recordId': return refs('dnsRecordId')
     case 'sessionId': return refs('sessionId')
     case 'index': return literals('0', '1', '9999')
     case 'provider': return literals('google', 'microsoft', 'apple')

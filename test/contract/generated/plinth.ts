@@ -1185,6 +1185,126 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{projectId}/dns/zones": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's DNS zones, by name
+         * @description Needs `dns.read`.
+         */
+        get: operations["listDnsZones"];
+        put?: never;
+        /**
+         * Create a zone on the built-in server or a configured provider
+         * @description Needs `dns.manage`. The zone starts with its SOA and NS records. A name already served (409 `APP_DNS_ZONE_EXISTS`) or inside or around another project's built-in zone (409 `APP_DNS_ZONE_OVERLAP`) is refused; a provider that refuses gives 502 `APP_DNS_PROVIDER_FAILED`.
+         */
+        post: operations["createDnsZone"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/dns/zones/{zoneId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One zone
+         * @description Needs `dns.read`.
+         */
+        get: operations["getDnsZone"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a zone and its records at its provider
+         * @description Needs `dns.manage`. The built-in server stops answering for it at once.
+         */
+        delete: operations["deleteDnsZone"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/dns/records": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A zone's records, optionally of one name or type
+         * @description Needs `dns.read`. Read from the zone's provider, SOA included.
+         */
+        get: operations["listDnsRecords"];
+        put?: never;
+        /**
+         * Add a record to a zone
+         * @description Needs `dns.manage`. Names are canonical (lower case, absolute, no trailing dot; `@` and relative names are read against the zone) and must lie inside the zone (400 `APP_DNS_NAME_OUTSIDE_ZONE`); content is checked per type (400 `APP_DNS_INVALID_CONTENT`); a CNAME is alone at its name and never at the apex (409 `APP_DNS_CNAME_CONFLICT`); SOA records are read-only (400 `APP_DNS_SOA_MANAGED`). Every change bumps the SOA serial. The same record twice is 409 `APP_DNS_RECORD_EXISTS`.
+         */
+        post: operations["createDnsRecord"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/dns/records/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create, update and delete records of one zone together
+         * @description Needs `dns.manage`. All or nothing: every change is checked against the zone as it will be, then applied in one provider call. Names are canonical (lower case, absolute, no trailing dot; `@` and relative names are read against the zone) and must lie inside the zone (400 `APP_DNS_NAME_OUTSIDE_ZONE`); content is checked per type (400 `APP_DNS_INVALID_CONTENT`); a CNAME is alone at its name and never at the apex (409 `APP_DNS_CNAME_CONFLICT`); SOA records are read-only (400 `APP_DNS_SOA_MANAGED`). Every change bumps the SOA serial.
+         */
+        post: operations["changeDnsRecords"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/dns/records/{recordId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One record
+         * @description Needs `dns.read`.
+         */
+        get: operations["getDnsRecord"];
+        /**
+         * Replace a record
+         * @description Needs `dns.manage`. The answer carries the record's new id when its name, type or content changed. Names are canonical (lower case, absolute, no trailing dot; `@` and relative names are read against the zone) and must lie inside the zone (400 `APP_DNS_NAME_OUTSIDE_ZONE`); content is checked per type (400 `APP_DNS_INVALID_CONTENT`); a CNAME is alone at its name and never at the apex (409 `APP_DNS_CNAME_CONFLICT`); SOA records are read-only (400 `APP_DNS_SOA_MANAGED`). Every change bumps the SOA serial.
+         */
+        put: operations["updateDnsRecord"];
+        post?: never;
+        /**
+         * Delete a record
+         * @description Needs `dns.manage`. SOA records cannot be deleted (400 `APP_DNS_SOA_MANAGED`).
+         */
+        delete: operations["deleteDnsRecord"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1494,6 +1614,42 @@ export interface components {
             createdBy: string | null;
             file: components["schemas"]["FileDescriptor"] | (never | null);
         };
+        DnsZone: {
+            id: string;
+            /**
+             * @description Lower case, without the trailing dot
+             * @example example.com
+             */
+            name: string;
+            /** @description `builtin` for the built-in server, else a configured provider's id */
+            providerId: string;
+            providerKind: "builtin" | "powerdns" | "cloudflare" | "route53";
+            /** @description The names to delegate the zone to at its registrar */
+            nameservers: string[];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        DnsRecord: {
+            /** @description Derived from the zone, name, type and content: changing the content gives a new id */
+            id: string;
+            zoneId: string;
+            /**
+             * @description Absolute, lower case, without the trailing dot
+             * @example www.example.com
+             */
+            name: string;
+            /** @description SOA records are kept by the provider and only read */
+            type: "A" | "AAAA" | "CNAME" | "TXT" | "MX" | "NS" | "SOA" | "SRV" | "CAA";
+            /** @description Seconds; one name and type share one TTL */
+            ttl: number;
+            /**
+             * @description Canonical presentation form: `192.0.2.1`, `10 mail.example.com`, `0 issue "letsencrypt.org"`, a TXT value unquoted
+             * @example 192.0.2.1
+             */
+            content: string;
+        };
     };
     responses: {
         /** @description The request is invalid: a field breaks its schema (APP_VALIDATION_FAILED, `details.fields` lists each), the body is not JSON, or the service refuses a value */
@@ -1639,6 +1795,15 @@ export interface components {
         };
         /** @description The request line and headers are too large; the connection is closed */
         HeadersTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description An upstream service (a DNS provider) failed or refused; the message says why */
+        BadGateway: {
             headers: {
                 [name: string]: unknown;
             };
@@ -5464,6 +5629,472 @@ export interface operations {
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listDnsZones: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DnsZone"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createDnsZone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A domain name; case and one trailing dot do not matter */
+                    name: string;
+                    /** @description Defaults to `builtin` */
+                    providerId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DnsZone"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getDnsZone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                zoneId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DnsZone"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteDnsZone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                zoneId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listDnsRecords: {
+        parameters: {
+            query: {
+                zoneId: string;
+                /** @description Only records of this absolute name */
+                name?: string;
+                /** @description SOA records are kept by the provider and only read */
+                type?: "A" | "AAAA" | "CNAME" | "TXT" | "MX" | "NS" | "SOA" | "SRV" | "CAA";
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DnsRecord"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createDnsRecord: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    zoneId: string;
+                    /** @description `@` for the apex, a name relative to the zone (`www`), or absolute (`www.example.com` or `www.example.com.`); `*` as the first label is a wildcard */
+                    name: string;
+                    /** @description SOA records are kept by the provider and only read */
+                    type: "A" | "AAAA" | "CNAME" | "TXT" | "MX" | "NS" | "SOA" | "SRV" | "CAA";
+                    /** @description Seconds; sets the TTL of every record of this name and type. Defaults to theirs, else 3600 */
+                    ttl?: number;
+                    /** @description The record data in zone-file form; TXT as plain text or quoted strings */
+                    content: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DnsRecord"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    changeDnsRecords: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    zoneId: string;
+                    create?: {
+                        /** @description `@` for the apex, a name relative to the zone (`www`), or absolute (`www.example.com` or `www.example.com.`); `*` as the first label is a wildcard */
+                        name: string;
+                        /** @description SOA records are kept by the provider and only read */
+                        type: "A" | "AAAA" | "CNAME" | "TXT" | "MX" | "NS" | "SOA" | "SRV" | "CAA";
+                        /** @description Seconds; sets the TTL of every record of this name and type. Defaults to theirs, else 3600 */
+                        ttl?: number;
+                        /** @description The record data in zone-file form; TXT as plain text or quoted strings */
+                        content: string;
+                    }[];
+                    update?: {
+                        id: string;
+                        /** @description `@` for the apex, a name relative to the zone (`www`), or absolute (`www.example.com` or `www.example.com.`); `*` as the first label is a wildcard */
+                        name: string;
+                        /** @description SOA records are kept by the provider and only read */
+                        type: "A" | "AAAA" | "CNAME" | "TXT" | "MX" | "NS" | "SOA" | "SRV" | "CAA";
+                        /** @description Seconds; sets the TTL of every record of this name and type. Defaults to theirs, else 3600 */
+                        ttl?: number;
+                        /** @description The record data in zone-file form; TXT as plain text or quoted strings */
+                        content: string;
+                    }[];
+                    /** @description Ids of records to delete */
+                    delete?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The records updated, then those created, in the order asked */
+                            written: components["schemas"]["DnsRecord"][];
+                            deleted: string[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getDnsRecord: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                recordId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DnsRecord"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateDnsRecord: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                recordId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description `@` for the apex, a name relative to the zone (`www`), or absolute (`www.example.com` or `www.example.com.`); `*` as the first label is a wildcard */
+                    name: string;
+                    /** @description SOA records are kept by the provider and only read */
+                    type: "A" | "AAAA" | "CNAME" | "TXT" | "MX" | "NS" | "SOA" | "SRV" | "CAA";
+                    /** @description Seconds; sets the TTL of every record of this name and type. Defaults to theirs, else 3600 */
+                    ttl?: number;
+                    /** @description The record data in zone-file form; TXT as plain text or quoted strings */
+                    content: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DnsRecord"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteDnsRecord: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                recordId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
         };

@@ -1,0 +1,84 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Envelope, errorResponses, LOCATION, withHeaders } from './envelope.js'
+
+export const DNS_RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'TXT', 'MX', 'NS', 'SOA', 'SRV', 'CAA'] as const
+export const DNS_MIN_TTL = 30
+export const DNS_MAX_TTL = 604_800
+export const DNS_MAX_CHANGES = 1000
+
+const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z_-]+$' })
+const DateTime = Type.String({ format: 'date-time' })
+const DomainName = Type.String({ minLength: 1, maxLength: 254, description: 'A domain name; case and one trailing dot do not matter' })
+
+const RecordType = Type.Union(DNS_RECORD_TYPES.map((type) => Type.Literal(type)), { description: 'SOA records are kept by the provider and only read' })
+
+export const Zone = Type.Object({
+  id: Type.String(),
+  name: Type.String({ description: 'Lower case, without the trailing dot', examples: ['example.com'] }),
+  providerId: Type.String({ description: '`builtin` for the built-in server, else a configured provider\'s id' }),
+  providerKind: Type.Union([Type.Literal('builtin'), Type.Literal('powerdns'), Type.Literal('cloudflare'), Type.Literal('route53')]),
+  nameservers: Type.Array(Type.String(), { description: 'The names to delegate the zone to at its registrar' }),
+  createdAt: DateTime,
+  updatedAt: DateTime
+}, { $id: 'DnsZone' })
+
+export const DnsRecord = Type.Object({
+  id: Type.String({ description: 'Derived from the zone, name, type and content: changing the content gives a new id' }),
+  zoneId: Type.String(),
+  name: Type.String({ description: 'Absolute, lower case, without the trailing dot', examples: ['www.example.com'] }),
+  type: RecordType,
+  ttl: Type.Integer({ description: 'Seconds; one name and type share one TTL' }),
+  content: Type.String({ description: 'Canonical presentation form: `192.0.2.1`, `10 mail.example.com`, `0 issue "letsencrypt.org"`, a TXT value unquoted', examples: ['192.0.2.1'] })
+}, { $id: 'DnsRecord' })
+
+export const ProjectDnsParams = Type.Object({ projectId: Id })
+export const ZoneParams = Type.Object({ projectId: Id, zoneId: Id })
+export const RecordParams = Type.Object({ projectId: Id, recordId: Id })
+
+export const CreateZoneBody = Type.Object({
+  name: DomainName,
+  providerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Defaults to `builtin`' }))
+}, { additionalProperties: false })
+
+const RecordFields = {
+  name: Type.String({ minLength: 1, maxLength: 254, description: '`@` for the apex, a name relative to the zone (`www`), or absolute (`www.example.com` or `www.example.com.`); `*` as the first label is a wildcard' }),
+  type: RecordType,
+  ttl: Type.Optional(Type.Integer({ minimum: DNS_MIN_TTL, maximum: DNS_MAX_TTL, description: 'Seconds; sets the TTL of every record of this name and type. Defaults to theirs, else 3600' })),
+  content: Type.String({ minLength: 1, maxLength: 8000, description: 'The record data in zone-file form; TXT as plain text or quoted strings' })
+}
+export const RecordBody = Type.Object(RecordFields, { additionalProperties: false })
+export const CreateRecordBody = Type.Object({ zoneId: Id, ...RecordFields }, { additionalProperties: false })
+export const ListRecordsQuery = Type.Object({
+  zoneId: Id,
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 254, description: 'Only records of this absolute name' })),
+  type: Type.Optional(RecordType)
+}, { additionalProperties: false })
+export const BulkChangeBody = Type.Object({
+  zoneId: Id,
+  create: Type.Optional(Type.Array(RecordBody, { maxItems: DNS_MAX_CHANGES })),
+  update: Type.Optional(Type.Array(Type.Object({ id: Id, ...RecordFields }, { additionalProperties: false }), { maxItems: DNS_MAX_CHANGES })),
+  delete: Type.Optional(Type.Array(Id, { maxItems: DNS_MAX_CHANGES, description: 'Ids of records to delete' }))
+}, { additionalProperties: false })
+export const BulkChangeResult = Type.Object({
+  written: Type.Array(Type.Ref(DnsRecord), { description: 'The records updated, then those created, in the order asked' }),
+  deleted: Type.Array(Type.String())
+})
+
+const Deleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) })
+
+export const DnsResponses = {
+  zoneList: { 200: Envelope(Type.Array(Type.Ref(Zone))), ...errorResponses(400, 401, 403, 404) },
+  zoneCreated: { 201: withHeaders(Envelope(Type.Ref(Zone)), LOCATION), ...errorResponses(400, 401, 403, 404, 409, 502) },
+  zone: { 200: Envelope(Type.Ref(Zone)), ...errorResponses(400, 401, 403, 404) },
+  deleted: { 200: Envelope(Deleted), ...errorResponses(400, 401, 403, 404, 502) },
+  recordList: { 200: Envelope(Type.Array(Type.Ref(DnsRecord))), ...errorResponses(400, 401, 403, 404, 502) },
+  record: { 200: Envelope(Type.Ref(DnsRecord)), ...errorResponses(400, 401, 403, 404, 502) },
+  recordCreated: { 201: withHeaders(Envelope(Type.Ref(DnsRecord)), LOCATION), ...errorResponses(400, 401, 403, 404, 409, 502) },
+  recordUpdated: { 200: Envelope(Type.Ref(DnsRecord)), ...errorResponses(400, 401, 403, 404, 409, 502) },
+  bulk: { 200: Envelope(BulkChangeResult), ...errorResponses(400, 401, 403, 404, 409, 502) }
+}
+
+export const dnsSchemas = [Zone, DnsRecord]
+export type ZoneT = Static<typeof Zone>
+export type DnsRecordT = Static<typeof DnsRecord>
+export type CreateRecordBodyT = Static<typeof CreateRecordBody>
