@@ -6,6 +6,7 @@ import { BuiltinProvider } from '../services/dns/providers/builtin.js'
 import { DnsProviders } from '../services/dns/providers.js'
 import { DnsRecords } from '../services/dns/records.js'
 import { Zones } from '../services/dns/zones.js'
+import { DnsServer } from '../services/dns/server.js'
 import { dnsSchemas } from '../schemas/dns.js'
 
 export interface DnsServices {
@@ -13,6 +14,8 @@ export interface DnsServices {
   records: DnsRecords
   providers: DnsProviders
   builtin: BuiltinProvider
+  /** The built-in authoritative server; listening only when DNS_PORT is set. */
+  server: DnsServer
 }
 
 declare module 'fastify' {
@@ -23,7 +26,8 @@ declare module 'fastify' {
 
 /**
  * DNS: zones and records on the built-in server or an external provider.
- * A deleted project's zones leave the built-in server with it.
+ * A deleted project's zones leave the built-in server with it. The built-in
+ * server listens on DNS_PORT (UDP and TCP) when that is set.
  */
 async function dnsPlugin (app: FastifyInstance): Promise<void> {
   const { config } = app
@@ -35,7 +39,17 @@ async function dnsPlugin (app: FastifyInstance): Promise<void> {
   await zones.init()
   for (const schema of dnsSchemas) app.addSchema(schema)
   app.projects.onDelete(async (projectId) => { await zones.deleteAllForProject(projectId) })
-  app.decorate('dns', { zones, records, providers, builtin })
+  const server = new DnsServer(builtin, { axfrAllow: config.dns.axfrAllow, onError: (error) => app.log.error({ err: error }, 'DNS query failed') })
+  app.decorate('dns', { zones, records, providers, builtin, server })
+  const { port, host } = config.dns
+  if (port !== null) {
+    // Started once the app is ready, so a test or a server that never gets there holds no port.
+    app.addHook('onReady', async () => {
+      const bound = await server.listen(port, host)
+      app.log.info({ port: bound, host }, 'DNS server listening on UDP and TCP')
+    })
+    app.addHook('preClose', async () => { await server.close() })
+  }
 }
 
 export default fp(dnsPlugin, { name: 'plinth-dns', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-projects'] })

@@ -90,8 +90,16 @@ t.test('a bad value names its variable', async (t) => {
     [{ TRUST_PROXY: '::1/129' }, 'TRUST_PROXY'],
     [{ CORS_ORIGINS: 'https://app.example.com/path' }, 'CORS_ORIGINS'],
     [{ CORS_ORIGINS: '*, https://app.example.com' }, 'CORS_ORIGINS'],
-    [{ CORS_ORIGINS: 'chrome-extension://abc' }, 'CORS_ORIGINS']
+    [{ CORS_ORIGINS: 'chrome-extension://abc' }, 'CORS_ORIGINS'],
+    [{ DNS_PORT: '53a' }, 'DNS_PORT'],
+    [{ DNS_PORT: '65536' }, 'DNS_PORT'],
+    [{ DNS_HOST: 'localhost' }, 'DNS_HOST'],
+    [{ DNS_NAMESERVERS: 'ns1.example.com,bad name' }, 'DNS_NAMESERVERS'],
+    [{ DNS_NAMESERVERS: ' , ' }, 'DNS_NAMESERVERS'],
+    [{ DNS_AXFR_ALLOW: '10.0.0.0/8' }, 'DNS_AXFR_ALLOW']
   ]
+  t.same(loadConfig({}).dns, { port: null, host: '127.0.0.1', nameservers: ['ns1.plinth.localhost', 'ns2.plinth.localhost'], axfrAllow: [] }, 'the DNS server is off unless DNS_PORT is set')
+  t.same(loadConfig({ DNS_PORT: '5353', DNS_HOST: '::', DNS_NAMESERVERS: 'NS1.Example.com., ns2.example.net', DNS_AXFR_ALLOW: '192.0.2.9, ::1' }).dns, { port: 5353, host: '::', nameservers: ['ns1.example.com', 'ns2.example.net'], axfrAllow: ['192.0.2.9', '::1'] })
   for (const [env, variable] of bad) {
     const error = (() => { try { loadConfig(env) } catch (caught) { return caught } })()
     t.ok(error instanceof ConfigError, `${variable}=${Object.values(env)[0]} is refused`)
