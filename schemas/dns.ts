@@ -40,6 +40,18 @@ export const CreateZoneBody = Type.Object({
   providerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Defaults to `builtin`' }))
 }, { additionalProperties: false })
 
+export const DNS_MAX_ZONE_FILE_BYTES = 512 * 1024
+
+export const ImportZoneBody = Type.Object({
+  zoneFile: Type.String({ minLength: 1, maxLength: DNS_MAX_ZONE_FILE_BYTES, description: 'An RFC 1035 master file: $ORIGIN, $TTL, @, relative names, parentheses, comments and quoted strings' }),
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 254, description: 'The zone\'s name; defaults to the file\'s first $ORIGIN' })),
+  providerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Defaults to `builtin`' }))
+}, { additionalProperties: false })
+export const ZoneFile = Type.Object({
+  name: Type.String(),
+  zoneFile: Type.String({ description: 'The zone as an RFC 1035 master file, names relative to $ORIGIN' })
+})
+
 const RecordFields = {
   name: Type.String({ minLength: 1, maxLength: 254, description: '`@` for the apex, a name relative to the zone (`www`), or absolute (`www.example.com` or `www.example.com.`); `*` as the first label is a wildcard' }),
   type: RecordType,
@@ -70,6 +82,7 @@ export const DnsResponses = {
   zoneList: { 200: Envelope(Type.Array(Type.Ref(Zone))), ...errorResponses(400, 401, 403, 404) },
   zoneCreated: { 201: withHeaders(Envelope(Type.Ref(Zone)), LOCATION), ...errorResponses(400, 401, 403, 404, 409, 502) },
   zone: { 200: Envelope(Type.Ref(Zone)), ...errorResponses(400, 401, 403, 404) },
+  zoneFile: { 200: Envelope(ZoneFile), ...errorResponses(400, 401, 403, 404, 502) },
   deleted: { 200: Envelope(Deleted), ...errorResponses(400, 401, 403, 404, 502) },
   recordList: { 200: Envelope(Type.Array(Type.Ref(DnsRecord))), ...errorResponses(400, 401, 403, 404, 502) },
   record: { 200: Envelope(Type.Ref(DnsRecord)), ...errorResponses(400, 401, 403, 404, 502) },

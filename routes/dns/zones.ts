@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { CreateZoneBody, DnsResponses, ProjectDnsParams, ZoneParams } from '../../schemas/dns.js'
+import { CreateZoneBody, DnsResponses, ImportZoneBody, ProjectDnsParams, ZoneParams } from '../../schemas/dns.js'
 import { createdAt } from '../location.js'
 
 const zoneRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { zones } = app.dns
+  const { zones, zoneFiles } = app.dns
   const tags = ['dns']
 
   app.get('', {
@@ -20,6 +20,21 @@ const zoneRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const zone = await zones.create(request.params.projectId, request.body)
     return reply.code(201).header('location', createdAt(request, zone.id)).send({ success: true as const, data: zone })
   })
+
+  app.post('/import', {
+    config: { auth: 'platform' },
+    preHandler: app.requireProjectPermission('dns.manage'),
+    schema: { operationId: 'importDnsZone', tags, summary: 'Create a zone from a zone file', description: 'Needs `dns.manage`. The zone and all its records are created together or not at all; a line that cannot be read or a record that breaks the rules is 400 `APP_DNS_ZONE_FILE_INVALID` naming the line. The file\'s SOA and apex NS records are left out: the provider keeps its own. `$INCLUDE` and `$GENERATE` are refused.', params: ProjectDnsParams, body: ImportZoneBody, response: DnsResponses.zoneCreated }
+  }, async (request, reply) => {
+    const zone = await zoneFiles.import(request.params.projectId, request.body)
+    return reply.code(201).header('location', `${request.url.split('?')[0].replace(/\/import$/, '')}/${zone.id}`).send({ success: true as const, data: zone })
+  })
+
+  app.get('/:zoneId/export', {
+    config: { auth: 'platform' },
+    preHandler: app.requireProjectPermission('dns.read'),
+    schema: { operationId: 'exportDnsZone', tags, summary: 'The zone as a zone file', description: 'Needs `dns.read`. Every record, SOA first, names relative to `$ORIGIN`; importing it again gives the same records.', params: ZoneParams, response: DnsResponses.zoneFile }
+  }, async (request) => ({ success: true as const, data: await zoneFiles.export(request.params.projectId, request.params.zoneId) }))
 
   app.get('/:zoneId', {
     config: { auth: 'platform' },

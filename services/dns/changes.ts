@@ -61,10 +61,10 @@ export function canonicalRecord (input: RecordInput, zone: string, path: string)
  * whole set (RFC 2181 §5.2: one name and type share one TTL); one without
  * takes its set's current TTL.
  */
-export function applyChanges (zoneId: string, zone: string, current: RecordData[], changes: ChangeSet): { records: RecordData[], rrsets: RRsetChange[], written: RecordData[] } {
+export function applyChanges (zoneId: string, zone: string, current: RecordData[], changes: ChangeSet, limit = MAX_CHANGES_PER_REQUEST): { records: RecordData[], rrsets: RRsetChange[], written: RecordData[] } {
   const total = (changes.create?.length ?? 0) + (changes.update?.length ?? 0) + (changes.delete?.length ?? 0)
   if (total === 0) throw badRequest('APP_DNS_EMPTY_CHANGE', 'The change creates, updates and deletes nothing')
-  if (total > MAX_CHANGES_PER_REQUEST) throw badRequest('APP_DNS_TOO_MANY_CHANGES', `At most ${MAX_CHANGES_PER_REQUEST} changes in one request`, { limit: MAX_CHANGES_PER_REQUEST })
+  if (total > limit) throw badRequest('APP_DNS_TOO_MANY_CHANGES', `At most ${limit} changes in one request`, { limit })
   const byId = new Map(current.map((record) => [recordId(zoneId, record), record]))
   const take = (id: string, path: string): RecordData => {
     const record = byId.get(id)

@@ -38,11 +38,11 @@ export class DnsRecords {
   }
 
   /** Applies creates, updates and deletes together: all land, or none does. */
-  async change (projectId: string, zoneId: string, changes: ChangeSet): Promise<{ written: DnsRecord[], deleted: string[] }> {
+  async change (projectId: string, zoneId: string, changes: ChangeSet, limit?: number): Promise<{ written: DnsRecord[], deleted: string[] }> {
     const { ref, provider } = await this.zones.open(projectId, zoneId)
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const { records, version } = await provider.readZone(ref)
-      const { rrsets, written } = applyChanges(zoneId, ref.name, records, changes)
+      const { rrsets, written } = applyChanges(zoneId, ref.name, records, changes, limit)
       try {
         if (rrsets.length > 0) await provider.replaceRRsets(ref, rrsets, version)
         return { written: written.map((record) => view(zoneId, record)), deleted: changes.delete ?? [] }
