@@ -34,10 +34,11 @@ declare module 'fastify' {
 async function dnsPlugin (app: FastifyInstance): Promise<void> {
   const { config } = app
   const builtin = new BuiltinProvider(app.store, { clock: systemClock })
-  const providers = new DnsProviders(builtin)
+  const providers = new DnsProviders(app.store, { clock: systemClock, newId, secrets: app.secrets, builtin })
   const zones = new Zones(app.store, { clock: systemClock, newId, providers, nameservers: config.dns.nameservers })
   const records = new DnsRecords(zones)
   await builtin.init()
+  await providers.init()
   await zones.init()
   for (const schema of dnsSchemas) app.addSchema(schema)
   app.projects.onDelete(async (projectId) => { await zones.deleteAllForProject(projectId) })

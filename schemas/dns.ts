@@ -31,7 +31,37 @@ export const DnsRecord = Type.Object({
   content: Type.String({ description: 'Canonical presentation form: `192.0.2.1`, `10 mail.example.com`, `0 issue "letsencrypt.org"`, a TXT value unquoted', examples: ['192.0.2.1'] })
 }, { $id: 'DnsRecord' })
 
+export const DnsProvider = Type.Object({
+  id: Type.String({ description: '`builtin` for the built-in server' }),
+  name: Type.String(),
+  kind: Type.Union([Type.Literal('builtin'), Type.Literal('powerdns'), Type.Literal('cloudflare')]),
+  endpoint: Type.Union([Type.String(), Type.Null()], { description: 'The provider API\'s base URL' }),
+  serverId: Type.Union([Type.String(), Type.Null()], { description: 'PowerDNS: the server id in `/api/v1/servers/:serverId`' }),
+  accountId: Type.Union([Type.String(), Type.Null()], { description: 'Cloudflare: the account new zones go to' }),
+  hasCredentials: Type.Boolean({ description: 'Credentials are sealed at rest and never returned' }),
+  createdAt: DateTime,
+  updatedAt: DateTime
+}, { $id: 'DnsProvider' })
+
+export const ProviderTest = Type.Object({
+  ok: Type.Boolean(),
+  message: Type.String({ description: 'What the provider said, or why it could not be reached' })
+})
+
+export const CreateProviderBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 100 }),
+  kind: Type.Union([Type.Literal('powerdns'), Type.Literal('cloudflare')]),
+  endpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'The API\'s base URL: required for PowerDNS (`http://pdns.internal:8081`); Cloudflare defaults to https://api.cloudflare.com/client/v4' })),
+  serverId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$', description: 'PowerDNS server id; defaults to `localhost`' })),
+  accountId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9]+$', description: 'Cloudflare account id, needed to create zones' })),
+  credentials: Type.Object({
+    apiKey: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'PowerDNS: the `api-key`, sent as X-API-Key' })),
+    apiToken: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'Cloudflare: an API token with Zone and DNS edit rights' }))
+  }, { additionalProperties: false, description: 'Sealed at rest; never returned' })
+}, { additionalProperties: false })
+
 export const ProjectDnsParams = Type.Object({ projectId: Id })
+export const ProviderParams = Type.Object({ projectId: Id, providerId: Id })
 export const ZoneParams = Type.Object({ projectId: Id, zoneId: Id })
 export const RecordParams = Type.Object({ projectId: Id, recordId: Id })
 
@@ -79,6 +109,11 @@ export const BulkChangeResult = Type.Object({
 const Deleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) })
 
 export const DnsResponses = {
+  providerList: { 200: Envelope(Type.Array(Type.Ref(DnsProvider))), ...errorResponses(400, 401, 403, 404) },
+  providerCreated: { 201: withHeaders(Envelope(Type.Ref(DnsProvider)), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
+  provider: { 200: Envelope(Type.Ref(DnsProvider)), ...errorResponses(400, 401, 403, 404) },
+  providerDeleted: { 200: Envelope(Deleted), ...errorResponses(400, 401, 403, 404, 409) },
+  providerTest: { 200: Envelope(ProviderTest), ...errorResponses(400, 401, 403, 404) },
   zoneList: { 200: Envelope(Type.Array(Type.Ref(Zone))), ...errorResponses(400, 401, 403, 404) },
   zoneCreated: { 201: withHeaders(Envelope(Type.Ref(Zone)), LOCATION), ...errorResponses(400, 401, 403, 404, 409, 502) },
   zone: { 200: Envelope(Type.Ref(Zone)), ...errorResponses(400, 401, 403, 404) },
@@ -91,7 +126,9 @@ export const DnsResponses = {
   bulk: { 200: Envelope(BulkChangeResult), ...errorResponses(400, 401, 403, 404, 409, 502) }
 }
 
-export const dnsSchemas = [Zone, DnsRecord]
+export const dnsSchemas = [Zone, DnsRecord, DnsProvider]
 export type ZoneT = Static<typeof Zone>
 export type DnsRecordT = Static<typeof DnsRecord>
+export type DnsProviderT = Static<typeof DnsProvider>
+export type ProviderTestT = Static<typeof ProviderTest>
 export type CreateRecordBodyT = Static<typeof CreateRecordBody>

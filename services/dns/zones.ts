@@ -149,6 +149,10 @@ export class Zones {
     }
   }
 
+  async countOnProvider (projectId: string, providerId: string): Promise<number> {
+    return await this.zones.countDocuments({ projectId, providerId })
+  }
+
   /** The project's zone holding `hostname` (the longest match), if any. */
   async zoneHolding (projectId: string, hostname: string): Promise<Zone | null> {
     const labels = hostname.split('.')

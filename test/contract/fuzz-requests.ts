@@ -77,6 +77,7 @@ function fixturesFor (path: string, name: string): Segment[] {
     case 'fileId': return refs('fileId')
     case 'zoneId': return refs('zoneId')
     case 'recordId': return refs('dnsRecordId')
+    case 'providerId': return literals('builtin')
     case 'sessionId': return refs('sessionId')
     case 'index': return literals('0', '1', '9999')
     case 'provider': return literals('google', 'microsoft', 'apple')

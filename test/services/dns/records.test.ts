@@ -1,4 +1,6 @@
 import t from 'tap'
+import { randomBytes } from 'node:crypto'
+import { createSecretBox } from '../../../services/crypto.js'
 import { tempStore } from '../../helper.js'
 import { ManualClock } from '../../../services/clock.js'
 import { createIdGenerator } from '../../../services/ids.js'
@@ -12,7 +14,9 @@ async function services (t: Parameters<typeof tempStore>[0]) {
   const store = await tempStore(t)
   const clock = new ManualClock(Date.UTC(2026, 4, 17, 12))
   const builtin = new BuiltinProvider(store, { clock })
-  const zones = new Zones(store, { clock, newId: createIdGenerator(() => clock.nowMs()), providers: new DnsProviders(builtin), nameservers: ['ns1.example.net'] })
+  const newId = createIdGenerator(() => clock.nowMs())
+  const providers = new DnsProviders(store, { clock, newId, secrets: createSecretBox(randomBytes(32)), builtin })
+  const zones = new Zones(store, { clock, newId, providers, nameservers: ['ns1.example.net'] })
   await builtin.init()
   await zones.init()
   return { clock, builtin, zones, records: new DnsRecords(zones) }
