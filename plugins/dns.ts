@@ -8,12 +8,14 @@ import { DnsRecords } from '../services/dns/records.js'
 import { Zones } from '../services/dns/zones.js'
 import { DnsServer } from '../services/dns/server.js'
 import { ZoneFiles } from '../services/dns/zone-files.js'
+import { Gateway } from '../services/dns/gateway.js'
 import { dnsSchemas } from '../schemas/dns.js'
 
 export interface DnsServices {
   zones: Zones
   records: DnsRecords
   zoneFiles: ZoneFiles
+  gateway: Gateway
   providers: DnsProviders
   builtin: BuiltinProvider
   /** The built-in authoritative server; listening only when DNS_PORT is set. */
@@ -43,7 +45,8 @@ async function dnsPlugin (app: FastifyInstance): Promise<void> {
   for (const schema of dnsSchemas) app.addSchema(schema)
   app.projects.onDelete(async (projectId) => { await zones.deleteAllForProject(projectId) })
   const server = new DnsServer(builtin, { axfrAllow: config.dns.axfrAllow, onError: (error) => app.log.error({ err: error }, 'DNS query failed') })
-  app.decorate('dns', { zones, records, zoneFiles: new ZoneFiles(zones, records), providers, builtin, server })
+  const gateway = new Gateway({ zones, records, target: config.dns.gateway, ownershipKey: app.deriveSecretKey('dns:ownership') })
+  app.decorate('dns', { zones, records, zoneFiles: new ZoneFiles(zones, records), gateway, providers, builtin, server })
   const { port, host } = config.dns
   if (port !== null) {
     // Started once the app is ready, so a test or a server that never gets there holds no port.

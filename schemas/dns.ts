@@ -60,6 +60,24 @@ export const CreateProviderBody = Type.Object({
   }, { additionalProperties: false, description: 'Sealed at rest; never returned' })
 }, { additionalProperties: false })
 
+export const GatewayInstructions = Type.Object({
+  hostname: Type.String(),
+  apex: Type.Boolean({ description: 'Whether the hostname is its zone\'s apex (which cannot hold a CNAME)' }),
+  hostedHere: Type.Boolean({ description: 'Whether one of this project\'s zones holds the hostname, so `apply` can create the records' }),
+  zone: Type.Union([Type.Object({ id: Type.String(), name: Type.String(), providerId: Type.String(), providerKind: Type.String() }), Type.Null()]),
+  records: Type.Array(Type.Object({
+    name: Type.String(),
+    type: Type.Union([Type.Literal('A'), Type.Literal('AAAA'), Type.Literal('CNAME'), Type.Literal('ALIAS'), Type.Literal('TXT')], { description: 'ALIAS: an apex alias (ANAME, CNAME flattening) where the provider has one' }),
+    content: Type.String(),
+    ttl: Type.Integer(),
+    purpose: Type.Union([Type.Literal('route'), Type.Literal('ownership')], { description: '`route` points the hostname at the gateway; `ownership` proves the project\'s claim' }),
+    present: Type.Optional(Type.Boolean({ description: 'When hosted here: whether the zone already has it' }))
+  })),
+  acmeChallengeName: Type.String({ description: 'Where an ACME DNS-01 challenge TXT goes for this hostname' })
+})
+export const GatewayQuery = Type.Object({ hostname: Type.String({ minLength: 1, maxLength: 254 }) }, { additionalProperties: false })
+export const GatewayApplyBody = Type.Object({ hostname: Type.String({ minLength: 1, maxLength: 254 }) }, { additionalProperties: false })
+
 export const ProjectDnsParams = Type.Object({ projectId: Id })
 export const ProviderParams = Type.Object({ projectId: Id, providerId: Id })
 export const ZoneParams = Type.Object({ projectId: Id, zoneId: Id })
@@ -109,6 +127,7 @@ export const BulkChangeResult = Type.Object({
 const Deleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) })
 
 export const DnsResponses = {
+  gateway: { 200: Envelope(GatewayInstructions), ...errorResponses(400, 401, 403, 404, 409, 502) },
   providerList: { 200: Envelope(Type.Array(Type.Ref(DnsProvider))), ...errorResponses(400, 401, 403, 404) },
   providerCreated: { 201: withHeaders(Envelope(Type.Ref(DnsProvider)), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
   provider: { 200: Envelope(Type.Ref(DnsProvider)), ...errorResponses(400, 401, 403, 404) },
@@ -131,4 +150,5 @@ export type ZoneT = Static<typeof Zone>
 export type DnsRecordT = Static<typeof DnsRecord>
 export type DnsProviderT = Static<typeof DnsProvider>
 export type ProviderTestT = Static<typeof ProviderTest>
+export type GatewayInstructionsT = Static<typeof GatewayInstructions>
 export type CreateRecordBodyT = Static<typeof CreateRecordBody>

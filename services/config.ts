@@ -55,6 +55,8 @@ export interface DnsConfig {
   nameservers: string[]
   /** Addresses allowed to transfer whole zones (AXFR); everyone else is refused. */
   axfrAllow: string[]
+  /** What hostnames are pointed at: a host name for CNAMEs (null when not set) and the addresses an apex gets. */
+  gateway: { host: string | null, ipv4: string[], ipv6: string[] }
 }
 
 export interface HttpTimeouts {
@@ -218,7 +220,21 @@ function dnsConfig (env: Env): DnsConfig {
   const axfrAllow = (text(env, 'DNS_AXFR_ALLOW') ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
   const badAddress = axfrAllow.find((entry) => isIP(entry) === 0)
   if (badAddress !== undefined) throw new ConfigError('DNS_AXFR_ALLOW', `must be a comma-separated list of IP addresses, got "${badAddress}"`)
-  return { port: rawPort === undefined ? null : integer(env, 'DNS_PORT', 0, 0, 65535), host, nameservers, axfrAllow }
+  const gatewayHost = text(env, 'DNS_GATEWAY_HOST')?.toLowerCase().replace(/\.$/, '') ?? null
+  if (gatewayHost !== null && !DNS_NAME.test(gatewayHost)) throw new ConfigError('DNS_GATEWAY_HOST', `must be a host name, got "${gatewayHost}"`)
+  const addresses = (name: string, family: 4 | 6) => {
+    const list = (text(env, name) ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+    const bad = list.find((entry) => isIP(entry) !== family)
+    if (bad !== undefined) throw new ConfigError(name, `must be a comma-separated list of IPv${family} addresses, got "${bad}"`)
+    return list
+  }
+  return {
+    port: rawPort === undefined ? null : integer(env, 'DNS_PORT', 0, 0, 65535),
+    host,
+    nameservers,
+    axfrAllow,
+    gateway: { host: gatewayHost, ipv4: addresses('DNS_GATEWAY_IPV4', 4), ipv6: addresses('DNS_GATEWAY_IPV6', 6) }
+  }
 }
 
 export function loadConfig (env: Env = process.env): Config {

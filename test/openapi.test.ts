@@ -63,7 +63,7 @@ t.test('paths are spelled as the published interface spells them', async (t) => 
     ['/api/p/{projectId}/{table}/{id}/files/{field}/upload-sessions', ['post']],
     ['/api/p/{projectId}/{table}/{id}/files/{field}/{fileId}', ['get', 'delete']],
     ['/api/projects/{projectId}/dns/providers', ['get', 'post']], ['/api/projects/{projectId}/dns/zones', ['get', 'post']],
-    ['/api/projects/{projectId}/dns/records', ['get', 'post']]
+    ['/api/projects/{projectId}/dns/records', ['get', 'post']], ['/api/projects/{projectId}/dns/gateway-instructions', ['get']]
   ]
   for (const [path, methods] of published) {
     for (const method of methods) t.ok(document.paths[path]?.[method], `${method.toUpperCase()} ${path}`)

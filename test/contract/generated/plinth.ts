@@ -1413,6 +1413,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{projectId}/dns/gateway-instructions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The records that point a hostname at the platform's gateway
+         * @description Needs `dns.read`. Below an apex a CNAME to the gateway's host; at an apex its A/AAAA addresses, or an ALIAS where the provider has one; a TXT under `_plinth-verify.` proving the project's claim; the ACME challenge name. Says whether one of the project's zones holds the hostname and, if so, which records it already has. 409 `APP_DNS_GATEWAY_NOT_CONFIGURED` when the server has no gateway host or addresses to give.
+         */
+        get: operations["getGatewayInstructions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/dns/gateway-instructions/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create the gateway records in the project's zone that holds the hostname
+         * @description Needs `dns.manage`. Adds the missing records together (existing ones are kept); 409 `APP_DNS_ZONE_NOT_HOSTED` when no zone of the project holds the hostname, and the records rules' 409s (a CNAME beside other records) when the zone has records in the way.
+         */
+        post: operations["applyGatewayInstructions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -6525,6 +6565,140 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getGatewayInstructions: {
+        parameters: {
+            query: {
+                hostname: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            hostname: string;
+                            /** @description Whether the hostname is its zone's apex (which cannot hold a CNAME) */
+                            apex: boolean;
+                            /** @description Whether one of this project's zones holds the hostname, so `apply` can create the records */
+                            hostedHere: boolean;
+                            zone: {
+                                id: string;
+                                name: string;
+                                providerId: string;
+                                providerKind: string;
+                            } | null;
+                            records: {
+                                name: string;
+                                /** @description ALIAS: an apex alias (ANAME, CNAME flattening) where the provider has one */
+                                type: "A" | "AAAA" | "CNAME" | "ALIAS" | "TXT";
+                                content: string;
+                                ttl: number;
+                                /** @description `route` points the hostname at the gateway; `ownership` proves the project's claim */
+                                purpose: "route" | "ownership";
+                                /** @description When hosted here: whether the zone already has it */
+                                present?: boolean;
+                            }[];
+                            /** @description Where an ACME DNS-01 challenge TXT goes for this hostname */
+                            acmeChallengeName: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    applyGatewayInstructions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    hostname: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            hostname: string;
+                            /** @description Whether the hostname is its zone's apex (which cannot hold a CNAME) */
+                            apex: boolean;
+                            /** @description Whether one of this project's zones holds the hostname, so `apply` can create the records */
+                            hostedHere: boolean;
+                            zone: {
+                                id: string;
+                                name: string;
+                                providerId: string;
+                                providerKind: string;
+                            } | null;
+                            records: {
+                                name: string;
+                                /** @description ALIAS: an apex alias (ANAME, CNAME flattening) where the provider has one */
+                                type: "A" | "AAAA" | "CNAME" | "ALIAS" | "TXT";
+                                content: string;
+                                ttl: number;
+                                /** @description `route` points the hostname at the gateway; `ownership` proves the project's claim */
+                                purpose: "route" | "ownership";
+                                /** @description When hosted here: whether the zone already has it */
+                                present?: boolean;
+                            }[];
+                            /** @description Where an ACME DNS-01 challenge TXT goes for this hostname */
+                            acmeChallengeName: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
