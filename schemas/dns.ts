@@ -34,7 +34,7 @@ export const DnsRecord = Type.Object({
 export const DnsProvider = Type.Object({
   id: Type.String({ description: '`builtin` for the built-in server' }),
   name: Type.String(),
-  kind: Type.Union([Type.Literal('builtin'), Type.Literal('powerdns'), Type.Literal('cloudflare')]),
+  kind: Type.Union([Type.Literal('builtin'), Type.Literal('powerdns'), Type.Literal('cloudflare'), Type.Literal('route53')]),
   endpoint: Type.Union([Type.String(), Type.Null()], { description: 'The provider API\'s base URL' }),
   serverId: Type.Union([Type.String(), Type.Null()], { description: 'PowerDNS: the server id in `/api/v1/servers/:serverId`' }),
   accountId: Type.Union([Type.String(), Type.Null()], { description: 'Cloudflare: the account new zones go to' }),
@@ -50,13 +50,15 @@ export const ProviderTest = Type.Object({
 
 export const CreateProviderBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100 }),
-  kind: Type.Union([Type.Literal('powerdns'), Type.Literal('cloudflare')]),
-  endpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'The API\'s base URL: required for PowerDNS (`http://pdns.internal:8081`); Cloudflare defaults to https://api.cloudflare.com/client/v4' })),
+  kind: Type.Union([Type.Literal('powerdns'), Type.Literal('cloudflare'), Type.Literal('route53')]),
+  endpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'The API\'s base URL: required for PowerDNS (`http://pdns.internal:8081`); Cloudflare defaults to https://api.cloudflare.com/client/v4, Route 53 to https://route53.amazonaws.com' })),
   serverId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$', description: 'PowerDNS server id; defaults to `localhost`' })),
   accountId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9]+$', description: 'Cloudflare account id, needed to create zones' })),
   credentials: Type.Object({
     apiKey: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'PowerDNS: the `api-key`, sent as X-API-Key' })),
-    apiToken: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'Cloudflare: an API token with Zone and DNS edit rights' }))
+    apiToken: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'Cloudflare: an API token with Zone and DNS edit rights' })),
+    accessKeyId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Route 53: an IAM access key id' })),
+    secretAccessKey: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'Route 53: its secret access key' }))
   }, { additionalProperties: false, description: 'Sealed at rest; never returned' })
 }, { additionalProperties: false })
 

@@ -15,7 +15,7 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('', {
     config: { auth: 'platform' },
     preHandler: app.requireProjectPermission('dns.manage'),
-    schema: { operationId: 'createDnsProvider', tags, summary: 'Configure a PowerDNS server or a Cloudflare account', description: 'Needs `dns.manage`. The credentials are sealed at rest and never shown again; `POST …/providers/{providerId}/test` checks them. A kind without its endpoint or credential is 400 `APP_DNS_PROVIDER_INVALID`.', params: ProjectDnsParams, body: CreateProviderBody, response: DnsResponses.providerCreated }
+    schema: { operationId: 'createDnsProvider', tags, summary: 'Configure a PowerDNS server, a Cloudflare account or Route 53', description: 'Needs `dns.manage`. The credentials are sealed at rest and never shown again; `POST …/providers/{providerId}/test` checks them. A kind without its endpoint or credential is 400 `APP_DNS_PROVIDER_INVALID`.', params: ProjectDnsParams, body: CreateProviderBody, response: DnsResponses.providerCreated }
   }, async (request, reply) => {
     const provider = await providers.create(request.params.projectId, request.body)
     return reply.code(201).header('location', createdAt(request, provider.id)).send({ success: true as const, data: provider })

@@ -8,10 +8,11 @@ import type { DnsProviderT, ProviderTestT } from '../../schemas/dns.js'
 import type { BuiltinProvider } from './providers/builtin.js'
 import { CloudflareProvider } from './providers/cloudflare.js'
 import { PowerDnsProvider } from './providers/powerdns.js'
+import { Route53Provider } from './providers/route53.js'
 import type { DnsProvider } from './providers/types.js'
 import { BUILTIN_PROVIDER_ID, type ProviderSource } from './zones.js'
 
-export type ExternalKind = 'powerdns' | 'cloudflare'
+export type ExternalKind = 'powerdns' | 'cloudflare' | 'route53'
 export type DnsProviderView = DnsProviderT
 
 export interface ProviderInput {
@@ -20,8 +21,10 @@ export interface ProviderInput {
   endpoint?: string
   serverId?: string
   accountId?: string
-  credentials: { apiKey?: string, apiToken?: string }
+  credentials: Credentials
 }
+
+interface Credentials { apiKey?: string, apiToken?: string, accessKeyId?: string, secretAccessKey?: string }
 
 type ProviderRecord = {
   projectId: string
@@ -38,8 +41,8 @@ type ProviderRecord = {
 
 const PROVIDERS = 'dns_providers'
 export const MAX_PROVIDERS_PER_PROJECT = 20
-const DEFAULT_ENDPOINTS: Record<ExternalKind, string | null> = { powerdns: null, cloudflare: 'https://api.cloudflare.com/client/v4' }
-const SECRET_FIELD: Record<ExternalKind, 'apiKey' | 'apiToken'> = { powerdns: 'apiKey', cloudflare: 'apiToken' }
+const DEFAULT_ENDPOINTS: Record<ExternalKind, string | null> = { powerdns: null, cloudflare: 'https://api.cloudflare.com/client/v4', route53: 'https://route53.amazonaws.com' }
+const SECRET_FIELDS: Record<ExternalKind, Array<keyof Credentials>> = { powerdns: ['apiKey'], cloudflare: ['apiToken'], route53: ['accessKeyId', 'secretAccessKey'] }
 
 const providerNotFound = () => notFound('APP_DNS_PROVIDER_NOT_FOUND', 'DNS provider not found')
 const sealedFor = (projectId: string, id: string) => `project:${projectId}:dns-provider:${id}`
@@ -71,7 +74,7 @@ function toView (record: WithId<ProviderRecord>): DnsProviderView {
 
 /**
  * A project's DNS providers: the built-in server, always there as `builtin`,
- * and configured accounts at PowerDNS or Cloudflare. Credentials are sealed
+ * and configured accounts at PowerDNS, Cloudflare or Route 53. Credentials are sealed
  * at rest and never leave in an answer; they are opened only to build the
  * client for one call.
  */
@@ -102,9 +105,12 @@ export class DnsProviders implements ProviderSource {
 
   async create (projectId: string, input: ProviderInput): Promise<DnsProviderView> {
     const endpoint = endpointOf(input.kind, input.endpoint)
-    const secretField = SECRET_FIELD[input.kind]
-    const secret = input.credentials[secretField]
-    if (secret === undefined || secret.trim() === '') throw badRequest('APP_DNS_PROVIDER_INVALID', `A ${input.kind} provider needs credentials.${secretField}`, fieldIssue(`body.credentials.${secretField}`, 'is required for this kind'))
+    const credentials: Credentials = {}
+    for (const field of SECRET_FIELDS[input.kind]) {
+      const value = input.credentials[field]
+      if (value === undefined || value.trim() === '') throw badRequest('APP_DNS_PROVIDER_INVALID', `A ${input.kind} provider needs credentials.${field}`, fieldIssue(`body.credentials.${field}`, 'is required for this kind'))
+      credentials[field] = value
+    }
     if (await this.providers.countDocuments({ projectId }) >= MAX_PROVIDERS_PER_PROJECT) {
       throw conflict('APP_DNS_TOO_MANY_PROVIDERS', `A project holds at most ${MAX_PROVIDERS_PER_PROJECT} DNS providers`, { limit: MAX_PROVIDERS_PER_PROJECT })
     }
@@ -117,7 +123,7 @@ export class DnsProviders implements ProviderSource {
       endpoint,
       serverId: input.kind === 'powerdns' ? input.serverId ?? 'localhost' : null,
       accountId: input.kind === 'cloudflare' ? input.accountId ?? null : null,
-      sealed: this.deps.secrets.seal(JSON.stringify({ [secretField]: secret }), sealedFor(projectId, id)),
+      sealed: this.deps.secrets.seal(JSON.stringify(credentials), sealedFor(projectId, id)),
       createdAt: now,
       updatedAt: now
     }
@@ -147,11 +153,16 @@ export class DnsProviders implements ProviderSource {
   async open (projectId: string, providerId: string): Promise<{ provider: DnsProvider, accountKey: string }> {
     if (providerId === BUILTIN_PROVIDER_ID) return { provider: this.deps.builtin, accountKey: BUILTIN_PROVIDER_ID }
     const record = await this.record(projectId, providerId)
-    const secrets = JSON.parse(this.deps.secrets.open(record.sealed, sealedFor(projectId, providerId))) as { apiKey?: string, apiToken?: string }
-    const provider = record.kind === 'powerdns'
-      ? new PowerDnsProvider({ endpoint: record.endpoint, serverId: record.serverId ?? 'localhost', apiKey: secrets.apiKey ?? '' })
-      : new CloudflareProvider({ endpoint: record.endpoint, accountId: record.accountId, apiToken: secrets.apiToken ?? '' })
-    return { provider, accountKey: providerId }
+    const secrets = JSON.parse(this.deps.secrets.open(record.sealed, sealedFor(projectId, providerId))) as Credentials
+    return { provider: this.client(record, secrets), accountKey: providerId }
+  }
+
+  private client (record: ProviderRecord, secrets: Credentials): DnsProvider {
+    switch (record.kind) {
+      case 'powerdns': return new PowerDnsProvider({ endpoint: record.endpoint, serverId: record.serverId ?? 'localhost', apiKey: secrets.apiKey ?? '' })
+      case 'cloudflare': return new CloudflareProvider({ endpoint: record.endpoint, accountId: record.accountId, apiToken: secrets.apiToken ?? '' })
+      case 'route53': return new Route53Provider({ endpoint: record.endpoint, accessKeyId: secrets.accessKeyId ?? '', secretAccessKey: secrets.secretAccessKey ?? '' })
+    }
   }
 
   private async record (projectId: string, providerId: string): Promise<WithId<ProviderRecord>> {

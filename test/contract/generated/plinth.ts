@@ -1199,7 +1199,7 @@ export interface paths {
         get: operations["listDnsProviders"];
         put?: never;
         /**
-         * Configure a PowerDNS server or a Cloudflare account
+         * Configure a PowerDNS server, a Cloudflare account or Route 53
          * @description Needs `dns.manage`. The credentials are sealed at rest and never shown again; `POST …/providers/{providerId}/test` checks them. A kind without its endpoint or credential is 400 `APP_DNS_PROVIDER_INVALID`.
          */
         post: operations["createDnsProvider"];
@@ -1802,7 +1802,7 @@ export interface components {
             /** @description `builtin` for the built-in server */
             id: string;
             name: string;
-            kind: "builtin" | "powerdns" | "cloudflare";
+            kind: "builtin" | "powerdns" | "cloudflare" | "route53";
             /** @description The provider API's base URL */
             endpoint: string | null;
             /** @description PowerDNS: the server id in `/api/v1/servers/:serverId` */
@@ -5847,8 +5847,8 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    kind: "powerdns" | "cloudflare";
-                    /** @description The API's base URL: required for PowerDNS (`http://pdns.internal:8081`); Cloudflare defaults to https://api.cloudflare.com/client/v4 */
+                    kind: "powerdns" | "cloudflare" | "route53";
+                    /** @description The API's base URL: required for PowerDNS (`http://pdns.internal:8081`); Cloudflare defaults to https://api.cloudflare.com/client/v4, Route 53 to https://route53.amazonaws.com */
                     endpoint?: string;
                     /** @description PowerDNS server id; defaults to `localhost` */
                     serverId?: string;
@@ -5860,6 +5860,10 @@ export interface operations {
                         apiKey?: string;
                         /** @description Cloudflare: an API token with Zone and DNS edit rights */
                         apiToken?: string;
+                        /** @description Route 53: an IAM access key id */
+                        accessKeyId?: string;
+                        /** @description Route 53: its secret access key */
+                        secretAccessKey?: string;
                     };
                 };
             };

@@ -3,6 +3,7 @@ import { createServer } from 'node:net'
 import { buildTestApp, call, orgWithRoles, tempDir } from '../../helper.js'
 import { dig } from '../../services/dns/dig.js'
 import { startPowerDns } from '../../services/dns/providers/pdns-server.js'
+import { startRoute53Api } from '../../services/dns/providers/route53-api.js'
 
 t.test('providers: configured with sealed credentials, tested, used, and left alone when the project goes', async (t) => {
   const pdns = await startPowerDns(tempDir(t, 'plinth-pdns-'))
@@ -23,6 +24,7 @@ t.test('providers: configured with sealed credentials, tested, used, and left al
     ['the other kind\'s key', owner.auth, { name: 'p', kind: 'cloudflare', credentials: { apiKey: 'k' } }, 400, 'APP_DNS_PROVIDER_INVALID'],
     ['not http', owner.auth, { name: 'p', kind: 'powerdns', endpoint: 'file:///etc/passwd', credentials: { apiKey: 'k' } }, 400, 'APP_DNS_PROVIDER_INVALID'],
     ['credentials in the URL', owner.auth, { name: 'p', kind: 'powerdns', endpoint: 'http://u:p@127.0.0.1:1', credentials: { apiKey: 'k' } }, 400, 'APP_DNS_PROVIDER_INVALID'],
+    ['Route 53 without its secret', owner.auth, { name: 'p', kind: 'route53', credentials: { accessKeyId: 'AKID' } }, 400, 'APP_DNS_PROVIDER_INVALID'],
     ['unknown kind', owner.auth, { name: 'p', kind: 'bind', credentials: {} }, 400, 'APP_VALIDATION_FAILED']
   ]
   for (const [name, headers, payload, status, code] of refusals) {
@@ -50,6 +52,12 @@ t.test('providers: configured with sealed credentials, tested, used, and left al
   const closed = (await call(app, 'POST', base, owner.auth, { name: 'Nobody', kind: 'powerdns', endpoint: `http://127.0.0.1:${port}`, credentials: { apiKey: 'k' } })).body.data.id as string
   t.match((await call(app, 'POST', `${base}/${closed}/test`, owner.auth)).body.data, { ok: false, message: `Could not reach PowerDNS at 127.0.0.1:${port}: ECONNREFUSED` })
   t.equal((await call(app, 'POST', `${base}/${providerId}/test`, viewer.auth)).status, 403)
+  const route53 = await startRoute53Api({ accessKeyId: 'AKID', secretAccessKey: 'secret/key' })
+  t.teardown(route53.stop)
+  const aws = await call(app, 'POST', base, owner.auth, { name: 'AWS', kind: 'route53', endpoint: route53.url, credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret/key' } })
+  t.notOk(JSON.stringify(aws.body).includes('secret/key'))
+  t.same((await call(app, 'POST', `${base}/${aws.body.data.id as string}/test`, owner.auth)).body.data, { ok: true, message: 'route53 answered with these credentials' }, 'the sealed keys sign requests Route 53 accepts')
+  t.equal((await call(app, 'DELETE', `${base}/${aws.body.data.id as string}`, owner.auth)).status, 200)
 
   const dns = `/api/projects/${projectId}/dns`
   const zone = await call(app, 'POST', `${dns}/zones`, owner.auth, { name: 'external.example', providerId })

@@ -14,6 +14,8 @@ export interface ContractTarget {
   dnsPort?: number
   /** Whether the provider lists its SOA and apex NS (Cloudflare keeps them to itself). */
   listsSoa: boolean
+  /** Whether its SOA serial moves with each change (Route 53 keeps 1: it serves no secondaries). */
+  bumpsSerial: boolean
   zone: string
 }
 
@@ -76,7 +78,7 @@ export async function providerContract (t: Test, target: ContractTarget): Promis
   ]
   const listed = async () => (await records.list('p1', zone.id)).filter((record) => record.type !== 'SOA' && !(record.type === 'NS' && record.name === name)).map(line).sort()
   t.same(await listed(), [...expected].sort(), 'every type reads back in canonical form')
-  if (target.listsSoa) t.ok(await serialOf() > firstSerial, 'the serial rose')
+  if (target.bumpsSerial) t.ok(await serialOf() > firstSerial, 'the serial rose')
 
   await both(`www.${name}`, 'A', [`www.${name}. 300 IN A 192.0.2.1`, `www.${name}. 300 IN A 192.0.2.2`])
   await both(`WWW.${name.toUpperCase()}`, 'AAAA', [`www.${name}. 300 IN AAAA 2001:db8::1`])
@@ -98,7 +100,7 @@ export async function providerContract (t: Test, target: ContractTarget): Promis
   const serialBefore = target.listsSoa ? await serialOf() : 0
   const moved = await records.change('p1', zone.id, { update: [{ id: first.id, name: 'www', type: 'A', ttl: 120, content: '192.0.2.7' }], delete: [(await records.list('p1', zone.id, { name: `alias.${name}` }))[0].id] })
   t.equal(moved.written[0].content, '192.0.2.7')
-  if (target.listsSoa) t.ok(await serialOf() > serialBefore, 'the serial rose again')
+  if (target.bumpsSerial) t.ok(await serialOf() > serialBefore, 'the serial rose again')
   t.same((await listed()).filter((entry) => entry.startsWith(`www.${name} `) || entry.startsWith(`alias.${name} `)), [`www.${name} 120 A 192.0.2.2`, `www.${name} 120 A 192.0.2.7`, `www.${name} 300 AAAA 2001:db8::1`].sort(), 'the update reset the set\'s TTL; the delete took the CNAME')
   await both(`www.${name}`, 'A', [`www.${name}. 120 IN A 192.0.2.2`, `www.${name}. 120 IN A 192.0.2.7`])
   await both(`alias.${name}`, 'A', [], 'NXDOMAIN')

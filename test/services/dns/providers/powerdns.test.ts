@@ -9,7 +9,7 @@ t.test('provider contract: a real PowerDNS on loopback, answers checked with dig
   const pdns = await startPowerDns(tempDir(t, 'plinth-pdns-'))
   t.teardown(pdns.stop)
   const provider = new PowerDnsProvider({ endpoint: pdns.apiUrl, serverId: 'localhost', apiKey: pdns.apiKey })
-  await providerContract(t, { provider, dnsPort: pdns.dnsPort, listsSoa: true, zone: 'contract.example' })
+  await providerContract(t, { provider, dnsPort: pdns.dnsPort, listsSoa: true, bumpsSerial: true, zone: 'contract.example' })
 
   const wrongKey = new PowerDnsProvider({ endpoint: pdns.apiUrl, serverId: 'localhost', apiKey: 'wrong' })
   const refused = await wrongKey.check().catch((error: unknown) => error)
