@@ -1,4 +1,4 @@
-import { conflict, notFound } from '../errors.js'
+import { AppError, conflict, notFound } from '../errors.js'
 import type { DnsRecordT } from '../../schemas/dns.js'
 import { applyChanges, recordId, zoneIdOf, type ChangeSet, type RecordData, type RecordInput } from './changes.js'
 import type { RecordType } from './content.js'
@@ -30,9 +30,7 @@ export class DnsRecords {
   }
 
   async get (projectId: string, id: string): Promise<DnsRecord> {
-    const zoneId = zoneIdOf(id)
-    if (zoneId === null) throw recordNotFound()
-    const found = (await this.list(projectId, zoneId).catch((error) => { throw error.code === 'APP_DNS_ZONE_NOT_FOUND' ? recordNotFound() : error })).find((record) => record.id === id)
+    const found = (await this.inRecordsZone(id, async (zoneId) => await this.list(projectId, zoneId))).find((record) => record.id === id)
     if (found === undefined) throw recordNotFound()
     return found
   }
@@ -58,17 +56,23 @@ export class DnsRecords {
   }
 
   async update (projectId: string, id: string, input: RecordInput): Promise<DnsRecord> {
-    return (await this.change(projectId, this.zoneOf(id), { update: [{ ...input, id }] })).written[0]
+    return (await this.inRecordsZone(id, async (zoneId) => await this.change(projectId, zoneId, { update: [{ ...input, id }] }))).written[0]
   }
 
   async delete (projectId: string, id: string): Promise<void> {
-    await this.change(projectId, this.zoneOf(id), { delete: [id] })
+    await this.inRecordsZone(id, async (zoneId) => await this.change(projectId, zoneId, { delete: [id] }))
   }
 
-  private zoneOf (id: string): string {
+  /** Runs `work` on the zone a record id names; a record whose zone is not the project's is simply not found. */
+  private async inRecordsZone<T> (id: string, work: (zoneId: string) => Promise<T>): Promise<T> {
     const zoneId = zoneIdOf(id)
     if (zoneId === null) throw recordNotFound()
-    return zoneId
+    try {
+      return await work(zoneId)
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'APP_DNS_ZONE_NOT_FOUND') throw recordNotFound()
+      throw error
+    }
   }
 }
 

@@ -90,6 +90,8 @@ t.test('records: CRUD with canonical names, rules and a serial that moves on eve
   serials.push(await serialOf(app, base, zoneId, owner.auth))
   t.ok(serials.every((serial, index) => index === 0 || serial > serials[index - 1]), `serial strictly rises: ${serials.join(' < ')}`)
   t.same([(await call(app, 'DELETE', `${base}/records/${id}`, owner.auth)).status, (await call(app, 'GET', `${base}/records/bad`, owner.auth)).status], [404, 404])
+  const elsewhere = await call(app, 'PUT', `${base}/records/nozone-abc`, owner.auth, { name: 'x', type: 'A', content: '192.0.2.1' })
+  t.same([elsewhere.status, elsewhere.body.code], [404, 'APP_DNS_RECORD_NOT_FOUND'], 'a record of a zone that is not the project\'s')
   const soaId = (await call(app, 'GET', `${base}/records?zoneId=${zoneId}&type=SOA`, owner.auth)).body.data[0].id
   t.same((await call(app, 'DELETE', `${base}/records/${soaId as string}`, owner.auth)).body.code, 'APP_DNS_SOA_MANAGED')
 })

@@ -20,10 +20,11 @@ async function freePort (): Promise<number> {
 
 /**
  * A real PowerDNS Authoritative server on loopback: its own config dir, a
- * gsqlite3 database made from the package's schema, the HTTP API on, no
- * caches (so each answer reflects the last change), in the foreground.
+ * gsqlite3 database made from the package's schema, the HTTP API on, in the
+ * foreground. Tests turn its caches off so each answer reflects the last
+ * change; the bench keeps PowerDNS's defaults, as deployed.
  */
-export async function startPowerDns (dir: string): Promise<PowerDns> {
+export async function startPowerDns (dir: string, options: { caches?: boolean } = {}): Promise<PowerDns> {
   const schema = SCHEMAS.find((path) => existsSync(path))
   if (schema === undefined) throw new Error('pdns-backend-sqlite3 is not installed (see .ci/run)')
   const database = join(dir, 'pdns.sqlite3')
@@ -37,8 +38,8 @@ export async function startPowerDns (dir: string): Promise<PowerDns> {
     'launch=gsqlite3', `gsqlite3-database=${database}`,
     'api=yes', `api-key=${apiKey}`, 'webserver=yes', 'webserver-address=127.0.0.1', `webserver-port=${apiPort}`, 'webserver-allow-from=127.0.0.0/8',
     'local-address=127.0.0.1', `local-port=${dnsPort}`, 'daemon=no', 'guardian=no', `socket-dir=${dir}`,
-    'cache-ttl=0', 'negquery-cache-ttl=0', 'query-cache-ttl=0', 'zone-cache-refresh-interval=0', 'consistent-backends=yes',
-    'disable-syslog=yes', 'loglevel=3', 'distributor-threads=1', 'receiver-threads=1', ''
+    ...(options.caches === true ? [] : ['cache-ttl=0', 'negquery-cache-ttl=0', 'query-cache-ttl=0', 'zone-cache-refresh-interval=0', 'consistent-backends=yes', 'distributor-threads=1']),
+    'disable-syslog=yes', 'loglevel=3', ''
   ].join('\n'))
   const child: ChildProcess = spawn('pdns_server', [`--config-dir=${dir}`], { stdio: ['ignore', 'ignore', 'pipe'] })
   let log = ''
