@@ -1,3 +1,4 @@
+import * as packet from 'dns-packet'
 import type { Answer, Packet, Question } from 'dns-packet'
 import type { RecordData } from './changes.js'
 import { caaParts } from './content.js'
@@ -147,12 +148,29 @@ function addGlue (view: ZoneView, reply: Reply, section: Answer[]): void {
   }
 }
 
-/** The messages of a zone transfer (RFC 5936): the SOA, every record, the SOA again, cut into messages of `perMessage` records. */
-export function transferMessages (zone: ServedZone, perMessage = 100): Answer[][] {
+// dns-packet has the per-record codec its typings leave out.
+const answerLength = (packet as unknown as { answer: { encodingLength: (record: Answer) => number } }).answer.encodingLength
+
+/**
+ * The answer sections of a zone transfer (RFC 5936): the SOA, every record,
+ * the SOA again, cut so each message stays well inside TCP's 64 KB frame.
+ */
+export function transferMessages (zone: ServedZone, maxBytes = 60_000): Answer[][] {
   const soa = wireRecord(soaRecord(zone))
-  const all = [soa, ...zone.records.map((record) => wireRecord(record)), soa]
   const messages: Answer[][] = []
-  for (let at = 0; at < all.length; at += perMessage) messages.push(all.slice(at, at + perMessage))
+  let current: Answer[] = []
+  let bytes = 0
+  for (const record of [soa, ...zone.records.map((entry) => wireRecord(entry)), soa]) {
+    const size = answerLength(record)
+    if (current.length > 0 && bytes + size > maxBytes) {
+      messages.push(current)
+      current = []
+      bytes = 0
+    }
+    current.push(record)
+    bytes += size
+  }
+  messages.push(current)
   return messages
 }
 

@@ -18,6 +18,7 @@ export interface DnsServerOptions {
 // RFC 1035 §4.2.1; a query with EDNS (RFC 6891) may offer more, up to the 1232 bytes DNS Flag Day 2020 settled on.
 const CLASSIC_UDP_SIZE = 512
 const MAX_UDP_SIZE = 1232
+const MAX_MESSAGE = 65_535
 const TCP_IDLE_MS = 10_000
 const HEADER_BYTES = 12
 
@@ -51,6 +52,9 @@ export class DnsServer {
         continue
       }
       udp.on('message', (message, remote) => { void this.serveUdp(udp, message, remote.address, remote.port) })
+      // A send that fails (the client's port unreachable) must not take the server down.
+      udp.on('error', (error) => this.options.onError?.(error))
+      tcp.on('error', (error) => this.options.onError?.(error))
       this.tcp = tcp
       this.udp = udp
       return bound
@@ -73,7 +77,7 @@ export class DnsServer {
 
   private async serveUdp (udp: UdpSocket, message: Buffer, address: string, port: number): Promise<void> {
     const replies = await this.respond(message, 'udp', address)
-    for (const reply of replies) udp.send(reply, port, address)
+    for (const reply of replies) udp.send(reply, port, address, () => {})
   }
 
   /** Two-byte length framing (RFC 1035 §4.2.2); several queries may share a connection, answered in order. */
@@ -96,6 +100,9 @@ export class DnsServer {
             length.writeUInt16BE(reply.length)
             socket.write(Buffer.concat([length, reply]))
           }
+        }).catch((error: unknown) => {
+          this.options.onError?.(error)
+          socket.destroy()
         })
       }
     })
@@ -141,8 +148,8 @@ export class DnsServer {
       id: query.id, type: 'response', flags: replyFlags(query, reply), questions: query.questions ?? [], answers: reply.answers, authorities: reply.authorities, additionals
     }
     const encoded = packet.encode(full)
-    if (transport === 'tcp') return encoded
-    const limit = opt === undefined ? CLASSIC_UDP_SIZE : Math.min(Math.max(opt.udpPayloadSize ?? CLASSIC_UDP_SIZE, CLASSIC_UDP_SIZE), MAX_UDP_SIZE)
+    // Over TCP the limit is the two-byte length prefix; a record set larger than that is truncated there too.
+    const limit = transport === 'tcp' ? MAX_MESSAGE : opt === undefined ? CLASSIC_UDP_SIZE : Math.min(Math.max(opt.udpPayloadSize ?? CLASSIC_UDP_SIZE, CLASSIC_UDP_SIZE), MAX_UDP_SIZE)
     if (encoded.length <= limit) return encoded
     // RFC 2181 §9: a truncated answer is marked, and the client asks again over TCP.
     return packet.encode({ ...full, flags: (full.flags ?? 0) | packet.TRUNCATED_RESPONSE, answers: [], authorities: [], additionals: additionals.filter((record) => record.type === 'OPT') })

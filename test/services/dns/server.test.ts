@@ -129,6 +129,17 @@ t.test('zone transfers: refused unless the address is allowed, and then whole', 
   t.match(await digTransfer(allowed.port, 'www.example.com'), /Transfer failed/, 'only at a zone\'s apex')
 })
 
+t.test('past 64 KB: a transfer is cut into messages, an answer set is truncated even over TCP', async (t) => {
+  const { app, zone, port } = await served(t, { DNS_AXFR_ALLOW: '127.0.0.1' })
+  const big = Array.from({ length: 40 }, (_, i) => ({ name: 'wide', type: 'TXT' as const, content: `${i}-${'w'.repeat(3990)}` }))
+  await app.dns.records.change('proj1', zone.id, { create: big })
+  const transfer = await digTransfer(port, 'example.com')
+  t.match(transfer, /XFR size: 72 records \(messages [3-9],/, 'every record arrives, over several messages')
+  const tcp = await dig(port, 'wide.example.com', 'TXT', '+tcp', '+ignore')
+  t.same([tcp.status, tcp.flags.includes('tc'), tcp.answer.length], ['NOERROR', true, 0], '160 KB of TXT does not fit one TCP message')
+  t.equal((await dig(port, 'www.example.com', 'A', '+tcp')).answer.length, 2, 'and the server still answers')
+})
+
 t.test('malformed and odd messages', async (t) => {
   const { app } = await served(t)
   const server = app.dns.server
