@@ -43,7 +43,10 @@ async function dnsPlugin (app: FastifyInstance): Promise<void> {
   await providers.init()
   await zones.init()
   for (const schema of dnsSchemas) app.addSchema(schema)
-  app.projects.onDelete(async (projectId) => { await zones.deleteAllForProject(projectId) })
+  app.projects.onDelete(async (projectId) => {
+    await zones.deleteAllForProject(projectId)
+    await providers.deleteAllForProject(projectId)
+  })
   const server = new DnsServer(builtin, { axfrAllow: config.dns.axfrAllow, onError: (error) => app.log.error({ err: error }, 'DNS query failed') })
   const gateway = new Gateway({ zones, records, target: config.dns.gateway, ownershipKey: app.deriveSecretKey('dns:ownership') })
   app.decorate('dns', { zones, records, zoneFiles: new ZoneFiles(zones, records), gateway, providers, builtin, server })

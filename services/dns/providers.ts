@@ -138,6 +138,11 @@ export class DnsProviders implements ProviderSource {
     await this.providers.deleteOne({ _id: providerId, projectId })
   }
 
+  /** When the project goes: its provider settings and their sealed credentials go too. */
+  async deleteAllForProject (projectId: string): Promise<void> {
+    await this.providers.deleteMany({ projectId })
+  }
+
   /** Whether the provider answers with these credentials, and why not. */
   async test (projectId: string, providerId: string): Promise<ProviderTestT> {
     const { provider } = await this.open(projectId, providerId)

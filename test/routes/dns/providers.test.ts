@@ -77,4 +77,5 @@ t.test('providers: configured with sealed credentials, tested, used, and left al
   t.equal((await call(app, 'DELETE', `/api/projects/${projectId}`, owner.auth)).status, 200)
   t.equal(await app.dns.builtin.zoneFor('www.local.example'), null, 'the built-in zone went with the project')
   t.same((await dig(pdns.dnsPort, 'www.external.example', 'A')).answer, ['www.external.example. 60 IN A 192.0.2.44'], 'the PowerDNS zone was left alone')
+  t.equal(await app.store.collection('dns_providers').countDocuments({ projectId }), 0, 'the project\'s sealed credentials went with it')
 })
