@@ -58,18 +58,22 @@ function logicalLines (text: string): Line[] {
     }
     let end = at
     let word = ''
+    const bytes: number[] = []
     while (end < text.length && !' \t\r\n;()"'.includes(text[end])) {
       if (text[end] === '\\') {
         const escaped = readEscape(text, end)
         if (escaped === null) throw invalid(lineNumber, 'a bad \\ escape')
         word += text.slice(end, escaped.end)
+        bytes.push(...escaped.bytes)
         end = escaped.end
         continue
       }
       word += text[end]
+      bytes.push(...Buffer.from(text[end], 'utf8'))
       end++
     }
-    tokens.push({ text: word, quoted: false })
+    // `bytes` is the word with its escapes read, as a TXT string wants it; `text` stays as written for the rest.
+    tokens.push({ text: word, quoted: false, bytes: Buffer.from(bytes) })
     at = end
   }
   if (depth !== 0) throw invalid(start, 'a "(" is never closed')

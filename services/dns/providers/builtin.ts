@@ -109,8 +109,4 @@ export class BuiltinProvider implements DnsProvider {
     }
     return best
   }
-
-  async allZones (): Promise<Array<WithId<ServedZone>>> {
-    return await this.zones.find({}, { sort: { name: 1 } }).toArray()
-  }
 }

@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import * as packet from 'dns-packet'
 import { buildTestApp } from '../../helper.js'
+import { DnsServer } from '../../../services/dns/server.js'
 import { dig, digTransfer, type DigAnswer } from './dig.js'
 
 /**
@@ -146,4 +147,18 @@ t.test('malformed and odd messages', async (t) => {
   t.same(await server.respond(Buffer.from([1, 2, 3]), 'udp', '127.0.0.1'), [], 'shorter than a header: no answer')
   const [formerr] = await server.respond(Buffer.from([0xab, 0xcd, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, 9, 9]), 'udp', '127.0.0.1')
   t.same([formerr.readUInt16BE(0), formerr.readUInt16BE(2) & 0xf], [0xabcd, 1], 'an unreadable question: FORMERR with the id')
+  const rcode = (reply: Buffer) => reply.readUInt16BE(2) & 0xf
+  const notify = packet.encode({ id: 3, type: 'query', flags: 4 << 11, questions: [{ name: 'example.com', type: 'SOA', class: 'IN' }] })
+  t.equal(rcode((await server.respond(notify, 'udp', '127.0.0.1'))[0]), 4, 'NOTIFY and other opcodes: NOTIMP')
+  const two = packet.encode({ id: 4, type: 'query', questions: [{ name: 'example.com', type: 'A', class: 'IN' }, { name: 'www.example.com', type: 'A', class: 'IN' }] })
+  t.equal(rcode((await server.respond(two, 'udp', '127.0.0.1'))[0]), 1, 'two questions: FORMERR')
+  const chaos = packet.encode({ id: 5, type: 'query', questions: [{ name: 'www.example.com', type: 'TXT', class: 'CH' }] })
+  t.equal(rcode((await server.respond(chaos, 'udp', '127.0.0.1'))[0]), 5, 'another class: REFUSED')
+  t.same(await server.respond(packet.encode({ id: 6, type: 'response', questions: [] }), 'udp', '127.0.0.1'), [], 'a response is never answered')
+
+  const failures: unknown[] = []
+  const broken = new DnsServer({ zoneFor: async () => { throw new Error('store down') } }, { axfrAllow: [], onError: (error) => failures.push(error) })
+  const question = packet.encode({ id: 7, type: 'query', questions: [{ name: 'www.example.com', type: 'A', class: 'IN' }] })
+  t.equal(rcode((await broken.respond(question, 'udp', '127.0.0.1'))[0]), 2, 'a store that fails: SERVFAIL')
+  t.match(failures, [{ message: 'store down' }], 'and the failure is reported')
 })

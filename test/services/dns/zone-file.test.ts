@@ -43,6 +43,11 @@ t.test('render then parse gives the same records', async (t) => {
 
 const byText = (a: { name: string, type: string, content: string }, b: { name: string, type: string, content: string }) => `${a.name} ${a.type} ${a.content}` < `${b.name} ${b.type} ${b.content}` ? -1 : 1
 
+t.test('unquoted TXT words read their escapes', async (t) => {
+  const { records } = parseZoneFile('$ORIGIN example.org.\n$TTL 60\nw TXT semi\\;colon\\032x\n')
+  t.equal(records[0].content, 'semi;colon x')
+})
+
 t.test('refusals name the line', async (t) => {
   const cases: Array<[string, RegExp]> = [
     ['$ORIGIN example.org.\n$TTL 60\nwww A 300.1.1.1\n', /^Zone file line 3: Invalid A content/],
@@ -54,6 +59,8 @@ t.test('refusals name the line', async (t) => {
     ['$ORIGIN example.org.\n$TTL 60\nwww TXT "open\n', /line 3: a quoted string is not closed/],
     ['$ORIGIN example.org.\n$TTL 60\n@ SOA a b ( 1 2 3 4 5\n', /line 3: a "\(" is never closed/],
     ['$ORIGIN example.org.\n$TTL 10\nwww A 192.0.2.1\n', /line 3: TTL 10 is outside/],
+    ['$ORIGIN example.org.\n$TTL 60\nwww TXT bad\\99\n', /line 3: a bad \\ escape/],
+    ['$ORIGIN example.org.\n$TTL 60\nw\\046x A 192.0.2.1\n', /line 3: escapes in names are not supported/],
     ['; nothing\n', /no records/]
   ]
   for (const [text, message] of cases) {
