@@ -96,7 +96,7 @@ function negativeSoa (zone: ServedZone): Answer {
  * NODATA (NOERROR, no answer) when the name exists without that type, and
  * NXDOMAIN otherwise — both negative answers carrying the SOA.
  */
-export function answerQuestion (zone: ServedZone, question: Question): Reply {
+export function answerQuestion (zone: ServedZone, question: Question, options: { minimalAny?: boolean } = {}): Reply {
   const view = new ZoneView(zone)
   const reply: Reply = { rcode: RCODE.NOERROR, authoritative: true, answers: [], authorities: [], additionals: [] }
   const qtype = question.type as string
@@ -124,7 +124,8 @@ export function answerQuestion (zone: ServedZone, question: Question): Reply {
       owner = cname.content
       continue
     }
-    const matching = qtype === 'ANY' ? records : records.filter((record) => record.type === qtype)
+    // RFC 8482: ANY over UDP gets one record set, not a reflection-sized answer.
+    const matching = qtype !== 'ANY' ? records.filter((record) => record.type === qtype) : options.minimalAny === true ? records.filter((record) => record.type === records[0]?.type) : records
     if (matching.length === 0) {
       reply.authorities.push(negativeSoa(zone))
       return reply

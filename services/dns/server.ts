@@ -20,6 +20,7 @@ const CLASSIC_UDP_SIZE = 512
 const MAX_UDP_SIZE = 1232
 const MAX_MESSAGE = 65_535
 const TCP_IDLE_MS = 10_000
+const MAX_TCP_CONNECTIONS = 512
 const HEADER_BYTES = 12
 
 /**
@@ -39,6 +40,8 @@ export class DnsServer {
   async listen (port: number, host: string): Promise<number> {
     for (let attempt = 0; ; attempt++) {
       const tcp = createServer((socket) => { this.serveTcp(socket) })
+      // Each connection holds a socket and a parser; past this many, new ones are refused rather than exhaust the process.
+      tcp.maxConnections = MAX_TCP_CONNECTIONS
       await new Promise<void>((resolve, reject) => { tcp.once('error', reject); tcp.listen(port, host, () => { tcp.off('error', reject); resolve() }) })
       const bound = (tcp.address() as { port: number }).port
       const udp = createSocket(host.includes(':') ? 'udp6' : 'udp4')
@@ -133,7 +136,7 @@ export class DnsServer {
         if (!allowed) return [this.encodeReply(query, refused(), transport)]
         return transferMessages(zone).map((answers) => this.encodeReply(query, { rcode: RCODE.NOERROR, authoritative: true, answers, authorities: [], additionals: [] }, transport))
       }
-      return [this.encodeReply(query, answerQuestion(zone, question), transport)]
+      return [this.encodeReply(query, answerQuestion(zone, question, { minimalAny: transport === 'udp' }), transport)]
     } catch (error) {
       this.options.onError?.(error)
       return [this.encodeReply(query, { rcode: RCODE.SERVFAIL, authoritative: false, answers: [], authorities: [], additionals: [] }, transport)]

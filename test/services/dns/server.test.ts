@@ -67,6 +67,8 @@ t.test('answers, negative answers, CNAMEs, wildcards and case', async (t) => {
   await both(t, port, 'anything.dev.example.com', 'A', (a, via) => t.same(a.answer, ['anything.dev.example.com. 3600 IN A 192.0.2.50'], `wildcard: ${via}`))
   await both(t, port, 'a.b.dev.example.com', 'A', (a, via) => t.same(a.answer, ['a.b.dev.example.com. 3600 IN A 192.0.2.50'], `wildcard, deeper: ${via}`))
   await both(t, port, 'fixed.dev.example.com', 'A', (a, via) => t.same([a.status, a.answer], ['NOERROR', []], `an existing name is not covered by the wildcard: ${via}`))
+  t.same((await dig(port, 'www.example.com', 'ANY', '+notcp')).answer.length, 2, 'ANY over UDP: one record set (RFC 8482)')
+  t.same((await dig(port, 'example.com', 'ANY', '+tcp')).answer.map((line) => line.split(' ')[3]).sort(), ['CAA', 'MX', 'NS', 'NS', 'SOA'], 'ANY over TCP: all of them')
   await both(t, port, 'other.example.org', 'A', (a, via) => t.same([a.status, a.flags.includes('aa')], ['REFUSED', false], `not ours: ${via}`))
 })
 
