@@ -222,6 +222,12 @@ if (ONLY.test('chunked upload')) {
 plinth.child.kill()
 hello.child.kill()
 
+// The built-in DNS server against PowerDNS on the same zone, with dnsperf (Debian's dnsperf, pdns-server).
+if (ONLY.test('DNS built-in server')) {
+  const dns = fork(new URL('./dns.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
+  await once(dns, 'exit')
+}
+
 // In-process engine figures, in a process of their own.
 if (ONLY.test('store engine')) {
   const store = fork(new URL('./store.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })

@@ -15,7 +15,8 @@ export const API_TAGS = [
   { name: 'collections', description: 'Collection definitions: fields, indexes and the rule of each of the eight data methods' },
   { name: 'project auth', description: 'A project\'s end users: register, log in, refresh, log out, change password; and verification for the project\'s servers' },
   { name: 'git', description: 'Git hosting: repositories, branches, tags, history, trees and files, deploy keys and protected branches (the smart-HTTP clone URLs are in each repository\'s view)' },
-  { name: 'data', description: 'A project\'s data API: records of each collection, lists with filters and cursors, bulk changes and record files' }
+  { name: 'data', description: 'A project\'s data API: records of each collection, lists with filters and cursors, bulk changes and record files' },
+  { name: 'dns', description: 'DNS: providers (the built-in authoritative server, PowerDNS, Cloudflare, Route 53), zones with zone-file import and export, records, and the records that point a hostname at the gateway' }
 ]
 
 /**

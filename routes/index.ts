@@ -8,6 +8,7 @@ import projectAuthRoutes from './project-auth/index.js'
 import dataRoutes from './data/index.js'
 import gitRoutes from './git/index.js'
 import smartHttpRoutes from './git/smart-http.js'
+import dnsRoutes from './dns/index.js'
 
 /**
  * The one place route families are mounted. A new family is one folder under
@@ -23,4 +24,5 @@ export async function registerRoutes (app: FastifyInstance): Promise<void> {
   await app.register(dataRoutes, { prefix: '/api/p/:projectId' })
   await app.register(gitRoutes, { prefix: '/api/projects/:projectId/git' })
   await app.register(smartHttpRoutes, { prefix: '/git' })
+  await app.register(dnsRoutes, { prefix: '/api/projects/:projectId/dns' })
 }

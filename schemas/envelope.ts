@@ -60,6 +60,7 @@ export const ERROR_STATUSES: Record<number, { name: string, description: string 
   422: { name: 'UnprocessableContent', description: 'The content does not match what was declared (size, checksum)' },
   429: { name: 'TooManyRequests', description: 'Too many attempts; Retry-After says when to try again' },
   431: { name: 'HeadersTooLarge', description: 'The request line and headers are too large; the connection is closed' },
+  502: { name: 'BadGateway', description: 'An upstream service (a DNS provider) failed or refused; the message says why' },
   503: { name: 'ServiceUnavailable', description: 'The server is shutting down or its store does not answer; Retry-After says when to try again, on this node or another' }
 }
 

@@ -46,6 +46,8 @@ export interface Config {
   corsOrigins: string[]
   /** Git hosting (see the README's git section). */
   git: GitConfig
+  /** DNS: the built-in authoritative server and the gateway hostnames point at (see the README's DNS section). */
+  dns: DnsConfig
 }
 
 export interface GitConfig {
@@ -55,6 +57,18 @@ export interface GitConfig {
   reposDir: string
   /** GIT_SSH_PORT: git over SSH listens here (on HOST; 0 picks a free port); null, when unset, means no SSH. */
   sshPort: number | null
+}
+
+export interface DnsConfig {
+  /** The built-in authoritative server's UDP and TCP port: null leaves it off, 0 takes a free port (tests). */
+  port: number | null
+  host: string
+  /** The zones' NS names; the first is the SOA's primary. */
+  nameservers: string[]
+  /** Addresses allowed to transfer whole zones (AXFR); everyone else is refused. */
+  axfrAllow: string[]
+  /** What hostnames are pointed at: a host name for CNAMEs (null when not set) and the addresses an apex gets. */
+  gateway: { host: string | null, ipv4: string[], ipv6: string[] }
 }
 
 export interface HttpTimeouts {
@@ -217,6 +231,35 @@ function tokenPrefix (env: Env, name: string, fallback: string): string {
   return prefix
 }
 
+const DNS_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
+
+function dnsConfig (env: Env): DnsConfig {
+  const rawPort = text(env, 'DNS_PORT')
+  const host = text(env, 'DNS_HOST') ?? '127.0.0.1'
+  if (isIP(host) === 0) throw new ConfigError('DNS_HOST', `must be an IP address to listen on, got "${host}"`)
+  const nameservers = (text(env, 'DNS_NAMESERVERS') ?? 'ns1.plinth.localhost,ns2.plinth.localhost').split(',').map((entry) => entry.trim().toLowerCase().replace(/\.$/, '')).filter((entry) => entry !== '')
+  const badName = nameservers.find((entry) => !DNS_NAME.test(entry))
+  if (nameservers.length === 0 || badName !== undefined) throw new ConfigError('DNS_NAMESERVERS', `must be a comma-separated list of host names, got "${badName ?? ''}"`)
+  const axfrAllow = (text(env, 'DNS_AXFR_ALLOW') ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  const badAddress = axfrAllow.find((entry) => isIP(entry) === 0)
+  if (badAddress !== undefined) throw new ConfigError('DNS_AXFR_ALLOW', `must be a comma-separated list of IP addresses, got "${badAddress}"`)
+  const gatewayHost = text(env, 'DNS_GATEWAY_HOST')?.toLowerCase().replace(/\.$/, '') ?? null
+  if (gatewayHost !== null && !DNS_NAME.test(gatewayHost)) throw new ConfigError('DNS_GATEWAY_HOST', `must be a host name, got "${gatewayHost}"`)
+  const addresses = (name: string, family: 4 | 6) => {
+    const list = (text(env, name) ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+    const bad = list.find((entry) => isIP(entry) !== family)
+    if (bad !== undefined) throw new ConfigError(name, `must be a comma-separated list of IPv${family} addresses, got "${bad}"`)
+    return list
+  }
+  return {
+    port: rawPort === undefined ? null : integer(env, 'DNS_PORT', 0, 0, 65535),
+    host,
+    nameservers,
+    axfrAllow,
+    gateway: { host: gatewayHost, ipv4: addresses('DNS_GATEWAY_IPV4', 4), ipv6: addresses('DNS_GATEWAY_IPV6', 6) }
+  }
+}
+
 export function loadConfig (env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535)
   const host = text(env, 'HOST') ?? '127.0.0.1'
@@ -277,6 +320,7 @@ export function loadConfig (env: Env = process.env): Config {
       enabled: flag(env, 'GIT_HOSTING_ENABLED', true),
       reposDir: resolve(dataDir, text(env, 'GIT_REPOS_DIR') ?? 'git'),
       sshPort: text(env, 'GIT_SSH_PORT') === undefined ? null : integer(env, 'GIT_SSH_PORT', 0, 0, 65535)
-    }
+    },
+    dns: dnsConfig(env)
   }
 }

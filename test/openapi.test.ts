@@ -61,7 +61,9 @@ t.test('paths are spelled as the published interface spells them', async (t) => 
     ['/api/p/{projectId}/auth/verify', ['post']],
     ['/api/p/{projectId}/{table}', ['get', 'post', 'patch', 'delete']], ['/api/p/{projectId}/{table}/{id}', ['get', 'put', 'delete']],
     ['/api/p/{projectId}/{table}/{id}/files/{field}/upload-sessions', ['post']],
-    ['/api/p/{projectId}/{table}/{id}/files/{field}/{fileId}', ['get', 'delete']]
+    ['/api/p/{projectId}/{table}/{id}/files/{field}/{fileId}', ['get', 'delete']],
+    ['/api/projects/{projectId}/dns/providers', ['get', 'post']], ['/api/projects/{projectId}/dns/zones', ['get', 'post']],
+    ['/api/projects/{projectId}/dns/records', ['get', 'post']], ['/api/projects/{projectId}/dns/gateway-instructions', ['get']]
   ]
   for (const [path, methods] of published) {
     for (const method of methods) t.ok(document.paths[path]?.[method], `${method.toUpperCase()} ${path}`)

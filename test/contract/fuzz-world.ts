@@ -226,6 +226,24 @@ export class FuzzWorld {
     await this.must('POST', `/api/projects/${project.id as string}/auth/toggle`, jwt, { enabled: true })
     await this.ensureProjectCredentials(prefix)
     if (prefix === '') await this.buildData()
+    if (prefix === '') await this.ensureDns()
+  }
+
+  /** A zone on the built-in server with one record; each remade under a fresh name, as another project may still hold the old one. */
+  private async ensureDns (): Promise<void> {
+    const jwt = this.get('platformJwt')
+    const dns = `/api/projects/${this.get('projectId')}/dns`
+    const zoneId = this.values.get('zoneId')
+    if (zoneId === undefined || (await this.status(`${dns}/zones/${zoneId}`, jwt)).status !== 200) {
+      if (zoneId !== undefined) this.rebuilding('dns zone')
+      this.set({ zoneId: (await this.must('POST', `${dns}/zones`, jwt, { name: `fuzz${++this.serial}.example` })).id })
+      this.values.delete('dnsRecordId')
+    }
+    const recordId = this.values.get('dnsRecordId')
+    if (recordId !== undefined && (await this.status(`${dns}/records/${recordId}`, jwt)).status === 200) return
+    if (recordId !== undefined) this.rebuilding('dns record')
+    const record = await this.must('POST', `${dns}/records`, jwt, { zoneId: this.get('zoneId'), name: `r${++this.serial}`, type: 'A', content: '192.0.2.1' })
+    this.set({ dnsRecordId: record.id })
   }
 
   private async ensureProjectCredentials (prefix: '' | 'other'): Promise<void> {
@@ -422,6 +440,7 @@ export class FuzzWorld {
       }
       await this.ensureRecords()
       await this.ensureGit()
+      await this.ensureDns()
     }
   }
 }

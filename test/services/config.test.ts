@@ -103,8 +103,21 @@ t.test('a bad value names its variable', async (t) => {
     [{ CORS_ORIGINS: '*, https://app.example.com' }, 'CORS_ORIGINS'],
     [{ CORS_ORIGINS: 'chrome-extension://abc' }, 'CORS_ORIGINS'],
     [{ GIT_HOSTING_ENABLED: 'maybe' }, 'GIT_HOSTING_ENABLED'],
-    [{ GIT_SSH_PORT: '70000' }, 'GIT_SSH_PORT']
+    [{ GIT_SSH_PORT: '70000' }, 'GIT_SSH_PORT'],
+    [{ DNS_PORT: '53a' }, 'DNS_PORT'],
+    [{ DNS_PORT: '65536' }, 'DNS_PORT'],
+    [{ DNS_HOST: 'localhost' }, 'DNS_HOST'],
+    [{ DNS_NAMESERVERS: 'ns1.example.com,bad name' }, 'DNS_NAMESERVERS'],
+    [{ DNS_NAMESERVERS: ' , ' }, 'DNS_NAMESERVERS'],
+    [{ DNS_AXFR_ALLOW: '10.0.0.0/8' }, 'DNS_AXFR_ALLOW'],
+    [{ DNS_GATEWAY_HOST: 'http://gw.example.com' }, 'DNS_GATEWAY_HOST'],
+    [{ DNS_GATEWAY_IPV4: '2001:db8::1' }, 'DNS_GATEWAY_IPV4'],
+    [{ DNS_GATEWAY_IPV6: '192.0.2.1' }, 'DNS_GATEWAY_IPV6']
   ]
+  t.same(loadConfig({}).dns, { port: null, host: '127.0.0.1', nameservers: ['ns1.plinth.localhost', 'ns2.plinth.localhost'], axfrAllow: [], gateway: { host: null, ipv4: [], ipv6: [] } }, 'the DNS server is off unless DNS_PORT is set')
+  t.same(loadConfig({ DNS_PORT: '5353', DNS_HOST: '::', DNS_NAMESERVERS: 'NS1.Example.com., ns2.example.net', DNS_AXFR_ALLOW: '192.0.2.9, ::1', DNS_GATEWAY_HOST: 'GW.example.net.', DNS_GATEWAY_IPV4: '192.0.2.80', DNS_GATEWAY_IPV6: '2001:db8::80' }).dns, {
+    port: 5353, host: '::', nameservers: ['ns1.example.com', 'ns2.example.net'], axfrAllow: ['192.0.2.9', '::1'], gateway: { host: 'gw.example.net', ipv4: ['192.0.2.80'], ipv6: ['2001:db8::80'] }
+  })
   for (const [env, variable] of bad) {
     const error = (() => { try { loadConfig(env) } catch (caught) { return caught } })()
     t.ok(error instanceof ConfigError, `${variable}=${Object.values(env)[0]} is refused`)

@@ -1525,6 +1525,274 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{projectId}/dns/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The built-in server and the project's configured DNS providers
+         * @description Needs `dns.read`. Credentials are never returned.
+         */
+        get: operations["listDnsProviders"];
+        put?: never;
+        /**
+         * Configure a PowerDNS server, a Cloudflare account or Route 53
+         * @description Needs `dns.manage`. The credentials are sealed at rest and never shown again; `POST …/providers/{providerId}/test` checks them. A kind without its endpoint or credential is 400 `APP_DNS_PROVIDER_INVALID`.
+         */
+        post: operations["createDnsProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/dns/providers/{providerId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One DNS provider
+         * @description Needs `dns.read`.
+         */
+        get: operations["getDnsProvider"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a configured provider
+         * @description Needs `dns.manage`. Refused with 409 `APP_DNS_PROVIDER_IN_USE` while zones are on it; the built-in server cannot be removed.
+         */
+        delete: operations["deleteDnsProvider"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/dns/providers/{providerId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check that the provider answers with its credentials
+         * @description Needs `dns.manage`. `ok: false` comes with the reason: unreachable (refused, unknown host, timeout), credentials refused, or what the provider said.
+         */
+        post: operations["testDnsProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/dns/zones": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's DNS zones, by name
+         * @description Needs `dns.read`.
+         */
+        get: operations["listDnsZones"];
+        put?: never;
+        /**
+         * Create a zone on the built-in server or a configured provider
+         * @description Needs `dns.manage`. The zone starts with its SOA and NS records. A name already served (409 `APP_DNS_ZONE_EXISTS`) or inside or around another project's built-in zone (409 `APP_DNS_ZONE_OVERLAP`) is refused; a provider that refuses gives 502 `APP_DNS_PROVIDER_FAILED`.
+         */
+        post: operations["createDnsZone"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/dns/zones/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a zone from a zone file
+         * @description Needs `dns.manage`. The zone and all its records are created together or not at all; a line that cannot be read or a record that breaks the rules is 400 `APP_DNS_ZONE_FILE_INVALID` naming the line. The file's SOA and apex NS records are left out: the provider keeps its own. `$INCLUDE` and `$GENERATE` are refused.
+         */
+        post: operations["importDnsZone"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/dns/zones/{zoneId}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The zone as a zone file
+         * @description Needs `dns.read`. Every record, SOA first, names relative to `$ORIGIN`; importing it again gives the same records.
+         */
+        get: operations["exportDnsZone"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/dns/zones/{zoneId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One zone
+         * @description Needs `dns.read`.
+         */
+        get: operations["getDnsZone"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a zone and its records at its provider
+         * @description Needs `dns.manage`. The built-in server stops answering for it at once.
+         */
+        delete: operations["deleteDnsZone"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/dns/records": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A zone's records, optionally of one name or type
+         * @description Needs `dns.read`. Read from the zone's provider, SOA included.
+         */
+        get: operations["listDnsRecords"];
+        put?: never;
+        /**
+         * Add a record to a zone
+         * @description Needs `dns.manage`. Names are canonical (lower case, absolute, no trailing dot; `@` and relative names are read against the zone) and must lie inside the zone (400 `APP_DNS_NAME_OUTSIDE_ZONE`); content is checked per type (400 `APP_DNS_INVALID_CONTENT`); a CNAME is alone at its name and never at the apex (409 `APP_DNS_CNAME_CONFLICT`); SOA records are read-only (400 `APP_DNS_SOA_MANAGED`). Every change bumps the SOA serial. The same record twice is 409 `APP_DNS_RECORD_EXISTS`.
+         */
+        post: operations["createDnsRecord"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/dns/records/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create, update and delete records of one zone together
+         * @description Needs `dns.manage`. All or nothing: every change is checked against the zone as it will be, then applied in one provider call. Names are canonical (lower case, absolute, no trailing dot; `@` and relative names are read against the zone) and must lie inside the zone (400 `APP_DNS_NAME_OUTSIDE_ZONE`); content is checked per type (400 `APP_DNS_INVALID_CONTENT`); a CNAME is alone at its name and never at the apex (409 `APP_DNS_CNAME_CONFLICT`); SOA records are read-only (400 `APP_DNS_SOA_MANAGED`). Every change bumps the SOA serial.
+         */
+        post: operations["changeDnsRecords"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/dns/records/{recordId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One record
+         * @description Needs `dns.read`.
+         */
+        get: operations["getDnsRecord"];
+        /**
+         * Replace a record
+         * @description Needs `dns.manage`. The answer carries the record's new id when its name, type or content changed. Names are canonical (lower case, absolute, no trailing dot; `@` and relative names are read against the zone) and must lie inside the zone (400 `APP_DNS_NAME_OUTSIDE_ZONE`); content is checked per type (400 `APP_DNS_INVALID_CONTENT`); a CNAME is alone at its name and never at the apex (409 `APP_DNS_CNAME_CONFLICT`); SOA records are read-only (400 `APP_DNS_SOA_MANAGED`). Every change bumps the SOA serial.
+         */
+        put: operations["updateDnsRecord"];
+        post?: never;
+        /**
+         * Delete a record
+         * @description Needs `dns.manage`. SOA records cannot be deleted (400 `APP_DNS_SOA_MANAGED`).
+         */
+        delete: operations["deleteDnsRecord"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/dns/gateway-instructions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The records that point a hostname at the platform's gateway
+         * @description Needs `dns.read`. Below an apex a CNAME to the gateway's host; at an apex its A/AAAA addresses, or an ALIAS where the provider has one; a TXT under `_plinth-verify.` proving the project's claim; the ACME challenge name. Says whether one of the project's zones holds the hostname and, if so, which records it already has. 409 `APP_DNS_GATEWAY_NOT_CONFIGURED` when the server has no gateway host or addresses to give.
+         */
+        get: operations["getGatewayInstructions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/dns/gateway-instructions/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create the gateway records in the project's zone that holds the hostname
+         * @description Needs `dns.manage`. Adds the missing records together (existing ones are kept); 409 `APP_DNS_ZONE_NOT_HOSTED` when no zone of the project holds the hostname, and the records rules' 409s (a CNAME beside other records) when the zone has records in the way.
+         */
+        post: operations["applyGatewayInstructions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1972,6 +2240,60 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        DnsZone: {
+            id: string;
+            /**
+             * @description Lower case, without the trailing dot
+             * @example example.com
+             */
+            name: string;
+            /** @description `builtin` for the built-in server, else a configured provider's id */
+            providerId: string;
+            providerKind: "builtin" | "powerdns" | "cloudflare" | "route53";
+            /** @description The names to delegate the zone to at its registrar */
+            nameservers: string[];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        DnsRecord: {
+            /** @description Derived from the zone, name, type and content: changing the content gives a new id */
+            id: string;
+            zoneId: string;
+            /**
+             * @description Absolute, lower case, without the trailing dot
+             * @example www.example.com
+             */
+            name: string;
+            /** @description SOA records are kept by the provider and only read */
+            type: "A" | "AAAA" | "CNAME" | "TXT" | "MX" | "NS" | "SOA" | "SRV" | "CAA";
+            /** @description Seconds; one name and type share one TTL */
+            ttl: number;
+            /**
+             * @description Canonical presentation form: `192.0.2.1`, `10 mail.example.com`, `0 issue "letsencrypt.org"`, a TXT value unquoted
+             * @example 192.0.2.1
+             */
+            content: string;
+        };
+        DnsProvider: {
+            /** @description `builtin` for the built-in server */
+            id: string;
+            name: string;
+            kind: "builtin" | "powerdns" | "cloudflare" | "route53";
+            /** @description The provider API's base URL */
+            endpoint: string | null;
+            /** @description PowerDNS: the server id in `/api/v1/servers/:serverId` */
+            serverId: string | null;
+            /** @description Cloudflare: the account new zones go to */
+            accountId: string | null;
+            /** @description Credentials are sealed at rest and never returned */
+            hasCredentials: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
     };
     responses: {
         /** @description The request is invalid: a field breaks its schema (APP_VALIDATION_FAILED, `details.fields` lists each), the body is not JSON, or the service refuses a value */
@@ -2117,6 +2439,15 @@ export interface components {
         };
         /** @description The request line and headers are too large; the connection is closed */
         HeadersTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description An upstream service (a DNS provider) failed or refused; the message says why */
+        BadGateway: {
             headers: {
                 [name: string]: unknown;
             };
@@ -7057,6 +7388,919 @@ export interface operations {
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listDnsProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DnsProvider"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createDnsProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    kind: "powerdns" | "cloudflare" | "route53";
+                    /** @description The API's base URL: required for PowerDNS (`http://pdns.internal:8081`); Cloudflare defaults to https://api.cloudflare.com/client/v4, Route 53 to https://route53.amazonaws.com */
+                    endpoint?: string;
+                    /** @description PowerDNS server id; defaults to `localhost` */
+                    serverId?: string;
+                    /** @description Cloudflare account id, needed to create zones */
+                    accountId?: string;
+                    /** @description Sealed at rest; never returned */
+                    credentials: {
+                        /** @description PowerDNS: the `api-key`, sent as X-API-Key */
+                        apiKey?: string;
+                        /** @description Cloudflare: an API token with Zone and DNS edit rights */
+                        apiToken?: string;
+                        /** @description Route 53: an IAM access key id */
+                        accessKeyId?: string;
+                        /** @description Route 53: its secret access key */
+                        secretAccessKey?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DnsProvider"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getDnsProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                providerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DnsProvider"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteDnsProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                providerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    testDnsProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                providerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            ok: boolean;
+                            /** @description What the provider said, or why it could not be reached */
+                            message: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listDnsZones: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DnsZone"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createDnsZone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A domain name; case and one trailing dot do not matter */
+                    name: string;
+                    /** @description Defaults to `builtin` */
+                    providerId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DnsZone"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    importDnsZone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An RFC 1035 master file: $ORIGIN, $TTL, @, relative names, parentheses, comments and quoted strings */
+                    zoneFile: string;
+                    /** @description The zone's name; defaults to the file's first $ORIGIN */
+                    name?: string;
+                    /** @description Defaults to `builtin` */
+                    providerId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DnsZone"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    exportDnsZone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                zoneId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            name: string;
+                            /** @description The zone as an RFC 1035 master file, names relative to $ORIGIN */
+                            zoneFile: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getDnsZone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                zoneId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DnsZone"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteDnsZone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                zoneId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listDnsRecords: {
+        parameters: {
+            query: {
+                zoneId: string;
+                /** @description Only records of this absolute name */
+                name?: string;
+                /** @description SOA records are kept by the provider and only read */
+                type?: "A" | "AAAA" | "CNAME" | "TXT" | "MX" | "NS" | "SOA" | "SRV" | "CAA";
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DnsRecord"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createDnsRecord: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    zoneId: string;
+                    /** @description `@` for the apex, a name relative to the zone (`www`), or absolute (`www.example.com` or `www.example.com.`); `*` as the first label is a wildcard */
+                    name: string;
+                    /** @description SOA records are kept by the provider and only read */
+                    type: "A" | "AAAA" | "CNAME" | "TXT" | "MX" | "NS" | "SOA" | "SRV" | "CAA";
+                    /** @description Seconds; sets the TTL of every record of this name and type. Defaults to theirs, else 3600 */
+                    ttl?: number;
+                    /** @description The record data in zone-file form; TXT as plain text or quoted strings */
+                    content: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DnsRecord"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    changeDnsRecords: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    zoneId: string;
+                    create?: {
+                        /** @description `@` for the apex, a name relative to the zone (`www`), or absolute (`www.example.com` or `www.example.com.`); `*` as the first label is a wildcard */
+                        name: string;
+                        /** @description SOA records are kept by the provider and only read */
+                        type: "A" | "AAAA" | "CNAME" | "TXT" | "MX" | "NS" | "SOA" | "SRV" | "CAA";
+                        /** @description Seconds; sets the TTL of every record of this name and type. Defaults to theirs, else 3600 */
+                        ttl?: number;
+                        /** @description The record data in zone-file form; TXT as plain text or quoted strings */
+                        content: string;
+                    }[];
+                    update?: {
+                        id: string;
+                        /** @description `@` for the apex, a name relative to the zone (`www`), or absolute (`www.example.com` or `www.example.com.`); `*` as the first label is a wildcard */
+                        name: string;
+                        /** @description SOA records are kept by the provider and only read */
+                        type: "A" | "AAAA" | "CNAME" | "TXT" | "MX" | "NS" | "SOA" | "SRV" | "CAA";
+                        /** @description Seconds; sets the TTL of every record of this name and type. Defaults to theirs, else 3600 */
+                        ttl?: number;
+                        /** @description The record data in zone-file form; TXT as plain text or quoted strings */
+                        content: string;
+                    }[];
+                    /** @description Ids of records to delete */
+                    delete?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The records updated, then those created, in the order asked */
+                            written: components["schemas"]["DnsRecord"][];
+                            deleted: string[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getDnsRecord: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                recordId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DnsRecord"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateDnsRecord: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                recordId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description `@` for the apex, a name relative to the zone (`www`), or absolute (`www.example.com` or `www.example.com.`); `*` as the first label is a wildcard */
+                    name: string;
+                    /** @description SOA records are kept by the provider and only read */
+                    type: "A" | "AAAA" | "CNAME" | "TXT" | "MX" | "NS" | "SOA" | "SRV" | "CAA";
+                    /** @description Seconds; sets the TTL of every record of this name and type. Defaults to theirs, else 3600 */
+                    ttl?: number;
+                    /** @description The record data in zone-file form; TXT as plain text or quoted strings */
+                    content: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DnsRecord"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteDnsRecord: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                recordId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getGatewayInstructions: {
+        parameters: {
+            query: {
+                hostname: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            hostname: string;
+                            /** @description Whether the hostname is its zone's apex (which cannot hold a CNAME) */
+                            apex: boolean;
+                            /** @description Whether one of this project's zones holds the hostname, so `apply` can create the records */
+                            hostedHere: boolean;
+                            zone: {
+                                id: string;
+                                name: string;
+                                providerId: string;
+                                providerKind: string;
+                            } | null;
+                            records: {
+                                name: string;
+                                /** @description ALIAS: an apex alias (ANAME, CNAME flattening) where the provider has one */
+                                type: "A" | "AAAA" | "CNAME" | "ALIAS" | "TXT";
+                                content: string;
+                                ttl: number;
+                                /** @description `route` points the hostname at the gateway; `ownership` proves the project's claim */
+                                purpose: "route" | "ownership";
+                                /** @description When hosted here: whether the zone already has it */
+                                present?: boolean;
+                            }[];
+                            /** @description Where an ACME DNS-01 challenge TXT goes for this hostname */
+                            acmeChallengeName: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    applyGatewayInstructions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    hostname: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            hostname: string;
+                            /** @description Whether the hostname is its zone's apex (which cannot hold a CNAME) */
+                            apex: boolean;
+                            /** @description Whether one of this project's zones holds the hostname, so `apply` can create the records */
+                            hostedHere: boolean;
+                            zone: {
+                                id: string;
+                                name: string;
+                                providerId: string;
+                                providerKind: string;
+                            } | null;
+                            records: {
+                                name: string;
+                                /** @description ALIAS: an apex alias (ANAME, CNAME flattening) where the provider has one */
+                                type: "A" | "AAAA" | "CNAME" | "ALIAS" | "TXT";
+                                content: string;
+                                ttl: number;
+                                /** @description `route` points the hostname at the gateway; `ownership` proves the project's claim */
+                                purpose: "route" | "ownership";
+                                /** @description When hosted here: whether the zone already has it */
+                                present?: boolean;
+                            }[];
+                            /** @description Where an ACME DNS-01 challenge TXT goes for this hostname */
+                            acmeChallengeName: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
         };

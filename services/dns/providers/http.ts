@@ -1,0 +1,36 @@
+import { AppError } from '../../errors.js'
+
+// A provider that has not answered in this long is reported as failing, not waited for.
+const TIMEOUT_MS = 15_000
+const MAX_MESSAGE = 300
+
+export const providerFailed = (message: string) => new AppError('APP_DNS_PROVIDER_FAILED', 502, message)
+
+export interface ProviderAnswer { status: number, body: unknown, text: string }
+
+/**
+ * One HTTP call to a provider's API. A network failure or a timeout is a
+ * 502 naming the provider and the reason (refused, unknown host, timeout);
+ * statuses are the caller's to read.
+ */
+export async function callProvider (label: string, url: string, init: { method: string, headers: Record<string, string>, body?: string }): Promise<ProviderAnswer> {
+  let response: Response
+  try {
+    response = await fetch(url, { ...init, redirect: 'error', signal: AbortSignal.timeout(TIMEOUT_MS) })
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string, message?: string } }).cause
+    const why = (error as Error).name === 'TimeoutError' ? `no answer within ${TIMEOUT_MS / 1000} s` : cause?.code ?? cause?.message ?? (error as Error).message
+    throw providerFailed(`Could not reach ${label} at ${new URL(url).host}: ${why}`)
+  }
+  const text = await response.text()
+  let body: unknown = null
+  try { body = text === '' ? null : JSON.parse(text) } catch { body = null }
+  return { status: response.status, body, text }
+}
+
+/** A provider's refusal as one short line: its status and its own words. */
+export function refusal (label: string, answer: ProviderAnswer, said: string | undefined): AppError {
+  const words = (said ?? answer.text).replace(/\s+/g, ' ').trim().slice(0, MAX_MESSAGE)
+  if (answer.status === 401 || answer.status === 403) return providerFailed(`${label} refused the credentials (${answer.status})${words === '' ? '' : `: ${words}`}`)
+  return providerFailed(`${label} answered ${answer.status}${words === '' ? '' : `: ${words}`}`)
+}

@@ -1,0 +1,170 @@
+import type { Clock } from '../clock.js'
+import { conflict, notFound } from '../errors.js'
+import type { IdGenerator } from '../ids.js'
+import { isoString } from '../iso-dates.js'
+import { DuplicateKeyError } from '../store/errors.js'
+import type { Store, StoreCollection, WithId } from '../store/types.js'
+import type { ZoneT } from '../../schemas/dns.js'
+import { zoneName } from './names.js'
+import type { DnsProvider, ProviderKind, ZoneRef } from './providers/types.js'
+
+export type Zone = ZoneT
+
+/** A zone as this service keeps it; its records live with its provider (for the built-in one, in its own collection). */
+type ZoneRecord = {
+  projectId: string
+  providerId: string
+  providerKind: ProviderKind
+  name: string
+  /** One zone name per provider account (and one per built-in server), whichever project asks. */
+  hostKey: string
+  externalId: string | null
+  nameservers: string[]
+  createdAt: Date
+  updatedAt: Date
+}
+
+/** How the zones service reaches a project's providers (services/dns/providers.ts). */
+export interface ProviderSource {
+  open (projectId: string, providerId: string): Promise<{ provider: DnsProvider, accountKey: string }>
+}
+
+export const BUILTIN_PROVIDER_ID = 'builtin'
+export const MAX_ZONES_PER_PROJECT = 100
+const ZONES = 'dns_zones'
+
+function toZone (record: WithId<ZoneRecord>): Zone {
+  return {
+    id: record._id,
+    name: record.name,
+    providerId: record.providerId,
+    providerKind: record.providerKind,
+    nameservers: record.nameservers,
+    createdAt: isoString(record.createdAt),
+    updatedAt: isoString(record.updatedAt)
+  }
+}
+
+export function zoneRef (record: { _id: string, name: string, externalId: string | null }): ZoneRef {
+  return { id: record._id, name: record.name, externalId: record.externalId }
+}
+
+const zoneNotFound = () => notFound('APP_DNS_ZONE_NOT_FOUND', 'Zone not found')
+
+export class Zones {
+  private readonly zones: StoreCollection<ZoneRecord>
+
+  constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, providers: ProviderSource, nameservers: string[] }) {
+    this.zones = store.collection<ZoneRecord>(ZONES)
+  }
+
+  async init (): Promise<void> {
+    await this.zones.createIndex({ hostKey: 1 }, { unique: true })
+    await this.zones.createIndex({ projectId: 1, name: 1 })
+  }
+
+  async list (projectId: string): Promise<Zone[]> {
+    return (await this.zones.find({ projectId }, { sort: { name: 1, _id: 1 } }).toArray()).map(toZone)
+  }
+
+  async get (projectId: string, zoneId: string): Promise<Zone> {
+    return toZone(await this.record(projectId, zoneId))
+  }
+
+  /** The zone with its provider, ready for record operations. */
+  async open (projectId: string, zoneId: string): Promise<{ zone: WithId<ZoneRecord>, ref: ZoneRef, provider: DnsProvider }> {
+    const zone = await this.record(projectId, zoneId)
+    const { provider } = await this.deps.providers.open(projectId, zone.providerId)
+    return { zone, ref: zoneRef(zone), provider }
+  }
+
+  /**
+   * The zone is reserved here first (its unique host key), then created at
+   * the provider; if the provider refuses, the reservation goes.
+   */
+  async create (projectId: string, input: { name: string, providerId?: string }): Promise<Zone> {
+    const name = zoneName(input.name)
+    const providerId = input.providerId ?? BUILTIN_PROVIDER_ID
+    const { provider, accountKey } = await this.deps.providers.open(projectId, providerId)
+    if (await this.zones.countDocuments({ projectId }) >= MAX_ZONES_PER_PROJECT) {
+      throw conflict('APP_DNS_TOO_MANY_ZONES', `A project holds at most ${MAX_ZONES_PER_PROJECT} zones`, { limit: MAX_ZONES_PER_PROJECT })
+    }
+    if (provider.kind === 'builtin') await this.refuseOverlap(projectId, name)
+    const now = this.deps.clock.now()
+    const id = this.deps.newId()
+    const record: ZoneRecord = {
+      projectId, providerId, providerKind: provider.kind, name, hostKey: `${accountKey}:${name}`, externalId: null, nameservers: this.deps.nameservers, createdAt: now, updatedAt: now
+    }
+    try {
+      await this.zones.insertOne({ ...record, _id: id })
+    } catch (error) {
+      if (error instanceof DuplicateKeyError) throw conflict('APP_DNS_ZONE_EXISTS', `The zone ${name} already exists on this provider`)
+      throw error
+    }
+    try {
+      record.externalId = await provider.createZone({ id, name, nameservers: record.nameservers })
+    } catch (error) {
+      await this.zones.deleteOne({ _id: id })
+      throw error
+    }
+    if (record.externalId !== null) await this.zones.updateOne({ _id: id }, { $set: { externalId: record.externalId } })
+    return toZone({ ...record, _id: id })
+  }
+
+  /**
+   * On the one built-in server a zone inside another project's zone (or
+   * around it) would take over that project's names, so it is refused.
+   */
+  private async refuseOverlap (projectId: string, name: string): Promise<void> {
+    const labels = name.split('.')
+    const parents = labels.slice(1).map((_, index) => `${BUILTIN_PROVIDER_ID}:${labels.slice(index + 1).join('.')}`)
+    const escaped = name.replace(/\./g, '\\.')
+    const overlapping = await this.zones.findOne({
+      providerKind: 'builtin',
+      projectId: { $ne: projectId },
+      $or: [{ hostKey: { $in: parents } }, { name: { $regex: `\\.${escaped}$` } }]
+    })
+    if (overlapping !== null) throw conflict('APP_DNS_ZONE_OVERLAP', `${name} overlaps the zone ${overlapping.name} of another project on the built-in server`)
+  }
+
+  /** Deletes the zone at its provider and here. */
+  async delete (projectId: string, zoneId: string): Promise<void> {
+    const { zone, ref, provider } = await this.open(projectId, zoneId)
+    await provider.deleteZone(ref)
+    await this.zones.deleteOne({ _id: zone._id })
+  }
+
+  /**
+   * When a project goes: its zones on the built-in server go with it; zones
+   * at external providers stay there (they may serve live names), only our
+   * record of them goes.
+   */
+  async deleteAllForProject (projectId: string): Promise<void> {
+    for (const zone of await this.zones.find({ projectId }).toArray()) {
+      if (zone.providerKind === 'builtin') {
+        const { provider } = await this.deps.providers.open(projectId, zone.providerId)
+        await provider.deleteZone(zoneRef(zone))
+      }
+      await this.zones.deleteOne({ _id: zone._id })
+    }
+  }
+
+  async countOnProvider (projectId: string, providerId: string): Promise<number> {
+    return await this.zones.countDocuments({ projectId, providerId })
+  }
+
+  /** The project's zone holding `hostname` (the longest match), if any. */
+  async zoneHolding (projectId: string, hostname: string): Promise<Zone | null> {
+    const labels = hostname.split('.')
+    const suffixes = labels.map((_, index) => labels.slice(index).join('.'))
+    const found = await this.zones.find({ projectId, name: { $in: suffixes } }).toArray()
+    found.sort((a, b) => b.name.length - a.name.length)
+    return found.length === 0 ? null : toZone(found[0])
+  }
+
+  private async record (projectId: string, zoneId: string): Promise<WithId<ZoneRecord>> {
+    const zone = await this.zones.findOne({ _id: zoneId, projectId })
+    if (zone === null) throw zoneNotFound()
+    return zone
+  }
+}
