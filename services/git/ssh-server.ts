@@ -118,7 +118,8 @@ export class GitSshServer {
     // The client hanging up stops git; git finishing ends the channel with its exit status.
     channel.on('close', () => { if (child.exitCode === null) child.kill('SIGKILL') })
     child.on('close', (code) => {
-      channel.exit(code ?? 128)
+      // A negative code is a git that never started.
+      channel.exit(code === null || code < 0 ? 128 : code)
       channel.end()
     })
   }
