@@ -36,7 +36,7 @@ declare module 'fastify' {
 async function dnsPlugin (app: FastifyInstance): Promise<void> {
   const { config } = app
   const builtin = new BuiltinProvider(app.store, { clock: systemClock })
-  const providers = new DnsProviders(app.store, { clock: systemClock, newId, secrets: app.secrets, builtin })
+  const providers = new DnsProviders(app.store, { clock: systemClock, newId, secrets: app.secrets, builtin, privateHosts: app.config.dns.providerPrivateHosts })
   const zones = new Zones(app.store, { clock: systemClock, newId, providers, nameservers: config.dns.nameservers })
   const records = new DnsRecords(zones)
   await builtin.init()

@@ -50,7 +50,7 @@ t.test('a change refused for its slug moves no HEAD', async (t) => {
   const repo = await repositories.create('proj1', author, { name: 'Site' })
   const git = new GitCli()
   const symbolicHead = async (): Promise<string> => (await git.run(repo.gitDir, ['symbolic-ref', 'HEAD'])).stdout.toString().trim()
-  await t.rejects(repositories.update(repo, { slug: 'taken', defaultBranch: 'trunk' }), { status: 409 })
+  await t.rejects(repositories.update(repo, { slug: 'taken', defaultBranch: 'trunk' }), { status: 409, code: 'APP_GIT_SLUG_TAKEN' })
   t.equal(await symbolicHead(), 'refs/heads/main')
   t.equal((await repositories.find('proj1', 'site'))?.defaultBranch, 'main')
   const updated = await repositories.update(repo, { defaultBranch: 'trunk' })
