@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
+import { isIP } from 'node:net'
 import { systemClock } from '../services/clock.js'
 import { newId } from '../services/ids.js'
 import { BuiltinProvider } from '../services/dns/providers/builtin.js'
@@ -28,6 +29,12 @@ declare module 'fastify' {
   }
 }
 
+/** The server's own host names besides its nameservers, which no project may claim as a built-in zone. */
+function reservedHosts (config: FastifyInstance['config']): string[] {
+  const publicHost = new URL(config.publicUrl).hostname.toLowerCase()
+  return [config.dns.gateway.host, isIP(publicHost.replace(/^\[|\]$/g, '')) === 0 ? publicHost : null].filter((host): host is string => host !== null)
+}
+
 /**
  * DNS: zones and records on the built-in server or an external provider.
  * A deleted project's zones leave the built-in server with it. The built-in
@@ -36,8 +43,8 @@ declare module 'fastify' {
 async function dnsPlugin (app: FastifyInstance): Promise<void> {
   const { config } = app
   const builtin = new BuiltinProvider(app.store, { clock: systemClock })
-  const providers = new DnsProviders(app.store, { clock: systemClock, newId, secrets: app.secrets, builtin })
-  const zones = new Zones(app.store, { clock: systemClock, newId, providers, nameservers: config.dns.nameservers })
+  const providers = new DnsProviders(app.store, { clock: systemClock, newId, secrets: app.secrets, builtin, privateHosts: app.config.dns.providerPrivateHosts })
+  const zones = new Zones(app.store, { clock: systemClock, newId, providers, nameservers: config.dns.nameservers, reservedHosts: reservedHosts(config) })
   const records = new DnsRecords(zones)
   await builtin.init()
   await providers.init()

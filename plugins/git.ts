@@ -63,10 +63,23 @@ export function gitDisabled (): AppError {
 const SAFE_ID = /^[0-9A-Za-z_-]{1,64}$/
 
 /** The SSH host key in DATA_DIR, made on first start, so clients see the same host key on every restart. */
+/**
+ * ssh2 writes, about once in 150, an ed25519 key its own parser then refuses
+ * as malformed; a server holding one could never start, so a key is kept only
+ * once it reads back.
+ */
+function newHostKey (): string {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const key = ssh2.utils.generateKeyPairSync('ed25519').private
+    if (!(ssh2.utils.parseKey(key) instanceof Error)) return key
+  }
+  throw new Error('could not make an SSH host key that reads back')
+}
+
 function hostKey (dataDir: string): string {
   const file = join(dataDir, 'ssh_host_ed25519_key')
   try {
-    writeFileSync(file, ssh2.utils.generateKeyPairSync('ed25519').private, { mode: 0o600, flag: 'wx' })
+    writeFileSync(file, newHostKey(), { mode: 0o600, flag: 'wx' })
   } catch (error) {
     // Made already, maybe just now by another process on the same DATA_DIR: that one is the key.
     if ((error as { code?: string }).code !== 'EEXIST') throw error
@@ -106,6 +119,7 @@ async function gitPlugin (app: FastifyInstance): Promise<void> {
   })
   const protection = new ProtectedBranches(app.store, deps)
   const deployKeys = new DeployKeys(app.store, { ...deps, userKeyOwner: async (fingerprint) => await app.identity.sshKeys.ownerOf(fingerprint) })
+  app.identity.sshKeys.onAdd(async (fingerprint) => await deployKeys.byFingerprint(fingerprint) !== null)
   await Promise.all([repositories.init(), protection.init(), deployKeys.init()])
   repositories.onDelete(async (repo) => { await deployKeys.deleteForRepo(repo) })
   repositories.onDelete(async (repo) => { await protection.deleteForRepo(repo) })
@@ -158,8 +172,10 @@ async function gitPlugin (app: FastifyInstance): Promise<void> {
       hostKey: hostKey(config.dataDir),
       callerFor: async (fingerprint) => {
         const userId = await app.identity.sshKeys.ownerOf(fingerprint)
-        if (userId !== null) return await app.identity.users.account(userId) === null ? null : { kind: 'user', userId }
         const key = await deployKeys.byFingerprint(fingerprint)
+        // Each side refuses the other's keys when added; one held by both anyway (written before that) stands for nobody.
+        if (userId !== null && key !== null) return null
+        if (userId !== null) return await app.identity.users.account(userId) === null ? null : { kind: 'user', userId }
         return key === null ? null : { kind: 'deployKey', ...key }
       },
       authorize: authorizeGit,

@@ -69,6 +69,8 @@ export interface DnsConfig {
   axfrAllow: string[]
   /** What hostnames are pointed at: a host name for CNAMEs (null when not set) and the addresses an apex gets. */
   gateway: { host: string | null, ipv4: string[], ipv6: string[] }
+  /** Provider endpoint hosts that may be internal addresses (DNS_PROVIDER_PRIVATE_HOSTS); every other internal one is refused. */
+  providerPrivateHosts: string[]
 }
 
 export interface HttpTimeouts {
@@ -256,7 +258,8 @@ function dnsConfig (env: Env): DnsConfig {
     host,
     nameservers,
     axfrAllow,
-    gateway: { host: gatewayHost, ipv4: addresses('DNS_GATEWAY_IPV4', 4), ipv6: addresses('DNS_GATEWAY_IPV6', 6) }
+    gateway: { host: gatewayHost, ipv4: addresses('DNS_GATEWAY_IPV4', 4), ipv6: addresses('DNS_GATEWAY_IPV6', 6) },
+    providerPrivateHosts: (text(env, 'DNS_PROVIDER_PRIVATE_HOSTS') ?? '').split(',').map((entry) => entry.trim().toLowerCase().replace(/^\[|\]$/g, '')).filter((entry) => entry !== '')
   }
 }
 

@@ -8,6 +8,8 @@ import type { DnsProviderT, ProviderTestT } from '../../schemas/dns.js'
 import type { BuiltinProvider } from './providers/builtin.js'
 import { CloudflareProvider } from './providers/cloudflare.js'
 import { PowerDnsProvider } from './providers/powerdns.js'
+import { providerFailed } from './providers/http.js'
+import { internalEndpointProblem } from './endpoint-guard.js'
 import { Route53Provider } from './providers/route53.js'
 import type { DnsProvider } from './providers/types.js'
 import { BUILTIN_PROVIDER_ID, type ProviderSource } from './zones.js'
@@ -81,7 +83,7 @@ function toView (record: WithId<ProviderRecord>): DnsProviderView {
 export class DnsProviders implements ProviderSource {
   private readonly providers: StoreCollection<ProviderRecord>
 
-  constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, secrets: SecretBox, builtin: BuiltinProvider }) {
+  constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, secrets: SecretBox, builtin: BuiltinProvider, privateHosts: readonly string[] }) {
     this.providers = store.collection<ProviderRecord>(PROVIDERS)
   }
 
@@ -105,6 +107,8 @@ export class DnsProviders implements ProviderSource {
 
   async create (projectId: string, input: ProviderInput): Promise<DnsProviderView> {
     const endpoint = endpointOf(input.kind, input.endpoint)
+    const internal = await internalEndpointProblem(endpoint, this.deps.privateHosts)
+    if (internal !== null) throw badRequest('APP_DNS_PROVIDER_ENDPOINT_INTERNAL', `The endpoint may not be called: ${internal}`, fieldIssue('body.endpoint', 'is an internal address'))
     const credentials: Credentials = {}
     for (const field of SECRET_FIELDS[input.kind]) {
       const value = input.credentials[field]
@@ -145,8 +149,9 @@ export class DnsProviders implements ProviderSource {
 
   /** Whether the provider answers with these credentials, and why not. */
   async test (projectId: string, providerId: string): Promise<ProviderTestT> {
-    const { provider } = await this.open(projectId, providerId)
+    await this.get(projectId, providerId)
     try {
+      const { provider } = await this.open(projectId, providerId)
       await provider.check()
       return { ok: true, message: `${provider.kind} answered with these credentials` }
     } catch (error) {
@@ -158,6 +163,9 @@ export class DnsProviders implements ProviderSource {
   async open (projectId: string, providerId: string): Promise<{ provider: DnsProvider, accountKey: string }> {
     if (providerId === BUILTIN_PROVIDER_ID) return { provider: this.deps.builtin, accountKey: BUILTIN_PROVIDER_ID }
     const record = await this.record(projectId, providerId)
+    // Again at each use: the endpoint's name may point somewhere else since it was saved.
+    const internal = await internalEndpointProblem(record.endpoint, this.deps.privateHosts)
+    if (internal !== null) throw providerFailed(`The provider's endpoint may not be called: ${internal}`)
     const secrets = JSON.parse(this.deps.secrets.open(record.sealed, sealedFor(projectId, providerId))) as Credentials
     return { provider: this.client(record, secrets), accountKey: providerId }
   }

@@ -54,7 +54,7 @@ const zoneNotFound = () => notFound('APP_DNS_ZONE_NOT_FOUND', 'Zone not found')
 export class Zones {
   private readonly zones: StoreCollection<ZoneRecord>
 
-  constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, providers: ProviderSource, nameservers: string[] }) {
+  constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, providers: ProviderSource, nameservers: string[], reservedHosts?: string[] }) {
     this.zones = store.collection<ZoneRecord>(ZONES)
   }
 
@@ -89,7 +89,10 @@ export class Zones {
     if (await this.zones.countDocuments({ projectId }) >= MAX_ZONES_PER_PROJECT) {
       throw conflict('APP_DNS_TOO_MANY_ZONES', `A project holds at most ${MAX_ZONES_PER_PROJECT} zones`, { limit: MAX_ZONES_PER_PROJECT })
     }
-    if (provider.kind === 'builtin') await this.refuseOverlap(projectId, name)
+    if (provider.kind === 'builtin') {
+      this.refuseReserved(name)
+      await this.refuseOverlap(projectId, name)
+    }
     const now = this.deps.clock.now()
     const id = this.deps.newId()
     const record: ZoneRecord = {
@@ -109,6 +112,16 @@ export class Zones {
     }
     if (record.externalId !== null) await this.zones.updateOne({ _id: id }, { $set: { externalId: record.externalId } })
     return toZone({ ...record, _id: id })
+  }
+
+  /**
+   * The operator's own names (the nameservers every zone delegates to, the
+   * gateway, the server's public host) are no project's to claim on the
+   * built-in server: a zone at, around or inside one would answer for them.
+   */
+  private refuseReserved (name: string): void {
+    const reserved = [...this.deps.nameservers, ...(this.deps.reservedHosts ?? [])].find((host) => host === name || host.endsWith(`.${name}`) || name.endsWith(`.${host}`))
+    if (reserved !== undefined) throw conflict('APP_DNS_ZONE_RESERVED', `${name} would answer for ${reserved}, which this server keeps for itself`)
   }
 
   /**

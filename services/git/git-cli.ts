@@ -40,7 +40,11 @@ export class GitCli {
   /** A running git command with its streams, for the transport, which pipes them. */
   spawn (gitDir: string | null, args: string[], env: Record<string, string> = {}): ChildProcessWithoutNullStreams {
     const full = gitDir === null ? args : [`--git-dir=${gitDir}`, ...args]
-    return spawn(this.binary, full, { env: this.env(env), stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn(this.binary, full, { env: this.env(env), stdio: ['pipe', 'pipe', 'pipe'] })
+    // A failed start (EAGAIN, EMFILE under load) is an 'error' event, which unheard would end the whole server; heard,
+    // the child still closes with a negative code and empty output, which every caller already treats as git failing.
+    child.once('error', () => {})
+    return child
   }
 
   /** Runs to the end and collects the output; a failure is a 500 carrying git's words in the log only. */

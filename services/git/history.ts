@@ -53,8 +53,11 @@ export class History {
       ? await this.commitAt(repo, query.ref, 'query.ref')
       : await this.deps.reader.resolveCommit(repo.gitDir, cursor.start).catch(() => { throw invalidCursor() })
     const skip = cursor?.skip ?? 0
-    const { commits, more } = await this.deps.reader.log(repo.gitDir, start, { skip, count: limit, path })
-    return { items: commits, nextCursor: more ? `${start}.${skip + limit}` : null }
+    // git walks the history out of process, in native time however deep the page; the page itself is read from disk here.
+    const listed = await this.deps.git.run(repo.gitDir, ['rev-list', `--skip=${skip}`, `--max-count=${limit + 1}`, start, '--', ...(path === '' ? [] : [path])])
+    const oids = listed.stdout.toString().split('\n').filter((line) => line !== '')
+    const items = await Promise.all(oids.slice(0, limit).map(async (oid) => await this.deps.reader.commit(repo.gitDir, oid)))
+    return { items, nextCursor: oids.length > limit ? `${start}.${skip + limit}` : null }
   }
 
   async commit (repo: Repo, sha: string): Promise<CommitT> {
@@ -135,7 +138,10 @@ export class History {
         if (child.exitCode === null) child.kill()
       }
     }
-    return { name: path.slice(path.lastIndexOf('/') + 1), size, type: sniffed === 'text/plain' ? 'text/plain; charset=utf-8' : sniffed, stream: Readable.from(bytes(), { objectMode: false }) }
+    const stream = Readable.from(bytes(), { objectMode: false })
+    // A stream destroyed before its first read never enters the generator, so its finally cannot be the only stop.
+    stream.once('close', () => { if (child.exitCode === null) child.kill() })
+    return { name: path.slice(path.lastIndexOf('/') + 1), size, type: sniffed === 'text/plain' ? 'text/plain; charset=utf-8' : sniffed, stream }
   }
 
   private async size (repo: Repo, oid: string): Promise<number> {

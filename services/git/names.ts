@@ -76,19 +76,37 @@ export function checkTreePath (value: string, path: string): string {
 }
 
 /**
- * A protected-branch pattern (`main`, `release/*`, `hotfix/**`) as an anchored
- * regular expression source: `*` stays within one path component, `**`
- * crosses them. The pre-receive hook is handed these sources, so the server
- * and the hook match branches the one same way.
+ * Whether `branch` matches a protected-branch pattern (`main`, `release/*`,
+ * `hotfix/**`): `*` stays within one path component, `**` crosses them. It
+ * walks the pattern's positions side by side (no backtracking), so a pattern
+ * full of stars costs length × length steps at worst rather than exponential
+ * time. Self-contained on purpose: the pre-receive hook embeds its source, so
+ * the server and the hook match branches the one same way.
  */
-export function branchPatternSource (pattern: string): string {
-  let source = ''
+export function matchesBranchPattern (pattern: string, branch: string): boolean {
+  // Tokens: a literal character, 1 for `*`, 2 for `**`.
+  const tokens: Array<string | number> = []
   for (let i = 0; i < pattern.length; i++) {
-    const char = pattern[i]
-    if (char === '*' && pattern[i + 1] === '*') { source += '.*'; i++ } else if (char === '*') source += '[^/]*'
-    else source += char.replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+    if (pattern[i] !== '*') tokens.push(pattern[i])
+    else if (pattern[i + 1] === '*') { tokens.push(2); i++ } else tokens.push(1)
   }
-  return `^${source}$`
+  // A star may match nothing, so reaching a star's position reaches the position after it too.
+  let states: boolean[] = new Array(tokens.length + 1).fill(false)
+  states[0] = true
+  for (let at = 0; at <= branch.length; at++) {
+    for (let i = 0; i < tokens.length; i++) if (states[i] && typeof tokens[i] === 'number') states[i + 1] = true
+    if (at === branch.length) break
+    const char = branch[at]
+    const next: boolean[] = new Array(tokens.length + 1).fill(false)
+    for (let i = 0; i < tokens.length; i++) {
+      if (!states[i]) continue
+      const token = tokens[i]
+      if (token === 2 || (token === 1 && char !== '/')) next[i] = true
+      else if (token === char) next[i + 1] = true
+    }
+    states = next
+  }
+  return states[tokens.length]
 }
 
 /** A pattern is a branch name in which `*` may stand for parts of components. */

@@ -1,5 +1,6 @@
 import { chmod, mkdir, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { matchesBranchPattern } from './names.js'
 
 /** The environment variable that carries a push's policy from the server into the hook. */
 export const POLICY_ENV = 'PLINTH_PUSH_POLICY'
@@ -10,14 +11,15 @@ export const POLICY_ENV = 'PLINTH_PUSH_POLICY'
  * (objects still quarantined) and before any ref moves; a non-zero exit
  * refuses the whole push, and what it prints reaches the client as `remote:`
  * lines. The server decides the rules for the caller and passes them in
- * PLINTH_PUSH_POLICY; the hook only applies them (rule patterns arrive as
- * regular expression sources, so branches match exactly as on the server).
+ * PLINTH_PUSH_POLICY; the hook only applies them, matching branches with the
+ * server's own `matchesBranchPattern`, whose source it embeds.
  * Only refs/heads/ and refs/tags/ may be pushed: other namespaces are the
  * server's own.
  */
 const HOOK_BODY = String.raw`'use strict'
 const { execFileSync } = require('node:child_process')
 const ZERO = /^0+$/
+const matchesBranchPattern = ${matchesBranchPattern.toString()}
 const policy = JSON.parse(process.env.${POLICY_ENV} || 'null')
 const refuse = (problems) => {
   for (const problem of problems) process.stderr.write('Plinth: ' + problem + '\n')
@@ -47,7 +49,7 @@ process.stdin.on('end', () => {
     const deleting = ZERO.test(newOid)
     if (deleting && branch === policy.defaultBranch) { problems.push(branch + ': the default branch cannot be deleted'); continue }
     for (const rule of policy.rules) {
-      if (!new RegExp(rule.source).test(branch)) continue
+      if (!matchesBranchPattern(rule.pattern, branch)) continue
       const why = branch + ': protected by "' + rule.pattern + '"; '
       if (!rule.push) problems.push(why + 'you may not push to it')
       else if (deleting && !rule.delete) problems.push(why + 'it may not be deleted')

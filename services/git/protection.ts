@@ -5,7 +5,7 @@ import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import { GIT_LIMITS, type ProtectedBranchBodyT, type ProtectedBranchT, type PushAccessT } from '../../schemas/git.js'
-import { branchPatternSource, checkBranchPattern } from './names.js'
+import { checkBranchPattern, matchesBranchPattern } from './names.js'
 import type { Repo } from './repositories.js'
 
 type RuleRecord = {
@@ -21,10 +21,10 @@ type RuleRecord = {
 /** How much a caller may change in a repository: a writer (`git.write`, write deploy key) or an admin (`git.admin`). */
 export type WriteLevel = 'write' | 'admin'
 
-/** A push's rules as the pre-receive hook gets them: already decided for this caller, matched by regex source. */
+/** A push's rules as the pre-receive hook gets them: already decided for this caller, matched with matchesBranchPattern. */
 export interface PushPolicy {
   defaultBranch: string
-  rules: Array<{ pattern: string, source: string, push: boolean, forcePush: boolean, delete: boolean }>
+  rules: Array<{ pattern: string, push: boolean, forcePush: boolean, delete: boolean }>
 }
 
 function toView (record: WithId<RuleRecord>): ProtectedBranchT {
@@ -98,7 +98,7 @@ export class ProtectedBranches {
 
   /** The patterns of the rules that match `branch`. */
   async matching (repo: Repo, branch: string): Promise<Array<WithId<RuleRecord>>> {
-    return (await this.records(repo)).filter((rule) => new RegExp(branchPatternSource(rule.pattern)).test(branch))
+    return (await this.records(repo)).filter((rule) => matchesBranchPattern(rule.pattern, branch))
   }
 
   /** The rules a push by a caller of `level` is held to, for the pre-receive hook. */
@@ -107,7 +107,6 @@ export class ProtectedBranches {
       defaultBranch: repo.defaultBranch,
       rules: (await this.records(repo)).map((rule) => ({
         pattern: rule.pattern,
-        source: branchPatternSource(rule.pattern),
         push: mayPush(rule.push, level),
         forcePush: rule.allowForcePush && mayPush(rule.push, level),
         delete: rule.allowDelete && mayPush(rule.push, level)

@@ -1,6 +1,6 @@
 import { badRequest, notFound } from '../errors.js'
 import type { BranchT, TagT } from '../../schemas/git.js'
-import { branchPatternSource, checkRefName, checkRevision } from './names.js'
+import { checkRefName, checkRevision, matchesBranchPattern } from './names.js'
 import type { ProtectedBranches, WriteLevel } from './protection.js'
 import type { RepoReader } from './reader.js'
 import type { Repo } from './repositories.js'
@@ -11,9 +11,9 @@ export class Refs {
   constructor (private readonly deps: { reader: RepoReader, writer: Writer, protection: ProtectedBranches }) {}
 
   async branches (repo: Repo): Promise<BranchT[]> {
-    const rules = (await this.deps.protection.list(repo)).map((rule) => new RegExp(branchPatternSource(rule.pattern)))
+    const patterns = (await this.deps.protection.list(repo)).map((rule) => rule.pattern)
     const branches = await this.deps.reader.branches(repo.gitDir)
-    return branches.map(({ name, commit }) => ({ name, commit, default: name === repo.defaultBranch, protected: rules.some((rule) => rule.test(name)) }))
+    return branches.map(({ name, commit }) => ({ name, commit, default: name === repo.defaultBranch, protected: patterns.some((pattern) => matchesBranchPattern(pattern, name)) }))
   }
 
   async createBranch (repo: Repo, level: WriteLevel, input: { name: string, from?: string }): Promise<BranchT> {

@@ -147,15 +147,16 @@ export class Repositories {
       if (!(await this.deps.reader.isEmpty(repo.gitDir)) && !(await this.deps.reader.refExists(repo.gitDir, `refs/heads/${branch}`))) {
         throw badRequest('APP_GIT_BRANCH_NOT_FOUND', `There is no branch "${branch}" to make the default`)
       }
-      await this.writer.setHead(repo.gitDir, branch)
       changes.defaultBranch = branch
     }
+    // The record first: a taken slug refuses the whole change before HEAD moves, so HEAD and the record never disagree.
     try {
       await this.records.updateOne({ _id: repo._id }, { $set: changes })
     } catch (error) {
       if (error instanceof DuplicateKeyError) throw slugTaken(input.slug ?? '')
       throw error
     }
+    if (changes.defaultBranch !== undefined) await this.writer.setHead(repo.gitDir, changes.defaultBranch)
     return { ...repo, ...changes }
   }
 

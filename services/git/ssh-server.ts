@@ -62,18 +62,19 @@ export class GitSshServer {
 
   private accept (client: Connection): void {
     this.connections.add(client)
-    let caller: GitCaller | null = null
+    let fingerprint: string | null = null
     client.on('close', () => { this.connections.delete(client) })
     client.on('error', (error) => { this.deps.log.info({ err: error }, 'ssh client error') })
     client.on('authentication', (ctx) => {
       if (ctx.method !== 'publickey') { ctx.reject(['publickey']); return }
-      this.deps.callerFor(fingerprintOf(ctx.key.data)).then((known) => {
+      const offered = fingerprintOf(ctx.key.data)
+      this.deps.callerFor(offered).then((known) => {
         if (known === null) { ctx.reject(['publickey']); return }
         // Without a signature the client only asks whether this key would do.
         if (ctx.signature === undefined || ctx.blob === undefined) { ctx.accept(); return }
         const key = ssh2.utils.parseKey(ctx.key.data)
         if (key instanceof Error || key.verify(ctx.blob, ctx.signature, ctx.hashAlgo) !== true) { ctx.reject(['publickey']); return }
-        caller = known
+        fingerprint = offered
         ctx.accept()
       }, (error: unknown) => {
         this.deps.log.warn({ err: error }, 'ssh key lookup failed')
@@ -92,18 +93,21 @@ export class GitSshServer {
         session.on('shell', (_accept, reject) => { reject?.() })
         session.on('exec', (accept, _reject, info) => {
           const channel = accept()
-          if (caller === null) { refuse(channel, 'not authenticated'); return }
-          void this.exec(channel, caller, info.command, protocol)
+          if (fingerprint === null) { refuse(channel, 'not authenticated'); return }
+          void this.exec(channel, fingerprint, info.command, protocol)
         })
       })
     })
   }
 
-  private async exec (channel: ServerChannel, caller: GitCaller, command: string, protocol: string | null): Promise<void> {
+  private async exec (channel: ServerChannel, fingerprint: string, command: string, protocol: string | null): Promise<void> {
     const parsed = parseGitCommand(command)
     if (parsed === null) { refuse(channel, 'only git clone, fetch and push are served here'); return }
     let allowed: { repo: Repo, policy?: PushPolicy }
     try {
+      // Asked again for every command: one connection may carry many, and the key or its user may be gone since sign-in.
+      const caller = await this.deps.callerFor(fingerprint)
+      if (caller === null) { refuse(channel, 'this key is no longer registered'); return }
       allowed = await this.deps.authorize(caller, parsed.projectId, parsed.slug, parsed.service)
     } catch (error) {
       refuse(channel, error instanceof AppError && error.status < 500 ? `${error.message} (${error.code})` : 'internal error')
@@ -118,7 +122,8 @@ export class GitSshServer {
     // The client hanging up stops git; git finishing ends the channel with its exit status.
     channel.on('close', () => { if (child.exitCode === null) child.kill('SIGKILL') })
     child.on('close', (code) => {
-      channel.exit(code ?? 128)
+      // A negative code is a git that never started.
+      channel.exit(code === null || code < 0 ? 128 : code)
       channel.end()
     })
   }

@@ -36,6 +36,8 @@ function toSshKey (record: WithId<SshKeyRecord>): SshKey {
 
 export class SshKeys {
   readonly records: StoreCollection<SshKeyRecord>
+  // Other families that sign in by SSH key (git's deploy keys): a key one of them holds cannot also be a user's.
+  private readonly heldElsewhere: Array<(fingerprint: string) => Promise<boolean>> = []
 
   constructor (store: Store, private readonly clock: Clock) {
     this.records = store.collection<SshKeyRecord>('platform_ssh_keys')
@@ -46,8 +48,16 @@ export class SshKeys {
     await this.records.createIndex({ userId: 1 })
   }
 
+  /** A check, run before a user's key is added, that the key is not one the caller of `check` already holds. */
+  onAdd (heldElsewhere: (fingerprint: string) => Promise<boolean>): void {
+    this.heldElsewhere.push(heldElsewhere)
+  }
+
   async add (userId: string, input: { title: string, key: string }): Promise<SshKey> {
     const parsed = parseSshPublicKey(input.key)
+    for (const held of this.heldElsewhere) {
+      if (await held(parsed.fingerprint)) throw conflict('APP_SSH_KEY_EXISTS', `This key (${parsed.fingerprint}) is already registered`)
+    }
     const record: SshKeyRecord = {
       userId,
       title: input.title.trim() || (parsed.comment ?? parsed.type),

@@ -114,9 +114,9 @@ t.test('a bad value names its variable', async (t) => {
     [{ DNS_GATEWAY_IPV4: '2001:db8::1' }, 'DNS_GATEWAY_IPV4'],
     [{ DNS_GATEWAY_IPV6: '192.0.2.1' }, 'DNS_GATEWAY_IPV6']
   ]
-  t.same(loadConfig({}).dns, { port: null, host: '127.0.0.1', nameservers: ['ns1.plinth.localhost', 'ns2.plinth.localhost'], axfrAllow: [], gateway: { host: null, ipv4: [], ipv6: [] } }, 'the DNS server is off unless DNS_PORT is set')
-  t.same(loadConfig({ DNS_PORT: '5353', DNS_HOST: '::', DNS_NAMESERVERS: 'NS1.Example.com., ns2.example.net', DNS_AXFR_ALLOW: '192.0.2.9, ::1', DNS_GATEWAY_HOST: 'GW.example.net.', DNS_GATEWAY_IPV4: '192.0.2.80', DNS_GATEWAY_IPV6: '2001:db8::80' }).dns, {
-    port: 5353, host: '::', nameservers: ['ns1.example.com', 'ns2.example.net'], axfrAllow: ['192.0.2.9', '::1'], gateway: { host: 'gw.example.net', ipv4: ['192.0.2.80'], ipv6: ['2001:db8::80'] }
+  t.same(loadConfig({}).dns, { port: null, host: '127.0.0.1', nameservers: ['ns1.plinth.localhost', 'ns2.plinth.localhost'], axfrAllow: [], gateway: { host: null, ipv4: [], ipv6: [] }, providerPrivateHosts: [] }, 'the DNS server is off unless DNS_PORT is set')
+  t.same(loadConfig({ DNS_PORT: '5353', DNS_HOST: '::', DNS_NAMESERVERS: 'NS1.Example.com., ns2.example.net', DNS_AXFR_ALLOW: '192.0.2.9, ::1', DNS_GATEWAY_HOST: 'GW.example.net.', DNS_GATEWAY_IPV4: '192.0.2.80', DNS_GATEWAY_IPV6: '2001:db8::80', DNS_PROVIDER_PRIVATE_HOSTS: '10.0.0.5, PDNS.internal,[::1]' }).dns, {
+    port: 5353, host: '::', nameservers: ['ns1.example.com', 'ns2.example.net'], axfrAllow: ['192.0.2.9', '::1'], gateway: { host: 'gw.example.net', ipv4: ['192.0.2.80'], ipv6: ['2001:db8::80'] }, providerPrivateHosts: ['10.0.0.5', 'pdns.internal', '::1']
   })
   for (const [env, variable] of bad) {
     const error = (() => { try { loadConfig(env) } catch (caught) { return caught } })()

@@ -3,6 +3,8 @@ import { AppError } from '../../errors.js'
 // A provider that has not answered in this long is reported as failing, not waited for.
 const TIMEOUT_MS = 15_000
 const MAX_MESSAGE = 300
+// Far above any real zone listing; a provider answering more is broken or hostile, and would be held in memory.
+const MAX_ANSWER_BYTES = 16 * 1024 * 1024
 
 export const providerFailed = (message: string) => new AppError('APP_DNS_PROVIDER_FAILED', 502, message)
 
@@ -22,7 +24,7 @@ export async function callProvider (label: string, url: string, init: { method: 
     const why = (error as Error).name === 'TimeoutError' ? `no answer within ${TIMEOUT_MS / 1000} s` : cause?.code ?? cause?.message ?? (error as Error).message
     throw providerFailed(`Could not reach ${label} at ${new URL(url).host}: ${why}`)
   }
-  const text = await response.text()
+  const text = await boundedText(label, response)
   let body: unknown = null
   try { body = text === '' ? null : JSON.parse(text) } catch { body = null }
   return { status: response.status, body, text }
@@ -33,4 +35,19 @@ export function refusal (label: string, answer: ProviderAnswer, said: string | u
   const words = (said ?? answer.text).replace(/\s+/g, ' ').trim().slice(0, MAX_MESSAGE)
   if (answer.status === 401 || answer.status === 403) return providerFailed(`${label} refused the credentials (${answer.status})${words === '' ? '' : `: ${words}`}`)
   return providerFailed(`${label} answered ${answer.status}${words === '' ? '' : `: ${words}`}`)
+}
+
+async function boundedText (label: string, response: Response): Promise<string> {
+  if (response.body === null) return ''
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+    size += chunk.length
+    if (size > MAX_ANSWER_BYTES) {
+      await response.body.cancel().catch(() => {})
+      throw providerFailed(`${label} answered more than ${MAX_ANSWER_BYTES / 1024 / 1024} MB`)
+    }
+    chunks.push(Buffer.from(chunk))
+  }
+  return Buffer.concat(chunks).toString('utf8')
 }

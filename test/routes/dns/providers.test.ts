@@ -8,7 +8,8 @@ import { startRoute53Api } from '../../services/dns/providers/route53-api.js'
 t.test('providers: configured with sealed credentials, tested, used, and left alone when the project goes', async (t) => {
   const pdns = await startPowerDns(tempDir(t, 'plinth-pdns-'))
   t.teardown(pdns.stop)
-  const app = await buildTestApp(t)
+  // The peers these tests start listen on loopback, which only an operator's DNS_PROVIDER_PRIVATE_HOSTS opens.
+  const app = await buildTestApp(t, { env: { DNS_PROVIDER_PRIVATE_HOSTS: '127.0.0.1' } })
   const { owner, viewer, outsider, orgId } = await orgWithRoles(app)
   const projectId = (await call(app, 'POST', '/api/projects', owner.auth, { orgId, name: 'Site' })).body.data.id as string
   const base = `/api/projects/${projectId}/dns/providers`
@@ -25,7 +26,12 @@ t.test('providers: configured with sealed credentials, tested, used, and left al
     ['not http', owner.auth, { name: 'p', kind: 'powerdns', endpoint: 'file:///etc/passwd', credentials: { apiKey: 'k' } }, 400, 'APP_DNS_PROVIDER_INVALID'],
     ['credentials in the URL', owner.auth, { name: 'p', kind: 'powerdns', endpoint: 'http://u:p@127.0.0.1:1', credentials: { apiKey: 'k' } }, 400, 'APP_DNS_PROVIDER_INVALID'],
     ['Route 53 without its secret', owner.auth, { name: 'p', kind: 'route53', credentials: { accessKeyId: 'AKID' } }, 400, 'APP_DNS_PROVIDER_INVALID'],
-    ['unknown kind', owner.auth, { name: 'p', kind: 'bind', credentials: {} }, 400, 'APP_VALIDATION_FAILED']
+    ['unknown kind', owner.auth, { name: 'p', kind: 'bind', credentials: {} }, 400, 'APP_VALIDATION_FAILED'],
+    ['cloud metadata', owner.auth, { name: 'p', kind: 'powerdns', endpoint: 'http://169.254.169.254/latest', credentials: { apiKey: 'k' } }, 400, 'APP_DNS_PROVIDER_ENDPOINT_INTERNAL'],
+    ['loopback by another name', owner.auth, { name: 'p', kind: 'powerdns', endpoint: 'http://localhost:8081', credentials: { apiKey: 'k' } }, 400, 'APP_DNS_PROVIDER_ENDPOINT_INTERNAL'],
+    ['a private range', owner.auth, { name: 'p', kind: 'cloudflare', endpoint: 'https://10.1.2.3/client/v4', credentials: { apiToken: 't' } }, 400, 'APP_DNS_PROVIDER_ENDPOINT_INTERNAL'],
+    ['IPv6 loopback', owner.auth, { name: 'p', kind: 'powerdns', endpoint: 'http://[::1]:8081', credentials: { apiKey: 'k' } }, 400, 'APP_DNS_PROVIDER_ENDPOINT_INTERNAL'],
+    ['IPv4-mapped loopback', owner.auth, { name: 'p', kind: 'powerdns', endpoint: 'http://[::ffff:127.0.0.1]:8081', credentials: { apiKey: 'k' } }, 400, 'APP_DNS_PROVIDER_ENDPOINT_INTERNAL']
   ]
   for (const [name, headers, payload, status, code] of refusals) {
     const res = await call(app, 'POST', base, headers, payload)
@@ -58,6 +64,14 @@ t.test('providers: configured with sealed credentials, tested, used, and left al
   t.notOk(JSON.stringify(aws.body).includes('secret/key'))
   t.same((await call(app, 'POST', `${base}/${aws.body.data.id as string}/test`, owner.auth)).body.data, { ok: true, message: 'route53 answered with these credentials' }, 'the sealed keys sign requests Route 53 accepts')
   t.equal((await call(app, 'DELETE', `${base}/${aws.body.data.id as string}`, owner.auth)).status, 200)
+
+  // The same endpoint on a server whose operator did not name the host.
+  const strict = await buildTestApp(t)
+  const strictOwner = await orgWithRoles(strict)
+  const strictProject = (await call(strict, 'POST', '/api/projects', strictOwner.owner.auth, { orgId: strictOwner.orgId, name: 'Strict' })).body.data.id as string
+  const notAllowed = await call(strict, 'POST', `/api/projects/${strictProject}/dns/providers`, strictOwner.owner.auth, { name: 'p', kind: 'powerdns', endpoint: pdns.apiUrl, credentials: { apiKey: pdns.apiKey } })
+  t.same([notAllowed.status, notAllowed.body.code], [400, 'APP_DNS_PROVIDER_ENDPOINT_INTERNAL'], 'without the operator\'s word, loopback is refused')
+  t.match(notAllowed.body.message, /127\.0\.0\.1.*DNS_PROVIDER_PRIVATE_HOSTS/)
 
   const dns = `/api/projects/${projectId}/dns`
   const zone = await call(app, 'POST', `${dns}/zones`, owner.auth, { name: 'external.example', providerId })

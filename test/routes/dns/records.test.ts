@@ -36,11 +36,19 @@ t.test('zones: created with SOA and NS, listed, refused when taken or overlappin
     ['around another project\'s zone', owner.auth, `/api/projects/${other}/dns`, { name: 'com.' }, 400, 'APP_DNS_INVALID_NAME'],
     ['bad name', owner.auth, base, { name: 'exa mple.com' }, 400, 'APP_DNS_INVALID_NAME'],
     ['unknown provider', owner.auth, base, { name: 'b.example', providerId: 'nope' }, 404, 'APP_DNS_PROVIDER_NOT_FOUND'],
-    ['unknown field', owner.auth, base, { name: 'b.example', color: 'red' }, 400, 'APP_VALIDATION_FAILED']
+    ['unknown field', owner.auth, base, { name: 'b.example', color: 'red' }, 400, 'APP_VALIDATION_FAILED'],
+    ['around the server\'s nameservers', owner.auth, base, { name: 'plinth.localhost' }, 409, 'APP_DNS_ZONE_RESERVED'],
+    ['a nameserver itself', owner.auth, base, { name: 'ns1.plinth.localhost' }, 409, 'APP_DNS_ZONE_RESERVED'],
+    ['inside a nameserver\'s name', owner.auth, base, { name: 'x.ns2.plinth.localhost' }, 409, 'APP_DNS_ZONE_RESERVED']
   ]
   for (const [name, headers, prefix, payload, status, code] of refusals) {
     const res = await call(app, 'POST', `${prefix}/zones`, headers, payload)
     t.same([res.status, res.body.code], [status, code], name)
+  }
+  const gatewayApp = await dnsSetup(t, { DNS_GATEWAY_HOST: 'gw.hosting.example', PUBLIC_URL: 'https://api.platform.example' })
+  for (const name of ['hosting.example', 'platform.example', 'api.platform.example']) {
+    const res = await call(gatewayApp.app, 'POST', `${gatewayApp.base}/zones`, gatewayApp.owner.auth, { name })
+    t.same([res.status, res.body.code], [409, 'APP_DNS_ZONE_RESERVED'], `${name}: the gateway's and the public URL's names are the server's`)
   }
   const sub = await call(app, 'POST', `${base}/zones`, owner.auth, { name: 'shop.example.com' })
   t.equal(sub.status, 201, 'the same project may split its own zone')

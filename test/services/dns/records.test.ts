@@ -15,7 +15,7 @@ async function services (t: Parameters<typeof tempStore>[0]) {
   const clock = new ManualClock(Date.UTC(2026, 4, 17, 12))
   const builtin = new BuiltinProvider(store, { clock })
   const newId = createIdGenerator(() => clock.nowMs())
-  const providers = new DnsProviders(store, { clock, newId, secrets: createSecretBox(randomBytes(32)), builtin })
+  const providers = new DnsProviders(store, { clock, newId, secrets: createSecretBox(randomBytes(32)), builtin, privateHosts: [] })
   const zones = new Zones(store, { clock, newId, providers, nameservers: ['ns1.example.net'] })
   await builtin.init()
   await zones.init()

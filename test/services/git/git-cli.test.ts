@@ -29,3 +29,12 @@ t.test('runs git with argument arrays in a clean environment', async (t) => {
   await t.rejects(new GitCli('/nonexistent/git').run(null, ['version']), { code: 'ENOENT' })
   await t.rejects(new GitCli('true').version(), /cannot read the git version/)
 })
+
+t.test('a git that cannot start closes like a failing one instead of ending the process', async (t) => {
+  const child = new GitCli('/nonexistent/git').spawn(null, ['upload-pack', '--stateless-rpc', '.'])
+  let output = 0
+  child.stdout.on('data', (chunk: Buffer) => { output += chunk.length })
+  const [code] = await new Promise<[number | null]>((resolve) => child.once('close', (exitCode) => { resolve([exitCode]) }))
+  t.ok(code !== null && code < 0, `closed with ${String(code)}`)
+  t.equal(output, 0)
+})

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { execFileSync } from 'node:child_process'
-import { branchPatternSource, checkBranchPattern, checkRefName, checkRevision, checkTreePath, isRepoSlug, refNameProblem, stripGitSuffix } from '../../../services/git/names.js'
+import { checkBranchPattern, matchesBranchPattern, checkRefName, checkRevision, checkTreePath, isRepoSlug, refNameProblem, stripGitSuffix } from '../../../services/git/names.js'
 
 /** Whether git itself takes `name` as a branch name. */
 function gitAccepts (name: string): boolean {
@@ -44,7 +44,7 @@ t.test('revisions, tree paths, slugs and patterns', async (t) => {
   for (const slug of ['site', 'my.site', 'a_b-c', 'A1']) t.ok(isRepoSlug(slug), slug)
   for (const slug of ['', '.hidden', '-x', 'a/b', '..', 'x.git', 'a b', 'x'.repeat(101)]) t.notOk(isRepoSlug(slug), slug)
 
-  const matches = (pattern: string, branch: string): boolean => new RegExp(branchPatternSource(pattern)).test(branch)
+  const matches = matchesBranchPattern
   t.ok(matches('main', 'main'))
   t.notOk(matches('main', 'main2'))
   t.ok(matches('release/*', 'release/1.0'))
@@ -53,6 +53,22 @@ t.test('revisions, tree paths, slugs and patterns', async (t) => {
   t.ok(matches('v1.0', 'v1.0'))
   t.notOk(matches('v1.0', 'v1x0'), 'dots are literal')
   t.ok(matches('*-stable', 'x-stable'))
+  t.ok(matches('*', ''), 'a star may match nothing')
+  t.notOk(matches('', 'a'))
+  t.ok(matches('a**b', 'a/x/b'))
+  t.ok(matches('**', 'a/b/c'))
+  t.notOk(matches('*', 'a/b'))
+  // A backtracking regex takes seconds on this pair (exponential in the stars); the position walk answers at once.
+  t.notOk(matches('*a*a*a*a*a*a*a*a*a*a*a*a*a*b', 'a'.repeat(200)), 'stars cannot make the match exponential')
+  // Against the regular-expression reading of the same pattern, on random small patterns and names.
+  const alphabet = ['a', 'b', '/', '*', '.']
+  const pick = (n: number): string => Array.from({ length: Math.floor(Math.random() * n) }, () => alphabet[Math.floor(Math.random() * alphabet.length)]).join('')
+  const asRegExp = (pattern: string): RegExp => new RegExp('^' + pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*\*|\*/g, (stars) => stars === '**' ? '.*' : '[^/]*') + '$')
+  for (let i = 0; i < 2000; i++) {
+    const pattern = pick(7)
+    const branch = pick(7).replace(/\*/g, 'c')
+    if (matches(pattern, branch) !== asRegExp(pattern).test(branch)) t.fail(`${pattern} ~ ${branch}`)
+  }
   t.equal(checkBranchPattern('feature/**', 'body.pattern'), 'feature/**')
   t.throws(() => checkBranchPattern('a b*', 'body.pattern'), { code: 'APP_GIT_INVALID_BRANCH_PATTERN' })
 })

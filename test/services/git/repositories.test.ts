@@ -43,3 +43,17 @@ t.test('the README commit is by its author, at the clock\'s time', async (t) => 
   await repositories.deleteAllForProject('proj1')
   t.equal(await repositories.find('proj1', 'site'), null)
 })
+
+t.test('a change refused for its slug moves no HEAD', async (t) => {
+  const repositories = await repositoriesIn(t, tempDir(t))
+  await repositories.create('proj1', author, { name: 'Taken' })
+  const repo = await repositories.create('proj1', author, { name: 'Site' })
+  const git = new GitCli()
+  const symbolicHead = async (): Promise<string> => (await git.run(repo.gitDir, ['symbolic-ref', 'HEAD'])).stdout.toString().trim()
+  await t.rejects(repositories.update(repo, { slug: 'taken', defaultBranch: 'trunk' }), { status: 409, code: 'APP_GIT_SLUG_TAKEN' })
+  t.equal(await symbolicHead(), 'refs/heads/main')
+  t.equal((await repositories.find('proj1', 'site'))?.defaultBranch, 'main')
+  const updated = await repositories.update(repo, { defaultBranch: 'trunk' })
+  t.equal(updated.defaultBranch, 'trunk')
+  t.equal(await symbolicHead(), 'refs/heads/trunk', 'an accepted change moves HEAD')
+})

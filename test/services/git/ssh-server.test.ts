@@ -74,6 +74,9 @@ t.test('git over SSH with OpenSSH: registered user keys and deploy keys, the sam
   t.match(readOnly.stderr, /APP_GIT_READ_ONLY_KEY/, 'a read-only deploy key cannot push')
   const reused = await call(app, 'POST', `${api}/repositories/repo/deploy-keys`, world.owner.auth, { title: 'mine', key: member.pub })
   t.equal(reused.body.code, 'APP_GIT_DEPLOY_KEY_EXISTS', 'a user\'s key cannot also be a deploy key')
+  const taken = await call(app, 'POST', '/api/auth/ssh-keys', world.outsider.auth, { title: 'stolen', key: deploy.pub })
+  t.same([taken.status, taken.body.code], [409, 'APP_SSH_KEY_EXISTS'], 'nor a deploy key a user\'s: registering it would take over the key')
+  t.equal((await git.run(['ls-remote', sshUrl], { env: sshWith(deploy.file) })).code, 0, 'the deploy key still signs in as itself')
 
   const { execFile } = await import('node:child_process')
   const shell = await new Promise<{ code: number | null, stderr: string }>((resolve) => {
@@ -87,4 +90,41 @@ t.test('git over SSH with OpenSSH: registered user keys and deploy keys, the sam
 
   const repo = await app.git.repositories.get(world.projectId, 'repo')
   t.equal((await git.run(['--git-dir', repo.gitDir, 'fsck', '--strict', '--no-progress'])).code, 0)
+})
+
+t.test('a connection kept open cannot outlive its key: every command asks again', async (t) => {
+  const world = await gitWorld(t, { GIT_SSH_PORT: '0' })
+  const git = gitClient(t)
+  const { app } = world
+  await world.createRepo({ name: 'Repo', readme: true })
+  const file = join(git.home, 'kept')
+  const { execFileSync } = await import('node:child_process')
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'kept', '-f', file])
+  const added = await call(app, 'POST', '/api/auth/ssh-keys', world.member.auth, { title: 'kept', key: readFileSync(`${file}.pub`, 'utf8') })
+  const ssh2 = (await import('ssh2')).default
+  const client = new ssh2.Client()
+  await new Promise<void>((resolve, reject) => {
+    client.once('ready', () => { resolve() }).once('error', reject)
+    client.connect({ host: '127.0.0.1', port: app.git.sshPort() as number, username: 'git', privateKey: readFileSync(file) })
+  })
+  t.teardown(() => client.end())
+  const run = async (command: string) => await new Promise<{ code: number, output: string }>((resolve, reject) => {
+    client.exec(command, (error, channel) => {
+      if (error !== undefined && error !== null) { reject(error); return }
+      let output = ''
+      channel.on('data', (chunk: Buffer) => { output += chunk.toString() }).stderr.on('data', (chunk: Buffer) => { output += chunk.toString() })
+      channel.stdin.end('0000')
+      let code = -1
+      channel.on('exit', (exitCode: number) => { code = exitCode })
+      channel.on('close', () => { resolve({ code, output }) })
+    })
+  })
+  const command = `git-upload-pack '/${world.projectId}/repo.git'`
+  const first = await run(command)
+  t.equal(first.code, 0, 'the key works')
+  t.match(first.output, /refs\/heads\/main/)
+  t.equal((await call(app, 'DELETE', `/api/auth/ssh-keys/${added.body.data.id as string}`, world.member.auth)).status, 200)
+  const second = await run(command)
+  t.equal(second.code, 128, 'the same connection, after the key was removed')
+  t.match(second.output, /no longer registered/)
 })
