@@ -31,7 +31,20 @@ export function serviceAnnouncement (service: GitService): Buffer {
  * checks every object it receives.
  */
 export class Transport {
+  private readonly pushedHooks: Array<(repo: Repo) => Promise<void>> = []
+
   constructor (private readonly deps: { git: GitCli, hooksDir: string }) {}
+
+  /** Runs after every receive-pack that exited cleanly (refs may have moved), whichever transport carried it. */
+  onPushed (hook: (repo: Repo) => Promise<void>): void {
+    this.pushedHooks.push(hook)
+  }
+
+  private watched (repo: Repo, service: GitService, extra: string[], child: ChildProcessWithoutNullStreams): ChildProcessWithoutNullStreams {
+    if (service !== 'receive-pack' || extra.includes('--advertise-refs')) return child
+    child.once('close', (code) => { if (code === 0) void Promise.allSettled(this.pushedHooks.map(async (hook) => { await hook(repo) })) })
+    return child
+  }
 
   advertise (repo: Repo, service: GitService, protocol: string | null, policy?: PushPolicy): ChildProcessWithoutNullStreams {
     return this.spawn(repo, service, protocol, policy, ['--advertise-refs'])
@@ -46,6 +59,6 @@ export class Transport {
     if (protocol !== null) env.GIT_PROTOCOL = protocol
     if (policy !== undefined) env[POLICY_ENV] = JSON.stringify(policy)
     const config = ['-c', `core.hooksPath=${this.deps.hooksDir}`, '-c', 'receive.fsckObjects=true', '-c', 'receive.denyDeleteCurrent=refuse']
-    return this.deps.git.spawn(null, [...config, service, '--stateless-rpc', ...extra, repo.gitDir], env)
+    return this.watched(repo, service, extra, this.deps.git.spawn(null, [...config, service, '--stateless-rpc', ...extra, repo.gitDir], env))
   }
 }
