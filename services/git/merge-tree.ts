@@ -27,10 +27,10 @@ const RAW_DIFF_MAX = 16 * 1024 * 1024
 const SCAFFOLD: Record<string, string> = {
   GIT_AUTHOR_NAME: 'plinth',
   GIT_AUTHOR_EMAIL: 'plinth@localhost',
-  GIT_AUTHOR_DATE: '0 +0000',
+  GIT_AUTHOR_DATE: '1000000000 +0000',
   GIT_COMMITTER_NAME: 'plinth',
   GIT_COMMITTER_EMAIL: 'plinth@localhost',
-  GIT_COMMITTER_DATE: '0 +0000'
+  GIT_COMMITTER_DATE: '1000000000 +0000'
 }
 
 export const conflictsError = (files: string[]) => conflict('APP_GIT_MR_CONFLICTS', `The source and target conflict in ${files.slice(0, 20).join(', ')}${files.length > 20 ? ` and ${files.length - 20} more` : ''}`, { ids: files.slice(0, 100) })
