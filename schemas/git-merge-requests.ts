@@ -11,8 +11,12 @@ export const MR_LIMITS = {
   commitMessageMax: 65_536,
   /** The commits list and a rebase stop here: past it, merge or squash instead. */
   commitsMax: 250,
-  requiredApprovalsMax: 20
+  requiredApprovalsMax: 20,
+  commentsPerMr: 2000,
+  commentMax: 65_536
 } as const
+
+export const REACTIONS = ['+1', '-1', 'laugh', 'hooray', 'confused', 'heart', 'rocket', 'eyes'] as const
 
 const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z_-]+$' })
 const RepoSlug = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$' })
@@ -81,6 +85,33 @@ export const Review = Type.Object({
   createdAt: DateTime
 }, { $id: 'GitReview' })
 
+const Position = Type.Object({
+  path: Type.String({ minLength: 1, maxLength: 4096, description: 'A file, relative to the repository root' }),
+  side: Type.Union([Type.Literal('old'), Type.Literal('new')], { description: '`new`: the file in a commit of the source; `old`: the file at the merge base' }),
+  line: Type.Integer({ minimum: 1, maximum: 10_000_000, description: 'The (last) line commented on, counted from 1' }),
+  startLine: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000, description: 'The first line of a range' })),
+  commitSha: Type.String({ pattern: '^[0-9a-f]{40}$', description: 'The commit whose file the lines are of: on the new side a commit of the source, on the old side the merge base' })
+}, { additionalProperties: false })
+
+export const Comment = Type.Object({
+  id: Type.String(),
+  authorId: Type.String(),
+  body: Type.String(),
+  replyTo: Type.Union([Type.String(), Type.Null()], { description: 'The first comment of the thread this one answers; null for a first comment' }),
+  position: Type.Union([Position, Type.Null()], { description: 'Where an inline comment points; null for a general one' }),
+  outdated: Type.Boolean({ description: 'A push changed the file since: the lines may no longer be what is merged' }),
+  resolved: Type.Boolean({ description: 'Whether the thread this comment starts is resolved' }),
+  resolvedBy: Type.Union([Type.String(), Type.Null()]),
+  createdAt: DateTime,
+  updatedAt: DateTime
+}, { $id: 'GitComment' })
+
+export const Reaction = Type.Object({
+  emoji: Type.String(),
+  count: Type.Integer(),
+  userIds: Type.Array(Type.String())
+}, { $id: 'GitReaction' })
+
 const MergeRequestPage = Type.Object({
   items: Type.Array(Type.Ref(MergeRequest)),
   nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page' })
@@ -94,6 +125,7 @@ export const MergeResult = Type.Object({
 }, { $id: 'GitMergeResult' })
 
 export const MrParams = Type.Object({ projectId: Id, repoSlug: RepoSlug, iid: Iid })
+export const CommentParams = Type.Object({ projectId: Id, repoSlug: RepoSlug, iid: Iid, commentId: Id })
 export const ReviewParams = Type.Object({ projectId: Id, repoSlug: RepoSlug, iid: Iid, reviewId: Id })
 
 export const ListMergeRequestsQuery = Type.Object({
@@ -137,6 +169,20 @@ export const ReviewBody = Type.Object({
   body: Type.Optional(Type.String({ maxLength: MR_LIMITS.descriptionMax }))
 }, { additionalProperties: false })
 
+export const CreateCommentBody = Type.Object({
+  body: Type.String({ minLength: 1, maxLength: MR_LIMITS.commentMax }),
+  position: Type.Optional(Position),
+  replyTo: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z_-]+$', description: 'A comment of this merge request: the reply joins its thread' }))
+}, { additionalProperties: false })
+
+export const EditCommentBody = Type.Object({
+  body: Type.String({ minLength: 1, maxLength: MR_LIMITS.commentMax })
+}, { additionalProperties: false })
+
+export const ReactionBody = Type.Object({
+  emoji: Type.Union(REACTIONS.map((emoji) => Type.Literal(emoji)))
+}, { additionalProperties: false })
+
 const MergeRequestCommits = Type.Object({
   items: Type.Array(Type.Ref(Commit), { description: 'Oldest first' }),
   truncated: Type.Boolean({ description: `More than ${MR_LIMITS.commitsMax} commits` })
@@ -152,10 +198,15 @@ export const MergeRequestResponses = {
   commits: { 200: Envelope(MergeRequestCommits), ...errorResponses(400, 401, 403, 404) },
   reviews: { 200: Envelope(Type.Array(Type.Ref(Review))), ...errorResponses(400, 401, 403, 404) },
   reviewCreated: { 201: Envelope(Type.Ref(Review)), ...errorResponses(400, 401, 403, 404, 409) },
-  review: { 200: Envelope(Type.Ref(Review)), ...errorResponses(400, 401, 403, 404, 409) }
+  review: { 200: Envelope(Type.Ref(Review)), ...errorResponses(400, 401, 403, 404, 409) },
+  comments: { 200: Envelope(Type.Array(Type.Ref(Comment))), ...errorResponses(400, 401, 403, 404) },
+  commentCreated: { 201: withHeaders(Envelope(Type.Ref(Comment)), LOCATION), ...errorResponses(400, 401, 403, 404) },
+  comment: { 200: Envelope(Type.Ref(Comment)), ...errorResponses(400, 401, 403, 404, 409) },
+  commentDeleted: { 200: Envelope(Type.Object({ id: Type.String(), deleted: Type.Literal(true) })), ...errorResponses(400, 401, 403, 404) },
+  reactions: { 200: Envelope(Type.Array(Type.Ref(Reaction))), ...errorResponses(400, 401, 403, 404) }
 }
 
-export const mergeRequestSchemas = [MergeRequest, MergeCheck, Review, MergeResult]
+export const mergeRequestSchemas = [MergeRequest, MergeCheck, Review, MergeResult, Comment, Reaction]
 
 export type MergeRequestT = Static<typeof MergeRequest>
 export type MergeCheckT = Static<typeof MergeCheck>
@@ -168,3 +219,8 @@ export type ListMergeRequestsQueryT = Static<typeof ListMergeRequestsQuery>
 export type CreateMergeRequestBodyT = Static<typeof CreateMergeRequestBody>
 export type UpdateMergeRequestBodyT = Static<typeof UpdateMergeRequestBody>
 export type MergeBodyT = Static<typeof MergeBody>
+export type CommentT = Static<typeof Comment>
+export type PositionT = Static<typeof Position>
+export type CreateCommentBodyT = Static<typeof CreateCommentBody>
+export type ReactionT = Static<typeof Reaction>
+export type ReactionEmojiT = Static<typeof ReactionBody>['emoji']

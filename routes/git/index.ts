@@ -8,6 +8,7 @@ import contentRoutes from './content.js'
 import settingRoutes from './settings.js'
 import mergeRequestRoutes from './merge-requests.js'
 import reviewRoutes from './reviews.js'
+import commentRoutes from './comments.js'
 
 /** Repositories of a project: `git.read` to see them, `git.admin` to create, change and delete them. */
 const gitRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -64,7 +65,7 @@ const gitRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(refRoutes, { prefix: '/repositories/:repoSlug' })
   await app.register(contentRoutes, { prefix: '/repositories/:repoSlug' })
   await app.register(settingRoutes, { prefix: '/repositories/:repoSlug' })
-  for (const routes of [mergeRequestRoutes, reviewRoutes]) await app.register(routes, { prefix: '/repositories/:repoSlug' })
+  for (const routes of [mergeRequestRoutes, reviewRoutes, commentRoutes]) await app.register(routes, { prefix: '/repositories/:repoSlug' })
 }
 
 export default gitRoutes

@@ -9,6 +9,8 @@ import type { ProtectedBranches } from './protection.js'
 import type { RepoReader } from './reader.js'
 import type { Repositories } from './repositories.js'
 import { Reviews } from './reviews.js'
+import { Comments } from './comments.js'
+import { Reactions } from './reactions.js'
 import type { Transport } from './transport.js'
 import type { Signature } from './writer.js'
 
@@ -17,6 +19,8 @@ export interface MergeRequestFamily {
   mergeRequests: MergeRequests
   reviews: Reviews
   merging: MergeService
+  comments: Comments
+  reactions: Reactions
 }
 
 export interface MergeRequestFamilyDeps {
@@ -35,15 +39,22 @@ export interface MergeRequestFamilyDeps {
 /**
  * Builds the merge-request services and joins them to the repository's
  * events: a deleted repository takes its merge requests and reviews along,
- * and every push brings the open merge requests up to date.
+ * every push brings the open merge requests up to date, and a moved
+ * branch outdates the inline comments on files it changed.
  */
 export async function mergeRequestFamily (store: Store, deps: MergeRequestFamilyDeps): Promise<MergeRequestFamily> {
   const plumbing = new MergePlumbing({ git: deps.git, reader: deps.reader, clock: deps.clock })
   const reviews = new Reviews(store, deps)
   const mergeRequests = new MergeRequests(store, { ...deps, merges: plumbing, reviews })
-  await Promise.all([reviews.init(), mergeRequests.init()])
+  const comments = new Comments(store, { ...deps, plumbing })
+  const reactions = new Reactions(store, deps)
+  await Promise.all([reviews.init(), mergeRequests.init(), comments.init(), reactions.init()])
+  mergeRequests.onMoved(async (repo, mr) => { await comments.markOutdated(repo, mr) })
   const merging = new MergeService({ reader: deps.reader, plumbing, mergeRequests, reviews, protection: deps.protection, signature: deps.signature })
-  deps.repositories.onDelete(async (repo) => { await reviews.deleteForMergeRequests(await mergeRequests.deleteForRepo(repo)) })
+  deps.repositories.onDelete(async (repo) => {
+    const ids = await mergeRequests.deleteForRepo(repo)
+    await Promise.all([reviews.deleteForMergeRequests(ids), comments.deleteForMergeRequests(ids), reactions.deleteForMergeRequests(ids)])
+  })
   deps.transport.onPushed(async (repo) => { await mergeRequests.afterPush(repo).catch(deps.onError) })
-  return { mergeRequests, reviews, merging }
+  return { mergeRequests, reviews, merging, comments, reactions }
 }
