@@ -29,6 +29,11 @@ async function gitMergeRequestsPlugin (app: FastifyInstance): Promise<void> {
     protection,
     transport,
     signature: async (userId) => await app.git.signature(userId),
+    canRead: async (projectId, userId) => {
+      const project = await app.projects.findById(projectId)
+      const access = project === null ? null : await app.orgs.resolver.access(project.orgId, { userId }, projectId)
+      return access?.permissions.has('git.read') === true
+    },
     onError: (error) => { app.log.error({ err: error }, 'merge requests did not follow a push') }
   })
   for (const schema of mergeRequestSchemas) app.addSchema(schema)
@@ -38,5 +43,5 @@ async function gitMergeRequestsPlugin (app: FastifyInstance): Promise<void> {
 export default fp(gitMergeRequestsPlugin, {
   name: 'plinth-git-merge-requests',
   fastify: '5.x',
-  dependencies: ['plinth-store', 'plinth-git']
+  dependencies: ['plinth-store', 'plinth-projects', 'plinth-orgs', 'plinth-git']
 })

@@ -12,6 +12,9 @@ export const MR_LIMITS = {
   /** The commits list and a rebase stop here: past it, merge or squash instead. */
   commitsMax: 250,
   requiredApprovalsMax: 20,
+  /** Assignees, reviewers and labels of one merge request, each. */
+  peopleMax: 20,
+  labelsMax: 20,
   commentsPerMr: 2000,
   commentMax: 65_536
 } as const
@@ -26,6 +29,8 @@ const BranchName = Type.String({ minLength: 1, maxLength: 255, description: 'A b
 const DateTime = Type.String({ format: 'date-time' })
 const NullableDate = Type.Union([DateTime, Type.Null()])
 
+const UserIds = (what: string) => Type.Array(Id, { maxItems: MR_LIMITS.peopleMax, description: `${what}: platform user ids of people who can read the repository` })
+const Labels = Type.Array(Type.String({ minLength: 1, maxLength: 50, pattern: '^[^\\x00-\\x1f,]+$' }), { maxItems: MR_LIMITS.labelsMax, description: 'Label names (no commas or control characters)' })
 const MrState = Type.Union([Type.Literal('open'), Type.Literal('closed'), Type.Literal('merged')])
 const MergeMethod = Type.Union([Type.Literal('merge'), Type.Literal('squash'), Type.Literal('fast-forward'), Type.Literal('rebase')], {
   description: '`merge`: a merge commit with two parents; `squash`: one new commit with the combined change; `fast-forward`: the target moves to the source head (only when the target has not moved on); `rebase`: the source commits replayed onto the target, authors kept, then a fast-forward'
@@ -45,6 +50,9 @@ export const MergeRequest = Type.Object({
   mergeBaseSha: Type.String({ description: 'The best common ancestor of the two; the diff and the commits list start here' }),
   sourceBranchExists: Type.Boolean(),
   authorId: Type.String(),
+  assignees: Type.Array(Type.String()),
+  reviewers: Type.Array(Type.String(), { description: 'People asked to review' }),
+  labels: Type.Array(Type.String()),
   createdAt: DateTime,
   updatedAt: DateTime,
   closedAt: NullableDate,
@@ -134,6 +142,9 @@ export const ListMergeRequestsQuery = Type.Object({
   target: Type.Optional(BranchName),
   source: Type.Optional(BranchName),
   draft: Type.Optional(Type.Boolean()),
+  assignee: Type.Optional(Id),
+  reviewer: Type.Optional(Id),
+  label: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MR_LIMITS.pageMax, default: MR_LIMITS.pageDefault })),
   cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,10}$', description: 'nextCursor of the previous page' }))
 }, { additionalProperties: false })
@@ -143,14 +154,20 @@ export const CreateMergeRequestBody = Type.Object({
   targetBranch: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'The repository\'s default branch when omitted' })),
   title: Type.String({ minLength: 1, maxLength: MR_LIMITS.titleMax }),
   description: Type.Optional(Type.String({ maxLength: MR_LIMITS.descriptionMax })),
-  draft: Type.Optional(Type.Boolean({ default: false }))
+  draft: Type.Optional(Type.Boolean({ default: false })),
+  assignees: Type.Optional(UserIds('Who works on it')),
+  reviewers: Type.Optional(UserIds('Who is asked to review')),
+  labels: Type.Optional(Labels)
 }, { additionalProperties: false })
 
 export const UpdateMergeRequestBody = Type.Object({
   title: Type.Optional(Type.String({ minLength: 1, maxLength: MR_LIMITS.titleMax })),
   description: Type.Optional(Type.String({ maxLength: MR_LIMITS.descriptionMax })),
   draft: Type.Optional(Type.Boolean()),
-  targetBranch: Type.Optional(BranchName)
+  targetBranch: Type.Optional(BranchName),
+  assignees: Type.Optional(UserIds('Replaces the assignees')),
+  reviewers: Type.Optional(UserIds('Replaces the reviewers')),
+  labels: Type.Optional(Labels)
 }, { additionalProperties: false, minProperties: 1 })
 
 export const MergeCheckQuery = Type.Object({

@@ -32,6 +32,7 @@ export interface MergeRequestFamilyDeps {
   protection: ProtectedBranches
   transport: Transport
   signature: (userId: string) => Promise<Signature>
+  canRead: (projectId: string, userId: string) => Promise<boolean>
   /** Where a failure after a push goes: the push itself has succeeded and cannot be told. */
   onError: (error: unknown) => void
 }

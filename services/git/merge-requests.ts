@@ -29,6 +29,9 @@ export type MrRecord = {
   mergeBaseSha: string
   sourceBranchExists: boolean
   authorId: string
+  assignees: string[]
+  reviewers: string[]
+  labels: string[]
   createdAt: Date
   updatedAt: Date
   closedAt: Date | null
@@ -47,6 +50,8 @@ export interface MergeRequestDeps {
   reader: RepoReader
   merges: MergePlumbing
   reviews: Reviews
+  /** Whether a user may read the project's repositories (`git.read`): who may be assigned or asked to review. */
+  canRead: (projectId: string, userId: string) => Promise<boolean>
 }
 
 type MrHook = (repo: Repo, mr: Mr, moved: { source: boolean, target: boolean }) => Promise<void>
@@ -107,6 +112,7 @@ export class MergeRequests {
       mergeBaseSha,
       sourceBranchExists: true,
       authorId,
+      ...await this.people(repo, input),
       createdAt: now,
       updatedAt: now,
       closedAt: null,
@@ -136,6 +142,9 @@ export class MergeRequests {
     if (query.target !== undefined) filter.targetBranch = query.target
     if (query.source !== undefined) filter.sourceBranch = query.source
     if (query.draft !== undefined) filter.draft = query.draft
+    if (query.assignee !== undefined) filter.assignees = query.assignee
+    if (query.reviewer !== undefined) filter.reviewers = query.reviewer
+    if (query.label !== undefined) filter.labels = query.label
     if (query.cursor !== undefined) filter.iid = { $lt: Number(query.cursor) }
     const page = await this.records.find(filter, { sort: { iid: -1 }, limit: limit + 1 }).toArray()
     const items = page.slice(0, limit)
@@ -151,6 +160,7 @@ export class MergeRequests {
     }
     if (input.description !== undefined) changes.description = input.description.trim()
     if (input.draft !== undefined) changes.draft = input.draft
+    Object.assign(changes, await this.people(repo, input, mr))
     if (input.targetBranch !== undefined && input.targetBranch !== mr.targetBranch) {
       if (mr.state !== 'open') throw notOpen()
       const targetBranch = checkRefName(input.targetBranch, 'body.targetBranch', 'branch')
@@ -245,6 +255,18 @@ export class MergeRequests {
     }
     if (updated === null) throw conflict('APP_GIT_MR_STATE_CHANGED', 'The merge request changed meanwhile (closed, reopened or merged); read it again')
     return updated
+  }
+
+  /** Assignees, reviewers and labels as given (each list replaces the old one), people checked to be readers of the repository. */
+  private async people (repo: Repo, input: { assignees?: string[], reviewers?: string[], labels?: string[] }, current?: Mr): Promise<Pick<MrRecord, 'assignees' | 'reviewers' | 'labels'>> {
+    const assignees = [...new Set(input.assignees ?? current?.assignees ?? [])]
+    const reviewers = [...new Set(input.reviewers ?? current?.reviewers ?? [])]
+    const labels = [...new Set((input.labels ?? current?.labels ?? []).map((label) => label.trim()).filter((label) => label !== ''))]
+    const given = [...new Set([...(input.assignees ?? []), ...(input.reviewers ?? [])])]
+    const outsiders: string[] = []
+    for (const userId of given) if (!(await this.deps.canRead(repo.projectId, userId))) outsiders.push(userId)
+    if (outsiders.length > 0) throw badRequest('APP_GIT_MR_NOT_A_READER', 'Assignees and reviewers must be able to read the repository (git.read)', { ids: outsiders })
+    return { assignees, reviewers, labels }
   }
 
   private async branchHead (repo: Repo, branch: string, path: string): Promise<string> {

@@ -2351,6 +2351,10 @@ export interface components {
             mergeBaseSha: string;
             sourceBranchExists: boolean;
             authorId: string;
+            assignees: string[];
+            /** @description People asked to review */
+            reviewers: string[];
+            labels: string[];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -7563,6 +7567,9 @@ export interface operations {
                 /** @description A branch name (slashes allowed) */
                 source?: string;
                 draft?: boolean;
+                assignee?: string;
+                reviewer?: string;
+                label?: string;
                 limit?: number;
                 /** @description nextCursor of the previous page */
                 cursor?: string;
@@ -7627,6 +7634,12 @@ export interface operations {
                     description?: string;
                     /** @default false */
                     draft?: boolean;
+                    /** @description Who works on it: platform user ids of people who can read the repository */
+                    assignees?: string[];
+                    /** @description Who is asked to review: platform user ids of people who can read the repository */
+                    reviewers?: string[];
+                    /** @description Label names (no commas or control characters) */
+                    labels?: string[];
                 };
             };
         };
@@ -7719,6 +7732,12 @@ export interface operations {
                     draft?: boolean;
                     /** @description A branch name (slashes allowed) */
                     targetBranch?: string;
+                    /** @description Replaces the assignees: platform user ids of people who can read the repository */
+                    assignees?: string[];
+                    /** @description Replaces the reviewers: platform user ids of people who can read the repository */
+                    reviewers?: string[];
+                    /** @description Label names (no commas or control characters) */
+                    labels?: string[];
                 };
             };
         };

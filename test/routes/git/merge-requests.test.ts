@@ -30,7 +30,9 @@ t.test('merge requests: create, get, list with filters and pages, patch, close, 
     mergedAt: null,
     mergeMethod: null
   })
-  const second = await world.openMr({ sourceBranch: 'feature/two', targetBranch: 'develop', title: 'Second', draft: true }, owner.auth)
+  t.same([created.body.data.assignees, created.body.data.reviewers, created.body.data.labels], [[], [], []])
+  const second = await world.openMr({ sourceBranch: 'feature/two', targetBranch: 'develop', title: 'Second', draft: true, assignees: [member.id, member.id], reviewers: [world.viewer.id], labels: ['bug', ' ui ', 'bug'] }, owner.auth)
+  t.match(second.body.data, { assignees: [member.id], reviewers: [world.viewer.id], labels: ['bug', 'ui'] }, 'people and labels, each once')
   t.equal(second.body.data.iid, 2, 'numbers count per repository')
   t.equal(second.body.data.mergeBaseSha, main)
   t.same((await call(app, 'GET', `${mrApi}/1`, world.viewer.auth)).body.data, created.body.data, 'a viewer reads it as created')
@@ -42,6 +44,10 @@ t.test('merge requests: create, get, list with filters and pages, patch, close, 
   t.same(await iids('?source=feature/two'), [2])
   t.same(await iids('?draft=true'), [2])
   t.same(await iids('?draft=false'), [1])
+  t.same(await iids(`?assignee=${member.id}`), [2])
+  t.same(await iids(`?reviewer=${world.viewer.id}`), [2])
+  t.same(await iids('?label=ui'), [2])
+  t.same(await iids('?label=nope'), [])
   const first = (await call(app, 'GET', `${mrApi}?limit=1`, owner.auth)).body.data
   t.same(first.items.map((mr: { iid: number }) => mr.iid), [2])
   t.equal(first.nextCursor, '2')
@@ -50,7 +56,11 @@ t.test('merge requests: create, get, list with filters and pages, patch, close, 
 
   const patched = await call(app, 'PATCH', `${mrApi}/2`, member.auth, { title: 'Second, ready', draft: false, targetBranch: 'main', description: 'now into main' })
   t.equal(patched.status, 200)
-  t.match(patched.body.data, { title: 'Second, ready', draft: false, targetBranch: 'main', targetSha: main, description: 'now into main' })
+  t.match(patched.body.data, { title: 'Second, ready', draft: false, targetBranch: 'main', targetSha: main, description: 'now into main', assignees: [member.id], labels: ['bug', 'ui'] })
+  const people = await call(app, 'PATCH', `${mrApi}/2`, member.auth, { assignees: [], reviewers: [owner.id, member.id], labels: ['ready'] })
+  t.match(people.body.data, { assignees: [], reviewers: [owner.id, member.id], labels: ['ready'] }, 'each list given replaces the old one')
+  const notReader = await call(app, 'PATCH', `${mrApi}/2`, member.auth, { reviewers: [owner.id, world.outsider.id, 'nobody'] })
+  t.same([notReader.status, notReader.body.code, notReader.body.details], [400, 'APP_GIT_MR_NOT_A_READER', { ids: [world.outsider.id, 'nobody'] }], 'only people who can read the repository')
 
   const closed = await call(app, 'POST', `${mrApi}/1/close`, member.auth)
   t.match(closed.body.data, { state: 'closed', closedBy: member.id, closedAt: /Z$/ })
@@ -78,7 +88,10 @@ t.test('merge requests: create, get, list with filters and pages, patch, close, 
     ['an option as branch', 'POST', mrApi, member.auth, { sourceBranch: '--all', title: 'x' }, 400, 'APP_GIT_INVALID_REF_NAME'],
     ['a blank title', 'POST', mrApi, member.auth, { sourceBranch: 'develop', title: '   ' }, 400, 'APP_GIT_MR_TITLE_REQUIRED'],
     ['no title', 'POST', mrApi, member.auth, { sourceBranch: 'develop' }, 400, 'APP_VALIDATION_FAILED'],
-    ['an unknown field', 'POST', mrApi, member.auth, { sourceBranch: 'develop', title: 'x', labels: [] }, 400, 'APP_VALIDATION_FAILED'],
+    ['too many labels', 'POST', mrApi, member.auth, { sourceBranch: 'develop', title: 'x', labels: Array.from({ length: 21 }, (_, i) => `l${i}`) }, 400, 'APP_VALIDATION_FAILED'],
+    ['a label with a comma', 'POST', mrApi, member.auth, { sourceBranch: 'develop', title: 'x', labels: ['a,b'] }, 400, 'APP_VALIDATION_FAILED'],
+    ['an outsider assigned', 'POST', mrApi, member.auth, { sourceBranch: 'develop', title: 'x', assignees: [world.outsider.id] }, 400, 'APP_GIT_MR_NOT_A_READER'],
+    ['an unknown field', 'POST', mrApi, member.auth, { sourceBranch: 'develop', title: 'x', milestone: 1 }, 400, 'APP_VALIDATION_FAILED'],
     ['the same pair twice', 'POST', mrApi, member.auth, { sourceBranch: 'feature/one', title: 'x' }, 409, 'APP_GIT_MR_EXISTS'],
     ['an unknown repository', 'GET', `${world.api}/repositories/nope/merge-requests`, member.auth, undefined, 404, 'APP_GIT_REPOSITORY_NOT_FOUND'],
     ['an unknown number', 'GET', `${mrApi}/99`, member.auth, undefined, 404, 'APP_GIT_MR_NOT_FOUND'],

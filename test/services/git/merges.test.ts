@@ -88,7 +88,7 @@ t.test('a push landing between building the merge and moving the target: 409, th
   }
   const plumbing = new RacedPlumbing({ git: new GitCli(), reader, clock })
   const reviews = new Reviews(store, { clock, newId })
-  const mergeRequests = new MergeRequests(store, { clock, newId, reader, merges: plumbing, reviews })
+  const mergeRequests = new MergeRequests(store, { clock, newId, reader, merges: plumbing, reviews, canRead: async () => true })
   const protection = new ProtectedBranches(store, { clock, newId })
   await Promise.all([reviews.init(), mergeRequests.init(), protection.init()])
   const merging = new MergeService({ reader, plumbing, mergeRequests, reviews, protection, signature: async () => people.merger })
