@@ -33,8 +33,8 @@ function missingBearer (what: string): Error {
 /**
  * The token a git client sends: the password of HTTP Basic (the user name is
  * whatever the client put there and is ignored, as with PATs on other git
- * hosts) or a Bearer token (`http.extraHeader`). Null without an
- * Authorization header.
+ * hosts), the user name when the password is empty (`https://<token>@host/…`),
+ * or a Bearer token (`http.extraHeader`). Null without an Authorization header.
  */
 export function gitCredential (request: FastifyRequest): string | null {
   const header = request.headers.authorization
@@ -43,7 +43,9 @@ export function gitCredential (request: FastifyRequest): string | null {
   if (basic === null) return requiredBearer(request, 'token')
   const decoded = Buffer.from(basic[1], 'base64').toString('utf8')
   const colon = decoded.indexOf(':')
+  const user = colon === -1 ? decoded : decoded.slice(0, colon)
   const password = colon === -1 ? '' : decoded.slice(colon + 1)
-  if (password === '') throw unauthorized('APP_UNAUTHORIZED', 'Give a personal access token, platform JWT or deploy key token as the password')
-  return password
+  const token = password === '' ? user : password
+  if (token === '') throw unauthorized('APP_UNAUTHORIZED', 'Give a personal access token, platform JWT or deploy key token as the password')
+  return token
 }

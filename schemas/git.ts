@@ -32,7 +32,7 @@ export const Repository = Type.Object({
   empty: Type.Boolean({ description: 'No commit yet: the first push creates the default branch' }),
   cloneUrls: Type.Object({
     http: Type.String({ description: 'Smart HTTP: `git clone <url>`, with a personal access token, platform JWT or deploy key token as the password' }),
-    ssh: Type.Union([Type.String(), Type.Null()], { description: 'Null: this server offers git over HTTP only' })
+    ssh: Type.Union([Type.String(), Type.Null()], { description: 'Git over SSH with a registered SSH key or a deploy key; null when the server has SSH off (GIT_SSH_PORT unset)' })
   }),
   createdBy: Type.String(),
   createdAt: DateTime,

@@ -53,6 +53,8 @@ export interface GitConfig {
   enabled: boolean
   /** GIT_REPOS_DIR: where the bare repositories live, one folder per project; defaults to DATA_DIR/git. */
   reposDir: string
+  /** GIT_SSH_PORT: git over SSH listens here (on HOST; 0 picks a free port); null, when unset, means no SSH. */
+  sshPort: number | null
 }
 
 export interface HttpTimeouts {
@@ -268,7 +270,8 @@ export function loadConfig (env: Env = process.env): Config {
     corsOrigins: corsOrigins(env, 'CORS_ORIGINS'),
     git: {
       enabled: flag(env, 'GIT_HOSTING_ENABLED', true),
-      reposDir: resolve(dataDir, text(env, 'GIT_REPOS_DIR') ?? 'git')
+      reposDir: resolve(dataDir, text(env, 'GIT_REPOS_DIR') ?? 'git'),
+      sshPort: text(env, 'GIT_SSH_PORT') === undefined ? null : integer(env, 'GIT_SSH_PORT', 0, 0, 65535)
     }
   }
 }

@@ -4,11 +4,9 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, badRequest } from '../../services/errors.js'
-import { authorize, writeLevel, type GitService } from '../../services/git/access.js'
-import { stripGitSuffix, isRepoSlug } from '../../services/git/names.js'
+import type { GitService } from '../../services/git/access.js'
+import { stripGitSuffix } from '../../services/git/names.js'
 import { gitProtocol, serviceAnnouncement, wantsV2 } from '../../services/git/transport.js'
-import type { Repo } from '../../services/git/repositories.js'
-import type { PushPolicy } from '../../services/git/protection.js'
 import { toErrorReply } from '../../plugins/errors.js'
 import { gitCaller, gitDisabled } from '../../plugins/git.js'
 
@@ -26,7 +24,7 @@ const STDERR_KEPT = 4096
  * credential helpers ask.
  */
 const smartHttpRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { repositories, transport } = app.git
+  const { transport } = app.git
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, payload, done) => { done(null, payload) })
   if (!app.git.enabled) app.addHook('onRequest', async () => { throw gitDisabled() })
@@ -39,15 +37,9 @@ const smartHttpRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   /** The repository, once the caller may use `service` on it. */
-  const authorized = async (request: FastifyRequest, service: GitService): Promise<{ repo: Repo, policy?: PushPolicy }> => {
+  const authorized = async (request: FastifyRequest, service: GitService) => {
     const params = request.params as { projectId: string, repoSlug: string }
-    const slug = stripGitSuffix(params.repoSlug)
-    const repo = isRepoSlug(slug) && /^[0-9A-Za-z_-]+$/.test(params.projectId) ? await repositories.find(params.projectId, slug) : null
-    const caller = gitCaller(request)
-    const access = repo === null ? { read: false, write: false, admin: false, insider: false } : await app.git.access(repo, caller)
-    authorize(repo, access, caller, service)
-    const found = repo as Repo
-    return service === 'receive-pack' ? { repo: found, policy: await app.git.protection.policy(found, writeLevel(access)) } : { repo: found }
+    return await app.git.authorize(gitCaller(request), params.projectId, stripGitSuffix(params.repoSlug), service)
   }
 
   /** Streams git's output as the answer, and stops git when the client goes away first. */
@@ -55,7 +47,8 @@ const smartHttpRoutes: FastifyPluginAsyncTypebox = async (app) => {
     let stderr = ''
     child.stderr.on('data', (chunk: Buffer) => { if (stderr.length < STDERR_KEPT) stderr += chunk.toString('utf8') })
     child.once('close', (code) => { if (code !== 0 && code !== null) request.log.info({ code, stderr: stderr.trim() }, 'git exited with an error') })
-    reply.raw.once('close', () => { if (!reply.raw.writableFinished && child.exitCode === null) child.kill('SIGKILL') })
+    // Git's output not read to its end means the answer was cut off (or never wanted, as for HEAD): git would block on it.
+    reply.raw.once('close', () => { if (child.exitCode === null && !child.stdout.readableEnded) child.kill('SIGKILL') })
     const out = new PassThrough()
     if (prefix !== null) out.write(prefix)
     child.stdout.pipe(out)
@@ -63,6 +56,7 @@ const smartHttpRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   app.get('/:projectId/:repoSlug/info/refs', {
+    exposeHeadRoute: false,
     config: { auth: 'git' },
     schema: { hide: true, params: Params, querystring: InfoRefsQuery }
   }, async (request, reply) => {

@@ -45,10 +45,15 @@ function toView (record: WithId<DeployKeyRecord>): DeployKeyT {
   }
 }
 
+function keyInUse (fingerprint: string): Error {
+  return conflict('APP_GIT_DEPLOY_KEY_EXISTS', `This key (${fingerprint}) is in use already, as a deploy key or a user's SSH key; generate one for this purpose`)
+}
+
 export class DeployKeys {
   private readonly keys: StoreCollection<DeployKeyRecord>
 
-  constructor (private readonly store: Store, private readonly deps: { clock: Clock, newId: IdGenerator }) {
+  /** `userKeyOwner`: whose registered SSH key a key is, so one key never stands for both a user and a deploy key. */
+  constructor (private readonly store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, userKeyOwner: (fingerprint: string) => Promise<string | null> }) {
     this.keys = store.collection<DeployKeyRecord>(COLLECTION)
   }
 
@@ -61,6 +66,7 @@ export class DeployKeys {
   /** The token is in this answer only. */
   async create (repo: Repo, createdBy: string, input: { title: string, key: string, readOnly?: boolean }): Promise<DeployKeyT & { token: string }> {
     const parsed = parseSshPublicKey(input.key)
+    if (await this.deps.userKeyOwner(parsed.fingerprint) !== null) throw keyInUse(parsed.fingerprint)
     if (await this.keys.countDocuments({ repoId: repo._id }) >= GIT_LIMITS.deployKeysPerRepo) {
       throw badRequest('APP_GIT_TOO_MANY_DEPLOY_KEYS', `At most ${GIT_LIMITS.deployKeysPerRepo} deploy keys per repository`, { limit: GIT_LIMITS.deployKeysPerRepo })
     }
@@ -78,7 +84,7 @@ export class DeployKeys {
     try {
       await this.keys.insertOne(record)
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw conflict('APP_GIT_DEPLOY_KEY_EXISTS', `This key (${parsed.fingerprint}) is already a deploy key`)
+      if (error instanceof DuplicateKeyError) throw keyInUse(parsed.fingerprint)
       throw error
     }
     return { ...toView(record), token }
@@ -96,6 +102,12 @@ export class DeployKeys {
 
   async deleteForRepo (repo: Repo): Promise<void> {
     await this.keys.deleteMany({ repoId: repo._id })
+  }
+
+  /** The deploy key with this SSH key, for git over SSH; null when there is none. */
+  async byFingerprint (fingerprint: string): Promise<DeployKeyIdentity | null> {
+    const record = await this.keys.findOne({ fingerprint })
+    return record === null ? null : { keyId: record.keyId, projectId: record.projectId, repoId: record.repoId, readOnly: record.readOnly }
   }
 
   /** Null for a malformed or unknown token. */

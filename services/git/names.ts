@@ -9,7 +9,6 @@ import { badRequest, fieldIssue } from '../errors.js'
 const REPO_SLUG_PATTERN = '^(?!.*\\.git$)[A-Za-z0-9][A-Za-z0-9._-]{0,99}$'
 const REPO_SLUG = new RegExp(REPO_SLUG_PATTERN)
 export const MAX_REF_NAME_LENGTH = 255
-const OBJECT_ID = /^[0-9a-f]{40}$/
 const SHORT_OBJECT_ID = /^[0-9a-f]{4,40}$/
 export const ZERO_OID = '0'.repeat(40)
 
@@ -49,10 +48,6 @@ export function checkRefName (name: string, path: string, what: 'branch' | 'tag'
     (name === 'HEAD' || name.startsWith('refs/') ? 'is reserved ("HEAD" or a full refs/ name)' : null)
   if (problem !== null) throw badRequest('APP_GIT_INVALID_REF_NAME', `The ${what} name ${problem}`, fieldIssue(path, problem))
   return name
-}
-
-export function isObjectId (value: string): boolean {
-  return OBJECT_ID.test(value)
 }
 
 /**

@@ -104,7 +104,7 @@ export class RepoReader {
     const entries = result.tree
       .filter((entry) => TREE_TYPES.has(entry.type))
       .map((entry) => ({ name: entry.path, path: path === '' ? entry.path : `${path}/${entry.path}`, type: entry.type, mode: entry.mode, oid: entry.oid }))
-      .sort((a, b) => a.type === b.type ? (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) : a.type === 'tree' ? -1 : b.type === 'tree' ? 1 : 0)
+      .sort((a, b) => (a.type === 'tree') !== (b.type === 'tree') ? (a.type === 'tree' ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
     return { commit, path, entries }
   }
 

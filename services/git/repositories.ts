@@ -38,6 +38,8 @@ export interface RepositoryDeps {
   reposDir: string
   /** The clone URL over HTTP of a repository. */
   httpUrl: (projectId: string, slug: string) => string
+  /** The clone URL over SSH, or null when SSH is off. */
+  sshUrl: (projectId: string, slug: string) => string | null
 }
 
 type RepoCleanup = (repo: Repo) => Promise<void>
@@ -180,7 +182,7 @@ export class Repositories {
       defaultBranch: repo.defaultBranch,
       visibility: repo.visibility,
       empty: await this.deps.reader.isEmpty(repo.gitDir),
-      cloneUrls: { http: this.deps.httpUrl(repo.projectId, repo.slug), ssh: null },
+      cloneUrls: { http: this.deps.httpUrl(repo.projectId, repo.slug), ssh: this.deps.sshUrl(repo.projectId, repo.slug) },
       createdBy: repo.createdBy,
       createdAt: isoString(repo.createdAt),
       updatedAt: isoString(repo.updatedAt)

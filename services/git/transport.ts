@@ -40,8 +40,8 @@ export class Transport {
     this.pushedHooks.push(hook)
   }
 
-  private watched (repo: Repo, service: GitService, extra: string[], child: ChildProcessWithoutNullStreams): ChildProcessWithoutNullStreams {
-    if (service !== 'receive-pack' || extra.includes('--advertise-refs')) return child
+  private watched (repo: Repo, service: GitService, extra: string[] | null, child: ChildProcessWithoutNullStreams): ChildProcessWithoutNullStreams {
+    if (service !== 'receive-pack' || extra?.includes('--advertise-refs') === true) return child
     child.once('close', (code) => { if (code === 0) void Promise.allSettled(this.pushedHooks.map(async (hook) => { await hook(repo) })) })
     return child
   }
@@ -54,11 +54,17 @@ export class Transport {
     return this.spawn(repo, service, protocol, policy, [])
   }
 
-  private spawn (repo: Repo, service: GitService, protocol: string | null, policy: PushPolicy | undefined, extra: string[]): ChildProcessWithoutNullStreams {
+  /** A whole conversation at once, as over SSH: the advertisement, then the client's requests on the same stream. */
+  session (repo: Repo, service: GitService, protocol: string | null, policy?: PushPolicy): ChildProcessWithoutNullStreams {
+    return this.spawn(repo, service, protocol, policy, null)
+  }
+
+  private spawn (repo: Repo, service: GitService, protocol: string | null, policy: PushPolicy | undefined, extra: string[] | null): ChildProcessWithoutNullStreams {
     const env: Record<string, string> = {}
     if (protocol !== null) env.GIT_PROTOCOL = protocol
     if (policy !== undefined) env[POLICY_ENV] = JSON.stringify(policy)
     const config = ['-c', `core.hooksPath=${this.deps.hooksDir}`, '-c', 'receive.fsckObjects=true', '-c', 'receive.denyDeleteCurrent=refuse']
-    return this.watched(repo, service, extra, this.deps.git.spawn(null, [...config, service, '--stateless-rpc', ...extra, repo.gitDir], env))
+    const mode = extra === null ? [] : ['--stateless-rpc', ...extra]
+    return this.watched(repo, service, extra, this.deps.git.spawn(null, [...config, service, ...mode, repo.gitDir], env))
   }
 }

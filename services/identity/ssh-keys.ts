@@ -77,6 +77,11 @@ export class SshKeys {
     if (result.deletedCount === 0) throw notFound('APP_SSH_KEY_NOT_FOUND', 'SSH key not found')
   }
 
+  /** Whose key this is (git over SSH signs in with it), or null. */
+  async ownerOf (fingerprint: string): Promise<string | null> {
+    return (await this.records.findOne({ fingerprint }))?.userId ?? null
+  }
+
   /** Every key of a user (an account taken over by its verified owner keeps none of the squatter's). */
   async removeAll (userId: string): Promise<void> {
     await this.records.deleteMany({ userId })

@@ -91,7 +91,8 @@ t.test('a bad value names its variable', async (t) => {
     [{ CORS_ORIGINS: 'https://app.example.com/path' }, 'CORS_ORIGINS'],
     [{ CORS_ORIGINS: '*, https://app.example.com' }, 'CORS_ORIGINS'],
     [{ CORS_ORIGINS: 'chrome-extension://abc' }, 'CORS_ORIGINS'],
-    [{ GIT_HOSTING_ENABLED: 'maybe' }, 'GIT_HOSTING_ENABLED']
+    [{ GIT_HOSTING_ENABLED: 'maybe' }, 'GIT_HOSTING_ENABLED'],
+    [{ GIT_SSH_PORT: '70000' }, 'GIT_SSH_PORT']
   ]
   for (const [env, variable] of bad) {
     const error = (() => { try { loadConfig(env) } catch (caught) { return caught } })()
@@ -124,7 +125,7 @@ t.test('timeouts, trusted proxies and CORS origins', async (t) => {
 
 t.test('git hosting: on by default, repositories under DATA_DIR unless placed elsewhere', async (t) => {
   const defaults = loadConfig({ DATA_DIR: '/srv/plinth' })
-  t.same(defaults.git, { enabled: true, reposDir: '/srv/plinth/git' })
-  t.same(loadConfig({ DATA_DIR: '/srv/plinth', GIT_HOSTING_ENABLED: 'off', GIT_REPOS_DIR: 'repos' }).git, { enabled: false, reposDir: '/srv/plinth/repos' })
+  t.same(defaults.git, { enabled: true, reposDir: '/srv/plinth/git', sshPort: null })
+  t.same(loadConfig({ DATA_DIR: '/srv/plinth', GIT_HOSTING_ENABLED: 'off', GIT_REPOS_DIR: 'repos', GIT_SSH_PORT: '2222' }).git, { enabled: false, reposDir: '/srv/plinth/repos', sshPort: 2222 })
   t.equal(loadConfig({ GIT_HOSTING_ENABLED: 'TRUE', GIT_REPOS_DIR: '/var/git' }).git.reposDir, '/var/git')
 })

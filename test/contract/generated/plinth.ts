@@ -2204,7 +2204,7 @@ export interface components {
             cloneUrls: {
                 /** @description Smart HTTP: `git clone <url>`, with a personal access token, platform JWT or deploy key token as the password */
                 http: string;
-                /** @description Null: this server offers git over HTTP only */
+                /** @description Git over SSH with a registered SSH key or a deploy key; null when the server has SSH off (GIT_SSH_PORT unset) */
                 ssh: string | null;
             };
             createdBy: string;

@@ -22,6 +22,8 @@ t.test('history, commits, diffs, trees and blobs', async (t) => {
   writeFileSync(join(dir, 'logo.png'), PNG)
   await git.run(['mv', 'src/a.txt', 'src/renamed.txt'], { cwd: dir })
   await git.run(['add', '-A'], { cwd: dir })
+  // A submodule: a gitlink entry in the tree, pointing at a commit of another repository.
+  await git.run(['update-index', '--add', '--cacheinfo', `160000,${'5'.repeat(40)},a-module`], { cwd: dir })
   await git.run(['commit', '-q', '-m', 'Rename and add a logo\n\nWith a body.'], { cwd: dir })
   t.equal((await git.run(['push', world.url('repo', await world.pat(world.owner.auth)), 'main'], { cwd: dir })).code, 0)
 
@@ -41,8 +43,9 @@ t.test('history, commits, diffs, trees and blobs', async (t) => {
   t.same(one.body.data, head)
   const diff = await call(app, 'GET', `${repoApi}/commits/${head.sha as string}/diff`, viewer.auth)
   t.equal(diff.body.data.base, head.parents[0])
-  t.same(diff.body.data.stats, { files: 2, additions: 0, deletions: 0 })
+  t.same(diff.body.data.stats, { files: 3, additions: 1, deletions: 0 })
   t.match(diff.body.data.files, [
+    { path: 'a-module', status: 'added' },
     { path: 'logo.png', oldPath: null, status: 'added', binary: true, patch: null },
     { path: 'src/renamed.txt', oldPath: 'src/a.txt', status: 'renamed', binary: false }
   ])
@@ -56,7 +59,7 @@ t.test('history, commits, diffs, trees and blobs', async (t) => {
   t.match(raw.body, /^diff --git a\/README.md b\/README.md\nnew file mode 100644/)
 
   const tree = await call(app, 'GET', `${repoApi}/tree`, viewer.auth)
-  t.same(tree.body.data.entries.map((entry: { name: string, type: string }) => `${entry.type}:${entry.name}`), ['tree:docs', 'tree:src', 'blob:README.md', 'blob:big.txt', 'blob:logo.png'])
+  t.same(tree.body.data.entries.map((entry: { name: string, type: string }) => `${entry.type}:${entry.name}`), ['tree:docs', 'tree:src', 'blob:README.md', 'commit:a-module', 'blob:big.txt', 'blob:logo.png'])
   const sub = await call(app, 'GET', `${repoApi}/tree?path=src&ref=${root.sha as string}`, viewer.auth)
   t.match(sub.body.data, { commit: root.sha, path: 'src', entries: [{ name: 'a.txt', path: 'src/a.txt', type: 'blob', mode: '100644' }] })
 
@@ -86,6 +89,7 @@ t.test('history, commits, diffs, trees and blobs', async (t) => {
     ['a missing folder', `${repoApi}/tree?path=nope`, viewer.auth, 404, 'APP_GIT_PATH_NOT_FOUND'],
     ['a file as a folder', `${repoApi}/tree?path=README.md`, viewer.auth, 400, 'APP_GIT_NOT_A_FOLDER'],
     ['a folder as a file', `${repoApi}/blob?path=src`, viewer.auth, 400, 'APP_GIT_NOT_A_FILE'],
+    ['a submodule as a file', `${repoApi}/raw?path=a-module`, viewer.auth, 400, 'APP_GIT_NOT_A_FILE'],
     ['a missing file', `${repoApi}/raw?path=src/nope.txt`, viewer.auth, 404, 'APP_GIT_PATH_NOT_FOUND'],
     ['a file under a file', `${repoApi}/blob?path=README.md/x`, viewer.auth, 404, 'APP_GIT_PATH_NOT_FOUND'],
     ['a blob without a path', `${repoApi}/blob`, viewer.auth, 400, 'APP_VALIDATION_FAILED']
