@@ -16,7 +16,8 @@ export const MR_LIMITS = {
   peopleMax: 20,
   labelsMax: 20,
   commentsPerMr: 2000,
-  commentMax: 65_536
+  commentMax: 65_536,
+  suggestionsPerCommit: 50
 } as const
 
 export const REACTIONS = ['+1', '-1', 'laugh', 'hooray', 'confused', 'heart', 'rocket', 'eyes'] as const
@@ -110,6 +111,7 @@ export const Comment = Type.Object({
   outdated: Type.Boolean({ description: 'A push changed the file since: the lines may no longer be what is merged' }),
   resolved: Type.Boolean({ description: 'Whether the thread this comment starts is resolved' }),
   resolvedBy: Type.Union([Type.String(), Type.Null()]),
+  appliedIn: Type.Union([Type.String(), Type.Null()], { description: 'The commit that applied this comment\'s suggestion' }),
   createdAt: DateTime,
   updatedAt: DateTime
 }, { $id: 'GitComment' })
@@ -200,6 +202,16 @@ export const ReactionBody = Type.Object({
   emoji: Type.Union(REACTIONS.map((emoji) => Type.Literal(emoji)))
 }, { additionalProperties: false })
 
+export const ApplySuggestionsBody = Type.Object({
+  commentIds: Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z_-]+$' }), { minItems: 1, maxItems: MR_LIMITS.suggestionsPerCommit, uniqueItems: true, description: 'Inline comments holding a suggestion block, applied together as one commit' }),
+  message: Type.Optional(Type.String({ minLength: 1, maxLength: MR_LIMITS.commitMessageMax }))
+}, { additionalProperties: false })
+
+const AppliedSuggestions = Type.Object({
+  commitSha: Type.String({ description: 'The new head of the source branch' }),
+  mergeRequest: Type.Ref(MergeRequest)
+})
+
 const MergeRequestCommits = Type.Object({
   items: Type.Array(Type.Ref(Commit), { description: 'Oldest first' }),
   truncated: Type.Boolean({ description: `More than ${MR_LIMITS.commitsMax} commits` })
@@ -220,7 +232,8 @@ export const MergeRequestResponses = {
   commentCreated: { 201: withHeaders(Envelope(Type.Ref(Comment)), LOCATION), ...errorResponses(400, 401, 403, 404) },
   comment: { 200: Envelope(Type.Ref(Comment)), ...errorResponses(400, 401, 403, 404, 409) },
   commentDeleted: { 200: Envelope(Type.Object({ id: Type.String(), deleted: Type.Literal(true) })), ...errorResponses(400, 401, 403, 404) },
-  reactions: { 200: Envelope(Type.Array(Type.Ref(Reaction))), ...errorResponses(400, 401, 403, 404) }
+  reactions: { 200: Envelope(Type.Array(Type.Ref(Reaction))), ...errorResponses(400, 401, 403, 404) },
+  suggestionsApplied: { 200: Envelope(AppliedSuggestions), ...errorResponses(400, 401, 403, 404, 409) }
 }
 
 export const mergeRequestSchemas = [MergeRequest, MergeCheck, Review, MergeResult, Comment, Reaction]
@@ -240,4 +253,5 @@ export type CommentT = Static<typeof Comment>
 export type PositionT = Static<typeof Position>
 export type CreateCommentBodyT = Static<typeof CreateCommentBody>
 export type ReactionT = Static<typeof Reaction>
+export type ApplySuggestionsBodyT = Static<typeof ApplySuggestionsBody>
 export type ReactionEmojiT = Static<typeof ReactionBody>['emoji']

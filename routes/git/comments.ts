@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { CommentParams, CreateCommentBody, EditCommentBody, MergeRequestResponses, MrParams, ReactionBody } from '../../schemas/git-merge-requests.js'
+import { ApplySuggestionsBody, CommentParams, CreateCommentBody, EditCommentBody, MergeRequestResponses, MrParams, ReactionBody } from '../../schemas/git-merge-requests.js'
 import { platformCaller } from '../../plugins/auth.js'
 import { orgAccess } from '../../plugins/permissions.js'
 import { createdAt } from '../location.js'
 
 /** Comments on a merge request and reactions to it and to its comments: `git.read` to read and to take part. */
 const commentRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { mergeRequests, comments, reactions } = app.gitMergeRequests
+  const { mergeRequests, comments, reactions, suggestions } = app.gitMergeRequests
   const tags = ['git']
   const preHandler = app.requireProjectPermission('git.read')
   const located = async (params: { projectId: string, repoSlug: string, iid: number }) => {
@@ -56,6 +56,17 @@ const commentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { operationId: resolved ? 'resolveGitMergeRequestThread' : 'unresolveGitMergeRequestThread', tags, summary: resolved ? 'Resolve the thread a comment starts' : 'Reopen a resolved thread', description: 'Needs `git.read`. Through the thread\'s first comment (400 `APP_GIT_COMMENT_NOT_A_THREAD`); 409 `APP_GIT_THREAD_STATE` when it is in that state already.', params: CommentParams, response: MergeRequestResponses.comment }
     }, async (request) => ({ success: true as const, data: await comments.resolve(await mrOf(request.params), request.params.commentId, platformCaller(request).userId, resolved) }))
   }
+
+  app.post('/merge-requests/:iid/suggestions/apply', {
+    config: { auth: 'platform' },
+    preHandler: app.requireProjectPermission('git.write'),
+    schema: { operationId: 'applyGitSuggestions', tags, summary: 'Apply the suggestions of inline comments to the source branch as one commit', description: 'Needs `git.write`, and leave to push to the source branch (403 `APP_GIT_BRANCH_PROTECTED`). Each comment must be inline on the new side with a ```suggestion block (400 `APP_GIT_NO_SUGGESTION`), not applied yet nor outdated (409 `APP_GIT_SUGGESTION_APPLIED`, `APP_GIT_SUGGESTION_OUTDATED`), and suggestions on one file may not overlap (400 `APP_GIT_SUGGESTIONS_OVERLAP`). The commit is authored by the first suggester (the others as `Co-authored-by`) and committed by the caller; a push to the source meanwhile makes it 409 `APP_GIT_MR_HEAD_CHANGED`.', params: MrParams, body: ApplySuggestionsBody, response: MergeRequestResponses.suggestionsApplied }
+  }, async (request) => {
+    const repo = await app.git.repositories.get(request.params.projectId, request.params.repoSlug)
+    const level = orgAccess(request).permissions.has('git.admin') ? 'admin' : 'write'
+    const { commitSha, mr } = await suggestions.apply(repo, request.params.iid, { userId: platformCaller(request).userId, level }, request.body)
+    return { success: true as const, data: { commitSha, mergeRequest: mergeRequests.view(mr) } }
+  })
 
   app.get('/merge-requests/:iid/reactions', {
     config: { auth: 'platform' },

@@ -21,17 +21,18 @@ type CommentRecord = {
   outdated: boolean
   resolved: boolean
   resolvedBy: string | null
+  appliedIn?: string | null
   createdAt: Date
   updatedAt: Date
 }
 
-type Comment = WithId<CommentRecord>
+export type Comment = WithId<CommentRecord>
 
 const commentNotFound = () => notFound('APP_GIT_COMMENT_NOT_FOUND', 'No comment with this id on this merge request')
 
 function toView (record: Comment): CommentT {
   const { _id, mrId: _mr, createdAt, updatedAt, ...rest } = record
-  return { id: _id, ...rest, createdAt: isoString(createdAt), updatedAt: isoString(updatedAt) }
+  return { id: _id, ...rest, appliedIn: rest.appliedIn ?? null, createdAt: isoString(createdAt), updatedAt: isoString(updatedAt) }
 }
 
 /**
@@ -77,7 +78,7 @@ export class Comments {
     }
     const position = input.position === undefined ? null : await this.checkPosition(repo, mr, input.position)
     const now = this.deps.clock.now()
-    const record: Comment = { _id: this.deps.newId(), mrId: mr._id, authorId, body, replyTo, position, outdated: false, resolved: false, resolvedBy: null, createdAt: now, updatedAt: now }
+    const record: Comment = { _id: this.deps.newId(), mrId: mr._id, authorId, body, replyTo, position, outdated: false, resolved: false, resolvedBy: null, appliedIn: null, createdAt: now, updatedAt: now }
     await this.records.insertOne(record)
     return toView(record)
   }
@@ -130,6 +131,18 @@ export class Comments {
       if (now !== position.commitSha && (await changed(position.commitSha, now)).has(position.path)) stale.push(comment._id)
     }
     if (stale.length > 0) await this.records.updateMany({ _id: { $in: stale } }, { $set: { outdated: true } })
+  }
+
+  /** The comments whose suggestions are to be applied, in the order asked, each checked to be on this merge request. */
+  async many (mr: Mr, ids: string[]): Promise<Comment[]> {
+    const found = await this.records.find({ mrId: mr._id, _id: { $in: ids } }).toArray()
+    const missing = ids.filter((id) => !found.some((comment) => comment._id === id))
+    if (missing.length > 0) throw notFound('APP_GIT_COMMENT_NOT_FOUND', 'Some comments are not on this merge request', { ids: missing })
+    return ids.map((id) => found.find((comment) => comment._id === id) as Comment)
+  }
+
+  async markApplied (ids: string[], commitSha: string): Promise<void> {
+    await this.records.updateMany({ _id: { $in: ids } }, { $set: { appliedIn: commitSha } })
   }
 
   async deleteForMergeRequests (mrIds: string[]): Promise<void> {

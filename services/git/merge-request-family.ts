@@ -11,6 +11,7 @@ import type { Repositories } from './repositories.js'
 import { Reviews } from './reviews.js'
 import { Comments } from './comments.js'
 import { Reactions } from './reactions.js'
+import { Suggestions } from './suggestions.js'
 import type { Transport } from './transport.js'
 import type { Signature } from './writer.js'
 
@@ -21,6 +22,7 @@ export interface MergeRequestFamily {
   merging: MergeService
   comments: Comments
   reactions: Reactions
+  suggestions: Suggestions
 }
 
 export interface MergeRequestFamilyDeps {
@@ -57,5 +59,6 @@ export async function mergeRequestFamily (store: Store, deps: MergeRequestFamily
     await Promise.all([reviews.deleteForMergeRequests(ids), comments.deleteForMergeRequests(ids), reactions.deleteForMergeRequests(ids)])
   })
   deps.transport.onPushed(async (repo) => { await mergeRequests.afterPush(repo).catch(deps.onError) })
-  return { mergeRequests, reviews, merging, comments, reactions }
+  const suggestions = new Suggestions({ git: deps.git, clock: deps.clock, comments, mergeRequests, protection: deps.protection, signature: deps.signature })
+  return { mergeRequests, reviews, merging, comments, reactions, suggestions }
 }

@@ -1825,6 +1825,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests/{iid}/suggestions/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply the suggestions of inline comments to the source branch as one commit
+         * @description Needs `git.write`, and leave to push to the source branch (403 `APP_GIT_BRANCH_PROTECTED`). Each comment must be inline on the new side with a ```suggestion block (400 `APP_GIT_NO_SUGGESTION`), not applied yet nor outdated (409 `APP_GIT_SUGGESTION_APPLIED`, `APP_GIT_SUGGESTION_OUTDATED`), and suggestions on one file may not overlap (400 `APP_GIT_SUGGESTIONS_OVERLAP`). The commit is authored by the first suggester (the others as `Co-authored-by`) and committed by the caller; a push to the source meanwhile makes it 409 `APP_GIT_MR_HEAD_CHANGED`.
+         */
+        post: operations["applyGitSuggestions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests/{iid}/reactions": {
         parameters: {
             query?: never;
@@ -2438,6 +2458,8 @@ export interface components {
             /** @description Whether the thread this comment starts is resolved */
             resolved: boolean;
             resolvedBy: string | null;
+            /** @description The commit that applied this comment's suggestion */
+            appliedIn: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -8415,6 +8437,59 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["GitComment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    applyGitSuggestions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Inline comments holding a suggestion block, applied together as one commit */
+                    commentIds: string[];
+                    message?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The new head of the source branch */
+                            commitSha: string;
+                            mergeRequest: components["schemas"]["GitMergeRequest"];
+                        };
                     };
                 };
             };
