@@ -182,7 +182,8 @@ export class MergeRequests {
   async reopen (repo: Repo, iid: number): Promise<Mr> {
     const mr = await this.get(repo, iid)
     if (mr.state !== 'closed') throw conflict('APP_GIT_MR_NOT_CLOSED', mr.state === 'merged' ? 'A merged merge request cannot be reopened' : 'The merge request is open already')
-    if (!mr.sourceBranchExists) throw conflict('APP_GIT_MR_SOURCE_MISSING', `The source branch "${mr.sourceBranch}" no longer exists`)
+    // A closed merge request stops following its branches, so the source is looked at now.
+    if (!(await this.deps.reader.refExists(repo.gitDir, `refs/heads/${mr.sourceBranch}`))) throw conflict('APP_GIT_MR_SOURCE_MISSING', `The source branch "${mr.sourceBranch}" no longer exists`)
     const other = await this.records.findOne({ repoId: repo._id, state: 'open', sourceBranch: mr.sourceBranch, targetBranch: mr.targetBranch })
     if (other !== null) throw conflict('APP_GIT_MR_EXISTS', `Merge request !${other.iid} already proposes "${mr.sourceBranch}" into "${mr.targetBranch}"`)
     const reopened = await this.change(mr, { state: 'open', closedAt: null, closedBy: null, updatedAt: this.deps.clock.now() }, { state: 'closed' })

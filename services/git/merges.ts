@@ -48,7 +48,7 @@ export class MergeService {
   constructor (private readonly deps: MergeServiceDeps) {}
 
   async check (repo: Repo, iid: number, caller: MergeCaller, expectedHeadSha?: string): Promise<MergeCheckT> {
-    return (await this.evaluate(repo, await this.deps.mergeRequests.get(repo, iid), caller, expectedHeadSha)).check
+    return await this.evaluate(repo, await this.deps.mergeRequests.get(repo, iid), caller, expectedHeadSha)
   }
 
   async merge (repo: Repo, iid: number, caller: MergeCaller, input: MergeBodyT): Promise<MergeResultT> {
@@ -58,7 +58,7 @@ export class MergeService {
       if (mr.sourceBranch === repo.defaultBranch) throw badRequest('APP_GIT_DEFAULT_BRANCH', `"${mr.sourceBranch}" is the default branch and is kept`)
       await this.deps.protection.check(repo, mr.sourceBranch, caller.level ?? 'write', 'delete')
     }
-    const { check } = await this.evaluate(repo, mr, caller, input.expectedHeadSha)
+    const check = await this.evaluate(repo, mr, caller, input.expectedHeadSha)
     if (check.blockers.length > 0) throw refusal(check)
     const { headSha, targetSha, mergeBaseSha } = check
     const [merger, author] = await Promise.all([this.deps.signature(caller.userId), this.deps.signature(mr.authorId)])
@@ -80,7 +80,7 @@ export class MergeService {
     return await this.deps.plumbing.commits(repo.gitDir, mr.mergeBaseSha, mr.headSha)
   }
 
-  private async evaluate (repo: Repo, mr: Mr, caller: MergeCaller, expectedHeadSha?: string): Promise<{ check: MergeCheckT }> {
+  private async evaluate (repo: Repo, mr: Mr, caller: MergeCaller, expectedHeadSha?: string): Promise<MergeCheckT> {
     const blockers: BlockerT[] = []
     const block = (code: BlockerT['code'], message: string): void => { blockers.push({ code, message }) }
     const open = mr.state === 'open'
@@ -110,16 +110,14 @@ export class MergeService {
     if (tally.changesRequestedBy.length > 0) block('changes_requested', `Changes requested by ${tally.changesRequestedBy.length} reviewer${tally.changesRequestedBy.length === 1 ? '' : 's'}`)
     blockers.sort((a, b) => ORDER.indexOf(a.code) - ORDER.indexOf(b.code))
     return {
-      check: {
-        mergeable: blockers.length === 0,
-        headSha: mr.headSha,
-        targetSha: mr.targetSha,
-        mergeBaseSha: mr.mergeBaseSha,
-        fastForward,
-        conflicts,
-        approvals: { required, given },
-        blockers
-      }
+      mergeable: blockers.length === 0,
+      headSha: mr.headSha,
+      targetSha: mr.targetSha,
+      mergeBaseSha: mr.mergeBaseSha,
+      fastForward,
+      conflicts,
+      approvals: { required, given },
+      blockers
     }
   }
 }

@@ -115,6 +115,11 @@ t.test('merge requests: create, get, list with filters and pages, patch, close, 
     t.equal(res.body.code, code, name)
   }
 
+  await call(app, 'POST', `${mrApi}/2/close`, member.auth)
+  t.equal((await call(app, 'DELETE', `${world.repoApi}/branches?name=feature/two`, member.auth)).status, 200)
+  const orphan = await call(app, 'POST', `${mrApi}/2/reopen`, member.auth)
+  t.same([orphan.status, orphan.body.code], [409, 'APP_GIT_MR_SOURCE_MISSING'], 'a closed one whose source went away stays closed')
+
   const deleted = await call(app, 'DELETE', world.repoApi, owner.auth)
   t.equal(deleted.status, 200)
   t.equal(await app.gitMergeRequests.mergeRequests.records.countDocuments({}), 0, 'a deleted repository takes its merge requests along')
