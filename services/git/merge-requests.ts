@@ -124,6 +124,7 @@ export class MergeRequests {
     }
     if (record.title === '') throw badRequest('APP_GIT_MR_TITLE_REQUIRED', 'A title is required', fieldIssue('body.title', 'is blank'))
     await this.records.insertOne(record)
+    await this.deps.merges.keepHead(repo.gitDir, record.iid, headSha)
     return record
   }
 
@@ -222,7 +223,10 @@ export class MergeRequests {
     }
     const updated = await this.records.findOneAndUpdate({ _id: mr._id, state: 'open', headSha: mr.headSha, targetSha: mr.targetSha }, { $set: changes }, { returnDocument: 'after' })
     if (updated === null) return (await this.records.findOne({ _id: mr._id })) ?? mr
-    if (moved.source) await this.deps.reviews.markStale(mr._id, headSha)
+    if (moved.source) {
+      await this.deps.merges.keepHead(repo.gitDir, mr.iid, headSha)
+      await this.deps.reviews.markStale(mr._id, headSha)
+    }
     for (const hook of this.movedHooks) await hook(repo, updated, moved)
     return updated
   }

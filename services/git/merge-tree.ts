@@ -138,6 +138,16 @@ export class MergePlumbing {
     }
   }
 
+  /**
+   * Keeps a merge request's source head reachable under
+   * `refs/merge-requests/<iid>/head` (as GitLab does), so its diff and
+   * commits survive the source branch's deletion and `git gc`. Pushes cannot
+   * write there: the pre-receive hook admits only branches and tags.
+   */
+  async keepHead (gitDir: string, iid: number, sha: string): Promise<void> {
+    await this.deps.git.run(gitDir, ['update-ref', '-m', 'plinth: merge request head', `refs/merge-requests/${iid}/head`, sha])
+  }
+
   /** Deletes a branch if it still points at `expected`; false when it moved (it is kept then). */
   async deleteBranch (gitDir: string, branch: string, expected: string): Promise<boolean> {
     const { code } = await this.deps.git.run(gitDir, ['update-ref', '-m', 'plinth: merged', '-d', `refs/heads/${branch}`, expected], { okCodes: [1, 128] })

@@ -19,6 +19,15 @@ t.test('diff against the merge base and the commits list', async (t) => {
   const commits = await call(app, 'GET', `${mrApi}/1/commits`, viewer.auth)
   t.same(commits.body.data.items.map((commit: { sha: string, title: string }) => [commit.sha, commit.title]), [[c1, 'first'], [c2, 'second']], 'oldest first')
   t.equal(commits.body.data.truncated, false)
+  // The head is kept under refs/merge-requests/, so the diff outlives the source branch and a gc.
+  const listed = await world.git.run(['ls-remote', world.url('repo', world.token), 'refs/merge-requests/*'])
+  t.equal(listed.stdout, `${c2}\trefs/merge-requests/1/head\n`)
+  await call(app, 'DELETE', `${world.repoApi}/branches?name=topic`, world.owner.auth)
+  const repo = await world.repo()
+  t.equal((await world.git.run(['--git-dir', repo.gitDir, 'gc', '-q', '--prune=now'])).code, 0)
+  const after = await call(app, 'GET', `${mrApi}/1/diff`, viewer.auth)
+  t.same([after.status, after.body.data.files.length], [200, 3], 'still there after the branch went and git gc ran')
+  t.equal((await call(app, 'GET', `${mrApi}/1/commits`, viewer.auth)).body.data.items.length, 2)
   for (const [name, url, auth, status, code] of [
     ['an outsider diffs', `${mrApi}/1/diff`, world.outsider.auth, 404, 'APP_PROJECT_NOT_FOUND'],
     ['an unknown merge request', `${mrApi}/7/commits`, viewer.auth, 404, 'APP_GIT_MR_NOT_FOUND'],
