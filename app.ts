@@ -19,6 +19,7 @@ import projectAuthPlugin from './plugins/project-auth.js'
 import dataCallerPlugin from './plugins/data-caller.js'
 import filesPlugin from './plugins/files.js'
 import gitPlugin from './plugins/git.js'
+import gitMergeRequestsPlugin from './plugins/git-merge-requests.js'
 import dnsPlugin from './plugins/dns.js'
 import corsPlugin from './plugins/cors.js'
 import routeAuthPlugin from './plugins/route-auth.js'
@@ -50,6 +51,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(dataCallerPlugin)
   await app.register(filesPlugin)
   await app.register(gitPlugin)
+  await app.register(gitMergeRequestsPlugin)
   await app.register(dnsPlugin)
   await app.register(corsPlugin)
   await app.register(routeAuthPlugin)

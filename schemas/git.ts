@@ -141,6 +141,8 @@ export const ProtectedBranch = Type.Object({
   push: PushAccess,
   allowForcePush: Type.Boolean(),
   allowDelete: Type.Boolean(),
+  merge: PushAccess,
+  requiredApprovals: Type.Integer({ description: 'Approvals a merge request needs before it may be merged into a matching branch' }),
   createdAt: DateTime,
   updatedAt: DateTime
 }, { $id: 'GitProtectedBranch' })
@@ -200,7 +202,9 @@ export const ProtectedBranchBody = Type.Object({
   pattern: Type.String({ minLength: 1, maxLength: 255, description: 'A branch name, where `*` stands for part of one path component and `**` for any number of them' }),
   push: Type.Optional(PushAccess),
   allowForcePush: Type.Optional(Type.Boolean({ default: false })),
-  allowDelete: Type.Optional(Type.Boolean({ default: false }))
+  allowDelete: Type.Optional(Type.Boolean({ default: false })),
+  merge: Type.Optional(Type.Union([Type.Literal('write'), Type.Literal('admin'), Type.Literal('nobody')], { default: 'write', description: 'Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody' })),
+  requiredApprovals: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, default: 0, description: 'Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged' }))
 }, { additionalProperties: false })
 export const UpdateProtectedBranchBody = Type.Partial(ProtectedBranchBody, { additionalProperties: false, minProperties: 1 })
 

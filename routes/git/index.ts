@@ -6,6 +6,9 @@ import { createdAt } from '../location.js'
 import refRoutes from './refs.js'
 import contentRoutes from './content.js'
 import settingRoutes from './settings.js'
+import mergeRequestRoutes from './merge-requests.js'
+import reviewRoutes from './reviews.js'
+import commentRoutes from './comments.js'
 
 /** Repositories of a project: `git.read` to see them, `git.admin` to create, change and delete them. */
 const gitRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -62,6 +65,7 @@ const gitRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(refRoutes, { prefix: '/repositories/:repoSlug' })
   await app.register(contentRoutes, { prefix: '/repositories/:repoSlug' })
   await app.register(settingRoutes, { prefix: '/repositories/:repoSlug' })
+  for (const routes of [mergeRequestRoutes, reviewRoutes, commentRoutes]) await app.register(routes, { prefix: '/repositories/:repoSlug' })
 }
 
 export default gitRoutes

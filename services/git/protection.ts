@@ -14,6 +14,8 @@ type RuleRecord = {
   push: PushAccessT
   allowForcePush: boolean
   allowDelete: boolean
+  merge?: PushAccessT
+  requiredApprovals?: number
   createdAt: Date
   updatedAt: Date
 }
@@ -29,7 +31,7 @@ export interface PushPolicy {
 
 function toView (record: WithId<RuleRecord>): ProtectedBranchT {
   const { _id, repoId: _repo, createdAt, updatedAt, ...rest } = record
-  return { id: _id, ...rest, createdAt: isoString(createdAt), updatedAt: isoString(updatedAt) }
+  return { id: _id, ...rest, merge: rest.merge ?? 'write', requiredApprovals: rest.requiredApprovals ?? 0, createdAt: isoString(createdAt), updatedAt: isoString(updatedAt) }
 }
 
 const mayPush = (push: PushAccessT, level: WriteLevel): boolean => push === 'write' || (push === 'admin' && level === 'admin')
@@ -60,7 +62,7 @@ export class ProtectedBranches {
       throw badRequest('APP_GIT_TOO_MANY_RULES', `At most ${GIT_LIMITS.protectedBranchesPerRepo} protected-branch rules per repository`, { limit: GIT_LIMITS.protectedBranchesPerRepo })
     }
     const now = this.deps.clock.now()
-    const record = { _id: this.deps.newId(), repoId: repo._id, pattern, push: input.push ?? 'write', allowForcePush: input.allowForcePush ?? false, allowDelete: input.allowDelete ?? false, createdAt: now, updatedAt: now }
+    const record = { _id: this.deps.newId(), repoId: repo._id, pattern, push: input.push ?? 'write', allowForcePush: input.allowForcePush ?? false, allowDelete: input.allowDelete ?? false, merge: input.merge ?? 'write', requiredApprovals: input.requiredApprovals ?? 0, createdAt: now, updatedAt: now }
     try {
       await this.rules.insertOne(record)
     } catch (error) {
@@ -76,6 +78,8 @@ export class ProtectedBranches {
     if (input.push !== undefined) changes.push = input.push
     if (input.allowForcePush !== undefined) changes.allowForcePush = input.allowForcePush
     if (input.allowDelete !== undefined) changes.allowDelete = input.allowDelete
+    if (input.merge !== undefined) changes.merge = input.merge
+    if (input.requiredApprovals !== undefined) changes.requiredApprovals = input.requiredApprovals
     let updated: WithId<RuleRecord> | null
     try {
       updated = await this.rules.findOneAndUpdate({ _id: ruleId, repoId: repo._id }, { $set: changes }, { returnDocument: 'after' })

@@ -31,7 +31,20 @@ export function serviceAnnouncement (service: GitService): Buffer {
  * checks every object it receives.
  */
 export class Transport {
+  private readonly pushedHooks: Array<(repo: Repo) => Promise<void>> = []
+
   constructor (private readonly deps: { git: GitCli, hooksDir: string }) {}
+
+  /** Runs after every receive-pack that exited cleanly (refs may have moved), whichever transport carried it. */
+  onPushed (hook: (repo: Repo) => Promise<void>): void {
+    this.pushedHooks.push(hook)
+  }
+
+  private watched (repo: Repo, service: GitService, extra: string[] | null, child: ChildProcessWithoutNullStreams): ChildProcessWithoutNullStreams {
+    if (service !== 'receive-pack' || extra?.includes('--advertise-refs') === true) return child
+    child.once('close', (code) => { if (code === 0) void Promise.allSettled(this.pushedHooks.map(async (hook) => { await hook(repo) })) })
+    return child
+  }
 
   advertise (repo: Repo, service: GitService, protocol: string | null, policy?: PushPolicy): ChildProcessWithoutNullStreams {
     return this.spawn(repo, service, protocol, policy, ['--advertise-refs'])
@@ -52,6 +65,6 @@ export class Transport {
     if (policy !== undefined) env[POLICY_ENV] = JSON.stringify(policy)
     const config = ['-c', `core.hooksPath=${this.deps.hooksDir}`, '-c', 'receive.fsckObjects=true', '-c', 'receive.denyDeleteCurrent=refuse']
     const mode = extra === null ? [] : ['--stateless-rpc', ...extra]
-    return this.deps.git.spawn(null, [...config, service, ...mode, repo.gitDir], env)
+    return this.watched(repo, service, extra, this.deps.git.spawn(null, [...config, service, ...mode, repo.gitDir], env))
   }
 }

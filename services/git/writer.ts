@@ -82,7 +82,7 @@ export class Writer {
 }
 
 /** Names and emails go into object headers: no angle brackets or line breaks, which would forge other fields. */
-function clean (value: string): string {
+export function clean (value: string): string {
   const cleaned = value.replace(/[<>\x00-\x1f\x7f]/g, '').trim()
   return cleaned === '' ? 'unknown' : cleaned
 }

@@ -73,6 +73,9 @@ function fixturesFor (path: string, name: string): Segment[] {
     case 'repoSlug': return [...refs('repoSlug'), ...literals('nope')]
     case 'sha': return [...refs('commitSha'), ...literals('0000000')]
     case 'ruleId': return refs('ruleId')
+    case 'iid': return [...refs('iid'), ...literals('999999')]
+    case 'commentId': return refs('commentId')
+    case 'reviewId': return refs('reviewId')
     case 'projectId': return refs('projectId', 'otherProjectId')
     case 'tokenId': return refs('serviceTokenId', 'otherServiceTokenId')
     case 'userId': return refs('endUserId', 'otherEndUserId')

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { createHmac, generateKeyPairSync } from 'node:crypto'
 import type { TestApp } from '../helper.js'
 import { COLLECTION_METHODS } from '../../schemas/collections.js'
@@ -310,6 +311,33 @@ export class FuzzWorld {
       this.rebuilding('protected-branch rule')
       for (const rule of rules) await this.must('DELETE', `${repos}/fuzz/protected-branches/${rule.id}`, jwt)
       this.set({ ruleId: (await this.must('POST', `${repos}/fuzz/protected-branches`, jwt, { pattern: 'release/*' })).id })
+    }
+    await this.ensureMergeRequest(repos, jwt)
+  }
+
+  /** An open merge request of a branch one commit ahead of main, with a comment and a review. */
+  private async ensureMergeRequest (repos: string, jwt: string): Promise<void> {
+    const mrs = `${repos}/fuzz/merge-requests`
+    const current = this.values.get('iid')
+    if (current === undefined || (await this.status(`${mrs}/${current}`, jwt)).data?.state !== 'open') {
+      this.rebuilding('merge request')
+      // The API makes no commits: the branch gets one straight from git, on top of main.
+      const { gitDir } = await this.app.git.repositories.get(this.get('projectId'), 'fuzz')
+      const git = (...args: string[]) => execFileSync('git', [`--git-dir=${gitDir}`, ...args], { env: { PATH: process.env.PATH, GIT_AUTHOR_NAME: 'fuzz', GIT_AUTHOR_EMAIL: 'fuzz@example.com', GIT_COMMITTER_NAME: 'fuzz', GIT_COMMITTER_EMAIL: 'fuzz@example.com' } }).toString().trim()
+      git('update-ref', 'refs/heads/fuzz-mr', git('commit-tree', 'refs/heads/main^{tree}', '-p', 'refs/heads/main', '-m', 'fuzz'))
+      const open = (await this.must('GET', `${mrs}?source=fuzz-mr`, jwt)).items as Array<{ iid: number }>
+      const iid = open[0]?.iid ?? (await this.must('POST', mrs, jwt, { sourceBranch: 'fuzz-mr', title: 'Fuzz' })).iid
+      this.set({ iid: String(iid) })
+      for (const stale of ['commentId', 'reviewId']) this.values.delete(stale)
+    }
+    const mr = `${mrs}/${this.get('iid')}`
+    const comments = await this.must('GET', `${mr}/comments`, jwt) as Array<{ id: string }>
+    if (!comments.some((comment) => comment.id === this.values.get('commentId'))) {
+      this.set({ commentId: (await this.must('POST', `${mr}/comments`, jwt, { body: 'fuzz' })).id })
+    }
+    const reviews = await this.must('GET', `${mr}/reviews`, jwt) as Array<{ id: string, dismissed: boolean }>
+    if (!reviews.some((review) => review.id === this.values.get('reviewId'))) {
+      this.set({ reviewId: (await this.must('POST', `${mr}/reviews`, jwt, { state: 'commented', body: 'fuzz' })).id })
     }
   }
 

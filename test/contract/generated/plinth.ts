@@ -1525,6 +1525,382 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Merge requests, newest first, filtered by state, author, branches and draft
+         * @description Needs `git.read`. `state` defaults to `open` (`all` for every state). Pages follow `nextCursor`.
+         */
+        get: operations["listGitMergeRequests"];
+        put?: never;
+        /**
+         * Propose merging a source branch into a target branch
+         * @description Needs `git.write`. The target defaults to the default branch. Both branches must exist (400 `APP_GIT_BRANCH_NOT_FOUND`), differ (400 `APP_GIT_MR_SAME_BRANCH`), share history (400 `APP_GIT_MR_UNRELATED`) and the source must add something (400 `APP_GIT_MR_NOTHING_TO_MERGE`); one open merge request per pair of branches (409 `APP_GIT_MR_EXISTS`). Numbers (`iid`) count from 1 per repository.
+         */
+        post: operations["createGitMergeRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests/{iid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One merge request, with the branch heads as they are now
+         * @description Needs `git.read`. Reading records a moved source or target head (and marks earlier reviews stale) if no push did yet.
+         */
+        get: operations["getGitMergeRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the title, description, draft flag or target branch
+         * @description Needs `git.write`. A new target must exist and share history with the source; the target of a closed or merged merge request stays (409 `APP_GIT_MR_NOT_OPEN`).
+         */
+        patch: operations["updateGitMergeRequest"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests/{iid}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Close without merging
+         * @description Needs `git.write`. Only an open merge request (409 `APP_GIT_MR_NOT_OPEN`).
+         */
+        post: operations["closeGitMergeRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests/{iid}/reopen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reopen a closed merge request
+         * @description Needs `git.write`. Only a closed one whose source branch still exists (409 `APP_GIT_MR_NOT_CLOSED`, `APP_GIT_MR_SOURCE_MISSING`), and not while another is open for the same branches (409 `APP_GIT_MR_EXISTS`).
+         */
+        post: operations["reopenGitMergeRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests/{iid}/merge-check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether the caller may merge now, with every blocker at once
+         * @description Needs `git.read`. Computed on the branches as they are: state, the caller's permission and branch protection, draft, missing branches, a source head other than `expectedHeadSha`, conflicting files (named), required approvals and requested changes.
+         */
+        get: operations["checkGitMergeRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests/{iid}/merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Merge by merge commit, squash, fast-forward or rebase
+         * @description Needs `git.write` and whatever the target's protected-branch rule asks. Refused with the first blocker of the merge check (its message lists them all): 409 `APP_GIT_MR_NOT_OPEN`, `APP_GIT_MR_DRAFT`, `APP_GIT_MR_HEAD_CHANGED`, `APP_GIT_MR_CONFLICTS`, `APP_GIT_MR_APPROVALS_REQUIRED`, `APP_GIT_MR_CHANGES_REQUESTED`, `APP_GIT_MR_SOURCE_MISSING`, `APP_GIT_MR_TARGET_MISSING`; 403 `APP_GIT_BRANCH_PROTECTED`. `fast-forward` when the target moved on is 409 `APP_GIT_MR_NOT_FAST_FORWARD`; `rebase` of merge commits 409 `APP_GIT_MR_REBASE_UNSUPPORTED`. The target moves by compare-and-swap: a push that lands first makes it 409 `APP_GIT_MR_TARGET_MOVED` and nothing is overwritten.
+         */
+        post: operations["mergeGitMergeRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests/{iid}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the source changes against the merge base, per file
+         * @description Needs `git.read`. The same shape as a commit's diff, `base` being the merge base.
+         */
+        get: operations["getGitMergeRequestDiff"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests/{iid}/commits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The source's commits since the merge base, oldest first
+         * @description Needs `git.read`.
+         */
+        get: operations["listGitMergeRequestCommits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests/{iid}/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Reviews of a merge request, oldest first
+         * @description Needs `git.read`. Stale reviews were given on an older source head and no longer count.
+         */
+        get: operations["listGitReviews"];
+        put?: never;
+        /**
+         * Approve, request changes or comment on the current source head
+         * @description Needs `git.write`. The author cannot approve or request changes on their own merge request (403 `APP_GIT_MR_SELF_REVIEW`); requesting changes or commenting needs a body (400 `APP_GIT_REVIEW_BODY_REQUIRED`); only open merge requests (409 `APP_GIT_MR_NOT_OPEN`). Each reviewer's latest approval or change request counts until the source moves.
+         */
+        post: operations["createGitReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests/{iid}/reviews/{reviewId}/dismiss": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dismiss an approval or a change request so it no longer counts
+         * @description Needs `git.admin`. Comments cannot be dismissed (404 `APP_GIT_REVIEW_NOT_FOUND`).
+         */
+        post: operations["dismissGitReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests/{iid}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Comments, oldest first; replies name their thread
+         * @description Needs `git.read`.
+         */
+        get: operations["listGitMergeRequestComments"];
+        put?: never;
+        /**
+         * Comment, inline at lines of a file, or in reply to a thread
+         * @description Needs `git.read`. An inline `position` names a file and lines as a commit of the source shows them (`side: new`) or as the merge base does (`side: old`); one that does not fit is 400 `APP_GIT_COMMENT_POSITION`. A reply takes `replyTo` and no position (400 `APP_GIT_COMMENT_REPLY_POSITION`).
+         */
+        post: operations["createGitMergeRequestComment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests/{iid}/comments/{commentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a comment; a thread's first comment takes its replies along
+         * @description Needs `git.read`; the author or a `git.admin` holder (403 `APP_GIT_COMMENT_NOT_YOURS`).
+         */
+        delete: operations["deleteGitMergeRequestComment"];
+        options?: never;
+        head?: never;
+        /**
+         * Edit a comment's text
+         * @description Needs `git.read`; only the author (403 `APP_GIT_COMMENT_NOT_YOURS`).
+         */
+        patch: operations["editGitMergeRequestComment"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests/{iid}/comments/{commentId}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve the thread a comment starts
+         * @description Needs `git.read`. Through the thread's first comment (400 `APP_GIT_COMMENT_NOT_A_THREAD`); 409 `APP_GIT_THREAD_STATE` when it is in that state already.
+         */
+        post: operations["resolveGitMergeRequestThread"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests/{iid}/comments/{commentId}/unresolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reopen a resolved thread
+         * @description Needs `git.read`. Through the thread's first comment (400 `APP_GIT_COMMENT_NOT_A_THREAD`); 409 `APP_GIT_THREAD_STATE` when it is in that state already.
+         */
+        post: operations["unresolveGitMergeRequestThread"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests/{iid}/suggestions/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply the suggestions of inline comments to the source branch as one commit
+         * @description Needs `git.write`, and leave to push to the source branch (403 `APP_GIT_BRANCH_PROTECTED`). Each comment must be inline on the new side with a ```suggestion block (400 `APP_GIT_NO_SUGGESTION`), not applied yet nor outdated (409 `APP_GIT_SUGGESTION_APPLIED`, `APP_GIT_SUGGESTION_OUTDATED`), and suggestions on one file may not overlap (400 `APP_GIT_SUGGESTIONS_OVERLAP`). The commit is authored by the first suggester (the others as `Co-authored-by`) and committed by the caller; a push to the source meanwhile makes it 409 `APP_GIT_MR_HEAD_CHANGED`.
+         */
+        post: operations["applyGitSuggestions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests/{iid}/reactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Reactions to a merge request, by emoji
+         * @description Needs `git.read`.
+         */
+        get: operations["listGitMergeRequestReactions"];
+        put?: never;
+        /**
+         * React to a merge request
+         * @description Needs `git.read`. Once per emoji and person (409 `APP_GIT_REACTION_EXISTS`). Answers with all its reactions.
+         */
+        post: operations["addGitMergeRequestReaction"];
+        /**
+         * Take back a reaction to a merge request
+         * @description Needs `git.read`. The emoji in `?emoji=`; 404 `APP_GIT_REACTION_NOT_FOUND` when there is none of yours.
+         */
+        delete: operations["removeGitMergeRequestReaction"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests/{iid}/comments/{commentId}/reactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Reactions to a comment, by emoji
+         * @description Needs `git.read`.
+         */
+        get: operations["listGitCommentReactions"];
+        put?: never;
+        /**
+         * React to a comment
+         * @description Needs `git.read`. Once per emoji and person (409 `APP_GIT_REACTION_EXISTS`).
+         */
+        post: operations["addGitCommentReaction"];
+        /**
+         * Take back a reaction to a comment
+         * @description Needs `git.read`. The emoji in `?emoji=`.
+         */
+        delete: operations["removeGitCommentReaction"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{projectId}/dns/providers": {
         parameters: {
             query?: never;
@@ -2235,10 +2611,132 @@ export interface components {
             push: "write" | "admin" | "nobody";
             allowForcePush: boolean;
             allowDelete: boolean;
+            /** @description Who may push to matching branches: callers with `git.write` (and write deploy keys), only `git.admin` holders, or nobody (changes come through the API) */
+            merge: "write" | "admin" | "nobody";
+            /** @description Approvals a merge request needs before it may be merged into a matching branch */
+            requiredApprovals: number;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        GitMergeRequest: {
+            id: string;
+            /** @description Numbered per repository from 1 */
+            iid: number;
+            title: string;
+            description: string;
+            /** @description A draft cannot be merged until it is marked ready */
+            draft: boolean;
+            state: "open" | "closed" | "merged";
+            sourceBranch: string;
+            targetBranch: string;
+            /** @description The source branch head when last seen (creation, a push, or a read) */
+            headSha: string;
+            /** @description The target branch head when last seen */
+            targetSha: string;
+            /** @description The best common ancestor of the two; the diff and the commits list start here */
+            mergeBaseSha: string;
+            sourceBranchExists: boolean;
+            authorId: string;
+            assignees: string[];
+            /** @description People asked to review */
+            reviewers: string[];
+            labels: string[];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** Format: date-time */
+            closedAt: string | null;
+            closedBy: string | null;
+            /** Format: date-time */
+            mergedAt: string | null;
+            /** @description Null when the merge arrived by a push rather than through the API */
+            mergedBy: string | null;
+            mergeMethod: ("merge" | "squash" | "fast-forward" | "rebase") | (never | null);
+            /** @description What the target branch pointed at after the merge */
+            mergeCommitSha: string | null;
+        };
+        GitMergeCheck: {
+            /** @description No blocker: the caller may merge now */
+            mergeable: boolean;
+            /** @description The source head the check ran on; pass it as `expectedHeadSha` to merge exactly this */
+            headSha: string;
+            targetSha: string;
+            mergeBaseSha: string;
+            /** @description The target is an ancestor of the source: `fast-forward` is possible */
+            fastForward: boolean;
+            /** @description Files that conflict when the source is merged into the target */
+            conflicts: string[];
+            approvals: {
+                required: number;
+                given: number;
+            };
+            /** @description Everything that stands in the way, all at once */
+            blockers: {
+                code: "not_open" | "draft" | "source_missing" | "target_missing" | "stale_head" | "conflicts" | "approvals" | "changes_requested" | "branch_protected" | "permission";
+                message: string;
+            }[];
+        };
+        GitReview: {
+            id: string;
+            authorId: string;
+            state: "approved" | "changes_requested" | "commented";
+            body: string;
+            /** @description The source head the review was given on */
+            commitSha: string;
+            /** @description The source moved after the review: it no longer counts */
+            stale: boolean;
+            dismissed: boolean;
+            dismissedBy: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        GitMergeResult: {
+            mergeRequest: components["schemas"]["GitMergeRequest"];
+            /** @description `merge`: a merge commit with two parents; `squash`: one new commit with the combined change; `fast-forward`: the target moves to the source head (only when the target has not moved on); `rebase`: the source commits replayed onto the target, authors kept, then a fast-forward */
+            method: "merge" | "squash" | "fast-forward" | "rebase";
+            /** @description The target branch's new head */
+            commitSha: string;
+            /** @description False also when the source moved meanwhile and was kept */
+            sourceBranchDeleted: boolean;
+        };
+        GitComment: {
+            id: string;
+            authorId: string;
+            body: string;
+            /** @description The first comment of the thread this one answers; null for a first comment */
+            replyTo: string | null;
+            /** @description Where an inline comment points; null for a general one */
+            position: {
+                /** @description A file, relative to the repository root */
+                path: string;
+                /** @description `new`: the file in a commit of the source; `old`: the file at the merge base */
+                side: "old" | "new";
+                /** @description The (last) line commented on, counted from 1 */
+                line: number;
+                /** @description The first line of a range */
+                startLine?: number;
+                /** @description The commit whose file the lines are of: on the new side a commit of the source, on the old side the merge base */
+                commitSha: string;
+            } | null;
+            /** @description A push changed the file since: the lines may no longer be what is merged */
+            outdated: boolean;
+            /** @description Whether the thread this comment starts is resolved */
+            resolved: boolean;
+            resolvedBy: string | null;
+            /** @description The commit that applied this comment's suggestion */
+            appliedIn: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        GitReaction: {
+            emoji: string;
+            count: number;
+            userIds: string[];
         };
         DnsZone: {
             id: string;
@@ -7261,6 +7759,16 @@ export interface operations {
                     allowForcePush?: boolean;
                     /** @default false */
                     allowDelete?: boolean;
+                    /**
+                     * @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody
+                     * @default write
+                     */
+                    merge?: "write" | "admin" | "nobody";
+                    /**
+                     * @description Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged
+                     * @default 0
+                     */
+                    requiredApprovals?: number;
                 };
             };
         };
@@ -7317,6 +7825,16 @@ export interface operations {
                     allowForcePush?: boolean;
                     /** @default false */
                     allowDelete?: boolean;
+                    /**
+                     * @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody
+                     * @default write
+                     */
+                    merge?: "write" | "admin" | "nobody";
+                    /**
+                     * @description Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged
+                     * @default 0
+                     */
+                    requiredApprovals?: number;
                 };
             };
         };
@@ -7376,6 +7894,1189 @@ export interface operations {
                             /** @enum {boolean} */
                             deleted: true;
                         };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listGitMergeRequests: {
+        parameters: {
+            query?: {
+                state?: ("open" | "closed" | "merged") | "all";
+                author?: string;
+                /** @description A branch name (slashes allowed) */
+                target?: string;
+                /** @description A branch name (slashes allowed) */
+                source?: string;
+                draft?: boolean;
+                assignee?: string;
+                reviewer?: string;
+                label?: string;
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["GitMergeRequest"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createGitMergeRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A branch name (slashes allowed) */
+                    sourceBranch: string;
+                    /** @description The repository's default branch when omitted */
+                    targetBranch?: string;
+                    title: string;
+                    description?: string;
+                    /** @default false */
+                    draft?: boolean;
+                    /** @description Who works on it: platform user ids of people who can read the repository */
+                    assignees?: string[];
+                    /** @description Who is asked to review: platform user ids of people who can read the repository */
+                    reviewers?: string[];
+                    /** @description Label names (no commas or control characters) */
+                    labels?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitMergeRequest"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getGitMergeRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitMergeRequest"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateGitMergeRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    title?: string;
+                    description?: string;
+                    draft?: boolean;
+                    /** @description A branch name (slashes allowed) */
+                    targetBranch?: string;
+                    /** @description Replaces the assignees: platform user ids of people who can read the repository */
+                    assignees?: string[];
+                    /** @description Replaces the reviewers: platform user ids of people who can read the repository */
+                    reviewers?: string[];
+                    /** @description Label names (no commas or control characters) */
+                    labels?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitMergeRequest"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    closeGitMergeRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitMergeRequest"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    reopenGitMergeRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitMergeRequest"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    checkGitMergeRequest: {
+        parameters: {
+            query?: {
+                expectedHeadSha?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitMergeCheck"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    mergeGitMergeRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description `merge`: a merge commit with two parents; `squash`: one new commit with the combined change; `fast-forward`: the target moves to the source head (only when the target has not moved on); `rebase`: the source commits replayed onto the target, authors kept, then a fast-forward */
+                    method?: "merge" | "squash" | "fast-forward" | "rebase";
+                    /** @description Merge only if the source head is still this commit (409 `APP_GIT_MR_HEAD_CHANGED` otherwise) */
+                    expectedHeadSha?: string;
+                    /** @default false */
+                    deleteSourceBranch?: boolean;
+                    /** @description The merge or squash commit's message; a default naming the merge request otherwise */
+                    commitMessage?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitMergeResult"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getGitMergeRequestDiff: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitCommitDiff"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listGitMergeRequestCommits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description Oldest first */
+                            items: components["schemas"]["GitCommit"][];
+                            /** @description More than 250 commits */
+                            truncated: boolean;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listGitReviews: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitReview"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createGitReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    state: "approved" | "changes_requested" | "commented";
+                    body?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitReview"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    dismissGitReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+                reviewId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitReview"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listGitMergeRequestComments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitComment"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createGitMergeRequestComment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    body: string;
+                    position?: {
+                        /** @description A file, relative to the repository root */
+                        path: string;
+                        /** @description `new`: the file in a commit of the source; `old`: the file at the merge base */
+                        side: "old" | "new";
+                        /** @description The (last) line commented on, counted from 1 */
+                        line: number;
+                        /** @description The first line of a range */
+                        startLine?: number;
+                        /** @description The commit whose file the lines are of: on the new side a commit of the source, on the old side the merge base */
+                        commitSha: string;
+                    };
+                    /** @description A comment of this merge request: the reply joins its thread */
+                    replyTo?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitComment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteGitMergeRequestComment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+                commentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    editGitMergeRequestComment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+                commentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    body: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitComment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    resolveGitMergeRequestThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+                commentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitComment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    unresolveGitMergeRequestThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+                commentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitComment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    applyGitSuggestions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Inline comments holding a suggestion block, applied together as one commit */
+                    commentIds: string[];
+                    message?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The new head of the source branch */
+                            commitSha: string;
+                            mergeRequest: components["schemas"]["GitMergeRequest"];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listGitMergeRequestReactions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitReaction"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    addGitMergeRequestReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    emoji: "+1" | "-1" | "laugh" | "hooray" | "confused" | "heart" | "rocket" | "eyes";
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitReaction"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    removeGitMergeRequestReaction: {
+        parameters: {
+            query: {
+                emoji: "+1" | "-1" | "laugh" | "hooray" | "confused" | "heart" | "rocket" | "eyes";
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitReaction"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listGitCommentReactions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+                commentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitReaction"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    addGitCommentReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+                commentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    emoji: "+1" | "-1" | "laugh" | "hooray" | "confused" | "heart" | "rocket" | "eyes";
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitReaction"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    removeGitCommentReaction: {
+        parameters: {
+            query: {
+                emoji: "+1" | "-1" | "laugh" | "hooray" | "confused" | "heart" | "rocket" | "eyes";
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+                commentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitReaction"][];
                     };
                 };
             };

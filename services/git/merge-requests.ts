@@ -1,0 +1,284 @@
+import { badRequest, conflict, fieldIssue, notFound } from '../errors.js'
+import { DuplicateKeyError } from '../store/errors.js'
+import { isoString } from '../iso-dates.js'
+import type { Clock } from '../clock.js'
+import type { IdGenerator } from '../ids.js'
+import type { Filter, Store, StoreCollection, WithId } from '../store/types.js'
+import {
+  MR_LIMITS, type CreateMergeRequestBodyT, type ListMergeRequestsQueryT, type MergeMethodT, type MergeRequestT, type UpdateMergeRequestBodyT
+} from '../../schemas/git-merge-requests.js'
+import { checkRefName } from './names.js'
+import type { MergePlumbing } from './merge-tree.js'
+import type { RepoReader } from './reader.js'
+import type { Repo } from './repositories.js'
+import type { Reviews } from './reviews.js'
+
+export type MrState = MergeRequestT['state']
+
+export type MrRecord = {
+  repoId: string
+  iid: number
+  title: string
+  description: string
+  draft: boolean
+  state: MrState
+  sourceBranch: string
+  targetBranch: string
+  headSha: string
+  targetSha: string
+  mergeBaseSha: string
+  sourceBranchExists: boolean
+  authorId: string
+  assignees: string[]
+  reviewers: string[]
+  labels: string[]
+  createdAt: Date
+  updatedAt: Date
+  closedAt: Date | null
+  closedBy: string | null
+  mergedAt: Date | null
+  mergedBy: string | null
+  mergeMethod: MergeMethodT | null
+  mergeCommitSha: string | null
+}
+
+export type Mr = WithId<MrRecord>
+
+export interface MergeRequestDeps {
+  clock: Clock
+  newId: IdGenerator
+  reader: RepoReader
+  merges: MergePlumbing
+  reviews: Reviews
+  /** Whether a user may read the project's repositories (`git.read`): who may be assigned or asked to review. */
+  canRead: (projectId: string, userId: string) => Promise<boolean>
+}
+
+type MrHook = (repo: Repo, mr: Mr, moved: { source: boolean, target: boolean }) => Promise<void>
+
+export const mrNotFound = () => notFound('APP_GIT_MR_NOT_FOUND', 'Merge request not found')
+
+/**
+ * Merge requests: their records, numbered per repository, and the branch
+ * heads they last saw. A push (or an API merge) moves branches under them;
+ * `refresh` records the new heads, recomputes the merge base, makes earlier
+ * reviews stale and notices a merge that arrived by a push.
+ */
+export class MergeRequests {
+  readonly records: StoreCollection<MrRecord>
+  private readonly counters: StoreCollection<{ next: number }>
+  private readonly movedHooks: MrHook[] = []
+
+  constructor (store: Store, private readonly deps: MergeRequestDeps) {
+    this.records = store.collection<MrRecord>('git_merge_requests')
+    this.counters = store.collection<{ next: number }>('git_mr_counters')
+  }
+
+  async init (): Promise<void> {
+    await this.records.createIndex({ repoId: 1, iid: 1 }, { unique: true })
+    await this.records.createIndex({ repoId: 1, state: 1, iid: 1 })
+  }
+
+  /** What else must follow a moved branch (inline comments going outdated) joins here. */
+  onMoved (hook: MrHook): void {
+    this.movedHooks.push(hook)
+  }
+
+  async create (repo: Repo, authorId: string, input: CreateMergeRequestBodyT): Promise<Mr> {
+    const sourceBranch = checkRefName(input.sourceBranch, 'body.sourceBranch', 'branch')
+    const targetBranch = checkRefName(input.targetBranch ?? repo.defaultBranch, 'body.targetBranch', 'branch')
+    if (sourceBranch === targetBranch) throw badRequest('APP_GIT_MR_SAME_BRANCH', 'The source and target branches are the same', fieldIssue('body.targetBranch', 'is the source branch'))
+    const headSha = await this.branchHead(repo, sourceBranch, 'body.sourceBranch')
+    const targetSha = await this.branchHead(repo, targetBranch, 'body.targetBranch')
+    const mergeBaseSha = await this.deps.merges.mergeBase(repo.gitDir, targetSha, headSha)
+    if (mergeBaseSha === null) throw badRequest('APP_GIT_MR_UNRELATED', 'The branches share no history')
+    if (await this.deps.merges.isAncestor(repo.gitDir, headSha, targetSha)) throw badRequest('APP_GIT_MR_NOTHING_TO_MERGE', `"${targetBranch}" already holds every commit of "${sourceBranch}"`)
+    const existing = await this.records.findOne({ repoId: repo._id, state: 'open', sourceBranch, targetBranch })
+    if (existing !== null) throw conflict('APP_GIT_MR_EXISTS', `Merge request !${existing.iid} already proposes "${sourceBranch}" into "${targetBranch}"`)
+    const counter = await this.counters.findOneAndUpdate({ _id: repo._id }, { $inc: { next: 1 } }, { upsert: true, returnDocument: 'after' })
+    const now = this.deps.clock.now()
+    const record: Mr = {
+      _id: this.deps.newId(),
+      repoId: repo._id,
+      iid: counter?.next ?? 1,
+      title: input.title.trim(),
+      description: (input.description ?? '').trim(),
+      draft: input.draft ?? false,
+      state: 'open',
+      sourceBranch,
+      targetBranch,
+      headSha,
+      targetSha,
+      mergeBaseSha,
+      sourceBranchExists: true,
+      authorId,
+      ...await this.people(repo, input),
+      createdAt: now,
+      updatedAt: now,
+      closedAt: null,
+      closedBy: null,
+      mergedAt: null,
+      mergedBy: null,
+      mergeMethod: null,
+      mergeCommitSha: null
+    }
+    if (record.title === '') throw badRequest('APP_GIT_MR_TITLE_REQUIRED', 'A title is required', fieldIssue('body.title', 'is blank'))
+    await this.records.insertOne(record)
+    await this.deps.merges.keepHead(repo.gitDir, record.iid, headSha)
+    return record
+  }
+
+  /** One merge request, brought up to date with its branches. */
+  async get (repo: Repo, iid: number): Promise<Mr> {
+    const record = await this.records.findOne({ repoId: repo._id, iid })
+    if (record === null) throw mrNotFound()
+    return await this.refresh(repo, record)
+  }
+
+  async list (repo: Repo, query: ListMergeRequestsQueryT): Promise<{ items: Mr[], nextCursor: string | null }> {
+    const limit = query.limit ?? MR_LIMITS.pageDefault
+    const filter: Filter = { repoId: repo._id }
+    if ((query.state ?? 'open') !== 'all') filter.state = query.state ?? 'open'
+    if (query.author !== undefined) filter.authorId = query.author
+    if (query.target !== undefined) filter.targetBranch = query.target
+    if (query.source !== undefined) filter.sourceBranch = query.source
+    if (query.draft !== undefined) filter.draft = query.draft
+    if (query.assignee !== undefined) filter.assignees = query.assignee
+    if (query.reviewer !== undefined) filter.reviewers = query.reviewer
+    if (query.label !== undefined) filter.labels = query.label
+    if (query.cursor !== undefined) filter.iid = { $lt: Number(query.cursor) }
+    const page = await this.records.find(filter, { sort: { iid: -1 }, limit: limit + 1 }).toArray()
+    const items = page.slice(0, limit)
+    return { items, nextCursor: page.length > limit ? String(items[items.length - 1].iid) : null }
+  }
+
+  async update (repo: Repo, iid: number, input: UpdateMergeRequestBodyT): Promise<Mr> {
+    const mr = await this.get(repo, iid)
+    const changes: Partial<MrRecord> = { updatedAt: this.deps.clock.now() }
+    if (input.title !== undefined) {
+      changes.title = input.title.trim()
+      if (changes.title === '') throw badRequest('APP_GIT_MR_TITLE_REQUIRED', 'A title is required', fieldIssue('body.title', 'is blank'))
+    }
+    if (input.description !== undefined) changes.description = input.description.trim()
+    if (input.draft !== undefined) changes.draft = input.draft
+    Object.assign(changes, await this.people(repo, input, mr))
+    if (input.targetBranch !== undefined && input.targetBranch !== mr.targetBranch) {
+      if (mr.state !== 'open') throw notOpen()
+      const targetBranch = checkRefName(input.targetBranch, 'body.targetBranch', 'branch')
+      if (targetBranch === mr.sourceBranch) throw badRequest('APP_GIT_MR_SAME_BRANCH', 'The source and target branches are the same', fieldIssue('body.targetBranch', 'is the source branch'))
+      const targetSha = await this.branchHead(repo, targetBranch, 'body.targetBranch')
+      const mergeBaseSha = await this.deps.merges.mergeBase(repo.gitDir, targetSha, mr.headSha)
+      if (mergeBaseSha === null) throw badRequest('APP_GIT_MR_UNRELATED', 'The branches share no history')
+      Object.assign(changes, { targetBranch, targetSha, mergeBaseSha })
+    }
+    return await this.change(mr, changes)
+  }
+
+  async close (repo: Repo, iid: number, by: string): Promise<Mr> {
+    const mr = await this.get(repo, iid)
+    if (mr.state !== 'open') throw notOpen()
+    return await this.change(mr, { state: 'closed', closedAt: this.deps.clock.now(), closedBy: by, updatedAt: this.deps.clock.now() }, { state: 'open' })
+  }
+
+  async reopen (repo: Repo, iid: number): Promise<Mr> {
+    const mr = await this.get(repo, iid)
+    if (mr.state !== 'closed') throw conflict('APP_GIT_MR_NOT_CLOSED', mr.state === 'merged' ? 'A merged merge request cannot be reopened' : 'The merge request is open already')
+    // A closed merge request stops following its branches, so the source is looked at now.
+    if (!(await this.deps.reader.refExists(repo.gitDir, `refs/heads/${mr.sourceBranch}`))) throw conflict('APP_GIT_MR_SOURCE_MISSING', `The source branch "${mr.sourceBranch}" no longer exists`)
+    const other = await this.records.findOne({ repoId: repo._id, state: 'open', sourceBranch: mr.sourceBranch, targetBranch: mr.targetBranch })
+    if (other !== null) throw conflict('APP_GIT_MR_EXISTS', `Merge request !${other.iid} already proposes "${mr.sourceBranch}" into "${mr.targetBranch}"`)
+    const reopened = await this.change(mr, { state: 'open', closedAt: null, closedBy: null, updatedAt: this.deps.clock.now() }, { state: 'closed' })
+    return await this.refresh(repo, reopened)
+  }
+
+  /** Records what an API merge did; 409 if someone closed or merged it meanwhile. */
+  async markMerged (mr: Mr, by: string, method: MergeMethodT, commitSha: string, sourceDeleted: boolean): Promise<Mr> {
+    const now = this.deps.clock.now()
+    return await this.change(mr, { state: 'merged', mergedAt: now, mergedBy: by, mergeMethod: method, mergeCommitSha: commitSha, targetSha: commitSha, updatedAt: now, ...(sourceDeleted ? { sourceBranchExists: false } : {}) }, { state: 'open' })
+  }
+
+  /** After a push: every open merge request of the repository follows its branches. */
+  async afterPush (repo: Repo): Promise<void> {
+    for (const mr of await this.records.find({ repoId: repo._id, state: 'open' }).toArray()) await this.refresh(repo, mr)
+  }
+
+  /**
+   * Brings an open merge request up to date with its branches. The update is
+   * conditional on the heads it read, so two refreshes racing (a push hook
+   * and a read) record one change once.
+   */
+  async refresh (repo: Repo, mr: Mr): Promise<Mr> {
+    if (mr.state !== 'open') return mr
+    const source = await this.deps.reader.refExists(repo.gitDir, `refs/heads/${mr.sourceBranch}`) ? await this.deps.reader.resolveCommit(repo.gitDir, `refs/heads/${mr.sourceBranch}`) : null
+    const target = await this.deps.reader.refExists(repo.gitDir, `refs/heads/${mr.targetBranch}`) ? await this.deps.reader.resolveCommit(repo.gitDir, `refs/heads/${mr.targetBranch}`) : null
+    const headSha = source ?? mr.headSha
+    const targetSha = target ?? mr.targetSha
+    const moved = { source: headSha !== mr.headSha, target: targetSha !== mr.targetSha }
+    if (!moved.source && !moved.target && (source !== null) === mr.sourceBranchExists) return mr
+    const changes: Partial<MrRecord> = { headSha, targetSha, sourceBranchExists: source !== null, updatedAt: this.deps.clock.now() }
+    if (moved.source || moved.target) changes.mergeBaseSha = await this.deps.merges.mergeBase(repo.gitDir, targetSha, headSha) ?? mr.mergeBaseSha
+    // A merge pushed by hand (or a fast-forward outside the API) leaves the source inside the target.
+    if (source !== null && target !== null && moved.target && await this.deps.merges.isAncestor(repo.gitDir, source, target)) {
+      Object.assign(changes, { state: 'merged', mergedAt: this.deps.clock.now(), mergedBy: null, mergeMethod: null, mergeCommitSha: target })
+    }
+    const updated = await this.records.findOneAndUpdate({ _id: mr._id, state: 'open', headSha: mr.headSha, targetSha: mr.targetSha }, { $set: changes }, { returnDocument: 'after' })
+    if (updated === null) return (await this.records.findOne({ _id: mr._id })) ?? mr
+    if (moved.source) {
+      await this.deps.merges.keepHead(repo.gitDir, mr.iid, headSha)
+      await this.deps.reviews.markStale(mr._id, headSha)
+    }
+    for (const hook of this.movedHooks) await hook(repo, updated, moved)
+    return updated
+  }
+
+  async deleteForRepo (repo: Repo): Promise<string[]> {
+    const ids = (await this.records.find({ repoId: repo._id }, { projection: { _id: 1 } }).toArray()).map((mr) => mr._id)
+    await this.records.deleteMany({ repoId: repo._id })
+    await this.counters.deleteOne({ _id: repo._id })
+    return ids
+  }
+
+  view (mr: Mr): MergeRequestT {
+    const { _id, repoId: _repo, createdAt, updatedAt, closedAt, mergedAt, ...rest } = mr
+    return {
+      id: _id,
+      ...rest,
+      createdAt: isoString(createdAt),
+      updatedAt: isoString(updatedAt),
+      closedAt: closedAt === null ? null : isoString(closedAt),
+      mergedAt: mergedAt === null ? null : isoString(mergedAt)
+    }
+  }
+
+  private async change (mr: Mr, changes: Partial<MrRecord>, expect: Partial<MrRecord> = {}): Promise<Mr> {
+    let updated: Mr | null
+    try {
+      updated = await this.records.findOneAndUpdate({ _id: mr._id, ...expect } as Filter, { $set: changes }, { returnDocument: 'after' })
+    } catch (error) {
+      if (error instanceof DuplicateKeyError) throw conflict('APP_GIT_MR_EXISTS', 'A merge request with this number exists already')
+      throw error
+    }
+    if (updated === null) throw conflict('APP_GIT_MR_STATE_CHANGED', 'The merge request changed meanwhile (closed, reopened or merged); read it again')
+    return updated
+  }
+
+  /** Assignees, reviewers and labels as given (each list replaces the old one), people checked to be readers of the repository. */
+  private async people (repo: Repo, input: { assignees?: string[], reviewers?: string[], labels?: string[] }, current?: Mr): Promise<Pick<MrRecord, 'assignees' | 'reviewers' | 'labels'>> {
+    const assignees = [...new Set(input.assignees ?? current?.assignees ?? [])]
+    const reviewers = [...new Set(input.reviewers ?? current?.reviewers ?? [])]
+    const labels = [...new Set((input.labels ?? current?.labels ?? []).map((label) => label.trim()).filter((label) => label !== ''))]
+    const given = [...new Set([...(input.assignees ?? []), ...(input.reviewers ?? [])])]
+    const outsiders: string[] = []
+    for (const userId of given) if (!(await this.deps.canRead(repo.projectId, userId))) outsiders.push(userId)
+    if (outsiders.length > 0) throw badRequest('APP_GIT_MR_NOT_A_READER', 'Assignees and reviewers must be able to read the repository (git.read)', { ids: outsiders })
+    return { assignees, reviewers, labels }
+  }
+
+  private async branchHead (repo: Repo, branch: string, path: string): Promise<string> {
+    const ref = `refs/heads/${branch}`
+    if (!(await this.deps.reader.refExists(repo.gitDir, ref))) throw badRequest('APP_GIT_BRANCH_NOT_FOUND', `No branch "${branch}"`, fieldIssue(path, 'is not a branch of this repository'))
+    return await this.deps.reader.resolveCommit(repo.gitDir, ref)
+  }
+}
+
+const notOpen = () => conflict('APP_GIT_MR_NOT_OPEN', 'The merge request is closed or merged')

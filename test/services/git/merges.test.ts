@@ -1,0 +1,107 @@
+import t, { type Test } from 'tap'
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { ManualClock } from '../../../services/clock.js'
+import { newId } from '../../../services/ids.js'
+import { GitCli } from '../../../services/git/git-cli.js'
+import { RepoReader } from '../../../services/git/reader.js'
+import { MergePlumbing, type MergeInput } from '../../../services/git/merge-tree.js'
+import { MergeRequests } from '../../../services/git/merge-requests.js'
+import { MergeService } from '../../../services/git/merges.js'
+import { ProtectedBranches } from '../../../services/git/protection.js'
+import { Reviews } from '../../../services/git/reviews.js'
+import type { Repo } from '../../../services/git/repositories.js'
+import { tempDir, tempStore } from '../../helper.js'
+
+const ENV = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 'Ann', GIT_AUTHOR_EMAIL: 'ann@example.com', GIT_COMMITTER_NAME: 'Ann', GIT_COMMITTER_EMAIL: 'ann@example.com' }
+
+/** A bare repository and a working copy whose `commit` writes files on a branch and pushes it straight to the bare one. */
+function repository (t: Test) {
+  const dir = tempDir(t)
+  const gitDir = join(dir, 'repo.git')
+  const work = join(dir, 'work')
+  const git = (args: string[], cwd = work, env: Record<string, string> = {}) => execFileSync('git', args, { cwd, env: { ...ENV, ...env } }).toString().trim()
+  git(['init', '-q', '--bare', '-b', 'main', gitDir], dir)
+  git(['init', '-q', '-b', 'main', work], dir)
+  const commit = (branch: string, files: Record<string, string>, options: { from?: string, date?: string } = {}): string => {
+    git(['checkout', '-q', '-B', branch, ...(options.from === undefined ? [] : [options.from])])
+    for (const [path, content] of Object.entries(files)) {
+      mkdirSync(join(work, path, '..'), { recursive: true })
+      writeFileSync(join(work, path), content)
+    }
+    git(['add', '-A'])
+    git(['commit', '-q', '-m', `on ${branch}: ${Object.keys(files).join(' ')}`], work, options.date === undefined ? {} : { GIT_AUTHOR_DATE: options.date })
+    git(['push', '-q', '-f', gitDir, branch])
+    return git(['rev-parse', 'HEAD'])
+  }
+  const now = new Date()
+  const repo: Repo = { _id: 'repo1', projectId: 'p1', slug: 'repo', name: 'Repo', description: '', defaultBranch: 'main', visibility: 'private', createdBy: 'u1', createdAt: now, updatedAt: now, gitDir }
+  return { gitDir, git, commit, repo }
+}
+
+const people = { merger: { name: 'Mel', email: 'mel@example.com' }, author: { name: 'Ann', email: 'ann@example.com' } }
+
+t.test('plumbing: conflicts named whatever the file names, rebase keeps authors and dates, branches move by compare-and-swap', async (t) => {
+  const { gitDir, git, commit } = repository(t)
+  const plumbing = new MergePlumbing({ git: new GitCli(), reader: new RepoReader(), clock: new ManualClock(new Date('2026-01-02T03:04:05Z')) })
+  const base = commit('main', { 'a file.txt': 'one\n', 'ünïcode.md': 'x\n', 'same.txt': '1\n2\n3\n' })
+  const ours = commit('main', { 'a file.txt': 'ours\n', 'ünïcode.md': 'ours\n', 'same.txt': '1\n2\nthree\n' })
+  const theirs = commit('topic', { 'a file.txt': 'theirs\n', 'ünïcode.md': 'theirs\n', 'same.txt': 'one\n2\n3\n' }, { from: base })
+  t.same((await plumbing.mergeTree(gitDir, ours, theirs)).conflicts, ['a file.txt', 'ünïcode.md'], 'names come through -z unquoted; a file merged by lines is no conflict')
+  t.equal(await plumbing.mergeBase(gitDir, ours, theirs), base)
+  t.same(await plumbing.isAncestor(gitDir, base, ours), true)
+  await t.rejects(plumbing.build(gitDir, { method: 'merge', target: ours, head: theirs, mergeBase: base, message: 'm', ...people }), { status: 409, code: 'APP_GIT_MR_CONFLICTS', details: { ids: ['a file.txt', 'ünïcode.md'] } })
+
+  const side = commit('side', { 'b.txt': 'b\n' }, { from: base, date: '1600000000 +0200' })
+  const sideTwo = commit('side', { 'same.txt': 'one\n2\n3\n' }, { date: '1600000100 -0500' })
+  const input: MergeInput = { method: 'rebase', target: ours, head: sideTwo, mergeBase: base, message: 'unused', ...people }
+  const rebased = await plumbing.build(gitDir, input)
+  const log = git(['log', '--format=%P|%an|%ad|%cn|%cd|%s', '--date=raw', `${ours}..${rebased}`], gitDir).split('\n')
+  t.equal(log.length, 2)
+  t.match(log[1], new RegExp(`^${ours}\\|Ann\\|1600000000 \\+0200\\|Mel\\|1767323045 \\+0000\\|on side: b.txt$`), 'author, date and zone kept; the merger commits')
+  t.match(log[0], /\|Ann\|1600000100 -0500\|Mel\|/)
+  t.equal(git(['show', `${rebased}:same.txt`], gitDir), 'one\n2\nthree', 'each step is a three-way merge on the parent')
+  t.equal(git(['rev-parse', `${side}^{tree}`], gitDir) === git(['rev-parse', `${rebased}^{tree}`], gitDir), false)
+
+  await t.rejects(plumbing.moveBranch(gitDir, 'main', rebased, base, 'test'), { status: 409, code: 'APP_GIT_MR_TARGET_MOVED' }, 'the old value must hold')
+  t.equal(git(['rev-parse', 'main'], gitDir), ours, 'and nothing moved')
+  await plumbing.moveBranch(gitDir, 'main', rebased, ours, 'test')
+  t.equal(git(['rev-parse', 'main'], gitDir), rebased)
+  t.equal(await plumbing.deleteBranch(gitDir, 'side', side), false, 'a moved branch is kept')
+  t.equal(await plumbing.deleteBranch(gitDir, 'side', sideTwo), true)
+  t.equal(git(['fsck', '--strict', '--no-dangling', '--no-progress'], gitDir), '')
+})
+
+t.test('a push landing between building the merge and moving the target: 409, the push kept, the merge request still open', async (t) => {
+  const { gitDir, git, commit, repo } = repository(t)
+  const store = await tempStore(t)
+  const clock = new ManualClock(new Date('2026-01-02T03:04:05Z'))
+  const reader = new RepoReader()
+  let racer: (() => void) | null = null
+  class RacedPlumbing extends MergePlumbing {
+    override async build (dir: string, input: MergeInput): Promise<string> {
+      const built = await super.build(dir, input)
+      racer?.()
+      return built
+    }
+  }
+  const plumbing = new RacedPlumbing({ git: new GitCli(), reader, clock })
+  const reviews = new Reviews(store, { clock, newId })
+  const mergeRequests = new MergeRequests(store, { clock, newId, reader, merges: plumbing, reviews, canRead: async () => true })
+  const protection = new ProtectedBranches(store, { clock, newId })
+  await Promise.all([reviews.init(), mergeRequests.init(), protection.init()])
+  const merging = new MergeService({ reader, plumbing, mergeRequests, reviews, protection, signature: async () => people.merger })
+  commit('main', { 'a.txt': 'a\n' })
+  commit('topic', { 'b.txt': 'b\n' })
+  const mr = await mergeRequests.create(repo, 'u1', { sourceBranch: 'topic', title: 'Topic' })
+  let pushed = ''
+  racer = () => { pushed = commit('main', { 'c.txt': 'pushed meanwhile\n' }, { from: 'main' }) }
+  await t.rejects(merging.merge(repo, mr.iid, { userId: 'u2', level: 'write' }, { method: 'merge' }), { status: 409, code: 'APP_GIT_MR_TARGET_MOVED' })
+  t.equal(git(['rev-parse', 'main'], gitDir), pushed, 'the concurrent push is never overwritten')
+  t.equal((await mergeRequests.get(repo, mr.iid)).state, 'open')
+  racer = null
+  const merged = await merging.merge(repo, mr.iid, { userId: 'u2', level: 'write' }, { method: 'merge' })
+  t.equal(git(['rev-parse', `${merged.commitSha}^1`], gitDir), pushed, 'retried, it merges onto the push')
+  t.equal(merged.mergeRequest.state, 'merged')
+})
