@@ -1,5 +1,6 @@
 import * as packet from 'dns-packet'
 import type { Answer, Packet, Question } from 'dns-packet'
+import { FrozenMemo } from '../cache/frozen-memo.js'
 import type { RecordData } from './changes.js'
 import { caaParts } from './content.js'
 import { isInZone } from './names.js'
@@ -14,22 +15,31 @@ const MAX_CHAIN = 8
 /** What the server sends back for one question, before encoding: sections and the header bits that matter. */
 export interface Reply { rcode: number, authoritative: boolean, answers: Answer[], authorities: Answer[], additionals: Answer[] }
 
-/** One zone's records by owner name, with the names that exist only as ancestors of others (empty non-terminals). */
+/**
+ * One zone's records by owner name, with the names that exist only as
+ * ancestors of others (empty non-terminals). Built once per state of a zone:
+ * the server reads zones shared, so an unchanged zone is the same frozen
+ * instance on every query and its view is remembered with it (FrozenMemo).
+ */
 class ZoneView {
-  readonly byName = new Map<string, RecordData[]>()
-  readonly interior = new Set<string>()
+  readonly byName: ReadonlyMap<string, RecordData[]>
+  readonly interior: ReadonlySet<string>
 
   constructor (readonly zone: ServedZone) {
+    const byName = new Map<string, RecordData[]>()
+    const interior = new Set<string>()
     for (const record of [soaRecord(zone), ...zone.records]) {
-      const list = this.byName.get(record.name)
-      if (list === undefined) this.byName.set(record.name, [record])
+      const list = byName.get(record.name)
+      if (list === undefined) byName.set(record.name, [record])
       else list.push(record)
       let name = record.name
       while (name !== zone.name && name.includes('.')) {
         name = name.slice(name.indexOf('.') + 1)
-        this.interior.add(name)
+        interior.add(name)
       }
     }
+    this.byName = byName
+    this.interior = interior
   }
 
   exists (name: string): boolean {
@@ -59,6 +69,8 @@ class ZoneView {
     return null
   }
 }
+
+const zoneViews = new FrozenMemo((zone: ServedZone) => new ZoneView(zone))
 
 export function wireRecord (record: RecordData, owner: string = record.name): Answer {
   const base = { name: owner, class: 'IN' as const, ttl: record.ttl }
@@ -97,7 +109,7 @@ function negativeSoa (zone: ServedZone): Answer {
  * NXDOMAIN otherwise — both negative answers carrying the SOA.
  */
 export function answerQuestion (zone: ServedZone, question: Question, options: { minimalAny?: boolean } = {}): Reply {
-  const view = new ZoneView(zone)
+  const view = zoneViews.get(zone)
   const reply: Reply = { rcode: RCODE.NOERROR, authoritative: true, answers: [], authorities: [], additionals: [] }
   const qtype = question.type as string
   let name = question.name.toLowerCase().replace(/\.$/, '')
