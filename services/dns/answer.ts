@@ -24,11 +24,18 @@ export interface Reply { rcode: number, authoritative: boolean, answers: Answer[
 class ZoneView {
   readonly byName: ReadonlyMap<string, RecordData[]>
   readonly interior: ReadonlySet<string>
+  /** Each record's wire form under its own name, and the SOA of negative answers (RFC 2308 §3: its TTL the lesser of its own and its minimum field). */
+  private readonly wire: ReadonlyMap<RecordData, Answer>
+  readonly negativeSoa: Answer
 
   constructor (readonly zone: ServedZone) {
     const byName = new Map<string, RecordData[]>()
     const interior = new Set<string>()
-    for (const record of [soaRecord(zone), ...zone.records]) {
+    const wire = new Map<RecordData, Answer>()
+    const soa = soaRecord(zone)
+    this.negativeSoa = wireRecord({ ...soa, ttl: Math.min(soa.ttl, zone.timers.minimum) })
+    for (const record of [soa, ...zone.records]) {
+      wire.set(record, wireRecord(record))
       const list = byName.get(record.name)
       if (list === undefined) byName.set(record.name, [record])
       else list.push(record)
@@ -40,6 +47,12 @@ class ZoneView {
     }
     this.byName = byName
     this.interior = interior
+    this.wire = wire
+  }
+
+  /** `record` on the wire, owned by `owner` (the name as asked, case kept, or a wildcard's expansion). */
+  answer (record: RecordData, owner: string = record.name): Answer {
+    return owner === record.name ? this.wire.get(record) ?? wireRecord(record) : wireRecord(record, owner)
   }
 
   exists (name: string): boolean {
@@ -95,12 +108,6 @@ export function wireRecord (record: RecordData, owner: string = record.name): An
   }
 }
 
-/** The SOA for a negative answer, with the TTL RFC 2308 §3 asks for: the lesser of its own and its minimum field. */
-function negativeSoa (zone: ServedZone): Answer {
-  const soa = soaRecord(zone)
-  return wireRecord({ ...soa, ttl: Math.min(soa.ttl, zone.timers.minimum) })
-}
-
 /**
  * Answers one question from one zone, as RFC 1034 §4.3.2 lays out: a
  * referral below a delegation, the records asked for, a CNAME followed while
@@ -118,19 +125,19 @@ export function answerQuestion (zone: ServedZone, question: Question, options: {
     const cut = view.cut(name)
     if (cut !== null && !(cut === name && qtype === 'DS')) {
       if (step === 0) reply.authoritative = false
-      reply.authorities.push(...(view.byName.get(cut) ?? []).filter((record) => record.type === 'NS').map((record) => wireRecord(record)))
+      reply.authorities.push(...(view.byName.get(cut) ?? []).filter((record) => record.type === 'NS').map((record) => view.answer(record)))
       addGlue(view, reply, reply.authorities)
       return reply
     }
     const records = view.lookup(name)
     if (records === null) {
       reply.rcode = RCODE.NXDOMAIN
-      reply.authorities.push(negativeSoa(zone))
+      reply.authorities.push(view.negativeSoa)
       return reply
     }
     const cname = records.find((record) => record.type === 'CNAME')
     if (cname !== undefined && qtype !== 'CNAME') {
-      reply.answers.push(wireRecord(cname, owner))
+      reply.answers.push(view.answer(cname, owner))
       if (!isInZone(cname.content, zone.name)) return reply
       name = cname.content
       owner = cname.content
@@ -139,10 +146,10 @@ export function answerQuestion (zone: ServedZone, question: Question, options: {
     // RFC 8482: ANY over UDP gets one record set, not a reflection-sized answer.
     const matching = qtype !== 'ANY' ? records.filter((record) => record.type === qtype) : options.minimalAny === true ? records.filter((record) => record.type === records[0]?.type) : records
     if (matching.length === 0) {
-      reply.authorities.push(negativeSoa(zone))
+      reply.authorities.push(view.negativeSoa)
       return reply
     }
-    const answers = matching.map((record) => wireRecord(record, owner))
+    const answers = matching.map((record) => view.answer(record, owner))
     reply.answers.push(...answers)
     addGlue(view, reply, answers)
     return reply
@@ -156,7 +163,7 @@ function addGlue (view: ZoneView, reply: Reply, section: Answer[]): void {
     const target = record.type === 'NS' ? record.data : record.type === 'MX' ? record.data.exchange : record.type === 'SRV' ? record.data.target : null
     if (typeof target !== 'string' || !isInZone(target, view.zone.name)) continue
     for (const address of view.byName.get(target) ?? []) {
-      if (address.type === 'A' || address.type === 'AAAA') reply.additionals.push(wireRecord(address))
+      if (address.type === 'A' || address.type === 'AAAA') reply.additionals.push(view.answer(address))
     }
   }
 }

@@ -80,7 +80,8 @@ export class DnsServer {
 
   private async serveUdp (udp: UdpSocket, message: Buffer, address: string, port: number): Promise<void> {
     const replies = await this.respond(message, 'udp', address)
-    for (const reply of replies) udp.send(reply, port, address, () => {})
+    // Without a callback Node tries a synchronous send first (uv_udp_try_send); a failure reaches the socket's 'error' handler.
+    for (const reply of replies) udp.send(reply, port, address)
   }
 
   /** Two-byte length framing (RFC 1035 §4.2.2); several queries may share a connection, answered in order. */
