@@ -6,14 +6,26 @@ import { caaParts } from './content.js'
 import { isInZone } from './names.js'
 import { soaRecord, type ServedZone } from './providers/builtin.js'
 import { splitStrings } from './text.js'
+import { encodeRecord } from './wire.js'
 
 export const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5 } as const
 const AA = 1 << 10
 // CNAME chains longer than this are treated as loops (RFC 1034 §3.6.2 asks servers to stop somewhere).
 const MAX_CHAIN = 8
 
-/** What the server sends back for one question, before encoding: sections and the header bits that matter. */
-export interface Reply { rcode: number, authoritative: boolean, answers: Answer[], authorities: Answer[], additionals: Answer[] }
+/**
+ * What the server sends back for one question, before encoding: sections and
+ * the header bits that matter, and the bytes of those records that come
+ * encoded already (a zone's own, from its ZoneView).
+ */
+export interface Reply {
+  rcode: number
+  authoritative: boolean
+  answers: Answer[]
+  authorities: Answer[]
+  additionals: Answer[]
+  encoded?: (record: Answer) => Buffer | undefined
+}
 
 /**
  * One zone's records by owner name, with the names that exist only as
@@ -27,6 +39,9 @@ class ZoneView {
   /** Each record's wire form under its own name, and the SOA of negative answers (RFC 2308 §3: its TTL the lesser of its own and its minimum field). */
   private readonly wire: ReadonlyMap<RecordData, Answer>
   readonly negativeSoa: Answer
+  /** The bytes of each of those wire records in a message, so a reply copies them rather than encoding them again. */
+  private readonly bytes: ReadonlyMap<Answer, Buffer>
+  readonly encoded = (record: Answer): Buffer | undefined => this.bytes.get(record)
 
   constructor (readonly zone: ServedZone) {
     const byName = new Map<string, RecordData[]>()
@@ -48,6 +63,7 @@ class ZoneView {
     this.byName = byName
     this.interior = interior
     this.wire = wire
+    this.bytes = new Map([this.negativeSoa, ...wire.values()].map((record) => [record, encodeRecord(record)]))
   }
 
   /** `record` on the wire, owned by `owner` (the name as asked, case kept, or a wildcard's expansion). */
@@ -117,7 +133,7 @@ export function wireRecord (record: RecordData, owner: string = record.name): An
  */
 export function answerQuestion (zone: ServedZone, question: Question, options: { minimalAny?: boolean } = {}): Reply {
   const view = zoneViews.get(zone)
-  const reply: Reply = { rcode: RCODE.NOERROR, authoritative: true, answers: [], authorities: [], additionals: [] }
+  const reply: Reply = { rcode: RCODE.NOERROR, authoritative: true, answers: [], authorities: [], additionals: [], encoded: view.encoded }
   const qtype = question.type as string
   let name = question.name.toLowerCase().replace(/\.$/, '')
   let owner = question.name.replace(/\.$/, '')
