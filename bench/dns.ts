@@ -30,6 +30,9 @@ await provider.replaceRRsets(zone, applyChanges('bench', BENCH_ZONE, records, { 
 
 const builtin = fork(new URL('./dns-serve.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
 const [{ dnsPort }] = await once(builtin, 'message') as [{ dnsPort: number }]
+// A reference, not a bar: what one Node thread does with dgram alone, doing no DNS work at all.
+const echo = fork(new URL('./dns-echo.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
+const [{ dnsPort: echoPort }] = await once(echo, 'message') as [{ dnsPort: number }]
 
 async function qps (port: number): Promise<{ qps: number, lost: number }> {
   const { stdout } = await run('dnsperf', ['-s', '127.0.0.1', '-p', String(port), '-d', questions, '-l', String(SECONDS), '-c', '4', '-q', '200'], { timeout: (SECONDS + 30) * 1000 })
@@ -42,21 +45,27 @@ async function qps (port: number): Promise<{ qps: number, lost: number }> {
 try {
   await qps(dnsPort)
   await qps(pdns.dnsPort)
+  await qps(echoPort)
   const ours: number[] = []
   const theirs: number[] = []
+  const echoes: number[] = []
   let lost = 0
   for (let i = 0; i < SLICES; i++) {
     const a = await qps(dnsPort)
     const b = await qps(pdns.dnsPort)
+    const c = await qps(echoPort)
     ours.push(a.qps)
     theirs.push(b.qps)
+    echoes.push(c.qps)
     lost += a.lost + b.lost
   }
   const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length
   const share = 100 * mean(ours) / mean(theirs)
   console.log(`${'DNS built-in server (dnsperf, UDP)'.padEnd(34)} ${mean(ours).toFixed(0).padStart(8)} q/s  ${share.toFixed(0)}% of PowerDNS ${mean(theirs).toFixed(0)} q/s, same zone, same run  [bar: ≥ ${BAR}%: ${share >= BAR ? 'met' : 'MISSED'}]${lost > 0 ? `  (${lost} queries lost)` : ''}`)
+  console.log(`${'  reference: Node dgram echo'.padEnd(34)} ${mean(echoes).toFixed(0).padStart(8)} q/s  (one thread, no DNS work: the built-in server is ${(100 * mean(ours) / mean(echoes)).toFixed(0)}% of it, PowerDNS ${(100 * mean(theirs) / mean(echoes)).toFixed(0)}%)`)
 } finally {
   builtin.kill('SIGTERM')
+  echo.kill('SIGTERM')
   await pdns.stop()
   rmSync(dir, { recursive: true, force: true })
 }

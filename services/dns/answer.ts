@@ -1,35 +1,74 @@
 import * as packet from 'dns-packet'
 import type { Answer, Packet, Question } from 'dns-packet'
+import { FrozenMemo } from '../cache/frozen-memo.js'
 import type { RecordData } from './changes.js'
 import { caaParts } from './content.js'
 import { isInZone } from './names.js'
 import { soaRecord, type ServedZone } from './providers/builtin.js'
 import { splitStrings } from './text.js'
+import { encodeRecord } from './wire.js'
 
 export const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5 } as const
 const AA = 1 << 10
 // CNAME chains longer than this are treated as loops (RFC 1034 §3.6.2 asks servers to stop somewhere).
 const MAX_CHAIN = 8
 
-/** What the server sends back for one question, before encoding: sections and the header bits that matter. */
-export interface Reply { rcode: number, authoritative: boolean, answers: Answer[], authorities: Answer[], additionals: Answer[] }
+/**
+ * What the server sends back for one question, before encoding: sections and
+ * the header bits that matter, and the bytes of those records that come
+ * encoded already (a zone's own, from its ZoneView).
+ */
+export interface Reply {
+  rcode: number
+  authoritative: boolean
+  answers: Answer[]
+  authorities: Answer[]
+  additionals: Answer[]
+  encoded?: (record: Answer) => Buffer | undefined
+}
 
-/** One zone's records by owner name, with the names that exist only as ancestors of others (empty non-terminals). */
+/**
+ * One zone's records by owner name, with the names that exist only as
+ * ancestors of others (empty non-terminals). Built once per state of a zone:
+ * the server reads zones shared, so an unchanged zone is the same frozen
+ * instance on every query and its view is remembered with it (FrozenMemo).
+ */
 class ZoneView {
-  readonly byName = new Map<string, RecordData[]>()
-  readonly interior = new Set<string>()
+  readonly byName: ReadonlyMap<string, RecordData[]>
+  readonly interior: ReadonlySet<string>
+  /** Each record's wire form under its own name, and the SOA of negative answers (RFC 2308 §3: its TTL the lesser of its own and its minimum field). */
+  private readonly wire: ReadonlyMap<RecordData, Answer>
+  readonly negativeSoa: Answer
+  /** The bytes of each of those wire records in a message, so a reply copies them rather than encoding them again. */
+  private readonly bytes: ReadonlyMap<Answer, Buffer>
+  readonly encoded = (record: Answer): Buffer | undefined => this.bytes.get(record)
 
   constructor (readonly zone: ServedZone) {
-    for (const record of [soaRecord(zone), ...zone.records]) {
-      const list = this.byName.get(record.name)
-      if (list === undefined) this.byName.set(record.name, [record])
+    const byName = new Map<string, RecordData[]>()
+    const interior = new Set<string>()
+    const wire = new Map<RecordData, Answer>()
+    const soa = soaRecord(zone)
+    this.negativeSoa = wireRecord({ ...soa, ttl: Math.min(soa.ttl, zone.timers.minimum) })
+    for (const record of [soa, ...zone.records]) {
+      wire.set(record, wireRecord(record))
+      const list = byName.get(record.name)
+      if (list === undefined) byName.set(record.name, [record])
       else list.push(record)
       let name = record.name
       while (name !== zone.name && name.includes('.')) {
         name = name.slice(name.indexOf('.') + 1)
-        this.interior.add(name)
+        interior.add(name)
       }
     }
+    this.byName = byName
+    this.interior = interior
+    this.wire = wire
+    this.bytes = new Map([this.negativeSoa, ...wire.values()].map((record) => [record, encodeRecord(record)]))
+  }
+
+  /** `record` on the wire, owned by `owner` (the name as asked, case kept, or a wildcard's expansion). */
+  answer (record: RecordData, owner: string = record.name): Answer {
+    return owner === record.name ? this.wire.get(record) ?? wireRecord(record) : wireRecord(record, owner)
   }
 
   exists (name: string): boolean {
@@ -60,6 +99,8 @@ class ZoneView {
   }
 }
 
+const zoneViews = new FrozenMemo((zone: ServedZone) => new ZoneView(zone))
+
 export function wireRecord (record: RecordData, owner: string = record.name): Answer {
   const base = { name: owner, class: 'IN' as const, ttl: record.ttl }
   const parts = record.content.split(' ')
@@ -83,12 +124,6 @@ export function wireRecord (record: RecordData, owner: string = record.name): An
   }
 }
 
-/** The SOA for a negative answer, with the TTL RFC 2308 §3 asks for: the lesser of its own and its minimum field. */
-function negativeSoa (zone: ServedZone): Answer {
-  const soa = soaRecord(zone)
-  return wireRecord({ ...soa, ttl: Math.min(soa.ttl, zone.timers.minimum) })
-}
-
 /**
  * Answers one question from one zone, as RFC 1034 §4.3.2 lays out: a
  * referral below a delegation, the records asked for, a CNAME followed while
@@ -97,8 +132,8 @@ function negativeSoa (zone: ServedZone): Answer {
  * NXDOMAIN otherwise — both negative answers carrying the SOA.
  */
 export function answerQuestion (zone: ServedZone, question: Question, options: { minimalAny?: boolean } = {}): Reply {
-  const view = new ZoneView(zone)
-  const reply: Reply = { rcode: RCODE.NOERROR, authoritative: true, answers: [], authorities: [], additionals: [] }
+  const view = zoneViews.get(zone)
+  const reply: Reply = { rcode: RCODE.NOERROR, authoritative: true, answers: [], authorities: [], additionals: [], encoded: view.encoded }
   const qtype = question.type as string
   let name = question.name.toLowerCase().replace(/\.$/, '')
   let owner = question.name.replace(/\.$/, '')
@@ -106,19 +141,19 @@ export function answerQuestion (zone: ServedZone, question: Question, options: {
     const cut = view.cut(name)
     if (cut !== null && !(cut === name && qtype === 'DS')) {
       if (step === 0) reply.authoritative = false
-      reply.authorities.push(...(view.byName.get(cut) ?? []).filter((record) => record.type === 'NS').map((record) => wireRecord(record)))
+      reply.authorities.push(...(view.byName.get(cut) ?? []).filter((record) => record.type === 'NS').map((record) => view.answer(record)))
       addGlue(view, reply, reply.authorities)
       return reply
     }
     const records = view.lookup(name)
     if (records === null) {
       reply.rcode = RCODE.NXDOMAIN
-      reply.authorities.push(negativeSoa(zone))
+      reply.authorities.push(view.negativeSoa)
       return reply
     }
     const cname = records.find((record) => record.type === 'CNAME')
     if (cname !== undefined && qtype !== 'CNAME') {
-      reply.answers.push(wireRecord(cname, owner))
+      reply.answers.push(view.answer(cname, owner))
       if (!isInZone(cname.content, zone.name)) return reply
       name = cname.content
       owner = cname.content
@@ -127,10 +162,10 @@ export function answerQuestion (zone: ServedZone, question: Question, options: {
     // RFC 8482: ANY over UDP gets one record set, not a reflection-sized answer.
     const matching = qtype !== 'ANY' ? records.filter((record) => record.type === qtype) : options.minimalAny === true ? records.filter((record) => record.type === records[0]?.type) : records
     if (matching.length === 0) {
-      reply.authorities.push(negativeSoa(zone))
+      reply.authorities.push(view.negativeSoa)
       return reply
     }
-    const answers = matching.map((record) => wireRecord(record, owner))
+    const answers = matching.map((record) => view.answer(record, owner))
     reply.answers.push(...answers)
     addGlue(view, reply, answers)
     return reply
@@ -144,7 +179,7 @@ function addGlue (view: ZoneView, reply: Reply, section: Answer[]): void {
     const target = record.type === 'NS' ? record.data : record.type === 'MX' ? record.data.exchange : record.type === 'SRV' ? record.data.target : null
     if (typeof target !== 'string' || !isInZone(target, view.zone.name)) continue
     for (const address of view.byName.get(target) ?? []) {
-      if (address.type === 'A' || address.type === 'AAAA') reply.additionals.push(wireRecord(address))
+      if (address.type === 'A' || address.type === 'AAAA') reply.additionals.push(view.answer(address))
     }
   }
 }

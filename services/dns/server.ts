@@ -4,6 +4,7 @@ import * as packet from 'dns-packet'
 import type { Answer, Packet } from 'dns-packet'
 import { answerQuestion, RCODE, replyFlags, transferMessages, type Reply } from './answer.js'
 import type { ServedZone } from './providers/builtin.js'
+import { encodeRecord, encodeResponse } from './wire.js'
 
 /** Where the server reads its zones: the built-in provider. */
 export interface ZoneSource { zoneFor (name: string): Promise<ServedZone | null> }
@@ -22,6 +23,9 @@ const MAX_MESSAGE = 65_535
 const TCP_IDLE_MS = 10_000
 const MAX_TCP_CONNECTIONS = 512
 const HEADER_BYTES = 12
+// Our EDNS record (RFC 6891) offering MAX_UDP_SIZE, the same in every reply to a query that has one.
+const OPT = { name: '.', type: 'OPT', udpPayloadSize: MAX_UDP_SIZE, flags: 0, options: [] } as unknown as Answer
+const OPT_BYTES = encodeRecord(OPT)
 
 /**
  * The built-in authoritative server on UDP and TCP, one port for both,
@@ -80,7 +84,8 @@ export class DnsServer {
 
   private async serveUdp (udp: UdpSocket, message: Buffer, address: string, port: number): Promise<void> {
     const replies = await this.respond(message, 'udp', address)
-    for (const reply of replies) udp.send(reply, port, address, () => {})
+    // Without a callback Node tries a synchronous send first (uv_udp_try_send); a failure reaches the socket's 'error' handler.
+    for (const reply of replies) udp.send(reply, port, address)
   }
 
   /** Two-byte length framing (RFC 1035 §4.2.2); several queries may share a connection, answered in order. */
@@ -145,17 +150,22 @@ export class DnsServer {
 
   private encodeReply (query: Packet, reply: Reply, transport: 'udp' | 'tcp'): Buffer {
     const opt = (query.additionals ?? []).find((record) => record.type === 'OPT') as (Answer & { udpPayloadSize?: number }) | undefined
-    const additionals: Answer[] = [...reply.additionals]
-    if (opt !== undefined) additionals.push({ name: '.', type: 'OPT', udpPayloadSize: MAX_UDP_SIZE, flags: 0, options: [] } as unknown as Answer)
-    const full: Packet = {
-      id: query.id, type: 'response', flags: replyFlags(query, reply), questions: query.questions ?? [], answers: reply.answers, authorities: reply.authorities, additionals
+    const response = {
+      id: query.id ?? 0,
+      flags: replyFlags(query, reply),
+      questions: query.questions ?? [],
+      answers: reply.answers,
+      authorities: reply.authorities,
+      additionals: opt === undefined ? reply.additionals : [...reply.additionals, OPT]
     }
-    const encoded = packet.encode(full)
+    const encoded = (record: Answer): Buffer | undefined => record === OPT ? OPT_BYTES : reply.encoded?.(record)
     // Over TCP the limit is the two-byte length prefix; a record set larger than that is truncated there too.
     const limit = transport === 'tcp' ? MAX_MESSAGE : opt === undefined ? CLASSIC_UDP_SIZE : Math.min(Math.max(opt.udpPayloadSize ?? CLASSIC_UDP_SIZE, CLASSIC_UDP_SIZE), MAX_UDP_SIZE)
-    if (encoded.length <= limit) return encoded
+    const whole = encodeResponse(response, encoded, limit)
+    if (whole !== null) return whole
     // RFC 2181 §9: a truncated answer is marked, and the client asks again over TCP.
-    return packet.encode({ ...full, flags: (full.flags ?? 0) | packet.TRUNCATED_RESPONSE, answers: [], authorities: [], additionals: additionals.filter((record) => record.type === 'OPT') })
+    const truncated = { ...response, flags: response.flags | packet.TRUNCATED_RESPONSE, answers: [], authorities: [], additionals: opt === undefined ? [] : [OPT] }
+    return encodeResponse(truncated, encoded) as Buffer
   }
 }
 

@@ -8,8 +8,16 @@ import { StaleZoneError } from './types.js'
 
 export interface SoaTimers { refresh: number, retry: number, expire: number, minimum: number }
 
-/** What the built-in server serves for one zone: its records (the SOA kept apart, its serial bumped by every write). */
+/**
+ * What the built-in server serves for one zone: its records (the SOA kept
+ * apart, its serial bumped by every write). Kept under the zone's name as its
+ * `_id`, so the server finds the zone of a query by primary-key reads of the
+ * name's suffixes; `zoneId` is the zone it belongs to, which every read and
+ * write of the provider checks, so a zone deleted and created again under the
+ * same name is never mistaken for the old one.
+ */
 export type ServedZone = {
+  zoneId: string
   name: string
   mname: string
   rname: string
@@ -64,7 +72,7 @@ export class BuiltinProvider implements DnsProvider {
     const records: RecordData[] = zone.nameservers.map((ns) => ({ name: zone.name, type: 'NS' as const, ttl: DEFAULT_TTL, content: ns }))
     try {
       await this.zones.insertOne({
-        _id: zone.id, name: zone.name, mname: zone.nameservers[0], rname: `hostmaster.${zone.name}`, serial: dateSerial(now) + 1, timers: TIMERS, records, updatedAt: now
+        _id: zone.name, zoneId: zone.id, name: zone.name, mname: zone.nameservers[0], rname: `hostmaster.${zone.name}`, serial: dateSerial(now) + 1, timers: TIMERS, records, updatedAt: now
       })
     } catch (error) {
       if (error instanceof DuplicateKeyError) throw conflict('APP_DNS_ZONE_EXISTS', `The zone ${zone.name} is already served here`)
@@ -74,17 +82,17 @@ export class BuiltinProvider implements DnsProvider {
   }
 
   async deleteZone (zone: ZoneRef): Promise<void> {
-    await this.zones.deleteOne({ _id: zone.id })
+    await this.zones.deleteOne({ _id: zone.name, zoneId: zone.id })
   }
 
   async readZone (zone: ZoneRef): Promise<ZoneContents> {
-    const served = await this.zones.findOne({ _id: zone.id })
+    const served = await this.zones.findOne({ _id: zone.name, zoneId: zone.id })
     if (served === null) return { records: [], version: null }
     return { records: [soaRecord(served), ...served.records], version: served.serial }
   }
 
   async replaceRRsets (zone: ZoneRef, changes: RRsetChange[], version: number | null): Promise<void> {
-    const served = await this.zones.findOne({ _id: zone.id })
+    const served = await this.zones.findOne({ _id: zone.name, zoneId: zone.id })
     if (served === null || (version !== null && served.serial !== version)) throw new StaleZoneError(zone.id)
     const replaced = new Set(changes.map((change) => `${change.name} ${change.type}`))
     const records = served.records.filter((record) => !replaced.has(`${record.name} ${record.type}`))
@@ -95,18 +103,21 @@ export class BuiltinProvider implements DnsProvider {
     records.sort(compareRecords)
     const now = this.deps.clock.now()
     // Conditional on the serial read: a write that raced this one made it stale, and the caller re-applies on fresh records.
-    const written = await this.zones.updateOne({ _id: zone.id, serial: served.serial }, { $set: { records, serial: nextSerial(served.serial, now), updatedAt: now } })
+    const written = await this.zones.updateOne({ _id: zone.name, zoneId: zone.id, serial: served.serial }, { $set: { records, serial: nextSerial(served.serial, now), updatedAt: now } })
     if (written.matchedCount === 0) throw new StaleZoneError(zone.id)
   }
 
-  /** The served zone that holds `name`: the one with the longest name among its suffixes. Shared and frozen. */
+  /**
+   * The served zone that holds `name`: the one with the longest name among
+   * its suffixes, so the first found walking them longest first. Each is a
+   * primary-key read, shared: an unchanged zone is the document cache's frozen
+   * instance, read without SQLite (a name that is no zone is one index probe).
+   */
   async zoneFor (name: string): Promise<WithId<ServedZone> | null> {
-    const labels = name.split('.')
-    const suffixes = labels.map((_, index) => labels.slice(index).join('.'))
-    let best: WithId<ServedZone> | null = null
-    for (const zone of await this.shared.find({ name: { $in: suffixes } }).toArray()) {
-      if (best === null || zone.name.length > best.name.length) best = zone
+    for (let suffix = name; ; suffix = suffix.slice(suffix.indexOf('.') + 1)) {
+      const zone = await this.shared.findOne({ _id: suffix })
+      if (zone !== null) return zone
+      if (!suffix.includes('.')) return null
     }
-    return best
   }
 }

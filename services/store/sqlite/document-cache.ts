@@ -14,12 +14,24 @@ import { BoundedMap } from '../../cache/bounded-map.js'
  * instance itself, one per document and state, so what is derived from it can
  * be remembered by identity (FrozenMemo).
  *
- * Which entries stay is the BoundedMap's decision; the per-collection maps are
+ * Which entries stay is the BoundedMap's decision, by count and by the
+ * characters of stored JSON together; the per-collection maps are
  * indexes into it, pruned as it evicts. A dropped collection's entries leave
  * its indexes at once and the BoundedMap as they age out, never hit again.
  */
 const MAX_ENTRIES = 4096
-const MAX_DOCUMENT_CHARS = 8192
+/**
+ * What is kept is bounded by the stored JSON of its documents together, 32 Mi
+ * characters: the bound the cache always had (4096 documents of at most 8 Ki
+ * characters each), now spent on whatever documents are read rather than
+ * reserved in equal slices. A large document read often (a served DNS zone)
+ * is then kept like a small one, which matters most for it: parsing and
+ * freezing it again costs in proportion to its size, and what is derived from
+ * it (FrozenMemo) is lost with it. One document may take at most 1/64 of the
+ * budget, so a few large ones cannot push out everything else.
+ */
+const MAX_TOTAL_CHARS = MAX_ENTRIES * 8192
+const MAX_DOCUMENT_CHARS = MAX_TOTAL_CHARS / 64
 
 interface Entry { collection: string, id: string, seq: number, doc: Document }
 
@@ -29,8 +41,13 @@ export class DocumentCache {
   private collections = new Map<string, Indexes>()
   private readonly kept: BoundedMap<Entry, true>
 
-  constructor (capacity = MAX_ENTRIES) {
-    this.kept = new BoundedMap(capacity, (entry) => { this.unindex(entry) })
+  constructor (capacity = MAX_ENTRIES, private readonly maxChars = MAX_TOTAL_CHARS, private readonly maxDocumentChars = MAX_DOCUMENT_CHARS) {
+    this.kept = new BoundedMap(capacity, (entry) => { this.unindex(entry) }, maxChars)
+  }
+
+  /** The stored JSON characters of the documents kept, together. */
+  get chars (): number {
+    return this.kept.weight
   }
 
   /** A private copy of the document with this id. */
@@ -53,7 +70,7 @@ export class DocumentCache {
 
   /** Keeps `doc` itself, frozen (the caller must hand out copies of it), if its stored JSON is small enough. */
   remember (collection: string, id: string, seq: number, doc: Document, jsonLength: number): boolean {
-    if (jsonLength > MAX_DOCUMENT_CHARS || this.kept.capacity <= 0) return false
+    if (jsonLength > this.maxDocumentChars || jsonLength > this.maxChars || this.kept.capacity <= 0) return false
     const replaced = this.collections.get(collection)?.byId.get(id)
     if (replaced !== undefined) {
       this.kept.delete(replaced)
@@ -67,7 +84,7 @@ export class DocumentCache {
     const entry: Entry = { collection, id, seq, doc: deepFreeze(doc) }
     indexes.byId.set(id, entry)
     indexes.bySeq.set(seq, entry)
-    this.kept.set(entry, true)
+    this.kept.set(entry, true, jsonLength)
     return true
   }
 
