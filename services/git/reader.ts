@@ -76,23 +76,6 @@ export class RepoReader {
     }
   }
 
-  /**
-   * `count` commits of the history from `start`, after skipping `skip`, and
-   * whether more follow. With a path, only commits that changed it.
-   */
-  async log (gitdir: string, start: string, options: { skip: number, count: number, path?: string }): Promise<{ commits: CommitT[], more: boolean }> {
-    const wanted = options.skip + options.count + 1
-    let entries: Awaited<ReturnType<typeof git.log>>
-    try {
-      entries = await git.log({ fs, gitdir, ref: start, depth: wanted, ...(options.path === undefined || options.path === '' ? {} : { filepath: options.path, force: true }) })
-    } catch (error) {
-      if (isNotFound(error)) return { commits: [], more: false }
-      throw error
-    }
-    const page = entries.slice(options.skip, options.skip + options.count)
-    return { commits: page.map((entry) => commitView(entry.oid, entry.commit)), more: entries.length > options.skip + options.count }
-  }
-
   async tree (gitdir: string, commit: string, path: string): Promise<TreeT> {
     let result: Awaited<ReturnType<typeof git.readTree>>
     try {
