@@ -127,6 +127,13 @@ function assertJobType (type: unknown): asserts type is string {
 
 const later = (now: Date, ms: number): Date => new Date(now.getTime() + ms)
 
+/** A job as it is first written, queued and untried. */
+function newJob (type: string, payload: JobPayload, maxAttempts: number, runAt: Date, now: Date): Omit<Job, '_id'> {
+  return {
+    type, payload, status: 'queued', attempts: 0, maxAttempts, runAt, leaseUntil: null, leaseOwner: null, lastError: null, result: null, createdAt: now, updatedAt: now, finishedAt: null
+  }
+}
+
 export class JobQueue {
   readonly jobs: StoreCollection<Job>
   private readonly store: Store
@@ -164,22 +171,7 @@ export class JobQueue {
     if (options.runAt !== undefined && !(options.runAt instanceof Date && Number.isFinite(options.runAt.getTime()))) throw badRequest('APP_JOB_INVALID', 'runAt must be a valid Date')
 
     const now = await this.now()
-    const job: Job = {
-      _id: this.newId(),
-      type,
-      payload,
-      status: 'queued',
-      attempts: 0,
-      maxAttempts,
-      runAt: options.runAt ?? later(now, options.delayMs ?? 0),
-      leaseUntil: null,
-      leaseOwner: null,
-      lastError: null,
-      result: null,
-      createdAt: now,
-      updatedAt: now,
-      finishedAt: null
-    }
+    const job: Job = { _id: this.newId(), ...newJob(type, payload, maxAttempts, options.runAt ?? later(now, options.delayMs ?? 0), now) }
     await this.jobs.insertOne(job)
     return job
   }
@@ -202,21 +194,7 @@ export class JobQueue {
       { _id: `${RECURRING_ID_PREFIX}${type}` },
       {
         $set: { everyMs },
-        $setOnInsert: {
-          type,
-          payload: {},
-          status: 'queued',
-          attempts: 0,
-          maxAttempts: DEFAULT_MAX_ATTEMPTS,
-          runAt: now,
-          leaseUntil: null,
-          leaseOwner: null,
-          lastError: null,
-          result: null,
-          createdAt: now,
-          updatedAt: now,
-          finishedAt: null
-        }
+        $setOnInsert: newJob(type, {}, DEFAULT_MAX_ATTEMPTS, now, now)
       },
       { upsert: true, returnDocument: 'after' }
     ))
