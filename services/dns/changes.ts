@@ -2,12 +2,10 @@ import { createHash } from 'node:crypto'
 import { badRequest, conflict, fieldIssue, notFound } from '../errors.js'
 import { canonicalContent, type RecordType } from './content.js'
 import { ownerName } from './names.js'
+import { DNS_MAX_CHANGES, DNS_MAX_TTL, DNS_MIN_TTL } from '../../schemas/dns.js'
 
-export const MIN_TTL = 30
-export const MAX_TTL = 604_800
 export const DEFAULT_TTL = 3600
 export const MAX_RECORDS_PER_ZONE = 5000
-export const MAX_CHANGES_PER_REQUEST = 1000
 
 export interface RecordData { name: string, type: RecordType, ttl: number, content: string }
 export interface RecordInput { name: string, type: RecordType, ttl?: number, content: string }
@@ -39,8 +37,8 @@ export function compareRecords (a: RecordData, b: RecordData): number {
 }
 
 function checkTtl (ttl: number, path: string): number {
-  if (!Number.isInteger(ttl) || ttl < MIN_TTL || ttl > MAX_TTL) {
-    throw badRequest('APP_DNS_INVALID_TTL', `TTL must be a whole number of seconds from ${MIN_TTL} to ${MAX_TTL}`, fieldIssue(path, `must be from ${MIN_TTL} to ${MAX_TTL}`))
+  if (!Number.isInteger(ttl) || ttl < DNS_MIN_TTL || ttl > DNS_MAX_TTL) {
+    throw badRequest('APP_DNS_INVALID_TTL', `TTL must be a whole number of seconds from ${DNS_MIN_TTL} to ${DNS_MAX_TTL}`, fieldIssue(path, `must be from ${DNS_MIN_TTL} to ${DNS_MAX_TTL}`))
   }
   return ttl
 }
@@ -61,7 +59,7 @@ export function canonicalRecord (input: RecordInput, zone: string, path: string)
  * whole set (RFC 2181 §5.2: one name and type share one TTL); one without
  * takes its set's current TTL.
  */
-export function applyChanges (zoneId: string, zone: string, current: RecordData[], changes: ChangeSet, limit = MAX_CHANGES_PER_REQUEST): { records: RecordData[], rrsets: RRsetChange[], written: RecordData[] } {
+export function applyChanges (zoneId: string, zone: string, current: RecordData[], changes: ChangeSet, limit = DNS_MAX_CHANGES): { records: RecordData[], rrsets: RRsetChange[], written: RecordData[] } {
   const total = (changes.create?.length ?? 0) + (changes.update?.length ?? 0) + (changes.delete?.length ?? 0)
   if (total === 0) throw badRequest('APP_DNS_EMPTY_CHANGE', 'The change creates, updates and deletes nothing')
   if (total > limit) throw badRequest('APP_DNS_TOO_MANY_CHANGES', `At most ${limit} changes in one request`, { limit })

@@ -1,8 +1,9 @@
 import { AppError, badRequest, fieldIssue } from '../errors.js'
-import { compareRecords, MAX_RECORDS_PER_ZONE, MAX_TTL, MIN_TTL, type RecordData } from './changes.js'
+import { compareRecords, MAX_RECORDS_PER_ZONE, type RecordData } from './changes.js'
 import { canonicalContent, RECORD_TYPES, type RecordType } from './content.js'
 import { relativeName, zoneName } from './names.js'
 import { quote, readEscape, readQuoted, splitStrings } from './text.js'
+import { DNS_MAX_TTL, DNS_MAX_ZONE_FILE_BYTES, DNS_MIN_TTL } from '../../schemas/dns.js'
 
 /**
  * RFC 1035 §5 master files: `$ORIGIN`, `$TTL`, `@`, relative names, a blank
@@ -11,7 +12,6 @@ import { quote, readEscape, readQuoted, splitStrings } from './text.js'
  * and `$GENERATE` are refused: an upload names no files of ours.
  */
 
-export const MAX_ZONE_FILE_BYTES = 512 * 1024
 const FIELD = 'body.zoneFile'
 
 interface Token { text: string, quoted: boolean, bytes?: Buffer }
@@ -106,7 +106,7 @@ export interface ParsedZone { origin: string, records: RecordData[] }
 
 /** Parses a zone file; `origin` applies until a `$ORIGIN` says otherwise. Every record is checked as the records API checks it. */
 export function parseZoneFile (text: string, options: { origin?: string } = {}): ParsedZone {
-  if (Buffer.byteLength(text, 'utf8') > MAX_ZONE_FILE_BYTES) throw badRequest('APP_DNS_ZONE_FILE_INVALID', `A zone file has at most ${MAX_ZONE_FILE_BYTES} bytes`, { limit: MAX_ZONE_FILE_BYTES })
+  if (Buffer.byteLength(text, 'utf8') > DNS_MAX_ZONE_FILE_BYTES) throw badRequest('APP_DNS_ZONE_FILE_INVALID', `A zone file has at most ${DNS_MAX_ZONE_FILE_BYTES} bytes`, { limit: DNS_MAX_ZONE_FILE_BYTES })
   let origin = options.origin === undefined ? null : zoneName(options.origin, 'body.name')
   let firstOrigin = origin
   let defaultTtl: number | null = null
@@ -153,7 +153,7 @@ export function parseZoneFile (text: string, options: { origin?: string } = {}):
     ttl ??= defaultTtl ?? lastTtl
     if (ttl === null) throw invalid(number, 'no TTL, and no $TTL before it')
     lastTtl = ttl
-    if (ttl < MIN_TTL || ttl > MAX_TTL) throw invalid(number, `TTL ${ttl} is outside ${MIN_TTL}–${MAX_TTL} seconds`)
+    if (ttl < DNS_MIN_TTL || ttl > DNS_MAX_TTL) throw invalid(number, `TTL ${ttl} is outside ${DNS_MIN_TTL}–${DNS_MAX_TTL} seconds`)
     const recordType = type as RecordType
     const content = recordType === 'TXT'
       ? Buffer.concat(rest.map((token) => token.bytes ?? Buffer.from(token.text, 'utf8'))).toString('utf8')
