@@ -15,6 +15,8 @@ export interface Config {
   tokenIssuer: string
   mongodbUrl: string | null
   mongodbDb: string
+  /** MONGODB_QUERY_TIMEOUT_MS: the server-side time limit (maxTimeMS) of every operation that evaluates a filter. */
+  mongodbQueryTimeoutMs: number
   logLevel: LogLevel
   /** Largest JSON body accepted, bytes. */
   bodyLimit: number
@@ -124,6 +126,9 @@ function text (env: Env, name: string): string | undefined {
   const trimmed = value.trim()
   return trimmed === '' ? undefined : trimmed
 }
+
+/** The server-side time limit of a filtered MongoDB operation when MONGODB_QUERY_TIMEOUT_MS is not set. */
+export const DEFAULT_QUERY_TIMEOUT_MS = 10_000
 
 function integer (env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = text(env, name)
@@ -300,6 +305,7 @@ export function loadConfig (env: Env = process.env): Config {
     tokenIssuer: publicUrlRaw === undefined ? DEFAULT_TOKEN_ISSUER : publicUrl,
     mongodbUrl,
     mongodbDb,
+    mongodbQueryTimeoutMs: integer(env, 'MONGODB_QUERY_TIMEOUT_MS', DEFAULT_QUERY_TIMEOUT_MS, 100, 600_000),
     logLevel,
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     masterKey,

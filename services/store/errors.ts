@@ -81,3 +81,15 @@ export class StoreUnavailableError extends AppError {
     if (cause !== undefined) this.cause = cause
   }
 }
+
+/**
+ * A filtered operation ran past the server-side time limit
+ * (MONGODB_QUERY_TIMEOUT_MS), typically a pattern that backtracks on PCRE.
+ * Retrying the same query would not help, so no Retry-After.
+ */
+export class QueryTimeoutError extends AppError {
+  constructor (cause?: unknown) {
+    super('APP_QUERY_TIMEOUT', 503, 'The query ran past the store\'s time limit: narrow the filter, simplify the pattern or declare an index')
+    if (cause !== undefined) this.cause = cause
+  }
+}

@@ -2,7 +2,7 @@ import { MongoClient, MongoServerError, type Db } from 'mongodb'
 import type { Document, Store, StoreCollection, StoreExtensions } from './types.js'
 import { StoreUnavailableError } from './errors.js'
 import { newId as defaultNewId, type IdGenerator } from '../ids.js'
-import { ConfigError } from '../config.js'
+import { ConfigError, DEFAULT_QUERY_TIMEOUT_MS } from '../config.js'
 import { MongoStoreCollection, type Transact } from './mongo/collection.js'
 import { clientOptions, deploymentProblem, type HelloAnswer } from './mongo/deployment.js'
 import { translate } from './mongo/translate.js'
@@ -21,7 +21,7 @@ class MongoStore implements Store {
     now: async () => await this.serverTime()
   }
 
-  constructor (private readonly client: MongoClient, private readonly db: Db, private readonly newId: IdGenerator) {}
+  constructor (private readonly client: MongoClient, private readonly db: Db, private readonly newId: IdGenerator, private readonly queryTimeoutMs: number) {}
 
   get database (): Db { return this.db }
 
@@ -38,7 +38,7 @@ class MongoStore implements Store {
   }
 
   collection<T extends Document = Document> (name: string): StoreCollection<T> {
-    return new MongoStoreCollection<T>(this.db.collection(name), this.newId, this.transact)
+    return new MongoStoreCollection<T>(this.db.collection(name), this.newId, this.transact, this.queryTimeoutMs)
   }
 
   async listCollections (): Promise<string[]> {
@@ -74,7 +74,7 @@ class MongoStore implements Store {
 }
 
 /** Connects and checks the deployment can serve Plinth (a replica set or sharded cluster, MongoDB ≥ 5.0); refuses otherwise. */
-export async function openMongoStore (options: { url: string, db: string, newId?: IdGenerator }): Promise<Store> {
+export async function openMongoStore (options: { url: string, db: string, newId?: IdGenerator, queryTimeoutMs?: number }): Promise<Store> {
   const client = new MongoClient(options.url, clientOptions(options.url))
   await client.connect()
   try {
@@ -90,7 +90,7 @@ export async function openMongoStore (options: { url: string, db: string, newId?
     await client.close()
     throw error
   }
-  return new MongoStore(client, client.db(options.db), options.newId ?? defaultNewId)
+  return new MongoStore(client, client.db(options.db), options.newId ?? defaultNewId, options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS)
 }
 
 /** The driver's Db behind a MongoDB-engine Store, so GridFS shares its connection; null for any other engine. */

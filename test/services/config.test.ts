@@ -11,6 +11,7 @@ t.test('defaults', async (t) => {
   t.equal(config.dataDir, resolve('./data'))
   t.equal(config.mongodbUrl, null)
   t.equal(config.mongodbDb, 'plinth')
+  t.equal(config.mongodbQueryTimeoutMs, 10_000)
   t.equal(config.logLevel, 'info')
   t.equal(config.publicUrl, 'http://127.0.0.1:8080')
   t.equal(config.patPrefix, 'plinthpat')
@@ -79,6 +80,7 @@ t.test('a bad value names its variable', async (t) => {
     [{ PUBLIC_URL: 'not a url' }, 'PUBLIC_URL'],
     [{ PUBLIC_URL: 'ftp://x' }, 'PUBLIC_URL'],
     [{ BODY_LIMIT: '10' }, 'BODY_LIMIT'],
+    [{ MONGODB_QUERY_TIMEOUT_MS: '5' }, 'MONGODB_QUERY_TIMEOUT_MS'],
     [{ PAT_PREFIX: 'Bad_Prefix' }, 'PAT_PREFIX'],
     [{ ACCESS_TOKEN_TTL_SECONDS: '5' }, 'ACCESS_TOKEN_TTL_SECONDS'],
     [{ AUTH_RATE_LIMIT_MAX: '0' }, 'AUTH_RATE_LIMIT_MAX'],

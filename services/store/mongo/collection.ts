@@ -51,9 +51,17 @@ class MongoCursor<T> implements StoreCursor<T> {
 export class MongoStoreCollection<T extends Document> implements StoreCollection<T> {
   readonly collectionName: string
 
+  /**
+   * Every operation that evaluates a filter carries the server-side time
+   * limit: a client's pattern runs on RE2 on the embedded engine but on
+   * PCRE here, where a backtracking pattern could hold the server's CPU.
+   */
+  private readonly limit: { maxTimeMS: number }
+
   // The driver's generics fight a string `_id`; the port's types are the contract here.
-  constructor (private readonly raw: Collection<any>, private readonly newId: IdGenerator, private readonly transact: Transact) {
+  constructor (private readonly raw: Collection<any>, private readonly newId: IdGenerator, private readonly transact: Transact, queryTimeoutMs: number) {
     this.collectionName = raw.collectionName
+    this.limit = { maxTimeMS: queryTimeoutMs }
   }
 
   private prepare (doc: T & { _id?: string }, path: string): T & { _id: string } {
@@ -86,13 +94,13 @@ export class MongoStoreCollection<T extends Document> implements StoreCollection
   async findOne (filter: Filter = {}, options: FindOptions = {}): Promise<WithId<T> | null> {
     checkFind(filter, options)
     try {
-      return await this.raw.findOne(portableQuery(filter), options) as WithId<T> | null
+      return await this.raw.findOne(portableQuery(filter), { ...options, ...this.limit }) as WithId<T> | null
     } catch (error) { translate(error, this.collectionName) }
   }
 
   find (filter: Filter = {}, options: FindOptions = {}): StoreCursor<WithId<T>> {
     checkFind(filter, options)
-    return new MongoCursor(this.raw.find(portableQuery(filter), options), this.collectionName) as StoreCursor<WithId<T>>
+    return new MongoCursor(this.raw.find(portableQuery(filter), { ...options, ...this.limit }), this.collectionName) as StoreCursor<WithId<T>>
   }
 
   async countDocuments (filter: Filter = {}, options: CountOptions = {}): Promise<number> {
@@ -100,7 +108,7 @@ export class MongoStoreCollection<T extends Document> implements StoreCollection
     const skip = validateCount(options.skip, 'options.skip')
     const limit = validateCount(options.limit, 'options.limit')
     // The count pipeline refuses `$limit: 0`; like find's, a zero limit means none.
-    const counted = { ...(skip > 0 ? { skip } : {}), ...(limit > 0 ? { limit } : {}) }
+    const counted = { ...(skip > 0 ? { skip } : {}), ...(limit > 0 ? { limit } : {}), ...this.limit }
     try {
       return await this.raw.countDocuments(portableQuery(filter), counted)
     } catch (error) { translate(error, this.collectionName) }
@@ -123,8 +131,8 @@ export class MongoStoreCollection<T extends Document> implements StoreCollection
     const query = portableQuery(filter)
     try {
       const result = many
-        ? await this.transact(async (session) => await this.raw.updateMany(query, effective, { upsert, session }))
-        : await this.raw.updateOne(query, effective, { upsert })
+        ? await this.transact(async (session) => await this.raw.updateMany(query, effective, { upsert, session, ...this.limit }))
+        : await this.raw.updateOne(query, effective, { upsert, ...this.limit })
       return {
         acknowledged: true,
         matchedCount: result.matchedCount,
@@ -154,6 +162,7 @@ export class MongoStoreCollection<T extends Document> implements StoreCollection
     try {
       return await this.raw.findOneAndUpdate(portableQuery(filter), effective, {
         upsert,
+        ...this.limit,
         returnDocument: options.returnDocument ?? 'before',
         ...(options.sort === undefined ? {} : { sort: options.sort }),
         ...(options.projection === undefined ? {} : { projection: options.projection })
@@ -164,14 +173,14 @@ export class MongoStoreCollection<T extends Document> implements StoreCollection
   async findOneAndDelete (filter: Filter, options: FindOneAndDeleteOptions = {}): Promise<WithId<T> | null> {
     checkFind(filter, options)
     try {
-      return await this.raw.findOneAndDelete(portableQuery(filter), options) as WithId<T> | null
+      return await this.raw.findOneAndDelete(portableQuery(filter), { ...options, ...this.limit }) as WithId<T> | null
     } catch (error) { translate(error, this.collectionName) }
   }
 
   async deleteOne (filter: Filter): Promise<DeleteResult> {
     validateFilter(filter)
     try {
-      const result = await this.raw.deleteOne(portableQuery(filter))
+      const result = await this.raw.deleteOne(portableQuery(filter), this.limit)
       return { acknowledged: true, deletedCount: result.deletedCount }
     } catch (error) { translate(error, this.collectionName) }
   }
@@ -180,7 +189,7 @@ export class MongoStoreCollection<T extends Document> implements StoreCollection
     validateFilter(filter)
     const query = portableQuery(filter)
     try {
-      const result = await this.transact(async (session) => await this.raw.deleteMany(query, { session }))
+      const result = await this.transact(async (session) => await this.raw.deleteMany(query, { session, ...this.limit }))
       return { acknowledged: true, deletedCount: result.deletedCount }
     } catch (error) { translate(error, this.collectionName) }
   }

@@ -3,7 +3,8 @@ import {
   MongoServerError, MongoServerSelectionError, MongoTopologyClosedError
 } from 'mongodb'
 import {
-  DuplicateKeyError, IndexConflictError, IndexNotFoundError, InvalidDocumentError, InvalidIndexError, InvalidUpdateError, StoreUnavailableError
+  DuplicateKeyError, IndexConflictError, IndexNotFoundError, InvalidDocumentError, InvalidIndexError, InvalidUpdateError, QueryTimeoutError,
+  StoreUnavailableError
 } from '../errors.js'
 
 /**
@@ -61,6 +62,8 @@ export function translate (error: unknown, collection: string): never {
         throw new IndexConflictError('An index with this name or key already exists with a different key or options')
       case 67:
         throw new InvalidIndexError('The index cannot be created')
+      case 50:
+        throw new QueryTimeoutError(error)
     }
     if (typeof error.code === 'number' && UPDATE_TYPE_ERRORS.has(error.code)) {
       throw new InvalidUpdateError('update', error.message)

@@ -4,7 +4,8 @@ import {
   MongoTopologyClosedError, type Collection
 } from 'mongodb'
 import {
-  DuplicateKeyError, IndexConflictError, IndexNotFoundError, InvalidDocumentError, InvalidIndexError, InvalidUpdateError, QueryError, StoreUnavailableError
+  DuplicateKeyError, IndexConflictError, IndexNotFoundError, InvalidDocumentError, InvalidIndexError, InvalidUpdateError, QueryError, QueryTimeoutError,
+  StoreUnavailableError
 } from '../../../services/store/errors.js'
 import { translate } from '../../../services/store/mongo/translate.js'
 import { portableQuery } from '../../../services/store/mongo/portable.js'
@@ -62,7 +63,8 @@ t.test('driver and server errors become the Store\'s typed errors', async (t) =>
     ['IndexKeySpecsConflict', new MongoServerError({ code: 86, errmsg: 'An existing index has the same name' }), IndexConflictError, 'APP_INDEX_CONFLICT'],
     ['CannotCreateIndex', new MongoServerError({ code: 67, errmsg: 'add index fails, too many indexes for plinth.c' }), InvalidIndexError, 'APP_INVALID_INDEX'],
     ['CannotIndexParallelArrays', new MongoServerError({ code: 171, errmsg: 'cannot index parallel arrays [b] [a]' }), InvalidDocumentError, 'APP_INVALID_DOCUMENT'],
-    ['TypeMismatch in an update', new MongoServerError({ code: 14, errmsg: 'Cannot apply $inc to a value of non-numeric type' }), InvalidUpdateError, 'APP_INVALID_UPDATE']
+    ['TypeMismatch in an update', new MongoServerError({ code: 14, errmsg: 'Cannot apply $inc to a value of non-numeric type' }), InvalidUpdateError, 'APP_INVALID_UPDATE'],
+    ['MaxTimeMSExpired', new MongoServerError({ code: 50, errmsg: 'operation exceeded time limit' }), QueryTimeoutError, 'APP_QUERY_TIMEOUT']
   ]
   for (const [name, error, type, code] of typed) {
     const mapped = caught(() => translate(error, 'c')) as { code?: string, message?: string }
@@ -131,7 +133,7 @@ function fakeDriver (answers: Record<string, (...args: any[]) => unknown> = {}) 
         async * [Symbol.asyncIterator] () { yield * (await answers.find?.() ?? []) as unknown[] }
       }
     },
-    ...Object.fromEntries(['insertOne', 'insertMany', 'findOne', 'countDocuments', 'updateOne', 'updateMany', 'findOneAndUpdate', 'deleteOne', 'deleteMany', 'createIndex', 'dropIndex', 'drop']
+    ...Object.fromEntries(['insertOne', 'insertMany', 'findOne', 'countDocuments', 'updateOne', 'updateMany', 'findOneAndUpdate', 'findOneAndDelete', 'deleteOne', 'deleteMany', 'createIndex', 'dropIndex', 'drop']
       .map((method) => [method, handler(method)]))
   }
   let open = ''
@@ -144,7 +146,7 @@ function fakeDriver (answers: Record<string, (...args: any[]) => unknown> = {}) 
       open = ''
     }
   }
-  const collection = new MongoStoreCollection<Document>(raw as unknown as Collection, () => 'new-id', transact)
+  const collection = new MongoStoreCollection<Document>(raw as unknown as Collection, () => 'new-id', transact, 5000)
   return { collection, calls, transactions, inTransaction: () => open !== '' }
 }
 
@@ -194,9 +196,9 @@ t.test('contract edges are normalized before the driver', async (t) => {
   t.same(await collection.insertMany([]), { acknowledged: true, insertedCount: 0, insertedIds: {} }, 'an empty insertMany is acknowledged')
   t.equal(calls.length, 0, 'without calling the driver, which refuses an empty batch')
   t.equal(await collection.countDocuments({}, { limit: 0, skip: 0 }), 7)
-  t.same(calls[0].args[1], {}, 'limit 0 means no limit (the count pipeline refuses $limit: 0)')
+  t.same(calls[0].args[1], { maxTimeMS: 5000 }, 'limit 0 means no limit (the count pipeline refuses $limit: 0)')
   await collection.countDocuments({}, { limit: 2, skip: 1 })
-  t.same(calls[1].args[1], { skip: 1, limit: 2 })
+  t.same(calls[1].args[1], { skip: 1, limit: 2, maxTimeMS: 5000 })
   t.equal(await collection.drop(), false, 'dropping a missing collection is no error')
   t.equal(calls.length, 2, 'and sends no drop')
   await collection.updateOne({ n: 1 }, { $set: { a: 1 } }, { upsert: true })
@@ -234,4 +236,22 @@ t.test('errors from cursors and writes are translated too', async (t) => {
   t.ok(iterated instanceof StoreUnavailableError, 'async iteration')
   const duplicate = await collection.insertMany([{ _id: 'a' }, { _id: 'b' }]).then(() => null, (error: unknown) => error) as DuplicateKeyError
   t.same([duplicate instanceof DuplicateKeyError, duplicate.index, duplicate.keyValue], [true, '_id_', { _id: 'b' }])
+})
+
+t.test('every operation that evaluates a filter carries the server-side time limit', async (t) => {
+  const { collection, calls } = fakeDriver({ find: () => [], countDocuments: () => 0 })
+  await collection.find({ a: { $regex: '(a+)+$' } }).toArray()
+  await collection.findOne({ a: 1 })
+  await collection.countDocuments({ a: 1 })
+  await collection.updateOne({ a: 1 }, { $set: { b: 1 } })
+  await collection.updateMany({ a: 1 }, { $set: { b: 1 } })
+  await collection.findOneAndUpdate({ a: 1 }, { $set: { b: 1 } })
+  await collection.findOneAndDelete({ a: 1 })
+  await collection.deleteOne({ a: 1 })
+  await collection.deleteMany({ a: 1 })
+  t.equal(calls.length, 9)
+  for (const call of calls) {
+    const options = call.args.find((arg, i) => i > 0 && arg !== null && typeof arg === 'object' && 'maxTimeMS' in arg) as { maxTimeMS?: number } | undefined
+    t.equal(options?.maxTimeMS, 5000, `${call.method} is limited`)
+  }
 })
