@@ -107,7 +107,8 @@ const PLAIN_TOKEN = /^[A-Za-z0-9_./:=@%+,-]+$/
 
 /** The argv for a start line: split when it is plain words, else through `sh -c`. */
 export function startCommand (start: string): string[] {
-  const words = start.trim().split(/\s+/)
+  const line = start.trim()
+  const words = line.split(/\s+/)
   if (words.every((word) => PLAIN_TOKEN.test(word))) return words
-  return ['/bin/sh', '-c', start]
+  return ['/bin/sh', '-c', line]
 }

@@ -122,6 +122,10 @@ if (engine !== null) {
     const failure = await rejection(driver.start(neverSpec))
     t.type(failure, InstanceFailedError)
     t.match(failure, { reason: 'unhealthy after 800 ms' })
+
+    // A path no HTTP request can carry never answers.
+    const unsendable = await rejection(driver.start(spec(procfile.artifact, { healthCheckPath: 'has space', healthTimeoutMs: 300 })))
+    t.match(unsendable, { reason: 'unhealthy after 300 ms' })
     t.same(await docker.listContainers({ all: true, filters: { label: [`plinth.instance=${neverSpec.instanceId}`] } }), [])
   })
 
@@ -133,25 +137,43 @@ if (engine !== null) {
     t.ok(await gone(instance))
   })
 
-  t.test('a crash after health is reported and restarted with backoff, and given up after the limit', async (t) => {
-    const instanceSpec = spec(hello.artifact, { healthCheckPath: '/healthz' })
-    const instance = await driver.start(instanceSpec)
-    const killProcess = async (): Promise<void> => {
-      const { State } = await docker.getContainer(instance.handle).inspect()
-      process.kill(State.Pid, 'SIGKILL')
-    }
-    for (let attempt = 1; attempt <= 2; attempt++) {
-      await killProcess()
-      t.match(await events.next('crashed', instance.instanceId), { reason: 'killed by SIGKILL', exitCode: null, signal: 'SIGKILL' })
-      const restarted = await events.next('restarted', instance.instanceId)
-      t.equal(restarted.attempt, attempt)
-      t.same(await get(restarted.instance.port, '/'), { status: 200, body: `hello ${instance.instanceId}` })
-    }
-    await killProcess()
-    await events.next('crashed', instance.instanceId)
-    t.match(await events.next('gave-up', instance.instanceId), { attempts: 2, reason: /gave up after 2 restarts; last: killed by SIGKILL/ })
+  async function killProcess (instance: RunningInstance): Promise<void> {
+    const { State } = await docker.getContainer(instance.handle).inspect()
+    process.kill(State.Pid, 'SIGKILL')
+  }
+
+  t.test('a crash after health is reported and the instance restarted', async (t) => {
+    const log = new RecordingSink()
+    const instance = await driver.start(spec(hello.artifact, { healthCheckPath: '/healthz', log }))
+    await killProcess(instance)
+    t.match(await events.next('crashed', instance.instanceId), { reason: 'killed by SIGKILL', exitCode: null, signal: 'SIGKILL' })
+    const restarted = await events.next('restarted', instance.instanceId)
+    t.equal(restarted.attempt, 1)
+    t.same(await get(restarted.instance.port, '/'), { status: 200, body: `hello ${instance.instanceId}` })
+    t.match(log.text('system'), /Instance killed by SIGKILL/)
+    await driver.stop(instance.instanceId, 1000)
+    t.ok(await gone(instance))
+  })
+
+  t.test('restarts that fail are reported each, then given up after the limit', async (t) => {
+    // Healthy on its first run; every later run finds its marker in the container's filesystem and exits.
+    const source = tempDir(t, 'plinth-second-run-')
+    writeFileSync(join(source, 'Procfile'), 'web: node web.js\n')
+    writeFileSync(join(source, 'web.js'), [
+      "const fs = require('node:fs')",
+      "if (fs.existsSync('/tmp/ran-before')) { console.error('refusing a second run'); process.exit(4) }",
+      "fs.writeFileSync('/tmp/ran-before', 'yes')",
+      "require('node:http').createServer((q, r) => r.end('first run')).listen(Number(process.env.PORT), process.env.HOST)"
+    ].join('\n'))
+    const { artifact } = await build('second-run', {}, source)
+    const instance = await driver.start(spec(artifact))
+    await killProcess(instance)
+    t.match(await events.next('crashed', instance.instanceId), { signal: 'SIGKILL' })
+    t.match(await events.next('crashed', instance.instanceId), { reason: 'exited with code 4', exitCode: 4, signal: null })
+    t.match(await events.next('crashed', instance.instanceId), { reason: 'exited with code 4' })
+    t.match(await events.next('gave-up', instance.instanceId), { attempts: 2, reason: 'gave up after 2 restarts; last: exited with code 4' })
+    t.equal(events.events.filter((event) => event.instanceId === instance.instanceId).length, 0, 'no restart was reported')
     await eventually(async () => await gone(instance), 'the given-up container is removed')
-    t.match((instanceSpec.log as RecordingSink).text('system'), /Instance killed by SIGKILL/)
   })
 
   t.test('a new driver adopts the instances still running and forgets the rest', async (t) => {
