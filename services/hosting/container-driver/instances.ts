@@ -67,7 +67,7 @@ const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, numbe
 async function describeExit (container: Docker.Container, statusCode: number): Promise<Exit> {
   const info = await container.inspect().catch(() => null)
   if (info?.State.OOMKilled === true) {
-    return { reason: `killed for going over its memory limit (${Math.round(info.HostConfig.Memory ?? 0) / 1048576} MB)`, exitCode: null, signal: 'SIGKILL' }
+    return { reason: `killed for going over its memory limit (${Math.round((info.HostConfig.Memory ?? 0) / 1048576)} MB)`, exitCode: null, signal: 'SIGKILL' }
   }
   // The init process reports a child killed by signal N as 128 + N.
   const signal = statusCode > 128 ? SIGNAL_NAMES.get(statusCode - 128) ?? null : null
@@ -120,20 +120,11 @@ export class ContainerInstances {
         RestartPolicy: { Name: 'no' },
         PortBindings: { [`${CONTAINER_PORT}/tcp`]: [{ HostIp: this.options.publishHost, HostPort: '' }] }
       }
-    })
-    const tracked: Tracked = {
-      instance: { instanceId: spec.instanceId, appId: spec.appId, deploymentId: spec.deploymentId, driver: 'container', host: this.options.publishHost, port: 0, handle: container.id, startedAt: this.options.clock.now().toISOString() },
-      container,
-      healthPath: spec.healthCheckPath,
-      healthTimeoutMs: spec.healthTimeoutMs,
-      log: spec.log,
-      stopping: false,
-      watch: new AbortController(),
-      output: null,
-      outputDone: Promise.resolve(),
-      attempt: 0,
-      healthyAt: 0
-    }
+    }).catch((error: unknown) => { throw new InstanceFailedError(`the engine refused the instance: ${errorMessage(error)}`) })
+    const tracked = this.newTracked(
+      { instanceId: spec.instanceId, appId: spec.appId, deploymentId: spec.deploymentId, driver: 'container', host: this.options.publishHost, port: 0, handle: container.id, startedAt: this.options.clock.now().toISOString() },
+      container, spec.healthCheckPath, spec.healthTimeoutMs, spec.log
+    )
     this.tracked.set(spec.instanceId, tracked)
     let launched: Launched
     try {
@@ -254,6 +245,8 @@ export class ContainerInstances {
   }
 
   async adopt (instances: RunningInstance[], log: (instanceId: string) => LogSink): Promise<RunningInstance[]> {
+    const listed = await this.options.docker.listContainers({ all: true, filters: { label: [`${LABELS.driver}=${DRIVER_LABEL_VALUE}`] } })
+    const byInstance = new Map(listed.map((entry) => [entry.Labels[LABELS.instance], entry]))
     const adopted: RunningInstance[] = []
     for (const instance of instances) {
       const known = this.tracked.get(instance.instanceId)
@@ -261,37 +254,31 @@ export class ContainerInstances {
         adopted.push({ ...known.instance })
         continue
       }
-      const container = this.options.docker.getContainer(instance.handle)
-      const info = await container.inspect().catch((error: unknown) => {
-        if (isNotFound(error)) return null
-        throw error
-      })
       // Only a container this driver made for this very instance is adopted, or removed when it is dead.
-      if (info === null || info.Config.Labels?.[LABELS.instance] !== instance.instanceId) continue
-      if (!info.State.Running) {
+      const entry = byInstance.get(instance.instanceId)
+      if (entry === undefined) continue
+      const container = this.options.docker.getContainer(entry.Id)
+      const info = entry.State === 'running' ? await container.inspect() : null
+      if (info === null || !info.State.Running) {
         await removeContainer(container)
         continue
       }
       const labels = info.Config.Labels
-      const tracked: Tracked = {
-        instance: { ...instance, driver: 'container', host: this.options.publishHost, port: publishedPort(info), handle: info.Id, startedAt: new Date(info.State.StartedAt).toISOString() },
-        container,
-        healthPath: labels[LABELS.healthPath] ?? '/',
-        healthTimeoutMs: Number(labels[LABELS.healthTimeoutMs] ?? 30000),
-        log: log(instance.instanceId),
-        stopping: false,
-        watch: new AbortController(),
-        output: null,
-        outputDone: Promise.resolve(),
-        attempt: 0,
-        healthyAt: this.options.clock.nowMs()
-      }
+      const tracked = this.newTracked(
+        { ...instance, driver: 'container', host: this.options.publishHost, port: publishedPort(info), handle: info.Id, startedAt: new Date(info.State.StartedAt).toISOString() },
+        container, labels[LABELS.healthPath] ?? '/', Number(labels[LABELS.healthTimeoutMs] ?? 30000), log(instance.instanceId)
+      )
+      tracked.healthyAt = this.options.clock.nowMs()
       await this.follow(tracked)
       this.tracked.set(instance.instanceId, tracked)
       void this.supervise(tracked, this.waitForExit(tracked))
       adopted.push({ ...tracked.instance })
     }
     return adopted
+  }
+
+  private newTracked (instance: RunningInstance, container: Docker.Container, healthPath: string, healthTimeoutMs: number, log: LogSink): Tracked {
+    return { instance, container, healthPath, healthTimeoutMs, log, stopping: false, watch: new AbortController(), output: null, outputDone: Promise.resolve(), attempt: 0, healthyAt: 0 }
   }
 
   /** The container behind an instance: the watched one, or one found by label. */
@@ -314,7 +301,7 @@ export class ContainerInstances {
   private async findByInstance (instanceId: string): Promise<Docker.Container[]> {
     const found = await this.options.docker.listContainers({
       all: true,
-      filters: JSON.stringify({ label: [`${LABELS.driver}=${DRIVER_LABEL_VALUE}`, `${LABELS.instance}=${instanceId}`] })
+      filters: { label: [`${LABELS.driver}=${DRIVER_LABEL_VALUE}`, `${LABELS.instance}=${instanceId}`] }
     })
     return found.map((entry) => this.options.docker.getContainer(entry.Id))
   }

@@ -69,6 +69,9 @@ if (engine !== null) {
     await driver.discard(again.artifact)
     t.match(await rejection(docker.getImage(again.artifact.ref).inspect()), { statusCode: 404 })
     await driver.discard(again.artifact)
+    const refused = await rejection(driver.start(spec(again.artifact)))
+    t.type(refused, InstanceFailedError)
+    t.match(refused, { reason: /^the engine refused the instance: / })
   })
 
   t.test('a node app answers on its published port with the environment, limits and labels it was given', async (t) => {
