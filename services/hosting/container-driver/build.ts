@@ -6,7 +6,7 @@ import type { Clock } from '../../clock.js'
 import { BuildCanceledError, BuildFailedError, type Artifact, type BuildInput } from '../runtime.js'
 import { buildContext, dockerfileFor, isBuildArgName } from './build-context.js'
 import { DRIVER_LABEL_VALUE, errorMessage, isNotFound, LABELS } from './engine.js'
-import { readBuildMessages } from './output.js'
+import { LineSplitter, readBuildMessages } from './output.js'
 import { planSource, startCommand, type SourcePlan } from './source.js'
 
 /** How many of a failed build's last output lines its reason quotes. */
@@ -78,16 +78,19 @@ export class ImageBuilder {
         abortSignal: input.signal
       }
       const answer = await this.options.docker.buildImage(context.stream, options) as unknown as Readable
+      // The engine's messages carry output in arbitrary pieces; lines are cut across them.
+      const output = new LineSplitter((line) => {
+        if (line.trim() === '') return
+        input.log.write(line, 'stdout')
+        lastLines.push(line)
+        if (lastLines.length > FAILURE_LINES) lastLines.shift()
+      })
       await readBuildMessages(answer, (message) => {
         if (typeof message.error === 'string') engineError = message.error.trim()
         if (typeof message.aux?.ID === 'string') imageId = message.aux.ID
-        for (const line of (message.stream ?? '').split('\n')) {
-          if (line.trim() === '') continue
-          input.log.write(line, 'stdout')
-          lastLines.push(line)
-          if (lastLines.length > FAILURE_LINES) lastLines.shift()
-        }
+        if (typeof message.stream === 'string') output.push(message.stream)
       })
+      output.flush()
     } catch (error) {
       if (!input.signal.aborted) engineError = `The engine refused the build: ${errorMessage(error)}`
     }
