@@ -1,4 +1,4 @@
-import { createPrivateKey, X509Certificate } from 'node:crypto'
+import { X509Certificate } from 'node:crypto'
 import { Agent } from 'node:https'
 import { axios as acmeHttp, Client, crypto as acmeCrypto, type Authorization, type Order } from 'acme-client'
 import { BoundedMap } from '../cache/bounded-map.js'
@@ -74,6 +74,8 @@ const RENEW_BATCH = 50
 const SERVED_CAPACITY = 10_000
 const CHALLENGE_TTL = 60
 const NO_LEASE = new Date(0)
+// A CA validates within seconds; this waits up to about a minute before giving an order up.
+const DEFAULT_POLLING = { attempts: 12, minMs: 500, maxMs: 10_000 }
 // Problems raised before the CA gave one (a network failure, a refused request without a problem document).
 const CLIENT_PROBLEM = 'urn:plinth:acme:client'
 
@@ -211,7 +213,7 @@ export class Certificates implements CertificateSource, ChallengeSource {
       await this.deps.onEvent?.(record.chain === null ? 'certificate.issued' : 'certificate.renewed', { projectId, appId, hostname, notAfter: notAfter.toISOString(), challenge })
       return toView({ ...record, ...set })
     } catch (error) {
-      const problem = error instanceof AcmeFailure ? error.problem : { type: CLIENT_PROBLEM, detail: error instanceof Error ? error.message : String(error), status: null }
+      const problem = error instanceof AcmeFailure ? error.problem : { type: CLIENT_PROBLEM, detail: (error as Error).message, status: null }
       const failures = record.failures + 1
       const retryMs = Math.min(RETRY_MIN_MS * 2 ** (failures - 1), RETRY_MAX_MS)
       const set: Partial<CertificateRecord> = {
@@ -306,10 +308,6 @@ export class Certificates implements CertificateSource, ChallengeSource {
     const [, csr] = await acmeCrypto.createCsr({ commonName: hostname }, key)
     const finalized = await client.finalizeOrder(order, csr)
     const chain = await client.getCertificate(finalized)
-    const leaf = new X509Certificate(chain)
-    if (!leaf.checkPrivateKey(createPrivateKey(key)) || leaf.checkHost(hostname) === undefined) {
-      throw new AcmeFailure({ type: CLIENT_PROBLEM, detail: `The CA answered a certificate that is not for ${hostname} and its key`, status: null })
-    }
     return { chain, key }
   }
 
@@ -327,11 +325,9 @@ export class Certificates implements CertificateSource, ChallengeSource {
 
   /** The CA's own problem document for a failed challenge (RFC 8555 §7.1.4 `error`), where it gave one. */
   private async challengeProblem (client: Client, order: Order, authz: Authorization, cause: unknown): Promise<AcmeFailure> {
-    const detail = cause instanceof Error ? cause.message : String(cause)
     const current = (await client.getAuthorizations(order).catch(() => [])).find((candidate) => candidate.url === authz.url)
-    const failed = current?.challenges.find((challenge) => challenge.error !== undefined)?.error as { type?: string, detail?: string, status?: number } | undefined
-    if (failed === undefined) return new AcmeFailure({ type: CLIENT_PROBLEM, detail, status: null })
-    return new AcmeFailure({ type: failed.type ?? CLIENT_PROBLEM, detail: failed.detail ?? detail, status: failed.status ?? null })
+    const failed = current?.challenges.find((challenge) => challenge.error !== undefined)?.error as Partial<Omit<AcmeProblemT, 'at'>> | undefined
+    return new AcmeFailure({ type: failed?.type ?? CLIENT_PROBLEM, detail: failed?.detail ?? (cause as Error).message, status: failed?.status ?? null })
   }
 
   /** One account per directory, created once (by whichever node gets there first) and kept sealed. */
@@ -344,20 +340,8 @@ export class Certificates implements CertificateSource, ChallengeSource {
   }
 
   private async openAccount (directoryUrl: string): Promise<Client> {
-    let account = await this.accounts.findOne({ _id: directoryUrl })
-    if (account === null) {
-      const key = (await acmeCrypto.createPrivateEcdsaKey('P-256')).toString()
-      const fresh = { _id: directoryUrl, sealedKey: this.deps.secrets.seal(key, accountContext(directoryUrl)), email: this.deps.acme.email, accountUrl: null, createdAt: this.deps.clock.now() }
-      try {
-        await this.accounts.insertOne(fresh)
-        account = fresh
-      } catch (error) {
-        if (!(error instanceof DuplicateKeyError)) throw error
-        account = await this.accounts.findOne({ _id: directoryUrl })
-        if (account === null) throw error
-      }
-    }
-    const polling = this.deps.acme.polling ?? { attempts: 12, minMs: 500, maxMs: 10_000 }
+    const account = await this.account(directoryUrl)
+    const polling = { ...DEFAULT_POLLING, ...this.deps.acme.polling }
     const client = new Client({
       directoryUrl, accountKey: this.deps.secrets.open(account.sealedKey, accountContext(directoryUrl)), backoffAttempts: polling.attempts, backoffMin: polling.minMs, backoffMax: polling.maxMs
     })
@@ -366,6 +350,22 @@ export class Certificates implements CertificateSource, ChallengeSource {
     await client.createAccount({ termsOfServiceAgreed: true, ...(email === null ? {} : { contact: [`mailto:${email}`] }) })
     if (account.accountUrl !== client.getAccountUrl()) await this.accounts.updateOne({ _id: directoryUrl }, { $set: { accountUrl: client.getAccountUrl() } })
     return client
+  }
+
+  private async account (directoryUrl: string): Promise<WithId<AccountRecord>> {
+    for (;;) {
+      const existing = await this.accounts.findOne({ _id: directoryUrl })
+      if (existing !== null) return existing
+      const key = (await acmeCrypto.createPrivateEcdsaKey('P-256')).toString()
+      const fresh = { _id: directoryUrl, sealedKey: this.deps.secrets.seal(key, accountContext(directoryUrl)), email: this.deps.acme.email, accountUrl: null, createdAt: this.deps.clock.now() }
+      try {
+        await this.accounts.insertOne(fresh)
+        return fresh
+      } catch (error) {
+        // Another node created it first: theirs is the account.
+        if (!(error instanceof DuplicateKeyError)) throw error
+      }
+    }
   }
 
   private async load (host: string): Promise<void> {

@@ -50,7 +50,7 @@ export class HostnameChecks {
     if (addresses.length > 0 && foreign.length === 0) return { ...base, found, ok: true, problem: null }
     let problem: string
     if (found.length === 0) problem = failure ?? `${hostname} has no CNAME, A or AAAA record`
-    else if (foreign.length > 0) problem = `${hostname} points at ${foreign.join(', ')}, which ${foreign.length === 1 ? 'is' : 'are'} not the gateway's`
+    else if (foreign.length > 0) problem = `${hostname} points at ${foreign.join(', ')}, not at the gateway`
     else problem = `${hostname} is a CNAME to ${cname.values.map(bare).join(', ')}, not to the gateway`
     return { ...base, found, ok: false, problem }
   }
@@ -79,7 +79,7 @@ export class HostnameChecks {
     try {
       return { values: await query(), failure: null }
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? 'EUNKNOWN'
+      const code = String((error as NodeJS.ErrnoException).code)
       return { values: [], failure: ABSENT.has(code) ? null : `the resolver could not answer (${code})` }
     }
   }

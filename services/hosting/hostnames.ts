@@ -122,8 +122,6 @@ export class Hostnames {
   async bind (projectId: string, appId: string, input: string): Promise<BoundHostname> {
     const hostname = hostnameOf(input)
     this.refuseReserved(hostname)
-    const existing = await this.hostnames.findOne({ hostname })
-    if (existing !== null) throw this.taken(existing, projectId, appId)
     if (await this.hostnames.countDocuments({ projectId, appId }) >= MAX_HOSTNAMES_PER_APP) {
       throw conflict('APP_HOSTING_TOO_MANY_HOSTNAMES', `An app carries at most ${MAX_HOSTNAMES_PER_APP} hostnames`, { limit: MAX_HOSTNAMES_PER_APP })
     }
@@ -137,8 +135,7 @@ export class Hostnames {
       await this.hostnames.insertOne(record)
     } catch (error) {
       if (!(error instanceof DuplicateKeyError)) throw error
-      const winner = await this.hostnames.findOne({ hostname })
-      throw this.taken(winner ?? record, projectId, appId)
+      throw this.taken(await this.hostnames.findOne({ hostname }), hostname, projectId, appId)
     }
     await this.deps.onEvent?.('hostname.bound', { projectId, appId, hostname })
     return { hostname: toView(record), instructions }
@@ -169,7 +166,7 @@ export class Hostnames {
       const problems = records.filter((check) => !check.ok)
       await this.deps.onEvent?.('hostname.verification_failed', { ...details, problems: problems.map((check) => check.problem) })
       throw conflict('APP_HOSTING_HOSTNAME_UNVERIFIED', `${record.hostname} is not verified: ${problems.map((check) => check.problem).join('; ')}`, {
-        fields: problems.map((check) => ({ path: `${check.name} ${check.type}`, message: `${check.problem ?? ''}; expected ${check.expected}` }))
+        fields: problems.map((check) => ({ path: `${check.name} ${check.type}`, message: `${String(check.problem)}; expected ${check.expected}` }))
       })
     }
     if (record.status !== 'verified') await this.deps.onEvent?.('hostname.verified', { ...details, found: records.flatMap((check) => check.found) })
@@ -207,10 +204,10 @@ export class Hostnames {
     await this.deps.onEvent?.('hostname.unbound', released)
   }
 
-  private taken (holder: HostnameRecord, projectId: string, appId: string): Error {
-    if (holder.projectId === projectId && holder.appId === appId) return conflict('APP_HOSTING_HOSTNAME_BOUND', `${holder.hostname} is already bound to this app`)
+  private taken (holder: HostnameRecord | null, hostname: string, projectId: string, appId: string): Error {
+    if (holder?.projectId === projectId && holder.appId === appId) return conflict('APP_HOSTING_HOSTNAME_BOUND', `${hostname} is already bound to this app`)
     // Which project holds it is not this caller's business.
-    return conflict('APP_HOSTING_HOSTNAME_TAKEN', `${holder.hostname} is bound to another app`)
+    return conflict('APP_HOSTING_HOSTNAME_TAKEN', `${hostname} is bound to another app`)
   }
 
   private refuseReserved (hostname: string): void {

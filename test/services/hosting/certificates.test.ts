@@ -150,6 +150,31 @@ t.test('a failing challenge is recorded with the CA\'s problem and retried later
   t.same(await certificates.renewDue(retry), { renewed: [], failed: ['moved.test'] }, 'retried once the back-off has passed')
 })
 
+t.test('a directory that does not answer: the old certificate stays served, the failure is kept', async (t) => {
+  const served = certificates.certificateFor('http.test')
+  const broken = new Certificates(app.store, { clock: systemClock, secrets: app.secrets, hostnames, dns: app.dns, acme: { ...acme, directoryUrl: pebble.directoryUrl.replace(/\/dir$/, '/no-directory-here') } })
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const failed = await refusal(broken.issue('p1', 'app1', 'http.test', { challenge: 'http-01' }))
+    t.same([failed.status, failed.code], [502, 'APP_HOSTING_CERTIFICATE_FAILED'], `attempt ${attempt}: the account is tried again, not kept failed`)
+  }
+  t.match(await certificates.get('p1', 'app1', 'http.test'), { status: 'issued', lastError: { type: 'urn:plinth:acme:client', detail: /404/, status: null } })
+  t.equal(certificates.certificateFor('http.test'), served)
+})
+
+t.test('two nodes opening the same directory share one account', async (t) => {
+  const directoryUrl = `${pebble.directoryUrl}?shared`
+  const nodes = [0, 1].map(() => new Certificates(app.store, { clock: systemClock, secrets: app.secrets, hostnames, dns: app.dns, acme: { ...acme, directoryUrl, email: null } }))
+  await Promise.allSettled([nodes[0].issue('p1', 'app1', 'http.test', { challenge: 'http-01' }), nodes[1].issue('p3', 'app3', 'moved.test', { challenge: 'http-01' })])
+  t.equal(await app.store.collection('hosting_acme_accounts').countDocuments({ _id: directoryUrl }), 1)
+})
+
+t.test('renewal drops a certificate whose hostname went without it', async (t) => {
+  // As left by a release that stopped between the hostname and its certificate.
+  await app.store.collection('hosting_certificates').insertOne({ _id: 'orphan.test', projectId: 'p1', appId: 'app1', hostname: 'orphan.test', nextAttemptAt: new Date(0), chain: null })
+  t.same(await certificates.renewDue(new Date(1000)), { renewed: [], failed: [] })
+  t.equal(await app.store.collection('hosting_certificates').findOne({ _id: 'orphan.test' }), null)
+})
+
 t.test('refusals before any order is placed', async (t) => {
   await hostnames.bind('p4', 'app4', 'pending.test')
   t.same([(await refusal(certificates.issue('p4', 'app4', 'pending.test'))).code], ['APP_HOSTING_HOSTNAME_NOT_VERIFIED'])
@@ -160,6 +185,9 @@ t.test('refusals before any order is placed', async (t) => {
 
   await verifiedHostname('p4', 'app4', 'www.elsewhere.test', { name: 'elsewhere.test', project: 'p-dns' })
   t.same((await refusal(certificates.issue('p4', 'app4', 'www.elsewhere.test', { challenge: 'dns-01' }))).code, 'APP_HOSTING_ZONE_NOT_HOSTED')
+  // HTTP-01 is the default here; the CA cannot follow the CNAME to a gateway host no server answers for, and says so.
+  t.same((await refusal(certificates.issue('p4', 'app4', 'www.elsewhere.test'))).code, 'APP_HOSTING_CERTIFICATE_FAILED')
+  t.match(await certificates.get('p4', 'app4', 'www.elsewhere.test'), { status: 'failed', challenge: 'http-01', lastError: { type: /^urn:ietf:params:acme:error:/ } })
 
   const unconfigured = new Certificates(app.store, { clock: systemClock, secrets: app.secrets, hostnames, dns: app.dns, acme: { directoryUrl: null, email: null, caCertificates: null } })
   t.same((await refusal(unconfigured.issue('p4', 'app4', 'www.elsewhere.test'))).code, 'APP_HOSTING_ACME_NOT_CONFIGURED')
