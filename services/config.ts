@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { ANY_ORIGIN, normalizeOrigin } from './origins.js'
@@ -50,6 +51,19 @@ export interface Config {
   git: GitConfig
   /** DNS: the built-in authoritative server and the gateway hostnames point at (see the README's DNS section). */
   dns: DnsConfig
+  /** Hosting: how custom hostnames are verified and where their TLS certificates come from (docs/hosting.md). */
+  hostingTls: HostingTlsConfig
+}
+
+export interface HostingTlsConfig {
+  /** HOSTING_ACME_DIRECTORY_URL: the ACME CA's directory; null leaves certificates off. */
+  acmeDirectoryUrl: string | null
+  /** HOSTING_ACME_EMAIL: the ACME account's contact, if any. */
+  acmeEmail: string | null
+  /** HOSTING_ACME_CA_FILE, read at start: PEM roots the ACME client alone trusts (a private or test CA) instead of the system's. */
+  acmeCaCertificates: string | null
+  /** HOSTING_DNS_RESOLVERS: the resolvers hostname verification asks (`ip` or `ip:port`); empty means the system's. */
+  dnsResolvers: string[]
 }
 
 export interface GitConfig {
@@ -268,6 +282,35 @@ function dnsConfig (env: Env): DnsConfig {
   }
 }
 
+/** `192.0.2.1`, `192.0.2.1:5353`, `2001:db8::1` or `[2001:db8::1]:5353`, as node:dns takes them. */
+function resolverAddress (entry: string): boolean {
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(entry)
+  const withPort = /^([^:]+):(\d{1,5})$/.exec(entry)
+  const [address, port] = bracketed !== null ? [bracketed[1], bracketed[2]] : withPort !== null ? [withPort[1], withPort[2]] : [entry, undefined]
+  return isIP(address) !== 0 && (port === undefined || (Number(port) >= 1 && Number(port) <= 65535))
+}
+
+function hostingTlsConfig (env: Env): HostingTlsConfig {
+  const directory = text(env, 'HOSTING_ACME_DIRECTORY_URL')
+  const email = text(env, 'HOSTING_ACME_EMAIL') ?? null
+  if (email !== null && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) throw new ConfigError('HOSTING_ACME_EMAIL', `must be an email address, got "${email}"`)
+  const caFile = text(env, 'HOSTING_ACME_CA_FILE')
+  let acmeCaCertificates: string | null = null
+  if (caFile !== undefined) {
+    try { acmeCaCertificates = readFileSync(caFile, 'utf8') } catch (error) { throw new ConfigError('HOSTING_ACME_CA_FILE', `cannot be read: ${(error as Error).message}`) }
+    if (!acmeCaCertificates.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError('HOSTING_ACME_CA_FILE', `must hold PEM certificates: ${caFile} has none`)
+  }
+  const dnsResolvers = (text(env, 'HOSTING_DNS_RESOLVERS') ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  const badResolver = dnsResolvers.find((entry) => !resolverAddress(entry))
+  if (badResolver !== undefined) throw new ConfigError('HOSTING_DNS_RESOLVERS', `must be a comma-separated list of IP addresses, each with an optional :port, got "${badResolver}"`)
+  return {
+    acmeDirectoryUrl: directory === undefined ? null : parseHttpUrl('HOSTING_ACME_DIRECTORY_URL', directory).href,
+    acmeEmail: email,
+    acmeCaCertificates,
+    dnsResolvers
+  }
+}
+
 export function loadConfig (env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535)
   const host = text(env, 'HOST') ?? '127.0.0.1'
@@ -330,6 +373,7 @@ export function loadConfig (env: Env = process.env): Config {
       reposDir: resolve(dataDir, text(env, 'GIT_REPOS_DIR') ?? 'git'),
       sshPort: text(env, 'GIT_SSH_PORT') === undefined ? null : integer(env, 'GIT_SSH_PORT', 0, 0, 65535)
     },
-    dns: dnsConfig(env)
+    dns: dnsConfig(env),
+    hostingTls: hostingTlsConfig(env)
   }
 }
