@@ -13,7 +13,7 @@ const members: Record<string, Permission[]> = {
   reader: ['git.read'],
   bare: ['project.read']
 }
-const permissionsOf = async (_projectId: string, caller: { userId: string, scopes?: string[] }) => {
+const permissionsOf = async (_repo: Repo, caller: { userId: string, scopes?: string[] }) => {
   const held = members[caller.userId]
   return held === undefined ? null : new Set(held)
 }
