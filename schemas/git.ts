@@ -250,17 +250,18 @@ export const CreateDeployKeyBody = Type.Object({
 export const ProtectedBranchBody = Type.Object({
   pattern: Type.String({ minLength: 1, maxLength: 255, description: 'A branch name, where `*` stands for part of one path component and `**` for any number of them' }),
   push: Type.Optional(PushAccess),
-  allowForcePush: Type.Optional(Type.Boolean({ default: false })),
-  allowDelete: Type.Optional(Type.Boolean({ default: false })),
-  merge: Type.Optional(Type.Union([Type.Literal('write'), Type.Literal('admin'), Type.Literal('nobody')], { default: 'write', description: 'Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody' })),
-  requiredApprovals: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, default: 0, description: 'Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged' }))
+  allowForcePush: Type.Optional(Type.Boolean({ description: 'False when a rule is created without it' })),
+  allowDelete: Type.Optional(Type.Boolean({ description: 'False when a rule is created without it' })),
+  merge: Type.Optional(Type.Union([Type.Literal('write'), Type.Literal('admin'), Type.Literal('nobody')], { description: 'Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody; `write` when a rule is created without it' })),
+  requiredApprovals: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, description: 'Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged; 0 when a rule is created without it' }))
 }, { additionalProperties: false })
+// No defaults in rule bodies: a partial update would be filled with them and reset what it does not name.
 export const UpdateProtectedBranchBody = Type.Partial(ProtectedBranchBody, { additionalProperties: false, minProperties: 1 })
 export const ProtectedTagBody = Type.Object({
   pattern: Type.String({ minLength: 1, maxLength: 255, description: 'A tag name, where `*` stands for part of one path component and `**` for any number of them (`v*`, `release/**`)' }),
-  create: Type.Optional(Type.Union([Type.Literal('write'), Type.Literal('admin'), Type.Literal('nobody')], { default: 'admin', description: 'Who may create matching tags' })),
-  update: Type.Optional(Type.Union([Type.Literal('write'), Type.Literal('admin'), Type.Literal('nobody')], { default: 'nobody', description: 'Who may move matching tags to another object' })),
-  delete: Type.Optional(Type.Union([Type.Literal('write'), Type.Literal('admin'), Type.Literal('nobody')], { default: 'nobody', description: 'Who may delete matching tags' }))
+  create: Type.Optional(Type.Union([Type.Literal('write'), Type.Literal('admin'), Type.Literal('nobody')], { description: 'Who may create matching tags; `admin` when a rule is created without it' })),
+  update: Type.Optional(Type.Union([Type.Literal('write'), Type.Literal('admin'), Type.Literal('nobody')], { description: 'Who may move matching tags to another object; `nobody` when a rule is created without it' })),
+  delete: Type.Optional(Type.Union([Type.Literal('write'), Type.Literal('admin'), Type.Literal('nobody')], { description: 'Who may delete matching tags; `nobody` when a rule is created without it' }))
 }, { additionalProperties: false })
 export const UpdateProtectedTagBody = Type.Partial(ProtectedTagBody, { additionalProperties: false, minProperties: 1 })
 export const CreateLabelBody = Type.Object({

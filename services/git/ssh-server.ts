@@ -56,6 +56,8 @@ export class GitSshServer {
   private readonly connections = new Set<Connection>()
   private readonly perAddress = new Map<string, number>()
   private readonly signInDeadlines = new Map<string, NodeJS.Timeout>()
+  /** Sockets admitted whose client has not sent its SSH version line yet: ssh2 knows nothing of them. */
+  private readonly beforeHandshake = new Map<string, Socket>()
   private open = 0
 
   constructor (private readonly deps: SshGitDeps) {
@@ -73,6 +75,7 @@ export class GitSshServer {
 
   async close (): Promise<void> {
     for (const client of this.connections) client.end()
+    for (const socket of this.beforeHandshake.values()) socket.destroy()
     await new Promise<void>((resolve) => { this.listener.close(() => { resolve() }) })
   }
 
@@ -91,9 +94,11 @@ export class GitSshServer {
     const key = socketKey(address, socket.remotePort)
     const deadline = setTimeout(() => { socket.destroy() }, authTimeoutSeconds * 1000).unref()
     this.signInDeadlines.set(key, deadline)
+    this.beforeHandshake.set(key, socket)
     socket.once('close', () => {
       clearTimeout(deadline)
       this.signInDeadlines.delete(key)
+      this.beforeHandshake.delete(key)
       this.open--
       const left = (this.perAddress.get(address) ?? 1) - 1
       if (left === 0) this.perAddress.delete(address)
@@ -103,6 +108,7 @@ export class GitSshServer {
   }
 
   private accept (client: Connection, info: ClientInfo): void {
+    this.beforeHandshake.delete(socketKey(info.ip, info.port))
     this.connections.add(client)
     let fingerprint: string | null = null
     let failures = 0
@@ -118,7 +124,7 @@ export class GitSshServer {
         // OpenSSH opens with a `none` request to learn the methods; it is no attempt.
         if (ctx.method !== 'none' && ++failures >= this.deps.limits.maxAuthAttempts) {
           this.deps.log.info({ address: info.ip, failures }, 'ssh connection closed: too many failed sign-in attempts')
-          ctx.reject([])
+          // No failure reply: the client would offer its next key before the disconnect reached it.
           client.end()
           return
         }

@@ -7931,19 +7931,13 @@ export interface operations {
                     pattern: string;
                     /** @description Who may push to matching branches: callers with `git.write` (and write deploy keys), only `git.admin` holders, or nobody (changes come through the API) */
                     push?: "write" | "admin" | "nobody";
-                    /** @default false */
+                    /** @description False when a rule is created without it */
                     allowForcePush?: boolean;
-                    /** @default false */
+                    /** @description False when a rule is created without it */
                     allowDelete?: boolean;
-                    /**
-                     * @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody
-                     * @default write
-                     */
+                    /** @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody; `write` when a rule is created without it */
                     merge?: "write" | "admin" | "nobody";
-                    /**
-                     * @description Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged
-                     * @default 0
-                     */
+                    /** @description Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged; 0 when a rule is created without it */
                     requiredApprovals?: number;
                 };
             };
@@ -7997,19 +7991,13 @@ export interface operations {
                     pattern?: string;
                     /** @description Who may push to matching branches: callers with `git.write` (and write deploy keys), only `git.admin` holders, or nobody (changes come through the API) */
                     push?: "write" | "admin" | "nobody";
-                    /** @default false */
+                    /** @description False when a rule is created without it */
                     allowForcePush?: boolean;
-                    /** @default false */
+                    /** @description False when a rule is created without it */
                     allowDelete?: boolean;
-                    /**
-                     * @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody
-                     * @default write
-                     */
+                    /** @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody; `write` when a rule is created without it */
                     merge?: "write" | "admin" | "nobody";
-                    /**
-                     * @description Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged
-                     * @default 0
-                     */
+                    /** @description Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged; 0 when a rule is created without it */
                     requiredApprovals?: number;
                 };
             };
@@ -8139,20 +8127,11 @@ export interface operations {
                 "application/json": {
                     /** @description A tag name, where `*` stands for part of one path component and `**` for any number of them (`v*`, `release/**`) */
                     pattern: string;
-                    /**
-                     * @description Who may create matching tags
-                     * @default admin
-                     */
+                    /** @description Who may create matching tags; `admin` when a rule is created without it */
                     create?: "write" | "admin" | "nobody";
-                    /**
-                     * @description Who may move matching tags to another object
-                     * @default nobody
-                     */
+                    /** @description Who may move matching tags to another object; `nobody` when a rule is created without it */
                     update?: "write" | "admin" | "nobody";
-                    /**
-                     * @description Who may delete matching tags
-                     * @default nobody
-                     */
+                    /** @description Who may delete matching tags; `nobody` when a rule is created without it */
                     delete?: "write" | "admin" | "nobody";
                 };
             };
@@ -8204,20 +8183,11 @@ export interface operations {
                 "application/json": {
                     /** @description A tag name, where `*` stands for part of one path component and `**` for any number of them (`v*`, `release/**`) */
                     pattern?: string;
-                    /**
-                     * @description Who may create matching tags
-                     * @default admin
-                     */
+                    /** @description Who may create matching tags; `admin` when a rule is created without it */
                     create?: "write" | "admin" | "nobody";
-                    /**
-                     * @description Who may move matching tags to another object
-                     * @default nobody
-                     */
+                    /** @description Who may move matching tags to another object; `nobody` when a rule is created without it */
                     update?: "write" | "admin" | "nobody";
-                    /**
-                     * @description Who may delete matching tags
-                     * @default nobody
-                     */
+                    /** @description Who may delete matching tags; `nobody` when a rule is created without it */
                     delete?: "write" | "admin" | "nobody";
                 };
             };

@@ -16,7 +16,9 @@ t.test('protected-tag rules: create, change, delete, who may', async (t) => {
   const id = created.body.data.id as string
   const changed = await call(app, 'PUT', `${rulesApi}/${id}`, owner.auth, { pattern: 'release/**', delete: 'admin' })
   t.match(changed.body.data, { pattern: 'release/**', create: 'admin', update: 'nobody', delete: 'admin' })
-  t.same((await call(app, 'GET', rulesApi, world.viewer.auth)).body.data, [changed.body.data])
+  const partial = await call(app, 'PUT', `${rulesApi}/${id}`, owner.auth, { create: 'write' })
+  t.match(partial.body.data, { pattern: 'release/**', create: 'write', update: 'nobody', delete: 'admin' }, 'a change leaves what it does not name')
+  t.same((await call(app, 'GET', rulesApi, world.viewer.auth)).body.data, [partial.body.data])
   await call(app, 'POST', rulesApi, owner.auth, { pattern: 'v*' })
 
   const cases: Array<[string, 'GET' | 'POST' | 'PUT' | 'DELETE', string, Record<string, string>, unknown, number, string]> = [
