@@ -123,6 +123,13 @@ t.test('merge requests: create, get, list with filters and pages, patch, close, 
     t.equal(res.body.code, code, name)
   }
 
+  const racing = await Promise.all(Array.from({ length: 4 }, async () => await world.openMr({ sourceBranch: 'develop', title: 'Race' })))
+  const winners = racing.filter((res) => res.status === 201)
+  t.equal(winners.length, 1, 'of concurrent creates for one pair, one wins')
+  for (const res of racing.filter((candidate) => candidate.status !== 201)) {
+    t.same([res.status, res.body.code, res.body.details], [409, 'APP_GIT_MR_EXISTS', { ids: [winners[0].body.data.id], actual: winners[0].body.data.iid }], 'the others are told which')
+  }
+
   await call(app, 'POST', `${mrApi}/2/close`, member.auth)
   t.equal((await call(app, 'DELETE', `${world.repoApi}/branches?name=feature/two`, member.auth)).status, 200)
   const orphan = await call(app, 'POST', `${mrApi}/2/reopen`, member.auth)

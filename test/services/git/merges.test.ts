@@ -113,7 +113,17 @@ t.test('one open merge request per pair of branches, held by a unique index: con
   const store = await tempStore(t)
   const clock = new ManualClock(new Date('2026-01-02T03:04:05Z'))
   const reader = new RepoReader()
-  const plumbing = new MergePlumbing({ git: new GitCli(), reader, clock })
+  // The creates meet here, just before each looks for an open one: all of them look before any of them writes.
+  let barrier: { waiting: number, size: number, release: () => void, reached: Promise<void> } | null = null
+  class MeetingPlumbing extends MergePlumbing {
+    override async isAncestor (dir: string, ancestor: string, descendant: string): Promise<boolean> {
+      const answer = await super.isAncestor(dir, ancestor, descendant)
+      if (barrier !== null && ++barrier.waiting === barrier.size) barrier.release()
+      await barrier?.reached
+      return answer
+    }
+  }
+  const plumbing = new MeetingPlumbing({ git: new GitCli(), reader, clock })
   const labels = new RepoLabels(store, { clock, newId })
   const mergeRequests = new MergeRequests(store, { clock, newId, reader, merges: plumbing, reviews: new Reviews(store, { clock, newId }), labels, canRead: async () => true })
   await Promise.all([mergeRequests.init(), labels.init()])
@@ -121,7 +131,11 @@ t.test('one open merge request per pair of branches, held by a unique index: con
   commit('topic', { 'b.txt': 'b\n' })
   commit('other', { 'c.txt': 'c\n' }, { from: 'main' })
 
+  let release = (): void => {}
+  const reached = new Promise<void>((resolve) => { release = resolve })
+  barrier = { waiting: 0, size: 6, release, reached }
   const outcomes = await Promise.allSettled(Array.from({ length: 6 }, async () => await mergeRequests.create(repo, 'u1', { sourceBranch: 'topic', title: 'Topic' })))
+  barrier = null
   const won = outcomes.filter((outcome) => outcome.status === 'fulfilled')
   t.equal(won.length, 1, 'one of six concurrent creates wins')
   const winner = (won[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof mergeRequests.create>>>).value
