@@ -112,10 +112,11 @@ export class RepoLabels {
     const wanted = [...new Set(names.map((name) => keyOf(name.trim())).filter((key) => key !== ''))]
     if (wanted.length === 0) return []
     const found = new Map((await this.records.find({ repoId: repo._id, key: { $in: wanted } }).toArray()).map((record) => [record.key, record._id]))
-    const unknown = names.filter((name) => name.trim() !== '' && !found.has(keyOf(name.trim())))
+    const isUnknown = (name: string): boolean => name.trim() !== '' && !found.has(keyOf(name.trim()))
+    const unknown = [...new Set(names.filter(isUnknown).map((name) => name.trim()))]
     if (unknown.length > 0) {
-      throw badRequest('APP_GIT_LABEL_UNKNOWN', `Not labels of this repository: ${unknown.map((name) => `"${name.trim()}"`).join(', ')}; create them first`, {
-        fields: names.flatMap((name, index) => unknown.includes(name) ? [fieldIssue(`${path}.${index}`, `"${name.trim()}" is not a label of this repository`)] : []).flatMap((issue) => issue.fields ?? [])
+      throw badRequest('APP_GIT_LABEL_UNKNOWN', `Not labels of this repository: ${unknown.map((name) => `"${name}"`).join(', ')}; create them first`, {
+        fields: names.flatMap((name, index) => isUnknown(name) ? fieldIssue(`${path}.${index}`, `"${name.trim()}" is not a label of this repository`).fields ?? [] : [])
       })
     }
     return wanted.map((key) => found.get(key) as string)

@@ -40,6 +40,7 @@ t.test('protected-tag rules: create, change, delete, who may', async (t) => {
     const res = await call(app, method, url, headers, body)
     t.equal(res.status, status, name)
     t.equal(res.body.code, code, name)
+    if (code === 'APP_FORBIDDEN') t.equal(res.body.details.permission, 'git.admin', `${name}: names the permission`)
   }
   t.equal((await call(app, 'DELETE', `${rulesApi}/${id}`, owner.auth)).status, 200)
   t.same((await call(app, 'GET', rulesApi, owner.auth)).body.data.map((rule: { pattern: string }) => rule.pattern), ['v*'])
