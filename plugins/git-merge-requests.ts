@@ -19,7 +19,7 @@ declare module 'fastify' {
  * than the other way round, so plinth-git knows nothing of merge requests.
  */
 async function gitMergeRequestsPlugin (app: FastifyInstance): Promise<void> {
-  const { repositories, protection, transport } = app.git
+  const { repositories, protection, labels, transport, access } = app.git
   const family = await mergeRequestFamily(app.store, {
     clock: systemClock,
     newId,
@@ -27,13 +27,10 @@ async function gitMergeRequestsPlugin (app: FastifyInstance): Promise<void> {
     reader: new RepoReader(),
     repositories,
     protection,
+    labels,
     transport,
     signature: async (userId) => await app.git.signature(userId),
-    canRead: async (projectId, userId) => {
-      const project = await app.projects.findById(projectId)
-      const access = project === null ? null : await app.orgs.resolver.access(project.orgId, { userId }, projectId)
-      return access?.permissions.has('git.read') === true
-    },
+    canRead: async (repo, userId) => await access.canRead(repo, userId),
     onError: (error) => { app.log.error({ err: error }, 'merge requests did not follow a push') }
   })
   for (const schema of mergeRequestSchemas) app.addSchema(schema)

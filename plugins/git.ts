@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import fp from 'fastify-plugin'
 import ssh2 from 'ssh2'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Permission } from '../services/orgs/catalogue.js'
 import { AppError, notFound } from '../services/errors.js'
 import { systemClock } from '../services/clock.js'
 import { newId } from '../services/ids.js'
@@ -15,17 +16,25 @@ import { ProtectedBranches } from '../services/git/protection.js'
 import { Refs } from '../services/git/refs.js'
 import { History } from '../services/git/history.js'
 import { DeployKeys, DEPLOY_TOKEN_PREFIX } from '../services/git/deploy-keys.js'
-import { accessTo, authorize, writeLevel, type GitCaller, type GitService, type PermissionsOf } from '../services/git/access.js'
-import { isRepoSlug } from '../services/git/names.js'
+import { GitAccess, type GitCaller } from '../services/git/access.js'
+import { RepoLabels } from '../services/git/labels.js'
+import { RepoMembers } from '../services/git/members.js'
+import { ProtectedTags } from '../services/git/tag-protection.js'
+import type { Repo } from '../services/git/repositories.js'
 import { installHooks } from '../services/git/pre-receive.js'
 import { Transport } from '../services/git/transport.js'
 import { GitSshServer, type SshGitDeps } from '../services/git/ssh-server.js'
 import { gitCredential } from './credentials.js'
+import { platformCaller } from './auth.js'
 
 export interface GitHosting {
   enabled: boolean
   repositories: Repositories
   protection: ProtectedBranches
+  tagProtection: ProtectedTags
+  labels: RepoLabels
+  members: RepoMembers
+  access: GitAccess
   refs: Refs
   history: History
   deployKeys: DeployKeys
@@ -43,10 +52,25 @@ declare module 'fastify' {
     git: GitHosting
     /** onRequest of git clients: a token in Basic or Bearer (PAT, platform JWT, deploy key token), or nobody. */
     requireGitCaller: (request: FastifyRequest) => Promise<void>
+    /**
+     * preHandler of the REST routes under a repository: `params.repoSlug` of
+     * `params.projectId` exists and the caller holds `permission` there, from
+     * the project or as a member of the repository.
+     */
+    requireRepoPermission: (permission: Permission) => (request: FastifyRequest) => Promise<void>
   }
   interface FastifyRequest {
     gitCaller: GitCaller | null
+    gitRepo: RepoOfRequest | null
   }
+}
+
+interface RepoOfRequest { repo: Repo, permissions: ReadonlySet<Permission> }
+
+/** The repository of a route behind requireRepoPermission, and the caller's git permissions there. */
+export function repoOfRequest (request: FastifyRequest): RepoOfRequest {
+  if (request.gitRepo === null) throw new AppError('APP_INTERNAL', 500, 'route is missing its repository permission hook')
+  return request.gitRepo
 }
 
 /** The git caller resolved by `auth: 'git'`. */
@@ -59,8 +83,6 @@ export function gitCaller (request: FastifyRequest): GitCaller {
 export function gitDisabled (): AppError {
   return notFound('APP_GIT_HOSTING_DISABLED', 'Git hosting is not enabled on this server (GIT_HOSTING_ENABLED)')
 }
-
-const SAFE_ID = /^[0-9A-Za-z_-]{1,64}$/
 
 /** The SSH host key in DATA_DIR, made on first start, so clients see the same host key on every restart. */
 /**
@@ -118,32 +140,43 @@ async function gitPlugin (app: FastifyInstance): Promise<void> {
     sshUrl: (projectId, slug) => sshPort === null ? null : `ssh://git@${new URL(config.publicUrl).hostname}:${sshPort}/${projectId}/${slug}.git`
   })
   const protection = new ProtectedBranches(app.store, deps)
+  const tagProtection = new ProtectedTags(app.store, deps)
+  const labels = new RepoLabels(app.store, deps)
+  const { users } = app.identity
+  const members = new RepoMembers(app.store, {
+    clock: systemClock,
+    findUser: async (reference) => reference.includes('@') ? await users.findByEmail(reference) : await users.findById(reference),
+    findUsers: async (ids) => await users.findMany(ids)
+  })
   const deployKeys = new DeployKeys(app.store, { ...deps, userKeyOwner: async (fingerprint) => await app.identity.sshKeys.ownerOf(fingerprint) })
   app.identity.sshKeys.onAdd(async (fingerprint) => await deployKeys.byFingerprint(fingerprint) !== null)
-  await Promise.all([repositories.init(), protection.init(), deployKeys.init()])
-  repositories.onDelete(async (repo) => { await deployKeys.deleteForRepo(repo) })
-  repositories.onDelete(async (repo) => { await protection.deleteForRepo(repo) })
+  await Promise.all([repositories.init(), protection.init(), tagProtection.init(), labels.init(), members.init(), deployKeys.init()])
+  for (const owned of [deployKeys, protection, tagProtection, labels, members]) repositories.onDelete(async (repo) => { await owned.deleteForRepo(repo) })
   app.projects.onDelete(async (projectId) => { await repositories.deleteAllForProject(projectId) })
   for (const schema of gitSchemas) app.addSchema(schema)
 
-  const permissionsOf: PermissionsOf = async (projectId, caller) => {
-    const project = await app.projects.findById(projectId)
-    if (project === null) return null
-    return (await app.orgs.resolver.access(project.orgId, caller, projectId))?.permissions ?? null
-  }
-  const authorizeGit = async (caller: GitCaller, projectId: string, slug: string, service: GitService) => {
-    const repo = SAFE_ID.test(projectId) && isRepoSlug(slug) ? await repositories.find(projectId, slug) : null
-    const access = repo === null ? { read: false, write: false, admin: false, insider: false } : await accessTo(repo, caller, permissionsOf)
-    authorize(repo, access, caller, service)
-    if (repo === null) throw new Error('unreachable: authorize refuses a missing repository')
-    return service === 'receive-pack' ? { repo, policy: await protection.policy(repo, writeLevel(access)) } : { repo }
-  }
+  const access = new GitAccess({
+    repositories,
+    members,
+    protection,
+    tagProtection,
+    projectPermissions: async (projectId, caller) => {
+      const project = await app.projects.findById(projectId)
+      if (project === null) return null
+      return (await app.orgs.resolver.access(project.orgId, caller, projectId))?.permissions ?? null
+    }
+  })
+  const authorizeGit: GitHosting['authorize'] = async (caller, projectId, slug, service) => await access.forTransport(caller, projectId, slug, service)
   const transport = new Transport({ git: cli, hooksDir })
   app.decorate('git', {
     enabled,
     repositories,
     protection,
-    refs: new Refs({ reader, writer: new Writer(cli, systemClock), protection }),
+    tagProtection,
+    labels,
+    members,
+    access,
+    refs: new Refs({ reader, writer: new Writer(cli, systemClock), protection, tagProtection }),
     history: new History({ reader, git: cli }),
     deployKeys,
     transport,
@@ -156,6 +189,11 @@ async function gitPlugin (app: FastifyInstance): Promise<void> {
   } satisfies GitHosting)
 
   app.decorateRequest('gitCaller', null)
+  app.decorateRequest('gitRepo', null)
+  app.decorate('requireRepoPermission', (permission: Permission) => async (request: FastifyRequest) => {
+    const params = request.params as { projectId: string, repoSlug: string }
+    request.gitRepo = await access.forRoute(platformCaller(request), params.projectId, params.repoSlug, permission)
+  })
   app.decorate('requireGitCaller', async (request: FastifyRequest) => {
     const token = gitCredential(request)
     if (token === null) { request.gitCaller = { kind: 'anonymous' }; return }
@@ -180,6 +218,7 @@ async function gitPlugin (app: FastifyInstance): Promise<void> {
       },
       authorize: authorizeGit,
       transport,
+      limits: config.git.sshLimits,
       log: app.log
     })
     const port = config.git.sshPort

@@ -31,7 +31,7 @@ const DateTime = Type.String({ format: 'date-time' })
 const NullableDate = Type.Union([DateTime, Type.Null()])
 
 const UserIds = (what: string) => Type.Array(Id, { maxItems: MR_LIMITS.peopleMax, description: `${what}: platform user ids of people who can read the repository` })
-const Labels = Type.Array(Type.String({ minLength: 1, maxLength: 50, pattern: '^[^\\x00-\\x1f,]+$' }), { maxItems: MR_LIMITS.labelsMax, description: 'Label names (no commas or control characters)' })
+const Labels = Type.Array(Type.String({ minLength: 1, maxLength: 50, pattern: '^[^\\x00-\\x1f,]+$' }), { maxItems: MR_LIMITS.labelsMax, description: 'Names of labels of the repository, letter case aside (400 `APP_GIT_LABEL_UNKNOWN` naming any other)' })
 const MrState = Type.Union([Type.Literal('open'), Type.Literal('closed'), Type.Literal('merged')])
 const MergeMethod = Type.Union([Type.Literal('merge'), Type.Literal('squash'), Type.Literal('fast-forward'), Type.Literal('rebase')], {
   description: '`merge`: a merge commit with two parents; `squash`: one new commit with the combined change; `fast-forward`: the target moves to the source head (only when the target has not moved on); `rebase`: the source commits replayed onto the target, authors kept, then a fast-forward'

@@ -11,7 +11,10 @@ export const GIT_LIMITS = {
   diffPatchBytes: 2 * 1024 * 1024,
   diffFilesMax: 1000,
   deployKeysPerRepo: 50,
-  protectedBranchesPerRepo: 50
+  protectedBranchesPerRepo: 50,
+  protectedTagsPerRepo: 50,
+  labelsPerRepo: 200,
+  membersPerRepo: 200
 } as const
 
 const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z_-]+$' })
@@ -147,11 +150,57 @@ export const ProtectedBranch = Type.Object({
   updatedAt: DateTime
 }, { $id: 'GitProtectedBranch' })
 
+const LabelName = Type.String({ minLength: 1, maxLength: 50, pattern: '^[^\\x00-\\x1f,]+$', description: 'Unique in the repository, letter case aside; no commas or control characters' })
+const LabelColor = Type.String({ pattern: '^#[0-9A-Fa-f]{6}$', description: '`#rrggbb`, kept in lower case', examples: ['#d73a4a'] })
+
+export const Label = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  color: Type.String(),
+  description: Type.String(),
+  createdAt: DateTime,
+  updatedAt: DateTime
+}, { $id: 'GitLabel' })
+
+const RepoRole = Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Literal('admin')], {
+  description: 'What the member may do in this repository, as `git.read`, `git.write` or `git.admin` would allow there; project permissions still count, the stronger wins'
+})
+
+export const RepoMember = Type.Object({
+  userId: Type.String(),
+  email: Type.String(),
+  name: Type.String(),
+  role: RepoRole,
+  addedBy: Type.String(),
+  createdAt: DateTime,
+  updatedAt: DateTime
+}, { $id: 'GitRepositoryMember' })
+
+const TagAccess = Type.Union([Type.Literal('write'), Type.Literal('admin'), Type.Literal('nobody')], {
+  description: 'Who may: callers with `git.write` in the repository (and write deploy keys), only `git.admin` holders, or nobody'
+})
+
+export const ProtectedTag = Type.Object({
+  id: Type.String(),
+  pattern: Type.String(),
+  create: TagAccess,
+  update: TagAccess,
+  delete: TagAccess,
+  createdAt: DateTime,
+  updatedAt: DateTime
+}, { $id: 'GitProtectedTag' })
+
 export const GitProjectParams = Type.Object({ projectId: Id })
 export const RepoParams = Type.Object({ projectId: Id, repoSlug: RepoSlug })
 export const CommitParams = Type.Object({ projectId: Id, repoSlug: RepoSlug, sha: Type.String({ pattern: '^[0-9a-f]{4,40}$' }) })
 export const DeployKeyParams = Type.Object({ projectId: Id, repoSlug: RepoSlug, keyId: Id })
 export const ProtectedBranchParams = Type.Object({ projectId: Id, repoSlug: RepoSlug, ruleId: Id })
+export const LabelParams = Type.Object({ projectId: Id, repoSlug: RepoSlug, labelId: Id })
+export const MemberParams = Type.Object({
+  projectId: Id,
+  repoSlug: RepoSlug,
+  user: Type.String({ minLength: 1, maxLength: 100, pattern: '^([0-9A-Za-z_-]{1,64}|[^\\s@/]{1,64}@[^\\s@/]{1,99})$', description: 'A platform user id, or that user\'s e-mail address' })
+})
 
 export const RefNameQuery = Type.Object({ name: RefName }, { additionalProperties: false })
 export const LogQuery = Type.Object({
@@ -201,12 +250,27 @@ export const CreateDeployKeyBody = Type.Object({
 export const ProtectedBranchBody = Type.Object({
   pattern: Type.String({ minLength: 1, maxLength: 255, description: 'A branch name, where `*` stands for part of one path component and `**` for any number of them' }),
   push: Type.Optional(PushAccess),
-  allowForcePush: Type.Optional(Type.Boolean({ default: false })),
-  allowDelete: Type.Optional(Type.Boolean({ default: false })),
-  merge: Type.Optional(Type.Union([Type.Literal('write'), Type.Literal('admin'), Type.Literal('nobody')], { default: 'write', description: 'Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody' })),
-  requiredApprovals: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, default: 0, description: 'Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged' }))
+  allowForcePush: Type.Optional(Type.Boolean({ description: 'False when a rule is created without it' })),
+  allowDelete: Type.Optional(Type.Boolean({ description: 'False when a rule is created without it' })),
+  merge: Type.Optional(Type.Union([Type.Literal('write'), Type.Literal('admin'), Type.Literal('nobody')], { description: 'Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody; `write` when a rule is created without it' })),
+  requiredApprovals: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, description: 'Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged; 0 when a rule is created without it' }))
 }, { additionalProperties: false })
+// No defaults in rule bodies: a partial update would be filled with them and reset what it does not name.
 export const UpdateProtectedBranchBody = Type.Partial(ProtectedBranchBody, { additionalProperties: false, minProperties: 1 })
+export const ProtectedTagBody = Type.Object({
+  pattern: Type.String({ minLength: 1, maxLength: 255, description: 'A tag name, where `*` stands for part of one path component and `**` for any number of them (`v*`, `release/**`)' }),
+  create: Type.Optional(Type.Union([Type.Literal('write'), Type.Literal('admin'), Type.Literal('nobody')], { description: 'Who may create matching tags; `admin` when a rule is created without it' })),
+  update: Type.Optional(Type.Union([Type.Literal('write'), Type.Literal('admin'), Type.Literal('nobody')], { description: 'Who may move matching tags to another object; `nobody` when a rule is created without it' })),
+  delete: Type.Optional(Type.Union([Type.Literal('write'), Type.Literal('admin'), Type.Literal('nobody')], { description: 'Who may delete matching tags; `nobody` when a rule is created without it' }))
+}, { additionalProperties: false })
+export const UpdateProtectedTagBody = Type.Partial(ProtectedTagBody, { additionalProperties: false, minProperties: 1 })
+export const CreateLabelBody = Type.Object({
+  name: LabelName,
+  color: LabelColor,
+  description: Type.Optional(Type.String({ maxLength: 500 }))
+}, { additionalProperties: false })
+export const UpdateLabelBody = Type.Partial(CreateLabelBody, { additionalProperties: false, minProperties: 1 })
+export const MemberBody = Type.Object({ role: RepoRole }, { additionalProperties: false })
 
 const Deleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) })
 const DeletedRef = Type.Object({ name: Type.String(), deleted: Type.Literal(true) })
@@ -233,10 +297,19 @@ export const GitResponses = {
   deployKeyCreated: { 201: withHeaders(Envelope(CreatedDeployKey), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
   protectedBranches: { 200: Envelope(Type.Array(Type.Ref(ProtectedBranch))), ...errorResponses(400, 401, 403, 404) },
   protectedBranchCreated: { 201: withHeaders(Envelope(Type.Ref(ProtectedBranch)), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
-  protectedBranch: { 200: Envelope(Type.Ref(ProtectedBranch)), ...errorResponses(400, 401, 403, 404, 409) }
+  protectedBranch: { 200: Envelope(Type.Ref(ProtectedBranch)), ...errorResponses(400, 401, 403, 404, 409) },
+  protectedTags: { 200: Envelope(Type.Array(Type.Ref(ProtectedTag))), ...errorResponses(400, 401, 403, 404) },
+  protectedTagCreated: { 201: withHeaders(Envelope(Type.Ref(ProtectedTag)), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
+  protectedTag: { 200: Envelope(Type.Ref(ProtectedTag)), ...errorResponses(400, 401, 403, 404, 409) },
+  labels: { 200: Envelope(Type.Array(Type.Ref(Label))), ...errorResponses(400, 401, 403, 404) },
+  labelCreated: { 201: withHeaders(Envelope(Type.Ref(Label)), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
+  label: { 200: Envelope(Type.Ref(Label)), ...errorResponses(400, 401, 403, 404, 409) },
+  members: { 200: Envelope(Type.Array(Type.Ref(RepoMember))), ...errorResponses(400, 401, 403, 404) },
+  member: { 200: Envelope(Type.Ref(RepoMember)), ...errorResponses(400, 401, 403, 404) },
+  memberRemoved: { 200: Envelope(Type.Object({ userId: Type.String(), deleted: Type.Literal(true) })), ...errorResponses(400, 401, 403, 404) }
 }
 
-export const gitSchemas = [Repository, Branch, Tag, Commit, FileDiff, CommitDiff, Tree, Blob, DeployKey, ProtectedBranch]
+export const gitSchemas = [Repository, Branch, Tag, Commit, FileDiff, CommitDiff, Tree, Blob, DeployKey, ProtectedBranch, ProtectedTag, Label, RepoMember]
 
 export type RepositoryT = Static<typeof Repository>
 export type BranchT = Static<typeof Branch>
@@ -252,3 +325,10 @@ export type PushAccessT = Static<typeof PushAccess>
 export type CreateRepoBodyT = Static<typeof CreateRepoBody>
 export type UpdateRepoBodyT = Static<typeof UpdateRepoBody>
 export type ProtectedBranchBodyT = Static<typeof ProtectedBranchBody>
+export type ProtectedTagT = Static<typeof ProtectedTag>
+export type ProtectedTagBodyT = Static<typeof ProtectedTagBody>
+export type TagAccessT = Static<typeof TagAccess>
+export type LabelT = Static<typeof Label>
+export type CreateLabelBodyT = Static<typeof CreateLabelBody>
+export type RepoMemberT = Static<typeof RepoMember>
+export type RepoRoleT = Static<typeof RepoRole>

@@ -73,6 +73,21 @@ export interface GitConfig {
   reposDir: string
   /** GIT_SSH_PORT: git over SSH listens here (on HOST; 0 picks a free port); null, when unset, means no SSH. */
   sshPort: number | null
+  /** What one SSH client may hold (see the README for the defaults' reasons). */
+  sshLimits: SshLimits
+}
+
+export interface SshLimits {
+  /** GIT_SSH_MAX_CONNECTIONS: open connections in all; past it, new ones are closed at once. */
+  maxConnections: number
+  /** GIT_SSH_MAX_CONNECTIONS_PER_ADDRESS: open connections from one client address. */
+  maxConnectionsPerAddress: number
+  /** GIT_SSH_AUTH_TIMEOUT_SECONDS: a connection not signed in by then is closed. */
+  authTimeoutSeconds: number
+  /** GIT_SSH_MAX_AUTH_ATTEMPTS: failed sign-in attempts one connection may make. */
+  maxAuthAttempts: number
+  /** GIT_SSH_IDLE_TIMEOUT_SECONDS: a signed-in connection on which no git data moves for this long is closed. */
+  idleTimeoutSeconds: number
 }
 
 export interface DnsConfig {
@@ -235,6 +250,19 @@ function timeouts (env: Env): HttpTimeouts {
   }
 }
 
+function sshLimits (env: Env): SshLimits {
+  const maxConnections = integer(env, 'GIT_SSH_MAX_CONNECTIONS', 512, 1, 100_000)
+  const maxConnectionsPerAddress = integer(env, 'GIT_SSH_MAX_CONNECTIONS_PER_ADDRESS', 32, 1, 100_000)
+  if (maxConnectionsPerAddress > maxConnections) throw new ConfigError('GIT_SSH_MAX_CONNECTIONS_PER_ADDRESS', `must not exceed GIT_SSH_MAX_CONNECTIONS (${maxConnections}), got ${maxConnectionsPerAddress}`)
+  return {
+    maxConnections,
+    maxConnectionsPerAddress,
+    authTimeoutSeconds: integer(env, 'GIT_SSH_AUTH_TIMEOUT_SECONDS', 30, 1, 600),
+    maxAuthAttempts: integer(env, 'GIT_SSH_MAX_AUTH_ATTEMPTS', 6, 1, 100),
+    idleTimeoutSeconds: integer(env, 'GIT_SSH_IDLE_TIMEOUT_SECONDS', 300, 1, 86_400)
+  }
+}
+
 const TRUE_WORDS = ['1', 'true', 'yes', 'on']
 const FALSE_WORDS = ['0', 'false', 'no', 'off']
 
@@ -371,7 +399,8 @@ export function loadConfig (env: Env = process.env): Config {
     git: {
       enabled: flag(env, 'GIT_HOSTING_ENABLED', true),
       reposDir: resolve(dataDir, text(env, 'GIT_REPOS_DIR') ?? 'git'),
-      sshPort: text(env, 'GIT_SSH_PORT') === undefined ? null : integer(env, 'GIT_SSH_PORT', 0, 0, 65535)
+      sshPort: text(env, 'GIT_SSH_PORT') === undefined ? null : integer(env, 'GIT_SSH_PORT', 0, 0, 65535),
+      sshLimits: sshLimits(env)
     },
     dns: dnsConfig(env),
     hostingTls: hostingTlsConfig(env)

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { CreateRepoBody, GitProjectParams, GitResponses, RepoParams, UpdateRepoBody } from '../../schemas/git.js'
 import { platformCaller } from '../../plugins/auth.js'
-import { gitDisabled } from '../../plugins/git.js'
+import { gitDisabled, repoOfRequest } from '../../plugins/git.js'
 import { createdAt } from '../location.js'
 import refRoutes from './refs.js'
 import contentRoutes from './content.js'
@@ -9,6 +9,8 @@ import settingRoutes from './settings.js'
 import mergeRequestRoutes from './merge-requests.js'
 import reviewRoutes from './reviews.js'
 import commentRoutes from './comments.js'
+import labelRoutes from './labels.js'
+import memberRoutes from './members.js'
 
 /** Repositories of a project: `git.read` to see them, `git.admin` to create, change and delete them. */
 const gitRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -18,10 +20,9 @@ const gitRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/repositories', {
     config: { auth: 'platform' },
-    preHandler: app.requireProjectPermission('git.read'),
-    schema: { operationId: 'listGitRepositories', tags, summary: 'The project\'s repositories', description: 'Needs `git.read`. Each with its clone URLs.', params: GitProjectParams, response: GitResponses.repositories }
+    schema: { operationId: 'listGitRepositories', tags, summary: 'The project\'s repositories the caller may read', description: 'Needs `git.read` in the project for all of them; a member of some repositories (without it) gets those. Each with its clone URLs.', params: GitProjectParams, response: GitResponses.repositories }
   }, async (request) => {
-    const repos = await repositories.list(request.params.projectId)
+    const repos = await app.git.access.readableRepositories(platformCaller(request), request.params.projectId)
     return { success: true as const, data: await Promise.all(repos.map(async (repo) => await repositories.view(repo))) }
   })
 
@@ -36,28 +37,28 @@ const gitRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/repositories/:repoSlug', {
     config: { auth: 'platform' },
-    preHandler: app.requireProjectPermission('git.read'),
+    preHandler: app.requireRepoPermission('git.read'),
     schema: { operationId: 'getGitRepository', tags, summary: 'One repository with its clone URLs', description: 'Needs `git.read`.', params: RepoParams, response: GitResponses.repository }
   }, async (request) => {
-    const repo = await repositories.get(request.params.projectId, request.params.repoSlug)
+    const { repo } = repoOfRequest(request)
     return { success: true as const, data: await repositories.view(repo) }
   })
 
   app.put('/repositories/:repoSlug', {
     config: { auth: 'platform' },
-    preHandler: app.requireProjectPermission('git.admin'),
+    preHandler: app.requireRepoPermission('git.admin'),
     schema: { operationId: 'updateGitRepository', tags, summary: 'Rename a repository or change its description, default branch or visibility', description: 'Needs `git.admin`. A new slug changes the clone URLs (409 `APP_GIT_SLUG_TAKEN` if in use); the default branch must exist unless the repository is empty.', params: RepoParams, body: UpdateRepoBody, response: GitResponses.repository }
   }, async (request) => {
-    const repo = await repositories.get(request.params.projectId, request.params.repoSlug)
+    const { repo } = repoOfRequest(request)
     return { success: true as const, data: await repositories.view(await repositories.update(repo, request.body)) }
   })
 
   app.delete('/repositories/:repoSlug', {
     config: { auth: 'platform' },
-    preHandler: app.requireProjectPermission('git.admin'),
+    preHandler: app.requireRepoPermission('git.admin'),
     schema: { operationId: 'deleteGitRepository', tags, summary: 'Delete a repository with its history, deploy keys and rules', description: 'Needs `git.admin`. Removes the bare repository from disk; this cannot be undone.', params: RepoParams, response: GitResponses.deleted }
   }, async (request) => {
-    const repo = await repositories.get(request.params.projectId, request.params.repoSlug)
+    const { repo } = repoOfRequest(request)
     await repositories.delete(repo)
     return { success: true as const, data: { id: repo._id, deleted: true as const } }
   })
@@ -65,7 +66,7 @@ const gitRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(refRoutes, { prefix: '/repositories/:repoSlug' })
   await app.register(contentRoutes, { prefix: '/repositories/:repoSlug' })
   await app.register(settingRoutes, { prefix: '/repositories/:repoSlug' })
-  for (const routes of [mergeRequestRoutes, reviewRoutes, commentRoutes]) await app.register(routes, { prefix: '/repositories/:repoSlug' })
+  for (const routes of [labelRoutes, memberRoutes, mergeRequestRoutes, reviewRoutes, commentRoutes]) await app.register(routes, { prefix: '/repositories/:repoSlug' })
 }
 
 export default gitRoutes

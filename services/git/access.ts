@@ -1,7 +1,11 @@
 import { forbidden, notFound, unauthorized } from '../errors.js'
 import type { Permission } from '../orgs/catalogue.js'
-import type { Repo } from './repositories.js'
-import type { WriteLevel } from './protection.js'
+import type { RepoRoleT } from '../../schemas/git.js'
+import type { Repo, Repositories } from './repositories.js'
+import type { ProtectedBranches, PushPolicy, WriteLevel } from './protection.js'
+import type { ProtectedTags } from './tag-protection.js'
+import type { RepoMembers } from './members.js'
+import { isRepoSlug } from './names.js'
 
 /** Who is speaking git: nobody, a platform user (JWT or PAT), or a repository's deploy key. */
 export type GitCaller =
@@ -9,14 +13,20 @@ export type GitCaller =
   | { kind: 'user', userId: string, scopes?: string[] }
   | { kind: 'deployKey', keyId: string, projectId: string, repoId: string, readOnly: boolean }
 
-/** A member's permissions in a project, or null when the caller is not a member of its organization. */
-export type PermissionsOf = (projectId: string, caller: { userId: string, scopes?: string[] }) => Promise<ReadonlySet<Permission> | null>
+/** A platform user as the resolver sees them: a PAT's scopes narrow everything they hold. */
+export interface UserCaller { userId: string, scopes?: string[] }
+
+/** A caller's permissions in a project, or null when the project is missing or the caller is not a member of its organization. */
+export type PermissionsOf = (projectId: string, caller: UserCaller) => Promise<ReadonlySet<Permission> | null>
+
+/** A caller's git permissions on one repository, or null when they belong neither to its project nor to its members. */
+export type RepoPermissionsOf = (repo: Repo, caller: UserCaller) => Promise<ReadonlySet<Permission> | null>
 
 export interface RepoAccess {
   read: boolean
   write: boolean
   admin: boolean
-  /** The caller belongs to the project (a member or the repository's own deploy key): refusals may say why. */
+  /** The caller belongs to the project or the repository (a member, or its own deploy key): refusals may say why. */
   insider: boolean
 }
 
@@ -24,20 +34,38 @@ export type GitService = 'upload-pack' | 'receive-pack'
 
 const NOTHING: RepoAccess = { read: false, write: false, admin: false, insider: false }
 
-/** What a caller may do with one repository: `git.read`/`git.write`/`git.admin`, a deploy key's own repository, or a public one. */
-export async function accessTo (repo: Repo, caller: GitCaller, permissionsOf: PermissionsOf): Promise<RepoAccess> {
+/** What a repository role stands for: the git permissions it gives in that repository only. */
+export const ROLE_PERMISSIONS: Record<RepoRoleT, readonly Permission[]> = {
+  read: ['git.read'],
+  write: ['git.read', 'git.write'],
+  admin: ['git.read', 'git.write', 'git.admin']
+}
+
+function narrow (permissions: readonly Permission[], caller: UserCaller): Permission[] {
+  if (caller.scopes === undefined || caller.scopes.length === 0) return [...permissions]
+  return permissions.filter((permission) => caller.scopes?.includes(permission) === true)
+}
+
+/** The project's permissions and the repository role together: the stronger of the two wins. */
+export function combine (project: ReadonlySet<Permission> | null, role: RepoRoleT | null, caller: UserCaller): ReadonlySet<Permission> | null {
+  if (project === null && role === null) return null
+  return new Set([...(project ?? []), ...(role === null ? [] : narrow(ROLE_PERMISSIONS[role], caller))])
+}
+
+/** What a caller may do with one repository: git permissions there, a deploy key's own repository, or a public one. */
+export async function accessTo (repo: Repo, caller: GitCaller, permissionsOf: RepoPermissionsOf): Promise<RepoAccess> {
   const open = repo.visibility === 'public'
   if (caller.kind === 'deployKey') {
     if (caller.repoId !== repo._id) return { ...NOTHING, read: open }
     return { read: true, write: !caller.readOnly, admin: false, insider: true }
   }
   if (caller.kind === 'anonymous') return { ...NOTHING, read: open }
-  const permissions = await permissionsOf(repo.projectId, caller)
+  const permissions = await permissionsOf(repo, caller)
   if (permissions === null) return { ...NOTHING, read: open }
   return { read: open || permissions.has('git.read'), write: permissions.has('git.write'), admin: permissions.has('git.admin'), insider: true }
 }
 
-export function writeLevel (access: RepoAccess): WriteLevel {
+export function writeLevel (access: { admin: boolean }): WriteLevel {
   return access.admin ? 'admin' : 'write'
 }
 
@@ -53,5 +81,83 @@ export function authorize (repo: Repo | null, access: RepoAccess, caller: GitCal
   if (caller.kind === 'anonymous') throw unauthorized('APP_GIT_AUTH_REQUIRED', 'Sign in: give a personal access token, a platform JWT or a deploy key token as the password')
   if (repo === null || (!access.read && !access.insider)) throw notFound('APP_GIT_REPOSITORY_NOT_FOUND', 'Repository not found')
   if (caller.kind === 'deployKey' && caller.repoId === repo._id) throw forbidden('APP_GIT_READ_ONLY_KEY', 'This deploy key is read-only')
-  throw forbidden('APP_FORBIDDEN', `This needs the "${permission}" permission`, { permission })
+  throw missing(permission)
+}
+
+function missing (permission: Permission): Error {
+  return forbidden('APP_FORBIDDEN', `This needs the "${permission}" permission`, { permission })
+}
+
+const projectNotFound = (): Error => notFound('APP_PROJECT_NOT_FOUND', 'Project not found')
+// Route params are checked by their schemas; transport paths come raw, so both are checked here before any lookup.
+const SAFE_ID = /^[0-9A-Za-z_-]{1,64}$/
+
+export interface GitAccessDeps {
+  repositories: Pick<Repositories, 'find' | 'list'>
+  members: Pick<RepoMembers, 'roleOf' | 'rolesIn'>
+  protection: Pick<ProtectedBranches, 'policy'>
+  tagProtection: Pick<ProtectedTags, 'policy'>
+  /** The one permission resolver, for the repository's project. */
+  projectPermissions: PermissionsOf
+}
+
+/**
+ * Every access decision on a repository, for the REST routes, smart HTTP and
+ * SSH alike: the project's `git.*` permissions through the one resolver, the
+ * caller's role as a member of the repository (the stronger wins, both
+ * narrowed by a PAT's scopes), deploy keys and public visibility. Nothing is
+ * cached: a removed member, a deleted user or a revoked token loses access
+ * on the next request.
+ */
+export class GitAccess {
+  constructor (private readonly deps: GitAccessDeps) {}
+
+  async permissions (repo: Repo, caller: UserCaller): Promise<ReadonlySet<Permission> | null> {
+    const [project, role] = await Promise.all([this.deps.projectPermissions(repo.projectId, caller), this.deps.members.roleOf(repo._id, caller.userId)])
+    return combine(project, role, caller)
+  }
+
+  async canRead (repo: Repo, userId: string): Promise<boolean> {
+    return (await this.permissions(repo, { userId }))?.has('git.read') === true
+  }
+
+  /**
+   * A REST route on one repository: outsiders to both the project and the
+   * repository get 404 for the project (they learn nothing), insiders 404
+   * for a missing repository and 403 naming a permission they lack.
+   */
+  async forRoute (caller: UserCaller, projectId: string, slug: string, permission: Permission): Promise<{ repo: Repo, permissions: ReadonlySet<Permission> }> {
+    const [project, repo] = await Promise.all([this.deps.projectPermissions(projectId, caller), this.deps.repositories.find(projectId, slug)])
+    const role = repo === null ? null : await this.deps.members.roleOf(repo._id, caller.userId)
+    const permissions = combine(project, role, caller)
+    if (permissions === null) throw projectNotFound()
+    if (repo === null) throw notFound('APP_GIT_REPOSITORY_NOT_FOUND', 'Repository not found')
+    if (!permissions.has(permission)) throw missing(permission)
+    return { repo, permissions }
+  }
+
+  /** The project's repositories the caller may read: all of them with `git.read` in the project, else those they are a member of. */
+  async readableRepositories (caller: UserCaller, projectId: string): Promise<Repo[]> {
+    const project = await this.deps.projectPermissions(projectId, caller)
+    if (project?.has('git.read') === true) return await this.deps.repositories.list(projectId)
+    const roles = await this.deps.members.rolesIn(projectId, caller.userId)
+    if (project === null && roles.size === 0) throw projectNotFound()
+    const readable = [...roles].filter(([, role]) => narrow(ROLE_PERMISSIONS[role], caller).includes('git.read')).map(([repoId]) => repoId)
+    if (readable.length === 0) throw missing('git.read')
+    return (await this.deps.repositories.list(projectId)).filter((repo) => readable.includes(repo._id))
+  }
+
+  /** The repository at `projectId/slug` once the caller may use `service` on it, with the push policy for pushes; both transports ask this. */
+  async forTransport (caller: GitCaller, projectId: string, slug: string, service: GitService): Promise<{ repo: Repo, policy?: PushPolicy }> {
+    const repo = SAFE_ID.test(projectId) && isRepoSlug(slug) ? await this.deps.repositories.find(projectId, slug) : null
+    const access = repo === null ? NOTHING : await accessTo(repo, caller, async (target, user) => await this.permissions(target, user))
+    authorize(repo, access, caller, service)
+    if (repo === null) throw new Error('unreachable: authorize refuses a missing repository')
+    return service === 'receive-pack' ? { repo, policy: await this.policy(repo, writeLevel(access)) } : { repo }
+  }
+
+  private async policy (repo: Repo, level: WriteLevel): Promise<PushPolicy> {
+    const [branches, tags] = await Promise.all([this.deps.protection.policy(repo, level), this.deps.tagProtection.policy(repo, level)])
+    return { ...branches, tags }
+  }
 }

@@ -7,12 +7,13 @@ import { MergeRequests } from './merge-requests.js'
 import { MergeService } from './merges.js'
 import type { ProtectedBranches } from './protection.js'
 import type { RepoReader } from './reader.js'
-import type { Repositories } from './repositories.js'
+import type { Repo, Repositories } from './repositories.js'
 import { Reviews } from './reviews.js'
 import { Comments } from './comments.js'
 import { Reactions } from './reactions.js'
 import { Suggestions } from './suggestions.js'
 import type { Transport } from './transport.js'
+import type { RepoLabels } from './labels.js'
 import type { Signature } from './writer.js'
 
 /** Merge requests, their reviews and merging, as the git plugin hands them to the routes. */
@@ -32,9 +33,10 @@ export interface MergeRequestFamilyDeps {
   reader: RepoReader
   repositories: Repositories
   protection: ProtectedBranches
+  labels: RepoLabels
   transport: Transport
   signature: (userId: string) => Promise<Signature>
-  canRead: (projectId: string, userId: string) => Promise<boolean>
+  canRead: (repo: Repo, userId: string) => Promise<boolean>
   /** Where a failure after a push goes: the push itself has succeeded and cannot be told. */
   onError: (error: unknown) => void
 }
@@ -42,8 +44,9 @@ export interface MergeRequestFamilyDeps {
 /**
  * Builds the merge-request services and joins them to the repository's
  * events: a deleted repository takes its merge requests and reviews along,
- * every push brings the open merge requests up to date, and a moved
- * branch outdates the inline comments on files it changed.
+ * every push brings the open merge requests up to date, a moved branch
+ * outdates the inline comments on files it changed, and a deleted label
+ * leaves the merge requests that carried it.
  */
 export async function mergeRequestFamily (store: Store, deps: MergeRequestFamilyDeps): Promise<MergeRequestFamily> {
   const plumbing = new MergePlumbing({ git: deps.git, reader: deps.reader, clock: deps.clock })
@@ -53,6 +56,7 @@ export async function mergeRequestFamily (store: Store, deps: MergeRequestFamily
   const reactions = new Reactions(store, deps)
   await Promise.all([reviews.init(), mergeRequests.init(), comments.init(), reactions.init()])
   mergeRequests.onMoved(async (repo, mr) => { await comments.markOutdated(repo, mr) })
+  deps.labels.onDelete(async (repo, labelId) => { await mergeRequests.records.updateMany({ repoId: repo._id, labelIds: labelId }, { $pull: { labelIds: labelId } }) })
   const merging = new MergeService({ reader: deps.reader, plumbing, mergeRequests, reviews, protection: deps.protection, signature: deps.signature })
   deps.repositories.onDelete(async (repo) => {
     const ids = await mergeRequests.deleteForRepo(repo)

@@ -12,6 +12,7 @@ import type { MergePlumbing } from './merge-tree.js'
 import type { RepoReader } from './reader.js'
 import type { Repo } from './repositories.js'
 import type { Reviews } from './reviews.js'
+import type { RepoLabels } from './labels.js'
 
 export type MrState = MergeRequestT['state']
 
@@ -31,7 +32,14 @@ export type MrRecord = {
   authorId: string
   assignees: string[]
   reviewers: string[]
-  labels: string[]
+  /** Ids of the repository's labels: a rename needs no change here. */
+  labelIds: string[]
+  /**
+   * `source:target` while open, the merge request's own id otherwise:
+   * a unique index on it (with repoId) lets one open merge request per pair
+   * of branches win, however many are created at once.
+   */
+  openPair: string
   createdAt: Date
   updatedAt: Date
   closedAt: Date | null
@@ -50,8 +58,9 @@ export interface MergeRequestDeps {
   reader: RepoReader
   merges: MergePlumbing
   reviews: Reviews
-  /** Whether a user may read the project's repositories (`git.read`): who may be assigned or asked to review. */
-  canRead: (projectId: string, userId: string) => Promise<boolean>
+  labels: RepoLabels
+  /** Whether a user may read the repository (`git.read` in the project, or as a member of it): who may be assigned or asked to review. */
+  canRead: (repo: Repo, userId: string) => Promise<boolean>
 }
 
 type MrHook = (repo: Repo, mr: Mr, moved: { source: boolean, target: boolean }) => Promise<void>
@@ -77,6 +86,7 @@ export class MergeRequests {
   async init (): Promise<void> {
     await this.records.createIndex({ repoId: 1, iid: 1 }, { unique: true })
     await this.records.createIndex({ repoId: 1, state: 1, iid: 1 })
+    await this.records.createIndex({ repoId: 1, openPair: 1 }, { unique: true })
   }
 
   /** What else must follow a moved branch (inline comments going outdated) joins here. */
@@ -93,8 +103,7 @@ export class MergeRequests {
     const mergeBaseSha = await this.deps.merges.mergeBase(repo.gitDir, targetSha, headSha)
     if (mergeBaseSha === null) throw badRequest('APP_GIT_MR_UNRELATED', 'The branches share no history')
     if (await this.deps.merges.isAncestor(repo.gitDir, headSha, targetSha)) throw badRequest('APP_GIT_MR_NOTHING_TO_MERGE', `"${targetBranch}" already holds every commit of "${sourceBranch}"`)
-    const existing = await this.records.findOne({ repoId: repo._id, state: 'open', sourceBranch, targetBranch })
-    if (existing !== null) throw conflict('APP_GIT_MR_EXISTS', `Merge request !${existing.iid} already proposes "${sourceBranch}" into "${targetBranch}"`)
+    await this.refuseSecondOpen(repo._id, sourceBranch, targetBranch)
     const counter = await this.counters.findOneAndUpdate({ _id: repo._id }, { $inc: { next: 1 } }, { upsert: true, returnDocument: 'after' })
     const now = this.deps.clock.now()
     const record: Mr = {
@@ -113,6 +122,7 @@ export class MergeRequests {
       sourceBranchExists: true,
       authorId,
       ...await this.people(repo, input),
+      openPair: openPair(sourceBranch, targetBranch),
       createdAt: now,
       updatedAt: now,
       closedAt: null,
@@ -123,7 +133,13 @@ export class MergeRequests {
       mergeCommitSha: null
     }
     if (record.title === '') throw badRequest('APP_GIT_MR_TITLE_REQUIRED', 'A title is required', fieldIssue('body.title', 'is blank'))
-    await this.records.insertOne(record)
+    try {
+      await this.records.insertOne(record)
+    } catch (error) {
+      // Another create for the same branches won between the check above and this insert.
+      if (error instanceof DuplicateKeyError) await this.refuseSecondOpen(repo._id, sourceBranch, targetBranch)
+      throw error
+    }
     await this.deps.merges.keepHead(repo.gitDir, record.iid, headSha)
     return record
   }
@@ -145,7 +161,11 @@ export class MergeRequests {
     if (query.draft !== undefined) filter.draft = query.draft
     if (query.assignee !== undefined) filter.assignees = query.assignee
     if (query.reviewer !== undefined) filter.reviewers = query.reviewer
-    if (query.label !== undefined) filter.labels = query.label
+    if (query.label !== undefined) {
+      const labelId = await this.deps.labels.idOf(repo, query.label)
+      if (labelId === null) return { items: [], nextCursor: null }
+      filter.labelIds = labelId
+    }
     if (query.cursor !== undefined) filter.iid = { $lt: Number(query.cursor) }
     const page = await this.records.find(filter, { sort: { iid: -1 }, limit: limit + 1 }).toArray()
     const items = page.slice(0, limit)
@@ -169,7 +189,7 @@ export class MergeRequests {
       const targetSha = await this.branchHead(repo, targetBranch, 'body.targetBranch')
       const mergeBaseSha = await this.deps.merges.mergeBase(repo.gitDir, targetSha, mr.headSha)
       if (mergeBaseSha === null) throw badRequest('APP_GIT_MR_UNRELATED', 'The branches share no history')
-      Object.assign(changes, { targetBranch, targetSha, mergeBaseSha })
+      Object.assign(changes, { targetBranch, targetSha, mergeBaseSha, openPair: openPair(mr.sourceBranch, targetBranch) })
     }
     return await this.change(mr, changes)
   }
@@ -177,7 +197,7 @@ export class MergeRequests {
   async close (repo: Repo, iid: number, by: string): Promise<Mr> {
     const mr = await this.get(repo, iid)
     if (mr.state !== 'open') throw notOpen()
-    return await this.change(mr, { state: 'closed', closedAt: this.deps.clock.now(), closedBy: by, updatedAt: this.deps.clock.now() }, { state: 'open' })
+    return await this.change(mr, { state: 'closed', openPair: mr._id, closedAt: this.deps.clock.now(), closedBy: by, updatedAt: this.deps.clock.now() }, { state: 'open' })
   }
 
   async reopen (repo: Repo, iid: number): Promise<Mr> {
@@ -185,16 +205,14 @@ export class MergeRequests {
     if (mr.state !== 'closed') throw conflict('APP_GIT_MR_NOT_CLOSED', mr.state === 'merged' ? 'A merged merge request cannot be reopened' : 'The merge request is open already')
     // A closed merge request stops following its branches, so the source is looked at now.
     if (!(await this.deps.reader.refExists(repo.gitDir, `refs/heads/${mr.sourceBranch}`))) throw conflict('APP_GIT_MR_SOURCE_MISSING', `The source branch "${mr.sourceBranch}" no longer exists`)
-    const other = await this.records.findOne({ repoId: repo._id, state: 'open', sourceBranch: mr.sourceBranch, targetBranch: mr.targetBranch })
-    if (other !== null) throw conflict('APP_GIT_MR_EXISTS', `Merge request !${other.iid} already proposes "${mr.sourceBranch}" into "${mr.targetBranch}"`)
-    const reopened = await this.change(mr, { state: 'open', closedAt: null, closedBy: null, updatedAt: this.deps.clock.now() }, { state: 'closed' })
+    const reopened = await this.change(mr, { state: 'open', openPair: openPair(mr.sourceBranch, mr.targetBranch), closedAt: null, closedBy: null, updatedAt: this.deps.clock.now() }, { state: 'closed' })
     return await this.refresh(repo, reopened)
   }
 
   /** Records what an API merge did; 409 if someone closed or merged it meanwhile. */
   async markMerged (mr: Mr, by: string, method: MergeMethodT, commitSha: string, sourceDeleted: boolean): Promise<Mr> {
     const now = this.deps.clock.now()
-    return await this.change(mr, { state: 'merged', mergedAt: now, mergedBy: by, mergeMethod: method, mergeCommitSha: commitSha, targetSha: commitSha, updatedAt: now, ...(sourceDeleted ? { sourceBranchExists: false } : {}) }, { state: 'open' })
+    return await this.change(mr, { state: 'merged', openPair: mr._id, mergedAt: now, mergedBy: by, mergeMethod: method, mergeCommitSha: commitSha, targetSha: commitSha, updatedAt: now, ...(sourceDeleted ? { sourceBranchExists: false } : {}) }, { state: 'open' })
   }
 
   /** After a push: every open merge request of the repository follows its branches. */
@@ -219,7 +237,7 @@ export class MergeRequests {
     if (moved.source || moved.target) changes.mergeBaseSha = await this.deps.merges.mergeBase(repo.gitDir, targetSha, headSha) ?? mr.mergeBaseSha
     // A merge pushed by hand (or a fast-forward outside the API) leaves the source inside the target.
     if (source !== null && target !== null && moved.target && await this.deps.merges.isAncestor(repo.gitDir, source, target)) {
-      Object.assign(changes, { state: 'merged', mergedAt: this.deps.clock.now(), mergedBy: null, mergeMethod: null, mergeCommitSha: target })
+      Object.assign(changes, { state: 'merged', openPair: mr._id, mergedAt: this.deps.clock.now(), mergedBy: null, mergeMethod: null, mergeCommitSha: target })
     }
     const updated = await this.records.findOneAndUpdate({ _id: mr._id, state: 'open', headSha: mr.headSha, targetSha: mr.targetSha }, { $set: changes }, { returnDocument: 'after' })
     if (updated === null) return (await this.records.findOne({ _id: mr._id })) ?? mr
@@ -238,11 +256,23 @@ export class MergeRequests {
     return ids
   }
 
-  view (mr: Mr): MergeRequestT {
-    const { _id, repoId: _repo, createdAt, updatedAt, closedAt, mergedAt, ...rest } = mr
+  async view (mr: Mr): Promise<MergeRequestT> {
+    return (await this.views([mr]))[0]
+  }
+
+  /** Views of merge requests of one repository, their label names read at once. */
+  async views (mrs: Mr[]): Promise<MergeRequestT[]> {
+    if (mrs.length === 0) return []
+    const names = await this.deps.labels.namesOf(mrs[0].repoId, mrs.flatMap((mr) => mr.labelIds))
+    return mrs.map((mr) => this.toView(mr, names))
+  }
+
+  private toView (mr: Mr, labelNames: Map<string, string>): MergeRequestT {
+    const { _id, repoId: _repo, labelIds, openPair: _pair, createdAt, updatedAt, closedAt, mergedAt, ...rest } = mr
     return {
       id: _id,
       ...rest,
+      labels: labelIds.flatMap((id) => labelNames.get(id) ?? []),
       createdAt: isoString(createdAt),
       updatedAt: isoString(updatedAt),
       closedAt: closedAt === null ? null : isoString(closedAt),
@@ -255,23 +285,29 @@ export class MergeRequests {
     try {
       updated = await this.records.findOneAndUpdate({ _id: mr._id, ...expect } as Filter, { $set: changes }, { returnDocument: 'after' })
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw conflict('APP_GIT_MR_EXISTS', 'A merge request with this number exists already')
+      if (error instanceof DuplicateKeyError) await this.refuseSecondOpen(mr.repoId, changes.sourceBranch ?? mr.sourceBranch, changes.targetBranch ?? mr.targetBranch)
       throw error
     }
     if (updated === null) throw conflict('APP_GIT_MR_STATE_CHANGED', 'The merge request changed meanwhile (closed, reopened or merged); read it again')
     return updated
   }
 
+  /** 409 naming the open merge request that holds these branches, if there is one. */
+  private async refuseSecondOpen (repoId: string, sourceBranch: string, targetBranch: string): Promise<void> {
+    const existing = await this.records.findOne({ repoId, openPair: openPair(sourceBranch, targetBranch) })
+    if (existing !== null) throw conflict('APP_GIT_MR_EXISTS', `Merge request !${existing.iid} is open already for "${sourceBranch}" into "${targetBranch}"`, { ids: [existing._id], actual: existing.iid })
+  }
+
   /** Assignees, reviewers and labels as given (each list replaces the old one), people checked to be readers of the repository. */
-  private async people (repo: Repo, input: { assignees?: string[], reviewers?: string[], labels?: string[] }, current?: Mr): Promise<Pick<MrRecord, 'assignees' | 'reviewers' | 'labels'>> {
+  private async people (repo: Repo, input: { assignees?: string[], reviewers?: string[], labels?: string[] }, current?: Mr): Promise<Pick<MrRecord, 'assignees' | 'reviewers' | 'labelIds'>> {
     const assignees = [...new Set(input.assignees ?? current?.assignees ?? [])]
     const reviewers = [...new Set(input.reviewers ?? current?.reviewers ?? [])]
-    const labels = [...new Set((input.labels ?? current?.labels ?? []).map((label) => label.trim()).filter((label) => label !== ''))]
+    const labelIds = input.labels === undefined ? current?.labelIds ?? [] : await this.deps.labels.idsOf(repo, input.labels, 'body.labels')
     const given = [...new Set([...(input.assignees ?? []), ...(input.reviewers ?? [])])]
     const outsiders: string[] = []
-    for (const userId of given) if (!(await this.deps.canRead(repo.projectId, userId))) outsiders.push(userId)
+    for (const userId of given) if (!(await this.deps.canRead(repo, userId))) outsiders.push(userId)
     if (outsiders.length > 0) throw badRequest('APP_GIT_MR_NOT_A_READER', 'Assignees and reviewers must be able to read the repository (git.read)', { ids: outsiders })
-    return { assignees, reviewers, labels }
+    return { assignees, reviewers, labelIds }
   }
 
   private async branchHead (repo: Repo, branch: string, path: string): Promise<string> {
@@ -280,5 +316,8 @@ export class MergeRequests {
     return await this.deps.reader.resolveCommit(repo.gitDir, ref)
   }
 }
+
+/** What the unique index holds while a merge request is open: `:` is in no branch name, and in no id. */
+const openPair = (sourceBranch: string, targetBranch: string): string => `${sourceBranch}:${targetBranch}`
 
 const notOpen = () => conflict('APP_GIT_MR_NOT_OPEN', 'The merge request is closed or merged')

@@ -69,7 +69,7 @@ export class MergeService {
     const merged = await this.deps.mergeRequests.markMerged(mr, caller.userId, method, commitSha, sourceDeleted)
     // Other merge requests into (or out of) these branches see the move at once.
     await this.deps.mergeRequests.afterPush(repo)
-    return { mergeRequest: this.deps.mergeRequests.view(merged), method, commitSha, sourceBranchDeleted: sourceDeleted }
+    return { mergeRequest: await this.deps.mergeRequests.view(merged), method, commitSha, sourceBranchDeleted: sourceDeleted }
   }
 
   async diff (repo: Repo, mr: Mr): Promise<CommitDiffT> {

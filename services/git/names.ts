@@ -76,14 +76,14 @@ export function checkTreePath (value: string, path: string): string {
 }
 
 /**
- * Whether `branch` matches a protected-branch pattern (`main`, `release/*`,
- * `hotfix/**`): `*` stays within one path component, `**` crosses them. It
+ * Whether a branch or tag name matches a protection pattern (`main`,
+ * `release/*`, `hotfix/**`, `v*`): `*` stays within one path component, `**` crosses them. It
  * walks the pattern's positions side by side (no backtracking), so a pattern
  * full of stars costs length × length steps at worst rather than exponential
  * time. Self-contained on purpose: the pre-receive hook embeds its source, so
- * the server and the hook match branches the one same way.
+ * the server and the hook match refs the one same way.
  */
-export function matchesBranchPattern (pattern: string, branch: string): boolean {
+export function matchesRefPattern (pattern: string, name: string): boolean {
   // Tokens: a literal character, 1 for `*`, 2 for `**`.
   const tokens: Array<string | number> = []
   for (let i = 0; i < pattern.length; i++) {
@@ -93,10 +93,10 @@ export function matchesBranchPattern (pattern: string, branch: string): boolean 
   // A star may match nothing, so reaching a star's position reaches the position after it too.
   let states: boolean[] = new Array(tokens.length + 1).fill(false)
   states[0] = true
-  for (let at = 0; at <= branch.length; at++) {
+  for (let at = 0; at <= name.length; at++) {
     for (let i = 0; i < tokens.length; i++) if (states[i] && typeof tokens[i] === 'number') states[i + 1] = true
-    if (at === branch.length) break
-    const char = branch[at]
+    if (at === name.length) break
+    const char = name[at]
     const next: boolean[] = new Array(tokens.length + 1).fill(false)
     for (let i = 0; i < tokens.length; i++) {
       if (!states[i]) continue
@@ -109,11 +109,11 @@ export function matchesBranchPattern (pattern: string, branch: string): boolean 
   return states[tokens.length]
 }
 
-/** A pattern is a branch name in which `*` may stand for parts of components. */
-export function checkBranchPattern (pattern: string, path: string): string {
+/** A pattern is a branch or tag name in which `*` may stand for parts of components. */
+export function checkRefPattern (pattern: string, path: string, what: 'branch' | 'tag'): string {
   const problem = refNameProblem(pattern.replace(/\*/g, 'x'))
   if (problem !== null || pattern.startsWith('-')) {
-    throw badRequest('APP_GIT_INVALID_BRANCH_PATTERN', `The branch pattern ${problem ?? 'starts with "-"'}`, fieldIssue(path, problem ?? 'starts with "-"'))
+    throw badRequest(`APP_GIT_INVALID_${what.toUpperCase()}_PATTERN`, `The ${what} pattern ${problem ?? 'starts with "-"'}`, fieldIssue(path, problem ?? 'starts with "-"'))
   }
   return pattern
 }

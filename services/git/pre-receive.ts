@@ -1,6 +1,6 @@
 import { chmod, mkdir, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { matchesBranchPattern } from './names.js'
+import { matchesRefPattern } from './names.js'
 
 /** The environment variable that carries a push's policy from the server into the hook. */
 export const POLICY_ENV = 'PLINTH_PUSH_POLICY'
@@ -12,14 +12,16 @@ export const POLICY_ENV = 'PLINTH_PUSH_POLICY'
  * refuses the whole push, and what it prints reaches the client as `remote:`
  * lines. The server decides the rules for the caller and passes them in
  * PLINTH_PUSH_POLICY; the hook only applies them, matching branches with the
- * server's own `matchesBranchPattern`, whose source it embeds.
+ * server's own `matchesRefPattern`, whose source it embeds. Tags are
+ * judged by their own rules: creating, moving and deleting each allowed or
+ * not.
  * Only refs/heads/ and refs/tags/ may be pushed: other namespaces are the
  * server's own.
  */
 const HOOK_BODY = String.raw`'use strict'
 const { execFileSync } = require('node:child_process')
 const ZERO = /^0+$/
-const matchesBranchPattern = ${matchesBranchPattern.toString()}
+const matchesRefPattern = ${matchesRefPattern.toString()}
 const policy = JSON.parse(process.env.${POLICY_ENV} || 'null')
 const refuse = (problems) => {
   for (const problem of problems) process.stderr.write('Plinth: ' + problem + '\n')
@@ -44,12 +46,18 @@ process.stdin.on('end', () => {
     if (line === '') continue
     const [oldOid, newOid, ref] = line.split(' ')
     if (!ref.startsWith('refs/heads/') && !ref.startsWith('refs/tags/')) { problems.push(ref + ': only branches and tags may be pushed'); continue }
-    if (!ref.startsWith('refs/heads/')) continue
+    if (ref.startsWith('refs/tags/')) {
+      const tag = ref.slice('refs/tags/'.length)
+      const change = ZERO.test(oldOid) ? 'create' : ZERO.test(newOid) ? 'delete' : 'update'
+      const rule = policy.tags.find((candidate) => matchesRefPattern(candidate.pattern, tag) && !candidate[change])
+      if (rule !== undefined) problems.push('tag ' + tag + ': protected by "' + rule.pattern + '"; you may not ' + { create: 'create', update: 'move', delete: 'delete' }[change] + ' it')
+      continue
+    }
     const branch = ref.slice('refs/heads/'.length)
     const deleting = ZERO.test(newOid)
     if (deleting && branch === policy.defaultBranch) { problems.push(branch + ': the default branch cannot be deleted'); continue }
     for (const rule of policy.rules) {
-      if (!matchesBranchPattern(rule.pattern, branch)) continue
+      if (!matchesRefPattern(rule.pattern, branch)) continue
       const why = branch + ': protected by "' + rule.pattern + '"; '
       if (!rule.push) problems.push(why + 'you may not push to it')
       else if (deleting && !rule.delete) problems.push(why + 'it may not be deleted')

@@ -5,8 +5,9 @@ import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import { GIT_LIMITS, type ProtectedBranchBodyT, type ProtectedBranchT, type PushAccessT } from '../../schemas/git.js'
-import { checkBranchPattern, matchesBranchPattern } from './names.js'
+import { checkRefPattern, matchesRefPattern } from './names.js'
 import type { Repo } from './repositories.js'
+import type { TagPolicyRule } from './tag-protection.js'
 
 type RuleRecord = {
   repoId: string
@@ -23,10 +24,13 @@ type RuleRecord = {
 /** How much a caller may change in a repository: a writer (`git.write`, write deploy key) or an admin (`git.admin`). */
 export type WriteLevel = 'write' | 'admin'
 
-/** A push's rules as the pre-receive hook gets them: already decided for this caller, matched with matchesBranchPattern. */
+/** A push's rules as the pre-receive hook gets them: already decided for this caller, matched with matchesRefPattern. */
 export interface PushPolicy {
   defaultBranch: string
+  /** Protected-branch rules. */
   rules: Array<{ pattern: string, push: boolean, forcePush: boolean, delete: boolean }>
+  /** Protected-tag rules. */
+  tags: TagPolicyRule[]
 }
 
 function toView (record: WithId<RuleRecord>): ProtectedBranchT {
@@ -57,7 +61,7 @@ export class ProtectedBranches {
   }
 
   async create (repo: Repo, input: ProtectedBranchBodyT): Promise<ProtectedBranchT> {
-    const pattern = checkBranchPattern(input.pattern, 'body.pattern')
+    const pattern = checkRefPattern(input.pattern, 'body.pattern', 'branch')
     if (await this.rules.countDocuments({ repoId: repo._id }) >= GIT_LIMITS.protectedBranchesPerRepo) {
       throw badRequest('APP_GIT_TOO_MANY_RULES', `At most ${GIT_LIMITS.protectedBranchesPerRepo} protected-branch rules per repository`, { limit: GIT_LIMITS.protectedBranchesPerRepo })
     }
@@ -74,7 +78,7 @@ export class ProtectedBranches {
 
   async update (repo: Repo, ruleId: string, input: Partial<ProtectedBranchBodyT>): Promise<ProtectedBranchT> {
     const changes: Partial<RuleRecord> = { updatedAt: this.deps.clock.now() }
-    if (input.pattern !== undefined) changes.pattern = checkBranchPattern(input.pattern, 'body.pattern')
+    if (input.pattern !== undefined) changes.pattern = checkRefPattern(input.pattern, 'body.pattern', 'branch')
     if (input.push !== undefined) changes.push = input.push
     if (input.allowForcePush !== undefined) changes.allowForcePush = input.allowForcePush
     if (input.allowDelete !== undefined) changes.allowDelete = input.allowDelete
@@ -102,11 +106,11 @@ export class ProtectedBranches {
 
   /** The patterns of the rules that match `branch`. */
   async matching (repo: Repo, branch: string): Promise<Array<WithId<RuleRecord>>> {
-    return (await this.records(repo)).filter((rule) => matchesBranchPattern(rule.pattern, branch))
+    return (await this.records(repo)).filter((rule) => matchesRefPattern(rule.pattern, branch))
   }
 
   /** The rules a push by a caller of `level` is held to, for the pre-receive hook. */
-  async policy (repo: Repo, level: WriteLevel): Promise<PushPolicy> {
+  async policy (repo: Repo, level: WriteLevel): Promise<Omit<PushPolicy, 'tags'>> {
     return {
       defaultBranch: repo.defaultBranch,
       rules: (await this.records(repo)).map((rule) => ({

@@ -1,19 +1,20 @@
 import { badRequest, notFound } from '../errors.js'
 import type { BranchT, TagT } from '../../schemas/git.js'
-import { checkRefName, checkRevision, matchesBranchPattern } from './names.js'
+import { checkRefName, checkRevision, matchesRefPattern } from './names.js'
 import type { ProtectedBranches, WriteLevel } from './protection.js'
+import type { ProtectedTags } from './tag-protection.js'
 import type { RepoReader } from './reader.js'
 import type { Repo } from './repositories.js'
 import type { Signature, Writer } from './writer.js'
 
 /** Branches and tags through the API; pushes change them through git and the pre-receive hook. */
 export class Refs {
-  constructor (private readonly deps: { reader: RepoReader, writer: Writer, protection: ProtectedBranches }) {}
+  constructor (private readonly deps: { reader: RepoReader, writer: Writer, protection: ProtectedBranches, tagProtection: ProtectedTags }) {}
 
   async branches (repo: Repo): Promise<BranchT[]> {
     const patterns = (await this.deps.protection.list(repo)).map((rule) => rule.pattern)
     const branches = await this.deps.reader.branches(repo.gitDir)
-    return branches.map(({ name, commit }) => ({ name, commit, default: name === repo.defaultBranch, protected: patterns.some((pattern) => matchesBranchPattern(pattern, name)) }))
+    return branches.map(({ name, commit }) => ({ name, commit, default: name === repo.defaultBranch, protected: patterns.some((pattern) => matchesRefPattern(pattern, name)) }))
   }
 
   async createBranch (repo: Repo, level: WriteLevel, input: { name: string, from?: string }): Promise<BranchT> {
@@ -36,17 +37,19 @@ export class Refs {
     return await this.deps.reader.tags(repo.gitDir)
   }
 
-  async createTag (repo: Repo, tagger: Signature, input: { name: string, target?: string, message?: string }): Promise<TagT> {
+  async createTag (repo: Repo, level: WriteLevel, tagger: Signature, input: { name: string, target?: string, message?: string }): Promise<TagT> {
     const name = checkRefName(input.name, 'body.name', 'tag')
     const commit = await this.deps.reader.resolveCommit(repo.gitDir, checkRevision(input.target ?? repo.defaultBranch, 'body.target'))
+    await this.deps.tagProtection.check(repo, name, level, 'create')
     if (input.message === undefined) await this.deps.writer.createRef(repo.gitDir, `refs/tags/${name}`, commit)
     else await this.deps.writer.annotatedTag(repo.gitDir, name, commit, input.message, tagger)
     return await this.deps.reader.tag(repo.gitDir, name)
   }
 
-  async deleteTag (repo: Repo, name: string): Promise<void> {
+  async deleteTag (repo: Repo, level: WriteLevel, name: string): Promise<void> {
     checkRefName(name, 'query.name', 'tag')
     const oid = await this.current(repo, `refs/tags/${name}`, () => notFound('APP_GIT_TAG_NOT_FOUND', `No tag "${name}"`))
+    await this.deps.tagProtection.check(repo, name, level, 'delete')
     await this.deps.writer.deleteRef(repo.gitDir, `refs/tags/${name}`, oid)
   }
 

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
-import type { AddressInfo } from 'node:net'
-import ssh2, { type Connection, type Server, type ServerChannel } from 'ssh2'
+import { createServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net'
+import ssh2, { type ClientInfo, type Connection, type Server, type ServerChannel } from 'ssh2'
 import { AppError } from '../errors.js'
+import type { SshLimits } from '../config.js'
 import type { GitCaller, GitService } from './access.js'
 import type { PushPolicy } from './protection.js'
 import type { Repo } from './repositories.js'
@@ -16,6 +17,7 @@ export interface SshGitDeps {
   /** The repository at `projectId/slug` once the caller may use `service` on it; throws the same AppErrors as HTTP. */
   authorize: (caller: GitCaller, projectId: string, slug: string, service: GitService) => Promise<{ repo: Repo, policy?: PushPolicy }>
   transport: Transport
+  limits: SshLimits
   log: { info: (details: object, message: string) => void, warn: (details: object, message: string) => void }
 }
 
@@ -33,55 +35,120 @@ export function parseGitCommand (command: string): { service: GitService, projec
   return { service: match[1] as GitService, projectId: match[2], slug: match[3].replace(/\.git$/, '') }
 }
 
+const socketKey = (address: string | undefined, port: number | undefined): string => `${address ?? ''}|${port ?? 0}`
+
 /**
  * Git over SSH: public-key authentication against users' registered keys and
  * deploy keys, then exactly one `git-upload-pack` or `git-receive-pack` per
  * session, with the permissions and push policy of git over HTTP. No shell,
  * no port forwarding, no other command.
+ *
+ * What one client can hold is capped before ssh2 sees a byte: connections in
+ * all and per address are counted on the TCP socket, a connection must sign
+ * in within the auth timeout (a client that never speaks holds nothing
+ * longer), may fail to sign in only so many times, and is closed once no git
+ * data has moved on it for the idle timeout. ssh2's keepalive pings do not
+ * count as data, so a connection kept open without a command ends too.
  */
 export class GitSshServer {
   private readonly server: Server
+  private readonly listener: NetServer
   private readonly connections = new Set<Connection>()
+  private readonly perAddress = new Map<string, number>()
+  private readonly signInDeadlines = new Map<string, NodeJS.Timeout>()
+  /** Sockets admitted whose client has not sent its SSH version line yet: ssh2 knows nothing of them. */
+  private readonly beforeHandshake = new Map<string, Socket>()
+  private open = 0
 
   constructor (private readonly deps: SshGitDeps) {
-    this.server = new ssh2.Server({ hostKeys: [deps.hostKey], ident: 'Plinth' }, (client) => { this.accept(client) })
+    this.server = new ssh2.Server({ hostKeys: [deps.hostKey], ident: 'Plinth' }, (client, info) => { this.accept(client, info) })
+    this.listener = createServer((socket) => { this.admit(socket) })
   }
 
   async listen (port: number, host: string): Promise<number> {
     await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject)
-      this.server.listen(port, host, () => { this.server.off('error', reject); resolve() })
+      this.listener.once('error', reject)
+      this.listener.listen(port, host, () => { this.listener.off('error', reject); resolve() })
     })
-    return (this.server.address() as AddressInfo).port
+    return (this.listener.address() as AddressInfo).port
   }
 
   async close (): Promise<void> {
     for (const client of this.connections) client.end()
-    await new Promise<void>((resolve) => { this.server.close(() => { resolve() }) })
+    for (const socket of this.beforeHandshake.values()) socket.destroy()
+    await new Promise<void>((resolve) => { this.listener.close(() => { resolve() }) })
   }
 
-  private accept (client: Connection): void {
+  /** Counts a new TCP connection against the caps, arms its sign-in deadline, and hands it to ssh2. */
+  private admit (socket: Socket): void {
+    const { maxConnections, maxConnectionsPerAddress, authTimeoutSeconds } = this.deps.limits
+    const address = socket.remoteAddress ?? ''
+    const fromAddress = this.perAddress.get(address) ?? 0
+    if (this.open >= maxConnections || fromAddress >= maxConnectionsPerAddress) {
+      this.deps.log.info({ address, open: this.open, fromAddress }, 'ssh connection refused: too many open')
+      socket.destroy()
+      return
+    }
+    this.open++
+    this.perAddress.set(address, fromAddress + 1)
+    const key = socketKey(address, socket.remotePort)
+    const deadline = setTimeout(() => { socket.destroy() }, authTimeoutSeconds * 1000).unref()
+    this.signInDeadlines.set(key, deadline)
+    this.beforeHandshake.set(key, socket)
+    socket.once('close', () => {
+      clearTimeout(deadline)
+      this.signInDeadlines.delete(key)
+      this.beforeHandshake.delete(key)
+      this.open--
+      const left = (this.perAddress.get(address) ?? 1) - 1
+      if (left === 0) this.perAddress.delete(address)
+      else this.perAddress.set(address, left)
+    })
+    this.server.injectSocket(socket)
+  }
+
+  private accept (client: Connection, info: ClientInfo): void {
+    this.beforeHandshake.delete(socketKey(info.ip, info.port))
     this.connections.add(client)
     let fingerprint: string | null = null
-    client.on('close', () => { this.connections.delete(client) })
+    let failures = 0
+    let idle: NodeJS.Timeout | null = null
+    const touch = (): void => { idle?.refresh() }
+    client.on('close', () => {
+      this.connections.delete(client)
+      if (idle !== null) clearTimeout(idle)
+    })
     client.on('error', (error) => { this.deps.log.info({ err: error }, 'ssh client error') })
     client.on('authentication', (ctx) => {
-      if (ctx.method !== 'publickey') { ctx.reject(['publickey']); return }
+      const refuse = (): void => {
+        // OpenSSH opens with a `none` request to learn the methods; it is no attempt.
+        if (ctx.method !== 'none' && ++failures >= this.deps.limits.maxAuthAttempts) {
+          this.deps.log.info({ address: info.ip, failures }, 'ssh connection closed: too many failed sign-in attempts')
+          // No failure reply: the client would offer its next key before the disconnect reached it.
+          client.end()
+          return
+        }
+        ctx.reject(['publickey'])
+      }
+      if (ctx.method !== 'publickey') { refuse(); return }
       const offered = fingerprintOf(ctx.key.data)
       this.deps.callerFor(offered).then((known) => {
-        if (known === null) { ctx.reject(['publickey']); return }
+        if (known === null) { refuse(); return }
         // Without a signature the client only asks whether this key would do.
         if (ctx.signature === undefined || ctx.blob === undefined) { ctx.accept(); return }
         const key = ssh2.utils.parseKey(ctx.key.data)
-        if (key instanceof Error || key.verify(ctx.blob, ctx.signature, ctx.hashAlgo) !== true) { ctx.reject(['publickey']); return }
+        if (key instanceof Error || key.verify(ctx.blob, ctx.signature, ctx.hashAlgo) !== true) { refuse(); return }
         fingerprint = offered
         ctx.accept()
       }, (error: unknown) => {
         this.deps.log.warn({ err: error }, 'ssh key lookup failed')
-        ctx.reject(['publickey'])
+        refuse()
       })
     })
     client.on('ready', () => {
+      const deadline = this.signInDeadlines.get(socketKey(info.ip, info.port))
+      if (deadline !== undefined) clearTimeout(deadline)
+      idle = setTimeout(() => { client.end() }, this.deps.limits.idleTimeoutSeconds * 1000).unref()
       client.on('session', (acceptSession) => {
         const session = acceptSession()
         let protocol: string | null = null
@@ -91,16 +158,18 @@ export class GitSshServer {
         })
         session.on('pty', (_accept, reject) => { reject?.() })
         session.on('shell', (_accept, reject) => { reject?.() })
-        session.on('exec', (accept, _reject, info) => {
+        session.on('exec', (accept, _reject, command) => {
           const channel = accept()
           if (fingerprint === null) { refuse(channel, 'not authenticated'); return }
-          void this.exec(channel, fingerprint, info.command, protocol)
+          touch()
+          channel.on('data', touch)
+          void this.exec(channel, fingerprint, command.command, protocol, touch)
         })
       })
     })
   }
 
-  private async exec (channel: ServerChannel, fingerprint: string, command: string, protocol: string | null): Promise<void> {
+  private async exec (channel: ServerChannel, fingerprint: string, command: string, protocol: string | null, touch: () => void): Promise<void> {
     const parsed = parseGitCommand(command)
     if (parsed === null) { refuse(channel, 'only git clone, fetch and push are served here'); return }
     let allowed: { repo: Repo, policy?: PushPolicy }
@@ -115,6 +184,8 @@ export class GitSshServer {
       return
     }
     const child = this.deps.transport.session(allowed.repo, parsed.service, protocol, allowed.policy)
+    child.stdout.on('data', touch)
+    child.stderr.on('data', touch)
     channel.pipe(child.stdin)
     child.stdout.pipe(channel, { end: false })
     child.stderr.pipe(channel.stderr, { end: false })

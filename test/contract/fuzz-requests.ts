@@ -72,7 +72,9 @@ function fixturesFor (path: string, name: string): Segment[] {
     case 'keyId': return before === 'api-keys' ? refs('scopedPatKeyId', 'patKeyId') : before === 'ssh-keys' ? refs('sshKeyId') : before === 'deploy-keys' ? refs('deployKeyId') : []
     case 'repoSlug': return [...refs('repoSlug'), ...literals('nope')]
     case 'sha': return [...refs('commitSha'), ...literals('0000000')]
-    case 'ruleId': return refs('ruleId')
+    case 'ruleId': return before === 'protected-tags' ? refs('tagRuleId') : refs('ruleId')
+    case 'labelId': return refs('labelId')
+    case 'user': return [...refs('memberId'), ...literals('nobody@example.com')]
     case 'iid': return [...refs('iid'), ...literals('999999')]
     case 'commentId': return refs('commentId')
     case 'reviewId': return refs('reviewId')

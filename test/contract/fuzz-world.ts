@@ -284,11 +284,11 @@ export class FuzzWorld {
     this.stamps.set(THINGS, (await this.must('POST', collections, jwt, { name: THINGS, ...THINGS_DEFINITION })).updatedAt)
     this.recordIds = []
     await this.ensureRecords()
-    for (const stale of ['deployKeyId', 'ruleId']) this.values.delete(stale)
+    for (const stale of ['deployKeyId', 'ruleId', 'tagRuleId', 'labelId']) this.values.delete(stale)
     await this.ensureGit()
   }
 
-  /** A repository `fuzz` with a commit, a deploy key and a protected-branch rule. */
+  /** A repository `fuzz` with a commit, a deploy key, a protected-branch rule, a protected-tag rule and a label. */
   private async ensureGit (): Promise<void> {
     const jwt = this.get('platformJwt')
     const repos = `/api/projects/${this.get('projectId')}/git/repositories`
@@ -297,7 +297,7 @@ export class FuzzWorld {
       this.rebuilding('git repository')
       if (repo.status === 200) await this.must('DELETE', `${repos}/fuzz`, jwt)
       await this.must('POST', repos, jwt, { name: 'Fuzz', slug: 'fuzz', readme: true })
-      for (const stale of ['deployKeyId', 'ruleId']) this.values.delete(stale)
+      for (const stale of ['deployKeyId', 'ruleId', 'tagRuleId', 'labelId']) this.values.delete(stale)
     }
     const commits = await this.must('GET', `${repos}/fuzz/commits?limit=1`, jwt)
     this.set({ repoSlug: 'fuzz', commitSha: commits.items[0].sha })
@@ -311,6 +311,18 @@ export class FuzzWorld {
       this.rebuilding('protected-branch rule')
       for (const rule of rules) await this.must('DELETE', `${repos}/fuzz/protected-branches/${rule.id}`, jwt)
       this.set({ ruleId: (await this.must('POST', `${repos}/fuzz/protected-branches`, jwt, { pattern: 'release/*' })).id })
+    }
+    const tagRules = await this.must('GET', `${repos}/fuzz/protected-tags`, jwt) as Array<{ id: string }>
+    if (!tagRules.some((rule) => rule.id === this.values.get('tagRuleId'))) {
+      this.rebuilding('protected-tag rule')
+      for (const rule of tagRules) await this.must('DELETE', `${repos}/fuzz/protected-tags/${rule.id}`, jwt)
+      this.set({ tagRuleId: (await this.must('POST', `${repos}/fuzz/protected-tags`, jwt, { pattern: 'v*' })).id })
+    }
+    const labels = await this.must('GET', `${repos}/fuzz/labels`, jwt) as Array<{ id: string }>
+    if (!labels.some((label) => label.id === this.values.get('labelId'))) {
+      this.rebuilding('label')
+      for (const label of labels) await this.must('DELETE', `${repos}/fuzz/labels/${label.id}`, jwt)
+      this.set({ labelId: (await this.must('POST', `${repos}/fuzz/labels`, jwt, { name: 'fuzz', color: '#123456' })).id })
     }
     await this.ensureMergeRequest(repos, jwt)
   }

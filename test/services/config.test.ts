@@ -153,8 +153,9 @@ t.test('timeouts, trusted proxies and CORS origins', async (t) => {
 
 t.test('git hosting: on by default, repositories under DATA_DIR unless placed elsewhere', async (t) => {
   const defaults = loadConfig({ DATA_DIR: '/srv/plinth' })
-  t.same(defaults.git, { enabled: true, reposDir: '/srv/plinth/git', sshPort: null })
-  t.same(loadConfig({ DATA_DIR: '/srv/plinth', GIT_HOSTING_ENABLED: 'off', GIT_REPOS_DIR: 'repos', GIT_SSH_PORT: '2222' }).git, { enabled: false, reposDir: '/srv/plinth/repos', sshPort: 2222 })
+  const sshLimits = { maxConnections: 512, maxConnectionsPerAddress: 32, authTimeoutSeconds: 30, maxAuthAttempts: 6, idleTimeoutSeconds: 300 }
+  t.same(defaults.git, { enabled: true, reposDir: '/srv/plinth/git', sshPort: null, sshLimits })
+  t.same(loadConfig({ DATA_DIR: '/srv/plinth', GIT_HOSTING_ENABLED: 'off', GIT_REPOS_DIR: 'repos', GIT_SSH_PORT: '2222' }).git, { enabled: false, reposDir: '/srv/plinth/repos', sshPort: 2222, sshLimits })
   t.equal(loadConfig({ GIT_HOSTING_ENABLED: 'TRUE', GIT_REPOS_DIR: '/var/git' }).git.reposDir, '/var/git')
 })
 
@@ -188,4 +189,23 @@ t.test('hostnames and certificates: ACME off unless a directory is set, resolver
   for (const [env, variable] of bad) {
     t.throws(() => loadConfig(env), { name: 'ConfigError', variable }, `${Object.values(env)[0]}`)
   }
+})
+
+t.test('git over SSH: the caps on connections, sign-in and idleness, validated', async (t) => {
+  const limits = loadConfig({
+    GIT_SSH_MAX_CONNECTIONS: '100',
+    GIT_SSH_MAX_CONNECTIONS_PER_ADDRESS: '10',
+    GIT_SSH_AUTH_TIMEOUT_SECONDS: '20',
+    GIT_SSH_MAX_AUTH_ATTEMPTS: '3',
+    GIT_SSH_IDLE_TIMEOUT_SECONDS: '60'
+  }).git.sshLimits
+  t.same(limits, { maxConnections: 100, maxConnectionsPerAddress: 10, authTimeoutSeconds: 20, maxAuthAttempts: 3, idleTimeoutSeconds: 60 })
+  const refusals: Array<[Record<string, string>, RegExp]> = [
+    [{ GIT_SSH_MAX_CONNECTIONS: '0' }, /GIT_SSH_MAX_CONNECTIONS must be between 1/],
+    [{ GIT_SSH_MAX_CONNECTIONS: '4', GIT_SSH_MAX_CONNECTIONS_PER_ADDRESS: '5' }, /GIT_SSH_MAX_CONNECTIONS_PER_ADDRESS must not exceed GIT_SSH_MAX_CONNECTIONS \(4\)/],
+    [{ GIT_SSH_AUTH_TIMEOUT_SECONDS: 'soon' }, /GIT_SSH_AUTH_TIMEOUT_SECONDS must be a whole number/],
+    [{ GIT_SSH_MAX_AUTH_ATTEMPTS: '101' }, /GIT_SSH_MAX_AUTH_ATTEMPTS must be between 1 and 100/],
+    [{ GIT_SSH_IDLE_TIMEOUT_SECONDS: '0' }, /GIT_SSH_IDLE_TIMEOUT_SECONDS must be between 1/]
+  ]
+  for (const [env, message] of refusals) t.throws(() => loadConfig(env), message, JSON.stringify(env))
 })

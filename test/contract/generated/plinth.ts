@@ -1193,8 +1193,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The project's repositories
-         * @description Needs `git.read`. Each with its clone URLs.
+         * The project's repositories the caller may read
+         * @description Needs `git.read` in the project for all of them; a member of some repositories (without it) gets those. Each with its clone URLs.
          */
         get: operations["listGitRepositories"];
         put?: never;
@@ -1520,6 +1520,146 @@ export interface paths {
          * @description Needs `git.admin`.
          */
         delete: operations["deleteGitProtectedBranch"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/protected-tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Protected-tag rules
+         * @description Needs `git.read`.
+         */
+        get: operations["listGitProtectedTags"];
+        put?: never;
+        /**
+         * Protect the tags matching a pattern
+         * @description Needs `git.admin`. By default only `git.admin` holders create matching tags and nobody moves or deletes them. Enforced inside git on every push (the pre-receive hook) and by the tag routes (403 `APP_GIT_TAG_PROTECTED`).
+         */
+        post: operations["createGitProtectedTag"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/protected-tags/{ruleId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Change a protected-tag rule
+         * @description Needs `git.admin`. Applies from the next push on.
+         */
+        put: operations["updateGitProtectedTag"];
+        post?: never;
+        /**
+         * Remove a protected-tag rule
+         * @description Needs `git.admin`.
+         */
+        delete: operations["deleteGitProtectedTag"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The repository's labels, by name
+         * @description Needs `git.read`.
+         */
+        get: operations["listGitLabels"];
+        put?: never;
+        /**
+         * Create a label
+         * @description Needs `git.write`. Names are unique in the repository with letter case aside (409 `APP_GIT_LABEL_EXISTS`); the color is `#rrggbb`.
+         */
+        post: operations["createGitLabel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/labels/{labelId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a label; merge requests lose it
+         * @description Needs `git.write`.
+         */
+        delete: operations["deleteGitLabel"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a label or change its color or description
+         * @description Needs `git.write`. A rename shows on every merge request carrying the label at once.
+         */
+        patch: operations["updateGitLabel"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The repository's members and their roles
+         * @description Needs `git.read`. Members of the repository itself; the project's members reach it through their project permissions and are not listed.
+         */
+        get: operations["listGitRepositoryMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/members/{user}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Add a platform user to the repository, or change their role
+         * @description Needs `git.admin`. `:user` is a user id or an e-mail address (404 `APP_USER_NOT_FOUND` when nobody has it). Any platform user may be added: one outside the project's organization then reaches this repository only. The role (`read`, `write`, `admin`) adds to what the project gives them; the stronger wins.
+         */
+        put: operations["setGitRepositoryMember"];
+        post?: never;
+        /**
+         * Remove a member; their access through the role ends at once
+         * @description Needs `git.admin`. `:user` is a user id or an e-mail address. What the project gives them stays.
+         */
+        delete: operations["removeGitRepositoryMember"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2615,6 +2755,42 @@ export interface components {
             merge: "write" | "admin" | "nobody";
             /** @description Approvals a merge request needs before it may be merged into a matching branch */
             requiredApprovals: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        GitProtectedTag: {
+            id: string;
+            pattern: string;
+            /** @description Who may: callers with `git.write` in the repository (and write deploy keys), only `git.admin` holders, or nobody */
+            create: "write" | "admin" | "nobody";
+            /** @description Who may: callers with `git.write` in the repository (and write deploy keys), only `git.admin` holders, or nobody */
+            update: "write" | "admin" | "nobody";
+            /** @description Who may: callers with `git.write` in the repository (and write deploy keys), only `git.admin` holders, or nobody */
+            delete: "write" | "admin" | "nobody";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        GitLabel: {
+            id: string;
+            name: string;
+            color: string;
+            description: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        GitRepositoryMember: {
+            userId: string;
+            email: string;
+            name: string;
+            /** @description What the member may do in this repository, as `git.read`, `git.write` or `git.admin` would allow there; project permissions still count, the stronger wins */
+            role: "read" | "write" | "admin";
+            addedBy: string;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -7755,19 +7931,13 @@ export interface operations {
                     pattern: string;
                     /** @description Who may push to matching branches: callers with `git.write` (and write deploy keys), only `git.admin` holders, or nobody (changes come through the API) */
                     push?: "write" | "admin" | "nobody";
-                    /** @default false */
+                    /** @description False when a rule is created without it */
                     allowForcePush?: boolean;
-                    /** @default false */
+                    /** @description False when a rule is created without it */
                     allowDelete?: boolean;
-                    /**
-                     * @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody
-                     * @default write
-                     */
+                    /** @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody; `write` when a rule is created without it */
                     merge?: "write" | "admin" | "nobody";
-                    /**
-                     * @description Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged
-                     * @default 0
-                     */
+                    /** @description Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged; 0 when a rule is created without it */
                     requiredApprovals?: number;
                 };
             };
@@ -7821,19 +7991,13 @@ export interface operations {
                     pattern?: string;
                     /** @description Who may push to matching branches: callers with `git.write` (and write deploy keys), only `git.admin` holders, or nobody (changes come through the API) */
                     push?: "write" | "admin" | "nobody";
-                    /** @default false */
+                    /** @description False when a rule is created without it */
                     allowForcePush?: boolean;
-                    /** @default false */
+                    /** @description False when a rule is created without it */
                     allowDelete?: boolean;
-                    /**
-                     * @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody
-                     * @default write
-                     */
+                    /** @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody; `write` when a rule is created without it */
                     merge?: "write" | "admin" | "nobody";
-                    /**
-                     * @description Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged
-                     * @default 0
-                     */
+                    /** @description Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged; 0 when a rule is created without it */
                     requiredApprovals?: number;
                 };
             };
@@ -7891,6 +8055,516 @@ export interface operations {
                         success: true;
                         data: {
                             id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listGitProtectedTags: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitProtectedTag"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createGitProtectedTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A tag name, where `*` stands for part of one path component and `**` for any number of them (`v*`, `release/**`) */
+                    pattern: string;
+                    /** @description Who may create matching tags; `admin` when a rule is created without it */
+                    create?: "write" | "admin" | "nobody";
+                    /** @description Who may move matching tags to another object; `nobody` when a rule is created without it */
+                    update?: "write" | "admin" | "nobody";
+                    /** @description Who may delete matching tags; `nobody` when a rule is created without it */
+                    delete?: "write" | "admin" | "nobody";
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitProtectedTag"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateGitProtectedTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+                ruleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A tag name, where `*` stands for part of one path component and `**` for any number of them (`v*`, `release/**`) */
+                    pattern?: string;
+                    /** @description Who may create matching tags; `admin` when a rule is created without it */
+                    create?: "write" | "admin" | "nobody";
+                    /** @description Who may move matching tags to another object; `nobody` when a rule is created without it */
+                    update?: "write" | "admin" | "nobody";
+                    /** @description Who may delete matching tags; `nobody` when a rule is created without it */
+                    delete?: "write" | "admin" | "nobody";
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitProtectedTag"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteGitProtectedTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+                ruleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listGitLabels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitLabel"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createGitLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Unique in the repository, letter case aside; no commas or control characters */
+                    name: string;
+                    /**
+                     * @description `#rrggbb`, kept in lower case
+                     * @example #d73a4a
+                     */
+                    color: string;
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitLabel"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteGitLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+                labelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateGitLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+                labelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Unique in the repository, letter case aside; no commas or control characters */
+                    name?: string;
+                    /**
+                     * @description `#rrggbb`, kept in lower case
+                     * @example #d73a4a
+                     */
+                    color?: string;
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitLabel"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listGitRepositoryMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitRepositoryMember"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    setGitRepositoryMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+                /** @description A platform user id, or that user's e-mail address */
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the member may do in this repository, as `git.read`, `git.write` or `git.admin` would allow there; project permissions still count, the stronger wins */
+                    role: "read" | "write" | "admin";
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitRepositoryMember"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    removeGitRepositoryMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it) */
+                repoSlug: string;
+                /** @description A platform user id, or that user's e-mail address */
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            userId: string;
                             /** @enum {boolean} */
                             deleted: true;
                         };
@@ -7991,7 +8665,7 @@ export interface operations {
                     assignees?: string[];
                     /** @description Who is asked to review: platform user ids of people who can read the repository */
                     reviewers?: string[];
-                    /** @description Label names (no commas or control characters) */
+                    /** @description Names of labels of the repository, letter case aside (400 `APP_GIT_LABEL_UNKNOWN` naming any other) */
                     labels?: string[];
                 };
             };
@@ -8089,7 +8763,7 @@ export interface operations {
                     assignees?: string[];
                     /** @description Replaces the reviewers: platform user ids of people who can read the repository */
                     reviewers?: string[];
-                    /** @description Label names (no commas or control characters) */
+                    /** @description Names of labels of the repository, letter case aside (400 `APP_GIT_LABEL_UNKNOWN` naming any other) */
                     labels?: string[];
                 };
             };

@@ -10,6 +10,7 @@ t.test('merge requests: create, get, list with filters and pages, patch, close, 
   await world.commit('feature/two', { 'b.txt': 'b\n' }, { from: 'main' })
   await world.commit('develop', { 'c.txt': 'c\n' }, { from: 'main' })
 
+  for (const name of ['bug', 'UI', 'ready']) await call(app, 'POST', `${world.repoApi}/labels`, member.auth, { name, color: '#123456' })
   const created = await world.openMr({ sourceBranch: 'feature/one', title: '  First  ', description: 'Adds a' })
   t.equal(created.status, 201)
   t.equal(created.headers.location, `${mrApi}/1`)
@@ -32,7 +33,7 @@ t.test('merge requests: create, get, list with filters and pages, patch, close, 
   })
   t.same([created.body.data.assignees, created.body.data.reviewers, created.body.data.labels], [[], [], []])
   const second = await world.openMr({ sourceBranch: 'feature/two', targetBranch: 'develop', title: 'Second', draft: true, assignees: [member.id, member.id], reviewers: [world.viewer.id], labels: ['bug', ' ui ', 'bug'] }, owner.auth)
-  t.match(second.body.data, { assignees: [member.id], reviewers: [world.viewer.id], labels: ['bug', 'ui'] }, 'people and labels, each once')
+  t.match(second.body.data, { assignees: [member.id], reviewers: [world.viewer.id], labels: ['bug', 'UI'] }, 'people and labels, each once, labels as the repository names them')
   t.equal(second.body.data.iid, 2, 'numbers count per repository')
   t.equal(second.body.data.mergeBaseSha, main)
   t.same((await call(app, 'GET', `${mrApi}/1`, world.viewer.auth)).body.data, created.body.data, 'a viewer reads it as created')
@@ -56,9 +57,14 @@ t.test('merge requests: create, get, list with filters and pages, patch, close, 
 
   const patched = await call(app, 'PATCH', `${mrApi}/2`, member.auth, { title: 'Second, ready', draft: false, targetBranch: 'main', description: 'now into main' })
   t.equal(patched.status, 200)
-  t.match(patched.body.data, { title: 'Second, ready', draft: false, targetBranch: 'main', targetSha: main, description: 'now into main', assignees: [member.id], labels: ['bug', 'ui'] })
+  t.match(patched.body.data, { title: 'Second, ready', draft: false, targetBranch: 'main', targetSha: main, description: 'now into main', assignees: [member.id], labels: ['bug', 'UI'] })
   const people = await call(app, 'PATCH', `${mrApi}/2`, member.auth, { assignees: [], reviewers: [owner.id, member.id], labels: ['ready'] })
   t.match(people.body.data, { assignees: [], reviewers: [owner.id, member.id], labels: ['ready'] }, 'each list given replaces the old one')
+  const labels = (await call(app, 'GET', `${world.repoApi}/labels`, owner.auth)).body.data as Array<{ id: string, name: string }>
+  await call(app, 'PATCH', `${world.repoApi}/labels/${labels.find((label) => label.name === 'ready')?.id ?? ''}`, member.auth, { name: 'Ready to go' })
+  t.same((await call(app, 'GET', `${mrApi}/2`, owner.auth)).body.data.labels, ['Ready to go'], 'a renamed label is renamed on the merge requests')
+  await call(app, 'DELETE', `${world.repoApi}/labels/${labels.find((label) => label.name === 'ready')?.id ?? ''}`, member.auth)
+  t.same((await call(app, 'GET', `${mrApi}/2`, owner.auth)).body.data.labels, [], 'a deleted one leaves them')
   const notReader = await call(app, 'PATCH', `${mrApi}/2`, member.auth, { reviewers: [owner.id, world.outsider.id, 'nobody'] })
   t.same([notReader.status, notReader.body.code, notReader.body.details], [400, 'APP_GIT_MR_NOT_A_READER', { ids: [world.outsider.id, 'nobody'] }], 'only people who can read the repository')
 
@@ -90,6 +96,8 @@ t.test('merge requests: create, get, list with filters and pages, patch, close, 
     ['no title', 'POST', mrApi, member.auth, { sourceBranch: 'develop' }, 400, 'APP_VALIDATION_FAILED'],
     ['too many labels', 'POST', mrApi, member.auth, { sourceBranch: 'develop', title: 'x', labels: Array.from({ length: 21 }, (_, i) => `l${i}`) }, 400, 'APP_VALIDATION_FAILED'],
     ['a label with a comma', 'POST', mrApi, member.auth, { sourceBranch: 'develop', title: 'x', labels: ['a,b'] }, 400, 'APP_VALIDATION_FAILED'],
+    ['a label the repository lacks', 'POST', mrApi, member.auth, { sourceBranch: 'develop', title: 'x', labels: ['bug', 'later'] }, 400, 'APP_GIT_LABEL_UNKNOWN'],
+    ['a label the repository lacks, on a patch', 'PATCH', `${mrApi}/1`, member.auth, { labels: ['later'] }, 400, 'APP_GIT_LABEL_UNKNOWN'],
     ['an outsider assigned', 'POST', mrApi, member.auth, { sourceBranch: 'develop', title: 'x', assignees: [world.outsider.id] }, 400, 'APP_GIT_MR_NOT_A_READER'],
     ['an unknown field', 'POST', mrApi, member.auth, { sourceBranch: 'develop', title: 'x', milestone: 1 }, 400, 'APP_VALIDATION_FAILED'],
     ['the same pair twice', 'POST', mrApi, member.auth, { sourceBranch: 'feature/one', title: 'x' }, 409, 'APP_GIT_MR_EXISTS'],
@@ -113,6 +121,13 @@ t.test('merge requests: create, get, list with filters and pages, patch, close, 
     const res = await call(app, method, url, headers, body)
     t.equal(res.status, status, name)
     t.equal(res.body.code, code, name)
+  }
+
+  const racing = await Promise.all(Array.from({ length: 4 }, async () => await world.openMr({ sourceBranch: 'develop', title: 'Race' })))
+  const winners = racing.filter((res) => res.status === 201)
+  t.equal(winners.length, 1, 'of concurrent creates for one pair, one wins')
+  for (const res of racing.filter((candidate) => candidate.status !== 201)) {
+    t.same([res.status, res.body.code, res.body.details], [409, 'APP_GIT_MR_EXISTS', { ids: [winners[0].body.data.id], actual: winners[0].body.data.iid }], 'the others are told which')
   }
 
   await call(app, 'POST', `${mrApi}/2/close`, member.auth)

@@ -57,6 +57,10 @@ t.test('protected-branch rules: create, change, delete', async (t) => {
   const changed = await call(app, 'PUT', `${rulesApi}/${id}`, owner.auth, { pattern: 'release/**', allowDelete: true })
   t.match(changed.body.data, { pattern: 'release/**', allowDelete: true, push: 'write' })
   t.same((await call(app, 'GET', rulesApi, world.viewer.auth)).body.data, [changed.body.data])
+  const partial = await call(app, 'PUT', `${rulesApi}/${id}`, owner.auth, { requiredApprovals: 2 })
+  t.match(partial.body.data, { allowDelete: true, requiredApprovals: 2 })
+  t.match((await call(app, 'PUT', `${rulesApi}/${id}`, owner.auth, { push: 'write' })).body.data, { allowDelete: true, requiredApprovals: 2 }, 'a change leaves what it does not name')
+  await call(app, 'PUT', `${rulesApi}/${id}`, owner.auth, { requiredApprovals: 0 })
   await call(app, 'POST', rulesApi, owner.auth, { pattern: 'main' })
 
   const cases: Array<[string, 'POST' | 'PUT' | 'DELETE', string, Record<string, string>, unknown, number, string]> = [

@@ -11,6 +11,7 @@ import { MergeRequests } from '../../../services/git/merge-requests.js'
 import { MergeService } from '../../../services/git/merges.js'
 import { ProtectedBranches } from '../../../services/git/protection.js'
 import { Reviews } from '../../../services/git/reviews.js'
+import { RepoLabels } from '../../../services/git/labels.js'
 import type { Repo } from '../../../services/git/repositories.js'
 import { tempDir, tempStore } from '../../helper.js'
 
@@ -88,9 +89,10 @@ t.test('a push landing between building the merge and moving the target: 409, th
   }
   const plumbing = new RacedPlumbing({ git: new GitCli(), reader, clock })
   const reviews = new Reviews(store, { clock, newId })
-  const mergeRequests = new MergeRequests(store, { clock, newId, reader, merges: plumbing, reviews, canRead: async () => true })
+  const labels = new RepoLabels(store, { clock, newId })
+  const mergeRequests = new MergeRequests(store, { clock, newId, reader, merges: plumbing, reviews, labels, canRead: async () => true })
   const protection = new ProtectedBranches(store, { clock, newId })
-  await Promise.all([reviews.init(), mergeRequests.init(), protection.init()])
+  await Promise.all([reviews.init(), mergeRequests.init(), protection.init(), labels.init()])
   const merging = new MergeService({ reader, plumbing, mergeRequests, reviews, protection, signature: async () => people.merger })
   commit('main', { 'a.txt': 'a\n' })
   commit('topic', { 'b.txt': 'b\n' })
@@ -104,4 +106,88 @@ t.test('a push landing between building the merge and moving the target: 409, th
   const merged = await merging.merge(repo, mr.iid, { userId: 'u2', level: 'write' }, { method: 'merge' })
   t.equal(git(['rev-parse', `${merged.commitSha}^1`], gitDir), pushed, 'retried, it merges onto the push')
   t.equal(merged.mergeRequest.state, 'merged')
+})
+
+t.test('one open merge request per pair of branches, held by a unique index: concurrent creates, reopen and retarget', async (t) => {
+  const { commit, repo } = repository(t)
+  const store = await tempStore(t)
+  const clock = new ManualClock(new Date('2026-01-02T03:04:05Z'))
+  const reader = new RepoReader()
+  // The creates meet here, just before each looks for an open one: all of them look before any of them writes.
+  let barrier: { waiting: number, size: number, release: () => void, reached: Promise<void> } | null = null
+  class MeetingPlumbing extends MergePlumbing {
+    override async isAncestor (dir: string, ancestor: string, descendant: string): Promise<boolean> {
+      const answer = await super.isAncestor(dir, ancestor, descendant)
+      if (barrier !== null && ++barrier.waiting === barrier.size) barrier.release()
+      await barrier?.reached
+      return answer
+    }
+  }
+  const plumbing = new MeetingPlumbing({ git: new GitCli(), reader, clock })
+  const labels = new RepoLabels(store, { clock, newId })
+  const mergeRequests = new MergeRequests(store, { clock, newId, reader, merges: plumbing, reviews: new Reviews(store, { clock, newId }), labels, canRead: async () => true })
+  await Promise.all([mergeRequests.init(), labels.init()])
+  commit('main', { 'a.txt': 'a\n' })
+  commit('topic', { 'b.txt': 'b\n' })
+  commit('other', { 'c.txt': 'c\n' }, { from: 'main' })
+
+  let release = (): void => {}
+  const reached = new Promise<void>((resolve) => { release = resolve })
+  barrier = { waiting: 0, size: 6, release, reached }
+  const outcomes = await Promise.allSettled(Array.from({ length: 6 }, async () => await mergeRequests.create(repo, 'u1', { sourceBranch: 'topic', title: 'Topic' })))
+  barrier = null
+  const won = outcomes.filter((outcome) => outcome.status === 'fulfilled')
+  t.equal(won.length, 1, 'one of six concurrent creates wins')
+  const winner = (won[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof mergeRequests.create>>>).value
+  for (const outcome of outcomes) {
+    if (outcome.status === 'rejected') t.match(outcome.reason, { status: 409, code: 'APP_GIT_MR_EXISTS', message: new RegExp(`!${winner.iid} is open already`), details: { ids: [winner._id], actual: winner.iid } })
+  }
+  const record = { ...winner, _id: 'copy', iid: 99 }
+  await t.rejects(mergeRequests.records.insertOne(record), { code: 'APP_DUPLICATE_KEY', index: 'repoId_1_openPair_1' }, 'the index itself refuses a second open one, whatever the caller checked')
+
+  const closed = await mergeRequests.close(repo, winner.iid, 'u1')
+  t.equal(closed.openPair, closed._id, 'a closed one lets go of its branches')
+  const third = await mergeRequests.create(repo, 'u2', { sourceBranch: 'topic', title: 'Again' })
+  await t.rejects(mergeRequests.reopen(repo, winner.iid), { status: 409, code: 'APP_GIT_MR_EXISTS', details: { actual: third.iid } }, 'reopening while another holds the pair')
+  await mergeRequests.close(repo, third.iid, 'u2')
+  t.equal((await mergeRequests.reopen(repo, winner.iid)).state, 'open')
+  const elsewhere = await mergeRequests.create(repo, 'u1', { sourceBranch: 'topic', targetBranch: 'other', title: 'Elsewhere' })
+  await t.rejects(mergeRequests.update(repo, elsewhere.iid, { targetBranch: 'main' }), { status: 409, code: 'APP_GIT_MR_EXISTS', details: { actual: winner.iid } }, 'nor retargeting onto a pair that is held')
+})
+
+t.test('labels of merge requests are the repository\'s labels, held by id: renamed everywhere, removed on delete', async (t) => {
+  const { commit, repo } = repository(t)
+  const store = await tempStore(t)
+  const clock = new ManualClock(new Date('2026-01-02T03:04:05Z'))
+  const reader = new RepoReader()
+  const labels = new RepoLabels(store, { clock, newId })
+  const mergeRequests = new MergeRequests(store, { clock, newId, reader, merges: new MergePlumbing({ git: new GitCli(), reader, clock }), reviews: new Reviews(store, { clock, newId }), labels, canRead: async () => true })
+  await Promise.all([mergeRequests.init(), labels.init()])
+  labels.onDelete(async (_repo, labelId) => { await mergeRequests.records.updateMany({ labelIds: labelId }, { $pull: { labelIds: labelId } }) })
+  commit('main', { 'a.txt': 'a\n' })
+  commit('topic', { 'b.txt': 'b\n' })
+  const bug = await labels.create(repo, { name: 'Bug', color: '#D73A4A', description: ' broken ' })
+  t.match(bug, { name: 'Bug', color: '#d73a4a', description: 'broken' })
+  const ui = await labels.create(repo, { name: 'ui', color: '#000000' })
+  await t.rejects(labels.create(repo, { name: 'BUG', color: '#000000' }), { status: 409, code: 'APP_GIT_LABEL_EXISTS' }, 'unique with letter case aside')
+  await t.rejects(labels.create(repo, { name: '  ', color: '#000000' }), { status: 400, code: 'APP_GIT_LABEL_NAME_REQUIRED' })
+  await t.rejects(mergeRequests.create(repo, 'u1', { sourceBranch: 'topic', title: 'x', labels: ['bug', 'nope', 'Later'] }), {
+    status: 400,
+    code: 'APP_GIT_LABEL_UNKNOWN',
+    message: /"nope", "Later"/,
+    details: { fields: [{ path: 'body.labels.1' }, { path: 'body.labels.2' }] }
+  })
+  const mr = await mergeRequests.create(repo, 'u1', { sourceBranch: 'topic', title: 'x', labels: ['bug', ' UI ', 'BUG'] })
+  t.same(mr.labelIds, [bug.id, ui.id], 'each once, by id')
+  t.same((await mergeRequests.view(mr)).labels, ['Bug', 'ui'])
+  await labels.update(repo, bug.id, { name: 'defect' })
+  t.same((await mergeRequests.view(await mergeRequests.get(repo, mr.iid))).labels, ['defect', 'ui'], 'a rename shows at once')
+  t.same((await mergeRequests.list(repo, { label: 'DEFECT' })).items.map((item) => item.iid), [mr.iid], 'filtered by name, letter case aside')
+  await t.rejects(labels.update(repo, ui.id, { name: 'Defect' }), { status: 409, code: 'APP_GIT_LABEL_EXISTS' })
+  await t.rejects(labels.update(repo, 'nope', { color: '#ffffff' }), { status: 404, code: 'APP_GIT_LABEL_NOT_FOUND' })
+  await labels.delete(repo, bug.id)
+  t.same((await mergeRequests.get(repo, mr.iid)).labelIds, [ui.id], 'a deleted label leaves the merge requests')
+  await t.rejects(labels.delete(repo, bug.id), { status: 404, code: 'APP_GIT_LABEL_NOT_FOUND' })
+  t.same((await mergeRequests.list(repo, { label: 'defect' })).items, [])
+  t.same((await labels.list(repo)).map((label) => label.name), ['ui'])
 })

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { execFileSync } from 'node:child_process'
-import { checkBranchPattern, matchesBranchPattern, checkRefName, checkRevision, checkTreePath, isRepoSlug, refNameProblem, stripGitSuffix } from '../../../services/git/names.js'
+import { checkRefPattern, matchesRefPattern, checkRefName, checkRevision, checkTreePath, isRepoSlug, refNameProblem, stripGitSuffix } from '../../../services/git/names.js'
 
 /** Whether git itself takes `name` as a branch name. */
 function gitAccepts (name: string): boolean {
@@ -44,7 +44,7 @@ t.test('revisions, tree paths, slugs and patterns', async (t) => {
   for (const slug of ['site', 'my.site', 'a_b-c', 'A1']) t.ok(isRepoSlug(slug), slug)
   for (const slug of ['', '.hidden', '-x', 'a/b', '..', 'x.git', 'a b', 'x'.repeat(101)]) t.notOk(isRepoSlug(slug), slug)
 
-  const matches = matchesBranchPattern
+  const matches = matchesRefPattern
   t.ok(matches('main', 'main'))
   t.notOk(matches('main', 'main2'))
   t.ok(matches('release/*', 'release/1.0'))
@@ -69,6 +69,6 @@ t.test('revisions, tree paths, slugs and patterns', async (t) => {
     const branch = pick(7).replace(/\*/g, 'c')
     if (matches(pattern, branch) !== asRegExp(pattern).test(branch)) t.fail(`${pattern} ~ ${branch}`)
   }
-  t.equal(checkBranchPattern('feature/**', 'body.pattern'), 'feature/**')
-  t.throws(() => checkBranchPattern('a b*', 'body.pattern'), { code: 'APP_GIT_INVALID_BRANCH_PATTERN' })
+  t.equal(checkRefPattern('feature/**', 'body.pattern', 'branch'), 'feature/**')
+  t.throws(() => checkRefPattern('a b*', 'body.pattern', 'branch'), { code: 'APP_GIT_INVALID_BRANCH_PATTERN' })
 })

@@ -27,7 +27,7 @@ t.test('the push hooks run after every receive-pack that exits cleanly, over eit
     await new Promise((resolve) => setImmediate(resolve))
     return code
   }
-  const policy = { defaultBranch: 'main', rules: [] }
+  const policy = { defaultBranch: 'main', rules: [], tags: [] }
   t.equal(await finish(transport.advertise(repo, 'receive-pack', null, policy), ''), 0)
   t.same(seen, [], 'not after the ref advertisement')
   t.equal(await finish(transport.serve(repo, 'upload-pack', null), '0000'), 0)
