@@ -71,13 +71,19 @@ export class LogTail {
   private emit (chunk: Buffer): void {
     let pending = Buffer.concat([this.partial, chunk])
     for (let newline = pending.indexOf(10); newline !== -1; newline = pending.indexOf(10)) {
-      this.sink.write(pending.subarray(0, newline).toString('utf8'), this.stream)
+      this.pass(pending.subarray(0, newline))
       pending = pending.subarray(newline + 1)
     }
-    while (pending.length > MAX_LINE_BYTES) {
-      this.sink.write(pending.subarray(0, MAX_LINE_BYTES).toString('utf8'), this.stream)
-      pending = pending.subarray(MAX_LINE_BYTES)
-    }
-    this.partial = Buffer.from(pending)
+    const whole = pending.length - pending.length % MAX_LINE_BYTES
+    if (whole > 0) this.pass(pending.subarray(0, whole))
+    this.partial = Buffer.from(pending.subarray(whole))
+  }
+
+  private pass (line: Buffer): void {
+    let start = 0
+    do {
+      this.sink.write(line.subarray(start, start + MAX_LINE_BYTES).toString('utf8'), this.stream)
+      start += MAX_LINE_BYTES
+    } while (start < line.length)
   }
 }

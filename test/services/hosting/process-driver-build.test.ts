@@ -76,6 +76,7 @@ t.test('refusals name what is wrong and leave no artifact behind', async (t) => 
     ['a package.json that is not an object', { 'package.json': '[1]' }, 'auto', /package\.json is not valid: not an object/],
     ['a Node app with no way to start', { 'package.json': '{ "name": "x", "version": "1.0.0" }' }, 'auto', /No start command/]
   ]
+  t.match(await driver.build(buildInput(join(artifactsDir, 'no-such-source'))).catch((error: unknown) => error), { reason: /^The build could not run: ENOENT/ })
   for (const [name, files, kind, reason] of cases) {
     const error = await driver.build(buildInput(await sourceTree(files), kind)).catch((error: unknown) => error)
     t.type(error, BuildFailedError, name)
@@ -118,4 +119,10 @@ t.test('canceling stops the running step and rejects with BuildCanceledError', a
   t.equal(readdirSync(artifactsDir).length, before, 'the half-built artifact is removed')
 
   t.type(await driver.build(buildInput(source, 'auto', abort.signal)).catch((error: unknown) => error), BuildCanceledError, 'an aborted signal builds nothing')
+
+  const early = new AbortController()
+  const earlyLog = new Lines()
+  earlyLog.write = (line, stream) => { if (line === 'Building a node app') early.abort(); Lines.prototype.write.call(earlyLog, line, stream) }
+  t.type(await driver.build(buildInput(source, 'auto', early.signal, earlyLog)).catch((error: unknown) => error), BuildCanceledError, 'canceled between steps')
+  t.notOk(earlyLog.has(/^\$ npm/), 'no step started')
 })

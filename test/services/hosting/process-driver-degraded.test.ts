@@ -1,12 +1,14 @@
 import t from 'tap'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { systemClock } from '../../../services/clock.js'
 import { Cgroup, probeCgroups } from '../../../services/hosting/process-driver/cgroups.js'
 import { ProcessDriver, probeSandbox } from '../../../services/hosting/process-driver/index.js'
+import { LogTail } from '../../../services/hosting/process-driver/log-tail.js'
+import { spawnSandboxed } from '../../../services/hosting/process-driver/sandbox.js'
 import { nodeStartCommand } from '../../../services/hosting/process-driver/start-command.js'
-import { buildInput, FIXTURES, get, Lines, tempDir, TEST_ENV } from './process-driver-helpers.js'
+import { buildInput, FIXTURES, get, Lines, sourceTree, tempDir, TEST_ENV } from './process-driver-helpers.js'
 
 const scratch = await tempDir('plinth-hosting-degraded-', 0o711)
 t.teardown(async () => await rm(scratch, { recursive: true, force: true }))
@@ -42,7 +44,42 @@ t.test('without bubblewrap and cgroups an instance still runs, with stats from /
   const stats = await driver.stats('plain')
   t.ok(stats !== null && stats.memoryBytes > 0)
   await driver.stop('plain', 2000)
+
+  const missing = await driver.build(buildInput(await sourceTree({ Procfile: 'web: plinth-no-such-command\n' })))
+  const error = await driver.start({
+    appId: 'a', deploymentId: 'd', instanceId: 'nowhere', artifact: missing, env: {}, limits: { memoryMb: 128, cpus: 1, pids: 32 }, healthCheckPath: '/', healthTimeoutMs: 30_000, log
+  }).catch((error: unknown) => error)
+  t.match(error, { reason: /^could not start: spawn plinth-no-such-command ENOENT/ })
   await driver.close()
+})
+
+t.test('a sandbox whose cgroup cannot be entered never runs its command', async (t) => {
+  const host = probeSandbox({ bwrap: null, cgroupRoot: join(scratch, 'no-cgroups'), user: null })
+  const marker = join(scratch, 'ran')
+  await t.rejects(spawnSandboxed(host, {
+    argv: ['touch', marker], cwd: scratch, env: { PATH: '/usr/bin:/bin' }, readOnly: [], writable: [], hidden: [], cgroup: new Cgroup('v2', { unified: join(scratch, 'no-group') }), stdout: 'pipe', stderr: 'pipe'
+  }), { code: 'ENOENT' })
+})
+
+t.test('a log tail passes on whole lines in order, cuts endless ones, survives truncation and resumes at a line start', async (t) => {
+  const file = join(scratch, 'tail.log')
+  writeFileSync(file, 'old line\n')
+  const sink = new Lines()
+  const tail = new LogTail(file, 'stdout', sink, 9)
+  appendFileSync(file, 'first\nsecond\nhalf')
+  await tail.poll()
+  t.same(sink.lines.map(entry => entry.line), ['first', 'second'])
+  t.equal(tail.resumeOffset, 9 + 'first\nsecond\n'.length, 'the unfinished line is read again by the next server')
+  appendFileSync(file, 'way ' + 'x'.repeat(40 * 1024) + '\n')
+  await tail.poll()
+  t.equal(sink.lines[2].line, 'halfway ' + 'x'.repeat(16 * 1024 - 8), 'an endless line is cut')
+  t.equal(sink.lines.slice(2).map(entry => entry.line).join('').length, 40 * 1024 + 8)
+  writeFileSync(file, 'after truncation\nlast')
+  await tail.poll()
+  t.equal(sink.lines[sink.lines.length - 1].line, 'after truncation')
+  tail.start(10)
+  await tail.stop()
+  t.equal(sink.lines[sink.lines.length - 1].line, 'last', 'stopping passes on the unfinished line')
 })
 
 t.test('cgroup v2: the parent enables the controllers and each group gets its limits', async (t) => {

@@ -41,12 +41,13 @@ export async function sourceTree (files: Record<string, string>): Promise<string
 }
 
 /**
- * tap's process-info hook rides along in NODE_OPTIONS into every spawned node
- * and, at exit, writes a record under its working directory, which inside a
- * sandbox is read-only; pointing it at the sandbox's private /tmp keeps the
- * apps' own output and exit codes what they would be outside the test runner.
+ * The test runner rides along into every spawned node: tap's process-info hook
+ * (in NODE_OPTIONS) and c8's NODE_V8_COVERAGE (which Node hands to children)
+ * both write files at exit, under directories a sandbox has read-only.
+ * Pointing them at the sandbox's private /tmp keeps the apps' own output and
+ * exit codes what they are outside the test runner.
  */
-export const TEST_ENV = { _TAPJS_PROCESSINFO_CWD_: '/tmp' }
+export const TEST_ENV = { _TAPJS_PROCESSINFO_CWD_: '/tmp', NODE_V8_COVERAGE: '/tmp/plinth-v8-coverage' }
 
 export function buildInput (sourceDir: string, kind: SourceKind | 'auto' = 'auto', signal: AbortSignal = new AbortController().signal, log = new Lines()): BuildInput & { log: Lines } {
   return { appId: 'app1', deploymentId: 'dep1', sourceDir, kind, env: { ...TEST_ENV }, log, signal }

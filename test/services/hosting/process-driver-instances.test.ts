@@ -1,10 +1,13 @@
 import t from 'tap'
 import { createHash } from 'node:crypto'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { existsSync, readFileSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { systemClock } from '../../../services/clock.js'
 import { ProcessDriver, probeSandbox } from '../../../services/hosting/process-driver/index.js'
+import { checkHealth } from '../../../services/hosting/process-driver/health.js'
 import { isAlive } from '../../../services/hosting/process-driver/process-tree.js'
 import { InstanceFailedError, type Artifact, type InstanceEvent, type InstanceSpec } from '../../../services/hosting/runtime.js'
 import { buildInput, FIXTURES, get, Lines, sourceTree, tempDir, TEST_ENV, until } from './process-driver-helpers.js'
@@ -38,6 +41,7 @@ http.createServer((request, response) => {
     if (url.pathname === '/write') { fs.writeFileSync(path, 'x'); return response.end('wrote') }
     if (url.pathname === '/read') return response.end(fs.readFileSync(path, 'utf8'))
     if (url.pathname === '/uid') return response.end(String(process.getuid()))
+    if (url.pathname === '/hang') return
     response.end('probe')
   } catch (error) { response.end(error.code) }
 }).listen(Number(process.env.PORT), process.env.HOST)
@@ -107,6 +111,19 @@ t.test('a slow app is waited for; one slower than its health timeout is stopped 
   t.equal(await driver.stats('too-slow'), null)
 })
 
+t.test('a health path that never answers is reported as such', async (t) => {
+  const error = await driver.start(spec('mute', probe, {}, { healthCheckPath: '/hang', healthTimeoutMs: 300 })).catch((error: unknown) => error)
+  t.type(error, InstanceFailedError)
+  // ECONNREFUSED while the app is still starting, ETIMEDOUT once it listens: either way nothing answered.
+  t.match((error as InstanceFailedError).reason, /^unhealthy after 300 ms: last answer no answer \((ETIMEDOUT|ECONNREFUSED)\)$/)
+
+  const silent = createServer(() => {})
+  await new Promise<void>(resolve => silent.listen(0, '127.0.0.1', resolve))
+  t.same(await checkHealth('127.0.0.1', (silent.address() as AddressInfo).port, '/healthz', 100), { error: 'ETIMEDOUT' }, 'a request nothing answers times out')
+  silent.closeAllConnections()
+  silent.close()
+})
+
 t.test('an app that ignores SIGTERM is killed once the grace period ends', async (t) => {
   const stubbornSpec = spec('stubborn', ignoresSigterm)
   const running = await driver.start(stubbornSpec)
@@ -142,6 +159,19 @@ t.test('after the last attempt the driver gives up', async (t) => {
   await until(async () => await impatient.stats('fragile') === null)
   t.ok(await refused(running.port))
   await impatient.close()
+})
+
+t.test('restarts that fail count as attempts until the driver gives up', async (t) => {
+  const patient = new ProcessDriver({ ...options, restart: { ...options.restart, maxAttempts: 2 } })
+  const seen: InstanceEvent[] = []
+  patient.onEvent(event => seen.push(event))
+  const doomed = await patient.build(buildInput(probeSource))
+  const running = await patient.start(spec('doomed', doomed, {}, { healthCheckPath: '/' }))
+  await patient.discard(doomed)
+  process.kill(Number(running.handle), 'SIGKILL')
+  await until(() => seen.some(event => event.type === 'gave-up'))
+  t.match(seen, [{ type: 'crashed' }, { type: 'gave-up', instanceId: 'doomed', attempts: 2, reason: /before becoming healthy|could not start/ }])
+  await patient.close()
 })
 
 t.test('the sandbox holds: read-only artifact, private /tmp, other apps hidden, limits in the cgroup', { skip: sandbox.bwrap === null && 'no bubblewrap here' }, async (t) => {
