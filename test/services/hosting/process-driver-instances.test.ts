@@ -148,6 +148,35 @@ t.test('a crash after health is reported and restarted on a new process', async 
   await driver.stop('crashy', 2000)
 })
 
+t.test('an instance that stayed up long enough starts its count again; stop and close cancel a pending restart', async (t) => {
+  const resilient = new ProcessDriver({ ...options, restart: { ...options.restart, stableAfterMs: 0 } })
+  const seen: InstanceEvent[] = []
+  resilient.onEvent(event => seen.push(event))
+  let running = await resilient.start(spec('resilient', probe, {}, { healthCheckPath: '/' }))
+  for (const round of [1, 2]) {
+    process.kill(Number(running.handle), 'SIGKILL')
+    await until(() => seen.filter(event => event.type === 'restarted').length === round)
+    const restarted = seen[seen.length - 1] as Extract<InstanceEvent, { type: 'restarted' }>
+    t.equal(restarted.attempt, 1, `crash ${round} is a first attempt again`)
+    running = restarted.instance
+  }
+  await resilient.stop('resilient', 0)
+
+  const slow = new ProcessDriver({ ...options, restart: { ...options.restart, initialDelayMs: 600_000 } })
+  const slowSeen: InstanceEvent[] = []
+  slow.onEvent(event => slowSeen.push(event))
+  const stopped = await slow.start(spec('pending-stop', probe, {}, { healthCheckPath: '/' }))
+  const closed = await slow.start(spec('pending-close', probe, {}, { healthCheckPath: '/' }))
+  process.kill(Number(stopped.handle), 'SIGKILL')
+  process.kill(Number(closed.handle), 'SIGKILL')
+  await until(() => slowSeen.filter(event => event.type === 'crashed').length === 2)
+  await slow.stop('pending-stop', 0)
+  t.equal(await slow.stats('pending-stop'), null, 'stop forgets an instance waiting to restart')
+  await slow.close()
+  t.same(slowSeen.map(event => event.type), ['crashed', 'crashed'], 'nothing restarted')
+  await resilient.close()
+})
+
 t.test('after the last attempt the driver gives up', async (t) => {
   const impatient = new ProcessDriver({ ...options, restart: { ...options.restart, maxAttempts: 0 } })
   const seen: InstanceEvent[] = []
