@@ -1,4 +1,4 @@
-import { open, stat } from 'node:fs/promises'
+import { open, stat, truncate } from 'node:fs/promises'
 import type { LogSink, LogStream } from '../runtime.js'
 
 const CHUNK_BYTES = 64 * 1024
@@ -17,7 +17,8 @@ export class LogTail {
   private timer: NodeJS.Timeout | null = null
   private reading: Promise<void> = Promise.resolve()
 
-  constructor (private readonly file: string, private readonly stream: LogStream, private readonly sink: LogSink, public offset: number) {}
+  /** Once read past `maxBytes` the file is emptied (the process appends, so it writes on from the start). */
+  constructor (private readonly file: string, private readonly stream: LogStream, private readonly sink: LogSink, public offset: number, private readonly maxBytes = Infinity) {}
 
   start (intervalMs: number): void {
     this.timer = setInterval(() => { void this.poll() }, intervalMs)
@@ -41,7 +42,7 @@ export class LogTail {
 
   /** Where the next server resumes: the start of the line not yet passed on. */
   get resumeOffset (): number {
-    return this.offset - this.partial.length
+    return Math.max(0, this.offset - this.partial.length)
   }
 
   /** Stops following without flushing the unfinished line, which the next server reads again from `resumeOffset`. */
@@ -65,6 +66,11 @@ export class LogTail {
       }
     } finally {
       await handle.close()
+    }
+    if (this.offset >= this.maxBytes) {
+      // Everything up to here is passed on; what the process writes meanwhile may be lost, a bounded price for a bounded file.
+      await truncate(this.file, 0)
+      this.offset = 0
     }
   }
 

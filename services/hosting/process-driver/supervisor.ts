@@ -22,6 +22,8 @@ export interface SupervisorTiming {
   logPollMs: number
   /** How often an adopted instance, not this server's child, is checked for life. */
   livenessPollMs: number
+  /** An instance's stdout or stderr file is emptied once followed past this size. */
+  logFileMaxBytes: number
 }
 
 interface Supervised {
@@ -49,6 +51,7 @@ const INSTANCE_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
  */
 export class Supervisor {
   private readonly instances = new Map<string, Supervised>()
+  private readonly starting = new Map<string, Promise<RunningInstance>>()
   private readonly listeners: Array<(event: InstanceEvent) => void> = []
   private closed = false
 
@@ -60,6 +63,16 @@ export class Supervisor {
 
   async start (spec: InstanceSpec): Promise<RunningInstance> {
     this.check(spec)
+    const starting = this.launchFirst(spec)
+    this.starting.set(spec.instanceId, starting)
+    try {
+      return await starting
+    } finally {
+      this.starting.delete(spec.instanceId)
+    }
+  }
+
+  private async launchFirst (spec: InstanceSpec): Promise<RunningInstance> {
     const stored: StoredSpec = {
       appId: spec.appId,
       deploymentId: spec.deploymentId,
@@ -89,6 +102,8 @@ export class Supervisor {
   }
 
   async stop (instanceId: string, graceMs: number): Promise<void> {
+    // A stop that arrives while the instance is still starting applies once the start settles.
+    await this.starting.get(instanceId)?.catch(() => {})
     const supervised = this.instances.get(instanceId)
     if (supervised === undefined) return
     supervised.stopping = true
@@ -159,7 +174,7 @@ export class Supervisor {
 
   private check (spec: InstanceSpec): void {
     if (!INSTANCE_ID.test(spec.instanceId)) throw new InstanceFailedError('the instance id must be 1 to 64 letters, digits, - or _')
-    if (this.instances.has(spec.instanceId)) throw new InstanceFailedError(`instance ${spec.instanceId} is already running`)
+    if (this.instances.has(spec.instanceId) || this.starting.has(spec.instanceId)) throw new InstanceFailedError(`instance ${spec.instanceId} is already running`)
     const { artifact } = spec
     if (artifact.driver !== 'process' || artifact.command === null) throw new InstanceFailedError('this artifact is not a runnable process artifact')
     if (!artifact.ref.startsWith(join(this.context.artifactsDir, artifact.id) + '/') || !existsSync(artifact.ref)) {
@@ -172,7 +187,7 @@ export class Supervisor {
     const tails: LogTail[] = []
     for (const stream of ['stdout', 'stderr'] as const) {
       const from = offsets?.[stream] ?? await stat(files[stream]).then(s => s.size, () => 0)
-      const tail = new LogTail(files[stream], stream, sink, from)
+      const tail = new LogTail(files[stream], stream, sink, from, this.timing.logFileMaxBytes)
       tail.start(this.timing.logPollMs)
       tails.push(tail)
     }
@@ -183,7 +198,9 @@ export class Supervisor {
     const pgid = Number(supervised.running.handle)
     supervised.child = child
     if (child !== null) {
-      child.once('exit', (code, signal) => { void this.crashed(supervised, pgid, code, signal) })
+      // It may have exited between answering its health check and being watched.
+      if (child.exitCode !== null || child.signalCode !== null) void this.crashed(supervised, pgid, child.exitCode, child.signalCode)
+      else child.once('exit', (code, signal) => { void this.crashed(supervised, pgid, code, signal) })
       return
     }
     supervised.liveness = setInterval(() => {

@@ -80,6 +80,14 @@ t.test('a log tail passes on whole lines in order, cuts endless ones, survives t
   tail.start(10)
   await tail.stop()
   t.equal(sink.lines[sink.lines.length - 1].line, 'last', 'stopping passes on the unfinished line')
+
+  const bounded = new LogTail(file, 'stderr', sink, 0, 10)
+  writeFileSync(file, 'one\ntwo\nthree\n')
+  await bounded.poll()
+  t.equal(readFileSync(file, 'utf8'), '', 'a file read past its bound is emptied')
+  appendFileSync(file, 'four\n')
+  await bounded.poll()
+  t.same(sink.lines.slice(-4).map(entry => entry.line), ['one', 'two', 'three', 'four'], 'and followed on from its start')
 })
 
 t.test('cgroup v2: the parent enables the controllers and each group gets its limits', async (t) => {

@@ -105,6 +105,12 @@ t.test('a slow app is waited for; one slower than its health timeout is stopped 
   t.equal((await get(running.port, '/healthz')).body, 'slow but ready')
   await driver.stop('slow', 2000)
 
+  const starting = driver.start(spec('stopped-early', slowHealth, { SLOW_HEALTH_MS: '300' }))
+  await t.rejects(driver.start(spec('stopped-early', slowHealth)), { message: /already running/ }, 'one start at a time')
+  await driver.stop('stopped-early', 2000)
+  t.ok(await refused((await starting).port), 'a stop during the start applies once it is up')
+  t.equal(await driver.stats('stopped-early'), null)
+
   const error = await driver.start(spec('too-slow', slowHealth, { SLOW_HEALTH_MS: '600000' }, { healthTimeoutMs: 400 })).catch((error: unknown) => error)
   t.type(error, InstanceFailedError)
   t.equal((error as InstanceFailedError).reason, 'unhealthy after 400 ms: last answer 503')
