@@ -235,6 +235,7 @@ t.test('the sandbox holds: read-only artifact, private /tmp, other apps hidden, 
 t.test('refusals', async (t) => {
   const cases: Array<[string, InstanceSpec, RegExp]> = [
     ['an id that cannot name a directory', spec('../x', hello), /instance id/],
+    ['a health path that is not a path', spec('crlf', hello, {}, { healthCheckPath: '/x\r\nHost: evil' }), /health check path/],
     ['a static artifact', spec('static', { ...hello, kind: 'static', command: null }), /not a runnable process artifact/],
     ['an artifact of another host', spec('elsewhere', { ...hello, ref: '/usr/lib' }), /is not on this host/]
   ]
