@@ -111,9 +111,10 @@ t.test('a slow app is waited for; one slower than its health timeout is stopped 
   t.ok(await refused((await starting).port), 'a stop during the start applies once it is up')
   t.equal(await driver.stats('stopped-early'), null)
 
-  const error = await driver.start(spec('too-slow', slowHealth, { SLOW_HEALTH_MS: '600000' }, { healthTimeoutMs: 400 })).catch((error: unknown) => error)
+  // Long enough for the app to be listening (and answering 503) on a loaded machine.
+  const error = await driver.start(spec('too-slow', slowHealth, { SLOW_HEALTH_MS: '600000' }, { healthTimeoutMs: 3000 })).catch((error: unknown) => error)
   t.type(error, InstanceFailedError)
-  t.equal((error as InstanceFailedError).reason, 'unhealthy after 400 ms: last answer 503')
+  t.equal((error as InstanceFailedError).reason, 'unhealthy after 3000 ms: last answer 503')
   t.equal(await driver.stats('too-slow'), null)
 })
 
