@@ -18,6 +18,8 @@ const options = {
   root,
   clock: systemClock,
   sandbox,
+  // As the plugin does with DATA_DIR: the whole data directory, the driver's root inside it, is hidden.
+  hiddenPaths: [join(root, '..')],
   restart: { initialDelayMs: 50, maxDelayMs: 200, maxAttempts: 3, stableAfterMs: 60_000 },
   timing: { logPollMs: 50, livenessPollMs: 100, healthPollMs: 50 }
 }
@@ -211,6 +213,7 @@ t.test('restarts that fail count as attempts until the driver gives up', async (
 })
 
 t.test('the sandbox holds: read-only artifact, private /tmp, other apps hidden, limits in the cgroup', { skip: sandbox.bwrap === null && 'no bubblewrap here' }, async (t) => {
+  t.equal(driver.degradedReason, sandbox.cgroups === null ? sandbox.degradedReason : null, 'nothing is missing on a host with bubblewrap and cgroups')
   const running = await driver.start(spec('probe', probe, {}, { healthCheckPath: '/' }))
   const ask = async (path: string) => (await get(running.port, path)).body
   t.equal(await ask(`/write?path=${probe.ref}/planted.js`), 'EROFS', 'the artifact is read-only')
@@ -219,6 +222,7 @@ t.test('the sandbox holds: read-only artifact, private /tmp, other apps hidden, 
   t.equal(await ask(`/write?path=${scratch}`), 'wrote', '/tmp is writable')
   t.notOk(existsSync(scratch), 'and private')
   t.equal(await ask(`/read?path=${hello.ref}/server.js`), 'ENOENT', 'another app\'s artifact is not there')
+  t.equal(await ask(`/read?path=${join(root, '..', 'hosting', 'instances', 'probe', 'spec.json')}`), 'ENOENT', 'nor the driver\'s state')
   t.match(await ask('/read?path=/proc/1/cmdline'), /^bwrap/, 'its own process namespace')
   if (process.getuid?.() === 0) t.equal(await ask('/uid'), '65534', 'not root')
   const cgroups = sandbox.cgroups
