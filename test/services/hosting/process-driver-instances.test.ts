@@ -44,6 +44,7 @@ http.createServer((request, response) => {
     if (url.pathname === '/read') return response.end(fs.readFileSync(path, 'utf8'))
     if (url.pathname === '/uid') return response.end(String(process.getuid()))
     if (url.pathname === '/hang') return
+    if (url.pathname === '/eat') { globalThis.eaten = Buffer.alloc(Number(url.searchParams.get('mb')) * 1024 * 1024, 1); return response.end('ate') }
     response.end('probe')
   } catch (error) { response.end(error.code) }
 }).listen(Number(process.env.PORT), process.env.HOST)
@@ -232,6 +233,12 @@ t.test('the sandbox holds: read-only artifact, private /tmp, other apps hidden, 
     t.equal(group('pids', 'pids.max'), '64')
     t.equal(group('cpu', 'cpu.cfs_quota_us'), '50000')
     t.ok(group('pids', 'cgroup.procs').split('\n').includes(running.handle), 'the process is in its group')
+  }
+  if (cgroups !== null) {
+    // Past its memory limit the kernel kills the app, and supervision takes over.
+    await get(running.port, '/eat?mb=400').catch(() => null)
+    await until(() => events.some(event => event.type === 'restarted' && event.instanceId === 'probe'))
+    t.match(events.find(event => event.instanceId === 'probe'), { type: 'crashed', reason: /^exited with code 137$/ }, 'the memory limit holds')
   }
   await driver.stop('probe', 2000)
   if (cgroups !== null) t.notOk(existsSync(join(cgroups.parents[0], 'instance-probe')), 'the group is removed with the instance')
