@@ -39,6 +39,8 @@ interface Supervised {
   upSinceMs: number
   restartTimer: NodeJS.Timeout | null
   restarting: Promise<void> | null
+  /** The crash being handled (leftovers killed, restart scheduled), awaited by stop and close. */
+  crashing: Promise<void> | null
   stopping: boolean
 }
 
@@ -109,6 +111,7 @@ export class Supervisor {
     const supervised = this.instances.get(instanceId)
     if (supervised === undefined) return
     supervised.stopping = true
+    await supervised.crashing
     if (supervised.restartTimer !== null) clearTimeout(supervised.restartTimer)
     await supervised.restarting
     this.unwatch(supervised)
@@ -158,8 +161,11 @@ export class Supervisor {
   async close (): Promise<void> {
     this.closed = true
     for (const supervised of this.instances.values()) {
+      await supervised.crashing
       if (supervised.restartTimer !== null) clearTimeout(supervised.restartTimer)
       await supervised.restarting
+      // Crashed and not restarted: nothing of it runs, so its group goes now.
+      if (!isAlive(Number(supervised.running.handle))) await supervised.cgroup?.remove()
       this.unwatch(supervised)
       supervised.child?.unref()
       for (const tail of supervised.tails) tail.pause()
@@ -171,7 +177,7 @@ export class Supervisor {
   }
 
   private supervised (fields: Pick<Supervised, 'spec' | 'env' | 'log' | 'running' | 'cgroup' | 'tails'>): Supervised {
-    return { ...fields, child: null, liveness: null, attempts: 0, upSinceMs: this.context.clock.nowMs(), restartTimer: null, restarting: null, stopping: false }
+    return { ...fields, child: null, liveness: null, attempts: 0, upSinceMs: this.context.clock.nowMs(), restartTimer: null, restarting: null, crashing: null, stopping: false }
   }
 
   private check (spec: InstanceSpec): void {
@@ -202,12 +208,12 @@ export class Supervisor {
     supervised.child = child
     if (child !== null) {
       // It may have exited between answering its health check and being watched.
-      if (child.exitCode !== null || child.signalCode !== null) void this.crashed(supervised, pgid, child.exitCode, child.signalCode)
-      else child.once('exit', (code, signal) => { void this.crashed(supervised, pgid, code, signal) })
+      if (child.exitCode !== null || child.signalCode !== null) supervised.crashing = this.crashed(supervised, pgid, child.exitCode, child.signalCode)
+      else child.once('exit', (code, signal) => { supervised.crashing = this.crashed(supervised, pgid, code, signal) })
       return
     }
     supervised.liveness = setInterval(() => {
-      if (!isAlive(pgid)) void this.crashed(supervised, pgid, null, null)
+      if (!isAlive(pgid)) supervised.crashing = this.crashed(supervised, pgid, null, null)
     }, this.timing.livenessPollMs)
     supervised.liveness.unref()
   }

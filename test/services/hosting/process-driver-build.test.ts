@@ -9,7 +9,8 @@ import { buildInput, FIXTURES, Lines, sourceTree, tempDir } from './process-driv
 
 // Searchable by the sandbox user, as a real DATA_DIR should be, so the full sandbox applies.
 const root = join(await tempDir('plinth-hosting-build-', 0o711), 'hosting')
-const driver = new ProcessDriver({ root, clock: systemClock, sandbox: probeSandbox() })
+const sandbox = probeSandbox()
+const driver = new ProcessDriver({ root, clock: systemClock, sandbox })
 const artifactsDir = join(root, 'artifacts')
 t.teardown(async () => { await driver.close(); await rm(join(root, '..'), { recursive: true, force: true }) })
 
@@ -25,6 +26,7 @@ t.test('a Node app is installed and built in its own artifact directory, never i
   t.ok(input.log.has(/^\$ npm ci$/, 'system'), 'a lockfile means npm ci')
   t.ok(input.log.has(/^build finished$/, 'stdout'), 'the build output streams line by line')
   t.ok(input.log.has(/^Start command: node server\.js$/, 'system'))
+  for (const parent of sandbox.cgroups?.parents ?? []) t.notOk(existsSync(join(parent, `build-${artifact.id}`)), 'the build\'s cgroup is removed')
 
   const again = await driver.build(buildInput(join(FIXTURES, 'node-hello')))
   t.not(again.id, artifact.id, 'every build is a new artifact')
