@@ -44,6 +44,9 @@ t.test('without a lockfile npm install runs; a start script that is not plain `n
   t.same(artifact.command, ['npm', 'start'])
   t.ok(input.log.has(/^\$ npm install$/, 'system'))
   t.notOk(input.log.has(/npm run build/), 'no build script, no build step')
+
+  const withProcfile = await sourceTree({ 'package.json': JSON.stringify({ name: 'x', version: '1.0.0', scripts: { start: 'node app.js' } }), Procfile: 'web: node --enable-source-maps web.js\n' })
+  t.same((await driver.build(buildInput(withProcfile))).command, ['node', '--enable-source-maps', 'web.js'], 'a Procfile\'s web line wins over the start script')
 })
 
 t.test('a Procfile app starts by its web line, with no install', async (t) => {
