@@ -1,3 +1,5 @@
+import t from 'tap'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { chmod, mkdtemp, mkdir, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -30,9 +32,12 @@ export async function tempDir (prefix: string, mode = 0o700): Promise<string> {
   return dir
 }
 
+const sources = mkdtempSync(join(tmpdir(), 'plinth-sources-'))
+t.teardown(() => rmSync(sources, { recursive: true, force: true }))
+
 /** Writes a throwaway source tree: path → contents. */
 export async function sourceTree (files: Record<string, string>): Promise<string> {
-  const dir = await tempDir('plinth-source-')
+  const dir = await mkdtemp(join(sources, 'source-'))
   for (const [path, contents] of Object.entries(files)) {
     await mkdir(dirname(join(dir, path)), { recursive: true })
     await writeFile(join(dir, path), contents)
