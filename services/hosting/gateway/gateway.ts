@@ -13,7 +13,7 @@ import { HttpProxy } from './proxy.js'
 import { serveStatic } from './static-files.js'
 import { SniCertificates } from './tls.js'
 import { UpstreamPicker } from './upstreams.js'
-import { responseOnSocket, type Tunnel } from './websocket.js'
+import { responseOnSocket, Tunnel } from './websocket.js'
 
 export interface GatewayDeps {
   routes: RouteTable
@@ -107,7 +107,7 @@ export class Gateway {
     server.on('request', (req: IncomingMessage, res: ServerResponse) => this.handle(req, res, proto, null))
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, early: Buffer) => {
       socket.on('error', () => socket.destroy())
-      this.handle(req, responseOnSocket(req, socket), proto, { socket, early })
+      this.handle(req, responseOnSocket(req, socket), proto, new Tunnel(socket, early))
     })
     // A failed handshake (no certificate for the name, a client speaking something else) concerns that client only.
     server.on('tlsClientError', (_error: Error, socket: Duplex) => socket.destroy())

@@ -5,7 +5,6 @@ import { answer, type Exchange } from './exchange.js'
 import { downstreamHeaders, upstreamHeaders } from './forwarding.js'
 import { pages } from './pages.js'
 import { isConnectionFailure, mayRetry, UpstreamTimeoutError, type AppRoute, type UpstreamPicker } from './upstreams.js'
-import { openTunnel } from './websocket.js'
 
 export interface ProxyDeps {
   picker: UpstreamPicker
@@ -59,7 +58,7 @@ export class HttpProxy {
         upReq.on('upgrade', (upRes, upSocket, upHead) => {
           answered = true
           if (clientGone) upSocket.destroy()
-          else openTunnel(tunnel, x.res, upRes, upSocket, upHead, x.requestId, x.tally, this.deps.tunnels)
+          else tunnel.open(x.res, upRes, upSocket, upHead, x.requestId, x.tally, this.deps.tunnels)
         })
       }
       upReq.on('error', (error) => {
