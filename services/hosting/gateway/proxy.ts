@@ -55,10 +55,10 @@ export class HttpProxy {
       })
       if (x.tunnel !== null) {
         const tunnel = x.tunnel
+        // No 101 arrives once the client has gone: its leaving destroyed this request.
         upReq.on('upgrade', (upRes, upSocket, upHead) => {
           answered = true
-          if (clientGone) upSocket.destroy()
-          else tunnel.open(x.res, upRes, upSocket, upHead, x.requestId, x.tally, this.deps.tunnels)
+          tunnel.open(x.res, upRes, upSocket, upHead, x.requestId, x.tally, this.deps.tunnels)
         })
       }
       upReq.on('error', (error) => {

@@ -201,7 +201,11 @@ export async function webSocketUpstream (t: Test, instanceId: string): Promise<T
     const echo = (chunk: Buffer) => {
       const { texts, rest } = readFrames(Buffer.concat([buffer, chunk]))
       buffer = rest
-      for (const text of texts) socket.write(serverFrame(`echo:${text}`))
+      for (const text of texts) {
+        // `bye` makes the app close the connection first.
+        if (text === 'bye') socket.end()
+        else socket.write(serverFrame(`echo:${text}`))
+      }
     }
     echo(Buffer.alloc(0))
     socket.on('data', echo)

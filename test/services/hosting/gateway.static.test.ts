@@ -25,6 +25,8 @@ function deployments (t: Parameters<typeof tempDir>[0]) {
   writeFileSync(join(one, 'app.3f9a2b1c.js'), 'hashed()')
   writeFileSync(join(one, 'index-Bx7d9_Kq.css'), 'body{}')
   writeFileSync(join(one, 'robots.txt'), 'User-agent: *\n')
+  writeFileSync(join(one, 'LICENSE'), 'MIT')
+  writeFileSync(join(one, 'vendor-abcdefgh.js'), 'vendor()')
   writeFileSync(join(one, 'data.bin'), Buffer.from([0, 1, 2]))
   writeFileSync(join(one, 'logo.png'), Buffer.from('89504e47', 'hex'))
   writeFileSync(join(one, 'big.txt'), BIG)
@@ -77,7 +79,10 @@ t.test('files, directories, content types and cache headers', async (t) => {
     ['/index-Bx7d9_Kq.css', 'text/css; charset=utf-8', 'public, max-age=31536000, immutable'],
     ['/robots.txt', 'text/plain; charset=utf-8', 'public, max-age=0, must-revalidate'],
     ['/logo.png', 'image/png', 'public, max-age=0, must-revalidate'],
-    ['/data.bin', 'application/octet-stream', 'public, max-age=0, must-revalidate']
+    ['/data.bin', 'application/octet-stream', 'public, max-age=0, must-revalidate'],
+    ['/LICENSE', 'application/octet-stream', 'public, max-age=0, must-revalidate'],
+    // Eight letters and no digit read as a word, not a content hash.
+    ['/vendor-abcdefgh.js', 'text/javascript; charset=utf-8', 'public, max-age=0, must-revalidate']
   ]
   for (const [path, type, cache] of cases) {
     const answer = await ask(port, 'site.example', path)
@@ -90,7 +95,7 @@ t.test('files, directories, content types and cache headers', async (t) => {
   t.same([head.status, head.headers['content-length'], head.body], [200, '14', ''])
   const post = await ask(port, 'site.example', '/', { method: 'POST', body: 'x' })
   t.same([post.status, post.headers.allow], [405, 'GET, HEAD'])
-  const entries = await served.atLeast(15)
+  const entries = await served.atLeast(17)
   t.match(entries[0], { appId: 'site', instanceId: null, status: 200, bytesOut: Buffer.byteLength(home.body) })
   t.match(entries.find((entry) => entry.bytesOut === BIG.length), { status: 200 }, 'egress counts the bytes streamed')
   t.match(entries.slice(-2), [{ status: 200, bytesOut: 0 }, { status: 405 }], 'HEAD sends no body')

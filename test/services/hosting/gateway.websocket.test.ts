@@ -116,4 +116,30 @@ t.test('a client gone before the upstream answers leaves nothing open', async (t
   client.socket.destroy()
   await sawClose
   t.pass('the upstream connection was closed')
+  // Bytes sent ahead of the 101 are held for the app, up to a bound.
+  const flooding = await RawClient.open(port)
+  flooding.socket.write(upgradeRequest('chat.example'))
+  flooding.socket.write(Buffer.alloc(70_000))
+  await flooding.until(() => flooding.closed)
+  t.pass('a client sending too much before the switch is cut off')
+})
+
+t.test('either side closing closes the tunnel: the app ending it, a client resetting it', async (t) => {
+  const { port, routes } = await startGateway(t)
+  const ws = await webSocketUpstream(t, 'ws1')
+  routes.set('chat.example', appRoute('chat', [ws]))
+  const ending = await RawClient.open(port)
+  ending.socket.write(upgradeRequest('chat.example'))
+  await ending.until((text) => frames(text).length >= 1)
+  ending.socket.write(clientFrame('bye'))
+  await ending.until(() => ending.closed)
+  t.pass('the app ended the connection and the client saw it closed')
+  const ws2 = await webSocketUpstream(t, 'ws2')
+  routes.set('chat.example', appRoute('chat', [ws2]))
+  const resetting = await RawClient.open(port)
+  resetting.socket.write(upgradeRequest('chat.example'))
+  await resetting.until((text) => frames(text).length >= 1)
+  resetting.socket.resetAndDestroy()
+  await ws2.closed
+  t.pass('a reset from the client closed the app side')
 })
