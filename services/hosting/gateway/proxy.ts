@@ -82,14 +82,8 @@ export class HttpProxy {
         if (status < 200) return true
         const strings: string[] = new Array(raw.length)
         for (let i = 0; i < raw.length; i++) strings[i] = raw[i].toString('latin1')
-        try {
-          if (statusText !== '') res.writeHead(status, statusText, downstreamHeaders(strings, x.requestId))
-          else res.writeHead(status, downstreamHeaders(strings, x.requestId))
-        } catch {
-          // A head undici's parser let through but Node's server will not write (a status under 100).
-          abort?.()
-          return false
-        }
+        if (statusText !== '') res.writeHead(status, statusText, downstreamHeaders(strings, x.requestId))
+        else res.writeHead(status, downstreamHeaders(strings, x.requestId))
         state.answered = true
         res.on('drain', resume)
         return true

@@ -228,7 +228,7 @@ t.test('HEAD, status texts and empty answers pass through', async (t) => {
 
 t.test('an upstream head the gateway cannot repeat is a 502; a status without a reason gets the standard one', async (t) => {
   const { port, routes } = await startGateway(t)
-  // Node's client accepts these heads; its server refuses to write a status under 100.
+  // A status under 100 is no HTTP answer; a status line without its reason phrase is one.
   const heads: Record<string, string> = { 'odd.example': 'HTTP/1.1 099 Low', 'bare.example': 'HTTP/1.1 200' }
   for (const [host, head] of Object.entries(heads)) {
     const server = createTcpServer((socket) => socket.once('data', () => socket.end(`${head}\r\nContent-Length: 2\r\n\r\nhi`)))
