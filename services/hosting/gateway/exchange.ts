@@ -16,6 +16,8 @@ export interface Exchange {
   tally: Tally
   /** Set for an Upgrade request to an app: the upstream's 101 joins the two sockets. */
   tunnel: Tunnel | null
+  /** Called when the client goes before its answer has ended (the proxy's way to call off the upstream request). */
+  abandoned: (() => void) | null
 }
 
 /** Answers with one of the gateway's pages, counting its body as the bytes served. */

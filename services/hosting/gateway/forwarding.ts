@@ -34,7 +34,7 @@ export interface RequestHead {
 
 /** Header names the Connection header lists beyond its usual options: those are hop-by-hop too. */
 function listedByConnection (value: string | undefined): Set<string> | null {
-  if (value === undefined) return null
+  if (value === undefined || value === 'keep-alive' || value === 'close') return null
   let listed: Set<string> | null = null
   for (const token of value.split(',')) {
     const name = token.trim().toLowerCase()
@@ -73,7 +73,7 @@ export function readRequestHead (raw: string[]): RequestHead {
     }
   }
   const listed = listedByConnection(connection)
-  const asksUpgrade = connection !== undefined && /(?:^|,)\s*upgrade\s*(?:,|$)/i.test(connection)
+  const asksUpgrade = upgrade !== undefined && connection !== undefined && /(?:^|,)\s*upgrade\s*(?:,|$)/i.test(connection)
   return { host, requestId, accept, hasBody, upgrade: asksUpgrade ? upgrade : undefined, kept: listed === null ? kept : withoutListed(kept, listed) }
 }
 

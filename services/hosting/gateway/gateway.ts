@@ -120,9 +120,13 @@ export class Gateway {
     const started = performance.now()
     const head = readRequestHead(req.rawHeaders)
     const requestId = requestIdFor(head.requestId, this.deps.newId)
-    let tally: Tally | null = null
+    let x: Exchange | null = null
+    // One listener per response, for the record, a client gone early and a closing gateway.
     res.once('close', () => {
-      if (tally !== null) tally.report(this.deps.served, res.statusCode)
+      if (x !== null) {
+        if (!res.writableFinished) x.abandoned?.()
+        x.tally.report(this.deps.served, res.statusCode)
+      }
       if (this.closing) for (const { server } of this.servers) server.closeIdleConnections()
     })
     const url = req.url as string
@@ -140,9 +144,8 @@ export class Gateway {
       sendPage(res, pages.unknownHost(host), head.accept, requestId)
       return
     }
-    tally = new Tally(route.appId, started)
     const forwarding = { clientIp: clientAddress(req.socket), proto, host: head.host as string, port: req.socket.localPort ?? 0, requestId }
-    const x: Exchange = { req, res, host, head, forwarding, requestId, tally, tunnel: route.kind === 'app' ? tunnel : null }
+    x = { req, res, host, head, forwarding, requestId, tally: new Tally(route.appId, started), tunnel: route.kind === 'app' ? tunnel : null, abandoned: null }
     if (tunnel === null) head.upgrade = undefined
     if (route.suspended) answer(x, pages.suspended())
     else if (route.kind === 'static') serveStatic(x, route).catch(() => res.destroy())

@@ -41,11 +41,10 @@ export class HttpProxy {
     const tried: Upstream[] = []
     const retriable = mayRetry(x.req.method, x.head.hasBody)
     const state = { answered: false, clientGone: false, cancel: null as Attempt | null }
-    x.res.once('close', () => {
-      if (x.res.writableFinished) return
+    x.abandoned = () => {
       state.clientGone = true
       state.cancel?.()
-    })
+    }
     const failed = (error: Error): void => {
       if (state.clientGone) return
       if (state.answered) {
@@ -72,6 +71,7 @@ export class HttpProxy {
     const { res, tally } = x
     let abort: ((error?: Error) => void) | null = null
     let cancelled = false
+    let paused: () => void = () => {}
     const handler: Dispatcher.DispatchHandlers = {
       onConnect: (abortRequest) => {
         abort = abortRequest
@@ -85,12 +85,14 @@ export class HttpProxy {
         if (statusText !== '') res.writeHead(status, statusText, downstreamHeaders(strings, x.requestId))
         else res.writeHead(status, downstreamHeaders(strings, x.requestId))
         state.answered = true
-        res.on('drain', resume)
+        paused = resume
         return true
       },
       onData: (chunk) => {
         tally.bytesOut += chunk.length
-        return res.write(chunk)
+        if (res.write(chunk)) return true
+        res.once('drain', paused)
+        return false
       },
       onComplete: () => { res.end() },
       onError: failed
