@@ -2,8 +2,10 @@
 export const GIT_ROWS = {
   clone: 'git clone, 2,000 commits',
   fetch: 'git fetch of 3 new commits',
-  tree: 'GET git tree (platform JWT)',
-  blob: 'GET git blob (platform JWT)'
+  treeLoose: 'GET git tree, tip loose (JWT)',
+  blobLoose: 'GET git blob, tip loose (JWT)',
+  treePacked: 'GET git tree, all packed (JWT)',
+  blobPacked: 'GET git blob, all packed (JWT)'
 } as const
 
 export const GIT_GROUP: string[] = Object.values(GIT_ROWS)

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { ONLY, runScenarios, start, type Started } from './pairs.js'
+import { DURATION, ONLY, runScenarios, start, type Scenario, type Started } from './pairs.js'
 import { GIT_ROWS } from './git-names.js'
 import { BENCH_FILES } from './git-history.js'
 
@@ -11,7 +11,8 @@ import { BENCH_FILES } from './git-history.js'
  * The git rows of issue 17: a clone of a generated 2,000-commit repository
  * through the app against git http-backend serving the same bare repository,
  * in alternation; an incremental fetch of three new commits; the REST tree
- * and blob reads as shares of the hello-world.
+ * and blob reads as shares of the hello-world, once pushes have left the
+ * repository's tip in loose objects and again with every object in one pack.
  */
 const run = promisify(execFile)
 const CLONE_ROUNDS = 5
@@ -107,18 +108,30 @@ try {
   hello = await start('./hello.ts')
   ours = await start('./git-serve.ts')
   theirs = await start('./git-http-backend.ts', { GIT_PROJECT_ROOT: ours.info.reposDir })
-  const { pat, accessToken, projectId, slug, repoPath } = ours.info
+  const { pat, accessToken, projectId, slug, reposDir, repoPath } = ours.info
   // A private repository: the token is git's password, as a CI job or a credential helper gives it.
   const ourUrl = `${ours.address.replace('http://', `http://bench:${pat}@`)}/git/${projectId}/${slug}.git`
   const theirUrl = `${theirs.address}/${repoPath}`
-  if (ONLY.test(GIT_ROWS.clone)) console.log(await cloneRow(ourUrl, theirUrl))
-  if (ONLY.test(GIT_ROWS.fetch)) console.log(await fetchRow(ourUrl, theirUrl))
   const api = `/api/projects/${projectId}/git/repositories/${slug}`
   const auth = { authorization: `Bearer ${accessToken}` }
-  await runScenarios(hello, ours, [
-    { name: GIT_ROWS.tree, path: `${api}/tree?ref=main`, headers: auth },
-    { name: GIT_ROWS.blob, path: `${api}/blob?ref=main&path=${encodeURIComponent(BENCH_FILES[1])}`, headers: auth }
-  ])
+  // Eight connections, not the default 32: a packed read takes tens of ms, and what autocannon abandons at the end of
+  // a slice the server still finishes, which would otherwise spill into the next slice and the next row.
+  const reads = (tree: string, blob: string, duration = DURATION): Scenario[] => [
+    { name: tree, path: `${api}/tree?ref=main`, headers: auth, connections: 8, duration },
+    { name: blob, path: `${api}/blob?ref=main&path=${encodeURIComponent(BENCH_FILES[1])}`, headers: auth, connections: 8, duration }
+  ]
+  if (ONLY.test(GIT_ROWS.clone)) console.log(await cloneRow(ourUrl, theirUrl))
+  if (ONLY.test(GIT_ROWS.fetch) || ONLY.test(GIT_ROWS.treeLoose) || ONLY.test(GIT_ROWS.blobLoose)) {
+    const fetched = await fetchRow(ourUrl, theirUrl)
+    if (ONLY.test(GIT_ROWS.fetch)) console.log(fetched)
+  }
+  // The fetch rounds' pushes (under 100 objects each, which git keeps loose) left the tip in loose objects: the
+  // commit, its trees and the blob read. Then a repack puts every object in one pack, as a server's gc does.
+  await runScenarios(hello, ours, reads(GIT_ROWS.treeLoose, GIT_ROWS.blobLoose))
+  if (ONLY.test(GIT_ROWS.treePacked) || ONLY.test(GIT_ROWS.blobPacked)) {
+    await git(['--git-dir', join(reposDir, repoPath), 'repack', '-a', '-d', '-q'])
+    await runScenarios(hello, ours, reads(GIT_ROWS.treePacked, GIT_ROWS.blobPacked, Math.max(DURATION, 6)))
+  }
 } finally {
   for (const server of [hello, ours, theirs]) server?.child.kill('SIGTERM')
   rmSync(work, { recursive: true, force: true })

@@ -17,9 +17,12 @@ export const SLICES = 3
 
 export interface Started { child: ChildProcess, address: string, info: Record<string, string> }
 
+// BENCH_CPU_PROF=<dir>: each server writes a V8 CPU profile there when it exits, to see where a row's time goes.
+const PROFILE = process.env.BENCH_CPU_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+
 /** A bench server script forked with tsx; it reports `{ address, … }` once it listens. */
 export async function start (script: string, env: Record<string, string> = {}): Promise<Started> {
-  const child = fork(new URL(script, import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit', env: { ...process.env, ...env } })
+  const child = fork(new URL(script, import.meta.url).pathname, [], { execArgv: ['--import', 'tsx', ...PROFILE], stdio: 'inherit', env: { ...process.env, ...env } })
   const [info] = await once(child, 'message') as [Record<string, string>]
   return { child, address: info.address, info }
 }
@@ -96,8 +99,9 @@ function barText (bar: Scenario['bar'], share: number, p99: number): string {
 export function line (m: Measured, ceiling: number, postCeiling: number | null, bar: Scenario['bar']): string {
   const post = postCeiling === null ? '' : `; ${(100 * m.rps / postCeiling).toFixed(0)}% of a hello-world POST of the same body (${postCeiling.toFixed(0)} req/s)`
   const share = 100 * m.rps / ceiling
+  // Whole percents, but a tenth where a share is small enough for whole percents to read as nothing.
   return `${m.name.padEnd(34)} ${m.rps.toFixed(0).padStart(8)} req/s  p50 ${String(m.p50).padStart(4)} ms  p99 ${String(m.p99).padStart(4)} ms  ` +
-    `${share.toFixed(0).padStart(3)}% of hello-world (${ceiling.toFixed(0)} req/s)${post}${barText(bar, share, m.p99)}${m.errors > 0 ? `  (${m.errors} errors)` : ''}`
+    `${share.toFixed(share < 10 ? 1 : 0).padStart(3)}% of hello-world (${ceiling.toFixed(0)} req/s)${post}${barText(bar, share, m.p99)}${m.errors > 0 ? `  (${m.errors} errors)` : ''}`
 }
 
 /** Runs a scenario list against one server and the hello-world ceiling, one printed row each. */
