@@ -54,6 +54,7 @@ function respond (request: IncomingMessage, response: ServerResponse): void {
     let status = 200
     for (const headerLine of head.subarray(0, end).toString('latin1').split('\r\n')) {
       const colon = headerLine.indexOf(':')
+      if (colon <= 0) continue
       const name = headerLine.slice(0, colon).trim()
       const value = headerLine.slice(colon + 1).trim()
       if (name.toLowerCase() === 'status') status = Number.parseInt(value, 10)

@@ -21,7 +21,7 @@ const CLONE_BAR = 1.2
 const FETCH_BAR_MS = 100
 
 const work = mkdtempSync(join(tmpdir(), 'plinth-bench-git-clients-'))
-// The client as the server's git sees itself: no user or system config, no prompts, and no auto-gc between rounds.
+// The client in the environment the app gives its own git (no user or system config, no prompts), and no auto-gc between rounds.
 const clientEnv = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' }
 const clientConfig = ['-c', 'gc.auto=0', '-c', 'maintenance.auto=false', '-c', 'user.name=Bench', '-c', 'user.email=bench@example.com']
 
