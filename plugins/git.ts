@@ -28,6 +28,8 @@ export interface GitHosting {
   protection: ProtectedBranches
   refs: Refs
   history: History
+  /** The one reader of repository content, so every family shares its pack cache. */
+  reader: RepoReader
   deployKeys: DeployKeys
   transport: Transport
   /** The repository at `projectId/slug` once the caller may use the git service on it, with the push policy for pushes; both transports ask this. */
@@ -145,6 +147,7 @@ async function gitPlugin (app: FastifyInstance): Promise<void> {
     protection,
     refs: new Refs({ reader, writer: new Writer(cli, systemClock), protection }),
     history: new History({ reader, git: cli }),
+    reader,
     deployKeys,
     transport,
     authorize: authorizeGit,
