@@ -1,101 +1,15 @@
-import { fork, type ChildProcess } from 'node:child_process'
+import { fork } from 'node:child_process'
 import { once } from 'node:events'
-import autocannon from 'autocannon'
 import { createHash, randomBytes } from 'node:crypto'
+import { DURATION, ONLY, SLICES, runScenarios, start, type Scenario, type Started } from './pairs.js'
+import { GIT_GROUP } from './git-names.js'
 
 /**
  * `npm run bench`: each server runs in its own process so the load generator
  * (this process) does not share its event loop. Every figure is reported with
- * its ratio to a bare Fastify hello-world measured in the same run.
+ * its ratio to a bare Fastify hello-world measured in the same run (bench/pairs.ts).
  */
-const DURATION = Number(process.env.BENCH_DURATION ?? 8)
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
-// A regular expression over scenario names, to re-measure a few while working on them.
-const ONLY = new RegExp(process.env.BENCH_ONLY ?? '')
-const WARMUP_SECONDS = 1
 const UPLOAD_BAR = 200
-const SLICES = 3
-
-interface Started { child: ChildProcess, address: string, info: Record<string, string> }
-
-async function start (script: string): Promise<Started> {
-  const child = fork(new URL(script, import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
-  const [info] = await once(child, 'message') as [Record<string, string>]
-  return { child, address: info.address, info }
-}
-
-interface Scenario {
-  name: string
-  path: string
-  method?: 'GET' | 'POST'
-  body?: string
-  headers?: Record<string, string>
-  duration?: number
-  connections?: number
-  /** The issue's bar: at least this share of the hello-world, and when given a p99 under this many ms. */
-  bar?: { percent: number, p99?: number }
-}
-interface Measured { name: string, rps: number, p50: number, p99: number, errors: number }
-
-async function load (base: string, scenario: Scenario, duration: number): Promise<autocannon.Result> {
-  return await autocannon({
-    url: base + scenario.path,
-    method: scenario.method ?? 'GET',
-    connections: scenario.connections ?? CONNECTIONS,
-    duration,
-    headers: { ...(scenario.body === undefined ? {} : { 'content-type': 'application/json' }), ...scenario.headers },
-    ...(scenario.body === undefined ? {} : { body: scenario.body })
-  })
-}
-
-function summary (name: string, results: autocannon.Result[]): Measured {
-  const seconds = results.reduce((sum, result) => sum + result.duration, 0)
-  const requests = results.reduce((sum, result) => sum + result.requests.total, 0)
-  const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
-  return {
-    name,
-    rps: requests / seconds,
-    p50: median(results.map((result) => result.latency.p50)),
-    p99: Math.max(...results.map((result) => result.latency.p99)),
-    errors: results.reduce((sum, result) => sum + result.errors + result.non2xx, 0)
-  }
-}
-
-/**
- * The scenario and the hello-world ceiling, each measured warm (the first
- * second pays for JIT compilation and cold caches), then in alternating
- * slices, so that drift in this shared machine's speed touches both alike.
- */
-async function measurePair (ceiling: Started, plinth: Started, scenario: Scenario): Promise<{ measured: Measured, ceiling: Measured, postCeiling: Measured | null }> {
-  // A POST scenario is also compared with a hello-world that parses the same JSON body.
-  const helloPost: Scenario | null = scenario.method === 'POST' ? { name: 'fastify hello-world POST', path: '/', method: 'POST', body: scenario.body } : null
-  await load(ceiling.address, helloWorld, WARMUP_SECONDS)
-  if (helloPost !== null) await load(ceiling.address, helloPost, WARMUP_SECONDS)
-  await load(plinth.address, scenario, WARMUP_SECONDS)
-  const slice = Math.max(1, Math.round((scenario.duration ?? DURATION) / SLICES))
-  const hello: autocannon.Result[] = []
-  const posts: autocannon.Result[] = []
-  const own: autocannon.Result[] = []
-  for (let i = 0; i < SLICES; i++) {
-    hello.push(await load(ceiling.address, helloWorld, slice))
-    if (helloPost !== null) posts.push(await load(ceiling.address, helloPost, slice))
-    own.push(await load(plinth.address, scenario, slice))
-  }
-  return { measured: summary(scenario.name, own), ceiling: summary(helloWorld.name, hello), postCeiling: helloPost === null ? null : summary(helloPost.name, posts) }
-}
-
-function barText (bar: Scenario['bar'], share: number, p99: number): string {
-  if (bar === undefined) return ''
-  const met = share >= bar.percent && (bar.p99 === undefined || p99 < bar.p99)
-  return `  [bar: ≥ ${bar.percent}%${bar.p99 === undefined ? '' : `, p99 < ${bar.p99} ms`}: ${met ? 'met' : 'MISSED'}]`
-}
-
-function line (m: Measured, ceiling: number, postCeiling: number | null, bar: Scenario['bar']): string {
-  const post = postCeiling === null ? '' : `; ${(100 * m.rps / postCeiling).toFixed(0)}% of a hello-world POST of the same body (${postCeiling.toFixed(0)} req/s)`
-  const share = 100 * m.rps / ceiling
-  return `${m.name.padEnd(34)} ${m.rps.toFixed(0).padStart(8)} req/s  p50 ${String(m.p50).padStart(4)} ms  p99 ${String(m.p99).padStart(4)} ms  ` +
-    `${share.toFixed(0).padStart(3)}% of hello-world (${ceiling.toFixed(0)} req/s)${post}${barText(bar, share, m.p99)}${m.errors > 0 ? `  (${m.errors} errors)` : ''}`
-}
 
 /** One 100 MB file through the resumable upload routes on loopback: start, every chunk (`inFlight` at a time), complete; seconds taken. */
 async function uploadOnce ({ address, info }: Started, file: Buffer, sha256: string, inFlight: number): Promise<number> {
@@ -174,53 +88,59 @@ async function regexBar ({ address, info }: Started): Promise<string> {
     `/healthz meanwhile p50 ${healthSorted[Math.floor(health.length / 2)].toFixed(1)} ms, max ${healthSorted[health.length - 1].toFixed(1)} ms over ${health.length} requests (bar: 50 ms)`
 }
 
-const helloWorld: Scenario = { name: 'fastify hello-world (ceiling)', path: '/' }
-const hello = await start('./hello.ts')
-
-const plinth = await start('./serve.ts')
-const scenarios: Scenario[] = [
+/** The scenarios on the app of bench/serve.ts; `info` is what it reported once seeded. */
+const plinthScenarios = (info: Record<string, string>): Scenario[] => [
   { name: 'GET /healthz', path: '/healthz' },
   { name: 'GET /readyz (store ping)', path: '/readyz' },
-  { name: 'GET store record by id', path: `/bench/samples/${plinth.info.sampleId}` },
+  { name: 'GET store record by id', path: `/bench/samples/${info.sampleId}` },
   { name: 'POST store record', path: '/bench/samples', method: 'POST', body: JSON.stringify({ title: 'bench', views: 3, tags: ['x', 'y'] }) },
-  { name: 'GET /api/auth/me (platform JWT)', path: '/api/auth/me', headers: { authorization: `Bearer ${plinth.info.accessToken}` }, bar: { percent: 50 } },
-  { name: 'GET /api/auth/me (PAT)', path: '/api/auth/me', headers: { authorization: `Bearer ${plinth.info.pat}` }, bar: { percent: 50 } },
-  { name: 'GET /api/p/:id/auth/me (project JWT)', path: `/api/p/${plinth.info.projectId}/auth/me`, headers: { authorization: `Bearer ${plinth.info.projectToken}` }, bar: { percent: 50 } },
+  { name: 'GET /api/auth/me (platform JWT)', path: '/api/auth/me', headers: { authorization: `Bearer ${info.accessToken}` }, bar: { percent: 50 } },
+  { name: 'GET /api/auth/me (PAT)', path: '/api/auth/me', headers: { authorization: `Bearer ${info.pat}` }, bar: { percent: 50 } },
+  { name: 'GET /api/p/:id/auth/me (project JWT)', path: `/api/p/${info.projectId}/auth/me`, headers: { authorization: `Bearer ${info.projectToken}` }, bar: { percent: 50 } },
   {
     name: 'POST /api/p/:id/auth/verify',
-    path: `/api/p/${plinth.info.projectId}/auth/verify`,
+    path: `/api/p/${info.projectId}/auth/verify`,
     method: 'POST',
-    headers: { authorization: `Bearer ${plinth.info.serviceToken}` },
-    body: JSON.stringify({ token: plinth.info.projectToken }),
+    headers: { authorization: `Bearer ${info.serviceToken}` },
+    body: JSON.stringify({ token: info.projectToken }),
     bar: { percent: 50 }
   },
-  { name: 'GET record by id (owner rule, 100k)', path: `/api/p/${plinth.info.projectId}/posts/${plinth.info.postId}`, headers: { authorization: `Bearer ${plinth.info.projectToken}` }, bar: { percent: 35 } },
+  { name: 'GET record by id (owner rule, 100k)', path: `/api/p/${info.projectId}/posts/${info.postId}`, headers: { authorization: `Bearer ${info.projectToken}` }, bar: { percent: 35 } },
   {
     name: 'GET list of 30, indexed filter (100k)',
-    path: `/api/p/${plinth.info.projectId}/posts?limit=30&filter=${encodeURIComponent(JSON.stringify({ status: 'published' }))}`,
-    headers: { authorization: `Bearer ${plinth.info.projectToken}` },
+    path: `/api/p/${info.projectId}/posts?limit=30&filter=${encodeURIComponent(JSON.stringify({ status: 'published' }))}`,
+    headers: { authorization: `Bearer ${info.projectToken}` },
     bar: { percent: 25 }
   },
   {
     name: 'GET list of 20, unindexed 1% (10k)',
-    path: `/api/p/${plinth.info.projectId}/catalog?limit=20&filter=${encodeURIComponent(JSON.stringify({ category: 'rare' }))}`,
+    path: `/api/p/${info.projectId}/catalog?limit=20&filter=${encodeURIComponent(JSON.stringify({ category: 'rare' }))}`,
     connections: 50,
     bar: { percent: 10, p99: 20 }
   },
-  { name: 'POST create record (owner rule)', path: `/api/p/${plinth.info.projectId}/posts`, method: 'POST', headers: { authorization: `Bearer ${plinth.info.projectToken}` }, body: JSON.stringify({ title: 'bench', status: 'draft', views: 1 }), bar: { percent: 20 } },
+  { name: 'POST create record (owner rule)', path: `/api/p/${info.projectId}/posts`, method: 'POST', headers: { authorization: `Bearer ${info.projectToken}` }, body: JSON.stringify({ title: 'bench', status: 'draft', views: 1 }), bar: { percent: 20 } },
   // argon2id dominates a login by design: reported for its latency, not as a throughput target.
   { name: 'POST /api/auth/login (argon2id)', path: '/api/auth/login', method: 'POST', duration: Math.min(DURATION, 4), body: JSON.stringify({ email: 'bench@example.com', password: 'bench password 1' }) }
 ]
-for (const scenario of scenarios.filter((s) => ONLY.test(s.name))) {
-  const { measured, ceiling, postCeiling } = await measurePair(hello, plinth, scenario)
-  console.log(line(measured, ceiling.rps, postCeiling?.rps ?? null, scenario.bar))
+
+// Seeding bench/serve.ts takes a while (100,000 records), so it starts only when one of its scenarios is asked for.
+if (plinthScenarios({}).some((scenario) => ONLY.test(scenario.name)) || ONLY.test('catastrophic $regex') || ONLY.test('chunked upload')) {
+  const hello = await start('./hello.ts')
+  const plinth = await start('./serve.ts')
+  await runScenarios(hello, plinth, plinthScenarios(plinth.info))
+  if (ONLY.test('catastrophic $regex')) console.log(await regexBar(plinth))
+  if (ONLY.test('chunked upload')) {
+    for (const inFlight of [2, 4]) console.log(await uploadThroughput(plinth, inFlight))
+  }
+  plinth.child.kill()
+  hello.child.kill()
 }
-if (ONLY.test('catastrophic $regex')) console.log(await regexBar(plinth))
-if (ONLY.test('chunked upload')) {
-  for (const inFlight of [2, 4]) console.log(await uploadThroughput(plinth, inFlight))
+
+// Git hosting: clone and fetch against git http-backend on the same repository, REST tree and blob reads (bench/git.ts).
+if (GIT_GROUP.some((name) => ONLY.test(name))) {
+  const git = fork(new URL('./git.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
+  await once(git, 'exit')
 }
-plinth.child.kill()
-hello.child.kill()
 
 // The built-in DNS server against PowerDNS on the same zone, with dnsperf (Debian's dnsperf, pdns-server).
 if (ONLY.test('DNS built-in server')) {

@@ -4,7 +4,6 @@ import { systemClock } from '../services/clock.js'
 import { newId } from '../services/ids.js'
 import { mergeRequestSchemas } from '../schemas/git-merge-requests.js'
 import { GitCli } from '../services/git/git-cli.js'
-import { RepoReader } from '../services/git/reader.js'
 import { mergeRequestFamily, type MergeRequestFamily } from '../services/git/merge-request-family.js'
 
 declare module 'fastify' {
@@ -19,12 +18,12 @@ declare module 'fastify' {
  * than the other way round, so plinth-git knows nothing of merge requests.
  */
 async function gitMergeRequestsPlugin (app: FastifyInstance): Promise<void> {
-  const { repositories, protection, labels, transport, access } = app.git
+  const { repositories, protection, labels, transport, access, reader } = app.git
   const family = await mergeRequestFamily(app.store, {
     clock: systemClock,
     newId,
     git: new GitCli(),
-    reader: new RepoReader(),
+    reader,
     repositories,
     protection,
     labels,

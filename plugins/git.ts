@@ -37,6 +37,8 @@ export interface GitHosting {
   access: GitAccess
   refs: Refs
   history: History
+  /** The one reader of repository content, so every family shares its pack cache. */
+  reader: RepoReader
   deployKeys: DeployKeys
   transport: Transport
   /** The repository at `projectId/slug` once the caller may use the git service on it, with the push policy for pushes; both transports ask this. */
@@ -178,6 +180,7 @@ async function gitPlugin (app: FastifyInstance): Promise<void> {
     access,
     refs: new Refs({ reader, writer: new Writer(cli, systemClock), protection, tagProtection }),
     history: new History({ reader, git: cli }),
+    reader,
     deployKeys,
     transport,
     authorize: authorizeGit,

@@ -103,7 +103,7 @@ export class History {
     const path = checkTreePath(query.path, 'query.path')
     const commit = await this.commitAt(repo, query.ref, 'query.ref')
     const oid = await this.deps.reader.blobId(repo.gitDir, commit, path)
-    const size = await this.size(repo, oid)
+    const size = await this.deps.reader.objectSize(repo.gitDir, oid)
     // isomorphic-git reads a blob whole, so only blobs small enough to send inline are read here.
     if (size > GIT_LIMITS.inlineBlobBytes) return { commit, path, oid, size, binary: false, encoding: null, content: null }
     const content = await this.deps.reader.blobContent(repo.gitDir, oid)
@@ -115,7 +115,7 @@ export class History {
   async openBlob (repo: Repo, query: { ref?: string, path: string }): Promise<OpenedBlob> {
     const path = checkTreePath(query.path, 'query.path')
     const oid = await this.deps.reader.blobId(repo.gitDir, await this.commitAt(repo, query.ref, 'query.ref'), path)
-    const size = await this.size(repo, oid)
+    const size = await this.deps.reader.objectSize(repo.gitDir, oid)
     const child = this.deps.git.spawn(repo.gitDir, ['cat-file', 'blob', oid])
     const chunks = child.stdout[Symbol.asyncIterator]()
     const head: Buffer[] = []
@@ -142,9 +142,5 @@ export class History {
     // A stream destroyed before its first read never enters the generator, so its finally cannot be the only stop.
     stream.once('close', () => { if (child.exitCode === null) child.kill() })
     return { name: path.slice(path.lastIndexOf('/') + 1), size, type: sniffed === 'text/plain' ? 'text/plain; charset=utf-8' : sniffed, stream }
-  }
-
-  private async size (repo: Repo, oid: string): Promise<number> {
-    return Number((await this.deps.git.run(repo.gitDir, ['cat-file', '-s', oid])).stdout.toString().trim())
   }
 }

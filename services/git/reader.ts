@@ -1,7 +1,10 @@
 import fs from 'node:fs'
+import { join } from 'node:path'
 import git from 'isomorphic-git'
 import { badRequest, notFound } from '../errors.js'
 import { isShortObjectId } from './names.js'
+import { looseObjectSize, offsetInIndex, packedObjectSize } from './object-size.js'
+import { PackCache } from './pack-cache.js'
 import type { CommitT, TreeT } from '../../schemas/git.js'
 
 type Person = CommitT['author']
@@ -31,9 +34,17 @@ export function commitView (oid: string, commit: { message: string, parent: stri
 /**
  * Reads repositories from disk with isomorphic-git: refs, commits, history,
  * trees and blobs. It never writes; writes and diffs go through the git
- * binary. No cache object is passed, so nothing is kept between calls.
+ * binary. Objects read from packs go through the one PackCache, so a pack is
+ * read, checked and indexed once rather than on every call.
  */
 export class RepoReader {
+  constructor (private readonly packs = new PackCache()) {}
+
+  /** The isomorphic-git cache object of the repository's packs as they are now. */
+  private async cache (gitdir: string): Promise<object> {
+    return (await this.packs.of(gitdir)).cache
+  }
+
   async isEmpty (gitdir: string): Promise<boolean> {
     try {
       await git.resolveRef({ fs, gitdir, ref: 'HEAD' })
@@ -69,7 +80,7 @@ export class RepoReader {
 
   async readCommit (gitdir: string, oid: string): Promise<Awaited<ReturnType<typeof git.readCommit>>> {
     try {
-      return await git.readCommit({ fs, gitdir, oid })
+      return await git.readCommit({ fs, gitdir, oid, cache: await this.cache(gitdir) })
     } catch (error) {
       if (isNotFound(error)) throw refNotFound(oid)
       throw badRequest('APP_GIT_NOT_A_COMMIT', `"${oid}" does not name a commit`)
@@ -79,7 +90,7 @@ export class RepoReader {
   async tree (gitdir: string, commit: string, path: string): Promise<TreeT> {
     let result: Awaited<ReturnType<typeof git.readTree>>
     try {
-      result = await git.readTree({ fs, gitdir, oid: commit, ...(path === '' ? {} : { filepath: path }) })
+      result = await git.readTree({ fs, gitdir, cache: await this.cache(gitdir), oid: commit, ...(path === '' ? {} : { filepath: path }) })
     } catch (error) {
       if (isNotFound(error)) throw pathNotFound(path)
       throw badRequest('APP_GIT_NOT_A_FOLDER', `"${path.slice(0, 200)}" is a file, not a folder`)
@@ -106,8 +117,27 @@ export class RepoReader {
   }
 
   async blobContent (gitdir: string, oid: string): Promise<Buffer> {
-    const { blob } = await git.readBlob({ fs, gitdir, oid })
+    const { blob } = await git.readBlob({ fs, gitdir, oid, cache: await this.cache(gitdir) })
     return Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength)
+  }
+
+  /** An object's size, from its header: the object itself is not read, however big. */
+  async objectSize (gitdir: string, oid: string): Promise<number> {
+    const loose = await looseObjectSize(gitdir, oid)
+    if (loose !== null) return loose
+    // A repack between listing the packs and reading one moves the object: the second look finds it in the new pack.
+    for (let attempt = 1; ; attempt++) {
+      const set = await this.packs.of(gitdir)
+      try {
+        for (const name of set.indexes) {
+          const offset = offsetInIndex(await set.index(name), oid)
+          if (offset !== null) return await packedObjectSize(join(gitdir, 'objects', 'pack', `${name.slice(0, -'.idx'.length)}.pack`), offset)
+        }
+        throw new Error(`No object ${oid} in ${gitdir}`)
+      } catch (error) {
+        if (attempt === 2 || (error as { code?: string }).code !== 'ENOENT') throw error
+      }
+    }
   }
 
   async branches (gitdir: string): Promise<Array<{ name: string, commit: string }>> {
@@ -151,7 +181,7 @@ export class RepoReader {
 
   private async expand (gitdir: string, short: string): Promise<string> {
     try {
-      return await git.expandOid({ fs, gitdir, oid: short })
+      return await git.expandOid({ fs, gitdir, oid: short, cache: await this.cache(gitdir) })
     } catch (error) {
       if ((error as { code?: string }).code === 'AmbiguousError') throw badRequest('APP_GIT_AMBIGUOUS_REF', `"${short}" matches several objects; give more digits`)
       throw refNotFound(short)
@@ -160,7 +190,7 @@ export class RepoReader {
 
   private async object (gitdir: string, oid: string, rev: string): Promise<ReadObject> {
     try {
-      return await git.readObject({ fs, gitdir, oid, format: 'parsed' })
+      return await git.readObject({ fs, gitdir, oid, format: 'parsed', cache: await this.cache(gitdir) })
     } catch (error) {
       if (isNotFound(error)) throw refNotFound(rev)
       throw error
