@@ -1,0 +1,3 @@
+import { fuzzContract, isDnsOrHostingOperation } from './fuzz-run.js'
+
+fuzzContract('DNS and hosting', isDnsOrHostingOperation)

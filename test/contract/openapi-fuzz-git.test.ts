@@ -1,0 +1,3 @@
+import { fuzzContract, isGitOperation } from './fuzz-run.js'
+
+fuzzContract('git', isGitOperation)
