@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type Docker from 'dockerode'
 import type { Clock } from '../../clock.js'
 import { InstanceFailedError, type InstanceEvent, type InstanceSpec, type LogSink, type RunningInstance } from '../runtime.js'
+import { exitReason, InstanceEvents, RestartBackoff, type RestartPolicy } from '../supervision.js'
 import { DRIVER_LABEL_VALUE, errorMessage, isNotFound, isNotModified, LABELS } from './engine.js'
 import { probeHealth } from './health.js'
 import { readContainerOutput } from './output.js'
@@ -20,21 +21,12 @@ export const CONTAINER_PORT = 8080
 const HEALTH_INTERVAL_MS = 200
 const OUTPUT_DRAIN_MS = 2000
 
-export interface SupervisionOptions {
-  /** Consecutive restarts tried before giving up. */
-  maxRestarts: number
-  restartBaseMs: number
-  restartMaxMs: number
-  /** A run at least this long counts as recovered: the restart count starts again. */
-  stableAfterMs: number
-}
-
 export interface InstancesOptions {
   docker: Docker
   clock: Clock
   /** The host address ports are published on and probed at. */
   publishHost: string
-  supervision: SupervisionOptions
+  restart: RestartPolicy
 }
 
 interface Exit { reason: string, exitCode: number | null, signal: string | null }
@@ -58,7 +50,7 @@ interface Tracked {
   output: Readable | null
   /** Settles when the current output stream has been read to its end. */
   outputDone: Promise<void>
-  attempt: number
+  backoff: RestartBackoff
   healthyAt: number
 }
 
@@ -71,8 +63,8 @@ async function describeExit (container: Docker.Container, statusCode: number): P
   }
   // The init process reports a child killed by signal N as 128 + N.
   const signal = statusCode > 128 ? SIGNAL_NAMES.get(statusCode - 128) ?? null : null
-  if (signal !== null) return { reason: `killed by ${signal}`, exitCode: null, signal }
-  return { reason: `exited with code ${statusCode}`, exitCode: statusCode, signal: null }
+  if (signal !== null) return { reason: exitReason(null, signal), exitCode: null, signal }
+  return { reason: exitReason(statusCode, null), exitCode: statusCode, signal: null }
 }
 
 function publishedPort (info: Docker.ContainerInspectInfo): number {
@@ -84,12 +76,12 @@ function publishedPort (info: Docker.ContainerInspectInfo): number {
 
 export class ContainerInstances {
   private readonly tracked = new Map<string, Tracked>()
-  private readonly listeners: Array<(event: InstanceEvent) => void> = []
+  private readonly events = new InstanceEvents()
 
   constructor (private readonly options: InstancesOptions) {}
 
   onEvent (listener: (event: InstanceEvent) => void): void {
-    this.listeners.push(listener)
+    this.events.on(listener)
   }
 
   async start (spec: InstanceSpec): Promise<RunningInstance> {
@@ -191,29 +183,28 @@ export class ContainerInstances {
   }
 
   private async supervise (tracked: Tracked, firstExit: Promise<Exit | null>): Promise<void> {
-    const { supervision, clock } = this.options
+    const { clock } = this.options
     let exit = await firstExit
     let ranHealthy = true
     while (exit !== null && !tracked.stopping) {
       this.emit({ type: 'crashed', instanceId: tracked.instance.instanceId, reason: exit.reason, exitCode: exit.exitCode, signal: exit.signal })
       tracked.log.write(`Instance ${exit.reason}`, 'system')
-      if (ranHealthy && clock.nowMs() - tracked.healthyAt >= supervision.stableAfterMs) tracked.attempt = 0
-      tracked.attempt++
-      if (tracked.attempt > supervision.maxRestarts) {
-        const reason = `gave up after ${supervision.maxRestarts} restarts; last: ${exit.reason}`
+      if (ranHealthy) tracked.backoff.healthyRunEnded(clock.nowMs() - tracked.healthyAt)
+      const delay = tracked.backoff.nextDelayMs()
+      if (delay === null) {
+        const reason = tracked.backoff.gaveUpReason(exit.reason)
         tracked.log.write(`Instance ${reason}`, 'system')
         this.forget(tracked)
         await removeContainer(tracked.container)
-        this.emit({ type: 'gave-up', instanceId: tracked.instance.instanceId, reason, attempts: supervision.maxRestarts })
+        this.emit({ type: 'gave-up', instanceId: tracked.instance.instanceId, reason, attempts: tracked.backoff.attempts })
         return
       }
-      const delay = Math.min(supervision.restartBaseMs * 2 ** (tracked.attempt - 1), supervision.restartMaxMs)
       const slept = await sleep(delay, true, { signal: tracked.watch.signal }).catch(() => false)
       if (!slept || tracked.stopping) return
       try {
         const next = await this.launch(tracked)
         ranHealthy = true
-        this.emit({ type: 'restarted', instanceId: tracked.instance.instanceId, attempt: tracked.attempt, instance: { ...tracked.instance } })
+        this.emit({ type: 'restarted', instanceId: tracked.instance.instanceId, attempt: tracked.backoff.attempts, instance: { ...tracked.instance } })
         exit = await next.exit
       } catch (error) {
         if (tracked.watch.signal.aborted) return
@@ -278,7 +269,7 @@ export class ContainerInstances {
   }
 
   private newTracked (instance: RunningInstance, container: Docker.Container, healthPath: string, healthTimeoutMs: number, log: LogSink): Tracked {
-    return { instance, container, healthPath, healthTimeoutMs, log, stopping: false, watch: new AbortController(), output: null, outputDone: Promise.resolve(), attempt: 0, healthyAt: 0 }
+    return { instance, container, healthPath, healthTimeoutMs, log, stopping: false, watch: new AbortController(), output: null, outputDone: Promise.resolve(), backoff: new RestartBackoff(this.options.restart), healthyAt: 0 }
   }
 
   /** The container behind an instance: the watched one, or one found by label. */
@@ -307,13 +298,7 @@ export class ContainerInstances {
   }
 
   private emit (event: InstanceEvent): void {
-    for (const listener of this.listeners) {
-      try {
-        listener(event)
-      } catch {
-        // A listener's failure is its own; the others still hear the event.
-      }
-    }
+    this.events.emit(event)
   }
 }
 
