@@ -4,9 +4,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type Docker from 'dockerode'
 import type { Clock } from '../../clock.js'
 import { InstanceFailedError, type InstanceEvent, type InstanceSpec, type LogSink, type RunningInstance } from '../runtime.js'
+import { isHealthPath, probeHealth } from '../health-probe.js'
 import { exitReason, InstanceEvents, RestartBackoff, type RestartPolicy } from '../supervision.js'
 import { DRIVER_LABEL_VALUE, errorMessage, isNotFound, isNotModified, LABELS } from './engine.js'
-import { probeHealth } from './health.js'
 import { readContainerOutput } from './output.js'
 
 /**
@@ -19,6 +19,7 @@ import { readContainerOutput } from './output.js'
 /** The port an app listens on inside its container; the engine picks the host side. */
 export const CONTAINER_PORT = 8080
 const HEALTH_INTERVAL_MS = 200
+const PROBE_TIMEOUT_MS = 2000
 const OUTPUT_DRAIN_MS = 2000
 
 export interface InstancesOptions {
@@ -88,6 +89,7 @@ export class ContainerInstances {
     if (spec.artifact.driver !== 'container' || spec.artifact.kind === 'static' || spec.artifact.command === null) {
       throw new InstanceFailedError('this artifact is not a container image (static sites are served by the gateway)')
     }
+    if (!isHealthPath(spec.healthCheckPath)) throw new InstanceFailedError('the health check path must be a URL path starting with /')
     const env = { ...spec.env, PORT: String(CONTAINER_PORT), HOST: '0.0.0.0', PLINTH_INSTANCE_ID: spec.instanceId }
     const container = await this.options.docker.createContainer({
       Image: spec.artifact.ref,
@@ -167,14 +169,14 @@ export class ContainerInstances {
     void exit.then((result) => { exited = result; gone = true })
     const startedAt = this.options.clock.nowMs()
     for (;;) {
-      const status = await probeHealth(tracked.instance.host, tracked.instance.port, tracked.healthPath, tracked.watch.signal)
+      const answer = await probeHealth(tracked.instance.host, tracked.instance.port, tracked.healthPath, PROBE_TIMEOUT_MS, tracked.watch.signal)
       if (tracked.watch.signal.aborted) throw new InstanceFailedError('stopped before it became healthy')
       if (gone) {
         // Its last words (why it exited) are worth the short wait for the output's end.
         await Promise.race([tracked.outputDone, sleep(OUTPUT_DRAIN_MS)])
         throw new LaunchFailure(exited ?? { reason: 'stopped before it became healthy', exitCode: null, signal: null })
       }
-      if (status !== null && status < 500) return
+      if ('status' in answer && answer.status < 500) return
       if (this.options.clock.nowMs() - startedAt >= tracked.healthTimeoutMs) {
         throw new LaunchFailure({ reason: `unhealthy after ${tracked.healthTimeoutMs} ms`, exitCode: null, signal: null })
       }

@@ -25,8 +25,8 @@ export interface BuildContext {
 
 /**
  * Copies the source into a new artifact directory and builds it there (never
- * in the source): a Node app is installed with npm (`npm ci` when it has a
- * lockfile) and its build script run, each step in the sandbox. Dependency
+ * in the source) and carries out the shared source plan: npm's install and
+ * build steps, each in the sandbox. Dependency
  * and app lifecycle scripts do run, since native modules need them; the
  * sandbox, not `--ignore-scripts`, is what contains them.
  */

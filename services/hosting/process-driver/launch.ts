@@ -5,9 +5,9 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Clock } from '../../clock.js'
 import { InstanceFailedError, type Artifact, type InstanceLimits, type RunningInstance } from '../runtime.js'
+import { probeHealth } from '../health-probe.js'
 import { exitReason } from '../supervision.js'
 import { Cgroup } from './cgroups.js'
-import { checkHealth } from './health.js'
 import type { PortAllocator } from './ports.js'
 import { MARKER, terminateInstance } from './process-tree.js'
 import { spawnSandboxed, type SandboxHost } from './sandbox.js'
@@ -118,7 +118,7 @@ export async function launchInstance (context: LaunchContext, spec: StoredSpec, 
   for (;;) {
     if (ended.how === null) {
       const remaining = Math.max(MIN_ATTEMPT_MS, Math.min(MAX_ATTEMPT_MS, deadline - context.clock.nowMs()))
-      const answer = await checkHealth(LOOPBACK, port, spec.healthCheckPath, remaining)
+      const answer = await probeHealth(LOOPBACK, port, spec.healthCheckPath, remaining)
       if ('status' in answer && answer.status < 500) return { running, child, cgroup }
       lastAnswer = 'status' in answer ? String(answer.status) : `no answer (${answer.error})`
     }

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs'
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { InstanceFailedError, type InstanceEvent, type InstanceSpec, type InstanceStats, type LogSink, type RunningInstance } from '../runtime.js'
+import { isHealthPath } from '../health-probe.js'
 import { exitReason, InstanceEvents, RestartBackoff, type RestartPolicy } from '../supervision.js'
 import type { Cgroup } from './cgroups.js'
 import { cgroupOf, launchInstance, logFiles, type LaunchContext, type Launched, type StoredSpec } from './launch.js'
@@ -36,8 +37,6 @@ interface Supervised {
 }
 
 const INSTANCE_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
-/** What an HTTP request line carries unescaped: no spaces or control characters. */
-const HEALTH_PATH = /^\/[\x21-\x7e]{0,1023}$/
 
 /**
  * The instances this server watches: each one's processes, log tails and
@@ -173,7 +172,7 @@ export class Supervisor {
 
   private check (spec: InstanceSpec): void {
     if (!INSTANCE_ID.test(spec.instanceId)) throw new InstanceFailedError('the instance id must be 1 to 64 letters, digits, - or _')
-    if (!HEALTH_PATH.test(spec.healthCheckPath)) throw new InstanceFailedError('the health check path must be a URL path starting with /')
+    if (!isHealthPath(spec.healthCheckPath)) throw new InstanceFailedError('the health check path must be a URL path starting with /')
     if (this.instances.has(spec.instanceId) || this.starting.has(spec.instanceId)) throw new InstanceFailedError(`instance ${spec.instanceId} is already running`)
     const { artifact } = spec
     if (artifact.driver !== 'process' || artifact.command === null) throw new InstanceFailedError('this artifact is not a runnable process artifact')

@@ -128,9 +128,9 @@ if (engine !== null) {
     t.type(failure, InstanceFailedError)
     t.match(failure, { reason: 'unhealthy after 800 ms' })
 
-    // A path no HTTP request can carry never answers.
+    // A path no HTTP request can carry is refused before any container is made, as by every driver.
     const unsendable = await rejection(driver.start(spec(procfile.artifact, { healthCheckPath: 'has space', healthTimeoutMs: 300 })))
-    t.match(unsendable, { reason: 'unhealthy after 300 ms' })
+    t.match(unsendable, { reason: 'the health check path must be a URL path starting with /' })
     t.same(await docker.listContainers({ all: true, filters: { label: [`plinth.instance=${neverSpec.instanceId}`] } }), [])
   })
 

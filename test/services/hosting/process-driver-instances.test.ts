@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { systemClock } from '../../../services/clock.js'
 import { ProcessDriver, probeSandbox } from '../../../services/hosting/process-driver/index.js'
-import { checkHealth } from '../../../services/hosting/process-driver/health.js'
+import { probeHealth } from '../../../services/hosting/health-probe.js'
 import { isAlive } from '../../../services/hosting/process-driver/process-tree.js'
 import { InstanceFailedError, type Artifact, type InstanceEvent, type InstanceSpec } from '../../../services/hosting/runtime.js'
 import { eventually, get, RecordingSink } from './driver-harness.js'
@@ -130,7 +130,7 @@ t.test('a health path that never answers is reported as such', async (t) => {
 
   const silent = createServer(() => {})
   await new Promise<void>(resolve => silent.listen(0, '127.0.0.1', resolve))
-  t.same(await checkHealth('127.0.0.1', (silent.address() as AddressInfo).port, '/healthz', 100), { error: 'ETIMEDOUT' }, 'a request nothing answers times out')
+  t.same(await probeHealth('127.0.0.1', (silent.address() as AddressInfo).port, '/healthz', 100), { error: 'ETIMEDOUT' }, 'a request nothing answers times out')
   silent.closeAllConnections()
   silent.close()
 })
