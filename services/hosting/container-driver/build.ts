@@ -59,7 +59,6 @@ export class ImageBuilder {
 
   /** Derived from the id, never taken from an artifact's `ref`, so a forged artifact cannot name another path. */
   private artifactDir (artifactId: string): string {
-    if (!/^[A-Za-z0-9_-]+$/.test(artifactId)) throw new BuildFailedError(`Not an artifact id: ${JSON.stringify(artifactId)}`)
     return join(this.options.artifactsDir, artifactId)
   }
 

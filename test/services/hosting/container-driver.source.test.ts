@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { createWriteStream, mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { createWriteStream, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Readable } from 'node:stream'
@@ -100,5 +100,17 @@ t.test('the driver takes an image reference, never a line of Dockerfile', async 
   const failure = await rejection(driver.build({ appId: 'a', deploymentId: 'd', sourceDir: join(fixtures, 'procfile-app'), kind: 'auto', env: {}, log: { write: () => undefined }, signal: new AbortController().signal }))
   t.type(failure, BuildFailedError)
   t.match(failure, { reason: /The engine refused the build: .*ENOENT/ })
+
+  // Neither reaches the engine: another driver's artifact, and a static one whose id names no directory of this driver.
+  const artifactsDir = tempDir(t)
+  const kept = join(artifactsDir, 'kept')
+  mkdirSync(kept)
+  const forged = { id: '..', driver: 'container' as const, kind: 'static' as const, ref: kept, command: null, sourceDigest: '', sizeBytes: 0, buildSeconds: 0 }
+  const local = new ContainerDriver({ socketPath: join(tempDir(t), 'absent.sock'), baseImage: 'node:20-slim', artifactsDir })
+  await local.discard(forged)
+  await local.discard({ ...forged, id: 'kept', driver: 'process' })
+  t.ok(existsSync(kept), 'nothing is removed by a ref, nor for another driver')
+  await local.discard({ ...forged, id: 'kept' })
+  t.notOk(existsSync(kept), 'a static artifact is removed by its id')
   await driver.close()
 })
