@@ -87,7 +87,7 @@ export interface InstanceStats {
   memoryBytes: number
 }
 
-/** What a driver reports about instances after `start` resolved. */
+/** What a driver reports about instances after `start` resolved; the meaning and timing are `supervision.ts`'s, the same for every driver. */
 export type InstanceEvent =
   | { type: 'crashed', instanceId: string, reason: string, exitCode: number | null, signal: string | null }
   | { type: 'restarted', instanceId: string, attempt: number, instance: RunningInstance }
@@ -122,5 +122,6 @@ export class BuildCanceledError extends Error {
 }
 
 export class InstanceFailedError extends Error {
-  constructor (readonly reason: string) { super(reason) }
+  /** How the instance's process ended, when it ended before becoming healthy. */
+  constructor (readonly reason: string, readonly exitCode: number | null = null, readonly signal: string | null = null) { super(reason) }
 }

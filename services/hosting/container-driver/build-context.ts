@@ -1,22 +1,16 @@
-import { createHash, type Hash } from 'node:crypto'
-import { createReadStream } from 'node:fs'
-import { lstat, readdir, readlink } from 'node:fs/promises'
-import { join } from 'node:path'
 import { Readable } from 'node:stream'
-import type { SourcePlan } from './source.js'
+import type { SourcePlan } from '../source-plan.js'
+import { fileBytes, fileMode, SourceDigest, type SourceEntry } from '../source-tree.js'
 
 /**
  * The build context sent to the engine: a tar stream of a generated
  * Dockerfile at the root and the source under `app/`, so nothing in the
- * source can shadow the Dockerfile. Entries are read with lstat and symlinks
- * travel as symlinks: nothing outside the source tree is ever read. The
- * digest of the source is taken in the same pass.
+ * source can shadow the Dockerfile. The entries are the shared listing's
+ * (links already checked to stay inside the tree, and travelling as links),
+ * and the source digest is taken in the same pass.
  */
 
 const BLOCK = 512
-const SKIPPED = new Set(['.git'])
-
-interface Entry { path: string, type: 'file' | 'dir' | 'symlink', mode: number, size: number, mtime: number, absolute: string }
 
 function octal (value: number, width: number): string {
   return value.toString(8).padStart(width - 1, '0')
@@ -64,48 +58,25 @@ function headersFor (name: string, typeflag: string, mode: number, size: number,
   return blocks
 }
 
-async function * walk (root: string, relative = ''): AsyncGenerator<Entry> {
-  const names = (await readdir(join(root, relative))).sort()
-  for (const name of names) {
-    if (relative === '' && SKIPPED.has(name)) continue
-    const path = relative === '' ? name : `${relative}/${name}`
-    const absolute = join(root, path)
-    const info = await lstat(absolute)
-    const mtime = Math.floor(info.mtimeMs / 1000)
-    if (info.isSymbolicLink()) yield { path, type: 'symlink', mode: 0o777, size: 0, mtime, absolute }
-    else if (info.isDirectory()) {
-      yield { path, type: 'dir', mode: 0o755, size: 0, mtime, absolute }
-      yield * walk(root, path)
-    } else if (info.isFile()) yield { path, type: 'file', mode: info.mode & 0o777, size: info.size, mtime, absolute }
-    // Sockets, fifos and devices have no place in an app's source.
-  }
-}
-
-async function * entries (sourceDir: string, dockerfile: string, digest: Hash): AsyncGenerator<Buffer> {
+async function * entries (source: SourceEntry[], dockerfile: string, digest: SourceDigest): AsyncGenerator<Buffer> {
   const now = Math.floor(Date.now() / 1000)
   const file = Buffer.from(dockerfile)
   yield * headersFor('Dockerfile', '0', 0o644, file.length, now)
   yield file
   yield padding(file.length)
   yield * headersFor('app/', '5', 0o755, 0, now)
-  for await (const entry of walk(sourceDir)) {
+  for (const entry of source) {
+    digest.entry(entry)
     const name = `app/${entry.path}`
-    if (entry.type === 'dir') {
-      digest.update(`d ${entry.path}\n`)
-      yield * headersFor(`${name}/`, '5', entry.mode, 0, entry.mtime)
-    } else if (entry.type === 'symlink') {
-      const target = await readlink(entry.absolute)
-      digest.update(`l ${entry.path} ${target}\n`)
-      yield * headersFor(name, '2', entry.mode, 0, entry.mtime, target)
+    if (entry.kind === 'dir') {
+      yield * headersFor(`${name}/`, '5', 0o755, 0, now)
+    } else if (entry.kind === 'link') {
+      yield * headersFor(name, '2', 0o777, 0, now, entry.target ?? '.')
     } else {
-      digest.update(`f ${entry.path} ${entry.mode & 0o111 ? 'x' : '-'} ${entry.size}\n`)
-      yield * headersFor(name, '0', entry.mode, entry.size, entry.mtime)
+      yield * headersFor(name, '0', fileMode(entry), entry.size, now)
       let sent = 0
-      // `end` pins the length announced in the header even if the file grows meanwhile.
-      const content = entry.size === 0 ? [] : createReadStream(entry.absolute, { start: 0, end: entry.size - 1 })
-      for await (const chunk of content) {
-        const bytes = chunk as Buffer
-        digest.update(bytes)
+      for await (const bytes of fileBytes(entry)) {
+        digest.bytes(bytes)
         sent += bytes.length
         yield bytes
       }
@@ -123,11 +94,12 @@ export interface BuildContext {
   sourceDigest: () => string
 }
 
-export function buildContext (sourceDir: string, dockerfile: string): BuildContext {
-  const digest = createHash('sha256')
+/** `source` is `listSource`'s answer for the tree. */
+export function buildContext (source: SourceEntry[], dockerfile: string): BuildContext {
+  const digest = new SourceDigest()
   let hex: string | null = null
-  const stream = Readable.from(entries(sourceDir, dockerfile, digest), { objectMode: false })
-  stream.on('end', () => { hex = digest.digest('hex') })
+  const stream = Readable.from(entries(source, dockerfile, digest), { objectMode: false })
+  stream.on('end', () => { hex = digest.hex() })
   return {
     stream,
     sourceDigest: () => {
@@ -150,7 +122,7 @@ export function isBuildArgName (name: string): boolean {
  * neither the values nor the commands that saw them are in the kept image's
  * configuration or history.
  */
-export function dockerfileFor (plan: SourcePlan, baseImage: string, command: string[], buildArgNames: string[]): string {
+export function dockerfileFor (plan: SourcePlan, baseImage: string, buildArgNames: string[]): string {
   const lines = [`FROM ${baseImage} AS build`, 'WORKDIR /app']
   for (const name of buildArgNames) lines.push(`ARG ${name}`)
   lines.push('COPY app/ /app/')
@@ -161,7 +133,7 @@ export function dockerfileFor (plan: SourcePlan, baseImage: string, command: str
     `FROM ${baseImage}`,
     'WORKDIR /app',
     'COPY --from=build /app /app',
-    `CMD ${JSON.stringify(command)}`
+    `CMD ${JSON.stringify(plan.command)}`
   )
   return lines.join('\n') + '\n'
 }

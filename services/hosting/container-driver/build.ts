@@ -1,4 +1,4 @@
-import { cp, lstat, mkdir, readdir, rm } from 'node:fs/promises'
+import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import type Docker from 'dockerode'
@@ -7,7 +7,8 @@ import { BuildCanceledError, BuildFailedError, type Artifact, type BuildInput } 
 import { buildContext, dockerfileFor, isBuildArgName } from './build-context.js'
 import { DRIVER_LABEL_VALUE, errorMessage, isNotFound, LABELS } from './engine.js'
 import { LineSplitter, readBuildMessages } from './output.js'
-import { planSource, startCommand, type SourcePlan } from './source.js'
+import { planSource, type SourcePlan } from '../source-plan.js'
+import { copyTree, listSource, treeSize, type SourceEntry } from '../source-tree.js'
 
 /** How many of a failed build's last output lines its reason quotes. */
 const FAILURE_LINES = 15
@@ -33,33 +34,39 @@ export class ImageBuilder {
   async build (input: BuildInput): Promise<Artifact> {
     if (input.signal.aborted) throw new BuildCanceledError()
     const startedAt = this.options.clock.nowMs()
+    // Listed first: a link out of the tree is refused before anything in it is read.
+    const source = await listSource(input.sourceDir)
     const plan = await planSource(input.sourceDir, input.kind)
     const artifactId = this.options.newId()
     const seconds = (): number => (this.options.clock.nowMs() - startedAt) / 1000
     if (plan.kind === 'static') return await this.copyStatic(input, plan, artifactId, seconds)
-    return await this.buildImage(input, plan, artifactId, seconds)
+    return await this.buildImage(input, plan, source, artifactId, seconds)
   }
 
+  /** The whole source copied as the process driver copies it; the artifact is served from its static root. */
   private async copyStatic (input: BuildInput, plan: SourcePlan, artifactId: string, seconds: () => number): Promise<Artifact> {
-    const digestOnly = buildContext(input.sourceDir, '')
-    // Draining the context tar reads the tree once for its digest, with the same rules as an image build.
-    for await (const chunk of digestOnly.stream) void chunk
-    const ref = join(this.options.artifactsDir, artifactId)
-    await mkdir(this.options.artifactsDir, { recursive: true })
-    await cp(join(input.sourceDir, plan.staticRoot ?? '.'), ref, { recursive: true, verbatimSymlinks: true, filter: (path) => !path.split('/').includes('.git') })
-    if (input.signal.aborted) {
-      await rm(ref, { recursive: true, force: true })
-      throw new BuildCanceledError()
+    const dir = this.artifactDir(artifactId)
+    try {
+      const { digest } = await copyTree(input.sourceDir, dir, null)
+      if (input.signal.aborted) throw new BuildCanceledError()
+      input.log.write(`Static site copied, served from ${plan.staticRoot === '.' ? 'the source root' : `${plan.staticRoot ?? '.'}/`}`, 'system')
+      return { id: artifactId, driver: 'container', kind: 'static', ref: join(dir, plan.staticRoot ?? '.'), command: null, sourceDigest: digest, sizeBytes: await treeSize(dir), buildSeconds: seconds() }
+    } catch (error) {
+      await rm(dir, { recursive: true, force: true })
+      throw error
     }
-    input.log.write(`Static site copied from ${plan.staticRoot === '.' ? 'the source root' : `${plan.staticRoot}/`}`, 'system')
-    return { id: artifactId, driver: 'container', kind: 'static', ref, command: null, sourceDigest: digestOnly.sourceDigest(), sizeBytes: await treeSize(ref), buildSeconds: seconds() }
   }
 
-  private async buildImage (input: BuildInput, plan: SourcePlan, artifactId: string, seconds: () => number): Promise<Artifact> {
+  /** Derived from the id, never taken from an artifact's `ref`, so a forged artifact cannot name another path. */
+  private artifactDir (artifactId: string): string {
+    return join(this.options.artifactsDir, artifactId)
+  }
+
+  private async buildImage (input: BuildInput, plan: SourcePlan, source: SourceEntry[], artifactId: string, seconds: () => number): Promise<Artifact> {
     const badName = Object.keys(input.env).find((name) => !isBuildArgName(name))
     if (badName !== undefined) throw new BuildFailedError(`The build environment holds a name that cannot be a variable: ${JSON.stringify(badName)}`)
-    const command = startCommand(plan.start ?? '')
-    const context = buildContext(input.sourceDir, dockerfileFor(plan, this.options.baseImage, command, Object.keys(input.env)))
+    const command = plan.command ?? []
+    const context = buildContext(source, dockerfileFor(plan, this.options.baseImage, Object.keys(input.env)))
     const tag = imageName(input.appId, artifactId)
     const labels = { [LABELS.driver]: DRIVER_LABEL_VALUE, [LABELS.app]: input.appId, [LABELS.deployment]: input.deploymentId, [LABELS.artifact]: artifactId }
     const lastLines: string[] = []
@@ -108,8 +115,9 @@ export class ImageBuilder {
   }
 
   async discard (artifact: Artifact): Promise<void> {
+    if (artifact.driver !== 'container') return
     if (artifact.kind === 'static') {
-      await rm(artifact.ref, { recursive: true, force: true })
+      if (/^[A-Za-z0-9_-]+$/.test(artifact.id)) await rm(this.artifactDir(artifact.id), { recursive: true, force: true })
       return
     }
     await this.removeImage(artifact.ref)
@@ -123,13 +131,4 @@ export class ImageBuilder {
       if (!isNotFound(error)) throw error
     }
   }
-}
-
-async function treeSize (dir: string): Promise<number> {
-  let total = 0
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name)
-    total += entry.isDirectory() ? await treeSize(path) : (await lstat(path)).size
-  }
-  return total
 }

@@ -4,7 +4,8 @@ import { createIdGenerator } from '../../ids.js'
 import type { Artifact, BuildInput, InstanceEvent, InstanceSpec, InstanceStats, LogSink, RunningInstance, RuntimeDriver } from '../runtime.js'
 import { ImageBuilder } from './build.js'
 import { connectEngine } from './engine.js'
-import { ContainerInstances, type SupervisionOptions } from './instances.js'
+import { DEFAULT_RESTART_POLICY, type RestartPolicy } from '../supervision.js'
+import { ContainerInstances } from './instances.js'
 import { sampleStats } from './stats.js'
 
 export interface ContainerDriverOptions {
@@ -16,12 +17,11 @@ export interface ContainerDriverOptions {
   artifactsDir: string
   /** The host address instance ports are published on; loopback unless the gateway runs elsewhere. */
   publishHost?: string
-  supervision?: Partial<SupervisionOptions>
+  /** Overrides of `DEFAULT_RESTART_POLICY`, as the process driver takes them. */
+  restart?: Partial<RestartPolicy>
   clock?: Clock
   newId?: () => string
 }
-
-export const DEFAULT_SUPERVISION: SupervisionOptions = { maxRestarts: 5, restartBaseMs: 1000, restartMaxMs: 30000, stableAfterMs: 60000 }
 
 // One line of configuration reaches the Dockerfile's FROM: a reference, never anything a line could hold.
 const IMAGE_REFERENCE = /^[A-Za-z0-9][A-Za-z0-9._/:@-]*$/
@@ -42,7 +42,7 @@ export class ContainerDriver implements RuntimeDriver {
       docker,
       clock,
       publishHost: options.publishHost ?? '127.0.0.1',
-      supervision: { ...DEFAULT_SUPERVISION, ...options.supervision }
+      restart: { ...DEFAULT_RESTART_POLICY, ...options.restart }
     })
   }
 

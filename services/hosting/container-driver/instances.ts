@@ -4,8 +4,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type Docker from 'dockerode'
 import type { Clock } from '../../clock.js'
 import { InstanceFailedError, type InstanceEvent, type InstanceSpec, type LogSink, type RunningInstance } from '../runtime.js'
+import { isHealthPath, probeHealth } from '../health-probe.js'
+import { exitReason, InstanceEvents, RestartBackoff, type RestartPolicy } from '../supervision.js'
 import { DRIVER_LABEL_VALUE, errorMessage, isNotFound, isNotModified, LABELS } from './engine.js'
-import { probeHealth } from './health.js'
 import { readContainerOutput } from './output.js'
 
 /**
@@ -18,23 +19,15 @@ import { readContainerOutput } from './output.js'
 /** The port an app listens on inside its container; the engine picks the host side. */
 export const CONTAINER_PORT = 8080
 const HEALTH_INTERVAL_MS = 200
+const PROBE_TIMEOUT_MS = 2000
 const OUTPUT_DRAIN_MS = 2000
-
-export interface SupervisionOptions {
-  /** Consecutive restarts tried before giving up. */
-  maxRestarts: number
-  restartBaseMs: number
-  restartMaxMs: number
-  /** A run at least this long counts as recovered: the restart count starts again. */
-  stableAfterMs: number
-}
 
 export interface InstancesOptions {
   docker: Docker
   clock: Clock
   /** The host address ports are published on and probed at. */
   publishHost: string
-  supervision: SupervisionOptions
+  restart: RestartPolicy
 }
 
 interface Exit { reason: string, exitCode: number | null, signal: string | null }
@@ -58,7 +51,7 @@ interface Tracked {
   output: Readable | null
   /** Settles when the current output stream has been read to its end. */
   outputDone: Promise<void>
-  attempt: number
+  backoff: RestartBackoff
   healthyAt: number
 }
 
@@ -71,8 +64,8 @@ async function describeExit (container: Docker.Container, statusCode: number): P
   }
   // The init process reports a child killed by signal N as 128 + N.
   const signal = statusCode > 128 ? SIGNAL_NAMES.get(statusCode - 128) ?? null : null
-  if (signal !== null) return { reason: `killed by ${signal}`, exitCode: null, signal }
-  return { reason: `exited with code ${statusCode}`, exitCode: statusCode, signal: null }
+  if (signal !== null) return { reason: exitReason(null, signal), exitCode: null, signal }
+  return { reason: exitReason(statusCode, null), exitCode: statusCode, signal: null }
 }
 
 function publishedPort (info: Docker.ContainerInspectInfo): number {
@@ -84,18 +77,19 @@ function publishedPort (info: Docker.ContainerInspectInfo): number {
 
 export class ContainerInstances {
   private readonly tracked = new Map<string, Tracked>()
-  private readonly listeners: Array<(event: InstanceEvent) => void> = []
+  private readonly events = new InstanceEvents()
 
   constructor (private readonly options: InstancesOptions) {}
 
   onEvent (listener: (event: InstanceEvent) => void): void {
-    this.listeners.push(listener)
+    this.events.on(listener)
   }
 
   async start (spec: InstanceSpec): Promise<RunningInstance> {
     if (spec.artifact.driver !== 'container' || spec.artifact.kind === 'static' || spec.artifact.command === null) {
       throw new InstanceFailedError('this artifact is not a container image (static sites are served by the gateway)')
     }
+    if (!isHealthPath(spec.healthCheckPath)) throw new InstanceFailedError('the health check path must be a URL path starting with /')
     const env = { ...spec.env, PORT: String(CONTAINER_PORT), HOST: '0.0.0.0', PLINTH_INSTANCE_ID: spec.instanceId }
     const container = await this.options.docker.createContainer({
       Image: spec.artifact.ref,
@@ -175,14 +169,14 @@ export class ContainerInstances {
     void exit.then((result) => { exited = result; gone = true })
     const startedAt = this.options.clock.nowMs()
     for (;;) {
-      const status = await probeHealth(tracked.instance.host, tracked.instance.port, tracked.healthPath, tracked.watch.signal)
+      const answer = await probeHealth(tracked.instance.host, tracked.instance.port, tracked.healthPath, PROBE_TIMEOUT_MS, tracked.watch.signal)
       if (tracked.watch.signal.aborted) throw new InstanceFailedError('stopped before it became healthy')
       if (gone) {
         // Its last words (why it exited) are worth the short wait for the output's end.
         await Promise.race([tracked.outputDone, sleep(OUTPUT_DRAIN_MS)])
         throw new LaunchFailure(exited ?? { reason: 'stopped before it became healthy', exitCode: null, signal: null })
       }
-      if (status !== null && status < 500) return
+      if ('status' in answer && answer.status < 500) return
       if (this.options.clock.nowMs() - startedAt >= tracked.healthTimeoutMs) {
         throw new LaunchFailure({ reason: `unhealthy after ${tracked.healthTimeoutMs} ms`, exitCode: null, signal: null })
       }
@@ -191,29 +185,28 @@ export class ContainerInstances {
   }
 
   private async supervise (tracked: Tracked, firstExit: Promise<Exit | null>): Promise<void> {
-    const { supervision, clock } = this.options
+    const { clock } = this.options
     let exit = await firstExit
     let ranHealthy = true
     while (exit !== null && !tracked.stopping) {
       this.emit({ type: 'crashed', instanceId: tracked.instance.instanceId, reason: exit.reason, exitCode: exit.exitCode, signal: exit.signal })
       tracked.log.write(`Instance ${exit.reason}`, 'system')
-      if (ranHealthy && clock.nowMs() - tracked.healthyAt >= supervision.stableAfterMs) tracked.attempt = 0
-      tracked.attempt++
-      if (tracked.attempt > supervision.maxRestarts) {
-        const reason = `gave up after ${supervision.maxRestarts} restarts; last: ${exit.reason}`
+      if (ranHealthy) tracked.backoff.healthyRunEnded(clock.nowMs() - tracked.healthyAt)
+      const delay = tracked.backoff.nextDelayMs()
+      if (delay === null) {
+        const reason = tracked.backoff.gaveUpReason(exit.reason)
         tracked.log.write(`Instance ${reason}`, 'system')
         this.forget(tracked)
         await removeContainer(tracked.container)
-        this.emit({ type: 'gave-up', instanceId: tracked.instance.instanceId, reason, attempts: supervision.maxRestarts })
+        this.emit({ type: 'gave-up', instanceId: tracked.instance.instanceId, reason, attempts: tracked.backoff.attempts })
         return
       }
-      const delay = Math.min(supervision.restartBaseMs * 2 ** (tracked.attempt - 1), supervision.restartMaxMs)
       const slept = await sleep(delay, true, { signal: tracked.watch.signal }).catch(() => false)
       if (!slept || tracked.stopping) return
       try {
         const next = await this.launch(tracked)
         ranHealthy = true
-        this.emit({ type: 'restarted', instanceId: tracked.instance.instanceId, attempt: tracked.attempt, instance: { ...tracked.instance } })
+        this.emit({ type: 'restarted', instanceId: tracked.instance.instanceId, attempt: tracked.backoff.attempts, instance: { ...tracked.instance } })
         exit = await next.exit
       } catch (error) {
         if (tracked.watch.signal.aborted) return
@@ -278,7 +271,7 @@ export class ContainerInstances {
   }
 
   private newTracked (instance: RunningInstance, container: Docker.Container, healthPath: string, healthTimeoutMs: number, log: LogSink): Tracked {
-    return { instance, container, healthPath, healthTimeoutMs, log, stopping: false, watch: new AbortController(), output: null, outputDone: Promise.resolve(), attempt: 0, healthyAt: 0 }
+    return { instance, container, healthPath, healthTimeoutMs, log, stopping: false, watch: new AbortController(), output: null, outputDone: Promise.resolve(), backoff: new RestartBackoff(this.options.restart), healthyAt: 0 }
   }
 
   /** The container behind an instance: the watched one, or one found by label. */
@@ -307,13 +300,7 @@ export class ContainerInstances {
   }
 
   private emit (event: InstanceEvent): void {
-    for (const listener of this.listeners) {
-      try {
-        listener(event)
-      } catch {
-        // A listener's failure is its own; the others still hear the event.
-      }
-    }
+    this.events.emit(event)
   }
 }
 

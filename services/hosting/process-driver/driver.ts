@@ -7,7 +7,8 @@ import type { Artifact, BuildInput, InstanceEvent, InstanceLimits, InstanceSpec,
 import { buildArtifact, type BuildContext } from './build.js'
 import { PortAllocator } from './ports.js'
 import { reachableBy, sandboxFor, type SandboxHost } from './sandbox.js'
-import { Supervisor, type RestartPolicy, type SupervisorTiming } from './supervisor.js'
+import { DEFAULT_RESTART_POLICY, type RestartPolicy } from '../supervision.js'
+import { Supervisor, type SupervisorTiming } from './supervisor.js'
 
 export interface ProcessDriverOptions {
   /** The driver's own directory, e.g. `<DATA_DIR>/hosting`: artifacts, instance logs and state, the npm cache. */
@@ -27,7 +28,6 @@ export interface ProcessDriverOptions {
 }
 
 export const DEFAULT_BUILD_LIMITS: InstanceLimits = { memoryMb: 2048, cpus: 1, pids: 1024 }
-export const DEFAULT_RESTART_POLICY: RestartPolicy = { initialDelayMs: 1000, maxDelayMs: 60_000, maxAttempts: 5, stableAfterMs: 60_000 }
 const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin'
 
 /**

@@ -5,8 +5,9 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Clock } from '../../clock.js'
 import { InstanceFailedError, type Artifact, type InstanceLimits, type RunningInstance } from '../runtime.js'
+import { probeHealth } from '../health-probe.js'
+import { exitReason } from '../supervision.js'
 import { Cgroup } from './cgroups.js'
-import { checkHealth } from './health.js'
 import type { PortAllocator } from './ports.js'
 import { MARKER, terminateInstance } from './process-tree.js'
 import { spawnSandboxed, type SandboxHost } from './sandbox.js'
@@ -99,7 +100,7 @@ export async function launchInstance (context: LaunchContext, spec: StoredSpec, 
     closeSync(stderr)
   }
   const pgid = child.pid as number
-  const exited = new Promise<string>(resolve => child.once('exit', (code, signal) => resolve(code === null ? `was killed by ${signal as string}` : `exited with code ${code}`)))
+  const exited = new Promise<{ code: number | null, signal: string | null }>(resolve => child.once('exit', (code, signal) => resolve({ code, signal })))
   const running: RunningInstance = {
     instanceId: spec.instanceId,
     appId: spec.appId,
@@ -112,19 +113,19 @@ export async function launchInstance (context: LaunchContext, spec: StoredSpec, 
   }
   const deadline = context.clock.nowMs() + spec.healthTimeoutMs
   let lastAnswer = 'none'
-  const ended: { how: string | null } = { how: null }
+  const ended: { how: { code: number | null, signal: string | null } | null } = { how: null }
   void exited.then(how => { ended.how = how })
   for (;;) {
     if (ended.how === null) {
       const remaining = Math.max(MIN_ATTEMPT_MS, Math.min(MAX_ATTEMPT_MS, deadline - context.clock.nowMs()))
-      const answer = await checkHealth(LOOPBACK, port, spec.healthCheckPath, remaining)
+      const answer = await probeHealth(LOOPBACK, port, spec.healthCheckPath, remaining)
       if ('status' in answer && answer.status < 500) return { running, child, cgroup }
       lastAnswer = 'status' in answer ? String(answer.status) : `no answer (${answer.error})`
     }
     if (ended.how !== null) {
       await cleanUp(context, spec.instanceId, pgid, cgroup, port, 0)
       const last = await lastLine(files.stderr, stderrStart)
-      throw new InstanceFailedError(`${ended.how} before becoming healthy${last === null ? '' : `: ${last}`}`)
+      throw new InstanceFailedError(`${exitReason(ended.how.code, ended.how.signal)} before becoming healthy${last === null ? '' : `: ${last}`}`, ended.how.code, ended.how.signal)
     }
     if (context.clock.nowMs() >= deadline) {
       await cleanUp(context, spec.instanceId, pgid, cgroup, port, FAILED_START_GRACE_MS)

@@ -3,20 +3,12 @@ import { existsSync } from 'node:fs'
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { InstanceFailedError, type InstanceEvent, type InstanceSpec, type InstanceStats, type LogSink, type RunningInstance } from '../runtime.js'
+import { isHealthPath } from '../health-probe.js'
+import { exitReason, InstanceEvents, RestartBackoff, type RestartPolicy } from '../supervision.js'
 import type { Cgroup } from './cgroups.js'
 import { cgroupOf, launchInstance, logFiles, type LaunchContext, type Launched, type StoredSpec } from './launch.js'
 import { LogTail } from './log-tail.js'
 import { carriesMarker, isAlive, processStats, readEnviron, terminateInstance } from './process-tree.js'
-
-export interface RestartPolicy {
-  /** The first restart's delay; each further one doubles it, up to `maxDelayMs`. */
-  initialDelayMs: number
-  maxDelayMs: number
-  /** Restarts in a row before giving up. */
-  maxAttempts: number
-  /** An instance up this long counts as recovered: its next crash starts the count again. */
-  stableAfterMs: number
-}
 
 export interface SupervisorTiming {
   logPollMs: number
@@ -35,7 +27,7 @@ interface Supervised {
   child: ChildProcess | null
   liveness: NodeJS.Timeout | null
   tails: LogTail[]
-  attempts: number
+  backoff: RestartBackoff
   upSinceMs: number
   restartTimer: NodeJS.Timeout | null
   restarting: Promise<void> | null
@@ -45,8 +37,6 @@ interface Supervised {
 }
 
 const INSTANCE_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
-/** What an HTTP request line carries unescaped: no spaces or control characters. */
-const HEALTH_PATH = /^\/[\x21-\x7e]{0,1023}$/
 
 /**
  * The instances this server watches: each one's processes, log tails and
@@ -56,13 +46,13 @@ const HEALTH_PATH = /^\/[\x21-\x7e]{0,1023}$/
 export class Supervisor {
   private readonly instances = new Map<string, Supervised>()
   private readonly starting = new Map<string, Promise<RunningInstance>>()
-  private readonly listeners: Array<(event: InstanceEvent) => void> = []
+  private readonly events = new InstanceEvents()
   private closed = false
 
   constructor (private readonly context: LaunchContext & { artifactsDir: string }, private readonly policy: RestartPolicy, private readonly timing: SupervisorTiming) {}
 
   onEvent (listener: (event: InstanceEvent) => void): void {
-    this.listeners.push(listener)
+    this.events.on(listener)
   }
 
   async start (spec: InstanceSpec): Promise<RunningInstance> {
@@ -177,12 +167,12 @@ export class Supervisor {
   }
 
   private supervised (fields: Pick<Supervised, 'spec' | 'env' | 'log' | 'running' | 'cgroup' | 'tails'>): Supervised {
-    return { ...fields, child: null, liveness: null, attempts: 0, upSinceMs: this.context.clock.nowMs(), restartTimer: null, restarting: null, crashing: null, stopping: false }
+    return { ...fields, child: null, liveness: null, backoff: new RestartBackoff(this.policy), upSinceMs: this.context.clock.nowMs(), restartTimer: null, restarting: null, crashing: null, stopping: false }
   }
 
   private check (spec: InstanceSpec): void {
     if (!INSTANCE_ID.test(spec.instanceId)) throw new InstanceFailedError('the instance id must be 1 to 64 letters, digits, - or _')
-    if (!HEALTH_PATH.test(spec.healthCheckPath)) throw new InstanceFailedError('the health check path must be a URL path starting with /')
+    if (!isHealthPath(spec.healthCheckPath)) throw new InstanceFailedError('the health check path must be a URL path starting with /')
     if (this.instances.has(spec.instanceId) || this.starting.has(spec.instanceId)) throw new InstanceFailedError(`instance ${spec.instanceId} is already running`)
     const { artifact } = spec
     if (artifact.driver !== 'process' || artifact.command === null) throw new InstanceFailedError('this artifact is not a runnable process artifact')
@@ -228,24 +218,23 @@ export class Supervisor {
     if (supervised.stopping || this.closed || String(pgid) !== supervised.running.handle) return
     this.unwatch(supervised)
     const { instanceId } = supervised.running
-    const reason = exitCode !== null ? `exited with code ${exitCode}` : signal !== null ? `was killed by ${signal}` : 'exited'
+    const reason = exitReason(exitCode, signal)
     this.emit({ type: 'crashed', instanceId, reason, exitCode, signal })
     // The process this server watched may be gone while others of the instance live on (a killed sandbox monitor).
     await terminateInstance(pgid, instanceId, supervised.cgroup, 0)
     this.context.ports.release(supervised.running.port)
-    if (this.context.clock.nowMs() - supervised.upSinceMs >= this.policy.stableAfterMs) supervised.attempts = 0
+    supervised.backoff.healthyRunEnded(this.context.clock.nowMs() - supervised.upSinceMs)
     this.scheduleRestart(supervised, reason)
   }
 
   private scheduleRestart (supervised: Supervised, reason: string): void {
     if (supervised.stopping || this.closed) return
-    if (supervised.attempts >= this.policy.maxAttempts) {
-      this.emit({ type: 'gave-up', instanceId: supervised.running.instanceId, reason, attempts: supervised.attempts })
+    const delay = supervised.backoff.nextDelayMs()
+    if (delay === null) {
+      this.emit({ type: 'gave-up', instanceId: supervised.running.instanceId, reason: supervised.backoff.gaveUpReason(reason), attempts: supervised.backoff.attempts })
       void this.forget(supervised)
       return
     }
-    const delay = Math.min(this.policy.initialDelayMs * 2 ** supervised.attempts, this.policy.maxDelayMs)
-    supervised.attempts++
     supervised.restartTimer = setTimeout(() => {
       supervised.restartTimer = null
       supervised.restarting = this.restart(supervised).finally(() => { supervised.restarting = null })
@@ -257,7 +246,11 @@ export class Supervisor {
     try {
       launched = await launchInstance(this.context, supervised.spec, supervised.env)
     } catch (error) {
-      this.scheduleRestart(supervised, (error as Error).message)
+      const failed = error instanceof InstanceFailedError ? error : new InstanceFailedError((error as Error).message)
+      if (!supervised.stopping && !this.closed) {
+        this.emit({ type: 'crashed', instanceId: supervised.running.instanceId, reason: failed.reason, exitCode: failed.exitCode, signal: failed.signal })
+      }
+      this.scheduleRestart(supervised, failed.reason)
       return
     }
     supervised.running = launched.running
@@ -265,7 +258,7 @@ export class Supervisor {
     supervised.upSinceMs = this.context.clock.nowMs()
     this.watch(supervised, launched.child)
     if (supervised.stopping || this.closed) return
-    this.emit({ type: 'restarted', instanceId: launched.running.instanceId, attempt: supervised.attempts, instance: launched.running })
+    this.emit({ type: 'restarted', instanceId: launched.running.instanceId, attempt: supervised.backoff.attempts, instance: launched.running })
   }
 
   private async forget (supervised: Supervised): Promise<void> {
@@ -278,6 +271,6 @@ export class Supervisor {
   }
 
   private emit (event: InstanceEvent): void {
-    for (const listener of this.listeners) listener(event)
+    this.events.emit(event)
   }
 }

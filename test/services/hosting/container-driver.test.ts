@@ -9,6 +9,7 @@ import { BuildCanceledError, BuildFailedError, InstanceFailedError, type Artifac
 import { tempDir } from '../../helper.js'
 import { EventLog, eventually, get, RecordingSink, rejection, SMALL_LIMITS } from './driver-harness.js'
 import { startPodman } from './podman-engine.js'
+import { digestSource } from '../../../services/hosting/source-tree.js'
 
 const fixtures = fileURLToPath(new URL('../../fixtures/hosting/', import.meta.url))
 const SECRET = 'not-in-any-image-7f3a'
@@ -17,7 +18,7 @@ const engine = await startPodman(t)
 if (engine !== null) {
   const docker = new Docker({ socketPath: engine.socketPath })
   const artifactsDir = tempDir(t, 'plinth-artifacts-')
-  const options = { socketPath: engine.socketPath, baseImage: engine.baseImage, artifactsDir, supervision: { maxRestarts: 2, restartBaseMs: 100, restartMaxMs: 200, stableAfterMs: 3_600_000 } }
+  const options = { socketPath: engine.socketPath, baseImage: engine.baseImage, artifactsDir, restart: { maxAttempts: 2, initialDelayMs: 100, maxDelayMs: 200, stableAfterMs: 3_600_000 } }
   const driver = new ContainerDriver(options)
   const events = new EventLog()
   driver.onEvent(events.listener)
@@ -50,7 +51,8 @@ if (engine !== null) {
 
   t.test('a node app builds into a labelled image, its build script run and its build secrets kept out of the image', async (t) => {
     const { artifact, log } = hello
-    t.match(artifact, { driver: 'container', kind: 'node', ref: /^sha256:[0-9a-f]{64}$/, command: ['node', 'server.js'], sourceDigest: /^[0-9a-f]{64}$/ })
+    t.match(artifact, { driver: 'container', kind: 'node', ref: /^sha256:[0-9a-f]{64}$/, command: ['node', 'server.js'] })
+    t.equal(artifact.sourceDigest, await digestSource(join(fixtures, 'node-hello')), 'by the shared scheme, as the process driver digests it')
     t.ok(artifact.sizeBytes > 0)
     t.match(log.text('stdout'), /build finished/)
     const image = await docker.getImage(artifact.ref).inspect()
@@ -126,9 +128,9 @@ if (engine !== null) {
     t.type(failure, InstanceFailedError)
     t.match(failure, { reason: 'unhealthy after 800 ms' })
 
-    // A path no HTTP request can carry never answers.
+    // A path no HTTP request can carry is refused before any container is made, as by every driver.
     const unsendable = await rejection(driver.start(spec(procfile.artifact, { healthCheckPath: 'has space', healthTimeoutMs: 300 })))
-    t.match(unsendable, { reason: 'unhealthy after 300 ms' })
+    t.match(unsendable, { reason: 'the health check path must be a URL path starting with /' })
     t.same(await docker.listContainers({ all: true, filters: { label: [`plinth.instance=${neverSpec.instanceId}`] } }), [])
   })
 
@@ -253,7 +255,7 @@ if (engine !== null) {
     t.match(artifact, { driver: 'container', kind: 'static', command: null, sourceDigest: /^[0-9a-f]{64}$/ })
     t.ok(existsSync(join(artifact.ref, 'index.html')) && existsSync(join(artifact.ref, 'about')))
     t.ok(artifact.sizeBytes > 0)
-    t.match(log.text('system'), /copied from the source root/)
+    t.match(log.text('system'), /served from the source root/)
     t.type(await rejection(driver.start(spec(artifact))), InstanceFailedError)
     await driver.discard(artifact)
     t.notOk(existsSync(artifact.ref))
@@ -263,6 +265,7 @@ if (engine !== null) {
     writeFileSync(join(nested, 'dist', 'index.html'), '<h1>dist</h1>')
     const fromDist = await build('dist-site', {}, nested)
     t.ok(existsSync(join(fromDist.artifact.ref, 'index.html')))
-    t.match(fromDist.log.text('system'), /copied from dist\//)
+    t.match(fromDist.log.text('system'), /served from dist\//)
+    t.ok(fromDist.artifact.ref.endsWith(`${fromDist.artifact.id}/dist`), 'the web root is the folder holding index.html')
   })
 }

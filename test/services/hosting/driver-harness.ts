@@ -2,15 +2,21 @@ import { request } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { InstanceEvent, InstanceSpec, LogSink, LogStream } from '../../../services/hosting/runtime.js'
 
+/**
+ * What both drivers' tests share: a recording log sink, an event log, HTTP
+ * and polling helpers. Driver-specific set-up stays in
+ * `process-driver-helpers.ts` and `podman-engine.ts`.
+ */
+
 /** A LogSink that keeps every line, for assertions on what a driver wrote. */
 export class RecordingSink implements LogSink {
   readonly lines: Array<{ line: string, stream: LogStream }> = []
-  private readonly waiters: Array<{ match: RegExp, resolve: () => void }> = []
+  private readonly waiters: Array<{ match: RegExp, stream: LogStream | undefined, resolve: () => void }> = []
 
   write (line: string, stream: LogStream): void {
     this.lines.push({ line, stream })
     for (const waiter of [...this.waiters]) {
-      if (waiter.match.test(line)) {
+      if (waiter.match.test(line) && (waiter.stream === undefined || waiter.stream === stream)) {
         this.waiters.splice(this.waiters.indexOf(waiter), 1)
         waiter.resolve()
       }
@@ -21,10 +27,14 @@ export class RecordingSink implements LogSink {
     return this.lines.filter((entry) => stream === undefined || entry.stream === stream).map((entry) => entry.line).join('\n')
   }
 
+  has (match: RegExp, stream?: LogStream): boolean {
+    return this.lines.some((entry) => match.test(entry.line) && (stream === undefined || entry.stream === stream))
+  }
+
   /** Resolves once a line matches (at once if one already did). */
-  async seen (match: RegExp): Promise<void> {
-    if (this.lines.some((entry) => match.test(entry.line))) return
-    await new Promise<void>((resolve) => this.waiters.push({ match, resolve }))
+  async seen (match: RegExp, stream?: LogStream): Promise<void> {
+    if (this.has(match, stream)) return
+    await new Promise<void>((resolve) => this.waiters.push({ match, stream, resolve }))
   }
 }
 
@@ -54,8 +64,8 @@ export class EventLog {
   }
 }
 
-/** A plain GET with no connection kept alive. */
-export async function get (port: number, path: string, host = '127.0.0.1'): Promise<{ status: number, body: string }> {
+/** A plain GET with no connection kept alive; rejects when nothing listens. */
+export async function get (port: number, path = '/', host = '127.0.0.1'): Promise<{ status: number, body: string }> {
   return await new Promise((resolve, reject) => {
     const call = request({ host, port, path, agent: false }, (response) => {
       let body = ''
@@ -69,10 +79,10 @@ export async function get (port: number, path: string, host = '127.0.0.1'): Prom
 }
 
 /** Polls until `check` holds; the bound only turns a hang into a failure. */
-export async function eventually (check: () => Promise<boolean> | boolean, what: string, tries = 200): Promise<void> {
+export async function eventually (check: () => Promise<boolean> | boolean, what = 'the awaited condition', tries = 1200): Promise<void> {
   for (let attempt = 0; attempt < tries; attempt++) {
     if (await check()) return
-    await sleep(100)
+    await sleep(50)
   }
   throw new Error(`never happened: ${what}`)
 }

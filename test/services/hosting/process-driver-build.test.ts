@@ -5,7 +5,9 @@ import { join } from 'node:path'
 import { systemClock } from '../../../services/clock.js'
 import { ProcessDriver, probeSandbox } from '../../../services/hosting/process-driver/index.js'
 import { BuildCanceledError, BuildFailedError } from '../../../services/hosting/runtime.js'
-import { buildInput, FIXTURES, Lines, sourceTree, tempDir } from './process-driver-helpers.js'
+import { RecordingSink } from './driver-harness.js'
+import { buildInput, FIXTURES, sourceTree, tempDir } from './process-driver-helpers.js'
+import { digestSource } from '../../../services/hosting/source-tree.js'
 
 // Searchable by the sandbox user, as a real DATA_DIR should be, so the full sandbox applies.
 const root = join(await tempDir('plinth-hosting-build-', 0o711), 'hosting')
@@ -31,14 +33,18 @@ t.test('a Node app is installed and built in its own artifact directory, never i
   const again = await driver.build(buildInput(join(FIXTURES, 'node-hello')))
   t.not(again.id, artifact.id, 'every build is a new artifact')
   t.equal(again.sourceDigest, artifact.sourceDigest, 'the same tree digests the same')
+  t.equal(artifact.sourceDigest, await digestSource(join(FIXTURES, 'node-hello')), 'by the shared scheme, as the container driver digests it')
   await driver.discard(again)
   t.notOk(existsSync(join(artifactsDir, again.id)), 'discard removes the artifact')
   await driver.discard({ ...again, id: '../..' })
   t.ok(existsSync(artifactsDir), 'an id that is not one names no directory')
 })
 
-t.test('without a lockfile npm install runs; a start script that is not plain `node <file>` runs through npm', async (t) => {
-  const source = await sourceTree({ 'package.json': JSON.stringify({ name: 'x', version: '1.0.0', scripts: { start: 'NODE_ENV=production node app.js' } }) })
+t.test('with dependencies but no lockfile npm install runs; a start script that is not plain `node …` runs through npm', async (t) => {
+  const source = await sourceTree({
+    'package.json': JSON.stringify({ name: 'x', version: '1.0.0', dependencies: { left: 'file:./left' }, scripts: { start: 'NODE_ENV=production node app.js' } }),
+    'left/package.json': JSON.stringify({ name: 'left', version: '1.0.0' })
+  })
   const input = buildInput(source)
   const artifact = await driver.build(input)
   t.same(artifact.command, ['npm', 'start'])
@@ -46,7 +52,9 @@ t.test('without a lockfile npm install runs; a start script that is not plain `n
   t.notOk(input.log.has(/npm run build/), 'no build script, no build step')
 
   const withProcfile = await sourceTree({ 'package.json': JSON.stringify({ name: 'x', version: '1.0.0', scripts: { start: 'node app.js' } }), Procfile: 'web: node --enable-source-maps web.js\n' })
-  t.same((await driver.build(buildInput(withProcfile))).command, ['node', '--enable-source-maps', 'web.js'], 'a Procfile\'s web line wins over the start script')
+  const procfileInput = buildInput(withProcfile)
+  t.same((await driver.build(procfileInput)).command, ['node', '--enable-source-maps', 'web.js'], 'a Procfile\'s web line wins over the start script')
+  t.notOk(procfileInput.log.has(/^\$ npm/), 'nothing to install, no npm step')
 })
 
 t.test('a Procfile app starts by its web line, with no install', async (t) => {
@@ -74,7 +82,7 @@ t.test('refusals name what is wrong and leave no artifact behind', async (t) => 
   const cases: Array<[string, Record<string, string>, 'auto' | 'static' | 'procfile', RegExp]> = [
     ['nothing to build', { 'notes.txt': 'x' }, 'auto', /no package\.json, Procfile or index\.html/],
     ['static without an index', { 'notes.txt': 'x' }, 'static', /needs an index\.html/],
-    ['a Procfile without a web line', { Procfile: 'worker: node worker.js\n' }, 'procfile', /no web line/],
+    ['a Procfile without a web line', { Procfile: 'worker: node worker.js\n' }, 'procfile', /The Procfile has no web line/],
     ['a Procfile that needs a shell', { Procfile: 'web: node web.js --port $PORT\n' }, 'auto', /needs a shell \(it uses "\$"\)/],
     ['an empty web line', { Procfile: 'web:   \n' }, 'auto', /no command/],
     ['a package.json that is not JSON', { 'package.json': '{ nope' }, 'auto', /package\.json is not valid/],
@@ -116,9 +124,9 @@ t.test('canceling stops the running step and rejects with BuildCanceledError', a
   })
   const before = readdirSync(artifactsDir).length
   const abort = new AbortController()
-  const log = new Lines()
+  const log = new RecordingSink()
   const building = driver.build(buildInput(source, 'auto', abort.signal, log))
-  await log.waitFor(/^bundling$/)
+  await log.seen(/^bundling$/)
   abort.abort()
   t.type(await building.catch((error: unknown) => error), BuildCanceledError)
   t.equal(readdirSync(artifactsDir).length, before, 'the half-built artifact is removed')
@@ -126,8 +134,8 @@ t.test('canceling stops the running step and rejects with BuildCanceledError', a
   t.type(await driver.build(buildInput(source, 'auto', abort.signal)).catch((error: unknown) => error), BuildCanceledError, 'an aborted signal builds nothing')
 
   const early = new AbortController()
-  const earlyLog = new Lines()
-  earlyLog.write = (line, stream) => { if (line === 'Building a node app') early.abort(); Lines.prototype.write.call(earlyLog, line, stream) }
+  const earlyLog = new RecordingSink()
+  earlyLog.write = (line, stream) => { if (line === 'Building a node app') early.abort(); RecordingSink.prototype.write.call(earlyLog, line, stream) }
   t.type(await driver.build(buildInput(source, 'auto', early.signal, earlyLog)).catch((error: unknown) => error), BuildCanceledError, 'canceled between steps')
   t.notOk(earlyLog.has(/^\$ npm/), 'no step started')
 })

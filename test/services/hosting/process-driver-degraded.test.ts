@@ -7,8 +7,8 @@ import { Cgroup, probeCgroups } from '../../../services/hosting/process-driver/c
 import { ProcessDriver, probeSandbox } from '../../../services/hosting/process-driver/index.js'
 import { LogTail } from '../../../services/hosting/process-driver/log-tail.js'
 import { spawnSandboxed } from '../../../services/hosting/process-driver/sandbox.js'
-import { nodeStartCommand } from '../../../services/hosting/process-driver/start-command.js'
-import { buildInput, FIXTURES, get, Lines, sourceTree, tempDir, TEST_ENV } from './process-driver-helpers.js'
+import { get, RecordingSink } from './driver-harness.js'
+import { buildInput, FIXTURES, sourceTree, tempDir, TEST_ENV } from './process-driver-helpers.js'
 
 const scratch = await tempDir('plinth-hosting-degraded-', 0o711)
 t.teardown(async () => await rm(scratch, { recursive: true, force: true }))
@@ -36,7 +36,7 @@ t.test('without bubblewrap and cgroups an instance still runs, with stats from /
   const driver = new ProcessDriver({ root: join(scratch, 'hosting'), clock: systemClock, sandbox, timing: { healthPollMs: 50, logPollMs: 50 } })
   t.not(driver.degradedReason, null)
   const artifact = await driver.build(buildInput(join(FIXTURES, 'node-hello')))
-  const log = new Lines()
+  const log = new RecordingSink()
   const running = await driver.start({
     appId: 'a', deploymentId: 'd', instanceId: 'plain', artifact, env: { ...TEST_ENV }, limits: { memoryMb: 128, cpus: 1, pids: 32 }, healthCheckPath: '/healthz', healthTimeoutMs: 30_000, log
   })
@@ -64,7 +64,7 @@ t.test('a sandbox whose cgroup cannot be entered never runs its command', async 
 t.test('a log tail passes on whole lines in order, cuts endless ones, survives truncation and resumes at a line start', async (t) => {
   const file = join(scratch, 'tail.log')
   writeFileSync(file, 'old line\n')
-  const sink = new Lines()
+  const sink = new RecordingSink()
   const tail = new LogTail(file, 'stdout', sink, 9)
   appendFileSync(file, 'first\nsecond\nhalf')
   await tail.poll()
@@ -130,11 +130,4 @@ t.test('cgroup v1: a hierarchy that cannot be written is named', async (t) => {
   }
   writeFileSync(join(root, 'pids', 'plinth-hosting'), 'a file where the group would go')
   t.same(probeCgroups(root, 'plinth-hosting'), { missing: `cgroup v1 pids hierarchy at ${join(root, 'pids')} is not writable (EEXIST)` })
-})
-
-t.test('how a Node app starts without a plain `node <file>` start script', async (t) => {
-  t.same(nodeStartCommand({ main: 'lib/index.js' }, true), ['node', 'lib/index.js'])
-  t.same(nodeStartCommand({}, true), ['node', 'server.js'])
-  t.equal(nodeStartCommand({ main: '' }, false), null)
-  t.same(nodeStartCommand({ scripts: { start: 'node $ENTRY' } }, false), ['npm', 'start'])
 })

@@ -3,28 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { chmod, mkdtemp, mkdir, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
-import type { BuildInput, LogSink, LogStream, SourceKind } from '../../../services/hosting/runtime.js'
+import type { BuildInput, SourceKind } from '../../../services/hosting/runtime.js'
+import { RecordingSink } from './driver-harness.js'
 
 export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../../fixtures/hosting')
-
-/** A LogSink that keeps every line, so tests can wait for one. */
-export class Lines implements LogSink {
-  readonly lines: Array<{ line: string, stream: LogStream }> = []
-  write (line: string, stream: LogStream): void { this.lines.push({ line, stream }) }
-  has (pattern: RegExp, stream?: LogStream): boolean {
-    return this.lines.some(entry => pattern.test(entry.line) && (stream === undefined || entry.stream === stream))
-  }
-
-  async waitFor (pattern: RegExp, stream?: LogStream): Promise<void> {
-    while (!this.has(pattern, stream)) await sleep(20)
-  }
-}
-
-export async function until (condition: () => boolean | Promise<boolean>): Promise<void> {
-  while (!await condition()) await sleep(20)
-}
 
 export async function tempDir (prefix: string, mode = 0o700): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix))
@@ -54,11 +37,6 @@ export async function sourceTree (files: Record<string, string>): Promise<string
  */
 export const TEST_ENV = { _TAPJS_PROCESSINFO_CWD_: '/tmp', NODE_V8_COVERAGE: '/tmp/plinth-v8-coverage' }
 
-export function buildInput (sourceDir: string, kind: SourceKind | 'auto' = 'auto', signal: AbortSignal = new AbortController().signal, log = new Lines()): BuildInput & { log: Lines } {
+export function buildInput (sourceDir: string, kind: SourceKind | 'auto' = 'auto', signal: AbortSignal = new AbortController().signal, log = new RecordingSink()): BuildInput & { log: RecordingSink } {
   return { appId: 'app1', deploymentId: 'dep1', sourceDir, kind, env: { ...TEST_ENV }, log, signal }
-}
-
-export async function get (port: number, path = '/'): Promise<{ status: number, body: string }> {
-  const response = await fetch(`http://127.0.0.1:${port}${path}`)
-  return { status: response.status, body: await response.text() }
 }

@@ -7,10 +7,11 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { systemClock } from '../../../services/clock.js'
 import { ProcessDriver, probeSandbox } from '../../../services/hosting/process-driver/index.js'
-import { checkHealth } from '../../../services/hosting/process-driver/health.js'
+import { probeHealth } from '../../../services/hosting/health-probe.js'
 import { isAlive } from '../../../services/hosting/process-driver/process-tree.js'
 import { InstanceFailedError, type Artifact, type InstanceEvent, type InstanceSpec } from '../../../services/hosting/runtime.js'
-import { buildInput, FIXTURES, get, Lines, sourceTree, tempDir, TEST_ENV, until } from './process-driver-helpers.js'
+import { eventually, get, RecordingSink } from './driver-harness.js'
+import { buildInput, FIXTURES, sourceTree, tempDir, TEST_ENV } from './process-driver-helpers.js'
 
 const sandbox = probeSandbox()
 const root = join(await tempDir('plinth-hosting-run-', 0o711), 'hosting')
@@ -58,7 +59,7 @@ const [hello, crashOnStart, slowHealth, ignoresSigterm, probe] = await Promise.a
   driver.build(buildInput(probeSource))
 ])
 
-function spec (instanceId: string, artifact: Artifact, env: Record<string, string> = {}, extra: Partial<InstanceSpec> = {}): InstanceSpec & { log: Lines } {
+function spec (instanceId: string, artifact: Artifact, env: Record<string, string> = {}, extra: Partial<InstanceSpec> = {}): InstanceSpec & { log: RecordingSink } {
   return {
     appId: 'app1',
     deploymentId: 'dep1',
@@ -69,7 +70,7 @@ function spec (instanceId: string, artifact: Artifact, env: Record<string, strin
     healthCheckPath: '/healthz',
     healthTimeoutMs: 30_000,
     ...extra,
-    log: new Lines()
+    log: new RecordingSink()
   }
 }
 
@@ -81,7 +82,7 @@ t.test('an instance answers on its port once healthy, with its identity in the e
   t.match(running, { instanceId: 'hello', appId: 'app1', deploymentId: 'dep1', driver: 'process', host: '127.0.0.1', handle: /^\d+$/ })
   t.equal((await get(running.port)).body, 'hello hello')
   t.match((await get(running.port, '/built')).body, /^built at /, 'it runs the built artifact')
-  await helloSpec.log.waitFor(new RegExp(`^listening on ${running.port}$`), 'stdout')
+  await helloSpec.log.seen(new RegExp(`^listening on ${running.port}$`), 'stdout')
   t.ok(helloSpec.log.has(/^starting with SECRET_TOKEN=swordfish$/), 'the app\'s environment reached it')
   const stats = await driver.stats('hello')
   t.ok(stats !== null && stats.memoryBytes > 0 && stats.cpuSeconds >= 0)
@@ -129,7 +130,7 @@ t.test('a health path that never answers is reported as such', async (t) => {
 
   const silent = createServer(() => {})
   await new Promise<void>(resolve => silent.listen(0, '127.0.0.1', resolve))
-  t.same(await checkHealth('127.0.0.1', (silent.address() as AddressInfo).port, '/healthz', 100), { error: 'ETIMEDOUT' }, 'a request nothing answers times out')
+  t.same(await probeHealth('127.0.0.1', (silent.address() as AddressInfo).port, '/healthz', 100), { error: 'ETIMEDOUT' }, 'a request nothing answers times out')
   silent.closeAllConnections()
   silent.close()
 })
@@ -147,9 +148,9 @@ t.test('a crash after health is reported and restarted on a new process', async 
   const crashySpec = spec('crashy', hello)
   const first = await driver.start(crashySpec)
   process.kill(Number(first.handle), 'SIGKILL')
-  await until(() => events.some(event => event.type === 'restarted' && event.instanceId === 'crashy'))
+  await eventually(() => events.some(event => event.type === 'restarted' && event.instanceId === 'crashy'))
   const mine = events.filter(event => event.instanceId === 'crashy')
-  t.match(mine[0], { type: 'crashed', instanceId: 'crashy', exitCode: null, signal: 'SIGKILL', reason: 'was killed by SIGKILL' })
+  t.match(mine[0], { type: 'crashed', instanceId: 'crashy', exitCode: null, signal: 'SIGKILL', reason: 'killed by SIGKILL' })
   const restarted = mine[1] as Extract<InstanceEvent, { type: 'restarted' }>
   t.equal(restarted.attempt, 1)
   t.not(restarted.instance.handle, first.handle)
@@ -165,7 +166,7 @@ t.test('an instance that stayed up long enough starts its count again; stop and 
   let running = await resilient.start(spec('resilient', probe, {}, { healthCheckPath: '/' }))
   for (const round of [1, 2]) {
     process.kill(Number(running.handle), 'SIGKILL')
-    await until(() => seen.filter(event => event.type === 'restarted').length === round)
+    await eventually(() => seen.filter(event => event.type === 'restarted').length === round)
     const restarted = seen[seen.length - 1] as Extract<InstanceEvent, { type: 'restarted' }>
     t.equal(restarted.attempt, 1, `crash ${round} is a first attempt again`)
     running = restarted.instance
@@ -179,7 +180,7 @@ t.test('an instance that stayed up long enough starts its count again; stop and 
   const closed = await slow.start(spec('pending-close', probe, {}, { healthCheckPath: '/' }))
   process.kill(Number(stopped.handle), 'SIGKILL')
   process.kill(Number(closed.handle), 'SIGKILL')
-  await until(() => slowSeen.filter(event => event.type === 'crashed').length === 2)
+  await eventually(() => slowSeen.filter(event => event.type === 'crashed').length === 2)
   await slow.stop('pending-stop', 0)
   t.equal(await slow.stats('pending-stop'), null, 'stop forgets an instance waiting to restart')
   await slow.close()
@@ -193,9 +194,9 @@ t.test('after the last attempt the driver gives up', async (t) => {
   impatient.onEvent(event => seen.push(event))
   const running = await impatient.start(spec('fragile', hello))
   process.kill(Number(running.handle), 'SIGTERM')
-  await until(() => seen.some(event => event.type === 'gave-up'))
+  await eventually(() => seen.some(event => event.type === 'gave-up'))
   t.match(seen, [{ type: 'crashed', instanceId: 'fragile' }, { type: 'gave-up', instanceId: 'fragile', attempts: 0 }])
-  await until(async () => await impatient.stats('fragile') === null)
+  await eventually(async () => await impatient.stats('fragile') === null)
   t.ok(await refused(running.port))
   await impatient.close()
 })
@@ -208,8 +209,13 @@ t.test('restarts that fail count as attempts until the driver gives up', async (
   const running = await patient.start(spec('doomed', doomed, {}, { healthCheckPath: '/' }))
   await patient.discard(doomed)
   process.kill(Number(running.handle), 'SIGKILL')
-  await until(() => seen.some(event => event.type === 'gave-up'))
-  t.match(seen, [{ type: 'crashed' }, { type: 'gave-up', instanceId: 'doomed', attempts: 2, reason: /before becoming healthy|could not start/ }])
+  await eventually(() => seen.some(event => event.type === 'gave-up'))
+  t.match(seen, [
+    { type: 'crashed', signal: 'SIGKILL' },
+    { type: 'crashed', reason: /before becoming healthy|could not start/ },
+    { type: 'crashed', reason: /before becoming healthy|could not start/ },
+    { type: 'gave-up', instanceId: 'doomed', attempts: 2, reason: /^gave up after 2 restarts; last: .*(before becoming healthy|could not start)/ }
+  ], 'each failed restart is a crash of its own, as in every driver')
   await patient.close()
 })
 
@@ -237,7 +243,7 @@ t.test('the sandbox holds: read-only artifact, private /tmp, other apps hidden, 
   if (cgroups !== null) {
     // Past its memory limit the kernel kills the app, and supervision takes over.
     await get(running.port, '/eat?mb=400').catch(() => null)
-    await until(() => events.some(event => event.type === 'restarted' && event.instanceId === 'probe'))
+    await eventually(() => events.some(event => event.type === 'restarted' && event.instanceId === 'probe'))
     t.match(events.find(event => event.instanceId === 'probe'), { type: 'crashed', reason: /^exited with code 137$/ }, 'the memory limit holds')
   }
   await driver.stop('probe', 2000)
@@ -263,13 +269,13 @@ t.test('a new driver adopts instances that still run, resumes supervision and fo
   const gone = await before.start(spec('gone', probe, {}, { healthCheckPath: '/' }))
   await before.close()
   process.kill(Number(gone.handle), 'SIGKILL')
-  await until(() => !isAlive(Number(gone.handle)))
+  await eventually(() => !isAlive(Number(gone.handle)))
   t.equal((await get(running.port)).body, 'hello adoptee', 'closing a driver leaves instances running')
 
   const after = new ProcessDriver(options)
   const seen: InstanceEvent[] = []
   after.onEvent(event => seen.push(event))
-  const sink = new Lines()
+  const sink = new RecordingSink()
   const adopted = await after.adopt([
     running,
     gone,
@@ -283,11 +289,11 @@ t.test('a new driver adopts instances that still run, resumes supervision and fo
   t.ok(((await after.stats('adoptee'))?.memoryBytes ?? 0) > 0)
 
   process.kill(Number(running.handle), 'SIGKILL')
-  await until(() => seen.some(event => event.type === 'restarted'))
+  await eventually(() => seen.some(event => event.type === 'restarted'))
   t.match(seen[0], { type: 'crashed', instanceId: 'adoptee', exitCode: null })
   const restarted = seen[1] as Extract<InstanceEvent, { type: 'restarted' }>
   t.equal((await get(restarted.instance.port, '/secret-digest')).body, createHash('sha256').update('kept').digest('hex'), 'the environment survives the restart')
-  await sink.waitFor(new RegExp(`^listening on ${restarted.instance.port}$`))
+  await sink.seen(new RegExp(`^listening on ${restarted.instance.port}$`))
   t.pass('the adopted instance\'s log is followed')
   await after.stop('adoptee', 2000)
   await after.close()
