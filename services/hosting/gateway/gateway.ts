@@ -1,0 +1,163 @@
+import { Agent, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:https'
+import type { AddressInfo } from 'node:net'
+import type { Duplex } from 'node:stream'
+import type { IdGenerator } from '../../ids.js'
+import type { CertificateSource, ChallengeSource, RouteTable, ServedRequestSink } from '../routing.js'
+import { answer, type Exchange } from './exchange.js'
+import { clientAddress, readRequestHead, requestIdFor } from './forwarding.js'
+import { routeHost } from './host.js'
+import { Tally } from './metrics.js'
+import { pages, sendPage } from './pages.js'
+import { HttpProxy } from './proxy.js'
+import { serveStatic } from './static-files.js'
+import { SniCertificates } from './tls.js'
+import { UpstreamPicker } from './upstreams.js'
+import { responseOnSocket, type Tunnel } from './websocket.js'
+
+export interface GatewayDeps {
+  routes: RouteTable
+  served: ServedRequestSink
+  certificates: CertificateSource
+  challenges: ChallengeSource
+  newId: IdGenerator
+  /** How long an upstream may stay silent before the client gets a 504 (60 s unless given). */
+  upstreamTimeoutMs?: number
+}
+
+export interface GatewayListen {
+  port: number
+  host: string
+  /** HTTPS with certificates chosen by SNI; none when absent. */
+  tlsPort?: number
+}
+
+const DEFAULT_UPSTREAM_TIMEOUT_MS = 60_000
+const ACME_CHALLENGE = '/.well-known/acme-challenge/'
+const ACME_TOKEN = /^[\w-]{1,256}$/
+/** Idle connections to upstreams are dropped before Node's default 5 s server keep-alive would close them under us. */
+const UPSTREAM_IDLE_MS = 4_000
+
+type Proto = 'http' | 'https'
+
+async function listenOn (server: Server | TlsServer, port: number, host: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+}
+
+/**
+ * The hosting gateway: routes each request by its Host to a running app's
+ * instances (HTTP and Upgrade, proxied) or to a static deployment's tree
+ * (served here), answers ACME HTTP-01 challenges on the plain-HTTP port,
+ * and terminates TLS with certificates picked by SNI. It only reads the
+ * route table, on every request, so a deploy, scale or suspend written
+ * there takes effect on the next request.
+ */
+export class Gateway {
+  private readonly agent = new Agent({ keepAlive: true, scheduling: 'lifo', maxFreeSockets: 1024, timeout: UPSTREAM_IDLE_MS })
+  private readonly tunnels = new Set<Duplex>()
+  private readonly proxy: HttpProxy
+  private readonly sni: SniCertificates
+  private readonly servers: Array<{ proto: Proto, server: Server | TlsServer }> = []
+  private closing = false
+
+  constructor (private readonly deps: GatewayDeps) {
+    this.proxy = new HttpProxy({ picker: new UpstreamPicker(deps.routes), agent: this.agent, timeoutMs: deps.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS, tunnels: this.tunnels })
+    this.sni = new SniCertificates(deps.certificates)
+  }
+
+  async listen ({ port, host, tlsPort }: GatewayListen): Promise<void> {
+    try {
+      await this.listenOne('http', createServer(), port, host)
+      if (tlsPort !== undefined) await this.listenOne('https', createTlsServer({ SNICallback: this.sni.callback }), tlsPort, host)
+    } catch (error) {
+      await this.close()
+      throw error
+    }
+  }
+
+  /** Where each listener ended up (a port of 0 picks a free one). */
+  addresses (): { http: AddressInfo | null, https: AddressInfo | null } {
+    const of = (proto: Proto) => (this.servers.find((entry) => entry.proto === proto)?.server.address() ?? null) as AddressInfo | null
+    return { http: of('http'), https: of('https') }
+  }
+
+  /**
+   * Stops listening, cuts open tunnels and lets requests in flight finish
+   * (each bounded by the upstream timeout); idle kept-alive client
+   * connections are closed at once and busy ones as their answers end.
+   */
+  async close (): Promise<void> {
+    this.closing = true
+    for (const socket of this.tunnels) socket.destroy()
+    // server.close() also closes the idle connections; the busy ones close as their answers end (see handle).
+    await Promise.all(this.servers.map(async ({ server }) => {
+      if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()))
+    }))
+    this.servers.length = 0
+    this.agent.destroy()
+  }
+
+  private async listenOne (proto: Proto, server: Server | TlsServer, port: number, host: string): Promise<void> {
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => this.handle(req, res, proto, null))
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, early: Buffer) => {
+      socket.on('error', () => socket.destroy())
+      this.handle(req, responseOnSocket(req, socket), proto, { socket, early })
+    })
+    // A failed handshake (no certificate for the name, a client speaking something else) concerns that client only.
+    server.on('tlsClientError', (_error: Error, socket: Duplex) => socket.destroy())
+    this.servers.push({ proto, server })
+    await listenOn(server, port, host)
+  }
+
+  private handle (req: IncomingMessage, res: ServerResponse, proto: Proto, tunnel: Tunnel | null): void {
+    const started = performance.now()
+    const head = readRequestHead(req.rawHeaders)
+    const requestId = requestIdFor(head.requestId, this.deps.newId)
+    let tally: Tally | null = null
+    res.once('close', () => {
+      if (tally !== null) tally.report(this.deps.served, res.statusCode)
+      if (this.closing) for (const { server } of this.servers) server.closeIdleConnections()
+    })
+    const url = req.url as string
+    if (url.charCodeAt(0) !== 0x2f) {
+      sendPage(res, pages.badRequest('The request target must be a path.'), head.accept, requestId)
+      return
+    }
+    if (proto === 'http' && url.startsWith(ACME_CHALLENGE)) {
+      this.answerChallenge(req, res, url.slice(ACME_CHALLENGE.length), head.accept, requestId)
+      return
+    }
+    const host = routeHost(head.host)
+    const route = host === null ? null : this.deps.routes.resolve(host)
+    if (host === null || route === null) {
+      sendPage(res, pages.unknownHost(host), head.accept, requestId)
+      return
+    }
+    tally = new Tally(route.appId, started)
+    const forwarding = { clientIp: clientAddress(req.socket), proto, host: head.host as string, port: req.socket.localPort ?? 0, requestId }
+    const x: Exchange = { req, res, host, head, forwarding, requestId, tally, tunnel: route.kind === 'app' ? tunnel : null }
+    if (tunnel === null) head.upgrade = undefined
+    if (route.suspended) answer(x, pages.suspended())
+    else if (route.kind === 'static') serveStatic(x, route).catch(() => res.destroy())
+    else this.proxy.forward(x, route)
+  }
+
+  private answerChallenge (req: IncomingMessage, res: ServerResponse, rest: string, accept: string | undefined, requestId: string): void {
+    const query = rest.indexOf('?')
+    const token = query === -1 ? rest : rest.slice(0, query)
+    const keyAuthorization = (req.method === 'GET' || req.method === 'HEAD') && ACME_TOKEN.test(token) ? this.deps.challenges.keyAuthorization(token) : null
+    if (keyAuthorization === null) {
+      sendPage(res, pages.notFound(), accept, requestId)
+      return
+    }
+    const body = Buffer.from(keyAuthorization)
+    res.writeHead(200, ['Content-Type', 'text/plain; charset=utf-8', 'Content-Length', String(body.length), 'Cache-Control', 'no-store', 'X-Request-Id', requestId])
+    res.end(body)
+  }
+}
