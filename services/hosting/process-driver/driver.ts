@@ -1,0 +1,105 @@
+import { chmodSync, chownSync, mkdirSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Clock } from '../../clock.js'
+import { createIdGenerator, type IdGenerator } from '../../ids.js'
+import type { Artifact, BuildInput, InstanceEvent, InstanceLimits, InstanceSpec, InstanceStats, LogSink, RunningInstance, RuntimeDriver } from '../runtime.js'
+import { buildArtifact, type BuildContext } from './build.js'
+import { PortAllocator } from './ports.js'
+import { reachableBy, sandboxFor, type SandboxHost } from './sandbox.js'
+import { Supervisor, type RestartPolicy, type SupervisorTiming } from './supervisor.js'
+
+export interface ProcessDriverOptions {
+  /** The driver's own directory, e.g. `<DATA_DIR>/hosting`: artifacts, instance logs and state, the npm cache. */
+  root: string
+  clock: Clock
+  /** What `probeSandbox()` found on this host. */
+  sandbox: SandboxHost
+  newId?: IdGenerator
+  /** Hidden from every sandbox besides `root` (e.g. DATA_DIR, which holds every project's data). */
+  hiddenPaths?: string[]
+  /** Limits for build steps. */
+  buildLimits?: InstanceLimits
+  restart?: Partial<RestartPolicy>
+  timing?: Partial<SupervisorTiming & { healthPollMs: number }>
+  /** PATH for builds and instances whose environment sets none; default the server's own. */
+  path?: string
+}
+
+export const DEFAULT_BUILD_LIMITS: InstanceLimits = { memoryMb: 2048, cpus: 1, pids: 1024 }
+export const DEFAULT_RESTART_POLICY: RestartPolicy = { initialDelayMs: 1000, maxDelayMs: 60_000, maxAttempts: 5, stableAfterMs: 60_000 }
+const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin'
+
+/**
+ * The embedded hosting engine: builds into driver-owned artifact directories
+ * and runs each instance as a sandboxed child process on a loopback port.
+ */
+export class ProcessDriver implements RuntimeDriver {
+  readonly name = 'process' as const
+  readonly degradedReason: string | null
+  private readonly artifactsDir: string
+  private readonly buildContext: BuildContext
+  private readonly supervisor: Supervisor
+
+  constructor (options: ProcessDriverOptions) {
+    this.artifactsDir = join(options.root, 'artifacts')
+    const instancesDir = join(options.root, 'instances')
+    const npmCacheDir = join(options.root, 'npm-cache')
+    // Searchable but not listable by the sandbox user, who is given its own artifact's path and no other.
+    for (const dir of [options.root, this.artifactsDir, instancesDir, npmCacheDir]) { mkdirSync(dir, { recursive: true }); chmodSync(dir, 0o711) }
+    const sandbox = sandboxFor(options.sandbox, options.root)
+    this.degradedReason = sandbox.degradedReason
+    if (sandbox.user !== null) chownSync(npmCacheDir, sandbox.user.uid, sandbox.user.gid)
+    const hidden = reachableBy(sandbox.user, [options.root, ...(options.hiddenPaths ?? [])])
+    const path = options.path ?? process.env.PATH ?? DEFAULT_PATH
+    this.buildContext = {
+      artifactsDir: this.artifactsDir,
+      npmCacheDir,
+      sandbox,
+      hidden,
+      limits: options.buildLimits ?? DEFAULT_BUILD_LIMITS,
+      clock: options.clock,
+      newId: options.newId ?? createIdGenerator(() => options.clock.nowMs()),
+      path
+    }
+    this.supervisor = new Supervisor(
+      { artifactsDir: this.artifactsDir, instancesDir, sandbox, hidden, ports: new PortAllocator(), clock: options.clock, path, healthPollMs: options.timing?.healthPollMs ?? 100 },
+      { ...DEFAULT_RESTART_POLICY, ...options.restart },
+      { logPollMs: options.timing?.logPollMs ?? 250, livenessPollMs: options.timing?.livenessPollMs ?? 1000 }
+    )
+  }
+
+  async build (input: BuildInput): Promise<Artifact> {
+    return await buildArtifact(this.buildContext, input)
+  }
+
+  async start (spec: InstanceSpec): Promise<RunningInstance> {
+    return await this.supervisor.start(spec)
+  }
+
+  async stop (instanceId: string, graceMs: number): Promise<void> {
+    await this.supervisor.stop(instanceId, graceMs)
+  }
+
+  async adopt (instances: RunningInstance[], log: (instanceId: string) => LogSink): Promise<RunningInstance[]> {
+    return await this.supervisor.adopt(instances, log)
+  }
+
+  async stats (instanceId: string): Promise<InstanceStats | null> {
+    return await this.supervisor.stats(instanceId)
+  }
+
+  onEvent (listener: (event: InstanceEvent) => void): void {
+    this.supervisor.onEvent(listener)
+  }
+
+  async discard (artifact: Artifact): Promise<void> {
+    // The directory is derived from the id, never taken from `ref`, so a forged artifact cannot name another path.
+    if (artifact.driver !== 'process' || !/^[A-Za-z0-9_-]+$/.test(artifact.id)) return
+    await rm(join(this.artifactsDir, artifact.id), { recursive: true, force: true })
+  }
+
+  async close (): Promise<void> {
+    await this.supervisor.close()
+  }
+}

@@ -1,0 +1,257 @@
+import type { ChildProcess } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { InstanceFailedError, type InstanceEvent, type InstanceSpec, type InstanceStats, type LogSink, type RunningInstance } from '../runtime.js'
+import type { Cgroup } from './cgroups.js'
+import { cgroupOf, launchInstance, logFiles, type LaunchContext, type Launched, type StoredSpec } from './launch.js'
+import { LogTail } from './log-tail.js'
+import { carriesMarker, isAlive, processStats, readEnviron, terminateInstance } from './process-tree.js'
+
+export interface RestartPolicy {
+  /** The first restart's delay; each further one doubles it, up to `maxDelayMs`. */
+  initialDelayMs: number
+  maxDelayMs: number
+  /** Restarts in a row before giving up. */
+  maxAttempts: number
+  /** An instance up this long counts as recovered: its next crash starts the count again. */
+  stableAfterMs: number
+}
+
+export interface SupervisorTiming {
+  logPollMs: number
+  /** How often an adopted instance, not this server's child, is checked for life. */
+  livenessPollMs: number
+}
+
+interface Supervised {
+  spec: StoredSpec
+  env: Record<string, string>
+  log: LogSink
+  running: RunningInstance
+  cgroup: Cgroup | null
+  child: ChildProcess | null
+  liveness: NodeJS.Timeout | null
+  tails: LogTail[]
+  attempts: number
+  upSinceMs: number
+  restartTimer: NodeJS.Timeout | null
+  restarting: Promise<void> | null
+  stopping: boolean
+}
+
+const INSTANCE_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
+
+/**
+ * The instances this server watches: each one's processes, log tails and
+ * restart state. A crash after health is reported, then restarted with
+ * exponential backoff until the policy gives up.
+ */
+export class Supervisor {
+  private readonly instances = new Map<string, Supervised>()
+  private readonly listeners: Array<(event: InstanceEvent) => void> = []
+  private closed = false
+
+  constructor (private readonly context: LaunchContext & { artifactsDir: string }, private readonly policy: RestartPolicy, private readonly timing: SupervisorTiming) {}
+
+  onEvent (listener: (event: InstanceEvent) => void): void {
+    this.listeners.push(listener)
+  }
+
+  async start (spec: InstanceSpec): Promise<RunningInstance> {
+    this.check(spec)
+    const stored: StoredSpec = {
+      appId: spec.appId,
+      deploymentId: spec.deploymentId,
+      instanceId: spec.instanceId,
+      artifact: spec.artifact,
+      envKeys: Object.keys(spec.env),
+      limits: spec.limits,
+      healthCheckPath: spec.healthCheckPath,
+      healthTimeoutMs: spec.healthTimeoutMs
+    }
+    const dir = join(this.context.instancesDir, spec.instanceId)
+    await mkdir(dir, { recursive: true })
+    await writeFile(join(dir, 'spec.json'), JSON.stringify(stored))
+    const tails = await this.follow(spec.instanceId, spec.log, null)
+    let launched: Launched
+    try {
+      launched = await launchInstance(this.context, stored, spec.env)
+    } catch (error) {
+      for (const tail of tails) await tail.stop()
+      await rm(dir, { recursive: true, force: true })
+      throw error
+    }
+    const supervised = this.supervised({ spec: stored, env: spec.env, log: spec.log, running: launched.running, cgroup: launched.cgroup, tails })
+    this.instances.set(spec.instanceId, supervised)
+    this.watch(supervised, launched.child)
+    return launched.running
+  }
+
+  async stop (instanceId: string, graceMs: number): Promise<void> {
+    const supervised = this.instances.get(instanceId)
+    if (supervised === undefined) return
+    supervised.stopping = true
+    if (supervised.restartTimer !== null) clearTimeout(supervised.restartTimer)
+    await supervised.restarting
+    this.unwatch(supervised)
+    await terminateInstance(Number(supervised.running.handle), instanceId, supervised.cgroup, graceMs)
+    await this.forget(supervised)
+  }
+
+  async adopt (instances: RunningInstance[], log: (instanceId: string) => LogSink): Promise<RunningInstance[]> {
+    const adopted: RunningInstance[] = []
+    for (const running of instances) {
+      if (running.driver !== 'process' || !INSTANCE_ID.test(running.instanceId)) continue
+      const known = this.instances.get(running.instanceId)
+      if (known !== undefined) { adopted.push(known.running); continue }
+      const dir = join(this.context.instancesDir, running.instanceId)
+      const pgid = Number(running.handle)
+      const cgroup = cgroupOf(this.context.sandbox, running.instanceId)
+      const stored = await readFile(join(dir, 'spec.json'), 'utf8').then(text => JSON.parse(text) as StoredSpec, () => null)
+      const environ = Number.isInteger(pgid) && pgid > 1 && isAlive(pgid) && carriesMarker(pgid, running.instanceId) ? readEnviron(pgid) : null
+      if (stored === null || environ === null) {
+        // Not ours, or gone: clear what may be left of it so the orchestration can start it afresh.
+        if (Number.isInteger(pgid) && pgid > 1) await terminateInstance(pgid, running.instanceId, cgroup, 0)
+        await cgroup?.remove()
+        await rm(dir, { recursive: true, force: true })
+        continue
+      }
+      const sink = log(running.instanceId)
+      const offsets = await readFile(join(dir, 'log-offsets.json'), 'utf8').then(text => JSON.parse(text) as Record<string, number>, () => null)
+      const env = Object.fromEntries(stored.envKeys.filter(key => key in environ).map(key => [key, environ[key]]))
+      const tails = await this.follow(running.instanceId, sink, offsets)
+      const supervised = this.supervised({ spec: stored, env, log: sink, running, cgroup, tails })
+      this.context.ports.reserve(running.port)
+      this.instances.set(running.instanceId, supervised)
+      this.watch(supervised, null)
+      adopted.push(running)
+    }
+    return adopted
+  }
+
+  async stats (instanceId: string): Promise<InstanceStats | null> {
+    const supervised = this.instances.get(instanceId)
+    if (supervised === undefined) return null
+    if (supervised.cgroup !== null) return await supervised.cgroup.stats()
+    return await processStats(Number(supervised.running.handle), instanceId)
+  }
+
+  /** Stops watching and saves where each log was read to; the instances keep running for the next server. */
+  async close (): Promise<void> {
+    this.closed = true
+    for (const supervised of this.instances.values()) {
+      if (supervised.restartTimer !== null) clearTimeout(supervised.restartTimer)
+      await supervised.restarting
+      this.unwatch(supervised)
+      supervised.child?.unref()
+      for (const tail of supervised.tails) tail.pause()
+      const [stdout, stderr] = supervised.tails
+      const dir = join(this.context.instancesDir, supervised.running.instanceId)
+      if (existsSync(dir)) await writeFile(join(dir, 'log-offsets.json'), JSON.stringify({ stdout: stdout.resumeOffset, stderr: stderr.resumeOffset }))
+    }
+    this.instances.clear()
+  }
+
+  private supervised (fields: Pick<Supervised, 'spec' | 'env' | 'log' | 'running' | 'cgroup' | 'tails'>): Supervised {
+    return { ...fields, child: null, liveness: null, attempts: 0, upSinceMs: this.context.clock.nowMs(), restartTimer: null, restarting: null, stopping: false }
+  }
+
+  private check (spec: InstanceSpec): void {
+    if (!INSTANCE_ID.test(spec.instanceId)) throw new InstanceFailedError('the instance id must be 1 to 64 letters, digits, - or _')
+    if (this.instances.has(spec.instanceId)) throw new InstanceFailedError(`instance ${spec.instanceId} is already running`)
+    const { artifact } = spec
+    if (artifact.driver !== 'process' || artifact.command === null) throw new InstanceFailedError('this artifact is not a runnable process artifact')
+    if (!artifact.ref.startsWith(join(this.context.artifactsDir, artifact.id) + '/') || !existsSync(artifact.ref)) {
+      throw new InstanceFailedError(`artifact ${artifact.id} is not on this host`)
+    }
+  }
+
+  private async follow (instanceId: string, sink: LogSink, offsets: Record<string, number> | null): Promise<LogTail[]> {
+    const files = logFiles(this.context.instancesDir, instanceId)
+    const tails: LogTail[] = []
+    for (const stream of ['stdout', 'stderr'] as const) {
+      const from = offsets?.[stream] ?? await stat(files[stream]).then(s => s.size, () => 0)
+      const tail = new LogTail(files[stream], stream, sink, from)
+      tail.start(this.timing.logPollMs)
+      tails.push(tail)
+    }
+    return tails
+  }
+
+  private watch (supervised: Supervised, child: ChildProcess | null): void {
+    const pgid = Number(supervised.running.handle)
+    supervised.child = child
+    if (child !== null) {
+      child.once('exit', (code, signal) => { void this.crashed(supervised, pgid, code, signal) })
+      return
+    }
+    supervised.liveness = setInterval(() => {
+      if (!isAlive(pgid)) void this.crashed(supervised, pgid, null, null)
+    }, this.timing.livenessPollMs)
+    supervised.liveness.unref()
+  }
+
+  private unwatch (supervised: Supervised): void {
+    supervised.child?.removeAllListeners('exit')
+    if (supervised.liveness !== null) clearInterval(supervised.liveness)
+    supervised.liveness = null
+  }
+
+  private async crashed (supervised: Supervised, pgid: number, exitCode: number | null, signal: NodeJS.Signals | null): Promise<void> {
+    if (supervised.stopping || this.closed || String(pgid) !== supervised.running.handle) return
+    this.unwatch(supervised)
+    const { instanceId } = supervised.running
+    const reason = exitCode !== null ? `exited with code ${exitCode}` : signal !== null ? `was killed by ${signal}` : 'exited'
+    this.emit({ type: 'crashed', instanceId, reason, exitCode, signal })
+    // The process this server watched may be gone while others of the instance live on (a killed sandbox monitor).
+    await terminateInstance(pgid, instanceId, supervised.cgroup, 0)
+    this.context.ports.release(supervised.running.port)
+    if (this.context.clock.nowMs() - supervised.upSinceMs >= this.policy.stableAfterMs) supervised.attempts = 0
+    this.scheduleRestart(supervised, reason)
+  }
+
+  private scheduleRestart (supervised: Supervised, reason: string): void {
+    if (supervised.stopping || this.closed) return
+    if (supervised.attempts >= this.policy.maxAttempts) {
+      this.emit({ type: 'gave-up', instanceId: supervised.running.instanceId, reason, attempts: supervised.attempts })
+      void this.forget(supervised)
+      return
+    }
+    const delay = Math.min(this.policy.initialDelayMs * 2 ** supervised.attempts, this.policy.maxDelayMs)
+    supervised.attempts++
+    supervised.restartTimer = setTimeout(() => {
+      supervised.restartTimer = null
+      supervised.restarting = this.restart(supervised).finally(() => { supervised.restarting = null })
+    }, delay)
+  }
+
+  private async restart (supervised: Supervised): Promise<void> {
+    let launched: Launched
+    try {
+      launched = await launchInstance(this.context, supervised.spec, supervised.env)
+    } catch (error) {
+      this.scheduleRestart(supervised, (error as Error).message)
+      return
+    }
+    supervised.running = launched.running
+    supervised.cgroup = launched.cgroup
+    supervised.upSinceMs = this.context.clock.nowMs()
+    this.watch(supervised, launched.child)
+    if (supervised.stopping || this.closed) return
+    this.emit({ type: 'restarted', instanceId: launched.running.instanceId, attempt: supervised.attempts, instance: launched.running })
+  }
+
+  private async forget (supervised: Supervised): Promise<void> {
+    const { instanceId, port } = supervised.running
+    this.instances.delete(instanceId)
+    this.context.ports.release(port)
+    for (const tail of supervised.tails) await tail.stop()
+    await supervised.cgroup?.remove()
+    await rm(join(this.context.instancesDir, instanceId), { recursive: true, force: true })
+  }
+
+  private emit (event: InstanceEvent): void {
+    for (const listener of this.listeners) listener(event)
+  }
+}
