@@ -234,6 +234,7 @@ export const HostingResponses = {
   appCreated: { 201: withHeaders(Envelope(Type.Ref(App)), LOCATION), ...errorResponses(...COMMON, 409) },
   app: { 200: Envelope(Type.Ref(App)), ...errorResponses(...COMMON, 409) },
   staticCreated: { 201: withHeaders(Envelope(Type.Ref(StaticApp)), LOCATION), ...errorResponses(...COMMON, 409) },
+  staticList: { 200: Envelope(Type.Array(Type.Ref(StaticApp))), ...errorResponses(...COMMON) },
   staticApp: { 200: Envelope(Type.Ref(StaticApp)), ...errorResponses(...COMMON, 409) },
   deleted: { 200: Envelope(Deleted), ...errorResponses(...COMMON) },
   sourceUploadStarted: { 201: withHeaders(Envelope(SourceUpload), LOCATION), ...errorResponses(...COMMON, 409, 413) },

@@ -98,6 +98,7 @@ export class HostingApps {
       throw error
     }
     await this.deps.timeline.add(record, 'app.created', `${kind === 'static' ? 'Static app' : 'App'} ${record.name} created`)
+    await this.deps.releases.publish(record._id)
     return record
   }
 
@@ -159,11 +160,11 @@ export class HostingApps {
   /** The gateway answers 503 at once; the instances stop in the reconcile job. */
   async suspend (app: AppRecord): Promise<AppRecord> {
     if (app.suspended) throw conflict('APP_HOSTING_SUSPENDED', 'The app is already suspended')
-    const updated = await this.change(app, { suspended: true })
+    await this.change(app, { suspended: true })
     await this.deps.timeline.add(app, 'suspended', 'The app was suspended')
     await this.deps.releases.publish(app._id)
     await this.deps.reconcile(app._id)
-    return updated
+    return await this.records.findOne({ _id: app._id }) ?? app
   }
 
   /** The live deployment starts again, without a build. */

@@ -153,16 +153,17 @@ export class Deployments {
     return await this.create(app, { source: { type: 'rollback' }, trigger: 'rollback', createdBy, artifact: target.artifact, rollbackOf: target._id })
   }
 
-  /** The job: every deployment of the app not finished, oldest first, one after another. */
-  async runQueue (appId: string, signal: AbortSignal): Promise<{ ran: number }> {
-    let ran = 0
-    while (!signal.aborted) {
-      const [next] = await this.records.find({ appId, state: { $in: ['queued', 'building', 'releasing'] } }, { sort: { _id: 1 }, limit: 1 }).toArray()
-      if (next === undefined) break
-      await this.run(next)
-      ran++
-    }
-    return { ran }
+  /**
+   * The job: the app's oldest deployment not finished, run to its end. One
+   * per run, so a server shutting down waits for one deployment at most;
+   * when more are due the job asks for itself again.
+   */
+  async runNext (appId: string): Promise<{ ran: string | null }> {
+    const due = await this.records.find({ appId, state: { $in: ['queued', 'building', 'releasing'] } }, { sort: { _id: 1 }, limit: 2 }).toArray()
+    if (due.length === 0) return { ran: null }
+    await this.run(due[0])
+    if (due.length > 1) await this.deps.wake(appId)
+    return { ran: due[0]._id }
   }
 
   private async setState (app: AppRecord, record: DeploymentRecord, state: DeploymentState, changes: Partial<DeploymentRecord> = {}): Promise<DeploymentRecord> {

@@ -58,11 +58,10 @@ export class Traffic implements ServedRequestSink {
   private readonly apps = new Map<string, Counter>()
   private readonly instances = new Map<string, Counter>()
   private readonly pending = new Map<string, Pending>()
-  private readonly projects = new Map<string, string>()
   private readonly since: Date
   private lastFlush: number
 
-  constructor (store: Store, private readonly deps: { clock: Clock }) {
+  constructor (store: Store, private readonly deps: { clock: Clock, projectOf: (appId: string) => string | null }) {
     this.usage = store.collection<UsageRecord>('hosting_usage')
     this.since = deps.clock.now()
     this.lastFlush = deps.clock.nowMs()
@@ -83,15 +82,9 @@ export class Traffic implements ServedRequestSink {
       if (instance === undefined) { instance = newCounter(); this.instances.set(served.instanceId, instance) }
       count(instance, served)
     }
-    const projectId = this.projects.get(served.appId)
-    const pending = this.pendingFor(served.appId, projectId ?? '')
+    const pending = this.pendingFor(served.appId, this.deps.projectOf(served.appId) ?? '')
     pending.requests++
     pending.egressBytes += served.bytesOut
-  }
-
-  /** Remembers which project an app is in, so its usage rows can be found and deleted with the project. */
-  knowApp (appId: string, projectId: string): void {
-    this.projects.set(appId, projectId)
   }
 
   addBuildSeconds (app: { _id: string, projectId: string }, seconds: number): void {

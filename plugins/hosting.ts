@@ -1,0 +1,182 @@
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { notFound, type AppError } from '../services/errors.js'
+import { systemClock } from '../services/clock.js'
+import { newId } from '../services/ids.js'
+import { hostingSchemas } from '../schemas/hosting.js'
+import { HostRoutes } from '../services/hosting/route-table.js'
+import { Timeline } from '../services/hosting/timeline.js'
+import { AppSecrets } from '../services/hosting/secrets.js'
+import { AppLogs } from '../services/hosting/logs.js'
+import { Releases } from '../services/hosting/releases.js'
+import { DEPLOY_JOB, Deployments } from '../services/hosting/deployments.js'
+import { HostingApps, RECONCILE_JOB } from '../services/hosting/apps.js'
+import { AppSources } from '../services/hosting/app-sources.js'
+import { Traffic, USAGE_FLUSH_JOB } from '../services/hosting/traffic.js'
+import type { RuntimeDriver } from '../services/hosting/runtime.js'
+import { ProcessDriver, probeSandbox } from '../services/hosting/process-driver/index.js'
+import { Gateway } from '../services/hosting/gateway/gateway.js'
+import { GitCli } from '../services/git/git-cli.js'
+import { RepoReader } from '../services/git/reader.js'
+
+export interface Hosting {
+  enabled: boolean
+  apps: HostingApps
+  deployments: Deployments
+  sources: AppSources
+  releases: Releases
+  secrets: AppSecrets
+  logs: AppLogs
+  timeline: Timeline
+  traffic: Traffic
+  routes: HostRoutes
+  driver: RuntimeDriver
+  gateway: Gateway
+  /** The port the gateway listens on once the app is ready; null when GATEWAY_PORT is unset. */
+  gatewayPort: () => number | null
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    hosting: Hosting
+  }
+}
+
+/** The answer of every hosting route while HOSTING_ENABLED is off. */
+export function hostingDisabled (): AppError {
+  return notFound('APP_HOSTING_DISABLED', 'App hosting is not enabled on this server (HOSTING_ENABLED)')
+}
+
+const USAGE_FLUSH_EVERY_MS = 60_000
+
+function createDriver (app: FastifyInstance): RuntimeDriver {
+  const { hosting, dataDir } = app.config
+  if (hosting.driver === 'container') throw new Error('HOSTING_DRIVER=container: the container driver is not part of this build yet; use process')
+  return new ProcessDriver({ root: join(hosting.dir, 'driver'), clock: systemClock, sandbox: probeSandbox(), newId, hiddenPaths: [dataDir] })
+}
+
+/**
+ * App hosting: container apps and static apps, built and run by the
+ * configured driver, deployed by jobs on the durable queue (one at a time per
+ * app), served by Host through the gateway from the route table kept here.
+ * With HOSTING_ENABLED off nothing is built or started and the routes answer
+ * 404; a deleted project's apps are stopped and removed either way.
+ */
+async function hostingPlugin (app: FastifyInstance): Promise<void> {
+  const { config } = app
+  const { enabled } = config.hosting
+  const workDir = join(config.hosting.dir, 'sources')
+  if (enabled) mkdirSync(workDir, { recursive: true })
+  const driver = createDriver(app)
+  const deps = { clock: systemClock, newId }
+  const onError = (error: unknown): void => { app.log.error({ err: error }, 'hosting') }
+  const routes = new HostRoutes()
+  const timeline = new Timeline(app.store, deps)
+  const secrets = new AppSecrets(app.store, { clock: systemClock, box: app.secrets })
+  const logs = new AppLogs(app.store, { ...deps, onError })
+  const traffic = new Traffic(app.store, { clock: systemClock, projectOf: (appId) => routes.routeOf(appId)?.projectId ?? null })
+  const wake = async (type: string, appId: string): Promise<void> => { await app.jobs.enqueueKeyed(type, appId, { appId }) }
+  const appsDomain = config.hosting.appsDomain
+  const releases = new Releases(app.store, {
+    ...deps,
+    driver,
+    routes,
+    logs,
+    secrets,
+    timeline,
+    hostsOf: async (record) => [`${record.name}.${appsDomain}`],
+    limits: config.hosting.instanceLimits,
+    healthTimeoutMs: config.hosting.healthTimeoutMs,
+    stopGraceMs: config.hosting.stopGraceMs,
+    onError
+  })
+  const reader = new RepoReader()
+  const git = new GitCli()
+  let sources: AppSources | null = null
+  const deployments = new Deployments(app.store, {
+    ...deps,
+    driver,
+    releases,
+    logs,
+    secrets,
+    timeline,
+    workDir,
+    prepareSource: async (record, deployment, dir) => await (sources as AppSources).prepare(record, deployment, dir),
+    wake: async (appId) => { await wake(DEPLOY_JOB, appId) },
+    addBuildSeconds: (record, seconds) => { traffic.addBuildSeconds(record, seconds) }
+  })
+  sources = new AppSources({
+    uploads: app.files.uploads,
+    deployments,
+    git: {
+      repository: async (projectId, which) => {
+        const repo = 'id' in which ? await app.git.repositories.findById(projectId, which.id) : await app.git.repositories.find(projectId, which.slug)
+        return repo === null ? null : { id: repo._id, gitDir: repo.gitDir, defaultBranch: repo.defaultBranch }
+      },
+      resolveCommit: async (gitDir, rev) => await reader.resolveCommit(gitDir, rev),
+      cloneUrlPrefix: `${config.publicUrl}/git/`,
+      env: () => git.env()
+    }
+  })
+  const apps = new HostingApps(app.store, {
+    ...deps,
+    deployments,
+    releases,
+    timeline,
+    appsDomain,
+    degradedReason: driver.degradedReason,
+    reconcile: async (appId) => { await wake(RECONCILE_JOB, appId) },
+    cleanups: [
+      async (record) => { await secrets.deleteForApp(record._id) },
+      async (record) => { await logs.deleteForApp(record._id) },
+      async (record) => { await timeline.deleteForApp(record._id) },
+      async (record) => { await traffic.deleteForApp(record._id) },
+      async (record) => { await (sources as AppSources).deleteForApp(record) }
+    ]
+  })
+  await Promise.all([timeline.init(), secrets.init(), logs.init(), traffic.init(), releases.init(), deployments.init(), apps.init()])
+  for (const schema of hostingSchemas) app.addSchema(schema)
+  app.projects.onDelete(async (projectId) => { await apps.deleteAllForProject(projectId) })
+
+  app.registerJobHandler(DEPLOY_JOB, async (payload) => await deployments.runNext(String(payload.appId)))
+  app.registerJobHandler(RECONCILE_JOB, async (payload) => { await releases.reconcile(String(payload.appId)) })
+  app.registerJobHandler(USAGE_FLUSH_JOB, async () => await traffic.flush(await releases.running()))
+  if (enabled) {
+    app.git.transport.onPushed(async (repo) => {
+      await sources?.afterPush(repo, await apps.autoDeploying(repo._id)).catch(onError)
+    })
+  }
+
+  // Certificates and ACME challenges come from the hostnames service once it is wired; until then the gateway serves plain HTTP only.
+  const gateway = new Gateway({ routes, served: traffic, certificates: { certificateFor: () => null }, challenges: { keyAuthorization: () => null }, newId })
+  let gatewayPort: number | null = null
+  app.decorate('hosting', { enabled, apps, deployments, sources, releases, secrets, logs, timeline, traffic, routes, driver, gateway, gatewayPort: () => gatewayPort } satisfies Hosting)
+
+  if (enabled) {
+    // Instances a previous run left are re-adopted before anything is routed; the apps are then reconciled by their jobs.
+    app.addHook('onReady', async () => {
+      for (const appId of await releases.adopt()) {
+        await releases.publish(appId)
+        await wake(RECONCILE_JOB, appId)
+      }
+      await app.jobs.schedule(USAGE_FLUSH_JOB, USAGE_FLUSH_EVERY_MS)
+      const { port, host } = config.hosting.gateway
+      if (port !== null) {
+        await gateway.listen({ port, host })
+        gatewayPort = gateway.addresses().http?.port ?? null
+        app.log.info({ port: gatewayPort, host }, 'hosting gateway listening')
+      }
+      if (driver.degradedReason !== null) app.log.warn({ reason: driver.degradedReason }, 'hosting runs with less isolation than it should')
+    })
+  }
+  app.addHook('preClose', async () => { await gateway.close() })
+  app.addHook('onClose', async () => { await driver.close() })
+}
+
+export default fp(hostingPlugin, {
+  name: 'plinth-hosting',
+  fastify: '5.x',
+  dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-jobs', 'plinth-projects', 'plinth-files', 'plinth-git']
+})
