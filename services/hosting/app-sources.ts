@@ -108,7 +108,7 @@ export class AppSources {
       if (head === null || head === app.gitSource.lastCommit) continue
       const pending = await this.deps.deployments.records.countDocuments({ appId: app._id, 'source.commit': head, state: { $in: ['queued', 'building', 'releasing', 'live'] } })
       if (pending > 0) continue
-      await this.deployGit(app, head, 'push', null)
+      await this.deployGit(app, undefined, 'push', null)
       queued++
     }
     return queued
