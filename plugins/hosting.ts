@@ -18,6 +18,9 @@ import { Traffic, USAGE_FLUSH_JOB } from '../services/hosting/traffic.js'
 import type { RuntimeDriver } from '../services/hosting/runtime.js'
 import { ProcessDriver, probeSandbox } from '../services/hosting/process-driver/index.js'
 import { Gateway } from '../services/hosting/gateway/gateway.js'
+import { Hostnames, type HostingEventListener } from '../services/hosting/hostnames.js'
+import { Certificates } from '../services/hosting/certificates.js'
+import { hostingHostnameSchemas } from '../schemas/hosting-hostnames.js'
 import { GitCli } from '../services/git/git-cli.js'
 import { RepoReader } from '../services/git/reader.js'
 
@@ -34,6 +37,8 @@ export interface Hosting {
   routes: HostRoutes
   driver: RuntimeDriver
   gateway: Gateway
+  hostnames: Hostnames
+  certificates: Certificates
   /** The port the gateway listens on once the app is ready; null when GATEWAY_PORT is unset. */
   gatewayPort: () => number | null
 }
@@ -50,6 +55,8 @@ export function hostingDisabled (): AppError {
 }
 
 const USAGE_FLUSH_EVERY_MS = 60_000
+const CERTIFICATES_RENEW_JOB = 'hosting.certificates.renew'
+const CERTIFICATES_RENEW_EVERY_MS = 60 * 60_000
 
 function createDriver (app: FastifyInstance): RuntimeDriver {
   const { hosting, dataDir } = app.config
@@ -79,6 +86,27 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
   const traffic = new Traffic(app.store, { clock: systemClock, projectOf: (appId) => routes.routeOf(appId)?.projectId ?? null })
   const wake = async (type: string, appId: string): Promise<void> => { await app.jobs.enqueueKeyed(type, appId, { appId }) }
   const appsDomain = config.hosting.appsDomain
+  const onEvent: HostingEventListener = async (kind, details) => {
+    await timeline.add({ _id: details.appId, projectId: details.projectId }, kind, `${kind.replace('.', ' ').replace('_', ' ')}: ${details.hostname}`).catch(onError)
+  }
+  const publicHost = new URL(config.publicUrl).hostname.toLowerCase()
+  const hostnames = new Hostnames(app.store, {
+    ...deps,
+    gateway: app.dns.gateway,
+    target: config.dns.gateway,
+    resolvers: config.hostingTls.dnsResolvers,
+    reservedHosts: [...config.dns.nameservers, config.dns.gateway.host, publicHost, appsDomain].filter((host): host is string => host !== null),
+    onEvent
+  })
+  const certificates = new Certificates(app.store, {
+    clock: systemClock,
+    secrets: app.secrets,
+    hostnames,
+    dns: { zones: app.dns.zones, records: app.dns.records },
+    acme: { directoryUrl: config.hostingTls.acmeDirectoryUrl, email: config.hostingTls.acmeEmail, caCertificates: config.hostingTls.acmeCaCertificates },
+    onEvent,
+    onError
+  })
   const releases = new Releases(app.store, {
     ...deps,
     driver,
@@ -86,7 +114,7 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
     logs,
     secrets,
     timeline,
-    hostsOf: async (record) => [`${record.name}.${appsDomain}`],
+    hostsOf: async (record) => [`${record.name}.${appsDomain}`, ...(await hostnames.list(record.projectId, record._id)).filter((one) => one.status === 'verified').map((one) => one.hostname)],
     limits: config.hosting.instanceLimits,
     healthTimeoutMs: config.hosting.healthTimeoutMs,
     stopGraceMs: config.hosting.stopGraceMs,
@@ -133,26 +161,28 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
       async (record) => { await logs.deleteForApp(record._id) },
       async (record) => { await timeline.deleteForApp(record._id) },
       async (record) => { await traffic.deleteForApp(record._id) },
-      async (record) => { await (sources as AppSources).deleteForApp(record) }
+      async (record) => { await (sources as AppSources).deleteForApp(record) },
+      async (record) => { await hostnames.deleteAllForApp(record.projectId, record._id) }
     ]
   })
-  await Promise.all([timeline.init(), secrets.init(), logs.init(), traffic.init(), releases.init(), deployments.init(), apps.init()])
-  for (const schema of hostingSchemas) app.addSchema(schema)
+  await Promise.all([timeline.init(), secrets.init(), logs.init(), traffic.init(), releases.init(), deployments.init(), apps.init(), hostnames.init()])
+  await certificates.init()
+  for (const schema of [...hostingSchemas, ...hostingHostnameSchemas]) app.addSchema(schema)
   app.projects.onDelete(async (projectId) => { await apps.deleteAllForProject(projectId) })
 
   app.registerJobHandler(DEPLOY_JOB, async (payload) => await deployments.runNext(String(payload.appId)))
   app.registerJobHandler(RECONCILE_JOB, async (payload) => { await releases.reconcile(String(payload.appId)) })
   app.registerJobHandler(USAGE_FLUSH_JOB, async () => await traffic.flush(await releases.running()))
+  app.registerJobHandler(CERTIFICATES_RENEW_JOB, async () => await certificates.renewDue())
   if (enabled) {
     app.git.transport.onPushed(async (repo) => {
       await sources?.afterPush(repo, await apps.autoDeploying(repo._id)).catch(onError)
     })
   }
 
-  // Certificates and ACME challenges come from the hostnames service once it is wired; until then the gateway serves plain HTTP only.
-  const gateway = new Gateway({ routes, served: traffic, certificates: { certificateFor: () => null }, challenges: { keyAuthorization: () => null }, newId })
+  const gateway = new Gateway({ routes, served: traffic, certificates, challenges: certificates, newId })
   let gatewayPort: number | null = null
-  app.decorate('hosting', { enabled, apps, deployments, sources, releases, secrets, logs, timeline, traffic, routes, driver, gateway, gatewayPort: () => gatewayPort } satisfies Hosting)
+  app.decorate('hosting', { enabled, apps, deployments, sources, releases, secrets, logs, timeline, traffic, routes, driver, gateway, hostnames, certificates, gatewayPort: () => gatewayPort } satisfies Hosting)
 
   if (enabled) {
     // Instances a previous run left are re-adopted before anything is routed; the apps are then reconciled by their jobs.
@@ -162,9 +192,10 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
         await wake(RECONCILE_JOB, appId)
       }
       await app.jobs.schedule(USAGE_FLUSH_JOB, USAGE_FLUSH_EVERY_MS)
-      const { port, host } = config.hosting.gateway
+      await app.jobs.schedule(CERTIFICATES_RENEW_JOB, CERTIFICATES_RENEW_EVERY_MS)
+      const { port, tlsPort, host } = config.hosting.gateway
       if (port !== null) {
-        await gateway.listen({ port, host })
+        await gateway.listen({ port, host, ...(tlsPort === null ? {} : { tlsPort }) })
         gatewayPort = gateway.addresses().http?.port ?? null
         app.log.info({ port: gatewayPort, host }, 'hosting gateway listening')
       }
@@ -178,5 +209,5 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
 export default fp(hostingPlugin, {
   name: 'plinth-hosting',
   fastify: '5.x',
-  dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-jobs', 'plinth-projects', 'plinth-files', 'plinth-git']
+  dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-jobs', 'plinth-projects', 'plinth-files', 'plinth-git', 'plinth-dns']
 })

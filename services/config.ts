@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { ANY_ORIGIN, normalizeOrigin } from './origins.js'
@@ -50,6 +51,8 @@ export interface Config {
   dns: DnsConfig
   /** App hosting (see the README's hosting section). */
   hosting: HostingConfig
+  /** Hosting: how custom hostnames are verified and where their TLS certificates come from (docs/hosting.md). */
+  hostingTls: HostingTlsConfig
 }
 
 export interface HostingConfig {
@@ -61,11 +64,22 @@ export interface HostingConfig {
   dir: string
   /** HOSTING_APPS_DOMAIN: every app answers at `<name>.<domain>` through the gateway. */
   appsDomain: string
-  /** GATEWAY_PORT and GATEWAY_HOST: the gateway listens only when a port is set (0 picks a free one). */
-  gateway: { port: number | null, host: string }
+  /** GATEWAY_PORT, GATEWAY_TLS_PORT and GATEWAY_HOST: the gateway listens only when a port is set (0 picks a free one); HTTPS only with a TLS port. */
+  gateway: { port: number | null, tlsPort: number | null, host: string }
   instanceLimits: { memoryMb: number, cpus: number, pids: number }
   healthTimeoutMs: number
   stopGraceMs: number
+}
+
+export interface HostingTlsConfig {
+  /** HOSTING_ACME_DIRECTORY_URL: the ACME CA's directory; null leaves certificates off. */
+  acmeDirectoryUrl: string | null
+  /** HOSTING_ACME_EMAIL: the ACME account's contact, if any. */
+  acmeEmail: string | null
+  /** HOSTING_ACME_CA_FILE, read at start: PEM roots the ACME client alone trusts (a private or test CA) instead of the system's. */
+  acmeCaCertificates: string | null
+  /** HOSTING_DNS_RESOLVERS: the resolvers hostname verification asks (`ip` or `ip:port`); empty means the system's. */
+  dnsResolvers: string[]
 }
 
 export interface GitConfig {
@@ -267,7 +281,11 @@ function hostingConfig (env: Env, dataDir: string, host: string): HostingConfig 
     driver,
     dir: resolve(dataDir, text(env, 'HOSTING_DIR') ?? 'hosting'),
     appsDomain,
-    gateway: { port: text(env, 'GATEWAY_PORT') === undefined ? null : integer(env, 'GATEWAY_PORT', 0, 0, 65535), host: gatewayHost },
+    gateway: {
+      port: text(env, 'GATEWAY_PORT') === undefined ? null : integer(env, 'GATEWAY_PORT', 0, 0, 65535),
+      tlsPort: text(env, 'GATEWAY_TLS_PORT') === undefined ? null : integer(env, 'GATEWAY_TLS_PORT', 0, 0, 65535),
+      host: gatewayHost
+    },
     instanceLimits: { memoryMb: integer(env, 'HOSTING_INSTANCE_MEMORY_MB', 512, 16, 1024 * 1024), cpus, pids: integer(env, 'HOSTING_INSTANCE_PIDS', 256, 8, 1_000_000) },
     healthTimeoutMs: integer(env, 'HOSTING_HEALTH_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
     stopGraceMs: integer(env, 'HOSTING_STOP_GRACE_SECONDS', 10, 0, 600) * 1000
@@ -299,6 +317,35 @@ function dnsConfig (env: Env): DnsConfig {
     axfrAllow,
     gateway: { host: gatewayHost, ipv4: addresses('DNS_GATEWAY_IPV4', 4), ipv6: addresses('DNS_GATEWAY_IPV6', 6) },
     providerPrivateHosts: (text(env, 'DNS_PROVIDER_PRIVATE_HOSTS') ?? '').split(',').map((entry) => entry.trim().toLowerCase().replace(/^\[|\]$/g, '')).filter((entry) => entry !== '')
+  }
+}
+
+/** `192.0.2.1`, `192.0.2.1:5353`, `2001:db8::1` or `[2001:db8::1]:5353`, as node:dns takes them. */
+function resolverAddress (entry: string): boolean {
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(entry)
+  const withPort = /^([^:]+):(\d{1,5})$/.exec(entry)
+  const [address, port] = bracketed !== null ? [bracketed[1], bracketed[2]] : withPort !== null ? [withPort[1], withPort[2]] : [entry, undefined]
+  return isIP(address) !== 0 && (port === undefined || (Number(port) >= 1 && Number(port) <= 65535))
+}
+
+function hostingTlsConfig (env: Env): HostingTlsConfig {
+  const directory = text(env, 'HOSTING_ACME_DIRECTORY_URL')
+  const email = text(env, 'HOSTING_ACME_EMAIL') ?? null
+  if (email !== null && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) throw new ConfigError('HOSTING_ACME_EMAIL', `must be an email address, got "${email}"`)
+  const caFile = text(env, 'HOSTING_ACME_CA_FILE')
+  let acmeCaCertificates: string | null = null
+  if (caFile !== undefined) {
+    try { acmeCaCertificates = readFileSync(caFile, 'utf8') } catch (error) { throw new ConfigError('HOSTING_ACME_CA_FILE', `cannot be read: ${(error as Error).message}`) }
+    if (!acmeCaCertificates.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError('HOSTING_ACME_CA_FILE', `must hold PEM certificates: ${caFile} has none`)
+  }
+  const dnsResolvers = (text(env, 'HOSTING_DNS_RESOLVERS') ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  const badResolver = dnsResolvers.find((entry) => !resolverAddress(entry))
+  if (badResolver !== undefined) throw new ConfigError('HOSTING_DNS_RESOLVERS', `must be a comma-separated list of IP addresses, each with an optional :port, got "${badResolver}"`)
+  return {
+    acmeDirectoryUrl: directory === undefined ? null : parseHttpUrl('HOSTING_ACME_DIRECTORY_URL', directory).href,
+    acmeEmail: email,
+    acmeCaCertificates,
+    dnsResolvers
   }
 }
 
@@ -364,6 +411,7 @@ export function loadConfig (env: Env = process.env): Config {
       sshPort: text(env, 'GIT_SSH_PORT') === undefined ? null : integer(env, 'GIT_SSH_PORT', 0, 0, 65535)
     },
     dns: dnsConfig(env),
-    hosting: hostingConfig(env, dataDir, host)
+    hosting: hostingConfig(env, dataDir, host),
+    hostingTls: hostingTlsConfig(env)
   }
 }

@@ -6,6 +6,7 @@ import sourceUploadRoutes from './source-uploads.js'
 import secretRoutes from './secrets.js'
 import observeRoutes from './observe.js'
 import logRoutes from './logs.js'
+import hostnameRoutes from './hostnames.js'
 
 /** `/api/projects/:projectId/backend/…`: container apps, static apps, their deployments, secrets, logs and metrics. */
 const hostingRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -14,6 +15,7 @@ const hostingRoutes: FastifyPluginAsyncTypebox = async (app) => {
   for (const [prefix, kind] of [['/apps', 'container'], ['/static-apps', 'static']] as const) {
     await app.register(deploymentRoutes, { prefix, kind })
     await app.register(sourceUploadRoutes, { prefix, kind })
+    for (const alias of ['hostnames', 'domains'] as const) await app.register(hostnameRoutes, { prefix, kind, alias })
   }
   await app.register(secretRoutes, { prefix: '/apps' })
   await app.register(observeRoutes, { prefix: '/apps' })

@@ -1,5 +1,7 @@
 import t from 'tap'
-import { resolve } from 'node:path'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
 import { ConfigError, loadConfig } from '../../services/config.js'
 
 const KEY = Buffer.alloc(32, 7).toString('base64')
@@ -152,4 +154,36 @@ t.test('git hosting: on by default, repositories under DATA_DIR unless placed el
   t.same(defaults.git, { enabled: true, reposDir: '/srv/plinth/git', sshPort: null })
   t.same(loadConfig({ DATA_DIR: '/srv/plinth', GIT_HOSTING_ENABLED: 'off', GIT_REPOS_DIR: 'repos', GIT_SSH_PORT: '2222' }).git, { enabled: false, reposDir: '/srv/plinth/repos', sshPort: 2222 })
   t.equal(loadConfig({ GIT_HOSTING_ENABLED: 'TRUE', GIT_REPOS_DIR: '/var/git' }).git.reposDir, '/var/git')
+})
+
+t.test('hostnames and certificates: ACME off unless a directory is set, resolvers as addresses', async (t) => {
+  t.same(loadConfig({}).hostingTls, { acmeDirectoryUrl: null, acmeEmail: null, acmeCaCertificates: null, dnsResolvers: [] })
+  const dir = mkdtempSync(join(tmpdir(), 'plinth-config-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const caFile = join(dir, 'ca.pem')
+  writeFileSync(caFile, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n')
+  writeFileSync(join(dir, 'not-pem.txt'), 'hello')
+  t.same(loadConfig({
+    HOSTING_ACME_DIRECTORY_URL: 'https://acme.example.net/directory',
+    HOSTING_ACME_EMAIL: 'ops@example.com',
+    HOSTING_ACME_CA_FILE: caFile,
+    HOSTING_DNS_RESOLVERS: '192.0.2.53, 127.0.0.1:5353, 2001:db8::53, [2001:db8::54]:53'
+  }).hostingTls, {
+    acmeDirectoryUrl: 'https://acme.example.net/directory',
+    acmeEmail: 'ops@example.com',
+    acmeCaCertificates: '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n',
+    dnsResolvers: ['192.0.2.53', '127.0.0.1:5353', '2001:db8::53', '[2001:db8::54]:53']
+  })
+  const bad: Array<[Record<string, string>, string]> = [
+    [{ HOSTING_ACME_DIRECTORY_URL: 'ftp://acme.example.net/dir' }, 'HOSTING_ACME_DIRECTORY_URL'],
+    [{ HOSTING_ACME_EMAIL: 'not-an-address' }, 'HOSTING_ACME_EMAIL'],
+    [{ HOSTING_ACME_CA_FILE: join(dir, 'missing.pem') }, 'HOSTING_ACME_CA_FILE'],
+    [{ HOSTING_ACME_CA_FILE: join(dir, 'not-pem.txt') }, 'HOSTING_ACME_CA_FILE'],
+    [{ HOSTING_DNS_RESOLVERS: 'dns.example.com' }, 'HOSTING_DNS_RESOLVERS'],
+    [{ HOSTING_DNS_RESOLVERS: '127.0.0.1:99999' }, 'HOSTING_DNS_RESOLVERS'],
+    [{ HOSTING_DNS_RESOLVERS: '[192.0.2.1' }, 'HOSTING_DNS_RESOLVERS']
+  ]
+  for (const [env, variable] of bad) {
+    t.throws(() => loadConfig(env), { name: 'ConfigError', variable }, `${Object.values(env)[0]}`)
+  }
 })
