@@ -2549,6 +2549,182 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{projectId}/backend/apps/{appId}/hostnames": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The app's custom hostnames, pending and verified
+         * @description Needs `hosting.read`.
+         */
+        get: operations["listHostingAppHostnames"];
+        put?: never;
+        /**
+         * Bind a hostname: answers the DNS records that route it and prove the project's claim
+         * @description Needs `hosting.manage`. The name stays pending until verified. One name reaches one app on the whole server (409 `APP_HOSTING_HOSTNAME_TAKEN`); the platform's own names are refused (409 `APP_HOSTING_HOSTNAME_RESERVED`).
+         */
+        post: operations["bindHostingAppHostname"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/hostnames/{hostname}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One hostname with the DNS records it needs
+         * @description Needs `hosting.read`. `present` tells which records one of the project's zones already holds.
+         */
+        get: operations["getHostingAppHostname"];
+        put?: never;
+        post?: never;
+        /**
+         * Unbind a hostname: the gateway stops routing it and its certificate is dropped
+         * @description Needs `hosting.manage`.
+         */
+        delete: operations["unbindHostingAppHostname"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/hostnames/{hostname}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check the hostname's DNS records; once right, the gateway routes it to the app
+         * @description Needs `hosting.manage`. 409 `APP_HOSTING_HOSTNAME_UNVERIFIED` with one entry per record that is missing or wrong.
+         */
+        post: operations["verifyHostingAppHostname"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/certificates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The TLS certificates of the app's hostnames
+         * @description Needs `hosting.read`. Issuer, validity, renewal time and the last ACME problem; never the key.
+         */
+        get: operations["listHostingAppCertificates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/hostnames/{hostname}/certificate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Obtain a TLS certificate for a verified hostname through ACME
+         * @description Needs `hosting.manage`. DNS-01 when one of the project's zones holds the name, else HTTP-01 through the gateway; renewed before it expires. 409 `APP_HOSTING_ACME_NOT_CONFIGURED` without HOSTING_ACME_DIRECTORY_URL, `APP_HOSTING_HOSTNAME_NOT_VERIFIED` before verification; 502 `APP_HOSTING_CERTIFICATE_FAILED` with the CA's problem.
+         */
+        post: operations["issueHostingAppHostnameCertificate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The app's custom hostnames, pending and verified
+         * @description Needs `hosting.read`. The same as `…/hostnames`.
+         */
+        get: operations["listHostingAppDomains"];
+        put?: never;
+        /**
+         * Bind a hostname: answers the DNS records that route it and prove the project's claim
+         * @description Needs `hosting.manage`. The name stays pending until verified. One name reaches one app on the whole server (409 `APP_HOSTING_HOSTNAME_TAKEN`); the platform's own names are refused (409 `APP_HOSTING_HOSTNAME_RESERVED`). The same as `…/hostnames`.
+         */
+        post: operations["bindHostingAppDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/domains/{hostname}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One hostname with the DNS records it needs
+         * @description Needs `hosting.read`. `present` tells which records one of the project's zones already holds. The same as `…/hostnames`.
+         */
+        get: operations["getHostingAppDomain"];
+        put?: never;
+        post?: never;
+        /**
+         * Unbind a hostname: the gateway stops routing it and its certificate is dropped
+         * @description Needs `hosting.manage`. The same as `…/hostnames`.
+         */
+        delete: operations["unbindHostingAppDomain"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/domains/{hostname}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check the hostname's DNS records; once right, the gateway routes it to the app
+         * @description Needs `hosting.manage`. 409 `APP_HOSTING_HOSTNAME_UNVERIFIED` with one entry per record that is missing or wrong. The same as `…/hostnames`.
+         */
+        post: operations["verifyHostingAppDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{projectId}/backend/static-apps/{appId}/deployments": {
         parameters: {
             query?: never;
@@ -2727,6 +2903,182 @@ export interface paths {
          * @description Needs `hosting.deploy`. 422 when the bytes do not match what was declared. The upload can then be deployed.
          */
         post: operations["completeStaticAppSourceUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/hostnames": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The app's custom hostnames, pending and verified
+         * @description Needs `hosting.read`.
+         */
+        get: operations["listStaticAppHostnames"];
+        put?: never;
+        /**
+         * Bind a hostname: answers the DNS records that route it and prove the project's claim
+         * @description Needs `hosting.manage`. The name stays pending until verified. One name reaches one app on the whole server (409 `APP_HOSTING_HOSTNAME_TAKEN`); the platform's own names are refused (409 `APP_HOSTING_HOSTNAME_RESERVED`).
+         */
+        post: operations["bindStaticAppHostname"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/hostnames/{hostname}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One hostname with the DNS records it needs
+         * @description Needs `hosting.read`. `present` tells which records one of the project's zones already holds.
+         */
+        get: operations["getStaticAppHostname"];
+        put?: never;
+        post?: never;
+        /**
+         * Unbind a hostname: the gateway stops routing it and its certificate is dropped
+         * @description Needs `hosting.manage`.
+         */
+        delete: operations["unbindStaticAppHostname"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/hostnames/{hostname}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check the hostname's DNS records; once right, the gateway routes it to the app
+         * @description Needs `hosting.manage`. 409 `APP_HOSTING_HOSTNAME_UNVERIFIED` with one entry per record that is missing or wrong.
+         */
+        post: operations["verifyStaticAppHostname"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/certificates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The TLS certificates of the app's hostnames
+         * @description Needs `hosting.read`. Issuer, validity, renewal time and the last ACME problem; never the key.
+         */
+        get: operations["listStaticAppCertificates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/hostnames/{hostname}/certificate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Obtain a TLS certificate for a verified hostname through ACME
+         * @description Needs `hosting.manage`. DNS-01 when one of the project's zones holds the name, else HTTP-01 through the gateway; renewed before it expires. 409 `APP_HOSTING_ACME_NOT_CONFIGURED` without HOSTING_ACME_DIRECTORY_URL, `APP_HOSTING_HOSTNAME_NOT_VERIFIED` before verification; 502 `APP_HOSTING_CERTIFICATE_FAILED` with the CA's problem.
+         */
+        post: operations["issueStaticAppHostnameCertificate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The app's custom hostnames, pending and verified
+         * @description Needs `hosting.read`. The same as `…/hostnames`.
+         */
+        get: operations["listStaticAppDomains"];
+        put?: never;
+        /**
+         * Bind a hostname: answers the DNS records that route it and prove the project's claim
+         * @description Needs `hosting.manage`. The name stays pending until verified. One name reaches one app on the whole server (409 `APP_HOSTING_HOSTNAME_TAKEN`); the platform's own names are refused (409 `APP_HOSTING_HOSTNAME_RESERVED`). The same as `…/hostnames`.
+         */
+        post: operations["bindStaticAppDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/domains/{hostname}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One hostname with the DNS records it needs
+         * @description Needs `hosting.read`. `present` tells which records one of the project's zones already holds. The same as `…/hostnames`.
+         */
+        get: operations["getStaticAppDomain"];
+        put?: never;
+        post?: never;
+        /**
+         * Unbind a hostname: the gateway stops routing it and its certificate is dropped
+         * @description Needs `hosting.manage`. The same as `…/hostnames`.
+         */
+        delete: operations["unbindStaticAppDomain"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/domains/{hostname}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check the hostname's DNS records; once right, the gateway routes it to the app
+         * @description Needs `hosting.manage`. 409 `APP_HOSTING_HOSTNAME_UNVERIFIED` with one entry per record that is missing or wrong. The same as `…/hostnames`.
+         */
+        post: operations["verifyStaticAppDomain"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3644,6 +3996,77 @@ export interface components {
             name: string;
             /** @description Goes up by one on every change */
             version: number;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        HostingHostname: {
+            id: string;
+            appId: string;
+            /**
+             * @description Lower case, without the trailing dot
+             * @example www.example.com
+             */
+            hostname: string;
+            /** @description `pending` until `verify` found the routing and ownership records; only verified hostnames are routed and get certificates */
+            status: "pending" | "verified";
+            /** Format: date-time */
+            verifiedAt: string | null;
+            /** @description The last verification: each record looked up and what was found */
+            lastCheck: {
+                /** Format: date-time */
+                at: string;
+                ok: boolean;
+                records: {
+                    /**
+                     * @description The name asked
+                     * @example _plinth-verify.www.example.com
+                     */
+                    name: string;
+                    type: "A" | "AAAA" | "CNAME" | "ALIAS" | "TXT";
+                    purpose: "route" | "ownership";
+                    /** @description What the record should hold (for `route`: the gateway's host name or one of its addresses) */
+                    expected: string;
+                    /** @description What the resolver answered for that name and type */
+                    found: string[];
+                    ok: boolean;
+                    /** @description Why it is not right: missing, pointing elsewhere, or the resolver's failure */
+                    problem: string | null;
+                }[];
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        HostingCertificate: {
+            hostname: string;
+            appId: string;
+            /** @description `issued` while a valid certificate is served (a failed renewal keeps the old one, with `lastError`); `failed` when none could be issued */
+            status: "pending" | "issued" | "failed";
+            /** @description How the CA checked control of the name */
+            challenge: "http-01" | "dns-01";
+            issuer: string | null;
+            /** Format: date-time */
+            notBefore: string | null;
+            /** Format: date-time */
+            notAfter: string | null;
+            /** Format: date-time */
+            renewAfter: string | null;
+            /** Format: date-time */
+            issuedAt: string | null;
+            /** @description The ACME problem of the last failed attempt */
+            lastError: {
+                /**
+                 * @description The ACME problem type (RFC 8555 §6.7), or `urn:plinth:acme:client` for a failure before the CA answered
+                 * @example urn:ietf:params:acme:error:unauthorized
+                 */
+                type: string;
+                detail: string;
+                /** @description The HTTP status the CA gave with the problem */
+                status: number | null;
+                /** Format: date-time */
+                at: string;
+            } | null;
             /** Format: date-time */
             updatedAt: string;
         };
@@ -11910,6 +12333,644 @@ export interface operations {
             default: components["responses"]["UnexpectedError"];
         };
     };
+    listHostingAppHostnames: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingHostname"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    bindHostingAppHostname: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                     * @example www.example.com
+                     */
+                    hostname: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            hostname: components["schemas"]["HostingHostname"];
+                            instructions: {
+                                hostname: string;
+                                /** @description Whether the hostname is its zone's apex (which cannot hold a CNAME) */
+                                apex: boolean;
+                                /** @description Whether one of this project's zones holds the hostname, so `apply` can create the records */
+                                hostedHere: boolean;
+                                zone: {
+                                    id: string;
+                                    name: string;
+                                    providerId: string;
+                                    providerKind: string;
+                                } | null;
+                                records: {
+                                    name: string;
+                                    /** @description ALIAS: an apex alias (ANAME, CNAME flattening) where the provider has one */
+                                    type: "A" | "AAAA" | "CNAME" | "ALIAS" | "TXT";
+                                    content: string;
+                                    ttl: number;
+                                    /** @description `route` points the hostname at the gateway; `ownership` proves the project's claim */
+                                    purpose: "route" | "ownership";
+                                    /** @description When hosted here: whether the zone already has it */
+                                    present?: boolean;
+                                }[];
+                                /** @description Where an ACME DNS-01 challenge TXT goes for this hostname */
+                                acmeChallengeName: string;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getHostingAppHostname: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            hostname: components["schemas"]["HostingHostname"];
+                            instructions: {
+                                hostname: string;
+                                /** @description Whether the hostname is its zone's apex (which cannot hold a CNAME) */
+                                apex: boolean;
+                                /** @description Whether one of this project's zones holds the hostname, so `apply` can create the records */
+                                hostedHere: boolean;
+                                zone: {
+                                    id: string;
+                                    name: string;
+                                    providerId: string;
+                                    providerKind: string;
+                                } | null;
+                                records: {
+                                    name: string;
+                                    /** @description ALIAS: an apex alias (ANAME, CNAME flattening) where the provider has one */
+                                    type: "A" | "AAAA" | "CNAME" | "ALIAS" | "TXT";
+                                    content: string;
+                                    ttl: number;
+                                    /** @description `route` points the hostname at the gateway; `ownership` proves the project's claim */
+                                    purpose: "route" | "ownership";
+                                    /** @description When hosted here: whether the zone already has it */
+                                    present?: boolean;
+                                }[];
+                                /** @description Where an ACME DNS-01 challenge TXT goes for this hostname */
+                                acmeChallengeName: string;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    unbindHostingAppHostname: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    verifyHostingAppHostname: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingHostname"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listHostingAppCertificates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingCertificate"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    issueHostingAppHostnameCertificate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Defaults to `dns-01` when one of the project's zones holds the hostname, else `http-01` */
+                    challenge?: "http-01" | "dns-01";
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingCertificate"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listHostingAppDomains: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingHostname"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    bindHostingAppDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                     * @example www.example.com
+                     */
+                    hostname: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            hostname: components["schemas"]["HostingHostname"];
+                            instructions: {
+                                hostname: string;
+                                /** @description Whether the hostname is its zone's apex (which cannot hold a CNAME) */
+                                apex: boolean;
+                                /** @description Whether one of this project's zones holds the hostname, so `apply` can create the records */
+                                hostedHere: boolean;
+                                zone: {
+                                    id: string;
+                                    name: string;
+                                    providerId: string;
+                                    providerKind: string;
+                                } | null;
+                                records: {
+                                    name: string;
+                                    /** @description ALIAS: an apex alias (ANAME, CNAME flattening) where the provider has one */
+                                    type: "A" | "AAAA" | "CNAME" | "ALIAS" | "TXT";
+                                    content: string;
+                                    ttl: number;
+                                    /** @description `route` points the hostname at the gateway; `ownership` proves the project's claim */
+                                    purpose: "route" | "ownership";
+                                    /** @description When hosted here: whether the zone already has it */
+                                    present?: boolean;
+                                }[];
+                                /** @description Where an ACME DNS-01 challenge TXT goes for this hostname */
+                                acmeChallengeName: string;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getHostingAppDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            hostname: components["schemas"]["HostingHostname"];
+                            instructions: {
+                                hostname: string;
+                                /** @description Whether the hostname is its zone's apex (which cannot hold a CNAME) */
+                                apex: boolean;
+                                /** @description Whether one of this project's zones holds the hostname, so `apply` can create the records */
+                                hostedHere: boolean;
+                                zone: {
+                                    id: string;
+                                    name: string;
+                                    providerId: string;
+                                    providerKind: string;
+                                } | null;
+                                records: {
+                                    name: string;
+                                    /** @description ALIAS: an apex alias (ANAME, CNAME flattening) where the provider has one */
+                                    type: "A" | "AAAA" | "CNAME" | "ALIAS" | "TXT";
+                                    content: string;
+                                    ttl: number;
+                                    /** @description `route` points the hostname at the gateway; `ownership` proves the project's claim */
+                                    purpose: "route" | "ownership";
+                                    /** @description When hosted here: whether the zone already has it */
+                                    present?: boolean;
+                                }[];
+                                /** @description Where an ACME DNS-01 challenge TXT goes for this hostname */
+                                acmeChallengeName: string;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    unbindHostingAppDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    verifyHostingAppDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingHostname"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
     listStaticAppDeployments: {
         parameters: {
             query?: {
@@ -12390,6 +13451,644 @@ export interface operations {
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listStaticAppHostnames: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingHostname"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    bindStaticAppHostname: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                     * @example www.example.com
+                     */
+                    hostname: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            hostname: components["schemas"]["HostingHostname"];
+                            instructions: {
+                                hostname: string;
+                                /** @description Whether the hostname is its zone's apex (which cannot hold a CNAME) */
+                                apex: boolean;
+                                /** @description Whether one of this project's zones holds the hostname, so `apply` can create the records */
+                                hostedHere: boolean;
+                                zone: {
+                                    id: string;
+                                    name: string;
+                                    providerId: string;
+                                    providerKind: string;
+                                } | null;
+                                records: {
+                                    name: string;
+                                    /** @description ALIAS: an apex alias (ANAME, CNAME flattening) where the provider has one */
+                                    type: "A" | "AAAA" | "CNAME" | "ALIAS" | "TXT";
+                                    content: string;
+                                    ttl: number;
+                                    /** @description `route` points the hostname at the gateway; `ownership` proves the project's claim */
+                                    purpose: "route" | "ownership";
+                                    /** @description When hosted here: whether the zone already has it */
+                                    present?: boolean;
+                                }[];
+                                /** @description Where an ACME DNS-01 challenge TXT goes for this hostname */
+                                acmeChallengeName: string;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getStaticAppHostname: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            hostname: components["schemas"]["HostingHostname"];
+                            instructions: {
+                                hostname: string;
+                                /** @description Whether the hostname is its zone's apex (which cannot hold a CNAME) */
+                                apex: boolean;
+                                /** @description Whether one of this project's zones holds the hostname, so `apply` can create the records */
+                                hostedHere: boolean;
+                                zone: {
+                                    id: string;
+                                    name: string;
+                                    providerId: string;
+                                    providerKind: string;
+                                } | null;
+                                records: {
+                                    name: string;
+                                    /** @description ALIAS: an apex alias (ANAME, CNAME flattening) where the provider has one */
+                                    type: "A" | "AAAA" | "CNAME" | "ALIAS" | "TXT";
+                                    content: string;
+                                    ttl: number;
+                                    /** @description `route` points the hostname at the gateway; `ownership` proves the project's claim */
+                                    purpose: "route" | "ownership";
+                                    /** @description When hosted here: whether the zone already has it */
+                                    present?: boolean;
+                                }[];
+                                /** @description Where an ACME DNS-01 challenge TXT goes for this hostname */
+                                acmeChallengeName: string;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    unbindStaticAppHostname: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    verifyStaticAppHostname: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingHostname"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listStaticAppCertificates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingCertificate"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    issueStaticAppHostnameCertificate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Defaults to `dns-01` when one of the project's zones holds the hostname, else `http-01` */
+                    challenge?: "http-01" | "dns-01";
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingCertificate"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listStaticAppDomains: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingHostname"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    bindStaticAppDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                     * @example www.example.com
+                     */
+                    hostname: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            hostname: components["schemas"]["HostingHostname"];
+                            instructions: {
+                                hostname: string;
+                                /** @description Whether the hostname is its zone's apex (which cannot hold a CNAME) */
+                                apex: boolean;
+                                /** @description Whether one of this project's zones holds the hostname, so `apply` can create the records */
+                                hostedHere: boolean;
+                                zone: {
+                                    id: string;
+                                    name: string;
+                                    providerId: string;
+                                    providerKind: string;
+                                } | null;
+                                records: {
+                                    name: string;
+                                    /** @description ALIAS: an apex alias (ANAME, CNAME flattening) where the provider has one */
+                                    type: "A" | "AAAA" | "CNAME" | "ALIAS" | "TXT";
+                                    content: string;
+                                    ttl: number;
+                                    /** @description `route` points the hostname at the gateway; `ownership` proves the project's claim */
+                                    purpose: "route" | "ownership";
+                                    /** @description When hosted here: whether the zone already has it */
+                                    present?: boolean;
+                                }[];
+                                /** @description Where an ACME DNS-01 challenge TXT goes for this hostname */
+                                acmeChallengeName: string;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getStaticAppDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            hostname: components["schemas"]["HostingHostname"];
+                            instructions: {
+                                hostname: string;
+                                /** @description Whether the hostname is its zone's apex (which cannot hold a CNAME) */
+                                apex: boolean;
+                                /** @description Whether one of this project's zones holds the hostname, so `apply` can create the records */
+                                hostedHere: boolean;
+                                zone: {
+                                    id: string;
+                                    name: string;
+                                    providerId: string;
+                                    providerKind: string;
+                                } | null;
+                                records: {
+                                    name: string;
+                                    /** @description ALIAS: an apex alias (ANAME, CNAME flattening) where the provider has one */
+                                    type: "A" | "AAAA" | "CNAME" | "ALIAS" | "TXT";
+                                    content: string;
+                                    ttl: number;
+                                    /** @description `route` points the hostname at the gateway; `ownership` proves the project's claim */
+                                    purpose: "route" | "ownership";
+                                    /** @description When hosted here: whether the zone already has it */
+                                    present?: boolean;
+                                }[];
+                                /** @description Where an ACME DNS-01 challenge TXT goes for this hostname */
+                                acmeChallengeName: string;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    unbindStaticAppDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    verifyStaticAppDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingHostname"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
