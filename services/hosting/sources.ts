@@ -12,7 +12,9 @@ import { HOSTING_LIMITS } from '../../schemas/hosting.js'
 const run = promisify(execFile)
 
 /** The source of one deployment could not be read: the deployment fails with this reason. */
-export class SourceError extends Error {}
+export class SourceError extends Error {
+  override name = 'SourceError'
+}
 
 const MAX_LISTING = 256 * 1024 * 1024
 const ALLOWED_TYPES = new Set(['-', 'd', 'l', 'h'])
