@@ -244,7 +244,16 @@ export const HostingResponses = {
   deployment: { 200: Envelope(Type.Ref(Deployment)), ...errorResponses(...COMMON, 409) },
   secretList: { 200: Envelope(Type.Array(Type.Ref(Secret))), ...errorResponses(...COMMON) },
   secret: { 200: Envelope(Type.Ref(Secret)), ...errorResponses(...COMMON, 409) },
-  logs: { 200: Envelope(Type.Array(LogLine)), ...errorResponses(...COMMON) },
+  logs: {
+    200: {
+      description: 'A page of lines in the envelope; with `follow=true`, Server-Sent Events',
+      content: {
+        'application/json': { schema: Envelope(Type.Array(LogLine)) },
+        'text/event-stream': { schema: Type.String({ description: '`log` events, each line\'s JSON as `data` and its `seq` as `id`; comments keep the connection alive' }) }
+      }
+    },
+    ...errorResponses(...COMMON)
+  },
   timeline: { 200: Envelope(Type.Array(TimelineEvent)), ...errorResponses(...COMMON) },
   metrics: { 200: Envelope(Metrics), ...errorResponses(...COMMON) },
   usage: { 200: Envelope(Type.Array(UsageRow)), ...errorResponses(...COMMON) }

@@ -60,8 +60,10 @@ const logRoutes: FastifyPluginAsyncTypebox = async (app) => {
       reply.hijack()
       reply.raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' })
       reply.raw.write(': following\n\n')
-      const heartbeat = setInterval(() => { reply.raw.write(': keep-alive\n\n') }, HEARTBEAT_MS)
-      request.raw.on('close', () => { stop(); clearInterval(heartbeat) })
+      const heartbeat = setInterval(() => { reply.raw.write(': keep-alive\n\n') }, HEARTBEAT_MS).unref()
+      const end = (): void => { stop(); clearInterval(heartbeat) }
+      request.raw.once('close', end)
+      reply.raw.once('close', end)
       try {
         for (const line of await logs.read(record._id, kind, query)) send(line)
       } catch (error) {

@@ -14440,7 +14440,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Done: the envelope, with the answer in `data` */
+            /** @description A page of lines in the envelope; with `follow=true`, Server-Sent Events */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -14460,6 +14460,7 @@ export interface operations {
                             line: string;
                         }[];
                     };
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -14491,7 +14492,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Done: the envelope, with the answer in `data` */
+            /** @description A page of lines in the envelope; with `follow=true`, Server-Sent Events */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -14511,6 +14512,7 @@ export interface operations {
                             line: string;
                         }[];
                     };
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
