@@ -1,0 +1,268 @@
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import Docker from 'dockerode'
+import t from 'tap'
+import { ContainerDriver } from '../../../services/hosting/container-driver/index.js'
+import { BuildCanceledError, BuildFailedError, InstanceFailedError, type Artifact, type InstanceSpec, type RunningInstance } from '../../../services/hosting/runtime.js'
+import { tempDir } from '../../helper.js'
+import { EventLog, eventually, get, RecordingSink, rejection, SMALL_LIMITS } from './driver-harness.js'
+import { startPodman } from './podman-engine.js'
+
+const fixtures = fileURLToPath(new URL('../../fixtures/hosting/', import.meta.url))
+const SECRET = 'not-in-any-image-7f3a'
+
+const engine = await startPodman(t)
+if (engine !== null) {
+  const docker = new Docker({ socketPath: engine.socketPath })
+  const artifactsDir = tempDir(t, 'plinth-artifacts-')
+  const options = { socketPath: engine.socketPath, baseImage: engine.baseImage, artifactsDir, supervision: { maxRestarts: 2, restartBaseMs: 100, restartMaxMs: 200, stableAfterMs: 3_600_000 } }
+  const driver = new ContainerDriver(options)
+  const events = new EventLog()
+  driver.onEvent(events.listener)
+  t.teardown(async () => await driver.close())
+
+  let counter = 0
+  const built: Artifact[] = []
+  async function build (app: string, env: Record<string, string> = {}, sourceDir = join(fixtures, app)): Promise<{ artifact: Artifact, log: RecordingSink }> {
+    const log = new RecordingSink()
+    const artifact = await driver.build({ appId: `app-${app}`, deploymentId: `dep-${++counter}`, sourceDir, kind: 'auto', env, log, signal: new AbortController().signal })
+    built.push(artifact)
+    return { artifact, log }
+  }
+  t.teardown(async () => { for (const artifact of built) await driver.discard(artifact).catch(() => undefined) })
+
+  function spec (artifact: Artifact, overrides: Partial<InstanceSpec> = {}): InstanceSpec {
+    const instanceId = `inst-${++counter}`
+    return { appId: 'app', deploymentId: 'dep', instanceId, artifact, env: {}, limits: SMALL_LIMITS, healthCheckPath: '/', healthTimeoutMs: 20_000, log: new RecordingSink(), ...overrides }
+  }
+
+  async function gone (instance: RunningInstance): Promise<boolean> {
+    return await docker.getContainer(instance.handle).inspect().then(() => false, (error: { statusCode?: number }) => error.statusCode === 404)
+  }
+
+  const hello = await build('node-hello', { SECRET_TOKEN: SECRET })
+  const procfile = await build('procfile-app')
+  const crashing = await build('crash-on-start')
+  const slow = await build('slow-health')
+  const stubborn = await build('ignores-sigterm')
+
+  t.test('a node app builds into a labelled image, its build script run and its build secrets kept out of the image', async (t) => {
+    const { artifact, log } = hello
+    t.match(artifact, { driver: 'container', kind: 'node', ref: /^sha256:[0-9a-f]{64}$/, command: ['node', 'server.js'], sourceDigest: /^[0-9a-f]{64}$/ })
+    t.ok(artifact.sizeBytes > 0)
+    t.match(log.text('stdout'), /build finished/)
+    const image = await docker.getImage(artifact.ref).inspect()
+    t.match(image.Config.Labels, { 'plinth.app': 'app-node-hello', 'plinth.artifact': artifact.id, 'plinth.driver': 'container' })
+    t.match(image.Config.Labels['plinth.deployment'], /^dep-\d+$/)
+    const history = await docker.getImage(artifact.ref).history()
+    t.notMatch(JSON.stringify(image) + JSON.stringify(history), SECRET)
+    t.same(procfile.artifact.command, ['node', 'web.js'])
+  })
+
+  t.test('the same source builds to the same digest', async (t) => {
+    const again = await build('procfile-app')
+    t.equal(again.artifact.sourceDigest, procfile.artifact.sourceDigest)
+    t.not(again.artifact.sourceDigest, hello.artifact.sourceDigest)
+    t.not(again.artifact.ref, procfile.artifact.ref, 'each build is its own image')
+    await driver.discard(again.artifact)
+    t.match(await rejection(docker.getImage(again.artifact.ref).inspect()), { statusCode: 404 })
+    await driver.discard(again.artifact)
+    const refused = await rejection(driver.start(spec(again.artifact)))
+    t.type(refused, InstanceFailedError)
+    t.match(refused, { reason: /^the engine refused the instance: / })
+  })
+
+  t.test('a node app answers on its published port with the environment, limits and labels it was given', async (t) => {
+    const log = new RecordingSink()
+    const instanceSpec = spec(hello.artifact, { env: { SECRET_TOKEN: 'runtime-secret' }, log, healthCheckPath: '/healthz' })
+    const instance = await driver.start(instanceSpec)
+    t.match(instance, { instanceId: instanceSpec.instanceId, driver: 'container', host: '127.0.0.1', handle: /^[0-9a-f]{64}$/ })
+    t.same(await get(instance.port, '/'), { status: 200, body: `hello ${instanceSpec.instanceId}` })
+    t.match((await get(instance.port, '/built')).body, /^built at /)
+    t.equal((await get(instance.port, '/secret-digest')).body, createHash('sha256').update('runtime-secret').digest('hex'))
+    await log.seen(/listening on 8080/)
+    t.match(log.lines, [{ line: 'starting with SECRET_TOKEN=runtime-secret', stream: 'stdout' }])
+
+    const info = await docker.getContainer(instance.handle).inspect()
+    t.match(info.HostConfig, { Memory: 128 * 1048576, NanoCpus: 500_000_000, PidsLimit: 64, RestartPolicy: { Name: 'no' } })
+    t.match(info.Config.Labels, { 'plinth.instance': instanceSpec.instanceId, 'plinth.health-path': '/healthz' })
+
+    const stats = await driver.stats(instance.instanceId)
+    t.ok(stats !== null && stats.memoryBytes > 0 && stats.cpuSeconds > 0, 'cpu time and memory in use are reported')
+    t.equal(await driver.stats('no-such-instance'), null)
+
+    await driver.stop(instance.instanceId, 10_000)
+    t.ok(await gone(instance), 'the container is removed')
+    t.equal(await driver.stats(instance.instanceId), null)
+    await driver.stop(instance.instanceId, 1000)
+    await driver.stop('never-started', 1000)
+  })
+
+  t.test('a Procfile app runs its web command', async (t) => {
+    const instance = await driver.start(spec(procfile.artifact))
+    t.same(await get(instance.port, '/'), { status: 200, body: 'procfile web' })
+    await driver.stop(instance.instanceId, 1000)
+  })
+
+  t.test('an app that exits on start is refused with its exit code, its output logged and its container removed', async (t) => {
+    const log = new RecordingSink()
+    const instanceSpec = spec(crashing.artifact, { log })
+    const failure = await rejection(driver.start(instanceSpec))
+    t.type(failure, InstanceFailedError)
+    t.match(failure, { reason: 'exited with code 3' })
+    t.match(log.text('stderr'), /cannot start: DATABASE_URL is not set/)
+    t.same(await docker.listContainers({ all: true, filters: { label: [`plinth.instance=${instanceSpec.instanceId}`] } }), [])
+  })
+
+  t.test('start waits for health; an app that never gets healthy is refused and removed', async (t) => {
+    const ready = await driver.start(spec(slow.artifact, { env: { SLOW_HEALTH_MS: '1500' }, healthCheckPath: '/healthz' }))
+    t.same(await get(ready.port, '/healthz'), { status: 200, body: 'slow but ready' })
+    await driver.stop(ready.instanceId, 1000)
+
+    const neverSpec = spec(slow.artifact, { env: { SLOW_HEALTH_MS: '600000' }, healthCheckPath: '/healthz', healthTimeoutMs: 800 })
+    const failure = await rejection(driver.start(neverSpec))
+    t.type(failure, InstanceFailedError)
+    t.match(failure, { reason: 'unhealthy after 800 ms' })
+
+    // A path no HTTP request can carry never answers.
+    const unsendable = await rejection(driver.start(spec(procfile.artifact, { healthCheckPath: 'has space', healthTimeoutMs: 300 })))
+    t.match(unsendable, { reason: 'unhealthy after 300 ms' })
+    t.same(await docker.listContainers({ all: true, filters: { label: [`plinth.instance=${neverSpec.instanceId}`] } }), [])
+  })
+
+  t.test('an app that ignores SIGTERM is killed after the grace period', async (t) => {
+    const log = new RecordingSink()
+    const instance = await driver.start(spec(stubborn.artifact, { log }))
+    await driver.stop(instance.instanceId, 1000)
+    t.match(log.text('stdout'), /SIGTERM received and ignored/)
+    t.ok(await gone(instance))
+  })
+
+  async function killProcess (instance: RunningInstance): Promise<void> {
+    const { State } = await docker.getContainer(instance.handle).inspect()
+    process.kill(State.Pid, 'SIGKILL')
+  }
+
+  t.test('a crash after health is reported and the instance restarted', async (t) => {
+    const log = new RecordingSink()
+    const instance = await driver.start(spec(hello.artifact, { healthCheckPath: '/healthz', log }))
+    await killProcess(instance)
+    t.match(await events.next('crashed', instance.instanceId), { reason: 'killed by SIGKILL', exitCode: null, signal: 'SIGKILL' })
+    const restarted = await events.next('restarted', instance.instanceId)
+    t.equal(restarted.attempt, 1)
+    t.same(await get(restarted.instance.port, '/'), { status: 200, body: `hello ${instance.instanceId}` })
+    t.match(log.text('system'), /Instance killed by SIGKILL/)
+    await driver.stop(instance.instanceId, 1000)
+    t.ok(await gone(instance))
+  })
+
+  t.test('restarts that fail are reported each, then given up after the limit', async (t) => {
+    // Healthy on its first run; every later run finds its marker in the container's filesystem and exits.
+    const source = tempDir(t, 'plinth-second-run-')
+    writeFileSync(join(source, 'Procfile'), 'web: node web.js\n')
+    writeFileSync(join(source, 'web.js'), [
+      "const fs = require('node:fs')",
+      "if (fs.existsSync('/tmp/ran-before')) { console.error('refusing a second run'); process.exit(4) }",
+      "fs.writeFileSync('/tmp/ran-before', 'yes')",
+      "require('node:http').createServer((q, r) => r.end('first run')).listen(Number(process.env.PORT), process.env.HOST)"
+    ].join('\n'))
+    const { artifact } = await build('second-run', {}, source)
+    const instance = await driver.start(spec(artifact))
+    await killProcess(instance)
+    t.match(await events.next('crashed', instance.instanceId), { signal: 'SIGKILL' })
+    t.match(await events.next('crashed', instance.instanceId), { reason: 'exited with code 4', exitCode: 4, signal: null })
+    t.match(await events.next('crashed', instance.instanceId), { reason: 'exited with code 4' })
+    t.match(await events.next('gave-up', instance.instanceId), { attempts: 2, reason: 'gave up after 2 restarts; last: exited with code 4' })
+    t.equal(events.events.filter((event) => event.instanceId === instance.instanceId).length, 0, 'no restart was reported')
+    await eventually(async () => await gone(instance), 'the given-up container is removed')
+  })
+
+  t.test('a new driver adopts the instances still running and forgets the rest', async (t) => {
+    const first = await driver.start(spec(hello.artifact, { healthCheckPath: '/healthz' }))
+    const dead = await driver.start(spec(procfile.artifact))
+    await driver.close()
+    await docker.getContainer(dead.handle).stop({ t: 0 })
+
+    const successor = new ContainerDriver(options)
+    const successorEvents = new EventLog()
+    successor.onEvent(successorEvents.listener)
+    t.teardown(async () => await successor.close())
+    const logs = new Map<string, RecordingSink>()
+    const foreign = { ...first, instanceId: 'someone-else', handle: first.handle }
+    const missing = { ...first, instanceId: 'missing', handle: 'f'.repeat(64) }
+    const adopted = await successor.adopt([first, dead, foreign, missing], (instanceId) => {
+      const sink = new RecordingSink()
+      logs.set(instanceId, sink)
+      return sink
+    })
+    t.same(adopted.map((instance) => [instance.instanceId, instance.port]), [[first.instanceId, first.port]])
+    t.same(await successor.adopt([first], () => new RecordingSink()), adopted, 'adopting again returns the watched instance')
+    t.ok(await gone(dead), 'a stopped container is removed')
+    t.equal((await get(first.port, '/')).body, `hello ${first.instanceId}`)
+    t.ok(await successor.stats(first.instanceId))
+
+    const { State } = await docker.getContainer(first.handle).inspect()
+    process.kill(State.Pid, 'SIGKILL')
+    await successorEvents.next('crashed', first.instanceId)
+    await successorEvents.next('restarted', first.instanceId)
+    await logs.get(first.instanceId)?.seen(/listening on 8080/)
+
+    // A driver that adopted nothing still stops an instance, found by its label.
+    const bystander = new ContainerDriver(options)
+    await bystander.stop(first.instanceId, 1000)
+    t.ok(await gone(first))
+    await bystander.close()
+  })
+
+  t.test('a build is canceled through its signal, leaving no image', async (t) => {
+    const source = tempDir(t, 'plinth-slow-build-')
+    writeFileSync(join(source, 'package.json'), JSON.stringify({ name: 'slow-build', scripts: { build: 'node -e "console.log(\'build begins\'); setTimeout(() => {}, 4000)"', start: 'node server.js' } }))
+    const log = new RecordingSink()
+    const controller = new AbortController()
+    const building = driver.build({ appId: 'app-slow', deploymentId: 'dep-canceled', sourceDir: source, kind: 'auto', env: {}, log, signal: controller.signal })
+    await log.seen(/build begins/)
+    controller.abort()
+    t.type(await rejection(building), BuildCanceledError)
+    t.same(await docker.listImages({ filters: { label: ['plinth.deployment=dep-canceled'] } }), [])
+
+    t.type(await rejection(driver.build({ appId: 'app-slow', deploymentId: 'dep-x', sourceDir: source, kind: 'auto', env: {}, log, signal: AbortSignal.abort() })), BuildCanceledError)
+  })
+
+  t.test('a failing build rejects with its last lines', async (t) => {
+    const source = tempDir(t, 'plinth-failing-build-')
+    writeFileSync(join(source, 'package.json'), JSON.stringify({ name: 'failing', scripts: { build: 'node -e "console.error(\'compile error in app.ts\'); process.exit(7)"', start: 'node x.js' } }))
+    const failure = await rejection(build('failing', {}, source))
+    t.type(failure, BuildFailedError)
+    t.match((failure as BuildFailedError).reason, /exit status 7[^]*compile error in app\.ts/)
+  })
+
+  t.test('source that cannot be built is refused before the engine sees it', async (t) => {
+    const empty = tempDir(t, 'plinth-empty-source-')
+    const unknown = await rejection(build('empty', {}, empty))
+    t.type(unknown, BuildFailedError)
+    t.match(unknown, { reason: /^Cannot tell how to build this source/ })
+    const badName = await rejection(build('node-hello', { 'NOT A NAME': 'x' }))
+    t.type(badName, BuildFailedError)
+    t.match(badName, { reason: /cannot be a variable: "NOT A NAME"/ })
+  })
+
+  t.test('a static site becomes a directory the gateway serves, not an image', async (t) => {
+    const { artifact, log } = await build('static-site')
+    t.match(artifact, { driver: 'container', kind: 'static', command: null, sourceDigest: /^[0-9a-f]{64}$/ })
+    t.ok(existsSync(join(artifact.ref, 'index.html')) && existsSync(join(artifact.ref, 'about')))
+    t.ok(artifact.sizeBytes > 0)
+    t.match(log.text('system'), /copied from the source root/)
+    t.type(await rejection(driver.start(spec(artifact))), InstanceFailedError)
+    await driver.discard(artifact)
+    t.notOk(existsSync(artifact.ref))
+
+    const nested = tempDir(t, 'plinth-dist-site-')
+    mkdirSync(join(nested, 'dist'))
+    writeFileSync(join(nested, 'dist', 'index.html'), '<h1>dist</h1>')
+    const fromDist = await build('dist-site', {}, nested)
+    t.ok(existsSync(join(fromDist.artifact.ref, 'index.html')))
+    t.match(fromDist.log.text('system'), /copied from dist\//)
+  })
+}
