@@ -1,6 +1,7 @@
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { InstanceLimits, InstanceStats } from '../runtime.js'
 
 /**
@@ -12,6 +13,8 @@ import type { InstanceLimits, InstanceStats } from '../runtime.js'
 export type CgroupLayout = 'v1' | 'v2'
 
 const CFS_PERIOD_US = 100_000
+const REMOVE_ATTEMPTS = 40
+const REMOVE_RETRY_MS = 50
 const V1_CONTROLLERS = ['memory', 'cpu', 'cpuacct', 'pids'] as const
 
 export interface CgroupHost {
@@ -77,9 +80,21 @@ export class Cgroup {
     }
   }
 
-  /** Removes the group once its processes are gone; a group still busy is left for the next removal. */
+  /**
+   * Removes the group. The kernel refuses (EBUSY) while exiting processes are
+   * still being released, so this retries for a while; a group still busy
+   * after that is left for the next removal.
+   */
   async remove (): Promise<void> {
-    for (const dir of this.uniqueDirs()) await rmdir(dir).catch(() => {})
+    let left = this.uniqueDirs()
+    for (let attempt = 0; attempt < REMOVE_ATTEMPTS && left.length > 0; attempt++) {
+      if (attempt > 0) await sleep(REMOVE_RETRY_MS)
+      const busy: string[] = []
+      for (const dir of left) {
+        await rmdir(dir).catch((error: NodeJS.ErrnoException) => { if (error.code !== 'ENOENT') busy.push(dir) })
+      }
+      left = busy
+    }
   }
 
   private uniqueDirs (): string[] {

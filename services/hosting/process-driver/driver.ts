@@ -65,7 +65,7 @@ export class ProcessDriver implements RuntimeDriver {
     this.supervisor = new Supervisor(
       { artifactsDir: this.artifactsDir, instancesDir, sandbox, hidden, ports: new PortAllocator(), clock: options.clock, path, healthPollMs: options.timing?.healthPollMs ?? 100 },
       { ...DEFAULT_RESTART_POLICY, ...options.restart },
-      { logPollMs: options.timing?.logPollMs ?? 250, livenessPollMs: options.timing?.livenessPollMs ?? 1000 }
+      { logPollMs: options.timing?.logPollMs ?? 250, livenessPollMs: options.timing?.livenessPollMs ?? 1000, logFileMaxBytes: options.timing?.logFileMaxBytes ?? 64 * 1024 * 1024 }
     )
   }
 

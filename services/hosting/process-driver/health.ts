@@ -1,11 +1,9 @@
 import { request } from 'node:http'
 
-const ATTEMPT_TIMEOUT_MS = 2000
-
-/** One GET of the health path: the status, or the error code when nothing answered. */
-export async function checkHealth (host: string, port: number, path: string): Promise<{ status: number } | { error: string }> {
+/** One GET of the health path, given at most `timeoutMs`: the status, or the error code when nothing answered. */
+export async function checkHealth (host: string, port: number, path: string, timeoutMs: number): Promise<{ status: number } | { error: string }> {
   return await new Promise(resolve => {
-    const req = request({ host, port, path, method: 'GET', timeout: ATTEMPT_TIMEOUT_MS, headers: { 'user-agent': 'plinth-health-check' } }, response => {
+    const req = request({ host, port, path, method: 'GET', timeout: timeoutMs, headers: { 'user-agent': 'plinth-health-check' } }, response => {
       response.resume()
       resolve({ status: response.statusCode ?? 0 })
     })

@@ -14,6 +14,9 @@ import { spawnSandboxed, type SandboxHost } from './sandbox.js'
 const LOOPBACK = '127.0.0.1'
 /** How long an instance that never became healthy gets to stop on SIGTERM before SIGKILL. */
 const FAILED_START_GRACE_MS = 2000
+/** Bounds on one health request: long enough for a busy app, never much past the health deadline. */
+const MIN_ATTEMPT_MS = 100
+const MAX_ATTEMPT_MS = 2000
 
 /** What a restarted server needs to supervise an instance again; the environment's values are not kept on disk, only their names. */
 export interface StoredSpec {
@@ -113,7 +116,8 @@ export async function launchInstance (context: LaunchContext, spec: StoredSpec, 
   void exited.then(how => { ended.how = how })
   for (;;) {
     if (ended.how === null) {
-      const answer = await checkHealth(LOOPBACK, port, spec.healthCheckPath)
+      const remaining = Math.max(MIN_ATTEMPT_MS, Math.min(MAX_ATTEMPT_MS, deadline - context.clock.nowMs()))
+      const answer = await checkHealth(LOOPBACK, port, spec.healthCheckPath, remaining)
       if ('status' in answer && answer.status < 500) return { running, child, cgroup }
       lastAnswer = 'status' in answer ? String(answer.status) : `no answer (${answer.error})`
     }

@@ -1,4 +1,4 @@
-import { open, stat } from 'node:fs/promises'
+import { open, stat, truncate } from 'node:fs/promises'
 import type { LogSink, LogStream } from '../runtime.js'
 
 const CHUNK_BYTES = 64 * 1024
@@ -17,7 +17,8 @@ export class LogTail {
   private timer: NodeJS.Timeout | null = null
   private reading: Promise<void> = Promise.resolve()
 
-  constructor (private readonly file: string, private readonly stream: LogStream, private readonly sink: LogSink, public offset: number) {}
+  /** Once read past `maxBytes` the file is emptied (the process appends, so it writes on from the start). */
+  constructor (private readonly file: string, private readonly stream: LogStream, private readonly sink: LogSink, public offset: number, private readonly maxBytes = Infinity) {}
 
   start (intervalMs: number): void {
     this.timer = setInterval(() => { void this.poll() }, intervalMs)
@@ -41,7 +42,7 @@ export class LogTail {
 
   /** Where the next server resumes: the start of the line not yet passed on. */
   get resumeOffset (): number {
-    return this.offset - this.partial.length
+    return Math.max(0, this.offset - this.partial.length)
   }
 
   /** Stops following without flushing the unfinished line, which the next server reads again from `resumeOffset`. */
@@ -66,18 +67,29 @@ export class LogTail {
     } finally {
       await handle.close()
     }
+    if (this.offset >= this.maxBytes) {
+      // Everything up to here is passed on; what the process writes meanwhile may be lost, a bounded price for a bounded file.
+      await truncate(this.file, 0)
+      this.offset = 0
+    }
   }
 
   private emit (chunk: Buffer): void {
     let pending = Buffer.concat([this.partial, chunk])
     for (let newline = pending.indexOf(10); newline !== -1; newline = pending.indexOf(10)) {
-      this.sink.write(pending.subarray(0, newline).toString('utf8'), this.stream)
+      this.pass(pending.subarray(0, newline))
       pending = pending.subarray(newline + 1)
     }
-    while (pending.length > MAX_LINE_BYTES) {
-      this.sink.write(pending.subarray(0, MAX_LINE_BYTES).toString('utf8'), this.stream)
-      pending = pending.subarray(MAX_LINE_BYTES)
-    }
-    this.partial = Buffer.from(pending)
+    const whole = pending.length - pending.length % MAX_LINE_BYTES
+    if (whole > 0) this.pass(pending.subarray(0, whole))
+    this.partial = Buffer.from(pending.subarray(whole))
+  }
+
+  private pass (line: Buffer): void {
+    let start = 0
+    do {
+      this.sink.write(line.subarray(start, start + MAX_LINE_BYTES).toString('utf8'), this.stream)
+      start += MAX_LINE_BYTES
+    } while (start < line.length)
   }
 }

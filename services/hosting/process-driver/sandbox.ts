@@ -39,7 +39,7 @@ export function probeSandbox (options: SandboxProbeOptions = {}): SandboxHost {
   let bwrap: string | null = null
   if (options.bwrap !== null) {
     const binary = options.bwrap ?? 'bwrap'
-    const probe = spawnSync(binary, [...BWRAP_BASE, '--', 'true'], { encoding: 'utf8', timeout: 10_000, ...(user ?? {}) })
+    const probe = spawnSync(binary, [...BWRAP_BASE, '--', 'true'], { cwd: '/', encoding: 'utf8', timeout: 10_000, ...(user ?? {}) })
     if (probe.error !== undefined) missing.push(`bubblewrap (${binary}) cannot run: ${(probe.error as NodeJS.ErrnoException).code ?? probe.error.message}, so instances share the host's filesystem and process view`)
     else if (probe.status !== 0) missing.push(`bubblewrap (${binary}) cannot create its namespaces: ${probe.stderr.trim()}, so instances share the host's filesystem and process view`)
     else bwrap = binary
@@ -59,7 +59,7 @@ export function probeSandbox (options: SandboxProbeOptions = {}): SandboxHost {
 /** The subset of `paths` the sandbox user can reach (every parent searchable), found by asking as that user. */
 export function reachableBy (user: { uid: number, gid: number } | null, paths: string[]): string[] {
   if (user === null) return paths.filter(path => existsSync(path))
-  const probe = spawnSync('/bin/sh', ['-c', 'for path; do [ -x "$path" ] && printf "%s\\0" "$path"; done; true', 'plinth-probe', ...paths], { encoding: 'utf8', ...user })
+  const probe = spawnSync('/bin/sh', ['-c', 'for path; do [ -x "$path" ] && printf "%s\\0" "$path"; done; true', 'plinth-probe', ...paths], { cwd: '/', encoding: 'utf8', ...user })
   return probe.status === 0 ? probe.stdout.split('\0').filter(path => path !== '') : []
 }
 

@@ -11,8 +11,8 @@ const SKIPPED = new Set(['.git'])
 
 /**
  * Copies a source tree into a fresh directory and digests it on the way:
- * sha256 over every entry in sorted path order, each as its path, its kind and
- * its bytes (or a link's target). A link that leads outside the tree is
+ * sha256 over every entry, depth first with each directory's names sorted, each
+ * as its path, its kind and its bytes (or a link's target). A link that leads outside the tree is
  * refused, so an uploaded archive cannot point a build or the gateway at the
  * host's files.
  */

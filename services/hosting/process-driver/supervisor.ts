@@ -22,6 +22,8 @@ export interface SupervisorTiming {
   logPollMs: number
   /** How often an adopted instance, not this server's child, is checked for life. */
   livenessPollMs: number
+  /** An instance's stdout or stderr file is emptied once followed past this size. */
+  logFileMaxBytes: number
 }
 
 interface Supervised {
@@ -37,10 +39,14 @@ interface Supervised {
   upSinceMs: number
   restartTimer: NodeJS.Timeout | null
   restarting: Promise<void> | null
+  /** The crash being handled (leftovers killed, restart scheduled), awaited by stop and close. */
+  crashing: Promise<void> | null
   stopping: boolean
 }
 
 const INSTANCE_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
+/** What an HTTP request line carries unescaped: no spaces or control characters. */
+const HEALTH_PATH = /^\/[\x21-\x7e]{0,1023}$/
 
 /**
  * The instances this server watches: each one's processes, log tails and
@@ -49,6 +55,7 @@ const INSTANCE_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
  */
 export class Supervisor {
   private readonly instances = new Map<string, Supervised>()
+  private readonly starting = new Map<string, Promise<RunningInstance>>()
   private readonly listeners: Array<(event: InstanceEvent) => void> = []
   private closed = false
 
@@ -60,6 +67,16 @@ export class Supervisor {
 
   async start (spec: InstanceSpec): Promise<RunningInstance> {
     this.check(spec)
+    const starting = this.launchFirst(spec)
+    this.starting.set(spec.instanceId, starting)
+    try {
+      return await starting
+    } finally {
+      this.starting.delete(spec.instanceId)
+    }
+  }
+
+  private async launchFirst (spec: InstanceSpec): Promise<RunningInstance> {
     const stored: StoredSpec = {
       appId: spec.appId,
       deploymentId: spec.deploymentId,
@@ -89,9 +106,12 @@ export class Supervisor {
   }
 
   async stop (instanceId: string, graceMs: number): Promise<void> {
+    // A stop that arrives while the instance is still starting applies once the start settles.
+    await this.starting.get(instanceId)?.catch(() => {})
     const supervised = this.instances.get(instanceId)
     if (supervised === undefined) return
     supervised.stopping = true
+    await supervised.crashing
     if (supervised.restartTimer !== null) clearTimeout(supervised.restartTimer)
     await supervised.restarting
     this.unwatch(supervised)
@@ -141,8 +161,11 @@ export class Supervisor {
   async close (): Promise<void> {
     this.closed = true
     for (const supervised of this.instances.values()) {
+      await supervised.crashing
       if (supervised.restartTimer !== null) clearTimeout(supervised.restartTimer)
       await supervised.restarting
+      // Crashed and not restarted: nothing of it runs, so its group goes now.
+      if (!isAlive(Number(supervised.running.handle))) await supervised.cgroup?.remove()
       this.unwatch(supervised)
       supervised.child?.unref()
       for (const tail of supervised.tails) tail.pause()
@@ -154,12 +177,13 @@ export class Supervisor {
   }
 
   private supervised (fields: Pick<Supervised, 'spec' | 'env' | 'log' | 'running' | 'cgroup' | 'tails'>): Supervised {
-    return { ...fields, child: null, liveness: null, attempts: 0, upSinceMs: this.context.clock.nowMs(), restartTimer: null, restarting: null, stopping: false }
+    return { ...fields, child: null, liveness: null, attempts: 0, upSinceMs: this.context.clock.nowMs(), restartTimer: null, restarting: null, crashing: null, stopping: false }
   }
 
   private check (spec: InstanceSpec): void {
     if (!INSTANCE_ID.test(spec.instanceId)) throw new InstanceFailedError('the instance id must be 1 to 64 letters, digits, - or _')
-    if (this.instances.has(spec.instanceId)) throw new InstanceFailedError(`instance ${spec.instanceId} is already running`)
+    if (!HEALTH_PATH.test(spec.healthCheckPath)) throw new InstanceFailedError('the health check path must be a URL path starting with /')
+    if (this.instances.has(spec.instanceId) || this.starting.has(spec.instanceId)) throw new InstanceFailedError(`instance ${spec.instanceId} is already running`)
     const { artifact } = spec
     if (artifact.driver !== 'process' || artifact.command === null) throw new InstanceFailedError('this artifact is not a runnable process artifact')
     if (!artifact.ref.startsWith(join(this.context.artifactsDir, artifact.id) + '/') || !existsSync(artifact.ref)) {
@@ -172,7 +196,7 @@ export class Supervisor {
     const tails: LogTail[] = []
     for (const stream of ['stdout', 'stderr'] as const) {
       const from = offsets?.[stream] ?? await stat(files[stream]).then(s => s.size, () => 0)
-      const tail = new LogTail(files[stream], stream, sink, from)
+      const tail = new LogTail(files[stream], stream, sink, from, this.timing.logFileMaxBytes)
       tail.start(this.timing.logPollMs)
       tails.push(tail)
     }
@@ -183,11 +207,13 @@ export class Supervisor {
     const pgid = Number(supervised.running.handle)
     supervised.child = child
     if (child !== null) {
-      child.once('exit', (code, signal) => { void this.crashed(supervised, pgid, code, signal) })
+      // It may have exited between answering its health check and being watched.
+      if (child.exitCode !== null || child.signalCode !== null) supervised.crashing = this.crashed(supervised, pgid, child.exitCode, child.signalCode)
+      else child.once('exit', (code, signal) => { supervised.crashing = this.crashed(supervised, pgid, code, signal) })
       return
     }
     supervised.liveness = setInterval(() => {
-      if (!isAlive(pgid)) void this.crashed(supervised, pgid, null, null)
+      if (!isAlive(pgid)) supervised.crashing = this.crashed(supervised, pgid, null, null)
     }, this.timing.livenessPollMs)
     supervised.liveness.unref()
   }

@@ -9,7 +9,8 @@ import { buildInput, FIXTURES, Lines, sourceTree, tempDir } from './process-driv
 
 // Searchable by the sandbox user, as a real DATA_DIR should be, so the full sandbox applies.
 const root = join(await tempDir('plinth-hosting-build-', 0o711), 'hosting')
-const driver = new ProcessDriver({ root, clock: systemClock, sandbox: probeSandbox() })
+const sandbox = probeSandbox()
+const driver = new ProcessDriver({ root, clock: systemClock, sandbox })
 const artifactsDir = join(root, 'artifacts')
 t.teardown(async () => { await driver.close(); await rm(join(root, '..'), { recursive: true, force: true }) })
 
@@ -25,6 +26,7 @@ t.test('a Node app is installed and built in its own artifact directory, never i
   t.ok(input.log.has(/^\$ npm ci$/, 'system'), 'a lockfile means npm ci')
   t.ok(input.log.has(/^build finished$/, 'stdout'), 'the build output streams line by line')
   t.ok(input.log.has(/^Start command: node server\.js$/, 'system'))
+  for (const parent of sandbox.cgroups?.parents ?? []) t.notOk(existsSync(join(parent, `build-${artifact.id}`)), 'the build\'s cgroup is removed')
 
   const again = await driver.build(buildInput(join(FIXTURES, 'node-hello')))
   t.not(again.id, artifact.id, 'every build is a new artifact')
@@ -42,6 +44,9 @@ t.test('without a lockfile npm install runs; a start script that is not plain `n
   t.same(artifact.command, ['npm', 'start'])
   t.ok(input.log.has(/^\$ npm install$/, 'system'))
   t.notOk(input.log.has(/npm run build/), 'no build script, no build step')
+
+  const withProcfile = await sourceTree({ 'package.json': JSON.stringify({ name: 'x', version: '1.0.0', scripts: { start: 'node app.js' } }), Procfile: 'web: node --enable-source-maps web.js\n' })
+  t.same((await driver.build(buildInput(withProcfile))).command, ['node', '--enable-source-maps', 'web.js'], 'a Procfile\'s web line wins over the start script')
 })
 
 t.test('a Procfile app starts by its web line, with no install', async (t) => {
@@ -76,6 +81,7 @@ t.test('refusals name what is wrong and leave no artifact behind', async (t) => 
     ['a package.json that is not an object', { 'package.json': '[1]' }, 'auto', /package\.json is not valid: not an object/],
     ['a Node app with no way to start', { 'package.json': '{ "name": "x", "version": "1.0.0" }' }, 'auto', /No start command/]
   ]
+  t.match(await driver.build(buildInput(join(artifactsDir, 'no-such-source'))).catch((error: unknown) => error), { reason: /^The build could not run: ENOENT/ })
   for (const [name, files, kind, reason] of cases) {
     const error = await driver.build(buildInput(await sourceTree(files), kind)).catch((error: unknown) => error)
     t.type(error, BuildFailedError, name)
@@ -118,4 +124,10 @@ t.test('canceling stops the running step and rejects with BuildCanceledError', a
   t.equal(readdirSync(artifactsDir).length, before, 'the half-built artifact is removed')
 
   t.type(await driver.build(buildInput(source, 'auto', abort.signal)).catch((error: unknown) => error), BuildCanceledError, 'an aborted signal builds nothing')
+
+  const early = new AbortController()
+  const earlyLog = new Lines()
+  earlyLog.write = (line, stream) => { if (line === 'Building a node app') early.abort(); Lines.prototype.write.call(earlyLog, line, stream) }
+  t.type(await driver.build(buildInput(source, 'auto', early.signal, earlyLog)).catch((error: unknown) => error), BuildCanceledError, 'canceled between steps')
+  t.notOk(earlyLog.has(/^\$ npm/), 'no step started')
 })

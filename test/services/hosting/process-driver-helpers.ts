@@ -1,3 +1,5 @@
+import t from 'tap'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { chmod, mkdtemp, mkdir, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -30,9 +32,12 @@ export async function tempDir (prefix: string, mode = 0o700): Promise<string> {
   return dir
 }
 
+const sources = mkdtempSync(join(tmpdir(), 'plinth-sources-'))
+t.teardown(() => rmSync(sources, { recursive: true, force: true }))
+
 /** Writes a throwaway source tree: path → contents. */
 export async function sourceTree (files: Record<string, string>): Promise<string> {
-  const dir = await tempDir('plinth-source-')
+  const dir = await mkdtemp(join(sources, 'source-'))
   for (const [path, contents] of Object.entries(files)) {
     await mkdir(dirname(join(dir, path)), { recursive: true })
     await writeFile(join(dir, path), contents)
@@ -41,12 +46,13 @@ export async function sourceTree (files: Record<string, string>): Promise<string
 }
 
 /**
- * tap's process-info hook rides along in NODE_OPTIONS into every spawned node
- * and, at exit, writes a record under its working directory, which inside a
- * sandbox is read-only; pointing it at the sandbox's private /tmp keeps the
- * apps' own output and exit codes what they would be outside the test runner.
+ * The test runner rides along into every spawned node: tap's process-info hook
+ * (in NODE_OPTIONS) and c8's NODE_V8_COVERAGE (which Node hands to children)
+ * both write files at exit, under directories a sandbox has read-only.
+ * Pointing them at the sandbox's private /tmp keeps the apps' own output and
+ * exit codes what they are outside the test runner.
  */
-export const TEST_ENV = { _TAPJS_PROCESSINFO_CWD_: '/tmp' }
+export const TEST_ENV = { _TAPJS_PROCESSINFO_CWD_: '/tmp', NODE_V8_COVERAGE: '/tmp/plinth-v8-coverage' }
 
 export function buildInput (sourceDir: string, kind: SourceKind | 'auto' = 'auto', signal: AbortSignal = new AbortController().signal, log = new Lines()): BuildInput & { log: Lines } {
   return { appId: 'app1', deploymentId: 'dep1', sourceDir, kind, env: { ...TEST_ENV }, log, signal }
