@@ -228,6 +228,12 @@ if (ONLY.test('DNS built-in server')) {
   await once(dns, 'exit')
 }
 
+// The hosting gateway against the hello-world app it proxies, asked directly (bench/gateway.ts).
+if (ONLY.test('gateway')) {
+  const gateway = fork(new URL('./gateway.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
+  await once(gateway, 'exit')
+}
+
 // In-process engine figures, in a process of their own.
 if (ONLY.test('store engine')) {
   const store = fork(new URL('./store.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })

@@ -1,4 +1,4 @@
-import { Agent, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import type { Duplex } from 'node:stream'
@@ -9,11 +9,12 @@ import { clientAddress, readRequestHead, requestIdFor } from './forwarding.js'
 import { routeHost } from './host.js'
 import { Tally } from './metrics.js'
 import { pages, sendPage } from './pages.js'
+import { UpstreamPools } from './pools.js'
 import { HttpProxy } from './proxy.js'
 import { serveStatic } from './static-files.js'
 import { SniCertificates } from './tls.js'
 import { UpstreamPicker } from './upstreams.js'
-import { responseOnSocket, type Tunnel } from './websocket.js'
+import { responseOnSocket, Tunnel } from './websocket.js'
 
 export interface GatewayDeps {
   routes: RouteTable
@@ -35,8 +36,6 @@ export interface GatewayListen {
 const DEFAULT_UPSTREAM_TIMEOUT_MS = 60_000
 const ACME_CHALLENGE = '/.well-known/acme-challenge/'
 const ACME_TOKEN = /^[\w-]{1,256}$/
-/** Idle connections to upstreams are dropped before Node's default 5 s server keep-alive would close them under us. */
-const UPSTREAM_IDLE_MS = 4_000
 
 type Proto = 'http' | 'https'
 
@@ -59,15 +58,17 @@ async function listenOn (server: Server | TlsServer, port: number, host: string)
  * there takes effect on the next request.
  */
 export class Gateway {
-  private readonly agent = new Agent({ keepAlive: true, scheduling: 'lifo', maxFreeSockets: 1024, timeout: UPSTREAM_IDLE_MS })
   private readonly tunnels = new Set<Duplex>()
   private readonly proxy: HttpProxy
+  private readonly pools: UpstreamPools
   private readonly sni: SniCertificates
   private readonly servers: Array<{ proto: Proto, server: Server | TlsServer }> = []
   private closing = false
 
   constructor (private readonly deps: GatewayDeps) {
-    this.proxy = new HttpProxy({ picker: new UpstreamPicker(deps.routes), agent: this.agent, timeoutMs: deps.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS, tunnels: this.tunnels })
+    const timeoutMs = deps.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS
+    this.pools = new UpstreamPools(timeoutMs)
+    this.proxy = new HttpProxy({ picker: new UpstreamPicker(deps.routes), pools: this.pools, timeoutMs, tunnels: this.tunnels })
     this.sni = new SniCertificates(deps.certificates)
   }
 
@@ -100,14 +101,14 @@ export class Gateway {
       if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()))
     }))
     this.servers.length = 0
-    this.agent.destroy()
+    await this.pools.destroy()
   }
 
   private async listenOne (proto: Proto, server: Server | TlsServer, port: number, host: string): Promise<void> {
     server.on('request', (req: IncomingMessage, res: ServerResponse) => this.handle(req, res, proto, null))
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, early: Buffer) => {
       socket.on('error', () => socket.destroy())
-      this.handle(req, responseOnSocket(req, socket), proto, { socket, early })
+      this.handle(req, responseOnSocket(req, socket), proto, new Tunnel(socket, early))
     })
     // A failed handshake (no certificate for the name, a client speaking something else) concerns that client only.
     server.on('tlsClientError', (_error: Error, socket: Duplex) => socket.destroy())

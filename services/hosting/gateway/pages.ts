@@ -100,15 +100,6 @@ export function sendPage (res: ServerResponse, page: Page, accept: string | unde
   return res.req.method === 'HEAD' ? 0 : body.length
 }
 
-/** The same page as a whole HTTP/1.1 response on a bare socket (a refused Upgrade), closing the connection. */
-export function rawPage (page: Page, accept: string | undefined, requestId: string): Buffer {
-  const { type, body } = renderPage(page, accept, requestId)
-  return Buffer.concat([Buffer.from(rawHead(page.status, httpReason(page.status), [...pageHeaders(page, type, body.length, requestId), 'Connection', 'close'])), body])
-}
-
-const REASONS: Record<number, string> = { 400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' }
-const httpReason = (status: number) => REASONS[status] ?? 'Error'
-
 /** A response head for a bare socket, from raw header pairs. */
 export function rawHead (status: number, reason: string, headers: string[]): string {
   let head = `HTTP/1.1 ${status} ${reason}\r\n`

@@ -1,32 +1,37 @@
-import { request, type Agent, type ClientRequest, type IncomingMessage } from 'node:http'
+import { request, type ClientRequest, type IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
+import type { Dispatcher } from 'undici'
 import type { Upstream } from '../routing.js'
 import { answer, type Exchange } from './exchange.js'
 import { downstreamHeaders, upstreamHeaders } from './forwarding.js'
 import { pages } from './pages.js'
-import { isConnectionFailure, mayRetry, UpstreamTimeoutError, type AppRoute, type UpstreamPicker } from './upstreams.js'
-import { openTunnel } from './websocket.js'
+import type { UpstreamPools } from './pools.js'
+import { isConnectionFailure, isTimeout, mayRetry, UpstreamTimeoutError, type AppRoute, type UpstreamPicker } from './upstreams.js'
 
 export interface ProxyDeps {
   picker: UpstreamPicker
-  agent: Agent
+  pools: UpstreamPools
   /** How long an upstream may stay silent (connecting, before its answer, or between body bytes). */
   timeoutMs: number
   /** Open tunnels, closed with the gateway. */
   tunnels: Set<Duplex>
 }
 
+/** One attempt at one upstream: how to call it off when the client goes. */
+type Attempt = () => void
+
 /**
- * Requests to an app's instances over kept-alive connections, streamed both
- * ways: the request body is piped to the upstream as it arrives and the
- * answer to the client as it comes, so nothing is held whole in memory and
- * back-pressure reaches both ends.
+ * Requests to an app's instances, streamed both ways: the request body is
+ * piped to the upstream as it arrives and the answer to the client as it
+ * comes, so nothing is held whole in memory and back-pressure reaches both
+ * ends. Plain requests go over the upstream's kept-alive pool; an Upgrade
+ * gets a connection of its own, since the tunnel keeps it.
  */
 export class HttpProxy {
   constructor (private readonly deps: ProxyDeps) {}
 
   forward (x: Exchange, route: AppRoute): void {
-    const { picker, agent, timeoutMs } = this.deps
+    const { picker } = this.deps
     const first = picker.first(route)
     if (first === null) {
       answer(x, pages.noUpstream())
@@ -35,69 +40,109 @@ export class HttpProxy {
     const headers = upstreamHeaders(x.head, x.forwarding)
     const tried: Upstream[] = []
     const retriable = mayRetry(x.req.method, x.head.hasBody)
-    let current: ClientRequest | null = null
-    let answered = false
-    let clientGone = false
+    const state = { answered: false, clientGone: false, cancel: null as Attempt | null }
     x.res.once('close', () => {
       if (x.res.writableFinished) return
-      clientGone = true
-      current?.destroy()
+      state.clientGone = true
+      state.cancel?.()
     })
+    const failed = (error: Error): void => {
+      if (state.clientGone) return
+      if (state.answered) {
+        x.res.destroy()
+        return
+      }
+      if (isTimeout(error)) {
+        answer(x, pages.timeout())
+        return
+      }
+      const next = retriable && isConnectionFailure(error) ? picker.retry(x.host, route.appId, tried) : null
+      if (next !== null) send(next)
+      else answer(x, pages.noUpstream())
+    }
     const send = (upstream: Upstream): void => {
       tried.push(upstream)
       x.tally.instanceId = upstream.instanceId
-      // A tunnel takes its connection for good, so it gets a fresh one rather than one from the kept-alive pool.
-      const upReq = request({ host: upstream.host, port: upstream.port, method: x.req.method, path: x.req.url, headers, agent: x.tunnel === null ? agent : false })
-      current = upReq
-      upReq.setTimeout(timeoutMs, () => upReq.destroy(new UpstreamTimeoutError(timeoutMs)))
-      upReq.on('response', (upRes) => {
-        answered = true
-        relay(x, upRes)
-      })
-      if (x.tunnel !== null) {
-        const tunnel = x.tunnel
-        upReq.on('upgrade', (upRes, upSocket, upHead) => {
-          answered = true
-          if (clientGone) upSocket.destroy()
-          else openTunnel(tunnel, x.res, upRes, upSocket, upHead, x.requestId, x.tally, this.deps.tunnels)
-        })
-      }
-      upReq.on('error', (error) => {
-        if (clientGone) return
-        if (answered) {
-          x.res.destroy()
-          return
-        }
-        if (error instanceof UpstreamTimeoutError) {
-          answer(x, pages.timeout())
-          return
-        }
-        const next = retriable && isConnectionFailure(error) ? picker.retry(x.host, route.appId, tried) : null
-        if (next !== null) send(next)
-        else answer(x, pages.noUpstream())
-      })
-      if (x.head.hasBody) x.req.pipe(upReq)
-      else upReq.end()
+      state.cancel = x.tunnel === null ? this.dispatch(x, upstream, headers, state, failed) : this.upgrade(x, upstream, headers, state, failed)
     }
     send(first)
   }
+
+  private dispatch (x: Exchange, upstream: Upstream, headers: string[], state: { answered: boolean }, failed: (error: Error) => void): Attempt {
+    const { res, tally } = x
+    let abort: ((error?: Error) => void) | null = null
+    let cancelled = false
+    const handler: Dispatcher.DispatchHandlers = {
+      onConnect: (abortRequest) => {
+        abort = abortRequest
+        if (cancelled) abortRequest()
+      },
+      onHeaders: (status, raw, resume, statusText) => {
+        // Informational answers (100, 103) stay between the gateway and the upstream.
+        if (status < 200) return true
+        const strings: string[] = new Array(raw.length)
+        for (let i = 0; i < raw.length; i++) strings[i] = raw[i].toString('latin1')
+        try {
+          if (statusText !== '') res.writeHead(status, statusText, downstreamHeaders(strings, x.requestId))
+          else res.writeHead(status, downstreamHeaders(strings, x.requestId))
+        } catch {
+          // A head undici's parser let through but Node's server will not write (a status under 100).
+          abort?.()
+          return false
+        }
+        state.answered = true
+        res.on('drain', resume)
+        return true
+      },
+      onData: (chunk) => {
+        tally.bytesOut += chunk.length
+        return res.write(chunk)
+      },
+      onComplete: () => { res.end() },
+      onError: failed
+    }
+    const timeoutMs = this.deps.timeoutMs
+    this.deps.pools.for(upstream).dispatch({
+      path: x.req.url as string,
+      method: x.req.method as Dispatcher.HttpMethod,
+      headers,
+      body: x.head.hasBody ? x.req : null,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs
+    }, handler)
+    return () => {
+      cancelled = true
+      abort?.()
+    }
+  }
+
+  private upgrade (x: Exchange, upstream: Upstream, headers: string[], state: { answered: boolean }, failed: (error: Error) => void): Attempt {
+    const tunnel = x.tunnel as NonNullable<Exchange['tunnel']>
+    const { timeoutMs } = this.deps
+    const upReq: ClientRequest = request({ host: upstream.host, port: upstream.port, method: x.req.method, path: x.req.url, headers, agent: false })
+    upReq.setTimeout(timeoutMs, () => upReq.destroy(new UpstreamTimeoutError(timeoutMs)))
+    upReq.on('response', (upRes: IncomingMessage) => {
+      state.answered = true
+      relay(x, upRes)
+    })
+    // No 101 arrives once the client has gone: its leaving destroyed this request.
+    upReq.on('upgrade', (upRes, upSocket, upHead) => {
+      state.answered = true
+      tunnel.open(x.res, upRes, upSocket, upHead, x.requestId, x.tally, this.deps.tunnels)
+    })
+    upReq.on('error', failed)
+    upReq.end()
+    return () => upReq.destroy()
+  }
 }
 
+/** An upstream's answer to an Upgrade it declined, relayed as a plain response. */
 function relay (x: Exchange, upRes: IncomingMessage): void {
   const { res, tally } = x
   const headers = downstreamHeaders(upRes.rawHeaders, x.requestId)
-  const status = upRes.statusCode as number
-  try {
-    if (upRes.statusMessage !== undefined && upRes.statusMessage !== '') res.writeHead(status, upRes.statusMessage, headers)
-    else res.writeHead(status, headers)
-  } catch {
-    // A head Node's client parser let through but its server will not write (an odd status or header value).
-    upRes.destroy()
-    answer(x, pages.noUpstream())
-    return
-  }
+  res.writeHead(upRes.statusCode as number, upRes.statusMessage, headers)
   upRes.on('data', (chunk: Buffer) => { tally.bytesOut += chunk.length })
-  upRes.on('aborted', () => res.destroy())
+  // An upstream gone mid-answer errors its response ('aborted'); the client's is cut rather than left hanging.
   upRes.on('error', () => res.destroy())
   upRes.pipe(res)
 }

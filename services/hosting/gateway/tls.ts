@@ -10,8 +10,10 @@ type SniDone = (error: Error | null, context?: SecureContext) => void
 
 /**
  * Picks the certificate for a TLS handshake by its server name (SNI). A
- * name without a certificate fails the handshake: the gateway has no
- * default certificate to present for hosts it does not know.
+ * name without a certificate (or with one that does not load) gets the
+ * listener's default context, which holds none, so the client receives a
+ * handshake-failure alert: the gateway has no certificate to present for
+ * hosts it does not know.
  */
 export class SniCertificates {
   private readonly contexts = new BoundedMap<string, SecureContext>(CONTEXTS_KEPT)
@@ -22,16 +24,15 @@ export class SniCertificates {
     const host = routeHost(servername)
     const pair = host === null ? null : this.certificates.certificateFor(host)
     if (pair === null) {
-      done(new Error(`no certificate for ${servername}`))
+      done(null)
       return
     }
-    let context: SecureContext
+    let context: SecureContext | undefined
     try {
       // Keyed by the certificate's text: a certificate names its public key, so the same text always pairs with the same key.
       context = this.contexts.remember(pair.cert, () => createSecureContext({ key: pair.key, cert: pair.cert }))
-    } catch (error) {
-      done(error as Error)
-      return
+    } catch {
+      context = undefined
     }
     done(null, context)
   }

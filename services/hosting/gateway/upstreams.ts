@@ -15,8 +15,10 @@ export class UpstreamTimeoutError extends Error {
   }
 }
 
-/** Failures that happen before an upstream has seen the request, or while it was closing an idle connection. */
-const RETRIABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE'])
+/** Failures that happen before an upstream has seen the request, or while it was closing an idle connection (undici's UND_ERR_SOCKET). */
+const RETRIABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'])
+/** An upstream silent too long: while connecting, or before its answer's head (undici's codes, and the gateway's own for tunnels). */
+const TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'])
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE'])
 
 /**
@@ -32,6 +34,11 @@ export function mayRetry (method: string | undefined, hasBody: boolean): boolean
 export function isConnectionFailure (error: Error): boolean {
   const code = (error as NodeJS.ErrnoException).code
   return code !== undefined && RETRIABLE.has(code)
+}
+
+export function isTimeout (error: Error): boolean {
+  const code = (error as NodeJS.ErrnoException).code
+  return error instanceof UpstreamTimeoutError || (code !== undefined && TIMEOUTS.has(code))
 }
 
 const upstreamKey = (upstream: Upstream) => `${upstream.host}:${upstream.port}`

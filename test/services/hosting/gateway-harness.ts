@@ -84,11 +84,17 @@ export async function startUpstream (t: Test, instanceId: string, handler: Reque
   const server = createServer(handler)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const port = (server.address() as AddressInfo).port
+  // Upgraded sockets leave the server's own bookkeeping, so every connection is tracked here to be cut on close.
+  const sockets = new Set<Socket>()
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+  })
   let closed = false
   const close = async () => {
     if (closed) return
     closed = true
-    server.closeAllConnections()
+    for (const socket of sockets) socket.destroy()
     await new Promise<void>((resolve) => server.close(() => resolve()))
   }
   t.teardown(close)
@@ -173,4 +179,83 @@ export function readFrames (buffer: Buffer): { texts: string[], rest: Buffer } {
     offset = start + length
   }
   return { texts, rest: buffer.subarray(offset) }
+}
+
+/** An app that upgrades to WebSocket: greets with a frame sent with its 101, then echoes each text frame as `echo:<text>`. */
+export async function webSocketUpstream (t: Test, instanceId: string): Promise<TestUpstream & { seen: IncomingHttpHeaders[], closed: Promise<void> }> {
+  const upstream = await startUpstream(t, instanceId, (req, res) => res.end(`plain answer from ${instanceId}`))
+  const seen: IncomingHttpHeaders[] = []
+  const sockets = new Set<Socket>()
+  let closedOne!: () => void
+  const closed = new Promise<void>((resolve) => { closedOne = resolve })
+  upstream.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    seen.push(req.headers)
+    sockets.add(socket)
+    socket.on('close', () => {
+      sockets.delete(socket)
+      closedOne()
+    })
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${acceptFor(req.headers['sec-websocket-key'] as string)}\r\nX-Instance: ${instanceId}\r\n\r\n`)
+    socket.write(serverFrame(`welcome from ${instanceId}`))
+    let buffer = head
+    const echo = (chunk: Buffer) => {
+      const { texts, rest } = readFrames(Buffer.concat([buffer, chunk]))
+      buffer = rest
+      for (const text of texts) {
+        // `bye` makes the app close the connection first.
+        if (text === 'bye') socket.end()
+        else socket.write(serverFrame(`echo:${text}`))
+      }
+    }
+    echo(Buffer.alloc(0))
+    socket.on('data', echo)
+    // Like WebSocket servers, it closes its side when the peer has closed its own.
+    socket.on('end', () => socket.end())
+    socket.on('error', () => socket.destroy())
+  })
+  t.teardown(() => { for (const socket of sockets) socket.destroy() })
+  return { ...upstream, seen, closed }
+}
+
+/** A raw TCP client: what it received so far, and a way to wait for more. */
+export class RawClient {
+  received = Buffer.alloc(0)
+  closed = false
+  private readonly waiters: Array<() => void> = []
+
+  private constructor (readonly socket: Socket) {
+    socket.on('data', (chunk: Buffer) => {
+      this.received = Buffer.concat([this.received, chunk])
+      this.wake()
+    })
+    socket.on('error', () => {})
+    socket.on('close', () => {
+      this.closed = true
+      this.wake()
+    })
+  }
+
+  static async open (port: number): Promise<RawClient> {
+    const socket = connect(port, '127.0.0.1')
+    await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject))
+    return new RawClient(socket)
+  }
+
+  /** Resolves once `done` holds for what was received, or rejects when the connection closes first. */
+  async until (done: (text: string) => boolean): Promise<string> {
+    for (;;) {
+      const text = this.received.toString('latin1')
+      if (done(text)) return text
+      if (this.closed) throw new Error(`closed after receiving: ${JSON.stringify(text)}`)
+      await new Promise<void>((resolve) => this.waiters.push(resolve))
+    }
+  }
+
+  private wake (): void {
+    for (const waiter of this.waiters.splice(0)) waiter()
+  }
+}
+
+export function upgradeRequest (host: string, extra = '', path = '/socket'): string {
+  return `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n${extra}\r\n`
 }

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { Agent, request } from 'node:http'
+import { createServer as createTcpServer, type AddressInfo } from 'node:net'
 import { routeHost } from '../../../services/hosting/gateway/host.js'
 import { clientAddress, readRequestHead, requestIdFor } from '../../../services/hosting/gateway/forwarding.js'
 import { appRoute, ask, echoUpstream, raw, startGateway, startUpstream, type Answer } from './gateway-harness.js'
@@ -225,6 +226,21 @@ t.test('HEAD, status texts and empty answers pass through', async (t) => {
   t.equal((await ask(port, 'app.example', '/none')).status, 204)
 })
 
+t.test('an upstream head the gateway cannot repeat is a 502; a status without a reason gets the standard one', async (t) => {
+  const { port, routes } = await startGateway(t)
+  // Node's client accepts these heads; its server refuses to write a status under 100.
+  const heads: Record<string, string> = { 'odd.example': 'HTTP/1.1 099 Low', 'bare.example': 'HTTP/1.1 200' }
+  for (const [host, head] of Object.entries(heads)) {
+    const server = createTcpServer((socket) => socket.once('data', () => socket.end(`${head}\r\nContent-Length: 2\r\n\r\nhi`)))
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    t.teardown(() => server.close())
+    routes.set(host, { kind: 'app', appId: host, projectId: 'proj1', suspended: false, upstreams: [{ instanceId: 'raw', host: '127.0.0.1', port: (server.address() as AddressInfo).port }] })
+  }
+  t.equal((await ask(port, 'odd.example')).status, 502)
+  const { received } = await raw(port, 'GET / HTTP/1.1\r\nHost: bare.example\r\nConnection: close\r\n\r\n')
+  t.match(received.toString(), /^HTTP\/1\.1 200 OK\r\n[^]*hi$/)
+})
+
 t.test('round-robin over the upstreams', async (t) => {
   const { port, routes, served } = await startGateway(t)
   const apps = [await echoUpstream(t, 'a'), await echoUpstream(t, 'b'), await echoUpstream(t, 'c')]
@@ -253,6 +269,26 @@ t.test('a refused connection is retried on the next upstream for idempotent requ
   }
   const entries = await served.atLeast(7)
   t.same(entries.slice(1).map((entry) => entry.instanceId), Array(6).fill('live'), 'the record names the instance that answered')
+})
+
+t.test('a retry reads the table again: an app suspended or moved meanwhile is not retried', async (t) => {
+  const { port, routes } = await startGateway(t)
+  const dead = await echoUpstream(t, 'dead')
+  const live = await echoUpstream(t, 'live')
+  await dead.close()
+  const later: Array<ReturnType<typeof appRoute> | null> = [
+    appRoute('app1', [live], { suspended: true }),
+    { kind: 'static', appId: 'app1', projectId: 'proj1', suspended: false, deploymentId: 'd1', root: '/nonexistent', spaFallback: false },
+    appRoute('another', [live]),
+    null,
+    appRoute('app1', [dead])
+  ]
+  for (const route of later) {
+    let reads = 0
+    routes.resolve = () => ++reads === 1 ? appRoute('app1', [dead]) : route
+    t.equal((await ask(port, 'app.example')).status, 502, JSON.stringify(route))
+    t.equal(reads, 2, 'read once to route, once to retry')
+  }
 })
 
 t.test('a redeploy that swaps upstreams under a request loop shows no 5xx', async (t) => {
@@ -306,7 +342,7 @@ t.test('an upstream killed while listed: idempotent requests move to the others'
   t.same(answers.map((answer) => [answer.status, json(answer).instanceId]), Array(10).fill([200, 'b']))
 })
 
-t.test('a silent upstream gets 504; one that dies mid-answer cuts the client off', async (t) => {
+t.test('a silent upstream gets 504; one that dies or stalls mid-answer cuts the client off', async (t) => {
   const { port, routes, served } = await startGateway(t, { upstreamTimeoutMs: 200 })
   const silent = await startUpstream(t, 'silent', () => {})
   const dying = await startUpstream(t, 'dying', (req, res) => {
@@ -314,13 +350,19 @@ t.test('a silent upstream gets 504; one that dies mid-answer cuts the client off
     res.write('partial')
     setImmediate(() => req.socket.destroy())
   })
+  const stalling = await startUpstream(t, 'stalling', (req, res) => {
+    res.writeHead(200, { 'content-length': '100' })
+    res.write('partial')
+  })
   routes.set('silent.example', appRoute('silent', [silent]))
   routes.set('dying.example', appRoute('dying', [dying]))
+  routes.set('stalling.example', appRoute('stalling', [stalling]))
   const timedOut = await ask(port, 'silent.example', '/', { headers: { accept: 'application/json' } })
   t.same([timedOut.status, json(timedOut).code], [504, 'APP_GATEWAY_UPSTREAM_TIMEOUT'])
   await t.rejects(ask(port, 'dying.example'), 'the client sees the answer cut, not a complete one')
-  const entries = await served.atLeast(2)
-  t.match(entries, [{ appId: 'silent', status: 504 }, { appId: 'dying', status: 200, bytesOut: 7 }])
+  await t.rejects(ask(port, 'stalling.example'), 'an answer that stalls past the timeout is cut too')
+  const entries = await served.atLeast(3)
+  t.match(entries, [{ appId: 'silent', status: 504 }, { appId: 'dying', status: 200, bytesOut: 7 }, { appId: 'stalling', status: 200, bytesOut: 7 }])
 })
 
 t.test('a client that goes away cancels its upstream request', async (t) => {

@@ -1,0 +1,106 @@
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { request, type RequestOptions } from 'node:https'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import type { TLSSocket } from 'node:tls'
+import { tempDir } from '../../helper.js'
+import { appRoute, ask, echoUpstream, startGateway, type Answer } from './gateway-harness.js'
+
+/**
+ * TLS on the gateway's HTTPS port with certificates chosen by SNI, against
+ * self-signed certificates made with openssl, and ACME HTTP-01 answers on
+ * the plain port.
+ */
+
+const run = promisify(execFile)
+
+async function selfSigned (dir: string, name: string, altNames: string[]): Promise<{ key: string, cert: string }> {
+  const key = join(dir, `${name}.key`)
+  const cert = join(dir, `${name}.crt`)
+  await run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '2',
+    '-subj', `/CN=${altNames[0]}`, '-addext', `subjectAltName=${altNames.map((alt) => `DNS:${alt}`).join(',')}`])
+  return { key: readFileSync(key, 'utf8'), cert: readFileSync(cert, 'utf8') }
+}
+
+interface SecureAnswer extends Answer { peerSerial: string }
+
+async function askTls (port: number, options: RequestOptions & { host?: string }, ca: string[]): Promise<SecureAnswer> {
+  return await new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/', agent: false, ca, ...options }, (res) => {
+      const serial = (res.socket as TLSSocket).getPeerCertificate().serialNumber
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => chunks.push(chunk))
+      res.on('end', () => resolve({ status: res.statusCode as number, headers: res.headers, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks).toString(), peerSerial: serial }))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+t.test('HTTPS: the certificate for the SNI name, the request proxied with https forwarding headers', async (t) => {
+  const dir = tempDir(t, 'plinth-gateway-tls-')
+  const first = await selfSigned(dir, 'first', ['secure.example'])
+  const renewed = await selfSigned(dir, 'renewed', ['secure.example', 'other.example'])
+  const { tlsPort, routes, certificates, served } = await startGateway(t, { tls: true })
+  routes.set('secure.example', appRoute('secure', [await echoUpstream(t, 'i1')]))
+  certificates.set('secure.example', first)
+  const answer = await askTls(tlsPort as number, { servername: 'secure.example', headers: { host: 'secure.example', 'x-forwarded-proto': 'http' } }, [first.cert])
+  t.equal(answer.status, 200)
+  const seen = JSON.parse(answer.body)
+  t.match(seen.headers, { 'x-forwarded-proto': 'https', 'x-forwarded-port': String(tlsPort), forwarded: 'for=127.0.0.1;host="secure.example";proto=https' })
+  const again = await askTls(tlsPort as number, { servername: 'SECURE.example', headers: { host: 'secure.example' } }, [first.cert])
+  t.equal(again.peerSerial, answer.peerSerial, 'the server name is matched without regard to case')
+  // A renewal: the source now answers the new certificate, and the next handshake presents it.
+  certificates.set('secure.example', renewed)
+  const afterRenewal = await askTls(tlsPort as number, { servername: 'secure.example', headers: { host: 'secure.example' } }, [renewed.cert])
+  t.not(afterRenewal.peerSerial, answer.peerSerial)
+  t.match(await served.atLeast(3), [{ appId: 'secure', status: 200 }, { appId: 'secure' }, { appId: 'secure' }])
+})
+
+t.test('no certificate for the name, no name, or a broken certificate: the handshake fails, and others still work', async (t) => {
+  const dir = tempDir(t, 'plinth-gateway-tls-')
+  const good = await selfSigned(dir, 'good', ['secure.example'])
+  const { tlsPort, routes, certificates } = await startGateway(t, { tls: true })
+  routes.set('secure.example', appRoute('secure', [await echoUpstream(t, 'i1')]))
+  certificates.set('secure.example', good)
+  certificates.set('broken.example', { key: 'not a key', cert: 'not a certificate' })
+  const port = tlsPort as number
+  // A handshake failure alert (40), not a dropped connection.
+  const handshakeFailure = { code: 'EPROTO', message: /alert handshake failure/ }
+  await t.rejects(askTls(port, { servername: 'nobody.example', headers: { host: 'nobody.example' } }, [good.cert]), handshakeFailure, 'no certificate for the name')
+  await t.rejects(askTls(port, { servername: '', headers: { host: 'secure.example' } }, [good.cert]), handshakeFailure, 'no server name at all')
+  await t.rejects(askTls(port, { servername: 'broken.example', headers: { host: 'broken.example' } }, [good.cert]), handshakeFailure, 'a certificate that does not parse')
+  t.equal((await askTls(port, { servername: 'secure.example', headers: { host: 'secure.example' } }, [good.cert])).status, 200)
+})
+
+t.test('ACME HTTP-01: key authorizations on the plain port for any host; 404 when there is none', async (t) => {
+  const dir = tempDir(t, 'plinth-gateway-tls-')
+  const good = await selfSigned(dir, 'good', ['secure.example'])
+  const { port, tlsPort, routes, challenges, certificates, served } = await startGateway(t, { tls: true })
+  routes.set('secure.example', appRoute('secure', [await echoUpstream(t, 'i1')]))
+  certificates.set('secure.example', good)
+  challenges.set('tok_EN-123', 'tok_EN-123.thumbprint')
+  for (const host of ['secure.example', 'not-yet-routed.example']) {
+    const answer = await ask(port, host, '/.well-known/acme-challenge/tok_EN-123')
+    t.same([answer.status, answer.headers['content-type'], answer.body], [200, 'text/plain; charset=utf-8', 'tok_EN-123.thumbprint'], host)
+  }
+  const head = await ask(port, 'x.example', '/.well-known/acme-challenge/tok_EN-123', { method: 'HEAD' })
+  t.same([head.status, head.headers['content-length'], head.body], [200, '21', ''])
+  for (const [path, method] of [['/.well-known/acme-challenge/unknown', 'GET'], ['/.well-known/acme-challenge/tok_EN-123', 'POST'], ['/.well-known/acme-challenge/bad%20token', 'GET'], ['/.well-known/acme-challenge/', 'GET']]) {
+    t.equal((await ask(port, 'secure.example', path, { method })).status, 404, `${method} ${path}`)
+  }
+  t.equal((await ask(port, 'secure.example', '/.well-known/acme-challenge/tok_EN-123?x=1')).body, 'tok_EN-123.thumbprint', 'a query does not change the token')
+  const overTls = await askTls(tlsPort as number, { servername: 'secure.example', path: '/.well-known/acme-challenge/tok_EN-123', headers: { host: 'secure.example' } }, [good.cert])
+  t.equal(JSON.parse(overTls.body).url, '/.well-known/acme-challenge/tok_EN-123', 'on the TLS port the path is the app\'s')
+  t.same((await served.atLeast(1)).map((entry) => entry.appId), ['secure'], 'challenge answers are not counted as an app\'s')
+})
+
+t.test('listen fails cleanly when a port is taken', async (t) => {
+  const first = await startGateway(t)
+  const { Gateway } = await import('../../../services/hosting/gateway/gateway.js')
+  const second = new Gateway({ routes: { resolve: () => null }, served: { record: () => {} }, certificates: { certificateFor: () => null }, challenges: { keyAuthorization: () => null }, newId: () => 'id' })
+  await t.rejects(second.listen({ port: first.port, host: '127.0.0.1' }), { code: 'EADDRINUSE' })
+  t.same(second.addresses(), { http: null, https: null }, 'nothing is left listening')
+})
