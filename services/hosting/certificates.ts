@@ -64,6 +64,10 @@ export interface CertificatesDeps {
   onError?: (error: unknown) => void
 }
 
+/** The recurring job that runs `renewDue`, and how often: the plugin registers and schedules it. */
+export const RENEW_CERTIFICATES_JOB = 'hosting.certificates.renew'
+export const RENEW_CERTIFICATES_EVERY_MS = 3_600_000
+
 const CERTIFICATES = 'hosting_certificates'
 const ACCOUNTS = 'hosting_acme_accounts'
 const DAY_MS = 86_400_000

@@ -51,6 +51,11 @@ export interface HostnamesDeps {
 }
 
 const HOSTNAMES = 'hosting_hostnames'
+const VERIFY_PENDING_BATCH = 50
+
+/** The recurring job that runs `verifyPending`, and how often: the plugin registers and schedules it. */
+export const VERIFY_PENDING_JOB = 'hosting.hostnames.verify'
+export const VERIFY_PENDING_EVERY_MS = 5 * 60_000
 
 const hostnameNotFound = () => notFound('APP_HOSTING_HOSTNAME_NOT_FOUND', 'Hostname not found')
 
@@ -154,23 +159,47 @@ export class Hostnames {
    */
   async verify (projectId: string, appId: string, hostname: string): Promise<HostingHostname> {
     const record = await this.record(projectId, appId, hostname)
-    const instructions = await this.deps.gateway.instructions(projectId, record.hostname)
-    const records = await this.checks.check(instructions)
-    const now = this.deps.clock.now()
-    const ok = records.every((check) => check.ok)
-    const lastCheck = { at: now, ok, records }
-    const set: Partial<HostnameRecord> = ok ? { status: 'verified', verifiedAt: record.verifiedAt ?? now, lastCheck, updatedAt: now } : { lastCheck, updatedAt: now }
-    await this.hostnames.updateOne({ _id: record._id }, { $set: set })
-    const details = { projectId, appId, hostname: record.hostname }
-    if (!ok) {
-      const problems = records.filter((check) => !check.ok)
-      await this.deps.onEvent?.('hostname.verification_failed', { ...details, problems: problems.map((check) => check.problem) })
+    const { checked, problems } = await this.check(record)
+    if (problems.length > 0) {
+      await this.deps.onEvent?.('hostname.verification_failed', { projectId, appId, hostname: record.hostname, problems: problems.map((check) => check.problem) })
       throw conflict('APP_HOSTING_HOSTNAME_UNVERIFIED', `${record.hostname} is not verified: ${problems.map((check) => check.problem).join('; ')}`, {
         fields: problems.map((check) => ({ path: `${check.name} ${check.type}`, message: `${String(check.problem)}; expected ${check.expected}` }))
       })
     }
-    if (record.status !== 'verified') await this.deps.onEvent?.('hostname.verified', { ...details, found: records.flatMap((check) => check.found) })
-    return toView({ ...record, ...set })
+    return toView(checked)
+  }
+
+  /**
+   * Checks pending hostnames again, the longest-waiting first, so a name
+   * whose records appear is verified without anyone asking; what a
+   * recurring job runs. Failures are only kept in `lastCheck`: the timeline
+   * hears of the verification, not of every miss before it.
+   */
+  async verifyPending (): Promise<{ verified: string[], pending: string[] }> {
+    const due = await this.hostnames.find({ status: 'pending' }, { sort: { updatedAt: 1 }, limit: VERIFY_PENDING_BATCH }).toArray()
+    const verified: string[] = []
+    const pending: string[] = []
+    for (const record of due) {
+      const { problems } = await this.check(record)
+      if (problems.length === 0) verified.push(record.hostname)
+      else pending.push(record.hostname)
+    }
+    return { verified, pending }
+  }
+
+  /** Looks the records up and keeps what was found; the first success verifies the name and is announced. */
+  private async check (record: WithId<HostnameRecord>): Promise<{ checked: WithId<HostnameRecord>, problems: HostnameRecordCheck[] }> {
+    const instructions = await this.deps.gateway.instructions(record.projectId, record.hostname)
+    const records = await this.checks.check(instructions)
+    const now = this.deps.clock.now()
+    const problems = records.filter((check) => !check.ok)
+    const lastCheck = { at: now, ok: problems.length === 0, records }
+    const set: Partial<HostnameRecord> = lastCheck.ok ? { status: 'verified', verifiedAt: record.verifiedAt ?? now, lastCheck, updatedAt: now } : { lastCheck, updatedAt: now }
+    await this.hostnames.updateOne({ _id: record._id }, { $set: set })
+    if (lastCheck.ok && record.status !== 'verified') {
+      await this.deps.onEvent?.('hostname.verified', { projectId: record.projectId, appId: record.appId, hostname: record.hostname, found: records.flatMap((check) => check.found) })
+    }
+    return { checked: { ...record, ...set }, problems }
   }
 
   async unbind (projectId: string, appId: string, hostname: string): Promise<void> {

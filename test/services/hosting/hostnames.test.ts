@@ -200,3 +200,18 @@ t.test('unbind, and the app or project going, release the names', async (t) => {
   t.same(await hostnames.holder('d.example.org'), { hostname: 'd.example.org', projectId: 'pu2', appId: 'app3', status: 'pending' })
   t.same(await hostnames.holder('nobody.example.org'), null)
 })
+
+t.test('pending hostnames are checked again by the recurring job until their records appear', async (t) => {
+  const { hostnames, events } = await hosting()
+  await app.dns.zones.create('p-auto', { name: 'auto.test' })
+  await hostnames.bind('p-auto', 'app1', 'auto.test')
+  const first = await hostnames.verifyPending()
+  t.ok(first.pending.includes('auto.test'))
+  t.notOk(first.verified.includes('auto.test'))
+  t.match(await hostnames.get('p-auto', 'app1', 'auto.test'), { status: 'pending', lastCheck: { ok: false } }, 'the miss is kept')
+  await app.dns.gateway.apply('p-auto', 'auto.test')
+  t.same((await hostnames.verifyPending()).verified, ['auto.test'])
+  t.match(await hostnames.get('p-auto', 'app1', 'auto.test'), { status: 'verified' })
+  t.same(events.map((event) => event.kind), ['hostname.bound', 'hostname.verified'], 'the timeline hears of the verification, not of each miss')
+  t.notOk((await hostnames.verifyPending()).pending.includes('auto.test'), 'verified names are not checked again')
+})

@@ -82,6 +82,7 @@ export async function startPebble (t: Test, options: { httpPort: number, dnsPort
   })
   child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString() })
   child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString() })
+  child.on('error', (error) => { output += `could not run pebble: ${error.message}\n` })
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   t.teardown(async () => {
     child.kill('SIGTERM')
