@@ -17,6 +17,7 @@ import { AppSources } from '../services/hosting/app-sources.js'
 import { Traffic, USAGE_FLUSH_JOB } from '../services/hosting/traffic.js'
 import type { RuntimeDriver } from '../services/hosting/runtime.js'
 import { ProcessDriver, probeSandbox } from '../services/hosting/process-driver/index.js'
+import { ContainerDriver } from '../services/hosting/container-driver/index.js'
 import { Gateway } from '../services/hosting/gateway/gateway.js'
 import { Hostnames, type HostingEventListener } from '../services/hosting/hostnames.js'
 import { Certificates } from '../services/hosting/certificates.js'
@@ -60,7 +61,9 @@ const CERTIFICATES_RENEW_EVERY_MS = 60 * 60_000
 
 function createDriver (app: FastifyInstance): RuntimeDriver {
   const { hosting, dataDir } = app.config
-  if (hosting.driver === 'container') throw new Error('HOSTING_DRIVER=container: the container driver is not part of this build yet; use process')
+  if (hosting.driver === 'container' && hosting.container !== null) {
+    return new ContainerDriver({ ...hosting.container, artifactsDir: join(hosting.dir, 'artifacts'), clock: systemClock, newId })
+  }
   return new ProcessDriver({ root: join(hosting.dir, 'driver'), clock: systemClock, sandbox: probeSandbox(), newId, hiddenPaths: [dataDir] })
 }
 

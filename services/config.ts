@@ -69,6 +69,8 @@ export interface HostingConfig {
   instanceLimits: { memoryMb: number, cpus: number, pids: number }
   healthTimeoutMs: number
   stopGraceMs: number
+  /** HOSTING_DOCKER_SOCKET and HOSTING_BASE_IMAGE: the engine's Unix socket and the image apps build on; both required with HOSTING_DRIVER=container. */
+  container: { socketPath: string, baseImage: string } | null
 }
 
 export interface HostingTlsConfig {
@@ -274,6 +276,11 @@ function hostingConfig (env: Env, dataDir: string, host: string): HostingConfig 
   if (!DNS_NAME.test(appsDomain)) throw new ConfigError('HOSTING_APPS_DOMAIN', `must be a domain name, got "${appsDomain}"`)
   const gatewayHost = text(env, 'GATEWAY_HOST') ?? host
   if (!/^[\w.:-]+$/.test(gatewayHost)) throw new ConfigError('GATEWAY_HOST', `must be a host name or IP address, got "${gatewayHost}"`)
+  const socketPath = text(env, 'HOSTING_DOCKER_SOCKET')
+  const baseImage = text(env, 'HOSTING_BASE_IMAGE')
+  if (driver === 'container' && socketPath === undefined) throw new ConfigError('HOSTING_DOCKER_SOCKET', 'must be set with HOSTING_DRIVER=container: the Docker or Podman API socket')
+  if (driver === 'container' && baseImage === undefined) throw new ConfigError('HOSTING_BASE_IMAGE', 'must be set with HOSTING_DRIVER=container: the image apps build on, e.g. node:20-slim')
+  if (socketPath !== undefined && !socketPath.startsWith('/')) throw new ConfigError('HOSTING_DOCKER_SOCKET', `must be an absolute path to a Unix socket, got "${socketPath}"`)
   const cpus = Number(text(env, 'HOSTING_INSTANCE_CPUS') ?? '1')
   if (!(cpus > 0 && cpus <= 64)) throw new ConfigError('HOSTING_INSTANCE_CPUS', 'must be a number of cores above 0 and at most 64')
   return {
@@ -288,7 +295,8 @@ function hostingConfig (env: Env, dataDir: string, host: string): HostingConfig 
     },
     instanceLimits: { memoryMb: integer(env, 'HOSTING_INSTANCE_MEMORY_MB', 512, 16, 1024 * 1024), cpus, pids: integer(env, 'HOSTING_INSTANCE_PIDS', 256, 8, 1_000_000) },
     healthTimeoutMs: integer(env, 'HOSTING_HEALTH_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
-    stopGraceMs: integer(env, 'HOSTING_STOP_GRACE_SECONDS', 10, 0, 600) * 1000
+    stopGraceMs: integer(env, 'HOSTING_STOP_GRACE_SECONDS', 10, 0, 600) * 1000,
+    container: socketPath !== undefined && baseImage !== undefined ? { socketPath, baseImage } : null
   }
 }
 
