@@ -154,7 +154,7 @@ export class HostingApps {
   }
 
   async deleteAllForProject (projectId: string): Promise<void> {
-    for (const app of await this.records.find({ projectId }).toArray()) await this.delete(app).catch(() => {})
+    for (const app of await this.records.find({ projectId }).toArray()) await this.delete(app)
   }
 
   /** The gateway answers 503 at once; the instances stop in the reconcile job. */
