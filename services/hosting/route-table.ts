@@ -1,4 +1,4 @@
-import type { Route, RouteTable, Upstream } from './routing.js'
+import type { Route, RouteTable } from './routing.js'
 
 /**
  * The gateway's route table: each app's route under every host it answers
@@ -40,8 +40,4 @@ export class HostRoutes implements RouteTable {
     }
     this.hostsOf.delete(appId)
   }
-}
-
-export function upstreamsEqual (a: Upstream[], b: Upstream[]): boolean {
-  return a.length === b.length && a.every((upstream, i) => upstream.instanceId === b[i].instanceId)
 }

@@ -42,6 +42,11 @@ t.test('a crash on start fails the deployment with its reason; bad archives fail
     t.match(await deploymentSettled(app, site, owner.auth, deployment.body.data.id), { state: 'build_failed', reason }, name)
   }
 
+  t.equal((await call(app, 'PUT', `${site}/git-source`, owner.auth, { url: 'https://127.0.0.1:1/nothing.git', branch: 'main' })).status, 200)
+  t.same([(await call(app, 'POST', `${site}/deployments/from-git`, owner.auth, { ref: 'other' })).body.code], ['APP_HOSTING_GIT_SOURCE_INVALID'], 'an external repository deploys its branch only')
+  const unreachable = await call(app, 'POST', `${site}/deployments/from-git`, owner.auth, {})
+  t.match(await deploymentSettled(app, site, owner.auth, unreachable.body.data.id), { state: 'build_failed', reason: /^Could not clone https:\/\/127\.0\.0\.1:1\/nothing\.git/ }, 'an external repository that cannot be cloned fails the build, saying why')
+
   const uploads: Array<[string, Record<string, string>, unknown, number, string]> = [
     ['a zip', owner.auth, { name: 'source.zip', size: 10, sha256: 'a'.repeat(64) }, 400, 'APP_HOSTING_ARCHIVE_INVALID'],
     ['too large', owner.auth, { name: 'source.tar.gz', size: 1024 ** 3, sha256: 'a'.repeat(64) }, 400, 'APP_VALIDATION_FAILED'],
