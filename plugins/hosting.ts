@@ -19,8 +19,8 @@ import type { RuntimeDriver } from '../services/hosting/runtime.js'
 import { ProcessDriver, probeSandbox } from '../services/hosting/process-driver/index.js'
 import { ContainerDriver } from '../services/hosting/container-driver/index.js'
 import { Gateway } from '../services/hosting/gateway/gateway.js'
-import { Hostnames, type HostingEventListener } from '../services/hosting/hostnames.js'
-import { Certificates } from '../services/hosting/certificates.js'
+import { Hostnames, VERIFY_PENDING_EVERY_MS, VERIFY_PENDING_JOB, type HostingEventListener } from '../services/hosting/hostnames.js'
+import { Certificates, RENEW_CERTIFICATES_EVERY_MS, RENEW_CERTIFICATES_JOB } from '../services/hosting/certificates.js'
 import { hostingHostnameSchemas } from '../schemas/hosting-hostnames.js'
 import { GitCli } from '../services/git/git-cli.js'
 import { RepoReader } from '../services/git/reader.js'
@@ -56,8 +56,6 @@ export function hostingDisabled (): AppError {
 }
 
 const USAGE_FLUSH_EVERY_MS = 60_000
-const CERTIFICATES_RENEW_JOB = 'hosting.certificates.renew'
-const CERTIFICATES_RENEW_EVERY_MS = 60 * 60_000
 
 function createDriver (app: FastifyInstance): RuntimeDriver {
   const { hosting, dataDir } = app.config
@@ -176,7 +174,16 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
   app.registerJobHandler(DEPLOY_JOB, async (payload) => await deployments.runNext(String(payload.appId)))
   app.registerJobHandler(RECONCILE_JOB, async (payload) => { await releases.reconcile(String(payload.appId)) })
   app.registerJobHandler(USAGE_FLUSH_JOB, async () => await traffic.flush(await releases.running()))
-  app.registerJobHandler(CERTIFICATES_RENEW_JOB, async () => await certificates.renewDue())
+  app.registerJobHandler(RENEW_CERTIFICATES_JOB, async () => await certificates.renewDue())
+  // A pending name whose records appeared is verified here; the app it now reaches is routed at once.
+  app.registerJobHandler(VERIFY_PENDING_JOB, async () => {
+    const outcome = await hostnames.verifyPending()
+    for (const name of outcome.verified) {
+      const holder = await hostnames.holder(name)
+      if (holder !== null) await releases.publish(holder.appId)
+    }
+    return outcome
+  })
   if (enabled) {
     app.git.transport.onPushed(async (repo) => {
       await sources?.afterPush(repo, await apps.autoDeploying(repo._id)).catch(onError)
@@ -195,7 +202,8 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
         await wake(RECONCILE_JOB, appId)
       }
       await app.jobs.schedule(USAGE_FLUSH_JOB, USAGE_FLUSH_EVERY_MS)
-      await app.jobs.schedule(CERTIFICATES_RENEW_JOB, CERTIFICATES_RENEW_EVERY_MS)
+      await app.jobs.schedule(RENEW_CERTIFICATES_JOB, RENEW_CERTIFICATES_EVERY_MS)
+      await app.jobs.schedule(VERIFY_PENDING_JOB, VERIFY_PENDING_EVERY_MS)
       const { port, tlsPort, host } = config.hosting.gateway
       if (port !== null) {
         await gateway.listen({ port, host, ...(tlsPort === null ? {} : { tlsPort }) })

@@ -1,7 +1,8 @@
 import t from 'tap'
 import { createServer } from 'node:net'
 import { buildTestApp, call, orgWithRoles } from '../../helper.js'
-import { deploymentSettled, packFixture, uploadSource, viaGateway } from './fixtures.js'
+import { VERIFY_PENDING_JOB } from '../../../services/hosting/hostnames.js'
+import { deploymentSettled, packFixture, uploadSource, viaGateway, waitFor } from './fixtures.js'
 
 async function freePort (): Promise<number> {
   const server = createServer()
@@ -43,6 +44,11 @@ t.test('a custom hostname: bound with its records, verified against the built-in
   t.match((await call(app, 'GET', `${siteUrl}/hostnames/www.site.test`, viewer.auth)).body.data.instructions.records, [{ present: true }, { present: true }])
   t.same([(await call(app, 'POST', `${siteUrl}/hostnames/www.site.test/certificate`, owner.auth, {})).body.code], ['APP_HOSTING_ACME_NOT_CONFIGURED'])
   t.same((await call(app, 'GET', `${siteUrl}/certificates`, viewer.auth)).body.data, [])
+
+  t.equal((await call(app, 'POST', `${siteUrl}/domains`, owner.auth, { hostname: 'api.site.test' })).status, 201)
+  await call(app, 'POST', `/api/projects/${projectId}/dns/gateway-instructions/apply`, owner.auth, { hostname: 'api.site.test' })
+  await app.jobs.enqueue(VERIFY_PENDING_JOB)
+  await waitFor('the pending name verified by the job and routed', async () => (await viaGateway(port, 'api.site.test')).status, (status) => status === 200)
 
   t.same((await call(app, 'DELETE', `${siteUrl}/domains/www.site.test`, owner.auth)).body.data, { deleted: true })
   t.equal((await viaGateway(port, 'www.site.test')).status, 404, 'unbound: no longer routed')
