@@ -14,6 +14,7 @@ export const API_TAGS = [
   { name: 'projects', description: 'Projects, their end-user auth switch, service tokens and admin tools over end users' },
   { name: 'collections', description: 'Collection definitions: fields, indexes and the rule of each of the eight data methods' },
   { name: 'project auth', description: 'A project\'s end users: register, log in, refresh, log out, change password; and verification for the project\'s servers' },
+  { name: 'hosting', description: 'App hosting: container apps and static apps, deployments from an upload or git, instances behind the gateway, secrets, logs, metrics, timeline and usage' },
   { name: 'git', description: 'Git hosting: repositories, branches, tags, history, trees and files, deploy keys and protected branches (the smart-HTTP clone URLs are in each repository\'s view)' },
   { name: 'data', description: 'A project\'s data API: records of each collection, lists with filters and cursors, bulk changes and record files' },
   { name: 'dns', description: 'DNS: providers (the built-in authoritative server, PowerDNS, Cloudflare, Route 53), zones with zone-file import and export, records, and the records that point a hostname at the gateway' }

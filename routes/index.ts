@@ -9,6 +9,7 @@ import dataRoutes from './data/index.js'
 import gitRoutes from './git/index.js'
 import smartHttpRoutes from './git/smart-http.js'
 import dnsRoutes from './dns/index.js'
+import hostingRoutes from './hosting/index.js'
 
 /**
  * The one place route families are mounted. A new family is one folder under
@@ -25,4 +26,5 @@ export async function registerRoutes (app: FastifyInstance): Promise<void> {
   await app.register(gitRoutes, { prefix: '/api/projects/:projectId/git' })
   await app.register(smartHttpRoutes, { prefix: '/git' })
   await app.register(dnsRoutes, { prefix: '/api/projects/:projectId/dns' })
+  await app.register(hostingRoutes, { prefix: '/api/projects/:projectId/backend' })
 }

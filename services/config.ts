@@ -51,8 +51,28 @@ export interface Config {
   git: GitConfig
   /** DNS: the built-in authoritative server and the gateway hostnames point at (see the README's DNS section). */
   dns: DnsConfig
+  /** App hosting (see the README's hosting section). */
+  hosting: HostingConfig
   /** Hosting: how custom hostnames are verified and where their TLS certificates come from (docs/hosting.md). */
   hostingTls: HostingTlsConfig
+}
+
+export interface HostingConfig {
+  /** HOSTING_ENABLED: when off, the hosting family answers 404 `APP_HOSTING_DISABLED` and nothing runs. */
+  enabled: boolean
+  /** HOSTING_DRIVER: child processes (the default) or containers over the Docker Engine API. */
+  driver: 'process' | 'container'
+  /** HOSTING_DIR: sources being built, artifacts and static trees; defaults to DATA_DIR/hosting. */
+  dir: string
+  /** HOSTING_APPS_DOMAIN: every app answers at `<name>.<domain>` through the gateway. */
+  appsDomain: string
+  /** GATEWAY_PORT, GATEWAY_TLS_PORT and GATEWAY_HOST: the gateway listens only when a port is set (0 picks a free one); HTTPS only with a TLS port. */
+  gateway: { port: number | null, tlsPort: number | null, host: string }
+  instanceLimits: { memoryMb: number, cpus: number, pids: number }
+  healthTimeoutMs: number
+  stopGraceMs: number
+  /** HOSTING_DOCKER_SOCKET and HOSTING_BASE_IMAGE: the engine's Unix socket and the image apps build on; both required with HOSTING_DRIVER=container. */
+  container: { socketPath: string, baseImage: string } | null
 }
 
 export interface HostingTlsConfig {
@@ -282,6 +302,37 @@ function tokenPrefix (env: Env, name: string, fallback: string): string {
 
 const DNS_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
 
+function hostingConfig (env: Env, dataDir: string, host: string): HostingConfig {
+  const driver = text(env, 'HOSTING_DRIVER') ?? 'process'
+  if (driver !== 'process' && driver !== 'container') throw new ConfigError('HOSTING_DRIVER', `must be process or container, got "${driver}"`)
+  const appsDomain = (text(env, 'HOSTING_APPS_DOMAIN') ?? 'apps.localhost').toLowerCase().replace(/\.$/, '')
+  if (!DNS_NAME.test(appsDomain)) throw new ConfigError('HOSTING_APPS_DOMAIN', `must be a domain name, got "${appsDomain}"`)
+  const gatewayHost = text(env, 'GATEWAY_HOST') ?? host
+  if (!/^[\w.:-]+$/.test(gatewayHost)) throw new ConfigError('GATEWAY_HOST', `must be a host name or IP address, got "${gatewayHost}"`)
+  const socketPath = text(env, 'HOSTING_DOCKER_SOCKET')
+  const baseImage = text(env, 'HOSTING_BASE_IMAGE')
+  if (driver === 'container' && socketPath === undefined) throw new ConfigError('HOSTING_DOCKER_SOCKET', 'must be set with HOSTING_DRIVER=container: the Docker or Podman API socket')
+  if (driver === 'container' && baseImage === undefined) throw new ConfigError('HOSTING_BASE_IMAGE', 'must be set with HOSTING_DRIVER=container: the image apps build on, e.g. node:20-slim')
+  if (socketPath !== undefined && !socketPath.startsWith('/')) throw new ConfigError('HOSTING_DOCKER_SOCKET', `must be an absolute path to a Unix socket, got "${socketPath}"`)
+  const cpus = Number(text(env, 'HOSTING_INSTANCE_CPUS') ?? '1')
+  if (!(cpus > 0 && cpus <= 64)) throw new ConfigError('HOSTING_INSTANCE_CPUS', 'must be a number of cores above 0 and at most 64')
+  return {
+    enabled: flag(env, 'HOSTING_ENABLED', true),
+    driver,
+    dir: resolve(dataDir, text(env, 'HOSTING_DIR') ?? 'hosting'),
+    appsDomain,
+    gateway: {
+      port: text(env, 'GATEWAY_PORT') === undefined ? null : integer(env, 'GATEWAY_PORT', 0, 0, 65535),
+      tlsPort: text(env, 'GATEWAY_TLS_PORT') === undefined ? null : integer(env, 'GATEWAY_TLS_PORT', 0, 0, 65535),
+      host: gatewayHost
+    },
+    instanceLimits: { memoryMb: integer(env, 'HOSTING_INSTANCE_MEMORY_MB', 512, 16, 1024 * 1024), cpus, pids: integer(env, 'HOSTING_INSTANCE_PIDS', 256, 8, 1_000_000) },
+    healthTimeoutMs: integer(env, 'HOSTING_HEALTH_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
+    stopGraceMs: integer(env, 'HOSTING_STOP_GRACE_SECONDS', 10, 0, 600) * 1000,
+    container: socketPath !== undefined && baseImage !== undefined ? { socketPath, baseImage } : null
+  }
+}
+
 function dnsConfig (env: Env): DnsConfig {
   const rawPort = text(env, 'DNS_PORT')
   const host = text(env, 'DNS_HOST') ?? '127.0.0.1'
@@ -403,6 +454,7 @@ export function loadConfig (env: Env = process.env): Config {
       sshLimits: sshLimits(env)
     },
     dns: dnsConfig(env),
+    hosting: hostingConfig(env, dataDir, host),
     hostingTls: hostingTlsConfig(env)
   }
 }

@@ -1,4 +1,5 @@
 import { badRequest } from './errors.js'
+import { DuplicateKeyError } from './store/errors.js'
 import type { IdGenerator } from './ids.js'
 import type { Filter, IndexKey, Store, StoreCollection } from './store/types.js'
 import { retryUpsertRace } from './upsert-race.js'
@@ -36,6 +37,8 @@ export type Job = {
   finishedAt: Date | null
   /** Set on a recurring job (see `schedule`): it runs again this long after each run instead of finishing. */
   everyMs?: number
+  /** Set on a keyed job (see `enqueueKeyed`): asked for again while it ran, so it is queued again instead of finishing. */
+  again?: boolean
 }
 
 export interface EnqueueOptions {
@@ -82,6 +85,7 @@ const FINISHED: JobStatus[] = ['succeeded', 'failed', 'dead']
 export const JOBS_PRUNE_JOB = 'jobs.prune'
 // Sorts before every generated id (digits and lower-case letters), so a backlog never holds a schedule back.
 const RECURRING_ID_PREFIX = '-every:'
+const KEYED_ID_PREFIX = '-key:'
 /**
  * The claim is `status` = …, `type` $in …, sorted by `_id`, with a range on
  * `runAt` (queued) or `leaseUntil` (running): equality, sort, then range, one
@@ -176,6 +180,35 @@ export class JobQueue {
     return job
   }
 
+  /**
+   * One job per `type` and `key`, run one at a time: makes sure the job runs
+   * at least once after this call. A new or finished one is queued; a running
+   * one is marked to run again once it ends, so work added while it runs is
+   * never missed; a queued one is left as it is. For work that must not run
+   * twice at once (one app's deployments), the handler reading what is due.
+   */
+  async enqueueKeyed (type: string, key: string, payload: JobPayload = {}): Promise<void> {
+    assertJobType(type)
+    if (!isPlainObject(payload)) throw badRequest('APP_JOB_INVALID', 'Job payload must be a plain object')
+    const _id = `${KEYED_ID_PREFIX}${type}:${key}`
+    for (;;) {
+      const now = await this.now()
+      try {
+        await this.jobs.insertOne({ _id, ...newJob(type, payload, DEFAULT_MAX_ATTEMPTS, now, now), again: false })
+        return
+      } catch (error) {
+        if (!(error instanceof DuplicateKeyError)) throw error
+      }
+      const current = await this.jobs.findOne({ _id })
+      if (current === null) continue
+      if (current.status === 'queued') return
+      const changed = current.status === 'running'
+        ? await this.jobs.updateOne({ _id, status: 'running', attempts: current.attempts }, { $set: { again: true } })
+        : await this.jobs.updateOne({ _id, status: current.status, attempts: current.attempts }, { $set: { ...this.nextRun(current, now, { lastError: null, result: null, finishedAt: null }), payload, runAt: now, again: false, updatedAt: now } })
+      if (changed.matchedCount === 1) return
+    }
+  }
+
   async get (id: string): Promise<Job | null> {
     return await this.jobs.findOne({ _id: id })
   }
@@ -252,6 +285,8 @@ export class JobQueue {
   /** The finished job, or null when the caller's lease was taken over (its result is discarded). */
   async complete (job: Job, workerId: string, result?: unknown): Promise<Job | null> {
     const now = await this.now()
+    const rerun = await this.rerunIfAsked(job, workerId, now, { result: result ?? null, lastError: null })
+    if (rerun !== null) return rerun
     const outcome = { result: result ?? null }
     return await this.settle(job, workerId, now, job.everyMs === undefined
       ? { status: 'succeeded', ...outcome, finishedAt: now }
@@ -266,6 +301,8 @@ export class JobQueue {
   async fail (job: Job, workerId: string, error: unknown): Promise<Job | null> {
     const now = await this.now()
     const lastError = errorMessage(error)
+    const rerun = await this.rerunIfAsked(job, workerId, now, { lastError })
+    if (rerun !== null) return rerun
     const final = error instanceof PermanentJobError || job.attempts >= job.maxAttempts
     // A recurring job never ends: past its last attempt it waits for its next run.
     if (final && job.everyMs !== undefined) return await this.settle(job, workerId, now, this.nextRun(job, now, { lastError }))
@@ -273,6 +310,16 @@ export class JobQueue {
     if (job.attempts >= job.maxAttempts) return await this.settle(job, workerId, now, { status: 'dead', lastError, finishedAt: now })
     const runAt = later(now, retryDelayMs(job.attempts, this.backoff, this.random))
     return await this.settle(job, workerId, now, { status: 'queued', lastError, runAt, leaseOwner: null })
+  }
+
+  /** A keyed job asked for again while it ran goes back to the queue at once, with a fresh budget; null when it was not. */
+  private async rerunIfAsked (job: Job, workerId: string, now: Date, outcome: Partial<Job>): Promise<Job | null> {
+    if (job.again === undefined) return null
+    return await this.jobs.findOneAndUpdate(
+      { ...this.leaseFilter(job, workerId), again: true },
+      { $set: { ...this.nextRun(job, now, outcome), runAt: now, again: false, leaseUntil: null, updatedAt: now } },
+      { returnDocument: 'after' }
+    )
   }
 
   /** `attempts` keeps counting, so it still fences every claim; each run gets a fresh budget on top of it. */

@@ -129,6 +129,12 @@ export class Repositories {
     return record === null ? null : this.located(record)
   }
 
+  /** By id, for what refers to a repository whatever its slug becomes (a hosting app's git source). */
+  async findById (projectId: string, id: string): Promise<Repo | null> {
+    const record = SAFE_ID.test(id) ? await this.records.findOne({ _id: id, projectId }) : null
+    return record === null ? null : this.located(record)
+  }
+
   async get (projectId: string, slug: string): Promise<Repo> {
     const repo = await this.find(projectId, slug)
     if (repo === null) throw notFound('APP_GIT_REPOSITORY_NOT_FOUND', 'Repository not found')

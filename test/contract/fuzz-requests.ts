@@ -1,5 +1,5 @@
 import fc from 'fast-check'
-import type { Contract, Operation } from './openapi-contract.js'
+import type { Answer, Contract, Operation } from './openapi-contract.js'
 import {
   anyValue, deep, encodeText, garbageAuthorization, hintTable, invalidValue, junkJsonText, junkSegments, nastyKeys, nastyValues, ref, REF_MARKER,
   spliceDeep, spliceDeepText, spliceHuge, troubleValues, validValue
@@ -87,6 +87,9 @@ function fixturesFor (path: string, name: string): Segment[] {
     case 'recordId': return refs('dnsRecordId')
     case 'providerId': return literals('builtin')
     case 'sessionId': return refs('sessionId')
+    case 'appId': return refs('hostingAppId', 'staticAppId')
+    case 'deploymentId': return literals('nope')
+    case 'hostname': return literals('www.example.com', 'fuzz-apps-1.apps.localhost')
     case 'index': return literals('0', '1', '9999')
     case 'provider': return literals('google', 'microsoft', 'apple')
     case 'field': return literals('doc', 'gallery', 'title')
@@ -300,8 +303,18 @@ export async function resolveDraft (operation: Operation, draft: Draft, world: F
   return { method: operation.method, url: query === '' ? path : `${path}?${query}`, headers, ...(payload === undefined ? {} : { payload }) }
 }
 
-export async function send (app: TestApp, sent: Sent) {
-  return await app.inject({ method: sent.method as 'GET', url: sent.url, headers: sent.headers, ...(sent.payload === undefined ? {} : { payload: sent.payload }) })
+/** The answer, read whole; an event stream, which never ends by itself, is read up to its first event or comment. */
+export async function send (app: TestApp, sent: Sent): Promise<Answer> {
+  const res = await app.inject({ method: sent.method as 'GET', url: sent.url, headers: sent.headers, payloadAsStream: true, ...(sent.payload === undefined ? {} : { payload: sent.payload }) })
+  const stream = res.stream()
+  const endless = String(res.headers['content-type'] ?? '').startsWith('text/event-stream')
+  const chunks: Buffer[] = []
+  for await (const chunk of stream) {
+    chunks.push(Buffer.from(chunk as Buffer))
+    if (endless && Buffer.concat(chunks).includes('\n\n')) { stream.destroy(); break }
+  }
+  const rawPayload = Buffer.concat(chunks)
+  return { statusCode: res.statusCode, headers: res.headers, body: rawPayload.toString(), rawPayload }
 }
 
 /** A request and its answer, short enough to read and exact enough to replay. */

@@ -228,6 +228,19 @@ export class FuzzWorld {
     await this.ensureProjectCredentials(prefix)
     if (prefix === '') await this.buildData()
     if (prefix === '') await this.ensureDns()
+    if (prefix === '') await this.ensureHosting()
+  }
+
+  /** A container app and a static app; remade under fresh names when a fuzzed request deleted one. */
+  private async ensureHosting (): Promise<void> {
+    const jwt = this.get('platformJwt')
+    const base = `/api/projects/${this.get('projectId')}/backend`
+    for (const [key, path] of [['hostingAppId', 'apps'], ['staticAppId', 'static-apps']] as const) {
+      const id = this.values.get(key)
+      if (id !== undefined && (await this.status(`${base}/${path}/${id}`, jwt)).status === 200) continue
+      if (id !== undefined) this.rebuilding(key)
+      this.set({ [key]: (await this.must('POST', `${base}/${path}`, jwt, { name: `fuzz-${path}-${++this.serial}` })).id })
+    }
   }
 
   /** A zone on the built-in server with one record; each remade under a fresh name, as another project may still hold the old one. */
@@ -481,6 +494,7 @@ export class FuzzWorld {
       await this.ensureRecords()
       await this.ensureGit()
       await this.ensureDns()
+      await this.ensureHosting()
     }
   }
 }

@@ -103,6 +103,9 @@ export function contractViolation (contract: Contract, operation: Operation, url
   }
   if (declared?.content !== undefined && Object.values(declared.content).some(isBinary)) return null
   const type = String(answer.headers['content-type'] ?? '')
+  if (type.startsWith('text/event-stream') && declared?.content?.['text/event-stream'] !== undefined) {
+    return answer.body.startsWith(':') || answer.body.startsWith('event:') ? null : 'answered an event stream that does not start with an event or a comment'
+  }
   if (!type.startsWith('application/json')) return `answered ${status} as ${type === '' ? 'no content type' : type}, not the JSON envelope`
   let parsed: unknown
   try {

@@ -2309,6 +2309,1086 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{projectId}/backend/apps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's container apps
+         * @description Needs `hosting.read`. Each with its current deployment and instances.
+         */
+        get: operations["listHostingApps"];
+        put?: never;
+        /**
+         * Create a container app
+         * @description Needs `hosting.manage`. The name is the app's hostname under the server's apps domain, so it is unique on the server (409 `APP_HOSTING_NAME_TAKEN`). Scaling defaults to one instance; nothing runs until a deployment goes live.
+         */
+        post: operations["createHostingApp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One container app with its current deployment and instances
+         * @description Needs `hosting.read`.
+         */
+        get: operations["getHostingApp"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a container app: stop its instances and remove its artifacts, secrets and logs
+         * @description Needs `hosting.manage`. The gateway stops answering for it at once.
+         */
+        delete: operations["deleteHostingApp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suspend an app: the gateway answers 503 and its instances stop
+         * @description Needs `hosting.deploy`. 409 `APP_HOSTING_SUSPENDED` when it already is.
+         */
+        post: operations["suspendHostingApp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/unsuspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a suspended app: its live deployment starts again, without a build
+         * @description Needs `hosting.deploy`. The instances start in the background; the gateway routes to them once healthy. 409 `APP_HOSTING_NOT_SUSPENDED` when it is not suspended.
+         */
+        post: operations["unsuspendHostingApp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/scaling": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set how many instances the live deployment runs
+         * @description Needs `hosting.manage`. No build: instances of the live deployment start (health-gated) or stop in the background. `instances` must lie within min and max (400 `APP_HOSTING_SCALING_INVALID`).
+         */
+        put: operations["scaleHostingApp"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/git-source": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Deploy a container app from a git repository: this server's own or an external https one
+         * @description Needs `hosting.manage`. `repositoryId` (or this server's clone URL as `url`) names one of the project's repositories; with `autoDeploy` (the default for those) every push to `branch` deploys its new head. An external `url` must be https and deploys on request only. Setting the source again resumes an auto-deploy a rollback paused.
+         */
+        put: operations["setHostingAppGitSource"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/git-source": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Deploy a static app from a git repository: this server's own or an external https one
+         * @description Needs `hosting.manage`. `repositoryId` (or this server's clone URL as `url`) names one of the project's repositories; with `autoDeploy` (the default for those) every push to `branch` deploys its new head. An external `url` must be https and deploys on request only. Setting the source again resumes an auto-deploy a rollback paused.
+         */
+        put: operations["setStaticAppGitSource"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's static apps
+         * @description Needs `hosting.read`.
+         */
+        get: operations["listStaticApps"];
+        put?: never;
+        /**
+         * Create a static app, served by the gateway from its live deployment's tree
+         * @description Needs `hosting.manage`. Names share the container apps' name space (409 `APP_HOSTING_NAME_TAKEN`).
+         */
+        post: operations["createStaticApp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One static app with its current deployment
+         * @description Needs `hosting.read`.
+         */
+        get: operations["getStaticApp"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a static app and its deployed trees
+         * @description Needs `hosting.manage`. The gateway stops answering for it at once.
+         */
+        delete: operations["deleteStaticApp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/deployments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The app's deployments, newest first
+         * @description Needs `hosting.read`. At most 100.
+         */
+        get: operations["listHostingAppDeployments"];
+        put?: never;
+        /**
+         * Deploy a completed source upload
+         * @description Needs `hosting.deploy`. The deployment is queued (202) and runs after the app's earlier ones: build, start health-gated instances, switch the gateway, stop the previous deployment. 409 `APP_HOSTING_UPLOAD_NOT_COMPLETED` for an upload not completed.
+         */
+        post: operations["deployHostingAppFromUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/deployments/from-git": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deploy the git source's branch, or another ref
+         * @description Needs `hosting.deploy`. 409 `APP_HOSTING_NO_GIT_SOURCE` without a git source; a ref the repository does not have is 404 `APP_GIT_REF_NOT_FOUND`.
+         */
+        post: operations["deployHostingAppFromGit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/deployments/{deploymentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One deployment: its state, reason, source and artifact
+         * @description Needs `hosting.read`.
+         */
+        get: operations["getHostingAppDeployment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/deployments/{deploymentId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a deployment that has not gone live
+         * @description Needs `hosting.deploy`. A queued one is canceled at once; a build or release stops at its next step. 409 `APP_HOSTING_DEPLOYMENT_FINISHED` once it ended.
+         */
+        post: operations["cancelHostingAppDeployment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/deployments/{deploymentId}/rollback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deploy an earlier deployment's artifact again, without a build
+         * @description Needs `hosting.deploy`. Queues a new deployment (`trigger: rollback`, `rollbackOf`) of that artifact and pauses git auto-deploy. 409 `APP_HOSTING_NO_ARTIFACT` for a deployment that never built.
+         */
+        post: operations["rollbackHostingAppDeployment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/source-uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start uploading a source archive
+         * @description Needs `hosting.deploy`. A `.tar.gz`, `.tgz` or `.tar` archive of the source tree (400 `APP_HOSTING_ARCHIVE_INVALID` otherwise), its size and sha256; the answer gives the chunk size and count. Location names the upload.
+         */
+        post: operations["startHostingAppSourceUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/source-uploads/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A source upload's state: the chunks still missing
+         * @description Needs `hosting.deploy`.
+         */
+        get: operations["getHostingAppSourceUpload"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/source-uploads/{sessionId}/chunks/{index}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Store one chunk of a source archive (application/octet-stream)
+         * @description Needs `hosting.deploy`. Exactly the chunk size, less only for the last chunk; sending a chunk again replaces it.
+         */
+        put: operations["putHostingAppSourceChunk"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/source-uploads/{sessionId}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Join the chunks and check the size and sha256
+         * @description Needs `hosting.deploy`. 422 when the bytes do not match what was declared. The upload can then be deployed.
+         */
+        post: operations["completeHostingAppSourceUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/hostnames": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The app's custom hostnames, pending and verified
+         * @description Needs `hosting.read`.
+         */
+        get: operations["listHostingAppHostnames"];
+        put?: never;
+        /**
+         * Bind a hostname: answers the DNS records that route it and prove the project's claim
+         * @description Needs `hosting.manage`. The name stays pending until verified. One name reaches one app on the whole server (409 `APP_HOSTING_HOSTNAME_TAKEN`); the platform's own names are refused (409 `APP_HOSTING_HOSTNAME_RESERVED`).
+         */
+        post: operations["bindHostingAppHostname"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/hostnames/{hostname}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One hostname with the DNS records it needs
+         * @description Needs `hosting.read`. `present` tells which records one of the project's zones already holds.
+         */
+        get: operations["getHostingAppHostname"];
+        put?: never;
+        post?: never;
+        /**
+         * Unbind a hostname: the gateway stops routing it and its certificate is dropped
+         * @description Needs `hosting.manage`.
+         */
+        delete: operations["unbindHostingAppHostname"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/hostnames/{hostname}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check the hostname's DNS records; once right, the gateway routes it to the app
+         * @description Needs `hosting.manage`. 409 `APP_HOSTING_HOSTNAME_UNVERIFIED` with one entry per record that is missing or wrong.
+         */
+        post: operations["verifyHostingAppHostname"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/certificates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The TLS certificates of the app's hostnames
+         * @description Needs `hosting.read`. Issuer, validity, renewal time and the last ACME problem; never the key.
+         */
+        get: operations["listHostingAppCertificates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/hostnames/{hostname}/certificate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Obtain a TLS certificate for a verified hostname through ACME
+         * @description Needs `hosting.manage`. DNS-01 when one of the project's zones holds the name, else HTTP-01 through the gateway; renewed before it expires. 409 `APP_HOSTING_ACME_NOT_CONFIGURED` without HOSTING_ACME_DIRECTORY_URL, `APP_HOSTING_HOSTNAME_NOT_VERIFIED` before verification; 502 `APP_HOSTING_CERTIFICATE_FAILED` with the CA's problem.
+         */
+        post: operations["issueHostingAppHostnameCertificate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The app's custom hostnames, pending and verified
+         * @description Needs `hosting.read`. The same as `…/hostnames`.
+         */
+        get: operations["listHostingAppDomains"];
+        put?: never;
+        /**
+         * Bind a hostname: answers the DNS records that route it and prove the project's claim
+         * @description Needs `hosting.manage`. The name stays pending until verified. One name reaches one app on the whole server (409 `APP_HOSTING_HOSTNAME_TAKEN`); the platform's own names are refused (409 `APP_HOSTING_HOSTNAME_RESERVED`). The same as `…/hostnames`.
+         */
+        post: operations["bindHostingAppDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/domains/{hostname}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One hostname with the DNS records it needs
+         * @description Needs `hosting.read`. `present` tells which records one of the project's zones already holds. The same as `…/hostnames`.
+         */
+        get: operations["getHostingAppDomain"];
+        put?: never;
+        post?: never;
+        /**
+         * Unbind a hostname: the gateway stops routing it and its certificate is dropped
+         * @description Needs `hosting.manage`. The same as `…/hostnames`.
+         */
+        delete: operations["unbindHostingAppDomain"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/domains/{hostname}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check the hostname's DNS records; once right, the gateway routes it to the app
+         * @description Needs `hosting.manage`. 409 `APP_HOSTING_HOSTNAME_UNVERIFIED` with one entry per record that is missing or wrong. The same as `…/hostnames`.
+         */
+        post: operations["verifyHostingAppDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/deployments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The app's deployments, newest first
+         * @description Needs `hosting.read`. At most 100.
+         */
+        get: operations["listStaticAppDeployments"];
+        put?: never;
+        /**
+         * Deploy a completed source upload
+         * @description Needs `hosting.deploy`. The deployment is queued (202) and runs after the app's earlier ones: build, start health-gated instances, switch the gateway, stop the previous deployment. 409 `APP_HOSTING_UPLOAD_NOT_COMPLETED` for an upload not completed.
+         */
+        post: operations["deployStaticAppFromUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/deployments/from-git": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deploy the git source's branch, or another ref
+         * @description Needs `hosting.deploy`. 409 `APP_HOSTING_NO_GIT_SOURCE` without a git source; a ref the repository does not have is 404 `APP_GIT_REF_NOT_FOUND`.
+         */
+        post: operations["deployStaticAppFromGit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/deployments/{deploymentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One deployment: its state, reason, source and artifact
+         * @description Needs `hosting.read`.
+         */
+        get: operations["getStaticAppDeployment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/deployments/{deploymentId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a deployment that has not gone live
+         * @description Needs `hosting.deploy`. A queued one is canceled at once; a build or release stops at its next step. 409 `APP_HOSTING_DEPLOYMENT_FINISHED` once it ended.
+         */
+        post: operations["cancelStaticAppDeployment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/deployments/{deploymentId}/rollback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deploy an earlier deployment's artifact again, without a build
+         * @description Needs `hosting.deploy`. Queues a new deployment (`trigger: rollback`, `rollbackOf`) of that artifact and pauses git auto-deploy. 409 `APP_HOSTING_NO_ARTIFACT` for a deployment that never built.
+         */
+        post: operations["rollbackStaticAppDeployment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/source-uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start uploading a source archive
+         * @description Needs `hosting.deploy`. A `.tar.gz`, `.tgz` or `.tar` archive of the source tree (400 `APP_HOSTING_ARCHIVE_INVALID` otherwise), its size and sha256; the answer gives the chunk size and count. Location names the upload.
+         */
+        post: operations["startStaticAppSourceUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/source-uploads/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A source upload's state: the chunks still missing
+         * @description Needs `hosting.deploy`.
+         */
+        get: operations["getStaticAppSourceUpload"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/source-uploads/{sessionId}/chunks/{index}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Store one chunk of a source archive (application/octet-stream)
+         * @description Needs `hosting.deploy`. Exactly the chunk size, less only for the last chunk; sending a chunk again replaces it.
+         */
+        put: operations["putStaticAppSourceChunk"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/source-uploads/{sessionId}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Join the chunks and check the size and sha256
+         * @description Needs `hosting.deploy`. 422 when the bytes do not match what was declared. The upload can then be deployed.
+         */
+        post: operations["completeStaticAppSourceUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/hostnames": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The app's custom hostnames, pending and verified
+         * @description Needs `hosting.read`.
+         */
+        get: operations["listStaticAppHostnames"];
+        put?: never;
+        /**
+         * Bind a hostname: answers the DNS records that route it and prove the project's claim
+         * @description Needs `hosting.manage`. The name stays pending until verified. One name reaches one app on the whole server (409 `APP_HOSTING_HOSTNAME_TAKEN`); the platform's own names are refused (409 `APP_HOSTING_HOSTNAME_RESERVED`).
+         */
+        post: operations["bindStaticAppHostname"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/hostnames/{hostname}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One hostname with the DNS records it needs
+         * @description Needs `hosting.read`. `present` tells which records one of the project's zones already holds.
+         */
+        get: operations["getStaticAppHostname"];
+        put?: never;
+        post?: never;
+        /**
+         * Unbind a hostname: the gateway stops routing it and its certificate is dropped
+         * @description Needs `hosting.manage`.
+         */
+        delete: operations["unbindStaticAppHostname"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/hostnames/{hostname}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check the hostname's DNS records; once right, the gateway routes it to the app
+         * @description Needs `hosting.manage`. 409 `APP_HOSTING_HOSTNAME_UNVERIFIED` with one entry per record that is missing or wrong.
+         */
+        post: operations["verifyStaticAppHostname"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/certificates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The TLS certificates of the app's hostnames
+         * @description Needs `hosting.read`. Issuer, validity, renewal time and the last ACME problem; never the key.
+         */
+        get: operations["listStaticAppCertificates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/hostnames/{hostname}/certificate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Obtain a TLS certificate for a verified hostname through ACME
+         * @description Needs `hosting.manage`. DNS-01 when one of the project's zones holds the name, else HTTP-01 through the gateway; renewed before it expires. 409 `APP_HOSTING_ACME_NOT_CONFIGURED` without HOSTING_ACME_DIRECTORY_URL, `APP_HOSTING_HOSTNAME_NOT_VERIFIED` before verification; 502 `APP_HOSTING_CERTIFICATE_FAILED` with the CA's problem.
+         */
+        post: operations["issueStaticAppHostnameCertificate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The app's custom hostnames, pending and verified
+         * @description Needs `hosting.read`. The same as `…/hostnames`.
+         */
+        get: operations["listStaticAppDomains"];
+        put?: never;
+        /**
+         * Bind a hostname: answers the DNS records that route it and prove the project's claim
+         * @description Needs `hosting.manage`. The name stays pending until verified. One name reaches one app on the whole server (409 `APP_HOSTING_HOSTNAME_TAKEN`); the platform's own names are refused (409 `APP_HOSTING_HOSTNAME_RESERVED`). The same as `…/hostnames`.
+         */
+        post: operations["bindStaticAppDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/domains/{hostname}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One hostname with the DNS records it needs
+         * @description Needs `hosting.read`. `present` tells which records one of the project's zones already holds. The same as `…/hostnames`.
+         */
+        get: operations["getStaticAppDomain"];
+        put?: never;
+        post?: never;
+        /**
+         * Unbind a hostname: the gateway stops routing it and its certificate is dropped
+         * @description Needs `hosting.manage`. The same as `…/hostnames`.
+         */
+        delete: operations["unbindStaticAppDomain"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/static-apps/{appId}/domains/{hostname}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check the hostname's DNS records; once right, the gateway routes it to the app
+         * @description Needs `hosting.manage`. 409 `APP_HOSTING_HOSTNAME_UNVERIFIED` with one entry per record that is missing or wrong. The same as `…/hostnames`.
+         */
+        post: operations["verifyStaticAppDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/secrets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The app's secrets: names and versions, never values
+         * @description Needs `hosting.read`.
+         */
+        get: operations["listHostingAppSecrets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/secrets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Create or replace one secret
+         * @description Needs `hosting.manage`. Sealed at rest, given to builds and instances as an environment variable, masked in every log line. Running instances keep the values they started with; the next deployment, scale or resume gets the new ones. The platform's own variables (PORT, HOST, PLINTH_*) are refused.
+         */
+        put: operations["putHostingAppSecret"];
+        post?: never;
+        /**
+         * Delete one secret
+         * @description Needs `hosting.manage`. Running instances keep the values they started with; the next deployment, scale or resume gets the new ones.
+         */
+        delete: operations["deleteHostingAppSecret"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/secrets/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set every variable of a .env text
+         * @description Needs `hosting.manage`. `NAME=value` lines, `export` prefixes, quoted values and comments; a line that is none of these is 400 `APP_HOSTING_ENV_INVALID` naming it. Running instances keep the values they started with; the next deployment, scale or resume gets the new ones.
+         */
+        post: operations["importHostingAppSecrets"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Requests, 4xx, 5xx and latency percentiles per app and instance, with CPU and memory
+         * @description Needs `hosting.read`. Counted by the gateway of this node since `since`; latencies over the most recent requests; CPU and memory as the driver reports them for the live deployment's instances (null where it cannot).
+         */
+        get: operations["getHostingAppMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What happened to the app, newest first
+         * @description Needs `hosting.read`. State changes, deployments, scaling, suspensions, secrets (names only), hostnames and certificates; at most 200.
+         */
+        get: operations["getHostingAppTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Instance-seconds, build-seconds, requests and egress bytes by hour
+         * @description Needs `hosting.read`. Hours with any use, oldest first, over the last `hours` (24 unless given); counted in memory and written about once a minute.
+         */
+        get: operations["getHostingAppUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/logs/build": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Build logs: one deployment's, or the newest lines of all
+         * @description Needs `hosting.read`. Oldest first: the newest `limit` lines (at most 1000), or those after the sequence number `after`; `deploymentId` narrows to one deployment. Secret values are masked. With `follow=true` the answer is `text/event-stream`: each line as a `log` event whose id is its `seq`, then new ones as they come, with a comment every 15 s.
+         */
+        get: operations["getHostingAppBuildLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/backend/apps/{appId}/logs/runtime": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Runtime logs of the app's instances
+         * @description Needs `hosting.read`. Oldest first: the newest `limit` lines (at most 1000), or those after the sequence number `after`; `deploymentId` narrows to one deployment. Secret values are masked. With `follow=true` the answer is `text/event-stream`: each line as a `log` event whose id is its `seq`, then new ones as they come, with a comment every 15 s.
+         */
+        get: operations["getHostingAppRuntimeLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2965,6 +4045,204 @@ export interface components {
             hasCredentials: boolean;
             /** Format: date-time */
             createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        HostingDeployment: {
+            id: string;
+            appId: string;
+            /** @description queued → building → releasing → live, or failed (an instance did not become healthy), build_failed, canceled; a live deployment becomes superseded when another goes live */
+            state: "queued" | "building" | "releasing" | "live" | "failed" | "build_failed" | "canceled" | "superseded";
+            /** @description Why it failed, was canceled or superseded */
+            reason: string | null;
+            source: {
+                type: "upload" | "git" | "rollback";
+                uploadId: string | null;
+                /** @description Of the uploaded archive */
+                sha256: string | null;
+                repositoryId: string | null;
+                url: string | null;
+                branch: string | null;
+                commit: string | null;
+                subdirectory: string | null;
+            };
+            trigger: "api" | "push" | "rollback";
+            /** @description The built artifact; a rollback reuses an earlier one */
+            artifactId: string | null;
+            /** @description The deployment whose artifact a rollback runs again */
+            rollbackOf: string | null;
+            buildSeconds: number | null;
+            createdBy: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            startedAt: string | null;
+            /** Format: date-time */
+            finishedAt: string | null;
+            /** Format: date-time */
+            liveAt: string | null;
+        };
+        HostingInstance: {
+            id: string;
+            deploymentId: string;
+            state: "starting" | "running" | "crashed" | "stopped";
+            host: string | null;
+            port: number | null;
+            reason: string | null;
+            /** Format: date-time */
+            startedAt: string | null;
+            /** Format: date-time */
+            stoppedAt: string | null;
+        };
+        HostingApp: {
+            id: string;
+            projectId: string;
+            name: string;
+            /** @description `created` before its first deployment; `deploying` while one builds or releases; `running` with every instance up; `degraded` with some down; `crashed` with none; `suspended` by request */
+            state: "created" | "deploying" | "running" | "degraded" | "crashed" | "suspended";
+            /** @description Where the gateway serves it: `<name>.<HOSTING_APPS_DOMAIN>` */
+            hostname: string;
+            gitSource: {
+                /** @description A repository of this server's git hosting, in the same project */
+                repositoryId: string | null;
+                /** @description An external https repository; null for this server's own */
+                url: string | null;
+                branch: string;
+                /** @description Built from this folder of the tree; empty for the root */
+                subdirectory: string;
+                /** @description Deploy on every push to the branch (this server's git hosting only) */
+                autoDeploy: boolean;
+                /** @description Set by a rollback; setting the git source again clears it */
+                autoDeployPaused: boolean;
+                /** @description The commit last deployed from this source */
+                lastCommit: string | null;
+            } | null;
+            liveDeploymentId: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            scaling: {
+                /** @description Instances the live deployment runs */
+                instances: number;
+                min: number;
+                max: number;
+            };
+            healthCheckPath: string;
+            /** @description Where the host falls short of full isolation for this app's instances */
+            degradedReason: string | null;
+            /** @description The live deployment, else the latest */
+            currentDeployment: components["schemas"]["HostingDeployment"] | (never | null);
+            instances: components["schemas"]["HostingInstance"][];
+        };
+        HostingStaticApp: {
+            id: string;
+            projectId: string;
+            name: string;
+            /** @description `created` before its first deployment; `deploying` while one builds or releases; `running` with every instance up; `degraded` with some down; `crashed` with none; `suspended` by request */
+            state: "created" | "deploying" | "running" | "degraded" | "crashed" | "suspended";
+            /** @description Where the gateway serves it: `<name>.<HOSTING_APPS_DOMAIN>` */
+            hostname: string;
+            gitSource: {
+                /** @description A repository of this server's git hosting, in the same project */
+                repositoryId: string | null;
+                /** @description An external https repository; null for this server's own */
+                url: string | null;
+                branch: string;
+                /** @description Built from this folder of the tree; empty for the root */
+                subdirectory: string;
+                /** @description Deploy on every push to the branch (this server's git hosting only) */
+                autoDeploy: boolean;
+                /** @description Set by a rollback; setting the git source again clears it */
+                autoDeployPaused: boolean;
+                /** @description The commit last deployed from this source */
+                lastCommit: string | null;
+            } | null;
+            liveDeploymentId: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description Unknown paths without an extension answer with /index.html */
+            spaFallback: boolean;
+            currentDeployment: components["schemas"]["HostingDeployment"] | (never | null);
+        };
+        /** @description Values are sealed at rest and never returned */
+        HostingSecret: {
+            name: string;
+            /** @description Goes up by one on every change */
+            version: number;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        HostingHostname: {
+            id: string;
+            appId: string;
+            /**
+             * @description Lower case, without the trailing dot
+             * @example www.example.com
+             */
+            hostname: string;
+            /** @description `pending` until `verify` found the routing and ownership records; only verified hostnames are routed and get certificates */
+            status: "pending" | "verified";
+            /** Format: date-time */
+            verifiedAt: string | null;
+            /** @description The last verification: each record looked up and what was found */
+            lastCheck: {
+                /** Format: date-time */
+                at: string;
+                ok: boolean;
+                records: {
+                    /**
+                     * @description The name asked
+                     * @example _plinth-verify.www.example.com
+                     */
+                    name: string;
+                    type: "A" | "AAAA" | "CNAME" | "ALIAS" | "TXT";
+                    purpose: "route" | "ownership";
+                    /** @description What the record should hold (for `route`: the gateway's host name or one of its addresses) */
+                    expected: string;
+                    /** @description What the resolver answered for that name and type */
+                    found: string[];
+                    ok: boolean;
+                    /** @description Why it is not right: missing, pointing elsewhere, or the resolver's failure */
+                    problem: string | null;
+                }[];
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        HostingCertificate: {
+            hostname: string;
+            appId: string;
+            /** @description `issued` while a valid certificate is served (a failed renewal keeps the old one, with `lastError`); `failed` when none could be issued */
+            status: "pending" | "issued" | "failed";
+            /** @description How the CA checked control of the name */
+            challenge: "http-01" | "dns-01";
+            issuer: string | null;
+            /** Format: date-time */
+            notBefore: string | null;
+            /** Format: date-time */
+            notAfter: string | null;
+            /** Format: date-time */
+            renewAfter: string | null;
+            /** Format: date-time */
+            issuedAt: string | null;
+            /** @description The ACME problem of the last failed attempt */
+            lastError: {
+                /**
+                 * @description The ACME problem type (RFC 8555 §6.7), or `urn:plinth:acme:client` for a failure before the CA answered
+                 * @example urn:ietf:params:acme:error:unauthorized
+                 */
+                type: string;
+                detail: string;
+                /** @description The HTTP status the CA gave with the problem */
+                status: number | null;
+                /** Format: date-time */
+                at: string;
+            } | null;
             /** Format: date-time */
             updatedAt: string;
         };
@@ -10676,6 +11954,3248 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             431: components["responses"]["HeadersTooLarge"];
             502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listHostingApps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingApp"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createHostingApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Lower-case letters, digits and `-`, unique on the server: the app answers at `<name>.<HOSTING_APPS_DOMAIN>` */
+                    name: string;
+                    /** @description Asked with GET before an instance takes traffic; defaults to `/` */
+                    healthCheckPath?: string;
+                    scaling?: {
+                        /** @description Instances the live deployment runs */
+                        instances?: number;
+                        min?: number;
+                        max?: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingApp"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getHostingApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingApp"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteHostingApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    suspendHostingApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingApp"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    unsuspendHostingApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingApp"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    scaleHostingApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    instances: number;
+                    min?: number;
+                    max?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingApp"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    setHostingAppGitSource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        /** @description Give `repositoryId` or `url` */
+        requestBody: {
+            content: {
+                "application/json": {
+                    repositoryId?: string;
+                    /** @description This server's clone URL of one of the project's repositories (read as `repositoryId`), or an external `https://` URL */
+                    url?: string;
+                    /** @description Defaults to the repository's default branch, else `main` */
+                    branch?: string;
+                    /** @description A relative folder; no `..` */
+                    subdirectory?: string;
+                    /** @description Defaults to true for this server's repositories */
+                    autoDeploy?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingApp"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    setStaticAppGitSource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        /** @description Give `repositoryId` or `url` */
+        requestBody: {
+            content: {
+                "application/json": {
+                    repositoryId?: string;
+                    /** @description This server's clone URL of one of the project's repositories (read as `repositoryId`), or an external `https://` URL */
+                    url?: string;
+                    /** @description Defaults to the repository's default branch, else `main` */
+                    branch?: string;
+                    /** @description A relative folder; no `..` */
+                    subdirectory?: string;
+                    /** @description Defaults to true for this server's repositories */
+                    autoDeploy?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingStaticApp"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listStaticApps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingStaticApp"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createStaticApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Lower-case letters, digits and `-`, unique on the server: the app answers at `<name>.<HOSTING_APPS_DOMAIN>` */
+                    name: string;
+                    spaFallback?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingStaticApp"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getStaticApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingStaticApp"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteStaticApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listHostingAppDeployments: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingDeployment"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deployHostingAppFromUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    uploadId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingDeployment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deployHostingAppFromGit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A branch, tag or commit; defaults to the git source's branch */
+                    ref?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingDeployment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getHostingAppDeployment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                deploymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingDeployment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    cancelHostingAppDeployment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                deploymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingDeployment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    rollbackHostingAppDeployment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                deploymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingDeployment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    startHostingAppSourceUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The archive's file name, `.tar.gz`, `.tgz` or `.tar` */
+                    name: string;
+                    size: number;
+                    /** @description SHA-256 of the whole archive, hex */
+                    sha256: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            size: number;
+                            sha256: string | null;
+                            /** @description Every chunk but the last is exactly this long */
+                            chunkSize: number;
+                            chunkCount: number;
+                            missing: number[];
+                            status: string;
+                            /** Format: date-time */
+                            expiresAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getHostingAppSourceUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            size: number;
+                            sha256: string | null;
+                            /** @description Every chunk but the last is exactly this long */
+                            chunkSize: number;
+                            chunkCount: number;
+                            missing: number[];
+                            status: string;
+                            /** Format: date-time */
+                            expiresAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    putHostingAppSourceChunk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                sessionId: string;
+                index: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": Blob;
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            size: number;
+                            sha256: string | null;
+                            /** @description Every chunk but the last is exactly this long */
+                            chunkSize: number;
+                            chunkCount: number;
+                            missing: number[];
+                            status: string;
+                            /** Format: date-time */
+                            expiresAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    completeHostingAppSourceUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            size: number;
+                            sha256: string | null;
+                            /** @description Every chunk but the last is exactly this long */
+                            chunkSize: number;
+                            chunkCount: number;
+                            missing: number[];
+                            status: string;
+                            /** Format: date-time */
+                            expiresAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listHostingAppHostnames: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingHostname"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    bindHostingAppHostname: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                     * @example www.example.com
+                     */
+                    hostname: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            hostname: components["schemas"]["HostingHostname"];
+                            instructions: {
+                                hostname: string;
+                                /** @description Whether the hostname is its zone's apex (which cannot hold a CNAME) */
+                                apex: boolean;
+                                /** @description Whether one of this project's zones holds the hostname, so `apply` can create the records */
+                                hostedHere: boolean;
+                                zone: {
+                                    id: string;
+                                    name: string;
+                                    providerId: string;
+                                    providerKind: string;
+                                } | null;
+                                records: {
+                                    name: string;
+                                    /** @description ALIAS: an apex alias (ANAME, CNAME flattening) where the provider has one */
+                                    type: "A" | "AAAA" | "CNAME" | "ALIAS" | "TXT";
+                                    content: string;
+                                    ttl: number;
+                                    /** @description `route` points the hostname at the gateway; `ownership` proves the project's claim */
+                                    purpose: "route" | "ownership";
+                                    /** @description When hosted here: whether the zone already has it */
+                                    present?: boolean;
+                                }[];
+                                /** @description Where an ACME DNS-01 challenge TXT goes for this hostname */
+                                acmeChallengeName: string;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getHostingAppHostname: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            hostname: components["schemas"]["HostingHostname"];
+                            instructions: {
+                                hostname: string;
+                                /** @description Whether the hostname is its zone's apex (which cannot hold a CNAME) */
+                                apex: boolean;
+                                /** @description Whether one of this project's zones holds the hostname, so `apply` can create the records */
+                                hostedHere: boolean;
+                                zone: {
+                                    id: string;
+                                    name: string;
+                                    providerId: string;
+                                    providerKind: string;
+                                } | null;
+                                records: {
+                                    name: string;
+                                    /** @description ALIAS: an apex alias (ANAME, CNAME flattening) where the provider has one */
+                                    type: "A" | "AAAA" | "CNAME" | "ALIAS" | "TXT";
+                                    content: string;
+                                    ttl: number;
+                                    /** @description `route` points the hostname at the gateway; `ownership` proves the project's claim */
+                                    purpose: "route" | "ownership";
+                                    /** @description When hosted here: whether the zone already has it */
+                                    present?: boolean;
+                                }[];
+                                /** @description Where an ACME DNS-01 challenge TXT goes for this hostname */
+                                acmeChallengeName: string;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    unbindHostingAppHostname: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    verifyHostingAppHostname: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingHostname"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listHostingAppCertificates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingCertificate"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    issueHostingAppHostnameCertificate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Defaults to `dns-01` when one of the project's zones holds the hostname, else `http-01` */
+                    challenge?: "http-01" | "dns-01";
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingCertificate"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listHostingAppDomains: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingHostname"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    bindHostingAppDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                     * @example www.example.com
+                     */
+                    hostname: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            hostname: components["schemas"]["HostingHostname"];
+                            instructions: {
+                                hostname: string;
+                                /** @description Whether the hostname is its zone's apex (which cannot hold a CNAME) */
+                                apex: boolean;
+                                /** @description Whether one of this project's zones holds the hostname, so `apply` can create the records */
+                                hostedHere: boolean;
+                                zone: {
+                                    id: string;
+                                    name: string;
+                                    providerId: string;
+                                    providerKind: string;
+                                } | null;
+                                records: {
+                                    name: string;
+                                    /** @description ALIAS: an apex alias (ANAME, CNAME flattening) where the provider has one */
+                                    type: "A" | "AAAA" | "CNAME" | "ALIAS" | "TXT";
+                                    content: string;
+                                    ttl: number;
+                                    /** @description `route` points the hostname at the gateway; `ownership` proves the project's claim */
+                                    purpose: "route" | "ownership";
+                                    /** @description When hosted here: whether the zone already has it */
+                                    present?: boolean;
+                                }[];
+                                /** @description Where an ACME DNS-01 challenge TXT goes for this hostname */
+                                acmeChallengeName: string;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getHostingAppDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            hostname: components["schemas"]["HostingHostname"];
+                            instructions: {
+                                hostname: string;
+                                /** @description Whether the hostname is its zone's apex (which cannot hold a CNAME) */
+                                apex: boolean;
+                                /** @description Whether one of this project's zones holds the hostname, so `apply` can create the records */
+                                hostedHere: boolean;
+                                zone: {
+                                    id: string;
+                                    name: string;
+                                    providerId: string;
+                                    providerKind: string;
+                                } | null;
+                                records: {
+                                    name: string;
+                                    /** @description ALIAS: an apex alias (ANAME, CNAME flattening) where the provider has one */
+                                    type: "A" | "AAAA" | "CNAME" | "ALIAS" | "TXT";
+                                    content: string;
+                                    ttl: number;
+                                    /** @description `route` points the hostname at the gateway; `ownership` proves the project's claim */
+                                    purpose: "route" | "ownership";
+                                    /** @description When hosted here: whether the zone already has it */
+                                    present?: boolean;
+                                }[];
+                                /** @description Where an ACME DNS-01 challenge TXT goes for this hostname */
+                                acmeChallengeName: string;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    unbindHostingAppDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    verifyHostingAppDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingHostname"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listStaticAppDeployments: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingDeployment"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deployStaticAppFromUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    uploadId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingDeployment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deployStaticAppFromGit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A branch, tag or commit; defaults to the git source's branch */
+                    ref?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingDeployment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getStaticAppDeployment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                deploymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingDeployment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    cancelStaticAppDeployment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                deploymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingDeployment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    rollbackStaticAppDeployment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                deploymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingDeployment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    startStaticAppSourceUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The archive's file name, `.tar.gz`, `.tgz` or `.tar` */
+                    name: string;
+                    size: number;
+                    /** @description SHA-256 of the whole archive, hex */
+                    sha256: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            size: number;
+                            sha256: string | null;
+                            /** @description Every chunk but the last is exactly this long */
+                            chunkSize: number;
+                            chunkCount: number;
+                            missing: number[];
+                            status: string;
+                            /** Format: date-time */
+                            expiresAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getStaticAppSourceUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            size: number;
+                            sha256: string | null;
+                            /** @description Every chunk but the last is exactly this long */
+                            chunkSize: number;
+                            chunkCount: number;
+                            missing: number[];
+                            status: string;
+                            /** Format: date-time */
+                            expiresAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    putStaticAppSourceChunk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                sessionId: string;
+                index: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": Blob;
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            size: number;
+                            sha256: string | null;
+                            /** @description Every chunk but the last is exactly this long */
+                            chunkSize: number;
+                            chunkCount: number;
+                            missing: number[];
+                            status: string;
+                            /** Format: date-time */
+                            expiresAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    completeStaticAppSourceUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            size: number;
+                            sha256: string | null;
+                            /** @description Every chunk but the last is exactly this long */
+                            chunkSize: number;
+                            chunkCount: number;
+                            missing: number[];
+                            status: string;
+                            /** Format: date-time */
+                            expiresAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listStaticAppHostnames: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingHostname"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    bindStaticAppHostname: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                     * @example www.example.com
+                     */
+                    hostname: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            hostname: components["schemas"]["HostingHostname"];
+                            instructions: {
+                                hostname: string;
+                                /** @description Whether the hostname is its zone's apex (which cannot hold a CNAME) */
+                                apex: boolean;
+                                /** @description Whether one of this project's zones holds the hostname, so `apply` can create the records */
+                                hostedHere: boolean;
+                                zone: {
+                                    id: string;
+                                    name: string;
+                                    providerId: string;
+                                    providerKind: string;
+                                } | null;
+                                records: {
+                                    name: string;
+                                    /** @description ALIAS: an apex alias (ANAME, CNAME flattening) where the provider has one */
+                                    type: "A" | "AAAA" | "CNAME" | "ALIAS" | "TXT";
+                                    content: string;
+                                    ttl: number;
+                                    /** @description `route` points the hostname at the gateway; `ownership` proves the project's claim */
+                                    purpose: "route" | "ownership";
+                                    /** @description When hosted here: whether the zone already has it */
+                                    present?: boolean;
+                                }[];
+                                /** @description Where an ACME DNS-01 challenge TXT goes for this hostname */
+                                acmeChallengeName: string;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getStaticAppHostname: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            hostname: components["schemas"]["HostingHostname"];
+                            instructions: {
+                                hostname: string;
+                                /** @description Whether the hostname is its zone's apex (which cannot hold a CNAME) */
+                                apex: boolean;
+                                /** @description Whether one of this project's zones holds the hostname, so `apply` can create the records */
+                                hostedHere: boolean;
+                                zone: {
+                                    id: string;
+                                    name: string;
+                                    providerId: string;
+                                    providerKind: string;
+                                } | null;
+                                records: {
+                                    name: string;
+                                    /** @description ALIAS: an apex alias (ANAME, CNAME flattening) where the provider has one */
+                                    type: "A" | "AAAA" | "CNAME" | "ALIAS" | "TXT";
+                                    content: string;
+                                    ttl: number;
+                                    /** @description `route` points the hostname at the gateway; `ownership` proves the project's claim */
+                                    purpose: "route" | "ownership";
+                                    /** @description When hosted here: whether the zone already has it */
+                                    present?: boolean;
+                                }[];
+                                /** @description Where an ACME DNS-01 challenge TXT goes for this hostname */
+                                acmeChallengeName: string;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    unbindStaticAppHostname: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    verifyStaticAppHostname: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingHostname"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listStaticAppCertificates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingCertificate"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    issueStaticAppHostnameCertificate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Defaults to `dns-01` when one of the project's zones holds the hostname, else `http-01` */
+                    challenge?: "http-01" | "dns-01";
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingCertificate"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listStaticAppDomains: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingHostname"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    bindStaticAppDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                     * @example www.example.com
+                     */
+                    hostname: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            hostname: components["schemas"]["HostingHostname"];
+                            instructions: {
+                                hostname: string;
+                                /** @description Whether the hostname is its zone's apex (which cannot hold a CNAME) */
+                                apex: boolean;
+                                /** @description Whether one of this project's zones holds the hostname, so `apply` can create the records */
+                                hostedHere: boolean;
+                                zone: {
+                                    id: string;
+                                    name: string;
+                                    providerId: string;
+                                    providerKind: string;
+                                } | null;
+                                records: {
+                                    name: string;
+                                    /** @description ALIAS: an apex alias (ANAME, CNAME flattening) where the provider has one */
+                                    type: "A" | "AAAA" | "CNAME" | "ALIAS" | "TXT";
+                                    content: string;
+                                    ttl: number;
+                                    /** @description `route` points the hostname at the gateway; `ownership` proves the project's claim */
+                                    purpose: "route" | "ownership";
+                                    /** @description When hosted here: whether the zone already has it */
+                                    present?: boolean;
+                                }[];
+                                /** @description Where an ACME DNS-01 challenge TXT goes for this hostname */
+                                acmeChallengeName: string;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getStaticAppDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            hostname: components["schemas"]["HostingHostname"];
+                            instructions: {
+                                hostname: string;
+                                /** @description Whether the hostname is its zone's apex (which cannot hold a CNAME) */
+                                apex: boolean;
+                                /** @description Whether one of this project's zones holds the hostname, so `apply` can create the records */
+                                hostedHere: boolean;
+                                zone: {
+                                    id: string;
+                                    name: string;
+                                    providerId: string;
+                                    providerKind: string;
+                                } | null;
+                                records: {
+                                    name: string;
+                                    /** @description ALIAS: an apex alias (ANAME, CNAME flattening) where the provider has one */
+                                    type: "A" | "AAAA" | "CNAME" | "ALIAS" | "TXT";
+                                    content: string;
+                                    ttl: number;
+                                    /** @description `route` points the hostname at the gateway; `ownership` proves the project's claim */
+                                    purpose: "route" | "ownership";
+                                    /** @description When hosted here: whether the zone already has it */
+                                    present?: boolean;
+                                }[];
+                                /** @description Where an ACME DNS-01 challenge TXT goes for this hostname */
+                                acmeChallengeName: string;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    unbindStaticAppDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    verifyStaticAppDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /**
+                 * @description A host name such as `www.example.com`; case and one trailing dot do not matter
+                 * @example www.example.com
+                 */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingHostname"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listHostingAppSecrets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingSecret"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    putHostingAppSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /** @description An environment variable name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    value: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingSecret"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteHostingAppSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+                /** @description An environment variable name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    importHostingAppSecrets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A `.env` text: `NAME=value` lines, `export ` prefixes, quoted values, `#` comments */
+                    env: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HostingSecret"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getHostingAppMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            app: {
+                                requests: number;
+                                status4xx: number;
+                                status5xx: number;
+                                /** @description Over the most recent requests */
+                                latencyMs: {
+                                    p50: number;
+                                    p95: number;
+                                    p99: number;
+                                };
+                            };
+                            instances: {
+                                instanceId: string;
+                                requests: number;
+                                status4xx: number;
+                                status5xx: number;
+                                /** @description Over the most recent requests */
+                                latencyMs: {
+                                    p50: number;
+                                    p95: number;
+                                    p99: number;
+                                };
+                                cpuSeconds: number | null;
+                                memoryBytes: number | null;
+                            }[];
+                            /** Format: date-time */
+                            since: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getHostingAppTimeline: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** Format: date-time */
+                            at: string;
+                            /** @description app.created, app.state, deployment.state, scaled, suspended, unsuspended, secret.set, secret.deleted, git-source.set, hostname.*, certificate.* */
+                            type: string;
+                            message: string;
+                            deploymentId: string | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getHostingAppUsage: {
+        parameters: {
+            query?: {
+                /** @description How many hours back; defaults to 24 */
+                hours?: number;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** Format: date-time */
+                            hour: string;
+                            instanceSeconds: number;
+                            buildSeconds: number;
+                            requests: number;
+                            egressBytes: number;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getHostingAppBuildLogs: {
+        parameters: {
+            query?: {
+                deploymentId?: string;
+                after?: number;
+                limit?: number;
+                /** @description Stream new lines as Server-Sent Events until the client goes away */
+                follow?: boolean;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of lines in the envelope; with `follow=true`, Server-Sent Events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description Increasing within the deployment's log: `after` resumes from it */
+                            seq: number;
+                            /** Format: date-time */
+                            at: string;
+                            instanceId: string | null;
+                            stream: "stdout" | "stderr" | "system";
+                            /** @description Secret values are masked as `********` */
+                            line: string;
+                        }[];
+                    };
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getHostingAppRuntimeLogs: {
+        parameters: {
+            query?: {
+                deploymentId?: string;
+                after?: number;
+                limit?: number;
+                /** @description Stream new lines as Server-Sent Events until the client goes away */
+                follow?: boolean;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of lines in the envelope; with `follow=true`, Server-Sent Events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description Increasing within the deployment's log: `after` resumes from it */
+                            seq: number;
+                            /** Format: date-time */
+                            at: string;
+                            instanceId: string | null;
+                            stream: "stdout" | "stderr" | "system";
+                            /** @description Secret values are masked as `********` */
+                            line: string;
+                        }[];
+                    };
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
         };

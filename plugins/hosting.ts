@@ -1,0 +1,224 @@
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { notFound, type AppError } from '../services/errors.js'
+import { systemClock } from '../services/clock.js'
+import { newId } from '../services/ids.js'
+import { hostingSchemas } from '../schemas/hosting.js'
+import { HostRoutes } from '../services/hosting/route-table.js'
+import { Timeline } from '../services/hosting/timeline.js'
+import { AppSecrets } from '../services/hosting/secrets.js'
+import { AppLogs } from '../services/hosting/logs.js'
+import { Releases } from '../services/hosting/releases.js'
+import { DEPLOY_JOB, Deployments } from '../services/hosting/deployments.js'
+import { HostingApps, RECONCILE_JOB } from '../services/hosting/apps.js'
+import { AppSources } from '../services/hosting/app-sources.js'
+import { Traffic, USAGE_FLUSH_JOB } from '../services/hosting/traffic.js'
+import type { RuntimeDriver } from '../services/hosting/runtime.js'
+import { ProcessDriver, probeSandbox } from '../services/hosting/process-driver/index.js'
+import { ContainerDriver } from '../services/hosting/container-driver/index.js'
+import { Gateway } from '../services/hosting/gateway/gateway.js'
+import { Hostnames, VERIFY_PENDING_EVERY_MS, VERIFY_PENDING_JOB, type HostingEventListener } from '../services/hosting/hostnames.js'
+import { Certificates, RENEW_CERTIFICATES_EVERY_MS, RENEW_CERTIFICATES_JOB } from '../services/hosting/certificates.js'
+import { hostingHostnameSchemas } from '../schemas/hosting-hostnames.js'
+import { GitCli } from '../services/git/git-cli.js'
+import { RepoReader } from '../services/git/reader.js'
+
+export interface Hosting {
+  enabled: boolean
+  apps: HostingApps
+  deployments: Deployments
+  sources: AppSources
+  releases: Releases
+  secrets: AppSecrets
+  logs: AppLogs
+  timeline: Timeline
+  traffic: Traffic
+  routes: HostRoutes
+  driver: RuntimeDriver
+  gateway: Gateway
+  hostnames: Hostnames
+  certificates: Certificates
+  /** The port the gateway listens on once the app is ready; null when GATEWAY_PORT is unset. */
+  gatewayPort: () => number | null
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    hosting: Hosting
+  }
+}
+
+/** The answer of every hosting route while HOSTING_ENABLED is off. */
+export function hostingDisabled (): AppError {
+  return notFound('APP_HOSTING_DISABLED', 'App hosting is not enabled on this server (HOSTING_ENABLED)')
+}
+
+const USAGE_FLUSH_EVERY_MS = 60_000
+
+function createDriver (app: FastifyInstance): RuntimeDriver {
+  const { hosting, dataDir } = app.config
+  if (hosting.driver === 'container' && hosting.container !== null) {
+    return new ContainerDriver({ ...hosting.container, artifactsDir: join(hosting.dir, 'artifacts'), clock: systemClock, newId })
+  }
+  return new ProcessDriver({ root: join(hosting.dir, 'driver'), clock: systemClock, sandbox: probeSandbox(), newId, hiddenPaths: [dataDir] })
+}
+
+/**
+ * App hosting: container apps and static apps, built and run by the
+ * configured driver, deployed by jobs on the durable queue (one at a time per
+ * app), served by Host through the gateway from the route table kept here.
+ * With HOSTING_ENABLED off nothing is built or started and the routes answer
+ * 404; a deleted project's apps are stopped and removed either way.
+ */
+async function hostingPlugin (app: FastifyInstance): Promise<void> {
+  const { config } = app
+  const { enabled } = config.hosting
+  const workDir = join(config.hosting.dir, 'sources')
+  if (enabled) mkdirSync(workDir, { recursive: true })
+  const driver = createDriver(app)
+  const deps = { clock: systemClock, newId }
+  const onError = (error: unknown): void => { app.log.error({ err: error }, 'hosting') }
+  const routes = new HostRoutes()
+  const timeline = new Timeline(app.store, deps)
+  const secrets = new AppSecrets(app.store, { clock: systemClock, box: app.secrets })
+  const logs = new AppLogs(app.store, { ...deps, onError })
+  const traffic = new Traffic(app.store, { clock: systemClock, projectOf: (appId) => routes.routeOf(appId)?.projectId ?? null })
+  const wake = async (type: string, appId: string): Promise<void> => { await app.jobs.enqueueKeyed(type, appId, { appId }) }
+  const appsDomain = config.hosting.appsDomain
+  const onEvent: HostingEventListener = async (kind, details) => {
+    await timeline.add({ _id: details.appId, projectId: details.projectId }, kind, `${kind.replace('.', ' ').replace('_', ' ')}: ${details.hostname}`).catch(onError)
+  }
+  const publicHost = new URL(config.publicUrl).hostname.toLowerCase()
+  const hostnames = new Hostnames(app.store, {
+    ...deps,
+    gateway: app.dns.gateway,
+    target: config.dns.gateway,
+    resolvers: config.hostingTls.dnsResolvers,
+    reservedHosts: [...config.dns.nameservers, config.dns.gateway.host, publicHost, appsDomain].filter((host): host is string => host !== null),
+    onEvent
+  })
+  const certificates = new Certificates(app.store, {
+    clock: systemClock,
+    secrets: app.secrets,
+    hostnames,
+    dns: { zones: app.dns.zones, records: app.dns.records },
+    acme: { directoryUrl: config.hostingTls.acmeDirectoryUrl, email: config.hostingTls.acmeEmail, caCertificates: config.hostingTls.acmeCaCertificates },
+    onEvent,
+    onError
+  })
+  const releases = new Releases(app.store, {
+    ...deps,
+    driver,
+    routes,
+    logs,
+    secrets,
+    timeline,
+    hostsOf: async (record) => [`${record.name}.${appsDomain}`, ...(await hostnames.list(record.projectId, record._id)).filter((one) => one.status === 'verified').map((one) => one.hostname)],
+    limits: config.hosting.instanceLimits,
+    healthTimeoutMs: config.hosting.healthTimeoutMs,
+    stopGraceMs: config.hosting.stopGraceMs,
+    onError
+  })
+  const reader = new RepoReader()
+  const git = new GitCli()
+  let sources: AppSources | null = null
+  const deployments = new Deployments(app.store, {
+    ...deps,
+    driver,
+    releases,
+    logs,
+    secrets,
+    timeline,
+    workDir,
+    prepareSource: async (record, deployment, dir) => await (sources as AppSources).prepare(record, deployment, dir),
+    wake: async (appId) => { await wake(DEPLOY_JOB, appId) },
+    addBuildSeconds: (record, seconds) => { traffic.addBuildSeconds(record, seconds) }
+  })
+  sources = new AppSources({
+    uploads: app.files.uploads,
+    deployments,
+    git: {
+      repository: async (projectId, which) => {
+        const repo = 'id' in which ? await app.git.repositories.findById(projectId, which.id) : await app.git.repositories.find(projectId, which.slug)
+        return repo === null ? null : { id: repo._id, gitDir: repo.gitDir, defaultBranch: repo.defaultBranch }
+      },
+      resolveCommit: async (gitDir, rev) => await reader.resolveCommit(gitDir, rev),
+      cloneUrlPrefix: `${config.publicUrl}/git/`,
+      env: () => git.env()
+    }
+  })
+  const apps = new HostingApps(app.store, {
+    ...deps,
+    deployments,
+    releases,
+    timeline,
+    appsDomain,
+    degradedReason: driver.degradedReason,
+    reconcile: async (appId) => { await wake(RECONCILE_JOB, appId) },
+    cleanups: [
+      async (record) => { await secrets.deleteForApp(record._id) },
+      async (record) => { await logs.deleteForApp(record._id) },
+      async (record) => { await timeline.deleteForApp(record._id) },
+      async (record) => { await traffic.deleteForApp(record._id) },
+      async (record) => { await (sources as AppSources).deleteForApp(record) },
+      async (record) => { await hostnames.deleteAllForApp(record.projectId, record._id) }
+    ]
+  })
+  await Promise.all([timeline.init(), secrets.init(), logs.init(), traffic.init(), releases.init(), deployments.init(), apps.init(), hostnames.init()])
+  await certificates.init()
+  for (const schema of [...hostingSchemas, ...hostingHostnameSchemas]) app.addSchema(schema)
+  app.projects.onDelete(async (projectId) => { await apps.deleteAllForProject(projectId) })
+
+  app.registerJobHandler(DEPLOY_JOB, async (payload) => await deployments.runNext(String(payload.appId)))
+  app.registerJobHandler(RECONCILE_JOB, async (payload) => { await releases.reconcile(String(payload.appId)) })
+  app.registerJobHandler(USAGE_FLUSH_JOB, async () => await traffic.flush(await releases.running()))
+  app.registerJobHandler(RENEW_CERTIFICATES_JOB, async () => await certificates.renewDue())
+  // A pending name whose records appeared is verified here; the app it now reaches is routed at once.
+  app.registerJobHandler(VERIFY_PENDING_JOB, async () => {
+    const outcome = await hostnames.verifyPending()
+    for (const name of outcome.verified) {
+      const holder = await hostnames.holder(name)
+      if (holder !== null) await releases.publish(holder.appId)
+    }
+    return outcome
+  })
+  if (enabled) {
+    app.git.transport.onPushed(async (repo) => {
+      await sources?.afterPush(repo, await apps.autoDeploying(repo._id)).catch(onError)
+    })
+  }
+
+  const gateway = new Gateway({ routes, served: traffic, certificates, challenges: certificates, newId })
+  let gatewayPort: number | null = null
+  app.decorate('hosting', { enabled, apps, deployments, sources, releases, secrets, logs, timeline, traffic, routes, driver, gateway, hostnames, certificates, gatewayPort: () => gatewayPort } satisfies Hosting)
+
+  if (enabled) {
+    // Instances a previous run left are re-adopted before anything is routed; the apps are then reconciled by their jobs.
+    app.addHook('onReady', async () => {
+      for (const appId of await releases.adopt()) {
+        await releases.publish(appId)
+        await wake(RECONCILE_JOB, appId)
+      }
+      await app.jobs.schedule(USAGE_FLUSH_JOB, USAGE_FLUSH_EVERY_MS)
+      await app.jobs.schedule(RENEW_CERTIFICATES_JOB, RENEW_CERTIFICATES_EVERY_MS)
+      await app.jobs.schedule(VERIFY_PENDING_JOB, VERIFY_PENDING_EVERY_MS)
+      const { port, tlsPort, host } = config.hosting.gateway
+      if (port !== null) {
+        await gateway.listen({ port, host, ...(tlsPort === null ? {} : { tlsPort }) })
+        gatewayPort = gateway.addresses().http?.port ?? null
+        app.log.info({ port: gatewayPort, host }, 'hosting gateway listening')
+      }
+      if (driver.degradedReason !== null) app.log.warn({ reason: driver.degradedReason }, 'hosting runs with less isolation than it should')
+    })
+  }
+  app.addHook('preClose', async () => { await gateway.close() })
+  app.addHook('onClose', async () => { await driver.close() })
+}
+
+export default fp(hostingPlugin, {
+  name: 'plinth-hosting',
+  fastify: '5.x',
+  dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-jobs', 'plinth-projects', 'plinth-files', 'plinth-git', 'plinth-dns']
+})

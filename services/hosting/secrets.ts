@@ -1,0 +1,140 @@
+import type { Clock } from '../clock.js'
+import type { SecretBox } from '../crypto.js'
+import { badRequest, conflict, fieldIssue, notFound } from '../errors.js'
+import type { Store, StoreCollection } from '../store/types.js'
+import { isoString } from '../iso-dates.js'
+import { HOSTING_LIMITS, type SecretT } from '../../schemas/hosting.js'
+
+type SecretRecord = {
+  _id: string
+  appId: string
+  projectId: string
+  name: string
+  version: number
+  sealed: string
+  updatedAt: Date
+}
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+/** Set by the platform on every instance; an app secret may not shadow them. */
+const RESERVED = new Set(['PORT', 'HOST', 'PLINTH_INSTANCE_ID', 'PLINTH_APP_ID', 'PLINTH_DEPLOYMENT_ID'])
+export const MASK = '********'
+
+const sealedFor = (appId: string, name: string): string => `hosting-secret:${appId}:${name}`
+
+function checkName (name: string, path: string): string {
+  if (!NAME.test(name) || name.length > 128) throw badRequest('APP_HOSTING_SECRET_INVALID', `"${name.slice(0, 40)}" is not an environment variable name`, fieldIssue(path, 'must be letters, digits and _, not starting with a digit'))
+  if (RESERVED.has(name)) throw badRequest('APP_HOSTING_SECRET_INVALID', `${name} is set by the platform`, fieldIssue(path, 'is reserved'))
+  return name
+}
+
+/**
+ * Reads a `.env` text: `NAME=value`, an optional `export ` prefix, values in
+ * single quotes (as is), double quotes (with \n, \" and \\ escapes) or bare
+ * (up to a ` #` comment); blank and `#` lines are skipped. A line that is none
+ * of these is refused with its number.
+ */
+export function parseEnv (text: string): Array<[string, string]> {
+  const entries: Array<[string, string]> = []
+  const lines = text.split(/\r?\n/)
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].trim()
+    if (line === '' || line.startsWith('#')) continue
+    const match = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line)
+    if (match === null) throw badRequest('APP_HOSTING_ENV_INVALID', `Line ${i + 1} is not NAME=value`, fieldIssue('body.env', `line ${i + 1} is not NAME=value`))
+    const [, name, raw] = match
+    let value: string
+    if (raw.startsWith('"')) {
+      const end = /^"((?:[^"\\]|\\.)*)"\s*(?:#.*)?$/.exec(raw)
+      if (end === null) throw badRequest('APP_HOSTING_ENV_INVALID', `Line ${i + 1} has an unterminated quote`, fieldIssue('body.env', `line ${i + 1} has an unterminated quote`))
+      value = end[1].replace(/\\(.)/g, (_all, char: string) => char === 'n' ? '\n' : char)
+    } else if (raw.startsWith('\'')) {
+      const end = /^'([^']*)'\s*(?:#.*)?$/.exec(raw)
+      if (end === null) throw badRequest('APP_HOSTING_ENV_INVALID', `Line ${i + 1} has an unterminated quote`, fieldIssue('body.env', `line ${i + 1} has an unterminated quote`))
+      value = end[1]
+    } else {
+      value = raw.replace(/\s+#.*$/, '').trim()
+    }
+    entries.push([checkName(name, 'body.env'), value])
+  }
+  return entries
+}
+
+/**
+ * An app's secrets: sealed at rest under a context naming the app and the
+ * secret, listed by name and version only. Builds and instances get them as
+ * environment variables, and every log line is masked with their values.
+ */
+export class AppSecrets {
+  private readonly secrets: StoreCollection<SecretRecord>
+
+  constructor (store: Store, private readonly deps: { clock: Clock, box: SecretBox }) {
+    this.secrets = store.collection<SecretRecord>('hosting_secrets')
+  }
+
+  async init (): Promise<void> {
+    await this.secrets.createIndex({ appId: 1, name: 1 }, { unique: true })
+  }
+
+  async list (appId: string): Promise<SecretT[]> {
+    const records = await this.secrets.find({ appId }, { sort: { name: 1 }, projection: { sealed: 0 } }).toArray()
+    return records.map((record) => ({ name: record.name, version: record.version, updatedAt: isoString(record.updatedAt) }))
+  }
+
+  /** Sets one secret; a new one counts against the app's limit. */
+  async put (app: { _id: string, projectId: string }, name: string, value: string): Promise<SecretT> {
+    return (await this.putAll(app, [[checkName(name, 'params.name'), value]]))[0]
+  }
+
+  /** Sets every entry of a `.env` text, in one go. */
+  async import (app: { _id: string, projectId: string }, text: string): Promise<SecretT[]> {
+    const entries = parseEnv(text)
+    if (entries.length === 0) throw badRequest('APP_HOSTING_ENV_INVALID', 'The text sets no variable', fieldIssue('body.env', 'sets no variable'))
+    return await this.putAll(app, [...new Map(entries)])
+  }
+
+  private async putAll (app: { _id: string, projectId: string }, entries: Array<[string, string]>): Promise<SecretT[]> {
+    const existing = new Set((await this.list(app._id)).map((secret) => secret.name))
+    const added = entries.filter(([name]) => !existing.has(name)).length
+    if (existing.size + added > HOSTING_LIMITS.secretsPerApp) throw conflict('APP_HOSTING_SECRETS_LIMIT', `An app holds at most ${HOSTING_LIMITS.secretsPerApp} secrets`, { limit: HOSTING_LIMITS.secretsPerApp })
+    const now = this.deps.clock.now()
+    const written: SecretT[] = []
+    for (const [name, value] of entries) {
+      if (Buffer.byteLength(value) > HOSTING_LIMITS.secretValueBytes) throw badRequest('APP_HOSTING_SECRET_INVALID', `${name} is longer than ${HOSTING_LIMITS.secretValueBytes} bytes`, { limit: HOSTING_LIMITS.secretValueBytes })
+      const record = await this.secrets.findOneAndUpdate(
+        { _id: `${app._id}:${name}` },
+        { $set: { appId: app._id, projectId: app.projectId, name, sealed: this.deps.box.seal(value, sealedFor(app._id, name)), updatedAt: now }, $inc: { version: 1 } },
+        { upsert: true, returnDocument: 'after' }
+      )
+      if (record !== null) written.push({ name, version: record.version, updatedAt: isoString(record.updatedAt) })
+    }
+    return written
+  }
+
+  async delete (appId: string, name: string): Promise<void> {
+    const { deletedCount } = await this.secrets.deleteOne({ _id: `${appId}:${name}` })
+    if (deletedCount === 0) throw notFound('APP_HOSTING_SECRET_NOT_FOUND', `No secret ${name}`)
+  }
+
+  /** The values, opened, for a build's or an instance's environment. */
+  async environment (appId: string): Promise<Record<string, string>> {
+    const env: Record<string, string> = {}
+    for (const record of await this.secrets.find({ appId }).toArray()) env[record.name] = this.deps.box.open(record.sealed, sealedFor(appId, record.name))
+    return env
+  }
+
+  async deleteForApp (appId: string): Promise<void> {
+    await this.secrets.deleteMany({ appId })
+  }
+}
+
+/** Replaces every secret value in a line with the mask, longest first so one value inside another is masked whole. */
+export function masker (values: string[]): (line: string) => string {
+  const secrets = [...new Set(values.filter((value) => value.length >= 3))].sort((a, b) => b.length - a.length)
+  if (secrets.length === 0) return (line) => line
+  return (line) => {
+    let masked = line
+    for (const value of secrets) masked = masked.split(value).join(MASK)
+    return masked
+  }
+}

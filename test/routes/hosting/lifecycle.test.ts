@@ -1,0 +1,33 @@
+import t from 'tap'
+import { buildTestApp, call, orgWithRoles } from '../../helper.js'
+import { deploymentSettled, packFixture, uploadSource, viaGateway, waitFor } from './fixtures.js'
+
+t.test('an instance that dies is reported, restarted by the driver and routed again; a deployment canceled while it runs never goes live', async (t) => {
+  const app = await buildTestApp(t, { env: { GATEWAY_PORT: '0' } })
+  const { owner, orgId } = await orgWithRoles(app)
+  const projectId = (await call(app, 'POST', '/api/projects', owner.auth, { orgId, name: 'Life' })).body.data.id as string
+  const appUrl = `/api/projects/${projectId}/backend/apps/${(await call(app, 'POST', `/api/projects/${projectId}/backend/apps`, owner.auth, { name: 'life', healthCheckPath: '/healthz' })).body.data.id as string}`
+  const port = app.hosting.gatewayPort() as number
+  const uploadId = await uploadSource(app, appUrl, owner.auth, packFixture(t, 'node-hello'))
+  const live = await deploymentSettled(app, appUrl, owner.auth, (await call(app, 'POST', `${appUrl}/deployments`, owner.auth, { uploadId })).body.data.id)
+  t.equal(live.state, 'live')
+
+  const [instance] = await app.hosting.releases.live(live.id)
+  process.kill(-Number(instance.running?.handle), 'SIGKILL')
+  const events = await waitFor('the restart', async () => (await call(app, 'GET', `${appUrl}/timeline?limit=50`, owner.auth)).body.data.map((event: { type: string }) => event.type), (types: string[]) => types.includes('instance.restarted'))
+  t.ok(events.includes('instance.crashed'), 'the crash is on the timeline')
+  await waitFor('routed again', async () => (await viaGateway(port, 'life.apps.localhost')).status, (status) => status === 200)
+  t.match((await call(app, 'GET', appUrl, owner.auth)).body.data, { state: 'running', instances: [{ id: instance._id, state: 'running' }] }, 'the same instance, running again')
+
+  const next = (await call(app, 'POST', `${appUrl}/deployments`, owner.auth, { uploadId })).body.data.id as string
+  await waitFor('the build to start', async () => (await call(app, 'GET', `${appUrl}/deployments/${next}`, owner.auth)).body.data.state, (state) => state !== 'queued')
+  const asked = await call(app, 'POST', `${appUrl}/deployments/${next}/cancel`, owner.auth)
+  t.equal(asked.status, 200)
+  const settled = await deploymentSettled(app, appUrl, owner.auth, next)
+  t.ok(settled.state === 'canceled' || settled.state === 'live', `canceled mid-way, or too late to (${settled.state})`)
+  if (settled.state === 'canceled') {
+    t.equal((await call(app, 'GET', appUrl, owner.auth)).body.data.liveDeploymentId, live.id, 'the live deployment stays')
+    t.equal((await app.hosting.releases.live(next)).length, 0, 'nothing of the canceled one runs')
+  }
+  t.equal((await viaGateway(port, 'life.apps.localhost')).status, 200)
+})

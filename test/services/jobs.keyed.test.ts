@@ -1,0 +1,52 @@
+import t, { type Test } from 'tap'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ManualClock } from '../../services/clock.js'
+import { createIdGenerator } from '../../services/ids.js'
+import { JobQueue, PermanentJobError } from '../../services/jobs.js'
+import { openSqliteStore } from '../../services/store/sqlite/index.js'
+
+async function setup (t: Test): Promise<{ queue: JobQueue, clock: ManualClock }> {
+  const clock = new ManualClock()
+  const dir = mkdtempSync(join(tmpdir(), 'plinth-jobs-keyed-'))
+  const newId = createIdGenerator(() => clock.nowMs())
+  const store = openSqliteStore({ file: join(dir, 'plinth.db'), newId, clock })
+  t.teardown(async () => {
+    await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const queue = new JobQueue({ store, newId })
+  await queue.init()
+  return { queue, clock }
+}
+
+t.test('a keyed job: one per key, queued once, asked again while it runs, restarted once finished', async (t) => {
+  const { queue } = await setup(t)
+  await queue.enqueueKeyed('deploy', 'app1', { appId: 'app1' })
+  await queue.enqueueKeyed('deploy', 'app1', { appId: 'app1' })
+  await queue.enqueueKeyed('deploy', 'app2', { appId: 'app2' })
+  const first = await queue.claim('w', ['deploy'], 1_000)
+  const second = await queue.claim('w', ['deploy'], 1_000)
+  t.same([first?.payload, second?.payload], [{ appId: 'app1' }, { appId: 'app2' }], 'two enqueues of one key make one job')
+  t.equal(await queue.claim('w', ['deploy'], 1_000), null, 'and no third')
+
+  await queue.enqueueKeyed('deploy', 'app1', { appId: 'app1' })
+  const rerun = await queue.complete(first!, 'w', { ran: 1 })
+  t.match(rerun, { status: 'queued', again: false, result: { ran: 1 } }, 'asked for while running: queued again instead of finishing')
+  const again = await queue.claim('w', ['deploy'], 1_000)
+  t.equal(again?._id, first?._id, 'the same job runs again')
+  t.match(await queue.complete(again!, 'w'), { status: 'succeeded' }, 'not asked again: it finishes')
+  t.equal(await queue.claim('w', ['deploy'], 1_000), null)
+
+  await queue.enqueueKeyed('deploy', 'app1', { appId: 'app1', later: true })
+  const restarted = await queue.claim('w', ['deploy'], 1_000)
+  t.match(restarted, { _id: first?._id, status: 'running', payload: { later: true } }, 'a finished keyed job is queued again with the new payload')
+  t.ok(restarted!.attempts <= restarted!.maxAttempts, 'with a fresh budget of attempts')
+
+  await queue.enqueueKeyed('deploy', 'app2', { appId: 'app2' })
+  t.match(await queue.fail(second!, 'w', new PermanentJobError('no')), { status: 'queued', lastError: 'PermanentJobError: no' }, 'a failure asked for again runs again too')
+  t.match(await queue.fail((await queue.claim('w', ['deploy'], 1_000))!, 'w', new PermanentJobError('no')), { status: 'failed' }, 'and ends when not')
+  await t.rejects(queue.enqueueKeyed('bad type', 'k'), { code: 'APP_JOB_INVALID' })
+  await t.rejects(queue.enqueueKeyed('deploy', 'k', [] as unknown as Record<string, unknown>), { code: 'APP_JOB_INVALID' })
+})
