@@ -157,10 +157,21 @@ export async function buildTestApp (t: Test, options: { env?: Record<string, str
   if (options.extra !== undefined) await app.register(options.extra)
   await app.ready()
   t.teardown(async () => {
+    await stopHostedInstances(app)
     await dropTestDatabase(app.store, app.config.mongodbDb)
     await app.close()
   })
   return app
+}
+
+/**
+ * A server that closes leaves its apps' instances running, for the next
+ * start to adopt; a test's app must not, or every test would leave
+ * sandboxed processes behind.
+ */
+export async function stopHostedInstances (app: Awaited<ReturnType<typeof buildApp>>): Promise<void> {
+  if (!app.hosting.enabled) return
+  for (const instance of await app.hosting.releases.running()) await app.hosting.releases.stop(instance, 'the test ended')
 }
 
 export type TestApp = Awaited<ReturnType<typeof buildTestApp>>

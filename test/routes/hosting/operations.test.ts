@@ -2,7 +2,7 @@ import t from 'tap'
 import { request } from 'node:http'
 import { buildApp } from '../../../app.js'
 import { loadConfig } from '../../../services/config.js'
-import { buildTestApp, call, orgWithRoles, tempDir } from '../../helper.js'
+import { buildTestApp, call, orgWithRoles, stopHostedInstances, tempDir } from '../../helper.js'
 import { deploymentSettled, packFixture, uploadSource, viaGateway, waitFor } from './fixtures.js'
 
 t.test('secrets: upserted, imported from .env, listed by name and version, deleted', async (t) => {
@@ -68,7 +68,11 @@ t.test('logs follow as Server-Sent Events; usage and metrics count; a restarted 
   const app = await buildApp(config)
   await app.listen({ port: 0, host: '127.0.0.1' })
   let closed = false
-  t.teardown(async () => { if (!closed) await app.close() })
+  t.teardown(async () => {
+    if (closed) return
+    await stopHostedInstances(app)
+    await app.close()
+  })
   const { owner, outsider, orgId } = await orgWithRoles(app)
   const projectId = (await call(app, 'POST', '/api/projects', owner.auth, { orgId, name: 'Ops' })).body.data.id as string
   const appId = (await call(app, 'POST', `/api/projects/${projectId}/backend/apps`, owner.auth, { name: 'ops', healthCheckPath: '/healthz' })).body.data.id as string
@@ -106,7 +110,10 @@ t.test('logs follow as Server-Sent Events; usage and metrics count; a restarted 
   closed = true
   const again = await buildApp(config)
   await again.ready()
-  t.teardown(async () => { await again.close() })
+  t.teardown(async () => {
+    await stopHostedInstances(again)
+    await again.close()
+  })
   const newPort = again.hosting.gatewayPort() as number
   const adopted = await viaGateway(newPort, 'ops.apps.localhost')
   t.same([adopted.status, adopted.body], [200, before.body], 'the same instance answers after the restart, adopted rather than restarted')
