@@ -155,9 +155,10 @@ export function testConfig (t: Test, env: Record<string, string> = {}): Config {
 export async function buildTestApp (t: Test, options: { env?: Record<string, string>, extra?: FastifyPluginAsync } = {}) {
   const app = await buildApp(testConfig(t, options.env))
   if (options.extra !== undefined) await app.register(options.extra)
+  // Whoever closes the app, the test or this teardown: before the store goes.
+  app.addHook('preClose', async () => { await stopHostedInstances(app) })
   await app.ready()
   t.teardown(async () => {
-    await stopHostedInstances(app)
     await dropTestDatabase(app.store, app.config.mongodbDb)
     await app.close()
   })
