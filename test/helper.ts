@@ -24,6 +24,7 @@ import { membershipId, type MembershipRecord } from '../services/orgs/membership
 import { Organizations } from '../services/orgs/organizations.js'
 import { PermissionResolver } from '../services/orgs/resolver.js'
 import { PlatformUsers } from '../services/identity/users.js'
+import { AppError } from '../services/errors.js'
 
 /** A fresh temp DATA_DIR, removed when the test ends. */
 export function tempDir (t: Test, prefix = 'plinth-test-'): string {
@@ -208,4 +209,15 @@ export async function orgWithRoles (app: TestApp) {
 export async function registerEndUser (app: TestApp, projectId: string, email: string): Promise<{ id: string, auth: Record<string, string> }> {
   const session = (await call(app, 'POST', `/api/p/${projectId}/auth/register`, {}, { email, password: 'long enough 1' })).body.data
   return { id: session.user.id as string, auth: { authorization: `Bearer ${session.token as string}` } }
+}
+
+/** The AppError a service call is refused with; anything else (or no refusal) fails the test. */
+export async function refusal (promise: Promise<unknown>): Promise<AppError> {
+  try {
+    await promise
+  } catch (error) {
+    if (error instanceof AppError) return error
+    throw error
+  }
+  throw new Error('expected a refusal')
 }

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { X509Certificate } from 'node:crypto'
 import { createServer as createHttpServer } from 'node:http'
 import { connect, createSecureContext, createServer as createTlsServer } from 'node:tls'
-import { buildTestApp } from '../../helper.js'
+import { buildTestApp, refusal } from '../../helper.js'
 import { systemClock } from '../../../services/clock.js'
 import { AppError } from '../../../services/errors.js'
 import { newId } from '../../../services/ids.js'
@@ -52,16 +52,6 @@ async function verifiedHostname (projectId: string, appId: string, hostname: str
   await app.dns.records.change(zoneProject, created.id, { create: instructions.records.map((record) => ({ name: `${record.name}.`, type: record.type as 'A' | 'CNAME' | 'TXT', content: record.content })) })
   await hostnames.verify(projectId, appId, hostname)
   return created.id
-}
-
-async function refusal (promise: Promise<unknown>): Promise<AppError> {
-  try {
-    await promise
-  } catch (error) {
-    if (error instanceof AppError) return error
-    throw error
-  }
-  throw new Error('expected a refusal')
 }
 
 /** The served chain, checked link by link up to pebble's issuing root, and by a TLS client that trusts only that root. */

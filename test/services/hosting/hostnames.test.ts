@@ -1,6 +1,6 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
-import { buildTestApp } from '../../helper.js'
+import { buildTestApp, refusal } from '../../helper.js'
 import { ManualClock } from '../../../services/clock.js'
 import { createIdGenerator } from '../../../services/ids.js'
 import { AppError } from '../../../services/errors.js'
@@ -37,16 +37,6 @@ async function hosting (options: { target?: GatewayTarget, resolvers?: string[] 
   await hostnames.init()
   hostnames.onRelease(async (hostname) => { released.push(hostname) })
   return { hostnames, gateway, clock, events, released }
-}
-
-async function refusal (promise: Promise<unknown>): Promise<AppError> {
-  try {
-    await promise
-  } catch (error) {
-    if (error instanceof AppError) return error
-    throw error
-  }
-  throw new Error('expected a refusal')
 }
 
 t.test('bind answers the records; verify lists what is missing, then succeeds once the zone holds them', async (t) => {
