@@ -98,6 +98,14 @@ export interface SandboxedCommand {
  */
 const CGROUP_GATE = 'read -r go <&3 && exec "$@" 3<&-'
 
+/**
+ * Variables a runtime may add to every child it spawns, whatever env the
+ * call names (a test runner's loader in NODE_OPTIONS, a coverage directory):
+ * inside the sandbox they would name files it cannot see or write. Unset
+ * there unless the command's own environment sets them.
+ */
+const INJECTED_VARIABLES = ['NODE_OPTIONS', 'NODE_V8_COVERAGE']
+
 /** Starts a sandboxed command in its own session and process group; resolves once it is in its cgroup. */
 export async function spawnSandboxed (host: SandboxHost, command: SandboxedCommand): Promise<ChildProcess> {
   let argv = command.argv
@@ -108,6 +116,7 @@ export async function spawnSandboxed (host: SandboxHost, command: SandboxedComma
       ...command.hidden.flatMap(path => ['--tmpfs', path]),
       ...command.readOnly.flatMap(path => ['--ro-bind', path, path]),
       ...command.writable.flatMap(path => ['--bind', path, path]),
+      ...INJECTED_VARIABLES.filter(name => !Object.hasOwn(command.env, name)).flatMap(name => ['--unsetenv', name]),
       '--chdir', command.cwd,
       '--', ...argv
     ]
