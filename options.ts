@@ -1,7 +1,9 @@
 import type { Server } from 'node:http'
 import type { FastifyHttpOptions, FastifySchema } from 'fastify'
 import { Ajv, type Options as AjvOptions } from 'ajv'
+import type { DataValidationCxt } from 'ajv/dist/types/index.js'
 import addFormatsModule from 'ajv-formats'
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import type { Config } from './services/config.js'
 import { newId } from './services/ids.js'
 import { clientErrorHandler, frameworkErrors } from './plugins/errors.js'
@@ -17,22 +19,85 @@ const AJV_BASE: AjvOptions = {
   allErrors: false
 }
 
+/** A validate function as Fastify calls it: Ajv's, whose `errors` it reads after a false answer. */
+interface Validate {
+  (data: unknown, context?: DataValidationCxt): unknown
+  errors?: unknown
+  schemaEnv?: unknown
+}
+
+/**
+ * Compiling every route's schemas when the app starts costs seconds of CPU
+ * (a few hundred routes, each with request validators and a serializer per
+ * response status), most of it for routes a process may never answer. Each is
+ * compiled on its first use instead. `compileAllSchemas` compiles the ones left,
+ * so a schema neither compiler takes still fails a test (test/options.test.ts).
+ */
+class LazySchemas {
+  private readonly pending: Array<() => void> = []
+
+  validator (compile: () => Validate): Validate {
+    let compiled: Validate | null = null
+    const validate: Validate = (data, context) => {
+      compiled ??= compile()
+      const valid = compiled(data, context)
+      validate.errors = compiled.errors
+      return valid
+    }
+    // Fastify hands Ajv's functions the parent object (so coercion and defaults can replace a root value) when this is set.
+    validate.schemaEnv = true
+    this.pending.push(() => { compiled ??= compile() })
+    return validate
+  }
+
+  serializer (compile: () => Serialize): Serialize {
+    let compiled: Serialize | null = null
+    this.pending.push(() => { compiled ??= compile() })
+    return (data) => (compiled ??= compile())(data)
+  }
+
+  compileAll (): number {
+    const count = this.pending.length
+    for (const compile of this.pending.splice(0)) compile()
+    return count
+  }
+}
+
+type Serialize = (data: unknown) => string
+
+const lazySchemasOf = new WeakMap<object, LazySchemas>()
+
+/** Compiles every schema an app made from these options has not used yet; the count it compiled. */
+export function compileAllSchemas (options: PlinthServerOptions): number {
+  return lazySchemasOf.get(options)?.compileAll() ?? 0
+}
+
 /**
  * Query strings, params and headers arrive as text, so they are coerced to
  * their schema types; JSON bodies already carry types, and coercing them would
  * turn `5` into `"5"` where a string is required instead of refusing it.
  */
-function buildValidator (externalSchemas: Record<string, unknown> = {}) {
-  const make = (coerceTypes: AjvOptions['coerceTypes']): Ajv => {
-    const ajv = new Ajv({ ...AJV_BASE, coerceTypes })
-    addFormats(ajv)
-    for (const schema of Object.values(externalSchemas)) ajv.addSchema(schema as object)
-    return ajv
+function validatorFactory (lazy: LazySchemas) {
+  return (externalSchemas: Record<string, unknown> = {}) => {
+    const make = (coerceTypes: AjvOptions['coerceTypes']): Ajv => {
+      const ajv = new Ajv({ ...AJV_BASE, coerceTypes })
+      addFormats(ajv)
+      for (const schema of Object.values(externalSchemas)) ajv.addSchema(schema as object)
+      return ajv
+    }
+    let strict: Ajv | null = null
+    let coercing: Ajv | null = null
+    return ({ schema, httpPart }: { schema: FastifySchema, httpPart?: string }): Validate => lazy.validator(() => httpPart === 'body'
+      ? (strict ??= make(false)).compile(schema as object)
+      : (coercing ??= make('array')).compile(schema as object))
   }
-  const strict = make(false)
-  const coercing = make('array')
-  return ({ schema, httpPart }: { schema: FastifySchema, httpPart?: string }) =>
-    (httpPart === 'body' ? strict : coercing).compile(schema as object)
+}
+
+function serializerFactory (lazy: LazySchemas) {
+  return (externalSchemas: Record<string, unknown> = {}, serializerOptions: object = {}) => {
+    const compile = SerializerSelector()(externalSchemas, serializerOptions)
+    return (route: { schema: object, method: string, url: string, httpStatus: string }): Serialize => lazy.serializer(() => compile(route))
+  }
 }
 
 // Request ids only tie log lines together: a per-process random prefix keeps them
@@ -74,7 +139,8 @@ export function fastifyOptions (config: Pick<Config, 'logLevel' | 'bodyLimit' | 
   const { timeouts } = config
   const headersMs = timeouts.headersSeconds * 1000
   const requestMs = timeouts.requestSeconds * 1000
-  return {
+  const lazy = new LazySchemas()
+  const options: PlinthServerOptions = {
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     bodyLimit: config.bodyLimit,
     genReqId: requestIdGenerator(),
@@ -91,8 +157,10 @@ export function fastifyOptions (config: Pick<Config, 'logLevel' | 'bodyLimit' | 
     routerOptions: { ignoreTrailingSlash: true },
     frameworkErrors,
     clientErrorHandler,
-    // Fastify's typings model only its bundled compiler; the runtime contract is (schemas) => ({ schema, httpPart }) => validate.
-    schemaController: { compilersFactory: { buildValidator } } as unknown as PlinthServerOptions['schemaController'],
+    // Fastify's typings model only its bundled compilers; the runtime contract is (schemas) => (route) => validate / serialize.
+    schemaController: { compilersFactory: { buildValidator: validatorFactory(lazy), buildSerializer: serializerFactory(lazy) } } as unknown as PlinthServerOptions['schemaController'],
     ...overrides
   }
+  lazySchemasOf.set(options, lazy)
+  return options
 }

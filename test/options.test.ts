@@ -1,7 +1,9 @@
 import t, { type Test } from 'tap'
 import { connect, type AddressInfo } from 'node:net'
-import type { FastifyPluginAsync } from 'fastify'
-import { buildTestApp, type TestApp } from './helper.js'
+import Fastify, { type FastifyPluginAsync } from 'fastify'
+import { plinth } from '../app.js'
+import { compileAllSchemas, fastifyOptions } from '../options.js'
+import { buildTestApp, testConfig, type TestApp } from './helper.js'
 
 /** Writes `data` on a fresh socket and keeps it open, resolving with everything the server sent once it closes the socket. */
 async function stallAfter (port: number, data: string): Promise<string> {
@@ -105,4 +107,33 @@ t.test('TRUST_PROXY as a hop count: that many hops in front of the server are pr
   t.equal(await ipSeen(app, PROXY, `${BOB}, ${ANN}`), ANN, 'only one hop is believed')
   await budget(t, app, 2, async () => await register(app, PROXY, ANN), 'Ann')
   t.not(await register(app, PROXY, BOB), 429, 'Bob has his own budget')
+})
+
+t.test('schemas are compiled on first use, and every route\'s schemas compile', async (t) => {
+  const config = testConfig(t)
+  const options = fastifyOptions(config)
+  const app = Fastify(options)
+  await app.register(plinth, { config })
+  await app.ready()
+  t.teardown(async () => { await app.close() })
+  // Serving a request compiles what that route needs, and validation answers as before.
+  const refused = await app.inject({ method: 'POST', url: '/api/auth/register', payload: { email: 'not an address', password: 'x' } })
+  t.equal(refused.statusCode, 400, 'a body schema compiled on its first request still refuses bad input')
+  t.equal(refused.json().code, 'APP_VALIDATION_FAILED')
+  const compiled = compileAllSchemas(options)
+  t.ok(compiled > 500, `every route's validators and serializers compile (${compiled})`)
+  t.equal(compileAllSchemas(options), 0, 'nothing is left to compile')
+  const again = await app.inject({ method: 'POST', url: '/api/auth/register', payload: { email: 'not an address', password: 'x' } })
+  t.equal(again.statusCode, 400)
+})
+
+t.test('a schema the compiler cannot take fails compileAllSchemas, not only its first request', async (t) => {
+  const options = fastifyOptions(testConfig(t))
+  const app = Fastify(options)
+  app.post('/broken', { schema: { body: { type: 'object', properties: { n: { type: 'no such type' } } } } }, async () => ({}))
+  app.get('/broken-answer', { schema: { response: { 200: { type: 'object', properties: { n: { $ref: 'nowhere#' } } } } } }, async () => ({ n: 1 }))
+  await app.ready()
+  t.teardown(async () => { await app.close() })
+  t.throws(() => compileAllSchemas(options))
+  t.equal((await app.inject({ method: 'POST', url: '/broken', payload: {} })).statusCode, 500, 'its first request fails as the compiler does')
 })
