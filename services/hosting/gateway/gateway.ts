@@ -6,7 +6,7 @@ import type { IdGenerator } from '../../ids.js'
 import type { CertificateSource, ChallengeSource, RouteTable, ServedRequestSink } from '../routing.js'
 import { answer, redirect, type Exchange } from './exchange.js'
 import { clientAddress, readRequestHead, requestIdFor } from './forwarding.js'
-import { routeHost } from './host.js'
+import { httpsUrl, routeHost } from './host.js'
 import { Tally } from './metrics.js'
 import { pages, sendPage } from './pages.js'
 import { UpstreamPools } from './pools.js'
@@ -38,11 +38,6 @@ const ACME_CHALLENGE = '/.well-known/acme-challenge/'
 const ACME_TOKEN = /^[\w-]{1,256}$/
 
 type Proto = 'http' | 'https'
-
-/** The same request over HTTPS: the host as routed (no port, lower case), the TLS listener's port unless it is the default. */
-function httpsUrl (host: string, port: number, path: string): string {
-  return `https://${host}${port === 443 ? '' : `:${port}`}${path}`
-}
 
 async function listenOn (server: Server | TlsServer, port: number, host: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {

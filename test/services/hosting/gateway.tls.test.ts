@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import type { TLSSocket } from 'node:tls'
 import { tempDir } from '../../helper.js'
+import { httpsUrl } from '../../../services/hosting/gateway/host.js'
 import { appRoute, ask, echoUpstream, raw, startGateway, upgradeRequest, type Answer } from './gateway-harness.js'
 
 /**
@@ -117,6 +118,10 @@ t.test('plain HTTP to a host with a certificate: 308 to the same URL over HTTPS,
   const upgrade = await raw(port, upgradeRequest('secure.example'))
   t.match(upgrade.received.toString(), /^HTTP\/1\.1 308 .*\r\nLocation: https:\/\/secure\.example:\d+\/socket\r\n/s, 'an Upgrade too')
   t.same((await served.atLeast(4)).map((entry) => [entry.appId, entry.status]).sort(), [['asleep', 308], ['plain', 200], ['secure', 308], ['secure', 308]], 'redirects are counted as the app\'s answers')
+})
+
+t.test('the redirect names the TLS port unless it is the default', async (t) => {
+  t.same([httpsUrl('secure.example', 443, '/a?b=1'), httpsUrl('secure.example', 8443, '/')], ['https://secure.example/a?b=1', 'https://secure.example:8443/'])
 })
 
 t.test('no HTTPS listener: no redirect, whatever certificates exist', async (t) => {
