@@ -7,7 +7,7 @@ import { BENCH_ZONE, BENCH_RECORDS } from './dns-zone.js'
 
 /** The real app with its built-in DNS server on a free port, serving the bench zone from its Store. */
 const dataDir = mkdtempSync(join(tmpdir(), 'plinth-bench-dns-'))
-const app = await buildApp(loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', DNS_PORT: '0', DNS_HOST: '127.0.0.1' }))
+const app = await buildApp(loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', DNS_PORT: '0', DNS_HOST: '127.0.0.1', GATEWAY_PORT: 'off' }))
 process.once('SIGTERM', () => {
   void app.close().finally(() => {
     rmSync(dataDir, { recursive: true, force: true })

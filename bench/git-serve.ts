@@ -13,7 +13,7 @@ import { importHistory } from './git-history.js'
  */
 const COMMITS = 2000
 const dataDir = mkdtempSync(join(tmpdir(), 'plinth-bench-git-'))
-const app = await buildApp(loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', GIT_HOSTING_ENABLED: 'true' }))
+const app = await buildApp(loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', GIT_HOSTING_ENABLED: 'true', GATEWAY_PORT: 'off' }))
 process.once('SIGTERM', () => {
   void app.close().finally(() => {
     rmSync(dataDir, { recursive: true, force: true })

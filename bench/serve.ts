@@ -33,7 +33,7 @@ const storeProbe: FastifyPluginAsyncTypebox = async (app) => {
 
 const dataDir = process.env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'plinth-bench-'))
 // The login scenario hammers one account on purpose; the limiter would (rightly) stop it.
-const app = await buildApp(loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', AUTH_RATE_LIMIT_MAX: '1000000' }))
+const app = await buildApp(loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', AUTH_RATE_LIMIT_MAX: '1000000', GATEWAY_PORT: 'off' }))
 // The runner stops this process with SIGTERM; a temp DATA_DIR of 100,000 posts and uploaded files goes with it.
 process.once('SIGTERM', () => {
   void app.close().finally(() => {

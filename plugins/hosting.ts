@@ -40,7 +40,7 @@ export interface Hosting {
   gateway: Gateway
   hostnames: Hostnames
   certificates: Certificates
-  /** The port the gateway listens on once the app is ready; null when GATEWAY_PORT is unset. */
+  /** The port the gateway listens on once the app is ready; null when the gateway is off (GATEWAY_PORT=off, or a test app). */
   gatewayPort: () => number | null
 }
 

@@ -17,7 +17,7 @@ export const CLIENT_TYPES_FILE = resolve(ROOT, 'test/contract/generated/plinth.t
 export async function renderOpenApi (): Promise<string> {
   const dataDir = mkdtempSync(join(tmpdir(), 'plinth-openapi-'))
   try {
-    const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dataDir }))
+    const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dataDir, GATEWAY_PORT: 'off' }))
     await app.ready()
     // Written out in full: shared values (a tag list, a security requirement) would otherwise become YAML anchors and aliases.
     const yaml = stringify(app.swagger(), { aliasDuplicateObjects: false })

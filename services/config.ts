@@ -66,7 +66,10 @@ export interface HostingConfig {
   dir: string
   /** HOSTING_APPS_DOMAIN: every app answers at `<name>.<domain>` through the gateway. */
   appsDomain: string
-  /** GATEWAY_PORT, GATEWAY_TLS_PORT and GATEWAY_HOST: the gateway listens only when a port is set (0 picks a free one); HTTPS only with a TLS port. */
+  /**
+   * GATEWAY_PORT, GATEWAY_TLS_PORT and GATEWAY_HOST: with hosting on, the gateway listens on GATEWAY_PORT
+   * (DEFAULT_GATEWAY_PORT when unset, `off` for none, 0 picks a free one); HTTPS only with a TLS port. Null: no listener.
+   */
   gateway: { port: number | null, tlsPort: number | null, host: string }
   instanceLimits: { memoryMb: number, cpus: number, pids: number }
   healthTimeoutMs: number
@@ -300,15 +303,37 @@ function tokenPrefix (env: Env, name: string, fallback: string): string {
   return prefix
 }
 
+/** Where `npm start` routes to its apps when GATEWAY_PORT is unset: beside the API's 8080, not on it. */
+export const DEFAULT_GATEWAY_PORT = 8000
+
+/** GATEWAY_PORT: unset means the default while hosting is on, `off` means no gateway, else a port (0: a free one). */
+function gatewayPort (env: Env, enabled: boolean, apiPort: number): number | null {
+  const raw = text(env, 'GATEWAY_PORT')
+  if (raw?.toLowerCase() === 'off' || (raw === undefined && !enabled)) return null
+  if (raw !== undefined && !/^\d+$/.test(raw)) throw new ConfigError('GATEWAY_PORT', `must be a port number or off, got "${raw}"`)
+  const port = integer(env, 'GATEWAY_PORT', DEFAULT_GATEWAY_PORT, 0, 65535)
+  if (port !== 0 && port === apiPort) throw new ConfigError('GATEWAY_PORT', `must differ from PORT (${apiPort}): the gateway and the API each need their own port${raw === undefined ? `, and ${DEFAULT_GATEWAY_PORT} is the gateway's default` : ''}`)
+  return port
+}
+
+function gatewayConfig (env: Env, enabled: boolean, apiPort: number, apiHost: string): HostingConfig['gateway'] {
+  const host = text(env, 'GATEWAY_HOST') ?? apiHost
+  if (!/^[\w.:-]+$/.test(host)) throw new ConfigError('GATEWAY_HOST', `must be a host name or IP address, got "${host}"`)
+  const port = gatewayPort(env, enabled, apiPort)
+  const tlsPort = text(env, 'GATEWAY_TLS_PORT') === undefined ? null : integer(env, 'GATEWAY_TLS_PORT', 0, 0, 65535)
+  if (tlsPort !== null && port === null && enabled) throw new ConfigError('GATEWAY_TLS_PORT', 'needs the gateway on: GATEWAY_PORT is off, and HTTPS is served beside the plain-HTTP port that answers ACME challenges')
+  if (tlsPort !== null && tlsPort !== 0 && (tlsPort === port || tlsPort === apiPort)) throw new ConfigError('GATEWAY_TLS_PORT', `must differ from GATEWAY_PORT and PORT, got ${tlsPort}`)
+  return { port, tlsPort, host }
+}
+
 const DNS_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
 
-function hostingConfig (env: Env, dataDir: string, host: string): HostingConfig {
+function hostingConfig (env: Env, dataDir: string, apiPort: number, apiHost: string): HostingConfig {
+  const enabled = flag(env, 'HOSTING_ENABLED', true)
   const driver = text(env, 'HOSTING_DRIVER') ?? 'process'
   if (driver !== 'process' && driver !== 'container') throw new ConfigError('HOSTING_DRIVER', `must be process or container, got "${driver}"`)
   const appsDomain = (text(env, 'HOSTING_APPS_DOMAIN') ?? 'apps.localhost').toLowerCase().replace(/\.$/, '')
   if (!DNS_NAME.test(appsDomain)) throw new ConfigError('HOSTING_APPS_DOMAIN', `must be a domain name, got "${appsDomain}"`)
-  const gatewayHost = text(env, 'GATEWAY_HOST') ?? host
-  if (!/^[\w.:-]+$/.test(gatewayHost)) throw new ConfigError('GATEWAY_HOST', `must be a host name or IP address, got "${gatewayHost}"`)
   const socketPath = text(env, 'HOSTING_DOCKER_SOCKET')
   const baseImage = text(env, 'HOSTING_BASE_IMAGE')
   if (driver === 'container' && socketPath === undefined) throw new ConfigError('HOSTING_DOCKER_SOCKET', 'must be set with HOSTING_DRIVER=container: the Docker or Podman API socket')
@@ -317,15 +342,11 @@ function hostingConfig (env: Env, dataDir: string, host: string): HostingConfig 
   const cpus = Number(text(env, 'HOSTING_INSTANCE_CPUS') ?? '1')
   if (!(cpus > 0 && cpus <= 64)) throw new ConfigError('HOSTING_INSTANCE_CPUS', 'must be a number of cores above 0 and at most 64')
   return {
-    enabled: flag(env, 'HOSTING_ENABLED', true),
+    enabled,
     driver,
     dir: resolve(dataDir, text(env, 'HOSTING_DIR') ?? 'hosting'),
     appsDomain,
-    gateway: {
-      port: text(env, 'GATEWAY_PORT') === undefined ? null : integer(env, 'GATEWAY_PORT', 0, 0, 65535),
-      tlsPort: text(env, 'GATEWAY_TLS_PORT') === undefined ? null : integer(env, 'GATEWAY_TLS_PORT', 0, 0, 65535),
-      host: gatewayHost
-    },
+    gateway: gatewayConfig(env, enabled, apiPort, apiHost),
     instanceLimits: { memoryMb: integer(env, 'HOSTING_INSTANCE_MEMORY_MB', 512, 16, 1024 * 1024), cpus, pids: integer(env, 'HOSTING_INSTANCE_PIDS', 256, 8, 1_000_000) },
     healthTimeoutMs: integer(env, 'HOSTING_HEALTH_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
     stopGraceMs: integer(env, 'HOSTING_STOP_GRACE_SECONDS', 10, 0, 600) * 1000,
@@ -454,7 +475,7 @@ export function loadConfig (env: Env = process.env): Config {
       sshLimits: sshLimits(env)
     },
     dns: dnsConfig(env),
-    hosting: hostingConfig(env, dataDir, host),
+    hosting: hostingConfig(env, dataDir, port, host),
     hostingTls: hostingTlsConfig(env)
   }
 }

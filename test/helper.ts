@@ -138,14 +138,16 @@ export function countingReads (store: Store, collection: string): { store: Store
 }
 
 /**
- * The configuration of a test app: a temp DATA_DIR, and on MongoDB a fresh
- * database and a master key every node of a deployment would share.
+ * The configuration of a test app: a temp DATA_DIR, on MongoDB a fresh
+ * database and a master key every node of a deployment would share, and no
+ * hosting gateway unless the test asks for one (its default port would be
+ * shared by every test running at once).
  */
 export function testConfig (t: Test, env: Record<string, string> = {}): Config {
   const engine: Record<string, string> = TEST_MONGODB_URL === undefined
     ? {}
     : { MONGODB_URL: TEST_MONGODB_URL, MONGODB_DB: testDatabaseName(), PLINTH_MASTER_KEY: randomBytes(32).toString('base64') }
-  return loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: tempDir(t), ...engine, ...env })
+  return loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: tempDir(t), GATEWAY_PORT: 'off', ...engine, ...env })
 }
 
 /**

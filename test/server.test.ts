@@ -28,14 +28,19 @@ function startServer (env: Record<string, string>) {
   return { child, listening, output: () => ({ stdout, stderr }) }
 }
 
-t.test('npm start serves the API and drains on SIGTERM', async (t) => {
+t.test('npm start serves the API and the hosting gateway, and drains on SIGTERM', async (t) => {
   const dataDir = tempDir(t)
-  const server = startServer({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' })
+  // GATEWAY_PORT unset would mean 8000, which servers of tests running at once would all want.
+  const server = startServer({ PORT: '0', GATEWAY_PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' })
   const base = await server.listening
   const ready = await fetch(`${base}/readyz`)
   t.equal(ready.status, 200)
   t.same(await ready.json(), { success: true, data: { status: 'ready', store: 'sqlite' } })
   t.ok(existsSync(join(dataDir, 'plinth.db')), 'the embedded store lives in DATA_DIR')
+  const gateway = server.output().stdout.split('\n').filter((line) => line.includes('hosting gateway listening')).map((line) => JSON.parse(line) as { port: number })
+  t.equal(gateway.length, 1, 'the gateway listens')
+  const unknown = await fetch(`http://127.0.0.1:${gateway[0].port}/`, { headers: { accept: 'application/json' } })
+  t.same([unknown.status, ((await unknown.json()) as { code: string }).code], [404, 'APP_GATEWAY_UNKNOWN_HOST'], 'and routes by Host')
 
   const exited = once(server.child, 'exit')
   server.child.kill('SIGTERM')
@@ -43,6 +48,16 @@ t.test('npm start serves the API and drains on SIGTERM', async (t) => {
   t.equal(code, 0, 'exits cleanly')
   t.match(server.output().stdout, /draining in-flight requests/)
   t.notOk(existsSync(join(dataDir, 'plinth.db-wal')), 'store closed: the WAL was checkpointed away')
+})
+
+t.test('GATEWAY_PORT=off: the API without a gateway', async (t) => {
+  const server = startServer({ PORT: '0', GATEWAY_PORT: 'off', DATA_DIR: tempDir(t), LOG_LEVEL: 'info' })
+  const base = await server.listening
+  t.equal((await fetch(`${base}/readyz`)).status, 200)
+  t.notMatch(server.output().stdout, /hosting gateway listening/)
+  const exited = once(server.child, 'exit')
+  server.child.kill('SIGTERM')
+  t.equal((await exited)[0], 0)
 })
 
 t.test('a bad variable stops the server with its name', async (t) => {

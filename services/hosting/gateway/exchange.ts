@@ -20,6 +20,16 @@ export interface Exchange {
   abandoned: (() => void) | null
 }
 
+/**
+ * A 308 to `location`: permanent, and method and body kept, as HTTP-to-HTTPS
+ * redirects usually are. Not cacheable, though: the certificate that makes
+ * it right can go with its hostname, and a browser would keep the redirect.
+ */
+export function redirect (x: Exchange, location: string): void {
+  x.res.writeHead(308, ['Location', location, 'Content-Length', '0', 'Cache-Control', 'no-store', 'X-Request-Id', x.requestId])
+  x.res.end()
+}
+
 /** Answers with one of the gateway's pages, counting its body as the bytes served. */
 export function answer (x: Exchange, page: Page): void {
   x.tally.bytesOut = sendPage(x.res, page, x.head.accept, x.requestId)

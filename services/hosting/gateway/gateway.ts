@@ -4,9 +4,9 @@ import type { AddressInfo } from 'node:net'
 import type { Duplex } from 'node:stream'
 import type { IdGenerator } from '../../ids.js'
 import type { CertificateSource, ChallengeSource, RouteTable, ServedRequestSink } from '../routing.js'
-import { answer, type Exchange } from './exchange.js'
+import { answer, redirect, type Exchange } from './exchange.js'
 import { clientAddress, readRequestHead, requestIdFor } from './forwarding.js'
-import { routeHost } from './host.js'
+import { httpsUrl, routeHost } from './host.js'
 import { Tally } from './metrics.js'
 import { pages, sendPage } from './pages.js'
 import { UpstreamPools } from './pools.js'
@@ -53,7 +53,8 @@ async function listenOn (server: Server | TlsServer, port: number, host: string)
  * The hosting gateway: routes each request by its Host to a running app's
  * instances (HTTP and Upgrade, proxied) or to a static deployment's tree
  * (served here), answers ACME HTTP-01 challenges on the plain-HTTP port,
- * and terminates TLS with certificates picked by SNI. It only reads the
+ * and terminates TLS with certificates picked by SNI; a plain-HTTP request
+ * to a host that has a certificate is sent to HTTPS. It only reads the
  * route table, on every request, so a deploy, scale or suspend written
  * there takes effect on the next request.
  */
@@ -63,6 +64,8 @@ export class Gateway {
   private readonly pools: UpstreamPools
   private readonly sni: SniCertificates
   private readonly servers: Array<{ proto: Proto, server: Server | TlsServer }> = []
+  /** The HTTPS listener's port while it listens: where plain-HTTP requests to a host with a certificate are sent. */
+  private httpsPort: number | null = null
   private closing = false
 
   constructor (private readonly deps: GatewayDeps) {
@@ -75,7 +78,10 @@ export class Gateway {
   async listen ({ port, host, tlsPort }: GatewayListen): Promise<void> {
     try {
       await this.listenOne('http', createServer(), port, host)
-      if (tlsPort !== undefined) await this.listenOne('https', createTlsServer({ SNICallback: this.sni.callback }), tlsPort, host)
+      if (tlsPort !== undefined) {
+        await this.listenOne('https', createTlsServer({ SNICallback: this.sni.callback }), tlsPort, host)
+        this.httpsPort = this.addresses().https?.port ?? null
+      }
     } catch (error) {
       await this.close()
       throw error
@@ -101,6 +107,7 @@ export class Gateway {
       if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()))
     }))
     this.servers.length = 0
+    this.httpsPort = null
     await this.pools.destroy()
   }
 
@@ -147,7 +154,8 @@ export class Gateway {
     const forwarding = { clientIp: clientAddress(req.socket), proto, host: head.host as string, port: req.socket.localPort ?? 0, requestId }
     x = { req, res, host, head, forwarding, requestId, tally: new Tally(route.appId, started), tunnel: route.kind === 'app' ? tunnel : null, abandoned: null }
     if (tunnel === null) head.upgrade = undefined
-    if (route.suspended) answer(x, pages.suspended())
+    if (proto === 'http' && this.httpsPort !== null && this.deps.certificates.certificateFor(host) !== null) redirect(x, httpsUrl(host, this.httpsPort, url))
+    else if (route.suspended) answer(x, pages.suspended())
     else if (route.kind === 'static') serveStatic(x, route).catch(() => res.destroy())
     else this.proxy.forward(x, route)
   }

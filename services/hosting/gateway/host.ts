@@ -18,3 +18,8 @@ export function routeHost (header: string | undefined): string | null {
   if (host.charCodeAt(host.length - 1) === 0x2e) host = host.slice(0, -1)
   return host === '' ? null : host
 }
+
+/** The same request over HTTPS: the host as routed (no port, lower case), the TLS listener's port unless it is the default. */
+export function httpsUrl (host: string, port: number, path: string): string {
+  return `https://${host}${port === 443 ? '' : `:${port}`}${path}`
+}

@@ -6,7 +6,8 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import type { TLSSocket } from 'node:tls'
 import { tempDir } from '../../helper.js'
-import { appRoute, ask, echoUpstream, startGateway, type Answer } from './gateway-harness.js'
+import { httpsUrl } from '../../../services/hosting/gateway/host.js'
+import { appRoute, ask, echoUpstream, raw, startGateway, upgradeRequest, type Answer } from './gateway-harness.js'
 
 /**
  * TLS on the gateway's HTTPS port with certificates chosen by SNI, against
@@ -95,6 +96,40 @@ t.test('ACME HTTP-01: key authorizations on the plain port for any host; 404 whe
   const overTls = await askTls(tlsPort as number, { servername: 'secure.example', path: '/.well-known/acme-challenge/tok_EN-123', headers: { host: 'secure.example' } }, [good.cert])
   t.equal(JSON.parse(overTls.body).url, '/.well-known/acme-challenge/tok_EN-123', 'on the TLS port the path is the app\'s')
   t.same((await served.atLeast(1)).map((entry) => entry.appId), ['secure'], 'challenge answers are not counted as an app\'s')
+})
+
+t.test('plain HTTP to a host with a certificate: 308 to the same URL over HTTPS, ACME challenges excepted', async (t) => {
+  const dir = tempDir(t, 'plinth-gateway-tls-')
+  const good = await selfSigned(dir, 'good', ['secure.example'])
+  const { port, tlsPort, routes, challenges, certificates, served } = await startGateway(t, { tls: true })
+  routes.set('secure.example', appRoute('secure', [await echoUpstream(t, 'i1')]))
+  routes.set('plain.example', appRoute('plain', [await echoUpstream(t, 'i2')]))
+  routes.set('asleep.example', appRoute('asleep', [], { suspended: true }))
+  certificates.set('secure.example', good)
+  certificates.set('asleep.example', good)
+  challenges.set('tok1', 'tok1.thumbprint')
+  const moved = await ask(port, 'Secure.Example:80', '/shop/cart?item=1', { method: 'POST', body: 'x=1', headers: { 'content-type': 'text/plain' } })
+  t.same([moved.status, moved.headers.location, moved.headers['cache-control'], moved.body], [308, `https://secure.example:${tlsPort as number}/shop/cart?item=1`, 'no-store', ''], 'method and body kept by a 308; the host as routed')
+  t.match(moved.headers['x-request-id'], /\S/)
+  t.equal((await ask(port, 'asleep.example', '/')).status, 308, 'a suspended app is redirected too, and answers 503 over HTTPS')
+  t.equal((await ask(port, 'secure.example', '/.well-known/acme-challenge/tok1')).body, 'tok1.thumbprint', 'the CA still reaches its challenge over plain HTTP')
+  t.equal((await ask(port, 'plain.example', '/')).status, 200, 'no certificate: served over plain HTTP')
+  t.equal((await ask(port, 'nobody.example', '/')).status, 404)
+  const upgrade = await raw(port, upgradeRequest('secure.example'))
+  t.match(upgrade.received.toString(), /^HTTP\/1\.1 308 .*\r\nLocation: https:\/\/secure\.example:\d+\/socket\r\n/s, 'an Upgrade too')
+  t.same((await served.atLeast(4)).map((entry) => [entry.appId, entry.status]).sort(), [['asleep', 308], ['plain', 200], ['secure', 308], ['secure', 308]], 'redirects are counted as the app\'s answers')
+})
+
+t.test('the redirect names the TLS port unless it is the default', async (t) => {
+  t.same([httpsUrl('secure.example', 443, '/a?b=1'), httpsUrl('secure.example', 8443, '/')], ['https://secure.example/a?b=1', 'https://secure.example:8443/'])
+})
+
+t.test('no HTTPS listener: no redirect, whatever certificates exist', async (t) => {
+  const dir = tempDir(t, 'plinth-gateway-tls-')
+  const { port, routes, certificates } = await startGateway(t)
+  routes.set('secure.example', appRoute('secure', [await echoUpstream(t, 'i1')]))
+  certificates.set('secure.example', await selfSigned(dir, 'good', ['secure.example']))
+  t.equal((await ask(port, 'secure.example', '/')).status, 200)
 })
 
 t.test('listen fails cleanly when a port is taken', async (t) => {
