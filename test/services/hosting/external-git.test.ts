@@ -106,6 +106,7 @@ t.test('at clone time: refused or unresolvable hosts fail the deployment; the ch
   const literal = await guard.checkOnClone('https://93.184.215.14/x.git')
   t.same(new ExternalGitGuard({ allowedHosts: [], caFile: null }).cloneOptions(literal), ['-c', 'http.followRedirects=false'], 'an address is not resolved, so there is nothing to pin')
   t.equal(lookups.asked.includes('93.184.215.14'), false)
+  t.match(await refusal(new ExternalGitGuard({ allowedHosts: ['::1'], caFile: null }), 'https://localhost/x.git'), /^400 APP_HOSTING_GIT_SOURCE_FORBIDDEN .*loopback/, 'the system resolver by default; ::1 allowed alone leaves 127.0.0.1 refused')
   t.same(await systemResolveAll('localhost').then((list) => list.every((address) => ['127.0.0.1', '::1'].includes(address))), true, 'the system resolver reads the hosts file')
 })
 
