@@ -11,13 +11,13 @@ import { gitClient } from '../git/fixtures.js'
 
 const run = promisify(execFile)
 
-/** A throwaway CA and a listener certificate for localhost, git.plinth.test (a name only a test's resolver knows) and 127.0.0.1 under it, made with the openssl CLI. */
+/** A throwaway CA and a listener certificate for localhost, git.plinth.test (a name only a test's resolver knows), 127.0.0.1 and 127.0.0.2 under it, made with the openssl CLI. */
 async function certificates (dir: string): Promise<{ caFile: string, cert: string, key: string }> {
   const path = (name: string) => join(dir, name)
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes']
   await run('openssl', ['req', '-x509', ...ec, '-keyout', path('ca.key'), '-out', path('ca.pem'), '-days', '2', '-subj', '/CN=plinth test git CA'])
   await run('openssl', ['req', ...ec, '-keyout', path('server.key'), '-out', path('server.csr'), '-subj', '/CN=localhost'])
-  writeFileSync(path('san.ext'), 'subjectAltName=DNS:localhost,DNS:git.plinth.test,IP:127.0.0.1\n')
+  writeFileSync(path('san.ext'), 'subjectAltName=DNS:localhost,DNS:git.plinth.test,IP:127.0.0.1,IP:127.0.0.2\n')
   await run('openssl', ['x509', '-req', '-in', path('server.csr'), '-CA', path('ca.pem'), '-CAkey', path('ca.key'), '-CAcreateserial', '-days', '2', '-extfile', path('san.ext'), '-out', path('server.pem')])
   return { caFile: path('ca.pem'), cert: readFileSync(path('server.pem'), 'utf8'), key: readFileSync(path('server.key'), 'utf8') }
 }
@@ -73,12 +73,13 @@ export interface HttpsGit {
 }
 
 /**
- * A real git server over HTTPS on 127.0.0.1: `git http-backend` behind
- * node:https, serving `site.git` (one commit of `files`); any path under
- * `/moved/` answers a 302 to `redirectTo` + the rest of the path. Closed when
- * the test ends.
+ * A real git server over HTTPS on `host` (127.0.0.1 unless told): `git
+ * http-backend` behind node:https, serving `site.git` (one commit of
+ * `files`); with `redirectTo`, any path under `/moved/` answers a 302 to it
+ * plus the rest of the path. Closed when the test ends.
  */
-export async function httpsGit (t: Test, files: Record<string, string>, redirectTo?: string): Promise<HttpsGit> {
+export async function httpsGit (t: Test, files: Record<string, string>, options: { host?: string, redirectTo?: string } = {}): Promise<HttpsGit> {
+  const { host = '127.0.0.1', redirectTo } = options
   const dir = tempDir(t, 'plinth-https-git-')
   const { caFile, cert, key } = await certificates(dir)
   const client = gitClient(t)
@@ -94,7 +95,7 @@ export async function httpsGit (t: Test, files: Record<string, string>, redirect
     }
     httpBackend(root, request, response)
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  await new Promise<void>((resolve) => server.listen(0, host, resolve))
   t.teardown(async () => { await new Promise((resolve) => server.close(resolve)) })
   return { port: (server.address() as AddressInfo).port, caFile, seen }
 }
