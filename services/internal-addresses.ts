@@ -77,9 +77,11 @@ export function embeddedIpv4 (address: string): string | null {
 }
 
 /** Why `address` (an IP address, IPv6 without brackets) is internal, or null when it is globally reachable. */
-export function internalKind (address: string): InternalKind | null {
-  const family = isIP(address)
-  if (family === 0) throw new TypeError(`not an IP address: ${address}`)
+export function internalKind (scoped: string): InternalKind | null {
+  const family = isIP(scoped)
+  if (family === 0) throw new TypeError(`not an IP address: ${scoped}`)
+  // A zone (`fe80::1%eth0`) says which interface, not which address: the address alone is judged.
+  const address = scoped.replace(/%.*$/, '')
   if (family === 6) {
     const inner = embeddedIpv4(address)
     if (inner !== null) return internalKind(inner)

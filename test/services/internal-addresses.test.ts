@@ -14,6 +14,7 @@ t.test('every range that is not globally reachable is named, public addresses ar
     ['192.0.0.8', 'reserved'], ['192.88.99.1', 'reserved'], ['198.18.0.1', 'reserved'], ['198.19.255.255', 'reserved'], ['240.0.0.1', 'reserved'], ['255.255.255.255', 'reserved'],
     ['::', 'unspecified'], ['::7f00:1', 'reserved'], ['100::1', 'reserved'], ['2001::1', 'reserved'], ['2001:1ff::1', 'reserved'], ['5f00::1', 'reserved'], ['fec0::1', 'reserved'], ['64:ff9b:1::1', 'reserved'],
     // IPv6 forms that reach an IPv4 address are judged by it.
+    ['fe80::1%eth0', 'link-local'], ['::ffff:127.0.0.1%lo', 'loopback'], ['::1%1', 'loopback'],
     ['::ffff:127.0.0.1', 'loopback'], ['::ffff:7f00:1', 'loopback'], ['0:0:0:0:0:ffff:a9fe:a9fe', 'link-local'], ['::FFFF:10.0.0.1', 'private'],
     ['64:ff9b::a00:1', 'private'], ['64:ff9b::127.0.0.1', 'loopback'], ['2002:7f00:1::', 'loopback'], ['2002:a9fe:a9fe::1', 'link-local'],
     // Public.
