@@ -14,6 +14,7 @@ import { Releases } from '../services/hosting/releases.js'
 import { DEPLOY_JOB, Deployments } from '../services/hosting/deployments.js'
 import { HostingApps, RECONCILE_JOB } from '../services/hosting/apps.js'
 import { AppSources } from '../services/hosting/app-sources.js'
+import { ExternalGitGuard } from '../services/hosting/external-git.js'
 import { Traffic, USAGE_FLUSH_JOB } from '../services/hosting/traffic.js'
 import type { RuntimeDriver } from '../services/hosting/runtime.js'
 import { ProcessDriver, probeSandbox } from '../services/hosting/process-driver/index.js'
@@ -139,6 +140,7 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
   sources = new AppSources({
     uploads: app.files.uploads,
     deployments,
+    externalGit: new ExternalGitGuard(config.hosting.externalGit),
     git: {
       repository: async (projectId, which) => {
         const repo = 'id' in which ? await app.git.repositories.findById(projectId, which.id) : await app.git.repositories.find(projectId, which.slug)

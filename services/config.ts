@@ -76,6 +76,15 @@ export interface HostingConfig {
   stopGraceMs: number
   /** HOSTING_DOCKER_SOCKET and HOSTING_BASE_IMAGE: the engine's Unix socket and the image apps build on; both required with HOSTING_DRIVER=container. */
   container: { socketPath: string, baseImage: string } | null
+  /** What an external git source may reach (docs/hosting.md). */
+  externalGit: ExternalGitConfig
+}
+
+export interface ExternalGitConfig {
+  /** HOSTING_GIT_ALLOWED_HOSTS: host names (`git.internal`, `*.corp.example`), addresses and CIDR ranges external git sources may reach although they are internal. */
+  allowedHosts: string[]
+  /** HOSTING_GIT_CA_FILE: PEM roots a clone of an external source trusts instead of the system's (a private CA); null for the system's. */
+  caFile: string | null
 }
 
 export interface HostingTlsConfig {
@@ -328,6 +337,29 @@ function gatewayConfig (env: Env, enabled: boolean, apiPort: number, apiHost: st
 
 const DNS_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
 
+const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
+
+/** A host name (one label or more, `*.` before a suffix of two or more), an address or a CIDR range. */
+function isAllowedHostEntry (entry: string): boolean {
+  if (isAddressOrRange(entry)) return true
+  const name = entry.startsWith('*.') ? entry.slice(2) : entry
+  const labels = name.split('.')
+  return name.length <= 253 && labels.every((label) => HOST_LABEL.test(label)) && (name === entry || labels.length >= 2)
+}
+
+function externalGitConfig (env: Env): ExternalGitConfig {
+  const allowedHosts = (text(env, 'HOSTING_GIT_ALLOWED_HOSTS') ?? '').split(',').map((entry) => entry.trim().toLowerCase().replace(/^\[([^\]]*)\]/, '$1').replace(/\.$/, '')).filter((entry) => entry !== '')
+  const bad = allowedHosts.find((entry) => !isAllowedHostEntry(entry))
+  if (bad !== undefined) throw new ConfigError('HOSTING_GIT_ALLOWED_HOSTS', `must be a comma-separated list of host names (git.internal, *.corp.example), IP addresses or CIDR ranges (10.0.0.0/8, fd00::/8), got "${bad}"`)
+  const caFile = text(env, 'HOSTING_GIT_CA_FILE') ?? null
+  if (caFile !== null) {
+    let pem: string
+    try { pem = readFileSync(caFile, 'utf8') } catch (error) { throw new ConfigError('HOSTING_GIT_CA_FILE', `cannot be read: ${(error as Error).message}`) }
+    if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError('HOSTING_GIT_CA_FILE', `must hold PEM certificates: ${caFile} has none`)
+  }
+  return { allowedHosts, caFile: caFile === null ? null : resolve(caFile) }
+}
+
 function hostingConfig (env: Env, dataDir: string, apiPort: number, apiHost: string): HostingConfig {
   const enabled = flag(env, 'HOSTING_ENABLED', true)
   const driver = text(env, 'HOSTING_DRIVER') ?? 'process'
@@ -350,7 +382,8 @@ function hostingConfig (env: Env, dataDir: string, apiPort: number, apiHost: str
     instanceLimits: { memoryMb: integer(env, 'HOSTING_INSTANCE_MEMORY_MB', 512, 16, 1024 * 1024), cpus, pids: integer(env, 'HOSTING_INSTANCE_PIDS', 256, 8, 1_000_000) },
     healthTimeoutMs: integer(env, 'HOSTING_HEALTH_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
     stopGraceMs: integer(env, 'HOSTING_STOP_GRACE_SECONDS', 10, 0, 600) * 1000,
-    container: socketPath !== undefined && baseImage !== undefined ? { socketPath, baseImage } : null
+    container: socketPath !== undefined && baseImage !== undefined ? { socketPath, baseImage } : null,
+    externalGit: externalGitConfig(env)
   }
 }
 

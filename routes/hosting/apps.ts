@@ -6,7 +6,7 @@ import { createdAt } from '../location.js'
 const appRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { apps, sources } = app.hosting
   const tags = ['hosting']
-  const GIT_SOURCE = 'Needs `hosting.manage`. `repositoryId` (or this server\'s clone URL as `url`) names one of the project\'s repositories; with `autoDeploy` (the default for those) every push to `branch` deploys its new head. An external `url` must be https and deploys on request only. Setting the source again resumes an auto-deploy a rollback paused.'
+  const GIT_SOURCE = 'Needs `hosting.manage`. `repositoryId` (or this server\'s clone URL as `url`) names one of the project\'s repositories; with `autoDeploy` (the default for those) every push to `branch` deploys its new head. An external `url` must be https and deploys on request only; a host that resolves to an internal address (loopback, private, link-local, unique-local…) is 400 `APP_HOSTING_GIT_SOURCE_FORBIDDEN` unless the operator allows it (`HOSTING_GIT_ALLOWED_HOSTS`). Setting the source again resumes an auto-deploy a rollback paused.'
 
   app.get('/apps', {
     config: { auth: 'platform' },

@@ -5,6 +5,7 @@ import type { UploadSessions, UploadSessionView } from '../files/uploads.js'
 import { HOSTING_LIMITS, type DeploymentT, type GitSourceBodyT, type SourceUploadT } from '../../schemas/hosting.js'
 import type { AppRecord, DeploymentRecord, GitSourceRecord } from './records.js'
 import type { Deployments } from './deployments.js'
+import type { ExternalGitGuard } from './external-git.js'
 import { checkExternalUrl, checkSubdirectory, cloneExternal, gitArchive, narrowed, saveChecked, SourceError, unpackTar } from './sources.js'
 
 /** What the hosting family needs of this server's git hosting. */
@@ -33,7 +34,7 @@ function uploadView (session: UploadSessionView): SourceUploadT {
  * unpacking of either into a build folder.
  */
 export class AppSources {
-  constructor (private readonly deps: { uploads: UploadSessions, deployments: Deployments, git: GitHostingPort }) {}
+  constructor (private readonly deps: { uploads: UploadSessions, deployments: Deployments, git: GitHostingPort, externalGit: ExternalGitGuard }) {}
 
   private owner (app: AppRecord) {
     return { projectId: app.projectId, table: '_hosting', recordId: app._id, field: 'source' }
@@ -81,6 +82,7 @@ export class AppSources {
     }
     const url = checkExternalUrl(body.url as string)
     if (body.autoDeploy === true) throw badRequest('APP_HOSTING_GIT_SOURCE_INVALID', 'Auto-deploy on push needs a repository of this server', fieldIssue('body.autoDeploy', 'needs a repository of this server'))
+    await this.deps.externalGit.checkOnSet(url)
     return { repositoryId: null, url, branch: body.branch ?? 'main', subdirectory, autoDeploy: false, autoDeployPaused: false, lastCommit: null }
   }
 
@@ -141,7 +143,9 @@ export class AppSources {
       gitDir = repo.gitDir
     } else {
       gitDir = join(dir, 'clone.git')
-      commit = await cloneExternal(source.url as string, source.branch ?? 'main', gitDir, env)
+      // Checked again at every clone: the name may point elsewhere since the source was set.
+      const remote = await this.deps.externalGit.checkOnClone(source.url as string)
+      commit = await cloneExternal(remote.url, source.branch ?? 'main', gitDir, env, this.deps.externalGit.cloneOptions(remote))
       await this.deps.deployments.records.updateOne({ _id: deployment._id }, { $set: { 'source.commit': commit } })
     }
     if (commit === null) throw new SourceError('No commit to deploy')

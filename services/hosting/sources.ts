@@ -121,9 +121,13 @@ export async function gitArchive (gitDir: string, treeish: string, file: string,
   if (await exited !== 0) throw new SourceError(`git archive failed: ${stderr.trim().slice(0, 300)}`)
 }
 
-/** A shallow clone of one branch of an external https repository, with no credentials and no prompts. */
-export async function cloneExternal (url: string, branch: string, dir: string, env: Record<string, string>): Promise<string> {
-  await run('git', ['-c', 'protocol.allow=never', '-c', 'protocol.https.allow=always', 'clone', '--bare', '--depth', '1', '--single-branch', '--branch', branch, '--', url, dir], { env, timeout: 5 * 60_000 })
+/**
+ * A shallow clone of one branch of an external https repository, with no
+ * credentials and no prompts; `options` are the guard's (no redirects, the
+ * addresses it checked).
+ */
+export async function cloneExternal (url: string, branch: string, dir: string, env: Record<string, string>, options: string[]): Promise<string> {
+  await run('git', ['-c', 'protocol.allow=never', '-c', 'protocol.https.allow=always', ...options, 'clone', '--bare', '--depth', '1', '--single-branch', '--branch', branch, '--', url, dir], { env, timeout: 5 * 60_000 })
     .catch((error: { stderr?: string }) => { throw new SourceError(`Could not clone ${url}: ${(error.stderr ?? '').trim().slice(0, 300)}`) })
   const { stdout } = await run('git', [`--git-dir=${dir}`, 'rev-parse', 'HEAD'], { env })
   return stdout.trim()
@@ -133,12 +137,19 @@ export async function removeDir (dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true })
 }
 
-/** An external git URL: https only, no credentials in it. */
+/**
+ * An external git URL: https only, no credentials in it. What is kept is the
+ * parsed form (`https://2130706433/` becomes `https://127.0.0.1/`, a trailing
+ * dot leaves the host), so the guard checks the host git will connect to.
+ */
 export function checkExternalUrl (raw: string): string {
   let url: URL
   try { url = new URL(raw) } catch { throw invalidUrl('is not a URL') }
   if (url.protocol !== 'https:') throw invalidUrl('must be https (or this server\'s own clone URL)')
   if (url.username !== '' || url.password !== '') throw invalidUrl('must not carry credentials')
+  const host = url.hostname.replace(/\.+$/, '')
+  if (host === '') throw invalidUrl('has no host')
+  if (host !== url.hostname) url.hostname = host
   return url.toString()
 }
 

@@ -216,6 +216,31 @@ t.test('hostnames and certificates: ACME off unless a directory is set, resolver
   }
 })
 
+t.test('external git sources: the operator\'s allow-list of internal hosts and ranges, and a CA file', async (t) => {
+  t.same(loadConfig({}).hosting.externalGit, { allowedHosts: [], caFile: null }, 'nothing internal is allowed by default')
+  const dir = mkdtempSync(join(tmpdir(), 'plinth-config-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const caFile = join(dir, 'ca.pem')
+  writeFileSync(caFile, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n')
+  writeFileSync(join(dir, 'not-pem.txt'), 'hello')
+  t.same(loadConfig({ HOSTING_GIT_ALLOWED_HOSTS: ' Git.Internal., gitea, *.corp.example, 10.0.0.0/8, 192.168.1.20, [fd00::5], fc00::/7 ', HOSTING_GIT_CA_FILE: caFile }).hosting.externalGit, {
+    allowedHosts: ['git.internal', 'gitea', '*.corp.example', '10.0.0.0/8', '192.168.1.20', 'fd00::5', 'fc00::/7'],
+    caFile
+  })
+  const bad: Array<[Record<string, string>, string]> = [
+    [{ HOSTING_GIT_ALLOWED_HOSTS: 'git.internal, not a host' }, 'HOSTING_GIT_ALLOWED_HOSTS'],
+    [{ HOSTING_GIT_ALLOWED_HOSTS: '10.0.0.0/33' }, 'HOSTING_GIT_ALLOWED_HOSTS'],
+    [{ HOSTING_GIT_ALLOWED_HOSTS: '*.com' }, 'HOSTING_GIT_ALLOWED_HOSTS'],
+    [{ HOSTING_GIT_ALLOWED_HOSTS: '*' }, 'HOSTING_GIT_ALLOWED_HOSTS'],
+    [{ HOSTING_GIT_ALLOWED_HOSTS: 'https://git.internal' }, 'HOSTING_GIT_ALLOWED_HOSTS'],
+    [{ HOSTING_GIT_CA_FILE: join(dir, 'missing.pem') }, 'HOSTING_GIT_CA_FILE'],
+    [{ HOSTING_GIT_CA_FILE: join(dir, 'not-pem.txt') }, 'HOSTING_GIT_CA_FILE']
+  ]
+  for (const [env, variable] of bad) {
+    t.throws(() => loadConfig(env), { name: 'ConfigError', variable }, `${Object.values(env)[0]}`)
+  }
+})
+
 t.test('git over SSH: the caps on connections, sign-in and idleness, validated', async (t) => {
   const limits = loadConfig({
     GIT_SSH_MAX_CONNECTIONS: '100',

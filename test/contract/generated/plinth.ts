@@ -2427,7 +2427,7 @@ export interface paths {
         get?: never;
         /**
          * Deploy a container app from a git repository: this server's own or an external https one
-         * @description Needs `hosting.manage`. `repositoryId` (or this server's clone URL as `url`) names one of the project's repositories; with `autoDeploy` (the default for those) every push to `branch` deploys its new head. An external `url` must be https and deploys on request only. Setting the source again resumes an auto-deploy a rollback paused.
+         * @description Needs `hosting.manage`. `repositoryId` (or this server's clone URL as `url`) names one of the project's repositories; with `autoDeploy` (the default for those) every push to `branch` deploys its new head. An external `url` must be https and deploys on request only; a host that resolves to an internal address (loopback, private, link-local, unique-local…) is 400 `APP_HOSTING_GIT_SOURCE_FORBIDDEN` unless the operator allows it (`HOSTING_GIT_ALLOWED_HOSTS`). Setting the source again resumes an auto-deploy a rollback paused.
          */
         put: operations["setHostingAppGitSource"];
         post?: never;
@@ -2447,7 +2447,7 @@ export interface paths {
         get?: never;
         /**
          * Deploy a static app from a git repository: this server's own or an external https one
-         * @description Needs `hosting.manage`. `repositoryId` (or this server's clone URL as `url`) names one of the project's repositories; with `autoDeploy` (the default for those) every push to `branch` deploys its new head. An external `url` must be https and deploys on request only. Setting the source again resumes an auto-deploy a rollback paused.
+         * @description Needs `hosting.manage`. `repositoryId` (or this server's clone URL as `url`) names one of the project's repositories; with `autoDeploy` (the default for those) every push to `branch` deploys its new head. An external `url` must be https and deploys on request only; a host that resolves to an internal address (loopback, private, link-local, unique-local…) is 400 `APP_HOSTING_GIT_SOURCE_FORBIDDEN` unless the operator allows it (`HOSTING_GIT_ALLOWED_HOSTS`). Setting the source again resumes an auto-deploy a rollback paused.
          */
         put: operations["setStaticAppGitSource"];
         post?: never;

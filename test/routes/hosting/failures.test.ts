@@ -7,7 +7,7 @@ import { buildTestApp, call, orgWithRoles, tempDir } from '../../helper.js'
 import { deploymentSettled, packFixture, uploadSource, viaGateway } from './fixtures.js'
 
 t.test('a crash on start fails the deployment with its reason; bad archives fail the build; a queued deployment cancels', async (t) => {
-  const app = await buildTestApp(t, { env: { GATEWAY_PORT: '0', HOSTING_HEALTH_TIMEOUT_SECONDS: '20' } })
+  const app = await buildTestApp(t, { env: { GATEWAY_PORT: '0', HOSTING_HEALTH_TIMEOUT_SECONDS: '20', HOSTING_GIT_ALLOWED_HOSTS: '127.0.0.1' } })
   const { owner, member, viewer, orgId } = await orgWithRoles(app)
   const projectId = (await call(app, 'POST', '/api/projects', owner.auth, { orgId, name: 'Broken' })).body.data.id as string
   const base = `/api/projects/${projectId}/backend`

@@ -10,9 +10,9 @@ import { internalEndpointProblem } from '../../../services/dns/endpoint-guard.js
 
 t.test('internal addresses are named, public ones and allowed hosts pass', async (t) => {
   const internal = ['http://127.0.0.1:8081', 'http://127.9.9.9', 'http://localhost:1', 'http://10.0.0.1', 'http://172.20.1.1', 'http://192.168.1.1',
-    'http://169.254.169.254', 'http://100.64.0.1', 'http://0.0.0.0', 'http://[::1]', 'http://[fd00::1]', 'http://[fe80::1]', 'http://[::ffff:10.0.0.1]', 'http://[::]']
+    'http://169.254.169.254', 'http://100.64.0.1', 'http://0.0.0.0', 'http://[::1]', 'http://[fd00::1]', 'http://[fe80::1]', 'http://[::ffff:10.0.0.1]', 'http://[::]', 'http://192.0.2.1', 'http://[2001:db8::1]']
   for (const endpoint of internal) t.match(await internalEndpointProblem(endpoint, []), /is an internal address/, endpoint)
-  for (const endpoint of ['http://192.0.2.1', 'https://8.8.8.8/x', 'http://[2001:db8::1]', 'http://172.32.0.1']) t.equal(await internalEndpointProblem(endpoint, []), null, endpoint)
+  for (const endpoint of ['http://9.9.9.9', 'https://8.8.8.8/x', 'http://[2606:4700:4700::1111]', 'http://172.32.0.1']) t.equal(await internalEndpointProblem(endpoint, []), null, endpoint)
   t.equal(await internalEndpointProblem('http://127.0.0.1:8081', ['127.0.0.1']), null, 'a host the operator named')
   t.equal(await internalEndpointProblem('http://[::1]:8081', ['::1']), null)
   t.equal(await internalEndpointProblem('http://no-such-host.invalid', []), null, 'a name that does not resolve is left to the call, which fails')

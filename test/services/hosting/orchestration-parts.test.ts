@@ -90,6 +90,9 @@ t.test('.env text, masks and source checks', async (t) => {
   for (const bad of ['a//b', './a', 'a/..', 'a\\b']) t.throws(() => checkSubdirectory(bad), { code: 'APP_HOSTING_SUBDIRECTORY_INVALID' }, bad)
   t.throws(() => checkExternalUrl('not a url'), { code: 'APP_HOSTING_GIT_SOURCE_INVALID' })
   t.equal(checkExternalUrl('https://example.com/a.git'), 'https://example.com/a.git')
+  t.equal(checkExternalUrl('https://Example.COM../a.git'), 'https://example.com/a.git', 'the host as git will connect to it')
+  t.equal(checkExternalUrl('https://0x7f.1:8443/a.git'), 'https://127.0.0.1:8443/a.git')
+  t.throws(() => checkExternalUrl('https://./a.git'), { code: 'APP_HOSTING_GIT_SOURCE_INVALID', message: /has no host/ })
 
   const work = tempDir(t)
   mkdirSync(join(work, 'src/deep/er'), { recursive: true })
