@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { isIP } from 'node:net'
 import { systemClock } from '../services/clock.js'
+import { platformHosts } from '../services/config.js'
 import { newId } from '../services/ids.js'
 import { BuiltinProvider } from '../services/dns/providers/builtin.js'
 import { DnsProviders } from '../services/dns/providers.js'
@@ -29,12 +29,6 @@ declare module 'fastify' {
   }
 }
 
-/** The server's own host names besides its nameservers, which no project may claim as a built-in zone. */
-function reservedHosts (config: FastifyInstance['config']): string[] {
-  const publicHost = new URL(config.publicUrl).hostname.toLowerCase()
-  return [config.dns.gateway.host, isIP(publicHost.replace(/^\[|\]$/g, '')) === 0 ? publicHost : null].filter((host): host is string => host !== null)
-}
-
 /**
  * DNS: zones and records on the built-in server or an external provider.
  * A deleted project's zones leave the built-in server with it. The built-in
@@ -44,7 +38,7 @@ async function dnsPlugin (app: FastifyInstance): Promise<void> {
   const { config } = app
   const builtin = new BuiltinProvider(app.store, { clock: systemClock })
   const providers = new DnsProviders(app.store, { clock: systemClock, newId, secrets: app.secrets, builtin, privateHosts: app.config.dns.providerPrivateHosts })
-  const zones = new Zones(app.store, { clock: systemClock, newId, providers, nameservers: config.dns.nameservers, reservedHosts: reservedHosts(config) })
+  const zones = new Zones(app.store, { clock: systemClock, newId, providers, nameservers: config.dns.nameservers, reservedHosts: platformHosts(config) })
   const records = new DnsRecords(zones)
   await builtin.init()
   await providers.init()

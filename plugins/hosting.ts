@@ -4,6 +4,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { notFound, type AppError } from '../services/errors.js'
 import { systemClock } from '../services/clock.js'
+import { platformHosts } from '../services/config.js'
 import { newId } from '../services/ids.js'
 import { hostingSchemas } from '../schemas/hosting.js'
 import { HostRoutes } from '../services/hosting/route-table.js'
@@ -91,13 +92,12 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
   const onEvent: HostingEventListener = async (kind, details) => {
     await timeline.add({ _id: details.appId, projectId: details.projectId }, kind, `${kind.replace('.', ' ').replace('_', ' ')}: ${details.hostname}`).catch(onError)
   }
-  const publicHost = new URL(config.publicUrl).hostname.toLowerCase()
   const hostnames = new Hostnames(app.store, {
     ...deps,
     gateway: app.dns.gateway,
     target: config.dns.gateway,
     resolvers: config.hostingTls.dnsResolvers,
-    reservedHosts: [...config.dns.nameservers, config.dns.gateway.host, publicHost, appsDomain].filter((host): host is string => host !== null),
+    reservedHosts: platformHosts(config),
     onEvent
   })
   const certificates = new Certificates(app.store, {

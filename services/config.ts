@@ -512,3 +512,15 @@ export function loadConfig (env: Env = process.env): Config {
     hostingTls: hostingTlsConfig(env)
   }
 }
+
+/**
+ * The names the deployment answers for itself: its nameservers, the
+ * gateway's host, PUBLIC_URL's host (unless an address) and the apps domain.
+ * No project may take one, or a name around or under one, as a built-in zone
+ * or an app's hostname, or it would answer for the platform.
+ */
+export function platformHosts (config: Pick<Config, 'publicUrl' | 'dns' | 'hosting'>): string[] {
+  const publicHost = new URL(config.publicUrl).hostname.toLowerCase()
+  const named = isIP(publicHost.replace(/^\[|\]$/g, '')) === 0 ? [publicHost] : []
+  return [...config.dns.nameservers, ...(config.dns.gateway.host === null ? [] : [config.dns.gateway.host]), ...named, config.hosting.appsDomain]
+}

@@ -158,9 +158,9 @@ export function testConfig (t: Test, env: Record<string, string> = {}): Config {
 export async function buildTestApp (t: Test, options: { env?: Record<string, string>, extra?: FastifyPluginAsync } = {}) {
   const app = await buildApp(testConfig(t, options.env))
   if (options.extra !== undefined) await app.register(options.extra)
-  // Whoever closes the app, the test or this teardown: before the store goes. A test that closed the store
-  // itself (the health checks) has started no app, and there is nothing left to ask.
-  app.addHook('preClose', async () => { await stopHostedInstances(app).catch(() => {}) })
+  // Whoever closes the app, the test or this teardown: before the store goes. A failure here fails the test;
+  // a test that closes the store itself builds its app with hosting off, so there is nothing to ask.
+  app.addHook('preClose', async () => { await stopHostedInstances(app) })
   await app.ready()
   t.teardown(async () => {
     await dropTestDatabase(app.store, app.config.mongodbDb)

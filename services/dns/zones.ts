@@ -79,8 +79,9 @@ export class Zones {
   }
 
   /**
-   * The zone is reserved here first (its unique host key), then created at
-   * the provider; if the provider refuses, the reservation goes.
+   * The zone is reserved here first (its unique host key), then checked for
+   * overlap and created at the provider; if either refuses, the reservation
+   * goes.
    */
   async create (projectId: string, input: { name: string, providerId?: string }): Promise<Zone> {
     const name = zoneName(input.name)
@@ -89,10 +90,7 @@ export class Zones {
     if (await this.zones.countDocuments({ projectId }) >= MAX_ZONES_PER_PROJECT) {
       throw conflict('APP_DNS_TOO_MANY_ZONES', `A project holds at most ${MAX_ZONES_PER_PROJECT} zones`, { limit: MAX_ZONES_PER_PROJECT })
     }
-    if (provider.kind === 'builtin') {
-      this.refuseReserved(name)
-      await this.refuseOverlap(projectId, name)
-    }
+    if (provider.kind === 'builtin') this.refuseReserved(name)
     const now = this.deps.clock.now()
     const id = this.deps.newId()
     const record: ZoneRecord = {
@@ -105,6 +103,7 @@ export class Zones {
       throw error
     }
     try {
+      if (provider.kind === 'builtin') await this.refuseOverlap(projectId, name)
       record.externalId = await provider.createZone({ id, name, nameservers: record.nameservers })
     } catch (error) {
       await this.zones.deleteOne({ _id: id })
@@ -116,8 +115,9 @@ export class Zones {
 
   /**
    * The operator's own names (the nameservers every zone delegates to, the
-   * gateway, the server's public host) are no project's to claim on the
-   * built-in server: a zone at, around or inside one would answer for them.
+   * gateway, the server's public host, the apps domain) are no project's to
+   * claim on the built-in server: a zone at, around or inside one would
+   * answer for them.
    */
   private refuseReserved (name: string): void {
     const reserved = [...this.deps.nameservers, ...(this.deps.reservedHosts ?? [])].find((host) => host === name || host.endsWith(`.${name}`) || name.endsWith(`.${host}`))
@@ -127,6 +127,9 @@ export class Zones {
   /**
    * On the one built-in server a zone inside another project's zone (or
    * around it) would take over that project's names, so it is refused.
+   * Asked once this zone's own record is written: of two overlapping creates
+   * that race, the later check always sees the other's record, so they cannot
+   * both pass (at worst both are refused, and a retry decides).
    */
   private async refuseOverlap (projectId: string, name: string): Promise<void> {
     const labels = name.split('.')

@@ -1,24 +1,20 @@
-import { badRequest, conflict, forbidden, notFound } from '../errors.js'
-import { DuplicateKeyError } from '../store/errors.js'
+import { forbidden } from '../errors.js'
 import { isoString } from '../iso-dates.js'
 import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
-import type { Store, StoreCollection, WithId } from '../store/types.js'
-import { GIT_LIMITS, type ProtectedBranchBodyT, type ProtectedBranchT, type PushAccessT } from '../../schemas/git.js'
-import { checkRefPattern, matchesRefPattern } from './names.js'
+import type { Store } from '../store/types.js'
+import { GIT_LIMITS, type ProtectedBranchT, type PushAccessT } from '../../schemas/git.js'
+import { PatternRules, type PatternRuleKind } from './pattern-rules.js'
 import type { Repo } from './repositories.js'
 import type { TagPolicyRule } from './tag-protection.js'
 
-type RuleRecord = {
-  repoId: string
-  pattern: string
+type BranchRuleFields = {
   push: PushAccessT
   allowForcePush: boolean
   allowDelete: boolean
+  // Absent on rules stored before merge settings existed; read as the defaults.
   merge?: PushAccessT
   requiredApprovals?: number
-  createdAt: Date
-  updatedAt: Date
 }
 
 /** How much a caller may change in a repository: a writer (`git.write`, write deploy key) or an admin (`git.admin`). */
@@ -33,9 +29,18 @@ export interface PushPolicy {
   tags: TagPolicyRule[]
 }
 
-function toView (record: WithId<RuleRecord>): ProtectedBranchT {
-  const { _id, repoId: _repo, createdAt, updatedAt, ...rest } = record
-  return { id: _id, ...rest, merge: rest.merge ?? 'write', requiredApprovals: rest.requiredApprovals ?? 0, createdAt: isoString(createdAt), updatedAt: isoString(updatedAt) }
+const BRANCH_RULES: PatternRuleKind<BranchRuleFields, ProtectedBranchT> = {
+  collection: 'git_protected_branches',
+  refKind: 'branch',
+  limit: GIT_LIMITS.protectedBranchesPerRepo,
+  noun: 'protected-branch',
+  notFound: 'Protected-branch rule not found',
+  exists: (pattern) => `A rule for "${pattern}" exists already`,
+  defaults: { push: 'write', allowForcePush: false, allowDelete: false, merge: 'write', requiredApprovals: 0 },
+  view: (record) => {
+    const { _id, repoId: _repo, createdAt, updatedAt, ...rest } = record
+    return { id: _id, ...rest, merge: rest.merge ?? 'write', requiredApprovals: rest.requiredApprovals ?? 0, createdAt: isoString(createdAt), updatedAt: isoString(updatedAt) }
+  }
 }
 
 const mayPush = (push: PushAccessT, level: WriteLevel): boolean => push === 'write' || (push === 'admin' && level === 'admin')
@@ -45,68 +50,9 @@ const mayPush = (push: PushAccessT, level: WriteLevel): boolean => push === 'wri
  * REST branch routes ask `check…` here, and pushes are judged inside git by
  * the pre-receive hook, which gets `policy(…)` for its caller.
  */
-export class ProtectedBranches {
-  private readonly rules: StoreCollection<RuleRecord>
-
-  constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator }) {
-    this.rules = store.collection<RuleRecord>('git_protected_branches')
-  }
-
-  async init (): Promise<void> {
-    await this.rules.createIndex({ repoId: 1, pattern: 1 }, { unique: true })
-  }
-
-  async list (repo: Repo): Promise<ProtectedBranchT[]> {
-    return (await this.records(repo)).map(toView)
-  }
-
-  async create (repo: Repo, input: ProtectedBranchBodyT): Promise<ProtectedBranchT> {
-    const pattern = checkRefPattern(input.pattern, 'body.pattern', 'branch')
-    if (await this.rules.countDocuments({ repoId: repo._id }) >= GIT_LIMITS.protectedBranchesPerRepo) {
-      throw badRequest('APP_GIT_TOO_MANY_RULES', `At most ${GIT_LIMITS.protectedBranchesPerRepo} protected-branch rules per repository`, { limit: GIT_LIMITS.protectedBranchesPerRepo })
-    }
-    const now = this.deps.clock.now()
-    const record = { _id: this.deps.newId(), repoId: repo._id, pattern, push: input.push ?? 'write', allowForcePush: input.allowForcePush ?? false, allowDelete: input.allowDelete ?? false, merge: input.merge ?? 'write', requiredApprovals: input.requiredApprovals ?? 0, createdAt: now, updatedAt: now }
-    try {
-      await this.rules.insertOne(record)
-    } catch (error) {
-      if (error instanceof DuplicateKeyError) throw conflict('APP_GIT_RULE_EXISTS', `A rule for "${pattern}" exists already`)
-      throw error
-    }
-    return toView(record)
-  }
-
-  async update (repo: Repo, ruleId: string, input: Partial<ProtectedBranchBodyT>): Promise<ProtectedBranchT> {
-    const changes: Partial<RuleRecord> = { updatedAt: this.deps.clock.now() }
-    if (input.pattern !== undefined) changes.pattern = checkRefPattern(input.pattern, 'body.pattern', 'branch')
-    if (input.push !== undefined) changes.push = input.push
-    if (input.allowForcePush !== undefined) changes.allowForcePush = input.allowForcePush
-    if (input.allowDelete !== undefined) changes.allowDelete = input.allowDelete
-    if (input.merge !== undefined) changes.merge = input.merge
-    if (input.requiredApprovals !== undefined) changes.requiredApprovals = input.requiredApprovals
-    let updated: WithId<RuleRecord> | null
-    try {
-      updated = await this.rules.findOneAndUpdate({ _id: ruleId, repoId: repo._id }, { $set: changes }, { returnDocument: 'after' })
-    } catch (error) {
-      if (error instanceof DuplicateKeyError) throw conflict('APP_GIT_RULE_EXISTS', `A rule for "${input.pattern ?? ''}" exists already`)
-      throw error
-    }
-    if (updated === null) throw ruleNotFound()
-    return toView(updated)
-  }
-
-  async delete (repo: Repo, ruleId: string): Promise<void> {
-    const { deletedCount } = await this.rules.deleteOne({ _id: ruleId, repoId: repo._id })
-    if (deletedCount === 0) throw ruleNotFound()
-  }
-
-  async deleteForRepo (repo: Repo): Promise<void> {
-    await this.rules.deleteMany({ repoId: repo._id })
-  }
-
-  /** The patterns of the rules that match `branch`. */
-  async matching (repo: Repo, branch: string): Promise<Array<WithId<RuleRecord>>> {
-    return (await this.records(repo)).filter((rule) => matchesRefPattern(rule.pattern, branch))
+export class ProtectedBranches extends PatternRules<BranchRuleFields, ProtectedBranchT> {
+  constructor (store: Store, deps: { clock: Clock, newId: IdGenerator }) {
+    super(store, BRANCH_RULES, deps)
   }
 
   /** The rules a push by a caller of `level` is held to, for the pre-receive hook. */
@@ -129,14 +75,6 @@ export class ProtectedBranches {
       if (change === 'delete' && !rule.allowDelete) throw protectedBranch(branch, 'it may not be deleted')
     }
   }
-
-  private async records (repo: Repo): Promise<Array<WithId<RuleRecord>>> {
-    return await this.rules.find({ repoId: repo._id }, { sort: { pattern: 1 } }).toArray()
-  }
-}
-
-function ruleNotFound (): Error {
-  return notFound('APP_GIT_RULE_NOT_FOUND', 'Protected-branch rule not found')
 }
 
 function protectedBranch (branch: string, why: string): Error {

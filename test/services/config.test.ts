@@ -2,7 +2,7 @@ import t from 'tap'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { ConfigError, loadConfig } from '../../services/config.js'
+import { ConfigError, loadConfig, platformHosts } from '../../services/config.js'
 
 const KEY = Buffer.alloc(32, 7).toString('base64')
 
@@ -258,4 +258,15 @@ t.test('git over SSH: the caps on connections, sign-in and idleness, validated',
     [{ GIT_SSH_IDLE_TIMEOUT_SECONDS: '0' }, /GIT_SSH_IDLE_TIMEOUT_SECONDS must be between 1/]
   ]
   for (const [env, message] of refusals) t.throws(() => loadConfig(env), message, JSON.stringify(env))
+})
+
+t.test('the platform\'s own names: nameservers, the gateway, the public host unless an address, the apps domain', async (t) => {
+  t.same(platformHosts(loadConfig({})), ['ns1.plinth.localhost', 'ns2.plinth.localhost', 'apps.localhost'])
+  t.same(platformHosts(loadConfig({
+    DNS_NAMESERVERS: 'ns.dns.example',
+    DNS_GATEWAY_HOST: 'gw.example.net',
+    PUBLIC_URL: 'https://API.example.com',
+    HOSTING_APPS_DOMAIN: 'run.example.net'
+  })), ['ns.dns.example', 'gw.example.net', 'api.example.com', 'run.example.net'])
+  t.same(platformHosts(loadConfig({ PUBLIC_URL: 'http://[::1]:8080' })), ['ns1.plinth.localhost', 'ns2.plinth.localhost', 'apps.localhost'], 'an IPv6 address is no name either')
 })

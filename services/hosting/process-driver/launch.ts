@@ -4,7 +4,7 @@ import { open, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Clock } from '../../clock.js'
-import { InstanceFailedError, type Artifact, type InstanceLimits, type RunningInstance } from '../runtime.js'
+import { InstanceFailedError, type InstanceSpec, type RunningInstance } from '../runtime.js'
 import { probeHealth } from '../health-probe.js'
 import { exitReason } from '../supervision.js'
 import { Cgroup } from './cgroups.js'
@@ -20,16 +20,7 @@ const MIN_ATTEMPT_MS = 100
 const MAX_ATTEMPT_MS = 2000
 
 /** What a restarted server needs to supervise an instance again; the environment's values are not kept on disk, only their names. */
-export interface StoredSpec {
-  appId: string
-  deploymentId: string
-  instanceId: string
-  artifact: Artifact
-  envKeys: string[]
-  limits: InstanceLimits
-  healthCheckPath: string
-  healthTimeoutMs: number
-}
+export type StoredSpec = Omit<InstanceSpec, 'env' | 'log'> & { envKeys: string[] }
 
 export interface LaunchContext {
   instancesDir: string

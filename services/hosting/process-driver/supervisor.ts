@@ -67,16 +67,8 @@ export class Supervisor {
   }
 
   private async launchFirst (spec: InstanceSpec): Promise<RunningInstance> {
-    const stored: StoredSpec = {
-      appId: spec.appId,
-      deploymentId: spec.deploymentId,
-      instanceId: spec.instanceId,
-      artifact: spec.artifact,
-      envKeys: Object.keys(spec.env),
-      limits: spec.limits,
-      healthCheckPath: spec.healthCheckPath,
-      healthTimeoutMs: spec.healthTimeoutMs
-    }
+    const { env, log, ...kept } = spec
+    const stored: StoredSpec = { ...kept, envKeys: Object.keys(env) }
     const dir = join(this.context.instancesDir, spec.instanceId)
     await mkdir(dir, { recursive: true })
     await writeFile(join(dir, 'spec.json'), JSON.stringify(stored))

@@ -39,16 +39,17 @@ t.test('zones: created with SOA and NS, listed, refused when taken or overlappin
     ['unknown field', owner.auth, base, { name: 'b.example', color: 'red' }, 400, 'APP_VALIDATION_FAILED'],
     ['around the server\'s nameservers', owner.auth, base, { name: 'plinth.localhost' }, 409, 'APP_DNS_ZONE_RESERVED'],
     ['a nameserver itself', owner.auth, base, { name: 'ns1.plinth.localhost' }, 409, 'APP_DNS_ZONE_RESERVED'],
-    ['inside a nameserver\'s name', owner.auth, base, { name: 'x.ns2.plinth.localhost' }, 409, 'APP_DNS_ZONE_RESERVED']
+    ['inside a nameserver\'s name', owner.auth, base, { name: 'x.ns2.plinth.localhost' }, 409, 'APP_DNS_ZONE_RESERVED'],
+    ['inside the apps domain', owner.auth, base, { name: 'shop.apps.localhost' }, 409, 'APP_DNS_ZONE_RESERVED']
   ]
   for (const [name, headers, prefix, payload, status, code] of refusals) {
     const res = await call(app, 'POST', `${prefix}/zones`, headers, payload)
     t.same([res.status, res.body.code], [status, code], name)
   }
-  const gatewayApp = await dnsSetup(t, { DNS_GATEWAY_HOST: 'gw.hosting.example', PUBLIC_URL: 'https://api.platform.example' })
-  for (const name of ['hosting.example', 'platform.example', 'api.platform.example']) {
+  const gatewayApp = await dnsSetup(t, { DNS_GATEWAY_HOST: 'gw.hosting.example', PUBLIC_URL: 'https://api.platform.example', HOSTING_APPS_DOMAIN: 'apps.run.example' })
+  for (const name of ['hosting.example', 'platform.example', 'api.platform.example', 'run.example', 'apps.run.example']) {
     const res = await call(gatewayApp.app, 'POST', `${gatewayApp.base}/zones`, gatewayApp.owner.auth, { name })
-    t.same([res.status, res.body.code], [409, 'APP_DNS_ZONE_RESERVED'], `${name}: the gateway's and the public URL's names are the server's`)
+    t.same([res.status, res.body.code], [409, 'APP_DNS_ZONE_RESERVED'], `${name}: the gateway's, the public URL's and the apps domain's names are the server's`)
   }
   const sub = await call(app, 'POST', `${base}/zones`, owner.auth, { name: 'shop.example.com' })
   t.equal(sub.status, 201, 'the same project may split its own zone')

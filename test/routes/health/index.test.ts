@@ -13,7 +13,8 @@ t.test('liveness and readiness', async (t) => {
 })
 
 t.test('readiness fails with 503 once the store is gone', async (t) => {
-  const app = await buildTestApp(t)
+  // Hosting off: closing, a test app asks the store which instances to stop, and this store is gone.
+  const app = await buildTestApp(t, { env: { HOSTING_ENABLED: 'false' } })
   await app.store.close()
   const ready = await app.inject({ url: '/readyz' })
   t.equal(ready.statusCode, 503)
