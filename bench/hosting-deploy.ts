@@ -21,6 +21,9 @@ const ROUNDS = Number(process.env.BENCH_DEPLOY_ROUNDS ?? 5)
 const BAR_MS = 5000
 // How often the bench asks the gateway; what it adds to a figure is at most this.
 const POLL_MS = 10
+// The deploy job goes on after `live` (it stops the superseded instances); each round starts once that is done, as a
+// redeploy of an idle app does, rather than queueing behind the previous round's tail.
+const SETTLE_MS = 1000
 
 const run = promisify(execFile)
 const work = mkdtempSync(join(tmpdir(), 'plinth-bench-deploy-src-'))
@@ -162,7 +165,10 @@ try {
   // The warm-up fills the driver's npm cache and pays for the first build of everything.
   const warm = await deployOnce(client, server, appUrl, host, 0)
   const rounds: Measured[] = []
-  for (let round = 1; round <= ROUNDS; round++) rounds.push(await deployOnce(client, server, appUrl, host, round))
+  for (let round = 1; round <= ROUNDS; round++) {
+    await sleep(SETTLE_MS)
+    rounds.push(await deployOnce(client, server, appUrl, host, round))
+  }
   const totals = rounds.map((one) => one.total)
   const p50 = median(totals)
   const split = (key: keyof Measured, of = rounds): string => ms(median(of.map((one) => one[key])))
