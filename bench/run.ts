@@ -154,6 +154,12 @@ if (ONLY.test('gateway')) {
   await once(gateway, 'exit')
 }
 
+// Hosting: from a deploy request to live for a small Node app on the process driver (bench/hosting-deploy.ts).
+if (ONLY.test('hosting deploy to live (process driver)')) {
+  const deploy = fork(new URL('./hosting-deploy.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
+  await once(deploy, 'exit')
+}
+
 // In-process engine figures, in a process of their own.
 if (ONLY.test('store engine')) {
   const store = fork(new URL('./store.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })

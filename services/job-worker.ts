@@ -46,6 +46,9 @@ export class JobWorker {
   private loop: Promise<void> | null = null
   private readonly inFlight = new Set<Promise<void>>()
   private readonly sleepers = new Set<() => void>()
+  /** Set by poke(): a claim that came back empty may have raced the enqueue it was told of, so the loop claims again before sleeping. */
+  private poked = false
+  private stopListening: (() => void) | null = null
 
   constructor (
     private readonly queue: JobQueue,
@@ -68,18 +71,22 @@ export class JobWorker {
   start (): void {
     if (this.running) return
     this.running = true
+    this.stopListening = this.queue.onDue(() => { this.poke() })
     this.loop = this.claimLoop()
   }
 
   async stop (): Promise<void> {
     this.running = false
+    this.stopListening?.()
+    this.stopListening = null
     this.poke()
     await this.loop
     this.loop = null
   }
 
-  /** Ends an idle wait now, e.g. right after this process enqueued work. */
+  /** Ends an idle wait now; the queue calls it when this process makes a job due (`JobQueue.onDue`). */
   poke (): void {
+    this.poked = true
     for (const wake of this.sleepers) wake()
   }
 
@@ -90,12 +97,14 @@ export class JobWorker {
         continue
       }
       let job: Job | null = null
+      this.poked = false
       try {
         job = await this.queue.claim(this.workerId, this.types, this.leaseMs)
       } catch (error) {
         this.reportError(error)
       }
       if (job === null) {
+        if (this.poked) continue
         // Jitter keeps idle workers on many nodes from polling in lockstep.
         await this.sleep(this.pollMs * (0.75 + Math.random() * 0.5))
         continue

@@ -144,6 +144,7 @@ export class JobQueue {
   private readonly newId: IdGenerator
   private readonly backoff: BackoffPolicy
   private readonly random: () => number
+  private readonly dueListeners = new Set<() => void>()
 
   constructor (deps: JobQueueDeps) {
     this.jobs = deps.store.collection<Job>(JOBS_COLLECTION)
@@ -165,6 +166,23 @@ export class JobQueue {
     return await this.store.extensions.now()
   }
 
+  /**
+   * Hears that this process made a job due now (enqueued one, or queued a
+   * keyed job again), so a worker here can claim it at once rather than at its
+   * next poll. Workers on other nodes still find it by polling. Returns the
+   * way to stop listening.
+   */
+  onDue (listener: () => void): () => void {
+    this.dueListeners.add(listener)
+    return () => { this.dueListeners.delete(listener) }
+  }
+
+  private announceDue (): void {
+    for (const listener of this.dueListeners) {
+      try { listener() } catch { /* a listener's failure is not the enqueuer's */ }
+    }
+  }
+
   async enqueue (type: string, payload: JobPayload = {}, options: EnqueueOptions = {}): Promise<Job> {
     assertJobType(type)
     if (!isPlainObject(payload)) throw badRequest('APP_JOB_INVALID', 'Job payload must be a plain object')
@@ -177,6 +195,7 @@ export class JobQueue {
     const now = await this.now()
     const job: Job = { _id: this.newId(), ...newJob(type, payload, maxAttempts, options.runAt ?? later(now, options.delayMs ?? 0), now) }
     await this.jobs.insertOne(job)
+    if (job.runAt <= now) this.announceDue()
     return job
   }
 
@@ -195,6 +214,7 @@ export class JobQueue {
       const now = await this.now()
       try {
         await this.jobs.insertOne({ _id, ...newJob(type, payload, DEFAULT_MAX_ATTEMPTS, now, now), again: false })
+        this.announceDue()
         return
       } catch (error) {
         if (!(error instanceof DuplicateKeyError)) throw error
@@ -205,7 +225,11 @@ export class JobQueue {
       const changed = current.status === 'running'
         ? await this.jobs.updateOne({ _id, status: 'running', attempts: current.attempts }, { $set: { again: true } })
         : await this.jobs.updateOne({ _id, status: current.status, attempts: current.attempts }, { $set: { ...this.nextRun(current, now, { lastError: null, result: null, finishedAt: null }), payload, runAt: now, again: false, updatedAt: now } })
-      if (changed.matchedCount === 1) return
+      if (changed.matchedCount === 1) {
+        // A running job is queued again only when it ends (rerunIfAsked), which announces it then.
+        if (current.status !== 'running') this.announceDue()
+        return
+      }
     }
   }
 
@@ -315,11 +339,13 @@ export class JobQueue {
   /** A keyed job asked for again while it ran goes back to the queue at once, with a fresh budget; null when it was not. */
   private async rerunIfAsked (job: Job, workerId: string, now: Date, outcome: Partial<Job>): Promise<Job | null> {
     if (job.again === undefined) return null
-    return await this.jobs.findOneAndUpdate(
+    const rerun = await this.jobs.findOneAndUpdate(
       { ...this.leaseFilter(job, workerId), again: true },
       { $set: { ...this.nextRun(job, now, outcome), runAt: now, again: false, leaseUntil: null, updatedAt: now } },
       { returnDocument: 'after' }
     )
+    if (rerun !== null) this.announceDue()
+    return rerun
   }
 
   /** `attempts` keeps counting, so it still fences every claim; each run gets a fresh budget on top of it. */

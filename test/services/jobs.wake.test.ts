@@ -1,0 +1,129 @@
+import t, { type Test } from 'tap'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as delay } from 'node:timers/promises'
+import { ManualClock, systemClock, type Clock } from '../../services/clock.js'
+import { createIdGenerator } from '../../services/ids.js'
+import { JobQueue, type Job } from '../../services/jobs.js'
+import { JobWorker } from '../../services/job-worker.js'
+import { openSqliteStore } from '../../services/store/sqlite/index.js'
+
+/**
+ * Work enqueued in a worker's own process is claimed at once, not at the
+ * worker's next poll: the workers below poll once a minute, so each test
+ * would outlast its wait without the wake-up.
+ */
+const IDLE_POLL_MS = 60_000
+
+async function setup (t: Test, clock: Clock = systemClock): Promise<JobQueue> {
+  const dir = mkdtempSync(join(tmpdir(), 'plinth-jobs-wake-'))
+  const newId = createIdGenerator(() => clock.nowMs())
+  const store = openSqliteStore({ file: join(dir, 'plinth.db'), newId, clock })
+  t.teardown(async () => {
+    await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const queue = new JobQueue({ store, newId })
+  await queue.init()
+  return queue
+}
+
+async function waitFor (what: string, check: () => Promise<boolean> | boolean): Promise<void> {
+  const deadline = Date.now() + 10_000
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await delay(20)
+  }
+}
+
+/** Counts the claims that found nothing, so a test knows the worker has gone to sleep. */
+function countEmptyClaims (queue: JobQueue, onEmpty: () => Promise<void> = async () => {}): { empty: number } {
+  const counter = { empty: 0 }
+  const claim = queue.claim.bind(queue)
+  queue.claim = async (...args) => {
+    const job = await claim(...args)
+    if (job === null) {
+      counter.empty++
+      await onEmpty()
+    }
+    return job
+  }
+  return counter
+}
+
+const status = async (queue: JobQueue, id: string): Promise<string | undefined> => (await queue.get(id))?.status
+
+t.test('the queue announces what it makes due now, and only that', async (t) => {
+  const clock = new ManualClock()
+  const queue = await setup(t, clock)
+  let heard = 0
+  const stop = queue.onDue(() => { heard++ })
+  queue.onDue(() => { throw new Error('a listener that throws') })
+
+  await queue.enqueue('x', {})
+  t.equal(heard, 1, 'a job due at once')
+  await queue.enqueue('x', {}, { delayMs: 1_000 })
+  await queue.enqueue('x', {}, { runAt: new Date(clock.nowMs() + 1) })
+  t.equal(heard, 1, 'not a job due later')
+
+  await queue.enqueueKeyed('k', 'a')
+  t.equal(heard, 2, 'a new keyed job')
+  await queue.enqueueKeyed('k', 'a')
+  t.equal(heard, 2, 'not a keyed job already queued')
+  const running = await queue.claim('w', ['k'], 1_000) as Job
+  await queue.enqueueKeyed('k', 'a')
+  t.equal(heard, 2, 'not while it runs: it is queued again when it ends')
+  t.equal((await queue.complete(running, 'w'))?.status, 'queued')
+  t.equal(heard, 3, 'a keyed job queued again as it ends')
+  const again = await queue.claim('w', ['k'], 1_000) as Job
+  t.equal((await queue.complete(again, 'w'))?.status, 'succeeded')
+  t.equal(heard, 3, 'not a job that ends for good')
+  await queue.enqueueKeyed('k', 'a')
+  t.equal(heard, 4, 'a finished keyed job queued again')
+
+  stop()
+  await queue.enqueue('x', {})
+  t.equal(heard, 4, 'a listener that stopped hears nothing')
+})
+
+t.test('an idle worker claims a job enqueued in its process at once', async (t) => {
+  const queue = await setup(t)
+  const claims = countEmptyClaims(queue)
+  const worker = new JobWorker(queue, { x: async () => 'done' }, { pollMs: IDLE_POLL_MS, onError: (error) => { t.fail(String(error)) } })
+  worker.start()
+  t.teardown(async () => { await worker.stop() })
+  await waitFor('the worker to find nothing and sleep', () => claims.empty > 0)
+  const job = await queue.enqueue('x', {})
+  await waitFor('the job to run', async () => await status(queue, job._id) === 'succeeded')
+  t.pass('it ran without waiting for the next poll')
+})
+
+t.test('a keyed job asked for again while it ran runs again at once', async (t) => {
+  const queue = await setup(t)
+  let runs = 0
+  const worker = new JobWorker(queue, {
+    k: async () => {
+      runs++
+      if (runs === 1) await queue.enqueueKeyed('k', 'a')
+    }
+  }, { pollMs: IDLE_POLL_MS, onError: (error) => { t.fail(String(error)) } })
+  worker.start()
+  t.teardown(async () => { await worker.stop() })
+  await queue.enqueueKeyed('k', 'a')
+  await waitFor('the second run', () => runs === 2)
+  await waitFor('the job to finish', async () => await status(queue, '-key:k:a') === 'succeeded')
+  t.equal(runs, 2)
+})
+
+t.test('a job enqueued while the claim was in flight is not left for the next poll', async (t) => {
+  const queue = await setup(t)
+  let enqueued: Job | null = null
+  // The enqueue lands after the claim looked and found nothing, before the worker could go to sleep.
+  countEmptyClaims(queue, async () => { if (enqueued === null) enqueued = await queue.enqueue('x', {}) })
+  const worker = new JobWorker(queue, { x: async () => 'done' }, { pollMs: IDLE_POLL_MS, onError: (error) => { t.fail(String(error)) } })
+  worker.start()
+  t.teardown(async () => { await worker.stop() })
+  await waitFor('the job to run', async () => enqueued !== null && await status(queue, enqueued._id) === 'succeeded')
+  t.pass('the worker claimed again instead of sleeping')
+})
