@@ -213,11 +213,7 @@ export function selectScan (connection: Connection, meta: CollectionMeta, plan: 
   if (!where.exact || order === null || order.rank !== null) return null
   const seqs = where.sql === '0' ? [] : orderedRows(connection, meta, where, order, plan.examine, 0)
   const window = new Array<Document | undefined>(seqs.length)
-  const missing: number[] = []
-  for (let i = 0; i < seqs.length; i++) {
-    window[i] = connection.cachedRow(meta.name, seqs[i], true)
-    if (window[i] === undefined) missing.push(i)
-  }
+  const missing = connection.cachedSharedRows(meta.name, seqs, window)
   if (missing.length > SCAN_READS) {
     readRows(connection, meta, seqs, missing.slice(0, SCAN_READS), window, true)
     return null
