@@ -195,6 +195,12 @@ function readRows (connection: Connection, meta: CollectionMeta, seqs: number[],
  * and a window passed through once costs little more than the queries.
  */
 export const SCAN_READS = 64
+/**
+ * A larger window (a deep offset page examines offset + maxExamined records)
+ * is always queried: a quarter of the 4,096 documents the cache keeps, it
+ * would not stay cached, and reading its row numbers first would be wasted.
+ */
+export const SCAN_WINDOW_MAX = 1024
 
 export interface ScanPlan { window: Filter, test: DocumentTest, sort?: Sort, examine: number, skip: number, limit: number }
 
@@ -203,11 +209,12 @@ export interface ScanPlan { window: Filter, test: DocumentTest, sort?: Sort, exa
  * window's row numbers come from the order's index alone, its documents from
  * the cache (the few missing are read), and the semantics matcher, the final
  * word on a match, picks the page, so the page's filter never reads the table.
- * Null when the caller must run the queries: outside a turn, when SQL cannot
- * order or select the window exactly, or when too much of it is not cached.
+ * Null when the caller must run the queries: outside a turn, for a window too
+ * large to cache, when SQL cannot order or select the window exactly, or when
+ * too much of it is not cached.
  */
 export function selectScan (connection: Connection, meta: CollectionMeta, plan: ScanPlan): { docs: Document[], last: Document | null } | null {
-  if (!connection.readsCachedDocuments()) return null
+  if (!connection.readsCachedDocuments() || plan.examine > SCAN_WINDOW_MAX) return null
   const where = whereOf(meta, plan.window)
   const order = planOrder(meta, plan.sort)
   if (!where.exact || order === null || order.rank !== null) return null

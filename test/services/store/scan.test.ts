@@ -1,6 +1,6 @@
 import t from 'tap'
 import { openSqliteStore } from '../../../services/store/sqlite/index.js'
-import { SCAN_READS } from '../../../services/store/sqlite/query.js'
+import { SCAN_READS, SCAN_WINDOW_MAX } from '../../../services/store/sqlite/query.js'
 import { scanByQueries } from '../../../services/store/scan.js'
 import { QueryError } from '../../../services/store/errors.js'
 import type { Document, Filter, ScanOptions, SharedReads, Sort, Store, WithId } from '../../../services/store/types.js'
@@ -159,6 +159,9 @@ t.test('scans the cache cannot answer, and scans refused', async (t) => {
   const before = queries()
   t.same(ids((await reads.scan({}, { category: 'rare' }, bySort)).docs), ['b', 'a'], 'a field order SQL cannot give exactly is queried')
   t.equal(queries() - before, 2)
+  const large = await reads.scan({}, { category: 'rare' }, { ...sorted.options, examine: SCAN_WINDOW_MAX + 1, query: () => ({ category: 'rare' }) })
+  t.same(ids(large.docs), ['a', 'b'], 'a window too large to cache is queried')
+  t.equal(queries() - before, 4)
   const never = scanAfter(null, 1, { _id: { $in: [] } }, { category: 'rare' }, 10, 0, 5)
   t.same(await reads.scan(never.window, never.filter, never.options), { docs: [], last: null }, 'a window nothing can match')
   const loose = await reads.scan({ 'tags.0': { $exists: false } }, { category: 'rare' }, { ...sorted.options, query: () => ({ category: 'rare', 'tags.0': { $exists: false } }) })
