@@ -22,8 +22,9 @@ export const QUERY_LIMITS = {
    * when no index serves its filter: the page holds the matches among them,
    * however few, and nextCursor continues after the last one examined. It
    * sets how long one page may hold the event loop (about 0.1 ms of SQLite
-   * work here), not how fast records come: per record examined the cost is
-   * the same at any bound. At 2.5 times maxLimit a filter matching 40% still
+   * work here, less when the window's documents are cached: see
+   * docs/store.md), not how fast records come: per record examined the cost
+   * is the same at any bound. At 2.5 times maxLimit a filter matching 40% still
    * fills the largest page.
    */
   maxExamined: 500

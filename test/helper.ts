@@ -125,7 +125,7 @@ export async function orgsOn (store: Store, clock: Clock) {
 /** The Store, counting every read of one collection, private or shared: for tests that a lookup reads only when it must. */
 export function countingReads (store: Store, collection: string): { store: Store, reads: () => number } {
   let reads = 0
-  const counted = <R extends SharedReads<any>>(inner: R): R => {
+  const counted = <R extends Pick<SharedReads<any>, 'findOne' | 'find'>>(inner: R): R => {
     const wrapped: R = Object.create(inner)
     wrapped.findOne = async (filter) => { reads++; return await inner.findOne(filter) }
     wrapped.find = (filter, options) => { reads++; return inner.find(filter, options) }

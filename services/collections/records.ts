@@ -3,7 +3,7 @@ import { DuplicateKeyError } from '../store/errors.js'
 import { compileFilter } from '../store/semantics/match.js'
 import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
-import type { Document, SharedReads, Store, StoreCollection, WithId } from '../store/types.js'
+import type { Document, Filter, ScanPage, SharedReads, Store, StoreCollection, WithId } from '../store/types.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from '../projects/naming.js'
 import type { CollectionMethod, FieldDefinitionT, IndexDefinitionT, MethodSettingT } from '../../schemas/collections.js'
 import { andFilters, enforceCheck, NO_FIELDS, readDeny, resolveAccess, restrict, signUpAccess, type Access, type DataCaller } from './access.js'
@@ -106,17 +106,16 @@ export class Records {
     const scope = cursorScope(projectId, table, asked, order)
     const after = params.cursor === undefined ? null : this.deps.cursors.decode(params.cursor, order, scope)
     const scanned = Object.keys(asked).length > 0 && !servedByIndex(filter, indexedLeads(collection.fields, collection.indexes))
-    // The last record a page without an index may examine; null when fewer than the bound are left.
-    const bound = scanned ? await this.scanBound(this.shared(projectId, table), access, order, after, params.offset ?? 0) : null
-    const range = orderRange(order.keys, after, bound === null ? null : order.keys.map(([key]) => Object.hasOwn(bound, key) ? bound[key] ?? null : null))
-    // Read shared: documents (and their API form) unchanged since an earlier page are reused, not copied.
-    const docs = await this.shared(projectId, table).find(andFilters(filter, range), { sort: order.sort, limit: limit + 1, ...(params.offset === undefined ? {} : { skip: params.offset }) }).toArray()
+    const { docs, last } = scanned
+      ? await this.scan(this.shared(projectId, table), filter, access, order, after, params.offset ?? 0, limit + 1)
+      // Read shared: documents (and their API form) unchanged since an earlier page are reused, not copied.
+      : { docs: await this.shared(projectId, table).find(andFilters(filter, orderRange(order.keys, after, null)), { sort: order.sort, limit: limit + 1, ...(params.offset === undefined ? {} : { skip: params.offset }) }).toArray(), last: null }
     const page = docs.slice(0, limit)
     let next: Document | null = docs.length > limit ? page[page.length - 1] : null
-    if (next === null && bound !== null) {
+    if (next === null && last !== null) {
       // An offset cannot say where to go on past the examined records; a cursor can.
       if (params.offset !== undefined) throw badRequest('APP_SCAN_LIMIT', `No index serves this filter and this offset page would examine more than ${QUERY_LIMITS.maxExamined} records: page with cursor (nextCursor continues the scan) or declare an index on a filtered field`, { limit: QUERY_LIMITS.maxExamined })
-      next = bound
+      next = last
     }
     return {
       items: page.map((doc) => sharedApiRecord(doc, access.deny, only)),
@@ -126,17 +125,23 @@ export class Records {
   }
 
   /**
-   * The last record a page may examine when no index serves the client's
-   * filter: the maxExamined-th record the caller's rule lets it see after the
-   * cursor (or after `skip` of them, for an offset page) in the list's order,
-   * whatever the client's filter; null when fewer are left. Counting only
-   * visible records keeps a short page from telling how many records the rule
-   * hides in the window; the rule's own filter is the admin's to index.
+   * A page when no index serves the client's filter: the matches among the
+   * maxExamined records the caller's rule lets it see after the cursor (or
+   * after `skip` of them, for an offset page) in the list's order, whatever
+   * the client's filter, and the last of those records (null when fewer are
+   * left), where the next page starts. Counting only visible records keeps a
+   * short page from telling how many records the rule hides in the window;
+   * the rule's own filter is the admin's to index.
    */
-  private async scanBound (records: SharedReads<Document>, access: Access, order: SortPlan, after: unknown[] | null, skip: number): Promise<Document | null> {
-    // Shared, so that the same bound (and the cursor sealed after it) is the same instance until the collection changes.
-    const [bound] = await records.find(restrict(orderRange(order.keys, after, null), access), { sort: order.sort, skip: skip + QUERY_LIMITS.maxExamined - 1, limit: 1 }).toArray()
-    return bound ?? null
+  private async scan (records: SharedReads<Document>, filter: Filter, access: Access, order: SortPlan, after: unknown[] | null, skip: number, limit: number): Promise<ScanPage<Document>> {
+    // Shared, so that the same last record (and the cursor sealed after it) is the same instance until the collection changes.
+    return await records.scan(restrict(orderRange(order.keys, after, null), access), filter, {
+      sort: order.sort,
+      examine: skip + QUERY_LIMITS.maxExamined,
+      skip,
+      limit,
+      query: (last) => andFilters(filter, orderRange(order.keys, after, last === null ? null : order.keys.map(([key]) => Object.hasOwn(last, key) ? last[key] ?? null : null)))
+    })
   }
 
   /** Reads of the collection whose documents may come back as the one shared, frozen instance (see StoreExtensions). */

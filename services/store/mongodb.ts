@@ -1,11 +1,12 @@
 import { MongoClient, MongoServerError, type Db } from 'mongodb'
-import type { Document, Store, StoreCollection, StoreExtensions } from './types.js'
+import type { Document, SharedReads, Store, StoreCollection, StoreExtensions } from './types.js'
 import { StoreUnavailableError } from './errors.js'
 import { newId as defaultNewId, type IdGenerator } from '../ids.js'
 import { ConfigError, DEFAULT_QUERY_TIMEOUT_MS } from '../config.js'
 import { MongoStoreCollection, type Transact } from './mongo/collection.js'
 import { clientOptions, deploymentProblem, type HelloAnswer } from './mongo/deployment.js'
 import { translate } from './mongo/translate.js'
+import { scanByQueries } from './scan.js'
 
 /**
  * The production engine: the official driver, behind the same validators as
@@ -17,13 +18,22 @@ class MongoStore implements Store {
   private closed = false
   // The driver always returns fresh documents, so a shared read is an ordinary one.
   readonly extensions: StoreExtensions = {
-    shared: (name) => this.collection(name),
+    shared: (name) => this.sharedReads(name),
     now: async () => await this.serverTime()
   }
 
   constructor (private readonly client: MongoClient, private readonly db: Db, private readonly newId: IdGenerator, private readonly queryTimeoutMs: number) {}
 
   get database (): Db { return this.db }
+
+  private sharedReads<T extends Document> (name: string): SharedReads<T> {
+    const collection = this.collection<T>(name)
+    return {
+      findOne: async (filter) => await collection.findOne(filter),
+      find: (filter, options) => collection.find(filter, options),
+      scan: async (window, _filter, options) => await scanByQueries(collection, window, options)
+    }
+  }
 
   private readonly transact: Transact = async (work) => {
     const session = this.client.startSession()

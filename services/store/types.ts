@@ -114,7 +114,32 @@ export type StoreEngineName = 'sqlite' | 'mongodb'
 export interface SharedReads<T extends Document = Document> {
   findOne (filter: Filter): Promise<WithId<T> | null>
   find (filter: Filter, options?: Omit<FindOptions, 'projection'>): StoreCursor<WithId<T>>
+  /**
+   * A bounded scan, for a filter no index serves: of the first `examine`
+   * documents matching `window` in `sort` order, those matching `filter`,
+   * `skip`ped and `limit`ed; `last` is the `examine`-th of the window, or null
+   * when the window holds fewer. The same answer as the two queries of
+   * scanByQueries, which every engine may run; the embedded engine answers
+   * from documents it has in memory when it can (see selectScan).
+   */
+  scan (window: Filter, filter: Filter, options: ScanOptions<T>): Promise<ScanPage<T>>
 }
+
+export interface ScanOptions<T extends Document = Document> {
+  sort: Sort
+  examine: number
+  skip: number
+  limit: number
+  /**
+   * The page's query for an engine that answers by queries: `filter` within
+   * the window, through `last` when the window is full. The caller builds it
+   * (it knows how its order is written as a range); it must select exactly
+   * what `window` and `filter` together select, up to and including `last`.
+   */
+  query: (last: WithId<T> | null) => Filter
+}
+
+export interface ScanPage<T extends Document = Document> { docs: Array<WithId<T>>, last: WithId<T> | null }
 
 /**
  * Everything Plinth adds to the driver's shape, kept in one place so the rest

@@ -1,7 +1,7 @@
 import { InvalidUpdateError, QueryError } from '../errors.js'
 import type {
   CountOptions, CreateIndexOptions, DeleteResult, Document, Filter, FindOneAndDeleteOptions, FindOneAndUpdateOptions,
-  FindOptions, IndexDescription, IndexKey, InsertManyResult, InsertOneResult, Projection, SharedReads, Sort, StoreCollection,
+  FindOptions, IndexDescription, IndexKey, InsertManyResult, InsertOneResult, Projection, ScanOptions, ScanPage, SharedReads, Sort, StoreCollection,
   StoreCursor, Update, UpdateOptions, UpdateResult, WithId
 } from '../types.js'
 import { compileFilter, compileProjection, compileUpdate, seedFromFilter, validateDocument, validateSort } from '../semantics/index.js'
@@ -12,8 +12,9 @@ import { SqliteCursor } from './cursor.js'
 import { checkArrayKeys, checkParallelArrays, createIndex, dropIndex, duplicateKeyError, isUniqueViolation, listIndexes, needsArrayWork, trackArrays } from './indexes.js'
 import { quoteIdentifier } from './names.js'
 import { FrozenMemo } from '../../cache/frozen-memo.js'
+import { scanByQueries } from '../scan.js'
 import { filterShape, rememberValidShape, shapeValidated, type FilterShape } from './plans.js'
-import { countMatches, selectDocuments, selectMatches, validateCount, whereOf, type DocumentTest, type Match, type Selection } from './query.js'
+import { countMatches, selectDocuments, selectMatches, selectScan, validateCount, whereOf, type DocumentTest, type Match, type Selection } from './query.js'
 
 interface PreparedInsert { id: string, json: string, doc: Document }
 interface UpdateRun { result: UpdateResult, before: Document | null, after: Document | null }
@@ -70,7 +71,8 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
   /** The Store extension: the same reads, handing out the document cache's frozen instances. */
   readonly shared: SharedReads<T> = {
     findOne: async (filter) => this.findFirst(filter, NO_OPTIONS, true),
-    find: (filter, options = {}) => new SqliteCursor(this.planFind(filter, options, true))
+    find: (filter, options = {}) => new SqliteCursor(this.planFind(filter, options, true)),
+    scan: async (window, filter, options) => this.scanFromMemory(window, filter, options) ?? await scanByQueries(this.shared, window, options)
   }
 
   constructor (readonly collectionName: string, private readonly connection: Connection, private readonly newId: IdGenerator) {}
@@ -204,6 +206,20 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
       if (meta === undefined) return []
       const docs = selectDocuments(this.connection, meta, filter, test, selection) as Array<WithId<T>>
       return project === unprojected ? docs : docs.map((doc) => project(doc) as WithId<T>)
+    })
+  }
+
+  /** The scan answered from cached documents (selectScan), after validating what the queries would; null when it must be queried. */
+  private scanFromMemory (window: Filter, filter: Filter, options: ScanOptions<T>): ScanPage<T> | null {
+    filterTest(window)
+    const test = filterTest(filter)
+    checkSort(options.sort)
+    const plan = { window, test, sort: options.sort, examine: validateCount(options.examine, 'options.examine'), skip: validateCount(options.skip, 'options.skip'), limit: validateCount(options.limit, 'options.limit') }
+    if (plan.examine === 0) return null
+    return this.connection.read(() => {
+      const meta = this.meta()
+      if (meta === undefined) return { docs: [], last: null }
+      return selectScan(this.connection, meta, plan) as ScanPage<T> | null
     })
   }
 

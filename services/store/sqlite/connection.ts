@@ -213,6 +213,15 @@ export class Connection {
   }
 
   /**
+   * The shared instances of the documents in rows `seqs` read earlier in this
+   * state of the file, into `docs`; the positions not cached. Only where
+   * readsCachedDocuments() holds, which the caller checked for the whole read.
+   */
+  cachedSharedRows (collection: string, seqs: readonly number[], docs: Array<Document | undefined>): number[] {
+    return this.documents.sharedRows(collection, seqs, docs)
+  }
+
+  /**
    * The document a row holds: a copy of the cached one when it was read
    * before in this state of the file (or, for a `shared` read, the cached
    * instance itself, frozen), else decoded and offered to the cache. Never

@@ -68,6 +68,18 @@ export class DocumentCache {
     return shared ? entry.doc : cloneDecoded(entry.doc)
   }
 
+  /** The shared instances of the documents in rows `seqs`, into `docs` (same positions); the positions not cached. */
+  sharedRows (collection: string, seqs: readonly number[], docs: Array<Document | undefined>): number[] {
+    const bySeq = this.collections.get(collection)?.bySeq
+    const missing: number[] = []
+    for (let i = 0; i < seqs.length; i++) {
+      const entry = bySeq?.get(seqs[i])
+      if (entry === undefined) missing.push(i)
+      else docs[i] = this.hit(entry)?.doc
+    }
+    return missing
+  }
+
   /** Keeps `doc` itself, frozen (the caller must hand out copies of it), if its stored JSON is small enough. */
   remember (collection: string, id: string, seq: number, doc: Document, jsonLength: number): boolean {
     if (jsonLength > this.maxDocumentChars || jsonLength > this.maxChars || this.kept.capacity <= 0) return false

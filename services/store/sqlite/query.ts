@@ -156,10 +156,7 @@ export function selectDocuments (connection: Connection, meta: CollectionMeta, f
     return selectMatches(connection, meta, filter, test, selection).map((match) => match.doc)
   }
   if (where.sql === '0') return []
-  const limit = selection.limit ?? 0
-  const table = quoteIdentifier(meta.table)
-  const sql = statementText(where, `rows|${order.sql}|${limit}`, () => `SELECT seq FROM ${table} WHERE ${where.sql} ORDER BY ${order.sql} ${limitClause(limit)} OFFSET ?`)
-  const seqs = connection.statement(sql).pluck().all(...where.params, selection.skip ?? 0) as number[]
+  const seqs = orderedRows(connection, meta, where, order, selection.limit ?? 0, selection.skip ?? 0)
   const shared = selection.shared === true
   const docs = new Array<Document>(seqs.length)
   let missing: number[] | null = null
@@ -168,16 +165,76 @@ export function selectDocuments (connection: Connection, meta: CollectionMeta, f
     if (doc === undefined) (missing ??= []).push(i)
     else docs[i] = doc
   }
-  if (missing !== null) {
-    const read = connection.statement(`SELECT seq, id, doc FROM ${table} WHERE seq IN (SELECT value FROM json_each(?))`).raw()
-    const stored = new Map<number, [id: string, json: string]>()
-    for (const [seq, id, json] of read.all(JSON.stringify(missing.map((i) => seqs[i]))) as Array<[number, string, string]>) stored.set(seq, [id, json])
-    for (const i of missing) {
-      const [id, json] = stored.get(seqs[i]) as [string, string]
-      docs[i] = connection.rowDocument(meta.name, id, seqs[i], json, shared)
-    }
-  }
+  if (missing !== null) readRows(connection, meta, seqs, missing, docs, shared)
   return docs
+}
+
+/** The row numbers of the rows `where` selects, in `order`, read from the index alone. */
+function orderedRows (connection: Connection, meta: CollectionMeta, where: WhereClause, order: OrderPlan, limit: number, skip: number): number[] {
+  const sql = statementText(where, `rows|${order.sql}|${limit}`, () => `SELECT seq FROM ${quoteIdentifier(meta.table)} WHERE ${where.sql} ORDER BY ${order.sql} ${limitClause(limit)} OFFSET ?`)
+  return connection.statement(sql).pluck().all(...where.params, skip) as number[]
+}
+
+/** Fills `docs[i]` for each `i` in `missing` with the document of row `seqs[i]`, read in one statement and offered to the cache. */
+function readRows (connection: Connection, meta: CollectionMeta, seqs: number[], missing: number[], docs: Array<Document | undefined>, shared: boolean): void {
+  const read = connection.statement(`SELECT seq, id, doc FROM ${quoteIdentifier(meta.table)} WHERE seq IN (SELECT value FROM json_each(?))`).raw()
+  const stored = new Map<number, [id: string, json: string]>()
+  for (const [seq, id, json] of read.all(JSON.stringify(missing.map((i) => seqs[i]))) as Array<[number, string, string]>) stored.set(seq, [id, json])
+  for (const i of missing) {
+    const [id, json] = stored.get(seqs[i]) as [string, string]
+    docs[i] = connection.rowDocument(meta.name, id, seqs[i], json, shared)
+  }
+}
+
+/**
+ * At most this many documents of a scan's window are read from the table and
+ * cached by one scan. A window with more not cached is answered by queries
+ * instead (scanByQueries: the page's filter runs in SQL, which reads rows far
+ * more cheaply than they are parsed and frozen), while this many of them are
+ * cached on the way, so a window asked for again is soon answered from memory
+ * and a window passed through once costs little more than the queries.
+ */
+export const SCAN_READS = 64
+/**
+ * A larger window (a deep offset page examines offset + maxExamined records)
+ * is always queried: a quarter of the 4,096 documents the cache keeps, it
+ * would not stay cached, and reading its row numbers first would be wasted.
+ */
+export const SCAN_WINDOW_MAX = 1024
+
+export interface ScanPlan { window: Filter, test: DocumentTest, sort?: Sort, examine: number, skip: number, limit: number }
+
+/**
+ * A bounded scan (SharedReads.scan) answered from the document cache: the
+ * window's row numbers come from the order's index alone, its documents from
+ * the cache (the few missing are read), and the semantics matcher, the final
+ * word on a match, picks the page, so the page's filter never reads the table.
+ * Null when the caller must run the queries: outside a turn, for a window too
+ * large to cache, when SQL cannot order or select the window exactly, or when
+ * too much of it is not cached.
+ */
+export function selectScan (connection: Connection, meta: CollectionMeta, plan: ScanPlan): { docs: Document[], last: Document | null } | null {
+  if (!connection.readsCachedDocuments() || plan.examine > SCAN_WINDOW_MAX) return null
+  const where = whereOf(meta, plan.window)
+  const order = planOrder(meta, plan.sort)
+  if (!where.exact || order === null || order.rank !== null) return null
+  const seqs = where.sql === '0' ? [] : orderedRows(connection, meta, where, order, plan.examine, 0)
+  const window = new Array<Document | undefined>(seqs.length)
+  const missing = connection.cachedSharedRows(meta.name, seqs, window)
+  if (missing.length > SCAN_READS) {
+    readRows(connection, meta, seqs, missing.slice(0, SCAN_READS), window, true)
+    return null
+  }
+  if (missing.length > 0) readRows(connection, meta, seqs, missing, window, true)
+  const docs: Document[] = []
+  let skipped = 0
+  for (const doc of window as Document[]) {
+    if (!plan.test(doc)) continue
+    if (skipped < plan.skip) { skipped++; continue }
+    docs.push(doc)
+    if (docs.length === plan.limit) break
+  }
+  return { docs, last: seqs.length === plan.examine ? window[plan.examine - 1] as Document : null }
 }
 
 function * mapRows<R> (rows: Iterable<R>, map: (row: R) => Match | null): Iterable<Match> {

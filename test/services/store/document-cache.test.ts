@@ -1,4 +1,5 @@
 import t from 'tap'
+import type { Document } from '../../../services/store/types.js'
 import { DocumentCache } from '../../../services/store/sqlite/document-cache.js'
 
 t.test('copies for private readers, one frozen instance for shared ones', async (t) => {
@@ -17,6 +18,10 @@ t.test('copies for private readers, one frozen instance for shared ones', async 
   t.not(rowCopy, shared, 'a private row read is a copy')
   t.notOk(Object.isFrozen(rowCopy), 'which its reader may change')
   t.equal(cache.row('posts', 8, true), undefined)
+  const docs = new Array<Document | undefined>(3)
+  t.same(cache.sharedRows('posts', [8, 7, 9], docs), [0, 2], 'rows read together: the positions not cached')
+  t.equal(docs[1], shared, 'the others filled in with the shared instance')
+  t.same(cache.sharedRows('comments', [7], []), [0], 'a collection with nothing cached')
   t.equal(cache.get('comments', 'a'), undefined, 'ids are per collection')
   t.equal(cache.row('comments', 7, true), undefined, 'and so are rows')
   t.ok(cache.remember('posts', 'zone', 9, { _id: 'zone' }, 15_000), 'a document past the old flat 8 KB limit is kept')
