@@ -1,11 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { buildApp } from '../app.js'
-import { loadConfig } from '../services/config.js'
 import { Envelope, errorResponses } from '../schemas/envelope.js'
+import { benchOwner, startBenchApp } from './bench-app.js'
 
 /**
  * The real app on a temp DATA_DIR. Until the product has its own Store-backed
@@ -31,27 +27,17 @@ const storeProbe: FastifyPluginAsyncTypebox = async (app) => {
   })
 }
 
-const dataDir = process.env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'plinth-bench-'))
 // The login scenario hammers one account on purpose; the limiter would (rightly) stop it.
-const app = await buildApp(loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', AUTH_RATE_LIMIT_MAX: '1000000', GATEWAY_PORT: 'off' }))
-// The runner stops this process with SIGTERM; a temp DATA_DIR of 100,000 posts and uploaded files goes with it.
-process.once('SIGTERM', () => {
-  void app.close().finally(() => {
-    if (process.env.DATA_DIR === undefined) rmSync(dataDir, { recursive: true, force: true })
-    process.exit(0)
-  })
-})
+const { app } = await startBenchApp({ AUTH_RATE_LIMIT_MAX: '1000000' }, process.env.DATA_DIR)
 await app.register(storeProbe)
 const address = await app.listen({ port: 0, host: '127.0.0.1' })
 const seeded = await app.store.collection('bench_samples').insertOne({ title: 'seed', views: 1, tags: ['a', 'b'] })
-const user = await app.identity.users.register({ email: 'bench@example.com', password: 'bench password 1', name: 'Bench' })
-const { accessToken } = await app.identity.sessions.start(user.id)
-const { token: pat } = await app.identity.apiKeys.create(user.id, { name: 'bench' })
-const org = await app.orgs.organizations.create({ userId: user.id }, { name: 'Bench' })
-const project = await app.projects.create(org.id, user.id, { name: 'Bench' })
+const { userId, accessToken, orgId } = await benchOwner(app)
+const { token: pat } = await app.identity.apiKeys.create(userId, { name: 'bench' })
+const project = await app.projects.create(orgId, userId, { name: 'Bench' })
 await app.projects.setAuth(project.id, true)
 const endUser = await app.projectAuth.auth.register(project.id, { email: 'end@example.com', password: 'bench password 1' })
-const serviceToken = await app.projectAuth.serviceTokens.create(project.id, { name: 'bench', createdBy: user.id })
+const serviceToken = await app.projectAuth.serviceTokens.create(project.id, { name: 'bench', createdBy: userId })
 
 // Issue-5 scenarios: a `posts` collection of 100,000 records under an owner rule on every method.
 const ownerRule = { requireAuth: true, owner: 'author' }

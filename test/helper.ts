@@ -7,8 +7,10 @@ import { randomBytes } from 'node:crypto'
 import { MongoClient } from 'mongodb'
 import { buildApp } from '../app.js'
 import { loadConfig, type Config } from '../services/config.js'
-import type { Clock } from '../services/clock.js'
+import { ManualClock, type Clock } from '../services/clock.js'
 import { createIdGenerator } from '../services/ids.js'
+import { JobQueue, type JobQueueDeps } from '../services/jobs.js'
+import { openSqliteStore } from '../services/store/sqlite/index.js'
 import { openStore } from '../services/store/index.js'
 import { mongoDatabase } from '../services/store/mongodb.js'
 import type { Document, SharedReads, Store, StoreCollection, StoreExtensions } from '../services/store/types.js'
@@ -223,4 +225,15 @@ export async function refusal (promise: Promise<unknown>): Promise<AppError> {
     throw error
   }
   throw new Error('expected a refusal')
+}
+
+/** A job queue on its own embedded Store whose clock is `clock` (the queue reads the time from the Store, and has no other). */
+export async function openTestJobQueue<C extends Clock = ManualClock> (t: Test, clock?: C, deps: Partial<JobQueueDeps> = {}): Promise<{ store: Store, queue: JobQueue, clock: C }> {
+  const storeClock = clock ?? new ManualClock() as unknown as C
+  const newId = createIdGenerator(() => storeClock.nowMs())
+  const store = openSqliteStore({ file: join(tempDir(t, 'plinth-jobs-'), 'plinth.db'), newId, clock: storeClock })
+  t.teardown(async () => { await store.close() })
+  const queue = new JobQueue({ store, newId, ...deps })
+  await queue.init()
+  return { store, queue, clock: storeClock }
 }

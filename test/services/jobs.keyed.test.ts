@@ -1,28 +1,9 @@
-import t, { type Test } from 'tap'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { ManualClock } from '../../services/clock.js'
-import { createIdGenerator } from '../../services/ids.js'
-import { JobQueue, PermanentJobError } from '../../services/jobs.js'
-import { openSqliteStore } from '../../services/store/sqlite/index.js'
-
-async function setup (t: Test): Promise<{ queue: JobQueue, clock: ManualClock }> {
-  const clock = new ManualClock()
-  const dir = mkdtempSync(join(tmpdir(), 'plinth-jobs-keyed-'))
-  const newId = createIdGenerator(() => clock.nowMs())
-  const store = openSqliteStore({ file: join(dir, 'plinth.db'), newId, clock })
-  t.teardown(async () => {
-    await store.close()
-    rmSync(dir, { recursive: true, force: true })
-  })
-  const queue = new JobQueue({ store, newId })
-  await queue.init()
-  return { queue, clock }
-}
+import t from 'tap'
+import { PermanentJobError } from '../../services/jobs.js'
+import { openTestJobQueue } from '../helper.js'
 
 t.test('a keyed job: one per key, queued once, asked again while it runs, restarted once finished', async (t) => {
-  const { queue } = await setup(t)
+  const { queue } = await openTestJobQueue(t)
   await queue.enqueueKeyed('deploy', 'app1', { appId: 'app1' })
   await queue.enqueueKeyed('deploy', 'app1', { appId: 'app1' })
   await queue.enqueueKeyed('deploy', 'app2', { appId: 'app2' })

@@ -1,27 +1,16 @@
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { join } from 'node:path'
 import { ManualClock } from '../../services/clock.js'
 import { createIdGenerator } from '../../services/ids.js'
 import { JobQueue, PermanentJobError, type Job } from '../../services/jobs.js'
 import { openSqliteStore } from '../../services/store/sqlite/index.js'
-import type { Store } from '../../services/store/types.js'
-import { tempDir } from '../helper.js'
+import { tempDir, openTestJobQueue } from '../helper.js'
 
 const DAY = 24 * 60 * 60_000
 
-/** A queue on a Store whose clock is `clock`: the queue has no other. */
-async function setup (t: Test, clock = new ManualClock()): Promise<{ store: Store, queue: JobQueue, clock: ManualClock }> {
-  const newId = createIdGenerator(() => clock.nowMs())
-  const store = openSqliteStore({ file: join(tempDir(t, 'plinth-jobs-'), 'plinth.db'), newId, clock })
-  t.teardown(async () => { await store.close() })
-  const queue = new JobQueue({ store, newId })
-  await queue.init()
-  return { store, queue, clock }
-}
-
 t.test('run times and leases are judged by the Store\'s clock, not the process\'s', async (t) => {
   // Four years ahead of this process: a queue that read Date.now() would find nothing due and every lease alive.
-  const { queue, clock } = await setup(t, new ManualClock(Date.UTC(2030, 0, 1)))
+  const { queue, clock } = await openTestJobQueue(t, new ManualClock(Date.UTC(2030, 0, 1)))
   const now = await queue.enqueue('x', {})
   t.same(now.runAt, clock.now(), 'runAt is the Store\'s now')
   const dueByStore = await queue.enqueue('x', {}, { runAt: new Date(Date.UTC(2029, 0, 1)) })
@@ -35,7 +24,7 @@ t.test('run times and leases are judged by the Store\'s clock, not the process\'
 })
 
 t.test('schedule: one recurring job per type, however many nodes schedule it', async (t) => {
-  const { store, queue, clock } = await setup(t)
+  const { store, queue, clock } = await openTestJobQueue(t)
   const other = new JobQueue({ store, newId: createIdGenerator(() => clock.nowMs()) })
   const [a, b] = await Promise.all([queue.schedule('tidy', DAY), other.schedule('tidy', DAY)])
   t.equal(a._id, b._id)
@@ -61,7 +50,7 @@ t.test('schedule: one recurring job per type, however many nodes schedule it', a
 })
 
 t.test('a recurring job that fails for good waits for its next run instead of dying', async (t) => {
-  const { queue, clock } = await setup(t)
+  const { queue, clock } = await openTestJobQueue(t)
   const scheduled = await queue.schedule('tidy', DAY)
   const claimed = await queue.claim('w', ['tidy'], 1_000)
   const failed = await queue.fail(claimed!, 'w', new PermanentJobError('upstream gone'))
@@ -98,7 +87,7 @@ t.test('a recurring job that fails for good waits for its next run instead of dy
 })
 
 t.test('prune deletes jobs finished longer ago than the retention, nothing else', async (t) => {
-  const { queue, clock } = await setup(t)
+  const { queue, clock } = await openTestJobQueue(t)
   const finish = async (type: string, how: 'complete' | 'fail' | 'permanent'): Promise<string> => {
     const job = await queue.enqueue(type, {}, { maxAttempts: 1 })
     const claimed = await queue.claim('w', [type], 1_000)

@@ -1,30 +1,10 @@
-import t, { type Test } from 'tap'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import t from 'tap'
 import { setTimeout as delay } from 'node:timers/promises'
-import { ManualClock, systemClock, type Clock } from '../../services/clock.js'
-import { createIdGenerator } from '../../services/ids.js'
-import {
-  JobLeaseLostError, JobQueue, PermanentJobError, retryDelayMs, type Job, type JobQueueDeps
-} from '../../services/jobs.js'
+import { ManualClock, systemClock } from '../../services/clock.js'
+import { JobLeaseLostError, PermanentJobError, retryDelayMs, type Job } from '../../services/jobs.js'
 import { JobWorker } from '../../services/job-worker.js'
-import { openSqliteStore } from '../../services/store/sqlite/index.js'
 import type { Store } from '../../services/store/types.js'
-
-async function setup (t: Test, clock: Clock = new ManualClock(), extra: Partial<JobQueueDeps> = {}): Promise<{ store: Store, queue: JobQueue }> {
-  const dir = mkdtempSync(join(tmpdir(), 'plinth-jobs-'))
-  const newId = createIdGenerator(() => clock.nowMs())
-  // The queue reads the time from the Store, so the Store carries the test's clock.
-  const store = openSqliteStore({ file: join(dir, 'plinth.db'), newId, clock })
-  t.teardown(async () => {
-    await store.close()
-    rmSync(dir, { recursive: true, force: true })
-  })
-  const queue = new JobQueue({ store, newId, ...extra })
-  await queue.init()
-  return { store, queue }
-}
+import { openTestJobQueue } from '../helper.js'
 
 /** How many jobs are in each state, read straight from the Store. */
 async function statusCounts (store: Store, filter: Record<string, unknown> = {}): Promise<Record<string, number>> {
@@ -43,7 +23,7 @@ async function waitFor (what: string, check: () => Promise<boolean>, timeoutMs =
 
 t.test('enqueue → claim → complete, with visible status', async (t) => {
   const clock = new ManualClock()
-  const { store, queue } = await setup(t, clock)
+  const { store, queue } = await openTestJobQueue(t, clock)
   const job = await queue.enqueue('email.send', { to: 'a@example.com' })
   t.match(job, { type: 'email.send', payload: { to: 'a@example.com' }, status: 'queued', attempts: 0, maxAttempts: 5, leaseOwner: null, finishedAt: null })
   t.same(await queue.get(job._id), job, 'stored as returned')
@@ -67,7 +47,7 @@ t.test('enqueue → claim → complete, with visible status', async (t) => {
 
 t.test('runAt and delayMs hold a job back; the oldest due job comes out first', async (t) => {
   const clock = new ManualClock()
-  const { queue } = await setup(t, clock)
+  const { queue } = await openTestJobQueue(t, clock)
   const later = await queue.enqueue('x', {}, { delayMs: 5_000 })
   const atTime = await queue.enqueue('x', {}, { runAt: new Date(clock.nowMs() + 2_000) })
   t.equal(await queue.claim('w', ['x'], 1_000), null, 'nothing due yet')
@@ -87,7 +67,7 @@ t.test('runAt and delayMs hold a job back; the oldest due job comes out first', 
 })
 
 t.test('enqueue refuses bad input with a coded error', async (t) => {
-  const { store, queue } = await setup(t)
+  const { store, queue } = await openTestJobQueue(t)
   const cases: Array<[string, () => Promise<unknown>]> = [
     ['empty type', async () => await queue.enqueue('', {})],
     ['type with spaces', async () => await queue.enqueue('send mail', {})],
@@ -116,7 +96,7 @@ t.test('retryDelayMs doubles, is capped, and jitters within the upper half of ea
 
 t.test('failures retry with growing backoff, then the job is dead', async (t) => {
   const clock = new ManualClock()
-  const { queue } = await setup(t, clock, { backoff: { baseMs: 1_000, maxMs: 60_000 }, random: () => 0.5 })
+  const { queue } = await openTestJobQueue(t, clock, { backoff: { baseMs: 1_000, maxMs: 60_000 }, random: () => 0.5 })
   await queue.enqueue('flaky', { n: 1 }, { maxAttempts: 4 })
   const delays: number[] = []
   for (let attempt = 1; attempt <= 3; attempt++) {
@@ -141,7 +121,7 @@ t.test('failures retry with growing backoff, then the job is dead', async (t) =>
 })
 
 t.test('a PermanentJobError fails the job at once', async (t) => {
-  const { queue } = await setup(t)
+  const { queue } = await openTestJobQueue(t)
   await queue.enqueue('x', {})
   const claimed = await queue.claim('w', ['x'], 1_000)
   const failed = await queue.fail(claimed!, 'w', new PermanentJobError('repository not found'))
@@ -151,7 +131,7 @@ t.test('a PermanentJobError fails the job at once', async (t) => {
 
 t.test('an expired lease is reclaimed and the old owner is fenced off', async (t) => {
   const clock = new ManualClock()
-  const { queue } = await setup(t, clock)
+  const { queue } = await openTestJobQueue(t, clock)
   const job = await queue.enqueue('build', {})
   const byA = await queue.claim('A', ['build'], 1_000)
   clock.advance(1_000)
@@ -171,7 +151,7 @@ t.test('an expired lease is reclaimed and the old owner is fenced off', async (t
 
 t.test('a worker that reclaims its own expired job cannot settle it with the earlier claim', async (t) => {
   const clock = new ManualClock()
-  const { queue } = await setup(t, clock)
+  const { queue } = await openTestJobQueue(t, clock)
   await queue.enqueue('x', {})
   const first = await queue.claim('same', ['x'], 1_000)
   clock.advance(1_001)
@@ -183,7 +163,7 @@ t.test('a worker that reclaims its own expired job cannot settle it with the ear
 
 t.test('extendLease keeps other workers off', async (t) => {
   const clock = new ManualClock()
-  const { queue } = await setup(t, clock)
+  const { queue } = await openTestJobQueue(t, clock)
   await queue.enqueue('x', {})
   const claimed = await queue.claim('A', ['x'], 1_000)
   clock.advance(800)
@@ -196,7 +176,7 @@ t.test('extendLease keeps other workers off', async (t) => {
 
 t.test('a lease lost on the final attempt makes the job dead, not run again', async (t) => {
   const clock = new ManualClock()
-  const { queue } = await setup(t, clock)
+  const { queue } = await openTestJobQueue(t, clock)
   const job = await queue.enqueue('x', {}, { maxAttempts: 1 })
   const other = await queue.enqueue('x', {}, { runAt: new Date(clock.nowMs() + 1) })
   await queue.claim('A', ['x'], 1_000)
@@ -206,7 +186,7 @@ t.test('a lease lost on the final attempt makes the job dead, not run again', as
 })
 
 t.test('JobWorker: many workers in one process run each job exactly once', async (t) => {
-  const { store, queue } = await setup(t, systemClock)
+  const { store, queue } = await openTestJobQueue(t, systemClock)
   const runs = store.collection('runs')
   const handled = new Map<string, number>()
   const record = async (payload: Record<string, unknown>, context: { job: Job, workerId: string }): Promise<unknown> => {
@@ -234,7 +214,7 @@ t.test('JobWorker: many workers in one process run each job exactly once', async
 })
 
 t.test('JobWorker: a throwing handler goes through fail() and retries', async (t) => {
-  const { queue } = await setup(t, systemClock, { backoff: { baseMs: 20, maxMs: 100 } })
+  const { queue } = await openTestJobQueue(t, systemClock, { backoff: { baseMs: 20, maxMs: 100 } })
   let calls = 0
   const worker = new JobWorker(queue, {
     flaky: async () => {
@@ -255,7 +235,7 @@ t.test('JobWorker: a throwing handler goes through fail() and retries', async (t
 })
 
 t.test('JobWorker renews the lease while a slow handler runs', async (t) => {
-  const { queue } = await setup(t, systemClock)
+  const { queue } = await openTestJobQueue(t, systemClock)
   const worker = new JobWorker(queue, { slow: async () => { await delay(700); return 'done' } }, { leaseMs: 200, pollMs: 10 })
   worker.start()
   const job = await queue.enqueue('slow', {})
@@ -269,7 +249,7 @@ t.test('JobWorker renews the lease while a slow handler runs', async (t) => {
 
 t.test('JobWorker aborts the handler signal when its lease is taken over', async (t) => {
   const clock = new ManualClock(Date.now())
-  const { queue } = await setup(t, clock)
+  const { queue } = await openTestJobQueue(t, clock)
   const errors: unknown[] = []
   let aborted: unknown = null
   const worker = new JobWorker(queue, {
@@ -297,7 +277,7 @@ t.test('JobWorker aborts the handler signal when its lease is taken over', async
 })
 
 t.test('JobWorker.stop waits for jobs in flight and then claims nothing', async (t) => {
-  const { queue } = await setup(t, systemClock)
+  const { queue } = await openTestJobQueue(t, systemClock)
   let started = false
   const worker = new JobWorker(queue, { x: async () => { started = true; await delay(300); return 1 } }, { pollMs: 10, leaseMs: 1_000 })
   worker.start()

@@ -1,13 +1,9 @@
-import t, { type Test } from 'tap'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import t from 'tap'
 import { setTimeout as delay } from 'node:timers/promises'
-import { ManualClock, systemClock, type Clock } from '../../services/clock.js'
-import { createIdGenerator } from '../../services/ids.js'
+import { ManualClock, systemClock } from '../../services/clock.js'
 import { JobQueue, type Job } from '../../services/jobs.js'
 import { JobWorker } from '../../services/job-worker.js'
-import { openSqliteStore } from '../../services/store/sqlite/index.js'
+import { openTestJobQueue } from '../helper.js'
 
 /**
  * Work enqueued in a worker's own process is claimed at once, not at the
@@ -15,19 +11,6 @@ import { openSqliteStore } from '../../services/store/sqlite/index.js'
  * would outlast its wait without the wake-up.
  */
 const IDLE_POLL_MS = 60_000
-
-async function setup (t: Test, clock: Clock = systemClock): Promise<JobQueue> {
-  const dir = mkdtempSync(join(tmpdir(), 'plinth-jobs-wake-'))
-  const newId = createIdGenerator(() => clock.nowMs())
-  const store = openSqliteStore({ file: join(dir, 'plinth.db'), newId, clock })
-  t.teardown(async () => {
-    await store.close()
-    rmSync(dir, { recursive: true, force: true })
-  })
-  const queue = new JobQueue({ store, newId })
-  await queue.init()
-  return queue
-}
 
 async function waitFor (what: string, check: () => Promise<boolean> | boolean): Promise<void> {
   const deadline = Date.now() + 10_000
@@ -56,7 +39,7 @@ const status = async (queue: JobQueue, id: string): Promise<string | undefined> 
 
 t.test('the queue announces what it makes due now, and only that', async (t) => {
   const clock = new ManualClock()
-  const queue = await setup(t, clock)
+  const { queue } = await openTestJobQueue(t, clock)
   let heard = 0
   const stop = queue.onDue(() => { heard++ })
   queue.onDue(() => { throw new Error('a listener that throws') })
@@ -88,7 +71,7 @@ t.test('the queue announces what it makes due now, and only that', async (t) => 
 })
 
 t.test('an idle worker claims a job enqueued in its process at once', async (t) => {
-  const queue = await setup(t)
+  const { queue } = await openTestJobQueue(t, systemClock)
   const claims = countEmptyClaims(queue)
   const worker = new JobWorker(queue, { x: async () => 'done' }, { pollMs: IDLE_POLL_MS, onError: (error) => { t.fail(String(error)) } })
   worker.start()
@@ -100,7 +83,7 @@ t.test('an idle worker claims a job enqueued in its process at once', async (t) 
 })
 
 t.test('a keyed job asked for again while it ran runs again at once', async (t) => {
-  const queue = await setup(t)
+  const { queue } = await openTestJobQueue(t, systemClock)
   let runs = 0
   const worker = new JobWorker(queue, {
     k: async () => {
@@ -117,7 +100,7 @@ t.test('a keyed job asked for again while it ran runs again at once', async (t) 
 })
 
 t.test('a job enqueued while the claim was in flight is not left for the next poll', async (t) => {
-  const queue = await setup(t)
+  const { queue } = await openTestJobQueue(t, systemClock)
   let enqueued: Job | null = null
   // The enqueue lands after the claim looked and found nothing, before the worker could go to sleep.
   countEmptyClaims(queue, async () => { if (enqueued === null) enqueued = await queue.enqueue('x', {}) })
