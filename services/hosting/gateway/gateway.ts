@@ -9,10 +9,10 @@ import { clientAddress, readRequestHead, requestIdFor } from './forwarding.js'
 import { routeHost } from './host.js'
 import { Tally } from './metrics.js'
 import { pages, sendPage } from './pages.js'
-import { UpstreamPools } from './pools.js'
 import { HttpProxy } from './proxy.js'
 import { serveStatic } from './static-files.js'
 import { SniCertificates } from './tls.js'
+import { UpstreamConnections } from './upstream-connections.js'
 import { UpstreamPicker } from './upstreams.js'
 import { responseOnSocket, Tunnel } from './websocket.js'
 
@@ -60,15 +60,15 @@ async function listenOn (server: Server | TlsServer, port: number, host: string)
 export class Gateway {
   private readonly tunnels = new Set<Duplex>()
   private readonly proxy: HttpProxy
-  private readonly pools: UpstreamPools
+  private readonly connections: UpstreamConnections
   private readonly sni: SniCertificates
   private readonly servers: Array<{ proto: Proto, server: Server | TlsServer }> = []
   private closing = false
 
   constructor (private readonly deps: GatewayDeps) {
     const timeoutMs = deps.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS
-    this.pools = new UpstreamPools(timeoutMs)
-    this.proxy = new HttpProxy({ picker: new UpstreamPicker(deps.routes), pools: this.pools, timeoutMs, tunnels: this.tunnels })
+    this.connections = new UpstreamConnections(timeoutMs)
+    this.proxy = new HttpProxy({ picker: new UpstreamPicker(deps.routes), connections: this.connections, timeoutMs, tunnels: this.tunnels })
     this.sni = new SniCertificates(deps.certificates)
   }
 
@@ -101,7 +101,7 @@ export class Gateway {
       if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()))
     }))
     this.servers.length = 0
-    await this.pools.destroy()
+    this.connections.destroy()
   }
 
   private async listenOne (proto: Proto, server: Server | TlsServer, port: number, host: string): Promise<void> {
