@@ -114,17 +114,25 @@ export class UpstreamReader {
         }
         case State.ChunkSize:
         case State.Trailers: {
-          const lineEnd = data.indexOf('\r\n', offset, 'latin1')
-          const piece = data.subarray(offset, lineEnd === -1 ? data.length : lineEnd)
-          const line = this.pending === null ? piece : Buffer.concat([this.pending, piece])
-          if (line.length > (this.state === State.ChunkSize ? MOST_CHUNK_LINE : this.maxHeadBytes)) throw new UpstreamProtocolError('the upstream sent an oversized chunk line')
-          if (lineEnd === -1) {
-            this.pending = line
-            offset = data.length
-            break
+          const pending = this.pending
+          let line: Buffer
+          if (pending !== null && pending[pending.length - 1] === 0x0d && data[offset] === 0x0a) {
+            // The line's CRLF was cut between two reads.
+            line = pending.subarray(0, pending.length - 1)
+            offset++
+          } else {
+            const lineEnd = data.indexOf('\r\n', offset, 'latin1')
+            const piece = data.subarray(offset, lineEnd === -1 ? data.length : lineEnd)
+            line = pending === null ? piece : Buffer.concat([pending, piece])
+            if (line.length > (this.state === State.ChunkSize ? MOST_CHUNK_LINE : this.maxHeadBytes)) throw new UpstreamProtocolError('the upstream sent an oversized chunk line')
+            if (lineEnd === -1) {
+              this.pending = line
+              offset = data.length
+              break
+            }
+            offset = lineEnd + 2
           }
           this.pending = null
-          offset = lineEnd + 2
           if (this.state === State.ChunkSize) this.chunkSize(line.toString('latin1', 0, line.length))
           else this.trailer(line)
           break
