@@ -59,10 +59,8 @@ export class UpstreamCall {
     socket.cork()
     socket.write(request.head, 'latin1')
     process.nextTick(() => socket.uncork())
-    this.stopBody = streamBody(request.body, socket, request.chunked, () => {
-      this.bodySent = true
-      if (this.reader.done) this.settle()
-    })
+    // An answer that ends before the body does settles the call at once (the connection is dropped), so the body's end comes to a call still waiting.
+    this.stopBody = streamBody(request.body, socket, request.chunked, () => { this.bodySent = true })
   }
 
   /** The client went: the connection, mid-request, cannot be used again. */
@@ -95,6 +93,10 @@ export class UpstreamCall {
     }
   }
 
+  timedOut (): void {
+    this.fail(new UpstreamTimeoutError(this.timeoutMs))
+  }
+
   /** The upstream ended its side. */
   closed (): void {
     try {
@@ -122,7 +124,7 @@ export class UpstreamCall {
 
   /** The answer has ended: the connection goes back to its pool when nothing is left on it either way. */
   private settle (): void {
-    if (this.finished || !this.reader.done) return
+    if (this.finished) return
     if (!this.bodySent) {
       // Answered before the whole request was sent: the rest of the body would be read as the next request.
       this.end()
@@ -180,7 +182,7 @@ class Connection {
     // Bytes while idle were asked for by no request: the connection is not to be trusted.
     socket.on('data', (chunk: Buffer) => { if (this.call === null) socket.destroy(); else this.call.data(chunk) })
     socket.on('end', () => { if (this.call === null) socket.destroy(); else this.call.closed() })
-    socket.on('timeout', () => { if (this.call === null) socket.destroy(); else this.call.fail(new UpstreamTimeoutError(socket.timeout ?? 0)) })
+    socket.on('timeout', () => { if (this.call === null) socket.destroy(); else this.call.timedOut() })
     socket.on('error', (error) => this.call?.fail(error))
     socket.on('close', () => {
       pool.forget(this)
@@ -208,7 +210,7 @@ class UpstreamPool {
   }
 
   release (connection: Connection, idleMs: number): void {
-    if (this.closed || connection.socket.destroyed) {
+    if (this.closed) {
       connection.socket.destroy()
       return
     }

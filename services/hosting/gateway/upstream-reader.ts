@@ -266,7 +266,6 @@ export class UpstreamReader {
   }
 
   private emit (chunk: Buffer): void {
-    if (chunk.length === 0) return
     if (this.held !== null) this.held.push(chunk)
     else if (!this.sink.body(chunk)) this.paused = true
   }

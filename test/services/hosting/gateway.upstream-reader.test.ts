@@ -111,6 +111,7 @@ t.test('status lines, reasons and connection hints', async (t) => {
   t.same(readIn('HTTP/1.1 200\r\nContent-Length: 0\r\n\r\n', []).read.reason, '', 'no reason phrase')
   t.equal(readIn('HTTP/1.1 418 Short And Stout\r\nContent-Length: 0\r\n\r\n', []).read.reason, 'Short And Stout')
   t.notOk(readIn('HTTP/1.1 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 0\r\n\r\n', []).reader.reusable, 'Connection: close')
+  t.notOk(readIn('HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nConnection: close\r\nContent-Length: 0\r\n\r\n', []).reader.reusable, 'Connection: close in a second header')
   t.notOk(readIn('HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n', []).reader.reusable, 'HTTP/1.0')
   t.equal(readIn('HTTP/1.1 200 OK\r\nKeep-Alive: timeout=5, max=100\r\nContent-Length: 0\r\n\r\n', []).reader.keepAliveMs, 5000)
   t.equal(readIn('HTTP/1.1 200 OK\r\nKeep-Alive: max=100\r\nContent-Length: 0\r\n\r\n', []).reader.keepAliveMs, null)

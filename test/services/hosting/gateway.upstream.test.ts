@@ -144,11 +144,16 @@ t.test('an upstream that closes mid-answer cuts the client off; one that closes 
   const gateway = await startGateway(t, { upstreamTimeoutMs: 1000 })
   const cutting = await rawUpstream(t, (socket, head) => {
     if (head.startsWith('GET /head')) socket.end('HTTP/1.1 200 OK\r\nContent-Le')
-    else socket.end('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel')
+    else if (head.startsWith('GET /reset')) {
+      socket.write('HTTP/1.1 200 OK\r\n')
+      setTimeout(() => socket.resetAndDestroy(), 10)
+    } else socket.end('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel')
   })
   gateway.routes.set('cutting.example', cutting.route('cutting'))
   await t.rejects(ask(gateway.port, 'cutting.example', '/chunked'), 'a chunked answer cut mid-chunk')
   t.equal((await ask(gateway.port, 'cutting.example', '/head')).status, 502, 'a head cut short')
+  t.equal((await ask(gateway.port, 'cutting.example', '/reset')).status, 502, 'a head cut by a reset')
+  t.equal(cutting.heads.length, 3, 'neither was asked again')
   const hangingUp = await rawUpstream(t, (socket) => socket.end())
   const resetting = await rawUpstream(t, (socket) => socket.resetAndDestroy())
   const live = await echoUpstream(t, 'live')
