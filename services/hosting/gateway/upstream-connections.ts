@@ -50,7 +50,6 @@ export class UpstreamCall {
     this.bodySent = request.body === null
     const { socket } = connection
     connection.call = this
-    socket.setTimeout(timeoutMs)
     if (request.body === null) {
       socket.write(request.head, 'latin1')
       return
@@ -176,9 +175,14 @@ function streamBody (body: Readable, socket: Socket, chunked: boolean, sent: () 
 /** One socket to an upstream and the call on it, if any; its listeners are set once, for its whole life. */
 class Connection {
   call: UpstreamCall | null = null
+  /** When an idle connection stops being offered (performance.now()). */
+  usableUntil = 0
 
-  constructor (readonly socket: Socket, readonly pool: UpstreamPool) {
+  constructor (readonly socket: Socket, readonly pool: UpstreamPool, timeoutMs: number) {
     socket.setNoDelay(true)
+    // Set once: reads and writes restart it, so during a call it measures the upstream's silence; an idle connection
+    // that outlives it is closed. Idle connections are not offered past their idle time (see UpstreamPool.take).
+    socket.setTimeout(timeoutMs)
     // Bytes while idle were asked for by no request: the connection is not to be trusted.
     socket.on('data', (chunk: Buffer) => { if (this.call === null) socket.destroy(); else this.call.data(chunk) })
     socket.on('end', () => { if (this.call === null) socket.destroy(); else this.call.closed() })
@@ -197,14 +201,19 @@ class UpstreamPool {
   private readonly all = new Set<Connection>()
   private closed = false
 
-  constructor (private readonly host: string, private readonly port: number) {}
+  constructor (private readonly host: string, private readonly port: number, private readonly timeoutMs: number) {}
 
   take (): Connection {
+    const now = performance.now()
     let connection = this.idle.pop()
-    // A connection destroyed since it was released is still listed until its 'close' comes.
-    while (connection?.socket.destroyed === true) connection = this.idle.pop()
+    // A connection destroyed since it was released is still listed until its 'close' comes; one idle too long may be
+    // closing on the upstream's side. The ones below, idle longer still, go as the upstream or the timeout closes them.
+    while (connection !== undefined && (connection.socket.destroyed || connection.usableUntil < now)) {
+      connection.socket.destroy()
+      connection = this.idle.pop()
+    }
     if (connection !== undefined) return connection
-    const fresh = new Connection(connect({ host: this.host, port: this.port }), this)
+    const fresh = new Connection(connect({ host: this.host, port: this.port }), this, this.timeoutMs)
     this.all.add(fresh)
     return fresh
   }
@@ -214,7 +223,7 @@ class UpstreamPool {
       connection.socket.destroy()
       return
     }
-    connection.socket.setTimeout(idleMs)
+    connection.usableUntil = performance.now() + idleMs
     this.idle.push(connection)
     if (this.idle.length > IDLE_KEPT) this.idle.shift()?.socket.destroy()
   }
@@ -253,7 +262,7 @@ export class UpstreamConnections {
     const key = `${upstream.host}:${upstream.port}`
     let pool = this.pools.get(key)
     if (pool === undefined) {
-      pool = new UpstreamPool(upstream.host, upstream.port)
+      pool = new UpstreamPool(upstream.host, upstream.port, this.timeoutMs)
       this.pools.set(key, pool)
       this.open.add(pool)
     }

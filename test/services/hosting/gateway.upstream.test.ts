@@ -86,7 +86,7 @@ t.test('an answer without a length runs until the upstream closes, and its conne
 t.test('kept-alive connections: reused, dropped on Connection: close, on a short Keep-Alive hint, on stray bytes', async (t) => {
   const { gateway, upstream } = await routed(t, (socket, head) => {
     const path = head.split(' ')[1]
-    const extra = path === '/close' ? 'Connection: close\r\n' : path === '/short' ? 'Keep-Alive: timeout=1\r\n' : ''
+    const extra = path === '/close' ? 'Connection: close\r\n' : path === '/short' ? 'Keep-Alive: timeout=1\r\n' : path === '/hint' ? 'Keep-Alive: timeout=2\r\n' : ''
     socket.write(`HTTP/1.1 200 OK\r\n${extra}Content-Length: 2\r\n\r\nok${path === '/stray' ? 'stray bytes' : ''}`)
   })
   const expected: Array<[string, number]> = [['/a', 1], ['/b', 1], ['/close', 1], ['/c', 2], ['/short', 2], ['/d', 3], ['/stray', 3], ['/e', 4]]
@@ -96,6 +96,13 @@ t.test('kept-alive connections: reused, dropped on Connection: close, on a short
     await tick()
     t.equal(upstream.connections, connections, `${path}: ${connections} connection(s) so far`)
   }
+  // A hint of 2 s: the connection is offered for 1 s, then left to close.
+  await ask(gateway.port, 'app.example', '/hint')
+  await ask(gateway.port, 'app.example', '/f')
+  t.equal(upstream.connections, 4, 'reused within its idle time')
+  await tick(1100)
+  await ask(gateway.port, 'app.example', '/g')
+  t.equal(upstream.connections, 5, 'not past it')
 })
 
 t.test('HEAD, 204 and 304 answers end at their head, and the connection carries on', async (t) => {
