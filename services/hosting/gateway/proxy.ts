@@ -61,18 +61,18 @@ export class HttpProxy {
     const send = (upstream: Upstream): void => {
       tried.push(upstream)
       x.tally.instanceId = upstream.instanceId
-      state.cancel = x.tunnel === null ? this.dispatch(x, upstream, headers, state, failed) : this.upgrade(x, upstream, headers, state, failed)
+      state.cancel = x.tunnel === null ? this.dispatch(x, upstream, headers, state, failed, retriable) : this.upgrade(x, upstream, headers, state, failed)
     }
     send(first)
   }
 
-  private dispatch (x: Exchange, upstream: Upstream, headers: string[], state: { answered: boolean }, failed: (error: Error) => void): Attempt {
+  private dispatch (x: Exchange, upstream: Upstream, headers: string[], state: { answered: boolean }, failed: (error: Error) => void, mayResend: boolean): Attempt {
     const { req, res, tally } = x
     const method = req.method as string
     const chunked = x.head.hasBody && !x.head.hasLength
     const head = requestHead(method, req.url as string, chunked ? [...headers, 'Transfer-Encoding', 'chunked'] : headers)
     const resume = () => call.resume()
-    const call = this.deps.connections.send(upstream, { head, body: x.head.hasBody ? req : null, chunked, headRequest: method === 'HEAD' }, {
+    const call = this.deps.connections.send(upstream, { head, body: x.head.hasBody ? req : null, chunked, headRequest: method === 'HEAD', mayResend }, {
       head: (status, reason, raw, whole) => {
         const out = downstreamHeaders(raw, x.requestId)
         if (reason !== '') res.writeHead(status, reason, out)

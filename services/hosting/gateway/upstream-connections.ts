@@ -32,6 +32,8 @@ export interface UpstreamRequest {
   chunked: boolean
   /** A HEAD request: its answer has no body, whatever its headers say. */
   headRequest: boolean
+  /** Idempotent and without a body: it may be sent again on a new connection when a kept-alive one fails unanswered. */
+  mayResend: boolean
 }
 
 export interface AnswerHandler extends AnswerSink {
@@ -45,7 +47,7 @@ export class UpstreamCall {
   private bodySent: boolean
   private readonly stopBody: () => void = () => {}
 
-  constructor (private readonly connection: Connection, request: UpstreamRequest, private readonly handler: AnswerHandler, private readonly timeoutMs: number) {
+  constructor (private connection: Connection, private readonly request: UpstreamRequest, private readonly handler: AnswerHandler, private readonly timeoutMs: number) {
     this.reader = new UpstreamReader(handler, request.headRequest, maxHeaderSize)
     this.bodySent = request.body === null
     const { socket } = connection
@@ -109,6 +111,15 @@ export class UpstreamCall {
 
   fail (error: Error): void {
     if (this.finished) return
+    if (this.connection.reused && !this.reader.received && this.request.mayResend && !(error instanceof UpstreamTimeoutError)) {
+      // A kept-alive connection the upstream was closing as it was reused (its idle timeout, a restart): once more, on a new one.
+      this.connection.call = null
+      this.connection.socket.destroy()
+      this.connection = this.connection.pool.open()
+      this.connection.call = this
+      this.connection.socket.write(this.request.head, 'latin1')
+      return
+    }
     this.end()
     this.connection.socket.destroy()
     // Whatever happens after the first byte of an answer is the answer's fault, never a reason to ask again.
@@ -177,6 +188,8 @@ class Connection {
   call: UpstreamCall | null = null
   /** When an idle connection stops being offered (performance.now()). */
   usableUntil = 0
+  /** It has carried a request before. */
+  reused = false
 
   constructor (readonly socket: Socket, readonly pool: UpstreamPool, timeoutMs: number) {
     socket.setNoDelay(true)
@@ -213,6 +226,11 @@ class UpstreamPool {
       connection = this.idle.pop()
     }
     if (connection !== undefined) return connection
+    return this.open()
+  }
+
+  /** A new connection, never one kept. */
+  open (): Connection {
     const fresh = new Connection(connect({ host: this.host, port: this.port }), this, this.timeoutMs)
     this.all.add(fresh)
     return fresh
@@ -224,6 +242,7 @@ class UpstreamPool {
       return
     }
     connection.usableUntil = performance.now() + idleMs
+    connection.reused = true
     this.idle.push(connection)
     if (this.idle.length > IDLE_KEPT) this.idle.shift()?.socket.destroy()
   }

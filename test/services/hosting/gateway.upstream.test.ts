@@ -174,6 +174,26 @@ t.test('an upstream that closes mid-answer cuts the client off; one that closes 
   t.equal((await ask(gateway.port, 'post.example', '/', { method: 'POST', body: 'once' })).status, 502, 'a POST is not sent again')
 })
 
+t.test('a kept-alive connection closed as it is reused: an idempotent request goes again on a new one, others get 502', async (t) => {
+  // Each connection answers its first request, and closes unanswered on the next, as an app's idle timeout would.
+  const served = new WeakSet<Socket>()
+  const { gateway, upstream } = await routed(t, (socket) => {
+    if (served.has(socket)) {
+      socket.end()
+      return
+    }
+    served.add(socket)
+    socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok')
+  })
+  t.equal((await ask(gateway.port, 'app.example')).status, 200)
+  const again = await ask(gateway.port, 'app.example', '/again')
+  t.same([again.status, again.body, upstream.connections], [200, 'ok', 2], 'sent again on a second connection')
+  t.equal((await ask(gateway.port, 'app.example', '/post', { method: 'POST' })).status, 502, 'a POST is not sent twice')
+  t.equal((await ask(gateway.port, 'app.example')).status, 200)
+  t.equal((await ask(gateway.port, 'app.example', '/put', { method: 'PUT', body: 'data' })).status, 502, 'nor a request with a body')
+  t.equal(upstream.connections, 3)
+})
+
 t.test('a kept-alive connection the upstream closed while idle is not used again', async (t) => {
   const gateway = await startGateway(t)
   const app = await echoUpstream(t, 'i1')
