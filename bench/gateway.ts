@@ -1,25 +1,47 @@
 import { fork, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
+import { readFileSync } from 'node:fs'
 import autocannon from 'autocannon'
+import { haproxyInstalled, startHaproxy } from './gateway-haproxy.js'
 
 /**
  * The hosting gateway's bar: requests/s through the gateway to a hello-world
  * app against the same app asked directly, in the same run. The app, the
  * gateway and the load generator (this process) each have their own
- * process; the two targets alternate in slices after a warm-up of each, so
- * drift in a shared machine's speed touches both alike.
+ * process; the targets alternate in slices after a warm-up of each, so
+ * drift in a shared machine's speed touches all alike. Each row also gives
+ * the CPU time the proxy and the app spent per request, read from
+ * /proc/<pid>/stat, which a shared machine's load moves far less than req/s.
  */
 const DURATION = Number(process.env.BENCH_DURATION ?? 8)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
 const SLICES = 3
 const BAR = 50
+const TICK_US = 1_000_000 / 100
 
-async function child (script: string, message?: { port: number }): Promise<{ process: ChildProcess, port: number }> {
+async function child (script: string, message?: { port: number }): Promise<{ process: ChildProcess, port: number, stop: () => Promise<void> }> {
   const started = fork(new URL(script, import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
   if (message !== undefined) started.send(message)
   const [{ port }] = await once(started, 'message') as [{ port: number }]
-  return { process: started, port }
+  const stop = async (): Promise<void> => {
+    started.kill('SIGTERM')
+    await once(started, 'exit')
+  }
+  return { process: started, port, stop }
 }
+
+/** User and system CPU time of a process so far, in µs (Linux only; zero elsewhere). */
+function cpuUs (pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * TICK_US
+  } catch {
+    return 0
+  }
+}
+
+interface Target { name: string, port: number, pid: number | undefined, results: autocannon.Result[], cpu: number, appCpu: number, loaderCpu: number }
 
 async function load (port: number, seconds: number): Promise<autocannon.Result> {
   return await autocannon({ url: `http://127.0.0.1:${port}/`, connections: CONNECTIONS, duration: seconds, headers: { host: 'hello.bench' } })
@@ -28,29 +50,40 @@ async function load (port: number, seconds: number): Promise<autocannon.Result> 
 const hello = await child('./gateway-hello.ts')
 const gateway = await child('./gateway-serve.ts', { port: hello.port })
 const bare = await child('./gateway-bare-proxy.ts', { port: hello.port })
+const haproxy = haproxyInstalled() ? await startHaproxy(hello.port) : null
+const target = (name: string, started: { port: number, process: ChildProcess }): Target => ({ name, port: started.port, pid: started.process.pid, results: [], cpu: 0, appCpu: 0, loaderCpu: 0 })
+const direct: Target = { ...target('the app directly', hello), pid: undefined }
+const targets = [direct, target('gateway', gateway), target('bare node:http proxy', bare), ...(haproxy === null ? [] : [target('haproxy', haproxy)])]
 try {
-  await load(hello.port, 1)
-  await load(gateway.port, 1)
-  await load(bare.port, 1)
+  for (const { port } of targets) await load(port, 1)
   const slice = Math.max(1, Math.round(DURATION / SLICES))
-  const direct: autocannon.Result[] = []
-  const through: autocannon.Result[] = []
-  const reference: autocannon.Result[] = []
   for (let i = 0; i < SLICES; i++) {
-    direct.push(await load(hello.port, slice))
-    through.push(await load(gateway.port, slice))
-    reference.push(await load(bare.port, slice))
+    for (const t of targets) {
+      const cpu = cpuUs(t.pid)
+      const appCpu = cpuUs(hello.process.pid)
+      const loaderCpu = cpuUs(process.pid)
+      t.results.push(await load(t.port, slice))
+      t.cpu += cpuUs(t.pid) - cpu
+      t.appCpu += cpuUs(hello.process.pid) - appCpu
+      t.loaderCpu += cpuUs(process.pid) - loaderCpu
+    }
   }
-  const rate = (results: autocannon.Result[]) => results.reduce((sum, r) => sum + r.requests.total, 0) / results.reduce((sum, r) => sum + r.duration, 0)
-  const p99 = (results: autocannon.Result[]) => Math.max(...results.map((r) => r.latency.p99))
-  const errors = (results: autocannon.Result[]) => results.reduce((sum, r) => sum + r.errors + r.non2xx, 0)
+  const total = (t: Target) => t.results.reduce((sum, r) => sum + r.requests.total, 0)
+  const rate = (t: Target) => total(t) / t.results.reduce((sum, r) => sum + r.duration, 0)
+  const p99 = (t: Target) => Math.max(...t.results.map((r) => r.latency.p99))
+  const errors = (t: Target) => t.results.reduce((sum, r) => sum + r.errors + r.non2xx, 0)
+  const cpu = (t: Target) => `${t.pid === undefined ? '' : `proxy ${(t.cpu / total(t)).toFixed(1)} µs, `}app ${(t.appCpu / total(t)).toFixed(1)} µs, autocannon ${(t.loaderCpu / total(t)).toFixed(1)} µs CPU a request`
+  const [, through, ...references] = targets
   const share = 100 * rate(through) / rate(direct)
   console.log(`${'gateway → node:http hello-world'.padEnd(34)} ${rate(through).toFixed(0).padStart(8)} req/s  p99 ${String(p99(through)).padStart(4)} ms  ` +
     `${share.toFixed(0)}% of the app asked directly (${rate(direct).toFixed(0)} req/s, p99 ${p99(direct)} ms)  [bar: ≥ ${BAR}%: ${share >= BAR ? 'met' : 'MISSED'}]` +
     `${errors(through) + errors(direct) > 0 ? `  (${errors(through) + errors(direct)} errors)` : ''}`)
-  console.log(`${'  reference: bare node:http proxy'.padEnd(34)} ${rate(reference).toFixed(0).padStart(8)} req/s  p99 ${String(p99(reference)).padStart(4)} ms  ` +
-    `${(100 * rate(reference) / rate(direct)).toFixed(0)}% of the app asked directly; the gateway is ${(100 * rate(through) / rate(reference)).toFixed(0)}% of it`)
+  console.log(`${''.padEnd(34)} ${cpu(through)}; asked directly, ${cpu(direct)}`)
+  for (const reference of references) {
+    console.log(`${`  reference: ${reference.name}`.padEnd(34)} ${rate(reference).toFixed(0).padStart(8)} req/s  p99 ${String(p99(reference)).padStart(4)} ms  ` +
+      `${(100 * rate(reference) / rate(direct)).toFixed(0)}% of the app asked directly; the gateway is ${(100 * rate(through) / rate(reference)).toFixed(0)}% of it; ${cpu(reference)}` +
+      `${errors(reference) > 0 ? `  (${errors(reference)} errors)` : ''}`)
+  }
 } finally {
-  for (const started of [gateway, bare, hello]) started.process.kill('SIGTERM')
-  await Promise.all([gateway, bare, hello].map(async (started) => await once(started.process, 'exit')))
+  await Promise.all([gateway, bare, hello, ...(haproxy === null ? [] : [haproxy])].map(async (started) => await started.stop()))
 }

@@ -9,10 +9,10 @@ import { clientAddress, readRequestHead, requestIdFor } from './forwarding.js'
 import { httpsUrl, routeHost } from './host.js'
 import { Tally } from './metrics.js'
 import { pages, sendPage } from './pages.js'
-import { UpstreamPools } from './pools.js'
 import { HttpProxy } from './proxy.js'
 import { serveStatic } from './static-files.js'
 import { SniCertificates } from './tls.js'
+import { UpstreamConnections } from './upstream-connections.js'
 import { UpstreamPicker } from './upstreams.js'
 import { responseOnSocket, Tunnel } from './websocket.js'
 
@@ -61,7 +61,7 @@ async function listenOn (server: Server | TlsServer, port: number, host: string)
 export class Gateway {
   private readonly tunnels = new Set<Duplex>()
   private readonly proxy: HttpProxy
-  private readonly pools: UpstreamPools
+  private readonly connections: UpstreamConnections
   private readonly sni: SniCertificates
   private readonly servers: Array<{ proto: Proto, server: Server | TlsServer }> = []
   /** The HTTPS listener's port while it listens: where plain-HTTP requests to a host with a certificate are sent. */
@@ -70,8 +70,8 @@ export class Gateway {
 
   constructor (private readonly deps: GatewayDeps) {
     const timeoutMs = deps.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS
-    this.pools = new UpstreamPools(timeoutMs)
-    this.proxy = new HttpProxy({ picker: new UpstreamPicker(deps.routes), pools: this.pools, timeoutMs, tunnels: this.tunnels })
+    this.connections = new UpstreamConnections(timeoutMs)
+    this.proxy = new HttpProxy({ picker: new UpstreamPicker(deps.routes), connections: this.connections, timeoutMs, tunnels: this.tunnels })
     this.sni = new SniCertificates(deps.certificates)
   }
 
@@ -108,7 +108,7 @@ export class Gateway {
     }))
     this.servers.length = 0
     this.httpsPort = null
-    await this.pools.destroy()
+    this.connections.destroy()
   }
 
   private async listenOne (proto: Proto, server: Server | TlsServer, port: number, host: string): Promise<void> {

@@ -1,16 +1,15 @@
 import { request, type ClientRequest, type IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
-import type { Dispatcher } from 'undici'
 import type { Upstream } from '../routing.js'
 import { answer, type Exchange } from './exchange.js'
 import { downstreamHeaders, upstreamHeaders } from './forwarding.js'
 import { pages } from './pages.js'
-import type { UpstreamPools } from './pools.js'
+import { requestHead, type UpstreamConnections } from './upstream-connections.js'
 import { isConnectionFailure, isTimeout, mayRetry, UpstreamTimeoutError, type AppRoute, type UpstreamPicker } from './upstreams.js'
 
 export interface ProxyDeps {
   picker: UpstreamPicker
-  pools: UpstreamPools
+  connections: UpstreamConnections
   /** How long an upstream may stay silent (connecting, before its answer, or between body bytes). */
   timeoutMs: number
   /** Open tunnels, closed with the gateway. */
@@ -24,7 +23,7 @@ type Attempt = () => void
  * Requests to an app's instances, streamed both ways: the request body is
  * piped to the upstream as it arrives and the answer to the client as it
  * comes, so nothing is held whole in memory and back-pressure reaches both
- * ends. Plain requests go over the upstream's kept-alive pool; an Upgrade
+ * ends. Plain requests go over the upstream's kept-alive connections; an Upgrade
  * gets a connection of its own, since the tunnel keeps it.
  */
 export class HttpProxy {
@@ -62,54 +61,38 @@ export class HttpProxy {
     const send = (upstream: Upstream): void => {
       tried.push(upstream)
       x.tally.instanceId = upstream.instanceId
-      state.cancel = x.tunnel === null ? this.dispatch(x, upstream, headers, state, failed) : this.upgrade(x, upstream, headers, state, failed)
+      state.cancel = x.tunnel === null ? this.dispatch(x, upstream, headers, state, failed, retriable) : this.upgrade(x, upstream, headers, state, failed)
     }
     send(first)
   }
 
-  private dispatch (x: Exchange, upstream: Upstream, headers: string[], state: { answered: boolean }, failed: (error: Error) => void): Attempt {
-    const { res, tally } = x
-    let abort: ((error?: Error) => void) | null = null
-    let cancelled = false
-    let paused: () => void = () => {}
-    const handler: Dispatcher.DispatchHandlers = {
-      onConnect: (abortRequest) => {
-        abort = abortRequest
-        if (cancelled) abortRequest()
-      },
-      onHeaders: (status, raw, resume, statusText) => {
-        // Informational answers (100, 103) stay between the gateway and the upstream.
-        if (status < 200) return true
-        const strings: string[] = new Array(raw.length)
-        for (let i = 0; i < raw.length; i++) strings[i] = raw[i].toString('latin1')
-        if (statusText !== '') res.writeHead(status, statusText, downstreamHeaders(strings, x.requestId))
-        else res.writeHead(status, downstreamHeaders(strings, x.requestId))
+  private dispatch (x: Exchange, upstream: Upstream, headers: string[], state: { answered: boolean }, failed: (error: Error) => void, mayResend: boolean): Attempt {
+    const { req, res, tally } = x
+    const method = req.method as string
+    const chunked = x.head.hasBody && !x.head.hasLength
+    const head = requestHead(method, req.url as string, chunked ? [...headers, 'Transfer-Encoding', 'chunked'] : headers)
+    const resume = () => call.resume()
+    const call = this.deps.connections.send(upstream, { head, body: x.head.hasBody ? req : null, chunked, headRequest: method === 'HEAD', mayResend }, {
+      head: (status, reason, raw, whole) => {
+        const out = downstreamHeaders(raw, x.requestId)
+        if (reason !== '') res.writeHead(status, reason, out)
+        else res.writeHead(status, out)
         state.answered = true
-        paused = resume
-        return true
+        if (whole === null) return
+        tally.bytesOut += whole.length
+        // Head and body in one write.
+        res.end(whole)
       },
-      onData: (chunk) => {
+      body: (chunk) => {
         tally.bytesOut += chunk.length
         if (res.write(chunk)) return true
-        res.once('drain', paused)
+        res.once('drain', resume)
         return false
       },
-      onComplete: () => { res.end() },
-      onError: failed
-    }
-    const timeoutMs = this.deps.timeoutMs
-    this.deps.pools.for(upstream).dispatch({
-      path: x.req.url as string,
-      method: x.req.method as Dispatcher.HttpMethod,
-      headers,
-      body: x.head.hasBody ? x.req : null,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs
-    }, handler)
-    return () => {
-      cancelled = true
-      abort?.()
-    }
+      end: () => { res.end() },
+      fail: failed
+    })
+    return () => { call.cancel() }
   }
 
   private upgrade (x: Exchange, upstream: Upstream, headers: string[], state: { answered: boolean }, failed: (error: Error) => void): Attempt {

@@ -15,10 +15,8 @@ export class UpstreamTimeoutError extends Error {
   }
 }
 
-/** Failures that happen before an upstream has seen the request, or while it was closing an idle connection (undici's UND_ERR_SOCKET). */
-const RETRIABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'])
-/** An upstream silent too long: while connecting, or before its answer's head (undici's codes, and the gateway's own for tunnels). */
-const TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'])
+/** Failures before an upstream sent a byte of its answer: refused, reset, or a kept-alive connection it closed meanwhile. */
+const RETRIABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UPSTREAM_CLOSED'])
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE'])
 
 /**
@@ -37,8 +35,7 @@ export function isConnectionFailure (error: Error): boolean {
 }
 
 export function isTimeout (error: Error): boolean {
-  const code = (error as NodeJS.ErrnoException).code
-  return error instanceof UpstreamTimeoutError || (code !== undefined && TIMEOUTS.has(code))
+  return error instanceof UpstreamTimeoutError
 }
 
 const upstreamKey = (upstream: Upstream) => `${upstream.host}:${upstream.port}`
