@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildApp } from '../app.js'
@@ -7,12 +7,15 @@ import { loadConfig } from '../services/config.js'
 export type BenchApp = Awaited<ReturnType<typeof buildApp>>
 
 /**
- * The real app of a bench server process, on `dataDir` (a fresh temp one when
- * not given), with `env` over the process's own. The runner stops the process
- * with SIGTERM: the app closes, a temp directory goes with it, then it exits.
+ * The real app of a bench server process, on `dataDir` (a fresh temp one of
+ * `mode` when not given), with `env` over the process's own. The runner stops
+ * the process with SIGTERM: the app closes, a temp directory goes with it,
+ * then it exits.
  */
-export async function startBenchApp (env: Record<string, string>, dataDir?: string): Promise<{ app: BenchApp, dataDir: string }> {
+export async function startBenchApp (env: Record<string, string>, options: { dataDir?: string, mode?: number } = {}): Promise<{ app: BenchApp, dataDir: string }> {
+  const { dataDir } = options
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'plinth-bench-'))
+  if (dataDir === undefined && options.mode !== undefined) chmodSync(dir, options.mode)
   const app = await buildApp(loadConfig({ ...process.env, DATA_DIR: dir, LOG_LEVEL: 'silent', GATEWAY_PORT: 'off', ...env }))
   process.once('SIGTERM', () => {
     void app.close().finally(() => {

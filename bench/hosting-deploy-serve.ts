@@ -1,4 +1,3 @@
-import { chmodSync } from 'node:fs'
 import { benchOwner, startBenchApp } from './bench-app.js'
 
 /**
@@ -6,9 +5,8 @@ import { benchOwner, startBenchApp } from './bench-app.js'
  * port) on a temp DATA_DIR, and a user who owns an organization: the bench
  * makes the project, the app and its deployments through the REST API.
  */
-const { app, dataDir } = await startBenchApp({ HOSTING_ENABLED: 'true', HOSTING_DRIVER: 'process', GATEWAY_PORT: '0' })
-// As a server's data directory would be: searchable by the sandbox user, so instances run as nobody, not degraded.
-chmodSync(dataDir, 0o711)
+// The data directory as a server's would be: searchable by the sandbox user, so instances run as nobody, not degraded.
+const { app } = await startBenchApp({ HOSTING_ENABLED: 'true', HOSTING_DRIVER: 'process', GATEWAY_PORT: '0' }, { mode: 0o711 })
 // A closing server leaves its instances running for the next start to adopt; the bench's must not outlive it.
 app.addHook('preClose', async () => {
   for (const instance of await app.hosting.releases.running()) await app.hosting.releases.stop(instance, 'the bench ended')

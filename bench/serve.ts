@@ -28,7 +28,7 @@ const storeProbe: FastifyPluginAsyncTypebox = async (app) => {
 }
 
 // The login scenario hammers one account on purpose; the limiter would (rightly) stop it.
-const { app } = await startBenchApp({ AUTH_RATE_LIMIT_MAX: '1000000' }, process.env.DATA_DIR)
+const { app } = await startBenchApp({ AUTH_RATE_LIMIT_MAX: '1000000' }, { dataDir: process.env.DATA_DIR })
 await app.register(storeProbe)
 const address = await app.listen({ port: 0, host: '127.0.0.1' })
 const seeded = await app.store.collection('bench_samples').insertOne({ title: 'seed', views: 1, tags: ['a', 'b'] })
