@@ -71,7 +71,9 @@ export class HttpProxy {
     const method = req.method as string
     const chunked = x.head.hasBody && !x.head.hasLength
     const head = requestHead(method, req.url as string, chunked ? [...headers, 'Transfer-Encoding', 'chunked'] : headers)
-    const resume = () => call.resume()
+    // One drain listener at a time, however many pieces of one read the client's socket refused.
+    let waiting = false
+    const resume = () => { waiting = false; call.resume() }
     const call = this.deps.connections.send(upstream, { head, body: x.head.hasBody ? req : null, chunked, headRequest: method === 'HEAD', mayResend }, {
       head: (status, reason, raw, whole) => {
         const out = downstreamHeaders(raw, x.requestId)
@@ -86,7 +88,7 @@ export class HttpProxy {
       body: (chunk) => {
         tally.bytesOut += chunk.length
         if (res.write(chunk)) return true
-        res.once('drain', resume)
+        if (!waiting) { waiting = true; res.once('drain', resume) }
         return false
       },
       end: () => { res.end() },

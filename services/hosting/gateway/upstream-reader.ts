@@ -226,6 +226,9 @@ export class UpstreamReader {
     if (this.headRequest || code === 204 || code === 304) {
       this.framing = 'none'
       this.state = State.Done
+      // An answer that has no body but names one (a HEAD answer with the GET's length, a 304 with its entity's) may
+      // still send those bytes in a later write, where the next request on this connection would read them as its own.
+      if (chunked || (length !== null && Number(length) !== 0)) this.reusable = false
     } else if (chunked) {
       this.framing = 'chunked'
       this.state = State.ChunkSize

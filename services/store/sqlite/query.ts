@@ -201,6 +201,7 @@ export const SCAN_READS = 64
  * would not stay cached, and reading its row numbers first would be wasted.
  */
 export const SCAN_WINDOW_MAX = 1024
+const SCAN_LIMIT_STEP = 128
 
 export interface ScanPlan { window: Filter, test: DocumentTest, sort?: Sort, examine: number, skip: number, limit: number }
 
@@ -218,7 +219,8 @@ export function selectScan (connection: Connection, meta: CollectionMeta, plan: 
   const where = whereOf(meta, plan.window)
   const order = planOrder(meta, plan.sort)
   if (!where.exact || order === null || order.rank !== null) return null
-  const seqs = where.sql === '0' ? [] : orderedRows(connection, meta, where, order, plan.examine, 0)
+  // The window's size is rounded up in the SQL (LIMIT is inlined): offset pages would otherwise each prepare a statement.
+  const seqs = where.sql === '0' ? [] : orderedRows(connection, meta, where, order, Math.ceil(plan.examine / SCAN_LIMIT_STEP) * SCAN_LIMIT_STEP, 0).slice(0, plan.examine)
   const window = new Array<Document | undefined>(seqs.length)
   const missing = connection.cachedSharedRows(meta.name, seqs, window)
   if (missing.length > SCAN_READS) {

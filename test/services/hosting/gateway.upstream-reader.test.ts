@@ -95,11 +95,15 @@ t.test('no length: the body runs until the upstream closes, and the connection i
 
 t.test('HEAD, 204 and 304 have no body whatever their headers say', async (t) => {
   const head = readIn('HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n', [], { head: true })
-  t.same([head.read.whole, head.reader.done, head.reader.reusable], ['', true, true])
+  t.same([head.read.whole, head.reader.done, head.reader.reusable], ['', true, false], 'done, but a body it named may still come: not reused')
+  t.ok(readIn('HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n', [], { head: true }).reader.reusable, 'no body named: reused')
+  t.ok(readIn('HTTP/1.1 304 Not Modified\r\nETag: "x"\r\n\r\n', []).reader.reusable)
+  t.notOk(readIn('HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n', []).reader.reusable)
   const chunkedHead = readIn('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n', [], { head: true })
   t.same(chunkedHead.read.headers, ['Transfer-Encoding', 'chunked'], 'no length is invented for an answer to HEAD')
   t.equal(readIn('HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n', []).read.whole, '')
-  t.equal(readIn('HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n', []).read.whole, '')
+  const chunked304 = readIn('HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n', [])
+  t.same([chunked304.read.whole, chunked304.reader.reusable], ['', false])
 })
 
 t.test('informational answers are skipped; the final one is read', async (t) => {
