@@ -1,6 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import type { FastifyPluginAsync } from 'fastify'
 import type { Test } from 'tap'
 import { randomBytes } from 'node:crypto'
@@ -236,4 +238,21 @@ export async function openTestJobQueue<C extends Clock = ManualClock> (t: Test, 
   const queue = new JobQueue({ store, newId, ...deps })
   await queue.init()
   return { store, queue, clock: storeClock }
+}
+
+/**
+ * A throwaway CA and a server certificate under it for `altNames`
+ * (`DNS:name`, `IP:address`; the first is also its common name), made with
+ * the openssl CLI in `dir`: the paths of the CA's certificate and of the
+ * server's certificate and key.
+ */
+export async function throwawayCertificate (dir: string, caName: string, altNames: string[]): Promise<{ caFile: string, certFile: string, keyFile: string }> {
+  const run = promisify(execFile)
+  const path = (name: string) => join(dir, name)
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes']
+  await run('openssl', ['req', '-x509', ...ec, '-keyout', path('ca.key'), '-out', path('ca.pem'), '-days', '2', '-subj', `/CN=${caName}`])
+  await run('openssl', ['req', ...ec, '-keyout', path('server.key'), '-out', path('server.csr'), '-subj', `/CN=${altNames[0].replace(/^\w+:/, '')}`])
+  writeFileSync(path('san.ext'), `subjectAltName=${altNames.join(',')}\n`)
+  await run('openssl', ['x509', '-req', '-in', path('server.csr'), '-CA', path('ca.pem'), '-CAkey', path('ca.key'), '-CAcreateserial', '-days', '2', '-extfile', path('san.ext'), '-out', path('server.pem')])
+  return { caFile: path('ca.pem'), certFile: path('server.pem'), keyFile: path('server.key') }
 }

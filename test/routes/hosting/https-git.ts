@@ -1,25 +1,17 @@
-import { execFile, spawn } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { createServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import type { Test } from 'tap'
-import { tempDir } from '../../helper.js'
+import { tempDir, throwawayCertificate } from '../../helper.js'
 import { gitClient } from '../git/fixtures.js'
 
-const run = promisify(execFile)
-
-/** A throwaway CA and a listener certificate for localhost, git.plinth.test (a name only a test's resolver knows), 127.0.0.1 and 127.0.0.2 under it, made with the openssl CLI. */
+/** A throwaway CA and a listener certificate for localhost, git.plinth.test (a name only a test's resolver knows), 127.0.0.1 and 127.0.0.2 under it. */
 async function certificates (dir: string): Promise<{ caFile: string, cert: string, key: string }> {
-  const path = (name: string) => join(dir, name)
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes']
-  await run('openssl', ['req', '-x509', ...ec, '-keyout', path('ca.key'), '-out', path('ca.pem'), '-days', '2', '-subj', '/CN=plinth test git CA'])
-  await run('openssl', ['req', ...ec, '-keyout', path('server.key'), '-out', path('server.csr'), '-subj', '/CN=localhost'])
-  writeFileSync(path('san.ext'), 'subjectAltName=DNS:localhost,DNS:git.plinth.test,IP:127.0.0.1,IP:127.0.0.2\n')
-  await run('openssl', ['x509', '-req', '-in', path('server.csr'), '-CA', path('ca.pem'), '-CAkey', path('ca.key'), '-CAcreateserial', '-days', '2', '-extfile', path('san.ext'), '-out', path('server.pem')])
-  return { caFile: path('ca.pem'), cert: readFileSync(path('server.pem'), 'utf8'), key: readFileSync(path('server.key'), 'utf8') }
+  const { caFile, certFile, keyFile } = await throwawayCertificate(dir, 'plinth test git CA', ['DNS:localhost', 'DNS:git.plinth.test', 'IP:127.0.0.1', 'IP:127.0.0.2'])
+  return { caFile, cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') }
 }
 
 /** Runs `git http-backend` as a CGI for one request and relays its answer. */

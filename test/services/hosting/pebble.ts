@@ -1,13 +1,10 @@
-import { execFile, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { writeFileSync, readFileSync } from 'node:fs'
 import { request } from 'node:https'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import type { Test } from 'tap'
-import { tempDir } from '../../helper.js'
-
-const run = promisify(execFile)
+import { tempDir, throwawayCertificate } from '../../helper.js'
 
 /** A port nobody holds right now, for a peer that cannot be told to take port 0. */
 export async function freePort (): Promise<number> {
@@ -32,15 +29,10 @@ export async function httpsGet (url: string, ca: string): Promise<{ status: numb
   })
 }
 
-/** A throwaway CA and a certificate for 127.0.0.1 and localhost, made with the openssl CLI, for pebble's own HTTPS listeners. */
+/** A throwaway CA and a certificate for 127.0.0.1 and localhost, for pebble's own HTTPS listeners. */
 async function listenerCertificate (dir: string): Promise<{ ca: string, cert: string, key: string }> {
-  const path = (name: string) => join(dir, name)
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes']
-  await run('openssl', ['req', '-x509', ...ec, '-keyout', path('ca.key'), '-out', path('ca.pem'), '-days', '2', '-subj', '/CN=plinth test ACME listener CA'])
-  await run('openssl', ['req', ...ec, '-keyout', path('listener.key'), '-out', path('listener.csr'), '-subj', '/CN=127.0.0.1'])
-  writeFileSync(path('san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n')
-  await run('openssl', ['x509', '-req', '-in', path('listener.csr'), '-CA', path('ca.pem'), '-CAkey', path('ca.key'), '-CAcreateserial', '-days', '2', '-extfile', path('san.ext'), '-out', path('listener.pem')])
-  return { ca: readFileSync(path('ca.pem'), 'utf8'), cert: path('listener.pem'), key: path('listener.key') }
+  const { caFile, certFile, keyFile } = await throwawayCertificate(dir, 'plinth test ACME listener CA', ['IP:127.0.0.1', 'DNS:localhost'])
+  return { ca: readFileSync(caFile, 'utf8'), cert: certFile, key: keyFile }
 }
 
 export interface Pebble {
