@@ -104,14 +104,10 @@ export class UpstreamReader {
           this.held = []
           break
         }
-        case State.Length: {
-          const take = Math.min(this.remaining, data.length - offset)
-          this.remaining -= take
-          this.emit(data.subarray(offset, offset + take))
-          offset += take
+        case State.Length:
+          offset = this.passCounted(data, offset)
           if (this.remaining === 0) this.finish()
           break
-        }
         case State.ChunkSize:
         case State.Trailers: {
           const pending = this.pending
@@ -137,17 +133,13 @@ export class UpstreamReader {
           else this.trailer(line)
           break
         }
-        case State.ChunkData: {
-          const take = Math.min(this.remaining, data.length - offset)
-          this.remaining -= take
-          this.emit(data.subarray(offset, offset + take))
-          offset += take
+        case State.ChunkData:
+          offset = this.passCounted(data, offset)
           if (this.remaining === 0) {
             this.state = State.ChunkEnd
             this.remaining = 2
           }
           break
-        }
         case State.ChunkEnd: {
           // The CRLF after a chunk's data, possibly split across reads.
           const expected = this.remaining === 2 ? 0x0d : 0x0a
@@ -266,6 +258,14 @@ export class UpstreamReader {
     const text = line.toString('latin1', 0, line.length)
     const colon = text.indexOf(':')
     if (colon <= 0 || !TOKEN.test(text.slice(0, colon)) || BAD_VALUE.test(withoutOws(text, colon + 1))) throw new UpstreamProtocolError('the upstream sent a malformed trailer')
+  }
+
+  /** Passes on as much of `data` from `offset` as the body still has `remaining`; where the next byte is. */
+  private passCounted (data: Buffer, offset: number): number {
+    const take = Math.min(this.remaining, data.length - offset)
+    this.remaining -= take
+    this.emit(data.subarray(offset, offset + take))
+    return offset + take
   }
 
   private emit (chunk: Buffer): void {
