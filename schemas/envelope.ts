@@ -14,6 +14,7 @@ export const FieldIssue = Type.Object({
   message: Type.String({ description: 'What is wrong there', examples: ['is required'] }),
   field: Type.Optional(Type.String({ description: 'The collection field concerned, when the path is a filter, sort or field selection that names one' }))
 }, { $id: 'FieldIssue', additionalProperties: false })
+export type FieldIssueT = Static<typeof FieldIssue>
 
 /** The one shape of `details`, whatever the error: services and the error plugin build nothing else. */
 export const ErrorDetails = Type.Object({

@@ -1,7 +1,7 @@
-import { AppError, conflict, notFound } from '../errors.js'
 import type { DnsRecordT } from '../../schemas/dns.js'
 import { applyChanges, recordId, zoneIdOf, type ChangeSet, type RecordData, type RecordInput } from './changes.js'
 import type { RecordType } from './content.js'
+import { dnsErrors } from './errors.js'
 import { StaleZoneError } from './providers/types.js'
 import type { Zones } from './zones.js'
 
@@ -9,8 +9,6 @@ export type DnsRecord = DnsRecordT
 
 // Writes that keep losing the race to others are refused rather than retried forever.
 const ATTEMPTS = 5
-
-const recordNotFound = () => notFound('APP_DNS_RECORD_NOT_FOUND', 'Record not found')
 
 /**
  * Records of a project's zones, on whichever provider holds the zone. Every
@@ -31,7 +29,7 @@ export class DnsRecords {
 
   async get (projectId: string, id: string): Promise<DnsRecord> {
     const found = (await this.inRecordsZone(id, async (zoneId) => await this.list(projectId, zoneId))).find((record) => record.id === id)
-    if (found === undefined) throw recordNotFound()
+    if (found === undefined) throw dnsErrors.recordNotFound()
     return found
   }
 
@@ -48,7 +46,7 @@ export class DnsRecords {
         if (!(error instanceof StaleZoneError)) throw error
       }
     }
-    throw conflict('APP_DNS_CONCURRENT_CHANGE', 'The zone kept changing while this change was applied; try again')
+    throw dnsErrors.concurrentChange()
   }
 
   async create (projectId: string, zoneId: string, input: RecordInput): Promise<DnsRecord> {
@@ -66,11 +64,11 @@ export class DnsRecords {
   /** Runs `work` on the zone a record id names; a record whose zone is not the project's is simply not found. */
   private async inRecordsZone<T> (id: string, work: (zoneId: string) => Promise<T>): Promise<T> {
     const zoneId = zoneIdOf(id)
-    if (zoneId === null) throw recordNotFound()
+    if (zoneId === null) throw dnsErrors.recordNotFound()
     try {
       return await work(zoneId)
     } catch (error) {
-      if (error instanceof AppError && error.code === 'APP_DNS_ZONE_NOT_FOUND') throw recordNotFound()
+      if (dnsErrors.zoneNotFound.is(error)) throw dnsErrors.recordNotFound()
       throw error
     }
   }

@@ -1,10 +1,10 @@
 import type { Clock } from '../clock.js'
-import { conflict, notFound } from '../errors.js'
 import type { IdGenerator } from '../ids.js'
 import { isoString } from '../iso-dates.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import type { ZoneT } from '../../schemas/dns.js'
+import { dnsErrors } from './errors.js'
 import { zoneName } from './names.js'
 import type { DnsProvider, ProviderKind, ZoneRef } from './providers/types.js'
 
@@ -49,8 +49,6 @@ export function zoneRef (record: { _id: string, name: string, externalId: string
   return { id: record._id, name: record.name, externalId: record.externalId }
 }
 
-const zoneNotFound = () => notFound('APP_DNS_ZONE_NOT_FOUND', 'Zone not found')
-
 export class Zones {
   private readonly zones: StoreCollection<ZoneRecord>
 
@@ -88,7 +86,7 @@ export class Zones {
     const providerId = input.providerId ?? BUILTIN_PROVIDER_ID
     const { provider, accountKey } = await this.deps.providers.open(projectId, providerId)
     if (await this.zones.countDocuments({ projectId }) >= MAX_ZONES_PER_PROJECT) {
-      throw conflict('APP_DNS_TOO_MANY_ZONES', `A project holds at most ${MAX_ZONES_PER_PROJECT} zones`, { limit: MAX_ZONES_PER_PROJECT })
+      throw dnsErrors.tooManyZones({ limit: MAX_ZONES_PER_PROJECT })
     }
     if (provider.kind === 'builtin') this.refuseReserved(name)
     const now = this.deps.clock.now()
@@ -99,7 +97,7 @@ export class Zones {
     try {
       await this.zones.insertOne({ ...record, _id: id })
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw conflict('APP_DNS_ZONE_EXISTS', `The zone ${name} already exists on this provider`)
+      if (error instanceof DuplicateKeyError) throw dnsErrors.zoneExists({ name, holder: 'This provider' })
       throw error
     }
     try {
@@ -121,7 +119,7 @@ export class Zones {
    */
   private refuseReserved (name: string): void {
     const reserved = [...this.deps.nameservers, ...(this.deps.reservedHosts ?? [])].find((host) => host === name || host.endsWith(`.${name}`) || name.endsWith(`.${host}`))
-    if (reserved !== undefined) throw conflict('APP_DNS_ZONE_RESERVED', `${name} would answer for ${reserved}, which this server keeps for itself`)
+    if (reserved !== undefined) throw dnsErrors.zoneReserved({ name, reserved })
   }
 
   /**
@@ -140,7 +138,7 @@ export class Zones {
       projectId: { $ne: projectId },
       $or: [{ hostKey: { $in: parents } }, { name: { $regex: `\\.${escaped}$` } }]
     })
-    if (overlapping !== null) throw conflict('APP_DNS_ZONE_OVERLAP', `${name} overlaps the zone ${overlapping.name} of another project on the built-in server`)
+    if (overlapping !== null) throw dnsErrors.zoneOverlap({ name, other: overlapping.name })
   }
 
   /** Deletes the zone at its provider and here. */
@@ -180,7 +178,7 @@ export class Zones {
 
   private async record (projectId: string, zoneId: string): Promise<WithId<ZoneRecord>> {
     const zone = await this.zones.findOne({ _id: zoneId, projectId })
-    if (zone === null) throw zoneNotFound()
+    if (zone === null) throw dnsErrors.zoneNotFound()
     return zone
   }
 }
