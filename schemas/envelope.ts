@@ -73,6 +73,9 @@ export function withHeaders<T extends TSchema> (schema: T, headers: Record<strin
 }
 
 export const LOCATION: Record<string, HeaderSchema> = { Location: { type: 'string', description: 'The URL of what was created' } }
+
+/** A 201 answer: the envelope around what was created, with its URL in Location (`created` in routes/replies.ts). */
+export const Created = <T extends TSchema>(data: T) => withHeaders(Envelope(data), LOCATION)
 export const ETAG: Record<string, HeaderSchema> = { ETag: { type: 'string', description: 'The record\'s version in quotes ("3"): send it back in If-Match' } }
 
 type ErrorRef = ReturnType<typeof errorRef>
