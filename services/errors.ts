@@ -45,7 +45,7 @@ const catalogued: unique symbol = Symbol('catalogued')
 
 /** A code as a route declares it in `config.errors`: only a catalogue makes one. */
 export interface DeclaredError {
-  readonly code: string
+  readonly code: `APP_${string}`
   readonly status: number
   readonly description: string
   /** Whether `error` is this code (for services that translate one refusal into another). */
