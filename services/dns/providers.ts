@@ -81,7 +81,7 @@ function toView (record: WithId<ProviderRecord>): DnsProviderView {
 export class DnsProviders implements ProviderSource {
   private readonly providers: StoreCollection<ProviderRecord>
 
-  constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, secrets: SecretBox, builtin: BuiltinProvider, privateHosts: readonly string[] }) {
+  constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, secrets: SecretBox, builtin: BuiltinProvider, privateHosts: readonly string[], zonesOn: (projectId: string, providerId: string) => Promise<number> }) {
     this.providers = store.collection<ProviderRecord>(PROVIDERS)
   }
 
@@ -134,8 +134,9 @@ export class DnsProviders implements ProviderSource {
   }
 
   /** Refused while a zone is on it: the zone's records would be out of reach. */
-  async delete (projectId: string, providerId: string, zonesOnIt: number): Promise<void> {
+  async delete (projectId: string, providerId: string): Promise<void> {
     await this.record(projectId, providerId)
+    const zonesOnIt = await this.deps.zonesOn(projectId, providerId)
     if (zonesOnIt > 0) throw dnsErrors.providerInUse({ count: zonesOnIt })
     await this.providers.deleteOne({ _id: providerId, projectId })
   }

@@ -6,9 +6,13 @@ import type { Store, StoreCollection, WithId } from '../store/types.js'
 import type { ZoneT } from '../../schemas/dns.js'
 import { dnsErrors } from './errors.js'
 import { zoneName } from './names.js'
+import { zoneIdOf } from './changes.js'
 import type { DnsProvider, ProviderKind, ZoneRef } from './providers/types.js'
 
 export type Zone = ZoneT
+
+/** A zone with what reaching it at its provider takes: what routes load once as their parent, and what record operations act on. */
+export type HostedZone = Zone & { projectId: string, externalId: string | null }
 
 /** A zone as this service keeps it; its records live with its provider (for the built-in one, in its own collection). */
 type ZoneRecord = {
@@ -33,20 +37,22 @@ export const BUILTIN_PROVIDER_ID = 'builtin'
 export const MAX_ZONES_PER_PROJECT = 100
 const ZONES = 'dns_zones'
 
-function toZone (record: WithId<ZoneRecord>): Zone {
+function hosted (record: WithId<ZoneRecord>): HostedZone {
   return {
     id: record._id,
+    projectId: record.projectId,
     name: record.name,
     providerId: record.providerId,
     providerKind: record.providerKind,
+    externalId: record.externalId,
     nameservers: record.nameservers,
     createdAt: isoString(record.createdAt),
     updatedAt: isoString(record.updatedAt)
   }
 }
 
-export function zoneRef (record: { _id: string, name: string, externalId: string | null }): ZoneRef {
-  return { id: record._id, name: record.name, externalId: record.externalId }
+export function zoneRef (zone: { id: string, name: string, externalId: string | null }): ZoneRef {
+  return { id: zone.id, name: zone.name, externalId: zone.externalId }
 }
 
 export class Zones {
@@ -62,18 +68,34 @@ export class Zones {
   }
 
   async list (projectId: string): Promise<Zone[]> {
-    return (await this.zones.find({ projectId }, { sort: { name: 1, _id: 1 } }).toArray()).map(toZone)
+    return (await this.zones.find({ projectId }, { sort: { name: 1, _id: 1 } }).toArray()).map((record) => this.view(hosted(record)))
   }
 
-  async get (projectId: string, zoneId: string): Promise<Zone> {
-    return toZone(await this.record(projectId, zoneId))
+  /** The project's zone; 404 for another project's. */
+  async find (projectId: string, zoneId: string): Promise<HostedZone> {
+    const zone = await this.zones.findOne({ _id: zoneId, projectId })
+    if (zone === null) throw dnsErrors.zoneNotFound()
+    return hosted(zone)
   }
 
-  /** The zone with its provider, ready for record operations. */
-  async open (projectId: string, zoneId: string): Promise<{ zone: WithId<ZoneRecord>, ref: ZoneRef, provider: DnsProvider }> {
-    const zone = await this.record(projectId, zoneId)
-    const { provider } = await this.deps.providers.open(projectId, zone.providerId)
-    return { zone, ref: zoneRef(zone), provider }
+  /** The project's zone a record id names; 404 for the record when there is none. */
+  async ofRecord (projectId: string, recordId: string): Promise<HostedZone> {
+    const zoneId = zoneIdOf(recordId)
+    if (zoneId === null) throw dnsErrors.recordNotFound()
+    return await this.find(projectId, zoneId).catch((error: unknown) => {
+      throw dnsErrors.zoneNotFound.is(error) ? dnsErrors.recordNotFound() : error
+    })
+  }
+
+  /** What the API shows of a zone. */
+  view (zone: HostedZone): Zone {
+    return { id: zone.id, name: zone.name, providerId: zone.providerId, providerKind: zone.providerKind, nameservers: zone.nameservers, createdAt: zone.createdAt, updatedAt: zone.updatedAt }
+  }
+
+  /** The zone's provider, ready for record operations. */
+  async open (zone: HostedZone): Promise<{ ref: ZoneRef, provider: DnsProvider }> {
+    const { provider } = await this.deps.providers.open(zone.projectId, zone.providerId)
+    return { ref: zoneRef(zone), provider }
   }
 
   /**
@@ -81,7 +103,7 @@ export class Zones {
    * overlap and created at the provider; if either refuses, the reservation
    * goes.
    */
-  async create (projectId: string, input: { name: string, providerId?: string }): Promise<Zone> {
+  async create (projectId: string, input: { name: string, providerId?: string }): Promise<HostedZone> {
     const name = zoneName(input.name)
     const providerId = input.providerId ?? BUILTIN_PROVIDER_ID
     const { provider, accountKey } = await this.deps.providers.open(projectId, providerId)
@@ -108,7 +130,7 @@ export class Zones {
       throw error
     }
     if (record.externalId !== null) await this.zones.updateOne({ _id: id }, { $set: { externalId: record.externalId } })
-    return toZone({ ...record, _id: id })
+    return hosted({ ...record, _id: id })
   }
 
   /**
@@ -142,10 +164,10 @@ export class Zones {
   }
 
   /** Deletes the zone at its provider and here. */
-  async delete (projectId: string, zoneId: string): Promise<void> {
-    const { zone, ref, provider } = await this.open(projectId, zoneId)
+  async delete (zone: HostedZone): Promise<void> {
+    const { ref, provider } = await this.open(zone)
     await provider.deleteZone(ref)
-    await this.zones.deleteOne({ _id: zone._id })
+    await this.zones.deleteOne({ _id: zone.id })
   }
 
   /**
@@ -157,7 +179,7 @@ export class Zones {
     for (const zone of await this.zones.find({ projectId }).toArray()) {
       if (zone.providerKind === 'builtin') {
         const { provider } = await this.deps.providers.open(projectId, zone.providerId)
-        await provider.deleteZone(zoneRef(zone))
+        await provider.deleteZone(zoneRef(hosted(zone)))
       }
       await this.zones.deleteOne({ _id: zone._id })
     }
@@ -168,17 +190,11 @@ export class Zones {
   }
 
   /** The project's zone holding `hostname` (the longest match), if any. */
-  async zoneHolding (projectId: string, hostname: string): Promise<Zone | null> {
+  async zoneHolding (projectId: string, hostname: string): Promise<HostedZone | null> {
     const labels = hostname.split('.')
     const suffixes = labels.map((_, index) => labels.slice(index).join('.'))
     const found = await this.zones.find({ projectId, name: { $in: suffixes } }).toArray()
     found.sort((a, b) => b.name.length - a.name.length)
-    return found.length === 0 ? null : toZone(found[0])
-  }
-
-  private async record (projectId: string, zoneId: string): Promise<WithId<ZoneRecord>> {
-    const zone = await this.zones.findOne({ _id: zoneId, projectId })
-    if (zone === null) throw dnsErrors.zoneNotFound()
-    return zone
+    return found.length === 0 ? null : hosted(found[0])
   }
 }
