@@ -5,5 +5,5 @@ import { BENCH_ZONE, BENCH_RECORDS } from './dns-zone.js'
 const { app } = await startBenchApp({ DNS_PORT: '0', DNS_HOST: '127.0.0.1' })
 await app.ready()
 const zone = await app.dns.zones.create('bench', { name: BENCH_ZONE })
-await app.dns.records.change('bench', zone.id, { create: BENCH_RECORDS })
+await app.dns.records.change(zone, { create: BENCH_RECORDS })
 process.send?.({ dnsPort: app.dns.server.address()?.port })

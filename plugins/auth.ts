@@ -11,6 +11,9 @@ import { SshKeys } from '../services/identity/ssh-keys.js'
 import { RateLimiter } from '../services/rate-limit.js'
 import { BoundedMap } from '../services/cache/bounded-map.js'
 import { authSchemas } from '../schemas/auth.js'
+import type { DataCaller } from '../services/collections/access.js'
+import type { GitCaller } from '../services/git/access.js'
+import type { ProjectUser } from '../services/projects/project-users.js'
 import { requiredBearer } from './credentials.js'
 
 export interface PlatformAuth {
@@ -18,6 +21,22 @@ export interface PlatformAuth {
   via: 'jwt' | 'pat'
   keyId?: string
   scopes?: string[]
+}
+
+/**
+ * Who is calling, as the route's `config.auth` resolved it (`request.caller`,
+ * set up by plugins/route-auth.ts): each member exists only under its kinds,
+ * and reading another is a bug in the route, answered as one.
+ */
+export interface RequestCaller {
+  /** A platform user, by JWT or PAT (auth `platform`, `session`). */
+  readonly user: PlatformAuth
+  /** An end user of the route's project, by project JWT (auth `projectUser`). */
+  readonly endUser: ProjectUser
+  /** The data API's caller: nobody, an end user or a platform admin (auth `data`). */
+  readonly data: DataCaller
+  /** A git client: nobody, a user or a deploy key (auth `git`). */
+  readonly git: GitCaller
 }
 
 export interface Identity {
@@ -138,7 +157,7 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
   })
 }
 
-/** The authenticated platform caller; only valid behind requirePlatformUser/Session. */
+/** @deprecated read `request.caller.user`. The authenticated platform caller; only valid behind requirePlatformUser/Session. */
 export function platformCaller (request: FastifyRequest): PlatformAuth {
   if (request.platformAuth === null) throw new AppError('APP_INTERNAL', 500, 'route is missing its auth hook')
   return request.platformAuth

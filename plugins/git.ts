@@ -69,13 +69,13 @@ declare module 'fastify' {
 
 interface RepoOfRequest { repo: Repo, permissions: ReadonlySet<Permission> }
 
-/** The repository of a route behind requireRepoPermission, and the caller's git permissions there. */
+/** @deprecated once git registers its `repository` parent: read `request.scope.repository`. The repository of a route behind requireRepoPermission, and the caller's git permissions there. */
 export function repoOfRequest (request: FastifyRequest): RepoOfRequest {
   if (request.gitRepo === null) throw new AppError('APP_INTERNAL', 500, 'route is missing its repository permission hook')
   return request.gitRepo
 }
 
-/** The git caller resolved by `auth: 'git'`. */
+/** @deprecated read `request.caller.git`. The git caller resolved by `auth: 'git'`. */
 export function gitCaller (request: FastifyRequest): GitCaller {
   if (request.gitCaller === null) throw new AppError('APP_INTERNAL', 500, 'route is missing auth: \'git\'')
   return request.gitCaller

@@ -104,7 +104,7 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
   })
 }
 
-/** The end user behind requireProjectUser. */
+/** @deprecated read `request.caller.endUser`. The end user behind requireProjectUser. */
 export function projectUser (request: FastifyRequest): ProjectUser {
   if (request.projectUser === null) throw new Error('route is missing its project-user hook')
   return request.projectUser

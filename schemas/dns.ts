@@ -1,13 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Envelope, errorResponses, LOCATION, withHeaders } from './envelope.js'
+import { Created, Envelope } from './envelope.js'
+import { DateTime, Deleted, Id } from './common.js'
 
 export const DNS_RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'TXT', 'MX', 'NS', 'SOA', 'SRV', 'CAA'] as const
 export const DNS_MIN_TTL = 30
 export const DNS_MAX_TTL = 604_800
 export const DNS_MAX_CHANGES = 1000
 
-const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z_-]+$' })
-const DateTime = Type.String({ format: 'date-time' })
 const DomainName = Type.String({ minLength: 1, maxLength: 254, description: 'A domain name; case and one trailing dot do not matter' })
 
 const RecordType = Type.Union(DNS_RECORD_TYPES.map((type) => Type.Literal(type)), { description: 'SOA records are kept by the provider and only read' })
@@ -126,25 +125,22 @@ export const BulkChangeResult = Type.Object({
   deleted: Type.Array(Type.String())
 })
 
-const Deleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) })
-
+/** Each route's success answer; its error answers come from the codes it declares (`config.errors`). */
 export const DnsResponses = {
-  gateway: { 200: Envelope(GatewayInstructions), ...errorResponses(400, 401, 403, 404, 409, 502) },
-  providerList: { 200: Envelope(Type.Array(Type.Ref(DnsProvider))), ...errorResponses(400, 401, 403, 404) },
-  providerCreated: { 201: withHeaders(Envelope(Type.Ref(DnsProvider)), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
-  provider: { 200: Envelope(Type.Ref(DnsProvider)), ...errorResponses(400, 401, 403, 404) },
-  providerDeleted: { 200: Envelope(Deleted), ...errorResponses(400, 401, 403, 404, 409) },
-  providerTest: { 200: Envelope(ProviderTest), ...errorResponses(400, 401, 403, 404) },
-  zoneList: { 200: Envelope(Type.Array(Type.Ref(Zone))), ...errorResponses(400, 401, 403, 404) },
-  zoneCreated: { 201: withHeaders(Envelope(Type.Ref(Zone)), LOCATION), ...errorResponses(400, 401, 403, 404, 409, 502) },
-  zone: { 200: Envelope(Type.Ref(Zone)), ...errorResponses(400, 401, 403, 404) },
-  zoneFile: { 200: Envelope(ZoneFile), ...errorResponses(400, 401, 403, 404, 502) },
-  deleted: { 200: Envelope(Deleted), ...errorResponses(400, 401, 403, 404, 502) },
-  recordList: { 200: Envelope(Type.Array(Type.Ref(DnsRecord))), ...errorResponses(400, 401, 403, 404, 502) },
-  record: { 200: Envelope(Type.Ref(DnsRecord)), ...errorResponses(400, 401, 403, 404, 502) },
-  recordCreated: { 201: withHeaders(Envelope(Type.Ref(DnsRecord)), LOCATION), ...errorResponses(400, 401, 403, 404, 409, 502) },
-  recordUpdated: { 200: Envelope(Type.Ref(DnsRecord)), ...errorResponses(400, 401, 403, 404, 409, 502) },
-  bulk: { 200: Envelope(BulkChangeResult), ...errorResponses(400, 401, 403, 404, 409, 502) }
+  gateway: { 200: Envelope(GatewayInstructions) },
+  providerList: { 200: Envelope(Type.Array(Type.Ref(DnsProvider))) },
+  providerCreated: { 201: Created(Type.Ref(DnsProvider)) },
+  provider: { 200: Envelope(Type.Ref(DnsProvider)) },
+  providerTest: { 200: Envelope(ProviderTest) },
+  zoneList: { 200: Envelope(Type.Array(Type.Ref(Zone))) },
+  zoneCreated: { 201: Created(Type.Ref(Zone)) },
+  zone: { 200: Envelope(Type.Ref(Zone)) },
+  zoneFile: { 200: Envelope(ZoneFile) },
+  deleted: { 200: Envelope(Deleted) },
+  recordList: { 200: Envelope(Type.Array(Type.Ref(DnsRecord))) },
+  record: { 200: Envelope(Type.Ref(DnsRecord)) },
+  recordCreated: { 201: Created(Type.Ref(DnsRecord)) },
+  bulk: { 200: Envelope(BulkChangeResult) }
 }
 
 export const dnsSchemas = [Zone, DnsRecord, DnsProvider]

@@ -2,6 +2,11 @@ import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { ANY_ORIGIN, normalizeOrigin } from './origins.js'
+import { ConfigError, DNS_NAME, integer, text, type Env } from './config-env.js'
+import { parseDnsConfig, type DnsConfig } from './dns/config.js'
+
+export { ConfigError }
+export type { DnsConfig }
 
 /**
  * Configuration comes from the environment only, validated once at start:
@@ -122,20 +127,6 @@ export interface SshLimits {
   idleTimeoutSeconds: number
 }
 
-export interface DnsConfig {
-  /** The built-in authoritative server's UDP and TCP port: null leaves it off, 0 takes a free port (tests). */
-  port: number | null
-  host: string
-  /** The zones' NS names; the first is the SOA's primary. */
-  nameservers: string[]
-  /** Addresses allowed to transfer whole zones (AXFR); everyone else is refused. */
-  axfrAllow: string[]
-  /** What hostnames are pointed at: a host name for CNAMEs (null when not set) and the addresses an apex gets. */
-  gateway: { host: string | null, ipv4: string[], ipv6: string[] }
-  /** Provider endpoint hosts that may be internal addresses (DNS_PROVIDER_PRIVATE_HOSTS); every other internal one is refused. */
-  providerPrivateHosts: string[]
-}
-
 export interface HttpTimeouts {
   /** A socket on which nothing moves either way for this long is closed. */
   connectionSeconds: number
@@ -172,33 +163,8 @@ const DEFAULT_TOKEN_ISSUER = 'plinth'
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = typeof LOG_LEVELS[number]
 
-export class ConfigError extends Error {
-  constructor (readonly variable: string, message: string) {
-    super(`Invalid configuration: ${variable} ${message}`)
-    this.name = 'ConfigError'
-  }
-}
-
-type Env = Record<string, string | undefined>
-
-function text (env: Env, name: string): string | undefined {
-  const value = env[name]
-  if (value === undefined) return undefined
-  const trimmed = value.trim()
-  return trimmed === '' ? undefined : trimmed
-}
-
 /** The server-side time limit of a filtered MongoDB operation when MONGODB_QUERY_TIMEOUT_MS is not set. */
 export const DEFAULT_QUERY_TIMEOUT_MS = 10_000
-
-function integer (env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = text(env, name)
-  if (raw === undefined) return fallback
-  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`)
-  const value = Number(raw)
-  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`)
-  return value
-}
 
 function parseHttpUrl (name: string, raw: string): URL {
   let url: URL
@@ -335,8 +301,6 @@ function gatewayConfig (env: Env, enabled: boolean, apiPort: number, apiHost: st
   return { port, tlsPort, host }
 }
 
-const DNS_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
-
 const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
 
 /** A host name (one label or more, `*.` before a suffix of two or more), an address or a CIDR range. */
@@ -384,34 +348,6 @@ function hostingConfig (env: Env, dataDir: string, apiPort: number, apiHost: str
     stopGraceMs: integer(env, 'HOSTING_STOP_GRACE_SECONDS', 10, 0, 600) * 1000,
     container: socketPath !== undefined && baseImage !== undefined ? { socketPath, baseImage } : null,
     externalGit: externalGitConfig(env)
-  }
-}
-
-function dnsConfig (env: Env): DnsConfig {
-  const rawPort = text(env, 'DNS_PORT')
-  const host = text(env, 'DNS_HOST') ?? '127.0.0.1'
-  if (isIP(host) === 0) throw new ConfigError('DNS_HOST', `must be an IP address to listen on, got "${host}"`)
-  const nameservers = (text(env, 'DNS_NAMESERVERS') ?? 'ns1.plinth.localhost,ns2.plinth.localhost').split(',').map((entry) => entry.trim().toLowerCase().replace(/\.$/, '')).filter((entry) => entry !== '')
-  const badName = nameservers.find((entry) => !DNS_NAME.test(entry))
-  if (nameservers.length === 0 || badName !== undefined) throw new ConfigError('DNS_NAMESERVERS', `must be a comma-separated list of host names, got "${badName ?? ''}"`)
-  const axfrAllow = (text(env, 'DNS_AXFR_ALLOW') ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
-  const badAddress = axfrAllow.find((entry) => isIP(entry) === 0)
-  if (badAddress !== undefined) throw new ConfigError('DNS_AXFR_ALLOW', `must be a comma-separated list of IP addresses, got "${badAddress}"`)
-  const gatewayHost = text(env, 'DNS_GATEWAY_HOST')?.toLowerCase().replace(/\.$/, '') ?? null
-  if (gatewayHost !== null && !DNS_NAME.test(gatewayHost)) throw new ConfigError('DNS_GATEWAY_HOST', `must be a host name, got "${gatewayHost}"`)
-  const addresses = (name: string, family: 4 | 6) => {
-    const list = (text(env, name) ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
-    const bad = list.find((entry) => isIP(entry) !== family)
-    if (bad !== undefined) throw new ConfigError(name, `must be a comma-separated list of IPv${family} addresses, got "${bad}"`)
-    return list
-  }
-  return {
-    port: rawPort === undefined ? null : integer(env, 'DNS_PORT', 0, 0, 65535),
-    host,
-    nameservers,
-    axfrAllow,
-    gateway: { host: gatewayHost, ipv4: addresses('DNS_GATEWAY_IPV4', 4), ipv6: addresses('DNS_GATEWAY_IPV6', 6) },
-    providerPrivateHosts: (text(env, 'DNS_PROVIDER_PRIVATE_HOSTS') ?? '').split(',').map((entry) => entry.trim().toLowerCase().replace(/^\[|\]$/g, '')).filter((entry) => entry !== '')
   }
 }
 
@@ -507,7 +443,7 @@ export function loadConfig (env: Env = process.env): Config {
       sshPort: text(env, 'GIT_SSH_PORT') === undefined ? null : integer(env, 'GIT_SSH_PORT', 0, 0, 65535),
       sshLimits: sshLimits(env)
     },
-    dns: dnsConfig(env),
+    dns: parseDnsConfig(env),
     hosting: hostingConfig(env, dataDir, port, host),
     hostingTls: hostingTlsConfig(env)
   }

@@ -2051,12 +2051,23 @@ export interface paths {
         /**
          * The built-in server and the project's configured DNS providers
          * @description Needs `dns.read`. Credentials are never returned.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listDnsProviders"];
         put?: never;
         /**
          * Configure a PowerDNS server, a Cloudflare account or Route 53
-         * @description Needs `dns.manage`. The credentials are sealed at rest and never shown again; `POST …/providers/{providerId}/test` checks them. A kind without its endpoint or credential is 400 `APP_DNS_PROVIDER_INVALID`.
+         * @description Needs `dns.manage`. The credentials are sealed at rest and never shown again; `POST …/providers/{providerId}/test` checks them.
+         *
+         *     Refused with:
+         *     - 400 `APP_DNS_PROVIDER_ENDPOINT_INTERNAL`: the endpoint is an internal address the operator has not opened (DNS_PROVIDER_PRIVATE_HOSTS)
+         *     - 400 `APP_DNS_PROVIDER_INVALID`: the provider's kind lacks its endpoint or a credential, or the endpoint is not a plain http(s) URL
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_TOO_MANY_PROVIDERS`: the project holds as many providers as it may
          */
         post: operations["createDnsProvider"];
         delete?: never;
@@ -2075,13 +2086,24 @@ export interface paths {
         /**
          * One DNS provider
          * @description Needs `dns.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_PROVIDER_NOT_FOUND`: no such provider in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getDnsProvider"];
         put?: never;
         post?: never;
         /**
          * Remove a configured provider
-         * @description Needs `dns.manage`. Refused with 409 `APP_DNS_PROVIDER_IN_USE` while zones are on it; the built-in server cannot be removed.
+         * @description Needs `dns.manage`. Refused while zones are on it; the built-in server cannot be removed.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_PROVIDER_NOT_FOUND`: no such provider in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_PROVIDER_IN_USE`: zones are still on the provider
          */
         delete: operations["deleteDnsProvider"];
         options?: never;
@@ -2101,6 +2123,11 @@ export interface paths {
         /**
          * Check that the provider answers with its credentials
          * @description Needs `dns.manage`. `ok: false` comes with the reason: unreachable (refused, unknown host, timeout), credentials refused, or what the provider said.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_PROVIDER_NOT_FOUND`: no such provider in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         post: operations["testDnsProvider"];
         delete?: never;
@@ -2119,12 +2146,27 @@ export interface paths {
         /**
          * The project's DNS zones, by name
          * @description Needs `dns.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listDnsZones"];
         put?: never;
         /**
          * Create a zone on the built-in server or a configured provider
-         * @description Needs `dns.manage`. The zone starts with its SOA and NS records. A name already served (409 `APP_DNS_ZONE_EXISTS`) or inside or around another project's built-in zone (409 `APP_DNS_ZONE_OVERLAP`) is refused; a provider that refuses gives 502 `APP_DNS_PROVIDER_FAILED`.
+         * @description Needs `dns.manage`. The zone starts with its SOA and NS records. A name already served, or inside or around another project's built-in zone, is refused.
+         *
+         *     Refused with:
+         *     - 400 `APP_DNS_INVALID_NAME`: a name is not a valid domain name (a zone needs two labels or more)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_PROVIDER_NOT_FOUND`: no such provider in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_TOO_MANY_ZONES`: the project holds as many zones as it may
+         *     - 409 `APP_DNS_ZONE_EXISTS`: the provider already holds a zone of that name
+         *     - 409 `APP_DNS_ZONE_OVERLAP`: the name lies inside or around another project's zone on the built-in server
+         *     - 409 `APP_DNS_ZONE_RESERVED`: the name is, holds or lies under one of the server's own names (its nameservers, gateway, public host, apps domain)
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         post: operations["createDnsZone"];
         delete?: never;
@@ -2144,7 +2186,27 @@ export interface paths {
         put?: never;
         /**
          * Create a zone from a zone file
-         * @description Needs `dns.manage`. The zone and all its records are created together or not at all; a line that cannot be read or a record that breaks the rules is 400 `APP_DNS_ZONE_FILE_INVALID` naming the line. The file's SOA and apex NS records are left out: the provider keeps its own. `$INCLUDE` and `$GENERATE` are refused.
+         * @description Needs `dns.manage`. The zone and all its records are created together or not at all; a line that cannot be read, or a record that breaks the rules, is refused naming the line. The file's SOA and apex NS records are left out: the provider keeps its own. `$INCLUDE` and `$GENERATE` are refused.
+         *
+         *     Refused with:
+         *     - 400 `APP_DNS_INVALID_CONTENT`: a record's content is not valid for its type
+         *     - 400 `APP_DNS_INVALID_NAME`: a name is not a valid domain name (a zone needs two labels or more)
+         *     - 400 `APP_DNS_INVALID_TTL`: a TTL is outside the allowed range
+         *     - 400 `APP_DNS_NAME_OUTSIDE_ZONE`: a record's name lies outside its zone
+         *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
+         *     - 400 `APP_DNS_TOO_MANY_RECORDS`: the zone would hold more records than a zone may
+         *     - 400 `APP_DNS_ZONE_FILE_INVALID`: a line of the zone file cannot be read, or a record in it breaks the records' rules; the message names the line
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_PROVIDER_NOT_FOUND`: no such provider in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_CNAME_CONFLICT`: a CNAME would stand beside other records at its name, or at the apex
+         *     - 409 `APP_DNS_CONCURRENT_CHANGE`: the zone kept changing under the change; try again
+         *     - 409 `APP_DNS_RECORD_EXISTS`: the zone already has the same record
+         *     - 409 `APP_DNS_TOO_MANY_ZONES`: the project holds as many zones as it may
+         *     - 409 `APP_DNS_ZONE_EXISTS`: the provider already holds a zone of that name
+         *     - 409 `APP_DNS_ZONE_OVERLAP`: the name lies inside or around another project's zone on the built-in server
+         *     - 409 `APP_DNS_ZONE_RESERVED`: the name is, holds or lies under one of the server's own names (its nameservers, gateway, public host, apps domain)
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         post: operations["importDnsZone"];
         delete?: never;
@@ -2163,6 +2225,12 @@ export interface paths {
         /**
          * The zone as a zone file
          * @description Needs `dns.read`. Every record, SOA first, names relative to `$ORIGIN`; importing it again gives the same records.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         get: operations["exportDnsZone"];
         put?: never;
@@ -2183,6 +2251,11 @@ export interface paths {
         /**
          * One zone
          * @description Needs `dns.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getDnsZone"];
         put?: never;
@@ -2190,6 +2263,12 @@ export interface paths {
         /**
          * Delete a zone and its records at its provider
          * @description Needs `dns.manage`. The built-in server stops answering for it at once.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         delete: operations["deleteDnsZone"];
         options?: never;
@@ -2207,12 +2286,33 @@ export interface paths {
         /**
          * A zone's records, optionally of one name or type
          * @description Needs `dns.read`. Read from the zone's provider, SOA included.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         get: operations["listDnsRecords"];
         put?: never;
         /**
          * Add a record to a zone
-         * @description Needs `dns.manage`. Names are canonical (lower case, absolute, no trailing dot; `@` and relative names are read against the zone) and must lie inside the zone (400 `APP_DNS_NAME_OUTSIDE_ZONE`); content is checked per type (400 `APP_DNS_INVALID_CONTENT`); a CNAME is alone at its name and never at the apex (409 `APP_DNS_CNAME_CONFLICT`); SOA records are read-only (400 `APP_DNS_SOA_MANAGED`). Every change bumps the SOA serial. The same record twice is 409 `APP_DNS_RECORD_EXISTS`.
+         * @description Needs `dns.manage`. Names are canonical (lower case, absolute, no trailing dot; `@` and relative names are read against the zone) and lie inside the zone; content is checked per type; a CNAME is alone at its name and never at the apex; SOA records are read-only. Every change bumps the SOA serial. The same record twice is refused.
+         *
+         *     Refused with:
+         *     - 400 `APP_DNS_INVALID_CONTENT`: a record's content is not valid for its type
+         *     - 400 `APP_DNS_INVALID_NAME`: a name is not a valid domain name (a zone needs two labels or more)
+         *     - 400 `APP_DNS_INVALID_TTL`: a TTL is outside the allowed range
+         *     - 400 `APP_DNS_NAME_OUTSIDE_ZONE`: a record's name lies outside its zone
+         *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
+         *     - 400 `APP_DNS_TOO_MANY_RECORDS`: the zone would hold more records than a zone may
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_CNAME_CONFLICT`: a CNAME would stand beside other records at its name, or at the apex
+         *     - 409 `APP_DNS_CONCURRENT_CHANGE`: the zone kept changing under the change; try again
+         *     - 409 `APP_DNS_RECORD_EXISTS`: the zone already has the same record
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         post: operations["createDnsRecord"];
         delete?: never;
@@ -2232,7 +2332,25 @@ export interface paths {
         put?: never;
         /**
          * Create, update and delete records of one zone together
-         * @description Needs `dns.manage`. All or nothing: every change is checked against the zone as it will be, then applied in one provider call. Names are canonical (lower case, absolute, no trailing dot; `@` and relative names are read against the zone) and must lie inside the zone (400 `APP_DNS_NAME_OUTSIDE_ZONE`); content is checked per type (400 `APP_DNS_INVALID_CONTENT`); a CNAME is alone at its name and never at the apex (409 `APP_DNS_CNAME_CONFLICT`); SOA records are read-only (400 `APP_DNS_SOA_MANAGED`). Every change bumps the SOA serial.
+         * @description Needs `dns.manage`. All or nothing: every change is checked against the zone as it will be, then applied in one provider call. Names are canonical (lower case, absolute, no trailing dot; `@` and relative names are read against the zone) and lie inside the zone; content is checked per type; a CNAME is alone at its name and never at the apex; SOA records are read-only. Every change bumps the SOA serial.
+         *
+         *     Refused with:
+         *     - 400 `APP_DNS_EMPTY_CHANGE`: the change holds nothing to do
+         *     - 400 `APP_DNS_INVALID_CONTENT`: a record's content is not valid for its type
+         *     - 400 `APP_DNS_INVALID_NAME`: a name is not a valid domain name (a zone needs two labels or more)
+         *     - 400 `APP_DNS_INVALID_TTL`: a TTL is outside the allowed range
+         *     - 400 `APP_DNS_NAME_OUTSIDE_ZONE`: a record's name lies outside its zone
+         *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
+         *     - 400 `APP_DNS_TOO_MANY_CHANGES`: the change holds more changes than one request may
+         *     - 400 `APP_DNS_TOO_MANY_RECORDS`: the zone would hold more records than a zone may
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_RECORD_NOT_FOUND`: no such record in the zone
+         *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_CNAME_CONFLICT`: a CNAME would stand beside other records at its name, or at the apex
+         *     - 409 `APP_DNS_CONCURRENT_CHANGE`: the zone kept changing under the change; try again
+         *     - 409 `APP_DNS_RECORD_EXISTS`: the zone already has the same record
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         post: operations["changeDnsRecords"];
         delete?: never;
@@ -2251,17 +2369,46 @@ export interface paths {
         /**
          * One record
          * @description Needs `dns.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_RECORD_NOT_FOUND`: no such record in the zone
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         get: operations["getDnsRecord"];
         /**
          * Replace a record
-         * @description Needs `dns.manage`. The answer carries the record's new id when its name, type or content changed. Names are canonical (lower case, absolute, no trailing dot; `@` and relative names are read against the zone) and must lie inside the zone (400 `APP_DNS_NAME_OUTSIDE_ZONE`); content is checked per type (400 `APP_DNS_INVALID_CONTENT`); a CNAME is alone at its name and never at the apex (409 `APP_DNS_CNAME_CONFLICT`); SOA records are read-only (400 `APP_DNS_SOA_MANAGED`). Every change bumps the SOA serial.
+         * @description Needs `dns.manage`. The answer carries the record's new id when its name, type or content changed. Names are canonical (lower case, absolute, no trailing dot; `@` and relative names are read against the zone) and lie inside the zone; content is checked per type; a CNAME is alone at its name and never at the apex; SOA records are read-only. Every change bumps the SOA serial.
+         *
+         *     Refused with:
+         *     - 400 `APP_DNS_INVALID_CONTENT`: a record's content is not valid for its type
+         *     - 400 `APP_DNS_INVALID_NAME`: a name is not a valid domain name (a zone needs two labels or more)
+         *     - 400 `APP_DNS_INVALID_TTL`: a TTL is outside the allowed range
+         *     - 400 `APP_DNS_NAME_OUTSIDE_ZONE`: a record's name lies outside its zone
+         *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
+         *     - 400 `APP_DNS_TOO_MANY_RECORDS`: the zone would hold more records than a zone may
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_RECORD_NOT_FOUND`: no such record in the zone
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_CNAME_CONFLICT`: a CNAME would stand beside other records at its name, or at the apex
+         *     - 409 `APP_DNS_CONCURRENT_CHANGE`: the zone kept changing under the change; try again
+         *     - 409 `APP_DNS_RECORD_EXISTS`: the zone already has the same record
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         put: operations["updateDnsRecord"];
         post?: never;
         /**
          * Delete a record
-         * @description Needs `dns.manage`. SOA records cannot be deleted (400 `APP_DNS_SOA_MANAGED`).
+         * @description Needs `dns.manage`. SOA records cannot be deleted.
+         *
+         *     Refused with:
+         *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_RECORD_NOT_FOUND`: no such record in the zone
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_CONCURRENT_CHANGE`: the zone kept changing under the change; try again
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         delete: operations["deleteDnsRecord"];
         options?: never;
@@ -2278,7 +2425,14 @@ export interface paths {
         };
         /**
          * The records that point a hostname at the platform's gateway
-         * @description Needs `dns.read`. Below an apex a CNAME to the gateway's host; at an apex its A/AAAA addresses, or an ALIAS where the provider has one; a TXT under `_plinth-verify.` proving the project's claim; the ACME challenge name. Says whether one of the project's zones holds the hostname and, if so, which records it already has. 409 `APP_DNS_GATEWAY_NOT_CONFIGURED` when the server has no gateway host or addresses to give.
+         * @description Needs `dns.read`. Below an apex a CNAME to the gateway's host; at an apex its A/AAAA addresses, or an ALIAS where the provider has one; a TXT under `_plinth-verify.` proving the project's claim; the ACME challenge name. Says whether one of the project's zones holds the hostname and, if so, which records it already has.
+         *
+         *     Refused with:
+         *     - 400 `APP_DNS_INVALID_NAME`: a name is not a valid domain name (a zone needs two labels or more)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_GATEWAY_NOT_CONFIGURED`: the server has no gateway host name or addresses to point at (DNS_GATEWAY_HOST, DNS_GATEWAY_IPV4, DNS_GATEWAY_IPV6)
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         get: operations["getGatewayInstructions"];
         put?: never;
@@ -2300,7 +2454,23 @@ export interface paths {
         put?: never;
         /**
          * Create the gateway records in the project's zone that holds the hostname
-         * @description Needs `dns.manage`. Adds the missing records together (existing ones are kept); 409 `APP_DNS_ZONE_NOT_HOSTED` when no zone of the project holds the hostname, and the records rules' 409s (a CNAME beside other records) when the zone has records in the way.
+         * @description Needs `dns.manage`. Adds the missing records together (existing ones are kept); a zone whose records stand in the way (a CNAME beside other records) is refused by the records' rules.
+         *
+         *     Refused with:
+         *     - 400 `APP_DNS_INVALID_CONTENT`: a record's content is not valid for its type
+         *     - 400 `APP_DNS_INVALID_NAME`: a name is not a valid domain name (a zone needs two labels or more)
+         *     - 400 `APP_DNS_INVALID_TTL`: a TTL is outside the allowed range
+         *     - 400 `APP_DNS_NAME_OUTSIDE_ZONE`: a record's name lies outside its zone
+         *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
+         *     - 400 `APP_DNS_TOO_MANY_RECORDS`: the zone would hold more records than a zone may
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_CNAME_CONFLICT`: a CNAME would stand beside other records at its name, or at the apex
+         *     - 409 `APP_DNS_CONCURRENT_CHANGE`: the zone kept changing under the change; try again
+         *     - 409 `APP_DNS_GATEWAY_NOT_CONFIGURED`: the server has no gateway host name or addresses to point at (DNS_GATEWAY_HOST, DNS_GATEWAY_IPV4, DNS_GATEWAY_IPV6)
+         *     - 409 `APP_DNS_RECORD_EXISTS`: the zone already has the same record
+         *     - 409 `APP_DNS_ZONE_NOT_HOSTED`: no zone of the project holds the hostname
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         post: operations["applyGatewayInstructions"];
         delete?: never;
@@ -11815,6 +11985,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];

@@ -11,7 +11,7 @@ import { dig, digTransfer, type DigAnswer } from './dig.js'
 async function served (t: Test, env: Record<string, string> = {}) {
   const app = await buildTestApp(t, { env: { DNS_PORT: '0', ...env } })
   const zone = await app.dns.zones.create('proj1', { name: 'example.com' })
-  await app.dns.records.change('proj1', zone.id, {
+  await app.dns.records.change(zone, {
     create: [
       { name: 'www', type: 'A', ttl: 300, content: '192.0.2.1' },
       { name: 'www', type: 'A', ttl: 300, content: '192.0.2.2' },
@@ -110,11 +110,11 @@ t.test('the serial moves on every change, and the answers with it', async (t) =>
   const { app, zone, port } = await served(t)
   const serial = async () => Number((await dig(port, 'example.com', 'SOA', '+tcp')).answer[0].split(' ')[6])
   const first = await serial()
-  const [www] = await app.dns.records.list('proj1', zone.id, { name: 'www.example.com', type: 'A' })
-  await app.dns.records.delete('proj1', www.id)
+  const [www] = await app.dns.records.list(zone, { name: 'www.example.com', type: 'A' })
+  await app.dns.records.delete(zone, www.id)
   t.equal(await serial(), first + 1)
   t.same((await dig(port, 'www.example.com', 'A')).answer, ['www.example.com. 300 IN A 192.0.2.2'])
-  await app.dns.zones.delete('proj1', zone.id)
+  await app.dns.zones.delete(zone)
   t.equal((await dig(port, 'www.example.com', 'A')).status, 'REFUSED', 'a deleted zone is no longer served')
 })
 
@@ -135,7 +135,7 @@ t.test('zone transfers: refused unless the address is allowed, and then whole', 
 t.test('past 64 KB: a transfer is cut into messages, an answer set is truncated even over TCP', async (t) => {
   const { app, zone, port } = await served(t, { DNS_AXFR_ALLOW: '127.0.0.1' })
   const big = Array.from({ length: 40 }, (_, i) => ({ name: 'wide', type: 'TXT' as const, content: `${i}-${'w'.repeat(3990)}` }))
-  await app.dns.records.change('proj1', zone.id, { create: big })
+  await app.dns.records.change(zone, { create: big })
   const transfer = await digTransfer(port, 'example.com')
   t.match(transfer, /XFR size: 72 records \(messages [3-9],/, 'every record arrives, over several messages')
   const tcp = await dig(port, 'wide.example.com', 'TXT', '+tcp', '+ignore')
