@@ -54,7 +54,7 @@ export class TrackerComments {
   readonly records: StoreCollection<CommentRecord>
   readonly reactions: StoreCollection<ReactionRecord>
 
-  constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, cursors: Cursors, items: ItemStore, workItems: WorkItems, members: TrackerMembers, followUps: FollowUps }) {
+  constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, cursors: Cursors, items: ItemStore, workItems: WorkItems, members: TrackerMembers, followUps: FollowUps, guestsSeeAll: (lpId: string) => Promise<boolean> }) {
     this.records = store.collection<CommentRecord>(TRACKER_COLLECTIONS.comments)
     this.reactions = store.collection<ReactionRecord>(TRACKER_COLLECTIONS.reactions)
     deps.followUps.on(COMMENT_EFFECTS, async (task) => { await this.applyEffects(String(task.commentId)) })
@@ -119,7 +119,10 @@ export class TrackerComments {
     const item = { _id: comment.itemId, projectId: comment.projectId, lpId: comment.lpId }
     await this.deps.items.record(item, commentActivityId(comment.itemId, comment._id), comment.authorId, { field: 'comment', from: null, to: comment._id }, comment.createdAt)
     const people: Subscription[] = [{ userId: comment.authorId, reason: 'commenter' }]
-    for (const userId of await this.deps.members.membersAmong(comment.lpId, comment.mentions)) people.push({ userId, reason: 'mentioned' })
+    const target = await this.deps.items.items.findOne({ _id: comment.itemId }, { projection: { createdBy: 1, assignees: 1 } })
+    const project = await this.deps.guestsSeeAll(comment.lpId)
+    const guestSees = (userId: string): boolean => project || target?.createdBy === userId || target?.assignees.includes(userId) === true
+    for (const userId of await this.deps.members.mentionable(comment.lpId, comment.mentions, guestSees)) people.push({ userId, reason: 'mentioned' })
     await this.deps.items.subscribe(item, people, comment.updatedAt)
   }
 

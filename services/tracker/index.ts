@@ -101,7 +101,7 @@ export async function trackerServices (store: Store, deps: TrackerDeps): Promise
       return (await source.find({ lpId }, { sort: { _id: 1 }, projection: { _id: 1 } }).toArray()).map((record) => record._id)
     }
   })
-  const comments = new TrackerComments(store, { clock, newId, cursors, items, workItems, members, followUps })
+  const comments = new TrackerComments(store, { clock, newId, cursors, items, workItems, members, followUps, guestsSeeAll: async (lpId) => (await projects.record(lpId))?.guestsSeeAllItems ?? false })
   const links = new TrackerLinks(store, { clock, newId, cursors, items, workItems, followUps })
   const relations = new TrackerRelations(store, { clock, newId, cursors, items, workItems, followUps })
   const activity = new ItemActivity({ clock, cursors, items, workItems, members })

@@ -106,6 +106,7 @@ export class ItemRules {
       if (entry !== null && current !== null) entries.push({ field: entry, from: before ?? null, to: value ?? null })
     }
     if (current?.archivedAt != null && input.archived !== false) throw trackerError('APP_TRACKER_ITEM_ARCHIVED')
+    let mentions: string[] = []
 
     if (input.title !== undefined) {
       const title = input.title.trim()
@@ -117,7 +118,7 @@ export class ItemRules {
       if (current === null || text.markdown !== current.description || JSON.stringify(text.json) !== JSON.stringify(current.descriptionJson)) {
         Object.assign(set, { descriptionFormat: text.format, description: text.markdown, descriptionJson: text.json, descriptionText: text.text })
         if (current !== null) entries.push({ field: 'description', from: null, to: null })
-        for (const userId of await this.deps.members.membersAmong(lpId, text.mentions)) subscribe.push({ userId, reason: 'mentioned' })
+        mentions = text.mentions
       }
     }
     if (input.stateId !== undefined && input.stateId !== current?.stateId) {
@@ -184,6 +185,13 @@ export class ItemRules {
       if (input.archived && group !== 'completed' && group !== 'cancelled') throw trackerError('APP_TRACKER_ARCHIVE_OPEN_ITEM')
       set.archivedAt = input.archived ? now : null
       entries.push({ field: 'archived', from: !input.archived, to: input.archived })
+    }
+    if (mentions.length > 0) {
+      // A guest is subscribed only to what she can see: her own items, those she is assigned, or all where the project says so.
+      const assignees = set.assignees ?? current?.assignees ?? []
+      const creator = current?.createdBy ?? scope.actor.userId
+      const guestSees = (userId: string): boolean => scope.project.guestsSeeAllItems || userId === creator || assignees.includes(userId)
+      for (const userId of await this.deps.members.mentionable(lpId, mentions, guestSees)) subscribe.push({ userId, reason: 'mentioned' })
     }
     return { set, entries, subscribe }
   }

@@ -111,12 +111,16 @@ export class TrackerMembers {
     }
   }
 
-  /** Which of `userIds` are members: mentions of anyone else subscribe no one. */
-  async membersAmong (lpId: string, userIds: readonly string[]): Promise<string[]> {
+  /**
+   * Which of the mentioned `userIds` a mention subscribes: members who can
+   * see the item (a guest only if `guestSees` says so). Anyone else is
+   * subscribed to nothing, so no notification ever tells them of it.
+   */
+  async mentionable (lpId: string, userIds: readonly string[], guestSees: (userId: string) => boolean): Promise<string[]> {
     if (userIds.length === 0) return []
-    const found = await this.records.find({ _id: { $in: [...new Set(userIds)].map((userId) => memberId(lpId, userId)) } }, { projection: { userId: 1 } }).toArray()
-    const members = new Set(found.map((record) => record.userId))
-    return userIds.filter((userId) => members.has(userId))
+    const found = await this.records.find({ _id: { $in: [...new Set(userIds)].map((userId) => memberId(lpId, userId)) } }, { projection: { userId: 1, role: 1 } }).toArray()
+    const allowed = new Set(found.filter((record) => record.role !== 'guest' || guestSees(record.userId)).map((record) => record.userId))
+    return userIds.filter((userId) => allowed.has(userId))
   }
 
   async purge (lpId: string): Promise<void> {

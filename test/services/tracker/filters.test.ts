@@ -125,8 +125,29 @@ const itemArb = fc.record({
 
 type Kind = 'id' | 'person' | 'list' | 'enumP' | 'enumG' | 'text' | 'number' | 'day' | 'instant' | 'bool'
 const KINDS: Record<FilterFieldT, Kind> = {
-  project: 'id', state: 'id', stateGroup: 'enumG', priority: 'enumP', assignee: 'list', label: 'list', module: 'list', cycle: 'id', parent: 'id', type: 'id', createdBy: 'person',
-  title: 'text', description: 'text', text: 'text', number: 'number', estimate: 'number', startDate: 'day', targetDate: 'day', createdAt: 'instant', updatedAt: 'instant', completedAt: 'instant', archived: 'bool', draft: 'bool'
+  project: 'id',
+  state: 'id',
+  stateGroup: 'enumG',
+  priority: 'enumP',
+  assignee: 'list',
+  label: 'list',
+  module: 'list',
+  cycle: 'id',
+  parent: 'id',
+  type: 'id',
+  createdBy: 'person',
+  title: 'text',
+  description: 'text',
+  text: 'text',
+  number: 'number',
+  estimate: 'number',
+  startDate: 'day',
+  targetDate: 'day',
+  createdAt: 'instant',
+  updatedAt: 'instant',
+  completedAt: 'instant',
+  archived: 'bool',
+  draft: 'bool'
 }
 const valueOf = (field: FilterFieldT): fc.Arbitrary<unknown> => {
   switch (KINDS[field]) {
@@ -155,8 +176,29 @@ const treeArb: fc.Arbitrary<TrackerFilterT> = fc.letrec<{ tree: TrackerFilterT }
 })).tree
 
 const PATHS: Record<FilterFieldT, string[]> = {
-  project: ['lpId'], state: ['stateId'], stateGroup: ['stateGroup'], priority: ['priority'], assignee: ['assignees'], label: ['labelIds'], module: ['moduleIds'], cycle: ['cycleId'], parent: ['parentId'], type: ['typeId'], createdBy: ['createdBy'],
-  title: ['title'], description: ['descriptionText'], text: ['title', 'descriptionText'], number: ['seq'], estimate: ['estimate'], startDate: ['startDate'], targetDate: ['targetDate'], createdAt: ['createdAt'], updatedAt: ['updatedAt'], completedAt: ['completedAt'], archived: ['archivedAt'], draft: ['draft']
+  project: ['lpId'],
+  state: ['stateId'],
+  stateGroup: ['stateGroup'],
+  priority: ['priority'],
+  assignee: ['assignees'],
+  label: ['labelIds'],
+  module: ['moduleIds'],
+  cycle: ['cycleId'],
+  parent: ['parentId'],
+  type: ['typeId'],
+  createdBy: ['createdBy'],
+  title: ['title'],
+  description: ['descriptionText'],
+  text: ['title', 'descriptionText'],
+  number: ['seq'],
+  estimate: ['estimate'],
+  startDate: ['startDate'],
+  targetDate: ['targetDate'],
+  createdAt: ['createdAt'],
+  updatedAt: ['updatedAt'],
+  completedAt: ['completedAt'],
+  archived: ['archivedAt'],
+  draft: ['draft']
 }
 const today = localDay(context.now, context.timezone)
 const dayOf = (value: unknown): string => isDay(value) ? value : relativeDay(value as string, today) as string
