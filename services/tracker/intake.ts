@@ -93,10 +93,6 @@ export class TrackerIntake {
         next.decidedAt = null
         break
     }
-    if (stateId !== null && input.stateId !== undefined) {
-      // Checked by the plan as any state change is; a triage target would keep it in intake.
-      if (input.stateId === item.stateId) throw invalidReference('body.stateId', 'is the triage state')
-    }
     return this.view(scope, await this.deps.workItems.writeIntake(scope, item, next, stateId))
   }
 

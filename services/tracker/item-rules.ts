@@ -164,6 +164,9 @@ export class ItemRules {
       if (input.typeId !== null) await this.deps.issueTypes.requireActive(lpId, input.typeId, 'body.typeId')
       change('typeId', input.typeId, 'type')
     }
+    if (scope.role === 'guest' && ((input.cycleId !== undefined && input.cycleId !== (current?.cycleId ?? null)) || (input.moduleIds !== undefined && !sameList(input.moduleIds, current?.moduleIds ?? [])))) {
+      throw trackerError('APP_TRACKER_GUEST_REFUSED', { action: 'put items in cycles or modules' })
+    }
     if (input.cycleId !== undefined && input.cycleId !== (current?.cycleId ?? null)) {
       await this.rules.checkCycleMove(scope, current?.cycleId ?? null, input.cycleId, 'body.cycleId')
       change('cycleId', input.cycleId, 'cycle')

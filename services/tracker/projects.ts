@@ -177,6 +177,7 @@ export class TrackerProjects {
       await this.records.insertOne(record)
     } catch (error) {
       await this.port.purge(projectId, lpId)
+      await this.deps.members.purge(lpId)
       await this.counters.deleteOne({ _id: lpId })
       if (error instanceof DuplicateKeyError) throw trackerError('APP_TRACKER_IDENTIFIER_TAKEN', { identifier })
       throw error

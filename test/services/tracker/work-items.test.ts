@@ -136,6 +136,10 @@ t.test('roles: guests work on their own items; deletes are for creators and admi
   t.equal((await tracker.workItems.update(gina, ginas.id, { title: 'gina\'s, edited' })).version, 2)
   t.match(await refusal(tracker.workItems.delete(carol, bobs.id)), { status: 403, code: 'APP_TRACKER_NOT_YOURS' })
   t.match(await refusal(tracker.relations.create(gina, ginas.id, { type: 'relates_to', itemId: bobs.id })), { status: 403, code: 'APP_TRACKER_GUEST_REFUSED' })
+  const cycle = await tracker.cycles.create(bob, { name: 'Sprint' })
+  t.match(await refusal(tracker.workItems.update(gina, ginas.id, { cycleId: cycle.id })), { status: 403, code: 'APP_TRACKER_GUEST_REFUSED' }, 'guests plan nothing')
+  await tracker.workItems.update(bob, ginas.id, { cycleId: cycle.id })
+  t.equal((await tracker.workItems.update(gina, ginas.id, { title: 'in a cycle, edited' })).cycleId, cycle.id, 'but edit their items that are planned')
   for (const actor of [people.oscar, { userId: 'rita', permissions: [] }]) {
     t.match(await refusal(scope(actor, lpId)), { status: 404, code: 'APP_TRACKER_PROJECT_NOT_FOUND' }, `${actor.userId} without tracker.read`)
   }
