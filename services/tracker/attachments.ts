@@ -9,7 +9,7 @@ import type { Store, StoreCollection } from '../store/types.js'
 import { TRACKER_LIMITS, type ListQueryT, type PageOf } from '../../schemas/tracker.js'
 import type { AttachmentT, StartAttachmentBodyT } from '../../schemas/tracker-work-items.js'
 import { ownsOrAdmin, requireWritable, type TrackerScope } from './access.js'
-import { limitReached, trackerError } from './errors.js'
+import { invalidValue, limitReached, trackerError } from './errors.js'
 import type { FollowUps } from './follow-ups.js'
 import type { ItemStore } from './item-store.js'
 import { keysetPage, listScope, sortPlan } from './paging.js'
@@ -55,6 +55,7 @@ export class TrackerAttachments {
   async start (scope: TrackerScope, itemId: string, input: StartAttachmentBodyT): Promise<UploadSessionView> {
     requireWritable(scope)
     const item = await this.deps.workItems.visible(scope, itemId)
+    if (input.size > TRACKER_LIMITS.attachmentBytes) throw invalidValue('body.size', `is more than ${TRACKER_LIMITS.attachmentBytes} bytes`)
     if (await this.records.countDocuments({ itemId }) >= TRACKER_LIMITS.attachmentsPerItem) throw limitReached('work item', TRACKER_LIMITS.attachmentsPerItem, 'attachments')
     return await this.deps.uploads.start(attachmentOwner(item), { name: input.name, size: input.size, type: input.type, sha256: input.sha256, createdBy: scope.actor.userId })
   }

@@ -100,6 +100,7 @@ t.test('attachments go through upload sessions and leave with their item', async
   const item = await tracker.workItems.create(bob, { title: 'With a file' })
   const content = Buffer.from('x'.repeat(1500))
   const sha256 = createHash('sha256').update(content).digest('hex')
+  t.match(await refusal(tracker.attachments.start(bob, item.id, { name: 'huge.bin', size: 101 * 1024 * 1024, type: 'application/octet-stream' })), { status: 400, details: { fields: [{ path: 'body.size' }] } })
   const session = await tracker.attachments.start(bob, item.id, { name: 'notes.txt', size: content.length, type: 'text/plain', sha256 })
   t.equal(session.chunkCount, 2)
   await tracker.attachments.putChunk(bob, item.id, session.id, 1, content.subarray(1024))

@@ -235,3 +235,44 @@ t.test('cursors page through everything once and refuse to be reused elsewhere',
   const byAssignee = await tracker.lists.count(bob, { groupBy: 'assignee', filter: '{"field":"priority","op":"eq","value":"high"}' })
   t.same(byAssignee.groups.filter((group) => group.count > 0), [{ value: null, count: 12 }])
 })
+
+/** Item writes held until two have come, once `armed`: both re-parentings have made their checks by then. */
+function meetingAtItemWrites (control: { armed: boolean }): (store: Store) => Store {
+  return (store) => {
+    let waiting = 0
+    let release = (): void => {}
+    const reached = new Promise<void>((resolve) => { release = resolve })
+    const wrapped: Store = Object.create(store)
+    wrapped.collection = <T extends Document>(name: string): StoreCollection<T> => {
+      const inner = store.collection<T>(name)
+      if (name !== 'tracker_items') return inner
+      const collection: StoreCollection<T> = Object.create(inner)
+      collection.findOneAndUpdate = async (...args) => {
+        if (control.armed && waiting < 2) {
+          if (++waiting === 2) release()
+          await reached
+        }
+        return await inner.findOneAndUpdate(...args)
+      }
+      return collection
+    }
+    return wrapped
+  }
+}
+
+t.test('two re-parentings racing into a loop: the loop never stands', async (t) => {
+  const control = { armed: false }
+  const { tracker, project } = await trackerOn(t, meetingAtItemWrites(control))
+  const { bob, carol } = await project()
+  const a = await tracker.workItems.create(bob, { title: 'A' })
+  const b = await tracker.workItems.create(bob, { title: 'B' })
+  control.armed = true
+  const outcomes = await Promise.allSettled([
+    tracker.workItems.update(bob, a.id, { parentId: b.id }),
+    tracker.workItems.update(carol, b.id, { parentId: a.id })
+  ])
+  for (const outcome of outcomes) if (outcome.status === 'rejected') t.match(outcome.reason, { status: 409, code: 'APP_TRACKER_PARENT_LOOP' })
+  const parents = [(await tracker.workItems.get(bob, a.id)).parentId, (await tracker.workItems.get(bob, b.id)).parentId]
+  t.ok(parents.includes(null), `no loop stands (parents ${JSON.stringify(parents)})`)
+  t.ok(outcomes.some((outcome) => outcome.status === 'rejected'), 'at least one was refused')
+})
