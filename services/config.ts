@@ -55,6 +55,15 @@ export interface Config {
   hosting: HostingConfig
   /** Hosting: how custom hostnames are verified and where their TLS certificates come from (docs/hosting.md). */
   hostingTls: HostingTlsConfig
+  /** The job worker's slots on this node, by lane (docs/architecture.md, "Background work"). */
+  jobs: JobsConfig
+}
+
+export interface JobsConfig {
+  /** JOB_WORKER_SLOTS: jobs of the short lane (everything but builds) run at once on this node. */
+  slots: number
+  /** JOB_WORKER_LONG_SLOTS: jobs of the long lane (deployments, which build) run at once on this node. */
+  longSlots: number
 }
 
 export interface HostingConfig {
@@ -509,7 +518,11 @@ export function loadConfig (env: Env = process.env): Config {
     },
     dns: dnsConfig(env),
     hosting: hostingConfig(env, dataDir, port, host),
-    hostingTls: hostingTlsConfig(env)
+    hostingTls: hostingTlsConfig(env),
+    jobs: {
+      slots: integer(env, 'JOB_WORKER_SLOTS', 2, 1, 256),
+      longSlots: integer(env, 'JOB_WORKER_LONG_SLOTS', 2, 1, 256)
+    }
   }
 }
 
