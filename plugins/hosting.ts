@@ -171,7 +171,10 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
   await Promise.all([timeline.init(), secrets.init(), logs.init(), traffic.init(), releases.init(), deployments.init(), apps.init(), hostnames.init()])
   await certificates.init()
   for (const schema of [...hostingSchemas, ...hostingHostnameSchemas]) app.addSchema(schema)
-  app.projects.onDelete(async (projectId) => { await apps.deleteAllForProject(projectId) })
+  app.projects.onDelete(async (projectId) => {
+    await apps.deleteAllForProject(projectId)
+    await driver.discardBuildCache(projectId).catch(onError)
+  })
 
   app.registerJobHandler(DEPLOY_JOB, async (payload) => await deployments.runNext(String(payload.appId)))
   app.registerJobHandler(RECONCILE_JOB, async (payload) => { await releases.reconcile(String(payload.appId)) })

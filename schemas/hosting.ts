@@ -173,10 +173,12 @@ export const ListDeploymentsQuery = Type.Object({ limit: Type.Optional(Type.Inte
 export const Secret = Type.Object({
   name: Type.String(),
   version: Type.Integer({ description: 'Goes up by one on every change' }),
+  buildTime: Type.Boolean({ description: 'Also given to builds. Every secret reaches the app\'s instances; only these reach its builds, where every installed dependency\'s scripts run' }),
   updatedAt: DateTime
 }, { $id: 'HostingSecret', description: 'Values are sealed at rest and never returned' })
-export const PutSecretBody = Type.Object({ value: Type.String({ maxLength: HOSTING_LIMITS.secretValueBytes }) }, { additionalProperties: false })
-export const ImportSecretsBody = Type.Object({ env: Type.String({ minLength: 1, maxLength: HOSTING_LIMITS.envFileBytes, description: 'A `.env` text: `NAME=value` lines, `export ` prefixes, quoted values, `#` comments' }) }, { additionalProperties: false })
+const BuildTimeFlag = Type.Optional(Type.Boolean({ description: 'Give the value to builds too (install and build scripts, the scripts of every dependency installed). Omitted: the secret keeps its setting; a new one is runtime only' }))
+export const PutSecretBody = Type.Object({ value: Type.String({ maxLength: HOSTING_LIMITS.secretValueBytes }), buildTime: BuildTimeFlag }, { additionalProperties: false })
+export const ImportSecretsBody = Type.Object({ env: Type.String({ minLength: 1, maxLength: HOSTING_LIMITS.envFileBytes, description: 'A `.env` text: `NAME=value` lines, `export ` prefixes, quoted values, `#` comments' }), buildTime: BuildTimeFlag }, { additionalProperties: false })
 
 export const LogLine = Type.Object({
   seq: Type.Integer({ description: 'Increasing within the deployment\'s log: `after` resumes from it' }),

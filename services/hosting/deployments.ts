@@ -199,16 +199,20 @@ export class Deployments {
     return await this.records.findOne({ _id: record._id }) ?? record
   }
 
-  /** Builds the artifact, or records why not and returns null. */
+  /**
+   * Builds the artifact, or records why not and returns null. The build gets
+   * the secrets marked for builds only; its log is masked with every
+   * secret's value.
+   */
   private async build (app: AppRecord, record: DeploymentRecord): Promise<Artifact | null> {
-    const env = await this.deps.secrets.environment(app._id)
-    const log = this.deps.logs.sink({ appId: app._id, deploymentId: record._id, instanceId: null, kind: 'build' }, masker(Object.values(env)))
+    const env = await this.deps.secrets.buildEnvironment(app._id)
+    const log = this.deps.logs.sink({ appId: app._id, deploymentId: record._id, instanceId: null, kind: 'build' }, masker(Object.values(await this.deps.secrets.environment(app._id))))
     const controller = new AbortController()
     this.building.set(record._id, controller)
     const dir = await mkdtemp(join(this.deps.workDir, `${record._id}-`))
     try {
       const sourceDir = await this.deps.prepareSource(app, record, dir)
-      const artifact = await this.deps.driver.build({ appId: app._id, deploymentId: record._id, sourceDir, kind: app.kind === 'static' ? 'static' : 'auto', env, log, signal: controller.signal })
+      const artifact = await this.deps.driver.build({ projectId: app.projectId, appId: app._id, deploymentId: record._id, sourceDir, kind: app.kind === 'static' ? 'static' : 'auto', env, log, signal: controller.signal })
       await this.records.updateOne({ _id: record._id }, { $set: { artifact } })
       this.deps.addBuildSeconds(app, artifact.buildSeconds)
       log.write(`Built artifact ${artifact.id} (${artifact.kind}) in ${artifact.buildSeconds.toFixed(1)} s`, 'system')
