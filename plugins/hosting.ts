@@ -10,7 +10,7 @@ import { hostingSchemas } from '../schemas/hosting.js'
 import { HostRoutes } from '../services/hosting/route-table.js'
 import { Timeline } from '../services/hosting/timeline.js'
 import { AppSecrets } from '../services/hosting/secrets.js'
-import { AppLogs } from '../services/hosting/logs.js'
+import { AppLogs, LOGS_PRUNE_EVERY_MS, LOGS_PRUNE_JOB } from '../services/hosting/logs.js'
 import { Releases } from '../services/hosting/releases.js'
 import { DEPLOY_JOB, Deployments } from '../services/hosting/deployments.js'
 import { HostingApps, RECONCILE_JOB } from '../services/hosting/apps.js'
@@ -85,7 +85,7 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
   const routes = new HostRoutes()
   const timeline = new Timeline(app.store, deps)
   const secrets = new AppSecrets(app.store, { clock: systemClock, box: app.secrets })
-  const logs = new AppLogs(app.store, { ...deps, onError })
+  const logs = new AppLogs(app.store, { ...deps, onError, limits: config.hosting.logs })
   const traffic = new Traffic(app.store, { clock: systemClock, projectOf: (appId) => routes.routeOf(appId)?.projectId ?? null })
   const wake = async (type: string, appId: string): Promise<void> => { await app.jobs.enqueueKeyed(type, appId, { appId }) }
   const appsDomain = config.hosting.appsDomain
@@ -177,6 +177,7 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
   })
 
   app.registerJobHandler(DEPLOY_JOB, async (payload) => await deployments.runNext(String(payload.appId)))
+  app.registerJobHandler(LOGS_PRUNE_JOB, async () => await logs.prune())
   app.registerJobHandler(RECONCILE_JOB, async (payload) => { await releases.reconcile(String(payload.appId)) })
   app.registerJobHandler(USAGE_FLUSH_JOB, async () => await traffic.flush(await releases.running()))
   app.registerJobHandler(RENEW_CERTIFICATES_JOB, async () => await certificates.renewDue())
@@ -209,6 +210,7 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
       await app.jobs.schedule(USAGE_FLUSH_JOB, USAGE_FLUSH_EVERY_MS)
       await app.jobs.schedule(RENEW_CERTIFICATES_JOB, RENEW_CERTIFICATES_EVERY_MS)
       await app.jobs.schedule(VERIFY_PENDING_JOB, VERIFY_PENDING_EVERY_MS)
+      await app.jobs.schedule(LOGS_PRUNE_JOB, LOGS_PRUNE_EVERY_MS)
       const { port, tlsPort, host } = config.hosting.gateway
       if (port !== null) {
         await gateway.listen({ port, host, ...(tlsPort === null ? {} : { tlsPort }) })

@@ -13,8 +13,6 @@ export const HOSTING_LIMITS = {
   secretsPerApp: 100,
   secretValueBytes: 32 * 1024,
   envFileBytes: 256 * 1024,
-  /** Log lines kept per deployment and kind (build, runtime); older ones are dropped. */
-  logLinesKept: 5000,
   logLineChars: 4096,
   logPageMax: 1000,
   deploymentsPageMax: 100,

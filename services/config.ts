@@ -87,6 +87,19 @@ export interface HostingConfig {
   container: { socketPath: string, baseImage: string } | null
   /** What an external git source may reach (docs/hosting.md). */
   externalGit: ExternalGitConfig
+  /** How much of an app's output is taken in and kept (docs/hosting.md, "Logs"). */
+  logs: HostingLogsConfig
+}
+
+export interface HostingLogsConfig {
+  /** HOSTING_LOG_LINES_PER_SECOND: lines one instance or build may log a second; the rest are dropped and counted. */
+  linesPerSecond: number
+  /** HOSTING_LOG_BUFFER_LINES: lines one instance or build may have waiting for the store; past it they are dropped and counted. */
+  bufferLines: number
+  /** HOSTING_LOG_RETENTION_LINES: lines kept per app and kind (build, runtime), the newest. */
+  retentionLines: number
+  /** HOSTING_LOG_RETENTION_DAYS: lines older than this are deleted. */
+  retentionMs: number
 }
 
 export interface ExternalGitConfig {
@@ -392,7 +405,13 @@ function hostingConfig (env: Env, dataDir: string, apiPort: number, apiHost: str
     healthTimeoutMs: integer(env, 'HOSTING_HEALTH_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
     stopGraceMs: integer(env, 'HOSTING_STOP_GRACE_SECONDS', 10, 0, 600) * 1000,
     container: socketPath !== undefined && baseImage !== undefined ? { socketPath, baseImage } : null,
-    externalGit: externalGitConfig(env)
+    externalGit: externalGitConfig(env),
+    logs: {
+      linesPerSecond: integer(env, 'HOSTING_LOG_LINES_PER_SECOND', 500, 1, 1_000_000),
+      bufferLines: integer(env, 'HOSTING_LOG_BUFFER_LINES', 2000, 10, 1_000_000),
+      retentionLines: integer(env, 'HOSTING_LOG_RETENTION_LINES', 10_000, 100, 10_000_000),
+      retentionMs: integer(env, 'HOSTING_LOG_RETENTION_DAYS', 14, 1, 3650) * 86_400_000
+    }
   }
 }
 
