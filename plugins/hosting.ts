@@ -135,7 +135,9 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
     workDir,
     prepareSource: async (record, deployment, dir) => await (sources as AppSources).prepare(record, deployment, dir),
     wake: async (appId) => { await wake(DEPLOY_JOB, appId) },
-    addBuildSeconds: (record, seconds) => { traffic.addBuildSeconds(record, seconds) }
+    addBuildSeconds: (record, seconds) => { traffic.addBuildSeconds(record, seconds) },
+    buildTimeoutMs: config.hosting.buildTimeoutMs,
+    buildsPerProject: config.hosting.buildsPerProject
   })
   sources = new AppSources({
     uploads: app.files.uploads,
@@ -176,7 +178,8 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
     await driver.discardBuildCache(projectId).catch(onError)
   })
 
-  app.registerJobHandler(DEPLOY_JOB, async (payload) => await deployments.runNext(String(payload.appId)))
+  // Deployments build, for up to HOSTING_BUILD_TIMEOUT_SECONDS: the long lane, so every other job keeps its own slots.
+  app.registerJobHandler(DEPLOY_JOB, async (payload) => await deployments.runNext(String(payload.appId)), { lane: 'long' })
   app.registerJobHandler(LOGS_PRUNE_JOB, async () => await logs.prune())
   app.registerJobHandler(RECONCILE_JOB, async (payload) => { await releases.reconcile(String(payload.appId)) })
   app.registerJobHandler(USAGE_FLUSH_JOB, async () => await traffic.flush(await releases.running()))

@@ -87,6 +87,10 @@ export interface HostingConfig {
   container: { socketPath: string, baseImage: string } | null
   /** What an external git source may reach (docs/hosting.md). */
   externalGit: ExternalGitConfig
+  /** HOSTING_BUILD_TIMEOUT_SECONDS: a build still running after this long is stopped and fails. */
+  buildTimeoutMs: number
+  /** HOSTING_BUILDS_PER_PROJECT: builds of one project running at once, on all nodes together. */
+  buildsPerProject: number
   /** How much of an app's output is taken in and kept (docs/hosting.md, "Logs"). */
   logs: HostingLogsConfig
 }
@@ -406,6 +410,8 @@ function hostingConfig (env: Env, dataDir: string, apiPort: number, apiHost: str
     stopGraceMs: integer(env, 'HOSTING_STOP_GRACE_SECONDS', 10, 0, 600) * 1000,
     container: socketPath !== undefined && baseImage !== undefined ? { socketPath, baseImage } : null,
     externalGit: externalGitConfig(env),
+    buildTimeoutMs: integer(env, 'HOSTING_BUILD_TIMEOUT_SECONDS', 900, 1, 86_400) * 1000,
+    buildsPerProject: integer(env, 'HOSTING_BUILDS_PER_PROJECT', 1, 1, 100),
     logs: {
       linesPerSecond: integer(env, 'HOSTING_LOG_LINES_PER_SECOND', 500, 1, 1_000_000),
       bufferLines: integer(env, 'HOSTING_LOG_BUFFER_LINES', 2000, 10, 1_000_000),
