@@ -13,8 +13,6 @@ export const HOSTING_LIMITS = {
   secretsPerApp: 100,
   secretValueBytes: 32 * 1024,
   envFileBytes: 256 * 1024,
-  /** Log lines kept per deployment and kind (build, runtime); older ones are dropped. */
-  logLinesKept: 5000,
   logLineChars: 4096,
   logPageMax: 1000,
   deploymentsPageMax: 100,
@@ -173,10 +171,12 @@ export const ListDeploymentsQuery = Type.Object({ limit: Type.Optional(Type.Inte
 export const Secret = Type.Object({
   name: Type.String(),
   version: Type.Integer({ description: 'Goes up by one on every change' }),
+  buildTime: Type.Boolean({ description: 'Also given to builds. Every secret reaches the app\'s instances; only these reach its builds, where every installed dependency\'s scripts run' }),
   updatedAt: DateTime
 }, { $id: 'HostingSecret', description: 'Values are sealed at rest and never returned' })
-export const PutSecretBody = Type.Object({ value: Type.String({ maxLength: HOSTING_LIMITS.secretValueBytes }) }, { additionalProperties: false })
-export const ImportSecretsBody = Type.Object({ env: Type.String({ minLength: 1, maxLength: HOSTING_LIMITS.envFileBytes, description: 'A `.env` text: `NAME=value` lines, `export ` prefixes, quoted values, `#` comments' }) }, { additionalProperties: false })
+const BuildTimeFlag = Type.Optional(Type.Boolean({ description: 'Give the value to builds too (install and build scripts, the scripts of every dependency installed). Omitted: the secret keeps its setting; a new one is runtime only' }))
+export const PutSecretBody = Type.Object({ value: Type.String({ maxLength: HOSTING_LIMITS.secretValueBytes }), buildTime: BuildTimeFlag }, { additionalProperties: false })
+export const ImportSecretsBody = Type.Object({ env: Type.String({ minLength: 1, maxLength: HOSTING_LIMITS.envFileBytes, description: 'A `.env` text: `NAME=value` lines, `export ` prefixes, quoted values, `#` comments' }), buildTime: BuildTimeFlag }, { additionalProperties: false })
 
 export const LogLine = Type.Object({
   seq: Type.Integer({ description: 'Increasing within the deployment\'s log: `after` resumes from it' }),

@@ -60,6 +60,15 @@ export interface Config {
   hosting: HostingConfig
   /** Hosting: how custom hostnames are verified and where their TLS certificates come from (docs/hosting.md). */
   hostingTls: HostingTlsConfig
+  /** The job worker's slots on this node, by lane (docs/architecture.md, "Background work"). */
+  jobs: JobsConfig
+}
+
+export interface JobsConfig {
+  /** JOB_WORKER_SLOTS: jobs of the short lane (everything but builds) run at once on this node. */
+  slots: number
+  /** JOB_WORKER_LONG_SLOTS: jobs of the long lane (deployments, which build) run at once on this node. */
+  longSlots: number
 }
 
 export interface HostingConfig {
@@ -83,6 +92,23 @@ export interface HostingConfig {
   container: { socketPath: string, baseImage: string } | null
   /** What an external git source may reach (docs/hosting.md). */
   externalGit: ExternalGitConfig
+  /** HOSTING_BUILD_TIMEOUT_SECONDS: a build still running after this long is stopped and fails. */
+  buildTimeoutMs: number
+  /** HOSTING_BUILDS_PER_PROJECT: builds of one project running at once, on all nodes together. */
+  buildsPerProject: number
+  /** How much of an app's output is taken in and kept (docs/hosting.md, "Logs"). */
+  logs: HostingLogsConfig
+}
+
+export interface HostingLogsConfig {
+  /** HOSTING_LOG_LINES_PER_SECOND: lines one instance or build may log a second; the rest are dropped and counted. */
+  linesPerSecond: number
+  /** HOSTING_LOG_BUFFER_LINES: lines one instance or build may have waiting for the store; past it they are dropped and counted. */
+  bufferLines: number
+  /** HOSTING_LOG_RETENTION_LINES: lines kept per app and kind (build, runtime), the newest. */
+  retentionLines: number
+  /** HOSTING_LOG_RETENTION_DAYS: lines older than this are deleted. */
+  retentionMs: number
 }
 
 export interface ExternalGitConfig {
@@ -347,7 +373,15 @@ function hostingConfig (env: Env, dataDir: string, apiPort: number, apiHost: str
     healthTimeoutMs: integer(env, 'HOSTING_HEALTH_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
     stopGraceMs: integer(env, 'HOSTING_STOP_GRACE_SECONDS', 10, 0, 600) * 1000,
     container: socketPath !== undefined && baseImage !== undefined ? { socketPath, baseImage } : null,
-    externalGit: externalGitConfig(env)
+    externalGit: externalGitConfig(env),
+    buildTimeoutMs: integer(env, 'HOSTING_BUILD_TIMEOUT_SECONDS', 900, 1, 86_400) * 1000,
+    buildsPerProject: integer(env, 'HOSTING_BUILDS_PER_PROJECT', 1, 1, 100),
+    logs: {
+      linesPerSecond: integer(env, 'HOSTING_LOG_LINES_PER_SECOND', 500, 1, 1_000_000),
+      bufferLines: integer(env, 'HOSTING_LOG_BUFFER_LINES', 2000, 10, 1_000_000),
+      retentionLines: integer(env, 'HOSTING_LOG_RETENTION_LINES', 10_000, 100, 10_000_000),
+      retentionMs: integer(env, 'HOSTING_LOG_RETENTION_DAYS', 14, 1, 3650) * 86_400_000
+    }
   }
 }
 
@@ -445,7 +479,11 @@ export function loadConfig (env: Env = process.env): Config {
     },
     dns: parseDnsConfig(env),
     hosting: hostingConfig(env, dataDir, port, host),
-    hostingTls: hostingTlsConfig(env)
+    hostingTls: hostingTlsConfig(env),
+    jobs: {
+      slots: integer(env, 'JOB_WORKER_SLOTS', 2, 1, 256),
+      longSlots: integer(env, 'JOB_WORKER_LONG_SLOTS', 2, 1, 256)
+    }
   }
 }
 

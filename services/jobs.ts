@@ -68,6 +68,18 @@ export class PermanentJobError extends Error {
   }
 }
 
+/**
+ * Thrown by a handler that cannot run now (what it needs is held elsewhere):
+ * the job goes back to the queue, due `delayMs` later, without spending an
+ * attempt, so waiting never makes it `dead`.
+ */
+export class DeferJobError extends Error {
+  constructor (message: string, readonly delayMs: number) {
+    super(message)
+    this.name = 'DeferJobError'
+  }
+}
+
 /** Reported when a worker finishes a job whose lease another worker has taken over. */
 export class JobLeaseLostError extends Error {
   constructor (readonly jobId: string, readonly workerId: string) {
@@ -319,12 +331,15 @@ export class JobQueue {
 
   /**
    * Records a failed attempt: back to `queued` after a growing delay, `dead`
-   * once attempts are used up, `failed` at once for a PermanentJobError.
+   * once attempts are used up, `failed` at once for a PermanentJobError,
+   * `queued` after its delay and with its attempt given back for a DeferJobError.
    * Null when the caller's lease was taken over.
    */
   async fail (job: Job, workerId: string, error: unknown): Promise<Job | null> {
     const now = await this.now()
     const lastError = errorMessage(error)
+    // A deferred run reads what is due when it runs again, so a request to run again is already covered.
+    if (error instanceof DeferJobError) return await this.settle(job, workerId, now, { status: 'queued', lastError, runAt: later(now, error.delayMs), leaseOwner: null, maxAttempts: job.maxAttempts + 1, ...(job.again === undefined ? {} : { again: false }) })
     const rerun = await this.rerunIfAsked(job, workerId, now, { lastError })
     if (rerun !== null) return rerun
     const final = error instanceof PermanentJobError || job.attempts >= job.maxAttempts

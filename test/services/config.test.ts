@@ -270,3 +270,23 @@ t.test('the platform\'s own names: nameservers, the gateway, the public host unl
   })), ['ns.dns.example', 'gw.example.net', 'api.example.com', 'run.example.net'])
   t.same(platformHosts(loadConfig({ PUBLIC_URL: 'http://[::1]:8080' })), ['ns1.plinth.localhost', 'ns2.plinth.localhost', 'apps.localhost'], 'an IPv6 address is no name either')
 })
+
+t.test('build limits, log limits and the job lanes: defaults, values, refusals', async (t) => {
+  const defaults = loadConfig({})
+  t.match(defaults.hosting, { buildTimeoutMs: 900_000, buildsPerProject: 1, logs: { linesPerSecond: 500, bufferLines: 2000, retentionLines: 10_000, retentionMs: 14 * 86_400_000 } })
+  t.same(defaults.jobs, { slots: 2, longSlots: 2 })
+  const set = loadConfig({ HOSTING_BUILD_TIMEOUT_SECONDS: '60', HOSTING_BUILDS_PER_PROJECT: '3', HOSTING_LOG_LINES_PER_SECOND: '50', HOSTING_LOG_BUFFER_LINES: '100', HOSTING_LOG_RETENTION_LINES: '1000', HOSTING_LOG_RETENTION_DAYS: '1', JOB_WORKER_SLOTS: '4', JOB_WORKER_LONG_SLOTS: '1' })
+  t.match(set.hosting, { buildTimeoutMs: 60_000, buildsPerProject: 3, logs: { linesPerSecond: 50, bufferLines: 100, retentionLines: 1000, retentionMs: 86_400_000 } })
+  t.same(set.jobs, { slots: 4, longSlots: 1 })
+  const refusals: Array<[Record<string, string>, RegExp]> = [
+    [{ HOSTING_BUILD_TIMEOUT_SECONDS: '0' }, /HOSTING_BUILD_TIMEOUT_SECONDS must be between 1 and 86400/],
+    [{ HOSTING_BUILDS_PER_PROJECT: 'many' }, /HOSTING_BUILDS_PER_PROJECT must be a whole number/],
+    [{ HOSTING_LOG_LINES_PER_SECOND: '0' }, /HOSTING_LOG_LINES_PER_SECOND must be between 1/],
+    [{ HOSTING_LOG_BUFFER_LINES: '5' }, /HOSTING_LOG_BUFFER_LINES must be between 10/],
+    [{ HOSTING_LOG_RETENTION_LINES: '-1' }, /HOSTING_LOG_RETENTION_LINES must be a whole number/],
+    [{ HOSTING_LOG_RETENTION_DAYS: '0' }, /HOSTING_LOG_RETENTION_DAYS must be between 1/],
+    [{ JOB_WORKER_SLOTS: '0' }, /JOB_WORKER_SLOTS must be between 1 and 256/],
+    [{ JOB_WORKER_LONG_SLOTS: '1.5' }, /JOB_WORKER_LONG_SLOTS must be a whole number/]
+  ]
+  for (const [env, message] of refusals) t.throws(() => loadConfig(env), message, JSON.stringify(env))
+})

@@ -3425,7 +3425,7 @@ export interface paths {
         get?: never;
         /**
          * Create or replace one secret
-         * @description Needs `hosting.manage`. Sealed at rest, given to builds and instances as an environment variable, masked in every log line. Running instances keep the values they started with; the next deployment, scale or resume gets the new ones. The platform's own variables (PORT, HOST, PLINTH_*) are refused.
+         * @description Needs `hosting.manage`. Sealed at rest, given to instances as an environment variable, and to builds only with `buildTime: true`; masked in every log line. Running instances keep the values they started with; the next deployment, scale or resume gets the new ones. The platform's own variables (PORT, HOST, PLINTH_*) are refused.
          */
         put: operations["putHostingAppSecret"];
         post?: never;
@@ -4342,6 +4342,8 @@ export interface components {
             name: string;
             /** @description Goes up by one on every change */
             version: number;
+            /** @description Also given to builds. Every secret reaches the app's instances; only these reach its builds, where every installed dependency's scripts run */
+            buildTime: boolean;
             /** Format: date-time */
             updatedAt: string;
         };
@@ -14991,6 +14993,8 @@ export interface operations {
             content: {
                 "application/json": {
                     value: string;
+                    /** @description Give the value to builds too (install and build scripts, the scripts of every dependency installed). Omitted: the secret keeps its setting; a new one is runtime only */
+                    buildTime?: boolean;
                 };
             };
         };
@@ -15081,6 +15085,8 @@ export interface operations {
                 "application/json": {
                     /** @description A `.env` text: `NAME=value` lines, `export ` prefixes, quoted values, `#` comments */
                     env: string;
+                    /** @description Give the value to builds too (install and build scripts, the scripts of every dependency installed). Omitted: the secret keeps its setting; a new one is runtime only */
+                    buildTime?: boolean;
                 };
             };
         };

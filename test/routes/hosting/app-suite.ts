@@ -1,5 +1,7 @@
 import type { Test } from 'tap'
 import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { buildTestApp, call, orgWithRoles } from '../../helper.js'
 import { deploymentSettled, packFixture, uploadSource, viaGateway, waitFor } from './fixtures.js'
 
@@ -81,4 +83,9 @@ export async function appSuite (t: Test, env: Record<string, string>): Promise<v
 
   t.equal((await call(app, 'DELETE', appUrl, owner.auth)).status, 200)
   t.equal((await viaGateway(port, host)).status, 404, 'a deleted app is unknown to the gateway')
+
+  const cache = join(app.config.hosting.dir, 'driver', 'npm-caches', projectId)
+  if (app.hosting.driver.name === 'process') t.ok(existsSync(cache), 'the project has its own npm cache')
+  t.equal((await call(app, 'DELETE', `/api/projects/${projectId}`, owner.auth)).status, 200)
+  t.notOk(existsSync(cache), 'which goes with the project')
 }
