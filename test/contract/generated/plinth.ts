@@ -3831,8 +3831,10 @@ export interface components {
             push: "write" | "admin" | "nobody";
             allowForcePush: boolean;
             allowDelete: boolean;
-            /** @description Who may push to matching branches: callers with `git.write` (and write deploy keys), only `git.admin` holders, or nobody (changes come through the API) */
+            /** @description Who may merge merge requests into matching branches, as enforced: never looser than `push` unless `mergeExplicit` */
             merge: "write" | "admin" | "nobody";
+            /** @description True when `merge` was set on the rule; false when it follows `push` (a frozen branch takes no merges either) */
+            mergeExplicit: boolean;
             /** @description Approvals a merge request needs before it may be merged into a matching branch */
             requiredApprovals: number;
             /** Format: date-time */
@@ -9213,8 +9215,8 @@ export interface operations {
                     allowForcePush?: boolean;
                     /** @description False when a rule is created without it */
                     allowDelete?: boolean;
-                    /** @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody; `write` when a rule is created without it */
-                    merge?: "write" | "admin" | "nobody";
+                    /** @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody. Absent on create, or `null`, it follows `push` (a branch nobody may push to takes no merges); a level given here is kept as written, even looser than `push` */
+                    merge?: "write" | "admin" | "nobody" | (never | null);
                     /** @description Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged; 0 when a rule is created without it */
                     requiredApprovals?: number;
                 };
@@ -9273,8 +9275,8 @@ export interface operations {
                     allowForcePush?: boolean;
                     /** @description False when a rule is created without it */
                     allowDelete?: boolean;
-                    /** @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody; `write` when a rule is created without it */
-                    merge?: "write" | "admin" | "nobody";
+                    /** @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody. Absent on create, or `null`, it follows `push` (a branch nobody may push to takes no merges); a level given here is kept as written, even looser than `push` */
+                    merge?: "write" | "admin" | "nobody" | (never | null);
                     /** @description Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged; 0 when a rule is created without it */
                     requiredApprovals?: number;
                 };
