@@ -1004,7 +1004,7 @@ export interface paths {
         head?: never;
         /**
          * Set fields on every record matching a filter, under the update rule
-         * @description Needs the update method enabled and a filter that selects something by its form (400 `APP_FILTER_REQUIRED`). `dryRun` only counts; more matches than `maxAffected` change nothing (409 `APP_TOO_MANY_AFFECTED`).
+         * @description Needs the update method enabled and a filter that selects something by its form (400 `APP_FILTER_REQUIRED`). Clearing a file field deletes its files: the fileDelete rule must allow it on every matched record (403 `APP_FORBIDDEN`, nothing changed). `dryRun` only counts; more matches than `maxAffected` change nothing (409 `APP_TOO_MANY_AFFECTED`).
          */
         patch: operations["bulkUpdateRecords"];
         trace?: never;
@@ -1043,7 +1043,7 @@ export interface paths {
         get: operations["getRecord"];
         /**
          * Change the fields given; with If-Match only if the record is still at that version (412 otherwise)
-         * @description Under the collection's update rule. Only the fields given change. With `If-Match` the change applies only if the record is still at that version (412 `APP_VERSION_MISMATCH` otherwise).
+         * @description Under the collection's update rule. Only the fields given change. Clearing a file field (`null`, or `[]` on a multiple one) deletes its files, so it needs the fileDelete rule too (403 `APP_FORBIDDEN`). With `If-Match` the change applies only if the record is still at that version (412 `APP_VERSION_MISMATCH` otherwise).
          */
         put: operations["updateRecord"];
         post?: never;
