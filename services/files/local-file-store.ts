@@ -19,6 +19,9 @@ import {
 const OBJECT_SUFFIX = '.obj'
 const STAGED_SUFFIX = '.part'
 const READ_BUFFER_BYTES = 4 * 1024 * 1024
+// Records' files are no one else's business on the machine: owner-only, as the store's database is.
+const PRIVATE_FILE = 0o600
+const PRIVATE_DIR = { recursive: true, mode: 0o700 }
 
 function isMissing (error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | null)?.code
@@ -65,9 +68,9 @@ export class LocalFileStore implements FileStore {
   async write (key: string, body: Buffer | Readable): Promise<ObjectInfo> {
     const target = this.objectPath(key)
     const dir = dirname(target)
-    await mkdir(dir, { recursive: true })
+    await mkdir(dir, PRIVATE_DIR)
     const temp = tempBeside(target)
-    const handle = await open(temp, 'wx')
+    const handle = await open(temp, 'wx', PRIVATE_FILE)
     let handleOpen = true
     let committed = false
     try {
@@ -169,9 +172,9 @@ export class LocalFileStore implements FileStore {
   async writePart (key: string, offset: number, body: Buffer): Promise<void> {
     const path = this.stagedPath(key)
     assertOffset(offset)
-    await mkdir(dirname(path), { recursive: true })
+    await mkdir(dirname(path), PRIVATE_DIR)
     // Neither truncating nor appending: parts land at their offsets in whatever order they come.
-    const handle = await open(path, constants.O_WRONLY | constants.O_CREAT)
+    const handle = await open(path, constants.O_WRONLY | constants.O_CREAT, PRIVATE_FILE)
     try {
       await writeFully(handle, body, offset)
       await handle.datasync()
@@ -203,7 +206,7 @@ export class LocalFileStore implements FileStore {
       await handle.close()
     }
     const dir = dirname(targetPath)
-    await mkdir(dir, { recursive: true })
+    await mkdir(dir, PRIVATE_DIR)
     const temp = tempBeside(targetPath)
     await linkOrCopy(staged, temp)
     try {
