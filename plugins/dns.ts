@@ -8,6 +8,7 @@ import { DnsProviders } from '../services/dns/providers.js'
 import { DnsRecords } from '../services/dns/records.js'
 import { Zones } from '../services/dns/zones.js'
 import { DnsServer } from '../services/dns/server.js'
+import { ResponseRateLimiter } from '../services/dns/rate-limit.js'
 import { ZoneFiles } from '../services/dns/zone-files.js'
 import { Gateway } from '../services/dns/gateway.js'
 import { dnsSchemas } from '../schemas/dns.js'
@@ -48,7 +49,11 @@ async function dnsPlugin (app: FastifyInstance): Promise<void> {
     await zones.deleteAllForProject(projectId)
     await providers.deleteAllForProject(projectId)
   })
-  const server = new DnsServer(builtin, { axfrAllow: config.dns.axfrAllow, onError: (error) => app.log.error({ err: error }, 'DNS query failed') })
+  const server = new DnsServer(builtin, {
+    axfrAllow: config.dns.axfrAllow,
+    onError: (error) => app.log.error({ err: error }, 'DNS query failed'),
+    rateLimiter: new ResponseRateLimiter(config.dns.rateLimit, () => systemClock.nowMs())
+  })
   const gateway = new Gateway({ zones, records, target: config.dns.gateway, ownershipKey: app.deriveSecretKey('dns:ownership') })
   app.decorate('dns', { zones, records, zoneFiles: new ZoneFiles(zones, records), gateway, providers, builtin, server })
   const { port, host } = config.dns

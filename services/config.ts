@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { ANY_ORIGIN, normalizeOrigin } from './origins.js'
+import { exemptEntry, type RateLimitSettings } from './dns/rate-limit.js'
 
 /**
  * Configuration comes from the environment only, validated once at start:
@@ -134,6 +135,8 @@ export interface DnsConfig {
   gateway: { host: string | null, ipv4: string[], ipv6: string[] }
   /** Provider endpoint hosts that may be internal addresses (DNS_PROVIDER_PRIVATE_HOSTS); every other internal one is refused. */
   providerPrivateHosts: string[]
+  /** Response-rate limiting of the built-in server's UDP answers (DNS_RRL_*). */
+  rateLimit: RateLimitSettings
 }
 
 export interface HttpTimeouts {
@@ -411,7 +414,21 @@ function dnsConfig (env: Env): DnsConfig {
     nameservers,
     axfrAllow,
     gateway: { host: gatewayHost, ipv4: addresses('DNS_GATEWAY_IPV4', 4), ipv6: addresses('DNS_GATEWAY_IPV6', 6) },
-    providerPrivateHosts: (text(env, 'DNS_PROVIDER_PRIVATE_HOSTS') ?? '').split(',').map((entry) => entry.trim().toLowerCase().replace(/^\[|\]$/g, '')).filter((entry) => entry !== '')
+    providerPrivateHosts: (text(env, 'DNS_PROVIDER_PRIVATE_HOSTS') ?? '').split(',').map((entry) => entry.trim().toLowerCase().replace(/^\[|\]$/g, '')).filter((entry) => entry !== ''),
+    rateLimit: dnsRateLimitConfig(env)
+  }
+}
+
+function dnsRateLimitConfig (env: Env): RateLimitSettings {
+  const exempt = (text(env, 'DNS_RRL_EXEMPT') ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  const badExempt = exempt.find((entry) => exemptEntry(entry) === null)
+  if (badExempt !== undefined) throw new ConfigError('DNS_RRL_EXEMPT', `must be a comma-separated list of IP addresses and networks (192.0.2.0/24), got "${badExempt}"`)
+  return {
+    responsesPerSecond: integer(env, 'DNS_RRL_RESPONSES_PER_SECOND', 50, 0, 1_000_000),
+    slip: integer(env, 'DNS_RRL_SLIP', 2, 0, 10),
+    ipv4Prefix: integer(env, 'DNS_RRL_IPV4_PREFIX', 24, 8, 32),
+    ipv6Prefix: integer(env, 'DNS_RRL_IPV6_PREFIX', 56, 16, 128),
+    exempt
   }
 }
 
