@@ -1,4 +1,4 @@
-import { AppError, badRequest, conflict, fieldIssue, notFound } from '../errors.js'
+import { AppError, badRequest, conflict, fieldIssue, forbidden, notFound } from '../errors.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import { compileFilter } from '../store/semantics/match.js'
 import type { Clock } from '../clock.js'
@@ -37,8 +37,8 @@ export interface BulkParams { filter: unknown, dryRun?: boolean, maxAffected?: n
 
 /** Run after records went, so the files they referenced go with them. */
 export type RecordsRemoved = (projectId: string, collection: DataCollection, records: Array<WithId<Document>>) => Promise<void>
-/** Run after records were changed through the data API, with the values set on every one of them. */
-export type RecordsUpdated = (projectId: string, collection: DataCollection, ids: string[], changes: Document) => Promise<void>
+/** Run after records were changed through the data API, with the values set on every one of them and the records as they were. */
+export type RecordsUpdated = (projectId: string, collection: DataCollection, ids: string[], changes: Document, before: Array<WithId<Document>>) => Promise<void>
 
 // One request never rewrites or deletes more than this many records; larger jobs page through with filters.
 export const BULK_MAX = QUERY_LIMITS.maxAffected
@@ -55,6 +55,14 @@ function duplicate (error: unknown): unknown {
   if (!(error instanceof DuplicateKeyError)) return error
   const fields = Object.keys(error.keyValue).map((key) => key === '_id' ? 'id' : key)
   return conflict('APP_DUPLICATE_VALUE', `Another record already has this ${fields.join(', ')}`, { fields: fields.map((path) => ({ path, message: 'is already taken' })) })
+}
+
+/** A record whose file fields a write clears must lie inside the fileDelete rule's filter and meet its check after the write. */
+function allowFileDelete (access: Access, before: Document, after: Document): void {
+  if (access.filter !== null && !compileFilter(access.filter)(before)) {
+    throw forbidden('APP_FORBIDDEN', 'Clearing a file field deletes its files, and the fileDelete rule does not cover this record')
+  }
+  enforceCheck(access, after)
 }
 
 /**
@@ -216,6 +224,7 @@ export class Records {
       const scope = await this.scope(projectId, table, 'update', caller)
       const { fields, records, access } = scope
       const values = recordValues(fields, body, 'update', access.readonly)
+      const fileDelete = this.fileDeleteAccess(scope, caller, values)
       await this.checkRelations(projectId, scope, values)
       for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
         const current = await findVisible(records, id, access)
@@ -225,11 +234,12 @@ export class Records {
         const changes = { ...values, updatedAt: this.deps.clock.now(), version: version + 1 }
         const next = { ...current, ...changes }
         enforceCheck(access, next)
+        if (fileDelete !== null) allowFileDelete(fileDelete, current, next)
         try {
           // Matched on the stored value itself (null also matches a record that has none), so only a concurrent write misses.
           const result = await records.updateOne({ _id: id, version: current.version ?? null }, { $set: changes })
           if (result.matchedCount === 1) {
-            await this.updated(projectId, scope.collection, [id], values)
+            await this.updated(projectId, scope.collection, [id], values, [current])
             return toApiRecord(next, access.deny)
           }
         } catch (error) {
@@ -261,15 +271,17 @@ export class Records {
       const { fields, records, access } = scope
       const values = recordValues(fields, params.set, 'update', access.readonly)
       if (Object.keys(values).length === 0) throw badRequest('APP_EMPTY_UPDATE', 'set must change at least one field')
+      const fileDelete = this.fileDeleteAccess(scope, caller, values)
       await this.checkRelations(projectId, scope, values)
       const targets = await this.targets(scope, params)
+      if (fileDelete !== null) for (const doc of targets) allowFileDelete(fileDelete, doc, { ...doc, ...values })
       if (params.dryRun === true) return { matched: targets.length, modified: 0, dryRun: true }
       const changes = { ...values, updatedAt: this.deps.clock.now() }
       for (const doc of targets) enforceCheck(access, { ...doc, ...changes })
       try {
         const ids = targets.map((doc) => doc._id)
         const result = await records.updateMany(restrict({ _id: { $in: ids } }, access), { $set: changes, $inc: { version: 1 } })
-        await this.updated(projectId, scope.collection, ids, values)
+        await this.updated(projectId, scope.collection, ids, values, targets)
         return { matched: targets.length, modified: result.modifiedCount, dryRun: false }
       } catch (error) {
         throw duplicate(error)
@@ -309,6 +321,26 @@ export class Records {
     return { collection, fields: fieldMap(collection.fields), records: this.store.collection(projectCollectionName(projectId, table)), access }
   }
 
+  /**
+   * Setting a file field through a record write (null, or [] on a multiple
+   * one: nothing else passes recordValues) lets go of its files, so it is a
+   * file delete: the fileDelete rule must allow it as well as the update
+   * rule. Asked whenever a file field is named, held files or not, so the
+   * answer tells nothing about a field the caller cannot read.
+   */
+  private fileDeleteAccess (scope: Scope, caller: DataCaller, values: Document): Access | null {
+    const cleared = Object.keys(values).filter((name) => scope.fields.get(name)?.type === 'file')
+    if (cleared.length === 0) return null
+    const { methods } = scope.collection
+    try {
+      return resolveAccess('fileDelete', methods.fileDelete, caller, this.deps.clock, readDeny(methods))
+    } catch (error) {
+      if (!(error instanceof AppError) || error.status === 401) throw error
+      const [field] = cleared
+      throw forbidden('APP_FORBIDDEN', `${field}: clearing a file field deletes its files, which needs the fileDelete method: ${error.message}`, fieldIssue(field, 'clearing it deletes its files, which the fileDelete method refuses'))
+    }
+  }
+
   private selection (raw: string | undefined, fields: FieldMap, hidden: ReadonlySet<string>): ReadonlySet<string> | null {
     if (raw === undefined) return null
     const names = raw.split(',').map((name) => name.trim()).filter((name) => name !== '')
@@ -330,7 +362,7 @@ export class Records {
     for (const hook of this.removedHooks) await hook(projectId, collection, docs)
   }
 
-  private async updated (projectId: string, collection: DataCollection, ids: string[], changes: Document): Promise<void> {
-    for (const hook of this.updatedHooks) await hook(projectId, collection, ids, changes)
+  private async updated (projectId: string, collection: DataCollection, ids: string[], changes: Document, before: Array<WithId<Document>>): Promise<void> {
+    for (const hook of this.updatedHooks) await hook(projectId, collection, ids, changes, before)
   }
 }

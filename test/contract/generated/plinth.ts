@@ -1004,7 +1004,7 @@ export interface paths {
         head?: never;
         /**
          * Set fields on every record matching a filter, under the update rule
-         * @description Needs the update method enabled and a filter that selects something by its form (400 `APP_FILTER_REQUIRED`). `dryRun` only counts; more matches than `maxAffected` change nothing (409 `APP_TOO_MANY_AFFECTED`).
+         * @description Needs the update method enabled and a filter that selects something by its form (400 `APP_FILTER_REQUIRED`). Clearing a file field deletes its files: the fileDelete rule must allow it on every matched record (403 `APP_FORBIDDEN`, nothing changed). `dryRun` only counts; more matches than `maxAffected` change nothing (409 `APP_TOO_MANY_AFFECTED`).
          */
         patch: operations["bulkUpdateRecords"];
         trace?: never;
@@ -1043,7 +1043,7 @@ export interface paths {
         get: operations["getRecord"];
         /**
          * Change the fields given; with If-Match only if the record is still at that version (412 otherwise)
-         * @description Under the collection's update rule. Only the fields given change. With `If-Match` the change applies only if the record is still at that version (412 `APP_VERSION_MISMATCH` otherwise).
+         * @description Under the collection's update rule. Only the fields given change. Clearing a file field (`null`, or `[]` on a multiple one) deletes its files, so it needs the fileDelete rule too (403 `APP_FORBIDDEN`). With `If-Match` the change applies only if the record is still at that version (412 `APP_VERSION_MISMATCH` otherwise).
          */
         put: operations["updateRecord"];
         post?: never;
@@ -4001,8 +4001,10 @@ export interface components {
             push: "write" | "admin" | "nobody";
             allowForcePush: boolean;
             allowDelete: boolean;
-            /** @description Who may push to matching branches: callers with `git.write` (and write deploy keys), only `git.admin` holders, or nobody (changes come through the API) */
+            /** @description Who may merge merge requests into matching branches, as enforced: never looser than `push` unless `mergeExplicit` */
             merge: "write" | "admin" | "nobody";
+            /** @description True when `merge` was set on the rule; false when it follows `push` (a frozen branch takes no merges either) */
+            mergeExplicit: boolean;
             /** @description Approvals a merge request needs before it may be merged into a matching branch */
             requiredApprovals: number;
             /** Format: date-time */
@@ -9385,8 +9387,8 @@ export interface operations {
                     allowForcePush?: boolean;
                     /** @description False when a rule is created without it */
                     allowDelete?: boolean;
-                    /** @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody; `write` when a rule is created without it */
-                    merge?: "write" | "admin" | "nobody";
+                    /** @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody. Absent on create, or `null`, it follows `push` (a branch nobody may push to takes no merges); a level given here is kept as written, even looser than `push` */
+                    merge?: "write" | "admin" | "nobody" | (never | null);
                     /** @description Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged; 0 when a rule is created without it */
                     requiredApprovals?: number;
                 };
@@ -9445,8 +9447,8 @@ export interface operations {
                     allowForcePush?: boolean;
                     /** @description False when a rule is created without it */
                     allowDelete?: boolean;
-                    /** @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody; `write` when a rule is created without it */
-                    merge?: "write" | "admin" | "nobody";
+                    /** @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody. Absent on create, or `null`, it follows `push` (a branch nobody may push to takes no merges); a level given here is kept as written, even looser than `push` */
+                    merge?: "write" | "admin" | "nobody" | (never | null);
                     /** @description Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged; 0 when a rule is created without it */
                     requiredApprovals?: number;
                 };
