@@ -18,8 +18,6 @@ async function rulesOn (t: Test, limit = 3): Promise<PatternRules<Fields, { id: 
     refKind: 'branch',
     limit,
     noun: 'test',
-    notFound: 'Test rule not found',
-    exists: (pattern) => `Test rule "${pattern}" exists`,
     defaults: { level: 'low', strict: false },
     view: (record) => ({ id: record._id, pattern: record.pattern, level: record.level, strict: record.strict, updatedAt: record.updatedAt.toISOString() })
   }, { clock, newId: createIdGenerator() })
