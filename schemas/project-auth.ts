@@ -24,7 +24,7 @@ export const ProjectLoginBody = Type.Object({ email: Email, password: Password }
 
 export const ProjectAccess = Type.Object({
   user: Type.Ref(ProjectUser),
-  token: Type.String({ description: 'Project JWT (claim type "project"), valid only on this project' }),
+  accessToken: Type.String({ description: 'Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>`' }),
   tokenType: Type.Literal('Bearer'),
   expiresIn: Type.Integer({ description: 'Seconds until the token expires' }),
   expiresAt: Type.String({ format: 'date-time' })

@@ -6731,8 +6731,8 @@ export interface operations {
                         success: true;
                         data: {
                             user: components["schemas"]["ProjectUser"];
-                            /** @description Project JWT (claim type "project"), valid only on this project */
-                            token: string;
+                            /** @description Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>` */
+                            accessToken: string;
                             /** @enum {string} */
                             tokenType: "Bearer";
                             /** @description Seconds until the token expires */
@@ -7028,8 +7028,8 @@ export interface operations {
                         success: true;
                         data: {
                             user: components["schemas"]["ProjectUser"];
-                            /** @description Project JWT (claim type "project"), valid only on this project */
-                            token: string;
+                            /** @description Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>` */
+                            accessToken: string;
                             /** @enum {string} */
                             tokenType: "Bearer";
                             /** @description Seconds until the token expires */
@@ -7089,8 +7089,8 @@ export interface operations {
                         success: true;
                         data: {
                             user: components["schemas"]["ProjectUser"];
-                            /** @description Project JWT (claim type "project"), valid only on this project */
-                            token: string;
+                            /** @description Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>` */
+                            accessToken: string;
                             /** @enum {string} */
                             tokenType: "Bearer";
                             /** @description Seconds until the token expires */
@@ -7147,8 +7147,8 @@ export interface operations {
                         success: true;
                         data: {
                             user: components["schemas"]["ProjectUser"];
-                            /** @description Project JWT (claim type "project"), valid only on this project */
-                            token: string;
+                            /** @description Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>` */
+                            accessToken: string;
                             /** @enum {string} */
                             tokenType: "Bearer";
                             /** @description Seconds until the token expires */
@@ -7253,8 +7253,8 @@ export interface operations {
                         success: true;
                         data: {
                             user: components["schemas"]["ProjectUser"];
-                            /** @description Project JWT (claim type "project"), valid only on this project */
-                            token: string;
+                            /** @description Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>` */
+                            accessToken: string;
                             /** @enum {string} */
                             tokenType: "Bearer";
                             /** @description Seconds until the token expires */

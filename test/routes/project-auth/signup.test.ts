@@ -92,9 +92,9 @@ t.test('a read-only role chosen at sign-up never reaches the project\'s server',
   const { app, projectId, service, register } = await project(t)
   t.equal((await register('mallory@example.com', { role: 'admin' })).status, 403)
   const session = (await register('mallory@example.com')).body.data
-  const verified = await call(app, 'POST', `/api/p/${projectId}/auth/verify`, bearer(service), { token: session.token })
+  const verified = await call(app, 'POST', `/api/p/${projectId}/auth/verify`, bearer(service), { token: session.accessToken })
   t.match(verified.body.data, { valid: true, user: { role: 'user' } }, 'verify hands the server the role the definition gave')
-  const escalated = await call(app, 'PUT', `/api/p/${projectId}/_users/${session.user.id as string}`, bearer(session.token), { role: 'admin' })
+  const escalated = await call(app, 'PUT', `/api/p/${projectId}/_users/${session.user.id as string}`, bearer(session.accessToken), { role: 'admin' })
   t.same([escalated.status, escalated.body.code], [403, 'APP_READONLY_FIELD'], 'nor can the user set it afterwards')
 })
 
@@ -113,7 +113,7 @@ t.test('a file is only ever served or deleted through the record and field that 
   const { app, projectId, register, users } = await project(t)
   const ann = (await register('ann@example.com')).body.data
   const secret = randomBytes(64)
-  const uploaded = await uploadAvatar(app, projectId, ann.user.id, ann.token, secret)
+  const uploaded = await uploadAvatar(app, projectId, ann.user.id, ann.accessToken, secret)
   t.equal(uploaded.status, 201)
   const annFile = uploaded.body.data.file as { id: string, sha256: string }
 
@@ -122,15 +122,15 @@ t.test('a file is only ever served or deleted through the record and field that 
   const forged = { ...annFile, name: 'stolen.bin', size: secret.length, type: 'application/octet-stream', createdAt: new Date().toISOString() }
   await users.updateOne({ _id: mallory.user.id }, { $set: { avatar: forged } })
   const files = `/api/p/${projectId}/_users/${mallory.user.id as string}/files/avatar/${annFile.id}`
-  const stolen = await app.inject({ method: 'GET', url: files, headers: bearer(mallory.token) })
+  const stolen = await app.inject({ method: 'GET', url: files, headers: bearer(mallory.accessToken) })
   t.same([stolen.statusCode, stolen.json().code], [404, 'APP_FILE_NOT_FOUND'], 'another record\'s file id finds nothing in this record\'s folder')
-  const removed = await app.inject({ method: 'DELETE', url: files, headers: bearer(mallory.token) })
+  const removed = await app.inject({ method: 'DELETE', url: files, headers: bearer(mallory.accessToken) })
   t.equal(removed.statusCode, 200, 'the forged descriptor leaves mallory\'s record')
-  const own = await app.inject({ method: 'GET', url: `/api/p/${projectId}/_users/${ann.user.id as string}/files/avatar/${annFile.id}`, headers: bearer(ann.token) })
+  const own = await app.inject({ method: 'GET', url: `/api/p/${projectId}/_users/${ann.user.id as string}/files/avatar/${annFile.id}`, headers: bearer(ann.accessToken) })
   t.same([own.statusCode, own.rawPayload.equals(secret)], [200, true], 'and ann\'s file is still there, whole')
 
   await users.updateOne({ _id: mallory.user.id }, { $set: { avatar: { ...forged, sha256: 'not hex at all' } } })
-  const malformed = await app.inject({ method: 'GET', url: files, headers: bearer(mallory.token) })
+  const malformed = await app.inject({ method: 'GET', url: files, headers: bearer(mallory.accessToken) })
   t.same([malformed.statusCode, malformed.json().code], [404, 'APP_FILE_NOT_FOUND'], 'a malformed descriptor is no file: 404, not a 500')
 })
 
@@ -157,12 +157,12 @@ t.test('sign-up meets the _users create rule\'s check and the email field\'s own
   const session = (await register('ann@corp.example', { plan: 'free' })).body.data
   t.equal(session.user.email, 'ann@corp.example')
   t.notOk('fraudScore' in session.user, 'sign-up answers without what the get rule denies')
-  const me = await call(app, 'GET', `/api/p/${projectId}/auth/me`, bearer(session.token))
+  const me = await call(app, 'GET', `/api/p/${projectId}/auth/me`, bearer(session.accessToken))
   t.same([me.status, 'fraudScore' in me.body.data], [200, false], 'so does me')
   const refreshed = await call(app, 'POST', `/api/p/${projectId}/auth/refresh`, {}, { refreshToken: session.refreshToken })
   t.notOk('fraudScore' in refreshed.body.data.user, 'and refresh')
   const login = await call(app, 'POST', `/api/p/${projectId}/auth/login`, {}, { email: 'ann@corp.example', password: PASSWORD })
   t.notOk('fraudScore' in login.body.data.user, 'and login')
-  const verified = await call(app, 'POST', `/api/p/${projectId}/auth/verify`, bearer(service), { token: session.token })
+  const verified = await call(app, 'POST', `/api/p/${projectId}/auth/verify`, bearer(service), { token: session.accessToken })
   t.match(verified.body.data, { valid: true, user: { fraudScore: 0 } }, 'the project\'s own server, with its service token, sees the whole record')
 })
