@@ -16,7 +16,7 @@ export const ProjectRegisterBody = Type.Object({
   email: Email,
   password: Password,
   extraFields: Type.Optional(Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), {
-    description: 'Profile fields stored with the user; reserved names (id, email, password, timestamps, _ or $ prefixes) are refused'
+    description: 'Profile fields stored with the user. Declared fields of `_users` meet their definitions; undeclared ones are kept as sent unless the `_users` definition\'s `signUpFields` is `strict`. Read-only fields, file fields and reserved names (id, email, password, timestamps, _ or $ prefixes) are refused'
   }))
 }, { additionalProperties: false })
 
