@@ -1,8 +1,8 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { forbidden, notFound } from '../services/errors.js'
+import { notFound } from '../services/errors.js'
 import type { Permission } from '../services/orgs/catalogue.js'
-import type { OrgAccess } from '../services/orgs/resolver.js'
+import { permissionMissing, type OrgAccess } from '../services/orgs/resolver.js'
 import type { Project } from '../services/projects/projects.js'
 import { platformCaller } from './auth.js'
 
@@ -38,10 +38,6 @@ export function requestProject (request: FastifyRequest): Project {
   return request.project
 }
 
-function missing (permission: Permission): Error {
-  return forbidden('APP_FORBIDDEN', `This needs the "${permission}" permission`, { permission })
-}
-
 /**
  * Permission checks: routes declare what they need with requireOrgPermission
  * / requireProjectPermission, answered by the one resolver; an outsider gets
@@ -56,20 +52,22 @@ async function permissionsPlugin (app: FastifyInstance): Promise<void> {
   app.decorate('requireOrgPermission', (permission: Permission | null, options: OrgCheckOptions = {}): PreHandler => async (request) => {
     const params = request.params as Record<string, string>
     const orgId = options.orgIdIn === 'body' ? (request.body as { orgId: string }).orgId : params.orgId
-    const access = await resolver.access(orgId, platformCaller(request))
+    const caller = platformCaller(request)
+    const access = await resolver.access(orgId, caller)
     if (access === null) throw notFound('APP_ORGANIZATION_NOT_FOUND', 'Organization not found')
     // A scoped PAT holds only its scopes, even over its own membership.
     const actingOnSelf = options.self !== undefined && params[options.self] === access.userId && !access.scoped
-    if (permission !== null && !actingOnSelf && !access.permissions.has(permission)) throw missing(permission)
+    if (permission !== null && !actingOnSelf && !access.permissions.has(permission)) throw permissionMissing(permission, caller.scopes)
     request.orgAccess = access
   })
 
   app.decorate('requireProjectPermission', (permission: Permission): PreHandler => async (request) => {
     const params = request.params as { projectId?: string, id?: string }
     const project = await projects.findById(params.projectId ?? params.id ?? '')
-    const access = project === null ? null : await resolver.access(project.orgId, platformCaller(request), project.id)
+    const caller = platformCaller(request)
+    const access = project === null ? null : await resolver.access(project.orgId, caller, project.id)
     if (project === null || access === null) throw notFound('APP_PROJECT_NOT_FOUND', 'Project not found')
-    if (!access.permissions.has(permission)) throw missing(permission)
+    if (!access.permissions.has(permission)) throw permissionMissing(permission, caller.scopes)
     request.project = project
     request.orgAccess = access
   })

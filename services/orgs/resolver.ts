@@ -1,4 +1,4 @@
-import { notFound } from '../errors.js'
+import { forbidden, notFound } from '../errors.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { PERMISSION_NAMES, ROLES, type Grant, type Permission, type Role } from './catalogue.js'
 import { membershipId, type MembershipRecord } from './memberships.js'
@@ -43,6 +43,19 @@ export interface SetGrant { grant: Grant, setId: string, setName: string }
 /** Where grants held through sets come from (teams, permission groups). */
 export interface SetGrants {
   grantsFor (orgId: string, userId: string): Promise<SetGrant[]>
+}
+
+/**
+ * The 403 of a permission the caller lacks, naming it. When a PAT's scopes
+ * leave it out, that is the reason given, with the scopes the token has, so
+ * its holder knows to make a token with that scope rather than ask for a role.
+ */
+export function permissionMissing (permission: Permission, scopes?: readonly string[]): Error {
+  const narrowedOut = scopes !== undefined && scopes.length > 0 && !scopes.includes(permission)
+  const message = narrowedOut
+    ? `This needs the "${permission}" permission, and this personal access token is scoped to ${scopes.join(', ')}: make a token with the "${permission}" scope`
+    : `This needs the "${permission}" permission`
+  return forbidden('APP_FORBIDDEN', message, { permission })
 }
 
 function narrow (permissions: Permission[], caller: Caller): Permission[] {

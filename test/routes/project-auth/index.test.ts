@@ -131,6 +131,32 @@ t.test('token kinds never pass for one another', async (t) => {
   t.equal(platformMe.status, 401, 'a project JWT is not a platform credential')
   t.equal((await call(app, 'GET', '/api/projects', bearer(annA.accessToken))).status, 401)
   t.equal((await call(app, 'GET', '/api/auth/me', bearer(a.service))).status, 401, 'nor is a service token')
+
+  // Each refusal says what was sent and what the route takes.
+  const said: Array<[string, string, string, RegExp]> = [
+    ['a project JWT on a platform route', '/api/projects', annA.accessToken, /^A project \(end-user\) token was sent where a platform access token .* or a personal access token .* is needed$/],
+    ['a service token on a platform route', '/api/auth/me', a.service, /^A project service token was sent where a platform access token/],
+    ['a platform JWT on an end-user route', `${a.base}/me`, owner.token, /^A platform access token was sent where an end user's project token of this project .* is needed$/],
+    ['a PAT on an end-user route', `${a.base}/me`, pat, /^A personal access token was sent where an end user's project token/],
+    ['another project\'s JWT on the data API', `/api/p/${b.id}/_users`, annA.accessToken, /^This project token is not valid here/]
+  ]
+  for (const [name, url, token, message] of said) {
+    const res = await call(app, 'GET', url, bearer(token))
+    t.same([res.status, res.body.code], [401, 'APP_INVALID_TOKEN'], name)
+    t.match(res.body.message, message, `${name}: says so`)
+  }
+  const expired = forge({ sub: owner.id, sid: 'x', type: 'platform', exp: 1 })
+  t.equal((await call(app, 'GET', '/api/projects', bearer(expired))).body.message, 'Token is invalid or expired', 'a platform token that fails its checks is just invalid')
+
+  const scoped = (await call(app, 'POST', '/api/auth/api-keys', owner.auth, { name: 'reader', scopes: ['git.read', 'dns.read'] })).body.data.token as string
+  const narrowed = await call(app, 'GET', `/api/projects/${a.id}`, bearer(scoped))
+  t.same([narrowed.status, narrowed.body.code, narrowed.body.details], [403, 'APP_FORBIDDEN', { permission: 'project.read' }])
+  t.equal(narrowed.body.message, 'This needs the "project.read" permission, and this personal access token is scoped to dns.read, git.read: make a token with the "project.read" scope', 'a scoped PAT\'s refusal names its scopes and the one needed')
+  await call(app, 'PUT', `/api/projects/${a.id}/collections/_users`, owner.auth, { methods: { list: { enabled: true, rule: null } } })
+  const records = await call(app, 'GET', `/api/p/${a.id}/_users`, bearer(scoped))
+  t.match(records.body, { code: 'APP_FORBIDDEN', message: /scoped to dns\.read, git\.read: make a token with the "records\.read" scope$/, details: { permission: 'records.read' } }, 'on the data API too')
+  const unscoped = (await call(app, 'POST', '/api/auth/api-keys', owner.auth, { name: 'all' })).body.data.token as string
+  t.equal((await call(app, 'GET', `/api/projects/${a.id}`, bearer(unscoped))).status, 200)
 })
 
 t.test('verify needs a service token of that very project', async (t) => {
