@@ -1,6 +1,23 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { CreateZoneBody, DnsResponses, ImportZoneBody, ProjectDnsParams, ZoneParams } from '../../schemas/dns.js'
+import { CreateZoneBody, DnsResponses, ExportZoneQuery, ImportZoneBody, ProjectDnsParams, ZONE_FILE_TYPE, ZoneParams } from '../../schemas/dns.js'
 import { createdAt } from '../location.js'
+
+/**
+ * Whether the client asks for the master file itself: `?format=text`, or an
+ * Accept that names text/dns and ranks it at least as high as JSON. Anything
+ * else, no Accept and wildcards included, gets the envelope API clients expect.
+ */
+function wantsMasterFile (format: 'json' | 'text' | undefined, accept: string | undefined): boolean {
+  if (format !== undefined) return format === 'text'
+  const ranks = new Map<string, number>()
+  for (const range of (accept ?? '').toLowerCase().split(',')) {
+    const [type, ...params] = range.split(';').map((part) => part.trim())
+    const q = params.find((param) => param.startsWith('q='))
+    ranks.set(type, q === undefined ? 1 : Number(q.slice(2)) || 0)
+  }
+  const dns = ranks.get(ZONE_FILE_TYPE) ?? 0
+  return dns > 0 && dns >= (ranks.get('application/json') ?? 0)
+}
 
 const zoneRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { zones, zoneFiles } = app.dns
@@ -33,8 +50,14 @@ const zoneRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/:zoneId/export', {
     config: { auth: 'platform' },
     preHandler: app.requireProjectPermission('dns.read'),
-    schema: { operationId: 'exportDnsZone', tags, summary: 'The zone as a zone file', description: 'Needs `dns.read`. Every record, SOA first, names relative to `$ORIGIN`; importing it again gives the same records.', params: ZoneParams, response: DnsResponses.zoneFile }
-  }, async (request) => ({ success: true as const, data: await zoneFiles.export(request.params.projectId, request.params.zoneId) }))
+    schema: { operationId: 'exportDnsZone', tags, summary: 'The zone as a zone file', description: 'Needs `dns.read`. Every record, SOA first, names relative to `$ORIGIN`; importing it again gives the same records. JSON by default (`{ name, zoneFile }` in the envelope); with `Accept: text/dns` or `?format=text` the master file itself (`text/dns`) with a download name.', params: ZoneParams, querystring: ExportZoneQuery, response: DnsResponses.zoneFile }
+  }, async (request, reply) => {
+    const exported = await zoneFiles.export(request.params.projectId, request.params.zoneId)
+    if (!wantsMasterFile(request.query.format, request.headers.accept)) return { success: true as const, data: exported }
+    // Zone names are letters, digits, hyphens, underscores and dots; anything else would not survive a quoted filename.
+    const filename = `${exported.name.replace(/[^A-Za-z0-9._-]/g, '_')}.zone`
+    return await reply.type(`${ZONE_FILE_TYPE}; charset=utf-8`).header('content-disposition', `attachment; filename="${filename}"`).send(exported.zoneFile)
+  })
 
   app.get('/:zoneId', {
     config: { auth: 'platform' },
