@@ -823,7 +823,7 @@ export interface paths {
         get: operations["getCollection"];
         /**
          * Change fields, indexes or method settings; refused with 409 if existing records would break it
-         * @description Needs `collections.manage`. A change that existing records would violate (a unique index over duplicates, a new required field some lack, a stricter type) is 409 `APP_DEFINITION_CONFLICT` and nothing changes.
+         * @description Needs `collections.manage`. A change that existing records would violate (a unique index over duplicates, a new required field some lack, a stricter type, a field declared over values records already hold under its name that it would refuse) is 409 `APP_DEFINITION_CONFLICT` and nothing changes. `signUpFields` is for `_users` only.
          */
         put: operations["updateCollection"];
         post?: never;
@@ -848,7 +848,7 @@ export interface paths {
         put?: never;
         /**
          * Register an end user; returns the user, a project JWT and a refresh token
-         * @description Public while the project has end-user auth on (403 `APP_PROJECT_AUTH_DISABLED` otherwise). `extraFields` are the user's own fields of the `_users` collection and meet its definition as a data-API create does. Rate-limited per project and address.
+         * @description Public while the project has end-user auth on (403 `APP_PROJECT_AUTH_DISABLED` otherwise). `extraFields` are the user's own fields of the `_users` collection: declared ones meet its definition as a data-API create does, undeclared ones are kept as sent unless its `signUpFields` is `strict` (then 400 `APP_UNKNOWN_FIELD`). Rate-limited per project and address.
          */
         post: operations["registerProjectUser"];
         delete?: never;
@@ -2162,7 +2162,7 @@ export interface paths {
         };
         /**
          * The zone as a zone file
-         * @description Needs `dns.read`. Every record, SOA first, names relative to `$ORIGIN`; importing it again gives the same records.
+         * @description Needs `dns.read`. Every record, SOA first, names relative to `$ORIGIN`; importing it again gives the same records. JSON by default (`{ name, zoneFile }` in the envelope); with `Accept: text/dns` or `?format=text` the master file itself (`text/dns`) with a download name.
          */
         get: operations["exportDnsZone"];
         put?: never;
@@ -2388,7 +2388,7 @@ export interface paths {
         put?: never;
         /**
          * Resume a suspended app: its live deployment starts again, without a build
-         * @description Needs `hosting.deploy`. The instances start in the background; the gateway routes to them once healthy. 409 `APP_HOSTING_NOT_SUSPENDED` when it is not suspended.
+         * @description Needs `hosting.deploy`. The instances start in the background; the gateway routes to them once healthy. The answer gives the state the app is in now: `deploying` while its live deployment starts again (`created` before any). 409 `APP_HOSTING_NOT_SUSPENDED` when it is not suspended.
          */
         post: operations["unsuspendHostingApp"];
         delete?: never;
@@ -2407,7 +2407,7 @@ export interface paths {
         get?: never;
         /**
          * Set how many instances the live deployment runs
-         * @description Needs `hosting.manage`. No build: instances of the live deployment start (health-gated) or stop in the background. `instances` must lie within min and max (400 `APP_HOSTING_SCALING_INVALID`).
+         * @description Needs `hosting.manage`. No build: instances of the live deployment start (health-gated) or stop in the background. `instances` alone sets the count: `min` and `max`, when left out, widen to take it; when given, `instances` must lie within them (400 `APP_HOSTING_SCALING_INVALID`).
          */
         put: operations["scaleHostingApp"];
         post?: never;
@@ -3634,6 +3634,8 @@ export interface components {
                 download: components["schemas"]["MethodSetting"];
                 fileDelete: components["schemas"]["MethodSetting"];
             };
+            /** @description `_users` only. `open` (what switching auth on gives): profile fields sent at sign-up that `fields` does not declare are stored with the user as given, beside the declared ones, which meet their definitions. `strict`: they are refused with 400 `APP_UNKNOWN_FIELD`. Either way, read-only fields, files and reserved names are refused */
+            signUpFields?: "open" | "strict";
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -4098,7 +4100,7 @@ export interface components {
             id: string;
             projectId: string;
             name: string;
-            /** @description `created` before its first deployment; `deploying` while one builds or releases; `running` with every instance up; `degraded` with some down; `crashed` with none; `suspended` by request */
+            /** @description `created` before its first deployment; `deploying` while one builds or releases, or while a resumed app's instances start; `running` with every instance up; `degraded` with some down; `crashed` with none; `suspended` by request */
             state: "created" | "deploying" | "running" | "degraded" | "crashed" | "suspended";
             /** @description Where the gateway serves it: `<name>.<HOSTING_APPS_DOMAIN>` */
             hostname: string;
@@ -4139,7 +4141,7 @@ export interface components {
             id: string;
             projectId: string;
             name: string;
-            /** @description `created` before its first deployment; `deploying` while one builds or releases; `running` with every instance up; `degraded` with some down; `crashed` with none; `suspended` by request */
+            /** @description `created` before its first deployment; `deploying` while one builds or releases, or while a resumed app's instances start; `running` with every instance up; `degraded` with some down; `crashed` with none; `suspended` by request */
             state: "created" | "deploying" | "running" | "degraded" | "crashed" | "suspended";
             /** @description Where the gateway serves it: `<name>.<HOSTING_APPS_DOMAIN>` */
             hostname: string;
@@ -6917,6 +6919,8 @@ export interface operations {
                         download?: components["schemas"]["MethodSetting"];
                         fileDelete?: components["schemas"]["MethodSetting"];
                     };
+                    /** @description `_users` only. `open` (what switching auth on gives): profile fields sent at sign-up that `fields` does not declare are stored with the user as given, beside the declared ones, which meet their definitions. `strict`: they are refused with 400 `APP_UNKNOWN_FIELD`. Either way, read-only fields, files and reserved names are refused */
+                    signUpFields?: "open" | "strict";
                 };
             };
         };
@@ -7009,7 +7013,7 @@ export interface operations {
                     email: string;
                     /** @description At least 8 characters and not the email address */
                     password: string;
-                    /** @description Profile fields stored with the user; reserved names (id, email, password, timestamps, _ or $ prefixes) are refused */
+                    /** @description Profile fields stored with the user. Declared fields of `_users` meet their definitions; undeclared ones are kept as sent unless the `_users` definition's `signUpFields` is `strict`. Read-only fields, file fields and reserved names (id, email, password, timestamps, _ or $ prefixes) are refused */
                     extraFields?: {
                         [key: string]: unknown;
                     };
@@ -11404,7 +11408,10 @@ export interface operations {
     };
     exportDnsZone: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `text` answers the master file itself, as `Accept: text/dns` does; `json` (the default) the envelope */
+                format?: "json" | "text";
+            };
             header?: never;
             path: {
                 projectId: string;
@@ -11414,9 +11421,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Done: the envelope, with the answer in `data` */
+            /** @description The envelope holding the zone file (the default, for API clients), or with `Accept: text/dns` or `?format=text` the master file itself, as a download */
             200: {
                 headers: {
+                    /** @description With the master file: `attachment; filename="<zone>.zone"` */
+                    "Content-Disposition"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11429,6 +11438,7 @@ export interface operations {
                             zoneFile: string;
                         };
                     };
+                    "text/dns": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -12218,6 +12228,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Sets the count; `min` and `max` left out widen to take it */
                     instances: number;
                     min?: number;
                     max?: number;
