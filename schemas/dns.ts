@@ -149,7 +149,7 @@ export const DnsResponses = {
       headers: { 'Content-Disposition': { type: 'string', description: 'With the master file: `attachment; filename="<zone>.zone"`' } },
       content: {
         'application/json': { schema: Envelope(ZoneFile) },
-        [ZONE_FILE_TYPE]: { schema: { type: 'string', description: 'An RFC 1035 master file' } }
+        [ZONE_FILE_TYPE]: { schema: { type: 'string', format: 'binary', description: 'An RFC 1035 master file, UTF-8' } }
       }
     },
     ...errorResponses(400, 401, 403, 404, 502)

@@ -11438,7 +11438,7 @@ export interface operations {
                             zoneFile: string;
                         };
                     };
-                    "text/dns": string;
+                    "text/dns": Blob;
                 };
             };
             400: components["responses"]["BadRequest"];
