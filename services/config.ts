@@ -88,6 +88,11 @@ export interface HostingConfig {
   instanceLimits: { memoryMb: number, cpus: number, pids: number }
   healthTimeoutMs: number
   stopGraceMs: number
+  /**
+   * HOSTING_STOP_APPS_ON_EXIT: stop every app instance when the server shuts down. Off by default: instances
+   * outlive the server, and the next start adopts them, so a restart or an upgrade costs the apps nothing.
+   */
+  stopAppsOnExit: boolean
   /** HOSTING_DOCKER_SOCKET and HOSTING_BASE_IMAGE: the engine's Unix socket and the image apps build on; both required with HOSTING_DRIVER=container. */
   container: { socketPath: string, baseImage: string } | null
   /** What an external git source may reach (docs/hosting.md). */
@@ -372,6 +377,7 @@ function hostingConfig (env: Env, dataDir: string, apiPort: number, apiHost: str
     instanceLimits: { memoryMb: integer(env, 'HOSTING_INSTANCE_MEMORY_MB', 512, 16, 1024 * 1024), cpus, pids: integer(env, 'HOSTING_INSTANCE_PIDS', 256, 8, 1_000_000) },
     healthTimeoutMs: integer(env, 'HOSTING_HEALTH_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
     stopGraceMs: integer(env, 'HOSTING_STOP_GRACE_SECONDS', 10, 0, 600) * 1000,
+    stopAppsOnExit: flag(env, 'HOSTING_STOP_APPS_ON_EXIT', false),
     container: socketPath !== undefined && baseImage !== undefined ? { socketPath, baseImage } : null,
     externalGit: externalGitConfig(env),
     buildTimeoutMs: integer(env, 'HOSTING_BUILD_TIMEOUT_SECONDS', 900, 1, 86_400) * 1000,
