@@ -4,9 +4,10 @@ import { resolve } from 'node:path'
 import { ANY_ORIGIN, normalizeOrigin } from './origins.js'
 import { allowedHostList, ConfigError, DNS_NAME, integer, isAddressOrRange, text, type Env } from './config-env.js'
 import { parseDnsConfig, type DnsConfig } from './dns/config.js'
+import { parseWebhooksConfig, type WebhooksConfig } from './webhooks/config.js'
 
 export { ConfigError }
-export type { DnsConfig }
+export type { DnsConfig, WebhooksConfig }
 
 /**
  * Configuration comes from the environment only, validated once at start:
@@ -62,6 +63,8 @@ export interface Config {
   hostingTls: HostingTlsConfig
   /** The job worker's slots on this node, by lane (docs/architecture.md, "Background work"). */
   jobs: JobsConfig
+  /** Outbound webhooks: what receivers may be, timeouts, retries and when a failing webhook is disabled (docs/webhooks.md). */
+  webhooks: WebhooksConfig
 }
 
 export interface JobsConfig {
@@ -462,7 +465,8 @@ export function loadConfig (env: Env = process.env): Config {
     jobs: {
       slots: integer(env, 'JOB_WORKER_SLOTS', 2, 1, 256),
       longSlots: integer(env, 'JOB_WORKER_LONG_SLOTS', 2, 1, 256)
-    }
+    },
+    webhooks: parseWebhooksConfig(env)
   }
 }
 

@@ -215,10 +215,12 @@ export class JobQueue {
    * One job per `type` and `key`, run one at a time: makes sure the job runs
    * at least once after this call. A new or finished one is queued; a running
    * one is marked to run again once it ends, so work added while it runs is
-   * never missed; a queued one is left as it is. For work that must not run
-   * twice at once (one app's deployments), the handler reading what is due.
+   * never missed; a queued one is left as it is, or with `dueNow` made due
+   * now if it was waiting (a retry's delay, a DeferJobError's). For work that
+   * must not run twice at once (one app's deployments, one webhook
+   * delivery), the handler reading what is due.
    */
-  async enqueueKeyed (type: string, key: string, payload: JobPayload = {}): Promise<void> {
+  async enqueueKeyed (type: string, key: string, payload: JobPayload = {}, options: { dueNow?: boolean } = {}): Promise<void> {
     assertJobType(type)
     if (!isPlainObject(payload)) throw badRequest('APP_JOB_INVALID', 'Job payload must be a plain object')
     const _id = `${KEYED_ID_PREFIX}${type}:${key}`
@@ -233,7 +235,15 @@ export class JobQueue {
       }
       const current = await this.jobs.findOne({ _id })
       if (current === null) continue
-      if (current.status === 'queued') return
+      if (current.status === 'queued') {
+        if (options.dueNow !== true || current.runAt <= now) return
+        const hurried = await this.jobs.updateOne({ _id, status: 'queued', attempts: current.attempts, runAt: current.runAt }, { $set: { runAt: now, updatedAt: now } })
+        if (hurried.matchedCount === 1) {
+          this.announceDue()
+          return
+        }
+        continue
+      }
       const changed = current.status === 'running'
         ? await this.jobs.updateOne({ _id, status: 'running', attempts: current.attempts }, { $set: { again: true } })
         : await this.jobs.updateOne({ _id, status: current.status, attempts: current.attempts }, { $set: { ...this.nextRun(current, now, { lastError: null, result: null, finishedAt: null }), payload, runAt: now, again: false, updatedAt: now } })
