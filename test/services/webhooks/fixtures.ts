@@ -16,7 +16,7 @@ import { buildWebhooks, WEBHOOK_DELIVER_JOB, type Webhooks, type WebhookEventInp
 import { openTestJobQueue } from '../../helper.js'
 
 /** What a receiver got: the raw body as sent, so signatures are checked over exactly those bytes. */
-export interface Received { method: string, url: string, headers: IncomingHttpHeaders, rawBody: string, body: { id: string, type: string, [key: string]: unknown } }
+export interface Received { method: string, url: string, headers: IncomingHttpHeaders, rawBody: string, body: { id: string, type: string, data: Record<string, unknown>, [key: string]: unknown } }
 export interface Answer { status: number, headers?: Record<string, string>, body?: string | Buffer }
 
 /**
@@ -30,7 +30,7 @@ export async function receiver (t: Test, script: Answer[] = [], fallback: Answer
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
       const rawBody = Buffer.concat(chunks).toString('utf8')
-      received.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, rawBody, body: rawBody === '' ? { id: '', type: '' } : JSON.parse(rawBody) })
+      received.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, rawBody, body: rawBody === '' ? { id: '', type: '', data: {} } : JSON.parse(rawBody) })
       const answer = script.shift() ?? fallback
       response.writeHead(answer.status, answer.headers)
       response.end(answer.body)
@@ -73,6 +73,17 @@ export function thingEvent (n: number, extra: Partial<WebhookEventInput> = {}): 
   }
 }
 
+/** A resolver that knows only `answers` (no test asks the real DNS); any other name does not resolve. */
+export function resolver (answers: Record<string, string[]>): ResolveAll {
+  return async (host) => {
+    const found = answers[host]
+    if (found === undefined) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' })
+    return found
+  }
+}
+
+export const PUBLIC_NAMES = { 'example.com': ['93.184.215.14'] }
+
 export interface Engine { webhooks: Webhooks, queue: JobQueue, store: Store, clock: ManualClock, owner: { projectId: string, source: string }, drain: () => Promise<number> }
 
 /**
@@ -92,7 +103,7 @@ export async function engine (t: Test, options: { env?: Record<string, string>, 
     jobs: queue,
     config: parseWebhooksConfig({ WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', ...options.env }),
     random: () => 0.5,
-    ...(options.resolveAll === undefined ? {} : { resolveAll: options.resolveAll })
+    resolveAll: options.resolveAll ?? resolver(PUBLIC_NAMES)
   })
   webhooks.registerSource(options.source ?? thingSource())
   const drain = async (): Promise<number> => {
