@@ -10,7 +10,7 @@ import type { WebhookHealth } from './health.js'
 import type { WebhookPublisher } from './publisher.js'
 import { WEBHOOK_COLLECTIONS, type AttemptRecord, type DeliveryRecord, type EventRecord, type SubscriptionRecord } from './records.js'
 import { ATTEMPT_HEADER, EVENT_ID_HEADER, EVENT_TYPE_HEADER, REQUEST_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './signing.js'
-import type { WebhookSource } from './source.js'
+import { forSource, type WebhookSource } from './source.js'
 import type { WebhookSubscriptions } from './subscriptions.js'
 
 export interface DelivererDeps {
@@ -227,7 +227,7 @@ export class WebhookDeliverer {
     const source = this.deps.source(subscription.source)
     const shown = SYSTEM_TYPES.has(event.type) || source.render === undefined
       ? { data: event.data, changes: event.changes }
-      : await source.render(subscription, event)
+      : await source.render(forSource(subscription), event)
     return {
       id: delivery._id,
       type: event.type,

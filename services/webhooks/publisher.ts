@@ -7,7 +7,7 @@ import { WEBHOOK_ALL_EVENTS, WEBHOOK_LIMITS, WEBHOOK_SYSTEM_EVENTS, type Deliver
 import { isoString } from '../iso-dates.js'
 import { webhookErrors } from './errors.js'
 import { WEBHOOK_COLLECTIONS, type DeliveryRecord, type EventRecord, type SubscriptionRecord, type WebhookOwner } from './records.js'
-import type { WebhookEventInput, WebhookSource } from './source.js'
+import { forSource, type WebhookEventInput, type WebhookSource } from './source.js'
 
 /** The job that makes one delivery's attempts; keyed by the delivery, so it runs one attempt at a time. */
 export const WEBHOOK_DELIVER_JOB = 'webhooks.deliver'
@@ -110,8 +110,8 @@ export class WebhookPublisher {
   /** Whether the subscription takes the event: its types, then (for the source's own types) its filter. */
   async takes (source: WebhookSource, subscription: SubscriptionRecord, event: EventRecord): Promise<boolean> {
     if (!subscription.events.includes(event.type) && !subscription.events.includes(WEBHOOK_ALL_EVENTS)) return false
-    if (SYSTEM_TYPES.has(event.type) || subscription.filter === null || subscription.filter === undefined || source.matches === undefined) return true
-    return await source.matches(subscription, event)
+    if (SYSTEM_TYPES.has(event.type) || subscription.filterJson === null || source.matches === undefined) return true
+    return await source.matches(forSource(subscription), event)
   }
 
   /** The subscription's delivery of the event, made and queued if there is none yet. */

@@ -31,7 +31,8 @@ export type SubscriptionRecord = WithId<{
   source: string
   url: string
   events: string[]
-  filter: unknown
+  /** The source's filter as JSON text (a Store filter's `$` operators are no field names a document may hold); null for none. */
+  filterJson: string | null
   active: boolean
   description: string
   /** The current secret first, then at most one rotated-out one. */

@@ -27,8 +27,12 @@ export interface WebhookEventInput {
   matchOn?: Document | null
 }
 
-/** A subscription as a source's hooks see it. */
-export type WebhookSubscription = Pick<SubscriptionRecord, '_id' | 'projectId' | 'source' | 'events' | 'filter' | 'createdBy'>
+/** A subscription as a source's hooks see it, its filter as `checkFilter` answered it. */
+export type WebhookSubscription = Pick<SubscriptionRecord, '_id' | 'projectId' | 'source' | 'events' | 'createdBy'> & { filter: unknown }
+
+export function forSource (record: SubscriptionRecord): WebhookSubscription {
+  return { _id: record._id, projectId: record.projectId, source: record.source, events: record.events, createdBy: record.createdBy, filter: record.filterJson === null ? null : JSON.parse(record.filterJson) }
+}
 
 export interface WebhookSource {
   /** Lower case, as subscriptions name it: `tracker`, `records`. */

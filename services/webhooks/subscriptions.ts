@@ -32,7 +32,7 @@ export function toWebhookView (record: SubscriptionRecord): WebhookT {
     source: record.source,
     url: record.url,
     events: record.events,
-    filter: record.filter ?? null,
+    filter: record.filterJson === null ? null : JSON.parse(record.filterJson),
     active: record.active,
     description: record.description,
     secrets: record.secrets.map((secret) => ({ id: secret.id, createdAt: isoString(secret.createdAt), expiresAt: secret.expiresAt === null ? null : isoString(secret.expiresAt) })),
@@ -77,7 +77,7 @@ export class WebhookSubscriptions {
     const source = this.deps.source(owner.source)
     const url = await this.checkUrl(input.url, 'body.url')
     const events = this.checkEvents(source, input.events)
-    const filter = await this.checkFilter(source, owner.projectId, input.filter)
+    const filterJson = await this.checkFilter(source, owner.projectId, input.filter)
     if (await this.records.countDocuments({ projectId: owner.projectId, source: owner.source }) >= WEBHOOK_LIMITS.perOwner) throw webhookErrors.limitReached({ limit: WEBHOOK_LIMITS.perOwner })
     const now = this.deps.clock.now()
     const _id = this.deps.newId()
@@ -88,7 +88,7 @@ export class WebhookSubscriptions {
       source: owner.source,
       url,
       events,
-      filter,
+      filterJson,
       active: input.active ?? true,
       description: input.description?.trim() ?? '',
       secrets: [this.seal(_id, secret, now)],
@@ -108,7 +108,7 @@ export class WebhookSubscriptions {
     const set: Partial<SubscriptionRecord> = { updatedAt: this.deps.clock.now() }
     if (patch.url !== undefined) set.url = await this.checkUrl(patch.url, 'body.url')
     if (patch.events !== undefined) set.events = this.checkEvents(source, patch.events)
-    if (patch.filter !== undefined) set.filter = await this.checkFilter(source, record.projectId, patch.filter)
+    if (patch.filter !== undefined) set.filterJson = await this.checkFilter(source, record.projectId, patch.filter)
     if (patch.description !== undefined) set.description = patch.description.trim()
     if (patch.active !== undefined) {
       set.active = patch.active
@@ -178,9 +178,11 @@ export class WebhookSubscriptions {
     return [...new Set(events)]
   }
 
-  private async checkFilter (source: WebhookSource, projectId: string, filter: unknown): Promise<unknown> {
+  /** The filter as the source checked it, kept as JSON text; null for none. */
+  private async checkFilter (source: WebhookSource, projectId: string, filter: unknown): Promise<string | null> {
     if (filter === undefined || filter === null) return null
     if (source.checkFilter === undefined) throw commonErrors.validationFailed({ fields: [{ path: 'body.filter', message: `is not taken by ${source.name} webhooks` }] })
-    return (await source.checkFilter(projectId, filter, 'body.filter')) ?? null
+    const checked = await source.checkFilter(projectId, filter, 'body.filter')
+    return checked === null || checked === undefined ? null : JSON.stringify(checked)
   }
 }

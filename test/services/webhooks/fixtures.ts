@@ -91,7 +91,7 @@ export interface Engine { webhooks: Webhooks, queue: JobQueue, store: Store, clo
  * clock for both; `drain` runs every delivery job due by that clock, one
  * after another, as a worker would.
  */
-export async function engine (t: Test, options: { env?: Record<string, string>, resolveAll?: ResolveAll, source?: WebhookSource } = {}): Promise<Engine> {
+export async function engine (t: Test, options: { env?: Record<string, string>, resolveAll?: ResolveAll, source?: WebhookSource | null } = {}): Promise<Engine> {
   const clock = new ManualClock(Date.UTC(2026, 0, 1))
   const { store, queue } = await openTestJobQueue(t, clock)
   const webhooks = await buildWebhooks({
@@ -105,7 +105,7 @@ export async function engine (t: Test, options: { env?: Record<string, string>, 
     random: () => 0.5,
     resolveAll: options.resolveAll ?? resolver(PUBLIC_NAMES)
   })
-  webhooks.registerSource(options.source ?? thingSource())
+  if (options.source !== null) webhooks.registerSource(options.source ?? thingSource())
   const drain = async (): Promise<number> => {
     let ran = 0
     for (;;) {
