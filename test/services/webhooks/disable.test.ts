@@ -2,7 +2,7 @@ import t from 'tap'
 import { once } from 'node:events'
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
-import { engine, receiver, thingEvent } from './fixtures.js'
+import { engine, receiver, thingEvent, thingSource } from './fixtures.js'
 
 /** A port nothing listens on: connections to it are refused. */
 async function deadPort (): Promise<number> {
@@ -23,7 +23,8 @@ async function exhaust (drain: () => Promise<number>, advance: () => void, round
 }
 
 t.test('a dead receiver: each delivery given up after its attempts, the webhook disabled after the stated failures in a row', async (t) => {
-  const { webhooks, clock, owner, drain } = await engine(t, { env: { WEBHOOK_MAX_ATTEMPTS: '3', WEBHOOK_DISABLE_AFTER_FAILURES: '2' } })
+  const told: string[] = []
+  const { webhooks, clock, owner, drain } = await engine(t, { env: { WEBHOOK_MAX_ATTEMPTS: '3', WEBHOOK_DISABLE_AFTER_FAILURES: '2' }, source: thingSource({ onDisabled: async (notice) => { told.push(notice.subscriptionId) } }) })
   const port = await deadPort()
   const alerts = await receiver(t)
   const dead = await webhooks.create(owner, { url: `http://127.0.0.1:${port}/hook`, events: ['thing.updated'], description: 'the dead one' }, null)
@@ -46,6 +47,7 @@ t.test('a dead receiver: each delivery given up after its attempts, the webhook 
   const { items: [notice] } = await webhooks.notices(owner)
   t.match(notice, { webhookId: dead.webhook.id, type: 'webhook.disabled', reason: '2 deliveries in a row failed', consecutiveFailures: 2, lastError: /ECONNREFUSED/ }, 'a notice the routes can show')
   t.equal(alerts.received.length, 1, 'the owner\'s webhook that takes webhook.disabled is told')
+  t.same(told, [dead.webhook.id], 'and the source, once')
   t.match(alerts.received[0].body, { type: 'webhook.disabled', webhookId: watcher.webhook.id, actor: { type: 'system', id: null }, data: { webhook: { id: dead.webhook.id, description: 'the dead one' }, reason: '2 deliveries in a row failed' } })
 
   await webhooks.publish('things', 'p1', [thingEvent(3)])

@@ -91,3 +91,25 @@ t.test('the sweep asks each source to publish again from shortly before the last
   await webhooks.sweep()
   t.same(asked, [new Date(first - 65 * 60_000), new Date(first - 5 * 60_000)], 'the first sweep looks an hour back; each next one from 5 minutes before the last began')
 })
+
+t.test('what is older than WEBHOOK_RETENTION_DAYS is pruned; a deleted webhook\'s queued delivery ends without a call', async (t) => {
+  const { webhooks, clock, owner, drain } = await engine(t, { env: { WEBHOOK_RETENTION_DAYS: '2' } })
+  const hook = await receiver(t)
+  const kept = await webhooks.create(owner, { url: hook.url, events: ['*'] }, null)
+  await webhooks.publish('things', 'p1', [thingEvent(1)])
+  await drain()
+  clock.advance(3 * 86_400_000)
+  await webhooks.publish('things', 'p1', [thingEvent(2)])
+  await drain()
+  const subscription = (await webhooks.find(owner, kept.webhook.id))!
+  t.same(await webhooks.prune(), { deleted: 3 }, 'the old event, its delivery and its attempt')
+  t.same((await webhooks.deliveries(subscription)).items.map((delivery) => delivery.type), ['thing.updated'])
+  t.equal(await webhooks.publisher.events.countDocuments({}), 1)
+
+  const gone = await webhooks.create(owner, { url: hook.url, events: ['*'] }, null)
+  await webhooks.publish('things', 'p1', [thingEvent(3)])
+  await webhooks.delete((await webhooks.find(owner, gone.webhook.id))!)
+  const before = hook.received.length
+  t.equal(await drain(), 2, 'both jobs ran')
+  t.equal(hook.received.length, before + 1, 'only the remaining webhook was called')
+})
