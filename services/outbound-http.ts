@@ -60,17 +60,24 @@ export async function outboundRequest (guard: AddressGuard, request: OutboundReq
       clearTimeout(deadline)
       resolve(result)
     }
-    const call = send({
-      protocol: url.protocol,
-      hostname: target.host,
-      port: target.port,
-      path: `${url.pathname}${url.search}`,
-      method: request.method,
-      headers: request.body === undefined ? request.headers : { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
-      // A fresh connection per call: a pooled socket could outlive the check that allowed its address.
-      agent: false,
-      ...(target.addresses.length > 0 ? { lookup: pinnedLookup(target.addresses) } : {})
-    })
+    let call: ReturnType<typeof send>
+    try {
+      call = send({
+        protocol: url.protocol,
+        hostname: target.host,
+        port: target.port,
+        path: `${url.pathname}${url.search}`,
+        method: request.method,
+        headers: request.body === undefined ? request.headers : { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
+        // A fresh connection per call: a pooled socket could outlive the check that allowed its address.
+        agent: false,
+        ...(target.addresses.length > 0 ? { lookup: pinnedLookup(target.addresses) } : {})
+      })
+    } catch (error) {
+      // Node refuses some requests before sending (a header value it will not write): an answer like any failure.
+      resolve({ kind: 'failed', code: (error as NodeJS.ErrnoException).code ?? 'EREQUEST', reason: (error as Error).message })
+      return
+    }
     const deadline = setTimeout(() => {
       finish({ kind: 'failed', code: 'ETIMEDOUT', reason: `no complete answer within ${limits.timeoutMs} ms` })
       call.destroy()
