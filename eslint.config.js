@@ -14,7 +14,8 @@ const CODES_NOT_YET_IN_CATALOGUES = [
   'services/orgs/**', 'services/projects/**', 'services/store/**', 'services/tracker/**',
   'services/crypto.ts', 'services/health.ts', 'services/jobs.ts', 'services/slugs.ts',
   'plugins/auth.ts', 'plugins/collections.ts', 'plugins/cors.ts', 'plugins/credentials.ts', 'plugins/data-caller.ts', 'plugins/files.ts',
-  'plugins/hosting.ts', 'plugins/project-auth.ts', 'plugins/projects.ts'
+  'plugins/hosting.ts', 'plugins/project-auth.ts', 'plugins/projects.ts',
+  'schemas/collections.ts'
 ]
 
 /** Route folders converted to the second edition of the family template, whose files read as tables. */

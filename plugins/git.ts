@@ -96,7 +96,7 @@ async function gitPlugin (app: FastifyInstance): Promise<void> {
     load: async (request, { caller }) => {
       const { projectId, repoSlug } = request.params as { projectId: string, repoSlug: string }
       const { repo, permissions } = await git.access.forRoute(caller.user, projectId, repoSlug)
-      return { value: repo, permissions }
+      return { value: repo, permissions, scopes: caller.user.scopes }
     }
   })
   app.decorate('git', git)
@@ -119,6 +119,7 @@ async function gitPlugin (app: FastifyInstance): Promise<void> {
       hostKey: hostKey(config.dataDir),
       callerFor: git.sshCaller,
       authorize: git.authorize,
+      describe: git.describeCaller,
       transport: git.transport,
       limits: config.git.sshLimits,
       log: app.log

@@ -5,12 +5,13 @@ import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
 import type { Document, Filter, ScanPage, SharedReads, Store, StoreCollection, WithId } from '../store/types.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from '../projects/naming.js'
-import type { CollectionMethod, FieldDefinitionT, IndexDefinitionT, MethodSettingT } from '../../schemas/collections.js'
+import type { CollectionMethod, FieldDefinitionT, IndexDefinitionT, MethodSettingT, SignUpFieldsT } from '../../schemas/collections.js'
 import { andFilters, enforceCheck, NO_FIELDS, readDeny, resolveAccess, restrict, signUpAccess, type Access, type DataCaller } from './access.js'
-import { fieldMap, recordValues, relationTargets, sharedApiRecord, SYSTEM_FIELDS, toApiRecord, type ApiRecord, type FieldMap } from './record-fields.js'
+import { fieldMap, recordValues, relationTargets, sharedApiRecord, SYSTEM_FIELDS, toApiRecord, undeclaredFields, type ApiRecord, type FieldMap } from './record-fields.js'
 import { checkSortVisible, cursorScope, indexedLeads, orderRange, parseSort, QUERY_LIMITS, servedByIndex, type Cursors, type SortPlan } from './query.js'
 import { matchesEverything, parseFilter } from './filters.js'
 import { collectionKey, type WriteGate } from './write-gate.js'
+import { signUpFieldsOf } from './definitions.js'
 
 /** The slice of a collection definition the data API needs. */
 export interface DataCollection {
@@ -18,6 +19,8 @@ export interface DataCollection {
   fields: FieldDefinitionT[]
   indexes: IndexDefinitionT[]
   methods: Record<CollectionMethod, MethodSettingT>
+  /** `_users` only: `open` keeps profile fields sign-up is sent that the definition does not declare. */
+  signUpFields?: SignUpFieldsT
 }
 
 export interface ListParams {
@@ -177,10 +180,13 @@ export class Records {
   /**
    * Sign-up's record in `_users`: the new user's own fields (`profile`) meet
    * the definition exactly as a data-API create does — types, required,
-   * unique, select values, relations; file fields and unknown fields refused
-   * — and the fields the `create` and `update` rules make read-only are
-   * refused too, since the user would be choosing them for themselves.
-   * `account` (email, password hash) is the server's, set beside them.
+   * unique, select values, relations; file fields refused — and the fields
+   * the `create` and `update` rules make read-only are refused too, since
+   * the user would be choosing them for themselves. Fields the definition
+   * does not declare are kept as sent while `signUpFields` is `open` (rules
+   * name declared fields only, so none of them is one a rule protects), and
+   * refused when it is `strict`. `account` (email, password hash) is the
+   * server's, set beside them.
    */
   async createUser (projectId: string, account: Document, profile: Document): Promise<WithId<Document>> {
     return await this.deps.writes.write(collectionKey(projectId, PROJECT_USERS_TABLE), async () => {
@@ -189,8 +195,9 @@ export class Records {
       const id = this.deps.newId()
       const access = signUpAccess(collection.methods, id, this.deps.clock)
       const fields = fieldMap(collection.fields)
+      const { declared, undeclared } = signUpFieldsOf(collection) === 'open' ? undeclaredFields(fields, profile) : { declared: profile, undeclared: {} }
       // The server's own fields meet the definition too (an email field's pattern), though no rule makes them read-only.
-      const values: Document = { ...recordValues(fields, profile, 'create', access.readonly, new Set(Object.keys(account))), ...account, ...recordValues(fields, { email: account.email }, 'update', NO_FIELDS), _id: id }
+      const values: Document = { ...undeclared, ...recordValues(fields, declared, 'create', access.readonly, new Set(Object.keys(account))), ...account, ...recordValues(fields, { email: account.email }, 'update', NO_FIELDS), _id: id }
       if (access.owner !== null && values[access.owner] === undefined) values[access.owner] = id
       const scope: Scope = { collection, fields, records: this.store.collection(projectCollectionName(projectId, PROJECT_USERS_TABLE)), access }
       try {

@@ -1,5 +1,6 @@
 import { commonErrors } from '../errors.js'
 import type { Permission } from '../orgs/catalogue.js'
+import { permissionMissing } from '../orgs/resolver.js'
 import type { RepoRoleT } from '../../schemas/git.js'
 import type { Repo, Repositories } from './repositories.js'
 import type { ProtectedBranches, PushPolicy, WriteLevel } from './protection.js'
@@ -90,7 +91,7 @@ export function authorize (repo: Repo | null, access: RepoAccess, caller: GitCal
   if (caller.kind === 'anonymous') throw gitErrors.authRequired()
   if (repo === null || (!access.read && !access.insider)) throw gitErrors.repositoryNotFound()
   if (caller.kind === 'deployKey' && caller.repoId === repo._id) throw gitErrors.readOnlyKey()
-  throw commonErrors.forbidden({ permission })
+  throw permissionMissing(permission, caller.kind === 'user' ? caller.scopes : undefined)
 }
 // Route params are checked by their schemas; transport paths come raw, so both are checked here before any lookup.
 const SAFE_ID = /^[0-9A-Za-z_-]{1,64}$/
@@ -146,7 +147,7 @@ export class GitAccess {
     const roles = await this.deps.members.rolesIn(projectId, caller.userId)
     if (project === null && roles.size === 0) throw commonErrors.projectNotFound()
     const readable = [...roles].filter(([, role]) => narrow(ROLE_PERMISSIONS[role], caller).includes('git.read')).map(([repoId]) => repoId)
-    if (readable.length === 0) throw commonErrors.forbidden({ permission: 'git.read' })
+    if (readable.length === 0) throw permissionMissing('git.read', caller.scopes)
     return (await this.deps.repositories.list(projectId)).filter((repo) => readable.includes(repo._id))
   }
 

@@ -60,6 +60,8 @@ export interface GitServices {
   authorize: SshGitDeps['authorize']
   /** Who an SSH key stands for: a user's registered key, a deploy key, or nobody. */
   sshCaller: SshGitDeps['callerFor']
+  /** How the SSH greeting of a session without a command names its caller: a user, or a deploy key's repository. */
+  describeCaller: SshGitDeps['describe']
   /** A platform user as the author of what the server writes (README commits, annotated tags, merges). */
   signature: (userId: string) => Promise<Signature & { userId: string }>
   /** The port git over SSH listens on once started; null while it is not (or SSH is off). */
@@ -130,6 +132,17 @@ export async function buildGitServices (ports: GitPorts): Promise<GitServices> {
       if (userId !== null && key !== null) return null
       if (userId !== null) return await users.account(userId) === null ? null : { kind: 'user', userId }
       return key === null ? null : { kind: 'deployKey', ...key }
+    },
+    describeCaller: async (caller) => {
+      if (caller.kind === 'user') {
+        const user = await users.findById(caller.userId)
+        return user === null ? 'there' : `${user.name} (${user.email})`
+      }
+      if (caller.kind === 'deployKey') {
+        const repo = await repositories.findById(caller.projectId, caller.repoId)
+        return `deploy key of ${caller.projectId}/${repo?.slug ?? caller.repoId}${caller.readOnly ? ' (read-only)' : ''}`
+      }
+      return 'there'
     },
     signature: async (userId) => {
       const user = await users.get(userId)

@@ -118,6 +118,7 @@ t.test('a bad value names its variable', async (t) => {
     [{ DNS_GATEWAY_IPV4: '2001:db8::1' }, 'DNS_GATEWAY_IPV4'],
     [{ DNS_GATEWAY_IPV6: '192.0.2.1' }, 'DNS_GATEWAY_IPV6'],
     [{ HOSTING_ENABLED: 'perhaps' }, 'HOSTING_ENABLED'],
+    [{ HOSTING_STOP_APPS_ON_EXIT: 'always' }, 'HOSTING_STOP_APPS_ON_EXIT'],
     [{ HOSTING_DRIVER: 'vm' }, 'HOSTING_DRIVER'],
     [{ HOSTING_DRIVER: 'container', HOSTING_BASE_IMAGE: 'node:20-slim' }, 'HOSTING_DOCKER_SOCKET'],
     [{ HOSTING_DRIVER: 'container', HOSTING_DOCKER_SOCKET: '/run/podman.sock' }, 'HOSTING_BASE_IMAGE'],
@@ -136,7 +137,8 @@ t.test('a bad value names its variable', async (t) => {
     [{ HOSTING_INSTANCE_MEMORY_MB: '1' }, 'HOSTING_INSTANCE_MEMORY_MB'],
     [{ HOSTING_HEALTH_TIMEOUT_SECONDS: '0' }, 'HOSTING_HEALTH_TIMEOUT_SECONDS']
   ]
-  t.match(loadConfig({ DATA_DIR: '/srv/plinth' }).hosting, { enabled: true, driver: 'process', dir: '/srv/plinth/hosting', appsDomain: 'apps.localhost', gateway: { port: 8000, tlsPort: null, host: '127.0.0.1' }, instanceLimits: { memoryMb: 512, cpus: 1, pids: 256 }, healthTimeoutMs: 60_000, stopGraceMs: 10_000, container: null }, 'hosting on, the gateway on its default port')
+  t.match(loadConfig({ DATA_DIR: '/srv/plinth' }).hosting, { enabled: true, driver: 'process', dir: '/srv/plinth/hosting', appsDomain: 'apps.localhost', gateway: { port: 8000, tlsPort: null, host: '127.0.0.1' }, instanceLimits: { memoryMb: 512, cpus: 1, pids: 256 }, healthTimeoutMs: 60_000, stopGraceMs: 10_000, stopAppsOnExit: false, container: null }, 'hosting on, the gateway on its default port')
+  t.equal(loadConfig({ HOSTING_STOP_APPS_ON_EXIT: 'true' }).hosting.stopAppsOnExit, true)
   t.same([' off ', 'OFF'].map((off) => loadConfig({ GATEWAY_PORT: off }).hosting.gateway.port), [null, null], 'off: no gateway')
   t.same(['0', '', '9000'].map((port) => loadConfig({ GATEWAY_PORT: port }).hosting.gateway.port), [0, 8000, 9000], '0 picks a free port; empty is unset')
   t.same([loadConfig({ HOSTING_ENABLED: 'false' }).hosting.gateway, loadConfig({ HOSTING_ENABLED: 'false', GATEWAY_TLS_PORT: '8443' }).hosting.gateway.port], [{ port: null, tlsPort: null, host: '127.0.0.1' }, null], 'hosting off: no gateway unless GATEWAY_PORT says so')

@@ -823,7 +823,7 @@ export interface paths {
         get: operations["getCollection"];
         /**
          * Change fields, indexes or method settings; refused with 409 if existing records would break it
-         * @description Needs `collections.manage`. A change that existing records would violate (a unique index over duplicates, a new required field some lack, a stricter type) is 409 `APP_DEFINITION_CONFLICT` and nothing changes.
+         * @description Needs `collections.manage`. A change that existing records would violate (a unique index over duplicates, a new required field some lack, a stricter type, a field declared over values records already hold under its name that it would refuse) is 409 `APP_DEFINITION_CONFLICT` and nothing changes. `signUpFields` is for `_users` only.
          */
         put: operations["updateCollection"];
         post?: never;
@@ -848,7 +848,7 @@ export interface paths {
         put?: never;
         /**
          * Register an end user; returns the user, a project JWT and a refresh token
-         * @description Public while the project has end-user auth on (403 `APP_PROJECT_AUTH_DISABLED` otherwise). `extraFields` are the user's own fields of the `_users` collection and meet its definition as a data-API create does. Rate-limited per project and address.
+         * @description Public while the project has end-user auth on (403 `APP_PROJECT_AUTH_DISABLED` otherwise). `extraFields` are the user's own fields of the `_users` collection: declared ones meet its definition as a data-API create does, undeclared ones are kept as sent unless its `signUpFields` is `strict` (then 400 `APP_UNKNOWN_FIELD`). Rate-limited per project and address.
          */
         post: operations["registerProjectUser"];
         delete?: never;
@@ -2729,6 +2729,8 @@ export interface paths {
         /**
          * The zone as a zone file
          * @description Needs `dns.read`. Every record, SOA first, names relative to `$ORIGIN`; importing it again gives the same records.
+         *             JSON by default (`{ name, zoneFile }` in the envelope); with `Accept: text/dns` or `?format=text` the
+         *             master file itself (`text/dns`) with a download name.
          *
          *     Refused with:
          *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
@@ -3062,7 +3064,7 @@ export interface paths {
         put?: never;
         /**
          * Resume a suspended app: its live deployment starts again, without a build
-         * @description Needs `hosting.deploy`. The instances start in the background; the gateway routes to them once healthy. 409 `APP_HOSTING_NOT_SUSPENDED` when it is not suspended.
+         * @description Needs `hosting.deploy`. The instances start in the background; the gateway routes to them once healthy. The answer gives the state the app is in now: `deploying` while its live deployment starts again (`created` before any). 409 `APP_HOSTING_NOT_SUSPENDED` when it is not suspended.
          */
         post: operations["unsuspendHostingApp"];
         delete?: never;
@@ -3081,7 +3083,7 @@ export interface paths {
         get?: never;
         /**
          * Set how many instances the live deployment runs
-         * @description Needs `hosting.manage`. No build: instances of the live deployment start (health-gated) or stop in the background. `instances` must lie within min and max (400 `APP_HOSTING_SCALING_INVALID`).
+         * @description Needs `hosting.manage`. No build: instances of the live deployment start (health-gated) or stop in the background. `instances` alone sets the count: `min` and `max`, when left out, widen to take it; when given, `instances` must lie within them (400 `APP_HOSTING_SCALING_INVALID`).
          */
         put: operations["scaleHostingApp"];
         post?: never;
@@ -4308,6 +4310,8 @@ export interface components {
                 download: components["schemas"]["MethodSetting"];
                 fileDelete: components["schemas"]["MethodSetting"];
             };
+            /** @description `_users` only. `open` (what switching auth on gives): profile fields sent at sign-up that `fields` does not declare are stored with the user as given, beside the declared ones, which meet their definitions. `strict`: they are refused with 400 `APP_UNKNOWN_FIELD`. Either way, read-only fields, files and reserved names are refused */
+            signUpFields?: "open" | "strict";
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -4774,7 +4778,7 @@ export interface components {
             id: string;
             projectId: string;
             name: string;
-            /** @description `created` before its first deployment; `deploying` while one builds or releases; `running` with every instance up; `degraded` with some down; `crashed` with none; `suspended` by request */
+            /** @description `created` before its first deployment; `deploying` while one builds or releases, or while a resumed app's instances start; `running` with every instance up; `degraded` with some down; `crashed` with none; `suspended` by request */
             state: "created" | "deploying" | "running" | "degraded" | "crashed" | "suspended";
             /** @description Where the gateway serves it: `<name>.<HOSTING_APPS_DOMAIN>` */
             hostname: string;
@@ -4815,7 +4819,7 @@ export interface components {
             id: string;
             projectId: string;
             name: string;
-            /** @description `created` before its first deployment; `deploying` while one builds or releases; `running` with every instance up; `degraded` with some down; `crashed` with none; `suspended` by request */
+            /** @description `created` before its first deployment; `deploying` while one builds or releases, or while a resumed app's instances start; `running` with every instance up; `degraded` with some down; `crashed` with none; `suspended` by request */
             state: "created" | "deploying" | "running" | "degraded" | "crashed" | "suspended";
             /** @description Where the gateway serves it: `<name>.<HOSTING_APPS_DOMAIN>` */
             hostname: string;
@@ -7409,8 +7413,8 @@ export interface operations {
                         success: true;
                         data: {
                             user: components["schemas"]["ProjectUser"];
-                            /** @description Project JWT (claim type "project"), valid only on this project */
-                            token: string;
+                            /** @description Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>` */
+                            accessToken: string;
                             /** @enum {string} */
                             tokenType: "Bearer";
                             /** @description Seconds until the token expires */
@@ -7595,6 +7599,8 @@ export interface operations {
                         download?: components["schemas"]["MethodSetting"];
                         fileDelete?: components["schemas"]["MethodSetting"];
                     };
+                    /** @description `_users` only. `open` (what switching auth on gives): profile fields sent at sign-up that `fields` does not declare are stored with the user as given, beside the declared ones, which meet their definitions. `strict`: they are refused with 400 `APP_UNKNOWN_FIELD`. Either way, read-only fields, files and reserved names are refused */
+                    signUpFields?: "open" | "strict";
                 };
             };
         };
@@ -7687,7 +7693,7 @@ export interface operations {
                     email: string;
                     /** @description At least 8 characters and not the email address */
                     password: string;
-                    /** @description Profile fields stored with the user; reserved names (id, email, password, timestamps, _ or $ prefixes) are refused */
+                    /** @description Profile fields stored with the user. Declared fields of `_users` meet their definitions; undeclared ones are kept as sent unless the `_users` definition's `signUpFields` is `strict`. Read-only fields, file fields and reserved names (id, email, password, timestamps, _ or $ prefixes) are refused */
                     extraFields?: {
                         [key: string]: unknown;
                     };
@@ -7706,8 +7712,8 @@ export interface operations {
                         success: true;
                         data: {
                             user: components["schemas"]["ProjectUser"];
-                            /** @description Project JWT (claim type "project"), valid only on this project */
-                            token: string;
+                            /** @description Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>` */
+                            accessToken: string;
                             /** @enum {string} */
                             tokenType: "Bearer";
                             /** @description Seconds until the token expires */
@@ -7767,8 +7773,8 @@ export interface operations {
                         success: true;
                         data: {
                             user: components["schemas"]["ProjectUser"];
-                            /** @description Project JWT (claim type "project"), valid only on this project */
-                            token: string;
+                            /** @description Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>` */
+                            accessToken: string;
                             /** @enum {string} */
                             tokenType: "Bearer";
                             /** @description Seconds until the token expires */
@@ -7825,8 +7831,8 @@ export interface operations {
                         success: true;
                         data: {
                             user: components["schemas"]["ProjectUser"];
-                            /** @description Project JWT (claim type "project"), valid only on this project */
-                            token: string;
+                            /** @description Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>` */
+                            accessToken: string;
                             /** @enum {string} */
                             tokenType: "Bearer";
                             /** @description Seconds until the token expires */
@@ -7931,8 +7937,8 @@ export interface operations {
                         success: true;
                         data: {
                             user: components["schemas"]["ProjectUser"];
-                            /** @description Project JWT (claim type "project"), valid only on this project */
-                            token: string;
+                            /** @description Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>` */
+                            accessToken: string;
                             /** @enum {string} */
                             tokenType: "Bearer";
                             /** @description Seconds until the token expires */
@@ -12079,7 +12085,10 @@ export interface operations {
     };
     exportDnsZone: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `text` answers the master file itself, as `Accept: text/dns` does; `json` (the default) the envelope */
+                format?: "json" | "text";
+            };
             header?: never;
             path: {
                 projectId: string;
@@ -12089,9 +12098,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Done: the envelope, with the answer in `data` */
+            /** @description The envelope holding the zone file (the default, for API clients), or with `Accept: text/dns` or `?format=text` the master file itself, as a download */
             200: {
                 headers: {
+                    /** @description With the master file: `attachment; filename="<zone>.zone"` */
+                    "Content-Disposition"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12104,6 +12115,7 @@ export interface operations {
                             zoneFile: string;
                         };
                     };
+                    "text/dns": Blob;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -12894,6 +12906,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Sets the count; `min` and `max` left out widen to take it */
                     instances: number;
                     min?: number;
                     max?: number;
