@@ -141,6 +141,11 @@ export class Gateway {
       sendPage(res, pages.badRequest('The request target must be a path.'), head.accept, requestId)
       return
     }
+    // RFC 9112 §3.2: the gateway would route by one Host and an app might read another.
+    if (head.hosts > 1) {
+      sendPage(res, pages.badRequest('The request has more than one Host header.'), head.accept, requestId)
+      return
+    }
     if (proto === 'http' && url.startsWith(ACME_CHALLENGE)) {
       this.answerChallenge(req, res, url.slice(ACME_CHALLENGE.length), head.accept, requestId)
       return
