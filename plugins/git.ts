@@ -225,7 +225,10 @@ async function gitPlugin (app: FastifyInstance): Promise<void> {
       log: app.log
     })
     const port = config.git.sshPort
-    app.addHook('onReady', async () => { sshPort = await server.listen(port, config.host) })
+    app.addHook('onReady', async () => {
+      sshPort = await server.listen(port, config.host)
+      app.log.info({ port: sshPort, host: config.host }, 'git over SSH listening')
+    })
     app.addHook('preClose', async () => { await server.close() })
   }
 }
