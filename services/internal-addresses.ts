@@ -49,7 +49,7 @@ const LISTS = RANGES.map(([kind, family, network, prefix]) => {
 })
 
 /** The eight 16-bit groups of an IPv6 address, a trailing dotted quad included. */
-function groups (address: string): number[] {
+export function ipv6Groups (address: string): number[] {
   let text = address.toLowerCase()
   const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text)
   if (quad !== null) {
@@ -69,7 +69,7 @@ function quadOf (high: number, low: number): string {
 
 /** The IPv4 address an IPv6 one reaches: IPv4-mapped (::ffff:0:0/96), NAT64 (64:ff9b::/96) or 6to4 (2002::/16); null for any other. */
 export function embeddedIpv4 (address: string): string | null {
-  const g = groups(address)
+  const g = ipv6Groups(address)
   if (g.slice(0, 5).every((group) => group === 0) && g[5] === 0xffff) return quadOf(g[6], g[7])
   if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((group) => group === 0)) return quadOf(g[6], g[7])
   if (g[0] === 0x2002) return quadOf(g[1], g[2])
