@@ -125,7 +125,10 @@ async function gitPlugin (app: FastifyInstance): Promise<void> {
       log: app.log
     })
     // Started once the app is ready, so a test or a server that never gets there holds no port.
-    app.addHook('onReady', async () => { sshPort = await server.listen(port, config.host) })
+    app.addHook('onReady', async () => {
+      sshPort = await server.listen(port, config.host)
+      app.log.info({ port: sshPort, host: config.host }, 'git over SSH listening')
+    })
     app.addHook('preClose', async () => { await server.close() })
   }
 }

@@ -88,7 +88,7 @@ export interface HostingConfig {
    * GATEWAY_PORT, GATEWAY_TLS_PORT and GATEWAY_HOST: with hosting on, the gateway listens on GATEWAY_PORT
    * (DEFAULT_GATEWAY_PORT when unset, `off` for none, 0 picks a free one); HTTPS only with a TLS port. Null: no listener.
    */
-  gateway: { port: number | null, tlsPort: number | null, host: string }
+  gateway: { port: number | null, tlsPort: number | null, host: string, connections: GatewayConnectionLimits }
   instanceLimits: { memoryMb: number, cpus: number, pids: number }
   healthTimeoutMs: number
   stopGraceMs: number
@@ -118,6 +118,13 @@ export interface HostingLogsConfig {
   retentionLines: number
   /** HOSTING_LOG_RETENTION_DAYS: lines older than this are deleted. */
   retentionMs: number
+}
+
+export interface GatewayConnectionLimits {
+  /** GATEWAY_MAX_CONNECTIONS: open client connections in all, HTTP and HTTPS together; past it, new ones are closed at once. */
+  maxConnections: number
+  /** GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: open client connections from one IPv4 address or one IPv6 /64. */
+  maxConnectionsPerAddress: number
 }
 
 export interface ExternalGitConfig {
@@ -276,7 +283,14 @@ function gatewayConfig (env: Env, enabled: boolean, apiPort: number, apiHost: st
   const tlsPort = text(env, 'GATEWAY_TLS_PORT') === undefined ? null : integer(env, 'GATEWAY_TLS_PORT', 0, 0, 65535)
   if (tlsPort !== null && port === null && enabled) throw new ConfigError('GATEWAY_TLS_PORT', 'needs the gateway on: GATEWAY_PORT is off, and HTTPS is served beside the plain-HTTP port that answers ACME challenges')
   if (tlsPort !== null && tlsPort !== 0 && (tlsPort === port || tlsPort === apiPort)) throw new ConfigError('GATEWAY_TLS_PORT', `must differ from GATEWAY_PORT and PORT, got ${tlsPort}`)
-  return { port, tlsPort, host }
+  return { port, tlsPort, host, connections: gatewayConnectionLimits(env) }
+}
+
+function gatewayConnectionLimits (env: Env): GatewayConnectionLimits {
+  const maxConnections = integer(env, 'GATEWAY_MAX_CONNECTIONS', 10_000, 1, 1_000_000)
+  const maxConnectionsPerAddress = integer(env, 'GATEWAY_MAX_CONNECTIONS_PER_ADDRESS', 256, 1, 1_000_000)
+  if (maxConnectionsPerAddress > maxConnections) throw new ConfigError('GATEWAY_MAX_CONNECTIONS_PER_ADDRESS', `must not exceed GATEWAY_MAX_CONNECTIONS (${maxConnections}), got ${maxConnectionsPerAddress}`)
+  return { maxConnections, maxConnectionsPerAddress }
 }
 
 function externalGitConfig (env: Env): ExternalGitConfig {
