@@ -7,6 +7,7 @@ import { Cgroup, probeCgroups } from '../../../services/hosting/process-driver/c
 import { ProcessDriver, probeSandbox } from '../../../services/hosting/process-driver/index.js'
 import { LogTail } from '../../../services/hosting/process-driver/log-tail.js'
 import { spawnSandboxed } from '../../../services/hosting/process-driver/sandbox.js'
+import { probeNetwork } from '../../../services/hosting/network/namespaces.js'
 import { get, RecordingSink } from './driver-harness.js'
 import { buildInput, FIXTURES, sourceTree, tempDir, TEST_ENV } from './process-driver-helpers.js'
 
@@ -16,9 +17,13 @@ t.teardown(async () => await rm(scratch, { recursive: true, force: true }))
 t.test('what is missing is said exactly', async (t) => {
   const off = probeSandbox({ bwrap: null, cgroupRoot: join(scratch, 'no-cgroups') })
   t.match(off, { bwrap: null, cgroups: null })
-  t.match(off.degradedReason, /^bubblewrap is turned off, so instances share the host's filesystem and process view; no cgroup v1 memory hierarchy at .*no-cgroups\/memory and no cgroup v2 at .*no-cgroups, so no memory, CPU or pids limits apply$/)
+  t.match(off.degradedReason, /^bubblewrap is turned off, so instances share the host's filesystem, process view and network; no cgroup v1 memory hierarchy at .*no-cgroups\/memory and no cgroup v2 at .*no-cgroups, so no memory, CPU or pids limits apply$/)
   t.match(probeSandbox({ bwrap: join(scratch, 'no-bwrap') }).degradedReason, /bubblewrap \(.*no-bwrap\) cannot run: ENOENT/)
   t.match(probeSandbox({ bwrap: '/bin/false' }).degradedReason, /bubblewrap \(\/bin\/false\) cannot create its namespaces/)
+  t.same(probeNetwork([], join(scratch, 'no-tools')), process.getuid?.() === 0
+    ? { missing: 'unshare is not installed (iproute2, iptables and util-linux are needed), so instances cannot have a network namespace of their own' }
+    : { missing: 'the server does not run as root, so it cannot give instances a network namespace of their own' })
+  t.match(probeSandbox({ network: null, cgroupRoot: join(scratch, 'no-cgroups') }), { network: null, networks: null }, 'namespaces turned off')
 })
 
 t.test('a driver root the sandbox user cannot reach runs sandboxes as the server\'s user, and says so', { skip: process.getuid?.() !== 0 && 'only root drops to another user' }, async (t) => {
