@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { ANY_ORIGIN, normalizeOrigin } from './origins.js'
+import { allowanceConflict, parseIpv4Range, type Ipv4Range } from './hosting/network/plan.js'
 
 /**
  * Configuration comes from the environment only, validated once at start:
@@ -78,6 +79,8 @@ export interface HostingConfig {
   container: { socketPath: string, baseImage: string } | null
   /** What an external git source may reach (docs/hosting.md). */
   externalGit: ExternalGitConfig
+  /** HOSTING_APP_ALLOWED_RANGES: internal IPv4 addresses and ranges apps and their builds may reach from their network namespaces. */
+  appAllowedRanges: Ipv4Range[]
 }
 
 export interface ExternalGitConfig {
@@ -383,8 +386,20 @@ function hostingConfig (env: Env, dataDir: string, apiPort: number, apiHost: str
     healthTimeoutMs: integer(env, 'HOSTING_HEALTH_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
     stopGraceMs: integer(env, 'HOSTING_STOP_GRACE_SECONDS', 10, 0, 600) * 1000,
     container: socketPath !== undefined && baseImage !== undefined ? { socketPath, baseImage } : null,
-    externalGit: externalGitConfig(env)
+    externalGit: externalGitConfig(env),
+    appAllowedRanges: appAllowedRanges(env)
   }
+}
+
+function appAllowedRanges (env: Env): Ipv4Range[] {
+  const entries = (text(env, 'HOSTING_APP_ALLOWED_RANGES') ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  return entries.map((entry) => {
+    const range = parseIpv4Range(entry)
+    if (range === null) throw new ConfigError('HOSTING_APP_ALLOWED_RANGES', `must be a comma-separated list of IPv4 addresses and CIDR ranges (10.1.2.3, 10.1.0.0/16; apps have no IPv6 route), got "${entry}"`)
+    const conflict = allowanceConflict(range)
+    if (conflict !== null) throw new ConfigError('HOSTING_APP_ALLOWED_RANGES', `cannot allow "${entry}": ${conflict}`)
+    return range
+  })
 }
 
 function dnsConfig (env: Env): DnsConfig {

@@ -39,12 +39,6 @@ function bounds (range: Ipv4Range): [number, number] {
   return [first, first + size - 1]
 }
 
-export function overlaps (a: Ipv4Range, b: Ipv4Range): boolean {
-  const [a0, a1] = bounds(a)
-  const [b0, b1] = bounds(b)
-  return a0 <= b1 && b0 <= a1
-}
-
 export function contains (outer: Ipv4Range, inner: Ipv4Range): boolean {
   const [o0, o1] = bounds(outer)
   const [i0, i1] = bounds(inner)
@@ -62,10 +56,14 @@ export function parseIpv4Range (text: string): Ipv4Range | null {
   return { network: intToIpv4(bounds({ network: address, prefix })[0]), prefix }
 }
 
-/** Why an operator's allowance cannot be honoured, or null: the links to instances and slirp's own network stay refused. */
+/**
+ * Why an operator's allowance means nothing, or null. The links to instances
+ * and slirp4netns's own network stay refused whatever is allowed, so a range
+ * inside one of them could never be reached.
+ */
 export function allowanceConflict (range: Ipv4Range): string | null {
-  if (overlaps(range, LINK_POOL)) return `it overlaps ${rangeText(LINK_POOL)}, the links between the gateway and instances`
-  if (overlaps(range, SLIRP.network)) return `it overlaps ${rangeText(SLIRP.network)}, the user-mode network instances reach the internet through`
+  if (contains(LINK_POOL, range)) return `it lies in ${rangeText(LINK_POOL)}, the links between the gateway and instances, which stay refused`
+  if (contains(SLIRP.network, range)) return `it lies in ${rangeText(SLIRP.network)}, the user-mode network instances reach the internet through, which stays refused`
   return null
 }
 
@@ -82,15 +80,16 @@ export interface NetworkPolicy {
 }
 
 /**
- * Every IPv4 range of the internal-address table (but loopback, which inside
- * the namespace is the app's own) and each of the host's own addresses, less
- * what the operator allows.
+ * The links to instances, then every IPv4 range of the internal-address
+ * table (but loopback, which inside the namespace is the app's own) and each
+ * of the host's own addresses, less what the operator allows.
  */
 export function refusedRanges (policy: NetworkPolicy): Ipv4Range[] {
   const allowed = (range: Ipv4Range): boolean => policy.allowed.some((one) => contains(one, range))
   const table = INTERNAL_RANGES.filter((entry) => entry.family === 'ipv4' && entry.kind !== 'loopback').map(({ network, prefix }) => ({ network, prefix }))
   const own = policy.hostAddresses.filter((address) => isIPv4(address) && internalKind(address) !== 'loopback').map((address) => ({ network: address, prefix: 32 }))
-  const refused: Ipv4Range[] = []
+  // The links to instances first, allowed or not: no app reaches another's link through slirp4netns.
+  const refused: Ipv4Range[] = [LINK_POOL]
   for (const range of [...table, ...own]) {
     if (!allowed(range) && !refused.some((one) => contains(one, range))) refused.push(range)
   }
@@ -132,6 +131,7 @@ export function firewallRules (policy: NetworkPolicy, link: { host: string } | n
     `-A OUTPUT -d ${SLIRP.dns}/32 -p udp --dport 53 -j ACCEPT`,
     `-A OUTPUT -d ${SLIRP.dns}/32 -p tcp --dport 53 -j ACCEPT`,
     `-A OUTPUT -d ${rangeText(SLIRP.network)} -j REJECT`,
+    `-A OUTPUT -d ${rangeText(LINK_POOL)} -j REJECT`,
     '-A OUTPUT -d 255.255.255.255/32 -j DROP',
     '-A OUTPUT -d 224.0.0.0/4 -j DROP',
     ...policy.allowed.map((range) => `-A OUTPUT -d ${rangeText(range)} -j ACCEPT`),

@@ -209,6 +209,16 @@ export async function spawnSandboxed (host: SandboxHost, command: SandboxedComma
   }
 }
 
+/**
+ * The hidden paths that lie inside what the sandbox's root binds (DATA_DIR
+ * under /usr/local, say): only there is anything to hide. Elsewhere the
+ * sandbox has nothing of them, and an empty mount would only show the path.
+ */
+function hiddenWithin (root: string[], hidden: string[]): string[] {
+  const bound = root.flatMap((arg, i) => arg === '--ro-bind' ? [root[i + 2]] : [])
+  return hidden.filter((path) => bound.some((dir) => path !== dir && path.startsWith(`${dir}/`)))
+}
+
 async function spawnIn (host: SandboxHost, command: SandboxedCommand, network: InstanceNetwork | null): Promise<ChildProcess> {
   let argv = command.argv
   if (host.bwrap !== null) {
@@ -216,7 +226,7 @@ async function spawnIn (host: SandboxHost, command: SandboxedCommand, network: I
       host.bwrap,
       ...host.root,
       ...BWRAP_NAMESPACES,
-      ...command.hidden.flatMap(path => ['--tmpfs', path]),
+      ...hiddenWithin(host.root, command.hidden).flatMap(path => ['--tmpfs', path]),
       ...command.readOnly.flatMap(path => ['--ro-bind', path, path]),
       ...command.writable.flatMap(path => ['--bind', path, path]),
       ...INJECTED_VARIABLES.filter(name => !Object.hasOwn(command.env, name)).flatMap(name => ['--unsetenv', name]),

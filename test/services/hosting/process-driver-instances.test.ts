@@ -211,6 +211,8 @@ t.test('after the last attempt the driver gives up', async (t) => {
   await eventually(() => seen.some(event => event.type === 'gave-up'))
   t.match(seen, [{ type: 'crashed', instanceId: 'fragile' }, { type: 'gave-up', instanceId: 'fragile', attempts: 0 }])
   await eventually(async () => await impatient.stats('fragile') === null)
+  // Forgotten first, then what it held goes (its namespace last).
+  await eventually(async () => await refused(running))
   t.ok(await refused(running))
   await impatient.close()
 })
