@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createHash, randomInt } from 'node:crypto'
-import { accessSync, closeSync, constants, openSync, readlinkSync } from 'node:fs'
+import { accessSync, closeSync, constants, openSync, readFileSync, readlinkSync } from 'node:fs'
 import { mkdir, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises'
 import { networkInterfaces } from 'node:os'
 import { delimiter, join } from 'node:path'
@@ -97,6 +97,10 @@ async function started (child: ChildProcess): Promise<number> {
   })
 }
 
+function commandOf (pid: number): string | null {
+  try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] } catch { return null }
+}
+
 function namespaceOf (pid: number | 'self'): string | null {
   try { return readlinkSync(`/proc/${pid}/ns/net`) } catch { return null }
 }
@@ -139,33 +143,35 @@ export class InstanceNetworks {
     await mkdir(this.dir, { recursive: true, mode: 0o700 })
     const { tools } = this.host
     const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', [MARKER]: this.marker(name) }
-    const holder = spawn(tools.unshare, ['--net', '--', tools.setpriv, `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--no-new-privs', '--', tools.sleep, 'infinity'], { detached: true, stdio: 'ignore', env })
+    // Interfaces made in it from the start (the link, slirp's tap) have no IPv6: the firewall below is IPv4's.
+    const holder = spawn(tools.unshare, ['--net', '--', tools.sh, '-c', 'echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6 && exec "$@"', 'plinth-netns',
+      tools.setpriv, `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--no-new-privs', '--', tools.sleep, 'infinity'], { detached: true, stdio: 'ignore', env })
     const state: State = { holder: await started(holder), slirp: null, index: null }
     holder.unref()
     await writeFile(this.stateFile(name), JSON.stringify(state))
+    const routesFile = join(this.dir, `${name}.routes`)
     try {
       const path = `/proc/${state.holder}/ns/net`
-      await this.untilOwnNamespace(state.holder)
-      const enter = async (args: string[], input?: string): Promise<string> => await run(tools.nsenter, [`--net=${path}`, '--', ...args], input)
-      // Interfaces made from here on (the link, slirp's tap) have no IPv6: the firewall below is IPv4's.
-      await enter([tools.sh, '-c', 'echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6'])
-      await enter([tools['iptables-restore']], firewallRules(this.policy, null))
+      await this.untilHolding(state.holder)
       let link: { host: string, instance: string } | null = null
       if (options.inbound) {
         state.index = await this.addLink(state.holder)
         link = linkAddresses(state.index)
-        await enter([tools['iptables-restore']], firewallRules(this.policy, link))
       }
-      await enter([tools.ip, '-batch', '-'], namespaceRoutes(this.policy, link).join('\n') + '\n')
+      // Refusals before anything of the outside is connected: slirp4netns comes last.
+      await writeFile(routesFile, namespaceRoutes(this.policy, link).join('\n') + '\n')
+      await run(tools.nsenter, [`--net=${path}`, '--', tools.sh, '-c', '"$1" -batch "$2" && exec "$3"', 'plinth-netns', tools.ip, routesFile, tools['iptables-restore']], firewallRules(this.policy, link))
       state.slirp = await this.startSlirp(name, state.holder, env)
       const allowed = allowedRoutes(this.policy)
-      if (allowed.length > 0) await enter([tools.ip, '-batch', '-'], allowed.join('\n') + '\n')
+      if (allowed.length > 0) await run(tools.nsenter, [`--net=${path}`, '--', tools.ip, '-batch', '-'], allowed.join('\n') + '\n')
       await writeFile(this.stateFile(name), JSON.stringify(state))
       return { name, path, address: link?.instance ?? null, port: INSTANCE_PORT }
     } catch (error) {
       await writeFile(this.stateFile(name), JSON.stringify(state)).catch(() => {})
       await this.close(name).catch(() => {})
       throw new Error(`the instance's network could not be set up: ${(error as Error).message}`)
+    } finally {
+      await rm(routesFile, { force: true })
     }
   }
 
@@ -215,12 +221,13 @@ export class InstanceNetworks {
     return await readFile(this.stateFile(name), 'utf8').then((text) => JSON.parse(text) as State, () => null)
   }
 
-  private async untilOwnNamespace (pid: number): Promise<void> {
+  /** Until the holder is `sleep` in a namespace of its own: its namespace made and its IPv6 default set. */
+  private async untilHolding (pid: number): Promise<void> {
     const own = namespaceOf('self')
     for (let waited = 0; waited < READY_MS; waited += POLL_MS) {
       const current = namespaceOf(pid)
       if (current === null) throw new Error('the namespace\'s holder exited')
-      if (current !== own) return
+      if (current !== own && commandOf(pid) === this.host.tools.sleep) return
       await sleep(POLL_MS)
     }
     throw new Error('the namespace\'s holder did not make its namespace')
@@ -233,12 +240,12 @@ export class InstanceNetworks {
       const index = (start + attempt * 7919) % LINK_COUNT
       const { host } = linkAddresses(index)
       try {
-        await run(this.host.tools.ip, ['link', 'add', `plv${index}`, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', String(holder)])
+        await run(this.host.tools.ip, ['-batch', '-'], `link add plv${index} type veth peer name eth0 netns ${holder}\naddress add ${host}/31 dev plv${index}\nlink set plv${index} up\n`)
       } catch (error) {
+        // The kernel refuses a name in use (another server's link) before anything else of the batch runs.
         if (/exists/i.test((error as Error).message)) continue
         throw error
       }
-      await run(this.host.tools.ip, ['-batch', '-'], `address add ${host}/31 dev plv${index}\nlink set plv${index} up\n`)
       return index
     }
     throw new Error('no free link for the instance')
