@@ -25,6 +25,7 @@ export const CONTAINER_PORT = INSTANCE_PORT
 const HEALTH_INTERVAL_MS = 200
 const PROBE_TIMEOUT_MS = 2000
 const OUTPUT_DRAIN_MS = 2000
+const SWEEP_MIN_AGE_MS = 120_000
 
 export interface InstancesOptions {
   docker: Docker
@@ -305,13 +306,20 @@ export class ContainerInstances {
     return adopted
   }
 
-  /** Removes this driver's containers and namespaces that no watched instance owns: what a server left behind for apps since gone. */
+  /**
+   * Removes this driver's containers and namespaces that no watched instance
+   * owns: what a server left behind for apps since gone. A container younger
+   * than `SWEEP_MIN_AGE_MS` is left for the next start: another node on the
+   * same engine may be starting it and not have recorded it yet.
+   */
   private async sweep (listed: Docker.ContainerInfo[], networks: InstanceNetworks | null): Promise<void> {
+    const bornBefore = (this.options.clock.nowMs() - SWEEP_MIN_AGE_MS) / 1000
     for (const entry of listed) {
-      if (entry.Labels[LABELS.scope] !== this.options.scope || this.tracked.has(entry.Labels[LABELS.instance])) continue
+      if (entry.Labels[LABELS.scope] !== this.options.scope || this.tracked.has(entry.Labels[LABELS.instance]) || entry.Created > bornBefore) continue
       await removeContainer(this.options.docker.getContainer(entry.Id))
     }
-    await networks?.sweep((name) => this.tracked.has(name))
+    const young = new Set(listed.filter((entry) => entry.Created > bornBefore).map((entry) => entry.Labels[LABELS.instance]))
+    await networks?.sweep((name) => this.tracked.has(name) || young.has(name))
   }
 
   private newTracked (instance: RunningInstance, container: Docker.Container, healthPath: string, healthTimeoutMs: number, log: LogSink, network: InstanceNetwork | null): Tracked {

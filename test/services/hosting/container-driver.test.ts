@@ -220,7 +220,9 @@ if (engine !== null) {
     await driver.close()
     await docker.getContainer(dead.handle).stop({ t: 0 })
 
-    const successor = new ContainerDriver(options)
+    // Started a few minutes later: containers younger than two minutes may be another node's still starting, and stay.
+    const later = { now: () => new Date(Date.now() + 180_000), nowMs: () => Date.now() + 180_000 }
+    const successor = new ContainerDriver({ ...options, clock: later })
     const successorEvents = new EventLog()
     successor.onEvent(successorEvents.listener)
     t.teardown(async () => await successor.close())
