@@ -6,7 +6,7 @@ import { networkInterfaces } from 'node:os'
 import { delimiter, join } from 'node:path'
 import type { Readable, Writable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { allowedRoutes, firewallRules, INSTANCE_PORT, LINK_COUNT, linkAddresses, namespaceRoutes, SLIRP, type Ipv4Range, type NetworkPolicy } from './plan.js'
+import { allowedRoutes, firewallRules, INSTANCE_PORT, LINK_COUNT, LINK_POOL, linkAddresses, namespaceRoutes, rangeText, SLIRP, type Ipv4Range, type NetworkPolicy } from './plan.js'
 import { readEnviron } from '../proc.js'
 
 /**
@@ -123,6 +123,7 @@ function killMarked (pid: number, marker: string, group = false): boolean {
 export class InstanceNetworks {
   private readonly dir: string
   private readonly policy: NetworkPolicy
+  private poolRoute: Promise<string> | null = null
 
   constructor (private readonly host: NetworkHost, private readonly scope: string) {
     this.dir = join(STATE_ROOT, scope)
@@ -235,6 +236,9 @@ export class InstanceNetworks {
 
   /** A veth pair: `plv<index>` on the host, eth0 in the namespace; the kernel refuses a name in use, so concurrent servers never share one. */
   private async addLink (holder: number): Promise<number> {
+    // On the host, an address of the pool with no link (an instance gone) fails at once instead of leaving by the default route.
+    this.poolRoute ??= run(this.host.tools.ip, ['route', 'replace', 'unreachable', rangeText(LINK_POOL)]).catch((error: Error) => { this.poolRoute = null; throw error })
+    await this.poolRoute
     const start = randomInt(LINK_COUNT)
     for (let attempt = 0; attempt < 64; attempt++) {
       const index = (start + attempt * 7919) % LINK_COUNT

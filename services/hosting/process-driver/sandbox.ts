@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -25,6 +25,8 @@ export interface SandboxHost {
   networks: InstanceNetworks | null
   /** bubblewrap's arguments for the sandbox's root: the system's programs, libraries and certificates, a few /etc files, nothing else. */
   root: string[]
+  /** bubblewrap's namespaces and mounts besides the root, as far as this host allows them. */
+  namespaces: string[]
   /** What is missing, in words, or null when fully isolated. */
   degradedReason: string | null
 }
@@ -45,7 +47,9 @@ export interface SandboxProbeOptions {
 const NOBODY = 65534
 
 /** bubblewrap's namespaces and mounts besides the root, the same for the probe and every launch; the network is the one it is started in. */
-const BWRAP_NAMESPACES = ['--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--unshare-all', '--unshare-user', '--disable-userns', '--share-net', '--cap-drop', 'ALL']
+const BWRAP_NAMESPACES = ['--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--unshare-all', '--share-net', '--cap-drop', 'ALL']
+/** No nested user namespaces inside: less of the kernel for an app to reach. Needs bubblewrap 0.8 and a kernel that lets it say so. */
+const NO_NESTED_USERNS = ['--unshare-user', '--disable-userns']
 
 /** System directories bound read-only (or recreated as the symlinks they are, on a merged /usr). */
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']
@@ -84,10 +88,21 @@ export function probeSandbox (options: SandboxProbeOptions = {}): SandboxHost {
   const missing: string[] = []
   const root = systemRoot()
   let bwrap: string | null = null
+  let namespaces = [...BWRAP_NAMESPACES, ...NO_NESTED_USERNS]
   const shared = 'so instances share the host\'s filesystem, process view and network'
   if (options.bwrap !== null) {
     const binary = options.bwrap ?? 'bwrap'
-    const probe = spawnSync(binary, [...root, ...BWRAP_NAMESPACES, '--', 'true'], { cwd: '/', encoding: 'utf8', timeout: 10_000, ...(user ?? {}) })
+    const attempt = (flags: string[]): SpawnSyncReturns<string> => spawnSync(binary, [...root, ...flags, '--', 'true'], { cwd: '/', encoding: 'utf8', timeout: 10_000, ...(user ?? {}) })
+    let probe = attempt(namespaces)
+    if (probe.error === undefined && probe.status !== 0) {
+      // An older bubblewrap (or kernel) that cannot refuse nested user namespaces still gives every other namespace.
+      const older = attempt(BWRAP_NAMESPACES)
+      if (older.error === undefined && older.status === 0) {
+        missing.push(`bubblewrap (${binary}) cannot refuse nested user namespaces (${probe.stderr.trim().split('\n')[0]}), so apps may make their own`)
+        probe = older
+        namespaces = BWRAP_NAMESPACES
+      }
+    }
     if (probe.error !== undefined) missing.push(`bubblewrap (${binary}) cannot run: ${(probe.error as NodeJS.ErrnoException).code ?? probe.error.message}, ${shared}`)
     else if (probe.status !== 0) missing.push(`bubblewrap (${binary}) cannot create its namespaces: ${probe.stderr.trim()}, ${shared}`)
     else bwrap = binary
@@ -109,6 +124,7 @@ export function probeSandbox (options: SandboxProbeOptions = {}): SandboxHost {
     network,
     networks: null,
     root,
+    namespaces,
     degradedReason: missing.length === 0 ? null : missing.join('; ')
   }
 }
@@ -225,7 +241,7 @@ async function spawnIn (host: SandboxHost, command: SandboxedCommand, network: I
     argv = [
       host.bwrap,
       ...host.root,
-      ...BWRAP_NAMESPACES,
+      ...host.namespaces,
       ...hiddenWithin(host.root, command.hidden).flatMap(path => ['--tmpfs', path]),
       ...command.readOnly.flatMap(path => ['--ro-bind', path, path]),
       ...command.writable.flatMap(path => ['--bind', path, path]),

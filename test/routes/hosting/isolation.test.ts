@@ -15,7 +15,7 @@ import { deploymentSettled, packFixture, uploadSource, viaGateway } from './fixt
  * gateway; its DNS and routes are the ones its namespace was given; its
  * listeners are its namespace's, not the host's; it sees none of the
  * platform's folders (GIT_REPOS_DIR outside DATA_DIR), no other tenant's
- * cgroup and only its own environment.
+ * cgroup and only its own environment, and it cannot make a user namespace.
  */
 const sandbox = probeSandbox()
 const skip = sandbox.network === null ? `no network namespaces here: ${sandbox.degradedReason ?? ''}` : false
@@ -100,6 +100,10 @@ t.test('an app reaches nothing of the host or other apps, only the gateway reach
     // _TAPJS_*: the test runner's spawn hook adds them to every child process of the test, the server's too.
     t.same(Object.keys(env).filter((name) => !name.startsWith('_TAPJS_')).sort(), ['HOME', 'HOST', 'PATH', 'PLINTH_APP_ID', 'PLINTH_DEPLOYMENT_ID', 'PLINTH_INSTANCE_ID', 'PORT', 'PWD'], 'only its own environment')
     t.equal(env.PATH, sandboxPath(), 'and not the server\'s PATH')
+  })
+
+  t.test('it cannot make a user namespace of its own, where it would be root', async (t) => {
+    t.match(await ask('/userns'), /^error:unshare: unshare failed/)
   })
 
   t.test('it reaches neither the host nor another app, only the internet through slirp4netns', async (t) => {

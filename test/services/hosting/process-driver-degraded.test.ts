@@ -1,4 +1,5 @@
 import t from 'tap'
+import { execFileSync } from 'node:child_process'
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -10,6 +11,10 @@ import { spawnSandboxed } from '../../../services/hosting/process-driver/sandbox
 import { probeNetwork } from '../../../services/hosting/network/namespaces.js'
 import { get, RecordingSink } from './driver-harness.js'
 import { buildInput, FIXTURES, sourceTree, tempDir, TEST_ENV } from './process-driver-helpers.js'
+
+function realBwrap (): string {
+  return execFileSync('/bin/sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).trim()
+}
 
 const scratch = await tempDir('plinth-hosting-degraded-', 0o711)
 t.teardown(async () => await rm(scratch, { recursive: true, force: true }))
@@ -24,6 +29,22 @@ t.test('what is missing is said exactly', async (t) => {
     ? { missing: 'unshare is not installed (iproute2, iptables and util-linux are needed), so instances cannot have a network namespace of their own' }
     : { missing: 'the server does not run as root, so it cannot give instances a network namespace of their own' })
   t.match(probeSandbox({ network: null, cgroupRoot: join(scratch, 'no-cgroups') }), { network: null, networks: null }, 'namespaces turned off')
+})
+
+t.test('a bubblewrap that cannot refuse nested user namespaces still sandboxes, and says what it lacks', { skip: probeSandbox({ network: null }).bwrap === null && 'no working bubblewrap here' }, async (t) => {
+  // bubblewrap before 0.8 knows no --disable-userns: this one is the host's, answering that option as those do.
+  const older = join(scratch, 'bwrap-0.7')
+  writeFileSync(older, `#!/bin/sh\nfor arg; do [ "$arg" = --disable-userns ] && { echo 'bwrap: Unknown option --disable-userns' >&2; exit 1; }; done\nexec ${realBwrap()} "$@"\n`, { mode: 0o755 })
+  const host = probeSandbox({ bwrap: older, network: null, cgroupRoot: join(scratch, 'no-cgroups') })
+  t.equal(host.bwrap, older)
+  t.match(host.degradedReason, `bubblewrap (${older}) cannot refuse nested user namespaces (bwrap: Unknown option --disable-userns), so apps may make their own`)
+  t.notOk(host.namespaces.includes('--disable-userns'))
+  const child = await spawnSandboxed(host, { argv: ['/bin/sh', '-c', 'ls /'], cwd: '/', env: { PATH: '/usr/bin:/bin' }, readOnly: [], writable: [], hidden: [], cgroup: null, stdout: 'pipe', stderr: 'pipe' })
+  let listed = ''
+  child.stdout?.on('data', (chunk: Buffer) => { listed += chunk.toString() })
+  t.equal(await new Promise((resolve) => child.once('close', resolve)), 0)
+  t.notOk(listed.split('\n').includes('home'), 'on its minimal root all the same')
+  t.ok(probeSandbox({ network: null }).namespaces.includes('--disable-userns'), 'the host\'s own bubblewrap refuses them')
 })
 
 t.test('a driver root the sandbox user cannot reach runs sandboxes as the server\'s user, and says so', { skip: process.getuid?.() !== 0 && 'only root drops to another user' }, async (t) => {

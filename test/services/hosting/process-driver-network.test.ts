@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createServer, type AddressInfo } from 'node:net'
+import { connect, createServer, type AddressInfo } from 'node:net'
 import { networkInterfaces } from 'node:os'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -51,4 +51,18 @@ t.test('an address the operator allows is reachable from an instance; the rest s
   t.equal(await ask(`/connect?host=${hostAddress as string}&port=${port}`), 'data:allowed service', 'HOSTING_APP_ALLOWED_RANGES lets it through')
   t.equal(await ask(`/connect?host=10.255.255.1&port=${port}`), 'error:EACCES', 'what it does not name stays refused')
   t.equal(await ask(`/connect?host=127.0.0.1&port=${port}`), 'error:ECONNREFUSED', 'the host\'s loopback is still not the app\'s')
+
+  await driver.stop('allowed', 0)
+  t.equal(await dial(running.host, running.port), 'EHOSTUNREACH', 'a gone instance\'s link address fails on the host at once, never leaving by its default route')
 })
+
+/** What dialing `host:port` from the host gets: an error code, or `connected`; the bound only turns a hang into a failure. */
+async function dial (host: string, port: number): Promise<string> {
+  return await new Promise((resolve) => {
+    const socket = connect({ host, port })
+    const done = (answer: string): void => { socket.destroy(); resolve(answer) }
+    socket.setTimeout(5000, () => done('no answer'))
+    socket.once('connect', () => done('connected'))
+    socket.once('error', (error: NodeJS.ErrnoException) => done(error.code ?? error.message))
+  })
+}
