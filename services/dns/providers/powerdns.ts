@@ -1,11 +1,12 @@
-import { conflict } from '../../errors.js'
+import { dnsErrors } from '../errors.js'
 import type { RecordData, RRsetChange } from '../changes.js'
 import { DEFAULT_TTL } from '../changes.js'
+import type { AddressGuard } from '../../internal-addresses.js'
 import { callProvider, refusal, type ProviderAnswer } from './http.js'
 import type { DnsProvider, ZoneContents, ZoneRef, ZoneSetup } from './types.js'
 import { fromProvider, providerContent } from './wire-text.js'
 
-export interface PowerDnsSettings { endpoint: string, serverId: string, apiKey: string }
+export interface PowerDnsSettings { guard: AddressGuard, endpoint: string, serverId: string, apiKey: string }
 
 interface PdnsRRset { name: string, type: string, ttl: number, records: Array<{ content: string, disabled: boolean }> }
 
@@ -26,7 +27,7 @@ export class PowerDnsProvider implements DnsProvider {
 
   private async call (method: string, path: string, body?: unknown): Promise<ProviderAnswer> {
     const url = `${this.settings.endpoint}/api/v1/servers/${encodeURIComponent(this.settings.serverId)}${path}`
-    return await callProvider(LABEL, url, {
+    return await callProvider(this.settings.guard, LABEL, url, {
       method,
       headers: { 'x-api-key': this.settings.apiKey, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) })
@@ -55,7 +56,7 @@ export class PowerDnsProvider implements DnsProvider {
       nameservers: zone.nameservers.map((ns) => `${ns}.`),
       rrsets: [{ name: `${zone.name}.`, type: 'SOA', ttl: DEFAULT_TTL, changetype: 'REPLACE', records: [{ content: soa, disabled: false }] }]
     })
-    if (answer.status === 409) throw conflict('APP_DNS_ZONE_EXISTS', `PowerDNS already holds the zone ${zone.name}`)
+    if (answer.status === 409) throw dnsErrors.zoneExists({ name: zone.name, holder: 'PowerDNS' })
     if (answer.status !== 201) throw this.fail(answer)
     return (answer.body as { id: string }).id
   }
