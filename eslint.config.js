@@ -46,8 +46,9 @@ export default [
     ignores: ['test/**', 'bench/**', 'services/errors.ts', 'services/*/errors.ts', 'schemas/envelope.ts', ...CODES_NOT_YET_IN_CATALOGUES],
     rules: {
       'no-restricted-syntax': ['error',
-        { selector: 'Literal[value=/APP_[A-Z]/]', message: codeLiteral },
-        { selector: 'TemplateElement[value.raw=/APP_[A-Z]/]', message: codeLiteral }]
+        // At a word's start, so a variable such as HOSTING_APP_ALLOWED_RANGES is not taken for a code.
+        { selector: 'Literal[value=/\\bAPP_[A-Z]/]', message: codeLiteral },
+        { selector: 'TemplateElement[value.raw=/\\bAPP_[A-Z]/]', message: codeLiteral }]
     }
   },
   {

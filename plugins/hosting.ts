@@ -62,11 +62,13 @@ export function hostingDisabled (): AppError {
 const USAGE_FLUSH_EVERY_MS = 60_000
 
 function createDriver (app: FastifyInstance): RuntimeDriver {
-  const { hosting, dataDir } = app.config
+  const { hosting, dataDir, git } = app.config
   if (hosting.driver === 'container' && hosting.container !== null) {
-    return new ContainerDriver({ ...hosting.container, artifactsDir: join(hosting.dir, 'artifacts'), clock: systemClock, newId })
+    return new ContainerDriver({ ...hosting.container, artifactsDir: join(hosting.dir, 'artifacts'), clock: systemClock, newId, allowedRanges: hosting.appAllowedRanges })
   }
-  return new ProcessDriver({ root: join(hosting.dir, 'driver'), clock: systemClock, sandbox: probeSandbox(), newId, hiddenPaths: [dataDir] })
+  // The platform's folders, wherever they are configured, are hidden even where one lies inside what sandboxes see.
+  const hiddenPaths = [...new Set([dataDir, hosting.dir, git.reposDir])]
+  return new ProcessDriver({ root: join(hosting.dir, 'driver'), clock: systemClock, sandbox: probeSandbox({ network: { allowed: hosting.appAllowedRanges } }), newId, hiddenPaths })
 }
 
 /**

@@ -3,6 +3,7 @@ import { isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { ANY_ORIGIN, normalizeOrigin } from './origins.js'
 import { allowedHostList, ConfigError, DNS_NAME, flag, integer, isAddressOrRange, text, type Env } from './config-env.js'
+import { allowanceConflict, parseIpv4Range, type Ipv4Range } from './hosting/network/plan.js'
 import { parseDnsConfig, type DnsConfig } from './dns/config.js'
 import { parseGitConfig, type GitConfig } from './git/config.js'
 import { parseWebhooksConfig, type WebhooksConfig } from './webhooks/config.js'
@@ -101,6 +102,8 @@ export interface HostingConfig {
   container: { socketPath: string, baseImage: string } | null
   /** What an external git source may reach (docs/hosting.md). */
   externalGit: ExternalGitConfig
+  /** HOSTING_APP_ALLOWED_RANGES: internal IPv4 addresses and ranges apps and their builds may reach from their network namespaces. */
+  appAllowedRanges: Ipv4Range[]
   /** HOSTING_BUILD_TIMEOUT_SECONDS: a build still running after this long is stopped and fails. */
   buildTimeoutMs: number
   /** HOSTING_BUILDS_PER_PROJECT: builds of one project running at once, on all nodes together. */
@@ -329,6 +332,7 @@ function hostingConfig (env: Env, dataDir: string, apiPort: number, apiHost: str
     stopAppsOnExit: flag(env, 'HOSTING_STOP_APPS_ON_EXIT', false),
     container: socketPath !== undefined && baseImage !== undefined ? { socketPath, baseImage } : null,
     externalGit: externalGitConfig(env),
+    appAllowedRanges: appAllowedRanges(env),
     buildTimeoutMs: integer(env, 'HOSTING_BUILD_TIMEOUT_SECONDS', 900, 1, 86_400) * 1000,
     buildsPerProject: integer(env, 'HOSTING_BUILDS_PER_PROJECT', 1, 1, 100),
     logs: {
@@ -338,6 +342,17 @@ function hostingConfig (env: Env, dataDir: string, apiPort: number, apiHost: str
       retentionMs: integer(env, 'HOSTING_LOG_RETENTION_DAYS', 14, 1, 3650) * 86_400_000
     }
   }
+}
+
+function appAllowedRanges (env: Env): Ipv4Range[] {
+  const entries = (text(env, 'HOSTING_APP_ALLOWED_RANGES') ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  return entries.map((entry) => {
+    const range = parseIpv4Range(entry)
+    if (range === null) throw new ConfigError('HOSTING_APP_ALLOWED_RANGES', `must be a comma-separated list of IPv4 addresses and CIDR ranges (10.1.2.3, 10.1.0.0/16; apps have no IPv6 route), got "${entry}"`)
+    const conflict = allowanceConflict(range)
+    if (conflict !== null) throw new ConfigError('HOSTING_APP_ALLOWED_RANGES', `cannot allow "${entry}": ${conflict}`)
+    return range
+  })
 }
 
 /** `192.0.2.1`, `192.0.2.1:5353`, `2001:db8::1` or `[2001:db8::1]:5353`, as node:dns takes them. */

@@ -243,6 +243,23 @@ t.test('external git sources: the operator\'s allow-list of internal hosts and r
   }
 })
 
+t.test('what apps may reach of the internal network: IPv4 addresses and ranges, never inside the links to instances or slirp\'s network', async (t) => {
+  t.same(loadConfig({}).hosting.appAllowedRanges, [], 'nothing internal by default')
+  t.same(loadConfig({ HOSTING_APP_ALLOWED_RANGES: ' 10.1.2.3, 10.20.0.0/16 ,192.168.7.9/24, 10.0.0.0/8' }).hosting.appAllowedRanges, [
+    { network: '10.1.2.3', prefix: 32 }, { network: '10.20.0.0', prefix: 16 }, { network: '192.168.7.0', prefix: 24 }, { network: '10.0.0.0', prefix: 8 }
+  ])
+  const bad: Array<[string, RegExp]> = [
+    ['db.internal', /IPv4 addresses and CIDR ranges/],
+    ['fd00::/8', /apps have no IPv6 route/],
+    ['10.0.0.0/33', /got "10\.0\.0\.0\/33"/],
+    ['169.254.3.0/24', /the links between the gateway and instances, which stay refused/],
+    ['10.0.2.3', /the user-mode network instances reach the internet through, which stays refused/]
+  ]
+  for (const [value, message] of bad) {
+    t.throws(() => loadConfig({ HOSTING_APP_ALLOWED_RANGES: value }), { name: 'ConfigError', variable: 'HOSTING_APP_ALLOWED_RANGES', message }, value)
+  }
+})
+
 t.test('git over SSH: the caps on connections, sign-in and idleness, validated', async (t) => {
   const limits = loadConfig({
     GIT_SSH_MAX_CONNECTIONS: '100',
