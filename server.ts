@@ -1,10 +1,13 @@
 import { buildApp } from './app.js'
-import { ConfigError, loadConfig } from './services/config.js'
+import { loadConfig, type Config } from './services/config.js'
+import { startupFailure } from './services/startup-failure.js'
 
 const DRAIN_TIMEOUT_MS = 10_000
 
+let config: Config | null = null
+
 async function main (): Promise<void> {
-  const config = loadConfig()
+  config = loadConfig()
   const app = await buildApp(config)
   let closing = false
   const shutdown = (signal: string): void => {
@@ -28,9 +31,11 @@ async function main (): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError) {
-    console.error(error.message)
-    process.exit(78) // EX_CONFIG
+  // A bad variable, a database that does not answer, a port taken: one line naming the variable, no stack trace.
+  const failure = startupFailure(error, config)
+  if (failure !== null) {
+    console.error(failure.line)
+    process.exit(failure.exitCode)
   }
   console.error(error)
   process.exit(1)

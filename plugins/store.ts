@@ -8,9 +8,9 @@ declare module 'fastify' {
   }
 }
 
-/** Opens the configured Store engine and closes it after the server has drained. */
+/** Opens the configured Store engine (waiting for MongoDB to answer, logging each retry) and closes it after the server has drained. */
 async function storePlugin (app: FastifyInstance): Promise<void> {
-  const store = await openStore(app.config)
+  const store = await openStore(app.config, undefined, (retry) => { app.log.warn(retry, 'waiting for MongoDB (MONGODB_URL) to answer') })
   app.decorate('store', store)
   app.addHook('onClose', async () => { await store.close() })
 }

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { ANY_ORIGIN, normalizeOrigin } from './origins.js'
+import { MAX_WRITE_DOCUMENTS } from './store/semantics/writes.js'
+import { DEFAULT_SWEEP_PAGE_SIZE } from './store/sweep.js'
 
 /**
  * Configuration comes from the environment only, validated once at start:
@@ -18,6 +20,10 @@ export interface Config {
   mongodbDb: string
   /** MONGODB_QUERY_TIMEOUT_MS: the server-side time limit (maxTimeMS) of every operation that evaluates a filter. */
   mongodbQueryTimeoutMs: number
+  /** MONGODB_CONNECT_TIMEOUT_SECONDS: how long start-up waits for the deployment to answer with a primary. */
+  mongodbConnectTimeoutSeconds: number
+  /** STORE_SWEEP_PAGE_SIZE: documents per write of an internal sweep (deleting a project, revoking sessions, pruning). */
+  storeSweepPageSize: number
   logLevel: LogLevel
   /** Largest JSON body accepted, bytes. */
   bodyLimit: number
@@ -176,6 +182,14 @@ export class ConfigError extends Error {
   constructor (readonly variable: string, message: string) {
     super(`Invalid configuration: ${variable} ${message}`)
     this.name = 'ConfigError'
+  }
+}
+
+/** What a variable names (the database, a port) could not be had at start: the server exits with EX_UNAVAILABLE (69). */
+export class UnavailableAtStartError extends Error {
+  constructor (readonly variable: string, message: string) {
+    super(`Cannot start: ${variable} ${message}`)
+    this.name = 'UnavailableAtStartError'
   }
 }
 
@@ -482,6 +496,8 @@ export function loadConfig (env: Env = process.env): Config {
     mongodbUrl,
     mongodbDb,
     mongodbQueryTimeoutMs: integer(env, 'MONGODB_QUERY_TIMEOUT_MS', DEFAULT_QUERY_TIMEOUT_MS, 100, 600_000),
+    mongodbConnectTimeoutSeconds: integer(env, 'MONGODB_CONNECT_TIMEOUT_SECONDS', 60, 1, 3600),
+    storeSweepPageSize: integer(env, 'STORE_SWEEP_PAGE_SIZE', DEFAULT_SWEEP_PAGE_SIZE, 1, MAX_WRITE_DOCUMENTS),
     logLevel,
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     masterKey,

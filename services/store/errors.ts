@@ -22,9 +22,20 @@ export class DuplicateKeyError extends AppError {
 export class QueryError extends AppError {
   readonly path: string
 
-  constructor (path: string, message: string, code = 'APP_INVALID_QUERY') {
-    super(code, 400, `${message} (at ${path})`, fieldIssue(path, message))
+  constructor (path: string, message: string, code = 'APP_INVALID_QUERY', status = 400) {
+    super(code, status, `${message} (at ${path})`, fieldIssue(path, message))
     this.path = path
+  }
+}
+
+/**
+ * A collection name one engine or the other cannot take: empty, too long,
+ * holding `$` or NUL, `..`, a leading or trailing `.`, or a reserved prefix
+ * (`system.` on MongoDB, `sqlite_` on SQLite). Both refuse all of them.
+ */
+export class InvalidCollectionNameError extends QueryError {
+  constructor (message: string) {
+    super('collection', message, 'APP_INVALID_COLLECTION_NAME')
   }
 }
 
@@ -35,8 +46,33 @@ export class QueryError extends AppError {
  * A QueryError, so callers that refuse bad input by that type keep doing so.
  */
 export class InvalidDocumentError extends QueryError {
+  constructor (path: string, message: string, code = 'APP_INVALID_DOCUMENT', status = 400) {
+    super(path, message, code, status)
+  }
+}
+
+/** A document, or an update's result, of MongoDB's 16 MiB or more (measured as BSON): 413 on both engines. */
+export class DocumentTooLargeError extends InvalidDocumentError {
+  constructor (path: string, bytes?: number) {
+    super(path, `A document must be smaller than 16 MiB (16,777,216 bytes as BSON)${bytes === undefined ? '' : `; this one would be ${bytes} bytes`}`, 'APP_DOCUMENT_TOO_LARGE', 413)
+  }
+}
+
+/** A document nested deeper than the documented 100 levels. */
+export class DocumentTooDeepError extends InvalidDocumentError {
   constructor (path: string, message: string) {
-    super(path, message, 'APP_INVALID_DOCUMENT')
+    super(path, message, 'APP_DOCUMENT_TOO_DEEP')
+  }
+}
+
+/**
+ * A multi-document write (insertMany, updateMany, deleteMany) over the number
+ * of documents one all-or-nothing write may touch on both engines; larger
+ * sets go in pages (`extensions.sweep`).
+ */
+export class TooManyDocumentsError extends AppError {
+  constructor (limit: number, operation: string) {
+    super('APP_TOO_MANY_DOCUMENTS', 413, `One ${operation} may touch at most ${limit} documents; page through larger sets`, { limit })
   }
 }
 
