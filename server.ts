@@ -4,20 +4,24 @@ import { startupFailure } from './services/startup-failure.js'
 
 const DRAIN_TIMEOUT_MS = 10_000
 
-let config: Config | null = null
+// Kept for the start-up failure message, which names the variable that chose a taken port.
+let loaded: Config | null = null
 
 async function main (): Promise<void> {
-  config = loadConfig()
+  const config = loadConfig()
+  loaded = config
   const app = await buildApp(config)
   let closing = false
   const shutdown = (signal: string): void => {
     if (closing) return
     closing = true
     app.log.info({ signal }, 'draining in-flight requests')
+    // Stopping hosted apps on exit waits out their stop grace (SIGTERM, then SIGKILL) on top of the drain.
+    const stopping = config.hosting.enabled && config.hosting.stopAppsOnExit ? config.hosting.stopGraceMs : 0
     const force = setTimeout(() => {
       app.log.error('drain timed out; exiting')
       process.exit(1)
-    }, DRAIN_TIMEOUT_MS)
+    }, DRAIN_TIMEOUT_MS + stopping)
     force.unref()
     app.close().then(() => process.exit(0), (error: unknown) => {
       app.log.error({ err: error }, 'error while closing')
@@ -32,7 +36,7 @@ async function main (): Promise<void> {
 
 main().catch((error: unknown) => {
   // A bad variable, a database that does not answer, a port taken: one line naming the variable, no stack trace.
-  const failure = startupFailure(error, config)
+  const failure = startupFailure(error, loaded)
   if (failure !== null) {
     console.error(failure.line)
     process.exit(failure.exitCode)

@@ -11,13 +11,32 @@ import { SshKeys } from '../services/identity/ssh-keys.js'
 import { RateLimiter } from '../services/rate-limit.js'
 import { BoundedMap } from '../services/cache/bounded-map.js'
 import { authSchemas } from '../schemas/auth.js'
-import { requiredBearer } from './credentials.js'
+import type { DataCaller } from '../services/collections/access.js'
+import type { GitCaller } from '../services/git/access.js'
+import type { ProjectUser } from '../services/projects/project-users.js'
+import { claimedKind, requiredBearer, wrongKindMessage } from './credentials.js'
 
 export interface PlatformAuth {
   userId: string
   via: 'jwt' | 'pat'
   keyId?: string
   scopes?: string[]
+}
+
+/**
+ * Who is calling, as the route's `config.auth` resolved it (`request.caller`,
+ * set up by plugins/route-auth.ts): each member exists only under its kinds,
+ * and reading another is a bug in the route, answered as one.
+ */
+export interface RequestCaller {
+  /** A platform user, by JWT or PAT (auth `platform`, `session`). */
+  readonly user: PlatformAuth
+  /** An end user of the route's project, by project JWT (auth `projectUser`). */
+  readonly endUser: ProjectUser
+  /** The data API's caller: nobody, an end user or a platform admin (auth `data`). */
+  readonly data: DataCaller
+  /** A git client: nobody, a user or a deploy key (auth `git`). */
+  readonly git: GitCaller
 }
 
 export interface Identity {
@@ -99,6 +118,7 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
 
   // The signature check is the costliest step of an authenticated request; a hit needs the very same token, until it expires.
   const verifiedJwts = new BoundedMap<string, PlatformClaims>(VERIFIED_TOKENS_KEPT)
+  const prefixes = { pat: config.patPrefix, serviceToken: config.serviceTokenPrefix }
   const verifyJwt = (token: string): PlatformClaims => {
     const known = verifiedJwts.get(token)
     if (known !== undefined && (known.exp ?? 0) * 1000 > systemClock.nowMs()) return known
@@ -106,7 +126,8 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
     try {
       claims = app.jwt.verify<PlatformClaims>(token)
     } catch {
-      throw unauthorized('APP_INVALID_TOKEN', 'Token is invalid or expired')
+      // A project JWT is signed with its project's key, so it fails here: say what it is rather than "invalid".
+      throw unauthorized('APP_INVALID_TOKEN', wrongKindMessage(claimedKind(token, prefixes), 'platform') ?? 'Token is invalid or expired')
     }
     if (claims.type !== 'platform' || typeof claims.sub !== 'string') throw unauthorized('APP_INVALID_TOKEN', 'Token is not a platform token')
     verifiedJwts.set(token, claims)
@@ -138,7 +159,7 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
   })
 }
 
-/** The authenticated platform caller; only valid behind requirePlatformUser/Session. */
+/** @deprecated read `request.caller.user`. The authenticated platform caller; only valid behind requirePlatformUser/Session. */
 export function platformCaller (request: FastifyRequest): PlatformAuth {
   if (request.platformAuth === null) throw new AppError('APP_INTERNAL', 500, 'route is missing its auth hook')
   return request.platformAuth

@@ -1,27 +1,12 @@
 import fp from 'fastify-plugin'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { systemClock } from '../services/clock.js'
 import { platformHosts } from '../services/config.js'
 import { newId } from '../services/ids.js'
-import { BuiltinProvider } from '../services/dns/providers/builtin.js'
-import { DnsProviders } from '../services/dns/providers.js'
-import { DnsRecords } from '../services/dns/records.js'
-import { Zones } from '../services/dns/zones.js'
-import { DnsServer } from '../services/dns/server.js'
-import { ZoneFiles } from '../services/dns/zone-files.js'
-import { Gateway } from '../services/dns/gateway.js'
+import { dnsErrors } from '../services/dns/errors.js'
+import { buildDnsServices, type DnsServices } from '../services/dns/index.js'
+import type { HostedZone } from '../services/dns/zones.js'
 import { dnsSchemas } from '../schemas/dns.js'
-
-export interface DnsServices {
-  zones: Zones
-  records: DnsRecords
-  zoneFiles: ZoneFiles
-  gateway: Gateway
-  providers: DnsProviders
-  builtin: BuiltinProvider
-  /** The built-in authoritative server; listening only when DNS_PORT is set. */
-  server: DnsServer
-}
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -29,37 +14,67 @@ declare module 'fastify' {
   }
 }
 
+declare module './permissions.js' {
+  interface ParentKinds {
+    /** The project's zone named by `zoneId`: in the path, or in the query or body of the records routes. */
+    zone: HostedZone
+    /** The project's zone a record's id (`params.recordId`) names. */
+    recordZone: HostedZone
+  }
+}
+
+function zoneIdIn (request: FastifyRequest): string {
+  for (const part of [request.params, request.query, request.body]) {
+    const zoneId = (part as { zoneId?: unknown } | undefined)?.zoneId
+    if (typeof zoneId === 'string') return zoneId
+  }
+  throw new Error('a route under a zone names no zoneId')
+}
+
 /**
  * DNS: zones and records on the built-in server or an external provider.
- * A deleted project's zones leave the built-in server with it. The built-in
- * server listens on DNS_PORT (UDP and TCP) when that is set.
+ * Builds the family's services, offers its parents to routes, takes a deleted
+ * project's zones with it, and runs the built-in server on DNS_PORT (UDP and
+ * TCP) when that is set.
  */
 async function dnsPlugin (app: FastifyInstance): Promise<void> {
   const { config } = app
-  const builtin = new BuiltinProvider(app.store, { clock: systemClock })
-  const providers = new DnsProviders(app.store, { clock: systemClock, newId, secrets: app.secrets, builtin, privateHosts: app.config.dns.providerPrivateHosts })
-  const zones = new Zones(app.store, { clock: systemClock, newId, providers, nameservers: config.dns.nameservers, reservedHosts: platformHosts(config) })
-  const records = new DnsRecords(zones)
-  await builtin.init()
-  await providers.init()
-  await zones.init()
-  for (const schema of dnsSchemas) app.addSchema(schema)
-  app.projects.onDelete(async (projectId) => {
-    await zones.deleteAllForProject(projectId)
-    await providers.deleteAllForProject(projectId)
+  const dns = await buildDnsServices({
+    store: app.store,
+    clock: systemClock,
+    newId,
+    secrets: app.secrets,
+    config: config.dns,
+    reservedHosts: platformHosts(config),
+    ownershipKey: app.deriveSecretKey('dns:ownership'),
+    onQueryError: (error) => { app.log.error({ err: error }, 'DNS query failed') }
   })
-  const server = new DnsServer(builtin, { axfrAllow: config.dns.axfrAllow, onError: (error) => app.log.error({ err: error }, 'DNS query failed') })
-  const gateway = new Gateway({ zones, records, target: config.dns.gateway, ownershipKey: app.deriveSecretKey('dns:ownership') })
-  app.decorate('dns', { zones, records, zoneFiles: new ZoneFiles(zones, records), gateway, providers, builtin, server })
+  for (const schema of dnsSchemas) app.addSchema(schema)
+  app.registerParent('zone', {
+    within: 'project',
+    errors: [dnsErrors.zoneNotFound],
+    load: async (request, { scope }) => ({ value: await dns.zones.find(scope.project.id, zoneIdIn(request)) })
+  })
+  app.registerParent('recordZone', {
+    within: 'project',
+    errors: [dnsErrors.recordNotFound],
+    load: async (request, { scope }) => ({ value: await dns.zones.ofRecord(scope.project.id, (request.params as { recordId: string }).recordId) })
+  })
+  app.projects.onDelete(async (projectId) => {
+    await dns.zones.deleteAllForProject(projectId)
+    await dns.providers.deleteAllForProject(projectId)
+  })
+  app.decorate('dns', dns)
+
   const { port, host } = config.dns
   if (port !== null) {
     // Started once the app is ready, so a test or a server that never gets there holds no port.
     app.addHook('onReady', async () => {
-      const bound = await server.listen(port, host)
+      const bound = await dns.server.listen(port, host)
       app.log.info({ port: bound, host }, 'DNS server listening on UDP and TCP')
     })
-    app.addHook('preClose', async () => { await server.close() })
+    app.addHook('preClose', async () => { await dns.server.close() })
   }
 }
 
-export default fp(dnsPlugin, { name: 'plinth-dns', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-projects'] })
+export default fp(dnsPlugin, { name: 'plinth-dns', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-projects', 'plinth-permissions'] })

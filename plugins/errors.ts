@@ -2,23 +2,22 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { AppError, type ErrorDetails } from '../services/errors.js'
+import { AppError, commonErrors, type ErrorDetails } from '../services/errors.js'
 
 interface ErrorBody { success: false, message: string, code: string, details?: ErrorDetails }
 interface ValidationIssue { instancePath: string, message?: string, params: Record<string, unknown> }
 
-/** Fastify's own failures, by code, and what the client is told about them. */
-const FASTIFY_ERRORS: Record<string, { status: number, code: string, message?: string }> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'APP_UNSUPPORTED_MEDIA_TYPE', message: 'Unsupported Content-Type; send application/json' },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'APP_INVALID_CONTENT_LENGTH', message: 'Content-Length does not match the body' },
-  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'APP_PAYLOAD_TOO_LARGE', message: 'Request body is too large' },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'APP_INVALID_JSON', message: 'Body is empty but Content-Type is application/json' },
-  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'APP_INVALID_JSON', message: 'Body is not valid JSON' },
-  FST_ERR_CTP_INVALID_TYPE: { status: 400, code: 'APP_INVALID_CONTENT_TYPE', message: 'Content-Type header is malformed' },
-  FST_ERR_ASYNC_CONSTRAINT: { status: 400, code: 'APP_BAD_REQUEST' },
-  FST_ERR_BAD_URL: { status: 400, code: 'APP_BAD_URL', message: 'The URL is malformed' },
-  FST_ERR_MAX_PARAM_LENGTH: { status: 414, code: 'APP_URI_TOO_LONG', message: 'A segment of the URL path is too long' },
-  FST_ERR_BAD_STATUS_CODE: { status: 500, code: 'APP_INTERNAL' }
+/** Fastify's own failures, by code, and what the client is told about them; any other is a bug (500). */
+const FASTIFY_ERRORS: Record<string, (error: FastifyError) => AppError> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => commonErrors.unsupportedMediaType(),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => commonErrors.invalidContentLength(),
+  FST_ERR_CTP_BODY_TOO_LARGE: () => commonErrors.payloadTooLarge(),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => commonErrors.invalidJson({ why: 'Body is empty but Content-Type is application/json' }),
+  FST_ERR_CTP_INVALID_JSON_BODY: () => commonErrors.invalidJson({ why: 'Body is not valid JSON' }),
+  FST_ERR_CTP_INVALID_TYPE: () => commonErrors.invalidContentType(),
+  FST_ERR_ASYNC_CONSTRAINT: (error) => commonErrors.badRequest({ why: error.message }),
+  FST_ERR_BAD_URL: () => commonErrors.badUrl(),
+  FST_ERR_MAX_PARAM_LENGTH: () => commonErrors.uriTooLong()
 }
 
 function fieldPath (context: string | undefined, issue: ValidationIssue): string {
@@ -28,45 +27,42 @@ function fieldPath (context: string | undefined, issue: ValidationIssue): string
   return [context ?? 'request', ...segments].join('.')
 }
 
-function validationBody (error: FastifyError): ErrorBody {
+function validationFailed (error: FastifyError): AppError {
   const issues = (error.validation ?? []) as ValidationIssue[]
-  const fields = issues.map((issue) => {
-    const path = fieldPath(error.validationContext, issue)
-    let message = issue.message ?? 'is invalid'
-    if (typeof issue.params.additionalProperty === 'string') message = 'is not an allowed field'
-    else if (typeof issue.params.missingProperty === 'string') message = 'is required'
-    return { path, message }
+  return commonErrors.validationFailed({
+    fields: issues.map((issue) => {
+      const path = fieldPath(error.validationContext, issue)
+      let message = issue.message ?? 'is invalid'
+      if (typeof issue.params.additionalProperty === 'string') message = 'is not an allowed field'
+      else if (typeof issue.params.missingProperty === 'string') message = 'is required'
+      return { path, message }
+    })
   })
-  const first = fields[0]
-  return {
-    success: false,
-    code: 'APP_VALIDATION_FAILED',
-    message: first === undefined ? 'Request is invalid' : `${first.path} ${first.message}`,
-    details: { fields }
-  }
+}
+
+function envelopeOf (error: AppError): ErrorBody {
+  const body: ErrorBody = { success: false, message: error.message, code: error.code }
+  if (error.details !== undefined) body.details = error.details
+  return body
+}
+
+/** What the client is told of any failure: a coded AppError, or 500 for a bug. */
+function asAppError (error: FastifyError | Error): AppError {
+  if (error instanceof AppError) return error
+  const fastifyError = error as FastifyError
+  if (fastifyError.validation !== undefined) return validationFailed(fastifyError)
+  if (error instanceof SyntaxError && fastifyError.statusCode === 400) return commonErrors.invalidJson({ why: 'Body is not valid JSON' })
+  const known = fastifyError.code === undefined ? undefined : FASTIFY_ERRORS[fastifyError.code]
+  if (known !== undefined) return known(fastifyError)
+  const status = fastifyError.statusCode
+  if (typeof status === 'number' && status >= 400 && status < 500) return new AppError(commonErrors.badRequest.code, status, fastifyError.message)
+  return commonErrors.internal()
 }
 
 /** Turns any error into the one envelope; no stack trace or internal message leaves the server. */
 export function toErrorReply (error: FastifyError | Error): { status: number, body: ErrorBody, internal: boolean } {
-  if (error instanceof AppError) {
-    const body: ErrorBody = { success: false, message: error.message, code: error.code }
-    if (error.details !== undefined) body.details = error.details
-    return { status: error.status, body, internal: error.status >= 500 }
-  }
-  const fastifyError = error as FastifyError
-  if (fastifyError.validation !== undefined) return { status: 400, body: validationBody(fastifyError), internal: false }
-  if (error instanceof SyntaxError && fastifyError.statusCode === 400) {
-    return { status: 400, body: { success: false, code: 'APP_INVALID_JSON', message: 'Body is not valid JSON' }, internal: false }
-  }
-  const known = fastifyError.code === undefined ? undefined : FASTIFY_ERRORS[fastifyError.code]
-  if (known !== undefined && known.status < 500) {
-    return { status: known.status, body: { success: false, code: known.code, message: known.message ?? fastifyError.message }, internal: false }
-  }
-  const status = fastifyError.statusCode
-  if (typeof status === 'number' && status >= 400 && status < 500) {
-    return { status, body: { success: false, code: 'APP_BAD_REQUEST', message: fastifyError.message }, internal: false }
-  }
-  return { status: 500, body: { success: false, code: 'APP_INTERNAL', message: 'Internal server error' }, internal: true }
+  const coded = asAppError(error)
+  return { status: coded.status, body: envelopeOf(coded), internal: coded.status >= 500 }
 }
 
 /**
@@ -81,11 +77,10 @@ export function frameworkErrors (error: FastifyError, request: FastifyRequest, r
 }
 
 /** What Node's HTTP parser refuses before Fastify sees a request; any other parser error is a 400. */
-const CLIENT_ERRORS: Record<string, { status: number, code: string, message: string }> = {
-  HPE_HEADER_OVERFLOW: { status: 431, code: 'APP_HEADERS_TOO_LARGE', message: 'The request line and headers are too large' },
-  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'APP_REQUEST_TIMEOUT', message: 'The request did not arrive in time' }
+const CLIENT_ERRORS: Record<string, () => AppError> = {
+  HPE_HEADER_OVERFLOW: () => commonErrors.headersTooLarge(),
+  ERR_HTTP_REQUEST_TIMEOUT: () => commonErrors.requestTimeout()
 }
-const MALFORMED = { status: 400, code: 'APP_MALFORMED_REQUEST', message: 'The request is not valid HTTP' }
 
 /**
  * The server's `clientError` listener (a Fastify server option): the socket
@@ -95,7 +90,7 @@ const MALFORMED = { status: 400, code: 'APP_MALFORMED_REQUEST', message: 'The re
 export function clientErrorHandler (this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
   // A reset or an already closed socket has no one left to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return
-  const { status, code, message } = CLIENT_ERRORS[error.code ?? ''] ?? MALFORMED
+  const { status, code, message } = (CLIENT_ERRORS[error.code ?? ''] ?? commonErrors.malformedRequest)()
   // Debug, not info: idle preconnects and scanners make these by the connection, not by the request.
   this.log.debug({ code, status, parserCode: error.code }, message)
   // As Node itself does: never write into a response already under way on this socket.
@@ -125,7 +120,7 @@ async function errorsPlugin (app: FastifyInstance): Promise<void> {
   app.addHook('onRequest', (_request, reply, done) => {
     if (!draining) { done(); return }
     void reply.header('connection', 'close')
-    done(new AppError('APP_SHUTTING_DOWN', 503, 'The server is shutting down; retry the request', { retryAfterSeconds: 1 }))
+    done(commonErrors.shuttingDown())
   })
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -144,11 +139,11 @@ async function errorsPlugin (app: FastifyInstance): Promise<void> {
     const path = request.url.split('?')[0]
     const allowed = ROUTABLE_METHODS.filter((method) => app.findRoute({ method, url: path }) !== null)
     if (allowed.length > 0) {
-      const body: ErrorBody = { success: false, code: 'APP_METHOD_NOT_ALLOWED', message: `${request.method} is not allowed on ${path}; it takes ${allowed.join(', ')}` }
-      return reply.code(405).header('allow', allowed.join(', ')).send(body)
+      const refused = commonErrors.methodNotAllowed({ method: request.method, path, allowed })
+      return reply.code(refused.status).header('allow', allowed.join(', ')).send(envelopeOf(refused))
     }
-    const body: ErrorBody = { success: false, code: 'APP_ROUTE_NOT_FOUND', message: `No route for ${request.method} ${path}` }
-    return reply.code(404).send(body)
+    const missing = commonErrors.routeNotFound({ method: request.method, path })
+    return reply.code(missing.status).send(envelopeOf(missing))
   })
 }
 

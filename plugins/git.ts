@@ -69,13 +69,13 @@ declare module 'fastify' {
 
 interface RepoOfRequest { repo: Repo, permissions: ReadonlySet<Permission> }
 
-/** The repository of a route behind requireRepoPermission, and the caller's git permissions there. */
+/** @deprecated once git registers its `repository` parent: read `request.scope.repository`. The repository of a route behind requireRepoPermission, and the caller's git permissions there. */
 export function repoOfRequest (request: FastifyRequest): RepoOfRequest {
   if (request.gitRepo === null) throw new AppError('APP_INTERNAL', 500, 'route is missing its repository permission hook')
   return request.gitRepo
 }
 
-/** The git caller resolved by `auth: 'git'`. */
+/** @deprecated read `request.caller.git`. The git caller resolved by `auth: 'git'`. */
 export function gitCaller (request: FastifyRequest): GitCaller {
   if (request.gitCaller === null) throw new AppError('APP_INTERNAL', 500, 'route is missing auth: \'git\'')
   return request.gitCaller
@@ -220,6 +220,17 @@ async function gitPlugin (app: FastifyInstance): Promise<void> {
         return key === null ? null : { kind: 'deployKey', ...key }
       },
       authorize: authorizeGit,
+      describe: async (caller) => {
+        if (caller.kind === 'user') {
+          const user = await app.identity.users.findById(caller.userId)
+          return user === null ? 'there' : `${user.name} (${user.email})`
+        }
+        if (caller.kind === 'deployKey') {
+          const repo = await repositories.findById(caller.projectId, caller.repoId)
+          return `deploy key of ${caller.projectId}/${repo?.slug ?? caller.repoId}${caller.readOnly ? ' (read-only)' : ''}`
+        }
+        return 'there'
+      },
       transport,
       limits: config.git.sshLimits,
       log: app.log

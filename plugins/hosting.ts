@@ -10,7 +10,7 @@ import { hostingSchemas } from '../schemas/hosting.js'
 import { HostRoutes } from '../services/hosting/route-table.js'
 import { Timeline } from '../services/hosting/timeline.js'
 import { AppSecrets } from '../services/hosting/secrets.js'
-import { AppLogs } from '../services/hosting/logs.js'
+import { AppLogs, LOGS_PRUNE_EVERY_MS, LOGS_PRUNE_JOB } from '../services/hosting/logs.js'
 import { Releases } from '../services/hosting/releases.js'
 import { DEPLOY_JOB, Deployments } from '../services/hosting/deployments.js'
 import { HostingApps, RECONCILE_JOB } from '../services/hosting/apps.js'
@@ -85,7 +85,7 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
   const routes = new HostRoutes()
   const timeline = new Timeline(app.store, deps)
   const secrets = new AppSecrets(app.store, { clock: systemClock, box: app.secrets })
-  const logs = new AppLogs(app.store, { ...deps, onError })
+  const logs = new AppLogs(app.store, { ...deps, onError, limits: config.hosting.logs })
   const traffic = new Traffic(app.store, { clock: systemClock, projectOf: (appId) => routes.routeOf(appId)?.projectId ?? null })
   const wake = async (type: string, appId: string): Promise<void> => { await app.jobs.enqueueKeyed(type, appId, { appId }) }
   const appsDomain = config.hosting.appsDomain
@@ -135,7 +135,9 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
     workDir,
     prepareSource: async (record, deployment, dir) => await (sources as AppSources).prepare(record, deployment, dir),
     wake: async (appId) => { await wake(DEPLOY_JOB, appId) },
-    addBuildSeconds: (record, seconds) => { traffic.addBuildSeconds(record, seconds) }
+    addBuildSeconds: (record, seconds) => { traffic.addBuildSeconds(record, seconds) },
+    buildTimeoutMs: config.hosting.buildTimeoutMs,
+    buildsPerProject: config.hosting.buildsPerProject
   })
   sources = new AppSources({
     uploads: app.files.uploads,
@@ -171,9 +173,14 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
   await Promise.all([timeline.init(), secrets.init(), logs.init(), traffic.init(), releases.init(), deployments.init(), apps.init(), hostnames.init()])
   await certificates.init()
   for (const schema of [...hostingSchemas, ...hostingHostnameSchemas]) app.addSchema(schema)
-  app.projects.onDelete(async (projectId) => { await apps.deleteAllForProject(projectId) })
+  app.projects.onDelete(async (projectId) => {
+    await apps.deleteAllForProject(projectId)
+    await driver.discardBuildCache(projectId).catch(onError)
+  })
 
-  app.registerJobHandler(DEPLOY_JOB, async (payload) => await deployments.runNext(String(payload.appId)))
+  // Deployments build, for up to HOSTING_BUILD_TIMEOUT_SECONDS: the long lane, so every other job keeps its own slots.
+  app.registerJobHandler(DEPLOY_JOB, async (payload) => await deployments.runNext(String(payload.appId)), { lane: 'long' })
+  app.registerJobHandler(LOGS_PRUNE_JOB, async () => await logs.prune())
   app.registerJobHandler(RECONCILE_JOB, async (payload) => { await releases.reconcile(String(payload.appId)) })
   app.registerJobHandler(USAGE_FLUSH_JOB, async () => await traffic.flush(await releases.running()))
   app.registerJobHandler(RENEW_CERTIFICATES_JOB, async () => await certificates.renewDue())
@@ -206,6 +213,7 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
       await app.jobs.schedule(USAGE_FLUSH_JOB, USAGE_FLUSH_EVERY_MS)
       await app.jobs.schedule(RENEW_CERTIFICATES_JOB, RENEW_CERTIFICATES_EVERY_MS)
       await app.jobs.schedule(VERIFY_PENDING_JOB, VERIFY_PENDING_EVERY_MS)
+      await app.jobs.schedule(LOGS_PRUNE_JOB, LOGS_PRUNE_EVERY_MS)
       const { port, tlsPort, host } = config.hosting.gateway
       if (port !== null) {
         await gateway.listen({ port, host, ...(tlsPort === null ? {} : { tlsPort }) })
@@ -215,8 +223,28 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
       if (driver.degradedReason !== null) app.log.warn({ reason: driver.degradedReason }, 'hosting runs with less isolation than it should')
     })
   }
-  app.addHook('preClose', async () => { await gateway.close() })
+  app.addHook('preClose', async () => {
+    await gateway.close()
+    // After the job worker stopped (an earlier preClose), so no release is starting instances meanwhile.
+    if (enabled) await leaveOrStopApps(app, releases).catch((error: unknown) => { app.log.error({ err: error }, 'hosting: could not settle the apps\' instances on shutdown') })
+  })
   app.addHook('onClose', async () => { await driver.close() })
+}
+
+/**
+ * Instances outlive the server by design: the next start adopts them, so a
+ * restart costs the apps nothing. With HOSTING_STOP_APPS_ON_EXIT they are
+ * stopped instead, and recorded so; the next start, finding none to adopt,
+ * starts every live deployment again. Either way the log says which.
+ */
+async function leaveOrStopApps (app: FastifyInstance, releases: Releases): Promise<void> {
+  const instances = await releases.running()
+  if (!app.config.hosting.stopAppsOnExit) {
+    app.log.info({ instances: instances.length }, 'hosted apps keep running after the server stops, by design: the next start adopts them (HOSTING_STOP_APPS_ON_EXIT=true stops them on shutdown)')
+    return
+  }
+  await Promise.all(instances.map(async (instance) => { await releases.stop(instance, 'the server shut down (HOSTING_STOP_APPS_ON_EXIT)') }))
+  app.log.info({ instances: instances.length }, 'hosted app instances stopped (HOSTING_STOP_APPS_ON_EXIT): the next start starts the live deployments again')
 }
 
 export default fp(hostingPlugin, {

@@ -1,4 +1,5 @@
 import { ERROR_STATUSES } from '../schemas/envelope.js'
+import { commonErrors } from '../services/errors.js'
 
 /**
  * What the generated document needs beyond what each route declares: the
@@ -96,7 +97,7 @@ export function completeDocument (document: Json): Json {
     }
   }
   shared.UnexpectedError = {
-    description: 'Any other failure: 500 APP_INTERNAL, a bug whose details stay in the server log',
+    description: `Any other failure: 500 ${commonErrors.internal.code}, a bug whose details stay in the server log`,
     content: { 'application/json': { schema: { $ref: ENVELOPE_REF } } }
   }
   document.components = { ...document.components, responses: shared }

@@ -1,24 +1,105 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { forbidden, notFound } from '../services/errors.js'
+import { commonErrors, type DeclaredError } from '../services/errors.js'
 import type { Permission } from '../services/orgs/catalogue.js'
-import type { OrgAccess } from '../services/orgs/resolver.js'
+import { permissionMissing, type OrgAccess } from '../services/orgs/resolver.js'
 import type { Project } from '../services/projects/projects.js'
-import { platformCaller } from './auth.js'
+import { platformCaller, type PlatformAuth, type RequestCaller } from './auth.js'
 
-type PreHandler = (request: FastifyRequest) => Promise<void>
-interface OrgCheckOptions { self?: string, orgIdIn?: 'params' | 'body' }
+/**
+ * The parents a route may sit under, by name, and what each loads into
+ * `request.scope`. A family adds its own by augmenting this interface in its
+ * plugin (`declare module './permissions.js' { interface ParentKinds { zone: StoredZone } }`)
+ * and registering the kind with `app.registerParent`.
+ */
+export interface ParentKinds {
+  /** `params.orgId` as the caller sees it: their role and permissions there. */
+  organization: OrgAccess
+  /** `params.projectId` (or `params.id`). */
+  project: Project
+}
+
+export type ParentName = keyof ParentKinds
+
+/** What a kind loads: the parent, and for a kind that decides access, what the caller may do there. */
+export interface Loaded<T> {
+  value: T
+  permissions?: ReadonlySet<Permission>
+  /** A scoped PAT's scopes, so a refusal can say the token, not the member, lacks the permission. */
+  scopes?: readonly string[]
+}
+
+/** How one kind of parent is found for a request. */
+export interface ParentKind<N extends ParentName> {
+  /** The parent it lies in, loaded first (a zone lies in a project): `scope` holds it when `load` runs. */
+  within?: ParentName
+  /** What `load` may throw (its 404s), listed on every route under the kind. */
+  errors: readonly DeclaredError[]
+  /**
+   * A kind that decides access (an organization, a project, a repository with
+   * its members' roles) returns the caller's permissions there; the route's
+   * permission is checked against the innermost such kind, right after it loads.
+   */
+  decidesAccess?: boolean
+  /** Loads the parent the request names; throws the kind's 404 when it is missing or hidden from the caller. */
+  load: (request: FastifyRequest, context: { caller: RequestCaller, scope: RequestScope }) => Promise<Loaded<ParentKinds[N]>>
+  /** The contract's sentence for a permission on routes under this kind, when "Needs `x`." does not say it. */
+  needs?: (permission: Permission) => string
+}
+
+const NOTHING: ReadonlySet<Permission> = new Set()
+
+/**
+ * The parents a route declared, loaded once before its handler. Each parent
+ * is a typed property (`request.scope.project`, `request.scope.zone`);
+ * reading one the route did not declare is a bug, answered as one.
+ */
+export class Scope {
+  /** What the caller may do where the route acts, as the innermost parent that decides access says; empty under none. */
+  permissions: ReadonlySet<Permission> = NOTHING
+  private readonly loaded = new Map<ParentName, unknown>()
+
+  has (name: ParentName): boolean {
+    return this.loaded.has(name)
+  }
+
+  set<N extends ParentName> (name: N, value: ParentKinds[N]): void {
+    this.loaded.set(name, value)
+  }
+
+  get<N extends ParentName> (name: N): ParentKinds[N] {
+    if (!this.loaded.has(name)) throw new Error(`the route reads request.scope.${name} but declares no such parent (config.parent)`)
+    return this.loaded.get(name) as ParentKinds[N]
+  }
+}
+
+export type RequestScope = Scope & Readonly<ParentKinds>
+
+/** What a route's declaration of its parent and permission becomes: the check, and what the contract says of it. */
+export interface ParentCheck {
+  /** Loads the chain of parents into a scope, checking the permission where access is decided. */
+  resolve: (request: FastifyRequest, caller: RequestCaller) => Promise<RequestScope>
+  /** Codes the check may answer: each parent's 404s, and 403 `APP_FORBIDDEN` when a permission is asked. */
+  errors: readonly DeclaredError[]
+  /** The sentence the contract's description starts with; empty without a permission. */
+  needs: string
+}
 
 declare module 'fastify' {
   interface FastifyInstance {
+    /** Adds a kind of parent routes may declare in `config.parent` (see ParentKinds). */
+    registerParent: <N extends ParentName>(name: N, kind: ParentKind<N>) => void
+    /** The check for a route under `parent` needing `permission`; route-auth attaches it from `config`. */
+    parentCheck: (parent: ParentName, permission?: Permission) => ParentCheck
     /**
+     * @deprecated declare `config: { parent: 'organization', permission }` instead.
      * preHandler: the caller is a member of `params.orgId` holding `permission`
      * (any member when null). With `self`, a member acting on themselves (the
      * path parameter of that name is their own id) needs no permission.
      * With `orgIdIn: 'body'` the organization is named by the body's `orgId`.
      */
     requireOrgPermission: (permission: Permission | null, options?: OrgCheckOptions) => PreHandler
-    /** preHandler: `params.projectId` (or `params.id`) exists and the caller holds `permission` for it. */
+    /** @deprecated declare `config: { parent: 'project', permission }` instead. */
     requireProjectPermission: (permission: Permission) => PreHandler
   }
   interface FastifyRequest {
@@ -27,25 +108,27 @@ declare module 'fastify' {
   }
 }
 
-/** The caller's access as resolved for this request; only valid behind requireOrg/ProjectPermission. */
+type PreHandler = (request: FastifyRequest) => Promise<void>
+interface OrgCheckOptions { self?: string, orgIdIn?: 'params' | 'body' }
+
+/** @deprecated read `request.scope.organization` on a route with `config.parent: 'organization'`. */
 export function orgAccess (request: FastifyRequest): OrgAccess {
   if (request.orgAccess === null) throw new Error('route is missing its permission hook')
   return request.orgAccess
 }
 
+/** @deprecated read `request.scope.project` on a route with `config.parent: 'project'`. */
 export function requestProject (request: FastifyRequest): Project {
   if (request.project === null) throw new Error('route is missing its project permission hook')
   return request.project
 }
 
-function missing (permission: Permission): Error {
-  return forbidden('APP_FORBIDDEN', `This needs the "${permission}" permission`, { permission })
-}
+const RESERVED = new Set(['permissions', 'loaded', 'has', 'get', 'set'])
 
 /**
- * Permission checks: routes declare what they need with requireOrgPermission
- * / requireProjectPermission, answered by the one resolver; an outsider gets
- * the same 404 whether or not the organization or project exists.
+ * Permission checks and the parents routes sit under, answered by the one
+ * resolver: an outsider gets the same 404 whether or not the organization or
+ * project exists, a member without the permission 403 naming it.
  */
 async function permissionsPlugin (app: FastifyInstance): Promise<void> {
   const { projects } = app
@@ -53,23 +136,95 @@ async function permissionsPlugin (app: FastifyInstance): Promise<void> {
   app.decorateRequest('orgAccess', null)
   app.decorateRequest('project', null)
 
+  const organizationOf = async (orgId: string, caller: PlatformAuth): Promise<OrgAccess> => {
+    const access = await resolver.access(orgId, caller)
+    if (access === null) throw commonErrors.organizationNotFound()
+    return access
+  }
+  const projectOf = async (request: FastifyRequest, caller: PlatformAuth): Promise<{ project: Project, access: OrgAccess }> => {
+    const params = request.params as { projectId?: string, id?: string }
+    const project = await projects.findById(params.projectId ?? params.id ?? '')
+    const access = project === null ? null : await resolver.access(project.orgId, caller, project.id)
+    if (project === null || access === null) throw commonErrors.projectNotFound()
+    return { project, access }
+  }
+
+  const kinds = new Map<ParentName, ParentKind<any>>()
+  app.decorate('registerParent', <N extends ParentName>(name: N, kind: ParentKind<N>) => {
+    if (kinds.has(name) || RESERVED.has(name)) throw new Error(`parent kind '${name}' is registered already`)
+    if (kind.within !== undefined && !kinds.has(kind.within)) throw new Error(`parent kind '${name}' lies within '${kind.within}', which is not registered (yet)`)
+    kinds.set(name, kind)
+    if (!Object.hasOwn(Scope.prototype, name)) {
+      Object.defineProperty(Scope.prototype, name, { configurable: true, get (this: Scope) { return this.get(name) } })
+    }
+  })
+
+  app.decorate('parentCheck', (parent: ParentName, permission?: Permission): ParentCheck => {
+    const chain: Array<[ParentName, ParentKind<any>]> = []
+    for (let name: ParentName | undefined = parent; name !== undefined;) {
+      const kind = kinds.get(name)
+      if (kind === undefined) throw new Error(`unknown parent '${name}' (registered: ${[...kinds.keys()].join(', ')})`)
+      chain.unshift([name, kind])
+      name = kind.within
+    }
+    const decider = chain.findLastIndex(([, kind]) => kind.decidesAccess === true)
+    if (permission !== undefined && decider === -1) throw new Error(`a permission needs a parent that decides access; '${parent}' and the parents it lies in do not`)
+    const errors = chain.flatMap(([, kind]) => kind.errors)
+    if (permission !== undefined) errors.push(commonErrors.forbidden)
+    return {
+      errors,
+      needs: permission === undefined ? '' : chain[decider][1].needs?.(permission) ?? `Needs \`${permission}\`.`,
+      resolve: async (request, caller) => {
+        const scope = new Scope() as RequestScope
+        let scopes: readonly string[] | undefined
+        for (const [index, [name, kind]] of chain.entries()) {
+          const loaded = await kind.load(request, { caller, scope })
+          const { value, permissions } = loaded
+          scope.set(name, value)
+          if (kind.decidesAccess === true) {
+            if (permissions === undefined) throw new Error(`parent kind '${name}' decides access but gave no permissions`)
+            scope.permissions = permissions
+            scopes = loaded.scopes
+          }
+          if (index === decider && permission !== undefined && !scope.permissions.has(permission)) throw permissionMissing(permission, scopes)
+        }
+        return scope
+      }
+    }
+  })
+
+  app.registerParent('organization', {
+    errors: [commonErrors.organizationNotFound],
+    decidesAccess: true,
+    load: async (request, { caller }) => {
+      const access = await organizationOf((request.params as { orgId: string }).orgId, caller.user)
+      return { value: access, permissions: access.permissions, scopes: caller.user.scopes }
+    }
+  })
+  app.registerParent('project', {
+    errors: [commonErrors.projectNotFound],
+    decidesAccess: true,
+    load: async (request, { caller }) => {
+      const { project, access } = await projectOf(request, caller.user)
+      return { value: project, permissions: access.permissions, scopes: caller.user.scopes }
+    }
+  })
+
   app.decorate('requireOrgPermission', (permission: Permission | null, options: OrgCheckOptions = {}): PreHandler => async (request) => {
     const params = request.params as Record<string, string>
     const orgId = options.orgIdIn === 'body' ? (request.body as { orgId: string }).orgId : params.orgId
-    const access = await resolver.access(orgId, platformCaller(request))
-    if (access === null) throw notFound('APP_ORGANIZATION_NOT_FOUND', 'Organization not found')
+    const caller = platformCaller(request)
+    const access = await organizationOf(orgId, caller)
     // A scoped PAT holds only its scopes, even over its own membership.
     const actingOnSelf = options.self !== undefined && params[options.self] === access.userId && !access.scoped
-    if (permission !== null && !actingOnSelf && !access.permissions.has(permission)) throw missing(permission)
+    if (permission !== null && !actingOnSelf && !access.permissions.has(permission)) throw permissionMissing(permission, caller.scopes)
     request.orgAccess = access
   })
 
   app.decorate('requireProjectPermission', (permission: Permission): PreHandler => async (request) => {
-    const params = request.params as { projectId?: string, id?: string }
-    const project = await projects.findById(params.projectId ?? params.id ?? '')
-    const access = project === null ? null : await resolver.access(project.orgId, platformCaller(request), project.id)
-    if (project === null || access === null) throw notFound('APP_PROJECT_NOT_FOUND', 'Project not found')
-    if (!access.permissions.has(permission)) throw missing(permission)
+    const caller = platformCaller(request)
+    const { project, access } = await projectOf(request, caller)
+    if (!access.permissions.has(permission)) throw permissionMissing(permission, caller.scopes)
     request.project = project
     request.orgAccess = access
   })

@@ -1,7 +1,11 @@
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler, preHandlerHookHandler, RouteOptions } from 'fastify'
 import type { DataCaller } from '../services/collections/access.js'
-import { errorResponses } from '../schemas/envelope.js'
+import type { DeclaredError } from '../services/errors.js'
+import type { Permission } from '../services/orgs/catalogue.js'
+import { ERROR_STATUSES, errorResponses } from '../schemas/envelope.js'
+import type { PlatformAuth, RequestCaller } from './auth.js'
+import { Scope, type ParentName, type RequestScope } from './permissions.js'
 
 type SecurityRequirement = Record<string, string[]>
 
@@ -74,61 +78,146 @@ const AUTH_KINDS = {
 export type RouteAuth = keyof typeof AUTH_KINDS
 export const ROUTE_AUTH_KINDS = Object.keys(AUTH_KINDS) as RouteAuth[]
 
+/** What a route declares about who may call it and what it may answer; a route folder may set defaults (`app.routeDefaults`). */
+export interface RouteDeclaration {
+  /** How the route authenticates its caller; required under /api. */
+  auth?: RouteAuth
+  /** The parent the route acts in, loaded into `request.scope` before the handler (see ParentKinds in plugins/permissions.ts). */
+  parent?: ParentName
+  /** The permission the caller needs there, checked by the one resolver; needs a `parent`. */
+  permission?: Permission
+  /** The codes the route's own work may answer, from the families' catalogues; its parents' and permission's are added. */
+  errors?: readonly DeclaredError[]
+}
+
 declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** How the route authenticates its caller; required under /api (see plugins/route-auth.ts). */
-    auth?: RouteAuth
+  interface FastifyContextConfig extends RouteDeclaration {}
+  interface FastifyInstance {
+    /**
+     * Defaults for the routes this plugin (and the plugins it registers)
+     * declares: `auth`, `parent` and `permission` a route may override;
+     * `errors` are added to each route's own.
+     */
+    routeDefaults: (defaults: RouteDeclaration) => void
   }
   interface FastifyRequest {
+    /** @deprecated read `request.caller.data`. */
     dataCaller: DataCaller | null
+    /** Who is calling, as `config.auth` resolved it. */
+    caller: RequestCaller
+    /** The parents `config.parent` loaded, typed (`request.scope.project`, `request.scope.zone`). */
+    scope: RequestScope
   }
 }
 
-/** The data API's caller, resolved before the handler by `auth: 'data'`. */
+/** @deprecated read `request.caller.data`. The data API's caller, resolved before the handler by `auth: 'data'`. */
 export function requestCaller (request: FastifyRequest): DataCaller {
   if (request.dataCaller === null) throw new Error('route is missing auth: \'data\'')
   return request.dataCaller
 }
 
-function withRefusals (response: Record<string, unknown>, statuses: number[]): Record<string, unknown> {
-  const missing = statuses.filter((status) => response[status] === undefined)
-  return missing.length === 0 ? response : { ...response, ...errorResponses(...missing) }
+function present<T> (value: T | null, member: string, kinds: string): T {
+  if (value === null) throw new Error(`request.caller.${member} is only there on routes with ${kinds}`)
+  return value
 }
+
+/** The one view of the caller, over what each credential's hook resolved. */
+class CallerView implements RequestCaller {
+  constructor (private readonly request: FastifyRequest) {}
+  get user (): PlatformAuth { return present(this.request.platformAuth, 'user', 'auth \'platform\' or \'session\'') }
+  get endUser () { return present(this.request.projectUser, 'endUser', 'auth \'projectUser\'') }
+  get data (): DataCaller { return present(this.request.dataCaller, 'data', 'auth \'data\'') }
+  get git () { return present(this.request.gitCaller, 'git', 'auth \'git\'') }
+}
+
+const kDefaults = Symbol('plinth.routeDefaults')
+const kScope = Symbol('plinth.scope')
+const NO_PARENT = new Scope() as RequestScope
 
 function asArray<T> (value: T | T[] | undefined): T[] {
   return value === undefined ? [] : Array.isArray(value) ? value : [value]
 }
 
+/** Each code once, by status then code, so the contract reads the same on every run. */
+function distinct (errors: readonly DeclaredError[]): DeclaredError[] {
+  const byCode = new Map(errors.map((error) => [error.code, error]))
+  return [...byCode.values()].sort((a, b) => a.status - b.status || a.code.localeCompare(b.code))
+}
+
+/** The statuses the contract lists for a route: its credential's refusals and its codes' (a 500 is the default answer's). */
+function withRefusals (response: Record<string, unknown>, statuses: number[]): Record<string, unknown> {
+  const missing = [...new Set(statuses)].filter((status) => response[status] === undefined && status !== 500 && ERROR_STATUSES[status] !== undefined)
+  return missing.length === 0 ? response : { ...response, ...errorResponses(...missing) }
+}
+
+/** "Needs `x`.", the route's own words, and the codes it may answer with what each means. */
+function describe (own: string | undefined, needs: string, errors: DeclaredError[]): string {
+  const text = [needs, own ?? ''].filter((part) => part !== '').join(' ')
+  if (errors.length === 0) return text
+  const refusals = errors.map((error) => `- ${error.status} \`${error.code}\`: ${error.description}`).join('\n')
+  return `${text === '' ? '' : `${text}\n\n`}Refused with:\n${refusals}`
+}
+
 /**
- * Reads each route's `config.auth` as it is added. A route under /api that
- * declares none stops the app from starting, so none is left open by
- * forgetting; elsewhere (probes, the reference page) no declaration means public.
+ * Reads each route's declaration as it is added: `auth` becomes the onRequest
+ * hook and the OpenAPI `security`; `parent` and `permission` the preHandler
+ * that loads `request.scope` through the one resolver, and the description's
+ * "Needs" sentence; `errors`, with the parent's and the permission's, the 4xx
+ * responses and the "Refused with" list. A route under /api that declares no
+ * `auth` stops the app from starting, so none is left open by forgetting;
+ * elsewhere (probes, the reference page) no declaration means public.
  */
 async function routeAuthPlugin (app: FastifyInstance): Promise<void> {
   app.decorateRequest('dataCaller', null)
+  app.decorateRequest('caller', { getter (this: FastifyRequest) { return new CallerView(this) } })
+  app.decorateRequest(kScope as unknown as string, null)
+  app.decorateRequest('scope', { getter (this: FastifyRequest) { return (this as unknown as Record<symbol, RequestScope | null>)[kScope] ?? NO_PARENT } })
+  app.decorate('routeDefaults', function (this: FastifyInstance, defaults: RouteDeclaration) {
+    const inherited = (this as unknown as Record<symbol, RouteDeclaration | undefined>)[kDefaults] ?? {}
+    ;(this as unknown as Record<symbol, RouteDeclaration>)[kDefaults] = { ...inherited, ...defaults, errors: [...inherited.errors ?? [], ...defaults.errors ?? []] }
+  })
   const hooks = new Map<RouteAuth, onRequestHookHandler>()
   for (const name of ROUTE_AUTH_KINDS) {
     const kind: AuthKind = AUTH_KINDS[name]
     if (kind.hook !== undefined) hooks.set(name, kind.hook(app))
   }
 
-  app.addHook('onRoute', (route: RouteOptions) => {
-    const declared = route.config?.auth
-    const methods = asArray(route.method).join(', ')
-    if (declared === undefined && route.url.startsWith('/api')) {
-      throw new Error(`${methods} ${route.url}: declare how it authenticates with config.auth (${ROUTE_AUTH_KINDS.join(', ')})`)
+  app.addHook('onRoute', function (this: FastifyInstance, route: RouteOptions) {
+    const defaults = (this as unknown as Record<symbol, RouteDeclaration | undefined>)[kDefaults] ?? {}
+    const config: RouteDeclaration = { ...defaults, ...route.config, errors: [...defaults.errors ?? [], ...route.config?.errors ?? []] }
+    const where = `${asArray(route.method).join(', ')} ${route.url}`
+    if (config.auth === undefined && route.url.startsWith('/api')) {
+      throw new Error(`${where}: declare how it authenticates with config.auth (${ROUTE_AUTH_KINDS.join(', ')})`)
     }
-    const name = declared ?? 'none'
+    const name = config.auth ?? 'none'
     const kind: AuthKind | undefined = AUTH_KINDS[name]
-    if (kind === undefined) throw new Error(`${methods} ${route.url}: unknown config.auth '${String(name)}'`)
+    if (kind === undefined) throw new Error(`${where}: unknown config.auth '${String(name)}'`)
+    if (config.permission !== undefined && config.parent === undefined) throw new Error(`${where}: config.permission needs config.parent, the parent it is held in`)
+    route.config = { ...route.config, ...config }
     const hook = hooks.get(name)
     if (hook !== undefined) route.onRequest = [hook, ...asArray(route.onRequest)]
+    const check = config.parent === undefined ? undefined : app.parentCheck(config.parent, config.permission)
+    if (check !== undefined) {
+      const loadScope: preHandlerHookHandler = (request, _reply, done) => {
+        check.resolve(request, request.caller).then((scope) => {
+          (request as unknown as Record<symbol, RequestScope>)[kScope] = scope
+          done()
+        }, done)
+      }
+      route.preHandler = [loadScope, ...asArray(route.preHandler)]
+    }
     if (route.schema === undefined || route.schema.hide === true) return
+    const errors = distinct([...config.errors ?? [], ...check?.errors ?? []])
+    const declared = errors.length > 0 || check !== undefined
+    const own = route.schema.description
+    if (declared && own !== undefined && /^Needs\b/.test(own)) throw new Error(`${where}: the "Needs" sentence is written from config.permission, not by hand`)
+    if (declared && own?.includes('`APP_') === true) throw new Error(`${where}: name no codes in the description; config.errors lists them`)
     const response = route.schema.response as Record<string, unknown> | undefined
     route.schema = {
       ...route.schema,
       security: kind.security,
-      ...(response === undefined ? {} : { response: withRefusals(response, kind.refusals) })
+      ...(declared ? { description: describe(own, check?.needs ?? '', errors) } : {}),
+      ...(response === undefined ? {} : { response: withRefusals(response, [...kind.refusals, ...errors.map((error) => error.status)]) })
     }
   })
 }
@@ -136,5 +225,5 @@ async function routeAuthPlugin (app: FastifyInstance): Promise<void> {
 export default fp(routeAuthPlugin, {
   name: 'plinth-route-auth',
   fastify: '5.x',
-  dependencies: ['plinth-auth', 'plinth-project-auth', 'plinth-data-caller', 'plinth-git']
+  dependencies: ['plinth-auth', 'plinth-permissions', 'plinth-project-auth', 'plinth-data-caller', 'plinth-git']
 })

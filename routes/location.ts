@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify'
+import { locationOf } from './replies.js'
 
-/** The Location of a resource created under the request's own path: that path and the new resource's id. */
+/** @deprecated answer with `created(reply, data)` from routes/replies.ts, which sets Location by the one rule. */
 export function createdAt (request: FastifyRequest, id: string): string {
-  return `${request.url.split('?')[0]}/${encodeURIComponent(id)}`
+  return locationOf(request, id)
 }

@@ -1,13 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Envelope, errorResponses, LOCATION, withHeaders } from './envelope.js'
+import { Created, Envelope } from './envelope.js'
+import { DateTime, Deleted, Id } from './common.js'
 
 export const DNS_RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'TXT', 'MX', 'NS', 'SOA', 'SRV', 'CAA'] as const
 export const DNS_MIN_TTL = 30
 export const DNS_MAX_TTL = 604_800
 export const DNS_MAX_CHANGES = 1000
 
-const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z_-]+$' })
-const DateTime = Type.String({ format: 'date-time' })
 const DomainName = Type.String({ minLength: 1, maxLength: 254, description: 'A domain name; case and one trailing dot do not matter' })
 
 const RecordType = Type.Union(DNS_RECORD_TYPES.map((type) => Type.Literal(type)), { description: 'SOA records are kept by the provider and only read' })
@@ -101,6 +100,11 @@ export const ZoneFile = Type.Object({
   name: Type.String(),
   zoneFile: Type.String({ description: 'The zone as an RFC 1035 master file, names relative to $ORIGIN' })
 })
+/** The media type of a master file (RFC 4027). */
+export const ZONE_FILE_TYPE = 'text/dns'
+export const ExportZoneQuery = Type.Object({
+  format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('text')], { description: '`text` answers the master file itself, as `Accept: text/dns` does; `json` (the default) the envelope' }))
+}, { additionalProperties: false })
 
 const RecordFields = {
   name: Type.String({ minLength: 1, maxLength: 254, description: '`@` for the apex, a name relative to the zone (`www`), or absolute (`www.example.com` or `www.example.com.`); `*` as the first label is a wildcard' }),
@@ -126,25 +130,31 @@ export const BulkChangeResult = Type.Object({
   deleted: Type.Array(Type.String())
 })
 
-const Deleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) })
-
+/** Each route's success answer; its error answers come from the codes it declares (`config.errors`). */
 export const DnsResponses = {
-  gateway: { 200: Envelope(GatewayInstructions), ...errorResponses(400, 401, 403, 404, 409, 502) },
-  providerList: { 200: Envelope(Type.Array(Type.Ref(DnsProvider))), ...errorResponses(400, 401, 403, 404) },
-  providerCreated: { 201: withHeaders(Envelope(Type.Ref(DnsProvider)), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
-  provider: { 200: Envelope(Type.Ref(DnsProvider)), ...errorResponses(400, 401, 403, 404) },
-  providerDeleted: { 200: Envelope(Deleted), ...errorResponses(400, 401, 403, 404, 409) },
-  providerTest: { 200: Envelope(ProviderTest), ...errorResponses(400, 401, 403, 404) },
-  zoneList: { 200: Envelope(Type.Array(Type.Ref(Zone))), ...errorResponses(400, 401, 403, 404) },
-  zoneCreated: { 201: withHeaders(Envelope(Type.Ref(Zone)), LOCATION), ...errorResponses(400, 401, 403, 404, 409, 502) },
-  zone: { 200: Envelope(Type.Ref(Zone)), ...errorResponses(400, 401, 403, 404) },
-  zoneFile: { 200: Envelope(ZoneFile), ...errorResponses(400, 401, 403, 404, 502) },
-  deleted: { 200: Envelope(Deleted), ...errorResponses(400, 401, 403, 404, 502) },
-  recordList: { 200: Envelope(Type.Array(Type.Ref(DnsRecord))), ...errorResponses(400, 401, 403, 404, 502) },
-  record: { 200: Envelope(Type.Ref(DnsRecord)), ...errorResponses(400, 401, 403, 404, 502) },
-  recordCreated: { 201: withHeaders(Envelope(Type.Ref(DnsRecord)), LOCATION), ...errorResponses(400, 401, 403, 404, 409, 502) },
-  recordUpdated: { 200: Envelope(Type.Ref(DnsRecord)), ...errorResponses(400, 401, 403, 404, 409, 502) },
-  bulk: { 200: Envelope(BulkChangeResult), ...errorResponses(400, 401, 403, 404, 409, 502) }
+  gateway: { 200: Envelope(GatewayInstructions) },
+  providerList: { 200: Envelope(Type.Array(Type.Ref(DnsProvider))) },
+  providerCreated: { 201: Created(Type.Ref(DnsProvider)) },
+  provider: { 200: Envelope(Type.Ref(DnsProvider)) },
+  providerTest: { 200: Envelope(ProviderTest) },
+  zoneList: { 200: Envelope(Type.Array(Type.Ref(Zone))) },
+  zoneCreated: { 201: Created(Type.Ref(Zone)) },
+  zone: { 200: Envelope(Type.Ref(Zone)) },
+  zoneFile: {
+    200: {
+      description: 'The envelope holding the zone file (the default, for API clients), or with `Accept: text/dns` or `?format=text` the master file itself, as a download',
+      headers: { 'Content-Disposition': { type: 'string', description: 'With the master file: `attachment; filename="<zone>.zone"`' } },
+      content: {
+        'application/json': { schema: Envelope(ZoneFile) },
+        [ZONE_FILE_TYPE]: { schema: { type: 'string', format: 'binary', description: 'An RFC 1035 master file, UTF-8' } }
+      }
+    }
+  },
+  deleted: { 200: Envelope(Deleted) },
+  recordList: { 200: Envelope(Type.Array(Type.Ref(DnsRecord))) },
+  record: { 200: Envelope(Type.Ref(DnsRecord)) },
+  recordCreated: { 201: Created(Type.Ref(DnsRecord)) },
+  bulk: { 200: Envelope(BulkChangeResult) }
 }
 
 export const dnsSchemas = [Zone, DnsRecord, DnsProvider]

@@ -14,6 +14,7 @@ export const FieldIssue = Type.Object({
   message: Type.String({ description: 'What is wrong there', examples: ['is required'] }),
   field: Type.Optional(Type.String({ description: 'The collection field concerned, when the path is a filter, sort or field selection that names one' }))
 }, { $id: 'FieldIssue', additionalProperties: false })
+export type FieldIssueT = Static<typeof FieldIssue>
 
 /** The one shape of `details`, whatever the error: services and the error plugin build nothing else. */
 export const ErrorDetails = Type.Object({
@@ -72,6 +73,9 @@ export function withHeaders<T extends TSchema> (schema: T, headers: Record<strin
 }
 
 export const LOCATION: Record<string, HeaderSchema> = { Location: { type: 'string', description: 'The URL of what was created' } }
+
+/** A 201 answer: the envelope around what was created, with its URL in Location (`created` in routes/replies.ts). */
+export const Created = <T extends TSchema>(data: T) => withHeaders(Envelope(data), LOCATION)
 export const ETAG: Record<string, HeaderSchema> = { ETag: { type: 'string', description: 'The record\'s version in quotes ("3"): send it back in If-Match' } }
 
 type ErrorRef = ReturnType<typeof errorRef>

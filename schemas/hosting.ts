@@ -13,8 +13,6 @@ export const HOSTING_LIMITS = {
   secretsPerApp: 100,
   secretValueBytes: 32 * 1024,
   envFileBytes: 256 * 1024,
-  /** Log lines kept per deployment and kind (build, runtime); older ones are dropped. */
-  logLinesKept: 5000,
   logLineChars: 4096,
   logPageMax: 1000,
   deploymentsPageMax: 100,
@@ -33,7 +31,7 @@ export const APP_STATES = ['created', 'deploying', 'running', 'degraded', 'crash
 export const DEPLOYMENT_STATES = ['queued', 'building', 'releasing', 'live', 'failed', 'build_failed', 'canceled', 'superseded'] as const
 export const INSTANCE_STATES = ['starting', 'running', 'crashed', 'stopped'] as const
 
-const AppState = Type.Union(APP_STATES.map((state) => Type.Literal(state)), { description: '`created` before its first deployment; `deploying` while one builds or releases; `running` with every instance up; `degraded` with some down; `crashed` with none; `suspended` by request' })
+const AppState = Type.Union(APP_STATES.map((state) => Type.Literal(state)), { description: '`created` before its first deployment; `deploying` while one builds or releases, or while a resumed app\'s instances start; `running` with every instance up; `degraded` with some down; `crashed` with none; `suspended` by request' })
 const DeploymentState = Type.Union(DEPLOYMENT_STATES.map((state) => Type.Literal(state)), { description: 'queued → building → releasing → live, or failed (an instance did not become healthy), build_failed, canceled; a live deployment becomes superseded when another goes live' })
 
 export const Scaling = Type.Object({
@@ -136,7 +134,7 @@ export const CreateStaticAppBody = Type.Object({
   spaFallback: Type.Optional(Type.Boolean())
 }, { additionalProperties: false })
 export const ScalingBody = Type.Object({
-  instances: Type.Integer({ minimum: 0, maximum: HOSTING_LIMITS.instancesMax }),
+  instances: Type.Integer({ minimum: 0, maximum: HOSTING_LIMITS.instancesMax, description: 'Sets the count; `min` and `max` left out widen to take it' }),
   min: Type.Optional(Scaling.properties.min),
   max: Type.Optional(Scaling.properties.max)
 }, { additionalProperties: false })
@@ -173,10 +171,12 @@ export const ListDeploymentsQuery = Type.Object({ limit: Type.Optional(Type.Inte
 export const Secret = Type.Object({
   name: Type.String(),
   version: Type.Integer({ description: 'Goes up by one on every change' }),
+  buildTime: Type.Boolean({ description: 'Also given to builds. Every secret reaches the app\'s instances; only these reach its builds, where every installed dependency\'s scripts run' }),
   updatedAt: DateTime
 }, { $id: 'HostingSecret', description: 'Values are sealed at rest and never returned' })
-export const PutSecretBody = Type.Object({ value: Type.String({ maxLength: HOSTING_LIMITS.secretValueBytes }) }, { additionalProperties: false })
-export const ImportSecretsBody = Type.Object({ env: Type.String({ minLength: 1, maxLength: HOSTING_LIMITS.envFileBytes, description: 'A `.env` text: `NAME=value` lines, `export ` prefixes, quoted values, `#` comments' }) }, { additionalProperties: false })
+const BuildTimeFlag = Type.Optional(Type.Boolean({ description: 'Give the value to builds too (install and build scripts, the scripts of every dependency installed). Omitted: the secret keeps its setting; a new one is runtime only' }))
+export const PutSecretBody = Type.Object({ value: Type.String({ maxLength: HOSTING_LIMITS.secretValueBytes }), buildTime: BuildTimeFlag }, { additionalProperties: false })
+export const ImportSecretsBody = Type.Object({ env: Type.String({ minLength: 1, maxLength: HOSTING_LIMITS.envFileBytes, description: 'A `.env` text: `NAME=value` lines, `export ` prefixes, quoted values, `#` comments' }), buildTime: BuildTimeFlag }, { additionalProperties: false })
 
 export const LogLine = Type.Object({
   seq: Type.Integer({ description: 'Increasing within the deployment\'s log: `after` resumes from it' }),

@@ -2,8 +2,14 @@ import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { ANY_ORIGIN, normalizeOrigin } from './origins.js'
+import { allowedHostList, ConfigError, DNS_NAME, integer, isAddressOrRange, text, UnavailableAtStartError, type Env } from './config-env.js'
+import { parseDnsConfig, type DnsConfig } from './dns/config.js'
+import { parseWebhooksConfig, type WebhooksConfig } from './webhooks/config.js'
 import { MAX_WRITE_DOCUMENTS } from './store/semantics/writes.js'
 import { DEFAULT_SWEEP_PAGE_SIZE } from './store/sweep.js'
+
+export { ConfigError, UnavailableAtStartError }
+export type { DnsConfig, WebhooksConfig }
 
 /**
  * Configuration comes from the environment only, validated once at start:
@@ -61,6 +67,17 @@ export interface Config {
   hosting: HostingConfig
   /** Hosting: how custom hostnames are verified and where their TLS certificates come from (docs/hosting.md). */
   hostingTls: HostingTlsConfig
+  /** The job worker's slots on this node, by lane (docs/architecture.md, "Background work"). */
+  jobs: JobsConfig
+  /** Outbound webhooks: what receivers may be, timeouts, retries and when a failing webhook is disabled (docs/webhooks.md). */
+  webhooks: WebhooksConfig
+}
+
+export interface JobsConfig {
+  /** JOB_WORKER_SLOTS: jobs of the short lane (everything but builds) run at once on this node. */
+  slots: number
+  /** JOB_WORKER_LONG_SLOTS: jobs of the long lane (deployments, which build) run at once on this node. */
+  longSlots: number
 }
 
 export interface HostingConfig {
@@ -80,10 +97,32 @@ export interface HostingConfig {
   instanceLimits: { memoryMb: number, cpus: number, pids: number }
   healthTimeoutMs: number
   stopGraceMs: number
+  /**
+   * HOSTING_STOP_APPS_ON_EXIT: stop every app instance when the server shuts down. Off by default: instances
+   * outlive the server, and the next start adopts them, so a restart or an upgrade costs the apps nothing.
+   */
+  stopAppsOnExit: boolean
   /** HOSTING_DOCKER_SOCKET and HOSTING_BASE_IMAGE: the engine's Unix socket and the image apps build on; both required with HOSTING_DRIVER=container. */
   container: { socketPath: string, baseImage: string } | null
   /** What an external git source may reach (docs/hosting.md). */
   externalGit: ExternalGitConfig
+  /** HOSTING_BUILD_TIMEOUT_SECONDS: a build still running after this long is stopped and fails. */
+  buildTimeoutMs: number
+  /** HOSTING_BUILDS_PER_PROJECT: builds of one project running at once, on all nodes together. */
+  buildsPerProject: number
+  /** How much of an app's output is taken in and kept (docs/hosting.md, "Logs"). */
+  logs: HostingLogsConfig
+}
+
+export interface HostingLogsConfig {
+  /** HOSTING_LOG_LINES_PER_SECOND: lines one instance or build may log a second; the rest are dropped and counted. */
+  linesPerSecond: number
+  /** HOSTING_LOG_BUFFER_LINES: lines one instance or build may have waiting for the store; past it they are dropped and counted. */
+  bufferLines: number
+  /** HOSTING_LOG_RETENTION_LINES: lines kept per app and kind (build, runtime), the newest. */
+  retentionLines: number
+  /** HOSTING_LOG_RETENTION_DAYS: lines older than this are deleted. */
+  retentionMs: number
 }
 
 export interface ExternalGitConfig {
@@ -128,20 +167,6 @@ export interface SshLimits {
   idleTimeoutSeconds: number
 }
 
-export interface DnsConfig {
-  /** The built-in authoritative server's UDP and TCP port: null leaves it off, 0 takes a free port (tests). */
-  port: number | null
-  host: string
-  /** The zones' NS names; the first is the SOA's primary. */
-  nameservers: string[]
-  /** Addresses allowed to transfer whole zones (AXFR); everyone else is refused. */
-  axfrAllow: string[]
-  /** What hostnames are pointed at: a host name for CNAMEs (null when not set) and the addresses an apex gets. */
-  gateway: { host: string | null, ipv4: string[], ipv6: string[] }
-  /** Provider endpoint hosts that may be internal addresses (DNS_PROVIDER_PRIVATE_HOSTS); every other internal one is refused. */
-  providerPrivateHosts: string[]
-}
-
 export interface HttpTimeouts {
   /** A socket on which nothing moves either way for this long is closed. */
   connectionSeconds: number
@@ -178,41 +203,8 @@ const DEFAULT_TOKEN_ISSUER = 'plinth'
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = typeof LOG_LEVELS[number]
 
-export class ConfigError extends Error {
-  constructor (readonly variable: string, message: string) {
-    super(`Invalid configuration: ${variable} ${message}`)
-    this.name = 'ConfigError'
-  }
-}
-
-/** What a variable names (the database, a port) could not be had at start: the server exits with EX_UNAVAILABLE (69). */
-export class UnavailableAtStartError extends Error {
-  constructor (readonly variable: string, message: string) {
-    super(`Cannot start: ${variable} ${message}`)
-    this.name = 'UnavailableAtStartError'
-  }
-}
-
-type Env = Record<string, string | undefined>
-
-function text (env: Env, name: string): string | undefined {
-  const value = env[name]
-  if (value === undefined) return undefined
-  const trimmed = value.trim()
-  return trimmed === '' ? undefined : trimmed
-}
-
 /** The server-side time limit of a filtered MongoDB operation when MONGODB_QUERY_TIMEOUT_MS is not set. */
 export const DEFAULT_QUERY_TIMEOUT_MS = 10_000
-
-function integer (env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = text(env, name)
-  if (raw === undefined) return fallback
-  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`)
-  const value = Number(raw)
-  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`)
-  return value
-}
 
 function parseHttpUrl (name: string, raw: string): URL {
   let url: URL
@@ -257,15 +249,6 @@ function corsOrigins (env: Env, name: string): string[] {
   if (!entries.includes(ANY_ORIGIN)) return origins(env, name)
   if (entries.length > 1) throw new ConfigError(name, 'must be either * alone or a comma-separated list of origins')
   return [ANY_ORIGIN]
-}
-
-/** A CIDR range or a single address, IPv4 or IPv6; proxy-addr (behind Fastify's trustProxy) takes both. */
-function isAddressOrRange (entry: string): boolean {
-  const [address, prefix, extra] = entry.split('/')
-  const family = isIP(address)
-  if (family === 0 || extra !== undefined) return false
-  if (prefix === undefined) return true
-  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)
 }
 
 function trustProxy (env: Env): false | number | string[] {
@@ -349,22 +332,8 @@ function gatewayConfig (env: Env, enabled: boolean, apiPort: number, apiHost: st
   return { port, tlsPort, host }
 }
 
-const DNS_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
-
-const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
-
-/** A host name (one label or more, `*.` before a suffix of two or more), an address or a CIDR range. */
-function isAllowedHostEntry (entry: string): boolean {
-  if (isAddressOrRange(entry)) return true
-  const name = entry.startsWith('*.') ? entry.slice(2) : entry
-  const labels = name.split('.')
-  return name.length <= 253 && labels.every((label) => HOST_LABEL.test(label)) && (name === entry || labels.length >= 2)
-}
-
 function externalGitConfig (env: Env): ExternalGitConfig {
-  const allowedHosts = (text(env, 'HOSTING_GIT_ALLOWED_HOSTS') ?? '').split(',').map((entry) => entry.trim().toLowerCase().replace(/^\[([^\]]*)\]/, '$1').replace(/\.$/, '')).filter((entry) => entry !== '')
-  const bad = allowedHosts.find((entry) => !isAllowedHostEntry(entry))
-  if (bad !== undefined) throw new ConfigError('HOSTING_GIT_ALLOWED_HOSTS', `must be a comma-separated list of host names (git.internal, *.corp.example), IP addresses or CIDR ranges (10.0.0.0/8, fd00::/8), got "${bad}"`)
+  const allowedHosts = allowedHostList(env, 'HOSTING_GIT_ALLOWED_HOSTS')
   const caFile = text(env, 'HOSTING_GIT_CA_FILE') ?? null
   if (caFile !== null) {
     let pem: string
@@ -396,36 +365,17 @@ function hostingConfig (env: Env, dataDir: string, apiPort: number, apiHost: str
     instanceLimits: { memoryMb: integer(env, 'HOSTING_INSTANCE_MEMORY_MB', 512, 16, 1024 * 1024), cpus, pids: integer(env, 'HOSTING_INSTANCE_PIDS', 256, 8, 1_000_000) },
     healthTimeoutMs: integer(env, 'HOSTING_HEALTH_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
     stopGraceMs: integer(env, 'HOSTING_STOP_GRACE_SECONDS', 10, 0, 600) * 1000,
+    stopAppsOnExit: flag(env, 'HOSTING_STOP_APPS_ON_EXIT', false),
     container: socketPath !== undefined && baseImage !== undefined ? { socketPath, baseImage } : null,
-    externalGit: externalGitConfig(env)
-  }
-}
-
-function dnsConfig (env: Env): DnsConfig {
-  const rawPort = text(env, 'DNS_PORT')
-  const host = text(env, 'DNS_HOST') ?? '127.0.0.1'
-  if (isIP(host) === 0) throw new ConfigError('DNS_HOST', `must be an IP address to listen on, got "${host}"`)
-  const nameservers = (text(env, 'DNS_NAMESERVERS') ?? 'ns1.plinth.localhost,ns2.plinth.localhost').split(',').map((entry) => entry.trim().toLowerCase().replace(/\.$/, '')).filter((entry) => entry !== '')
-  const badName = nameservers.find((entry) => !DNS_NAME.test(entry))
-  if (nameservers.length === 0 || badName !== undefined) throw new ConfigError('DNS_NAMESERVERS', `must be a comma-separated list of host names, got "${badName ?? ''}"`)
-  const axfrAllow = (text(env, 'DNS_AXFR_ALLOW') ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
-  const badAddress = axfrAllow.find((entry) => isIP(entry) === 0)
-  if (badAddress !== undefined) throw new ConfigError('DNS_AXFR_ALLOW', `must be a comma-separated list of IP addresses, got "${badAddress}"`)
-  const gatewayHost = text(env, 'DNS_GATEWAY_HOST')?.toLowerCase().replace(/\.$/, '') ?? null
-  if (gatewayHost !== null && !DNS_NAME.test(gatewayHost)) throw new ConfigError('DNS_GATEWAY_HOST', `must be a host name, got "${gatewayHost}"`)
-  const addresses = (name: string, family: 4 | 6) => {
-    const list = (text(env, name) ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
-    const bad = list.find((entry) => isIP(entry) !== family)
-    if (bad !== undefined) throw new ConfigError(name, `must be a comma-separated list of IPv${family} addresses, got "${bad}"`)
-    return list
-  }
-  return {
-    port: rawPort === undefined ? null : integer(env, 'DNS_PORT', 0, 0, 65535),
-    host,
-    nameservers,
-    axfrAllow,
-    gateway: { host: gatewayHost, ipv4: addresses('DNS_GATEWAY_IPV4', 4), ipv6: addresses('DNS_GATEWAY_IPV6', 6) },
-    providerPrivateHosts: (text(env, 'DNS_PROVIDER_PRIVATE_HOSTS') ?? '').split(',').map((entry) => entry.trim().toLowerCase().replace(/^\[|\]$/g, '')).filter((entry) => entry !== '')
+    externalGit: externalGitConfig(env),
+    buildTimeoutMs: integer(env, 'HOSTING_BUILD_TIMEOUT_SECONDS', 900, 1, 86_400) * 1000,
+    buildsPerProject: integer(env, 'HOSTING_BUILDS_PER_PROJECT', 1, 1, 100),
+    logs: {
+      linesPerSecond: integer(env, 'HOSTING_LOG_LINES_PER_SECOND', 500, 1, 1_000_000),
+      bufferLines: integer(env, 'HOSTING_LOG_BUFFER_LINES', 2000, 10, 1_000_000),
+      retentionLines: integer(env, 'HOSTING_LOG_RETENTION_LINES', 10_000, 100, 10_000_000),
+      retentionMs: integer(env, 'HOSTING_LOG_RETENTION_DAYS', 14, 1, 3650) * 86_400_000
+    }
   }
 }
 
@@ -523,9 +473,14 @@ export function loadConfig (env: Env = process.env): Config {
       sshPort: text(env, 'GIT_SSH_PORT') === undefined ? null : integer(env, 'GIT_SSH_PORT', 0, 0, 65535),
       sshLimits: sshLimits(env)
     },
-    dns: dnsConfig(env),
+    dns: parseDnsConfig(env),
     hosting: hostingConfig(env, dataDir, port, host),
-    hostingTls: hostingTlsConfig(env)
+    hostingTls: hostingTlsConfig(env),
+    jobs: {
+      slots: integer(env, 'JOB_WORKER_SLOTS', 2, 1, 256),
+      longSlots: integer(env, 'JOB_WORKER_LONG_SLOTS', 2, 1, 256)
+    },
+    webhooks: parseWebhooksConfig(env)
   }
 }
 

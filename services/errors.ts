@@ -1,4 +1,4 @@
-import type { ErrorDetailsT } from '../schemas/envelope.js'
+import type { ErrorDetailsT, FieldIssueT } from '../schemas/envelope.js'
 
 export type ErrorDetails = ErrorDetailsT
 
@@ -26,8 +26,149 @@ export function fieldIssue (path: string, message: string, field?: string): Erro
   return { fields: [field === undefined ? { path, message } : { path, message, field }] }
 }
 
+/**
+ * One code as a catalogue declares it. `message` is the template of what the
+ * client reads (a function of typed parameters, or a fixed text);
+ * `details` builds the structured part from the same parameters;
+ * `description` says when a client meets the code, and is what a route's
+ * "Refused with" list in the contract shows.
+ */
+export interface ErrorEntry<P = never> {
+  code: `APP_${string}`
+  status: number
+  message: string | ((params: P) => string)
+  details?: (params: P) => ErrorDetails | undefined
+  description: string
+}
+
+const catalogued: unique symbol = Symbol('catalogued')
+
+/** A code as a route declares it in `config.errors`: only a catalogue makes one. */
+export interface DeclaredError {
+  readonly code: `APP_${string}`
+  readonly status: number
+  readonly description: string
+  /** Whether `error` is this code (for services that translate one refusal into another). */
+  is: (error: unknown) => error is AppError
+  readonly [catalogued]: true
+}
+
+// A template of no parameters infers `unknown`: its entry is called with none.
+type NoneIfUnknown<P> = unknown extends P ? undefined : P
+type ParamsOf<E> = E extends { message: (params: infer P) => string } ? NoneIfUnknown<P>
+  : E extends { details: (params: infer P) => ErrorDetails | undefined } ? NoneIfUnknown<P>
+    : undefined
+
+/** A catalogue entry: called with its parameters, it makes the AppError to throw. */
+export type ErrorDefinition<P> = ([P] extends [undefined] ? () => AppError : undefined extends P ? (params?: P) => AppError : (params: P) => AppError) & DeclaredError
+
+export type ErrorCatalogue<T> = { readonly [K in keyof T]: ErrorDefinition<ParamsOf<T[K]>> }
+
+// Every code of every catalogue, so that a code declared twice stops the process at its first import.
+const declaredCodes = new Map<string, string>()
+
+/**
+ * A family's error catalogue: each `APP_*` code once, with its status and
+ * message template. Services throw by name (`throw dnsErrors.zoneExists({ name })`);
+ * routes list the names they may answer in `config.errors`, from which
+ * their 4xx responses and the contract's "Refused with" text are written.
+ */
+export function errorCatalogue<const T extends Record<string, ErrorEntry<any>>> (family: string, entries: T): ErrorCatalogue<T> {
+  const catalogue: Record<string, DeclaredError> = {}
+  for (const [name, entry] of Object.entries(entries)) {
+    const owner = declaredCodes.get(entry.code)
+    if (owner !== undefined && owner !== `${family}.${name}`) throw new Error(`${entry.code} is declared twice: ${owner} and ${family}.${name}`)
+    declaredCodes.set(entry.code, `${family}.${name}`)
+    const make = (params?: unknown): AppError => {
+      const message = typeof entry.message === 'string' ? entry.message : entry.message(params)
+      return new AppError(entry.code, entry.status, message, entry.details?.(params))
+    }
+    catalogue[name] = Object.assign(make, {
+      code: entry.code,
+      status: entry.status,
+      description: entry.description,
+      is: (error: unknown): error is AppError => error instanceof AppError && error.code === entry.code,
+      [catalogued]: true as const
+    })
+  }
+  return catalogue as unknown as ErrorCatalogue<T>
+}
+
+/**
+ * Codes every family may answer: the request itself (what the errors plugin
+ * says of Fastify's and Node's failures), permissions and the parents every
+ * family sits under, rate limits and an unavailable store.
+ */
+export const commonErrors = errorCatalogue('common', {
+  validationFailed: {
+    code: 'APP_VALIDATION_FAILED',
+    status: 400,
+    message: ({ fields }: { fields: FieldIssueT[] }) => fields.length === 0 ? 'Request is invalid' : `${fields[0].path} ${fields[0].message}`,
+    details: ({ fields }) => ({ fields }),
+    description: 'a field breaks its schema; `details.fields` lists each'
+  },
+  invalidJson: { code: 'APP_INVALID_JSON', status: 400, message: ({ why }: { why: string }) => why, description: 'the body is not valid JSON' },
+  invalidContentType: { code: 'APP_INVALID_CONTENT_TYPE', status: 400, message: 'Content-Type header is malformed', description: 'the Content-Type header is malformed' },
+  invalidContentLength: { code: 'APP_INVALID_CONTENT_LENGTH', status: 400, message: 'Content-Length does not match the body', description: 'Content-Length does not match the body' },
+  badUrl: { code: 'APP_BAD_URL', status: 400, message: 'The URL is malformed', description: 'the URL is not valid percent-encoding' },
+  badRequest: { code: 'APP_BAD_REQUEST', status: 400, message: ({ why }: { why: string }) => why, description: 'the request is refused before its route runs' },
+  malformedRequest: { code: 'APP_MALFORMED_REQUEST', status: 400, message: 'The request is not valid HTTP', description: 'the request is not valid HTTP' },
+  forbidden: {
+    code: 'APP_FORBIDDEN',
+    status: 403,
+    // A scoped PAT that leaves the permission out is named as the reason, so the fix (a token with that scope) is plain.
+    message: ({ permission, scopes }: { permission: string, scopes?: readonly string[] }) =>
+      scopes !== undefined && scopes.length > 0 && !scopes.includes(permission)
+        ? `This needs the "${permission}" permission, and this personal access token is scoped to ${scopes.join(', ')}: make a token with the "${permission}" scope`
+        : `This needs the "${permission}" permission`,
+    details: ({ permission }) => ({ permission }),
+    description: 'the caller lacks the permission this needs, named in `details.permission`'
+  },
+  projectNotFound: { code: 'APP_PROJECT_NOT_FOUND', status: 404, message: 'Project not found', description: 'no such project, or the caller is not a member of its organization' },
+  organizationNotFound: { code: 'APP_ORGANIZATION_NOT_FOUND', status: 404, message: 'Organization not found', description: 'no such organization, or the caller is not a member' },
+  routeNotFound: { code: 'APP_ROUTE_NOT_FOUND', status: 404, message: ({ method, path }: { method: string, path: string }) => `No route for ${method} ${path}`, description: 'no route has this path' },
+  methodNotAllowed: {
+    code: 'APP_METHOD_NOT_ALLOWED',
+    status: 405,
+    message: ({ method, path, allowed }: { method: string, path: string, allowed: string[] }) => `${method} is not allowed on ${path}; it takes ${allowed.join(', ')}`,
+    description: 'the path does not take this method; Allow lists those it takes'
+  },
+  requestTimeout: { code: 'APP_REQUEST_TIMEOUT', status: 408, message: 'The request did not arrive in time', description: 'the request did not arrive in time' },
+  payloadTooLarge: { code: 'APP_PAYLOAD_TOO_LARGE', status: 413, message: 'Request body is too large', description: 'the body is larger than the server takes' },
+  uriTooLong: { code: 'APP_URI_TOO_LONG', status: 414, message: 'A segment of the URL path is too long', description: 'a segment of the path is too long' },
+  unsupportedMediaType: { code: 'APP_UNSUPPORTED_MEDIA_TYPE', status: 415, message: 'Unsupported Content-Type; send application/json', description: 'the body is not of a type the route takes' },
+  rateLimited: {
+    code: 'APP_RATE_LIMITED',
+    status: 429,
+    message: ({ retryAfterSeconds }: { retryAfterSeconds: number }) => `Too many attempts; try again in ${retryAfterSeconds} s`,
+    details: ({ retryAfterSeconds }) => ({ retryAfterSeconds }),
+    description: 'too many attempts; Retry-After says when to try again'
+  },
+  headersTooLarge: { code: 'APP_HEADERS_TOO_LARGE', status: 431, message: 'The request line and headers are too large', description: 'the request line and headers are too large' },
+  internal: { code: 'APP_INTERNAL', status: 500, message: 'Internal server error', description: 'a bug; its details stay in the server log' },
+  shuttingDown: {
+    code: 'APP_SHUTTING_DOWN',
+    status: 503,
+    message: 'The server is shutting down; retry the request',
+    details: () => ({ retryAfterSeconds: 1 }),
+    description: 'the server is draining; retry, on this node or another'
+  },
+  storeUnavailable: {
+    code: 'APP_STORE_UNAVAILABLE',
+    status: 503,
+    message: ({ engine }: { engine: string }) => `The ${engine} store is not answering`,
+    details: () => ({ retryAfterSeconds: 5 }),
+    description: 'the store does not answer; Retry-After says when to try again'
+  }
+})
+
+/** @deprecated for converted families: throw a catalogue's entry (`commonErrors.forbidden({ permission })`, `dnsErrors.zoneExists({ name })`). */
 export const badRequest = (code: string, message: string, details?: ErrorDetails) => new AppError(code, 400, message, details)
+/** @deprecated as badRequest. */
 export const unauthorized = (code: string, message: string, details?: ErrorDetails) => new AppError(code, 401, message, details)
+/** @deprecated as badRequest. */
 export const forbidden = (code: string, message: string, details?: ErrorDetails) => new AppError(code, 403, message, details)
+/** @deprecated as badRequest. */
 export const notFound = (code: string, message: string, details?: ErrorDetails) => new AppError(code, 404, message, details)
+/** @deprecated as badRequest. */
 export const conflict = (code: string, message: string, details?: ErrorDetails) => new AppError(code, 409, message, details)

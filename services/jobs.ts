@@ -68,6 +68,18 @@ export class PermanentJobError extends Error {
   }
 }
 
+/**
+ * Thrown by a handler that cannot run now (what it needs is held elsewhere):
+ * the job goes back to the queue, due `delayMs` later, without spending an
+ * attempt, so waiting never makes it `dead`.
+ */
+export class DeferJobError extends Error {
+  constructor (message: string, readonly delayMs: number) {
+    super(message)
+    this.name = 'DeferJobError'
+  }
+}
+
 /** Reported when a worker finishes a job whose lease another worker has taken over. */
 export class JobLeaseLostError extends Error {
   constructor (readonly jobId: string, readonly workerId: string) {
@@ -87,10 +99,13 @@ export const JOBS_PRUNE_JOB = 'jobs.prune'
 const RECURRING_ID_PREFIX = '-every:'
 const KEYED_ID_PREFIX = '-key:'
 /**
- * The claim is `status` = …, `type` $in …, sorted by `_id`, with a range on
- * `runAt` (queued) or `leaseUntil` (running): equality, sort, then range, one
- * index per $or branch, so the oldest due job is found by walking the index
- * in order instead of sorting every due job.
+ * A claim is two queries, `status` = …, `type` $in …, sorted by `_id`, with a
+ * range on `leaseUntil` (running) or `runAt` (queued): equality, sort, then
+ * range, one index each, so the oldest due job is found by walking an index
+ * in order instead of sorting every due job. (One query with an $or of the
+ * two made the embedded engine sort the whole due backlog on every claim: a
+ * claim cost ~30 ms with 100 jobs due and ~100 ms with 10,000, against
+ * ~1.5 ms either way now; see docs/webhooks.md, "Throughput".)
  */
 const CLAIM_INDEXES: IndexKey[] = [
   { status: 1, type: 1, _id: 1, runAt: 1 },
@@ -203,10 +218,12 @@ export class JobQueue {
    * One job per `type` and `key`, run one at a time: makes sure the job runs
    * at least once after this call. A new or finished one is queued; a running
    * one is marked to run again once it ends, so work added while it runs is
-   * never missed; a queued one is left as it is. For work that must not run
-   * twice at once (one app's deployments), the handler reading what is due.
+   * never missed; a queued one is left as it is, or with `dueNow` made due
+   * now if it was waiting (a retry's delay, a DeferJobError's). For work that
+   * must not run twice at once (one app's deployments, one webhook
+   * delivery), the handler reading what is due.
    */
-  async enqueueKeyed (type: string, key: string, payload: JobPayload = {}): Promise<void> {
+  async enqueueKeyed (type: string, key: string, payload: JobPayload = {}, options: { dueNow?: boolean } = {}): Promise<void> {
     assertJobType(type)
     if (!isPlainObject(payload)) throw badRequest('APP_JOB_INVALID', 'Job payload must be a plain object')
     const _id = `${KEYED_ID_PREFIX}${type}:${key}`
@@ -221,7 +238,15 @@ export class JobQueue {
       }
       const current = await this.jobs.findOne({ _id })
       if (current === null) continue
-      if (current.status === 'queued') return
+      if (current.status === 'queued') {
+        if (options.dueNow !== true || current.runAt <= now) return
+        const hurried = await this.jobs.updateOne({ _id, status: 'queued', attempts: current.attempts, runAt: current.runAt }, { $set: { runAt: now, updatedAt: now } })
+        if (hurried.matchedCount === 1) {
+          this.announceDue()
+          return
+        }
+        continue
+      }
       const changed = current.status === 'running'
         ? await this.jobs.updateOne({ _id, status: 'running', attempts: current.attempts }, { $set: { again: true } })
         : await this.jobs.updateOne({ _id, status: current.status, attempts: current.attempts }, { $set: { ...this.nextRun(current, now, { lastError: null, result: null, finishedAt: null }), payload, runAt: now, again: false, updatedAt: now } })
@@ -277,11 +302,8 @@ export class JobQueue {
     if (types.length === 0) return null
     for (;;) {
       const now = await this.now()
-      const job = await this.jobs.findOneAndUpdate(
-        {
-          type: { $in: [...types] },
-          $or: [{ status: 'queued', runAt: { $lte: now } }, { status: 'running', leaseUntil: { $lt: now } }]
-        },
+      const take = async (due: Filter): Promise<Job | null> => await this.jobs.findOneAndUpdate(
+        { ...due, type: { $in: [...types] } },
         {
           $set: { status: 'running', leaseOwner: workerId, leaseUntil: later(now, leaseMs), updatedAt: now },
           $inc: { attempts: 1 }
@@ -289,6 +311,8 @@ export class JobQueue {
         // Oldest job first (ids sort by creation); the embedded engine orders by _id in SQL, cheaper than by runAt.
         { sort: { _id: 1 }, returnDocument: 'after' }
       )
+      // Work whose worker stopped first, then the oldest due job: two queries, each walking its own index in order.
+      const job = await take({ status: 'running', leaseUntil: { $lt: now } }) ?? await take({ status: 'queued', runAt: { $lte: now } })
       if (job === null || job.attempts <= job.maxAttempts) return job
       // Only a reclaimed lease can overshoot: the last attempt's worker never reported back.
       const lastError = `Lease expired on the final attempt (${job.maxAttempts}); the worker stopped responding`
@@ -319,12 +343,15 @@ export class JobQueue {
 
   /**
    * Records a failed attempt: back to `queued` after a growing delay, `dead`
-   * once attempts are used up, `failed` at once for a PermanentJobError.
+   * once attempts are used up, `failed` at once for a PermanentJobError,
+   * `queued` after its delay and with its attempt given back for a DeferJobError.
    * Null when the caller's lease was taken over.
    */
   async fail (job: Job, workerId: string, error: unknown): Promise<Job | null> {
     const now = await this.now()
     const lastError = errorMessage(error)
+    // A deferred run reads what is due when it runs again, so a request to run again is already covered.
+    if (error instanceof DeferJobError) return await this.settle(job, workerId, now, { status: 'queued', lastError, runAt: later(now, error.delayMs), leaseOwner: null, maxAttempts: job.maxAttempts + 1, ...(job.again === undefined ? {} : { again: false }) })
     const rerun = await this.rerunIfAsked(job, workerId, now, { lastError })
     if (rerun !== null) return rerun
     const final = error instanceof PermanentJobError || job.attempts >= job.maxAttempts

@@ -1,4 +1,4 @@
-import { AppError } from './errors.js'
+import { commonErrors } from './errors.js'
 import type { Clock } from './clock.js'
 import type { Store, StoreCollection } from './store/types.js'
 import { retryUpsertRace } from './upsert-race.js'
@@ -19,7 +19,7 @@ export class RateLimiter {
     this.counters = store.collection<Counter>('_rate_limits')
   }
 
-  /** Counts one attempt; throws APP_RATE_LIMITED (429) once `rule.max` is passed within the window. */
+  /** Counts one attempt; throws `commonErrors.rateLimited` (429) once `rule.max` is passed within the window. */
   async hit (bucket: string, key: string, rule: RateLimitRule): Promise<void> {
     const now = this.clock.nowMs()
     const windowMs = rule.windowSeconds * 1000
@@ -35,7 +35,7 @@ export class RateLimiter {
     }
     if (counter !== null && counter.count > rule.max) {
       const retryAfterSeconds = Math.max(1, Math.ceil((windowStart + windowMs - now) / 1000))
-      throw new AppError('APP_RATE_LIMITED', 429, `Too many attempts; try again in ${retryAfterSeconds} s`, { retryAfterSeconds })
+      throw commonErrors.rateLimited({ retryAfterSeconds })
     }
   }
 }

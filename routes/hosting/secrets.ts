@@ -17,11 +17,11 @@ const secretRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.put('/:appId/secrets/:name', {
     config: { auth: 'platform' },
     preHandler: app.requireProjectPermission('hosting.manage'),
-    schema: { operationId: 'putHostingAppSecret', tags, summary: 'Create or replace one secret', description: `Needs \`hosting.manage\`. Sealed at rest, given to builds and instances as an environment variable, masked in every log line. ${NEXT} The platform's own variables (PORT, HOST, PLINTH_*) are refused.`, params: SecretParams, body: PutSecretBody, response: HostingResponses.secret }
+    schema: { operationId: 'putHostingAppSecret', tags, summary: 'Create or replace one secret', description: `Needs \`hosting.manage\`. Sealed at rest, given to instances as an environment variable, and to builds only with \`buildTime: true\`; masked in every log line. ${NEXT} The platform's own variables (PORT, HOST, PLINTH_*) are refused.`, params: SecretParams, body: PutSecretBody, response: HostingResponses.secret }
   }, async (request) => {
     const record = await find(request.params)
-    const secret = await secrets.put(record, request.params.name, request.body.value)
-    await timeline.add(record, 'secret.set', `Secret ${secret.name} set (version ${secret.version})`)
+    const secret = await secrets.put(record, request.params.name, request.body.value, request.body.buildTime)
+    await timeline.add(record, 'secret.set', `Secret ${secret.name} set (version ${secret.version}${secret.buildTime ? ', build time too' : ''})`)
     return { success: true as const, data: secret }
   })
 
@@ -31,7 +31,7 @@ const secretRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: { operationId: 'importHostingAppSecrets', tags, summary: 'Set every variable of a .env text', description: `Needs \`hosting.manage\`. \`NAME=value\` lines, \`export\` prefixes, quoted values and comments; a line that is none of these is 400 \`APP_HOSTING_ENV_INVALID\` naming it. ${NEXT}`, params: AppParams, body: ImportSecretsBody, response: HostingResponses.secretList }
   }, async (request) => {
     const record = await find(request.params)
-    const written = await secrets.import(record, request.body.env)
+    const written = await secrets.import(record, request.body.env, request.body.buildTime)
     await timeline.add(record, 'secret.set', `Secrets ${written.map((secret) => secret.name).join(', ')} set from a .env import`)
     return { success: true as const, data: written }
   })

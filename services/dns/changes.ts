@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { badRequest, conflict, fieldIssue, notFound } from '../errors.js'
+import { dnsErrors } from './errors.js'
 import { canonicalContent, type RecordType } from './content.js'
 import { ownerName } from './names.js'
 import { DNS_MAX_CHANGES, DNS_MAX_TTL, DNS_MIN_TTL } from '../../schemas/dns.js'
@@ -38,16 +38,14 @@ export function compareRecords (a: RecordData, b: RecordData): number {
 
 function checkTtl (ttl: number, path: string): number {
   if (!Number.isInteger(ttl) || ttl < DNS_MIN_TTL || ttl > DNS_MAX_TTL) {
-    throw badRequest('APP_DNS_INVALID_TTL', `TTL must be a whole number of seconds from ${DNS_MIN_TTL} to ${DNS_MAX_TTL}`, fieldIssue(path, `must be from ${DNS_MIN_TTL} to ${DNS_MAX_TTL}`))
+    throw dnsErrors.invalidTtl({ min: DNS_MIN_TTL, max: DNS_MAX_TTL, path })
   }
   return ttl
 }
 
-const soaManaged = (path: string) => badRequest('APP_DNS_SOA_MANAGED', 'The zone\'s SOA record is kept by its provider: its serial goes up on every change', fieldIssue(path, 'SOA records cannot be created, changed or deleted'))
-
 /** The canonical record for `input` in `zone`, without its TTL when none was given. */
 export function canonicalRecord (input: RecordInput, zone: string, path: string): Omit<RecordData, 'ttl'> & { ttl?: number } {
-  if (input.type === 'SOA') throw soaManaged(`${path}.type`)
+  if (input.type === 'SOA') throw dnsErrors.soaManaged({ path: `${path}.type` })
   const name = ownerName(input.name, zone, `${path}.name`)
   const content = canonicalContent(input.type, input.content, `${path}.content`)
   return { name, type: input.type, content, ...(input.ttl === undefined ? {} : { ttl: checkTtl(input.ttl, `${path}.ttl`) }) }
@@ -61,13 +59,13 @@ export function canonicalRecord (input: RecordInput, zone: string, path: string)
  */
 export function applyChanges (zoneId: string, zone: string, current: RecordData[], changes: ChangeSet, limit = DNS_MAX_CHANGES): { records: RecordData[], rrsets: RRsetChange[], written: RecordData[] } {
   const total = (changes.create?.length ?? 0) + (changes.update?.length ?? 0) + (changes.delete?.length ?? 0)
-  if (total === 0) throw badRequest('APP_DNS_EMPTY_CHANGE', 'The change creates, updates and deletes nothing')
-  if (total > limit) throw badRequest('APP_DNS_TOO_MANY_CHANGES', `At most ${limit} changes in one request`, { limit })
+  if (total === 0) throw dnsErrors.emptyChange()
+  if (total > limit) throw dnsErrors.tooManyChanges({ limit })
   const byId = new Map(current.map((record) => [recordId(zoneId, record), record]))
   const take = (id: string, path: string): RecordData => {
     const record = byId.get(id)
-    if (record === undefined) throw notFound('APP_DNS_RECORD_NOT_FOUND', `No record ${id} in the zone ${zone}`, fieldIssue(path, 'no such record in this zone'))
-    if (record.type === 'SOA') throw soaManaged(path)
+    if (record === undefined) throw dnsErrors.recordNotFound({ id, zone, path })
+    if (record.type === 'SOA') throw dnsErrors.soaManaged({ path })
     byId.delete(id)
     return record
   }
@@ -91,7 +89,7 @@ export function applyChanges (zoneId: string, zone: string, current: RecordData[
   for (const { record, path } of added) {
     const complete = { ...record, ttl: ttls.get(rrsetKey(record)) ?? DEFAULT_TTL }
     const id = recordId(zoneId, complete)
-    if (byId.has(id)) throw conflict('APP_DNS_RECORD_EXISTS', `The zone already has ${complete.name} ${complete.type} ${complete.content}`, fieldIssue(path, 'the same record exists'))
+    if (byId.has(id)) throw dnsErrors.recordExists({ record: `${complete.name} ${complete.type} ${complete.content}`, path })
     byId.set(id, complete)
   }
   const withTtl = (record: RecordData): RecordData => ({ ...record, ttl: ttls.get(rrsetKey(record)) ?? record.ttl })
@@ -103,14 +101,14 @@ export function applyChanges (zoneId: string, zone: string, current: RecordData[
 
 /** What holds for a zone's records on every provider, whatever changed them. */
 export function checkZoneRules (zone: string, records: RecordData[]): void {
-  if (records.length > MAX_RECORDS_PER_ZONE) throw badRequest('APP_DNS_TOO_MANY_RECORDS', `A zone holds at most ${MAX_RECORDS_PER_ZONE} records`, { limit: MAX_RECORDS_PER_ZONE })
+  if (records.length > MAX_RECORDS_PER_ZONE) throw dnsErrors.tooManyRecords({ limit: MAX_RECORDS_PER_ZONE })
   const types = new Map<string, RecordType[]>()
   for (const record of records) types.set(record.name, [...(types.get(record.name) ?? []), record.type])
   for (const [name, held] of types) {
     if (!held.includes('CNAME')) continue
     // RFC 1034 §3.6.2: a CNAME is the only record at its name, so the apex (SOA, NS) can never hold one.
-    if (name === zone) throw conflict('APP_DNS_CNAME_CONFLICT', `The apex ${zone} cannot hold a CNAME: it holds the zone's SOA and NS records`)
-    if (held.length > 1) throw conflict('APP_DNS_CNAME_CONFLICT', `${name} has a CNAME, which must be the only record at its name (it would also hold ${held.filter((type) => type !== 'CNAME').join(', ') || 'another CNAME'})`)
+    if (name === zone) throw dnsErrors.cnameConflict({ name, besides: null })
+    if (held.length > 1) throw dnsErrors.cnameConflict({ name, besides: held.filter((type) => type !== 'CNAME').join(', ') || 'another CNAME' })
   }
 }
 

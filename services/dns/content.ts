@@ -1,5 +1,5 @@
 import { isIPv4, isIPv6 } from 'node:net'
-import { badRequest, fieldIssue } from '../errors.js'
+import { dnsErrors } from './errors.js'
 import { targetName } from './names.js'
 import { parseQuotedStrings, quote } from './text.js'
 
@@ -21,7 +21,7 @@ const U32 = 4_294_967_295
  */
 export function canonicalContent (type: RecordType, input: string, path = 'body.content'): string {
   const content = input.trim()
-  const bad = (why: string) => badRequest('APP_DNS_INVALID_CONTENT', `Invalid ${type} content "${content.slice(0, 100)}": ${why}`, fieldIssue(path, why))
+  const bad = (why: string) => dnsErrors.invalidContent({ type, content, why, path })
   const parts = content.split(/\s+/)
   const count = (n: number, shape: string) => { if (parts.length !== n) throw bad(`expected ${shape}`) }
   const number = (text: string, max: number, what: string) => {

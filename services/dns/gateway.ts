@@ -1,11 +1,11 @@
 import { createHmac } from 'node:crypto'
-import { conflict } from '../errors.js'
 import type { GatewayInstructionsT } from '../../schemas/dns.js'
 import { DEFAULT_TTL, recordId } from './changes.js'
 import type { RecordType } from './content.js'
+import { dnsErrors } from './errors.js'
 import { zoneName } from './names.js'
 import type { DnsRecords } from './records.js'
-import type { Zones } from './zones.js'
+import type { HostedZone, Zones } from './zones.js'
 
 export type GatewayInstructions = GatewayInstructionsT
 type Instruction = GatewayInstructions['records'][number]
@@ -14,7 +14,6 @@ export interface GatewayTarget { host: string | null, ipv4: string[], ipv6: stri
 
 const OWNERSHIP_LABEL = '_plinth-verify'
 const ACME_LABEL = '_acme-challenge'
-const notConfigured = (what: string) => conflict('APP_DNS_GATEWAY_NOT_CONFIGURED', `The gateway has no ${what} configured (${what === 'host name' ? 'DNS_GATEWAY_HOST' : 'DNS_GATEWAY_IPV4 or DNS_GATEWAY_IPV6'})`)
 
 /**
  * What a hostname needs to reach the platform's gateway: a CNAME to the
@@ -33,7 +32,24 @@ export class Gateway {
   }
 
   async instructions (projectId: string, input: string): Promise<GatewayInstructions> {
-    const hostname = zoneName(input, 'query.hostname')
+    return (await this.plan(projectId, zoneName(input, 'query.hostname'))).instructions
+  }
+
+  /** Creates the missing records, together, in the project's zone holding the hostname. */
+  async apply (projectId: string, input: string): Promise<GatewayInstructions> {
+    const { instructions, zone } = await this.plan(projectId, zoneName(input, 'body.hostname'))
+    if (zone === null) throw dnsErrors.zoneNotHosted({ hostname: instructions.hostname })
+    if (instructions.records.some((record) => record.type === 'ALIAS')) throw dnsErrors.gatewayNotConfigured({ missing: 'addresses' })
+    const missing = instructions.records.filter((record) => record.present !== true)
+    if (missing.length > 0) {
+      await this.deps.records.change(zone, {
+        create: missing.map((record) => ({ name: `${record.name}.`, type: record.type as 'A' | 'AAAA' | 'CNAME' | 'TXT', ttl: record.ttl, content: record.content }))
+      })
+    }
+    return { ...instructions, records: instructions.records.map((record) => ({ ...record, present: true })) }
+  }
+
+  private async plan (projectId: string, hostname: string): Promise<{ instructions: GatewayInstructions, zone: HostedZone | null }> {
     const zone = await this.deps.zones.zoneHolding(projectId, hostname)
     const { target } = this.deps
     // Without a zone here there is no telling where the registrable domain starts; two labels is the common case.
@@ -42,16 +58,16 @@ export class Gateway {
     if (apex) {
       for (const address of target.ipv4) records.push({ name: hostname, type: 'A', content: address, ttl: DEFAULT_TTL, purpose: 'route' })
       for (const address of target.ipv6) records.push({ name: hostname, type: 'AAAA', content: address, ttl: DEFAULT_TTL, purpose: 'route' })
-      const alias = zone === null ? true : (await this.deps.zones.open(projectId, zone.id)).provider.apexAlias
+      const alias = zone === null ? true : (await this.deps.zones.open(zone)).provider.apexAlias
       if (records.length === 0 && target.host !== null && alias) records.push({ name: hostname, type: 'ALIAS', content: target.host, ttl: DEFAULT_TTL, purpose: 'route' })
-      if (records.length === 0) throw notConfigured('addresses')
+      if (records.length === 0) throw dnsErrors.gatewayNotConfigured({ missing: 'addresses' })
     } else {
-      if (target.host === null) throw notConfigured('host name')
+      if (target.host === null) throw dnsErrors.gatewayNotConfigured({ missing: 'host name' })
       records.push({ name: hostname, type: 'CNAME', content: target.host, ttl: DEFAULT_TTL, purpose: 'route' })
     }
     records.push({ name: `${OWNERSHIP_LABEL}.${hostname}`, type: 'TXT', content: this.ownershipValue(projectId, hostname), ttl: DEFAULT_TTL, purpose: 'ownership' })
-    const present = zone === null ? new Set<string>() : new Set((await this.deps.records.list(projectId, zone.id)).map((record) => record.id))
-    return {
+    const present = zone === null ? new Set<string>() : new Set((await this.deps.records.list(zone)).map((record) => record.id))
+    const instructions: GatewayInstructions = {
       hostname,
       apex,
       hostedHere: zone !== null,
@@ -59,19 +75,6 @@ export class Gateway {
       records: records.map((record) => zone === null || record.type === 'ALIAS' ? record : { ...record, present: present.has(recordId(zone.id, { ...record, type: record.type as RecordType })) }),
       acmeChallengeName: `${ACME_LABEL}.${hostname}`
     }
-  }
-
-  /** Creates the missing records, together, in the project's zone holding the hostname. */
-  async apply (projectId: string, hostname: string): Promise<GatewayInstructions> {
-    const instructions = await this.instructions(projectId, hostname)
-    if (instructions.zone === null) throw conflict('APP_DNS_ZONE_NOT_HOSTED', `No zone of this project holds ${instructions.hostname}: create the records at its DNS provider`)
-    if (instructions.records.some((record) => record.type === 'ALIAS')) throw notConfigured('addresses')
-    const missing = instructions.records.filter((record) => record.present !== true)
-    if (missing.length > 0) {
-      await this.deps.records.change(projectId, instructions.zone.id, {
-        create: missing.map((record) => ({ name: `${record.name}.`, type: record.type as 'A' | 'AAAA' | 'CNAME' | 'TXT', ttl: record.ttl, content: record.content }))
-      })
-    }
-    return { ...instructions, records: instructions.records.map((record) => ({ ...record, present: true })) }
+    return { instructions, zone }
   }
 }

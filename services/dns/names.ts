@@ -1,4 +1,4 @@
-import { badRequest, fieldIssue } from '../errors.js'
+import { dnsErrors } from './errors.js'
 
 /**
  * Domain names as the API shows them: lower case, absolute, without the
@@ -8,10 +8,6 @@ import { badRequest, fieldIssue } from '../errors.js'
 
 export const MAX_NAME_LENGTH = 253
 const LABEL = /^(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)$/
-
-export function invalidName (path: string, input: string, why: string): Error {
-  return badRequest('APP_DNS_INVALID_NAME', `"${input}" is not a valid domain name: ${why}`, fieldIssue(path, why))
-}
 
 /** Null when `name` is a valid absolute name (no trailing dot), else why not. A `*` is allowed as the leftmost label only. */
 export function nameProblem (name: string, options: { wildcard?: boolean } = {}): string | null {
@@ -35,7 +31,7 @@ function stripDot (input: string): string {
 export function zoneName (input: string, path = 'body.name'): string {
   const name = stripDot(input.trim().toLowerCase())
   const problem = nameProblem(name) ?? (name.includes('.') ? null : 'a zone needs at least two labels, such as example.com')
-  if (problem !== null) throw invalidName(path, input, problem)
+  if (problem !== null) throw dnsErrors.invalidName({ input, why: problem, path })
   return name
 }
 
@@ -56,9 +52,9 @@ export function ownerName (input: string, zone: string, path = 'body.name'): str
   else if (trimmed.endsWith('.')) name = trimmed.slice(0, -1)
   else name = isInZone(trimmed, zone) ? trimmed : `${trimmed}.${zone}`
   const problem = nameProblem(name, { wildcard: true })
-  if (problem !== null) throw invalidName(path, input, problem)
+  if (problem !== null) throw dnsErrors.invalidName({ input, why: problem, path })
   if (!isInZone(name, zone)) {
-    throw badRequest('APP_DNS_NAME_OUTSIDE_ZONE', `"${input}" is not inside the zone ${zone}`, fieldIssue(path, `must be ${zone} or a name under it`))
+    throw dnsErrors.nameOutsideZone({ input, zone, path })
   }
   return name
 }
@@ -69,7 +65,7 @@ export function targetName (input: string, path: string, options: { root?: boole
   if (trimmed === '.' && options.root === true) return '.'
   const name = stripDot(trimmed)
   const problem = nameProblem(name)
-  if (problem !== null) throw invalidName(path, input, problem)
+  if (problem !== null) throw dnsErrors.invalidName({ input, why: problem, path })
   return name
 }
 

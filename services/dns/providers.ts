@@ -1,6 +1,5 @@
 import type { Clock } from '../clock.js'
 import type { SecretBox } from '../crypto.js'
-import { AppError, badRequest, conflict, fieldIssue, notFound } from '../errors.js'
 import type { IdGenerator } from '../ids.js'
 import { isoString } from '../iso-dates.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
@@ -8,7 +7,7 @@ import type { DnsProviderT, ProviderTestT } from '../../schemas/dns.js'
 import type { BuiltinProvider } from './providers/builtin.js'
 import { CloudflareProvider } from './providers/cloudflare.js'
 import { PowerDnsProvider } from './providers/powerdns.js'
-import { providerFailed } from './providers/http.js'
+import { dnsErrors } from './errors.js'
 import { internalEndpointProblem } from './endpoint-guard.js'
 import { Route53Provider } from './providers/route53.js'
 import type { DnsProvider } from './providers/types.js'
@@ -46,16 +45,15 @@ export const MAX_PROVIDERS_PER_PROJECT = 20
 const DEFAULT_ENDPOINTS: Record<ExternalKind, string | null> = { powerdns: null, cloudflare: 'https://api.cloudflare.com/client/v4', route53: 'https://route53.amazonaws.com' }
 const SECRET_FIELDS: Record<ExternalKind, Array<keyof Credentials>> = { powerdns: ['apiKey'], cloudflare: ['apiToken'], route53: ['accessKeyId', 'secretAccessKey'] }
 
-const providerNotFound = () => notFound('APP_DNS_PROVIDER_NOT_FOUND', 'DNS provider not found')
 const sealedFor = (projectId: string, id: string) => `project:${projectId}:dns-provider:${id}`
 
 function endpointOf (kind: ExternalKind, given: string | undefined): string {
   const raw = given ?? DEFAULT_ENDPOINTS[kind]
-  if (raw === null) throw badRequest('APP_DNS_PROVIDER_INVALID', `A ${kind} provider needs its API's endpoint`, fieldIssue('body.endpoint', 'is required for this kind'))
+  if (raw === null) throw dnsErrors.providerInvalid({ problem: `A ${kind} provider needs its API's endpoint`, path: 'body.endpoint', issue: 'is required for this kind' })
   let url: URL
-  try { url = new URL(raw) } catch { throw badRequest('APP_DNS_PROVIDER_INVALID', `"${raw}" is not a URL`, fieldIssue('body.endpoint', 'must be an absolute http(s) URL')) }
+  try { url = new URL(raw) } catch { throw dnsErrors.providerInvalid({ problem: `"${raw}" is not a URL`, path: 'body.endpoint', issue: 'must be an absolute http(s) URL' }) }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
-    throw badRequest('APP_DNS_PROVIDER_INVALID', `"${raw}" is not an http(s) URL without credentials, query or fragment`, fieldIssue('body.endpoint', 'must be a plain http(s) URL'))
+    throw dnsErrors.providerInvalid({ problem: `"${raw}" is not an http(s) URL without credentials, query or fragment`, path: 'body.endpoint', issue: 'must be a plain http(s) URL' })
   }
   return url.href.replace(/\/+$/, '')
 }
@@ -83,7 +81,7 @@ function toView (record: WithId<ProviderRecord>): DnsProviderView {
 export class DnsProviders implements ProviderSource {
   private readonly providers: StoreCollection<ProviderRecord>
 
-  constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, secrets: SecretBox, builtin: BuiltinProvider, privateHosts: readonly string[] }) {
+  constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, secrets: SecretBox, builtin: BuiltinProvider, privateHosts: readonly string[], zonesOn: (projectId: string, providerId: string) => Promise<number> }) {
     this.providers = store.collection<ProviderRecord>(PROVIDERS)
   }
 
@@ -108,15 +106,15 @@ export class DnsProviders implements ProviderSource {
   async create (projectId: string, input: ProviderInput): Promise<DnsProviderView> {
     const endpoint = endpointOf(input.kind, input.endpoint)
     const internal = await internalEndpointProblem(endpoint, this.deps.privateHosts)
-    if (internal !== null) throw badRequest('APP_DNS_PROVIDER_ENDPOINT_INTERNAL', `The endpoint may not be called: ${internal}`, fieldIssue('body.endpoint', 'is an internal address'))
+    if (internal !== null) throw dnsErrors.providerEndpointInternal({ why: internal })
     const credentials: Credentials = {}
     for (const field of SECRET_FIELDS[input.kind]) {
       const value = input.credentials[field]
-      if (value === undefined || value.trim() === '') throw badRequest('APP_DNS_PROVIDER_INVALID', `A ${input.kind} provider needs credentials.${field}`, fieldIssue(`body.credentials.${field}`, 'is required for this kind'))
+      if (value === undefined || value.trim() === '') throw dnsErrors.providerInvalid({ problem: `A ${input.kind} provider needs credentials.${field}`, path: `body.credentials.${field}`, issue: 'is required for this kind' })
       credentials[field] = value
     }
     if (await this.providers.countDocuments({ projectId }) >= MAX_PROVIDERS_PER_PROJECT) {
-      throw conflict('APP_DNS_TOO_MANY_PROVIDERS', `A project holds at most ${MAX_PROVIDERS_PER_PROJECT} DNS providers`, { limit: MAX_PROVIDERS_PER_PROJECT })
+      throw dnsErrors.tooManyProviders({ limit: MAX_PROVIDERS_PER_PROJECT })
     }
     const id = this.deps.newId()
     const now = this.deps.clock.now()
@@ -136,9 +134,10 @@ export class DnsProviders implements ProviderSource {
   }
 
   /** Refused while a zone is on it: the zone's records would be out of reach. */
-  async delete (projectId: string, providerId: string, zonesOnIt: number): Promise<void> {
+  async delete (projectId: string, providerId: string): Promise<void> {
     await this.record(projectId, providerId)
-    if (zonesOnIt > 0) throw conflict('APP_DNS_PROVIDER_IN_USE', `${zonesOnIt} zone(s) are on this provider; delete them first`, { count: zonesOnIt })
+    const zonesOnIt = await this.deps.zonesOn(projectId, providerId)
+    if (zonesOnIt > 0) throw dnsErrors.providerInUse({ count: zonesOnIt })
     await this.providers.deleteOne({ _id: providerId, projectId })
   }
 
@@ -155,7 +154,7 @@ export class DnsProviders implements ProviderSource {
       await provider.check()
       return { ok: true, message: `${provider.kind} answered with these credentials` }
     } catch (error) {
-      if (error instanceof AppError && error.status === 502) return { ok: false, message: error.message }
+      if (dnsErrors.providerFailed.is(error)) return { ok: false, message: error.message }
       throw error
     }
   }
@@ -165,7 +164,7 @@ export class DnsProviders implements ProviderSource {
     const record = await this.record(projectId, providerId)
     // Again at each use: the endpoint's name may point somewhere else since it was saved.
     const internal = await internalEndpointProblem(record.endpoint, this.deps.privateHosts)
-    if (internal !== null) throw providerFailed(`The provider's endpoint may not be called: ${internal}`)
+    if (internal !== null) throw dnsErrors.providerFailed({ reason: `The provider's endpoint may not be called: ${internal}` })
     const secrets = JSON.parse(this.deps.secrets.open(record.sealed, sealedFor(projectId, providerId))) as Credentials
     return { provider: this.client(record, secrets), accountKey: providerId }
   }
@@ -180,7 +179,7 @@ export class DnsProviders implements ProviderSource {
 
   private async record (projectId: string, providerId: string): Promise<WithId<ProviderRecord>> {
     const record = await this.providers.findOne({ _id: providerId, projectId })
-    if (record === null) throw providerNotFound()
+    if (record === null) throw dnsErrors.providerNotFound()
     return record
   }
 }

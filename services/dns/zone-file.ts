@@ -1,4 +1,5 @@
-import { AppError, badRequest, fieldIssue } from '../errors.js'
+import { AppError } from '../errors.js'
+import { dnsErrors } from './errors.js'
 import { compareRecords, MAX_RECORDS_PER_ZONE, type RecordData } from './changes.js'
 import { canonicalContent, RECORD_TYPES, type RecordType } from './content.js'
 import { relativeName, zoneName } from './names.js'
@@ -12,12 +13,11 @@ import { DNS_MAX_TTL, DNS_MAX_ZONE_FILE_BYTES, DNS_MIN_TTL } from '../../schemas
  * and `$GENERATE` are refused: an upload names no files of ours.
  */
 
-const FIELD = 'body.zoneFile'
-
 interface Token { text: string, quoted: boolean, bytes?: Buffer }
 interface Line { number: number, ownerBlank: boolean, tokens: Token[] }
 
-const invalid = (line: number, why: string) => badRequest('APP_DNS_ZONE_FILE_INVALID', `Zone file line ${line}: ${why}`, fieldIssue(FIELD, `line ${line}: ${why}`))
+const invalid = (line: number, why: string) => dnsErrors.zoneFileInvalid({ line, why })
+const FIELD = 'body.zoneFile'
 
 /** Logical lines: comments gone, parenthesised groups joined, quoted strings kept whole. */
 function logicalLines (text: string): Line[] {
@@ -106,7 +106,7 @@ export interface ParsedZone { origin: string, records: RecordData[] }
 
 /** Parses a zone file; `origin` applies until a `$ORIGIN` says otherwise. Every record is checked as the records API checks it. */
 export function parseZoneFile (text: string, options: { origin?: string } = {}): ParsedZone {
-  if (Buffer.byteLength(text, 'utf8') > DNS_MAX_ZONE_FILE_BYTES) throw badRequest('APP_DNS_ZONE_FILE_INVALID', `A zone file has at most ${DNS_MAX_ZONE_FILE_BYTES} bytes`, { limit: DNS_MAX_ZONE_FILE_BYTES })
+  if (Buffer.byteLength(text, 'utf8') > DNS_MAX_ZONE_FILE_BYTES) throw dnsErrors.zoneFileInvalid({ why: `A zone file has at most ${DNS_MAX_ZONE_FILE_BYTES} bytes`, limit: DNS_MAX_ZONE_FILE_BYTES })
   let origin = options.origin === undefined ? null : zoneName(options.origin, 'body.name')
   let firstOrigin = origin
   let defaultTtl: number | null = null
@@ -164,9 +164,9 @@ export function parseZoneFile (text: string, options: { origin?: string } = {}):
         return token.text
       }).join(' ')
     records.push({ name: owner, type: recordType, ttl, content: wrapped(number, () => canonicalContent(recordType, content, FIELD)) })
-    if (records.length > MAX_RECORDS_PER_ZONE) throw badRequest('APP_DNS_TOO_MANY_RECORDS', `A zone holds at most ${MAX_RECORDS_PER_ZONE} records`, { limit: MAX_RECORDS_PER_ZONE })
+    if (records.length > MAX_RECORDS_PER_ZONE) throw dnsErrors.tooManyRecords({ limit: MAX_RECORDS_PER_ZONE })
   }
-  if (firstOrigin === null) throw badRequest('APP_DNS_ZONE_FILE_INVALID', 'The zone file holds no records', fieldIssue(FIELD, 'no records'))
+  if (firstOrigin === null) throw dnsErrors.zoneFileInvalid({ why: 'The zone file holds no records' })
   return { origin: firstOrigin, records }
 }
 

@@ -1,7 +1,7 @@
 import { MAX_RECORDS_PER_ZONE } from './changes.js'
 import type { DnsRecords } from './records.js'
 import { parseZoneFile, renderZoneFile } from './zone-file.js'
-import type { Zone, Zones } from './zones.js'
+import type { HostedZone, Zones } from './zones.js'
 
 /**
  * Zone files in and out. An import creates the zone and all its records in
@@ -12,13 +12,11 @@ import type { Zone, Zones } from './zones.js'
 export class ZoneFiles {
   constructor (private readonly zones: Zones, private readonly records: DnsRecords) {}
 
-  async export (projectId: string, zoneId: string): Promise<{ name: string, zoneFile: string }> {
-    const zone = await this.zones.get(projectId, zoneId)
-    const records = await this.records.list(projectId, zoneId)
-    return { name: zone.name, zoneFile: renderZoneFile(zone.name, records) }
+  async export (zone: HostedZone): Promise<{ name: string, zoneFile: string }> {
+    return { name: zone.name, zoneFile: renderZoneFile(zone.name, await this.records.list(zone)) }
   }
 
-  async import (projectId: string, input: { zoneFile: string, name?: string, providerId?: string }): Promise<Zone> {
+  async import (projectId: string, input: { zoneFile: string, name?: string, providerId?: string }): Promise<HostedZone> {
     const parsed = parseZoneFile(input.zoneFile, { origin: input.name })
     const zone = await this.zones.create(projectId, { name: input.name ?? parsed.origin, providerId: input.providerId })
     const create = parsed.records
@@ -26,9 +24,9 @@ export class ZoneFiles {
       .map((record) => ({ name: `${record.name}.`, type: record.type, ttl: record.ttl, content: record.content }))
     if (create.length === 0) return zone
     try {
-      await this.records.change(projectId, zone.id, { create }, MAX_RECORDS_PER_ZONE)
+      await this.records.change(zone, { create }, MAX_RECORDS_PER_ZONE)
     } catch (error) {
-      await this.zones.delete(projectId, zone.id)
+      await this.zones.delete(zone)
       throw error
     }
     return zone

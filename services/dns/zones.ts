@@ -1,14 +1,18 @@
 import type { Clock } from '../clock.js'
-import { conflict, notFound } from '../errors.js'
 import type { IdGenerator } from '../ids.js'
 import { isoString } from '../iso-dates.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import type { ZoneT } from '../../schemas/dns.js'
+import { dnsErrors } from './errors.js'
 import { zoneName } from './names.js'
+import { zoneIdOf } from './changes.js'
 import type { DnsProvider, ProviderKind, ZoneRef } from './providers/types.js'
 
 export type Zone = ZoneT
+
+/** A zone with what reaching it at its provider takes: what routes load once as their parent, and what record operations act on. */
+export type HostedZone = Zone & { projectId: string, externalId: string | null }
 
 /** A zone as this service keeps it; its records live with its provider (for the built-in one, in its own collection). */
 type ZoneRecord = {
@@ -33,23 +37,23 @@ export const BUILTIN_PROVIDER_ID = 'builtin'
 export const MAX_ZONES_PER_PROJECT = 100
 const ZONES = 'dns_zones'
 
-function toZone (record: WithId<ZoneRecord>): Zone {
+function hosted (record: WithId<ZoneRecord>): HostedZone {
   return {
     id: record._id,
+    projectId: record.projectId,
     name: record.name,
     providerId: record.providerId,
     providerKind: record.providerKind,
+    externalId: record.externalId,
     nameservers: record.nameservers,
     createdAt: isoString(record.createdAt),
     updatedAt: isoString(record.updatedAt)
   }
 }
 
-export function zoneRef (record: { _id: string, name: string, externalId: string | null }): ZoneRef {
-  return { id: record._id, name: record.name, externalId: record.externalId }
+export function zoneRef (zone: { id: string, name: string, externalId: string | null }): ZoneRef {
+  return { id: zone.id, name: zone.name, externalId: zone.externalId }
 }
-
-const zoneNotFound = () => notFound('APP_DNS_ZONE_NOT_FOUND', 'Zone not found')
 
 export class Zones {
   private readonly zones: StoreCollection<ZoneRecord>
@@ -64,18 +68,34 @@ export class Zones {
   }
 
   async list (projectId: string): Promise<Zone[]> {
-    return (await this.zones.find({ projectId }, { sort: { name: 1, _id: 1 } }).toArray()).map(toZone)
+    return (await this.zones.find({ projectId }, { sort: { name: 1, _id: 1 } }).toArray()).map((record) => this.view(hosted(record)))
   }
 
-  async get (projectId: string, zoneId: string): Promise<Zone> {
-    return toZone(await this.record(projectId, zoneId))
+  /** The project's zone; 404 for another project's. */
+  async find (projectId: string, zoneId: string): Promise<HostedZone> {
+    const zone = await this.zones.findOne({ _id: zoneId, projectId })
+    if (zone === null) throw dnsErrors.zoneNotFound()
+    return hosted(zone)
   }
 
-  /** The zone with its provider, ready for record operations. */
-  async open (projectId: string, zoneId: string): Promise<{ zone: WithId<ZoneRecord>, ref: ZoneRef, provider: DnsProvider }> {
-    const zone = await this.record(projectId, zoneId)
-    const { provider } = await this.deps.providers.open(projectId, zone.providerId)
-    return { zone, ref: zoneRef(zone), provider }
+  /** The project's zone a record id names; 404 for the record when there is none. */
+  async ofRecord (projectId: string, recordId: string): Promise<HostedZone> {
+    const zoneId = zoneIdOf(recordId)
+    if (zoneId === null) throw dnsErrors.recordNotFound()
+    return await this.find(projectId, zoneId).catch((error: unknown) => {
+      throw dnsErrors.zoneNotFound.is(error) ? dnsErrors.recordNotFound() : error
+    })
+  }
+
+  /** What the API shows of a zone. */
+  view (zone: HostedZone): Zone {
+    return { id: zone.id, name: zone.name, providerId: zone.providerId, providerKind: zone.providerKind, nameservers: zone.nameservers, createdAt: zone.createdAt, updatedAt: zone.updatedAt }
+  }
+
+  /** The zone's provider, ready for record operations. */
+  async open (zone: HostedZone): Promise<{ ref: ZoneRef, provider: DnsProvider }> {
+    const { provider } = await this.deps.providers.open(zone.projectId, zone.providerId)
+    return { ref: zoneRef(zone), provider }
   }
 
   /**
@@ -83,12 +103,12 @@ export class Zones {
    * overlap and created at the provider; if either refuses, the reservation
    * goes.
    */
-  async create (projectId: string, input: { name: string, providerId?: string }): Promise<Zone> {
+  async create (projectId: string, input: { name: string, providerId?: string }): Promise<HostedZone> {
     const name = zoneName(input.name)
     const providerId = input.providerId ?? BUILTIN_PROVIDER_ID
     const { provider, accountKey } = await this.deps.providers.open(projectId, providerId)
     if (await this.zones.countDocuments({ projectId }) >= MAX_ZONES_PER_PROJECT) {
-      throw conflict('APP_DNS_TOO_MANY_ZONES', `A project holds at most ${MAX_ZONES_PER_PROJECT} zones`, { limit: MAX_ZONES_PER_PROJECT })
+      throw dnsErrors.tooManyZones({ limit: MAX_ZONES_PER_PROJECT })
     }
     if (provider.kind === 'builtin') this.refuseReserved(name)
     const now = this.deps.clock.now()
@@ -99,7 +119,7 @@ export class Zones {
     try {
       await this.zones.insertOne({ ...record, _id: id })
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw conflict('APP_DNS_ZONE_EXISTS', `The zone ${name} already exists on this provider`)
+      if (error instanceof DuplicateKeyError) throw dnsErrors.zoneExists({ name, holder: 'This provider' })
       throw error
     }
     try {
@@ -110,7 +130,7 @@ export class Zones {
       throw error
     }
     if (record.externalId !== null) await this.zones.updateOne({ _id: id }, { $set: { externalId: record.externalId } })
-    return toZone({ ...record, _id: id })
+    return hosted({ ...record, _id: id })
   }
 
   /**
@@ -121,7 +141,7 @@ export class Zones {
    */
   private refuseReserved (name: string): void {
     const reserved = [...this.deps.nameservers, ...(this.deps.reservedHosts ?? [])].find((host) => host === name || host.endsWith(`.${name}`) || name.endsWith(`.${host}`))
-    if (reserved !== undefined) throw conflict('APP_DNS_ZONE_RESERVED', `${name} would answer for ${reserved}, which this server keeps for itself`)
+    if (reserved !== undefined) throw dnsErrors.zoneReserved({ name, reserved })
   }
 
   /**
@@ -140,14 +160,14 @@ export class Zones {
       projectId: { $ne: projectId },
       $or: [{ hostKey: { $in: parents } }, { name: { $regex: `\\.${escaped}$` } }]
     })
-    if (overlapping !== null) throw conflict('APP_DNS_ZONE_OVERLAP', `${name} overlaps the zone ${overlapping.name} of another project on the built-in server`)
+    if (overlapping !== null) throw dnsErrors.zoneOverlap({ name, other: overlapping.name })
   }
 
   /** Deletes the zone at its provider and here. */
-  async delete (projectId: string, zoneId: string): Promise<void> {
-    const { zone, ref, provider } = await this.open(projectId, zoneId)
+  async delete (zone: HostedZone): Promise<void> {
+    const { ref, provider } = await this.open(zone)
     await provider.deleteZone(ref)
-    await this.zones.deleteOne({ _id: zone._id })
+    await this.zones.deleteOne({ _id: zone.id })
   }
 
   /**
@@ -159,7 +179,7 @@ export class Zones {
     for (const zone of await this.zones.find({ projectId }).toArray()) {
       if (zone.providerKind === 'builtin') {
         const { provider } = await this.deps.providers.open(projectId, zone.providerId)
-        await provider.deleteZone(zoneRef(zone))
+        await provider.deleteZone(zoneRef(hosted(zone)))
       }
       await this.zones.deleteOne({ _id: zone._id })
     }
@@ -170,17 +190,11 @@ export class Zones {
   }
 
   /** The project's zone holding `hostname` (the longest match), if any. */
-  async zoneHolding (projectId: string, hostname: string): Promise<Zone | null> {
+  async zoneHolding (projectId: string, hostname: string): Promise<HostedZone | null> {
     const labels = hostname.split('.')
     const suffixes = labels.map((_, index) => labels.slice(index).join('.'))
     const found = await this.zones.find({ projectId, name: { $in: suffixes } }).toArray()
     found.sort((a, b) => b.name.length - a.name.length)
-    return found.length === 0 ? null : toZone(found[0])
-  }
-
-  private async record (projectId: string, zoneId: string): Promise<WithId<ZoneRecord>> {
-    const zone = await this.zones.findOne({ _id: zoneId, projectId })
-    if (zone === null) throw zoneNotFound()
-    return zone
+    return found.length === 0 ? null : hosted(found[0])
   }
 }

@@ -5,7 +5,7 @@ import { BoundedMap } from '../cache/bounded-map.js'
 import type { Clock } from '../clock.js'
 import type { SecretBox } from '../crypto.js'
 import type { DnsRecords } from '../dns/records.js'
-import type { Zones } from '../dns/zones.js'
+import type { HostedZone, Zones } from '../dns/zones.js'
 import { AppError, conflict, notFound } from '../errors.js'
 import { isoStringOrNull, isoString } from '../iso-dates.js'
 import { DuplicateKeyError } from '../store/errors.js'
@@ -192,7 +192,7 @@ export class Certificates implements CertificateSource, ChallengeSource {
     const record = await this.claim(projectId, appId, hostname, challenge)
     const now = this.deps.clock.now()
     try {
-      const { chain, key } = await this.order(directoryUrl, hostname, challenge, zone === null ? null : { projectId, zoneId: zone.id })
+      const { chain, key } = await this.order(directoryUrl, hostname, challenge, zone)
       const leaf = new X509Certificate(chain)
       const notBefore = new Date(leaf.validFrom)
       const notAfter = new Date(leaf.validTo)
@@ -292,7 +292,7 @@ export class Certificates implements CertificateSource, ChallengeSource {
     return claimed
   }
 
-  private async order (directoryUrl: string, hostname: string, type: AcmeChallengeType, zone: { projectId: string, zoneId: string } | null): Promise<{ chain: string, key: string }> {
+  private async order (directoryUrl: string, hostname: string, type: AcmeChallengeType, zone: HostedZone | null): Promise<{ chain: string, key: string }> {
     const client = await this.acmeClient(directoryUrl)
     const order = await client.createOrder({ identifiers: [{ type: 'dns', value: hostname }] })
     for (const authz of await client.getAuthorizations(order)) {
@@ -316,15 +316,15 @@ export class Certificates implements CertificateSource, ChallengeSource {
   }
 
   /** Makes the challenge answerable; resolves with what takes it back. */
-  private async publish (hostname: string, type: AcmeChallengeType, token: string, keyAuthorization: string, zone: { projectId: string, zoneId: string } | null): Promise<() => Promise<void>> {
+  private async publish (hostname: string, type: AcmeChallengeType, token: string, keyAuthorization: string, zone: HostedZone | null): Promise<() => Promise<void>> {
     if (type === 'http-01' || zone === null) {
       this.challenges.set(token, keyAuthorization)
       return async () => { this.challenges.delete(token) }
     }
-    const { written } = await this.deps.dns.records.change(zone.projectId, zone.zoneId, {
+    const { written } = await this.deps.dns.records.change(zone, {
       create: [{ name: `_acme-challenge.${hostname}.`, type: 'TXT', ttl: CHALLENGE_TTL, content: keyAuthorization }]
     })
-    return async () => { await this.deps.dns.records.change(zone.projectId, zone.zoneId, { delete: written.map((record) => record.id) }) }
+    return async () => { await this.deps.dns.records.change(zone, { delete: written.map((record) => record.id) }) }
   }
 
   /** The CA's own problem document for a failed challenge (RFC 8555 §7.1.4 `error`), where it gave one. */

@@ -13,9 +13,13 @@ import { masker, type AppSecrets } from './secrets.js'
 import type { Timeline } from './timeline.js'
 import { BuildCanceledError, BuildFailedError, InstanceFailedError, type Artifact, type RuntimeDriver } from './runtime.js'
 import { removeDir, SourceError } from './sources.js'
+import { BuildSlots } from './build-slots.js'
+import { DeferJobError } from '../jobs.js'
 
 /** The job whose one run per app works through that app's deployments, oldest first. */
 export const DEPLOY_JOB = 'hosting.deploy'
+/** How long a deployment whose project holds every build slot waits before it looks again. */
+export const BUILD_SLOT_RETRY_MS = 2_000
 
 export interface DeploymentDeps {
   clock: Clock
@@ -32,6 +36,10 @@ export interface DeploymentDeps {
   /** Asks for a run of the app's deployment job (`enqueueKeyed(DEPLOY_JOB, appId)`). */
   wake: (appId: string) => Promise<void>
   addBuildSeconds: (app: AppRecord, seconds: number) => void
+  /** A build still running after this long is stopped and fails (HOSTING_BUILD_TIMEOUT_SECONDS). */
+  buildTimeoutMs: number
+  /** Builds of one project that may run at once, on all nodes together (HOSTING_BUILDS_PER_PROJECT). */
+  buildsPerProject: number
 }
 
 export function deploymentView (record: DeploymentRecord): DeploymentT {
@@ -77,15 +85,18 @@ export class Deployments {
   private readonly apps: StoreCollection<AppRecord>
   /** Builds running on this node, so a cancel can stop one at once. */
   private readonly building = new Map<string, AbortController>()
+  private readonly slots: BuildSlots
 
   constructor (store: Store, private readonly deps: DeploymentDeps) {
     this.records = store.collection<DeploymentRecord>(DEPLOYMENTS)
     this.apps = store.collection<AppRecord>(APPS)
+    this.slots = new BuildSlots(store, { clock: deps.clock, perProject: deps.buildsPerProject })
   }
 
   async init (): Promise<void> {
     await this.records.createIndex({ appId: 1, _id: -1 })
     await this.records.createIndex({ appId: 1, state: 1 })
+    await this.slots.init()
   }
 
   async create (app: AppRecord, input: { source: DeploymentSource, trigger: DeploymentRecord['trigger'], createdBy: string | null, artifact?: Artifact, rollbackOf?: string }): Promise<DeploymentT> {
@@ -184,10 +195,15 @@ export class Deployments {
     // Anything a dead worker left of this deployment starts over.
     await this.deps.releases.stopLeftovers(record._id)
     if (record.artifact === null || record.state === 'building') {
-      record = await this.setState(app, record, 'building', { startedAt: this.deps.clock.now(), reason: null })
-      const built = await this.build(app, record)
-      if (built === null) return
-      record = { ...record, artifact: built }
+      if (!await this.slots.take(record.projectId, record._id, async (ids) => await this.unfinished(ids))) await this.waitForSlot(app, record)
+      try {
+        record = await this.setState(app, record, 'building', { startedAt: this.deps.clock.now(), reason: null })
+        const built = await this.build(app, record)
+        if (built === null) return
+        record = { ...record, artifact: built }
+      } finally {
+        await this.slots.release(record._id)
+      }
     }
     record = await this.refreshed(record)
     if (record.cancelRequested) { await this.setState(app, record, 'canceled', { reason: 'canceled' }); return }
@@ -195,26 +211,52 @@ export class Deployments {
     await this.release(app, record)
   }
 
+  /** Of these deployments, those that may still hold a build slot: queued (about to build) or building. */
+  private async unfinished (ids: string[]): Promise<Set<string>> {
+    const records = await this.records.find({ _id: { $in: ids }, state: { $in: ['queued', 'building'] } }, { projection: { _id: 1 } }).toArray()
+    return new Set(records.map((record) => record._id))
+  }
+
+  /** Says why the deployment is still queued (once), then hands the job back to the queue to try again later. */
+  private async waitForSlot (app: AppRecord, record: DeploymentRecord): Promise<never> {
+    const reason = `waiting for a build slot: this project already runs ${this.deps.buildsPerProject} build${this.deps.buildsPerProject === 1 ? '' : 's'} at a time (HOSTING_BUILDS_PER_PROJECT)`
+    if (record.reason !== reason) {
+      await this.records.updateOne({ _id: record._id }, { $set: { reason } })
+      await this.deps.timeline.add(app, 'deployment.state', `Deployment ${record._id} ${reason}`, record._id)
+    }
+    throw new DeferJobError(reason, BUILD_SLOT_RETRY_MS)
+  }
+
   private async refreshed (record: DeploymentRecord): Promise<DeploymentRecord> {
     return await this.records.findOne({ _id: record._id }) ?? record
   }
 
-  /** Builds the artifact, or records why not and returns null. */
+  /**
+   * Builds the artifact, or records why not and returns null. The build gets
+   * the secrets marked for builds only, and stops at the build time limit;
+   * its log is masked with every secret's value.
+   */
   private async build (app: AppRecord, record: DeploymentRecord): Promise<Artifact | null> {
-    const env = await this.deps.secrets.environment(app._id)
-    const log = this.deps.logs.sink({ appId: app._id, deploymentId: record._id, instanceId: null, kind: 'build' }, masker(Object.values(env)))
+    const env = await this.deps.secrets.buildEnvironment(app._id)
+    const log = this.deps.logs.sink({ appId: app._id, deploymentId: record._id, instanceId: null, kind: 'build' }, masker(Object.values(await this.deps.secrets.environment(app._id))))
     const controller = new AbortController()
+    const deadline = AbortSignal.timeout(this.deps.buildTimeoutMs)
     this.building.set(record._id, controller)
     const dir = await mkdtemp(join(this.deps.workDir, `${record._id}-`))
     try {
       const sourceDir = await this.deps.prepareSource(app, record, dir)
-      const artifact = await this.deps.driver.build({ appId: app._id, deploymentId: record._id, sourceDir, kind: app.kind === 'static' ? 'static' : 'auto', env, log, signal: controller.signal })
+      const signal = AbortSignal.any([controller.signal, deadline])
+      const artifact = await this.deps.driver.build({ projectId: app.projectId, appId: app._id, deploymentId: record._id, sourceDir, kind: app.kind === 'static' ? 'static' : 'auto', env, log, signal })
       await this.records.updateOne({ _id: record._id }, { $set: { artifact } })
       this.deps.addBuildSeconds(app, artifact.buildSeconds)
       log.write(`Built artifact ${artifact.id} (${artifact.kind}) in ${artifact.buildSeconds.toFixed(1)} s`, 'system')
       return artifact
     } catch (error) {
-      if (error instanceof BuildCanceledError || controller.signal.aborted) {
+      if (deadline.aborted && !controller.signal.aborted) {
+        const reason = `The build ran longer than ${Math.round(this.deps.buildTimeoutMs / 1000)} s (HOSTING_BUILD_TIMEOUT_SECONDS) and was stopped`
+        log.write(`Build failed: ${reason}`, 'system')
+        await this.setState(app, record, 'build_failed', { reason })
+      } else if (error instanceof BuildCanceledError || controller.signal.aborted) {
         await this.setState(app, record, 'canceled', { reason: 'canceled during the build' })
       } else if (error instanceof BuildFailedError || error instanceof SourceError) {
         log.write(`Build failed: ${error instanceof BuildFailedError ? error.reason : error.message}`, 'system')

@@ -18,13 +18,15 @@ export interface LogSink {
 }
 
 export interface BuildInput {
+  /** Builds of one project share a dependency cache; no other project's build reads or writes it. */
+  projectId: string
   appId: string
   deploymentId: string
   /** The unpacked source, already narrowed to the app's subdirectory; the driver must not write into it. */
   sourceDir: string
   /** 'auto' detects: package.json → node, Procfile → procfile, an index.html (or a `public`/`dist` folder holding one) → static. */
   kind: SourceKind | 'auto'
-  /** Build-time environment (the app's secrets included). */
+  /** Build-time environment: only the secrets the app marked `buildTime`, never its runtime secrets. */
   env: Record<string, string>
   log: LogSink
   /** Aborted when the deployment is canceled: the build stops and `build` rejects with `BuildCanceledError`. */
@@ -109,6 +111,8 @@ export interface RuntimeDriver {
   onEvent: (listener: (event: InstanceEvent) => void) => void
   /** Removes an artifact no deployment keeps. */
   discard: (artifact: Artifact) => Promise<void>
+  /** Empties a project's build cache, when the project goes. */
+  discardBuildCache: (projectId: string) => Promise<void>
   /** Stops watching; running instances are left running so a restarted server can adopt them. */
   close: () => Promise<void>
 }

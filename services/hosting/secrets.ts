@@ -12,6 +12,8 @@ type SecretRecord = {
   name: string
   version: number
   sealed: string
+  /** Also given to builds; absent on secrets written before the flag existed, which are runtime only. */
+  buildTime?: boolean
   updatedAt: Date
 }
 
@@ -62,8 +64,10 @@ export function parseEnv (text: string): Array<[string, string]> {
 
 /**
  * An app's secrets: sealed at rest under a context naming the app and the
- * secret, listed by name and version only. Builds and instances get them as
- * environment variables, and every log line is masked with their values.
+ * secret, listed by name and version only. Instances get them all as
+ * environment variables; builds only those marked `buildTime`, since a build
+ * runs the code of every dependency it installs. Every log line is masked
+ * with all their values.
  */
 export class AppSecrets {
   private readonly secrets: StoreCollection<SecretRecord>
@@ -78,22 +82,22 @@ export class AppSecrets {
 
   async list (appId: string): Promise<SecretT[]> {
     const records = await this.secrets.find({ appId }, { sort: { name: 1 }, projection: { sealed: 0 } }).toArray()
-    return records.map((record) => ({ name: record.name, version: record.version, updatedAt: isoString(record.updatedAt) }))
+    return records.map((record) => secretView(record))
   }
 
-  /** Sets one secret; a new one counts against the app's limit. */
-  async put (app: { _id: string, projectId: string }, name: string, value: string): Promise<SecretT> {
-    return (await this.putAll(app, [[checkName(name, 'params.name'), value]]))[0]
+  /** Sets one secret; a new one counts against the app's limit. `buildTime` omitted keeps the secret's setting (off for a new one). */
+  async put (app: { _id: string, projectId: string }, name: string, value: string, buildTime?: boolean): Promise<SecretT> {
+    return (await this.putAll(app, [[checkName(name, 'params.name'), value]], buildTime))[0]
   }
 
-  /** Sets every entry of a `.env` text, in one go. */
-  async import (app: { _id: string, projectId: string }, text: string): Promise<SecretT[]> {
+  /** Sets every entry of a `.env` text, in one go; `buildTime` as for `put`, for each of them. */
+  async import (app: { _id: string, projectId: string }, text: string, buildTime?: boolean): Promise<SecretT[]> {
     const entries = parseEnv(text)
     if (entries.length === 0) throw badRequest('APP_HOSTING_ENV_INVALID', 'The text sets no variable', fieldIssue('body.env', 'sets no variable'))
-    return await this.putAll(app, [...new Map(entries)])
+    return await this.putAll(app, [...new Map(entries)], buildTime)
   }
 
-  private async putAll (app: { _id: string, projectId: string }, entries: Array<[string, string]>): Promise<SecretT[]> {
+  private async putAll (app: { _id: string, projectId: string }, entries: Array<[string, string]>, buildTime: boolean | undefined): Promise<SecretT[]> {
     const existing = new Set((await this.list(app._id)).map((secret) => secret.name))
     const added = entries.filter(([name]) => !existing.has(name)).length
     if (existing.size + added > HOSTING_LIMITS.secretsPerApp) throw conflict('APP_HOSTING_SECRETS_LIMIT', `An app holds at most ${HOSTING_LIMITS.secretsPerApp} secrets`, { limit: HOSTING_LIMITS.secretsPerApp })
@@ -103,10 +107,14 @@ export class AppSecrets {
       if (Buffer.byteLength(value) > HOSTING_LIMITS.secretValueBytes) throw badRequest('APP_HOSTING_SECRET_INVALID', `${name} is longer than ${HOSTING_LIMITS.secretValueBytes} bytes`, { limit: HOSTING_LIMITS.secretValueBytes })
       const record = await this.secrets.findOneAndUpdate(
         { _id: `${app._id}:${name}` },
-        { $set: { appId: app._id, projectId: app.projectId, name, sealed: this.deps.box.seal(value, sealedFor(app._id, name)), updatedAt: now }, $inc: { version: 1 } },
+        {
+          $set: { appId: app._id, projectId: app.projectId, name, sealed: this.deps.box.seal(value, sealedFor(app._id, name)), updatedAt: now, ...(buildTime === undefined ? {} : { buildTime }) },
+          $inc: { version: 1 },
+          ...(buildTime === undefined ? { $setOnInsert: { buildTime: false } } : {})
+        },
         { upsert: true, returnDocument: 'after' }
       )
-      if (record !== null) written.push({ name, version: record.version, updatedAt: isoString(record.updatedAt) })
+      if (record !== null) written.push(secretView(record))
     }
     return written
   }
@@ -116,16 +124,29 @@ export class AppSecrets {
     if (deletedCount === 0) throw notFound('APP_HOSTING_SECRET_NOT_FOUND', `No secret ${name}`)
   }
 
-  /** The values, opened, for a build's or an instance's environment. */
+  /** Every value, opened, for an instance's environment and for masking logs. */
   async environment (appId: string): Promise<Record<string, string>> {
+    return this.opened(appId, await this.secrets.find({ appId }).toArray())
+  }
+
+  /** The values of the secrets marked `buildTime`, opened, for a build's environment. */
+  async buildEnvironment (appId: string): Promise<Record<string, string>> {
+    return this.opened(appId, await this.secrets.find({ appId, buildTime: true }).toArray())
+  }
+
+  private opened (appId: string, records: SecretRecord[]): Record<string, string> {
     const env: Record<string, string> = {}
-    for (const record of await this.secrets.find({ appId }).toArray()) env[record.name] = this.deps.box.open(record.sealed, sealedFor(appId, record.name))
+    for (const record of records) env[record.name] = this.deps.box.open(record.sealed, sealedFor(appId, record.name))
     return env
   }
 
   async deleteForApp (appId: string): Promise<void> {
     await this.secrets.deleteMany({ appId })
   }
+}
+
+function secretView (record: Omit<SecretRecord, 'sealed'>): SecretT {
+  return { name: record.name, version: record.version, buildTime: record.buildTime === true, updatedAt: isoString(record.updatedAt) }
 }
 
 /** Replaces every secret value in a line with the mask, longest first so one value inside another is masked whole. */

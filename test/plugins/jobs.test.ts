@@ -66,3 +66,36 @@ t.test('the app schedules the daily prune of finished jobs once, however often i
   t.equal(prunes[0].everyMs, 24 * 60 * 60_000)
   t.ok(prunes[0].status === 'queued' || prunes[0].status === 'running', 'it never finishes')
 })
+
+t.test('long jobs fill only their own lane: a short job runs while every long slot is held', async (t) => {
+  const started: string[] = []
+  const release: Array<() => void> = []
+  let closing = false
+  const family: FastifyPluginAsync = async (app) => {
+    app.registerJobHandler('build', async (payload) => {
+      started.push(String(payload.name))
+      if (!closing) await new Promise<void>((resolve) => { release.push(resolve) })
+    }, { lane: 'long' })
+    app.registerJobHandler('scale', async () => ({ scaled: true }))
+    t.throws(() => app.registerJobHandler('scale', async () => null, { lane: 'long' }), /registered twice/, 'a type has one lane')
+  }
+  const app = await buildApp(testConfig(t, { JOB_WORKER_SLOTS: '1', JOB_WORKER_LONG_SLOTS: '1' }))
+  await app.register(family)
+  await app.ready()
+  t.teardown(async () => {
+    closing = true
+    for (const resolve of release) resolve()
+    await app.close()
+  })
+  const builds = [await app.jobs.enqueue('build', { name: 'one' }), await app.jobs.enqueue('build', { name: 'two' })]
+  for (let i = 0; i < 200 && started.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  t.same(started, ['one'], 'the one long slot is taken')
+  const scale = await app.jobs.enqueue('scale', {})
+  let stored = await app.jobs.get(scale._id)
+  for (let i = 0; i < 200 && stored?.status !== 'succeeded'; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    stored = await app.jobs.get(scale._id)
+  }
+  t.match(stored, { status: 'succeeded', result: { scaled: true } }, 'the short job ran beside it')
+  t.equal((await app.jobs.get(builds[1]._id))?.status, 'queued', 'the second build waits for the long slot')
+})

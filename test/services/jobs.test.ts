@@ -1,7 +1,7 @@
 import t from 'tap'
 import { setTimeout as delay } from 'node:timers/promises'
 import { ManualClock, systemClock } from '../../services/clock.js'
-import { JobLeaseLostError, PermanentJobError, retryDelayMs, type Job } from '../../services/jobs.js'
+import { DeferJobError, JobLeaseLostError, PermanentJobError, retryDelayMs, type Job } from '../../services/jobs.js'
 import { JobWorker } from '../../services/job-worker.js'
 import type { Store } from '../../services/store/types.js'
 import { openTestJobQueue } from '../helper.js'
@@ -129,6 +129,28 @@ t.test('a PermanentJobError fails the job at once', async (t) => {
   t.ok(failed?.finishedAt instanceof Date)
 })
 
+t.test('a DeferJobError puts the job back for later without spending an attempt, however often', async (t) => {
+  const clock = new ManualClock()
+  const { queue } = await openTestJobQueue(t, clock)
+  await queue.enqueue('build', {}, { maxAttempts: 2 })
+  for (let round = 1; round <= 3; round++) {
+    const claimed = await queue.claim('w', ['build'], 1_000)
+    const deferred = await queue.fail(claimed!, 'w', new DeferJobError('the slots are held', 2_000))
+    t.match(deferred, { status: 'queued', attempts: round, maxAttempts: round + 2, lastError: 'DeferJobError: the slots are held', leaseOwner: null, finishedAt: null })
+    t.same(deferred?.runAt, new Date(clock.nowMs() + 2_000), 'due after its delay')
+    clock.advance(1_999)
+    t.equal(await queue.claim('w', ['build'], 1_000), null, 'not before')
+    clock.advance(1)
+  }
+  const last = await queue.claim('w', ['build'], 1_000)
+  t.match(await queue.fail(last!, 'w', new Error('boom')), { status: 'queued', attempts: 4, maxAttempts: 5 }, 'a real failure still has both of its attempts')
+
+  await queue.enqueueKeyed('deploy', 'app1')
+  const keyed = await queue.claim('w', ['deploy'], 1_000)
+  await queue.enqueueKeyed('deploy', 'app1')
+  t.match(await queue.fail(keyed!, 'w', new DeferJobError('later', 500)), { status: 'queued', again: false, runAt: new Date(clock.nowMs() + 500) }, 'a keyed job asked for again while deferring runs at its deferred time, once')
+})
+
 t.test('an expired lease is reclaimed and the old owner is fenced off', async (t) => {
   const clock = new ManualClock()
   const { queue } = await openTestJobQueue(t, clock)
@@ -147,6 +169,22 @@ t.test('an expired lease is reclaimed and the old owner is fenced off', async (t
   t.match(await queue.get(job._id), { status: 'running', leaseOwner: 'B', lastError: null }, 'untouched by A')
 
   t.match(await queue.complete(byB!, 'B', 'from B'), { status: 'succeeded', result: 'from B', leaseOwner: 'B' })
+})
+
+t.test('a claim takes work whose worker stopped before younger due jobs, then the oldest due job; each by its own index', async (t) => {
+  const clock = new ManualClock()
+  const { queue } = await openTestJobQueue(t, clock)
+  const stalled = await queue.enqueue('build', {})
+  await queue.claim('A', ['build'], 1_000)
+  for (let i = 0; i < 3; i++) await queue.enqueue('build', { i })
+  clock.advance(1_001)
+  t.equal((await queue.claim('B', ['build', 'other'], 1_000))?._id, stalled._id, 'the stalled job first')
+  t.same((await queue.claim('B', ['build', 'other'], 1_000))?.payload, { i: 0 }, 'then the oldest queued one')
+  const claims = queue.jobs.findOneAndUpdate.bind(queue.jobs)
+  const filters: unknown[] = []
+  queue.jobs.findOneAndUpdate = async (filter, update, options) => { filters.push(filter); return await claims(filter, update, options) }
+  await queue.claim('B', ['build'], 1_000)
+  t.notOk(filters.some((filter) => JSON.stringify(filter).includes('$or')), 'no $or: one with it made the embedded engine sort every due job on each claim')
 })
 
 t.test('a worker that reclaims its own expired job cannot settle it with the earlier claim', async (t) => {

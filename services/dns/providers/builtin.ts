@@ -1,5 +1,5 @@
 import type { Clock } from '../../clock.js'
-import { conflict } from '../../errors.js'
+import { dnsErrors } from '../errors.js'
 import { DuplicateKeyError } from '../../store/errors.js'
 import type { SharedReads, Store, StoreCollection, WithId } from '../../store/types.js'
 import { compareRecords, DEFAULT_TTL, type RecordData, type RRsetChange } from '../changes.js'
@@ -75,7 +75,7 @@ export class BuiltinProvider implements DnsProvider {
         _id: zone.name, zoneId: zone.id, name: zone.name, mname: zone.nameservers[0], rname: `hostmaster.${zone.name}`, serial: dateSerial(now) + 1, timers: TIMERS, records, updatedAt: now
       })
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw conflict('APP_DNS_ZONE_EXISTS', `The zone ${zone.name} is already served here`)
+      if (error instanceof DuplicateKeyError) throw dnsErrors.zoneExists({ name: zone.name, holder: 'The built-in server' })
       throw error
     }
     return null

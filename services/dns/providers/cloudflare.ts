@@ -1,7 +1,7 @@
-import { conflict } from '../../errors.js'
+import { dnsErrors } from '../errors.js'
 import type { RecordData, RRsetChange } from '../changes.js'
 import { caaParts } from '../content.js'
-import { callProvider, providerFailed, refusal, type ProviderAnswer } from './http.js'
+import { callProvider, refusal, type ProviderAnswer } from './http.js'
 import type { DnsProvider, ZoneContents, ZoneRef, ZoneSetup } from './types.js'
 import { fromProvider } from './wire-text.js'
 
@@ -47,15 +47,15 @@ export class CloudflareProvider implements DnsProvider {
   async check (): Promise<void> {
     const { answer, result } = await this.call<{ status: string }>('GET', '/user/tokens/verify')
     if (result === null) throw this.fail(answer)
-    if (result.status !== 'active') throw providerFailed(`Cloudflare says the API token is ${result.status}`)
+    if (result.status !== 'active') throw dnsErrors.providerFailed({ reason: `Cloudflare says the API token is ${result.status}` })
   }
 
   async createZone (zone: ZoneSetup): Promise<string | null> {
-    if (this.settings.accountId === null) throw providerFailed('Creating a zone at Cloudflare needs the provider\'s accountId')
+    if (this.settings.accountId === null) throw dnsErrors.providerFailed({ reason: 'Creating a zone at Cloudflare needs the provider\'s accountId' })
     const { answer, result } = await this.call<{ id: string }>('POST', '/zones', { name: zone.name, account: { id: this.settings.accountId }, type: 'full' })
     if (result !== null) return result.id
     // 1061: "already exists" in Cloudflare's error codes.
-    if ((answer.body as CfEnvelope<unknown> | null)?.errors?.some((error) => error.code === 1061) === true) throw conflict('APP_DNS_ZONE_EXISTS', `Cloudflare already holds the zone ${zone.name}`)
+    if ((answer.body as CfEnvelope<unknown> | null)?.errors?.some((error) => error.code === 1061) === true) throw dnsErrors.zoneExists({ name: zone.name, holder: 'Cloudflare' })
     throw this.fail(answer)
   }
 
@@ -65,7 +65,7 @@ export class CloudflareProvider implements DnsProvider {
   }
 
   private zoneId (zone: ZoneRef): string {
-    if (zone.externalId === null) throw providerFailed(`The zone ${zone.name} has no Cloudflare id`)
+    if (zone.externalId === null) throw dnsErrors.providerFailed({ reason: `The zone ${zone.name} has no Cloudflare id` })
     return zone.externalId
   }
 

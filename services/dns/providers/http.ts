@@ -1,12 +1,11 @@
-import { AppError } from '../../errors.js'
+import type { AppError } from '../../errors.js'
+import { dnsErrors } from '../errors.js'
 
 // A provider that has not answered in this long is reported as failing, not waited for.
 const TIMEOUT_MS = 15_000
 const MAX_MESSAGE = 300
 // Far above any real zone listing; a provider answering more is broken or hostile, and would be held in memory.
 const MAX_ANSWER_BYTES = 16 * 1024 * 1024
-
-export const providerFailed = (message: string) => new AppError('APP_DNS_PROVIDER_FAILED', 502, message)
 
 export interface ProviderAnswer { status: number, body: unknown, text: string }
 
@@ -22,7 +21,7 @@ export async function callProvider (label: string, url: string, init: { method: 
   } catch (error) {
     const cause = (error as { cause?: { code?: string, message?: string } }).cause
     const why = (error as Error).name === 'TimeoutError' ? `no answer within ${TIMEOUT_MS / 1000} s` : cause?.code ?? cause?.message ?? (error as Error).message
-    throw providerFailed(`Could not reach ${label} at ${new URL(url).host}: ${why}`)
+    throw dnsErrors.providerFailed({ reason: `Could not reach ${label} at ${new URL(url).host}: ${why}` })
   }
   const text = await boundedText(label, response)
   let body: unknown = null
@@ -33,8 +32,8 @@ export async function callProvider (label: string, url: string, init: { method: 
 /** A provider's refusal as one short line: its status and its own words. */
 export function refusal (label: string, answer: ProviderAnswer, said: string | undefined): AppError {
   const words = (said ?? answer.text).replace(/\s+/g, ' ').trim().slice(0, MAX_MESSAGE)
-  if (answer.status === 401 || answer.status === 403) return providerFailed(`${label} refused the credentials (${answer.status})${words === '' ? '' : `: ${words}`}`)
-  return providerFailed(`${label} answered ${answer.status}${words === '' ? '' : `: ${words}`}`)
+  if (answer.status === 401 || answer.status === 403) return dnsErrors.providerFailed({ reason: `${label} refused the credentials (${answer.status})${words === '' ? '' : `: ${words}`}` })
+  return dnsErrors.providerFailed({ reason: `${label} answered ${answer.status}${words === '' ? '' : `: ${words}`}` })
 }
 
 async function boundedText (label: string, response: Response): Promise<string> {
@@ -45,7 +44,7 @@ async function boundedText (label: string, response: Response): Promise<string> 
     size += chunk.length
     if (size > MAX_ANSWER_BYTES) {
       await response.body.cancel().catch(() => {})
-      throw providerFailed(`${label} answered more than ${MAX_ANSWER_BYTES / 1024 / 1024} MB`)
+      throw dnsErrors.providerFailed({ reason: `${label} answered more than ${MAX_ANSWER_BYTES / 1024 / 1024} MB` })
     }
     chunks.push(Buffer.from(chunk))
   }

@@ -1,4 +1,4 @@
-import { conflict } from '../../errors.js'
+import { dnsErrors } from '../errors.js'
 import type { RecordData, RRsetChange } from '../changes.js'
 import { DEFAULT_TTL } from '../changes.js'
 import { callProvider, refusal, type ProviderAnswer } from './http.js'
@@ -55,7 +55,7 @@ export class PowerDnsProvider implements DnsProvider {
       nameservers: zone.nameservers.map((ns) => `${ns}.`),
       rrsets: [{ name: `${zone.name}.`, type: 'SOA', ttl: DEFAULT_TTL, changetype: 'REPLACE', records: [{ content: soa, disabled: false }] }]
     })
-    if (answer.status === 409) throw conflict('APP_DNS_ZONE_EXISTS', `PowerDNS already holds the zone ${zone.name}`)
+    if (answer.status === 409) throw dnsErrors.zoneExists({ name: zone.name, holder: 'PowerDNS' })
     if (answer.status !== 201) throw this.fail(answer)
     return (answer.body as { id: string }).id
   }

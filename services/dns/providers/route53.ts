@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
-import { conflict } from '../../errors.js'
+import { dnsErrors } from '../errors.js'
 import type { RecordData, RRsetChange } from '../changes.js'
-import { callProvider, providerFailed, refusal, type ProviderAnswer } from './http.js'
+import { callProvider, refusal, type ProviderAnswer } from './http.js'
 import { signV4, type AwsCredentials } from './sigv4.js'
 import type { DnsProvider, ZoneContents, ZoneRef, ZoneSetup } from './types.js'
 import { fromProvider, providerContent } from './wire-text.js'
@@ -52,7 +52,7 @@ export class Route53Provider implements DnsProvider {
   }
 
   private zonePath (zone: ZoneRef): string {
-    if (zone.externalId === null) throw providerFailed(`The zone ${zone.name} has no Route 53 id`)
+    if (zone.externalId === null) throw dnsErrors.providerFailed({ reason: `The zone ${zone.name} has no Route 53 id` })
     return `/hostedzone/${encodeURIComponent(zone.externalId)}`
   }
 
@@ -64,7 +64,7 @@ export class Route53Provider implements DnsProvider {
   async createZone (zone: ZoneSetup): Promise<string | null> {
     const body = `<?xml version="1.0" encoding="UTF-8"?>\n<CreateHostedZoneRequest xmlns="${NS}"><Name>${escapeXml(zone.name)}.</Name><CallerReference>${randomUUID()}</CallerReference></CreateHostedZoneRequest>`
     const { answer, xml } = await this.call('POST', '/hostedzone', body)
-    if (answer.status === 409) throw conflict('APP_DNS_ZONE_EXISTS', `Route 53 refused the zone ${zone.name}: ${textOf(child(xml ?? undefined, 'Error'), 'Message') ?? 'it exists'}`)
+    if (answer.status === 409) throw dnsErrors.zoneExists({ name: zone.name, holder: 'Route 53', said: textOf(child(xml ?? undefined, 'Error'), 'Message') })
     const id = textOf(child(xml ?? undefined, 'HostedZone'), 'Id')
     if (answer.status !== 201 || id === undefined) throw this.fail(answer, xml)
     return id.replace(/^\/hostedzone\//, '')

@@ -116,19 +116,34 @@ export function isBuildArgName (name: string): boolean {
   return ARG_NAME.test(name)
 }
 
+/** Where a build's npm cache is mounted in the build stage. */
+export const BUILD_CACHE_TARGET = '/plinth-npm-cache'
+
+/**
+ * The engine's cache mount for a project's builds, `plinth-npm-<projectId>`:
+ * the only npm cache its build steps see, so no project's build reads what
+ * another's wrote. Null for what cannot be a project id.
+ */
+export function buildCacheId (projectId: string): string | null {
+  return /^[A-Za-z0-9_-]{1,64}$/.test(projectId) ? `plinth-npm-${projectId}` : null
+}
+
 /**
  * Two stages: the build stage sees the build environment as build arguments
- * (secrets among them) and runs npm; the final stage copies /app from it, so
- * neither the values nor the commands that saw them are in the kept image's
- * configuration or history.
+ * (the app's build-time secrets) and runs npm, with the project's cache
+ * mounted when `cacheId` is given; the final stage copies /app from it, so
+ * neither the values, the cache nor the commands that saw them are in the
+ * kept image's configuration or history.
  */
-export function dockerfileFor (plan: SourcePlan, baseImage: string, buildArgNames: string[]): string {
+export function dockerfileFor (plan: SourcePlan, baseImage: string, buildArgNames: string[], cacheId: string | null): string {
+  const run = (argv: string[], cacheArgs: string[]): string => cacheId === null
+    ? `RUN ${JSON.stringify(argv)}`
+    : `RUN --mount=type=cache,id=${cacheId},target=${BUILD_CACHE_TARGET} ${JSON.stringify([...argv, '--cache', BUILD_CACHE_TARGET, ...cacheArgs])}`
   const lines = [`FROM ${baseImage} AS build`, 'WORKDIR /app']
   for (const name of buildArgNames) lines.push(`ARG ${name}`)
   lines.push('COPY app/ /app/')
-  if (plan.install === 'ci') lines.push('RUN ["npm", "ci", "--no-audit", "--no-fund"]')
-  if (plan.install === 'install') lines.push('RUN ["npm", "install", "--no-audit", "--no-fund"]')
-  if (plan.runsBuildScript) lines.push('RUN ["npm", "run", "build"]')
+  if (plan.install !== null) lines.push(run(['npm', plan.install, '--no-audit', '--no-fund'], ['--prefer-offline']))
+  if (plan.runsBuildScript) lines.push(run(['npm', 'run', 'build'], []))
   lines.push(
     `FROM ${baseImage}`,
     'WORKDIR /app',
@@ -136,4 +151,10 @@ export function dockerfileFor (plan: SourcePlan, baseImage: string, buildArgName
     `CMD ${JSON.stringify(plan.command)}`
   )
   return lines.join('\n') + '\n'
+}
+
+/** A one-stage build that empties a project's cache mount, the one way to reach it through the engine's API. */
+export function cacheClearingDockerfile (baseImage: string, cacheId: string): string {
+  const script = `const fs = require('fs'); for (const name of fs.readdirSync('${BUILD_CACHE_TARGET}')) fs.rmSync('${BUILD_CACHE_TARGET}/' + name, { recursive: true, force: true })`
+  return `FROM ${baseImage}\nRUN --mount=type=cache,id=${cacheId},target=${BUILD_CACHE_TARGET} ${JSON.stringify(['node', '-e', script])}\n`
 }

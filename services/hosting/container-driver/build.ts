@@ -4,9 +4,10 @@ import type { Readable } from 'node:stream'
 import type Docker from 'dockerode'
 import type { Clock } from '../../clock.js'
 import { BuildCanceledError, BuildFailedError, type Artifact, type BuildInput } from '../runtime.js'
-import { buildContext, dockerfileFor, isBuildArgName } from './build-context.js'
+import { buildCacheId, buildContext, cacheClearingDockerfile, dockerfileFor, isBuildArgName } from './build-context.js'
 import { DRIVER_LABEL_VALUE, errorMessage, isNotFound, LABELS } from './engine.js'
-import { LineSplitter, readBuildMessages } from './output.js'
+import { readBuildMessages } from './output.js'
+import { LineSplitter } from '../line-splitter.js'
 import { planSource, type SourcePlan } from '../source-plan.js'
 import { copyTree, listSource, treeSize, type SourceEntry } from '../source-tree.js'
 
@@ -29,7 +30,19 @@ function imageName (appId: string, artifactId: string): string {
 }
 
 export class ImageBuilder {
+  private cacheMounts: Promise<boolean> | null = null
+
   constructor (private readonly options: BuilderOptions) {}
+
+  /**
+   * Podman (buildah) honours `RUN --mount=type=cache` in builds over the API;
+   * Docker's classic builder, which the API's builds use, refuses it. There,
+   * builds keep no cache at all rather than one they share.
+   */
+  private async engineMountsCaches (): Promise<boolean> {
+    this.cacheMounts ??= this.options.docker.version().then((version) => (version.Components ?? []).some((component) => component.Name === 'Podman Engine'), () => false)
+    return await this.cacheMounts
+  }
 
   async build (input: BuildInput): Promise<Artifact> {
     if (input.signal.aborted) throw new BuildCanceledError()
@@ -66,7 +79,9 @@ export class ImageBuilder {
     const badName = Object.keys(input.env).find((name) => !isBuildArgName(name))
     if (badName !== undefined) throw new BuildFailedError(`The build environment holds a name that cannot be a variable: ${JSON.stringify(badName)}`)
     const command = plan.command ?? []
-    const context = buildContext(source, dockerfileFor(plan, this.options.baseImage, Object.keys(input.env)))
+    const cacheId = buildCacheId(input.projectId)
+    if (cacheId === null) throw new BuildFailedError(`Not a project id: ${JSON.stringify(input.projectId.slice(0, 80))}`)
+    const context = buildContext(source, dockerfileFor(plan, this.options.baseImage, Object.keys(input.env), await this.engineMountsCaches() ? cacheId : null))
     const tag = imageName(input.appId, artifactId)
     const labels = { [LABELS.driver]: DRIVER_LABEL_VALUE, [LABELS.app]: input.appId, [LABELS.deployment]: input.deploymentId, [LABELS.artifact]: artifactId }
     const lastLines: string[] = []
@@ -121,6 +136,22 @@ export class ImageBuilder {
       return
     }
     await this.removeImage(artifact.ref)
+  }
+
+  /** Empties the project's cache mount with a build that does only that, then drops the image it made. */
+  async discardCache (projectId: string): Promise<void> {
+    const cacheId = buildCacheId(projectId)
+    if (cacheId === null || !await this.engineMountsCaches()) return
+    const context = buildContext([], cacheClearingDockerfile(this.options.baseImage, cacheId))
+    const answer = await this.options.docker.buildImage(context.stream, { layers: false, rm: true, forcerm: true } as Docker.ImageBuildOptions) as unknown as Readable
+    let imageId: string | null = null
+    let engineError: string | null = null
+    await readBuildMessages(answer, (message) => {
+      if (typeof message.aux?.ID === 'string') imageId = message.aux.ID
+      if (typeof message.error === 'string') engineError = message.error.trim()
+    })
+    if (imageId !== null) await this.removeImage(imageId)
+    if (engineError !== null) throw new Error(`The engine could not empty the build cache ${cacheId}: ${engineError as string}`)
   }
 
   /** Never forced: an image a container still uses stays, and the engine's refusal says so. */

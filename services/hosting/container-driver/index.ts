@@ -75,6 +75,10 @@ export class ContainerDriver implements RuntimeDriver {
     await this.builder.discard(artifact)
   }
 
+  async discardBuildCache (projectId: string): Promise<void> {
+    await this.builder.discardCache(projectId)
+  }
+
   async close (): Promise<void> {
     this.instances.close()
   }

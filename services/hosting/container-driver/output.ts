@@ -1,4 +1,6 @@
 import type { Readable } from 'node:stream'
+import { StringDecoder } from 'node:string_decoder'
+import { LineSplitter } from '../line-splitter.js'
 import type { LogStream } from '../runtime.js'
 
 /**
@@ -7,45 +9,49 @@ import type { LogStream } from '../runtime.js'
  * and the newline-delimited JSON of a build, both cut into whole lines.
  */
 
-/** Cuts text into lines; a partial line waits for its end (or for `flush`). */
-export class LineSplitter {
-  private pending = ''
-  constructor (private readonly onLine: (line: string) => void) {}
-
-  push (text: string): void {
-    const parts = (this.pending + text).split('\n')
-    this.pending = parts.pop() ?? ''
-    for (const part of parts) this.onLine(part.endsWith('\r') ? part.slice(0, -1) : part)
-  }
-
-  flush (): void {
-    if (this.pending !== '') this.onLine(this.pending)
-    this.pending = ''
-  }
-}
-
 const HEADER = 8
 
-/** Demultiplexes a container's attach stream into lines; resolves when the stream ends or fails. */
+/**
+ * Demultiplexes a container's attach stream into lines; resolves when the
+ * stream ends or fails. A frame's payload is passed on as it arrives, never
+ * held whole, so a frame however long costs no more than a chunk.
+ */
 export async function readContainerOutput (stream: Readable, write: (line: string, source: LogStream) => void): Promise<void> {
-  const lines = { stdout: new LineSplitter((line) => write(line, 'stdout')), stderr: new LineSplitter((line) => write(line, 'stderr')) }
-  let buffered = Buffer.alloc(0)
+  const outputs = {
+    stdout: { lines: new LineSplitter((line) => write(line, 'stdout')), text: new StringDecoder('utf8') },
+    stderr: { lines: new LineSplitter((line) => write(line, 'stderr')), text: new StringDecoder('utf8') }
+  }
+  let header = Buffer.alloc(0)
+  let remaining = 0
+  let target = outputs.stdout
   try {
     for await (const chunk of stream) {
-      buffered = Buffer.concat([buffered, chunk as Buffer])
-      while (buffered.length >= HEADER) {
-        const length = buffered.readUInt32BE(4)
-        if (buffered.length < HEADER + length) break
-        const target = buffered[0] === 2 ? lines.stderr : lines.stdout
-        target.push(buffered.subarray(HEADER, HEADER + length).toString('utf8'))
-        buffered = buffered.subarray(HEADER + length)
+      const bytes = chunk as Buffer
+      let offset = 0
+      while (offset < bytes.length) {
+        if (remaining === 0) {
+          const taken = Math.min(HEADER - header.length, bytes.length - offset)
+          header = Buffer.concat([header, bytes.subarray(offset, offset + taken)])
+          offset += taken
+          if (header.length < HEADER) break
+          target = header[0] === 2 ? outputs.stderr : outputs.stdout
+          remaining = header.readUInt32BE(4)
+          header = Buffer.alloc(0)
+          continue
+        }
+        const taken = Math.min(remaining, bytes.length - offset)
+        target.lines.push(target.text.write(bytes.subarray(offset, offset + taken)))
+        offset += taken
+        remaining -= taken
       }
     }
   } catch {
     // A stream cut by close() or by the container's removal ends the output like an end would.
   }
-  lines.stdout.flush()
-  lines.stderr.flush()
+  for (const output of [outputs.stdout, outputs.stderr]) {
+    output.lines.push(output.text.end())
+    output.lines.flush()
+  }
 }
 
 export interface BuildMessage {
@@ -56,6 +62,7 @@ export interface BuildMessage {
 
 /** Reads a build's newline-delimited JSON answer, one parsed message at a time. */
 export async function readBuildMessages (stream: Readable, onMessage: (message: BuildMessage) => void): Promise<void> {
+  // Never cut: an engine's message is one JSON document, however long.
   const lines = new LineSplitter((line) => {
     if (line.trim() === '') return
     try {
@@ -63,7 +70,7 @@ export async function readBuildMessages (stream: Readable, onMessage: (message: 
     } catch {
       onMessage({ stream: `${line}\n` })
     }
-  })
+  }, Infinity)
   for await (const chunk of stream) lines.push((chunk as Buffer).toString('utf8'))
   lines.flush()
 }

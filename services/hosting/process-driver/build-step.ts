@@ -1,5 +1,5 @@
-import { createInterface } from 'node:readline'
 import type { Readable } from 'node:stream'
+import { LineSplitter } from '../line-splitter.js'
 import { BuildCanceledError, BuildFailedError, type LogSink } from '../runtime.js'
 import type { Cgroup } from './cgroups.js'
 import { spawnSandboxed, type SandboxHost } from './sandbox.js'
@@ -30,11 +30,14 @@ export async function runBuildStep (host: SandboxHost, step: BuildStep, log: Log
   const child = await spawnSandboxed(host, { ...step, readOnly: [], stdout: 'pipe', stderr: 'pipe' })
   const tail: string[] = []
   const follow = (stream: Readable, name: 'stdout' | 'stderr') => {
-    createInterface({ input: stream, crlfDelay: Infinity }).on('line', line => {
+    const lines = new LineSplitter(line => {
       log.write(line, name)
       tail.push(line)
       if (tail.length > TAIL_LINES) tail.shift()
     })
+    stream.setEncoding('utf8')
+    stream.on('data', (text: string) => { lines.push(text) })
+    stream.on('end', () => { lines.flush() })
   }
   follow(child.stdout as Readable, 'stdout')
   follow(child.stderr as Readable, 'stderr')

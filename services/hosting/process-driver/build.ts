@@ -1,4 +1,4 @@
-import { mkdir, rm } from 'node:fs/promises'
+import { chown, mkdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Clock } from '../../clock.js'
 import { BuildCanceledError, BuildFailedError, type Artifact, type BuildInput, type InstanceLimits } from '../runtime.js'
@@ -12,8 +12,8 @@ import { ownTree } from './source-tree.js'
 export interface BuildContext {
   /** The directory holding one directory per artifact. */
   artifactsDir: string
-  /** npm's cache, shared by every build so a redeploy with the same dependencies needs no network. */
-  npmCacheDir: string
+  /** One npm cache per project below it, so a redeploy needs no network and no project's build sees another's cache. */
+  npmCachesDir: string
   sandbox: SandboxHost
   hidden: string[]
   limits: InstanceLimits
@@ -44,6 +44,7 @@ export async function buildArtifact (context: BuildContext, input: BuildInput): 
     const plan = await planSource(appDir, input.kind)
     input.log.write(`Building a ${plan.kind} app`, 'system')
     if (plan.kind === 'node') {
+      const cacheDir = await projectCacheDir(context, input.projectId)
       await mkdir(homeDir, { recursive: true })
       if (context.sandbox.user !== null) await ownTree(homeDir, context.sandbox.user)
       await cgroup?.create(context.limits)
@@ -51,8 +52,8 @@ export async function buildArtifact (context: BuildContext, input: BuildInput): 
         name,
         argv,
         cwd: appDir,
-        env: buildEnv(context, input.env, homeDir),
-        writable: [appDir, context.npmCacheDir, homeDir],
+        env: buildEnv(context, input.env, homeDir, cacheDir),
+        writable: [appDir, cacheDir, homeDir],
         hidden: context.hidden,
         cgroup
       })
@@ -84,12 +85,28 @@ export async function buildArtifact (context: BuildContext, input: BuildInput): 
   }
 }
 
-function buildEnv (context: BuildContext, appEnv: Record<string, string>, homeDir: string): Record<string, string> {
+const PROJECT_ID = /^[A-Za-z0-9_-]{1,64}$/
+
+/** Where a project's own npm cache lives; null for what cannot be a project id (and so could name another path). */
+export function projectCachePath (npmCachesDir: string, projectId: string): string | null {
+  return PROJECT_ID.test(projectId) ? join(npmCachesDir, projectId) : null
+}
+
+/** The project's cache, made on its first build: the only cache its build steps can see or write. */
+async function projectCacheDir (context: BuildContext, projectId: string): Promise<string> {
+  const dir = projectCachePath(context.npmCachesDir, projectId)
+  if (dir === null) throw new BuildFailedError(`Not a project id: ${JSON.stringify(projectId.slice(0, 80))}`)
+  await mkdir(dir, { recursive: true, mode: 0o700 })
+  if (context.sandbox.user !== null) await chown(dir, context.sandbox.user.uid, context.sandbox.user.gid)
+  return dir
+}
+
+function buildEnv (context: BuildContext, appEnv: Record<string, string>, homeDir: string, cacheDir: string): Record<string, string> {
   return {
     PATH: context.path,
     ...appEnv,
     HOME: homeDir,
-    npm_config_cache: context.npmCacheDir,
+    npm_config_cache: cacheDir,
     npm_config_update_notifier: 'false',
     CI: 'true'
   }

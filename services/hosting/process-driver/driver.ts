@@ -1,17 +1,17 @@
-import { chmodSync, chownSync, mkdirSync } from 'node:fs'
+import { chmodSync, mkdirSync, rmSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Clock } from '../../clock.js'
 import { createIdGenerator, type IdGenerator } from '../../ids.js'
 import type { Artifact, BuildInput, InstanceEvent, InstanceLimits, InstanceSpec, InstanceStats, LogSink, RunningInstance, RuntimeDriver } from '../runtime.js'
-import { buildArtifact, type BuildContext } from './build.js'
+import { buildArtifact, projectCachePath, type BuildContext } from './build.js'
 import { PortAllocator } from './ports.js'
 import { reachableBy, sandboxFor, type SandboxHost } from './sandbox.js'
 import { DEFAULT_RESTART_POLICY, type RestartPolicy } from '../supervision.js'
 import { Supervisor, type SupervisorTiming } from './supervisor.js'
 
 export interface ProcessDriverOptions {
-  /** The driver's own directory, e.g. `<DATA_DIR>/hosting`: artifacts, instance logs and state, the npm cache. */
+  /** The driver's own directory, e.g. `<DATA_DIR>/hosting`: artifacts, instance logs and state, the projects' npm caches. */
   root: string
   clock: Clock
   /** What `probeSandbox()` found on this host. */
@@ -38,23 +38,25 @@ export class ProcessDriver implements RuntimeDriver {
   readonly name = 'process' as const
   readonly degradedReason: string | null
   private readonly artifactsDir: string
+  private readonly npmCachesDir: string
   private readonly buildContext: BuildContext
   private readonly supervisor: Supervisor
 
   constructor (options: ProcessDriverOptions) {
     this.artifactsDir = join(options.root, 'artifacts')
     const instancesDir = join(options.root, 'instances')
-    const npmCacheDir = join(options.root, 'npm-cache')
-    // Searchable but not listable by the sandbox user, who is given its own artifact's path and no other.
-    for (const dir of [options.root, this.artifactsDir, instancesDir, npmCacheDir]) { mkdirSync(dir, { recursive: true }); chmodSync(dir, 0o711) }
+    this.npmCachesDir = join(options.root, 'npm-caches')
+    // The one cache every build shared before caches were per project: any build could plant packages in it.
+    rmSync(join(options.root, 'npm-cache'), { recursive: true, force: true })
+    // Searchable but not listable by the sandbox user, who is given its own artifact's and project cache's paths and no other.
+    for (const dir of [options.root, this.artifactsDir, instancesDir, this.npmCachesDir]) { mkdirSync(dir, { recursive: true }); chmodSync(dir, 0o711) }
     const sandbox = sandboxFor(options.sandbox, options.root)
     this.degradedReason = sandbox.degradedReason
-    if (sandbox.user !== null) chownSync(npmCacheDir, sandbox.user.uid, sandbox.user.gid)
     const hidden = reachableBy(sandbox.user, [options.root, ...(options.hiddenPaths ?? [])])
     const path = options.path ?? process.env.PATH ?? DEFAULT_PATH
     this.buildContext = {
       artifactsDir: this.artifactsDir,
-      npmCacheDir,
+      npmCachesDir: this.npmCachesDir,
       sandbox,
       hidden,
       limits: options.buildLimits ?? DEFAULT_BUILD_LIMITS,
@@ -97,6 +99,11 @@ export class ProcessDriver implements RuntimeDriver {
     // The directory is derived from the id, never taken from `ref`, so a forged artifact cannot name another path.
     if (artifact.driver !== 'process' || !/^[A-Za-z0-9_-]+$/.test(artifact.id)) return
     await rm(join(this.artifactsDir, artifact.id), { recursive: true, force: true })
+  }
+
+  async discardBuildCache (projectId: string): Promise<void> {
+    const dir = projectCachePath(this.npmCachesDir, projectId)
+    if (dir !== null) await rm(dir, { recursive: true, force: true })
   }
 
   async close (): Promise<void> {

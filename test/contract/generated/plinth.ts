@@ -823,7 +823,7 @@ export interface paths {
         get: operations["getCollection"];
         /**
          * Change fields, indexes or method settings; refused with 409 if existing records would break it
-         * @description Needs `collections.manage`. A change that existing records would violate (a unique index over duplicates, a new required field some lack, a stricter type) is 409 `APP_DEFINITION_CONFLICT` and nothing changes.
+         * @description Needs `collections.manage`. A change that existing records would violate (a unique index over duplicates, a new required field some lack, a stricter type, a field declared over values records already hold under its name that it would refuse) is 409 `APP_DEFINITION_CONFLICT` and nothing changes. `signUpFields` is for `_users` only.
          */
         put: operations["updateCollection"];
         post?: never;
@@ -848,7 +848,7 @@ export interface paths {
         put?: never;
         /**
          * Register an end user; returns the user, a project JWT and a refresh token
-         * @description Public while the project has end-user auth on (403 `APP_PROJECT_AUTH_DISABLED` otherwise). `extraFields` are the user's own fields of the `_users` collection and meet its definition as a data-API create does. Rate-limited per project and address.
+         * @description Public while the project has end-user auth on (403 `APP_PROJECT_AUTH_DISABLED` otherwise). `extraFields` are the user's own fields of the `_users` collection: declared ones meet its definition as a data-API create does, undeclared ones are kept as sent unless its `signUpFields` is `strict` (then 400 `APP_UNKNOWN_FIELD`). Rate-limited per project and address.
          */
         post: operations["registerProjectUser"];
         delete?: never;
@@ -1004,7 +1004,7 @@ export interface paths {
         head?: never;
         /**
          * Set fields on every record matching a filter, under the update rule
-         * @description Needs the update method enabled and a filter that selects something by its form (400 `APP_FILTER_REQUIRED`). `dryRun` only counts; more matches than `maxAffected` change nothing (409 `APP_TOO_MANY_AFFECTED`).
+         * @description Needs the update method enabled and a filter that selects something by its form (400 `APP_FILTER_REQUIRED`). Clearing a file field deletes its files: the fileDelete rule must allow it on every matched record (403 `APP_FORBIDDEN`, nothing changed). `dryRun` only counts; more matches than `maxAffected` change nothing (409 `APP_TOO_MANY_AFFECTED`).
          */
         patch: operations["bulkUpdateRecords"];
         trace?: never;
@@ -1043,7 +1043,7 @@ export interface paths {
         get: operations["getRecord"];
         /**
          * Change the fields given; with If-Match only if the record is still at that version (412 otherwise)
-         * @description Under the collection's update rule. Only the fields given change. With `If-Match` the change applies only if the record is still at that version (412 `APP_VERSION_MISMATCH` otherwise).
+         * @description Under the collection's update rule. Only the fields given change. Clearing a file field (`null`, or `[]` on a multiple one) deletes its files, so it needs the fileDelete rule too (403 `APP_FORBIDDEN`). With `If-Match` the change applies only if the record is still at that version (412 `APP_VERSION_MISMATCH` otherwise).
          */
         put: operations["updateRecord"];
         post?: never;
@@ -2051,12 +2051,23 @@ export interface paths {
         /**
          * The built-in server and the project's configured DNS providers
          * @description Needs `dns.read`. Credentials are never returned.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listDnsProviders"];
         put?: never;
         /**
          * Configure a PowerDNS server, a Cloudflare account or Route 53
-         * @description Needs `dns.manage`. The credentials are sealed at rest and never shown again; `POST …/providers/{providerId}/test` checks them. A kind without its endpoint or credential is 400 `APP_DNS_PROVIDER_INVALID`.
+         * @description Needs `dns.manage`. The credentials are sealed at rest and never shown again; `POST …/providers/{providerId}/test` checks them.
+         *
+         *     Refused with:
+         *     - 400 `APP_DNS_PROVIDER_ENDPOINT_INTERNAL`: the endpoint is an internal address the operator has not opened (DNS_PROVIDER_PRIVATE_HOSTS)
+         *     - 400 `APP_DNS_PROVIDER_INVALID`: the provider's kind lacks its endpoint or a credential, or the endpoint is not a plain http(s) URL
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_TOO_MANY_PROVIDERS`: the project holds as many providers as it may
          */
         post: operations["createDnsProvider"];
         delete?: never;
@@ -2075,13 +2086,24 @@ export interface paths {
         /**
          * One DNS provider
          * @description Needs `dns.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_PROVIDER_NOT_FOUND`: no such provider in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getDnsProvider"];
         put?: never;
         post?: never;
         /**
          * Remove a configured provider
-         * @description Needs `dns.manage`. Refused with 409 `APP_DNS_PROVIDER_IN_USE` while zones are on it; the built-in server cannot be removed.
+         * @description Needs `dns.manage`. Refused while zones are on it; the built-in server cannot be removed.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_PROVIDER_NOT_FOUND`: no such provider in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_PROVIDER_IN_USE`: zones are still on the provider
          */
         delete: operations["deleteDnsProvider"];
         options?: never;
@@ -2101,6 +2123,11 @@ export interface paths {
         /**
          * Check that the provider answers with its credentials
          * @description Needs `dns.manage`. `ok: false` comes with the reason: unreachable (refused, unknown host, timeout), credentials refused, or what the provider said.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_PROVIDER_NOT_FOUND`: no such provider in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         post: operations["testDnsProvider"];
         delete?: never;
@@ -2119,12 +2146,27 @@ export interface paths {
         /**
          * The project's DNS zones, by name
          * @description Needs `dns.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listDnsZones"];
         put?: never;
         /**
          * Create a zone on the built-in server or a configured provider
-         * @description Needs `dns.manage`. The zone starts with its SOA and NS records. A name already served (409 `APP_DNS_ZONE_EXISTS`) or inside or around another project's built-in zone (409 `APP_DNS_ZONE_OVERLAP`) is refused; a provider that refuses gives 502 `APP_DNS_PROVIDER_FAILED`.
+         * @description Needs `dns.manage`. The zone starts with its SOA and NS records. A name already served, or inside or around another project's built-in zone, is refused.
+         *
+         *     Refused with:
+         *     - 400 `APP_DNS_INVALID_NAME`: a name is not a valid domain name (a zone needs two labels or more)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_PROVIDER_NOT_FOUND`: no such provider in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_TOO_MANY_ZONES`: the project holds as many zones as it may
+         *     - 409 `APP_DNS_ZONE_EXISTS`: the provider already holds a zone of that name
+         *     - 409 `APP_DNS_ZONE_OVERLAP`: the name lies inside or around another project's zone on the built-in server
+         *     - 409 `APP_DNS_ZONE_RESERVED`: the name is, holds or lies under one of the server's own names (its nameservers, gateway, public host, apps domain)
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         post: operations["createDnsZone"];
         delete?: never;
@@ -2144,7 +2186,27 @@ export interface paths {
         put?: never;
         /**
          * Create a zone from a zone file
-         * @description Needs `dns.manage`. The zone and all its records are created together or not at all; a line that cannot be read or a record that breaks the rules is 400 `APP_DNS_ZONE_FILE_INVALID` naming the line. The file's SOA and apex NS records are left out: the provider keeps its own. `$INCLUDE` and `$GENERATE` are refused.
+         * @description Needs `dns.manage`. The zone and all its records are created together or not at all; a line that cannot be read, or a record that breaks the rules, is refused naming the line. The file's SOA and apex NS records are left out: the provider keeps its own. `$INCLUDE` and `$GENERATE` are refused.
+         *
+         *     Refused with:
+         *     - 400 `APP_DNS_INVALID_CONTENT`: a record's content is not valid for its type
+         *     - 400 `APP_DNS_INVALID_NAME`: a name is not a valid domain name (a zone needs two labels or more)
+         *     - 400 `APP_DNS_INVALID_TTL`: a TTL is outside the allowed range
+         *     - 400 `APP_DNS_NAME_OUTSIDE_ZONE`: a record's name lies outside its zone
+         *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
+         *     - 400 `APP_DNS_TOO_MANY_RECORDS`: the zone would hold more records than a zone may
+         *     - 400 `APP_DNS_ZONE_FILE_INVALID`: a line of the zone file cannot be read, or a record in it breaks the records' rules; the message names the line
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_PROVIDER_NOT_FOUND`: no such provider in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_CNAME_CONFLICT`: a CNAME would stand beside other records at its name, or at the apex
+         *     - 409 `APP_DNS_CONCURRENT_CHANGE`: the zone kept changing under the change; try again
+         *     - 409 `APP_DNS_RECORD_EXISTS`: the zone already has the same record
+         *     - 409 `APP_DNS_TOO_MANY_ZONES`: the project holds as many zones as it may
+         *     - 409 `APP_DNS_ZONE_EXISTS`: the provider already holds a zone of that name
+         *     - 409 `APP_DNS_ZONE_OVERLAP`: the name lies inside or around another project's zone on the built-in server
+         *     - 409 `APP_DNS_ZONE_RESERVED`: the name is, holds or lies under one of the server's own names (its nameservers, gateway, public host, apps domain)
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         post: operations["importDnsZone"];
         delete?: never;
@@ -2163,6 +2225,14 @@ export interface paths {
         /**
          * The zone as a zone file
          * @description Needs `dns.read`. Every record, SOA first, names relative to `$ORIGIN`; importing it again gives the same records.
+         *             JSON by default (`{ name, zoneFile }` in the envelope); with `Accept: text/dns` or `?format=text` the
+         *             master file itself (`text/dns`) with a download name.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         get: operations["exportDnsZone"];
         put?: never;
@@ -2183,6 +2253,11 @@ export interface paths {
         /**
          * One zone
          * @description Needs `dns.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getDnsZone"];
         put?: never;
@@ -2190,6 +2265,12 @@ export interface paths {
         /**
          * Delete a zone and its records at its provider
          * @description Needs `dns.manage`. The built-in server stops answering for it at once.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         delete: operations["deleteDnsZone"];
         options?: never;
@@ -2207,12 +2288,33 @@ export interface paths {
         /**
          * A zone's records, optionally of one name or type
          * @description Needs `dns.read`. Read from the zone's provider, SOA included.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         get: operations["listDnsRecords"];
         put?: never;
         /**
          * Add a record to a zone
-         * @description Needs `dns.manage`. Names are canonical (lower case, absolute, no trailing dot; `@` and relative names are read against the zone) and must lie inside the zone (400 `APP_DNS_NAME_OUTSIDE_ZONE`); content is checked per type (400 `APP_DNS_INVALID_CONTENT`); a CNAME is alone at its name and never at the apex (409 `APP_DNS_CNAME_CONFLICT`); SOA records are read-only (400 `APP_DNS_SOA_MANAGED`). Every change bumps the SOA serial. The same record twice is 409 `APP_DNS_RECORD_EXISTS`.
+         * @description Needs `dns.manage`. Names are canonical (lower case, absolute, no trailing dot; `@` and relative names are read against the zone) and lie inside the zone; content is checked per type; a CNAME is alone at its name and never at the apex; SOA records are read-only. Every change bumps the SOA serial. The same record twice is refused.
+         *
+         *     Refused with:
+         *     - 400 `APP_DNS_INVALID_CONTENT`: a record's content is not valid for its type
+         *     - 400 `APP_DNS_INVALID_NAME`: a name is not a valid domain name (a zone needs two labels or more)
+         *     - 400 `APP_DNS_INVALID_TTL`: a TTL is outside the allowed range
+         *     - 400 `APP_DNS_NAME_OUTSIDE_ZONE`: a record's name lies outside its zone
+         *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
+         *     - 400 `APP_DNS_TOO_MANY_RECORDS`: the zone would hold more records than a zone may
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_CNAME_CONFLICT`: a CNAME would stand beside other records at its name, or at the apex
+         *     - 409 `APP_DNS_CONCURRENT_CHANGE`: the zone kept changing under the change; try again
+         *     - 409 `APP_DNS_RECORD_EXISTS`: the zone already has the same record
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         post: operations["createDnsRecord"];
         delete?: never;
@@ -2232,7 +2334,25 @@ export interface paths {
         put?: never;
         /**
          * Create, update and delete records of one zone together
-         * @description Needs `dns.manage`. All or nothing: every change is checked against the zone as it will be, then applied in one provider call. Names are canonical (lower case, absolute, no trailing dot; `@` and relative names are read against the zone) and must lie inside the zone (400 `APP_DNS_NAME_OUTSIDE_ZONE`); content is checked per type (400 `APP_DNS_INVALID_CONTENT`); a CNAME is alone at its name and never at the apex (409 `APP_DNS_CNAME_CONFLICT`); SOA records are read-only (400 `APP_DNS_SOA_MANAGED`). Every change bumps the SOA serial.
+         * @description Needs `dns.manage`. All or nothing: every change is checked against the zone as it will be, then applied in one provider call. Names are canonical (lower case, absolute, no trailing dot; `@` and relative names are read against the zone) and lie inside the zone; content is checked per type; a CNAME is alone at its name and never at the apex; SOA records are read-only. Every change bumps the SOA serial.
+         *
+         *     Refused with:
+         *     - 400 `APP_DNS_EMPTY_CHANGE`: the change holds nothing to do
+         *     - 400 `APP_DNS_INVALID_CONTENT`: a record's content is not valid for its type
+         *     - 400 `APP_DNS_INVALID_NAME`: a name is not a valid domain name (a zone needs two labels or more)
+         *     - 400 `APP_DNS_INVALID_TTL`: a TTL is outside the allowed range
+         *     - 400 `APP_DNS_NAME_OUTSIDE_ZONE`: a record's name lies outside its zone
+         *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
+         *     - 400 `APP_DNS_TOO_MANY_CHANGES`: the change holds more changes than one request may
+         *     - 400 `APP_DNS_TOO_MANY_RECORDS`: the zone would hold more records than a zone may
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_RECORD_NOT_FOUND`: no such record in the zone
+         *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_CNAME_CONFLICT`: a CNAME would stand beside other records at its name, or at the apex
+         *     - 409 `APP_DNS_CONCURRENT_CHANGE`: the zone kept changing under the change; try again
+         *     - 409 `APP_DNS_RECORD_EXISTS`: the zone already has the same record
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         post: operations["changeDnsRecords"];
         delete?: never;
@@ -2251,17 +2371,46 @@ export interface paths {
         /**
          * One record
          * @description Needs `dns.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_RECORD_NOT_FOUND`: no such record in the zone
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         get: operations["getDnsRecord"];
         /**
          * Replace a record
-         * @description Needs `dns.manage`. The answer carries the record's new id when its name, type or content changed. Names are canonical (lower case, absolute, no trailing dot; `@` and relative names are read against the zone) and must lie inside the zone (400 `APP_DNS_NAME_OUTSIDE_ZONE`); content is checked per type (400 `APP_DNS_INVALID_CONTENT`); a CNAME is alone at its name and never at the apex (409 `APP_DNS_CNAME_CONFLICT`); SOA records are read-only (400 `APP_DNS_SOA_MANAGED`). Every change bumps the SOA serial.
+         * @description Needs `dns.manage`. The answer carries the record's new id when its name, type or content changed. Names are canonical (lower case, absolute, no trailing dot; `@` and relative names are read against the zone) and lie inside the zone; content is checked per type; a CNAME is alone at its name and never at the apex; SOA records are read-only. Every change bumps the SOA serial.
+         *
+         *     Refused with:
+         *     - 400 `APP_DNS_INVALID_CONTENT`: a record's content is not valid for its type
+         *     - 400 `APP_DNS_INVALID_NAME`: a name is not a valid domain name (a zone needs two labels or more)
+         *     - 400 `APP_DNS_INVALID_TTL`: a TTL is outside the allowed range
+         *     - 400 `APP_DNS_NAME_OUTSIDE_ZONE`: a record's name lies outside its zone
+         *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
+         *     - 400 `APP_DNS_TOO_MANY_RECORDS`: the zone would hold more records than a zone may
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_RECORD_NOT_FOUND`: no such record in the zone
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_CNAME_CONFLICT`: a CNAME would stand beside other records at its name, or at the apex
+         *     - 409 `APP_DNS_CONCURRENT_CHANGE`: the zone kept changing under the change; try again
+         *     - 409 `APP_DNS_RECORD_EXISTS`: the zone already has the same record
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         put: operations["updateDnsRecord"];
         post?: never;
         /**
          * Delete a record
-         * @description Needs `dns.manage`. SOA records cannot be deleted (400 `APP_DNS_SOA_MANAGED`).
+         * @description Needs `dns.manage`. SOA records cannot be deleted.
+         *
+         *     Refused with:
+         *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_DNS_RECORD_NOT_FOUND`: no such record in the zone
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_CONCURRENT_CHANGE`: the zone kept changing under the change; try again
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         delete: operations["deleteDnsRecord"];
         options?: never;
@@ -2278,7 +2427,14 @@ export interface paths {
         };
         /**
          * The records that point a hostname at the platform's gateway
-         * @description Needs `dns.read`. Below an apex a CNAME to the gateway's host; at an apex its A/AAAA addresses, or an ALIAS where the provider has one; a TXT under `_plinth-verify.` proving the project's claim; the ACME challenge name. Says whether one of the project's zones holds the hostname and, if so, which records it already has. 409 `APP_DNS_GATEWAY_NOT_CONFIGURED` when the server has no gateway host or addresses to give.
+         * @description Needs `dns.read`. Below an apex a CNAME to the gateway's host; at an apex its A/AAAA addresses, or an ALIAS where the provider has one; a TXT under `_plinth-verify.` proving the project's claim; the ACME challenge name. Says whether one of the project's zones holds the hostname and, if so, which records it already has.
+         *
+         *     Refused with:
+         *     - 400 `APP_DNS_INVALID_NAME`: a name is not a valid domain name (a zone needs two labels or more)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_GATEWAY_NOT_CONFIGURED`: the server has no gateway host name or addresses to point at (DNS_GATEWAY_HOST, DNS_GATEWAY_IPV4, DNS_GATEWAY_IPV6)
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         get: operations["getGatewayInstructions"];
         put?: never;
@@ -2300,7 +2456,23 @@ export interface paths {
         put?: never;
         /**
          * Create the gateway records in the project's zone that holds the hostname
-         * @description Needs `dns.manage`. Adds the missing records together (existing ones are kept); 409 `APP_DNS_ZONE_NOT_HOSTED` when no zone of the project holds the hostname, and the records rules' 409s (a CNAME beside other records) when the zone has records in the way.
+         * @description Needs `dns.manage`. Adds the missing records together (existing ones are kept); a zone whose records stand in the way (a CNAME beside other records) is refused by the records' rules.
+         *
+         *     Refused with:
+         *     - 400 `APP_DNS_INVALID_CONTENT`: a record's content is not valid for its type
+         *     - 400 `APP_DNS_INVALID_NAME`: a name is not a valid domain name (a zone needs two labels or more)
+         *     - 400 `APP_DNS_INVALID_TTL`: a TTL is outside the allowed range
+         *     - 400 `APP_DNS_NAME_OUTSIDE_ZONE`: a record's name lies outside its zone
+         *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
+         *     - 400 `APP_DNS_TOO_MANY_RECORDS`: the zone would hold more records than a zone may
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_CNAME_CONFLICT`: a CNAME would stand beside other records at its name, or at the apex
+         *     - 409 `APP_DNS_CONCURRENT_CHANGE`: the zone kept changing under the change; try again
+         *     - 409 `APP_DNS_GATEWAY_NOT_CONFIGURED`: the server has no gateway host name or addresses to point at (DNS_GATEWAY_HOST, DNS_GATEWAY_IPV4, DNS_GATEWAY_IPV6)
+         *     - 409 `APP_DNS_RECORD_EXISTS`: the zone already has the same record
+         *     - 409 `APP_DNS_ZONE_NOT_HOSTED`: no zone of the project holds the hostname
+         *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
          */
         post: operations["applyGatewayInstructions"];
         delete?: never;
@@ -2388,7 +2560,7 @@ export interface paths {
         put?: never;
         /**
          * Resume a suspended app: its live deployment starts again, without a build
-         * @description Needs `hosting.deploy`. The instances start in the background; the gateway routes to them once healthy. 409 `APP_HOSTING_NOT_SUSPENDED` when it is not suspended.
+         * @description Needs `hosting.deploy`. The instances start in the background; the gateway routes to them once healthy. The answer gives the state the app is in now: `deploying` while its live deployment starts again (`created` before any). 409 `APP_HOSTING_NOT_SUSPENDED` when it is not suspended.
          */
         post: operations["unsuspendHostingApp"];
         delete?: never;
@@ -2407,7 +2579,7 @@ export interface paths {
         get?: never;
         /**
          * Set how many instances the live deployment runs
-         * @description Needs `hosting.manage`. No build: instances of the live deployment start (health-gated) or stop in the background. `instances` must lie within min and max (400 `APP_HOSTING_SCALING_INVALID`).
+         * @description Needs `hosting.manage`. No build: instances of the live deployment start (health-gated) or stop in the background. `instances` alone sets the count: `min` and `max`, when left out, widen to take it; when given, `instances` must lie within them (400 `APP_HOSTING_SCALING_INVALID`).
          */
         put: operations["scaleHostingApp"];
         post?: never;
@@ -3255,7 +3427,7 @@ export interface paths {
         get?: never;
         /**
          * Create or replace one secret
-         * @description Needs `hosting.manage`. Sealed at rest, given to builds and instances as an environment variable, masked in every log line. Running instances keep the values they started with; the next deployment, scale or resume gets the new ones. The platform's own variables (PORT, HOST, PLINTH_*) are refused.
+         * @description Needs `hosting.manage`. Sealed at rest, given to instances as an environment variable, and to builds only with `buildTime: true`; masked in every log line. Running instances keep the values they started with; the next deployment, scale or resume gets the new ones. The platform's own variables (PORT, HOST, PLINTH_*) are refused.
          */
         put: operations["putHostingAppSecret"];
         post?: never;
@@ -3634,6 +3806,8 @@ export interface components {
                 download: components["schemas"]["MethodSetting"];
                 fileDelete: components["schemas"]["MethodSetting"];
             };
+            /** @description `_users` only. `open` (what switching auth on gives): profile fields sent at sign-up that `fields` does not declare are stored with the user as given, beside the declared ones, which meet their definitions. `strict`: they are refused with 400 `APP_UNKNOWN_FIELD`. Either way, read-only fields, files and reserved names are refused */
+            signUpFields?: "open" | "strict";
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -3831,8 +4005,10 @@ export interface components {
             push: "write" | "admin" | "nobody";
             allowForcePush: boolean;
             allowDelete: boolean;
-            /** @description Who may push to matching branches: callers with `git.write` (and write deploy keys), only `git.admin` holders, or nobody (changes come through the API) */
+            /** @description Who may merge merge requests into matching branches, as enforced: never looser than `push` unless `mergeExplicit` */
             merge: "write" | "admin" | "nobody";
+            /** @description True when `merge` was set on the rule; false when it follows `push` (a frozen branch takes no merges either) */
+            mergeExplicit: boolean;
             /** @description Approvals a merge request needs before it may be merged into a matching branch */
             requiredApprovals: number;
             /** Format: date-time */
@@ -4098,7 +4274,7 @@ export interface components {
             id: string;
             projectId: string;
             name: string;
-            /** @description `created` before its first deployment; `deploying` while one builds or releases; `running` with every instance up; `degraded` with some down; `crashed` with none; `suspended` by request */
+            /** @description `created` before its first deployment; `deploying` while one builds or releases, or while a resumed app's instances start; `running` with every instance up; `degraded` with some down; `crashed` with none; `suspended` by request */
             state: "created" | "deploying" | "running" | "degraded" | "crashed" | "suspended";
             /** @description Where the gateway serves it: `<name>.<HOSTING_APPS_DOMAIN>` */
             hostname: string;
@@ -4139,7 +4315,7 @@ export interface components {
             id: string;
             projectId: string;
             name: string;
-            /** @description `created` before its first deployment; `deploying` while one builds or releases; `running` with every instance up; `degraded` with some down; `crashed` with none; `suspended` by request */
+            /** @description `created` before its first deployment; `deploying` while one builds or releases, or while a resumed app's instances start; `running` with every instance up; `degraded` with some down; `crashed` with none; `suspended` by request */
             state: "created" | "deploying" | "running" | "degraded" | "crashed" | "suspended";
             /** @description Where the gateway serves it: `<name>.<HOSTING_APPS_DOMAIN>` */
             hostname: string;
@@ -4172,6 +4348,8 @@ export interface components {
             name: string;
             /** @description Goes up by one on every change */
             version: number;
+            /** @description Also given to builds. Every secret reaches the app's instances; only these reach its builds, where every installed dependency's scripts run */
+            buildTime: boolean;
             /** Format: date-time */
             updatedAt: string;
         };
@@ -6731,8 +6909,8 @@ export interface operations {
                         success: true;
                         data: {
                             user: components["schemas"]["ProjectUser"];
-                            /** @description Project JWT (claim type "project"), valid only on this project */
-                            token: string;
+                            /** @description Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>` */
+                            accessToken: string;
                             /** @enum {string} */
                             tokenType: "Bearer";
                             /** @description Seconds until the token expires */
@@ -6917,6 +7095,8 @@ export interface operations {
                         download?: components["schemas"]["MethodSetting"];
                         fileDelete?: components["schemas"]["MethodSetting"];
                     };
+                    /** @description `_users` only. `open` (what switching auth on gives): profile fields sent at sign-up that `fields` does not declare are stored with the user as given, beside the declared ones, which meet their definitions. `strict`: they are refused with 400 `APP_UNKNOWN_FIELD`. Either way, read-only fields, files and reserved names are refused */
+                    signUpFields?: "open" | "strict";
                 };
             };
         };
@@ -7009,7 +7189,7 @@ export interface operations {
                     email: string;
                     /** @description At least 8 characters and not the email address */
                     password: string;
-                    /** @description Profile fields stored with the user; reserved names (id, email, password, timestamps, _ or $ prefixes) are refused */
+                    /** @description Profile fields stored with the user. Declared fields of `_users` meet their definitions; undeclared ones are kept as sent unless the `_users` definition's `signUpFields` is `strict`. Read-only fields, file fields and reserved names (id, email, password, timestamps, _ or $ prefixes) are refused */
                     extraFields?: {
                         [key: string]: unknown;
                     };
@@ -7028,8 +7208,8 @@ export interface operations {
                         success: true;
                         data: {
                             user: components["schemas"]["ProjectUser"];
-                            /** @description Project JWT (claim type "project"), valid only on this project */
-                            token: string;
+                            /** @description Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>` */
+                            accessToken: string;
                             /** @enum {string} */
                             tokenType: "Bearer";
                             /** @description Seconds until the token expires */
@@ -7089,8 +7269,8 @@ export interface operations {
                         success: true;
                         data: {
                             user: components["schemas"]["ProjectUser"];
-                            /** @description Project JWT (claim type "project"), valid only on this project */
-                            token: string;
+                            /** @description Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>` */
+                            accessToken: string;
                             /** @enum {string} */
                             tokenType: "Bearer";
                             /** @description Seconds until the token expires */
@@ -7147,8 +7327,8 @@ export interface operations {
                         success: true;
                         data: {
                             user: components["schemas"]["ProjectUser"];
-                            /** @description Project JWT (claim type "project"), valid only on this project */
-                            token: string;
+                            /** @description Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>` */
+                            accessToken: string;
                             /** @enum {string} */
                             tokenType: "Bearer";
                             /** @description Seconds until the token expires */
@@ -7253,8 +7433,8 @@ export interface operations {
                         success: true;
                         data: {
                             user: components["schemas"]["ProjectUser"];
-                            /** @description Project JWT (claim type "project"), valid only on this project */
-                            token: string;
+                            /** @description Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>` */
+                            accessToken: string;
                             /** @enum {string} */
                             tokenType: "Bearer";
                             /** @description Seconds until the token expires */
@@ -9213,8 +9393,8 @@ export interface operations {
                     allowForcePush?: boolean;
                     /** @description False when a rule is created without it */
                     allowDelete?: boolean;
-                    /** @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody; `write` when a rule is created without it */
-                    merge?: "write" | "admin" | "nobody";
+                    /** @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody. Absent on create, or `null`, it follows `push` (a branch nobody may push to takes no merges); a level given here is kept as written, even looser than `push` */
+                    merge?: "write" | "admin" | "nobody" | (never | null);
                     /** @description Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged; 0 when a rule is created without it */
                     requiredApprovals?: number;
                 };
@@ -9273,8 +9453,8 @@ export interface operations {
                     allowForcePush?: boolean;
                     /** @description False when a rule is created without it */
                     allowDelete?: boolean;
-                    /** @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody; `write` when a rule is created without it */
-                    merge?: "write" | "admin" | "nobody";
+                    /** @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody. Absent on create, or `null`, it follows `push` (a branch nobody may push to takes no merges); a level given here is kept as written, even looser than `push` */
+                    merge?: "write" | "admin" | "nobody" | (never | null);
                     /** @description Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged; 0 when a rule is created without it */
                     requiredApprovals?: number;
                 };
@@ -11404,7 +11584,10 @@ export interface operations {
     };
     exportDnsZone: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `text` answers the master file itself, as `Accept: text/dns` does; `json` (the default) the envelope */
+                format?: "json" | "text";
+            };
             header?: never;
             path: {
                 projectId: string;
@@ -11414,9 +11597,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Done: the envelope, with the answer in `data` */
+            /** @description The envelope holding the zone file (the default, for API clients), or with `Accept: text/dns` or `?format=text` the master file itself, as a download */
             200: {
                 headers: {
+                    /** @description With the master file: `attachment; filename="<zone>.zone"` */
+                    "Content-Disposition"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11429,6 +11614,7 @@ export interface operations {
                             zoneFile: string;
                         };
                     };
+                    "text/dns": Blob;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -11815,6 +12001,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -12218,6 +12405,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Sets the count; `min` and `max` left out widen to take it */
                     instances: number;
                     min?: number;
                     max?: number;
@@ -14820,6 +15008,8 @@ export interface operations {
             content: {
                 "application/json": {
                     value: string;
+                    /** @description Give the value to builds too (install and build scripts, the scripts of every dependency installed). Omitted: the secret keeps its setting; a new one is runtime only */
+                    buildTime?: boolean;
                 };
             };
         };
@@ -14910,6 +15100,8 @@ export interface operations {
                 "application/json": {
                     /** @description A `.env` text: `NAME=value` lines, `export ` prefixes, quoted values, `#` comments */
                     env: string;
+                    /** @description Give the value to builds too (install and build scripts, the scripts of every dependency installed). Omitted: the secret keeps its setting; a new one is runtime only */
+                    buildTime?: boolean;
                 };
             };
         };

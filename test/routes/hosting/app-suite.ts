@@ -1,5 +1,7 @@
 import type { Test } from 'tap'
 import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { buildTestApp, call, orgWithRoles } from '../../helper.js'
 import { deploymentSettled, packFixture, uploadSource, viaGateway, waitFor } from './fixtures.js'
 
@@ -64,10 +66,11 @@ export async function appSuite (t: Test, env: Record<string, string>): Promise<v
   const suspended = await viaGateway(port, host)
   t.equal(suspended.status, 503, 'suspended: 503')
   await waitFor('instances stopped', async () => (await call(app, 'GET', appUrl, owner.auth)).body.data.instances.length, (n) => n === 0)
-  t.equal((await call(app, 'POST', `${appUrl}/unsuspend`, owner.auth)).status, 200)
+  const resumed = await call(app, 'POST', `${appUrl}/unsuspend`, owner.auth)
+  t.same([resumed.status, resumed.body.data.state], [200, 'deploying'], 'the answer says the app is starting again, not suspended')
   await waitFor('resumed', async () => (await viaGateway(port, host)).status, (status) => status === 200)
 
-  t.equal((await call(app, 'PUT', `${appUrl}/scaling`, owner.auth, { instances: 3, max: 3 })).status, 200)
+  t.equal((await call(app, 'PUT', `${appUrl}/scaling`, owner.auth, { instances: 3 })).status, 200, 'a count alone scales')
   await waitFor('three instances', async () => (await call(app, 'GET', appUrl, owner.auth)).body.data.instances.filter((one: { state: string }) => one.state === 'running').length, (n) => n === 3)
   const answered = new Set<string>()
   await waitFor('answers from three instances', async () => { answered.add((await viaGateway(port, host)).body); return answered.size }, (n) => n === 3)
@@ -81,4 +84,9 @@ export async function appSuite (t: Test, env: Record<string, string>): Promise<v
 
   t.equal((await call(app, 'DELETE', appUrl, owner.auth)).status, 200)
   t.equal((await viaGateway(port, host)).status, 404, 'a deleted app is unknown to the gateway')
+
+  const cache = join(app.config.hosting.dir, 'driver', 'npm-caches', projectId)
+  if (app.hosting.driver.name === 'process') t.ok(existsSync(cache), 'the project has its own npm cache')
+  t.equal((await call(app, 'DELETE', `/api/projects/${projectId}`, owner.auth)).status, 200)
+  t.notOk(existsSync(cache), 'which goes with the project')
 }

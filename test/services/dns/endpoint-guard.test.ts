@@ -4,8 +4,8 @@ import { createSecretBox } from '../../../services/crypto.js'
 import { tempStore } from '../../helper.js'
 import { ManualClock } from '../../../services/clock.js'
 import { createIdGenerator } from '../../../services/ids.js'
-import { BuiltinProvider } from '../../../services/dns/providers/builtin.js'
-import { DnsProviders } from '../../../services/dns/providers.js'
+import { parseDnsConfig } from '../../../services/dns/config.js'
+import { buildDnsServices } from '../../../services/dns/index.js'
 import { internalEndpointProblem } from '../../../services/dns/endpoint-guard.js'
 
 t.test('internal addresses are named, public ones and allowed hosts pass', async (t) => {
@@ -21,14 +21,11 @@ t.test('internal addresses are named, public ones and allowed hosts pass', async
 t.test('a provider saved while its host was allowed is refused at use once it is not', async (t) => {
   const store = await tempStore(t)
   const clock = new ManualClock(Date.UTC(2026, 4, 17, 12))
-  const secrets = createSecretBox(randomBytes(32))
-  const builtin = new BuiltinProvider(store, { clock })
-  const deps = { clock, newId: createIdGenerator(() => clock.nowMs()), secrets, builtin }
-  const open = new DnsProviders(store, { ...deps, privateHosts: ['127.0.0.1'] })
-  await open.init()
+  const ports = { store, clock, newId: createIdGenerator(() => clock.nowMs()), secrets: createSecretBox(randomBytes(32)), reservedHosts: [], ownershipKey: randomBytes(32), onQueryError: () => {} }
+  const { providers: open } = await buildDnsServices({ ...ports, config: parseDnsConfig({ DNS_PROVIDER_PRIVATE_HOSTS: '127.0.0.1' }) })
   const saved = await open.create('p1', { name: 'Inside', kind: 'powerdns', endpoint: 'http://127.0.0.1:8081', credentials: { apiKey: 'k' } })
   t.ok((await open.open('p1', saved.id)).provider)
-  const strict = new DnsProviders(store, { ...deps, privateHosts: [] })
+  const { providers: strict } = await buildDnsServices({ ...ports, config: parseDnsConfig({}) })
   await t.rejects(strict.open('p1', saved.id), { status: 502, code: 'APP_DNS_PROVIDER_FAILED', message: /127\.0\.0\.1.*DNS_PROVIDER_PRIVATE_HOSTS/ })
   t.match(await strict.test('p1', saved.id), { ok: false, message: /may not be called: its host "127\.0\.0\.1" is an internal address/ }, 'the test action says why')
 })

@@ -50,13 +50,13 @@ export async function providerContract (t: Test, target: ContractTarget): Promis
 
   await target.provider.check()
   const zone = await zones.create('p1', { name, providerId: 'under-test' })
-  const initial = (await records.list('p1', zone.id)).filter((record) => record.type === 'SOA')
-  const serialOf = async () => Number((await records.list('p1', zone.id, { type: 'SOA' }))[0]?.content.split(' ')[2])
+  const initial = (await records.list(zone)).filter((record) => record.type === 'SOA')
+  const serialOf = async () => Number((await records.list(zone, { type: 'SOA' }))[0]?.content.split(' ')[2])
   if (target.listsSoa) t.equal(initial.length, 1, 'one SOA, at the apex')
   const firstSerial = target.listsSoa ? await serialOf() : 0
 
   const long = `v=DKIM1; p=${'A'.repeat(300)}`
-  const written = await records.change('p1', zone.id, {
+  const written = await records.change(zone, {
     create: [
       { name: 'www', type: 'A', ttl: 300, content: '192.0.2.1' },
       { name: 'www', type: 'A', ttl: 300, content: '192.0.2.2' },
@@ -76,7 +76,7 @@ export async function providerContract (t: Test, target: ContractTarget): Promis
     `${name} 300 MX 10 mail.${name}`, `${name} 300 TXT v=spf1 -all`, `dkim.${name} 300 TXT ${long}`, `_sip._tcp.${name} 300 SRV 0 5 5060 sip.${name}`,
     `${name} 300 CAA 0 issue "letsencrypt.org"`, `*.apps.${name} 300 A 192.0.2.9`
   ]
-  const listed = async () => (await records.list('p1', zone.id)).filter((record) => record.type !== 'SOA' && !(record.type === 'NS' && record.name === name)).map(line).sort()
+  const listed = async () => (await records.list(zone)).filter((record) => record.type !== 'SOA' && !(record.type === 'NS' && record.name === name)).map(line).sort()
   t.same(await listed(), [...expected].sort(), 'every type reads back in canonical form')
   if (target.bumpsSerial) t.ok(await serialOf() > firstSerial, 'the serial rose')
 
@@ -92,19 +92,19 @@ export async function providerContract (t: Test, target: ContractTarget): Promis
   await both(`www.${name}`, 'TXT', [])
 
   const before = await listed()
-  const refused = await records.change('p1', zone.id, { create: [{ name: 'ok', type: 'A', content: '192.0.2.3' }, { name: 'www', type: 'CNAME', content: 'example.net' }] }).catch((error: unknown) => error)
+  const refused = await records.change(zone, { create: [{ name: 'ok', type: 'A', content: '192.0.2.3' }, { name: 'www', type: 'CNAME', content: 'example.net' }] }).catch((error: unknown) => error)
   t.ok(refused instanceof AppError && refused.code === 'APP_DNS_CNAME_CONFLICT', 'a CNAME beside other records is refused')
   t.same(await listed(), before, 'and nothing of that change reached the provider')
 
-  const [first] = await records.list('p1', zone.id, { name: `www.${name}`, type: 'A' })
+  const [first] = await records.list(zone, { name: `www.${name}`, type: 'A' })
   const serialBefore = target.listsSoa ? await serialOf() : 0
-  const moved = await records.change('p1', zone.id, { update: [{ id: first.id, name: 'www', type: 'A', ttl: 120, content: '192.0.2.7' }], delete: [(await records.list('p1', zone.id, { name: `alias.${name}` }))[0].id] })
+  const moved = await records.change(zone, { update: [{ id: first.id, name: 'www', type: 'A', ttl: 120, content: '192.0.2.7' }], delete: [(await records.list(zone, { name: `alias.${name}` }))[0].id] })
   t.equal(moved.written[0].content, '192.0.2.7')
   if (target.bumpsSerial) t.ok(await serialOf() > serialBefore, 'the serial rose again')
   t.same((await listed()).filter((entry) => entry.startsWith(`www.${name} `) || entry.startsWith(`alias.${name} `)), [`www.${name} 120 A 192.0.2.2`, `www.${name} 120 A 192.0.2.7`, `www.${name} 300 AAAA 2001:db8::1`].sort(), 'the update reset the set\'s TTL; the delete took the CNAME')
   await both(`www.${name}`, 'A', [`www.${name}. 120 IN A 192.0.2.2`, `www.${name}. 120 IN A 192.0.2.7`])
   await both(`alias.${name}`, 'A', [], 'NXDOMAIN')
 
-  await zones.delete('p1', zone.id)
+  await zones.delete(zone)
   if (port !== undefined) t.equal((await dig(port, `www.${name}`, 'A')).status, 'REFUSED', 'a deleted zone is no longer served')
 }

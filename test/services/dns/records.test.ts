@@ -5,21 +5,14 @@ import { tempStore } from '../../helper.js'
 import { ManualClock } from '../../../services/clock.js'
 import { createIdGenerator } from '../../../services/ids.js'
 import { AppError } from '../../../services/errors.js'
-import { BuiltinProvider } from '../../../services/dns/providers/builtin.js'
-import { DnsProviders } from '../../../services/dns/providers.js'
-import { DnsRecords } from '../../../services/dns/records.js'
-import { Zones } from '../../../services/dns/zones.js'
+import { parseDnsConfig } from '../../../services/dns/config.js'
+import { buildDnsServices } from '../../../services/dns/index.js'
 
 async function services (t: Parameters<typeof tempStore>[0]) {
   const store = await tempStore(t)
   const clock = new ManualClock(Date.UTC(2026, 4, 17, 12))
-  const builtin = new BuiltinProvider(store, { clock })
   const newId = createIdGenerator(() => clock.nowMs())
-  const providers = new DnsProviders(store, { clock, newId, secrets: createSecretBox(randomBytes(32)), builtin, privateHosts: [] })
-  const zones = new Zones(store, { clock, newId, providers, nameservers: ['ns1.example.net'] })
-  await builtin.init()
-  await zones.init()
-  return { clock, builtin, zones, records: new DnsRecords(zones) }
+  return await buildDnsServices({ store, clock, newId, secrets: createSecretBox(randomBytes(32)), config: parseDnsConfig({ DNS_NAMESERVERS: 'ns1.example.net' }), reservedHosts: [], ownershipKey: randomBytes(32), onQueryError: () => {} })
 }
 
 t.test('the serial starts at the date and rises with every change, past the date when it must', async (t) => {
@@ -27,7 +20,7 @@ t.test('the serial starts at the date and rises with every change, past the date
   const zone = await zones.create('p1', { name: 'example.com' })
   const serial = async () => (await builtin.zoneFor('example.com'))?.serial
   t.equal(await serial(), 2026051701, 'YYYYMMDDnn')
-  for (let i = 0; i < 3; i++) await records.create('p1', zone.id, { name: `h${i}`, type: 'A', content: '192.0.2.1' })
+  for (let i = 0; i < 3; i++) await records.create(zone, { name: `h${i}`, type: 'A', content: '192.0.2.1' })
   t.equal(await serial(), 2026051704)
 })
 
@@ -37,7 +30,7 @@ t.test('concurrent changes: each lands whole or is refused, and the serial count
   const before = (await builtin.zoneFor('example.com'))?.serial ?? 0
   const outcomes = await Promise.all(Array.from({ length: 8 }, async (_, i) => {
     try {
-      await records.change('p1', zone.id, { create: [{ name: `a${i}`, type: 'A', content: '192.0.2.1' }, { name: `a${i}`, type: 'TXT', content: `n=${i}` }] })
+      await records.change(zone, { create: [{ name: `a${i}`, type: 'A', content: '192.0.2.1' }, { name: `a${i}`, type: 'TXT', content: `n=${i}` }] })
       return 'landed'
     } catch (error) {
       return error instanceof AppError ? error.code : String(error)

@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap'
+import { createSocket } from 'node:dgram'
 import * as packet from 'dns-packet'
 import { buildTestApp } from '../../helper.js'
 import { DnsServer } from '../../../services/dns/server.js'
@@ -11,7 +12,7 @@ import { dig, digTransfer, type DigAnswer } from './dig.js'
 async function served (t: Test, env: Record<string, string> = {}) {
   const app = await buildTestApp(t, { env: { DNS_PORT: '0', ...env } })
   const zone = await app.dns.zones.create('proj1', { name: 'example.com' })
-  await app.dns.records.change('proj1', zone.id, {
+  await app.dns.records.change(zone, {
     create: [
       { name: 'www', type: 'A', ttl: 300, content: '192.0.2.1' },
       { name: 'www', type: 'A', ttl: 300, content: '192.0.2.2' },
@@ -110,11 +111,11 @@ t.test('the serial moves on every change, and the answers with it', async (t) =>
   const { app, zone, port } = await served(t)
   const serial = async () => Number((await dig(port, 'example.com', 'SOA', '+tcp')).answer[0].split(' ')[6])
   const first = await serial()
-  const [www] = await app.dns.records.list('proj1', zone.id, { name: 'www.example.com', type: 'A' })
-  await app.dns.records.delete('proj1', www.id)
+  const [www] = await app.dns.records.list(zone, { name: 'www.example.com', type: 'A' })
+  await app.dns.records.delete(zone, www.id)
   t.equal(await serial(), first + 1)
   t.same((await dig(port, 'www.example.com', 'A')).answer, ['www.example.com. 300 IN A 192.0.2.2'])
-  await app.dns.zones.delete('proj1', zone.id)
+  await app.dns.zones.delete(zone)
   t.equal((await dig(port, 'www.example.com', 'A')).status, 'REFUSED', 'a deleted zone is no longer served')
 })
 
@@ -135,7 +136,7 @@ t.test('zone transfers: refused unless the address is allowed, and then whole', 
 t.test('past 64 KB: a transfer is cut into messages, an answer set is truncated even over TCP', async (t) => {
   const { app, zone, port } = await served(t, { DNS_AXFR_ALLOW: '127.0.0.1' })
   const big = Array.from({ length: 40 }, (_, i) => ({ name: 'wide', type: 'TXT' as const, content: `${i}-${'w'.repeat(3990)}` }))
-  await app.dns.records.change('proj1', zone.id, { create: big })
+  await app.dns.records.change(zone, { create: big })
   const transfer = await digTransfer(port, 'example.com')
   t.match(transfer, /XFR size: 72 records \(messages [3-9],/, 'every record arrives, over several messages')
   const tcp = await dig(port, 'wide.example.com', 'TXT', '+tcp', '+ignore')
@@ -163,4 +164,27 @@ t.test('malformed and odd messages', async (t) => {
   const question = packet.encode({ id: 7, type: 'query', questions: [{ name: 'www.example.com', type: 'A', class: 'IN' }] })
   t.equal(rcode((await broken.respond(question, 'udp', '127.0.0.1'))[0]), 2, 'a store that fails: SERVFAIL')
   t.match(failures, [{ message: 'store down' }], 'and the failure is reported')
+})
+
+t.test('response-rate limiting is on by default: a burst over UDP from one network meets truncated answers', async (t) => {
+  const { port } = await served(t)
+  const client = createSocket('udp4')
+  t.teardown(() => client.close())
+  const burst = 200
+  let whole = 0
+  let truncated = 0
+  const settled = new Promise<void>((resolve) => {
+    client.on('message', (message) => {
+      if ((packet.decode(message).flags! & packet.TRUNCATED_RESPONSE) !== 0) truncated++
+      else whole++
+      // One truncated answer is the limit at work; all of them whole would mean there is none.
+      if (truncated > 0 || whole === burst) resolve()
+    })
+  })
+  for (let id = 1; id <= burst; id++) client.send(packet.encode({ id, type: 'query', questions: [{ name: 'www.example.com', type: 'A' }] }), port, '127.0.0.1')
+  await settled
+  t.ok(truncated > 0, `past the rate answers come back truncated (${whole} whole so far)`)
+  t.ok(whole < burst)
+  const tcp = await dig(port, 'www.example.com', 'A', '+tcp')
+  t.same([tcp.status, tcp.answer.length], ['NOERROR', 2], 'TCP still answers')
 })

@@ -4,9 +4,8 @@ import { createSecretBox } from '../../../services/crypto.js'
 import { tempStore } from '../../helper.js'
 import { ManualClock } from '../../../services/clock.js'
 import { createIdGenerator } from '../../../services/ids.js'
-import { BuiltinProvider } from '../../../services/dns/providers/builtin.js'
-import { DnsProviders } from '../../../services/dns/providers.js'
-import { Zones } from '../../../services/dns/zones.js'
+import { parseDnsConfig } from '../../../services/dns/config.js'
+import { buildDnsServices } from '../../../services/dns/index.js'
 import type { Document, Store, StoreCollection } from '../../../services/store/types.js'
 
 /**
@@ -33,11 +32,7 @@ async function racingZones (t: Parameters<typeof tempStore>[0], size: number) {
   }
   const clock = new ManualClock(Date.UTC(2026, 4, 17, 12))
   const newId = createIdGenerator(() => clock.nowMs())
-  const builtin = new BuiltinProvider(store, { clock })
-  const providers = new DnsProviders(store, { clock, newId, secrets: createSecretBox(randomBytes(32)), builtin, privateHosts: [] })
-  const zones = new Zones(meeting, { clock, newId, providers, nameservers: ['ns1.example.net'] })
-  await builtin.init()
-  await zones.init()
+  const { zones } = await buildDnsServices({ store: meeting, clock, newId, secrets: createSecretBox(randomBytes(32)), config: parseDnsConfig({ DNS_NAMESERVERS: 'ns1.example.net' }), reservedHosts: [], ownershipKey: randomBytes(32), onQueryError: () => {} })
   return { zones, served: store.collection<{ zoneId: string }>('dns_served_zones') }
 }
 

@@ -8,6 +8,7 @@ import { AppError } from '../../../services/errors.js'
 import { newId } from '../../../services/ids.js'
 import { Certificates } from '../../../services/hosting/certificates.js'
 import { Hostnames, type HostingEventKind } from '../../../services/hosting/hostnames.js'
+import type { HostedZone } from '../../../services/dns/zones.js'
 import { startPebble } from './pebble.js'
 
 /**
@@ -45,13 +46,13 @@ await certificates.init()
 const root = await pebble.issuingRoot()
 
 /** A hostname bound to an app, its records created in a zone of `zoneProject` on the built-in server, and verified. */
-async function verifiedHostname (projectId: string, appId: string, hostname: string, zone: { name: string, project?: string }): Promise<string> {
+async function verifiedHostname (projectId: string, appId: string, hostname: string, zone: { name: string, project?: string }): Promise<HostedZone> {
   const zoneProject = zone.project ?? projectId
   const created = await app.dns.zones.create(zoneProject, { name: zone.name })
   const { instructions } = await hostnames.bind(projectId, appId, hostname)
-  await app.dns.records.change(zoneProject, created.id, { create: instructions.records.map((record) => ({ name: `${record.name}.`, type: record.type as 'A' | 'CNAME' | 'TXT', content: record.content })) })
+  await app.dns.records.change(created, { create: instructions.records.map((record) => ({ name: `${record.name}.`, type: record.type as 'A' | 'CNAME' | 'TXT', content: record.content })) })
   await hostnames.verify(projectId, appId, hostname)
-  return created.id
+  return created
 }
 
 /** The served chain, checked link by link up to pebble's issuing root, and by a TLS client that trusts only that root. */
@@ -100,11 +101,11 @@ t.test('HTTP-01: the gateway\'s plain-HTTP port answers the CA and the certifica
 })
 
 t.test('DNS-01: the challenge TXT goes through the project\'s zone and is taken out again', async (t) => {
-  const zoneId = await verifiedHostname('p2', 'app2', 'www.dns.test', { name: 'dns.test' })
+  const zone = await verifiedHostname('p2', 'app2', 'www.dns.test', { name: 'dns.test' })
   const issued = await certificates.issue('p2', 'app2', 'www.dns.test')
   t.match(issued, { status: 'issued', challenge: 'dns-01' }, 'DNS-01 is the default where the project hosts the zone')
   await assertServedAndTrusted(t, 'www.dns.test')
-  t.same(await app.dns.records.list('p2', zoneId, { name: '_acme-challenge.www.dns.test' }), [], 'the challenge record is gone')
+  t.same(await app.dns.records.list(zone, { name: '_acme-challenge.www.dns.test' }), [], 'the challenge record is gone')
 })
 
 t.test('renewal takes the certificates that are due, and only those', async (t) => {
@@ -126,10 +127,10 @@ t.test('renewal takes the certificates that are due, and only those', async (t) 
 })
 
 t.test('a failing challenge is recorded with the CA\'s problem and retried later', async (t) => {
-  const zoneId = await verifiedHostname('p3', 'app3', 'moved.test', { name: 'moved.test' })
+  const zone = await verifiedHostname('p3', 'app3', 'moved.test', { name: 'moved.test' })
   // The name moves away after it was verified: the CA can no longer reach the gateway there.
-  const a = (await app.dns.records.list('p3', zoneId, { type: 'A' }))[0]
-  await app.dns.records.change('p3', zoneId, { delete: [a.id], create: [{ name: '@', type: 'A', content: '127.0.0.2' }] })
+  const a = (await app.dns.records.list(zone, { type: 'A' }))[0]
+  await app.dns.records.change(zone, { delete: [a.id], create: [{ name: '@', type: 'A', content: '127.0.0.2' }] })
   const failed = await refusal(certificates.issue('p3', 'app3', 'moved.test', { challenge: 'http-01' }))
   t.same([failed.status, failed.code], [502, 'APP_HOSTING_CERTIFICATE_FAILED'])
   const kept = await certificates.get('p3', 'app3', 'moved.test')

@@ -6,9 +6,10 @@ import { Readable } from 'node:stream'
 import { finished } from 'node:stream/promises'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { buildContext, dockerfileFor, isBuildArgName } from '../../../services/hosting/container-driver/build-context.js'
+import { buildCacheId, buildContext, dockerfileFor, isBuildArgName } from '../../../services/hosting/container-driver/build-context.js'
 import { ContainerDriver } from '../../../services/hosting/container-driver/index.js'
-import { LineSplitter, readBuildMessages, readContainerOutput } from '../../../services/hosting/container-driver/output.js'
+import { readBuildMessages, readContainerOutput } from '../../../services/hosting/container-driver/output.js'
+import { LineSplitter } from '../../../services/hosting/line-splitter.js'
 import { listSource } from '../../../services/hosting/source-tree.js'
 import { BuildFailedError } from '../../../services/hosting/runtime.js'
 import { tempDir } from '../../helper.js'
@@ -51,12 +52,21 @@ t.test('the build context is a tar the real tar reads, with the Dockerfile besid
   t.not(changed.sourceDigest(), context.sourceDigest())
 })
 
-t.test('the Dockerfile builds in one stage and keeps only /app in the next', async (t) => {
-  const dockerfile = dockerfileFor({ kind: 'node', install: 'install', runsBuildScript: false, command: ['node', 'x.js'], staticRoot: null }, 'base:1', ['TOKEN'])
-  t.equal(dockerfile, [
-    'FROM base:1 AS build', 'WORKDIR /app', 'ARG TOKEN', 'COPY app/ /app/', 'RUN ["npm", "install", "--no-audit", "--no-fund"]',
+t.test('the Dockerfile builds in one stage, with the project\'s cache mounted, and keeps only /app in the next', async (t) => {
+  const plan = { kind: 'node' as const, install: 'install' as const, runsBuildScript: true, command: ['node', 'x.js'], staticRoot: null }
+  t.equal(dockerfileFor(plan, 'base:1', ['TOKEN'], null), [
+    'FROM base:1 AS build', 'WORKDIR /app', 'ARG TOKEN', 'COPY app/ /app/', 'RUN ["npm","install","--no-audit","--no-fund"]', 'RUN ["npm","run","build"]',
+    'FROM base:1', 'WORKDIR /app', 'COPY --from=build /app /app', 'CMD ["node","x.js"]', ''
+  ].join('\n'), 'an engine without cache mounts builds with no cache at all')
+  const cacheId = buildCacheId('p1')
+  t.equal(cacheId, 'plinth-npm-p1')
+  t.equal(dockerfileFor(plan, 'base:1', [], cacheId), [
+    'FROM base:1 AS build', 'WORKDIR /app', 'COPY app/ /app/',
+    'RUN --mount=type=cache,id=plinth-npm-p1,target=/plinth-npm-cache ["npm","install","--no-audit","--no-fund","--cache","/plinth-npm-cache","--prefer-offline"]',
+    'RUN --mount=type=cache,id=plinth-npm-p1,target=/plinth-npm-cache ["npm","run","build","--cache","/plinth-npm-cache"]',
     'FROM base:1', 'WORKDIR /app', 'COPY --from=build /app /app', 'CMD ["node","x.js"]', ''
   ].join('\n'))
+  for (const bad of ['', 'a/b', '../x', 'a,target=/', 'x'.repeat(65)]) t.equal(buildCacheId(bad), null, `no cache id from ${JSON.stringify(bad)}`)
   t.ok(isBuildArgName('SECRET_TOKEN'))
   t.notOk(isBuildArgName('1BAD'))
   t.notOk(isBuildArgName('A-B'))
@@ -97,7 +107,7 @@ t.test('the driver takes an image reference, never a line of Dockerfile', async 
   t.equal(driver.name, 'container')
   t.equal(driver.degradedReason, null)
   t.equal(await driver.stats('none').catch((error: NodeJS.ErrnoException) => error.code), 'ENOENT', 'an absent engine is an error, not a silent null')
-  const failure = await rejection(driver.build({ appId: 'a', deploymentId: 'd', sourceDir: join(fixtures, 'procfile-app'), kind: 'auto', env: {}, log: { write: () => undefined }, signal: new AbortController().signal }))
+  const failure = await rejection(driver.build({ projectId: 'p', appId: 'a', deploymentId: 'd', sourceDir: join(fixtures, 'procfile-app'), kind: 'auto', env: {}, log: { write: () => undefined }, signal: new AbortController().signal }))
   t.type(failure, BuildFailedError)
   t.match(failure, { reason: /The engine refused the build: .*ENOENT/ })
 

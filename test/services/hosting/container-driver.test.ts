@@ -13,6 +13,8 @@ import { digestSource } from '../../../services/hosting/source-tree.js'
 
 const fixtures = fileURLToPath(new URL('../../fixtures/hosting/', import.meta.url))
 const SECRET = 'not-in-any-image-7f3a'
+// Build caches live on the engine's host, outside any temp dir: the tests' builds share one, kept between runs.
+const TEST_PROJECT = 'plinth-test'
 
 const engine = await startPodman(t)
 if (engine !== null) {
@@ -26,9 +28,9 @@ if (engine !== null) {
 
   let counter = 0
   const built: Artifact[] = []
-  async function build (app: string, env: Record<string, string> = {}, sourceDir = join(fixtures, app)): Promise<{ artifact: Artifact, log: RecordingSink }> {
+  async function build (app: string, env: Record<string, string> = {}, sourceDir = join(fixtures, app), projectId = TEST_PROJECT): Promise<{ artifact: Artifact, log: RecordingSink }> {
     const log = new RecordingSink()
-    const artifact = await driver.build({ appId: `app-${app}`, deploymentId: `dep-${++counter}`, sourceDir, kind: 'auto', env, log, signal: new AbortController().signal })
+    const artifact = await driver.build({ projectId, appId: `app-${app}`, deploymentId: `dep-${++counter}`, sourceDir, kind: 'auto', env, log, signal: new AbortController().signal })
     built.push(artifact)
     return { artifact, log }
   }
@@ -223,13 +225,13 @@ if (engine !== null) {
     writeFileSync(join(source, 'package.json'), JSON.stringify({ name: 'slow-build', scripts: { build: 'node -e "console.log(\'build begins\'); setTimeout(() => {}, 4000)"', start: 'node server.js' } }))
     const log = new RecordingSink()
     const controller = new AbortController()
-    const building = driver.build({ appId: 'app-slow', deploymentId: 'dep-canceled', sourceDir: source, kind: 'auto', env: {}, log, signal: controller.signal })
+    const building = driver.build({ projectId: TEST_PROJECT, appId: 'app-slow', deploymentId: 'dep-canceled', sourceDir: source, kind: 'auto', env: {}, log, signal: controller.signal })
     await log.seen(/build begins/)
     controller.abort()
     t.type(await rejection(building), BuildCanceledError)
     t.same(await docker.listImages({ filters: { label: ['plinth.deployment=dep-canceled'] } }), [])
 
-    t.type(await rejection(driver.build({ appId: 'app-slow', deploymentId: 'dep-x', sourceDir: source, kind: 'auto', env: {}, log, signal: AbortSignal.abort() })), BuildCanceledError)
+    t.type(await rejection(driver.build({ projectId: TEST_PROJECT, appId: 'app-slow', deploymentId: 'dep-x', sourceDir: source, kind: 'auto', env: {}, log, signal: AbortSignal.abort() })), BuildCanceledError)
   })
 
   t.test('a failing build rejects with its last lines', async (t) => {
@@ -238,6 +240,21 @@ if (engine !== null) {
     const failure = await rejection(build('failing', {}, source))
     t.type(failure, BuildFailedError)
     t.match((failure as BuildFailedError).reason, /exit status 7[^]*compile error in app\.ts/)
+  })
+
+  t.test('the builds of one project share an npm cache that no other project\'s build sees', async (t) => {
+    const planter = tempDir(t, 'plinth-cache-planter-')
+    writeFileSync(join(planter, 'package.json'), JSON.stringify({ name: 'planter', scripts: { build: 'node -e "require(\'fs\').writeFileSync(process.env.npm_config_cache + \'/planted.txt\', \'x\')"', start: 'node x.js' } }))
+    const reader = tempDir(t, 'plinth-cache-reader-')
+    writeFileSync(join(reader, 'package.json'), JSON.stringify({ name: 'reader', scripts: { build: 'node -e "console.log(\'planted: \' + require(\'fs\').existsSync(process.env.npm_config_cache + \'/planted.txt\'))"', start: 'node x.js' } }))
+    // The engine keeps cache mounts on its host, outside any temp dir, so the names are fixed and reused by every run;
+    // no build ever plants anything in theirs.
+    const [ours, theirs] = ['plinth-test-ours', 'plinth-test-theirs']
+    await build('planter', {}, planter, ours)
+    t.match((await build('reader', {}, reader, ours)).log.text('stdout'), /planted: true/, 'the project\'s next build finds what its last one left in the cache')
+    t.match((await build('reader', {}, reader, theirs)).log.text('stdout'), /planted: false/, 'another project\'s build does not')
+    await driver.discardBuildCache(ours)
+    t.match((await build('reader', {}, reader, ours)).log.text('stdout'), /planted: false/, 'discarding the project\'s cache empties it')
   })
 
   t.test('source that cannot be built is refused before the engine sees it', async (t) => {

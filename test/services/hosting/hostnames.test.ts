@@ -55,11 +55,11 @@ t.test('bind answers the records; verify lists what is missing, then succeeds on
   t.match(missing.details?.fields?.[0].message, /has no CNAME, A or AAAA record; expected gw\.plinth\.test/)
   t.match(await hostnames.get('p1', 'app1', 'www.shop.test'), { status: 'pending', lastCheck: { ok: false, records: [{ ok: false }, { ok: false }] } }, 'the failed check is kept')
 
-  await app.dns.records.create('p1', zone.id, { name: 'www', type: 'CNAME', content: 'gw.plinth.test' })
+  await app.dns.records.create(zone, { name: 'www', type: 'CNAME', content: 'gw.plinth.test' })
   const half = await refusal(hostnames.verify('p1', 'app1', 'www.shop.test'))
   t.same(half.details?.fields?.map((field) => field.path), ['_plinth-verify.www.shop.test TXT'], 'only the ownership TXT is left')
 
-  await app.dns.records.create('p1', zone.id, { name: '_plinth-verify.www', type: 'TXT', content: 'plinth-verify=someone-elses-claim' })
+  await app.dns.records.create(zone, { name: '_plinth-verify.www', type: 'TXT', content: 'plinth-verify=someone-elses-claim' })
   const wrong = await refusal(hostnames.verify('p1', 'app1', 'www.shop.test'))
   t.match(wrong.details?.fields?.[0].message, /does not hold the expected value/)
 
@@ -79,7 +79,7 @@ t.test('an apex routes by address: the gateway\'s are accepted, anyone else\'s a
   const zone = await app.dns.zones.create('pa', { name: 'apex.test' })
   const { instructions } = await hostnames.bind('pa', 'app1', 'apex.test')
   t.same(instructions.records.map((record) => `${record.type} ${record.content}`)[0], 'A 127.0.0.1')
-  await app.dns.records.change('pa', zone.id, {
+  await app.dns.records.change(zone, {
     create: [
       { name: '@', type: 'A', content: '127.0.0.1' },
       { name: '@', type: 'A', content: '192.0.2.9' },
@@ -88,8 +88,8 @@ t.test('an apex routes by address: the gateway\'s are accepted, anyone else\'s a
   })
   const stray = await refusal(hostnames.verify('pa', 'app1', 'apex.test'))
   t.match(stray.message, /points at 192\.0\.2\.9, not at the gateway/)
-  const strayId = (await app.dns.records.list('pa', zone.id, { type: 'A' })).find((record) => record.content === '192.0.2.9')?.id ?? ''
-  await app.dns.records.change('pa', zone.id, { delete: [strayId] })
+  const strayId = (await app.dns.records.list(zone, { type: 'A' })).find((record) => record.content === '192.0.2.9')?.id ?? ''
+  await app.dns.records.change(zone, { delete: [strayId] })
   t.match(await hostnames.verify('pa', 'app1', 'apex.test'), { status: 'verified', lastCheck: { records: [{ found: ['A 127.0.0.1'] }] } })
 })
 
@@ -97,10 +97,10 @@ t.test('a CNAME elsewhere is named; without configured addresses the gateway hos
   const target = { host: 'edge.infra.test', ipv4: [], ipv6: [] }
   const { hostnames, gateway } = await hosting({ target })
   const infra = await app.dns.zones.create('ops', { name: 'infra.test' })
-  await app.dns.records.create('ops', infra.id, { name: 'edge', type: 'A', content: '127.0.0.1' })
+  await app.dns.records.create(infra, { name: 'edge', type: 'A', content: '127.0.0.1' })
   const zone = await app.dns.zones.create('pb', { name: 'blog.test' })
   await hostnames.bind('pb', 'app1', 'www.blog.test')
-  await app.dns.records.change('pb', zone.id, {
+  await app.dns.records.change(zone, {
     create: [
       { name: 'www', type: 'CNAME', content: 'elsewhere.example.net' },
       { name: '_plinth-verify.www', type: 'TXT', content: gateway.ownershipValue('pb', 'www.blog.test') }
@@ -108,8 +108,8 @@ t.test('a CNAME elsewhere is named; without configured addresses the gateway hos
   })
   const elsewhere = await refusal(hostnames.verify('pb', 'app1', 'www.blog.test'))
   t.match(elsewhere.message, /is a CNAME to elsewhere\.example\.net, not to the gateway/)
-  const cname = (await app.dns.records.list('pb', zone.id, { type: 'CNAME' }))[0]
-  await app.dns.records.change('pb', zone.id, { delete: [cname.id], create: [{ name: 'www', type: 'A', content: '127.0.0.1' }] })
+  const cname = (await app.dns.records.list(zone, { type: 'CNAME' }))[0]
+  await app.dns.records.change(zone, { delete: [cname.id], create: [{ name: 'www', type: 'A', content: '127.0.0.1' }] })
   t.match(await hostnames.verify('pb', 'app1', 'www.blog.test'), { status: 'verified' }, 'an address the gateway host resolves to counts')
 })
 

@@ -3,40 +3,11 @@ import { execFileSync } from 'node:child_process'
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ManualClock } from '../../../services/clock.js'
-import { createIdGenerator } from '../../../services/ids.js'
-import { AppLogs } from '../../../services/hosting/logs.js'
 import { Traffic } from '../../../services/hosting/traffic.js'
 import { HostRoutes } from '../../../services/hosting/route-table.js'
 import { masker, parseEnv } from '../../../services/hosting/secrets.js'
 import { checkExternalUrl, checkSubdirectory, narrowed, SourceError, unpackTar } from '../../../services/hosting/sources.js'
-import { HOSTING_LIMITS } from '../../../schemas/hosting.js'
 import { tempDir, tempStore } from '../../helper.js'
-
-t.test('logs keep the newest lines of a deployment, read by page or after a sequence number, and reach followers masked', async (t) => {
-  const clock = new ManualClock()
-  const errors: unknown[] = []
-  const logs = new AppLogs(await tempStore(t), { clock, newId: createIdGenerator(() => clock.nowMs()), onError: (error) => errors.push(error) })
-  await logs.init()
-  const seen: string[] = []
-  const stop = logs.follow('a1', 'build', (line) => seen.push(line.line))
-  const sink = logs.sink({ appId: 'a1', deploymentId: 'd1', instanceId: null, kind: 'build' }, masker(['hunter2']))
-  const total = HOSTING_LIMITS.logLinesKept + 600
-  for (let i = 0; i < total; i++) sink.write(i === 0 ? 'password hunter2' : `line ${i}`, 'stdout')
-  await sink.flushed()
-  stop()
-  sink.write('after unfollowing', 'stderr')
-  await sink.flushed()
-  t.same(errors, [])
-  t.equal(seen.length, total, 'followers saw every line')
-  t.equal(seen[0], 'password ********')
-  const newest = await logs.read('a1', 'build', { limit: 3 })
-  t.same(newest.map((line) => line.line), [`line ${total - 2}`, `line ${total - 1}`, 'after unfollowing'], 'the newest, oldest first')
-  const kept = await logs.read('a1', 'build', { after: 0, limit: 1 })
-  t.ok(Number(kept[0].line.split(' ')[1]) >= 500, `older lines were dropped (first kept: ${kept[0].line})`)
-  t.same(await logs.read('a1', 'runtime', {}), [], 'kinds are apart')
-  await logs.deleteForApp('a1')
-  t.same(await logs.read('a1', 'build', {}), [])
-})
 
 t.test('traffic: counts and percentiles per app and instance, usage rows by hour', async (t) => {
   const clock = new ManualClock(Date.UTC(2026, 0, 1, 10, 30))

@@ -1,0 +1,254 @@
+import { isPlainObject } from '../store/semantics/values.js'
+import type { Filter } from '../store/types.js'
+import { STATE_GROUPS } from '../../schemas/tracker.js'
+import {
+  FILTER_FIELDS, FILTER_LIMITS, FILTER_OPERATORS, PRIORITIES, type FilterConditionT, type FilterFieldT, type FilterOperatorT, type TrackerFilterT
+} from '../../schemas/tracker-filters.js'
+import { addDays, isDay, localDay, relativeDay, startOfDay } from './calendar.js'
+import { invalidFilter } from './errors.js'
+
+/**
+ * The tracker's filter grammar (schemas/tracker-filters.ts): `checkFilter`
+ * refuses what is not a tree of allow-listed fields, operators and typed
+ * values, naming the place, field and operator; `compileFilter` turns a
+ * checked tree into a Store filter, relative days read in the project's
+ * timezone. Parts 2's search, exports, analytics and webhooks compile the
+ * same trees.
+ */
+
+type Kind = 'id' | 'person' | 'enum' | 'text' | 'number' | 'day' | 'instant' | 'boolean'
+interface FieldSpec { kind: Kind, paths: string[], list?: boolean, nullable?: boolean, values?: readonly string[] }
+
+const FIELDS: Record<FilterFieldT, FieldSpec> = {
+  project: { kind: 'id', paths: ['lpId'] },
+  state: { kind: 'id', paths: ['stateId'] },
+  stateGroup: { kind: 'enum', paths: ['stateGroup'], values: STATE_GROUPS },
+  priority: { kind: 'enum', paths: ['priority'], values: PRIORITIES },
+  assignee: { kind: 'person', paths: ['assignees'], list: true },
+  label: { kind: 'id', paths: ['labelIds'], list: true },
+  module: { kind: 'id', paths: ['moduleIds'], list: true },
+  cycle: { kind: 'id', paths: ['cycleId'], nullable: true },
+  parent: { kind: 'id', paths: ['parentId'], nullable: true },
+  type: { kind: 'id', paths: ['typeId'], nullable: true },
+  createdBy: { kind: 'person', paths: ['createdBy'] },
+  title: { kind: 'text', paths: ['title'] },
+  description: { kind: 'text', paths: ['descriptionText'] },
+  text: { kind: 'text', paths: ['title', 'descriptionText'] },
+  number: { kind: 'number', paths: ['seq'] },
+  estimate: { kind: 'number', paths: ['estimate'], nullable: true },
+  startDate: { kind: 'day', paths: ['startDate'], nullable: true },
+  targetDate: { kind: 'day', paths: ['targetDate'], nullable: true },
+  createdAt: { kind: 'instant', paths: ['createdAt'] },
+  updatedAt: { kind: 'instant', paths: ['updatedAt'] },
+  completedAt: { kind: 'instant', paths: ['completedAt'], nullable: true },
+  archived: { kind: 'boolean', paths: ['archivedAt'] },
+  draft: { kind: 'boolean', paths: ['draft'] }
+}
+
+const OPERATORS: Record<Kind, readonly FilterOperatorT[]> = {
+  id: ['eq', 'in', 'isEmpty'],
+  person: ['eq', 'in', 'isEmpty'],
+  enum: ['eq', 'in'],
+  text: ['eq', 'contains', 'isEmpty'],
+  number: ['eq', 'in', 'lt', 'gt', 'between', 'isEmpty'],
+  day: ['eq', 'lt', 'gt', 'between', 'isEmpty'],
+  instant: ['eq', 'lt', 'gt', 'between', 'isEmpty'],
+  boolean: ['eq']
+}
+
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/
+const ID = /^[0-9A-Za-z_-]{1,64}$/
+
+/** The operators a field takes, for messages and for part 2's tool descriptions. */
+export function operatorsOf (field: FilterFieldT): readonly FilterOperatorT[] {
+  const spec = FIELDS[field]
+  return OPERATORS[spec.kind].filter((op) => op !== 'isEmpty' || spec.nullable === true || spec.list === true || spec.kind === 'text')
+}
+
+function describe (kind: Kind, spec: FieldSpec): string {
+  switch (kind) {
+    case 'id': return 'an id'
+    case 'person': return 'a user id or "me"'
+    case 'enum': return `one of ${(spec.values ?? []).join(', ')}`
+    case 'text': return `text of 1 to ${FILTER_LIMITS.maxTextLength} characters`
+    case 'number': return 'a number'
+    case 'day': return 'a day (YYYY-MM-DD) or a relative day (today, -7d, startOfWeek, …)'
+    case 'instant': return 'an ISO 8601 date-time, a day (YYYY-MM-DD) or a relative day (today, -7d, startOfWeek, …)'
+    case 'boolean': return 'true or false'
+  }
+}
+
+function scalarOk (spec: FieldSpec, value: unknown): boolean {
+  switch (spec.kind) {
+    case 'id': return typeof value === 'string' && ID.test(value)
+    case 'person': return typeof value === 'string' && ID.test(value)
+    case 'enum': return typeof value === 'string' && (spec.values ?? []).includes(value)
+    case 'text': return typeof value === 'string' && value.length >= 1 && value.length <= FILTER_LIMITS.maxTextLength
+    case 'number': return typeof value === 'number' && Number.isFinite(value)
+    case 'day': return typeof value === 'string' && (isDay(value) || relativeDay(value, '2000-01-01') !== null)
+    case 'instant': return typeof value === 'string' && (isDay(value) || relativeDay(value, '2000-01-01') !== null || (ISO_INSTANT.test(value) && Number.isFinite(Date.parse(value))))
+    case 'boolean': return typeof value === 'boolean'
+  }
+}
+
+class Checker {
+  private conditions = 0
+
+  node (node: unknown, path: string, depth: number): TrackerFilterT {
+    if (depth > FILTER_LIMITS.maxDepth) throw invalidFilter(path, `is nested deeper than ${FILTER_LIMITS.maxDepth} levels`)
+    if (!isPlainObject(node)) throw invalidFilter(path, 'must be an object: { and: [...] }, { or: [...] }, { not: {...} } or a condition { field, op, value }')
+    const keys = Object.keys(node)
+    for (const logical of ['and', 'or', 'not'] as const) {
+      if (!Object.hasOwn(node, logical)) continue
+      const extra = keys.find((key) => key !== logical)
+      if (extra !== undefined) throw invalidFilter(`${path}.${extra}`, `is not allowed beside "${logical}"`)
+      const inner = node[logical]
+      if (logical === 'not') return { not: this.node(inner, `${path}.not`, depth + 1) }
+      if (!Array.isArray(inner) || inner.length === 0) throw invalidFilter(`${path}.${logical}`, 'must be a non-empty list of filters')
+      if (inner.length > FILTER_LIMITS.maxConditions) throw invalidFilter(`${path}.${logical}`, `holds more than ${FILTER_LIMITS.maxConditions} filters`)
+      const items = inner.map((item, index) => this.node(item, `${path}.${logical}[${index}]`, depth + 1))
+      return logical === 'and' ? { and: items } : { or: items }
+    }
+    return this.condition(node, path)
+  }
+
+  private condition (node: Record<string, unknown>, path: string): FilterConditionT {
+    if (++this.conditions > FILTER_LIMITS.maxConditions) throw invalidFilter(path, `the filter holds more than ${FILTER_LIMITS.maxConditions} conditions`)
+    const extra = Object.keys(node).find((key) => key !== 'field' && key !== 'op' && key !== 'value')
+    if (extra !== undefined) throw invalidFilter(`${path}.${extra}`, 'is not part of a condition (field, op, value), nor and, or, not')
+    const { field, op, value } = node
+    if (typeof field !== 'string') throw invalidFilter(`${path}.field`, 'is required: the field to filter on')
+    if (!(FILTER_FIELDS as readonly string[]).includes(field)) {
+      throw invalidFilter(`${path}.field`, `"${field.slice(0, 64)}" is not a filterable field; use one of ${FILTER_FIELDS.join(', ')}`, field.slice(0, 64))
+    }
+    const name = field as FilterFieldT
+    if (typeof op !== 'string') throw invalidFilter(`${path}.op`, `is required: one of ${operatorsOf(name).join(', ')}`, name)
+    if (!(FILTER_OPERATORS as readonly string[]).includes(op)) {
+      throw invalidFilter(`${path}.op`, `"${op.slice(0, 32)}" is not an operator; use one of ${FILTER_OPERATORS.join(', ')}`, name)
+    }
+    const operator = op as FilterOperatorT
+    if (!operatorsOf(name).includes(operator)) throw invalidFilter(`${path}.op`, `"${name}" does not take ${operator}; it takes ${operatorsOf(name).join(', ')}`, name)
+    if (!Object.hasOwn(node, 'value')) throw invalidFilter(`${path}.value`, 'is required', name)
+    this.value(FIELDS[name], name, operator, value, `${path}.value`)
+    return { field: name, op: operator, value: value as FilterConditionT['value'] }
+  }
+
+  private value (spec: FieldSpec, field: FilterFieldT, op: FilterOperatorT, value: unknown, path: string): void {
+    const wanted = describe(spec.kind, spec)
+    if (op === 'isEmpty') {
+      if (typeof value !== 'boolean') throw invalidFilter(path, `${field} isEmpty takes true or false`, field)
+      return
+    }
+    if (op === 'in' || op === 'between') {
+      const size = op === 'between' ? '2' : `1 to ${FILTER_LIMITS.maxInValues}`
+      if (!Array.isArray(value) || value.length === 0 || value.length > FILTER_LIMITS.maxInValues || (op === 'between' && value.length !== 2)) {
+        throw invalidFilter(path, `${field} ${op} takes a list of ${size} values, each ${wanted}`, field)
+      }
+      value.forEach((item, index) => { if (!scalarOk(spec, item)) throw invalidFilter(`${path}[${index}]`, `${field} ${op} takes values that are ${wanted}`, field) })
+      return
+    }
+    if (!scalarOk(spec, value)) throw invalidFilter(path, `${field} ${op} takes ${wanted}`, field)
+  }
+}
+
+/** A filter tree checked: every field, operator and value allowed, else 400 naming where. */
+export function checkFilter (raw: unknown, path = 'filter'): TrackerFilterT {
+  return new Checker().node(raw, path, 0)
+}
+
+/** A filter sent as query-string JSON: null when absent. */
+export function parseFilterText (raw: string | undefined, path = 'query.filter'): TrackerFilterT | null {
+  if (raw === undefined || raw.trim() === '') return null
+  if (Buffer.byteLength(raw, 'utf8') > FILTER_LIMITS.maxBytes) throw invalidFilter(path, `is larger than ${FILTER_LIMITS.maxBytes} bytes`)
+  let value: unknown
+  try {
+    value = JSON.parse(raw)
+  } catch {
+    throw invalidFilter(path, 'is not valid JSON')
+  }
+  return checkFilter(value, path)
+}
+
+export interface FilterContext {
+  /** The caller, for `me`. */
+  userId: string
+  timezone: string
+  now: Date
+}
+
+export interface CompiledFilter { filter: Filter, fields: ReadonlySet<FilterFieldT> }
+
+/** An instant bound: a whole day (`start` … before `end`) or one instant. */
+interface Span { start: Date, end: Date, exact: boolean }
+
+const escapeRegex = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+class Compiler {
+  readonly fields = new Set<FilterFieldT>()
+  private readonly today: string
+
+  constructor (private readonly context: FilterContext) {
+    this.today = localDay(context.now, context.timezone)
+  }
+
+  node (node: TrackerFilterT): Filter {
+    if ('and' in node) return { $and: node.and.map((item) => this.node(item)) }
+    if ('or' in node) return { $or: node.or.map((item) => this.node(item)) }
+    if ('not' in node) return { $nor: [this.node(node.not)] }
+    this.fields.add(node.field)
+    const spec = FIELDS[node.field]
+    const clauses = spec.paths.map((path) => this.condition(spec, path, node.op, node.value))
+    return clauses.length === 1 ? clauses[0] : { $or: clauses }
+  }
+
+  private condition (spec: FieldSpec, path: string, op: FilterOperatorT, value: unknown): Filter {
+    if (op === 'isEmpty') {
+      const empty: Filter = spec.list === true ? { [path]: { $size: 0 } } : spec.kind === 'text' ? { [path]: { $in: [null, ''] } } : { [path]: null }
+      return value === true ? empty : { $nor: [empty] }
+    }
+    if (spec.kind === 'boolean') return path === 'archivedAt' ? { archivedAt: value === true ? { $ne: null } : null } : { [path]: value }
+    if (spec.kind === 'text' && op === 'contains') return { [path]: { $regex: escapeRegex(value as string), $options: 'i' } }
+    if (spec.kind === 'instant') return this.instant(path, op, value)
+    const operand = (item: unknown): unknown => this.scalar(spec, item)
+    switch (op) {
+      case 'eq': return { [path]: operand(value) }
+      case 'in': return { [path]: { $in: (value as unknown[]).map(operand) } }
+      case 'lt': return { [path]: { $lt: operand(value) } }
+      case 'gt': return { [path]: { $gt: operand(value) } }
+      default: return { [path]: { $gte: operand((value as unknown[])[0]), $lte: operand((value as unknown[])[1]) } }
+    }
+  }
+
+  private scalar (spec: FieldSpec, value: unknown): unknown {
+    if (spec.kind === 'person' && value === 'me') return this.context.userId
+    if (spec.kind === 'day') return isDay(value) ? value : relativeDay(value as string, this.today)
+    return value
+  }
+
+  private span (value: unknown): Span {
+    const text = value as string
+    const day = isDay(text) ? text : relativeDay(text, this.today)
+    if (day !== null) return { start: startOfDay(day, this.context.timezone), end: startOfDay(addDays(day, 1), this.context.timezone), exact: false }
+    const at = new Date(text)
+    return { start: at, end: at, exact: true }
+  }
+
+  /** A day given for an instant field means the whole day in the project's timezone. */
+  private instant (path: string, op: FilterOperatorT, value: unknown): Filter {
+    if (op === 'between') {
+      const [from, to] = (value as unknown[]).map((item) => this.span(item))
+      return { [path]: { $gte: from.start, ...(to.exact ? { $lte: to.end } : { $lt: to.end }) } }
+    }
+    const span = this.span(value)
+    if (op === 'lt') return { [path]: { $lt: span.start } }
+    if (op === 'gt') return { [path]: span.exact ? { $gt: span.end } : { $gte: span.end } }
+    return { [path]: span.exact ? span.start : { $gte: span.start, $lt: span.end } }
+  }
+}
+
+/** A checked tree in Store terms, and the fields it names (lists add their defaults for the others). */
+export function compileFilter (tree: TrackerFilterT | null, context: FilterContext): CompiledFilter {
+  if (tree === null) return { filter: {}, fields: new Set() }
+  const compiler = new Compiler(context)
+  return { filter: compiler.node(tree), fields: compiler.fields }
+}

@@ -1,0 +1,121 @@
+import type { Clock } from '../clock.js'
+import type { Cursors } from '../collections/query.js'
+import type { UploadSessions } from '../files/uploads.js'
+import type { IdGenerator } from '../ids.js'
+import type { Store } from '../store/types.js'
+import { ItemActivity } from './activity.js'
+import { TrackerAttachments } from './attachments.js'
+import { TrackerAutomations } from './automations.js'
+import { TrackerComments } from './comments.js'
+import { TrackerCycles } from './cycles.js'
+import { TrackerEstimates } from './estimates.js'
+import { TrackerFlows } from './flows.js'
+import { FollowUps, type FollowUpQueue } from './follow-ups.js'
+import { Idempotency } from './idempotency.js'
+import { TrackerIntake } from './intake.js'
+import { TrackerIssueTypes } from './issue-types.js'
+import { ItemLists } from './item-lists.js'
+import { ItemRules } from './item-rules.js'
+import { ItemStore } from './item-store.js'
+import { TrackerLabels } from './labels.js'
+import { TrackerLinks } from './links.js'
+import { TrackerMembers, type CanUseTracker } from './members.js'
+import { TrackerModules } from './modules.js'
+import { TrackerPages } from './pages.js'
+import { Progress } from './progress.js'
+import { TrackerProjects } from './projects.js'
+import { TrackerRelations } from './relations.js'
+import { TrackerStates } from './states.js'
+import { TrackerViews } from './views.js'
+import { WorkItems } from './work-items.js'
+
+export { TRACKER_FOLLOW_UP_JOB } from './follow-ups.js'
+export { TRACKER_DAILY_JOB, TRACKER_DAILY_EVERY_MS } from './automations.js'
+export type { TrackerActor, TrackerScope } from './access.js'
+
+/** The ports the tracker family is built from; the plugin passes the app's. */
+export interface TrackerDeps {
+  clock: Clock
+  newId: IdGenerator
+  /** Sealed keyset cursors (the collections API's mechanism), under a key of the tracker's own. */
+  cursors: Cursors
+  uploads: UploadSessions
+  /** The durable job queue: follow-ups are delayed jobs of type TRACKER_FOLLOW_UP_JOB. */
+  jobs: FollowUpQueue
+  canUseTracker: CanUseTracker
+}
+
+export interface TrackerServices {
+  projects: TrackerProjects
+  members: TrackerMembers
+  states: TrackerStates
+  labels: TrackerLabels
+  issueTypes: TrackerIssueTypes
+  estimates: TrackerEstimates
+  workItems: WorkItems
+  lists: ItemLists
+  comments: TrackerComments
+  links: TrackerLinks
+  relations: TrackerRelations
+  activity: ItemActivity
+  attachments: TrackerAttachments
+  cycles: TrackerCycles
+  modules: TrackerModules
+  views: TrackerViews
+  intake: TrackerIntake
+  pages: TrackerPages
+  automations: TrackerAutomations
+  flows: TrackerFlows
+  followUps: FollowUps
+}
+
+/** Builds the tracker's services on their ports, connects them and creates their indexes. */
+export async function trackerServices (store: Store, deps: TrackerDeps): Promise<TrackerServices> {
+  const { clock, newId, cursors } = deps
+  const followUps = new FollowUps(deps.jobs)
+  const idempotency = new Idempotency(store, { clock, newId })
+  const members = new TrackerMembers(store, { clock, cursors, canUseTracker: deps.canUseTracker })
+  const projects = new TrackerProjects(store, { clock, newId, cursors, members, followUps })
+  const states = new TrackerStates(store, { clock, newId, cursors, projects, followUps })
+  const labels = new TrackerLabels(store, { clock, newId, cursors, followUps })
+  const items = new ItemStore(store, { clock, newId })
+  const countItems = async (filter: Record<string, unknown>): Promise<number> => await items.items.countDocuments({ deletedAt: null, ...filter })
+  const issueTypes = new TrackerIssueTypes(store, { clock, newId, cursors, itemsOfType: async (lpId, typeId) => await countItems({ lpId, typeId }) })
+  const estimates = new TrackerEstimates(store, { clock, newId, cursors, itemsWithPoints: async (lpId, pointIds) => await countItems({ lpId, estimatePointId: { $in: pointIds } }) })
+  const rules = new ItemRules({ items, states, labels, members, estimates, issueTypes })
+  const workItems = new WorkItems({ clock, items, rules, states, projects, idempotency, followUps })
+  const progress = new Progress({ clock, items })
+  const cycles = new TrackerCycles(store, { clock, newId, cursors, progress, followUps })
+  const modules = new TrackerModules(store, { clock, newId, cursors, members, progress, followUps })
+  const views = new TrackerViews(store, { clock, newId, cursors })
+  const lists = new ItemLists({
+    clock,
+    items,
+    states,
+    cursors,
+    memberIds: async (lpId) => (await members.records.find({ lpId }, { sort: { _id: 1 }, projection: { userId: 1 } }).toArray()).map((member) => member.userId),
+    domain: async (lpId, field) => {
+      if (field === 'cycle') return await cycles.ids(lpId)
+      if (field === 'module') return await modules.ids(lpId)
+      const source = field === 'label' ? labels.records : issueTypes.records
+      return (await source.find({ lpId }, { sort: { _id: 1 }, projection: { _id: 1 } }).toArray()).map((record) => record._id)
+    }
+  })
+  const comments = new TrackerComments(store, { clock, newId, cursors, items, workItems, members, followUps, guestsSeeAll: async (lpId) => (await projects.record(lpId))?.guestsSeeAllItems ?? false })
+  const links = new TrackerLinks(store, { clock, newId, cursors, items, workItems, followUps })
+  const relations = new TrackerRelations(store, { clock, newId, cursors, items, workItems, followUps })
+  const activity = new ItemActivity({ clock, cursors, items, workItems, members })
+  const attachments = new TrackerAttachments(store, { clock, cursors, uploads: deps.uploads, items, workItems, followUps })
+  const intake = new TrackerIntake({ clock, cursors, items, workItems })
+  const pages = new TrackerPages(store, { clock, newId, cursors, followUps })
+  const automations = new TrackerAutomations({ clock, projects, states, workItems, idempotency })
+  const flows = new TrackerFlows({ clock, followUps, projects, states, labels, issueTypes, estimates, items, workItems, comments, links, relations, activity, attachments, cycles, modules, views, pages })
+  projects.connect(flows.settingsPort())
+  rules.connect({
+    checkCycleMove: async (scope, from, to, path) => { await cycles.checkMove(scope, from, to, path) },
+    checkModules: async (scope, ids, path) => { await modules.checkIds(scope, ids, path) }
+  })
+  lists.connect(async (scope, viewId) => await views.apply(scope, viewId))
+  for (const part of [idempotency, members, projects, states, labels, items, issueTypes, estimates, cycles, modules, views, comments, links, relations, attachments, pages]) await part.init()
+  return { projects, members, states, labels, issueTypes, estimates, workItems, lists, comments, links, relations, activity, attachments, cycles, modules, views, intake, pages, automations, flows, followUps }
+}

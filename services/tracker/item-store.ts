@@ -1,0 +1,189 @@
+import type { Clock } from '../clock.js'
+import type { IdGenerator } from '../ids.js'
+import { DuplicateKeyError } from '../store/errors.js'
+import type { Filter, SharedReads, Store, StoreCollection } from '../store/types.js'
+import { trackerError, versionMismatch } from './errors.js'
+import {
+  TRACKER_COLLECTIONS, type ActivityEntry, type ActivityRecord, type ItemRecord, type OutboxChange, type SubscriberRecord, type Subscription
+} from './records.js'
+
+/**
+ * Where work items, their activity and their subscribers are kept, and the
+ * one way an item is written. A write is one update, conditional on the
+ * version read, that also leaves the write's effects (activity entries,
+ * people to subscribe) in the item's `outbox`. The effects are then written
+ * out under ids derived from the change, so writing them twice writes them
+ * once. If that second step is cut short, the next write of the item (or the
+ * next read of its activity) writes them out first, since the next write
+ * replaces the outbox.
+ */
+
+export const activityId = (itemId: string, changeId: string, index: number): string => `${itemId}:${changeId}:${index}`
+export const subscriberId = (itemId: string, userId: string): string => `${itemId}:${userId}`
+
+export interface WriteOptions {
+  /** The version the client read (If-Match): another one is 412. */
+  ifMatch?: number
+  /** What the write may not find (e.g. `archivedAt: null`); a miss is a changed item, retried by the caller. */
+  expect?: Filter
+}
+
+export class ItemStore {
+  readonly items: StoreCollection<ItemRecord>
+  readonly activity: StoreCollection<ActivityRecord>
+  readonly subscribers: StoreCollection<SubscriberRecord>
+
+  constructor (private readonly store: Store, private readonly deps: { clock: Clock, newId: IdGenerator }) {
+    this.items = store.collection<ItemRecord>(TRACKER_COLLECTIONS.items)
+    this.activity = store.collection<ActivityRecord>(TRACKER_COLLECTIONS.activity)
+    this.subscribers = store.collection<SubscriberRecord>(TRACKER_COLLECTIONS.subscribers)
+  }
+
+  /**
+   * The access paths: by key (the number), by each field lists narrow on
+   * with the number after it (lists go newest first), the board order, the
+   * sync order, and what automations look for. Compound indexes hold at most
+   * one list field each (assignees, labels, modules).
+   */
+  async init (): Promise<void> {
+    await this.items.createIndex({ lpId: 1, seq: 1 }, { unique: true })
+    for (const field of ['stateId', 'priorityRank', 'cycleId', 'parentId', 'createdBy', 'assignees', 'labelIds', 'moduleIds', 'typeId']) {
+      await this.items.createIndex({ lpId: 1, [field]: 1, seq: 1 })
+    }
+    await this.items.createIndex({ lpId: 1, sortOrder: 1, _id: 1 })
+    await this.items.createIndex({ lpId: 1, updatedAt: 1, _id: 1 })
+    await this.items.createIndex({ lpId: 1, stateGroup: 1, completedAt: 1 })
+    await this.items.createIndex({ lpId: 1, 'intake.status': 1, seq: 1 })
+    await this.items.createIndex({ lpId: 1, estimatePointId: 1 })
+    await this.activity.createIndex({ itemId: 1, at: 1, _id: 1 })
+    await this.activity.createIndex({ lpId: 1, at: 1, _id: 1 })
+    await this.activity.createIndex({ lpId: 1, field: 1, to: 1 })
+    await this.activity.createIndex({ lpId: 1, field: 1, from: 1 })
+    await this.subscribers.createIndex({ itemId: 1, _id: 1 })
+    await this.subscribers.createIndex({ lpId: 1, userId: 1 })
+  }
+
+  /** Reads whose caller never changes what comes back (lists): the embedded engine hands out its cached, frozen documents. */
+  shared (): SharedReads<ItemRecord> {
+    return this.store.extensions.shared<ItemRecord>(TRACKER_COLLECTIONS.items)
+  }
+
+  change (actorId: string, entries: ActivityEntry[], subscribe: Subscription[] = [], automation = false): OutboxChange {
+    return { id: this.deps.newId(), at: this.deps.clock.now(), actorId, automation, entries, subscribe }
+  }
+
+  /** A live item of the project, read shared (a get by key reads nothing else but the project). */
+  async find (lpId: string, itemId: string): Promise<ItemRecord | null> {
+    const item = await this.store.extensions.shared<ItemRecord>(TRACKER_COLLECTIONS.items).findOne({ _id: itemId })
+    return item === null || item.lpId !== lpId || item.deletedAt !== null ? null : item
+  }
+
+  async findBySeq (lpId: string, seq: number): Promise<ItemRecord | null> {
+    const item = await this.store.extensions.shared<ItemRecord>(TRACKER_COLLECTIONS.items).findOne({ lpId, seq })
+    return item === null || item.deletedAt !== null ? null : item
+  }
+
+  /** A new item with its first change in its outbox; true when an earlier try already inserted it (same reserved id). */
+  async insert (record: ItemRecord): Promise<boolean> {
+    try {
+      await this.items.insertOne(record)
+    } catch (error) {
+      if (error instanceof DuplicateKeyError && Object.hasOwn(error.keyValue, '_id')) return true
+      throw error
+    }
+    await this.flush(record)
+    return false
+  }
+
+  /**
+   * One conditional write: `set` and the change's outbox, the version bumped.
+   * Null when the item changed since it was read (the caller reads it again
+   * and recomputes), 412 when that was the version the client named.
+   */
+  async write (item: ItemRecord, set: Partial<ItemRecord>, change: OutboxChange, options: WriteOptions = {}): Promise<ItemRecord | null> {
+    if (options.ifMatch !== undefined && options.ifMatch !== item.version) throw versionMismatch('work item', options.ifMatch, item.version)
+    await this.ensureFlushed(item)
+    const updated = await this.items.findOneAndUpdate(
+      { _id: item._id, version: item.version, deletedAt: null, ...options.expect },
+      { $set: { ...set, outbox: change, version: item.version + 1, updatedAt: change.at, updatedBy: change.actorId } },
+      { returnDocument: 'after' }
+    )
+    if (updated === null) {
+      if (options.ifMatch !== undefined) {
+        const now = await this.items.findOne({ _id: item._id, deletedAt: null }, { projection: { version: 1 } })
+        if (now === null) throw trackerError('APP_TRACKER_ITEM_NOT_FOUND')
+        if (now.version !== options.ifMatch) throw versionMismatch('work item', options.ifMatch, now.version)
+      }
+      return null
+    }
+    await this.flush(updated)
+    return updated
+  }
+
+  /** Writes out the outbox if its first entry is not there yet (a cut-short write). */
+  async ensureFlushed (item: ItemRecord): Promise<void> {
+    const change = item.outbox
+    if (change === null) return
+    if (change.entries.length > 0 && await this.activity.findOne({ _id: activityId(item._id, change.id, 0) }, { projection: { _id: 1 } }) !== null) return
+    await this.flush(item)
+  }
+
+  /** The outbox's activity (all or none: one insertMany) and its subscriptions, each idempotent. */
+  async flush (item: ItemRecord): Promise<void> {
+    const change = item.outbox
+    if (change === null) return
+    if (change.entries.length > 0) {
+      try {
+        await this.activity.insertMany(change.entries.map((entry, index) => ({
+          _id: activityId(item._id, change.id, index),
+          projectId: item.projectId,
+          lpId: item.lpId,
+          itemId: item._id,
+          changeId: change.id,
+          field: entry.field,
+          from: entry.from ?? null,
+          to: entry.to ?? null,
+          actorId: change.actorId,
+          automation: change.automation,
+          at: change.at
+        })))
+      } catch (error) {
+        if (!(error instanceof DuplicateKeyError)) throw error
+      }
+    }
+    await this.subscribe(item, change.subscribe, change.at)
+  }
+
+  /** Subscriptions by derived id: a person is subscribed once, with the first reason. */
+  async subscribe (item: Pick<ItemRecord, '_id' | 'projectId' | 'lpId'>, people: Subscription[], at: Date): Promise<void> {
+    const seen = new Set<string>()
+    for (const { userId, reason } of people) {
+      if (seen.has(userId)) continue
+      seen.add(userId)
+      try {
+        await this.subscribers.insertOne({ _id: subscriberId(item._id, userId), projectId: item.projectId, lpId: item.lpId, itemId: item._id, userId, reason, createdAt: at })
+      } catch (error) {
+        if (!(error instanceof DuplicateKeyError)) throw error
+      }
+    }
+  }
+
+  /** Activity written beside an item's own writes (comments, links, relations, attachments), by derived id. */
+  async record (item: Pick<ItemRecord, '_id' | 'projectId' | 'lpId'>, id: string, actorId: string, entry: ActivityEntry, at: Date): Promise<void> {
+    try {
+      await this.activity.insertOne({ _id: id, projectId: item.projectId, lpId: item.lpId, itemId: item._id, changeId: id, field: entry.field, from: entry.from ?? null, to: entry.to ?? null, actorId, automation: false, at })
+    } catch (error) {
+      if (!(error instanceof DuplicateKeyError)) throw error
+    }
+  }
+
+  async purge (lpId: string): Promise<void> {
+    for (const collection of [this.activity, this.subscribers, this.items] as Array<StoreCollection<{ lpId: string }>>) {
+      for (;;) {
+        const page = await collection.find({ lpId }, { limit: 1000, projection: { _id: 1 } }).toArray()
+        if (page.length === 0) break
+        await collection.deleteMany({ _id: { $in: page.map((doc) => doc._id) } })
+      }
+    }
+  }
+}
