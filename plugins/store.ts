@@ -1,10 +1,13 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { openStore, type Store } from '../services/store/index.js'
+import { StoreClock } from '../services/store/store-clock.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     store: Store
+    /** The Store's time as a synchronous clock (services/store/store-clock.ts), for what every node must judge alike. */
+    storeClock: StoreClock
   }
 }
 
@@ -13,6 +16,9 @@ async function storePlugin (app: FastifyInstance): Promise<void> {
   const store = await openStore(app.config, undefined, (retry) => { app.log.warn(retry, 'waiting for MongoDB (MONGODB_URL) to answer') })
   app.decorate('store', store)
   app.addHook('onClose', async () => { await store.close() })
+  const storeClock = new StoreClock(store)
+  await storeClock.sync()
+  app.decorate('storeClock', storeClock)
 }
 
 export default fp(storePlugin, { name: 'plinth-store', fastify: '5.x', dependencies: ['plinth-config'] })

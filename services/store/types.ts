@@ -145,11 +145,6 @@ export interface ScanOptions<T extends Document = Document> {
 export interface ScanPage<T extends Document = Document> { docs: Array<WithId<T>>, last: WithId<T> | null }
 
 /**
- * Everything Plinth adds to the driver's shape, kept in one place so the rest
- * of the port stays exactly the driver's subset. Every engine implements it;
- * for MongoDB it is plain driver calls.
- */
-/**
  * Writes over any number of documents, in pages of the Store's sweep page
  * size, each page its own all-or-nothing write: not atomic as a whole, but
  * never past a transaction's bounds, and each can be run again to finish what
@@ -164,6 +159,11 @@ export interface PagedWrites {
   drop (): Promise<boolean>
 }
 
+/**
+ * Everything Plinth adds to the driver's shape, kept in one place so the rest
+ * of the port stays exactly the driver's subset. Every engine implements it;
+ * for MongoDB it is plain driver calls.
+ */
 export interface StoreExtensions {
   shared<T extends Document = Document> (collection: string): SharedReads<T>
   /** Internal sweeps over a collection: deletes, updates and drops that may touch any number of documents. */
