@@ -20,6 +20,8 @@ import { MongoDouble } from '../../fixtures/mongo-double/server.js'
  * filtered call, and the one error translation on every driver call
  * (failures injected with MongoDB's failCommand fail point).
  */
+// The whole conformance suite over sockets, 10,000-document writes included: more than the default file timeout under c8 on a busy machine.
+t.setTimeout(300_000)
 const double = await new MongoDouble().start()
 // A short server selection, so an outage is told within the test's time (the URL's options win over the engine's).
 const store = await openMongoStore({ url: double.url('serverSelectionTimeoutMS=1500'), db: 'conf', queryTimeoutMs: 5000 })
