@@ -75,8 +75,12 @@ t.test('the build emits the server alone, and plain node serves it', { timeout: 
 t.test('MONGODB_URL at a closed port: one line naming MONGODB_URL once the configured wait is over, exit 69', { timeout: 120_000 }, async (t) => {
   // Port 1 refuses every connection; a wait of 8 s is an attempt of 5 s, a logged retry, and one of the 2 s left.
   const server = startBuilt({
-    PORT: '0', DATA_DIR: tempDir(t), MONGODB_URL: 'mongodb://127.0.0.1:1/?directConnection=true', MONGODB_CONNECT_TIMEOUT_SECONDS: '8',
-    PLINTH_MASTER_KEY: 'a'.repeat(64), LOG_LEVEL: 'warn'
+    PORT: '0',
+    DATA_DIR: tempDir(t),
+    MONGODB_URL: 'mongodb://127.0.0.1:1/?directConnection=true',
+    MONGODB_CONNECT_TIMEOUT_SECONDS: '8',
+    PLINTH_MASTER_KEY: 'a'.repeat(64),
+    LOG_LEVEL: 'warn'
   })
   const [code] = await server.exited
   t.equal(code, 69, 'EX_UNAVAILABLE')

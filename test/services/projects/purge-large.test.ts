@@ -47,7 +47,11 @@ t.test('a project of 200,000 records and 1,000 files is purged in pages, and a p
   }
   await docs.insertMany(keys.map((_, i) => ({ _id: `r${i}`, f: { id: `f${i}` } })))
   t.equal(await items.countDocuments(), RECORDS)
-  const listed = async (): Promise<number> => { let count = 0; for await (const _ of app.files.store.list(`files/${projectId}`)) count++; return count }
+  const listed = async (): Promise<number> => {
+    const found: string[] = []
+    for await (const object of app.files.store.list(`files/${projectId}`)) found.push(object.key)
+    return found.length
+  }
   t.equal(await listed(), FILES)
   await app.close()
 

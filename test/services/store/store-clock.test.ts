@@ -64,7 +64,7 @@ t.test('rate-limit windows are the Store\'s, and counters of ended windows are p
   const counters = store.collection<{ expiresAt: Date }>('_rate_limits')
   t.same((await counters.find({}).toArray()).map((counter) => counter.expiresAt.getTime()), Array(5).fill(Date.UTC(2026, 0, 1, 12, 1, 0)), 'each window ends on the Store\'s clock, an hour past this node\'s')
   await limiter.hit('login', '10.0.0.0', rule)
-  await t.rejects(limiter.hit('login', '10.0.0.0', rule), { status: 429 }, 'the third attempt in the window is refused')
+  await t.rejects(limiter.hit('login', '10.0.0.0', rule), { status: 429, code: 'APP_RATE_LIMITED' }, 'the third attempt in the window is refused')
 
   t.same(await limiter.prune(), { deleted: 0 }, 'nothing has ended yet')
   local.advance(61_000)
