@@ -130,12 +130,15 @@ function trustProxyOption (setting: Config['trustProxy']): PlinthServerOptions['
 
 export type PlinthServerOptions = FastifyHttpOptions<Server>
 
+/** Each plugin's time to start, beyond the wait for MongoDB (Fastify's own default). */
+const PLUGIN_TIMEOUT_SECONDS = 10
+
 /**
  * The one factory for Fastify's options, shared by the server, the tests and
  * the OpenAPI generator so all three validate, serialize and answer parser
  * errors identically and keep the same limits on slow clients.
  */
-export function fastifyOptions (config: Pick<Config, 'logLevel' | 'bodyLimit' | 'timeouts' | 'trustProxy'>, overrides: Partial<PlinthServerOptions> = {}): PlinthServerOptions {
+export function fastifyOptions (config: Pick<Config, 'logLevel' | 'bodyLimit' | 'timeouts' | 'trustProxy'> & Partial<Pick<Config, 'mongodbConnectTimeoutSeconds'>>, overrides: Partial<PlinthServerOptions> = {}): PlinthServerOptions {
   const { timeouts } = config
   const headersMs = timeouts.headersSeconds * 1000
   const requestMs = timeouts.requestSeconds * 1000
@@ -157,6 +160,9 @@ export function fastifyOptions (config: Pick<Config, 'logLevel' | 'bodyLimit' | 
     routerOptions: { ignoreTrailingSlash: true },
     frameworkErrors,
     clientErrorHandler,
+    // The store plugin waits up to MONGODB_CONNECT_TIMEOUT_SECONDS for MongoDB and then fails with a message naming
+    // MONGODB_URL; Fastify's default 10 s would cut that wait short with a bare "plugin did not start in time".
+    pluginTimeout: ((config.mongodbConnectTimeoutSeconds ?? 0) + PLUGIN_TIMEOUT_SECONDS) * 1000,
     // Fastify's typings model only its bundled compilers; the runtime contract is (schemas) => (route) => validate / serialize.
     schemaController: { compilersFactory: { buildValidator: validatorFactory(lazy), buildSerializer: serializerFactory(lazy) } } as unknown as PlinthServerOptions['schemaController'],
     ...overrides

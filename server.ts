@@ -1,11 +1,16 @@
 import { buildApp } from './app.js'
-import { ConfigError, loadConfig } from './services/config.js'
+import { loadConfig, type Config } from './services/config.js'
 import { keepListening, readDescriptorLimit, surviveDescriptorShortage } from './services/descriptors.js'
+import { startupFailure } from './services/startup-failure.js'
 
 const DRAIN_TIMEOUT_MS = 10_000
 
+// Kept for the start-up failure message, which names the variable that chose a taken port.
+let loaded: Config | null = null
+
 async function main (): Promise<void> {
   const config = loadConfig()
+  loaded = config
   const app = await buildApp(config)
   // Node raised the soft limit to the hard one as it started; the gateway fitted its connection limits into it.
   app.log.info({ ...readDescriptorLimit() }, 'open file limit (RLIMIT_NOFILE)')
@@ -35,9 +40,11 @@ async function main (): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError) {
-    console.error(error.message)
-    process.exit(78) // EX_CONFIG
+  // A bad variable, a database that does not answer, a port taken: one line naming the variable, no stack trace.
+  const failure = startupFailure(error, loaded)
+  if (failure !== null) {
+    console.error(failure.line)
+    process.exit(failure.exitCode)
   }
   console.error(error)
   process.exit(1)

@@ -8,7 +8,7 @@ import { PlatformUsers } from '../services/identity/users.js'
 import { RefreshSessions, type AccessIssuer } from '../services/identity/sessions.js'
 import { ApiKeys } from '../services/identity/api-keys.js'
 import { SshKeys } from '../services/identity/ssh-keys.js'
-import { RateLimiter } from '../services/rate-limit.js'
+import { RATE_LIMITS_PRUNE_EVERY_MS, RATE_LIMITS_PRUNE_JOB, RateLimiter } from '../services/rate-limit.js'
 import { BoundedMap } from '../services/cache/bounded-map.js'
 import { authSchemas } from '../schemas/auth.js'
 import type { DataCaller } from '../services/collections/access.js'
@@ -97,12 +97,14 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
   })
   const apiKeys = new ApiKeys(app.store, { clock: systemClock, newId, prefix: config.patPrefix })
   const sshKeys = new SshKeys(app.store, systemClock)
+  // Windows on the Store's time, so every node counts an attempt in the same one.
+  const rateLimiter = new RateLimiter(app.store, app.storeClock)
   const identity: Identity = {
     users,
     sessions,
     apiKeys,
     sshKeys,
-    rateLimiter: new RateLimiter(app.store, systemClock),
+    rateLimiter,
     revokeCredentials: async (userId) => {
       await sessions.revokeUser(userId)
       await apiKeys.revokeAll(userId)
@@ -115,6 +117,8 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
   await sshKeys.init()
   app.decorate('identity', identity)
   app.decorateRequest('platformAuth', null)
+  app.registerJobHandler(RATE_LIMITS_PRUNE_JOB, async () => await rateLimiter.prune())
+  app.addHook('onReady', async () => { await app.jobs.schedule(RATE_LIMITS_PRUNE_JOB, RATE_LIMITS_PRUNE_EVERY_MS) })
 
   // The signature check is the costliest step of an authenticated request; a hit needs the very same token, until it expires.
   const verifiedJwts = new BoundedMap<string, PlatformClaims>(VERIFIED_TOKENS_KEPT)
@@ -165,4 +169,4 @@ export function platformCaller (request: FastifyRequest): PlatformAuth {
   return request.platformAuth
 }
 
-export default fp(authPlugin, { name: 'plinth-auth', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets'] })
+export default fp(authPlugin, { name: 'plinth-auth', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-jobs'] })

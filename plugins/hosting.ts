@@ -89,7 +89,8 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
   const routes = new HostRoutes()
   const timeline = new Timeline(app.store, deps)
   const secrets = new AppSecrets(app.store, { clock: systemClock, box: app.secrets })
-  const logs = new AppLogs(app.store, { ...deps, onError, limits: config.hosting.logs })
+  // Sequence numbers on the Store's time, so lines from instances on different nodes sort as they were written.
+  const logs = new AppLogs(app.store, { ...deps, clock: app.storeClock, onError, limits: config.hosting.logs })
   const traffic = new Traffic(app.store, { clock: systemClock, projectOf: (appId) => routes.routeOf(appId)?.projectId ?? null })
   const wake = async (type: string, appId: string): Promise<void> => { await app.jobs.enqueueKeyed(type, appId, { appId }) }
   const appsDomain = config.hosting.appsDomain

@@ -14,6 +14,14 @@ export class ConfigError extends Error {
   }
 }
 
+/** What a variable names (the database, a port) could not be had at start: the server exits with EX_UNAVAILABLE (69). */
+export class UnavailableAtStartError extends Error {
+  constructor (readonly variable: string, message: string) {
+    super(`Cannot start: ${variable} ${message}`)
+    this.name = 'UnavailableAtStartError'
+  }
+}
+
 /** The variable's value trimmed; unset and blank are the same. */
 export function text (env: Env, name: string): string | undefined {
   const value = env[name]

@@ -2,13 +2,15 @@ import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { ANY_ORIGIN, normalizeOrigin } from './origins.js'
-import { allowedHostList, ConfigError, DNS_NAME, flag, integer, isAddressOrRange, text, type Env } from './config-env.js'
+import { allowedHostList, ConfigError, DNS_NAME, flag, integer, isAddressOrRange, text, UnavailableAtStartError, type Env } from './config-env.js'
 import { allowanceConflict, parseIpv4Range, type Ipv4Range } from './hosting/network/plan.js'
 import { parseDnsConfig, type DnsConfig } from './dns/config.js'
 import { parseGitConfig, type GitConfig } from './git/config.js'
 import { parseWebhooksConfig, type WebhooksConfig } from './webhooks/config.js'
+import { MAX_WRITE_DOCUMENTS } from './store/semantics/writes.js'
+import { DEFAULT_SWEEP_PAGE_SIZE } from './store/sweep.js'
 
-export { ConfigError }
+export { ConfigError, UnavailableAtStartError }
 export type { DnsConfig, GitConfig, WebhooksConfig }
 
 /**
@@ -26,6 +28,10 @@ export interface Config {
   mongodbDb: string
   /** MONGODB_QUERY_TIMEOUT_MS: the server-side time limit (maxTimeMS) of every operation that evaluates a filter. */
   mongodbQueryTimeoutMs: number
+  /** MONGODB_CONNECT_TIMEOUT_SECONDS: how long start-up waits for the deployment to answer with a primary. */
+  mongodbConnectTimeoutSeconds: number
+  /** STORE_SWEEP_PAGE_SIZE: documents per write of an internal sweep (deleting a project, revoking sessions, pruning). */
+  storeSweepPageSize: number
   logLevel: LogLevel
   /** Largest JSON body accepted, bytes. */
   bodyLimit: number
@@ -422,6 +428,8 @@ export function loadConfig (env: Env = process.env): Config {
     mongodbUrl,
     mongodbDb,
     mongodbQueryTimeoutMs: integer(env, 'MONGODB_QUERY_TIMEOUT_MS', DEFAULT_QUERY_TIMEOUT_MS, 100, 600_000),
+    mongodbConnectTimeoutSeconds: integer(env, 'MONGODB_CONNECT_TIMEOUT_SECONDS', 60, 1, 3600),
+    storeSweepPageSize: integer(env, 'STORE_SWEEP_PAGE_SIZE', DEFAULT_SWEEP_PAGE_SIZE, 1, MAX_WRITE_DOCUMENTS),
     logLevel,
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     masterKey,

@@ -14,7 +14,7 @@ import { createIdGenerator } from '../services/ids.js'
 import { JobQueue, type JobQueueDeps } from '../services/jobs.js'
 import { openSqliteStore } from '../services/store/sqlite/index.js'
 import { openStore } from '../services/store/index.js'
-import { mongoDatabase } from '../services/store/mongodb.js'
+import { mongoDatabase, openMongoStore } from '../services/store/mongodb.js'
 import type { Document, SharedReads, Store, StoreCollection, StoreExtensions } from '../services/store/types.js'
 import { CollectionDefinitions } from '../services/collections/definitions.js'
 import { Records } from '../services/collections/records.js'
@@ -233,8 +233,15 @@ export async function refusal (promise: Promise<unknown>): Promise<AppError> {
 export async function openTestJobQueue<C extends Clock = ManualClock> (t: Test, clock?: C, deps: Partial<JobQueueDeps> = {}): Promise<{ store: Store, queue: JobQueue, clock: C }> {
   const storeClock = clock ?? new ManualClock() as unknown as C
   const newId = createIdGenerator(() => storeClock.nowMs())
-  const store = openSqliteStore({ file: join(tempDir(t, 'plinth-jobs-'), 'plinth.db'), newId, clock: storeClock })
-  t.teardown(async () => { await store.close() })
+  // The suite's engine, as every other service test: on MongoDB a database of its own, with the test's clock as its time.
+  const mongodbDb = testDatabaseName()
+  const store = TEST_MONGODB_URL === undefined
+    ? openSqliteStore({ file: join(tempDir(t, 'plinth-jobs-'), 'plinth.db'), newId, clock: storeClock })
+    : await openMongoStore({ url: TEST_MONGODB_URL, db: mongodbDb, newId, clock: storeClock })
+  t.teardown(async () => {
+    await dropTestDatabase(store, mongodbDb)
+    await store.close()
+  })
   const queue = new JobQueue({ store, newId, ...deps })
   await queue.init()
   return { store, queue, clock: storeClock }

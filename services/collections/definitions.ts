@@ -249,7 +249,7 @@ export class CollectionDefinitions {
     for (const record of records) {
       await this.deps.writes.change(collectionKey(projectId, record.name), async () => { await this.dropRecords(projectId, record.name, toDef(record).fields) })
     }
-    await this.records.deleteMany({ projectId })
+    await this.store.extensions.sweep(DEFINITIONS_COLLECTION).deleteMany({ projectId })
   }
 
   /**
@@ -311,7 +311,8 @@ export class CollectionDefinitions {
 
   private async dropRecords (projectId: string, name: string, fields: FieldDefinitionT[]): Promise<void> {
     for (const hook of this.dropHooks) await hook(projectId, name, fields)
-    await this.store.dropCollection(projectCollectionName(projectId, name))
+    // A page of records per write, then the empty collection: a drop cut short is finished when it runs again.
+    await this.store.extensions.sweep(projectCollectionName(projectId, name)).drop()
   }
 
   /** Checks what existing records would break, then moves the indexes; throws before changing anything on a conflict. */

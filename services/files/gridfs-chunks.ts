@@ -1,4 +1,5 @@
 import { Binary, type Collection, type Db } from 'mongodb'
+import { translate } from '../store/mongo/translate.js'
 
 /**
  * Where the GridFS engine keeps its bytes: GridFS chunk documents
@@ -30,7 +31,11 @@ export function chunkBytes (data: ChunkDocument['data']): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 }
 
-/** The chunks on MongoDB, through the driver: each call one short query or write. */
+/**
+ * The chunks on MongoDB, through the driver: each call one short query or
+ * write, its errors translated as the Store's are (an election is a 503 with
+ * Retry-After, not a 500).
+ */
 export class MongoChunks implements ChunkStore {
   private readonly chunks: Collection<ChunkDocument>
 
@@ -39,24 +44,35 @@ export class MongoChunks implements ChunkStore {
   }
 
   async init (): Promise<void> {
-    await this.chunks.createIndex({ files_id: 1, n: 1 }, { unique: true })
+    try {
+      await this.chunks.createIndex({ files_id: 1, n: 1 }, { unique: true })
+    } catch (error) { translate(error, this.chunks.collectionName) }
   }
 
   async insert (filesId: string, n: number, data: Buffer): Promise<void> {
-    await this.chunks.insertOne({ files_id: filesId, n, data: new Binary(data) })
+    try {
+      await this.chunks.insertOne({ files_id: filesId, n, data: new Binary(data) })
+    } catch (error) { translate(error, this.chunks.collectionName) }
   }
 
   async range (filesId: string, from: number, to: number): Promise<GridFsChunk[]> {
-    const found = await this.chunks.find({ files_id: filesId, n: { $gte: from, $lte: to } }, { sort: { n: 1 }, projection: { _id: 0, n: 1, data: 1 } }).toArray()
-    return found.map((chunk) => ({ n: chunk.n, data: chunkBytes(chunk.data) }))
+    try {
+      const found = await this.chunks.find({ files_id: filesId, n: { $gte: from, $lte: to } }, { sort: { n: 1 }, projection: { _id: 0, n: 1, data: 1 } }).toArray()
+      return found.map((chunk) => ({ n: chunk.n, data: chunkBytes(chunk.data) }))
+    } catch (error) { translate(error, this.chunks.collectionName, 'query') }
   }
 
   async deleteFiles (filesIds: string[]): Promise<void> {
-    if (filesIds.length > 0) await this.chunks.deleteMany({ files_id: { $in: filesIds } })
+    if (filesIds.length === 0) return
+    try {
+      await this.chunks.deleteMany({ files_id: { $in: filesIds } })
+    } catch (error) { translate(error, this.chunks.collectionName, 'query') }
   }
 
   async nextFilesId (after: string | null): Promise<string | null> {
-    const next = await this.chunks.findOne(after === null ? {} : { files_id: { $gt: after } }, { sort: { files_id: 1 }, projection: { _id: 0, files_id: 1 } })
-    return next?.files_id ?? null
+    try {
+      const next = await this.chunks.findOne(after === null ? {} : { files_id: { $gt: after } }, { sort: { files_id: 1 }, projection: { _id: 0, files_id: 1 } })
+      return next?.files_id ?? null
+    } catch (error) { translate(error, this.chunks.collectionName, 'query') }
   }
 }

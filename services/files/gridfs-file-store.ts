@@ -55,6 +55,13 @@ export type GridFsFileDoc = {
 }
 type Counter = { value?: number, after?: string | null }
 
+/** The rest of a generator whose first result was taken already. */
+async function * continued (first: IteratorResult<Buffer>, rest: AsyncGenerator<Buffer>): AsyncGenerator<Buffer> {
+  if (first.done === true) return
+  yield first.value
+  yield * rest
+}
+
 /** A plain object is one segment, its own chunks; a sealed one is its parts'. */
 function segmentsOf (file: GridFsFileDoc & { _id: string }): Segment[] {
   return file.parts ?? [{ id: file._id, length: file.length, chunkSize: file.chunkSize }]
@@ -116,7 +123,12 @@ export class GridFsFileStore implements FileStore {
     const bounds = clampRange(range, file.length)
     if (bounds === null) return emptyStream()
     // Pinned to this document: a replace or delete racing the read retires it, and its chunks outlive the read.
-    return Readable.from(this.bytes(key, segmentsOf(file), bounds.start, bounds.end), { objectMode: false })
+    const bytes = this.bytes(key, segmentsOf(file), bounds.start, bounds.end)
+    // The first chunk is read before the stream is handed over (a query of its own, so a reader still reads the
+    // rest as it goes), and a store that does not answer fails the request (a 503 with Retry-After) rather than a
+    // response already under way.
+    const first = await bytes.next()
+    return Readable.from(continued(first, bytes), { objectMode: false })
   }
 
   async stat (key: string): Promise<{ size: number } | null> {
@@ -291,24 +303,29 @@ export class GridFsFileStore implements FileStore {
 
   private async * bytes (filename: string, segments: Segment[], start: number, end: number): AsyncGenerator<Buffer> {
     let segmentStart = 0
+    let opening = true
     for (const segment of segments) {
       const segmentEnd = segmentStart + segment.length - 1
       if (segment.length > 0 && segmentEnd >= start && segmentStart <= end) {
-        yield * this.segmentBytes(filename, segment, Math.max(start, segmentStart) - segmentStart, Math.min(end, segmentEnd) - segmentStart)
+        yield * this.segmentBytes(filename, segment, Math.max(start, segmentStart) - segmentStart, Math.min(end, segmentEnd) - segmentStart, opening)
+        opening = false
       }
       segmentStart += segment.length
     }
   }
 
-  /** Bytes `from`..`to` of one segment, read a bounded run of chunks at a time; a missing chunk fails the stream. */
-  private async * segmentBytes (filename: string, segment: Segment, from: number, to: number): AsyncGenerator<Buffer> {
+  /**
+   * Bytes `from`..`to` of one segment, read a bounded run of chunks at a
+   * time (the read's opening query a single chunk); a missing chunk fails the stream.
+   */
+  private async * segmentBytes (filename: string, segment: Segment, from: number, to: number, opening: boolean): AsyncGenerator<Buffer> {
     const { chunkSize } = segment
     const first = Math.floor(from / chunkSize)
     const last = Math.floor(to / chunkSize)
     const finalChunk = Math.floor((segment.length - 1) / chunkSize)
     const perQuery = Math.max(1, Math.floor(READ_BATCH_BYTES / chunkSize))
-    for (let n = first; n <= last; n += perQuery) {
-      const upTo = Math.min(last, n + perQuery - 1)
+    for (let n = first, batch = opening ? 1 : perQuery; n <= last; n += batch, batch = perQuery) {
+      const upTo = Math.min(last, n + batch - 1)
       const found = await this.chunks.range(segment.id, n, upTo)
       for (let i = n; i <= upTo; i++) {
         const chunk = found[i - n]

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
-import type { Store, StoreCollection } from '../store/types.js'
+import type { PagedWrites, Store, StoreCollection } from '../store/types.js'
 import { isoString } from '../iso-dates.js'
 import { HOSTING_LIMITS, type LogLineT } from '../../schemas/hosting.js'
 import type { LogSink, LogStream } from './runtime.js'
@@ -71,12 +71,15 @@ function droppedMarker (dropped: Dropped, linesPerSecond: number): string {
  */
 export class AppLogs {
   private readonly lines: StoreCollection<LogRecord>
+  /** Retention and an app's deletion touch any number of lines: a page per write. */
+  private readonly sweep: PagedWrites
   private readonly listeners = new Map<string, Set<Listener>>()
   private lastSeq = 0
   private pendingChars = 0
 
   constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, onError: (error: unknown) => void, limits: LogLimits }) {
     this.lines = store.collection<LogRecord>('hosting_logs')
+    this.sweep = store.extensions.sweep('hosting_logs')
   }
 
   async init (): Promise<void> {
@@ -85,7 +88,11 @@ export class AppLogs {
     await this.lines.createIndex({ at: 1 })
   }
 
-  /** Ever increasing on this node, and past any earlier run's (it starts from the clock). */
+  /**
+   * Ever increasing on this node, and past any earlier run's (it starts from
+   * the clock, which should be the Store's, so the lines of instances on
+   * different nodes interleave in the order they were written).
+   */
   private nextSeq (): number {
     this.lastSeq = Math.max(this.lastSeq + 1, this.deps.clock.nowMs() * 1000)
     return this.lastSeq
@@ -158,13 +165,13 @@ export class AppLogs {
   private async trim (appId: string, kind: LogKind): Promise<number> {
     const [boundary] = await this.lines.find({ appId, kind }, { sort: { seq: -1 }, skip: this.deps.limits.retentionLines, limit: 1, projection: { seq: 1 } }).toArray()
     if (boundary === undefined) return 0
-    return (await this.lines.deleteMany({ appId, kind, seq: { $lte: boundary.seq } })).deletedCount
+    return await this.sweep.deleteMany({ appId, kind, seq: { $lte: boundary.seq } })
   }
 
   /** The retention, for every app: lines older than `retentionMs`, then all but each app's and kind's newest `retentionLines`. */
   async prune (): Promise<{ deleted: number }> {
     const cutoff = new Date(this.deps.clock.nowMs() - this.deps.limits.retentionMs)
-    let deleted = (await this.lines.deleteMany({ at: { $lt: cutoff } })).deletedCount
+    let deleted = await this.sweep.deleteMany({ at: { $lt: cutoff } })
     // One app at a time, found by walking the (appId, kind, seq) index past the last one.
     let next = await this.appAfter('')
     while (next !== null) {
@@ -202,7 +209,7 @@ export class AppLogs {
   }
 
   async deleteForApp (appId: string): Promise<void> {
-    await this.lines.deleteMany({ appId })
+    await this.sweep.deleteMany({ appId })
   }
 
   private view (record: LogRecord): LogLineT {

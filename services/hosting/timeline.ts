@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
-import type { Store, StoreCollection } from '../store/types.js'
+import type { PagedWrites, Store, StoreCollection } from '../store/types.js'
 import { isoString } from '../iso-dates.js'
 import type { TimelineEventT } from '../../schemas/hosting.js'
 
@@ -17,9 +17,12 @@ type TimelineRecord = {
 /** What happened to an app, newest first: states, scaling, suspensions, secrets (names only), hostnames and certificates. */
 export class Timeline {
   private readonly events: StoreCollection<TimelineRecord>
+  /** An app's events, however many its life made: deleted a page per write. */
+  private readonly sweep: PagedWrites
 
   constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator }) {
     this.events = store.collection<TimelineRecord>('hosting_timeline')
+    this.sweep = store.extensions.sweep('hosting_timeline')
   }
 
   async init (): Promise<void> {
@@ -37,6 +40,6 @@ export class Timeline {
   }
 
   async deleteForApp (appId: string): Promise<void> {
-    await this.events.deleteMany({ appId })
+    await this.sweep.deleteMany({ appId })
   }
 }

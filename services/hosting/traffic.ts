@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js'
-import type { Store, StoreCollection } from '../store/types.js'
+import type { PagedWrites, Store, StoreCollection } from '../store/types.js'
 import { isoString } from '../iso-dates.js'
 import type { MetricsT, UsageRowT } from '../../schemas/hosting.js'
 import type { ServedRequest, ServedRequestSink } from './routing.js'
@@ -55,6 +55,8 @@ function trafficView (counter: Counter) {
  */
 export class Traffic implements ServedRequestSink {
   private readonly usage: StoreCollection<UsageRecord>
+  /** An app's hourly rows, however many: deleted a page per write. */
+  private readonly usageSweep: PagedWrites
   private readonly apps = new Map<string, Counter>()
   private readonly instances = new Map<string, Counter>()
   private readonly pending = new Map<string, Pending>()
@@ -63,6 +65,7 @@ export class Traffic implements ServedRequestSink {
 
   constructor (store: Store, private readonly deps: { clock: Clock, projectOf: (appId: string) => string | null }) {
     this.usage = store.collection<UsageRecord>('hosting_usage')
+    this.usageSweep = store.extensions.sweep('hosting_usage')
     this.since = deps.clock.now()
     this.lastFlush = deps.clock.nowMs()
   }
@@ -140,6 +143,6 @@ export class Traffic implements ServedRequestSink {
   async deleteForApp (appId: string): Promise<void> {
     this.apps.delete(appId)
     this.pending.delete(appId)
-    await this.usage.deleteMany({ appId })
+    await this.usageSweep.deleteMany({ appId })
   }
 }

@@ -2,7 +2,7 @@ import { unauthorized } from '../errors.js'
 import { generateToken, hashToken } from '../crypto.js'
 import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
-import type { Store, StoreCollection } from '../store/types.js'
+import type { PagedWrites, Store, StoreCollection } from '../store/types.js'
 import type { SessionTokensT } from '../../schemas/auth.js'
 import { isoString } from '../iso-dates.js'
 
@@ -63,9 +63,12 @@ const invalid = (): Error => unauthorized('APP_INVALID_REFRESH_TOKEN', INVALID_R
  */
 export class RefreshSessions {
   private readonly tokens: StoreCollection<RefreshTokenRecord>
+  /** Revocations touch every token of a user, a family or a scope, however many: a page at a time. */
+  private readonly sweep: PagedWrites
 
   constructor (store: Store, collection: string, private readonly deps: RefreshSessionsDeps) {
     this.tokens = store.collection<RefreshTokenRecord>(collection)
+    this.sweep = store.extensions.sweep(collection)
   }
 
   async init (): Promise<void> {
@@ -106,12 +109,12 @@ export class RefreshSessions {
 
   /** Every session of a user: after a password change, a takeover, or the user disabled or deleted. */
   async revokeUser (userId: string, scope: string | null = null): Promise<void> {
-    await this.tokens.updateMany({ scope, userId, status: { $ne: 'revoked' } }, { $set: { status: 'revoked' } })
+    await this.sweep.updateMany({ scope, userId, status: { $ne: 'revoked' } }, { $set: { status: 'revoked' } })
   }
 
   /** Forgets every session of a scope (a deleted project's end users). */
   async forgetScope (scope: string): Promise<void> {
-    await this.tokens.deleteMany({ scope })
+    await this.sweep.deleteMany({ scope })
   }
 
   /**
@@ -142,7 +145,7 @@ export class RefreshSessions {
   }
 
   private async revokeFamily (familyId: string): Promise<void> {
-    await this.tokens.updateMany({ familyId }, { $set: { status: 'revoked' } })
+    await this.sweep.updateMany({ familyId, status: { $ne: 'revoked' } }, { $set: { status: 'revoked' } })
   }
 
   private async issue (userId: string, scope: string | null, familyId: string, sessionEpoch: number | undefined, id = this.deps.newId()): Promise<SessionTokens> {

@@ -2,7 +2,7 @@ import { badRequest, conflict, forbidden, notFound } from '../errors.js'
 import { checkName, checkSlug, namedChanges, slugFrom, withSuffix } from '../slugs.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../clock.js'
-import type { Store, StoreCollection, WithId } from '../store/types.js'
+import type { PagedWrites, Store, StoreCollection, WithId } from '../store/types.js'
 import { isRole, type Grant, type Role } from './catalogue.js'
 import { checkGrantProjects, checkGrants, checkRoleCeiling, type GrantInput, type UnknownProjects } from './grants.js'
 import type { Caller, OrgAccess } from './resolver.js'
@@ -59,10 +59,13 @@ const NOT_FOUND = 'Organization not found'
 export class Organizations {
   readonly records: StoreCollection<OrganizationRecord>
   private readonly memberships: StoreCollection<MembershipRecord>
+  /** An organization's members, or those holding grants on a project, may be any number: changed a page at a time. */
+  private readonly membershipSweep: PagedWrites
 
   constructor (store: Store, private readonly deps: { clock: Clock, users: PlatformUsers, teams: MemberSets, groups: MemberSets, contents: OrganizationContents, schedulePurge: (orgId: string) => Promise<void> }) {
     this.records = store.collection<OrganizationRecord>('organizations')
     this.memberships = store.collection<MembershipRecord>('organization_members')
+    this.membershipSweep = store.extensions.sweep('organization_members')
   }
 
   async init (): Promise<void> {
@@ -137,7 +140,7 @@ export class Organizations {
   async purge (orgId: string): Promise<void> {
     const record = await this.records.findOne({ _id: orgId })
     if (record !== null && record.deletedAt === null) return
-    await this.memberships.deleteMany({ orgId })
+    await this.membershipSweep.deleteMany({ orgId })
     await this.deps.teams.deleteAllInOrganization(orgId)
     await this.deps.groups.deleteAllInOrganization(orgId)
     await this.deps.contents.deleteAllInOrganization(orgId)
@@ -146,7 +149,7 @@ export class Organizations {
 
   /** Grants scoped to a deleted project go with it. */
   async forgetProject (projectId: string): Promise<void> {
-    await this.memberships.updateMany({ 'grants.projectId': projectId }, { $pull: { grants: { projectId } } })
+    await this.membershipSweep.updateMany({ 'grants.projectId': projectId }, { $pull: { grants: { projectId } } })
   }
 
   async listMembers (orgId: string): Promise<Member[]> {

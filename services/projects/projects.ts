@@ -177,7 +177,8 @@ export class Projects {
     for (const cleanup of this.cleanups) await cleanup(projectId)
     const prefix = projectCollectionPrefix(projectId)
     for (const name of await this.store.listCollections()) {
-      if (name.startsWith(prefix)) await this.store.dropCollection(name)
+      // A page per write: a purge cut short (a crash, a kill) is finished by its job.
+      if (name.startsWith(prefix)) await this.store.extensions.sweep(name).drop()
     }
     await this.records.deleteOne({ _id: projectId })
   }

@@ -1,17 +1,94 @@
-import { AppError, fieldIssue } from '../errors.js'
+import { AppError, commonErrors, errorCatalogue, fieldIssue, type ErrorDefinition } from '../errors.js'
 
 /**
- * Both engines raise exactly these, so services handle one type whatever the
- * engine: a unique index violation, a filter, update or document outside the
- * subset, an index refused, and a store that does not answer.
+ * The Store's error catalogue: what both engines answer, whatever the engine,
+ * so services handle one type. Each code once, with its status; the classes
+ * below are what engines throw and callers test with `instanceof`, each made
+ * from its entry.
  */
+export const storeErrors = errorCatalogue('store', {
+  duplicateKey: {
+    code: 'APP_DUPLICATE_KEY',
+    status: 409,
+    message: ({ fields }: { fields: string[] }) => `A record with the same ${fields.join(', ') || 'key'} already exists`,
+    details: ({ fields }: { fields: string[] }) => ({ fields: fields.map((key) => ({ path: key === '_id' ? 'id' : key, message: 'is already taken' })) }),
+    description: 'a record with the same unique key already exists; `details.fields` names the key'
+  },
+  invalidQuery: {
+    code: 'APP_INVALID_QUERY',
+    status: 400,
+    message: ({ path, why }: { path: string, why: string }) => `${why} (at ${path})`,
+    details: ({ path, why }) => fieldIssue(path, why),
+    description: 'a filter, sort, projection or option is outside what the store takes; `details.fields` points at it'
+  },
+  invalidCollectionName: {
+    code: 'APP_INVALID_COLLECTION_NAME',
+    status: 400,
+    message: ({ path, why }: { path: string, why: string }) => `${why} (at ${path})`,
+    details: ({ path, why }) => fieldIssue(path, why),
+    description: 'a collection name either engine refuses: empty, over 120 bytes, holding `$` or NUL, `..`, a leading or trailing `.`, or starting `system.` or `sqlite_`'
+  },
+  invalidDocument: {
+    code: 'APP_INVALID_DOCUMENT',
+    status: 400,
+    message: ({ path, why }: { path: string, why: string }) => `${why} (at ${path})`,
+    details: ({ path, why }) => fieldIssue(path, why),
+    description: 'a document holds what cannot be stored: a `$`-prefixed, dotted or empty field name, NaN, Infinity, binary, a non-string `_id`'
+  },
+  documentTooLarge: {
+    code: 'APP_DOCUMENT_TOO_LARGE',
+    status: 413,
+    message: ({ path, why }: { path: string, why: string }) => `${why} (at ${path})`,
+    details: ({ path, why }) => fieldIssue(path, why),
+    description: 'a document, or what an update would make of one, is 16 MiB or more as BSON'
+  },
+  documentTooDeep: {
+    code: 'APP_DOCUMENT_TOO_DEEP',
+    status: 400,
+    message: ({ path, why }: { path: string, why: string }) => `${why} (at ${path})`,
+    details: ({ path, why }) => fieldIssue(path, why),
+    description: 'a document, or what an update would make of one, nests objects and arrays deeper than 100 levels'
+  },
+  tooManyDocuments: {
+    code: 'APP_TOO_MANY_DOCUMENTS',
+    status: 413,
+    message: ({ limit, operation }: { limit: number, operation: string }) => `One ${operation} may touch at most ${limit} documents; page through larger sets`,
+    details: ({ limit }) => ({ limit }),
+    description: 'one all-or-nothing write would touch more documents than `details.limit`'
+  },
+  invalidUpdate: {
+    code: 'APP_INVALID_UPDATE',
+    status: 400,
+    message: ({ path, why }: { path: string, why: string }) => `${why} (at ${path})`,
+    details: ({ path, why }) => fieldIssue(path, why),
+    description: 'an update cannot apply to a stored document ($inc on text, $push on a non-array, a change to `_id`)'
+  },
+  invalidIndex: { code: 'APP_INVALID_INDEX', status: 400, message: ({ why }: { why: string }) => why, description: 'an index key, name or count the store refuses' },
+  indexConflict: { code: 'APP_INDEX_CONFLICT', status: 409, message: ({ why }: { why: string }) => why, description: 'another index already has this name or this key' },
+  indexNotFound: { code: 'APP_INDEX_NOT_FOUND', status: 404, message: ({ name }: { name: string }) => `No index named '${name}'`, description: 'no index of that name' },
+  queryTimeout: {
+    code: 'APP_QUERY_TIMEOUT',
+    status: 503,
+    message: 'The query ran past the store\'s time limit: narrow the filter, simplify the pattern or declare an index',
+    description: 'a query ran past the store\'s time limit (MONGODB_QUERY_TIMEOUT_MS); retrying it will not help'
+  }
+})
+
+type PathEntry = ErrorDefinition<{ path: string, why: string }>
+
+/** An AppError subclass's constructor arguments, from the catalogue entry's error. */
+function parts (made: AppError): [string, number, string, AppError['details']] {
+  return [made.code, made.status, made.message, made.details]
+}
+
+/** A unique index violation. */
 export class DuplicateKeyError extends AppError {
   readonly collection: string
   readonly index: string
   readonly keyValue: Record<string, unknown>
 
   constructor (collection: string, index: string, keyValue: Record<string, unknown>) {
-    super('APP_DUPLICATE_KEY', 409, `A record with the same ${Object.keys(keyValue).join(', ') || 'key'} already exists`, { fields: Object.keys(keyValue).map((key) => ({ path: key === '_id' ? 'id' : key, message: 'is already taken' })) })
+    super(...parts(storeErrors.duplicateKey({ fields: Object.keys(keyValue) })))
     this.collection = collection
     this.index = index
     this.keyValue = keyValue
@@ -22,9 +99,20 @@ export class DuplicateKeyError extends AppError {
 export class QueryError extends AppError {
   readonly path: string
 
-  constructor (path: string, message: string, code = 'APP_INVALID_QUERY') {
-    super(code, 400, `${message} (at ${path})`, fieldIssue(path, message))
+  constructor (path: string, message: string, entry: PathEntry = storeErrors.invalidQuery) {
+    super(...parts(entry({ path, why: message })))
     this.path = path
+  }
+}
+
+/**
+ * A collection name one engine or the other cannot take: empty, too long,
+ * holding `$` or NUL, `..`, a leading or trailing `.`, or a reserved prefix
+ * (`system.` on MongoDB, `sqlite_` on SQLite). Both refuse all of them.
+ */
+export class InvalidCollectionNameError extends QueryError {
+  constructor (message: string) {
+    super('collection', message, storeErrors.invalidCollectionName)
   }
 }
 
@@ -35,8 +123,33 @@ export class QueryError extends AppError {
  * A QueryError, so callers that refuse bad input by that type keep doing so.
  */
 export class InvalidDocumentError extends QueryError {
+  constructor (path: string, message: string, entry: PathEntry = storeErrors.invalidDocument) {
+    super(path, message, entry)
+  }
+}
+
+/** A document, or an update's result, of MongoDB's 16 MiB or more (measured as BSON): 413 on both engines. */
+export class DocumentTooLargeError extends InvalidDocumentError {
+  constructor (path: string, bytes?: number) {
+    super(path, `A document must be smaller than 16 MiB (16,777,216 bytes as BSON)${bytes === undefined ? '' : `; this one would be ${bytes} bytes`}`, storeErrors.documentTooLarge)
+  }
+}
+
+/** A document nested deeper than the documented 100 levels. */
+export class DocumentTooDeepError extends InvalidDocumentError {
   constructor (path: string, message: string) {
-    super(path, message, 'APP_INVALID_DOCUMENT')
+    super(path, message, storeErrors.documentTooDeep)
+  }
+}
+
+/**
+ * A multi-document write (insertMany, updateMany, deleteMany) over the number
+ * of documents one all-or-nothing write may touch on both engines; larger
+ * sets go in pages (`extensions.sweep`).
+ */
+export class TooManyDocumentsError extends AppError {
+  constructor (limit: number, operation: string) {
+    super(...parts(storeErrors.tooManyDocuments({ limit, operation })))
   }
 }
 
@@ -45,7 +158,7 @@ export class InvalidUpdateError extends AppError {
   readonly path: string
 
   constructor (path: string, message: string) {
-    super('APP_INVALID_UPDATE', 400, `${message} (at ${path})`, fieldIssue(path, message))
+    super(...parts(storeErrors.invalidUpdate({ path, why: message })))
     this.path = path
   }
 }
@@ -53,31 +166,31 @@ export class InvalidUpdateError extends AppError {
 /** An index key, name or count the Store refuses, or dropping the `_id_` index. */
 export class InvalidIndexError extends AppError {
   constructor (message: string) {
-    super('APP_INVALID_INDEX', 400, message)
+    super(...parts(storeErrors.invalidIndex({ why: message })))
   }
 }
 
 /** Another index already has this name (with another key or options) or this key (under another name). */
 export class IndexConflictError extends AppError {
   constructor (message: string) {
-    super('APP_INDEX_CONFLICT', 409, message)
+    super(...parts(storeErrors.indexConflict({ why: message })))
   }
 }
 
 export class IndexNotFoundError extends AppError {
   constructor (name: string) {
-    super('APP_INDEX_NOT_FOUND', 404, `No index named '${name}'`)
+    super(...parts(storeErrors.indexNotFound({ name })))
   }
 }
 
 /**
  * The store did not answer (network failure, no primary reachable within the
  * server-selection timeout, a client already closed). Worth retrying, on this
- * node or another, hence Retry-After.
+ * node or another, hence Retry-After (commonErrors.storeUnavailable).
  */
 export class StoreUnavailableError extends AppError {
-  constructor (cause?: unknown) {
-    super('APP_STORE_UNAVAILABLE', 503, 'The store is not answering; try again shortly', { retryAfterSeconds: 5 })
+  constructor (cause?: unknown, engine = 'MongoDB') {
+    super(...parts(commonErrors.storeUnavailable({ engine })))
     if (cause !== undefined) this.cause = cause
   }
 }
@@ -89,7 +202,7 @@ export class StoreUnavailableError extends AppError {
  */
 export class QueryTimeoutError extends AppError {
   constructor (cause?: unknown) {
-    super('APP_QUERY_TIMEOUT', 503, 'The query ran past the store\'s time limit: narrow the filter, simplify the pattern or declare an index')
+    super(...parts(storeErrors.queryTimeout()))
     if (cause !== undefined) this.cause = cause
   }
 }

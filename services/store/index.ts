@@ -5,20 +5,27 @@ import type { IdGenerator } from '../ids.js'
 import type { Store } from './types.js'
 import { openSqliteStore } from './sqlite/index.js'
 import { openMongoStore } from './mongodb.js'
+import type { ConnectOptions } from './mongo/connect.js'
 
 export type * from './types.js'
 export { DuplicateKeyError, QueryError, InvalidUpdateError } from './errors.js'
 
-/** MongoDB when MONGODB_URL is set, otherwise the embedded SQLite file in DATA_DIR. */
-export async function openStore (config: Pick<Config, 'dataDir' | 'mongodbUrl' | 'mongodbDb'> & Partial<Pick<Config, 'mongodbQueryTimeoutMs'>>, newId?: IdGenerator): Promise<Store> {
+type StoreConfig = Pick<Config, 'dataDir' | 'mongodbUrl' | 'mongodbDb'> & Partial<Pick<Config, 'mongodbQueryTimeoutMs' | 'mongodbConnectTimeoutSeconds' | 'storeSweepPageSize'>>
+
+/** MongoDB when MONGODB_URL is set, otherwise the embedded SQLite file in DATA_DIR. `onRetry` hears of each failed attempt to reach MongoDB at start. */
+export async function openStore (config: StoreConfig, newId?: IdGenerator, onRetry?: ConnectOptions['onRetry']): Promise<Store> {
+  const sweep = config.storeSweepPageSize === undefined ? {} : { sweepPageSize: config.storeSweepPageSize }
   if (config.mongodbUrl !== null) {
     return await openMongoStore({
       url: config.mongodbUrl,
       db: config.mongodbDb,
       ...(config.mongodbQueryTimeoutMs === undefined ? {} : { queryTimeoutMs: config.mongodbQueryTimeoutMs }),
-      ...(newId === undefined ? {} : { newId })
+      ...(config.mongodbConnectTimeoutSeconds === undefined ? {} : { connectTimeoutMs: config.mongodbConnectTimeoutSeconds * 1000 }),
+      ...(newId === undefined ? {} : { newId }),
+      ...(onRetry === undefined ? {} : { onRetry }),
+      ...sweep
     })
   }
   mkdirSync(config.dataDir, { recursive: true })
-  return openSqliteStore({ file: join(config.dataDir, 'plinth.db'), ...(newId === undefined ? {} : { newId }) })
+  return openSqliteStore({ file: join(config.dataDir, 'plinth.db'), ...(newId === undefined ? {} : { newId }), ...sweep })
 }

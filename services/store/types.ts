@@ -11,7 +11,10 @@
  * from every engine). `_id` is always a string; when an insert omits it the
  * Store fills it from the one id generator.
  *
- * insertMany, updateMany and deleteMany are all-or-nothing on every engine.
+ * insertMany, updateMany and deleteMany are all-or-nothing on every engine,
+ * and touch at most MAX_WRITE_DOCUMENTS (10,000) documents; larger sets go
+ * through `extensions.sweep`, a page at a time. A document must be smaller
+ * than 16 MiB as BSON, on both engines.
  */
 
 export type Document = { [key: string]: unknown }
@@ -142,12 +145,29 @@ export interface ScanOptions<T extends Document = Document> {
 export interface ScanPage<T extends Document = Document> { docs: Array<WithId<T>>, last: WithId<T> | null }
 
 /**
+ * Writes over any number of documents, in pages of the Store's sweep page
+ * size, each page its own all-or-nothing write: not atomic as a whole, but
+ * never past a transaction's bounds, and each can be run again to finish what
+ * an interrupted run left (services/store/sweep.ts).
+ */
+export interface PagedWrites {
+  /** The number of documents deleted. */
+  deleteMany (filter: Filter): Promise<number>
+  /** The number of documents modified. */
+  updateMany (filter: Filter, update: Update): Promise<number>
+  /** Deletes the documents page by page, then the collection; true when there was one. */
+  drop (): Promise<boolean>
+}
+
+/**
  * Everything Plinth adds to the driver's shape, kept in one place so the rest
  * of the port stays exactly the driver's subset. Every engine implements it;
  * for MongoDB it is plain driver calls.
  */
 export interface StoreExtensions {
   shared<T extends Document = Document> (collection: string): SharedReads<T>
+  /** Internal sweeps over a collection: deletes, updates and drops that may touch any number of documents. */
+  sweep (collection: string): PagedWrites
   /**
    * The time as the Store tells it, for what every node must judge alike
    * (job leases and run times, how long retired files are kept): on MongoDB

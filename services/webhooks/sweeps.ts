@@ -48,15 +48,16 @@ export class WebhookUpkeep {
   async prune (): Promise<{ deleted: number }> {
     const cutoff = new Date(this.deps.clock.nowMs() - this.deps.retentionMs)
     let deleted = 0
-    for (const [name, field] of PRUNED) deleted += (await this.store.collection(WEBHOOK_COLLECTIONS[name]).deleteMany({ [field]: { $lt: cutoff } })).deletedCount
+    // A page per write, however many expired; a prune cut short is finished by the next.
+    for (const [name, field] of PRUNED) deleted += await this.store.extensions.sweep(WEBHOOK_COLLECTIONS[name]).deleteMany({ [field]: { $lt: cutoff } })
     return { deleted }
   }
 
   async purgeProject (projectId: string): Promise<void> {
-    for (const name of PROJECT_DATA) await this.store.collection(WEBHOOK_COLLECTIONS[name]).deleteMany({ projectId })
+    for (const name of PROJECT_DATA) await this.store.extensions.sweep(WEBHOOK_COLLECTIONS[name]).deleteMany({ projectId })
   }
 
   async purgeSubscription (subscriptionId: string): Promise<void> {
-    for (const name of ['attempts', 'deliveries'] as const) await this.store.collection(WEBHOOK_COLLECTIONS[name]).deleteMany({ subscriptionId })
+    for (const name of ['attempts', 'deliveries'] as const) await this.store.extensions.sweep(WEBHOOK_COLLECTIONS[name]).deleteMany({ subscriptionId })
   }
 }

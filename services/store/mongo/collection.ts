@@ -6,9 +6,10 @@ import type {
 } from '../types.js'
 import { IndexNotFoundError, InvalidIndexError, QueryError } from '../errors.js'
 import {
-  checkDropIndex, existingIndex, indexSpec, seedFromFilter, validateCount, validateDocument, validateFilter, validateProjection, validateSort,
-  validateUpdate
+  MAX_WRITE_DOCUMENTS, checkDropIndex, checkWriteCount, existingIndex, indexSpec, upsertSeed, validateCount, validateDocument, validateFilter, validateProjection,
+  validateSort, validateUpdate, withoutNegativeZero
 } from '../semantics/index.js'
+import { isPlainObject } from '../semantics/values.js'
 import type { IdGenerator } from '../../ids.js'
 import { portableQuery } from './portable.js'
 import { translate } from './translate.js'
@@ -31,13 +32,13 @@ class MongoCursor<T> implements StoreCursor<T> {
   async toArray (): Promise<T[]> {
     try {
       return await this.raw.toArray()
-    } catch (error) { translate(error, this.collection) }
+    } catch (error) { translate(error, this.collection, 'query') }
   }
 
   async * [Symbol.asyncIterator] (): AsyncIterator<T> {
     try {
       for await (const doc of this.raw) yield doc
-    } catch (error) { translate(error, this.collection) }
+    } catch (error) { translate(error, this.collection, 'query') }
   }
 }
 
@@ -64,9 +65,12 @@ export class MongoStoreCollection<T extends Document> implements StoreCollection
     this.limit = { maxTimeMS: queryTimeoutMs }
   }
 
+  /** The document as stored: checked, with our id when it has none (not the driver's ObjectId) and -0 as 0. */
   private prepare (doc: T & { _id?: string }, path: string): T & { _id: string } {
-    validateDocument(doc, path)
-    return (doc._id === undefined ? { ...doc, _id: this.newId() } : doc) as T & { _id: string }
+    const assigned = isPlainObject(doc) && doc._id === undefined ? this.newId() : undefined
+    validateDocument(doc, path, assigned)
+    const stored = withoutNegativeZero(doc)
+    return (assigned === undefined ? stored : { ...stored, _id: assigned }) as T & { _id: string }
   }
 
   async insertOne (doc: T & { _id?: string }): Promise<InsertOneResult> {
@@ -79,6 +83,7 @@ export class MongoStoreCollection<T extends Document> implements StoreCollection
 
   async insertMany (docs: Array<T & { _id?: string }>): Promise<InsertManyResult> {
     if (!Array.isArray(docs)) throw new QueryError('documents', 'insertMany takes an array of documents')
+    checkWriteCount(docs.length, 'insertMany')
     const stored = docs.map((doc, i) => this.prepare(doc, `documents[${i}]`))
     // The driver refuses an empty batch; the embedded engine acknowledges it, and so does the port.
     if (stored.length > 0) {
@@ -95,7 +100,7 @@ export class MongoStoreCollection<T extends Document> implements StoreCollection
     checkFind(filter, options)
     try {
       return await this.raw.findOne(portableQuery(filter), { ...options, ...this.limit }) as WithId<T> | null
-    } catch (error) { translate(error, this.collectionName) }
+    } catch (error) { translate(error, this.collectionName, 'query') }
   }
 
   find (filter: Filter = {}, options: FindOptions = {}): StoreCursor<WithId<T>> {
@@ -111,12 +116,12 @@ export class MongoStoreCollection<T extends Document> implements StoreCollection
     const counted = { ...(skip > 0 ? { skip } : {}), ...(limit > 0 ? { limit } : {}), ...this.limit }
     try {
       return await this.raw.countDocuments(portableQuery(filter), counted)
-    } catch (error) { translate(error, this.collectionName) }
+    } catch (error) { translate(error, this.collectionName, 'query') }
   }
 
   /** An upsert's new document needs our id, not the driver's ObjectId, and is held to the document rules. */
   private upsertUpdate (filter: Filter, update: Update): Update {
-    const seed = seedFromFilter(filter)
+    const seed = upsertSeed(filter, update)
     validateDocument(seed, 'upsert')
     if (seed._id !== undefined) return update
     const setOnInsert = (update.$setOnInsert ?? {}) as Record<string, unknown>
@@ -131,7 +136,10 @@ export class MongoStoreCollection<T extends Document> implements StoreCollection
     const query = portableQuery(filter)
     try {
       const result = many
-        ? await this.transact(async (session) => await this.raw.updateMany(query, effective, { upsert, session, ...this.limit }))
+        ? await this.transact(async (session) => {
+          await this.checkCount(query, session, 'updateMany')
+          return await this.raw.updateMany(query, effective, { upsert, session, ...this.limit })
+        })
         : await this.raw.updateOne(query, effective, { upsert, ...this.limit })
       return {
         acknowledged: true,
@@ -140,7 +148,12 @@ export class MongoStoreCollection<T extends Document> implements StoreCollection
         upsertedCount: result.upsertedCount,
         upsertedId: result.upsertedId === null ? null : String(result.upsertedId)
       }
-    } catch (error) { translate(error, this.collectionName) }
+    } catch (error) { translate(error, this.collectionName, 'update') }
+  }
+
+  /** Inside the write's transaction: refused, before anything changes, when it would touch more than MAX_WRITE_DOCUMENTS. */
+  private async checkCount (query: Filter, session: ClientSession, operation: 'updateMany' | 'deleteMany'): Promise<void> {
+    checkWriteCount(await this.raw.countDocuments(query, { limit: MAX_WRITE_DOCUMENTS + 1, session, ...this.limit }), operation)
   }
 
   async updateOne (filter: Filter, update: Update, options: UpdateOptions = {}): Promise<UpdateResult> {
@@ -167,14 +180,14 @@ export class MongoStoreCollection<T extends Document> implements StoreCollection
         ...(options.sort === undefined ? {} : { sort: options.sort }),
         ...(options.projection === undefined ? {} : { projection: options.projection })
       }) as WithId<T> | null
-    } catch (error) { translate(error, this.collectionName) }
+    } catch (error) { translate(error, this.collectionName, 'update') }
   }
 
   async findOneAndDelete (filter: Filter, options: FindOneAndDeleteOptions = {}): Promise<WithId<T> | null> {
     checkFind(filter, options)
     try {
       return await this.raw.findOneAndDelete(portableQuery(filter), { ...options, ...this.limit }) as WithId<T> | null
-    } catch (error) { translate(error, this.collectionName) }
+    } catch (error) { translate(error, this.collectionName, 'query') }
   }
 
   async deleteOne (filter: Filter): Promise<DeleteResult> {
@@ -182,16 +195,19 @@ export class MongoStoreCollection<T extends Document> implements StoreCollection
     try {
       const result = await this.raw.deleteOne(portableQuery(filter), this.limit)
       return { acknowledged: true, deletedCount: result.deletedCount }
-    } catch (error) { translate(error, this.collectionName) }
+    } catch (error) { translate(error, this.collectionName, 'query') }
   }
 
   async deleteMany (filter: Filter): Promise<DeleteResult> {
     validateFilter(filter)
     const query = portableQuery(filter)
     try {
-      const result = await this.transact(async (session) => await this.raw.deleteMany(query, { session, ...this.limit }))
+      const result = await this.transact(async (session) => {
+        await this.checkCount(query, session, 'deleteMany')
+        return await this.raw.deleteMany(query, { session, ...this.limit })
+      })
       return { acknowledged: true, deletedCount: result.deletedCount }
-    } catch (error) { translate(error, this.collectionName) }
+    } catch (error) { translate(error, this.collectionName, 'query') }
   }
 
   async createIndex (key: IndexKey, options: CreateIndexOptions = {}): Promise<string> {

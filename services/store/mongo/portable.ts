@@ -6,8 +6,9 @@ import { portablePattern } from '../semantics/regex.js'
  * A validated filter or update with every pattern in the form the embedded
  * engine ran (semantics/regex.ts: `$` as end of text, `x` applied, `\s`
  * spelled out), as BSON regular expressions, so PCRE on the server answers
- * exactly what RE2 answered here. Anything without a pattern is returned as
- * it came; only the branches holding one are copied.
+ * exactly what RE2 answered here, and every -0 as 0 (the embedded engine
+ * stores JSON, which has no -0). Anything else is returned as it came; only
+ * the branches holding a change are copied.
  */
 export function portableQuery<T> (value: T, path = 'filter'): T {
   return rewrite(value, path) as T
@@ -19,12 +20,13 @@ function bsonPattern (pattern: string | RegExp, options: string | undefined, pat
 }
 
 function rewrite (value: unknown, path: string): unknown {
+  if (typeof value === 'number') return value === 0 ? 0 : value
   if (value instanceof RegExp) return bsonPattern(value, undefined, path)
   if (Array.isArray(value)) {
     let copy: unknown[] | null = null
     for (let i = 0; i < value.length; i++) {
       const next = rewrite(value[i], `${path}[${i}]`)
-      if (next !== value[i]) (copy ??= [...value])[i] = next
+      if (!Object.is(next, value[i])) (copy ??= [...value])[i] = next
     }
     return copy ?? value
   }
@@ -37,7 +39,7 @@ function rewrite (value: unknown, path: string): unknown {
   for (const key of Object.keys(value)) {
     if (key === '$regex' || key === '$options') continue
     const next = rewrite(value[key], `${path}.${key}`)
-    if (next !== value[key]) (copy ??= { ...value })[key] = next
+    if (!Object.is(next, value[key])) (copy ??= { ...value })[key] = next
   }
   return copy ?? value
 }

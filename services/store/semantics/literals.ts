@@ -41,9 +41,9 @@ export function validateLiteral (value: unknown, path: string): void {
   }
 }
 
-/** A value an update writes into a document: held to the same rules as an inserted document's fields. */
-export function validateStorable (value: unknown, path: string): void {
-  validateStoredValue(value, path)
+/** A value an update writes into a document, held by a container at `containerDepth`: the same rules as an inserted document's fields. */
+export function validateStorable (value: unknown, path: string, containerDepth = 1): void {
+  validateStoredValue(value, path, containerDepth)
   // What only updates refuse: fields named __proto__ (a path to the prototype) and undefined in arrays.
   validateLiteral(value, path)
 }

@@ -1,8 +1,9 @@
-import { QueryError } from '../errors.js'
-import type { Document, Filter } from '../types.js'
+import { InvalidUpdateError, QueryError } from '../errors.js'
+import type { Document, Filter, Update } from '../types.js'
 import { compileQuery, isOperatorObject } from './match.js'
 import { compareSegments, pathsConflict } from './paths.js'
-import { cloneValue, isPlainObject } from './values.js'
+import { cloneValue, deepEqual, isPlainObject } from './values.js'
+import { withoutNegativeZero } from './writes.js'
 
 interface Equality { path: string, segments: string[], value: unknown }
 
@@ -22,6 +23,20 @@ export function seedFromFilter (filter: Filter): Document {
   if (id !== undefined) seed._id = cloneValue(id.value)
   for (const equality of equalities) {
     if (equality !== id) writeAt(seed, equality.segments, cloneValue(equality.value))
+  }
+  return withoutNegativeZero(seed)
+}
+
+/**
+ * The seed of an upsert with `update`, refused (on both engines, whether or
+ * not a document matches) when `$setOnInsert` gives `_id` a value other than
+ * the filter's: MongoDB would refuse the insert with ImmutableField.
+ */
+export function upsertSeed (filter: Filter, update: Update): Document {
+  const seed = seedFromFilter(filter)
+  const onInsert = update.$setOnInsert
+  if (seed._id !== undefined && isPlainObject(onInsert) && onInsert._id !== undefined && !deepEqual(onInsert._id, seed._id)) {
+    throw new InvalidUpdateError('update.$setOnInsert._id', "Performing an update on the path '_id' would modify the immutable field '_id' (the filter's _id differs)")
   }
   return seed
 }

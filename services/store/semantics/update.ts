@@ -1,6 +1,8 @@
-import { InvalidDocumentError, InvalidUpdateError, QueryError } from '../errors.js'
+import { DocumentTooDeepError, InvalidDocumentError, InvalidUpdateError, QueryError } from '../errors.js'
 import { UPDATE_OPERATORS, type Document, type Update } from '../types.js'
+import { MAX_DOCUMENT_DEPTH } from './documents.js'
 import { validateStorable } from './literals.js'
+import { withoutNegativeZero } from './writes.js'
 import { compilePullCondition } from './match.js'
 import { compareSegments, parsePath, pathsConflict } from './paths.js'
 import { MISSING, cloneValue, deepEqual, describeValue, isPlainObject, typeName } from './values.js'
@@ -84,14 +86,23 @@ function checkIdField (operator: UpdateOperator, segments: string[], value: unkn
   throw new QueryError(path, "The immutable field '_id' cannot be updated")
 }
 
-function buildOperation (operator: UpdateOperator, segments: string[], field: string, value: unknown, path: string): Operation['apply'] {
-  if (operator !== '$push' && operator !== '$addToSet' && isPlainObject(value) && Object.hasOwn(value, '$each')) {
+/**
+ * Values are written as given but for -0, written as 0 (withoutNegativeZero).
+ * A value's depth counts from its path: `a.b` holds it at level 2, so a
+ * dotted path cannot nest a document past the limit.
+ */
+function buildOperation (operator: UpdateOperator, segments: string[], field: string, given: unknown, path: string): Operation['apply'] {
+  if (operator !== '$push' && operator !== '$addToSet' && isPlainObject(given) && Object.hasOwn(given, '$each')) {
     throw new QueryError(`${path}.$each`, '$each is only valid in $push and $addToSet')
   }
+  if (operator !== '$unset' && operator !== '$pull' && segments.length > MAX_DOCUMENT_DEPTH) {
+    throw new DocumentTooDeepError(path, `Documents cannot be nested deeper than ${MAX_DOCUMENT_DEPTH} levels`)
+  }
+  const value = operator === '$pull' ? given : withoutNegativeZero(given)
   switch (operator) {
     case '$set':
     case '$setOnInsert': {
-      validateStorable(value, path)
+      validateStorable(value, path, segments.length)
       const onInsertOnly = operator === '$setOnInsert'
       return (doc, isInsert) => {
         if (onInsertOnly && !isInsert) return
@@ -107,7 +118,7 @@ function buildOperation (operator: UpdateOperator, segments: string[], field: st
       return doc => { incrementAt(doc, segments, field, value) }
     case '$push':
     case '$addToSet': {
-      const values = parseEach(value, path)
+      const values = parseEach(value, path, segments.length + 1)
       const unique = operator === '$addToSet'
       return doc => { pushAt(doc, segments, field, values, unique) }
     }
@@ -118,17 +129,17 @@ function buildOperation (operator: UpdateOperator, segments: string[], field: st
   }
 }
 
-function parseEach (value: unknown, path: string): unknown[] {
+function parseEach (value: unknown, path: string, elementDepth: number): unknown[] {
   if (isPlainObject(value) && Object.hasOwn(value, '$each')) {
     for (const key of Object.keys(value)) {
       if (key !== '$each') throw new QueryError(`${path}.${key}`, `The modifier '${key}' is not supported (only $each)`)
     }
     const each = value.$each
     if (!Array.isArray(each)) throw new QueryError(`${path}.$each`, '$each takes an array')
-    each.forEach((element, i) => { validateStorable(element, `${path}.$each[${i}]`) })
+    each.forEach((element, i) => { validateStorable(element, `${path}.$each[${i}]`, elementDepth) })
     return each
   }
-  validateStorable(value, path)
+  validateStorable(value, path, elementDepth)
   return [value]
 }
 

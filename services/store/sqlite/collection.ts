@@ -4,7 +4,8 @@ import type {
   FindOptions, IndexDescription, IndexKey, InsertManyResult, InsertOneResult, Projection, ScanOptions, ScanPage, SharedReads, Sort, StoreCollection,
   StoreCursor, Update, UpdateOptions, UpdateResult, WithId
 } from '../types.js'
-import { compileFilter, compileProjection, compileUpdate, seedFromFilter, validateDocument, validateSort } from '../semantics/index.js'
+import { MAX_WRITE_DOCUMENTS, checkDocumentBounds, checkWriteCount, compileFilter, compileProjection, compileUpdate, upsertSeed, validateDocument, validateSort } from '../semantics/index.js'
+import { isPlainObject } from '../semantics/values.js'
 import type { IdGenerator } from '../../ids.js'
 import { decodeDocument, encodeDocument } from './codec.js'
 import type { CollectionMeta, Connection } from './connection.js'
@@ -82,8 +83,9 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
   }
 
   private prepare (doc: Document, path: string): PreparedInsert {
-    validateDocument(doc, path)
-    const id = (doc._id as string | undefined) ?? this.newId()
+    const assigned = isPlainObject(doc) && doc._id === undefined ? this.newId() : undefined
+    validateDocument(doc, path, assigned)
+    const id = assigned ?? doc._id as string
     return { id, json: encodeDocument(doc, id, path), doc }
   }
 
@@ -105,6 +107,8 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
 
   private replace (meta: CollectionMeta, match: Match, next: Document): void {
     if (next._id !== match.doc._id) throw new InvalidUpdateError('update._id', "Performing an update on the path '_id' would modify the immutable field '_id'")
+    // MongoDB refuses an update whose result outgrows a document; so does this engine, which applies updates itself.
+    checkDocumentBounds(next, 'update')
     const json = encodeDocument(next, match.doc._id as string, 'update')
     if (meta.indexes.length > 0) {
       checkParallelArrays(meta, next)
@@ -149,6 +153,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
   /** All or nothing: unlike MongoDB's ordered insertMany, a failure leaves none of the documents inserted. */
   async insertMany (docs: Array<T & { _id?: string }>): Promise<InsertManyResult> {
     if (!Array.isArray(docs)) throw new QueryError('documents', 'insertMany takes an array of documents')
+    checkWriteCount(docs.length, 'insertMany')
     const prepared = docs.map((doc, i) => this.prepare(doc, `documents[${i}]`))
     this.connection.write(() => { for (const one of prepared) this.insertPrepared(one) }, this.collectionName)
     const insertedIds: Record<number, string> = {}
@@ -241,9 +246,11 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
     const test = filterTest(filter)
     const apply = compileUpdate(update)
     checkSort(sort)
+    const seed = upsert ? upsertSeed(filter, update) : null
     return this.connection.write(() => {
       let meta = this.meta()
-      const matches = meta === undefined ? [] : selectMatches(this.connection, meta, filter, test, { sort, limit: many ? 0 : 1 })
+      const matches = meta === undefined ? [] : selectMatches(this.connection, meta, filter, test, { sort, limit: many ? MAX_WRITE_DOCUMENTS + 1 : 1 })
+      if (many) checkWriteCount(matches.length, 'updateMany')
       let modifiedCount = 0
       let after: Document | null = null
       for (const match of matches) {
@@ -255,8 +262,8 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
         modifiedCount++
       }
       const result: UpdateResult = { acknowledged: true, matchedCount: matches.length, modifiedCount, upsertedCount: 0, upsertedId: null }
-      if (matches.length > 0 || !upsert) return { result, before: matches[0]?.doc ?? null, after }
-      const inserted = apply(seedFromFilter(filter), { isInsert: true }).doc
+      if (matches.length > 0 || seed === null) return { result, before: matches[0]?.doc ?? null, after }
+      const inserted = apply(seed, { isInsert: true }).doc
       const prepared = this.prepare(inserted, 'upsert')
       this.insertPrepared(prepared)
       return { result: { ...result, upsertedCount: 1, upsertedId: prepared.id }, before: null, after: decodeDocument(prepared.json) }
@@ -291,9 +298,15 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
       const table = quoteIdentifier(meta.table)
       if (many) {
         const where = whereOf(meta, filter)
-        if (where.exact) return this.connection.statement(`DELETE FROM ${table} WHERE ${where.sql}`).run(...where.params).changes
+        if (where.exact) {
+          // One past the bound is deleted at most; past it the transaction rolls back.
+          const deleted = this.connection.statement(`DELETE FROM ${table} WHERE seq IN (SELECT seq FROM ${table} WHERE ${where.sql} LIMIT ${MAX_WRITE_DOCUMENTS + 1})`).run(...where.params).changes
+          checkWriteCount(deleted, 'deleteMany')
+          return deleted
+        }
       }
-      const matches = selectMatches(this.connection, meta, filter, test, { sort, limit: many ? 0 : 1 })
+      const matches = selectMatches(this.connection, meta, filter, test, { sort, limit: many ? MAX_WRITE_DOCUMENTS + 1 : 1 })
+      if (many) checkWriteCount(matches.length, 'deleteMany')
       const remove = this.connection.statement(`DELETE FROM ${table} WHERE seq = ?`)
       for (const match of matches) remove.run(match.seq)
       return matches

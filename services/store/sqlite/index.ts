@@ -3,7 +3,8 @@ import { newId as defaultNewId, type IdGenerator } from '../../ids.js'
 import { systemClock, type Clock } from '../../clock.js'
 import { SqliteCollection } from './collection.js'
 import { Connection } from './connection.js'
-import { validateCollectionName } from './names.js'
+import { validateCollectionName } from '../semantics/names.js'
+import { DEFAULT_SWEEP_PAGE_SIZE, pagedWrites } from '../sweep.js'
 
 export interface SqliteStoreOptions {
   /** A file path (DATA_DIR/plinth.db) or ':memory:'. */
@@ -11,6 +12,8 @@ export interface SqliteStoreOptions {
   newId?: IdGenerator
   /** What `extensions.now()` answers; tests pass a manual clock. */
   clock?: Clock
+  /** Documents per page of `extensions.sweep` (STORE_SWEEP_PAGE_SIZE). */
+  sweepPageSize?: number
 }
 
 /**
@@ -23,10 +26,11 @@ class SqliteStore implements Store {
   private readonly collections = new Map<string, SqliteCollection<any>>()
   readonly extensions: StoreExtensions = {
     shared: <T extends Document>(name: string) => this.engineCollection<T>(name).shared,
+    sweep: (name: string) => pagedWrites(this.engineCollection(name), this.sweepPageSize, async () => await this.dropCollection(name)),
     now: async () => this.clock.now()
   }
 
-  constructor (private readonly connection: Connection, private readonly newId: IdGenerator, private readonly clock: Clock) {}
+  constructor (private readonly connection: Connection, private readonly newId: IdGenerator, private readonly clock: Clock, private readonly sweepPageSize: number) {}
 
   collection<T extends Document = Document> (name: string): StoreCollection<T> {
     return this.engineCollection<T>(name)
@@ -61,5 +65,5 @@ class SqliteStore implements Store {
 }
 
 export function openSqliteStore (options: SqliteStoreOptions): Store {
-  return new SqliteStore(new Connection(options.file), options.newId ?? defaultNewId, options.clock ?? systemClock)
+  return new SqliteStore(new Connection(options.file), options.newId ?? defaultNewId, options.clock ?? systemClock, options.sweepPageSize ?? DEFAULT_SWEEP_PAGE_SIZE)
 }

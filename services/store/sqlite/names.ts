@@ -1,5 +1,3 @@
-import { QueryError } from '../errors.js'
-
 /**
  * SQLite folds ASCII case in identifiers while MongoDB names are
  * case-sensitive, so upper-case letters are escaped (`A` → `^a`). `|` is
@@ -15,13 +13,6 @@ function unescapeName (escaped: string): string {
 
 const TABLE_PREFIX = 'c|'
 const INDEX_PREFIX = 'x|'
-
-export function validateCollectionName (name: unknown): asserts name is string {
-  if (typeof name !== 'string' || name.length === 0) throw new QueryError('collection', 'A collection name must be a non-empty string')
-  if (name.length > 120) throw new QueryError('collection', 'A collection name cannot be longer than 120 characters')
-  if (name.includes('\0')) throw new QueryError('collection', 'A collection name cannot contain a null byte')
-  if (name.startsWith('sqlite_')) throw new QueryError('collection', "A collection name cannot start with 'sqlite_'")
-}
 
 /** A double-quoted SQL identifier; embedded quotes are doubled. */
 export function quoteIdentifier (identifier: string): string {

@@ -3,6 +3,7 @@ import { newId } from '../../../services/ids.js'
 import { DuplicateKeyError, InvalidUpdateError, QueryError } from '../../../services/store/errors.js'
 import type { Document, Filter, FindOptions, Store, StoreCollection } from '../../../services/store/types.js'
 import { parityConformance } from './conformance-parity.js'
+import { boundsConformance } from './conformance-bounds.js'
 
 /**
  * Engine-agnostic Store cases: every engine must give these answers, which are
@@ -334,4 +335,5 @@ export async function storeConformance (t: Test, openStore: () => Promise<Store>
   })
 
   await parityConformance(t, openStore)
+  await boundsConformance(t, openStore)
 }
