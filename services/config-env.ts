@@ -1,3 +1,5 @@
+import { normalizeOrigin } from './origins.js'
+
 /**
  * Reading environment variables, for services/config.ts and the families'
  * own settings (services/<family>/config.ts): every refusal names its variable.
@@ -36,3 +38,25 @@ export function integer (env: Env, name: string, fallback: number, min: number, 
 
 /** A host name of two labels or more, lower case, without the trailing dot. */
 export const DNS_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
+
+/** An absolute http(s) URL. */
+export function parseHttpUrl (name: string, raw: string): URL {
+  let url: URL
+  try { url = new URL(raw) } catch { throw new ConfigError(name, `must be an absolute http(s) URL, got "${raw}"`) }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, `must use http or https, got "${url.protocol}"`)
+  return url
+}
+
+/** An absolute http(s) URL, without its trailing slash. */
+export function httpUrl (name: string, raw: string): string {
+  return parseHttpUrl(name, raw).toString().replace(/\/$/, '')
+}
+
+/** A comma-separated list of origins (`https://app.example.com`), as browsers send them. */
+export function origins (env: Env, name: string): string[] {
+  return list(env, name).map((entry) => {
+    const origin = normalizeOrigin(entry)
+    if (origin === null) throw new ConfigError(name, `must be a comma-separated list of origins such as https://app.example.com, got "${entry}"`)
+    return origin
+  })
+}

@@ -113,6 +113,40 @@ export const commonErrors = errorCatalogue('common', {
   badUrl: { code: 'APP_BAD_URL', status: 400, message: 'The URL is malformed', description: 'the URL is not valid percent-encoding' },
   badRequest: { code: 'APP_BAD_REQUEST', status: 400, message: ({ why }: { why: string }) => why, description: 'the request is refused before its route runs' },
   malformedRequest: { code: 'APP_MALFORMED_REQUEST', status: 400, message: 'The request is not valid HTTP', description: 'the request is not valid HTTP' },
+  unauthorized: {
+    code: 'APP_UNAUTHORIZED',
+    status: 401,
+    message: ({ why }: { why: string }) => why,
+    description: 'no credential, or one not sent as the route takes it (`Authorization: Bearer …`)'
+  },
+  invalidToken: {
+    code: 'APP_INVALID_TOKEN',
+    status: 401,
+    message: ({ why }: { why: string }) => why,
+    description: 'the credential is not valid here: expired, revoked, tampered with, of another kind, or its session has ended'
+  },
+  invalidName: {
+    code: 'APP_INVALID_NAME',
+    status: 400,
+    message: 'name cannot be blank',
+    details: () => fieldIssue('body.name', 'cannot be blank'),
+    description: 'the name is blank'
+  },
+  invalidSlug: {
+    code: 'APP_INVALID_SLUG',
+    status: 400,
+    message: 'slug must be 1 to 48 lower-case letters, digits or inner hyphens',
+    details: () => fieldIssue('body.slug', 'must be 1 to 48 lower-case letters, digits or inner hyphens'),
+    description: 'the slug is not 1 to 48 lower-case letters, digits or inner hyphens'
+  },
+  slugTaken: {
+    code: 'APP_SLUG_TAKEN',
+    status: 409,
+    message: ({ what, slug, within }: { what: string, slug: string, within?: string }) =>
+      `${what} with the slug "${slug}" already exists${within === undefined ? '' : ` in ${within}`}`,
+    details: () => fieldIssue('body.slug', 'is taken'),
+    description: 'the slug is taken; one derived from the name is never refused, one chosen is never changed'
+  },
   forbidden: {
     code: 'APP_FORBIDDEN',
     status: 403,
