@@ -2,12 +2,13 @@ import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { ANY_ORIGIN } from './origins.js'
-import { ConfigError, DNS_NAME, httpUrl, integer, origins, parseHttpUrl, text, type Env } from './config-env.js'
+import { allowedHostList, ConfigError, DNS_NAME, httpUrl, integer, isAddressOrRange, origins, parseHttpUrl, text, type Env } from './config-env.js'
 import { parseDnsConfig, type DnsConfig } from './dns/config.js'
 import { parseIdentityConfig, type IdentityConfig } from './identity/config.js'
+import { parseWebhooksConfig, type WebhooksConfig } from './webhooks/config.js'
 
 export { ConfigError }
-export type { DnsConfig, IdentityConfig }
+export type { DnsConfig, IdentityConfig, WebhooksConfig }
 
 /**
  * Configuration comes from the environment only, validated once at start:
@@ -47,6 +48,8 @@ export interface Config {
   hostingTls: HostingTlsConfig
   /** The job worker's slots on this node, by lane (docs/architecture.md, "Background work"). */
   jobs: JobsConfig
+  /** Outbound webhooks: what receivers may be, timeouts, retries and when a failing webhook is disabled (docs/webhooks.md). */
+  webhooks: WebhooksConfig
 }
 
 export interface JobsConfig {
@@ -171,15 +174,6 @@ function corsOrigins (env: Env, name: string): string[] {
   return [ANY_ORIGIN]
 }
 
-/** A CIDR range or a single address, IPv4 or IPv6; proxy-addr (behind Fastify's trustProxy) takes both. */
-function isAddressOrRange (entry: string): boolean {
-  const [address, prefix, extra] = entry.split('/')
-  const family = isIP(address)
-  if (family === 0 || extra !== undefined) return false
-  if (prefix === undefined) return true
-  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)
-}
-
 function trustProxy (env: Env): false | number | string[] {
   const name = 'TRUST_PROXY'
   const raw = text(env, name)
@@ -255,20 +249,8 @@ function gatewayConfig (env: Env, enabled: boolean, apiPort: number, apiHost: st
   return { port, tlsPort, host }
 }
 
-const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
-
-/** A host name (one label or more, `*.` before a suffix of two or more), an address or a CIDR range. */
-function isAllowedHostEntry (entry: string): boolean {
-  if (isAddressOrRange(entry)) return true
-  const name = entry.startsWith('*.') ? entry.slice(2) : entry
-  const labels = name.split('.')
-  return name.length <= 253 && labels.every((label) => HOST_LABEL.test(label)) && (name === entry || labels.length >= 2)
-}
-
 function externalGitConfig (env: Env): ExternalGitConfig {
-  const allowedHosts = (text(env, 'HOSTING_GIT_ALLOWED_HOSTS') ?? '').split(',').map((entry) => entry.trim().toLowerCase().replace(/^\[([^\]]*)\]/, '$1').replace(/\.$/, '')).filter((entry) => entry !== '')
-  const bad = allowedHosts.find((entry) => !isAllowedHostEntry(entry))
-  if (bad !== undefined) throw new ConfigError('HOSTING_GIT_ALLOWED_HOSTS', `must be a comma-separated list of host names (git.internal, *.corp.example), IP addresses or CIDR ranges (10.0.0.0/8, fd00::/8), got "${bad}"`)
+  const allowedHosts = allowedHostList(env, 'HOSTING_GIT_ALLOWED_HOSTS')
   const caFile = text(env, 'HOSTING_GIT_CA_FILE') ?? null
   if (caFile !== null) {
     let pem: string
@@ -396,7 +378,8 @@ export function loadConfig (env: Env = process.env): Config {
     jobs: {
       slots: integer(env, 'JOB_WORKER_SLOTS', 2, 1, 256),
       longSlots: integer(env, 'JOB_WORKER_LONG_SLOTS', 2, 1, 256)
-    }
+    },
+    webhooks: parseWebhooksConfig(env)
   }
 }
 
