@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
   AddMemberBody, ChangeRoleBody, GrantsBody, MemberParams, OrganizationResponses, OrgParams, ProjectScopeQuery
 } from '../../schemas/organizations.js'
-import { identityErrors } from '../../services/identity/errors.js'
+import { commonErrors } from '../../services/errors.js'
 import { orgErrors } from '../../services/orgs/errors.js'
 import { created, deleted, ok } from '../replies.js'
 
@@ -34,7 +34,7 @@ const memberRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: {
       permission: 'org.members.manage',
       errors: [
-        orgErrors.invalidMember, orgErrors.invalidRole, ...CEILING, ...GRANTING, identityErrors.userNotFound, orgErrors.alreadyMember
+        orgErrors.invalidMember, orgErrors.invalidRole, ...CEILING, ...GRANTING, commonErrors.userNotFound, orgErrors.alreadyMember
       ]
     },
     schema: {

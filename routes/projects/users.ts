@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ProjectUserParams } from '../../schemas/projects.js'
 import { ProjectAuthResponses } from '../../schemas/project-auth.js'
-import { identityErrors } from '../../services/identity/errors.js'
+import { commonErrors } from '../../services/errors.js'
 import { projectErrors } from '../../services/projects/errors.js'
 import { ok } from '../replies.js'
 
@@ -11,7 +11,7 @@ const projectUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.routeDefaults({ parent: 'project', permission: 'project.users.manage' })
 
   app.post('/:userId/token', {
-    config: { errors: [identityErrors.userNotFound, projectErrors.mintForDisabledUser] },
+    config: { errors: [commonErrors.userNotFound, projectErrors.mintForDisabledUser] },
     schema: {
       operationId: 'mintProjectUserToken',
       tags: ['projects'],

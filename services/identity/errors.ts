@@ -33,12 +33,6 @@ export const identityErrors = errorCatalogue('identity', {
     message: 'Email or password is incorrect',
     description: 'the email or the password is wrong: one answer for both, after the same work'
   },
-  userNotFound: {
-    code: 'APP_USER_NOT_FOUND',
-    status: 404,
-    message: (params?: { by: 'email or id' }) => params === undefined ? 'User not found' : `No platform user with that ${params.by}`,
-    description: 'no such user'
-  },
   invalidRefreshToken: {
     code: 'APP_INVALID_REFRESH_TOKEN',
     status: 401,

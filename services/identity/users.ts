@@ -1,3 +1,4 @@
+import { commonErrors } from '../errors.js'
 import { identityErrors } from './errors.js'
 import { hashPassword, verifyPassword, passwordNeedsRehash } from '../crypto.js'
 import { DuplicateKeyError } from '../store/errors.js'
@@ -99,7 +100,7 @@ export class PlatformUsers {
 
   async get (id: string): Promise<PlatformUser> {
     const account = await this.account(id)
-    if (account === null) throw identityErrors.userNotFound()
+    if (account === null) throw commonErrors.userNotFound()
     return account.user
   }
 

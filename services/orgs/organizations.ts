@@ -1,6 +1,5 @@
 import { commonErrors } from '../errors.js'
 import { orgErrors } from './errors.js'
-import { identityErrors } from '../identity/errors.js'
 import { checkName, checkSlug, namedChanges, slugFrom, withSuffix } from '../slugs.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../clock.js'
@@ -167,7 +166,7 @@ export class Organizations {
     await checkGrantProjects(actor.orgId, grants, async (orgId, ids) => await this.deps.contents.unknownIn(orgId, ids))
     if ((input.email === undefined) === (input.userId === undefined)) throw orgErrors.invalidMember()
     const user = input.userId !== undefined ? await this.deps.users.findById(input.userId) : await this.deps.users.findByEmail(input.email as string)
-    if (user === null) throw identityErrors.userNotFound({ by: 'email or id' })
+    if (user === null) throw commonErrors.userNotFound()
     const now = this.deps.clock.now()
     if (role === 'owner') await this.records.updateOne({ _id: actor.orgId }, { $inc: { ownerCount: 1 } })
     try {

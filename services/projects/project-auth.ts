@@ -128,7 +128,7 @@ export class ProjectAuth {
   /** For the API tester: works whether or not auth is on, but only for an existing, enabled end user; no refresh token. */
   async mint (projectId: string, userId: string): Promise<ProjectAccess> {
     const account = await this.deps.users.account(projectId, userId)
-    if (account === null) throw identityErrors.userNotFound()
+    if (account === null) throw commonErrors.userNotFound({ endUser: true })
     if (account.disabled) throw projectErrors.mintForDisabledUser()
     const { token, expiresIn, expiresAt } = this.deps.tokens.sign(projectId, userId, account.sessionEpoch)
     return { user: account.user, accessToken: token, tokenType: 'Bearer', expiresIn, expiresAt }

@@ -1,4 +1,5 @@
 import { MAX_NESTING, nestedDeeperThan } from '../nesting.js'
+import { commonErrors } from '../errors.js'
 import { identityErrors } from '../identity/errors.js'
 import { projectErrors } from './errors.js'
 import { hashPassword, passwordNeedsRehash, verifyPassword } from '../crypto.js'
@@ -154,7 +155,7 @@ export class ProjectUsers {
 
   async get (projectId: string, userId: string): Promise<ProjectUser> {
     const user = await this.findById(projectId, userId)
-    if (user === null) throw identityErrors.userNotFound()
+    if (user === null) throw commonErrors.userNotFound({ endUser: true })
     return user
   }
 
