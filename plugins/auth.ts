@@ -1,14 +1,12 @@
 import fp from 'fastify-plugin'
 import jwt from '@fastify/jwt'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { AppError, forbidden, unauthorized } from '../services/errors.js'
+import { commonErrors } from '../services/errors.js'
+import { identityErrors } from '../services/identity/errors.js'
 import { systemClock } from '../services/clock.js'
 import { newId } from '../services/ids.js'
-import { PlatformUsers } from '../services/identity/users.js'
-import { RefreshSessions, type AccessIssuer } from '../services/identity/sessions.js'
-import { ApiKeys } from '../services/identity/api-keys.js'
-import { SshKeys } from '../services/identity/ssh-keys.js'
-import { RATE_LIMITS_PRUNE_EVERY_MS, RATE_LIMITS_PRUNE_JOB, RateLimiter } from '../services/rate-limit.js'
+import { buildIdentityServices, type Identity } from '../services/identity/index.js'
+import { RATE_LIMITS_PRUNE_EVERY_MS, RATE_LIMITS_PRUNE_JOB } from '../services/rate-limit.js'
 import { BoundedMap } from '../services/cache/bounded-map.js'
 import { authSchemas } from '../schemas/auth.js'
 import type { DataCaller } from '../services/collections/access.js'
@@ -39,15 +37,7 @@ export interface RequestCaller {
   readonly git: GitCaller
 }
 
-export interface Identity {
-  users: PlatformUsers
-  sessions: RefreshSessions
-  apiKeys: ApiKeys
-  sshKeys: SshKeys
-  rateLimiter: RateLimiter
-  /** Every credential of a user at once: sessions (and the access tokens they issued), PATs, SSH keys. */
-  revokeCredentials: (userId: string) => Promise<void>
-}
+export type { Identity }
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -76,45 +66,18 @@ const VERIFIED_TOKENS_KEPT = 10_000
  * another key and so never verifies here.
  */
 async function authPlugin (app: FastifyInstance): Promise<void> {
-  const config = app.config
+  const { tokenIssuer, publicUrl } = app.config
+  const config = app.config.identity
   await app.register(jwt, {
     secret: app.deriveSecretKey('jwt:platform'),
-    sign: { algorithm: 'HS256', expiresIn: config.accessTokenTtlSeconds, aud: PLATFORM_AUDIENCE, iss: config.tokenIssuer },
-    verify: { algorithms: ['HS256'], allowedAud: PLATFORM_AUDIENCE, allowedIss: config.tokenIssuer }
+    sign: { algorithm: 'HS256', expiresIn: config.accessTokenTtlSeconds, aud: PLATFORM_AUDIENCE, iss: tokenIssuer },
+    verify: { algorithms: ['HS256'], allowedAud: PLATFORM_AUDIENCE, allowedIss: tokenIssuer }
   })
   for (const schema of authSchemas) app.addSchema(schema)
-
-  const users = new PlatformUsers(app.store, systemClock)
-  // An access token carries the session epoch of its user; moving the epoch ends every access token issued before.
-  const issueAccess: AccessIssuer = async (userId, familyId, _scope, sessionEpoch) => {
-    const account = await users.account(userId)
-    if (account === null || (sessionEpoch !== undefined && sessionEpoch !== account.sessionEpoch)) return null
-    const epoch = account.sessionEpoch === 0 ? {} : { sv: account.sessionEpoch }
-    return { accessToken: app.jwt.sign({ sub: userId, sid: familyId, type: 'platform', ...epoch }), expiresIn: config.accessTokenTtlSeconds, sessionEpoch: account.sessionEpoch }
-  }
-  const sessions = new RefreshSessions(app.store, 'platform_refresh_tokens', {
-    clock: systemClock, newId, issueAccess, refreshTtlSeconds: config.refreshTokenTtlSeconds, reuseGraceSeconds: config.refreshReuseGraceSeconds
+  const identity = await buildIdentityServices({
+    store: app.store, clock: systemClock, storeClock: app.storeClock, newId, config, publicUrl, signAccessToken: (claims) => app.jwt.sign(claims)
   })
-  const apiKeys = new ApiKeys(app.store, { clock: systemClock, newId, prefix: config.patPrefix })
-  const sshKeys = new SshKeys(app.store, systemClock)
-  // Windows on the Store's time, so every node counts an attempt in the same one.
-  const rateLimiter = new RateLimiter(app.store, app.storeClock)
-  const identity: Identity = {
-    users,
-    sessions,
-    apiKeys,
-    sshKeys,
-    rateLimiter,
-    revokeCredentials: async (userId) => {
-      await sessions.revokeUser(userId)
-      await apiKeys.revokeAll(userId)
-      await sshKeys.removeAll(userId)
-    }
-  }
-  await users.init()
-  await sessions.init()
-  await apiKeys.init()
-  await sshKeys.init()
+  const { users, apiKeys, rateLimiter } = identity
   app.decorate('identity', identity)
   app.decorateRequest('platformAuth', null)
   app.registerJobHandler(RATE_LIMITS_PRUNE_JOB, async () => await rateLimiter.prune())
@@ -131,9 +94,9 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
       claims = app.jwt.verify<PlatformClaims>(token)
     } catch {
       // A project JWT is signed with its project's key, so it fails here: say what it is rather than "invalid".
-      throw unauthorized('APP_INVALID_TOKEN', wrongKindMessage(claimedKind(token, prefixes), 'platform') ?? 'Token is invalid or expired')
+      throw commonErrors.invalidToken({ why: wrongKindMessage(claimedKind(token, prefixes), 'platform') ?? 'Token is invalid or expired' })
     }
-    if (claims.type !== 'platform' || typeof claims.sub !== 'string') throw unauthorized('APP_INVALID_TOKEN', 'Token is not a platform token')
+    if (claims.type !== 'platform' || typeof claims.sub !== 'string') throw commonErrors.invalidToken({ why: 'Token is not a platform token' })
     verifiedJwts.set(token, claims)
     return claims
   }
@@ -143,12 +106,12 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
   const authenticateToken = async (token: string): Promise<PlatformAuth> => {
     if (token.startsWith(`${config.patPrefix}_`)) {
       const pat = await apiKeys.authenticate(token)
-      if (pat === null || await users.account(pat.userId) === null) throw unauthorized('APP_INVALID_TOKEN', 'Personal access token is invalid, expired or revoked')
+      if (pat === null || await users.account(pat.userId) === null) throw commonErrors.invalidToken({ why: 'Personal access token is invalid, expired or revoked' })
       return { userId: pat.userId, via: 'pat', keyId: pat.keyId, scopes: pat.scopes }
     }
     const claims = verifyJwt(token)
     const account = await users.account(claims.sub)
-    if (account === null || account.sessionEpoch !== (claims.sv ?? 0)) throw unauthorized('APP_INVALID_TOKEN', 'The session of this token has ended; sign in again')
+    if (account === null || account.sessionEpoch !== (claims.sv ?? 0)) throw commonErrors.invalidToken({ why: 'The session of this token has ended; sign in again' })
     return { userId: claims.sub, via: 'jwt' }
   }
 
@@ -158,14 +121,14 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
   })
   app.decorate('requirePlatformSession', async (request: FastifyRequest) => {
     const auth = await authenticate(request)
-    if (auth.via !== 'jwt') throw forbidden('APP_PAT_NOT_ALLOWED', 'A personal access token cannot manage credentials (personal access tokens, SSH keys); sign in instead')
+    if (auth.via !== 'jwt') throw identityErrors.patNotAllowed()
     request.platformAuth = auth
   })
 }
 
 /** @deprecated read `request.caller.user`. The authenticated platform caller; only valid behind requirePlatformUser/Session. */
 export function platformCaller (request: FastifyRequest): PlatformAuth {
-  if (request.platformAuth === null) throw new AppError('APP_INTERNAL', 500, 'route is missing its auth hook')
+  if (request.platformAuth === null) throw new Error('route is missing its auth hook')
   return request.platformAuth
 }
 

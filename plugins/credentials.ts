@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import { unauthorized } from '../services/errors.js'
+import { commonErrors } from '../services/errors.js'
 
 /**
  * The one reader of the Authorization header. Every credential kind arrives
@@ -27,7 +27,7 @@ export function requiredBearer (request: FastifyRequest, what: string): string {
 }
 
 function missingBearer (what: string): Error {
-  return unauthorized('APP_UNAUTHORIZED', `Authorization: Bearer <${what}> is required`)
+  return commonErrors.unauthorized({ why: `Authorization: Bearer <${what}> is required` })
 }
 
 /**
@@ -46,7 +46,7 @@ export function gitCredential (request: FastifyRequest): string | null {
   const user = colon === -1 ? decoded : decoded.slice(0, colon)
   const password = colon === -1 ? '' : decoded.slice(colon + 1)
   const token = password === '' ? user : password
-  if (token === '') throw unauthorized('APP_UNAUTHORIZED', 'Give a personal access token, platform JWT or deploy key token as the password')
+  if (token === '') throw commonErrors.unauthorized({ why: 'Give a personal access token, platform JWT or deploy key token as the password' })
   return token
 }
 

@@ -30,9 +30,9 @@ async function dataCallerPlugin (app: FastifyInstance): Promise<void> {
     return { kind: 'admin', userId: platform.userId, canRead: access.permissions.has('records.read'), canWrite: access.permissions.has('records.write'), ...(platform.scopes === undefined ? {} : { scopes: platform.scopes }) }
   }
 
-  const serviceTokenStart = `${config.serviceTokenPrefix}_`
-  const patStart = `${config.patPrefix}_`
-  const prefixes = { pat: config.patPrefix, serviceToken: config.serviceTokenPrefix }
+  const serviceTokenStart = `${config.identity.serviceTokenPrefix}_`
+  const patStart = `${config.identity.patPrefix}_`
+  const prefixes = { pat: config.identity.patPrefix, serviceToken: config.identity.serviceTokenPrefix }
   app.decorate('dataCaller', async (request: FastifyRequest): Promise<DataCaller> => {
     const { projectId } = request.params as { projectId: string }
     const token = optionalBearer(request, 'project JWT or platform credential')

@@ -3,7 +3,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { commonErrors, type DeclaredError } from '../services/errors.js'
 import type { Permission } from '../services/orgs/catalogue.js'
 import { permissionMissing, type OrgAccess } from '../services/orgs/resolver.js'
+import { orgErrors } from '../services/orgs/errors.js'
 import type { Project } from '../services/projects/projects.js'
+import type { MemberSet, MemberSets } from '../services/orgs/member-sets.js'
 import { platformCaller, type PlatformAuth, type RequestCaller } from './auth.js'
 
 /**
@@ -13,10 +15,18 @@ import { platformCaller, type PlatformAuth, type RequestCaller } from './auth.js
  * and registering the kind with `app.registerParent`.
  */
 export interface ParentKinds {
-  /** `params.orgId` as the caller sees it: their role and permissions there. */
+  /**
+   * `params.orgId` as the caller sees it: their role and permissions there.
+   * A route that creates in an organization without naming it in its path
+   * (`POST /api/projects`) names it in the body's `orgId`.
+   */
   organization: OrgAccess
   /** `params.projectId` (or `params.id`). */
   project: Project
+  /** The organization's team `params.setId`. */
+  team: MemberSet
+  /** The organization's permission group `params.setId`. */
+  permissionGroup: MemberSet
 }
 
 export type ParentName = keyof ParentKinds
@@ -75,6 +85,16 @@ export class Scope {
 
 export type RequestScope = Scope & Readonly<ParentKinds>
 
+/** How a route narrows who needs its permission. */
+export interface CheckOptions {
+  /**
+   * A path parameter naming a platform user: a caller naming themselves there
+   * needs no permission (leaving an organization, reading one's own
+   * permissions). A PAT with scopes holds only its scopes, even over itself.
+   */
+  self?: string
+}
+
 /** What a route's declaration of its parent and permission becomes: the check, and what the contract says of it. */
 export interface ParentCheck {
   /** Loads the chain of parents into a scope, checking the permission where access is decided. */
@@ -90,37 +110,25 @@ declare module 'fastify' {
     /** Adds a kind of parent routes may declare in `config.parent` (see ParentKinds). */
     registerParent: <N extends ParentName>(name: N, kind: ParentKind<N>) => void
     /** The check for a route under `parent` needing `permission`; route-auth attaches it from `config`. */
-    parentCheck: (parent: ParentName, permission?: Permission) => ParentCheck
-    /**
-     * @deprecated declare `config: { parent: 'organization', permission }` instead.
-     * preHandler: the caller is a member of `params.orgId` holding `permission`
-     * (any member when null). With `self`, a member acting on themselves (the
-     * path parameter of that name is their own id) needs no permission.
-     * With `orgIdIn: 'body'` the organization is named by the body's `orgId`.
-     */
-    requireOrgPermission: (permission: Permission | null, options?: OrgCheckOptions) => PreHandler
+    parentCheck: (parent: ParentName, permission?: Permission, options?: CheckOptions) => ParentCheck
     /** @deprecated declare `config: { parent: 'project', permission }` instead. */
     requireProjectPermission: (permission: Permission) => PreHandler
-  }
-  interface FastifyRequest {
-    orgAccess: OrgAccess | null
-    project: Project | null
   }
 }
 
 type PreHandler = (request: FastifyRequest) => Promise<void>
-interface OrgCheckOptions { self?: string, orgIdIn?: 'params' | 'body' }
 
-/** @deprecated read `request.scope.organization` on a route with `config.parent: 'organization'`. */
-export function orgAccess (request: FastifyRequest): OrgAccess {
-  if (request.orgAccess === null) throw new Error('route is missing its permission hook')
-  return request.orgAccess
+/** The organization a request names: in its path, or for a route that creates in one, in its body. */
+function orgIdIn (request: FastifyRequest): string {
+  const orgId = (request.params as { orgId?: unknown }).orgId ?? (request.body as { orgId?: unknown } | undefined)?.orgId
+  if (typeof orgId !== 'string') throw new Error('a route under an organization names no orgId')
+  return orgId
 }
 
-/** @deprecated read `request.scope.project` on a route with `config.parent: 'project'`. */
-export function requestProject (request: FastifyRequest): Project {
-  if (request.project === null) throw new Error('route is missing its project permission hook')
-  return request.project
+/** Whether the caller names themselves in the route's `self` parameter, with a credential holding all their rights. */
+function actsOnSelf (request: FastifyRequest, caller: RequestCaller, self: string | undefined, scopes: readonly string[] | undefined): boolean {
+  if (self === undefined || (scopes !== undefined && scopes.length > 0)) return false
+  return (request.params as Record<string, unknown>)[self] === caller.user.userId
 }
 
 const RESERVED = new Set(['permissions', 'loaded', 'has', 'get', 'set'])
@@ -133,8 +141,6 @@ const RESERVED = new Set(['permissions', 'loaded', 'has', 'get', 'set'])
 async function permissionsPlugin (app: FastifyInstance): Promise<void> {
   const { projects } = app
   const { resolver } = app.orgs
-  app.decorateRequest('orgAccess', null)
-  app.decorateRequest('project', null)
 
   const organizationOf = async (orgId: string, caller: PlatformAuth): Promise<OrgAccess> => {
     const access = await resolver.access(orgId, caller)
@@ -159,7 +165,7 @@ async function permissionsPlugin (app: FastifyInstance): Promise<void> {
     }
   })
 
-  app.decorate('parentCheck', (parent: ParentName, permission?: Permission): ParentCheck => {
+  app.decorate('parentCheck', (parent: ParentName, permission?: Permission, { self }: CheckOptions = {}): ParentCheck => {
     const chain: Array<[ParentName, ParentKind<any>]> = []
     for (let name: ParentName | undefined = parent; name !== undefined;) {
       const kind = kinds.get(name)
@@ -169,11 +175,13 @@ async function permissionsPlugin (app: FastifyInstance): Promise<void> {
     }
     const decider = chain.findLastIndex(([, kind]) => kind.decidesAccess === true)
     if (permission !== undefined && decider === -1) throw new Error(`a permission needs a parent that decides access; '${parent}' and the parents it lies in do not`)
+    if (self !== undefined && permission === undefined) throw new Error('`self` exempts a caller from a permission, and the route names none')
     const errors = chain.flatMap(([, kind]) => kind.errors)
     if (permission !== undefined) errors.push(commonErrors.forbidden)
+    const needs = permission === undefined ? '' : chain[decider][1].needs?.(permission) ?? `Needs \`${permission}\`.`
     return {
       errors,
-      needs: permission === undefined ? '' : chain[decider][1].needs?.(permission) ?? `Needs \`${permission}\`.`,
+      needs: self === undefined ? needs : `${needs.replace(/\.$/, '')}, unless \`${self}\` is the caller's own id.`,
       resolve: async (request, caller) => {
         const scope = new Scope() as RequestScope
         let scopes: readonly string[] | undefined
@@ -186,7 +194,9 @@ async function permissionsPlugin (app: FastifyInstance): Promise<void> {
             scope.permissions = permissions
             scopes = loaded.scopes
           }
-          if (index === decider && permission !== undefined && !scope.permissions.has(permission)) throw permissionMissing(permission, scopes)
+          if (index === decider && permission !== undefined && !scope.permissions.has(permission) && !actsOnSelf(request, caller, self, scopes)) {
+            throw permissionMissing(permission, scopes)
+          }
         }
         return scope
       }
@@ -197,10 +207,14 @@ async function permissionsPlugin (app: FastifyInstance): Promise<void> {
     errors: [commonErrors.organizationNotFound],
     decidesAccess: true,
     load: async (request, { caller }) => {
-      const access = await organizationOf((request.params as { orgId: string }).orgId, caller.user)
+      const access = await organizationOf(orgIdIn(request), caller.user)
       return { value: access, permissions: access.permissions, scopes: caller.user.scopes }
     }
   })
+  const memberSet = (sets: MemberSets) => async (request: FastifyRequest, { scope }: { scope: RequestScope }): Promise<Loaded<MemberSet>> =>
+    ({ value: await sets.get(scope.organization.orgId, (request.params as { setId: string }).setId) })
+  app.registerParent('team', { within: 'organization', errors: [orgErrors.teamNotFound], load: memberSet(app.orgs.teams) })
+  app.registerParent('permissionGroup', { within: 'organization', errors: [orgErrors.permissionGroupNotFound], load: memberSet(app.orgs.groups) })
   app.registerParent('project', {
     errors: [commonErrors.projectNotFound],
     decidesAccess: true,
@@ -210,23 +224,10 @@ async function permissionsPlugin (app: FastifyInstance): Promise<void> {
     }
   })
 
-  app.decorate('requireOrgPermission', (permission: Permission | null, options: OrgCheckOptions = {}): PreHandler => async (request) => {
-    const params = request.params as Record<string, string>
-    const orgId = options.orgIdIn === 'body' ? (request.body as { orgId: string }).orgId : params.orgId
-    const caller = platformCaller(request)
-    const access = await organizationOf(orgId, caller)
-    // A scoped PAT holds only its scopes, even over its own membership.
-    const actingOnSelf = options.self !== undefined && params[options.self] === access.userId && !access.scoped
-    if (permission !== null && !actingOnSelf && !access.permissions.has(permission)) throw permissionMissing(permission, caller.scopes)
-    request.orgAccess = access
-  })
-
   app.decorate('requireProjectPermission', (permission: Permission): PreHandler => async (request) => {
     const caller = platformCaller(request)
-    const { project, access } = await projectOf(request, caller)
+    const { access } = await projectOf(request, caller)
     if (!access.permissions.has(permission)) throw permissionMissing(permission, caller.scopes)
-    request.project = project
-    request.orgAccess = access
   })
 }
 

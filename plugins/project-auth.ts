@@ -1,7 +1,8 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { systemClock } from '../services/clock.js'
-import { unauthorized } from '../services/errors.js'
+import { commonErrors } from '../services/errors.js'
+import { projectErrors } from '../services/projects/errors.js'
 import { newId } from '../services/ids.js'
 import { ProjectAuth } from '../services/projects/project-auth.js'
 import { ProjectTokens } from '../services/projects/project-tokens.js'
@@ -49,17 +50,17 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
     keyFor: (projectId) => app.deriveSecretKey(`jwt:project:${projectId}`),
     clock: systemClock,
     issuer: config.tokenIssuer,
-    ttlSeconds: config.projectTokenTtlSeconds
+    ttlSeconds: config.identity.projectTokenTtlSeconds
   })
-  const serviceTokens = new ServiceTokens(app.store, { clock: systemClock, newId, prefix: config.serviceTokenPrefix })
+  const serviceTokens = new ServiceTokens(app.store, { clock: systemClock, newId, prefix: config.identity.serviceTokenPrefix })
   await serviceTokens.init()
   // An end user's session lives as long as its refresh tokens, each refresh asking auth for a fresh project JWT.
   const sessions: RefreshSessions = new RefreshSessions(app.store, 'project_refresh_tokens', {
     clock: systemClock,
     newId,
     issueAccess: async (userId, _familyId, projectId, sessionEpoch) => await auth.issueAccess(userId, projectId ?? '', sessionEpoch),
-    refreshTtlSeconds: config.refreshTokenTtlSeconds,
-    reuseGraceSeconds: config.refreshReuseGraceSeconds
+    refreshTtlSeconds: config.identity.refreshTokenTtlSeconds,
+    reuseGraceSeconds: config.identity.refreshReuseGraceSeconds
   })
   await sessions.init()
   const auth: ProjectAuth = new ProjectAuth({
@@ -92,7 +93,7 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
   app.decorate('projectAuth', { auth, users, tokens, sessions, serviceTokens })
   app.decorateRequest('projectUser', null)
 
-  const prefixes = { pat: config.patPrefix, serviceToken: config.serviceTokenPrefix }
+  const prefixes = { pat: config.identity.patPrefix, serviceToken: config.identity.serviceTokenPrefix }
   app.decorate('requireProjectUser', async (request: FastifyRequest) => {
     const { projectId } = request.params as { projectId: string }
     const token = requiredBearer(request, 'project JWT')
@@ -100,7 +101,7 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
     if (wrongKind !== null) {
       // The project's own refusals (404, auth off) come first, as they do for any token.
       await auth.requireAuthOn(projectId)
-      throw unauthorized('APP_INVALID_TOKEN', wrongKind)
+      throw commonErrors.invalidToken({ why: wrongKind })
     }
     request.projectUser = await auth.endUser(projectId, token)
   })
@@ -108,14 +109,8 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
   app.decorate('requireServiceToken', async (request: FastifyRequest) => {
     const { projectId } = request.params as { projectId: string }
     const found = await serviceTokens.authenticate(requiredBearer(request, 'service token'))
-    if (found === null || found.projectId !== projectId) throw unauthorized('APP_INVALID_SERVICE_TOKEN', 'Service token is invalid, revoked, expired or for another project')
+    if (found === null || found.projectId !== projectId) throw projectErrors.invalidServiceToken()
   })
-}
-
-/** @deprecated read `request.caller.endUser`. The end user behind requireProjectUser. */
-export function projectUser (request: FastifyRequest): ProjectUser {
-  if (request.projectUser === null) throw new Error('route is missing its project-user hook')
-  return request.projectUser
 }
 
 export default fp(projectAuthPlugin, {

@@ -86,6 +86,8 @@ export interface RouteDeclaration {
   parent?: ParentName
   /** The permission the caller needs there, checked by the one resolver; needs a `parent`. */
   permission?: Permission
+  /** A path parameter naming a platform user: a caller naming themselves there needs no `permission` (see CheckOptions). */
+  self?: string
   /** The codes the route's own work may answer, from the families' catalogues; its parents' and permission's are added. */
   errors?: readonly DeclaredError[]
 }
@@ -193,10 +195,11 @@ async function routeAuthPlugin (app: FastifyInstance): Promise<void> {
     const kind: AuthKind | undefined = AUTH_KINDS[name]
     if (kind === undefined) throw new Error(`${where}: unknown config.auth '${String(name)}'`)
     if (config.permission !== undefined && config.parent === undefined) throw new Error(`${where}: config.permission needs config.parent, the parent it is held in`)
+    if (config.self !== undefined && !route.url.split('/').includes(`:${config.self}`)) throw new Error(`${where}: config.self names :${config.self}, which is not in the path`)
     route.config = { ...route.config, ...config }
     const hook = hooks.get(name)
     if (hook !== undefined) route.onRequest = [hook, ...asArray(route.onRequest)]
-    const check = config.parent === undefined ? undefined : app.parentCheck(config.parent, config.permission)
+    const check = config.parent === undefined ? undefined : app.parentCheck(config.parent, config.permission, { self: config.self })
     if (check !== undefined) {
       const loadScope: preHandlerHookHandler = (request, _reply, done) => {
         check.resolve(request, request.caller).then((scope) => {

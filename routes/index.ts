@@ -5,6 +5,7 @@ import permissionRoutes from './permissions/index.js'
 import organizationRoutes from './organizations/index.js'
 import projectRoutes from './projects/index.js'
 import projectAuthRoutes from './project-auth/index.js'
+import collectionDefinitionRoutes from './collections/definitions.js'
 import dataRoutes from './data/index.js'
 import gitRoutes from './git/index.js'
 import smartHttpRoutes from './git/smart-http.js'
@@ -21,6 +22,7 @@ export async function registerRoutes (app: FastifyInstance): Promise<void> {
   await app.register(permissionRoutes, { prefix: '/api/permissions' })
   await app.register(organizationRoutes, { prefix: '/api/organizations' })
   await app.register(projectRoutes, { prefix: '/api/projects' })
+  await app.register(collectionDefinitionRoutes, { prefix: '/api/projects/:projectId/collections' })
   await app.register(projectAuthRoutes, { prefix: '/api/p/:projectId/auth' })
   await app.register(dataRoutes, { prefix: '/api/p/:projectId' })
   await app.register(gitRoutes, { prefix: '/api/projects/:projectId/git' })

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Envelope, errorResponses, LOCATION, withHeaders } from './envelope.js'
+import { Created, Envelope } from './envelope.js'
+import { DateTime, Deleted } from './common.js'
 
 const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^\\s*[^\\s@]+@[^\\s@]+\\s*$', description: 'An email address; trimmed and lower-cased before use' })
 const Password = Type.String({ minLength: 1, maxLength: 256, description: 'At least 8 characters and not the email address' })
@@ -9,7 +10,7 @@ export const PlatformUser = Type.Object({
   email: Type.String(),
   name: Type.String(),
   emailVerified: Type.Boolean(),
-  createdAt: Type.String({ format: 'date-time' })
+  createdAt: DateTime
 }, { $id: 'PlatformUser' })
 
 export const RegisterBody = Type.Object({
@@ -27,7 +28,7 @@ export const SessionTokens = Type.Object({
   tokenType: Type.Literal('Bearer'),
   expiresIn: Type.Integer({ description: 'Seconds until the access token expires' }),
   refreshToken: Type.String({ description: 'Single use: each refresh returns a new one' }),
-  refreshExpiresAt: Type.String({ format: 'date-time' })
+  refreshExpiresAt: DateTime
 })
 
 export const LoginResult = Type.Object({ user: Type.Ref(PlatformUser), ...SessionTokens.properties })
@@ -37,9 +38,9 @@ export const ApiKey = Type.Object({
   name: Type.String(),
   hint: Type.String({ description: 'Prefix and last characters, enough to recognise the token' }),
   scopes: Type.Array(Type.String()),
-  createdAt: Type.String({ format: 'date-time' }),
-  lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()])
+  createdAt: DateTime,
+  lastUsedAt: Type.Union([DateTime, Type.Null()]),
+  expiresAt: Type.Union([DateTime, Type.Null()])
 }, { $id: 'ApiKey' })
 
 export const CreatedApiKey = Type.Object({
@@ -49,7 +50,7 @@ export const CreatedApiKey = Type.Object({
 
 export const CreateApiKeyBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100 }),
-  expiresAt: Type.Optional(Type.String({ format: 'date-time' })),
+  expiresAt: Type.Optional(DateTime),
   scopes: Type.Optional(Type.Array(Type.String({ pattern: '^[a-z][a-z0-9_.:*-]{0,63}$' }), { maxItems: 50 }))
 }, { additionalProperties: false })
 
@@ -62,8 +63,8 @@ export const SshKey = Type.Object({
   type: Type.String({ examples: ['ssh-ed25519'] }),
   bits: Type.Integer(),
   fingerprint: Type.String({ description: 'As `ssh-keygen -lf` prints it', examples: ['SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8'] }),
-  createdAt: Type.String({ format: 'date-time' }),
-  lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()])
+  createdAt: DateTime,
+  lastUsedAt: Type.Union([DateTime, Type.Null()])
 }, { $id: 'SshKey' })
 
 export const AddSshKeyBody = Type.Object({
@@ -73,18 +74,19 @@ export const AddSshKeyBody = Type.Object({
 
 export const authSchemas = [PlatformUser, ApiKey, SshKey]
 
-export const RegisterResponses = { 201: Envelope(Type.Ref(PlatformUser)), ...errorResponses(400, 409, 429) }
-export const LoginResponses = { 200: Envelope(LoginResult), ...errorResponses(400, 401, 429) }
-export const RefreshResponses = { 200: Envelope(SessionTokens), ...errorResponses(400, 401, 429) }
-export const LogoutResponses = { 200: Envelope(Type.Object({ loggedOut: Type.Literal(true) })), ...errorResponses(400) }
-export const MeResponses = { 200: Envelope(Type.Ref(PlatformUser)), ...errorResponses(401) }
-export const ListApiKeysResponses = { 200: Envelope(Type.Array(Type.Ref(ApiKey))), ...errorResponses(401) }
-export const CreateApiKeyResponses = { 201: withHeaders(Envelope(CreatedApiKey), LOCATION), ...errorResponses(400, 401, 403) }
-export const RevokeApiKeyResponses = { 200: Envelope(Type.Object({ revoked: Type.Literal(true) })), ...errorResponses(401, 403, 404) }
-
-export const ListSshKeysResponses = { 200: Envelope(Type.Array(Type.Ref(SshKey))), ...errorResponses(401) }
-export const AddSshKeyResponses = { 201: withHeaders(Envelope(Type.Ref(SshKey)), LOCATION), ...errorResponses(400, 401, 409) }
-export const DeleteSshKeyResponses = { 200: Envelope(Type.Object({ deleted: Type.Literal(true) })), ...errorResponses(401, 404) }
+/** Each route's success answer; its error answers come from the codes it declares (`config.errors`). */
+export const AuthResponses = {
+  registered: { 201: Envelope(Type.Ref(PlatformUser)) },
+  loggedIn: { 200: Envelope(LoginResult) },
+  refreshed: { 200: Envelope(SessionTokens) },
+  loggedOut: { 200: Envelope(Type.Object({ loggedOut: Type.Literal(true) })) },
+  me: { 200: Envelope(Type.Ref(PlatformUser)) },
+  apiKeyList: { 200: Envelope(Type.Array(Type.Ref(ApiKey))) },
+  apiKeyCreated: { 201: Created(CreatedApiKey) },
+  sshKeyList: { 200: Envelope(Type.Array(Type.Ref(SshKey))) },
+  sshKeyCreated: { 201: Created(Type.Ref(SshKey)) },
+  deleted: { 200: Envelope(Deleted) }
+}
 
 export type RegisterBodyType = Static<typeof RegisterBody>
 export type PlatformUserT = Static<typeof PlatformUser>

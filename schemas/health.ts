@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Envelope, errorResponses } from './envelope.js'
+import { Envelope } from './envelope.js'
 
 export const HealthStatus = Type.Object({
   status: Type.Literal('ok'),
@@ -11,7 +11,10 @@ export const ReadyStatus = Type.Object({
   store: Type.Union([Type.Literal('sqlite'), Type.Literal('mongodb')])
 })
 
-export const HealthResponses = { 200: Envelope(HealthStatus) }
-export const ReadyResponses = { 200: Envelope(ReadyStatus), ...errorResponses(503) }
+/** Each probe's success answer; its error answers come from the codes it declares (`config.errors`). */
+export const HealthResponses = {
+  live: { 200: Envelope(HealthStatus) },
+  ready: { 200: Envelope(ReadyStatus) }
+}
 
 export type HealthStatusType = Static<typeof HealthStatus>

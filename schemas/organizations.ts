@@ -1,11 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Envelope, errorResponses, LOCATION, withHeaders } from './envelope.js'
+import { Created, Envelope } from './envelope.js'
+import { DateTime, Deleted, Id } from './common.js'
 
-const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z_-]+$' })
 const Slug = Type.String({ minLength: 1, maxLength: 48, pattern: '^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$', description: 'Lower-case letters, digits and inner hyphens; derived from the name when omitted' })
 const Name = Type.String({ minLength: 1, maxLength: 100 })
 const Description = Type.String({ maxLength: 2000 })
-const DateTime = Type.String({ format: 'date-time' })
 export const RoleName = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member'), Type.Literal('viewer')], { $id: 'RoleName' })
 const PermissionName = Type.String({ pattern: '^[a-z][a-z.]{2,63}$', description: 'A name from the permission catalogue (GET /api/permissions)' })
 
@@ -94,25 +93,21 @@ export const UpdateSetBody = Type.Object({
   members: Type.Optional(Type.Array(Id, { maxItems: 1000 }))
 }, { additionalProperties: false, minProperties: 1 })
 
-const Deleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) })
-
-export const Responses = {
-  catalogue: { 200: Envelope(PermissionCatalogue), ...errorResponses(400, 401, 403) },
-  orgList: { 200: Envelope(Type.Array(OrganizationWithRole)), ...errorResponses(400, 401, 403) },
-  orgCreated: { 201: withHeaders(Envelope(Type.Ref(Organization)), LOCATION), ...errorResponses(400, 401, 403, 409) },
-  org: { 200: Envelope(Type.Ref(Organization)), ...errorResponses(400, 401, 403, 404) },
-  orgUpdated: { 200: Envelope(Type.Ref(Organization)), ...errorResponses(400, 401, 403, 404, 409) },
-  deleted: { 200: Envelope(Deleted), ...errorResponses(400, 401, 403, 404, 409) },
-  memberList: { 200: Envelope(Type.Array(Type.Ref(Member))), ...errorResponses(400, 401, 403, 404) },
-  memberAdded: { 201: withHeaders(Envelope(Type.Ref(Member)), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
-  memberChanged: { 200: Envelope(Type.Ref(Member)), ...errorResponses(400, 401, 403, 404, 409) },
-  grants: { 200: Envelope(Type.Array(Type.Ref(Grant))), ...errorResponses(400, 401, 403, 404) },
-  grantsSet: { 200: Envelope(Type.Array(Type.Ref(Grant))), ...errorResponses(400, 401, 403, 404) },
-  effective: { 200: Envelope(Type.Ref(EffectivePermissions)), ...errorResponses(400, 401, 403, 404) },
-  setList: { 200: Envelope(Type.Array(Type.Ref(MemberSet))), ...errorResponses(400, 401, 403, 404) },
-  set: { 200: Envelope(Type.Ref(MemberSet)), ...errorResponses(400, 401, 403, 404) },
-  setCreated: { 201: withHeaders(Envelope(Type.Ref(MemberSet)), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
-  setChanged: { 200: Envelope(Type.Ref(MemberSet)), ...errorResponses(400, 401, 403, 404, 409) }
+/** Each route's success answer; its error answers come from the codes it declares (`config.errors`). */
+export const OrganizationResponses = {
+  catalogue: { 200: Envelope(PermissionCatalogue) },
+  orgList: { 200: Envelope(Type.Array(OrganizationWithRole)) },
+  orgCreated: { 201: Created(Type.Ref(Organization)) },
+  org: { 200: Envelope(Type.Ref(Organization)) },
+  deleted: { 200: Envelope(Deleted) },
+  memberList: { 200: Envelope(Type.Array(Type.Ref(Member))) },
+  memberAdded: { 201: Created(Type.Ref(Member)) },
+  member: { 200: Envelope(Type.Ref(Member)) },
+  grants: { 200: Envelope(Type.Array(Type.Ref(Grant))) },
+  effective: { 200: Envelope(Type.Ref(EffectivePermissions)) },
+  setList: { 200: Envelope(Type.Array(Type.Ref(MemberSet))) },
+  set: { 200: Envelope(Type.Ref(MemberSet)) },
+  setCreated: { 201: Created(Type.Ref(MemberSet)) }
 }
 
 export const organizationSchemas = [RoleName, Grant, Organization, Member, MemberSet, EffectivePermissions]

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Envelope, errorResponses } from './envelope.js'
+import { Envelope } from './envelope.js'
+import { DateTime, Id } from './common.js'
 
 const Email = Type.String({ minLength: 3, maxLength: 254, description: 'Trimmed and lower-cased before use' })
 const Password = Type.String({ minLength: 1, maxLength: 256, description: 'At least 8 characters and not the email address' })
@@ -8,8 +9,8 @@ export const ProjectUser = Type.Object({
   id: Type.String(),
   email: Type.String(),
   emailVerified: Type.Boolean(),
-  createdAt: Type.String({ format: 'date-time' }),
-  updatedAt: Type.String({ format: 'date-time' })
+  createdAt: DateTime,
+  updatedAt: DateTime
 }, { $id: 'ProjectUser', additionalProperties: true, description: 'An end user of a project; the extra fields given at registration appear beside these' })
 
 export const ProjectRegisterBody = Type.Object({
@@ -27,13 +28,13 @@ export const ProjectAccess = Type.Object({
   accessToken: Type.String({ description: 'Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>`' }),
   tokenType: Type.Literal('Bearer'),
   expiresIn: Type.Integer({ description: 'Seconds until the token expires' }),
-  expiresAt: Type.String({ format: 'date-time' })
+  expiresAt: DateTime
 })
 
 export const ProjectSession = Type.Object({
   ...ProjectAccess.properties,
   refreshToken: Type.String({ description: 'Single use: POST it to /refresh for a new project JWT and a new refresh token' }),
-  refreshExpiresAt: Type.String({ format: 'date-time' })
+  refreshExpiresAt: DateTime
 })
 
 export const ProjectRefreshBody = Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false })
@@ -53,17 +54,16 @@ export const VerifyResult = Type.Object({
   user: Type.Optional(Type.Ref(ProjectUser))
 })
 
-export const ProjectAuthParams = Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z_-]+$' }) })
+export const ProjectAuthParams = Type.Object({ projectId: Id })
 
+/** Each route's success answer; its error answers come from the codes it declares (`config.errors`). */
 export const ProjectAuthResponses = {
-  registered: { 201: Envelope(ProjectSession), ...errorResponses(400, 403, 404, 409, 429) },
-  loggedIn: { 200: Envelope(ProjectSession), ...errorResponses(400, 401, 403, 404, 429) },
-  refreshed: { 200: Envelope(ProjectSession), ...errorResponses(400, 401, 403, 404, 429) },
-  loggedOut: { 200: Envelope(Type.Object({ loggedOut: Type.Literal(true) })), ...errorResponses(400, 403, 404) },
-  passwordChanged: { 200: Envelope(ProjectSession), ...errorResponses(400, 401, 403, 404, 429) },
-  me: { 200: Envelope(Type.Ref(ProjectUser)), ...errorResponses(400, 401, 403, 404) },
-  verified: { 200: Envelope(VerifyResult), ...errorResponses(400, 401, 403) },
-  minted: { 201: Envelope(ProjectAccess), ...errorResponses(400, 401, 403, 404) }
+  session: { 200: Envelope(ProjectSession) },
+  registered: { 201: Envelope(ProjectSession) },
+  loggedOut: { 200: Envelope(Type.Object({ loggedOut: Type.Literal(true) })) },
+  me: { 200: Envelope(Type.Ref(ProjectUser)) },
+  verified: { 200: Envelope(VerifyResult) },
+  minted: { 201: Envelope(ProjectAccess) }
 }
 
 export const projectAuthSchemas = [ProjectUser]

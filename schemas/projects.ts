@@ -1,11 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Envelope, errorResponses, LOCATION, withHeaders } from './envelope.js'
+import { Created, Envelope } from './envelope.js'
+import { DateTime, Deleted, Id } from './common.js'
 
-const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z_-]+$' })
 const Slug = Type.String({ minLength: 1, maxLength: 48, pattern: '^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$', description: 'Unique in the organization; derived from the name when omitted' })
 const Name = Type.String({ minLength: 1, maxLength: 100 })
 const Description = Type.String({ maxLength: 2000 })
-const DateTime = Type.String({ format: 'date-time' })
 
 export const Project = Type.Object({
   id: Type.String(),
@@ -51,19 +50,17 @@ export const ToggleAuthBody = Type.Object({
 }, { additionalProperties: false })
 export const CreateServiceTokenBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100 }),
-  expiresAt: Type.Optional(Type.String({ format: 'date-time' }))
+  expiresAt: Type.Optional(DateTime)
 }, { additionalProperties: false })
 
-const Deleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) })
-
+/** Each route's success answer; its error answers come from the codes it declares (`config.errors`). */
 export const ProjectResponses = {
-  list: { 200: Envelope(Type.Array(Type.Ref(Project))), ...errorResponses(400, 401, 403) },
-  created: { 201: withHeaders(Envelope(Type.Ref(Project)), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
-  one: { 200: Envelope(Type.Ref(Project)), ...errorResponses(400, 401, 403, 404) },
-  updated: { 200: Envelope(Type.Ref(Project)), ...errorResponses(400, 401, 403, 404, 409) },
-  deleted: { 200: Envelope(Deleted), ...errorResponses(400, 401, 403, 404) },
-  tokenList: { 200: Envelope(Type.Array(Type.Ref(ServiceToken))), ...errorResponses(400, 401, 403, 404) },
-  tokenCreated: { 201: withHeaders(Envelope(CreatedServiceToken), LOCATION), ...errorResponses(400, 401, 403, 404) }
+  list: { 200: Envelope(Type.Array(Type.Ref(Project))) },
+  created: { 201: Created(Type.Ref(Project)) },
+  one: { 200: Envelope(Type.Ref(Project)) },
+  deleted: { 200: Envelope(Deleted) },
+  tokenList: { 200: Envelope(Type.Array(Type.Ref(ServiceToken))) },
+  tokenCreated: { 201: Created(CreatedServiceToken) }
 }
 
 export const projectSchemas = [Project, ServiceToken]

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { Envelope, errorResponses } from './envelope.js'
+import { Envelope } from './envelope.js'
 import { LoginResult } from './auth.js'
 
 export const SsoProvider = Type.Object({
@@ -32,13 +32,19 @@ export const SsoExchangeBody = Type.Object({
 
 const SsoRedirect = (description: string) => Type.Null({ description })
 
-export const ListSsoProvidersResponses = { 200: Envelope(Type.Array(SsoProvider)) }
-export const StartSsoResponses = {
-  302: SsoRedirect('To the provider\'s authorization endpoint; to the landing URL with `?error=<code>` if the provider cannot be reached'),
-  ...errorResponses(400, 404)
+/** A code a sign-in may land with in `?error=`, and what it means. */
+export interface LandingCode { code: string, description: string }
+
+const landingCodes = (codes: readonly LandingCode[]) => codes.map(({ code, description }) => `\`${code}\` (${description})`).join('; ')
+
+/** Each route's success answer; its error answers come from the codes it declares (`config.errors`). */
+export const SsoResponses = {
+  providers: { 200: Envelope(Type.Array(SsoProvider)) },
+  started: (codes: readonly LandingCode[]) => ({
+    302: SsoRedirect(`To the provider's authorization endpoint; to the landing URL with \`?error=<code>\` if the provider cannot be reached: ${landingCodes(codes)}`)
+  }),
+  completed: (codes: readonly LandingCode[]) => ({
+    302: SsoRedirect(`To the landing URL with \`?ticket=<one-time ticket>\`, or with \`?error=<code>\` on any failure: ${landingCodes(codes)}`)
+  }),
+  exchanged: { 200: Envelope(LoginResult) }
 }
-export const SsoCallbackResponses = {
-  302: SsoRedirect('To the landing URL with `?ticket=<one-time ticket>`, or with `?error=<code>` on any failure'),
-  ...errorResponses(400, 404, 413, 415)
-}
-export const ExchangeSsoTicketResponses = { 200: Envelope(LoginResult), ...errorResponses(400, 401, 429) }

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net'
+import { normalizeOrigin } from './origins.js'
 
 /**
  * Reading environment variables, for services/config.ts and the families'
@@ -89,4 +90,26 @@ export function allowedHostList (env: Env, name: string): string[] {
   const bad = entries.find((entry) => !isAllowedHostEntry(entry))
   if (bad !== undefined) throw new ConfigError(name, `must be a comma-separated list of host names (git.internal, *.corp.example), IP addresses or CIDR ranges (10.0.0.0/8, fd00::/8), got "${bad}"`)
   return entries
+}
+
+/** An absolute http(s) URL. */
+export function parseHttpUrl (name: string, raw: string): URL {
+  let url: URL
+  try { url = new URL(raw) } catch { throw new ConfigError(name, `must be an absolute http(s) URL, got "${raw}"`) }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, `must use http or https, got "${url.protocol}"`)
+  return url
+}
+
+/** An absolute http(s) URL, without its trailing slash. */
+export function httpUrl (name: string, raw: string): string {
+  return parseHttpUrl(name, raw).toString().replace(/\/$/, '')
+}
+
+/** A comma-separated list of origins (`https://app.example.com`), as browsers send them. */
+export function origins (env: Env, name: string): string[] {
+  return list(env, name).map((entry) => {
+    const origin = normalizeOrigin(entry)
+    if (origin === null) throw new ConfigError(name, `must be a comma-separated list of origins such as https://app.example.com, got "${entry}"`)
+    return origin
+  })
 }

@@ -1,17 +1,20 @@
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { resolve } from 'node:path'
-import { ANY_ORIGIN, normalizeOrigin } from './origins.js'
-import { allowedHostList, ConfigError, DNS_NAME, flag, integer, isAddressOrRange, text, UnavailableAtStartError, type Env } from './config-env.js'
+import { ANY_ORIGIN } from './origins.js'
+import {
+  allowedHostList, ConfigError, DNS_NAME, flag, httpUrl, integer, isAddressOrRange, origins, parseHttpUrl, text, UnavailableAtStartError, type Env
+} from './config-env.js'
 import { allowanceConflict, parseIpv4Range, type Ipv4Range } from './hosting/network/plan.js'
 import { parseDnsConfig, type DnsConfig } from './dns/config.js'
 import { parseGitConfig, type GitConfig } from './git/config.js'
+import { parseIdentityConfig, type IdentityConfig } from './identity/config.js'
 import { parseWebhooksConfig, type WebhooksConfig } from './webhooks/config.js'
 import { MAX_WRITE_DOCUMENTS } from './store/semantics/writes.js'
 import { DEFAULT_SWEEP_PAGE_SIZE } from './store/sweep.js'
 
 export { ConfigError, UnavailableAtStartError }
-export type { DnsConfig, GitConfig, WebhooksConfig }
+export type { DnsConfig, GitConfig, IdentityConfig, WebhooksConfig }
 
 /**
  * Configuration comes from the environment only, validated once at start:
@@ -37,24 +40,8 @@ export interface Config {
   bodyLimit: number
   /** Master key material for sealing provider secrets; null means the key file in DATA_DIR (refused with MongoDB). */
   masterKey: string | null
-  /** Personal access tokens begin `<patPrefix>_`. */
-  patPrefix: string
-  /** Project service tokens begin `<serviceTokenPrefix>_`; distinct from the PAT prefix so neither passes for the other. */
-  serviceTokenPrefix: string
-  /** Lifetime of project (end-user) JWTs. */
-  projectTokenTtlSeconds: number
-  accessTokenTtlSeconds: number
-  refreshTokenTtlSeconds: number
-  /** How long a just-replaced refresh token may still be traded (a client's double submit) before reuse revokes its family. */
-  refreshReuseGraceSeconds: number
-  /** Attempts allowed per window on login, register, refresh and SSO exchange, per client address. */
-  authRateLimit: { max: number, windowSeconds: number }
-  /** SSO identity providers that have both a client id and a client secret, in a fixed order. */
-  ssoProviders: SsoProviderConfig[]
-  /** Where the browser lands after SSO, with `?ticket=` or `?error=`. */
-  ssoRedirectUrl: string
-  /** Origins a `redirectTo` on SSO start may point to. */
-  ssoAllowedRedirects: string[]
+  /** Credentials, their lifetimes, sign-in rate limits and single sign-on (services/identity/config.ts). */
+  identity: IdentityConfig
   /** Limits on slow clients, in seconds (see the README for why these values). */
   timeouts: HttpTimeouts
   /** Whose `X-Forwarded-For` to believe: nobody (false), that many hops in front of the server, or these addresses and CIDR ranges. */
@@ -165,25 +152,6 @@ export interface HttpTimeouts {
   keepAliveSeconds: number
 }
 
-const SSO_PROVIDER_NAMES = ['google', 'microsoft', 'apple'] as const
-export type SsoProviderName = typeof SSO_PROVIDER_NAMES[number]
-
-export interface SsoProviderConfig {
-  name: SsoProviderName
-  clientId: string
-  /** For Apple this is the pre-generated client-secret JWT (ES256 under the Sign in with Apple key), not a static secret. */
-  clientSecret: string
-  /** Discovery is fetched from `<issuer>/.well-known/openid-configuration`. */
-  issuer: string
-}
-
-// Microsoft's multi-tenant discovery answers with the issuer template `.../{tenantid}/v2.0`.
-const SSO_DEFAULT_ISSUERS: Record<SsoProviderName, string> = {
-  google: 'https://accounts.google.com',
-  microsoft: 'https://login.microsoftonline.com/common/v2.0',
-  apple: 'https://appleid.apple.com'
-}
-
 // Not derived from HOST and PORT: two processes on one DATA_DIR (one key) on different ports are one deployment.
 const DEFAULT_TOKEN_ISSUER = 'plinth'
 
@@ -192,43 +160,6 @@ export type LogLevel = typeof LOG_LEVELS[number]
 
 /** The server-side time limit of a filtered MongoDB operation when MONGODB_QUERY_TIMEOUT_MS is not set. */
 export const DEFAULT_QUERY_TIMEOUT_MS = 10_000
-
-function parseHttpUrl (name: string, raw: string): URL {
-  let url: URL
-  try { url = new URL(raw) } catch { throw new ConfigError(name, `must be an absolute http(s) URL, got "${raw}"`) }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, `must use http or https, got "${url.protocol}"`)
-  return url
-}
-
-function httpUrl (name: string, raw: string): string {
-  return parseHttpUrl(name, raw).toString().replace(/\/$/, '')
-}
-
-/** `<P>_CLIENT_ID` and `<P>_CLIENT_SECRET` come as a pair: one without the other is a mistake, not "disabled". */
-function ssoProviders (env: Env): SsoProviderConfig[] {
-  const providers: SsoProviderConfig[] = []
-  for (const name of SSO_PROVIDER_NAMES) {
-    const prefix = name.toUpperCase()
-    const clientId = text(env, `${prefix}_CLIENT_ID`)
-    const clientSecret = text(env, `${prefix}_CLIENT_SECRET`)
-    if (clientId === undefined && clientSecret === undefined) continue
-    if (clientId === undefined) throw new ConfigError(`${prefix}_CLIENT_ID`, `must be set when ${prefix}_CLIENT_SECRET is`)
-    if (clientSecret === undefined) throw new ConfigError(`${prefix}_CLIENT_SECRET`, `must be set when ${prefix}_CLIENT_ID is`)
-    const issuer = text(env, `${prefix}_ISSUER`)
-    providers.push({ name, clientId, clientSecret, issuer: issuer === undefined ? SSO_DEFAULT_ISSUERS[name] : httpUrl(`${prefix}_ISSUER`, issuer) })
-  }
-  return providers
-}
-
-function origins (env: Env, name: string): string[] {
-  const raw = text(env, name)
-  if (raw === undefined) return []
-  return raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '').map((entry) => {
-    const origin = normalizeOrigin(entry)
-    if (origin === null) throw new ConfigError(name, `must be a comma-separated list of origins such as https://app.example.com, got "${entry}"`)
-    return origin
-  })
-}
 
 /** `*` alone, or a list of origins: a list that also held `*` would say two things at once. */
 function corsOrigins (env: Env, name: string): string[] {
@@ -264,12 +195,6 @@ function timeouts (env: Env): HttpTimeouts {
     headersSeconds,
     keepAliveSeconds: integer(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', 72, 1, 3600)
   }
-}
-
-function tokenPrefix (env: Env, name: string, fallback: string): string {
-  const prefix = text(env, name) ?? fallback
-  if (!/^[a-z][a-z0-9]{2,15}$/.test(prefix)) throw new ConfigError(name, `must be 3 to 16 lower-case letters or digits starting with a letter, got "${prefix}"`)
-  return prefix
 }
 
 /** Where `npm start` routes to its apps when GATEWAY_PORT is unset: beside the API's 8080, not on it. */
@@ -414,10 +339,6 @@ export function loadConfig (env: Env = process.env): Config {
   const publicUrlRaw = text(env, 'PUBLIC_URL')
   const publicUrl = publicUrlRaw === undefined ? `http://${displayHost.includes(':') ? `[${displayHost}]` : displayHost}:${port}` : httpUrl('PUBLIC_URL', publicUrlRaw)
 
-  const patPrefix = tokenPrefix(env, 'PAT_PREFIX', 'plinthpat')
-  const serviceTokenPrefix = tokenPrefix(env, 'SERVICE_TOKEN_PREFIX', 'plinthsvc')
-  if (serviceTokenPrefix === patPrefix) throw new ConfigError('SERVICE_TOKEN_PREFIX', `must differ from PAT_PREFIX ("${patPrefix}")`)
-
   const dataDir = resolve(text(env, 'DATA_DIR') ?? './data')
   return {
     port,
@@ -433,19 +354,7 @@ export function loadConfig (env: Env = process.env): Config {
     logLevel,
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     masterKey,
-    patPrefix,
-    serviceTokenPrefix,
-    projectTokenTtlSeconds: integer(env, 'PROJECT_TOKEN_TTL_SECONDS', 900, 60, 86_400),
-    accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 900, 60, 86_400),
-    refreshTokenTtlSeconds: integer(env, 'REFRESH_TOKEN_TTL_SECONDS', 30 * 86_400, 300, 365 * 86_400),
-    refreshReuseGraceSeconds: integer(env, 'REFRESH_REUSE_GRACE_SECONDS', 10, 0, 300),
-    authRateLimit: {
-      max: integer(env, 'AUTH_RATE_LIMIT_MAX', 10, 1, 1_000_000),
-      windowSeconds: integer(env, 'AUTH_RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400)
-    },
-    ssoProviders: ssoProviders(env),
-    ssoRedirectUrl: parseHttpUrl('SSO_REDIRECT_URL', text(env, 'SSO_REDIRECT_URL') ?? `${publicUrl}/`).href,
-    ssoAllowedRedirects: origins(env, 'SSO_ALLOWED_REDIRECTS'),
+    identity: parseIdentityConfig(env, { publicUrl }),
     timeouts: timeouts(env),
     trustProxy: trustProxy(env),
     corsOrigins: corsOrigins(env, 'CORS_ORIGINS'),

@@ -120,6 +120,40 @@ export const commonErrors = errorCatalogue('common', {
     description: 'the cursor is not a `nextCursor` this list gave'
   },
   malformedRequest: { code: 'APP_MALFORMED_REQUEST', status: 400, message: 'The request is not valid HTTP', description: 'the request is not valid HTTP' },
+  unauthorized: {
+    code: 'APP_UNAUTHORIZED',
+    status: 401,
+    message: ({ why }: { why: string }) => why,
+    description: 'no credential, or one not sent as the route takes it (`Authorization: Bearer …`)'
+  },
+  invalidToken: {
+    code: 'APP_INVALID_TOKEN',
+    status: 401,
+    message: ({ why }: { why: string }) => why,
+    description: 'the credential is not valid here: expired, revoked, tampered with, of another kind, or its session has ended'
+  },
+  invalidName: {
+    code: 'APP_INVALID_NAME',
+    status: 400,
+    message: 'name cannot be blank',
+    details: () => fieldIssue('body.name', 'cannot be blank'),
+    description: 'the name is blank'
+  },
+  invalidSlug: {
+    code: 'APP_INVALID_SLUG',
+    status: 400,
+    message: 'slug must be 1 to 48 lower-case letters, digits or inner hyphens',
+    details: () => fieldIssue('body.slug', 'must be 1 to 48 lower-case letters, digits or inner hyphens'),
+    description: 'the slug is not 1 to 48 lower-case letters, digits or inner hyphens'
+  },
+  slugTaken: {
+    code: 'APP_SLUG_TAKEN',
+    status: 409,
+    message: ({ what, slug, within }: { what: string, slug: string, within?: string }) =>
+      `${what} with the slug "${slug}" already exists${within === undefined ? '' : ` in ${within}`}`,
+    details: () => fieldIssue('body.slug', 'is taken'),
+    description: 'the slug is taken; one derived from the name is never refused, one chosen is never changed'
+  },
   forbidden: {
     code: 'APP_FORBIDDEN',
     status: 403,
@@ -132,7 +166,12 @@ export const commonErrors = errorCatalogue('common', {
     description: 'the caller lacks the permission this needs, named in `details.permission`'
   },
   projectNotFound: { code: 'APP_PROJECT_NOT_FOUND', status: 404, message: 'Project not found', description: 'no such project, or the caller is not a member of its organization' },
-  userNotFound: { code: 'APP_USER_NOT_FOUND', status: 404, message: 'No platform user with this id or e-mail address', description: 'no platform user has this id or e-mail address' },
+  userNotFound: {
+    code: 'APP_USER_NOT_FOUND',
+    status: 404,
+    message: (params?: { endUser: true }) => params === undefined ? 'No platform user with this id or e-mail address' : 'No end user with this id in the project',
+    description: 'no platform user has this id or e-mail address (under a project: no end user has this id)'
+  },
   organizationNotFound: { code: 'APP_ORGANIZATION_NOT_FOUND', status: 404, message: 'Organization not found', description: 'no such organization, or the caller is not a member' },
   routeNotFound: { code: 'APP_ROUTE_NOT_FOUND', status: 404, message: ({ method, path }: { method: string, path: string }) => `No route for ${method} ${path}`, description: 'no route has this path' },
   methodNotAllowed: {

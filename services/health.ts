@@ -1,9 +1,12 @@
-import { AppError } from './errors.js'
+import { commonErrors } from './errors.js'
 import type { Store } from './store/types.js'
 
 const PING_TIMEOUT_MS = 2000
 
-export async function checkReadiness (store: Store): Promise<{ status: 'ready', store: Store['engine'] }> {
+export interface Readiness { status: 'ready', store: Store['engine'] }
+
+/** The store answers within PING_TIMEOUT_MS, or the probe is refused with 503. */
+export async function checkReadiness (store: Store): Promise<Readiness> {
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => reject(new Error('timeout')), PING_TIMEOUT_MS)
@@ -11,7 +14,7 @@ export async function checkReadiness (store: Store): Promise<{ status: 'ready', 
   try {
     await Promise.race([store.ping(), timeout])
   } catch {
-    throw new AppError('APP_STORE_UNAVAILABLE', 503, `The ${store.engine} store is not answering`, { retryAfterSeconds: 5 })
+    throw commonErrors.storeUnavailable({ engine: store.engine })
   } finally {
     clearTimeout(timer)
   }

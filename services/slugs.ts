@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto'
-import { badRequest } from './errors.js'
+import { commonErrors } from './errors.js'
 
 /** Organizations and projects: named things with a URL-safe slug and a description. */
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$/
 
 export function checkSlug (slug: string): void {
-  if (!SLUG.test(slug)) throw badRequest('APP_INVALID_SLUG', 'slug must be 1 to 48 lower-case letters, digits or inner hyphens')
+  if (!SLUG.test(slug)) throw commonErrors.invalidSlug()
 }
 
 export function checkName (raw: string): string {
   const name = raw.trim()
-  if (name.length === 0) throw badRequest('APP_INVALID_NAME', 'name cannot be blank')
+  if (name.length === 0) throw commonErrors.invalidName()
   return name
 }
 

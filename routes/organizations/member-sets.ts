@@ -1,12 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { CreateSetBody, OrgParams, Responses, SetMemberParams, SetParams, UpdateSetBody } from '../../schemas/organizations.js'
-import { orgAccess } from '../../plugins/permissions.js'
+import { CreateSetBody, OrganizationResponses, OrgParams, SetMemberParams, SetParams, UpdateSetBody } from '../../schemas/organizations.js'
+import { commonErrors } from '../../services/errors.js'
 import type { Permission } from '../../services/orgs/catalogue.js'
+import { orgErrors } from '../../services/orgs/errors.js'
 import type { MemberSets } from '../../services/orgs/member-sets.js'
-import { createdAt } from '../location.js'
+import { created, deleted, ok } from '../replies.js'
+import { GRANTING } from './members.js'
 
 interface MemberSetRouteOptions {
   sets: MemberSets
+  /** The parent kind one set of this sort is (plugins/permissions.ts). */
+  parent: 'team' | 'permissionGroup'
   /** PascalCase noun for operation ids: Team, PermissionGroup. */
   noun: string
   permission: Permission
@@ -17,56 +21,95 @@ interface MemberSetRouteOptions {
  * update, delete, and add or remove one member — what GitHub and GitLab
  * users expect of teams. Any member may look; changing needs `permission`.
  */
-export const memberSetRoutes: FastifyPluginAsyncTypebox<MemberSetRouteOptions> = async (app, { sets, noun, permission }) => {
+export const memberSetRoutes: FastifyPluginAsyncTypebox<MemberSetRouteOptions> = async (app, { sets, parent, noun, permission }) => {
   const tags = ['organizations']
   const label = noun === 'Team' ? 'team' : 'permission group'
   const plural = `${noun}s`
+  const nameTaken = parent === 'team' ? orgErrors.teamNameTaken : orgErrors.permissionGroupNameTaken
+  // Members must belong to the organization, and a set holds what its creator could grant.
+  const WRITES = [commonErrors.invalidName, nameTaken, orgErrors.notAMember, orgErrors.tooManyMembers, ...GRANTING]
 
   app.get('', {
-    config: { auth: 'platform' },
-    preHandler: app.requireOrgPermission('org.read'),
-    schema: { operationId: `list${plural}`, tags, summary: `List the organization's ${label}s`, description: 'Needs `org.read`.', params: OrgParams, response: Responses.setList }
-  }, async (request) => ({ success: true as const, data: await sets.list(request.params.orgId) }))
+    config: { permission: 'org.read' },
+    schema: {
+      operationId: `list${plural}`,
+      tags,
+      summary: `List the organization's ${label}s`,
+      params: OrgParams,
+      response: OrganizationResponses.setList
+    }
+  }, async (request) => ok(await sets.list(request.scope.organization.orgId)))
 
   app.post('', {
-    config: { auth: 'platform' },
-    preHandler: app.requireOrgPermission(permission),
-    schema: { operationId: `create${noun}`, tags, summary: `Create a ${label} with members and grants`, description: `Needs \`${permission}\`. Location names the new ${label}.`, params: OrgParams, body: CreateSetBody, response: Responses.setCreated }
-  }, async (request, reply) => {
-    const set = await sets.create(orgAccess(request), request.body)
-    return reply.code(201).header('location', createdAt(request, set.id)).send({ success: true as const, data: set })
-  })
+    config: { permission, errors: WRITES },
+    schema: {
+      operationId: `create${noun}`,
+      tags,
+      summary: `Create a ${label} with members and grants`,
+      description: `Location names the new ${label}.`,
+      params: OrgParams,
+      body: CreateSetBody,
+      response: OrganizationResponses.setCreated
+    }
+  }, async (request, reply) => created(reply, await sets.create(request.scope.organization, request.body)))
 
   app.get('/:setId', {
-    config: { auth: 'platform' },
-    preHandler: app.requireOrgPermission('org.read'),
-    schema: { operationId: `get${noun}`, tags, summary: `One ${label}`, description: 'Needs `org.read`.', params: SetParams, response: Responses.set }
-  }, async (request) => ({ success: true as const, data: await sets.get(request.params.orgId, request.params.setId) }))
+    config: { permission: 'org.read', parent },
+    schema: {
+      operationId: `get${noun}`,
+      tags,
+      summary: `One ${label}`,
+      params: SetParams,
+      response: OrganizationResponses.set
+    }
+  }, async (request) => ok(request.scope.get(parent)))
 
   app.put('/:setId', {
-    config: { auth: 'platform' },
-    preHandler: app.requireOrgPermission(permission),
-    schema: { operationId: `update${noun}`, tags, summary: `Change a ${label}'s name, description, grants or members`, description: `Needs \`${permission}\`; members must belong to the organization.`, params: SetParams, body: UpdateSetBody, response: Responses.setChanged }
-  }, async (request) => ({ success: true as const, data: await sets.update(orgAccess(request), request.params.setId, request.body) }))
+    config: { permission, parent, errors: WRITES },
+    schema: {
+      operationId: `update${noun}`,
+      tags,
+      summary: `Change a ${label}'s name, description, grants or members`,
+      params: SetParams,
+      body: UpdateSetBody,
+      response: OrganizationResponses.set
+    }
+  }, async (request) => ok(await sets.update(request.scope.organization, request.scope.get(parent), request.body)))
 
   app.delete('/:setId', {
-    config: { auth: 'platform' },
-    preHandler: app.requireOrgPermission(permission),
-    schema: { operationId: `delete${noun}`, tags, summary: `Delete a ${label}; its members keep their own roles and grants`, description: `Needs \`${permission}\`.`, params: SetParams, response: Responses.deleted }
+    config: { permission, parent },
+    schema: {
+      operationId: `delete${noun}`,
+      tags,
+      summary: `Delete a ${label}; its members keep their own roles and grants`,
+      params: SetParams,
+      response: OrganizationResponses.deleted
+    }
   }, async (request) => {
-    await sets.delete(request.params.orgId, request.params.setId)
-    return { success: true as const, data: { id: request.params.setId, deleted: true as const } }
+    await sets.delete(request.scope.organization.orgId, request.scope.get(parent))
+    return deleted(request.params.setId)
   })
 
   app.put('/:setId/members/:memberId', {
-    config: { auth: 'platform' },
-    preHandler: app.requireOrgPermission(permission),
-    schema: { operationId: `add${noun}Member`, tags, summary: `Put an organization member in the ${label}`, description: `Needs \`${permission}\`; the user must be a member of the organization.`, params: SetMemberParams, response: Responses.setChanged }
-  }, async (request) => ({ success: true as const, data: await sets.addMember(orgAccess(request), request.params.setId, request.params.memberId) }))
+    config: { permission, parent, errors: [orgErrors.notAMember, orgErrors.tooManyMembers, orgErrors.cannotGrant] },
+    schema: {
+      operationId: `add${noun}Member`,
+      tags,
+      summary: `Put an organization member in the ${label}`,
+      description: `Joining hands out the ${label}'s grants, so only a caller holding them all adds members.`,
+      params: SetMemberParams,
+      response: OrganizationResponses.set
+    }
+  }, async (request) => ok(await sets.addMember(request.scope.organization, request.scope.get(parent), request.params.memberId)))
 
   app.delete('/:setId/members/:memberId', {
-    config: { auth: 'platform' },
-    preHandler: app.requireOrgPermission(permission),
-    schema: { operationId: `remove${noun}Member`, tags, summary: `Take a member out of the ${label}`, description: `Needs \`${permission}\`.`, params: SetMemberParams, response: Responses.setChanged }
-  }, async (request) => ({ success: true as const, data: await sets.removeMember(request.params.orgId, request.params.setId, request.params.memberId) }))
+    config: { permission, parent, errors: [orgErrors.memberNotFound] },
+    schema: {
+      operationId: `remove${noun}Member`,
+      tags,
+      summary: `Take a member out of the ${label}`,
+      params: SetMemberParams,
+      response: OrganizationResponses.set
+    }
+  }, async (request) => ok(await sets.removeMember(request.scope.organization.orgId, request.scope.get(parent), request.params.memberId)))
 }

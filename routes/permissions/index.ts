@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Responses } from '../../schemas/organizations.js'
+import { OrganizationResponses } from '../../schemas/organizations.js'
 import { PERMISSIONS, ROLE_NAMES, ROLES } from '../../services/orgs/catalogue.js'
+import { ok } from '../replies.js'
 
 const catalogue = {
   permissions: Object.entries(PERMISSIONS).map(([name, description]) => ({ name, description })),
@@ -11,8 +12,15 @@ const catalogue = {
 const permissionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('', {
     config: { auth: 'platform' },
-    schema: { operationId: 'getPermissionCatalogue', tags: ['organizations'], summary: 'Every permission name and what each role holds', description: 'The catalogue that grants, teams, groups and personal-access-token scopes draw from, and the permissions each role (owner, admin, member, viewer) holds. Any signed-in platform user may read it.', response: Responses.catalogue }
-  }, async () => ({ success: true as const, data: catalogue }))
+    schema: {
+      operationId: 'getPermissionCatalogue',
+      tags: ['organizations'],
+      summary: 'Every permission name and what each role holds',
+      description: 'The catalogue that grants, teams, groups and personal-access-token scopes draw from, ' +
+        'and the permissions each role (owner, admin, member, viewer) holds. Any signed-in platform user may read it.',
+      response: OrganizationResponses.catalogue
+    }
+  }, async () => ok(catalogue))
 }
 
 export default permissionRoutes

@@ -1,23 +1,30 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ProjectUserParams } from '../../schemas/projects.js'
 import { ProjectAuthResponses } from '../../schemas/project-auth.js'
+import { commonErrors } from '../../services/errors.js'
+import { projectErrors } from '../../services/projects/errors.js'
+import { ok } from '../replies.js'
 
 /** Admin routes over a project's end users. */
 const projectUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { auth } = app.projectAuth
+  app.routeDefaults({ parent: 'project', permission: 'project.users.manage' })
 
   app.post('/:userId/token', {
-    config: { auth: 'platform' },
-    preHandler: app.requireProjectPermission('project.users.manage'),
+    config: { errors: [commonErrors.userNotFound, projectErrors.mintForDisabledUser] },
     schema: {
       operationId: 'mintProjectUserToken',
       tags: ['projects'],
       summary: 'Mint a project JWT for an end user, for the API tester (not a replacement for login)',
-      description: 'Needs `project.users.manage`. A short-lived project JWT (no refresh token) for an existing, enabled end user, so an admin can try the data API as that user.',
+      description: 'A short-lived project JWT (no refresh token) for an existing, enabled end user, ' +
+        'so an admin can try the data API as that user. It works whether or not end-user auth is on.',
       params: ProjectUserParams,
       response: ProjectAuthResponses.minted
     }
-  }, async (request, reply) => reply.code(201).send({ success: true as const, data: await auth.mint(request.params.projectId, request.params.userId) }))
+  }, async (request, reply) => {
+    void reply.code(201)
+    return ok(await auth.mint(request.scope.project.id, request.params.userId))
+  })
 }
 
 export default projectUserRoutes

@@ -1,4 +1,5 @@
-import { badRequest, notFound } from '../errors.js'
+import { identityErrors } from './errors.js'
+import { orgErrors } from '../orgs/errors.js'
 import { issueToken, tokenView, usableToken, type StoredToken } from './pat-format.js'
 import type { Clock } from '../clock.js'
 import { isPermission } from '../orgs/catalogue.js'
@@ -45,9 +46,9 @@ export class ApiKeys {
   async create (userId: string, input: { name: string, expiresAt?: string, scopes?: string[] }): Promise<ApiKey & { token: string }> {
     const { token, stored } = issueToken(this.deps.prefix, input, this.deps.clock.now())
     const unknown = (input.scopes ?? []).filter((scope) => !isPermission(scope))
-    if (unknown.length > 0) throw badRequest('APP_UNKNOWN_PERMISSION', `scopes must name permissions from the catalogue; unknown: ${unknown.join(', ')}`, { fields: unknown.map((scope) => ({ path: 'scopes', message: `"${scope}" is not a permission` })) })
+    if (unknown.length > 0) throw orgErrors.unknownPermission({ names: unknown, path: 'body.scopes' })
     const active = await this.keys.countDocuments({ userId, revokedAt: null })
-    if (active >= MAX_KEYS_PER_USER) throw badRequest('APP_TOO_MANY_API_KEYS', `At most ${MAX_KEYS_PER_USER} active API keys per user`)
+    if (active >= MAX_KEYS_PER_USER) throw identityErrors.tooManyApiKeys({ limit: MAX_KEYS_PER_USER })
     const record = { ...stored, keyId: this.deps.newId(), userId, scopes: [...new Set(input.scopes ?? [])].sort() }
     await this.keys.insertOne(record)
     return { ...toApiKey(record), token }
@@ -60,7 +61,7 @@ export class ApiKeys {
 
   async revoke (userId: string, keyId: string): Promise<void> {
     const result = await this.keys.updateOne({ keyId, userId, revokedAt: null }, { $set: { revokedAt: this.deps.clock.now() } })
-    if (result.matchedCount === 0) throw notFound('APP_API_KEY_NOT_FOUND', 'API key not found')
+    if (result.matchedCount === 0) throw identityErrors.apiKeyNotFound()
   }
 
   /** Every key of a user, at once (an account taken over by its verified owner keeps none of the squatter's). */

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
 import { createRemoteJWKSet, customFetch, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose'
-import { AppError } from '../errors.js'
+import { identityErrors } from './errors.js'
 import type { Clock } from '../clock.js'
-import type { SsoProviderConfig, SsoProviderName } from '../config.js'
+import type { SsoProviderConfig, SsoProviderName } from './config.js'
 
 export type Fetch = typeof globalThis.fetch
 
@@ -38,9 +38,8 @@ interface Discovery {
   jwks: JWTVerifyGetKey
 }
 
-export const ssoError = (code: string, message: string) => new AppError(code, 400, message)
-const unavailable = (message: string) => new AppError('APP_SSO_PROVIDER_UNAVAILABLE', 502, message)
-const invalidIdToken = (message: string) => ssoError('APP_SSO_INVALID_ID_TOKEN', message)
+const unavailable = (why: string) => identityErrors.ssoProviderUnavailable({ why })
+const invalidIdToken = (why: string) => identityErrors.ssoInvalidIdToken({ why })
 
 /** RFC 7636 S256. */
 function codeChallenge (verifier: string): string {
@@ -98,7 +97,7 @@ export class OidcClient {
   async checkResponseIssuer (iss: string | undefined): Promise<void> {
     if (iss === undefined) return
     const { issuer } = await this.discover()
-    if (!issuer.includes(TENANT_PLACEHOLDER) && iss !== issuer) throw ssoError('APP_SSO_INVALID_RESPONSE', 'The authorization response names another issuer')
+    if (!issuer.includes(TENANT_PLACEHOLDER) && iss !== issuer) throw identityErrors.ssoInvalidResponse({ why: 'The authorization response names another issuer' })
   }
 
   /** Trades the authorization code for the provider's tokens; returns the ID token. */
@@ -121,9 +120,9 @@ export class OidcClient {
     const answer = await response.json().catch(() => null) as Record<string, unknown> | null
     if (!response.ok) {
       const reason = typeof answer?.error === 'string' ? answer.error.slice(0, 64) : `HTTP ${response.status}`
-      throw ssoError('APP_SSO_CODE_REJECTED', `The token endpoint refused the code (${reason})`)
+      throw identityErrors.ssoCodeRejected({ why: `The token endpoint refused the code (${reason})` })
     }
-    if (typeof answer?.id_token !== 'string') throw ssoError('APP_SSO_CODE_REJECTED', 'The token endpoint returned no ID token')
+    if (typeof answer?.id_token !== 'string') throw identityErrors.ssoCodeRejected({ why: 'The token endpoint returned no ID token' })
     return answer.id_token
   }
 

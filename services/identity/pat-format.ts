@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { badRequest } from '../errors.js'
+import { commonErrors } from '../errors.js'
+import { identityErrors } from './errors.js'
 import { hashToken } from '../crypto.js'
 import type { Clock } from '../clock.js'
 import type { Document, Store, WithId } from '../store/types.js'
@@ -99,7 +100,7 @@ export type StoredToken = { name: string, hint: string, createdAt: Date, lastUse
 /** A new token and what is stored of it; the token itself is shown to its owner once and never again. */
 export function issueToken (prefix: string, input: { name: string, expiresAt?: string }, now: Date): { token: string, stored: StoredToken & { _id: string } } {
   const name = input.name.trim()
-  if (name === '') throw badRequest('APP_INVALID_NAME', 'name cannot be blank')
+  if (name === '') throw commonErrors.invalidName()
   const expiresAt = futureExpiry(input.expiresAt, now)
   const token = createPat(prefix)
   return { token, stored: { _id: hashToken(token), name, hint: patHint(token, prefix), createdAt: now, lastUsedAt: null, expiresAt, revokedAt: null } }
@@ -139,6 +140,6 @@ export async function usableToken<T extends Document & StoredToken> (store: Stor
 function futureExpiry (raw: string | undefined, now: Date): Date | null {
   if (raw === undefined) return null
   const expiresAt = new Date(raw)
-  if (Number.isNaN(expiresAt.getTime()) || expiresAt <= now) throw badRequest('APP_INVALID_EXPIRY', 'expiresAt must be a date-time in the future')
+  if (Number.isNaN(expiresAt.getTime()) || expiresAt <= now) throw identityErrors.invalidExpiry()
   return expiresAt
 }

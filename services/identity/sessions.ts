@@ -1,4 +1,4 @@
-import { unauthorized } from '../errors.js'
+import { identityErrors } from './errors.js'
 import { generateToken, hashToken } from '../crypto.js'
 import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
@@ -49,8 +49,7 @@ export interface RefreshSessionsDeps {
   reuseGraceSeconds: number
 }
 
-const INVALID_REFRESH = 'Refresh token is invalid, expired or already used'
-const invalid = (): Error => unauthorized('APP_INVALID_REFRESH_TOKEN', INVALID_REFRESH)
+const invalid = (): Error => identityErrors.invalidRefreshToken()
 
 /**
  * Refresh tokens with rotation and reuse detection, for platform users and

@@ -1,5 +1,6 @@
 import { createHash, createPublicKey } from 'node:crypto'
-import { badRequest, type AppError } from '../errors.js'
+import type { AppError } from '../errors.js'
+import { identityErrors } from './errors.js'
 
 export type SshKeyAlgorithm = 'ed25519' | 'ecdsa' | 'rsa'
 
@@ -15,7 +16,6 @@ export interface ParsedSshKey {
   canonical: string
 }
 
-const SSH_KEY_ERROR = 'APP_INVALID_SSH_KEY'
 const MAX_SSH_KEY_LENGTH = 16 * 1024
 const MIN_RSA_BITS = 2048
 // OpenSSH's own ceiling (SSHBUF_MAX_BIGNUM); bigger moduli are refused by sshd anyway.
@@ -33,7 +33,7 @@ const KEY_TYPE_PREFIX = /^(ssh-|ecdsa-|sk-)/
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/
 const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/
 
-const invalid = (message: string): AppError => badRequest(SSH_KEY_ERROR, message)
+const invalid = (why: string): AppError => identityErrors.invalidSshKey({ why })
 // Keep user input out of messages beyond a short, printable excerpt.
 const quote = (value: string): string => JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)
 

@@ -1,4 +1,4 @@
-import { conflict, notFound } from '../errors.js'
+import { identityErrors } from './errors.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import { parseSshPublicKey, type SshKeyAlgorithm } from './ssh-key-format.js'
 import type { Clock } from '../clock.js'
@@ -56,7 +56,7 @@ export class SshKeys {
   async add (userId: string, input: { title: string, key: string }): Promise<SshKey> {
     const parsed = parseSshPublicKey(input.key)
     for (const held of this.heldElsewhere) {
-      if (await held(parsed.fingerprint)) throw conflict('APP_SSH_KEY_EXISTS', `This key (${parsed.fingerprint}) is already registered`)
+      if (await held(parsed.fingerprint)) throw identityErrors.sshKeyExists({ fingerprint: parsed.fingerprint })
     }
     const record: SshKeyRecord = {
       userId,
@@ -73,7 +73,7 @@ export class SshKeys {
       const { insertedId } = await this.records.insertOne(record)
       return toSshKey({ ...record, _id: insertedId })
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw conflict('APP_SSH_KEY_EXISTS', `This key (${parsed.fingerprint}) is already registered`)
+      if (error instanceof DuplicateKeyError) throw identityErrors.sshKeyExists({ fingerprint: parsed.fingerprint })
       throw error
     }
   }
@@ -84,7 +84,7 @@ export class SshKeys {
 
   async remove (userId: string, keyId: string): Promise<void> {
     const result = await this.records.deleteOne({ _id: keyId, userId })
-    if (result.deletedCount === 0) throw notFound('APP_SSH_KEY_NOT_FOUND', 'SSH key not found')
+    if (result.deletedCount === 0) throw identityErrors.sshKeyNotFound()
   }
 
   /** Whose key this is (git over SSH signs in with it), or null. */

@@ -1,11 +1,11 @@
-import { AppError, badRequest, notFound, unauthorized } from '../errors.js'
+import { identityErrors, SSO_FAILURES } from './errors.js'
 import { generateToken, hashToken } from '../crypto.js'
 import type { Clock } from '../clock.js'
-import type { SsoProviderConfig, SsoProviderName } from '../config.js'
+import type { SsoProviderConfig, SsoProviderName } from './config.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import type { PlatformUser, PlatformUsers } from './users.js'
 import type { RefreshSessions, SessionTokens } from './sessions.js'
-import { OidcClient, ssoError, type Fetch } from './oidc-client.js'
+import { OidcClient, type Fetch } from './oidc-client.js'
 
 type StateRecord = {
   provider: SsoProviderName
@@ -57,8 +57,8 @@ const TICKET_TTL_SECONDS = 60
 const NAME_MAX_LENGTH = 200
 const EMAIL_SHAPE = /^[^\s@]{1,64}@[^\s@]{1,253}$/
 
-const invalidTicket = () => unauthorized('APP_INVALID_SSO_TICKET', 'SSO ticket is invalid, expired or already used')
-const invalidState = () => ssoError('APP_SSO_INVALID_STATE', 'The sign-in is unknown, expired or already completed; start again')
+const invalidTicket = () => identityErrors.invalidSsoTicket()
+const invalidState = () => identityErrors.ssoInvalidState()
 
 function withParam (base: string, name: string, value: string): string {
   const url = new URL(base)
@@ -69,8 +69,8 @@ function withParam (base: string, name: string, value: string): string {
 /** Only a provider-verified address may log into (or take over) the account holding it. Apple sends the flag as a string. */
 function verifiedEmail (claims: Record<string, unknown>): string {
   const { email, email_verified: verified } = claims
-  if (typeof email !== 'string' || !EMAIL_SHAPE.test(email.trim())) throw ssoError('APP_SSO_EMAIL_NOT_VERIFIED', 'The provider did not share an email address')
-  if (verified !== true && verified !== 'true') throw ssoError('APP_SSO_EMAIL_NOT_VERIFIED', 'The provider has not verified this email address')
+  if (typeof email !== 'string' || !EMAIL_SHAPE.test(email.trim())) throw identityErrors.ssoEmailNotVerified({ why: 'The provider did not share an email address' })
+  if (verified !== true && verified !== 'true') throw identityErrors.ssoEmailNotVerified({ why: 'The provider has not verified this email address' })
   return email
 }
 
@@ -155,8 +155,8 @@ export class SingleSignOn {
     try {
       const state = await this.consumeState(client.config.name, params.state)
       landing = state.redirectTo
-      if (params.error !== undefined) throw ssoError('APP_SSO_PROVIDER_ERROR', `The provider answered "${params.error.slice(0, 64)}"`)
-      if (params.code === undefined) throw ssoError('APP_SSO_INVALID_RESPONSE', 'The provider sent no authorization code')
+      if (params.error !== undefined) throw identityErrors.ssoProviderError({ error: params.error })
+      if (params.code === undefined) throw identityErrors.ssoInvalidResponse({ why: 'The provider sent no authorization code' })
       await client.checkResponseIssuer(params.iss)
       const idToken = await client.redeemCode(params.code, state.codeVerifier)
       const claims = await client.verifyIdToken(idToken, state.nonce)
@@ -180,7 +180,7 @@ export class SingleSignOn {
 
   private client (name: string): OidcClient {
     const client = this.clients.get(name)
-    if (client === undefined) throw notFound('APP_SSO_PROVIDER_NOT_FOUND', `SSO provider "${name}" is not configured`)
+    if (client === undefined) throw identityErrors.ssoProviderNotFound({ provider: name })
     return client
   }
 
@@ -188,7 +188,7 @@ export class SingleSignOn {
     let url: URL | null = null
     try { url = new URL(redirectTo) } catch {}
     if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:') || !this.deps.allowedRedirectOrigins.includes(url.origin)) {
-      throw badRequest('APP_SSO_REDIRECT_NOT_ALLOWED', 'redirectTo must be an absolute URL on an origin listed in SSO_ALLOWED_REDIRECTS')
+      throw identityErrors.ssoRedirectNotAllowed()
     }
     return url.href
   }
@@ -209,7 +209,7 @@ export class SingleSignOn {
   }
 
   private fail (landing: string | null, error: unknown): SsoRedirect {
-    const code = error instanceof AppError && error.code.startsWith('APP_SSO_') ? error.code : 'APP_SSO_FAILED'
+    const code = (SSO_FAILURES.find((failure) => failure.is(error)) ?? identityErrors.ssoFailed).code
     return { location: withParam(landing ?? this.deps.landingUrl, 'error', code), failure: { code, cause: error } }
   }
 

@@ -1,4 +1,5 @@
-import { badRequest, conflict, notFound, unauthorized } from '../errors.js'
+import { commonErrors } from '../errors.js'
+import { identityErrors } from './errors.js'
 import { hashPassword, verifyPassword, passwordNeedsRehash } from '../crypto.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import { retryUpsertRace } from '../upsert-race.js'
@@ -36,18 +37,18 @@ export function normalizeEmail (email: string): string {
 const EMAIL_SHAPE = /^[^\s@]{1,64}@[^\s@.]+(\.[^\s@.]+)+$/
 
 export function checkEmail (email: string): void {
-  if (!EMAIL_SHAPE.test(email)) throw badRequest('APP_INVALID_EMAIL', 'email is not a valid email address')
+  if (!EMAIL_SHAPE.test(email)) throw identityErrors.invalidEmail()
 }
 
 function toPlatformUser (record: WithId<PlatformUserRecord>): PlatformUser {
   return { id: record._id, email: record.email, name: record.name, emailVerified: record.emailVerified, createdAt: isoString(record.createdAt) }
 }
 
-/** The policy the README states: 8 to 256 characters, and not the email address itself. */
-export function checkPasswordPolicy (password: string, email: string): void {
-  if (password.length < PASSWORD_MIN_LENGTH) throw badRequest('APP_WEAK_PASSWORD', `Password must be at least ${PASSWORD_MIN_LENGTH} characters`)
-  if (password.length > PASSWORD_MAX_LENGTH) throw badRequest('APP_WEAK_PASSWORD', `Password must be at most ${PASSWORD_MAX_LENGTH} characters`)
-  if (password.trim().toLowerCase() === normalizeEmail(email)) throw badRequest('APP_WEAK_PASSWORD', 'Password must not be the email address')
+/** The policy the README states: 8 to 256 characters, and not the email address itself. `path` names the field in the request. */
+export function checkPasswordPolicy (password: string, email: string, path = 'body.password'): void {
+  if (password.length < PASSWORD_MIN_LENGTH) throw identityErrors.weakPassword({ rule: `be at least ${PASSWORD_MIN_LENGTH} characters`, path })
+  if (password.length > PASSWORD_MAX_LENGTH) throw identityErrors.weakPassword({ rule: `be at most ${PASSWORD_MAX_LENGTH} characters`, path })
+  if (password.trim().toLowerCase() === normalizeEmail(email)) throw identityErrors.weakPassword({ rule: 'not be the email address', path })
 }
 
 // Every authenticated platform request asks for its user's account: made once per stored user record.
@@ -78,7 +79,7 @@ export class PlatformUsers {
       const { insertedId } = await this.records.insertOne(record)
       return toPlatformUser({ ...record, _id: insertedId })
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw conflict('APP_EMAIL_TAKEN', 'An account with this email already exists')
+      if (error instanceof DuplicateKeyError) throw identityErrors.emailTaken()
       throw error
     }
   }
@@ -89,7 +90,7 @@ export class PlatformUsers {
     const hash = record?.passwordHash ?? await this.decoy()
     const valid = await verifyPassword(hash, password)
     if (record === null || record.passwordHash === null || !valid) {
-      throw unauthorized('APP_INVALID_CREDENTIALS', 'Email or password is incorrect')
+      throw identityErrors.invalidCredentials()
     }
     if (passwordNeedsRehash(record.passwordHash)) {
       await this.records.updateOne({ _id: record._id }, { $set: { passwordHash: await hashPassword(password), updatedAt: this.clock.now() } })
@@ -99,7 +100,7 @@ export class PlatformUsers {
 
   async get (id: string): Promise<PlatformUser> {
     const account = await this.account(id)
-    if (account === null) throw notFound('APP_USER_NOT_FOUND', 'User not found')
+    if (account === null) throw commonErrors.userNotFound()
     return account.user
   }
 

@@ -1,4 +1,4 @@
-import { badRequest, fieldIssue, forbidden } from '../errors.js'
+import { orgErrors } from './errors.js'
 import { ROLES, isPermission, type Grant, type Role } from './catalogue.js'
 import type { OrgAccess } from './resolver.js'
 
@@ -18,11 +18,11 @@ const MAX_GRANTS = 200
  * nobody can mint rights above their own through a grant, team or group.
  */
 export function checkGrants (actor: OrgAccess, grants: GrantInput[]): Grant[] {
-  if (grants.length > MAX_GRANTS) throw badRequest('APP_TOO_MANY_GRANTS', `At most ${MAX_GRANTS} grants`)
+  if (grants.length > MAX_GRANTS) throw orgErrors.tooManyGrants({ limit: MAX_GRANTS })
   const seen = new Map<string, Grant>()
   for (const [index, grant] of grants.entries()) {
-    if (!isPermission(grant.permission)) throw badRequest('APP_UNKNOWN_PERMISSION', `permissions[${index}].permission: unknown permission "${grant.permission}"`, { permission: grant.permission })
-    if (!actor.permissions.has(grant.permission)) throw forbidden('APP_CANNOT_GRANT', `You cannot grant "${grant.permission}": you do not hold it yourself`, { permission: grant.permission })
+    if (!isPermission(grant.permission)) throw orgErrors.unknownPermission({ names: [grant.permission], path: `body.permissions[${index}].permission` })
+    if (!actor.permissions.has(grant.permission)) throw orgErrors.cannotGrant({ permission: grant.permission })
     const projectId = grant.projectId ?? null
     seen.set(`${grant.permission}\n${projectId ?? ''}`, { permission: grant.permission, projectId })
   }
@@ -38,7 +38,7 @@ export function checkGrants (actor: OrgAccess, grants: GrantInput[]): Grant[] {
 export function checkRoleCeiling (actor: OrgAccess, role: Role, verb: string): void {
   const missing = ROLES[role].permissions.filter((permission) => !actor.permissions.has(permission))
   if (missing.length > 0) {
-    throw forbidden(role === 'owner' ? 'APP_OWNER_ONLY' : 'APP_ROLE_CEILING', `You cannot ${verb} the ${role} role: it holds permissions you do not (${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', …' : ''})`, fieldIssue('role', `holds permissions you do not: ${missing.join(', ')}`))
+    throw (role === 'owner' ? orgErrors.ownerOnly : orgErrors.roleCeiling)({ verb, role, missing })
   }
 }
 
@@ -49,5 +49,5 @@ export type UnknownProjects = (orgId: string, projectIds: string[]) => Promise<s
 export async function checkGrantProjects (orgId: string, grants: Grant[], unknownIn: UnknownProjects): Promise<void> {
   const ids = [...new Set(grants.map((grant) => grant.projectId).filter((id): id is string => id !== null))]
   const unknown = await unknownIn(orgId, ids)
-  if (unknown.length > 0) throw badRequest('APP_UNKNOWN_PROJECT', `Grants name projects that are not in this organization: ${unknown.join(', ')}`, { ids: unknown })
+  if (unknown.length > 0) throw orgErrors.unknownProject({ ids: unknown })
 }

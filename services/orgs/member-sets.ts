@@ -1,4 +1,5 @@
-import { badRequest, conflict, notFound } from '../errors.js'
+import { commonErrors, type ErrorDefinition } from '../errors.js'
+import { orgErrors } from './errors.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../clock.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
@@ -34,12 +35,17 @@ export interface MemberSetKind {
   /** 'team' or 'permission group', for messages. */
   label: string
   collection: string
-  notFoundCode: string
-  takenCode: string
+  notFound: ErrorDefinition<undefined>
+  nameTaken: ErrorDefinition<{ name: string }>
 }
 
-export const TEAMS: MemberSetKind = { label: 'team', collection: 'organization_teams', notFoundCode: 'APP_TEAM_NOT_FOUND', takenCode: 'APP_TEAM_NAME_TAKEN' }
-export const PERMISSION_GROUPS: MemberSetKind = { label: 'permission group', collection: 'organization_permission_groups', notFoundCode: 'APP_PERMISSION_GROUP_NOT_FOUND', takenCode: 'APP_PERMISSION_GROUP_NAME_TAKEN' }
+export const TEAMS: MemberSetKind = { label: 'team', collection: 'organization_teams', notFound: orgErrors.teamNotFound, nameTaken: orgErrors.teamNameTaken }
+export const PERMISSION_GROUPS: MemberSetKind = {
+  label: 'permission group',
+  collection: 'organization_permission_groups',
+  notFound: orgErrors.permissionGroupNotFound,
+  nameTaken: orgErrors.permissionGroupNameTaken
+}
 
 const MAX_MEMBERS = 1000
 
@@ -85,7 +91,9 @@ export class MemberSets implements SetGrants {
   }
 
   async get (orgId: string, setId: string): Promise<MemberSet> {
-    return toMemberSet(await this.require(orgId, setId))
+    const set = await this.sets.findOne({ _id: setId, orgId })
+    if (set === null) throw this.notFound()
+    return toMemberSet(set)
   }
 
   async create (actor: OrgAccess, input: { name: string, description?: string, permissions?: GrantInput[], members?: string[] }): Promise<MemberSet> {
@@ -103,7 +111,8 @@ export class MemberSets implements SetGrants {
     }
   }
 
-  async update (actor: OrgAccess, setId: string, input: { name?: string, description?: string, permissions?: GrantInput[], members?: string[] }): Promise<MemberSet> {
+  /** `set` as the route loaded it (`get`); the write is conditional on it still being there. */
+  async update (actor: OrgAccess, set: MemberSet, input: { name?: string, description?: string, permissions?: GrantInput[], members?: string[] }): Promise<MemberSet> {
     const changes: Partial<MemberSetRecord> = { updatedAt: this.deps.clock.now() }
     if (input.name !== undefined) {
       changes.name = this.checkName(input.name)
@@ -116,10 +125,10 @@ export class MemberSets implements SetGrants {
     }
     if (input.members !== undefined) {
       changes.memberIds = await this.checkMembers(actor.orgId, input.members)
-      checkGrants(actor, changes.grants ?? (await this.require(actor.orgId, setId)).grants)
+      checkGrants(actor, changes.grants ?? set.permissions)
     }
     try {
-      const updated = await this.sets.findOneAndUpdate({ _id: setId, orgId: actor.orgId }, { $set: changes }, { returnDocument: 'after' })
+      const updated = await this.sets.findOneAndUpdate({ _id: set.id, orgId: actor.orgId }, { $set: changes }, { returnDocument: 'after' })
       if (updated === null) throw this.notFound()
       return toMemberSet(updated)
     } catch (error) {
@@ -127,27 +136,25 @@ export class MemberSets implements SetGrants {
     }
   }
 
-  async delete (orgId: string, setId: string): Promise<void> {
-    const removed = await this.sets.deleteOne({ _id: setId, orgId })
+  async delete (orgId: string, set: MemberSet): Promise<void> {
+    const removed = await this.sets.deleteOne({ _id: set.id, orgId })
     if (removed.deletedCount === 0) throw this.notFound()
   }
 
-  async addMember (actor: OrgAccess, setId: string, userId: string): Promise<MemberSet> {
+  async addMember (actor: OrgAccess, set: MemberSet, userId: string): Promise<MemberSet> {
     const orgId = actor.orgId
     await this.checkMembers(orgId, [userId])
-    const set = await this.require(orgId, setId)
     // Joining a set hands out its grants, so only someone holding them all may add members.
-    checkGrants(actor, set.grants)
-    if (!set.memberIds.includes(userId) && set.memberIds.length >= MAX_MEMBERS) throw badRequest('APP_TOO_MANY_MEMBERS', `A ${this.deps.kind.label} holds at most ${MAX_MEMBERS} members`)
-    const updated = await this.sets.findOneAndUpdate({ _id: setId, orgId }, { $addToSet: { memberIds: userId }, $set: { updatedAt: this.deps.clock.now() } }, { returnDocument: 'after' })
+    checkGrants(actor, set.permissions)
+    if (!set.members.includes(userId) && set.members.length >= MAX_MEMBERS) throw orgErrors.tooManyMembers({ set: this.deps.kind.label, limit: MAX_MEMBERS })
+    const updated = await this.sets.findOneAndUpdate({ _id: set.id, orgId }, { $addToSet: { memberIds: userId }, $set: { updatedAt: this.deps.clock.now() } }, { returnDocument: 'after' })
     if (updated === null) throw this.notFound()
     return toMemberSet(updated)
   }
 
-  async removeMember (orgId: string, setId: string, userId: string): Promise<MemberSet> {
-    const set = await this.require(orgId, setId)
-    if (!set.memberIds.includes(userId)) throw notFound('APP_MEMBER_NOT_FOUND', `That user is not in this ${this.deps.kind.label}`)
-    const updated = await this.sets.findOneAndUpdate({ _id: setId, orgId }, { $pull: { memberIds: userId }, $set: { updatedAt: this.deps.clock.now() } }, { returnDocument: 'after' })
+  async removeMember (orgId: string, set: MemberSet, userId: string): Promise<MemberSet> {
+    if (!set.members.includes(userId)) throw orgErrors.memberNotFound({ set: this.deps.kind.label })
+    const updated = await this.sets.findOneAndUpdate({ _id: set.id, orgId }, { $pull: { memberIds: userId }, $set: { updatedAt: this.deps.clock.now() } }, { returnDocument: 'after' })
     if (updated === null) throw this.notFound()
     return toMemberSet(updated)
   }
@@ -170,37 +177,30 @@ export class MemberSets implements SetGrants {
     await this.sets.deleteMany({ orgId })
   }
 
-  private async require (orgId: string, setId: string): Promise<WithId<MemberSetRecord>> {
-    const set = await this.sets.findOne({ _id: setId, orgId })
-    if (set === null) throw this.notFound()
-    return set
-  }
-
   private checkName (raw: string): string {
     const name = raw.trim()
-    if (name.length === 0) throw badRequest('APP_INVALID_NAME', 'name cannot be blank')
+    if (name.length === 0) throw commonErrors.invalidName()
     return name
   }
 
   /** Only members of the organization can be put in its teams and groups. */
   private async checkMembers (orgId: string, userIds: string[]): Promise<string[]> {
     const unique = [...new Set(userIds)]
-    if (unique.length > MAX_MEMBERS) throw badRequest('APP_TOO_MANY_MEMBERS', `A ${this.deps.kind.label} holds at most ${MAX_MEMBERS} members`)
+    if (unique.length > MAX_MEMBERS) throw orgErrors.tooManyMembers({ set: this.deps.kind.label, limit: MAX_MEMBERS })
     if (unique.length === 0) return unique
     const found = await this.memberships.find({ _id: { $in: unique.map((id) => membershipId(orgId, id)) } }, { projection: { userId: 1 } }).toArray()
     const known = new Set(found.map((m) => m.userId))
     const missing = unique.filter((id) => !known.has(id))
-    if (missing.length > 0) throw badRequest('APP_NOT_A_MEMBER', `Not members of this organization: ${missing.join(', ')}`, { ids: missing })
+    if (missing.length > 0) throw orgErrors.notAMember({ ids: missing })
     return unique
   }
 
   private notFound (): Error {
-    const label = this.deps.kind.label
-    return notFound(this.deps.kind.notFoundCode, `${label[0].toUpperCase()}${label.slice(1)} not found`)
+    return this.deps.kind.notFound()
   }
 
   private nameTaken (error: unknown, name: string): unknown {
-    if (error instanceof DuplicateKeyError) return conflict(this.deps.kind.takenCode, `A ${this.deps.kind.label} named "${name}" already exists`)
+    if (error instanceof DuplicateKeyError) return this.deps.kind.nameTaken({ name })
     return error
   }
 }

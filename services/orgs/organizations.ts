@@ -1,4 +1,5 @@
-import { badRequest, conflict, forbidden, notFound } from '../errors.js'
+import { commonErrors } from '../errors.js'
+import { orgErrors } from './errors.js'
 import { checkName, checkSlug, namedChanges, slugFrom, withSuffix } from '../slugs.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../clock.js'
@@ -54,8 +55,6 @@ function toOrganization (record: WithId<OrganizationRecord>): Organization {
   }
 }
 
-const NOT_FOUND = 'Organization not found'
-
 export class Organizations {
   readonly records: StoreCollection<OrganizationRecord>
   private readonly memberships: StoreCollection<MembershipRecord>
@@ -84,7 +83,7 @@ export class Organizations {
 
   async create (creator: Caller, input: { name: string, slug?: string, description?: string }): Promise<Organization> {
     // An organization is created with every permission; a token narrowed by scopes must not mint that.
-    if (creator.scopes !== undefined && creator.scopes.length > 0) throw forbidden('APP_SCOPED_TOKEN', 'A personal access token with scopes cannot create organizations')
+    if (creator.scopes !== undefined && creator.scopes.length > 0) throw orgErrors.scopedToken()
     const userId = creator.userId
     const name = checkName(input.name)
     if (input.slug !== undefined) checkSlug(input.slug)
@@ -99,7 +98,7 @@ export class Organizations {
         ({ insertedId } = await this.records.insertOne(record))
       } catch (error) {
         if (!(error instanceof DuplicateKeyError)) throw error
-        if (input.slug !== undefined || attempt >= 4) throw conflict('APP_SLUG_TAKEN', `An organization with the slug "${slug}" already exists`)
+        if (input.slug !== undefined || attempt >= 4) throw commonErrors.slugTaken({ what: 'An organization', slug })
       }
     }
     await this.memberships.insertOne({ _id: membershipId(insertedId, userId), orgId: insertedId, userId, role: 'owner', grants: [], createdAt: now, updatedAt: now })
@@ -108,7 +107,7 @@ export class Organizations {
 
   async get (orgId: string): Promise<Organization> {
     const record = await this.records.findOne({ _id: orgId, deletedAt: null })
-    if (record === null) throw notFound('APP_ORGANIZATION_NOT_FOUND', NOT_FOUND)
+    if (record === null) throw commonErrors.organizationNotFound()
     return toOrganization(record)
   }
 
@@ -116,10 +115,10 @@ export class Organizations {
     const changes: Partial<OrganizationRecord> = { ...namedChanges(input), updatedAt: this.deps.clock.now() }
     try {
       const updated = await this.records.findOneAndUpdate({ _id: orgId, deletedAt: null }, { $set: changes }, { returnDocument: 'after' })
-      if (updated === null) throw notFound('APP_ORGANIZATION_NOT_FOUND', NOT_FOUND)
+      if (updated === null) throw commonErrors.organizationNotFound()
       return toOrganization(updated)
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw conflict('APP_SLUG_TAKEN', `An organization with the slug "${input.slug ?? ''}" already exists`)
+      if (error instanceof DuplicateKeyError) throw commonErrors.slugTaken({ what: 'An organization', slug: input.slug ?? '' })
       throw error
     }
   }
@@ -132,7 +131,7 @@ export class Organizations {
   async delete (orgId: string): Promise<void> {
     await this.deps.schedulePurge(orgId)
     const marked = await this.records.updateOne({ _id: orgId, deletedAt: null }, { $set: { deletedAt: this.deps.clock.now() } })
-    if (marked.matchedCount === 0) throw notFound('APP_ORGANIZATION_NOT_FOUND', NOT_FOUND)
+    if (marked.matchedCount === 0) throw commonErrors.organizationNotFound()
     await this.purge(orgId)
   }
 
@@ -159,7 +158,7 @@ export class Organizations {
 
   async getMember (orgId: string, userId: string): Promise<Member> {
     const membership = await this.memberships.findOne({ _id: membershipId(orgId, userId) })
-    if (membership === null) throw notFound('APP_MEMBER_NOT_FOUND', 'Member not found')
+    if (membership === null) throw orgErrors.memberNotFound()
     const [member] = await this.withProfiles([membership])
     return member
   }
@@ -168,16 +167,16 @@ export class Organizations {
     const role = this.checkRoleChange(actor, null, input.role)
     const grants = checkGrants(actor, input.permissions ?? [])
     await checkGrantProjects(actor.orgId, grants, async (orgId, ids) => await this.deps.contents.unknownIn(orgId, ids))
-    if ((input.email === undefined) === (input.userId === undefined)) throw badRequest('APP_INVALID_MEMBER', 'Give exactly one of email or userId')
+    if ((input.email === undefined) === (input.userId === undefined)) throw orgErrors.invalidMember()
     const user = input.userId !== undefined ? await this.deps.users.findById(input.userId) : await this.deps.users.findByEmail(input.email as string)
-    if (user === null) throw notFound('APP_USER_NOT_FOUND', 'No platform user with that email or id')
+    if (user === null) throw commonErrors.userNotFound()
     const now = this.deps.clock.now()
     if (role === 'owner') await this.records.updateOne({ _id: actor.orgId }, { $inc: { ownerCount: 1 } })
     try {
       await this.memberships.insertOne({ _id: membershipId(actor.orgId, user.id), orgId: actor.orgId, userId: user.id, role, grants, createdAt: now, updatedAt: now })
     } catch (error) {
       if (role === 'owner') await this.records.updateOne({ _id: actor.orgId }, { $inc: { ownerCount: -1 } })
-      if (error instanceof DuplicateKeyError) throw conflict('APP_ALREADY_MEMBER', 'That user is already a member')
+      if (error instanceof DuplicateKeyError) throw orgErrors.alreadyMember()
       throw error
     }
     return await this.getMember(actor.orgId, user.id)
@@ -193,7 +192,7 @@ export class Organizations {
     if (changed.matchedCount === 0) {
       // Someone else changed this member meanwhile: undo the count and let the caller retry on fresh state.
       await this.records.updateOne({ _id: actor.orgId }, { $inc: { ownerCount: (current.role === 'owner' ? 1 : 0) - (role === 'owner' ? 1 : 0) } })
-      throw conflict('APP_MEMBER_CHANGED', 'The member was changed at the same time; try again')
+      throw orgErrors.memberChanged()
     }
     return await this.getMember(actor.orgId, userId)
   }
@@ -205,7 +204,7 @@ export class Organizations {
     const removed = await this.memberships.deleteOne({ _id: current._id, role: current.role })
     if (removed.deletedCount === 0) {
       if (current.role === 'owner') await this.records.updateOne({ _id: actor.orgId }, { $inc: { ownerCount: 1 } })
-      throw conflict('APP_MEMBER_CHANGED', 'The member was changed at the same time; try again')
+      throw orgErrors.memberChanged()
     }
     await this.deps.teams.removeMemberEverywhere(actor.orgId, userId)
     await this.deps.groups.removeMemberEverywhere(actor.orgId, userId)
@@ -220,13 +219,13 @@ export class Organizations {
     checkRoleCeiling(actor, (await this.requireMembership(actor.orgId, userId)).role, 'change the grants of a member with')
     await checkGrantProjects(actor.orgId, checked, async (orgId, ids) => await this.deps.contents.unknownIn(orgId, ids))
     const updated = await this.memberships.findOneAndUpdate({ _id: membershipId(actor.orgId, userId) }, { $set: { grants: checked, updatedAt: this.deps.clock.now() } }, { returnDocument: 'after' })
-    if (updated === null) throw notFound('APP_MEMBER_NOT_FOUND', 'Member not found')
+    if (updated === null) throw orgErrors.memberNotFound()
     return updated.grants
   }
 
   /** Nobody gives, changes or takes away a role holding more than they hold themselves (so only full owners touch owners). */
   private checkRoleChange (actor: OrgAccess, from: Role | null, to: string): Role {
-    if (!isRole(to)) throw badRequest('APP_INVALID_ROLE', `role must be one of owner, admin, member, viewer (got "${to}")`)
+    if (!isRole(to)) throw orgErrors.invalidRole({ role: to })
     checkRoleCeiling(actor, to, 'grant')
     if (from !== null) checkRoleCeiling(actor, from, 'change')
     return to
@@ -234,12 +233,12 @@ export class Organizations {
 
   private async releaseOwner (orgId: string): Promise<void> {
     const released = await this.records.updateOne({ _id: orgId, ownerCount: { $gt: 1 } }, { $inc: { ownerCount: -1 } })
-    if (released.matchedCount === 0) throw conflict('APP_LAST_OWNER', 'An organization keeps at least one owner: add another owner first')
+    if (released.matchedCount === 0) throw orgErrors.lastOwner()
   }
 
   private async requireMembership (orgId: string, userId: string): Promise<WithId<MembershipRecord>> {
     const membership = await this.memberships.findOne({ _id: membershipId(orgId, userId) })
-    if (membership === null) throw notFound('APP_MEMBER_NOT_FOUND', 'Member not found')
+    if (membership === null) throw orgErrors.memberNotFound()
     return membership
   }
 

@@ -1,4 +1,5 @@
-import { commonErrors, notFound } from '../errors.js'
+import { commonErrors } from '../errors.js'
+import { orgErrors } from './errors.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { PERMISSION_NAMES, ROLES, type Grant, type Permission, type Role } from './catalogue.js'
 import { membershipId, type MembershipRecord } from './memberships.js'
@@ -97,7 +98,7 @@ export class PermissionResolver {
   /** The permissions with where each came from, for the two reporting routes. */
   async explain (orgId: string, caller: Caller, projectId: string | null): Promise<EffectivePermissions> {
     const resolved = await this.resolve(orgId, caller.userId, projectId, true)
-    if (resolved === null) throw notFound('APP_MEMBER_NOT_FOUND', 'Member not found')
+    if (resolved === null) throw orgErrors.memberNotFound()
     const permissions = new Set(narrow(resolved.permissions, caller))
     return { ...resolved, permissions: [...permissions], sources: resolved.sources.filter((source) => permissions.has(source.permission)) }
   }

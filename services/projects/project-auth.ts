@@ -1,4 +1,6 @@
-import { forbidden, notFound, unauthorized } from '../errors.js'
+import { commonErrors } from '../errors.js'
+import { identityErrors } from '../identity/errors.js'
+import { projectErrors } from './errors.js'
 import type { Clock } from '../clock.js'
 import { FrozenMemo } from '../cache/frozen-memo.js'
 import type { ProjectTokens } from './project-tokens.js'
@@ -60,7 +62,7 @@ export class ProjectAuth {
     // Hashing takes a while; if the project was deleted meanwhile, this insert recreated its users collection.
     if (await this.deps.findProject(projectId) === null) {
       await this.deps.sweepDeleted(projectId)
-      throw notFound('APP_PROJECT_NOT_FOUND', 'Project not found')
+      throw commonErrors.projectNotFound()
     }
     return await this.startSession(projectId, user, 0)
   }
@@ -68,7 +70,7 @@ export class ProjectAuth {
   async login (projectId: string, email: string, password: string): Promise<ProjectSession> {
     await this.requireAuthOn(projectId)
     const account = await this.deps.users.authenticate(projectId, email, password)
-    if (account.disabled) throw unauthorized('APP_USER_DISABLED', 'This account is disabled')
+    if (account.disabled) throw projectErrors.userDisabled()
     return await this.startSession(projectId, account.user, account.sessionEpoch)
   }
 
@@ -77,7 +79,7 @@ export class ProjectAuth {
     await this.requireAuthOn(projectId)
     const { userId, accessToken, expiresIn, refreshToken: next, refreshExpiresAt } = await this.deps.sessions.refresh(refreshToken, projectId)
     const account = await this.deps.users.account(projectId, userId)
-    if (account === null) throw unauthorized('APP_INVALID_REFRESH_TOKEN', 'Refresh token is invalid, expired or already used')
+    if (account === null) throw identityErrors.invalidRefreshToken()
     return { user: await this.profile(projectId, account.user), accessToken, tokenType: 'Bearer', expiresIn, expiresAt: this.expiresAt(expiresIn), refreshToken: next, refreshExpiresAt }
   }
 
@@ -112,7 +114,7 @@ export class ProjectAuth {
     const answer = await this.verify(projectId, token)
     if (answer.user !== undefined) return answer.user
     await this.requireAuthOn(projectId)
-    throw unauthorized('APP_INVALID_TOKEN', 'The token is not a live project token of this project, or its user is gone, disabled or signed out everywhere')
+    throw commonErrors.invalidToken({ why: 'The token is not a live project token of this project, or its user is gone, disabled or signed out everywhere' })
   }
 
   /** A live token of this project while it has auth on, of a user present, enabled and still in the session it was issued in. */
@@ -126,16 +128,16 @@ export class ProjectAuth {
   /** For the API tester: works whether or not auth is on, but only for an existing, enabled end user; no refresh token. */
   async mint (projectId: string, userId: string): Promise<ProjectAccess> {
     const account = await this.deps.users.account(projectId, userId)
-    if (account === null) throw notFound('APP_USER_NOT_FOUND', 'User not found')
-    if (account.disabled) throw forbidden('APP_USER_DISABLED', 'This account is disabled')
+    if (account === null) throw commonErrors.userNotFound({ endUser: true })
+    if (account.disabled) throw projectErrors.mintForDisabledUser()
     const { token, expiresIn, expiresAt } = this.deps.tokens.sign(projectId, userId, account.sessionEpoch)
     return { user: account.user, accessToken: token, tokenType: 'Bearer', expiresIn, expiresAt }
   }
 
   async requireAuthOn (projectId: string): Promise<void> {
     const project = await this.deps.findProject(projectId)
-    if (project === null) throw notFound('APP_PROJECT_NOT_FOUND', 'Project not found')
-    if (!project.authEnabled) throw forbidden('APP_PROJECT_AUTH_DISABLED', 'End-user auth is switched off for this project')
+    if (project === null) throw commonErrors.projectNotFound()
+    if (!project.authEnabled) throw projectErrors.authDisabled()
   }
 
   /** A user as they may see themselves: without what the project's `_users` rules keep from its end users. */

@@ -1,5 +1,7 @@
 import { MAX_NESTING, nestedDeeperThan } from '../nesting.js'
-import { badRequest, fieldIssue, forbidden, notFound, unauthorized } from '../errors.js'
+import { commonErrors } from '../errors.js'
+import { identityErrors } from '../identity/errors.js'
+import { projectErrors } from './errors.js'
 import { hashPassword, passwordNeedsRehash, verifyPassword } from '../crypto.js'
 import { checkEmail, checkPasswordPolicy, normalizeEmail } from '../identity/users.js'
 import type { Document, Store, StoreCollection, WithId } from '../store/types.js'
@@ -25,7 +27,7 @@ type ProjectUserRecord = {
 /** The schema's fields, and the profile fields each project adds beside them. */
 export type ProjectUser = ProjectUserT & Record<string, unknown>
 
-const wrongPassword = (): Error => forbidden('APP_WRONG_PASSWORD', 'The current password is incorrect')
+const wrongPassword = (): Error => projectErrors.wrongPassword()
 
 /** An end user as authentication sees them: the user, and whether their sessions count. */
 export interface ProjectAccount { user: ProjectUser, sessionEpoch: number, disabled: boolean }
@@ -55,19 +57,23 @@ function firstUnstorableName (value: unknown, path: string): string | null {
 
 function checkExtraFields (extraFields: Record<string, unknown>): void {
   const names = Object.keys(extraFields)
-  if (names.length > MAX_EXTRA_FIELDS) throw badRequest('APP_EXTRA_FIELDS_TOO_LARGE', `At most ${MAX_EXTRA_FIELDS} extra fields`)
+  if (names.length > MAX_EXTRA_FIELDS) throw projectErrors.extraFieldsTooLarge({ why: `At most ${MAX_EXTRA_FIELDS} extra fields`, limit: MAX_EXTRA_FIELDS })
   const reserved = names.find(isReservedField)
   if (reserved !== undefined) {
-    throw badRequest('APP_RESERVED_FIELD', `extraFields cannot use the reserved name '${reserved}'`, fieldIssue(`extraFields.${reserved}`, 'is a reserved name'))
+    throw projectErrors.reservedField({ message: `extraFields cannot use the reserved name '${reserved}'`, path: `extraFields.${reserved}`, issue: 'is a reserved name' })
   }
-  if (nestedDeeperThan(extraFields, MAX_NESTING + 1)) throw badRequest('APP_EXTRA_FIELDS_TOO_LARGE', `extraFields may nest at most ${MAX_NESTING} levels`)
+  if (nestedDeeperThan(extraFields, MAX_NESTING + 1)) throw projectErrors.extraFieldsTooLarge({ why: `extraFields may nest at most ${MAX_NESTING} levels`, limit: MAX_NESTING })
   if (Buffer.byteLength(JSON.stringify(extraFields), 'utf8') > MAX_EXTRA_FIELDS_BYTES) {
-    throw badRequest('APP_EXTRA_FIELDS_TOO_LARGE', `extraFields must be at most ${MAX_EXTRA_FIELDS_BYTES} bytes of JSON`)
+    throw projectErrors.extraFieldsTooLarge({ why: `extraFields must be at most ${MAX_EXTRA_FIELDS_BYTES} bytes of JSON`, limit: MAX_EXTRA_FIELDS_BYTES })
   }
   for (const name of names) {
     const path = firstUnstorableName(extraFields[name], name)
     if (path !== null) {
-      throw badRequest('APP_RESERVED_FIELD', `extraFields cannot hold the field '${path}': names must not be empty, start with '$' or contain '.'`, fieldIssue(`extraFields.${path}`, 'is not a name a field can have'))
+      throw projectErrors.reservedField({
+        message: `extraFields cannot hold the field '${path}': names must not be empty, start with '$' or contain '.'`,
+        path: `extraFields.${path}`,
+        issue: 'is not a name a field can have'
+      })
     }
   }
 }
@@ -138,7 +144,7 @@ export class ProjectUsers {
     const stored = typeof record?.passwordHash === 'string' ? record.passwordHash : null
     const valid = await verifyPassword(stored ?? await this.decoy(), password)
     if (record === null || stored === null || !valid) {
-      throw unauthorized('APP_INVALID_CREDENTIALS', 'Email or password is incorrect')
+      throw identityErrors.invalidCredentials()
     }
     // updatedAt stays: the project sees it as the profile's, and a rehash changes nothing the project can see.
     if (passwordNeedsRehash(stored)) {
@@ -149,7 +155,7 @@ export class ProjectUsers {
 
   async get (projectId: string, userId: string): Promise<ProjectUser> {
     const user = await this.findById(projectId, userId)
-    if (user === null) throw notFound('APP_USER_NOT_FOUND', 'User not found')
+    if (user === null) throw commonErrors.userNotFound({ endUser: true })
     return user
   }
 
@@ -174,7 +180,7 @@ export class ProjectUsers {
     const stored = typeof record?.passwordHash === 'string' ? record.passwordHash : null
     // 403, not 401: the caller's token is fine, and a 401 would send clients off to refresh it.
     if (record === null || stored === null || !await verifyPassword(stored, current)) throw wrongPassword()
-    checkPasswordPolicy(next, record.email)
+    checkPasswordPolicy(next, record.email, 'body.newPassword')
     // Conditional on the hash just verified: of two changes at once, the second proves a password that is gone.
     const changed = await users.updateOne({ _id: userId, passwordHash: stored }, { $set: { passwordHash: await hashPassword(next) }, $inc: { sessionEpoch: 1 } })
     if (changed.matchedCount === 0) throw wrongPassword()

@@ -1,4 +1,5 @@
-import { badRequest, conflict, fieldIssue, notFound } from '../errors.js'
+import { commonErrors } from '../errors.js'
+import { projectErrors } from './errors.js'
 import { ANY_ORIGIN, normalizeOrigin } from '../origins.js'
 import { checkName, checkSlug, namedChanges, slugFrom, withSuffix } from '../slugs.js'
 import { DuplicateKeyError } from '../store/errors.js'
@@ -29,19 +30,18 @@ export type ProjectCleanup = (projectId: string) => Promise<void>
 /** Run each time end-user auth is switched on: whatever end users need is prepared (idempotently). */
 export type AuthEnabledHook = (projectId: string) => Promise<void>
 
-const NOT_FOUND = 'Project not found'
 const MAX_ALLOWED_ORIGINS = 50
 
 /** Each entry an origin (`https://app.example.com`, stored as browsers send it) or `*` alone; duplicates dropped. */
 function checkAllowedOrigins (entries: string[]): string[] {
-  if (entries.length > MAX_ALLOWED_ORIGINS) throw badRequest('APP_INVALID_ORIGIN', `allowedOrigins holds at most ${MAX_ALLOWED_ORIGINS} entries`)
+  if (entries.length > MAX_ALLOWED_ORIGINS) throw projectErrors.invalidOrigin({ why: `allowedOrigins holds at most ${MAX_ALLOWED_ORIGINS} entries` })
   const origins = new Set<string>()
   for (const entry of entries) {
     const origin = entry.trim() === ANY_ORIGIN ? ANY_ORIGIN : normalizeOrigin(entry)
-    if (origin === null) throw badRequest('APP_INVALID_ORIGIN', `"${entry}" is not an origin such as https://app.example.com`, fieldIssue('allowedOrigins', `"${entry}" is not an origin`))
+    if (origin === null) throw projectErrors.invalidOrigin({ why: `"${entry}" is not an origin such as https://app.example.com`, entry })
     origins.add(origin)
   }
-  if (origins.has(ANY_ORIGIN) && origins.size > 1) throw badRequest('APP_INVALID_ORIGIN', 'allowedOrigins is either ["*"] or a list of origins, not both')
+  if (origins.has(ANY_ORIGIN) && origins.size > 1) throw projectErrors.invalidOrigin({ why: 'allowedOrigins is either ["*"] or a list of origins, not both' })
   return [...origins]
 }
 
@@ -100,7 +100,7 @@ export class Projects {
         return toProject({ ...record, _id: insertedId })
       } catch (error) {
         if (!(error instanceof DuplicateKeyError)) throw error
-        if (input.slug !== undefined || attempt >= 4) throw conflict('APP_SLUG_TAKEN', `A project with the slug "${slug}" already exists in this organization`)
+        if (input.slug !== undefined || attempt >= 4) throw commonErrors.slugTaken({ what: 'A project', slug, within: 'this organization' })
       }
     }
   }
@@ -114,7 +114,7 @@ export class Projects {
 
   async get (projectId: string): Promise<Project> {
     const project = await this.findById(projectId)
-    if (project === null) throw notFound('APP_PROJECT_NOT_FOUND', NOT_FOUND)
+    if (project === null) throw commonErrors.projectNotFound()
     return project
   }
 
@@ -129,10 +129,10 @@ export class Projects {
     if (input.allowedOrigins !== undefined) changes.allowedOrigins = checkAllowedOrigins(input.allowedOrigins)
     try {
       const updated = await this.records.findOneAndUpdate({ _id: projectId, deletedAt: null }, { $set: changes }, { returnDocument: 'after' })
-      if (updated === null) throw notFound('APP_PROJECT_NOT_FOUND', NOT_FOUND)
+      if (updated === null) throw commonErrors.projectNotFound()
       return toProject(updated)
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw conflict('APP_SLUG_TAKEN', `A project with the slug "${input.slug ?? ''}" already exists in this organization`)
+      if (error instanceof DuplicateKeyError) throw commonErrors.slugTaken({ what: 'A project', slug: input.slug ?? '', within: 'this organization' })
       throw error
     }
   }
@@ -145,7 +145,7 @@ export class Projects {
   async setAuth (projectId: string, enabled?: boolean): Promise<Project> {
     for (;;) {
       const current = await this.records.findOne({ _id: projectId, deletedAt: null })
-      if (current === null) throw notFound('APP_PROJECT_NOT_FOUND', NOT_FOUND)
+      if (current === null) throw commonErrors.projectNotFound()
       const wanted = enabled ?? !current.authEnabled
       const updated = await this.records.findOneAndUpdate(
         { _id: projectId, deletedAt: null, authEnabled: current.authEnabled },
@@ -166,7 +166,7 @@ export class Projects {
   async delete (projectId: string): Promise<void> {
     await this.deps.schedulePurge(projectId)
     const marked = await this.records.updateOne({ _id: projectId, deletedAt: null }, { $set: { deletedAt: this.deps.clock.now() } })
-    if (marked.matchedCount === 0) throw notFound('APP_PROJECT_NOT_FOUND', NOT_FOUND)
+    if (marked.matchedCount === 0) throw commonErrors.projectNotFound()
     await this.purge(projectId)
   }
 

@@ -1,4 +1,4 @@
-import { badRequest, notFound } from '../errors.js'
+import { projectErrors } from './errors.js'
 import { issueToken, tokenView, usableToken, type StoredToken } from '../identity/pat-format.js'
 import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
@@ -48,7 +48,7 @@ export class ServiceTokens {
     // Expired tokens do not count: they authenticate nothing, and a project should not have to revoke them to make room.
     const active = await this.tokens.countDocuments({ projectId, revokedAt: null, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] })
     if (active >= MAX_SERVICE_TOKENS_PER_PROJECT) {
-      throw badRequest('APP_TOO_MANY_SERVICE_TOKENS', `At most ${MAX_SERVICE_TOKENS_PER_PROJECT} active service tokens per project`)
+      throw projectErrors.tooManyServiceTokens({ limit: MAX_SERVICE_TOKENS_PER_PROJECT })
     }
     const record = { ...stored, tokenId: this.deps.newId(), projectId, createdBy: input.createdBy }
     await this.tokens.insertOne(record)
@@ -63,7 +63,7 @@ export class ServiceTokens {
 
   async revoke (projectId: string, tokenId: string): Promise<void> {
     const result = await this.tokens.updateOne({ tokenId, projectId, revokedAt: null }, { $set: { revokedAt: this.deps.clock.now() } })
-    if (result.matchedCount === 0) throw notFound('APP_SERVICE_TOKEN_NOT_FOUND', 'Service token not found')
+    if (result.matchedCount === 0) throw projectErrors.serviceTokenNotFound()
   }
 
   /** Null for a malformed, unknown, revoked or expired token; the caller compares `projectId` with the project the request is for. */

@@ -16,12 +16,12 @@ t.test('defaults', async (t) => {
   t.equal(config.mongodbQueryTimeoutMs, 10_000)
   t.equal(config.logLevel, 'info')
   t.equal(config.publicUrl, 'http://127.0.0.1:8080')
-  t.equal(config.patPrefix, 'plinthpat')
-  t.equal(config.accessTokenTtlSeconds, 900)
-  t.same(config.authRateLimit, { max: 10, windowSeconds: 60 })
-  t.same(config.ssoProviders, [], 'no SSO provider unless configured')
-  t.equal(config.ssoRedirectUrl, 'http://127.0.0.1:8080/')
-  t.same(config.ssoAllowedRedirects, [])
+  t.equal(config.identity.patPrefix, 'plinthpat')
+  t.equal(config.identity.accessTokenTtlSeconds, 900)
+  t.same(config.identity.authRateLimit, { max: 10, windowSeconds: 60 })
+  t.same(config.identity.sso.providers, [], 'no SSO provider unless configured')
+  t.equal(config.identity.sso.redirectUrl, 'http://127.0.0.1:8080/')
+  t.same(config.identity.sso.allowedRedirects, [])
 })
 
 t.test('SSO providers, landing URL and allowed redirects', async (t) => {
@@ -36,14 +36,14 @@ t.test('SSO providers, landing URL and allowed redirects', async (t) => {
     MICROSOFT_ISSUER: 'https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0/',
     SSO_ALLOWED_REDIRECTS: 'https://App.Example.com, http://localhost:5173 ,'
   })
-  t.same(config.ssoProviders, [
+  t.same(config.identity.sso.providers, [
     { name: 'google', clientId: 'g-id', clientSecret: 'g-secret', issuer: 'https://accounts.google.com' },
     { name: 'microsoft', clientId: 'm-id', clientSecret: 'm-secret', issuer: 'https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0' },
     { name: 'apple', clientId: 'com.example.web', clientSecret: 'eyJhbGciOiJFUzI1NiJ9.e30.sig', issuer: 'https://appleid.apple.com' }
   ], 'a fixed order, default issuers, overrides without a trailing slash')
-  t.equal(config.ssoRedirectUrl, 'https://api.example.com/', 'the landing URL defaults to PUBLIC_URL/')
-  t.same(config.ssoAllowedRedirects, ['https://app.example.com', 'http://localhost:5173'])
-  t.equal(loadConfig({ SSO_REDIRECT_URL: 'https://app.example.com/sso/' }).ssoRedirectUrl, 'https://app.example.com/sso/', 'kept as given')
+  t.equal(config.identity.sso.redirectUrl, 'https://api.example.com/', 'the landing URL defaults to PUBLIC_URL/')
+  t.same(config.identity.sso.allowedRedirects, ['https://app.example.com', 'http://localhost:5173'])
+  t.equal(loadConfig({ SSO_REDIRECT_URL: 'https://app.example.com/sso/' }).identity.sso.redirectUrl, 'https://app.example.com/sso/', 'kept as given')
 })
 
 t.test('values from the environment', async (t) => {

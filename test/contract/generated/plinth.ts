@@ -30,7 +30,10 @@ export interface paths {
         };
         /**
          * Readiness: the Store answers
-         * @description The store answers (503 otherwise). For readiness probes and load balancers.
+         * @description The store answers. For readiness probes and load balancers.
+         *
+         *     Refused with:
+         *     - 503 `APP_STORE_UNAVAILABLE`: the store does not answer; Retry-After says when to try again
          */
         get: operations["getReadiness"];
         put?: never;
@@ -52,7 +55,13 @@ export interface paths {
         put?: never;
         /**
          * Register a platform user
-         * @description Creates an account; sign in with `POST /api/auth/login` afterwards. Passwords are at least 8 characters and not the email. Rate-limited per address; an email already registered is 409 `APP_EMAIL_TAKEN`.
+         * @description Creates an account; sign in with `POST /api/auth/login` afterwards. Passwords are at least 8 characters and not the email. Rate-limited per address.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_EMAIL`: the email address is not valid
+         *     - 400 `APP_WEAK_PASSWORD`: the password is under 8 characters, over 256, or the email address itself
+         *     - 409 `APP_EMAIL_TAKEN`: an account with this email exists already
+         *     - 429 `APP_RATE_LIMITED`: too many attempts; Retry-After says when to try again
          */
         post: operations["registerPlatformUser"];
         delete?: never;
@@ -73,6 +82,10 @@ export interface paths {
         /**
          * Log in; returns a platform JWT and a refresh token
          * @description Returns a short-lived platform JWT and a single-use refresh token. Rate-limited per address and per email.
+         *
+         *     Refused with:
+         *     - 401 `APP_INVALID_CREDENTIALS`: the email or the password is wrong: one answer for both, after the same work
+         *     - 429 `APP_RATE_LIMITED`: too many attempts; Retry-After says when to try again
          */
         post: operations["loginPlatformUser"];
         delete?: never;
@@ -93,6 +106,10 @@ export interface paths {
         /**
          * Trade a refresh token for a new access token and refresh token
          * @description Refresh tokens rotate: the one sent dies, and reusing a dead one (after a short grace for double submits) ends its whole session.
+         *
+         *     Refused with:
+         *     - 401 `APP_INVALID_REFRESH_TOKEN`: the refresh token is unknown, expired, revoked or already used (reusing one revokes its whole session)
+         *     - 429 `APP_RATE_LIMITED`: too many attempts; Retry-After says when to try again
          */
         post: operations["refreshPlatformSession"];
         delete?: never;
@@ -112,7 +129,7 @@ export interface paths {
         put?: never;
         /**
          * End the session of a refresh token
-         * @description Ends the session the refresh token belongs to; its access tokens expire on their own.
+         * @description Ends the session the refresh token belongs to; its access tokens expire on their own. An unknown token is no error.
          */
         post: operations["logoutPlatformSession"];
         delete?: never;
@@ -156,7 +173,14 @@ export interface paths {
         put?: never;
         /**
          * Create a personal access token; the token is shown once
-         * @description Needs a signed-in session (a personal access token cannot create another: 403 `APP_PAT_NOT_ALLOWED`). `scopes` narrow what the token may do to permissions from the catalogue.
+         * @description `scopes` narrow what the token may do to permissions from the catalogue; without them it acts with all of its user's.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_EXPIRY`: `expiresAt` is not in the future
+         *     - 400 `APP_INVALID_NAME`: the name is blank
+         *     - 400 `APP_TOO_MANY_API_KEYS`: the user holds as many active personal access tokens as one may
+         *     - 400 `APP_UNKNOWN_PERMISSION`: a name is not in the permission catalogue (`GET /api/permissions`)
+         *     - 403 `APP_PAT_NOT_ALLOWED`: a personal access token may not manage credentials: it needs a signed-in session
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -177,7 +201,11 @@ export interface paths {
         post?: never;
         /**
          * Revoke a personal access token at once
-         * @description Needs a signed-in session. The token is refused from the next request on.
+         * @description The token is refused from the next request on.
+         *
+         *     Refused with:
+         *     - 403 `APP_PAT_NOT_ALLOWED`: a personal access token may not manage credentials: it needs a signed-in session
+         *     - 404 `APP_API_KEY_NOT_FOUND`: no such active personal access token of the caller
          */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -200,7 +228,12 @@ export interface paths {
         put?: never;
         /**
          * Add an SSH public key for git over SSH
-         * @description Needs a signed-in session. ed25519, ECDSA or RSA of at least 2048 bits; a key registered anywhere already is 409 `APP_SSH_KEY_EXISTS`.
+         * @description ed25519, ECDSA or RSA of at least 2048 bits; a key is registered once across all users and deploy keys.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_SSH_KEY`: not one OpenSSH public key of an accepted type and size; the message says why
+         *     - 403 `APP_PAT_NOT_ALLOWED`: a personal access token may not manage credentials: it needs a signed-in session
+         *     - 409 `APP_SSH_KEY_EXISTS`: the key is registered already, by a user or as a deploy key
          */
         post: operations["addSshKey"];
         delete?: never;
@@ -221,7 +254,11 @@ export interface paths {
         post?: never;
         /**
          * Delete an SSH public key
-         * @description Needs a signed-in session.
+         * @description Git over SSH refuses it from the next connection on.
+         *
+         *     Refused with:
+         *     - 403 `APP_PAT_NOT_ALLOWED`: a personal access token may not manage credentials: it needs a signed-in session
+         *     - 404 `APP_SSH_KEY_NOT_FOUND`: no such SSH key of the caller
          */
         delete: operations["deleteSshKey"];
         options?: never;
@@ -259,6 +296,10 @@ export interface paths {
         /**
          * Start SSO: redirects to the identity provider
          * @description Redirects the browser to the provider. `redirectTo` picks where to land afterwards among the origins the server allows. If the provider cannot be reached, redirects to the landing URL with `?error=`.
+         *
+         *     Refused with:
+         *     - 400 `APP_SSO_REDIRECT_NOT_ALLOWED`: `redirectTo` is not an absolute URL on an origin the server allows
+         *     - 404 `APP_SSO_PROVIDER_NOT_FOUND`: the server has no such SSO provider configured
          */
         get: operations["startSso"];
         put?: never;
@@ -278,13 +319,19 @@ export interface paths {
         };
         /**
          * Identity-provider callback (query); redirects with a one-time ticket
-         * @description Where the provider sends the browser back. Redirects to the landing URL with `?ticket=` (trade it at `POST /api/auth/oauth/exchange` within 60 s) or with `?error=APP_SSO_…`.
+         * @description Where the provider sends the browser back. Redirects to the landing URL with `?ticket=` (trade it at `POST /api/auth/oauth/exchange` within 60 s) or with `?error=`.
+         *
+         *     Refused with:
+         *     - 404 `APP_SSO_PROVIDER_NOT_FOUND`: the server has no such SSO provider configured
          */
         get: operations["completeSso"];
         put?: never;
         /**
          * Identity-provider callback (form post, Apple); redirects with a one-time ticket
          * @description The same callback for providers that post their answer as a form (Sign in with Apple, `response_mode=form_post`).
+         *
+         *     Refused with:
+         *     - 404 `APP_SSO_PROVIDER_NOT_FOUND`: the server has no such SSO provider configured
          */
         post: operations["completeSsoFormPost"];
         delete?: never;
@@ -305,6 +352,10 @@ export interface paths {
         /**
          * Trade a one-time SSO ticket for a platform JWT and a refresh token
          * @description A ticket is single use and expires after 60 s. Rate-limited per address.
+         *
+         *     Refused with:
+         *     - 401 `APP_INVALID_SSO_TICKET`: the ticket is unknown, expired or already traded
+         *     - 429 `APP_RATE_LIMITED`: too many attempts; Retry-After says when to try again
          */
         post: operations["exchangeSsoTicket"];
         delete?: never;
@@ -348,7 +399,13 @@ export interface paths {
         put?: never;
         /**
          * Create an organization; the caller becomes its owner
-         * @description Any platform user may create one and becomes its owner. Location names the new organization.
+         * @description Any platform user may create one and becomes its owner, holding every permission: so a personal access token with scopes may not. Location names the new organization.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_NAME`: the name is blank
+         *     - 400 `APP_INVALID_SLUG`: the slug is not 1 to 48 lower-case letters, digits or inner hyphens
+         *     - 403 `APP_SCOPED_TOKEN`: a personal access token with scopes cannot create an organization, which would hold every permission
+         *     - 409 `APP_SLUG_TAKEN`: the slug is taken; one derived from the name is never refused, one chosen is never changed
          */
         post: operations["createOrganization"];
         delete?: never;
@@ -366,20 +423,58 @@ export interface paths {
         };
         /**
          * An organization the caller belongs to
-         * @description Needs membership (`org.read`). Outsiders get 404 whether or not it exists.
+         * @description Needs `org.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          */
         get: operations["getOrganization"];
         /**
          * Rename an organization or change its slug or description
          * @description Needs `org.update`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_NAME`: the name is blank
+         *     - 400 `APP_INVALID_SLUG`: the slug is not 1 to 48 lower-case letters, digits or inner hyphens
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         *     - 409 `APP_SLUG_TAKEN`: the slug is taken; one derived from the name is never refused, one chosen is never changed
          */
         put: operations["updateOrganization"];
         post?: never;
         /**
          * Delete an organization with its projects, teams and groups (owners only)
-         * @description Needs `org.delete` (owners). Its projects, teams and groups go with it.
+         * @description Needs `org.delete`. Its projects, with all their data, teams, groups and memberships go with it. It vanishes at once; a purge job finishes the work if the server stops half-way.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          */
         delete: operations["deleteOrganization"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{orgId}/me/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's permissions (narrowed by a PAT's scopes), optionally for one project
+         * @description Any member. With a scoped personal access token, only what its scopes allow; each permission comes with where it comes from: role, grant, team or group.
+         *
+         *     Refused with:
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         */
+        get: operations["getMyPermissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -395,12 +490,30 @@ export interface paths {
         /**
          * Members with their roles and direct grants
          * @description Needs `org.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          */
         get: operations["listMembers"];
         put?: never;
         /**
          * Add an existing platform user with a role
-         * @description Needs `org.members.manage`. Nobody hands out a role holding permissions they lack themselves (403 `APP_ROLE_CEILING`).
+         * @description Needs `org.members.manage`. Nobody hands out a role, or a grant, holding permissions they lack themselves. Location names the new member.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_MEMBER`: the body names the user by both, or neither, of `email` and `userId`
+         *     - 400 `APP_INVALID_ROLE`: the role is not owner, admin, member or viewer
+         *     - 400 `APP_TOO_MANY_GRANTS`: more grants than one member, team or group may hold
+         *     - 400 `APP_UNKNOWN_PERMISSION`: a name is not in the permission catalogue (`GET /api/permissions`)
+         *     - 400 `APP_UNKNOWN_PROJECT`: a grant names a project outside the organization; `details.ids` lists them
+         *     - 403 `APP_CANNOT_GRANT`: a grant names a permission the caller does not hold, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_OWNER_ONLY`: only full owners make, change or remove owners
+         *     - 403 `APP_ROLE_CEILING`: the role holds permissions the caller does not
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         *     - 404 `APP_USER_NOT_FOUND`: no platform user has this id or e-mail address (under a project: no end user has this id)
+         *     - 409 `APP_ALREADY_MEMBER`: the user is a member already
          */
         post: operations["addMember"];
         delete?: never;
@@ -419,13 +532,32 @@ export interface paths {
         get?: never;
         /**
          * Change a member's role; the last owner cannot be demoted
-         * @description Needs `org.members.manage`, within the caller's own ceiling.
+         * @description Needs `org.members.manage`. Within the caller's own ceiling: only those holding both roles' permissions change one into the other.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_ROLE`: the role is not owner, admin, member or viewer
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_OWNER_ONLY`: only full owners make, change or remove owners
+         *     - 403 `APP_ROLE_CEILING`: the role holds permissions the caller does not
+         *     - 404 `APP_MEMBER_NOT_FOUND`: the user is not a member of the organization (or of the team or group)
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         *     - 409 `APP_LAST_OWNER`: the change would leave the organization without an owner
+         *     - 409 `APP_MEMBER_CHANGED`: the member was changed by another request meanwhile; try again
          */
         put: operations["changeMemberRole"];
         post?: never;
         /**
          * Remove a member (or leave); the last owner cannot be removed
-         * @description Needs `org.members.manage`, except for members removing themselves.
+         * @description Needs `org.members.manage`, unless `memberId` is the caller's own id. The member leaves the organization's teams and groups too.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_OWNER_ONLY`: only full owners make, change or remove owners
+         *     - 403 `APP_ROLE_CEILING`: the role holds permissions the caller does not
+         *     - 404 `APP_MEMBER_NOT_FOUND`: the user is not a member of the organization (or of the team or group)
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         *     - 409 `APP_LAST_OWNER`: the change would leave the organization without an owner
+         *     - 409 `APP_MEMBER_CHANGED`: the member was changed by another request meanwhile; try again
          */
         delete: operations["removeMember"];
         options?: never;
@@ -443,11 +575,27 @@ export interface paths {
         /**
          * A member's direct permission grants
          * @description Needs `org.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_MEMBER_NOT_FOUND`: the user is not a member of the organization (or of the team or group)
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          */
         get: operations["getMemberGrants"];
         /**
          * Replace a member's direct grants (only permissions the caller holds)
-         * @description Needs `org.members.manage`; a caller grants only permissions they hold (403 `APP_CANNOT_GRANT`).
+         * @description Needs `org.members.manage`. A caller grants only permissions they hold, and changes the grants only of a member whose role they could give.
+         *
+         *     Refused with:
+         *     - 400 `APP_TOO_MANY_GRANTS`: more grants than one member, team or group may hold
+         *     - 400 `APP_UNKNOWN_PERMISSION`: a name is not in the permission catalogue (`GET /api/permissions`)
+         *     - 400 `APP_UNKNOWN_PROJECT`: a grant names a project outside the organization; `details.ids` lists them
+         *     - 403 `APP_CANNOT_GRANT`: a grant names a permission the caller does not hold, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_OWNER_ONLY`: only full owners make, change or remove owners
+         *     - 403 `APP_ROLE_CEILING`: the role holds permissions the caller does not
+         *     - 404 `APP_MEMBER_NOT_FOUND`: the user is not a member of the organization (or of the team or group)
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          */
         put: operations["setMemberGrants"];
         post?: never;
@@ -466,29 +614,14 @@ export interface paths {
         };
         /**
          * A member's permissions: role, grants, teams and groups, optionally for one project
-         * @description Needs `org.members.manage`, except for members asking about themselves. Each permission comes with where it comes from: role, grant, team or group.
+         * @description Needs `org.members.manage`, unless `memberId` is the caller's own id. Each permission comes with where it comes from: role, grant, team or group.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_MEMBER_NOT_FOUND`: the user is not a member of the organization (or of the team or group)
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          */
         get: operations["getEffectivePermissions"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/organizations/{orgId}/me/permissions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The caller's permissions (narrowed by a PAT's scopes), optionally for one project
-         * @description Any member. With a scoped personal access token, only what its scopes allow.
-         */
-        get: operations["getMyPermissions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -507,12 +640,28 @@ export interface paths {
         /**
          * List the organization's teams
          * @description Needs `org.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          */
         get: operations["listTeams"];
         put?: never;
         /**
          * Create a team with members and grants
          * @description Needs `org.teams.manage`. Location names the new team.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_NAME`: the name is blank
+         *     - 400 `APP_NOT_A_MEMBER`: only members of the organization join its teams and groups; `details.ids` lists the others
+         *     - 400 `APP_TOO_MANY_GRANTS`: more grants than one member, team or group may hold
+         *     - 400 `APP_TOO_MANY_MEMBERS`: the team or group would hold more members than one may
+         *     - 400 `APP_UNKNOWN_PERMISSION`: a name is not in the permission catalogue (`GET /api/permissions`)
+         *     - 400 `APP_UNKNOWN_PROJECT`: a grant names a project outside the organization; `details.ids` lists them
+         *     - 403 `APP_CANNOT_GRANT`: a grant names a permission the caller does not hold, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         *     - 409 `APP_TEAM_NAME_TAKEN`: the organization has a team of that name
          */
         post: operations["createTeam"];
         delete?: never;
@@ -531,17 +680,40 @@ export interface paths {
         /**
          * One team
          * @description Needs `org.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         *     - 404 `APP_TEAM_NOT_FOUND`: no such team in the organization
          */
         get: operations["getTeam"];
         /**
          * Change a team's name, description, grants or members
-         * @description Needs `org.teams.manage`; members must belong to the organization.
+         * @description Needs `org.teams.manage`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_NAME`: the name is blank
+         *     - 400 `APP_NOT_A_MEMBER`: only members of the organization join its teams and groups; `details.ids` lists the others
+         *     - 400 `APP_TOO_MANY_GRANTS`: more grants than one member, team or group may hold
+         *     - 400 `APP_TOO_MANY_MEMBERS`: the team or group would hold more members than one may
+         *     - 400 `APP_UNKNOWN_PERMISSION`: a name is not in the permission catalogue (`GET /api/permissions`)
+         *     - 400 `APP_UNKNOWN_PROJECT`: a grant names a project outside the organization; `details.ids` lists them
+         *     - 403 `APP_CANNOT_GRANT`: a grant names a permission the caller does not hold, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         *     - 404 `APP_TEAM_NOT_FOUND`: no such team in the organization
+         *     - 409 `APP_TEAM_NAME_TAKEN`: the organization has a team of that name
          */
         put: operations["updateTeam"];
         post?: never;
         /**
          * Delete a team; its members keep their own roles and grants
          * @description Needs `org.teams.manage`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         *     - 404 `APP_TEAM_NOT_FOUND`: no such team in the organization
          */
         delete: operations["deleteTeam"];
         options?: never;
@@ -559,13 +731,27 @@ export interface paths {
         get?: never;
         /**
          * Put an organization member in the team
-         * @description Needs `org.teams.manage`; the user must be a member of the organization.
+         * @description Needs `org.teams.manage`. Joining hands out the team's grants, so only a caller holding them all adds members.
+         *
+         *     Refused with:
+         *     - 400 `APP_NOT_A_MEMBER`: only members of the organization join its teams and groups; `details.ids` lists the others
+         *     - 400 `APP_TOO_MANY_MEMBERS`: the team or group would hold more members than one may
+         *     - 403 `APP_CANNOT_GRANT`: a grant names a permission the caller does not hold, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         *     - 404 `APP_TEAM_NOT_FOUND`: no such team in the organization
          */
         put: operations["addTeamMember"];
         post?: never;
         /**
          * Take a member out of the team
          * @description Needs `org.teams.manage`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_MEMBER_NOT_FOUND`: the user is not a member of the organization (or of the team or group)
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         *     - 404 `APP_TEAM_NOT_FOUND`: no such team in the organization
          */
         delete: operations["removeTeamMember"];
         options?: never;
@@ -583,12 +769,28 @@ export interface paths {
         /**
          * List the organization's permission groups
          * @description Needs `org.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          */
         get: operations["listPermissionGroups"];
         put?: never;
         /**
          * Create a permission group with members and grants
          * @description Needs `org.groups.manage`. Location names the new permission group.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_NAME`: the name is blank
+         *     - 400 `APP_NOT_A_MEMBER`: only members of the organization join its teams and groups; `details.ids` lists the others
+         *     - 400 `APP_TOO_MANY_GRANTS`: more grants than one member, team or group may hold
+         *     - 400 `APP_TOO_MANY_MEMBERS`: the team or group would hold more members than one may
+         *     - 400 `APP_UNKNOWN_PERMISSION`: a name is not in the permission catalogue (`GET /api/permissions`)
+         *     - 400 `APP_UNKNOWN_PROJECT`: a grant names a project outside the organization; `details.ids` lists them
+         *     - 403 `APP_CANNOT_GRANT`: a grant names a permission the caller does not hold, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         *     - 409 `APP_PERMISSION_GROUP_NAME_TAKEN`: the organization has a permission group of that name
          */
         post: operations["createPermissionGroup"];
         delete?: never;
@@ -607,17 +809,40 @@ export interface paths {
         /**
          * One permission group
          * @description Needs `org.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         *     - 404 `APP_PERMISSION_GROUP_NOT_FOUND`: no such permission group in the organization
          */
         get: operations["getPermissionGroup"];
         /**
          * Change a permission group's name, description, grants or members
-         * @description Needs `org.groups.manage`; members must belong to the organization.
+         * @description Needs `org.groups.manage`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_NAME`: the name is blank
+         *     - 400 `APP_NOT_A_MEMBER`: only members of the organization join its teams and groups; `details.ids` lists the others
+         *     - 400 `APP_TOO_MANY_GRANTS`: more grants than one member, team or group may hold
+         *     - 400 `APP_TOO_MANY_MEMBERS`: the team or group would hold more members than one may
+         *     - 400 `APP_UNKNOWN_PERMISSION`: a name is not in the permission catalogue (`GET /api/permissions`)
+         *     - 400 `APP_UNKNOWN_PROJECT`: a grant names a project outside the organization; `details.ids` lists them
+         *     - 403 `APP_CANNOT_GRANT`: a grant names a permission the caller does not hold, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         *     - 404 `APP_PERMISSION_GROUP_NOT_FOUND`: no such permission group in the organization
+         *     - 409 `APP_PERMISSION_GROUP_NAME_TAKEN`: the organization has a permission group of that name
          */
         put: operations["updatePermissionGroup"];
         post?: never;
         /**
          * Delete a permission group; its members keep their own roles and grants
          * @description Needs `org.groups.manage`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         *     - 404 `APP_PERMISSION_GROUP_NOT_FOUND`: no such permission group in the organization
          */
         delete: operations["deletePermissionGroup"];
         options?: never;
@@ -635,13 +860,27 @@ export interface paths {
         get?: never;
         /**
          * Put an organization member in the permission group
-         * @description Needs `org.groups.manage`; the user must be a member of the organization.
+         * @description Needs `org.groups.manage`. Joining hands out the permission group's grants, so only a caller holding them all adds members.
+         *
+         *     Refused with:
+         *     - 400 `APP_NOT_A_MEMBER`: only members of the organization join its teams and groups; `details.ids` lists the others
+         *     - 400 `APP_TOO_MANY_MEMBERS`: the team or group would hold more members than one may
+         *     - 403 `APP_CANNOT_GRANT`: a grant names a permission the caller does not hold, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         *     - 404 `APP_PERMISSION_GROUP_NOT_FOUND`: no such permission group in the organization
          */
         put: operations["addPermissionGroupMember"];
         post?: never;
         /**
          * Take a member out of the permission group
          * @description Needs `org.groups.manage`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_MEMBER_NOT_FOUND`: the user is not a member of the organization (or of the team or group)
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         *     - 404 `APP_PERMISSION_GROUP_NOT_FOUND`: no such permission group in the organization
          */
         delete: operations["removePermissionGroupMember"];
         options?: never;
@@ -664,7 +903,14 @@ export interface paths {
         put?: never;
         /**
          * Create a project in an organization
-         * @description Needs `project.create` in the organization named by `orgId`. The slug is derived from the name when omitted and must be unique in the organization (409 `APP_SLUG_TAKEN`).
+         * @description Needs `project.create`. In the organization named by `orgId`, where the caller needs the permission. The slug is derived from the name when omitted and must be unique in the organization.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_NAME`: the name is blank
+         *     - 400 `APP_INVALID_SLUG`: the slug is not 1 to 48 lower-case letters, digits or inner hyphens
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         *     - 409 `APP_SLUG_TAKEN`: the slug is taken; one derived from the name is never refused, one chosen is never changed
          */
         post: operations["createProject"];
         delete?: never;
@@ -682,18 +928,34 @@ export interface paths {
         };
         /**
          * One project
-         * @description Needs `project.read` on the project. Outsiders get 404 whether or not the project exists.
+         * @description Needs `project.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getProject"];
         /**
          * Rename a project or change its slug, description or allowed browser origins
-         * @description Needs `project.update`. `allowedOrigins` replaces the browser origins that may call the project's data API (CORS); an entry that is not an origin is 400 `APP_INVALID_ORIGIN`.
+         * @description Needs `project.update`. `allowedOrigins` replaces the browser origins that may call the project's data API (CORS).
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_NAME`: the name is blank
+         *     - 400 `APP_INVALID_ORIGIN`: an entry of `allowedOrigins` is not an origin such as https://app.example.com, or `*` is not alone
+         *     - 400 `APP_INVALID_SLUG`: the slug is not 1 to 48 lower-case letters, digits or inner hyphens
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_SLUG_TAKEN`: the slug is taken; one derived from the name is never refused, one chosen is never changed
          */
         put: operations["updateProject"];
         post?: never;
         /**
          * Delete a project with its collections, end users, files and tokens
-         * @description Needs `project.delete`. Removes the project's collections and records, files, end users, sessions and service tokens.
+         * @description Needs `project.delete`. Removes the project's collections and records, files, end users, sessions and service tokens, and what the other families keep for it.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         delete: operations["deleteProject"];
         options?: never;
@@ -713,6 +975,10 @@ export interface paths {
         /**
          * Switch end-user auth on (creating the _users collection) or off (keeping its users)
          * @description Needs `project.auth.manage`. Turning auth on creates the `_users` collection (idempotently); turning it off refuses register, login and project JWTs but keeps every user. Without `enabled` the state flips.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         post: operations["toggleProjectAuth"];
         delete?: never;
@@ -730,13 +996,24 @@ export interface paths {
         };
         /**
          * The project's active service tokens (never the token values)
-         * @description Needs `project.tokens.manage`. Lists each token's name, hint and dates; the values are never stored.
+         * @description Needs `project.tokens.manage`. Each token's name, hint and dates; the values are never stored.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listServiceTokens"];
         put?: never;
         /**
          * Issue a service token; the value is shown only in this response
          * @description Needs `project.tokens.manage`. The value (`<SERVICE_TOKEN_PREFIX>_…`) is in this answer only; the project's servers send it as `Authorization: Bearer` to `POST /api/p/{projectId}/auth/verify`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_EXPIRY`: `expiresAt` is not in the future
+         *     - 400 `APP_INVALID_NAME`: the name is blank
+         *     - 400 `APP_TOO_MANY_SERVICE_TOKENS`: the project holds as many active service tokens as one may
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         post: operations["createServiceToken"];
         delete?: never;
@@ -758,6 +1035,11 @@ export interface paths {
         /**
          * Revoke a service token; it stops working at once
          * @description Needs `project.tokens.manage`. The token is refused from the next request on.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_SERVICE_TOKEN_NOT_FOUND`: no such active service token in the project
          */
         delete: operations["revokeServiceToken"];
         options?: never;
@@ -776,7 +1058,13 @@ export interface paths {
         put?: never;
         /**
          * Mint a project JWT for an end user, for the API tester (not a replacement for login)
-         * @description Needs `project.users.manage`. A short-lived project JWT (no refresh token) for an existing, enabled end user, so an admin can try the data API as that user.
+         * @description Needs `project.users.manage`. A short-lived project JWT (no refresh token) for an existing, enabled end user, so an admin can try the data API as that user. It works whether or not end-user auth is on.
+         *
+         *     Refused with:
+         *     - 403 `APP_END_USER_DISABLED`: the end user's `disabled` flag is set: no token is minted for them
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_USER_NOT_FOUND`: no platform user has this id or e-mail address (under a project: no end user has this id)
          */
         post: operations["mintProjectUserToken"];
         delete?: never;
@@ -848,7 +1136,17 @@ export interface paths {
         put?: never;
         /**
          * Register an end user; returns the user, a project JWT and a refresh token
-         * @description Public while the project has end-user auth on (403 `APP_PROJECT_AUTH_DISABLED` otherwise). `extraFields` are the user's own fields of the `_users` collection: declared ones meet its definition as a data-API create does, undeclared ones are kept as sent unless its `signUpFields` is `strict` (then 400 `APP_UNKNOWN_FIELD`). Rate-limited per project and address.
+         * @description Public while the project has end-user auth on. `extraFields` are the user's own fields of the `_users` collection: declared ones meet its definition as a data-API create does (refused with that API's codes), undeclared ones are kept as sent unless its `signUpFields` is `strict`. Rate-limited per project and address.
+         *
+         *     Refused with:
+         *     - 400 `APP_EXTRA_FIELDS_TOO_LARGE`: `extraFields` holds more fields, nesting or bytes than a user may
+         *     - 400 `APP_INVALID_EMAIL`: the email address is not valid
+         *     - 400 `APP_RESERVED_FIELD`: a field name is reserved (id, email, password, timestamps, `_` or `$` prefixes…) or cannot be stored
+         *     - 400 `APP_WEAK_PASSWORD`: the password is under 8 characters, over 256, or the email address itself
+         *     - 403 `APP_PROJECT_AUTH_DISABLED`: the project has end-user auth switched off
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_EMAIL_TAKEN`: an account with this email exists already
+         *     - 429 `APP_RATE_LIMITED`: too many attempts; Retry-After says when to try again
          */
         post: operations["registerProjectUser"];
         delete?: never;
@@ -869,6 +1167,13 @@ export interface paths {
         /**
          * Log an end user in; returns a project JWT and a refresh token
          * @description Public while the project has end-user auth on. Rate-limited per project and address, and per account across addresses.
+         *
+         *     Refused with:
+         *     - 401 `APP_INVALID_CREDENTIALS`: the email or the password is wrong: one answer for both, after the same work
+         *     - 401 `APP_USER_DISABLED`: the end user's `disabled` flag is set: they cannot sign in
+         *     - 403 `APP_PROJECT_AUTH_DISABLED`: the project has end-user auth switched off
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 429 `APP_RATE_LIMITED`: too many attempts; Retry-After says when to try again
          */
         post: operations["loginProjectUser"];
         delete?: never;
@@ -889,6 +1194,12 @@ export interface paths {
         /**
          * Trade a refresh token for a new project JWT and refresh token (the old one dies; reusing it ends the session)
          * @description Refresh tokens rotate: the one sent dies, and reusing a dead one (after a short grace for double submits) ends its whole session.
+         *
+         *     Refused with:
+         *     - 401 `APP_INVALID_REFRESH_TOKEN`: the refresh token is unknown, expired, revoked or already used (reusing one revokes its whole session)
+         *     - 403 `APP_PROJECT_AUTH_DISABLED`: the project has end-user auth switched off
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 429 `APP_RATE_LIMITED`: too many attempts; Retry-After says when to try again
          */
         post: operations["refreshProjectSession"];
         delete?: never;
@@ -908,7 +1219,7 @@ export interface paths {
         put?: never;
         /**
          * End the session of a refresh token
-         * @description Ends the session the refresh token belongs to.
+         * @description Ends the session the refresh token belongs to; an unknown token is no error.
          */
         post: operations["logoutProjectSession"];
         delete?: never;
@@ -928,7 +1239,12 @@ export interface paths {
         put?: never;
         /**
          * Change the password; every other session of the user ends and a new one is returned
-         * @description Needs the end user's project JWT and current password (403 `APP_WRONG_PASSWORD` if wrong). Every other session of the user ends; the answer carries a new one.
+         * @description With the end user's project JWT and current password. Every other session of the user ends; the answer carries a new one.
+         *
+         *     Refused with:
+         *     - 400 `APP_WEAK_PASSWORD`: the password is under 8 characters, over 256, or the email address itself
+         *     - 403 `APP_WRONG_PASSWORD`: the current password is wrong (403, so that clients do not take it for an expired token)
+         *     - 429 `APP_RATE_LIMITED`: too many attempts; Retry-After says when to try again
          */
         post: operations["changeProjectUserPassword"];
         delete?: never;
@@ -968,7 +1284,7 @@ export interface paths {
         put?: never;
         /**
          * For the project's servers: whether a project JWT is valid here, and whose it is
-         * @description Needs a service token of the project. Answers `valid: false` for anything that is not a live project JWT of this project (expired, tampered, of another project, a platform token), or while auth is off.
+         * @description Called with a service token of the project. Answers `valid: false` for anything that is not a live project JWT of this project (expired, tampered, of another project, a platform token), or while auth is off.
          */
         post: operations["verifyProjectToken"];
         delete?: never;
@@ -1921,7 +2237,7 @@ export interface paths {
          *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
-         *     - 404 `APP_USER_NOT_FOUND`: no platform user has this id or e-mail address
+         *     - 404 `APP_USER_NOT_FOUND`: no platform user has this id or e-mail address (under a project: no end user has this id)
          */
         put: operations["setGitRepositoryMember"];
         post?: never;
@@ -1934,7 +2250,7 @@ export interface paths {
          *     - 404 `APP_GIT_MEMBER_NOT_FOUND`: the user is no member of the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
-         *     - 404 `APP_USER_NOT_FOUND`: no platform user has this id or e-mail address
+         *     - 404 `APP_USER_NOT_FOUND`: no platform user has this id or e-mail address (under a project: no end user has this id)
          */
         delete: operations["removeGitRepositoryMember"];
         options?: never;
@@ -5505,8 +5821,9 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
+                            id: string;
                             /** @enum {boolean} */
-                            revoked: true;
+                            deleted: true;
                         };
                     };
                 };
@@ -5618,6 +5935,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
+                            id: string;
                             /** @enum {boolean} */
                             deleted: true;
                         };
@@ -5689,7 +6007,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description To the provider's authorization endpoint; to the landing URL with `?error=<code>` if the provider cannot be reached */
+            /** @description To the provider's authorization endpoint; to the landing URL with `?error=<code>` if the provider cannot be reached: `APP_SSO_PROVIDER_UNAVAILABLE` (the provider could not be reached, or its discovery document or keys are unusable); `APP_SSO_FAILED` (the sign-in failed for a reason the server log holds) */
             302: {
                 headers: {
                     [name: string]: unknown;
@@ -5725,7 +6043,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description To the landing URL with `?ticket=<one-time ticket>`, or with `?error=<code>` on any failure */
+            /** @description To the landing URL with `?ticket=<one-time ticket>`, or with `?error=<code>` on any failure: `APP_SSO_INVALID_STATE` (the sign-in is unknown, expired or already completed); `APP_SSO_PROVIDER_ERROR` (the provider answered with an error (the user cancelled, or the provider refused)); `APP_SSO_INVALID_RESPONSE` (the provider's answer lacks its code or names another issuer); `APP_SSO_CODE_REJECTED` (the provider's token endpoint refused the authorization code or returned no ID token); `APP_SSO_INVALID_ID_TOKEN` (the ID token failed its signature, issuer, audience or nonce checks); `APP_SSO_EMAIL_NOT_VERIFIED` (the provider shared no email address, or has not verified it); `APP_SSO_PROVIDER_UNAVAILABLE` (the provider could not be reached, or its discovery document or keys are unusable); `APP_SSO_FAILED` (the sign-in failed for a reason the server log holds) */
             302: {
                 headers: {
                     [name: string]: unknown;
@@ -5735,9 +6053,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -5767,7 +6083,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description To the landing URL with `?ticket=<one-time ticket>`, or with `?error=<code>` on any failure */
+            /** @description To the landing URL with `?ticket=<one-time ticket>`, or with `?error=<code>` on any failure: `APP_SSO_INVALID_STATE` (the sign-in is unknown, expired or already completed); `APP_SSO_PROVIDER_ERROR` (the provider answered with an error (the user cancelled, or the provider refused)); `APP_SSO_INVALID_RESPONSE` (the provider's answer lacks its code or names another issuer); `APP_SSO_CODE_REJECTED` (the provider's token endpoint refused the authorization code or returned no ID token); `APP_SSO_INVALID_ID_TOKEN` (the ID token failed its signature, issuer, audience or nonce checks); `APP_SSO_EMAIL_NOT_VERIFIED` (the provider shared no email address, or has not verified it); `APP_SSO_PROVIDER_UNAVAILABLE` (the provider could not be reached, or its discovery document or keys are unusable); `APP_SSO_FAILED` (the sign-in failed for a reason the server log holds) */
             302: {
                 headers: {
                     [name: string]: unknown;
@@ -5869,9 +6185,7 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5911,9 +6225,7 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6080,10 +6392,45 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getMyPermissions: {
+        parameters: {
+            query?: {
+                projectId?: string;
+            };
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["EffectivePermissions"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6381,43 +6728,6 @@ export interface operations {
             default: components["responses"]["UnexpectedError"];
         };
     };
-    getMyPermissions: {
-        parameters: {
-            query?: {
-                projectId?: string;
-            };
-            header?: never;
-            path: {
-                orgId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Done: the envelope, with the answer in `data` */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["EffectivePermissions"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["RequestTimeout"];
-            414: components["responses"]["UriTooLong"];
-            431: components["responses"]["HeadersTooLarge"];
-            503: components["responses"]["ServiceUnavailable"];
-            default: components["responses"]["UnexpectedError"];
-        };
-    };
     listTeams: {
         parameters: {
             query?: never;
@@ -6621,7 +6931,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6661,7 +6970,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6701,7 +7009,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6913,7 +7220,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6953,7 +7259,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6993,7 +7298,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -7028,7 +7332,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7243,7 +7546,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -7895,8 +8197,6 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
@@ -8038,7 +8338,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];

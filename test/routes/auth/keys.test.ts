@@ -64,6 +64,7 @@ t.test('personal access tokens', async (t) => {
 
   const revoked = await app.inject({ method: 'DELETE', url: `/api/auth/api-keys/${key.id}`, headers: asJwt })
   t.equal(revoked.statusCode, 200)
+  t.same(revoked.json(), { success: true, data: { id: key.id, deleted: true } }, 'the one delete answer of every family')
   t.equal((await app.inject({ url: '/api/auth/me', headers: asPat })).statusCode, 401, 'revocation is immediate')
   t.equal((await app.inject({ method: 'DELETE', url: `/api/auth/api-keys/${key.id}`, headers: asJwt })).statusCode, 404, 'revoking twice is 404')
 })
@@ -94,6 +95,7 @@ t.test('SSH keys', async (t) => {
 
   const removed = await app.inject({ method: 'DELETE', url: `/api/auth/ssh-keys/${added.json().data.id}`, headers: auth })
   t.equal(removed.statusCode, 200)
+  t.same(removed.json(), { success: true, data: { id: added.json().data.id, deleted: true } }, 'the one delete answer of every family')
   t.equal((await app.inject({ method: 'DELETE', url: `/api/auth/ssh-keys/${added.json().data.id}`, headers: auth })).statusCode, 404)
 })
 

@@ -108,7 +108,7 @@ t.test('token-kind confusion and tampering on /me', async (t) => {
     ['alg none', `Bearer ${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${body}.`],
     ['project-type token signed with the platform key', `Bearer ${app.jwt.sign({ sub: claims.sub, sid: claims.sid, type: 'project', projectId: 'p1' })}`],
     ['expired', `Bearer ${expired}`],
-    ['PAT-shaped string with a bad checksum', `Bearer ${app.config.patPrefix}_${'A'.repeat(36)}`]
+    ['PAT-shaped string with a bad checksum', `Bearer ${app.config.identity.patPrefix}_${'A'.repeat(36)}`]
   ]
   for (const [name, authorization] of cases) {
     const res = await app.inject({ url: '/api/auth/me', headers: authorization === undefined ? {} : { authorization } })

@@ -1,0 +1,70 @@
+import { errorCatalogue, fieldIssue } from '../errors.js'
+
+/**
+ * Every code the projects family answers with, once: projects, their service
+ * tokens and their end users' auth. A project the caller cannot see is
+ * `commonErrors.projectNotFound`; account rules shared with platform users
+ * (`weakPassword`, `invalidCredentials`…) are the identity family's.
+ */
+export const projectErrors = errorCatalogue('projects', {
+  invalidOrigin: {
+    code: 'APP_INVALID_ORIGIN',
+    status: 400,
+    message: ({ why }: { why: string, entry?: string }) => why,
+    details: ({ entry }) => entry === undefined ? undefined : fieldIssue('body.allowedOrigins', `"${entry}" is not an origin`),
+    description: 'an entry of `allowedOrigins` is not an origin such as https://app.example.com, or `*` is not alone'
+  },
+  authDisabled: {
+    code: 'APP_PROJECT_AUTH_DISABLED',
+    status: 403,
+    message: 'End-user auth is switched off for this project',
+    description: 'the project has end-user auth switched off'
+  },
+  invalidServiceToken: {
+    code: 'APP_INVALID_SERVICE_TOKEN',
+    status: 401,
+    message: 'Service token is invalid, revoked, expired or for another project',
+    description: 'the service token is unknown, revoked, expired or another project\'s'
+  },
+  tooManyServiceTokens: {
+    code: 'APP_TOO_MANY_SERVICE_TOKENS',
+    status: 400,
+    message: ({ limit }: { limit: number }) => `At most ${limit} active service tokens per project`,
+    details: ({ limit }) => ({ limit }),
+    description: 'the project holds as many active service tokens as one may'
+  },
+  serviceTokenNotFound: { code: 'APP_SERVICE_TOKEN_NOT_FOUND', status: 404, message: 'Service token not found', description: 'no such active service token in the project' },
+  userDisabled: {
+    code: 'APP_USER_DISABLED',
+    status: 401,
+    message: 'This account is disabled',
+    description: 'the end user\'s `disabled` flag is set: they cannot sign in'
+  },
+  mintForDisabledUser: {
+    code: 'APP_END_USER_DISABLED',
+    status: 403,
+    message: 'This end user is disabled: no token is minted for them',
+    description: 'the end user\'s `disabled` flag is set: no token is minted for them'
+  },
+  wrongPassword: {
+    code: 'APP_WRONG_PASSWORD',
+    status: 403,
+    message: 'The current password is incorrect',
+    details: () => fieldIssue('body.currentPassword', 'is incorrect'),
+    description: 'the current password is wrong (403, so that clients do not take it for an expired token)'
+  },
+  reservedField: {
+    code: 'APP_RESERVED_FIELD',
+    status: 400,
+    message: ({ message }: { message: string, path: string, issue: string }) => message,
+    details: ({ path, issue }) => fieldIssue(path, issue),
+    description: 'a field name is reserved (id, email, password, timestamps, `_` or `$` prefixes…) or cannot be stored'
+  },
+  extraFieldsTooLarge: {
+    code: 'APP_EXTRA_FIELDS_TOO_LARGE',
+    status: 400,
+    message: ({ why }: { why: string, limit: number }) => why,
+    details: ({ limit }) => ({ limit }),
+    description: '`extraFields` holds more fields, nesting or bytes than a user may'
+  }
+})
