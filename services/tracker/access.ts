@@ -1,6 +1,6 @@
 import type { Filter } from '../store/types.js'
 import type { TrackerRoleT } from '../../schemas/tracker.js'
-import { trackerError } from './errors.js'
+import { trackerErrors } from './errors.js'
 import type { TrackerProjectRecord } from './records.js'
 
 /**
@@ -45,21 +45,21 @@ export function roleIn (actor: TrackerActor, project: TrackerProjectRecord, memb
 }
 
 export function requireAdmin (scope: TrackerScope): void {
-  if (scope.role !== 'admin') throw trackerError('APP_TRACKER_ROLE_REQUIRED', { role: 'admin' })
+  if (scope.role !== 'admin') throw trackerErrors.roleRequired({ role: 'admin' })
 }
 
 /** Refuses guests what only members and admins may do. */
 export function refuseGuest (scope: TrackerScope, action: string): void {
-  if (scope.role === 'guest') throw trackerError('APP_TRACKER_GUEST_REFUSED', { action })
+  if (scope.role === 'guest') throw trackerErrors.guestRefused({ action })
 }
 
 /** Every write to a tracker project first: an archived project is read-only. */
 export function requireWritable (scope: TrackerScope): void {
-  if (scope.project.archivedAt !== null) throw trackerError('APP_TRACKER_PROJECT_ARCHIVED')
+  if (scope.project.archivedAt !== null) throw trackerErrors.projectArchived()
 }
 
 export function requireFeature (scope: TrackerScope, feature: keyof TrackerProjectRecord['features']): void {
-  if (!scope.project.features[feature]) throw trackerError('APP_TRACKER_FEATURE_DISABLED', { feature: feature[0].toUpperCase() + feature.slice(1) })
+  if (!scope.project.features[feature]) throw trackerErrors.featureDisabled({ feature: feature[0].toUpperCase() + feature.slice(1) })
 }
 
 /**

@@ -9,7 +9,7 @@ import type { Store, StoreCollection } from '../store/types.js'
 import { TRACKER_LIMITS, type ListQueryT, type PageOf } from '../../schemas/tracker.js'
 import type { AttachmentT, StartAttachmentBodyT } from '../../schemas/tracker-work-items.js'
 import { ownsOrAdmin, requireWritable, type TrackerScope } from './access.js'
-import { invalidValue, limitReached, trackerError } from './errors.js'
+import { trackerErrors } from './errors.js'
 import type { FollowUps } from './follow-ups.js'
 import type { ItemStore } from './item-store.js'
 import { keysetPage, listScope, sortPlan } from './paging.js'
@@ -55,8 +55,8 @@ export class TrackerAttachments {
   async start (scope: TrackerScope, itemId: string, input: StartAttachmentBodyT): Promise<UploadSessionView> {
     requireWritable(scope)
     const item = await this.deps.workItems.visible(scope, itemId)
-    if (input.size > TRACKER_LIMITS.attachmentBytes) throw invalidValue('body.size', `is more than ${TRACKER_LIMITS.attachmentBytes} bytes`)
-    if (await this.records.countDocuments({ itemId }) >= TRACKER_LIMITS.attachmentsPerItem) throw limitReached('work item', TRACKER_LIMITS.attachmentsPerItem, 'attachments')
+    if (input.size > TRACKER_LIMITS.attachmentBytes) throw trackerErrors.invalidValue({ path: 'body.size', problem: `is more than ${TRACKER_LIMITS.attachmentBytes} bytes` })
+    if (await this.records.countDocuments({ itemId }) >= TRACKER_LIMITS.attachmentsPerItem) throw trackerErrors.limitReached({ what: 'work item', limit: TRACKER_LIMITS.attachmentsPerItem, items: 'attachments' })
     return await this.deps.uploads.start(attachmentOwner(item), { name: input.name, size: input.size, type: input.type, sha256: input.sha256, createdBy: scope.actor.userId })
   }
 
@@ -89,7 +89,7 @@ export class TrackerAttachments {
       })
     })
     const record = await this.records.findOne({ sessionId, itemId })
-    if (record === null) throw trackerError('APP_TRACKER_ATTACHMENT_NOT_FOUND')
+    if (record === null) throw trackerErrors.attachmentNotFound()
     return toView(record)
   }
 
@@ -105,7 +105,7 @@ export class TrackerAttachments {
     requireWritable(scope)
     const item = await this.deps.workItems.visible(scope, itemId)
     const attachment = await this.record(itemId, attachmentId)
-    if (!ownsOrAdmin(scope, attachment.createdBy)) throw trackerError('APP_TRACKER_NOT_YOURS', { owner: 'uploader', action: 'remove this attachment' })
+    if (!ownsOrAdmin(scope, attachment.createdBy)) throw trackerErrors.notYours({ owner: 'uploader', action: 'remove this attachment' })
     await this.deps.followUps.guard({ kind: ATTACHMENT_CHANGED, attachment, sessionId: attachment.sessionId, itemId, added: false, actorId: scope.actor.userId, at: this.deps.clock.now() }, async () => {
       await this.records.deleteOne({ _id: attachmentId })
     })
@@ -137,7 +137,7 @@ export class TrackerAttachments {
 
   private async record (itemId: string, attachmentId: string): Promise<AttachmentRecord> {
     const record = await this.records.findOne({ _id: attachmentId, itemId })
-    if (record === null) throw trackerError('APP_TRACKER_ATTACHMENT_NOT_FOUND')
+    if (record === null) throw trackerErrors.attachmentNotFound()
     return record
   }
 }

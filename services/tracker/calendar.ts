@@ -1,5 +1,5 @@
 import { RELATIVE_DAY } from '../../schemas/tracker-filters.js'
-import { trackerError } from './errors.js'
+import { trackerErrors } from './errors.js'
 
 /**
  * Calendar days (`YYYY-MM-DD`) and the instants they span in a tracker
@@ -16,7 +16,7 @@ export function checkTimezone (timezone: string): string {
   try {
     return new Intl.DateTimeFormat('en-US', { timeZone: timezone }).resolvedOptions().timeZone
   } catch {
-    throw trackerError('APP_TRACKER_INVALID_TIMEZONE', { timezone }, { fields: [{ path: 'body.timezone', message: 'is not an IANA timezone' }] })
+    throw trackerErrors.invalidTimezone({ timezone })
   }
 }
 

@@ -7,7 +7,7 @@ import type { ItemActivity } from './activity.js'
 import type { TrackerAttachments } from './attachments.js'
 import type { TrackerComments } from './comments.js'
 import { DELETE_CYCLE, TRANSFER_CYCLE, type TrackerCycles } from './cycles.js'
-import { trackerError } from './errors.js'
+import { trackerErrors } from './errors.js'
 import type { TrackerEstimates } from './estimates.js'
 import type { FollowUps } from './follow-ups.js'
 import type { ItemStore } from './item-store.js'
@@ -91,7 +91,7 @@ export class TrackerFlows {
   async removeFromCycle (scope: TrackerScope, cycleId: string, itemId: string): Promise<void> {
     await this.deps.cycles.get(scope, cycleId)
     const item = await this.deps.workItems.visible(scope, itemId)
-    if (item.cycleId !== cycleId) throw trackerError('APP_TRACKER_ITEM_NOT_FOUND')
+    if (item.cycleId !== cycleId) throw trackerErrors.itemNotFound()
     await this.deps.workItems.update(scope, itemId, { cycleId: null })
   }
 

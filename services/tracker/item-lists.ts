@@ -5,7 +5,7 @@ import { STATE_GROUPS, type PageOf } from '../../schemas/tracker.js'
 import { PRIORITIES, type GroupByFieldT, type OrderByT, type TrackerFilterT } from '../../schemas/tracker-filters.js'
 import type { CountResultT, CountWorkItemsQueryT, ListWorkItemsQueryT, WorkItemT, WorkItemTombstoneT } from '../../schemas/tracker-work-items.js'
 import { visibleItems, type TrackerScope } from './access.js'
-import { invalidValue } from './errors.js'
+import { trackerErrors } from './errors.js'
 import { compileFilter, parseFilterText } from './filters.js'
 import type { ItemStore } from './item-store.js'
 import { toItemView, toTombstoneView } from './item-rules.js'
@@ -83,9 +83,9 @@ export class ItemLists {
    * deleted items included: what a client needs to keep a copy in step.
    */
   private async sync (scope: TrackerScope, query: ListWorkItemsQueryT): Promise<PageOf<WorkItemT | WorkItemTombstoneT>> {
-    if (query.filter !== undefined || query.viewId !== undefined || query.orderBy !== undefined) throw invalidValue('query.updatedSince', 'goes alone: a sync page is every change, in the order made')
+    if (query.filter !== undefined || query.viewId !== undefined || query.orderBy !== undefined) throw trackerErrors.invalidValue({ path: 'query.updatedSince', problem: 'goes alone: a sync page is every change, in the order made' })
     const since = new Date(query.updatedSince as string)
-    if (!Number.isFinite(since.getTime())) throw invalidValue('query.updatedSince', 'is not a date-time')
+    if (!Number.isFinite(since.getTime())) throw trackerErrors.invalidValue({ path: 'query.updatedSince', problem: 'is not a date-time' })
     const filter = { $and: [{ lpId: scope.project._id, updatedAt: { $gt: since } }, visibleItems(scope)] }
     const { docs, nextCursor } = await keysetPage(this.deps.items.items, filter, SYNC_ORDER, query, this.deps.cursors, listScope(scope.projectId, `sync:${scope.project._id}`, { since: since.getTime() }, SYNC_ORDER))
     return { items: docs.map((doc) => doc.deletedAt === null ? toItemView(doc, scope.project.identifier) : toTombstoneView(doc, scope.project.identifier)), nextCursor }

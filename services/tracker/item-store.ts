@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Filter, SharedReads, Store, StoreCollection } from '../store/types.js'
-import { trackerError, versionMismatch } from './errors.js'
+import { trackerErrors } from './errors.js'
 import {
   TRACKER_COLLECTIONS, type ActivityEntry, type ActivityRecord, type ItemRecord, type OutboxChange, type SubscriberRecord, type Subscription
 } from './records.js'
@@ -101,7 +101,7 @@ export class ItemStore {
    * and recomputes), 412 when that was the version the client named.
    */
   async write (item: ItemRecord, set: Partial<ItemRecord>, change: OutboxChange, options: WriteOptions = {}): Promise<ItemRecord | null> {
-    if (options.ifMatch !== undefined && options.ifMatch !== item.version) throw versionMismatch('work item', options.ifMatch, item.version)
+    if (options.ifMatch !== undefined && options.ifMatch !== item.version) throw trackerErrors.versionMismatch({ what: 'work item', expected: options.ifMatch, actual: item.version })
     await this.ensureFlushed(item)
     const updated = await this.items.findOneAndUpdate(
       { _id: item._id, version: item.version, deletedAt: null, ...options.expect },
@@ -111,8 +111,8 @@ export class ItemStore {
     if (updated === null) {
       if (options.ifMatch !== undefined) {
         const now = await this.items.findOne({ _id: item._id, deletedAt: null }, { projection: { version: 1 } })
-        if (now === null) throw trackerError('APP_TRACKER_ITEM_NOT_FOUND')
-        if (now.version !== options.ifMatch) throw versionMismatch('work item', options.ifMatch, now.version)
+        if (now === null) throw trackerErrors.itemNotFound()
+        if (now.version !== options.ifMatch) throw trackerErrors.versionMismatch({ what: 'work item', expected: options.ifMatch, actual: now.version })
       }
       return null
     }
