@@ -113,6 +113,20 @@ export const commonErrors = errorCatalogue('common', {
   badUrl: { code: 'APP_BAD_URL', status: 400, message: 'The URL is malformed', description: 'the URL is not valid percent-encoding' },
   badRequest: { code: 'APP_BAD_REQUEST', status: 400, message: ({ why }: { why: string }) => why, description: 'the request is refused before its route runs' },
   malformedRequest: { code: 'APP_MALFORMED_REQUEST', status: 400, message: 'The request is not valid HTTP', description: 'the request is not valid HTTP' },
+  invalidCursor: {
+    code: 'APP_INVALID_CURSOR',
+    status: 400,
+    message: 'cursor is not one this server issued for this list, filter and order',
+    details: () => fieldIssue('query.cursor', 'is not a cursor of this list, filter and order'),
+    description: 'the cursor was not issued for this list, filter and order'
+  },
+  invalidIfMatch: {
+    code: 'APP_INVALID_IF_MATCH',
+    status: 400,
+    message: 'If-Match must be a version such as "3"',
+    details: () => fieldIssue('headers.if-match', 'must be a version such as "3"'),
+    description: 'If-Match is not a version such as `"3"`'
+  },
   forbidden: {
     code: 'APP_FORBIDDEN',
     status: 403,
@@ -132,7 +146,12 @@ export const commonErrors = errorCatalogue('common', {
   requestTimeout: { code: 'APP_REQUEST_TIMEOUT', status: 408, message: 'The request did not arrive in time', description: 'the request did not arrive in time' },
   payloadTooLarge: { code: 'APP_PAYLOAD_TOO_LARGE', status: 413, message: 'Request body is too large', description: 'the body is larger than the server takes' },
   uriTooLong: { code: 'APP_URI_TOO_LONG', status: 414, message: 'A segment of the URL path is too long', description: 'a segment of the path is too long' },
-  unsupportedMediaType: { code: 'APP_UNSUPPORTED_MEDIA_TYPE', status: 415, message: 'Unsupported Content-Type; send application/json', description: 'the body is not of a type the route takes' },
+  unsupportedMediaType: {
+    code: 'APP_UNSUPPORTED_MEDIA_TYPE',
+    status: 415,
+    message: (params?: { expected: string }) => `Unsupported Content-Type; send ${params?.expected ?? 'application/json'}`,
+    description: 'the body is not of a type the route takes'
+  },
   rateLimited: {
     code: 'APP_RATE_LIMITED',
     status: 429,

@@ -85,3 +85,8 @@ export function canSeeItem (scope: TrackerScope, item: { draft: boolean, created
 export function ownsOrAdmin (scope: TrackerScope, ownerId: string): boolean {
   return scope.role === 'admin' || scope.actor.userId === ownerId
 }
+
+/** The actor a route hands the services: the platform user, and the permissions the resolver found they hold in the platform project. */
+export function trackerActor (userId: string, permissions: Iterable<string>): TrackerActor {
+  return { userId, permissions: [...permissions] }
+}

@@ -35,7 +35,7 @@ function toView (record: AttachmentRecord): AttachmentT {
 export class TrackerAttachments {
   readonly records: StoreCollection<AttachmentRecord>
 
-  constructor (store: Store, private readonly deps: { clock: Clock, cursors: Cursors, uploads: UploadSessions, items: ItemStore, workItems: WorkItems, followUps: FollowUps }) {
+  constructor (store: Store, private readonly deps: { clock: Clock, cursors: Cursors, uploads: UploadSessions, sessionStarted?: () => Promise<void>, items: ItemStore, workItems: WorkItems, followUps: FollowUps }) {
     this.records = store.collection<AttachmentRecord>(TRACKER_COLLECTIONS.attachments)
     deps.followUps.on(ATTACHMENT_CHANGED, async (task) => { await this.changed(task as unknown as { attachment: AttachmentRecord | null, sessionId: string, itemId: string, added: boolean, actorId: string, at: Date }) })
   }
@@ -57,7 +57,9 @@ export class TrackerAttachments {
     const item = await this.deps.workItems.visible(scope, itemId)
     if (input.size > TRACKER_LIMITS.attachmentBytes) throw trackerErrors.invalidValue({ path: 'body.size', problem: `is more than ${TRACKER_LIMITS.attachmentBytes} bytes` })
     if (await this.records.countDocuments({ itemId }) >= TRACKER_LIMITS.attachmentsPerItem) throw trackerErrors.limitReached({ what: 'work item', limit: TRACKER_LIMITS.attachmentsPerItem, items: 'attachments' })
-    return await this.deps.uploads.start(attachmentOwner(item), { name: input.name, size: input.size, type: input.type, sha256: input.sha256, createdBy: scope.actor.userId })
+    const session = await this.deps.uploads.start(attachmentOwner(item), { name: input.name, size: input.size, type: input.type, sha256: input.sha256, createdBy: scope.actor.userId })
+    await this.deps.sessionStarted?.()
+    return session
   }
 
   async status (scope: TrackerScope, itemId: string, sessionId: string): Promise<UploadSessionView> {
@@ -91,6 +93,11 @@ export class TrackerAttachments {
     const record = await this.records.findOne({ sessionId, itemId })
     if (record === null) throw trackerErrors.attachmentNotFound()
     return toView(record)
+  }
+
+  async get (scope: TrackerScope, itemId: string, attachmentId: string): Promise<AttachmentT> {
+    await this.deps.workItems.visible(scope, itemId)
+    return toView(await this.record(itemId, attachmentId))
   }
 
   /** The record and the bytes (or a range) of one attachment. */

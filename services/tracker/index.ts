@@ -33,13 +33,16 @@ export { TRACKER_FOLLOW_UP_JOB } from './follow-ups.js'
 export { TRACKER_DAILY_JOB, TRACKER_DAILY_EVERY_MS } from './automations.js'
 export type { TrackerActor, TrackerScope } from './access.js'
 
-/** The ports the tracker family is built from; the plugin passes the app's. */
-export interface TrackerDeps {
+/** The ports the tracker family is built from; plugins/tracker.ts passes the app's. */
+export interface TrackerPorts {
+  store: Store
   clock: Clock
   newId: IdGenerator
   /** Sealed keyset cursors (the collections API's mechanism), under a key of the tracker's own. */
   cursors: Cursors
   uploads: UploadSessions
+  /** Told when an attachment's upload session starts, so the sweep of expired sessions is due after it could expire. */
+  sessionStarted?: () => Promise<void>
   /** The durable job queue: follow-ups are delayed jobs of type TRACKER_FOLLOW_UP_JOB. */
   jobs: FollowUpQueue
   canUseTracker: CanUseTracker
@@ -70,8 +73,8 @@ export interface TrackerServices {
 }
 
 /** Builds the tracker's services on their ports, connects them and creates their indexes. */
-export async function trackerServices (store: Store, deps: TrackerDeps): Promise<TrackerServices> {
-  const { clock, newId, cursors } = deps
+export async function buildTrackerServices (deps: TrackerPorts): Promise<TrackerServices> {
+  const { store, clock, newId, cursors } = deps
   const followUps = new FollowUps(deps.jobs)
   const idempotency = new Idempotency(store, { clock, newId })
   const members = new TrackerMembers(store, { clock, cursors, canUseTracker: deps.canUseTracker })
@@ -105,11 +108,11 @@ export async function trackerServices (store: Store, deps: TrackerDeps): Promise
   const links = new TrackerLinks(store, { clock, newId, cursors, items, workItems, followUps })
   const relations = new TrackerRelations(store, { clock, newId, cursors, items, workItems, followUps })
   const activity = new ItemActivity({ clock, cursors, items, workItems, members })
-  const attachments = new TrackerAttachments(store, { clock, cursors, uploads: deps.uploads, items, workItems, followUps })
+  const attachments = new TrackerAttachments(store, { clock, cursors, uploads: deps.uploads, sessionStarted: deps.sessionStarted, items, workItems, followUps })
   const intake = new TrackerIntake({ clock, cursors, items, workItems })
   const pages = new TrackerPages(store, { clock, newId, cursors, followUps })
   const automations = new TrackerAutomations({ clock, projects, states, workItems, idempotency })
-  const flows = new TrackerFlows({ clock, followUps, projects, states, labels, issueTypes, estimates, items, workItems, comments, links, relations, activity, attachments, cycles, modules, views, pages })
+  const flows = new TrackerFlows({ clock, followUps, projects, states, labels, issueTypes, estimates, items, workItems, lists, comments, links, relations, activity, attachments, cycles, modules, views, pages })
   projects.connect(flows.settingsPort())
   rules.connect({
     checkCycleMove: async (scope, from, to, path) => { await cycles.checkMove(scope, from, to, path) },

@@ -53,11 +53,11 @@ export class ItemLists {
     this.views = views
   }
 
-  /** The Store filter of a list: the tree given (and the view's), defaults, visibility. */
-  async filterFor (scope: TrackerScope, filterText: string | undefined, viewId: string | undefined): Promise<{ filter: Filter, asked: unknown, view: AppliedView | null }> {
+  /** The Store filter of a list: the tree given (and the view's, and what the route narrows to: a cycle's items), defaults, visibility. */
+  async filterFor (scope: TrackerScope, filterText: string | undefined, viewId: string | undefined, within: TrackerFilterT | null = null): Promise<{ filter: Filter, asked: unknown, view: AppliedView | null }> {
     const asked = parseFilterText(filterText)
     const view = viewId === undefined || this.views === null ? null : await this.views(scope, viewId)
-    const trees = [view?.filter ?? null, asked].filter((tree) => tree !== null)
+    const trees = [within, view?.filter ?? null, asked].filter((tree) => tree !== null)
     const tree: TrackerFilterT | null = trees.length === 0 ? null : trees.length === 1 ? trees[0] : { and: trees }
     const compiled = compileFilter(tree, { userId: scope.actor.userId, timezone: scope.project.timezone, now: this.deps.clock.now() })
     const base: Filter = { lpId: scope.project._id, deletedAt: null }
@@ -68,9 +68,10 @@ export class ItemLists {
     return { filter: { $and: parts }, asked: { tree, viewId: viewId ?? null }, view }
   }
 
-  async list (scope: TrackerScope, query: ListWorkItemsQueryT): Promise<PageOf<WorkItemT | WorkItemTombstoneT>> {
-    if (query.updatedSince !== undefined) return await this.sync(scope, query)
-    const { filter, asked, view } = await this.filterFor(scope, query.filter, query.viewId)
+  async list (scope: TrackerScope, query: ListWorkItemsQueryT, within: TrackerFilterT | null = null): Promise<PageOf<WorkItemT | WorkItemTombstoneT>> {
+    if (query.updatedSince !== undefined && within === null) return await this.sync(scope, query)
+    if (query.updatedSince !== undefined) throw trackerErrors.invalidValue({ path: 'query.updatedSince', problem: 'syncs the whole project: ask the work item list' })
+    const { filter, asked, view } = await this.filterFor(scope, query.filter, query.viewId, within)
     const plan = ORDERS[query.orderBy ?? view?.orderBy ?? '-number']
     const shared = { find: (f: Filter, options: { sort?: Record<string, 1 | -1>, limit?: number }) => this.deps.items.shared().find(f, options) }
     const { docs, nextCursor } = await keysetPage(shared, filter, plan, query, this.deps.cursors, listScope(scope.projectId, `items:${scope.project._id}`, asked, plan))

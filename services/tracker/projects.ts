@@ -111,7 +111,12 @@ export class TrackerProjects {
     if (match === null) throw trackerErrors.invalidKey({ key: key.slice(0, 40) })
     const project = await this.records.findOne({ projectId, identifiers: match[1].toUpperCase(), deletedAt: null }, { projection: { _id: 1 } })
     if (project === null) throw trackerErrors.itemNotFound()
-    return { scope: await this.scope(actor, projectId, project._id), seq: Number(match[2]) }
+    try {
+      return { scope: await this.scope(actor, projectId, project._id), seq: Number(match[2]) }
+    } catch (error) {
+      // A key of a project the caller may not see is a key of nothing: its identifier stays unknown to them.
+      throw trackerErrors.projectNotFound.is(error) ? trackerErrors.itemNotFound() : error
+    }
   }
 
   async list (actor: TrackerActor, projectId: string, query: ListTrackerProjectsQueryT): Promise<PageOf<TrackerProjectT>> {

@@ -5,7 +5,7 @@ import { TRACKER_LIMITS } from '../../schemas/tracker.js'
 import type {
   BulkItemResultT, BulkPatchBodyT, BulkPatchResultT, CreateWorkItemBodyT, UpdateWorkItemBodyT, WorkItemT
 } from '../../schemas/tracker-work-items.js'
-import { AUTOMATION_ACTOR, canSeeItem, requireWritable, type TrackerScope } from './access.js'
+import { AUTOMATION_ACTOR, canSeeItem, requireWritable, type TrackerActor, type TrackerScope } from './access.js'
 import { trackerErrors } from './errors.js'
 import type { FollowUps } from './follow-ups.js'
 import type { Idempotency } from './idempotency.js'
@@ -62,6 +62,12 @@ export class WorkItems {
     const item = await this.deps.items.findBySeq(scope.project._id, seq)
     if (item === null || !canSeeItem(scope, item)) throw trackerErrors.itemNotFound()
     return this.view(scope, item)
+  }
+
+  /** By key (`WEB-42`, or a key from before the project's identifier was renamed), in the platform project; 404 when unseen. */
+  async getByKey (actor: TrackerActor, projectId: string, key: string): Promise<WorkItemT> {
+    const { scope, seq } = await this.deps.projects.scopeOfKey(actor, projectId, key)
+    return await this.getByNumber(scope, seq)
   }
 
   /**
