@@ -42,7 +42,11 @@ export const CycleItemParams = Type.Object({ ...InProject, cycleId: Id, itemId: 
 export const ModuleParams = Type.Object({ ...InProject, moduleId: Id })
 export const ViewParams = Type.Object({ ...InProject, viewId: Id })
 export const PageParams = Type.Object({ ...InProject, pageId: Id })
-export const PageVersionParams = Type.Object({ ...InProject, pageId: Id, versionId: Id })
+export const PageVersionParams = Type.Object({
+  ...InProject,
+  pageId: Id,
+  versionId: Type.String({ minLength: 1, maxLength: 96, pattern: '^[0-9A-Za-z_:-]+$', description: 'A version\'s id as its list gives it (`<pageId>:<n>`)' })
+})
 export const KeyParams = Type.Object({
   ...TrackerParams,
   key: Type.String({ minLength: 3, maxLength: 40, description: 'A work item key, `<IDENTIFIER>-<number>`; letter case aside', examples: ['WEB-42'] })

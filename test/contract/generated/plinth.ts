@@ -23294,6 +23294,7 @@ export interface operations {
                 projectId: string;
                 lpId: string;
                 pageId: string;
+                /** @description A version's id as its list gives it (`<pageId>:<n>`) */
                 versionId: string;
             };
             cookie?: never;
@@ -23333,6 +23334,7 @@ export interface operations {
                 projectId: string;
                 lpId: string;
                 pageId: string;
+                /** @description A version's id as its list gives it (`<pageId>:<n>`) */
                 versionId: string;
             };
             cookie?: never;
