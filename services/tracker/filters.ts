@@ -17,13 +17,14 @@ import { trackerErrors } from './errors.js'
  */
 
 type Kind = 'id' | 'person' | 'enum' | 'text' | 'number' | 'day' | 'instant' | 'boolean'
-interface FieldSpec { kind: Kind, paths: string[], list?: boolean, nullable?: boolean, values?: readonly string[] }
+/** `ranked`: the field is stored beside its rank (`priorityRank`), which the indexes hold, so conditions compare ranks. */
+interface FieldSpec { kind: Kind, paths: string[], list?: boolean, nullable?: boolean, values?: readonly string[], ranked?: boolean }
 
 const FIELDS: Record<FilterFieldT, FieldSpec> = {
   project: { kind: 'id', paths: ['lpId'] },
   state: { kind: 'id', paths: ['stateId'] },
   stateGroup: { kind: 'enum', paths: ['stateGroup'], values: STATE_GROUPS },
-  priority: { kind: 'enum', paths: ['priority'], values: PRIORITIES },
+  priority: { kind: 'enum', paths: ['priorityRank'], values: PRIORITIES, ranked: true },
   assignee: { kind: 'person', paths: ['assignees'], list: true },
   label: { kind: 'id', paths: ['labelIds'], list: true },
   module: { kind: 'id', paths: ['moduleIds'], list: true },
@@ -220,6 +221,7 @@ class Compiler {
   }
 
   private scalar (spec: FieldSpec, value: unknown): unknown {
+    if (spec.ranked === true) return (spec.values ?? []).indexOf(value as string)
     if (spec.kind === 'person' && value === 'me') return this.context.userId
     if (spec.kind === 'day') return isDay(value) ? value : relativeDay(value as string, this.today)
     return value
