@@ -1,3 +1,5 @@
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { benchOwner, startBenchApp } from './bench-app.js'
 import { trackerActor } from '../services/tracker/access.js'
 import { TRACKER_COLLECTIONS, type ItemRecord } from '../services/tracker/records.js'
@@ -13,7 +15,7 @@ const SIZES = (process.env.BENCH_TRACKER_SIZES ?? '10000,100000,1000000').split(
 const BATCH = 5_000
 const DAY = 86_400_000
 
-const { app } = await startBenchApp({ AUTH_RATE_LIMIT_MAX: '1000000' }, { dataDir: process.env.DATA_DIR })
+const { app, dataDir } = await startBenchApp({ AUTH_RATE_LIMIT_MAX: '1000000' }, { dataDir: process.env.DATA_DIR })
 const address = await app.listen({ port: 0, host: '127.0.0.1' })
 const { userId, accessToken, orgId } = await benchOwner(app)
 const project = await app.projects.create(orgId, userId, { name: 'Tracker bench' })
@@ -63,6 +65,15 @@ for (const size of SIZES) {
   console.error(`seeded ${identifier}: ${size} items in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   seeded[`lp${size}`] = created.id
   seeded[`key${size}`] = `${identifier}-${Math.floor(size / 2)}`
+}
+
+// BENCH_TRACKER_ANALYZE=1: what statistics change, as an operator's `sqlite3 plinth.db ANALYZE` on the side would
+// (the embedded engine keeps none itself; docs/tracker.md, "Access paths"). A diagnostic, off by default.
+if (process.env.BENCH_TRACKER_ANALYZE === '1' && app.store.engine === 'sqlite') {
+  const side = new Database(join(dataDir, 'plinth.db'))
+  side.exec('ANALYZE')
+  side.close()
+  console.error('ANALYZE run on the side')
 }
 
 process.send?.({ address, accessToken, projectId: project.id, ...seeded })

@@ -67,11 +67,13 @@ export function requireFeature (scope: TrackerScope, feature: keyof TrackerProje
  * a guest's own (created or assigned) unless the project lets guests see
  * all, and drafts only to their creators.
  */
-export function visibleItems (scope: TrackerScope): Filter {
+export function visibleItems (scope: TrackerScope, options: { draftsExcluded?: boolean } = {}): Filter {
   const me = scope.actor.userId
-  const drafts: Filter = { $or: [{ draft: false }, { createdBy: me }] }
+  // A query that keeps drafts out already (`draft: false`) needs no clause of its own for them.
+  const drafts: Filter = options.draftsExcluded === true ? {} : { $or: [{ draft: false }, { createdBy: me }] }
   if (scope.seesAllItems) return drafts
-  return { $and: [drafts, { $or: [{ createdBy: me }, { assignees: me }] }] }
+  const own: Filter = { $or: [{ createdBy: me }, { assignees: me }] }
+  return options.draftsExcluded === true ? own : { $and: [drafts, own] }
 }
 
 /** The same rule for one item in memory. */

@@ -11,6 +11,8 @@ t.test('attachments: uploaded through a session, downloaded with ranges and ETag
 
   const started = await api('POST', `${at}/upload-sessions`, member.auth, { name: 'notes.txt', size: bytes.length, type: 'text/plain', sha256 })
   t.same([started.status, started.body.data.chunkCount, started.body.data.missing], [201, 1, [0]])
+  const sweep = await app.jobs.jobs.find({ type: 'uploads.expire' }).toArray()
+  t.ok(sweep.some((job) => job.runAt.getTime() > Date.now() + 23 * 3_600_000), 'a sweep of expired sessions is due after this one could expire')
   const session = started.headers.location as string
   t.equal(session, `${at}/upload-sessions/${started.body.data.id as string}`)
   t.same((await api('POST', `${session}/complete`, member.auth)).body.code, 'APP_UPLOAD_INCOMPLETE', 'complete before the chunks arrive')
