@@ -9,6 +9,7 @@ import storePlugin from './plugins/store.js'
 import swaggerPlugin from './plugins/swagger.js'
 import secretsPlugin from './plugins/secrets.js'
 import jobsPlugin from './plugins/jobs.js'
+import webhooksPlugin from './plugins/webhooks.js'
 import authPlugin from './plugins/auth.js'
 import projectsPlugin from './plugins/projects.js'
 import orgsPlugin from './plugins/orgs.js'
@@ -45,6 +46,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(jobsPlugin)
   await app.register(authPlugin)
   await app.register(projectsPlugin)
+  await app.register(webhooksPlugin)
   await app.register(orgsPlugin)
   await app.register(permissionsPlugin)
   await app.register(collectionsPlugin)

@@ -15,7 +15,7 @@ const CODES_NOT_YET_IN_CATALOGUES = [
   'services/crypto.ts', 'services/health.ts', 'services/jobs.ts', 'services/slugs.ts',
   'plugins/auth.ts', 'plugins/collections.ts', 'plugins/cors.ts', 'plugins/credentials.ts', 'plugins/data-caller.ts', 'plugins/files.ts',
   'plugins/git.ts', 'plugins/git-merge-requests.ts', 'plugins/hosting.ts', 'plugins/project-auth.ts', 'plugins/projects.ts',
-  'schemas/git-merge-requests.ts'
+  'schemas/collections.ts', 'schemas/git-merge-requests.ts'
 ]
 
 /** Route folders converted to the second edition of the family template, whose files read as tables. */

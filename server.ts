@@ -11,10 +11,12 @@ async function main (): Promise<void> {
     if (closing) return
     closing = true
     app.log.info({ signal }, 'draining in-flight requests')
+    // Stopping hosted apps on exit waits out their stop grace (SIGTERM, then SIGKILL) on top of the drain.
+    const stopping = config.hosting.enabled && config.hosting.stopAppsOnExit ? config.hosting.stopGraceMs : 0
     const force = setTimeout(() => {
       app.log.error('drain timed out; exiting')
       process.exit(1)
-    }, DRAIN_TIMEOUT_MS)
+    }, DRAIN_TIMEOUT_MS + stopping)
     force.unref()
     app.close().then(() => process.exit(0), (error: unknown) => {
       app.log.error({ err: error }, 'error while closing')

@@ -171,3 +171,9 @@ if (ONLY.test('store engine')) {
   const store = fork(new URL('./store.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
   await once(store, 'exit')
 }
+
+// Webhook deliveries a second to a loopback receiver, beside the hello-world it posts to (bench/webhooks.ts).
+if (ONLY.test('webhooks: deliveries to a loopback receiver')) {
+  const webhooks = fork(new URL('./webhooks.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
+  await once(webhooks, 'exit')
+}

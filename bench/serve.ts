@@ -75,4 +75,4 @@ await app.collections.definitions.create(project.id, {
 await app.store.collection(`p_${project.id}_catalog`).insertMany(Array.from({ length: 10_000 }, (_, i) => ({
   title: `item ${i}`, category: i % 100 === 42 ? 'rare' : `common ${i % 7}`, price: i % 500, createdAt: now, updatedAt: now, version: 1
 })))
-process.send?.({ address, sampleId: seeded.insertedId, accessToken, pat, projectId: project.id, projectToken: endUser.token, serviceToken: serviceToken.token, postId: ownPost?._id, docId: doc.id })
+process.send?.({ address, sampleId: seeded.insertedId, accessToken, pat, projectId: project.id, projectToken: endUser.accessToken, serviceToken: serviceToken.token, postId: ownPost?._id, docId: doc.id })

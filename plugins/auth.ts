@@ -14,7 +14,7 @@ import { authSchemas } from '../schemas/auth.js'
 import type { DataCaller } from '../services/collections/access.js'
 import type { GitCaller } from '../services/git/access.js'
 import type { ProjectUser } from '../services/projects/project-users.js'
-import { requiredBearer } from './credentials.js'
+import { claimedKind, requiredBearer, wrongKindMessage } from './credentials.js'
 
 export interface PlatformAuth {
   userId: string
@@ -118,6 +118,7 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
 
   // The signature check is the costliest step of an authenticated request; a hit needs the very same token, until it expires.
   const verifiedJwts = new BoundedMap<string, PlatformClaims>(VERIFIED_TOKENS_KEPT)
+  const prefixes = { pat: config.patPrefix, serviceToken: config.serviceTokenPrefix }
   const verifyJwt = (token: string): PlatformClaims => {
     const known = verifiedJwts.get(token)
     if (known !== undefined && (known.exp ?? 0) * 1000 > systemClock.nowMs()) return known
@@ -125,7 +126,8 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
     try {
       claims = app.jwt.verify<PlatformClaims>(token)
     } catch {
-      throw unauthorized('APP_INVALID_TOKEN', 'Token is invalid or expired')
+      // A project JWT is signed with its project's key, so it fails here: say what it is rather than "invalid".
+      throw unauthorized('APP_INVALID_TOKEN', wrongKindMessage(claimedKind(token, prefixes), 'platform') ?? 'Token is invalid or expired')
     }
     if (claims.type !== 'platform' || typeof claims.sub !== 'string') throw unauthorized('APP_INVALID_TOKEN', 'Token is not a platform token')
     verifiedJwts.set(token, claims)

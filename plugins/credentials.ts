@@ -49,3 +49,45 @@ export function gitCredential (request: FastifyRequest): string | null {
   if (token === '') throw unauthorized('APP_UNAUTHORIZED', 'Give a personal access token, platform JWT or deploy key token as the password')
   return token
 }
+
+/** The credentials a bearer token can be, told apart by form: a prefix, or a JWT's `type` claim. */
+export type CredentialKind = 'platformJwt' | 'pat' | 'projectJwt' | 'serviceToken'
+
+/**
+ * What a bearer token looks like, read from its form alone (a JWT's payload
+ * is decoded, not verified): never trusted, only used to say, when a
+ * credential is refused, that it is of another kind than the route takes.
+ * Null when it looks like none of them.
+ */
+export function claimedKind (token: string, prefixes: { pat: string, serviceToken: string }): CredentialKind | null {
+  if (token.startsWith(`${prefixes.pat}_`)) return 'pat'
+  if (token.startsWith(`${prefixes.serviceToken}_`)) return 'serviceToken'
+  const parts = token.split('.')
+  if (parts.length !== 3) return null
+  try {
+    const type = (JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8')) as { type?: unknown }).type
+    return type === 'project' ? 'projectJwt' : type === 'platform' ? 'platformJwt' : null
+  } catch {
+    return null
+  }
+}
+
+const KIND_NAMES: Record<CredentialKind, string> = {
+  platformJwt: 'a platform access token',
+  pat: 'a personal access token',
+  projectJwt: 'a project (end-user) token',
+  serviceToken: 'a project service token'
+}
+
+/** Where each kind of route gets the credential it takes, for a refusal to point there. */
+const WANTED = {
+  platform: 'a platform access token (POST /api/auth/login) or a personal access token (POST /api/auth/api-keys)',
+  projectUser: 'an end user\'s project token of this project (POST /api/p/:projectId/auth/login)'
+} as const
+
+/** The refusal of a token of another kind than the route takes; null when it is of that kind, or of none. */
+export function wrongKindMessage (kind: CredentialKind | null, wanted: keyof typeof WANTED): string | null {
+  const fits = wanted === 'platform' ? kind === 'platformJwt' || kind === 'pat' : kind === 'projectJwt'
+  if (kind === null || fits) return null
+  return `${KIND_NAMES[kind]} was sent where ${WANTED[wanted]} is needed`.replace(/^a/, 'A')
+}

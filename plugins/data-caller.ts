@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { notFound, unauthorized } from '../services/errors.js'
 import type { DataCaller } from '../services/collections/access.js'
-import { optionalBearer } from './credentials.js'
+import { claimedKind, optionalBearer } from './credentials.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -27,18 +27,23 @@ async function dataCallerPlugin (app: FastifyInstance): Promise<void> {
     const project = await projects.findById(projectId)
     const access = project === null ? null : await resolver.access(project.orgId, platform, projectId)
     if (access === null) throw notFound('APP_PROJECT_NOT_FOUND', 'Project not found')
-    return { kind: 'admin', userId: platform.userId, canRead: access.permissions.has('records.read'), canWrite: access.permissions.has('records.write') }
+    return { kind: 'admin', userId: platform.userId, canRead: access.permissions.has('records.read'), canWrite: access.permissions.has('records.write'), ...(platform.scopes === undefined ? {} : { scopes: platform.scopes }) }
   }
 
   const serviceTokenStart = `${config.serviceTokenPrefix}_`
   const patStart = `${config.patPrefix}_`
+  const prefixes = { pat: config.patPrefix, serviceToken: config.serviceTokenPrefix }
   app.decorate('dataCaller', async (request: FastifyRequest): Promise<DataCaller> => {
     const { projectId } = request.params as { projectId: string }
     const token = optionalBearer(request, 'project JWT or platform credential')
     if (token === null) return { kind: 'anonymous' }
     if (token.startsWith(serviceTokenStart)) throw unauthorized('APP_INVALID_TOKEN', 'A service token only calls auth/verify; use a project JWT or a platform credential')
     if (token.startsWith(patStart)) return await asAdmin(projectId, token)
-    if (tokens.verify(projectId, token) === null) return await asAdmin(projectId, token)
+    if (tokens.verify(projectId, token) === null) {
+      // Not this project's: a platform credential, or a project JWT that has expired or is another project's.
+      if (claimedKind(token, prefixes) === 'projectJwt') throw unauthorized('APP_INVALID_TOKEN', 'This project token is not valid here: expired, tampered with, or of another project')
+      return await asAdmin(projectId, token)
+    }
     // Signed is not enough: the user must still exist, be enabled and hold the session the token was issued in.
     return { kind: 'user', id: (await auth.endUser(projectId, token)).id }
   })

@@ -9,7 +9,7 @@ import { MongoChunks } from '../services/files/gridfs-chunks.js'
 import { LocalFileStore } from '../services/files/local-file-store.js'
 import { DEFAULT_CHUNK_SIZE, DEFAULT_UPLOAD_TTL_SECONDS, UPLOADS_EXPIRE_JOB, UploadSessions } from '../services/files/uploads.js'
 import { mongoDatabase } from '../services/store/mongodb.js'
-import { RecordFiles } from '../services/collections/record-files.js'
+import { ORPHAN_GRACE_MS, RECORD_FILES_SWEEP_JOB, RecordFiles } from '../services/collections/record-files.js'
 import { fileSchemas } from '../schemas/files.js'
 
 /** The largest file a field without its own maxSize takes. */
@@ -18,6 +18,8 @@ const MAX_FILE_SIZE = 5 * 1024 * 1024 * 1024
 export const MAX_MULTIPART_SIZE = 32 * 1024 * 1024
 /** How often GridFS drops what no reader needs any more (retired versions, dead writes, orphaned chunks). */
 const GRIDFS_SWEEP_EVERY_MS = 60 * 60_000
+/** How often stored files that no record holds are looked for, on either engine. */
+const ORPHAN_SWEEP_EVERY_MS = 6 * 60 * 60_000
 
 export interface FileServices {
   store: FileStore
@@ -63,9 +65,14 @@ async function filesPlugin (app: FastifyInstance): Promise<void> {
 
   app.registerJobHandler(UPLOADS_EXPIRE_JOB, async () => await uploads.expireDue())
   app.records.onRemove(async (projectId, collection, docs) => { await recordFiles.removeRecordFiles(projectId, collection, docs) })
+  app.records.onUpdate(async (projectId, collection, _ids, changes, before) => { await recordFiles.removeClearedFiles(projectId, collection, changes, before) })
+  app.registerJobHandler(RECORD_FILES_SWEEP_JOB, async () => await recordFiles.sweepOrphans(new Date(systemClock.nowMs() - ORPHAN_GRACE_MS)))
   app.collections.definitions.onDrop(async (projectId, name) => { await recordFiles.dropCollectionFiles(projectId, name) })
   app.projects.onDelete(async (projectId) => { await store.deletePrefix(`files/${projectId}`) })
-  app.addHook('onReady', async () => { await scheduleSweep(0) })
+  app.addHook('onReady', async () => {
+    await scheduleSweep(0)
+    await app.jobs.schedule(RECORD_FILES_SWEEP_JOB, ORPHAN_SWEEP_EVERY_MS)
+  })
   app.decorate('files', { store, uploads, recordFiles, chunkSize })
 }
 

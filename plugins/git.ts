@@ -220,6 +220,17 @@ async function gitPlugin (app: FastifyInstance): Promise<void> {
         return key === null ? null : { kind: 'deployKey', ...key }
       },
       authorize: authorizeGit,
+      describe: async (caller) => {
+        if (caller.kind === 'user') {
+          const user = await app.identity.users.findById(caller.userId)
+          return user === null ? 'there' : `${user.name} (${user.email})`
+        }
+        if (caller.kind === 'deployKey') {
+          const repo = await repositories.findById(caller.projectId, caller.repoId)
+          return `deploy key of ${caller.projectId}/${repo?.slug ?? caller.repoId}${caller.readOnly ? ' (read-only)' : ''}`
+        }
+        return 'there'
+      },
       transport,
       limits: config.git.sshLimits,
       log: app.log

@@ -223,8 +223,28 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
       if (driver.degradedReason !== null) app.log.warn({ reason: driver.degradedReason }, 'hosting runs with less isolation than it should')
     })
   }
-  app.addHook('preClose', async () => { await gateway.close() })
+  app.addHook('preClose', async () => {
+    await gateway.close()
+    // After the job worker stopped (an earlier preClose), so no release is starting instances meanwhile.
+    if (enabled) await leaveOrStopApps(app, releases).catch((error: unknown) => { app.log.error({ err: error }, 'hosting: could not settle the apps\' instances on shutdown') })
+  })
   app.addHook('onClose', async () => { await driver.close() })
+}
+
+/**
+ * Instances outlive the server by design: the next start adopts them, so a
+ * restart costs the apps nothing. With HOSTING_STOP_APPS_ON_EXIT they are
+ * stopped instead, and recorded so; the next start, finding none to adopt,
+ * starts every live deployment again. Either way the log says which.
+ */
+async function leaveOrStopApps (app: FastifyInstance, releases: Releases): Promise<void> {
+  const instances = await releases.running()
+  if (!app.config.hosting.stopAppsOnExit) {
+    app.log.info({ instances: instances.length }, 'hosted apps keep running after the server stops, by design: the next start adopts them (HOSTING_STOP_APPS_ON_EXIT=true stops them on shutdown)')
+    return
+  }
+  await Promise.all(instances.map(async (instance) => { await releases.stop(instance, 'the server shut down (HOSTING_STOP_APPS_ON_EXIT)') }))
+  app.log.info({ instances: instances.length }, 'hosted app instances stopped (HOSTING_STOP_APPS_ON_EXIT): the next start starts the live deployments again')
 }
 
 export default fp(hostingPlugin, {

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { commonErrors, type DeclaredError } from '../services/errors.js'
 import type { Permission } from '../services/orgs/catalogue.js'
-import type { OrgAccess } from '../services/orgs/resolver.js'
+import { permissionMissing, type OrgAccess } from '../services/orgs/resolver.js'
 import type { Project } from '../services/projects/projects.js'
 import { platformCaller, type PlatformAuth, type RequestCaller } from './auth.js'
 
@@ -22,7 +22,12 @@ export interface ParentKinds {
 export type ParentName = keyof ParentKinds
 
 /** What a kind loads: the parent, and for a kind that decides access, what the caller may do there. */
-export interface Loaded<T> { value: T, permissions?: ReadonlySet<Permission> }
+export interface Loaded<T> {
+  value: T
+  permissions?: ReadonlySet<Permission>
+  /** A scoped PAT's scopes, so a refusal can say the token, not the member, lacks the permission. */
+  scopes?: readonly string[]
+}
 
 /** How one kind of parent is found for a request. */
 export interface ParentKind<N extends ParentName> {
@@ -171,14 +176,17 @@ async function permissionsPlugin (app: FastifyInstance): Promise<void> {
       needs: permission === undefined ? '' : chain[decider][1].needs?.(permission) ?? `Needs \`${permission}\`.`,
       resolve: async (request, caller) => {
         const scope = new Scope() as RequestScope
+        let scopes: readonly string[] | undefined
         for (const [index, [name, kind]] of chain.entries()) {
-          const { value, permissions } = await kind.load(request, { caller, scope })
+          const loaded = await kind.load(request, { caller, scope })
+          const { value, permissions } = loaded
           scope.set(name, value)
           if (kind.decidesAccess === true) {
             if (permissions === undefined) throw new Error(`parent kind '${name}' decides access but gave no permissions`)
             scope.permissions = permissions
+            scopes = loaded.scopes
           }
-          if (index === decider && permission !== undefined && !scope.permissions.has(permission)) throw commonErrors.forbidden({ permission })
+          if (index === decider && permission !== undefined && !scope.permissions.has(permission)) throw permissionMissing(permission, scopes)
         }
         return scope
       }
@@ -190,7 +198,7 @@ async function permissionsPlugin (app: FastifyInstance): Promise<void> {
     decidesAccess: true,
     load: async (request, { caller }) => {
       const access = await organizationOf((request.params as { orgId: string }).orgId, caller.user)
-      return { value: access, permissions: access.permissions }
+      return { value: access, permissions: access.permissions, scopes: caller.user.scopes }
     }
   })
   app.registerParent('project', {
@@ -198,23 +206,25 @@ async function permissionsPlugin (app: FastifyInstance): Promise<void> {
     decidesAccess: true,
     load: async (request, { caller }) => {
       const { project, access } = await projectOf(request, caller.user)
-      return { value: project, permissions: access.permissions }
+      return { value: project, permissions: access.permissions, scopes: caller.user.scopes }
     }
   })
 
   app.decorate('requireOrgPermission', (permission: Permission | null, options: OrgCheckOptions = {}): PreHandler => async (request) => {
     const params = request.params as Record<string, string>
     const orgId = options.orgIdIn === 'body' ? (request.body as { orgId: string }).orgId : params.orgId
-    const access = await organizationOf(orgId, platformCaller(request))
+    const caller = platformCaller(request)
+    const access = await organizationOf(orgId, caller)
     // A scoped PAT holds only its scopes, even over its own membership.
     const actingOnSelf = options.self !== undefined && params[options.self] === access.userId && !access.scoped
-    if (permission !== null && !actingOnSelf && !access.permissions.has(permission)) throw commonErrors.forbidden({ permission })
+    if (permission !== null && !actingOnSelf && !access.permissions.has(permission)) throw permissionMissing(permission, caller.scopes)
     request.orgAccess = access
   })
 
   app.decorate('requireProjectPermission', (permission: Permission): PreHandler => async (request) => {
-    const { project, access } = await projectOf(request, platformCaller(request))
-    if (!access.permissions.has(permission)) throw commonErrors.forbidden({ permission })
+    const caller = platformCaller(request)
+    const { project, access } = await projectOf(request, caller)
+    if (!access.permissions.has(permission)) throw permissionMissing(permission, caller.scopes)
     request.project = project
     request.orgAccess = access
   })

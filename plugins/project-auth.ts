@@ -11,7 +11,7 @@ import { RefreshSessions } from '../services/identity/sessions.js'
 import { NO_FIELDS, readDeny } from '../services/collections/access.js'
 import { PROJECT_USERS_TABLE } from '../services/projects/naming.js'
 import { projectAuthSchemas } from '../schemas/project-auth.js'
-import { requiredBearer } from './credentials.js'
+import { claimedKind, requiredBearer, wrongKindMessage } from './credentials.js'
 
 export interface ProjectAuthServices {
   auth: ProjectAuth
@@ -92,9 +92,17 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
   app.decorate('projectAuth', { auth, users, tokens, sessions, serviceTokens })
   app.decorateRequest('projectUser', null)
 
+  const prefixes = { pat: config.patPrefix, serviceToken: config.serviceTokenPrefix }
   app.decorate('requireProjectUser', async (request: FastifyRequest) => {
     const { projectId } = request.params as { projectId: string }
-    request.projectUser = await auth.endUser(projectId, requiredBearer(request, 'project JWT'))
+    const token = requiredBearer(request, 'project JWT')
+    const wrongKind = wrongKindMessage(claimedKind(token, prefixes), 'projectUser')
+    if (wrongKind !== null) {
+      // The project's own refusals (404, auth off) come first, as they do for any token.
+      await auth.requireAuthOn(projectId)
+      throw unauthorized('APP_INVALID_TOKEN', wrongKind)
+    }
+    request.projectUser = await auth.endUser(projectId, token)
   })
 
   app.decorate('requireServiceToken', async (request: FastifyRequest) => {

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { Envelope, errorResponses, LOCATION, withHeaders } from './envelope.js'
-import { AccessRule, Collection, CollectionName, FieldDefinition, IndexDefinition, MethodSetting, MethodSettings } from './collections.js'
+import { AccessRule, Collection, CollectionName, FieldDefinition, IndexDefinition, MethodSetting, MethodSettings, SignUpFields } from './collections.js'
 import { ProjectIdParams } from './projects.js'
 
 export const CollectionParams = Type.Object({ ...ProjectIdParams.properties, name: CollectionName })
@@ -19,7 +19,8 @@ export const CreateCollectionBody = Type.Object({
 export const UpdateCollectionBody = Type.Object({
   fields: Type.Optional(Fields),
   indexes: Type.Optional(Indexes),
-  methods: Type.Optional(MethodSettings)
+  methods: Type.Optional(MethodSettings),
+  signUpFields: Type.Optional(SignUpFields)
 }, { additionalProperties: false, minProperties: 1 })
 
 const Dropped = Type.Object({ id: Type.String({ description: 'The collection\'s name' }), deleted: Type.Literal(true) })

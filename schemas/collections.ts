@@ -68,6 +68,13 @@ export const MethodSettings = Type.Object({
   fileDelete: OptionalMethod
 }, { additionalProperties: false })
 
+export const SIGN_UP_FIELDS = ['open', 'strict'] as const
+
+/** `_users` only: what sign-up does with `extraFields` the definition does not declare. */
+export const SignUpFields = Type.Union(SIGN_UP_FIELDS.map((mode) => Type.Literal(mode)), {
+  description: '`_users` only. `open` (what switching auth on gives): profile fields sent at sign-up that `fields` does not declare are stored with the user as given, beside the declared ones, which meet their definitions. `strict`: they are refused with 400 `APP_UNKNOWN_FIELD`. Either way, read-only fields, files and reserved names are refused'
+})
+
 export const Collection = Type.Object({
   name: Type.String(),
   fields: Type.Array(Type.Ref(FieldDefinition)),
@@ -82,6 +89,7 @@ export const Collection = Type.Object({
     download: MethodRef,
     fileDelete: MethodRef
   }),
+  signUpFields: Type.Optional(SignUpFields),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' })
 }, { $id: 'Collection' })
@@ -90,3 +98,4 @@ export type FieldDefinitionT = Static<typeof FieldDefinition>
 export type IndexDefinitionT = Static<typeof IndexDefinition>
 export type AccessRuleT = Static<typeof AccessRule>
 export type MethodSettingT = Static<typeof MethodSetting>
+export type SignUpFieldsT = Static<typeof SignUpFields>

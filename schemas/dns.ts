@@ -100,6 +100,11 @@ export const ZoneFile = Type.Object({
   name: Type.String(),
   zoneFile: Type.String({ description: 'The zone as an RFC 1035 master file, names relative to $ORIGIN' })
 })
+/** The media type of a master file (RFC 4027). */
+export const ZONE_FILE_TYPE = 'text/dns'
+export const ExportZoneQuery = Type.Object({
+  format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('text')], { description: '`text` answers the master file itself, as `Accept: text/dns` does; `json` (the default) the envelope' }))
+}, { additionalProperties: false })
 
 const RecordFields = {
   name: Type.String({ minLength: 1, maxLength: 254, description: '`@` for the apex, a name relative to the zone (`www`), or absolute (`www.example.com` or `www.example.com.`); `*` as the first label is a wildcard' }),
@@ -135,7 +140,16 @@ export const DnsResponses = {
   zoneList: { 200: Envelope(Type.Array(Type.Ref(Zone))) },
   zoneCreated: { 201: Created(Type.Ref(Zone)) },
   zone: { 200: Envelope(Type.Ref(Zone)) },
-  zoneFile: { 200: Envelope(ZoneFile) },
+  zoneFile: {
+    200: {
+      description: 'The envelope holding the zone file (the default, for API clients), or with `Accept: text/dns` or `?format=text` the master file itself, as a download',
+      headers: { 'Content-Disposition': { type: 'string', description: 'With the master file: `attachment; filename="<zone>.zone"`' } },
+      content: {
+        'application/json': { schema: Envelope(ZoneFile) },
+        [ZONE_FILE_TYPE]: { schema: { type: 'string', format: 'binary', description: 'An RFC 1035 master file, UTF-8' } }
+      }
+    }
+  },
   deleted: { 200: Envelope(Deleted) },
   recordList: { 200: Envelope(Type.Array(Type.Ref(DnsRecord))) },
   record: { 200: Envelope(Type.Ref(DnsRecord)) },

@@ -144,7 +144,8 @@ export const ProtectedBranch = Type.Object({
   push: PushAccess,
   allowForcePush: Type.Boolean(),
   allowDelete: Type.Boolean(),
-  merge: PushAccess,
+  merge: Type.Union([Type.Literal('write'), Type.Literal('admin'), Type.Literal('nobody')], { description: 'Who may merge merge requests into matching branches, as enforced: never looser than `push` unless `mergeExplicit`' }),
+  mergeExplicit: Type.Boolean({ description: 'True when `merge` was set on the rule; false when it follows `push` (a frozen branch takes no merges either)' }),
   requiredApprovals: Type.Integer({ description: 'Approvals a merge request needs before it may be merged into a matching branch' }),
   createdAt: DateTime,
   updatedAt: DateTime
@@ -252,7 +253,7 @@ export const ProtectedBranchBody = Type.Object({
   push: Type.Optional(PushAccess),
   allowForcePush: Type.Optional(Type.Boolean({ description: 'False when a rule is created without it' })),
   allowDelete: Type.Optional(Type.Boolean({ description: 'False when a rule is created without it' })),
-  merge: Type.Optional(Type.Union([Type.Literal('write'), Type.Literal('admin'), Type.Literal('nobody')], { description: 'Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody; `write` when a rule is created without it' })),
+  merge: Type.Optional(Type.Union([Type.Literal('write'), Type.Literal('admin'), Type.Literal('nobody'), Type.Null()], { description: 'Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody. Absent on create, or `null`, it follows `push` (a branch nobody may push to takes no merges); a level given here is kept as written, even looser than `push`' })),
   requiredApprovals: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, description: 'Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged; 0 when a rule is created without it' }))
 }, { additionalProperties: false })
 // No defaults in rule bodies: a partial update would be filled with them and reset what it does not name.

@@ -31,7 +31,7 @@ export const APP_STATES = ['created', 'deploying', 'running', 'degraded', 'crash
 export const DEPLOYMENT_STATES = ['queued', 'building', 'releasing', 'live', 'failed', 'build_failed', 'canceled', 'superseded'] as const
 export const INSTANCE_STATES = ['starting', 'running', 'crashed', 'stopped'] as const
 
-const AppState = Type.Union(APP_STATES.map((state) => Type.Literal(state)), { description: '`created` before its first deployment; `deploying` while one builds or releases; `running` with every instance up; `degraded` with some down; `crashed` with none; `suspended` by request' })
+const AppState = Type.Union(APP_STATES.map((state) => Type.Literal(state)), { description: '`created` before its first deployment; `deploying` while one builds or releases, or while a resumed app\'s instances start; `running` with every instance up; `degraded` with some down; `crashed` with none; `suspended` by request' })
 const DeploymentState = Type.Union(DEPLOYMENT_STATES.map((state) => Type.Literal(state)), { description: 'queued → building → releasing → live, or failed (an instance did not become healthy), build_failed, canceled; a live deployment becomes superseded when another goes live' })
 
 export const Scaling = Type.Object({
@@ -134,7 +134,7 @@ export const CreateStaticAppBody = Type.Object({
   spaFallback: Type.Optional(Type.Boolean())
 }, { additionalProperties: false })
 export const ScalingBody = Type.Object({
-  instances: Type.Integer({ minimum: 0, maximum: HOSTING_LIMITS.instancesMax }),
+  instances: Type.Integer({ minimum: 0, maximum: HOSTING_LIMITS.instancesMax, description: 'Sets the count; `min` and `max` left out widen to take it' }),
   min: Type.Optional(Scaling.properties.min),
   max: Type.Optional(Scaling.properties.max)
 }, { additionalProperties: false })

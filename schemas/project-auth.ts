@@ -16,7 +16,7 @@ export const ProjectRegisterBody = Type.Object({
   email: Email,
   password: Password,
   extraFields: Type.Optional(Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), {
-    description: 'Profile fields stored with the user; reserved names (id, email, password, timestamps, _ or $ prefixes) are refused'
+    description: 'Profile fields stored with the user. Declared fields of `_users` meet their definitions; undeclared ones are kept as sent unless the `_users` definition\'s `signUpFields` is `strict`. Read-only fields, file fields and reserved names (id, email, password, timestamps, _ or $ prefixes) are refused'
   }))
 }, { additionalProperties: false })
 
@@ -24,7 +24,7 @@ export const ProjectLoginBody = Type.Object({ email: Email, password: Password }
 
 export const ProjectAccess = Type.Object({
   user: Type.Ref(ProjectUser),
-  token: Type.String({ description: 'Project JWT (claim type "project"), valid only on this project' }),
+  accessToken: Type.String({ description: 'Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>`' }),
   tokenType: Type.Literal('Bearer'),
   expiresIn: Type.Integer({ description: 'Seconds until the token expires' }),
   expiresAt: Type.String({ format: 'date-time' })

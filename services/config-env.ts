@@ -1,3 +1,5 @@
+import { isIP } from 'node:net'
+
 /**
  * Reading environment variables, for services/config.ts and the families'
  * own settings (services/<family>/config.ts): every refusal names its variable.
@@ -36,3 +38,35 @@ export function integer (env: Env, name: string, fallback: number, min: number, 
 
 /** A host name of two labels or more, lower case, without the trailing dot. */
 export const DNS_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
+
+/** A CIDR range or a single address, IPv4 or IPv6. */
+export function isAddressOrRange (entry: string): boolean {
+  const [address, prefix, extra] = entry.split('/')
+  const family = isIP(address)
+  if (family === 0 || extra !== undefined) return false
+  if (prefix === undefined) return true
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)
+}
+
+const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
+
+/** A host name (one label or more, `*.` before a suffix of two or more), an address or a CIDR range. */
+function isAllowedHostEntry (entry: string): boolean {
+  if (isAddressOrRange(entry)) return true
+  const name = entry.startsWith('*.') ? entry.slice(2) : entry
+  const labels = name.split('.')
+  return name.length <= 253 && labels.every((label) => HOST_LABEL.test(label)) && (name === entry || labels.length >= 2)
+}
+
+/**
+ * What an operator lets outbound calls reach although it is internal (the
+ * one guard, services/internal-addresses.ts): host names (`git.internal`),
+ * `*.suffix` wildcards, IP addresses (brackets and a trailing dot dropped)
+ * and CIDR ranges, lower case.
+ */
+export function allowedHostList (env: Env, name: string): string[] {
+  const entries = list(env, name, (entry) => entry.toLowerCase().replace(/^\[([^\]]*)\]/, '$1').replace(/\.$/, ''))
+  const bad = entries.find((entry) => !isAllowedHostEntry(entry))
+  if (bad !== undefined) throw new ConfigError(name, `must be a comma-separated list of host names (git.internal, *.corp.example), IP addresses or CIDR ranges (10.0.0.0/8, fd00::/8), got "${bad}"`)
+  return entries
+}

@@ -2,11 +2,12 @@ import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { ANY_ORIGIN, normalizeOrigin } from './origins.js'
-import { ConfigError, DNS_NAME, integer, text, type Env } from './config-env.js'
+import { allowedHostList, ConfigError, DNS_NAME, integer, isAddressOrRange, text, type Env } from './config-env.js'
 import { parseDnsConfig, type DnsConfig } from './dns/config.js'
+import { parseWebhooksConfig, type WebhooksConfig } from './webhooks/config.js'
 
 export { ConfigError }
-export type { DnsConfig }
+export type { DnsConfig, WebhooksConfig }
 
 /**
  * Configuration comes from the environment only, validated once at start:
@@ -62,6 +63,8 @@ export interface Config {
   hostingTls: HostingTlsConfig
   /** The job worker's slots on this node, by lane (docs/architecture.md, "Background work"). */
   jobs: JobsConfig
+  /** Outbound webhooks: what receivers may be, timeouts, retries and when a failing webhook is disabled (docs/webhooks.md). */
+  webhooks: WebhooksConfig
 }
 
 export interface JobsConfig {
@@ -88,6 +91,11 @@ export interface HostingConfig {
   instanceLimits: { memoryMb: number, cpus: number, pids: number }
   healthTimeoutMs: number
   stopGraceMs: number
+  /**
+   * HOSTING_STOP_APPS_ON_EXIT: stop every app instance when the server shuts down. Off by default: instances
+   * outlive the server, and the next start adopts them, so a restart or an upgrade costs the apps nothing.
+   */
+  stopAppsOnExit: boolean
   /** HOSTING_DOCKER_SOCKET and HOSTING_BASE_IMAGE: the engine's Unix socket and the image apps build on; both required with HOSTING_DRIVER=container. */
   container: { socketPath: string, baseImage: string } | null
   /** What an external git source may reach (docs/hosting.md). */
@@ -237,15 +245,6 @@ function corsOrigins (env: Env, name: string): string[] {
   return [ANY_ORIGIN]
 }
 
-/** A CIDR range or a single address, IPv4 or IPv6; proxy-addr (behind Fastify's trustProxy) takes both. */
-function isAddressOrRange (entry: string): boolean {
-  const [address, prefix, extra] = entry.split('/')
-  const family = isIP(address)
-  if (family === 0 || extra !== undefined) return false
-  if (prefix === undefined) return true
-  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)
-}
-
 function trustProxy (env: Env): false | number | string[] {
   const name = 'TRUST_PROXY'
   const raw = text(env, name)
@@ -327,20 +326,8 @@ function gatewayConfig (env: Env, enabled: boolean, apiPort: number, apiHost: st
   return { port, tlsPort, host }
 }
 
-const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
-
-/** A host name (one label or more, `*.` before a suffix of two or more), an address or a CIDR range. */
-function isAllowedHostEntry (entry: string): boolean {
-  if (isAddressOrRange(entry)) return true
-  const name = entry.startsWith('*.') ? entry.slice(2) : entry
-  const labels = name.split('.')
-  return name.length <= 253 && labels.every((label) => HOST_LABEL.test(label)) && (name === entry || labels.length >= 2)
-}
-
 function externalGitConfig (env: Env): ExternalGitConfig {
-  const allowedHosts = (text(env, 'HOSTING_GIT_ALLOWED_HOSTS') ?? '').split(',').map((entry) => entry.trim().toLowerCase().replace(/^\[([^\]]*)\]/, '$1').replace(/\.$/, '')).filter((entry) => entry !== '')
-  const bad = allowedHosts.find((entry) => !isAllowedHostEntry(entry))
-  if (bad !== undefined) throw new ConfigError('HOSTING_GIT_ALLOWED_HOSTS', `must be a comma-separated list of host names (git.internal, *.corp.example), IP addresses or CIDR ranges (10.0.0.0/8, fd00::/8), got "${bad}"`)
+  const allowedHosts = allowedHostList(env, 'HOSTING_GIT_ALLOWED_HOSTS')
   const caFile = text(env, 'HOSTING_GIT_CA_FILE') ?? null
   if (caFile !== null) {
     let pem: string
@@ -372,6 +359,7 @@ function hostingConfig (env: Env, dataDir: string, apiPort: number, apiHost: str
     instanceLimits: { memoryMb: integer(env, 'HOSTING_INSTANCE_MEMORY_MB', 512, 16, 1024 * 1024), cpus, pids: integer(env, 'HOSTING_INSTANCE_PIDS', 256, 8, 1_000_000) },
     healthTimeoutMs: integer(env, 'HOSTING_HEALTH_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
     stopGraceMs: integer(env, 'HOSTING_STOP_GRACE_SECONDS', 10, 0, 600) * 1000,
+    stopAppsOnExit: flag(env, 'HOSTING_STOP_APPS_ON_EXIT', false),
     container: socketPath !== undefined && baseImage !== undefined ? { socketPath, baseImage } : null,
     externalGit: externalGitConfig(env),
     buildTimeoutMs: integer(env, 'HOSTING_BUILD_TIMEOUT_SECONDS', 900, 1, 86_400) * 1000,
@@ -483,7 +471,8 @@ export function loadConfig (env: Env = process.env): Config {
     jobs: {
       slots: integer(env, 'JOB_WORKER_SLOTS', 2, 1, 256),
       longSlots: integer(env, 'JOB_WORKER_LONG_SLOTS', 2, 1, 256)
-    }
+    },
+    webhooks: parseWebhooksConfig(env)
   }
 }
 

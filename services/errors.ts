@@ -130,7 +130,11 @@ export const commonErrors = errorCatalogue('common', {
   forbidden: {
     code: 'APP_FORBIDDEN',
     status: 403,
-    message: ({ permission }: { permission: string }) => `This needs the "${permission}" permission`,
+    // A scoped PAT that leaves the permission out is named as the reason, so the fix (a token with that scope) is plain.
+    message: ({ permission, scopes }: { permission: string, scopes?: readonly string[] }) =>
+      scopes !== undefined && scopes.length > 0 && !scopes.includes(permission)
+        ? `This needs the "${permission}" permission, and this personal access token is scoped to ${scopes.join(', ')}: make a token with the "${permission}" scope`
+        : `This needs the "${permission}" permission`,
     details: ({ permission }) => ({ permission }),
     description: 'the caller lacks the permission this needs, named in `details.permission`'
   },

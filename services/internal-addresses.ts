@@ -1,3 +1,4 @@
+import { lookup } from 'node:dns/promises'
 import { BlockList, isIP } from 'node:net'
 
 /**
@@ -49,7 +50,7 @@ const LISTS = RANGES.map(([kind, family, network, prefix]) => {
 })
 
 /** The eight 16-bit groups of an IPv6 address, a trailing dotted quad included. */
-function groups (address: string): number[] {
+export function ipv6Groups (address: string): number[] {
   let text = address.toLowerCase()
   const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text)
   if (quad !== null) {
@@ -69,7 +70,7 @@ function quadOf (high: number, low: number): string {
 
 /** The IPv4 address an IPv6 one reaches: IPv4-mapped (::ffff:0:0/96), NAT64 (64:ff9b::/96) or 6to4 (2002::/16); null for any other. */
 export function embeddedIpv4 (address: string): string | null {
-  const g = groups(address)
+  const g = ipv6Groups(address)
   if (g.slice(0, 5).every((group) => group === 0) && g[5] === 0xffff) return quadOf(g[6], g[7])
   if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((group) => group === 0)) return quadOf(g[6], g[7])
   if (g[0] === 0x2002) return quadOf(g[1], g[2])
@@ -88,4 +89,82 @@ export function internalKind (scoped: string): InternalKind | null {
   }
   const type = family === 4 ? 'ipv4' : 'ipv6'
   return LISTS.find((entry) => entry.family === type && entry.list.check(address, type))?.kind ?? null
+}
+
+/** Every address a host name resolves to; rejects when it resolves to none. */
+export type ResolveAll = (host: string) => Promise<string[]>
+
+export const systemResolveAll: ResolveAll = async (host) => (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address)
+
+/** A URL's host and port and the addresses it was checked at: the call connects to these and nowhere else. */
+export interface CheckedTarget {
+  url: URL
+  /** The host without IPv6 brackets. */
+  host: string
+  port: number
+  /** Empty when the host is an IP address, which is not resolved. */
+  addresses: string[]
+}
+
+/** Whether a URL may be called: its target, or why not (its host resolves nowhere, or to an internal address). */
+export type AddressVerdict =
+  | { ok: true, target: CheckedTarget }
+  | { ok: false, unresolved: true }
+  | { ok: false, unresolved: false, kind: InternalKind, address: string }
+
+const DEFAULT_PORTS: Record<string, number> = { 'https:': 443, 'http:': 80 }
+
+/**
+ * The one check before the server calls a URL a tenant typed (an external
+ * git source, a webhook): every address the host resolves to must be
+ * globally reachable, unless the operator allowed the host (`git.internal`,
+ * `*.corp.example`) or the address's range (`10.0.0.0/8`). The caller then
+ * connects to the checked addresses only and follows no redirect, so
+ * neither a rebinding resolver nor a 302 from a public host reaches an
+ * internal one. Resolution goes through `resolveAll` (tests pass their own).
+ */
+export class AddressGuard {
+  private readonly names = new Set<string>()
+  private readonly suffixes: string[] = []
+  private readonly ranges = new BlockList()
+
+  constructor (private readonly deps: { allowedHosts: readonly string[], resolveAll?: ResolveAll }) {
+    for (const entry of deps.allowedHosts) {
+      const [address, prefix] = entry.split('/')
+      const family = isIP(address)
+      if (family !== 0) this.ranges.addSubnet(address, prefix === undefined ? (family === 4 ? 32 : 128) : Number(prefix), family === 4 ? 'ipv4' : 'ipv6')
+      else if (entry.startsWith('*.')) this.suffixes.push(entry.slice(1))
+      else this.names.add(entry)
+    }
+  }
+
+  async check (raw: string | URL): Promise<AddressVerdict> {
+    const url = new URL(raw)
+    const host = url.hostname.replace(/^\[|\]$/g, '')
+    const port = url.port === '' ? DEFAULT_PORTS[url.protocol] ?? 443 : Number(url.port)
+    const literal = isIP(host) !== 0
+    let addresses: string[]
+    if (literal) addresses = [host]
+    else {
+      try { addresses = await (this.deps.resolveAll ?? systemResolveAll)(host) } catch { return { ok: false, unresolved: true } }
+      if (addresses.length === 0) return { ok: false, unresolved: true }
+    }
+    if (!this.hostAllowed(host)) {
+      for (const address of addresses) {
+        const kind = internalKind(address)
+        if (kind !== null && !this.addressAllowed(address)) return { ok: false, unresolved: false, kind, address }
+      }
+    }
+    return { ok: true, target: { url, host, port, addresses: literal ? [] : addresses } }
+  }
+
+  private hostAllowed (host: string): boolean {
+    return this.names.has(host) || this.suffixes.some((suffix) => host.endsWith(suffix))
+  }
+
+  private addressAllowed (address: string): boolean {
+    const family = isIP(address) === 4 ? 'ipv4' : 'ipv6'
+    const inner = family === 'ipv6' ? embeddedIpv4(address) : null
+    return this.ranges.check(address, family) || (inner !== null && this.ranges.check(inner, 'ipv4'))
+  }
 }

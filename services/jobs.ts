@@ -99,10 +99,13 @@ export const JOBS_PRUNE_JOB = 'jobs.prune'
 const RECURRING_ID_PREFIX = '-every:'
 const KEYED_ID_PREFIX = '-key:'
 /**
- * The claim is `status` = …, `type` $in …, sorted by `_id`, with a range on
- * `runAt` (queued) or `leaseUntil` (running): equality, sort, then range, one
- * index per $or branch, so the oldest due job is found by walking the index
- * in order instead of sorting every due job.
+ * A claim is two queries, `status` = …, `type` $in …, sorted by `_id`, with a
+ * range on `leaseUntil` (running) or `runAt` (queued): equality, sort, then
+ * range, one index each, so the oldest due job is found by walking an index
+ * in order instead of sorting every due job. (One query with an $or of the
+ * two made the embedded engine sort the whole due backlog on every claim: a
+ * claim cost ~30 ms with 100 jobs due and ~100 ms with 10,000, against
+ * ~1.5 ms either way now; see docs/webhooks.md, "Throughput".)
  */
 const CLAIM_INDEXES: IndexKey[] = [
   { status: 1, type: 1, _id: 1, runAt: 1 },
@@ -215,10 +218,12 @@ export class JobQueue {
    * One job per `type` and `key`, run one at a time: makes sure the job runs
    * at least once after this call. A new or finished one is queued; a running
    * one is marked to run again once it ends, so work added while it runs is
-   * never missed; a queued one is left as it is. For work that must not run
-   * twice at once (one app's deployments), the handler reading what is due.
+   * never missed; a queued one is left as it is, or with `dueNow` made due
+   * now if it was waiting (a retry's delay, a DeferJobError's). For work that
+   * must not run twice at once (one app's deployments, one webhook
+   * delivery), the handler reading what is due.
    */
-  async enqueueKeyed (type: string, key: string, payload: JobPayload = {}): Promise<void> {
+  async enqueueKeyed (type: string, key: string, payload: JobPayload = {}, options: { dueNow?: boolean } = {}): Promise<void> {
     assertJobType(type)
     if (!isPlainObject(payload)) throw badRequest('APP_JOB_INVALID', 'Job payload must be a plain object')
     const _id = `${KEYED_ID_PREFIX}${type}:${key}`
@@ -233,7 +238,15 @@ export class JobQueue {
       }
       const current = await this.jobs.findOne({ _id })
       if (current === null) continue
-      if (current.status === 'queued') return
+      if (current.status === 'queued') {
+        if (options.dueNow !== true || current.runAt <= now) return
+        const hurried = await this.jobs.updateOne({ _id, status: 'queued', attempts: current.attempts, runAt: current.runAt }, { $set: { runAt: now, updatedAt: now } })
+        if (hurried.matchedCount === 1) {
+          this.announceDue()
+          return
+        }
+        continue
+      }
       const changed = current.status === 'running'
         ? await this.jobs.updateOne({ _id, status: 'running', attempts: current.attempts }, { $set: { again: true } })
         : await this.jobs.updateOne({ _id, status: current.status, attempts: current.attempts }, { $set: { ...this.nextRun(current, now, { lastError: null, result: null, finishedAt: null }), payload, runAt: now, again: false, updatedAt: now } })
@@ -289,11 +302,8 @@ export class JobQueue {
     if (types.length === 0) return null
     for (;;) {
       const now = await this.now()
-      const job = await this.jobs.findOneAndUpdate(
-        {
-          type: { $in: [...types] },
-          $or: [{ status: 'queued', runAt: { $lte: now } }, { status: 'running', leaseUntil: { $lt: now } }]
-        },
+      const take = async (due: Filter): Promise<Job | null> => await this.jobs.findOneAndUpdate(
+        { ...due, type: { $in: [...types] } },
         {
           $set: { status: 'running', leaseOwner: workerId, leaseUntil: later(now, leaseMs), updatedAt: now },
           $inc: { attempts: 1 }
@@ -301,6 +311,8 @@ export class JobQueue {
         // Oldest job first (ids sort by creation); the embedded engine orders by _id in SQL, cheaper than by runAt.
         { sort: { _id: 1 }, returnDocument: 'after' }
       )
+      // Work whose worker stopped first, then the oldest due job: two queries, each walking its own index in order.
+      const job = await take({ status: 'running', leaseUntil: { $lt: now } }) ?? await take({ status: 'queued', runAt: { $lte: now } })
       if (job === null || job.attempts <= job.maxAttempts) return job
       // Only a reclaimed lease can overshoot: the last attempt's worker never reported back.
       const lastError = `Lease expired on the final attempt (${job.maxAttempts}); the worker stopped responding`

@@ -215,7 +215,7 @@ export async function orgWithRoles (app: TestApp) {
 /** An end user registered through the project's auth route, with its project JWT as a header. */
 export async function registerEndUser (app: TestApp, projectId: string, email: string): Promise<{ id: string, auth: Record<string, string> }> {
   const session = (await call(app, 'POST', `/api/p/${projectId}/auth/register`, {}, { email, password: 'long enough 1' })).body.data
-  return { id: session.user.id as string, auth: { authorization: `Bearer ${session.token as string}` } }
+  return { id: session.user.id as string, auth: { authorization: `Bearer ${session.accessToken as string}` } }
 }
 
 /** The AppError a service call is refused with; anything else (or no refusal) fails the test. */

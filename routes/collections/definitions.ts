@@ -35,7 +35,7 @@ const collectionDefinitionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.put('/:name', {
     config: { auth: 'platform' },
     preHandler: app.requireProjectPermission('collections.manage'),
-    schema: { operationId: 'updateCollection', tags, summary: 'Change fields, indexes or method settings; refused with 409 if existing records would break it', description: 'Needs `collections.manage`. A change that existing records would violate (a unique index over duplicates, a new required field some lack, a stricter type) is 409 `APP_DEFINITION_CONFLICT` and nothing changes.', params: CollectionParams, body: UpdateCollectionBody, response: CollectionResponses.updated }
+    schema: { operationId: 'updateCollection', tags, summary: 'Change fields, indexes or method settings; refused with 409 if existing records would break it', description: 'Needs `collections.manage`. A change that existing records would violate (a unique index over duplicates, a new required field some lack, a stricter type, a field declared over values records already hold under its name that it would refuse) is 409 `APP_DEFINITION_CONFLICT` and nothing changes. `signUpFields` is for `_users` only.', params: CollectionParams, body: UpdateCollectionBody, response: CollectionResponses.updated }
   }, async (request) => ({ success: true as const, data: await definitions.update(request.params.projectId, request.params.name, request.body) }))
 
   app.delete('/:name', {

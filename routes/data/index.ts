@@ -64,7 +64,7 @@ const dataRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.put('/:table/:id', {
     config: { auth: 'data', collectionMethod: 'update' },
-    schema: { operationId: 'updateRecord', tags, summary: 'Change the fields given; with If-Match only if the record is still at that version (412 otherwise)', description: 'Under the collection\'s update rule. Only the fields given change. With `If-Match` the change applies only if the record is still at that version (412 `APP_VERSION_MISMATCH` otherwise).', params: RecordIdParams, headers: IfMatchHeaders, body: RecordBody, response: RecordResponses.updated }
+    schema: { operationId: 'updateRecord', tags, summary: 'Change the fields given; with If-Match only if the record is still at that version (412 otherwise)', description: 'Under the collection\'s update rule. Only the fields given change. Clearing a file field (`null`, or `[]` on a multiple one) deletes its files, so it needs the fileDelete rule too (403 `APP_FORBIDDEN`). With `If-Match` the change applies only if the record is still at that version (412 `APP_VERSION_MISMATCH` otherwise).', params: RecordIdParams, headers: IfMatchHeaders, body: RecordBody, response: RecordResponses.updated }
   }, async (request, reply) => {
     const { projectId, table, id } = request.params
     const record = await records.update(projectId, table, requestCaller(request), id, request.body, ifMatchVersion(request.headers['if-match']))
@@ -82,7 +82,7 @@ const dataRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.patch('/:table', {
     config: { auth: 'data', collectionMethod: 'update' },
-    schema: { operationId: 'bulkUpdateRecords', tags, summary: 'Set fields on every record matching a filter, under the update rule', description: 'Needs the update method enabled and a filter that selects something by its form (400 `APP_FILTER_REQUIRED`). `dryRun` only counts; more matches than `maxAffected` change nothing (409 `APP_TOO_MANY_AFFECTED`).', params: RecordParams, body: BulkUpdateBody, response: RecordResponses.bulkUpdated }
+    schema: { operationId: 'bulkUpdateRecords', tags, summary: 'Set fields on every record matching a filter, under the update rule', description: 'Needs the update method enabled and a filter that selects something by its form (400 `APP_FILTER_REQUIRED`). Clearing a file field deletes its files: the fileDelete rule must allow it on every matched record (403 `APP_FORBIDDEN`, nothing changed). `dryRun` only counts; more matches than `maxAffected` change nothing (409 `APP_TOO_MANY_AFFECTED`).', params: RecordParams, body: BulkUpdateBody, response: RecordResponses.bulkUpdated }
   }, async (request) => {
     const { projectId, table } = request.params
     return { success: true as const, data: await records.bulkUpdate(projectId, table, requestCaller(request), request.body) }

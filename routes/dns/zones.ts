@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { CreateZoneBody, DnsResponses, ImportZoneBody, ProjectDnsParams, ZoneParams } from '../../schemas/dns.js'
+import {
+  CreateZoneBody, DnsResponses, ExportZoneQuery, ImportZoneBody, ProjectDnsParams, ZONE_FILE_TYPE, ZoneParams
+} from '../../schemas/dns.js'
 import { dnsErrors } from '../../services/dns/errors.js'
 import { created, deleted, ok } from '../replies.js'
 import { RECORD_WRITES } from './records.js'
@@ -9,6 +11,23 @@ const ZONE_CREATION = [
   dnsErrors.invalidName, dnsErrors.providerNotFound, dnsErrors.tooManyZones, dnsErrors.zoneExists, dnsErrors.zoneReserved,
   dnsErrors.zoneOverlap, dnsErrors.providerFailed
 ]
+
+/**
+ * Whether the client asks for the master file itself: `?format=text`, or an
+ * Accept that names text/dns and ranks it at least as high as JSON. Anything
+ * else, no Accept and wildcards included, gets the envelope API clients expect.
+ */
+function wantsMasterFile (format: 'json' | 'text' | undefined, accept: string | undefined): boolean {
+  if (format !== undefined) return format === 'text'
+  const ranks = new Map<string, number>()
+  for (const range of (accept ?? '').toLowerCase().split(',')) {
+    const [type, ...params] = range.split(';').map((part) => part.trim())
+    const q = params.find((param) => param.startsWith('q='))
+    ranks.set(type, q === undefined ? 1 : Number(q.slice(2)) || 0)
+  }
+  const dns = ranks.get(ZONE_FILE_TYPE) ?? 0
+  return dns > 0 && dns >= (ranks.get('application/json') ?? 0)
+}
 
 const zoneRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { zones, zoneFiles } = app.dns
@@ -63,11 +82,22 @@ const zoneRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'exportDnsZone',
       tags,
       summary: 'The zone as a zone file',
-      description: 'Every record, SOA first, names relative to `$ORIGIN`; importing it again gives the same records.',
+      description: `Every record, SOA first, names relative to \`$ORIGIN\`; importing it again gives the same records.
+        JSON by default (\`{ name, zoneFile }\` in the envelope); with \`Accept: text/dns\` or \`?format=text\` the
+        master file itself (\`text/dns\`) with a download name.`,
       params: ZoneParams,
+      querystring: ExportZoneQuery,
       response: DnsResponses.zoneFile
     }
-  }, async (request) => ok(await zoneFiles.export(request.scope.zone)))
+  }, async (request, reply) => {
+    const exported = await zoneFiles.export(request.scope.zone)
+    if (!wantsMasterFile(request.query.format, request.headers.accept)) return ok(exported)
+    // Zone names are letters, digits, hyphens, underscores and dots; anything else would not survive a quoted filename.
+    const filename = `${exported.name.replace(/[^A-Za-z0-9._-]/g, '_')}.zone`
+    return await reply.type(`${ZONE_FILE_TYPE}; charset=utf-8`)
+      .header('content-disposition', `attachment; filename="${filename}"`)
+      .send(exported.zoneFile)
+  })
 
   app.get('/:zoneId', {
     config: { permission: 'dns.read', parent: 'zone' },

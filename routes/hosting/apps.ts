@@ -50,7 +50,7 @@ const appRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/apps/:appId/unsuspend', {
     config: { auth: 'platform' },
     preHandler: app.requireProjectPermission('hosting.deploy'),
-    schema: { operationId: 'unsuspendHostingApp', tags, summary: 'Resume a suspended app: its live deployment starts again, without a build', description: 'Needs `hosting.deploy`. The instances start in the background; the gateway routes to them once healthy. 409 `APP_HOSTING_NOT_SUSPENDED` when it is not suspended.', params: AppParams, response: HostingResponses.app }
+    schema: { operationId: 'unsuspendHostingApp', tags, summary: 'Resume a suspended app: its live deployment starts again, without a build', description: 'Needs `hosting.deploy`. The instances start in the background; the gateway routes to them once healthy. The answer gives the state the app is in now: `deploying` while its live deployment starts again (`created` before any). 409 `APP_HOSTING_NOT_SUSPENDED` when it is not suspended.', params: AppParams, response: HostingResponses.app }
   }, async (request) => {
     const record = await apps.get(request.params.projectId, request.params.appId, 'container')
     return { success: true as const, data: await apps.view(await apps.unsuspend(record)) }
@@ -59,7 +59,7 @@ const appRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.put('/apps/:appId/scaling', {
     config: { auth: 'platform' },
     preHandler: app.requireProjectPermission('hosting.manage'),
-    schema: { operationId: 'scaleHostingApp', tags, summary: 'Set how many instances the live deployment runs', description: 'Needs `hosting.manage`. No build: instances of the live deployment start (health-gated) or stop in the background. `instances` must lie within min and max (400 `APP_HOSTING_SCALING_INVALID`).', params: AppParams, body: ScalingBody, response: HostingResponses.app }
+    schema: { operationId: 'scaleHostingApp', tags, summary: 'Set how many instances the live deployment runs', description: 'Needs `hosting.manage`. No build: instances of the live deployment start (health-gated) or stop in the background. `instances` alone sets the count: `min` and `max`, when left out, widen to take it; when given, `instances` must lie within them (400 `APP_HOSTING_SCALING_INVALID`).', params: AppParams, body: ScalingBody, response: HostingResponses.app }
   }, async (request) => {
     const record = await apps.get(request.params.projectId, request.params.appId, 'container')
     return { success: true as const, data: await apps.view(await apps.scale(record, request.body)) }

@@ -12,7 +12,7 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/register', {
     config: { auth: 'none' },
-    schema: { operationId: 'registerProjectUser', tags, summary: 'Register an end user; returns the user, a project JWT and a refresh token', description: 'Public while the project has end-user auth on (403 `APP_PROJECT_AUTH_DISABLED` otherwise). `extraFields` are the user\'s own fields of the `_users` collection and meet its definition as a data-API create does. Rate-limited per project and address.', params: ProjectAuthParams, body: ProjectRegisterBody, response: ProjectAuthResponses.registered }
+    schema: { operationId: 'registerProjectUser', tags, summary: 'Register an end user; returns the user, a project JWT and a refresh token', description: 'Public while the project has end-user auth on (403 `APP_PROJECT_AUTH_DISABLED` otherwise). `extraFields` are the user\'s own fields of the `_users` collection: declared ones meet its definition as a data-API create does, undeclared ones are kept as sent unless its `signUpFields` is `strict` (then 400 `APP_UNKNOWN_FIELD`). Rate-limited per project and address.', params: ProjectAuthParams, body: ProjectRegisterBody, response: ProjectAuthResponses.registered }
   }, async (request, reply) => {
     await rateLimiter.hit('project-register', `${request.params.projectId}:${request.ip}`, limit)
     return reply.code(201).send({ success: true as const, data: await auth.register(request.params.projectId, request.body) })

@@ -4,13 +4,14 @@ import { compileFilter } from '../store/semantics/match.js'
 import type { AccessRuleT, CollectionMethod, MethodSettingT } from '../../schemas/collections.js'
 import type { Clock } from '../clock.js'
 import { FrozenMemo } from '../cache/frozen-memo.js'
+import { permissionMissing } from '../orgs/resolver.js'
 
 /** Who is calling the data API. */
 export type DataCaller =
   | { kind: 'anonymous' }
   | { kind: 'user', id: string }
   /** A platform JWT or PAT holding `records.read` / `records.write` for the project: rules do not apply. */
-  | { kind: 'admin', userId: string, canRead: boolean, canWrite: boolean }
+  | { kind: 'admin', userId: string, canRead: boolean, canWrite: boolean, scopes?: string[] }
 
 /** What one method call may touch, with the rule's variables already substituted. */
 export interface Access {
@@ -63,7 +64,7 @@ export function resolveAccess (method: CollectionMethod, setting: MethodSettingT
   if (!setting.enabled) throw new AppError('APP_METHOD_DISABLED', 405, `The ${method} method is disabled on this collection`)
   if (caller.kind === 'admin') {
     const allowed = READ_METHODS.has(method) ? caller.canRead : caller.canWrite
-    if (!allowed) throw forbidden('APP_FORBIDDEN', `This needs the "${READ_METHODS.has(method) ? 'records.read' : 'records.write'}" permission`)
+    if (!allowed) throw permissionMissing(READ_METHODS.has(method) ? 'records.read' : 'records.write', caller.scopes)
     return { filter: null, check: null, owner: null, userId: null, ...ADMIN_MASKS }
   }
   const rule = setting.rule as AccessRuleT | null

@@ -8,7 +8,7 @@ import { PROJECT_USERS_TABLE } from '../projects/naming.js'
 import { parseIsoDate } from '../iso-dates.js'
 import { MAX_NESTING, nestedDeeperThan } from '../nesting.js'
 import {
-  COLLECTION_METHODS, FIELD_TYPES, type AccessRuleT, type CollectionMethod, type FieldDefinitionT, type IndexDefinitionT, type MethodSettingT
+  COLLECTION_METHODS, FIELD_TYPES, type AccessRuleT, type CollectionMethod, type FieldDefinitionT, type IndexDefinitionT, type MethodSettingT, type SignUpFieldsT
 } from '../../schemas/collections.js'
 
 /** What a definition says, apart from who owns it and when it changed. */
@@ -16,6 +16,8 @@ export interface DefinitionSpec {
   fields: FieldDefinitionT[]
   indexes: IndexDefinitionT[]
   methods: Record<CollectionMethod, MethodSettingT>
+  /** `_users` only; absent on definitions made before the setting existed, which are strict. */
+  signUpFields?: SignUpFieldsT
 }
 
 type FieldType = typeof FIELD_TYPES[number]
@@ -42,6 +44,11 @@ const WITHOUT_UNIQUE: readonly FieldType[] = ['json', 'file']
 const OWNER_TYPES: readonly FieldType[] = ['text', 'relation']
 const EMAIL = /^[^\s@]{1,64}@[^\s@.]+(\.[^\s@.]+)+$/
 const RECORD_ID = /^[0-9A-Za-z_-]{1,64}$/
+
+/** A name a definition may give a field; sign-up keeps undeclared profile fields only under such names. */
+export function isFieldName (name: string): boolean {
+  return FIELD_NAME.test(name)
+}
 
 export function invalidDefinition (path: string, message: string): AppError {
   return badRequest('APP_INVALID_DEFINITION', `${path}: ${message}`, fieldIssue(path, message))
@@ -285,6 +292,7 @@ export function validateDefinition (collection: string, spec: DefinitionSpec): v
     fields.set(field.name, field)
   })
   if (collection === PROJECT_USERS_TABLE) checkUsersFields(spec.fields)
+  else if (spec.signUpFields !== undefined) throw invalidDefinition('signUpFields', `is only for ${PROJECT_USERS_TABLE}, whose records sign-up writes`)
   checkIndexes(spec.indexes, fields)
   for (const method of COLLECTION_METHODS) {
     const rule = spec.methods[method].rule as AccessRuleT | null

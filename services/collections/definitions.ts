@@ -6,7 +6,7 @@ import type { Clock } from '../clock.js'
 import type { Filter, IndexDescription, IndexKey, SharedReads, Store, StoreCollection, WithId } from '../store/types.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from '../projects/naming.js'
 import {
-  COLLECTION_METHODS, type Collection, type CollectionMethod, type FieldDefinitionT, type IndexDefinitionT, type MethodSettingT, type MethodSettings
+  COLLECTION_METHODS, type Collection, type CollectionMethod, type FieldDefinitionT, type IndexDefinitionT, type MethodSettingT, type MethodSettings, type SignUpFieldsT
 } from '../../schemas/collections.js'
 import { checkNewCollectionName, foreignRelations, invalidDefinition, validateDefinition, type DefinitionSpec } from './definition-validation.js'
 import { storedValueFits, valueRulesChanged } from './record-fields.js'
@@ -21,6 +21,8 @@ export type CollectionDef = {
   fields: FieldDefinitionT[]
   indexes: IndexDefinitionT[]
   methods: Record<CollectionMethod, MethodSettingT>
+  /** `_users` only: whether sign-up keeps profile fields the definition does not declare. */
+  signUpFields?: SignUpFieldsT
   createdAt: Date
   updatedAt: Date
 }
@@ -33,6 +35,7 @@ export interface CollectionChanges {
   fields?: FieldDefinitionT[]
   indexes?: IndexDefinitionT[]
   methods?: Static<typeof MethodSettings>
+  signUpFields?: SignUpFieldsT
 }
 
 export type CollectionInput = CollectionChanges & { name: string }
@@ -117,14 +120,29 @@ function toDef (record: WithId<DefinitionRecord>): CollectionDef {
 const defOf = new FrozenMemo(toDef)
 
 function toCollectionView (def: CollectionDef): CollectionView {
-  return { name: def.name, fields: def.fields, indexes: def.indexes, methods: def.methods, createdAt: isoString(def.createdAt), updatedAt: isoString(def.updatedAt) }
+  return {
+    name: def.name,
+    fields: def.fields,
+    indexes: def.indexes,
+    methods: def.methods,
+    ...(def.name === PROJECT_USERS_TABLE ? { signUpFields: signUpFieldsOf(def) } : {}),
+    createdAt: isoString(def.createdAt),
+    updatedAt: isoString(def.updatedAt)
+  }
 }
 
+/** A `_users` definition saved before the setting existed keeps refusing undeclared fields, as it did then. */
+export function signUpFieldsOf (def: { signUpFields?: SignUpFieldsT }): SignUpFieldsT {
+  return def.signUpFields ?? 'strict'
+}
+
+/** What switching auth on gives: sign-up keeps the profile fields it is sent, as the interface promises. */
 function usersSpec (): DefinitionSpec {
   return {
     fields: [{ name: 'email', type: 'email', required: true, unique: true }, { name: 'emailVerified', type: 'boolean' }],
     indexes: [],
-    methods: allDisabled()
+    methods: allDisabled(),
+    signUpFields: 'open'
   }
 }
 
@@ -175,7 +193,8 @@ export class CollectionDefinitions {
     const spec: DefinitionSpec = {
       fields: input.fields ?? [],
       indexes: input.indexes ?? [],
-      methods: { ...allDisabled(), ...givenMethods(input.methods) }
+      methods: { ...allDisabled(), ...givenMethods(input.methods) },
+      ...(input.signUpFields === undefined ? {} : { signUpFields: input.signUpFields })
     }
     await this.validate(projectId, input.name, spec)
     if (await this.find(projectId, input.name) !== null) throw exists(input.name)
@@ -186,10 +205,12 @@ export class CollectionDefinitions {
     return await this.deps.writes.change(collectionKey(projectId, name), async () => {
       const current = await this.require(projectId, name)
       const before: DefinitionSpec = { fields: current.fields, indexes: current.indexes, methods: current.methods }
+      const signUpFields = changes.signUpFields ?? current.signUpFields
       const after: DefinitionSpec = {
         fields: changes.fields ?? before.fields,
         indexes: changes.indexes ?? before.indexes,
-        methods: { ...before.methods, ...givenMethods(changes.methods) }
+        methods: { ...before.methods, ...givenMethods(changes.methods) },
+        ...(signUpFields === undefined ? {} : { signUpFields })
       }
       await this.validate(projectId, name, after)
       await this.applyToRecords(projectId, name, before, after)
@@ -309,12 +330,19 @@ export class CollectionDefinitions {
     await this.syncIndexes(records, wantedIndexes(after))
   }
 
-  /** A field whose type or value rules changed must still accept every value records hold (scanned: the Store has no $type). */
+  /**
+   * A field whose type or value rules changed must still accept every value
+   * records hold (scanned: the Store has no $type). So must a field declared
+   * anew: records may hold values under its name already (profile fields
+   * sign-up kept undeclared, a field dropped and declared again), which were
+   * stored as they came, like a json field's.
+   */
   private async checkRetypedFields (records: StoreCollection, before: DefinitionSpec, after: DefinitionSpec): Promise<void> {
     const previous = new Map(before.fields.map((field) => [field.name, field]))
     for (const field of after.fields) {
-      const old = previous.get(field.name)
-      if (old === undefined || !valueRulesChanged(old, field)) continue
+      const declared = previous.get(field.name)
+      if (declared !== undefined && !valueRulesChanged(declared, field)) continue
+      const old: FieldDefinitionT = declared ?? { name: field.name, type: 'json' }
       const holding = await records.find({ [field.name]: { $ne: null } }, { projection: { [field.name]: 1 } }).toArray()
       const misfits = holding.filter((record) => !storedValueFits(old, field, record[field.name])).length
       if (misfits > 0) {

@@ -6,7 +6,7 @@ import type { Document } from '../store/types.js'
 import type { FieldDefinitionT } from '../../schemas/collections.js'
 import { isoString, parseIsoDate } from '../iso-dates.js'
 import { FrozenMemo } from '../cache/frozen-memo.js'
-import { compilePattern } from './definition-validation.js'
+import { compilePattern, isFieldName } from './definition-validation.js'
 import { NO_FIELDS } from './access.js'
 
 /** Kept by the service on every record; clients read them but never write them. */
@@ -126,6 +126,23 @@ export function recordValues (fields: FieldMap, body: Document, mode: 'create' |
     }
   }
   return values
+}
+
+/**
+ * Sign-up's profile fields under an open `_users`: those the definition does
+ * not declare, set apart to be kept as sent (sign-up has bounded their size
+ * and names), and the rest, which meet the definition. An undeclared name
+ * must be one a field could be given, so the admins can declare it later.
+ */
+export function undeclaredFields (fields: FieldMap, body: Document): { declared: Document, undeclared: Document } {
+  const declared: Document = {}
+  const undeclared: Document = {}
+  for (const [name, value] of Object.entries(body)) {
+    if (fields.has(name) || SYSTEM_FIELDS.has(name)) { declared[name] = value; continue }
+    if (!isFieldName(name)) throw invalid(name, 'is not a name a field can have: letters, digits and underscores, starting with a letter, at most 64')
+    if (value !== undefined) undeclared[name] = value
+  }
+  return { declared, undeclared }
 }
 
 /** What decides which values a field accepts; a change to any of it means stored values must be checked again. */

@@ -22,6 +22,10 @@ type FileMethod = 'upload' | 'download' | 'fileDelete'
 interface Located { field: FieldDefinitionT, records: StoreCollection<Document>, record: WithId<Document>, access: Access, owner: UploadOwner }
 
 const WRITE_ATTEMPTS = 3
+/** The job type whose handler calls `sweepOrphans`; it runs whatever the file store's engine. */
+export const RECORD_FILES_SWEEP_JOB = 'files.orphans'
+/** Files younger than this are never swept: far longer than any upload takes from storing its file to attaching it. */
+export const ORPHAN_GRACE_MS = 24 * 60 * 60_000
 
 const descriptorOf = (file: StoredFile): FileDescriptor =>
   ({ id: file.id, name: file.name, size: file.size, type: file.type, sha256: file.sha256, createdAt: file.createdAt })
@@ -41,6 +45,13 @@ function filesIn (doc: Document, field: string): FileDescriptor[] {
   const value = doc[field]
   if (Array.isArray(value)) return value.filter(isDescriptor)
   return isDescriptor(value) ? [value] : []
+}
+
+/** The file ids a field holds, read loosely: the sweep keeps bytes that anything in the field still names. */
+function heldIds (doc: Document, field: string): string[] {
+  const value = doc[field]
+  const idOf = (item: unknown): string | null => item !== null && typeof item === 'object' && typeof (item as { id?: unknown }).id === 'string' ? (item as { id: string }).id : null
+  return (Array.isArray(value) ? value : [value]).map(idOf).filter((id) => id !== null)
 }
 
 const ownerOf = (target: FileTarget): UploadOwner => ({ projectId: target.projectId, table: target.table, recordId: target.id, field: target.field })
@@ -160,6 +171,54 @@ export class RecordFiles {
   async removeRecordFiles (projectId: string, collection: Pick<DataCollection, 'name' | 'fields'>, docs: Array<WithId<Document>>): Promise<void> {
     if (!collection.fields.some((field) => field.type === 'file')) return
     for (const doc of docs) await this.uploads.deleteOwnerFolder(projectId, collection.name, doc._id)
+  }
+
+  /**
+   * For `records.onUpdate`: a record write that cleared file fields (null or
+   * [], the only values it may set there) let go of the files they held. A
+   * delete that fails leaves bytes no record holds, for sweepOrphans.
+   */
+  async removeClearedFiles (projectId: string, collection: Pick<DataCollection, 'name' | 'fields'>, changes: Document, before: Array<WithId<Document>>): Promise<void> {
+    const cleared = collection.fields.filter((field) => field.type === 'file' && Object.hasOwn(changes, field.name))
+    for (const doc of before) {
+      for (const field of cleared) {
+        const owner = { projectId, table: collection.name, recordId: doc._id, field: field.name }
+        for (const file of filesIn(doc, field.name)) await this.uploads.deleteFile(owner, file.id).catch(() => {})
+      }
+    }
+  }
+
+  /**
+   * Deletes stored files that no record holds (their record, collection or
+   * project gone, or the field no longer naming them), written before
+   * `olderThan`: a crash between a record write and the delete of what it
+   * let go leaves such bytes, as did record writes before they deleted any.
+   * Younger files are left alone, since an upload stores its file before it
+   * attaches it to the record.
+   */
+  async sweepOrphans (olderThan: Date): Promise<number> {
+    let removed = 0
+    // Files of one record come one after another (both engines list a folder at a time): one read per record.
+    let lastKey = ''
+    let lastDoc: Document | null = null
+    for await (const { owner, fileId, writtenAt } of this.uploads.storedFiles()) {
+      if (writtenAt >= olderThan) continue
+      const recordKey = `${owner.projectId}/${owner.table}/${owner.recordId}`
+      if (recordKey !== lastKey) {
+        lastKey = recordKey
+        lastDoc = await this.holder(owner)
+      }
+      if (lastDoc !== null && heldIds(lastDoc, owner.field).includes(fileId)) continue
+      await this.uploads.deleteFile(owner, fileId)
+      removed++
+    }
+    return removed
+  }
+
+  /** The record a stored file belongs to, if its collection and the record still exist. */
+  private async holder (owner: UploadOwner): Promise<Document | null> {
+    if (await this.deps.findCollection(owner.projectId, owner.table) === null) return null
+    return await this.store.collection(projectCollectionName(owner.projectId, owner.table)).findOne({ _id: owner.recordId })
   }
 
   /** For `definitions.onDrop`: the files of every record of a collection being dropped. */

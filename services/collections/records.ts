@@ -1,16 +1,17 @@
-import { AppError, badRequest, conflict, fieldIssue, notFound } from '../errors.js'
+import { AppError, badRequest, conflict, fieldIssue, forbidden, notFound } from '../errors.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import { compileFilter } from '../store/semantics/match.js'
 import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
 import type { Document, Filter, ScanPage, SharedReads, Store, StoreCollection, WithId } from '../store/types.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from '../projects/naming.js'
-import type { CollectionMethod, FieldDefinitionT, IndexDefinitionT, MethodSettingT } from '../../schemas/collections.js'
+import type { CollectionMethod, FieldDefinitionT, IndexDefinitionT, MethodSettingT, SignUpFieldsT } from '../../schemas/collections.js'
 import { andFilters, enforceCheck, NO_FIELDS, readDeny, resolveAccess, restrict, signUpAccess, type Access, type DataCaller } from './access.js'
-import { fieldMap, recordValues, relationTargets, sharedApiRecord, SYSTEM_FIELDS, toApiRecord, type ApiRecord, type FieldMap } from './record-fields.js'
+import { fieldMap, recordValues, relationTargets, sharedApiRecord, SYSTEM_FIELDS, toApiRecord, undeclaredFields, type ApiRecord, type FieldMap } from './record-fields.js'
 import { checkSortVisible, cursorScope, indexedLeads, orderRange, parseSort, QUERY_LIMITS, servedByIndex, type Cursors, type SortPlan } from './query.js'
 import { matchesEverything, parseFilter } from './filters.js'
 import { collectionKey, type WriteGate } from './write-gate.js'
+import { signUpFieldsOf } from './definitions.js'
 
 /** The slice of a collection definition the data API needs. */
 export interface DataCollection {
@@ -18,6 +19,8 @@ export interface DataCollection {
   fields: FieldDefinitionT[]
   indexes: IndexDefinitionT[]
   methods: Record<CollectionMethod, MethodSettingT>
+  /** `_users` only: `open` keeps profile fields sign-up is sent that the definition does not declare. */
+  signUpFields?: SignUpFieldsT
 }
 
 export interface ListParams {
@@ -37,8 +40,8 @@ export interface BulkParams { filter: unknown, dryRun?: boolean, maxAffected?: n
 
 /** Run after records went, so the files they referenced go with them. */
 export type RecordsRemoved = (projectId: string, collection: DataCollection, records: Array<WithId<Document>>) => Promise<void>
-/** Run after records were changed through the data API, with the values set on every one of them. */
-export type RecordsUpdated = (projectId: string, collection: DataCollection, ids: string[], changes: Document) => Promise<void>
+/** Run after records were changed through the data API, with the values set on every one of them and the records as they were. */
+export type RecordsUpdated = (projectId: string, collection: DataCollection, ids: string[], changes: Document, before: Array<WithId<Document>>) => Promise<void>
 
 // One request never rewrites or deletes more than this many records; larger jobs page through with filters.
 export const BULK_MAX = QUERY_LIMITS.maxAffected
@@ -55,6 +58,14 @@ function duplicate (error: unknown): unknown {
   if (!(error instanceof DuplicateKeyError)) return error
   const fields = Object.keys(error.keyValue).map((key) => key === '_id' ? 'id' : key)
   return conflict('APP_DUPLICATE_VALUE', `Another record already has this ${fields.join(', ')}`, { fields: fields.map((path) => ({ path, message: 'is already taken' })) })
+}
+
+/** A record whose file fields a write clears must lie inside the fileDelete rule's filter and meet its check after the write. */
+function allowFileDelete (access: Access, before: Document, after: Document): void {
+  if (access.filter !== null && !compileFilter(access.filter)(before)) {
+    throw forbidden('APP_FORBIDDEN', 'Clearing a file field deletes its files, and the fileDelete rule does not cover this record')
+  }
+  enforceCheck(access, after)
 }
 
 /**
@@ -169,10 +180,13 @@ export class Records {
   /**
    * Sign-up's record in `_users`: the new user's own fields (`profile`) meet
    * the definition exactly as a data-API create does — types, required,
-   * unique, select values, relations; file fields and unknown fields refused
-   * — and the fields the `create` and `update` rules make read-only are
-   * refused too, since the user would be choosing them for themselves.
-   * `account` (email, password hash) is the server's, set beside them.
+   * unique, select values, relations; file fields refused — and the fields
+   * the `create` and `update` rules make read-only are refused too, since
+   * the user would be choosing them for themselves. Fields the definition
+   * does not declare are kept as sent while `signUpFields` is `open` (rules
+   * name declared fields only, so none of them is one a rule protects), and
+   * refused when it is `strict`. `account` (email, password hash) is the
+   * server's, set beside them.
    */
   async createUser (projectId: string, account: Document, profile: Document): Promise<WithId<Document>> {
     return await this.deps.writes.write(collectionKey(projectId, PROJECT_USERS_TABLE), async () => {
@@ -181,8 +195,9 @@ export class Records {
       const id = this.deps.newId()
       const access = signUpAccess(collection.methods, id, this.deps.clock)
       const fields = fieldMap(collection.fields)
+      const { declared, undeclared } = signUpFieldsOf(collection) === 'open' ? undeclaredFields(fields, profile) : { declared: profile, undeclared: {} }
       // The server's own fields meet the definition too (an email field's pattern), though no rule makes them read-only.
-      const values: Document = { ...recordValues(fields, profile, 'create', access.readonly, new Set(Object.keys(account))), ...account, ...recordValues(fields, { email: account.email }, 'update', NO_FIELDS), _id: id }
+      const values: Document = { ...undeclared, ...recordValues(fields, declared, 'create', access.readonly, new Set(Object.keys(account))), ...account, ...recordValues(fields, { email: account.email }, 'update', NO_FIELDS), _id: id }
       if (access.owner !== null && values[access.owner] === undefined) values[access.owner] = id
       const scope: Scope = { collection, fields, records: this.store.collection(projectCollectionName(projectId, PROJECT_USERS_TABLE)), access }
       try {
@@ -216,6 +231,7 @@ export class Records {
       const scope = await this.scope(projectId, table, 'update', caller)
       const { fields, records, access } = scope
       const values = recordValues(fields, body, 'update', access.readonly)
+      const fileDelete = this.fileDeleteAccess(scope, caller, values)
       await this.checkRelations(projectId, scope, values)
       for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
         const current = await findVisible(records, id, access)
@@ -225,11 +241,12 @@ export class Records {
         const changes = { ...values, updatedAt: this.deps.clock.now(), version: version + 1 }
         const next = { ...current, ...changes }
         enforceCheck(access, next)
+        if (fileDelete !== null) allowFileDelete(fileDelete, current, next)
         try {
           // Matched on the stored value itself (null also matches a record that has none), so only a concurrent write misses.
           const result = await records.updateOne({ _id: id, version: current.version ?? null }, { $set: changes })
           if (result.matchedCount === 1) {
-            await this.updated(projectId, scope.collection, [id], values)
+            await this.updated(projectId, scope.collection, [id], values, [current])
             return toApiRecord(next, access.deny)
           }
         } catch (error) {
@@ -261,15 +278,17 @@ export class Records {
       const { fields, records, access } = scope
       const values = recordValues(fields, params.set, 'update', access.readonly)
       if (Object.keys(values).length === 0) throw badRequest('APP_EMPTY_UPDATE', 'set must change at least one field')
+      const fileDelete = this.fileDeleteAccess(scope, caller, values)
       await this.checkRelations(projectId, scope, values)
       const targets = await this.targets(scope, params)
+      if (fileDelete !== null) for (const doc of targets) allowFileDelete(fileDelete, doc, { ...doc, ...values })
       if (params.dryRun === true) return { matched: targets.length, modified: 0, dryRun: true }
       const changes = { ...values, updatedAt: this.deps.clock.now() }
       for (const doc of targets) enforceCheck(access, { ...doc, ...changes })
       try {
         const ids = targets.map((doc) => doc._id)
         const result = await records.updateMany(restrict({ _id: { $in: ids } }, access), { $set: changes, $inc: { version: 1 } })
-        await this.updated(projectId, scope.collection, ids, values)
+        await this.updated(projectId, scope.collection, ids, values, targets)
         return { matched: targets.length, modified: result.modifiedCount, dryRun: false }
       } catch (error) {
         throw duplicate(error)
@@ -309,6 +328,26 @@ export class Records {
     return { collection, fields: fieldMap(collection.fields), records: this.store.collection(projectCollectionName(projectId, table)), access }
   }
 
+  /**
+   * Setting a file field through a record write (null, or [] on a multiple
+   * one: nothing else passes recordValues) lets go of its files, so it is a
+   * file delete: the fileDelete rule must allow it as well as the update
+   * rule. Asked whenever a file field is named, held files or not, so the
+   * answer tells nothing about a field the caller cannot read.
+   */
+  private fileDeleteAccess (scope: Scope, caller: DataCaller, values: Document): Access | null {
+    const cleared = Object.keys(values).filter((name) => scope.fields.get(name)?.type === 'file')
+    if (cleared.length === 0) return null
+    const { methods } = scope.collection
+    try {
+      return resolveAccess('fileDelete', methods.fileDelete, caller, this.deps.clock, readDeny(methods))
+    } catch (error) {
+      if (!(error instanceof AppError) || error.status === 401) throw error
+      const [field] = cleared
+      throw forbidden('APP_FORBIDDEN', `${field}: clearing a file field deletes its files, which needs the fileDelete method: ${error.message}`, fieldIssue(field, 'clearing it deletes its files, which the fileDelete method refuses'))
+    }
+  }
+
   private selection (raw: string | undefined, fields: FieldMap, hidden: ReadonlySet<string>): ReadonlySet<string> | null {
     if (raw === undefined) return null
     const names = raw.split(',').map((name) => name.trim()).filter((name) => name !== '')
@@ -330,7 +369,7 @@ export class Records {
     for (const hook of this.removedHooks) await hook(projectId, collection, docs)
   }
 
-  private async updated (projectId: string, collection: DataCollection, ids: string[], changes: Document): Promise<void> {
-    for (const hook of this.updatedHooks) await hook(projectId, collection, ids, changes)
+  private async updated (projectId: string, collection: DataCollection, ids: string[], changes: Document, before: Array<WithId<Document>>): Promise<void> {
+    for (const hook of this.updatedHooks) await hook(projectId, collection, ids, changes, before)
   }
 }

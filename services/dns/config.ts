@@ -1,6 +1,7 @@
 import { isIP } from 'node:net'
 import { Type, type Static } from '@sinclair/typebox'
 import { ConfigError, DNS_NAME, integer, list, text, type Env } from '../config-env.js'
+import { exemptEntry } from './rate-limit.js'
 
 /**
  * The DNS family's settings, each with the variable it is read from (the
@@ -16,7 +17,14 @@ export const DnsConfig = Type.Object({
     ipv4: Type.Array(Type.String(), { variable: 'DNS_GATEWAY_IPV4', description: 'The IPv4 addresses an apex gets' }),
     ipv6: Type.Array(Type.String(), { variable: 'DNS_GATEWAY_IPV6', description: 'The IPv6 addresses an apex gets' })
   }, { description: 'What hostnames are pointed at' }),
-  providerPrivateHosts: Type.Array(Type.String(), { variable: 'DNS_PROVIDER_PRIVATE_HOSTS', description: 'Provider endpoint hosts that may be internal addresses; every other internal one is refused' })
+  providerPrivateHosts: Type.Array(Type.String(), { variable: 'DNS_PROVIDER_PRIVATE_HOSTS', description: 'Provider endpoint hosts that may be internal addresses; every other internal one is refused' }),
+  rateLimit: Type.Object({
+    responsesPerSecond: Type.Integer({ minimum: 0, variable: 'DNS_RRL_RESPONSES_PER_SECOND', description: 'UDP answers a second per client network; 0 turns response-rate limiting off' }),
+    slip: Type.Integer({ minimum: 0, variable: 'DNS_RRL_SLIP', description: 'Every Nth answer past the rate is sent truncated (TC) instead of dropped, so real clients retry over TCP; 0 drops them all' }),
+    ipv4Prefix: Type.Integer({ minimum: 8, maximum: 32, variable: 'DNS_RRL_IPV4_PREFIX', description: 'The IPv4 prefix length that makes one client network' }),
+    ipv6Prefix: Type.Integer({ minimum: 16, maximum: 128, variable: 'DNS_RRL_IPV6_PREFIX', description: 'The IPv6 prefix length that makes one client network' }),
+    exempt: Type.Array(Type.String(), { variable: 'DNS_RRL_EXEMPT', description: 'Addresses and networks never limited' })
+  }, { description: 'Response-rate limiting of the built-in server\'s UDP answers' })
 })
 export type DnsConfig = Static<typeof DnsConfig>
 
@@ -46,6 +54,20 @@ export function parseDnsConfig (env: Env): DnsConfig {
     nameservers,
     axfrAllow,
     gateway: { host: gatewayHost, ipv4: addresses(env, 'DNS_GATEWAY_IPV4', 4), ipv6: addresses(env, 'DNS_GATEWAY_IPV6', 6) },
-    providerPrivateHosts: list(env, 'DNS_PROVIDER_PRIVATE_HOSTS', (entry) => entry.toLowerCase().replace(/^\[|\]$/g, ''))
+    providerPrivateHosts: list(env, 'DNS_PROVIDER_PRIVATE_HOSTS', (entry) => entry.toLowerCase().replace(/^\[|\]$/g, '')),
+    rateLimit: parseRateLimit(env)
+  }
+}
+
+function parseRateLimit (env: Env): DnsConfig['rateLimit'] {
+  const exempt = list(env, 'DNS_RRL_EXEMPT')
+  const badExempt = exempt.find((entry) => exemptEntry(entry) === null)
+  if (badExempt !== undefined) throw new ConfigError('DNS_RRL_EXEMPT', `must be a comma-separated list of IP addresses and networks (192.0.2.0/24), got "${badExempt}"`)
+  return {
+    responsesPerSecond: integer(env, 'DNS_RRL_RESPONSES_PER_SECOND', 50, 0, 1_000_000),
+    slip: integer(env, 'DNS_RRL_SLIP', 2, 0, 10),
+    ipv4Prefix: integer(env, 'DNS_RRL_IPV4_PREFIX', 24, 8, 32),
+    ipv6Prefix: integer(env, 'DNS_RRL_IPV6_PREFIX', 56, 16, 128),
+    exempt
   }
 }

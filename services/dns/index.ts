@@ -7,6 +7,7 @@ import { Gateway } from './gateway.js'
 import { DnsProviders } from './providers.js'
 import { BuiltinProvider } from './providers/builtin.js'
 import { DnsRecords } from './records.js'
+import { ResponseRateLimiter } from './rate-limit.js'
 import { DnsServer } from './server.js'
 import { ZoneFiles } from './zone-files.js'
 import { Zones } from './zones.js'
@@ -56,6 +57,10 @@ export async function buildDnsServices (ports: DnsPorts): Promise<DnsServices> {
     gateway: new Gateway({ zones, records, target: config.gateway, ownershipKey: ports.ownershipKey }),
     providers,
     builtin,
-    server: new DnsServer(builtin, { axfrAllow: config.axfrAllow, onError: ports.onQueryError })
+    server: new DnsServer(builtin, {
+      axfrAllow: config.axfrAllow,
+      onError: ports.onQueryError,
+      rateLimiter: new ResponseRateLimiter(config.rateLimit, () => clock.nowMs())
+    })
   }
 }

@@ -4,6 +4,7 @@ import * as packet from 'dns-packet'
 import type { Answer, Packet } from 'dns-packet'
 import { answerQuestion, RCODE, replyFlags, transferMessages, type Reply } from './answer.js'
 import type { ServedZone } from './providers/builtin.js'
+import type { ResponseRateLimiter } from './rate-limit.js'
 import { encodeRecord, encodeResponse } from './wire.js'
 
 /** Where the server reads its zones: the built-in provider. */
@@ -14,6 +15,8 @@ export interface DnsServerOptions {
   axfrAllow: string[]
   /** Told of queries that failed inside the server (answered SERVFAIL). */
   onError?: (error: unknown) => void
+  /** Decides which UDP answers go out whole, truncated or not at all; without one, all go. */
+  rateLimiter?: ResponseRateLimiter
 }
 
 // RFC 1035 §4.2.1; a query with EDNS (RFC 6891) may offer more, up to the 1232 bytes DNS Flag Day 2020 settled on.
@@ -31,7 +34,8 @@ const OPT_BYTES = encodeRecord(OPT)
  * The built-in authoritative server on UDP and TCP, one port for both,
  * answering each query from the Store. Over UDP an answer too large for the
  * client is sent truncated (TC set, no records) so it retries over TCP, where
- * the whole answer goes.
+ * the whole answer goes. UDP answers past a client network's rate are
+ * dropped or truncated (see ResponseRateLimiter); TCP answers never are.
  */
 export class DnsServer {
   private udp: UdpSocket | null = null
@@ -83,7 +87,10 @@ export class DnsServer {
   }
 
   private async serveUdp (udp: UdpSocket, message: Buffer, address: string, port: number): Promise<void> {
-    const replies = await this.respond(message, 'udp', address)
+    // Judged before any work: a flood past the rate costs no Store read.
+    const verdict = this.options.rateLimiter?.judge(address) ?? 'answer'
+    if (verdict === 'drop') return
+    const replies = verdict === 'slip' ? this.truncated(message) : await this.respond(message, 'udp', address)
     // Without a callback Node tries a synchronous send first (uv_udp_try_send); a failure reaches the socket's 'error' handler.
     for (const reply of replies) udp.send(reply, port, address)
   }
@@ -148,7 +155,19 @@ export class DnsServer {
     }
   }
 
-  private encodeReply (query: Packet, reply: Reply, transport: 'udp' | 'tcp'): Buffer {
+  /** A slipped answer: the question with TC set and no records, so a real client asks again over TCP. */
+  private truncated (message: Buffer): Buffer[] {
+    let query: Packet
+    try {
+      query = packet.decode(message)
+    } catch {
+      return []
+    }
+    if (query.type === 'response') return []
+    return [this.encodeReply(query, { rcode: RCODE.NOERROR, authoritative: false, answers: [], authorities: [], additionals: [] }, 'udp', true)]
+  }
+
+  private encodeReply (query: Packet, reply: Reply, transport: 'udp' | 'tcp', truncate = false): Buffer {
     const opt = (query.additionals ?? []).find((record) => record.type === 'OPT') as (Answer & { udpPayloadSize?: number }) | undefined
     const response = {
       id: query.id ?? 0,
@@ -161,7 +180,7 @@ export class DnsServer {
     const encoded = (record: Answer): Buffer | undefined => record === OPT ? OPT_BYTES : reply.encoded?.(record)
     // Over TCP the limit is the two-byte length prefix; a record set larger than that is truncated there too.
     const limit = transport === 'tcp' ? MAX_MESSAGE : opt === undefined ? CLASSIC_UDP_SIZE : Math.min(Math.max(opt.udpPayloadSize ?? CLASSIC_UDP_SIZE, CLASSIC_UDP_SIZE), MAX_UDP_SIZE)
-    const whole = encodeResponse(response, encoded, limit)
+    const whole = truncate ? null : encodeResponse(response, encoded, limit)
     if (whole !== null) return whole
     // RFC 2181 §9: a truncated answer is marked, and the client asks again over TCP.
     const truncated = { ...response, flags: response.flags | packet.TRUNCATED_RESPONSE, answers: [], authorities: [], additionals: opt === undefined ? [] : [OPT] }

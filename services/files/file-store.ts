@@ -19,6 +19,9 @@ export interface ByteRange { start: number, end?: number }
 /** What a write or a seal produced. */
 export interface ObjectInfo { size: number, sha256: string }
 
+/** An object as `list` finds it: its key and when its current bytes were written (a seal counts as a write). */
+export interface ListedObject { key: string, writtenAt: Date }
+
 export type FileStoreEngineName = 'local' | 'gridfs'
 
 export interface FileStore {
@@ -36,6 +39,12 @@ export interface FileStore {
   delete (key: string): Promise<void>
   /** Deletes the object named `prefix` and every object under `prefix/` (whole segments: `a/b` never touches `a/bc`). */
   deletePrefix (prefix: string): Promise<void>
+  /**
+   * The object named `prefix` and every object under `prefix/`, each once,
+   * in no promised order, for sweeps. Staged bytes are not objects; an
+   * object written or deleted during the walk may or may not be listed.
+   */
+  list (prefix: string): AsyncIterable<ListedObject>
   /**
    * Writes `body` at byte `offset` of the bytes staged under `key`, in any
    * order and again, for resumable uploads; durable once it resolves. A write

@@ -6,7 +6,7 @@ import { retryUpsertRace } from '../upsert-race.js'
 import type { ChunkStore } from './gridfs-chunks.js'
 import {
   assertKey, assertOffset, clampRange, digesting, emptyStream, fileNotFound,
-  type ByteRange, type FileStore, type ObjectInfo
+  type ByteRange, type FileStore, type ListedObject, type ObjectInfo
 } from './file-store.js'
 
 /**
@@ -136,6 +136,27 @@ export class GridFsFileStore implements FileStore {
       $or: [{ filename: prefix }, { filename: { $gte: `${prefix}/`, $lt: `${prefix}0` } }],
       state: { $in: ['live', 'staged'] }
     })
+  }
+
+  async * list (prefix: string): AsyncGenerator<ListedObject> {
+    assertKey(prefix)
+    const itself = await this.newest(prefix)
+    if (itself !== null) yield { key: prefix, writtenAt: itself.uploadDate }
+    // Pages in filename order, each key's newest version first: a key with two live versions (a publish
+    // not yet retiring the other) is listed once, with the time of the version readers get.
+    // No key is `prefix/` itself, so every key under it sorts after that.
+    let after = `${prefix}/`
+    for (;;) {
+      const page = await this.files.find(
+        { filename: { $gt: after, $lt: `${prefix}0` }, state: 'live' },
+        { sort: { filename: 1, version: -1 }, limit: SWEEP_BATCH, projection: { filename: 1, uploadDate: 1 } }
+      ).toArray()
+      for (const [i, file] of page.entries()) {
+        if (i === 0 || page[i - 1].filename !== file.filename) yield { key: file.filename, writtenAt: file.uploadDate }
+      }
+      if (page.length < SWEEP_BATCH) return
+      after = page[page.length - 1].filename
+    }
   }
 
   async writePart (key: string, offset: number, body: Buffer): Promise<void> {

@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { constants } from 'node:fs'
-import { copyFile, link, mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises'
+import { copyFile, link, mkdir, open, readdir, rename, rm, stat, utimes, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import {
   assertKey, assertOffset, clampRange, digesting, emptyStream, fileNotFound,
-  type ByteRange, type FileStore, type ObjectInfo
+  type ByteRange, type FileStore, type ListedObject, type ObjectInfo
 } from './file-store.js'
 
 /**
@@ -19,6 +19,9 @@ import {
 const OBJECT_SUFFIX = '.obj'
 const STAGED_SUFFIX = '.part'
 const READ_BUFFER_BYTES = 4 * 1024 * 1024
+// Records' files are no one else's business on the machine: owner-only, as the store's database is.
+const PRIVATE_FILE = 0o600
+const PRIVATE_DIR = { recursive: true, mode: 0o700 }
 
 function isMissing (error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | null)?.code
@@ -65,9 +68,9 @@ export class LocalFileStore implements FileStore {
   async write (key: string, body: Buffer | Readable): Promise<ObjectInfo> {
     const target = this.objectPath(key)
     const dir = dirname(target)
-    await mkdir(dir, { recursive: true })
+    await mkdir(dir, PRIVATE_DIR)
     const temp = tempBeside(target)
-    const handle = await open(temp, 'wx')
+    const handle = await open(temp, 'wx', PRIVATE_FILE)
     let handleOpen = true
     let committed = false
     try {
@@ -130,12 +133,48 @@ export class LocalFileStore implements FileStore {
     await rm(this.stagedPath(prefix), { force: true })
   }
 
+  async * list (prefix: string): AsyncGenerator<ListedObject> {
+    const object = this.objectPath(prefix)
+    const itself = await this.listed(object, prefix)
+    if (itself !== null) yield itself
+    yield * this.walk(object.slice(0, -OBJECT_SUFFIX.length), prefix)
+  }
+
+  private async * walk (dir: string, prefix: string): AsyncGenerator<ListedObject> {
+    let entries
+    try {
+      entries = await readdir(dir, { withFileTypes: true })
+    } catch (error) {
+      if (isMissing(error)) return
+      throw error
+    }
+    // Temp files start with a dot and staged bytes carry their own suffix: neither is an object.
+    for (const entry of entries) {
+      if (entry.name.startsWith('.')) continue
+      if (entry.isDirectory()) yield * this.walk(join(dir, entry.name), `${prefix}/${entry.name}`)
+      else if (entry.isFile() && entry.name.endsWith(OBJECT_SUFFIX)) {
+        const found = await this.listed(join(dir, entry.name), `${prefix}/${entry.name.slice(0, -OBJECT_SUFFIX.length)}`)
+        if (found !== null) yield found
+      }
+    }
+  }
+
+  private async listed (path: string, key: string): Promise<ListedObject | null> {
+    try {
+      const info = await stat(path)
+      return info.isFile() ? { key, writtenAt: info.mtime } : null
+    } catch (error) {
+      if (isMissing(error)) return null
+      throw error
+    }
+  }
+
   async writePart (key: string, offset: number, body: Buffer): Promise<void> {
     const path = this.stagedPath(key)
     assertOffset(offset)
-    await mkdir(dirname(path), { recursive: true })
+    await mkdir(dirname(path), PRIVATE_DIR)
     // Neither truncating nor appending: parts land at their offsets in whatever order they come.
-    const handle = await open(path, constants.O_WRONLY | constants.O_CREAT)
+    const handle = await open(path, constants.O_WRONLY | constants.O_CREAT, PRIVATE_FILE)
     try {
       await writeFully(handle, body, offset)
       await handle.datasync()
@@ -167,10 +206,13 @@ export class LocalFileStore implements FileStore {
       await handle.close()
     }
     const dir = dirname(targetPath)
-    await mkdir(dir, { recursive: true })
+    await mkdir(dir, PRIVATE_DIR)
     const temp = tempBeside(targetPath)
     await linkOrCopy(staged, temp)
     try {
+      // A link keeps the staged file's time, which may be a day old: the object counts as written now (see list).
+      const now = new Date()
+      await utimes(temp, now, now)
       await rename(temp, targetPath)
     } catch (error) {
       await rm(temp, { force: true })

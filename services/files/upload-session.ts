@@ -66,6 +66,14 @@ export function fileKey (owner: UploadOwner, fileId: string): string | null {
   return segments.every(isValidKeySegment) ? `files/${segments.join('/')}` : null
 }
 
+/** The owner and file id a key made by fileKey names; null for any other key. */
+export function fileOfKey (key: string): { owner: UploadOwner, fileId: string } | null {
+  const segments = key.split('/')
+  if (segments.length !== 6 || segments[0] !== 'files' || !segments.every(isValidKeySegment)) return null
+  const [, projectId, table, recordId, field, fileId] = segments
+  return { owner: { projectId, table, recordId, field }, fileId }
+}
+
 /** The folder of every file a record (or, without a record id, a collection) holds. */
 export function ownerFolder (projectId: string, table: string, recordId?: string): string | null {
   const segments = recordId === undefined ? [projectId, table] : [projectId, table, recordId]

@@ -9,7 +9,7 @@ import { SNIFF_BYTES, sniffType } from './sniff.js'
 import { MAX_CHUNKS } from '../../schemas/files.js'
 import { isoString } from '../iso-dates.js'
 import {
-  bounded, checkName, checkProjectId, checkSha256, chunkInFlight, completing, fileKey, invalid, invalidChunk, ownerFolder,
+  bounded, checkName, checkProjectId, checkSha256, chunkInFlight, completing, fileKey, fileOfKey, invalid, invalidChunk, ownerFolder,
   normalizeType, readAll, sessionNotFound, stagedKey, toView, tooLarge, writing, type Session, type SessionRecord, type StartUpload,
   type StoredFile, type UploadOwner, type UploadSessionView
 } from './upload-session.js'
@@ -338,6 +338,14 @@ export class UploadSessions {
   async deleteFile (owner: UploadOwner, fileId: string): Promise<void> {
     const key = fileKey(owner, fileId)
     if (key !== null) await this.files.delete(key)
+  }
+
+  /** Every stored file with its owner and when its bytes were written, for the sweep of files no record holds. */
+  async * storedFiles (): AsyncGenerator<{ owner: UploadOwner, fileId: string, writtenAt: Date }> {
+    for await (const { key, writtenAt } of this.files.list('files')) {
+      const file = fileOfKey(key)
+      if (file !== null) yield { ...file, writtenAt }
+    }
   }
 
   /** Every file a record holds, or with no record id every file of a collection; idempotent. */

@@ -1,5 +1,6 @@
 import { forbidden, notFound, unauthorized } from '../errors.js'
 import type { Permission } from '../orgs/catalogue.js'
+import { permissionMissing } from '../orgs/resolver.js'
 import type { RepoRoleT } from '../../schemas/git.js'
 import type { Repo, Repositories } from './repositories.js'
 import type { ProtectedBranches, PushPolicy, WriteLevel } from './protection.js'
@@ -81,11 +82,7 @@ export function authorize (repo: Repo | null, access: RepoAccess, caller: GitCal
   if (caller.kind === 'anonymous') throw unauthorized('APP_GIT_AUTH_REQUIRED', 'Sign in: give a personal access token, a platform JWT or a deploy key token as the password')
   if (repo === null || (!access.read && !access.insider)) throw notFound('APP_GIT_REPOSITORY_NOT_FOUND', 'Repository not found')
   if (caller.kind === 'deployKey' && caller.repoId === repo._id) throw forbidden('APP_GIT_READ_ONLY_KEY', 'This deploy key is read-only')
-  throw missing(permission)
-}
-
-function missing (permission: Permission): Error {
-  return forbidden('APP_FORBIDDEN', `This needs the "${permission}" permission`, { permission })
+  throw permissionMissing(permission, caller.kind === 'user' ? caller.scopes : undefined)
 }
 
 const projectNotFound = (): Error => notFound('APP_PROJECT_NOT_FOUND', 'Project not found')
@@ -132,7 +129,7 @@ export class GitAccess {
     const permissions = combine(project, role, caller)
     if (permissions === null) throw projectNotFound()
     if (repo === null) throw notFound('APP_GIT_REPOSITORY_NOT_FOUND', 'Repository not found')
-    if (!permissions.has(permission)) throw missing(permission)
+    if (!permissions.has(permission)) throw permissionMissing(permission, caller.scopes)
     return { repo, permissions }
   }
 
@@ -143,7 +140,7 @@ export class GitAccess {
     const roles = await this.deps.members.rolesIn(projectId, caller.userId)
     if (project === null && roles.size === 0) throw projectNotFound()
     const readable = [...roles].filter(([, role]) => narrow(ROLE_PERMISSIONS[role], caller).includes('git.read')).map(([repoId]) => repoId)
-    if (readable.length === 0) throw missing('git.read')
+    if (readable.length === 0) throw permissionMissing('git.read', caller.scopes)
     return (await this.deps.repositories.list(projectId)).filter((repo) => readable.includes(repo._id))
   }
 

@@ -3,7 +3,7 @@ import type { CommitDiffT, CommitT } from '../../schemas/git.js'
 import type { BlockerT, MergeBodyT, MergeCheckT, MergeResultT } from '../../schemas/git-merge-requests.js'
 import { conflictsError, type MergePlumbing } from './merge-tree.js'
 import type { MergeRequests, Mr } from './merge-requests.js'
-import type { ProtectedBranches, WriteLevel } from './protection.js'
+import { mergeLevel, type ProtectedBranches, type WriteLevel } from './protection.js'
 import type { RepoReader } from './reader.js'
 import type { Repo } from './repositories.js'
 import type { Reviews } from './reviews.js'
@@ -88,8 +88,8 @@ export class MergeService {
     const rules = await this.deps.protection.matching(repo, mr.targetBranch)
     if (caller.level === null) block('permission', 'Merging needs the "git.write" permission')
     else {
-      const refusing = rules.find((rule) => !mayMerge(rule.merge ?? 'write', caller.level))
-      if (refusing !== undefined) block('branch_protected', `"${mr.targetBranch}" is protected by "${refusing.pattern}": ${refusing.merge === 'admin' ? 'only git.admin holders' : 'nobody'} may merge into it`)
+      const refusing = rules.find((rule) => !mayMerge(mergeLevel(rule), caller.level))
+      if (refusing !== undefined) block('branch_protected', `"${mr.targetBranch}" is protected by "${refusing.pattern}": ${mergeLevel(refusing) === 'admin' ? 'only git.admin holders' : 'nobody'} may merge into it`)
     }
     if (mr.draft) block('draft', 'The merge request is a draft: mark it ready first')
     const targetExists = await this.deps.reader.refExists(repo.gitDir, `refs/heads/${mr.targetBranch}`)

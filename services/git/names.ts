@@ -38,14 +38,20 @@ export function refNameProblem (name: string): string | null {
 }
 
 /**
- * A branch or tag name as `git check-ref-format --branch` takes it, less the
- * names git would read as something else: an option (`-x`), `HEAD`, or a
- * full ref (`refs/...`), which would nest under refs/heads/refs.
+ * Why git would read a branch or tag name as something else, or null: an
+ * option (`-x`), `HEAD`, or a full ref (`refs/...`), which would nest under
+ * refs/heads/refs. The pre-receive hook embeds this function's source, so a
+ * push and the REST routes refuse the same names: it uses nothing else.
  */
+export function reservedRefNameProblem (name: string): string | null {
+  if (name.startsWith('-')) return 'starts with "-"'
+  if (name === 'HEAD' || name.startsWith('refs/')) return 'is reserved ("HEAD" or a full refs/ name)'
+  return null
+}
+
+/** A branch or tag name as `git check-ref-format --branch` takes it, less the names reservedRefNameProblem refuses. */
 export function checkRefName (name: string, path: string, what: 'branch' | 'tag'): string {
-  const problem = refNameProblem(name) ??
-    (name.startsWith('-') ? 'starts with "-"' : null) ??
-    (name === 'HEAD' || name.startsWith('refs/') ? 'is reserved ("HEAD" or a full refs/ name)' : null)
+  const problem = refNameProblem(name) ?? reservedRefNameProblem(name)
   if (problem !== null) throw badRequest('APP_GIT_INVALID_REF_NAME', `The ${what} name ${problem}`, fieldIssue(path, problem))
   return name
 }

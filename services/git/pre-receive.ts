@@ -1,6 +1,6 @@
 import { chmod, mkdir, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { matchesRefPattern } from './names.js'
+import { matchesRefPattern, reservedRefNameProblem } from './names.js'
 
 /** The environment variable that carries a push's policy from the server into the hook. */
 export const POLICY_ENV = 'PLINTH_PUSH_POLICY'
@@ -16,12 +16,15 @@ export const POLICY_ENV = 'PLINTH_PUSH_POLICY'
  * judged by their own rules: creating, moving and deleting each allowed or
  * not.
  * Only refs/heads/ and refs/tags/ may be pushed: other namespaces are the
- * server's own.
+ * server's own. Names the REST routes refuse (`HEAD`, `-x`, `refs/...`
+ * under refs/heads/) are refused here too, as git's own branch commands and
+ * Gitea do; deleting one pushed before this check is allowed, so it can go.
  */
 const HOOK_BODY = String.raw`'use strict'
 const { execFileSync } = require('node:child_process')
 const ZERO = /^0+$/
 const matchesRefPattern = ${matchesRefPattern.toString()}
+const reservedRefNameProblem = ${reservedRefNameProblem.toString()}
 const policy = JSON.parse(process.env.${POLICY_ENV} || 'null')
 const refuse = (problems) => {
   for (const problem of problems) process.stderr.write('Plinth: ' + problem + '\n')
@@ -46,6 +49,8 @@ process.stdin.on('end', () => {
     if (line === '') continue
     const [oldOid, newOid, ref] = line.split(' ')
     if (!ref.startsWith('refs/heads/') && !ref.startsWith('refs/tags/')) { problems.push(ref + ': only branches and tags may be pushed'); continue }
+    const reserved = reservedRefNameProblem(ref.slice(ref.indexOf('/', 'refs/'.length) + 1))
+    if (reserved !== null && !ZERO.test(newOid)) { problems.push(ref + ': the name ' + reserved); continue }
     if (ref.startsWith('refs/tags/')) {
       const tag = ref.slice('refs/tags/'.length)
       const change = ZERO.test(oldOid) ? 'create' : ZERO.test(newOid) ? 'delete' : 'update'

@@ -14,7 +14,33 @@ type BranchRuleFields = {
   allowDelete: boolean
   // Absent on rules stored before merge settings existed; read as the defaults.
   merge?: PushAccessT
+  // True when the rule's writer named `merge`; otherwise merging is never looser than pushing (mergeLevel).
+  mergeExplicit?: boolean
   requiredApprovals?: number
+}
+
+/** A rule body as the routes pass it: `merge: null` goes back to following `push`. */
+export type BranchRuleInput = Partial<Omit<BranchRuleFields, 'merge' | 'mergeExplicit'> & { pattern: string, merge: PushAccessT | null }>
+
+const STRICTNESS: PushAccessT[] = ['write', 'admin', 'nobody']
+
+/**
+ * Who may merge into a rule's branches. A merge moves the branch as a push
+ * does, so a rule that freezes pushing (`push: nobody` or `admin`) freezes
+ * merging too, unless its writer set a looser `merge` explicitly. Rules
+ * stored before the flag existed read as not explicit: their `merge: write`
+ * was the old default, not a choice.
+ */
+export function mergeLevel (rule: Pick<BranchRuleFields, 'push' | 'merge' | 'mergeExplicit'>): PushAccessT {
+  const merge = rule.merge ?? 'write'
+  if (rule.mergeExplicit === true) return merge
+  return STRICTNESS[Math.max(STRICTNESS.indexOf(rule.push), STRICTNESS.indexOf(merge))]
+}
+
+/** A body's `merge` as stored: a level given is explicit, null or absent-on-create follows `push`. */
+function mergeChoice ({ merge, ...rest }: BranchRuleInput): Partial<BranchRuleFields> & { pattern?: string } {
+  if (merge === undefined) return rest
+  return { ...rest, merge: merge ?? 'write', mergeExplicit: merge !== null }
 }
 
 /** How much a caller may change in a repository: a writer (`git.write`, write deploy key) or an admin (`git.admin`). */
@@ -36,10 +62,18 @@ const BRANCH_RULES: PatternRuleKind<BranchRuleFields, ProtectedBranchT> = {
   noun: 'protected-branch',
   notFound: 'Protected-branch rule not found',
   exists: (pattern) => `A rule for "${pattern}" exists already`,
-  defaults: { push: 'write', allowForcePush: false, allowDelete: false, merge: 'write', requiredApprovals: 0 },
+  defaults: { push: 'write', allowForcePush: false, allowDelete: false, merge: 'write', mergeExplicit: false, requiredApprovals: 0 },
   view: (record) => {
     const { _id, repoId: _repo, createdAt, updatedAt, ...rest } = record
-    return { id: _id, ...rest, merge: rest.merge ?? 'write', requiredApprovals: rest.requiredApprovals ?? 0, createdAt: isoString(createdAt), updatedAt: isoString(updatedAt) }
+    return {
+      id: _id,
+      ...rest,
+      merge: mergeLevel(rest),
+      mergeExplicit: rest.mergeExplicit === true,
+      requiredApprovals: rest.requiredApprovals ?? 0,
+      createdAt: isoString(createdAt),
+      updatedAt: isoString(updatedAt)
+    }
   }
 }
 
@@ -53,6 +87,14 @@ const mayPush = (push: PushAccessT, level: WriteLevel): boolean => push === 'wri
 export class ProtectedBranches extends PatternRules<BranchRuleFields, ProtectedBranchT> {
   constructor (store: Store, deps: { clock: Clock, newId: IdGenerator }) {
     super(store, BRANCH_RULES, deps)
+  }
+
+  override async create (repo: Repo, input: BranchRuleInput & { pattern: string }): Promise<ProtectedBranchT> {
+    return await super.create(repo, { ...mergeChoice(input), pattern: input.pattern })
+  }
+
+  override async update (repo: Repo, ruleId: string, input: BranchRuleInput): Promise<ProtectedBranchT> {
+    return await super.update(repo, ruleId, mergeChoice(input))
   }
 
   /** The rules a push by a caller of `level` is held to, for the pre-receive hook. */

@@ -16,6 +16,8 @@ export interface SshGitDeps {
   callerFor: (fingerprint: string) => Promise<GitCaller | null>
   /** The repository at `projectId/slug` once the caller may use `service` on it; throws the same AppErrors as HTTP. */
   authorize: (caller: GitCaller, projectId: string, slug: string, service: GitService) => Promise<{ repo: Repo, policy?: PushPolicy }>
+  /** How the greeting of a session without a command names its caller: a user, or a deploy key's repository. */
+  describe: (caller: GitCaller) => Promise<string>
   transport: Transport
   limits: SshLimits
   log: { info: (details: object, message: string) => void, warn: (details: object, message: string) => void }
@@ -41,7 +43,8 @@ const socketKey = (address: string | undefined, port: number | undefined): strin
  * Git over SSH: public-key authentication against users' registered keys and
  * deploy keys, then exactly one `git-upload-pack` or `git-receive-pack` per
  * session, with the permissions and push policy of git over HTTP. No shell,
- * no port forwarding, no other command.
+ * no port forwarding, no other command: `ssh` without one is greeted by name
+ * and told so, as GitHub and Gitea do, so a user can test their key.
  *
  * What one client can hold is capped before ssh2 sees a byte: connections in
  * all and per address are counted on the TCP socket, a connection must sign
@@ -156,8 +159,14 @@ export class GitSshServer {
           if (info.key === 'GIT_PROTOCOL') protocol = gitProtocol(info.val)
           accept?.()
         })
-        session.on('pty', (_accept, reject) => { reject?.() })
-        session.on('shell', (_accept, reject) => { reject?.() })
+        // Granted, though none is ever made: `ssh git@host` from a terminal asks for one, and the greeting is all it gets.
+        let terminal = false
+        session.on('pty', (accept) => { terminal = true; accept?.() })
+        session.on('shell', (accept) => {
+          const channel = accept()
+          if (fingerprint === null) { refuse(channel, 'not authenticated'); return }
+          void this.greet(channel, fingerprint, terminal ? '\r\n' : '\n')
+        })
         session.on('exec', (accept, _reject, command) => {
           const channel = accept()
           if (fingerprint === null) { refuse(channel, 'not authenticated'); return }
@@ -167,6 +176,20 @@ export class GitSshServer {
         })
       })
     })
+  }
+
+  /** What `ssh -T git@host` shows: who the key signs in as, and that only git is served. Exit 1, as GitHub's. */
+  private async greet (channel: ServerChannel, fingerprint: string, newline: string): Promise<void> {
+    try {
+      const caller = await this.deps.callerFor(fingerprint)
+      if (caller === null) { refuse(channel, 'this key is no longer registered'); return }
+      channel.stderr.write(`Hi ${await this.deps.describe(caller)}! You've successfully authenticated, but Plinth does not provide shell access: only git clone, fetch and push are served over SSH.${newline}`)
+      channel.exit(1)
+      channel.end()
+    } catch (error) {
+      this.deps.log.warn({ err: error }, 'ssh greeting failed')
+      refuse(channel, 'internal error')
+    }
   }
 
   private async exec (channel: ServerChannel, fingerprint: string, command: string, protocol: string | null, touch: () => void): Promise<void> {

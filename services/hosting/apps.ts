@@ -71,10 +71,7 @@ export class HostingApps {
   }
 
   async create (projectId: string, kind: AppKind, input: CreateAppBodyT & { spaFallback?: boolean }): Promise<AppRecord> {
-    const instances = input.scaling?.instances ?? 1
-    const min = input.scaling?.min ?? Math.min(1, instances)
-    const max = input.scaling?.max ?? Math.max(instances, 1)
-    const scaling = checkScaling({ instances, min, max })
+    const scaling = resolveScaling({ instances: 1, min: 1, max: 1 }, { instances: 1, ...input.scaling })
     const now = this.deps.clock.now()
     const record: AppRecord = {
       _id: this.deps.newId(),
@@ -167,17 +164,22 @@ export class HostingApps {
     return await this.records.findOne({ _id: app._id }) ?? app
   }
 
-  /** The live deployment starts again, without a build. */
+  /**
+   * The live deployment starts again, without a build, in the reconcile job:
+   * until its instances are up the app is `deploying` (and without a live
+   * deployment, whatever its deployments make it), never still `suspended`.
+   */
   async unsuspend (app: AppRecord): Promise<AppRecord> {
     if (!app.suspended) throw conflict('APP_HOSTING_NOT_SUSPENDED', 'The app is not suspended')
-    const updated = await this.change(app, { suspended: false })
+    const updated = await this.change(app, app.liveDeploymentId === null ? { suspended: false } : { suspended: false, state: 'deploying' })
     await this.deps.timeline.add(app, 'unsuspended', 'The app was resumed')
+    if (app.liveDeploymentId === null) await this.deps.releases.publish(app._id)
     await this.deps.reconcile(app._id)
-    return updated
+    return app.liveDeploymentId === null ? await this.records.findOne({ _id: app._id }) ?? updated : updated
   }
 
   async scale (app: AppRecord, input: { instances: number, min?: number, max?: number }): Promise<AppRecord> {
-    const scaling = checkScaling({ instances: input.instances, min: input.min ?? app.scaling.min, max: input.max ?? app.scaling.max })
+    const scaling = resolveScaling(app.scaling, input)
     const updated = await this.change(app, { scaling })
     await this.deps.timeline.add(app, 'scaled', `Scaled to ${scaling.instances} instance(s) (min ${scaling.min}, max ${scaling.max})`)
     await this.deps.reconcile(app._id)
@@ -203,7 +205,22 @@ export class HostingApps {
   }
 }
 
-function checkScaling (scaling: { instances: number, min: number, max: number }): { instances: number, min: number, max: number } {
+type ScalingValues = { instances: number, min: number, max: number }
+
+/**
+ * The scaling a request asks for, over the app's current one. A bound given
+ * is held to; one left out widens, if need be, to take the instance count,
+ * so `{ instances }` alone always sets the count (a larger one raises `max`,
+ * a smaller one lowers `min`).
+ */
+function resolveScaling (current: ScalingValues, input: { instances: number, min?: number, max?: number }): ScalingValues {
+  const { instances } = input
+  const min = input.min ?? Math.min(current.min, instances)
+  const max = input.max ?? Math.max(current.max, instances, min)
+  return checkScaling({ instances, min, max })
+}
+
+function checkScaling (scaling: ScalingValues): ScalingValues {
   const { instances, min, max } = scaling
   if (max > HOSTING_LIMITS.instancesMax) throw badRequest('APP_HOSTING_SCALING_INVALID', `max is at most ${HOSTING_LIMITS.instancesMax}`, fieldIssue('body.max', `must be at most ${HOSTING_LIMITS.instancesMax}`))
   if (min > max) throw badRequest('APP_HOSTING_SCALING_INVALID', 'min must not exceed max', fieldIssue('body.min', 'must not exceed max'))

@@ -1,13 +1,9 @@
-import { lookup } from 'node:dns/promises'
-import { BlockList, isIP } from 'node:net'
+import { isIP } from 'node:net'
 import { badRequest, fieldIssue, type AppError } from '../errors.js'
-import { embeddedIpv4, internalKind, type InternalKind } from '../internal-addresses.js'
+import { AddressGuard, type InternalKind, type ResolveAll } from '../internal-addresses.js'
 import { SourceError } from './sources.js'
 
-/** Every address a host name resolves to; rejects when it resolves to none. */
-export type ResolveAll = (host: string) => Promise<string[]>
-
-export const systemResolveAll: ResolveAll = async (host) => (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address)
+export { systemResolveAll, type ResolveAll } from '../internal-addresses.js'
 
 /** An external repository's URL and the addresses it was checked at: its clone connects to these and nowhere else. */
 export interface CheckedRemote {
@@ -17,9 +13,6 @@ export interface CheckedRemote {
   /** Empty when the host is an IP address, which curl does not resolve. */
   addresses: string[]
 }
-
-/** Why a remote may not be fetched: its host resolves nowhere, or somewhere internal. */
-type Verdict = { ok: true, remote: CheckedRemote } | { ok: false, unresolved: true } | { ok: false, unresolved: false, kind: InternalKind }
 
 const article = (kind: InternalKind): string => /^[aeiou]/.test(kind) ? 'an' : 'a'
 
@@ -35,30 +28,22 @@ const article = (kind: InternalKind): string => /^[aeiou]/.test(kind) ? 'an' : '
  * public host reaches an internal one.
  */
 export class ExternalGitGuard {
-  private readonly names = new Set<string>()
-  private readonly suffixes: string[] = []
-  private readonly ranges = new BlockList()
+  private readonly guard: AddressGuard
 
   constructor (private readonly deps: { allowedHosts: readonly string[], caFile: string | null, resolveAll?: ResolveAll }) {
-    for (const entry of deps.allowedHosts) {
-      const [address, prefix] = entry.split('/')
-      const family = isIP(address)
-      if (family !== 0) this.ranges.addSubnet(address, prefix === undefined ? (family === 4 ? 32 : 128) : Number(prefix), family === 4 ? 'ipv4' : 'ipv6')
-      else if (entry.startsWith('*.')) this.suffixes.push(entry.slice(1))
-      else this.names.add(entry)
-    }
+    this.guard = new AddressGuard(deps)
   }
 
   /** When the source is set: a host that resolves to an internal address is a 400; one that resolves nowhere is left to the clone, which checks again. */
   async checkOnSet (url: string): Promise<void> {
-    const verdict = await this.verdict(url)
+    const verdict = await this.guard.check(url)
     if (!verdict.ok && !verdict.unresolved) throw forbidden(verdict.kind)
   }
 
   /** Before a clone: the remote with the addresses to pin it to, or a refusal naming why. */
   async checkOnClone (url: string): Promise<CheckedRemote> {
-    const verdict = await this.verdict(url)
-    if (verdict.ok) return verdict.remote
+    const verdict = await this.guard.check(url)
+    if (verdict.ok) return { url: verdict.target.url.toString(), host: verdict.target.host, port: verdict.target.port, addresses: verdict.target.addresses }
     if (verdict.unresolved) throw new SourceError(`The git source's host ${new URL(url).hostname} does not resolve`)
     throw new SourceError(forbidden(verdict.kind).message)
   }
@@ -72,36 +57,6 @@ export class ExternalGitGuard {
     }
     if (this.deps.caFile !== null) options.push('-c', `http.sslCAInfo=${this.deps.caFile}`)
     return options
-  }
-
-  private async verdict (raw: string): Promise<Verdict> {
-    const url = new URL(raw)
-    const host = url.hostname.replace(/^\[|\]$/g, '')
-    const port = url.port === '' ? 443 : Number(url.port)
-    const literal = isIP(host) !== 0
-    let addresses: string[]
-    if (literal) addresses = [host]
-    else {
-      try { addresses = await (this.deps.resolveAll ?? systemResolveAll)(host) } catch { return { ok: false, unresolved: true } }
-      if (addresses.length === 0) return { ok: false, unresolved: true }
-    }
-    if (!this.hostAllowed(host)) {
-      for (const address of addresses) {
-        const kind = internalKind(address)
-        if (kind !== null && !this.addressAllowed(address)) return { ok: false, unresolved: false, kind }
-      }
-    }
-    return { ok: true, remote: { url: url.toString(), host, port, addresses: literal ? [] : addresses } }
-  }
-
-  private hostAllowed (host: string): boolean {
-    return this.names.has(host) || this.suffixes.some((suffix) => host.endsWith(suffix))
-  }
-
-  private addressAllowed (address: string): boolean {
-    const family = isIP(address) === 4 ? 'ipv4' : 'ipv6'
-    const inner = family === 'ipv6' ? embeddedIpv4(address) : null
-    return this.ranges.check(address, family) || (inner !== null && this.ranges.check(inner, 'ipv4'))
   }
 }
 

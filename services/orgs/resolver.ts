@@ -1,4 +1,4 @@
-import { notFound } from '../errors.js'
+import { commonErrors, notFound } from '../errors.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { PERMISSION_NAMES, ROLES, type Grant, type Permission, type Role } from './catalogue.js'
 import { membershipId, type MembershipRecord } from './memberships.js'
@@ -43,6 +43,15 @@ export interface SetGrant { grant: Grant, setId: string, setName: string }
 /** Where grants held through sets come from (teams, permission groups). */
 export interface SetGrants {
   grantsFor (orgId: string, userId: string): Promise<SetGrant[]>
+}
+
+/**
+ * The 403 of a permission the caller lacks, naming it. When a PAT's scopes
+ * leave it out, that is the reason given, with the scopes the token has, so
+ * its holder knows to make a token with that scope rather than ask for a role.
+ */
+export function permissionMissing (permission: Permission, scopes?: readonly string[]): Error {
+  return commonErrors.forbidden({ permission, scopes })
 }
 
 function narrow (permissions: Permission[], caller: Caller): Permission[] {

@@ -9,7 +9,7 @@ import { isoString } from '../iso-dates.js'
 /** A project JWT for a user, without a session behind it (the admin mint). */
 export interface ProjectAccess {
   user: ProjectUser
-  token: string
+  accessToken: string
   tokenType: 'Bearer'
   expiresIn: number
   expiresAt: string
@@ -78,7 +78,7 @@ export class ProjectAuth {
     const { userId, accessToken, expiresIn, refreshToken: next, refreshExpiresAt } = await this.deps.sessions.refresh(refreshToken, projectId)
     const account = await this.deps.users.account(projectId, userId)
     if (account === null) throw unauthorized('APP_INVALID_REFRESH_TOKEN', 'Refresh token is invalid, expired or already used')
-    return { user: await this.profile(projectId, account.user), token: accessToken, tokenType: 'Bearer', expiresIn, expiresAt: this.expiresAt(expiresIn), refreshToken: next, refreshExpiresAt }
+    return { user: await this.profile(projectId, account.user), accessToken, tokenType: 'Bearer', expiresIn, expiresAt: this.expiresAt(expiresIn), refreshToken: next, refreshExpiresAt }
   }
 
   async logout (projectId: string, refreshToken: string): Promise<void> {
@@ -129,7 +129,7 @@ export class ProjectAuth {
     if (account === null) throw notFound('APP_USER_NOT_FOUND', 'User not found')
     if (account.disabled) throw forbidden('APP_USER_DISABLED', 'This account is disabled')
     const { token, expiresIn, expiresAt } = this.deps.tokens.sign(projectId, userId, account.sessionEpoch)
-    return { user: account.user, token, tokenType: 'Bearer', expiresIn, expiresAt }
+    return { user: account.user, accessToken: token, tokenType: 'Bearer', expiresIn, expiresAt }
   }
 
   async requireAuthOn (projectId: string): Promise<void> {
@@ -148,7 +148,7 @@ export class ProjectAuth {
   /** `sessionEpoch`: the one the password was checked under, when a password was; a new user's is 0. */
   private async startSession (projectId: string, user: ProjectUser, sessionEpoch?: number): Promise<ProjectSession> {
     const { accessToken, expiresIn, refreshToken, refreshExpiresAt } = await this.deps.sessions.start(user.id, projectId, sessionEpoch)
-    return { user: await this.profile(projectId, user), token: accessToken, tokenType: 'Bearer', expiresIn, expiresAt: this.expiresAt(expiresIn), refreshToken, refreshExpiresAt }
+    return { user: await this.profile(projectId, user), accessToken, tokenType: 'Bearer', expiresIn, expiresAt: this.expiresAt(expiresIn), refreshToken, refreshExpiresAt }
   }
 
   /**

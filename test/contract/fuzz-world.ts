@@ -306,7 +306,7 @@ export class FuzzWorld {
     this.set({
       [name('endUserId')]: session.user.id,
       [name('endUserEmail')]: email,
-      [name('projectJwt')]: session.token,
+      [name('projectJwt')]: session.accessToken,
       [name('expiredProjectJwt')]: signJwt({ sub: session.user.id, pid: projectId, type: 'project', aud: `plinth:project:${projectId}`, iss: this.app.config.publicUrl, iat: now - 7200, exp: now - 3600 }, projectKey)
     })
   }

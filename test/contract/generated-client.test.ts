@@ -63,7 +63,7 @@ t.test('the walk-through through a generated client', async (t) => {
     body: { email: 'bob@example.com', password: 'long enough 1' }
   }), 'end user')
   const user = createClient<paths>({ baseUrl })
-  user.use(bearer(session.token))
+  user.use(bearer(session.accessToken))
   t.equal(ok(t, await user.GET('/api/p/{projectId}/auth/me', { params: { path: { projectId } } }), 'end user me').id, session.user.id)
 
   const table = 'notes'

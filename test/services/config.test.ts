@@ -118,6 +118,7 @@ t.test('a bad value names its variable', async (t) => {
     [{ DNS_GATEWAY_IPV4: '2001:db8::1' }, 'DNS_GATEWAY_IPV4'],
     [{ DNS_GATEWAY_IPV6: '192.0.2.1' }, 'DNS_GATEWAY_IPV6'],
     [{ HOSTING_ENABLED: 'perhaps' }, 'HOSTING_ENABLED'],
+    [{ HOSTING_STOP_APPS_ON_EXIT: 'always' }, 'HOSTING_STOP_APPS_ON_EXIT'],
     [{ HOSTING_DRIVER: 'vm' }, 'HOSTING_DRIVER'],
     [{ HOSTING_DRIVER: 'container', HOSTING_BASE_IMAGE: 'node:20-slim' }, 'HOSTING_DOCKER_SOCKET'],
     [{ HOSTING_DRIVER: 'container', HOSTING_DOCKER_SOCKET: '/run/podman.sock' }, 'HOSTING_BASE_IMAGE'],
@@ -136,16 +137,17 @@ t.test('a bad value names its variable', async (t) => {
     [{ HOSTING_INSTANCE_MEMORY_MB: '1' }, 'HOSTING_INSTANCE_MEMORY_MB'],
     [{ HOSTING_HEALTH_TIMEOUT_SECONDS: '0' }, 'HOSTING_HEALTH_TIMEOUT_SECONDS']
   ]
-  t.match(loadConfig({ DATA_DIR: '/srv/plinth' }).hosting, { enabled: true, driver: 'process', dir: '/srv/plinth/hosting', appsDomain: 'apps.localhost', gateway: { port: 8000, tlsPort: null, host: '127.0.0.1' }, instanceLimits: { memoryMb: 512, cpus: 1, pids: 256 }, healthTimeoutMs: 60_000, stopGraceMs: 10_000, container: null }, 'hosting on, the gateway on its default port')
+  t.match(loadConfig({ DATA_DIR: '/srv/plinth' }).hosting, { enabled: true, driver: 'process', dir: '/srv/plinth/hosting', appsDomain: 'apps.localhost', gateway: { port: 8000, tlsPort: null, host: '127.0.0.1' }, instanceLimits: { memoryMb: 512, cpus: 1, pids: 256 }, healthTimeoutMs: 60_000, stopGraceMs: 10_000, stopAppsOnExit: false, container: null }, 'hosting on, the gateway on its default port')
+  t.equal(loadConfig({ HOSTING_STOP_APPS_ON_EXIT: 'true' }).hosting.stopAppsOnExit, true)
   t.same([' off ', 'OFF'].map((off) => loadConfig({ GATEWAY_PORT: off }).hosting.gateway.port), [null, null], 'off: no gateway')
   t.same(['0', '', '9000'].map((port) => loadConfig({ GATEWAY_PORT: port }).hosting.gateway.port), [0, 8000, 9000], '0 picks a free port; empty is unset')
   t.same([loadConfig({ HOSTING_ENABLED: 'false' }).hosting.gateway, loadConfig({ HOSTING_ENABLED: 'false', GATEWAY_TLS_PORT: '8443' }).hosting.gateway.port], [{ port: null, tlsPort: null, host: '127.0.0.1' }, null], 'hosting off: no gateway unless GATEWAY_PORT says so')
   t.equal(loadConfig({ PORT: '8000', GATEWAY_PORT: '8001' }).hosting.gateway.port, 8001)
   t.equal(loadConfig({ PORT: '0', GATEWAY_PORT: '0', GATEWAY_TLS_PORT: '0' }).hosting.gateway.tlsPort, 0, 'free ports never collide')
   t.match(loadConfig({ HOSTING_DRIVER: 'container', HOSTING_DOCKER_SOCKET: '/run/podman.sock', HOSTING_BASE_IMAGE: 'node:20-slim', HOSTING_APPS_DOMAIN: 'Apps.Example.com.', GATEWAY_PORT: '8000', GATEWAY_TLS_PORT: '8443', GATEWAY_HOST: '0.0.0.0', HOSTING_INSTANCE_CPUS: '0.5' }).hosting, { driver: 'container', container: { socketPath: '/run/podman.sock', baseImage: 'node:20-slim' }, appsDomain: 'apps.example.com', gateway: { port: 8000, tlsPort: 8443, host: '0.0.0.0' }, instanceLimits: { cpus: 0.5 } })
-  t.same(loadConfig({}).dns, { port: null, host: '127.0.0.1', nameservers: ['ns1.plinth.localhost', 'ns2.plinth.localhost'], axfrAllow: [], gateway: { host: null, ipv4: [], ipv6: [] }, providerPrivateHosts: [] }, 'the DNS server is off unless DNS_PORT is set')
+  t.same(loadConfig({}).dns, { port: null, host: '127.0.0.1', nameservers: ['ns1.plinth.localhost', 'ns2.plinth.localhost'], axfrAllow: [], gateway: { host: null, ipv4: [], ipv6: [] }, providerPrivateHosts: [], rateLimit: { responsesPerSecond: 50, slip: 2, ipv4Prefix: 24, ipv6Prefix: 56, exempt: [] } }, 'the DNS server is off unless DNS_PORT is set; response-rate limiting is on')
   t.same(loadConfig({ DNS_PORT: '5353', DNS_HOST: '::', DNS_NAMESERVERS: 'NS1.Example.com., ns2.example.net', DNS_AXFR_ALLOW: '192.0.2.9, ::1', DNS_GATEWAY_HOST: 'GW.example.net.', DNS_GATEWAY_IPV4: '192.0.2.80', DNS_GATEWAY_IPV6: '2001:db8::80', DNS_PROVIDER_PRIVATE_HOSTS: '10.0.0.5, PDNS.internal,[::1]' }).dns, {
-    port: 5353, host: '::', nameservers: ['ns1.example.com', 'ns2.example.net'], axfrAllow: ['192.0.2.9', '::1'], gateway: { host: 'gw.example.net', ipv4: ['192.0.2.80'], ipv6: ['2001:db8::80'] }, providerPrivateHosts: ['10.0.0.5', 'pdns.internal', '::1']
+    port: 5353, host: '::', nameservers: ['ns1.example.com', 'ns2.example.net'], axfrAllow: ['192.0.2.9', '::1'], gateway: { host: 'gw.example.net', ipv4: ['192.0.2.80'], ipv6: ['2001:db8::80'] }, providerPrivateHosts: ['10.0.0.5', 'pdns.internal', '::1'], rateLimit: { responsesPerSecond: 50, slip: 2, ipv4Prefix: 24, ipv6Prefix: 56, exempt: [] }
   })
   for (const [env, variable] of bad) {
     const error = (() => { try { loadConfig(env) } catch (caught) { return caught } })()

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { PermanentJobError } from '../../services/jobs.js'
+import { DeferJobError, PermanentJobError } from '../../services/jobs.js'
 import { openTestJobQueue } from '../helper.js'
 
 t.test('a keyed job: one per key, queued once, asked again while it runs, restarted once finished', async (t) => {
@@ -30,4 +30,22 @@ t.test('a keyed job: one per key, queued once, asked again while it runs, restar
   t.match(await queue.fail((await queue.claim('w', ['deploy'], 1_000))!, 'w', new PermanentJobError('no')), { status: 'failed' }, 'and ends when not')
   await t.rejects(queue.enqueueKeyed('bad type', 'k'), { code: 'APP_JOB_INVALID' })
   await t.rejects(queue.enqueueKeyed('deploy', 'k', [] as unknown as Record<string, unknown>), { code: 'APP_JOB_INVALID' })
+})
+
+t.test('dueNow: a keyed job waiting out a delay is made due at once; without it, it keeps its time', async (t) => {
+  const { queue, clock } = await openTestJobQueue(t)
+  await queue.enqueueKeyed('deliver', 'd1')
+  const claimed = await queue.claim('w', ['deliver'], 1_000)
+  const deferred = await queue.fail(claimed!, 'w', new DeferJobError('retry later', 60_000))
+  t.same(deferred?.runAt, new Date(clock.nowMs() + 60_000))
+  await queue.enqueueKeyed('deliver', 'd1')
+  t.equal(await queue.claim('w', ['deliver'], 1_000), null, 'asked again without dueNow: it still waits')
+  const woken: string[] = []
+  queue.onDue(() => { woken.push('due') })
+  await queue.enqueueKeyed('deliver', 'd1', {}, { dueNow: true })
+  t.same(woken, ['due'], 'the worker here is told')
+  const now = await queue.claim('w', ['deliver'], 1_000)
+  t.equal(now?._id, claimed?._id, 'with dueNow it runs now')
+  await queue.enqueueKeyed('deliver', 'd1', {}, { dueNow: true })
+  t.match(await queue.get(claimed!._id), { status: 'running', again: true }, 'a running one is asked again as before')
 })

@@ -171,6 +171,22 @@ t.test('an expired lease is reclaimed and the old owner is fenced off', async (t
   t.match(await queue.complete(byB!, 'B', 'from B'), { status: 'succeeded', result: 'from B', leaseOwner: 'B' })
 })
 
+t.test('a claim takes work whose worker stopped before younger due jobs, then the oldest due job; each by its own index', async (t) => {
+  const clock = new ManualClock()
+  const { queue } = await openTestJobQueue(t, clock)
+  const stalled = await queue.enqueue('build', {})
+  await queue.claim('A', ['build'], 1_000)
+  for (let i = 0; i < 3; i++) await queue.enqueue('build', { i })
+  clock.advance(1_001)
+  t.equal((await queue.claim('B', ['build', 'other'], 1_000))?._id, stalled._id, 'the stalled job first')
+  t.same((await queue.claim('B', ['build', 'other'], 1_000))?.payload, { i: 0 }, 'then the oldest queued one')
+  const claims = queue.jobs.findOneAndUpdate.bind(queue.jobs)
+  const filters: unknown[] = []
+  queue.jobs.findOneAndUpdate = async (filter, update, options) => { filters.push(filter); return await claims(filter, update, options) }
+  await queue.claim('B', ['build'], 1_000)
+  t.notOk(filters.some((filter) => JSON.stringify(filter).includes('$or')), 'no $or: one with it made the embedded engine sort every due job on each claim')
+})
+
 t.test('a worker that reclaims its own expired job cannot settle it with the earlier claim', async (t) => {
   const clock = new ManualClock()
   const { queue } = await openTestJobQueue(t, clock)

@@ -1,3 +1,4 @@
+import { chmodSync, closeSync, openSync, statSync } from 'node:fs'
 import Database from 'better-sqlite3'
 import type { Document, IndexKey } from '../types.js'
 import { collectionOfTable, quoteIdentifier, tableName } from './names.js'
@@ -26,6 +27,26 @@ type Statement = Database.Statement<unknown[], unknown>
 const STATEMENT_CACHE_SIZE = 500
 
 /**
+ * The file holds password and token hashes and sealed secrets: readable by
+ * its owner only, like master.key. SQLite gives the -wal and -shm files the
+ * database file's mode, so a private database makes all three private; files
+ * an earlier version left readable to others are narrowed too.
+ */
+function keepPrivate (file: string): void {
+  closeSync(openSync(file, 'a', 0o600))
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) {
+    let mode: number
+    try {
+      mode = statSync(path).mode
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue
+      throw error
+    }
+    if ((mode & 0o077) !== 0) chmodSync(path, mode & 0o700)
+  }
+}
+
+/**
  * One better-sqlite3 connection plus what the engine caches about the file:
  * prepared statements and the collection/index catalogue. The catalogue lives
  * in the file and carries a version that every change bumps, so connections in
@@ -44,6 +65,7 @@ export class Connection {
   private readonly documents = new DocumentCache()
 
   constructor (file: string) {
+    if (file !== ':memory:') keepPrivate(file)
     // Several API processes may share the file; a writer waits for the lock rather than failing at once.
     this.db = new Database(file, { timeout: 10_000 })
     this.db.pragma('journal_mode = WAL')

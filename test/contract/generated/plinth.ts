@@ -823,7 +823,7 @@ export interface paths {
         get: operations["getCollection"];
         /**
          * Change fields, indexes or method settings; refused with 409 if existing records would break it
-         * @description Needs `collections.manage`. A change that existing records would violate (a unique index over duplicates, a new required field some lack, a stricter type) is 409 `APP_DEFINITION_CONFLICT` and nothing changes.
+         * @description Needs `collections.manage`. A change that existing records would violate (a unique index over duplicates, a new required field some lack, a stricter type, a field declared over values records already hold under its name that it would refuse) is 409 `APP_DEFINITION_CONFLICT` and nothing changes. `signUpFields` is for `_users` only.
          */
         put: operations["updateCollection"];
         post?: never;
@@ -848,7 +848,7 @@ export interface paths {
         put?: never;
         /**
          * Register an end user; returns the user, a project JWT and a refresh token
-         * @description Public while the project has end-user auth on (403 `APP_PROJECT_AUTH_DISABLED` otherwise). `extraFields` are the user's own fields of the `_users` collection and meet its definition as a data-API create does. Rate-limited per project and address.
+         * @description Public while the project has end-user auth on (403 `APP_PROJECT_AUTH_DISABLED` otherwise). `extraFields` are the user's own fields of the `_users` collection: declared ones meet its definition as a data-API create does, undeclared ones are kept as sent unless its `signUpFields` is `strict` (then 400 `APP_UNKNOWN_FIELD`). Rate-limited per project and address.
          */
         post: operations["registerProjectUser"];
         delete?: never;
@@ -1004,7 +1004,7 @@ export interface paths {
         head?: never;
         /**
          * Set fields on every record matching a filter, under the update rule
-         * @description Needs the update method enabled and a filter that selects something by its form (400 `APP_FILTER_REQUIRED`). `dryRun` only counts; more matches than `maxAffected` change nothing (409 `APP_TOO_MANY_AFFECTED`).
+         * @description Needs the update method enabled and a filter that selects something by its form (400 `APP_FILTER_REQUIRED`). Clearing a file field deletes its files: the fileDelete rule must allow it on every matched record (403 `APP_FORBIDDEN`, nothing changed). `dryRun` only counts; more matches than `maxAffected` change nothing (409 `APP_TOO_MANY_AFFECTED`).
          */
         patch: operations["bulkUpdateRecords"];
         trace?: never;
@@ -1043,7 +1043,7 @@ export interface paths {
         get: operations["getRecord"];
         /**
          * Change the fields given; with If-Match only if the record is still at that version (412 otherwise)
-         * @description Under the collection's update rule. Only the fields given change. With `If-Match` the change applies only if the record is still at that version (412 `APP_VERSION_MISMATCH` otherwise).
+         * @description Under the collection's update rule. Only the fields given change. Clearing a file field (`null`, or `[]` on a multiple one) deletes its files, so it needs the fileDelete rule too (403 `APP_FORBIDDEN`). With `If-Match` the change applies only if the record is still at that version (412 `APP_VERSION_MISMATCH` otherwise).
          */
         put: operations["updateRecord"];
         post?: never;
@@ -2225,6 +2225,8 @@ export interface paths {
         /**
          * The zone as a zone file
          * @description Needs `dns.read`. Every record, SOA first, names relative to `$ORIGIN`; importing it again gives the same records.
+         *             JSON by default (`{ name, zoneFile }` in the envelope); with `Accept: text/dns` or `?format=text` the
+         *             master file itself (`text/dns`) with a download name.
          *
          *     Refused with:
          *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
@@ -2558,7 +2560,7 @@ export interface paths {
         put?: never;
         /**
          * Resume a suspended app: its live deployment starts again, without a build
-         * @description Needs `hosting.deploy`. The instances start in the background; the gateway routes to them once healthy. 409 `APP_HOSTING_NOT_SUSPENDED` when it is not suspended.
+         * @description Needs `hosting.deploy`. The instances start in the background; the gateway routes to them once healthy. The answer gives the state the app is in now: `deploying` while its live deployment starts again (`created` before any). 409 `APP_HOSTING_NOT_SUSPENDED` when it is not suspended.
          */
         post: operations["unsuspendHostingApp"];
         delete?: never;
@@ -2577,7 +2579,7 @@ export interface paths {
         get?: never;
         /**
          * Set how many instances the live deployment runs
-         * @description Needs `hosting.manage`. No build: instances of the live deployment start (health-gated) or stop in the background. `instances` must lie within min and max (400 `APP_HOSTING_SCALING_INVALID`).
+         * @description Needs `hosting.manage`. No build: instances of the live deployment start (health-gated) or stop in the background. `instances` alone sets the count: `min` and `max`, when left out, widen to take it; when given, `instances` must lie within them (400 `APP_HOSTING_SCALING_INVALID`).
          */
         put: operations["scaleHostingApp"];
         post?: never;
@@ -6094,6 +6096,8 @@ export interface components {
                 download: components["schemas"]["MethodSetting"];
                 fileDelete: components["schemas"]["MethodSetting"];
             };
+            /** @description `_users` only. `open` (what switching auth on gives): profile fields sent at sign-up that `fields` does not declare are stored with the user as given, beside the declared ones, which meet their definitions. `strict`: they are refused with 400 `APP_UNKNOWN_FIELD`. Either way, read-only fields, files and reserved names are refused */
+            signUpFields?: "open" | "strict";
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -6291,8 +6295,10 @@ export interface components {
             push: "write" | "admin" | "nobody";
             allowForcePush: boolean;
             allowDelete: boolean;
-            /** @description Who may push to matching branches: callers with `git.write` (and write deploy keys), only `git.admin` holders, or nobody (changes come through the API) */
+            /** @description Who may merge merge requests into matching branches, as enforced: never looser than `push` unless `mergeExplicit` */
             merge: "write" | "admin" | "nobody";
+            /** @description True when `merge` was set on the rule; false when it follows `push` (a frozen branch takes no merges either) */
+            mergeExplicit: boolean;
             /** @description Approvals a merge request needs before it may be merged into a matching branch */
             requiredApprovals: number;
             /** Format: date-time */
@@ -6558,7 +6564,7 @@ export interface components {
             id: string;
             projectId: string;
             name: string;
-            /** @description `created` before its first deployment; `deploying` while one builds or releases; `running` with every instance up; `degraded` with some down; `crashed` with none; `suspended` by request */
+            /** @description `created` before its first deployment; `deploying` while one builds or releases, or while a resumed app's instances start; `running` with every instance up; `degraded` with some down; `crashed` with none; `suspended` by request */
             state: "created" | "deploying" | "running" | "degraded" | "crashed" | "suspended";
             /** @description Where the gateway serves it: `<name>.<HOSTING_APPS_DOMAIN>` */
             hostname: string;
@@ -6599,7 +6605,7 @@ export interface components {
             id: string;
             projectId: string;
             name: string;
-            /** @description `created` before its first deployment; `deploying` while one builds or releases; `running` with every instance up; `degraded` with some down; `crashed` with none; `suspended` by request */
+            /** @description `created` before its first deployment; `deploying` while one builds or releases, or while a resumed app's instances start; `running` with every instance up; `degraded` with some down; `crashed` with none; `suspended` by request */
             state: "created" | "deploying" | "running" | "degraded" | "crashed" | "suspended";
             /** @description Where the gateway serves it: `<name>.<HOSTING_APPS_DOMAIN>` */
             hostname: string;
@@ -9688,8 +9694,8 @@ export interface operations {
                         success: true;
                         data: {
                             user: components["schemas"]["ProjectUser"];
-                            /** @description Project JWT (claim type "project"), valid only on this project */
-                            token: string;
+                            /** @description Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>` */
+                            accessToken: string;
                             /** @enum {string} */
                             tokenType: "Bearer";
                             /** @description Seconds until the token expires */
@@ -9874,6 +9880,8 @@ export interface operations {
                         download?: components["schemas"]["MethodSetting"];
                         fileDelete?: components["schemas"]["MethodSetting"];
                     };
+                    /** @description `_users` only. `open` (what switching auth on gives): profile fields sent at sign-up that `fields` does not declare are stored with the user as given, beside the declared ones, which meet their definitions. `strict`: they are refused with 400 `APP_UNKNOWN_FIELD`. Either way, read-only fields, files and reserved names are refused */
+                    signUpFields?: "open" | "strict";
                 };
             };
         };
@@ -9966,7 +9974,7 @@ export interface operations {
                     email: string;
                     /** @description At least 8 characters and not the email address */
                     password: string;
-                    /** @description Profile fields stored with the user; reserved names (id, email, password, timestamps, _ or $ prefixes) are refused */
+                    /** @description Profile fields stored with the user. Declared fields of `_users` meet their definitions; undeclared ones are kept as sent unless the `_users` definition's `signUpFields` is `strict`. Read-only fields, file fields and reserved names (id, email, password, timestamps, _ or $ prefixes) are refused */
                     extraFields?: {
                         [key: string]: unknown;
                     };
@@ -9985,8 +9993,8 @@ export interface operations {
                         success: true;
                         data: {
                             user: components["schemas"]["ProjectUser"];
-                            /** @description Project JWT (claim type "project"), valid only on this project */
-                            token: string;
+                            /** @description Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>` */
+                            accessToken: string;
                             /** @enum {string} */
                             tokenType: "Bearer";
                             /** @description Seconds until the token expires */
@@ -10046,8 +10054,8 @@ export interface operations {
                         success: true;
                         data: {
                             user: components["schemas"]["ProjectUser"];
-                            /** @description Project JWT (claim type "project"), valid only on this project */
-                            token: string;
+                            /** @description Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>` */
+                            accessToken: string;
                             /** @enum {string} */
                             tokenType: "Bearer";
                             /** @description Seconds until the token expires */
@@ -10104,8 +10112,8 @@ export interface operations {
                         success: true;
                         data: {
                             user: components["schemas"]["ProjectUser"];
-                            /** @description Project JWT (claim type "project"), valid only on this project */
-                            token: string;
+                            /** @description Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>` */
+                            accessToken: string;
                             /** @enum {string} */
                             tokenType: "Bearer";
                             /** @description Seconds until the token expires */
@@ -10210,8 +10218,8 @@ export interface operations {
                         success: true;
                         data: {
                             user: components["schemas"]["ProjectUser"];
-                            /** @description Project JWT (claim type "project"), valid only on this project */
-                            token: string;
+                            /** @description Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>` */
+                            accessToken: string;
                             /** @enum {string} */
                             tokenType: "Bearer";
                             /** @description Seconds until the token expires */
@@ -12170,8 +12178,8 @@ export interface operations {
                     allowForcePush?: boolean;
                     /** @description False when a rule is created without it */
                     allowDelete?: boolean;
-                    /** @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody; `write` when a rule is created without it */
-                    merge?: "write" | "admin" | "nobody";
+                    /** @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody. Absent on create, or `null`, it follows `push` (a branch nobody may push to takes no merges); a level given here is kept as written, even looser than `push` */
+                    merge?: "write" | "admin" | "nobody" | (never | null);
                     /** @description Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged; 0 when a rule is created without it */
                     requiredApprovals?: number;
                 };
@@ -12230,8 +12238,8 @@ export interface operations {
                     allowForcePush?: boolean;
                     /** @description False when a rule is created without it */
                     allowDelete?: boolean;
-                    /** @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody; `write` when a rule is created without it */
-                    merge?: "write" | "admin" | "nobody";
+                    /** @description Who may merge merge requests into matching branches: `git.write` holders, only `git.admin` holders, or nobody. Absent on create, or `null`, it follows `push` (a branch nobody may push to takes no merges); a level given here is kept as written, even looser than `push` */
+                    merge?: "write" | "admin" | "nobody" | (never | null);
                     /** @description Approvals (not stale, not dismissed, not by the author) a merge request needs before it may be merged; 0 when a rule is created without it */
                     requiredApprovals?: number;
                 };
@@ -14361,7 +14369,10 @@ export interface operations {
     };
     exportDnsZone: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `text` answers the master file itself, as `Accept: text/dns` does; `json` (the default) the envelope */
+                format?: "json" | "text";
+            };
             header?: never;
             path: {
                 projectId: string;
@@ -14371,9 +14382,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Done: the envelope, with the answer in `data` */
+            /** @description The envelope holding the zone file (the default, for API clients), or with `Accept: text/dns` or `?format=text` the master file itself, as a download */
             200: {
                 headers: {
+                    /** @description With the master file: `attachment; filename="<zone>.zone"` */
+                    "Content-Disposition"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14386,6 +14399,7 @@ export interface operations {
                             zoneFile: string;
                         };
                     };
+                    "text/dns": Blob;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -15176,6 +15190,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Sets the count; `min` and `max` left out widen to take it */
                     instances: number;
                     min?: number;
                     max?: number;

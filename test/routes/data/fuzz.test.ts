@@ -46,7 +46,7 @@ t.test('the data API never answers 500 and never touches records outside the rul
   t.equal(created.statusCode, 201)
   const register = async (email: string) => {
     const session = (await app.inject({ method: 'POST', url: `/api/p/${projectId}/auth/register`, payload: { email, password: 'long enough 1' } })).json().data
-    return { authorization: `Bearer ${session.token as string}` }
+    return { authorization: `Bearer ${session.accessToken as string}` }
   }
   const ann = await register('ann@example.com')
   const bob = await register('bob@example.com')

@@ -106,7 +106,7 @@ t.test('_users: an email the list rule denies is as hidden as any field', async 
     methods: { list: { enabled: true, rule: { requireAuth: true, deny: ['email'] } } }
   })
   t.equal(changed.status, 200)
-  const auth: Headers = { authorization: `Bearer ${session.token as string}` }
+  const auth: Headers = { authorization: `Bearer ${session.accessToken as string}` }
   const users = `/api/p/${projectId}/_users`
   t.same((await call(app, 'GET', users, auth)).body.data.items.map((user: Record<string, unknown>) => 'email' in user), [false, false], 'emails are left out')
   for (const query of [q({ filter: { email: { $regex: '^bob' } } }), q({ filter: { email: 'bob@example.com' } }), 'sort=email', 'fields=email']) {

@@ -18,7 +18,7 @@ t.test('_users is a collection with rules, and the password hash never leaves th
   const users = `/api/p/${projectId}/_users`
   const register = async (email: string) => {
     const session = (await call(app, 'POST', `/api/p/${projectId}/auth/register`, {}, { email, password: 'long enough 1', extraFields: { nickname: email.split('@')[0] } })).body.data
-    return { id: session.user.id as string, auth: bearer(session.token as string) }
+    return { id: session.user.id as string, auth: bearer(session.accessToken as string) }
   }
 
   const fields = [{ name: 'email', type: 'email', required: true, unique: true }, { name: 'emailVerified', type: 'boolean' }, { name: 'nickname', type: 'text', max: 40 }]

@@ -28,6 +28,29 @@ t.test('a BIND-style file imports, is served, exports, and round-trips', async (
   const exported = await call(app, 'GET', `${base}/zones/${zoneId}/export`, viewer.auth)
   t.equal(exported.status, 200)
   t.match(exported.body.data.zoneFile, /^\$ORIGIN example\.org\.\n/)
+  const url = `${base}/zones/${zoneId}/export`
+  const asFile: Array<[string, string, Record<string, string>]> = [
+    ['Accept: text/dns', url, { accept: 'text/dns' }],
+    ['text/dns preferred over JSON', url, { accept: 'application/json;q=0.5, text/dns' }],
+    ['?format=text', `${url}?format=text`, {}]
+  ]
+  for (const [name, target, headers] of asFile) {
+    const file = await app.inject({ method: 'GET', url: target, headers: { ...viewer.auth, ...headers } })
+    t.same([file.statusCode, file.headers['content-type'], file.headers['content-disposition']], [200, 'text/dns; charset=utf-8', 'attachment; filename="example.org.zone"'], name)
+    t.equal(file.body, exported.body.data.zoneFile, `${name}: the master file itself`)
+  }
+  const asJson: Array<[string, string, Record<string, string>]> = [
+    ['no Accept', url, {}],
+    ['Accept: application/json', url, { accept: 'application/json' }],
+    ['any type', url, { accept: '*/*' }],
+    ['JSON preferred over text/dns', url, { accept: 'text/dns;q=0.2, application/json' }],
+    ['?format=json over Accept', `${url}?format=json`, { accept: 'text/dns' }]
+  ]
+  for (const [name, target, headers] of asJson) {
+    const res = await app.inject({ method: 'GET', url: target, headers: { ...viewer.auth, ...headers } })
+    t.same([res.statusCode, res.headers['content-type'], res.json().data], [200, 'application/json; charset=utf-8', exported.body.data], `${name}: the envelope`)
+  }
+  t.same((await call(app, 'GET', `${url}?format=bind`, viewer.auth)).body.code, 'APP_VALIDATION_FAILED')
   t.equal((await call(app, 'DELETE', `${base}/zones/${zoneId}`, owner.auth)).status, 200)
   const again = await call(app, 'POST', `${base}/zones/import`, owner.auth, { zoneFile: exported.body.data.zoneFile })
   t.equal(again.status, 201)

@@ -119,3 +119,25 @@ function sshKey (seed: number): string {
   const blob = Buffer.concat([wire(Buffer.from('ssh-ed25519')), wire(Buffer.alloc(32, seed))])
   return `ssh-ed25519 ${blob.toString('base64')} key${seed}`
 }
+
+t.test('names the REST routes refuse are refused at push time too, and one pushed earlier may still be deleted', async (t) => {
+  const git = gitClient(t)
+  await world.createRepo({ name: 'Names', readme: true })
+  const token = await world.pat(world.owner.auth)
+  await git.run(['clone', '-q', world.url('names', token), 'work'])
+  const work = join(git.home, 'work')
+  for (const ref of ['refs/heads/HEAD', 'refs/heads/-x', 'refs/heads/refs/heads/main', 'refs/tags/HEAD']) {
+    const pushed = await git.run(['push', 'origin', `main:${ref}`], { cwd: work })
+    t.not(pushed.code, 0, `${ref} is refused`)
+    t.match(pushed.stderr, `${ref}: the name `, `the refusal names ${ref}`)
+  }
+  const repo = await world.app.git.repositories.get(world.projectId, 'names')
+  t.equal((await git.run(['--git-dir', repo.gitDir, 'for-each-ref', '--format=%(refname)'])).stdout.trim(), 'refs/heads/main', 'no ref was created')
+  t.same((await call(world.app, 'GET', `${world.api}/repositories/names/branches`, world.viewer.auth)).body.data.map((branch: { name: string }) => branch.name), ['main'])
+
+  // A server before the check took refs/heads/HEAD: the REST API refuses the name, so git must be able to delete it.
+  await git.run(['--git-dir', repo.gitDir, 'update-ref', 'refs/heads/HEAD', 'refs/heads/main'])
+  const removed = await git.run(['push', 'origin', '--delete', 'refs/heads/HEAD'], { cwd: work })
+  t.equal(removed.code, 0, removed.stderr)
+  t.equal((await git.run(['--git-dir', repo.gitDir, 'for-each-ref', '--format=%(refname)'])).stdout.trim(), 'refs/heads/main')
+})

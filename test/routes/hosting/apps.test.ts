@@ -37,10 +37,22 @@ t.test('apps: created, listed, read, scaled, suspended and deleted under hosting
   t.same([(await call(app, 'GET', `${base}/static-apps/${appId}`, owner.auth)).body.code], ['APP_HOSTING_APP_NOT_FOUND'], 'a container app is no static app')
   t.same([(await call(app, 'GET', `${base}/apps/nope`, owner.auth)).body.code], ['APP_HOSTING_APP_NOT_FOUND'])
 
-  const scaled = await call(app, 'PUT', `${base}/apps/${appId}/scaling`, owner.auth, { instances: 3, max: 5 })
-  t.match(scaled.body.data.scaling, { instances: 3, min: 1, max: 5 })
-  t.same([(await call(app, 'PUT', `${base}/apps/${appId}/scaling`, owner.auth, { instances: 6 })).body.code], ['APP_HOSTING_SCALING_INVALID'])
-  t.same([(await call(app, 'PUT', `${base}/apps/${appId}/scaling`, owner.auth, { instances: 11 })).body.code], ['APP_VALIDATION_FAILED'])
+  // An instance count alone sets the count: the bounds left out widen to take it; bounds given are held to.
+  const scalings: Array<[Record<string, number>, number, unknown]> = [
+    [{ instances: 2 }, 200, { instances: 2, min: 1, max: 2 }],
+    [{ instances: 3, max: 5 }, 200, { instances: 3, min: 1, max: 5 }],
+    [{ instances: 4 }, 200, { instances: 4, min: 1, max: 5 }],
+    [{ instances: 6 }, 200, { instances: 6, min: 1, max: 6 }],
+    [{ instances: 0 }, 200, { instances: 0, min: 0, max: 6 }],
+    [{ instances: 2, min: 2 }, 200, { instances: 2, min: 2, max: 6 }],
+    [{ instances: 7, max: 5 }, 400, 'APP_HOSTING_SCALING_INVALID'],
+    [{ instances: 1, min: 3 }, 400, 'APP_HOSTING_SCALING_INVALID'],
+    [{ instances: 11 }, 400, 'APP_VALIDATION_FAILED']
+  ]
+  for (const [body, status, expected] of scalings) {
+    const res = await call(app, 'PUT', `${base}/apps/${appId}/scaling`, owner.auth, body)
+    t.same([res.status, status === 200 ? res.body.data.scaling : res.body.code], [status, expected], JSON.stringify(body))
+  }
   t.same([(await call(app, 'PUT', `${base}/apps/${appId}/scaling`, member.auth, { instances: 2 })).status], [403])
 
   t.same([(await call(app, 'POST', `${base}/apps/${appId}/unsuspend`, member.auth)).body.code], ['APP_HOSTING_NOT_SUSPENDED'])
@@ -48,10 +60,11 @@ t.test('apps: created, listed, read, scaled, suspended and deleted under hosting
   t.same([suspended.status, suspended.body.data.state], [200, 'suspended'], 'a member may suspend')
   t.same([(await call(app, 'POST', `${base}/apps/${appId}/suspend`, member.auth)).body.code], ['APP_HOSTING_SUSPENDED'])
   t.same([(await call(app, 'POST', `${base}/apps/${appId}/suspend`, viewer.auth)).body.details.permission], ['hosting.deploy'])
-  t.equal((await call(app, 'POST', `${base}/apps/${appId}/unsuspend`, member.auth)).status, 200)
+  const resumed = await call(app, 'POST', `${base}/apps/${appId}/unsuspend`, member.auth)
+  t.same([resumed.status, resumed.body.data.state], [200, 'created'], 'resumed before any deployment: the state it is in, not suspended')
 
   const timeline = await call(app, 'GET', `${base}/apps/${appId}/timeline`, viewer.auth)
-  t.same(timeline.body.data.map((event: { type: string }) => event.type).filter((type: string) => type !== 'app.state'), ['unsuspended', 'suspended', 'scaled', 'app.created'], 'the timeline, newest first')
+  t.same(timeline.body.data.map((event: { type: string }) => event.type).filter((type: string) => type !== 'app.state'), ['unsuspended', 'suspended', ...scalings.filter(([, status]) => status === 200).map(() => 'scaled'), 'app.created'], 'the timeline, newest first')
 
   const site = await call(app, 'POST', `${base}/static-apps`, owner.auth, { name: 'docs', spaFallback: true })
   t.match([site.status, site.body.data], [201, { name: 'docs', hostname: 'docs.apps.localhost', spaFallback: true, currentDeployment: null }])

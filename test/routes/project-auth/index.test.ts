@@ -43,7 +43,7 @@ t.test('register, login and me while auth is on', async (t) => {
   t.equal(registered.status, 201)
   t.match(registered.body.data, { tokenType: 'Bearer', user: { email: 'ann@example.com', displayName: 'Ann', plan: 'pro', emailVerified: false } })
   t.notOk('passwordHash' in registered.body.data.user, 'the password hash is never returned')
-  const [, payload] = (registered.body.data.token as string).split('.')
+  const [, payload] = (registered.body.data.accessToken as string).split('.')
   t.match(JSON.parse(Buffer.from(payload, 'base64url').toString()), { type: 'project', pid: shop.id, sub: registered.body.data.user.id })
 
   const refusals: Array<[string, unknown, number, string]> = [
@@ -62,12 +62,20 @@ t.test('register, login and me while auth is on', async (t) => {
 
   const login = await call(app, 'POST', `${shop.base}/login`, {}, { email: 'ANN@example.com', password: 'long enough 1' })
   t.equal(login.status, 200)
+  // One name for one thing: the platform's login and an end user's answer the same four.
+  const platformLogin = await call(app, 'POST', '/api/auth/login', {}, { email: 'owner@example.com', password: 'correct horse battery' })
+  const tokenNames = { accessToken: String, refreshToken: String, expiresIn: Number, tokenType: 'Bearer' }
+  t.match(platformLogin.body.data, tokenNames, 'the platform login')
+  for (const [name, answer] of [['register', registered], ['login', login]] as const) {
+    t.match(answer.body.data, tokenNames, `the end-user ${name}`)
+    t.notOk('token' in answer.body.data, `the end-user ${name} has no second name for it`)
+  }
   const wrongPassword = await call(app, 'POST', `${shop.base}/login`, {}, { email: 'ann@example.com', password: 'wrong password' })
   const unknownEmail = await call(app, 'POST', `${shop.base}/login`, {}, { email: 'who@example.com', password: 'wrong password' })
   t.same([wrongPassword.status, wrongPassword.body], [unknownEmail.status, unknownEmail.body], 'one answer for a wrong password and an unknown email')
   t.equal(wrongPassword.status, 401)
 
-  const me = await call(app, 'GET', `${shop.base}/me`, bearer(login.body.data.token))
+  const me = await call(app, 'GET', `${shop.base}/me`, bearer(login.body.data.accessToken))
   t.match(me.body.data, { id: registered.body.data.user.id, email: 'ann@example.com', displayName: 'Ann' })
   t.equal((await app.inject({ url: `${shop.base}/me` })).statusCode, 401, 'me needs a token')
 })
@@ -82,10 +90,10 @@ t.test('auth off refuses end users but keeps them; unknown projects are 404', as
   const open = await newProject('Open')
   const session = (await call(app, 'POST', `${open.base}/register`, {}, { email: 'a@example.com', password: 'long enough 1' })).body.data
   await call(app, 'POST', `/api/projects/${open.id}/auth/toggle`, owner.auth, { enabled: false })
-  t.equal((await call(app, 'GET', `${open.base}/me`, bearer(session.token))).body.code, 'APP_PROJECT_AUTH_DISABLED', 'a project JWT stops working while auth is off')
-  t.same((await call(app, 'POST', `${open.base}/verify`, bearer(open.service), { token: session.token })).body.data, { valid: false })
+  t.equal((await call(app, 'GET', `${open.base}/me`, bearer(session.accessToken))).body.code, 'APP_PROJECT_AUTH_DISABLED', 'a project JWT stops working while auth is off')
+  t.same((await call(app, 'POST', `${open.base}/verify`, bearer(open.service), { token: session.accessToken })).body.data, { valid: false })
   await call(app, 'POST', `/api/projects/${open.id}/auth/toggle`, owner.auth, { enabled: true })
-  t.equal((await call(app, 'GET', `${open.base}/me`, bearer(session.token))).status, 200, 'and works again, user intact, when it is back on')
+  t.equal((await call(app, 'GET', `${open.base}/me`, bearer(session.accessToken))).status, 200, 'and works again, user intact, when it is back on')
 
   const missing = await call(app, 'POST', '/api/p/00000000000000000000/auth/register', {}, { email: 'a@example.com', password: 'long enough 1' })
   t.same([missing.status, missing.body.code], [404, 'APP_PROJECT_NOT_FOUND'])
@@ -98,12 +106,12 @@ t.test('token kinds never pass for one another', async (t) => {
   const annA = (await call(app, 'POST', `${a.base}/register`, {}, { email: 'ann@example.com', password: 'long enough 1' })).body.data
   await call(app, 'POST', `${b.base}/register`, {}, { email: 'ann@example.com', password: 'long enough 1' })
   const pat = (await call(app, 'POST', '/api/auth/api-keys', owner.auth, { name: 'ci' })).body.data.token as string
-  const [header, payload, signature] = (annA.token as string).split('.')
+  const [header, payload, signature] = (annA.accessToken as string).split('.')
   const claims = JSON.parse(Buffer.from(payload, 'base64url').toString())
   const retargeted = `${header}.${Buffer.from(JSON.stringify({ ...claims, pid: b.id, aud: `plinth:project:${b.id}` })).toString('base64url')}.${signature}`
 
   const onProjectMe: Array<[string, string]> = [
-    ['project A\'s JWT on project B', annA.token],
+    ['project A\'s JWT on project B', annA.accessToken],
     ['a platform JWT', owner.token],
     ['a PAT', pat],
     ['a service token', b.service],
@@ -119,10 +127,36 @@ t.test('token kinds never pass for one another', async (t) => {
     t.same(verified.body.data, { valid: false }, `${name} does not verify`)
   }
 
-  const platformMe = await call(app, 'GET', '/api/auth/me', bearer(annA.token))
+  const platformMe = await call(app, 'GET', '/api/auth/me', bearer(annA.accessToken))
   t.equal(platformMe.status, 401, 'a project JWT is not a platform credential')
-  t.equal((await call(app, 'GET', '/api/projects', bearer(annA.token))).status, 401)
+  t.equal((await call(app, 'GET', '/api/projects', bearer(annA.accessToken))).status, 401)
   t.equal((await call(app, 'GET', '/api/auth/me', bearer(a.service))).status, 401, 'nor is a service token')
+
+  // Each refusal says what was sent and what the route takes.
+  const said: Array<[string, string, string, RegExp]> = [
+    ['a project JWT on a platform route', '/api/projects', annA.accessToken, /^A project \(end-user\) token was sent where a platform access token .* or a personal access token .* is needed$/],
+    ['a service token on a platform route', '/api/auth/me', a.service, /^A project service token was sent where a platform access token/],
+    ['a platform JWT on an end-user route', `${a.base}/me`, owner.token, /^A platform access token was sent where an end user's project token of this project .* is needed$/],
+    ['a PAT on an end-user route', `${a.base}/me`, pat, /^A personal access token was sent where an end user's project token/],
+    ['another project\'s JWT on the data API', `/api/p/${b.id}/_users`, annA.accessToken, /^This project token is not valid here/]
+  ]
+  for (const [name, url, token, message] of said) {
+    const res = await call(app, 'GET', url, bearer(token))
+    t.same([res.status, res.body.code], [401, 'APP_INVALID_TOKEN'], name)
+    t.match(res.body.message, message, `${name}: says so`)
+  }
+  const expired = forge({ sub: owner.id, sid: 'x', type: 'platform', exp: 1 })
+  t.equal((await call(app, 'GET', '/api/projects', bearer(expired))).body.message, 'Token is invalid or expired', 'a platform token that fails its checks is just invalid')
+
+  const scoped = (await call(app, 'POST', '/api/auth/api-keys', owner.auth, { name: 'reader', scopes: ['git.read', 'dns.read'] })).body.data.token as string
+  const narrowed = await call(app, 'GET', `/api/projects/${a.id}`, bearer(scoped))
+  t.same([narrowed.status, narrowed.body.code, narrowed.body.details], [403, 'APP_FORBIDDEN', { permission: 'project.read' }])
+  t.equal(narrowed.body.message, 'This needs the "project.read" permission, and this personal access token is scoped to dns.read, git.read: make a token with the "project.read" scope', 'a scoped PAT\'s refusal names its scopes and the one needed')
+  await call(app, 'PUT', `/api/projects/${a.id}/collections/_users`, owner.auth, { methods: { list: { enabled: true, rule: null } } })
+  const records = await call(app, 'GET', `/api/p/${a.id}/_users`, bearer(scoped))
+  t.match(records.body, { code: 'APP_FORBIDDEN', message: /scoped to dns\.read, git\.read: make a token with the "records\.read" scope$/, details: { permission: 'records.read' } }, 'on the data API too')
+  const unscoped = (await call(app, 'POST', '/api/auth/api-keys', owner.auth, { name: 'all' })).body.data.token as string
+  t.equal((await call(app, 'GET', `/api/projects/${a.id}`, bearer(unscoped))).status, 200)
 })
 
 t.test('verify needs a service token of that very project', async (t) => {
@@ -130,34 +164,34 @@ t.test('verify needs a service token of that very project', async (t) => {
   const a = await newProject('A')
   const b = await newProject('B')
   const session = (await call(app, 'POST', `${a.base}/register`, {}, { email: 'ann@example.com', password: 'long enough 1', extraFields: { team: 'red' } })).body.data
-  const ok = await call(app, 'POST', `${a.base}/verify`, bearer(a.service), { token: session.token })
+  const ok = await call(app, 'POST', `${a.base}/verify`, bearer(a.service), { token: session.accessToken })
   t.match(ok.body.data, { valid: true, user: { id: session.user.id, email: 'ann@example.com', team: 'red' } })
   t.notOk('passwordHash' in ok.body.data.user)
-  t.same((await call(app, 'POST', `${a.base}/verify`, bearer(a.service), { token: `${session.token as string}x` })).body.data, { valid: false }, 'tampered')
-  for (const [name, token] of [['empty', ''], ['oversized', `${session.token as string}.${'a'.repeat(9000)}`], ['not a JWT', 'hello'], ['a PAT as the token', a.service]]) {
+  t.same((await call(app, 'POST', `${a.base}/verify`, bearer(a.service), { token: `${session.accessToken as string}x` })).body.data, { valid: false }, 'tampered')
+  for (const [name, token] of [['empty', ''], ['oversized', `${session.accessToken as string}.${'a'.repeat(9000)}`], ['not a JWT', 'hello'], ['a PAT as the token', a.service]]) {
     const res = await call(app, 'POST', `${a.base}/verify`, bearer(a.service), { token })
     t.same([res.status, res.body.data], [200, { valid: false }], `${name}: valid false`)
   }
   t.match(await call(app, 'POST', `${a.base}/verify`, bearer(a.service), { token: 5 }), { status: 400, body: { code: 'APP_VALIDATION_FAILED' } }, 'a token that is not a string')
   t.match(await call(app, 'POST', `${a.base}/verify`, bearer(a.service), {}), { status: 400, body: { code: 'APP_VALIDATION_FAILED' } }, 'no token')
   t.match(ok.body.data, { valid: true }, 'the valid answer is unchanged by the refusals')
-  t.match((await call(app, 'POST', `${b.base}/verify`, bearer(b.service), { token: session.token })).body.data, { valid: false }, 'project B refuses A\'s token even after A said valid')
-  t.match((await call(app, 'POST', `${a.base}/verify`, bearer(a.service), { token: session.token })).body.data, { valid: true }, 'and A still says valid')
+  t.match((await call(app, 'POST', `${b.base}/verify`, bearer(b.service), { token: session.accessToken })).body.data, { valid: false }, 'project B refuses A\'s token even after A said valid')
+  t.match((await call(app, 'POST', `${a.base}/verify`, bearer(a.service), { token: session.accessToken })).body.data, { valid: true }, 'and A still says valid')
 
   for (const [name, headers] of [
     ['no credential', {}],
     ['another project\'s service token', bearer(b.service)],
     ['a PAT', bearer((await call(app, 'POST', '/api/auth/api-keys', owner.auth, { name: 'x' })).body.data.token)],
     ['a platform JWT', owner.auth],
-    ['the project JWT itself', bearer(session.token)]
+    ['the project JWT itself', bearer(session.accessToken)]
   ] as Array<[string, Headers]>) {
-    const res = await call(app, 'POST', `${a.base}/verify`, headers, { token: session.token })
+    const res = await call(app, 'POST', `${a.base}/verify`, headers, { token: session.accessToken })
     t.equal(res.status, 401, `${name} cannot call verify`)
   }
 
   const tokenId = (await call(app, 'GET', `/api/projects/${a.id}/service-tokens`, owner.auth)).body.data[0].id as string
   await call(app, 'DELETE', `/api/projects/${a.id}/service-tokens/${tokenId}`, owner.auth)
-  t.equal((await call(app, 'POST', `${a.base}/verify`, bearer(a.service), { token: session.token })).status, 401, 'a revoked service token stops at once')
+  t.equal((await call(app, 'POST', `${a.base}/verify`, bearer(a.service), { token: session.accessToken })).status, 401, 'a revoked service token stops at once')
 })
 
 t.test('project tokens carry their lifetime and are refused once expired', async (t) => {
@@ -165,7 +199,7 @@ t.test('project tokens carry their lifetime and are refused once expired', async
   const shop = await newProject('Shop')
   const session = (await call(app, 'POST', `${shop.base}/register`, {}, { email: 'ann@example.com', password: 'long enough 1' })).body.data
   t.equal(session.expiresIn, 60)
-  const [, payload] = (session.token as string).split('.')
+  const [, payload] = (session.accessToken as string).split('.')
   const claims = JSON.parse(Buffer.from(payload, 'base64url').toString())
   t.equal(claims.exp - claims.iat, 60, 'the lifetime follows PROJECT_TOKEN_TTL_SECONDS')
 
@@ -195,7 +229,7 @@ t.test('admins mint end-user tokens; viewers cannot', async (t) => {
   const user = (await call(app, 'POST', `${shop.base}/register`, {}, { email: 'ann@example.com', password: 'long enough 1' })).body.data.user
   const minted = await call(app, 'POST', `/api/projects/${shop.id}/users/${user.id as string}/token`, owner.auth)
   t.equal(minted.status, 201)
-  t.equal((await call(app, 'GET', `${shop.base}/me`, bearer(minted.body.data.token))).body.data.id, user.id)
+  t.equal((await call(app, 'GET', `${shop.base}/me`, bearer(minted.body.data.accessToken))).body.data.id, user.id)
   const byViewer = await call(app, 'POST', `/api/projects/${shop.id}/users/${user.id as string}/token`, viewer.auth)
   t.same([byViewer.status, byViewer.body.details], [403, { permission: 'project.users.manage' }])
   const unknown = await call(app, 'POST', `/api/projects/${shop.id}/users/00000000000000000000/token`, owner.auth)
@@ -218,7 +252,7 @@ t.test('a verify answer follows every change: the user\'s fields, auth off and o
   const { app, owner, newProject } = await setup(t)
   const shop = await newProject('Shop')
   const session = (await call(app, 'POST', `${shop.base}/register`, {}, { email: 'ann@example.com', password: 'long enough 1', extraFields: { team: 'red' } })).body.data
-  const verify = async () => (await call(app, 'POST', `${shop.base}/verify`, bearer(shop.service), { token: session.token })).body.data
+  const verify = async () => (await call(app, 'POST', `${shop.base}/verify`, bearer(shop.service), { token: session.accessToken })).body.data
   t.match(await verify(), { valid: true, user: { team: 'red' } })
   t.match(await verify(), { valid: true, user: { team: 'red' } }, 'asked again in the same state')
   const users = app.store.collection(projectCollectionName(shop.id, PROJECT_USERS_TABLE))

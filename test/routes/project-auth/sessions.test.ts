@@ -48,14 +48,14 @@ t.test('sign-up and login hand out a short-lived JWT and a rotating refresh toke
   const { app, shop, register } = await setup(t)
   const session = await register('ann@example.com')
   t.match(session, { tokenType: 'Bearer', expiresIn: 900, refreshToken: String })
-  const claims = JSON.parse(Buffer.from((session.token as string).split('.')[1], 'base64url').toString())
+  const claims = JSON.parse(Buffer.from((session.accessToken as string).split('.')[1], 'base64url').toString())
   t.equal(claims.exp - claims.iat, 900, 'project JWTs live 15 minutes by default')
 
   const refreshed = await call(app, 'POST', `${shop.auth}/refresh`, {}, { refreshToken: session.refreshToken })
   t.equal(refreshed.status, 200)
   t.match(refreshed.body.data, { user: { id: session.user.id }, tokenType: 'Bearer', expiresIn: 900 })
   t.not(refreshed.body.data.refreshToken, session.refreshToken, 'a new refresh token each time')
-  t.equal((await call(app, 'GET', `${shop.auth}/me`, bearer(refreshed.body.data.token))).status, 200, 'the new JWT works')
+  t.equal((await call(app, 'GET', `${shop.auth}/me`, bearer(refreshed.body.data.accessToken))).status, 200, 'the new JWT works')
 
   const logout = await call(app, 'POST', `${shop.auth}/logout`, {}, { refreshToken: refreshed.body.data.refreshToken })
   t.same(logout.body.data, { loggedOut: true })
@@ -90,14 +90,14 @@ t.test('a deleted end user loses every session at once', async (t) => {
   const { app, admin, shop, register } = await setup(t)
   await call(app, 'PUT', `/api/projects/${shop.id}/collections/_users`, admin.auth, { methods: { delete: { enabled: true, rule: null } } })
   const ann = await register('ann@example.com')
-  const note = (await call(app, 'POST', shop.notes, bearer(ann.token), { text: 'mine' })).body.data.id as string
-  t.match(await reach(app, shop, ann.token, note), { me: 200, verify: true, list: 200, create: 201, update: 200 })
+  const note = (await call(app, 'POST', shop.notes, bearer(ann.accessToken), { text: 'mine' })).body.data.id as string
+  t.match(await reach(app, shop, ann.accessToken, note), { me: 200, verify: true, list: 200, create: 201, update: 200 })
   t.equal((await call(app, 'DELETE', `${shop.users}/${ann.user.id as string}`, admin.auth)).status, 200)
-  t.same(await reach(app, shop, ann.token, note), refused, 'the JWT stops on every route, long before it expires')
+  t.same(await reach(app, shop, ann.accessToken, note), refused, 'the JWT stops on every route, long before it expires')
   t.equal((await call(app, 'POST', `${shop.auth}/refresh`, {}, { refreshToken: ann.refreshToken })).status, 401, 'and the refresh token is dead')
   const again = await register('ann@example.com')
   t.not(again.user.id, ann.user.id, 'someone registering the same address later is another user')
-  t.same(await reach(app, shop, ann.token, note), refused, 'whom the old token never reaches')
+  t.same(await reach(app, shop, ann.accessToken, note), refused, 'whom the old token never reaches')
 })
 
 t.test('a disabled end user loses every session, and enabling them again revives none', async (t) => {
@@ -109,25 +109,25 @@ t.test('a disabled end user loses every session, and enabling them again revives
   t.equal(flagged.status, 200, 'an admin gives _users the disabled flag')
   const ann = await register('ann@example.com')
   const bob = await register('bob@example.com')
-  const note = (await call(app, 'POST', shop.notes, bearer(ann.token), { text: 'mine' })).body.data.id as string
+  const note = (await call(app, 'POST', shop.notes, bearer(ann.accessToken), { text: 'mine' })).body.data.id as string
 
   t.equal((await call(app, 'PUT', `${shop.users}/${ann.user.id as string}`, admin.auth, { disabled: true })).status, 200)
-  t.same(await reach(app, shop, ann.token, note), refused, 'the JWT stops at once')
+  t.same(await reach(app, shop, ann.accessToken, note), refused, 'the JWT stops at once')
   t.equal((await call(app, 'POST', `${shop.auth}/refresh`, {}, { refreshToken: ann.refreshToken })).status, 401, 'the refresh token is dead')
   const login = await call(app, 'POST', `${shop.auth}/login`, {}, { email: 'ann@example.com', password: PASSWORD })
   t.same([login.status, login.body.code], [401, 'APP_USER_DISABLED'], 'and the user cannot sign in')
   t.equal((await call(app, 'POST', `/api/projects/${shop.id}/users/${ann.user.id as string}/token`, admin.auth)).status, 403, 'nor be minted a token')
-  t.equal((await call(app, 'GET', `${shop.auth}/me`, bearer(bob.token))).status, 200, 'other users are untouched')
+  t.equal((await call(app, 'GET', `${shop.auth}/me`, bearer(bob.accessToken))).status, 200, 'other users are untouched')
 
   t.equal((await call(app, 'PUT', `${shop.users}/${ann.user.id as string}`, admin.auth, { disabled: false })).status, 200)
-  t.same(await reach(app, shop, ann.token, note), refused, 'enabled again, the old JWT still does nothing')
+  t.same(await reach(app, shop, ann.accessToken, note), refused, 'enabled again, the old JWT still does nothing')
   t.equal((await call(app, 'POST', `${shop.auth}/refresh`, {}, { refreshToken: ann.refreshToken })).status, 401, 'nor the old refresh token')
   const back = (await call(app, 'POST', `${shop.auth}/login`, {}, { email: 'ann@example.com', password: PASSWORD })).body.data
-  t.match(await reach(app, shop, back.token, note), { me: 200, verify: true, list: 200 }, 'a new sign-in works')
+  t.match(await reach(app, shop, back.accessToken, note), { me: 200, verify: true, list: 200 }, 'a new sign-in works')
 
   const bulk = await call(app, 'PATCH', shop.users, admin.auth, { filter: { email: 'bob@example.com' }, set: { disabled: true } })
   t.equal(bulk.body.data.modified, 1)
-  t.equal((await call(app, 'GET', `${shop.auth}/me`, bearer(bob.token))).status, 401, 'a bulk update disables just as well')
+  t.equal((await call(app, 'GET', `${shop.auth}/me`, bearer(bob.accessToken))).status, 401, 'a bulk update disables just as well')
 })
 
 t.test('changing the password ends every other session and returns a new one', async (t) => {
@@ -137,23 +137,23 @@ t.test('changing the password ends every other session and returns a new one', a
   const path = `${shop.auth}/password`
   const refusals: Array<[string, Headers, unknown, number, string]> = [
     ['no token', {}, { currentPassword: PASSWORD, newPassword: 'a new long one' }, 401, 'APP_UNAUTHORIZED'],
-    ['a wrong current password', bearer(laptop.token), { currentPassword: 'not my password', newPassword: 'a new long one' }, 403, 'APP_WRONG_PASSWORD'],
-    ['a weak new password', bearer(laptop.token), { currentPassword: PASSWORD, newPassword: 'short' }, 400, 'APP_WEAK_PASSWORD'],
-    ['the email as password', bearer(laptop.token), { currentPassword: PASSWORD, newPassword: 'ann@example.com' }, 400, 'APP_WEAK_PASSWORD'],
-    ['a missing field', bearer(laptop.token), { currentPassword: PASSWORD }, 400, 'APP_VALIDATION_FAILED']
+    ['a wrong current password', bearer(laptop.accessToken), { currentPassword: 'not my password', newPassword: 'a new long one' }, 403, 'APP_WRONG_PASSWORD'],
+    ['a weak new password', bearer(laptop.accessToken), { currentPassword: PASSWORD, newPassword: 'short' }, 400, 'APP_WEAK_PASSWORD'],
+    ['the email as password', bearer(laptop.accessToken), { currentPassword: PASSWORD, newPassword: 'ann@example.com' }, 400, 'APP_WEAK_PASSWORD'],
+    ['a missing field', bearer(laptop.accessToken), { currentPassword: PASSWORD }, 400, 'APP_VALIDATION_FAILED']
   ]
   for (const [name, headers, body, status, code] of refusals) {
     const res = await call(app, 'POST', path, headers, body)
     t.same([res.status, res.body.code], [status, code], name)
   }
-  t.equal((await call(app, 'GET', `${shop.auth}/me`, bearer(phone.token))).status, 200, 'refused changes end nothing')
+  t.equal((await call(app, 'GET', `${shop.auth}/me`, bearer(phone.accessToken))).status, 200, 'refused changes end nothing')
 
-  const changed = await call(app, 'POST', path, bearer(laptop.token), { currentPassword: PASSWORD, newPassword: 'a new long one' })
+  const changed = await call(app, 'POST', path, bearer(laptop.accessToken), { currentPassword: PASSWORD, newPassword: 'a new long one' })
   t.equal(changed.status, 200)
   t.match(changed.body.data, { user: { id: laptop.user.id }, refreshToken: String })
-  t.equal((await call(app, 'GET', `${shop.auth}/me`, bearer(changed.body.data.token))).status, 200, 'the new session works')
+  t.equal((await call(app, 'GET', `${shop.auth}/me`, bearer(changed.body.data.accessToken))).status, 200, 'the new session works')
   for (const [name, session] of [['the phone', phone], ['the laptop', laptop]] as const) {
-    t.equal((await call(app, 'GET', `${shop.auth}/me`, bearer(session.token))).status, 401, `${name}'s JWT is refused`)
+    t.equal((await call(app, 'GET', `${shop.auth}/me`, bearer(session.accessToken))).status, 401, `${name}'s JWT is refused`)
     t.equal((await call(app, 'POST', `${shop.auth}/refresh`, {}, { refreshToken: session.refreshToken })).status, 401, `${name}'s refresh token is dead`)
   }
   t.equal((await call(app, 'POST', `${shop.auth}/login`, {}, { email: 'ann@example.com', password: PASSWORD })).status, 401, 'the old password is gone')

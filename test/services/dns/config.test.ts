@@ -20,7 +20,12 @@ t.test('the parser gives what the schema describes, defaults and all', async (t)
     DNS_GATEWAY_HOST: 'GW.example.net.',
     DNS_GATEWAY_IPV4: '192.0.2.80',
     DNS_GATEWAY_IPV6: '2001:db8::80',
-    DNS_PROVIDER_PRIVATE_HOSTS: '10.0.0.5, PDNS.internal,[::1]'
+    DNS_PROVIDER_PRIVATE_HOSTS: '10.0.0.5, PDNS.internal,[::1]',
+    DNS_RRL_RESPONSES_PER_SECOND: '20',
+    DNS_RRL_SLIP: '3',
+    DNS_RRL_IPV4_PREFIX: '32',
+    DNS_RRL_IPV6_PREFIX: '64',
+    DNS_RRL_EXEMPT: '127.0.0.1, 10.0.0.0/8'
   }
   for (const env of [{}, full]) t.ok(Value.Check(DnsConfig, parseDnsConfig(env)), JSON.stringify(env))
   t.same(variables(DnsConfig).sort(), Object.keys(full).sort(), 'each setting names the one variable it is read from')
@@ -37,7 +42,12 @@ t.test('each variable is in the README\'s configuration table, and a bad value n
     DNS_AXFR_ALLOW: '10.0.0.0/8',
     DNS_GATEWAY_HOST: 'http://gw.example.com',
     DNS_GATEWAY_IPV4: '2001:db8::1',
-    DNS_GATEWAY_IPV6: '192.0.2.1'
+    DNS_GATEWAY_IPV6: '192.0.2.1',
+    DNS_RRL_RESPONSES_PER_SECOND: 'lots',
+    DNS_RRL_SLIP: '11',
+    DNS_RRL_IPV4_PREFIX: '33',
+    DNS_RRL_IPV6_PREFIX: '8',
+    DNS_RRL_EXEMPT: 'localhost'
   }
   for (const [variable, value] of Object.entries(bad)) {
     const error = (() => { try { parseDnsConfig({ [variable]: value }) } catch (caught) { return caught } })()

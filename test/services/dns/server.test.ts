@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap'
+import { createSocket } from 'node:dgram'
 import * as packet from 'dns-packet'
 import { buildTestApp } from '../../helper.js'
 import { DnsServer } from '../../../services/dns/server.js'
@@ -163,4 +164,27 @@ t.test('malformed and odd messages', async (t) => {
   const question = packet.encode({ id: 7, type: 'query', questions: [{ name: 'www.example.com', type: 'A', class: 'IN' }] })
   t.equal(rcode((await broken.respond(question, 'udp', '127.0.0.1'))[0]), 2, 'a store that fails: SERVFAIL')
   t.match(failures, [{ message: 'store down' }], 'and the failure is reported')
+})
+
+t.test('response-rate limiting is on by default: a burst over UDP from one network meets truncated answers', async (t) => {
+  const { port } = await served(t)
+  const client = createSocket('udp4')
+  t.teardown(() => client.close())
+  const burst = 200
+  let whole = 0
+  let truncated = 0
+  const settled = new Promise<void>((resolve) => {
+    client.on('message', (message) => {
+      if ((packet.decode(message).flags! & packet.TRUNCATED_RESPONSE) !== 0) truncated++
+      else whole++
+      // One truncated answer is the limit at work; all of them whole would mean there is none.
+      if (truncated > 0 || whole === burst) resolve()
+    })
+  })
+  for (let id = 1; id <= burst; id++) client.send(packet.encode({ id, type: 'query', questions: [{ name: 'www.example.com', type: 'A' }] }), port, '127.0.0.1')
+  await settled
+  t.ok(truncated > 0, `past the rate answers come back truncated (${whole} whole so far)`)
+  t.ok(whole < burst)
+  const tcp = await dig(port, 'www.example.com', 'A', '+tcp')
+  t.same([tcp.status, tcp.answer.length], ['NOERROR', 2], 'TCP still answers')
 })

@@ -138,6 +138,28 @@ export async function fileStoreConformance (t: Test, open: () => Promise<FileSto
     t.equal((await collect(await files.read(`${base}/a/1`))).toString(), 'back', 'the prefix can be written again')
   })
 
+  t.test('list walks the objects of a prefix: whole segments, each key once, never staged bytes', async (t) => {
+    const base = fresh()
+    const listed = async (prefix: string): Promise<string[]> => {
+      const keys: string[] = []
+      for await (const object of files.list(prefix)) {
+        t.type(object.writtenAt, Date)
+        keys.push(object.key.slice(base.length + 1))
+      }
+      return keys.sort()
+    }
+    for (const key of ['a', 'a/1', 'a/1/deep', 'a/2', 'ab', 'ab/1', 'b']) await files.write(`${base}/${key}`, Buffer.from(key))
+    await files.write(`${base}/a/2`, Buffer.from('replaced'))
+    await files.writePart(`${base}/a/staged`, 0, Buffer.from('part'))
+    await files.writePart(`${base}/a/sealed`, 0, Buffer.from('part'))
+    await files.seal(`${base}/a/sealed`, `${base}/a/3`)
+    await files.delete(`${base}/a/1/deep`)
+    t.same(await listed(`${base}/a`), ['a', 'a/1', 'a/2', 'a/3'], 'a replaced key once; staged, deleted and sibling keys not at all')
+    t.same(await listed(base), ['a', 'a/1', 'a/2', 'a/3', 'ab', 'ab/1', 'b'])
+    t.same(await listed(`${base}/never`), [], 'a prefix that never existed lists nothing')
+    await t.rejects(files.list('a/../b')[Symbol.asyncIterator]().next(), { code: 'APP_INVALID_FILE_KEY' })
+  })
+
   t.test('parts staged at their offsets in any order seal into one object', async (t) => {
     const base = fresh()
     const parts = [randomBytes(100_000), randomBytes(100_000), randomBytes(100_000), randomBytes(12_345)]

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { mkdirSync, readdirSync, writeFileSync, existsSync } from 'node:fs'
+import { mkdirSync, readdirSync, writeFileSync, existsSync, utimesSync } from 'node:fs'
 import { join } from 'node:path'
 import { LocalFileStore } from '../../../services/files/local-file-store.js'
 import { tempDir } from '../../helper.js'
@@ -55,4 +55,16 @@ t.test('a reader that opened before a replace or delete keeps its version', asyn
   const second = await files.read('pinned/doc')
   await files.delete('pinned/doc')
   t.equal((await collect(second)).toString(), 'b')
+})
+
+t.test('a sealed object counts as written when it was sealed, not when its parts were', async (t) => {
+  await files.writePart('uploads/old', 0, Buffer.from('staged a day ago'))
+  const dayAgo = new Date(Date.now() - 24 * 60 * 60_000)
+  utimesSync(join(root, 'uploads', 'old.part'), dayAgo, dayAgo)
+  const before = Date.now() - 1000
+  await files.seal('uploads/old', 'files/p3/sealed')
+  const listed = []
+  for await (const object of files.list('files/p3')) listed.push(object)
+  t.same(listed.map((object) => object.key), ['files/p3/sealed'])
+  t.ok(listed[0].writtenAt.getTime() >= before, 'the sweep of unheld files must not take a fresh upload for an old one')
 })

@@ -88,6 +88,20 @@ t.test('git over SSH with OpenSSH: registered user keys and deploy keys, the sam
   t.equal(shell.code, 128)
   t.match(shell.stderr, /only git clone, fetch and push/, 'no other command runs')
 
+  // `ssh -T git@host`, as one tests a key on GitHub or Gitea: a greeting by name, no shell, exit 1.
+  const noCommand = async (file: string, ...extra: string[]) => await new Promise<{ code: number | null, stdout: string, stderr: string }>((resolve) => {
+    execFile('ssh', [...extra, '-i', file, '-p', String(app.git.sshPort()), '-o', 'IdentitiesOnly=yes', '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR', 'git@127.0.0.1'], (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : (error as { code?: number }).code ?? null, stdout, stderr })
+    })
+  })
+  const greeted = await noCommand(member.file, '-T')
+  t.same([greeted.code, greeted.stdout], [1, ''])
+  t.equal(greeted.stderr, 'Hi member (member@example.com)! You\'ve successfully authenticated, but Plinth does not provide shell access: only git clone, fetch and push are served over SSH.\n', 'the user is greeted and told only git is served')
+  const withTerminal = await noCommand(member.file, '-tt')
+  t.same([withTerminal.code, withTerminal.stderr], [1, greeted.stderr.replace('\n', '\r\n')], 'from a terminal (which asks for one): the same greeting, nothing else')
+  t.match((await noCommand(deploy.file, '-T')).stderr, new RegExp(`^Hi deploy key of ${world.projectId}/repo \\(read-only\\)! You've successfully authenticated`), 'a deploy key is greeted as its repository\'s')
+  t.match((await noCommand(stranger.file, '-T')).stderr, /Permission denied \(publickey\)/, 'an unregistered key is not')
+
   const repo = await app.git.repositories.get(world.projectId, 'repo')
   t.equal((await git.run(['--git-dir', repo.gitDir, 'fsck', '--strict', '--no-progress'])).code, 0)
 })

@@ -1,0 +1,45 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { systemClock } from '../services/clock.js'
+import { Cursors } from '../services/collections/query.js'
+import { newId } from '../services/ids.js'
+import {
+  buildWebhooks, WEBHOOK_DELIVER_JOB, WEBHOOK_PRUNE_EVERY_MS, WEBHOOK_PRUNE_JOB, WEBHOOK_SWEEP_EVERY_MS, WEBHOOK_SWEEP_JOB, type Webhooks
+} from '../services/webhooks/index.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The one outbound webhook engine; families register as sources on it and publish from their outboxes (docs/webhooks.md). */
+    webhooks: Webhooks
+  }
+}
+
+/**
+ * Outbound webhooks: builds the engine on the app's store, secret box and
+ * job queue, runs its jobs (each delivery, the outbox sweep every minute,
+ * the daily prune) and takes a deleted project's webhooks with it. The
+ * families' plugins, registered after this one, register their sources.
+ */
+async function webhooksPlugin (app: FastifyInstance): Promise<void> {
+  const webhooks = await buildWebhooks({
+    store: app.store,
+    clock: systemClock,
+    newId,
+    secrets: app.secrets,
+    cursors: new Cursors(app.deriveSecretKey('webhooks:cursor')),
+    jobs: app.jobs,
+    config: app.config.webhooks,
+    onDisabled: (notice) => { app.log.warn({ projectId: notice.projectId, source: notice.source, webhookId: notice.subscriptionId, reason: notice.reason }, 'webhook disabled after sustained failure') }
+  })
+  app.registerJobHandler(WEBHOOK_DELIVER_JOB, async (payload) => await webhooks.deliver(String(payload.deliveryId)))
+  app.registerJobHandler(WEBHOOK_SWEEP_JOB, async () => await webhooks.sweep())
+  app.registerJobHandler(WEBHOOK_PRUNE_JOB, async () => await webhooks.prune())
+  app.projects.onDelete(async (projectId) => { await webhooks.purgeProject(projectId) })
+  app.addHook('onReady', async () => {
+    await app.jobs.schedule(WEBHOOK_SWEEP_JOB, WEBHOOK_SWEEP_EVERY_MS)
+    await app.jobs.schedule(WEBHOOK_PRUNE_JOB, WEBHOOK_PRUNE_EVERY_MS)
+  })
+  app.decorate('webhooks', webhooks)
+}
+
+export default fp(webhooksPlugin, { name: 'plinth-webhooks', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-jobs', 'plinth-projects'] })

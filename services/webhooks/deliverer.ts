@@ -1,0 +1,250 @@
+import type { Clock } from '../clock.js'
+import type { IdGenerator } from '../ids.js'
+import type { AddressGuard } from '../internal-addresses.js'
+import { isoString } from '../iso-dates.js'
+import { DeferJobError, retryDelayMs, type BackoffPolicy } from '../jobs.js'
+import { outboundRequest, type OutboundResult } from '../outbound-http.js'
+import type { Store, StoreCollection } from '../store/types.js'
+import { WEBHOOK_LIMITS, WEBHOOK_SYSTEM_EVENTS, type WebhookAttemptT, type WebhookPayloadT } from '../../schemas/webhooks.js'
+import type { WebhookHealth } from './health.js'
+import type { WebhookPublisher } from './publisher.js'
+import { WEBHOOK_COLLECTIONS, type AttemptRecord, type DeliveryRecord, type EventRecord, type SubscriptionRecord } from './records.js'
+import { ATTEMPT_HEADER, EVENT_ID_HEADER, EVENT_TYPE_HEADER, REQUEST_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './signing.js'
+import { forSource, type WebhookSource } from './source.js'
+import type { WebhookSubscriptions } from './subscriptions.js'
+
+export interface DelivererDeps {
+  clock: Clock
+  newId: IdGenerator
+  guard: AddressGuard
+  subscriptions: WebhookSubscriptions
+  publisher: WebhookPublisher
+  health: WebhookHealth
+  source: (name: string) => WebhookSource
+  timeoutMs: number
+  maxAttempts: number
+  maxAgeMs: number
+  /** Source of jitter; tests pass a fixed one. */
+  random?: () => number
+}
+
+/** Retries: 30 s, then doubling up to 4 h, with equal jitter (half fixed, half random). */
+export const WEBHOOK_BACKOFF: BackoffPolicy = { baseMs: 30_000, maxMs: 4 * 3_600_000 }
+/** A Retry-After of 0 is taken as this, so a receiver cannot make the engine spin. */
+const MIN_RETRY_AFTER_MS = 1000
+const USER_AGENT = 'Plinth-Webhooks/1'
+const SYSTEM_TYPES: ReadonlySet<string> = new Set(WEBHOOK_SYSTEM_EVENTS)
+const FINISHED = new Set(['delivered', 'failed', 'skipped'])
+
+type Verdict = { outcome: 'delivered' } | { outcome: 'retry', why: string, retryAfterMs: number | null } | { outcome: 'failed', why: string }
+
+/** `Retry-After` as seconds or an HTTP date, in ms from `now`; null when absent or unreadable. */
+export function retryAfterMs (value: string | string[] | undefined, now: number): number | null {
+  const text = Array.isArray(value) ? value[0] : value
+  if (text === undefined || text.trim() === '') return null
+  if (/^\d+$/.test(text.trim())) return Number(text.trim()) * 1000
+  const at = Date.parse(text)
+  return Number.isNaN(at) ? null : Math.max(0, at - now)
+}
+
+/** What an attempt's result means: a 2xx is delivered; network errors, timeouts, 408, 429 and 5xx are retried; the rest fails. */
+function judge (result: OutboundResult, now: number): Verdict {
+  if (result.kind === 'refused') return { outcome: 'failed', why: `${result.reason}, which this server does not call; the operator may allow the host with WEBHOOK_ALLOWED_HOSTS` }
+  if (result.kind === 'failed') return result.code === 'EPROTOCOL' ? { outcome: 'failed', why: result.reason } : { outcome: 'retry', why: `${result.code}: ${result.reason}`, retryAfterMs: null }
+  const { status } = result
+  if (status >= 200 && status < 300) return { outcome: 'delivered' }
+  if (status === 408 || status === 429 || status >= 500) return { outcome: 'retry', why: `answered ${status}`, retryAfterMs: retryAfterMs(result.headers['retry-after'], now) }
+  if (status >= 300 && status < 400) return { outcome: 'failed', why: `answered ${status}: redirects are not followed, give the webhook the final URL` }
+  return { outcome: 'failed', why: `answered ${status}` }
+}
+
+export function toAttemptView (record: AttemptRecord): WebhookAttemptT {
+  return {
+    id: record._id,
+    deliveryId: record.deliveryId,
+    webhookId: record.subscriptionId,
+    type: record.type,
+    attempt: record.attempt,
+    trigger: record.trigger,
+    url: record.url,
+    startedAt: isoString(record.startedAt),
+    durationMs: record.durationMs,
+    outcome: record.outcome,
+    responseStatus: record.responseStatus,
+    error: record.error,
+    responseExcerpt: record.responseExcerpt,
+    responseTruncated: record.responseTruncated,
+    retryAt: record.retryAt === null ? null : isoString(record.retryAt)
+  }
+}
+
+/**
+ * Makes the attempts: the `webhooks.deliver` job's handler (one attempt per
+ * run; a retry goes back to the queue, due when the backoff and any
+ * `Retry-After` allow and never sooner) and the test action.
+ */
+export class WebhookDeliverer {
+  readonly attempts: StoreCollection<AttemptRecord>
+
+  constructor (store: Store, private readonly deps: DelivererDeps) {
+    this.attempts = store.collection<AttemptRecord>(WEBHOOK_COLLECTIONS.attempts)
+  }
+
+  async init (): Promise<void> {
+    await this.attempts.createIndex({ subscriptionId: 1, _id: 1 })
+    await this.attempts.createIndex({ deliveryId: 1, _id: 1 })
+    await this.attempts.createIndex({ startedAt: 1 })
+  }
+
+  /** The job's handler: one attempt of the delivery if one is due. */
+  async run (deliveryId: string): Promise<{ outcome: string }> {
+    const delivery = await this.deps.publisher.deliveries.findOne({ _id: deliveryId })
+    if (delivery === null || FINISHED.has(delivery.status)) return { outcome: 'nothing due' }
+    const now = this.deps.clock.nowMs()
+    if (delivery.nextAttemptAt !== null && delivery.nextAttemptAt.getTime() > now) throw new DeferJobError('the next attempt is not due yet', delivery.nextAttemptAt.getTime() - now)
+    const subscription = await this.deps.subscriptions.records.findOne({ _id: delivery.subscriptionId })
+    if (subscription === null || !subscription.active) {
+      const why = subscription === null ? 'the webhook was deleted' : subscription.disabled !== null ? 'the webhook was disabled' : 'the webhook is paused'
+      await this.settle(delivery, { status: 'skipped', lastError: why, nextAttemptAt: null, finishedAt: this.deps.clock.now() })
+      return { outcome: 'skipped' }
+    }
+    const event = delivery.eventId === null ? null : await this.deps.publisher.events.findOne({ _id: delivery.eventId })
+    if (event === null) {
+      await this.settle(delivery, { status: 'failed', lastError: 'the event is no longer kept', nextAttemptAt: null, finishedAt: this.deps.clock.now() })
+      return { outcome: 'failed' }
+    }
+    const attempt = await this.attempt(subscription, delivery, event, false)
+    if (attempt.outcome === 'retry') {
+      // A redelivery since the attempt wants its round now: finishing this run lets the queue run it again at once.
+      const current = await this.deps.publisher.deliveries.findOne({ _id: deliveryId }, { projection: { round: 1 } })
+      if (current?.round === delivery.round) throw new DeferJobError(`attempt ${attempt.attempt}: ${attempt.error ?? ''}`, Math.max(0, (attempt.retryAt?.getTime() ?? now) - this.deps.clock.nowMs()))
+    }
+    return { outcome: attempt.outcome }
+  }
+
+  /**
+   * The test action: a sample event of `type`, sent once now (no retries),
+   * kept in the delivery log as a `test` delivery. It neither counts toward
+   * nor clears a failure streak.
+   */
+  async test (subscription: SubscriptionRecord, type: string, sample: EventRecord): Promise<WebhookAttemptT> {
+    const now = this.deps.clock.now()
+    const delivery: DeliveryRecord = {
+      _id: this.deps.newId(),
+      subscriptionId: subscription._id,
+      projectId: subscription.projectId,
+      source: subscription.source,
+      eventId: `test:${sample._id}`,
+      type,
+      occurredAt: sample.occurredAt,
+      status: 'pending',
+      trigger: 'test',
+      round: 0,
+      attempts: 0,
+      roundStartedAt: now,
+      nextAttemptAt: null,
+      lastAttemptAt: null,
+      lastResponseStatus: null,
+      lastError: null,
+      createdAt: now,
+      finishedAt: null
+    }
+    await this.deps.publisher.deliveries.insertOne(delivery)
+    return toAttemptView(await this.attempt(subscription, delivery, sample, true))
+  }
+
+  /** One POST, logged; the delivery and the webhook's health updated from its outcome. */
+  private async attempt (subscription: SubscriptionRecord, delivery: DeliveryRecord, event: EventRecord, test: boolean): Promise<AttemptRecord> {
+    const number = delivery.attempts + 1
+    const requestId = this.deps.newId()
+    const body = JSON.stringify(await this.payload(subscription, delivery, event, test))
+    const timestamp = Math.floor(this.deps.clock.nowMs() / 1000)
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+      [SIGNATURE_HEADER]: signatureHeader(this.deps.subscriptions.signingSecrets(subscription), timestamp, body),
+      [EVENT_ID_HEADER]: delivery._id,
+      [EVENT_TYPE_HEADER]: delivery.type,
+      [ATTEMPT_HEADER]: String(number),
+      [REQUEST_ID_HEADER]: requestId
+    }
+    const startedAt = this.deps.clock.now()
+    const started = performance.now()
+    const result = await outboundRequest(this.deps.guard, { method: 'POST', url: subscription.url, headers, body }, { timeoutMs: this.deps.timeoutMs, maxResponseBytes: WEBHOOK_LIMITS.responseExcerptBytes })
+    const durationMs = Math.round(performance.now() - started)
+    const now = this.deps.clock.nowMs()
+    let verdict = judge(result, now)
+    let retryAt: Date | null = null
+    if (verdict.outcome === 'retry') {
+      // The receiver's Retry-After, when it gives one, is when it asked to be called again: that time, never sooner.
+      const delay = verdict.retryAfterMs === null ? retryDelayMs(number, WEBHOOK_BACKOFF, this.deps.random) : Math.max(verdict.retryAfterMs, MIN_RETRY_AFTER_MS)
+      if (test) verdict = { outcome: 'failed', why: verdict.why }
+      else if (number >= this.deps.maxAttempts) verdict = { outcome: 'failed', why: `${verdict.why}; gave up after ${number} attempts` }
+      else if (now + delay - delivery.roundStartedAt.getTime() > this.deps.maxAgeMs) verdict = { outcome: 'failed', why: `${verdict.why}; the next attempt would come later than ${this.deps.maxAgeMs / 3_600_000} h after the delivery was asked for` }
+      else retryAt = new Date(now + delay)
+    }
+    const answered = result.kind === 'answered' ? result : null
+    const record: AttemptRecord = {
+      _id: requestId,
+      deliveryId: delivery._id,
+      subscriptionId: subscription._id,
+      projectId: subscription.projectId,
+      source: subscription.source,
+      type: delivery.type,
+      attempt: number,
+      round: delivery.round,
+      trigger: delivery.trigger,
+      url: subscription.url,
+      startedAt,
+      durationMs,
+      outcome: verdict.outcome,
+      responseStatus: answered?.status ?? null,
+      error: verdict.outcome === 'delivered' ? null : verdict.why,
+      responseExcerpt: answered === null ? null : answered.body.toString('utf8'),
+      responseTruncated: answered?.truncated ?? false,
+      retryAt
+    }
+    await this.attempts.insertOne(record)
+    const settled = await this.settle(delivery, {
+      status: verdict.outcome === 'delivered' ? 'delivered' : verdict.outcome === 'retry' ? 'retrying' : 'failed',
+      attempts: number,
+      lastAttemptAt: startedAt,
+      lastResponseStatus: record.responseStatus,
+      lastError: record.error,
+      nextAttemptAt: retryAt,
+      finishedAt: retryAt === null ? new Date(now) : null
+    })
+    // A redelivery started a new round meanwhile: its own run reports; this round's outcome changes nothing more.
+    if (!settled) return { ...record, outcome: record.outcome === 'retry' ? 'failed' : record.outcome, retryAt: null }
+    if (!test) {
+      if (verdict.outcome === 'delivered') await this.deps.health.succeeded(subscription)
+      else await this.deps.health.failed(subscription, verdict.outcome === 'failed', record.error ?? '')
+    }
+    return record
+  }
+
+  private async payload (subscription: SubscriptionRecord, delivery: DeliveryRecord, event: EventRecord, test: boolean): Promise<WebhookPayloadT> {
+    const source = this.deps.source(subscription.source)
+    const shown = SYSTEM_TYPES.has(event.type) || source.render === undefined
+      ? { data: event.data, changes: event.changes }
+      : await source.render(forSource(subscription), event)
+    return {
+      id: delivery._id,
+      type: event.type,
+      occurredAt: isoString(event.occurredAt),
+      source: subscription.source,
+      projectId: subscription.projectId,
+      webhookId: subscription._id,
+      actor: event.actor,
+      data: shown.data,
+      ...(shown.changes === null ? {} : { changes: shown.changes }),
+      ...(test ? { test: true as const } : {})
+    }
+  }
+
+  /** Changes the delivery if its round is still the one this run read; false when a new round began. */
+  private async settle (delivery: DeliveryRecord, set: Partial<DeliveryRecord>): Promise<boolean> {
+    const result = await this.deps.publisher.deliveries.updateOne({ _id: delivery._id, round: delivery.round }, { $set: set })
+    return result.matchedCount === 1
+  }
+}

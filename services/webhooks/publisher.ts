@@ -1,0 +1,219 @@
+import type { Clock } from '../clock.js'
+import { orderRange, type SortKey } from '../collections/query.js'
+import type { IdGenerator } from '../ids.js'
+import { DuplicateKeyError } from '../store/errors.js'
+import type { Store, StoreCollection } from '../store/types.js'
+import { WEBHOOK_ALL_EVENTS, WEBHOOK_LIMITS, WEBHOOK_SYSTEM_EVENTS, type DeliveryTrigger, type ReplayResultT } from '../../schemas/webhooks.js'
+import { isoString } from '../iso-dates.js'
+import { webhookErrors } from './errors.js'
+import { WEBHOOK_COLLECTIONS, type DeliveryRecord, type EventRecord, type SubscriptionRecord, type WebhookOwner } from './records.js'
+import { forSource, type WebhookEventInput, type WebhookSource } from './source.js'
+
+/** The job that makes one delivery's attempts; keyed by the delivery, so it runs one attempt at a time. */
+export const WEBHOOK_DELIVER_JOB = 'webhooks.deliver'
+
+/** The slice of the job queue the engine uses. */
+export interface DeliveryQueue {
+  enqueueKeyed: (type: string, key: string, payload: Record<string, unknown>, options?: { dueNow?: boolean }) => Promise<void>
+}
+
+export interface PublisherDeps {
+  clock: Clock
+  newId: IdGenerator
+  jobs: DeliveryQueue
+  subscriptions: StoreCollection<SubscriptionRecord>
+  source: (name: string) => WebhookSource
+  retentionMs: number
+}
+
+const SYSTEM_TYPES: ReadonlySet<string> = new Set(WEBHOOK_SYSTEM_EVENTS)
+const REPLAY_PAGE = 500
+const REPLAY_ORDER: SortKey[] = [['occurredAt', 1], ['_id', 1]]
+
+const eventIdOf = (owner: WebhookOwner, key: string): string => `${owner.projectId}:${owner.source}:${key}`
+
+/**
+ * Turns published events into deliveries. An event is kept once per owner
+ * and key (its id derives from them), and a delivery once per subscription
+ * and event (a unique index), each with one keyed job: publishing the same
+ * change twice, or finishing a publish a crash cut short, delivers it once.
+ */
+export class WebhookPublisher {
+  readonly events: StoreCollection<EventRecord>
+  readonly deliveries: StoreCollection<DeliveryRecord>
+
+  constructor (store: Store, private readonly deps: PublisherDeps) {
+    this.events = store.collection<EventRecord>(WEBHOOK_COLLECTIONS.events)
+    this.deliveries = store.collection<DeliveryRecord>(WEBHOOK_COLLECTIONS.deliveries)
+  }
+
+  async init (): Promise<void> {
+    await this.events.createIndex({ projectId: 1, source: 1, occurredAt: 1, _id: 1 })
+    await this.events.createIndex({ createdAt: 1 })
+    await this.deliveries.createIndex({ subscriptionId: 1, eventId: 1 }, { unique: true })
+    await this.deliveries.createIndex({ subscriptionId: 1, _id: 1 })
+    await this.deliveries.createIndex({ createdAt: 1 })
+  }
+
+  /**
+   * Hands a source's events to the engine: called with what the source's
+   * outbox holds, after the write that holds it (see docs/webhooks.md,
+   * "Sources"). Nothing is kept when the owner has no webhook at all; while
+   * it has only paused or disabled ones, events are kept for replays.
+   */
+  async publish (sourceName: string, projectId: string, inputs: readonly WebhookEventInput[]): Promise<void> {
+    if (inputs.length === 0) return
+    const source = this.deps.source(sourceName)
+    for (const input of inputs) checkInput(source, input)
+    const subscriptions = await this.deps.subscriptions.find({ projectId, source: sourceName }).toArray()
+    if (subscriptions.length === 0) return
+    for (const input of inputs) await this.publishOne(source, { projectId, source: sourceName }, input, subscriptions)
+  }
+
+  /** An event of the engine's own (`webhook.disabled`) to the owner's other webhooks that take it. */
+  async publishSystem (owner: WebhookOwner, input: WebhookEventInput): Promise<void> {
+    const subscriptions = await this.deps.subscriptions.find({ projectId: owner.projectId, source: owner.source, active: true }).toArray()
+    const takers = subscriptions.filter((subscription) => subscription.events.includes(input.type) || subscription.events.includes(WEBHOOK_ALL_EVENTS))
+    if (takers.length === 0) return
+    await this.publishOne(this.deps.source(owner.source), owner, input, takers)
+  }
+
+  private async publishOne (source: WebhookSource, owner: WebhookOwner, input: WebhookEventInput, subscriptions: SubscriptionRecord[]): Promise<void> {
+    let event: EventRecord = {
+      _id: eventIdOf(owner, input.key),
+      projectId: owner.projectId,
+      source: owner.source,
+      key: input.key,
+      type: input.type,
+      occurredAt: input.occurredAt,
+      actor: input.actor,
+      data: input.data,
+      changes: input.changes ?? null,
+      matchOn: input.matchOn ?? null,
+      fannedOut: false,
+      createdAt: this.deps.clock.now()
+    }
+    try {
+      await this.events.insertOne(event)
+    } catch (error) {
+      if (!(error instanceof DuplicateKeyError)) throw error
+      const kept = await this.events.findOne({ _id: event._id })
+      if (kept === null || kept.fannedOut) return
+      event = kept
+    }
+    for (const subscription of subscriptions) {
+      if (subscription.active && await this.takes(source, subscription, event)) await this.ensureDelivery(subscription, event, 'event')
+    }
+    await this.events.updateOne({ _id: event._id }, { $set: { fannedOut: true } })
+  }
+
+  /** Whether the subscription takes the event: its types, then (for the source's own types) its filter. */
+  async takes (source: WebhookSource, subscription: SubscriptionRecord, event: EventRecord): Promise<boolean> {
+    if (!subscription.events.includes(event.type) && !subscription.events.includes(WEBHOOK_ALL_EVENTS)) return false
+    if (SYSTEM_TYPES.has(event.type) || subscription.filterJson === null || source.matches === undefined) return true
+    return await source.matches(forSource(subscription), event)
+  }
+
+  /** The subscription's delivery of the event, made and queued if there is none yet. */
+  private async ensureDelivery (subscription: SubscriptionRecord, event: EventRecord, trigger: DeliveryTrigger): Promise<{ delivery: DeliveryRecord, created: boolean }> {
+    const now = this.deps.clock.now()
+    const delivery: DeliveryRecord = {
+      _id: this.deps.newId(),
+      subscriptionId: subscription._id,
+      projectId: subscription.projectId,
+      source: subscription.source,
+      eventId: event._id,
+      type: event.type,
+      occurredAt: event.occurredAt,
+      status: 'pending',
+      trigger,
+      round: 0,
+      attempts: 0,
+      roundStartedAt: now,
+      nextAttemptAt: now,
+      lastAttemptAt: null,
+      lastResponseStatus: null,
+      lastError: null,
+      createdAt: now,
+      finishedAt: null
+    }
+    try {
+      await this.deliveries.insertOne(delivery)
+      await this.queue(delivery._id, false)
+      return { delivery, created: true }
+    } catch (error) {
+      if (!(error instanceof DuplicateKeyError)) throw error
+    }
+    const existing = await this.deliveries.findOne({ subscriptionId: subscription._id, eventId: event._id })
+    if (existing === null) throw new Error(`delivery of ${event._id} to ${subscription._id} vanished`)
+    // A publish cut short may have made the delivery and not its job; a second job run finds a finished delivery and ends.
+    if (trigger === 'event') await this.queue(existing._id, false)
+    return { delivery: existing, created: false }
+  }
+
+  /**
+   * Sends a delivery again as a new round (a redelivery, a replay): its
+   * attempts and age count afresh, and the round's number fences every
+   * change the previous round's job might still make.
+   */
+  async newRound (delivery: DeliveryRecord, trigger: DeliveryTrigger): Promise<DeliveryRecord> {
+    const now = this.deps.clock.now()
+    const updated = await this.deliveries.findOneAndUpdate(
+      { _id: delivery._id },
+      { $set: { status: 'pending', trigger, attempts: 0, roundStartedAt: now, nextAttemptAt: now, lastError: null, finishedAt: null }, $inc: { round: 1 } },
+      { returnDocument: 'after' }
+    )
+    if (updated === null) throw webhookErrors.deliveryNotFound()
+    await this.queue(updated._id, true)
+    return updated
+  }
+
+  private async queue (deliveryId: string, dueNow: boolean): Promise<void> {
+    await this.deps.jobs.enqueueKeyed(WEBHOOK_DELIVER_JOB, deliveryId, { deliveryId }, { dueNow })
+  }
+
+  /**
+   * Sends a time range of the owner's events to one webhook again, oldest
+   * first: each event it takes (by its types and filter today) gets a new
+   * round, or its first delivery if it had none (it was paused or disabled
+   * then). A delivery still under way is left to finish.
+   */
+  async replay (subscription: SubscriptionRecord, range: { from: Date, to: Date, onlyFailed?: boolean }): Promise<ReplayResultT> {
+    if (!subscription.active) throw webhookErrors.webhookInactive()
+    const now = this.deps.clock.nowMs()
+    if (!(range.from.getTime() < range.to.getTime())) throw webhookErrors.invalidRange({ why: 'must end after it starts' })
+    if (range.from.getTime() < now - this.deps.retentionMs) throw webhookErrors.invalidRange({ why: `reaches further back than events are kept (${Math.round(this.deps.retentionMs / 86_400_000)} days)` })
+    const source = this.deps.source(subscription.source)
+    const owner = { projectId: subscription.projectId, source: subscription.source }
+    const result: ReplayResultT = { matched: 0, queued: 0, truncated: false, through: null }
+    let after: unknown[] | null = null
+    for (;;) {
+      const window = { ...owner, occurredAt: { $gte: range.from, $lt: range.to } }
+      const bound = orderRange(REPLAY_ORDER, after, null)
+      const page = await this.events.find(Object.keys(bound).length === 0 ? window : { $and: [window, bound] }, { sort: Object.fromEntries(REPLAY_ORDER), limit: REPLAY_PAGE }).toArray()
+      for (const event of page) {
+        if (!await this.takes(source, subscription, event)) continue
+        if (result.matched === WEBHOOK_LIMITS.replayMax) return { ...result, truncated: true }
+        result.matched++
+        result.through = isoString(event.occurredAt)
+        const { delivery, created } = await this.ensureDelivery(subscription, event, 'replay')
+        if (created) result.queued++
+        else if (delivery.status === 'pending' || delivery.status === 'retrying') continue
+        else if (range.onlyFailed === true && delivery.status === 'delivered') continue
+        else {
+          await this.newRound(delivery, 'replay')
+          result.queued++
+        }
+      }
+      if (page.length < REPLAY_PAGE) return result
+      const last = page[page.length - 1]
+      after = [last.occurredAt, last._id]
+    }
+  }
+}
+
+function checkInput (source: WebhookSource, input: WebhookEventInput): void {
+  if (typeof input.key !== 'string' || input.key === '') throw new TypeError(`a ${source.name} event needs a key`)
+  if (!source.eventTypes.includes(input.type)) throw new TypeError(`${source.name} has no event type "${input.type}"`)
+  if (!(input.occurredAt instanceof Date) || !Number.isFinite(input.occurredAt.getTime())) throw new TypeError(`a ${source.name} event needs its time`)
+}

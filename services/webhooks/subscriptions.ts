@@ -1,0 +1,188 @@
+import type { Clock } from '../clock.js'
+import type { Cursors } from '../collections/query.js'
+import type { SecretBox } from '../crypto.js'
+import { commonErrors } from '../errors.js'
+import type { IdGenerator } from '../ids.js'
+import type { AddressGuard } from '../internal-addresses.js'
+import { isoString } from '../iso-dates.js'
+import type { Store, StoreCollection } from '../store/types.js'
+import {
+  WEBHOOK_ALL_EVENTS, WEBHOOK_LIMITS, WEBHOOK_SYSTEM_EVENTS, type CreateWebhookBodyT, type UpdateWebhookBodyT, type WebhookT, type WebhookWithSecretT
+} from '../../schemas/webhooks.js'
+import { webhookErrors } from './errors.js'
+import { keysetPage, OLDEST_FIRST, type Page, type PageRequest } from './paging.js'
+import { WEBHOOK_COLLECTIONS, type SealedSecret, type SubscriptionRecord, type WebhookOwner } from './records.js'
+import { newWebhookSecret } from './signing.js'
+import type { WebhookSource } from './source.js'
+
+export interface SubscriptionDeps {
+  clock: Clock
+  newId: IdGenerator
+  secrets: SecretBox
+  guard: AddressGuard
+  cursors: Cursors
+  source: (name: string) => WebhookSource
+}
+
+const sealedFor = (subscriptionId: string, secretId: string): string => `webhook:${subscriptionId}:${secretId}`
+
+export function toWebhookView (record: SubscriptionRecord): WebhookT {
+  return {
+    id: record._id,
+    source: record.source,
+    url: record.url,
+    events: record.events,
+    filter: record.filterJson === null ? null : JSON.parse(record.filterJson),
+    active: record.active,
+    description: record.description,
+    secrets: record.secrets.map((secret) => ({ id: secret.id, createdAt: isoString(secret.createdAt), expiresAt: secret.expiresAt === null ? null : isoString(secret.expiresAt) })),
+    disabled: record.disabled === null ? null : { at: isoString(record.disabled.at), reason: record.disabled.reason },
+    failures: { count: record.failures.count, since: record.failures.since === null ? null : isoString(record.failures.since) },
+    createdBy: record.createdBy,
+    createdAt: isoString(record.createdAt),
+    updatedAt: isoString(record.updatedAt)
+  }
+}
+
+/** Subscriptions (webhooks) of each owner: what they receive, where, and the secrets that sign it. */
+export class WebhookSubscriptions {
+  readonly records: StoreCollection<SubscriptionRecord>
+
+  constructor (store: Store, private readonly deps: SubscriptionDeps) {
+    this.records = store.collection<SubscriptionRecord>(WEBHOOK_COLLECTIONS.subscriptions)
+  }
+
+  async init (): Promise<void> {
+    await this.records.createIndex({ projectId: 1, source: 1, _id: 1 })
+  }
+
+  /** The owner's subscription, or null: the routes' parent loader. */
+  async find (owner: WebhookOwner, id: string): Promise<SubscriptionRecord | null> {
+    const record = await this.records.findOne({ _id: id })
+    return record === null || record.projectId !== owner.projectId || record.source !== owner.source ? null : record
+  }
+
+  async get (owner: WebhookOwner, id: string): Promise<SubscriptionRecord> {
+    const record = await this.find(owner, id)
+    if (record === null) throw webhookErrors.webhookNotFound()
+    return record
+  }
+
+  async list (owner: WebhookOwner, page: PageRequest = {}): Promise<Page<WebhookT>> {
+    const { docs, nextCursor } = await keysetPage(this.records, { projectId: owner.projectId, source: owner.source }, OLDEST_FIRST, page, this.deps.cursors, 'subscriptions')
+    return { items: docs.map(toWebhookView), nextCursor }
+  }
+
+  async create (owner: WebhookOwner, input: CreateWebhookBodyT, createdBy: string | null): Promise<WebhookWithSecretT> {
+    const source = this.deps.source(owner.source)
+    const url = await this.checkUrl(input.url, 'body.url')
+    const events = this.checkEvents(source, input.events)
+    const filterJson = await this.checkFilter(source, owner.projectId, input.filter)
+    if (await this.records.countDocuments({ projectId: owner.projectId, source: owner.source }) >= WEBHOOK_LIMITS.perOwner) throw webhookErrors.limitReached({ limit: WEBHOOK_LIMITS.perOwner })
+    const now = this.deps.clock.now()
+    const _id = this.deps.newId()
+    const secret = newWebhookSecret()
+    const record: SubscriptionRecord = {
+      _id,
+      projectId: owner.projectId,
+      source: owner.source,
+      url,
+      events,
+      filterJson,
+      active: input.active ?? true,
+      description: input.description?.trim() ?? '',
+      secrets: [this.seal(_id, secret, now)],
+      disabled: null,
+      failures: { count: 0, since: null },
+      createdBy,
+      createdAt: now,
+      updatedAt: now
+    }
+    await this.records.insertOne(record)
+    return { webhook: toWebhookView(record), secret }
+  }
+
+  /** Activating a webhook again clears what disabled it, so its failures count afresh. */
+  async update (record: SubscriptionRecord, patch: UpdateWebhookBodyT): Promise<WebhookT> {
+    const source = this.deps.source(record.source)
+    const set: Partial<SubscriptionRecord> = { updatedAt: this.deps.clock.now() }
+    if (patch.url !== undefined) set.url = await this.checkUrl(patch.url, 'body.url')
+    if (patch.events !== undefined) set.events = this.checkEvents(source, patch.events)
+    if (patch.filter !== undefined) set.filterJson = await this.checkFilter(source, record.projectId, patch.filter)
+    if (patch.description !== undefined) set.description = patch.description.trim()
+    if (patch.active !== undefined) {
+      set.active = patch.active
+      if (patch.active && !record.active) Object.assign(set, { disabled: null, failures: { count: 0, since: null } })
+    }
+    const updated = await this.records.findOneAndUpdate({ _id: record._id }, { $set: set }, { returnDocument: 'after' })
+    if (updated === null) throw webhookErrors.webhookNotFound()
+    return toWebhookView(updated)
+  }
+
+  /**
+   * A new current secret, shown this once; the one it replaces keeps signing
+   * beside it for `previousExpiresInSeconds` (both signatures are sent), so
+   * the receiver can switch without losing a delivery. An older previous
+   * secret is dropped: at most two sign.
+   */
+  async rotateSecret (record: SubscriptionRecord, options: { previousExpiresInSeconds?: number } = {}): Promise<WebhookWithSecretT> {
+    const grace = options.previousExpiresInSeconds ?? WEBHOOK_LIMITS.previousSecretDefaultSeconds
+    if (!Number.isInteger(grace) || grace < 0 || grace > WEBHOOK_LIMITS.previousSecretMaxSeconds) {
+      throw commonErrors.validationFailed({ fields: [{ path: 'body.previousExpiresInSeconds', message: `must be a whole number of seconds from 0 to ${WEBHOOK_LIMITS.previousSecretMaxSeconds}` }] })
+    }
+    const now = this.deps.clock.now()
+    const secret = newWebhookSecret()
+    const current = record.secrets[0]
+    const secrets = grace === 0 ? [this.seal(record._id, secret, now)] : [this.seal(record._id, secret, now), { ...current, expiresAt: new Date(now.getTime() + grace * 1000) }]
+    const updated = await this.records.findOneAndUpdate({ _id: record._id }, { $set: { secrets, updatedAt: now } }, { returnDocument: 'after' })
+    if (updated === null) throw webhookErrors.webhookNotFound()
+    return { webhook: toWebhookView(updated), secret }
+  }
+
+  /** The secrets that sign now, current first, opened. */
+  signingSecrets (record: SubscriptionRecord): string[] {
+    const now = this.deps.clock.nowMs()
+    return record.secrets
+      .filter((secret) => secret.expiresAt === null || secret.expiresAt.getTime() > now)
+      .map((secret) => this.deps.secrets.open(secret.sealed, sealedFor(record._id, secret.id)))
+  }
+
+  private seal (subscriptionId: string, secret: string, now: Date): SealedSecret {
+    const id = this.deps.newId()
+    return { id, sealed: this.deps.secrets.seal(secret, sealedFor(subscriptionId, id)), createdAt: now, expiresAt: null }
+  }
+
+  /**
+   * An http(s) URL without credentials whose host reaches no internal
+   * address the operator has not allowed. A host that does not resolve yet
+   * is taken: every delivery checks again.
+   */
+  private async checkUrl (raw: string, path: string): Promise<string> {
+    let url: URL
+    try { url = new URL(raw) } catch { throw webhookErrors.invalidUrl({ why: 'is not a valid URL', path }) }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw webhookErrors.invalidUrl({ why: 'must start with https:// or http://', path })
+    if (url.username !== '' || url.password !== '') throw webhookErrors.invalidUrl({ why: 'may not hold credentials: receivers check the signature instead', path })
+    if (url.href.length > WEBHOOK_LIMITS.urlLength) throw webhookErrors.invalidUrl({ why: `is longer than ${WEBHOOK_LIMITS.urlLength} characters`, path })
+    const verdict = await this.deps.guard.check(url)
+    if (!verdict.ok && !verdict.unresolved) throw webhookErrors.urlForbidden({ kind: verdict.kind, path })
+    url.hash = ''
+    return url.href
+  }
+
+  private checkEvents (source: WebhookSource, events: readonly string[]): string[] {
+    const known = [...source.eventTypes, ...WEBHOOK_SYSTEM_EVENTS, WEBHOOK_ALL_EVENTS]
+    events.forEach((type, index) => {
+      if (!known.includes(type)) throw webhookErrors.unknownEvent({ type, known, path: `body.events[${index}]` })
+    })
+    if (events.length === 0) throw commonErrors.validationFailed({ fields: [{ path: 'body.events', message: 'must name at least one event type' }] })
+    return [...new Set(events)]
+  }
+
+  /** The filter as the source checked it, kept as JSON text; null for none. */
+  private async checkFilter (source: WebhookSource, projectId: string, filter: unknown): Promise<string | null> {
+    if (filter === undefined || filter === null) return null
+    if (source.checkFilter === undefined) throw commonErrors.validationFailed({ fields: [{ path: 'body.filter', message: `is not taken by ${source.name} webhooks` }] })
+    const checked = await source.checkFilter(projectId, filter, 'body.filter')
+    return checked === null || checked === undefined ? null : JSON.stringify(checked)
+  }
+}

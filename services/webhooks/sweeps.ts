@@ -1,0 +1,62 @@
+import type { Clock } from '../clock.js'
+import type { Store, StoreCollection } from '../store/types.js'
+import { retryUpsertRace } from '../upsert-race.js'
+import { WEBHOOK_COLLECTIONS, type SweepRecord } from './records.js'
+import type { WebhookSource } from './source.js'
+
+/** Every minute: sources publish again what their outboxes hold since the last sweep (a crash may have cut a publish short). */
+export const WEBHOOK_SWEEP_JOB = 'webhooks.sweep'
+export const WEBHOOK_SWEEP_EVERY_MS = 60_000
+/** Daily: what is older than WEBHOOK_RETENTION_DAYS goes. */
+export const WEBHOOK_PRUNE_JOB = 'webhooks.prune'
+export const WEBHOOK_PRUNE_EVERY_MS = 24 * 3_600_000
+
+/**
+ * A write that took its outbox before a sweep started may commit after the
+ * sweep read past it; each sweep therefore reaches this far behind where the
+ * last one started.
+ */
+const SWEEP_OVERLAP_MS = 5 * 60_000
+/** How far back a source's first sweep looks. */
+const FIRST_SWEEP_MS = 60 * 60_000
+
+const PRUNED: Array<[keyof typeof WEBHOOK_COLLECTIONS, string]> = [['attempts', 'startedAt'], ['deliveries', 'createdAt'], ['events', 'createdAt'], ['notices', 'at']]
+const PROJECT_DATA: Array<keyof typeof WEBHOOK_COLLECTIONS> = ['attempts', 'deliveries', 'events', 'notices', 'subscriptions']
+
+/** The engine's upkeep: the outbox sweep, retention, and a deleted project's webhooks. */
+export class WebhookUpkeep {
+  private readonly sweeps: StoreCollection<SweepRecord>
+
+  constructor (private readonly store: Store, private readonly deps: { clock: Clock, retentionMs: number }) {
+    this.sweeps = store.collection<SweepRecord>(WEBHOOK_COLLECTIONS.sweeps)
+  }
+
+  async sweep (sources: readonly WebhookSource[]): Promise<{ swept: string[] }> {
+    const swept: string[] = []
+    for (const source of sources) {
+      if (source.republish === undefined) continue
+      const started = this.deps.clock.now()
+      const last = await this.sweeps.findOne({ _id: source.name })
+      const since = new Date((last?.sweptFrom.getTime() ?? started.getTime() - FIRST_SWEEP_MS) - SWEEP_OVERLAP_MS)
+      await source.republish(since)
+      await retryUpsertRace(async () => await this.sweeps.updateOne({ _id: source.name }, { $set: { sweptFrom: started, updatedAt: started } }, { upsert: true }))
+      swept.push(source.name)
+    }
+    return { swept }
+  }
+
+  async prune (): Promise<{ deleted: number }> {
+    const cutoff = new Date(this.deps.clock.nowMs() - this.deps.retentionMs)
+    let deleted = 0
+    for (const [name, field] of PRUNED) deleted += (await this.store.collection(WEBHOOK_COLLECTIONS[name]).deleteMany({ [field]: { $lt: cutoff } })).deletedCount
+    return { deleted }
+  }
+
+  async purgeProject (projectId: string): Promise<void> {
+    for (const name of PROJECT_DATA) await this.store.collection(WEBHOOK_COLLECTIONS[name]).deleteMany({ projectId })
+  }
+
+  async purgeSubscription (subscriptionId: string): Promise<void> {
+    for (const name of ['attempts', 'deliveries'] as const) await this.store.collection(WEBHOOK_COLLECTIONS[name]).deleteMany({ subscriptionId })
+  }
+}

@@ -1,0 +1,115 @@
+import t from 'tap'
+import { WEBHOOK_DELIVER_JOB } from '../../../services/webhooks/index.js'
+import { engine, receiver, thingEvent, thingSource } from './fixtures.js'
+
+t.test('a bulk change of 10 items, two fields each, published again by a sweep: 10 deliveries, not 20', async (t) => {
+  const { webhooks, queue, owner, drain } = await engine(t)
+  const hook = await receiver(t)
+  const { webhook } = await webhooks.create(owner, { url: hook.url, events: ['thing.updated'] }, null)
+  const changes = Array.from({ length: 10 }, (_, i) => thingEvent(i + 1))
+  await webhooks.publish('things', 'p1', changes)
+  // What a crashed flush or a sweep does: the same outbox published again.
+  await webhooks.publish('things', 'p1', changes)
+  t.equal(await queue.jobs.countDocuments({ type: WEBHOOK_DELIVER_JOB }), 10, 'one job per delivery')
+  t.equal(await drain(), 10)
+  await webhooks.publish('things', 'p1', changes.slice(0, 3))
+  t.equal(await drain(), 0, 'published again after delivery: nothing new')
+  t.equal(hook.received.length, 10)
+  t.equal(new Set(hook.received.map((request) => request.body.id)).size, 10, 'ten event ids')
+  t.same(hook.received.map((request) => request.body.data.size).sort((a, b) => Number(a) - Number(b)), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+  t.same(Object.keys(hook.received[0].body.changes as object).sort(), ['color', 'size'], 'both fields in one event\'s changes')
+  t.equal((await webhooks.deliveries((await webhooks.find(owner, webhook.id))!)).items.length, 10)
+})
+
+t.test('each webhook gets its own delivery and event id; types and the source\'s filter choose who gets what', async (t) => {
+  const { webhooks, owner, drain } = await engine(t)
+  const all = await receiver(t)
+  const reds = await receiver(t)
+  const created = await receiver(t)
+  await webhooks.create(owner, { url: all.url, events: ['*'] }, null)
+  await webhooks.create(owner, { url: reds.url, events: ['thing.updated'], filter: { color: 'red' } }, null)
+  await webhooks.create(owner, { url: created.url, events: ['thing.created'] }, null)
+  await webhooks.create({ projectId: 'p2', source: 'things' }, { url: all.url, events: ['*'] }, null)
+  await webhooks.publish('things', 'p1', [
+    thingEvent(1),
+    thingEvent(2, { data: { id: 'thing-2', color: 'blue' } }),
+    thingEvent(3, { type: 'thing.created', changes: null }),
+    // The filter reads what the source says to match on, which need not be sent.
+    thingEvent(4, { data: { id: 'thing-4' }, matchOn: { color: 'red' } })
+  ])
+  await drain()
+  t.equal(all.received.length, 4, '* takes every type, and nothing of another project')
+  t.same(reds.received.map((request) => request.body.data.id).sort(), ['thing-1', 'thing-4'], 'the filter: red updates only')
+  t.same(created.received.map((request) => request.body.type), ['thing.created'])
+  t.notOk('changes' in created.received[0].body, 'no changes when the source gave none')
+  t.notOk('matchOn' in reds.received[0].body, 'what the filter matched on is not sent')
+  const ids = [...all.received, ...reds.received].map((request) => request.body.id)
+  t.equal(new Set(ids).size, ids.length, 'an event id is per webhook')
+})
+
+t.test('nobody subscribed: nothing is kept; a paused webhook keeps events for a replay, gets no delivery', async (t) => {
+  const { webhooks, owner, drain } = await engine(t)
+  await webhooks.publish('things', 'p1', [thingEvent(1)])
+  t.equal(await webhooks.publisher.events.countDocuments({}), 0)
+  const hook = await receiver(t)
+  await webhooks.create(owner, { url: hook.url, events: ['*'], active: false }, null)
+  await webhooks.publish('things', 'p1', [thingEvent(2)])
+  t.equal(await webhooks.publisher.events.countDocuments({}), 1)
+  t.equal(await drain(), 0)
+})
+
+t.test('a publish cut short after the event was kept is finished by the next publish of the same change', async (t) => {
+  const { webhooks, owner, drain } = await engine(t)
+  const hook = await receiver(t)
+  await webhooks.create(owner, { url: hook.url, events: ['*'] }, null)
+  // The event written, its fan-out never done: what a crash between the two leaves.
+  await webhooks.publisher.events.insertOne({
+    _id: 'p1:things:thing-1:change-1', projectId: 'p1', source: 'things', key: 'thing-1:change-1', type: 'thing.updated', occurredAt: new Date(), actor: null, data: { id: 'thing-1' }, changes: null, matchOn: null, fannedOut: false, createdAt: new Date()
+  })
+  await webhooks.publish('things', 'p1', [thingEvent(1)])
+  await drain()
+  t.equal(hook.received.length, 1)
+  t.same(hook.received[0].body.data, { id: 'thing-1' }, 'the event as first kept')
+  t.match(await webhooks.publisher.events.findOne({ _id: 'p1:things:thing-1:change-1' }), { fannedOut: true })
+})
+
+t.test('a source refuses what it does not have: an unknown type, no key', async (t) => {
+  const { webhooks } = await engine(t)
+  await t.rejects(webhooks.publish('things', 'p1', [thingEvent(1, { type: 'thing.exploded' })]), /no event type "thing.exploded"/)
+  await t.rejects(webhooks.publish('things', 'p1', [thingEvent(1, { key: '' })]), /needs a key/)
+  await t.rejects(webhooks.publish('nothing', 'p1', [thingEvent(1)]), /no webhook source "nothing"/)
+  t.throws(() => { webhooks.registerSource(thingSource()) }, /registered twice/)
+  t.throws(() => { webhooks.registerSource(thingSource({ name: 'Bad Name' })) }, /lower-case/)
+})
+
+t.test('the sweep asks each source to publish again from shortly before the last sweep began', async (t) => {
+  const asked: Date[] = []
+  const { webhooks, clock } = await engine(t, { source: thingSource({ republish: async (since) => { asked.push(since) } }) })
+  const first = clock.nowMs()
+  t.same(await webhooks.sweep(), { swept: ['things'] })
+  clock.advance(60_000)
+  await webhooks.sweep()
+  t.same(asked, [new Date(first - 65 * 60_000), new Date(first - 5 * 60_000)], 'the first sweep looks an hour back; each next one from 5 minutes before the last began')
+})
+
+t.test('what is older than WEBHOOK_RETENTION_DAYS is pruned; a deleted webhook\'s queued delivery ends without a call', async (t) => {
+  const { webhooks, clock, owner, drain } = await engine(t, { env: { WEBHOOK_RETENTION_DAYS: '2' } })
+  const hook = await receiver(t)
+  const kept = await webhooks.create(owner, { url: hook.url, events: ['*'] }, null)
+  await webhooks.publish('things', 'p1', [thingEvent(1)])
+  await drain()
+  clock.advance(3 * 86_400_000)
+  await webhooks.publish('things', 'p1', [thingEvent(2)])
+  await drain()
+  const subscription = (await webhooks.find(owner, kept.webhook.id))!
+  t.same(await webhooks.prune(), { deleted: 3 }, 'the old event, its delivery and its attempt')
+  t.same((await webhooks.deliveries(subscription)).items.map((delivery) => delivery.type), ['thing.updated'])
+  t.equal(await webhooks.publisher.events.countDocuments({}), 1)
+
+  const gone = await webhooks.create(owner, { url: hook.url, events: ['*'] }, null)
+  await webhooks.publish('things', 'p1', [thingEvent(3)])
+  await webhooks.delete((await webhooks.find(owner, gone.webhook.id))!)
+  const before = hook.received.length
+  t.equal(await drain(), 2, 'both jobs ran')
+  t.equal(hook.received.length, before + 1, 'only the remaining webhook was called')
+})
