@@ -7,12 +7,14 @@ import { newId } from '../services/ids.js'
 import { trackerActor } from '../services/tracker/access.js'
 import { trackerErrors } from '../services/tracker/errors.js'
 import type { FollowUpTask } from '../services/tracker/follow-ups.js'
+import { TRACKER_COLLECTIONS, type ItemRecord } from '../services/tracker/records.js'
 import {
   buildTrackerServices, TRACKER_DAILY_EVERY_MS, TRACKER_DAILY_JOB, TRACKER_FOLLOW_UP_JOB, type TrackerScope, type TrackerServices
 } from '../services/tracker/index.js'
 import { trackerSchemas } from '../schemas/tracker.js'
 import { trackerFilterSchemas } from '../schemas/tracker-filters.js'
 import { trackerPlanningSchemas } from '../schemas/tracker-planning.js'
+import { TRACKER_WEBHOOK_SOURCE, trackerItemEvent, trackerWebhookSource } from '../services/webhooks/sources/tracker.js'
 import { trackerWorkItemSchemas } from '../schemas/tracker-work-items.js'
 
 declare module 'fastify' {
@@ -31,8 +33,9 @@ declare module './permissions.js' {
 /**
  * The work tracker: builds its services on the app's ports, offers the
  * `trackerProject` parent to routes, runs its follow-ups and its daily
- * automations on the job queue, and takes a deleted platform project's
- * tracker projects with it.
+ * automations on the job queue, publishes item changes as webhook events
+ * (the `tracker` source), and takes a deleted platform project's tracker
+ * projects with it.
  */
 async function trackerPlugin (app: FastifyInstance): Promise<void> {
   const { projects } = app
@@ -52,8 +55,18 @@ async function trackerPlugin (app: FastifyInstance): Promise<void> {
     // One sweep due just after the session could have expired, as for record files; sweeps are idempotent.
     sessionStarted: async () => { await app.jobs.enqueue(UPLOADS_EXPIRE_JOB, {}, { delayMs: DEFAULT_UPLOAD_TTL_SECONDS * 1000 + 60_000 }) },
     jobs: app.jobs,
-    canUseTracker
+    canUseTracker,
+    // Each item write's one event, from its outbox, to the webhook engine (docs/webhooks.md, "The tracker").
+    publishItemChange: async (item, change, identifier) => {
+      const event = trackerItemEvent(item, change, identifier)
+      if (event !== null) await app.webhooks.publish(TRACKER_WEBHOOK_SOURCE, item.projectId, [event])
+    }
   })
+  app.webhooks.registerSource(trackerWebhookSource({
+    project: async (lpId) => await tracker.projects.record(lpId),
+    items: app.store.collection<ItemRecord>(TRACKER_COLLECTIONS.items),
+    publish: async (source, projectId, events) => { await app.webhooks.publish(source, projectId, events) }
+  }))
   for (const schema of [...trackerFilterSchemas, ...trackerSchemas, ...trackerWorkItemSchemas, ...trackerPlanningSchemas]) app.addSchema(schema)
   app.registerParent('trackerProject', {
     within: 'project',
@@ -73,5 +86,5 @@ async function trackerPlugin (app: FastifyInstance): Promise<void> {
 export default fp(trackerPlugin, {
   name: 'plinth-tracker',
   fastify: '5.x',
-  dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-jobs', 'plinth-projects', 'plinth-orgs', 'plinth-permissions', 'plinth-files']
+  dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-jobs', 'plinth-projects', 'plinth-orgs', 'plinth-permissions', 'plinth-files', 'plinth-webhooks']
 })

@@ -17,6 +17,7 @@ import { TrackerIssueTypes } from './issue-types.js'
 import { ItemLists } from './item-lists.js'
 import { ItemRules } from './item-rules.js'
 import { ItemStore } from './item-store.js'
+import type { ItemRecord, OutboxChange } from './records.js'
 import { TrackerLabels } from './labels.js'
 import { TrackerLinks } from './links.js'
 import { TrackerMembers, type CanUseTracker } from './members.js'
@@ -46,6 +47,8 @@ export interface TrackerPorts {
   /** The durable job queue: follow-ups are delayed jobs of type TRACKER_FOLLOW_UP_JOB. */
   jobs: FollowUpQueue
   canUseTracker: CanUseTracker
+  /** Publishes an item write's change, given the identifier its key is made of (the plugin: to the webhook engine). */
+  publishItemChange?: (item: ItemRecord, change: OutboxChange, identifier: string) => Promise<void>
 }
 
 export interface TrackerServices {
@@ -81,7 +84,17 @@ export async function buildTrackerServices (deps: TrackerPorts): Promise<Tracker
   const projects = new TrackerProjects(store, { clock, newId, cursors, members, followUps })
   const states = new TrackerStates(store, { clock, newId, cursors, projects, followUps })
   const labels = new TrackerLabels(store, { clock, newId, cursors, followUps })
-  const items = new ItemStore(store, { clock, newId })
+  const { publishItemChange } = deps
+  const items = new ItemStore(store, {
+    clock,
+    newId,
+    publish: publishItemChange === undefined
+      ? undefined
+      : async (item, change) => {
+        const project = await projects.record(item.lpId)
+        if (project !== null) await publishItemChange(item, change, project.identifier)
+      }
+  })
   const countItems = async (filter: Record<string, unknown>): Promise<number> => await items.items.countDocuments({ deletedAt: null, ...filter })
   const issueTypes = new TrackerIssueTypes(store, { clock, newId, cursors, itemsOfType: async (lpId, typeId) => await countItems({ lpId, typeId }) })
   const estimates = new TrackerEstimates(store, { clock, newId, cursors, itemsWithPoints: async (lpId, pointIds) => await countItems({ lpId, estimatePointId: { $in: pointIds } }) })

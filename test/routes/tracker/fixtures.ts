@@ -9,8 +9,8 @@ type Headers = Record<string, string>
  * tracker project, a platform project, and the tracker project WEB the owner
  * made with member and guest in it.
  */
-export async function trackerSetup (t: Test) {
-  const app = await buildTestApp(t)
+export async function trackerSetup (t: Test, env: Record<string, string> = {}) {
+  const app = await buildTestApp(t, { env })
   const roles = await orgWithRoles(app)
   const guest = await signUp(app, 'guest@example.com')
   await call(app, 'POST', `/api/organizations/${roles.orgId}/members`, roles.owner.auth, { userId: guest.id, role: 'member' })
