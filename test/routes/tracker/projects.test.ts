@@ -1,4 +1,6 @@
 import t from 'tap'
+import { readFileSync } from 'node:fs'
+import { parse } from 'yaml'
 import type { HttpMethod } from '../../helper.js'
 import { trackerSetup } from './fixtures.js'
 
@@ -6,6 +8,7 @@ type Row = [HttpMethod, string, unknown, string]
 
 t.test('every tracker route checks its permission before anything of the tracker project is read', async (t) => {
   const { member, viewer, outsider, lp, base, api, app } = await trackerSetup(t)
+  const thumbs = encodeURIComponent('👍')
   const item = `${lp}/work-items/nope`
   // Ids that name nothing: the permission is checked in the platform project, before the tracker project or what is in it loads.
   const nowhere = `${base}/projects/nope`
@@ -23,33 +26,53 @@ t.test('every tracker route checks its permission before anything of the tracker
     ['PATCH', `${nowhere}/states/s1`, { name: 'S' }, 'tracker.admin'],
     ['DELETE', `${nowhere}/states/s1`, undefined, 'tracker.admin'],
     ['POST', `${nowhere}/labels`, { name: 'L', color: '#000000' }, 'tracker.admin'],
+    ['PATCH', `${nowhere}/labels/l1`, { name: 'L' }, 'tracker.admin'],
     ['DELETE', `${nowhere}/labels/l1`, undefined, 'tracker.admin'],
     ['POST', `${nowhere}/issue-types`, { name: 'Bug' }, 'tracker.admin'],
+    ['PATCH', `${nowhere}/issue-types/t1`, { name: 'Bug' }, 'tracker.admin'],
     ['DELETE', `${nowhere}/issue-types/t1`, undefined, 'tracker.admin'],
     ['POST', `${nowhere}/estimates`, { name: 'E', type: 'points', points: ['1'] }, 'tracker.admin'],
     ['PATCH', `${nowhere}/estimates/e1`, { name: 'E' }, 'tracker.admin'],
+    ['DELETE', `${nowhere}/estimates/e1`, undefined, 'tracker.admin'],
     ['POST', `${lp}/work-items`, { title: 'T' }, 'tracker.write'],
     ['PATCH', `${lp}/work-items`, { ids: ['i1'], patch: { priority: 'high' } }, 'tracker.write'],
     ['PATCH', item, { title: 'T' }, 'tracker.write'],
     ['DELETE', item, undefined, 'tracker.write'],
     ['POST', `${item}/comments`, { body: 'hi' }, 'tracker.write'],
+    ['PATCH', `${item}/comments/c1`, { body: 'hello' }, 'tracker.write'],
     ['DELETE', `${item}/comments/c1`, undefined, 'tracker.write'],
     ['POST', `${item}/reactions`, { emoji: '👍' }, 'tracker.write'],
+    ['DELETE', `${item}/reactions/${thumbs}`, undefined, 'tracker.write'],
+    ['POST', `${item}/comments/c1/reactions`, { emoji: '👍' }, 'tracker.write'],
+    ['DELETE', `${item}/comments/c1/reactions/${thumbs}`, undefined, 'tracker.write'],
     ['POST', `${item}/links`, { url: 'https://example.com/' }, 'tracker.write'],
+    ['DELETE', `${item}/links/k1`, undefined, 'tracker.write'],
     ['POST', `${item}/relations`, { type: 'blocking', itemId: 'i2' }, 'tracker.write'],
+    ['DELETE', `${item}/relations/r1`, undefined, 'tracker.write'],
     ['POST', `${item}/subscribers`, {}, 'tracker.write'],
+    ['DELETE', `${item}/subscribers/u1`, undefined, 'tracker.write'],
     ['POST', `${item}/attachments/upload-sessions`, { name: 'a.txt', size: 1, type: 'text/plain' }, 'tracker.write'],
+    ['DELETE', `${item}/attachments/upload-sessions/s1`, undefined, 'tracker.write'],
+    ['POST', `${item}/attachments/upload-sessions/s1/complete`, undefined, 'tracker.write'],
     ['DELETE', `${item}/attachments/a1`, undefined, 'tracker.write'],
     ['POST', `${lp}/cycles`, { name: 'C' }, 'tracker.write'],
+    ['PATCH', `${lp}/cycles/c1`, { name: 'C' }, 'tracker.write'],
+    ['DELETE', `${lp}/cycles/c1`, undefined, 'tracker.write'],
+    ['DELETE', `${lp}/cycles/c1/work-items/i1`, undefined, 'tracker.write'],
     ['POST', `${lp}/cycles/c1/transfer`, { targetCycleId: 'c2' }, 'tracker.write'],
     ['POST', `${lp}/cycles/c1/work-items`, { itemIds: ['i1'] }, 'tracker.write'],
     ['POST', `${lp}/modules`, { name: 'M' }, 'tracker.write'],
+    ['PATCH', `${lp}/modules/m1`, { name: 'M' }, 'tracker.write'],
+    ['DELETE', `${lp}/modules/m1`, undefined, 'tracker.write'],
     ['POST', `${lp}/modules/m1/work-items`, { add: ['i1'] }, 'tracker.write'],
     ['POST', `${lp}/views`, { name: 'V' }, 'tracker.write'],
     ['PATCH', `${lp}/views/v1`, { name: 'V' }, 'tracker.write'],
+    ['DELETE', `${lp}/views/v1`, undefined, 'tracker.write'],
     ['POST', `${lp}/intake`, { title: 'T' }, 'tracker.write'],
     ['PATCH', `${lp}/intake/i1`, { status: 'declined' }, 'tracker.write'],
     ['POST', `${lp}/pages`, { title: 'P' }, 'tracker.write'],
+    ['PATCH', `${lp}/pages/p1`, { title: 'P' }, 'tracker.write'],
+    ['DELETE', `${lp}/pages/p1`, undefined, 'tracker.write'],
     ['POST', `${lp}/pages/p1/versions/p1:1/restore`, undefined, 'tracker.write']
   ]
   for (const [method, url, payload, permission] of writes) {
@@ -62,8 +85,22 @@ t.test('every tracker route checks its permission before anything of the tracker
     const asOutsider = await api(method, url, outsider.auth, payload)
     t.same([asOutsider.status, asOutsider.body.code], [404, 'APP_PROJECT_NOT_FOUND'], `an outsider: ${method} ${url}`)
   }
-  const chunk = await app.inject({ method: 'PUT', url: `${item}/attachments/upload-sessions/s1/chunks/0`, headers: { ...viewer.auth, 'content-type': 'application/octet-stream' }, payload: Buffer.from('x') })
-  t.same([chunk.statusCode, chunk.json().details], [403, { permission: 'tracker.write' }], 'a reader sending a chunk')
+  const chunk = `${item}/attachments/upload-sessions/s1/chunks/0`
+  const sent = await app.inject({ method: 'PUT', url: chunk, headers: { ...viewer.auth, 'content-type': 'application/octet-stream' }, payload: Buffer.from('x') })
+  t.same([sent.statusCode, sent.json().details], [403, { permission: 'tracker.write' }], 'a reader sending a chunk')
+  // The table covers every write the contract lists, with the permission the contract says it needs.
+  const tried: Array<[string, string, string]> = [...writes.map(([method, url, , permission]): [string, string, string] => [method, url, permission]), ['PUT', chunk, 'tracker.write']]
+  const contract = parse(readFileSync(new URL('../../../openapi.yaml', import.meta.url), 'utf8')) as { paths: Record<string, Record<string, { description: string }>> }
+  for (const [path, operations] of Object.entries(contract.paths)) {
+    if (!path.startsWith('/api/projects/{projectId}/tracker/')) continue
+    const shape = new RegExp(`^${path.replace('/api/projects/{projectId}/tracker', '').replace(/\{[^}]+\}/g, '[^/]+')}$`)
+    for (const [method, operation] of Object.entries(operations)) {
+      if (method === 'get') continue
+      const needs = /Needs `([a-z.]+)`/.exec(operation.description)?.[1]
+      const rows = tried.filter(([m, url]) => m === method.toUpperCase() && shape.test(url.slice(base.length)))
+      t.ok(rows.length > 0 && rows.every(([, , permission]) => permission === needs), `${method.toUpperCase()} ${path}: refused to a reader, naming ${String(needs)}`)
+    }
+  }
   for (const url of [`${base}/projects`, `${lp}/work-items`, `${lp}/states`, `${base}/browse/WEB-1`]) {
     t.equal((await api('GET', url, outsider.auth)).status, 404, `an outsider reads nothing: ${url}`)
     t.equal((await api('GET', url, {})).status, 401, `nor does anyone without a credential: ${url}`)
