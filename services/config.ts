@@ -2,12 +2,13 @@ import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { ANY_ORIGIN, normalizeOrigin } from './origins.js'
-import { allowedHostList, ConfigError, DNS_NAME, integer, isAddressOrRange, text, type Env } from './config-env.js'
+import { allowedHostList, ConfigError, DNS_NAME, flag, integer, isAddressOrRange, text, type Env } from './config-env.js'
 import { parseDnsConfig, type DnsConfig } from './dns/config.js'
+import { parseGitConfig, type GitConfig } from './git/config.js'
 import { parseWebhooksConfig, type WebhooksConfig } from './webhooks/config.js'
 
 export { ConfigError }
-export type { DnsConfig, WebhooksConfig }
+export type { DnsConfig, GitConfig, WebhooksConfig }
 
 /**
  * Configuration comes from the environment only, validated once at start:
@@ -137,30 +138,6 @@ export interface HostingTlsConfig {
   dnsResolvers: string[]
 }
 
-export interface GitConfig {
-  /** GIT_HOSTING_ENABLED: when off, the git family answers 404 `APP_GIT_HOSTING_DISABLED`. */
-  enabled: boolean
-  /** GIT_REPOS_DIR: where the bare repositories live, one folder per project; defaults to DATA_DIR/git. */
-  reposDir: string
-  /** GIT_SSH_PORT: git over SSH listens here (on HOST; 0 picks a free port); null, when unset, means no SSH. */
-  sshPort: number | null
-  /** What one SSH client may hold (see the README for the defaults' reasons). */
-  sshLimits: SshLimits
-}
-
-export interface SshLimits {
-  /** GIT_SSH_MAX_CONNECTIONS: open connections in all; past it, new ones are closed at once. */
-  maxConnections: number
-  /** GIT_SSH_MAX_CONNECTIONS_PER_ADDRESS: open connections from one client address. */
-  maxConnectionsPerAddress: number
-  /** GIT_SSH_AUTH_TIMEOUT_SECONDS: a connection not signed in by then is closed. */
-  authTimeoutSeconds: number
-  /** GIT_SSH_MAX_AUTH_ATTEMPTS: failed sign-in attempts one connection may make. */
-  maxAuthAttempts: number
-  /** GIT_SSH_IDLE_TIMEOUT_SECONDS: a signed-in connection on which no git data moves for this long is closed. */
-  idleTimeoutSeconds: number
-}
-
 export interface HttpTimeouts {
   /** A socket on which nothing moves either way for this long is closed. */
   connectionSeconds: number
@@ -271,30 +248,6 @@ function timeouts (env: Env): HttpTimeouts {
     headersSeconds,
     keepAliveSeconds: integer(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', 72, 1, 3600)
   }
-}
-
-function sshLimits (env: Env): SshLimits {
-  const maxConnections = integer(env, 'GIT_SSH_MAX_CONNECTIONS', 512, 1, 100_000)
-  const maxConnectionsPerAddress = integer(env, 'GIT_SSH_MAX_CONNECTIONS_PER_ADDRESS', 32, 1, 100_000)
-  if (maxConnectionsPerAddress > maxConnections) throw new ConfigError('GIT_SSH_MAX_CONNECTIONS_PER_ADDRESS', `must not exceed GIT_SSH_MAX_CONNECTIONS (${maxConnections}), got ${maxConnectionsPerAddress}`)
-  return {
-    maxConnections,
-    maxConnectionsPerAddress,
-    authTimeoutSeconds: integer(env, 'GIT_SSH_AUTH_TIMEOUT_SECONDS', 30, 1, 600),
-    maxAuthAttempts: integer(env, 'GIT_SSH_MAX_AUTH_ATTEMPTS', 6, 1, 100),
-    idleTimeoutSeconds: integer(env, 'GIT_SSH_IDLE_TIMEOUT_SECONDS', 300, 1, 86_400)
-  }
-}
-
-const TRUE_WORDS = ['1', 'true', 'yes', 'on']
-const FALSE_WORDS = ['0', 'false', 'no', 'off']
-
-function flag (env: Env, name: string, fallback: boolean): boolean {
-  const raw = text(env, name)?.toLowerCase()
-  if (raw === undefined) return fallback
-  if (TRUE_WORDS.includes(raw)) return true
-  if (FALSE_WORDS.includes(raw)) return false
-  throw new ConfigError(name, `must be one of ${[...TRUE_WORDS, ...FALSE_WORDS].join(', ')}, got "${raw}"`)
 }
 
 function tokenPrefix (env: Env, name: string, fallback: string): string {
@@ -459,12 +412,7 @@ export function loadConfig (env: Env = process.env): Config {
     timeouts: timeouts(env),
     trustProxy: trustProxy(env),
     corsOrigins: corsOrigins(env, 'CORS_ORIGINS'),
-    git: {
-      enabled: flag(env, 'GIT_HOSTING_ENABLED', true),
-      reposDir: resolve(dataDir, text(env, 'GIT_REPOS_DIR') ?? 'git'),
-      sshPort: text(env, 'GIT_SSH_PORT') === undefined ? null : integer(env, 'GIT_SSH_PORT', 0, 0, 65535),
-      sshLimits: sshLimits(env)
-    },
+    git: parseGitConfig(env, dataDir),
     dns: parseDnsConfig(env),
     hosting: hostingConfig(env, dataDir, port, host),
     hostingTls: hostingTlsConfig(env),

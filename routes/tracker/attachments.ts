@@ -84,7 +84,7 @@ const attachmentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request) => {
     const body: unknown = request.body ?? Buffer.alloc(0)
-    if (!Buffer.isBuffer(body)) throw commonErrors.unsupportedMediaType({ expected: 'application/octet-stream' })
+    if (!Buffer.isBuffer(body)) throw commonErrors.unsupportedMediaType({ send: 'Unsupported Content-Type; send application/octet-stream' })
     const { itemId, sessionId, index } = request.params
     return ok(await attachments.putChunk(request.scope.trackerProject, itemId, sessionId, index, body))
   })
