@@ -23,6 +23,7 @@ import gitPlugin from './plugins/git.js'
 import gitMergeRequestsPlugin from './plugins/git-merge-requests.js'
 import dnsPlugin from './plugins/dns.js'
 import hostingPlugin from './plugins/hosting.js'
+import trackerPlugin from './plugins/tracker.js'
 import corsPlugin from './plugins/cors.js'
 import routeAuthPlugin from './plugins/route-auth.js'
 import fastJsonPlugin from './plugins/fast-json.js'
@@ -57,6 +58,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(gitMergeRequestsPlugin)
   await app.register(dnsPlugin)
   await app.register(hostingPlugin)
+  await app.register(trackerPlugin)
   await app.register(corsPlugin)
   await app.register(routeAuthPlugin)
   await app.register(fastJsonPlugin)

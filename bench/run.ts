@@ -142,6 +142,12 @@ if (GIT_GROUP.some((name) => ONLY.test(name))) {
   await once(git, 'exit')
 }
 
+// The tracker: lists, get by key and create over 100,000 items, and how a list's time grows with the project (bench/tracker.ts).
+if (['tracker get by key', 'tracker create work item', 'tracker list 50, 3 conditions', 'tracker list growth'].some((name) => ONLY.test(name))) {
+  const tracker = fork(new URL('./tracker.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
+  await once(tracker, 'exit')
+}
+
 // The built-in DNS server against PowerDNS on the same zone, with dnsperf (Debian's dnsperf, pdns-server).
 if (ONLY.test('DNS built-in server')) {
   const dns = fork(new URL('./dns.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })

@@ -11,6 +11,7 @@ import gitRoutes from './git/index.js'
 import smartHttpRoutes from './git/smart-http.js'
 import dnsRoutes from './dns/index.js'
 import hostingRoutes from './hosting/index.js'
+import trackerRoutes from './tracker/index.js'
 
 /**
  * The one place route families are mounted. A new family is one folder under
@@ -29,4 +30,5 @@ export async function registerRoutes (app: FastifyInstance): Promise<void> {
   await app.register(smartHttpRoutes, { prefix: '/git' })
   await app.register(dnsRoutes, { prefix: '/api/projects/:projectId/dns' })
   await app.register(hostingRoutes, { prefix: '/api/projects/:projectId/backend' })
+  await app.register(trackerRoutes, { prefix: '/api/projects/:projectId/tracker' })
 }

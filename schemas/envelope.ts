@@ -59,6 +59,7 @@ export const ERROR_STATUSES: Record<number, { name: string, description: string 
   415: { name: 'UnsupportedMediaType', description: 'A Content-Type this route does not take, or a file type the field does not allow' },
   416: { name: 'RangeNotSatisfiable', description: 'The Range lies outside the file; Content-Range gives its size' },
   422: { name: 'UnprocessableContent', description: 'The content does not match what was declared (size, checksum)' },
+  423: { name: 'Locked', description: 'The resource is locked (a page or a saved view): whoever locked it, or an admin, unlocks it' },
   429: { name: 'TooManyRequests', description: 'Too many attempts; Retry-After says when to try again' },
   431: { name: 'HeadersTooLarge', description: 'The request line and headers are too large; the connection is closed' },
   502: { name: 'BadGateway', description: 'An upstream service (a DNS provider) failed or refused; the message says why' },

@@ -204,7 +204,8 @@ export const CommentBody = Type.Object({
   bodyJson: Type.Optional(EditorDocument)
 }, { additionalProperties: false, minProperties: 1, maxProperties: 1 })
 
-export const Emoji = Type.String({ minLength: 1, maxLength: 16, pattern: '^(?:\\p{Extended_Pictographic}|\\p{Emoji_Component}|\\u200d|\\ufe0f)+$', description: 'One emoji', examples: ['👍'] })
+// Checked as Unicode emoji by the service (a `\p{…}` pattern here would not be portable to the contract's tools).
+export const Emoji = Type.String({ minLength: 1, maxLength: 16, description: 'One emoji (Unicode emoji characters, joiners and variation selectors)', examples: ['👍'] })
 export const ReactionBody = Type.Object({ emoji: Emoji }, { additionalProperties: false })
 export const ReactionSummary = Type.Object({ emoji: Type.String(), count: Type.Integer(), userIds: Type.Array(Type.String()) })
 

@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox'
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
 
 /**
  * The tracker family's contracts, part 1: tracker projects, their members and
@@ -75,7 +75,7 @@ export const ListQuery = Type.Object({
 }, { additionalProperties: false })
 export type ListQueryT = Static<typeof ListQuery>
 
-export const Page = <T extends ReturnType<typeof Type.Object> | ReturnType<typeof Type.Ref>>(item: T) => Type.Object({
+export const Page = <T extends TSchema>(item: T) => Type.Object({
   items: Type.Array(item),
   nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page' })
 })

@@ -154,6 +154,13 @@ export const commonErrors = errorCatalogue('common', {
     details: () => fieldIssue('body.slug', 'is taken'),
     description: 'the slug is taken; one derived from the name is never refused, one chosen is never changed'
   },
+  invalidIfMatch: {
+    code: 'APP_INVALID_IF_MATCH',
+    status: 400,
+    message: 'If-Match must be a version such as "3"',
+    details: () => fieldIssue('headers.if-match', 'must be a version such as "3"'),
+    description: 'If-Match is not a version such as `"3"`'
+  },
   forbidden: {
     code: 'APP_FORBIDDEN',
     status: 403,

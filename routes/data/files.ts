@@ -3,9 +3,8 @@ import multipart from '@fastify/multipart'
 import { requestCaller } from '../../plugins/route-auth.js'
 import { ChunkBody, DownloadHeaders, ChunkParams, FileFieldParams, FileParams, FileResponses, MultipartBody, StartUploadBody, UploadSessionParams } from '../../schemas/files.js'
 import { AppError } from '../../services/errors.js'
-import { etagFor, ifNoneMatch, parseRange } from '../../services/files/range.js'
 import { MAX_MULTIPART_SIZE } from '../../plugins/files.js'
-import { contentDisposition } from './content-disposition.js'
+import { sendFile } from './file-download.js'
 import { readChunkBodies } from './chunk-bodies.js'
 import { FORM_LIMITS, formFile } from './multipart-file.js'
 import { createdAt } from '../location.js'
@@ -100,25 +99,7 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const { fileId } = request.params
     const file = await files.download(target(request.params), requestCaller(request), fileId)
-    const etag = etagFor(file.sha256)
-    void reply.headers({
-      etag,
-      'accept-ranges': 'bytes',
-      'cache-control': 'private, no-cache',
-      'x-content-type-options': 'nosniff',
-      // Stored files are served from the API's origin: nothing in them may run or load anything.
-      'content-security-policy': 'default-src \'none\'; sandbox'
-    })
-    if (ifNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send()
-    const range = parseRange(request.headers.range, file.size)
-    if (range.status === 416) {
-      void reply.header('content-range', range.contentRange)
-      throw new AppError('APP_RANGE_NOT_SATISFIABLE', 416, `The file has ${file.size} bytes`, { limit: file.size })
-    }
-    const opened = await files.open(target(request.params), fileId, range.status === 206 ? { start: range.start, end: range.end } : undefined)
-    void reply.headers({ 'content-type': file.type, 'content-disposition': contentDisposition(file.name, file.type) })
-    if (range.status === 206) return reply.code(206).headers({ 'content-range': range.contentRange, 'content-length': range.length }).send(opened.stream)
-    return reply.header('content-length', opened.size).send(opened.stream)
+    return await sendFile(request, reply, file, async (range) => await files.open(target(request.params), fileId, range))
   })
 
   app.delete('/:table/:id/files/:field/:fileId', {

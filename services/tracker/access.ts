@@ -1,6 +1,6 @@
 import type { Filter } from '../store/types.js'
 import type { TrackerRoleT } from '../../schemas/tracker.js'
-import { trackerError } from './errors.js'
+import { trackerErrors } from './errors.js'
 import type { TrackerProjectRecord } from './records.js'
 
 /**
@@ -45,21 +45,21 @@ export function roleIn (actor: TrackerActor, project: TrackerProjectRecord, memb
 }
 
 export function requireAdmin (scope: TrackerScope): void {
-  if (scope.role !== 'admin') throw trackerError('APP_TRACKER_ROLE_REQUIRED', { role: 'admin' })
+  if (scope.role !== 'admin') throw trackerErrors.roleRequired({ role: 'admin' })
 }
 
 /** Refuses guests what only members and admins may do. */
 export function refuseGuest (scope: TrackerScope, action: string): void {
-  if (scope.role === 'guest') throw trackerError('APP_TRACKER_GUEST_REFUSED', { action })
+  if (scope.role === 'guest') throw trackerErrors.guestRefused({ action })
 }
 
 /** Every write to a tracker project first: an archived project is read-only. */
 export function requireWritable (scope: TrackerScope): void {
-  if (scope.project.archivedAt !== null) throw trackerError('APP_TRACKER_PROJECT_ARCHIVED')
+  if (scope.project.archivedAt !== null) throw trackerErrors.projectArchived()
 }
 
 export function requireFeature (scope: TrackerScope, feature: keyof TrackerProjectRecord['features']): void {
-  if (!scope.project.features[feature]) throw trackerError('APP_TRACKER_FEATURE_DISABLED', { feature: feature[0].toUpperCase() + feature.slice(1) })
+  if (!scope.project.features[feature]) throw trackerErrors.featureDisabled({ feature: feature[0].toUpperCase() + feature.slice(1) })
 }
 
 /**
@@ -67,11 +67,13 @@ export function requireFeature (scope: TrackerScope, feature: keyof TrackerProje
  * a guest's own (created or assigned) unless the project lets guests see
  * all, and drafts only to their creators.
  */
-export function visibleItems (scope: TrackerScope): Filter {
+export function visibleItems (scope: TrackerScope, options: { draftsExcluded?: boolean } = {}): Filter {
   const me = scope.actor.userId
-  const drafts: Filter = { $or: [{ draft: false }, { createdBy: me }] }
+  // A query that keeps drafts out already (`draft: false`) needs no clause of its own for them.
+  const drafts: Filter = options.draftsExcluded === true ? {} : { $or: [{ draft: false }, { createdBy: me }] }
   if (scope.seesAllItems) return drafts
-  return { $and: [drafts, { $or: [{ createdBy: me }, { assignees: me }] }] }
+  const own: Filter = { $or: [{ createdBy: me }, { assignees: me }] }
+  return options.draftsExcluded === true ? own : { $and: [drafts, own] }
 }
 
 /** The same rule for one item in memory. */
@@ -84,4 +86,9 @@ export function canSeeItem (scope: TrackerScope, item: { draft: boolean, created
 /** Whether the caller may change what `ownerId` made: its owner, or a project admin. */
 export function ownsOrAdmin (scope: TrackerScope, ownerId: string): boolean {
   return scope.role === 'admin' || scope.actor.userId === ownerId
+}
+
+/** The actor a route hands the services: the platform user, and the permissions the resolver found they hold in the platform project. */
+export function trackerActor (userId: string, permissions: Iterable<string>): TrackerActor {
+  return { userId, permissions: [...permissions] }
 }

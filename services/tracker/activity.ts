@@ -4,7 +4,7 @@ import { isoString } from '../iso-dates.js'
 import type { ListQueryT, PageOf } from '../../schemas/tracker.js'
 import type { ActivityT, SubscriberT } from '../../schemas/tracker-work-items.js'
 import { ownsOrAdmin, refuseGuest, requireWritable, type TrackerScope } from './access.js'
-import { trackerError } from './errors.js'
+import { trackerErrors } from './errors.js'
 import type { ItemStore } from './item-store.js'
 import { subscriberId } from './item-store.js'
 import type { TrackerMembers } from './members.js'
@@ -51,16 +51,16 @@ export class ItemActivity {
     }
     await this.deps.items.subscribe(item, [{ userId, reason: 'manual' }], this.deps.clock.now())
     const record = await this.deps.items.subscribers.findOne({ _id: subscriberId(itemId, userId) })
-    if (record === null) throw trackerError('APP_TRACKER_SUBSCRIBER_NOT_FOUND')
+    if (record === null) throw trackerErrors.subscriberNotFound()
     return toSubscriberView(record)
   }
 
   async unsubscribe (scope: TrackerScope, itemId: string, userId = scope.actor.userId): Promise<void> {
     requireWritable(scope)
     await this.deps.workItems.visible(scope, itemId)
-    if (!ownsOrAdmin(scope, userId)) throw trackerError('APP_TRACKER_NOT_YOURS', { owner: 'subscriber', action: 'unsubscribe them' })
+    if (!ownsOrAdmin(scope, userId)) throw trackerErrors.notYours({ owner: 'subscriber', action: 'unsubscribe them' })
     const { deletedCount } = await this.deps.items.subscribers.deleteOne({ _id: subscriberId(itemId, userId) })
-    if (deletedCount === 0) throw trackerError('APP_TRACKER_SUBSCRIBER_NOT_FOUND')
+    if (deletedCount === 0) throw trackerErrors.subscriberNotFound()
   }
 
   /** Who is subscribed to an item: what part 2's notifications fan out to. */

@@ -9,7 +9,7 @@ import type { Store, StoreCollection } from '../store/types.js'
 import { TRACKER_LIMITS, type ListQueryT, type PageOf } from '../../schemas/tracker.js'
 import type { AttachmentT, StartAttachmentBodyT } from '../../schemas/tracker-work-items.js'
 import { ownsOrAdmin, requireWritable, type TrackerScope } from './access.js'
-import { invalidValue, limitReached, trackerError } from './errors.js'
+import { trackerErrors } from './errors.js'
 import type { FollowUps } from './follow-ups.js'
 import type { ItemStore } from './item-store.js'
 import { keysetPage, listScope, sortPlan } from './paging.js'
@@ -35,7 +35,7 @@ function toView (record: AttachmentRecord): AttachmentT {
 export class TrackerAttachments {
   readonly records: StoreCollection<AttachmentRecord>
 
-  constructor (store: Store, private readonly deps: { clock: Clock, cursors: Cursors, uploads: UploadSessions, items: ItemStore, workItems: WorkItems, followUps: FollowUps }) {
+  constructor (store: Store, private readonly deps: { clock: Clock, cursors: Cursors, uploads: UploadSessions, sessionStarted?: () => Promise<void>, items: ItemStore, workItems: WorkItems, followUps: FollowUps }) {
     this.records = store.collection<AttachmentRecord>(TRACKER_COLLECTIONS.attachments)
     deps.followUps.on(ATTACHMENT_CHANGED, async (task) => { await this.changed(task as unknown as { attachment: AttachmentRecord | null, sessionId: string, itemId: string, added: boolean, actorId: string, at: Date }) })
   }
@@ -55,9 +55,11 @@ export class TrackerAttachments {
   async start (scope: TrackerScope, itemId: string, input: StartAttachmentBodyT): Promise<UploadSessionView> {
     requireWritable(scope)
     const item = await this.deps.workItems.visible(scope, itemId)
-    if (input.size > TRACKER_LIMITS.attachmentBytes) throw invalidValue('body.size', `is more than ${TRACKER_LIMITS.attachmentBytes} bytes`)
-    if (await this.records.countDocuments({ itemId }) >= TRACKER_LIMITS.attachmentsPerItem) throw limitReached('work item', TRACKER_LIMITS.attachmentsPerItem, 'attachments')
-    return await this.deps.uploads.start(attachmentOwner(item), { name: input.name, size: input.size, type: input.type, sha256: input.sha256, createdBy: scope.actor.userId })
+    if (input.size > TRACKER_LIMITS.attachmentBytes) throw trackerErrors.invalidValue({ path: 'body.size', problem: `is more than ${TRACKER_LIMITS.attachmentBytes} bytes` })
+    if (await this.records.countDocuments({ itemId }) >= TRACKER_LIMITS.attachmentsPerItem) throw trackerErrors.limitReached({ what: 'work item', limit: TRACKER_LIMITS.attachmentsPerItem, items: 'attachments' })
+    const session = await this.deps.uploads.start(attachmentOwner(item), { name: input.name, size: input.size, type: input.type, sha256: input.sha256, createdBy: scope.actor.userId })
+    await this.deps.sessionStarted?.()
+    return session
   }
 
   async status (scope: TrackerScope, itemId: string, sessionId: string): Promise<UploadSessionView> {
@@ -89,8 +91,13 @@ export class TrackerAttachments {
       })
     })
     const record = await this.records.findOne({ sessionId, itemId })
-    if (record === null) throw trackerError('APP_TRACKER_ATTACHMENT_NOT_FOUND')
+    if (record === null) throw trackerErrors.attachmentNotFound()
     return toView(record)
+  }
+
+  async get (scope: TrackerScope, itemId: string, attachmentId: string): Promise<AttachmentT> {
+    await this.deps.workItems.visible(scope, itemId)
+    return toView(await this.record(itemId, attachmentId))
   }
 
   /** The record and the bytes (or a range) of one attachment. */
@@ -105,7 +112,7 @@ export class TrackerAttachments {
     requireWritable(scope)
     const item = await this.deps.workItems.visible(scope, itemId)
     const attachment = await this.record(itemId, attachmentId)
-    if (!ownsOrAdmin(scope, attachment.createdBy)) throw trackerError('APP_TRACKER_NOT_YOURS', { owner: 'uploader', action: 'remove this attachment' })
+    if (!ownsOrAdmin(scope, attachment.createdBy)) throw trackerErrors.notYours({ owner: 'uploader', action: 'remove this attachment' })
     await this.deps.followUps.guard({ kind: ATTACHMENT_CHANGED, attachment, sessionId: attachment.sessionId, itemId, added: false, actorId: scope.actor.userId, at: this.deps.clock.now() }, async () => {
       await this.records.deleteOne({ _id: attachmentId })
     })
@@ -137,7 +144,7 @@ export class TrackerAttachments {
 
   private async record (itemId: string, attachmentId: string): Promise<AttachmentRecord> {
     const record = await this.records.findOne({ _id: attachmentId, itemId })
-    if (record === null) throw trackerError('APP_TRACKER_ATTACHMENT_NOT_FOUND')
+    if (record === null) throw trackerErrors.attachmentNotFound()
     return record
   }
 }

@@ -7,7 +7,7 @@ import type { Store, StoreCollection } from '../store/types.js'
 import type { ListQueryT, PageOf } from '../../schemas/tracker.js'
 import type { CommentBodyT, CommentT, ReactionSummaryT } from '../../schemas/tracker-work-items.js'
 import { ownsOrAdmin, requireWritable, type TrackerScope } from './access.js'
-import { invalidValue, trackerError } from './errors.js'
+import { trackerErrors } from './errors.js'
 import type { FollowUps } from './follow-ups.js'
 import type { ItemStore } from './item-store.js'
 import type { TrackerMembers } from './members.js'
@@ -91,14 +91,14 @@ export class TrackerComments {
     requireWritable(scope)
     await this.deps.workItems.visible(scope, itemId)
     const comment = await this.record(itemId, commentId)
-    if (comment.authorId !== scope.actor.userId) throw trackerError('APP_TRACKER_NOT_YOURS', { owner: 'author', action: 'edit this comment' })
+    if (comment.authorId !== scope.actor.userId) throw trackerErrors.notYours({ owner: 'author', action: 'edit this comment' })
     const text = this.text(input)
     const now = this.deps.clock.now()
     let updated: CommentRecord | null = null
     await this.deps.followUps.guard({ kind: COMMENT_EFFECTS, commentId }, async () => {
       updated = await this.records.findOneAndUpdate({ _id: commentId, itemId }, { $set: { format: text.format, body: text.markdown, bodyJson: text.json, text: text.text, mentions: text.mentions, updatedAt: now, editedAt: now } }, { returnDocument: 'after' })
     })
-    if (updated === null) throw trackerError('APP_TRACKER_COMMENT_NOT_FOUND')
+    if (updated === null) throw trackerErrors.commentNotFound()
     return toView(updated, await this.reactions.find({ on: 'comment', subjectId: commentId }).toArray())
   }
 
@@ -107,7 +107,7 @@ export class TrackerComments {
     requireWritable(scope)
     await this.deps.workItems.visible(scope, itemId)
     const comment = await this.record(itemId, commentId)
-    if (!ownsOrAdmin(scope, comment.authorId)) throw trackerError('APP_TRACKER_NOT_YOURS', { owner: 'author', action: 'delete this comment' })
+    if (!ownsOrAdmin(scope, comment.authorId)) throw trackerErrors.notYours({ owner: 'author', action: 'delete this comment' })
     await this.records.deleteOne({ _id: commentId })
     await this.reactions.deleteMany({ on: 'comment', subjectId: commentId })
   }
@@ -135,12 +135,12 @@ export class TrackerComments {
 
   async react (scope: TrackerScope, itemId: string, emoji: string, commentId?: string): Promise<ReactionSummaryT[]> {
     requireWritable(scope)
-    if (!EMOJI.test(emoji)) throw invalidValue('body.emoji', 'must be one emoji')
+    if (!EMOJI.test(emoji)) throw trackerErrors.invalidValue({ path: 'body.emoji', problem: 'must be one emoji' })
     const subject = await this.subject(scope, itemId, commentId)
     try {
       await this.reactions.insertOne({ _id: this.deps.newId(), projectId: scope.projectId, lpId: scope.project._id, itemId, on: subject.on, subjectId: subject.id, userId: scope.actor.userId, emoji, createdAt: this.deps.clock.now() })
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw trackerError('APP_TRACKER_REACTION_EXISTS', { emoji })
+      if (error instanceof DuplicateKeyError) throw trackerErrors.reactionExists({ emoji })
       throw error
     }
     return await this.reactionsOf(scope, itemId, commentId)
@@ -150,7 +150,7 @@ export class TrackerComments {
     requireWritable(scope)
     const subject = await this.subject(scope, itemId, commentId)
     const { deletedCount } = await this.reactions.deleteOne({ on: subject.on, subjectId: subject.id, userId: scope.actor.userId, emoji })
-    if (deletedCount === 0) throw trackerError('APP_TRACKER_REACTION_NOT_FOUND', { emoji })
+    if (deletedCount === 0) throw trackerErrors.reactionNotFound({ emoji })
     return await this.reactionsOf(scope, itemId, commentId)
   }
 
@@ -167,7 +167,7 @@ export class TrackerComments {
 
   private text (input: CommentBodyT): ReturnType<typeof richText> {
     const text = richText(input.body, input.bodyJson, 'body.body')
-    if (text.text === '' && text.mentions.length === 0) throw invalidValue(input.bodyJson === undefined ? 'body.body' : 'body.bodyJson', 'is empty')
+    if (text.text === '' && text.mentions.length === 0) throw trackerErrors.invalidValue({ path: input.bodyJson === undefined ? 'body.body' : 'body.bodyJson', problem: 'is empty' })
     return text
   }
 
@@ -180,7 +180,7 @@ export class TrackerComments {
 
   private async record (itemId: string, commentId: string): Promise<CommentRecord> {
     const comment = await this.records.findOne({ _id: commentId, itemId })
-    if (comment === null) throw trackerError('APP_TRACKER_COMMENT_NOT_FOUND')
+    if (comment === null) throw trackerErrors.commentNotFound()
     return comment
   }
 }

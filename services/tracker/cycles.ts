@@ -8,7 +8,7 @@ import { TRACKER_LIMITS, type ListQueryT, type PageOf } from '../../schemas/trac
 import type { BurndownT, CreateCycleBodyT, CycleStatusT, CycleT, TransferResultT, UpdateCycleBodyT } from '../../schemas/tracker-planning.js'
 import { ownsOrAdmin, refuseGuest, requireFeature, requireWritable, type TrackerScope } from './access.js'
 import { daysBetween, daysFrom, isDay, localDay } from './calendar.js'
-import { invalidReference, invalidValue, trackerError, versionMismatch } from './errors.js'
+import { trackerErrors } from './errors.js'
 import type { FollowUps } from './follow-ups.js'
 import { keysetPage, listScope, sortPlan } from './paging.js'
 import type { Progress } from './progress.js'
@@ -88,7 +88,7 @@ export class TrackerCycles {
     this.guard(scope)
     requireWritable(scope)
     const name = input.name.trim()
-    if (name === '') throw invalidValue('body.name', 'is blank')
+    if (name === '') throw trackerErrors.invalidValue({ path: 'body.name', problem: 'is blank' })
     const range = this.range(input.startDate ?? null, input.endDate ?? null)
     const now = this.deps.clock.now()
     const cycle: CycleRecord = {
@@ -122,11 +122,11 @@ export class TrackerCycles {
     this.guard(scope)
     requireWritable(scope)
     const cycle = await this.open(scope, cycleId)
-    if (ifMatch !== undefined && ifMatch !== cycle.version) throw versionMismatch('cycle', ifMatch, cycle.version)
+    if (ifMatch !== undefined && ifMatch !== cycle.version) throw trackerErrors.versionMismatch({ what: 'cycle', expected: ifMatch, actual: cycle.version })
     const set: Partial<CycleRecord> = { updatedAt: this.deps.clock.now(), version: cycle.version + 1 }
     if (input.name !== undefined) {
       set.name = input.name.trim()
-      if (set.name === '') throw invalidValue('body.name', 'is blank')
+      if (set.name === '') throw trackerErrors.invalidValue({ path: 'body.name', problem: 'is blank' })
     }
     if (input.description !== undefined) set.description = input.description
     let added: string[] = []
@@ -144,7 +144,7 @@ export class TrackerCycles {
     const updated = await this.records.findOneAndUpdate({ _id: cycle._id, version: cycle.version, deletedAt: null }, { $set: set }, { returnDocument: 'after' })
     if (updated === null) {
       if (added.length > 0) await this.days.deleteMany({ _id: { $in: added.map((day) => dayId(cycle.lpId, day)) }, cycleId: cycle._id })
-      throw trackerError('APP_TRACKER_CHANGED', { what: 'cycle' })
+      throw trackerErrors.changed({ what: 'cycle' })
     }
     if (left.length > 0) await this.days.deleteMany({ _id: { $in: left.map((day) => dayId(cycle.lpId, day)) }, cycleId: cycle._id })
     return await this.view(scope, updated)
@@ -155,7 +155,7 @@ export class TrackerCycles {
     this.guard(scope)
     requireWritable(scope)
     const cycle = await this.record(scope.project._id, cycleId)
-    if (!ownsOrAdmin(scope, cycle.ownerId)) throw trackerError('APP_TRACKER_NOT_YOURS', { owner: 'owner', action: 'delete this cycle' })
+    if (!ownsOrAdmin(scope, cycle.ownerId)) throw trackerErrors.notYours({ owner: 'owner', action: 'delete this cycle' })
     await this.deps.followUps.guard({ kind: DELETE_CYCLE, projectId: scope.projectId, lpId: cycle.lpId, cycleId }, async () => {
       await this.records.updateOne({ _id: cycleId, deletedAt: null }, { $set: { deletedAt: this.deps.clock.now() } })
     })
@@ -182,10 +182,10 @@ export class TrackerCycles {
     requireWritable(scope)
     const lpId = scope.project._id
     const source = await this.record(lpId, cycleId)
-    if (targetCycleId === cycleId) throw trackerError('APP_TRACKER_TRANSFER_TARGET', { problem: 'The target is the cycle itself' })
+    if (targetCycleId === cycleId) throw trackerErrors.transferTarget({ problem: 'The target is the cycle itself' })
     const target = await this.records.findOne({ _id: targetCycleId, lpId, deletedAt: null })
-    if (target === null) throw invalidReference('body.targetCycleId', 'is not a cycle of this tracker project')
-    if (this.status(scope, target) === 'completed') throw trackerError('APP_TRACKER_TRANSFER_TARGET', { problem: `The cycle "${target.name}" is completed` })
+    if (target === null) throw trackerErrors.invalidReference({ path: 'body.targetCycleId', problem: 'is not a cycle of this tracker project' })
+    if (this.status(scope, target) === 'completed') throw trackerErrors.transferTarget({ problem: `The cycle "${target.name}" is completed` })
     const snapshot = source.progressSnapshot ?? await this.deps.progress.of(lpId, { cycleId })
     const moved = await this.deps.followUps.guard({ kind: TRANSFER_CYCLE, lpId, from: cycleId, to: targetCycleId, actorId: scope.actor.userId }, async () => {
       await this.records.updateOne({ _id: cycleId, progressSnapshot: null }, { $set: { progressSnapshot: snapshot, transferredTo: targetCycleId, updatedAt: this.deps.clock.now() } })
@@ -197,7 +197,7 @@ export class TrackerCycles {
   async burndown (scope: TrackerScope, cycleId: string, unit: 'items' | 'points' = 'items'): Promise<BurndownT> {
     this.guard(scope)
     const cycle = await this.record(scope.project._id, cycleId)
-    if (cycle.startDate === null) throw invalidValue('params.cycleId', 'is a draft cycle: without dates it has no burndown')
+    if (cycle.startDate === null) throw trackerErrors.invalidValue({ path: 'params.cycleId', problem: 'is a draft cycle: without dates it has no burndown' })
     return await this.deps.progress.burndown(cycle, scope.project.timezone, unit)
   }
 
@@ -205,13 +205,13 @@ export class TrackerCycles {
   async checkMove (scope: TrackerScope, from: string | null, to: string | null, path: string): Promise<void> {
     if (from !== null) {
       const source = await this.records.findOne({ _id: from, lpId: scope.project._id, deletedAt: null })
-      if (source !== null && this.status(scope, source) === 'completed') throw trackerError('APP_TRACKER_CYCLE_COMPLETED', { name: source.name })
+      if (source !== null && this.status(scope, source) === 'completed') throw trackerErrors.cycleCompleted({ name: source.name })
     }
     if (to === null) return
     requireFeature(scope, 'cycles')
     const target = await this.records.findOne({ _id: to, lpId: scope.project._id, deletedAt: null })
-    if (target === null) throw invalidReference(path, 'is not a cycle of this tracker project')
-    if (this.status(scope, target) === 'completed') throw trackerError('APP_TRACKER_CYCLE_COMPLETED', { name: target.name })
+    if (target === null) throw trackerErrors.invalidReference({ path, problem: 'is not a cycle of this tracker project' })
+    if (this.status(scope, target) === 'completed') throw trackerErrors.cycleCompleted({ name: target.name })
   }
 
   async ids (lpId: string): Promise<string[]> {
@@ -230,10 +230,10 @@ export class TrackerCycles {
 
   private range (start: string | null, end: string | null): [string, string] | null {
     if (start === null && end === null) return null
-    if (start === null || end === null) throw invalidValue(start === null ? 'body.startDate' : 'body.endDate', 'give both dates or neither')
-    for (const [value, path] of [[start, 'body.startDate'], [end, 'body.endDate']]) if (!isDay(value)) throw invalidValue(path, 'is not a day (YYYY-MM-DD)')
-    if (end < start) throw invalidValue('body.endDate', 'is before startDate')
-    if (daysBetween(start, end) + 1 > TRACKER_LIMITS.cycleDays) throw invalidValue('body.endDate', `a cycle spans at most ${TRACKER_LIMITS.cycleDays} days`)
+    if (start === null || end === null) throw trackerErrors.invalidValue({ path: start === null ? 'body.startDate' : 'body.endDate', problem: 'give both dates or neither' })
+    for (const [value, path] of [[start, 'body.startDate'], [end, 'body.endDate']]) if (!isDay(value)) throw trackerErrors.invalidValue({ path, problem: 'is not a day (YYYY-MM-DD)' })
+    if (end < start) throw trackerErrors.invalidValue({ path: 'body.endDate', problem: 'is before startDate' })
+    if (daysBetween(start, end) + 1 > TRACKER_LIMITS.cycleDays) throw trackerErrors.invalidValue({ path: 'body.endDate', problem: `a cycle spans at most ${TRACKER_LIMITS.cycleDays} days` })
     return [start, end]
   }
 
@@ -257,26 +257,26 @@ export class TrackerCycles {
         ? claim.claimedAt.getTime() > now.getTime() - CLAIM_GRACE_MS
         : holder.deletedAt === null && holder.startDate !== null && holder.endDate !== null && claim.day >= holder.startDate && claim.day <= holder.endDate
       if (live) {
-        throw trackerError('APP_TRACKER_CYCLE_OVERLAP', {
-          name: holder?.name ?? 'being created', startDate: holder?.startDate ?? claim.day, endDate: holder?.endDate ?? claim.day
-        }, { ids: [claim.cycleId] })
+        throw trackerErrors.cycleOverlap({
+          name: holder?.name ?? 'being created', startDate: holder?.startDate ?? claim.day, endDate: holder?.endDate ?? claim.day, cycleId: claim.cycleId
+        })
       }
       await this.days.deleteOne({ _id: claim._id, cycleId: claim.cycleId, claimedAt: claim.claimedAt })
     }
-    if (!retry) throw trackerError('APP_TRACKER_CHANGED', { what: 'cycle calendar' })
+    if (!retry) throw trackerErrors.changed({ what: 'cycle calendar' })
     await this.claim(cycle, days, false)
   }
 
   private async record (lpId: string, cycleId: string): Promise<CycleRecord> {
     const cycle = await this.records.findOne({ _id: cycleId, lpId, deletedAt: null })
-    if (cycle === null) throw trackerError('APP_TRACKER_CYCLE_NOT_FOUND')
+    if (cycle === null) throw trackerErrors.cycleNotFound()
     return cycle
   }
 
   /** A cycle that may still change: not completed. */
   private async open (scope: TrackerScope, cycleId: string): Promise<CycleRecord> {
     const cycle = await this.record(scope.project._id, cycleId)
-    if (this.status(scope, cycle) === 'completed') throw trackerError('APP_TRACKER_CYCLE_COMPLETED', { name: cycle.name })
+    if (this.status(scope, cycle) === 'completed') throw trackerErrors.cycleCompleted({ name: cycle.name })
     return cycle
   }
 }

@@ -7,7 +7,7 @@ import {
   TRACKER_LIMITS, type CreateEstimateBodyT, type EstimateT, type EstimateTypeT, type ListQueryT, type PageOf, type UpdateEstimateBodyT
 } from '../../schemas/tracker.js'
 import { requireAdmin, requireWritable, type TrackerScope } from './access.js'
-import { invalidReference, invalidValue, limitReached, trackerError } from './errors.js'
+import { trackerErrors } from './errors.js'
 import { keysetPage, listScope, sortPlan } from './paging.js'
 import { TRACKER_COLLECTIONS, type EstimateRecord } from './records.js'
 
@@ -20,8 +20,8 @@ function toView (record: EstimateRecord): EstimateT {
 /** Points and time (minutes) are numbers that add up; categories are names. */
 function checkValue (type: EstimateTypeT, raw: string, path: string): string {
   const value = raw.trim()
-  if (value === '') throw invalidValue(path, 'is blank')
-  if (type !== 'categories' && !(/^\d{1,9}(\.\d{1,3})?$/.test(value))) throw invalidValue(path, `must be a number of ${type === 'time' ? 'minutes' : 'points'} (0 or more, up to 3 decimals)`)
+  if (value === '') throw trackerErrors.invalidValue({ path, problem: 'is blank' })
+  if (type !== 'categories' && !(/^\d{1,9}(\.\d{1,3})?$/.test(value))) throw trackerErrors.invalidValue({ path, problem: `must be a number of ${type === 'time' ? 'minutes' : 'points'} (0 or more, up to 3 decimals)` })
   return value
 }
 
@@ -60,9 +60,9 @@ export class TrackerEstimates {
     requireAdmin(scope)
     requireWritable(scope)
     const lpId = scope.project._id
-    if (await this.records.countDocuments({ lpId }) >= TRACKER_LIMITS.estimatesPerProject) throw limitReached('tracker project', TRACKER_LIMITS.estimatesPerProject, 'estimates')
+    if (await this.records.countDocuments({ lpId }) >= TRACKER_LIMITS.estimatesPerProject) throw trackerErrors.limitReached({ what: 'tracker project', limit: TRACKER_LIMITS.estimatesPerProject, items: 'estimates' })
     const name = input.name.trim()
-    if (name === '') throw invalidValue('body.name', 'is blank')
+    if (name === '') throw trackerErrors.invalidValue({ path: 'body.name', problem: 'is blank' })
     const now = this.deps.clock.now()
     const record: EstimateRecord = {
       _id: this.deps.newId(),
@@ -86,24 +86,24 @@ export class TrackerEstimates {
     const set: Partial<EstimateRecord> = { updatedAt: this.deps.clock.now() }
     if (input.name !== undefined) {
       set.name = input.name.trim()
-      if (set.name === '') throw invalidValue('body.name', 'is blank')
+      if (set.name === '') throw trackerErrors.invalidValue({ path: 'body.name', problem: 'is blank' })
     }
     if (input.points !== undefined) {
       const before = new Map(estimate.points.map((point) => [point.id, point]))
       const points = input.points.map((point, index) => {
         const value = checkValue(estimate.type, point.value, `body.points[${index}].value`)
-        if (point.id !== undefined && !before.has(point.id)) throw invalidReference(`body.points[${index}].id`, 'is not a point of this estimate')
+        if (point.id !== undefined && !before.has(point.id)) throw trackerErrors.invalidReference({ path: `body.points[${index}].id`, problem: 'is not a point of this estimate' })
         return { id: point.id ?? this.deps.newId(), key: index, value }
       })
       const kept = new Set(points.map((point) => point.id))
       const renumbered = points.filter((point) => estimate.type !== 'categories' && before.has(point.id) && Number(before.get(point.id)?.value) !== Number(point.value))
       const touched = [...estimate.points.filter((point) => !kept.has(point.id)).map((point) => point.id), ...renumbered.map((point) => point.id)]
       const used = touched.length === 0 ? 0 : await this.deps.itemsWithPoints(lpId, touched)
-      if (used > 0) throw trackerError('APP_TRACKER_IN_USE', { what: 'estimate point removed or renumbered', count: used }, { count: used })
+      if (used > 0) throw trackerErrors.inUse({ what: 'estimate point removed or renumbered', count: used })
       set.points = points
     }
     const updated = await this.records.findOneAndUpdate({ _id: estimate._id, updatedAt: estimate.updatedAt }, { $set: set }, { returnDocument: 'after' })
-    if (updated === null) throw trackerError('APP_TRACKER_CHANGED', { what: 'estimate' })
+    if (updated === null) throw trackerErrors.changed({ what: 'estimate' })
     return toView(updated)
   }
 
@@ -112,19 +112,19 @@ export class TrackerEstimates {
     requireWritable(scope)
     const lpId = scope.project._id
     await this.record(lpId, estimateId)
-    if (scope.project.estimateId === estimateId) throw trackerError('APP_TRACKER_IN_USE', { what: 'estimate (the project\'s estimate system)', count: 0 })
+    if (scope.project.estimateId === estimateId) throw trackerErrors.inUse({ what: 'estimate (the project\'s estimate system)', count: 0 })
     await this.records.deleteOne({ _id: estimateId, lpId })
   }
 
   async requireExists (lpId: string, estimateId: string, path: string): Promise<void> {
-    if (await this.records.findOne({ _id: estimateId, lpId }, { projection: { _id: 1 } }) === null) throw invalidReference(path, 'is not an estimate of this tracker project')
+    if (await this.records.findOne({ _id: estimateId, lpId }, { projection: { _id: 1 } }) === null) throw trackerErrors.invalidReference({ path, problem: 'is not an estimate of this tracker project' })
   }
 
   /** The number an item keeps for a point of the project's estimate system; 400 for a point of none or another. */
   async pointValue (lpId: string, estimateId: string | null, pointId: string, path: string): Promise<number | null> {
     const estimate = estimateId === null ? null : await this.records.findOne({ _id: estimateId, lpId })
     const point = estimate?.points.find((candidate) => candidate.id === pointId)
-    if (estimate === null || estimate === undefined || point === undefined) throw invalidReference(path, 'is not a point of the tracker project\'s estimate system')
+    if (estimate === null || estimate === undefined || point === undefined) throw trackerErrors.invalidReference({ path, problem: 'is not a point of the tracker project\'s estimate system' })
     return numericValue(estimate.type, point.value)
   }
 
@@ -140,7 +140,7 @@ export class TrackerEstimates {
 
   private async record (lpId: string, estimateId: string): Promise<EstimateRecord> {
     const estimate = await this.records.findOne({ _id: estimateId, lpId })
-    if (estimate === null) throw trackerError('APP_TRACKER_ESTIMATE_NOT_FOUND')
+    if (estimate === null) throw trackerErrors.estimateNotFound()
     return estimate
   }
 }

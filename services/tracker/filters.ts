@@ -5,7 +5,7 @@ import {
   FILTER_FIELDS, FILTER_LIMITS, FILTER_OPERATORS, PRIORITIES, type FilterConditionT, type FilterFieldT, type FilterOperatorT, type TrackerFilterT
 } from '../../schemas/tracker-filters.js'
 import { addDays, isDay, localDay, relativeDay, startOfDay } from './calendar.js'
-import { invalidFilter } from './errors.js'
+import { trackerErrors } from './errors.js'
 
 /**
  * The tracker's filter grammar (schemas/tracker-filters.ts): `checkFilter`
@@ -17,13 +17,14 @@ import { invalidFilter } from './errors.js'
  */
 
 type Kind = 'id' | 'person' | 'enum' | 'text' | 'number' | 'day' | 'instant' | 'boolean'
-interface FieldSpec { kind: Kind, paths: string[], list?: boolean, nullable?: boolean, values?: readonly string[] }
+/** `ranked`: the field is stored beside its rank (`priorityRank`), which the indexes hold, so conditions compare ranks. */
+interface FieldSpec { kind: Kind, paths: string[], list?: boolean, nullable?: boolean, values?: readonly string[], ranked?: boolean }
 
 const FIELDS: Record<FilterFieldT, FieldSpec> = {
   project: { kind: 'id', paths: ['lpId'] },
   state: { kind: 'id', paths: ['stateId'] },
   stateGroup: { kind: 'enum', paths: ['stateGroup'], values: STATE_GROUPS },
-  priority: { kind: 'enum', paths: ['priority'], values: PRIORITIES },
+  priority: { kind: 'enum', paths: ['priorityRank'], values: PRIORITIES, ranked: true },
   assignee: { kind: 'person', paths: ['assignees'], list: true },
   label: { kind: 'id', paths: ['labelIds'], list: true },
   module: { kind: 'id', paths: ['moduleIds'], list: true },
@@ -95,17 +96,17 @@ class Checker {
   private conditions = 0
 
   node (node: unknown, path: string, depth: number): TrackerFilterT {
-    if (depth > FILTER_LIMITS.maxDepth) throw invalidFilter(path, `is nested deeper than ${FILTER_LIMITS.maxDepth} levels`)
-    if (!isPlainObject(node)) throw invalidFilter(path, 'must be an object: { and: [...] }, { or: [...] }, { not: {...} } or a condition { field, op, value }')
+    if (depth > FILTER_LIMITS.maxDepth) throw trackerErrors.invalidFilter({ path, problem: `is nested deeper than ${FILTER_LIMITS.maxDepth} levels` })
+    if (!isPlainObject(node)) throw trackerErrors.invalidFilter({ path, problem: 'must be an object: { and: [...] }, { or: [...] }, { not: {...} } or a condition { field, op, value }' })
     const keys = Object.keys(node)
     for (const logical of ['and', 'or', 'not'] as const) {
       if (!Object.hasOwn(node, logical)) continue
       const extra = keys.find((key) => key !== logical)
-      if (extra !== undefined) throw invalidFilter(`${path}.${extra}`, `is not allowed beside "${logical}"`)
+      if (extra !== undefined) throw trackerErrors.invalidFilter({ path: `${path}.${extra}`, problem: `is not allowed beside "${logical}"` })
       const inner = node[logical]
       if (logical === 'not') return { not: this.node(inner, `${path}.not`, depth + 1) }
-      if (!Array.isArray(inner) || inner.length === 0) throw invalidFilter(`${path}.${logical}`, 'must be a non-empty list of filters')
-      if (inner.length > FILTER_LIMITS.maxConditions) throw invalidFilter(`${path}.${logical}`, `holds more than ${FILTER_LIMITS.maxConditions} filters`)
+      if (!Array.isArray(inner) || inner.length === 0) throw trackerErrors.invalidFilter({ path: `${path}.${logical}`, problem: 'must be a non-empty list of filters' })
+      if (inner.length > FILTER_LIMITS.maxConditions) throw trackerErrors.invalidFilter({ path: `${path}.${logical}`, problem: `holds more than ${FILTER_LIMITS.maxConditions} filters` })
       const items = inner.map((item, index) => this.node(item, `${path}.${logical}[${index}]`, depth + 1))
       return logical === 'and' ? { and: items } : { or: items }
     }
@@ -113,22 +114,22 @@ class Checker {
   }
 
   private condition (node: Record<string, unknown>, path: string): FilterConditionT {
-    if (++this.conditions > FILTER_LIMITS.maxConditions) throw invalidFilter(path, `the filter holds more than ${FILTER_LIMITS.maxConditions} conditions`)
+    if (++this.conditions > FILTER_LIMITS.maxConditions) throw trackerErrors.invalidFilter({ path, problem: `the filter holds more than ${FILTER_LIMITS.maxConditions} conditions` })
     const extra = Object.keys(node).find((key) => key !== 'field' && key !== 'op' && key !== 'value')
-    if (extra !== undefined) throw invalidFilter(`${path}.${extra}`, 'is not part of a condition (field, op, value), nor and, or, not')
+    if (extra !== undefined) throw trackerErrors.invalidFilter({ path: `${path}.${extra}`, problem: 'is not part of a condition (field, op, value), nor and, or, not' })
     const { field, op, value } = node
-    if (typeof field !== 'string') throw invalidFilter(`${path}.field`, 'is required: the field to filter on')
+    if (typeof field !== 'string') throw trackerErrors.invalidFilter({ path: `${path}.field`, problem: 'is required: the field to filter on' })
     if (!(FILTER_FIELDS as readonly string[]).includes(field)) {
-      throw invalidFilter(`${path}.field`, `"${field.slice(0, 64)}" is not a filterable field; use one of ${FILTER_FIELDS.join(', ')}`, field.slice(0, 64))
+      throw trackerErrors.invalidFilter({ path: `${path}.field`, problem: `"${field.slice(0, 64)}" is not a filterable field; use one of ${FILTER_FIELDS.join(', ')}`, field: field.slice(0, 64) })
     }
     const name = field as FilterFieldT
-    if (typeof op !== 'string') throw invalidFilter(`${path}.op`, `is required: one of ${operatorsOf(name).join(', ')}`, name)
+    if (typeof op !== 'string') throw trackerErrors.invalidFilter({ path: `${path}.op`, problem: `is required: one of ${operatorsOf(name).join(', ')}`, field: name })
     if (!(FILTER_OPERATORS as readonly string[]).includes(op)) {
-      throw invalidFilter(`${path}.op`, `"${op.slice(0, 32)}" is not an operator; use one of ${FILTER_OPERATORS.join(', ')}`, name)
+      throw trackerErrors.invalidFilter({ path: `${path}.op`, problem: `"${op.slice(0, 32)}" is not an operator; use one of ${FILTER_OPERATORS.join(', ')}`, field: name })
     }
     const operator = op as FilterOperatorT
-    if (!operatorsOf(name).includes(operator)) throw invalidFilter(`${path}.op`, `"${name}" does not take ${operator}; it takes ${operatorsOf(name).join(', ')}`, name)
-    if (!Object.hasOwn(node, 'value')) throw invalidFilter(`${path}.value`, 'is required', name)
+    if (!operatorsOf(name).includes(operator)) throw trackerErrors.invalidFilter({ path: `${path}.op`, problem: `"${name}" does not take ${operator}; it takes ${operatorsOf(name).join(', ')}`, field: name })
+    if (!Object.hasOwn(node, 'value')) throw trackerErrors.invalidFilter({ path: `${path}.value`, problem: 'is required', field: name })
     this.value(FIELDS[name], name, operator, value, `${path}.value`)
     return { field: name, op: operator, value: value as FilterConditionT['value'] }
   }
@@ -136,18 +137,18 @@ class Checker {
   private value (spec: FieldSpec, field: FilterFieldT, op: FilterOperatorT, value: unknown, path: string): void {
     const wanted = describe(spec.kind, spec)
     if (op === 'isEmpty') {
-      if (typeof value !== 'boolean') throw invalidFilter(path, `${field} isEmpty takes true or false`, field)
+      if (typeof value !== 'boolean') throw trackerErrors.invalidFilter({ path, problem: `${field} isEmpty takes true or false`, field })
       return
     }
     if (op === 'in' || op === 'between') {
       const size = op === 'between' ? '2' : `1 to ${FILTER_LIMITS.maxInValues}`
       if (!Array.isArray(value) || value.length === 0 || value.length > FILTER_LIMITS.maxInValues || (op === 'between' && value.length !== 2)) {
-        throw invalidFilter(path, `${field} ${op} takes a list of ${size} values, each ${wanted}`, field)
+        throw trackerErrors.invalidFilter({ path, problem: `${field} ${op} takes a list of ${size} values, each ${wanted}`, field })
       }
-      value.forEach((item, index) => { if (!scalarOk(spec, item)) throw invalidFilter(`${path}[${index}]`, `${field} ${op} takes values that are ${wanted}`, field) })
+      value.forEach((item, index) => { if (!scalarOk(spec, item)) throw trackerErrors.invalidFilter({ path: `${path}[${index}]`, problem: `${field} ${op} takes values that are ${wanted}`, field }) })
       return
     }
-    if (!scalarOk(spec, value)) throw invalidFilter(path, `${field} ${op} takes ${wanted}`, field)
+    if (!scalarOk(spec, value)) throw trackerErrors.invalidFilter({ path, problem: `${field} ${op} takes ${wanted}`, field })
   }
 }
 
@@ -159,12 +160,12 @@ export function checkFilter (raw: unknown, path = 'filter'): TrackerFilterT {
 /** A filter sent as query-string JSON: null when absent. */
 export function parseFilterText (raw: string | undefined, path = 'query.filter'): TrackerFilterT | null {
   if (raw === undefined || raw.trim() === '') return null
-  if (Buffer.byteLength(raw, 'utf8') > FILTER_LIMITS.maxBytes) throw invalidFilter(path, `is larger than ${FILTER_LIMITS.maxBytes} bytes`)
+  if (Buffer.byteLength(raw, 'utf8') > FILTER_LIMITS.maxBytes) throw trackerErrors.invalidFilter({ path, problem: `is larger than ${FILTER_LIMITS.maxBytes} bytes` })
   let value: unknown
   try {
     value = JSON.parse(raw)
   } catch {
-    throw invalidFilter(path, 'is not valid JSON')
+    throw trackerErrors.invalidFilter({ path, problem: 'is not valid JSON' })
   }
   return checkFilter(value, path)
 }
@@ -220,6 +221,7 @@ class Compiler {
   }
 
   private scalar (spec: FieldSpec, value: unknown): unknown {
+    if (spec.ranked === true) return (spec.values ?? []).indexOf(value as string)
     if (spec.kind === 'person' && value === 'me') return this.context.userId
     if (spec.kind === 'day') return isDay(value) ? value : relativeDay(value as string, this.today)
     return value

@@ -1,15 +1,17 @@
 import type { Clock } from '../clock.js'
 import { AppError } from '../errors.js'
-import type { BulkItemResultT, BulkPatchResultT } from '../../schemas/tracker-work-items.js'
+import type { PageOf } from '../../schemas/tracker.js'
+import type { BulkItemResultT, BulkPatchResultT, ListWorkItemsQueryT, WorkItemT, WorkItemTombstoneT } from '../../schemas/tracker-work-items.js'
 import type { ModuleItemsBodyT, TransferResultT } from '../../schemas/tracker-planning.js'
 import { refuseGuest, type TrackerScope } from './access.js'
 import type { ItemActivity } from './activity.js'
 import type { TrackerAttachments } from './attachments.js'
 import type { TrackerComments } from './comments.js'
 import { DELETE_CYCLE, TRANSFER_CYCLE, type TrackerCycles } from './cycles.js'
-import { trackerError } from './errors.js'
+import { trackerErrors } from './errors.js'
 import type { TrackerEstimates } from './estimates.js'
 import type { FollowUps } from './follow-ups.js'
+import type { ItemLists } from './item-lists.js'
 import type { ItemStore } from './item-store.js'
 import type { TrackerIssueTypes } from './issue-types.js'
 import { DELETE_LABEL, type TrackerLabels } from './labels.js'
@@ -35,6 +37,7 @@ export interface FlowDeps {
   estimates: TrackerEstimates
   items: ItemStore
   workItems: WorkItems
+  lists: ItemLists
   comments: TrackerComments
   links: TrackerLinks
   relations: TrackerRelations
@@ -82,6 +85,18 @@ export class TrackerFlows {
     await this.deps.states.delete(scope, stateId, targetStateId, async (lpId, id) => await this.deps.items.items.countDocuments({ lpId, stateId: id, deletedAt: null }))
   }
 
+  /** The items of a cycle, as the work item list gives them (filter, order, cursor), narrowed to the cycle. */
+  async cycleItems (scope: TrackerScope, cycleId: string, query: ListWorkItemsQueryT): Promise<PageOf<WorkItemT | WorkItemTombstoneT>> {
+    await this.deps.cycles.get(scope, cycleId)
+    return await this.deps.lists.list(scope, query, { field: 'cycle', op: 'eq', value: cycleId })
+  }
+
+  /** The items of a module, likewise. */
+  async moduleItems (scope: TrackerScope, moduleId: string, query: ListWorkItemsQueryT): Promise<PageOf<WorkItemT | WorkItemTombstoneT>> {
+    await this.deps.modules.get(scope, moduleId)
+    return await this.deps.lists.list(scope, query, { field: 'module', op: 'eq', value: moduleId })
+  }
+
   /** Items into a cycle, each as a single PATCH of `cycleId` would, each answered on its own. */
   async addToCycle (scope: TrackerScope, cycleId: string, itemIds: string[]): Promise<BulkPatchResultT> {
     await this.deps.cycles.get(scope, cycleId)
@@ -91,7 +106,7 @@ export class TrackerFlows {
   async removeFromCycle (scope: TrackerScope, cycleId: string, itemId: string): Promise<void> {
     await this.deps.cycles.get(scope, cycleId)
     const item = await this.deps.workItems.visible(scope, itemId)
-    if (item.cycleId !== cycleId) throw trackerError('APP_TRACKER_ITEM_NOT_FOUND')
+    if (item.cycleId !== cycleId) throw trackerErrors.itemNotFound()
     await this.deps.workItems.update(scope, itemId, { cycleId: null })
   }
 

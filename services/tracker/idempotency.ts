@@ -5,7 +5,7 @@ import { DuplicateKeyError } from '../store/errors.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import { TRACKER_LIMITS } from '../../schemas/tracker.js'
 import type { TrackerActor } from './access.js'
-import { trackerError } from './errors.js'
+import { trackerErrors } from './errors.js'
 import { TRACKER_COLLECTIONS } from './records.js'
 
 type IdempotencyRecord = {
@@ -58,7 +58,7 @@ export class Idempotency {
    */
   async once<R> (actor: TrackerActor, scope: string, key: string | undefined, request: unknown, work: (reservedId: string) => Promise<R>): Promise<R> {
     if (key === undefined) return await work(this.deps.newId())
-    if (!KEY.test(key) || key.length > TRACKER_LIMITS.idempotencyKeyLength) throw trackerError('APP_TRACKER_INVALID_IDEMPOTENCY_KEY')
+    if (!KEY.test(key) || key.length > TRACKER_LIMITS.idempotencyKeyLength) throw trackerErrors.invalidIdempotencyKey()
     const _id = digest(`${actor.userId}\n${scope}\n${key}`)
     const fingerprint = digest(stableJson(request))
     const now = this.deps.clock.now()
@@ -76,13 +76,13 @@ export class Idempotency {
       if (existing.expiresAt <= now) {
         const { _id: _, ...values } = fresh
         claimed = await this.records.findOneAndUpdate({ _id, expiresAt: existing.expiresAt }, { $set: values }, { returnDocument: 'after' })
-        if (claimed === null) throw trackerError('APP_TRACKER_IDEMPOTENCY_IN_PROGRESS')
+        if (claimed === null) throw trackerErrors.idempotencyInProgress()
       } else {
-        if (existing.fingerprint !== fingerprint) throw trackerError('APP_TRACKER_IDEMPOTENCY_KEY_REUSED')
+        if (existing.fingerprint !== fingerprint) throw trackerErrors.idempotencyKeyReused()
         if (existing.state === 'done') return existing.result as R
-        if (existing.startedAt.getTime() > now.getTime() - TAKEOVER_MS) throw trackerError('APP_TRACKER_IDEMPOTENCY_IN_PROGRESS')
+        if (existing.startedAt.getTime() > now.getTime() - TAKEOVER_MS) throw trackerErrors.idempotencyInProgress()
         claimed = await this.records.findOneAndUpdate({ _id, state: 'running', startedAt: existing.startedAt }, { $set: { startedAt: now } }, { returnDocument: 'after' })
-        if (claimed === null) throw trackerError('APP_TRACKER_IDEMPOTENCY_IN_PROGRESS')
+        if (claimed === null) throw trackerErrors.idempotencyInProgress()
       }
     }
     let result: R

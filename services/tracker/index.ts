@@ -17,6 +17,7 @@ import { TrackerIssueTypes } from './issue-types.js'
 import { ItemLists } from './item-lists.js'
 import { ItemRules } from './item-rules.js'
 import { ItemStore } from './item-store.js'
+import type { ItemRecord, OutboxChange } from './records.js'
 import { TrackerLabels } from './labels.js'
 import { TrackerLinks } from './links.js'
 import { TrackerMembers, type CanUseTracker } from './members.js'
@@ -33,16 +34,21 @@ export { TRACKER_FOLLOW_UP_JOB } from './follow-ups.js'
 export { TRACKER_DAILY_JOB, TRACKER_DAILY_EVERY_MS } from './automations.js'
 export type { TrackerActor, TrackerScope } from './access.js'
 
-/** The ports the tracker family is built from; the plugin passes the app's. */
-export interface TrackerDeps {
+/** The ports the tracker family is built from; plugins/tracker.ts passes the app's. */
+export interface TrackerPorts {
+  store: Store
   clock: Clock
   newId: IdGenerator
   /** Sealed keyset cursors (the collections API's mechanism), under a key of the tracker's own. */
   cursors: Cursors
   uploads: UploadSessions
+  /** Told when an attachment's upload session starts, so the sweep of expired sessions is due after it could expire. */
+  sessionStarted?: () => Promise<void>
   /** The durable job queue: follow-ups are delayed jobs of type TRACKER_FOLLOW_UP_JOB. */
   jobs: FollowUpQueue
   canUseTracker: CanUseTracker
+  /** Publishes an item write's change, given the identifier its key is made of (the plugin: to the webhook engine). */
+  publishItemChange?: (item: ItemRecord, change: OutboxChange, identifier: string) => Promise<void>
 }
 
 export interface TrackerServices {
@@ -70,15 +76,25 @@ export interface TrackerServices {
 }
 
 /** Builds the tracker's services on their ports, connects them and creates their indexes. */
-export async function trackerServices (store: Store, deps: TrackerDeps): Promise<TrackerServices> {
-  const { clock, newId, cursors } = deps
+export async function buildTrackerServices (deps: TrackerPorts): Promise<TrackerServices> {
+  const { store, clock, newId, cursors } = deps
   const followUps = new FollowUps(deps.jobs)
   const idempotency = new Idempotency(store, { clock, newId })
   const members = new TrackerMembers(store, { clock, cursors, canUseTracker: deps.canUseTracker })
   const projects = new TrackerProjects(store, { clock, newId, cursors, members, followUps })
   const states = new TrackerStates(store, { clock, newId, cursors, projects, followUps })
   const labels = new TrackerLabels(store, { clock, newId, cursors, followUps })
-  const items = new ItemStore(store, { clock, newId })
+  const { publishItemChange } = deps
+  const items = new ItemStore(store, {
+    clock,
+    newId,
+    publish: publishItemChange === undefined
+      ? undefined
+      : async (item, change) => {
+        const project = await projects.record(item.lpId)
+        if (project !== null) await publishItemChange(item, change, project.identifier)
+      }
+  })
   const countItems = async (filter: Record<string, unknown>): Promise<number> => await items.items.countDocuments({ deletedAt: null, ...filter })
   const issueTypes = new TrackerIssueTypes(store, { clock, newId, cursors, itemsOfType: async (lpId, typeId) => await countItems({ lpId, typeId }) })
   const estimates = new TrackerEstimates(store, { clock, newId, cursors, itemsWithPoints: async (lpId, pointIds) => await countItems({ lpId, estimatePointId: { $in: pointIds } }) })
@@ -105,11 +121,11 @@ export async function trackerServices (store: Store, deps: TrackerDeps): Promise
   const links = new TrackerLinks(store, { clock, newId, cursors, items, workItems, followUps })
   const relations = new TrackerRelations(store, { clock, newId, cursors, items, workItems, followUps })
   const activity = new ItemActivity({ clock, cursors, items, workItems, members })
-  const attachments = new TrackerAttachments(store, { clock, cursors, uploads: deps.uploads, items, workItems, followUps })
+  const attachments = new TrackerAttachments(store, { clock, cursors, uploads: deps.uploads, sessionStarted: deps.sessionStarted, items, workItems, followUps })
   const intake = new TrackerIntake({ clock, cursors, items, workItems })
   const pages = new TrackerPages(store, { clock, newId, cursors, followUps })
   const automations = new TrackerAutomations({ clock, projects, states, workItems, idempotency })
-  const flows = new TrackerFlows({ clock, followUps, projects, states, labels, issueTypes, estimates, items, workItems, comments, links, relations, activity, attachments, cycles, modules, views, pages })
+  const flows = new TrackerFlows({ clock, followUps, projects, states, labels, issueTypes, estimates, items, workItems, lists, comments, links, relations, activity, attachments, cycles, modules, views, pages })
   projects.connect(flows.settingsPort())
   rules.connect({
     checkCycleMove: async (scope, from, to, path) => { await cycles.checkMove(scope, from, to, path) },

@@ -5,7 +5,7 @@ import type { PageOf } from '../../schemas/tracker.js'
 import type { CreateIntakeBodyT, IntakeDecisionBodyT, ListIntakeQueryT } from '../../schemas/tracker-planning.js'
 import type { WorkItemT } from '../../schemas/tracker-work-items.js'
 import { canSeeItem, refuseGuest, requireFeature, requireWritable, visibleItems, type TrackerScope } from './access.js'
-import { invalidReference, invalidValue, trackerError } from './errors.js'
+import { trackerErrors } from './errors.js'
 import type { ItemStore } from './item-store.js'
 import { toItemView } from './item-rules.js'
 import { keysetPage, listScope, sortPlan } from './paging.js'
@@ -66,7 +66,7 @@ export class TrackerIntake {
     const item = await this.intakeItem(scope, itemId)
     const intake = item.intake as IntakeRecord
     const current = this.status(intake)
-    if (current === 'accepted' || current === 'duplicate') throw trackerError('APP_TRACKER_INTAKE_DECIDED', { status: current, problem: 'it is decided for good' })
+    if (current === 'accepted' || current === 'duplicate') throw trackerErrors.intakeDecided({ status: current, problem: 'it is decided for good' })
     const now = this.deps.clock.now()
     const next: IntakeRecord = { ...intake, status: input.status, snoozedUntil: null, duplicateOfId: null, decidedBy: scope.actor.userId, decidedAt: now }
     let stateId: string | null = null
@@ -76,15 +76,15 @@ export class TrackerIntake {
         break
       case 'snoozed': {
         const until = input.snoozedUntil === undefined ? null : new Date(input.snoozedUntil)
-        if (until === null || !Number.isFinite(until.getTime()) || until <= now) throw invalidValue('body.snoozedUntil', 'is required for snoozed and must be in the future')
+        if (until === null || !Number.isFinite(until.getTime()) || until <= now) throw trackerErrors.invalidValue({ path: 'body.snoozedUntil', problem: 'is required for snoozed and must be in the future' })
         next.snoozedUntil = until
         break
       }
       case 'duplicate': {
-        if (input.duplicateOfId === undefined) throw invalidValue('body.duplicateOfId', 'is required for duplicate')
-        if (input.duplicateOfId === itemId) throw invalidReference('body.duplicateOfId', 'is the item itself')
+        if (input.duplicateOfId === undefined) throw trackerErrors.invalidValue({ path: 'body.duplicateOfId', problem: 'is required for duplicate' })
+        if (input.duplicateOfId === itemId) throw trackerErrors.invalidReference({ path: 'body.duplicateOfId', problem: 'is the item itself' })
         const original = await this.deps.items.find(scope.project._id, input.duplicateOfId)
-        if (original === null || !canSeeItem(scope, original)) throw invalidReference('body.duplicateOfId', 'is not a work item of this tracker project')
+        if (original === null || !canSeeItem(scope, original)) throw trackerErrors.invalidReference({ path: 'body.duplicateOfId', problem: 'is not a work item of this tracker project' })
         next.duplicateOfId = original._id
         break
       }
@@ -98,7 +98,7 @@ export class TrackerIntake {
 
   private async intakeItem (scope: TrackerScope, itemId: string): Promise<ItemRecord> {
     const item = await this.deps.workItems.visible(scope, itemId)
-    if (item.intake === null) throw trackerError('APP_TRACKER_INTAKE_NOT_FOUND')
+    if (item.intake === null) throw trackerErrors.intakeNotFound()
     return item
   }
 }

@@ -6,7 +6,7 @@ import { DuplicateKeyError } from '../store/errors.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { TRACKER_LIMITS, type CreateIssueTypeBodyT, type IssueTypeT, type ListQueryT, type PageOf, type UpdateIssueTypeBodyT } from '../../schemas/tracker.js'
 import { requireAdmin, requireWritable, type TrackerScope } from './access.js'
-import { invalidReference, invalidValue, limitReached, trackerError } from './errors.js'
+import { trackerErrors } from './errors.js'
 import { keysetPage, listScope, sortPlan } from './paging.js'
 import { TRACKER_COLLECTIONS, type IssueTypeRecord } from './records.js'
 import { nameKey } from './states.js'
@@ -44,14 +44,14 @@ export class TrackerIssueTypes {
     requireWritable(scope)
     const lpId = scope.project._id
     const name = input.name.trim()
-    if (name === '') throw invalidValue('body.name', 'is blank')
-    if (await this.records.countDocuments({ lpId }) >= TRACKER_LIMITS.issueTypesPerProject) throw limitReached('tracker project', TRACKER_LIMITS.issueTypesPerProject, 'issue types')
+    if (name === '') throw trackerErrors.invalidValue({ path: 'body.name', problem: 'is blank' })
+    if (await this.records.countDocuments({ lpId }) >= TRACKER_LIMITS.issueTypesPerProject) throw trackerErrors.limitReached({ what: 'tracker project', limit: TRACKER_LIMITS.issueTypesPerProject, items: 'issue types' })
     const now = this.deps.clock.now()
     const record: IssueTypeRecord = { _id: this.deps.newId(), projectId: scope.projectId, lpId, name, nameKey: nameKey(name), description: input.description ?? '', active: input.active ?? true, createdAt: now, updatedAt: now }
     try {
       await this.records.insertOne(record)
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw trackerError('APP_TRACKER_NAME_TAKEN', { what: 'issue type', name })
+      if (error instanceof DuplicateKeyError) throw trackerErrors.nameTaken({ what: 'issue type', name })
       throw error
     }
     return toView(record)
@@ -63,7 +63,7 @@ export class TrackerIssueTypes {
     const set: Partial<IssueTypeRecord> = { updatedAt: this.deps.clock.now() }
     if (input.name !== undefined) {
       set.name = input.name.trim()
-      if (set.name === '') throw invalidValue('body.name', 'is blank')
+      if (set.name === '') throw trackerErrors.invalidValue({ path: 'body.name', problem: 'is blank' })
       set.nameKey = nameKey(set.name)
     }
     if (input.description !== undefined) set.description = input.description
@@ -72,10 +72,10 @@ export class TrackerIssueTypes {
     try {
       updated = await this.records.findOneAndUpdate({ _id: typeId, lpId: scope.project._id }, { $set: set }, { returnDocument: 'after' })
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw trackerError('APP_TRACKER_NAME_TAKEN', { what: 'issue type', name: set.name ?? '' })
+      if (error instanceof DuplicateKeyError) throw trackerErrors.nameTaken({ what: 'issue type', name: set.name ?? '' })
       throw error
     }
-    if (updated === null) throw trackerError('APP_TRACKER_ISSUE_TYPE_NOT_FOUND')
+    if (updated === null) throw trackerErrors.issueTypeNotFound()
     return toView(updated)
   }
 
@@ -85,15 +85,15 @@ export class TrackerIssueTypes {
     const lpId = scope.project._id
     await this.record(lpId, typeId)
     const used = await this.deps.itemsOfType(lpId, typeId)
-    if (used > 0) throw trackerError('APP_TRACKER_IN_USE', { what: 'issue type', count: used }, { count: used })
+    if (used > 0) throw trackerErrors.inUse({ what: 'issue type', count: used })
     await this.records.deleteOne({ _id: typeId, lpId })
   }
 
   /** 400 unless `typeId` is an active type of the project. */
   async requireActive (lpId: string, typeId: string, path: string): Promise<void> {
     const type = await this.records.findOne({ _id: typeId, lpId })
-    if (type === null) throw invalidReference(path, 'is not an issue type of this tracker project')
-    if (!type.active) throw invalidReference(path, 'is an inactive issue type')
+    if (type === null) throw trackerErrors.invalidReference({ path, problem: 'is not an issue type of this tracker project' })
+    if (!type.active) throw trackerErrors.invalidReference({ path, problem: 'is an inactive issue type' })
   }
 
   async purge (lpId: string): Promise<void> {
@@ -102,7 +102,7 @@ export class TrackerIssueTypes {
 
   private async record (lpId: string, typeId: string): Promise<IssueTypeRecord> {
     const type = await this.records.findOne({ _id: typeId, lpId })
-    if (type === null) throw trackerError('APP_TRACKER_ISSUE_TYPE_NOT_FOUND')
+    if (type === null) throw trackerErrors.issueTypeNotFound()
     return type
   }
 }

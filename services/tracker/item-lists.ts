@@ -5,7 +5,7 @@ import { STATE_GROUPS, type PageOf } from '../../schemas/tracker.js'
 import { PRIORITIES, type GroupByFieldT, type OrderByT, type TrackerFilterT } from '../../schemas/tracker-filters.js'
 import type { CountResultT, CountWorkItemsQueryT, ListWorkItemsQueryT, WorkItemT, WorkItemTombstoneT } from '../../schemas/tracker-work-items.js'
 import { visibleItems, type TrackerScope } from './access.js'
-import { invalidValue } from './errors.js'
+import { trackerErrors } from './errors.js'
 import { compileFilter, parseFilterText } from './filters.js'
 import type { ItemStore } from './item-store.js'
 import { toItemView, toTombstoneView } from './item-rules.js'
@@ -53,24 +53,25 @@ export class ItemLists {
     this.views = views
   }
 
-  /** The Store filter of a list: the tree given (and the view's), defaults, visibility. */
-  async filterFor (scope: TrackerScope, filterText: string | undefined, viewId: string | undefined): Promise<{ filter: Filter, asked: unknown, view: AppliedView | null }> {
+  /** The Store filter of a list: the tree given (and the view's, and what the route narrows to: a cycle's items), defaults, visibility. */
+  async filterFor (scope: TrackerScope, filterText: string | undefined, viewId: string | undefined, within: TrackerFilterT | null = null): Promise<{ filter: Filter, asked: unknown, view: AppliedView | null }> {
     const asked = parseFilterText(filterText)
     const view = viewId === undefined || this.views === null ? null : await this.views(scope, viewId)
-    const trees = [view?.filter ?? null, asked].filter((tree) => tree !== null)
+    const trees = [within, view?.filter ?? null, asked].filter((tree) => tree !== null)
     const tree: TrackerFilterT | null = trees.length === 0 ? null : trees.length === 1 ? trees[0] : { and: trees }
     const compiled = compileFilter(tree, { userId: scope.actor.userId, timezone: scope.project.timezone, now: this.deps.clock.now() })
     const base: Filter = { lpId: scope.project._id, deletedAt: null }
     if (!compiled.fields.has('archived')) base.archivedAt = null
     if (!compiled.fields.has('draft')) base.draft = false
     if (!compiled.fields.has('stateGroup') && !compiled.fields.has('state')) base.stateGroup = { $ne: 'triage' }
-    const parts = [base, compiled.filter, visibleItems(scope)].filter((part) => Object.keys(part).length > 0)
+    const parts = [base, compiled.filter, visibleItems(scope, { draftsExcluded: base.draft === false })].filter((part) => Object.keys(part).length > 0)
     return { filter: { $and: parts }, asked: { tree, viewId: viewId ?? null }, view }
   }
 
-  async list (scope: TrackerScope, query: ListWorkItemsQueryT): Promise<PageOf<WorkItemT | WorkItemTombstoneT>> {
-    if (query.updatedSince !== undefined) return await this.sync(scope, query)
-    const { filter, asked, view } = await this.filterFor(scope, query.filter, query.viewId)
+  async list (scope: TrackerScope, query: ListWorkItemsQueryT, within: TrackerFilterT | null = null): Promise<PageOf<WorkItemT | WorkItemTombstoneT>> {
+    if (query.updatedSince !== undefined && within === null) return await this.sync(scope, query)
+    if (query.updatedSince !== undefined) throw trackerErrors.invalidValue({ path: 'query.updatedSince', problem: 'syncs the whole project: ask the work item list' })
+    const { filter, asked, view } = await this.filterFor(scope, query.filter, query.viewId, within)
     const plan = ORDERS[query.orderBy ?? view?.orderBy ?? '-number']
     const shared = { find: (f: Filter, options: { sort?: Record<string, 1 | -1>, limit?: number }) => this.deps.items.shared().find(f, options) }
     const { docs, nextCursor } = await keysetPage(shared, filter, plan, query, this.deps.cursors, listScope(scope.projectId, `items:${scope.project._id}`, asked, plan))
@@ -83,9 +84,9 @@ export class ItemLists {
    * deleted items included: what a client needs to keep a copy in step.
    */
   private async sync (scope: TrackerScope, query: ListWorkItemsQueryT): Promise<PageOf<WorkItemT | WorkItemTombstoneT>> {
-    if (query.filter !== undefined || query.viewId !== undefined || query.orderBy !== undefined) throw invalidValue('query.updatedSince', 'goes alone: a sync page is every change, in the order made')
+    if (query.filter !== undefined || query.viewId !== undefined || query.orderBy !== undefined) throw trackerErrors.invalidValue({ path: 'query.updatedSince', problem: 'goes alone: a sync page is every change, in the order made' })
     const since = new Date(query.updatedSince as string)
-    if (!Number.isFinite(since.getTime())) throw invalidValue('query.updatedSince', 'is not a date-time')
+    if (!Number.isFinite(since.getTime())) throw trackerErrors.invalidValue({ path: 'query.updatedSince', problem: 'is not a date-time' })
     const filter = { $and: [{ lpId: scope.project._id, updatedAt: { $gt: since } }, visibleItems(scope)] }
     const { docs, nextCursor } = await keysetPage(this.deps.items.items, filter, SYNC_ORDER, query, this.deps.cursors, listScope(scope.projectId, `sync:${scope.project._id}`, { since: since.getTime() }, SYNC_ORDER))
     return { items: docs.map((doc) => doc.deletedAt === null ? toItemView(doc, scope.project.identifier) : toTombstoneView(doc, scope.project.identifier)), nextCursor }

@@ -4,7 +4,7 @@ import { PRIORITIES } from '../../schemas/tracker-filters.js'
 import type { CreateWorkItemBodyT, UpdateWorkItemBodyT, WorkItemT, WorkItemTombstoneT } from '../../schemas/tracker-work-items.js'
 import { canSeeItem, type TrackerScope } from './access.js'
 import { isDay } from './calendar.js'
-import { invalidReference, invalidValue, trackerError } from './errors.js'
+import { trackerErrors } from './errors.js'
 import type { TrackerEstimates } from './estimates.js'
 import type { ItemStore } from './item-store.js'
 import type { TrackerIssueTypes } from './issue-types.js'
@@ -105,12 +105,12 @@ export class ItemRules {
       set[field] = value
       if (entry !== null && current !== null) entries.push({ field: entry, from: before ?? null, to: value ?? null })
     }
-    if (current?.archivedAt != null && input.archived !== false) throw trackerError('APP_TRACKER_ITEM_ARCHIVED')
+    if (current?.archivedAt != null && input.archived !== false) throw trackerErrors.itemArchived()
     let mentions: string[] = []
 
     if (input.title !== undefined) {
       const title = input.title.trim()
-      if (title === '') throw invalidValue('body.title', 'is blank')
+      if (title === '') throw trackerErrors.invalidValue({ path: 'body.title', problem: 'is blank' })
       change('title', title)
     }
     if (input.description !== undefined || input.descriptionJson !== undefined) {
@@ -149,12 +149,12 @@ export class ItemRules {
     for (const field of ['startDate', 'targetDate'] as const) {
       const value = input[field]
       if (value === undefined) continue
-      if (value !== null && !isDay(value)) throw invalidValue(`body.${field}`, 'is not a day (YYYY-MM-DD)')
+      if (value !== null && !isDay(value)) throw trackerErrors.invalidValue({ path: `body.${field}`, problem: 'is not a day (YYYY-MM-DD)' })
       change(field, value)
     }
     const start = set.startDate !== undefined ? set.startDate : current?.startDate ?? null
     const target = set.targetDate !== undefined ? set.targetDate : current?.targetDate ?? null
-    if (start !== null && target !== null && target < start) throw invalidValue('body.targetDate', 'is before startDate')
+    if (start !== null && target !== null && target < start) throw trackerErrors.invalidValue({ path: 'body.targetDate', problem: 'is before startDate' })
     if (input.estimatePointId !== undefined && input.estimatePointId !== (current?.estimatePointId ?? null)) {
       const value = input.estimatePointId === null ? null : await this.deps.estimates.pointValue(lpId, scope.project.estimateId, input.estimatePointId, 'body.estimatePointId')
       change('estimatePointId', input.estimatePointId, 'estimatePoint')
@@ -165,7 +165,7 @@ export class ItemRules {
       change('typeId', input.typeId, 'type')
     }
     if (scope.role === 'guest' && ((input.cycleId !== undefined && input.cycleId !== (current?.cycleId ?? null)) || (input.moduleIds !== undefined && !sameList(input.moduleIds, current?.moduleIds ?? [])))) {
-      throw trackerError('APP_TRACKER_GUEST_REFUSED', { action: 'put items in cycles or modules' })
+      throw trackerErrors.guestRefused({ action: 'put items in cycles or modules' })
     }
     if (input.cycleId !== undefined && input.cycleId !== (current?.cycleId ?? null)) {
       await this.rules.checkCycleMove(scope, current?.cycleId ?? null, input.cycleId, 'body.cycleId')
@@ -176,16 +176,16 @@ export class ItemRules {
       change('moduleIds', input.moduleIds, 'modules')
     }
     if (input.sortOrder !== undefined) {
-      if (!Number.isFinite(input.sortOrder)) throw invalidValue('body.sortOrder', 'must be a finite number')
+      if (!Number.isFinite(input.sortOrder)) throw trackerErrors.invalidValue({ path: 'body.sortOrder', problem: 'must be a finite number' })
       change('sortOrder', input.sortOrder, null)
     }
     if (input.draft !== undefined) {
-      if (current !== null && input.draft && !current.draft) throw invalidValue('body.draft', 'a published item cannot become a draft again')
+      if (current !== null && input.draft && !current.draft) throw trackerErrors.invalidValue({ path: 'body.draft', problem: 'a published item cannot become a draft again' })
       change('draft', input.draft)
     }
     if (input.archived !== undefined && current !== null && input.archived !== (current.archivedAt !== null)) {
       const group = set.stateGroup ?? current.stateGroup
-      if (input.archived && group !== 'completed' && group !== 'cancelled') throw trackerError('APP_TRACKER_ARCHIVE_OPEN_ITEM')
+      if (input.archived && group !== 'completed' && group !== 'cancelled') throw trackerErrors.archiveOpenItem()
       set.archivedAt = input.archived ? now : null
       entries.push({ field: 'archived', from: !input.archived, to: input.archived })
     }
@@ -210,9 +210,9 @@ export class ItemRules {
    * each pass this, so the caller checks again after writing (loopAfterWrite).
    */
   async checkParent (scope: TrackerScope, itemId: string | null, parentId: string): Promise<void> {
-    if (parentId === itemId) throw invalidReference('body.parentId', 'is the item itself')
+    if (parentId === itemId) throw trackerErrors.invalidReference({ path: 'body.parentId', problem: 'is the item itself' })
     const parent = await this.deps.items.find(scope.project._id, parentId)
-    if (parent === null || !canSeeItem(scope, parent)) throw invalidReference('body.parentId', 'is not a work item of this tracker project')
+    if (parent === null || !canSeeItem(scope, parent)) throw trackerErrors.invalidReference({ path: 'body.parentId', problem: 'is not a work item of this tracker project' })
     if (itemId !== null) await this.refuseLoop(scope.project._id, itemId, parent)
   }
 
@@ -220,8 +220,8 @@ export class ItemRules {
   async refuseLoop (lpId: string, itemId: string, parent: ItemRecord): Promise<void> {
     let current: ItemRecord | null = parent
     for (let depth = 1; current !== null; depth++) {
-      if (current._id === itemId) throw trackerError('APP_TRACKER_PARENT_LOOP', { problem: 'The parent is a sub-item of this item' })
-      if (depth >= TRACKER_LIMITS.itemDepth) throw trackerError('APP_TRACKER_PARENT_LOOP', { problem: `Sub-items nest at most ${TRACKER_LIMITS.itemDepth} levels` })
+      if (current._id === itemId) throw trackerErrors.parentLoop({ problem: 'The parent is a sub-item of this item' })
+      if (depth >= TRACKER_LIMITS.itemDepth) throw trackerErrors.parentLoop({ problem: `Sub-items nest at most ${TRACKER_LIMITS.itemDepth} levels` })
       current = current.parentId === null ? null : await this.deps.items.find(lpId, current.parentId)
     }
   }

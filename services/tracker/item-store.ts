@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Filter, SharedReads, Store, StoreCollection } from '../store/types.js'
-import { trackerError, versionMismatch } from './errors.js'
+import { trackerErrors } from './errors.js'
 import {
   TRACKER_COLLECTIONS, type ActivityEntry, type ActivityRecord, type ItemRecord, type OutboxChange, type SubscriberRecord, type Subscription
 } from './records.js'
@@ -28,12 +28,15 @@ export interface WriteOptions {
   expect?: Filter
 }
 
+/** Hands an item's outbox change to the webhook engine (docs/webhooks.md, "The tracker"); idempotent per change. */
+export type PublishItemChange = (item: ItemRecord, change: OutboxChange) => Promise<void>
+
 export class ItemStore {
   readonly items: StoreCollection<ItemRecord>
   readonly activity: StoreCollection<ActivityRecord>
   readonly subscribers: StoreCollection<SubscriberRecord>
 
-  constructor (private readonly store: Store, private readonly deps: { clock: Clock, newId: IdGenerator }) {
+  constructor (private readonly store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, publish?: PublishItemChange }) {
     this.items = store.collection<ItemRecord>(TRACKER_COLLECTIONS.items)
     this.activity = store.collection<ActivityRecord>(TRACKER_COLLECTIONS.activity)
     this.subscribers = store.collection<SubscriberRecord>(TRACKER_COLLECTIONS.subscribers)
@@ -52,6 +55,8 @@ export class ItemStore {
     }
     await this.items.createIndex({ lpId: 1, sortOrder: 1, _id: 1 })
     await this.items.createIndex({ lpId: 1, updatedAt: 1, _id: 1 })
+    // The webhook sweep's order, across tracker projects (services/webhooks/sources/tracker.ts).
+    await this.items.createIndex({ updatedAt: 1, _id: 1 })
     await this.items.createIndex({ lpId: 1, stateGroup: 1, completedAt: 1 })
     await this.items.createIndex({ lpId: 1, 'intake.status': 1, seq: 1 })
     await this.items.createIndex({ lpId: 1, estimatePointId: 1 })
@@ -101,7 +106,7 @@ export class ItemStore {
    * and recomputes), 412 when that was the version the client named.
    */
   async write (item: ItemRecord, set: Partial<ItemRecord>, change: OutboxChange, options: WriteOptions = {}): Promise<ItemRecord | null> {
-    if (options.ifMatch !== undefined && options.ifMatch !== item.version) throw versionMismatch('work item', options.ifMatch, item.version)
+    if (options.ifMatch !== undefined && options.ifMatch !== item.version) throw trackerErrors.versionMismatch({ what: 'work item', expected: options.ifMatch, actual: item.version })
     await this.ensureFlushed(item)
     const updated = await this.items.findOneAndUpdate(
       { _id: item._id, version: item.version, deletedAt: null, ...options.expect },
@@ -111,8 +116,8 @@ export class ItemStore {
     if (updated === null) {
       if (options.ifMatch !== undefined) {
         const now = await this.items.findOne({ _id: item._id, deletedAt: null }, { projection: { version: 1 } })
-        if (now === null) throw trackerError('APP_TRACKER_ITEM_NOT_FOUND')
-        if (now.version !== options.ifMatch) throw versionMismatch('work item', options.ifMatch, now.version)
+        if (now === null) throw trackerErrors.itemNotFound()
+        if (now.version !== options.ifMatch) throw trackerErrors.versionMismatch({ what: 'work item', expected: options.ifMatch, actual: now.version })
       }
       return null
     }
@@ -128,10 +133,16 @@ export class ItemStore {
     await this.flush(item)
   }
 
-  /** The outbox's activity (all or none: one insertMany) and its subscriptions, each idempotent. */
+  /**
+   * The outbox's webhook event, then its activity (all or none: one
+   * insertMany) and its subscriptions, each idempotent. The event goes
+   * first: the activity's first entry is what ensureFlushed takes as written
+   * out, so a flush the activity shows as done has published too.
+   */
   async flush (item: ItemRecord): Promise<void> {
     const change = item.outbox
     if (change === null) return
+    if (this.deps.publish !== undefined) await this.deps.publish(item, change)
     if (change.entries.length > 0) {
       try {
         await this.activity.insertMany(change.entries.map((entry, index) => ({

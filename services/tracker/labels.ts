@@ -6,7 +6,7 @@ import { DuplicateKeyError } from '../store/errors.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { TRACKER_LIMITS, type CreateLabelBodyT, type ListQueryT, type PageOf, type TrackerLabelT, type UpdateLabelBodyT } from '../../schemas/tracker.js'
 import { requireAdmin, requireWritable, type TrackerScope } from './access.js'
-import { invalidReference, invalidValue, limitReached, trackerError } from './errors.js'
+import { trackerErrors } from './errors.js'
 import type { FollowUps } from './follow-ups.js'
 import { keysetPage, listScope, sortPlan } from './paging.js'
 import { TRACKER_COLLECTIONS, type LabelRecord } from './records.js'
@@ -63,8 +63,8 @@ export class TrackerLabels {
     requireWritable(scope)
     const lpId = scope.project._id
     const name = input.name.trim()
-    if (name === '') throw invalidValue('body.name', 'is blank')
-    if (await this.records.countDocuments({ lpId }) >= TRACKER_LIMITS.labelsPerProject) throw limitReached('tracker project', TRACKER_LIMITS.labelsPerProject, 'labels')
+    if (name === '') throw trackerErrors.invalidValue({ path: 'body.name', problem: 'is blank' })
+    if (await this.records.countDocuments({ lpId }) >= TRACKER_LIMITS.labelsPerProject) throw trackerErrors.limitReached({ what: 'tracker project', limit: TRACKER_LIMITS.labelsPerProject, items: 'labels' })
     const parentId = input.parentId ?? null
     if (parentId !== null) await this.checkParent(lpId, parentId, null)
     const last = input.sortOrder === undefined ? await this.records.findOne({ lpId }, { sort: { sortOrder: -1, _id: -1 } }) : null
@@ -85,7 +85,7 @@ export class TrackerLabels {
     try {
       await this.records.insertOne(record)
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw trackerError('APP_TRACKER_NAME_TAKEN', { what: 'label', name })
+      if (error instanceof DuplicateKeyError) throw trackerErrors.nameTaken({ what: 'label', name })
       throw error
     }
     if (parentId !== null) await this.recheck(record, async () => { await this.records.deleteOne({ _id: record._id }) })
@@ -100,7 +100,7 @@ export class TrackerLabels {
     const set: Partial<LabelRecord> = { updatedAt: this.deps.clock.now() }
     if (input.name !== undefined) {
       set.name = input.name.trim()
-      if (set.name === '') throw invalidValue('body.name', 'is blank')
+      if (set.name === '') throw trackerErrors.invalidValue({ path: 'body.name', problem: 'is blank' })
       set.nameKey = nameKey(set.name)
     }
     if (input.color !== undefined) set.color = input.color.toLowerCase()
@@ -115,10 +115,10 @@ export class TrackerLabels {
     try {
       updated = await this.records.findOneAndUpdate({ _id: label._id, lpId }, { $set: set }, { returnDocument: 'after' })
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw trackerError('APP_TRACKER_NAME_TAKEN', { what: 'label', name: set.name ?? label.name })
+      if (error instanceof DuplicateKeyError) throw trackerErrors.nameTaken({ what: 'label', name: set.name ?? label.name })
       throw error
     }
-    if (updated === null) throw trackerError('APP_TRACKER_LABEL_NOT_FOUND')
+    if (updated === null) throw trackerErrors.labelNotFound()
     if (newParent && updated.parentId !== null) await this.recheck(updated, async () => { await this.records.updateOne({ _id: label._id, parentId: updated.parentId }, { $set: { parentId: label.parentId } }) })
     return toView(updated)
   }
@@ -141,7 +141,7 @@ export class TrackerLabels {
     if (labelIds.length === 0) return
     const found = new Set((await this.records.find({ lpId, _id: { $in: [...new Set(labelIds)] } }, { projection: { _id: 1 } }).toArray()).map((label) => label._id))
     const index = labelIds.findIndex((id) => !found.has(id))
-    if (index >= 0) throw invalidReference(`${path}[${index}]`, 'is not a label of this tracker project')
+    if (index >= 0) throw trackerErrors.invalidReference({ path: `${path}[${index}]`, problem: 'is not a label of this tracker project' })
   }
 
   async purge (lpId: string): Promise<void> {
@@ -150,16 +150,16 @@ export class TrackerLabels {
 
   private async record (lpId: string, labelId: string): Promise<LabelRecord> {
     const label = await this.records.findOne({ _id: labelId, lpId })
-    if (label === null) throw trackerError('APP_TRACKER_LABEL_NOT_FOUND')
+    if (label === null) throw trackerErrors.labelNotFound()
     return label
   }
 
   private async checkParent (lpId: string, parentId: string, childId: string | null): Promise<void> {
-    if (parentId === childId) throw invalidReference('body.parentId', 'is the label itself')
+    if (parentId === childId) throw trackerErrors.invalidReference({ path: 'body.parentId', problem: 'is the label itself' })
     const parent = await this.records.findOne({ _id: parentId, lpId })
-    if (parent === null) throw invalidReference('body.parentId', 'is not a label of this tracker project')
-    if (parent.parentId !== null) throw trackerError('APP_TRACKER_LABEL_DEPTH', { problem: `"${parent.name}" is itself a child` })
-    if (childId !== null && await this.records.countDocuments({ lpId, parentId: childId }) > 0) throw trackerError('APP_TRACKER_LABEL_DEPTH', { problem: 'this label has children' })
+    if (parent === null) throw trackerErrors.invalidReference({ path: 'body.parentId', problem: 'is not a label of this tracker project' })
+    if (parent.parentId !== null) throw trackerErrors.labelDepth({ problem: `"${parent.name}" is itself a child` })
+    if (childId !== null && await this.records.countDocuments({ lpId, parentId: childId }) > 0) throw trackerErrors.labelDepth({ problem: 'this label has children' })
   }
 
   /** After a label got a parent: if the parent got one meanwhile or the label got children, the write is taken back. */
@@ -168,6 +168,6 @@ export class TrackerLabels {
     const children = await this.records.countDocuments({ lpId: label.lpId, parentId: label._id })
     if (parent !== null && parent.parentId === null && children === 0) return
     await undo()
-    throw trackerError('APP_TRACKER_LABEL_DEPTH', { problem: parent === null ? 'the parent is gone' : 'the tree changed meanwhile; try again' })
+    throw trackerErrors.labelDepth({ problem: parent === null ? 'the parent is gone' : 'the tree changed meanwhile; try again' })
   }
 }

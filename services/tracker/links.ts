@@ -7,7 +7,7 @@ import type { Store, StoreCollection } from '../store/types.js'
 import { TRACKER_LIMITS, type ListQueryT, type PageOf } from '../../schemas/tracker.js'
 import type { LinkBodyT, LinkT } from '../../schemas/tracker-work-items.js'
 import { ownsOrAdmin, requireWritable, type TrackerScope } from './access.js'
-import { invalidValue, limitReached, trackerError } from './errors.js'
+import { trackerErrors } from './errors.js'
 import type { FollowUps } from './follow-ups.js'
 import type { ItemStore } from './item-store.js'
 import { keysetPage, listScope, sortPlan } from './paging.js'
@@ -27,9 +27,9 @@ export function checkUrl (raw: string, path: string): string {
   try {
     url = new URL(raw.trim())
   } catch {
-    throw invalidValue(path, 'is not a URL')
+    throw trackerErrors.invalidValue({ path, problem: 'is not a URL' })
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidValue(path, 'must be an http or https URL')
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw trackerErrors.invalidValue({ path, problem: 'must be an http or https URL' })
   return url.href
 }
 
@@ -58,14 +58,14 @@ export class TrackerLinks {
     requireWritable(scope)
     const item = await this.deps.workItems.visible(scope, itemId)
     const url = checkUrl(input.url, 'body.url')
-    if (await this.records.countDocuments({ itemId }) >= TRACKER_LIMITS.linksPerItem) throw limitReached('work item', TRACKER_LIMITS.linksPerItem, 'links')
+    if (await this.records.countDocuments({ itemId }) >= TRACKER_LIMITS.linksPerItem) throw trackerErrors.limitReached({ what: 'work item', limit: TRACKER_LIMITS.linksPerItem, items: 'links' })
     const now = this.deps.clock.now()
     const record: LinkRecord = { _id: this.deps.newId(), projectId: item.projectId, lpId: item.lpId, itemId, url, title: input.title?.trim() ?? '', createdBy: scope.actor.userId, createdAt: now }
     await this.deps.followUps.guard({ kind: LINK_CHANGED, link: record, added: true, actorId: scope.actor.userId, at: now }, async () => {
       try {
         await this.records.insertOne(record)
       } catch (error) {
-        if (error instanceof DuplicateKeyError) throw trackerError('APP_TRACKER_LINK_EXISTS')
+        if (error instanceof DuplicateKeyError) throw trackerErrors.linkExists()
         throw error
       }
     })
@@ -76,8 +76,8 @@ export class TrackerLinks {
     requireWritable(scope)
     await this.deps.workItems.visible(scope, itemId)
     const link = await this.records.findOne({ _id: linkId, itemId })
-    if (link === null) throw trackerError('APP_TRACKER_LINK_NOT_FOUND')
-    if (!ownsOrAdmin(scope, link.createdBy) && scope.role === 'guest') throw trackerError('APP_TRACKER_NOT_YOURS', { owner: 'creator', action: 'remove this link' })
+    if (link === null) throw trackerErrors.linkNotFound()
+    if (!ownsOrAdmin(scope, link.createdBy) && scope.role === 'guest') throw trackerErrors.notYours({ owner: 'creator', action: 'remove this link' })
     await this.deps.followUps.guard({ kind: LINK_CHANGED, link, added: false, actorId: scope.actor.userId, at: this.deps.clock.now() }, async () => {
       await this.records.deleteOne({ _id: linkId })
     })

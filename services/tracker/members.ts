@@ -4,7 +4,7 @@ import { DuplicateKeyError } from '../store/errors.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { TRACKER_LIMITS, type TrackerMemberT, type TrackerRoleT } from '../../schemas/tracker.js'
 import { requireAdmin, requireWritable, type TrackerScope } from './access.js'
-import { limitReached, trackerError } from './errors.js'
+import { trackerErrors } from './errors.js'
 import { keysetPage, listScope, sortPlan, type PageRequest } from './paging.js'
 import type { Cursors } from '../collections/query.js'
 import { TRACKER_COLLECTIONS, type MemberRecord } from './records.js'
@@ -70,14 +70,14 @@ export class TrackerMembers {
     requireAdmin(scope)
     requireWritable(scope)
     if (!(await this.canUse(scope.projectId, input.userId))) {
-      throw trackerError('APP_TRACKER_NOT_A_MEMBER', { path: 'body.userId', userId: input.userId }, { fields: [{ path: 'body.userId', message: 'cannot use this platform project\'s tracker (tracker.read)' }] })
+      throw trackerErrors.notAMember({ path: 'body.userId', problem: `${input.userId} cannot use this platform project's tracker (tracker.read)` })
     }
-    if (await this.records.countDocuments({ lpId: scope.project._id }) >= TRACKER_LIMITS.membersPerProject) throw limitReached('tracker project', TRACKER_LIMITS.membersPerProject, 'members')
+    if (await this.records.countDocuments({ lpId: scope.project._id }) >= TRACKER_LIMITS.membersPerProject) throw trackerErrors.limitReached({ what: 'tracker project', limit: TRACKER_LIMITS.membersPerProject, items: 'members' })
     const record = this.seedRecord(scope.projectId, scope.project._id, input.userId, input.role)
     try {
       await this.records.insertOne(record)
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw trackerError('APP_TRACKER_ALREADY_MEMBER', { userId: input.userId })
+      if (error instanceof DuplicateKeyError) throw trackerErrors.alreadyMember({ userId: input.userId })
       throw error
     }
     return toView(record)
@@ -87,7 +87,7 @@ export class TrackerMembers {
     requireAdmin(scope)
     requireWritable(scope)
     const updated = await this.records.findOneAndUpdate({ _id: memberId(scope.project._id, userId) }, { $set: { role, updatedAt: this.deps.clock.now() } }, { returnDocument: 'after' })
-    if (updated === null) throw trackerError('APP_TRACKER_MEMBER_NOT_FOUND')
+    if (updated === null) throw trackerErrors.memberNotFound()
     return toView(updated)
   }
 
@@ -96,7 +96,7 @@ export class TrackerMembers {
     requireAdmin(scope)
     requireWritable(scope)
     const { deletedCount } = await this.records.deleteOne({ _id: memberId(scope.project._id, userId) })
-    if (deletedCount === 0) throw trackerError('APP_TRACKER_MEMBER_NOT_FOUND')
+    if (deletedCount === 0) throw trackerErrors.memberNotFound()
   }
 
   /** 400 naming the first of `userIds` that is not a member (any role) of the tracker project; `path` names a list (`body.assigneeIds`) or, with one id, a field. */
@@ -107,7 +107,7 @@ export class TrackerMembers {
     const index = userIds.findIndex((userId) => !found.has(userId))
     if (index >= 0) {
       const at = list ? `${path}[${index}]` : path
-      throw trackerError('APP_TRACKER_NOT_A_MEMBER', { path: at, userId: userIds[index] }, { fields: [{ path: at, message: `${userIds[index]} is not a member of this tracker project` }] })
+      throw trackerErrors.notAMember({ path: at, problem: `${userIds[index]} is not a member of this tracker project` })
     }
   }
 

@@ -8,7 +8,7 @@ import type { ListQueryT, PageOf } from '../../schemas/tracker.js'
 import type { CreateModuleBodyT, ModuleItemsBodyT, ModuleT, UpdateModuleBodyT } from '../../schemas/tracker-planning.js'
 import { ownsOrAdmin, refuseGuest, requireFeature, requireWritable, type TrackerScope } from './access.js'
 import { isDay } from './calendar.js'
-import { invalidReference, invalidValue, trackerError, versionMismatch } from './errors.js'
+import { trackerErrors } from './errors.js'
 import type { FollowUps } from './follow-ups.js'
 import { checkUrl } from './links.js'
 import type { TrackerMembers } from './members.js'
@@ -93,7 +93,7 @@ export class TrackerModules {
     try {
       await this.records.insertOne(record)
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw trackerError('APP_TRACKER_NAME_TAKEN', { what: 'module', name: record.name })
+      if (error instanceof DuplicateKeyError) throw trackerErrors.nameTaken({ what: 'module', name: record.name })
       throw error
     }
     return await this.view(record)
@@ -103,16 +103,16 @@ export class TrackerModules {
     this.guard(scope)
     requireWritable(scope)
     const module = await this.record(scope.project._id, moduleId)
-    if (ifMatch !== undefined && ifMatch !== module.version) throw versionMismatch('module', ifMatch, module.version)
+    if (ifMatch !== undefined && ifMatch !== module.version) throw trackerErrors.versionMismatch({ what: 'module', expected: ifMatch, actual: module.version })
     const set = { ...await this.fields(scope, input, module), updatedAt: this.deps.clock.now(), version: module.version + 1 }
     let updated: ModuleRecord | null
     try {
       updated = await this.records.findOneAndUpdate({ _id: moduleId, version: module.version, deletedAt: null }, { $set: set }, { returnDocument: 'after' })
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw trackerError('APP_TRACKER_NAME_TAKEN', { what: 'module', name: set.name ?? '' })
+      if (error instanceof DuplicateKeyError) throw trackerErrors.nameTaken({ what: 'module', name: set.name ?? '' })
       throw error
     }
-    if (updated === null) throw trackerError('APP_TRACKER_CHANGED', { what: 'module' })
+    if (updated === null) throw trackerErrors.changed({ what: 'module' })
     return await this.view(updated)
   }
 
@@ -121,7 +121,7 @@ export class TrackerModules {
     this.guard(scope)
     requireWritable(scope)
     const module = await this.record(scope.project._id, moduleId)
-    if (!ownsOrAdmin(scope, module.createdBy)) throw trackerError('APP_TRACKER_NOT_YOURS', { owner: 'creator', action: 'delete this module' })
+    if (!ownsOrAdmin(scope, module.createdBy)) throw trackerErrors.notYours({ owner: 'creator', action: 'delete this module' })
     await this.deps.followUps.guard({ kind: DELETE_MODULE, projectId: scope.projectId, lpId: module.lpId, moduleId }, async () => {
       // The name is freed at once: the unique index sees the deleted module's key no more.
       await this.records.updateOne({ _id: moduleId, deletedAt: null }, { $set: { deletedAt: this.deps.clock.now(), nameKey: `${moduleId}:deleted` } })
@@ -146,7 +146,7 @@ export class TrackerModules {
     requireFeature(scope, 'modules')
     const found = new Set((await this.records.find({ lpId: scope.project._id, deletedAt: null, _id: { $in: moduleIds } }, { projection: { _id: 1 } }).toArray()).map((module) => module._id))
     const index = moduleIds.findIndex((id) => !found.has(id))
-    if (index >= 0) throw invalidReference(`${path}[${index}]`, 'is not a module of this tracker project')
+    if (index >= 0) throw trackerErrors.invalidReference({ path: `${path}[${index}]`, problem: 'is not a module of this tracker project' })
   }
 
   async ids (lpId: string): Promise<string[]> {
@@ -166,10 +166,10 @@ export class TrackerModules {
     const set: Partial<ModuleRecord> = {}
     if (input.name !== undefined) {
       set.name = input.name.trim()
-      if (set.name === '') throw invalidValue('body.name', 'is blank')
+      if (set.name === '') throw trackerErrors.invalidValue({ path: 'body.name', problem: 'is blank' })
       set.nameKey = nameKey(set.name)
     } else if (current === null) {
-      throw invalidValue('body.name', 'is required')
+      throw trackerErrors.invalidValue({ path: 'body.name', problem: 'is required' })
     }
     if (input.description !== undefined) set.description = input.description
     if (input.status !== undefined) set.status = input.status
@@ -184,12 +184,12 @@ export class TrackerModules {
     for (const field of ['startDate', 'targetDate'] as const) {
       const value = input[field]
       if (value === undefined) continue
-      if (value !== null && !isDay(value)) throw invalidValue(`body.${field}`, 'is not a day (YYYY-MM-DD)')
+      if (value !== null && !isDay(value)) throw trackerErrors.invalidValue({ path: `body.${field}`, problem: 'is not a day (YYYY-MM-DD)' })
       set[field] = value
     }
     const start = set.startDate !== undefined ? set.startDate : current?.startDate ?? null
     const target = set.targetDate !== undefined ? set.targetDate : current?.targetDate ?? null
-    if (start !== null && target !== null && target < start) throw invalidValue('body.targetDate', 'is before startDate')
+    if (start !== null && target !== null && target < start) throw trackerErrors.invalidValue({ path: 'body.targetDate', problem: 'is before startDate' })
     if (input.links !== undefined) {
       set.links = input.links.map((link, index) => ({ id: this.deps.newId(), url: checkUrl(link.url, `body.links[${index}].url`), title: link.title?.trim() ?? '' }))
     }
@@ -198,7 +198,7 @@ export class TrackerModules {
 
   private async record (lpId: string, moduleId: string): Promise<ModuleRecord> {
     const module = await this.records.findOne({ _id: moduleId, lpId, deletedAt: null })
-    if (module === null) throw trackerError('APP_TRACKER_MODULE_NOT_FOUND')
+    if (module === null) throw trackerErrors.moduleNotFound()
     return module
   }
 }

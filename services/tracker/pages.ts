@@ -7,7 +7,7 @@ import type { Filter, Store, StoreCollection } from '../store/types.js'
 import { TRACKER_LIMITS, type ListQueryT, type PageOf } from '../../schemas/tracker.js'
 import type { CreatePageBodyT, ListPagesQueryT, PageVersionT, TrackerPageT, UpdatePageBodyT } from '../../schemas/tracker-planning.js'
 import { ownsOrAdmin, refuseGuest, requireFeature, requireWritable, type TrackerScope } from './access.js'
-import { invalidReference, invalidValue, trackerError, versionMismatch } from './errors.js'
+import { trackerErrors } from './errors.js'
 import type { FollowUps } from './follow-ups.js'
 import { keysetPage, listScope, sortPlan } from './paging.js'
 import { TRACKER_COLLECTIONS, type PageRecord, type PageVersionRecord } from './records.js'
@@ -112,15 +112,15 @@ export class TrackerPages {
     this.guard(scope)
     requireWritable(scope)
     const page = await this.visible(scope, pageId)
-    if (ifMatch !== undefined && ifMatch !== page.version) throw versionMismatch('page', ifMatch, page.version)
+    if (ifMatch !== undefined && ifMatch !== page.version) throw trackerErrors.versionMismatch({ what: 'page', expected: ifMatch, actual: page.version })
     if (page.lockedBy !== null) {
-      if (input.locked !== false) throw trackerError('APP_TRACKER_PAGE_LOCKED')
-      if (!ownsOrAdmin(scope, page.lockedBy)) throw trackerError('APP_TRACKER_NOT_YOURS', { owner: 'locker', action: 'unlock this page' })
+      if (input.locked !== false) throw trackerErrors.pageLocked()
+      if (!ownsOrAdmin(scope, page.lockedBy)) throw trackerErrors.notYours({ owner: 'locker', action: 'unlock this page' })
     }
-    if (page.archivedAt !== null && input.archived !== false) throw trackerError('APP_TRACKER_PAGE_ARCHIVED')
+    if (page.archivedAt !== null && input.archived !== false) throw trackerErrors.pageArchived()
     const set: Partial<PageRecord> = {}
     if ((input.access !== undefined || input.parentId !== undefined || input.archived !== undefined) && !ownsOrAdmin(scope, page.ownerId)) {
-      throw trackerError('APP_TRACKER_NOT_YOURS', { owner: 'owner', action: 'move, share or archive this page' })
+      throw trackerErrors.notYours({ owner: 'owner', action: 'move, share or archive this page' })
     }
     if (input.access !== undefined) set.access = input.access
     if (input.parentId !== undefined && input.parentId !== page.parentId) {
@@ -147,7 +147,7 @@ export class TrackerPages {
     const current = await this.visible(scope, pageId)
     if (versionIdAsked === versionId(pageId, current.version)) return versionView(this.openVersion(current), true)
     const version = await this.versions.findOne({ _id: versionIdAsked, pageId })
-    if (version === null) throw trackerError('APP_TRACKER_PAGE_VERSION_NOT_FOUND')
+    if (version === null) throw trackerErrors.pageVersionNotFound()
     return versionView(version, false)
   }
 
@@ -156,11 +156,11 @@ export class TrackerPages {
     this.guard(scope)
     requireWritable(scope)
     const page = await this.visible(scope, pageId)
-    if (page.lockedBy !== null) throw trackerError('APP_TRACKER_PAGE_LOCKED')
-    if (page.archivedAt !== null) throw trackerError('APP_TRACKER_PAGE_ARCHIVED')
+    if (page.lockedBy !== null) throw trackerErrors.pageLocked()
+    if (page.archivedAt !== null) throw trackerErrors.pageArchived()
     if (versionIdAsked === versionId(pageId, page.version)) return toView(page)
     const version = await this.versions.findOne({ _id: versionIdAsked, pageId })
-    if (version === null) throw trackerError('APP_TRACKER_PAGE_VERSION_NOT_FOUND')
+    if (version === null) throw trackerErrors.pageVersionNotFound()
     return toView(await this.edit(scope, page, version.title, version.content, {}, true))
   }
 
@@ -169,8 +169,8 @@ export class TrackerPages {
     this.guard(scope)
     requireWritable(scope)
     const page = await this.visible(scope, pageId)
-    if (page.lockedBy !== null) throw trackerError('APP_TRACKER_PAGE_LOCKED')
-    if (!ownsOrAdmin(scope, page.ownerId)) throw trackerError('APP_TRACKER_NOT_YOURS', { owner: 'owner', action: 'delete this page' })
+    if (page.lockedBy !== null) throw trackerErrors.pageLocked()
+    if (!ownsOrAdmin(scope, page.ownerId)) throw trackerErrors.notYours({ owner: 'owner', action: 'delete this page' })
     await this.deps.followUps.guard({ kind: DELETE_PAGE, lpId: page.lpId, pageId }, async () => { await this.records.deleteOne({ _id: pageId }) })
   }
 
@@ -194,7 +194,7 @@ export class TrackerPages {
     const me = scope.actor.userId
     const changesText = (title !== undefined && title.trim() !== page.title) || (content !== undefined && content !== page.content)
     if (changesText) {
-      if (content !== undefined && content.length > TRACKER_LIMITS.bodyLength) throw invalidValue('body.content', `is longer than ${TRACKER_LIMITS.bodyLength} characters`)
+      if (content !== undefined && content.length > TRACKER_LIMITS.bodyLength) throw trackerErrors.invalidValue({ path: 'body.content', problem: `is longer than ${TRACKER_LIMITS.bodyLength} characters` })
       const merging = !forceVersion && page.session.authorId === me && now.getTime() - page.session.lastAt.getTime() < TRACKER_LIMITS.pageVersionMergeMs
       if (!merging) {
         try {
@@ -209,7 +209,7 @@ export class TrackerPages {
     }
     if (Object.keys(set).length === 0) return page
     const updated = await this.records.findOneAndUpdate({ _id: page._id, version: page.version }, { $set: { ...set, updatedAt: now, updatedBy: me, version: page.version + 1 } }, { returnDocument: 'after' })
-    if (updated === null) throw trackerError('APP_TRACKER_CHANGED', { what: 'page' })
+    if (updated === null) throw trackerErrors.changed({ what: 'page' })
     return updated
   }
 
@@ -225,17 +225,17 @@ export class TrackerPages {
 
   private async visible (scope: TrackerScope, pageId: string): Promise<PageRecord> {
     const page = await this.records.findOne({ _id: pageId, lpId: scope.project._id })
-    if (page === null || (page.access === 'private' && page.ownerId !== scope.actor.userId)) throw trackerError('APP_TRACKER_PAGE_NOT_FOUND')
+    if (page === null || (page.access === 'private' && page.ownerId !== scope.actor.userId)) throw trackerErrors.pageNotFound()
     return page
   }
 
   /** A visible page of the project, not the page nor below it, no deeper than the limit. */
   private async checkParent (scope: TrackerScope, pageId: string | null, parentId: string): Promise<void> {
     let current: PageRecord | null = await this.records.findOne({ _id: parentId, lpId: scope.project._id })
-    if (current === null || (current.access === 'private' && current.ownerId !== scope.actor.userId)) throw invalidReference('body.parentId', 'is not a page of this tracker project')
+    if (current === null || (current.access === 'private' && current.ownerId !== scope.actor.userId)) throw trackerErrors.invalidReference({ path: 'body.parentId', problem: 'is not a page of this tracker project' })
     for (let depth = 1; current !== null; depth++) {
-      if (current._id === pageId) throw trackerError('APP_TRACKER_PARENT_LOOP', { problem: 'The parent is this page or one below it' })
-      if (depth >= TRACKER_LIMITS.pageDepth) throw trackerError('APP_TRACKER_PARENT_LOOP', { problem: `Pages nest at most ${TRACKER_LIMITS.pageDepth} levels` })
+      if (current._id === pageId) throw trackerErrors.parentLoop({ problem: 'The parent is this page or one below it' })
+      if (depth >= TRACKER_LIMITS.pageDepth) throw trackerErrors.parentLoop({ problem: `Pages nest at most ${TRACKER_LIMITS.pageDepth} levels` })
       current = current.parentId === null ? null : await this.records.findOne({ _id: current.parentId })
     }
   }

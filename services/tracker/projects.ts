@@ -10,7 +10,7 @@ import {
 } from '../../schemas/tracker.js'
 import { requireAdmin, requireWritable, roleIn, type TrackerActor, type TrackerScope } from './access.js'
 import { checkTimezone } from './calendar.js'
-import { invalidValue, limitReached, trackerError, versionMismatch } from './errors.js'
+import { trackerErrors } from './errors.js'
 import type { FollowUps } from './follow-ups.js'
 import type { TrackerMembers } from './members.js'
 import { keysetPage, listScope, sortPlan } from './paging.js'
@@ -36,7 +36,7 @@ export interface ProjectSettingsPort {
 
 function checkIdentifier (raw: string, path: string): string {
   const identifier = raw.trim().toUpperCase()
-  if (!IDENTIFIER.test(identifier)) throw trackerError('APP_TRACKER_INVALID_IDENTIFIER', {}, { fields: [{ path, message: 'must be 1 to 12 letters and digits starting with a letter' }] })
+  if (!IDENTIFIER.test(identifier)) throw trackerErrors.invalidIdentifier({ path })
   return identifier
 }
 
@@ -99,19 +99,24 @@ export class TrackerProjects {
   /** The tracker project as `actor` may use it; 404 when it does not exist or they may not see it. */
   async scope (actor: TrackerActor, projectId: string, lpId: string): Promise<TrackerScope> {
     const project = await this.store.extensions.shared<TrackerProjectRecord>(TRACKER_COLLECTIONS.projects).findOne({ _id: lpId })
-    if (project === null || project.projectId !== projectId || project.deletedAt !== null) throw trackerError('APP_TRACKER_PROJECT_NOT_FOUND')
+    if (project === null || project.projectId !== projectId || project.deletedAt !== null) throw trackerErrors.projectNotFound()
     const role = roleIn(actor, project, await this.deps.members.roleOf(lpId, actor.userId))
-    if (role === null) throw trackerError('APP_TRACKER_PROJECT_NOT_FOUND')
+    if (role === null) throw trackerErrors.projectNotFound()
     return { actor, projectId, project, role, seesAllItems: role !== 'guest' || project.guestsSeeAllItems }
   }
 
   /** The scope and number a work item key names (`WEB-42`, or a key from before a rename); 404 when none. */
   async scopeOfKey (actor: TrackerActor, projectId: string, key: string): Promise<{ scope: TrackerScope, seq: number }> {
     const match = KEY.exec(key.trim())
-    if (match === null) throw trackerError('APP_TRACKER_INVALID_KEY', { key: key.slice(0, 40) }, { fields: [{ path: 'params.key', message: 'is not <IDENTIFIER>-<number>' }] })
+    if (match === null) throw trackerErrors.invalidKey({ key: key.slice(0, 40) })
     const project = await this.records.findOne({ projectId, identifiers: match[1].toUpperCase(), deletedAt: null }, { projection: { _id: 1 } })
-    if (project === null) throw trackerError('APP_TRACKER_ITEM_NOT_FOUND')
-    return { scope: await this.scope(actor, projectId, project._id), seq: Number(match[2]) }
+    if (project === null) throw trackerErrors.itemNotFound()
+    try {
+      return { scope: await this.scope(actor, projectId, project._id), seq: Number(match[2]) }
+    } catch (error) {
+      // A key of a project the caller may not see is a key of nothing: its identifier stays unknown to them.
+      throw trackerErrors.projectNotFound.is(error) ? trackerErrors.itemNotFound() : error
+    }
   }
 
   async list (actor: TrackerActor, projectId: string, query: ListTrackerProjectsQueryT): Promise<PageOf<TrackerProjectT>> {
@@ -134,9 +139,9 @@ export class TrackerProjects {
     const identifier = checkIdentifier(input.identifier, 'body.identifier')
     const timezone = checkTimezone(input.timezone ?? 'UTC')
     if (await this.records.countDocuments({ projectId, deletedAt: null }) >= TRACKER_LIMITS.projectsPerPlatformProject) {
-      throw limitReached('platform project', TRACKER_LIMITS.projectsPerPlatformProject, 'tracker projects')
+      throw trackerErrors.limitReached({ what: 'platform project', limit: TRACKER_LIMITS.projectsPerPlatformProject, items: 'tracker projects' })
     }
-    if (await this.records.findOne({ projectId, identifiers: identifier }, { projection: { _id: 1 } }) !== null) throw trackerError('APP_TRACKER_IDENTIFIER_TAKEN', { identifier })
+    if (await this.records.findOne({ projectId, identifiers: identifier }, { projection: { _id: 1 } }) !== null) throw trackerErrors.identifierTaken({ identifier })
     const lpId = this.deps.newId()
     const people = new Map<string, TrackerRoleT>([[actor.userId, 'admin']])
     for (const [userId, path] of [[input.leadId, 'body.leadId'], [input.defaultAssigneeId, 'body.defaultAssigneeId']] as const) {
@@ -172,14 +177,14 @@ export class TrackerProjects {
       updatedAt: now,
       version: 1
     }
-    if (record.name === '') throw invalidValue('body.name', 'is blank')
+    if (record.name === '') throw trackerErrors.invalidValue({ path: 'body.name', problem: 'is blank' })
     try {
       await this.records.insertOne(record)
     } catch (error) {
       await this.port.purge(projectId, lpId)
       await this.deps.members.purge(lpId)
       await this.counters.deleteOne({ _id: lpId })
-      if (error instanceof DuplicateKeyError) throw trackerError('APP_TRACKER_IDENTIFIER_TAKEN', { identifier })
+      if (error instanceof DuplicateKeyError) throw trackerErrors.identifierTaken({ identifier })
       throw error
     }
     return toProjectView(record, roleIn(actor, record, 'admin') ?? 'admin')
@@ -194,11 +199,11 @@ export class TrackerProjects {
     requireAdmin(scope)
     requireWritable(scope)
     const current = scope.project
-    if (ifMatch !== undefined && ifMatch !== current.version) throw versionMismatch('tracker project', ifMatch, current.version)
+    if (ifMatch !== undefined && ifMatch !== current.version) throw trackerErrors.versionMismatch({ what: 'tracker project', expected: ifMatch, actual: current.version })
     const set: Partial<TrackerProjectRecord> = {}
     if (input.name !== undefined) {
       set.name = input.name.trim()
-      if (set.name === '') throw invalidValue('body.name', 'is blank')
+      if (set.name === '') throw trackerErrors.invalidValue({ path: 'body.name', problem: 'is blank' })
     }
     if (input.description !== undefined) set.description = input.description
     if (input.timezone !== undefined) set.timezone = checkTimezone(input.timezone)
@@ -296,7 +301,7 @@ export class TrackerProjects {
   /** The next item number: one atomic increment, never handed out twice. */
   async nextNumber (lpId: string): Promise<number> {
     const counter = await this.counters.findOneAndUpdate({ _id: lpId }, { $inc: { next: 1 } }, { returnDocument: 'after' })
-    if (counter === null) throw trackerError('APP_TRACKER_PROJECT_NOT_FOUND')
+    if (counter === null) throw trackerErrors.projectNotFound()
     return counter.next
   }
 
@@ -309,7 +314,7 @@ export class TrackerProjects {
 
   private async checkCanUse (projectId: string, userId: string, path: string): Promise<void> {
     if (!(await this.deps.members.canUse(projectId, userId))) {
-      throw trackerError('APP_TRACKER_NOT_A_MEMBER', { path, userId }, { fields: [{ path, message: 'cannot use this platform project\'s tracker (tracker.read)' }] })
+      throw trackerErrors.notAMember({ path, problem: `${userId} cannot use this platform project's tracker (tracker.read)` })
     }
   }
 
@@ -319,10 +324,10 @@ export class TrackerProjects {
     try {
       updated = await this.records.findOneAndUpdate({ _id: current._id, version: current.version, deletedAt: null }, update, { returnDocument: 'after' })
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw trackerError('APP_TRACKER_IDENTIFIER_TAKEN', { identifier: String((update.$set as { identifier?: string }).identifier ?? '') })
+      if (error instanceof DuplicateKeyError) throw trackerErrors.identifierTaken({ identifier: String((update.$set as { identifier?: string }).identifier ?? '') })
       throw error
     }
-    if (updated === null) throw trackerError('APP_TRACKER_CHANGED', { what: 'tracker project' })
+    if (updated === null) throw trackerErrors.changed({ what: 'tracker project' })
     return updated
   }
 }

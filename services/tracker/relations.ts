@@ -7,7 +7,7 @@ import type { Store, StoreCollection } from '../store/types.js'
 import type { ListQueryT, PageOf } from '../../schemas/tracker.js'
 import type { RelationBodyT, RelationT, RelationTypeT } from '../../schemas/tracker-work-items.js'
 import { canSeeItem, refuseGuest, requireWritable, type TrackerScope } from './access.js'
-import { invalidReference, trackerError } from './errors.js'
+import { trackerErrors } from './errors.js'
 import type { FollowUps } from './follow-ups.js'
 import type { ItemStore } from './item-store.js'
 import { itemKey } from './item-rules.js'
@@ -81,10 +81,10 @@ export class TrackerRelations {
   async create (scope: TrackerScope, itemId: string, input: RelationBodyT): Promise<RelationT> {
     requireWritable(scope)
     refuseGuest(scope, 'relate items')
-    if (input.itemId === itemId) throw trackerError('APP_TRACKER_RELATION_SELF', {}, { fields: [{ path: 'body.itemId', message: 'is the item itself' }] })
+    if (input.itemId === itemId) throw trackerErrors.relationSelf()
     const item = await this.deps.workItems.visible(scope, itemId)
     const other = await this.deps.items.find(scope.project._id, input.itemId)
-    if (other === null || !canSeeItem(scope, other)) throw invalidReference('body.itemId', 'is not a work item of this tracker project')
+    if (other === null || !canSeeItem(scope, other)) throw trackerErrors.invalidReference({ path: 'body.itemId', problem: 'is not a work item of this tracker project' })
     const stored = STORED[input.type]
     const [fromId, toId] = stored.type === 'relates_to' || stored.type === 'duplicate' ? [itemId, input.itemId].sort() : stored.swap ? [input.itemId, itemId] : [itemId, input.itemId]
     const record: RelationRecord = { _id: this.deps.newId(), projectId: scope.projectId, lpId: item.lpId, fromId, toId, type: stored.type, pair: pairOf(itemId, input.itemId), createdBy: scope.actor.userId, createdAt: this.deps.clock.now() }
@@ -94,7 +94,7 @@ export class TrackerRelations {
       } catch (error) {
         if (!(error instanceof DuplicateKeyError)) throw error
         const existing = await this.records.findOne({ pair: record.pair })
-        throw trackerError('APP_TRACKER_RELATION_EXISTS', { type: existing === null ? 'another type' : typeSeenFrom(existing, itemId) })
+        throw trackerErrors.relationExists({ type: existing === null ? 'another type' : typeSeenFrom(existing, itemId) })
       }
     })
     return { id: record._id, type: input.type, itemId: other._id, key: itemKey(scope.project.identifier, other.seq), title: other.title, stateGroup: other.stateGroup, createdBy: record.createdBy, createdAt: isoString(record.createdAt) }
@@ -105,7 +105,7 @@ export class TrackerRelations {
     refuseGuest(scope, 'relate items')
     await this.deps.workItems.visible(scope, itemId)
     const relation = await this.records.findOne({ _id: relationId, $or: [{ fromId: itemId }, { toId: itemId }] })
-    if (relation === null) throw trackerError('APP_TRACKER_RELATION_NOT_FOUND')
+    if (relation === null) throw trackerErrors.relationNotFound()
     await this.deps.followUps.guard({ kind: RELATION_REMOVED, relation, actorId: scope.actor.userId, at: this.deps.clock.now().toISOString() }, async () => {
       await this.records.deleteOne({ _id: relationId })
     })

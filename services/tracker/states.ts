@@ -8,7 +8,7 @@ import {
   TRACKER_LIMITS, type CreateStateBodyT, type ListStatesQueryT, type PageOf, type StateGroupT, type TrackerStateT, type UpdateStateBodyT
 } from '../../schemas/tracker.js'
 import { requireAdmin, requireWritable, type TrackerScope } from './access.js'
-import { invalidReference, invalidValue, limitReached, trackerError } from './errors.js'
+import { trackerErrors } from './errors.js'
 import type { FollowUps } from './follow-ups.js'
 import { keysetPage, listScope, sortPlan } from './paging.js'
 import type { TrackerProjects } from './projects.js'
@@ -43,7 +43,7 @@ function toView (record: StateRecord, defaultStateId: string): TrackerStateT {
 
 function checkName (name: string): string {
   const trimmed = name.trim()
-  if (trimmed === '') throw invalidValue('body.name', 'is blank')
+  if (trimmed === '') throw trackerErrors.invalidValue({ path: 'body.name', problem: 'is blank' })
   return trimmed
 }
 
@@ -93,23 +93,23 @@ export class TrackerStates {
 
   async record (lpId: string, stateId: string): Promise<StateRecord> {
     const state = await this.find(lpId, stateId)
-    if (state === null || state.deletingTo !== null) throw trackerError('APP_TRACKER_STATE_NOT_FOUND')
+    if (state === null || state.deletingTo !== null) throw trackerErrors.stateNotFound()
     return state
   }
 
   /** 400 unless the state may hold items now (of the project, not being deleted; triage only when asked for). */
   async usable (lpId: string, stateId: string, path: string, options: { triage?: boolean, group?: StateGroupT } = {}): Promise<StateRecord> {
     const state = await this.find(lpId, stateId)
-    if (state === null || state.deletingTo !== null) throw invalidReference(path, 'is not a state of this tracker project')
-    if (state.group === 'triage' && options.triage !== true) throw invalidReference(path, 'is the triage state, which holds intake items only')
-    if (options.group !== undefined && state.group !== options.group) throw invalidReference(path, `is not a ${options.group} state`)
+    if (state === null || state.deletingTo !== null) throw trackerErrors.invalidReference({ path, problem: 'is not a state of this tracker project' })
+    if (state.group === 'triage' && options.triage !== true) throw trackerErrors.invalidReference({ path, problem: 'is the triage state, which holds intake items only' })
+    if (options.group !== undefined && state.group !== options.group) throw trackerErrors.invalidReference({ path, problem: `is not a ${options.group} state` })
     return state
   }
 
   /** The project's triage state (every project has one from its start). */
   async triage (lpId: string): Promise<StateRecord> {
     const state = await this.records.findOne({ lpId, group: 'triage', deletingTo: null })
-    if (state === null) throw trackerError('APP_TRACKER_STATE_NOT_FOUND')
+    if (state === null) throw trackerErrors.stateNotFound()
     return state
   }
 
@@ -123,7 +123,7 @@ export class TrackerStates {
     requireWritable(scope)
     const lpId = scope.project._id
     const name = checkName(input.name)
-    if (await this.records.countDocuments({ lpId }) >= TRACKER_LIMITS.statesPerProject) throw limitReached('tracker project', TRACKER_LIMITS.statesPerProject, 'states')
+    if (await this.records.countDocuments({ lpId }) >= TRACKER_LIMITS.statesPerProject) throw trackerErrors.limitReached({ what: 'tracker project', limit: TRACKER_LIMITS.statesPerProject, items: 'states' })
     const last = await this.records.findOne({ lpId }, { sort: { sequence: -1, _id: -1 } })
     const now = this.deps.clock.now()
     const record: StateRecord = {
@@ -162,13 +162,13 @@ export class TrackerStates {
     try {
       updated = await this.records.findOneAndUpdate({ _id: state._id, deletingTo: null }, { $set: set }, { returnDocument: 'after' })
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw trackerError('APP_TRACKER_NAME_TAKEN', { what: 'state', name: set.name ?? '' })
+      if (error instanceof DuplicateKeyError) throw trackerErrors.nameTaken({ what: 'state', name: set.name ?? '' })
       throw error
     }
-    if (updated === null) throw trackerError('APP_TRACKER_STATE_NOT_FOUND')
+    if (updated === null) throw trackerErrors.stateNotFound()
     let defaultStateId = scope.project.defaultStateId
     if (input.default === true && state._id !== defaultStateId) {
-      if (state.group === 'triage') throw invalidValue('body.default', 'the triage state cannot be the default')
+      if (state.group === 'triage') throw trackerErrors.invalidValue({ path: 'body.default', problem: 'the triage state cannot be the default' })
       defaultStateId = (await this.deps.projects.setDefaultState(scope, state._id)).defaultStateId
     }
     return toView(updated, defaultStateId)
@@ -184,13 +184,13 @@ export class TrackerStates {
     requireWritable(scope)
     const lpId = scope.project._id
     const state = await this.record(lpId, stateId)
-    if (state.group === 'triage') throw trackerError('APP_TRACKER_STATE_GROUP_FIXED', { problem: 'The triage state belongs to intake and stays' })
+    if (state.group === 'triage') throw trackerErrors.stateGroupFixed({ problem: 'The triage state belongs to intake and stays' })
     if (targetStateId === undefined) {
-      if (state._id === scope.project.defaultStateId) throw trackerError('APP_TRACKER_STATE_IN_USE', { problem: 'is the default' })
+      if (state._id === scope.project.defaultStateId) throw trackerErrors.stateInUse({ problem: 'is the default' })
       const held = await itemsHeld(lpId, state._id)
-      if (held > 0) throw trackerError('APP_TRACKER_STATE_IN_USE', { problem: `holds ${held} item(s)` }, { count: held })
+      if (held > 0) throw trackerErrors.stateInUse({ problem: `holds ${held} item(s)`, count: held })
     } else {
-      if (targetStateId === stateId) throw invalidReference('query.targetStateId', 'is the state being deleted')
+      if (targetStateId === stateId) throw trackerErrors.invalidReference({ path: 'query.targetStateId', problem: 'is the state being deleted' })
       await this.usable(lpId, targetStateId, 'query.targetStateId')
     }
     await this.deps.followUps.guard({ kind: DELETE_STATE, projectId: scope.projectId, lpId, stateId, targetStateId: targetStateId ?? null })
@@ -214,7 +214,7 @@ export class TrackerStates {
     try {
       await this.records.insertOne(record)
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw trackerError('APP_TRACKER_NAME_TAKEN', { what: 'state', name: record.name })
+      if (error instanceof DuplicateKeyError) throw trackerErrors.nameTaken({ what: 'state', name: record.name })
       throw error
     }
   }

@@ -2,7 +2,7 @@ import { nestedDeeperThan } from '../nesting.js'
 import { isPlainObject } from '../store/semantics/values.js'
 import { TRACKER_LIMITS } from '../../schemas/tracker.js'
 import type { EditorDocumentT } from '../../schemas/tracker-work-items.js'
-import { invalidValue } from './errors.js'
+import { trackerErrors } from './errors.js'
 
 /**
  * Rich text as the tracker keeps it: markdown or editor JSON as given, and
@@ -70,16 +70,16 @@ function walkJson (doc: EditorDocumentT): { text: string, mentions: string[] } {
  */
 export function richText (markdown: string | null | undefined, json: EditorDocumentT | null | undefined, path: string): RichText {
   if (markdown !== undefined && markdown !== null && json !== undefined && json !== null) {
-    throw invalidValue(path, 'give markdown or editor JSON, not both')
+    throw trackerErrors.invalidValue({ path, problem: 'give markdown or editor JSON, not both' })
   }
   if (json !== undefined && json !== null) {
-    if (!isPlainObject(json) || json.type !== 'doc') throw invalidValue(`${path}Json`, 'must be an editor document ({ type: "doc", content: [...] })')
-    if (nestedDeeperThan(json, 40)) throw invalidValue(`${path}Json`, 'is nested deeper than 40 levels')
-    if (JSON.stringify(json).length > TRACKER_LIMITS.bodyLength) throw invalidValue(`${path}Json`, `is longer than ${TRACKER_LIMITS.bodyLength} characters as JSON`)
+    if (!isPlainObject(json) || json.type !== 'doc') throw trackerErrors.invalidValue({ path: `${path}Json`, problem: 'must be an editor document ({ type: "doc", content: [...] })' })
+    if (nestedDeeperThan(json, 40)) throw trackerErrors.invalidValue({ path: `${path}Json`, problem: 'is nested deeper than 40 levels' })
+    if (JSON.stringify(json).length > TRACKER_LIMITS.bodyLength) throw trackerErrors.invalidValue({ path: `${path}Json`, problem: `is longer than ${TRACKER_LIMITS.bodyLength} characters as JSON` })
     const { text, mentions } = walkJson(json)
     return { format: 'json', markdown: null, json, text, mentions }
   }
   const source = markdown ?? ''
-  if (source.length > TRACKER_LIMITS.bodyLength) throw invalidValue(path, `is longer than ${TRACKER_LIMITS.bodyLength} characters`)
+  if (source.length > TRACKER_LIMITS.bodyLength) throw trackerErrors.invalidValue({ path, problem: `is longer than ${TRACKER_LIMITS.bodyLength} characters` })
   return { format: 'markdown', markdown: source, json: null, text: markdownText(source), mentions: markdownMentions(source) }
 }

@@ -6,7 +6,7 @@ import type { Store, StoreCollection } from '../store/types.js'
 import { TRACKER_LIMITS, type ListQueryT, type PageOf } from '../../schemas/tracker.js'
 import type { CreateViewBodyT, SavedViewT, UpdateViewBodyT } from '../../schemas/tracker-planning.js'
 import { ownsOrAdmin, requireFeature, requireWritable, type TrackerScope } from './access.js'
-import { invalidValue, limitReached, trackerError, versionMismatch } from './errors.js'
+import { trackerErrors } from './errors.js'
 import { checkFilter } from './filters.js'
 import type { AppliedView } from './item-lists.js'
 import { keysetPage, listScope, sortPlan } from './paging.js'
@@ -73,10 +73,10 @@ export class TrackerViews {
     requireFeature(scope, 'views')
     requireWritable(scope)
     const lpId = scope.project._id
-    if (scope.role === 'guest' && input.access === 'public') throw trackerError('APP_TRACKER_GUEST_REFUSED', { action: 'share views' })
-    if (await this.records.countDocuments({ lpId }) >= TRACKER_LIMITS.viewsPerProject) throw limitReached('tracker project', TRACKER_LIMITS.viewsPerProject, 'views')
+    if (scope.role === 'guest' && input.access === 'public') throw trackerErrors.guestRefused({ action: 'share views' })
+    if (await this.records.countDocuments({ lpId }) >= TRACKER_LIMITS.viewsPerProject) throw trackerErrors.limitReached({ what: 'tracker project', limit: TRACKER_LIMITS.viewsPerProject, items: 'views' })
     const name = input.name.trim()
-    if (name === '') throw invalidValue('body.name', 'is blank')
+    if (name === '') throw trackerErrors.invalidValue({ path: 'body.name', problem: 'is blank' })
     const now = this.deps.clock.now()
     const record: ViewRecord = {
       _id: this.deps.newId(),
@@ -106,21 +106,21 @@ export class TrackerViews {
     requireWritable(scope)
     const view = await this.visible(scope, viewId)
     const mayUnlock = ownsOrAdmin(scope, view.ownerId)
-    if (view.locked && (input.locked !== false || !mayUnlock)) throw trackerError('APP_TRACKER_VIEW_LOCKED')
-    if (!mayUnlock) throw trackerError('APP_TRACKER_NOT_YOURS', { owner: 'owner', action: 'change this view' })
-    if (ifMatch !== undefined && ifMatch !== view.version) throw versionMismatch('view', ifMatch, view.version)
-    if (scope.role === 'guest' && input.access === 'public') throw trackerError('APP_TRACKER_GUEST_REFUSED', { action: 'share views' })
+    if (view.locked && (input.locked !== false || !mayUnlock)) throw trackerErrors.viewLocked()
+    if (!mayUnlock) throw trackerErrors.notYours({ owner: 'owner', action: 'change this view' })
+    if (ifMatch !== undefined && ifMatch !== view.version) throw trackerErrors.versionMismatch({ what: 'view', expected: ifMatch, actual: view.version })
+    if (scope.role === 'guest' && input.access === 'public') throw trackerErrors.guestRefused({ action: 'share views' })
     const set: Partial<ViewRecord> = { updatedAt: this.deps.clock.now(), version: view.version + 1 }
     if (input.name !== undefined) {
       set.name = input.name.trim()
-      if (set.name === '') throw invalidValue('body.name', 'is blank')
+      if (set.name === '') throw trackerErrors.invalidValue({ path: 'body.name', problem: 'is blank' })
     }
     if (input.filter !== undefined) set.filter = input.filter === null ? null : checkFilter(input.filter, 'body.filter')
     for (const field of ['description', 'layout', 'groupBy', 'subGroupBy', 'orderBy', 'displayProperties', 'access', 'locked'] as const) {
       if (input[field] !== undefined) (set as Record<string, unknown>)[field] = input[field]
     }
     const updated = await this.records.findOneAndUpdate({ _id: viewId, version: view.version }, { $set: set }, { returnDocument: 'after' })
-    if (updated === null) throw trackerError('APP_TRACKER_CHANGED', { what: 'view' })
+    if (updated === null) throw trackerErrors.changed({ what: 'view' })
     return toView(updated)
   }
 
@@ -128,8 +128,8 @@ export class TrackerViews {
     requireFeature(scope, 'views')
     requireWritable(scope)
     const view = await this.visible(scope, viewId)
-    if (view.locked) throw trackerError('APP_TRACKER_VIEW_LOCKED')
-    if (!ownsOrAdmin(scope, view.ownerId)) throw trackerError('APP_TRACKER_NOT_YOURS', { owner: 'owner', action: 'delete this view' })
+    if (view.locked) throw trackerErrors.viewLocked()
+    if (!ownsOrAdmin(scope, view.ownerId)) throw trackerErrors.notYours({ owner: 'owner', action: 'delete this view' })
     await this.records.deleteOne({ _id: viewId })
   }
 
@@ -139,7 +139,7 @@ export class TrackerViews {
 
   private async visible (scope: TrackerScope, viewId: string): Promise<ViewRecord> {
     const view = await this.records.findOne({ _id: viewId, lpId: scope.project._id })
-    if (view === null || (view.access === 'private' && view.ownerId !== scope.actor.userId)) throw trackerError('APP_TRACKER_VIEW_NOT_FOUND')
+    if (view === null || (view.access === 'private' && view.ownerId !== scope.actor.userId)) throw trackerErrors.viewNotFound()
     return view
   }
 }

@@ -5,8 +5,8 @@ import { TRACKER_LIMITS } from '../../schemas/tracker.js'
 import type {
   BulkItemResultT, BulkPatchBodyT, BulkPatchResultT, CreateWorkItemBodyT, UpdateWorkItemBodyT, WorkItemT
 } from '../../schemas/tracker-work-items.js'
-import { AUTOMATION_ACTOR, canSeeItem, requireWritable, type TrackerScope } from './access.js'
-import { invalidReference, trackerError } from './errors.js'
+import { AUTOMATION_ACTOR, canSeeItem, requireWritable, type TrackerActor, type TrackerScope } from './access.js'
+import { trackerErrors } from './errors.js'
 import type { FollowUps } from './follow-ups.js'
 import type { Idempotency } from './idempotency.js'
 import type { ItemStore } from './item-store.js'
@@ -49,7 +49,7 @@ export class WorkItems {
   /** An item the caller may see; 404 otherwise (an item they may not see does not exist for them). */
   async visible (scope: TrackerScope, itemId: string): Promise<ItemRecord> {
     const item = await this.deps.items.find(scope.project._id, itemId)
-    if (item === null || !canSeeItem(scope, item)) throw trackerError('APP_TRACKER_ITEM_NOT_FOUND')
+    if (item === null || !canSeeItem(scope, item)) throw trackerErrors.itemNotFound()
     return item
   }
 
@@ -60,8 +60,14 @@ export class WorkItems {
   /** By number (the key's project already resolved, see TrackerProjects.scopeOfKey). */
   async getByNumber (scope: TrackerScope, seq: number): Promise<WorkItemT> {
     const item = await this.deps.items.findBySeq(scope.project._id, seq)
-    if (item === null || !canSeeItem(scope, item)) throw trackerError('APP_TRACKER_ITEM_NOT_FOUND')
+    if (item === null || !canSeeItem(scope, item)) throw trackerErrors.itemNotFound()
     return this.view(scope, item)
+  }
+
+  /** By key (`WEB-42`, or a key from before the project's identifier was renamed), in the platform project; 404 when unseen. */
+  async getByKey (actor: TrackerActor, projectId: string, key: string): Promise<WorkItemT> {
+    const { scope, seq } = await this.deps.projects.scopeOfKey(actor, projectId, key)
+    return await this.getByNumber(scope, seq)
   }
 
   /**
@@ -126,7 +132,7 @@ export class WorkItems {
       return { itemId: reservedId }
     })
     const created = await this.deps.items.find(lpId, itemId)
-    if (created === null) throw trackerError('APP_TRACKER_ITEM_NOT_FOUND')
+    if (created === null) throw trackerErrors.itemNotFound()
     return this.view(scope, created)
   }
 
@@ -143,8 +149,8 @@ export class WorkItems {
     requireWritable(scope)
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const item = await this.visible(scope, itemId)
-      if (scope.role === 'guest' && item.createdBy !== scope.actor.userId) throw trackerError('APP_TRACKER_GUEST_REFUSED', { action: 'change items they did not create' })
-      if (request.ifMatch !== undefined && request.ifMatch !== item.version) throw trackerError('APP_TRACKER_VERSION_MISMATCH', { what: 'work item', actual: item.version }, { expected: request.ifMatch, actual: item.version })
+      if (scope.role === 'guest' && item.createdBy !== scope.actor.userId) throw trackerErrors.guestRefused({ action: 'change items they did not create' })
+      if (request.ifMatch !== undefined && request.ifMatch !== item.version) throw trackerErrors.versionMismatch({ what: 'work item', expected: request.ifMatch, actual: item.version })
       const now = this.deps.clock.now()
       const { position, ...fields } = input
       if (position !== undefined) fields.sortOrder = await this.sortOrderAt(scope, item, position)
@@ -155,7 +161,7 @@ export class WorkItems {
       if (plan.set.parentId !== undefined && plan.set.parentId !== null) await this.loopAfterWrite(scope, updated)
       return updated
     }
-    throw trackerError('APP_TRACKER_CHANGED', { what: 'work item' })
+    throw trackerErrors.changed({ what: 'work item' })
   }
 
   /** An item write that is not a client's (a clean-up, an automation, intake triage): no role checks, same activity. */
@@ -195,7 +201,7 @@ export class WorkItems {
     plan.set.intake = intake
     plan.entries.push({ field: 'intake', from: item.intake?.status ?? null, to: intake.status })
     const updated = await this.write(item, plan, scope.actor.userId, false)
-    if (updated === null) throw trackerError('APP_TRACKER_CHANGED', { what: 'intake item' })
+    if (updated === null) throw trackerErrors.changed({ what: 'intake item' })
     return updated
   }
 
@@ -207,11 +213,11 @@ export class WorkItems {
   async delete (scope: TrackerScope, itemId: string, request: WriteRequest = {}): Promise<void> {
     requireWritable(scope)
     const item = await this.visible(scope, itemId)
-    if (scope.role !== 'admin' && item.createdBy !== scope.actor.userId) throw trackerError('APP_TRACKER_NOT_YOURS', { owner: 'creator', action: 'delete this item' })
+    if (scope.role !== 'admin' && item.createdBy !== scope.actor.userId) throw trackerErrors.notYours({ owner: 'creator', action: 'delete this item' })
     const now = this.deps.clock.now()
     const set: Partial<ItemRecord> = { deletedAt: now, title: '', description: null, descriptionJson: null, descriptionText: '', labelIds: [], moduleIds: [], parentId: null, cycleId: null }
     const written = await this.deps.items.write(item, set, this.deps.items.change(scope.actor.userId, [{ field: 'deleted', from: null, to: itemKey(scope.project.identifier, item.seq) }]), { ifMatch: request.ifMatch })
-    if (written === null) throw trackerError('APP_TRACKER_CHANGED', { what: 'work item' })
+    if (written === null) throw trackerErrors.changed({ what: 'work item' })
     await this.deps.followUps.guard({ kind: DELETE_ITEM, projectId: scope.projectId, lpId: item.lpId, itemId })
   }
 
@@ -223,9 +229,9 @@ export class WorkItems {
   async bulkPatch (scope: TrackerScope, body: BulkPatchBodyT, request: WriteRequest = {}): Promise<BulkPatchResultT> {
     requireWritable(scope)
     const byIds = body.ids !== undefined || body.patch !== undefined
-    if (byIds === (body.items !== undefined) || (byIds && (body.ids === undefined || body.patch === undefined))) throw trackerError('APP_TRACKER_INVALID_BULK', {}, { fields: [{ path: 'body', message: 'needs ids with patch, or items' }] })
+    if (byIds === (body.items !== undefined) || (byIds && (body.ids === undefined || body.patch === undefined))) throw trackerErrors.invalidBulk()
     const work = body.items ?? (body.ids ?? []).map((id) => ({ id, version: undefined, patch: body.patch as UpdateWorkItemBodyT }))
-    if (work.length > TRACKER_LIMITS.bulkMax) throw invalidReference('body', `holds more than ${TRACKER_LIMITS.bulkMax} items`)
+    if (work.length > TRACKER_LIMITS.bulkMax) throw trackerErrors.invalidReference({ path: 'body', problem: `holds more than ${TRACKER_LIMITS.bulkMax} items` })
     return await this.deps.idempotency.once(scope.actor, `bulk:${scope.project._id}`, request.idempotencyKey, body, async () => {
       const results: BulkItemResultT[] = []
       for (const { id, version, patch } of work) {
@@ -246,9 +252,9 @@ export class WorkItems {
   private async sortOrderAt (scope: TrackerScope, item: ItemRecord, position: { before?: string, after?: string }): Promise<number> {
     const anchorId = position.before ?? position.after as string
     const path = position.before !== undefined ? 'body.position.before' : 'body.position.after'
-    if (anchorId === item._id) throw invalidReference(path, 'is the item itself')
+    if (anchorId === item._id) throw trackerErrors.invalidReference({ path, problem: 'is the item itself' })
     const anchor = await this.deps.items.find(scope.project._id, anchorId)
-    if (anchor === null || !canSeeItem(scope, anchor)) throw invalidReference(path, 'is not a work item of this tracker project')
+    if (anchor === null || !canSeeItem(scope, anchor)) throw trackerErrors.invalidReference({ path, problem: 'is not a work item of this tracker project' })
     const before = position.before !== undefined
     const neighbour = await this.deps.items.items.findOne(
       { lpId: scope.project._id, deletedAt: null, _id: { $ne: item._id }, sortOrder: before ? { $lt: anchor.sortOrder } : { $gt: anchor.sortOrder } },
@@ -256,7 +262,7 @@ export class WorkItems {
     )
     const other = neighbour?.sortOrder ?? anchor.sortOrder + (before ? -SORT_STEP : SORT_STEP)
     const middle = (anchor.sortOrder + other) / 2
-    if (middle === anchor.sortOrder || middle === other) throw trackerError('APP_TRACKER_SORT_GAP')
+    if (middle === anchor.sortOrder || middle === other) throw trackerErrors.sortGap()
     return middle
   }
 

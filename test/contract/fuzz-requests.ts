@@ -4,6 +4,7 @@ import {
   anyValue, deep, encodeText, garbageAuthorization, hintTable, invalidValue, junkJsonText, junkSegments, nastyKeys, nastyValues, ref, REF_MARKER,
   spliceDeep, spliceDeepText, spliceHuge, troubleValues, validValue
 } from './schema-arbitraries.js'
+import { FILTER_FIELDS, FILTER_OPERATORS } from '../../schemas/tracker-filters.js'
 import { multipart, PNG, SESSION_SIZE, THINGS_DEFINITION, TAGS, THINGS, USERS, type FuzzWorld } from './fuzz-world.js'
 import type { TestApp } from '../helper.js'
 
@@ -65,6 +66,10 @@ function fixturesFor (path: string, name: string): Segment[] {
   const has = (param: string): boolean => segments.includes(`{${param}}`)
   const refs = (...names: string[]): Segment[] => names.map((n) => ({ ref: n }))
   const literals = (...values: string[]): Segment[] => values.map((literal) => ({ literal }))
+  if (has('lpId') || before === 'browse') {
+    const tracker = trackerFixtures(path, name)
+    if (tracker !== null) return tracker
+  }
   switch (name) {
     case 'orgId': return refs('orgId')
     case 'memberId': return refs('memberId', 'ownerId')
@@ -98,6 +103,34 @@ function fixturesFor (path: string, name: string): Segment[] {
       if (before !== '{table}') return []
       return has('fileId') ? refs('fileRecordId') : has('sessionId') ? refs('sessionRecordId') : refs('recordId', 'otherRecordId', 'tagId', 'endUserId')
     default: return []
+  }
+}
+
+/** The tracker's path parameters, inside a tracker project (or, for a key, the platform project). */
+function trackerFixtures (path: string, name: string): Segment[] | null {
+  const refs = (...names: string[]): Segment[] => names.map((n) => ({ ref: n }))
+  const literals = (...values: string[]): Segment[] => values.map((literal) => ({ literal }))
+  switch (name) {
+    case 'lpId': return refs('lpId')
+    case 'itemId': return path.includes('/intake/') ? refs('intakeItemId', 'trackerItemId') : refs('trackerItemId', 'otherTrackerItemId')
+    case 'key': return [...refs('itemKey'), ...literals('FZ1-999', 'nope')]
+    case 'userId': return refs('memberId', 'ownerId')
+    case 'stateId': return refs('trackerStateId')
+    case 'labelId': return refs('trackerLabelId')
+    case 'typeId': return refs('typeId')
+    case 'estimateId': return refs('estimateId')
+    case 'commentId': return refs('trackerCommentId')
+    case 'emoji': return literals('👍', '🎉')
+    case 'linkId': return refs('trackerLinkId')
+    case 'relationId': return refs('trackerRelationId')
+    case 'attachmentId': return refs('attachmentId')
+    case 'sessionId': return refs('attachmentSessionId')
+    case 'cycleId': return refs('cycleId', 'otherCycleId')
+    case 'moduleId': return refs('moduleId')
+    case 'viewId': return refs('viewId')
+    case 'pageId': return refs('pageId')
+    case 'versionId': return refs('versionId')
+    default: return null
   }
 }
 
@@ -137,7 +170,7 @@ const sortSpecs = fc.array(fc.tuple(fc.boolean(), fc.oneof({ weight: 3, arbitrar
 const fieldLists = fc.oneof({ weight: 3, arbitrary: fc.subarray([...thingFields, 'id']).map((names) => names.join(',')) }, { weight: 1, arbitrary: sortSpecs })
 const allTokens = CREDENTIALS.filter((kind) => kind !== 'none').map(ref)
 
-const bodyHints = hintTable({
+const bodyHintTable: Record<string, fc.Arbitrary<unknown>> = {
   'email: string': fc.constantFrom(ref('ownerEmail'), ref('memberEmail'), ref('endUserEmail'), 'Owner@Fuzz.Test '),
   'password: string': fc.constant(ref('password')),
   'refreshToken: string': fc.constantFrom(ref('refreshToken'), ref('memberRefreshToken')),
@@ -162,10 +195,13 @@ const bodyHints = hintTable({
   'size: integer': fc.constantFrom(0, SESSION_SIZE, 1024 * 1024, 1024 * 1024 + 1, 2 ** 53),
   'type: string': fc.constantFrom('application/octet-stream', 'image/png', 'text/plain', 'image/svg+xml'),
   'key: string': fc.constantFrom(ref('sshKey'), ref('newSshKey'))
-}, (name) => name === '' ? recordValues : name === 'filter' || name === 'check' ? filters : undefined)
+}
+const freeForm = (name: string): fc.Arbitrary<unknown> | undefined => name === '' ? recordValues : name === 'filter' || name === 'check' ? filters : undefined
+const bodyHints = hintTable(bodyHintTable, freeForm)
 
-const queryHints = hintTable({
-  'filter: string': fc.oneof({ weight: 5, arbitrary: filters.map((f) => JSON.stringify(f)) }, { weight: 1, arbitrary: fc.constantFrom(deep(10, 'o'), deep(1000, 'o'), deep(1000, 'a')) }),
+const deepJunk = fc.constantFrom(deep(10, 'o'), deep(1000, 'o'), deep(1000, 'a'))
+const queryHintTable: Record<string, fc.Arbitrary<unknown>> = {
+  'filter: string': fc.oneof({ weight: 5, arbitrary: filters.map((f) => JSON.stringify(f)) }, { weight: 1, arbitrary: deepJunk }),
   'sort: string': sortSpecs,
   'fields: string': fieldLists,
   'cursor: string': fc.constant(ref('cursor')),
@@ -173,7 +209,60 @@ const queryHints = hintTable({
   'projectId: string': fc.constantFrom(ref('projectId'), ref('otherProjectId')),
   'state: string': fc.constant(ref('ssoState')),
   'redirectTo: string': fc.constantFrom('https://app.example.com/x', 'javascript:alert(1)', '//evil.example', '/relative')
+}
+const queryHints = hintTable(queryHintTable)
+
+/** Tracker filter trees: conditions that hold, and fields, operators and values drawn from anything. */
+const trackerConditions = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom<unknown>(
+      { field: 'priority', op: 'in', value: ['urgent', 'high'] }, { field: 'stateGroup', op: 'eq', value: 'started' }, { field: 'updatedAt', op: 'gt', value: '-7d' },
+      { field: 'assignee', op: 'eq', value: 'me' }, { field: 'title', op: 'contains', value: 'fuzz' }, { field: 'archived', op: 'eq', value: true },
+      { field: 'targetDate', op: 'between', value: ['startOfWeek', 'endOfMonth+1m'] }, { field: 'label', op: 'isEmpty', value: false },
+      { field: 'state', op: 'eq', value: ref('trackerStateId') }, { field: 'number', op: 'lt', value: 5 }
+    )
+  },
+  { weight: 1, arbitrary: fc.record({ field: fc.constantFrom(...FILTER_FIELDS, 'nope', '$where'), op: fc.constantFrom(...FILTER_OPERATORS, 'like', '$gt'), value: anyValue }) }
+)
+const trackerTrees: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+  tree: fc.oneof({ depthSize: 'small' }, trackerConditions, trackerConditions, fc.record({ and: fc.array(tie('tree'), { minLength: 1, maxLength: 3 }) }),
+    fc.record({ or: fc.array(tie('tree'), { minLength: 1, maxLength: 3 }) }), fc.record({ not: tie('tree') }))
+})).tree
+const itemIds = fc.constantFrom(ref('trackerItemId'), ref('otherTrackerItemId'), ref('intakeItemId'))
+/** Inside the tracker, ids in bodies name its fixtures, and filters are trees of its grammar. */
+const trackerBodyHints = hintTable({
+  ...bodyHintTable,
+  'filter: undefined': trackerTrees,
+  'stateId: string': fc.constant(ref('trackerStateId')),
+  'itemId: string': itemIds,
+  'duplicateOfId: string': itemIds,
+  'targetCycleId: string': fc.constantFrom(ref('otherCycleId'), ref('cycleId')),
+  'cycleId: string': fc.constant(ref('cycleId')),
+  'typeId: string': fc.constant(ref('typeId')),
+  'estimateId: string': fc.constant(ref('estimateId')),
+  'itemIds: array': fc.constant([ref('trackerItemId')]),
+  'ids: array': fc.constant([ref('trackerItemId'), ref('otherTrackerItemId')]),
+  'add: array': fc.constant([ref('trackerItemId')]),
+  'remove: array': fc.constant([ref('otherTrackerItemId')]),
+  'labelIds: array': fc.constant([ref('trackerLabelId')]),
+  'moduleIds: array': fc.constant([ref('moduleId')]),
+  'assigneeIds: array': fc.constant([ref('memberId')]),
+  'memberIds: array': fc.constant([ref('memberId')]),
+  'leadId: string': fc.constant(ref('memberId')),
+  // Days that exist (the schema's pattern alone draws months past 12), in every order a pair can come.
+  'startDate: string': fc.constantFrom('2026-03-02', '2020-01-01', '2099-12-31'),
+  'endDate: string': fc.constantFrom('2026-03-13', '2020-01-14', '2099-12-31'),
+  'targetDate: string': fc.constantFrom('2026-03-13', '2020-01-14', '2099-12-31')
+}, freeForm)
+const trackerQueryHints = hintTable({
+  ...queryHintTable,
+  'filter: string': fc.oneof({ weight: 5, arbitrary: trackerTrees.map((tree) => JSON.stringify(tree)) }, { weight: 1, arbitrary: deepJunk }),
+  'viewId: string': fc.constant(ref('viewId')),
+  'targetStateId: string': fc.constant(ref('trackerStateId')),
+  'parentId: string': fc.constant(ref('pageId'))
 })
+const inTracker = (operation: Operation): boolean => operation.path.includes('/tracker/')
 
 const headerHints: Record<string, fc.Arbitrary<string>> = {
   range: fc.constantFrom('bytes=0-3', 'bytes=-5', 'bytes=5-', 'bytes=0-0,2-3', 'bytes=100000-', 'bytes=3-1', 'items=0-1', 'bytes=0-99999999999999999999', 'bytes=--1'),
@@ -187,7 +276,8 @@ const headerSafe = (value: string): string => /^[\t\x20-\x7e]*$/.test(value) ? v
 
 function queryArbitrary (operation: Operation, contract: Contract): fc.Arbitrary<Draft['query']> {
   const params = operation.parameters.filter((p) => p.in === 'query')
-  const valid = fc.record(Object.fromEntries(params.map((p) => [p.name, validValue(p.schema, contract.resolve, queryHints, p.name).map(asText)])), { requiredKeys: params.filter((p) => p.required === true).map((p) => p.name) })
+  const hints = inTracker(operation) ? trackerQueryHints : queryHints
+  const valid = fc.record(Object.fromEntries(params.map((p) => [p.name, validValue(p.schema, contract.resolve, hints, p.name).map(asText)])), { requiredKeys: params.filter((p) => p.required === true).map((p) => p.name) })
     .map((values) => Object.entries(values) as Array<[string, string]>)
   const names = params.length === 0 ? fc.string({ maxLength: 10 }) : fc.oneof(fc.constantFrom(...params.map((p) => p.name)), nastyKeys)
   const bent = fc.array(fc.tuple(names, nastyValues.map(asText)), { maxLength: 3 })
@@ -210,12 +300,13 @@ function bodyArbitrary (operation: Operation, contract: Contract): fc.Arbitrary<
     )
   }
   const choices: Array<fc.Arbitrary<{ body: Body, contentType: string | null }>> = []
+  const hints = inTracker(operation) ? trackerBodyHints : bodyHints
   for (const [type, media] of Object.entries(content)) {
     const schema = media.schema ?? {}
     if (type === 'application/json') {
       choices.push(fc.oneof(
-        { weight: 4, arbitrary: validValue(schema, contract.resolve, bodyHints).map((value) => ({ body: { kind: 'json', value } as Body, contentType: type })) },
-        { weight: 3, arbitrary: invalidValue(schema, contract.resolve, bodyHints).map((value) => ({ body: { kind: 'json', value } as Body, contentType: type })) },
+        { weight: 4, arbitrary: validValue(schema, contract.resolve, hints).map((value) => ({ body: { kind: 'json', value } as Body, contentType: type })) },
+        { weight: 3, arbitrary: invalidValue(schema, contract.resolve, hints).map((value) => ({ body: { kind: 'json', value } as Body, contentType: type })) },
         { weight: 1, arbitrary: junkJsonText.map((text) => ({ body: { kind: 'text', text } as Body, contentType: type })) }
       ))
     } else if (type === 'application/octet-stream') {

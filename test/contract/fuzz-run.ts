@@ -20,7 +20,7 @@ import { describeExchange, draftArbitrary, resolveDraft, send } from './fuzz-req
  * redirect, a 304, a file's bytes).
  *
  * The contract is fuzzed in shards, one test file each (core, git, DNS and
- * hosting), so tap runs them side by side within its per-file timeout.
+ * hosting, the tracker), so tap runs them side by side within its per-file timeout.
  *
  * Bounded: FUZZ_RUNS requests per operation (default 50). The seed is printed
  * first; FUZZ_SEED=<seed> replays a run, FUZZ_SEED=random draws a new one,
@@ -73,7 +73,12 @@ export type Shard = (operation: Operation) => boolean
 
 export const isGitOperation: Shard = (operation) => operation.path.startsWith('/git/') || operation.path.startsWith('/api/projects/{projectId}/git')
 export const isDnsOrHostingOperation: Shard = (operation) => operation.path.startsWith('/api/projects/{projectId}/dns') || operation.path.startsWith('/api/projects/{projectId}/backend')
-export const isCoreOperation: Shard = (operation) => !isGitOperation(operation) && !isDnsOrHostingOperation(operation)
+export const isTrackerOperation: Shard = (operation) => operation.path.startsWith('/api/projects/{projectId}/tracker')
+const PLANNING = /\/tracker\/projects\/\{lpId\}\/(cycles|modules|views|intake|pages)|\/attachments/
+/** The tracker's planning (cycles, modules, views, intake, pages) and attachments, beside the rest of it. */
+export const isTrackerPlanningOperation: Shard = (operation) => isTrackerOperation(operation) && PLANNING.test(operation.path)
+export const isTrackerWorkOperation: Shard = (operation) => isTrackerOperation(operation) && !PLANNING.test(operation.path)
+export const isCoreOperation: Shard = (operation) => !isGitOperation(operation) && !isDnsOrHostingOperation(operation) && !isTrackerOperation(operation)
 
 export function fuzzContract (name: string, shard: Shard): void {
   t.setTimeout(180_000)
@@ -122,7 +127,7 @@ export function fuzzContract (name: string, shard: Shard): void {
           if (operation.responses[String(answer.statusCode)] === undefined && !ROUTER_CODES.has(code ?? '')) undeclared.add(answer.statusCode)
           const violation = contractViolation(contract, operation, sent.url.split('?')[0], answer)
           if (violation !== null) throw new Error(`${violation}\n${describeExchange(sent, answer)}`)
-          if (operation.method !== 'GET' && answer.statusCode < 300) await world.repair()
+          if (operation.method !== 'GET' && answer.statusCode < 300) await world.repair(isTrackerOperation(operation) ? 'tracker' : undefined)
         })
         try {
           await fc.assert(property, { numRuns: RUNS, seed: operationSeed(operation), includeErrorInReport: true })

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { createHmac, generateKeyPairSync } from 'node:crypto'
 import type { TestApp } from '../helper.js'
 import { COLLECTION_METHODS } from '../../schemas/collections.js'
+import { ensureTracker, TRACKER_FIXTURES, type FixtureCalls } from './fuzz-tracker.js'
 
 /**
  * The fixtures the fuzz test aims its requests at, made through the API as a
@@ -62,7 +63,7 @@ export const THINGS_DEFINITION = {
 export const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 7)])
 export const SESSION_SIZE = 10
 
-type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 
 function sshPublicKey (): string {
   const jwk = generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' })
@@ -108,6 +109,8 @@ export class FuzzWorld {
   private recordIds: string[] = []
   /** Fixtures remade after fuzzed requests destroyed them, by name. */
   readonly rebuilt = new Map<string, number>()
+  /** The tracker's fixtures are made when an operation first names one, and kept from then on. */
+  private trackerBuilt = false
 
   private constructor (private readonly app: TestApp) {
     this.values.set('sshKey', this.sshKey)
@@ -128,11 +131,29 @@ export class FuzzWorld {
   }
 
   async value (name: string): Promise<string> {
+    if (!this.trackerBuilt && TRACKER_FIXTURES.includes(name)) {
+      this.trackerBuilt = true
+      await ensureTracker(this.trackerCalls())
+    }
     const lazy = this.lazy.get(name)
     if (lazy !== undefined) return await lazy()
     const value = this.values.get(name)
     if (value === undefined) throw new Error(`no fixture named ${name}`)
     return value
+  }
+
+  private trackerCalls (): FixtureCalls {
+    return {
+      app: this.app,
+      must: async (method, url, token, payload) => await this.must(method, url, token, payload),
+      status: async (url, token) => await this.status(url, token),
+      get: (name) => this.get(name),
+      has: (name) => this.values.has(name),
+      set: (entries) => { this.set(entries) },
+      forget: (names) => { for (const name of names) this.values.delete(name) },
+      rebuilding: (what) => { this.rebuilding(what) },
+      serial: () => ++this.serial
+    }
   }
 
   private get (name: string): string {
@@ -229,6 +250,10 @@ export class FuzzWorld {
     if (prefix === '') await this.buildData()
     if (prefix === '') await this.ensureDns()
     if (prefix === '') await this.ensureHosting()
+    if (prefix === '' && this.trackerBuilt) {
+      this.values.delete('lpId')
+      await ensureTracker(this.trackerCalls())
+    }
   }
 
   /** A container app and a static app; remade under fresh names when a fuzzed request deleted one. */
@@ -444,8 +469,16 @@ export class FuzzWorld {
     return (await this.must('POST', url, jwt, { name, ...definition })).updatedAt as string
   }
 
-  /** Puts back whatever a fuzzed request deleted, revoked, switched off or redefined. */
-  async repair (): Promise<void> {
+  /**
+   * Puts back whatever a fuzzed request deleted, revoked, switched off or
+   * redefined; after a tracker operation only the tracker's fixtures, which
+   * are all such an operation can touch.
+   */
+  async repair (only?: 'tracker'): Promise<void> {
+    if (only === 'tracker') {
+      await ensureTracker(this.trackerCalls())
+      return
+    }
     await this.ensurePats()
     const jwt = this.get('platformJwt')
     const keys = await this.must('GET', '/api/auth/ssh-keys', jwt) as Array<{ id: string }>
@@ -495,6 +528,7 @@ export class FuzzWorld {
       await this.ensureGit()
       await this.ensureDns()
       await this.ensureHosting()
+      if (this.trackerBuilt) await ensureTracker(this.trackerCalls())
     }
   }
 }

@@ -1,4 +1,4 @@
 import { fuzzContract, isCoreOperation } from './fuzz-run.js'
 
-// The platform, project, data and file operations; git, DNS and hosting are fuzzed in files of their own, side by side.
+// The platform, project, data and file operations; git, DNS and hosting, and the tracker are fuzzed in files of their own, side by side.
 fuzzContract('core', isCoreOperation)

@@ -4381,6 +4381,2296 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{projectId}/tracker/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tracker projects the caller can see, oldest first
+         * @description Needs `tracker.read`. Public projects, and private ones the caller is a member of (every one with `tracker.admin`). `archived: true` lists archived ones.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listTrackerProjects"];
+        put?: never;
+        /**
+         * Create a tracker project with the default workflow
+         * @description Needs `tracker.admin`. It starts with five states (Backlog, the default, Todo, In Progress, Done, Cancelled) and its creator as an admin member; the lead and default assignee become members. The identifier is stored upper case and is unique in the platform project, former identifiers included.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_IDENTIFIER`: the identifier is not 1 to 12 letters and digits starting with a letter
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 400 `APP_TRACKER_INVALID_TIMEZONE`: the timezone is not an IANA timezone name
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 400 `APP_TRACKER_NOT_A_MEMBER`: a person named in the request is not a member of the tracker project (or cannot use the platform project's tracker)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_TRACKER_IDENTIFIER_TAKEN`: another tracker project of the platform project has (or had) this identifier
+         *     - 409 `APP_TRACKER_LIMIT_REACHED`: the project or item holds as many of these as it may; `details.limit` says how many
+         */
+        post: operations["createTrackerProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One tracker project, with the caller's role in it
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         */
+        get: operations["getTrackerProject"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a tracker project and everything in it
+         * @description Needs `tracker.admin`. Gone for every reader at once; its items, pages, files and the rest are purged right after (finished by a job if the server stops half-way). Its identifiers become free again.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
+         */
+        delete: operations["deleteTrackerProject"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a tracker project's settings
+         * @description Needs `tracker.admin`. A new identifier keeps the keys of the old one resolvable. Switching the estimate system clears the estimates of items that used the former one. With `If-Match`, only at that version.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_IF_MATCH`: If-Match is not a version such as `"3"`
+         *     - 400 `APP_TRACKER_INVALID_IDENTIFIER`: the identifier is not 1 to 12 letters and digits starting with a letter
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 400 `APP_TRACKER_INVALID_TIMEZONE`: the timezone is not an IANA timezone name
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 400 `APP_TRACKER_NOT_A_MEMBER`: a person named in the request is not a member of the tracker project (or cannot use the platform project's tracker)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
+         *     - 409 `APP_TRACKER_IDENTIFIER_TAKEN`: another tracker project of the platform project has (or had) this identifier
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         *     - 412 `APP_TRACKER_VERSION_MISMATCH`: If-Match names another version than the one stored; `details.actual` is the stored one
+         */
+        patch: operations["updateTrackerProject"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a tracker project: read-only until restored
+         * @description Needs `tracker.admin`. Every write into it is refused until it is restored. Archiving an archived project changes nothing.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
+         */
+        post: operations["archiveTrackerProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore an archived tracker project
+         * @description Needs `tracker.admin`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
+         */
+        post: operations["restoreTrackerProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/automations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's automations: auto-archive and auto-close
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         */
+        get: operations["getTrackerAutomations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Switch the automations on or off
+         * @description Needs `tracker.admin`. They run once a day as a job: auto-close moves open items untouched for N months to a cancelled state, auto-archive archives items closed for N months; each change is written to the item's activity as an automation's.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        patch: operations["updateTrackerAutomations"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's explicit members and their roles
+         * @description Needs `tracker.read`. In a public project everyone with `tracker.read` works as a member without being listed here.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         */
+        get: operations["listTrackerMembers"];
+        put?: never;
+        /**
+         * Add a member with a role
+         * @description Needs `tracker.admin`. Only a platform user who holds `tracker.read` in the platform project can become one.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_NOT_A_MEMBER`: a person named in the request is not a member of the tracker project (or cannot use the platform project's tracker)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_ALREADY_MEMBER`: the person is a member already; change their role instead
+         *     - 409 `APP_TRACKER_LIMIT_REACHED`: the project or item holds as many of these as it may; `details.limit` says how many
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        post: operations["addTrackerMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/members/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member
+         * @description Needs `tracker.admin`. Their assignments stay; they cannot be given new ones.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_MEMBER_NOT_FOUND`: the person is not a member of the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        delete: operations["removeTrackerMember"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a member's role
+         * @description Needs `tracker.admin`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_MEMBER_NOT_FOUND`: the person is not a member of the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        patch: operations["updateTrackerMember"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/states": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's states in workflow order
+         * @description Needs `tracker.read`. The hidden triage state, which holds intake items, only with `includeTriage`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         */
+        get: operations["listTrackerStates"];
+        put?: never;
+        /**
+         * Add a state to the workflow
+         * @description Needs `tracker.admin`. A state's group never changes. `default: true` makes it the one default state.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_LIMIT_REACHED`: the project or item holds as many of these as it may; `details.limit` says how many
+         *     - 409 `APP_TRACKER_NAME_TAKEN`: another one of the tracker project has this name, letter case aside
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        post: operations["createTrackerState"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/states/{stateId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One state
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 404 `APP_TRACKER_STATE_NOT_FOUND`: no such state in the tracker project
+         */
+        get: operations["getTrackerState"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a state, moving its items (and the default) to another
+         * @description Needs `tracker.admin`. The default state, and a state that holds items (archived ones too), need `targetStateId`: its items move there, each with an activity entry, and it becomes the default if the deleted one was. Finished by a job if the server stops half-way.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 404 `APP_TRACKER_STATE_NOT_FOUND`: no such state in the tracker project
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         *     - 409 `APP_TRACKER_STATE_GROUP_FIXED`: the triage state belongs to intake and cannot go
+         *     - 409 `APP_TRACKER_STATE_IN_USE`: the state is the default or holds items: deleting it needs `targetStateId`
+         */
+        delete: operations["deleteTrackerState"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename, recolour, reorder a state, or make it the default
+         * @description Needs `tracker.admin`.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 404 `APP_TRACKER_STATE_NOT_FOUND`: no such state in the tracker project
+         *     - 409 `APP_TRACKER_LIMIT_REACHED`: the project or item holds as many of these as it may; `details.limit` says how many
+         *     - 409 `APP_TRACKER_NAME_TAKEN`: another one of the tracker project has this name, letter case aside
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        patch: operations["updateTrackerState"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's labels
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         */
+        get: operations["listTrackerLabels"];
+        put?: never;
+        /**
+         * Add a label, optionally under a top-level one
+         * @description Needs `tracker.admin`. Names are unique in the project, letter case aside.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_LABEL_DEPTH`: labels nest one level only
+         *     - 409 `APP_TRACKER_LIMIT_REACHED`: the project or item holds as many of these as it may; `details.limit` says how many
+         *     - 409 `APP_TRACKER_NAME_TAKEN`: another one of the tracker project has this name, letter case aside
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        post: operations["createTrackerLabel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/labels/{labelId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One label
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_LABEL_NOT_FOUND`: no such label in the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         */
+        get: operations["getTrackerLabel"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a label (and its children); items let go of them
+         * @description Needs `tracker.admin`. Each item that held them loses them with an activity entry; finished by a job if the server stops half-way.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_LABEL_NOT_FOUND`: no such label in the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        delete: operations["deleteTrackerLabel"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a label, or move it under another
+         * @description Needs `tracker.admin`.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_LABEL_NOT_FOUND`: no such label in the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_LABEL_DEPTH`: labels nest one level only
+         *     - 409 `APP_TRACKER_LIMIT_REACHED`: the project or item holds as many of these as it may; `details.limit` says how many
+         *     - 409 `APP_TRACKER_NAME_TAKEN`: another one of the tracker project has this name, letter case aside
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        patch: operations["updateTrackerLabel"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/issue-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's issue types
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         */
+        get: operations["listTrackerIssueTypes"];
+        put?: never;
+        /**
+         * Add an issue type
+         * @description Needs `tracker.admin`.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_LIMIT_REACHED`: the project or item holds as many of these as it may; `details.limit` says how many
+         *     - 409 `APP_TRACKER_NAME_TAKEN`: another one of the tracker project has this name, letter case aside
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        post: operations["createTrackerIssueType"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/issue-types/{typeId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One issue type
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ISSUE_TYPE_NOT_FOUND`: no such issue type in the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         */
+        get: operations["getTrackerIssueType"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an issue type no item uses
+         * @description Needs `tracker.admin`. A type items use is refused: make it inactive instead, or change their type first.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ISSUE_TYPE_NOT_FOUND`: no such issue type in the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_IN_USE`: items use it (an issue type, an estimate or its points); `details.count` says how many
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        delete: operations["deleteTrackerIssueType"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an issue type, or make it inactive
+         * @description Needs `tracker.admin`. An inactive type stays on its items but is not given to more.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ISSUE_TYPE_NOT_FOUND`: no such issue type in the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_LIMIT_REACHED`: the project or item holds as many of these as it may; `details.limit` says how many
+         *     - 409 `APP_TRACKER_NAME_TAKEN`: another one of the tracker project has this name, letter case aside
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        patch: operations["updateTrackerIssueType"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/estimates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's estimate systems
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         */
+        get: operations["listTrackerEstimates"];
+        put?: never;
+        /**
+         * Add an estimate system with its points
+         * @description Needs `tracker.admin`. Points and time (minutes) are numbers and add up; categories are names and do not.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_LIMIT_REACHED`: the project or item holds as many of these as it may; `details.limit` says how many
+         *     - 409 `APP_TRACKER_NAME_TAKEN`: another one of the tracker project has this name, letter case aside
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        post: operations["createTrackerEstimate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/estimates/{estimateId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One estimate system
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ESTIMATE_NOT_FOUND`: no such estimate in the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         */
+        get: operations["getTrackerEstimate"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an estimate system the project does not use
+         * @description Needs `tracker.admin`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ESTIMATE_NOT_FOUND`: no such estimate in the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_IN_USE`: items use it (an issue type, an estimate or its points); `details.count` says how many
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        delete: operations["deleteTrackerEstimate"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename an estimate system or change its points
+         * @description Needs `tracker.admin`. Removing a point items hold, or giving a used point of points or time another number, is refused.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ESTIMATE_NOT_FOUND`: no such estimate in the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
+         *     - 409 `APP_TRACKER_IN_USE`: items use it (an issue type, an estimate or its points); `details.count` says how many
+         *     - 409 `APP_TRACKER_LIMIT_REACHED`: the project or item holds as many of these as it may; `details.limit` says how many
+         *     - 409 `APP_TRACKER_NAME_TAKEN`: another one of the tracker project has this name, letter case aside
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        patch: operations["updateTrackerEstimate"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/work-items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Work items by a filter, a saved view and an order, in keyset pages
+         * @description Needs `tracker.read`. The `filter` is a TrackerFilter (the schema of that name) as JSON: `{ and: [...] }`, `{ or: [...] }`, `{ not: {...} }` or a condition `{ field, op, value }`; an unknown field or operator is refused naming it. Archived items, drafts and intake items in triage stay out unless the filter names them; a guest sees only what she created or is assigned. With `updatedSince` alone: every change after that instant, oldest first, deleted items as tombstones, to keep a copy in sync.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 400 `APP_TRACKER_INVALID_FILTER`: the filter breaks the grammar: `details.fields[0]` names the place (`filter.and[1].op`) and the field
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 404 `APP_TRACKER_VIEW_NOT_FOUND`: no such view, or it is someone else's private view
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         */
+        get: operations["listTrackerWorkItems"];
+        put?: never;
+        /**
+         * Create a work item; its key is the project's identifier and the next number
+         * @description Needs `tracker.write`. Numbers are given once and never again, even after a delete. Unset fields take the project's defaults (the default state and assignee). With an Idempotency-Key a retry gets the same item.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_IDEMPOTENCY_KEY`: the Idempotency-Key header is not 1 to 255 visible ASCII characters
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 400 `APP_TRACKER_NOT_A_MEMBER`: a person named in the request is not a member of the tracker project (or cannot use the platform project's tracker)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_ARCHIVE_OPEN_ITEM`: only completed or cancelled items can be archived
+         *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
+         *     - 409 `APP_TRACKER_CYCLE_COMPLETED`: the cycle is completed and read-only
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         *     - 409 `APP_TRACKER_IDEMPOTENCY_IN_PROGRESS`: a request with this Idempotency-Key is still running: retry shortly
+         *     - 409 `APP_TRACKER_IDEMPOTENCY_KEY_REUSED`: the Idempotency-Key was used with another body
+         *     - 409 `APP_TRACKER_ITEM_ARCHIVED`: the item is archived: restore it (`archived: false`) before changing it
+         *     - 409 `APP_TRACKER_PARENT_LOOP`: the new parent would make a loop, or nest deeper than allowed
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         *     - 409 `APP_TRACKER_SORT_GAP`: no room is left between the two items in board order: give `sortOrder` values instead
+         */
+        post: operations["createTrackerWorkItem"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Patch up to 500 work items: one patch for all, or one per item
+         * @description Needs `tracker.write`. Each item is patched as a single PATCH would be, with its own activity, and answered on its own: an item refused (with the status and code a single PATCH would have had) is left untouched, and the others are not held back.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_BULK`: the bulk patch gives neither `ids` with `patch` nor `items`, or both
+         *     - 400 `APP_TRACKER_INVALID_IDEMPOTENCY_KEY`: the Idempotency-Key header is not 1 to 255 visible ASCII characters
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_IDEMPOTENCY_IN_PROGRESS`: a request with this Idempotency-Key is still running: retry shortly
+         *     - 409 `APP_TRACKER_IDEMPOTENCY_KEY_REUSED`: the Idempotency-Key was used with another body
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        patch: operations["patchTrackerWorkItems"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/work-items/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How many work items match, in total and per value of `groupBy`
+         * @description Needs `tracker.read`. The `filter` is a TrackerFilter (the schema of that name) as JSON: `{ and: [...] }`, `{ or: [...] }`, `{ not: {...} }` or a condition `{ field, op, value }`; an unknown field or operator is refused naming it. Groups come in the field's own order, `null` last for items with none.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 400 `APP_TRACKER_INVALID_FILTER`: the filter breaks the grammar: `details.fields[0]` names the place (`filter.and[1].op`) and the field
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 404 `APP_TRACKER_VIEW_NOT_FOUND`: no such view, or it is someone else's private view
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         */
+        get: operations["countTrackerWorkItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One work item; its ETag is its version
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         */
+        get: operations["getTrackerWorkItem"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a work item (its creator or an admin); its key is never given again
+         * @description Needs `tracker.write`. A sync page lists it as a tombstone. Its comments, links, relations, attachments and subscriptions go with it; its activity stays.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_IF_MATCH`: If-Match is not a version such as `"3"`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         *     - 412 `APP_TRACKER_VERSION_MISMATCH`: If-Match names another version than the one stored; `details.actual` is the stored one
+         */
+        delete: operations["deleteTrackerWorkItem"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a work item; with If-Match only at that version
+         * @description Needs `tracker.write`. One activity entry per changed field. `position` puts it before or after another item in board order; `archived` archives (completed or cancelled items only) or restores it.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_IF_MATCH`: If-Match is not a version such as `"3"`
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 400 `APP_TRACKER_NOT_A_MEMBER`: a person named in the request is not a member of the tracker project (or cannot use the platform project's tracker)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_ARCHIVE_OPEN_ITEM`: only completed or cancelled items can be archived
+         *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
+         *     - 409 `APP_TRACKER_CYCLE_COMPLETED`: the cycle is completed and read-only
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         *     - 409 `APP_TRACKER_ITEM_ARCHIVED`: the item is archived: restore it (`archived: false`) before changing it
+         *     - 409 `APP_TRACKER_PARENT_LOOP`: the new parent would make a loop, or nest deeper than allowed
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         *     - 409 `APP_TRACKER_SORT_GAP`: no room is left between the two items in board order: give `sortOrder` values instead
+         *     - 412 `APP_TRACKER_VERSION_MISMATCH`: If-Match names another version than the one stored; `details.actual` is the stored one
+         */
+        patch: operations["updateTrackerWorkItem"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An item's comments, oldest first, with their reactions
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         */
+        get: operations["listTrackerComments"];
+        put?: never;
+        /**
+         * Comment on an item
+         * @description Needs `tracker.write`. Markdown (`<@userId>` mentions) or editor JSON (`mention` nodes); the author and the people mentioned who can see the item are subscribed to it.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        post: operations["createTrackerComment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}/comments/{commentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a comment (its author or an admin)
+         * @description Needs `tracker.write`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_COMMENT_NOT_FOUND`: no such comment on the item
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        delete: operations["deleteTrackerComment"];
+        options?: never;
+        head?: never;
+        /**
+         * Edit one's own comment
+         * @description Needs `tracker.write`. Markdown (`<@userId>` mentions) or editor JSON (`mention` nodes); the author and the people mentioned who can see the item are subscribed to it.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_COMMENT_NOT_FOUND`: no such comment on the item
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        patch: operations["updateTrackerComment"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}/reactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The reactions on an item, per emoji
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         */
+        get: operations["listTrackerItemReactions"];
+        put?: never;
+        /**
+         * React to an item with an emoji
+         * @description Needs `tracker.write`. The answer is every reaction on it, per emoji; Location names the caller's reaction (to take it back).
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         *     - 409 `APP_TRACKER_REACTION_EXISTS`: the caller reacted with this emoji already
+         */
+        post: operations["addTrackerItemReaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}/reactions/{emoji}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Take back one's reaction to an item
+         * @description Needs `tracker.write`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 404 `APP_TRACKER_REACTION_NOT_FOUND`: the caller has not reacted with this emoji
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        delete: operations["removeTrackerItemReaction"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}/comments/{commentId}/reactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The reactions on a comment, per emoji
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_COMMENT_NOT_FOUND`: no such comment on the item
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         */
+        get: operations["listTrackerCommentReactions"];
+        put?: never;
+        /**
+         * React to a comment with an emoji
+         * @description Needs `tracker.write`. The answer is every reaction on it, per emoji; Location names the caller's reaction (to take it back).
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_COMMENT_NOT_FOUND`: no such comment on the item
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         *     - 409 `APP_TRACKER_REACTION_EXISTS`: the caller reacted with this emoji already
+         */
+        post: operations["addTrackerCommentReaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}/comments/{commentId}/reactions/{emoji}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Take back one's reaction to a comment
+         * @description Needs `tracker.write`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_COMMENT_NOT_FOUND`: no such comment on the item
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 404 `APP_TRACKER_REACTION_NOT_FOUND`: the caller has not reacted with this emoji
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        delete: operations["removeTrackerCommentReaction"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An item's links
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         */
+        get: operations["listTrackerLinks"];
+        put?: never;
+        /**
+         * Link an http or https URL from an item
+         * @description Needs `tracker.write`. Written to the item's activity.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_LIMIT_REACHED`: the project or item holds as many of these as it may; `details.limit` says how many
+         *     - 409 `APP_TRACKER_LINK_EXISTS`: the item links this URL already
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        post: operations["createTrackerLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}/links/{linkId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a link
+         * @description Needs `tracker.write`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_LINK_NOT_FOUND`: no such link on the item
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        delete: operations["deleteTrackerLink"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}/relations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An item's relations, each seen from this item
+         * @description Needs `tracker.read`. A relation made from the other item shows its reverse here (`blocked_by` for the other's `blocking`).
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         */
+        get: operations["listTrackerRelations"];
+        put?: never;
+        /**
+         * Relate the item to another item of the project
+         * @description Needs `tracker.write`. Two items hold at most one relation. Written to both items' activity.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 400 `APP_TRACKER_RELATION_SELF`: the relation names the item itself
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         *     - 409 `APP_TRACKER_RELATION_EXISTS`: the two items are related already
+         */
+        post: operations["createTrackerRelation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}/relations/{relationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a relation, from either side
+         * @description Needs `tracker.write`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 404 `APP_TRACKER_RELATION_NOT_FOUND`: no such relation of the item
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        delete: operations["deleteTrackerRelation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An item's activity, oldest first: one entry per changed field
+         * @description Needs `tracker.read`. Each entry names the field, its old and new value, who changed it and whether an automation did; the entries of one write share a `changeId`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         */
+        get: operations["listTrackerActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}/subscribers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who is subscribed to an item, and why
+         * @description Needs `tracker.read`. The creator, assignees, commenters and people mentioned are subscribed as they come.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         */
+        get: operations["listTrackerSubscribers"];
+        put?: never;
+        /**
+         * Subscribe the caller (or, but for guests, another member) to an item
+         * @description Needs `tracker.write`. Subscribing twice is one subscription.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_NOT_A_MEMBER`: a person named in the request is not a member of the tracker project (or cannot use the platform project's tracker)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        post: operations["subscribeToTrackerWorkItem"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}/subscribers/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unsubscribe oneself (or, as an admin, anyone) from an item
+         * @description Needs `tracker.write`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 404 `APP_TRACKER_SUBSCRIBER_NOT_FOUND`: the person is not subscribed to the item
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        delete: operations["unsubscribeFromTrackerWorkItem"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}/attachments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An item's attachments
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         */
+        get: operations["listTrackerAttachments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}/attachments/upload-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a resumable upload of an attachment; chunks then go in any order
+         * @description Needs `tracker.write`. The answer gives the chunk size, the chunk count and when the session expires; Location names the session.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 400 `APP_UPLOAD_INVALID`: the upload's name, type, size or sha256 is not valid
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_LIMIT_REACHED`: the project or item holds as many of these as it may; `details.limit` says how many
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         *     - 413 `APP_FILE_TOO_LARGE`: the file is larger than allowed: `details.limit` says how large it may be
+         */
+        post: operations["startTrackerAttachmentUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}/attachments/upload-sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An upload's state: which chunks arrived and which are missing, to resume from
+         * @description Needs `tracker.write`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 404 `APP_UPLOAD_SESSION_NOT_FOUND`: no such upload session here
+         *     - 410 `APP_UPLOAD_SESSION_ABORTED`: the upload session was aborted: start a new one
+         *     - 410 `APP_UPLOAD_SESSION_EXPIRED`: the upload session expired: start a new one
+         */
+        get: operations["getTrackerAttachmentUpload"];
+        put?: never;
+        post?: never;
+        /**
+         * Abort an upload and drop its chunks
+         * @description Needs `tracker.write`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 404 `APP_UPLOAD_SESSION_NOT_FOUND`: no such upload session here
+         *     - 409 `APP_UPLOAD_NOT_OPEN`: the upload is completing or completed and takes no more chunks
+         *     - 410 `APP_UPLOAD_SESSION_ABORTED`: the upload session was aborted: start a new one
+         *     - 410 `APP_UPLOAD_SESSION_EXPIRED`: the upload session expired: start a new one
+         */
+        delete: operations["abortTrackerAttachmentUpload"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}/attachments/upload-sessions/{sessionId}/chunks/{index}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Store one chunk (application/octet-stream); sending a chunk again replaces it
+         * @description Needs `tracker.write`. Exactly the chunk size, less only for the last chunk.
+         *
+         *     Refused with:
+         *     - 400 `APP_BODY_INCOMPLETE`: the request ended before its body arrived
+         *     - 400 `APP_INVALID_CHUNK`: the chunk index is out of range, or the chunk is not the chunk size (the last one may be shorter)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 404 `APP_UPLOAD_SESSION_NOT_FOUND`: no such upload session here
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         *     - 409 `APP_UPLOAD_NOT_OPEN`: the upload is completing or completed and takes no more chunks
+         *     - 410 `APP_UPLOAD_SESSION_ABORTED`: the upload session was aborted: start a new one
+         *     - 410 `APP_UPLOAD_SESSION_EXPIRED`: the upload session expired: start a new one
+         *     - 413 `APP_PAYLOAD_TOO_LARGE`: the body is larger than the server takes
+         *     - 415 `APP_UNSUPPORTED_MEDIA_TYPE`: the body is not of a type the route takes
+         */
+        put: operations["putTrackerAttachmentChunk"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}/attachments/upload-sessions/{sessionId}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Join the chunks, verify size and sha256, and attach the file to the item
+         * @description Needs `tracker.write`. Completing twice attaches the file once. Written to the item's activity.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 404 `APP_UPLOAD_SESSION_NOT_FOUND`: no such upload session here
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         *     - 409 `APP_UPLOAD_CHUNK_IN_FLIGHT`: a chunk is still being written: complete once every send has answered
+         *     - 409 `APP_UPLOAD_COMPLETING`: another request is completing the upload
+         *     - 409 `APP_UPLOAD_INCOMPLETE`: chunks are missing: `details.missing` lists them
+         *     - 410 `APP_UPLOAD_SESSION_ABORTED`: the upload session was aborted: start a new one
+         *     - 410 `APP_UPLOAD_SESSION_EXPIRED`: the upload session expired: start a new one
+         *     - 422 `APP_UPLOAD_CHECKSUM_MISMATCH`: the bytes received do not match the sha256 declared
+         *     - 422 `APP_UPLOAD_SIZE_MISMATCH`: the bytes received are not the size declared
+         */
+        post: operations["completeTrackerAttachmentUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}/attachments/{attachmentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an attachment: Range for parts (206), If-None-Match with the ETag (304)
+         * @description Needs `tracker.read`. Streamed with its sniffed type, as record files are. Errors are JSON.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_FILE_NOT_FOUND`: the file's bytes are not stored (any more)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ATTACHMENT_NOT_FOUND`: no such attachment on the item
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 416 `APP_RANGE_NOT_SATISFIABLE`: the Range lies outside the file; Content-Range gives its size
+         */
+        get: operations["downloadTrackerAttachment"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove an attachment (its uploader or an admin), and its bytes
+         * @description Needs `tracker.write`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ATTACHMENT_NOT_FOUND`: no such attachment on the item
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        delete: operations["deleteTrackerAttachment"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/cycles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's cycles with their status and progress
+         * @description Needs `tracker.read`. Status comes from the dates read in the project's timezone: draft (no dates), upcoming, current or completed.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         */
+        get: operations["listTrackerCycles"];
+        put?: never;
+        /**
+         * Create a cycle: both dates or neither (a draft)
+         * @description Needs `tracker.write`. Cycles of one project never share a day, however two creates race: at most one is current.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_CYCLE_OVERLAP`: the dates overlap another cycle of the project (however two creates race)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        post: operations["createTrackerCycle"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/cycles/{cycleId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One cycle with its progress
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_CYCLE_NOT_FOUND`: no such cycle in the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         */
+        get: operations["getTrackerCycle"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a cycle (its owner or an admin); its items leave it
+         * @description Needs `tracker.write`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_CYCLE_NOT_FOUND`: no such cycle in the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        delete: operations["deleteTrackerCycle"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a cycle or move its dates; a completed cycle is read-only
+         * @description Needs `tracker.write`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_IF_MATCH`: If-Match is not a version such as `"3"`
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_CYCLE_NOT_FOUND`: no such cycle in the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
+         *     - 409 `APP_TRACKER_CYCLE_COMPLETED`: the cycle is completed and read-only
+         *     - 409 `APP_TRACKER_CYCLE_OVERLAP`: the dates overlap another cycle of the project (however two creates race)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         *     - 412 `APP_TRACKER_VERSION_MISMATCH`: If-Match names another version than the one stored; `details.actual` is the stored one
+         */
+        patch: operations["updateTrackerCycle"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/cycles/{cycleId}/work-items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The cycle's work items, as the work item list gives them
+         * @description Needs `tracker.read`. Filter, view, order and cursor as on the work item list; `updatedSince` is the project-wide sync of that list.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 400 `APP_TRACKER_INVALID_FILTER`: the filter breaks the grammar: `details.fields[0]` names the place (`filter.and[1].op`) and the field
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_CYCLE_NOT_FOUND`: no such cycle in the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 404 `APP_TRACKER_VIEW_NOT_FOUND`: no such view, or it is someone else's private view
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         */
+        get: operations["listTrackerCycleWorkItems"];
+        put?: never;
+        /**
+         * Put up to 500 items in the cycle (out of any other)
+         * @description Needs `tracker.write`. Each item is moved as a PATCH of its `cycleId` would move it, and answered on its own.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_CYCLE_NOT_FOUND`: no such cycle in the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        post: operations["addTrackerCycleWorkItems"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/cycles/{cycleId}/work-items/{itemId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Take an item out of the cycle
+         * @description Needs `tracker.write`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_CYCLE_NOT_FOUND`: no such cycle in the tracker project
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
+         *     - 409 `APP_TRACKER_CYCLE_COMPLETED`: the cycle is completed and read-only
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        delete: operations["removeTrackerCycleWorkItem"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/cycles/{cycleId}/transfer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the cycle's unfinished items to another cycle, freezing its progress
+         * @description Needs `tracker.write`. The first transfer freezes the cycle's progress, which it shows from then on; unfinished items (neither completed nor cancelled) move to the target, which may not be completed.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_CYCLE_NOT_FOUND`: no such cycle in the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         *     - 409 `APP_TRACKER_TRANSFER_TARGET`: the transfer's target is the cycle itself or a completed cycle
+         */
+        post: operations["transferTrackerCycle"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/cycles/{cycleId}/burndown": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The cycle's burndown: a series per day with the ideal line and scope changes
+         * @description Needs `tracker.read`. From the start through today or the end, in items or points; replayed from the activity.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_CYCLE_NOT_FOUND`: no such cycle in the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         */
+        get: operations["getTrackerCycleBurndown"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/modules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's modules with their progress
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         */
+        get: operations["listTrackerModules"];
+        put?: never;
+        /**
+         * Create a module
+         * @description Needs `tracker.write`. The lead and members are members of the tracker project; names are unique in it, letter case aside.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 400 `APP_TRACKER_NOT_A_MEMBER`: a person named in the request is not a member of the tracker project (or cannot use the platform project's tracker)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         *     - 409 `APP_TRACKER_NAME_TAKEN`: another one of the tracker project has this name, letter case aside
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        post: operations["createTrackerModule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/modules/{moduleId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One module with its progress
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_MODULE_NOT_FOUND`: no such module in the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         */
+        get: operations["getTrackerModule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a module (its creator or an admin); its items leave it
+         * @description Needs `tracker.write`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_MODULE_NOT_FOUND`: no such module in the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        delete: operations["deleteTrackerModule"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a module; `links` replaces the whole list
+         * @description Needs `tracker.write`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_IF_MATCH`: If-Match is not a version such as `"3"`
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 400 `APP_TRACKER_NOT_A_MEMBER`: a person named in the request is not a member of the tracker project (or cannot use the platform project's tracker)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_MODULE_NOT_FOUND`: no such module in the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         *     - 409 `APP_TRACKER_NAME_TAKEN`: another one of the tracker project has this name, letter case aside
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         *     - 412 `APP_TRACKER_VERSION_MISMATCH`: If-Match names another version than the one stored; `details.actual` is the stored one
+         */
+        patch: operations["updateTrackerModule"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/modules/{moduleId}/work-items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The module's work items, as the work item list gives them
+         * @description Needs `tracker.read`. Filter, view, order and cursor as on the work item list; `updatedSince` is the project-wide sync of that list.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 400 `APP_TRACKER_INVALID_FILTER`: the filter breaks the grammar: `details.fields[0]` names the place (`filter.and[1].op`) and the field
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_MODULE_NOT_FOUND`: no such module in the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 404 `APP_TRACKER_VIEW_NOT_FOUND`: no such view, or it is someone else's private view
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         */
+        get: operations["listTrackerModuleWorkItems"];
+        put?: never;
+        /**
+         * Items join (`add`) and leave (`remove`) the module, up to 500 each
+         * @description Needs `tracker.write`. Each item is changed as a PATCH of its `moduleIds` would change it, and answered on its own.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_MODULE_NOT_FOUND`: no such module in the tracker project
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        post: operations["changeTrackerModuleWorkItems"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/views": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's public views and the caller's private ones
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         */
+        get: operations["listTrackerViews"];
+        put?: never;
+        /**
+         * Save a view: private unless `access: public` (not for guests)
+         * @description Needs `tracker.write`. `filter` is a TrackerFilter (the schema of that name), checked by the grammar itself so that an error names the field and operator at fault; relative days (`-7d`, `startOfWeek`) are kept as written and move with the calendar.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_FILTER`: the filter breaks the grammar: `details.fields[0]` names the place (`filter.and[1].op`) and the field
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         *     - 409 `APP_TRACKER_LIMIT_REACHED`: the project or item holds as many of these as it may; `details.limit` says how many
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        post: operations["createTrackerView"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/views/{viewId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One view
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 404 `APP_TRACKER_VIEW_NOT_FOUND`: no such view, or it is someone else's private view
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         */
+        get: operations["getTrackerView"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a view (its owner or an admin); unlock it first
+         * @description Needs `tracker.write`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 404 `APP_TRACKER_VIEW_NOT_FOUND`: no such view, or it is someone else's private view
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         *     - 423 `APP_TRACKER_VIEW_LOCKED`: the view is locked: its owner or an admin unlocks it
+         */
+        delete: operations["deleteTrackerView"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a view (its owner or an admin); a locked view only by unlocking it
+         * @description Needs `tracker.write`. A locked view refuses every change but `locked: false` from its owner or an admin. `filter` is a TrackerFilter (the schema of that name), checked by the grammar itself so that an error names the field and operator at fault; relative days (`-7d`, `startOfWeek`) are kept as written and move with the calendar.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_IF_MATCH`: If-Match is not a version such as `"3"`
+         *     - 400 `APP_TRACKER_INVALID_FILTER`: the filter breaks the grammar: `details.fields[0]` names the place (`filter.and[1].op`) and the field
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 404 `APP_TRACKER_VIEW_NOT_FOUND`: no such view, or it is someone else's private view
+         *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         *     - 412 `APP_TRACKER_VERSION_MISMATCH`: If-Match names another version than the one stored; `details.actual` is the stored one
+         *     - 423 `APP_TRACKER_VIEW_LOCKED`: the view is locked: its owner or an admin unlocks it
+         */
+        patch: operations["updateTrackerView"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/intake": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Intake items, optionally of one status
+         * @description Needs `tracker.read`. `pending` includes snoozed items whose time has come.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         */
+        get: operations["listTrackerIntake"];
+        put?: never;
+        /**
+         * Propose a work item (guests too); it waits in the hidden triage state
+         * @description Needs `tracker.write`. It has a key like any item. With an Idempotency-Key a retry gets the same item.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_IDEMPOTENCY_KEY`: the Idempotency-Key header is not 1 to 255 visible ASCII characters
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 400 `APP_TRACKER_NOT_A_MEMBER`: a person named in the request is not a member of the tracker project (or cannot use the platform project's tracker)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_ARCHIVE_OPEN_ITEM`: only completed or cancelled items can be archived
+         *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
+         *     - 409 `APP_TRACKER_CYCLE_COMPLETED`: the cycle is completed and read-only
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         *     - 409 `APP_TRACKER_IDEMPOTENCY_IN_PROGRESS`: a request with this Idempotency-Key is still running: retry shortly
+         *     - 409 `APP_TRACKER_IDEMPOTENCY_KEY_REUSED`: the Idempotency-Key was used with another body
+         *     - 409 `APP_TRACKER_ITEM_ARCHIVED`: the item is archived: restore it (`archived: false`) before changing it
+         *     - 409 `APP_TRACKER_PARENT_LOOP`: the new parent would make a loop, or nest deeper than allowed
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         *     - 409 `APP_TRACKER_SORT_GAP`: no room is left between the two items in board order: give `sortOrder` values instead
+         */
+        post: operations["createTrackerIntakeItem"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/intake/{itemId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One intake item
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_INTAKE_NOT_FOUND`: no such intake item in the tracker project
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         */
+        get: operations["getTrackerIntakeItem"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Accept, decline, snooze or mark an intake item a duplicate
+         * @description Needs `tracker.write`. Accepting moves it out of triage to the default state or `stateId`. Accepted and duplicate are final; a declined item stays in triage and may be decided again. Guests do not triage.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 400 `APP_TRACKER_NOT_A_MEMBER`: a person named in the request is not a member of the tracker project (or cannot use the platform project's tracker)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_INTAKE_NOT_FOUND`: no such intake item in the tracker project
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_ARCHIVE_OPEN_ITEM`: only completed or cancelled items can be archived
+         *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
+         *     - 409 `APP_TRACKER_CYCLE_COMPLETED`: the cycle is completed and read-only
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         *     - 409 `APP_TRACKER_INTAKE_DECIDED`: the intake item was accepted or marked a duplicate, which is final
+         *     - 409 `APP_TRACKER_ITEM_ARCHIVED`: the item is archived: restore it (`archived: false`) before changing it
+         *     - 409 `APP_TRACKER_PARENT_LOOP`: the new parent would make a loop, or nest deeper than allowed
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         *     - 409 `APP_TRACKER_SORT_GAP`: no room is left between the two items in board order: give `sortOrder` values instead
+         */
+        patch: operations["decideTrackerIntakeItem"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/pages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Top-level pages, or the children of `parentId`; public ones and the caller's private ones
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         */
+        get: operations["listTrackerPages"];
+        put?: never;
+        /**
+         * Write a page
+         * @description Needs `tracker.write`.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         *     - 409 `APP_TRACKER_PARENT_LOOP`: the new parent would make a loop, or nest deeper than allowed
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         */
+        post: operations["createTrackerPage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/pages/{pageId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One page
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PAGE_NOT_FOUND`: no such page, or it is someone else's private page
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         */
+        get: operations["getTrackerPage"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a page (its owner or an admin) and its versions; its children become top-level
+         * @description Needs `tracker.write`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PAGE_NOT_FOUND`: no such page, or it is someone else's private page
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         *     - 423 `APP_TRACKER_PAGE_LOCKED`: the page is locked: its locker or an admin unlocks it
+         */
+        delete: operations["deleteTrackerPage"];
+        options?: never;
+        head?: never;
+        /**
+         * Edit, move, share, lock or archive a page
+         * @description Needs `tracker.write`. A locked page refuses every change (423) but `locked: false` from its locker or an admin; an archived page every change but `archived: false`. Only its owner or an admin moves, shares or archives it. Edits by the same author within five minutes make one version; any other edit first keeps the page as it was as a version.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_IF_MATCH`: If-Match is not a version such as `"3"`
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PAGE_NOT_FOUND`: no such page, or it is someone else's private page
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         *     - 409 `APP_TRACKER_PAGE_ARCHIVED`: the page is archived: restore it first
+         *     - 409 `APP_TRACKER_PARENT_LOOP`: the new parent would make a loop, or nest deeper than allowed
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         *     - 412 `APP_TRACKER_VERSION_MISMATCH`: If-Match names another version than the one stored; `details.actual` is the stored one
+         *     - 423 `APP_TRACKER_PAGE_LOCKED`: the page is locked: its locker or an admin unlocks it
+         */
+        patch: operations["updateTrackerPage"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/pages/{pageId}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A page's versions, newest first, the page as it is now first of all
+         * @description Needs `tracker.read`. Edits by the same author within five minutes make one version; any other edit first keeps the page as it was as a version.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PAGE_NOT_FOUND`: no such page, or it is someone else's private page
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         */
+        get: operations["listTrackerPageVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/pages/{pageId}/versions/{versionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One version of a page
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PAGE_NOT_FOUND`: no such page, or it is someone else's private page
+         *     - 404 `APP_TRACKER_PAGE_VERSION_NOT_FOUND`: no such version of the page
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         */
+        get: operations["getTrackerPageVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/projects/{lpId}/pages/{pageId}/versions/{versionId}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a version's title and content the page's again
+         * @description Needs `tracker.write`. An edit by the caller like any other: the page as it was is kept as a version.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PAGE_NOT_FOUND`: no such page, or it is someone else's private page
+         *     - 404 `APP_TRACKER_PAGE_VERSION_NOT_FOUND`: no such version of the page
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         *     - 409 `APP_TRACKER_PAGE_ARCHIVED`: the page is archived: restore it first
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         *     - 423 `APP_TRACKER_PAGE_LOCKED`: the page is locked: its locker or an admin unlocks it
+         */
+        post: operations["restoreTrackerPageVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/browse/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A work item by its key (`WEB-42`), also by a key from before its project's identifier was renamed
+         * @description Needs `tracker.read`. A key of an item, or of a project, the caller may not see is answered as a key of nothing.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_KEY`: the key is not `<IDENTIFIER>-<number>`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
+         */
+        get: operations["getTrackerWorkItemByKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -5244,6 +7534,492 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        /**
+         * TrackerFilter
+         * @description A filter tree: `{ and: [...] }`, `{ or: [...] }`, `{ not: {...} }` or a condition `{ field, op, value }`
+         * @example {
+         *       "and": [
+         *         {
+         *           "field": "stateGroup",
+         *           "op": "in",
+         *           "value": [
+         *             "unstarted",
+         *             "started"
+         *           ]
+         *         },
+         *         {
+         *           "field": "priority",
+         *           "op": "eq",
+         *           "value": "high"
+         *         },
+         *         {
+         *           "field": "updatedAt",
+         *           "op": "gt",
+         *           "value": "-7d"
+         *         }
+         *       ]
+         *     }
+         */
+        TrackerFilter: {
+            and: components["schemas"]["TrackerFilter"][];
+        } | {
+            or: components["schemas"]["TrackerFilter"][];
+        } | {
+            not: components["schemas"]["TrackerFilter"];
+        } | {
+            /** @description An allow-listed field */
+            field: "project" | "state" | "stateGroup" | "priority" | "assignee" | "label" | "module" | "cycle" | "parent" | "type" | "createdBy" | "title" | "description" | "text" | "number" | "estimate" | "startDate" | "targetDate" | "createdAt" | "updatedAt" | "completedAt" | "archived" | "draft";
+            /** @description Which operators a field takes depends on its kind */
+            op: "eq" | "in" | "lt" | "gt" | "between" | "contains" | "isEmpty";
+            /** @description `in`: a list; `between`: a list of two (inclusive); `isEmpty`: true or false; otherwise one value */
+            value: (string | number | boolean | (never | null)) | (string | number)[];
+        };
+        TrackerProject: {
+            id: string;
+            name: string;
+            /**
+             * @description Upper case, at most 12 letters and digits; work item keys are `<identifier>-<number>`
+             * @example WEB
+             */
+            identifier: string;
+            /** @description Identifiers this project had before: keys using them still resolve, and no other project may take them */
+            formerIdentifiers: string[];
+            description: string;
+            leadId: string | null;
+            /** @description Assigned to new work items created without assignees */
+            defaultAssigneeId: string | null;
+            /** @description The state new work items start in; exactly one per project */
+            defaultStateId: string;
+            /** @description The estimate system items use */
+            estimateId: string | null;
+            /**
+             * @description IANA timezone: cycle status, relative dates and burndown days are read in it
+             * @example Europe/Berlin
+             */
+            timezone: string;
+            /** @description `public`: every caller with `tracker.read` sees it and works as a member; `private`: members only */
+            visibility: "public" | "private";
+            /** @description Guests see every item, not only those they created or are assigned */
+            guestsSeeAllItems: boolean;
+            /** @description Which parts of the tracker project are switched on; a switched-off part refuses its routes with 409 */
+            features: {
+                cycles: boolean;
+                modules: boolean;
+                views: boolean;
+                pages: boolean;
+                intake: boolean;
+            };
+            /**
+             * Format: date-time
+             * @description An archived project is read-only until restored
+             */
+            archivedAt: string | null;
+            /** @description `admin` configures the tracker project and may change or delete anyone's work; `member` works on every item; `guest` sees only items they created or are assigned (unless the project lets guests see all) and works only on those */
+            role: "admin" | "member" | "guest";
+            createdBy: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description Sent as the ETag; send it back in If-Match */
+            version: number;
+        };
+        TrackerMember: {
+            userId: string;
+            /** @description `admin` configures the tracker project and may change or delete anyone's work; `member` works on every item; `guest` sees only items they created or are assigned (unless the project lets guests see all) and works only on those */
+            role: "admin" | "member" | "guest";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        TrackerState: {
+            id: string;
+            name: string;
+            color: string;
+            /** @description `triage` holds intake items until they are accepted and is hidden from boards */
+            group: "backlog" | "unstarted" | "started" | "completed" | "cancelled" | "triage";
+            description: string;
+            /** @description Order within the project; lower first */
+            sequence: number;
+            default: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        TrackerLabel: {
+            id: string;
+            name: string;
+            color: string;
+            description: string;
+            /** @description Labels nest one level: a parent is a top-level label */
+            parentId: string | null;
+            sortOrder: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        TrackerIssueType: {
+            id: string;
+            name: string;
+            description: string;
+            /** @description Inactive types stay on their items but cannot be given to more */
+            active: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        TrackerEstimate: {
+            id: string;
+            name: string;
+            /** @description `points` and `time` (minutes) have numbers that add up; `categories` (S, M, L) do not */
+            type: "points" | "categories" | "time";
+            points: {
+                id: string;
+                /** @description Order of the point in its estimate */
+                key: number;
+                /**
+                 * @description A number for points and time (minutes), a name for categories
+                 * @example 3
+                 */
+                value: string;
+            }[];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        TrackerAutomationSettings: {
+            /** @description Archive completed and cancelled items this many months after they were closed; 0 is off */
+            autoArchiveMonths: number;
+            /** @description Move open items untouched this many months to `autoCloseStateId`; 0 is off */
+            autoCloseMonths: number;
+            /** @description A cancelled-group state; null picks the project's first cancelled state */
+            autoCloseStateId: string | null;
+        };
+        TrackerWorkItem: {
+            id: string;
+            /**
+             * @description `<identifier>-<number>`, with the project's current identifier
+             * @example WEB-42
+             */
+            key: string;
+            /** @description Given once per tracker project, never again, even after a delete */
+            number: number;
+            trackerProjectId: string;
+            title: string;
+            descriptionFormat: "markdown" | "json";
+            /** @description Markdown, when the description was given as markdown */
+            description: string | null;
+            /** @description Editor JSON, when given so */
+            descriptionJson: ({
+                /** @enum {string} */
+                type: "doc";
+                content?: unknown[];
+            } & {
+                [key: string]: unknown;
+            }) | (never | null);
+            /** @description Plain text derived from the description */
+            descriptionText: string;
+            stateId: string;
+            /** @description `triage` holds intake items until they are accepted and is hidden from boards */
+            stateGroup: "backlog" | "unstarted" | "started" | "completed" | "cancelled" | "triage";
+            /** @description Sorted urgent, high, medium, low, none */
+            priority: "urgent" | "high" | "medium" | "low" | "none";
+            assigneeIds: string[];
+            labelIds: string[];
+            parentId: string | null;
+            /**
+             * Format: date
+             * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+             */
+            startDate: string | null;
+            /**
+             * Format: date
+             * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+             */
+            targetDate: string | null;
+            estimatePointId: string | null;
+            /** @description The point's number (points, or minutes for time); null for categories or none */
+            estimate: number | null;
+            typeId: string | null;
+            cycleId: string | null;
+            moduleIds: string[];
+            /** @description Board order: lower first */
+            sortOrder: number;
+            /** Format: date-time */
+            archivedAt: string | null;
+            /** @description A draft is seen only by its creator and stays out of lists until published */
+            draft: boolean;
+            /**
+             * Format: date-time
+             * @description When the item last entered a completed state; null outside the completed group
+             */
+            completedAt: string | null;
+            intake: {
+                status: "pending" | "accepted" | "declined" | "snoozed" | "duplicate";
+                /** Format: date-time */
+                snoozedUntil: string | null;
+                duplicateOfId: string | null;
+                source: string;
+                decidedBy: string | null;
+                /** Format: date-time */
+                decidedAt: string | null;
+            } | null;
+            createdBy: string;
+            updatedBy: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description Sent as the ETag; If-Match with another version is refused with 412 */
+            version: number;
+        };
+        TrackerWorkItemTombstone: {
+            id: string;
+            key: string;
+            number: number;
+            /** @enum {boolean} */
+            deleted: true;
+            /** Format: date-time */
+            deletedAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        TrackerComment: {
+            id: string;
+            itemId: string;
+            authorId: string;
+            format: "markdown" | "json";
+            body: string | null;
+            /** @description Editor JSON; its plain text is derived from text nodes, and `mention` nodes (`attrs.id`) subscribe the people they name */
+            bodyJson: ({
+                /** @enum {string} */
+                type: "doc";
+                content?: unknown[];
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            text: string;
+            reactions: {
+                emoji: string;
+                count: number;
+                userIds: string[];
+            }[];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** Format: date-time */
+            editedAt: string | null;
+        };
+        TrackerLink: {
+            id: string;
+            itemId: string;
+            url: string;
+            title: string;
+            createdBy: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        TrackerRelation: {
+            id: string;
+            /** @description Seen from the item asked about; the other item sees the reverse (`blocking` ↔ `blocked_by`, `start_before` ↔ `start_after`, `finish_before` ↔ `finish_after`; `relates_to` and `duplicate` both ways) */
+            type: "blocking" | "blocked_by" | "relates_to" | "duplicate" | "start_before" | "start_after" | "finish_before" | "finish_after";
+            /** @description The other item */
+            itemId: string;
+            /** @description The other item's key */
+            key: string;
+            title: string;
+            /** @description `triage` holds intake items until they are accepted and is hidden from boards */
+            stateGroup: "backlog" | "unstarted" | "started" | "completed" | "cancelled" | "triage";
+            createdBy: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        TrackerSubscriber: {
+            userId: string;
+            reason: "creator" | "assignee" | "commenter" | "mentioned" | "manual";
+            /** Format: date-time */
+            createdAt: string;
+        };
+        TrackerAttachment: {
+            id: string;
+            itemId: string;
+            name: string;
+            size: number;
+            /** @description Sniffed from the bytes */
+            type: string;
+            sha256: string;
+            createdBy: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        TrackerActivity: {
+            id: string;
+            itemId: string;
+            /** @description Shared by the entries of one write */
+            changeId: string;
+            /** @description The field that changed, or `created`, `comment`, `link`, `relation`, `attachment` */
+            field: string;
+            from: unknown;
+            to: unknown;
+            actorId: string;
+            /** @description Whether an automation (auto-close, auto-archive, a state or cycle clean-up) made the change */
+            automation: boolean;
+            /** Format: date-time */
+            at: string;
+        };
+        TrackerCycle: {
+            id: string;
+            name: string;
+            description: string;
+            /**
+             * Format: date
+             * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+             */
+            startDate: string | null;
+            /** @description Inclusive */
+            endDate: string | (never | null);
+            /** @description From the dates, read in the project's timezone: `draft` has none, `upcoming` starts after today, `current` holds today, `completed` ended before today (and is read-only) */
+            status: "draft" | "upcoming" | "current" | "completed";
+            ownerId: string;
+            progress: {
+                /** @description Items, cancelled ones included */
+                total: number;
+                backlog: number;
+                unstarted: number;
+                started: number;
+                completed: number;
+                cancelled: number;
+                /** @description Sum of the items' estimates (points or minutes); 0 with categories or none */
+                totalPoints: number;
+                completedPoints: number;
+            };
+            /** @description Frozen when unfinished items were transferred out; a completed cycle shows it as its final progress */
+            progressSnapshot: {
+                /** @description Items, cancelled ones included */
+                total: number;
+                backlog: number;
+                unstarted: number;
+                started: number;
+                completed: number;
+                cancelled: number;
+                /** @description Sum of the items' estimates (points or minutes); 0 with categories or none */
+                totalPoints: number;
+                completedPoints: number;
+            } | null;
+            transferredTo: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            version: number;
+        };
+        TrackerModule: {
+            id: string;
+            name: string;
+            description: string;
+            status: "backlog" | "planned" | "in-progress" | "paused" | "completed" | "cancelled";
+            leadId: string | null;
+            memberIds: string[];
+            /**
+             * Format: date
+             * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+             */
+            startDate: string | null;
+            /**
+             * Format: date
+             * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+             */
+            targetDate: string | null;
+            links: {
+                id: string;
+                url: string;
+                title: string;
+            }[];
+            progress: {
+                /** @description Items, cancelled ones included */
+                total: number;
+                backlog: number;
+                unstarted: number;
+                started: number;
+                completed: number;
+                cancelled: number;
+                /** @description Sum of the items' estimates (points or minutes); 0 with categories or none */
+                totalPoints: number;
+                completedPoints: number;
+            };
+            createdBy: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            version: number;
+        };
+        TrackerView: {
+            id: string;
+            name: string;
+            description: string;
+            filter: components["schemas"]["TrackerFilter"] | (never | null);
+            layout: "list" | "kanban" | "calendar" | "spreadsheet" | "gantt";
+            groupBy: ("state" | "stateGroup" | "priority" | "assignee" | "label" | "module" | "cycle" | "type" | "createdBy" | "parent") | (never | null);
+            subGroupBy: ("state" | "stateGroup" | "priority" | "assignee" | "label" | "module" | "cycle" | "type" | "createdBy" | "parent") | (never | null);
+            /** @description `manual` is the board order (`sortOrder`); `priority` puts urgent first; a leading `-` reverses. Defaults to `-number` (newest first) */
+            orderBy: "manual" | "number" | "-number" | "createdAt" | "-createdAt" | "updatedAt" | "-updatedAt" | "priority" | "-priority" | "targetDate" | "-targetDate" | "startDate" | "-startDate";
+            /** @description Which item properties the view shows */
+            displayProperties: {
+                [key: string]: boolean;
+            };
+            /** @description `private`: only its owner sees it */
+            access: "private" | "public";
+            /** @description A locked view changes only by its owner or a project admin (who may unlock it) */
+            locked: boolean;
+            ownerId: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            version: number;
+        };
+        TrackerPage: {
+            id: string;
+            title: string;
+            /** @description Markdown */
+            content: string;
+            /** @description Plain text derived from the content */
+            text: string;
+            parentId: string | null;
+            ownerId: string;
+            access: "private" | "public";
+            /** @description A locked page refuses changes with 423 until unlocked */
+            locked: boolean;
+            lockedBy: string | null;
+            /** Format: date-time */
+            archivedAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            updatedBy: string;
+            version: number;
+        };
+        TrackerPageVersion: {
+            id: string;
+            pageId: string;
+            title: string;
+            content: string;
+            authorId: string;
+            /** Format: date-time */
+            startedAt: string;
+            /** Format: date-time */
+            savedAt: string;
+            /** @description The page as it is now */
+            current: boolean;
+        };
     };
     responses: {
         /** @description The request is invalid: a field breaks its schema (APP_VALIDATION_FAILED, `details.fields` lists each), the body is not JSON, or the service refuses a value */
@@ -5369,6 +8145,15 @@ export interface components {
         };
         /** @description The content does not match what was declared (size, checksum) */
         UnprocessableContent: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The resource is locked (a page or a saved view): whoever locked it, or an admin, unlocks it */
+        Locked: {
             headers: {
                 [name: string]: unknown;
             };
@@ -16179,6 +18964,5257 @@ export interface operations {
                         }[];
                     };
                     "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerProjects: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+                /** @description List archived projects instead of active ones */
+                archived?: boolean;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerProject"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createTrackerProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** @description Letters and digits, starting with a letter; stored upper case */
+                    identifier: string;
+                    description?: string;
+                    leadId?: string | null;
+                    defaultAssigneeId?: string | null;
+                    /** @description IANA timezone name; defaults to UTC */
+                    timezone?: string;
+                    /** @default public */
+                    visibility?: "public" | "private";
+                    guestsSeeAllItems?: boolean;
+                    /** @description Which parts of the tracker project are switched on; a switched-off part refuses its routes with 409 */
+                    features?: {
+                        cycles?: boolean;
+                        modules?: boolean;
+                        views?: boolean;
+                        pages?: boolean;
+                        intake?: boolean;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerProject"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerProject"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteTrackerProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateTrackerProject: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version the client read, as its ETag gave it (`"3"`): the write applies only at that version (412 otherwise) */
+                "if-match"?: string;
+            };
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description Renaming keeps the keys of the old identifier resolvable */
+                    identifier?: string;
+                    description?: string;
+                    leadId?: string | null;
+                    defaultAssigneeId?: string | null;
+                    defaultStateId?: string;
+                    /** @description Switching clears estimates of items that used the former system */
+                    estimateId?: string | null;
+                    /** @description IANA timezone name; defaults to UTC */
+                    timezone?: string;
+                    visibility?: "public" | "private";
+                    guestsSeeAllItems?: boolean;
+                    /** @description Which parts of the tracker project are switched on; a switched-off part refuses its routes with 409 */
+                    features?: {
+                        cycles?: boolean;
+                        modules?: boolean;
+                        views?: boolean;
+                        pages?: boolean;
+                        intake?: boolean;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerProject"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    archiveTrackerProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerProject"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    restoreTrackerProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerProject"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerAutomations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerAutomationSettings"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateTrackerAutomations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Archive completed and cancelled items this many months after they were closed; 0 is off */
+                    autoArchiveMonths?: number;
+                    /** @description Move open items untouched this many months to `autoCloseStateId`; 0 is off */
+                    autoCloseMonths?: number;
+                    autoCloseStateId?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerAutomationSettings"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerMembers: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerMember"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    addTrackerMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    userId: string;
+                    /** @description `admin` configures the tracker project and may change or delete anyone's work; `member` works on every item; `guest` sees only items they created or are assigned (unless the project lets guests see all) and works only on those */
+                    role: "admin" | "member" | "guest";
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerMember"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    removeTrackerMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateTrackerMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description `admin` configures the tracker project and may change or delete anyone's work; `member` works on every item; `guest` sees only items they created or are assigned (unless the project lets guests see all) and works only on those */
+                    role: "admin" | "member" | "guest";
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerMember"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerStates: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+                /** @description Include the hidden triage state */
+                includeTriage?: boolean;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerState"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createTrackerState: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /**
+                     * @description A hex color, `#rrggbb`
+                     * @example #3b82f6
+                     */
+                    color: string;
+                    group: "backlog" | "unstarted" | "started" | "completed" | "cancelled";
+                    description?: string;
+                    sequence?: number;
+                    /** @description Make it the project's default state */
+                    default?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerState"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerState: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                stateId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerState"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteTrackerState: {
+        parameters: {
+            query?: {
+                /** @description Where the state's items go (and the default, if it was the default); required unless the state is empty and not the default */
+                targetStateId?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                stateId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateTrackerState: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                stateId: string;
+            };
+            cookie?: never;
+        };
+        /** @description A state's group cannot change: move its items to a state of the other group */
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /**
+                     * @description A hex color, `#rrggbb`
+                     * @example #3b82f6
+                     */
+                    color?: string;
+                    description?: string;
+                    sequence?: number;
+                    /**
+                     * @description Make it the default; the former default stops being one
+                     * @enum {boolean}
+                     */
+                    default?: true;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerState"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerLabels: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerLabel"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createTrackerLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /**
+                     * @description A hex color, `#rrggbb`
+                     * @example #3b82f6
+                     */
+                    color: string;
+                    description?: string;
+                    parentId?: string | null;
+                    sortOrder?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerLabel"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                labelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerLabel"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteTrackerLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                labelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateTrackerLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                labelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /**
+                     * @description A hex color, `#rrggbb`
+                     * @example #3b82f6
+                     */
+                    color?: string;
+                    description?: string;
+                    parentId?: string | null;
+                    sortOrder?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerLabel"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerIssueTypes: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerIssueType"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createTrackerIssueType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    description?: string;
+                    active?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerIssueType"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerIssueType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                typeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerIssueType"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteTrackerIssueType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                typeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateTrackerIssueType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                typeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    description?: string;
+                    active?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerIssueType"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerEstimates: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerEstimate"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createTrackerEstimate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** @description `points` and `time` (minutes) have numbers that add up; `categories` (S, M, L) do not */
+                    type: "points" | "categories" | "time";
+                    /** @description The values in order; numbers for points and time */
+                    points: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerEstimate"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerEstimate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                estimateId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerEstimate"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteTrackerEstimate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                estimateId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateTrackerEstimate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                estimateId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description The whole list in order: points with an id keep it, points without one are new, points left out go (refused while items use them, as is a new value for a used points or time value) */
+                    points?: {
+                        id?: string;
+                        value: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerEstimate"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerWorkItems: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+                /** @description A TrackerFilter as JSON */
+                filter?: string;
+                /** @description Apply a saved view: its filter and order (the request's filter is ANDed in, its orderBy wins) */
+                viewId?: string;
+                /** @description `manual` is the board order (`sortOrder`); `priority` puts urgent first; a leading `-` reverses. Defaults to `-number` (newest first) */
+                orderBy?: "manual" | "number" | "-number" | "createdAt" | "-createdAt" | "updatedAt" | "-updatedAt" | "priority" | "-priority" | "targetDate" | "-targetDate" | "startDate" | "-startDate";
+                /** @description Sync: every item (archived and drafts of the caller included) changed after this instant, oldest change first, deleted ones as tombstones */
+                updatedSince?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: (components["schemas"]["TrackerWorkItem"] | components["schemas"]["TrackerWorkItemTombstone"])[];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createTrackerWorkItem: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A key of the client's choosing: a retry with the same key and body gets the first answer, and creates nothing twice (kept a day) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    title: string;
+                    /** @description Markdown; `<@userId>` mentions a person */
+                    description?: string | null;
+                    /** @description Editor JSON; its plain text is derived from text nodes, and `mention` nodes (`attrs.id`) subscribe the people they name */
+                    descriptionJson?: ({
+                        /** @enum {string} */
+                        type: "doc";
+                        content?: unknown[];
+                    } & {
+                        [key: string]: unknown;
+                    }) | null;
+                    stateId?: string;
+                    /** @description Sorted urgent, high, medium, low, none */
+                    priority?: "urgent" | "high" | "medium" | "low" | "none";
+                    /** @description Members of the tracker project */
+                    assigneeIds?: string[];
+                    /** @description Labels of the tracker project */
+                    labelIds?: string[];
+                    parentId?: string | null;
+                    /**
+                     * Format: date
+                     * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                     */
+                    startDate?: string | null;
+                    /**
+                     * Format: date
+                     * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                     */
+                    targetDate?: string | null;
+                    estimatePointId?: string | null;
+                    typeId?: string | null;
+                    cycleId?: string | null;
+                    /** @description Modules of the tracker project */
+                    moduleIds?: string[];
+                    sortOrder?: number;
+                    draft?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerWorkItem"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    patchTrackerWorkItems: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A key of the client's choosing: a retry with the same key and body gets the first answer, and creates nothing twice (kept a day) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        /** @description Either `ids` with one `patch`, or `items` each with its own patch; at most 500 items */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Items to give `patch` */
+                    ids?: string[];
+                    patch?: {
+                        title?: string;
+                        /** @description Markdown; `<@userId>` mentions a person */
+                        description?: string | null;
+                        /** @description Editor JSON; its plain text is derived from text nodes, and `mention` nodes (`attrs.id`) subscribe the people they name */
+                        descriptionJson?: ({
+                            /** @enum {string} */
+                            type: "doc";
+                            content?: unknown[];
+                        } & {
+                            [key: string]: unknown;
+                        }) | null;
+                        stateId?: string;
+                        /** @description Sorted urgent, high, medium, low, none */
+                        priority?: "urgent" | "high" | "medium" | "low" | "none";
+                        /** @description Members of the tracker project */
+                        assigneeIds?: string[];
+                        /** @description Labels of the tracker project */
+                        labelIds?: string[];
+                        parentId?: string | null;
+                        /**
+                         * Format: date
+                         * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                         */
+                        startDate?: string | null;
+                        /**
+                         * Format: date
+                         * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                         */
+                        targetDate?: string | null;
+                        estimatePointId?: string | null;
+                        typeId?: string | null;
+                        cycleId?: string | null;
+                        /** @description Modules of the tracker project */
+                        moduleIds?: string[];
+                        sortOrder?: number;
+                        /** @description Place the item just before or just after another item in board order */
+                        position?: {
+                            before?: string;
+                            after?: string;
+                        };
+                        /**
+                         * @description Publish a draft; an item cannot become a draft again
+                         * @enum {boolean}
+                         */
+                        draft?: false;
+                        /** @description Archive (only completed or cancelled items) or restore; an archived item takes no other change */
+                        archived?: boolean;
+                    };
+                    /** @description One patch per item */
+                    items?: {
+                        id: string;
+                        /** @description Apply only at this version (If-Match for this item) */
+                        version?: number;
+                        patch: {
+                            title?: string;
+                            /** @description Markdown; `<@userId>` mentions a person */
+                            description?: string | null;
+                            /** @description Editor JSON; its plain text is derived from text nodes, and `mention` nodes (`attrs.id`) subscribe the people they name */
+                            descriptionJson?: ({
+                                /** @enum {string} */
+                                type: "doc";
+                                content?: unknown[];
+                            } & {
+                                [key: string]: unknown;
+                            }) | null;
+                            stateId?: string;
+                            /** @description Sorted urgent, high, medium, low, none */
+                            priority?: "urgent" | "high" | "medium" | "low" | "none";
+                            /** @description Members of the tracker project */
+                            assigneeIds?: string[];
+                            /** @description Labels of the tracker project */
+                            labelIds?: string[];
+                            parentId?: string | null;
+                            /**
+                             * Format: date
+                             * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                             */
+                            startDate?: string | null;
+                            /**
+                             * Format: date
+                             * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                             */
+                            targetDate?: string | null;
+                            estimatePointId?: string | null;
+                            typeId?: string | null;
+                            cycleId?: string | null;
+                            /** @description Modules of the tracker project */
+                            moduleIds?: string[];
+                            sortOrder?: number;
+                            /** @description Place the item just before or just after another item in board order */
+                            position?: {
+                                before?: string;
+                                after?: string;
+                            };
+                            /**
+                             * @description Publish a draft; an item cannot become a draft again
+                             * @enum {boolean}
+                             */
+                            draft?: false;
+                            /** @description Archive (only completed or cancelled items) or restore; an archived item takes no other change */
+                            archived?: boolean;
+                        };
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description One per item, in the order asked */
+                            results: {
+                                id: string;
+                                /** @description 200 when patched (or nothing to change), else the status a single PATCH would have answered */
+                                status: number;
+                                key: string | null;
+                                version: number | null;
+                                code: string | null;
+                                message: string | null;
+                            }[];
+                            patched: number;
+                            failed: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    countTrackerWorkItems: {
+        parameters: {
+            query?: {
+                /** @description A TrackerFilter as JSON */
+                filter?: string;
+                viewId?: string;
+                groupBy?: "state" | "stateGroup" | "priority" | "assignee" | "label" | "module" | "cycle" | "type" | "createdBy" | "parent";
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            total: number;
+                            /** @description Per value of `groupBy`, in the field's order; an item with several values (assignees, labels, modules) counts in each */
+                            groups: {
+                                /** @description The group's id or word; null for items with none */
+                                value: string | null;
+                                count: number;
+                            }[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerWorkItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerWorkItem"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteTrackerWorkItem: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version the client read, as its ETag gave it (`"3"`): the write applies only at that version (412 otherwise) */
+                "if-match"?: string;
+            };
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateTrackerWorkItem: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version the client read, as its ETag gave it (`"3"`): the write applies only at that version (412 otherwise) */
+                "if-match"?: string;
+            };
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    title?: string;
+                    /** @description Markdown; `<@userId>` mentions a person */
+                    description?: string | null;
+                    /** @description Editor JSON; its plain text is derived from text nodes, and `mention` nodes (`attrs.id`) subscribe the people they name */
+                    descriptionJson?: ({
+                        /** @enum {string} */
+                        type: "doc";
+                        content?: unknown[];
+                    } & {
+                        [key: string]: unknown;
+                    }) | null;
+                    stateId?: string;
+                    /** @description Sorted urgent, high, medium, low, none */
+                    priority?: "urgent" | "high" | "medium" | "low" | "none";
+                    /** @description Members of the tracker project */
+                    assigneeIds?: string[];
+                    /** @description Labels of the tracker project */
+                    labelIds?: string[];
+                    parentId?: string | null;
+                    /**
+                     * Format: date
+                     * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                     */
+                    startDate?: string | null;
+                    /**
+                     * Format: date
+                     * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                     */
+                    targetDate?: string | null;
+                    estimatePointId?: string | null;
+                    typeId?: string | null;
+                    cycleId?: string | null;
+                    /** @description Modules of the tracker project */
+                    moduleIds?: string[];
+                    sortOrder?: number;
+                    /** @description Place the item just before or just after another item in board order */
+                    position?: {
+                        before?: string;
+                        after?: string;
+                    };
+                    /**
+                     * @description Publish a draft; an item cannot become a draft again
+                     * @enum {boolean}
+                     */
+                    draft?: false;
+                    /** @description Archive (only completed or cancelled items) or restore; an archived item takes no other change */
+                    archived?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerWorkItem"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerComments: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerComment"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createTrackerComment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Markdown; `<@userId>` mentions */
+                    body?: string;
+                    /** @description Editor JSON; its plain text is derived from text nodes, and `mention` nodes (`attrs.id`) subscribe the people they name */
+                    bodyJson?: {
+                        /** @enum {string} */
+                        type: "doc";
+                        content?: unknown[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerComment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteTrackerComment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+                commentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateTrackerComment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+                commentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Markdown; `<@userId>` mentions */
+                    body?: string;
+                    /** @description Editor JSON; its plain text is derived from text nodes, and `mention` nodes (`attrs.id`) subscribe the people they name */
+                    bodyJson?: {
+                        /** @enum {string} */
+                        type: "doc";
+                        content?: unknown[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerComment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerItemReactions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            emoji: string;
+                            count: number;
+                            userIds: string[];
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    addTrackerItemReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description One emoji (Unicode emoji characters, joiners and variation selectors)
+                     * @example 👍
+                     */
+                    emoji: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            emoji: string;
+                            count: number;
+                            userIds: string[];
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    removeTrackerItemReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+                /**
+                 * @description One emoji (Unicode emoji characters, joiners and variation selectors)
+                 * @example 👍
+                 */
+                emoji: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerCommentReactions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+                commentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            emoji: string;
+                            count: number;
+                            userIds: string[];
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    addTrackerCommentReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+                commentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description One emoji (Unicode emoji characters, joiners and variation selectors)
+                     * @example 👍
+                     */
+                    emoji: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            emoji: string;
+                            count: number;
+                            userIds: string[];
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    removeTrackerCommentReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+                commentId: string;
+                /**
+                 * @description One emoji (Unicode emoji characters, joiners and variation selectors)
+                 * @example 👍
+                 */
+                emoji: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerLinks: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerLink"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createTrackerLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description http or https
+                     */
+                    url: string;
+                    title?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerLink"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteTrackerLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+                linkId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerRelations: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerRelation"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createTrackerRelation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Seen from the item asked about; the other item sees the reverse (`blocking` ↔ `blocked_by`, `start_before` ↔ `start_after`, `finish_before` ↔ `finish_after`; `relates_to` and `duplicate` both ways) */
+                    type: "blocking" | "blocked_by" | "relates_to" | "duplicate" | "start_before" | "start_after" | "finish_before" | "finish_after";
+                    itemId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerRelation"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteTrackerRelation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+                relationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerActivity: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerActivity"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerSubscribers: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerSubscriber"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    subscribeToTrackerWorkItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+            };
+            cookie?: never;
+        };
+        /** @description Defaults to the caller; others may subscribe only members */
+        requestBody: {
+            content: {
+                "application/json": {
+                    userId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerSubscriber"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    unsubscribeFromTrackerWorkItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerAttachments: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerAttachment"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    startTrackerAttachmentUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    size: number;
+                    type: string;
+                    sha256?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["UploadSession"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerAttachmentUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["UploadSession"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            410: components["responses"]["Gone"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    abortTrackerAttachmentUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    putTrackerAttachmentChunk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+                sessionId: string;
+                index: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": Blob;
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["UploadSession"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    completeTrackerAttachmentUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerAttachment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    downloadTrackerAttachment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description One range of bytes, `bytes=<first>-<last>` */
+                range?: string;
+                /** @description The ETag of a copy the client holds */
+                "if-none-match"?: string;
+            };
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+                attachmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The whole file, with its sniffed Content-Type */
+            200: {
+                headers: {
+                    /** @description The file's sha256 in quotes: send it in If-None-Match to get 304 while it is unchanged */
+                    ETag?: string;
+                    /** @description `inline` for types a browser shows without running them, `attachment` otherwise; the file's name in `filename*` */
+                    "Content-Disposition"?: string;
+                    /** @description Bytes in this answer */
+                    "Content-Length"?: number;
+                    /** @description `bytes` */
+                    "Accept-Ranges"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": Blob;
+                };
+            };
+            /** @description The bytes the Range asked for */
+            206: {
+                headers: {
+                    /** @description The file's sha256 in quotes: send it in If-None-Match to get 304 while it is unchanged */
+                    ETag?: string;
+                    /** @description `inline` for types a browser shows without running them, `attachment` otherwise; the file's name in `filename*` */
+                    "Content-Disposition"?: string;
+                    /** @description Bytes in this answer */
+                    "Content-Length"?: number;
+                    /** @description `bytes` */
+                    "Accept-Ranges"?: string;
+                    /** @description `bytes <first>-<last>/<size>` */
+                    "Content-Range"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": Blob;
+                };
+            };
+            /** @description Not modified: If-None-Match holds the ETag */
+            304: {
+                headers: {
+                    /** @description The file's sha256 in quotes: send it in If-None-Match to get 304 while it is unchanged */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            416: components["responses"]["RangeNotSatisfiable"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteTrackerAttachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+                attachmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerCycles: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerCycle"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createTrackerCycle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        /** @description Give both dates or neither (a draft cycle); cycles of one project may not share a day */
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    description?: string;
+                    /**
+                     * Format: date
+                     * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                     */
+                    startDate?: string | null;
+                    /**
+                     * Format: date
+                     * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                     */
+                    endDate?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerCycle"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerCycle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                cycleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerCycle"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteTrackerCycle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                cycleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateTrackerCycle: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version the client read, as its ETag gave it (`"3"`): the write applies only at that version (412 otherwise) */
+                "if-match"?: string;
+            };
+            path: {
+                projectId: string;
+                lpId: string;
+                cycleId: string;
+            };
+            cookie?: never;
+        };
+        /** @description Give both dates or neither (a draft cycle); cycles of one project may not share a day */
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    description?: string;
+                    /**
+                     * Format: date
+                     * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                     */
+                    startDate?: string | null;
+                    /**
+                     * Format: date
+                     * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                     */
+                    endDate?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerCycle"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerCycleWorkItems: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+                /** @description A TrackerFilter as JSON */
+                filter?: string;
+                /** @description Apply a saved view: its filter and order (the request's filter is ANDed in, its orderBy wins) */
+                viewId?: string;
+                /** @description `manual` is the board order (`sortOrder`); `priority` puts urgent first; a leading `-` reverses. Defaults to `-number` (newest first) */
+                orderBy?: "manual" | "number" | "-number" | "createdAt" | "-createdAt" | "updatedAt" | "-updatedAt" | "priority" | "-priority" | "targetDate" | "-targetDate" | "startDate" | "-startDate";
+                /** @description Sync: every item (archived and drafts of the caller included) changed after this instant, oldest change first, deleted ones as tombstones */
+                updatedSince?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                cycleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: (components["schemas"]["TrackerWorkItem"] | components["schemas"]["TrackerWorkItemTombstone"])[];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    addTrackerCycleWorkItems: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                cycleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Items to put in the cycle (leaving any other cycle) */
+                    itemIds: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description One per item, in the order asked */
+                            results: {
+                                id: string;
+                                /** @description 200 when patched (or nothing to change), else the status a single PATCH would have answered */
+                                status: number;
+                                key: string | null;
+                                version: number | null;
+                                code: string | null;
+                                message: string | null;
+                            }[];
+                            patched: number;
+                            failed: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    removeTrackerCycleWorkItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                cycleId: string;
+                itemId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    transferTrackerCycle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                cycleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    targetCycleId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            moved: number;
+                            snapshot: {
+                                /** @description Items, cancelled ones included */
+                                total: number;
+                                backlog: number;
+                                unstarted: number;
+                                started: number;
+                                completed: number;
+                                cancelled: number;
+                                /** @description Sum of the items' estimates (points or minutes); 0 with categories or none */
+                                totalPoints: number;
+                                completedPoints: number;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerCycleBurndown: {
+        parameters: {
+            query?: {
+                unit?: "items" | "points";
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                cycleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            cycleId: string;
+                            unit: "items" | "points";
+                            /**
+                             * Format: date
+                             * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                             */
+                            startDate: string;
+                            /**
+                             * Format: date
+                             * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                             */
+                            endDate: string;
+                            /** @description One per day from the start through today or the end, whichever is earlier */
+                            days: {
+                                /**
+                                 * Format: date
+                                 * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                                 */
+                                date: string;
+                                /** @description What the cycle held at the end of the day (cancelled items aside) */
+                                scope: number;
+                                completed: number;
+                                remaining: number;
+                                /** @description From the scope on the first day down to 0 on the last */
+                                ideal: number;
+                                /** @description Scope that came in that day */
+                                added: number;
+                                /** @description Scope that left that day */
+                                removed: number;
+                            }[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerModules: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerModule"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createTrackerModule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    description?: string;
+                    status?: "backlog" | "planned" | "in-progress" | "paused" | "completed" | "cancelled";
+                    leadId?: string | null;
+                    memberIds?: string[];
+                    /**
+                     * Format: date
+                     * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                     */
+                    startDate?: string | null;
+                    /**
+                     * Format: date
+                     * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                     */
+                    targetDate?: string | null;
+                    /** @description Replaces the whole list */
+                    links?: {
+                        /** Format: uri */
+                        url: string;
+                        title?: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerModule"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerModule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                moduleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerModule"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteTrackerModule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                moduleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateTrackerModule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version the client read, as its ETag gave it (`"3"`): the write applies only at that version (412 otherwise) */
+                "if-match"?: string;
+            };
+            path: {
+                projectId: string;
+                lpId: string;
+                moduleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    description?: string;
+                    status?: "backlog" | "planned" | "in-progress" | "paused" | "completed" | "cancelled";
+                    leadId?: string | null;
+                    memberIds?: string[];
+                    /**
+                     * Format: date
+                     * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                     */
+                    startDate?: string | null;
+                    /**
+                     * Format: date
+                     * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                     */
+                    targetDate?: string | null;
+                    /** @description Replaces the whole list */
+                    links?: {
+                        /** Format: uri */
+                        url: string;
+                        title?: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerModule"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerModuleWorkItems: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+                /** @description A TrackerFilter as JSON */
+                filter?: string;
+                /** @description Apply a saved view: its filter and order (the request's filter is ANDed in, its orderBy wins) */
+                viewId?: string;
+                /** @description `manual` is the board order (`sortOrder`); `priority` puts urgent first; a leading `-` reverses. Defaults to `-number` (newest first) */
+                orderBy?: "manual" | "number" | "-number" | "createdAt" | "-createdAt" | "updatedAt" | "-updatedAt" | "priority" | "-priority" | "targetDate" | "-targetDate" | "startDate" | "-startDate";
+                /** @description Sync: every item (archived and drafts of the caller included) changed after this instant, oldest change first, deleted ones as tombstones */
+                updatedSince?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                moduleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: (components["schemas"]["TrackerWorkItem"] | components["schemas"]["TrackerWorkItemTombstone"])[];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    changeTrackerModuleWorkItems: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                moduleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    add?: string[];
+                    remove?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description One per item, in the order asked */
+                            results: {
+                                id: string;
+                                /** @description 200 when patched (or nothing to change), else the status a single PATCH would have answered */
+                                status: number;
+                                key: string | null;
+                                version: number | null;
+                                code: string | null;
+                                message: string | null;
+                            }[];
+                            patched: number;
+                            failed: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerViews: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerView"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createTrackerView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    description?: string;
+                    filter?: unknown | (never | null);
+                    layout?: "list" | "kanban" | "calendar" | "spreadsheet" | "gantt";
+                    groupBy?: ("state" | "stateGroup" | "priority" | "assignee" | "label" | "module" | "cycle" | "type" | "createdBy" | "parent") | (never | null);
+                    subGroupBy?: ("state" | "stateGroup" | "priority" | "assignee" | "label" | "module" | "cycle" | "type" | "createdBy" | "parent") | (never | null);
+                    /** @description `manual` is the board order (`sortOrder`); `priority` puts urgent first; a leading `-` reverses. Defaults to `-number` (newest first) */
+                    orderBy?: "manual" | "number" | "-number" | "createdAt" | "-createdAt" | "updatedAt" | "-updatedAt" | "priority" | "-priority" | "targetDate" | "-targetDate" | "startDate" | "-startDate";
+                    displayProperties?: {
+                        [key: string]: boolean;
+                    };
+                    access?: "private" | "public";
+                    locked?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerView"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                viewId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerView"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteTrackerView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                viewId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            423: components["responses"]["Locked"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateTrackerView: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version the client read, as its ETag gave it (`"3"`): the write applies only at that version (412 otherwise) */
+                "if-match"?: string;
+            };
+            path: {
+                projectId: string;
+                lpId: string;
+                viewId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    description?: string;
+                    filter?: unknown | (never | null);
+                    layout?: "list" | "kanban" | "calendar" | "spreadsheet" | "gantt";
+                    groupBy?: ("state" | "stateGroup" | "priority" | "assignee" | "label" | "module" | "cycle" | "type" | "createdBy" | "parent") | (never | null);
+                    subGroupBy?: ("state" | "stateGroup" | "priority" | "assignee" | "label" | "module" | "cycle" | "type" | "createdBy" | "parent") | (never | null);
+                    /** @description `manual` is the board order (`sortOrder`); `priority` puts urgent first; a leading `-` reverses. Defaults to `-number` (newest first) */
+                    orderBy?: "manual" | "number" | "-number" | "createdAt" | "-createdAt" | "updatedAt" | "-updatedAt" | "priority" | "-priority" | "targetDate" | "-targetDate" | "startDate" | "-startDate";
+                    displayProperties?: {
+                        [key: string]: boolean;
+                    };
+                    access?: "private" | "public";
+                    locked?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerView"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            423: components["responses"]["Locked"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerIntake: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+                status?: "pending" | "accepted" | "declined" | "snoozed" | "duplicate";
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerWorkItem"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createTrackerIntakeItem: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A key of the client's choosing: a retry with the same key and body gets the first answer, and creates nothing twice (kept a day) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    title: string;
+                    description?: string;
+                    /** @description Editor JSON; its plain text is derived from text nodes, and `mention` nodes (`attrs.id`) subscribe the people they name */
+                    descriptionJson?: {
+                        /** @enum {string} */
+                        type: "doc";
+                        content?: unknown[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    /** @description Sorted urgent, high, medium, low, none */
+                    priority?: "urgent" | "high" | "medium" | "low" | "none";
+                    /** @description Where it came from; defaults to `in-app` */
+                    source?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerWorkItem"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerIntakeItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerWorkItem"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    decideTrackerIntakeItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                itemId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    status: "accepted" | "declined" | "snoozed" | "duplicate" | "pending";
+                    /** @description accepted: the state to move to; defaults to the project's default state */
+                    stateId?: string;
+                    /**
+                     * Format: date-time
+                     * @description snoozed: until when (it is pending again after)
+                     */
+                    snoozedUntil?: string;
+                    /** @description duplicate: the item it duplicates */
+                    duplicateOfId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerWorkItem"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerPages: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+                /** @description Children of this page; top-level pages when absent */
+                parentId?: string;
+                archived?: boolean;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerPage"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createTrackerPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    title: string;
+                    content?: string;
+                    parentId?: string | null;
+                    access?: "private" | "public";
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerPage"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                pageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerPage"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteTrackerPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                pageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            423: components["responses"]["Locked"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateTrackerPage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version the client read, as its ETag gave it (`"3"`): the write applies only at that version (412 otherwise) */
+                "if-match"?: string;
+            };
+            path: {
+                projectId: string;
+                lpId: string;
+                pageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    title?: string;
+                    content?: string;
+                    parentId?: string | null;
+                    access?: "private" | "public";
+                    locked?: boolean;
+                    archived?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerPage"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            423: components["responses"]["Locked"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerPageVersions: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                pageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerPageVersion"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerPageVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                pageId: string;
+                /** @description A version's id as its list gives it (`<pageId>:<n>`) */
+                versionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerPageVersion"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    restoreTrackerPageVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                lpId: string;
+                pageId: string;
+                /** @description A version's id as its list gives it (`<pageId>:<n>`) */
+                versionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerPage"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            423: components["responses"]["Locked"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerWorkItemByKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /**
+                 * @description A work item key, `<IDENTIFIER>-<number>`; letter case aside
+                 * @example WEB-42
+                 */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerWorkItem"];
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -121,7 +121,7 @@ const itemArb = fc.record({
   completedAt: nullable(instant),
   archivedAt: nullable(instant),
   draft: fc.boolean()
-})
+}).map((item) => ({ ...item, priorityRank: PRIORITIES.indexOf(item.priority) }))
 
 type Kind = 'id' | 'person' | 'list' | 'enumP' | 'enumG' | 'text' | 'number' | 'day' | 'instant' | 'bool'
 const KINDS: Record<FilterFieldT, Kind> = {

@@ -1,0 +1,51 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import projectRoutes from './projects.js'
+import memberRoutes from './members.js'
+import stateRoutes from './states.js'
+import labelRoutes from './labels.js'
+import issueTypeRoutes from './issue-types.js'
+import estimateRoutes from './estimates.js'
+import workItemRoutes from './work-items.js'
+import commentRoutes from './comments.js'
+import linkRoutes from './links.js'
+import relationRoutes from './relations.js'
+import subscriberRoutes from './subscribers.js'
+import attachmentRoutes from './attachments.js'
+import cycleRoutes from './cycles.js'
+import moduleRoutes from './modules.js'
+import viewRoutes from './views.js'
+import intakeRoutes from './intake.js'
+import pageRoutes from './pages.js'
+import browseRoutes from './browse.js'
+
+/**
+ * `/api/projects/:projectId/tracker/…`: tracker projects and everything in
+ * them, as a platform user. Most routes act in the tracker project `:lpId`
+ * names (the `trackerProject` parent: the caller's role there); listing and
+ * creating projects, and browsing by key, act in the platform project.
+ */
+const trackerRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.routeDefaults({ auth: 'platform', parent: 'trackerProject' })
+  const project = '/projects/:lpId'
+  const item = `${project}/work-items/:itemId`
+  await app.register(projectRoutes, { prefix: '/projects' })
+  await app.register(memberRoutes, { prefix: `${project}/members` })
+  await app.register(stateRoutes, { prefix: `${project}/states` })
+  await app.register(labelRoutes, { prefix: `${project}/labels` })
+  await app.register(issueTypeRoutes, { prefix: `${project}/issue-types` })
+  await app.register(estimateRoutes, { prefix: `${project}/estimates` })
+  await app.register(workItemRoutes, { prefix: `${project}/work-items` })
+  await app.register(commentRoutes, { prefix: item })
+  await app.register(linkRoutes, { prefix: `${item}/links` })
+  await app.register(relationRoutes, { prefix: `${item}/relations` })
+  await app.register(subscriberRoutes, { prefix: item })
+  await app.register(attachmentRoutes, { prefix: `${item}/attachments` })
+  await app.register(cycleRoutes, { prefix: `${project}/cycles` })
+  await app.register(moduleRoutes, { prefix: `${project}/modules` })
+  await app.register(viewRoutes, { prefix: `${project}/views` })
+  await app.register(intakeRoutes, { prefix: `${project}/intake` })
+  await app.register(pageRoutes, { prefix: `${project}/pages` })
+  await app.register(browseRoutes, { prefix: '/browse' })
+}
+
+export default trackerRoutes
