@@ -10,10 +10,10 @@ import neostandard from 'neostandard'
 const CODES_NOT_YET_IN_CATALOGUES = [
   'routes/auth/**', 'routes/collections/**', 'routes/data/**', 'routes/git/**', 'routes/health/**', 'routes/hosting/**',
   'routes/organizations/**', 'routes/permissions/**', 'routes/project-auth/**', 'routes/projects/**',
-  'services/collections/**', 'services/files/**', 'services/git/**', 'services/hosting/**', 'services/identity/**',
+  'services/collections/**', 'services/git/**', 'services/hosting/**', 'services/identity/**',
   'services/orgs/**', 'services/projects/**', 'services/store/**', 'services/tracker/**',
   'services/crypto.ts', 'services/health.ts', 'services/jobs.ts', 'services/slugs.ts',
-  'plugins/auth.ts', 'plugins/collections.ts', 'plugins/cors.ts', 'plugins/credentials.ts', 'plugins/data-caller.ts', 'plugins/files.ts',
+  'plugins/auth.ts', 'plugins/collections.ts', 'plugins/cors.ts', 'plugins/credentials.ts', 'plugins/data-caller.ts',
   'plugins/git.ts', 'plugins/git-merge-requests.ts', 'plugins/hosting.ts', 'plugins/project-auth.ts', 'plugins/projects.ts',
   'schemas/collections.ts', 'schemas/git-merge-requests.ts'
 ]
