@@ -113,16 +113,39 @@ export const commonErrors = errorCatalogue('common', {
   badUrl: { code: 'APP_BAD_URL', status: 400, message: 'The URL is malformed', description: 'the URL is not valid percent-encoding' },
   badRequest: { code: 'APP_BAD_REQUEST', status: 400, message: ({ why }: { why: string }) => why, description: 'the request is refused before its route runs' },
   malformedRequest: { code: 'APP_MALFORMED_REQUEST', status: 400, message: 'The request is not valid HTTP', description: 'the request is not valid HTTP' },
+  invalidCursor: {
+    code: 'APP_INVALID_CURSOR',
+    status: 400,
+    message: 'cursor is not one this server issued for this list, filter and order',
+    details: () => fieldIssue('query.cursor', 'is not a cursor of this list, filter and order'),
+    description: 'the cursor was not issued for this list, filter and order'
+  },
+  invalidIfMatch: {
+    code: 'APP_INVALID_IF_MATCH',
+    status: 400,
+    message: 'If-Match must be a version such as "3"',
+    details: () => fieldIssue('headers.if-match', 'must be a version such as "3"'),
+    description: 'If-Match is not a version such as `"3"`'
+  },
+  unauthorized: {
+    code: 'APP_UNAUTHORIZED',
+    status: 401,
+    message: ({ why }: { why: string }) => why,
+    description: 'no credential, or one not sent as the route takes it (`Authorization: Bearer …`)'
+  },
   forbidden: {
     code: 'APP_FORBIDDEN',
     status: 403,
     // A scoped PAT that leaves the permission out is named as the reason, so the fix (a token with that scope) is plain.
-    message: ({ permission, scopes }: { permission: string, scopes?: readonly string[] }) =>
-      scopes !== undefined && scopes.length > 0 && !scopes.includes(permission)
-        ? `This needs the "${permission}" permission, and this personal access token is scoped to ${scopes.join(', ')}: make a token with the "${permission}" scope`
-        : `This needs the "${permission}" permission`,
-    details: ({ permission }) => ({ permission }),
-    description: 'the caller lacks the permission this needs, named in `details.permission`'
+    // A refusal by a rule rather than a permission (a data API method's) says why itself.
+    message: (params: { permission: string, scopes?: readonly string[] } | { why: string, details?: ErrorDetails }) =>
+      'why' in params
+        ? params.why
+        : params.scopes !== undefined && params.scopes.length > 0 && !params.scopes.includes(params.permission)
+          ? `This needs the "${params.permission}" permission, and this personal access token is scoped to ${params.scopes.join(', ')}: make a token with the "${params.permission}" scope`
+          : `This needs the "${params.permission}" permission`,
+    details: (params) => 'why' in params ? params.details : { permission: params.permission },
+    description: 'the caller lacks the permission this needs, named in `details.permission`, or the method\'s rule refuses it'
   },
   projectNotFound: { code: 'APP_PROJECT_NOT_FOUND', status: 404, message: 'Project not found', description: 'no such project, or the caller is not a member of its organization' },
   organizationNotFound: { code: 'APP_ORGANIZATION_NOT_FOUND', status: 404, message: 'Organization not found', description: 'no such organization, or the caller is not a member' },
@@ -136,7 +159,12 @@ export const commonErrors = errorCatalogue('common', {
   requestTimeout: { code: 'APP_REQUEST_TIMEOUT', status: 408, message: 'The request did not arrive in time', description: 'the request did not arrive in time' },
   payloadTooLarge: { code: 'APP_PAYLOAD_TOO_LARGE', status: 413, message: 'Request body is too large', description: 'the body is larger than the server takes' },
   uriTooLong: { code: 'APP_URI_TOO_LONG', status: 414, message: 'A segment of the URL path is too long', description: 'a segment of the path is too long' },
-  unsupportedMediaType: { code: 'APP_UNSUPPORTED_MEDIA_TYPE', status: 415, message: 'Unsupported Content-Type; send application/json', description: 'the body is not of a type the route takes' },
+  unsupportedMediaType: {
+    code: 'APP_UNSUPPORTED_MEDIA_TYPE',
+    status: 415,
+    message: (wanted?: { send: string }) => wanted?.send ?? 'Unsupported Content-Type; send application/json',
+    description: 'the body is not of a type the route takes'
+  },
   rateLimited: {
     code: 'APP_RATE_LIMITED',
     status: 429,

@@ -795,12 +795,23 @@ export interface paths {
         /**
          * The project's collection definitions, by name
          * @description Needs `collections.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listCollections"];
         put?: never;
         /**
          * Define a collection: fields, indexes and who may call each method
          * @description Needs `collections.manage`. `auth` and names starting with `_` are reserved. Location names the new collection.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_DEFINITION`: the definition breaks a rule of fields, indexes or methods; `details.fields` points at it
+         *     - 400 `APP_RESERVED_COLLECTION`: the name is reserved (`auth`, or starting with `_`), or `_users` cannot be dropped
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_COLLECTION_EXISTS`: the project already has a collection of that name
          */
         post: operations["createCollection"];
         delete?: never;
@@ -819,17 +830,37 @@ export interface paths {
         /**
          * One collection definition
          * @description Needs `collections.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getCollection"];
         /**
          * Change fields, indexes or method settings; refused with 409 if existing records would break it
-         * @description Needs `collections.manage`. A change that existing records would violate (a unique index over duplicates, a new required field some lack, a stricter type, a field declared over values records already hold under its name that it would refuse) is 409 `APP_DEFINITION_CONFLICT` and nothing changes. `signUpFields` is for `_users` only.
+         * @description Needs `collections.manage`. A change that existing records would violate (a unique index over duplicates, a new required field some lack, a stricter type, a field declared over values records already hold under its name that it would refuse) is refused and nothing changes. `signUpFields` is for `_users` only.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_DEFINITION`: the definition breaks a rule of fields, indexes or methods; `details.fields` points at it
+         *     - 400 `APP_RESERVED_COLLECTION`: the name is reserved (`auth`, or starting with `_`), or `_users` cannot be dropped
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DEFINITION_CONFLICT`: existing records would break the change (a unique index over duplicates, a new required field some lack, a stricter type, a field over values it would refuse), or an index not managed by the definition is in the way; nothing changed
          */
         put: operations["updateCollection"];
         post?: never;
         /**
          * Drop a collection with all its records
-         * @description Needs `collections.manage`. Records and files go with it; a collection other collections' relations point at is 409 `APP_COLLECTION_REFERENCED`.
+         * @description Needs `collections.manage`. Records and files go with it; a collection other collections' relations point at is refused.
+         *
+         *     Refused with:
+         *     - 400 `APP_RESERVED_COLLECTION`: the name is reserved (`auth`, or starting with `_`), or `_users` cannot be dropped
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_COLLECTION_REFERENCED`: other collections' relation fields point at the collection
          */
         delete: operations["dropCollection"];
         options?: never;
@@ -2053,7 +2084,7 @@ export interface paths {
          * @description Needs `dns.read`. Credentials are never returned.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listDnsProviders"];
@@ -2065,7 +2096,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_DNS_PROVIDER_ENDPOINT_INTERNAL`: the endpoint is an internal address the operator has not opened (DNS_PROVIDER_PRIVATE_HOSTS)
          *     - 400 `APP_DNS_PROVIDER_INVALID`: the provider's kind lacks its endpoint or a credential, or the endpoint is not a plain http(s) URL
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_DNS_TOO_MANY_PROVIDERS`: the project holds as many providers as it may
          */
@@ -2088,7 +2119,7 @@ export interface paths {
          * @description Needs `dns.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_PROVIDER_NOT_FOUND`: no such provider in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
@@ -2100,7 +2131,7 @@ export interface paths {
          * @description Needs `dns.manage`. Refused while zones are on it; the built-in server cannot be removed.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_PROVIDER_NOT_FOUND`: no such provider in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_DNS_PROVIDER_IN_USE`: zones are still on the provider
@@ -2125,7 +2156,7 @@ export interface paths {
          * @description Needs `dns.manage`. `ok: false` comes with the reason: unreachable (refused, unknown host, timeout), credentials refused, or what the provider said.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_PROVIDER_NOT_FOUND`: no such provider in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
@@ -2148,7 +2179,7 @@ export interface paths {
          * @description Needs `dns.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listDnsZones"];
@@ -2159,7 +2190,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_DNS_INVALID_NAME`: a name is not a valid domain name (a zone needs two labels or more)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_PROVIDER_NOT_FOUND`: no such provider in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_DNS_TOO_MANY_ZONES`: the project holds as many zones as it may
@@ -2196,7 +2227,7 @@ export interface paths {
          *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
          *     - 400 `APP_DNS_TOO_MANY_RECORDS`: the zone would hold more records than a zone may
          *     - 400 `APP_DNS_ZONE_FILE_INVALID`: a line of the zone file cannot be read, or a record in it breaks the records' rules; the message names the line
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_PROVIDER_NOT_FOUND`: no such provider in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_DNS_CNAME_CONFLICT`: a CNAME would stand beside other records at its name, or at the apex
@@ -2229,7 +2260,7 @@ export interface paths {
          *             master file itself (`text/dns`) with a download name.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
@@ -2255,7 +2286,7 @@ export interface paths {
          * @description Needs `dns.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
@@ -2267,7 +2298,7 @@ export interface paths {
          * @description Needs `dns.manage`. The built-in server stops answering for it at once.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
@@ -2290,7 +2321,7 @@ export interface paths {
          * @description Needs `dns.read`. Read from the zone's provider, SOA included.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
@@ -2308,7 +2339,7 @@ export interface paths {
          *     - 400 `APP_DNS_NAME_OUTSIDE_ZONE`: a record's name lies outside its zone
          *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
          *     - 400 `APP_DNS_TOO_MANY_RECORDS`: the zone would hold more records than a zone may
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_DNS_CNAME_CONFLICT`: a CNAME would stand beside other records at its name, or at the apex
@@ -2345,7 +2376,7 @@ export interface paths {
          *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
          *     - 400 `APP_DNS_TOO_MANY_CHANGES`: the change holds more changes than one request may
          *     - 400 `APP_DNS_TOO_MANY_RECORDS`: the zone would hold more records than a zone may
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_RECORD_NOT_FOUND`: no such record in the zone
          *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -2373,7 +2404,7 @@ export interface paths {
          * @description Needs `dns.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_RECORD_NOT_FOUND`: no such record in the zone
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
@@ -2390,7 +2421,7 @@ export interface paths {
          *     - 400 `APP_DNS_NAME_OUTSIDE_ZONE`: a record's name lies outside its zone
          *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
          *     - 400 `APP_DNS_TOO_MANY_RECORDS`: the zone would hold more records than a zone may
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_RECORD_NOT_FOUND`: no such record in the zone
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_DNS_CNAME_CONFLICT`: a CNAME would stand beside other records at its name, or at the apex
@@ -2406,7 +2437,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_RECORD_NOT_FOUND`: no such record in the zone
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_DNS_CONCURRENT_CHANGE`: the zone kept changing under the change; try again
@@ -2431,7 +2462,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_DNS_INVALID_NAME`: a name is not a valid domain name (a zone needs two labels or more)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_DNS_GATEWAY_NOT_CONFIGURED`: the server has no gateway host name or addresses to point at (DNS_GATEWAY_HOST, DNS_GATEWAY_IPV4, DNS_GATEWAY_IPV6)
          *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
@@ -2465,7 +2496,7 @@ export interface paths {
          *     - 400 `APP_DNS_NAME_OUTSIDE_ZONE`: a record's name lies outside its zone
          *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
          *     - 400 `APP_DNS_TOO_MANY_RECORDS`: the zone would hold more records than a zone may
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_DNS_CNAME_CONFLICT`: a CNAME would stand beside other records at its name, or at the apex
          *     - 409 `APP_DNS_CONCURRENT_CHANGE`: the zone kept changing under the change; try again
@@ -3806,7 +3837,7 @@ export interface components {
                 download: components["schemas"]["MethodSetting"];
                 fileDelete: components["schemas"]["MethodSetting"];
             };
-            /** @description `_users` only. `open` (what switching auth on gives): profile fields sent at sign-up that `fields` does not declare are stored with the user as given, beside the declared ones, which meet their definitions. `strict`: they are refused with 400 `APP_UNKNOWN_FIELD`. Either way, read-only fields, files and reserved names are refused */
+            /** @description `_users` only. `open` (what switching auth on gives): profile fields sent at sign-up that `fields` does not declare are stored with the user as given, beside the declared ones, which meet their definitions. `strict`: they are refused as unknown fields (400). Either way, read-only fields, files and reserved names are refused */
             signUpFields?: "open" | "strict";
             /** Format: date-time */
             createdAt: string;
@@ -7095,7 +7126,7 @@ export interface operations {
                         download?: components["schemas"]["MethodSetting"];
                         fileDelete?: components["schemas"]["MethodSetting"];
                     };
-                    /** @description `_users` only. `open` (what switching auth on gives): profile fields sent at sign-up that `fields` does not declare are stored with the user as given, beside the declared ones, which meet their definitions. `strict`: they are refused with 400 `APP_UNKNOWN_FIELD`. Either way, read-only fields, files and reserved names are refused */
+                    /** @description `_users` only. `open` (what switching auth on gives): profile fields sent at sign-up that `fields` does not declare are stored with the user as given, beside the declared ones, which meet their definitions. `strict`: they are refused as unknown fields (400). Either way, read-only fields, files and reserved names are refused */
                     signUpFields?: "open" | "strict";
                 };
             };
@@ -7151,7 +7182,6 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            /** @description The collection's name */
                             id: string;
                             /** @enum {boolean} */
                             deleted: true;
