@@ -112,21 +112,14 @@ export const commonErrors = errorCatalogue('common', {
   invalidContentLength: { code: 'APP_INVALID_CONTENT_LENGTH', status: 400, message: 'Content-Length does not match the body', description: 'Content-Length does not match the body' },
   badUrl: { code: 'APP_BAD_URL', status: 400, message: 'The URL is malformed', description: 'the URL is not valid percent-encoding' },
   badRequest: { code: 'APP_BAD_REQUEST', status: 400, message: ({ why }: { why: string }) => why, description: 'the request is refused before its route runs' },
-  malformedRequest: { code: 'APP_MALFORMED_REQUEST', status: 400, message: 'The request is not valid HTTP', description: 'the request is not valid HTTP' },
   invalidCursor: {
     code: 'APP_INVALID_CURSOR',
     status: 400,
-    message: 'cursor is not one this server issued for this list, filter and order',
-    details: () => fieldIssue('query.cursor', 'is not a cursor of this list, filter and order'),
-    description: 'the cursor was not issued for this list, filter and order'
+    message: 'cursor is not a nextCursor of this list',
+    details: () => fieldIssue('query.cursor', 'is not a nextCursor of this list'),
+    description: 'the cursor is not a `nextCursor` this list gave'
   },
-  invalidIfMatch: {
-    code: 'APP_INVALID_IF_MATCH',
-    status: 400,
-    message: 'If-Match must be a version such as "3"',
-    details: () => fieldIssue('headers.if-match', 'must be a version such as "3"'),
-    description: 'If-Match is not a version such as `"3"`'
-  },
+  malformedRequest: { code: 'APP_MALFORMED_REQUEST', status: 400, message: 'The request is not valid HTTP', description: 'the request is not valid HTTP' },
   unauthorized: {
     code: 'APP_UNAUTHORIZED',
     status: 401,
@@ -148,6 +141,7 @@ export const commonErrors = errorCatalogue('common', {
     description: 'the caller lacks the permission this needs, named in `details.permission`, or the method\'s rule refuses it'
   },
   projectNotFound: { code: 'APP_PROJECT_NOT_FOUND', status: 404, message: 'Project not found', description: 'no such project, or the caller is not a member of its organization' },
+  userNotFound: { code: 'APP_USER_NOT_FOUND', status: 404, message: 'No platform user with this id or e-mail address', description: 'no platform user has this id or e-mail address' },
   organizationNotFound: { code: 'APP_ORGANIZATION_NOT_FOUND', status: 404, message: 'Organization not found', description: 'no such organization, or the caller is not a member' },
   routeNotFound: { code: 'APP_ROUTE_NOT_FOUND', status: 404, message: ({ method, path }: { method: string, path: string }) => `No route for ${method} ${path}`, description: 'no route has this path' },
   methodNotAllowed: {
