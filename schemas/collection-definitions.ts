@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
-import { Envelope, errorResponses, LOCATION, withHeaders } from './envelope.js'
+import { Created, Envelope } from './envelope.js'
+import { Deleted } from './common.js'
 import { AccessRule, Collection, CollectionName, FieldDefinition, IndexDefinition, MethodSetting, MethodSettings, SignUpFields } from './collections.js'
 import { ProjectIdParams } from './projects.js'
 
@@ -23,14 +24,12 @@ export const UpdateCollectionBody = Type.Object({
   signUpFields: Type.Optional(SignUpFields)
 }, { additionalProperties: false, minProperties: 1 })
 
-const Dropped = Type.Object({ id: Type.String({ description: 'The collection\'s name' }), deleted: Type.Literal(true) })
-
 export const CollectionResponses = {
-  list: { 200: Envelope(Type.Array(Type.Ref(Collection))), ...errorResponses(400, 401, 403, 404) },
-  created: { 201: withHeaders(Envelope(Type.Ref(Collection)), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
-  one: { 200: Envelope(Type.Ref(Collection)), ...errorResponses(400, 401, 403, 404) },
-  updated: { 200: Envelope(Type.Ref(Collection)), ...errorResponses(400, 401, 403, 404, 409) },
-  dropped: { 200: Envelope(Dropped), ...errorResponses(400, 401, 403, 404, 409) }
+  list: { 200: Envelope(Type.Array(Type.Ref(Collection))) },
+  created: { 201: Created(Type.Ref(Collection)) },
+  one: { 200: Envelope(Type.Ref(Collection)) },
+  updated: { 200: Envelope(Type.Ref(Collection)) },
+  dropped: { 200: Envelope(Deleted) }
 }
 
 /** Registered once by the collections plugin; routes and the records API refer to them by `$id`. */

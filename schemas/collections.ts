@@ -72,7 +72,7 @@ export const SIGN_UP_FIELDS = ['open', 'strict'] as const
 
 /** `_users` only: what sign-up does with `extraFields` the definition does not declare. */
 export const SignUpFields = Type.Union(SIGN_UP_FIELDS.map((mode) => Type.Literal(mode)), {
-  description: '`_users` only. `open` (what switching auth on gives): profile fields sent at sign-up that `fields` does not declare are stored with the user as given, beside the declared ones, which meet their definitions. `strict`: they are refused with 400 `APP_UNKNOWN_FIELD`. Either way, read-only fields, files and reserved names are refused'
+  description: '`_users` only. `open` (what switching auth on gives): profile fields sent at sign-up that `fields` does not declare are stored with the user as given, beside the declared ones, which meet their definitions. `strict`: they are refused as unknown fields (400). Either way, read-only fields, files and reserved names are refused'
 })
 
 export const Collection = Type.Object({

@@ -165,12 +165,15 @@ export const commonErrors = errorCatalogue('common', {
     code: 'APP_FORBIDDEN',
     status: 403,
     // A scoped PAT that leaves the permission out is named as the reason, so the fix (a token with that scope) is plain.
-    message: ({ permission, scopes }: { permission: string, scopes?: readonly string[] }) =>
-      scopes !== undefined && scopes.length > 0 && !scopes.includes(permission)
-        ? `This needs the "${permission}" permission, and this personal access token is scoped to ${scopes.join(', ')}: make a token with the "${permission}" scope`
-        : `This needs the "${permission}" permission`,
-    details: ({ permission }) => ({ permission }),
-    description: 'the caller lacks the permission this needs, named in `details.permission`'
+    // A refusal by a rule rather than a permission (a data API method's) says why itself.
+    message: (params: { permission: string, scopes?: readonly string[] } | { why: string, details?: ErrorDetails }) =>
+      'why' in params
+        ? params.why
+        : params.scopes !== undefined && params.scopes.length > 0 && !params.scopes.includes(params.permission)
+          ? `This needs the "${params.permission}" permission, and this personal access token is scoped to ${params.scopes.join(', ')}: make a token with the "${params.permission}" scope`
+          : `This needs the "${params.permission}" permission`,
+    details: (params) => 'why' in params ? params.details : { permission: params.permission },
+    description: 'the caller lacks the permission this needs, named in `details.permission`, or the method\'s rule refuses it'
   },
   projectNotFound: { code: 'APP_PROJECT_NOT_FOUND', status: 404, message: 'Project not found', description: 'no such project, or the caller is not a member of its organization' },
   userNotFound: {

@@ -1,50 +1,94 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { CollectionParams, CollectionResponses, CreateCollectionBody, UpdateCollectionBody } from '../../schemas/collection-definitions.js'
 import { ProjectIdParams } from '../../schemas/projects.js'
-import { createdAt } from '../location.js'
+import { collectionErrors } from '../../services/collections/errors.js'
+import { created, deleted, ok } from '../replies.js'
+
+/** What a definition may break, whether new or changed. */
+const DEFINITION_WRITES = [collectionErrors.invalidDefinition, collectionErrors.reservedCollection]
 
 /**
  * The admin side of a project's data API: which collections exist, their
- * fields, indexes and per-method rules. Mounted under `/api/projects/:projectId/collections`.
+ * fields, indexes and per-method rules. Mounted under `/api/projects/:projectId/collections`;
+ * every route acts in the project as a platform user.
  */
 const collectionDefinitionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { definitions } = app.collections
   const tags = ['collections']
+  app.routeDefaults({ auth: 'platform', parent: 'project' })
 
   app.get('', {
-    config: { auth: 'platform' },
-    preHandler: app.requireProjectPermission('collections.read'),
-    schema: { operationId: 'listCollections', tags, summary: 'The project\'s collection definitions, by name', description: 'Needs `collections.read`.', params: ProjectIdParams, response: CollectionResponses.list }
-  }, async (request) => ({ success: true as const, data: await definitions.list(request.params.projectId) }))
+    config: { permission: 'collections.read' },
+    schema: {
+      operationId: 'listCollections',
+      tags,
+      summary: 'The project\'s collection definitions, by name',
+      params: ProjectIdParams,
+      response: CollectionResponses.list
+    }
+  }, async (request) => ok(await definitions.list(request.scope.project.id)))
 
   app.post('', {
-    config: { auth: 'platform' },
-    preHandler: app.requireProjectPermission('collections.manage'),
-    schema: { operationId: 'createCollection', tags, summary: 'Define a collection: fields, indexes and who may call each method', description: 'Needs `collections.manage`. `auth` and names starting with `_` are reserved. Location names the new collection.', params: ProjectIdParams, body: CreateCollectionBody, response: CollectionResponses.created }
+    config: { permission: 'collections.manage', errors: [...DEFINITION_WRITES, collectionErrors.collectionExists] },
+    schema: {
+      operationId: 'createCollection',
+      tags,
+      summary: 'Define a collection: fields, indexes and who may call each method',
+      description: '`auth` and names starting with `_` are reserved. Location names the new collection.',
+      params: ProjectIdParams,
+      body: CreateCollectionBody,
+      response: CollectionResponses.created
+    }
   }, async (request, reply) => {
-    const collection = await definitions.create(request.params.projectId, request.body)
-    return reply.code(201).header('location', createdAt(request, collection.name)).send({ success: true as const, data: collection })
+    const collection = await definitions.create(request.scope.project.id, request.body)
+    return created(reply, collection, { id: collection.name })
   })
 
   app.get('/:name', {
-    config: { auth: 'platform' },
-    preHandler: app.requireProjectPermission('collections.read'),
-    schema: { operationId: 'getCollection', tags, summary: 'One collection definition', description: 'Needs `collections.read`.', params: CollectionParams, response: CollectionResponses.one }
-  }, async (request) => ({ success: true as const, data: await definitions.get(request.params.projectId, request.params.name) }))
+    config: { permission: 'collections.read', errors: [collectionErrors.collectionNotFound] },
+    schema: {
+      operationId: 'getCollection',
+      tags,
+      summary: 'One collection definition',
+      params: CollectionParams,
+      response: CollectionResponses.one
+    }
+  }, async (request) => ok(await definitions.get(request.scope.project.id, request.params.name)))
 
   app.put('/:name', {
-    config: { auth: 'platform' },
-    preHandler: app.requireProjectPermission('collections.manage'),
-    schema: { operationId: 'updateCollection', tags, summary: 'Change fields, indexes or method settings; refused with 409 if existing records would break it', description: 'Needs `collections.manage`. A change that existing records would violate (a unique index over duplicates, a new required field some lack, a stricter type, a field declared over values records already hold under its name that it would refuse) is 409 `APP_DEFINITION_CONFLICT` and nothing changes. `signUpFields` is for `_users` only.', params: CollectionParams, body: UpdateCollectionBody, response: CollectionResponses.updated }
-  }, async (request) => ({ success: true as const, data: await definitions.update(request.params.projectId, request.params.name, request.body) }))
+    config: {
+      permission: 'collections.manage',
+      errors: [...DEFINITION_WRITES, collectionErrors.collectionNotFound, collectionErrors.definitionConflict]
+    },
+    schema: {
+      operationId: 'updateCollection',
+      tags,
+      summary: 'Change fields, indexes or method settings; refused with 409 if existing records would break it',
+      description: 'A change that existing records would violate (a unique index over duplicates, a new required field some lack, ' +
+        'a stricter type, a field declared over values records already hold under its name that it would refuse) is refused ' +
+        'and nothing changes. `signUpFields` is for `_users` only.',
+      params: CollectionParams,
+      body: UpdateCollectionBody,
+      response: CollectionResponses.updated
+    }
+  }, async (request) => ok(await definitions.update(request.scope.project.id, request.params.name, request.body)))
 
   app.delete('/:name', {
-    config: { auth: 'platform' },
-    preHandler: app.requireProjectPermission('collections.manage'),
-    schema: { operationId: 'dropCollection', tags, summary: 'Drop a collection with all its records', description: 'Needs `collections.manage`. Records and files go with it; a collection other collections\' relations point at is 409 `APP_COLLECTION_REFERENCED`.', params: CollectionParams, response: CollectionResponses.dropped }
+    config: {
+      permission: 'collections.manage',
+      errors: [collectionErrors.collectionNotFound, collectionErrors.reservedCollection, collectionErrors.collectionReferenced]
+    },
+    schema: {
+      operationId: 'dropCollection',
+      tags,
+      summary: 'Drop a collection with all its records',
+      description: 'Records and files go with it; a collection other collections\' relations point at is refused.',
+      params: CollectionParams,
+      response: CollectionResponses.dropped
+    }
   }, async (request) => {
-    await definitions.drop(request.params.projectId, request.params.name)
-    return { success: true as const, data: { id: request.params.name, deleted: true as const } }
+    await definitions.drop(request.scope.project.id, request.params.name)
+    return deleted(request.params.name)
   })
 }
 

@@ -1,4 +1,5 @@
-import { AppError, fieldIssue, forbidden, unauthorized } from '../errors.js'
+import { commonErrors } from '../errors.js'
+import { collectionErrors } from './errors.js'
 import type { Filter } from '../store/types.js'
 import { compileFilter } from '../store/semantics/match.js'
 import type { AccessRuleT, CollectionMethod, MethodSettingT } from '../../schemas/collections.js'
@@ -61,7 +62,7 @@ function toStoreFilter (filter: Filter): Filter {
  * keep from the same callers.
  */
 export function resolveAccess (method: CollectionMethod, setting: MethodSettingT, caller: DataCaller, clock: Clock, hiddenFromReads: ReadonlySet<string> = NO_FIELDS): Access {
-  if (!setting.enabled) throw new AppError('APP_METHOD_DISABLED', 405, `The ${method} method is disabled on this collection`)
+  if (!setting.enabled) throw collectionErrors.methodDisabled({ method })
   if (caller.kind === 'admin') {
     const allowed = READ_METHODS.has(method) ? caller.canRead : caller.canWrite
     if (!allowed) throw permissionMissing(READ_METHODS.has(method) ? 'records.read' : 'records.write', caller.scopes)
@@ -69,11 +70,11 @@ export function resolveAccess (method: CollectionMethod, setting: MethodSettingT
   }
   const rule = setting.rule as AccessRuleT | null
   if (rule === null) {
-    if (caller.kind === 'anonymous') throw unauthorized('APP_UNAUTHORIZED', 'This method needs credentials')
-    throw forbidden('APP_FORBIDDEN', `The ${method} method has no rule, so only platform admins may call it`)
+    if (caller.kind === 'anonymous') throw commonErrors.unauthorized({ why: 'This method needs credentials' })
+    throw commonErrors.forbidden({ why: `The ${method} method has no rule, so only platform admins may call it` })
   }
   const needsUser = rule.requireAuth || rule.owner !== undefined
-  if (needsUser && caller.kind !== 'user') throw unauthorized('APP_UNAUTHORIZED', 'Authorization: Bearer <project JWT> is required')
+  if (needsUser && caller.kind !== 'user') throw commonErrors.unauthorized({ why: 'Authorization: Bearer <project JWT> is required' })
   const user = caller.kind === 'user' ? caller : null
   // Made once per request, and only for rules with a filter or check: most requests need no Date.
   let values: Record<RuleVariable, unknown> | undefined
@@ -137,13 +138,13 @@ export function restrict (filter: Filter, access: Access): Filter {
  */
 export function enforceCheck (access: Access, record: Record<string, unknown>): void {
   if (access.owner !== null && access.userId !== null && record[access.owner] !== access.userId) {
-    throw forbidden('APP_RULE_CHECK_FAILED', `Field "${access.owner}" must hold your own user id`, fieldIssue(access.owner, 'must hold your own user id'))
+    throw collectionErrors.ruleCheckFailed({ why: `Field "${access.owner}" must hold your own user id`, field: access.owner, issue: 'must hold your own user id' })
   }
   if (access.check === null) return
   for (const [key, clause] of Object.entries(access.check)) {
     if (!compileFilter({ [key]: clause })(record)) {
       const field = key === '_id' ? 'id' : key
-      throw forbidden('APP_RULE_CHECK_FAILED', `The record does not satisfy this method's check on "${field}"`, fieldIssue(field, 'does not satisfy this method\'s check'))
+      throw collectionErrors.ruleCheckFailed({ why: `The record does not satisfy this method's check on "${field}"`, field, issue: 'does not satisfy this method\'s check' })
     }
   }
 }

@@ -1,4 +1,6 @@
-import { AppError, badRequest, fieldIssue } from '../errors.js'
+import { AppError } from '../errors.js'
+import { collectionErrors } from './errors.js'
+import { projectErrors } from '../projects/errors.js'
 import { QueryError } from '../store/errors.js'
 import { validateStorable } from '../store/semantics/literals.js'
 import { validateFilter } from '../store/semantics/match.js'
@@ -51,20 +53,20 @@ export function isFieldName (name: string): boolean {
 }
 
 export function invalidDefinition (path: string, message: string): AppError {
-  return badRequest('APP_INVALID_DEFINITION', `${path}: ${message}`, fieldIssue(path, message))
+  return collectionErrors.invalidDefinition({ path, why: message })
 }
 
 function reservedField (path: string, message: string): AppError {
-  return badRequest('APP_RESERVED_FIELD', `${path}: ${message}`, fieldIssue(path, message))
+  return projectErrors.reservedField({ message: `${path}: ${message}`, path, issue: message })
 }
 
 /** Names starting with `_` belong to the platform; `_users` is made by switching project auth on. */
 export function checkNewCollectionName (name: string): void {
   if (name.startsWith('_')) {
-    throw badRequest('APP_RESERVED_COLLECTION', `name: "${name}" is reserved; names starting with "_" belong to the platform (_users is created by switching project auth on)`, fieldIssue('name', 'is reserved'))
+    throw collectionErrors.reservedCollection({ why: `name: "${name}" is reserved; names starting with "_" belong to the platform (_users is created by switching project auth on)`, issue: 'is reserved' })
   }
   // `/api/p/:projectId/auth/...` are the end-user auth routes; a collection there would be half shadowed.
-  if (name === 'auth') throw badRequest('APP_RESERVED_COLLECTION', 'name: "auth" is reserved for the project\'s end-user auth routes', fieldIssue('name', 'is reserved'))
+  if (name === 'auth') throw collectionErrors.reservedCollection({ why: 'name: "auth" is reserved for the project\'s end-user auth routes', issue: 'is reserved' })
   if (!COLLECTION_NAME.test(name)) throw invalidDefinition('name', 'must be lower-case letters, digits and underscores, starting with a letter')
 }
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { Static } from '@sinclair/typebox'
-import { AppError, badRequest, conflict, fieldIssue, notFound, type ErrorDetails } from '../errors.js'
+import { AppError, fieldIssue, type ErrorDetails } from '../errors.js'
+import { collectionErrors } from './errors.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../clock.js'
 import type { Filter, IndexDescription, IndexKey, SharedReads, Store, StoreCollection, WithId } from '../store/types.js'
@@ -219,7 +220,7 @@ export class CollectionDefinitions {
         { $set: { spec: JSON.stringify(after), updatedAt: this.deps.clock.now() } },
         { returnDocument: 'after' }
       )
-      if (saved === null) throw notFound('APP_COLLECTION_NOT_FOUND', `Collection "${name}" not found`)
+      if (saved === null) throw collectionErrors.collectionNotFound({ name })
       return toCollectionView(toDef(saved))
     })
   }
@@ -228,14 +229,14 @@ export class CollectionDefinitions {
   async drop (projectId: string, name: string): Promise<void> {
     return await this.deps.writes.change(collectionKey(projectId, name), async () => {
       if (name === PROJECT_USERS_TABLE) {
-        throw badRequest('APP_RESERVED_COLLECTION', `${PROJECT_USERS_TABLE} holds the project's end users and cannot be dropped; switch project auth off instead`, fieldIssue('name', 'holds the project\'s end users'))
+        throw collectionErrors.reservedCollection({ why: `${PROJECT_USERS_TABLE} holds the project's end users and cannot be dropped; switch project auth off instead`, issue: 'holds the project\'s end users' })
       }
       const referencing = await this.referencesTo(projectId, name)
       if (referencing.length > 0) {
-        throw conflict('APP_COLLECTION_REFERENCED', `Collection "${name}" is the target of ${referencing.join(', ')}; change or remove those relation fields first`, { fields: referencing.map((path) => ({ path, message: `is a relation to ${name}` })) })
+        throw collectionErrors.collectionReferenced({ name, referencing })
       }
       const removed = await this.records.findOneAndDelete({ _id: definitionId(projectId, name) })
-      if (removed === null) throw notFound('APP_COLLECTION_NOT_FOUND', `Collection "${name}" not found`)
+      if (removed === null) throw collectionErrors.collectionNotFound({ name })
       await this.dropRecords(projectId, name, toDef(removed).fields)
     })
   }
@@ -263,7 +264,7 @@ export class CollectionDefinitions {
     try {
       await this.insert(projectId, PROJECT_USERS_TABLE, usersSpec())
     } catch (error) {
-      if (error instanceof AppError && error.code === 'APP_COLLECTION_EXISTS') return
+      if (collectionErrors.collectionExists.is(error)) return
       throw error
     }
   }
@@ -282,7 +283,7 @@ export class CollectionDefinitions {
 
   private async require (projectId: string, name: string): Promise<CollectionDef> {
     const def = await this.find(projectId, name)
-    if (def === null) throw notFound('APP_COLLECTION_NOT_FOUND', `Collection "${name}" not found`)
+    if (def === null) throw collectionErrors.collectionNotFound({ name })
     return def
   }
 
@@ -324,7 +325,7 @@ export class CollectionDefinitions {
       // `null` matches both a missing field and an explicit null, as in MongoDB.
       const lacking = await records.countDocuments({ [field.name]: null })
       if (lacking > 0) {
-        throw conflict('APP_DEFINITION_CONFLICT', `field "${field.name}" is now required but ${plural(lacking, 'record lacks', 'records lack')} it`, { ...fieldIssue(field.name, 'is now required'), count: lacking })
+        throw collectionErrors.definitionConflict({ why: `field "${field.name}" is now required but ${plural(lacking, 'record lacks', 'records lack')} it`, details: { ...fieldIssue(field.name, 'is now required'), count: lacking } })
       }
     }
     await this.checkRetypedFields(records, before, after)
@@ -347,7 +348,7 @@ export class CollectionDefinitions {
       const holding = await records.find({ [field.name]: { $ne: null } }, { projection: { [field.name]: 1 } }).toArray()
       const misfits = holding.filter((record) => !storedValueFits(old, field, record[field.name])).length
       if (misfits > 0) {
-        throw conflict('APP_DEFINITION_CONFLICT', `field "${field.name}": ${plural(misfits, 'record holds a value', 'records hold values')} the new definition refuses`, { ...fieldIssue(field.name, 'refuses values records hold'), count: misfits })
+        throw collectionErrors.definitionConflict({ why: `field "${field.name}": ${plural(misfits, 'record holds a value', 'records hold values')} the new definition refuses`, details: { ...fieldIssue(field.name, 'refuses values records hold'), count: misfits } })
       }
     }
   }
@@ -363,7 +364,7 @@ export class CollectionDefinitions {
       // An index someone else made with the same key and kind already does the job (ProjectUsers' email index on _users).
       if (sameKeyed !== undefined && !stale.includes(sameKeyed) && sameKeyed.unique === want.unique) continue
       if (sameKeyed !== undefined && !stale.includes(sameKeyed)) {
-        throw conflict('APP_DEFINITION_CONFLICT', `index on ${want.label}: the collection already has an index "${sameKeyed.name}" on the same key, not managed by this definition`, fieldIssue('indexes', `the collection already has an index "${sameKeyed.name}" on the same key`))
+        throw collectionErrors.definitionConflict({ why: `index on ${want.label}: the collection already has an index "${sameKeyed.name}" on the same key, not managed by this definition`, details: fieldIssue('indexes', `the collection already has an index "${sameKeyed.name}" on the same key`) })
       }
       missing.push(want)
     }
@@ -394,7 +395,7 @@ function givenMethods (methods: CollectionChanges['methods']): Partial<Record<Co
 }
 
 function exists (name: string): AppError {
-  return conflict('APP_COLLECTION_EXISTS', `A collection named "${name}" already exists in this project`, fieldIssue('name', 'is taken'))
+  return collectionErrors.collectionExists({ name })
 }
 
 /** Best effort: what this change created goes, what it replaced comes back. */
@@ -406,11 +407,11 @@ async function restore (records: StoreCollection, created: WantedIndex[], droppe
 async function duplicateConflict (records: StoreCollection, want: WantedIndex, error: DuplicateKeyError): Promise<AppError> {
   const values = error.keyValue
   const details: ErrorDetails = { fields: Object.keys(values).map((key) => ({ path: key === '_id' ? 'id' : key, message: 'holds a value several records share' })) }
-  if (Object.keys(values).length === 0) return conflict('APP_DEFINITION_CONFLICT', `unique index on ${want.label}: some records share a value`, details)
+  if (Object.keys(values).length === 0) return collectionErrors.definitionConflict({ why: `unique index on ${want.label}: some records share a value`, details })
   const sharing = await records.countDocuments(values as Filter)
   if (Object.values(values).every((value) => value === null)) {
-    return conflict('APP_DEFINITION_CONFLICT', `unique index on ${want.label}: ${plural(sharing, 'record has', 'records have')} no value, and records without one share the value null`, { ...details, count: sharing })
+    return collectionErrors.definitionConflict({ why: `unique index on ${want.label}: ${plural(sharing, 'record has', 'records have')} no value, and records without one share the value null`, details: { ...details, count: sharing } })
   }
   const shown = Object.keys(values).length === 1 ? JSON.stringify(Object.values(values)[0]) : JSON.stringify(values)
-  return conflict('APP_DEFINITION_CONFLICT', `unique index on ${want.label}: ${plural(sharing, 'record shares', 'records share')} the value ${shown}`, { ...details, count: sharing })
+  return collectionErrors.definitionConflict({ why: `unique index on ${want.label}: ${plural(sharing, 'record shares', 'records share')} the value ${shown}`, details: { ...details, count: sharing } })
 }

@@ -1,4 +1,4 @@
-import { badRequest, fieldIssue } from '../errors.js'
+import { collectionErrors } from './errors.js'
 import { nestedDeeperThan } from '../nesting.js'
 import { parseIsoDate } from '../iso-dates.js'
 import { validateFilter } from '../store/semantics/match.js'
@@ -30,7 +30,7 @@ const ALWAYS_PRESENT = new Set(['_id', 'createdAt', 'updatedAt'])
 type Target = { field: string, type: FieldDefinitionT['type'], multiple: boolean } | { field: string, type: 'any', multiple: false }
 
 function invalidFilter (path: string, message: string, field?: string): Error {
-  return badRequest('APP_INVALID_FILTER', `${path}: ${message}`, fieldIssue(path, message, field))
+  return collectionErrors.invalidFilter({ path, why: message, field })
 }
 
 const TYPE_WORDS: Record<string, string> = { number: 'numbers', boolean: 'true or false', date: 'ISO 8601 dates (2024-02-29, 2024-02-29T10:00:00Z)', file: 'files' }

@@ -1,4 +1,5 @@
-import { badRequest, fieldIssue } from '../errors.js'
+import { commonErrors } from '../errors.js'
+import { collectionErrors } from './errors.js'
 import { SecretBox } from '../crypto.js'
 import type { Document, Filter, Sort } from '../store/types.js'
 import type { FieldDefinitionT, IndexDefinitionT } from '../../schemas/collections.js'
@@ -46,13 +47,13 @@ function sortKeys (raw: string, fields: FieldMap): SortKey[] {
     const name = descending ? part.slice(1) : part
     const field = fields.get(name)
     const type = fieldType(fields, name)
-    if (type === undefined) throw badRequest('APP_INVALID_SORT', `sort: "${name}" is not a field of this collection`, fieldIssue('sort', 'is not a field of this collection', name))
-    if (UNSORTABLE.has(type) || field?.multiple === true) throw badRequest('APP_INVALID_SORT', `sort: "${name}" cannot be sorted on`, fieldIssue('sort', 'cannot be sorted on', name))
+    if (type === undefined) throw collectionErrors.invalidSort({ issue: 'is not a field of this collection', field: name })
+    if (UNSORTABLE.has(type) || field?.multiple === true) throw collectionErrors.invalidSort({ issue: 'cannot be sorted on', field: name })
     const key = name === 'id' ? '_id' : name
-    if (keys.some(([existing]) => existing === key)) throw badRequest('APP_INVALID_SORT', `sort: "${name}" is given twice`, fieldIssue('sort', 'is given twice', name))
+    if (keys.some(([existing]) => existing === key)) throw collectionErrors.invalidSort({ issue: 'is given twice', field: name })
     keys.push([key, descending ? -1 : 1])
   }
-  if (keys.length > QUERY_LIMITS.maxSortKeys) throw badRequest('APP_INVALID_SORT', `sort: at most ${QUERY_LIMITS.maxSortKeys} keys`)
+  if (keys.length > QUERY_LIMITS.maxSortKeys) throw collectionErrors.invalidSort({ issue: `at most ${QUERY_LIMITS.maxSortKeys} keys` })
   if (!keys.some(([key]) => key === '_id')) keys.push(['_id', 1])
   return keys
 }
@@ -62,7 +63,7 @@ export function checkSortVisible (plan: SortPlan, hidden: ReadonlySet<string>): 
   if (hidden.size === 0) return
   for (const [key] of plan.keys) {
     const field = key === '_id' ? 'id' : key
-    if (hidden.has(field)) throw badRequest('APP_INVALID_SORT', `sort: "${field}" is hidden from this method's callers and cannot be sorted on`, fieldIssue('sort', 'is hidden from this method\'s callers', field))
+    if (hidden.has(field)) throw collectionErrors.invalidSort({ why: `sort: "${field}" is hidden from this method's callers and cannot be sorted on`, issue: 'is hidden from this method\'s callers', field })
   }
 }
 
@@ -83,7 +84,7 @@ function decodeValue (value: unknown): unknown {
   return isPlainObject(value) && typeof value.$date === 'number' ? new Date(value.$date) : value
 }
 
-const invalidCursor = (): Error => badRequest('APP_INVALID_CURSOR', 'cursor is not one this server issued for this collection, filter and sort')
+const invalidCursor = (): Error => commonErrors.invalidCursor()
 
 /**
  * Keyset cursors, sealed: the position after a record (its sort values and

@@ -1,4 +1,4 @@
-import { badRequest, fieldIssue, forbidden } from '../errors.js'
+import { collectionErrors } from './errors.js'
 import { normalizeEmail } from '../identity/users.js'
 import { deepEqual } from '../store/semantics/values.js'
 import { MAX_NESTING, nestedDeeperThan } from '../nesting.js'
@@ -28,7 +28,7 @@ export function fieldMap (fields: readonly FieldDefinitionT[]): FieldMap {
 }
 
 function invalid (field: string, message: string): Error {
-  return badRequest('APP_INVALID_FIELD', `${field}: ${message}`, fieldIssue(field, message))
+  return collectionErrors.invalidField({ field, why: message })
 }
 
 function checkCount (field: FieldDefinitionT, count: number): void {
@@ -81,7 +81,7 @@ function scalar (field: FieldDefinitionT, value: unknown): unknown {
       if (typeof value !== 'string' || !/^[0-9A-Za-z_-]{1,64}$/.test(value)) throw invalid(name, 'must be a record id')
       return value
     case 'file':
-      throw forbidden('APP_READONLY_FIELD', `${name}: files are set through the upload routes`, fieldIssue(name, 'is set through the upload routes'))
+      throw collectionErrors.readonlyField({ why: `${name}: files are set through the upload routes`, field: name, issue: 'is set through the upload routes' })
   }
 }
 
@@ -111,10 +111,10 @@ function convert (field: FieldDefinitionT, value: unknown): unknown {
 export function recordValues (fields: FieldMap, body: Document, mode: 'create' | 'update', readonly: ReadonlySet<string>, setByServer: ReadonlySet<string> = NO_FIELDS): Document {
   const values: Document = {}
   for (const [name, value] of Object.entries(body)) {
-    if (SYSTEM_FIELDS.has(name)) throw forbidden('APP_READONLY_FIELD', `${name} is set by the server`, fieldIssue(name, 'is set by the server'))
+    if (SYSTEM_FIELDS.has(name)) throw collectionErrors.readonlyField({ field: name, issue: 'is set by the server' })
     const field = fields.get(name)
-    if (field === undefined) throw badRequest('APP_UNKNOWN_FIELD', `${name}: not a field of this collection`, fieldIssue(name, 'is not a field of this collection'))
-    if (readonly.has(name)) throw forbidden('APP_READONLY_FIELD', `${name} cannot be written by this method's callers`, fieldIssue(name, 'cannot be written by this method\'s callers'))
+    if (field === undefined) throw collectionErrors.unknownField({ field: name })
+    if (readonly.has(name)) throw collectionErrors.readonlyField({ field: name, issue: 'cannot be written by this method\'s callers' })
     if (value === undefined) continue
     values[name] = convert(field, value)
   }
@@ -122,7 +122,7 @@ export function recordValues (fields: FieldMap, body: Document, mode: 'create' |
     for (const field of fields.values()) {
       if (field.type === 'file' || Object.hasOwn(values, field.name) || setByServer.has(field.name)) continue
       if (field.default !== undefined) values[field.name] = convert(field, field.default)
-      else if (field.required === true) throw badRequest('APP_FIELD_REQUIRED', `${field.name} is required`, fieldIssue(field.name, 'is required'))
+      else if (field.required === true) throw collectionErrors.fieldRequired({ field: field.name })
     }
   }
   return values

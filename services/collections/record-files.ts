@@ -1,5 +1,7 @@
 import type { Readable } from 'node:stream'
-import { AppError, conflict, fieldIssue, notFound } from '../errors.js'
+import type { AppError } from '../errors.js'
+import { fileErrors } from '../files/errors.js'
+import { collectionErrors } from './errors.js'
 import type { Clock } from '../clock.js'
 import type { Document, Store, StoreCollection, WithId } from '../store/types.js'
 import { projectCollectionName } from '../projects/naming.js'
@@ -56,8 +58,8 @@ function heldIds (doc: Document, field: string): string[] {
 
 const ownerOf = (target: FileTarget): UploadOwner => ({ projectId: target.projectId, table: target.table, recordId: target.id, field: target.field })
 
-const fileNotFound = (): AppError => notFound('APP_FILE_NOT_FOUND', 'The record holds no such file')
-const writeConflict = (): AppError => conflict('APP_WRITE_CONFLICT', 'The record kept changing; try again')
+const fileNotFound = (): AppError => fileErrors.fileNotFound({ why: 'The record holds no such file' })
+const writeConflict = (): AppError => collectionErrors.writeConflict()
 
 /**
  * Files of records: uploads, downloads and deletions go through
@@ -248,7 +250,7 @@ export class RecordFiles {
     const { records, access, field } = located
     let current: WithId<Document> | null = located.record
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-      if (current === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')
+      if (current === null) throw collectionErrors.recordNotFound()
       const version = current.version as number
       const changes = { [field.name]: next(current), updatedAt: this.deps.clock.now(), version: version + 1 }
       const updated = { ...current, ...changes }
@@ -262,30 +264,30 @@ export class RecordFiles {
 
   private async locate (target: FileTarget, method: FileMethod, caller: DataCaller): Promise<Located> {
     const collection = await this.deps.findCollection(target.projectId, target.table)
-    if (collection === null) throw notFound('APP_COLLECTION_NOT_FOUND', 'Collection not found')
+    if (collection === null) throw collectionErrors.collectionNotFound()
     const access = resolveAccess(method, collection.methods[method], caller, this.deps.clock, readDeny(collection.methods))
     const records = this.store.collection(projectCollectionName(target.projectId, target.table))
     const record = await records.findOne(restrict({ _id: target.id }, access))
-    if (record === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')
+    if (record === null) throw collectionErrors.recordNotFound()
     const field = collection.fields.find((item) => item.name === target.field)
-    if (field?.type !== 'file') throw notFound('APP_FIELD_NOT_FOUND', `"${target.field}" is not a file field of this collection`, fieldIssue(target.field, 'is not a file field of this collection'))
+    if (field?.type !== 'file') throw collectionErrors.fieldNotFound({ field: target.field })
     return { field, records, record, access, owner: { projectId: target.projectId, table: target.table, recordId: target.id, field: field.name } }
   }
 
   private checkSize (field: FieldDefinitionT, size: number): void {
     const max = field.maxSize ?? this.deps.maxSize
-    if (size > max) throw new AppError('APP_FILE_TOO_LARGE', 413, `The file is larger than ${max} bytes`, { limit: max })
+    if (size > max) throw fileErrors.fileTooLarge({ limit: max })
   }
 
   private checkType (field: FieldDefinitionT, type: string): void {
     const allowed = field.allowedTypes ?? []
     if (!typeAllowed(type, allowed)) {
-      throw new AppError('APP_FILE_TYPE_NOT_ALLOWED', 415, `${field.name} takes ${allowed.join(', ')}; the content is ${type}`, { ...fieldIssue(field.name, `does not take ${type}`), actual: type, allowed })
+      throw collectionErrors.fileTypeNotAllowed({ field: field.name, allowed, actual: type })
     }
   }
 }
 
-const tooMany = (max: number): AppError => conflict('APP_TOO_MANY_FILES', `The field holds at most ${max} files`, { limit: max })
+const tooMany = (limit: number): AppError => collectionErrors.tooManyFiles({ limit })
 
 function callerId (caller: DataCaller): string | null {
   return caller.kind === 'user' ? caller.id : caller.kind === 'admin' ? caller.userId : null

@@ -1,5 +1,7 @@
-import { AppError, badRequest, conflict, fieldIssue, forbidden, notFound } from '../errors.js'
-import { DuplicateKeyError } from '../store/errors.js'
+import { AppError, commonErrors, fieldIssue } from '../errors.js'
+import { collectionErrors } from './errors.js'
+import { DuplicateKeyError, storeErrors } from '../store/errors.js'
+import { identityErrors } from '../identity/errors.js'
 import { compileFilter } from '../store/semantics/match.js'
 import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
@@ -57,13 +59,13 @@ function versionOf (record: Document): number {
 function duplicate (error: unknown): unknown {
   if (!(error instanceof DuplicateKeyError)) return error
   const fields = Object.keys(error.keyValue).map((key) => key === '_id' ? 'id' : key)
-  return conflict('APP_DUPLICATE_VALUE', `Another record already has this ${fields.join(', ')}`, { fields: fields.map((path) => ({ path, message: 'is already taken' })) })
+  return collectionErrors.duplicateValue({ fields })
 }
 
 /** A record whose file fields a write clears must lie inside the fileDelete rule's filter and meet its check after the write. */
 function allowFileDelete (access: Access, before: Document, after: Document): void {
   if (access.filter !== null && !compileFilter(access.filter)(before)) {
-    throw forbidden('APP_FORBIDDEN', 'Clearing a file field deletes its files, and the fileDelete rule does not cover this record')
+    throw commonErrors.forbidden({ why: 'Clearing a file field deletes its files, and the fileDelete rule does not cover this record' })
   }
   enforceCheck(access, after)
 }
@@ -113,7 +115,7 @@ export class Records {
     checkSortVisible(order, access.deny)
     const only = this.selection(params.fields, fields, access.deny)
     const limit = params.limit ?? QUERY_LIMITS.defaultLimit
-    if (params.cursor !== undefined && params.offset !== undefined) throw badRequest('APP_INVALID_QUERY', 'Give either cursor or offset, not both')
+    if (params.cursor !== undefined && params.offset !== undefined) throw storeErrors.invalidQuery({ path: 'query.offset', why: 'Give either cursor or offset, not both' })
     const scope = cursorScope(projectId, table, asked, order)
     const after = params.cursor === undefined ? null : this.deps.cursors.decode(params.cursor, order, scope)
     const scanned = Object.keys(asked).length > 0 && !servedByIndex(filter, indexedLeads(collection.fields, collection.indexes))
@@ -125,7 +127,7 @@ export class Records {
     let next: Document | null = docs.length > limit ? page[page.length - 1] : null
     if (next === null && last !== null) {
       // An offset cannot say where to go on past the examined records; a cursor can.
-      if (params.offset !== undefined) throw badRequest('APP_SCAN_LIMIT', `No index serves this filter and this offset page would examine more than ${QUERY_LIMITS.maxExamined} records: page with cursor (nextCursor continues the scan) or declare an index on a filtered field`, { limit: QUERY_LIMITS.maxExamined })
+      if (params.offset !== undefined) throw collectionErrors.scanLimit({ limit: QUERY_LIMITS.maxExamined })
       next = last
     }
     return {
@@ -163,7 +165,7 @@ export class Records {
   async get (projectId: string, table: string, caller: DataCaller, id: string, selection?: string): Promise<ApiRecord> {
     const { fields, records, access } = await this.scope(projectId, table, 'get', caller)
     const doc = await findVisible(records, id, access)
-    if (doc === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')
+    if (doc === null) throw collectionErrors.recordNotFound()
     return toApiRecord(doc, access.deny, this.selection(selection, fields, access.deny))
   }
 
@@ -191,7 +193,7 @@ export class Records {
   async createUser (projectId: string, account: Document, profile: Document): Promise<WithId<Document>> {
     return await this.deps.writes.write(collectionKey(projectId, PROJECT_USERS_TABLE), async () => {
       const collection = await this.deps.findCollection(projectId, PROJECT_USERS_TABLE)
-      if (collection === null) throw notFound('APP_COLLECTION_NOT_FOUND', `${PROJECT_USERS_TABLE} is not defined; switch project auth on`)
+      if (collection === null) throw collectionErrors.collectionNotFound({ why: `${PROJECT_USERS_TABLE} is not defined; switch project auth on` })
       const id = this.deps.newId()
       const access = signUpAccess(collection.methods, id, this.deps.clock)
       const fields = fieldMap(collection.fields)
@@ -203,8 +205,8 @@ export class Records {
       try {
         return await this.insert(projectId, scope, values)
       } catch (error) {
-        if (error instanceof AppError && error.code === 'APP_DUPLICATE_VALUE' && error.details?.fields?.some((issue) => issue.path === 'email') === true) {
-          throw conflict('APP_EMAIL_TAKEN', 'An account with this email already exists')
+        if (collectionErrors.duplicateValue.is(error) && error.details?.fields?.some((issue) => issue.path === 'email') === true) {
+          throw identityErrors.emailTaken()
         }
         throw error
       }
@@ -235,9 +237,9 @@ export class Records {
       await this.checkRelations(projectId, scope, values)
       for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
         const current = await findVisible(records, id, access)
-        if (current === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')
+        if (current === null) throw collectionErrors.recordNotFound()
         const version = versionOf(current)
-        if (ifMatch !== undefined && version !== ifMatch) throw new AppError('APP_VERSION_MISMATCH', 412, `The record is at version ${version}, not ${ifMatch}`, { expected: ifMatch, actual: version })
+        if (ifMatch !== undefined && version !== ifMatch) throw collectionErrors.versionMismatch({ expected: ifMatch, actual: version })
         const changes = { ...values, updatedAt: this.deps.clock.now(), version: version + 1 }
         const next = { ...current, ...changes }
         enforceCheck(access, next)
@@ -254,7 +256,7 @@ export class Records {
         }
         // Someone else wrote the record meanwhile; without If-Match, re-apply the change to the new version.
       }
-      throw conflict('APP_WRITE_CONFLICT', 'The record kept changing; try again')
+      throw collectionErrors.writeConflict()
     })
   }
 
@@ -262,11 +264,11 @@ export class Records {
     return await this.deps.writes.write(collectionKey(projectId, table), async () => {
       const { collection, records, access } = await this.scope(projectId, table, 'delete', caller)
       const current = await findVisible(records, id, access)
-      if (current === null) throw notFound('APP_RECORD_NOT_FOUND', 'Record not found')
+      if (current === null) throw collectionErrors.recordNotFound()
       const version = versionOf(current)
-      if (ifMatch !== undefined && version !== ifMatch) throw new AppError('APP_VERSION_MISMATCH', 412, `The record is at version ${version}, not ${ifMatch}`, { expected: ifMatch, actual: version })
+      if (ifMatch !== undefined && version !== ifMatch) throw collectionErrors.versionMismatch({ expected: ifMatch, actual: version })
       const result = await records.deleteOne({ _id: id, ...(ifMatch === undefined ? {} : { version: current.version ?? null }) })
-      if (result.deletedCount === 0) throw new AppError('APP_VERSION_MISMATCH', 412, 'The record changed while it was being deleted')
+      if (result.deletedCount === 0) throw collectionErrors.versionMismatch()
       // Only once the record is gone: a refused delete must keep its files.
       await this.removed(projectId, collection, [current])
     })
@@ -277,7 +279,7 @@ export class Records {
       const scope = await this.scope(projectId, table, 'update', caller)
       const { fields, records, access } = scope
       const values = recordValues(fields, params.set, 'update', access.readonly)
-      if (Object.keys(values).length === 0) throw badRequest('APP_EMPTY_UPDATE', 'set must change at least one field')
+      if (Object.keys(values).length === 0) throw collectionErrors.emptyUpdate()
       const fileDelete = this.fileDeleteAccess(scope, caller, values)
       await this.checkRelations(projectId, scope, values)
       const targets = await this.targets(scope, params)
@@ -312,18 +314,18 @@ export class Records {
   /** The records a bulk call would touch; refused without a filter or beyond its guard, before anything changes. */
   private async targets (scope: Scope, params: BulkParams): Promise<Array<WithId<Document>>> {
     const filter = parseFilter(params.filter ?? {}, scope.fields, scope.access.deny)
-    if (matchesEverything(filter)) throw badRequest('APP_FILTER_REQUIRED', 'A bulk update or delete needs a filter with at least one clause that selects records; one that holds for every record by its form ({}, $exists on id) does not')
+    if (matchesEverything(filter)) throw collectionErrors.filterRequired()
     const guard = Math.min(params.maxAffected ?? BULK_MAX, BULK_MAX)
     const docs = await scope.records.find(restrict(filter, scope.access), { sort: { _id: 1 }, limit: guard + 1 }).toArray()
     if (docs.length > guard) {
-      throw conflict('APP_TOO_MANY_AFFECTED', `The filter matches more than ${guard} records; nothing was changed`, { limit: guard })
+      throw collectionErrors.tooManyAffected({ limit: guard })
     }
     return docs
   }
 
   private async scope (projectId: string, table: string, method: CollectionMethod, caller: DataCaller): Promise<Scope> {
     const collection = await this.deps.findCollection(projectId, table)
-    if (collection === null) throw notFound('APP_COLLECTION_NOT_FOUND', 'Collection not found')
+    if (collection === null) throw collectionErrors.collectionNotFound()
     const access = resolveAccess(method, collection.methods[method], caller, this.deps.clock, readDeny(collection.methods))
     return { collection, fields: fieldMap(collection.fields), records: this.store.collection(projectCollectionName(projectId, table)), access }
   }
@@ -344,7 +346,7 @@ export class Records {
     } catch (error) {
       if (!(error instanceof AppError) || error.status === 401) throw error
       const [field] = cleared
-      throw forbidden('APP_FORBIDDEN', `${field}: clearing a file field deletes its files, which needs the fileDelete method: ${error.message}`, fieldIssue(field, 'clearing it deletes its files, which the fileDelete method refuses'))
+      throw commonErrors.forbidden({ why: `${field}: clearing a file field deletes its files, which needs the fileDelete method: ${error.message}`, details: fieldIssue(field, 'clearing it deletes its files, which the fileDelete method refuses') })
     }
   }
 
@@ -352,8 +354,8 @@ export class Records {
     if (raw === undefined) return null
     const names = raw.split(',').map((name) => name.trim()).filter((name) => name !== '')
     for (const name of names) {
-      if (!fields.has(name) && !SYSTEM_FIELDS.has(name)) throw badRequest('APP_INVALID_FIELDS', `fields: "${name}" is not a field of this collection`, fieldIssue('fields', 'is not a field of this collection', name))
-      if (hidden.has(name)) throw badRequest('APP_INVALID_FIELDS', `fields: "${name}" is hidden from this method's callers`, fieldIssue('fields', 'is hidden from this method\'s callers', name))
+      if (!fields.has(name) && !SYSTEM_FIELDS.has(name)) throw collectionErrors.invalidFields({ field: name, issue: 'is not a field of this collection' })
+      if (hidden.has(name)) throw collectionErrors.invalidFields({ field: name, issue: 'is hidden from this method\'s callers' })
     }
     return new Set(names)
   }
@@ -361,7 +363,7 @@ export class Records {
   private async checkRelations (projectId: string, scope: Scope, values: Document): Promise<void> {
     for (const [target, ids] of relationTargets(scope.fields, values, scope.collection.name)) {
       const found = await this.store.collection(projectCollectionName(projectId, target)).countDocuments({ _id: { $in: [...ids] } })
-      if (found !== ids.size) throw badRequest('APP_INVALID_RELATION', `A related record in "${target}" does not exist`)
+      if (found !== ids.size) throw collectionErrors.invalidRelation({ target })
     }
   }
 

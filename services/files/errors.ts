@@ -1,24 +1,35 @@
-import { errorCatalogue } from '../errors.js'
+import { errorCatalogue, type ErrorDetails } from '../errors.js'
 
 /**
  * The codes of upload sessions and stored files, which every family that
  * takes files answers alike (record files, tracker attachments, hosting
  * sources), declared once so converted routes can list them in
- * `config.errors`. The services under services/files still make these
- * errors themselves (the family is not converted yet, see eslint.config.js);
- * each entry here says the same code, status and meaning.
+ * `config.errors`; the services under services/files throw them by name.
  */
 export const fileErrors = errorCatalogue('files', {
-  uploadInvalid: { code: 'APP_UPLOAD_INVALID', status: 400, message: ({ why }: { why: string }) => why, description: 'the upload\'s name, type, size or sha256 is not valid' },
+  uploadInvalid: {
+    code: 'APP_UPLOAD_INVALID',
+    status: 400,
+    message: ({ why }: { why: string, details?: ErrorDetails }) => why,
+    details: ({ details }) => details,
+    description: 'the upload\'s name, type, size or sha256 is not valid'
+  },
   invalidChunk: {
     code: 'APP_INVALID_CHUNK',
     status: 400,
-    message: ({ why }: { why: string }) => why,
+    message: ({ why }: { why: string, details?: ErrorDetails }) => why,
+    details: ({ details }) => details,
     description: 'the chunk index is out of range, or the chunk is not the chunk size (the last one may be shorter)'
+  },
+  invalidFileKey: {
+    code: 'APP_INVALID_FILE_KEY',
+    status: 400,
+    message: 'File keys are segments of letters, digits, _ or - separated by /',
+    description: 'a file key is not segments of letters, digits, _ or - separated by /'
   },
   bodyIncomplete: { code: 'APP_BODY_INCOMPLETE', status: 400, message: 'The request ended before its body arrived', description: 'the request ended before its body arrived' },
   uploadSessionNotFound: { code: 'APP_UPLOAD_SESSION_NOT_FOUND', status: 404, message: 'Upload session not found', description: 'no such upload session here' },
-  fileNotFound: { code: 'APP_FILE_NOT_FOUND', status: 404, message: 'File not found', description: 'the file\'s bytes are not stored (any more)' },
+  fileNotFound: { code: 'APP_FILE_NOT_FOUND', status: 404, message: (params?: { why: string }) => params?.why ?? 'File not found', description: 'the file\'s bytes are not stored (any more)' },
   uploadCompleting: {
     code: 'APP_UPLOAD_COMPLETING',
     status: 409,
@@ -38,7 +49,12 @@ export const fileErrors = errorCatalogue('files', {
     details: ({ missing }) => ({ missing }),
     description: 'chunks are missing: `details.missing` lists them'
   },
-  uploadNotOpen: { code: 'APP_UPLOAD_NOT_OPEN', status: 409, message: 'The upload takes no more chunks', description: 'the upload is completing or completed and takes no more chunks' },
+  uploadNotOpen: {
+    code: 'APP_UPLOAD_NOT_OPEN',
+    status: 409,
+    message: ({ status }: { status: string }) => status === 'completed' ? 'The upload is already completed' : `The upload is ${status}; it takes no more chunks`,
+    description: 'the upload is completing or completed and takes no more chunks'
+  },
   uploadSessionExpired: { code: 'APP_UPLOAD_SESSION_EXPIRED', status: 410, message: 'The upload session has expired; start a new one', description: 'the upload session expired: start a new one' },
   uploadSessionAborted: { code: 'APP_UPLOAD_SESSION_ABORTED', status: 410, message: 'The upload session was aborted; start a new one', description: 'the upload session was aborted: start a new one' },
   fileTooLarge: {

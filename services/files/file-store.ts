@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { Readable } from 'node:stream'
-import { AppError, notFound } from '../errors.js'
+import type { AppError } from '../errors.js'
+import { fileErrors } from './errors.js'
 
 /**
  * The FileStore port: flat objects addressed by keys that the
@@ -31,7 +32,7 @@ export interface FileStore {
   /**
    * A stream of the object's bytes, or of a range of them: a range running
    * past the end stops at the end, one starting at or past it is empty.
-   * Throws APP_FILE_NOT_FOUND (404) when there is no such object.
+   * Throws fileErrors.fileNotFound (404) when there is no such object.
    */
   read (key: string, range?: ByteRange): Promise<Readable>
   stat (key: string): Promise<{ size: number } | null>
@@ -74,7 +75,7 @@ function isValidKey (key: unknown): key is string {
 
 export function assertKey (key: unknown): asserts key is string {
   if (!isValidKey(key)) {
-    throw new AppError('APP_INVALID_FILE_KEY', 400, 'File keys are segments of letters, digits, _ or - separated by /')
+    throw fileErrors.invalidFileKey()
   }
 }
 
@@ -84,7 +85,7 @@ export function isValidKeySegment (segment: unknown): segment is string {
 }
 
 export function fileNotFound (key: string): AppError {
-  return notFound('APP_FILE_NOT_FOUND', 'File not found')
+  return fileErrors.fileNotFound()
 }
 
 export function assertOffset (offset: unknown): asserts offset is number {

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream'
-import { AppError, badRequest, conflict, notFound, type ErrorDetails } from '../errors.js'
+import type { AppError, ErrorDetails } from '../errors.js'
+import { fileErrors } from './errors.js'
 import type { WithId } from '../store/types.js'
 import { bodyChunks, isValidKeySegment } from './file-store.js'
 import { SNIFF_BYTES } from './sniff.js'
@@ -83,12 +84,12 @@ export function ownerFolder (projectId: string, table: string, recordId?: string
 /** Where a session's chunks are staged, each at its offset. */
 export const stagedKey = (sessionId: string): string => `uploads/${sessionId}`
 
-export const invalid = (message: string, details?: ErrorDetails): AppError => badRequest('APP_UPLOAD_INVALID', message, details)
-export const invalidChunk = (message: string, details?: ErrorDetails): AppError => badRequest('APP_INVALID_CHUNK', message, details)
-export const sessionNotFound = (): AppError => notFound('APP_UPLOAD_SESSION_NOT_FOUND', 'Upload session not found')
-export const tooLarge = (maxSize: number): AppError => new AppError('APP_FILE_TOO_LARGE', 413, `The file is larger than ${maxSize} bytes`, { limit: maxSize })
-export const completing = (): AppError => conflict('APP_UPLOAD_COMPLETING', 'The upload is being completed by another request')
-export const chunkInFlight = (): AppError => conflict('APP_UPLOAD_CHUNK_IN_FLIGHT', 'A chunk is still being written; complete once every send has answered')
+export const invalid = (why: string, details?: ErrorDetails): AppError => fileErrors.uploadInvalid({ why, details })
+export const invalidChunk = (why: string, details?: ErrorDetails): AppError => fileErrors.invalidChunk({ why, details })
+export const sessionNotFound = (): AppError => fileErrors.uploadSessionNotFound()
+export const tooLarge = (limit: number): AppError => fileErrors.fileTooLarge({ limit })
+export const completing = (): AppError => fileErrors.uploadCompleting()
+export const chunkInFlight = (): AppError => fileErrors.uploadChunkInFlight()
 
 const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/
 

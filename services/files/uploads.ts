@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream'
 import type { Clock } from '../clock.js'
-import { AppError, conflict, fieldIssue } from '../errors.js'
+import { fieldIssue } from '../errors.js'
+import { fileErrors } from './errors.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { ChunkDigests } from './chunk-digests.js'
@@ -176,7 +177,7 @@ export class UploadSessions {
     this.assertLive(session, now)
     if (session.status === 'completing' && session.completingUntil !== null && session.completingUntil > now) throw completing()
     const missing = toView(session, now).missing
-    if (missing.length > 0) throw conflict('APP_UPLOAD_INCOMPLETE', `${missing.length} chunk(s) are missing`, { missing })
+    if (missing.length > 0) throw fileErrors.uploadIncomplete({ missing })
     if (writing(session, now)) throw chunkInFlight()
 
     const completer = this.deps.newId()
@@ -209,10 +210,10 @@ export class UploadSessions {
       const info = await this.files.seal(stagedKey(session._id), key, known ?? undefined)
       // Every chunk was checked on arrival, so this guards against chunks changed behind the service's back.
       if (info.size !== session.size) {
-        throw new AppError('APP_UPLOAD_SIZE_MISMATCH', 422, `The upload is ${info.size} bytes, not the declared ${session.size}`, { expected: session.size, actual: info.size })
+        throw fileErrors.uploadSizeMismatch({ expected: session.size, actual: info.size })
       }
       if (session.sha256 !== null && info.sha256 !== session.sha256) {
-        throw new AppError('APP_UPLOAD_CHECKSUM_MISMATCH', 422, 'The upload does not match the declared sha256', { expected: session.sha256, actual: info.sha256 })
+        throw fileErrors.uploadChecksumMismatch({ expected: session.sha256, actual: info.sha256 })
       }
       const head = await readAll(await this.files.read(key, { start: 0, end: SNIFF_BYTES - 1 }))
       file = {
@@ -243,7 +244,7 @@ export class UploadSessions {
     const session = await this.load(sessionId, owner)
     const now = this.deps.clock.now()
     if (session.status === 'aborted' || session.status === 'expired') return toView(session, now)
-    if (session.status === 'completed') throw conflict('APP_UPLOAD_NOT_OPEN', 'The upload is already completed')
+    if (session.status === 'completed') throw fileErrors.uploadNotOpen({ status: 'completed' })
     if (session.status === 'completing' && session.completingUntil !== null && session.completingUntil > now) throw completing()
     const aborted = await this.sessions.findOneAndUpdate(
       { _id: session._id, status: session.status, completer: session.completer },
@@ -317,7 +318,7 @@ export class UploadSessions {
     try {
       info = await this.files.write(key, Readable.from(bounded(input.body, { max: maxSize, onTooLong: () => tooLarge(maxSize), head })))
       if (sha256 !== null && info.sha256 !== sha256) {
-        throw new AppError('APP_UPLOAD_CHECKSUM_MISMATCH', 422, 'The upload does not match the declared sha256', { expected: sha256, actual: info.sha256 })
+        throw fileErrors.uploadChecksumMismatch({ expected: sha256, actual: info.sha256 })
       }
     } catch (error) {
       await this.files.delete(key).catch(() => {})
@@ -354,7 +355,7 @@ export class UploadSessions {
     if (folder !== null) await this.files.deletePrefix(folder)
   }
 
-  /** The bytes of this owner's file (or a range of them, inclusive) and the size of the whole file; 404 APP_FILE_NOT_FOUND. */
+  /** The bytes of this owner's file (or a range of them, inclusive) and the size of the whole file; 404 fileErrors.fileNotFound. */
   async openFile (owner: UploadOwner, fileId: string, range?: ByteRange): Promise<{ stream: Readable, size: number }> {
     const key = fileKey(owner, fileId)
     const stat = key === null ? null : await this.files.stat(key)
@@ -379,13 +380,13 @@ export class UploadSessions {
   /** Refuses sessions that are gone: expired (even before the sweep marked them) or aborted. */
   private assertLive (session: Session, now: Date): void {
     const lapsed = (session.status === 'open' || session.status === 'completing') && session.expiresAt <= now
-    if (session.status === 'expired' || lapsed) throw new AppError('APP_UPLOAD_SESSION_EXPIRED', 410, 'The upload session has expired; start a new one')
-    if (session.status === 'aborted') throw new AppError('APP_UPLOAD_SESSION_ABORTED', 410, 'The upload session was aborted; start a new one')
+    if (session.status === 'expired' || lapsed) throw fileErrors.uploadSessionExpired()
+    if (session.status === 'aborted') throw fileErrors.uploadSessionAborted()
   }
 
   private assertOpen (session: Session): void {
     this.assertLive(session, this.deps.clock.now())
-    if (session.status !== 'open') throw conflict('APP_UPLOAD_NOT_OPEN', `The upload is ${session.status}; it takes no more chunks`)
+    if (session.status !== 'open') throw fileErrors.uploadNotOpen({ status: session.status })
   }
 
   /**

@@ -426,7 +426,7 @@ export interface paths {
          * @description Needs `org.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          */
         get: operations["getOrganization"];
@@ -437,7 +437,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_INVALID_NAME`: the name is blank
          *     - 400 `APP_INVALID_SLUG`: the slug is not 1 to 48 lower-case letters, digits or inner hyphens
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          *     - 409 `APP_SLUG_TAKEN`: the slug is taken; one derived from the name is never refused, one chosen is never changed
          */
@@ -448,7 +448,7 @@ export interface paths {
          * @description Needs `org.delete`. Its projects, with all their data, teams, groups and memberships go with it. It vanishes at once; a purge job finishes the work if the server stops half-way.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          */
         delete: operations["deleteOrganization"];
@@ -492,7 +492,7 @@ export interface paths {
          * @description Needs `org.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          */
         get: operations["listMembers"];
@@ -508,7 +508,7 @@ export interface paths {
          *     - 400 `APP_UNKNOWN_PERMISSION`: a name is not in the permission catalogue (`GET /api/permissions`)
          *     - 400 `APP_UNKNOWN_PROJECT`: a grant names a project outside the organization; `details.ids` lists them
          *     - 403 `APP_CANNOT_GRANT`: a grant names a permission the caller does not hold, named in `details.permission`
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_OWNER_ONLY`: only full owners make, change or remove owners
          *     - 403 `APP_ROLE_CEILING`: the role holds permissions the caller does not
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
@@ -536,7 +536,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_INVALID_ROLE`: the role is not owner, admin, member or viewer
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_OWNER_ONLY`: only full owners make, change or remove owners
          *     - 403 `APP_ROLE_CEILING`: the role holds permissions the caller does not
          *     - 404 `APP_MEMBER_NOT_FOUND`: the user is not a member of the organization (or of the team or group)
@@ -551,7 +551,7 @@ export interface paths {
          * @description Needs `org.members.manage`, unless `memberId` is the caller's own id. The member leaves the organization's teams and groups too.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_OWNER_ONLY`: only full owners make, change or remove owners
          *     - 403 `APP_ROLE_CEILING`: the role holds permissions the caller does not
          *     - 404 `APP_MEMBER_NOT_FOUND`: the user is not a member of the organization (or of the team or group)
@@ -577,7 +577,7 @@ export interface paths {
          * @description Needs `org.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_MEMBER_NOT_FOUND`: the user is not a member of the organization (or of the team or group)
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          */
@@ -591,7 +591,7 @@ export interface paths {
          *     - 400 `APP_UNKNOWN_PERMISSION`: a name is not in the permission catalogue (`GET /api/permissions`)
          *     - 400 `APP_UNKNOWN_PROJECT`: a grant names a project outside the organization; `details.ids` lists them
          *     - 403 `APP_CANNOT_GRANT`: a grant names a permission the caller does not hold, named in `details.permission`
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_OWNER_ONLY`: only full owners make, change or remove owners
          *     - 403 `APP_ROLE_CEILING`: the role holds permissions the caller does not
          *     - 404 `APP_MEMBER_NOT_FOUND`: the user is not a member of the organization (or of the team or group)
@@ -617,7 +617,7 @@ export interface paths {
          * @description Needs `org.members.manage`, unless `memberId` is the caller's own id. Each permission comes with where it comes from: role, grant, team or group.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_MEMBER_NOT_FOUND`: the user is not a member of the organization (or of the team or group)
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          */
@@ -642,7 +642,7 @@ export interface paths {
          * @description Needs `org.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          */
         get: operations["listTeams"];
@@ -659,7 +659,7 @@ export interface paths {
          *     - 400 `APP_UNKNOWN_PERMISSION`: a name is not in the permission catalogue (`GET /api/permissions`)
          *     - 400 `APP_UNKNOWN_PROJECT`: a grant names a project outside the organization; `details.ids` lists them
          *     - 403 `APP_CANNOT_GRANT`: a grant names a permission the caller does not hold, named in `details.permission`
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          *     - 409 `APP_TEAM_NAME_TAKEN`: the organization has a team of that name
          */
@@ -682,7 +682,7 @@ export interface paths {
          * @description Needs `org.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          *     - 404 `APP_TEAM_NOT_FOUND`: no such team in the organization
          */
@@ -699,7 +699,7 @@ export interface paths {
          *     - 400 `APP_UNKNOWN_PERMISSION`: a name is not in the permission catalogue (`GET /api/permissions`)
          *     - 400 `APP_UNKNOWN_PROJECT`: a grant names a project outside the organization; `details.ids` lists them
          *     - 403 `APP_CANNOT_GRANT`: a grant names a permission the caller does not hold, named in `details.permission`
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          *     - 404 `APP_TEAM_NOT_FOUND`: no such team in the organization
          *     - 409 `APP_TEAM_NAME_TAKEN`: the organization has a team of that name
@@ -711,7 +711,7 @@ export interface paths {
          * @description Needs `org.teams.manage`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          *     - 404 `APP_TEAM_NOT_FOUND`: no such team in the organization
          */
@@ -737,7 +737,7 @@ export interface paths {
          *     - 400 `APP_NOT_A_MEMBER`: only members of the organization join its teams and groups; `details.ids` lists the others
          *     - 400 `APP_TOO_MANY_MEMBERS`: the team or group would hold more members than one may
          *     - 403 `APP_CANNOT_GRANT`: a grant names a permission the caller does not hold, named in `details.permission`
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          *     - 404 `APP_TEAM_NOT_FOUND`: no such team in the organization
          */
@@ -748,7 +748,7 @@ export interface paths {
          * @description Needs `org.teams.manage`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_MEMBER_NOT_FOUND`: the user is not a member of the organization (or of the team or group)
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          *     - 404 `APP_TEAM_NOT_FOUND`: no such team in the organization
@@ -771,7 +771,7 @@ export interface paths {
          * @description Needs `org.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          */
         get: operations["listPermissionGroups"];
@@ -788,7 +788,7 @@ export interface paths {
          *     - 400 `APP_UNKNOWN_PERMISSION`: a name is not in the permission catalogue (`GET /api/permissions`)
          *     - 400 `APP_UNKNOWN_PROJECT`: a grant names a project outside the organization; `details.ids` lists them
          *     - 403 `APP_CANNOT_GRANT`: a grant names a permission the caller does not hold, named in `details.permission`
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          *     - 409 `APP_PERMISSION_GROUP_NAME_TAKEN`: the organization has a permission group of that name
          */
@@ -811,7 +811,7 @@ export interface paths {
          * @description Needs `org.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          *     - 404 `APP_PERMISSION_GROUP_NOT_FOUND`: no such permission group in the organization
          */
@@ -828,7 +828,7 @@ export interface paths {
          *     - 400 `APP_UNKNOWN_PERMISSION`: a name is not in the permission catalogue (`GET /api/permissions`)
          *     - 400 `APP_UNKNOWN_PROJECT`: a grant names a project outside the organization; `details.ids` lists them
          *     - 403 `APP_CANNOT_GRANT`: a grant names a permission the caller does not hold, named in `details.permission`
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          *     - 404 `APP_PERMISSION_GROUP_NOT_FOUND`: no such permission group in the organization
          *     - 409 `APP_PERMISSION_GROUP_NAME_TAKEN`: the organization has a permission group of that name
@@ -840,7 +840,7 @@ export interface paths {
          * @description Needs `org.groups.manage`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          *     - 404 `APP_PERMISSION_GROUP_NOT_FOUND`: no such permission group in the organization
          */
@@ -866,7 +866,7 @@ export interface paths {
          *     - 400 `APP_NOT_A_MEMBER`: only members of the organization join its teams and groups; `details.ids` lists the others
          *     - 400 `APP_TOO_MANY_MEMBERS`: the team or group would hold more members than one may
          *     - 403 `APP_CANNOT_GRANT`: a grant names a permission the caller does not hold, named in `details.permission`
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          *     - 404 `APP_PERMISSION_GROUP_NOT_FOUND`: no such permission group in the organization
          */
@@ -877,7 +877,7 @@ export interface paths {
          * @description Needs `org.groups.manage`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_MEMBER_NOT_FOUND`: the user is not a member of the organization (or of the team or group)
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          *     - 404 `APP_PERMISSION_GROUP_NOT_FOUND`: no such permission group in the organization
@@ -908,7 +908,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_INVALID_NAME`: the name is blank
          *     - 400 `APP_INVALID_SLUG`: the slug is not 1 to 48 lower-case letters, digits or inner hyphens
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          *     - 409 `APP_SLUG_TAKEN`: the slug is taken; one derived from the name is never refused, one chosen is never changed
          */
@@ -931,7 +931,7 @@ export interface paths {
          * @description Needs `project.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getProject"];
@@ -943,7 +943,7 @@ export interface paths {
          *     - 400 `APP_INVALID_NAME`: the name is blank
          *     - 400 `APP_INVALID_ORIGIN`: an entry of `allowedOrigins` is not an origin such as https://app.example.com, or `*` is not alone
          *     - 400 `APP_INVALID_SLUG`: the slug is not 1 to 48 lower-case letters, digits or inner hyphens
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_SLUG_TAKEN`: the slug is taken; one derived from the name is never refused, one chosen is never changed
          */
@@ -954,7 +954,7 @@ export interface paths {
          * @description Needs `project.delete`. Removes the project's collections and records, files, end users, sessions and service tokens, and what the other families keep for it.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         delete: operations["deleteProject"];
@@ -977,7 +977,7 @@ export interface paths {
          * @description Needs `project.auth.manage`. Turning auth on creates the `_users` collection (idempotently); turning it off refuses register, login and project JWTs but keeps every user. Without `enabled` the state flips.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         post: operations["toggleProjectAuth"];
@@ -999,7 +999,7 @@ export interface paths {
          * @description Needs `project.tokens.manage`. Each token's name, hint and dates; the values are never stored.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listServiceTokens"];
@@ -1012,7 +1012,7 @@ export interface paths {
          *     - 400 `APP_INVALID_EXPIRY`: `expiresAt` is not in the future
          *     - 400 `APP_INVALID_NAME`: the name is blank
          *     - 400 `APP_TOO_MANY_SERVICE_TOKENS`: the project holds as many active service tokens as one may
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         post: operations["createServiceToken"];
@@ -1037,7 +1037,7 @@ export interface paths {
          * @description Needs `project.tokens.manage`. The token is refused from the next request on.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_SERVICE_TOKEN_NOT_FOUND`: no such active service token in the project
          */
@@ -1062,7 +1062,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 403 `APP_END_USER_DISABLED`: the end user's `disabled` flag is set: no token is minted for them
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_USER_NOT_FOUND`: no platform user has this id or e-mail address (under a project: no end user has this id)
          */
@@ -1083,12 +1083,23 @@ export interface paths {
         /**
          * The project's collection definitions, by name
          * @description Needs `collections.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listCollections"];
         put?: never;
         /**
          * Define a collection: fields, indexes and who may call each method
          * @description Needs `collections.manage`. `auth` and names starting with `_` are reserved. Location names the new collection.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_DEFINITION`: the definition breaks a rule of fields, indexes or methods; `details.fields` points at it
+         *     - 400 `APP_RESERVED_COLLECTION`: the name is reserved (`auth`, or starting with `_`), or `_users` cannot be dropped
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_COLLECTION_EXISTS`: the project already has a collection of that name
          */
         post: operations["createCollection"];
         delete?: never;
@@ -1107,17 +1118,37 @@ export interface paths {
         /**
          * One collection definition
          * @description Needs `collections.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getCollection"];
         /**
          * Change fields, indexes or method settings; refused with 409 if existing records would break it
-         * @description Needs `collections.manage`. A change that existing records would violate (a unique index over duplicates, a new required field some lack, a stricter type, a field declared over values records already hold under its name that it would refuse) is 409 `APP_DEFINITION_CONFLICT` and nothing changes. `signUpFields` is for `_users` only.
+         * @description Needs `collections.manage`. A change that existing records would violate (a unique index over duplicates, a new required field some lack, a stricter type, a field declared over values records already hold under its name that it would refuse) is refused and nothing changes. `signUpFields` is for `_users` only.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_DEFINITION`: the definition breaks a rule of fields, indexes or methods; `details.fields` points at it
+         *     - 400 `APP_RESERVED_COLLECTION`: the name is reserved (`auth`, or starting with `_`), or `_users` cannot be dropped
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DEFINITION_CONFLICT`: existing records would break the change (a unique index over duplicates, a new required field some lack, a stricter type, a field over values it would refuse), or an index not managed by the definition is in the way; nothing changed
          */
         put: operations["updateCollection"];
         post?: never;
         /**
          * Drop a collection with all its records
-         * @description Needs `collections.manage`. Records and files go with it; a collection other collections' relations point at is 409 `APP_COLLECTION_REFERENCED`.
+         * @description Needs `collections.manage`. Records and files go with it; a collection other collections' relations point at is refused.
+         *
+         *     Refused with:
+         *     - 400 `APP_RESERVED_COLLECTION`: the name is reserved (`auth`, or starting with `_`), or `_users` cannot be dropped
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_COLLECTION_REFERENCED`: other collections' relation fields point at the collection
          */
         delete: operations["dropCollection"];
         options?: never;
@@ -1513,7 +1544,7 @@ export interface paths {
          * @description All of them with `git.read` in the project; a member of some repositories (without it) gets those. Each with its clone URLs.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listGitRepositories"];
@@ -1525,7 +1556,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_GIT_INVALID_REF_NAME`: a branch or tag name git would not take, or a reserved one
          *     - 400 `APP_GIT_INVALID_SLUG`: the slug is not letters, digits, `.`, `_` and `-`, or ends in `.git`
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_GIT_SLUG_TAKEN`: another repository of the project has the slug
          *     - 500 `APP_GIT_FAILED`: git failed where it should not; what it said stays in the server log
@@ -1549,7 +1580,7 @@ export interface paths {
          * @description Needs `git.read`, in the project or through a role in the repository.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
@@ -1561,7 +1592,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_GIT_BRANCH_UNKNOWN`: a branch the body names does not exist
          *     - 400 `APP_GIT_INVALID_SLUG`: the slug is not letters, digits, `.`, `_` and `-`, or ends in `.git`
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_GIT_SLUG_TAKEN`: another repository of the project has the slug
@@ -1573,7 +1604,7 @@ export interface paths {
          * @description Needs `git.admin`, in the project or through a role in the repository. Removes the bare repository from disk; this cannot be undone.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
@@ -1595,7 +1626,7 @@ export interface paths {
          * @description Needs `git.read`, in the project or through a role in the repository. Marks the default branch and the branches a protected-branch rule matches.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
@@ -1610,7 +1641,7 @@ export interface paths {
          *     - 400 `APP_GIT_INVALID_REF`: a revision that is no branch, tag or commit id
          *     - 400 `APP_GIT_INVALID_REF_NAME`: a branch or tag name git would not take, or a reserved one
          *     - 400 `APP_GIT_NOT_A_COMMIT`: the revision names no commit
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_GIT_BRANCH_PROTECTED`: a protected-branch rule keeps the caller from changing the branch
          *     - 404 `APP_GIT_REF_NOT_FOUND`: no such branch, tag or commit in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
@@ -1625,7 +1656,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_GIT_DEFAULT_BRANCH`: the default branch cannot be deleted
          *     - 400 `APP_GIT_INVALID_REF_NAME`: a branch or tag name git would not take, or a reserved one
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_GIT_BRANCH_PROTECTED`: a protected-branch rule keeps the caller from changing the branch
          *     - 404 `APP_GIT_BRANCH_NOT_FOUND`: no such branch
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
@@ -1650,7 +1681,7 @@ export interface paths {
          * @description Needs `git.read`, in the project or through a role in the repository. Each with the commit it points at; annotated tags with their message and tagger.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
@@ -1665,7 +1696,7 @@ export interface paths {
          *     - 400 `APP_GIT_INVALID_REF`: a revision that is no branch, tag or commit id
          *     - 400 `APP_GIT_INVALID_REF_NAME`: a branch or tag name git would not take, or a reserved one
          *     - 400 `APP_GIT_NOT_A_COMMIT`: the revision names no commit
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_GIT_TAG_PROTECTED`: a protected-tag rule keeps the caller from creating, moving or deleting the tag
          *     - 404 `APP_GIT_REF_NOT_FOUND`: no such branch, tag or commit in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
@@ -1679,7 +1710,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_GIT_INVALID_REF_NAME`: a branch or tag name git would not take, or a reserved one
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_GIT_TAG_PROTECTED`: a protected-tag rule keeps the caller from creating, moving or deleting the tag
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_GIT_TAG_NOT_FOUND`: no such tag
@@ -1709,7 +1740,7 @@ export interface paths {
          *     - 400 `APP_GIT_INVALID_REF`: a revision that is no branch, tag or commit id
          *     - 400 `APP_GIT_NOT_A_COMMIT`: the revision names no commit
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_PATH_NOT_FOUND`: nothing at this path at the revision
          *     - 404 `APP_GIT_REF_NOT_FOUND`: no such branch, tag or commit in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
@@ -1739,7 +1770,7 @@ export interface paths {
          *     - 400 `APP_GIT_AMBIGUOUS_REF`: an abbreviated commit id matches several objects
          *     - 400 `APP_GIT_INVALID_REF`: a revision that is no branch, tag or commit id
          *     - 400 `APP_GIT_NOT_A_COMMIT`: the revision names no commit
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REF_NOT_FOUND`: no such branch, tag or commit in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -1768,7 +1799,7 @@ export interface paths {
          *     - 400 `APP_GIT_AMBIGUOUS_REF`: an abbreviated commit id matches several objects
          *     - 400 `APP_GIT_INVALID_REF`: a revision that is no branch, tag or commit id
          *     - 400 `APP_GIT_NOT_A_COMMIT`: the revision names no commit
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REF_NOT_FOUND`: no such branch, tag or commit in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -1797,7 +1828,7 @@ export interface paths {
          *     - 400 `APP_GIT_AMBIGUOUS_REF`: an abbreviated commit id matches several objects
          *     - 400 `APP_GIT_INVALID_REF`: a revision that is no branch, tag or commit id
          *     - 400 `APP_GIT_NOT_A_COMMIT`: the revision names no commit
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REF_NOT_FOUND`: no such branch, tag or commit in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -1829,7 +1860,7 @@ export interface paths {
          *     - 400 `APP_GIT_INVALID_REF`: a revision that is no branch, tag or commit id
          *     - 400 `APP_GIT_NOT_A_COMMIT`: the revision names no commit
          *     - 400 `APP_GIT_NOT_A_FOLDER`: the path is a file, not a folder
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_PATH_NOT_FOUND`: nothing at this path at the revision
          *     - 404 `APP_GIT_REF_NOT_FOUND`: no such branch, tag or commit in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
@@ -1861,7 +1892,7 @@ export interface paths {
          *     - 400 `APP_GIT_INVALID_REF`: a revision that is no branch, tag or commit id
          *     - 400 `APP_GIT_NOT_A_COMMIT`: the revision names no commit
          *     - 400 `APP_GIT_NOT_A_FILE`: the path is a folder or a submodule, not a file
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_PATH_NOT_FOUND`: nothing at this path at the revision
          *     - 404 `APP_GIT_REF_NOT_FOUND`: no such branch, tag or commit in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
@@ -1893,7 +1924,7 @@ export interface paths {
          *     - 400 `APP_GIT_INVALID_REF`: a revision that is no branch, tag or commit id
          *     - 400 `APP_GIT_NOT_A_COMMIT`: the revision names no commit
          *     - 400 `APP_GIT_NOT_A_FILE`: the path is a folder or a submodule, not a file
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_PATH_NOT_FOUND`: nothing at this path at the revision
          *     - 404 `APP_GIT_REF_NOT_FOUND`: no such branch, tag or commit in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
@@ -1920,7 +1951,7 @@ export interface paths {
          * @description Needs `git.admin`, in the project or through a role in the repository.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
@@ -1932,7 +1963,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_GIT_TOO_MANY_DEPLOY_KEYS`: the repository holds as many deploy keys as it may (`details.limit`)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_GIT_DEPLOY_KEY_EXISTS`: the SSH key is a deploy key or a user's key already
@@ -1959,7 +1990,7 @@ export interface paths {
          * @description Needs `git.admin`, in the project or through a role in the repository.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_DEPLOY_KEY_NOT_FOUND`: no such deploy key on the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -1982,7 +2013,7 @@ export interface paths {
          * @description Needs `git.read`, in the project or through a role in the repository.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
@@ -1995,7 +2026,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_GIT_INVALID_BRANCH_PATTERN`: a branch pattern that is no branch name with `*` in it
          *     - 400 `APP_GIT_TOO_MANY_RULES`: the repository holds as many rules of the kind as it may (`details.limit`)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_GIT_RULE_EXISTS`: a rule for the same pattern exists
@@ -2021,7 +2052,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_GIT_INVALID_BRANCH_PATTERN`: a branch pattern that is no branch name with `*` in it
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_GIT_RULE_NOT_FOUND`: no such rule in the repository
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -2034,7 +2065,7 @@ export interface paths {
          * @description Needs `git.admin`, in the project or through a role in the repository.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_GIT_RULE_NOT_FOUND`: no such rule in the repository
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -2057,7 +2088,7 @@ export interface paths {
          * @description Needs `git.read`, in the project or through a role in the repository.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
@@ -2070,7 +2101,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_GIT_INVALID_TAG_PATTERN`: a tag pattern that is no tag name with `*` in it
          *     - 400 `APP_GIT_TOO_MANY_RULES`: the repository holds as many rules of the kind as it may (`details.limit`)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_GIT_RULE_EXISTS`: a rule for the same pattern exists
@@ -2096,7 +2127,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_GIT_INVALID_TAG_PATTERN`: a tag pattern that is no tag name with `*` in it
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_GIT_RULE_NOT_FOUND`: no such rule in the repository
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -2109,7 +2140,7 @@ export interface paths {
          * @description Needs `git.admin`, in the project or through a role in the repository.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_GIT_RULE_NOT_FOUND`: no such rule in the repository
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -2132,7 +2163,7 @@ export interface paths {
          * @description Needs `git.read`, in the project or through a role in the repository.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
@@ -2145,7 +2176,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_GIT_LABEL_NAME_REQUIRED`: the label's name is blank
          *     - 400 `APP_GIT_TOO_MANY_LABELS`: the repository holds as many labels as it may (`details.limit`)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_GIT_LABEL_EXISTS`: a label of that name exists, letter case aside
@@ -2172,7 +2203,7 @@ export interface paths {
          * @description Needs `git.write`, in the project or through a role in the repository.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_LABEL_NOT_FOUND`: no such label in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -2186,7 +2217,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_GIT_LABEL_NAME_REQUIRED`: the label's name is blank
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_LABEL_NOT_FOUND`: no such label in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -2207,7 +2238,7 @@ export interface paths {
          * @description Needs `git.read`, in the project or through a role in the repository. Members of the repository itself; the project's members reach it through their project permissions and are not listed.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
@@ -2234,7 +2265,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_GIT_TOO_MANY_MEMBERS`: the repository holds as many members as it may (`details.limit`)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_USER_NOT_FOUND`: no platform user has this id or e-mail address (under a project: no end user has this id)
@@ -2246,7 +2277,7 @@ export interface paths {
          * @description Needs `git.admin`, in the project or through a role in the repository. `:user` is a user id or an e-mail address. What the project gives them stays.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_MEMBER_NOT_FOUND`: the user is no member of the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -2271,7 +2302,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
@@ -2289,7 +2320,7 @@ export interface paths {
          *     - 400 `APP_GIT_MR_SAME_BRANCH`: the source and target branches are the same
          *     - 400 `APP_GIT_MR_TITLE_REQUIRED`: the title is blank
          *     - 400 `APP_GIT_MR_UNRELATED`: the branches share no history
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_GIT_MR_EXISTS`: another merge request is open for the same branches
@@ -2313,7 +2344,7 @@ export interface paths {
          * @description Needs `git.read`, in the project or through a role in the repository. Reading records a moved source or target head (and marks earlier reviews stale) if no push did yet.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -2335,7 +2366,7 @@ export interface paths {
          *     - 400 `APP_GIT_MR_SAME_BRANCH`: the source and target branches are the same
          *     - 400 `APP_GIT_MR_TITLE_REQUIRED`: the title is blank
          *     - 400 `APP_GIT_MR_UNRELATED`: the branches share no history
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -2359,7 +2390,7 @@ export interface paths {
          * @description Needs `git.write`, in the project or through a role in the repository. Only an open merge request.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -2387,7 +2418,7 @@ export interface paths {
          * @description Needs `git.write`, in the project or through a role in the repository. Only a closed one whose source branch still exists, and not while another is open for the same branches.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -2415,7 +2446,7 @@ export interface paths {
          * @description Needs `git.read`, in the project or through a role in the repository. Computed on the branches as they are: state, the caller's permission and branch protection, draft, missing branches, a source head other than `expectedHeadSha`, conflicting files (named), required approvals and requested changes.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -2444,7 +2475,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_GIT_DEFAULT_BRANCH`: the default branch cannot be deleted
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_GIT_BRANCH_PROTECTED`: a protected-branch rule keeps the caller from changing the branch
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
@@ -2480,7 +2511,7 @@ export interface paths {
          * @description Needs `git.read`, in the project or through a role in the repository. The same shape as a commit's diff, `base` being the merge base.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -2507,7 +2538,7 @@ export interface paths {
          * @description Needs `git.read`, in the project or through a role in the repository.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -2533,7 +2564,7 @@ export interface paths {
          * @description Needs `git.read`, in the project or through a role in the repository. Stale reviews were given on an older source head and no longer count.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -2546,7 +2577,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_GIT_REVIEW_BODY_REQUIRED`: requesting changes or commenting needs a body
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_GIT_MR_SELF_REVIEW`: the author may comment on their own merge request, not judge it
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
@@ -2574,7 +2605,7 @@ export interface paths {
          * @description Needs `git.admin`, in the project or through a role in the repository. Comments cannot be dismissed.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_GIT_REVIEW_NOT_FOUND`: no such approval or change request (comments cannot be dismissed)
@@ -2599,7 +2630,7 @@ export interface paths {
          * @description Needs `git.read`, in the project or through a role in the repository.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -2616,7 +2647,7 @@ export interface paths {
          *     - 400 `APP_GIT_COMMENT_REPLY_POSITION`: a reply gives a position
          *     - 400 `APP_GIT_COMMENT_UNKNOWN`: the comment replied to is not on the merge request
          *     - 400 `APP_GIT_TOO_MANY_COMMENTS`: the merge request holds as many comments as it may (`details.limit`)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -2644,7 +2675,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_GIT_NO_SUGGESTION`: a comment is not inline on the new side, or holds no suggestion block
          *     - 400 `APP_GIT_SUGGESTIONS_OVERLAP`: suggestions on one file cover the same lines
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_GIT_BRANCH_PROTECTED`: a protected-branch rule keeps the caller from changing the branch
          *     - 404 `APP_GIT_COMMENT_NOT_FOUND`: no such comment on the merge request
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
@@ -2675,7 +2706,7 @@ export interface paths {
          * @description Needs `git.read`, in the project or through a role in the repository.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -2687,7 +2718,7 @@ export interface paths {
          * @description Needs `git.read`, in the project or through a role in the repository. Once per emoji and person. Answers with all its reactions.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -2699,7 +2730,7 @@ export interface paths {
          * @description Needs `git.read`, in the project or through a role in the repository. The emoji in `?emoji=`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
          *     - 404 `APP_GIT_REACTION_NOT_FOUND`: the caller has not reacted with this emoji
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
@@ -2726,7 +2757,7 @@ export interface paths {
          * @description Needs `git.read`, in the project or through a role in the repository. Its author or a `git.admin` holder.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_GIT_COMMENT_NOT_YOURS`: only the author edits a comment; the author or a `git.admin` holder deletes it
          *     - 404 `APP_GIT_COMMENT_NOT_FOUND`: no such comment on the merge request
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
@@ -2742,7 +2773,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_GIT_COMMENT_EMPTY`: the comment is blank
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_GIT_COMMENT_NOT_YOURS`: only the author edits a comment; the author or a `git.admin` holder deletes it
          *     - 404 `APP_GIT_COMMENT_NOT_FOUND`: no such comment on the merge request
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
@@ -2767,7 +2798,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_GIT_COMMENT_NOT_A_THREAD`: the comment is a reply: threads are resolved through their first comment
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_COMMENT_NOT_FOUND`: no such comment on the merge request
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
@@ -2796,7 +2827,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_GIT_COMMENT_NOT_A_THREAD`: the comment is a reply: threads are resolved through their first comment
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_COMMENT_NOT_FOUND`: no such comment on the merge request
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
@@ -2822,7 +2853,7 @@ export interface paths {
          * @description Needs `git.read`, in the project or through a role in the repository.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_COMMENT_NOT_FOUND`: no such comment on the merge request
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
@@ -2835,7 +2866,7 @@ export interface paths {
          * @description Needs `git.read`, in the project or through a role in the repository. Once per emoji and person.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_COMMENT_NOT_FOUND`: no such comment on the merge request
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
          *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
@@ -2848,7 +2879,7 @@ export interface paths {
          * @description Needs `git.read`, in the project or through a role in the repository. The emoji in `?emoji=`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_GIT_COMMENT_NOT_FOUND`: no such comment on the merge request
          *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
          *     - 404 `APP_GIT_REACTION_NOT_FOUND`: the caller has not reacted with this emoji
@@ -2873,7 +2904,7 @@ export interface paths {
          * @description Needs `dns.read`. Credentials are never returned.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listDnsProviders"];
@@ -2885,7 +2916,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_DNS_PROVIDER_ENDPOINT_INTERNAL`: the endpoint is an internal address the operator has not opened (DNS_PROVIDER_PRIVATE_HOSTS)
          *     - 400 `APP_DNS_PROVIDER_INVALID`: the provider's kind lacks its endpoint or a credential, or the endpoint is not a plain http(s) URL
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_DNS_TOO_MANY_PROVIDERS`: the project holds as many providers as it may
          */
@@ -2908,7 +2939,7 @@ export interface paths {
          * @description Needs `dns.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_PROVIDER_NOT_FOUND`: no such provider in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
@@ -2920,7 +2951,7 @@ export interface paths {
          * @description Needs `dns.manage`. Refused while zones are on it; the built-in server cannot be removed.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_PROVIDER_NOT_FOUND`: no such provider in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_DNS_PROVIDER_IN_USE`: zones are still on the provider
@@ -2945,7 +2976,7 @@ export interface paths {
          * @description Needs `dns.manage`. `ok: false` comes with the reason: unreachable (refused, unknown host, timeout), credentials refused, or what the provider said.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_PROVIDER_NOT_FOUND`: no such provider in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
@@ -2968,7 +2999,7 @@ export interface paths {
          * @description Needs `dns.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listDnsZones"];
@@ -2979,7 +3010,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_DNS_INVALID_NAME`: a name is not a valid domain name (a zone needs two labels or more)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_PROVIDER_NOT_FOUND`: no such provider in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_DNS_TOO_MANY_ZONES`: the project holds as many zones as it may
@@ -3016,7 +3047,7 @@ export interface paths {
          *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
          *     - 400 `APP_DNS_TOO_MANY_RECORDS`: the zone would hold more records than a zone may
          *     - 400 `APP_DNS_ZONE_FILE_INVALID`: a line of the zone file cannot be read, or a record in it breaks the records' rules; the message names the line
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_PROVIDER_NOT_FOUND`: no such provider in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_DNS_CNAME_CONFLICT`: a CNAME would stand beside other records at its name, or at the apex
@@ -3049,7 +3080,7 @@ export interface paths {
          *             master file itself (`text/dns`) with a download name.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
@@ -3075,7 +3106,7 @@ export interface paths {
          * @description Needs `dns.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
@@ -3087,7 +3118,7 @@ export interface paths {
          * @description Needs `dns.manage`. The built-in server stops answering for it at once.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
@@ -3110,7 +3141,7 @@ export interface paths {
          * @description Needs `dns.read`. Read from the zone's provider, SOA included.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
@@ -3128,7 +3159,7 @@ export interface paths {
          *     - 400 `APP_DNS_NAME_OUTSIDE_ZONE`: a record's name lies outside its zone
          *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
          *     - 400 `APP_DNS_TOO_MANY_RECORDS`: the zone would hold more records than a zone may
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_DNS_CNAME_CONFLICT`: a CNAME would stand beside other records at its name, or at the apex
@@ -3165,7 +3196,7 @@ export interface paths {
          *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
          *     - 400 `APP_DNS_TOO_MANY_CHANGES`: the change holds more changes than one request may
          *     - 400 `APP_DNS_TOO_MANY_RECORDS`: the zone would hold more records than a zone may
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_RECORD_NOT_FOUND`: no such record in the zone
          *     - 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -3193,7 +3224,7 @@ export interface paths {
          * @description Needs `dns.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_RECORD_NOT_FOUND`: no such record in the zone
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
@@ -3210,7 +3241,7 @@ export interface paths {
          *     - 400 `APP_DNS_NAME_OUTSIDE_ZONE`: a record's name lies outside its zone
          *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
          *     - 400 `APP_DNS_TOO_MANY_RECORDS`: the zone would hold more records than a zone may
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_RECORD_NOT_FOUND`: no such record in the zone
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_DNS_CNAME_CONFLICT`: a CNAME would stand beside other records at its name, or at the apex
@@ -3226,7 +3257,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_DNS_RECORD_NOT_FOUND`: no such record in the zone
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_DNS_CONCURRENT_CHANGE`: the zone kept changing under the change; try again
@@ -3251,7 +3282,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_DNS_INVALID_NAME`: a name is not a valid domain name (a zone needs two labels or more)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_DNS_GATEWAY_NOT_CONFIGURED`: the server has no gateway host name or addresses to point at (DNS_GATEWAY_HOST, DNS_GATEWAY_IPV4, DNS_GATEWAY_IPV6)
          *     - 502 `APP_DNS_PROVIDER_FAILED`: the zone's provider could not be reached or refused; the message says why
@@ -3285,7 +3316,7 @@ export interface paths {
          *     - 400 `APP_DNS_NAME_OUTSIDE_ZONE`: a record's name lies outside its zone
          *     - 400 `APP_DNS_SOA_MANAGED`: the change touches the SOA record, which the provider keeps
          *     - 400 `APP_DNS_TOO_MANY_RECORDS`: the zone would hold more records than a zone may
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_DNS_CNAME_CONFLICT`: a CNAME would stand beside other records at its name, or at the apex
          *     - 409 `APP_DNS_CONCURRENT_CHANGE`: the zone kept changing under the change; try again
@@ -4394,7 +4425,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listTrackerProjects"];
@@ -4409,7 +4440,7 @@ export interface paths {
          *     - 400 `APP_TRACKER_INVALID_TIMEZONE`: the timezone is not an IANA timezone name
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
          *     - 400 `APP_TRACKER_NOT_A_MEMBER`: a person named in the request is not a member of the tracker project (or cannot use the platform project's tracker)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_TRACKER_IDENTIFIER_TAKEN`: another tracker project of the platform project has (or had) this identifier
          *     - 409 `APP_TRACKER_LIMIT_REACHED`: the project or item holds as many of these as it may; `details.limit` says how many
@@ -4433,7 +4464,7 @@ export interface paths {
          * @description Needs `tracker.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          */
@@ -4445,7 +4476,7 @@ export interface paths {
          * @description Needs `tracker.admin`. Gone for every reader at once; its items, pages, files and the rest are purged right after (finished by a job if the server stops half-way). Its identifiers become free again.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
@@ -4464,7 +4495,7 @@ export interface paths {
          *     - 400 `APP_TRACKER_INVALID_TIMEZONE`: the timezone is not an IANA timezone name
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
          *     - 400 `APP_TRACKER_NOT_A_MEMBER`: a person named in the request is not a member of the tracker project (or cannot use the platform project's tracker)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
@@ -4489,7 +4520,7 @@ export interface paths {
          * @description Needs `tracker.admin`. Every write into it is refused until it is restored. Archiving an archived project changes nothing.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
@@ -4515,7 +4546,7 @@ export interface paths {
          * @description Needs `tracker.admin`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
@@ -4539,7 +4570,7 @@ export interface paths {
          * @description Needs `tracker.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          */
@@ -4555,7 +4586,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
@@ -4577,7 +4608,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          */
@@ -4589,7 +4620,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_TRACKER_NOT_A_MEMBER`: a person named in the request is not a member of the tracker project (or cannot use the platform project's tracker)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          *     - 409 `APP_TRACKER_ALREADY_MEMBER`: the person is a member already; change their role instead
@@ -4618,7 +4649,7 @@ export interface paths {
          * @description Needs `tracker.admin`. Their assignments stay; they cannot be given new ones.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_MEMBER_NOT_FOUND`: the person is not a member of the tracker project
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -4632,7 +4663,7 @@ export interface paths {
          * @description Needs `tracker.admin`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_MEMBER_NOT_FOUND`: the person is not a member of the tracker project
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -4654,7 +4685,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          */
@@ -4667,7 +4698,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          *     - 409 `APP_TRACKER_LIMIT_REACHED`: the project or item holds as many of these as it may; `details.limit` says how many
@@ -4693,7 +4724,7 @@ export interface paths {
          * @description Needs `tracker.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          *     - 404 `APP_TRACKER_STATE_NOT_FOUND`: no such state in the tracker project
@@ -4707,7 +4738,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          *     - 404 `APP_TRACKER_STATE_NOT_FOUND`: no such state in the tracker project
@@ -4725,7 +4756,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          *     - 404 `APP_TRACKER_STATE_NOT_FOUND`: no such state in the tracker project
@@ -4749,7 +4780,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          */
@@ -4762,7 +4793,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          *     - 409 `APP_TRACKER_LABEL_DEPTH`: labels nest one level only
@@ -4789,7 +4820,7 @@ export interface paths {
          * @description Needs `tracker.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_LABEL_NOT_FOUND`: no such label in the tracker project
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -4802,7 +4833,7 @@ export interface paths {
          * @description Needs `tracker.admin`. Each item that held them loses them with an activity entry; finished by a job if the server stops half-way.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_LABEL_NOT_FOUND`: no such label in the tracker project
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -4818,7 +4849,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_LABEL_NOT_FOUND`: no such label in the tracker project
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -4843,7 +4874,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          */
@@ -4856,7 +4887,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          *     - 409 `APP_TRACKER_LIMIT_REACHED`: the project or item holds as many of these as it may; `details.limit` says how many
@@ -4882,7 +4913,7 @@ export interface paths {
          * @description Needs `tracker.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ISSUE_TYPE_NOT_FOUND`: no such issue type in the tracker project
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -4895,7 +4926,7 @@ export interface paths {
          * @description Needs `tracker.admin`. A type items use is refused: make it inactive instead, or change their type first.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ISSUE_TYPE_NOT_FOUND`: no such issue type in the tracker project
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -4912,7 +4943,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ISSUE_TYPE_NOT_FOUND`: no such issue type in the tracker project
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -4936,7 +4967,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          */
@@ -4949,7 +4980,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          *     - 409 `APP_TRACKER_LIMIT_REACHED`: the project or item holds as many of these as it may; `details.limit` says how many
@@ -4975,7 +5006,7 @@ export interface paths {
          * @description Needs `tracker.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ESTIMATE_NOT_FOUND`: no such estimate in the tracker project
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -4988,7 +5019,7 @@ export interface paths {
          * @description Needs `tracker.admin`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ESTIMATE_NOT_FOUND`: no such estimate in the tracker project
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -5005,7 +5036,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ESTIMATE_NOT_FOUND`: no such estimate in the tracker project
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -5033,7 +5064,7 @@ export interface paths {
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
          *     - 400 `APP_TRACKER_INVALID_FILTER`: the filter breaks the grammar: `details.fields[0]` names the place (`filter.and[1].op`) and the field
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          *     - 404 `APP_TRACKER_VIEW_NOT_FOUND`: no such view, or it is someone else's private view
@@ -5050,7 +5081,7 @@ export interface paths {
          *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
          *     - 400 `APP_TRACKER_NOT_A_MEMBER`: a person named in the request is not a member of the tracker project (or cannot use the platform project's tracker)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -5077,7 +5108,7 @@ export interface paths {
          *     - 400 `APP_TRACKER_INVALID_BULK`: the bulk patch gives neither `ids` with `patch` nor `items`, or both
          *     - 400 `APP_TRACKER_INVALID_IDEMPOTENCY_KEY`: the Idempotency-Key header is not 1 to 255 visible ASCII characters
          *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          *     - 409 `APP_TRACKER_IDEMPOTENCY_IN_PROGRESS`: a request with this Idempotency-Key is still running: retry shortly
@@ -5102,7 +5133,7 @@ export interface paths {
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
          *     - 400 `APP_TRACKER_INVALID_FILTER`: the filter breaks the grammar: `details.fields[0]` names the place (`filter.and[1].op`) and the field
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          *     - 404 `APP_TRACKER_VIEW_NOT_FOUND`: no such view, or it is someone else's private view
@@ -5129,7 +5160,7 @@ export interface paths {
          * @description Needs `tracker.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -5143,7 +5174,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_INVALID_IF_MATCH`: If-Match is not a version such as `"3"`
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
@@ -5164,7 +5195,7 @@ export interface paths {
          *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
          *     - 400 `APP_TRACKER_NOT_A_MEMBER`: a person named in the request is not a member of the tracker project (or cannot use the platform project's tracker)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
@@ -5195,7 +5226,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -5208,7 +5239,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -5236,7 +5267,7 @@ export interface paths {
          * @description Needs `tracker.write`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_COMMENT_NOT_FOUND`: no such comment on the item
@@ -5253,7 +5284,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_COMMENT_NOT_FOUND`: no such comment on the item
@@ -5276,7 +5307,7 @@ export interface paths {
          * @description Needs `tracker.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -5289,7 +5320,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -5318,7 +5349,7 @@ export interface paths {
          * @description Needs `tracker.write`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -5343,7 +5374,7 @@ export interface paths {
          * @description Needs `tracker.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_COMMENT_NOT_FOUND`: no such comment on the item
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
@@ -5357,7 +5388,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_COMMENT_NOT_FOUND`: no such comment on the item
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
@@ -5387,7 +5418,7 @@ export interface paths {
          * @description Needs `tracker.write`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_COMMENT_NOT_FOUND`: no such comment on the item
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
@@ -5414,7 +5445,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -5427,7 +5458,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -5457,7 +5488,7 @@ export interface paths {
          * @description Needs `tracker.write`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
@@ -5484,7 +5515,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -5498,7 +5529,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
          *     - 400 `APP_TRACKER_RELATION_SELF`: the relation names the item itself
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
@@ -5528,7 +5559,7 @@ export interface paths {
          * @description Needs `tracker.write`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
@@ -5555,7 +5586,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -5582,7 +5613,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -5595,7 +5626,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_TRACKER_NOT_A_MEMBER`: a person named in the request is not a member of the tracker project (or cannot use the platform project's tracker)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
@@ -5624,7 +5655,7 @@ export interface paths {
          * @description Needs `tracker.write`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
@@ -5651,7 +5682,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -5681,7 +5712,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
          *     - 400 `APP_UPLOAD_INVALID`: the upload's name, type, size or sha256 is not valid
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -5708,7 +5739,7 @@ export interface paths {
          * @description Needs `tracker.write`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -5724,7 +5755,7 @@ export interface paths {
          * @description Needs `tracker.write`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -5754,7 +5785,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_BODY_INCOMPLETE`: the request ended before its body arrived
          *     - 400 `APP_INVALID_CHUNK`: the chunk index is out of range, or the chunk is not the chunk size (the last one may be shorter)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -5788,7 +5819,7 @@ export interface paths {
          * @description Needs `tracker.write`. Completing twice attaches the file once. Written to the item's activity.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -5821,7 +5852,7 @@ export interface paths {
          * @description Needs `tracker.read`. Streamed with its sniffed type, as record files are. Errors are JSON.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_FILE_NOT_FOUND`: the file's bytes are not stored (any more)
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ATTACHMENT_NOT_FOUND`: no such attachment on the item
@@ -5837,7 +5868,7 @@ export interface paths {
          * @description Needs `tracker.write`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ATTACHMENT_NOT_FOUND`: no such attachment on the item
@@ -5864,7 +5895,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -5878,7 +5909,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -5905,7 +5936,7 @@ export interface paths {
          * @description Needs `tracker.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_CYCLE_NOT_FOUND`: no such cycle in the tracker project
@@ -5920,7 +5951,7 @@ export interface paths {
          * @description Needs `tracker.write`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -5939,7 +5970,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_INVALID_IF_MATCH`: If-Match is not a version such as `"3"`
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_CYCLE_NOT_FOUND`: no such cycle in the tracker project
@@ -5969,7 +6000,7 @@ export interface paths {
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
          *     - 400 `APP_TRACKER_INVALID_FILTER`: the filter breaks the grammar: `details.fields[0]` names the place (`filter.and[1].op`) and the field
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_CYCLE_NOT_FOUND`: no such cycle in the tracker project
@@ -5984,7 +6015,7 @@ export interface paths {
          * @description Needs `tracker.write`. Each item is moved as a PATCH of its `cycleId` would move it, and answered on its own.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_CYCLE_NOT_FOUND`: no such cycle in the tracker project
@@ -6014,7 +6045,7 @@ export interface paths {
          * @description Needs `tracker.write`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_CYCLE_NOT_FOUND`: no such cycle in the tracker project
@@ -6046,7 +6077,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_CYCLE_NOT_FOUND`: no such cycle in the tracker project
@@ -6075,7 +6106,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_CYCLE_NOT_FOUND`: no such cycle in the tracker project
@@ -6104,7 +6135,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -6119,7 +6150,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
          *     - 400 `APP_TRACKER_NOT_A_MEMBER`: a person named in the request is not a member of the tracker project (or cannot use the platform project's tracker)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -6146,7 +6177,7 @@ export interface paths {
          * @description Needs `tracker.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_MODULE_NOT_FOUND`: no such module in the tracker project
@@ -6161,7 +6192,7 @@ export interface paths {
          * @description Needs `tracker.write`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -6181,7 +6212,7 @@ export interface paths {
          *     - 400 `APP_INVALID_IF_MATCH`: If-Match is not a version such as `"3"`
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
          *     - 400 `APP_TRACKER_NOT_A_MEMBER`: a person named in the request is not a member of the tracker project (or cannot use the platform project's tracker)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_MODULE_NOT_FOUND`: no such module in the tracker project
@@ -6210,7 +6241,7 @@ export interface paths {
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
          *     - 400 `APP_TRACKER_INVALID_FILTER`: the filter breaks the grammar: `details.fields[0]` names the place (`filter.and[1].op`) and the field
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_MODULE_NOT_FOUND`: no such module in the tracker project
@@ -6225,7 +6256,7 @@ export interface paths {
          * @description Needs `tracker.write`. Each item is changed as a PATCH of its `moduleIds` would change it, and answered on its own.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_MODULE_NOT_FOUND`: no such module in the tracker project
@@ -6253,7 +6284,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
@@ -6267,7 +6298,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_FILTER`: the filter breaks the grammar: `details.fields[0]` names the place (`filter.and[1].op`) and the field
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -6294,7 +6325,7 @@ export interface paths {
          * @description Needs `tracker.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          *     - 404 `APP_TRACKER_VIEW_NOT_FOUND`: no such view, or it is someone else's private view
@@ -6308,7 +6339,7 @@ export interface paths {
          * @description Needs `tracker.write`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -6328,7 +6359,7 @@ export interface paths {
          *     - 400 `APP_INVALID_IF_MATCH`: If-Match is not a version such as `"3"`
          *     - 400 `APP_TRACKER_INVALID_FILTER`: the filter breaks the grammar: `details.fields[0]` names the place (`filter.and[1].op`) and the field
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -6356,7 +6387,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
          *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
@@ -6372,7 +6403,7 @@ export interface paths {
          *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
          *     - 400 `APP_TRACKER_NOT_A_MEMBER`: a person named in the request is not a member of the tracker project (or cannot use the platform project's tracker)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -6406,7 +6437,7 @@ export interface paths {
          * @description Needs `tracker.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_INTAKE_NOT_FOUND`: no such intake item in the tracker project
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
@@ -6427,7 +6458,7 @@ export interface paths {
          *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
          *     - 400 `APP_TRACKER_NOT_A_MEMBER`: a person named in the request is not a member of the tracker project (or cannot use the platform project's tracker)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_INTAKE_NOT_FOUND`: no such intake item in the tracker project
@@ -6459,7 +6490,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -6474,7 +6505,7 @@ export interface paths {
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
@@ -6501,7 +6532,7 @@ export interface paths {
          * @description Needs `tracker.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PAGE_NOT_FOUND`: no such page, or it is someone else's private page
@@ -6516,7 +6547,7 @@ export interface paths {
          * @description Needs `tracker.write`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -6537,7 +6568,7 @@ export interface paths {
          *     - 400 `APP_INVALID_IF_MATCH`: If-Match is not a version such as `"3"`
          *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
          *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -6567,7 +6598,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PAGE_NOT_FOUND`: no such page, or it is someone else's private page
@@ -6595,7 +6626,7 @@ export interface paths {
          * @description Needs `tracker.read`.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PAGE_NOT_FOUND`: no such page, or it is someone else's private page
@@ -6626,7 +6657,7 @@ export interface paths {
          * @description Needs `tracker.write`. An edit by the caller like any other: the page as it was is kept as a version.
          *
          *     Refused with:
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_PAGE_NOT_FOUND`: no such page, or it is someone else's private page
@@ -6658,7 +6689,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_KEY`: the key is not `<IDENTIFIER>-<number>`
-         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_TRACKER_ITEM_NOT_FOUND`: no such work item, or the caller may not see it (a guest's view, someone else's draft)
          */
@@ -6916,7 +6947,7 @@ export interface components {
                 download: components["schemas"]["MethodSetting"];
                 fileDelete: components["schemas"]["MethodSetting"];
             };
-            /** @description `_users` only. `open` (what switching auth on gives): profile fields sent at sign-up that `fields` does not declare are stored with the user as given, beside the declared ones, which meet their definitions. `strict`: they are refused with 400 `APP_UNKNOWN_FIELD`. Either way, read-only fields, files and reserved names are refused */
+            /** @description `_users` only. `open` (what switching auth on gives): profile fields sent at sign-up that `fields` does not declare are stored with the user as given, beside the declared ones, which meet their definitions. `strict`: they are refused as unknown fields (400). Either way, read-only fields, files and reserved names are refused */
             signUpFields?: "open" | "strict";
             /** Format: date-time */
             createdAt: string;
@@ -10686,7 +10717,7 @@ export interface operations {
                         download?: components["schemas"]["MethodSetting"];
                         fileDelete?: components["schemas"]["MethodSetting"];
                     };
-                    /** @description `_users` only. `open` (what switching auth on gives): profile fields sent at sign-up that `fields` does not declare are stored with the user as given, beside the declared ones, which meet their definitions. `strict`: they are refused with 400 `APP_UNKNOWN_FIELD`. Either way, read-only fields, files and reserved names are refused */
+                    /** @description `_users` only. `open` (what switching auth on gives): profile fields sent at sign-up that `fields` does not declare are stored with the user as given, beside the declared ones, which meet their definitions. `strict`: they are refused as unknown fields (400). Either way, read-only fields, files and reserved names are refused */
                     signUpFields?: "open" | "strict";
                 };
             };
@@ -10742,7 +10773,6 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            /** @description The collection's name */
                             id: string;
                             /** @enum {boolean} */
                             deleted: true;
