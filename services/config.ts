@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { ANY_ORIGIN, normalizeOrigin } from './origins.js'
-import { allowedHostList, ConfigError, DNS_NAME, integer, isAddressOrRange, text, type Env } from './config-env.js'
+import { allowedHostList, ConfigError, DNS_NAME, integer, isAddressOrRange, list, text, type Env } from './config-env.js'
+import { parseKeyText } from './crypto.js'
 import { parseDnsConfig, type DnsConfig } from './dns/config.js'
 import { parseWebhooksConfig, type WebhooksConfig } from './webhooks/config.js'
 
@@ -29,6 +30,8 @@ export interface Config {
   bodyLimit: number
   /** Master key material for sealing provider secrets; null means the key file in DATA_DIR (refused with MongoDB). */
   masterKey: string | null
+  /** PLINTH_MASTER_KEY_RETIRED: former master keys, which still open what was sealed under them until it is re-sealed (docs/assistant.md, "Rotating the master key"). */
+  retiredMasterKeys: string[]
   /** Personal access tokens begin `<patPrefix>_`. */
   patPrefix: string
   /** Project service tokens begin `<serviceTokenPrefix>_`; distinct from the PAT prefix so neither passes for the other. */
@@ -419,6 +422,10 @@ export function loadConfig (env: Env = process.env): Config {
   if (mongodbUrl !== null && masterKey === null) {
     throw new ConfigError('PLINTH_MASTER_KEY', 'must be set when MONGODB_URL is: every node sharing the database must use the same key (generate one with `openssl rand -base64 32`)')
   }
+  const retiredMasterKeys = list(env, 'PLINTH_MASTER_KEY_RETIRED')
+  if (retiredMasterKeys.some((key) => parseKeyText(key) === null)) {
+    throw new ConfigError('PLINTH_MASTER_KEY_RETIRED', 'must be a comma-separated list of former master keys, each 32 bytes written as base64 (44 chars) or hex (64 chars)')
+  }
   const mongodbDb = text(env, 'MONGODB_DB') ?? 'plinth'
   if (!/^[^/\\. "$*<>:|?]{1,63}$/.test(mongodbDb)) throw new ConfigError('MONGODB_DB', `is not a valid MongoDB database name: "${mongodbDb}"`)
 
@@ -443,6 +450,7 @@ export function loadConfig (env: Env = process.env): Config {
     logLevel,
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     masterKey,
+    retiredMasterKeys,
     patPrefix,
     serviceTokenPrefix,
     projectTokenTtlSeconds: integer(env, 'PROJECT_TOKEN_TTL_SECONDS', 900, 60, 86_400),
