@@ -19,7 +19,7 @@ const CODES_NOT_YET_IN_CATALOGUES = [
 ]
 
 /** Route folders converted to the second edition of the family template, whose files read as tables. */
-const CONVERTED_ROUTES = ['routes/dns/**']
+const CONVERTED_ROUTES = ['routes/dns/**', 'routes/llm/**']
 
 /** Routes that still reach the Store themselves; each goes when a service answers for it (issue 28). */
 const ROUTES_ON_THE_STORE = ['routes/auth/oauth.ts', 'routes/health/index.ts']

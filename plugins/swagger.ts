@@ -17,7 +17,8 @@ export const API_TAGS = [
   { name: 'hosting', description: 'App hosting: container apps and static apps, deployments from an upload or git, instances behind the gateway, secrets, logs, metrics, timeline and usage' },
   { name: 'git', description: 'Git hosting: repositories, branches, tags, history, trees and files, deploy keys and protected branches (the smart-HTTP clone URLs are in each repository\'s view)' },
   { name: 'data', description: 'A project\'s data API: records of each collection, lists with filters and cursors, bulk changes and record files' },
-  { name: 'dns', description: 'DNS: providers (the built-in authoritative server, PowerDNS, Cloudflare, Route 53), zones with zone-file import and export, records, and the records that point a hostname at the gateway' }
+  { name: 'dns', description: 'DNS: providers (the built-in authoritative server, PowerDNS, Cloudflare, Route 53), zones with zone-file import and export, records, and the records that point a hostname at the gateway' },
+  { name: 'llm', description: 'LLM configuration of organizations and projects: provider credentials (sealed, shown masked, checked against the provider), settings, the models each credential offers, and how a project\'s values resolve' }
 ]
 
 /**

@@ -5,10 +5,11 @@ import { ANY_ORIGIN, normalizeOrigin } from './origins.js'
 import { allowedHostList, ConfigError, DNS_NAME, integer, isAddressOrRange, list, text, type Env } from './config-env.js'
 import { parseKeyText } from './crypto.js'
 import { parseDnsConfig, type DnsConfig } from './dns/config.js'
+import { parseLlmConfig, type LlmConfig } from './llm/config.js'
 import { parseWebhooksConfig, type WebhooksConfig } from './webhooks/config.js'
 
 export { ConfigError }
-export type { DnsConfig, WebhooksConfig }
+export type { DnsConfig, LlmConfig, WebhooksConfig }
 
 /**
  * Configuration comes from the environment only, validated once at start:
@@ -68,6 +69,8 @@ export interface Config {
   jobs: JobsConfig
   /** Outbound webhooks: what receivers may be, timeouts, retries and when a failing webhook is disabled (docs/webhooks.md). */
   webhooks: WebhooksConfig
+  /** LLM credentials and settings: which internal hosts base URLs may reach, the provider call's deadline, the platform defaults (docs/llm.md). */
+  llm: LlmConfig
 }
 
 export interface JobsConfig {
@@ -480,7 +483,8 @@ export function loadConfig (env: Env = process.env): Config {
       slots: integer(env, 'JOB_WORKER_SLOTS', 2, 1, 256),
       longSlots: integer(env, 'JOB_WORKER_LONG_SLOTS', 2, 1, 256)
     },
-    webhooks: parseWebhooksConfig(env)
+    webhooks: parseWebhooksConfig(env),
+    llm: parseLlmConfig(env)
   }
 }
 

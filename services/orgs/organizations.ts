@@ -59,6 +59,7 @@ const NOT_FOUND = 'Organization not found'
 export class Organizations {
   readonly records: StoreCollection<OrganizationRecord>
   private readonly memberships: StoreCollection<MembershipRecord>
+  private readonly purgeHooks: Array<(orgId: string) => Promise<void>> = []
 
   constructor (store: Store, private readonly deps: { clock: Clock, users: PlatformUsers, teams: MemberSets, groups: MemberSets, contents: OrganizationContents, schedulePurge: (orgId: string) => Promise<void> }) {
     this.records = store.collection<OrganizationRecord>('organizations')
@@ -141,7 +142,13 @@ export class Organizations {
     await this.deps.teams.deleteAllInOrganization(orgId)
     await this.deps.groups.deleteAllInOrganization(orgId)
     await this.deps.contents.deleteAllInOrganization(orgId)
+    for (const hook of this.purgeHooks) await hook(orgId)
     await this.records.deleteOne({ _id: orgId })
+  }
+
+  /** What other families keep per organization goes with it: each hook is idempotent, and runs again if a purge is finished after a crash. */
+  onPurge (hook: (orgId: string) => Promise<void>): void {
+    this.purgeHooks.push(hook)
   }
 
   /** Grants scoped to a deleted project go with it. */

@@ -72,7 +72,7 @@ t.test('PLINTH_MASTER_KEY_RETIRED: former keys, each a key', async (t) => {
   t.same(loadConfig({}).retiredMasterKeys, [])
   const hex = 'ab'.repeat(32)
   t.same(loadConfig({ PLINTH_MASTER_KEY_RETIRED: `${KEY}, ${hex}` }).retiredMasterKeys, [KEY, hex])
-  t.throws(() => loadConfig({ PLINTH_MASTER_KEY_RETIRED: `${KEY},short` }), { variable: 'PLINTH_MASTER_KEY_RETIRED' })
+  t.throws(() => loadConfig({ PLINTH_MASTER_KEY_RETIRED: `${KEY},short` }), { variable: 'PLINTH_MASTER_KEY_RETIRED', message: /former master keys/ })
 })
 
 t.test('a bad value names its variable', async (t) => {
