@@ -31,7 +31,7 @@ export interface Config {
   bodyLimit: number
   /** Master key material for sealing provider secrets; null means the key file in DATA_DIR (refused with MongoDB). */
   masterKey: string | null
-  /** PLINTH_MASTER_KEY_RETIRED: former master keys, which still open what was sealed under them until it is re-sealed (docs/assistant.md, "Rotating the master key"). */
+  /** PLINTH_MASTER_KEY_RETIRED: former master keys, which still open what was sealed under them until it is re-sealed (docs/llm.md, "Rotating the master key"). */
   retiredMasterKeys: string[]
   /** Personal access tokens begin `<patPrefix>_`. */
   patPrefix: string
