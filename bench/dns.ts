@@ -8,6 +8,7 @@ import { PowerDnsProvider } from '../services/dns/providers/powerdns.js'
 import { applyChanges } from '../services/dns/changes.js'
 import { startPowerDns } from '../test/services/dns/providers/pdns-server.js'
 import { BENCH_QUESTIONS, BENCH_RECORDS, BENCH_ZONE } from './dns-zone.js'
+import { AddressGuard } from '../services/internal-addresses.js'
 
 /**
  * Queries per second of the built-in server and of PowerDNS (its default
@@ -23,7 +24,7 @@ const dir = mkdtempSync(join(tmpdir(), 'plinth-bench-pdns-'))
 const questions = join(dir, 'questions.txt')
 writeFileSync(questions, `${BENCH_QUESTIONS.join('\n')}\n`)
 const pdns = await startPowerDns(dir, { caches: true })
-const provider = new PowerDnsProvider({ endpoint: pdns.apiUrl, serverId: 'localhost', apiKey: pdns.apiKey })
+const provider = new PowerDnsProvider({ guard: new AddressGuard({ allowedHosts: ['127.0.0.1'] }), endpoint: pdns.apiUrl, serverId: 'localhost', apiKey: pdns.apiKey })
 const zone = { id: 'bench', name: BENCH_ZONE, externalId: await provider.createZone({ id: 'bench', name: BENCH_ZONE, nameservers: ['ns1.plinth.localhost', 'ns2.plinth.localhost'] }) }
 const { records } = await provider.readZone(zone)
 await provider.replaceRRsets(zone, applyChanges('bench', BENCH_ZONE, records, { create: BENCH_RECORDS }, BENCH_RECORDS.length).rrsets)

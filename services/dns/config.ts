@@ -1,6 +1,6 @@
 import { isIP } from 'node:net'
 import { Type, type Static } from '@sinclair/typebox'
-import { ConfigError, DNS_NAME, integer, list, text, type Env } from '../config-env.js'
+import { allowedHostList, ConfigError, DNS_NAME, integer, list, text, type Env } from '../config-env.js'
 import { exemptEntry } from './rate-limit.js'
 
 /**
@@ -17,7 +17,7 @@ export const DnsConfig = Type.Object({
     ipv4: Type.Array(Type.String(), { variable: 'DNS_GATEWAY_IPV4', description: 'The IPv4 addresses an apex gets' }),
     ipv6: Type.Array(Type.String(), { variable: 'DNS_GATEWAY_IPV6', description: 'The IPv6 addresses an apex gets' })
   }, { description: 'What hostnames are pointed at' }),
-  providerPrivateHosts: Type.Array(Type.String(), { variable: 'DNS_PROVIDER_PRIVATE_HOSTS', description: 'Provider endpoint hosts that may be internal addresses; every other internal one is refused' }),
+  providerPrivateHosts: Type.Array(Type.String(), { variable: 'DNS_PROVIDER_PRIVATE_HOSTS', description: 'Host names, *.suffix wildcards, addresses and CIDR ranges provider endpoints may reach although they are internal; every other internal address is refused' }),
   rateLimit: Type.Object({
     responsesPerSecond: Type.Integer({ minimum: 0, variable: 'DNS_RRL_RESPONSES_PER_SECOND', description: 'UDP answers a second per client network; 0 turns response-rate limiting off' }),
     slip: Type.Integer({ minimum: 0, variable: 'DNS_RRL_SLIP', description: 'Every Nth answer past the rate is sent truncated (TC) instead of dropped, so real clients retry over TCP; 0 drops them all' }),
@@ -54,7 +54,7 @@ export function parseDnsConfig (env: Env): DnsConfig {
     nameservers,
     axfrAllow,
     gateway: { host: gatewayHost, ipv4: addresses(env, 'DNS_GATEWAY_IPV4', 4), ipv6: addresses(env, 'DNS_GATEWAY_IPV6', 6) },
-    providerPrivateHosts: list(env, 'DNS_PROVIDER_PRIVATE_HOSTS', (entry) => entry.toLowerCase().replace(/^\[|\]$/g, '')),
+    providerPrivateHosts: allowedHostList(env, 'DNS_PROVIDER_PRIVATE_HOSTS'),
     rateLimit: parseRateLimit(env)
   }
 }

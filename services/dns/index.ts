@@ -4,6 +4,7 @@ import type { IdGenerator } from '../ids.js'
 import type { Store } from '../store/types.js'
 import type { DnsConfig } from './config.js'
 import { Gateway } from './gateway.js'
+import { AddressGuard } from '../internal-addresses.js'
 import { DnsProviders } from './providers.js'
 import { BuiltinProvider } from './providers/builtin.js'
 import { DnsRecords } from './records.js'
@@ -44,7 +45,14 @@ export async function buildDnsServices (ports: DnsPorts): Promise<DnsServices> {
   const builtin = new BuiltinProvider(store, { clock })
   // Zones are built on the providers, and a provider is deleted only once no zone is on it: that count is asked late.
   const zonesOn = async (projectId: string, providerId: string): Promise<number> => await zones.countOnProvider(projectId, providerId)
-  const providers = new DnsProviders(store, { clock, newId, secrets: ports.secrets, builtin, privateHosts: config.providerPrivateHosts, zonesOn })
+  const providers = new DnsProviders(store, {
+    clock,
+    newId,
+    secrets: ports.secrets,
+    builtin, // Every provider call goes through the one address guard, opened only where the operator said.
+    guard: new AddressGuard({ allowedHosts: config.providerPrivateHosts }),
+    zonesOn
+  })
   const zones: Zones = new Zones(store, { clock, newId, providers, nameservers: config.nameservers, reservedHosts: ports.reservedHosts })
   const records = new DnsRecords(zones)
   await builtin.init()

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js'
 import type { SecretBox } from '../crypto.js'
+import type { AddressGuard } from '../internal-addresses.js'
 import type { IdGenerator } from '../ids.js'
 import { isoString } from '../iso-dates.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
@@ -81,7 +82,7 @@ function toView (record: WithId<ProviderRecord>): DnsProviderView {
 export class DnsProviders implements ProviderSource {
   private readonly providers: StoreCollection<ProviderRecord>
 
-  constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, secrets: SecretBox, builtin: BuiltinProvider, privateHosts: readonly string[], zonesOn: (projectId: string, providerId: string) => Promise<number> }) {
+  constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, secrets: SecretBox, builtin: BuiltinProvider, guard: AddressGuard, zonesOn: (projectId: string, providerId: string) => Promise<number> }) {
     this.providers = store.collection<ProviderRecord>(PROVIDERS)
   }
 
@@ -105,7 +106,7 @@ export class DnsProviders implements ProviderSource {
 
   async create (projectId: string, input: ProviderInput): Promise<DnsProviderView> {
     const endpoint = endpointOf(input.kind, input.endpoint)
-    const internal = await internalEndpointProblem(endpoint, this.deps.privateHosts)
+    const internal = await internalEndpointProblem(this.deps.guard, endpoint)
     if (internal !== null) throw dnsErrors.providerEndpointInternal({ why: internal })
     const credentials: Credentials = {}
     for (const field of SECRET_FIELDS[input.kind]) {
@@ -162,18 +163,15 @@ export class DnsProviders implements ProviderSource {
   async open (projectId: string, providerId: string): Promise<{ provider: DnsProvider, accountKey: string }> {
     if (providerId === BUILTIN_PROVIDER_ID) return { provider: this.deps.builtin, accountKey: BUILTIN_PROVIDER_ID }
     const record = await this.record(projectId, providerId)
-    // Again at each use: the endpoint's name may point somewhere else since it was saved.
-    const internal = await internalEndpointProblem(record.endpoint, this.deps.privateHosts)
-    if (internal !== null) throw dnsErrors.providerFailed({ reason: `The provider's endpoint may not be called: ${internal}` })
     const secrets = JSON.parse(this.deps.secrets.open(record.sealed, sealedFor(projectId, providerId))) as Credentials
     return { provider: this.client(record, secrets), accountKey: providerId }
   }
 
   private client (record: ProviderRecord, secrets: Credentials): DnsProvider {
     switch (record.kind) {
-      case 'powerdns': return new PowerDnsProvider({ endpoint: record.endpoint, serverId: record.serverId ?? 'localhost', apiKey: secrets.apiKey ?? '' })
-      case 'cloudflare': return new CloudflareProvider({ endpoint: record.endpoint, accountId: record.accountId, apiToken: secrets.apiToken ?? '' })
-      case 'route53': return new Route53Provider({ endpoint: record.endpoint, accessKeyId: secrets.accessKeyId ?? '', secretAccessKey: secrets.secretAccessKey ?? '' })
+      case 'powerdns': return new PowerDnsProvider({ guard: this.deps.guard, endpoint: record.endpoint, serverId: record.serverId ?? 'localhost', apiKey: secrets.apiKey ?? '' })
+      case 'cloudflare': return new CloudflareProvider({ guard: this.deps.guard, endpoint: record.endpoint, accountId: record.accountId, apiToken: secrets.apiToken ?? '' })
+      case 'route53': return new Route53Provider({ guard: this.deps.guard, endpoint: record.endpoint, accessKeyId: secrets.accessKeyId ?? '', secretAccessKey: secrets.secretAccessKey ?? '' })
     }
   }
 

@@ -1,11 +1,12 @@
 import { dnsErrors } from '../errors.js'
 import type { RecordData, RRsetChange } from '../changes.js'
 import { caaParts } from '../content.js'
+import type { AddressGuard } from '../../internal-addresses.js'
 import { callProvider, refusal, type ProviderAnswer } from './http.js'
 import type { DnsProvider, ZoneContents, ZoneRef, ZoneSetup } from './types.js'
 import { fromProvider } from './wire-text.js'
 
-export interface CloudflareSettings { endpoint: string, accountId: string | null, apiToken: string }
+export interface CloudflareSettings { guard: AddressGuard, endpoint: string, accountId: string | null, apiToken: string }
 
 interface CfRecord { id: string, name: string, type: string, content: string, ttl: number, priority?: number, data?: Record<string, unknown> }
 interface CfEnvelope<T> { success: boolean, errors?: Array<{ code: number, message: string }>, result: T }
@@ -30,7 +31,7 @@ export class CloudflareProvider implements DnsProvider {
   constructor (private readonly settings: CloudflareSettings) {}
 
   private async call<T> (method: string, path: string, body?: unknown): Promise<{ answer: ProviderAnswer, result: T | null }> {
-    const answer = await callProvider(LABEL, `${this.settings.endpoint}${path}`, {
+    const answer = await callProvider(this.settings.guard, LABEL, `${this.settings.endpoint}${path}`, {
       method,
       headers: { authorization: `Bearer ${this.settings.apiToken}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) })

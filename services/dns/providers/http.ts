@@ -1,4 +1,7 @@
 import type { AppError } from '../../errors.js'
+import type { AddressGuard } from '../../internal-addresses.js'
+import { outboundRequest } from '../../outbound-http.js'
+import { refusalReason } from '../endpoint-guard.js'
 import { dnsErrors } from '../errors.js'
 
 // A provider that has not answered in this long is reported as failing, not waited for.
@@ -10,23 +13,24 @@ const MAX_ANSWER_BYTES = 16 * 1024 * 1024
 export interface ProviderAnswer { status: number, body: unknown, text: string }
 
 /**
- * One HTTP call to a provider's API. A network failure or a timeout is a
- * 502 naming the provider and the reason (refused, unknown host, timeout);
- * statuses are the caller's to read.
+ * One HTTP call to a provider's API, through the one outbound path: the
+ * endpoint's host is checked by the address guard and the connection goes to
+ * the checked addresses only, with no redirect followed. A refused host, a
+ * network failure, a timeout or an oversized answer is a 502 naming the
+ * provider and the reason; statuses are the caller's to read.
  */
-export async function callProvider (label: string, url: string, init: { method: string, headers: Record<string, string>, body?: string }): Promise<ProviderAnswer> {
-  let response: Response
-  try {
-    response = await fetch(url, { ...init, redirect: 'error', signal: AbortSignal.timeout(TIMEOUT_MS) })
-  } catch (error) {
-    const cause = (error as { cause?: { code?: string, message?: string } }).cause
-    const why = (error as Error).name === 'TimeoutError' ? `no answer within ${TIMEOUT_MS / 1000} s` : cause?.code ?? cause?.message ?? (error as Error).message
+export async function callProvider (guard: AddressGuard, label: string, url: string, init: { method: string, headers: Record<string, string>, body?: string }): Promise<ProviderAnswer> {
+  const result = await outboundRequest(guard, { method: init.method, url, headers: init.headers, ...(init.body === undefined ? {} : { body: init.body }) }, { timeoutMs: TIMEOUT_MS, maxResponseBytes: MAX_ANSWER_BYTES })
+  if (result.kind === 'refused') throw dnsErrors.providerFailed({ reason: `The provider's endpoint may not be called: ${refusalReason(new URL(url).hostname, result.address)}` })
+  if (result.kind === 'failed') {
+    const why = result.code === 'ETIMEDOUT' ? `no answer within ${TIMEOUT_MS / 1000} s` : result.code
     throw dnsErrors.providerFailed({ reason: `Could not reach ${label} at ${new URL(url).host}: ${why}` })
   }
-  const text = await boundedText(label, response)
+  if (result.truncated) throw dnsErrors.providerFailed({ reason: `${label} answered more than ${MAX_ANSWER_BYTES / 1024 / 1024} MB` })
+  const text = result.body.toString('utf8')
   let body: unknown = null
   try { body = text === '' ? null : JSON.parse(text) } catch { body = null }
-  return { status: response.status, body, text }
+  return { status: result.status, body, text }
 }
 
 /** A provider's refusal as one short line: its status and its own words. */
@@ -34,19 +38,4 @@ export function refusal (label: string, answer: ProviderAnswer, said: string | u
   const words = (said ?? answer.text).replace(/\s+/g, ' ').trim().slice(0, MAX_MESSAGE)
   if (answer.status === 401 || answer.status === 403) return dnsErrors.providerFailed({ reason: `${label} refused the credentials (${answer.status})${words === '' ? '' : `: ${words}`}` })
   return dnsErrors.providerFailed({ reason: `${label} answered ${answer.status}${words === '' ? '' : `: ${words}`}` })
-}
-
-async function boundedText (label: string, response: Response): Promise<string> {
-  if (response.body === null) return ''
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-    size += chunk.length
-    if (size > MAX_ANSWER_BYTES) {
-      await response.body.cancel().catch(() => {})
-      throw dnsErrors.providerFailed({ reason: `${label} answered more than ${MAX_ANSWER_BYTES / 1024 / 1024} MB` })
-    }
-    chunks.push(Buffer.from(chunk))
-  }
-  return Buffer.concat(chunks).toString('utf8')
 }

@@ -1,11 +1,12 @@
 import { dnsErrors } from '../errors.js'
 import type { RecordData, RRsetChange } from '../changes.js'
 import { DEFAULT_TTL } from '../changes.js'
+import type { AddressGuard } from '../../internal-addresses.js'
 import { callProvider, refusal, type ProviderAnswer } from './http.js'
 import type { DnsProvider, ZoneContents, ZoneRef, ZoneSetup } from './types.js'
 import { fromProvider, providerContent } from './wire-text.js'
 
-export interface PowerDnsSettings { endpoint: string, serverId: string, apiKey: string }
+export interface PowerDnsSettings { guard: AddressGuard, endpoint: string, serverId: string, apiKey: string }
 
 interface PdnsRRset { name: string, type: string, ttl: number, records: Array<{ content: string, disabled: boolean }> }
 
@@ -26,7 +27,7 @@ export class PowerDnsProvider implements DnsProvider {
 
   private async call (method: string, path: string, body?: unknown): Promise<ProviderAnswer> {
     const url = `${this.settings.endpoint}/api/v1/servers/${encodeURIComponent(this.settings.serverId)}${path}`
-    return await callProvider(LABEL, url, {
+    return await callProvider(this.settings.guard, LABEL, url, {
       method,
       headers: { 'x-api-key': this.settings.apiKey, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) })

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import { dnsErrors } from '../errors.js'
 import type { RecordData, RRsetChange } from '../changes.js'
+import type { AddressGuard } from '../../internal-addresses.js'
 import { callProvider, refusal, type ProviderAnswer } from './http.js'
 import { signV4, type AwsCredentials } from './sigv4.js'
 import type { DnsProvider, ZoneContents, ZoneRef, ZoneSetup } from './types.js'
 import { fromProvider, providerContent } from './wire-text.js'
 import { child, children, escapeXml, parseXml, textOf, type XmlElement } from './xml.js'
 
-export interface Route53Settings extends AwsCredentials { endpoint: string }
+export interface Route53Settings extends AwsCredentials { guard: AddressGuard, endpoint: string }
 
 const LABEL = 'Route 53'
 const VERSION = '/2013-04-01'
@@ -39,7 +40,7 @@ export class Route53Provider implements DnsProvider {
     const url = new URL(`${this.settings.endpoint}${VERSION}${path}`)
     const headers = signV4({ method, url, headers: body === '' ? {} : { 'content-type': 'application/xml' }, body }, this.settings, SCOPE, this.now())
     delete headers.host
-    const answer = await callProvider(LABEL, url.href, { method, headers, ...(body === '' ? {} : { body }) })
+    const answer = await callProvider(this.settings.guard, LABEL, url.href, { method, headers, ...(body === '' ? {} : { body }) })
     let xml: XmlElement | null = null
     try { xml = answer.text === '' ? null : parseXml(answer.text) } catch { xml = null }
     return { answer, xml }

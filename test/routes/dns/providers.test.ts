@@ -28,10 +28,10 @@ t.test('providers: configured with sealed credentials, tested, used, and left al
     ['Route 53 without its secret', owner.auth, { name: 'p', kind: 'route53', credentials: { accessKeyId: 'AKID' } }, 400, 'APP_DNS_PROVIDER_INVALID'],
     ['unknown kind', owner.auth, { name: 'p', kind: 'bind', credentials: {} }, 400, 'APP_VALIDATION_FAILED'],
     ['cloud metadata', owner.auth, { name: 'p', kind: 'powerdns', endpoint: 'http://169.254.169.254/latest', credentials: { apiKey: 'k' } }, 400, 'APP_DNS_PROVIDER_ENDPOINT_INTERNAL'],
-    ['loopback by another name', owner.auth, { name: 'p', kind: 'powerdns', endpoint: 'http://localhost:8081', credentials: { apiKey: 'k' } }, 400, 'APP_DNS_PROVIDER_ENDPOINT_INTERNAL'],
+    ['another loopback address', owner.auth, { name: 'p', kind: 'powerdns', endpoint: 'http://127.0.0.2:8081', credentials: { apiKey: 'k' } }, 400, 'APP_DNS_PROVIDER_ENDPOINT_INTERNAL'],
     ['a private range', owner.auth, { name: 'p', kind: 'cloudflare', endpoint: 'https://10.1.2.3/client/v4', credentials: { apiToken: 't' } }, 400, 'APP_DNS_PROVIDER_ENDPOINT_INTERNAL'],
     ['IPv6 loopback', owner.auth, { name: 'p', kind: 'powerdns', endpoint: 'http://[::1]:8081', credentials: { apiKey: 'k' } }, 400, 'APP_DNS_PROVIDER_ENDPOINT_INTERNAL'],
-    ['IPv4-mapped loopback', owner.auth, { name: 'p', kind: 'powerdns', endpoint: 'http://[::ffff:127.0.0.1]:8081', credentials: { apiKey: 'k' } }, 400, 'APP_DNS_PROVIDER_ENDPOINT_INTERNAL']
+    ['IPv4-mapped loopback', owner.auth, { name: 'p', kind: 'powerdns', endpoint: 'http://[::ffff:127.0.0.2]:8081', credentials: { apiKey: 'k' } }, 400, 'APP_DNS_PROVIDER_ENDPOINT_INTERNAL']
   ]
   for (const [name, headers, payload, status, code] of refusals) {
     const res = await call(app, 'POST', base, headers, payload)

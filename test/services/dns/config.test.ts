@@ -47,7 +47,8 @@ t.test('each variable is in the README\'s configuration table, and a bad value n
     DNS_RRL_SLIP: '11',
     DNS_RRL_IPV4_PREFIX: '33',
     DNS_RRL_IPV6_PREFIX: '8',
-    DNS_RRL_EXEMPT: 'localhost'
+    DNS_RRL_EXEMPT: 'localhost',
+    DNS_PROVIDER_PRIVATE_HOSTS: '10.0.0.0/99'
   }
   for (const [variable, value] of Object.entries(bad)) {
     const error = (() => { try { parseDnsConfig({ [variable]: value }) } catch (caught) { return caught } })()
