@@ -105,7 +105,8 @@ export async function listModels (guard: AddressGuard, target: ProviderTarget, t
   if (result.kind === 'failed') return { ok: false, message: `Could not reach ${origin}: ${result.code}` }
   if (result.status === 401 || result.status === 403) return { ok: false, message: `${title} refused the key (${result.status})` }
   if (result.status < 200 || result.status > 299) {
-    const said = saidIn(result.body)
+    // What a server says is shown to readers of the credential: a key it echoes back is cut out.
+    const said = target.apiKey === null ? saidIn(result.body) : saidIn(result.body)?.replaceAll(target.apiKey, '[key]') ?? null
     return { ok: false, message: `${title} answered ${result.status}${said === null ? '' : `: ${said}`}` }
   }
   if (result.truncated) return { ok: false, message: `${title} answered a model list larger than ${MAX_MODEL_LIST_BYTES} bytes` }

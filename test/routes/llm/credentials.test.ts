@@ -84,6 +84,7 @@ t.test('LLM credentials against a loopback server speaking the OpenAI and Anthro
     ['the wrong key', { ...local, name: 'wrong', apiKey: 'sk-wrong-key-000000000' }, `${provider.origin} refused the key (401)`],
     ['a server error', { ...local, name: 'broken', baseUrl: `${provider.origin}/broken/v1` }, `${provider.origin} answered 500: the model server is loading`],
     ['no model list there', { ...local, name: 'nolist', baseUrl: `${provider.origin}/elsewhere` }, `${provider.origin} answered 404: no route /elsewhere/models`],
+    ['a server echoing the key', { ...local, name: 'echo', baseUrl: `${provider.origin}/teapot/v1` }, `${provider.origin} answered 418: I will not serve Bearer [key]`],
     ['a redirect inward, not followed', { ...local, name: 'moved', baseUrl: `${provider.origin}/moved/v1` }, `${provider.origin} answered 302`]
   ]
   const closed = createServer()

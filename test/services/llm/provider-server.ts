@@ -63,6 +63,10 @@ export async function startProviderServer (t: Test): Promise<ProviderServer> {
       send(response, 200, { data, has_more: false, first_id: data[0].id, last_id: data[1].id })
       return
     }
+    if (url.pathname === '/teapot/v1/models') {
+      send(response, 418, { error: { message: `I will not serve ${request.headers.authorization ?? 'nobody'}` } })
+      return
+    }
     if (url.pathname === '/broken/v1/models') {
       send(response, 500, { error: { message: 'the model server is loading' } })
       return
