@@ -201,6 +201,7 @@ export class FuzzWorld {
     this.values.delete('teamId')
     this.values.delete('groupId')
     await this.ensureMemberSets()
+    this.values.delete('orgLlmCredentialId')
     await this.buildProject('')
     await this.buildProject('other')
   }
@@ -229,6 +230,23 @@ export class FuzzWorld {
     if (prefix === '') await this.buildData()
     if (prefix === '') await this.ensureDns()
     if (prefix === '') await this.ensureHosting()
+    if (prefix === '') await this.ensureLlm()
+  }
+
+  /**
+   * An LLM credential in the organization and one in the project, at a host that never resolves (`.invalid`), so a
+   * fuzzed check fails at once without leaving the machine.
+   */
+  private async ensureLlm (): Promise<void> {
+    const jwt = this.get('platformJwt')
+    const levels = [['orgLlmCredentialId', `/api/organizations/${this.get('orgId')}`], ['projectLlmCredentialId', `/api/projects/${this.get('projectId')}`]]
+    for (const [key, base] of levels) {
+      const id = this.values.get(key)
+      if (id !== undefined && (await this.status(`${base}/llm-credentials/${id}`, jwt)).status === 200) continue
+      if (id !== undefined) this.rebuilding(key)
+      const body = { name: `fuzz-${++this.serial}`, provider: 'openai-compatible', baseUrl: 'http://llm.invalid/v1', apiKey: 'sk-fuzz-0000000000000000' }
+      this.set({ [key]: (await this.must('POST', `${base}/llm-credentials`, jwt, body)).id })
+    }
   }
 
   /** A container app and a static app; remade under fresh names when a fuzzed request deleted one. */
@@ -495,6 +513,7 @@ export class FuzzWorld {
       await this.ensureGit()
       await this.ensureDns()
       await this.ensureHosting()
+      await this.ensureLlm()
     }
   }
 }
