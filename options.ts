@@ -113,7 +113,7 @@ function requestIdGenerator (): () => string {
  * default, which would let a stalled client outlive a 20 s limit by half a
  * minute): sweeping at a quarter of the header limit drops it soon after.
  */
-function sweepInterval (headersMs: number): number {
+export function sweepInterval (headersMs: number): number {
   return Math.max(250, Math.min(5000, Math.floor(headersMs / 4)))
 }
 

@@ -1,11 +1,15 @@
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './services/config.js'
+import { keepListening, readDescriptorLimit, surviveDescriptorShortage } from './services/descriptors.js'
 
 const DRAIN_TIMEOUT_MS = 10_000
 
 async function main (): Promise<void> {
   const config = loadConfig()
   const app = await buildApp(config)
+  // Node raised the soft limit to the hard one as it started; the gateway fitted its connection limits into it.
+  app.log.info({ ...readDescriptorLimit() }, 'open file limit (RLIMIT_NOFILE)')
+  surviveDescriptorShortage(app.log)
   let closing = false
   const shutdown = (signal: string): void => {
     if (closing) return
@@ -27,6 +31,7 @@ async function main (): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'))
 
   await app.listen({ port: config.port, host: config.host })
+  keepListening(app.server, 'api', (details, message) => { app.log.warn(details, message) })
 }
 
 main().catch((error: unknown) => {

@@ -3,9 +3,9 @@ import { Gateway } from '../services/hosting/gateway/gateway.js'
 import type { Route } from '../services/hosting/routing.js'
 import { newId } from '../services/ids.js'
 
-/** The gateway alone, in a process of its own, routing the bench host to the hello-world app on the port it is given. */
-const [{ port }] = await once(process, 'message') as [{ port: number }]
-const route: Route = { kind: 'app', appId: 'bench', projectId: 'bench', suspended: false, upstreams: [{ instanceId: 'hello', host: '127.0.0.1', port }] }
+/** The gateway alone, in a process of its own, routing the bench host to the hello-world app at the address it is given. */
+const [{ port, host }] = await once(process, 'message') as [{ port: number, host?: string }]
+const route: Route = { kind: 'app', appId: 'bench', projectId: 'bench', suspended: false, upstreams: [{ instanceId: 'hello', host: host ?? '127.0.0.1', port }] }
 let served = 0
 const gateway = new Gateway({
   routes: { resolve: (host) => host === 'hello.bench' ? route : null },

@@ -83,6 +83,21 @@ const CLIENT_ERRORS: Record<string, () => AppError> = {
 }
 
 /**
+ * The method of the request the parser refused, where it shows: a request
+ * whose body was under way, or the bytes refused when they begin with a
+ * request line (a head sent in one piece, not pipelined behind another). A
+ * head that never came whole (a header timeout) shows none: it is answered
+ * with a body.
+ */
+function refusedMethod (error: Error & { rawPacket?: unknown }, socket: Socket): string | null {
+  // Node keeps the last request it read here; only one still arriving is the refused one.
+  const incoming = (socket as Socket & { parser?: { incoming?: { method?: string, complete?: boolean } | null } | null }).parser?.incoming
+  if (incoming?.complete === false && typeof incoming.method === 'string') return incoming.method
+  if (!Buffer.isBuffer(error.rawPacket)) return null
+  return /^([A-Z]+) /.exec(error.rawPacket.subarray(0, 16).toString('latin1'))?.[1] ?? null
+}
+
+/**
  * The server's `clientError` listener (a Fastify server option): the socket
  * gets a plain HTTP answer carrying the envelope, then is closed, since after
  * a parser error nothing more on it can be trusted.
@@ -97,7 +112,9 @@ export function clientErrorHandler (this: FastifyInstance, error: Error & { code
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage
   if (socket.writable && inFlight?.headersSent !== true) {
     const body = JSON.stringify({ success: false, message, code })
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+    // An answer to HEAD has no body (RFC 9110 §9.3.2); a client would read one as the start of the next answer.
+    const sent = refusedMethod(error, socket) === 'HEAD' ? '' : body
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${sent}`)
   }
   socket.destroy()
 }

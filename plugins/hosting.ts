@@ -6,6 +6,8 @@ import { notFound, type AppError } from '../services/errors.js'
 import { systemClock } from '../services/clock.js'
 import { platformHosts } from '../services/config.js'
 import { newId } from '../services/ids.js'
+import { readDescriptorLimit } from '../services/descriptors.js'
+import { sweepInterval } from '../options.js'
 import { hostingSchemas } from '../schemas/hosting.js'
 import { HostRoutes } from '../services/hosting/route-table.js'
 import { Timeline } from '../services/hosting/timeline.js'
@@ -60,11 +62,13 @@ export function hostingDisabled (): AppError {
 const USAGE_FLUSH_EVERY_MS = 60_000
 
 function createDriver (app: FastifyInstance): RuntimeDriver {
-  const { hosting, dataDir } = app.config
+  const { hosting, dataDir, git } = app.config
   if (hosting.driver === 'container' && hosting.container !== null) {
-    return new ContainerDriver({ ...hosting.container, artifactsDir: join(hosting.dir, 'artifacts'), clock: systemClock, newId })
+    return new ContainerDriver({ ...hosting.container, artifactsDir: join(hosting.dir, 'artifacts'), clock: systemClock, newId, allowedRanges: hosting.appAllowedRanges })
   }
-  return new ProcessDriver({ root: join(hosting.dir, 'driver'), clock: systemClock, sandbox: probeSandbox(), newId, hiddenPaths: [dataDir] })
+  // The platform's folders, wherever they are configured, are hidden even where one lies inside what sandboxes see.
+  const hiddenPaths = [...new Set([dataDir, hosting.dir, git.reposDir])]
+  return new ProcessDriver({ root: join(hosting.dir, 'driver'), clock: systemClock, sandbox: probeSandbox({ network: { allowed: hosting.appAllowedRanges } }), newId, hiddenPaths })
 }
 
 /**
@@ -199,7 +203,19 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
     })
   }
 
-  const gateway = new Gateway({ routes, served: traffic, certificates, challenges: certificates, newId })
+  const { headersSeconds, requestSeconds } = config.timeouts
+  const gateway = new Gateway({
+    routes,
+    served: traffic,
+    certificates,
+    challenges: certificates,
+    newId,
+    connectionLimits: config.hosting.gateway.connections,
+    // Read after server.ts raised it; a test app shares its process's limit.
+    descriptorLimit: readDescriptorLimit()?.soft ?? null,
+    clientTimeouts: { headersMs: headersSeconds * 1000, requestMs: requestSeconds * 1000, checkEveryMs: sweepInterval(headersSeconds * 1000) },
+    log: app.log
+  })
   let gatewayPort: number | null = null
   app.decorate('hosting', { enabled, apps, deployments, sources, releases, secrets, logs, timeline, traffic, routes, driver, gateway, hostnames, certificates, gatewayPort: () => gatewayPort } satisfies Hosting)
 
@@ -218,7 +234,7 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
       if (port !== null) {
         await gateway.listen({ port, host, ...(tlsPort === null ? {} : { tlsPort }) })
         gatewayPort = gateway.addresses().http?.port ?? null
-        app.log.info({ port: gatewayPort, host }, 'hosting gateway listening')
+        app.log.info({ port: gatewayPort, host, ...gateway.connectionLimits }, 'hosting gateway listening')
       }
       if (driver.degradedReason !== null) app.log.warn({ reason: driver.degradedReason }, 'hosting runs with less isolation than it should')
     })

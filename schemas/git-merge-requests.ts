@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Envelope, errorResponses, LOCATION, withHeaders } from './envelope.js'
+import { Envelope, LOCATION, withHeaders } from './envelope.js'
+import { Deleted } from './common.js'
 import { Commit, CommitDiff } from './git.js'
 
 /** Limits of merge requests, used by both the schemas and the services. */
@@ -31,7 +32,7 @@ const DateTime = Type.String({ format: 'date-time' })
 const NullableDate = Type.Union([DateTime, Type.Null()])
 
 const UserIds = (what: string) => Type.Array(Id, { maxItems: MR_LIMITS.peopleMax, description: `${what}: platform user ids of people who can read the repository` })
-const Labels = Type.Array(Type.String({ minLength: 1, maxLength: 50, pattern: '^[^\\x00-\\x1f,]+$' }), { maxItems: MR_LIMITS.labelsMax, description: 'Names of labels of the repository, letter case aside (400 `APP_GIT_LABEL_UNKNOWN` naming any other)' })
+const Labels = Type.Array(Type.String({ minLength: 1, maxLength: 50, pattern: '^[^\\x00-\\x1f,]+$' }), { maxItems: MR_LIMITS.labelsMax, description: 'Names of labels of the repository, letter case aside (any other is refused, named in `details.fields`)' })
 const MrState = Type.Union([Type.Literal('open'), Type.Literal('closed'), Type.Literal('merged')])
 const MergeMethod = Type.Union([Type.Literal('merge'), Type.Literal('squash'), Type.Literal('fast-forward'), Type.Literal('rebase')], {
   description: '`merge`: a merge commit with two parents; `squash`: one new commit with the combined change; `fast-forward`: the target moves to the source head (only when the target has not moved on); `rebase`: the source commits replayed onto the target, authors kept, then a fast-forward'
@@ -178,7 +179,7 @@ export const MergeCheckQuery = Type.Object({
 
 export const MergeBody = Type.Object({
   method: Type.Optional(MergeMethod),
-  expectedHeadSha: Type.Optional(Type.String({ pattern: '^[0-9a-f]{40}$', description: 'Merge only if the source head is still this commit (409 `APP_GIT_MR_HEAD_CHANGED` otherwise)' })),
+  expectedHeadSha: Type.Optional(Type.String({ pattern: '^[0-9a-f]{40}$', description: 'Merge only if the source head is still this commit (refused otherwise)' })),
   deleteSourceBranch: Type.Optional(Type.Boolean({ default: false })),
   commitMessage: Type.Optional(Type.String({ minLength: 1, maxLength: MR_LIMITS.commitMessageMax, description: 'The merge or squash commit\'s message; a default naming the merge request otherwise' }))
 }, { additionalProperties: false })
@@ -218,22 +219,22 @@ const MergeRequestCommits = Type.Object({
 })
 
 export const MergeRequestResponses = {
-  list: { 200: Envelope(MergeRequestPage), ...errorResponses(400, 401, 403, 404) },
-  created: { 201: withHeaders(Envelope(Type.Ref(MergeRequest)), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
-  one: { 200: Envelope(Type.Ref(MergeRequest)), ...errorResponses(400, 401, 403, 404, 409) },
-  check: { 200: Envelope(Type.Ref(MergeCheck)), ...errorResponses(400, 401, 403, 404) },
-  merged: { 200: Envelope(Type.Ref(MergeResult)), ...errorResponses(400, 401, 403, 404, 409) },
-  diff: { 200: Envelope(Type.Ref(CommitDiff)), ...errorResponses(400, 401, 403, 404, 413) },
-  commits: { 200: Envelope(MergeRequestCommits), ...errorResponses(400, 401, 403, 404) },
-  reviews: { 200: Envelope(Type.Array(Type.Ref(Review))), ...errorResponses(400, 401, 403, 404) },
-  reviewCreated: { 201: Envelope(Type.Ref(Review)), ...errorResponses(400, 401, 403, 404, 409) },
-  review: { 200: Envelope(Type.Ref(Review)), ...errorResponses(400, 401, 403, 404, 409) },
-  comments: { 200: Envelope(Type.Array(Type.Ref(Comment))), ...errorResponses(400, 401, 403, 404) },
-  commentCreated: { 201: withHeaders(Envelope(Type.Ref(Comment)), LOCATION), ...errorResponses(400, 401, 403, 404) },
-  comment: { 200: Envelope(Type.Ref(Comment)), ...errorResponses(400, 401, 403, 404, 409) },
-  commentDeleted: { 200: Envelope(Type.Object({ id: Type.String(), deleted: Type.Literal(true) })), ...errorResponses(400, 401, 403, 404) },
-  reactions: { 200: Envelope(Type.Array(Type.Ref(Reaction))), ...errorResponses(400, 401, 403, 404) },
-  suggestionsApplied: { 200: Envelope(AppliedSuggestions), ...errorResponses(400, 401, 403, 404, 409) }
+  list: { 200: Envelope(MergeRequestPage) },
+  created: { 201: withHeaders(Envelope(Type.Ref(MergeRequest)), LOCATION) },
+  one: { 200: Envelope(Type.Ref(MergeRequest)) },
+  check: { 200: Envelope(Type.Ref(MergeCheck)) },
+  merged: { 200: Envelope(Type.Ref(MergeResult)) },
+  diff: { 200: Envelope(Type.Ref(CommitDiff)) },
+  commits: { 200: Envelope(MergeRequestCommits) },
+  reviews: { 200: Envelope(Type.Array(Type.Ref(Review))) },
+  reviewCreated: { 201: Envelope(Type.Ref(Review)) },
+  review: { 200: Envelope(Type.Ref(Review)) },
+  comments: { 200: Envelope(Type.Array(Type.Ref(Comment))) },
+  commentCreated: { 201: withHeaders(Envelope(Type.Ref(Comment)), LOCATION) },
+  comment: { 200: Envelope(Type.Ref(Comment)) },
+  commentDeleted: { 200: Envelope(Deleted) },
+  reactions: { 200: Envelope(Type.Array(Type.Ref(Reaction))) },
+  suggestionsApplied: { 200: Envelope(AppliedSuggestions) }
 }
 
 export const mergeRequestSchemas = [MergeRequest, MergeCheck, Review, MergeResult, Comment, Reaction]

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Envelope, errorResponses, LOCATION, withHeaders } from './envelope.js'
+import { Envelope, LOCATION, withHeaders } from './envelope.js'
+import { Deleted } from './common.js'
 
 /** Limits of the git family, used by both the schemas and the services. */
 export const GIT_LIMITS = {
@@ -273,41 +274,40 @@ export const CreateLabelBody = Type.Object({
 export const UpdateLabelBody = Type.Partial(CreateLabelBody, { additionalProperties: false, minProperties: 1 })
 export const MemberBody = Type.Object({ role: RepoRole }, { additionalProperties: false })
 
-const Deleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) })
 const DeletedRef = Type.Object({ name: Type.String(), deleted: Type.Literal(true) })
 const Raw = (description: string, type: string) => ({ description, content: { [type]: { schema: { type: 'string', format: 'binary' } } } })
 
 export const GitResponses = {
-  repositories: { 200: Envelope(Type.Array(Type.Ref(Repository))), ...errorResponses(400, 401, 403, 404) },
-  repositoryCreated: { 201: withHeaders(Envelope(Type.Ref(Repository)), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
-  repository: { 200: Envelope(Type.Ref(Repository)), ...errorResponses(400, 401, 403, 404, 409) },
-  deleted: { 200: Envelope(Deleted), ...errorResponses(400, 401, 403, 404) },
-  branches: { 200: Envelope(Type.Array(Type.Ref(Branch))), ...errorResponses(400, 401, 403, 404) },
-  branchCreated: { 201: Envelope(Type.Ref(Branch)), ...errorResponses(400, 401, 403, 404, 409) },
-  tags: { 200: Envelope(Type.Array(Type.Ref(Tag))), ...errorResponses(400, 401, 403, 404) },
-  tagCreated: { 201: Envelope(Type.Ref(Tag)), ...errorResponses(400, 401, 403, 404, 409) },
-  refDeleted: { 200: Envelope(DeletedRef), ...errorResponses(400, 401, 403, 404, 409) },
-  commits: { 200: Envelope(CommitPage), ...errorResponses(400, 401, 403, 404) },
-  commit: { 200: Envelope(Type.Ref(Commit)), ...errorResponses(400, 401, 403, 404) },
-  diff: { 200: Envelope(Type.Ref(CommitDiff)), ...errorResponses(400, 401, 403, 404, 413) },
-  rawDiff: { 200: Raw('The commit\'s diff against its first parent, as `git diff` prints it', 'text/plain'), ...errorResponses(400, 401, 403, 404, 413) },
-  tree: { 200: Envelope(Type.Ref(Tree)), ...errorResponses(400, 401, 403, 404) },
-  blob: { 200: Envelope(Type.Ref(Blob)), ...errorResponses(400, 401, 403, 404) },
-  raw: { 200: Raw('The file\'s bytes, streamed, with a Content-Type sniffed from its content', 'application/octet-stream'), ...errorResponses(400, 401, 403, 404) },
-  deployKeys: { 200: Envelope(Type.Array(Type.Ref(DeployKey))), ...errorResponses(400, 401, 403, 404) },
-  deployKeyCreated: { 201: withHeaders(Envelope(CreatedDeployKey), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
-  protectedBranches: { 200: Envelope(Type.Array(Type.Ref(ProtectedBranch))), ...errorResponses(400, 401, 403, 404) },
-  protectedBranchCreated: { 201: withHeaders(Envelope(Type.Ref(ProtectedBranch)), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
-  protectedBranch: { 200: Envelope(Type.Ref(ProtectedBranch)), ...errorResponses(400, 401, 403, 404, 409) },
-  protectedTags: { 200: Envelope(Type.Array(Type.Ref(ProtectedTag))), ...errorResponses(400, 401, 403, 404) },
-  protectedTagCreated: { 201: withHeaders(Envelope(Type.Ref(ProtectedTag)), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
-  protectedTag: { 200: Envelope(Type.Ref(ProtectedTag)), ...errorResponses(400, 401, 403, 404, 409) },
-  labels: { 200: Envelope(Type.Array(Type.Ref(Label))), ...errorResponses(400, 401, 403, 404) },
-  labelCreated: { 201: withHeaders(Envelope(Type.Ref(Label)), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
-  label: { 200: Envelope(Type.Ref(Label)), ...errorResponses(400, 401, 403, 404, 409) },
-  members: { 200: Envelope(Type.Array(Type.Ref(RepoMember))), ...errorResponses(400, 401, 403, 404) },
-  member: { 200: Envelope(Type.Ref(RepoMember)), ...errorResponses(400, 401, 403, 404) },
-  memberRemoved: { 200: Envelope(Type.Object({ userId: Type.String(), deleted: Type.Literal(true) })), ...errorResponses(400, 401, 403, 404) }
+  repositories: { 200: Envelope(Type.Array(Type.Ref(Repository))) },
+  repositoryCreated: { 201: withHeaders(Envelope(Type.Ref(Repository)), LOCATION) },
+  repository: { 200: Envelope(Type.Ref(Repository)) },
+  deleted: { 200: Envelope(Deleted) },
+  branches: { 200: Envelope(Type.Array(Type.Ref(Branch))) },
+  branchCreated: { 201: Envelope(Type.Ref(Branch)) },
+  tags: { 200: Envelope(Type.Array(Type.Ref(Tag))) },
+  tagCreated: { 201: Envelope(Type.Ref(Tag)) },
+  refDeleted: { 200: Envelope(DeletedRef) },
+  commits: { 200: Envelope(CommitPage) },
+  commit: { 200: Envelope(Type.Ref(Commit)) },
+  diff: { 200: Envelope(Type.Ref(CommitDiff)) },
+  rawDiff: { 200: Raw('The commit\'s diff against its first parent, as `git diff` prints it', 'text/plain') },
+  tree: { 200: Envelope(Type.Ref(Tree)) },
+  blob: { 200: Envelope(Type.Ref(Blob)) },
+  raw: { 200: Raw('The file\'s bytes, streamed, with a Content-Type sniffed from its content', 'application/octet-stream') },
+  deployKeys: { 200: Envelope(Type.Array(Type.Ref(DeployKey))) },
+  deployKeyCreated: { 201: withHeaders(Envelope(CreatedDeployKey), LOCATION) },
+  protectedBranches: { 200: Envelope(Type.Array(Type.Ref(ProtectedBranch))) },
+  protectedBranchCreated: { 201: withHeaders(Envelope(Type.Ref(ProtectedBranch)), LOCATION) },
+  protectedBranch: { 200: Envelope(Type.Ref(ProtectedBranch)) },
+  protectedTags: { 200: Envelope(Type.Array(Type.Ref(ProtectedTag))) },
+  protectedTagCreated: { 201: withHeaders(Envelope(Type.Ref(ProtectedTag)), LOCATION) },
+  protectedTag: { 200: Envelope(Type.Ref(ProtectedTag)) },
+  labels: { 200: Envelope(Type.Array(Type.Ref(Label))) },
+  labelCreated: { 201: withHeaders(Envelope(Type.Ref(Label)), LOCATION) },
+  label: { 200: Envelope(Type.Ref(Label)) },
+  members: { 200: Envelope(Type.Array(Type.Ref(RepoMember))) },
+  member: { 200: Envelope(Type.Ref(RepoMember)) },
+  memberRemoved: { 200: Envelope(Type.Object({ userId: Type.String(), deleted: Type.Literal(true) })) }
 }
 
 export const gitSchemas = [Repository, Branch, Tag, Commit, FileDiff, CommitDiff, Tree, Blob, DeployKey, ProtectedBranch, ProtectedTag, Label, RepoMember]

@@ -36,6 +36,18 @@ export function integer (env: Env, name: string, fallback: number, min: number, 
   return value
 }
 
+const TRUE_WORDS = ['1', 'true', 'yes', 'on']
+const FALSE_WORDS = ['0', 'false', 'no', 'off']
+
+/** A switch: the words for on and off, either way; unset is the fallback. */
+export function flag (env: Env, name: string, fallback: boolean): boolean {
+  const raw = text(env, name)?.toLowerCase()
+  if (raw === undefined) return fallback
+  if (TRUE_WORDS.includes(raw)) return true
+  if (FALSE_WORDS.includes(raw)) return false
+  throw new ConfigError(name, `must be one of ${[...TRUE_WORDS, ...FALSE_WORDS].join(', ')}, got "${raw}"`)
+}
+
 /** A host name of two labels or more, lower case, without the trailing dot. */
 export const DNS_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
 

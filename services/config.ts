@@ -2,14 +2,16 @@ import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { ANY_ORIGIN, normalizeOrigin } from './origins.js'
-import { allowedHostList, ConfigError, DNS_NAME, integer, isAddressOrRange, list, text, type Env } from './config-env.js'
+import { allowedHostList, ConfigError, DNS_NAME, flag, integer, isAddressOrRange, list, text, type Env } from './config-env.js'
 import { parseKeyText } from './crypto.js'
+import { allowanceConflict, parseIpv4Range, type Ipv4Range } from './hosting/network/plan.js'
 import { parseDnsConfig, type DnsConfig } from './dns/config.js'
+import { parseGitConfig, type GitConfig } from './git/config.js'
 import { parseLlmConfig, type LlmConfig } from './llm/config.js'
 import { parseWebhooksConfig, type WebhooksConfig } from './webhooks/config.js'
 
 export { ConfigError }
-export type { DnsConfig, LlmConfig, WebhooksConfig }
+export type { DnsConfig, GitConfig, LlmConfig, WebhooksConfig }
 
 /**
  * Configuration comes from the environment only, validated once at start:
@@ -93,7 +95,7 @@ export interface HostingConfig {
    * GATEWAY_PORT, GATEWAY_TLS_PORT and GATEWAY_HOST: with hosting on, the gateway listens on GATEWAY_PORT
    * (DEFAULT_GATEWAY_PORT when unset, `off` for none, 0 picks a free one); HTTPS only with a TLS port. Null: no listener.
    */
-  gateway: { port: number | null, tlsPort: number | null, host: string }
+  gateway: { port: number | null, tlsPort: number | null, host: string, connections: GatewayConnectionLimits }
   instanceLimits: { memoryMb: number, cpus: number, pids: number }
   healthTimeoutMs: number
   stopGraceMs: number
@@ -106,6 +108,8 @@ export interface HostingConfig {
   container: { socketPath: string, baseImage: string } | null
   /** What an external git source may reach (docs/hosting.md). */
   externalGit: ExternalGitConfig
+  /** HOSTING_APP_ALLOWED_RANGES: internal IPv4 addresses and ranges apps and their builds may reach from their network namespaces. */
+  appAllowedRanges: Ipv4Range[]
   /** HOSTING_BUILD_TIMEOUT_SECONDS: a build still running after this long is stopped and fails. */
   buildTimeoutMs: number
   /** HOSTING_BUILDS_PER_PROJECT: builds of one project running at once, on all nodes together. */
@@ -125,6 +129,13 @@ export interface HostingLogsConfig {
   retentionMs: number
 }
 
+export interface GatewayConnectionLimits {
+  /** GATEWAY_MAX_CONNECTIONS: open client connections in all, HTTP and HTTPS together; past it, new ones are closed at once. */
+  maxConnections: number
+  /** GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: open client connections from one IPv4 address or one IPv6 /64. */
+  maxConnectionsPerAddress: number
+}
+
 export interface ExternalGitConfig {
   /** HOSTING_GIT_ALLOWED_HOSTS: host names (`git.internal`, `*.corp.example`), addresses and CIDR ranges external git sources may reach although they are internal. */
   allowedHosts: string[]
@@ -141,30 +152,6 @@ export interface HostingTlsConfig {
   acmeCaCertificates: string | null
   /** HOSTING_DNS_RESOLVERS: the resolvers hostname verification asks (`ip` or `ip:port`); empty means the system's. */
   dnsResolvers: string[]
-}
-
-export interface GitConfig {
-  /** GIT_HOSTING_ENABLED: when off, the git family answers 404 `APP_GIT_HOSTING_DISABLED`. */
-  enabled: boolean
-  /** GIT_REPOS_DIR: where the bare repositories live, one folder per project; defaults to DATA_DIR/git. */
-  reposDir: string
-  /** GIT_SSH_PORT: git over SSH listens here (on HOST; 0 picks a free port); null, when unset, means no SSH. */
-  sshPort: number | null
-  /** What one SSH client may hold (see the README for the defaults' reasons). */
-  sshLimits: SshLimits
-}
-
-export interface SshLimits {
-  /** GIT_SSH_MAX_CONNECTIONS: open connections in all; past it, new ones are closed at once. */
-  maxConnections: number
-  /** GIT_SSH_MAX_CONNECTIONS_PER_ADDRESS: open connections from one client address. */
-  maxConnectionsPerAddress: number
-  /** GIT_SSH_AUTH_TIMEOUT_SECONDS: a connection not signed in by then is closed. */
-  authTimeoutSeconds: number
-  /** GIT_SSH_MAX_AUTH_ATTEMPTS: failed sign-in attempts one connection may make. */
-  maxAuthAttempts: number
-  /** GIT_SSH_IDLE_TIMEOUT_SECONDS: a signed-in connection on which no git data moves for this long is closed. */
-  idleTimeoutSeconds: number
 }
 
 export interface HttpTimeouts {
@@ -279,30 +266,6 @@ function timeouts (env: Env): HttpTimeouts {
   }
 }
 
-function sshLimits (env: Env): SshLimits {
-  const maxConnections = integer(env, 'GIT_SSH_MAX_CONNECTIONS', 512, 1, 100_000)
-  const maxConnectionsPerAddress = integer(env, 'GIT_SSH_MAX_CONNECTIONS_PER_ADDRESS', 32, 1, 100_000)
-  if (maxConnectionsPerAddress > maxConnections) throw new ConfigError('GIT_SSH_MAX_CONNECTIONS_PER_ADDRESS', `must not exceed GIT_SSH_MAX_CONNECTIONS (${maxConnections}), got ${maxConnectionsPerAddress}`)
-  return {
-    maxConnections,
-    maxConnectionsPerAddress,
-    authTimeoutSeconds: integer(env, 'GIT_SSH_AUTH_TIMEOUT_SECONDS', 30, 1, 600),
-    maxAuthAttempts: integer(env, 'GIT_SSH_MAX_AUTH_ATTEMPTS', 6, 1, 100),
-    idleTimeoutSeconds: integer(env, 'GIT_SSH_IDLE_TIMEOUT_SECONDS', 300, 1, 86_400)
-  }
-}
-
-const TRUE_WORDS = ['1', 'true', 'yes', 'on']
-const FALSE_WORDS = ['0', 'false', 'no', 'off']
-
-function flag (env: Env, name: string, fallback: boolean): boolean {
-  const raw = text(env, name)?.toLowerCase()
-  if (raw === undefined) return fallback
-  if (TRUE_WORDS.includes(raw)) return true
-  if (FALSE_WORDS.includes(raw)) return false
-  throw new ConfigError(name, `must be one of ${[...TRUE_WORDS, ...FALSE_WORDS].join(', ')}, got "${raw}"`)
-}
-
 function tokenPrefix (env: Env, name: string, fallback: string): string {
   const prefix = text(env, name) ?? fallback
   if (!/^[a-z][a-z0-9]{2,15}$/.test(prefix)) throw new ConfigError(name, `must be 3 to 16 lower-case letters or digits starting with a letter, got "${prefix}"`)
@@ -329,7 +292,14 @@ function gatewayConfig (env: Env, enabled: boolean, apiPort: number, apiHost: st
   const tlsPort = text(env, 'GATEWAY_TLS_PORT') === undefined ? null : integer(env, 'GATEWAY_TLS_PORT', 0, 0, 65535)
   if (tlsPort !== null && port === null && enabled) throw new ConfigError('GATEWAY_TLS_PORT', 'needs the gateway on: GATEWAY_PORT is off, and HTTPS is served beside the plain-HTTP port that answers ACME challenges')
   if (tlsPort !== null && tlsPort !== 0 && (tlsPort === port || tlsPort === apiPort)) throw new ConfigError('GATEWAY_TLS_PORT', `must differ from GATEWAY_PORT and PORT, got ${tlsPort}`)
-  return { port, tlsPort, host }
+  return { port, tlsPort, host, connections: gatewayConnectionLimits(env) }
+}
+
+function gatewayConnectionLimits (env: Env): GatewayConnectionLimits {
+  const maxConnections = integer(env, 'GATEWAY_MAX_CONNECTIONS', 10_000, 1, 1_000_000)
+  const maxConnectionsPerAddress = integer(env, 'GATEWAY_MAX_CONNECTIONS_PER_ADDRESS', 256, 1, 1_000_000)
+  if (maxConnectionsPerAddress > maxConnections) throw new ConfigError('GATEWAY_MAX_CONNECTIONS_PER_ADDRESS', `must not exceed GATEWAY_MAX_CONNECTIONS (${maxConnections}), got ${maxConnectionsPerAddress}`)
+  return { maxConnections, maxConnectionsPerAddress }
 }
 
 function externalGitConfig (env: Env): ExternalGitConfig {
@@ -368,6 +338,7 @@ function hostingConfig (env: Env, dataDir: string, apiPort: number, apiHost: str
     stopAppsOnExit: flag(env, 'HOSTING_STOP_APPS_ON_EXIT', false),
     container: socketPath !== undefined && baseImage !== undefined ? { socketPath, baseImage } : null,
     externalGit: externalGitConfig(env),
+    appAllowedRanges: appAllowedRanges(env),
     buildTimeoutMs: integer(env, 'HOSTING_BUILD_TIMEOUT_SECONDS', 900, 1, 86_400) * 1000,
     buildsPerProject: integer(env, 'HOSTING_BUILDS_PER_PROJECT', 1, 1, 100),
     logs: {
@@ -377,6 +348,17 @@ function hostingConfig (env: Env, dataDir: string, apiPort: number, apiHost: str
       retentionMs: integer(env, 'HOSTING_LOG_RETENTION_DAYS', 14, 1, 3650) * 86_400_000
     }
   }
+}
+
+function appAllowedRanges (env: Env): Ipv4Range[] {
+  const entries = (text(env, 'HOSTING_APP_ALLOWED_RANGES') ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  return entries.map((entry) => {
+    const range = parseIpv4Range(entry)
+    if (range === null) throw new ConfigError('HOSTING_APP_ALLOWED_RANGES', `must be a comma-separated list of IPv4 addresses and CIDR ranges (10.1.2.3, 10.1.0.0/16; apps have no IPv6 route), got "${entry}"`)
+    const conflict = allowanceConflict(range)
+    if (conflict !== null) throw new ConfigError('HOSTING_APP_ALLOWED_RANGES', `cannot allow "${entry}": ${conflict}`)
+    return range
+  })
 }
 
 /** `192.0.2.1`, `192.0.2.1:5353`, `2001:db8::1` or `[2001:db8::1]:5353`, as node:dns takes them. */
@@ -470,12 +452,7 @@ export function loadConfig (env: Env = process.env): Config {
     timeouts: timeouts(env),
     trustProxy: trustProxy(env),
     corsOrigins: corsOrigins(env, 'CORS_ORIGINS'),
-    git: {
-      enabled: flag(env, 'GIT_HOSTING_ENABLED', true),
-      reposDir: resolve(dataDir, text(env, 'GIT_REPOS_DIR') ?? 'git'),
-      sshPort: text(env, 'GIT_SSH_PORT') === undefined ? null : integer(env, 'GIT_SSH_PORT', 0, 0, 65535),
-      sshLimits: sshLimits(env)
-    },
+    git: parseGitConfig(env, dataDir),
     dns: parseDnsConfig(env),
     hosting: hostingConfig(env, dataDir, port, host),
     hostingTls: hostingTlsConfig(env),

@@ -112,6 +112,13 @@ export const commonErrors = errorCatalogue('common', {
   invalidContentLength: { code: 'APP_INVALID_CONTENT_LENGTH', status: 400, message: 'Content-Length does not match the body', description: 'Content-Length does not match the body' },
   badUrl: { code: 'APP_BAD_URL', status: 400, message: 'The URL is malformed', description: 'the URL is not valid percent-encoding' },
   badRequest: { code: 'APP_BAD_REQUEST', status: 400, message: ({ why }: { why: string }) => why, description: 'the request is refused before its route runs' },
+  invalidCursor: {
+    code: 'APP_INVALID_CURSOR',
+    status: 400,
+    message: 'cursor is not a nextCursor of this list',
+    details: () => fieldIssue('query.cursor', 'is not a nextCursor of this list'),
+    description: 'the cursor is not a `nextCursor` this list gave'
+  },
   malformedRequest: { code: 'APP_MALFORMED_REQUEST', status: 400, message: 'The request is not valid HTTP', description: 'the request is not valid HTTP' },
   forbidden: {
     code: 'APP_FORBIDDEN',
@@ -125,6 +132,7 @@ export const commonErrors = errorCatalogue('common', {
     description: 'the caller lacks the permission this needs, named in `details.permission`'
   },
   projectNotFound: { code: 'APP_PROJECT_NOT_FOUND', status: 404, message: 'Project not found', description: 'no such project, or the caller is not a member of its organization' },
+  userNotFound: { code: 'APP_USER_NOT_FOUND', status: 404, message: 'No platform user with this id or e-mail address', description: 'no platform user has this id or e-mail address' },
   organizationNotFound: { code: 'APP_ORGANIZATION_NOT_FOUND', status: 404, message: 'Organization not found', description: 'no such organization, or the caller is not a member' },
   routeNotFound: { code: 'APP_ROUTE_NOT_FOUND', status: 404, message: ({ method, path }: { method: string, path: string }) => `No route for ${method} ${path}`, description: 'no route has this path' },
   methodNotAllowed: {
@@ -136,7 +144,12 @@ export const commonErrors = errorCatalogue('common', {
   requestTimeout: { code: 'APP_REQUEST_TIMEOUT', status: 408, message: 'The request did not arrive in time', description: 'the request did not arrive in time' },
   payloadTooLarge: { code: 'APP_PAYLOAD_TOO_LARGE', status: 413, message: 'Request body is too large', description: 'the body is larger than the server takes' },
   uriTooLong: { code: 'APP_URI_TOO_LONG', status: 414, message: 'A segment of the URL path is too long', description: 'a segment of the path is too long' },
-  unsupportedMediaType: { code: 'APP_UNSUPPORTED_MEDIA_TYPE', status: 415, message: 'Unsupported Content-Type; send application/json', description: 'the body is not of a type the route takes' },
+  unsupportedMediaType: {
+    code: 'APP_UNSUPPORTED_MEDIA_TYPE',
+    status: 415,
+    message: (wanted?: { send: string }) => wanted?.send ?? 'Unsupported Content-Type; send application/json',
+    description: 'the body is not of a type the route takes'
+  },
   rateLimited: {
     code: 'APP_RATE_LIMITED',
     status: 429,

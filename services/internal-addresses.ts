@@ -11,7 +11,7 @@ import { BlockList, isIP } from 'node:net'
  */
 export type InternalKind = 'unspecified' | 'loopback' | 'private' | 'carrier-grade NAT' | 'link-local' | 'unique-local' | 'multicast' | 'documentation' | 'reserved'
 
-const RANGES: Array<[InternalKind, 'ipv4' | 'ipv6', string, number]> = [
+const RANGES: ReadonlyArray<readonly [InternalKind, 'ipv4' | 'ipv6', string, number]> = [
   ['unspecified', 'ipv4', '0.0.0.0', 8],
   ['private', 'ipv4', '10.0.0.0', 8],
   ['carrier-grade NAT', 'ipv4', '100.64.0.0', 10],
@@ -42,6 +42,10 @@ const RANGES: Array<[InternalKind, 'ipv4' | 'ipv6', string, number]> = [
   ['link-local', 'ipv6', 'fe80::', 10],
   ['multicast', 'ipv6', 'ff00::', 8]
 ]
+
+/** The table itself, for what enforces it outside this process (the routes an app's network namespace refuses). */
+export const INTERNAL_RANGES: ReadonlyArray<{ kind: InternalKind, family: 'ipv4' | 'ipv6', network: string, prefix: number }> =
+  RANGES.map(([kind, family, network, prefix]) => ({ kind, family, network, prefix }))
 
 const LISTS = RANGES.map(([kind, family, network, prefix]) => {
   const list = new BlockList()

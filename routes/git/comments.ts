@@ -1,121 +1,200 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
-import { ApplySuggestionsBody, CommentParams, CreateCommentBody, EditCommentBody, MergeRequestResponses, MrParams, ReactionBody } from '../../schemas/git-merge-requests.js'
-import { platformCaller } from '../../plugins/auth.js'
-import { repoOfRequest } from '../../plugins/git.js'
-import { createdAt } from '../location.js'
+import {
+  ApplySuggestionsBody, CommentParams, CreateCommentBody, EditCommentBody, MergeRequestResponses, MrParams, ReactionBody
+} from '../../schemas/git-merge-requests.js'
+import { gitErrors } from '../../services/git/errors.js'
+import { onComment, onMergeRequest } from '../../services/git/merge-requests/reactions.js'
+import { created, deleted, ok } from '../replies.js'
+import { actorOf } from './actor.js'
+
+/** What writing a comment may meet. */
+const COMMENT_WRITES = [
+  gitErrors.commentEmpty, gitErrors.tooManyComments, gitErrors.commentUnknown, gitErrors.commentReplyPosition, gitErrors.commentPosition
+]
+
+/** What applying suggestions may meet. */
+const SUGGESTION_REFUSALS = [
+  gitErrors.branchProtected, gitErrors.mrNotOpen, gitErrors.mrSourceMissing, gitErrors.mrHeadChanged, gitErrors.commentNotFound,
+  gitErrors.noSuggestion, gitErrors.suggestionApplied, gitErrors.suggestionOutdated, gitErrors.suggestionsOverlap
+]
 
 /** Comments on a merge request and reactions to it and to its comments: `git.read` to read and to take part. */
 const commentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { mergeRequests, comments, reactions, suggestions } = app.gitMergeRequests
   const tags = ['git']
-  const preHandler = app.requireRepoPermission('git.read')
-  const located = async (request: FastifyRequest) => {
-    const { repo } = repoOfRequest(request)
-    return { repo, mr: await mergeRequests.get(repo, (request.params as { iid: number }).iid) }
-  }
-  const mrOf = async (request: FastifyRequest) => (await located(request)).mr
+  app.routeDefaults({ parent: 'mergeRequest', permission: 'git.read' })
 
   app.get('/merge-requests/:iid/comments', {
-    config: { auth: 'platform' },
-    preHandler,
-    schema: { operationId: 'listGitMergeRequestComments', tags, summary: 'Comments, oldest first; replies name their thread', description: 'Needs `git.read`.', params: MrParams, response: MergeRequestResponses.comments }
-  }, async (request) => {
-    const { repo, mr } = await located(request)
-    return { success: true as const, data: await comments.list(repo, mr) }
-  })
+    schema: {
+      operationId: 'listGitMergeRequestComments',
+      tags,
+      summary: 'Comments, oldest first; replies name their thread',
+      params: MrParams,
+      response: MergeRequestResponses.comments
+    }
+  }, async (request) => ok(await comments.list(request.scope.repository, request.scope.mergeRequest)))
 
   app.post('/merge-requests/:iid/comments', {
-    config: { auth: 'platform' },
-    preHandler,
-    schema: { operationId: 'createGitMergeRequestComment', tags, summary: 'Comment, inline at lines of a file, or in reply to a thread', description: 'Needs `git.read`. An inline `position` names a file and lines as a commit of the source shows them (`side: new`) or as the merge base does (`side: old`); one that does not fit is 400 `APP_GIT_COMMENT_POSITION`. A reply takes `replyTo` and no position (400 `APP_GIT_COMMENT_REPLY_POSITION`).', params: MrParams, body: CreateCommentBody, response: MergeRequestResponses.commentCreated }
+    config: { errors: COMMENT_WRITES },
+    schema: {
+      operationId: 'createGitMergeRequestComment',
+      tags,
+      summary: 'Comment, inline at lines of a file, or in reply to a thread',
+      description: 'An inline `position` names a file and lines as a commit of the source shows them (`side: new`) ' +
+        'or as the merge base does (`side: old`). A reply takes `replyTo` and no position.',
+      params: MrParams,
+      body: CreateCommentBody,
+      response: MergeRequestResponses.commentCreated
+    }
   }, async (request, reply) => {
-    const { repo, mr } = await located(request)
-    const comment = await comments.create(repo, mr, platformCaller(request).userId, request.body)
-    return reply.code(201).header('location', createdAt(request, comment.id)).send({ success: true as const, data: comment })
+    const { repository, mergeRequest } = request.scope
+    return created(reply, await comments.create(repository, mergeRequest, request.caller.user.userId, request.body))
   })
-
-  app.patch('/merge-requests/:iid/comments/:commentId', {
-    config: { auth: 'platform' },
-    preHandler,
-    schema: { operationId: 'editGitMergeRequestComment', tags, summary: 'Edit a comment\'s text', description: 'Needs `git.read`; only the author (403 `APP_GIT_COMMENT_NOT_YOURS`).', params: CommentParams, body: EditCommentBody, response: MergeRequestResponses.comment }
-  }, async (request) => ({ success: true as const, data: await comments.edit(await mrOf(request), request.params.commentId, platformCaller(request).userId, request.body.body) }))
-
-  app.delete('/merge-requests/:iid/comments/:commentId', {
-    config: { auth: 'platform' },
-    preHandler,
-    schema: { operationId: 'deleteGitMergeRequestComment', tags, summary: 'Delete a comment; a thread\'s first comment takes its replies along', description: 'Needs `git.read`; the author or a `git.admin` holder (403 `APP_GIT_COMMENT_NOT_YOURS`).', params: CommentParams, response: MergeRequestResponses.commentDeleted }
-  }, async (request) => {
-    await comments.delete(await mrOf(request), request.params.commentId, platformCaller(request).userId, repoOfRequest(request).permissions.has('git.admin'))
-    return { success: true as const, data: { id: request.params.commentId, deleted: true as const } }
-  })
-
-  for (const resolved of [true, false]) {
-    app.post(`/merge-requests/:iid/comments/:commentId/${resolved ? 'resolve' : 'unresolve'}`, {
-      config: { auth: 'platform' },
-      preHandler,
-      schema: { operationId: resolved ? 'resolveGitMergeRequestThread' : 'unresolveGitMergeRequestThread', tags, summary: resolved ? 'Resolve the thread a comment starts' : 'Reopen a resolved thread', description: 'Needs `git.read`. Through the thread\'s first comment (400 `APP_GIT_COMMENT_NOT_A_THREAD`); 409 `APP_GIT_THREAD_STATE` when it is in that state already.', params: CommentParams, response: MergeRequestResponses.comment }
-    }, async (request) => ({ success: true as const, data: await comments.resolve(await mrOf(request), request.params.commentId, platformCaller(request).userId, resolved) }))
-  }
 
   app.post('/merge-requests/:iid/suggestions/apply', {
-    config: { auth: 'platform' },
-    preHandler: app.requireRepoPermission('git.write'),
-    schema: { operationId: 'applyGitSuggestions', tags, summary: 'Apply the suggestions of inline comments to the source branch as one commit', description: 'Needs `git.write`, and leave to push to the source branch (403 `APP_GIT_BRANCH_PROTECTED`). Each comment must be inline on the new side with a ```suggestion block (400 `APP_GIT_NO_SUGGESTION`), not applied yet nor outdated (409 `APP_GIT_SUGGESTION_APPLIED`, `APP_GIT_SUGGESTION_OUTDATED`), and suggestions on one file may not overlap (400 `APP_GIT_SUGGESTIONS_OVERLAP`). The commit is authored by the first suggester (the others as `Co-authored-by`) and committed by the caller; a push to the source meanwhile makes it 409 `APP_GIT_MR_HEAD_CHANGED`.', params: MrParams, body: ApplySuggestionsBody, response: MergeRequestResponses.suggestionsApplied }
+    config: { permission: 'git.write', errors: SUGGESTION_REFUSALS },
+    schema: {
+      operationId: 'applyGitSuggestions',
+      tags,
+      summary: 'Apply the suggestions of inline comments to the source branch as one commit',
+      description: 'The caller must also be allowed to push to the source branch. ' +
+        'Each comment must be inline on the new side with a ```suggestion block, ' +
+        'not applied yet nor outdated, and suggestions on one file may not overlap. ' +
+        'The commit is authored by the first suggester (the others as `Co-authored-by`) and committed by the caller; ' +
+        'a push to the source meanwhile refuses it.',
+      params: MrParams,
+      body: ApplySuggestionsBody,
+      response: MergeRequestResponses.suggestionsApplied
+    }
   }, async (request) => {
-    const { repo, permissions } = repoOfRequest(request)
-    const level = permissions.has('git.admin') ? 'admin' : 'write'
-    const { commitSha, mr } = await suggestions.apply(repo, request.params.iid, { userId: platformCaller(request).userId, level }, request.body)
-    return { success: true as const, data: { commitSha, mergeRequest: await mergeRequests.view(mr) } }
+    const { commitSha, mr } = await suggestions.apply(request.scope.repository, request.scope.mergeRequest, actorOf(request), request.body)
+    return ok({ commitSha, mergeRequest: await mergeRequests.view(mr) })
   })
 
   app.get('/merge-requests/:iid/reactions', {
-    config: { auth: 'platform' },
-    preHandler,
-    schema: { operationId: 'listGitMergeRequestReactions', tags, summary: 'Reactions to a merge request, by emoji', description: 'Needs `git.read`.', params: MrParams, response: MergeRequestResponses.reactions }
-  }, async (request) => ({ success: true as const, data: await reactions.list('mr', (await mrOf(request))._id) }))
+    schema: {
+      operationId: 'listGitMergeRequestReactions',
+      tags,
+      summary: 'Reactions to a merge request, by emoji',
+      params: MrParams,
+      response: MergeRequestResponses.reactions
+    }
+  }, async (request) => ok(await reactions.list(onMergeRequest(request.scope.mergeRequest))))
 
   app.post('/merge-requests/:iid/reactions', {
-    config: { auth: 'platform' },
-    preHandler,
-    schema: { operationId: 'addGitMergeRequestReaction', tags, summary: 'React to a merge request', description: 'Needs `git.read`. Once per emoji and person (409 `APP_GIT_REACTION_EXISTS`). Answers with all its reactions.', params: MrParams, body: ReactionBody, response: MergeRequestResponses.reactions }
-  }, async (request) => {
-    const mr = await mrOf(request)
-    return { success: true as const, data: await reactions.add('mr', mr._id, mr._id, platformCaller(request).userId, request.body.emoji) }
-  })
+    config: { errors: [gitErrors.reactionExists] },
+    schema: {
+      operationId: 'addGitMergeRequestReaction',
+      tags,
+      summary: 'React to a merge request',
+      description: 'Once per emoji and person. Answers with all its reactions.',
+      params: MrParams,
+      body: ReactionBody,
+      response: MergeRequestResponses.reactions
+    }
+  }, async (request) => ok(await reactions.add(onMergeRequest(request.scope.mergeRequest), request.caller.user.userId, request.body.emoji)))
 
   app.delete('/merge-requests/:iid/reactions', {
-    config: { auth: 'platform' },
-    preHandler,
-    schema: { operationId: 'removeGitMergeRequestReaction', tags, summary: 'Take back a reaction to a merge request', description: 'Needs `git.read`. The emoji in `?emoji=`; 404 `APP_GIT_REACTION_NOT_FOUND` when there is none of yours.', params: MrParams, querystring: ReactionBody, response: MergeRequestResponses.reactions }
-  }, async (request) => ({ success: true as const, data: await reactions.remove('mr', (await mrOf(request))._id, platformCaller(request).userId, request.query.emoji) }))
-
-  app.get('/merge-requests/:iid/comments/:commentId/reactions', {
-    config: { auth: 'platform' },
-    preHandler,
-    schema: { operationId: 'listGitCommentReactions', tags, summary: 'Reactions to a comment, by emoji', description: 'Needs `git.read`.', params: CommentParams, response: MergeRequestResponses.reactions }
+    config: { errors: [gitErrors.reactionNotFound] },
+    schema: {
+      operationId: 'removeGitMergeRequestReaction',
+      tags,
+      summary: 'Take back a reaction to a merge request',
+      description: 'The emoji in `?emoji=`.',
+      params: MrParams,
+      querystring: ReactionBody,
+      response: MergeRequestResponses.reactions
+    }
   }, async (request) => {
-    const comment = await comments.get(await mrOf(request), request.params.commentId)
-    return { success: true as const, data: await reactions.list('comment', comment._id) }
+    return ok(await reactions.remove(onMergeRequest(request.scope.mergeRequest), request.caller.user.userId, request.query.emoji))
   })
 
-  app.post('/merge-requests/:iid/comments/:commentId/reactions', {
-    config: { auth: 'platform' },
-    preHandler,
-    schema: { operationId: 'addGitCommentReaction', tags, summary: 'React to a comment', description: 'Needs `git.read`. Once per emoji and person (409 `APP_GIT_REACTION_EXISTS`).', params: CommentParams, body: ReactionBody, response: MergeRequestResponses.reactions }
-  }, async (request) => {
-    const comment = await comments.get(await mrOf(request), request.params.commentId)
-    return { success: true as const, data: await reactions.add('comment', comment._id, comment.mrId, platformCaller(request).userId, request.body.emoji) }
-  })
+  const oneCommentRoutes: FastifyPluginAsyncTypebox = async (comment) => {
+    comment.routeDefaults({ parent: 'mergeRequestComment' })
 
-  app.delete('/merge-requests/:iid/comments/:commentId/reactions', {
-    config: { auth: 'platform' },
-    preHandler,
-    schema: { operationId: 'removeGitCommentReaction', tags, summary: 'Take back a reaction to a comment', description: 'Needs `git.read`. The emoji in `?emoji=`.', params: CommentParams, querystring: ReactionBody, response: MergeRequestResponses.reactions }
-  }, async (request) => {
-    const comment = await comments.get(await mrOf(request), request.params.commentId)
-    return { success: true as const, data: await reactions.remove('comment', comment._id, platformCaller(request).userId, request.query.emoji) }
-  })
+    comment.patch('', {
+      config: { errors: [gitErrors.commentNotYours, gitErrors.commentEmpty] },
+      schema: {
+        operationId: 'editGitMergeRequestComment',
+        tags,
+        summary: 'Edit a comment\'s text',
+        description: 'Only its author.',
+        params: CommentParams,
+        body: EditCommentBody,
+        response: MergeRequestResponses.comment
+      }
+    }, async (request) => ok(await comments.edit(request.scope.mergeRequestComment, request.caller.user.userId, request.body.body)))
+
+    comment.delete('', {
+      config: { errors: [gitErrors.commentNotYours] },
+      schema: {
+        operationId: 'deleteGitMergeRequestComment',
+        tags,
+        summary: 'Delete a comment; a thread\'s first comment takes its replies along',
+        description: 'Its author or a `git.admin` holder.',
+        params: CommentParams,
+        response: MergeRequestResponses.commentDeleted
+      }
+    }, async (request) => {
+      await comments.delete(request.scope.mergeRequestComment, actorOf(request))
+      return deleted(request.params.commentId)
+    })
+
+    for (const resolved of [true, false]) {
+      comment.post(resolved ? '/resolve' : '/unresolve', {
+        config: { errors: [gitErrors.commentNotAThread, gitErrors.threadState] },
+        schema: {
+          operationId: resolved ? 'resolveGitMergeRequestThread' : 'unresolveGitMergeRequestThread',
+          tags,
+          summary: resolved ? 'Resolve the thread a comment starts' : 'Reopen a resolved thread',
+          description: 'Through the thread\'s first comment.',
+          params: CommentParams,
+          response: MergeRequestResponses.comment
+        }
+      }, async (request) => ok(await comments.resolve(request.scope.mergeRequestComment, request.caller.user.userId, resolved)))
+    }
+
+    comment.get('/reactions', {
+      schema: {
+        operationId: 'listGitCommentReactions',
+        tags,
+        summary: 'Reactions to a comment, by emoji',
+        params: CommentParams,
+        response: MergeRequestResponses.reactions
+      }
+    }, async (request) => ok(await reactions.list(onComment(request.scope.mergeRequestComment))))
+
+    comment.post('/reactions', {
+      config: { errors: [gitErrors.reactionExists] },
+      schema: {
+        operationId: 'addGitCommentReaction',
+        tags,
+        summary: 'React to a comment',
+        description: 'Once per emoji and person.',
+        params: CommentParams,
+        body: ReactionBody,
+        response: MergeRequestResponses.reactions
+      }
+    }, async (request) => {
+      return ok(await reactions.add(onComment(request.scope.mergeRequestComment), request.caller.user.userId, request.body.emoji))
+    })
+
+    comment.delete('/reactions', {
+      config: { errors: [gitErrors.reactionNotFound] },
+      schema: {
+        operationId: 'removeGitCommentReaction',
+        tags,
+        summary: 'Take back a reaction to a comment',
+        description: 'The emoji in `?emoji=`.',
+        params: CommentParams,
+        querystring: ReactionBody,
+        response: MergeRequestResponses.reactions
+      }
+    }, async (request) => {
+      return ok(await reactions.remove(onComment(request.scope.mergeRequestComment), request.caller.user.userId, request.query.emoji))
+    })
+  }
+  await app.register(oneCommentRoutes, { prefix: '/merge-requests/:iid/comments/:commentId' })
 }
 
 export default commentRoutes

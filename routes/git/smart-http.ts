@@ -3,12 +3,12 @@ import { createGunzip } from 'node:zlib'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { AppError, badRequest } from '../../services/errors.js'
+import { commonErrors } from '../../services/errors.js'
 import type { GitService } from '../../services/git/access.js'
+import { gitErrors } from '../../services/git/errors.js'
 import { stripGitSuffix } from '../../services/git/names.js'
 import { gitProtocol, serviceAnnouncement, wantsV2 } from '../../services/git/transport.js'
 import { toErrorReply } from '../../plugins/errors.js'
-import { gitCaller, gitDisabled } from '../../plugins/git.js'
 
 const Params = Type.Object({ projectId: Type.String({ maxLength: 64 }), repoSlug: Type.String({ maxLength: 104 }) })
 const InfoRefsQuery = Type.Object({ service: Type.Optional(Type.String({ maxLength: 32 })) })
@@ -27,7 +27,7 @@ const smartHttpRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { transport } = app.git
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, payload, done) => { done(null, payload) })
-  if (!app.git.enabled) app.addHook('onRequest', async () => { throw gitDisabled() })
+  if (!app.git.enabled) app.addHook('onRequest', async () => { throw gitErrors.hostingDisabled() })
 
   app.setErrorHandler((error: Error, request, reply) => {
     const { status, body, internal } = toErrorReply(error)
@@ -39,14 +39,17 @@ const smartHttpRoutes: FastifyPluginAsyncTypebox = async (app) => {
   /** The repository, once the caller may use `service` on it. */
   const authorized = async (request: FastifyRequest, service: GitService) => {
     const params = request.params as { projectId: string, repoSlug: string }
-    return await app.git.authorize(gitCaller(request), params.projectId, stripGitSuffix(params.repoSlug), service)
+    return await app.git.authorize(request.caller.git, params.projectId, stripGitSuffix(params.repoSlug), service)
   }
 
   /** Streams git's output as the answer, and stops git when the client goes away first. */
-  const streamFrom = (request: FastifyRequest, reply: FastifyReply, child: ReturnType<typeof transport.serve>, prefix: Buffer | null): FastifyReply => {
+  type Child = ReturnType<typeof transport.serve>
+  const streamFrom = (request: FastifyRequest, reply: FastifyReply, child: Child, prefix: Buffer | null): FastifyReply => {
     let stderr = ''
     child.stderr.on('data', (chunk: Buffer) => { if (stderr.length < STDERR_KEPT) stderr += chunk.toString('utf8') })
-    child.once('close', (code) => { if (code !== 0 && code !== null) request.log.info({ code, stderr: stderr.trim() }, 'git exited with an error') })
+    child.once('close', (code) => {
+      if (code !== 0 && code !== null) request.log.info({ code, stderr: stderr.trim() }, 'git exited with an error')
+    })
     // Git's output not read to its end means the answer was cut off (or never wanted, as for HEAD): git would block on it.
     reply.raw.once('close', () => { if (child.exitCode === null && !child.stdout.readableEnded) child.kill('SIGKILL') })
     const out = new PassThrough()
@@ -61,7 +64,7 @@ const smartHttpRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: { hide: true, params: Params, querystring: InfoRefsQuery }
   }, async (request, reply) => {
     const name = request.query.service
-    if (name === undefined || !SERVICES.has(name)) throw badRequest('APP_GIT_SMART_HTTP_ONLY', 'Only the smart protocol is served: ?service=git-upload-pack or git-receive-pack')
+    if (name === undefined || !SERVICES.has(name)) throw gitErrors.smartHttpOnly()
     const service = name.slice(4) as GitService
     const { repo, policy } = await authorized(request, service)
     const protocol = gitProtocol(request.headers['git-protocol'])
@@ -78,9 +81,13 @@ const smartHttpRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { hide: true, params: Params }
     }, async (request, reply) => {
       const type = (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
-      if (type !== `application/x-git-${service}-request`) throw new AppError('APP_UNSUPPORTED_MEDIA_TYPE', 415, `Send Content-Type: application/x-git-${service}-request`)
+      if (type !== `application/x-git-${service}-request`) {
+        throw commonErrors.unsupportedMediaType({ send: `Send Content-Type: application/x-git-${service}-request` })
+      }
       const encoding = (request.headers['content-encoding'] ?? 'identity').toLowerCase()
-      if (!['identity', 'gzip', 'x-gzip'].includes(encoding)) throw new AppError('APP_UNSUPPORTED_MEDIA_TYPE', 415, 'Content-Encoding may be gzip or none')
+      if (!['identity', 'gzip', 'x-gzip'].includes(encoding)) {
+        throw commonErrors.unsupportedMediaType({ send: 'Content-Encoding may be gzip or none' })
+      }
       const { repo, policy } = await authorized(request, service)
       const child = transport.serve(repo, service, gitProtocol(request.headers['git-protocol']), policy)
       const body = request.body as Readable

@@ -1,4 +1,4 @@
-import { forbidden, notFound, unauthorized } from '../errors.js'
+import { commonErrors } from '../errors.js'
 import type { Permission } from '../orgs/catalogue.js'
 import { permissionMissing } from '../orgs/resolver.js'
 import type { RepoRoleT } from '../../schemas/git.js'
@@ -6,6 +6,7 @@ import type { Repo, Repositories } from './repositories.js'
 import type { ProtectedBranches, PushPolicy, WriteLevel } from './protection.js'
 import type { ProtectedTags } from './tag-protection.js'
 import type { RepoMembers } from './members.js'
+import { gitErrors } from './errors.js'
 import { isRepoSlug } from './names.js'
 
 /** Who is speaking git: nobody, a platform user (JWT or PAT), or a repository's deploy key. */
@@ -16,6 +17,9 @@ export type GitCaller =
 
 /** A platform user as the resolver sees them: a PAT's scopes narrow everything they hold. */
 export interface UserCaller { userId: string, scopes?: string[] }
+
+/** A platform user acting in a repository, with the git permissions they hold there (as the repository's parent resolved them). */
+export interface RepoActor { userId: string, permissions: ReadonlySet<Permission> }
 
 /** A caller's permissions in a project, or null when the project is missing or the caller is not a member of its organization. */
 export type PermissionsOf = (projectId: string, caller: UserCaller) => Promise<ReadonlySet<Permission> | null>
@@ -70,6 +74,11 @@ export function writeLevel (access: { admin: boolean }): WriteLevel {
   return access.admin ? 'admin' : 'write'
 }
 
+/** How much an actor may change in the repository: `git.admin` holders more than writers; null for readers. */
+export function actorLevel (actor: RepoActor): WriteLevel | null {
+  return actor.permissions.has('git.admin') ? 'admin' : actor.permissions.has('git.write') ? 'write' : null
+}
+
 /**
  * Whether a transport request goes ahead: nobody gets 401 (so git asks for
  * credentials), whoever may not see the repository 404, and an insider
@@ -79,13 +88,11 @@ export function authorize (repo: Repo | null, access: RepoAccess, caller: GitCal
   const permission: Permission = service === 'upload-pack' ? 'git.read' : 'git.write'
   const allowed = service === 'upload-pack' ? access.read : access.write
   if (repo !== null && allowed) return
-  if (caller.kind === 'anonymous') throw unauthorized('APP_GIT_AUTH_REQUIRED', 'Sign in: give a personal access token, a platform JWT or a deploy key token as the password')
-  if (repo === null || (!access.read && !access.insider)) throw notFound('APP_GIT_REPOSITORY_NOT_FOUND', 'Repository not found')
-  if (caller.kind === 'deployKey' && caller.repoId === repo._id) throw forbidden('APP_GIT_READ_ONLY_KEY', 'This deploy key is read-only')
+  if (caller.kind === 'anonymous') throw gitErrors.authRequired()
+  if (repo === null || (!access.read && !access.insider)) throw gitErrors.repositoryNotFound()
+  if (caller.kind === 'deployKey' && caller.repoId === repo._id) throw gitErrors.readOnlyKey()
   throw permissionMissing(permission, caller.kind === 'user' ? caller.scopes : undefined)
 }
-
-const projectNotFound = (): Error => notFound('APP_PROJECT_NOT_FOUND', 'Project not found')
 // Route params are checked by their schemas; transport paths come raw, so both are checked here before any lookup.
 const SAFE_ID = /^[0-9A-Za-z_-]{1,64}$/
 
@@ -119,17 +126,17 @@ export class GitAccess {
   }
 
   /**
-   * A REST route on one repository: outsiders to both the project and the
-   * repository get 404 for the project (they learn nothing), insiders 404
-   * for a missing repository and 403 naming a permission they lack.
+   * The repository a REST route acts on, and what the caller may do there:
+   * outsiders to both the project and the repository get 404 for the
+   * project (they learn nothing), insiders 404 for a missing repository.
+   * The route's permission is checked against what this returns.
    */
-  async forRoute (caller: UserCaller, projectId: string, slug: string, permission: Permission): Promise<{ repo: Repo, permissions: ReadonlySet<Permission> }> {
+  async forRoute (caller: UserCaller, projectId: string, slug: string): Promise<{ repo: Repo, permissions: ReadonlySet<Permission> }> {
     const [project, repo] = await Promise.all([this.deps.projectPermissions(projectId, caller), this.deps.repositories.find(projectId, slug)])
     const role = repo === null ? null : await this.deps.members.roleOf(repo._id, caller.userId)
     const permissions = combine(project, role, caller)
-    if (permissions === null) throw projectNotFound()
-    if (repo === null) throw notFound('APP_GIT_REPOSITORY_NOT_FOUND', 'Repository not found')
-    if (!permissions.has(permission)) throw permissionMissing(permission, caller.scopes)
+    if (permissions === null) throw commonErrors.projectNotFound()
+    if (repo === null) throw gitErrors.repositoryNotFound()
     return { repo, permissions }
   }
 
@@ -138,7 +145,7 @@ export class GitAccess {
     const project = await this.deps.projectPermissions(projectId, caller)
     if (project?.has('git.read') === true) return await this.deps.repositories.list(projectId)
     const roles = await this.deps.members.rolesIn(projectId, caller.userId)
-    if (project === null && roles.size === 0) throw projectNotFound()
+    if (project === null && roles.size === 0) throw commonErrors.projectNotFound()
     const readable = [...roles].filter(([, role]) => narrow(ROLE_PERMISSIONS[role], caller).includes('git.read')).map(([repoId]) => repoId)
     if (readable.length === 0) throw permissionMissing('git.read', caller.scopes)
     return (await this.deps.repositories.list(projectId)).filter((repo) => readable.includes(repo._id))

@@ -1,4 +1,3 @@
-import { badRequest, conflict, notFound } from '../errors.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import { issueToken, tokenView, usableToken, type StoredToken } from '../identity/pat-format.js'
 import { parseSshPublicKey } from '../identity/ssh-key-format.js'
@@ -6,6 +5,7 @@ import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import { GIT_LIMITS, type DeployKeyT } from '../../schemas/git.js'
+import { gitErrors } from './errors.js'
 import type { Repo } from './repositories.js'
 
 /**
@@ -45,10 +45,6 @@ function toView (record: WithId<DeployKeyRecord>): DeployKeyT {
   }
 }
 
-function keyInUse (fingerprint: string): Error {
-  return conflict('APP_GIT_DEPLOY_KEY_EXISTS', `This key (${fingerprint}) is in use already, as a deploy key or a user's SSH key; generate one for this purpose`)
-}
-
 export class DeployKeys {
   private readonly keys: StoreCollection<DeployKeyRecord>
 
@@ -66,9 +62,9 @@ export class DeployKeys {
   /** The token is in this answer only. */
   async create (repo: Repo, createdBy: string, input: { title: string, key: string, readOnly?: boolean }): Promise<DeployKeyT & { token: string }> {
     const parsed = parseSshPublicKey(input.key)
-    if (await this.deps.userKeyOwner(parsed.fingerprint) !== null) throw keyInUse(parsed.fingerprint)
+    if (await this.deps.userKeyOwner(parsed.fingerprint) !== null) throw gitErrors.deployKeyExists({ fingerprint: parsed.fingerprint })
     if (await this.keys.countDocuments({ repoId: repo._id }) >= GIT_LIMITS.deployKeysPerRepo) {
-      throw badRequest('APP_GIT_TOO_MANY_DEPLOY_KEYS', `At most ${GIT_LIMITS.deployKeysPerRepo} deploy keys per repository`, { limit: GIT_LIMITS.deployKeysPerRepo })
+      throw gitErrors.tooManyDeployKeys({ limit: GIT_LIMITS.deployKeysPerRepo })
     }
     const { token, stored } = issueToken(DEPLOY_TOKEN_PREFIX, { name: input.title }, this.deps.clock.now())
     const record = {
@@ -84,7 +80,7 @@ export class DeployKeys {
     try {
       await this.keys.insertOne(record)
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw keyInUse(parsed.fingerprint)
+      if (error instanceof DuplicateKeyError) throw gitErrors.deployKeyExists({ fingerprint: parsed.fingerprint })
       throw error
     }
     return { ...toView(record), token }
@@ -97,7 +93,7 @@ export class DeployKeys {
   /** Removed outright, so the same SSH key can be added again later. */
   async delete (repo: Repo, keyId: string): Promise<void> {
     const { deletedCount } = await this.keys.deleteOne({ keyId, repoId: repo._id })
-    if (deletedCount === 0) throw notFound('APP_GIT_DEPLOY_KEY_NOT_FOUND', 'Deploy key not found')
+    if (deletedCount === 0) throw gitErrors.deployKeyNotFound()
   }
 
   async deleteForRepo (repo: Repo): Promise<void> {

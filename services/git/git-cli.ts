@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { AppError } from '../errors.js'
+import { gitErrors } from './errors.js'
 
 /** What a git command printed, once it exited. */
 export interface GitResult { stdout: Buffer, stderr: string, code: number }
@@ -68,7 +69,7 @@ export class GitCli {
       child.once('error', reject)
       child.once('close', (exitCode) => { resolve(exitCode ?? -1) })
     })
-    if (overflow) throw new AppError('APP_GIT_OUTPUT_TOO_LARGE', 413, `The answer is larger than ${maxOutput} bytes`, { limit: maxOutput })
+    if (overflow) throw gitErrors.outputTooLarge({ limit: maxOutput })
     const result = { stdout: Buffer.concat(chunks), stderr, code }
     if (code !== 0 && !(options.okCodes ?? []).includes(code)) throw new GitCommandError(args, result)
     return result
@@ -86,7 +87,8 @@ export class GitCli {
 /** A git command that failed where it should not: an internal error, logged with git's own message. */
 export class GitCommandError extends AppError {
   constructor (readonly args: string[], readonly result: GitResult) {
-    super('APP_GIT_FAILED', 500, `git ${args[0] ?? ''} failed`)
+    const { code, status, message } = gitErrors.failed({ command: args[0] ?? '' })
+    super(code, status, message)
   }
 
   override toString (): string {

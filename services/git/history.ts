@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream'
-import { badRequest } from '../errors.js'
+import { commonErrors } from '../errors.js'
+import { gitErrors } from './errors.js'
 import { sniffType, SNIFF_BYTES } from '../files/sniff.js'
 import { GIT_LIMITS, type BlobT, type CommitDiffT, type CommitT, type TreeT } from '../../schemas/git.js'
 import type { GitCli } from './git-cli.js'
@@ -19,12 +20,10 @@ function isBinary (content: Buffer): boolean {
   return content.subarray(0, BINARY_PROBE).includes(0)
 }
 
-const invalidCursor = () => badRequest('APP_INVALID_CURSOR', 'cursor is not a nextCursor of this list')
-
 function parseCursor (cursor: string | undefined): { start: string, skip: number } | null {
   if (cursor === undefined) return null
   const match = /^([0-9a-f]{40})\.(\d{1,7})$/.exec(cursor)
-  if (match === null) throw invalidCursor()
+  if (match === null) throw commonErrors.invalidCursor()
   return { start: match[1], skip: Number(match[2]) }
 }
 
@@ -51,7 +50,7 @@ export class History {
     const cursor = parseCursor(query.cursor)
     const start = cursor === null
       ? await this.commitAt(repo, query.ref, 'query.ref')
-      : await this.deps.reader.resolveCommit(repo.gitDir, cursor.start).catch(() => { throw invalidCursor() })
+      : await this.deps.reader.resolveCommit(repo.gitDir, cursor.start).catch(() => { throw commonErrors.invalidCursor() })
     const skip = cursor?.skip ?? 0
     // git walks the history out of process, in native time however deep the page; the page itself is read from disk here.
     const listed = await this.deps.git.run(repo.gitDir, ['rev-list', `--skip=${skip}`, `--max-count=${limit + 1}`, start, '--', ...(path === '' ? [] : [path])])
@@ -73,8 +72,8 @@ export class History {
     const all = parseDiffTree(stdout)
     const files = all.slice(0, GIT_LIMITS.diffFilesMax)
     let truncated = files.length < all.length
-    const patch = await this.rawDiff(repo, commit.sha, base).catch((error: { code?: string }) => {
-      if (error.code === 'APP_GIT_OUTPUT_TOO_LARGE') return null
+    const patch = await this.rawDiff(repo, commit.sha, base).catch((error: unknown) => {
+      if (gitErrors.outputTooLarge.is(error)) return null
       throw error
     })
     truncated = (patch === null ? true : attachPatches(files, patch)) || truncated

@@ -1,10 +1,10 @@
-import { badRequest, conflict, fieldIssue, notFound } from '../errors.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import { isoString } from '../iso-dates.js'
 import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import { GIT_LIMITS, type CreateLabelBodyT, type LabelT } from '../../schemas/git.js'
+import { gitErrors } from './errors.js'
 import type { Repo } from './repositories.js'
 
 type LabelRecord = {
@@ -28,12 +28,9 @@ function toView (record: WithId<LabelRecord>): LabelT {
 
 function checkName (name: string, path: string): string {
   const trimmed = name.trim()
-  if (trimmed === '') throw badRequest('APP_GIT_LABEL_NAME_REQUIRED', 'A label needs a name', fieldIssue(path, 'is blank'))
+  if (trimmed === '') throw gitErrors.labelNameRequired({ path })
   return trimmed
 }
-
-const labelExists = (name: string): Error => conflict('APP_GIT_LABEL_EXISTS', `A label "${name}" exists already in this repository (letter case aside)`)
-const labelNotFound = (): Error => notFound('APP_GIT_LABEL_NOT_FOUND', 'Label not found')
 
 /**
  * A repository's labels. Merge requests hold label ids, so a rename shows
@@ -65,14 +62,14 @@ export class RepoLabels {
   async create (repo: Repo, input: CreateLabelBodyT): Promise<LabelT> {
     const name = checkName(input.name, 'body.name')
     if (await this.records.countDocuments({ repoId: repo._id }) >= GIT_LIMITS.labelsPerRepo) {
-      throw badRequest('APP_GIT_TOO_MANY_LABELS', `At most ${GIT_LIMITS.labelsPerRepo} labels per repository`, { limit: GIT_LIMITS.labelsPerRepo })
+      throw gitErrors.tooManyLabels({ limit: GIT_LIMITS.labelsPerRepo })
     }
     const now = this.deps.clock.now()
     const record = { _id: this.deps.newId(), repoId: repo._id, name, key: keyOf(name), color: input.color.toLowerCase(), description: (input.description ?? '').trim(), createdAt: now, updatedAt: now }
     try {
       await this.records.insertOne(record)
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw labelExists(name)
+      if (error instanceof DuplicateKeyError) throw gitErrors.labelExists({ name })
       throw error
     }
     return toView(record)
@@ -90,16 +87,16 @@ export class RepoLabels {
     try {
       updated = await this.records.findOneAndUpdate({ _id: labelId, repoId: repo._id }, { $set: changes }, { returnDocument: 'after' })
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw labelExists(changes.name ?? '')
+      if (error instanceof DuplicateKeyError) throw gitErrors.labelExists({ name: changes.name ?? '' })
       throw error
     }
-    if (updated === null) throw labelNotFound()
+    if (updated === null) throw gitErrors.labelNotFound()
     return toView(updated)
   }
 
   async delete (repo: Repo, labelId: string): Promise<void> {
     const { deletedCount } = await this.records.deleteOne({ _id: labelId, repoId: repo._id })
-    if (deletedCount === 0) throw labelNotFound()
+    if (deletedCount === 0) throw gitErrors.labelNotFound()
     for (const hook of this.deleteHooks) await hook(repo, labelId)
   }
 
@@ -115,9 +112,8 @@ export class RepoLabels {
     const isUnknown = (name: string): boolean => name.trim() !== '' && !found.has(keyOf(name.trim()))
     const unknown = [...new Set(names.filter(isUnknown).map((name) => name.trim()))]
     if (unknown.length > 0) {
-      throw badRequest('APP_GIT_LABEL_UNKNOWN', `Not labels of this repository: ${unknown.map((name) => `"${name}"`).join(', ')}; create them first`, {
-        fields: names.flatMap((name, index) => isUnknown(name) ? fieldIssue(`${path}.${index}`, `"${name.trim()}" is not a label of this repository`).fields ?? [] : [])
-      })
+      const fields = names.flatMap((name, index) => isUnknown(name) ? [{ path: `${path}.${index}`, name: name.trim() }] : [])
+      throw gitErrors.labelUnknown({ unknown, fields })
     }
     return wanted.map((key) => found.get(key) as string)
   }

@@ -1,9 +1,10 @@
-import { badRequest, notFound } from '../errors.js'
+import { commonErrors } from '../errors.js'
 import { isoString } from '../iso-dates.js'
 import { retryUpsertRace } from '../upsert-race.js'
 import type { Clock } from '../clock.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import { GIT_LIMITS, type RepoMemberT, type RepoRoleT } from '../../schemas/git.js'
+import { gitErrors } from './errors.js'
 import type { Repo } from './repositories.js'
 
 type MemberRecord = {
@@ -31,8 +32,6 @@ const memberId = (repoId: string, userId: string): string => `${repoId}:${userId
 function toView (record: WithId<MemberRecord>, user: MemberUser): RepoMemberT {
   return { userId: record.userId, email: user.email, name: user.name, role: record.role, addedBy: record.addedBy, createdAt: isoString(record.createdAt), updatedAt: isoString(record.updatedAt) }
 }
-
-const userNotFound = (): Error => notFound('APP_USER_NOT_FOUND', 'No platform user with this id or e-mail address')
 
 /**
  * Members of one repository with a role (`read`, `write`, `admin`), as
@@ -66,10 +65,10 @@ export class RepoMembers {
   /** Adds the user named by id or e-mail address, or changes their role. */
   async set (repo: Repo, reference: string, role: RepoRoleT, addedBy: string): Promise<RepoMemberT> {
     const user = await this.deps.findUser(reference)
-    if (user === null) throw userNotFound()
+    if (user === null) throw commonErrors.userNotFound()
     const _id = memberId(repo._id, user.id)
     if (await this.records.findOne({ _id }, { projection: { _id: 1 } }) === null && await this.records.countDocuments({ repoId: repo._id }) >= GIT_LIMITS.membersPerRepo) {
-      throw badRequest('APP_GIT_TOO_MANY_MEMBERS', `At most ${GIT_LIMITS.membersPerRepo} members per repository`, { limit: GIT_LIMITS.membersPerRepo })
+      throw gitErrors.tooManyMembers({ limit: GIT_LIMITS.membersPerRepo })
     }
     const now = this.deps.clock.now()
     const record = await retryUpsertRace(async () => await this.records.findOneAndUpdate(
@@ -84,7 +83,7 @@ export class RepoMembers {
   async remove (repo: Repo, reference: string): Promise<string> {
     const user = await this.deps.findUser(reference)
     const { deletedCount } = user === null ? { deletedCount: 0 } : await this.records.deleteOne({ _id: memberId(repo._id, user.id) })
-    if (user === null || deletedCount === 0) throw notFound('APP_GIT_MEMBER_NOT_FOUND', 'This user is not a member of the repository')
+    if (user === null || deletedCount === 0) throw gitErrors.memberNotFound()
     return user.id
   }
 

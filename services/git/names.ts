@@ -1,4 +1,4 @@
-import { badRequest, fieldIssue } from '../errors.js'
+import { gitErrors } from './errors.js'
 
 /**
  * What user input may name in git: repository slugs, branch and tag names,
@@ -52,7 +52,7 @@ export function reservedRefNameProblem (name: string): string | null {
 /** A branch or tag name as `git check-ref-format --branch` takes it, less the names reservedRefNameProblem refuses. */
 export function checkRefName (name: string, path: string, what: 'branch' | 'tag'): string {
   const problem = refNameProblem(name) ?? reservedRefNameProblem(name)
-  if (problem !== null) throw badRequest('APP_GIT_INVALID_REF_NAME', `The ${what} name ${problem}`, fieldIssue(path, problem))
+  if (problem !== null) throw gitErrors.invalidRefName({ what, problem, path })
   return name
 }
 
@@ -62,7 +62,7 @@ export function checkRefName (name: string, path: string, what: 'branch' | 'tag'
  */
 export function checkRevision (value: string, path: string): string {
   if (value === 'HEAD' || SHORT_OBJECT_ID.test(value) || (refNameProblem(value) === null && !value.startsWith('-'))) return value
-  throw badRequest('APP_GIT_INVALID_REF', `"${value.slice(0, 80)}" is not a branch, tag or commit id`, fieldIssue(path, 'is not a branch, tag or commit id'))
+  throw gitErrors.invalidRef({ value, path })
 }
 
 export function isShortObjectId (value: string): boolean {
@@ -77,7 +77,7 @@ export function checkTreePath (value: string, path: string): string {
   const trimmed = value.replace(/^\/+|\/+$/g, '')
   if (trimmed === '') return ''
   const bad = trimmed.split('/').some((part) => part === '' || part === '.' || part === '..') || /[\x00]/.test(trimmed)
-  if (bad) throw badRequest('APP_GIT_INVALID_PATH', 'The path must be relative, without empty, "." or ".." components', fieldIssue(path, 'is not a path inside the repository'))
+  if (bad) throw gitErrors.invalidPath({ path })
   return trimmed
 }
 
@@ -119,7 +119,8 @@ export function matchesRefPattern (pattern: string, name: string): boolean {
 export function checkRefPattern (pattern: string, path: string, what: 'branch' | 'tag'): string {
   const problem = refNameProblem(pattern.replace(/\*/g, 'x'))
   if (problem !== null || pattern.startsWith('-')) {
-    throw badRequest(`APP_GIT_INVALID_${what.toUpperCase()}_PATTERN`, `The ${what} pattern ${problem ?? 'starts with "-"'}`, fieldIssue(path, problem ?? 'starts with "-"'))
+    const refusal = what === 'branch' ? gitErrors.invalidBranchPattern : gitErrors.invalidTagPattern
+    throw refusal({ problem: problem ?? 'starts with "-"', path })
   }
   return pattern
 }

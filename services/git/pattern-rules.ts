@@ -1,23 +1,21 @@
-import { badRequest, conflict, notFound } from '../errors.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
+import { gitErrors } from './errors.js'
 import { checkRefPattern, matchesRefPattern } from './names.js'
 import type { Repo } from './repositories.js'
 
 /** A stored rule: a ref-name pattern in one repository and what the rule's kind says about matching refs. */
 export type PatternRule<Fields> = Fields & { repoId: string, pattern: string, createdAt: Date, updatedAt: Date }
 
-/** What sets one kind of pattern rule apart; the answers' wording is each kind's own and part of its contract. */
+/** What sets one kind of pattern rule apart. */
 export interface PatternRuleKind<Fields, View> {
   collection: string
   refKind: 'branch' | 'tag'
   limit: number
   /** As in "At most 50 protected-tag rules per repository". */
   noun: string
-  notFound: string
-  exists: (pattern: string) => string
   /** A new rule's fields where its body leaves them out; their keys are the fields a body may set. */
   defaults: Fields
   view: (record: WithId<PatternRule<Fields>>) => View
@@ -49,7 +47,7 @@ export class PatternRules<Fields extends object, View> {
     const pattern = checkRefPattern(input.pattern, 'body.pattern', this.kind.refKind)
     const { limit } = this.kind
     if (await this.rules.countDocuments({ repoId: repo._id }) >= limit) {
-      throw badRequest('APP_GIT_TOO_MANY_RULES', `At most ${limit} ${this.kind.noun} rules per repository`, { limit })
+      throw gitErrors.tooManyRules({ noun: this.kind.noun, limit })
     }
     const now = this.deps.clock.now()
     const record = { _id: this.deps.newId(), repoId: repo._id, pattern, ...this.kind.defaults, ...this.given(input), createdAt: now, updatedAt: now }
@@ -61,13 +59,13 @@ export class PatternRules<Fields extends object, View> {
     const pattern = input.pattern === undefined ? undefined : checkRefPattern(input.pattern, 'body.pattern', this.kind.refKind)
     const changes = { ...this.given(input), ...(pattern === undefined ? {} : { pattern }), updatedAt: this.deps.clock.now() }
     const updated = await this.write(pattern ?? '', async () => await this.rules.findOneAndUpdate({ _id: ruleId, repoId: repo._id }, { $set: changes }, { returnDocument: 'after' }))
-    if (updated === null) throw notFound('APP_GIT_RULE_NOT_FOUND', this.kind.notFound)
+    if (updated === null) throw gitErrors.ruleNotFound({ noun: this.kind.noun })
     return this.kind.view(updated)
   }
 
   async delete (repo: Repo, ruleId: string): Promise<void> {
     const { deletedCount } = await this.rules.deleteOne({ _id: ruleId, repoId: repo._id })
-    if (deletedCount === 0) throw notFound('APP_GIT_RULE_NOT_FOUND', this.kind.notFound)
+    if (deletedCount === 0) throw gitErrors.ruleNotFound({ noun: this.kind.noun })
   }
 
   async deleteForRepo (repo: Repo): Promise<void> {
@@ -94,7 +92,7 @@ export class PatternRules<Fields extends object, View> {
     try {
       return await operation()
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw conflict('APP_GIT_RULE_EXISTS', this.kind.exists(pattern))
+      if (error instanceof DuplicateKeyError) throw gitErrors.ruleExists({ noun: this.kind.noun, pattern })
       throw error
     }
   }

@@ -1,9 +1,9 @@
-import { forbidden } from '../errors.js'
 import { isoString } from '../iso-dates.js'
 import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store } from '../store/types.js'
 import { GIT_LIMITS, type ProtectedBranchT, type PushAccessT } from '../../schemas/git.js'
+import { gitErrors } from './errors.js'
 import { PatternRules, type PatternRuleKind } from './pattern-rules.js'
 import type { Repo } from './repositories.js'
 import type { TagPolicyRule } from './tag-protection.js'
@@ -60,8 +60,6 @@ const BRANCH_RULES: PatternRuleKind<BranchRuleFields, ProtectedBranchT> = {
   refKind: 'branch',
   limit: GIT_LIMITS.protectedBranchesPerRepo,
   noun: 'protected-branch',
-  notFound: 'Protected-branch rule not found',
-  exists: (pattern) => `A rule for "${pattern}" exists already`,
   defaults: { push: 'write', allowForcePush: false, allowDelete: false, merge: 'write', mergeExplicit: false, requiredApprovals: 0 },
   view: (record) => {
     const { _id, repoId: _repo, createdAt, updatedAt, ...rest } = record
@@ -113,12 +111,8 @@ export class ProtectedBranches extends PatternRules<BranchRuleFields, ProtectedB
   /** What the REST routes ask before they create or delete a branch. */
   async check (repo: Repo, branch: string, level: WriteLevel, change: 'create' | 'delete'): Promise<void> {
     for (const rule of await this.matching(repo, branch)) {
-      if (!mayPush(rule.push, level)) throw protectedBranch(branch, `only ${rule.push === 'admin' ? 'git.admin holders' : 'nobody'} may change it`)
-      if (change === 'delete' && !rule.allowDelete) throw protectedBranch(branch, 'it may not be deleted')
+      if (!mayPush(rule.push, level)) throw gitErrors.branchProtected({ branch, why: `only ${rule.push === 'admin' ? 'git.admin holders' : 'nobody'} may change it` })
+      if (change === 'delete' && !rule.allowDelete) throw gitErrors.branchProtected({ branch, why: 'it may not be deleted' })
     }
   }
-}
-
-function protectedBranch (branch: string, why: string): Error {
-  return forbidden('APP_GIT_BRANCH_PROTECTED', `Branch "${branch}" is protected: ${why}`)
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import { join } from 'node:path'
 import git from 'isomorphic-git'
-import { badRequest, notFound } from '../errors.js'
+import { gitErrors } from './errors.js'
 import { isShortObjectId } from './names.js'
 import { looseObjectSize, offsetInIndex, packedObjectSize } from './object-size.js'
 import { PackCache } from './pack-cache.js'
@@ -22,8 +22,8 @@ function isNotFound (error: unknown): boolean {
   return code === 'NotFoundError' || code === 'ENOENT'
 }
 
-export const refNotFound = (rev: string) => notFound('APP_GIT_REF_NOT_FOUND', `No branch, tag or commit "${rev.slice(0, 80)}" in this repository`)
-const pathNotFound = (path: string) => notFound('APP_GIT_PATH_NOT_FOUND', `No "${path.slice(0, 200)}" at this revision`)
+const refNotFound = (rev: string) => gitErrors.refNotFound({ rev })
+const pathNotFound = (path: string) => gitErrors.pathNotFound({ path })
 
 /** A parsed commit as the API shows it. */
 export function commitView (oid: string, commit: { message: string, parent: string[], author: GitPerson, committer: GitPerson }): CommitT {
@@ -70,7 +70,7 @@ export class RepoReader {
       if (object.type !== 'tag') break
       oid = (object.object as { object: string }).object
     }
-    throw badRequest('APP_GIT_NOT_A_COMMIT', `"${rev.slice(0, 80)}" does not name a commit`)
+    throw gitErrors.notACommit({ rev })
   }
 
   async commit (gitdir: string, oid: string): Promise<CommitT> {
@@ -83,7 +83,7 @@ export class RepoReader {
       return await git.readCommit({ fs, gitdir, oid, cache: await this.cache(gitdir) })
     } catch (error) {
       if (isNotFound(error)) throw refNotFound(oid)
-      throw badRequest('APP_GIT_NOT_A_COMMIT', `"${oid}" does not name a commit`)
+      throw gitErrors.notACommit({ rev: oid })
     }
   }
 
@@ -93,7 +93,7 @@ export class RepoReader {
       result = await git.readTree({ fs, gitdir, cache: await this.cache(gitdir), oid: commit, ...(path === '' ? {} : { filepath: path }) })
     } catch (error) {
       if (isNotFound(error)) throw pathNotFound(path)
-      throw badRequest('APP_GIT_NOT_A_FOLDER', `"${path.slice(0, 200)}" is a file, not a folder`)
+      throw gitErrors.notAFolder({ path })
     }
     const entries = result.tree
       .filter((entry) => TREE_TYPES.has(entry.type))
@@ -107,12 +107,12 @@ export class RepoReader {
     const slash = path.lastIndexOf('/')
     const folder = slash === -1 ? '' : path.slice(0, slash)
     const name = path.slice(slash + 1)
-    const { entries } = await this.tree(gitdir, commit, folder).catch((error: { code?: string }) => {
-      throw error.code === 'APP_GIT_NOT_A_FOLDER' ? pathNotFound(path) : error
+    const { entries } = await this.tree(gitdir, commit, folder).catch((error: unknown) => {
+      throw gitErrors.notAFolder.is(error) ? pathNotFound(path) : error
     })
     const entry = entries.find((candidate) => candidate.name === name)
     if (entry === undefined) throw pathNotFound(path)
-    if (entry.type !== 'blob') throw badRequest('APP_GIT_NOT_A_FILE', `"${path.slice(0, 200)}" is a ${entry.type === 'tree' ? 'folder' : 'submodule'}, not a file`)
+    if (entry.type !== 'blob') throw gitErrors.notAFile({ path, is: entry.type === 'tree' ? 'folder' : 'submodule' })
     return entry.oid
   }
 
@@ -183,7 +183,7 @@ export class RepoReader {
     try {
       return await git.expandOid({ fs, gitdir, oid: short, cache: await this.cache(gitdir) })
     } catch (error) {
-      if ((error as { code?: string }).code === 'AmbiguousError') throw badRequest('APP_GIT_AMBIGUOUS_REF', `"${short}" matches several objects; give more digits`)
+      if ((error as { code?: string }).code === 'AmbiguousError') throw gitErrors.ambiguousRef({ short })
       throw refNotFound(short)
     }
   }

@@ -1,5 +1,5 @@
-import { badRequest, notFound } from '../errors.js'
 import type { BranchT, TagT } from '../../schemas/git.js'
+import { gitErrors } from './errors.js'
 import { checkRefName, checkRevision, matchesRefPattern } from './names.js'
 import type { ProtectedBranches, WriteLevel } from './protection.js'
 import type { ProtectedTags } from './tag-protection.js'
@@ -27,8 +27,8 @@ export class Refs {
 
   async deleteBranch (repo: Repo, level: WriteLevel, name: string): Promise<void> {
     checkRefName(name, 'query.name', 'branch')
-    if (name === repo.defaultBranch) throw badRequest('APP_GIT_DEFAULT_BRANCH', `"${name}" is the default branch; make another branch the default first`)
-    const commit = await this.current(repo, `refs/heads/${name}`, () => notFound('APP_GIT_BRANCH_NOT_FOUND', `No branch "${name}"`))
+    if (name === repo.defaultBranch) throw gitErrors.defaultBranch({ branch: name })
+    const commit = await this.current(repo, `refs/heads/${name}`, () => gitErrors.branchNotFound({ branch: name }))
     await this.deps.protection.check(repo, name, level, 'delete')
     await this.deps.writer.deleteRef(repo.gitDir, `refs/heads/${name}`, commit)
   }
@@ -48,7 +48,7 @@ export class Refs {
 
   async deleteTag (repo: Repo, level: WriteLevel, name: string): Promise<void> {
     checkRefName(name, 'query.name', 'tag')
-    const oid = await this.current(repo, `refs/tags/${name}`, () => notFound('APP_GIT_TAG_NOT_FOUND', `No tag "${name}"`))
+    const oid = await this.current(repo, `refs/tags/${name}`, () => gitErrors.tagNotFound({ tag: name }))
     await this.deps.tagProtection.check(repo, name, level, 'delete')
     await this.deps.writer.deleteRef(repo.gitDir, `refs/tags/${name}`, oid)
   }

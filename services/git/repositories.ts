@@ -1,6 +1,5 @@
 import { mkdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { badRequest, conflict, fieldIssue, notFound } from '../errors.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import { checkName, slugFrom } from '../slugs.js'
 import { isoString } from '../iso-dates.js'
@@ -8,6 +7,7 @@ import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import type { CreateRepoBodyT, RepositoryT, UpdateRepoBodyT } from '../../schemas/git.js'
+import { gitErrors } from './errors.js'
 import { checkRefName, isRepoSlug } from './names.js'
 import type { GitCli } from './git-cli.js'
 import type { RepoReader } from './reader.js'
@@ -137,7 +137,7 @@ export class Repositories {
 
   async get (projectId: string, slug: string): Promise<Repo> {
     const repo = await this.find(projectId, slug)
-    if (repo === null) throw notFound('APP_GIT_REPOSITORY_NOT_FOUND', 'Repository not found')
+    if (repo === null) throw gitErrors.repositoryNotFound()
     return repo
   }
 
@@ -151,7 +151,7 @@ export class Repositories {
       const branch = checkRefName(input.defaultBranch, 'body.defaultBranch', 'branch')
       // An empty repository may name a branch its first push will create; otherwise it must exist.
       if (!(await this.deps.reader.isEmpty(repo.gitDir)) && !(await this.deps.reader.refExists(repo.gitDir, `refs/heads/${branch}`))) {
-        throw badRequest('APP_GIT_BRANCH_NOT_FOUND', `There is no branch "${branch}" to make the default`)
+        throw gitErrors.branchUnknown({ branch, path: 'body.defaultBranch' })
       }
       changes.defaultBranch = branch
     }
@@ -168,7 +168,7 @@ export class Repositories {
 
   async delete (repo: Repo): Promise<void> {
     const { deletedCount } = await this.records.deleteOne({ _id: repo._id })
-    if (deletedCount === 0) throw notFound('APP_GIT_REPOSITORY_NOT_FOUND', 'Repository not found')
+    if (deletedCount === 0) throw gitErrors.repositoryNotFound()
     for (const cleanup of this.cleanups) await cleanup(repo)
     await rm(repo.gitDir, { recursive: true, force: true })
   }
@@ -198,12 +198,12 @@ export class Repositories {
 }
 
 function checkSlug (slug: string): string {
-  if (!isRepoSlug(slug)) throw badRequest('APP_GIT_INVALID_SLUG', 'A slug is letters, digits, ".", "_" or "-", starting with a letter or digit and not ending in ".git"', fieldIssue('body.slug', 'is not a repository slug'))
+  if (!isRepoSlug(slug)) throw gitErrors.invalidSlug()
   return slug
 }
 
 function slugTaken (slug: string): Error {
-  return conflict('APP_GIT_SLUG_TAKEN', `A repository "${slug}" already exists in this project`)
+  return gitErrors.slugTaken({ slug })
 }
 
 function readme (name: string, description: string): string {

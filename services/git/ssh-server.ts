@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto'
 import { createServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net'
 import ssh2, { type ClientInfo, type Connection, type Server, type ServerChannel } from 'ssh2'
 import { AppError } from '../errors.js'
-import type { SshLimits } from '../config.js'
+import { keepListening } from '../descriptors.js'
+import type { SshLimits } from './config.js'
 import type { GitCaller, GitService } from './access.js'
 import type { PushPolicy } from './protection.js'
 import type { Repo } from './repositories.js'
@@ -73,6 +74,7 @@ export class GitSshServer {
       this.listener.once('error', reject)
       this.listener.listen(port, host, () => { this.listener.off('error', reject); resolve() })
     })
+    keepListening(this.listener, 'ssh', (details, message) => { this.deps.log.warn(details, message) })
     return (this.listener.address() as AddressInfo).port
   }
 

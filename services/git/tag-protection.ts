@@ -1,9 +1,9 @@
-import { forbidden } from '../errors.js'
 import { isoString } from '../iso-dates.js'
 import type { Clock } from '../clock.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store } from '../store/types.js'
 import { GIT_LIMITS, type ProtectedTagT, type TagAccessT } from '../../schemas/git.js'
+import { gitErrors } from './errors.js'
 import { PatternRules, type PatternRuleKind } from './pattern-rules.js'
 import type { Repo } from './repositories.js'
 import type { WriteLevel } from './protection.js'
@@ -17,15 +17,11 @@ export interface TagPolicyRule { pattern: string, create: boolean, update: boole
 
 const may = (access: TagAccessT, level: WriteLevel): boolean => access === 'write' || (access === 'admin' && level === 'admin')
 
-const VERB: Record<TagChange, string> = { create: 'create it', update: 'move it', delete: 'delete it' }
-
 const TAG_RULES: PatternRuleKind<TagRuleFields, ProtectedTagT> = {
   collection: 'git_protected_tags',
   refKind: 'tag',
   limit: GIT_LIMITS.protectedTagsPerRepo,
   noun: 'protected-tag',
-  notFound: 'Protected-tag rule not found',
-  exists: (pattern) => `A tag rule for "${pattern}" exists already`,
   defaults: { create: 'admin', update: 'nobody', delete: 'nobody' },
   view: (record) => ({ id: record._id, pattern: record.pattern, create: record.create, update: record.update, delete: record.delete, createdAt: isoString(record.createdAt), updatedAt: isoString(record.updatedAt) })
 }
@@ -49,9 +45,8 @@ export class ProtectedTags extends PatternRules<TagRuleFields, ProtectedTagT> {
   /** What the REST tag routes ask before they create or delete a tag. */
   async check (repo: Repo, tag: string, level: WriteLevel, change: TagChange): Promise<void> {
     for (const rule of await this.matching(repo, tag)) {
-      if (!may(rule[change], level)) {
-        throw forbidden('APP_GIT_TAG_PROTECTED', `Tag "${tag}" is protected by "${rule.pattern}": ${rule[change] === 'admin' ? 'only git.admin holders' : 'nobody'} may ${VERB[change]}`)
-      }
+      const who = rule[change]
+      if (who !== 'write' && !may(who, level)) throw gitErrors.tagProtected({ tag, pattern: rule.pattern, who, change })
     }
   }
 }

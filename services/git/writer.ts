@@ -1,5 +1,5 @@
-import { conflict } from '../errors.js'
 import type { Clock } from '../clock.js'
+import { gitErrors } from './errors.js'
 import { GitCommandError, type GitCli } from './git-cli.js'
 import { ZERO_OID } from './names.js'
 
@@ -38,12 +38,12 @@ export class Writer {
 
   /** Creates `ref` at `oid`; 409 when it exists already. */
   async createRef (gitDir: string, ref: string, oid: string): Promise<void> {
-    await this.swap(gitDir, ['update-ref', '-m', 'plinth: create', ref, oid, ZERO_OID], `"${ref}" already exists`)
+    await this.swap(gitDir, ['update-ref', '-m', 'plinth: create', ref, oid, ZERO_OID], ref, 'create')
   }
 
   /** Deletes `ref` if it still points at `expected`; 409 when it moved meanwhile. */
   async deleteRef (gitDir: string, ref: string, expected: string): Promise<void> {
-    await this.swap(gitDir, ['update-ref', '-m', 'plinth: delete', '-d', ref, expected], `"${ref}" changed meanwhile; try again`)
+    await this.swap(gitDir, ['update-ref', '-m', 'plinth: delete', '-d', ref, expected], ref, 'delete')
   }
 
   /** An annotated tag object for `target`, then its ref (409 if the tag exists). */
@@ -54,12 +54,12 @@ export class Writer {
     await this.createRef(gitDir, `refs/tags/${name}`, tag)
   }
 
-  private async swap (gitDir: string, args: string[], refusal: string): Promise<void> {
+  private async swap (gitDir: string, args: string[], ref: string, change: 'create' | 'delete'): Promise<void> {
     try {
       await this.git.run(gitDir, args)
     } catch (error) {
       // update-ref exits 128 and names the ref when the old value does not hold; anything else is ours.
-      if (error instanceof GitCommandError && /cannot lock ref|reference already exists|but expected|is at/.test(error.result.stderr)) throw conflict('APP_GIT_REF_CONFLICT', refusal)
+      if (error instanceof GitCommandError && /cannot lock ref|reference already exists|but expected|is at/.test(error.result.stderr)) throw gitErrors.refConflict({ ref, change })
       throw error
     }
   }

@@ -140,6 +140,36 @@ t.test('URLs the router refuses and requests the HTTP parser refuses still answe
   }
 })
 
+t.test('answers to HEAD carry no body, those of the HTTP parser\'s refusals included', async (t) => {
+  const app = await buildTestApp(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as AddressInfo
+  const exchange = async (request: Buffer): Promise<{ head: string, rest: Buffer }> => await new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => { socket.write(request) })
+    const received: Buffer[] = []
+    socket.on('data', (chunk: Buffer) => received.push(chunk))
+    socket.on('error', reject)
+    socket.on('close', () => {
+      const all = Buffer.concat(received)
+      const end = all.indexOf('\r\n\r\n')
+      resolve({ head: all.subarray(0, end).toString('latin1'), rest: all.subarray(end + 4) })
+    })
+  })
+  const withByte = (method: string) => Buffer.concat([Buffer.from(`${method} /api/\xff`, 'latin1'), Buffer.from(' HTTP/1.1\r\nHost: plinth.test\r\n\r\n')])
+  const headAnswer = await exchange(withByte('HEAD'))
+  t.match(headAnswer.head, /^HTTP\/1\.1 400 /, 'a raw 0xFF byte in the path is refused')
+  t.match(headAnswer.head, /\r\nContent-Length: \d+/i, 'with the headers GET would get')
+  t.equal(headAnswer.rest.length, 0, 'and no body')
+  const getAnswer = await exchange(withByte('GET'))
+  t.match(JSON.parse(getAnswer.rest.toString()), { success: false, code: 'APP_MALFORMED_REQUEST' }, 'GET gets the envelope')
+  const obsFold = await exchange(Buffer.from('HEAD /healthz HTTP/1.1\r\nHost: plinth.test\r\nX-A: 1\r\n folded\r\n\r\n'))
+  t.same([obsFold.head.split('\r\n')[0], obsFold.rest.length], ['HTTP/1.1 400 Bad Request', 0], 'another refused HEAD: no body')
+  const badChunk = await exchange(Buffer.from('HEAD /healthz HTTP/1.1\r\nHost: plinth.test\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n'))
+  t.same([badChunk.head.split('\r\n')[0], badChunk.rest.length], ['HTTP/1.1 400 Bad Request', 0], 'a HEAD refused in its body: no body')
+  const routed = await exchange(Buffer.from('HEAD /api/nothing-here HTTP/1.1\r\nHost: plinth.test\r\nConnection: close\r\n\r\n'))
+  t.same([routed.head.split('\r\n')[0], routed.rest.length], ['HTTP/1.1 404 Not Found', 0], 'a routed 404 to HEAD: no body')
+})
+
 t.test('a request that arrives while the server drains is shed with 503 in the envelope', async (t) => {
   let release = (): void => {}
   const held = new Promise<void>((resolve) => { release = resolve })

@@ -144,11 +144,11 @@ t.test('a bad value names its variable', async (t) => {
     [{ HOSTING_INSTANCE_MEMORY_MB: '1' }, 'HOSTING_INSTANCE_MEMORY_MB'],
     [{ HOSTING_HEALTH_TIMEOUT_SECONDS: '0' }, 'HOSTING_HEALTH_TIMEOUT_SECONDS']
   ]
-  t.match(loadConfig({ DATA_DIR: '/srv/plinth' }).hosting, { enabled: true, driver: 'process', dir: '/srv/plinth/hosting', appsDomain: 'apps.localhost', gateway: { port: 8000, tlsPort: null, host: '127.0.0.1' }, instanceLimits: { memoryMb: 512, cpus: 1, pids: 256 }, healthTimeoutMs: 60_000, stopGraceMs: 10_000, stopAppsOnExit: false, container: null }, 'hosting on, the gateway on its default port')
+  t.match(loadConfig({ DATA_DIR: '/srv/plinth' }).hosting, { enabled: true, driver: 'process', dir: '/srv/plinth/hosting', appsDomain: 'apps.localhost', gateway: { port: 8000, tlsPort: null, host: '127.0.0.1', connections: { maxConnections: 10_000, maxConnectionsPerAddress: 256 } }, instanceLimits: { memoryMb: 512, cpus: 1, pids: 256 }, healthTimeoutMs: 60_000, stopGraceMs: 10_000, stopAppsOnExit: false, container: null }, 'hosting on, the gateway on its default port')
   t.equal(loadConfig({ HOSTING_STOP_APPS_ON_EXIT: 'true' }).hosting.stopAppsOnExit, true)
   t.same([' off ', 'OFF'].map((off) => loadConfig({ GATEWAY_PORT: off }).hosting.gateway.port), [null, null], 'off: no gateway')
   t.same(['0', '', '9000'].map((port) => loadConfig({ GATEWAY_PORT: port }).hosting.gateway.port), [0, 8000, 9000], '0 picks a free port; empty is unset')
-  t.same([loadConfig({ HOSTING_ENABLED: 'false' }).hosting.gateway, loadConfig({ HOSTING_ENABLED: 'false', GATEWAY_TLS_PORT: '8443' }).hosting.gateway.port], [{ port: null, tlsPort: null, host: '127.0.0.1' }, null], 'hosting off: no gateway unless GATEWAY_PORT says so')
+  t.same([loadConfig({ HOSTING_ENABLED: 'false' }).hosting.gateway, loadConfig({ HOSTING_ENABLED: 'false', GATEWAY_TLS_PORT: '8443' }).hosting.gateway.port], [{ port: null, tlsPort: null, host: '127.0.0.1', connections: { maxConnections: 10_000, maxConnectionsPerAddress: 256 } }, null], 'hosting off: no gateway unless GATEWAY_PORT says so')
   t.equal(loadConfig({ PORT: '8000', GATEWAY_PORT: '8001' }).hosting.gateway.port, 8001)
   t.equal(loadConfig({ PORT: '0', GATEWAY_PORT: '0', GATEWAY_TLS_PORT: '0' }).hosting.gateway.tlsPort, 0, 'free ports never collide')
   t.match(loadConfig({ HOSTING_DRIVER: 'container', HOSTING_DOCKER_SOCKET: '/run/podman.sock', HOSTING_BASE_IMAGE: 'node:20-slim', HOSTING_APPS_DOMAIN: 'Apps.Example.com.', GATEWAY_PORT: '8000', GATEWAY_TLS_PORT: '8443', GATEWAY_HOST: '0.0.0.0', HOSTING_INSTANCE_CPUS: '0.5' }).hosting, { driver: 'container', container: { socketPath: '/run/podman.sock', baseImage: 'node:20-slim' }, appsDomain: 'apps.example.com', gateway: { port: 8000, tlsPort: 8443, host: '0.0.0.0' }, instanceLimits: { cpus: 0.5 } })
@@ -250,6 +250,23 @@ t.test('external git sources: the operator\'s allow-list of internal hosts and r
   }
 })
 
+t.test('what apps may reach of the internal network: IPv4 addresses and ranges, never inside the links to instances or slirp\'s network', async (t) => {
+  t.same(loadConfig({}).hosting.appAllowedRanges, [], 'nothing internal by default')
+  t.same(loadConfig({ HOSTING_APP_ALLOWED_RANGES: ' 10.1.2.3, 10.20.0.0/16 ,192.168.7.9/24, 10.0.0.0/8' }).hosting.appAllowedRanges, [
+    { network: '10.1.2.3', prefix: 32 }, { network: '10.20.0.0', prefix: 16 }, { network: '192.168.7.0', prefix: 24 }, { network: '10.0.0.0', prefix: 8 }
+  ])
+  const bad: Array<[string, RegExp]> = [
+    ['db.internal', /IPv4 addresses and CIDR ranges/],
+    ['fd00::/8', /apps have no IPv6 route/],
+    ['10.0.0.0/33', /got "10\.0\.0\.0\/33"/],
+    ['169.254.3.0/24', /the links between the gateway and instances, which stay refused/],
+    ['10.0.2.3', /the user-mode network instances reach the internet through, which stays refused/]
+  ]
+  for (const [value, message] of bad) {
+    t.throws(() => loadConfig({ HOSTING_APP_ALLOWED_RANGES: value }), { name: 'ConfigError', variable: 'HOSTING_APP_ALLOWED_RANGES', message }, value)
+  }
+})
+
 t.test('git over SSH: the caps on connections, sign-in and idleness, validated', async (t) => {
   const limits = loadConfig({
     GIT_SSH_MAX_CONNECTIONS: '100',
@@ -265,6 +282,17 @@ t.test('git over SSH: the caps on connections, sign-in and idleness, validated',
     [{ GIT_SSH_AUTH_TIMEOUT_SECONDS: 'soon' }, /GIT_SSH_AUTH_TIMEOUT_SECONDS must be a whole number/],
     [{ GIT_SSH_MAX_AUTH_ATTEMPTS: '101' }, /GIT_SSH_MAX_AUTH_ATTEMPTS must be between 1 and 100/],
     [{ GIT_SSH_IDLE_TIMEOUT_SECONDS: '0' }, /GIT_SSH_IDLE_TIMEOUT_SECONDS must be between 1/]
+  ]
+  for (const [env, message] of refusals) t.throws(() => loadConfig(env), message, JSON.stringify(env))
+})
+
+t.test('the gateway\'s caps on client connections, validated', async (t) => {
+  t.same(loadConfig({ GATEWAY_MAX_CONNECTIONS: '500', GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '20' }).hosting.gateway.connections, { maxConnections: 500, maxConnectionsPerAddress: 20 })
+  const refusals: Array<[Record<string, string>, RegExp]> = [
+    [{ GATEWAY_MAX_CONNECTIONS: '0' }, /GATEWAY_MAX_CONNECTIONS must be between 1/],
+    [{ GATEWAY_MAX_CONNECTIONS: 'many' }, /GATEWAY_MAX_CONNECTIONS must be a whole number/],
+    [{ GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '0' }, /GATEWAY_MAX_CONNECTIONS_PER_ADDRESS must be between 1/],
+    [{ GATEWAY_MAX_CONNECTIONS: '100', GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '101' }, /GATEWAY_MAX_CONNECTIONS_PER_ADDRESS must not exceed GATEWAY_MAX_CONNECTIONS \(100\)/]
   ]
   for (const [env, message] of refusals) t.throws(() => loadConfig(env), message, JSON.stringify(env))
 })

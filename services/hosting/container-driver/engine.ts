@@ -13,7 +13,8 @@ export const LABELS = {
   artifact: 'plinth.artifact',
   instance: 'plinth.instance',
   healthPath: 'plinth.health-path',
-  healthTimeoutMs: 'plinth.health-timeout-ms'
+  healthTimeoutMs: 'plinth.health-timeout-ms',
+  scope: 'plinth.scope'
 } as const
 
 export const DRIVER_LABEL_VALUE = 'container'

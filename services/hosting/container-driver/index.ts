@@ -7,6 +7,8 @@ import { connectEngine } from './engine.js'
 import { DEFAULT_RESTART_POLICY, type RestartPolicy } from '../supervision.js'
 import { ContainerInstances } from './instances.js'
 import { sampleStats } from './stats.js'
+import { InstanceNetworks, probeNetwork, scopeOf } from '../network/namespaces.js'
+import type { Ipv4Range } from '../network/plan.js'
 
 export interface ContainerDriverOptions {
   /** The engine's Unix socket (HOSTING_DOCKER_SOCKET): Docker's, or `podman system service`'s. */
@@ -21,6 +23,8 @@ export interface ContainerDriverOptions {
   restart?: Partial<RestartPolicy>
   clock?: Clock
   newId?: () => string
+  /** Internal IPv4 ranges instances may reach from their namespaces (HOSTING_APP_ALLOWED_RANGES); null gives them none of their own and publishes their ports. */
+  allowedRanges?: Ipv4Range[] | null
 }
 
 // One line of configuration reaches the Dockerfile's FROM: a reference, never anything a line could hold.
@@ -29,20 +33,40 @@ const IMAGE_REFERENCE = /^[A-Za-z0-9][A-Za-z0-9._/:@-]*$/
 /** The hosting engine over the Docker Engine API: apps built into images, instances run as containers. */
 export class ContainerDriver implements RuntimeDriver {
   readonly name = 'container' as const
-  readonly degradedReason = null
   private readonly builder: ImageBuilder
   private readonly instances: ContainerInstances
+  private missing: string | null
+  private networks: Promise<InstanceNetworks | null> | null = null
+
+  /** Why instances share the engine's network instead of a namespace each: known at once for the host, after the first look at the engine for the engine. */
+  get degradedReason (): string | null {
+    return this.missing
+  }
 
   constructor (options: ContainerDriverOptions) {
     if (!IMAGE_REFERENCE.test(options.baseImage)) throw new Error(`Not an image reference: ${JSON.stringify(options.baseImage)}`)
     const docker = connectEngine(options.socketPath)
     const clock = options.clock ?? systemClock
+    const host = options.allowedRanges === null ? { missing: 'network namespaces are turned off' } : probeNetwork(options.allowedRanges ?? [])
+    this.missing = 'missing' in host ? `${host.missing}: instances share the engine's network, their ports published on the host` : null
+    // Only Podman joins a namespace by path; another engine's instances keep its network, and the reason says so.
+    const networks = async (): Promise<InstanceNetworks | null> => {
+      if ('missing' in host) return null
+      this.networks ??= docker.version().then((version) => {
+        if ((version.Components ?? []).some((component) => /podman/i.test(component.Name))) return new InstanceNetworks(host, scopeOf(options.artifactsDir))
+        this.missing = 'the engine is not Podman, which alone joins a network namespace by path: instances share the engine\'s network, their ports published on the host'
+        return null
+      }, () => { this.networks = null; return null })
+      return await this.networks
+    }
     this.builder = new ImageBuilder({ docker, baseImage: options.baseImage, artifactsDir: options.artifactsDir, newId: options.newId ?? createIdGenerator(), clock })
     this.instances = new ContainerInstances({
       docker,
       clock,
       publishHost: options.publishHost ?? '127.0.0.1',
-      restart: { ...DEFAULT_RESTART_POLICY, ...options.restart }
+      restart: { ...DEFAULT_RESTART_POLICY, ...options.restart },
+      networks,
+      scope: scopeOf(options.artifactsDir)
     })
   }
 
@@ -81,5 +105,6 @@ export class ContainerDriver implements RuntimeDriver {
 
   async close (): Promise<void> {
     this.instances.close()
+    await (await this.networks)?.release()
   }
 }

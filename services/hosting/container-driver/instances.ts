@@ -8,26 +8,35 @@ import { isHealthPath, probeHealth } from '../health-probe.js'
 import { exitReason, InstanceEvents, RestartBackoff, type RestartPolicy } from '../supervision.js'
 import { DRIVER_LABEL_VALUE, errorMessage, isNotFound, isNotModified, LABELS } from './engine.js'
 import { readContainerOutput } from './output.js'
+import type { InstanceNetwork, InstanceNetworks } from '../network/namespaces.js'
+import { INSTANCE_PORT, SLIRP } from '../network/plan.js'
 
 /**
  * Containers as instances: created with the app's environment and limits,
- * published on the host's loopback, health-checked from the host, then
- * watched. The engine's restart policy is off on purpose: this driver
+ * each in a network namespace of its own that the gateway reaches over its
+ * link (Podman joins a namespace by path), or, where that cannot be, with
+ * its port published on the host's loopback; health-checked from the host,
+ * then watched. The engine's restart policy is off on purpose: this driver
  * restarts with backoff and reports every crash, as the process driver does.
  */
 
-/** The port an app listens on inside its container; the engine picks the host side. */
-export const CONTAINER_PORT = 8080
+/** The port an app listens on inside its container; published, the engine picks the host side. */
+export const CONTAINER_PORT = INSTANCE_PORT
 const HEALTH_INTERVAL_MS = 200
 const PROBE_TIMEOUT_MS = 2000
 const OUTPUT_DRAIN_MS = 2000
+const SWEEP_MIN_AGE_MS = 120_000
 
 export interface InstancesOptions {
   docker: Docker
   clock: Clock
-  /** The host address ports are published on and probed at. */
+  /** The host address ports are published on and probed at, for containers on the engine's own network. */
   publishHost: string
   restart: RestartPolicy
+  /** Namespaces for instances, where this host makes them and the engine joins them; null publishes ports instead. */
+  networks: () => Promise<InstanceNetworks | null>
+  /** This driver's scope: a label on its containers, so a restarted server sweeps only its own. */
+  scope: string
 }
 
 interface Exit { reason: string, exitCode: number | null, signal: string | null }
@@ -41,6 +50,7 @@ interface Launched { exit: Promise<Exit | null> }
 
 interface Tracked {
   instance: RunningInstance
+  network: InstanceNetwork | null
   container: Docker.Container
   healthPath: string
   healthTimeoutMs: number
@@ -91,6 +101,15 @@ export class ContainerInstances {
     }
     if (!isHealthPath(spec.healthCheckPath)) throw new InstanceFailedError('the health check path must be a URL path starting with /')
     const env = { ...spec.env, PORT: String(CONTAINER_PORT), HOST: '0.0.0.0', PLINTH_INSTANCE_ID: spec.instanceId }
+    const networks = await this.options.networks()
+    const network = networks === null ? null : await networks.open(spec.instanceId, { inbound: true }).catch((error: Error) => { throw new InstanceFailedError(error.message) })
+    const closeNetwork = async (): Promise<void> => { if (network !== null) await networks?.close(spec.instanceId) }
+    const ports = network === null
+      ? { ExposedPorts: { [`${CONTAINER_PORT}/tcp`]: {} } }
+      : {}
+    const networking = network === null
+      ? { PortBindings: { [`${CONTAINER_PORT}/tcp`]: [{ HostIp: this.options.publishHost, HostPort: '' }] } }
+      : { NetworkMode: `ns:${network.path}`, Dns: [SLIRP.dns] }
     const container = await this.options.docker.createContainer({
       Image: spec.artifact.ref,
       Env: Object.entries(env).map(([name, value]) => `${name}=${value}`),
@@ -101,9 +120,10 @@ export class ContainerInstances {
         [LABELS.artifact]: spec.artifact.id,
         [LABELS.instance]: spec.instanceId,
         [LABELS.healthPath]: spec.healthCheckPath,
-        [LABELS.healthTimeoutMs]: String(spec.healthTimeoutMs)
+        [LABELS.healthTimeoutMs]: String(spec.healthTimeoutMs),
+        [LABELS.scope]: this.options.scope
       },
-      ExposedPorts: { [`${CONTAINER_PORT}/tcp`]: {} },
+      ...ports,
       HostConfig: {
         // A small init as PID 1 passes signals on and reaps, so an app's own SIGTERM handling works.
         Init: true,
@@ -112,12 +132,15 @@ export class ContainerInstances {
         NanoCpus: Math.round(spec.limits.cpus * 1e9),
         PidsLimit: spec.limits.pids,
         RestartPolicy: { Name: 'no' },
-        PortBindings: { [`${CONTAINER_PORT}/tcp`]: [{ HostIp: this.options.publishHost, HostPort: '' }] }
+        ...networking
       }
-    }).catch((error: unknown) => { throw new InstanceFailedError(`the engine refused the instance: ${errorMessage(error)}`) })
+    }).catch(async (error: unknown) => {
+      await closeNetwork()
+      throw new InstanceFailedError(`the engine refused the instance: ${errorMessage(error)}`)
+    })
     const tracked = this.newTracked(
-      { instanceId: spec.instanceId, appId: spec.appId, deploymentId: spec.deploymentId, driver: 'container', host: this.options.publishHost, port: 0, handle: container.id, startedAt: this.options.clock.now().toISOString() },
-      container, spec.healthCheckPath, spec.healthTimeoutMs, spec.log
+      { instanceId: spec.instanceId, appId: spec.appId, deploymentId: spec.deploymentId, driver: 'container', host: network?.address ?? this.options.publishHost, port: network?.port ?? 0, handle: container.id, startedAt: this.options.clock.now().toISOString() },
+      container, spec.healthCheckPath, spec.healthTimeoutMs, spec.log, network
     )
     this.tracked.set(spec.instanceId, tracked)
     let launched: Launched
@@ -126,6 +149,7 @@ export class ContainerInstances {
     } catch (error) {
       this.forget(tracked)
       await removeContainer(container)
+      await closeNetwork()
       if (error instanceof InstanceFailedError) throw new InstanceFailedError(error.reason)
       throw new InstanceFailedError(`the engine refused the instance: ${errorMessage(error)}`)
     }
@@ -138,7 +162,7 @@ export class ContainerInstances {
     // Attached before start, so the first lines are not lost.
     await this.follow(tracked)
     await tracked.container.start()
-    tracked.instance.port = publishedPort(await tracked.container.inspect())
+    if (tracked.network === null) tracked.instance.port = publishedPort(await tracked.container.inspect())
     tracked.instance.startedAt = this.options.clock.now().toISOString()
     const exit = this.waitForExit(tracked)
     await this.becomeHealthy(tracked, exit)
@@ -198,6 +222,7 @@ export class ContainerInstances {
         tracked.log.write(`Instance ${reason}`, 'system')
         this.forget(tracked)
         await removeContainer(tracked.container)
+        await this.closeNetwork(tracked)
         this.emit({ type: 'gave-up', instanceId: tracked.instance.instanceId, reason, attempts: tracked.backoff.attempts })
         return
       }
@@ -228,6 +253,7 @@ export class ContainerInstances {
       await Promise.race([tracked.outputDone, sleep(OUTPUT_DRAIN_MS)])
       tracked.output?.destroy()
       await removeContainer(tracked.container)
+      await this.closeNetwork(tracked)
       return
     }
     // Not watched by this driver (a server restarted without adopting it): found by its label.
@@ -235,11 +261,17 @@ export class ContainerInstances {
       await stopContainer(container, graceMs)
       await removeContainer(container)
     }
+    await (await this.options.networks())?.close(instanceId)
+  }
+
+  private async closeNetwork (tracked: Tracked): Promise<void> {
+    if (tracked.network !== null) await (await this.options.networks())?.close(tracked.instance.instanceId)
   }
 
   async adopt (instances: RunningInstance[], log: (instanceId: string) => LogSink): Promise<RunningInstance[]> {
     const listed = await this.options.docker.listContainers({ all: true, filters: { label: [`${LABELS.driver}=${DRIVER_LABEL_VALUE}`] } })
     const byInstance = new Map(listed.map((entry) => [entry.Labels[LABELS.instance], entry]))
+    const networks = await this.options.networks()
     const adopted: RunningInstance[] = []
     for (const instance of instances) {
       const known = this.tracked.get(instance.instanceId)
@@ -252,14 +284,17 @@ export class ContainerInstances {
       if (entry === undefined) continue
       const container = this.options.docker.getContainer(entry.Id)
       const info = entry.State === 'running' ? await container.inspect() : null
-      if (info === null || !info.State.Running) {
+      const joined = info?.HostConfig.NetworkMode?.startsWith('ns:') === true
+      const network = joined ? await networks?.find(instance.instanceId) ?? null : null
+      if (info === null || !info.State.Running || joined !== (network !== null)) {
         await removeContainer(container)
+        await networks?.close(instance.instanceId)
         continue
       }
       const labels = info.Config.Labels
       const tracked = this.newTracked(
-        { ...instance, driver: 'container', host: this.options.publishHost, port: publishedPort(info), handle: info.Id, startedAt: new Date(info.State.StartedAt).toISOString() },
-        container, labels[LABELS.healthPath] ?? '/', Number(labels[LABELS.healthTimeoutMs] ?? 30000), log(instance.instanceId)
+        { ...instance, driver: 'container', host: network?.address ?? this.options.publishHost, port: network?.port ?? publishedPort(info), handle: info.Id, startedAt: new Date(info.State.StartedAt).toISOString() },
+        container, labels[LABELS.healthPath] ?? '/', Number(labels[LABELS.healthTimeoutMs] ?? 30000), log(instance.instanceId), network
       )
       tracked.healthyAt = this.options.clock.nowMs()
       await this.follow(tracked)
@@ -267,11 +302,28 @@ export class ContainerInstances {
       void this.supervise(tracked, this.waitForExit(tracked))
       adopted.push({ ...tracked.instance })
     }
+    await this.sweep(listed, networks)
     return adopted
   }
 
-  private newTracked (instance: RunningInstance, container: Docker.Container, healthPath: string, healthTimeoutMs: number, log: LogSink): Tracked {
-    return { instance, container, healthPath, healthTimeoutMs, log, stopping: false, watch: new AbortController(), output: null, outputDone: Promise.resolve(), backoff: new RestartBackoff(this.options.restart), healthyAt: 0 }
+  /**
+   * Removes this driver's containers and namespaces that no watched instance
+   * owns: what a server left behind for apps since gone. A container younger
+   * than `SWEEP_MIN_AGE_MS` is left for the next start: another node on the
+   * same engine may be starting it and not have recorded it yet.
+   */
+  private async sweep (listed: Docker.ContainerInfo[], networks: InstanceNetworks | null): Promise<void> {
+    const bornBefore = (this.options.clock.nowMs() - SWEEP_MIN_AGE_MS) / 1000
+    for (const entry of listed) {
+      if (entry.Labels[LABELS.scope] !== this.options.scope || this.tracked.has(entry.Labels[LABELS.instance]) || entry.Created > bornBefore) continue
+      await removeContainer(this.options.docker.getContainer(entry.Id))
+    }
+    const young = new Set(listed.filter((entry) => entry.Created > bornBefore).map((entry) => entry.Labels[LABELS.instance]))
+    await networks?.sweep((name) => this.tracked.has(name) || young.has(name))
+  }
+
+  private newTracked (instance: RunningInstance, container: Docker.Container, healthPath: string, healthTimeoutMs: number, log: LogSink, network: InstanceNetwork | null): Tracked {
+    return { instance, network, container, healthPath, healthTimeoutMs, log, stopping: false, watch: new AbortController(), output: null, outputDone: Promise.resolve(), backoff: new RestartBackoff(this.options.restart), healthyAt: 0 }
   }
 
   /** The container behind an instance: the watched one, or one found by label. */

@@ -22,6 +22,8 @@ const CONNECTION_OPTIONS = new Set(['keep-alive', 'close', 'upgrade'])
 /** What the gateway reads of a request's head, found in one pass over its raw headers. */
 export interface RequestHead {
   host: string | undefined
+  /** How many Host headers the request has: more than one is refused. */
+  hosts: number
   requestId: string | undefined
   accept: string | undefined
   /** A non-zero Content-Length or any Transfer-Encoding: the request has a body to stream. */
@@ -54,6 +56,7 @@ function withoutListed (raw: string[], listed: Set<string>): string[] {
 export function readRequestHead (raw: string[]): RequestHead {
   const kept: string[] = []
   let host: string | undefined
+  let hosts = 0
   let requestId: string | undefined
   let accept: string | undefined
   let connection: string | undefined
@@ -65,7 +68,7 @@ export function readRequestHead (raw: string[]): RequestHead {
     const value = raw[i + 1]
     const lower = name.toLowerCase()
     switch (lower) {
-      case 'host': host = value; kept.push(name, value); break
+      case 'host': host = value; hosts++; kept.push(name, value); break
       case 'accept': accept = value; kept.push(name, value); break
       case 'content-length': hasLength = true; if (value !== '0') hasBody = true; kept.push(name, value); break
       case 'transfer-encoding': hasBody = true; break
@@ -77,7 +80,7 @@ export function readRequestHead (raw: string[]): RequestHead {
   }
   const listed = listedByConnection(connection)
   const asksUpgrade = upgrade !== undefined && connection !== undefined && /(?:^|,)\s*upgrade\s*(?:,|$)/i.test(connection)
-  return { host, requestId, accept, hasBody, hasLength, upgrade: asksUpgrade ? upgrade : undefined, kept: listed === null ? kept : withoutListed(kept, listed) }
+  return { host, hosts, requestId, accept, hasBody, hasLength, upgrade: asksUpgrade ? upgrade : undefined, kept: listed === null ? kept : withoutListed(kept, listed) }
 }
 
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/

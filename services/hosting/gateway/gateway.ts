@@ -1,9 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:https'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
+import { DescriptorPressure, descriptorHeadroom, keepListening } from '../../descriptors.js'
 import type { IdGenerator } from '../../ids.js'
 import type { CertificateSource, ChallengeSource, RouteTable, ServedRequestSink } from '../routing.js'
+import { ConnectionAdmission, DEFAULT_CONNECTION_LIMITS, limitsWithin, type ConnectionLimits } from './admission.js'
 import { answer, redirect, type Exchange } from './exchange.js'
 import { clientAddress, readRequestHead, requestIdFor } from './forwarding.js'
 import { httpsUrl, routeHost } from './host.js'
@@ -24,6 +26,21 @@ export interface GatewayDeps {
   newId: IdGenerator
   /** How long an upstream may stay silent before the client gets a 504 (60 s unless given). */
   upstreamTimeoutMs?: number
+  /** Open client connections in all and per client (DEFAULT_CONNECTION_LIMITS unless given). */
+  connectionLimits?: ConnectionLimits
+  /** The process's soft descriptor limit: the connection limits are kept within it, and new connections refused near it. */
+  descriptorLimit?: number | null
+  /** How long a client may take to send its request line and headers, and its whole request (20 s and 300 s unless given). */
+  clientTimeouts?: ClientTimeouts
+  /** Where the gateway says what it decided on its own: limits lowered to fit, connections refused for want of descriptors. */
+  log?: { warn: (details: object, message: string) => void }
+}
+
+export interface ClientTimeouts {
+  headersMs: number
+  requestMs: number
+  /** How often Node's server looks for clients past those limits. */
+  checkEveryMs: number
 }
 
 export interface GatewayListen {
@@ -34,6 +51,7 @@ export interface GatewayListen {
 }
 
 const DEFAULT_UPSTREAM_TIMEOUT_MS = 60_000
+const DEFAULT_CLIENT_TIMEOUTS: ClientTimeouts = { headersMs: 20_000, requestMs: 300_000, checkEveryMs: 5000 }
 const ACME_CHALLENGE = '/.well-known/acme-challenge/'
 const ACME_TOKEN = /^[\w-]{1,256}$/
 
@@ -56,13 +74,18 @@ async function listenOn (server: Server | TlsServer, port: number, host: string)
  * and terminates TLS with certificates picked by SNI; a plain-HTTP request
  * to a host that has a certificate is sent to HTTPS. It only reads the
  * route table, on every request, so a deploy, scale or suspend written
- * there takes effect on the next request.
+ * there takes effect on the next request. Its clients are held to connection
+ * limits and the API's header timeout, and it gives way first when the
+ * process runs short of descriptors (admission.ts).
  */
 export class Gateway {
   private readonly tunnels = new Set<Duplex>()
   private readonly proxy: HttpProxy
   private readonly connections: UpstreamConnections
   private readonly sni: SniCertificates
+  private readonly admission: ConnectionAdmission
+  /** The connection limits in force: the configured ones, lowered to fit the descriptor limit. */
+  readonly connectionLimits: ConnectionLimits
   private readonly servers: Array<{ proto: Proto, server: Server | TlsServer }> = []
   /** The HTTPS listener's port while it listens: where plain-HTTP requests to a host with a certificate are sent. */
   private httpsPort: number | null = null
@@ -73,13 +96,33 @@ export class Gateway {
     this.connections = new UpstreamConnections(timeoutMs)
     this.proxy = new HttpProxy({ picker: new UpstreamPicker(deps.routes), connections: this.connections, timeoutMs, tunnels: this.tunnels })
     this.sni = new SniCertificates(deps.certificates)
+    const descriptorLimit = deps.descriptorLimit ?? null
+    this.connectionLimits = limitsWithin(deps.connectionLimits ?? DEFAULT_CONNECTION_LIMITS, descriptorLimit)
+    const pressure = descriptorLimit === null
+      ? null
+      : new DescriptorPressure({
+        limit: descriptorLimit,
+        headroom: descriptorHeadroom(descriptorLimit),
+        onPressed: (details) => {
+          deps.log?.warn({ ...details, open: this.admission.count }, 'near the open file limit: the gateway refuses new connections and closes idle ones')
+          for (const { server } of this.servers) server.closeIdleConnections()
+        }
+      })
+    this.admission = new ConnectionAdmission(this.connectionLimits, () => pressure?.pressed() ?? false)
   }
 
   async listen ({ port, host, tlsPort }: GatewayListen): Promise<void> {
+    const configured = this.deps.connectionLimits ?? DEFAULT_CONNECTION_LIMITS
+    if (this.connectionLimits.maxConnections < configured.maxConnections) {
+      this.deps.log?.warn({ configured: configured.maxConnections, maxConnections: this.connectionLimits.maxConnections, descriptorLimit: this.deps.descriptorLimit }, 'gateway connections (GATEWAY_MAX_CONNECTIONS) lowered to fit the open file limit')
+    }
+    const { headersMs, requestMs, checkEveryMs } = this.deps.clientTimeouts ?? DEFAULT_CLIENT_TIMEOUTS
+    const timeouts = { headersTimeout: headersMs, requestTimeout: requestMs, connectionsCheckingInterval: checkEveryMs }
     try {
-      await this.listenOne('http', createServer(), port, host)
+      await this.listenOne('http', createServer(timeouts), port, host)
       if (tlsPort !== undefined) {
-        await this.listenOne('https', createTlsServer({ SNICallback: this.sni.callback }), tlsPort, host)
+        // A handshake comes before the head, and node:http starts counting only after it: it gets the header limit too.
+        await this.listenOne('https', createTlsServer({ ...timeouts, handshakeTimeout: headersMs, SNICallback: this.sni.callback }), tlsPort, host)
         this.httpsPort = this.addresses().https?.port ?? null
       }
     } catch (error) {
@@ -112,6 +155,8 @@ export class Gateway {
   }
 
   private async listenOne (proto: Proto, server: Server | TlsServer, port: number, host: string): Promise<void> {
+    // After node:http's own listener has taken the socket: closing it then is the same as a client leaving.
+    server.on('connection', (socket: Socket) => { this.admission.admit(socket) })
     server.on('request', (req: IncomingMessage, res: ServerResponse) => this.handle(req, res, proto, null))
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, early: Buffer) => {
       socket.on('error', () => socket.destroy())
@@ -121,6 +166,7 @@ export class Gateway {
     server.on('tlsClientError', (_error: Error, socket: Duplex) => socket.destroy())
     this.servers.push({ proto, server })
     await listenOn(server, port, host)
+    keepListening(server, `gateway ${proto}`, (details, message) => this.deps.log?.warn(details, message))
   }
 
   private handle (req: IncomingMessage, res: ServerResponse, proto: Proto, tunnel: Tunnel | null): void {
@@ -139,6 +185,11 @@ export class Gateway {
     const url = req.url as string
     if (url.charCodeAt(0) !== 0x2f) {
       sendPage(res, pages.badRequest('The request target must be a path.'), head.accept, requestId)
+      return
+    }
+    // RFC 9112 §3.2: the gateway would route by one Host and an app might read another.
+    if (head.hosts > 1) {
+      sendPage(res, pages.badRequest('The request has more than one Host header.'), head.accept, requestId)
       return
     }
     if (proto === 'http' && url.startsWith(ACME_CHALLENGE)) {

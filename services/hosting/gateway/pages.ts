@@ -61,7 +61,9 @@ export const pages = {
     status: 400,
     code: 'APP_GATEWAY_BAD_REQUEST',
     title: 'Bad request',
-    message
+    message,
+    // Nothing more on a connection that sent a malformed request is trusted, as with node:http's own 400s.
+    headers: ['Connection', 'close']
   })
 }
 

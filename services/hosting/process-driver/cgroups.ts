@@ -1,8 +1,9 @@
-import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { InstanceLimits, InstanceStats } from '../runtime.js'
+import { ProcUnreadableError } from '../proc.js'
 
 /**
  * Memory, CPU and pids limits for one instance or build, in either cgroup
@@ -61,7 +62,11 @@ export class Cgroup {
 
   async members (): Promise<number[]> {
     const dir = this.layout === 'v2' ? this.dirs.unified : this.dirs.pids
-    const text = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '')
+    // A group already removed has no members; one that cannot be read now (EMFILE) is not taken for empty.
+    const text = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return ''
+      throw new ProcUnreadableError(error.code ?? 'EIO', join(dir, 'cgroup.procs'))
+    })
     return text.split('\n').filter(line => line !== '').map(Number)
   }
 
@@ -100,6 +105,30 @@ export class Cgroup {
   private uniqueDirs (): string[] {
     return [...new Set(Object.values(this.dirs))]
   }
+}
+
+/**
+ * The driver's own parent group under the host's, named by its scope, so
+ * that the groups a driver finds there after a restart are its own and
+ * never those of another server on the same host.
+ */
+export function scopedCgroups (host: CgroupHost, scope: string): CgroupHost {
+  const parents = host.parents.map((parent) => join(parent, scope))
+  for (const parent of new Set(parents)) mkdirSync(parent, { recursive: true })
+  if (host.layout === 'v2') writeFileSync(join(parents[0], 'cgroup.subtree_control'), '+memory +cpu +pids')
+  return { layout: host.layout, parents }
+}
+
+/** The names of the groups under the parent, e.g. `instance-…` and `build-…`. */
+export async function listGroups (host: CgroupHost): Promise<string[]> {
+  const parent = host.layout === 'v2' ? host.parents[0] : host.parents[V1_CONTROLLERS.indexOf('pids')]
+  const entries = await readdir(parent, { withFileTypes: true }).catch(() => [])
+  return entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name)
+}
+
+/** Tries to remove the scope's own parent groups, which succeeds once they are empty. */
+export async function removeScope (host: CgroupHost): Promise<void> {
+  for (const parent of new Set(host.parents)) await rmdir(parent).catch(() => {})
 }
 
 async function writeOptional (file: string, value: string): Promise<void> {

@@ -1,11 +1,12 @@
 import { chmodSync, mkdirSync, rmSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { Clock } from '../../clock.js'
 import { createIdGenerator, type IdGenerator } from '../../ids.js'
 import type { Artifact, BuildInput, InstanceEvent, InstanceLimits, InstanceSpec, InstanceStats, LogSink, RunningInstance, RuntimeDriver } from '../runtime.js'
 import { buildArtifact, projectCachePath, type BuildContext } from './build.js'
 import { PortAllocator } from './ports.js'
+import { removeScope } from './cgroups.js'
 import { reachableBy, sandboxFor, type SandboxHost } from './sandbox.js'
 import { DEFAULT_RESTART_POLICY, type RestartPolicy } from '../supervision.js'
 import { Supervisor, type SupervisorTiming } from './supervisor.js'
@@ -23,12 +24,16 @@ export interface ProcessDriverOptions {
   buildLimits?: InstanceLimits
   restart?: Partial<RestartPolicy>
   timing?: Partial<SupervisorTiming & { healthPollMs: number }>
-  /** PATH for builds and instances whose environment sets none; default the server's own. */
+  /** PATH for builds and instances whose environment sets none; default node's own directory and the system's, never the server's PATH. */
   path?: string
 }
 
 export const DEFAULT_BUILD_LIMITS: InstanceLimits = { memoryMb: 2048, cpus: 1, pids: 1024 }
-const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin'
+
+/** What a sandboxed app finds on its PATH: the runtime it was built for (node, npm) and the system's programs. */
+export function sandboxPath (): string {
+  return [...new Set([dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'])].join(':')
+}
 
 /**
  * The embedded hosting engine: builds into driver-owned artifact directories
@@ -41,6 +46,9 @@ export class ProcessDriver implements RuntimeDriver {
   private readonly npmCachesDir: string
   private readonly buildContext: BuildContext
   private readonly supervisor: Supervisor
+  private readonly sandbox: SandboxHost
+  /** Builds under way, whose cgroups and namespaces a sweep leaves alone. */
+  private building = 0
 
   constructor (options: ProcessDriverOptions) {
     this.artifactsDir = join(options.root, 'artifacts')
@@ -51,9 +59,10 @@ export class ProcessDriver implements RuntimeDriver {
     // Searchable but not listable by the sandbox user, who is given its own artifact's and project cache's paths and no other.
     for (const dir of [options.root, this.artifactsDir, instancesDir, this.npmCachesDir]) { mkdirSync(dir, { recursive: true }); chmodSync(dir, 0o711) }
     const sandbox = sandboxFor(options.sandbox, options.root)
+    this.sandbox = sandbox
     this.degradedReason = sandbox.degradedReason
     const hidden = reachableBy(sandbox.user, [options.root, ...(options.hiddenPaths ?? [])])
-    const path = options.path ?? process.env.PATH ?? DEFAULT_PATH
+    const path = options.path ?? sandboxPath()
     this.buildContext = {
       artifactsDir: this.artifactsDir,
       npmCachesDir: this.npmCachesDir,
@@ -65,14 +74,19 @@ export class ProcessDriver implements RuntimeDriver {
       path
     }
     this.supervisor = new Supervisor(
-      { artifactsDir: this.artifactsDir, instancesDir, sandbox, hidden, ports: new PortAllocator(), clock: options.clock, path, healthPollMs: options.timing?.healthPollMs ?? 100 },
+      { artifactsDir: this.artifactsDir, instancesDir, sandbox, hidden, ports: new PortAllocator(), networks: sandbox.networks, clock: options.clock, path, healthPollMs: options.timing?.healthPollMs ?? 100 },
       { ...DEFAULT_RESTART_POLICY, ...options.restart },
       { logPollMs: options.timing?.logPollMs ?? 250, livenessPollMs: options.timing?.livenessPollMs ?? 1000, logFileMaxBytes: options.timing?.logFileMaxBytes ?? 64 * 1024 * 1024 }
     )
   }
 
   async build (input: BuildInput): Promise<Artifact> {
-    return await buildArtifact(this.buildContext, input)
+    this.building++
+    try {
+      return await buildArtifact(this.buildContext, input)
+    } finally {
+      this.building--
+    }
   }
 
   async start (spec: InstanceSpec): Promise<RunningInstance> {
@@ -83,8 +97,11 @@ export class ProcessDriver implements RuntimeDriver {
     await this.supervisor.stop(instanceId, graceMs)
   }
 
+  /** Adopts what still runs of `instances`, then kills whatever else of this driver a previous server left running. */
   async adopt (instances: RunningInstance[], log: (instanceId: string) => LogSink): Promise<RunningInstance[]> {
-    return await this.supervisor.adopt(instances, log)
+    const adopted = await this.supervisor.adopt(instances, log)
+    await this.supervisor.sweep({ builds: this.building === 0 })
+    return adopted
   }
 
   async stats (instanceId: string): Promise<InstanceStats | null> {
@@ -108,5 +125,7 @@ export class ProcessDriver implements RuntimeDriver {
 
   async close (): Promise<void> {
     await this.supervisor.close()
+    if (this.sandbox.cgroups !== null) await removeScope(this.sandbox.cgroups)
+    await this.sandbox.networks?.release()
   }
 }

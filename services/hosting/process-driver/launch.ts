@@ -11,6 +11,7 @@ import { Cgroup } from './cgroups.js'
 import type { PortAllocator } from './ports.js'
 import { MARKER, terminateInstance } from './process-tree.js'
 import { spawnSandboxed, type SandboxHost } from './sandbox.js'
+import type { InstanceNetwork, InstanceNetworks } from '../network/namespaces.js'
 
 const LOOPBACK = '127.0.0.1'
 /** How long an instance that never became healthy gets to stop on SIGTERM before SIGKILL. */
@@ -27,6 +28,8 @@ export interface LaunchContext {
   sandbox: SandboxHost
   hidden: string[]
   ports: PortAllocator
+  /** Each instance's own network namespace, where the host can make them; null runs instances on the host's loopback. */
+  networks: InstanceNetworks | null
   clock: Clock
   path: string
   healthPollMs: number
@@ -47,20 +50,30 @@ export function cgroupOf (sandbox: SandboxHost, instanceId: string): Cgroup | nu
   return sandbox.cgroups === null ? null : Cgroup.at(sandbox.cgroups, `instance-${instanceId}`)
 }
 
+/** The loopback port an instance on the host's network holds, to give back when it ends; null for one in a namespace of its own. */
+export function hostPort (running: RunningInstance): number | null {
+  return running.host === LOOPBACK ? running.port : null
+}
+
 /**
- * Starts one process of an instance on a fresh loopback port and resolves once
- * its health path answers below 500. A process that exits first, or stays
- * unhealthy past the timeout, is cleaned up and rejected with the reason.
+ * Starts one process of an instance, in its network namespace (or on a fresh
+ * loopback port where there is none), and resolves once its health path
+ * answers below 500. A process that exits first, or stays unhealthy past the
+ * timeout, is cleaned up and rejected with the reason.
  */
-export async function launchInstance (context: LaunchContext, spec: StoredSpec, env: Record<string, string>): Promise<Launched> {
+export async function launchInstance (context: LaunchContext, spec: StoredSpec, env: Record<string, string>, network: InstanceNetwork | null): Promise<Launched> {
   const files = logFiles(context.instancesDir, spec.instanceId)
   const stderrStart = await stat(files.stderr).then(s => s.size, () => 0)
-  const port = await context.ports.allocate()
+  const host = network?.address ?? LOOPBACK
+  const port = network === null ? await context.ports.allocate() : network.port
+  const release = (): void => { if (network === null) context.ports.release(port) }
   const cgroup = cgroupOf(context.sandbox, spec.instanceId)
-  const stdout = openSync(files.stdout, 'a')
-  const stderr = openSync(files.stderr, 'a')
   let child: ChildProcess
+  let stdout: number | null = null
+  let stderr: number | null = null
   try {
+    stdout = openSync(files.stdout, 'a')
+    stderr = openSync(files.stderr, 'a')
     await cgroup?.create(spec.limits)
     child = await spawnSandboxed(context.sandbox, {
       argv: spec.artifact.command as string[],
@@ -70,7 +83,8 @@ export async function launchInstance (context: LaunchContext, spec: StoredSpec, 
         HOME: '/tmp',
         ...env,
         PORT: String(port),
-        HOST: LOOPBACK,
+        // In its own namespace the app listens on all of its addresses: the gateway comes over its link.
+        HOST: network === null ? LOOPBACK : '0.0.0.0',
         [MARKER]: spec.instanceId,
         PLINTH_APP_ID: spec.appId,
         PLINTH_DEPLOYMENT_ID: spec.deploymentId
@@ -80,15 +94,16 @@ export async function launchInstance (context: LaunchContext, spec: StoredSpec, 
       hidden: context.hidden,
       cgroup,
       stdout,
-      stderr
+      stderr,
+      ...(network === null ? {} : { network })
     })
   } catch (error) {
-    context.ports.release(port)
-    await cgroup?.remove()
+    release()
+    await cgroup?.remove().catch(() => {})
     throw new InstanceFailedError(`could not start: ${(error as Error).message}`)
   } finally {
-    closeSync(stdout)
-    closeSync(stderr)
+    if (stdout !== null) closeSync(stdout)
+    if (stderr !== null) closeSync(stderr)
   }
   const pgid = child.pid as number
   const exited = new Promise<{ code: number | null, signal: string | null }>(resolve => child.once('exit', (code, signal) => resolve({ code, signal })))
@@ -97,7 +112,7 @@ export async function launchInstance (context: LaunchContext, spec: StoredSpec, 
     appId: spec.appId,
     deploymentId: spec.deploymentId,
     driver: 'process',
-    host: LOOPBACK,
+    host,
     port,
     handle: String(pgid),
     startedAt: context.clock.now().toISOString()
@@ -109,27 +124,27 @@ export async function launchInstance (context: LaunchContext, spec: StoredSpec, 
   for (;;) {
     if (ended.how === null) {
       const remaining = Math.max(MIN_ATTEMPT_MS, Math.min(MAX_ATTEMPT_MS, deadline - context.clock.nowMs()))
-      const answer = await probeHealth(LOOPBACK, port, spec.healthCheckPath, remaining)
+      const answer = await probeHealth(host, port, spec.healthCheckPath, remaining)
       if ('status' in answer && answer.status < 500) return { running, child, cgroup }
       lastAnswer = 'status' in answer ? String(answer.status) : `no answer (${answer.error})`
     }
     if (ended.how !== null) {
-      await cleanUp(context, spec.instanceId, pgid, cgroup, port, 0)
+      await cleanUp(spec.instanceId, pgid, cgroup, release, 0)
       const last = await lastLine(files.stderr, stderrStart)
       throw new InstanceFailedError(`${exitReason(ended.how.code, ended.how.signal)} before becoming healthy${last === null ? '' : `: ${last}`}`, ended.how.code, ended.how.signal)
     }
     if (context.clock.nowMs() >= deadline) {
-      await cleanUp(context, spec.instanceId, pgid, cgroup, port, FAILED_START_GRACE_MS)
+      await cleanUp(spec.instanceId, pgid, cgroup, release, FAILED_START_GRACE_MS)
       throw new InstanceFailedError(`unhealthy after ${spec.healthTimeoutMs} ms: last answer ${lastAnswer}`)
     }
     await Promise.race([sleep(context.healthPollMs), exited])
   }
 }
 
-async function cleanUp (context: LaunchContext, instanceId: string, pgid: number, cgroup: Cgroup | null, port: number, graceMs: number): Promise<void> {
+async function cleanUp (instanceId: string, pgid: number, cgroup: Cgroup | null, release: () => void, graceMs: number): Promise<void> {
   await terminateInstance(pgid, instanceId, cgroup, graceMs)
   await cgroup?.remove()
-  context.ports.release(port)
+  release()
 }
 
 /** The last non-empty line the process wrote to stderr since `from`. */

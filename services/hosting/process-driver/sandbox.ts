@@ -1,18 +1,32 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { chmodSync, existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import type { Writable } from 'node:stream'
-import { Cgroup, probeCgroups, type CgroupHost } from './cgroups.js'
+import { Cgroup, probeCgroups, scopedCgroups, type CgroupHost } from './cgroups.js'
+import { InstanceNetworks, probeNetwork, scopeOf, type InstanceNetwork, type NetworkHost } from '../network/namespaces.js'
+import { SLIRP, type Ipv4Range } from '../network/plan.js'
 
 /**
  * What this host offers to contain builds and instances, found once at start:
- * bubblewrap for namespaces and a read-only root, a writable cgroup for limits,
- * and an unprivileged user to run as when the server runs as root.
+ * bubblewrap for namespaces and a minimal read-only root, a writable cgroup
+ * for limits, network namespaces of their own (root, iproute2, iptables,
+ * slirp4netns), and an unprivileged user to run as when the server runs as
+ * root. `sandboxFor` narrows it to one driver's directory.
  */
 export interface SandboxHost {
   bwrap: string | null
   cgroups: CgroupHost | null
   /** The host user sandboxed processes run as; null runs them as the server's own user. */
   user: { uid: number, gid: number } | null
+  /** What makes network namespaces here; null when sandboxes share the host's network. */
+  network: NetworkHost | null
+  /** One driver's namespaces (set by `sandboxFor`); null leaves commands on the host's network. */
+  networks: InstanceNetworks | null
+  /** bubblewrap's arguments for the sandbox's root: the system's programs, libraries and certificates, a few /etc files, nothing else. */
+  root: string[]
+  /** bubblewrap's namespaces and mounts besides the root, as far as this host allows them. */
+  namespaces: string[]
   /** What is missing, in words, or null when fully isolated. */
   degradedReason: string | null
 }
@@ -26,25 +40,80 @@ export interface SandboxProbeOptions {
   cgroupName?: string
   /** Default nobody (65534) when the server runs as root, else the server's user. */
   user?: { uid: number, gid: number } | null
+  /** Network namespaces and the internal ranges they let through (HOSTING_APP_ALLOWED_RANGES); null shares the host's network. */
+  network?: { allowed: Ipv4Range[] } | null
 }
 
 const NOBODY = 65534
 
-/** bubblewrap's namespaces and mounts, without the per-command binds; the same for the probe and every launch. */
-const BWRAP_BASE = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-all', '--share-net', '--cap-drop', 'ALL', '--tmpfs', '/tmp']
+/** bubblewrap's namespaces and mounts besides the root, the same for the probe and every launch; the network is the one it is started in. */
+const BWRAP_NAMESPACES = ['--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--unshare-all', '--share-net', '--cap-drop', 'ALL']
+/** No nested user namespaces inside: less of the kernel for an app to reach. Needs bubblewrap 0.8 and a kernel that lets it say so. */
+const NO_NESTED_USERNS = ['--unshare-user', '--disable-userns']
+
+/** System directories bound read-only (or recreated as the symlinks they are, on a merged /usr). */
+const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']
+/** What of the host's /etc a program needs: certificates, time zone, the dynamic loader's cache, service names. */
+const ETC_FILES = ['/etc/ssl/certs', '/etc/ca-certificates', '/etc/pki', '/etc/localtime', '/etc/alternatives', '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/services', '/etc/protocols', '/etc/host.conf', '/etc/gai.conf']
+
+/** The sandbox's root: the system, the runtime (node's installation, wherever it is) and the /etc files above. */
+function systemRoot (): string[] {
+  const args: string[] = []
+  for (const dir of SYSTEM_DIRS) {
+    let stat
+    try { stat = lstatSync(dir) } catch { continue }
+    if (stat.isSymbolicLink()) args.push('--symlink', readlinkSync(dir), dir)
+    else if (stat.isDirectory()) args.push('--ro-bind', dir, dir)
+  }
+  const runtime = dirname(dirname(realpathSync(process.execPath)))
+  if (runtime !== '/' && !SYSTEM_DIRS.some((dir) => runtime === dir || runtime.startsWith(`${dir}/`))) args.push('--ro-bind', runtime, runtime)
+  for (const file of ETC_FILES) if (existsSync(file)) args.push('--ro-bind', file, file)
+  return args
+}
+
+/** /etc files written for the sandbox: who is who, how names resolve, and the resolver (slirp4netns's, in a namespace of its own). */
+function sandboxEtc (network: boolean): Record<string, string | null> {
+  return {
+    hosts: '127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n',
+    passwd: `root:x:0:0:root:/root:/usr/sbin/nologin\nnobody:x:${NOBODY}:${NOBODY}:nobody:/nonexistent:/usr/sbin/nologin\n`,
+    group: `root:x:0:\nnogroup:x:${NOBODY}:\n`,
+    'nsswitch.conf': 'passwd: files\ngroup: files\nhosts: files dns\n',
+    // Sharing the host's network, the host's resolver is the one that works.
+    'resolv.conf': network ? `nameserver ${SLIRP.dns}\n` : null
+  }
+}
 
 export function probeSandbox (options: SandboxProbeOptions = {}): SandboxHost {
   const user = options.user !== undefined ? options.user : process.getuid?.() === 0 ? { uid: NOBODY, gid: NOBODY } : null
   const missing: string[] = []
+  const root = systemRoot()
   let bwrap: string | null = null
+  let namespaces = [...BWRAP_NAMESPACES, ...NO_NESTED_USERNS]
+  const shared = 'so instances share the host\'s filesystem, process view and network'
   if (options.bwrap !== null) {
     const binary = options.bwrap ?? 'bwrap'
-    const probe = spawnSync(binary, [...BWRAP_BASE, '--', 'true'], { cwd: '/', encoding: 'utf8', timeout: 10_000, ...(user ?? {}) })
-    if (probe.error !== undefined) missing.push(`bubblewrap (${binary}) cannot run: ${(probe.error as NodeJS.ErrnoException).code ?? probe.error.message}, so instances share the host's filesystem and process view`)
-    else if (probe.status !== 0) missing.push(`bubblewrap (${binary}) cannot create its namespaces: ${probe.stderr.trim()}, so instances share the host's filesystem and process view`)
+    const attempt = (flags: string[]): SpawnSyncReturns<string> => spawnSync(binary, [...root, ...flags, '--', 'true'], { cwd: '/', encoding: 'utf8', timeout: 10_000, ...(user ?? {}) })
+    let probe = attempt(namespaces)
+    if (probe.error === undefined && probe.status !== 0) {
+      // An older bubblewrap (or kernel) that cannot refuse nested user namespaces still gives every other namespace.
+      const older = attempt(BWRAP_NAMESPACES)
+      if (older.error === undefined && older.status === 0) {
+        missing.push(`bubblewrap (${binary}) cannot refuse nested user namespaces (${probe.stderr.trim().split('\n')[0]}), so apps may make their own`)
+        probe = older
+        namespaces = BWRAP_NAMESPACES
+      }
+    }
+    if (probe.error !== undefined) missing.push(`bubblewrap (${binary}) cannot run: ${(probe.error as NodeJS.ErrnoException).code ?? probe.error.message}, ${shared}`)
+    else if (probe.status !== 0) missing.push(`bubblewrap (${binary}) cannot create its namespaces: ${probe.stderr.trim()}, ${shared}`)
     else bwrap = binary
   } else {
-    missing.push('bubblewrap is turned off, so instances share the host\'s filesystem and process view')
+    missing.push(`bubblewrap is turned off, ${shared}`)
+  }
+  let network: NetworkHost | null = null
+  if (bwrap !== null && options.network !== null) {
+    const found = probeNetwork(options.network?.allowed ?? [])
+    if ('missing' in found) missing.push(`${found.missing}: instances and builds share the host's network`)
+    else network = found
   }
   const cgroups = probeCgroups(options.cgroupRoot ?? '/sys/fs/cgroup', options.cgroupName ?? 'plinth-hosting')
   if ('missing' in cgroups) missing.push(`${cgroups.missing}, so no memory, CPU or pids limits apply`)
@@ -52,6 +121,10 @@ export function probeSandbox (options: SandboxProbeOptions = {}): SandboxHost {
     bwrap,
     cgroups: 'missing' in cgroups ? null : cgroups,
     user,
+    network,
+    networks: null,
+    root,
+    namespaces,
     degradedReason: missing.length === 0 ? null : missing.join('; ')
   }
 }
@@ -64,15 +137,40 @@ export function reachableBy (user: { uid: number, gid: number } | null, paths: s
 }
 
 /**
- * Sandboxes bind the driver's directories at their own paths, so the sandbox
- * user must reach them. Where it cannot (a parent directory without o+x),
- * sandboxes run as the server's user instead, still without capabilities, and
- * the reason says so.
+ * One driver's sandbox, under its own directory `root`: its cgroups and
+ * network namespaces in a scope of their own (so a restarted server finds
+ * and sweeps what is its, and never another server's on the same host), and
+ * the /etc files its sandboxes see. Sandboxes bind the driver's directories
+ * at their own paths, so the sandbox user must reach them. Where it cannot
+ * (a parent directory without o+x), sandboxes run as the server's user
+ * instead, still without capabilities, and the reason says so.
  */
 export function sandboxFor (host: SandboxHost, root: string): SandboxHost {
-  if (host.user === null || reachableBy(host.user, [root]).length === 1) return host
-  const reason = `the sandbox user ${host.user.uid} cannot reach ${root} (a parent directory lacks o+x), so sandboxed processes run as the server's user`
-  return { ...host, user: null, degradedReason: host.degradedReason === null ? reason : `${host.degradedReason}; ${reason}` }
+  let sandbox = host
+  if (host.user !== null && reachableBy(host.user, [root]).length === 0) {
+    const reason = `the sandbox user ${host.user.uid} cannot reach ${root} (a parent directory lacks o+x), so sandboxed processes run as the server's user`
+    sandbox = { ...host, user: null, degradedReason: host.degradedReason === null ? reason : `${host.degradedReason}; ${reason}` }
+  }
+  const scope = scopeOf(root)
+  const etcDir = join(root, 'sandbox-etc')
+  mkdirSync(etcDir, { recursive: true })
+  chmodSync(etcDir, 0o755)
+  const etc: string[] = []
+  for (const [name, contents] of Object.entries(sandboxEtc(sandbox.network !== null))) {
+    const target = `/etc/${name}`
+    if (contents !== null) {
+      writeFileSync(join(etcDir, name), contents, { mode: 0o644 })
+      etc.push('--ro-bind', join(etcDir, name), target)
+    } else if (existsSync(target)) {
+      etc.push('--ro-bind', target, target)
+    }
+  }
+  return {
+    ...sandbox,
+    cgroups: sandbox.cgroups === null ? null : scopedCgroups(sandbox.cgroups, scope),
+    networks: sandbox.network === null ? null : new InstanceNetworks(sandbox.network, scope),
+    root: [...sandbox.root, ...etc]
+  }
 }
 
 export interface SandboxedCommand {
@@ -88,6 +186,12 @@ export interface SandboxedCommand {
   cgroup: Cgroup | null
   stdout: 'pipe' | number
   stderr: 'pipe' | number
+  /**
+   * The network namespace to run in (an instance's). Without one, where the
+   * driver makes namespaces, the command gets an outbound-only one of its own
+   * for its life (a build step); elsewhere it shares the host's network.
+   */
+  network?: InstanceNetwork
 }
 
 /**
@@ -108,18 +212,48 @@ const INJECTED_VARIABLES = ['NODE_OPTIONS', 'NODE_V8_COVERAGE']
 
 /** Starts a sandboxed command in its own session and process group; resolves once it is in its cgroup. */
 export async function spawnSandboxed (host: SandboxHost, command: SandboxedCommand): Promise<ChildProcess> {
+  const own = command.network === undefined && host.networks !== null && host.bwrap !== null ? `step-${randomBytes(8).toString('hex')}` : null
+  const network = own !== null ? await (host.networks as InstanceNetworks).open(own, { inbound: false }) : command.network ?? null
+  const release = (): void => { if (own !== null) void host.networks?.close(own).catch(() => {}) }
+  try {
+    const child = await spawnIn(host, command, network)
+    child.once('exit', release)
+    return child
+  } catch (error) {
+    release()
+    throw error
+  }
+}
+
+/**
+ * The hidden paths that lie inside what the sandbox's root binds (DATA_DIR
+ * under /usr/local, say): only there is anything to hide. Elsewhere the
+ * sandbox has nothing of them, and an empty mount would only show the path.
+ */
+function hiddenWithin (root: string[], hidden: string[]): string[] {
+  const bound = root.flatMap((arg, i) => arg === '--ro-bind' ? [root[i + 2]] : [])
+  return hidden.filter((path) => bound.some((dir) => path !== dir && path.startsWith(`${dir}/`)))
+}
+
+async function spawnIn (host: SandboxHost, command: SandboxedCommand, network: InstanceNetwork | null): Promise<ChildProcess> {
   let argv = command.argv
   if (host.bwrap !== null) {
     argv = [
       host.bwrap,
-      ...BWRAP_BASE,
-      ...command.hidden.flatMap(path => ['--tmpfs', path]),
+      ...host.root,
+      ...host.namespaces,
+      ...hiddenWithin(host.root, command.hidden).flatMap(path => ['--tmpfs', path]),
       ...command.readOnly.flatMap(path => ['--ro-bind', path, path]),
       ...command.writable.flatMap(path => ['--bind', path, path]),
       ...INJECTED_VARIABLES.filter(name => !Object.hasOwn(command.env, name)).flatMap(name => ['--unsetenv', name]),
       '--chdir', command.cwd,
       '--', ...argv
     ]
+  }
+  // Entering a namespace takes root: nsenter enters it, then becomes the sandbox user before bubblewrap runs.
+  if (network !== null && host.network !== null) {
+    const user = host.user === null ? [] : ['-S', String(host.user.uid), '-G', String(host.user.gid)]
+    argv = [host.network.tools.nsenter, `--net=${network.path}`, ...user, '--', ...argv]
   }
   const gated = command.cgroup !== null
   if (gated) argv = ['/bin/sh', '-c', CGROUP_GATE, 'plinth-sandbox', ...argv]
@@ -130,7 +264,7 @@ export async function spawnSandboxed (host: SandboxHost, command: SandboxedComma
     // instance outlives a server restart (no --die-with-parent) for the next server to adopt.
     detached: true,
     stdio: ['ignore', command.stdout, command.stderr, gated ? 'pipe' : 'ignore'],
-    ...(host.user ?? {})
+    ...(network === null ? host.user ?? {} : {})
   })
   await new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve)

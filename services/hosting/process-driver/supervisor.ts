@@ -1,14 +1,16 @@
 import type { ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { join } from 'node:path'
 import { InstanceFailedError, type InstanceEvent, type InstanceSpec, type InstanceStats, type LogSink, type RunningInstance } from '../runtime.js'
 import { isHealthPath } from '../health-probe.js'
 import { exitReason, InstanceEvents, RestartBackoff, type RestartPolicy } from '../supervision.js'
-import type { Cgroup } from './cgroups.js'
-import { cgroupOf, launchInstance, logFiles, type LaunchContext, type Launched, type StoredSpec } from './launch.js'
+import { Cgroup, listGroups } from './cgroups.js'
+import { cgroupOf, hostPort, launchInstance, logFiles, type LaunchContext, type Launched, type StoredSpec } from './launch.js'
 import { LogTail } from './log-tail.js'
 import { carriesMarker, isAlive, processStats, readEnviron, terminateInstance } from './process-tree.js'
+import type { InstanceNetwork } from '../network/namespaces.js'
 
 export interface SupervisorTiming {
   logPollMs: number
@@ -24,6 +26,8 @@ interface Supervised {
   log: LogSink
   running: RunningInstance
   cgroup: Cgroup | null
+  /** Its network namespace, kept across restarts; null on the host's network. */
+  network: InstanceNetwork | null
   child: ChildProcess | null
   liveness: NodeJS.Timeout | null
   tails: LogTail[]
@@ -37,6 +41,28 @@ interface Supervised {
 }
 
 const INSTANCE_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
+const KILL_ROUNDS = 100
+const KILL_WAIT_MS = 50
+
+/** Whether a process lives; when /proc cannot be read now, `unknown` is the answer given. */
+function alive (pid: number, unknown = true): boolean {
+  try {
+    return isAlive(pid)
+  } catch {
+    return unknown
+  }
+}
+
+/** SIGKILL to whatever a left-over group holds until it is empty, then the group goes. */
+async function killGroup (cgroup: Cgroup): Promise<void> {
+  for (let round = 0; round < KILL_ROUNDS; round++) {
+    const members = await cgroup.members()
+    if (members.length === 0) break
+    for (const pid of members) { try { process.kill(pid, 'SIGKILL') } catch { /* gone meanwhile */ } }
+    await sleep(KILL_WAIT_MS)
+  }
+  await cgroup.remove()
+}
 
 /**
  * The instances this server watches: each one's processes, log tails and
@@ -74,14 +100,19 @@ export class Supervisor {
     await writeFile(join(dir, 'spec.json'), JSON.stringify(stored))
     const tails = await this.follow(spec.instanceId, spec.log, null)
     let launched: Launched
+    let network: InstanceNetwork | null = null
     try {
-      launched = await launchInstance(this.context, stored, spec.env)
+      if (this.context.networks !== null) {
+        network = await this.context.networks.open(spec.instanceId, { inbound: true }).catch((error: Error) => { throw new InstanceFailedError(`could not start: ${error.message}`) })
+      }
+      launched = await launchInstance(this.context, stored, spec.env, network)
     } catch (error) {
       for (const tail of tails) await tail.stop()
+      if (network !== null) await this.context.networks?.close(spec.instanceId).catch(() => {})
       await rm(dir, { recursive: true, force: true })
       throw error
     }
-    const supervised = this.supervised({ spec: stored, env: spec.env, log: spec.log, running: launched.running, cgroup: launched.cgroup, tails })
+    const supervised = this.supervised({ spec: stored, env: spec.env, log: spec.log, running: launched.running, cgroup: launched.cgroup, network, tails })
     this.instances.set(spec.instanceId, supervised)
     this.watch(supervised, launched.child)
     return launched.running
@@ -112,10 +143,13 @@ export class Supervisor {
       const cgroup = cgroupOf(this.context.sandbox, running.instanceId)
       const stored = await readFile(join(dir, 'spec.json'), 'utf8').then(text => JSON.parse(text) as StoredSpec, () => null)
       const environ = Number.isInteger(pgid) && pgid > 1 && isAlive(pgid) && carriesMarker(pgid, running.instanceId) ? readEnviron(pgid) : null
-      if (stored === null || environ === null) {
+      const network = this.context.networks === null ? null : await this.context.networks.find(running.instanceId)
+      const reachable = this.context.networks === null ? running.host === '127.0.0.1' : network !== null && network.address === running.host
+      if (stored === null || environ === null || !reachable) {
         // Not ours, or gone: clear what may be left of it so the orchestration can start it afresh.
         if (Number.isInteger(pgid) && pgid > 1) await terminateInstance(pgid, running.instanceId, cgroup, 0)
         await cgroup?.remove()
+        await this.context.networks?.close(running.instanceId)
         await rm(dir, { recursive: true, force: true })
         continue
       }
@@ -123,13 +157,36 @@ export class Supervisor {
       const offsets = await readFile(join(dir, 'log-offsets.json'), 'utf8').then(text => JSON.parse(text) as Record<string, number>, () => null)
       const env = Object.fromEntries(stored.envKeys.filter(key => key in environ).map(key => [key, environ[key]]))
       const tails = await this.follow(running.instanceId, sink, offsets)
-      const supervised = this.supervised({ spec: stored, env, log: sink, running, cgroup, tails })
-      this.context.ports.reserve(running.port)
+      const supervised = this.supervised({ spec: stored, env, log: sink, running, cgroup, network, tails })
+      const port = hostPort(running)
+      if (port !== null) this.context.ports.reserve(port)
       this.instances.set(running.instanceId, supervised)
       this.watch(supervised, null)
       adopted.push(running)
     }
     return adopted
+  }
+
+  /**
+   * Kills and removes what this driver's scope holds that no supervised or
+   * starting instance owns: instances a crashed server left whose apps are
+   * gone (their cgroups, namespaces and state), and, when no build runs here,
+   * the leftovers of builds it was running.
+   */
+  async sweep (options: { builds: boolean }): Promise<void> {
+    const known = (instanceId: string): boolean => this.instances.has(instanceId) || this.starting.has(instanceId)
+    const cgroups = this.context.sandbox.cgroups
+    if (cgroups !== null) {
+      for (const name of await listGroups(cgroups)) {
+        const instanceId = /^instance-(.+)$/.exec(name)?.[1] ?? null
+        if (instanceId !== null ? known(instanceId) : !(options.builds && name.startsWith('build-'))) continue
+        await killGroup(Cgroup.at(cgroups, name))
+      }
+    }
+    await this.context.networks?.sweep((name) => name.startsWith('step-') ? !options.builds : known(name))
+    for (const instanceId of await readdir(this.context.instancesDir).catch(() => [] as string[])) {
+      if (!known(instanceId)) await rm(join(this.context.instancesDir, instanceId), { recursive: true, force: true })
+    }
   }
 
   async stats (instanceId: string): Promise<InstanceStats | null> {
@@ -147,7 +204,7 @@ export class Supervisor {
       if (supervised.restartTimer !== null) clearTimeout(supervised.restartTimer)
       await supervised.restarting
       // Crashed and not restarted: nothing of it runs, so its group goes now.
-      if (!isAlive(Number(supervised.running.handle))) await supervised.cgroup?.remove()
+      if (!alive(Number(supervised.running.handle))) await supervised.cgroup?.remove()
       this.unwatch(supervised)
       supervised.child?.unref()
       for (const tail of supervised.tails) tail.pause()
@@ -158,7 +215,7 @@ export class Supervisor {
     this.instances.clear()
   }
 
-  private supervised (fields: Pick<Supervised, 'spec' | 'env' | 'log' | 'running' | 'cgroup' | 'tails'>): Supervised {
+  private supervised (fields: Pick<Supervised, 'spec' | 'env' | 'log' | 'running' | 'cgroup' | 'network' | 'tails'>): Supervised {
     return { ...fields, child: null, liveness: null, backoff: new RestartBackoff(this.policy), upSinceMs: this.context.clock.nowMs(), restartTimer: null, restarting: null, crashing: null, stopping: false }
   }
 
@@ -195,7 +252,8 @@ export class Supervisor {
       return
     }
     supervised.liveness = setInterval(() => {
-      if (!isAlive(pgid)) supervised.crashing = this.crashed(supervised, pgid, null, null)
+      // A check that cannot read /proc now (EMFILE) says nothing: the next one decides.
+      if (!alive(pgid, true)) supervised.crashing = this.crashed(supervised, pgid, null, null)
     }, this.timing.livenessPollMs)
     supervised.liveness.unref()
   }
@@ -213,8 +271,9 @@ export class Supervisor {
     const reason = exitReason(exitCode, signal)
     this.emit({ type: 'crashed', instanceId, reason, exitCode, signal })
     // The process this server watched may be gone while others of the instance live on (a killed sandbox monitor).
-    await terminateInstance(pgid, instanceId, supervised.cgroup, 0)
-    this.context.ports.release(supervised.running.port)
+    // Never thrown out of here (an exit handler's promise): what cannot be killed now is in the cgroup the restart reuses.
+    await terminateInstance(pgid, instanceId, supervised.cgroup, 0).catch(() => {})
+    this.releasePort(supervised.running)
     supervised.backoff.healthyRunEnded(this.context.clock.nowMs() - supervised.upSinceMs)
     this.scheduleRestart(supervised, reason)
   }
@@ -224,7 +283,7 @@ export class Supervisor {
     const delay = supervised.backoff.nextDelayMs()
     if (delay === null) {
       this.emit({ type: 'gave-up', instanceId: supervised.running.instanceId, reason: supervised.backoff.gaveUpReason(reason), attempts: supervised.backoff.attempts })
-      void this.forget(supervised)
+      void this.forget(supervised).catch(() => {})
       return
     }
     supervised.restartTimer = setTimeout(() => {
@@ -236,7 +295,7 @@ export class Supervisor {
   private async restart (supervised: Supervised): Promise<void> {
     let launched: Launched
     try {
-      launched = await launchInstance(this.context, supervised.spec, supervised.env)
+      launched = await launchInstance(this.context, supervised.spec, supervised.env, supervised.network)
     } catch (error) {
       const failed = error instanceof InstanceFailedError ? error : new InstanceFailedError((error as Error).message)
       if (!supervised.stopping && !this.closed) {
@@ -253,12 +312,18 @@ export class Supervisor {
     this.emit({ type: 'restarted', instanceId: launched.running.instanceId, attempt: supervised.backoff.attempts, instance: launched.running })
   }
 
+  private releasePort (running: RunningInstance): void {
+    const port = hostPort(running)
+    if (port !== null) this.context.ports.release(port)
+  }
+
   private async forget (supervised: Supervised): Promise<void> {
-    const { instanceId, port } = supervised.running
+    const { instanceId } = supervised.running
     this.instances.delete(instanceId)
-    this.context.ports.release(port)
+    this.releasePort(supervised.running)
     for (const tail of supervised.tails) await tail.stop()
     await supervised.cgroup?.remove()
+    await this.context.networks?.close(instanceId)
     await rm(join(this.context.instancesDir, instanceId), { recursive: true, force: true })
   }
 

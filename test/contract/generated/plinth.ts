@@ -1194,13 +1194,25 @@ export interface paths {
         };
         /**
          * The project's repositories the caller may read
-         * @description Needs `git.read` in the project for all of them; a member of some repositories (without it) gets those. Each with its clone URLs.
+         * @description All of them with `git.read` in the project; a member of some repositories (without it) gets those. Each with its clone URLs.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listGitRepositories"];
         put?: never;
         /**
          * Create a repository, empty or with a README commit
-         * @description Needs `git.admin`. Runs `git init --bare` with the default branch (`main` unless given); `readme: true` adds a first commit holding README.md. The slug is derived from the name when omitted; a slug in use is 409 `APP_GIT_SLUG_TAKEN`. Repositories are private unless `visibility` is `public`.
+         * @description Needs `git.admin`. Runs `git init --bare` with the default branch (`main` unless given); `readme: true` adds a first commit holding README.md. The slug is derived from the name when omitted. Repositories are private unless `visibility` is `public`.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_INVALID_REF_NAME`: a branch or tag name git would not take, or a reserved one
+         *     - 400 `APP_GIT_INVALID_SLUG`: the slug is not letters, digits, `.`, `_` and `-`, or ends in `.git`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_SLUG_TAKEN`: another repository of the project has the slug
+         *     - 500 `APP_GIT_FAILED`: git failed where it should not; what it said stays in the server log
          */
         post: operations["createGitRepository"];
         delete?: never;
@@ -1218,18 +1230,36 @@ export interface paths {
         };
         /**
          * One repository with its clone URLs
-         * @description Needs `git.read`.
+         * @description Needs `git.read`, in the project or through a role in the repository.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getGitRepository"];
         /**
          * Rename a repository or change its description, default branch or visibility
-         * @description Needs `git.admin`. A new slug changes the clone URLs (409 `APP_GIT_SLUG_TAKEN` if in use); the default branch must exist unless the repository is empty.
+         * @description Needs `git.admin`, in the project or through a role in the repository. A new slug changes the clone URLs; the default branch must exist unless the repository is empty.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_BRANCH_UNKNOWN`: a branch the body names does not exist
+         *     - 400 `APP_GIT_INVALID_SLUG`: the slug is not letters, digits, `.`, `_` and `-`, or ends in `.git`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_SLUG_TAKEN`: another repository of the project has the slug
          */
         put: operations["updateGitRepository"];
         post?: never;
         /**
          * Delete a repository with its history, deploy keys and rules
-         * @description Needs `git.admin`. Removes the bare repository from disk; this cannot be undone.
+         * @description Needs `git.admin`, in the project or through a role in the repository. Removes the bare repository from disk; this cannot be undone.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         delete: operations["deleteGitRepository"];
         options?: never;
@@ -1246,18 +1276,45 @@ export interface paths {
         };
         /**
          * Branches with the commit each points at
-         * @description Needs `git.read`. Marks the default branch and the branches a protected-branch rule matches.
+         * @description Needs `git.read`, in the project or through a role in the repository. Marks the default branch and the branches a protected-branch rule matches.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listGitBranches"];
         put?: never;
         /**
          * Create a branch from a branch, tag or commit
-         * @description Needs `git.write`. `from` defaults to the default branch. Names follow `git check-ref-format` (400 `APP_GIT_INVALID_REF_NAME`); an existing branch is 409 `APP_GIT_REF_CONFLICT`; a protected branch the caller may not push to is 403 `APP_GIT_BRANCH_PROTECTED`.
+         * @description Needs `git.write`, in the project or through a role in the repository. `from` defaults to the default branch. Names follow `git check-ref-format`; a protected branch the caller may not push to is refused.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_AMBIGUOUS_REF`: an abbreviated commit id matches several objects
+         *     - 400 `APP_GIT_INVALID_REF`: a revision that is no branch, tag or commit id
+         *     - 400 `APP_GIT_INVALID_REF_NAME`: a branch or tag name git would not take, or a reserved one
+         *     - 400 `APP_GIT_NOT_A_COMMIT`: the revision names no commit
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_GIT_BRANCH_PROTECTED`: a protected-branch rule keeps the caller from changing the branch
+         *     - 404 `APP_GIT_REF_NOT_FOUND`: no such branch, tag or commit in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_REF_CONFLICT`: the branch or tag exists already, or moved meanwhile (a push came first)
          */
         post: operations["createGitBranch"];
         /**
          * Delete a branch named in ?name=
-         * @description Needs `git.write`. The default branch cannot be deleted (400 `APP_GIT_DEFAULT_BRANCH`), nor a protected branch whose rule forbids it (403 `APP_GIT_BRANCH_PROTECTED`).
+         * @description Needs `git.write`, in the project or through a role in the repository. The default branch cannot be deleted, nor a protected branch whose rule forbids it.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_DEFAULT_BRANCH`: the default branch cannot be deleted
+         *     - 400 `APP_GIT_INVALID_REF_NAME`: a branch or tag name git would not take, or a reserved one
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_GIT_BRANCH_PROTECTED`: a protected-branch rule keeps the caller from changing the branch
+         *     - 404 `APP_GIT_BRANCH_NOT_FOUND`: no such branch
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_REF_CONFLICT`: the branch or tag exists already, or moved meanwhile (a push came first)
          */
         delete: operations["deleteGitBranch"];
         options?: never;
@@ -1274,18 +1331,44 @@ export interface paths {
         };
         /**
          * Tags, lightweight and annotated
-         * @description Needs `git.read`. Each with the commit it points at; annotated tags with their message and tagger.
+         * @description Needs `git.read`, in the project or through a role in the repository. Each with the commit it points at; annotated tags with their message and tagger.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listGitTags"];
         put?: never;
         /**
          * Create a tag; annotated when a message is given
-         * @description Needs `git.write`. `target` defaults to the default branch; with `message` the tag is annotated, with the caller as tagger. An existing tag is 409 `APP_GIT_REF_CONFLICT`.
+         * @description Needs `git.write`, in the project or through a role in the repository. `target` defaults to the default branch; with `message` the tag is annotated, with the caller as tagger.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_AMBIGUOUS_REF`: an abbreviated commit id matches several objects
+         *     - 400 `APP_GIT_INVALID_REF`: a revision that is no branch, tag or commit id
+         *     - 400 `APP_GIT_INVALID_REF_NAME`: a branch or tag name git would not take, or a reserved one
+         *     - 400 `APP_GIT_NOT_A_COMMIT`: the revision names no commit
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_GIT_TAG_PROTECTED`: a protected-tag rule keeps the caller from creating, moving or deleting the tag
+         *     - 404 `APP_GIT_REF_NOT_FOUND`: no such branch, tag or commit in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_REF_CONFLICT`: the branch or tag exists already, or moved meanwhile (a push came first)
          */
         post: operations["createGitTag"];
         /**
          * Delete a tag named in ?name=
-         * @description Needs `git.write`.
+         * @description Needs `git.write`, in the project or through a role in the repository.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_INVALID_REF_NAME`: a branch or tag name git would not take, or a reserved one
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_GIT_TAG_PROTECTED`: a protected-tag rule keeps the caller from creating, moving or deleting the tag
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_GIT_TAG_NOT_FOUND`: no such tag
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_REF_CONFLICT`: the branch or tag exists already, or moved meanwhile (a push came first)
          */
         delete: operations["deleteGitTag"];
         options?: never;
@@ -1302,7 +1385,19 @@ export interface paths {
         };
         /**
          * History from a revision, newest first, optionally only commits touching a path
-         * @description Needs `git.read`. `ref` defaults to the default branch; `path` keeps the commits that changed that file or folder. Pages follow `nextCursor`, which stays on the history the first page saw.
+         * @description Needs `git.read`, in the project or through a role in the repository. `ref` defaults to the default branch; `path` keeps the commits that changed that file or folder. Pages follow `nextCursor`, which stays on the history the first page saw.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_AMBIGUOUS_REF`: an abbreviated commit id matches several objects
+         *     - 400 `APP_GIT_INVALID_PATH`: a path that is not relative, or has empty, `.` or `..` components
+         *     - 400 `APP_GIT_INVALID_REF`: a revision that is no branch, tag or commit id
+         *     - 400 `APP_GIT_NOT_A_COMMIT`: the revision names no commit
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_PATH_NOT_FOUND`: nothing at this path at the revision
+         *     - 404 `APP_GIT_REF_NOT_FOUND`: no such branch, tag or commit in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listGitCommits"];
         put?: never;
@@ -1322,7 +1417,16 @@ export interface paths {
         };
         /**
          * One commit
-         * @description Needs `git.read`. The id may be abbreviated (4 hex digits or more; 400 `APP_GIT_AMBIGUOUS_REF` when several match).
+         * @description Needs `git.read`, in the project or through a role in the repository. The id may be abbreviated (4 hex digits or more).
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_AMBIGUOUS_REF`: an abbreviated commit id matches several objects
+         *     - 400 `APP_GIT_INVALID_REF`: a revision that is no branch, tag or commit id
+         *     - 400 `APP_GIT_NOT_A_COMMIT`: the revision names no commit
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REF_NOT_FOUND`: no such branch, tag or commit in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getGitCommit"];
         put?: never;
@@ -1342,7 +1446,16 @@ export interface paths {
         };
         /**
          * A commit's changes against its first parent, per file with stats and patches
-         * @description Needs `git.read`. Renames are detected. Patches stop at a size limit (`truncated`); the raw diff has everything.
+         * @description Needs `git.read`, in the project or through a role in the repository. Renames are detected. Patches stop at a size limit (`truncated`); the raw diff has everything.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_AMBIGUOUS_REF`: an abbreviated commit id matches several objects
+         *     - 400 `APP_GIT_INVALID_REF`: a revision that is no branch, tag or commit id
+         *     - 400 `APP_GIT_NOT_A_COMMIT`: the revision names no commit
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REF_NOT_FOUND`: no such branch, tag or commit in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getGitCommitDiff"];
         put?: never;
@@ -1362,7 +1475,17 @@ export interface paths {
         };
         /**
          * A commit's unified diff as plain text
-         * @description Needs `git.read`. What `git diff` prints between the first parent (or nothing, for a root commit) and the commit.
+         * @description Needs `git.read`, in the project or through a role in the repository. What `git diff` prints between the first parent (or nothing, for a root commit) and the commit.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_AMBIGUOUS_REF`: an abbreviated commit id matches several objects
+         *     - 400 `APP_GIT_INVALID_REF`: a revision that is no branch, tag or commit id
+         *     - 400 `APP_GIT_NOT_A_COMMIT`: the revision names no commit
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REF_NOT_FOUND`: no such branch, tag or commit in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 413 `APP_GIT_OUTPUT_TOO_LARGE`: the answer would be larger than the server gives (a raw diff over 16 MB)
          */
         get: operations["getGitCommitRawDiff"];
         put?: never;
@@ -1382,7 +1505,19 @@ export interface paths {
         };
         /**
          * A folder's entries at a revision
-         * @description Needs `git.read`. `ref` defaults to the default branch and `path` to the root.
+         * @description Needs `git.read`, in the project or through a role in the repository. `ref` defaults to the default branch and `path` to the root.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_AMBIGUOUS_REF`: an abbreviated commit id matches several objects
+         *     - 400 `APP_GIT_INVALID_PATH`: a path that is not relative, or has empty, `.` or `..` components
+         *     - 400 `APP_GIT_INVALID_REF`: a revision that is no branch, tag or commit id
+         *     - 400 `APP_GIT_NOT_A_COMMIT`: the revision names no commit
+         *     - 400 `APP_GIT_NOT_A_FOLDER`: the path is a file, not a folder
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_PATH_NOT_FOUND`: nothing at this path at the revision
+         *     - 404 `APP_GIT_REF_NOT_FOUND`: no such branch, tag or commit in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getGitTree"];
         put?: never;
@@ -1402,7 +1537,19 @@ export interface paths {
         };
         /**
          * A file at a revision, its content inline when small
-         * @description Needs `git.read`. Text comes as UTF-8, binary content as base64; past the inline limit `content` is null and the raw download serves it.
+         * @description Needs `git.read`, in the project or through a role in the repository. Text comes as UTF-8, binary content as base64; past the inline limit `content` is null and the raw download serves it.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_AMBIGUOUS_REF`: an abbreviated commit id matches several objects
+         *     - 400 `APP_GIT_INVALID_PATH`: a path that is not relative, or has empty, `.` or `..` components
+         *     - 400 `APP_GIT_INVALID_REF`: a revision that is no branch, tag or commit id
+         *     - 400 `APP_GIT_NOT_A_COMMIT`: the revision names no commit
+         *     - 400 `APP_GIT_NOT_A_FILE`: the path is a folder or a submodule, not a file
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_PATH_NOT_FOUND`: nothing at this path at the revision
+         *     - 404 `APP_GIT_REF_NOT_FOUND`: no such branch, tag or commit in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getGitBlob"];
         put?: never;
@@ -1422,7 +1569,19 @@ export interface paths {
         };
         /**
          * Download a file at a revision, streamed, whatever its size
-         * @description Needs `git.read`. The Content-Type is sniffed from the content (text is text/plain, never HTML).
+         * @description Needs `git.read`, in the project or through a role in the repository. The Content-Type is sniffed from the content (text is text/plain, never HTML).
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_AMBIGUOUS_REF`: an abbreviated commit id matches several objects
+         *     - 400 `APP_GIT_INVALID_PATH`: a path that is not relative, or has empty, `.` or `..` components
+         *     - 400 `APP_GIT_INVALID_REF`: a revision that is no branch, tag or commit id
+         *     - 400 `APP_GIT_NOT_A_COMMIT`: the revision names no commit
+         *     - 400 `APP_GIT_NOT_A_FILE`: the path is a folder or a submodule, not a file
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_PATH_NOT_FOUND`: nothing at this path at the revision
+         *     - 404 `APP_GIT_REF_NOT_FOUND`: no such branch, tag or commit in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["downloadGitBlob"];
         put?: never;
@@ -1442,13 +1601,25 @@ export interface paths {
         };
         /**
          * The repository's deploy keys (never their tokens)
-         * @description Needs `git.admin`.
+         * @description Needs `git.admin`, in the project or through a role in the repository.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listGitDeployKeys"];
         put?: never;
         /**
          * Add a deploy key: an SSH public key and an HTTP token shown once
-         * @description Needs `git.admin`. Read-only unless `readOnly: false`. The key is validated as for user SSH keys (400 `APP_INVALID_SSH_KEY`) and may be a deploy key of one repository only (409 `APP_GIT_DEPLOY_KEY_EXISTS`). The token in this answer is the password for git over HTTP.
+         * @description Needs `git.admin`, in the project or through a role in the repository. Read-only unless `readOnly: false`. The key is validated as for user SSH keys and may be a deploy key of one repository only. The token in this answer is the password for git over HTTP.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_TOO_MANY_DEPLOY_KEYS`: the repository holds as many deploy keys as it may (`details.limit`)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_DEPLOY_KEY_EXISTS`: the SSH key is a deploy key or a user's key already
          */
         post: operations["createGitDeployKey"];
         delete?: never;
@@ -1469,7 +1640,13 @@ export interface paths {
         post?: never;
         /**
          * Remove a deploy key; its key and token stop working at once
-         * @description Needs `git.admin`.
+         * @description Needs `git.admin`, in the project or through a role in the repository.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_DEPLOY_KEY_NOT_FOUND`: no such deploy key on the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         delete: operations["deleteGitDeployKey"];
         options?: never;
@@ -1486,13 +1663,26 @@ export interface paths {
         };
         /**
          * Protected-branch rules
-         * @description Needs `git.read`.
+         * @description Needs `git.read`, in the project or through a role in the repository.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listGitProtectedBranches"];
         put?: never;
         /**
          * Protect the branches matching a pattern
-         * @description Needs `git.admin`. By default writers may push but not force-push or delete. Enforced inside git on every push (a pre-receive hook) and by the branch routes.
+         * @description Needs `git.admin`, in the project or through a role in the repository. By default writers may push but not force-push or delete. Enforced inside git on every push (a pre-receive hook) and by the branch routes.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_INVALID_BRANCH_PATTERN`: a branch pattern that is no branch name with `*` in it
+         *     - 400 `APP_GIT_TOO_MANY_RULES`: the repository holds as many rules of the kind as it may (`details.limit`)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_RULE_EXISTS`: a rule for the same pattern exists
          */
         post: operations["createGitProtectedBranch"];
         delete?: never;
@@ -1511,13 +1701,27 @@ export interface paths {
         get?: never;
         /**
          * Change a protected-branch rule
-         * @description Needs `git.admin`. Applies from the next push on.
+         * @description Needs `git.admin`, in the project or through a role in the repository. Applies from the next push on.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_INVALID_BRANCH_PATTERN`: a branch pattern that is no branch name with `*` in it
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_GIT_RULE_NOT_FOUND`: no such rule in the repository
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_RULE_EXISTS`: a rule for the same pattern exists
          */
         put: operations["updateGitProtectedBranch"];
         post?: never;
         /**
          * Remove a protected-branch rule
-         * @description Needs `git.admin`.
+         * @description Needs `git.admin`, in the project or through a role in the repository.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_GIT_RULE_NOT_FOUND`: no such rule in the repository
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         delete: operations["deleteGitProtectedBranch"];
         options?: never;
@@ -1534,13 +1738,26 @@ export interface paths {
         };
         /**
          * Protected-tag rules
-         * @description Needs `git.read`.
+         * @description Needs `git.read`, in the project or through a role in the repository.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listGitProtectedTags"];
         put?: never;
         /**
          * Protect the tags matching a pattern
-         * @description Needs `git.admin`. By default only `git.admin` holders create matching tags and nobody moves or deletes them. Enforced inside git on every push (the pre-receive hook) and by the tag routes (403 `APP_GIT_TAG_PROTECTED`).
+         * @description Needs `git.admin`, in the project or through a role in the repository. By default only `git.admin` holders create matching tags and nobody moves or deletes them. Enforced inside git on every push (the pre-receive hook) and by the tag routes.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_INVALID_TAG_PATTERN`: a tag pattern that is no tag name with `*` in it
+         *     - 400 `APP_GIT_TOO_MANY_RULES`: the repository holds as many rules of the kind as it may (`details.limit`)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_RULE_EXISTS`: a rule for the same pattern exists
          */
         post: operations["createGitProtectedTag"];
         delete?: never;
@@ -1559,13 +1776,27 @@ export interface paths {
         get?: never;
         /**
          * Change a protected-tag rule
-         * @description Needs `git.admin`. Applies from the next push on.
+         * @description Needs `git.admin`, in the project or through a role in the repository. Applies from the next push on.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_INVALID_TAG_PATTERN`: a tag pattern that is no tag name with `*` in it
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_GIT_RULE_NOT_FOUND`: no such rule in the repository
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_RULE_EXISTS`: a rule for the same pattern exists
          */
         put: operations["updateGitProtectedTag"];
         post?: never;
         /**
          * Remove a protected-tag rule
-         * @description Needs `git.admin`.
+         * @description Needs `git.admin`, in the project or through a role in the repository.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_GIT_RULE_NOT_FOUND`: no such rule in the repository
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         delete: operations["deleteGitProtectedTag"];
         options?: never;
@@ -1582,13 +1813,26 @@ export interface paths {
         };
         /**
          * The repository's labels, by name
-         * @description Needs `git.read`.
+         * @description Needs `git.read`, in the project or through a role in the repository.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listGitLabels"];
         put?: never;
         /**
          * Create a label
-         * @description Needs `git.write`. Names are unique in the repository with letter case aside (409 `APP_GIT_LABEL_EXISTS`); the color is `#rrggbb`.
+         * @description Needs `git.write`, in the project or through a role in the repository. Names are unique in the repository with letter case aside; the color is `#rrggbb`.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_LABEL_NAME_REQUIRED`: the label's name is blank
+         *     - 400 `APP_GIT_TOO_MANY_LABELS`: the repository holds as many labels as it may (`details.limit`)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_LABEL_EXISTS`: a label of that name exists, letter case aside
          */
         post: operations["createGitLabel"];
         delete?: never;
@@ -1609,14 +1853,28 @@ export interface paths {
         post?: never;
         /**
          * Delete a label; merge requests lose it
-         * @description Needs `git.write`.
+         * @description Needs `git.write`, in the project or through a role in the repository.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_LABEL_NOT_FOUND`: no such label in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         delete: operations["deleteGitLabel"];
         options?: never;
         head?: never;
         /**
          * Rename a label or change its color or description
-         * @description Needs `git.write`. A rename shows on every merge request carrying the label at once.
+         * @description Needs `git.write`, in the project or through a role in the repository. A rename shows on every merge request carrying the label at once.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_LABEL_NAME_REQUIRED`: the label's name is blank
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_LABEL_NOT_FOUND`: no such label in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_LABEL_EXISTS`: a label of that name exists, letter case aside
          */
         patch: operations["updateGitLabel"];
         trace?: never;
@@ -1630,7 +1888,12 @@ export interface paths {
         };
         /**
          * The repository's members and their roles
-         * @description Needs `git.read`. Members of the repository itself; the project's members reach it through their project permissions and are not listed.
+         * @description Needs `git.read`, in the project or through a role in the repository. Members of the repository itself; the project's members reach it through their project permissions and are not listed.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listGitRepositoryMembers"];
         put?: never;
@@ -1651,13 +1914,27 @@ export interface paths {
         get?: never;
         /**
          * Add a platform user to the repository, or change their role
-         * @description Needs `git.admin`. `:user` is a user id or an e-mail address (404 `APP_USER_NOT_FOUND` when nobody has it). Any platform user may be added: one outside the project's organization then reaches this repository only. The role (`read`, `write`, `admin`) adds to what the project gives them; the stronger wins.
+         * @description Needs `git.admin`, in the project or through a role in the repository. `:user` is a user id or an e-mail address. Any platform user may be added: one outside the project's organization then reaches this repository only. The role (`read`, `write`, `admin`) adds to what the project gives them; the stronger wins.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_TOO_MANY_MEMBERS`: the repository holds as many members as it may (`details.limit`)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_USER_NOT_FOUND`: no platform user has this id or e-mail address
          */
         put: operations["setGitRepositoryMember"];
         post?: never;
         /**
          * Remove a member; their access through the role ends at once
-         * @description Needs `git.admin`. `:user` is a user id or an e-mail address. What the project gives them stays.
+         * @description Needs `git.admin`, in the project or through a role in the repository. `:user` is a user id or an e-mail address. What the project gives them stays.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_MEMBER_NOT_FOUND`: the user is no member of the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_USER_NOT_FOUND`: no platform user has this id or e-mail address
          */
         delete: operations["removeGitRepositoryMember"];
         options?: never;
@@ -1674,13 +1951,32 @@ export interface paths {
         };
         /**
          * Merge requests, newest first, filtered by state, author, branches and draft
-         * @description Needs `git.read`. `state` defaults to `open` (`all` for every state). Pages follow `nextCursor`.
+         * @description Needs `git.read`, in the project or through a role in the repository. `state` defaults to `open` (`all` for every state). Pages follow `nextCursor`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listGitMergeRequests"];
         put?: never;
         /**
          * Propose merging a source branch into a target branch
-         * @description Needs `git.write`. The target defaults to the default branch. Both branches must exist (400 `APP_GIT_BRANCH_NOT_FOUND`), differ (400 `APP_GIT_MR_SAME_BRANCH`), share history (400 `APP_GIT_MR_UNRELATED`) and the source must add something (400 `APP_GIT_MR_NOTHING_TO_MERGE`); one open merge request per pair of branches (409 `APP_GIT_MR_EXISTS`). Numbers (`iid`) count from 1 per repository.
+         * @description Needs `git.write`, in the project or through a role in the repository. The target defaults to the default branch. Both branches must exist, differ, share history, and the source must add something; one open merge request per pair of branches. Numbers (`iid`) count from 1 per repository.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_BRANCH_UNKNOWN`: a branch the body names does not exist
+         *     - 400 `APP_GIT_LABEL_UNKNOWN`: the body names labels the repository does not have; `details.fields` names each
+         *     - 400 `APP_GIT_MR_NOT_A_READER`: an assignee or reviewer cannot read the repository; `details.ids` names them
+         *     - 400 `APP_GIT_MR_NOTHING_TO_MERGE`: the target holds every commit of the source already
+         *     - 400 `APP_GIT_MR_SAME_BRANCH`: the source and target branches are the same
+         *     - 400 `APP_GIT_MR_TITLE_REQUIRED`: the title is blank
+         *     - 400 `APP_GIT_MR_UNRELATED`: the branches share no history
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_MR_EXISTS`: another merge request is open for the same branches
          */
         post: operations["createGitMergeRequest"];
         delete?: never;
@@ -1698,7 +1994,13 @@ export interface paths {
         };
         /**
          * One merge request, with the branch heads as they are now
-         * @description Needs `git.read`. Reading records a moved source or target head (and marks earlier reviews stale) if no push did yet.
+         * @description Needs `git.read`, in the project or through a role in the repository. Reading records a moved source or target head (and marks earlier reviews stale) if no push did yet.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getGitMergeRequest"];
         put?: never;
@@ -1708,7 +2010,21 @@ export interface paths {
         head?: never;
         /**
          * Change the title, description, draft flag or target branch
-         * @description Needs `git.write`. A new target must exist and share history with the source; the target of a closed or merged merge request stays (409 `APP_GIT_MR_NOT_OPEN`).
+         * @description Needs `git.write`, in the project or through a role in the repository. A new target must exist and share history with the source; the target of a closed or merged merge request stays.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_BRANCH_UNKNOWN`: a branch the body names does not exist
+         *     - 400 `APP_GIT_LABEL_UNKNOWN`: the body names labels the repository does not have; `details.fields` names each
+         *     - 400 `APP_GIT_MR_NOT_A_READER`: an assignee or reviewer cannot read the repository; `details.ids` names them
+         *     - 400 `APP_GIT_MR_SAME_BRANCH`: the source and target branches are the same
+         *     - 400 `APP_GIT_MR_TITLE_REQUIRED`: the title is blank
+         *     - 400 `APP_GIT_MR_UNRELATED`: the branches share no history
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_MR_NOT_OPEN`: the merge request is closed or merged
+         *     - 409 `APP_GIT_MR_STATE_CHANGED`: the merge request was closed, reopened or merged meanwhile
          */
         patch: operations["updateGitMergeRequest"];
         trace?: never;
@@ -1724,7 +2040,15 @@ export interface paths {
         put?: never;
         /**
          * Close without merging
-         * @description Needs `git.write`. Only an open merge request (409 `APP_GIT_MR_NOT_OPEN`).
+         * @description Needs `git.write`, in the project or through a role in the repository. Only an open merge request.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_MR_NOT_OPEN`: the merge request is closed or merged
+         *     - 409 `APP_GIT_MR_STATE_CHANGED`: the merge request was closed, reopened or merged meanwhile
          */
         post: operations["closeGitMergeRequest"];
         delete?: never;
@@ -1744,7 +2068,17 @@ export interface paths {
         put?: never;
         /**
          * Reopen a closed merge request
-         * @description Needs `git.write`. Only a closed one whose source branch still exists (409 `APP_GIT_MR_NOT_CLOSED`, `APP_GIT_MR_SOURCE_MISSING`), and not while another is open for the same branches (409 `APP_GIT_MR_EXISTS`).
+         * @description Needs `git.write`, in the project or through a role in the repository. Only a closed one whose source branch still exists, and not while another is open for the same branches.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_MR_EXISTS`: another merge request is open for the same branches
+         *     - 409 `APP_GIT_MR_NOT_CLOSED`: only a closed merge request can be reopened
+         *     - 409 `APP_GIT_MR_SOURCE_MISSING`: the source branch no longer exists
+         *     - 409 `APP_GIT_MR_STATE_CHANGED`: the merge request was closed, reopened or merged meanwhile
          */
         post: operations["reopenGitMergeRequest"];
         delete?: never;
@@ -1762,7 +2096,13 @@ export interface paths {
         };
         /**
          * Whether the caller may merge now, with every blocker at once
-         * @description Needs `git.read`. Computed on the branches as they are: state, the caller's permission and branch protection, draft, missing branches, a source head other than `expectedHeadSha`, conflicting files (named), required approvals and requested changes.
+         * @description Needs `git.read`, in the project or through a role in the repository. Computed on the branches as they are: state, the caller's permission and branch protection, draft, missing branches, a source head other than `expectedHeadSha`, conflicting files (named), required approvals and requested changes.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["checkGitMergeRequest"];
         put?: never;
@@ -1784,7 +2124,26 @@ export interface paths {
         put?: never;
         /**
          * Merge by merge commit, squash, fast-forward or rebase
-         * @description Needs `git.write` and whatever the target's protected-branch rule asks. Refused with the first blocker of the merge check (its message lists them all): 409 `APP_GIT_MR_NOT_OPEN`, `APP_GIT_MR_DRAFT`, `APP_GIT_MR_HEAD_CHANGED`, `APP_GIT_MR_CONFLICTS`, `APP_GIT_MR_APPROVALS_REQUIRED`, `APP_GIT_MR_CHANGES_REQUESTED`, `APP_GIT_MR_SOURCE_MISSING`, `APP_GIT_MR_TARGET_MISSING`; 403 `APP_GIT_BRANCH_PROTECTED`. `fast-forward` when the target moved on is 409 `APP_GIT_MR_NOT_FAST_FORWARD`; `rebase` of merge commits 409 `APP_GIT_MR_REBASE_UNSUPPORTED`. The target moves by compare-and-swap: a push that lands first makes it 409 `APP_GIT_MR_TARGET_MOVED` and nothing is overwritten.
+         * @description Needs `git.write`, in the project or through a role in the repository. The target's protected-branch rule may ask for more. A refusal names the first blocker of the merge check, and its message lists them all. The target moves by compare-and-swap: a push that lands first refuses the merge and nothing is overwritten.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_DEFAULT_BRANCH`: the default branch cannot be deleted
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_GIT_BRANCH_PROTECTED`: a protected-branch rule keeps the caller from changing the branch
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_MR_APPROVALS_REQUIRED`: the target's protected-branch rule asks for more approvals
+         *     - 409 `APP_GIT_MR_CHANGES_REQUESTED`: a reviewer asks for changes
+         *     - 409 `APP_GIT_MR_CONFLICTS`: the source and target conflict; `details.ids` names the files
+         *     - 409 `APP_GIT_MR_DRAFT`: the merge request is a draft
+         *     - 409 `APP_GIT_MR_HEAD_CHANGED`: the source branch is not at the head the caller expected (a push came first)
+         *     - 409 `APP_GIT_MR_NOT_FAST_FORWARD`: `fast-forward` while the target has moved on
+         *     - 409 `APP_GIT_MR_NOT_OPEN`: the merge request is closed or merged
+         *     - 409 `APP_GIT_MR_REBASE_UNSUPPORTED`: `rebase` of a source holding merge commits, or of too many commits
+         *     - 409 `APP_GIT_MR_SOURCE_MISSING`: the source branch no longer exists
+         *     - 409 `APP_GIT_MR_TARGET_MISSING`: the target branch no longer exists
+         *     - 409 `APP_GIT_MR_TARGET_MOVED`: the target moved while merging (a push came first); nothing was overwritten
          */
         post: operations["mergeGitMergeRequest"];
         delete?: never;
@@ -1802,7 +2161,14 @@ export interface paths {
         };
         /**
          * What the source changes against the merge base, per file
-         * @description Needs `git.read`. The same shape as a commit's diff, `base` being the merge base.
+         * @description Needs `git.read`, in the project or through a role in the repository. The same shape as a commit's diff, `base` being the merge base.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 413 `APP_GIT_OUTPUT_TOO_LARGE`: the answer would be larger than the server gives (a raw diff over 16 MB)
          */
         get: operations["getGitMergeRequestDiff"];
         put?: never;
@@ -1822,7 +2188,13 @@ export interface paths {
         };
         /**
          * The source's commits since the merge base, oldest first
-         * @description Needs `git.read`.
+         * @description Needs `git.read`, in the project or through a role in the repository.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listGitMergeRequestCommits"];
         put?: never;
@@ -1842,13 +2214,28 @@ export interface paths {
         };
         /**
          * Reviews of a merge request, oldest first
-         * @description Needs `git.read`. Stale reviews were given on an older source head and no longer count.
+         * @description Needs `git.read`, in the project or through a role in the repository. Stale reviews were given on an older source head and no longer count.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listGitReviews"];
         put?: never;
         /**
          * Approve, request changes or comment on the current source head
-         * @description Needs `git.write`. The author cannot approve or request changes on their own merge request (403 `APP_GIT_MR_SELF_REVIEW`); requesting changes or commenting needs a body (400 `APP_GIT_REVIEW_BODY_REQUIRED`); only open merge requests (409 `APP_GIT_MR_NOT_OPEN`). Each reviewer's latest approval or change request counts until the source moves.
+         * @description Needs `git.write`, in the project or through a role in the repository. The author cannot approve or request changes on their own merge request; requesting changes or commenting needs a body; only open merge requests. Each reviewer's latest approval or change request counts until the source moves.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_REVIEW_BODY_REQUIRED`: requesting changes or commenting needs a body
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_GIT_MR_SELF_REVIEW`: the author may comment on their own merge request, not judge it
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_MR_NOT_OPEN`: the merge request is closed or merged
          */
         post: operations["createGitReview"];
         delete?: never;
@@ -1868,7 +2255,14 @@ export interface paths {
         put?: never;
         /**
          * Dismiss an approval or a change request so it no longer counts
-         * @description Needs `git.admin`. Comments cannot be dismissed (404 `APP_GIT_REVIEW_NOT_FOUND`).
+         * @description Needs `git.admin`, in the project or through a role in the repository. Comments cannot be dismissed.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_GIT_REVIEW_NOT_FOUND`: no such approval or change request (comments cannot be dismissed)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         post: operations["dismissGitReview"];
         delete?: never;
@@ -1886,16 +2280,116 @@ export interface paths {
         };
         /**
          * Comments, oldest first; replies name their thread
-         * @description Needs `git.read`.
+         * @description Needs `git.read`, in the project or through a role in the repository.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listGitMergeRequestComments"];
         put?: never;
         /**
          * Comment, inline at lines of a file, or in reply to a thread
-         * @description Needs `git.read`. An inline `position` names a file and lines as a commit of the source shows them (`side: new`) or as the merge base does (`side: old`); one that does not fit is 400 `APP_GIT_COMMENT_POSITION`. A reply takes `replyTo` and no position (400 `APP_GIT_COMMENT_REPLY_POSITION`).
+         * @description Needs `git.read`, in the project or through a role in the repository. An inline `position` names a file and lines as a commit of the source shows them (`side: new`) or as the merge base does (`side: old`). A reply takes `replyTo` and no position.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_COMMENT_EMPTY`: the comment is blank
+         *     - 400 `APP_GIT_COMMENT_POSITION`: an inline position names no file or lines of the merge request's commits
+         *     - 400 `APP_GIT_COMMENT_REPLY_POSITION`: a reply gives a position
+         *     - 400 `APP_GIT_COMMENT_UNKNOWN`: the comment replied to is not on the merge request
+         *     - 400 `APP_GIT_TOO_MANY_COMMENTS`: the merge request holds as many comments as it may (`details.limit`)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         post: operations["createGitMergeRequestComment"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests/{iid}/suggestions/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply the suggestions of inline comments to the source branch as one commit
+         * @description Needs `git.write`, in the project or through a role in the repository. The caller must also be allowed to push to the source branch. Each comment must be inline on the new side with a ```suggestion block, not applied yet nor outdated, and suggestions on one file may not overlap. The commit is authored by the first suggester (the others as `Co-authored-by`) and committed by the caller; a push to the source meanwhile refuses it.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_NO_SUGGESTION`: a comment is not inline on the new side, or holds no suggestion block
+         *     - 400 `APP_GIT_SUGGESTIONS_OVERLAP`: suggestions on one file cover the same lines
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_GIT_BRANCH_PROTECTED`: a protected-branch rule keeps the caller from changing the branch
+         *     - 404 `APP_GIT_COMMENT_NOT_FOUND`: no such comment on the merge request
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_MR_HEAD_CHANGED`: the source branch is not at the head the caller expected (a push came first)
+         *     - 409 `APP_GIT_MR_NOT_OPEN`: the merge request is closed or merged
+         *     - 409 `APP_GIT_MR_SOURCE_MISSING`: the source branch no longer exists
+         *     - 409 `APP_GIT_SUGGESTION_APPLIED`: a suggestion was applied already
+         *     - 409 `APP_GIT_SUGGESTION_OUTDATED`: the file changed since the suggestion was made
+         */
+        post: operations["applyGitSuggestions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests/{iid}/reactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Reactions to a merge request, by emoji
+         * @description Needs `git.read`, in the project or through a role in the repository.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listGitMergeRequestReactions"];
+        put?: never;
+        /**
+         * React to a merge request
+         * @description Needs `git.read`, in the project or through a role in the repository. Once per emoji and person. Answers with all its reactions.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_REACTION_EXISTS`: the caller reacted with this emoji already
+         */
+        post: operations["addGitMergeRequestReaction"];
+        /**
+         * Take back a reaction to a merge request
+         * @description Needs `git.read`, in the project or through a role in the repository. The emoji in `?emoji=`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REACTION_NOT_FOUND`: the caller has not reacted with this emoji
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        delete: operations["removeGitMergeRequestReaction"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1913,14 +2407,31 @@ export interface paths {
         post?: never;
         /**
          * Delete a comment; a thread's first comment takes its replies along
-         * @description Needs `git.read`; the author or a `git.admin` holder (403 `APP_GIT_COMMENT_NOT_YOURS`).
+         * @description Needs `git.read`, in the project or through a role in the repository. Its author or a `git.admin` holder.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_GIT_COMMENT_NOT_YOURS`: only the author edits a comment; the author or a `git.admin` holder deletes it
+         *     - 404 `APP_GIT_COMMENT_NOT_FOUND`: no such comment on the merge request
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         delete: operations["deleteGitMergeRequestComment"];
         options?: never;
         head?: never;
         /**
          * Edit a comment's text
-         * @description Needs `git.read`; only the author (403 `APP_GIT_COMMENT_NOT_YOURS`).
+         * @description Needs `git.read`, in the project or through a role in the repository. Only its author.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_COMMENT_EMPTY`: the comment is blank
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 403 `APP_GIT_COMMENT_NOT_YOURS`: only the author edits a comment; the author or a `git.admin` holder deletes it
+         *     - 404 `APP_GIT_COMMENT_NOT_FOUND`: no such comment on the merge request
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         patch: operations["editGitMergeRequestComment"];
         trace?: never;
@@ -1936,7 +2447,16 @@ export interface paths {
         put?: never;
         /**
          * Resolve the thread a comment starts
-         * @description Needs `git.read`. Through the thread's first comment (400 `APP_GIT_COMMENT_NOT_A_THREAD`); 409 `APP_GIT_THREAD_STATE` when it is in that state already.
+         * @description Needs `git.read`, in the project or through a role in the repository. Through the thread's first comment.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_COMMENT_NOT_A_THREAD`: the comment is a reply: threads are resolved through their first comment
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_COMMENT_NOT_FOUND`: no such comment on the merge request
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_THREAD_STATE`: the thread is in that state already
          */
         post: operations["resolveGitMergeRequestThread"];
         delete?: never;
@@ -1956,58 +2476,19 @@ export interface paths {
         put?: never;
         /**
          * Reopen a resolved thread
-         * @description Needs `git.read`. Through the thread's first comment (400 `APP_GIT_COMMENT_NOT_A_THREAD`); 409 `APP_GIT_THREAD_STATE` when it is in that state already.
+         * @description Needs `git.read`, in the project or through a role in the repository. Through the thread's first comment.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_COMMENT_NOT_A_THREAD`: the comment is a reply: threads are resolved through their first comment
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_COMMENT_NOT_FOUND`: no such comment on the merge request
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_THREAD_STATE`: the thread is in that state already
          */
         post: operations["unresolveGitMergeRequestThread"];
         delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests/{iid}/suggestions/apply": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Apply the suggestions of inline comments to the source branch as one commit
-         * @description Needs `git.write`, and leave to push to the source branch (403 `APP_GIT_BRANCH_PROTECTED`). Each comment must be inline on the new side with a ```suggestion block (400 `APP_GIT_NO_SUGGESTION`), not applied yet nor outdated (409 `APP_GIT_SUGGESTION_APPLIED`, `APP_GIT_SUGGESTION_OUTDATED`), and suggestions on one file may not overlap (400 `APP_GIT_SUGGESTIONS_OVERLAP`). The commit is authored by the first suggester (the others as `Co-authored-by`) and committed by the caller; a push to the source meanwhile makes it 409 `APP_GIT_MR_HEAD_CHANGED`.
-         */
-        post: operations["applyGitSuggestions"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests/{iid}/reactions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Reactions to a merge request, by emoji
-         * @description Needs `git.read`.
-         */
-        get: operations["listGitMergeRequestReactions"];
-        put?: never;
-        /**
-         * React to a merge request
-         * @description Needs `git.read`. Once per emoji and person (409 `APP_GIT_REACTION_EXISTS`). Answers with all its reactions.
-         */
-        post: operations["addGitMergeRequestReaction"];
-        /**
-         * Take back a reaction to a merge request
-         * @description Needs `git.read`. The emoji in `?emoji=`; 404 `APP_GIT_REACTION_NOT_FOUND` when there is none of yours.
-         */
-        delete: operations["removeGitMergeRequestReaction"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2022,18 +2503,41 @@ export interface paths {
         };
         /**
          * Reactions to a comment, by emoji
-         * @description Needs `git.read`.
+         * @description Needs `git.read`, in the project or through a role in the repository.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_COMMENT_NOT_FOUND`: no such comment on the merge request
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listGitCommentReactions"];
         put?: never;
         /**
          * React to a comment
-         * @description Needs `git.read`. Once per emoji and person (409 `APP_GIT_REACTION_EXISTS`).
+         * @description Needs `git.read`, in the project or through a role in the repository. Once per emoji and person.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_COMMENT_NOT_FOUND`: no such comment on the merge request
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_GIT_REACTION_EXISTS`: the caller reacted with this emoji already
          */
         post: operations["addGitCommentReaction"];
         /**
          * Take back a reaction to a comment
-         * @description Needs `git.read`. The emoji in `?emoji=`.
+         * @description Needs `git.read`, in the project or through a role in the repository. The emoji in `?emoji=`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`
+         *     - 404 `APP_GIT_COMMENT_NOT_FOUND`: no such comment on the merge request
+         *     - 404 `APP_GIT_MR_NOT_FOUND`: no merge request of that number in the repository
+         *     - 404 `APP_GIT_REACTION_NOT_FOUND`: the caller has not reacted with this emoji
+         *     - 404 `APP_GIT_REPOSITORY_NOT_FOUND`: no such repository in the project, or the caller may not see it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         delete: operations["removeGitCommentReaction"];
         options?: never;
@@ -9076,7 +9580,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             414: components["responses"]["UriTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9566,7 +10069,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10669,7 +11171,7 @@ export interface operations {
                     assignees?: string[];
                     /** @description Who is asked to review: platform user ids of people who can read the repository */
                     reviewers?: string[];
-                    /** @description Names of labels of the repository, letter case aside (400 `APP_GIT_LABEL_UNKNOWN` naming any other) */
+                    /** @description Names of labels of the repository, letter case aside (any other is refused, named in `details.fields`) */
                     labels?: string[];
                 };
             };
@@ -10736,7 +11238,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             414: components["responses"]["UriTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10767,7 +11268,7 @@ export interface operations {
                     assignees?: string[];
                     /** @description Replaces the reviewers: platform user ids of people who can read the repository */
                     reviewers?: string[];
-                    /** @description Names of labels of the repository, letter case aside (400 `APP_GIT_LABEL_UNKNOWN` naming any other) */
+                    /** @description Names of labels of the repository, letter case aside (any other is refused, named in `details.fields`) */
                     labels?: string[];
                 };
             };
@@ -10939,7 +11440,7 @@ export interface operations {
                 "application/json": {
                     /** @description `merge`: a merge commit with two parents; `squash`: one new commit with the combined change; `fast-forward`: the target moves to the source head (only when the target has not moved on); `rebase`: the source commits replayed onto the target, authors kept, then a fast-forward */
                     method?: "merge" | "squash" | "fast-forward" | "rebase";
-                    /** @description Merge only if the source head is still this commit (409 `APP_GIT_MR_HEAD_CHANGED` otherwise) */
+                    /** @description Merge only if the source head is still this commit (refused otherwise) */
                     expectedHeadSha?: string;
                     /** @default false */
                     deleteSourceBranch?: boolean;
@@ -11177,7 +11678,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -11278,183 +11778,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            431: components["responses"]["HeadersTooLarge"];
-            503: components["responses"]["ServiceUnavailable"];
-            default: components["responses"]["UnexpectedError"];
-        };
-    };
-    deleteGitMergeRequestComment: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                projectId: string;
-                repoSlug: string;
-                /** @description The merge request's number in its repository (`!iid`) */
-                iid: number;
-                commentId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Done: the envelope, with the answer in `data` */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            id: string;
-                            /** @enum {boolean} */
-                            deleted: true;
-                        };
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            431: components["responses"]["HeadersTooLarge"];
-            503: components["responses"]["ServiceUnavailable"];
-            default: components["responses"]["UnexpectedError"];
-        };
-    };
-    editGitMergeRequestComment: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                projectId: string;
-                repoSlug: string;
-                /** @description The merge request's number in its repository (`!iid`) */
-                iid: number;
-                commentId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    body: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Done: the envelope, with the answer in `data` */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["GitComment"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            431: components["responses"]["HeadersTooLarge"];
-            503: components["responses"]["ServiceUnavailable"];
-            default: components["responses"]["UnexpectedError"];
-        };
-    };
-    resolveGitMergeRequestThread: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                projectId: string;
-                repoSlug: string;
-                /** @description The merge request's number in its repository (`!iid`) */
-                iid: number;
-                commentId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Done: the envelope, with the answer in `data` */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["GitComment"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            431: components["responses"]["HeadersTooLarge"];
-            503: components["responses"]["ServiceUnavailable"];
-            default: components["responses"]["UnexpectedError"];
-        };
-    };
-    unresolveGitMergeRequestThread: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                projectId: string;
-                repoSlug: string;
-                /** @description The merge request's number in its repository (`!iid`) */
-                iid: number;
-                commentId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Done: the envelope, with the answer in `data` */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["GitComment"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -11592,6 +11915,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -11634,6 +11958,182 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteGitMergeRequestComment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+                commentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    editGitMergeRequestComment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+                commentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    body: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitComment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    resolveGitMergeRequestThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+                commentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitComment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    unresolveGitMergeRequestThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                repoSlug: string;
+                /** @description The merge request's number in its repository (`!iid`) */
+                iid: number;
+                commentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["GitComment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -11720,6 +12220,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];

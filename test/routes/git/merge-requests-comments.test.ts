@@ -41,7 +41,7 @@ t.test('comments: general and inline, threads, resolve, outdated after a push; r
     ['line zero', 'POST', commentsApi, viewer.auth, position({ line: 0 }), 400, 'APP_VALIDATION_FAILED'],
     ['an unknown side', 'POST', commentsApi, viewer.auth, position({ side: 'left' }), 400, 'APP_VALIDATION_FAILED'],
     ['a reply with a position', 'POST', commentsApi, viewer.auth, { ...position({}), replyTo: general.body.data.id }, 400, 'APP_GIT_COMMENT_REPLY_POSITION'],
-    ['a reply to nothing', 'POST', commentsApi, viewer.auth, { body: 'x', replyTo: 'nope' }, 400, 'APP_GIT_COMMENT_NOT_FOUND'],
+    ['a reply to nothing', 'POST', commentsApi, viewer.auth, { body: 'x', replyTo: 'nope' }, 400, 'APP_GIT_COMMENT_UNKNOWN'],
     ['a blank comment', 'POST', commentsApi, viewer.auth, { body: '  ' }, 400, 'APP_GIT_COMMENT_EMPTY'],
     ['an outsider comments', 'POST', commentsApi, world.outsider.auth, { body: 'x' }, 404, 'APP_PROJECT_NOT_FOUND'],
     ['no credential', 'GET', commentsApi, {}, undefined, 401, 'APP_UNAUTHORIZED'],

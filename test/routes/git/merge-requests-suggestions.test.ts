@@ -1,6 +1,6 @@
 import t from 'tap'
 import { call } from '../../helper.js'
-import { replaceLines, suggestionOf } from '../../../services/git/suggestions.js'
+import { replaceLines, suggestionOf } from '../../../services/git/merge-requests/suggestions.js'
 import { mrWorld } from './merge-requests-fixtures.js'
 
 t.test('suggestion blocks and line replacement', async (t) => {

@@ -86,8 +86,8 @@ t.test('merge requests: create, get, list with filters and pages, patch, close, 
     ['an outsider opens one', 'POST', mrApi, world.outsider.auth, { sourceBranch: 'develop', title: 'x' }, 404, 'APP_PROJECT_NOT_FOUND'],
     ['an outsider lists', 'GET', mrApi, world.outsider.auth, undefined, 404, 'APP_PROJECT_NOT_FOUND'],
     ['no credential', 'GET', mrApi, {}, undefined, 401, 'APP_UNAUTHORIZED'],
-    ['a missing source', 'POST', mrApi, member.auth, { sourceBranch: 'nope', title: 'x' }, 400, 'APP_GIT_BRANCH_NOT_FOUND'],
-    ['a missing target', 'POST', mrApi, member.auth, { sourceBranch: 'develop', targetBranch: 'nope', title: 'x' }, 400, 'APP_GIT_BRANCH_NOT_FOUND'],
+    ['a missing source', 'POST', mrApi, member.auth, { sourceBranch: 'nope', title: 'x' }, 400, 'APP_GIT_BRANCH_UNKNOWN'],
+    ['a missing target', 'POST', mrApi, member.auth, { sourceBranch: 'develop', targetBranch: 'nope', title: 'x' }, 400, 'APP_GIT_BRANCH_UNKNOWN'],
     ['the same branch', 'POST', mrApi, member.auth, { sourceBranch: 'main', title: 'x' }, 400, 'APP_GIT_MR_SAME_BRANCH'],
     ['nothing to merge', 'POST', mrApi, member.auth, { sourceBranch: 'at-main', title: 'x' }, 400, 'APP_GIT_MR_NOTHING_TO_MERGE'],
     ['a bad branch name', 'POST', mrApi, member.auth, { sourceBranch: 'a..b', title: 'x' }, 400, 'APP_GIT_INVALID_REF_NAME'],
@@ -110,7 +110,7 @@ t.test('merge requests: create, get, list with filters and pages, patch, close, 
     ['an empty patch', 'PATCH', `${mrApi}/1`, member.auth, {}, 400, 'APP_VALIDATION_FAILED'],
     ['a viewer patches', 'PATCH', `${mrApi}/1`, world.viewer.auth, { title: 'x' }, 403, 'APP_FORBIDDEN'],
     ['retarget to the source', 'PATCH', `${mrApi}/1`, member.auth, { targetBranch: 'feature/one' }, 400, 'APP_GIT_MR_SAME_BRANCH'],
-    ['retarget to nowhere', 'PATCH', `${mrApi}/1`, member.auth, { targetBranch: 'nope' }, 400, 'APP_GIT_BRANCH_NOT_FOUND'],
+    ['retarget to nowhere', 'PATCH', `${mrApi}/1`, member.auth, { targetBranch: 'nope' }, 400, 'APP_GIT_BRANCH_UNKNOWN'],
     ['retarget a closed one', 'PATCH', `${mrApi}/3`, member.auth, { targetBranch: 'develop' }, 409, 'APP_GIT_MR_NOT_OPEN'],
     ['close a closed one', 'POST', `${mrApi}/3/close`, member.auth, undefined, 409, 'APP_GIT_MR_NOT_OPEN'],
     ['reopen an open one', 'POST', `${mrApi}/1/reopen`, member.auth, undefined, 409, 'APP_GIT_MR_NOT_CLOSED'],
@@ -137,5 +137,5 @@ t.test('merge requests: create, get, list with filters and pages, patch, close, 
 
   const deleted = await call(app, 'DELETE', world.repoApi, owner.auth)
   t.equal(deleted.status, 200)
-  t.equal(await app.gitMergeRequests.mergeRequests.records.countDocuments({}), 0, 'a deleted repository takes its merge requests along')
+  t.equal(await app.store.collection('git_merge_requests').countDocuments({}), 0, 'a deleted repository takes its merge requests along')
 })

@@ -51,7 +51,7 @@ t.test('refusals, each with its status and code', async (t) => {
     ['a bad default branch', 'POST', `${api}/repositories`, owner.auth, { name: 'x', defaultBranch: 'a..b' }, 400, 'APP_GIT_INVALID_REF_NAME'],
     ['an option as default branch', 'POST', `${api}/repositories`, owner.auth, { name: 'x', defaultBranch: '--upload-pack=x' }, 400, 'APP_GIT_INVALID_REF_NAME'],
     ['an unknown field', 'POST', `${api}/repositories`, owner.auth, { name: 'x', owner: 'me' }, 400, 'APP_VALIDATION_FAILED'],
-    ['a default branch that does not exist', 'PUT', `${api}/repositories/repo`, owner.auth, { defaultBranch: 'nope' }, 400, 'APP_GIT_BRANCH_NOT_FOUND'],
+    ['a default branch that does not exist', 'PUT', `${api}/repositories/repo`, owner.auth, { defaultBranch: 'nope' }, 400, 'APP_GIT_BRANCH_UNKNOWN'],
     ['a new slug ending in .git', 'PUT', `${api}/repositories/repo`, owner.auth, { slug: 'repo.git' }, 400, 'APP_GIT_INVALID_SLUG'],
     ['an empty update', 'PUT', `${api}/repositories/repo`, owner.auth, {}, 400, 'APP_VALIDATION_FAILED']
   ]

@@ -18,8 +18,6 @@ async function rulesOn (t: Test, limit = 3): Promise<PatternRules<Fields, { id: 
     refKind: 'branch',
     limit,
     noun: 'test',
-    notFound: 'Test rule not found',
-    exists: (pattern) => `Test rule "${pattern}" exists`,
     defaults: { level: 'low', strict: false },
     view: (record) => ({ id: record._id, pattern: record.pattern, level: record.level, strict: record.strict, updatedAt: record.updatedAt.toISOString() })
   }, { clock, newId: createIdGenerator() })
@@ -44,8 +42,8 @@ t.test('one rule per pattern, a bounded number per repository, found by the ref 
   const repo = repoOf('r1')
   const main = await rules.create(repo, { pattern: 'main' })
   const all = await rules.create(repo, { pattern: '**' })
-  await t.rejects(rules.create(repo, { pattern: 'main' }), { status: 409, code: 'APP_GIT_RULE_EXISTS', message: 'Test rule "main" exists' })
-  await t.rejects(rules.update(repo, all.id, { pattern: 'main' }), { status: 409, code: 'APP_GIT_RULE_EXISTS', message: 'Test rule "main" exists' })
+  await t.rejects(rules.create(repo, { pattern: 'main' }), { status: 409, code: 'APP_GIT_RULE_EXISTS', message: 'A test rule for "main" exists already' })
+  await t.rejects(rules.update(repo, all.id, { pattern: 'main' }), { status: 409, code: 'APP_GIT_RULE_EXISTS', message: 'A test rule for "main" exists already' })
   await t.rejects(rules.update(repo, all.id, { pattern: '-x' }), { status: 400, code: 'APP_GIT_INVALID_BRANCH_PATTERN' })
   await rules.create(repo, { pattern: 'dev/*' })
   await t.rejects(rules.create(repo, { pattern: 'other' }), { status: 400, code: 'APP_GIT_TOO_MANY_RULES', message: 'At most 3 test rules per repository', details: { limit: 3 } })

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { createServer, type AddressInfo, type Server } from 'node:net'
+import { networkInterfaces } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import Docker from 'dockerode'
 import t from 'tap'
@@ -82,10 +84,10 @@ if (engine !== null) {
     const log = new RecordingSink()
     const instanceSpec = spec(hello.artifact, { env: { SECRET_TOKEN: 'runtime-secret' }, log, healthCheckPath: '/healthz' })
     const instance = await driver.start(instanceSpec)
-    t.match(instance, { instanceId: instanceSpec.instanceId, driver: 'container', host: '127.0.0.1', handle: /^[0-9a-f]{64}$/ })
-    t.same(await get(instance.port, '/'), { status: 200, body: `hello ${instanceSpec.instanceId}` })
-    t.match((await get(instance.port, '/built')).body, /^built at /)
-    t.equal((await get(instance.port, '/secret-digest')).body, createHash('sha256').update('runtime-secret').digest('hex'))
+    t.match(instance, { instanceId: instanceSpec.instanceId, driver: 'container', host: driver.degradedReason === null ? /^169\.254\./ : '127.0.0.1', handle: /^[0-9a-f]{64}$/ })
+    t.same(await get(instance.port, '/', instance.host), { status: 200, body: `hello ${instanceSpec.instanceId}` })
+    t.match((await get(instance.port, '/built', instance.host)).body, /^built at /)
+    t.equal((await get(instance.port, '/secret-digest', instance.host)).body, createHash('sha256').update('runtime-secret').digest('hex'))
     await log.seen(/listening on 8080/)
     t.match(log.lines, [{ line: 'starting with SECRET_TOKEN=runtime-secret', stream: 'stdout' }])
 
@@ -106,8 +108,38 @@ if (engine !== null) {
 
   t.test('a Procfile app runs its web command', async (t) => {
     const instance = await driver.start(spec(procfile.artifact))
-    t.same(await get(instance.port, '/'), { status: 200, body: 'procfile web' })
+    t.same(await get(instance.port, '/', instance.host), { status: 200, body: 'procfile web' })
     await driver.stop(instance.instanceId, 1000)
+  })
+
+  t.test('an instance is in a network namespace of its own: reached over its link, it reaches neither the host nor another instance', async (t) => {
+    const probe = await build('probe-app')
+    const a = await driver.start(spec(probe.artifact))
+    const b = await driver.start(spec(probe.artifact))
+    t.teardown(async () => { for (const one of [a, b]) await driver.stop(one.instanceId, 0) })
+    if (driver.degradedReason !== null) {
+      t.comment(`instances share the engine's network here: ${driver.degradedReason}`)
+      return
+    }
+    t.not(a.host, b.host, 'each its own address')
+    t.match((await docker.getContainer(a.handle).inspect()).HostConfig, { NetworkMode: /^ns:\/proc\/\d+\/ns\/net$/ })
+    const servers: Server[] = []
+    t.teardown(() => { for (const server of servers) server.close() })
+    const listen = async (host: string): Promise<number> => {
+      const server = createServer((socket) => socket.end('secret\n'))
+      servers.push(server)
+      await new Promise<void>((resolve) => server.listen(0, host, resolve))
+      return (server.address() as AddressInfo).port
+    }
+    const [loopbackPort, anyPort] = [await listen('127.0.0.1'), await listen('0.0.0.0')]
+    const hostAddress = Object.entries(networkInterfaces()).filter(([name]) => !name.startsWith('plv')).flatMap(([, entries]) => entries ?? [])
+      .find((entry) => entry.family === 'IPv4' && !entry.internal)?.address
+    const ask = async (path: string): Promise<string> => (await get(a.port, path, a.host)).body
+    t.equal(await ask(`/connect?host=127.0.0.1&port=${loopbackPort}`), 'error:ECONNREFUSED', 'the host\'s loopback is not its loopback')
+    t.equal(await ask(`/connect?host=${b.host}&port=${b.port}`), 'error:EACCES', 'another instance is out of reach')
+    t.equal(await ask(`/connect?host=10.255.255.1&port=${anyPort}`), 'error:EACCES', 'so is a private address')
+    if (hostAddress !== undefined) t.equal(await ask(`/connect?host=${hostAddress}&port=${anyPort}`), 'error:EACCES', 'and the host\'s own address')
+    t.match(await ask('/read?path=/etc/resolv.conf'), /^nameserver 10\.0\.2\.3$/m, 'names resolve through slirp4netns\'s forwarder')
   })
 
   t.test('an app that exits on start is refused with its exit code, its output logged and its container removed', async (t) => {
@@ -122,7 +154,7 @@ if (engine !== null) {
 
   t.test('start waits for health; an app that never gets healthy is refused and removed', async (t) => {
     const ready = await driver.start(spec(slow.artifact, { env: { SLOW_HEALTH_MS: '1500' }, healthCheckPath: '/healthz' }))
-    t.same(await get(ready.port, '/healthz'), { status: 200, body: 'slow but ready' })
+    t.same(await get(ready.port, '/healthz', ready.host), { status: 200, body: 'slow but ready' })
     await driver.stop(ready.instanceId, 1000)
 
     const neverSpec = spec(slow.artifact, { env: { SLOW_HEALTH_MS: '600000' }, healthCheckPath: '/healthz', healthTimeoutMs: 800 })
@@ -156,7 +188,7 @@ if (engine !== null) {
     t.match(await events.next('crashed', instance.instanceId), { reason: 'killed by SIGKILL', exitCode: null, signal: 'SIGKILL' })
     const restarted = await events.next('restarted', instance.instanceId)
     t.equal(restarted.attempt, 1)
-    t.same(await get(restarted.instance.port, '/'), { status: 200, body: `hello ${instance.instanceId}` })
+    t.same(await get(restarted.instance.port, '/', restarted.instance.host), { status: 200, body: `hello ${instance.instanceId}` })
     t.match(log.text('system'), /Instance killed by SIGKILL/)
     await driver.stop(instance.instanceId, 1000)
     t.ok(await gone(instance))
@@ -186,10 +218,13 @@ if (engine !== null) {
   t.test('a new driver adopts the instances still running and forgets the rest', async (t) => {
     const first = await driver.start(spec(hello.artifact, { healthCheckPath: '/healthz' }))
     const dead = await driver.start(spec(procfile.artifact))
+    const orphan = await driver.start(spec(procfile.artifact))
     await driver.close()
     await docker.getContainer(dead.handle).stop({ t: 0 })
 
-    const successor = new ContainerDriver(options)
+    // Started a few minutes later: containers younger than two minutes may be another node's still starting, and stay.
+    const later = { now: () => new Date(Date.now() + 180_000), nowMs: () => Date.now() + 180_000 }
+    const successor = new ContainerDriver({ ...options, clock: later })
     const successorEvents = new EventLog()
     successor.onEvent(successorEvents.listener)
     t.teardown(async () => await successor.close())
@@ -204,7 +239,8 @@ if (engine !== null) {
     t.same(adopted.map((instance) => [instance.instanceId, instance.port]), [[first.instanceId, first.port]])
     t.same(await successor.adopt([first], () => new RecordingSink()), adopted, 'adopting again returns the watched instance')
     t.ok(await gone(dead), 'a stopped container is removed')
-    t.equal((await get(first.port, '/')).body, `hello ${first.instanceId}`)
+    t.ok(await gone(orphan), 'so is a running one no instance of the store names (its app was deleted meanwhile)')
+    t.equal((await get(first.port, '/', first.host)).body, `hello ${first.instanceId}`)
     t.ok(await successor.stats(first.instanceId))
 
     const { State } = await docker.getContainer(first.handle).inspect()

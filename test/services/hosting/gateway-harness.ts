@@ -50,7 +50,9 @@ export interface Harness {
   tlsPort: number | null
 }
 
-export async function startGateway (t: Test, options: { tls?: boolean, upstreamTimeoutMs?: number } = {}): Promise<Harness> {
+export type GatewayOptions = { tls?: boolean } & Pick<GatewayDeps, 'upstreamTimeoutMs' | 'connectionLimits' | 'descriptorLimit' | 'clientTimeouts' | 'log'>
+
+export async function startGateway (t: Test, options: GatewayOptions = {}): Promise<Harness> {
   const routes = new TestRoutes()
   const served = new ServedLog()
   const certificates = new Map<string, { key: string, cert: string }>()
@@ -61,7 +63,11 @@ export async function startGateway (t: Test, options: { tls?: boolean, upstreamT
     certificates: { certificateFor: (host) => certificates.get(host) ?? null },
     challenges: { keyAuthorization: (token) => challenges.get(token) ?? null },
     newId: createIdGenerator(),
-    ...(options.upstreamTimeoutMs === undefined ? {} : { upstreamTimeoutMs: options.upstreamTimeoutMs })
+    upstreamTimeoutMs: options.upstreamTimeoutMs,
+    connectionLimits: options.connectionLimits,
+    descriptorLimit: options.descriptorLimit,
+    clientTimeouts: options.clientTimeouts,
+    log: options.log
   }
   const gateway = new Gateway(deps)
   await gateway.listen({ port: 0, host: '127.0.0.1', ...(options.tls === true ? { tlsPort: 0 } : {}) })

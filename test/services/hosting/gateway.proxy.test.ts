@@ -106,6 +106,33 @@ t.test('a request target that is not a path is refused', async (t) => {
   t.match(received.toString(), /^HTTP\/1\.1 400 [^]*The request target must be a path\./)
 })
 
+t.test('more than one Host is refused (RFC 9112 §3.2), whichever names an app, and the connection closed', async (t) => {
+  const { port, routes, served } = await startGateway(t)
+  const a = await echoUpstream(t, 'a1')
+  const b = await echoUpstream(t, 'b1')
+  let reached = 0
+  for (const upstream of [a, b]) upstream.server.on('request', () => { reached++ })
+  routes.set('a.example', appRoute('appA', [a]))
+  routes.set('b.example', appRoute('appB', [b]))
+  const shapes: Array<[string, string]> = [
+    ['two Host lines', 'Host: a.example\r\nHost: b.example\r\n'],
+    ['the same host twice', 'Host: a.example\r\nHost: a.example\r\n'],
+    ['names in other cases', 'host: b.example\r\nHOST: a.example\r\n'],
+    ['one empty', 'Host: a.example\r\nHost: \r\n'],
+    ['apart, with headers between', 'Host: a.example\r\nX-Other: 1\r\nAccept: application/json\r\nHost: b.example\r\n']
+  ]
+  for (const [name, hosts] of shapes) {
+    const { received } = await raw(port, `GET / HTTP/1.1\r\n${hosts}Accept: application/json\r\n\r\n`)
+    const text = received.toString()
+    t.match(text, /^HTTP\/1\.1 400 /, name)
+    t.match(text, /\r\nConnection: close\r\n/i, `${name}: the connection is closed after it`)
+    t.same(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)), { success: false, code: 'APP_GATEWAY_BAD_REQUEST', message: 'The request has more than one Host header.' }, `${name}: the gateway's page`)
+  }
+  t.equal(reached, 0, 'no app saw any of them')
+  t.same([(await ask(port, 'b.example')).status, reached], [200, 1], 'one Host is routed as ever')
+  t.same((await served.atLeast(1)).map((entry) => entry.appId), ['appB'], 'refusals are not counted as an app\'s')
+})
+
 t.test('forwarding headers come from the connection; spoofed ones are stripped', async (t) => {
   const { port, routes } = await startGateway(t)
   routes.set('app.example', appRoute('app1', [await echoUpstream(t, 'i1')]))

@@ -8,6 +8,7 @@ import { BuildCanceledError, BuildFailedError } from '../../../services/hosting/
 import { RecordingSink } from './driver-harness.js'
 import { buildInput, FIXTURES, sourceTree, tempDir } from './process-driver-helpers.js'
 import { digestSource } from '../../../services/hosting/source-tree.js'
+import { scopeOf } from '../../../services/hosting/network/namespaces.js'
 
 // Searchable by the sandbox user, as a real DATA_DIR should be, so the full sandbox applies.
 const root = join(await tempDir('plinth-hosting-build-', 0o711), 'hosting')
@@ -28,7 +29,7 @@ t.test('a Node app is installed and built in its own artifact directory, never i
   t.ok(input.log.has(/^\$ npm ci$/, 'system'), 'a lockfile means npm ci')
   t.ok(input.log.has(/^build finished$/, 'stdout'), 'the build output streams line by line')
   t.ok(input.log.has(/^Start command: node server\.js$/, 'system'))
-  for (const parent of sandbox.cgroups?.parents ?? []) t.notOk(existsSync(join(parent, `build-${artifact.id}`)), 'the build\'s cgroup is removed')
+  for (const parent of sandbox.cgroups?.parents ?? []) t.notOk(existsSync(join(parent, scopeOf(root), `build-${artifact.id}`)), 'the build\'s cgroup is removed')
 
   const again = await driver.build(buildInput(join(FIXTURES, 'node-hello')))
   t.not(again.id, artifact.id, 'every build is a new artifact')

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { execFileSync } from 'node:child_process'
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -7,8 +8,13 @@ import { Cgroup, probeCgroups } from '../../../services/hosting/process-driver/c
 import { ProcessDriver, probeSandbox } from '../../../services/hosting/process-driver/index.js'
 import { LogTail } from '../../../services/hosting/process-driver/log-tail.js'
 import { spawnSandboxed } from '../../../services/hosting/process-driver/sandbox.js'
+import { probeNetwork } from '../../../services/hosting/network/namespaces.js'
 import { get, RecordingSink } from './driver-harness.js'
 import { buildInput, FIXTURES, sourceTree, tempDir, TEST_ENV } from './process-driver-helpers.js'
+
+function realBwrap (): string {
+  return execFileSync('/bin/sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).trim()
+}
 
 const scratch = await tempDir('plinth-hosting-degraded-', 0o711)
 t.teardown(async () => await rm(scratch, { recursive: true, force: true }))
@@ -16,9 +22,29 @@ t.teardown(async () => await rm(scratch, { recursive: true, force: true }))
 t.test('what is missing is said exactly', async (t) => {
   const off = probeSandbox({ bwrap: null, cgroupRoot: join(scratch, 'no-cgroups') })
   t.match(off, { bwrap: null, cgroups: null })
-  t.match(off.degradedReason, /^bubblewrap is turned off, so instances share the host's filesystem and process view; no cgroup v1 memory hierarchy at .*no-cgroups\/memory and no cgroup v2 at .*no-cgroups, so no memory, CPU or pids limits apply$/)
+  t.match(off.degradedReason, /^bubblewrap is turned off, so instances share the host's filesystem, process view and network; no cgroup v1 memory hierarchy at .*no-cgroups\/memory and no cgroup v2 at .*no-cgroups, so no memory, CPU or pids limits apply$/)
   t.match(probeSandbox({ bwrap: join(scratch, 'no-bwrap') }).degradedReason, /bubblewrap \(.*no-bwrap\) cannot run: ENOENT/)
   t.match(probeSandbox({ bwrap: '/bin/false' }).degradedReason, /bubblewrap \(\/bin\/false\) cannot create its namespaces/)
+  t.same(probeNetwork([], join(scratch, 'no-tools')), process.getuid?.() === 0
+    ? { missing: 'unshare is not installed (iproute2, iptables and util-linux are needed), so instances cannot have a network namespace of their own' }
+    : { missing: 'the server does not run as root, so it cannot give instances a network namespace of their own' })
+  t.match(probeSandbox({ network: null, cgroupRoot: join(scratch, 'no-cgroups') }), { network: null, networks: null }, 'namespaces turned off')
+})
+
+t.test('a bubblewrap that cannot refuse nested user namespaces still sandboxes, and says what it lacks', { skip: probeSandbox({ network: null }).bwrap === null && 'no working bubblewrap here' }, async (t) => {
+  // bubblewrap before 0.8 knows no --disable-userns: this one is the host's, answering that option as those do.
+  const older = join(scratch, 'bwrap-0.7')
+  writeFileSync(older, `#!/bin/sh\nfor arg; do [ "$arg" = --disable-userns ] && { echo 'bwrap: Unknown option --disable-userns' >&2; exit 1; }; done\nexec ${realBwrap()} "$@"\n`, { mode: 0o755 })
+  const host = probeSandbox({ bwrap: older, network: null, cgroupRoot: join(scratch, 'no-cgroups') })
+  t.equal(host.bwrap, older)
+  t.match(host.degradedReason, `bubblewrap (${older}) cannot refuse nested user namespaces (bwrap: Unknown option --disable-userns), so apps may make their own`)
+  t.notOk(host.namespaces.includes('--disable-userns'))
+  const child = await spawnSandboxed(host, { argv: ['/bin/sh', '-c', 'ls /'], cwd: '/', env: { PATH: '/usr/bin:/bin' }, readOnly: [], writable: [], hidden: [], cgroup: null, stdout: 'pipe', stderr: 'pipe' })
+  let listed = ''
+  child.stdout?.on('data', (chunk: Buffer) => { listed += chunk.toString() })
+  t.equal(await new Promise((resolve) => child.once('close', resolve)), 0)
+  t.notOk(listed.split('\n').includes('home'), 'on its minimal root all the same')
+  t.ok(probeSandbox({ network: null }).namespaces.includes('--disable-userns'), 'the host\'s own bubblewrap refuses them')
 })
 
 t.test('a driver root the sandbox user cannot reach runs sandboxes as the server\'s user, and says so', { skip: process.getuid?.() !== 0 && 'only root drops to another user' }, async (t) => {

@@ -5,11 +5,14 @@ import type { AddressInfo } from 'node:net'
 import { existsSync, readFileSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
+import { networkInterfaces } from 'node:os'
 import { systemClock } from '../../../services/clock.js'
 import { ProcessDriver, probeSandbox } from '../../../services/hosting/process-driver/index.js'
 import { probeHealth } from '../../../services/hosting/health-probe.js'
 import { isAlive } from '../../../services/hosting/process-driver/process-tree.js'
-import { InstanceFailedError, type Artifact, type InstanceEvent, type InstanceSpec } from '../../../services/hosting/runtime.js'
+import { scopeOf } from '../../../services/hosting/network/namespaces.js'
+import { intToIpv4, ipv4ToInt } from '../../../services/hosting/network/plan.js'
+import { InstanceFailedError, type Artifact, type InstanceEvent, type InstanceSpec, type RunningInstance } from '../../../services/hosting/runtime.js'
 import { eventually, get, RecordingSink } from './driver-harness.js'
 import { buildInput, FIXTURES, sourceTree, tempDir, TEST_ENV } from './process-driver-helpers.js'
 
@@ -29,6 +32,8 @@ const events: InstanceEvent[] = []
 driver.onEvent(event => events.push(event))
 t.teardown(async () => {
   for (const id of ['hello', 'slow', 'stubborn', 'crashy', 'probe', 'adoptee']) await driver.stop(id, 0)
+  // Adopting nothing sweeps whatever of this driver's scope a failed test left running.
+  await driver.adopt([], () => new RecordingSink())
   await driver.close()
   await rm(join(root, '..'), { recursive: true, force: true })
 })
@@ -74,21 +79,30 @@ function spec (instanceId: string, artifact: Artifact, env: Record<string, strin
   }
 }
 
-const refused = async (port: number) => await get(port).then(() => false, () => true)
+/** One request to an instance where the driver said it listens (its namespace's link, or loopback). */
+const call = async (instance: RunningInstance, path = '/') => await get(instance.port, path, instance.host)
+/**
+ * Nothing answers for it any more: on loopback its port is refused; in a
+ * namespace of its own the host no longer has its link (an address with no
+ * route may still be answered by whatever the host's default route reaches).
+ */
+const refused = async (instance: RunningInstance) => instance.host === '127.0.0.1'
+  ? await call(instance).then(() => false, () => true)
+  : !Object.values(networkInterfaces()).flat().some((entry) => entry?.address === intToIpv4(ipv4ToInt(instance.host) - 1))
 
 t.test('an instance answers on its port once healthy, with its identity in the environment and its output in the log', async (t) => {
   const helloSpec = spec('hello', hello, { SECRET_TOKEN: 'swordfish' })
   const running = await driver.start(helloSpec)
-  t.match(running, { instanceId: 'hello', appId: 'app1', deploymentId: 'dep1', driver: 'process', host: '127.0.0.1', handle: /^\d+$/ })
-  t.equal((await get(running.port)).body, 'hello hello')
-  t.match((await get(running.port, '/built')).body, /^built at /, 'it runs the built artifact')
+  t.match(running, { instanceId: 'hello', appId: 'app1', deploymentId: 'dep1', driver: 'process', host: sandbox.network === null ? '127.0.0.1' : /^169\.254\./, handle: /^\d+$/ })
+  t.equal((await call(running)).body, 'hello hello')
+  t.match((await call(running, '/built')).body, /^built at /, 'it runs the built artifact')
   await helloSpec.log.seen(new RegExp(`^listening on ${running.port}$`), 'stdout')
   t.ok(helloSpec.log.has(/^starting with SECRET_TOKEN=swordfish$/), 'the app\'s environment reached it')
   const stats = await driver.stats('hello')
   t.ok(stats !== null && stats.memoryBytes > 0 && stats.cpuSeconds >= 0)
 
   await driver.stop('hello', 2000)
-  t.ok(await refused(running.port), 'stopped means gone')
+  t.ok(await refused(running), 'stopped means gone')
   t.equal(await driver.stats('hello'), null)
   t.notOk(existsSync(join(root, 'instances', 'hello')), 'its state is removed')
   await driver.stop('hello', 2000)
@@ -106,13 +120,13 @@ t.test('an app that exits before it is healthy fails the start with its code and
 
 t.test('a slow app is waited for; one slower than its health timeout is stopped and refused', async (t) => {
   const running = await driver.start(spec('slow', slowHealth, { SLOW_HEALTH_MS: '300' }))
-  t.equal((await get(running.port, '/healthz')).body, 'slow but ready')
+  t.equal((await call(running, '/healthz')).body, 'slow but ready')
   await driver.stop('slow', 2000)
 
   const starting = driver.start(spec('stopped-early', slowHealth, { SLOW_HEALTH_MS: '300' }))
   await t.rejects(driver.start(spec('stopped-early', slowHealth)), { message: /already running/ }, 'one start at a time')
   await driver.stop('stopped-early', 2000)
-  t.ok(await refused((await starting).port), 'a stop during the start applies once it is up')
+  t.ok(await refused((await starting)), 'a stop during the start applies once it is up')
   t.equal(await driver.stats('stopped-early'), null)
 
   // Long enough for the app to be listening (and answering 503) on a loaded machine.
@@ -140,7 +154,7 @@ t.test('an app that ignores SIGTERM is killed once the grace period ends', async
   const running = await driver.start(stubbornSpec)
   await driver.stop('stubborn', 300)
   t.notOk(isAlive(Number(running.handle)))
-  t.ok(await refused(running.port))
+  t.ok(await refused(running))
   t.ok(stubbornSpec.log.has(/^SIGTERM received and ignored$/), 'it was asked first')
 })
 
@@ -154,7 +168,7 @@ t.test('a crash after health is reported and restarted on a new process', async 
   const restarted = mine[1] as Extract<InstanceEvent, { type: 'restarted' }>
   t.equal(restarted.attempt, 1)
   t.not(restarted.instance.handle, first.handle)
-  t.equal((await get(restarted.instance.port)).body, 'hello crashy', 'the new process serves')
+  t.equal((await call(restarted.instance)).body, 'hello crashy', 'the new process serves')
   t.notOk(isAlive(Number(first.handle)))
   await driver.stop('crashy', 2000)
 })
@@ -197,7 +211,9 @@ t.test('after the last attempt the driver gives up', async (t) => {
   await eventually(() => seen.some(event => event.type === 'gave-up'))
   t.match(seen, [{ type: 'crashed', instanceId: 'fragile' }, { type: 'gave-up', instanceId: 'fragile', attempts: 0 }])
   await eventually(async () => await impatient.stats('fragile') === null)
-  t.ok(await refused(running.port))
+  // Forgotten first, then what it held goes (its namespace last).
+  await eventually(async () => await refused(running))
+  t.ok(await refused(running))
   await impatient.close()
 })
 
@@ -222,7 +238,7 @@ t.test('restarts that fail count as attempts until the driver gives up', async (
 t.test('the sandbox holds: read-only artifact, private /tmp, other apps hidden, limits in the cgroup', { skip: sandbox.bwrap === null && 'no bubblewrap here' }, async (t) => {
   t.equal(driver.degradedReason, sandbox.cgroups === null ? sandbox.degradedReason : null, 'nothing is missing on a host with bubblewrap and cgroups')
   const running = await driver.start(spec('probe', probe, {}, { healthCheckPath: '/' }))
-  const ask = async (path: string) => (await get(running.port, path)).body
+  const ask = async (path: string) => (await call(running, path)).body
   t.equal(await ask(`/write?path=${probe.ref}/planted.js`), 'EROFS', 'the artifact is read-only')
   t.equal(await ask('/write?path=/usr/planted'), 'EROFS', 'so is the host')
   const scratch = `/tmp/plinth-scratch-${process.pid}`
@@ -234,7 +250,7 @@ t.test('the sandbox holds: read-only artifact, private /tmp, other apps hidden, 
   if (process.getuid?.() === 0) t.equal(await ask('/uid'), '65534', 'not root')
   const cgroups = sandbox.cgroups
   if (cgroups?.layout === 'v1') {
-    const group = (controller: string, file: string) => readFileSync(join('/sys/fs/cgroup', controller, 'plinth-hosting', 'instance-probe', file), 'utf8').trim()
+    const group = (controller: string, file: string) => readFileSync(join('/sys/fs/cgroup', controller, 'plinth-hosting', scopeOf(root), 'instance-probe', file), 'utf8').trim()
     t.equal(group('memory', 'memory.limit_in_bytes'), String(256 * 1024 * 1024))
     t.equal(group('pids', 'pids.max'), '64')
     t.equal(group('cpu', 'cpu.cfs_quota_us'), '50000')
@@ -242,12 +258,12 @@ t.test('the sandbox holds: read-only artifact, private /tmp, other apps hidden, 
   }
   if (cgroups !== null) {
     // Past its memory limit the kernel kills the app, and supervision takes over.
-    await get(running.port, '/eat?mb=400').catch(() => null)
+    await call(running, '/eat?mb=400').catch(() => null)
     await eventually(() => events.some(event => event.type === 'restarted' && event.instanceId === 'probe'))
     t.match(events.find(event => event.instanceId === 'probe'), { type: 'crashed', reason: /^exited with code 137$/ }, 'the memory limit holds')
   }
   await driver.stop('probe', 2000)
-  if (cgroups !== null) t.notOk(existsSync(join(cgroups.parents[0], 'instance-probe')), 'the group is removed with the instance')
+  if (cgroups !== null) t.notOk(existsSync(join(cgroups.parents[0], scopeOf(root), 'instance-probe')), 'the group is removed with the instance')
 })
 
 t.test('refusals', async (t) => {
@@ -270,7 +286,7 @@ t.test('a new driver adopts instances that still run, resumes supervision and fo
   await before.close()
   process.kill(Number(gone.handle), 'SIGKILL')
   await eventually(() => !isAlive(Number(gone.handle)))
-  t.equal((await get(running.port)).body, 'hello adoptee', 'closing a driver leaves instances running')
+  t.equal((await call(running)).body, 'hello adoptee', 'closing a driver leaves instances running')
 
   const after = new ProcessDriver(options)
   const seen: InstanceEvent[] = []
@@ -292,7 +308,7 @@ t.test('a new driver adopts instances that still run, resumes supervision and fo
   await eventually(() => seen.some(event => event.type === 'restarted'))
   t.match(seen[0], { type: 'crashed', instanceId: 'adoptee', exitCode: null })
   const restarted = seen[1] as Extract<InstanceEvent, { type: 'restarted' }>
-  t.equal((await get(restarted.instance.port, '/secret-digest')).body, createHash('sha256').update('kept').digest('hex'), 'the environment survives the restart')
+  t.equal((await call(restarted.instance, '/secret-digest')).body, createHash('sha256').update('kept').digest('hex'), 'the environment survives the restart')
   await sink.seen(new RegExp(`^listening on ${restarted.instance.port}$`))
   t.pass('the adopted instance\'s log is followed')
   await after.stop('adoptee', 2000)

@@ -1,18 +1,18 @@
-import { badRequest, conflict, fieldIssue, notFound } from '../errors.js'
-import { DuplicateKeyError } from '../store/errors.js'
-import { isoString } from '../iso-dates.js'
-import type { Clock } from '../clock.js'
-import type { IdGenerator } from '../ids.js'
-import type { Filter, Store, StoreCollection, WithId } from '../store/types.js'
+import { DuplicateKeyError } from '../../store/errors.js'
+import { isoString } from '../../iso-dates.js'
+import type { Clock } from '../../clock.js'
+import type { IdGenerator } from '../../ids.js'
+import type { Filter, Store, StoreCollection, WithId } from '../../store/types.js'
 import {
   MR_LIMITS, type CreateMergeRequestBodyT, type ListMergeRequestsQueryT, type MergeMethodT, type MergeRequestT, type UpdateMergeRequestBodyT
-} from '../../schemas/git-merge-requests.js'
-import { checkRefName } from './names.js'
+} from '../../../schemas/git-merge-requests.js'
+import { gitErrors } from '../errors.js'
+import { checkRefName } from '../names.js'
 import type { MergePlumbing } from './merge-tree.js'
-import type { RepoReader } from './reader.js'
-import type { Repo } from './repositories.js'
+import type { RepoReader } from '../reader.js'
+import type { Repo } from '../repositories.js'
 import type { Reviews } from './reviews.js'
-import type { RepoLabels } from './labels.js'
+import type { RepoLabels } from '../labels.js'
 
 export type MrState = MergeRequestT['state']
 
@@ -65,8 +65,6 @@ export interface MergeRequestDeps {
 
 type MrHook = (repo: Repo, mr: Mr, moved: { source: boolean, target: boolean }) => Promise<void>
 
-export const mrNotFound = () => notFound('APP_GIT_MR_NOT_FOUND', 'Merge request not found')
-
 /**
  * Merge requests: their records, numbered per repository, and the branch
  * heads they last saw. A push (or an API merge) moves branches under them;
@@ -74,7 +72,7 @@ export const mrNotFound = () => notFound('APP_GIT_MR_NOT_FOUND', 'Merge request 
  * reviews stale and notices a merge that arrived by a push.
  */
 export class MergeRequests {
-  readonly records: StoreCollection<MrRecord>
+  private readonly records: StoreCollection<MrRecord>
   private readonly counters: StoreCollection<{ next: number }>
   private readonly movedHooks: MrHook[] = []
 
@@ -97,12 +95,12 @@ export class MergeRequests {
   async create (repo: Repo, authorId: string, input: CreateMergeRequestBodyT): Promise<Mr> {
     const sourceBranch = checkRefName(input.sourceBranch, 'body.sourceBranch', 'branch')
     const targetBranch = checkRefName(input.targetBranch ?? repo.defaultBranch, 'body.targetBranch', 'branch')
-    if (sourceBranch === targetBranch) throw badRequest('APP_GIT_MR_SAME_BRANCH', 'The source and target branches are the same', fieldIssue('body.targetBranch', 'is the source branch'))
+    if (sourceBranch === targetBranch) throw gitErrors.mrSameBranch()
     const headSha = await this.branchHead(repo, sourceBranch, 'body.sourceBranch')
     const targetSha = await this.branchHead(repo, targetBranch, 'body.targetBranch')
     const mergeBaseSha = await this.deps.merges.mergeBase(repo.gitDir, targetSha, headSha)
-    if (mergeBaseSha === null) throw badRequest('APP_GIT_MR_UNRELATED', 'The branches share no history')
-    if (await this.deps.merges.isAncestor(repo.gitDir, headSha, targetSha)) throw badRequest('APP_GIT_MR_NOTHING_TO_MERGE', `"${targetBranch}" already holds every commit of "${sourceBranch}"`)
+    if (mergeBaseSha === null) throw gitErrors.mrUnrelated()
+    if (await this.deps.merges.isAncestor(repo.gitDir, headSha, targetSha)) throw gitErrors.mrNothingToMerge({ source: sourceBranch, target: targetBranch })
     await this.refuseSecondOpen(repo._id, sourceBranch, targetBranch)
     const counter = await this.counters.findOneAndUpdate({ _id: repo._id }, { $inc: { next: 1 } }, { upsert: true, returnDocument: 'after' })
     const now = this.deps.clock.now()
@@ -132,7 +130,7 @@ export class MergeRequests {
       mergeMethod: null,
       mergeCommitSha: null
     }
-    if (record.title === '') throw badRequest('APP_GIT_MR_TITLE_REQUIRED', 'A title is required', fieldIssue('body.title', 'is blank'))
+    if (record.title === '') throw gitErrors.mrTitleRequired()
     try {
       await this.records.insertOne(record)
     } catch (error) {
@@ -147,7 +145,7 @@ export class MergeRequests {
   /** One merge request, brought up to date with its branches. */
   async get (repo: Repo, iid: number): Promise<Mr> {
     const record = await this.records.findOne({ repoId: repo._id, iid })
-    if (record === null) throw mrNotFound()
+    if (record === null) throw gitErrors.mrNotFound()
     return await this.refresh(repo, record)
   }
 
@@ -172,39 +170,36 @@ export class MergeRequests {
     return { items, nextCursor: page.length > limit ? String(items[items.length - 1].iid) : null }
   }
 
-  async update (repo: Repo, iid: number, input: UpdateMergeRequestBodyT): Promise<Mr> {
-    const mr = await this.get(repo, iid)
+  async update (repo: Repo, mr: Mr, input: UpdateMergeRequestBodyT): Promise<Mr> {
     const changes: Partial<MrRecord> = { updatedAt: this.deps.clock.now() }
     if (input.title !== undefined) {
       changes.title = input.title.trim()
-      if (changes.title === '') throw badRequest('APP_GIT_MR_TITLE_REQUIRED', 'A title is required', fieldIssue('body.title', 'is blank'))
+      if (changes.title === '') throw gitErrors.mrTitleRequired()
     }
     if (input.description !== undefined) changes.description = input.description.trim()
     if (input.draft !== undefined) changes.draft = input.draft
     Object.assign(changes, await this.people(repo, input, mr))
     if (input.targetBranch !== undefined && input.targetBranch !== mr.targetBranch) {
-      if (mr.state !== 'open') throw notOpen()
+      if (mr.state !== 'open') throw gitErrors.mrNotOpen()
       const targetBranch = checkRefName(input.targetBranch, 'body.targetBranch', 'branch')
-      if (targetBranch === mr.sourceBranch) throw badRequest('APP_GIT_MR_SAME_BRANCH', 'The source and target branches are the same', fieldIssue('body.targetBranch', 'is the source branch'))
+      if (targetBranch === mr.sourceBranch) throw gitErrors.mrSameBranch()
       const targetSha = await this.branchHead(repo, targetBranch, 'body.targetBranch')
       const mergeBaseSha = await this.deps.merges.mergeBase(repo.gitDir, targetSha, mr.headSha)
-      if (mergeBaseSha === null) throw badRequest('APP_GIT_MR_UNRELATED', 'The branches share no history')
+      if (mergeBaseSha === null) throw gitErrors.mrUnrelated()
       Object.assign(changes, { targetBranch, targetSha, mergeBaseSha, openPair: openPair(mr.sourceBranch, targetBranch) })
     }
     return await this.change(mr, changes)
   }
 
-  async close (repo: Repo, iid: number, by: string): Promise<Mr> {
-    const mr = await this.get(repo, iid)
-    if (mr.state !== 'open') throw notOpen()
+  async close (mr: Mr, by: string): Promise<Mr> {
+    if (mr.state !== 'open') throw gitErrors.mrNotOpen()
     return await this.change(mr, { state: 'closed', openPair: mr._id, closedAt: this.deps.clock.now(), closedBy: by, updatedAt: this.deps.clock.now() }, { state: 'open' })
   }
 
-  async reopen (repo: Repo, iid: number): Promise<Mr> {
-    const mr = await this.get(repo, iid)
-    if (mr.state !== 'closed') throw conflict('APP_GIT_MR_NOT_CLOSED', mr.state === 'merged' ? 'A merged merge request cannot be reopened' : 'The merge request is open already')
+  async reopen (repo: Repo, mr: Mr): Promise<Mr> {
+    if (mr.state !== 'closed') throw gitErrors.mrNotClosed({ merged: mr.state === 'merged' })
     // A closed merge request stops following its branches, so the source is looked at now.
-    if (!(await this.deps.reader.refExists(repo.gitDir, `refs/heads/${mr.sourceBranch}`))) throw conflict('APP_GIT_MR_SOURCE_MISSING', `The source branch "${mr.sourceBranch}" no longer exists`)
+    if (!(await this.deps.reader.refExists(repo.gitDir, `refs/heads/${mr.sourceBranch}`))) throw gitErrors.mrSourceMissing({ branch: mr.sourceBranch })
     const reopened = await this.change(mr, { state: 'open', openPair: openPair(mr.sourceBranch, mr.targetBranch), closedAt: null, closedBy: null, updatedAt: this.deps.clock.now() }, { state: 'closed' })
     return await this.refresh(repo, reopened)
   }
@@ -249,6 +244,11 @@ export class MergeRequests {
     return updated
   }
 
+  /** A deleted label leaves the merge requests that carried it. */
+  async dropLabel (repo: Repo, labelId: string): Promise<void> {
+    await this.records.updateMany({ repoId: repo._id, labelIds: labelId }, { $pull: { labelIds: labelId } })
+  }
+
   async deleteForRepo (repo: Repo): Promise<string[]> {
     const ids = (await this.records.find({ repoId: repo._id }, { projection: { _id: 1 } }).toArray()).map((mr) => mr._id)
     await this.records.deleteMany({ repoId: repo._id })
@@ -288,14 +288,14 @@ export class MergeRequests {
       if (error instanceof DuplicateKeyError) await this.refuseSecondOpen(mr.repoId, changes.sourceBranch ?? mr.sourceBranch, changes.targetBranch ?? mr.targetBranch)
       throw error
     }
-    if (updated === null) throw conflict('APP_GIT_MR_STATE_CHANGED', 'The merge request changed meanwhile (closed, reopened or merged); read it again')
+    if (updated === null) throw gitErrors.mrStateChanged()
     return updated
   }
 
   /** 409 naming the open merge request that holds these branches, if there is one. */
   private async refuseSecondOpen (repoId: string, sourceBranch: string, targetBranch: string): Promise<void> {
     const existing = await this.records.findOne({ repoId, openPair: openPair(sourceBranch, targetBranch) })
-    if (existing !== null) throw conflict('APP_GIT_MR_EXISTS', `Merge request !${existing.iid} is open already for "${sourceBranch}" into "${targetBranch}"`, { ids: [existing._id], actual: existing.iid })
+    if (existing !== null) throw gitErrors.mrExists({ id: existing._id, iid: existing.iid, source: sourceBranch, target: targetBranch })
   }
 
   /** Assignees, reviewers and labels as given (each list replaces the old one), people checked to be readers of the repository. */
@@ -306,18 +306,16 @@ export class MergeRequests {
     const given = [...new Set([...(input.assignees ?? []), ...(input.reviewers ?? [])])]
     const outsiders: string[] = []
     for (const userId of given) if (!(await this.deps.canRead(repo, userId))) outsiders.push(userId)
-    if (outsiders.length > 0) throw badRequest('APP_GIT_MR_NOT_A_READER', 'Assignees and reviewers must be able to read the repository (git.read)', { ids: outsiders })
+    if (outsiders.length > 0) throw gitErrors.mrNotAReader({ ids: outsiders })
     return { assignees, reviewers, labelIds }
   }
 
   private async branchHead (repo: Repo, branch: string, path: string): Promise<string> {
     const ref = `refs/heads/${branch}`
-    if (!(await this.deps.reader.refExists(repo.gitDir, ref))) throw badRequest('APP_GIT_BRANCH_NOT_FOUND', `No branch "${branch}"`, fieldIssue(path, 'is not a branch of this repository'))
+    if (!(await this.deps.reader.refExists(repo.gitDir, ref))) throw gitErrors.branchUnknown({ branch, path })
     return await this.deps.reader.resolveCommit(repo.gitDir, ref)
   }
 }
 
 /** What the unique index holds while a merge request is open: `:` is in no branch name, and in no id. */
 const openPair = (sourceBranch: string, targetBranch: string): string => `${sourceBranch}:${targetBranch}`
-
-const notOpen = () => conflict('APP_GIT_MR_NOT_OPEN', 'The merge request is closed or merged')

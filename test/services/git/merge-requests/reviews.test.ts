@@ -1,14 +1,15 @@
 import t from 'tap'
-import { ManualClock } from '../../../services/clock.js'
-import { newId } from '../../../services/ids.js'
-import { Reviews } from '../../../services/git/reviews.js'
-import { tempStore } from '../../helper.js'
+import { ManualClock } from '../../../../services/clock.js'
+import { newId } from '../../../../services/ids.js'
+import type { Mr } from '../../../../services/git/merge-requests/merge-requests.js'
+import { Reviews } from '../../../../services/git/merge-requests/reviews.js'
+import { tempStore } from '../../../helper.js'
 
 t.test('a reviewer\'s latest approval or change request counts until the source moves or it is dismissed', async (t) => {
   const clock = new ManualClock(new Date('2026-01-01T00:00:00Z'))
   const reviews = new Reviews(await tempStore(t), { clock, newId })
   await reviews.init()
-  const mr = { id: 'mr1', authorId: 'ann', headSha: 'a'.repeat(40), open: true }
+  const mr = { _id: 'mr1', authorId: 'ann', headSha: 'a'.repeat(40), state: 'open' } as Mr
   const tick = () => { clock.advance(1000) }
   await reviews.create(mr, 'bob', { state: 'changes_requested', body: 'no' })
   tick()
@@ -28,11 +29,11 @@ t.test('a reviewer\'s latest approval or change request counts until the source 
   const fresh = await reviews.create(moved, 'cy', { state: 'approved' })
   await reviews.markStale('mr1', 'b'.repeat(40))
   t.same((await reviews.tally('mr1')).approvedBy, ['cy'], 'a review on the current head is not made stale')
-  await reviews.dismiss('mr1', fresh.id, 'admin')
+  await reviews.dismiss(mr, fresh.id, 'admin')
   t.same((await reviews.tally('mr1')).approvedBy, [])
-  await t.rejects(reviews.dismiss('mr2', fresh.id, 'admin'), { status: 404, code: 'APP_GIT_REVIEW_NOT_FOUND' }, 'another merge request\'s review')
+  await t.rejects(reviews.dismiss({ ...mr, _id: 'mr2' }, fresh.id, 'admin'), { status: 404, code: 'APP_GIT_REVIEW_NOT_FOUND' }, 'another merge request\'s review')
   await t.rejects(reviews.create(mr, 'ann', { state: 'approved' }), { status: 403, code: 'APP_GIT_MR_SELF_REVIEW' })
-  await t.rejects(reviews.create({ ...mr, open: false }, 'bob', { state: 'approved' }), { status: 409, code: 'APP_GIT_MR_NOT_OPEN' })
+  await t.rejects(reviews.create({ ...mr, state: 'closed' }, 'bob', { state: 'approved' }), { status: 409, code: 'APP_GIT_MR_NOT_OPEN' })
   await reviews.deleteForMergeRequests(['mr1'])
-  t.same(await reviews.list('mr1'), [])
+  t.same(await reviews.list(mr), [])
 })

@@ -1,11 +1,11 @@
-import { conflict } from '../errors.js'
-import type { Clock } from '../clock.js'
-import { GIT_LIMITS, type CommitDiffT, type CommitT } from '../../schemas/git.js'
-import { MR_LIMITS, type MergeMethodT } from '../../schemas/git-merge-requests.js'
-import { attachPatches, parseDiffTree } from './diff.js'
-import { GitCommandError, type GitCli } from './git-cli.js'
-import type { RepoReader } from './reader.js'
-import { clean, type Signature } from './writer.js'
+import type { Clock } from '../../clock.js'
+import { GIT_LIMITS, type CommitDiffT, type CommitT } from '../../../schemas/git.js'
+import { MR_LIMITS, type MergeMethodT } from '../../../schemas/git-merge-requests.js'
+import { attachPatches, parseDiffTree } from '../diff.js'
+import { gitErrors } from '../errors.js'
+import { GitCommandError, type GitCli } from '../git-cli.js'
+import type { RepoReader } from '../reader.js'
+import { clean, type Signature } from '../writer.js'
 
 /** A person and the moment, as git's `GIT_AUTHOR_*` / `GIT_COMMITTER_*` take them; `date` is git's raw `<seconds> <zone>`. */
 export interface Identity extends Signature { date: string }
@@ -32,8 +32,6 @@ const SCAFFOLD: Record<string, string> = {
   GIT_COMMITTER_EMAIL: 'plinth@localhost',
   GIT_COMMITTER_DATE: '1000000000 +0000'
 }
-
-export const conflictsError = (files: string[]) => conflict('APP_GIT_MR_CONFLICTS', `The source and target conflict in ${files.slice(0, 20).join(', ')}${files.length > 20 ? ` and ${files.length - 20} more` : ''}`, { ids: files.slice(0, 100) })
 
 /**
  * Merging without a working tree: `git merge-tree --write-tree` computes the
@@ -76,7 +74,7 @@ export class MergePlumbing {
     const files = all.slice(0, GIT_LIMITS.diffFilesMax)
     const patch = await this.deps.git.run(gitDir, ['diff-tree', '-r', '-M', '-p', base, head], { maxOutput: RAW_DIFF_MAX })
       .then((result) => result.stdout.toString('utf8'))
-      .catch((error: { code?: string }) => { if (error.code === 'APP_GIT_OUTPUT_TOO_LARGE') return null; throw error })
+      .catch((error: unknown) => { if (gitErrors.outputTooLarge.is(error)) return null; throw error })
     const truncated = (patch === null ? true : attachPatches(files, patch)) || files.length < all.length
     const stats = all.reduce((sum, file) => ({ files: sum.files + 1, additions: sum.additions + file.additions, deletions: sum.deletions + file.deletions }), { files: 0, additions: 0, deletions: 0 })
     return { sha: head, base, files, stats, truncated }
@@ -86,12 +84,12 @@ export class MergePlumbing {
   async build (gitDir: string, input: MergeInput): Promise<string> {
     const { method, target, head } = input
     if (method === 'fast-forward') {
-      if (!(await this.isAncestor(gitDir, target, head))) throw conflict('APP_GIT_MR_NOT_FAST_FORWARD', 'The target has commits the source lacks: merge, squash or rebase instead')
+      if (!(await this.isAncestor(gitDir, target, head))) throw gitErrors.mrNotFastForward()
       return head
     }
     if (method === 'rebase') return await this.rebase(gitDir, input)
     const { tree, conflicts } = await this.mergeTree(gitDir, target, head)
-    if (conflicts.length > 0) throw conflictsError(conflicts)
+    if (conflicts.length > 0) throw gitErrors.mrConflicts({ files: conflicts })
     const now = this.now()
     const committer = { ...input.merger, date: now }
     const author = method === 'squash' ? { ...input.author, date: now } : committer
@@ -111,8 +109,8 @@ export class MergePlumbing {
     if (await this.isAncestor(gitDir, target, head)) return head
     const { stdout } = await this.deps.git.run(gitDir, ['rev-list', '--reverse', '--topo-order', '--parents', `${target}..${head}`])
     const steps = stdout.toString().split('\n').filter((line) => line !== '').map((line) => line.split(' '))
-    if (steps.some((ids) => ids.length > 2)) throw conflict('APP_GIT_MR_REBASE_UNSUPPORTED', 'The source holds merge commits, which a rebase would flatten: merge or squash instead')
-    if (steps.length > MR_LIMITS.commitsMax) throw conflict('APP_GIT_MR_REBASE_UNSUPPORTED', `A rebase replays at most ${MR_LIMITS.commitsMax} commits: merge or squash instead`)
+    if (steps.some((ids) => ids.length > 2)) throw gitErrors.mrRebaseUnsupported({ mergeCommits: true })
+    if (steps.length > MR_LIMITS.commitsMax) throw gitErrors.mrRebaseUnsupported({ limit: MR_LIMITS.commitsMax })
     const committer = { ...input.merger, date: this.now() }
     let onto = target
     for (const [commit, parent] of steps) {
@@ -120,7 +118,7 @@ export class MergePlumbing {
       const ours = await this.commitTree(gitDir, `${onto}^{tree}`, [base], 'ours\n', null, null)
       const theirs = await this.commitTree(gitDir, `${commit}^{tree}`, [base], 'theirs\n', null, null)
       const { tree, conflicts } = await this.mergeTree(gitDir, ours, theirs)
-      if (conflicts.length > 0) throw conflictsError(conflicts)
+      if (conflicts.length > 0) throw gitErrors.mrConflicts({ files: conflicts })
       const original = await this.original(gitDir, commit)
       onto = await this.commitTree(gitDir, tree, [onto], original.message, original.author, committer)
     }
@@ -133,7 +131,7 @@ export class MergePlumbing {
       await this.deps.git.run(gitDir, ['update-ref', '-m', reason, `refs/heads/${branch}`, next, expected])
     } catch (error) {
       // update-ref names the ref when the old value no longer holds; anything else is ours.
-      if (error instanceof GitCommandError && /cannot lock ref|but expected|is at/.test(error.result.stderr)) throw conflict('APP_GIT_MR_TARGET_MOVED', `"${branch}" moved while merging (a push came first); check again and retry`, { expected })
+      if (error instanceof GitCommandError && /cannot lock ref|but expected|is at/.test(error.result.stderr)) throw gitErrors.mrTargetMoved({ branch, expected })
       throw error
     }
   }

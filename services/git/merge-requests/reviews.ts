@@ -1,9 +1,10 @@
-import { badRequest, conflict, forbidden, notFound } from '../errors.js'
-import { isoString } from '../iso-dates.js'
-import type { Clock } from '../clock.js'
-import type { IdGenerator } from '../ids.js'
-import type { Store, StoreCollection, WithId } from '../store/types.js'
-import type { ReviewStateT, ReviewT } from '../../schemas/git-merge-requests.js'
+import { isoString } from '../../iso-dates.js'
+import type { Clock } from '../../clock.js'
+import type { IdGenerator } from '../../ids.js'
+import type { Store, StoreCollection, WithId } from '../../store/types.js'
+import type { ReviewStateT, ReviewT } from '../../../schemas/git-merge-requests.js'
+import { gitErrors } from '../errors.js'
+import type { Mr } from './merge-requests.js'
 
 type ReviewRecord = {
   mrId: string
@@ -42,24 +43,24 @@ export class Reviews {
     await this.records.createIndex({ mrId: 1, createdAt: 1 })
   }
 
-  async list (mrId: string): Promise<ReviewT[]> {
-    return (await this.all(mrId)).map(toView)
+  async list (mr: Mr): Promise<ReviewT[]> {
+    return (await this.all(mr._id)).map(toView)
   }
 
-  /** A review on `headSha` by `authorId`; an author may comment on their own merge request but not judge it. */
-  async create (mr: { id: string, authorId: string, headSha: string, open: boolean }, authorId: string, input: { state: ReviewStateT, body?: string }): Promise<ReviewT> {
-    if (!mr.open) throw conflict('APP_GIT_MR_NOT_OPEN', 'The merge request is closed or merged')
-    if (input.state !== 'commented' && authorId === mr.authorId) throw forbidden('APP_GIT_MR_SELF_REVIEW', 'The author of a merge request cannot approve it or request changes on it')
+  /** A review on the source head of the moment by `authorId`; an author may comment on their own merge request but not judge it. */
+  async create (mr: Mr, authorId: string, input: { state: ReviewStateT, body?: string }): Promise<ReviewT> {
+    if (mr.state !== 'open') throw gitErrors.mrNotOpen()
+    if (input.state !== 'commented' && authorId === mr.authorId) throw gitErrors.mrSelfReview()
     const body = (input.body ?? '').trim()
-    if (input.state !== 'approved' && body === '') throw badRequest('APP_GIT_REVIEW_BODY_REQUIRED', 'Say what to change, or what the comment is')
-    const record = { _id: this.deps.newId(), mrId: mr.id, authorId, state: input.state, body, commitSha: mr.headSha, stale: false, dismissed: false, dismissedBy: null, createdAt: this.deps.clock.now() }
+    if (input.state !== 'approved' && body === '') throw gitErrors.reviewBodyRequired()
+    const record = { _id: this.deps.newId(), mrId: mr._id, authorId, state: input.state, body, commitSha: mr.headSha, stale: false, dismissed: false, dismissedBy: null, createdAt: this.deps.clock.now() }
     await this.records.insertOne(record)
     return toView(record)
   }
 
-  async dismiss (mrId: string, reviewId: string, by: string): Promise<ReviewT> {
-    const review = await this.records.findOneAndUpdate({ _id: reviewId, mrId, state: { $ne: 'commented' } }, { $set: { dismissed: true, dismissedBy: by } }, { returnDocument: 'after' })
-    if (review === null) throw notFound('APP_GIT_REVIEW_NOT_FOUND', 'No approval or change request with this id on this merge request')
+  async dismiss (mr: Mr, reviewId: string, by: string): Promise<ReviewT> {
+    const review = await this.records.findOneAndUpdate({ _id: reviewId, mrId: mr._id, state: { $ne: 'commented' } }, { $set: { dismissed: true, dismissedBy: by } }, { returnDocument: 'after' })
+    if (review === null) throw gitErrors.reviewNotFound()
     return toView(review)
   }
 

@@ -1,15 +1,16 @@
-import { badRequest, conflict, fieldIssue, forbidden, notFound } from '../errors.js'
-import { isoString } from '../iso-dates.js'
-import type { Clock } from '../clock.js'
-import type { IdGenerator } from '../ids.js'
-import type { Store, StoreCollection, WithId } from '../store/types.js'
-import { MR_LIMITS, type CommentT, type CreateCommentBodyT, type PositionT } from '../../schemas/git-merge-requests.js'
-import type { GitCli } from './git-cli.js'
+import { isoString } from '../../iso-dates.js'
+import type { Clock } from '../../clock.js'
+import type { IdGenerator } from '../../ids.js'
+import type { Store, StoreCollection, WithId } from '../../store/types.js'
+import { MR_LIMITS, type CommentT, type CreateCommentBodyT, type PositionT } from '../../../schemas/git-merge-requests.js'
+import type { RepoActor } from '../access.js'
+import { gitErrors } from '../errors.js'
+import type { GitCli } from '../git-cli.js'
 import type { MergePlumbing } from './merge-tree.js'
-import { checkTreePath } from './names.js'
-import type { RepoReader } from './reader.js'
+import { checkTreePath } from '../names.js'
+import type { RepoReader } from '../reader.js'
 import type { Mr } from './merge-requests.js'
-import type { Repo } from './repositories.js'
+import type { Repo } from '../repositories.js'
 
 type CommentRecord = {
   mrId: string
@@ -27,8 +28,6 @@ type CommentRecord = {
 }
 
 export type Comment = WithId<CommentRecord>
-
-const commentNotFound = () => notFound('APP_GIT_COMMENT_NOT_FOUND', 'No comment with this id on this merge request')
 
 function toView (record: Comment): CommentT {
   const { _id, mrId: _mr, createdAt, updatedAt, ...rest } = record
@@ -61,19 +60,19 @@ export class Comments {
 
   async get (mr: Mr, commentId: string): Promise<Comment> {
     const comment = await this.records.findOne({ _id: commentId, mrId: mr._id })
-    if (comment === null) throw commentNotFound()
+    if (comment === null) throw gitErrors.commentNotFound()
     return comment
   }
 
   async create (repo: Repo, mr: Mr, authorId: string, input: CreateCommentBodyT): Promise<CommentT> {
     const body = checkBody(input.body)
     if (await this.records.countDocuments({ mrId: mr._id }) >= MR_LIMITS.commentsPerMr) {
-      throw badRequest('APP_GIT_TOO_MANY_COMMENTS', `At most ${MR_LIMITS.commentsPerMr} comments per merge request`, { limit: MR_LIMITS.commentsPerMr })
+      throw gitErrors.tooManyComments({ limit: MR_LIMITS.commentsPerMr })
     }
     let replyTo: string | null = null
     if (input.replyTo !== undefined) {
-      if (input.position !== undefined) throw badRequest('APP_GIT_COMMENT_REPLY_POSITION', 'A reply belongs to its thread\'s position; give no position', fieldIssue('body.position', 'is not allowed on a reply'))
-      const parent = await this.get(mr, input.replyTo).catch(() => { throw badRequest('APP_GIT_COMMENT_NOT_FOUND', 'The comment replied to is not on this merge request', fieldIssue('body.replyTo', 'is not a comment of this merge request')) })
+      if (input.position !== undefined) throw gitErrors.commentReplyPosition()
+      const parent = await this.get(mr, input.replyTo).catch(() => { throw gitErrors.commentUnknown() })
       replyTo = parent.replyTo ?? parent._id
     }
     const position = input.position === undefined ? null : await this.checkPosition(repo, mr, input.position)
@@ -83,28 +82,25 @@ export class Comments {
     return toView(record)
   }
 
-  async edit (mr: Mr, commentId: string, userId: string, body: string): Promise<CommentT> {
-    const comment = await this.get(mr, commentId)
-    if (comment.authorId !== userId) throw forbidden('APP_GIT_COMMENT_NOT_YOURS', 'Only its author may edit a comment')
+  async edit (comment: Comment, userId: string, body: string): Promise<CommentT> {
+    if (comment.authorId !== userId) throw gitErrors.commentNotYours({ change: 'edit' })
     const updated = await this.records.findOneAndUpdate({ _id: comment._id }, { $set: { body: checkBody(body), updatedAt: this.deps.clock.now() } }, { returnDocument: 'after' })
-    if (updated === null) throw commentNotFound()
+    if (updated === null) throw gitErrors.commentNotFound()
     return toView(updated)
   }
 
   /** Deletes a comment (its author, or a `git.admin` holder); a first comment takes its replies along. */
-  async delete (mr: Mr, commentId: string, userId: string, admin: boolean): Promise<void> {
-    const comment = await this.get(mr, commentId)
-    if (comment.authorId !== userId && !admin) throw forbidden('APP_GIT_COMMENT_NOT_YOURS', 'Only its author or a git.admin holder may delete a comment')
-    await this.records.deleteMany({ mrId: mr._id, $or: [{ _id: comment._id }, { replyTo: comment._id }] })
+  async delete (comment: Comment, actor: RepoActor): Promise<void> {
+    if (comment.authorId !== actor.userId && !actor.permissions.has('git.admin')) throw gitErrors.commentNotYours({ change: 'delete' })
+    await this.records.deleteMany({ mrId: comment.mrId, $or: [{ _id: comment._id }, { replyTo: comment._id }] })
   }
 
   /** Resolves or reopens the thread a comment starts. */
-  async resolve (mr: Mr, commentId: string, userId: string, resolved: boolean): Promise<CommentT> {
-    const comment = await this.get(mr, commentId)
-    if (comment.replyTo !== null) throw badRequest('APP_GIT_COMMENT_NOT_A_THREAD', 'Resolve the thread through its first comment')
-    if (comment.resolved === resolved) throw conflict('APP_GIT_THREAD_STATE', resolved ? 'The thread is resolved already' : 'The thread is not resolved')
+  async resolve (comment: Comment, userId: string, resolved: boolean): Promise<CommentT> {
+    if (comment.replyTo !== null) throw gitErrors.commentNotAThread()
+    if (comment.resolved === resolved) throw gitErrors.threadState({ resolved })
     const updated = await this.records.findOneAndUpdate({ _id: comment._id }, { $set: { resolved, resolvedBy: resolved ? userId : null } }, { returnDocument: 'after' })
-    if (updated === null) throw commentNotFound()
+    if (updated === null) throw gitErrors.commentNotFound()
     return toView(updated)
   }
 
@@ -137,7 +133,7 @@ export class Comments {
   async many (mr: Mr, ids: string[]): Promise<Comment[]> {
     const found = await this.records.find({ mrId: mr._id, _id: { $in: ids } }).toArray()
     const missing = ids.filter((id) => !found.some((comment) => comment._id === id))
-    if (missing.length > 0) throw notFound('APP_GIT_COMMENT_NOT_FOUND', 'Some comments are not on this merge request', { ids: missing })
+    if (missing.length > 0) throw gitErrors.commentNotFound({ ids: missing })
     return ids.map((id) => found.find((comment) => comment._id === id) as Comment)
   }
 
@@ -156,7 +152,7 @@ export class Comments {
    */
   private async checkPosition (repo: Repo, mr: Mr, input: PositionT): Promise<PositionT> {
     const path = checkTreePath(input.path, 'body.position.path')
-    const invalid = (where: string, message: string) => badRequest('APP_GIT_COMMENT_POSITION', message, fieldIssue(`body.position.${where}`, message))
+    const invalid = (field: string, problem: string) => gitErrors.commentPosition({ field, problem })
     if (path === '') throw invalid('path', 'names no file')
     if (input.side === 'old' && input.commitSha !== mr.mergeBaseSha) throw invalid('commitSha', 'on the old side must be the merge base')
     if (input.side === 'new' && input.commitSha !== mr.headSha && !(await this.inSource(repo, mr, input.commitSha))) throw invalid('commitSha', 'is not a commit of this merge request')
@@ -178,6 +174,6 @@ export class Comments {
 
 function checkBody (body: string): string {
   const trimmed = body.trim()
-  if (trimmed === '') throw badRequest('APP_GIT_COMMENT_EMPTY', 'A comment needs some text', fieldIssue('body.body', 'is blank'))
+  if (trimmed === '') throw gitErrors.commentEmpty()
   return trimmed
 }

@@ -2,18 +2,18 @@ import t, { type Test } from 'tap'
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ManualClock } from '../../../services/clock.js'
-import { newId } from '../../../services/ids.js'
-import { GitCli } from '../../../services/git/git-cli.js'
-import { RepoReader } from '../../../services/git/reader.js'
-import { MergePlumbing, type MergeInput } from '../../../services/git/merge-tree.js'
-import { MergeRequests } from '../../../services/git/merge-requests.js'
-import { MergeService } from '../../../services/git/merges.js'
-import { ProtectedBranches } from '../../../services/git/protection.js'
-import { Reviews } from '../../../services/git/reviews.js'
-import { RepoLabels } from '../../../services/git/labels.js'
-import type { Repo } from '../../../services/git/repositories.js'
-import { tempDir, tempStore } from '../../helper.js'
+import { ManualClock } from '../../../../services/clock.js'
+import { newId } from '../../../../services/ids.js'
+import { GitCli } from '../../../../services/git/git-cli.js'
+import { RepoReader } from '../../../../services/git/reader.js'
+import { MergePlumbing, type MergeInput } from '../../../../services/git/merge-requests/merge-tree.js'
+import { MergeRequests } from '../../../../services/git/merge-requests/merge-requests.js'
+import { MergeService } from '../../../../services/git/merge-requests/merges.js'
+import { ProtectedBranches } from '../../../../services/git/protection.js'
+import { Reviews } from '../../../../services/git/merge-requests/reviews.js'
+import { RepoLabels } from '../../../../services/git/labels.js'
+import type { Repo } from '../../../../services/git/repositories.js'
+import { tempDir, tempStore } from '../../../helper.js'
 
 const ENV = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 'Ann', GIT_AUTHOR_EMAIL: 'ann@example.com', GIT_COMMITTER_NAME: 'Ann', GIT_COMMITTER_EMAIL: 'ann@example.com' }
 
@@ -99,11 +99,11 @@ t.test('a push landing between building the merge and moving the target: 409, th
   const mr = await mergeRequests.create(repo, 'u1', { sourceBranch: 'topic', title: 'Topic' })
   let pushed = ''
   racer = () => { pushed = commit('main', { 'c.txt': 'pushed meanwhile\n' }, { from: 'main' }) }
-  await t.rejects(merging.merge(repo, mr.iid, { userId: 'u2', level: 'write' }, { method: 'merge' }), { status: 409, code: 'APP_GIT_MR_TARGET_MOVED' })
+  await t.rejects(merging.merge(repo, await mergeRequests.get(repo, mr.iid), { userId: 'u2', permissions: new Set(['git.read', 'git.write'] as const) }, { method: 'merge' }), { status: 409, code: 'APP_GIT_MR_TARGET_MOVED' })
   t.equal(git(['rev-parse', 'main'], gitDir), pushed, 'the concurrent push is never overwritten')
   t.equal((await mergeRequests.get(repo, mr.iid)).state, 'open')
   racer = null
-  const merged = await merging.merge(repo, mr.iid, { userId: 'u2', level: 'write' }, { method: 'merge' })
+  const merged = await merging.merge(repo, await mergeRequests.get(repo, mr.iid), { userId: 'u2', permissions: new Set(['git.read', 'git.write'] as const) }, { method: 'merge' })
   t.equal(git(['rev-parse', `${merged.commitSha}^1`], gitDir), pushed, 'retried, it merges onto the push')
   t.equal(merged.mergeRequest.state, 'merged')
 })
@@ -143,16 +143,16 @@ t.test('one open merge request per pair of branches, held by a unique index: con
     if (outcome.status === 'rejected') t.match(outcome.reason, { status: 409, code: 'APP_GIT_MR_EXISTS', message: new RegExp(`!${winner.iid} is open already`), details: { ids: [winner._id], actual: winner.iid } })
   }
   const record = { ...winner, _id: 'copy', iid: 99 }
-  await t.rejects(mergeRequests.records.insertOne(record), { code: 'APP_DUPLICATE_KEY', index: 'repoId_1_openPair_1' }, 'the index itself refuses a second open one, whatever the caller checked')
+  await t.rejects(store.collection('git_merge_requests').insertOne(record), { code: 'APP_DUPLICATE_KEY', index: 'repoId_1_openPair_1' }, 'the index itself refuses a second open one, whatever the caller checked')
 
-  const closed = await mergeRequests.close(repo, winner.iid, 'u1')
+  const closed = await mergeRequests.close(await mergeRequests.get(repo, winner.iid), 'u1')
   t.equal(closed.openPair, closed._id, 'a closed one lets go of its branches')
   const third = await mergeRequests.create(repo, 'u2', { sourceBranch: 'topic', title: 'Again' })
-  await t.rejects(mergeRequests.reopen(repo, winner.iid), { status: 409, code: 'APP_GIT_MR_EXISTS', details: { actual: third.iid } }, 'reopening while another holds the pair')
-  await mergeRequests.close(repo, third.iid, 'u2')
-  t.equal((await mergeRequests.reopen(repo, winner.iid)).state, 'open')
+  await t.rejects(mergeRequests.reopen(repo, await mergeRequests.get(repo, winner.iid)), { status: 409, code: 'APP_GIT_MR_EXISTS', details: { actual: third.iid } }, 'reopening while another holds the pair')
+  await mergeRequests.close(await mergeRequests.get(repo, third.iid), 'u2')
+  t.equal((await mergeRequests.reopen(repo, await mergeRequests.get(repo, winner.iid))).state, 'open')
   const elsewhere = await mergeRequests.create(repo, 'u1', { sourceBranch: 'topic', targetBranch: 'other', title: 'Elsewhere' })
-  await t.rejects(mergeRequests.update(repo, elsewhere.iid, { targetBranch: 'main' }), { status: 409, code: 'APP_GIT_MR_EXISTS', details: { actual: winner.iid } }, 'nor retargeting onto a pair that is held')
+  await t.rejects(mergeRequests.update(repo, await mergeRequests.get(repo, elsewhere.iid), { targetBranch: 'main' }), { status: 409, code: 'APP_GIT_MR_EXISTS', details: { actual: winner.iid } }, 'nor retargeting onto a pair that is held')
 })
 
 t.test('labels of merge requests are the repository\'s labels, held by id: renamed everywhere, removed on delete', async (t) => {
@@ -163,7 +163,7 @@ t.test('labels of merge requests are the repository\'s labels, held by id: renam
   const labels = new RepoLabels(store, { clock, newId })
   const mergeRequests = new MergeRequests(store, { clock, newId, reader, merges: new MergePlumbing({ git: new GitCli(), reader, clock }), reviews: new Reviews(store, { clock, newId }), labels, canRead: async () => true })
   await Promise.all([mergeRequests.init(), labels.init()])
-  labels.onDelete(async (_repo, labelId) => { await mergeRequests.records.updateMany({ labelIds: labelId }, { $pull: { labelIds: labelId } }) })
+  labels.onDelete(async (target, labelId) => { await mergeRequests.dropLabel(target, labelId) })
   commit('main', { 'a.txt': 'a\n' })
   commit('topic', { 'b.txt': 'b\n' })
   const bug = await labels.create(repo, { name: 'Bug', color: '#D73A4A', description: ' broken ' })

@@ -1,15 +1,17 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { badRequest, conflict } from '../errors.js'
-import type { Clock } from '../clock.js'
-import type { PositionT } from '../../schemas/git-merge-requests.js'
+import { commonErrors } from '../../errors.js'
+import type { Clock } from '../../clock.js'
+import type { PositionT } from '../../../schemas/git-merge-requests.js'
+import { actorLevel, type RepoActor } from '../access.js'
+import { gitErrors } from '../errors.js'
 import type { Comment, Comments } from './comments.js'
-import { GitCommandError, type GitCli } from './git-cli.js'
+import { GitCommandError, type GitCli } from '../git-cli.js'
 import type { MergeRequests, Mr } from './merge-requests.js'
-import type { ProtectedBranches, WriteLevel } from './protection.js'
-import type { Repo } from './repositories.js'
-import { clean, type Signature } from './writer.js'
+import type { ProtectedBranches } from '../protection.js'
+import type { Repo } from '../repositories.js'
+import { clean, type Signature } from '../writer.js'
 
 // The first fenced block whose info string is `suggestion`: its lines replace the commented ones.
 const SUGGESTION = /^```suggestion[^\n]*\n([\s\S]*?)^```[ \t]*$/m
@@ -40,11 +42,12 @@ export function replaceLines (content: string, from: number, to: number, replace
 export class Suggestions {
   constructor (private readonly deps: { git: GitCli, clock: Clock, comments: Comments, mergeRequests: MergeRequests, protection: ProtectedBranches, signature: (userId: string) => Promise<Signature> }) {}
 
-  async apply (repo: Repo, iid: number, caller: { userId: string, level: WriteLevel }, input: { commentIds: string[], message?: string }): Promise<{ commitSha: string, mr: Mr }> {
-    const mr = await this.deps.mergeRequests.get(repo, iid)
-    if (mr.state !== 'open') throw conflict('APP_GIT_MR_NOT_OPEN', 'The merge request is closed or merged')
-    if (!mr.sourceBranchExists) throw conflict('APP_GIT_MR_SOURCE_MISSING', `The source branch "${mr.sourceBranch}" no longer exists`)
-    await this.deps.protection.check(repo, mr.sourceBranch, caller.level, 'create')
+  async apply (repo: Repo, mr: Mr, actor: RepoActor, input: { commentIds: string[], message?: string }): Promise<{ commitSha: string, mr: Mr }> {
+    const level = actorLevel(actor)
+    if (level === null) throw commonErrors.forbidden({ permission: 'git.write' })
+    if (mr.state !== 'open') throw gitErrors.mrNotOpen()
+    if (!mr.sourceBranchExists) throw gitErrors.mrSourceMissing({ branch: mr.sourceBranch })
+    await this.deps.protection.check(repo, mr.sourceBranch, level, 'create')
     await this.deps.comments.markOutdated(repo, mr)
     const edits = (await this.deps.comments.many(mr, input.commentIds)).map((comment) => this.edit(comment))
     const byFile = new Map<string, typeof edits>()
@@ -58,7 +61,7 @@ export class Suggestions {
         const sorted = [...fileEdits].sort((a, b) => b.from - a.from)
         sorted.forEach((edit, index) => {
           const above = sorted[index + 1]
-          if (above !== undefined && above.position.line >= edit.from) throw badRequest('APP_GIT_SUGGESTIONS_OVERLAP', `Suggestions on ${path} cover the same lines; apply them one at a time`)
+          if (above !== undefined && above.position.line >= edit.from) throw gitErrors.suggestionsOverlap({ path })
         })
         const [mode] = (await this.deps.git.run(repo.gitDir, ['ls-tree', mr.headSha, '--', path])).stdout.toString().split(' ')
         let content = (await this.deps.git.run(repo.gitDir, ['cat-file', 'blob', `${mr.headSha}:${path}`])).stdout.toString('utf8')
@@ -67,10 +70,10 @@ export class Suggestions {
         await this.deps.git.run(repo.gitDir, ['update-index', '--cacheinfo', `${mode},${blob},${path}`], { env })
       }
       const tree = (await this.deps.git.run(repo.gitDir, ['write-tree'], { env })).stdout.toString().trim()
-      const commitSha = await this.commit(repo, mr, tree, edits.map((edit) => edit.authorId), caller.userId, input.message)
+      const commitSha = await this.commit(repo, mr, tree, edits.map((edit) => edit.authorId), actor.userId, input.message)
       await this.moveSource(repo, mr, commitSha)
       await this.deps.comments.markApplied(input.commentIds, commitSha)
-      return { commitSha, mr: await this.deps.mergeRequests.get(repo, iid) }
+      return { commitSha, mr: await this.deps.mergeRequests.get(repo, mr.iid) }
     } finally {
       await rm(indexDir, { recursive: true, force: true })
     }
@@ -78,9 +81,9 @@ export class Suggestions {
 
   private edit (comment: Comment): { position: PositionT, from: number, lines: string[], authorId: string } {
     const lines = suggestionOf(comment.body)
-    if (comment.position === null || comment.position.side !== 'new' || lines === null) throw badRequest('APP_GIT_NO_SUGGESTION', 'Only inline comments on the new side holding a ```suggestion block can be applied', { ids: [comment._id] })
-    if ((comment.appliedIn ?? null) !== null) throw conflict('APP_GIT_SUGGESTION_APPLIED', 'This suggestion was applied already', { ids: [comment._id] })
-    if (comment.outdated) throw conflict('APP_GIT_SUGGESTION_OUTDATED', 'The file changed since this suggestion was made', { ids: [comment._id] })
+    if (comment.position === null || comment.position.side !== 'new' || lines === null) throw gitErrors.noSuggestion({ id: comment._id })
+    if ((comment.appliedIn ?? null) !== null) throw gitErrors.suggestionApplied({ id: comment._id })
+    if (comment.outdated) throw gitErrors.suggestionOutdated({ id: comment._id })
     return { position: comment.position, from: comment.position.startLine ?? comment.position.line, lines, authorId: comment.authorId }
   }
 
@@ -106,7 +109,7 @@ export class Suggestions {
     try {
       await this.deps.git.run(repo.gitDir, ['update-ref', '-m', `plinth: suggestions on !${mr.iid}`, `refs/heads/${mr.sourceBranch}`, commitSha, mr.headSha])
     } catch (error) {
-      if (error instanceof GitCommandError) throw conflict('APP_GIT_MR_HEAD_CHANGED', `"${mr.sourceBranch}" moved meanwhile (a push came first); read the merge request again`, { expected: mr.headSha })
+      if (error instanceof GitCommandError) throw gitErrors.mrHeadChanged({ branch: mr.sourceBranch, expected: mr.headSha })
       throw error
     }
   }
