@@ -22,6 +22,7 @@ import filesPlugin from './plugins/files.js'
 import gitPlugin from './plugins/git.js'
 import gitMergeRequestsPlugin from './plugins/git-merge-requests.js'
 import dnsPlugin from './plugins/dns.js'
+import llmPlugin from './plugins/llm.js'
 import hostingPlugin from './plugins/hosting.js'
 import trackerPlugin from './plugins/tracker.js'
 import corsPlugin from './plugins/cors.js'
@@ -59,6 +60,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(dnsPlugin)
   await app.register(hostingPlugin)
   await app.register(trackerPlugin)
+  await app.register(llmPlugin)
   await app.register(corsPlugin)
   await app.register(routeAuthPlugin)
   await app.register(fastJsonPlugin)

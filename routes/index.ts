@@ -12,6 +12,7 @@ import smartHttpRoutes from './git/smart-http.js'
 import dnsRoutes from './dns/index.js'
 import hostingRoutes from './hosting/index.js'
 import trackerRoutes from './tracker/index.js'
+import llmRoutes from './llm/index.js'
 
 /**
  * The one place route families are mounted. A new family is one folder under
@@ -31,4 +32,6 @@ export async function registerRoutes (app: FastifyInstance): Promise<void> {
   await app.register(dnsRoutes, { prefix: '/api/projects/:projectId/dns' })
   await app.register(hostingRoutes, { prefix: '/api/projects/:projectId/backend' })
   await app.register(trackerRoutes, { prefix: '/api/projects/:projectId/tracker' })
+  await app.register(llmRoutes, { prefix: '/api/organizations/:orgId', level: 'organization' })
+  await app.register(llmRoutes, { prefix: '/api/projects/:projectId', level: 'project' })
 }

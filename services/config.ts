@@ -3,18 +3,20 @@ import { isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { ANY_ORIGIN } from './origins.js'
 import {
-  allowedHostList, ConfigError, DNS_NAME, flag, httpUrl, integer, isAddressOrRange, origins, parseHttpUrl, text, UnavailableAtStartError, type Env
+  allowedHostList, ConfigError, DNS_NAME, flag, httpUrl, integer, isAddressOrRange, list, origins, parseHttpUrl, text, UnavailableAtStartError, type Env
 } from './config-env.js'
+import { parseKeyText } from './crypto.js'
 import { allowanceConflict, parseIpv4Range, type Ipv4Range } from './hosting/network/plan.js'
 import { parseDnsConfig, type DnsConfig } from './dns/config.js'
 import { parseGitConfig, type GitConfig } from './git/config.js'
 import { parseIdentityConfig, type IdentityConfig } from './identity/config.js'
+import { parseLlmConfig, type LlmConfig } from './llm/config.js'
 import { parseWebhooksConfig, type WebhooksConfig } from './webhooks/config.js'
 import { MAX_WRITE_DOCUMENTS } from './store/semantics/writes.js'
 import { DEFAULT_SWEEP_PAGE_SIZE } from './store/sweep.js'
 
 export { ConfigError, UnavailableAtStartError }
-export type { DnsConfig, GitConfig, IdentityConfig, WebhooksConfig }
+export type { DnsConfig, GitConfig, IdentityConfig, LlmConfig, WebhooksConfig }
 
 /**
  * Configuration comes from the environment only, validated once at start:
@@ -42,6 +44,8 @@ export interface Config {
   masterKey: string | null
   /** Credentials, their lifetimes, sign-in rate limits and single sign-on (services/identity/config.ts). */
   identity: IdentityConfig
+  /** PLINTH_MASTER_KEY_RETIRED: former master keys, which still open what was sealed under them until it is re-sealed (docs/llm.md, "Rotating the master key"). */
+  retiredMasterKeys: string[]
   /** Limits on slow clients, in seconds (see the README for why these values). */
   timeouts: HttpTimeouts
   /** Whose `X-Forwarded-For` to believe: nobody (false), that many hops in front of the server, or these addresses and CIDR ranges. */
@@ -60,6 +64,8 @@ export interface Config {
   jobs: JobsConfig
   /** Outbound webhooks: what receivers may be, timeouts, retries and when a failing webhook is disabled (docs/webhooks.md). */
   webhooks: WebhooksConfig
+  /** LLM credentials and settings: which internal hosts base URLs may reach, the provider call's deadline, the platform defaults (docs/llm.md). */
+  llm: LlmConfig
 }
 
 export interface JobsConfig {
@@ -332,6 +338,10 @@ export function loadConfig (env: Env = process.env): Config {
   if (mongodbUrl !== null && masterKey === null) {
     throw new ConfigError('PLINTH_MASTER_KEY', 'must be set when MONGODB_URL is: every node sharing the database must use the same key (generate one with `openssl rand -base64 32`)')
   }
+  const retiredMasterKeys = list(env, 'PLINTH_MASTER_KEY_RETIRED')
+  if (retiredMasterKeys.some((key) => parseKeyText(key) === null)) {
+    throw new ConfigError('PLINTH_MASTER_KEY_RETIRED', 'must be a comma-separated list of former master keys, each 32 bytes written as base64 (44 chars) or hex (64 chars)')
+  }
   const mongodbDb = text(env, 'MONGODB_DB') ?? 'plinth'
   if (!/^[^/\\. "$*<>:|?]{1,63}$/.test(mongodbDb)) throw new ConfigError('MONGODB_DB', `is not a valid MongoDB database name: "${mongodbDb}"`)
 
@@ -355,6 +365,7 @@ export function loadConfig (env: Env = process.env): Config {
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     masterKey,
     identity: parseIdentityConfig(env, { publicUrl }),
+    retiredMasterKeys,
     timeouts: timeouts(env),
     trustProxy: trustProxy(env),
     corsOrigins: corsOrigins(env, 'CORS_ORIGINS'),
@@ -366,7 +377,8 @@ export function loadConfig (env: Env = process.env): Config {
       slots: integer(env, 'JOB_WORKER_SLOTS', 2, 1, 256),
       longSlots: integer(env, 'JOB_WORKER_LONG_SLOTS', 2, 1, 256)
     },
-    webhooks: parseWebhooksConfig(env)
+    webhooks: parseWebhooksConfig(env),
+    llm: parseLlmConfig(env)
   }
 }
 

@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, createHmac, hash, hkdfSync, randomByt
 import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import * as argon2 from 'argon2'
-import { ConfigError } from './config.js'
+import { ConfigError } from './config-env.js'
 import { AppError } from './errors.js'
 
 /**
@@ -80,19 +80,40 @@ const BASE64URL = /^[A-Za-z0-9_-]*$/
 const malformedSecret = () => new AppError('APP_SEALED_SECRET_MALFORMED', 500, 'A stored secret is not in a format this server can read')
 const rejectedSecret = () => new AppError('APP_SEALED_SECRET_REJECTED', 500, 'A stored secret failed authentication: it was altered, or sealed under another key or for another record')
 
+/** A master key's id: a short fingerprint derived from it (not the key), stored beside what is sealed under it. */
+export function masterKeyId (masterKey: Buffer): string {
+  return deriveKey(masterKey, 'key-id', 6).toString('hex')
+}
+
+interface SealingKey { id: string, key: Buffer, ivKey: Buffer }
+
+function sealingKey (masterKey: Buffer): SealingKey {
+  return { id: masterKeyId(masterKey), key: deriveKey(masterKey, `secret-box:${SEALED_VERSION}`), ivKey: deriveKey(masterKey, `secret-box:${SEALED_VERSION}:synthetic-iv`) }
+}
+
 /**
  * Seals provider secrets with AES-256-GCM as `v1.<iv>.<tag>.<ciphertext>`
  * (base64url parts). The associated data binds a secret to where it is stored
  * (e.g. `project:<id>:oauth:github`) so a sealed value copied to another
  * record fails to open.
+ *
+ * New values are sealed under the current master key (`keyId`); values sealed
+ * under a retired one (PLINTH_MASTER_KEY_RETIRED) still open, so a family can
+ * re-seal them in the background after the operator rotates the key.
  */
 export class SecretBox {
-  readonly #key: Buffer
-  readonly #ivKey: Buffer
+  readonly #current: SealingKey
+  readonly #keys: SealingKey[]
 
-  constructor (masterKey: Buffer) {
-    this.#key = deriveKey(masterKey, `secret-box:${SEALED_VERSION}`)
-    this.#ivKey = deriveKey(masterKey, `secret-box:${SEALED_VERSION}:synthetic-iv`)
+  constructor (masterKey: Buffer, retiredKeys: readonly Buffer[] = []) {
+    this.#current = sealingKey(masterKey)
+    const retired = retiredKeys.map(sealingKey).filter((key) => key.id !== this.#current.id)
+    this.#keys = [this.#current, ...retired]
+  }
+
+  /** The id of the master key new values are sealed under; store it beside a sealed value to find those left under a retired key. */
+  get keyId (): string {
+    return this.#current.id
   }
 
   seal (plaintext: string, associatedData?: string): string {
@@ -108,18 +129,19 @@ export class SecretBox {
    * Equal messages are visibly equal; nothing else about them is.
    */
   sealDeterministic (plaintext: string, associatedData = ''): string {
-    const iv = createHmac('sha256', this.#ivKey).update(`${associatedData.length}:${associatedData}`).update(plaintext).digest().subarray(0, IV_BYTES)
+    const iv = createHmac('sha256', this.#current.ivKey).update(`${associatedData.length}:${associatedData}`).update(plaintext).digest().subarray(0, IV_BYTES)
     return this.sealWith(iv, plaintext, associatedData)
   }
 
   private sealWith (iv: Buffer, plaintext: string, associatedData?: string): string {
-    const cipher = createCipheriv('aes-256-gcm', this.#key, iv, { authTagLength: TAG_BYTES })
+    const cipher = createCipheriv('aes-256-gcm', this.#current.key, iv, { authTagLength: TAG_BYTES })
     if (associatedData !== undefined) cipher.setAAD(Buffer.from(associatedData, 'utf8'))
     const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()])
     const tag = cipher.getAuthTag()
     return [SEALED_VERSION, iv.toString('base64url'), tag.toString('base64url'), ciphertext.toString('base64url')].join('.')
   }
 
+  /** Opens a value sealed under the current key or a retired one; the tag tells which, so trying each is safe. */
   open (sealed: string, associatedData?: string): string {
     const parts = typeof sealed === 'string' ? sealed.split('.') : []
     if (parts.length !== 4 || parts[0] !== SEALED_VERSION || !parts.slice(1).every((part) => BASE64URL.test(part))) throw malformedSecret()
@@ -128,26 +150,27 @@ export class SecretBox {
     const ciphertext = Buffer.from(parts[3], 'base64url')
     // GCM accepts short tags, which would make forgery cheap: insist on the full 16 bytes.
     if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) throw malformedSecret()
-    const decipher = createDecipheriv('aes-256-gcm', this.#key, iv, { authTagLength: TAG_BYTES })
-    if (associatedData !== undefined) decipher.setAAD(Buffer.from(associatedData, 'utf8'))
-    decipher.setAuthTag(tag)
-    try {
-      return Buffer.concat([decipher.update(ciphertext), decipher.final()]).toString('utf8')
-    } catch {
-      throw rejectedSecret()
+    for (const { key } of this.#keys) {
+      const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES })
+      if (associatedData !== undefined) decipher.setAAD(Buffer.from(associatedData, 'utf8'))
+      decipher.setAuthTag(tag)
+      try {
+        return Buffer.concat([decipher.update(ciphertext), decipher.final()]).toString('utf8')
+      } catch {}
     }
+    throw rejectedSecret()
   }
 }
 
-export function createSecretBox (masterKey: Buffer): SecretBox {
-  return new SecretBox(masterKey)
+export function createSecretBox (masterKey: Buffer, retiredKeys: readonly Buffer[] = []): SecretBox {
+  return new SecretBox(masterKey, retiredKeys)
 }
 
 const HEX_KEY = /^[0-9a-fA-F]{64}$/
 const BASE64_KEY = /^[A-Za-z0-9+/_-]{43}=?$/
 
 /** 32 bytes from 64 hex chars or base64 (standard or URL-safe); null for anything else. */
-function parseKeyText (text: string): Buffer | null {
+export function parseKeyText (text: string): Buffer | null {
   const value = text.trim()
   if (HEX_KEY.test(value)) return Buffer.from(value, 'hex')
   if (BASE64_KEY.test(value)) {

@@ -60,6 +60,7 @@ export class Organizations {
   private readonly memberships: StoreCollection<MembershipRecord>
   /** An organization's members, or those holding grants on a project, may be any number: changed a page at a time. */
   private readonly membershipSweep: PagedWrites
+  private readonly purgeHooks: Array<(orgId: string) => Promise<void>> = []
 
   constructor (store: Store, private readonly deps: { clock: Clock, users: PlatformUsers, teams: MemberSets, groups: MemberSets, contents: OrganizationContents, schedulePurge: (orgId: string) => Promise<void> }) {
     this.records = store.collection<OrganizationRecord>('organizations')
@@ -143,7 +144,13 @@ export class Organizations {
     await this.deps.teams.deleteAllInOrganization(orgId)
     await this.deps.groups.deleteAllInOrganization(orgId)
     await this.deps.contents.deleteAllInOrganization(orgId)
+    for (const hook of this.purgeHooks) await hook(orgId)
     await this.records.deleteOne({ _id: orgId })
+  }
+
+  /** What other families keep per organization goes with it: each hook is idempotent, and runs again if a purge is finished after a crash. */
+  onPurge (hook: (orgId: string) => Promise<void>): void {
+    this.purgeHooks.push(hook)
   }
 
   /** Grants scoped to a deleted project go with it. */

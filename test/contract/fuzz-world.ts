@@ -222,6 +222,7 @@ export class FuzzWorld {
     this.values.delete('teamId')
     this.values.delete('groupId')
     await this.ensureMemberSets()
+    this.values.delete('orgLlmCredentialId')
     await this.buildProject('')
     await this.buildProject('other')
   }
@@ -253,6 +254,23 @@ export class FuzzWorld {
     if (prefix === '' && this.trackerBuilt) {
       this.values.delete('lpId')
       await ensureTracker(this.trackerCalls())
+    }
+    if (prefix === '') await this.ensureLlm()
+  }
+
+  /**
+   * An LLM credential in the organization and one in the project, at a host that never resolves (`.invalid`), so a
+   * fuzzed check fails at once without leaving the machine.
+   */
+  private async ensureLlm (): Promise<void> {
+    const jwt = this.get('platformJwt')
+    const levels = [['orgLlmCredentialId', `/api/organizations/${this.get('orgId')}`], ['projectLlmCredentialId', `/api/projects/${this.get('projectId')}`]]
+    for (const [key, base] of levels) {
+      const id = this.values.get(key)
+      if (id !== undefined && (await this.status(`${base}/llm-credentials/${id}`, jwt)).status === 200) continue
+      if (id !== undefined) this.rebuilding(key)
+      const body = { name: `fuzz-${++this.serial}`, provider: 'openai-compatible', baseUrl: 'http://llm.invalid/v1', apiKey: 'sk-fuzz-0000000000000000' }
+      this.set({ [key]: (await this.must('POST', `${base}/llm-credentials`, jwt, body)).id })
     }
   }
 
@@ -528,6 +546,7 @@ export class FuzzWorld {
       await this.ensureGit()
       await this.ensureDns()
       await this.ensureHosting()
+      await this.ensureLlm()
       if (this.trackerBuilt) await ensureTracker(this.trackerCalls())
     }
   }

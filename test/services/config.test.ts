@@ -68,6 +68,13 @@ t.test('MongoDB needs the master key from the environment, the embedded store do
   t.equal(loadConfig({}).masterKey, null, 'alone, the embedded store keeps its key file in DATA_DIR')
 })
 
+t.test('PLINTH_MASTER_KEY_RETIRED: former keys, each a key', async (t) => {
+  t.same(loadConfig({}).retiredMasterKeys, [])
+  const hex = 'ab'.repeat(32)
+  t.same(loadConfig({ PLINTH_MASTER_KEY_RETIRED: `${KEY}, ${hex}` }).retiredMasterKeys, [KEY, hex])
+  t.throws(() => loadConfig({ PLINTH_MASTER_KEY_RETIRED: `${KEY},short` }), { variable: 'PLINTH_MASTER_KEY_RETIRED', message: /former master keys/ })
+})
+
 t.test('a bad value names its variable', async (t) => {
   const bad: Array<[Record<string, string>, string]> = [
     [{ PORT: 'eighty' }, 'PORT'],

@@ -8,7 +8,7 @@ import { promisify } from 'node:util'
 import { AppError } from '../../services/errors.js'
 import {
   createSecretBox, deriveKey, generateToken, hashPassword, hashToken, loadMasterKey,
-  MASTER_KEY_FILE, passwordNeedsRehash, SecretBox, verifyPassword
+  masterKeyId, MASTER_KEY_FILE, passwordNeedsRehash, SecretBox, verifyPassword
 } from '../../services/crypto.js'
 
 const run = promisify(execFile)
@@ -181,4 +181,21 @@ t.test('sealDeterministic: the same message seals the same, any other message to
   t.not(iv(box.sealDeterministic('1:x', '')), iv(box.sealDeterministic('x', '1:')), 'the boundary between them is part of the IV')
   t.throws(() => box.open(sealed, 'scope-2'), { code: 'APP_SEALED_SECRET_REJECTED' }, 'bound to its associated data')
   t.not(createSecretBox(randomBytes(32)).sealDeterministic('["a",1]', 'scope-1'), sealed, 'and to its key')
+})
+
+t.test('a rotated master key: new values sealed under it, old ones still open under the retired key, nothing else opens them', async (t) => {
+  const oldKey = randomBytes(32)
+  const newKey = randomBytes(32)
+  const before = createSecretBox(oldKey)
+  const sealed = before.seal('sk-old', 'org:1:llm-credential:a')
+  const cursor = before.sealDeterministic('cursor', 'records')
+  const rotated = createSecretBox(newKey, [oldKey])
+  t.not(rotated.keyId, before.keyId, 'each key has its own id')
+  t.equal(rotated.keyId, masterKeyId(newKey))
+  t.equal(createSecretBox(newKey).keyId, rotated.keyId, 'the id depends on the key alone')
+  t.match(rotated.keyId, /^[0-9a-f]{12}$/)
+  t.equal(rotated.open(sealed, 'org:1:llm-credential:a'), 'sk-old', 'a value sealed under the retired key opens')
+  t.equal(rotated.open(cursor, 'records'), 'cursor')
+  t.throws(() => before.open(rotated.seal('sk-new', 'x'), 'x'), { code: 'APP_SEALED_SECRET_REJECTED' }, 'the old key alone does not open what the new one sealed')
+  t.throws(() => createSecretBox(newKey).open(sealed, 'org:1:llm-credential:a'), { code: 'APP_SEALED_SECRET_REJECTED' }, 'without the retired key the old value stays shut')
 })

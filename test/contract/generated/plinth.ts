@@ -6702,6 +6702,432 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organizations/{orgId}/llm-credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The LLM credentials of the organization
+         * @description Needs `llm.read`. Keys are never returned: each is shown masked (`keyHint`).
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         */
+        get: operations["listOrganizationLlmCredentials"];
+        put?: never;
+        /**
+         * Add an LLM credential to the organization
+         * @description Needs `llm.manage`. The key is sealed at rest and never shown again; `POST …/llm-credentials/{credentialId}/check` lists the provider's models with it.
+         *
+         *     Refused with:
+         *     - 400 `APP_LLM_BASE_URL_FORBIDDEN`: the base URL's host resolves to a loopback, private, link-local or other internal address the operator has not allowed
+         *     - 400 `APP_LLM_CREDENTIAL_INVALID`: the credential lacks what its provider needs (a key, a base URL) or its base URL is not an http(s) URL without credentials
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         *     - 409 `APP_LLM_CREDENTIAL_EXISTS`: another credential at this level has the name
+         *     - 409 `APP_LLM_CREDENTIAL_LIMIT`: the level already holds as many credentials as it may
+         */
+        post: operations["createOrganizationLlmCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{orgId}/llm-credentials/{credentialId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One LLM credential, its key masked
+         * @description Needs `llm.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_LLM_CREDENTIAL_NOT_FOUND`: no such credential at this level
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         */
+        get: operations["getOrganizationLlmCredential"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove an LLM credential
+         * @description Needs `llm.manage`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_LLM_CREDENTIAL_NOT_FOUND`: no such credential at this level
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         */
+        delete: operations["deleteOrganizationLlmCredential"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an LLM credential's label, key or base URL
+         * @description Needs `llm.manage`. A new key or base URL clears the last check and the cached models.
+         *
+         *     Refused with:
+         *     - 400 `APP_LLM_BASE_URL_FORBIDDEN`: the base URL's host resolves to a loopback, private, link-local or other internal address the operator has not allowed
+         *     - 400 `APP_LLM_CREDENTIAL_INVALID`: the credential lacks what its provider needs (a key, a base URL) or its base URL is not an http(s) URL without credentials
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_LLM_CREDENTIAL_NOT_FOUND`: no such credential at this level
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         */
+        patch: operations["updateOrganizationLlmCredential"];
+        trace?: never;
+    };
+    "/api/organizations/{orgId}/llm-credentials/{credentialId}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask the provider for its models with this credential
+         * @description Needs `llm.manage`. `ok: false` comes with the reason: the provider refused the key, could not be reached, or answered something else. A list that came is cached as the credential's models.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_LLM_CREDENTIAL_NOT_FOUND`: no such credential at this level
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         */
+        post: operations["checkOrganizationLlmCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{orgId}/llm-models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The models of the credentials the organization uses
+         * @description Needs `llm.read`. As cached by the last check or refresh of each credential, with context window and prices where the provider says; `allowed` applies the allowed models. `credentialId` narrows to one credential.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_LLM_CREDENTIAL_NOT_FOUND`: no such credential at this level
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         */
+        get: operations["listOrganizationLlmModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{orgId}/llm-models/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fetch again the model lists of the organization's own credentials
+         * @description Needs `llm.manage`. Checks each credential of this level (or the one `credentialId` names) and answers the models as `GET …/llm-models` would.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_LLM_CREDENTIAL_NOT_FOUND`: no such credential at this level
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         */
+        post: operations["refreshOrganizationLlmModels"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{orgId}/llm-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the organization sets itself; null leaves a value to the level above
+         * @description Needs `llm.read`. `GET …/llm-resolved` answers the values in force.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         */
+        get: operations["getOrganizationLlmSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the organization's LLM settings
+         * @description Needs `llm.manage`. Only the fields given change; null clears one back to the level above.
+         *
+         *     Refused with:
+         *     - 400 `APP_LLM_SETTINGS_INVALID`: a setting is not one this level has, or a model is not written `<credential>:<model>`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         */
+        patch: operations["updateOrganizationLlmSettings"];
+        trace?: never;
+    };
+    "/api/organizations/{orgId}/llm-resolved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The LLM configuration in force for the organization, each value with where it came from
+         * @description Needs `llm.read`. Scalars come from the project, else its organization, else the platform; allowed models only narrow; system prompts join; budgets stack. Warnings name a default model that is not allowed or has no credential, and credentials that failed their last check.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         */
+        get: operations["getOrganizationLlmResolved"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/llm-credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The LLM credentials of the project
+         * @description Needs `llm.read`. Keys are never returned: each is shown masked (`keyHint`).
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listProjectLlmCredentials"];
+        put?: never;
+        /**
+         * Add an LLM credential to the project
+         * @description Needs `llm.manage`. The key is sealed at rest and never shown again; `POST …/llm-credentials/{credentialId}/check` lists the provider's models with it.
+         *
+         *     Refused with:
+         *     - 400 `APP_LLM_BASE_URL_FORBIDDEN`: the base URL's host resolves to a loopback, private, link-local or other internal address the operator has not allowed
+         *     - 400 `APP_LLM_CREDENTIAL_INVALID`: the credential lacks what its provider needs (a key, a base URL) or its base URL is not an http(s) URL without credentials
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_LLM_CREDENTIAL_EXISTS`: another credential at this level has the name
+         *     - 409 `APP_LLM_CREDENTIAL_LIMIT`: the level already holds as many credentials as it may
+         */
+        post: operations["createProjectLlmCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/llm-credentials/{credentialId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One LLM credential, its key masked
+         * @description Needs `llm.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_LLM_CREDENTIAL_NOT_FOUND`: no such credential at this level
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["getProjectLlmCredential"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove an LLM credential
+         * @description Needs `llm.manage`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_LLM_CREDENTIAL_NOT_FOUND`: no such credential at this level
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        delete: operations["deleteProjectLlmCredential"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an LLM credential's label, key or base URL
+         * @description Needs `llm.manage`. A new key or base URL clears the last check and the cached models.
+         *
+         *     Refused with:
+         *     - 400 `APP_LLM_BASE_URL_FORBIDDEN`: the base URL's host resolves to a loopback, private, link-local or other internal address the operator has not allowed
+         *     - 400 `APP_LLM_CREDENTIAL_INVALID`: the credential lacks what its provider needs (a key, a base URL) or its base URL is not an http(s) URL without credentials
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_LLM_CREDENTIAL_NOT_FOUND`: no such credential at this level
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        patch: operations["updateProjectLlmCredential"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/llm-credentials/{credentialId}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask the provider for its models with this credential
+         * @description Needs `llm.manage`. `ok: false` comes with the reason: the provider refused the key, could not be reached, or answered something else. A list that came is cached as the credential's models.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_LLM_CREDENTIAL_NOT_FOUND`: no such credential at this level
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        post: operations["checkProjectLlmCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/llm-models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The models of the credentials the project uses
+         * @description Needs `llm.read`. As cached by the last check or refresh of each credential, with context window and prices where the provider says; `allowed` applies the allowed models. `credentialId` narrows to one credential.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_LLM_CREDENTIAL_NOT_FOUND`: no such credential at this level
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listProjectLlmModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/llm-models/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fetch again the model lists of the project's own credentials
+         * @description Needs `llm.manage`. Checks each credential of this level (or the one `credentialId` names) and answers the models as `GET …/llm-models` would.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_LLM_CREDENTIAL_NOT_FOUND`: no such credential at this level
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        post: operations["refreshProjectLlmModels"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/llm-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the project sets itself; null leaves a value to the level above
+         * @description Needs `llm.read`. `GET …/llm-resolved` answers the values in force.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["getProjectLlmSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the project's LLM settings
+         * @description Needs `llm.manage`. Only the fields given change; null clears one back to the level above.
+         *
+         *     Refused with:
+         *     - 400 `APP_LLM_SETTINGS_INVALID`: a setting is not one this level has, or a model is not written `<credential>:<model>`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        patch: operations["updateProjectLlmSettings"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/llm-resolved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The LLM configuration in force for the project, each value with where it came from
+         * @description Needs `llm.read`. Scalars come from the project, else its organization, else the platform; allowed models only narrow; system prompts join; budgets stack. Warnings name a default model that is not allowed or has no credential, and credentials that failed their last check.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["getProjectLlmResolved"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -8050,6 +8476,126 @@ export interface components {
             savedAt: string;
             /** @description The page as it is now */
             current: boolean;
+        };
+        LlmCheck: {
+            ok: boolean;
+            /** @description How many models the provider listed, or why it could not: `Anthropic refused the key (401)`, `Could not reach http://10.0.0.5:11434: ECONNREFUSED` */
+            message: string;
+            modelCount: number | null;
+            /** Format: date-time */
+            checkedAt: string;
+        };
+        LlmCredential: {
+            id: string;
+            level: "organization" | "project";
+            /**
+             * @description Lower case letters, digits and dashes; models are named `<name>:<model>`
+             * @example openai
+             */
+            name: string;
+            label: string;
+            /** @description `openai-compatible` is any server speaking OpenAI's API (Ollama, vLLM, llama.cpp, LiteLLM, OpenRouter) at `baseUrl` */
+            provider: "openai" | "anthropic" | "openai-compatible";
+            /** @description Where the provider is called; the provider's own API unless set */
+            baseUrl: string;
+            /** @description The key masked (`sk-…abcd`); the key itself is sealed at rest and never returned. Null without a key */
+            keyHint: string | null;
+            /** @description The last check or model refresh; null until one runs, and again after the key or base URL changes */
+            lastCheck: components["schemas"]["LlmCheck"] | (never | null);
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        LlmModel: {
+            /** @description `<credential name>:<model id>`, as settings and calls name it */
+            id: string;
+            credentialId: string;
+            credentialName: string;
+            level: "organization" | "project";
+            /** @description `openai-compatible` is any server speaking OpenAI's API (Ollama, vLLM, llama.cpp, LiteLLM, OpenRouter) at `baseUrl` */
+            provider: "openai" | "anthropic" | "openai-compatible";
+            /** @description The id the provider gave */
+            model: string;
+            displayName: string | null;
+            /** @description Tokens, where the provider says */
+            contextWindow: number | null;
+            /** @description USD per million input tokens, where the provider says */
+            inputPricePerMillion: number | null;
+            /** @description USD per million output tokens, where the provider says */
+            outputPricePerMillion: number | null;
+            /** @description Whether the allowed models at this level let it be used */
+            allowed: boolean;
+            /** Format: date-time */
+            fetchedAt: string;
+        };
+        /** @description What this level sets; null leaves a value to the level above */
+        LlmSettings: {
+            level: "organization" | "project";
+            /**
+             * @description `<credential name>:<model id>`
+             * @example openai:gpt-4o
+             */
+            defaultModel: string | null;
+            /** @description Null allows every model; a project's list only narrows its organization's */
+            allowedModels: string[] | null;
+            temperature: number | null;
+            maxOutputTokens: number | null;
+            /** @description The organization's comes first, then the project's */
+            systemPrompt: string | null;
+            maxToolSteps: number | null;
+            /** @description Budgets stack: a run needs room in both the project's and its organization's */
+            monthlyBudgetUsd: number | null;
+            /** @description Organization only: whether projects may bring their own credentials (default false) */
+            allowProjectCredentials: boolean | null;
+            /** Format: date-time */
+            updatedAt: string | null;
+        };
+        /** @description Every value with where it came from: the project, its organization or the platform default */
+        LlmResolved: {
+            level: "organization" | "project";
+            defaultModel: {
+                value: string | null;
+                source: "platform" | "organization" | "project";
+            };
+            temperature: {
+                value: number | null;
+                source: "platform" | "organization" | "project";
+            };
+            maxOutputTokens: {
+                value: number;
+                source: "platform" | "organization" | "project";
+            };
+            maxToolSteps: {
+                value: number;
+                source: "platform" | "organization" | "project";
+            };
+            allowProjectCredentials: {
+                value: boolean;
+                source: "platform" | "organization" | "project";
+            };
+            allowedModels: {
+                /** @description Null: every model */
+                value: string[] | null;
+                /** @description The levels whose lists were intersected */
+                sources: ("organization" | "project")[];
+            };
+            systemPrompt: {
+                value: string;
+                /** @description The levels whose prompts were joined, in order */
+                sources: ("organization" | "project")[];
+            };
+            /** @description Every budget a run must have room in */
+            budgets: {
+                level: "organization" | "project";
+                monthlyUsd: number;
+            }[];
+            /** @description The credentials calls here use: a project's shadows its organization's of the same name where the organization allows project credentials */
+            credentials: components["schemas"]["LlmCredential"][];
+            warnings: {
+                code: "default-model-not-allowed" | "default-model-no-credential" | "credential-check-failed" | "project-credentials-ignored";
+                message: string;
+            }[];
         };
     };
     responses: {
@@ -24244,6 +24790,930 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["TrackerWorkItem"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listOrganizationLlmCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmCredential"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createOrganizationLlmCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Lower case letters, digits and dashes; models are named `<name>:<model>`
+                     * @example openai
+                     */
+                    name: string;
+                    /** @description Defaults to the name */
+                    label?: string;
+                    /** @description `openai-compatible` is any server speaking OpenAI's API (Ollama, vLLM, llama.cpp, LiteLLM, OpenRouter) at `baseUrl` */
+                    provider: "openai" | "anthropic" | "openai-compatible";
+                    /** @description Write-only; required for OpenAI and Anthropic */
+                    apiKey?: string;
+                    /** @description Required for `openai-compatible` (`http://ollama.internal:11434/v1`); OpenAI defaults to https://api.openai.com/v1, Anthropic to https://api.anthropic.com/v1 */
+                    baseUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmCredential"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getOrganizationLlmCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+                credentialId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmCredential"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteOrganizationLlmCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+                credentialId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateOrganizationLlmCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+                credentialId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    label?: string;
+                    /** @description A new key, or null to remove it (openai-compatible only) */
+                    apiKey?: string | null;
+                    /** @description Null goes back to the provider's own API */
+                    baseUrl?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmCredential"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    checkOrganizationLlmCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+                credentialId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmCheck"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listOrganizationLlmModels: {
+        parameters: {
+            query?: {
+                credentialId?: string;
+            };
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmModel"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    refreshOrganizationLlmModels: {
+        parameters: {
+            query?: {
+                credentialId?: string;
+            };
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmModel"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getOrganizationLlmSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmSettings"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateOrganizationLlmSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        /** @description The fields to change; null clears one back to the level above */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description `<credential name>:<model id>`
+                     * @example openai:gpt-4o
+                     */
+                    defaultModel?: string | null;
+                    /** @description Null allows every model; a project's list only narrows its organization's */
+                    allowedModels?: string[] | null;
+                    temperature?: number | null;
+                    maxOutputTokens?: number | null;
+                    /** @description The organization's comes first, then the project's */
+                    systemPrompt?: string | null;
+                    maxToolSteps?: number | null;
+                    /** @description Budgets stack: a run needs room in both the project's and its organization's */
+                    monthlyBudgetUsd?: number | null;
+                    /** @description Organization only: whether projects may bring their own credentials (default false) */
+                    allowProjectCredentials?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmSettings"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getOrganizationLlmResolved: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmResolved"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listProjectLlmCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmCredential"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createProjectLlmCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Lower case letters, digits and dashes; models are named `<name>:<model>`
+                     * @example openai
+                     */
+                    name: string;
+                    /** @description Defaults to the name */
+                    label?: string;
+                    /** @description `openai-compatible` is any server speaking OpenAI's API (Ollama, vLLM, llama.cpp, LiteLLM, OpenRouter) at `baseUrl` */
+                    provider: "openai" | "anthropic" | "openai-compatible";
+                    /** @description Write-only; required for OpenAI and Anthropic */
+                    apiKey?: string;
+                    /** @description Required for `openai-compatible` (`http://ollama.internal:11434/v1`); OpenAI defaults to https://api.openai.com/v1, Anthropic to https://api.anthropic.com/v1 */
+                    baseUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmCredential"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getProjectLlmCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                credentialId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmCredential"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteProjectLlmCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                credentialId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateProjectLlmCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                credentialId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    label?: string;
+                    /** @description A new key, or null to remove it (openai-compatible only) */
+                    apiKey?: string | null;
+                    /** @description Null goes back to the provider's own API */
+                    baseUrl?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmCredential"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    checkProjectLlmCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                credentialId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmCheck"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listProjectLlmModels: {
+        parameters: {
+            query?: {
+                credentialId?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmModel"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    refreshProjectLlmModels: {
+        parameters: {
+            query?: {
+                credentialId?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmModel"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getProjectLlmSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmSettings"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateProjectLlmSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        /** @description The fields to change; null clears one back to the level above */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description `<credential name>:<model id>`
+                     * @example openai:gpt-4o
+                     */
+                    defaultModel?: string | null;
+                    /** @description Null allows every model; a project's list only narrows its organization's */
+                    allowedModels?: string[] | null;
+                    temperature?: number | null;
+                    maxOutputTokens?: number | null;
+                    /** @description The organization's comes first, then the project's */
+                    systemPrompt?: string | null;
+                    maxToolSteps?: number | null;
+                    /** @description Budgets stack: a run needs room in both the project's and its organization's */
+                    monthlyBudgetUsd?: number | null;
+                    /** @description Organization only: whether projects may bring their own credentials (default false) */
+                    allowProjectCredentials?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmSettings"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getProjectLlmResolved: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmResolved"];
                     };
                 };
             };

@@ -1,0 +1,41 @@
+import type { Clock } from '../clock.js'
+import type { SecretBox } from '../crypto.js'
+import type { IdGenerator } from '../ids.js'
+import { AddressGuard, type ResolveAll } from '../internal-addresses.js'
+import type { Store } from '../store/types.js'
+import type { LlmConfig } from './config.js'
+import { LlmCredentials } from './credentials.js'
+import { LlmResolution } from './resolution.js'
+import { LlmSettings } from './settings.js'
+
+/** The job that re-seals keys left under a retired master key, and how often it runs. */
+export const LLM_RESEAL_JOB = 'llm.reseal'
+export const LLM_RESEAL_EVERY_MS = 6 * 3_600_000
+
+/** What the LLM family is built from. */
+export interface LlmPorts {
+  store: Store
+  clock: Clock
+  newId: IdGenerator
+  secrets: SecretBox
+  config: LlmConfig
+  /** Tests answer host names themselves; the system resolver otherwise. */
+  resolveAll?: ResolveAll
+}
+
+export interface LlmServices {
+  credentials: LlmCredentials
+  settings: LlmSettings
+  resolution: LlmResolution
+}
+
+/** The LLM family's services, their indexes made. */
+export async function buildLlmServices (ports: LlmPorts): Promise<LlmServices> {
+  const { store, clock, newId, secrets, config } = ports
+  const guard = new AddressGuard({ allowedHosts: config.allowedHosts, ...(ports.resolveAll === undefined ? {} : { resolveAll: ports.resolveAll }) })
+  const credentials = new LlmCredentials(store, { clock, newId, secrets, guard, timeoutMs: config.timeoutMs })
+  const settings = new LlmSettings(store, { clock })
+  const resolution = new LlmResolution({ credentials, settings, defaults: { maxOutputTokens: config.defaultMaxOutputTokens, maxToolSteps: config.defaultMaxToolSteps } })
+  await Promise.all([credentials.init(), settings.init()])
+  return { credentials, settings, resolution }
+}
