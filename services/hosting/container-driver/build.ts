@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
@@ -10,6 +11,8 @@ import { readBuildMessages } from './output.js'
 import { LineSplitter } from '../line-splitter.js'
 import { planSource, type SourcePlan } from '../source-plan.js'
 import { copyTree, listSource, treeSize, type SourceEntry } from '../source-tree.js'
+import type { InstanceNetwork, InstanceNetworks } from '../network/namespaces.js'
+import { SLIRP } from '../network/plan.js'
 
 /** How many of a failed build's last output lines its reason quotes. */
 const FAILURE_LINES = 15
@@ -21,7 +24,12 @@ export interface BuilderOptions {
   artifactsDir: string
   newId: () => string
   clock: Clock
+  /** Outbound-only namespaces for builds, where this host makes them and the engine joins them; null leaves builds on the engine's network. */
+  networks: () => Promise<InstanceNetworks | null>
 }
+
+/** Builds' namespaces are named apart from instances' (whose names are instance ids). */
+const BUILD_NETWORK_PREFIX = 'build-'
 
 /** Image names allow lower-case letters, digits and a few separators only. */
 function imageName (appId: string, artifactId: string): string {
@@ -31,6 +39,8 @@ function imageName (appId: string, artifactId: string): string {
 
 export class ImageBuilder {
   private cacheMounts: Promise<boolean> | null = null
+  /** The namespaces of the builds running now, which a sweep must leave. */
+  private readonly openNetworks = new Set<string>()
 
   constructor (private readonly options: BuilderOptions) {}
 
@@ -42,6 +52,36 @@ export class ImageBuilder {
   private async engineMountsCaches (): Promise<boolean> {
     this.cacheMounts ??= this.options.docker.version().then((version) => (version.Components ?? []).some((component) => component.Name === 'Podman Engine'), () => false)
     return await this.cacheMounts
+  }
+
+  /** Whether `name` is the namespace of a build running now. */
+  holdsNetwork (name: string): boolean {
+    return this.openNetworks.has(name)
+  }
+
+  /**
+   * An outbound-only namespace for one build, or null where builds stay on
+   * the engine's network. Podman's build API joins a namespace through its
+   * own `nsoptions` (its `networkmode` is only a policy, and without
+   * `nsoptions` a build shares the host's network namespace).
+   */
+  private async openNetwork (): Promise<InstanceNetwork | null> {
+    const networks = await this.options.networks()
+    if (networks === null) return null
+    const name = `${BUILD_NETWORK_PREFIX}${randomBytes(8).toString('hex')}`
+    this.openNetworks.add(name)
+    try {
+      return await networks.open(name, { inbound: false })
+    } catch (error) {
+      this.openNetworks.delete(name)
+      throw new BuildFailedError(`The build's network could not be set up: ${errorMessage(error)}`)
+    }
+  }
+
+  private async closeNetwork (network: InstanceNetwork | null): Promise<void> {
+    if (network === null) return
+    await (await this.options.networks())?.close(network.name).catch(() => {})
+    this.openNetworks.delete(network.name)
   }
 
   async build (input: BuildInput): Promise<Artifact> {
@@ -88,8 +128,9 @@ export class ImageBuilder {
     let imageId: string | null = null
     let engineError: string | null = null
     input.log.write(`Building ${plan.kind} app on ${this.options.baseImage}`, 'system')
+    const network = await this.openNetwork()
     try {
-      const options: Docker.ImageBuildOptions & { layers: boolean } = {
+      const options: Docker.ImageBuildOptions & { layers: boolean, nsoptions?: string, dnsservers?: string } = {
         t: tag,
         labels,
         buildargs: input.env,
@@ -97,7 +138,9 @@ export class ImageBuilder {
         layers: false,
         rm: true,
         forcerm: true,
-        abortSignal: input.signal
+        abortSignal: input.signal,
+        // Every step in the build's own namespace, names resolved by slirp4netns's forwarder (the host's resolver is refused there).
+        ...(network === null ? {} : { nsoptions: JSON.stringify([{ Name: 'network', Path: network.path }]), dnsservers: JSON.stringify([SLIRP.dns]) })
       }
       const answer = await this.options.docker.buildImage(context.stream, options) as unknown as Readable
       // The engine's messages carry output in arbitrary pieces; lines are cut across them.
@@ -115,6 +158,8 @@ export class ImageBuilder {
       output.flush()
     } catch (error) {
       if (!input.signal.aborted) engineError = `The engine refused the build: ${errorMessage(error)}`
+    } finally {
+      await this.closeNetwork(network)
     }
     if (input.signal.aborted) {
       await this.removeImage(tag)

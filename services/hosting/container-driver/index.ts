@@ -38,7 +38,7 @@ export class ContainerDriver implements RuntimeDriver {
   private missing: string | null
   private networks: Promise<InstanceNetworks | null> | null = null
 
-  /** Why instances share the engine's network instead of a namespace each: known at once for the host, after the first look at the engine for the engine. */
+  /** Why instances (and builds) share the engine's network instead of a namespace each: known at once for the host, after the first look at the engine for the engine. */
   get degradedReason (): string | null {
     return this.missing
   }
@@ -59,13 +59,16 @@ export class ContainerDriver implements RuntimeDriver {
       }, () => { this.networks = null; return null })
       return await this.networks
     }
-    this.builder = new ImageBuilder({ docker, baseImage: options.baseImage, artifactsDir: options.artifactsDir, newId: options.newId ?? createIdGenerator(), clock })
+    // Builds get outbound-only namespaces from the same place, so their steps reach what an instance reaches and no more.
+    const builder = new ImageBuilder({ docker, baseImage: options.baseImage, artifactsDir: options.artifactsDir, newId: options.newId ?? createIdGenerator(), clock, networks })
+    this.builder = builder
     this.instances = new ContainerInstances({
       docker,
       clock,
       publishHost: options.publishHost ?? '127.0.0.1',
       restart: { ...DEFAULT_RESTART_POLICY, ...options.restart },
       networks,
+      keepNetwork: (name) => builder.holdsNetwork(name),
       scope: scopeOf(options.artifactsDir)
     })
   }

@@ -35,6 +35,8 @@ export interface InstancesOptions {
   restart: RestartPolicy
   /** Namespaces for instances, where this host makes them and the engine joins them; null publishes ports instead. */
   networks: () => Promise<InstanceNetworks | null>
+  /** Namespaces a sweep leaves although no instance owns them: those of the builds running now. */
+  keepNetwork: (name: string) => boolean
   /** This driver's scope: a label on its containers, so a restarted server sweeps only its own. */
   scope: string
 }
@@ -308,9 +310,10 @@ export class ContainerInstances {
 
   /**
    * Removes this driver's containers and namespaces that no watched instance
-   * owns: what a server left behind for apps since gone. A container younger
-   * than `SWEEP_MIN_AGE_MS` is left for the next start: another node on the
-   * same engine may be starting it and not have recorded it yet.
+   * or running build owns: what a server left behind for apps since gone, and
+   * for the builds it was running. A container younger than
+   * `SWEEP_MIN_AGE_MS` is left for the next start: another node on the same
+   * engine may be starting it and not have recorded it yet.
    */
   private async sweep (listed: Docker.ContainerInfo[], networks: InstanceNetworks | null): Promise<void> {
     const bornBefore = (this.options.clock.nowMs() - SWEEP_MIN_AGE_MS) / 1000
@@ -319,7 +322,7 @@ export class ContainerInstances {
       await removeContainer(this.options.docker.getContainer(entry.Id))
     }
     const young = new Set(listed.filter((entry) => entry.Created > bornBefore).map((entry) => entry.Labels[LABELS.instance]))
-    await networks?.sweep((name) => this.tracked.has(name) || young.has(name))
+    await networks?.sweep((name) => this.tracked.has(name) || young.has(name) || this.options.keepNetwork(name))
   }
 
   private newTracked (instance: RunningInstance, container: Docker.Container, healthPath: string, healthTimeoutMs: number, log: LogSink, network: InstanceNetwork | null): Tracked {

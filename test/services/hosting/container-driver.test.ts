@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createServer, type AddressInfo, type Server } from 'node:net'
 import { networkInterfaces } from 'node:os'
@@ -12,6 +13,7 @@ import { tempDir } from '../../helper.js'
 import { EventLog, eventually, get, RecordingSink, rejection, SMALL_LIMITS } from './driver-harness.js'
 import { startPodman } from './podman-engine.js'
 import { digestSource } from '../../../services/hosting/source-tree.js'
+import { scopeOf } from '../../../services/hosting/network/namespaces.js'
 
 const fixtures = fileURLToPath(new URL('../../fixtures/hosting/', import.meta.url))
 const SECRET = 'not-in-any-image-7f3a'
@@ -38,8 +40,10 @@ if (engine !== null) {
   }
   t.teardown(async () => { for (const artifact of built) await driver.discard(artifact).catch(() => undefined) })
 
+  // The engine is the host's, shared with other runs and whatever they left: an instance id of this run is this run's alone.
+  const run = randomBytes(4).toString('hex')
   function spec (artifact: Artifact, overrides: Partial<InstanceSpec> = {}): InstanceSpec {
-    const instanceId = `inst-${++counter}`
+    const instanceId = `inst-${run}-${++counter}`
     return { appId: 'app', deploymentId: 'dep', instanceId, artifact, env: {}, limits: SMALL_LIMITS, healthCheckPath: '/', healthTimeoutMs: 20_000, log: new RecordingSink(), ...overrides }
   }
 
@@ -140,6 +144,32 @@ if (engine !== null) {
     t.equal(await ask(`/connect?host=10.255.255.1&port=${anyPort}`), 'error:EACCES', 'so is a private address')
     if (hostAddress !== undefined) t.equal(await ask(`/connect?host=${hostAddress}&port=${anyPort}`), 'error:EACCES', 'and the host\'s own address')
     t.match(await ask('/read?path=/etc/resolv.conf'), /^nameserver 10\.0\.2\.3$/m, 'names resolve through slirp4netns\'s forwarder')
+  })
+
+  t.test('a build\'s steps run in an outbound-only namespace: they reach neither the host\'s loopback nor a private address', async (t) => {
+    if (driver.degradedReason !== null) {
+      t.comment(`builds share the engine's network here: ${driver.degradedReason}`)
+      return
+    }
+    const server = createServer((socket) => socket.end('secret\n'))
+    t.teardown(() => server.close())
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const source = tempDir(t, 'plinth-build-network-')
+    // Each attempt prints what it met; the host's listener answers `secret` to a step that reaches it.
+    const probe = [
+      'const net = require("net"); const fs = require("fs")',
+      'const reach = (host, port) => new Promise((resolve) => { const socket = net.connect(Number(port), host); socket.setTimeout(5000, () => { socket.destroy(); resolve("timeout") }); socket.on("data", (data) => { socket.destroy(); resolve("answered:" + String(data).trim()) }); socket.on("error", (error) => resolve("error:" + error.code)) })',
+      '(async () => { console.log("loopback " + await reach("127.0.0.1", process.env.LISTENER_PORT)); console.log("private " + await reach("10.255.255.1", 80)); console.log(fs.readFileSync("/etc/resolv.conf", "utf8")) })()'
+    ].join(';\n')
+    writeFileSync(join(source, 'probe.js'), probe)
+    writeFileSync(join(source, 'package.json'), JSON.stringify({ name: 'build-network', scripts: { build: 'node probe.js', start: 'node x.js' } }))
+    const { log } = await build('build-network', { LISTENER_PORT: String((server.address() as AddressInfo).port) }, source)
+    const output = log.text('stdout')
+    t.match(output, /^loopback error:ECONNREFUSED$/m, 'the host\'s loopback is not the step\'s loopback')
+    t.match(output, /^private error:EACCES$/m, 'a private address is refused')
+    t.match(output, /^nameserver 10\.0\.2\.3$/m, 'names resolve through slirp4netns\'s forwarder')
+    const left = await readdir(join('/run/plinth-hosting/networks', scopeOf(artifactsDir))).catch(() => [] as string[])
+    t.same(left.filter((file) => file.startsWith('build-')), [], 'the build\'s namespace is gone with it')
   })
 
   t.test('an app that exits on start is refused with its exit code, its output logged and its container removed', async (t) => {
