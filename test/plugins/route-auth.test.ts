@@ -71,7 +71,7 @@ t.test('a route\'s declaration writes its contract: Needs, what refuses it, and 
     'Needs `dns.manage`. Reads its parents.',
     '',
     'Refused with:',
-    '- 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`',
+    '- 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method\'s rule refuses it',
     '- 404 `APP_DNS_ZONE_NOT_FOUND`: no such zone in the project',
     '- 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization',
     '- 502 `APP_DNS_PROVIDER_FAILED`: the zone\'s provider could not be reached or refused; the message says why'
