@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { notFound, unauthorized } from '../services/errors.js'
+import { commonErrors } from '../services/errors.js'
 import type { DataCaller } from '../services/collections/access.js'
 import { claimedKind, optionalBearer } from './credentials.js'
 
@@ -26,7 +26,7 @@ async function dataCallerPlugin (app: FastifyInstance): Promise<void> {
     const platform = await app.verifyPlatformToken(token)
     const project = await projects.findById(projectId)
     const access = project === null ? null : await resolver.access(project.orgId, platform, projectId)
-    if (access === null) throw notFound('APP_PROJECT_NOT_FOUND', 'Project not found')
+    if (access === null) throw commonErrors.projectNotFound()
     return { kind: 'admin', userId: platform.userId, canRead: access.permissions.has('records.read'), canWrite: access.permissions.has('records.write'), ...(platform.scopes === undefined ? {} : { scopes: platform.scopes }) }
   }
 
@@ -37,11 +37,11 @@ async function dataCallerPlugin (app: FastifyInstance): Promise<void> {
     const { projectId } = request.params as { projectId: string }
     const token = optionalBearer(request, 'project JWT or platform credential')
     if (token === null) return { kind: 'anonymous' }
-    if (token.startsWith(serviceTokenStart)) throw unauthorized('APP_INVALID_TOKEN', 'A service token only calls auth/verify; use a project JWT or a platform credential')
+    if (token.startsWith(serviceTokenStart)) throw commonErrors.invalidToken({ why: 'A service token only calls auth/verify; use a project JWT or a platform credential' })
     if (token.startsWith(patStart)) return await asAdmin(projectId, token)
     if (tokens.verify(projectId, token) === null) {
       // Not this project's: a platform credential, or a project JWT that has expired or is another project's.
-      if (claimedKind(token, prefixes) === 'projectJwt') throw unauthorized('APP_INVALID_TOKEN', 'This project token is not valid here: expired, tampered with, or of another project')
+      if (claimedKind(token, prefixes) === 'projectJwt') throw commonErrors.invalidToken({ why: 'This project token is not valid here: expired, tampered with, or of another project' })
       return await asAdmin(projectId, token)
     }
     // Signed is not enough: the user must still exist, be enabled and hold the session the token was issued in.

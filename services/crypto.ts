@@ -3,7 +3,7 @@ import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, unli
 import { join } from 'node:path'
 import * as argon2 from 'argon2'
 import { ConfigError } from './config-env.js'
-import { AppError } from './errors.js'
+import { commonErrors, type AppError } from './errors.js'
 
 /**
  * OWASP Password Storage Cheat Sheet minimum for argon2id: 19 MiB, 2 passes,
@@ -77,8 +77,8 @@ const IV_BYTES = 12
 const TAG_BYTES = 16
 const BASE64URL = /^[A-Za-z0-9_-]*$/
 
-const malformedSecret = () => new AppError('APP_SEALED_SECRET_MALFORMED', 500, 'A stored secret is not in a format this server can read')
-const rejectedSecret = () => new AppError('APP_SEALED_SECRET_REJECTED', 500, 'A stored secret failed authentication: it was altered, or sealed under another key or for another record')
+const malformedSecret = (): AppError => commonErrors.sealedSecretMalformed()
+const rejectedSecret = (): AppError => commonErrors.sealedSecretRejected()
 
 /** A master key's id: a short fingerprint derived from it (not the key), stored beside what is sealed under it. */
 export function masterKeyId (masterKey: Buffer): string {

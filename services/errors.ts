@@ -199,6 +199,20 @@ export const commonErrors = errorCatalogue('common', {
     message: (wanted?: { send: string }) => wanted?.send ?? 'Unsupported Content-Type; send application/json',
     description: 'the body is not of a type the route takes'
   },
+  // A caller inside the server enqueued a job wrongly: the message names what.
+  jobInvalid: { code: 'APP_JOB_INVALID', status: 400, message: ({ why }: { why: string }) => why, description: 'a job type, payload or timing is not valid' },
+  sealedSecretMalformed: {
+    code: 'APP_SEALED_SECRET_MALFORMED',
+    status: 500,
+    message: 'A stored secret is not in a format this server can read',
+    description: 'a stored secret is not in a format this server can read'
+  },
+  sealedSecretRejected: {
+    code: 'APP_SEALED_SECRET_REJECTED',
+    status: 500,
+    message: 'A stored secret failed authentication: it was altered, or sealed under another key or for another record',
+    description: 'a stored secret failed authentication (altered, or sealed under another key or for another record)'
+  },
   rateLimited: {
     code: 'APP_RATE_LIMITED',
     status: 429,

@@ -1,4 +1,4 @@
-import { badRequest } from './errors.js'
+import { commonErrors } from './errors.js'
 import { DuplicateKeyError } from './store/errors.js'
 import type { IdGenerator } from './ids.js'
 import type { Filter, IndexKey, Store, StoreCollection } from './store/types.js'
@@ -141,7 +141,7 @@ export function assertLeaseMs (leaseMs: number): void {
 }
 
 function assertJobType (type: unknown): asserts type is string {
-  if (typeof type !== 'string' || !/^[\w.:-]{1,100}$/.test(type)) throw badRequest('APP_JOB_INVALID', 'Job type must be 1-100 letters, digits, or . _ : -')
+  if (typeof type !== 'string' || !/^[\w.:-]{1,100}$/.test(type)) throw commonErrors.jobInvalid({ why: 'Job type must be 1-100 letters, digits, or . _ : -' })
 }
 
 const later = (now: Date, ms: number): Date => new Date(now.getTime() + ms)
@@ -200,12 +200,12 @@ export class JobQueue {
 
   async enqueue (type: string, payload: JobPayload = {}, options: EnqueueOptions = {}): Promise<Job> {
     assertJobType(type)
-    if (!isPlainObject(payload)) throw badRequest('APP_JOB_INVALID', 'Job payload must be a plain object')
+    if (!isPlainObject(payload)) throw commonErrors.jobInvalid({ why: 'Job payload must be a plain object' })
     const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS
-    if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw badRequest('APP_JOB_INVALID', 'maxAttempts must be a whole number of at least 1')
-    if (options.runAt !== undefined && options.delayMs !== undefined) throw badRequest('APP_JOB_INVALID', 'Give runAt or delayMs, not both')
-    if (options.delayMs !== undefined && !(Number.isFinite(options.delayMs) && options.delayMs >= 0)) throw badRequest('APP_JOB_INVALID', 'delayMs must be zero or more')
-    if (options.runAt !== undefined && !(options.runAt instanceof Date && Number.isFinite(options.runAt.getTime()))) throw badRequest('APP_JOB_INVALID', 'runAt must be a valid Date')
+    if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw commonErrors.jobInvalid({ why: 'maxAttempts must be a whole number of at least 1' })
+    if (options.runAt !== undefined && options.delayMs !== undefined) throw commonErrors.jobInvalid({ why: 'Give runAt or delayMs, not both' })
+    if (options.delayMs !== undefined && !(Number.isFinite(options.delayMs) && options.delayMs >= 0)) throw commonErrors.jobInvalid({ why: 'delayMs must be zero or more' })
+    if (options.runAt !== undefined && !(options.runAt instanceof Date && Number.isFinite(options.runAt.getTime()))) throw commonErrors.jobInvalid({ why: 'runAt must be a valid Date' })
 
     const now = await this.now()
     const job: Job = { _id: this.newId(), ...newJob(type, payload, maxAttempts, options.runAt ?? later(now, options.delayMs ?? 0), now) }
@@ -225,7 +225,7 @@ export class JobQueue {
    */
   async enqueueKeyed (type: string, key: string, payload: JobPayload = {}, options: { dueNow?: boolean } = {}): Promise<void> {
     assertJobType(type)
-    if (!isPlainObject(payload)) throw badRequest('APP_JOB_INVALID', 'Job payload must be a plain object')
+    if (!isPlainObject(payload)) throw commonErrors.jobInvalid({ why: 'Job payload must be a plain object' })
     const _id = `${KEYED_ID_PREFIX}${type}:${key}`
     for (;;) {
       const now = await this.now()
@@ -270,7 +270,7 @@ export class JobQueue {
    */
   async schedule (type: string, everyMs: number): Promise<Job> {
     assertJobType(type)
-    if (!Number.isSafeInteger(everyMs) || everyMs < 1) throw badRequest('APP_JOB_INVALID', 'everyMs must be a whole number of at least 1')
+    if (!Number.isSafeInteger(everyMs) || everyMs < 1) throw commonErrors.jobInvalid({ why: 'everyMs must be a whole number of at least 1' })
     const now = await this.now()
     const job = await retryUpsertRace(async () => await this.jobs.findOneAndUpdate(
       { _id: `${RECURRING_ID_PREFIX}${type}` },

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import multipart from '@fastify/multipart'
 import { requestCaller } from '../../plugins/route-auth.js'
 import { ChunkBody, DownloadHeaders, ChunkParams, FileFieldParams, FileParams, FileResponses, MultipartBody, StartUploadBody, UploadSessionParams } from '../../schemas/files.js'
-import { AppError } from '../../services/errors.js'
+import { commonErrors } from '../../services/errors.js'
 import { MAX_MULTIPART_SIZE } from '../../plugins/files.js'
 import { sendFile } from './file-download.js'
 import { readChunkBodies } from './chunk-bodies.js'
@@ -12,8 +12,6 @@ import { createdAt } from '../location.js'
 const tags = ['data']
 // Headers and framing around a chunk; anything larger is not a chunk of this server's size.
 const CHUNK_SLACK = 64 * 1024
-
-const unsupported = (message: string): AppError => new AppError('APP_UNSUPPORTED_MEDIA_TYPE', 415, message)
 
 /**
  * `/api/p/:projectId/:table/:id/files/:field…`: a record's files. Uploads run
@@ -53,7 +51,7 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: { operationId: 'putUploadChunk', tags, summary: 'Store one chunk (application/octet-stream); sending a chunk again replaces it', description: 'The chunk\'s bytes as `application/octet-stream`: exactly the chunk size, less only for the last chunk. Chunks may come in any order; sending one again replaces it.', consumes: ['application/octet-stream'], params: ChunkParams, body: ChunkBody, response: FileResponses.chunk }
   }, async (request) => {
     const body: unknown = request.body ?? Buffer.alloc(0)
-    if (!Buffer.isBuffer(body)) throw unsupported('Send the chunk as Content-Type: application/octet-stream')
+    if (!Buffer.isBuffer(body)) throw commonErrors.unsupportedMediaType({ send: 'Send the chunk as Content-Type: application/octet-stream' })
     const { sessionId, index } = request.params
     return { success: true as const, data: await files.putChunk(target(request.params), requestCaller(request), sessionId, index, body) }
   })
@@ -78,7 +76,7 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { auth: 'data', collectionMethod: 'upload' },
     schema: { operationId: 'uploadFile', tags, summary: `Upload a small file (up to ${MAX_MULTIPART_SIZE} bytes and the field's maxSize) in one multipart/form-data request`, description: 'One file part in a `multipart/form-data` body, with at most 10 other fields (ignored). Nothing is stored unless the whole form arrives well-formed. Location names the file.', consumes: ['multipart/form-data'], params: FileFieldParams, body: MultipartBody, response: FileResponses.uploaded }
   }, async (request, reply) => {
-    if (!request.isMultipart()) throw unsupported('Send the file as multipart/form-data')
+    if (!request.isMultipart()) throw commonErrors.unsupportedMediaType({ send: 'Send the file as multipart/form-data' })
     const caller = requestCaller(request)
     const { name, type, body } = await formFile(request)
     const uploaded = await files.uploadWhole(target(request.params), caller, { name, type, body, maxSize: MAX_MULTIPART_SIZE })
