@@ -121,7 +121,7 @@ export function sweepInterval (headersMs: number): number {
  * Fastify 5 turned a numeric trustProxy into "trust nobody", since a hop count
  * cannot tell a proxy from a client that reaches the server directly; the
  * count is kept here, as a trust function, for servers reachable only through
- * their proxies (the README says so), and addresses are the safe default.
+ * their proxies (docs/operations.md says so), and addresses are the safe default.
  */
 function trustProxyOption (setting: Config['trustProxy']): PlinthServerOptions['trustProxy'] {
   if (typeof setting !== 'number') return setting

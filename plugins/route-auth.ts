@@ -71,7 +71,7 @@ const AUTH_KINDS = {
   },
   // Git clients: a token as the Basic password (or Bearer), or nobody for public repositories; the route decides per
   // repository. Only the smart-HTTP routes use it, and they are hidden from the contract (git reads no OpenAPI; the
-  // README documents them), so it publishes no scheme: an unused one would fail the contract's lint.
+  // docs/git.md documents them), so it publishes no scheme: an unused one would fail the contract's lint.
   git: { security: [], hook: (app) => app.requireGitCaller, refusals: [401] }
 } satisfies Record<string, AuthKind>
 

@@ -46,17 +46,17 @@ export interface Config {
   identity: IdentityConfig
   /** PLINTH_MASTER_KEY_RETIRED: former master keys, which still open what was sealed under them until it is re-sealed (docs/llm.md, "Rotating the master key"). */
   retiredMasterKeys: string[]
-  /** Limits on slow clients, in seconds (see the README for why these values). */
+  /** Limits on slow clients, in seconds (docs/operations.md, "Slow clients", says why these values). */
   timeouts: HttpTimeouts
   /** Whose `X-Forwarded-For` to believe: nobody (false), that many hops in front of the server, or these addresses and CIDR ranges. */
   trustProxy: false | number | string[]
   /** Origins browser apps may call the platform API from; `['*']` is any origin, without credentials. */
   corsOrigins: string[]
-  /** Git hosting (see the README's git section). */
+  /** Git hosting (docs/git.md). */
   git: GitConfig
-  /** DNS: the built-in authoritative server and the gateway hostnames point at (see the README's DNS section). */
+  /** DNS: the built-in authoritative server and the gateway hostnames point at (docs/dns.md). */
   dns: DnsConfig
-  /** App hosting (see the README's hosting section). */
+  /** App hosting (docs/hosting.md). */
   hosting: HostingConfig
   /** Hosting: how custom hostnames are verified and where their TLS certificates come from (docs/hosting.md). */
   hostingTls: HostingTlsConfig

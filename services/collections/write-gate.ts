@@ -8,7 +8,7 @@
  *
  * Writers never wait for each other. Another process sharing the data is not
  * covered: a record written there between a scan and the save can still slip
- * past (the README says so).
+ * past (docs/data.md says so).
  */
 
 /** The gate key of one collection of one project. */

@@ -8,7 +8,7 @@ const SshLimits = Type.Object({
   authTimeoutSeconds: Type.Integer({ minimum: 1, maximum: 600, variable: 'GIT_SSH_AUTH_TIMEOUT_SECONDS', description: 'A connection not signed in by then is closed' }),
   maxAuthAttempts: Type.Integer({ minimum: 1, maximum: 100, variable: 'GIT_SSH_MAX_AUTH_ATTEMPTS', description: 'Failed sign-in attempts one connection may make' }),
   idleTimeoutSeconds: Type.Integer({ minimum: 1, maximum: 86_400, variable: 'GIT_SSH_IDLE_TIMEOUT_SECONDS', description: 'A signed-in connection on which no git data moves for this long is closed' })
-}, { description: 'What one SSH client may hold (the README gives the defaults\' reasons)' })
+}, { description: 'What one SSH client may hold (docs/git.md gives the defaults\' reasons)' })
 export type SshLimits = Static<typeof SshLimits>
 
 /**

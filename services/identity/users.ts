@@ -44,7 +44,7 @@ function toPlatformUser (record: WithId<PlatformUserRecord>): PlatformUser {
   return { id: record._id, email: record.email, name: record.name, emailVerified: record.emailVerified, createdAt: isoString(record.createdAt) }
 }
 
-/** The policy the README states: 8 to 256 characters, and not the email address itself. `path` names the field in the request. */
+/** The policy docs/identity.md states: 8 to 256 characters, and not the email address itself. `path` names the field in the request. */
 export function checkPasswordPolicy (password: string, email: string, path = 'body.password'): void {
   if (password.length < PASSWORD_MIN_LENGTH) throw identityErrors.weakPassword({ rule: `be at least ${PASSWORD_MIN_LENGTH} characters`, path })
   if (password.length > PASSWORD_MAX_LENGTH) throw identityErrors.weakPassword({ rule: `be at most ${PASSWORD_MAX_LENGTH} characters`, path })
