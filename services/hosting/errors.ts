@@ -212,16 +212,26 @@ export const hostingErrors = errorCatalogue('hosting', {
     description: 'the ACME CA did not issue the certificate; the message carries its problem'
   },
 
-  // The gateway's own pages, at the apps' hostnames (not under /api)
-  gatewayUnknownHost: { code: 'APP_GATEWAY_UNKNOWN_HOST', status: 404, message: 'No app is served at this host', description: 'no app is served at the request\'s host' },
-  gatewayAppSuspended: { code: 'APP_GATEWAY_APP_SUSPENDED', status: 503, message: 'This app is suspended by its owner', description: 'the app is suspended; Retry-After says when to ask again' },
-  gatewayNoUpstream: { code: 'APP_GATEWAY_NO_UPSTREAM', status: 502, message: 'No instance of this app is answering right now', description: 'no instance of the app answers' },
-  gatewayUpstreamTimeout: { code: 'APP_GATEWAY_UPSTREAM_TIMEOUT', status: 504, message: 'The app did not answer in time', description: 'the app did not answer in time' },
-  gatewayNotFound: { code: 'APP_GATEWAY_NOT_FOUND', status: 404, message: 'Nothing is published at this path', description: 'a static app publishes nothing at the path' },
+  // The gateway's own pages at the apps' hostnames (not under /api), in words for people
+  gatewayUnknownHost: {
+    code: 'APP_GATEWAY_UNKNOWN_HOST',
+    status: 404,
+    message: ({ host }: { host: string | null }) => host === null ? 'The request names no host.' : `No app is served at ${host}.`,
+    description: 'no app is served at the request\'s host'
+  },
+  gatewayAppSuspended: {
+    code: 'APP_GATEWAY_APP_SUSPENDED',
+    status: 503,
+    message: 'This app is suspended by its owner. Try again later.',
+    description: 'the app is suspended; Retry-After says when to ask again'
+  },
+  gatewayNoUpstream: { code: 'APP_GATEWAY_NO_UPSTREAM', status: 502, message: 'No instance of this app is answering right now.', description: 'no instance of the app answers' },
+  gatewayUpstreamTimeout: { code: 'APP_GATEWAY_UPSTREAM_TIMEOUT', status: 504, message: 'The app did not answer in time.', description: 'the app did not answer in time' },
+  gatewayNotFound: { code: 'APP_GATEWAY_NOT_FOUND', status: 404, message: 'Nothing is published at this path.', description: 'a static app publishes nothing at the path' },
   gatewayMethodNotAllowed: {
     code: 'APP_GATEWAY_METHOD_NOT_ALLOWED',
     status: 405,
-    message: 'A static site answers GET and HEAD only',
+    message: 'A static site answers GET and HEAD only.',
     description: 'a static app answers GET and HEAD only'
   },
   gatewayBadRequest: { code: 'APP_GATEWAY_BAD_REQUEST', status: 400, message: ({ why }: { why: string }) => why, description: 'the request is not one the gateway forwards' }

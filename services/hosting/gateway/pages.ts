@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http'
-import type { DeclaredError } from '../../errors.js'
+import type { AppError } from '../../errors.js'
 import { hostingErrors } from '../errors.js'
 
 /**
@@ -20,21 +20,19 @@ export interface Page {
 /** Seconds a client is told to wait before asking a suspended app again. */
 export const SUSPENDED_RETRY_AFTER = 60
 
-/** A page answering with `error`'s code and status (from the family's catalogue), in words for people. */
-const page = (error: DeclaredError, title: string, message: string, headers?: string[]): Page =>
-  ({ status: error.status, code: error.code, title, message, ...(headers === undefined ? {} : { headers }) })
+/** A page answering with `error`'s code, status and message (from the family's catalogue), under a title for people. */
+const page = (error: AppError, title: string, headers?: string[]): Page =>
+  ({ status: error.status, code: error.code, title, message: error.message, ...(headers === undefined ? {} : { headers }) })
 
 export const pages = {
-  unknownHost: (host: string | null): Page =>
-    page(hostingErrors.gatewayUnknownHost, 'No app here', host === null ? 'The request names no host.' : `No app is served at ${host}.`),
-  suspended: (): Page => page(hostingErrors.gatewayAppSuspended, 'App suspended', 'This app is suspended by its owner. Try again later.',
-    ['Retry-After', String(SUSPENDED_RETRY_AFTER)]),
-  noUpstream: (): Page => page(hostingErrors.gatewayNoUpstream, 'App not reachable', 'No instance of this app is answering right now.'),
-  timeout: (): Page => page(hostingErrors.gatewayUpstreamTimeout, 'App too slow', 'The app did not answer in time.'),
-  notFound: (): Page => page(hostingErrors.gatewayNotFound, 'Not found', 'Nothing is published at this path.'),
-  methodNotAllowed: (): Page => page(hostingErrors.gatewayMethodNotAllowed, 'Method not allowed', 'A static site answers GET and HEAD only.', ['Allow', 'GET, HEAD']),
+  unknownHost: (host: string | null): Page => page(hostingErrors.gatewayUnknownHost({ host }), 'No app here'),
+  suspended: (): Page => page(hostingErrors.gatewayAppSuspended(), 'App suspended', ['Retry-After', String(SUSPENDED_RETRY_AFTER)]),
+  noUpstream: (): Page => page(hostingErrors.gatewayNoUpstream(), 'App not reachable'),
+  timeout: (): Page => page(hostingErrors.gatewayUpstreamTimeout(), 'App too slow'),
+  notFound: (): Page => page(hostingErrors.gatewayNotFound(), 'Not found'),
+  methodNotAllowed: (): Page => page(hostingErrors.gatewayMethodNotAllowed(), 'Method not allowed', ['Allow', 'GET, HEAD']),
   // Nothing more on a connection that sent a malformed request is trusted, as with node:http's own 400s.
-  badRequest: (message: string): Page => page(hostingErrors.gatewayBadRequest, 'Bad request', message, ['Connection', 'close'])
+  badRequest: (why: string): Page => page(hostingErrors.gatewayBadRequest({ why }), 'Bad request', ['Connection', 'close'])
 }
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
