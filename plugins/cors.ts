@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
-import { forbidden } from '../services/errors.js'
+import { commonErrors } from '../services/errors.js'
 import { ANY_ORIGIN } from '../services/origins.js'
 
 const ALLOW_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE'
@@ -46,7 +46,7 @@ async function corsPlugin (app: FastifyInstance): Promise<void> {
   const decide = (request: FastifyRequest, reply: FastifyReply, origin: string, grant: Grant, done: HookHandlerDoneFunction): void => {
     const preflight = request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined
     if (grant === null) {
-      if (preflight) { done(forbidden('APP_CORS_ORIGIN_REFUSED', `Origin ${origin} may not call this API from a browser`)); return }
+      if (preflight) { done(commonErrors.corsOriginRefused({ origin })); return }
       done()
       return
     }

@@ -1,8 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import fp from 'fastify-plugin'
-import type { FastifyInstance } from 'fastify'
-import { notFound, type AppError } from '../services/errors.js'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { systemClock } from '../services/clock.js'
 import { platformHosts } from '../services/config.js'
 import { newId } from '../services/ids.js'
@@ -10,6 +9,8 @@ import { readDescriptorLimit } from '../services/descriptors.js'
 import { sweepInterval } from '../options.js'
 import { hostingSchemas } from '../schemas/hosting.js'
 import { HostRoutes } from '../services/hosting/route-table.js'
+import { hostingErrors } from '../services/hosting/errors.js'
+import type { AppKind, AppRecord } from '../services/hosting/records.js'
 import { Timeline } from '../services/hosting/timeline.js'
 import { AppSecrets } from '../services/hosting/secrets.js'
 import { AppLogs, LOGS_PRUNE_EVERY_MS, LOGS_PRUNE_JOB } from '../services/hosting/logs.js'
@@ -54,10 +55,17 @@ declare module 'fastify' {
   }
 }
 
-/** The answer of every hosting route while HOSTING_ENABLED is off. */
-export function hostingDisabled (): AppError {
-  return notFound('APP_HOSTING_DISABLED', 'App hosting is not enabled on this server (HOSTING_ENABLED)')
+declare module './permissions.js' {
+  interface ParentKinds {
+    /** The project's container app `params.appId`. */
+    app: AppRecord
+    /** The project's static app `params.appId`. */
+    staticApp: AppRecord
+  }
 }
+
+/** The parent kind of an app of `kind`, for the routes container and static apps share. */
+export const appParent = (kind: AppKind) => kind === 'static' ? 'staticApp' as const : 'app' as const
 
 const USAGE_FLUSH_EVERY_MS = 60_000
 
@@ -178,6 +186,13 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
   await Promise.all([timeline.init(), secrets.init(), logs.init(), traffic.init(), releases.init(), deployments.init(), apps.init(), hostnames.init()])
   await certificates.init()
   for (const schema of [...hostingSchemas, ...hostingHostnameSchemas]) app.addSchema(schema)
+  for (const kind of ['container', 'static'] as const) {
+    app.registerParent(appParent(kind), {
+      within: 'project',
+      errors: [hostingErrors.appNotFound],
+      load: async (request: FastifyRequest, { scope }) => ({ value: await apps.get(scope.project.id, (request.params as { appId: string }).appId, kind) })
+    })
+  }
   app.projects.onDelete(async (projectId) => {
     await apps.deleteAllForProject(projectId)
     await driver.discardBuildCache(projectId).catch(onError)
@@ -267,5 +282,5 @@ async function leaveOrStopApps (app: FastifyInstance, releases: Releases): Promi
 export default fp(hostingPlugin, {
   name: 'plinth-hosting',
   fastify: '5.x',
-  dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-jobs', 'plinth-projects', 'plinth-files', 'plinth-git', 'plinth-dns']
+  dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-jobs', 'plinth-projects', 'plinth-permissions', 'plinth-files', 'plinth-git', 'plinth-dns']
 })

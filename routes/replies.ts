@@ -7,8 +7,11 @@ export interface Ok<T> { success: true, data: T }
 interface CreatedOptions {
   /** The resource's name in its URL, when not `data.id` (a repository's slug, a collection's name). */
   id?: string
-  /** The request path ends in an action that creates (`POST …/zones/import`): the resource lives in the collection the action belongs to. */
-  fromAction?: boolean
+  /**
+   * The request path ends in an action that creates: on the collection (`POST …/zones/import`: `true`), or on one of
+   * its members, making another (`POST …/deployments/:id/rollback`: `'onMember'`); the resource lives in that collection.
+   */
+  fromAction?: boolean | 'onMember'
 }
 
 /** 200: `data` in the envelope. */
@@ -19,11 +22,12 @@ export function ok<T> (data: T): Ok<T> {
 /**
  * The one Location rule: a created resource's URL is its collection's URL and
  * its id; the collection is the request's path (without its query), or, for
- * an action that creates, that path without the action.
+ * an action that creates, that path without the action (and the member it
+ * acts on).
  */
-export function locationOf (request: FastifyRequest, id: string, fromAction = false): string {
-  const path = request.url.split('?')[0]
-  const collection = fromAction ? path.slice(0, path.lastIndexOf('/')) : path
+export function locationOf (request: FastifyRequest, id: string, fromAction: boolean | 'onMember' = false): string {
+  let collection = request.url.split('?')[0]
+  for (let segments = fromAction === 'onMember' ? 2 : fromAction ? 1 : 0; segments > 0; segments--) collection = collection.slice(0, collection.lastIndexOf('/'))
   return `${collection}/${encodeURIComponent(id)}`
 }
 
@@ -33,6 +37,12 @@ export function created<T> (reply: FastifyReply, data: T, options: CreatedOption
 export function created<T> (reply: FastifyReply, data: T, options: CreatedOptions = {}): Ok<T> {
   const id = options.id ?? (data as { id: string }).id
   void reply.code(201).header('location', locationOf(reply.request, id, options.fromAction))
+  return ok(data)
+}
+
+/** 202 with Location (see locationOf): the work is queued, and `data`, in the envelope, is what will do it; the route's response is `Created(…)`. */
+export function accepted<T extends { id: string }> (reply: FastifyReply, data: T, options: CreatedOptions = {}): Ok<T> {
+  void reply.code(202).header('location', locationOf(reply.request, options.id ?? data.id, options.fromAction))
   return ok(data)
 }
 

@@ -1,14 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { GatewayInstructions } from './dns.js'
-import { Envelope, errorResponses, LOCATION, withHeaders } from './envelope.js'
+import { Created, Envelope } from './envelope.js'
+import { DateTime, Deleted, Id } from './common.js'
 
 /** Hostnames one app may carry. */
 export const MAX_HOSTNAMES_PER_APP = 20
 /** A certificate is renewed this long before it expires. */
 export const CERTIFICATE_RENEW_BEFORE_DAYS = 30
 
-const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z_-]+$' })
-const DateTime = Type.String({ format: 'date-time' })
 const NullableDateTime = Type.Union([DateTime, Type.Null()])
 const Hostname = Type.String({ minLength: 1, maxLength: 254, description: 'A host name such as `www.example.com`; case and one trailing dot do not matter', examples: ['www.example.com'] })
 
@@ -70,18 +69,15 @@ export const BoundHostname = Type.Object({
   instructions: GatewayInstructions
 })
 
-const Deleted = Type.Object({ deleted: Type.Literal(true) })
-
+/** Each route's success answer; route-auth adds the refusals its declaration names. */
 export const HostnameResponses = {
-  list: { 200: Envelope(Type.Array(Type.Ref(HostingHostname))), ...errorResponses(400, 401, 403, 404) },
-  bound: { 201: withHeaders(Envelope(BoundHostname), LOCATION), ...errorResponses(400, 401, 403, 404, 409) },
-  one: { 200: Envelope(Type.Ref(HostingHostname)), ...errorResponses(400, 401, 403, 404) },
-  instructions: { 200: Envelope(BoundHostname), ...errorResponses(400, 401, 403, 404, 409) },
-  verified: { 200: Envelope(Type.Ref(HostingHostname)), ...errorResponses(400, 401, 403, 404, 409) },
-  deleted: { 200: Envelope(Deleted), ...errorResponses(400, 401, 403, 404) },
-  certificateList: { 200: Envelope(Type.Array(Type.Ref(HostingCertificate))), ...errorResponses(400, 401, 403, 404) },
-  certificate: { 200: Envelope(Type.Ref(HostingCertificate)), ...errorResponses(400, 401, 403, 404) },
-  certificateIssued: { 200: Envelope(Type.Ref(HostingCertificate)), ...errorResponses(400, 401, 403, 404, 409, 502) }
+  list: { 200: Envelope(Type.Array(Type.Ref(HostingHostname))) },
+  bound: { 201: Created(BoundHostname) },
+  instructions: { 200: Envelope(BoundHostname) },
+  verified: { 200: Envelope(Type.Ref(HostingHostname)) },
+  deleted: { 200: Envelope(Deleted) },
+  certificateList: { 200: Envelope(Type.Array(Type.Ref(HostingCertificate))) },
+  certificateIssued: { 200: Envelope(Type.Ref(HostingCertificate)) }
 }
 
 export const hostingHostnameSchemas = [HostingHostname, HostingCertificate]

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Envelope, errorResponses, LOCATION, withHeaders } from './envelope.js'
+import { Created, Envelope } from './envelope.js'
+import { DateTime, Deleted, Id } from './common.js'
 
 /** Limits of the hosting family, used by both the schemas and the services. */
 export const HOSTING_LIMITS = {
@@ -20,8 +21,6 @@ export const HOSTING_LIMITS = {
   usageHoursMax: 24 * 31
 } as const
 
-const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z_-]+$' })
-const DateTime = Type.String({ format: 'date-time' })
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()])
 const AppName = Type.String({ minLength: 1, maxLength: 40, pattern: '^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$', description: 'Lower-case letters, digits and `-`, unique on the server: the app answers at `<name>.<HOSTING_APPS_DOMAIN>`' })
 const SecretName = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'An environment variable name' })
@@ -226,24 +225,22 @@ export const UsageRow = Type.Object({
 })
 export const UsageQuery = Type.Object({ hours: Type.Optional(Type.Integer({ minimum: 1, maximum: HOSTING_LIMITS.usageHoursMax, description: 'How many hours back; defaults to 24' })) }, { additionalProperties: false })
 
-const Deleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) })
-const COMMON = [400, 401, 403, 404] as const
-
+/** Each route's success answer; route-auth adds the refusals its declaration names. */
 export const HostingResponses = {
-  appList: { 200: Envelope(Type.Array(Type.Ref(App))), ...errorResponses(...COMMON) },
-  appCreated: { 201: withHeaders(Envelope(Type.Ref(App)), LOCATION), ...errorResponses(...COMMON, 409) },
-  app: { 200: Envelope(Type.Ref(App)), ...errorResponses(...COMMON, 409) },
-  staticCreated: { 201: withHeaders(Envelope(Type.Ref(StaticApp)), LOCATION), ...errorResponses(...COMMON, 409) },
-  staticList: { 200: Envelope(Type.Array(Type.Ref(StaticApp))), ...errorResponses(...COMMON) },
-  staticApp: { 200: Envelope(Type.Ref(StaticApp)), ...errorResponses(...COMMON, 409) },
-  deleted: { 200: Envelope(Deleted), ...errorResponses(...COMMON) },
-  sourceUploadStarted: { 201: withHeaders(Envelope(SourceUpload), LOCATION), ...errorResponses(...COMMON, 409, 413) },
-  sourceUpload: { 200: Envelope(SourceUpload), ...errorResponses(...COMMON, 409, 410, 413, 415, 422) },
-  deploymentCreated: { 202: withHeaders(Envelope(Type.Ref(Deployment)), LOCATION), ...errorResponses(...COMMON, 409, 410, 422) },
-  deploymentList: { 200: Envelope(Type.Array(Type.Ref(Deployment))), ...errorResponses(...COMMON) },
-  deployment: { 200: Envelope(Type.Ref(Deployment)), ...errorResponses(...COMMON, 409) },
-  secretList: { 200: Envelope(Type.Array(Type.Ref(Secret))), ...errorResponses(...COMMON) },
-  secret: { 200: Envelope(Type.Ref(Secret)), ...errorResponses(...COMMON, 409) },
+  appList: { 200: Envelope(Type.Array(Type.Ref(App))) },
+  appCreated: { 201: Created(Type.Ref(App)) },
+  app: { 200: Envelope(Type.Ref(App)) },
+  staticCreated: { 201: Created(Type.Ref(StaticApp)) },
+  staticList: { 200: Envelope(Type.Array(Type.Ref(StaticApp))) },
+  staticApp: { 200: Envelope(Type.Ref(StaticApp)) },
+  deleted: { 200: Envelope(Deleted) },
+  sourceUploadStarted: { 201: Created(SourceUpload) },
+  sourceUpload: { 200: Envelope(SourceUpload) },
+  deploymentCreated: { 202: Created(Type.Ref(Deployment)) },
+  deploymentList: { 200: Envelope(Type.Array(Type.Ref(Deployment))) },
+  deployment: { 200: Envelope(Type.Ref(Deployment)) },
+  secretList: { 200: Envelope(Type.Array(Type.Ref(Secret))) },
+  secret: { 200: Envelope(Type.Ref(Secret)) },
   logs: {
     200: {
       description: 'A page of lines in the envelope; with `follow=true`, Server-Sent Events',
@@ -251,12 +248,11 @@ export const HostingResponses = {
         'application/json': { schema: Envelope(Type.Array(LogLine)) },
         'text/event-stream': { schema: Type.String({ description: '`log` events, each line\'s JSON as `data` and its `seq` as `id`; comments keep the connection alive' }) }
       }
-    },
-    ...errorResponses(...COMMON)
+    }
   },
-  timeline: { 200: Envelope(Type.Array(TimelineEvent)), ...errorResponses(...COMMON) },
-  metrics: { 200: Envelope(Metrics), ...errorResponses(...COMMON) },
-  usage: { 200: Envelope(Type.Array(UsageRow)), ...errorResponses(...COMMON) }
+  timeline: { 200: Envelope(Type.Array(TimelineEvent)) },
+  metrics: { 200: Envelope(Metrics) },
+  usage: { 200: Envelope(Type.Array(UsageRow)) }
 }
 
 export const hostingSchemas = [Deployment, Instance, App, StaticApp, Secret]

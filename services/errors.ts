@@ -132,6 +132,13 @@ export const commonErrors = errorCatalogue('common', {
     message: ({ why }: { why: string }) => why,
     description: 'the credential is not valid here: expired, revoked, tampered with, of another kind, or its session has ended'
   },
+  // A browser's preflight from an origin neither the platform (CORS_ORIGINS) nor the project allows; any /api route may meet it.
+  corsOriginRefused: {
+    code: 'APP_CORS_ORIGIN_REFUSED',
+    status: 403,
+    message: ({ origin }: { origin: string }) => `Origin ${origin} may not call this API from a browser`,
+    description: 'a browser\'s preflight from an origin that is not allowed'
+  },
   invalidName: {
     code: 'APP_INVALID_NAME',
     status: 400,

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { hostingDisabled } from '../../plugins/hosting.js'
+import { hostingErrors } from '../../services/hosting/errors.js'
 import appRoutes from './apps.js'
 import deploymentRoutes from './deployments.js'
 import sourceUploadRoutes from './source-uploads.js'
@@ -8,9 +8,14 @@ import observeRoutes from './observe.js'
 import logRoutes from './logs.js'
 import hostnameRoutes from './hostnames.js'
 
-/** `/api/projects/:projectId/backend/…`: container apps, static apps, their deployments, secrets, logs and metrics. */
+/**
+ * `/api/projects/:projectId/backend/…`: container apps, static apps, their
+ * deployments, secrets, logs and metrics. Every route acts in the project as
+ * a platform user; under `:appId` the app (`app` or `staticApp`) is the parent.
+ */
 const hostingRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  if (!app.hosting.enabled) app.addHook('onRequest', async () => { throw hostingDisabled() })
+  app.routeDefaults({ auth: 'platform', parent: 'project', errors: [hostingErrors.disabled] })
+  if (!app.hosting.enabled) app.addHook('onRequest', async () => { throw hostingErrors.disabled() })
   await app.register(appRoutes)
   for (const [prefix, kind] of [['/apps', 'container'], ['/static-apps', 'static']] as const) {
     await app.register(deploymentRoutes, { prefix, kind })

@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
-import { AppError, badRequest, conflict, fieldIssue } from '../errors.js'
+import { AppError } from '../errors.js'
+import { hostingErrors } from './errors.js'
 import type { UploadSessions, UploadSessionView } from '../files/uploads.js'
 import { HOSTING_LIMITS, type DeploymentT, type GitSourceBodyT, type SourceUploadT } from '../../schemas/hosting.js'
 import type { AppRecord, DeploymentRecord, GitSourceRecord } from './records.js'
@@ -21,7 +22,6 @@ export interface GitHostingPort {
 }
 
 const ARCHIVE_NAME = /\.(tar\.gz|tgz|tar)$/i
-const noGitSource = () => conflict('APP_HOSTING_NO_GIT_SOURCE', 'The app has no git source; set one with PUT …/git-source')
 
 function uploadView (session: UploadSessionView): SourceUploadT {
   return { id: session.id, size: session.size, sha256: session.sha256, chunkSize: session.chunkSize, chunkCount: session.chunkCount, missing: session.missing, status: session.status, expiresAt: session.expiresAt }
@@ -41,7 +41,7 @@ export class AppSources {
   }
 
   async startUpload (app: AppRecord, input: { name: string, size: number, sha256: string }, createdBy: string): Promise<SourceUploadT> {
-    if (!ARCHIVE_NAME.test(input.name)) throw badRequest('APP_HOSTING_ARCHIVE_INVALID', 'The archive must be a .tar.gz, .tgz or .tar file', fieldIssue('body.name', 'must end in .tar.gz, .tgz or .tar'))
+    if (!ARCHIVE_NAME.test(input.name)) throw hostingErrors.archiveInvalid()
     const type = /\.tar$/i.test(input.name) ? 'application/x-tar' : 'application/gzip'
     return uploadView(await this.deps.uploads.start(this.owner(app), { name: input.name, size: input.size, type, sha256: input.sha256, createdBy }))
   }
@@ -61,27 +61,27 @@ export class AppSources {
 
   async deployUpload (app: AppRecord, uploadId: string, createdBy: string): Promise<DeploymentT> {
     const session = await this.deps.uploads.status(uploadId, this.owner(app))
-    if (session.status !== 'completed' || session.file === null) throw conflict('APP_HOSTING_UPLOAD_NOT_COMPLETED', `The upload is ${session.status}; complete it first`)
+    if (session.status !== 'completed' || session.file === null) throw hostingErrors.uploadNotCompleted({ status: session.status })
     return await this.deps.deployments.create(app, { source: { type: 'upload', uploadId, fileId: session.file.id, sha256: session.file.sha256 }, trigger: 'api', createdBy })
   }
 
   /** Reads `repositoryId`, this server's clone URL, or an external https URL; checks the branch exists on this server's repositories. */
   async gitSource (app: AppRecord, body: GitSourceBodyT): Promise<GitSourceRecord> {
-    if ((body.repositoryId === undefined) === (body.url === undefined)) throw badRequest('APP_HOSTING_GIT_SOURCE_INVALID', 'Give repositoryId or url, not both', fieldIssue('body', 'needs repositoryId or url'))
+    if ((body.repositoryId === undefined) === (body.url === undefined)) throw hostingErrors.gitSourceInvalid({ message: 'Give repositoryId or url, not both', path: 'body', why: 'needs repositoryId or url' })
     const subdirectory = checkSubdirectory(body.subdirectory)
     let which: { id: string } | { slug: string } | null = body.repositoryId === undefined ? null : { id: body.repositoryId }
     if (body.url !== undefined && body.url.startsWith(this.deps.git.cloneUrlPrefix)) {
       const match = /^([0-9A-Za-z_-]{1,64})\/([A-Za-z0-9][A-Za-z0-9._-]{0,99}?)(\.git)?\/?$/.exec(body.url.slice(this.deps.git.cloneUrlPrefix.length))
-      if (match === null || match[1] !== app.projectId) throw badRequest('APP_HOSTING_GIT_SOURCE_INVALID', 'The clone URL must name a repository of this project', fieldIssue('body.url', 'is not a repository of this project'))
+      if (match === null || match[1] !== app.projectId) throw hostingErrors.gitSourceInvalid({ message: 'The clone URL must name a repository of this project', path: 'body.url', why: 'is not a repository of this project' })
       which = { slug: match[2] }
     }
     if (which !== null) {
       const repo = await this.deps.git.repository(app.projectId, which)
-      if (repo === null) throw badRequest('APP_HOSTING_GIT_SOURCE_INVALID', 'No such repository in this project', fieldIssue(body.url === undefined ? 'body.repositoryId' : 'body.url', 'names no repository of this project'))
+      if (repo === null) throw hostingErrors.gitSourceInvalid({ message: 'No such repository in this project', path: body.url === undefined ? 'body.repositoryId' : 'body.url', why: 'names no repository of this project' })
       return { repositoryId: repo.id, url: null, branch: body.branch ?? repo.defaultBranch, subdirectory, autoDeploy: body.autoDeploy ?? true, autoDeployPaused: false, lastCommit: app.gitSource?.repositoryId === repo.id ? app.gitSource.lastCommit : null }
     }
     const url = checkExternalUrl(body.url as string)
-    if (body.autoDeploy === true) throw badRequest('APP_HOSTING_GIT_SOURCE_INVALID', 'Auto-deploy on push needs a repository of this server', fieldIssue('body.autoDeploy', 'needs a repository of this server'))
+    if (body.autoDeploy === true) throw hostingErrors.gitSourceInvalid({ message: 'Auto-deploy on push needs a repository of this server', path: 'body.autoDeploy', why: 'needs a repository of this server' })
     await this.deps.externalGit.checkOnSet(url)
     return { repositoryId: null, url, branch: body.branch ?? 'main', subdirectory, autoDeploy: false, autoDeployPaused: false, lastCommit: null }
   }
@@ -89,14 +89,14 @@ export class AppSources {
   /** A deployment of the git source's branch, or of `ref`. */
   async deployGit (app: AppRecord, ref: string | undefined, trigger: 'api' | 'push', createdBy: string | null): Promise<DeploymentT> {
     const source = app.gitSource
-    if (source === null) throw noGitSource()
+    if (source === null) throw hostingErrors.noGitSource()
     let commit: string | null = null
     if (source.repositoryId !== null) {
       const repo = await this.deps.git.repository(app.projectId, { id: source.repositoryId })
-      if (repo === null) throw conflict('APP_HOSTING_GIT_SOURCE_GONE', 'The git source\'s repository no longer exists')
+      if (repo === null) throw hostingErrors.gitSourceGone()
       commit = await this.deps.git.resolveCommit(repo.gitDir, ref ?? `refs/heads/${source.branch}`)
     } else if (ref !== undefined && ref !== source.branch) {
-      throw badRequest('APP_HOSTING_GIT_SOURCE_INVALID', 'An external repository deploys its configured branch only', fieldIssue('body.ref', 'must be the git source\'s branch'))
+      throw hostingErrors.gitSourceInvalid({ message: 'An external repository deploys its configured branch only', path: 'body.ref', why: 'must be the git source\'s branch' })
     }
     return await this.deps.deployments.create(app, { source: { type: 'git', repositoryId: source.repositoryId, url: source.url, branch: ref ?? source.branch, commit, subdirectory: source.subdirectory }, trigger, createdBy })
   }

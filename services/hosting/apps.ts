@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js'
-import { conflict, fieldIssue, notFound, badRequest } from '../errors.js'
+import { hostingErrors } from './errors.js'
 import type { IdGenerator } from '../ids.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Store, StoreCollection } from '../store/types.js'
@@ -28,8 +28,6 @@ export interface AppsDeps {
 
 /** The job that makes an app's instances match its scaling and suspension. */
 export const RECONCILE_JOB = 'hosting.reconcile'
-
-const appNotFound = () => notFound('APP_HOSTING_APP_NOT_FOUND', 'App not found')
 
 function instanceView (instance: InstanceRecord): InstanceT {
   return {
@@ -91,7 +89,7 @@ export class HostingApps {
     try {
       await this.records.insertOne(record)
     } catch (error) {
-      if (error instanceof DuplicateKeyError) throw conflict('APP_HOSTING_NAME_TAKEN', `The name "${input.name}" is taken on this server`, fieldIssue('body.name', 'is taken'))
+      if (error instanceof DuplicateKeyError) throw hostingErrors.nameTaken({ name: input.name })
       throw error
     }
     await this.deps.timeline.add(record, 'app.created', `${kind === 'static' ? 'Static app' : 'App'} ${record.name} created`)
@@ -105,7 +103,7 @@ export class HostingApps {
 
   async get (projectId: string, appId: string, kind: AppKind): Promise<AppRecord> {
     const app = await this.records.findOne({ _id: appId, projectId, kind })
-    if (app === null) throw appNotFound()
+    if (app === null) throw hostingErrors.appNotFound()
     return app
   }
 
@@ -144,7 +142,7 @@ export class HostingApps {
   /** Stops every instance, discards every artifact and removes all the app holds. */
   async delete (app: AppRecord): Promise<void> {
     const { deletedCount } = await this.records.deleteOne({ _id: app._id })
-    if (deletedCount === 0) throw appNotFound()
+    if (deletedCount === 0) throw hostingErrors.appNotFound()
     await this.deps.releases.deleteForApp(app._id)
     await this.deps.deployments.deleteForApp(app._id)
     for (const cleanup of this.deps.cleanups) await cleanup(app)
@@ -156,7 +154,7 @@ export class HostingApps {
 
   /** The gateway answers 503 at once; the instances stop in the reconcile job. */
   async suspend (app: AppRecord): Promise<AppRecord> {
-    if (app.suspended) throw conflict('APP_HOSTING_SUSPENDED', 'The app is already suspended')
+    if (app.suspended) throw hostingErrors.suspended()
     await this.change(app, { suspended: true })
     await this.deps.timeline.add(app, 'suspended', 'The app was suspended')
     await this.deps.releases.publish(app._id)
@@ -170,7 +168,7 @@ export class HostingApps {
    * deployment, whatever its deployments make it), never still `suspended`.
    */
   async unsuspend (app: AppRecord): Promise<AppRecord> {
-    if (!app.suspended) throw conflict('APP_HOSTING_NOT_SUSPENDED', 'The app is not suspended')
+    if (!app.suspended) throw hostingErrors.notSuspended()
     const updated = await this.change(app, app.liveDeploymentId === null ? { suspended: false } : { suspended: false, state: 'deploying' })
     await this.deps.timeline.add(app, 'unsuspended', 'The app was resumed')
     if (app.liveDeploymentId === null) await this.deps.releases.publish(app._id)
@@ -200,7 +198,7 @@ export class HostingApps {
 
   private async change (app: AppRecord, changes: Partial<AppRecord>): Promise<AppRecord> {
     const updated = await this.records.findOneAndUpdate({ _id: app._id }, { $set: { ...changes, updatedAt: this.deps.clock.now() } }, { returnDocument: 'after' })
-    if (updated === null) throw appNotFound()
+    if (updated === null) throw hostingErrors.appNotFound()
     return updated
   }
 }
@@ -220,10 +218,12 @@ function resolveScaling (current: ScalingValues, input: { instances: number, min
   return checkScaling({ instances, min, max })
 }
 
+const scalingInvalid = (field: 'instances' | 'min' | 'max', why: string) => hostingErrors.scalingInvalid({ message: `${field} ${why}`, path: `body.${field}`, why })
+
 function checkScaling (scaling: ScalingValues): ScalingValues {
   const { instances, min, max } = scaling
-  if (max > HOSTING_LIMITS.instancesMax) throw badRequest('APP_HOSTING_SCALING_INVALID', `max is at most ${HOSTING_LIMITS.instancesMax}`, fieldIssue('body.max', `must be at most ${HOSTING_LIMITS.instancesMax}`))
-  if (min > max) throw badRequest('APP_HOSTING_SCALING_INVALID', 'min must not exceed max', fieldIssue('body.min', 'must not exceed max'))
-  if (instances < min || instances > max) throw badRequest('APP_HOSTING_SCALING_INVALID', `instances must be between min (${min}) and max (${max})`, fieldIssue('body.instances', `must be between ${min} and ${max}`))
+  if (max > HOSTING_LIMITS.instancesMax) throw scalingInvalid('max', `must be at most ${HOSTING_LIMITS.instancesMax}`)
+  if (min > max) throw scalingInvalid('min', 'must not exceed max')
+  if (instances < min || instances > max) throw scalingInvalid('instances', `must be between min (${min}) and max (${max})`)
   return { instances, min, max }
 }

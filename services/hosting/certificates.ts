@@ -6,7 +6,8 @@ import type { Clock } from '../clock.js'
 import type { SecretBox } from '../crypto.js'
 import type { DnsRecords } from '../dns/records.js'
 import type { HostedZone, Zones } from '../dns/zones.js'
-import { AppError, conflict, notFound } from '../errors.js'
+import { AppError } from '../errors.js'
+import { hostingErrors } from './errors.js'
 import { isoStringOrNull, isoString } from '../iso-dates.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
@@ -170,7 +171,7 @@ export class Certificates implements CertificateSource, ChallengeSource {
 
   async get (projectId: string, appId: string, hostname: string): Promise<HostingCertificate> {
     const record = await this.certificates.findOne({ _id: hostnameOf(hostname, 'params.hostname'), projectId, appId })
-    if (record === null) throw notFound('APP_HOSTING_CERTIFICATE_NOT_FOUND', 'No certificate was requested for this hostname')
+    if (record === null) throw hostingErrors.certificateNotFound()
     return toView(record)
   }
 
@@ -182,13 +183,13 @@ export class Certificates implements CertificateSource, ChallengeSource {
   async issue (projectId: string, appId: string, input: string, options: { challenge?: AcmeChallengeType } = {}): Promise<HostingCertificate> {
     const hostname = hostnameOf(input, 'params.hostname')
     const holder = await this.deps.hostnames.holder(hostname)
-    if (holder === null || holder.projectId !== projectId || holder.appId !== appId) throw notFound('APP_HOSTING_HOSTNAME_NOT_FOUND', 'Hostname not found')
-    if (holder.status !== 'verified') throw conflict('APP_HOSTING_HOSTNAME_NOT_VERIFIED', `${hostname} is not verified yet: a certificate is issued only for a hostname that points at the gateway`)
+    if (holder === null || holder.projectId !== projectId || holder.appId !== appId) throw hostingErrors.hostnameNotFound()
+    if (holder.status !== 'verified') throw hostingErrors.hostnameNotVerified({ hostname })
     const directoryUrl = this.deps.acme.directoryUrl
-    if (directoryUrl === null) throw conflict('APP_HOSTING_ACME_NOT_CONFIGURED', 'No ACME directory is configured (HOSTING_ACME_DIRECTORY_URL)')
+    if (directoryUrl === null) throw hostingErrors.acmeNotConfigured()
     const zone = await this.deps.dns.zones.zoneHolding(projectId, hostname)
     const challenge = options.challenge ?? (zone === null ? 'http-01' : 'dns-01')
-    if (challenge === 'dns-01' && zone === null) throw conflict('APP_HOSTING_ZONE_NOT_HOSTED', `No zone of this project holds ${hostname}, so the DNS-01 challenge cannot be written`)
+    if (challenge === 'dns-01' && zone === null) throw hostingErrors.zoneNotHosted({ hostname })
     const record = await this.claim(projectId, appId, hostname, challenge)
     const now = this.deps.clock.now()
     try {
@@ -225,7 +226,7 @@ export class Certificates implements CertificateSource, ChallengeSource {
       }
       await this.certificates.updateOne({ _id: hostname }, { $set: set })
       await this.deps.onEvent?.('certificate.failed', { projectId, appId, hostname, problem })
-      throw new AppError('APP_HOSTING_CERTIFICATE_FAILED', 502, `The ACME CA did not issue a certificate for ${hostname}: ${problem.detail}`)
+      throw hostingErrors.certificateFailed({ hostname, detail: problem.detail })
     }
   }
 
@@ -288,7 +289,7 @@ export class Certificates implements CertificateSource, ChallengeSource {
       if (!(error instanceof DuplicateKeyError)) throw error
     }
     const claimed = await this.certificates.findOneAndUpdate({ _id: hostname, leaseUntil: { $lt: now } }, { $set: { leaseUntil, challenge, updatedAt: now } }, { returnDocument: 'after' })
-    if (claimed === null) throw conflict('APP_HOSTING_CERTIFICATE_IN_PROGRESS', `A certificate for ${hostname} is being issued already`)
+    if (claimed === null) throw hostingErrors.certificateInProgress({ hostname })
     return claimed
   }
 

@@ -1,7 +1,7 @@
 import { mkdtemp } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Clock } from '../clock.js'
-import { conflict, notFound } from '../errors.js'
+import { hostingErrors } from './errors.js'
 import type { IdGenerator } from '../ids.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { isoString } from '../iso-dates.js'
@@ -71,7 +71,7 @@ export function deploymentView (record: DeploymentRecord): DeploymentT {
   }
 }
 
-const deploymentNotFound = () => notFound('APP_HOSTING_DEPLOYMENT_NOT_FOUND', 'Deployment not found')
+const deploymentNotFound = () => hostingErrors.deploymentNotFound()
 
 /**
  * Deployments: queued by the API or a push, run one at a time per app by the
@@ -142,7 +142,7 @@ export class Deployments {
   /** Queued: canceled at once. Building or releasing: asked to stop, which it does at its next step (at once for a build on this node). */
   async cancel (app: AppRecord, deploymentId: string): Promise<DeploymentT> {
     const record = await this.find(app._id, deploymentId)
-    if (FINISHED_DEPLOYMENT_STATES.includes(record.state)) throw conflict('APP_HOSTING_DEPLOYMENT_FINISHED', `The deployment is already ${record.state}`)
+    if (FINISHED_DEPLOYMENT_STATES.includes(record.state)) throw hostingErrors.deploymentFinished({ state: record.state })
     const queued = await this.records.findOneAndUpdate({ _id: record._id, state: 'queued' }, { $set: { state: 'canceled', reason: 'canceled before it started', cancelRequested: true, finishedAt: this.deps.clock.now() } }, { returnDocument: 'after' })
     if (queued !== null) {
       await this.deps.timeline.add(app, 'deployment.state', `Deployment ${record._id} canceled`, record._id)
@@ -156,7 +156,7 @@ export class Deployments {
   /** A new deployment of an older one's artifact: nothing is built, and git auto-deploy pauses so the next push does not undo it. */
   async rollback (app: AppRecord, deploymentId: string, createdBy: string | null): Promise<DeploymentT> {
     const target = await this.find(app._id, deploymentId)
-    if (target.artifact === null) throw conflict('APP_HOSTING_NO_ARTIFACT', 'That deployment never built an artifact to roll back to')
+    if (target.artifact === null) throw hostingErrors.noArtifact()
     if (app.gitSource !== null && app.gitSource.autoDeploy) {
       await this.apps.updateOne({ _id: app._id }, { $set: { 'gitSource.autoDeployPaused': true, updatedAt: this.deps.clock.now() } })
       await this.deps.timeline.add(app, 'git-source.paused', 'Auto-deploy paused by a rollback; set the git source again to resume it')

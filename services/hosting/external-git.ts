@@ -1,5 +1,6 @@
 import { isIP } from 'node:net'
-import { badRequest, fieldIssue, type AppError } from '../errors.js'
+import type { AppError } from '../errors.js'
+import { hostingErrors } from './errors.js'
 import { AddressGuard, type InternalKind, type ResolveAll } from '../internal-addresses.js'
 import { SourceError } from './sources.js'
 
@@ -13,8 +14,6 @@ export interface CheckedRemote {
   /** Empty when the host is an IP address, which curl does not resolve. */
   addresses: string[]
 }
-
-const article = (kind: InternalKind): string => /^[aeiou]/.test(kind) ? 'an' : 'a'
 
 /**
  * What an external git source may reach. A project member types the URL and
@@ -61,5 +60,5 @@ export class ExternalGitGuard {
 }
 
 function forbidden (kind: InternalKind): AppError {
-  return badRequest('APP_HOSTING_GIT_SOURCE_FORBIDDEN', `The git source's host reaches ${article(kind)} ${kind} address, which this server does not fetch from; the operator may allow the host with HOSTING_GIT_ALLOWED_HOSTS`, fieldIssue('body.url', `reaches ${article(kind)} ${kind} address`))
+  return hostingErrors.gitSourceForbidden({ kind })
 }

@@ -2,7 +2,7 @@ import { isIP } from 'node:net'
 import type { Clock } from '../clock.js'
 import type { Gateway, GatewayTarget } from '../dns/gateway.js'
 import { nameProblem } from '../dns/names.js'
-import { badRequest, conflict, fieldIssue, notFound } from '../errors.js'
+import { hostingErrors } from './errors.js'
 import type { IdGenerator } from '../ids.js'
 import { isoString } from '../iso-dates.js'
 import { DuplicateKeyError } from '../store/errors.js'
@@ -57,7 +57,7 @@ const VERIFY_PENDING_BATCH = 50
 export const VERIFY_PENDING_JOB = 'hosting.hostnames.verify'
 export const VERIFY_PENDING_EVERY_MS = 5 * 60_000
 
-const hostnameNotFound = () => notFound('APP_HOSTING_HOSTNAME_NOT_FOUND', 'Hostname not found')
+const hostnameNotFound = () => hostingErrors.hostnameNotFound()
 
 function toView (record: WithId<HostnameRecord>): HostingHostname {
   return {
@@ -79,7 +79,7 @@ export function hostnameOf (input: string, path = 'body.hostname'): string {
   if (problem === null && !name.includes('.')) problem = 'a hostname needs at least two labels, such as app.example.com'
   if (problem === null && name.includes('_')) problem = 'a hostname may not hold "_"'
   if (problem === null && (isIP(name) !== 0 || /^\d+$/.test(name.slice(name.lastIndexOf('.') + 1)))) problem = 'an IP address is not a hostname'
-  if (problem !== null) throw badRequest('APP_HOSTING_INVALID_HOSTNAME', `"${input}" is not a valid hostname: ${problem}`, fieldIssue(path, problem))
+  if (problem !== null) throw hostingErrors.invalidHostname({ input, why: problem, path })
   return name
 }
 
@@ -128,7 +128,7 @@ export class Hostnames {
     const hostname = hostnameOf(input)
     this.refuseReserved(hostname)
     if (await this.hostnames.countDocuments({ projectId, appId }) >= MAX_HOSTNAMES_PER_APP) {
-      throw conflict('APP_HOSTING_TOO_MANY_HOSTNAMES', `An app carries at most ${MAX_HOSTNAMES_PER_APP} hostnames`, { limit: MAX_HOSTNAMES_PER_APP })
+      throw hostingErrors.tooManyHostnames({ limit: MAX_HOSTNAMES_PER_APP })
     }
     // Asked before anything is written: an unconfigured gateway refuses here and leaves nothing behind.
     const instructions = await this.deps.gateway.instructions(projectId, hostname)
@@ -162,9 +162,7 @@ export class Hostnames {
     const { checked, problems } = await this.check(record)
     if (problems.length > 0) {
       await this.deps.onEvent?.('hostname.verification_failed', { projectId, appId, hostname: record.hostname, problems: problems.map((check) => check.problem) })
-      throw conflict('APP_HOSTING_HOSTNAME_UNVERIFIED', `${record.hostname} is not verified: ${problems.map((check) => check.problem).join('; ')}`, {
-        fields: problems.map((check) => ({ path: `${check.name} ${check.type}`, message: `${String(check.problem)}; expected ${check.expected}` }))
-      })
+      throw hostingErrors.hostnameUnverified({ hostname: record.hostname, problems })
     }
     return toView(checked)
   }
@@ -202,10 +200,12 @@ export class Hostnames {
     return { checked: { ...record, ...set }, problems }
   }
 
-  async unbind (projectId: string, appId: string, hostname: string): Promise<void> {
+  /** Unbinds the hostname; answers it as bound (lower case, no trailing dot). */
+  async unbind (projectId: string, appId: string, hostname: string): Promise<string> {
     const record = await this.hostnames.findOneAndDelete({ projectId, appId, hostname: hostnameOf(hostname, 'params.hostname') })
     if (record === null) throw hostnameNotFound()
     await this.released(record)
+    return record.hostname
   }
 
   /** The app's hostnames go with it. */
@@ -234,14 +234,14 @@ export class Hostnames {
   }
 
   private taken (holder: HostnameRecord | null, hostname: string, projectId: string, appId: string): Error {
-    if (holder?.projectId === projectId && holder.appId === appId) return conflict('APP_HOSTING_HOSTNAME_BOUND', `${hostname} is already bound to this app`)
+    if (holder?.projectId === projectId && holder.appId === appId) return hostingErrors.hostnameBound({ hostname })
     // Which project holds it is not this caller's business.
-    return conflict('APP_HOSTING_HOSTNAME_TAKEN', `${hostname} is bound to another app`)
+    return hostingErrors.hostnameTaken({ hostname })
   }
 
   private refuseReserved (hostname: string): void {
     const reserved = this.deps.reservedHosts.find((host) => hostname === host || hostname.endsWith(`.${host}`))
-    if (reserved !== undefined) throw conflict('APP_HOSTING_HOSTNAME_RESERVED', `${hostname} is ${hostname === reserved ? '' : 'under '}${reserved}, which the platform keeps for itself`)
+    if (reserved !== undefined) throw hostingErrors.hostnameReserved({ hostname, reserved })
   }
 
   private async record (projectId: string, appId: string, hostname: string): Promise<WithId<HostnameRecord>> {

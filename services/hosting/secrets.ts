@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js'
 import type { SecretBox } from '../crypto.js'
-import { badRequest, conflict, fieldIssue, notFound } from '../errors.js'
+import { hostingErrors } from './errors.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { isoString } from '../iso-dates.js'
 import { HOSTING_LIMITS, type SecretT } from '../../schemas/hosting.js'
@@ -25,8 +25,8 @@ export const MASK = '********'
 const sealedFor = (appId: string, name: string): string => `hosting-secret:${appId}:${name}`
 
 function checkName (name: string, path: string): string {
-  if (!NAME.test(name) || name.length > 128) throw badRequest('APP_HOSTING_SECRET_INVALID', `"${name.slice(0, 40)}" is not an environment variable name`, fieldIssue(path, 'must be letters, digits and _, not starting with a digit'))
-  if (RESERVED.has(name)) throw badRequest('APP_HOSTING_SECRET_INVALID', `${name} is set by the platform`, fieldIssue(path, 'is reserved'))
+  if (!NAME.test(name) || name.length > 128) throw hostingErrors.secretInvalid({ message: `"${name.slice(0, 40)}" is not an environment variable name`, path, why: 'must be letters, digits and _, not starting with a digit' })
+  if (RESERVED.has(name)) throw hostingErrors.secretInvalid({ message: `${name} is set by the platform`, path, why: 'is reserved' })
   return name
 }
 
@@ -43,16 +43,16 @@ export function parseEnv (text: string): Array<[string, string]> {
     const line = lines[i].trim()
     if (line === '' || line.startsWith('#')) continue
     const match = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line)
-    if (match === null) throw badRequest('APP_HOSTING_ENV_INVALID', `Line ${i + 1} is not NAME=value`, fieldIssue('body.env', `line ${i + 1} is not NAME=value`))
+    if (match === null) throw hostingErrors.envInvalid({ line: i + 1, problem: 'is not NAME=value' })
     const [, name, raw] = match
     let value: string
     if (raw.startsWith('"')) {
       const end = /^"((?:[^"\\]|\\.)*)"\s*(?:#.*)?$/.exec(raw)
-      if (end === null) throw badRequest('APP_HOSTING_ENV_INVALID', `Line ${i + 1} has an unterminated quote`, fieldIssue('body.env', `line ${i + 1} has an unterminated quote`))
+      if (end === null) throw hostingErrors.envInvalid({ line: i + 1, problem: 'has an unterminated quote' })
       value = end[1].replace(/\\(.)/g, (_all, char: string) => char === 'n' ? '\n' : char)
     } else if (raw.startsWith('\'')) {
       const end = /^'([^']*)'\s*(?:#.*)?$/.exec(raw)
-      if (end === null) throw badRequest('APP_HOSTING_ENV_INVALID', `Line ${i + 1} has an unterminated quote`, fieldIssue('body.env', `line ${i + 1} has an unterminated quote`))
+      if (end === null) throw hostingErrors.envInvalid({ line: i + 1, problem: 'has an unterminated quote' })
       value = end[1]
     } else {
       value = raw.replace(/\s+#.*$/, '').trim()
@@ -93,18 +93,18 @@ export class AppSecrets {
   /** Sets every entry of a `.env` text, in one go; `buildTime` as for `put`, for each of them. */
   async import (app: { _id: string, projectId: string }, text: string, buildTime?: boolean): Promise<SecretT[]> {
     const entries = parseEnv(text)
-    if (entries.length === 0) throw badRequest('APP_HOSTING_ENV_INVALID', 'The text sets no variable', fieldIssue('body.env', 'sets no variable'))
+    if (entries.length === 0) throw hostingErrors.envInvalid({ problem: 'sets no variable' })
     return await this.putAll(app, [...new Map(entries)], buildTime)
   }
 
   private async putAll (app: { _id: string, projectId: string }, entries: Array<[string, string]>, buildTime: boolean | undefined): Promise<SecretT[]> {
     const existing = new Set((await this.list(app._id)).map((secret) => secret.name))
     const added = entries.filter(([name]) => !existing.has(name)).length
-    if (existing.size + added > HOSTING_LIMITS.secretsPerApp) throw conflict('APP_HOSTING_SECRETS_LIMIT', `An app holds at most ${HOSTING_LIMITS.secretsPerApp} secrets`, { limit: HOSTING_LIMITS.secretsPerApp })
+    if (existing.size + added > HOSTING_LIMITS.secretsPerApp) throw hostingErrors.secretsLimit({ limit: HOSTING_LIMITS.secretsPerApp })
     const now = this.deps.clock.now()
     const written: SecretT[] = []
     for (const [name, value] of entries) {
-      if (Buffer.byteLength(value) > HOSTING_LIMITS.secretValueBytes) throw badRequest('APP_HOSTING_SECRET_INVALID', `${name} is longer than ${HOSTING_LIMITS.secretValueBytes} bytes`, { limit: HOSTING_LIMITS.secretValueBytes })
+      if (Buffer.byteLength(value) > HOSTING_LIMITS.secretValueBytes) throw hostingErrors.secretInvalid({ message: `${name} is longer than ${HOSTING_LIMITS.secretValueBytes} bytes`, limit: HOSTING_LIMITS.secretValueBytes })
       const record = await this.secrets.findOneAndUpdate(
         { _id: `${app._id}:${name}` },
         {
@@ -121,7 +121,7 @@ export class AppSecrets {
 
   async delete (appId: string, name: string): Promise<void> {
     const { deletedCount } = await this.secrets.deleteOne({ _id: `${appId}:${name}` })
-    if (deletedCount === 0) throw notFound('APP_HOSTING_SECRET_NOT_FOUND', `No secret ${name}`)
+    if (deletedCount === 0) throw hostingErrors.secretNotFound({ name })
   }
 
   /** Every value, opened, for an instance's environment and for masking logs. */

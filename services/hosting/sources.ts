@@ -6,7 +6,8 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { promisify } from 'node:util'
-import { AppError, badRequest } from '../errors.js'
+import type { AppError } from '../errors.js'
+import { hostingErrors } from './errors.js'
 import { HOSTING_LIMITS } from '../../schemas/hosting.js'
 
 const run = promisify(execFile)
@@ -25,7 +26,7 @@ export function checkSubdirectory (subdirectory: string | undefined): string {
   if (trimmed === '') return ''
   const segments = trimmed.split('/')
   if (segments.some((segment) => segment === '' || segment === '.' || segment === '..' || segment.includes('\0') || segment.includes('\\'))) {
-    throw badRequest('APP_HOSTING_SUBDIRECTORY_INVALID', 'subdirectory must be a relative folder without `..`', { fields: [{ path: 'body.subdirectory', message: 'must be a relative folder without ..' }] })
+    throw hostingErrors.subdirectoryInvalid()
   }
   return segments.join('/')
 }
@@ -153,4 +154,4 @@ export function checkExternalUrl (raw: string): string {
   return url.toString()
 }
 
-const invalidUrl = (why: string): AppError => badRequest('APP_HOSTING_GIT_SOURCE_INVALID', `url ${why}`, { fields: [{ path: 'body.url', message: why }] })
+const invalidUrl = (why: string): AppError => hostingErrors.gitSourceInvalid({ message: `url ${why}`, path: 'body.url', why })

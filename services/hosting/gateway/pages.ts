@@ -1,4 +1,6 @@
 import type { ServerResponse } from 'node:http'
+import type { AppError } from '../../errors.js'
+import { hostingErrors } from '../errors.js'
 
 /**
  * The gateway's own answers: a small HTML page for people, the error
@@ -18,53 +20,19 @@ export interface Page {
 /** Seconds a client is told to wait before asking a suspended app again. */
 export const SUSPENDED_RETRY_AFTER = 60
 
+/** A page answering with `error`'s code, status and message (from the family's catalogue), under a title for people. */
+const page = (error: AppError, title: string, headers?: string[]): Page =>
+  ({ status: error.status, code: error.code, title, message: error.message, ...(headers === undefined ? {} : { headers }) })
+
 export const pages = {
-  unknownHost: (host: string | null): Page => ({
-    status: 404,
-    code: 'APP_GATEWAY_UNKNOWN_HOST',
-    title: 'No app here',
-    message: host === null ? 'The request names no host.' : `No app is served at ${host}.`
-  }),
-  suspended: (): Page => ({
-    status: 503,
-    code: 'APP_GATEWAY_APP_SUSPENDED',
-    title: 'App suspended',
-    message: 'This app is suspended by its owner. Try again later.',
-    headers: ['Retry-After', String(SUSPENDED_RETRY_AFTER)]
-  }),
-  noUpstream: (): Page => ({
-    status: 502,
-    code: 'APP_GATEWAY_NO_UPSTREAM',
-    title: 'App not reachable',
-    message: 'No instance of this app is answering right now.'
-  }),
-  timeout: (): Page => ({
-    status: 504,
-    code: 'APP_GATEWAY_UPSTREAM_TIMEOUT',
-    title: 'App too slow',
-    message: 'The app did not answer in time.'
-  }),
-  notFound: (): Page => ({
-    status: 404,
-    code: 'APP_GATEWAY_NOT_FOUND',
-    title: 'Not found',
-    message: 'Nothing is published at this path.'
-  }),
-  methodNotAllowed: (): Page => ({
-    status: 405,
-    code: 'APP_GATEWAY_METHOD_NOT_ALLOWED',
-    title: 'Method not allowed',
-    message: 'A static site answers GET and HEAD only.',
-    headers: ['Allow', 'GET, HEAD']
-  }),
-  badRequest: (message: string): Page => ({
-    status: 400,
-    code: 'APP_GATEWAY_BAD_REQUEST',
-    title: 'Bad request',
-    message,
-    // Nothing more on a connection that sent a malformed request is trusted, as with node:http's own 400s.
-    headers: ['Connection', 'close']
-  })
+  unknownHost: (host: string | null): Page => page(hostingErrors.gatewayUnknownHost({ host }), 'No app here'),
+  suspended: (): Page => page(hostingErrors.gatewayAppSuspended(), 'App suspended', ['Retry-After', String(SUSPENDED_RETRY_AFTER)]),
+  noUpstream: (): Page => page(hostingErrors.gatewayNoUpstream(), 'App not reachable'),
+  timeout: (): Page => page(hostingErrors.gatewayUpstreamTimeout(), 'App too slow'),
+  notFound: (): Page => page(hostingErrors.gatewayNotFound(), 'Not found'),
+  methodNotAllowed: (): Page => page(hostingErrors.gatewayMethodNotAllowed(), 'Method not allowed', ['Allow', 'GET, HEAD']),
+  // Nothing more on a connection that sent a malformed request is trusted, as with node:http's own 400s.
+  badRequest: (why: string): Page => page(hostingErrors.gatewayBadRequest({ why }), 'Bad request', ['Connection', 'close'])
 }
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)

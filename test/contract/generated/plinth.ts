@@ -3342,12 +3342,24 @@ export interface paths {
         /**
          * The project's container apps
          * @description Needs `hosting.read`. Each with its current deployment and instances.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listHostingApps"];
         put?: never;
         /**
          * Create a container app
-         * @description Needs `hosting.manage`. The name is the app's hostname under the server's apps domain, so it is unique on the server (409 `APP_HOSTING_NAME_TAKEN`). Scaling defaults to one instance; nothing runs until a deployment goes live.
+         * @description Needs `hosting.manage`. The name is the app's hostname under the server's apps domain, so it is unique on the server. Scaling defaults to one instance; nothing runs until a deployment goes live.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_SCALING_INVALID`: `instances` lies outside `min` and `max`, `min` exceeds `max`, or `max` exceeds the server's limit
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_HOSTING_NAME_TAKEN`: an app (container or static, in any project) has this name on the server: it is the app's hostname
          */
         post: operations["createHostingApp"];
         delete?: never;
@@ -3366,6 +3378,12 @@ export interface paths {
         /**
          * One container app with its current deployment and instances
          * @description Needs `hosting.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getHostingApp"];
         put?: never;
@@ -3373,6 +3391,12 @@ export interface paths {
         /**
          * Delete a container app: stop its instances and remove its artifacts, secrets and logs
          * @description Needs `hosting.manage`. The gateway stops answering for it at once.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         delete: operations["deleteHostingApp"];
         options?: never;
@@ -3391,7 +3415,14 @@ export interface paths {
         put?: never;
         /**
          * Suspend an app: the gateway answers 503 and its instances stop
-         * @description Needs `hosting.deploy`. 409 `APP_HOSTING_SUSPENDED` when it already is.
+         * @description Needs `hosting.deploy`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_HOSTING_SUSPENDED`: the app is suspended already
          */
         post: operations["suspendHostingApp"];
         delete?: never;
@@ -3411,7 +3442,14 @@ export interface paths {
         put?: never;
         /**
          * Resume a suspended app: its live deployment starts again, without a build
-         * @description Needs `hosting.deploy`. The instances start in the background; the gateway routes to them once healthy. The answer gives the state the app is in now: `deploying` while its live deployment starts again (`created` before any). 409 `APP_HOSTING_NOT_SUSPENDED` when it is not suspended.
+         * @description Needs `hosting.deploy`. The instances start in the background; the gateway routes to them once healthy. The answer gives the state the app is in now: `deploying` while its live deployment starts again (`created` before any).
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_HOSTING_NOT_SUSPENDED`: the app is not suspended
          */
         post: operations["unsuspendHostingApp"];
         delete?: never;
@@ -3430,7 +3468,14 @@ export interface paths {
         get?: never;
         /**
          * Set how many instances the live deployment runs
-         * @description Needs `hosting.manage`. No build: instances of the live deployment start (health-gated) or stop in the background. `instances` alone sets the count: `min` and `max`, when left out, widen to take it; when given, `instances` must lie within them (400 `APP_HOSTING_SCALING_INVALID`).
+         * @description Needs `hosting.manage`. No build: instances of the live deployment start (health-gated) or stop in the background. `instances` alone sets the count: `min` and `max`, when left out, widen to take it; when given, `instances` must lie within them.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_SCALING_INVALID`: `instances` lies outside `min` and `max`, `min` exceeds `max`, or `max` exceeds the server's limit
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         put: operations["scaleHostingApp"];
         post?: never;
@@ -3450,7 +3495,16 @@ export interface paths {
         get?: never;
         /**
          * Deploy a container app from a git repository: this server's own or an external https one
-         * @description Needs `hosting.manage`. `repositoryId` (or this server's clone URL as `url`) names one of the project's repositories; with `autoDeploy` (the default for those) every push to `branch` deploys its new head. An external `url` must be https and deploys on request only; a host that resolves to an internal address (loopback, private, link-local, unique-local…) is 400 `APP_HOSTING_GIT_SOURCE_FORBIDDEN` unless the operator allows it (`HOSTING_GIT_ALLOWED_HOSTS`). Setting the source again resumes an auto-deploy a rollback paused.
+         * @description Needs `hosting.manage`. `repositoryId` (or this server's clone URL as `url`) names one of the project's repositories; with `autoDeploy` (the default for those) every push to `branch` deploys its new head. An external `url` must be https and deploys on request only; a host that resolves to an internal address (loopback, private, link-local, unique-local…) is refused unless the operator allows it (`HOSTING_GIT_ALLOWED_HOSTS`). Setting the source again resumes an auto-deploy a rollback paused.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_GIT_SOURCE_FORBIDDEN`: the external host resolves to an internal address (loopback, private, link-local, unique-local…) the operator has not allowed (HOSTING_GIT_ALLOWED_HOSTS)
+         *     - 400 `APP_HOSTING_GIT_SOURCE_INVALID`: the git source names no repository of the project, or an external URL that is not https, or asks what only this server's repositories do (auto-deploy, another ref)
+         *     - 400 `APP_HOSTING_SUBDIRECTORY_INVALID`: `subdirectory` is not a relative folder without `..`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         put: operations["setHostingAppGitSource"];
         post?: never;
@@ -3470,7 +3524,16 @@ export interface paths {
         get?: never;
         /**
          * Deploy a static app from a git repository: this server's own or an external https one
-         * @description Needs `hosting.manage`. `repositoryId` (or this server's clone URL as `url`) names one of the project's repositories; with `autoDeploy` (the default for those) every push to `branch` deploys its new head. An external `url` must be https and deploys on request only; a host that resolves to an internal address (loopback, private, link-local, unique-local…) is 400 `APP_HOSTING_GIT_SOURCE_FORBIDDEN` unless the operator allows it (`HOSTING_GIT_ALLOWED_HOSTS`). Setting the source again resumes an auto-deploy a rollback paused.
+         * @description Needs `hosting.manage`. `repositoryId` (or this server's clone URL as `url`) names one of the project's repositories; with `autoDeploy` (the default for those) every push to `branch` deploys its new head. An external `url` must be https and deploys on request only; a host that resolves to an internal address (loopback, private, link-local, unique-local…) is refused unless the operator allows it (`HOSTING_GIT_ALLOWED_HOSTS`). Setting the source again resumes an auto-deploy a rollback paused.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_GIT_SOURCE_FORBIDDEN`: the external host resolves to an internal address (loopback, private, link-local, unique-local…) the operator has not allowed (HOSTING_GIT_ALLOWED_HOSTS)
+         *     - 400 `APP_HOSTING_GIT_SOURCE_INVALID`: the git source names no repository of the project, or an external URL that is not https, or asks what only this server's repositories do (auto-deploy, another ref)
+         *     - 400 `APP_HOSTING_SUBDIRECTORY_INVALID`: `subdirectory` is not a relative folder without `..`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         put: operations["setStaticAppGitSource"];
         post?: never;
@@ -3490,12 +3553,23 @@ export interface paths {
         /**
          * The project's static apps
          * @description Needs `hosting.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listStaticApps"];
         put?: never;
         /**
          * Create a static app, served by the gateway from its live deployment's tree
-         * @description Needs `hosting.manage`. Names share the container apps' name space (409 `APP_HOSTING_NAME_TAKEN`).
+         * @description Needs `hosting.manage`. Names share the container apps' name space.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_HOSTING_NAME_TAKEN`: an app (container or static, in any project) has this name on the server: it is the app's hostname
          */
         post: operations["createStaticApp"];
         delete?: never;
@@ -3514,6 +3588,12 @@ export interface paths {
         /**
          * One static app with its current deployment
          * @description Needs `hosting.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getStaticApp"];
         put?: never;
@@ -3521,6 +3601,12 @@ export interface paths {
         /**
          * Delete a static app and its deployed trees
          * @description Needs `hosting.manage`. The gateway stops answering for it at once.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         delete: operations["deleteStaticApp"];
         options?: never;
@@ -3538,12 +3624,28 @@ export interface paths {
         /**
          * The app's deployments, newest first
          * @description Needs `hosting.read`. At most 100.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listHostingAppDeployments"];
         put?: never;
         /**
          * Deploy a completed source upload
-         * @description Needs `hosting.deploy`. The deployment is queued (202) and runs after the app's earlier ones: build, start health-gated instances, switch the gateway, stop the previous deployment. 409 `APP_HOSTING_UPLOAD_NOT_COMPLETED` for an upload not completed.
+         * @description Needs `hosting.deploy`. The deployment is queued (202) and runs after the app's earlier ones: build, start health-gated instances, switch the gateway, stop the previous deployment. Location names it.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_UPLOAD_SESSION_NOT_FOUND`: no such upload session here
+         *     - 409 `APP_HOSTING_UPLOAD_NOT_COMPLETED`: the source upload is not completed
+         *     - 410 `APP_UPLOAD_SESSION_ABORTED`: the upload session was aborted: start a new one
+         *     - 410 `APP_UPLOAD_SESSION_EXPIRED`: the upload session expired: start a new one
          */
         post: operations["deployHostingAppFromUpload"];
         delete?: never;
@@ -3563,7 +3665,18 @@ export interface paths {
         put?: never;
         /**
          * Deploy the git source's branch, or another ref
-         * @description Needs `hosting.deploy`. 409 `APP_HOSTING_NO_GIT_SOURCE` without a git source; a ref the repository does not have is 404 `APP_GIT_REF_NOT_FOUND`.
+         * @description Needs `hosting.deploy`. The deployment is queued (202) and runs after the app's earlier ones: build, start health-gated instances, switch the gateway, stop the previous deployment. Location names it. An external repository deploys its branch only.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_AMBIGUOUS_REF`: an abbreviated commit id matches several objects
+         *     - 400 `APP_HOSTING_GIT_SOURCE_INVALID`: the git source names no repository of the project, or an external URL that is not https, or asks what only this server's repositories do (auto-deploy, another ref)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_GIT_REF_NOT_FOUND`: no such branch, tag or commit in the repository
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_HOSTING_GIT_SOURCE_GONE`: the git source's repository was deleted
+         *     - 409 `APP_HOSTING_NO_GIT_SOURCE`: the app has no git source (PUT …/git-source sets one)
          */
         post: operations["deployHostingAppFromGit"];
         delete?: never;
@@ -3582,6 +3695,13 @@ export interface paths {
         /**
          * One deployment: its state, reason, source and artifact
          * @description Needs `hosting.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DEPLOYMENT_NOT_FOUND`: no such deployment of the app
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getHostingAppDeployment"];
         put?: never;
@@ -3603,7 +3723,15 @@ export interface paths {
         put?: never;
         /**
          * Cancel a deployment that has not gone live
-         * @description Needs `hosting.deploy`. A queued one is canceled at once; a build or release stops at its next step. 409 `APP_HOSTING_DEPLOYMENT_FINISHED` once it ended.
+         * @description Needs `hosting.deploy`. A queued one is canceled at once; a build or release stops at its next step.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DEPLOYMENT_NOT_FOUND`: no such deployment of the app
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_HOSTING_DEPLOYMENT_FINISHED`: the deployment has ended (live, failed, canceled or superseded)
          */
         post: operations["cancelHostingAppDeployment"];
         delete?: never;
@@ -3623,7 +3751,15 @@ export interface paths {
         put?: never;
         /**
          * Deploy an earlier deployment's artifact again, without a build
-         * @description Needs `hosting.deploy`. Queues a new deployment (`trigger: rollback`, `rollbackOf`) of that artifact and pauses git auto-deploy. 409 `APP_HOSTING_NO_ARTIFACT` for a deployment that never built.
+         * @description Needs `hosting.deploy`. Queues a new deployment (`trigger: rollback`, `rollbackOf`) of that artifact and pauses git auto-deploy. Location names it.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DEPLOYMENT_NOT_FOUND`: no such deployment of the app
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_HOSTING_NO_ARTIFACT`: the deployment never built an artifact to roll back to
          */
         post: operations["rollbackHostingAppDeployment"];
         delete?: never;
@@ -3643,7 +3779,16 @@ export interface paths {
         put?: never;
         /**
          * Start uploading a source archive
-         * @description Needs `hosting.deploy`. A `.tar.gz`, `.tgz` or `.tar` archive of the source tree (400 `APP_HOSTING_ARCHIVE_INVALID` otherwise), its size and sha256; the answer gives the chunk size and count. Location names the upload.
+         * @description Needs `hosting.deploy`. A `.tar.gz`, `.tgz` or `.tar` archive of the source tree, its size and sha256; the answer gives the chunk size and count. Location names the upload.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_ARCHIVE_INVALID`: the archive's name is not `.tar.gz`, `.tgz` or `.tar`
+         *     - 400 `APP_UPLOAD_INVALID`: the upload's name, type, size or sha256 is not valid
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 413 `APP_FILE_TOO_LARGE`: the file is larger than allowed: `details.limit` says how large it may be
          */
         post: operations["startHostingAppSourceUpload"];
         delete?: never;
@@ -3662,6 +3807,15 @@ export interface paths {
         /**
          * A source upload's state: the chunks still missing
          * @description Needs `hosting.deploy`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_UPLOAD_SESSION_NOT_FOUND`: no such upload session here
+         *     - 410 `APP_UPLOAD_SESSION_ABORTED`: the upload session was aborted: start a new one
+         *     - 410 `APP_UPLOAD_SESSION_EXPIRED`: the upload session expired: start a new one
          */
         get: operations["getHostingAppSourceUpload"];
         put?: never;
@@ -3683,6 +3837,22 @@ export interface paths {
         /**
          * Store one chunk of a source archive (application/octet-stream)
          * @description Needs `hosting.deploy`. Exactly the chunk size, less only for the last chunk; sending a chunk again replaces it.
+         *
+         *     Refused with:
+         *     - 400 `APP_BODY_INCOMPLETE`: the request ended before its body arrived
+         *     - 400 `APP_INVALID_CHUNK`: the chunk index is out of range, or the chunk is not the chunk size (the last one may be shorter)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_UPLOAD_SESSION_NOT_FOUND`: no such upload session here
+         *     - 409 `APP_UPLOAD_CHUNK_IN_FLIGHT`: a chunk is still being written: complete once every send has answered
+         *     - 409 `APP_UPLOAD_COMPLETING`: another request is completing the upload
+         *     - 409 `APP_UPLOAD_NOT_OPEN`: the upload is completing or completed and takes no more chunks
+         *     - 410 `APP_UPLOAD_SESSION_ABORTED`: the upload session was aborted: start a new one
+         *     - 410 `APP_UPLOAD_SESSION_EXPIRED`: the upload session expired: start a new one
+         *     - 413 `APP_PAYLOAD_TOO_LARGE`: the body is larger than the server takes
+         *     - 415 `APP_UNSUPPORTED_MEDIA_TYPE`: the body is not of a type the route takes
          */
         put: operations["putHostingAppSourceChunk"];
         post?: never;
@@ -3703,7 +3873,22 @@ export interface paths {
         put?: never;
         /**
          * Join the chunks and check the size and sha256
-         * @description Needs `hosting.deploy`. 422 when the bytes do not match what was declared. The upload can then be deployed.
+         * @description Needs `hosting.deploy`. The upload can then be deployed.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_UPLOAD_SESSION_NOT_FOUND`: no such upload session here
+         *     - 409 `APP_UPLOAD_CHUNK_IN_FLIGHT`: a chunk is still being written: complete once every send has answered
+         *     - 409 `APP_UPLOAD_COMPLETING`: another request is completing the upload
+         *     - 409 `APP_UPLOAD_INCOMPLETE`: chunks are missing: `details.missing` lists them
+         *     - 409 `APP_UPLOAD_NOT_OPEN`: the upload is completing or completed and takes no more chunks
+         *     - 410 `APP_UPLOAD_SESSION_ABORTED`: the upload session was aborted: start a new one
+         *     - 410 `APP_UPLOAD_SESSION_EXPIRED`: the upload session expired: start a new one
+         *     - 422 `APP_UPLOAD_CHECKSUM_MISMATCH`: the bytes received do not match the sha256 declared
+         *     - 422 `APP_UPLOAD_SIZE_MISMATCH`: the bytes received are not the size declared
          */
         post: operations["completeHostingAppSourceUpload"];
         delete?: never;
@@ -3722,12 +3907,30 @@ export interface paths {
         /**
          * The app's custom hostnames, pending and verified
          * @description Needs `hosting.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listHostingAppHostnames"];
         put?: never;
         /**
          * Bind a hostname: answers the DNS records that route it and prove the project's claim
-         * @description Needs `hosting.manage`. The name stays pending until verified. One name reaches one app on the whole server (409 `APP_HOSTING_HOSTNAME_TAKEN`); the platform's own names are refused (409 `APP_HOSTING_HOSTNAME_RESERVED`).
+         * @description Needs `hosting.manage`. The name stays pending until verified. One name reaches one app on the whole server; the platform's own names are refused.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_INVALID_HOSTNAME`: not a host name of two labels or more (an IP address is not one)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_GATEWAY_NOT_CONFIGURED`: the server has no gateway host name or addresses to point at (DNS_GATEWAY_HOST, DNS_GATEWAY_IPV4, DNS_GATEWAY_IPV6)
+         *     - 409 `APP_HOSTING_HOSTNAME_BOUND`: the app carries this hostname already
+         *     - 409 `APP_HOSTING_HOSTNAME_RESERVED`: the name is, or lies under, one the platform serves itself
+         *     - 409 `APP_HOSTING_HOSTNAME_TAKEN`: another app on the server carries this hostname
+         *     - 409 `APP_HOSTING_TOO_MANY_HOSTNAMES`: the app carries the most hostnames it may, given in `details.limit`
          */
         post: operations["bindHostingAppHostname"];
         delete?: never;
@@ -3746,6 +3949,15 @@ export interface paths {
         /**
          * One hostname with the DNS records it needs
          * @description Needs `hosting.read`. `present` tells which records one of the project's zones already holds.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_INVALID_HOSTNAME`: not a host name of two labels or more (an IP address is not one)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_HOSTING_HOSTNAME_NOT_FOUND`: the app carries no such hostname
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_GATEWAY_NOT_CONFIGURED`: the server has no gateway host name or addresses to point at (DNS_GATEWAY_HOST, DNS_GATEWAY_IPV4, DNS_GATEWAY_IPV6)
          */
         get: operations["getHostingAppHostname"];
         put?: never;
@@ -3753,6 +3965,14 @@ export interface paths {
         /**
          * Unbind a hostname: the gateway stops routing it and its certificate is dropped
          * @description Needs `hosting.manage`.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_INVALID_HOSTNAME`: not a host name of two labels or more (an IP address is not one)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_HOSTING_HOSTNAME_NOT_FOUND`: the app carries no such hostname
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         delete: operations["unbindHostingAppHostname"];
         options?: never;
@@ -3771,7 +3991,16 @@ export interface paths {
         put?: never;
         /**
          * Check the hostname's DNS records; once right, the gateway routes it to the app
-         * @description Needs `hosting.manage`. 409 `APP_HOSTING_HOSTNAME_UNVERIFIED` with one entry per record that is missing or wrong.
+         * @description Needs `hosting.manage`.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_INVALID_HOSTNAME`: not a host name of two labels or more (an IP address is not one)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_HOSTING_HOSTNAME_NOT_FOUND`: the app carries no such hostname
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_HOSTING_HOSTNAME_UNVERIFIED`: a DNS record the hostname needs is missing or wrong; `details.fields` names each
          */
         post: operations["verifyHostingAppHostname"];
         delete?: never;
@@ -3790,6 +4019,12 @@ export interface paths {
         /**
          * The TLS certificates of the app's hostnames
          * @description Needs `hosting.read`. Issuer, validity, renewal time and the last ACME problem; never the key.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listHostingAppCertificates"];
         put?: never;
@@ -3811,7 +4046,20 @@ export interface paths {
         put?: never;
         /**
          * Obtain a TLS certificate for a verified hostname through ACME
-         * @description Needs `hosting.manage`. DNS-01 when one of the project's zones holds the name, else HTTP-01 through the gateway; renewed before it expires. 409 `APP_HOSTING_ACME_NOT_CONFIGURED` without HOSTING_ACME_DIRECTORY_URL, `APP_HOSTING_HOSTNAME_NOT_VERIFIED` before verification; 502 `APP_HOSTING_CERTIFICATE_FAILED` with the CA's problem.
+         * @description Needs `hosting.manage`. DNS-01 when one of the project's zones holds the name, else HTTP-01 through the gateway; renewed before it expires. Without HOSTING_ACME_DIRECTORY_URL, or before the hostname is verified, it is refused; a CA's refusal carries its problem.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_INVALID_HOSTNAME`: not a host name of two labels or more (an IP address is not one)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_HOSTING_HOSTNAME_NOT_FOUND`: the app carries no such hostname
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_HOSTING_ACME_NOT_CONFIGURED`: no ACME directory is configured (HOSTING_ACME_DIRECTORY_URL)
+         *     - 409 `APP_HOSTING_CERTIFICATE_IN_PROGRESS`: a certificate for the hostname is being issued already
+         *     - 409 `APP_HOSTING_HOSTNAME_NOT_VERIFIED`: the hostname is not verified yet
+         *     - 409 `APP_HOSTING_ZONE_NOT_HOSTED`: `dns-01` was asked and no zone of the project holds the hostname
+         *     - 502 `APP_HOSTING_CERTIFICATE_FAILED`: the ACME CA did not issue the certificate; the message carries its problem
          */
         post: operations["issueHostingAppHostnameCertificate"];
         delete?: never;
@@ -3830,12 +4078,30 @@ export interface paths {
         /**
          * The app's custom hostnames, pending and verified
          * @description Needs `hosting.read`. The same as `…/hostnames`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listHostingAppDomains"];
         put?: never;
         /**
          * Bind a hostname: answers the DNS records that route it and prove the project's claim
-         * @description Needs `hosting.manage`. The name stays pending until verified. One name reaches one app on the whole server (409 `APP_HOSTING_HOSTNAME_TAKEN`); the platform's own names are refused (409 `APP_HOSTING_HOSTNAME_RESERVED`). The same as `…/hostnames`.
+         * @description Needs `hosting.manage`. The name stays pending until verified. One name reaches one app on the whole server; the platform's own names are refused. The same as `…/hostnames`.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_INVALID_HOSTNAME`: not a host name of two labels or more (an IP address is not one)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_GATEWAY_NOT_CONFIGURED`: the server has no gateway host name or addresses to point at (DNS_GATEWAY_HOST, DNS_GATEWAY_IPV4, DNS_GATEWAY_IPV6)
+         *     - 409 `APP_HOSTING_HOSTNAME_BOUND`: the app carries this hostname already
+         *     - 409 `APP_HOSTING_HOSTNAME_RESERVED`: the name is, or lies under, one the platform serves itself
+         *     - 409 `APP_HOSTING_HOSTNAME_TAKEN`: another app on the server carries this hostname
+         *     - 409 `APP_HOSTING_TOO_MANY_HOSTNAMES`: the app carries the most hostnames it may, given in `details.limit`
          */
         post: operations["bindHostingAppDomain"];
         delete?: never;
@@ -3854,6 +4120,15 @@ export interface paths {
         /**
          * One hostname with the DNS records it needs
          * @description Needs `hosting.read`. `present` tells which records one of the project's zones already holds. The same as `…/hostnames`.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_INVALID_HOSTNAME`: not a host name of two labels or more (an IP address is not one)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_HOSTING_HOSTNAME_NOT_FOUND`: the app carries no such hostname
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_GATEWAY_NOT_CONFIGURED`: the server has no gateway host name or addresses to point at (DNS_GATEWAY_HOST, DNS_GATEWAY_IPV4, DNS_GATEWAY_IPV6)
          */
         get: operations["getHostingAppDomain"];
         put?: never;
@@ -3861,6 +4136,14 @@ export interface paths {
         /**
          * Unbind a hostname: the gateway stops routing it and its certificate is dropped
          * @description Needs `hosting.manage`. The same as `…/hostnames`.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_INVALID_HOSTNAME`: not a host name of two labels or more (an IP address is not one)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_HOSTING_HOSTNAME_NOT_FOUND`: the app carries no such hostname
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         delete: operations["unbindHostingAppDomain"];
         options?: never;
@@ -3879,7 +4162,16 @@ export interface paths {
         put?: never;
         /**
          * Check the hostname's DNS records; once right, the gateway routes it to the app
-         * @description Needs `hosting.manage`. 409 `APP_HOSTING_HOSTNAME_UNVERIFIED` with one entry per record that is missing or wrong. The same as `…/hostnames`.
+         * @description Needs `hosting.manage`. The same as `…/hostnames`.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_INVALID_HOSTNAME`: not a host name of two labels or more (an IP address is not one)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_HOSTING_HOSTNAME_NOT_FOUND`: the app carries no such hostname
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_HOSTING_HOSTNAME_UNVERIFIED`: a DNS record the hostname needs is missing or wrong; `details.fields` names each
          */
         post: operations["verifyHostingAppDomain"];
         delete?: never;
@@ -3898,12 +4190,28 @@ export interface paths {
         /**
          * The app's deployments, newest first
          * @description Needs `hosting.read`. At most 100.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listStaticAppDeployments"];
         put?: never;
         /**
          * Deploy a completed source upload
-         * @description Needs `hosting.deploy`. The deployment is queued (202) and runs after the app's earlier ones: build, start health-gated instances, switch the gateway, stop the previous deployment. 409 `APP_HOSTING_UPLOAD_NOT_COMPLETED` for an upload not completed.
+         * @description Needs `hosting.deploy`. The deployment is queued (202) and runs after the app's earlier ones: build, start health-gated instances, switch the gateway, stop the previous deployment. Location names it.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_UPLOAD_SESSION_NOT_FOUND`: no such upload session here
+         *     - 409 `APP_HOSTING_UPLOAD_NOT_COMPLETED`: the source upload is not completed
+         *     - 410 `APP_UPLOAD_SESSION_ABORTED`: the upload session was aborted: start a new one
+         *     - 410 `APP_UPLOAD_SESSION_EXPIRED`: the upload session expired: start a new one
          */
         post: operations["deployStaticAppFromUpload"];
         delete?: never;
@@ -3923,7 +4231,18 @@ export interface paths {
         put?: never;
         /**
          * Deploy the git source's branch, or another ref
-         * @description Needs `hosting.deploy`. 409 `APP_HOSTING_NO_GIT_SOURCE` without a git source; a ref the repository does not have is 404 `APP_GIT_REF_NOT_FOUND`.
+         * @description Needs `hosting.deploy`. The deployment is queued (202) and runs after the app's earlier ones: build, start health-gated instances, switch the gateway, stop the previous deployment. Location names it. An external repository deploys its branch only.
+         *
+         *     Refused with:
+         *     - 400 `APP_GIT_AMBIGUOUS_REF`: an abbreviated commit id matches several objects
+         *     - 400 `APP_HOSTING_GIT_SOURCE_INVALID`: the git source names no repository of the project, or an external URL that is not https, or asks what only this server's repositories do (auto-deploy, another ref)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_GIT_REF_NOT_FOUND`: no such branch, tag or commit in the repository
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_HOSTING_GIT_SOURCE_GONE`: the git source's repository was deleted
+         *     - 409 `APP_HOSTING_NO_GIT_SOURCE`: the app has no git source (PUT …/git-source sets one)
          */
         post: operations["deployStaticAppFromGit"];
         delete?: never;
@@ -3942,6 +4261,13 @@ export interface paths {
         /**
          * One deployment: its state, reason, source and artifact
          * @description Needs `hosting.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DEPLOYMENT_NOT_FOUND`: no such deployment of the app
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getStaticAppDeployment"];
         put?: never;
@@ -3963,7 +4289,15 @@ export interface paths {
         put?: never;
         /**
          * Cancel a deployment that has not gone live
-         * @description Needs `hosting.deploy`. A queued one is canceled at once; a build or release stops at its next step. 409 `APP_HOSTING_DEPLOYMENT_FINISHED` once it ended.
+         * @description Needs `hosting.deploy`. A queued one is canceled at once; a build or release stops at its next step.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DEPLOYMENT_NOT_FOUND`: no such deployment of the app
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_HOSTING_DEPLOYMENT_FINISHED`: the deployment has ended (live, failed, canceled or superseded)
          */
         post: operations["cancelStaticAppDeployment"];
         delete?: never;
@@ -3983,7 +4317,15 @@ export interface paths {
         put?: never;
         /**
          * Deploy an earlier deployment's artifact again, without a build
-         * @description Needs `hosting.deploy`. Queues a new deployment (`trigger: rollback`, `rollbackOf`) of that artifact and pauses git auto-deploy. 409 `APP_HOSTING_NO_ARTIFACT` for a deployment that never built.
+         * @description Needs `hosting.deploy`. Queues a new deployment (`trigger: rollback`, `rollbackOf`) of that artifact and pauses git auto-deploy. Location names it.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DEPLOYMENT_NOT_FOUND`: no such deployment of the app
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_HOSTING_NO_ARTIFACT`: the deployment never built an artifact to roll back to
          */
         post: operations["rollbackStaticAppDeployment"];
         delete?: never;
@@ -4003,7 +4345,16 @@ export interface paths {
         put?: never;
         /**
          * Start uploading a source archive
-         * @description Needs `hosting.deploy`. A `.tar.gz`, `.tgz` or `.tar` archive of the source tree (400 `APP_HOSTING_ARCHIVE_INVALID` otherwise), its size and sha256; the answer gives the chunk size and count. Location names the upload.
+         * @description Needs `hosting.deploy`. A `.tar.gz`, `.tgz` or `.tar` archive of the source tree, its size and sha256; the answer gives the chunk size and count. Location names the upload.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_ARCHIVE_INVALID`: the archive's name is not `.tar.gz`, `.tgz` or `.tar`
+         *     - 400 `APP_UPLOAD_INVALID`: the upload's name, type, size or sha256 is not valid
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 413 `APP_FILE_TOO_LARGE`: the file is larger than allowed: `details.limit` says how large it may be
          */
         post: operations["startStaticAppSourceUpload"];
         delete?: never;
@@ -4022,6 +4373,15 @@ export interface paths {
         /**
          * A source upload's state: the chunks still missing
          * @description Needs `hosting.deploy`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_UPLOAD_SESSION_NOT_FOUND`: no such upload session here
+         *     - 410 `APP_UPLOAD_SESSION_ABORTED`: the upload session was aborted: start a new one
+         *     - 410 `APP_UPLOAD_SESSION_EXPIRED`: the upload session expired: start a new one
          */
         get: operations["getStaticAppSourceUpload"];
         put?: never;
@@ -4043,6 +4403,22 @@ export interface paths {
         /**
          * Store one chunk of a source archive (application/octet-stream)
          * @description Needs `hosting.deploy`. Exactly the chunk size, less only for the last chunk; sending a chunk again replaces it.
+         *
+         *     Refused with:
+         *     - 400 `APP_BODY_INCOMPLETE`: the request ended before its body arrived
+         *     - 400 `APP_INVALID_CHUNK`: the chunk index is out of range, or the chunk is not the chunk size (the last one may be shorter)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_UPLOAD_SESSION_NOT_FOUND`: no such upload session here
+         *     - 409 `APP_UPLOAD_CHUNK_IN_FLIGHT`: a chunk is still being written: complete once every send has answered
+         *     - 409 `APP_UPLOAD_COMPLETING`: another request is completing the upload
+         *     - 409 `APP_UPLOAD_NOT_OPEN`: the upload is completing or completed and takes no more chunks
+         *     - 410 `APP_UPLOAD_SESSION_ABORTED`: the upload session was aborted: start a new one
+         *     - 410 `APP_UPLOAD_SESSION_EXPIRED`: the upload session expired: start a new one
+         *     - 413 `APP_PAYLOAD_TOO_LARGE`: the body is larger than the server takes
+         *     - 415 `APP_UNSUPPORTED_MEDIA_TYPE`: the body is not of a type the route takes
          */
         put: operations["putStaticAppSourceChunk"];
         post?: never;
@@ -4063,7 +4439,22 @@ export interface paths {
         put?: never;
         /**
          * Join the chunks and check the size and sha256
-         * @description Needs `hosting.deploy`. 422 when the bytes do not match what was declared. The upload can then be deployed.
+         * @description Needs `hosting.deploy`. The upload can then be deployed.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_UPLOAD_SESSION_NOT_FOUND`: no such upload session here
+         *     - 409 `APP_UPLOAD_CHUNK_IN_FLIGHT`: a chunk is still being written: complete once every send has answered
+         *     - 409 `APP_UPLOAD_COMPLETING`: another request is completing the upload
+         *     - 409 `APP_UPLOAD_INCOMPLETE`: chunks are missing: `details.missing` lists them
+         *     - 409 `APP_UPLOAD_NOT_OPEN`: the upload is completing or completed and takes no more chunks
+         *     - 410 `APP_UPLOAD_SESSION_ABORTED`: the upload session was aborted: start a new one
+         *     - 410 `APP_UPLOAD_SESSION_EXPIRED`: the upload session expired: start a new one
+         *     - 422 `APP_UPLOAD_CHECKSUM_MISMATCH`: the bytes received do not match the sha256 declared
+         *     - 422 `APP_UPLOAD_SIZE_MISMATCH`: the bytes received are not the size declared
          */
         post: operations["completeStaticAppSourceUpload"];
         delete?: never;
@@ -4082,12 +4473,30 @@ export interface paths {
         /**
          * The app's custom hostnames, pending and verified
          * @description Needs `hosting.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listStaticAppHostnames"];
         put?: never;
         /**
          * Bind a hostname: answers the DNS records that route it and prove the project's claim
-         * @description Needs `hosting.manage`. The name stays pending until verified. One name reaches one app on the whole server (409 `APP_HOSTING_HOSTNAME_TAKEN`); the platform's own names are refused (409 `APP_HOSTING_HOSTNAME_RESERVED`).
+         * @description Needs `hosting.manage`. The name stays pending until verified. One name reaches one app on the whole server; the platform's own names are refused.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_INVALID_HOSTNAME`: not a host name of two labels or more (an IP address is not one)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_GATEWAY_NOT_CONFIGURED`: the server has no gateway host name or addresses to point at (DNS_GATEWAY_HOST, DNS_GATEWAY_IPV4, DNS_GATEWAY_IPV6)
+         *     - 409 `APP_HOSTING_HOSTNAME_BOUND`: the app carries this hostname already
+         *     - 409 `APP_HOSTING_HOSTNAME_RESERVED`: the name is, or lies under, one the platform serves itself
+         *     - 409 `APP_HOSTING_HOSTNAME_TAKEN`: another app on the server carries this hostname
+         *     - 409 `APP_HOSTING_TOO_MANY_HOSTNAMES`: the app carries the most hostnames it may, given in `details.limit`
          */
         post: operations["bindStaticAppHostname"];
         delete?: never;
@@ -4106,6 +4515,15 @@ export interface paths {
         /**
          * One hostname with the DNS records it needs
          * @description Needs `hosting.read`. `present` tells which records one of the project's zones already holds.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_INVALID_HOSTNAME`: not a host name of two labels or more (an IP address is not one)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_HOSTING_HOSTNAME_NOT_FOUND`: the app carries no such hostname
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_GATEWAY_NOT_CONFIGURED`: the server has no gateway host name or addresses to point at (DNS_GATEWAY_HOST, DNS_GATEWAY_IPV4, DNS_GATEWAY_IPV6)
          */
         get: operations["getStaticAppHostname"];
         put?: never;
@@ -4113,6 +4531,14 @@ export interface paths {
         /**
          * Unbind a hostname: the gateway stops routing it and its certificate is dropped
          * @description Needs `hosting.manage`.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_INVALID_HOSTNAME`: not a host name of two labels or more (an IP address is not one)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_HOSTING_HOSTNAME_NOT_FOUND`: the app carries no such hostname
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         delete: operations["unbindStaticAppHostname"];
         options?: never;
@@ -4131,7 +4557,16 @@ export interface paths {
         put?: never;
         /**
          * Check the hostname's DNS records; once right, the gateway routes it to the app
-         * @description Needs `hosting.manage`. 409 `APP_HOSTING_HOSTNAME_UNVERIFIED` with one entry per record that is missing or wrong.
+         * @description Needs `hosting.manage`.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_INVALID_HOSTNAME`: not a host name of two labels or more (an IP address is not one)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_HOSTING_HOSTNAME_NOT_FOUND`: the app carries no such hostname
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_HOSTING_HOSTNAME_UNVERIFIED`: a DNS record the hostname needs is missing or wrong; `details.fields` names each
          */
         post: operations["verifyStaticAppHostname"];
         delete?: never;
@@ -4150,6 +4585,12 @@ export interface paths {
         /**
          * The TLS certificates of the app's hostnames
          * @description Needs `hosting.read`. Issuer, validity, renewal time and the last ACME problem; never the key.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listStaticAppCertificates"];
         put?: never;
@@ -4171,7 +4612,20 @@ export interface paths {
         put?: never;
         /**
          * Obtain a TLS certificate for a verified hostname through ACME
-         * @description Needs `hosting.manage`. DNS-01 when one of the project's zones holds the name, else HTTP-01 through the gateway; renewed before it expires. 409 `APP_HOSTING_ACME_NOT_CONFIGURED` without HOSTING_ACME_DIRECTORY_URL, `APP_HOSTING_HOSTNAME_NOT_VERIFIED` before verification; 502 `APP_HOSTING_CERTIFICATE_FAILED` with the CA's problem.
+         * @description Needs `hosting.manage`. DNS-01 when one of the project's zones holds the name, else HTTP-01 through the gateway; renewed before it expires. Without HOSTING_ACME_DIRECTORY_URL, or before the hostname is verified, it is refused; a CA's refusal carries its problem.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_INVALID_HOSTNAME`: not a host name of two labels or more (an IP address is not one)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_HOSTING_HOSTNAME_NOT_FOUND`: the app carries no such hostname
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_HOSTING_ACME_NOT_CONFIGURED`: no ACME directory is configured (HOSTING_ACME_DIRECTORY_URL)
+         *     - 409 `APP_HOSTING_CERTIFICATE_IN_PROGRESS`: a certificate for the hostname is being issued already
+         *     - 409 `APP_HOSTING_HOSTNAME_NOT_VERIFIED`: the hostname is not verified yet
+         *     - 409 `APP_HOSTING_ZONE_NOT_HOSTED`: `dns-01` was asked and no zone of the project holds the hostname
+         *     - 502 `APP_HOSTING_CERTIFICATE_FAILED`: the ACME CA did not issue the certificate; the message carries its problem
          */
         post: operations["issueStaticAppHostnameCertificate"];
         delete?: never;
@@ -4190,12 +4644,30 @@ export interface paths {
         /**
          * The app's custom hostnames, pending and verified
          * @description Needs `hosting.read`. The same as `…/hostnames`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listStaticAppDomains"];
         put?: never;
         /**
          * Bind a hostname: answers the DNS records that route it and prove the project's claim
-         * @description Needs `hosting.manage`. The name stays pending until verified. One name reaches one app on the whole server (409 `APP_HOSTING_HOSTNAME_TAKEN`); the platform's own names are refused (409 `APP_HOSTING_HOSTNAME_RESERVED`). The same as `…/hostnames`.
+         * @description Needs `hosting.manage`. The name stays pending until verified. One name reaches one app on the whole server; the platform's own names are refused. The same as `…/hostnames`.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_INVALID_HOSTNAME`: not a host name of two labels or more (an IP address is not one)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_GATEWAY_NOT_CONFIGURED`: the server has no gateway host name or addresses to point at (DNS_GATEWAY_HOST, DNS_GATEWAY_IPV4, DNS_GATEWAY_IPV6)
+         *     - 409 `APP_HOSTING_HOSTNAME_BOUND`: the app carries this hostname already
+         *     - 409 `APP_HOSTING_HOSTNAME_RESERVED`: the name is, or lies under, one the platform serves itself
+         *     - 409 `APP_HOSTING_HOSTNAME_TAKEN`: another app on the server carries this hostname
+         *     - 409 `APP_HOSTING_TOO_MANY_HOSTNAMES`: the app carries the most hostnames it may, given in `details.limit`
          */
         post: operations["bindStaticAppDomain"];
         delete?: never;
@@ -4214,6 +4686,15 @@ export interface paths {
         /**
          * One hostname with the DNS records it needs
          * @description Needs `hosting.read`. `present` tells which records one of the project's zones already holds. The same as `…/hostnames`.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_INVALID_HOSTNAME`: not a host name of two labels or more (an IP address is not one)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_HOSTING_HOSTNAME_NOT_FOUND`: the app carries no such hostname
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_DNS_GATEWAY_NOT_CONFIGURED`: the server has no gateway host name or addresses to point at (DNS_GATEWAY_HOST, DNS_GATEWAY_IPV4, DNS_GATEWAY_IPV6)
          */
         get: operations["getStaticAppDomain"];
         put?: never;
@@ -4221,6 +4702,14 @@ export interface paths {
         /**
          * Unbind a hostname: the gateway stops routing it and its certificate is dropped
          * @description Needs `hosting.manage`. The same as `…/hostnames`.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_INVALID_HOSTNAME`: not a host name of two labels or more (an IP address is not one)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_HOSTING_HOSTNAME_NOT_FOUND`: the app carries no such hostname
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         delete: operations["unbindStaticAppDomain"];
         options?: never;
@@ -4239,7 +4728,16 @@ export interface paths {
         put?: never;
         /**
          * Check the hostname's DNS records; once right, the gateway routes it to the app
-         * @description Needs `hosting.manage`. 409 `APP_HOSTING_HOSTNAME_UNVERIFIED` with one entry per record that is missing or wrong. The same as `…/hostnames`.
+         * @description Needs `hosting.manage`. The same as `…/hostnames`.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_INVALID_HOSTNAME`: not a host name of two labels or more (an IP address is not one)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_HOSTING_HOSTNAME_NOT_FOUND`: the app carries no such hostname
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_HOSTING_HOSTNAME_UNVERIFIED`: a DNS record the hostname needs is missing or wrong; `details.fields` names each
          */
         post: operations["verifyStaticAppDomain"];
         delete?: never;
@@ -4258,6 +4756,12 @@ export interface paths {
         /**
          * The app's secrets: names and versions, never values
          * @description Needs `hosting.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listHostingAppSecrets"];
         put?: never;
@@ -4279,12 +4783,27 @@ export interface paths {
         /**
          * Create or replace one secret
          * @description Needs `hosting.manage`. Sealed at rest, given to instances as an environment variable, and to builds only with `buildTime: true`; masked in every log line. Running instances keep the values they started with; the next deployment, scale or resume gets the new ones. The platform's own variables (PORT, HOST, PLINTH_*) are refused.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_SECRET_INVALID`: a name is not an environment variable name or is the platform's own (PORT, HOST, PLINTH_*), or a value is too long
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_HOSTING_SECRETS_LIMIT`: the app would hold more secrets than the limit in `details.limit`
          */
         put: operations["putHostingAppSecret"];
         post?: never;
         /**
          * Delete one secret
          * @description Needs `hosting.manage`. Running instances keep the values they started with; the next deployment, scale or resume gets the new ones.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_HOSTING_SECRET_NOT_FOUND`: the app has no secret of this name
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         delete: operations["deleteHostingAppSecret"];
         options?: never;
@@ -4303,7 +4822,16 @@ export interface paths {
         put?: never;
         /**
          * Set every variable of a .env text
-         * @description Needs `hosting.manage`. `NAME=value` lines, `export` prefixes, quoted values and comments; a line that is none of these is 400 `APP_HOSTING_ENV_INVALID` naming it. Running instances keep the values they started with; the next deployment, scale or resume gets the new ones.
+         * @description Needs `hosting.manage`. `NAME=value` lines, `export` prefixes, quoted values and comments; a line that is none of these is refused naming it. Running instances keep the values they started with; the next deployment, scale or resume gets the new ones.
+         *
+         *     Refused with:
+         *     - 400 `APP_HOSTING_ENV_INVALID`: a line of the .env text is not `NAME=value` (or a comment), a quote is unterminated, or it sets nothing
+         *     - 400 `APP_HOSTING_SECRET_INVALID`: a name is not an environment variable name or is the platform's own (PORT, HOST, PLINTH_*), or a value is too long
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_HOSTING_SECRETS_LIMIT`: the app would hold more secrets than the limit in `details.limit`
          */
         post: operations["importHostingAppSecrets"];
         delete?: never;
@@ -4322,6 +4850,12 @@ export interface paths {
         /**
          * Requests, 4xx, 5xx and latency percentiles per app and instance, with CPU and memory
          * @description Needs `hosting.read`. Counted by the gateway of this node since `since`; latencies over the most recent requests; CPU and memory as the driver reports them for the live deployment's instances (null where it cannot).
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getHostingAppMetrics"];
         put?: never;
@@ -4342,6 +4876,12 @@ export interface paths {
         /**
          * What happened to the app, newest first
          * @description Needs `hosting.read`. State changes, deployments, scaling, suspensions, secrets (names only), hostnames and certificates; at most 200.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getHostingAppTimeline"];
         put?: never;
@@ -4362,6 +4902,12 @@ export interface paths {
         /**
          * Instance-seconds, build-seconds, requests and egress bytes by hour
          * @description Needs `hosting.read`. Hours with any use, oldest first, over the last `hours` (24 unless given); counted in memory and written about once a minute.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getHostingAppUsage"];
         put?: never;
@@ -4382,6 +4928,12 @@ export interface paths {
         /**
          * Build logs: one deployment's, or the newest lines of all
          * @description Needs `hosting.read`. Oldest first: the newest `limit` lines (at most 1000), or those after the sequence number `after`; `deploymentId` narrows to one deployment. Secret values are masked. With `follow=true` the answer is `text/event-stream`: each line as a `log` event whose id is its `seq`, then new ones as they come, with a comment every 15 s.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getHostingAppBuildLogs"];
         put?: never;
@@ -4402,6 +4954,12 @@ export interface paths {
         /**
          * Runtime logs of the app's instances
          * @description Needs `hosting.read`. Oldest first: the newest `limit` lines (at most 1000), or those after the sequence number `after`; `deploymentId` narrows to one deployment. Secret values are masked. With `follow=true` the answer is `text/event-stream`: each line as a `log` event whose id is its `seq`, then new ones as they come, with a comment every 15 s.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_HOSTING_APP_NOT_FOUND`: no such app of this kind in the project
+         *     - 404 `APP_HOSTING_DISABLED`: app hosting is off on this server (HOSTING_ENABLED)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getHostingAppRuntimeLogs"];
         put?: never;
@@ -16426,7 +16984,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             414: components["responses"]["UriTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
@@ -16592,7 +17149,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -16646,7 +17202,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -16700,7 +17255,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -16822,7 +17376,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             414: components["responses"]["UriTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
@@ -16952,7 +17505,6 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableContent"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -16998,11 +17550,9 @@ export interface operations {
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
-            410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableContent"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -17039,7 +17589,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             414: components["responses"]["UriTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
@@ -17120,11 +17669,9 @@ export interface operations {
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
-            410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableContent"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -17183,7 +17730,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -17234,12 +17780,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             410: components["responses"]["Gone"];
-            413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableContent"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -17297,7 +17839,6 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableContent"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -17568,6 +18109,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
+                            id: string;
                             /** @enum {boolean} */
                             deleted: true;
                         };
@@ -17931,6 +18473,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
+                            id: string;
                             /** @enum {boolean} */
                             deleted: true;
                         };
@@ -18075,7 +18618,6 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableContent"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -18121,11 +18663,9 @@ export interface operations {
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
-            410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableContent"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -18162,7 +18702,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             414: components["responses"]["UriTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
@@ -18243,11 +18782,9 @@ export interface operations {
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
-            410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableContent"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -18306,7 +18843,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -18357,12 +18893,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             410: components["responses"]["Gone"];
-            413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableContent"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -18420,7 +18952,6 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableContent"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -18691,6 +19222,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
+                            id: string;
                             /** @enum {boolean} */
                             deleted: true;
                         };
@@ -19054,6 +19586,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
+                            id: string;
                             /** @enum {boolean} */
                             deleted: true;
                         };
@@ -19285,6 +19818,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];

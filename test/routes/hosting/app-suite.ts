@@ -52,6 +52,7 @@ export async function appSuite (t: Test, env: Record<string, string>): Promise<v
 
   const rollback = await call(app, 'POST', `${appUrl}/deployments/${first.id as string}/rollback`, owner.auth)
   t.same([rollback.status, rollback.body.data.trigger, rollback.body.data.rollbackOf, rollback.body.data.artifactId], [202, 'rollback', first.id, first.artifactId])
+  t.equal(rollback.headers.location, `${appUrl}/deployments/${rollback.body.data.id as string}`, 'Location names the new deployment, beside the one rolled back')
   const rolledBack = await deploymentSettled(app, appUrl, owner.auth, rollback.body.data.id)
   t.match(rolledBack, { state: 'live', artifactId: first.artifactId, buildSeconds: null }, 'the same artifact, no build')
   const buildLines = (await call(app, 'GET', `${appUrl}/logs/build?deploymentId=${rolledBack.id as string}`, owner.auth)).body.data

@@ -67,7 +67,7 @@ t.test('a static app follows a branch of this server\'s git: a push deploys, the
   t.equal(deployments.length, 3, 'a push while paused deploys nothing')
 
   const fromGit = await call(app, 'POST', `${appUrl}/deployments/from-git`, member.auth, { ref: 'main' })
-  t.equal(fromGit.status, 202, 'a member deploys by hand')
+  t.same([fromGit.status, fromGit.headers.location], [202, `${appUrl}/deployments/${fromGit.body.data.id as string}`], 'a member deploys by hand')
   t.match(await deploymentSettled(app, appUrl, owner.auth, fromGit.body.data.id), { state: 'live', trigger: 'api' })
   t.match((await viaGateway(port, 'www.apps.localhost')).body, /<h1>three<\/h1>/)
   t.same([(await call(app, 'POST', `${appUrl}/deployments/from-git`, owner.auth, { ref: 'no-such-branch' })).body.code], ['APP_GIT_REF_NOT_FOUND'])

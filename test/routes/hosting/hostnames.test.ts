@@ -50,7 +50,7 @@ t.test('a custom hostname: bound with its records, verified against the built-in
   await app.jobs.enqueue(VERIFY_PENDING_JOB)
   await waitFor('the pending name verified by the job and routed', async () => (await viaGateway(port, 'api.site.test')).status, (status) => status === 200)
 
-  t.same((await call(app, 'DELETE', `${siteUrl}/domains/www.site.test`, owner.auth)).body.data, { deleted: true })
+  t.same((await call(app, 'DELETE', `${siteUrl}/domains/WWW.Site.test.`, owner.auth)).body.data, { id: 'www.site.test', deleted: true }, 'the answer names the hostname as bound')
   t.equal((await viaGateway(port, 'www.site.test')).status, 404, 'unbound: no longer routed')
   t.same([(await call(app, 'GET', `${siteUrl}/hostnames/www.site.test`, owner.auth)).body.code], ['APP_HOSTING_HOSTNAME_NOT_FOUND'])
   const timeline = (await app.hosting.timeline.list((await app.hosting.apps.get(projectId, siteUrl.split('/').pop() as string, 'static'))._id, 100)).map((event) => event.type)
