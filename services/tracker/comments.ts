@@ -97,7 +97,7 @@ export class TrackerComments {
     const now = this.deps.clock.now()
     let updated: CommentRecord | null = null
     await this.deps.followUps.guard({ kind: COMMENT_EFFECTS, commentId }, async () => {
-      updated = await this.records.findOneAndUpdate({ _id: commentId, itemId }, { $set: { format: text.format, body: text.markdown, bodyJson: text.json, text: text.text, mentions: text.mentions, updatedAt: now, editedAt: now } }, { returnDocument: 'after' })
+      updated = await this.records.findOneAndUpdate({ _id: commentId, itemId }, { $set: { format: text.format, body: text.markdown, bodyJson: text.json, text: text.text, mentions: text.mentions, newMentions: text.mentions.filter((userId) => !comment.mentions.includes(userId)), updatedAt: now, editedAt: now } }, { returnDocument: 'after' })
     })
     if (updated === null) throw trackerErrors.commentNotFound()
     return toView(updated, await this.reactions.find({ on: 'comment', subjectId: commentId }).toArray())
@@ -125,7 +125,7 @@ export class TrackerComments {
     const guestSees = (userId: string): boolean => project || target?.createdBy === userId || target?.assignees.includes(userId) === true
     for (const userId of await this.deps.members.mentionable(comment.lpId, comment.mentions, guestSees)) people.push({ userId, reason: 'mentioned' })
     if (target !== null && this.deps.notify !== undefined) {
-      // A new comment tells the subscribers; an edit only whom it mentions. One change per version of the comment.
+      // A new comment tells the subscribers; an edit only whom it newly mentions. One change per version of the comment.
       await this.deps.notify({
         item: { ...item, createdBy: target.createdBy },
         changeId: `comment-${comment._id}-${comment.updatedAt.getTime()}`,
@@ -133,7 +133,7 @@ export class TrackerComments {
         actorId: comment.authorId,
         at: comment.updatedAt,
         fields: ['comment'],
-        named: people,
+        named: comment.editedAt === null ? people : people.filter((person) => comment.newMentions?.includes(person.userId) === true),
         toSubscribers: comment.editedAt === null
       })
     }

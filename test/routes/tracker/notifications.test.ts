@@ -61,6 +61,14 @@ t.test('notifications: fan-out, inbox, preferences', async (t) => {
   await must('PATCH', at, owner.auth, { priority: 'low' })
   t.equal((await inbox(guest.auth)).length, guestBefore, 'the guest turned "subscribed" off')
   t.same((await kinds(member.auth))[0], ['subscribed', ['priority']], 'the creator with "created" off hears as a subscriber')
+
+  // Edits notify as mentioned only whom they newly mention.
+  await must('PATCH', at, member.auth, { description: `Ask <@${owner.id}> again` })
+  t.same((await kinds(owner.auth))[0], ['subscribed', ['description']], 'mentioned before: told as a subscriber')
+  const memberBefore = (await inbox(member.auth)).length
+  await must('PATCH', `${at}/comments/${comment.id as string}`, guest.auth, { body: `Done? <@${member.id}> <@${owner.id}>` })
+  t.same((await kinds(owner.auth))[0], ['mentioned', ['comment']])
+  t.equal((await inbox(member.auth)).length, memberBefore, 'the edit does not mention the member again')
 })
 
 t.test('an acknowledged change whose write-out was cut short still notifies, once', async (t) => {
