@@ -143,7 +143,7 @@ if (GIT_GROUP.some((name) => ONLY.test(name))) {
 }
 
 // The tracker: lists, get by key and create over 100,000 items, and how a list's time grows with the project (bench/tracker.ts).
-if (['tracker get by key', 'tracker create work item', 'tracker list 50, 3 conditions', 'tracker list growth'].some((name) => ONLY.test(name))) {
+if (['tracker get by key', 'tracker create work item', 'tracker list 50, 3 conditions', 'tracker list growth', 'tracker notification fan-out'].some((name) => ONLY.test(name))) {
   const tracker = fork(new URL('./tracker.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
   await once(tracker, 'exit')
 }

@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { benchOwner, startBenchApp } from './bench-app.js'
 import { trackerActor } from '../services/tracker/access.js'
-import { TRACKER_COLLECTIONS, type ItemRecord } from '../services/tracker/records.js'
+import { TRACKER_COLLECTIONS, type ItemRecord, type SubscriberRecord } from '../services/tracker/records.js'
 import { PRIORITIES } from '../schemas/tracker-filters.js'
 
 /**
@@ -65,6 +65,18 @@ for (const size of SIZES) {
   console.error(`seeded ${identifier}: ${size} items in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   seeded[`lp${size}`] = created.id
   seeded[`key${size}`] = `${identifier}-${Math.floor(size / 2)}`
+}
+
+// The notification fan-out row: an item with 50 subscribers besides its creator, which each comment tells.
+{
+  const lpId = seeded[`lp${SIZES[0]}`]
+  const scope = await app.tracker.projects.scope(actor, project.id, lpId)
+  const item = await app.tracker.workItems.create(scope, { title: 'Followed by 50' })
+  const subscribers: SubscriberRecord[] = Array.from({ length: 50 }, (_, index) => ({
+    _id: `${item.id}:follower-${index}`, projectId: project.id, lpId, itemId: item.id, userId: `follower-${index}`, reason: 'manual', createdAt: new Date()
+  }))
+  await app.store.collection<SubscriberRecord>(TRACKER_COLLECTIONS.subscribers).insertMany(subscribers)
+  seeded.fanOutComments = `/api/projects/${project.id}/tracker/projects/${lpId}/work-items/${item.id}/comments`
 }
 
 // BENCH_TRACKER_ANALYZE=1: what statistics change, as an operator's `sqlite3 plinth.db ANALYZE` on the side would

@@ -5,7 +5,8 @@ import { measurePair, line, ONLY, start, type Scenario } from './pairs.js'
  * 50 items by a three-condition filter, a get by key and a create, on a
  * project of 100,000 items; then the same list on projects of 10,000,
  * 100,000 and 1,000,000 items, to see whether its time grows with the
- * project (it should not: the filter is served by an index).
+ * project (it should not: the filter is served by an index); and a comment on
+ * an item with 50 subscribers, which notifies each of them.
  */
 const FILTER = encodeURIComponent(JSON.stringify({
   and: [
@@ -29,6 +30,8 @@ const list = (size: number): string => `${base}/projects/${info[`lp${size}`]}/wo
 const scenarios: Scenario[] = [
   { name: 'tracker get by key', path: `${base}/browse/${info[`key${MAIN}`]}`, headers: auth, bar: { percent: 35 } },
   { name: 'tracker create work item', path: `${base}/projects/${info[`lp${MAIN}`]}/work-items`, method: 'POST', headers: auth, body: JSON.stringify({ title: 'bench', priority: 'high' }), bar: { percent: 20 } },
+  // Each comment is written with its effects: activity, subscriptions and one notification for each of 50 subscribers.
+  { name: 'tracker notification fan-out, 50 subscribers', path: info.fanOutComments, method: 'POST', headers: auth, body: JSON.stringify({ body: 'bench comment' }) },
   { name: `tracker list 50, 3 conditions (${MAIN / 1000}k)`, path: list(MAIN), headers: auth, connections: 8, bar: { percent: 25 } }
 ]
 

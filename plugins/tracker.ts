@@ -16,6 +16,7 @@ import { trackerFilterSchemas } from '../schemas/tracker-filters.js'
 import { trackerPlanningSchemas } from '../schemas/tracker-planning.js'
 import { TRACKER_WEBHOOK_SOURCE, trackerItemEvent, trackerWebhookSource } from '../services/webhooks/sources/tracker.js'
 import { trackerWorkItemSchemas } from '../schemas/tracker-work-items.js'
+import { trackerNotificationSchemas } from '../schemas/tracker-notifications.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -67,7 +68,7 @@ async function trackerPlugin (app: FastifyInstance): Promise<void> {
     items: app.store.collection<ItemRecord>(TRACKER_COLLECTIONS.items),
     publish: async (source, projectId, events) => { await app.webhooks.publish(source, projectId, events) }
   }))
-  for (const schema of [...trackerFilterSchemas, ...trackerSchemas, ...trackerWorkItemSchemas, ...trackerPlanningSchemas]) app.addSchema(schema)
+  for (const schema of [...trackerFilterSchemas, ...trackerSchemas, ...trackerWorkItemSchemas, ...trackerPlanningSchemas, ...trackerNotificationSchemas]) app.addSchema(schema)
   app.registerParent('trackerProject', {
     within: 'project',
     errors: [trackerErrors.projectNotFound],

@@ -14,6 +14,7 @@ import type { TrackerMembers } from './members.js'
 import { keysetPage, listScope, sortPlan } from './paging.js'
 import { TRACKER_COLLECTIONS, type CommentRecord, type ItemRecord, type ReactionRecord, type Subscription } from './records.js'
 import { richText } from './text.js'
+import type { NotifiedChange } from './notifications.js'
 import type { WorkItems } from './work-items.js'
 
 export const COMMENT_EFFECTS = 'commentEffects'
@@ -54,7 +55,7 @@ export class TrackerComments {
   readonly records: StoreCollection<CommentRecord>
   readonly reactions: StoreCollection<ReactionRecord>
 
-  constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, cursors: Cursors, items: ItemStore, workItems: WorkItems, members: TrackerMembers, followUps: FollowUps, guestsSeeAll: (lpId: string) => Promise<boolean> }) {
+  constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, cursors: Cursors, items: ItemStore, workItems: WorkItems, members: TrackerMembers, followUps: FollowUps, guestsSeeAll: (lpId: string) => Promise<boolean>, notify?: (change: NotifiedChange) => Promise<void> }) {
     this.records = store.collection<CommentRecord>(TRACKER_COLLECTIONS.comments)
     this.reactions = store.collection<ReactionRecord>(TRACKER_COLLECTIONS.reactions)
     deps.followUps.on(COMMENT_EFFECTS, async (task) => { await this.applyEffects(String(task.commentId)) })
@@ -96,7 +97,7 @@ export class TrackerComments {
     const now = this.deps.clock.now()
     let updated: CommentRecord | null = null
     await this.deps.followUps.guard({ kind: COMMENT_EFFECTS, commentId }, async () => {
-      updated = await this.records.findOneAndUpdate({ _id: commentId, itemId }, { $set: { format: text.format, body: text.markdown, bodyJson: text.json, text: text.text, mentions: text.mentions, updatedAt: now, editedAt: now } }, { returnDocument: 'after' })
+      updated = await this.records.findOneAndUpdate({ _id: commentId, itemId }, { $set: { format: text.format, body: text.markdown, bodyJson: text.json, text: text.text, mentions: text.mentions, newMentions: text.mentions.filter((userId) => !comment.mentions.includes(userId)), updatedAt: now, editedAt: now } }, { returnDocument: 'after' })
     })
     if (updated === null) throw trackerErrors.commentNotFound()
     return toView(updated, await this.reactions.find({ on: 'comment', subjectId: commentId }).toArray())
@@ -123,6 +124,19 @@ export class TrackerComments {
     const project = await this.deps.guestsSeeAll(comment.lpId)
     const guestSees = (userId: string): boolean => project || target?.createdBy === userId || target?.assignees.includes(userId) === true
     for (const userId of await this.deps.members.mentionable(comment.lpId, comment.mentions, guestSees)) people.push({ userId, reason: 'mentioned' })
+    if (target !== null && this.deps.notify !== undefined) {
+      // A new comment tells the subscribers; an edit only whom it newly mentions. One change per version of the comment.
+      await this.deps.notify({
+        item: { ...item, createdBy: target.createdBy },
+        changeId: `comment-${comment._id}-${comment.updatedAt.getTime()}`,
+        commentId: comment._id,
+        actorId: comment.authorId,
+        at: comment.updatedAt,
+        fields: ['comment'],
+        named: comment.editedAt === null ? people : people.filter((person) => comment.newMentions?.includes(person.userId) === true),
+        toSubscribers: comment.editedAt === null
+      })
+    }
     await this.deps.items.subscribe(item, people, comment.updatedAt)
   }
 

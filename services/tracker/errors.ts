@@ -132,6 +132,7 @@ export const trackerErrors = errorCatalogue('tracker', {
   moduleNotFound: { code: 'APP_TRACKER_MODULE_NOT_FOUND', status: 404, message: 'Module not found', description: 'no such module in the tracker project' },
   viewNotFound: { code: 'APP_TRACKER_VIEW_NOT_FOUND', status: 404, message: 'View not found', description: 'no such view, or it is someone else\'s private view' },
   pageNotFound: { code: 'APP_TRACKER_PAGE_NOT_FOUND', status: 404, message: 'Page not found', description: 'no such page, or it is someone else\'s private page' },
+  notificationNotFound: { code: 'APP_TRACKER_NOTIFICATION_NOT_FOUND', status: 404, message: 'Notification not found', description: 'no such notification of the caller\'s' },
   pageVersionNotFound: { code: 'APP_TRACKER_PAGE_VERSION_NOT_FOUND', status: 404, message: 'Page version not found', description: 'no such version of the page' },
   intakeNotFound: { code: 'APP_TRACKER_INTAKE_NOT_FOUND', status: 404, message: 'Intake item not found', description: 'no such intake item in the tracker project' },
   // 409: the current state stands in the way

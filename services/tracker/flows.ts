@@ -17,6 +17,7 @@ import type { TrackerIssueTypes } from './issue-types.js'
 import { DELETE_LABEL, type TrackerLabels } from './labels.js'
 import type { TrackerLinks } from './links.js'
 import { DELETE_MODULE, type TrackerModules } from './modules.js'
+import type { TrackerNotifications } from './notifications.js'
 import { DELETE_PAGE, type TrackerPages } from './pages.js'
 import type { ProjectSettingsPort, TrackerProjects } from './projects.js'
 import type { TrackerRelations } from './relations.js'
@@ -47,6 +48,7 @@ export interface FlowDeps {
   modules: TrackerModules
   views: TrackerViews
   pages: TrackerPages
+  notifications?: Pick<TrackerNotifications, 'purge'>
 }
 
 /**
@@ -212,5 +214,6 @@ export class TrackerFlows {
     for (const service of [deps.comments, deps.links, deps.relations, deps.views, deps.pages, deps.modules, deps.cycles, deps.labels, deps.issueTypes, deps.estimates, deps.items, deps.states]) {
       await service.purge(lpId)
     }
+    await deps.notifications?.purge(lpId)
   }
 }

@@ -22,6 +22,7 @@ import { TrackerLabels } from './labels.js'
 import { TrackerLinks } from './links.js'
 import { TrackerMembers, type CanUseTracker } from './members.js'
 import { TrackerModules } from './modules.js'
+import { TrackerNotifications } from './notifications.js'
 import { TrackerPages } from './pages.js'
 import { Progress } from './progress.js'
 import { TrackerProjects } from './projects.js'
@@ -73,6 +74,7 @@ export interface TrackerServices {
   automations: TrackerAutomations
   flows: TrackerFlows
   followUps: FollowUps
+  notifications: TrackerNotifications
 }
 
 /** Builds the tracker's services on their ports, connects them and creates their indexes. */
@@ -85,9 +87,11 @@ export async function buildTrackerServices (deps: TrackerPorts): Promise<Tracker
   const states = new TrackerStates(store, { clock, newId, cursors, projects, followUps })
   const labels = new TrackerLabels(store, { clock, newId, cursors, followUps })
   const { publishItemChange } = deps
+  const notifications = new TrackerNotifications(store, { clock, cursors })
   const items = new ItemStore(store, {
     clock,
     newId,
+    notify: async (item, change) => { await notifications.itemChanged(item, change) },
     publish: publishItemChange === undefined
       ? undefined
       : async (item, change) => {
@@ -117,7 +121,7 @@ export async function buildTrackerServices (deps: TrackerPorts): Promise<Tracker
       return (await source.find({ lpId }, { sort: { _id: 1 }, projection: { _id: 1 } }).toArray()).map((record) => record._id)
     }
   })
-  const comments = new TrackerComments(store, { clock, newId, cursors, items, workItems, members, followUps, guestsSeeAll: async (lpId) => (await projects.record(lpId))?.guestsSeeAllItems ?? false })
+  const comments = new TrackerComments(store, { clock, newId, cursors, items, workItems, members, followUps, guestsSeeAll: async (lpId) => (await projects.record(lpId))?.guestsSeeAllItems ?? false, notify: async (change) => { await notifications.fanOut(change) } })
   const links = new TrackerLinks(store, { clock, newId, cursors, items, workItems, followUps })
   const relations = new TrackerRelations(store, { clock, newId, cursors, items, workItems, followUps })
   const activity = new ItemActivity({ clock, cursors, items, workItems, members })
@@ -125,13 +129,13 @@ export async function buildTrackerServices (deps: TrackerPorts): Promise<Tracker
   const intake = new TrackerIntake({ clock, cursors, items, workItems })
   const pages = new TrackerPages(store, { clock, newId, cursors, followUps })
   const automations = new TrackerAutomations({ clock, projects, states, workItems, idempotency })
-  const flows = new TrackerFlows({ clock, followUps, projects, states, labels, issueTypes, estimates, items, workItems, lists, comments, links, relations, activity, attachments, cycles, modules, views, pages })
+  const flows = new TrackerFlows({ clock, followUps, projects, states, labels, issueTypes, estimates, items, workItems, lists, comments, links, relations, activity, attachments, cycles, modules, views, pages, notifications })
   projects.connect(flows.settingsPort())
   rules.connect({
     checkCycleMove: async (scope, from, to, path) => { await cycles.checkMove(scope, from, to, path) },
     checkModules: async (scope, ids, path) => { await modules.checkIds(scope, ids, path) }
   })
   lists.connect(async (scope, viewId) => await views.apply(scope, viewId))
-  for (const part of [idempotency, members, projects, states, labels, items, issueTypes, estimates, cycles, modules, views, comments, links, relations, attachments, pages]) await part.init()
-  return { projects, members, states, labels, issueTypes, estimates, workItems, lists, comments, links, relations, activity, attachments, cycles, modules, views, intake, pages, automations, flows, followUps }
+  for (const part of [idempotency, members, projects, states, labels, items, issueTypes, estimates, cycles, modules, views, comments, links, relations, attachments, pages, notifications]) await part.init()
+  return { projects, members, states, labels, issueTypes, estimates, workItems, lists, comments, links, relations, activity, attachments, cycles, modules, views, intake, pages, automations, flows, followUps, notifications }
 }

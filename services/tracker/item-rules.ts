@@ -118,7 +118,9 @@ export class ItemRules {
       if (current === null || text.markdown !== current.description || JSON.stringify(text.json) !== JSON.stringify(current.descriptionJson)) {
         Object.assign(set, { descriptionFormat: text.format, description: text.markdown, descriptionJson: text.json, descriptionText: text.text })
         if (current !== null) entries.push({ field: 'description', from: null, to: null })
-        mentions = text.mentions
+        // Only whom this description newly mentions: an edit does not mention (nor subscribe again) who was mentioned before.
+        const before = current === null ? [] : richText(current.description, current.descriptionJson, 'description').mentions
+        mentions = text.mentions.filter((userId) => !before.includes(userId))
       }
     }
     if (input.stateId !== undefined && input.stateId !== current?.stateId) {

@@ -31,12 +31,15 @@ export interface WriteOptions {
 /** Hands an item's outbox change to the webhook engine (docs/webhooks.md, "The tracker"); idempotent per change. */
 export type PublishItemChange = (item: ItemRecord, change: OutboxChange) => Promise<void>
 
+/** Fans an item's outbox change out as notifications (services/tracker/notifications.ts); idempotent per change. */
+export type NotifyItemChange = (item: ItemRecord, change: OutboxChange) => Promise<void>
+
 export class ItemStore {
   readonly items: StoreCollection<ItemRecord>
   readonly activity: StoreCollection<ActivityRecord>
   readonly subscribers: StoreCollection<SubscriberRecord>
 
-  constructor (private readonly store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, publish?: PublishItemChange }) {
+  constructor (private readonly store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, publish?: PublishItemChange, notify?: NotifyItemChange }) {
     this.items = store.collection<ItemRecord>(TRACKER_COLLECTIONS.items)
     this.activity = store.collection<ActivityRecord>(TRACKER_COLLECTIONS.activity)
     this.subscribers = store.collection<SubscriberRecord>(TRACKER_COLLECTIONS.subscribers)
@@ -134,7 +137,7 @@ export class ItemStore {
   }
 
   /**
-   * The outbox's webhook event, then its activity (all or none: one
+   * The outbox's webhook event and notifications, then its activity (all or none: one
    * insertMany) and its subscriptions, each idempotent. The event goes
    * first: the activity's first entry is what ensureFlushed takes as written
    * out, so a flush the activity shows as done has published too.
@@ -143,6 +146,7 @@ export class ItemStore {
     const change = item.outbox
     if (change === null) return
     if (this.deps.publish !== undefined) await this.deps.publish(item, change)
+    if (this.deps.notify !== undefined) await this.deps.notify(item, change)
     if (change.entries.length > 0) {
       try {
         await this.activity.insertMany(change.entries.map((entry, index) => ({

@@ -203,6 +203,8 @@ export type CommentRecord = WithId<{
   bodyJson: EditorDocumentT | null
   text: string
   mentions: string[]
+  /** Whom the last edit mentioned that the comment did not before: whom the edit notifies. */
+  newMentions?: string[]
   createdAt: Date
   updatedAt: Date
   editedAt: Date | null
