@@ -14,6 +14,8 @@ import {
 import { trackerSchemas } from '../schemas/tracker.js'
 import { trackerFilterSchemas } from '../schemas/tracker-filters.js'
 import { trackerPlanningSchemas } from '../schemas/tracker-planning.js'
+import type { SubscriptionRecord } from '../services/webhooks/index.js'
+import { webhookErrors } from '../services/webhooks/errors.js'
 import { TRACKER_WEBHOOK_SOURCE, trackerItemEvent, trackerWebhookSource } from '../services/webhooks/sources/tracker.js'
 import { trackerWorkItemSchemas } from '../schemas/tracker-work-items.js'
 
@@ -27,6 +29,8 @@ declare module './permissions.js' {
   interface ParentKinds {
     /** The tracker project `params.lpId` names, as the caller may use it: their role in it and what they see. */
     trackerProject: TrackerScope
+    /** The tracker webhook `params.webhookId` names in the platform project (routes/tracker/webhooks.ts). */
+    trackerWebhook: SubscriptionRecord
   }
 }
 
@@ -74,6 +78,16 @@ async function trackerPlugin (app: FastifyInstance): Promise<void> {
     load: async (request, { caller, scope }) => {
       const actor = trackerActor(caller.user.userId, scope.permissions)
       return { value: await tracker.projects.scope(actor, scope.project.id, (request.params as { lpId: string }).lpId) }
+    }
+  })
+  app.registerParent('trackerWebhook', {
+    within: 'project',
+    errors: [webhookErrors.webhookNotFound],
+    load: async (request, { scope }) => {
+      const owner = { projectId: scope.project.id, source: TRACKER_WEBHOOK_SOURCE }
+      const webhook = await app.webhooks.find(owner, (request.params as { webhookId: string }).webhookId)
+      if (webhook === null) throw webhookErrors.webhookNotFound()
+      return { value: webhook }
     }
   })
   app.registerJobHandler(TRACKER_FOLLOW_UP_JOB, async (payload) => await tracker.followUps.run(payload as FollowUpTask))
