@@ -18,6 +18,8 @@ import intakeRoutes from './intake.js'
 import pageRoutes from './pages.js'
 import browseRoutes from './browse.js'
 import webhookRoutes from './webhooks.js'
+import exportRoutes from './exports.js'
+import analyticsRoutes from './analytics.js'
 
 /**
  * `/api/projects/:projectId/tracker/…`: tracker projects and everything in
@@ -48,6 +50,8 @@ const trackerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(pageRoutes, { prefix: `${project}/pages` })
   await app.register(browseRoutes, { prefix: '/browse' })
   await app.register(webhookRoutes, { prefix: '/webhooks' })
+  await app.register(exportRoutes, { prefix: '/exports' })
+  await app.register(analyticsRoutes, { prefix: '/analytics' })
 }
 
 export default trackerRoutes
