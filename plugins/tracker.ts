@@ -4,16 +4,21 @@ import { systemClock } from '../services/clock.js'
 import { Cursors } from '../services/collections/query.js'
 import { DEFAULT_UPLOAD_TTL_SECONDS, UPLOADS_EXPIRE_JOB } from '../services/files/uploads.js'
 import { newId } from '../services/ids.js'
+import { SignedLinks } from '../services/signed-links.js'
 import { trackerActor } from '../services/tracker/access.js'
 import { trackerErrors } from '../services/tracker/errors.js'
 import type { FollowUpTask } from '../services/tracker/follow-ups.js'
 import { TRACKER_COLLECTIONS, type ItemRecord } from '../services/tracker/records.js'
 import {
-  buildTrackerServices, TRACKER_DAILY_EVERY_MS, TRACKER_DAILY_JOB, TRACKER_FOLLOW_UP_JOB, type TrackerScope, type TrackerServices
+  buildTrackerServices, TRACKER_DAILY_EVERY_MS, TRACKER_DAILY_JOB, TRACKER_EXPORT_JOB, TRACKER_EXPORT_SWEEP_EVERY_MS, TRACKER_EXPORT_SWEEP_JOB,
+  TRACKER_FOLLOW_UP_JOB, type TrackerScope, type TrackerServices
 } from '../services/tracker/index.js'
 import { trackerSchemas } from '../schemas/tracker.js'
 import { trackerFilterSchemas } from '../schemas/tracker-filters.js'
 import { trackerPlanningSchemas } from '../schemas/tracker-planning.js'
+import { trackerReportSchemas } from '../schemas/tracker-reports.js'
+import type { SubscriptionRecord } from '../services/webhooks/index.js'
+import { webhookErrors } from '../services/webhooks/errors.js'
 import { TRACKER_WEBHOOK_SOURCE, trackerItemEvent, trackerWebhookSource } from '../services/webhooks/sources/tracker.js'
 import { trackerWorkItemSchemas } from '../schemas/tracker-work-items.js'
 import { trackerNotificationSchemas } from '../schemas/tracker-notifications.js'
@@ -28,6 +33,8 @@ declare module './permissions.js' {
   interface ParentKinds {
     /** The tracker project `params.lpId` names, as the caller may use it: their role in it and what they see. */
     trackerProject: TrackerScope
+    /** The tracker webhook `params.webhookId` names in the platform project (routes/tracker/webhooks.ts). */
+    trackerWebhook: SubscriptionRecord
   }
 }
 
@@ -57,6 +64,14 @@ async function trackerPlugin (app: FastifyInstance): Promise<void> {
     sessionStarted: async () => { await app.jobs.enqueue(UPLOADS_EXPIRE_JOB, {}, { delayMs: DEFAULT_UPLOAD_TTL_SECONDS * 1000 + 60_000 }) },
     jobs: app.jobs,
     canUseTracker,
+    exportFiles: app.files.store,
+    exportLinks: new SignedLinks(app.deriveSecretKey('tracker:export-links')),
+    exportPath: (projectId, exportId) => `/api/projects/${projectId}/tracker/exports/${exportId}/download`,
+    actorFor: async (projectId, userId) => {
+      const project = await projects.findById(projectId)
+      const access = project === null ? null : await resolver.access(project.orgId, { userId }, project.id)
+      return trackerActor(userId, access?.permissions ?? [])
+    },
     // Each item write's one event, from its outbox, to the webhook engine (docs/webhooks.md, "The tracker").
     publishItemChange: async (item, change, identifier) => {
       const event = trackerItemEvent(item, change, identifier)
@@ -68,7 +83,7 @@ async function trackerPlugin (app: FastifyInstance): Promise<void> {
     items: app.store.collection<ItemRecord>(TRACKER_COLLECTIONS.items),
     publish: async (source, projectId, events) => { await app.webhooks.publish(source, projectId, events) }
   }))
-  for (const schema of [...trackerFilterSchemas, ...trackerSchemas, ...trackerWorkItemSchemas, ...trackerPlanningSchemas, ...trackerNotificationSchemas]) app.addSchema(schema)
+  for (const schema of [...trackerFilterSchemas, ...trackerSchemas, ...trackerWorkItemSchemas, ...trackerPlanningSchemas, ...trackerNotificationSchemas, ...trackerReportSchemas]) app.addSchema(schema)
   app.registerParent('trackerProject', {
     within: 'project',
     errors: [trackerErrors.projectNotFound],
@@ -77,10 +92,28 @@ async function trackerPlugin (app: FastifyInstance): Promise<void> {
       return { value: await tracker.projects.scope(actor, scope.project.id, (request.params as { lpId: string }).lpId) }
     }
   })
+  app.registerParent('trackerWebhook', {
+    within: 'project',
+    errors: [webhookErrors.webhookNotFound],
+    load: async (request, { scope }) => {
+      const owner = { projectId: scope.project.id, source: TRACKER_WEBHOOK_SOURCE }
+      const webhook = await app.webhooks.find(owner, (request.params as { webhookId: string }).webhookId)
+      if (webhook === null) throw webhookErrors.webhookNotFound()
+      return { value: webhook }
+    }
+  })
   app.registerJobHandler(TRACKER_FOLLOW_UP_JOB, async (payload) => await tracker.followUps.run(payload as FollowUpTask))
   app.registerJobHandler(TRACKER_DAILY_JOB, async () => await tracker.automations.runDaily())
-  app.addHook('onReady', async () => { await app.jobs.schedule(TRACKER_DAILY_JOB, TRACKER_DAILY_EVERY_MS) })
-  app.projects.onDelete(async (projectId) => { await tracker.projects.deleteAllForProject(projectId) })
+  app.registerJobHandler(TRACKER_EXPORT_JOB, async (payload) => await tracker.exports.run(String(payload.exportId)))
+  app.registerJobHandler(TRACKER_EXPORT_SWEEP_JOB, async () => await tracker.exports.sweep())
+  app.addHook('onReady', async () => {
+    await app.jobs.schedule(TRACKER_DAILY_JOB, TRACKER_DAILY_EVERY_MS)
+    await app.jobs.schedule(TRACKER_EXPORT_SWEEP_JOB, TRACKER_EXPORT_SWEEP_EVERY_MS)
+  })
+  app.projects.onDelete(async (projectId) => {
+    await tracker.projects.deleteAllForProject(projectId)
+    await tracker.exports.deleteAllForProject(projectId)
+  })
   app.decorate('tracker', tracker)
 }
 

@@ -6,6 +6,7 @@ import { newId } from '../services/ids.js'
 import {
   buildWebhooks, WEBHOOK_DELIVER_JOB, WEBHOOK_PRUNE_EVERY_MS, WEBHOOK_PRUNE_JOB, WEBHOOK_SWEEP_EVERY_MS, WEBHOOK_SWEEP_JOB, type Webhooks
 } from '../services/webhooks/index.js'
+import { webhookSchemas } from '../schemas/webhooks.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -39,6 +40,7 @@ async function webhooksPlugin (app: FastifyInstance): Promise<void> {
     await app.jobs.schedule(WEBHOOK_SWEEP_JOB, WEBHOOK_SWEEP_EVERY_MS)
     await app.jobs.schedule(WEBHOOK_PRUNE_JOB, WEBHOOK_PRUNE_EVERY_MS)
   })
+  for (const schema of webhookSchemas) app.addSchema(schema)
   app.decorate('webhooks', webhooks)
 }
 

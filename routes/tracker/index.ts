@@ -18,6 +18,9 @@ import intakeRoutes from './intake.js'
 import pageRoutes from './pages.js'
 import browseRoutes from './browse.js'
 import notificationRoutes from './notifications.js'
+import webhookRoutes from './webhooks.js'
+import exportRoutes from './exports.js'
+import analyticsRoutes from './analytics.js'
 
 /**
  * `/api/projects/:projectId/tracker/…`: tracker projects and everything in
@@ -48,6 +51,9 @@ const trackerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(pageRoutes, { prefix: `${project}/pages` })
   await app.register(browseRoutes, { prefix: '/browse' })
   await app.register(notificationRoutes, { prefix: '/notifications' })
+  await app.register(webhookRoutes, { prefix: '/webhooks' })
+  await app.register(exportRoutes, { prefix: '/exports' })
+  await app.register(analyticsRoutes, { prefix: '/analytics' })
 }
 
 export default trackerRoutes

@@ -135,6 +135,20 @@ export const trackerErrors = errorCatalogue('tracker', {
   notificationNotFound: { code: 'APP_TRACKER_NOTIFICATION_NOT_FOUND', status: 404, message: 'Notification not found', description: 'no such notification of the caller\'s' },
   pageVersionNotFound: { code: 'APP_TRACKER_PAGE_VERSION_NOT_FOUND', status: 404, message: 'Page version not found', description: 'no such version of the page' },
   intakeNotFound: { code: 'APP_TRACKER_INTAKE_NOT_FOUND', status: 404, message: 'Intake item not found', description: 'no such intake item in the tracker project' },
+  // exports (issue 31)
+  exportNotFound: { code: 'APP_TRACKER_EXPORT_NOT_FOUND', status: 404, message: 'Export not found', description: 'no such export of the caller\'s, or it was cleaned up' },
+  exportLinkInvalid: {
+    code: 'APP_TRACKER_EXPORT_LINK_INVALID',
+    status: 403,
+    message: 'The download link is not valid or has expired: ask the export for a new one',
+    description: 'the signed download link was altered or has expired'
+  },
+  exportNotReady: {
+    code: 'APP_TRACKER_EXPORT_NOT_READY',
+    status: 409,
+    message: ({ status }: { status: string }) => `The export is ${status}: there is no file to download`,
+    description: 'the export has not completed (queued, processing or failed)'
+  },
   // 409: the current state stands in the way
   limitReached: {
     code: 'APP_TRACKER_LIMIT_REACHED',

@@ -1,8 +1,13 @@
 import type { Clock } from '../clock.js'
 import type { Cursors } from '../collections/query.js'
+import type { FileStore } from '../files/file-store.js'
 import type { UploadSessions } from '../files/uploads.js'
 import type { IdGenerator } from '../ids.js'
+import type { SignedLinks } from '../signed-links.js'
 import type { Store } from '../store/types.js'
+import type { TrackerActor } from './access.js'
+import { TrackerAnalytics } from './analytics.js'
+import { TrackerExports } from './exports.js'
 import { ItemActivity } from './activity.js'
 import { TrackerAttachments } from './attachments.js'
 import { TrackerAutomations } from './automations.js'
@@ -34,6 +39,7 @@ import { WorkItems } from './work-items.js'
 export { TRACKER_FOLLOW_UP_JOB } from './follow-ups.js'
 export { TRACKER_DAILY_JOB, TRACKER_DAILY_EVERY_MS } from './automations.js'
 export type { TrackerActor, TrackerScope } from './access.js'
+export { TRACKER_EXPORT_JOB, TRACKER_EXPORT_SWEEP_JOB, TRACKER_EXPORT_SWEEP_EVERY_MS } from './exports.js'
 
 /** The ports the tracker family is built from; plugins/tracker.ts passes the app's. */
 export interface TrackerPorts {
@@ -50,6 +56,12 @@ export interface TrackerPorts {
   canUseTracker: CanUseTracker
   /** Publishes an item write's change, given the identifier its key is made of (the plugin: to the webhook engine). */
   publishItemChange?: (item: ItemRecord, change: OutboxChange, identifier: string) => Promise<void>
+  /** Exports: where their files go, what signs their download links, and the path a link points at. */
+  exportFiles: FileStore
+  exportLinks: SignedLinks
+  exportPath: (projectId: string, exportId: string) => string
+  /** A user's platform permissions in the platform project now (an export job re-checks access when it runs). */
+  actorFor: (projectId: string, userId: string) => Promise<TrackerActor>
 }
 
 export interface TrackerServices {
@@ -75,6 +87,8 @@ export interface TrackerServices {
   flows: TrackerFlows
   followUps: FollowUps
   notifications: TrackerNotifications
+  exports: TrackerExports
+  analytics: TrackerAnalytics
 }
 
 /** Builds the tracker's services on their ports, connects them and creates their indexes. */
@@ -136,6 +150,18 @@ export async function buildTrackerServices (deps: TrackerPorts): Promise<Tracker
     checkModules: async (scope, ids, path) => { await modules.checkIds(scope, ids, path) }
   })
   lists.connect(async (scope, viewId) => await views.apply(scope, viewId))
-  for (const part of [idempotency, members, projects, states, labels, items, issueTypes, estimates, cycles, modules, views, comments, links, relations, attachments, pages, notifications]) await part.init()
-  return { projects, members, states, labels, issueTypes, estimates, workItems, lists, comments, links, relations, activity, attachments, cycles, modules, views, intake, pages, automations, flows, followUps, notifications }
+  const exports = new TrackerExports(store, {
+    clock,
+    newId,
+    cursors,
+    files: deps.exportFiles,
+    jobs: deps.jobs,
+    lists,
+    links: deps.exportLinks,
+    scopeOf: async (projectId, userId, lpId) => await projects.scope(await deps.actorFor(projectId, userId), projectId, lpId),
+    downloadPath: deps.exportPath
+  })
+  const analytics = new TrackerAnalytics({ clock, items, lists, scopeOf: async (actor, projectId, lpId) => await projects.scope(actor, projectId, lpId) })
+  for (const part of [idempotency, members, projects, states, labels, items, issueTypes, estimates, cycles, modules, views, comments, links, relations, attachments, pages, notifications, exports]) await part.init()
+  return { projects, members, states, labels, issueTypes, estimates, workItems, lists, comments, links, relations, activity, attachments, cycles, modules, views, intake, pages, automations, flows, followUps, notifications, exports, analytics }
 }

@@ -7391,6 +7391,450 @@ export interface paths {
         patch: operations["updateTrackerNotification"];
         trace?: never;
     };
+    "/api/projects/{projectId}/tracker/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The webhooks, oldest first
+         * @description Needs `tracker.admin`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listTrackerWebhooks"];
+        put?: never;
+        /**
+         * Add a webhook; its signing secret is in this answer only
+         * @description Needs `tracker.admin`. Receivers are signed with HMAC-SHA256 over `<t>.<raw body>` (`Plinth-Signature: t=…,v1=…`); docs/webhooks.md has the recipe. The URL must not reach an internal address unless the operator allows its host (WEBHOOK_ALLOWED_HOSTS).
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_FILTER`: the filter breaks the grammar: `details.fields[0]` names the place (`filter.and[1].op`) and the field
+         *     - 400 `APP_WEBHOOK_INVALID_URL`: the URL is not an http(s) URL without credentials
+         *     - 400 `APP_WEBHOOK_UNKNOWN_EVENT`: an event type is not one the family has
+         *     - 400 `APP_WEBHOOK_URL_FORBIDDEN`: the URL's host resolves to a loopback, private, link-local or other internal address the operator has not allowed
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_WEBHOOK_LIMIT_REACHED`: the project already has as many webhooks of the family as it may
+         */
+        post: operations["createTrackerWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/webhooks/notices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Webhooks disabled after sustained failure, newest first
+         * @description Needs `tracker.admin`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listTrackerWebhookNotices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One webhook (never its secrets)
+         * @description Needs `tracker.admin`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
+         */
+        get: operations["getTrackerWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook with its deliveries and log
+         * @description Needs `tracker.admin`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
+         */
+        delete: operations["deleteTrackerWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook; `active: true` re-enables a disabled one
+         * @description Needs `tracker.admin`. Activating a webhook again clears its failure streak; replay the range it missed.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_FILTER`: the filter breaks the grammar: `details.fields[0]` names the place (`filter.and[1].op`) and the field
+         *     - 400 `APP_WEBHOOK_INVALID_URL`: the URL is not an http(s) URL without credentials
+         *     - 400 `APP_WEBHOOK_UNKNOWN_EVENT`: an event type is not one the family has
+         *     - 400 `APP_WEBHOOK_URL_FORBIDDEN`: the URL's host resolves to a loopback, private, link-local or other internal address the operator has not allowed
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
+         */
+        patch: operations["updateTrackerWebhook"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/webhooks/{webhookId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new signing secret, shown once; the previous one keeps signing for the grace
+         * @description Needs `tracker.admin`. During the grace every request carries a `v1=` signature for each secret, so the receiver verifies with either.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
+         */
+        post: operations["rotateTrackerWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/webhooks/{webhookId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a sample event once, now, and answer the attempt
+         * @description Needs `tracker.admin`. The test is kept in the log and neither counts toward nor ends a failure streak.
+         *
+         *     Refused with:
+         *     - 400 `APP_WEBHOOK_UNKNOWN_EVENT`: an event type is not one the family has
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
+         */
+        post: operations["testTrackerWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/webhooks/{webhookId}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send again the events of a time range this webhook takes
+         * @description Needs `tracker.admin`. Each event gets a new round under its own event id; at most 5,000 a call (`truncated`, `through` say where to go on).
+         *
+         *     Refused with:
+         *     - 400 `APP_WEBHOOK_INVALID_RANGE`: a replay's range is empty, reversed or reaches past what is kept
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
+         *     - 409 `APP_WEBHOOK_INACTIVE`: a redelivery or replay was asked of a paused or disabled webhook
+         */
+        post: operations["replayTrackerWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The deliveries, newest first
+         * @description Needs `tracker.admin`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
+         */
+        get: operations["listTrackerWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/webhooks/{webhookId}/deliveries/{deliveryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One delivery
+         * @description Needs `tracker.admin`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_WEBHOOK_DELIVERY_NOT_FOUND`: no such delivery of the webhook
+         *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
+         */
+        get: operations["getTrackerWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send one delivery again, now, under the same event id
+         * @description Needs `tracker.admin`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_WEBHOOK_DELIVERY_NOT_FOUND`: no such delivery of the webhook
+         *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
+         *     - 409 `APP_WEBHOOK_INACTIVE`: a redelivery or replay was asked of a paused or disabled webhook
+         *     - 409 `APP_WEBHOOK_TEST_DELIVERY`: a redelivery was asked of a test delivery
+         */
+        post: operations["redeliverTrackerWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/webhooks/{webhookId}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The delivery log: every attempt, newest first, with its status and timing
+         * @description Needs `tracker.admin`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
+         */
+        get: operations["listTrackerWebhookAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/webhooks/{webhookId}/deliveries/{deliveryId}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The attempts of one delivery, newest first
+         * @description Needs `tracker.admin`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_WEBHOOK_DELIVERY_NOT_FOUND`: no such delivery of the webhook
+         *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
+         */
+        get: operations["listTrackerWebhookDeliveryAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's exports, newest first
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listTrackerExports"];
+        put?: never;
+        /**
+         * Export the work items of a tracker project the caller sees, with a filter and optionally their comments
+         * @description Needs `tracker.read`. Answers 202 with the export `queued`; poll it until `completed` (then `download.url` holds a signed link) or `failed`. Access is checked again when the job runs. Archived items, drafts and triage are left out unless the filter names them.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_FILTER`: the filter breaks the grammar: `details.fields[0]` names the place (`filter.and[1].op`) and the field
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         */
+        post: operations["createTrackerExport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/exports/{exportId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One of the caller's exports, with a fresh download link once completed
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_EXPORT_NOT_FOUND`: no such export of the caller's, or it was cleaned up
+         */
+        get: operations["getTrackerExport"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete one of the caller's exports and its file
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_EXPORT_NOT_FOUND`: no such export of the caller's, or it was cleaned up
+         */
+        delete: operations["deleteTrackerExport"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/exports/{exportId}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The export's file, through the signed link its view gives
+         * @description The link is the credential: it names the export and when it expires, signed by the server. Errors are JSON.
+         *
+         *     Refused with:
+         *     - 403 `APP_TRACKER_EXPORT_LINK_INVALID`: the signed download link was altered or has expired
+         *     - 404 `APP_TRACKER_EXPORT_NOT_FOUND`: no such export of the caller's, or it was cleaned up
+         *     - 409 `APP_TRACKER_EXPORT_NOT_READY`: the export has not completed (queued, processing or failed)
+         */
+        get: operations["downloadTrackerExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Counts and point sums of the work items the caller sees, grouped by a dimension and optionally segmented by another
+         * @description Needs `tracker.read`. `filter` is a TrackerFilter as JSON, applied with the caller's visibility as lists apply it; points are the items' estimates (points or minutes). An item with several labels, assignees or modules counts under each.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_FILTER`: the filter breaks the grammar: `details.fields[0]` names the place (`filter.and[1].op`) and the field
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         *     - 404 `APP_TRACKER_VIEW_NOT_FOUND`: no such view, or it is someone else's private view
+         */
+        get: operations["getTrackerAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organizations/{orgId}/llm-credentials": {
         parameters: {
             query?: never;
@@ -7940,6 +8384,115 @@ export interface components {
             lastUsedAt: string | null;
             /** Format: date-time */
             expiresAt: string | null;
+        };
+        Webhook: {
+            id: string;
+            /** @description The family whose events it receives: `tracker`, `records` */
+            source: string;
+            /** @description The receiver: events are POSTed here */
+            url: string;
+            events: string[];
+            /** @description The family's own filter, as it was saved; null for every event of the types */
+            filter: unknown;
+            /** @description False when paused by hand or disabled after sustained failure (`disabled` says which) */
+            active: boolean;
+            description: string;
+            /** @description One, or two while a rotation's previous secret still signs: receivers get a `v1=` signature for each */
+            secrets: {
+                id: string;
+                /** Format: date-time */
+                createdAt: string;
+                /**
+                 * Format: date-time
+                 * @description When a rotated-out secret stops signing; null for the current one
+                 */
+                expiresAt: string | null;
+            }[];
+            /** @description Set when the engine disabled it after sustained failure; cleared when it is activated again */
+            disabled: {
+                /** Format: date-time */
+                at: string;
+                reason: string;
+            } | null;
+            failures: {
+                /** @description Deliveries failed in a row (each after its retries) */
+                count: number;
+                /**
+                 * Format: date-time
+                 * @description The first failed attempt since the last success
+                 */
+                since: string | null;
+            };
+            createdBy: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        WebhookDelivery: {
+            /** @description The event id receivers get (`id` in the payload, `Plinth-Event-Id`): one per logical change and webhook, the same on every attempt, redelivery and replay */
+            id: string;
+            webhookId: string;
+            type: string;
+            /** Format: date-time */
+            occurredAt: string;
+            /** @description `skipped`: the webhook was disabled or paused before it went out */
+            status: "pending" | "retrying" | "delivered" | "failed" | "skipped";
+            /** @description What asked for the current round of attempts */
+            trigger: "event" | "redeliver" | "replay" | "test";
+            /** @description Attempts in the current round */
+            attempts: number;
+            /** Format: date-time */
+            nextAttemptAt: string | null;
+            /** Format: date-time */
+            lastAttemptAt: string | null;
+            lastResponseStatus: number | null;
+            lastError: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            finishedAt: string | null;
+        };
+        WebhookAttempt: {
+            /** @description The request id, sent as `Plinth-Request-Id` */
+            id: string;
+            /** @description The event id */
+            deliveryId: string;
+            webhookId: string;
+            type: string;
+            /** @description The attempt's number in its round, sent as `Plinth-Delivery-Attempt` */
+            attempt: number;
+            trigger: "event" | "redeliver" | "replay" | "test";
+            url: string;
+            /** Format: date-time */
+            startedAt: string;
+            /** @description From the first byte sent to the last byte read */
+            durationMs: number;
+            outcome: "delivered" | "retry" | "failed";
+            /** @description Null when no answer came (network error, timeout, refused address) */
+            responseStatus: number | null;
+            error: string | null;
+            /** @description At most 4096 bytes of the answer, as UTF-8 */
+            responseExcerpt: string | null;
+            responseTruncated: boolean;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due, for an outcome of `retry`
+             */
+            retryAt: string | null;
+        };
+        WebhookNotice: {
+            id: string;
+            webhookId: string;
+            /** @enum {string} */
+            type: "webhook.disabled";
+            reason: string;
+            /** Format: date-time */
+            at: string;
+            consecutiveFailures: number;
+            /** Format: date-time */
+            failingSince: string | null;
+            lastError: string | null;
         };
         RoleName: "owner" | "admin" | "member" | "viewer";
         Grant: {
@@ -9198,6 +9751,61 @@ export interface components {
             mentioned: boolean;
             created: boolean;
             subscribed: boolean;
+        };
+        TrackerExport: {
+            id: string;
+            /** @description The tracker project exported */
+            lpId: string;
+            /** @description `csv` (UTF-8, a header row), `json`, or `xlsx` (a "Work items" sheet, and a "Comments" sheet when asked) */
+            format: "csv" | "json" | "xlsx";
+            /** @description The TrackerFilter as given; null for every item the caller sees */
+            filter: unknown;
+            comments: boolean;
+            status: "queued" | "processing" | "completed" | "failed";
+            /** @description Items written, once completed */
+            itemCount: number | null;
+            /** @description The file's bytes, once completed */
+            size: number | null;
+            /** @description Why it failed */
+            error: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            finishedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the export and its file are cleaned up
+             */
+            expiresAt: string | null;
+            /** @description A fresh signed link (valid 15 minutes) on a completed export */
+            download: {
+                /** @description A signed link to the file, needing no credential until it expires */
+                url: string;
+                /** Format: date-time */
+                expiresAt: string;
+            } | null;
+        };
+        TrackerAnalytics: {
+            /** @description What to group by: a field (`label`, `assignee` and `module` count an item once under each of its values) or a date (`createdAt`, `completedAt`) bucketed by `interval` */
+            groupBy: "state" | "stateGroup" | "label" | "assignee" | "priority" | "estimate" | "cycle" | "module" | "createdBy" | "createdAt" | "completedAt";
+            segment: ("state" | "stateGroup" | "label" | "assignee" | "priority" | "estimate" | "cycle" | "module" | "createdBy" | "createdAt" | "completedAt") | (never | null);
+            total: {
+                count: number;
+                points: number;
+            };
+            groups: {
+                /** @description The value (an id, a priority, a point value, or the bucket's first day `YYYY-MM-DD`); null for none */
+                value: string | null;
+                count: number;
+                /** @description The sum of the items' estimates (points or minutes); 0 where none */
+                points: number;
+                segments?: {
+                    /** @description The value (an id, a priority, a point value, or the bucket's first day `YYYY-MM-DD`); null for none */
+                    value: string | null;
+                    count: number;
+                    points: number;
+                }[];
+            }[];
         };
         LlmCheck: {
             ok: boolean;
@@ -25751,6 +26359,996 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerWebhooks: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same list */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["Webhook"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createTrackerWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description An `https://` (or `http://`) URL without credentials
+                     */
+                    url: string;
+                    events: string[];
+                    /** @description The family's filter (see its docs); omitted or null for every event of the types */
+                    filter?: unknown;
+                    /** @default true */
+                    active?: boolean;
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            webhook: {
+                                id: string;
+                                /** @description The family whose events it receives: `tracker`, `records` */
+                                source: string;
+                                /** @description The receiver: events are POSTed here */
+                                url: string;
+                                events: string[];
+                                /** @description The family's own filter, as it was saved; null for every event of the types */
+                                filter: unknown;
+                                /** @description False when paused by hand or disabled after sustained failure (`disabled` says which) */
+                                active: boolean;
+                                description: string;
+                                /** @description One, or two while a rotation's previous secret still signs: receivers get a `v1=` signature for each */
+                                secrets: {
+                                    id: string;
+                                    /** Format: date-time */
+                                    createdAt: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description When a rotated-out secret stops signing; null for the current one
+                                     */
+                                    expiresAt: string | null;
+                                }[];
+                                /** @description Set when the engine disabled it after sustained failure; cleared when it is activated again */
+                                disabled: {
+                                    /** Format: date-time */
+                                    at: string;
+                                    reason: string;
+                                } | null;
+                                failures: {
+                                    /** @description Deliveries failed in a row (each after its retries) */
+                                    count: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description The first failed attempt since the last success
+                                     */
+                                    since: string | null;
+                                };
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            };
+                            /** @description The new signing secret (`whsec_…`), shown this once: it is stored sealed and never returned again */
+                            secret: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerWebhookNotices: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same list */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["WebhookNotice"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteTrackerWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateTrackerWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description An `https://` (or `http://`) URL without credentials
+                     */
+                    url?: string;
+                    events?: string[];
+                    /** @description The family's filter (see its docs); omitted or null for every event of the types */
+                    filter?: unknown;
+                    /** @default true */
+                    active?: boolean;
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    rotateTrackerWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description How long the current secret keeps signing beside the new one (default 86400); 0 retires it at once */
+                    previousExpiresInSeconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            webhook: {
+                                id: string;
+                                /** @description The family whose events it receives: `tracker`, `records` */
+                                source: string;
+                                /** @description The receiver: events are POSTed here */
+                                url: string;
+                                events: string[];
+                                /** @description The family's own filter, as it was saved; null for every event of the types */
+                                filter: unknown;
+                                /** @description False when paused by hand or disabled after sustained failure (`disabled` says which) */
+                                active: boolean;
+                                description: string;
+                                /** @description One, or two while a rotation's previous secret still signs: receivers get a `v1=` signature for each */
+                                secrets: {
+                                    id: string;
+                                    /** Format: date-time */
+                                    createdAt: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description When a rotated-out secret stops signing; null for the current one
+                                     */
+                                    expiresAt: string | null;
+                                }[];
+                                /** @description Set when the engine disabled it after sustained failure; cleared when it is activated again */
+                                disabled: {
+                                    /** Format: date-time */
+                                    at: string;
+                                    reason: string;
+                                } | null;
+                                failures: {
+                                    /** @description Deliveries failed in a row (each after its retries) */
+                                    count: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description The first failed attempt since the last success
+                                     */
+                                    since: string | null;
+                                };
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            };
+                            /** @description The new signing secret (`whsec_…`), shown this once: it is stored sealed and never returned again */
+                            secret: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    testTrackerWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The sample event's type; the webhook's first type by default */
+                    type?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookAttempt"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    replayTrackerWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: date-time */
+                    from: string;
+                    /** Format: date-time */
+                    to: string;
+                    /** @description Leave events already delivered to this webhook alone */
+                    onlyFailed?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description Events in the range this webhook takes */
+                            matched: number;
+                            /** @description Deliveries queued again (or for the first time) */
+                            queued: number;
+                            /** @description True when the range held more than 5000 such events: replay the rest from the last one's time */
+                            truncated: boolean;
+                            /**
+                             * Format: date-time
+                             * @description The time of the last event replayed
+                             */
+                            through: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerWebhookDeliveries: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same list */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["WebhookDelivery"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                webhookId: string;
+                /** @description A delivery's id, the event id its receiver got */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookDelivery"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    redeliverTrackerWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                webhookId: string;
+                /** @description A delivery's id, the event id its receiver got */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookDelivery"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerWebhookAttempts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same list */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["WebhookAttempt"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerWebhookDeliveryAttempts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same list */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                webhookId: string;
+                /** @description A delivery's id, the event id its receiver got */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["WebhookAttempt"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerExports: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerExport"][];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createTrackerExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    lpId: string;
+                    /** @description `csv` (UTF-8, a header row), `json`, or `xlsx` (a "Work items" sheet, and a "Comments" sheet when asked) */
+                    format: "csv" | "json" | "xlsx";
+                    filter?: unknown | (never | null);
+                    /**
+                     * @description Write each item's comments too
+                     * @default false
+                     */
+                    comments?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerExport"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                exportId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerExport"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteTrackerExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                exportId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    downloadTrackerExport: {
+        parameters: {
+            query: {
+                /** @description When the link expires, unix seconds */
+                expires: number;
+                signature: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                exportId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export's file */
+            200: {
+                headers: {
+                    /** @description `attachment`, with the file's name */
+                    "Content-Disposition"?: string;
+                    /** @description Bytes in the file */
+                    "Content-Length"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": Blob;
+                    "application/json": Blob;
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": Blob;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerAnalytics: {
+        parameters: {
+            query: {
+                lpId: string;
+                /** @description What to group by: a field (`label`, `assignee` and `module` count an item once under each of its values) or a date (`createdAt`, `completedAt`) bucketed by `interval` */
+                groupBy: "state" | "stateGroup" | "label" | "assignee" | "priority" | "estimate" | "cycle" | "module" | "createdBy" | "createdAt" | "completedAt";
+                /** @description What to group by: a field (`label`, `assignee` and `module` count an item once under each of its values) or a date (`createdAt`, `completedAt`) bucketed by `interval` */
+                segment?: "state" | "stateGroup" | "label" | "assignee" | "priority" | "estimate" | "cycle" | "module" | "createdBy" | "createdAt" | "completedAt";
+                /** @description The bucket of a date dimension; weeks start on Monday, in the tracker project's timezone */
+                interval?: "week" | "month";
+                /** @description A TrackerFilter as JSON */
+                filter?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerAnalytics"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];

@@ -6,6 +6,7 @@ import { LocalFileStore } from '../../../services/files/local-file-store.js'
 import { UploadSessions } from '../../../services/files/uploads.js'
 import { createIdGenerator } from '../../../services/ids.js'
 import { JobQueue } from '../../../services/jobs.js'
+import { SignedLinks } from '../../../services/signed-links.js'
 import type { Store } from '../../../services/store/types.js'
 import { TRACKER_FOLLOW_UP_JOB, buildTrackerServices, type TrackerActor, type TrackerScope } from '../../../services/tracker/index.js'
 import type { FollowUpTask } from '../../../services/tracker/follow-ups.js'
@@ -49,7 +50,19 @@ export async function trackerOn (t: Test, wrap: (store: Store) => Store = (store
   const uploads = new UploadSessions(raw, new LocalFileStore(tempDir(t, 'plinth-tracker-files-')), { clock, newId, chunkSize: 1024 })
   await uploads.init()
   const platformMembers = new Set(['alice', 'bob', 'carol', 'gina', 'rita'])
-  const tracker = await buildTrackerServices({ store, clock, newId, cursors: new Cursors(randomBytes(32)), uploads, jobs: queue, canUseTracker: async (_projectId, userId) => platformMembers.has(userId) })
+  const tracker = await buildTrackerServices({
+    store,
+    clock,
+    newId,
+    cursors: new Cursors(randomBytes(32)),
+    uploads,
+    jobs: queue,
+    canUseTracker: async (_projectId, userId) => platformMembers.has(userId),
+    exportFiles: new LocalFileStore(tempDir(t, 'plinth-tracker-exports-')),
+    exportLinks: new SignedLinks(randomBytes(32)),
+    exportPath: (projectId, exportId) => `/exports/${projectId}/${exportId}`,
+    actorFor: async (_projectId, userId) => Object.values(people).find((person) => person.userId === userId) ?? { userId, permissions: [] }
+  })
   const scope = async (actor: TrackerActor, lpId: string): Promise<TrackerScope> => await tracker.projects.scope(actor, PROJECT, lpId)
   /** The follow-ups queued so far, as their job would run them (a crash's repair). */
   const runFollowUps = async (): Promise<number> => {
