@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { systemClock } from '../services/clock.js'
 import { newId } from '../services/ids.js'
 import { buildAuxiliaryServices, type AuxiliaryServices } from '../services/auxiliary/index.js'
+import { RECORD_CHANGE_SETTLE_MS, RECORD_FEED_SETTLE_JOB } from '../services/auxiliary/record-feed.js'
 import { webhookErrors } from '../services/webhooks/errors.js'
 import type { SubscriptionRecord } from '../services/webhooks/index.js'
 import { webhookSchemas } from '../schemas/webhooks.js'
@@ -49,6 +50,12 @@ async function auxiliaryPlugin (app: FastifyInstance): Promise<void> {
     }
   })
   app.projects.onDelete(async (projectId) => { await auxiliary.feed.purgeProject(projectId) })
+  // After a restart, what a killed process left pending goes out as soon as it is old enough to be
+  // nobody's write under way, instead of at the engine's next sweep (up to a minute later).
+  app.registerJobHandler(RECORD_FEED_SETTLE_JOB, async () => await auxiliary.feed.republish())
+  app.addHook('onReady', async () => {
+    await app.jobs.enqueue(RECORD_FEED_SETTLE_JOB, {}, { delayMs: RECORD_CHANGE_SETTLE_MS + 1000 })
+  })
   app.decorate('auxiliary', auxiliary)
 }
 

@@ -32,6 +32,8 @@ export const RECORD_FEEDS = 'record_feeds'
 /** A pending entry younger than this may still be settled by its own write; the sweep leaves it alone. */
 export const RECORD_CHANGE_SETTLE_MS = 10_000
 const SWEEP_PAGE = 500
+/** A one-off job each start enqueues, so a killed process's pending entries go out soon after the restart. */
+export const RECORD_FEED_SETTLE_JOB = 'auxiliary.records.settle'
 
 interface ChangeEntry extends Document {
   projectId: string
