@@ -23,6 +23,7 @@ import gitPlugin from './plugins/git.js'
 import gitMergeRequestsPlugin from './plugins/git-merge-requests.js'
 import dnsPlugin from './plugins/dns.js'
 import llmPlugin from './plugins/llm.js'
+import auxiliaryPlugin from './plugins/auxiliary.js'
 import hostingPlugin from './plugins/hosting.js'
 import trackerPlugin from './plugins/tracker.js'
 import corsPlugin from './plugins/cors.js'
@@ -61,6 +62,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(hostingPlugin)
   await app.register(trackerPlugin)
   await app.register(llmPlugin)
+  await app.register(auxiliaryPlugin)
   await app.register(corsPlugin)
   await app.register(routeAuthPlugin)
   await app.register(fastJsonPlugin)

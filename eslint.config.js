@@ -14,7 +14,8 @@ const CODES_NOT_YET_IN_CATALOGUES = [
 /** Route folders converted to the second edition of the family template, whose files read as tables. */
 const CONVERTED_ROUTES = [
   'routes/auth/**', 'routes/collections/**', 'routes/dns/**', 'routes/git/**', 'routes/health/**', 'routes/hosting/**',
-  'routes/llm/**', 'routes/organizations/**', 'routes/permissions/**', 'routes/project-auth/**', 'routes/projects/**', 'routes/tracker/**'
+  'routes/llm/**', 'routes/organizations/**', 'routes/permissions/**', 'routes/project-auth/**', 'routes/projects/**', 'routes/tracker/**',
+  'routes/auxiliary/**'
 ]
 
 const codeLiteral = 'an error code belongs in a catalogue: throw `<family>Errors.name(…)` and list it in the route\'s config.errors'

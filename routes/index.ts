@@ -13,6 +13,7 @@ import dnsRoutes from './dns/index.js'
 import hostingRoutes from './hosting/index.js'
 import trackerRoutes from './tracker/index.js'
 import llmRoutes from './llm/index.js'
+import auxiliaryRoutes from './auxiliary/index.js'
 
 /**
  * The one place route families are mounted. A new family is one folder under
@@ -32,6 +33,7 @@ export async function registerRoutes (app: FastifyInstance): Promise<void> {
   await app.register(dnsRoutes, { prefix: '/api/projects/:projectId/dns' })
   await app.register(hostingRoutes, { prefix: '/api/projects/:projectId/backend' })
   await app.register(trackerRoutes, { prefix: '/api/projects/:projectId/tracker' })
+  await app.register(auxiliaryRoutes, { prefix: '/api/projects/:projectId/auxiliary' })
   await app.register(llmRoutes, { prefix: '/api/organizations/:orgId', level: 'organization' })
   await app.register(llmRoutes, { prefix: '/api/projects/:projectId', level: 'project' })
 }

@@ -45,6 +45,36 @@ export type RecordsRemoved = (projectId: string, collection: DataCollection, rec
 /** Run after records were changed through the data API, with the values set on every one of them and the records as they were. */
 export type RecordsUpdated = (projectId: string, collection: DataCollection, ids: string[], changes: Document, before: Array<WithId<Document>>) => Promise<void>
 
+/** Who made a record write, as the change feed tells it. */
+export type RecordActor = { type: 'user' | 'admin' | 'anonymous', id: string | null }
+
+/** One record write as the change feed sees it: the record as the write leaves it (as it was, for a delete). */
+export interface RecordChange {
+  collection: string
+  type: 'record.created' | 'record.updated' | 'record.deleted'
+  record: WithId<Document>
+  before: WithId<Document> | null
+  actor: RecordActor
+  at: Date
+}
+
+/**
+ * The change feed of record writes (services/auxiliary/record-feed.ts): its
+ * entries are written before the write they describe, so an acknowledged
+ * write's change survives a crash, and settled after it.
+ */
+export interface RecordChangeFeed {
+  /** Null, writing nothing, when no one follows the project's writes; `changes` is only called otherwise. */
+  begin: (projectId: string, changes: () => RecordChange[]) => Promise<RecordChangeBatch | null>
+}
+
+export interface RecordChangeBatch {
+  /** The write was made, for the records named (every one by default). Never throws: what it could not finish, the feed's sweep does. */
+  done: (happened?: ReadonlySet<string>) => Promise<void>
+  /** The write was not made. Never throws. */
+  failed: () => Promise<void>
+}
+
 // One request never rewrites or deletes more than this many records; larger jobs page through with filters.
 export const BULK_MAX = QUERY_LIMITS.maxAffected
 const WRITE_ATTEMPTS = 3
@@ -54,6 +84,12 @@ interface Scope { collection: DataCollection, fields: FieldMap, records: StoreCo
 /** Records written before versions existed (or holding something else there) count as version 0. */
 function versionOf (record: Document): number {
   return typeof record.version === 'number' ? record.version : 0
+}
+
+function actorOf (caller: DataCaller): RecordActor {
+  if (caller.kind === 'user') return { type: 'user', id: caller.id }
+  if (caller.kind === 'admin') return { type: 'admin', id: caller.userId }
+  return { type: 'anonymous', id: null }
 }
 
 function duplicate (error: unknown): unknown {
@@ -88,6 +124,7 @@ async function findVisible (records: StoreCollection<Document>, id: string, acce
 export class Records {
   private readonly removedHooks: RecordsRemoved[] = []
   private readonly updatedHooks: RecordsUpdated[] = []
+  private feed: RecordChangeFeed | null = null
 
   constructor (private readonly store: Store, private readonly deps: {
     clock: Clock
@@ -104,6 +141,22 @@ export class Records {
 
   onUpdate (hook: RecordsUpdated): void {
     this.updatedHooks.push(hook)
+  }
+
+  /** Set once, by the family that follows record writes (the auxiliary area's record webhooks). */
+  useChangeFeed (feed: RecordChangeFeed): void {
+    this.feed = feed
+  }
+
+  /** Runs a write between its change feed entries: written before it, settled after it. */
+  private async logged<T> (projectId: string, changes: () => RecordChange[], write: (batch: RecordChangeBatch | null) => Promise<T>): Promise<T> {
+    const batch = this.feed === null ? null : await this.feed.begin(projectId, changes)
+    try {
+      return await write(batch)
+    } catch (error) {
+      await batch?.failed()
+      throw error
+    }
   }
 
   async list (projectId: string, table: string, caller: DataCaller, params: ListParams): Promise<ListPage> {
@@ -175,7 +228,7 @@ export class Records {
       const { fields, access } = scope
       const values = recordValues(fields, body, 'create', access.readonly)
       if (access.owner !== null && access.userId !== null && values[access.owner] === undefined) values[access.owner] = access.userId
-      return toApiRecord(await this.insert(projectId, scope, values), access.deny)
+      return toApiRecord(await this.insert(projectId, scope, values, actorOf(caller)), access.deny)
     })
   }
 
@@ -203,7 +256,7 @@ export class Records {
       if (access.owner !== null && values[access.owner] === undefined) values[access.owner] = id
       const scope: Scope = { collection, fields, records: this.store.collection(projectCollectionName(projectId, PROJECT_USERS_TABLE)), access }
       try {
-        return await this.insert(projectId, scope, values)
+        return await this.insert(projectId, scope, values, { type: 'user', id })
       } catch (error) {
         if (collectionErrors.duplicateValue.is(error) && error.details?.fields?.some((issue) => issue.path === 'email') === true) {
           throw identityErrors.emailTaken()
@@ -214,17 +267,21 @@ export class Records {
   }
 
   /** Relations checked, the rule's check enforced, then stored with its timestamps and first version. */
-  private async insert (projectId: string, scope: Scope, values: Document): Promise<WithId<Document>> {
+  private async insert (projectId: string, scope: Scope, values: Document, actor: RecordActor): Promise<WithId<Document>> {
     await this.checkRelations(projectId, scope, values)
     const now = this.deps.clock.now()
-    const doc: Document = { ...values, createdAt: now, updatedAt: now, version: 1 }
+    const doc: WithId<Document> = { ...values, _id: typeof values._id === 'string' ? values._id : this.deps.newId(), createdAt: now, updatedAt: now, version: 1 }
     enforceCheck(scope.access, doc)
-    try {
-      const { insertedId } = await scope.records.insertOne(doc)
-      return { ...doc, _id: insertedId }
-    } catch (error) {
-      throw duplicate(error)
-    }
+    const change = (): RecordChange[] => [{ collection: scope.collection.name, type: 'record.created', record: doc, before: null, actor, at: now }]
+    return await this.logged(projectId, change, async (batch) => {
+      try {
+        await scope.records.insertOne(doc)
+      } catch (error) {
+        throw duplicate(error)
+      }
+      await batch?.done()
+      return doc
+    })
   }
 
   /** Changes the fields given. With `ifMatch`, only if the record is still at that version. */
@@ -244,15 +301,20 @@ export class Records {
         const next = { ...current, ...changes }
         enforceCheck(access, next)
         if (fileDelete !== null) allowFileDelete(fileDelete, current, next)
-        try {
-          // Matched on the stored value itself (null also matches a record that has none), so only a concurrent write misses.
-          const result = await records.updateOne({ _id: id, version: current.version ?? null }, { $set: changes })
-          if (result.matchedCount === 1) {
-            await this.updated(projectId, scope.collection, [id], values, [current])
-            return toApiRecord(next, access.deny)
+        const change = (): RecordChange[] => [{ collection: scope.collection.name, type: 'record.updated', record: next, before: current, actor: actorOf(caller), at: changes.updatedAt }]
+        const written = await this.logged(projectId, change, async (batch) => {
+          try {
+            // Matched on the stored value itself (null also matches a record that has none), so only a concurrent write misses.
+            const result = await records.updateOne({ _id: id, version: current.version ?? null }, { $set: changes })
+            await (result.matchedCount === 1 ? batch?.done() : batch?.failed())
+            return result.matchedCount === 1
+          } catch (error) {
+            throw duplicate(error)
           }
-        } catch (error) {
-          throw duplicate(error)
+        })
+        if (written) {
+          await this.updated(projectId, scope.collection, [id], values, [current])
+          return toApiRecord(next, access.deny)
         }
         // Someone else wrote the record meanwhile; without If-Match, re-apply the change to the new version.
       }
@@ -267,8 +329,12 @@ export class Records {
       if (current === null) throw collectionErrors.recordNotFound()
       const version = versionOf(current)
       if (ifMatch !== undefined && version !== ifMatch) throw collectionErrors.versionMismatch({ expected: ifMatch, actual: version })
-      const result = await records.deleteOne({ _id: id, ...(ifMatch === undefined ? {} : { version: current.version ?? null }) })
-      if (result.deletedCount === 0) throw collectionErrors.versionMismatch()
+      const change = (): RecordChange[] => [{ collection: collection.name, type: 'record.deleted', record: current, before: null, actor: actorOf(caller), at: this.deps.clock.now() }]
+      await this.logged(projectId, change, async (batch) => {
+        const result = await records.deleteOne({ _id: id, ...(ifMatch === undefined ? {} : { version: current.version ?? null }) })
+        if (result.deletedCount === 0) throw collectionErrors.versionMismatch()
+        await batch?.done()
+      })
       // Only once the record is gone: a refused delete must keep its files.
       await this.removed(projectId, collection, [current])
     })
@@ -287,14 +353,25 @@ export class Records {
       if (params.dryRun === true) return { matched: targets.length, modified: 0, dryRun: true }
       const changes = { ...values, updatedAt: this.deps.clock.now() }
       for (const doc of targets) enforceCheck(access, { ...doc, ...changes })
-      try {
-        const ids = targets.map((doc) => doc._id)
-        const result = await records.updateMany(restrict({ _id: { $in: ids } }, access), { $set: changes, $inc: { version: 1 } })
-        await this.updated(projectId, scope.collection, ids, values, targets)
-        return { matched: targets.length, modified: result.modifiedCount, dryRun: false }
-      } catch (error) {
-        throw duplicate(error)
-      }
+      const ids = targets.map((doc) => doc._id)
+      const logged = (): RecordChange[] => targets.map((doc) => ({
+        collection: scope.collection.name, type: 'record.updated', record: { ...doc, ...changes, version: versionOf(doc) + 1 }, before: doc, actor: actorOf(caller), at: changes.updatedAt
+      }))
+      const result = await this.logged(projectId, logged, async (batch) => {
+        try {
+          const result = await records.updateMany(restrict({ _id: { $in: ids } }, access), { $set: changes, $inc: { version: 1 } })
+          // A record deleted meanwhile was not updated: its entry goes unpublished.
+          const happened = batch === null || result.modifiedCount === ids.length
+            ? undefined
+            : new Set((await records.find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id))
+          await batch?.done(happened)
+          return result
+        } catch (error) {
+          throw duplicate(error)
+        }
+      })
+      await this.updated(projectId, scope.collection, ids, values, targets)
+      return { matched: targets.length, modified: result.modifiedCount, dryRun: false }
     })
   }
 
@@ -304,9 +381,15 @@ export class Records {
       const targets = await this.targets(scope, params)
       if (params.dryRun === true) return { matched: targets.length, deleted: 0, dryRun: true }
       const ids = targets.map((doc) => doc._id)
-      const result = await scope.records.deleteMany(restrict({ _id: { $in: ids } }, scope.access))
-      const survivors = new Set((await scope.records.find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id))
-      await this.removed(projectId, scope.collection, targets.filter((doc) => !survivors.has(doc._id)))
+      const logged = (): RecordChange[] => targets.map((doc) => ({ collection: scope.collection.name, type: 'record.deleted', record: doc, before: null, actor: actorOf(caller), at: this.deps.clock.now() }))
+      const { result, gone } = await this.logged(projectId, logged, async (batch) => {
+        const result = await scope.records.deleteMany(restrict({ _id: { $in: ids } }, scope.access))
+        const survivors = new Set((await scope.records.find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id))
+        const gone = targets.filter((doc) => !survivors.has(doc._id))
+        await batch?.done(new Set(gone.map((doc) => doc._id)))
+        return { result, gone }
+      })
+      await this.removed(projectId, scope.collection, gone)
       return { matched: targets.length, deleted: result.deletedCount, dryRun: false }
     })
   }

@@ -36,7 +36,9 @@ export const PERMISSIONS = {
   'assistant.use': 'Start and use assistant sessions',
   'assistant.manage': 'Configure the assistant',
   'llm.read': 'See LLM settings and models (never the keys)',
-  'llm.manage': 'Set LLM credentials and settings'
+  'llm.manage': 'Set LLM credentials and settings',
+  'auxiliary.read': 'See the project\'s automation: record webhooks and their deliveries, variables (never secret values), schedules and their runs',
+  'auxiliary.manage': 'Create, change and delete record webhooks, variables and schedules, and run them'
 } as const
 
 export type Permission = keyof typeof PERMISSIONS
@@ -47,7 +49,7 @@ export const ROLE_NAMES = ['owner', 'admin', 'member', 'viewer'] as const
 export type Role = typeof ROLE_NAMES[number]
 
 const VIEWER: Permission[] = [
-  'org.read', 'project.read', 'collections.read', 'records.read', 'hosting.read', 'git.read', 'dns.read', 'tracker.read', 'llm.read'
+  'org.read', 'project.read', 'collections.read', 'records.read', 'hosting.read', 'git.read', 'dns.read', 'tracker.read', 'llm.read', 'auxiliary.read'
 ]
 const MEMBER: Permission[] = [
   ...VIEWER, 'project.create', 'project.update', 'records.write', 'hosting.deploy', 'git.write', 'tracker.write', 'assistant.use'

@@ -91,6 +91,8 @@ function fixturesFor (path: string, name: string): Segment[] {
     case 'zoneId': return refs('zoneId')
     case 'recordId': return refs('dnsRecordId')
     case 'providerId': return literals('builtin')
+    case 'webhookId': return [...refs('recordWebhookId'), ...literals('nope')]
+    case 'deliveryId': return literals('nope')
     case 'credentialId': return [...refs(segments[2] === 'organizations' ? 'orgLlmCredentialId' : 'projectLlmCredentialId'), ...literals('nope')]
     case 'sessionId': return refs('sessionId')
     case 'appId': return refs('hostingAppId', 'staticAppId')

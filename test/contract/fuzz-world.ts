@@ -256,6 +256,7 @@ export class FuzzWorld {
       await ensureTracker(this.trackerCalls())
     }
     if (prefix === '') await this.ensureLlm()
+    if (prefix === '') await this.ensureRecordWebhook()
   }
 
   /**
@@ -272,6 +273,17 @@ export class FuzzWorld {
       const body = { name: `fuzz-${++this.serial}`, provider: 'openai-compatible', baseUrl: 'http://llm.invalid/v1', apiKey: 'sk-fuzz-0000000000000000' }
       this.set({ [key]: (await this.must('POST', `${base}/llm-credentials`, jwt, body)).id })
     }
+  }
+
+  /** A record webhook on the things collection, at a host that never resolves, so no delivery leaves the machine. */
+  private async ensureRecordWebhook (): Promise<void> {
+    const jwt = this.get('platformJwt')
+    const base = `/api/projects/${this.get('projectId')}/auxiliary/webhooks`
+    const id = this.values.get('recordWebhookId')
+    if (id !== undefined && (await this.status(`${base}/${id}`, jwt)).status === 200) return
+    if (id !== undefined) this.rebuilding('record webhook')
+    const body = { url: 'http://hooks.invalid/hook', events: ['*'], filter: { collections: [THINGS] } }
+    this.set({ recordWebhookId: (await this.must('POST', base, jwt, body)).webhook.id })
   }
 
   /** A container app and a static app; remade under fresh names when a fuzzed request deleted one. */
@@ -547,6 +559,7 @@ export class FuzzWorld {
       await this.ensureDns()
       await this.ensureHosting()
       await this.ensureLlm()
+      await this.ensureRecordWebhook()
       if (this.trackerBuilt) await ensureTracker(this.trackerCalls())
     }
   }

@@ -7835,6 +7835,294 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{projectId}/auxiliary/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's record webhooks, oldest first
+         * @description Needs `auxiliary.read`. Secrets are never shown, only their ids and expiry.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listRecordWebhooks"];
+        put?: never;
+        /**
+         * Subscribe a URL to record created, updated and deleted events of chosen collections
+         * @description Needs `auxiliary.manage`. The signing secret is in the answer this once. Every record write acknowledged after this answer produces its event, even if the server dies right after the write.
+         *
+         *     Refused with:
+         *     - 400 `APP_WEBHOOK_INVALID_URL`: the URL is not an http(s) URL without credentials
+         *     - 400 `APP_WEBHOOK_UNKNOWN_EVENT`: an event type is not one the family has
+         *     - 400 `APP_WEBHOOK_URL_FORBIDDEN`: the URL's host resolves to a loopback, private, link-local or other internal address the operator has not allowed
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_WEBHOOK_LIMIT_REACHED`: the project already has as many webhooks of the family as it may
+         */
+        post: operations["createRecordWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/auxiliary/webhooks/notices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Record webhooks disabled after sustained failure, newest first
+         * @description Needs `auxiliary.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listRecordWebhookNotices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/auxiliary/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One record webhook
+         * @description Needs `auxiliary.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
+         */
+        get: operations["getRecordWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a record webhook, its deliveries and its log
+         * @description Needs `auxiliary.manage`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
+         */
+        delete: operations["deleteRecordWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a record webhook's URL, events, filter, description or active flag
+         * @description Needs `auxiliary.manage`. Activating a disabled webhook clears its failure streak; what it missed is sent with a replay.
+         *
+         *     Refused with:
+         *     - 400 `APP_WEBHOOK_INVALID_URL`: the URL is not an http(s) URL without credentials
+         *     - 400 `APP_WEBHOOK_UNKNOWN_EVENT`: an event type is not one the family has
+         *     - 400 `APP_WEBHOOK_URL_FORBIDDEN`: the URL's host resolves to a loopback, private, link-local or other internal address the operator has not allowed
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
+         */
+        patch: operations["updateRecordWebhook"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/auxiliary/webhooks/{webhookId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a new signing secret; the current one keeps signing for a grace
+         * @description Needs `auxiliary.manage`. The new secret is in the answer this once. During the grace receivers get a `v1=` signature for each secret.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
+         */
+        post: operations["rotateRecordWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/auxiliary/webhooks/{webhookId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a sample event once, now, and answer the attempt
+         * @description Needs `auxiliary.manage`. Kept in the log as a `test` delivery; it neither counts toward nor ends a failure streak.
+         *
+         *     Refused with:
+         *     - 400 `APP_WEBHOOK_UNKNOWN_EVENT`: an event type is not one the family has
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
+         */
+        post: operations["testRecordWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/auxiliary/webhooks/{webhookId}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send again the events of a time range this webhook takes
+         * @description Needs `auxiliary.manage`.
+         *
+         *     Refused with:
+         *     - 400 `APP_WEBHOOK_INVALID_RANGE`: a replay's range is empty, reversed or reaches past what is kept
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
+         *     - 409 `APP_WEBHOOK_INACTIVE`: a redelivery or replay was asked of a paused or disabled webhook
+         */
+        post: operations["replayRecordWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/auxiliary/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The webhook's deliveries, newest first
+         * @description Needs `auxiliary.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
+         */
+        get: operations["listRecordWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/auxiliary/webhooks/{webhookId}/deliveries/{deliveryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One delivery
+         * @description Needs `auxiliary.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_WEBHOOK_DELIVERY_NOT_FOUND`: no such delivery of the webhook
+         *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
+         */
+        get: operations["getRecordWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/auxiliary/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again now, as a new round with the same event id
+         * @description Needs `auxiliary.manage`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_WEBHOOK_DELIVERY_NOT_FOUND`: no such delivery of the webhook
+         *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
+         *     - 409 `APP_WEBHOOK_INACTIVE`: a redelivery or replay was asked of a paused or disabled webhook
+         *     - 409 `APP_WEBHOOK_TEST_DELIVERY`: a redelivery was asked of a test delivery
+         */
+        post: operations["redeliverRecordWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/auxiliary/webhooks/{webhookId}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The delivery log: each HTTP attempt, newest first
+         * @description Needs `auxiliary.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
+         */
+        get: operations["listRecordWebhookAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organizations/{orgId}/llm-credentials": {
         parameters: {
             query?: never;
@@ -27340,6 +27628,707 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["TrackerAnalytics"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listRecordWebhooks: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["Webhook"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createRecordWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description An `https://` (or `http://`) URL without credentials
+                     */
+                    url: string;
+                    events: string[];
+                    /** @default true */
+                    active?: boolean;
+                    description?: string;
+                    /** @description Which record events a webhook receives and what it sees of them */
+                    filter: {
+                        /** @description The collections whose record events it receives */
+                        collections: string[];
+                        /** @description A Store filter (the data API's `filter` syntax) each record must match; denied fields are refused */
+                        where?: unknown;
+                        /** @description The fields sent besides id and the system fields; omitted for every field the read rules allow */
+                        fields?: string[] | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            webhook: {
+                                id: string;
+                                /** @description The family whose events it receives: `tracker`, `records` */
+                                source: string;
+                                /** @description The receiver: events are POSTed here */
+                                url: string;
+                                events: string[];
+                                /** @description The family's own filter, as it was saved; null for every event of the types */
+                                filter: unknown;
+                                /** @description False when paused by hand or disabled after sustained failure (`disabled` says which) */
+                                active: boolean;
+                                description: string;
+                                /** @description One, or two while a rotation's previous secret still signs: receivers get a `v1=` signature for each */
+                                secrets: {
+                                    id: string;
+                                    /** Format: date-time */
+                                    createdAt: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description When a rotated-out secret stops signing; null for the current one
+                                     */
+                                    expiresAt: string | null;
+                                }[];
+                                /** @description Set when the engine disabled it after sustained failure; cleared when it is activated again */
+                                disabled: {
+                                    /** Format: date-time */
+                                    at: string;
+                                    reason: string;
+                                } | null;
+                                failures: {
+                                    /** @description Deliveries failed in a row (each after its retries) */
+                                    count: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description The first failed attempt since the last success
+                                     */
+                                    since: string | null;
+                                };
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            };
+                            /** @description The new signing secret (`whsec_…`), shown this once: it is stored sealed and never returned again */
+                            secret: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listRecordWebhookNotices: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["WebhookNotice"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getRecordWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteRecordWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateRecordWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description An `https://` (or `http://`) URL without credentials
+                     */
+                    url?: string;
+                    events?: string[];
+                    description?: string;
+                    /** @description false pauses it; true activates it again, clearing a disable and its failure streak */
+                    active?: boolean;
+                    /** @description Which record events a webhook receives and what it sees of them */
+                    filter?: {
+                        /** @description The collections whose record events it receives */
+                        collections: string[];
+                        /** @description A Store filter (the data API's `filter` syntax) each record must match; denied fields are refused */
+                        where?: unknown;
+                        /** @description The fields sent besides id and the system fields; omitted for every field the read rules allow */
+                        fields?: string[] | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    rotateRecordWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description How long the current secret keeps signing beside the new one (default 86400); 0 retires it at once */
+                    previousExpiresInSeconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            webhook: {
+                                id: string;
+                                /** @description The family whose events it receives: `tracker`, `records` */
+                                source: string;
+                                /** @description The receiver: events are POSTed here */
+                                url: string;
+                                events: string[];
+                                /** @description The family's own filter, as it was saved; null for every event of the types */
+                                filter: unknown;
+                                /** @description False when paused by hand or disabled after sustained failure (`disabled` says which) */
+                                active: boolean;
+                                description: string;
+                                /** @description One, or two while a rotation's previous secret still signs: receivers get a `v1=` signature for each */
+                                secrets: {
+                                    id: string;
+                                    /** Format: date-time */
+                                    createdAt: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description When a rotated-out secret stops signing; null for the current one
+                                     */
+                                    expiresAt: string | null;
+                                }[];
+                                /** @description Set when the engine disabled it after sustained failure; cleared when it is activated again */
+                                disabled: {
+                                    /** Format: date-time */
+                                    at: string;
+                                    reason: string;
+                                } | null;
+                                failures: {
+                                    /** @description Deliveries failed in a row (each after its retries) */
+                                    count: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description The first failed attempt since the last success
+                                     */
+                                    since: string | null;
+                                };
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            };
+                            /** @description The new signing secret (`whsec_…`), shown this once: it is stored sealed and never returned again */
+                            secret: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    testRecordWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The sample event's type; the webhook's first type by default */
+                    type?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookAttempt"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    replayRecordWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: date-time */
+                    from: string;
+                    /** Format: date-time */
+                    to: string;
+                    /** @description Leave events already delivered to this webhook alone */
+                    onlyFailed?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description Events in the range this webhook takes */
+                            matched: number;
+                            /** @description Deliveries queued again (or for the first time) */
+                            queued: number;
+                            /** @description True when the range held more than 5000 such events: replay the rest from the last one's time */
+                            truncated: boolean;
+                            /**
+                             * Format: date-time
+                             * @description The time of the last event replayed
+                             */
+                            through: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listRecordWebhookDeliveries: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["WebhookDelivery"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getRecordWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                webhookId: string;
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookDelivery"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    redeliverRecordWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                webhookId: string;
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookDelivery"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listRecordWebhookAttempts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page */
+                cursor?: string;
+                /** @description Only the attempts of this delivery (event id) */
+                deliveryId?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["WebhookAttempt"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
                     };
                 };
             };

@@ -1,0 +1,14 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import webhookRoutes from './webhooks.js'
+
+/**
+ * `/api/projects/:projectId/auxiliary/…`: the project's automation and
+ * configuration (docs/auxiliary.md). Every route acts in the project as a
+ * platform user; reads need `auxiliary.read`, changes `auxiliary.manage`.
+ */
+const auxiliaryRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.routeDefaults({ auth: 'platform', parent: 'project' })
+  await app.register(webhookRoutes, { prefix: '/webhooks' })
+}
+
+export default auxiliaryRoutes

@@ -1,0 +1,59 @@
+import t from 'tap'
+import { ManualClock } from '../../../services/clock.js'
+import { newId } from '../../../services/ids.js'
+import { projectCollectionName } from '../../../services/projects/naming.js'
+import { RECORD_CHANGES, RECORD_CHANGE_SETTLE_MS, RecordFeed } from '../../../services/auxiliary/record-feed.js'
+import { WEBHOOK_COLLECTIONS, type EventRecord } from '../../../services/webhooks/records.js'
+import { call } from '../../helper.js'
+import { auxiliarySetup } from '../../routes/auxiliary/fixtures.js'
+
+t.test('a project without record webhooks writes no feed entries', async (t) => {
+  const { app, projectId, data } = await auxiliarySetup(t)
+  await call(app, 'POST', data, {}, { title: 'unwatched' })
+  t.equal(await app.auxiliary.feed.armed(projectId), false)
+  t.equal(await app.store.collection(RECORD_CHANGES).countDocuments({}), 0)
+  t.equal(await app.store.collection(WEBHOOK_COLLECTIONS.events).countDocuments({}), 0)
+})
+
+t.test('a webhook saved without arming the feed misses the writes: creation arms it first', async (t) => {
+  const { app, owner, projectId, data, base } = await auxiliarySetup(t)
+  const events = app.store.collection<EventRecord>(WEBHOOK_COLLECTIONS.events)
+  // The engine's own create, without the auxiliary area's arming: the data API's writes stay unlogged.
+  await app.webhooks.create({ projectId, source: 'records' }, { url: 'http://127.0.0.1:9/hook', events: ['*'], filter: { collections: ['posts'] } }, owner.id)
+  await call(app, 'POST', data, {}, { title: 'missed' })
+  t.equal(await events.countDocuments({ projectId }), 0, 'not armed, not logged')
+  await call(app, 'POST', `${base}/webhooks`, owner.auth, { url: 'http://127.0.0.1:9/hook', events: ['*'], filter: { collections: ['posts'] } })
+  t.equal(await app.auxiliary.feed.armed(projectId), true)
+  await call(app, 'POST', data, {}, { title: 'seen' })
+  t.equal(await events.countDocuments({ projectId }), 1, 'every write after the answer is logged')
+})
+
+t.test('the sweep publishes a pending entry whose write was made, drops one whose write was not, and never twice', async (t) => {
+  const { app, projectId, owner } = await auxiliarySetup(t)
+  const clock = new ManualClock(Date.now())
+  const events = app.store.collection<EventRecord>(WEBHOOK_COLLECTIONS.events)
+  const feed = new RecordFeed({ store: app.store, clock, newId, publish: async (id, list) => { await app.webhooks.publish('records', id, list) } })
+  await app.auxiliary.recordWebhooks.create(projectId, { url: 'http://127.0.0.1:9/hook', events: ['*'], filter: { collections: ['posts'] } }, owner.id)
+  const posts = app.store.collection(projectCollectionName(projectId, 'posts'))
+  const at = clock.now()
+  const made = { _id: 'made', title: 'written, then the process died', createdAt: at, updatedAt: at, version: 1 }
+  const lost = { _id: 'lost', title: 'never written', createdAt: at, updatedAt: at, version: 1 }
+  const actor = { type: 'anonymous' as const, id: null }
+  // Two writes whose process died between the entry and the settle: one record reached the store, one did not.
+  t.ok(await feed.begin(projectId, () => [{ collection: 'posts', type: 'record.created', record: made, before: null, actor, at }]))
+  await posts.insertOne(made)
+  t.ok(await feed.begin(projectId, () => [{ collection: 'posts', type: 'record.created', record: lost, before: null, actor, at }]))
+
+  t.same(await feed.republish(), { published: 0, dropped: 0 }, 'young entries may still be settled by their own write')
+  clock.advance(RECORD_CHANGE_SETTLE_MS + 1)
+  t.same(await feed.republish(), { published: 1, dropped: 1 })
+  t.equal(await app.store.collection(RECORD_CHANGES).countDocuments({}), 0, 'both entries settled')
+  const published = await events.find({ projectId }).toArray()
+  t.same(published.map((event) => event.key), ['posts:made:v1'])
+
+  // The same write published again (a sweep racing the write's own settle): the key makes it the same event.
+  t.ok(await feed.begin(projectId, () => [{ collection: 'posts', type: 'record.created', record: made, before: null, actor, at }]))
+  clock.advance(RECORD_CHANGE_SETTLE_MS + 1)
+  t.same(await feed.republish(), { published: 1, dropped: 0 })
+  t.equal(await events.countDocuments({ projectId }), 1, 'still one event')
+})
