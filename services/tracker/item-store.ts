@@ -58,8 +58,8 @@ export class ItemStore {
     }
     await this.items.createIndex({ lpId: 1, sortOrder: 1, _id: 1 })
     await this.items.createIndex({ lpId: 1, updatedAt: 1, _id: 1 })
-    // The webhook sweep's order, across tracker projects (services/webhooks/sources/tracker.ts).
-    await this.items.createIndex({ updatedAt: 1, _id: 1 })
+    // The webhook sweep's order in a platform project with subscriptions (services/webhooks/sources/tracker.ts).
+    await this.items.createIndex({ projectId: 1, updatedAt: 1, _id: 1 })
     await this.items.createIndex({ lpId: 1, stateGroup: 1, completedAt: 1 })
     await this.items.createIndex({ lpId: 1, 'intake.status': 1, seq: 1 })
     await this.items.createIndex({ lpId: 1, estimatePointId: 1 })

@@ -53,12 +53,14 @@ export interface WebhookSource {
   sample: (projectId: string, type: string) => WebhookEventInput | Promise<WebhookEventInput>
   /**
    * Publishes again what the source's outboxes hold for changes made at or
-   * after `since` (publishing is idempotent per key). The engine's sweep
-   * calls it about every minute, so an event whose publish a crash cut short
-   * still goes out. A source whose every publish is made by a durable job of
-   * its own may leave it out.
+   * after `since` (publishing is idempotent per key) in the projects
+   * `owners` names: those with a subscription to this source (a publish
+   * where there is none delivers nothing, so the sweep reads nothing
+   * there). The engine's sweep calls it about every minute, so an event
+   * whose publish a crash cut short still goes out. A source whose every
+   * publish is made by a durable job of its own may leave it out.
    */
-  republish?: (since: Date) => Promise<void>
+  republish?: (since: Date, owners: readonly string[]) => Promise<void>
   /** Told when a subscription was disabled after sustained failure (to notify its owner in the family's own terms). */
   onDisabled?: (notice: NoticeRecord) => Promise<void>
 }

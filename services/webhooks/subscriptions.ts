@@ -54,6 +54,8 @@ export class WebhookSubscriptions {
 
   async init (): Promise<void> {
     await this.records.createIndex({ projectId: 1, source: 1, _id: 1 })
+    // The sweep's question: which projects have a subscription to a source (services/webhooks/sweeps.ts).
+    await this.records.createIndex({ source: 1, projectId: 1 })
   }
 
   /** The owner's subscription, or null: the routes' parent loader. */

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { retryUpsertRace } from '../upsert-race.js'
-import { WEBHOOK_COLLECTIONS, type SweepRecord } from './records.js'
+import { WEBHOOK_COLLECTIONS, type SubscriptionRecord, type SweepRecord } from './records.js'
 import type { WebhookSource } from './source.js'
 
 /** Every minute: sources publish again what their outboxes hold since the last sweep (a crash may have cut a publish short). */
@@ -26,9 +26,11 @@ const PROJECT_DATA: Array<keyof typeof WEBHOOK_COLLECTIONS> = ['attempts', 'deli
 /** The engine's upkeep: the outbox sweep, retention, and a deleted project's webhooks. */
 export class WebhookUpkeep {
   private readonly sweeps: StoreCollection<SweepRecord>
+  private readonly subscriptions: StoreCollection<SubscriptionRecord>
 
   constructor (private readonly store: Store, private readonly deps: { clock: Clock, retentionMs: number }) {
     this.sweeps = store.collection<SweepRecord>(WEBHOOK_COLLECTIONS.sweeps)
+    this.subscriptions = store.collection<SubscriptionRecord>(WEBHOOK_COLLECTIONS.subscriptions)
   }
 
   async sweep (sources: readonly WebhookSource[]): Promise<{ swept: string[] }> {
@@ -38,11 +40,24 @@ export class WebhookUpkeep {
       const started = this.deps.clock.now()
       const last = await this.sweeps.findOne({ _id: source.name })
       const since = new Date((last?.sweptFrom.getTime() ?? started.getTime() - FIRST_SWEEP_MS) - SWEEP_OVERLAP_MS)
-      await source.republish(since)
+      const owners = await this.subscribedProjects(source.name)
+      if (owners.length > 0) await source.republish(since, owners)
       await retryUpsertRace(async () => await this.sweeps.updateOne({ _id: source.name }, { $set: { sweptFrom: started, updatedAt: started } }, { upsert: true }))
       swept.push(source.name)
     }
     return { swept }
+  }
+
+  /** The projects with a subscription to the source, active or not (a disabled one may be enabled again and replayed). */
+  private async subscribedProjects (source: string): Promise<string[]> {
+    const owners = new Set<string>()
+    let after = ''
+    for (;;) {
+      const page = await this.subscriptions.find({ source, projectId: { $gt: after } }, { sort: { source: 1, projectId: 1 }, limit: 1, projection: { projectId: 1 } }).toArray()
+      if (page.length === 0) return [...owners]
+      after = page[0].projectId
+      owners.add(after)
+    }
   }
 
   async prune (): Promise<{ deleted: number }> {

@@ -4,6 +4,7 @@ import { decodeDocument, decodeValue } from './codec.js'
 import type { CollectionMeta, Connection } from './connection.js'
 import { quoteIdentifier } from './names.js'
 import { KeyRank, addressableSegments, jsonPath, keyRankExpression, keyValueExpression } from './paths.js'
+import { orderIndex, pinnedFields, tiesImpossible } from './access-path.js'
 import { cachedWhere, statementText, type FilterShape, type WhereClause } from './plans.js'
 
 /** A stored document and its row, so writes can address exactly what was read. */
@@ -31,6 +32,8 @@ export interface OrderPlan {
   sql: string
   /** The sort field's key rank, selected when a block of objects must be re-sorted by the semantics. */
   rank: string | null
+  /** The index SQL must walk (`INDEXED BY`, access-path.ts), or null for SQLite's own choice. */
+  index: string | null
 }
 
 /**
@@ -38,18 +41,29 @@ export interface OrderPlan {
  * insertion order (the rowid); `_id` is a string compared bytewise by both;
  * and one field that an index stores as (rank, value) and that holds no array
  * in any document sorts like BSON, except that objects compare as JSON text,
- * so a run of objects is re-sorted by the semantics. Ties go to `_id`.
+ * so a run of objects is re-sorted by the semantics. Ties go to `_id`, unless
+ * the filter makes ties impossible. With a filter and a limit, an index that
+ * gives this order under the filter's equalities is named (access-path.ts).
  */
-export function planOrder (meta: CollectionMeta, sort: Sort | undefined): OrderPlan | null {
+export function planOrder (meta: CollectionMeta, sort: Sort | undefined, filter?: Filter, limit = 0): OrderPlan | null {
   const fields = sort === undefined ? [] : Object.keys(sort)
-  if (sort === undefined || fields.length === 0) return { sql: 'seq', rank: null }
-  if (fields.length === 1 && fields[0] === '_id') return { sql: sort._id === -1 ? 'id DESC' : 'id', rank: null }
+  if (sort === undefined || fields.length === 0) return { sql: 'seq', rank: null, index: null }
+  if (fields.length === 1 && fields[0] === '_id') return { sql: sort._id === -1 ? 'id DESC' : 'id', rank: null, index: null }
   const [field, tieBreak] = fields
   if (fields.length > 2 || (tieBreak !== undefined && tieBreak !== '_id') || field === '_id' || meta.multikey.get(field) !== false) return null
   const segments = field.split('.')
   const direction = sort[field] === -1 ? ' DESC' : ''
   const rank = keyRankExpression(segments)
-  return { sql: `${rank}${direction}, ${keyValueExpression(segments)}${direction}, id${sort._id === -1 ? ' DESC' : ''}`, rank }
+  const pinned = filter === undefined ? null : pinnedFields(meta, filter)
+  const ties = pinned === null || !tiesImpossible(meta, pinned, [field])
+  const index = pinned === null || limit === 0 ? null : orderIndex(meta, pinned, sort, ties)
+  return { sql: `${rank}${direction}, ${keyValueExpression(segments)}${direction}${ties ? `, id${sort._id === -1 ? ' DESC' : ''}` : ''}`, rank, index }
+}
+
+/** The table as a statement reads it: through the index the order plan names, if any. */
+function source (meta: CollectionMeta, order: OrderPlan | null): string {
+  const table = quoteIdentifier(meta.table)
+  return order?.index == null ? table : `${table} INDEXED BY ${quoteIdentifier(order.index)}`
 }
 
 function compileOrder (sort: Sort): (a: Match, b: Match) => number {
@@ -95,16 +109,17 @@ export function selectMatches (connection: Connection, meta: CollectionMeta, fil
   const skip = selection.skip ?? 0
   const limit = selection.limit ?? 0
   const table = quoteIdentifier(meta.table)
-  const order = planOrder(meta, selection.sort)
+  const order = planOrder(meta, selection.sort, filter, limit)
+  const from = source(meta, order)
   const matcher = where.exact ? null : test
   if (order !== null && order.rank === null && matcher === null) {
-    const sql = statementText(where, `page|${order.sql}|${limit}`, () => `SELECT seq, doc FROM ${table} WHERE ${where.sql} ORDER BY ${order.sql} ${limitClause(limit)} OFFSET ?`)
+    const sql = statementText(where, `page|${order.sql}|${order.index}|${limit}`, () => `SELECT seq, doc FROM ${from} WHERE ${where.sql} ORDER BY ${order.sql} ${limitClause(limit)} OFFSET ?`)
     const rows = connection.statement(sql).raw().all(...where.params, skip) as Row[]
     return rows.map(([seq, json]) => ({ seq, doc: decodeDocument(json) }))
   }
   if (order !== null) {
     const columns = order.rank === null ? 'seq, doc' : `seq, doc, ${order.rank}`
-    const rows = connection.statement(statementText(where, `ordered|${columns}|${order.sql}`, () => `SELECT ${columns} FROM ${table} WHERE ${where.sql} ORDER BY ${order.sql}`)).raw()
+    const rows = connection.statement(statementText(where, `ordered|${columns}|${order.sql}|${order.index}`, () => `SELECT ${columns} FROM ${from} WHERE ${where.sql} ORDER BY ${order.sql}`)).raw()
       .iterate(...where.params) as IterableIterator<Row>
     const found: Match[] = []
     let skipped = 0
@@ -151,7 +166,7 @@ export function selectMatches (connection: Connection, meta: CollectionMeta, fil
  */
 export function selectDocuments (connection: Connection, meta: CollectionMeta, filter: Filter, test: DocumentTest, selection: Selection = {}): Document[] {
   const where = whereOf(meta, filter, selection.shape)
-  const order = planOrder(meta, selection.sort)
+  const order = planOrder(meta, selection.sort, filter, selection.limit ?? 0)
   if (!connection.readsCachedDocuments() || !where.exact || order === null || order.rank !== null) {
     return selectMatches(connection, meta, filter, test, selection).map((match) => match.doc)
   }
@@ -171,7 +186,7 @@ export function selectDocuments (connection: Connection, meta: CollectionMeta, f
 
 /** The row numbers of the rows `where` selects, in `order`, read from the index alone. */
 function orderedRows (connection: Connection, meta: CollectionMeta, where: WhereClause, order: OrderPlan, limit: number, skip: number): number[] {
-  const sql = statementText(where, `rows|${order.sql}|${limit}`, () => `SELECT seq FROM ${quoteIdentifier(meta.table)} WHERE ${where.sql} ORDER BY ${order.sql} ${limitClause(limit)} OFFSET ?`)
+  const sql = statementText(where, `rows|${order.sql}|${order.index}|${limit}`, () => `SELECT seq FROM ${source(meta, order)} WHERE ${where.sql} ORDER BY ${order.sql} ${limitClause(limit)} OFFSET ?`)
   return connection.statement(sql).pluck().all(...where.params, skip) as number[]
 }
 
@@ -217,7 +232,7 @@ export interface ScanPlan { window: Filter, test: DocumentTest, sort?: Sort, exa
 export function selectScan (connection: Connection, meta: CollectionMeta, plan: ScanPlan): { docs: Document[], last: Document | null } | null {
   if (!connection.readsCachedDocuments() || plan.examine > SCAN_WINDOW_MAX) return null
   const where = whereOf(meta, plan.window)
-  const order = planOrder(meta, plan.sort)
+  const order = planOrder(meta, plan.sort, plan.window, plan.examine)
   if (!where.exact || order === null || order.rank !== null) return null
   // The window's size is rounded up in the SQL (LIMIT is inlined): offset pages would otherwise each prepare a statement.
   const seqs = where.sql === '0' ? [] : orderedRows(connection, meta, where, order, Math.ceil(plan.examine / SCAN_LIMIT_STEP) * SCAN_LIMIT_STEP, 0).slice(0, plan.examine)

@@ -69,8 +69,8 @@ export function recordEvent (input: { collection: string, type: RecordWebhookTyp
 export interface RecordsSourceDeps {
   /** A collection's definition, or null when the project has none of that name. */
   collection: (projectId: string, name: string) => Promise<DataCollection | null>
-  /** Publishes again what the record change feed holds since `since` (see docs/webhooks.md, "Record webhooks"). */
-  republish?: (since: Date) => Promise<void>
+  /** Publishes again what the record change feed holds since `since` in the `owners` projects (see docs/webhooks.md, "Record webhooks"). */
+  republish?: (since: Date, owners: readonly string[]) => Promise<void>
 }
 
 export function recordsWebhookSource (deps: RecordsSourceDeps): WebhookSource {

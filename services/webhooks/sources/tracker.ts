@@ -46,7 +46,7 @@ export function trackerItemEvent (item: ItemRecord, change: OutboxChange, identi
 export interface TrackerSourceDeps {
   /** The tracker project an item is in (its identifier names keys, its timezone reads relative days). */
   project: (lpId: string) => Promise<Pick<TrackerProjectRecord, 'identifier' | 'timezone'> | null>
-  /** The tracker's items, for the sweep: it needs an index that leads with `updatedAt`. */
+  /** The tracker's items, for the sweep: it needs an index on `(projectId, updatedAt, _id)`. */
   items: StoreCollection<ItemRecord>
   publish: (source: string, projectId: string, events: WebhookEventInput[]) => Promise<void>
 }
@@ -74,18 +74,20 @@ export function trackerWebhookSource (deps: TrackerSourceDeps): WebhookSource {
       data: { id: 'sample-item', key: 'WEB-1', number: 1, title: 'A sample work item', priority: 'medium', stateGroup: 'started' },
       changes: type === 'work_item.updated' ? { priority: { from: 'low', to: 'medium' } } : null
     }),
-    republish: async (since) => {
-      let after: { updatedAt: Date, _id: string } | null = null
-      for (;;) {
-        const range: Filter = after === null ? { updatedAt: { $gte: since } } : { $or: [{ updatedAt: { $gt: after.updatedAt } }, { updatedAt: after.updatedAt, _id: { $gt: after._id } }] }
-        const page = await deps.items.find({ ...range, outbox: { $ne: null } }, { sort: { updatedAt: 1, _id: 1 }, limit: SWEEP_PAGE }).toArray()
-        for (const item of page) {
-          const project = await deps.project(item.lpId)
-          const event = project === null || item.outbox === null ? null : trackerItemEvent(item, item.outbox, project.identifier)
-          if (event !== null) await deps.publish(TRACKER_WEBHOOK_SOURCE, item.projectId, [event])
+    republish: async (since, owners) => {
+      for (const projectId of owners) {
+        let after: { updatedAt: Date, _id: string } | null = null
+        for (;;) {
+          const range: Filter = after === null ? { updatedAt: { $gte: since } } : { $or: [{ updatedAt: { $gt: after.updatedAt } }, { updatedAt: after.updatedAt, _id: { $gt: after._id } }] }
+          const page = await deps.items.find({ projectId, ...range, outbox: { $ne: null } }, { sort: { updatedAt: 1, _id: 1 }, limit: SWEEP_PAGE }).toArray()
+          for (const item of page) {
+            const project = await deps.project(item.lpId)
+            const event = project === null || item.outbox === null ? null : trackerItemEvent(item, item.outbox, project.identifier)
+            if (event !== null) await deps.publish(TRACKER_WEBHOOK_SOURCE, item.projectId, [event])
+          }
+          if (page.length < SWEEP_PAGE) break
+          after = page[page.length - 1]
         }
-        if (page.length < SWEEP_PAGE) return
-        after = page[page.length - 1]
       }
     }
   }

@@ -82,14 +82,19 @@ t.test('a source refuses what it does not have: an unknown type, no key', async 
   t.throws(() => { webhooks.registerSource(thingSource({ name: 'Bad Name' })) }, /lower-case/)
 })
 
-t.test('the sweep asks each source to publish again from shortly before the last sweep began', async (t) => {
-  const asked: Date[] = []
-  const { webhooks, clock } = await engine(t, { source: thingSource({ republish: async (since) => { asked.push(since) } }) })
+t.test('the sweep asks each source to publish again from shortly before the last sweep began, in the projects with a subscription', async (t) => {
+  const asked: Array<[Date, readonly string[]]> = []
+  const { webhooks, clock } = await engine(t, { source: thingSource({ republish: async (since, owners) => { asked.push([since, owners]) } }) })
   const first = clock.nowMs()
   t.same(await webhooks.sweep(), { swept: ['things'] })
+  t.same(asked, [], 'no project has a subscription: nothing to publish again')
+  const receiving = await receiver(t)
+  await webhooks.create({ projectId: 'p2', source: 'things' }, { url: receiving.url, events: ['*'] }, null)
+  await webhooks.create({ projectId: 'p1', source: 'things' }, { url: receiving.url, events: ['*'] }, null)
+  await webhooks.create({ projectId: 'p1', source: 'things' }, { url: receiving.url, events: ['thing.created'] }, null)
   clock.advance(60_000)
   await webhooks.sweep()
-  t.same(asked, [new Date(first - 65 * 60_000), new Date(first - 5 * 60_000)], 'the first sweep looks an hour back; each next one from 5 minutes before the last began')
+  t.same(asked, [[new Date(first - 5 * 60_000), ['p1', 'p2']]], 'each next one from 5 minutes before the last began, once per subscribed project')
 })
 
 t.test('what is older than WEBHOOK_RETENTION_DAYS is pruned; a deleted webhook\'s queued delivery ends without a call', async (t) => {

@@ -47,6 +47,32 @@ t.test('the tracker: one bulk patch of 10 items, two fields each, is 10 events, 
   t.equal(never.received.length, 0, 'and nothing for a filter they do not match')
 })
 
+t.test('the tracker\'s sweep reads only the projects with a tracker subscription', async (t) => {
+  const { tracker, project, store } = await trackerOn(t)
+  const { admin } = await project()
+  const items = store.collection<ItemRecord>(TRACKER_COLLECTIONS.items)
+  const { webhooks } = await engine(t, { source: null })
+  const published: string[] = []
+  const read: string[] = []
+  webhooks.registerSource(trackerWebhookSource({
+    project: async (lpId) => { read.push(lpId); return await tracker.projects.record(lpId) },
+    items,
+    publish: async (name, projectId, events) => { published.push(projectId); await webhooks.publish(name, projectId, events) }
+  }))
+  const made = await tracker.workItems.create(admin, { title: 'Subscribed' })
+  // An item of another platform project that has no tracker webhook, its outbox still held as after a write.
+  const stored = (await items.findOne({ _id: made.id }))!
+  await items.insertOne({ ...stored, _id: 'elsewhere-item', projectId: 'elsewhere', seq: 999_999 })
+
+  await webhooks.sweep()
+  t.same(published, [], 'no subscription anywhere: the sweep publishes nothing')
+  t.same(read, [], 'and reads no item')
+  const receiving = await receiver(t)
+  await webhooks.create({ projectId: PROJECT, source: 'tracker' }, { url: receiving.url, events: ['*'] }, 'alice')
+  await webhooks.sweep()
+  t.same(published, [PROJECT], 'the subscribed project\'s item is published again; the other project\'s is not read')
+})
+
 const posts: DataCollection = deepFreeze({
   name: 'posts',
   fields: [{ name: 'title', type: 'text' }, { name: 'secret', type: 'text' }, { name: 'views', type: 'number' }],

@@ -1,0 +1,114 @@
+import t from 'tap'
+import { openSqliteStore } from '../../../services/store/sqlite/index.js'
+import { planOrder } from '../../../services/store/sqlite/query.js'
+import { compileFilter, compileSort, compareValues } from '../../../services/store/semantics/index.js'
+import type { CollectionMeta } from '../../../services/store/sqlite/connection.js'
+import type { Document, Filter, Sort, Store, WithId } from '../../../services/store/types.js'
+
+/**
+ * A limited, sorted read walks an index whose leading fields the filter pins
+ * and whose next field is the sort's (services/store/sqlite/access-path.ts).
+ * The pages must be the ones the semantics give — the same with and without
+ * such an index, across keyset cursors — and ties must still go to `_id`.
+ */
+
+type Item = Document & { lp: string, rank: number, group: string, n: number, at: Date, gone: boolean, tags: string[] }
+
+const GROUPS = ['a', 'b', 'c', 'd', 'e']
+const T0 = Date.UTC(2026, 0, 1)
+
+function items (count: number): Array<WithId<Item>> {
+  const made: Array<WithId<Item>> = []
+  for (let n = 1; n <= count; n++) {
+    // Two projects; `n` is unique within each (as a tracker key's number is); `tie` repeats for the tie-break tests.
+    for (const lp of ['p1', 'p2']) made.push({ _id: `${lp}-${String(n).padStart(4, '0')}`, lp, rank: Math.floor(n / 7) % 5, group: GROUPS[n % 5], n, at: new Date(T0 + (n % 60) * 86_400_000), gone: n % 11 === 0, tags: n % 3 === 0 ? ['me'] : ['other'] })
+  }
+  return made
+}
+
+async function open (indexes: Array<{ key: Record<string, 1 | -1>, unique?: boolean }>): Promise<{ store: Store, meta: () => CollectionMeta }> {
+  const store = openSqliteStore({ file: ':memory:' })
+  const collection = store.collection<Item>('things')
+  for (const index of indexes) await collection.createIndex(index.key, { unique: index.unique ?? false })
+  await collection.insertMany(items(400))
+  // The engine's catalogue, as the planner reads it (the connection is the engine's own).
+  const connection = (store as unknown as { connection: { collection: (name: string) => CollectionMeta } }).connection
+  return { store, meta: () => connection.collection('things') }
+}
+
+/** Every page of `filter` in `sort`, each page after the last document of the one before (a keyset cursor on `n`). */
+async function pages (store: Store, filter: Filter, sort: Sort, limit: number): Promise<string[][]> {
+  const collection = store.collection<Item>('things')
+  const [field] = Object.keys(sort)
+  const found: string[][] = []
+  let after: WithId<Item> | null = null
+  for (;;) {
+    const range: Filter = after === null ? {} : { [field]: { [sort[field] === -1 ? '$lt' : '$gt']: after[field as keyof Item] } }
+    const page = await collection.find({ $and: [filter, range] }, { sort, limit }).toArray()
+    if (page.length === 0) return found
+    found.push(page.map((doc) => doc._id))
+    after = page[page.length - 1]
+  }
+}
+
+function expected (filter: Filter, sort: Sort, limit: number): string[][] {
+  const test = compileFilter(filter)
+  const compare = compileSort(sort)
+  const ids = items(400).filter((doc) => test(doc)).sort((a, b) => compare(a, b) || compareValues(a._id, b._id)).map((doc) => doc._id)
+  const out: string[][] = []
+  for (let i = 0; i < ids.length; i += limit) out.push(ids.slice(i, i + limit))
+  return out
+}
+
+const LIST: Filter = { $and: [{ lp: 'p1', gone: false }, { $and: [{ group: { $in: ['b', 'c'] } }, { rank: 1 }, { at: { $gt: new Date(T0 + 30 * 86_400_000) } }] }, { $or: [{ tags: 'me' }, { n: { $lt: 50 } }] }] }
+
+t.test('a list pinned on (lp, rank) newest first walks (lp, rank, n); its pages are the semantics\' with and without that index', async (t) => {
+  const base = [{ key: { lp: 1, n: 1 } as Record<string, 1 | -1>, unique: true }, { key: { lp: 1, at: 1, _id: 1 } as Record<string, 1 | -1> }]
+  const withIndex = await open([...base, { key: { lp: 1, rank: 1, n: 1 } }])
+  const without = await open(base)
+  t.teardown(async () => { await withIndex.store.close(); await without.store.close() })
+
+  const plan = planOrder(withIndex.meta(), { n: -1 }, LIST, 5)
+  t.equal(plan?.index, withIndex.meta().indexes.find((index) => index.name === 'lp_1_rank_1_n_1')?.sqlName, 'the index pinning most fields and giving the order is named')
+  t.notOk(plan?.sql.endsWith('id'), '(lp, n) is unique and lp is pinned: no ties, so no _id term the index lacks')
+  t.equal(planOrder(withIndex.meta(), { n: -1 }, LIST, 0)?.index, null, 'without a limit SQLite chooses')
+  t.equal(planOrder(without.meta(), { n: -1 }, LIST, 5)?.index, without.meta().indexes.find((index) => index.name === 'lp_1_n_1')?.sqlName, 'without it, (lp, n) gives the order')
+
+  for (const sort of [{ n: -1 }, { n: 1 }] as Sort[]) {
+    for (const limit of [1, 5, 50]) {
+      const want = expected(LIST, sort, limit)
+      t.ok(want.length > 1 || limit === 50, 'the filter spans pages')
+      t.same(await pages(withIndex.store, LIST, sort, limit), want, `walking the index, ${JSON.stringify(sort)} by ${limit}`)
+      t.same(await pages(without.store, LIST, sort, limit), want, `without the index, ${JSON.stringify(sort)} by ${limit}`)
+    }
+  }
+})
+
+t.test('ties on the sort still go to _id: an index without _id is not named where ties can happen', async (t) => {
+  const plain = await open([{ key: { lp: 1, rank: 1 } }])
+  const withId = await open([{ key: { lp: 1, rank: 1, _id: 1 } }])
+  t.teardown(async () => { await plain.store.close(); await withId.store.close() })
+  const filter: Filter = { lp: 'p2', gone: false }
+  t.equal(planOrder(plain.meta(), { rank: 1 }, filter, 10)?.index, null, 'rank ties; the index cannot order them by _id')
+  t.ok(planOrder(plain.meta(), { rank: 1 }, filter, 10)?.sql.endsWith('id'), 'the _id tie-break stays')
+  t.equal(planOrder(withId.meta(), { rank: 1 }, filter, 10)?.index, withId.meta().indexes[0].sqlName, 'an index holding _id after the sort field gives the whole order')
+  t.equal(planOrder(withId.meta(), { rank: -1 }, filter, 10)?.index, null, 'not for a descending sort whose ties go to _id ascending')
+  t.equal(planOrder(withId.meta(), { rank: -1, _id: -1 }, filter, 10)?.index, withId.meta().indexes[0].sqlName, 'but for one whose ties go to _id descending (a backward walk)')
+  for (const store of [plain.store, withId.store]) {
+    for (const sort of [{ rank: 1 }, { rank: -1 }, { rank: -1, _id: -1 }] as Sort[]) {
+      const got = await store.collection<Item>('things').find(filter, { sort, limit: 60 }).toArray()
+      t.same(got.map((doc) => doc._id), expected(filter, sort, 60)[0], `${JSON.stringify(sort)}: ties by _id`)
+    }
+  }
+})
+
+t.test('only equalities on array-free indexed paths pin a field', async (t) => {
+  const { store, meta } = await open([{ key: { lp: 1, n: 1 }, unique: true }, { key: { tags: 1, n: 1 } }])
+  t.teardown(async () => { await store.close() })
+  t.equal(planOrder(meta(), { n: 1 }, { tags: 'me' }, 10)?.index, null, 'tags holds arrays: an equality there matches an element, no pinned prefix')
+  t.equal(planOrder(meta(), { n: 1 }, { lp: { $in: ['p1', 'p2'] } }, 10)?.index, null, '$in pins nothing')
+  t.equal(planOrder(meta(), { n: 1 }, { $or: [{ lp: 'p1' }] }, 10)?.index, null, 'nor does an equality under $or')
+  t.ok(planOrder(meta(), { n: 1 }, { lp: { $eq: 'p1' } }, 10)?.index, '$eq does')
+  const got = await store.collection<Item>('things').find({ lp: { $eq: 'p1' }, tags: 'me' }, { sort: { n: 1 }, limit: 7 }).toArray()
+  t.same(got.map((doc) => doc._id), expected({ lp: 'p1', tags: 'me' }, { n: 1 }, 7)[0])
+})
