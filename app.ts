@@ -25,6 +25,7 @@ import dnsPlugin from './plugins/dns.js'
 import llmPlugin from './plugins/llm.js'
 import hostingPlugin from './plugins/hosting.js'
 import trackerPlugin from './plugins/tracker.js'
+import toolsPlugin from './plugins/tools.js'
 import corsPlugin from './plugins/cors.js'
 import routeAuthPlugin from './plugins/route-auth.js'
 import fastJsonPlugin from './plugins/fast-json.js'
@@ -60,6 +61,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(dnsPlugin)
   await app.register(hostingPlugin)
   await app.register(trackerPlugin)
+  await app.register(toolsPlugin)
   await app.register(llmPlugin)
   await app.register(corsPlugin)
   await app.register(routeAuthPlugin)

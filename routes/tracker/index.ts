@@ -17,6 +17,7 @@ import viewRoutes from './views.js'
 import intakeRoutes from './intake.js'
 import pageRoutes from './pages.js'
 import browseRoutes from './browse.js'
+import mcpRoutes from './mcp.js'
 
 /**
  * `/api/projects/:projectId/tracker/…`: tracker projects and everything in
@@ -46,6 +47,7 @@ const trackerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(intakeRoutes, { prefix: `${project}/intake` })
   await app.register(pageRoutes, { prefix: `${project}/pages` })
   await app.register(browseRoutes, { prefix: '/browse' })
+  await app.register(mcpRoutes, { prefix: '/mcp' })
 }
 
 export default trackerRoutes
