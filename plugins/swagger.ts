@@ -18,7 +18,7 @@ export const API_TAGS = [
   { name: 'git', description: 'Git hosting: repositories, branches, tags, history, trees and files, deploy keys and protected branches (the smart-HTTP clone URLs are in each repository\'s view)' },
   { name: 'data', description: 'A project\'s data API: records of each collection, lists with filters and cursors, bulk changes and record files' },
   { name: 'dns', description: 'DNS: providers (the built-in authoritative server, PowerDNS, Cloudflare, Route 53), zones with zone-file import and export, records, and the records that point a hostname at the gateway' },
-  { name: 'tracker', description: 'The work tracker: tracker projects with members, states, labels, issue types and estimates; work items with keys, filters, saved views, bulk patches and sync; comments, reactions, links, relations, subscribers, attachments and activity; cycles with burndowns, modules, intake, pages with versions, and automations' },
+  { name: 'tracker', description: 'The work tracker: tracker projects with members, states, labels, issue types and estimates; work items with keys, filters, saved views, bulk patches and sync; comments, reactions, links, relations, subscribers, attachments and activity; cycles with burndowns, modules, intake, pages with versions, and automations (the MCP endpoint `/api/projects/{projectId}/tracker/mcp` speaks MCP\'s Streamable HTTP, not the API\'s envelope: docs/tracker.md, "MCP")' },
   { name: 'llm', description: 'LLM configuration of organizations and projects: provider credentials (sealed, shown masked, checked against the provider), settings, the models each credential offers, and how a project\'s values resolve' }
 ]
 
