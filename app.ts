@@ -26,6 +26,7 @@ import llmPlugin from './plugins/llm.js'
 import auxiliaryPlugin from './plugins/auxiliary.js'
 import hostingPlugin from './plugins/hosting.js'
 import trackerPlugin from './plugins/tracker.js'
+import toolsPlugin from './plugins/tools.js'
 import corsPlugin from './plugins/cors.js'
 import routeAuthPlugin from './plugins/route-auth.js'
 import fastJsonPlugin from './plugins/fast-json.js'
@@ -61,6 +62,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(dnsPlugin)
   await app.register(hostingPlugin)
   await app.register(trackerPlugin)
+  await app.register(toolsPlugin)
   await app.register(llmPlugin)
   await app.register(auxiliaryPlugin)
   await app.register(corsPlugin)

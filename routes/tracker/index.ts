@@ -21,6 +21,7 @@ import notificationRoutes from './notifications.js'
 import webhookRoutes from './webhooks.js'
 import exportRoutes from './exports.js'
 import analyticsRoutes from './analytics.js'
+import mcpRoutes from './mcp.js'
 
 /**
  * `/api/projects/:projectId/tracker/…`: tracker projects and everything in
@@ -54,6 +55,7 @@ const trackerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(webhookRoutes, { prefix: '/webhooks' })
   await app.register(exportRoutes, { prefix: '/exports' })
   await app.register(analyticsRoutes, { prefix: '/analytics' })
+  await app.register(mcpRoutes, { prefix: '/mcp' })
 }
 
 export default trackerRoutes
