@@ -126,10 +126,4 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
   })
 }
 
-/** @deprecated read `request.caller.user`. The authenticated platform caller; only valid behind requirePlatformUser/Session. */
-export function platformCaller (request: FastifyRequest): PlatformAuth {
-  if (request.platformAuth === null) throw new Error('route is missing its auth hook')
-  return request.platformAuth
-}
-
 export default fp(authPlugin, { name: 'plinth-auth', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-jobs'] })

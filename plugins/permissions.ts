@@ -6,7 +6,7 @@ import { permissionMissing, type OrgAccess } from '../services/orgs/resolver.js'
 import { orgErrors } from '../services/orgs/errors.js'
 import type { Project } from '../services/projects/projects.js'
 import type { MemberSet, MemberSets } from '../services/orgs/member-sets.js'
-import { platformCaller, type PlatformAuth, type RequestCaller } from './auth.js'
+import { type PlatformAuth, type RequestCaller } from './auth.js'
 
 /**
  * The parents a route may sit under, by name, and what each loads into
@@ -111,12 +111,8 @@ declare module 'fastify' {
     registerParent: <N extends ParentName>(name: N, kind: ParentKind<N>) => void
     /** The check for a route under `parent` needing `permission`; route-auth attaches it from `config`. */
     parentCheck: (parent: ParentName, permission?: Permission, options?: CheckOptions) => ParentCheck
-    /** @deprecated declare `config: { parent: 'project', permission }` instead. */
-    requireProjectPermission: (permission: Permission) => PreHandler
   }
 }
-
-type PreHandler = (request: FastifyRequest) => Promise<void>
 
 /** The organization a request names: in its path, or for a route that creates in one, in its body. */
 function orgIdIn (request: FastifyRequest): string {
@@ -222,12 +218,6 @@ async function permissionsPlugin (app: FastifyInstance): Promise<void> {
       const { project, access } = await projectOf(request, caller.user)
       return { value: project, permissions: access.permissions, scopes: caller.user.scopes }
     }
-  })
-
-  app.decorate('requireProjectPermission', (permission: Permission): PreHandler => async (request) => {
-    const caller = platformCaller(request)
-    const { access } = await projectOf(request, caller)
-    if (!access.permissions.has(permission)) throw permissionMissing(permission, caller.scopes)
   })
 }
 

@@ -103,19 +103,13 @@ declare module 'fastify' {
     routeDefaults: (defaults: RouteDeclaration) => void
   }
   interface FastifyRequest {
-    /** @deprecated read `request.caller.data`. */
+    /** What `auth: 'data'` resolved; read it as `request.caller.data`. */
     dataCaller: DataCaller | null
     /** Who is calling, as `config.auth` resolved it. */
     caller: RequestCaller
     /** The parents `config.parent` loaded, typed (`request.scope.project`, `request.scope.zone`). */
     scope: RequestScope
   }
-}
-
-/** @deprecated read `request.caller.data`. The data API's caller, resolved before the handler by `auth: 'data'`. */
-export function requestCaller (request: FastifyRequest): DataCaller {
-  if (request.dataCaller === null) throw new Error('route is missing auth: \'data\'')
-  return request.dataCaller
 }
 
 function present<T> (value: T | null, member: string, kinds: string): T {

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Envelope, errorResponses, LOCATION, withHeaders } from './envelope.js'
+import { Envelope, LOCATION, withHeaders } from './envelope.js'
 import { DataRecord, RecordIdParams } from './records.js'
 
 const Id = Type.String({ pattern: '^[0-9A-Za-z_-]{1,64}$' })
@@ -93,18 +93,17 @@ const FileBytes = (description: string, headers: Record<string, { type: string, 
 })
 
 export const FileResponses = {
-  started: { 201: withHeaders(Envelope(Type.Ref(UploadSession)), LOCATION), ...errorResponses(400, 401, 403, 404, 405, 409, 413) },
-  session: { 200: Envelope(Type.Ref(UploadSession)), ...errorResponses(400, 401, 403, 404, 405, 409, 410) },
-  chunk: { 200: Envelope(Type.Ref(UploadSession)), ...errorResponses(400, 401, 403, 404, 405, 409, 410, 413, 415) },
-  completed: { 200: Attached, ...errorResponses(400, 401, 403, 404, 405, 409, 410, 415, 422) },
-  uploaded: { 201: withHeaders(Attached, LOCATION), ...errorResponses(400, 401, 403, 404, 405, 409, 413, 415, 422) },
+  started: { 201: withHeaders(Envelope(Type.Ref(UploadSession)), LOCATION) },
+  session: { 200: Envelope(Type.Ref(UploadSession)) },
+  chunk: { 200: Envelope(Type.Ref(UploadSession)) },
+  completed: { 200: Attached },
+  uploaded: { 201: withHeaders(Attached, LOCATION) },
   download: {
     200: FileBytes('The whole file, with its sniffed Content-Type', DOWNLOAD_HEADERS),
     206: FileBytes('The bytes the Range asked for', { ...DOWNLOAD_HEADERS, 'Content-Range': { type: 'string', description: '`bytes <first>-<last>/<size>`' } }),
-    304: { description: 'Not modified: If-None-Match holds the ETag', type: 'null', headers: { ETag: DOWNLOAD_HEADERS.ETag } },
-    ...errorResponses(400, 401, 403, 404, 405, 416)
+    304: { description: 'Not modified: If-None-Match holds the ETag', type: 'null', headers: { ETag: DOWNLOAD_HEADERS.ETag } }
   },
-  deleted: { 200: Envelope(Type.Object({ id: Type.String(), deleted: Type.Literal(true), record: Type.Ref(DataRecord) })), ...errorResponses(400, 401, 403, 404, 405, 409) }
+  deleted: { 200: Envelope(Type.Object({ id: Type.String(), deleted: Type.Literal(true), record: Type.Ref(DataRecord) })) }
 }
 
 export const fileSchemas = [FileDescriptor, UploadSession]

@@ -227,7 +227,7 @@ export const MergeRequestResponses = {
   diff: { 200: Envelope(Type.Ref(CommitDiff)) },
   commits: { 200: Envelope(MergeRequestCommits) },
   reviews: { 200: Envelope(Type.Array(Type.Ref(Review))) },
-  reviewCreated: { 201: Envelope(Type.Ref(Review)) },
+  reviewCreated: { 201: withHeaders(Envelope(Type.Ref(Review)), LOCATION) },
   review: { 200: Envelope(Type.Ref(Review)) },
   comments: { 200: Envelope(Type.Array(Type.Ref(Comment))) },
   commentCreated: { 201: withHeaders(Envelope(Type.Ref(Comment)), LOCATION) },

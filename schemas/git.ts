@@ -274,7 +274,6 @@ export const CreateLabelBody = Type.Object({
 export const UpdateLabelBody = Type.Partial(CreateLabelBody, { additionalProperties: false, minProperties: 1 })
 export const MemberBody = Type.Object({ role: RepoRole }, { additionalProperties: false })
 
-const DeletedRef = Type.Object({ name: Type.String(), deleted: Type.Literal(true) })
 const Raw = (description: string, type: string) => ({ description, content: { [type]: { schema: { type: 'string', format: 'binary' } } } })
 
 export const GitResponses = {
@@ -283,10 +282,9 @@ export const GitResponses = {
   repository: { 200: Envelope(Type.Ref(Repository)) },
   deleted: { 200: Envelope(Deleted) },
   branches: { 200: Envelope(Type.Array(Type.Ref(Branch))) },
-  branchCreated: { 201: Envelope(Type.Ref(Branch)) },
+  branchCreated: { 201: withHeaders(Envelope(Type.Ref(Branch)), LOCATION) },
   tags: { 200: Envelope(Type.Array(Type.Ref(Tag))) },
-  tagCreated: { 201: Envelope(Type.Ref(Tag)) },
-  refDeleted: { 200: Envelope(DeletedRef) },
+  tagCreated: { 201: withHeaders(Envelope(Type.Ref(Tag)), LOCATION) },
   commits: { 200: Envelope(CommitPage) },
   commit: { 200: Envelope(Type.Ref(Commit)) },
   diff: { 200: Envelope(Type.Ref(CommitDiff)) },
@@ -306,8 +304,7 @@ export const GitResponses = {
   labelCreated: { 201: withHeaders(Envelope(Type.Ref(Label)), LOCATION) },
   label: { 200: Envelope(Type.Ref(Label)) },
   members: { 200: Envelope(Type.Array(Type.Ref(RepoMember))) },
-  member: { 200: Envelope(Type.Ref(RepoMember)) },
-  memberRemoved: { 200: Envelope(Type.Object({ userId: Type.String(), deleted: Type.Literal(true) })) }
+  member: { 200: Envelope(Type.Ref(RepoMember)) }
 }
 
 export const gitSchemas = [Repository, Branch, Tag, Commit, FileDiff, CommitDiff, Tree, Blob, DeployKey, ProtectedBranch, ProtectedTag, Label, RepoMember]

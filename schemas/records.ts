@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
-import { Envelope, errorResponses, ETAG, LOCATION, withHeaders } from './envelope.js'
+import { Envelope, ETAG, LOCATION, withHeaders } from './envelope.js'
+import { Deleted } from './common.js'
 
 /**
  * The data API's query limits, the one place they are set: the schemas below
@@ -101,13 +102,13 @@ const ListPage = Type.Object({
 })
 
 export const RecordResponses = {
-  list: { 200: Envelope(ListPage), ...errorResponses(400, 401, 403, 404, 405) },
-  one: { 200: withHeaders(Envelope(Type.Ref(DataRecord)), ETAG), ...errorResponses(400, 401, 403, 404, 405) },
-  created: { 201: withHeaders(Envelope(Type.Ref(DataRecord)), { ...LOCATION, ...ETAG }), ...errorResponses(400, 401, 403, 404, 405, 409) },
-  updated: { 200: withHeaders(Envelope(Type.Ref(DataRecord)), ETAG), ...errorResponses(400, 401, 403, 404, 405, 409, 412) },
-  deleted: { 200: Envelope(Type.Object({ id: Type.String(), deleted: Type.Literal(true) })), ...errorResponses(400, 401, 403, 404, 405, 412) },
-  bulkUpdated: { 200: Envelope(Type.Object({ matched: Type.Integer(), modified: Type.Integer(), dryRun: Type.Boolean() })), ...errorResponses(400, 401, 403, 404, 405, 409) },
-  bulkDeleted: { 200: Envelope(Type.Object({ matched: Type.Integer(), deleted: Type.Integer(), dryRun: Type.Boolean() })), ...errorResponses(400, 401, 403, 404, 405, 409) }
+  list: { 200: Envelope(ListPage) },
+  one: { 200: withHeaders(Envelope(Type.Ref(DataRecord)), ETAG) },
+  created: { 201: withHeaders(Envelope(Type.Ref(DataRecord)), { ...LOCATION, ...ETAG }) },
+  updated: { 200: withHeaders(Envelope(Type.Ref(DataRecord)), ETAG) },
+  deleted: { 200: Envelope(Deleted) },
+  bulkUpdated: { 200: Envelope(Type.Object({ matched: Type.Integer(), modified: Type.Integer(), dryRun: Type.Boolean() })) },
+  bulkDeleted: { 200: Envelope(Type.Object({ matched: Type.Integer(), deleted: Type.Integer(), dryRun: Type.Boolean() })) }
 }
 
 export const recordSchemas = [DataRecord]

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { CollectionMethod } from '../../schemas/collections.js'
-import type { AppError } from '../../services/errors.js'
+import { collectionErrors } from '../../services/collections/errors.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -24,7 +24,7 @@ export function allowEnabledMethods (app: FastifyInstance): void {
     routesByUrl.set(route.url, routes)
   })
   app.addHook('onError', async (request, reply, error) => {
-    if ((error as AppError).code !== 'APP_METHOD_DISABLED') return
+    if (!collectionErrors.methodDisabled.is(error)) return
     const { projectId, table } = request.params as { projectId: string, table: string }
     const definition = await app.collections.definitions.find(projectId, table)
     if (definition === null) return

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { errorCodes } from 'fastify'
-import { badRequest } from '../../services/errors.js'
+import { fileErrors } from '../../services/files/errors.js'
 
 /**
  * Upload chunk bodies (`application/octet-stream`) read into reused buffers
@@ -62,7 +62,7 @@ export function readChunkBodies (app: FastifyInstance, limit: number): void {
     payload.on('data', onData)
     payload.once('end', () => { settle(null) })
     // A client that goes away mid-body is its own doing, not a server failure to log as one.
-    const cutOff = (): void => { settle(badRequest('APP_BODY_INCOMPLETE', 'The request ended before its body arrived')) }
+    const cutOff = (): void => { settle(fileErrors.bodyIncomplete()) }
     payload.once('error', cutOff)
     payload.once('close', () => { if (!payload.readableEnded) cutOff() })
   })

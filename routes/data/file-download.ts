@@ -37,6 +37,8 @@ export async function sendFile (
   }
   const opened = await open(range.status === 206 ? { start: range.start, end: range.end } : undefined)
   void reply.headers({ 'content-type': file.type, 'content-disposition': contentDisposition(file.name, file.type) })
-  if (range.status === 206) return reply.code(206).headers({ 'content-range': range.contentRange, 'content-length': range.length }).send(opened.stream)
+  if (range.status === 206) {
+    return reply.code(206).headers({ 'content-range': range.contentRange, 'content-length': range.length }).send(opened.stream)
+  }
   return reply.header('content-length', opened.size).send(opened.stream)
 }

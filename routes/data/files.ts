@@ -1,17 +1,27 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import multipart from '@fastify/multipart'
-import { requestCaller } from '../../plugins/route-auth.js'
-import { ChunkBody, DownloadHeaders, ChunkParams, FileFieldParams, FileParams, FileResponses, MultipartBody, StartUploadBody, UploadSessionParams } from '../../schemas/files.js'
+import {
+  ChunkBody, DownloadHeaders, ChunkParams, FileFieldParams, FileParams, FileResponses, MultipartBody, StartUploadBody, UploadSessionParams
+} from '../../schemas/files.js'
+import { collectionErrors as c } from '../../services/collections/errors.js'
 import { commonErrors } from '../../services/errors.js'
+import { fileErrors as f } from '../../services/files/errors.js'
 import { MAX_MULTIPART_SIZE } from '../../plugins/files.js'
 import { sendFile } from './file-download.js'
 import { readChunkBodies } from './chunk-bodies.js'
 import { FORM_LIMITS, formFile } from './multipart-file.js'
-import { createdAt } from '../location.js'
+import { created, ok } from '../replies.js'
 
 const tags = ['data']
 // Headers and framing around a chunk; anything larger is not a chunk of this server's size.
 const CHUNK_SLACK = 64 * 1024
+
+/** Every file route names a record and one of its file fields. */
+const LOCATED = [c.recordNotFound, c.fieldNotFound]
+/** An upload session once started. */
+const SESSION = [...LOCATED, f.uploadSessionNotFound, f.uploadSessionExpired, f.uploadSessionAborted]
+/** Writing the record's file field: its type and count, the rule's check, a record that kept changing. */
+const ATTACH = [c.fileTypeNotAllowed, c.tooManyFiles, c.ruleCheckFailed, c.writeConflict]
 
 /**
  * `/api/p/:projectId/:table/:id/files/:field…`: a record's files. Uploads run
@@ -30,83 +40,148 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const sessions = '/:table/:id/files/:field/upload-sessions'
 
   app.post(sessions, {
-    config: { auth: 'data', collectionMethod: 'upload' },
-    schema: { operationId: 'startUpload', tags, summary: 'Start a resumable upload into a file field; chunks then go in any order', description: 'Under the collection\'s upload rule. The answer gives the chunk size, the chunk count and when the session expires; Location names the session.', params: FileFieldParams, body: StartUploadBody, response: FileResponses.started }
-  }, async (request, reply) => {
-    const session = await files.startUpload(target(request.params), requestCaller(request), request.body)
-    return reply.code(201).header('location', createdAt(request, session.id)).send({ success: true as const, data: session })
-  })
+    config: { collectionMethod: 'upload', errors: [...LOCATED, f.uploadInvalid, f.fileTooLarge, c.tooManyFiles] },
+    schema: {
+      operationId: 'startUpload',
+      tags,
+      summary: 'Start a resumable upload into a file field; chunks then go in any order',
+      description: 'Under the collection\'s upload rule. The answer gives the chunk size, the chunk count and when the session ' +
+        'expires; Location names the session.',
+      params: FileFieldParams,
+      body: StartUploadBody,
+      response: FileResponses.started
+    }
+  }, async (request, reply) => created(reply, await files.startUpload(target(request.params), request.caller.data, request.body)))
 
   app.get(`${sessions}/:sessionId`, {
-    config: { auth: 'data', collectionMethod: 'upload' },
-    schema: { operationId: 'getUpload', tags, summary: 'An upload\'s state: which chunks arrived and which are missing, to resume from', description: 'Which chunks arrived and which are missing, to resume after a dropped connection.', params: UploadSessionParams, response: FileResponses.session }
-  }, async (request) => {
-    const { sessionId } = request.params
-    return { success: true as const, data: await files.uploadStatus(target(request.params), requestCaller(request), sessionId) }
-  })
+    config: { collectionMethod: 'upload', errors: SESSION },
+    schema: {
+      operationId: 'getUpload',
+      tags,
+      summary: 'An upload\'s state: which chunks arrived and which are missing, to resume from',
+      description: 'Which chunks arrived and which are missing, to resume after a dropped connection.',
+      params: UploadSessionParams,
+      response: FileResponses.session
+    }
+  }, async (request) => ok(await files.uploadStatus(target(request.params), request.caller.data, request.params.sessionId)))
 
   app.put(`${sessions}/:sessionId/chunks/:index`, {
-    config: { auth: 'data', collectionMethod: 'upload' },
+    config: {
+      collectionMethod: 'upload',
+      errors: [
+        ...SESSION, f.invalidChunk, f.bodyIncomplete, f.uploadNotOpen, commonErrors.payloadTooLarge, commonErrors.unsupportedMediaType
+      ]
+    },
     bodyLimit: chunkLimit,
-    schema: { operationId: 'putUploadChunk', tags, summary: 'Store one chunk (application/octet-stream); sending a chunk again replaces it', description: 'The chunk\'s bytes as `application/octet-stream`: exactly the chunk size, less only for the last chunk. Chunks may come in any order; sending one again replaces it.', consumes: ['application/octet-stream'], params: ChunkParams, body: ChunkBody, response: FileResponses.chunk }
+    schema: {
+      operationId: 'putUploadChunk',
+      tags,
+      summary: 'Store one chunk (application/octet-stream); sending a chunk again replaces it',
+      description: 'The chunk\'s bytes as `application/octet-stream`: exactly the chunk size, less only for the last chunk. ' +
+        'Chunks may come in any order; sending one again replaces it.',
+      consumes: ['application/octet-stream'],
+      params: ChunkParams,
+      body: ChunkBody,
+      response: FileResponses.chunk
+    }
   }, async (request) => {
     const body: unknown = request.body ?? Buffer.alloc(0)
-    if (!Buffer.isBuffer(body)) throw commonErrors.unsupportedMediaType({ send: 'Send the chunk as Content-Type: application/octet-stream' })
+    if (!Buffer.isBuffer(body)) {
+      throw commonErrors.unsupportedMediaType({ send: 'Send the chunk as Content-Type: application/octet-stream' })
+    }
     const { sessionId, index } = request.params
-    return { success: true as const, data: await files.putChunk(target(request.params), requestCaller(request), sessionId, index, body) }
+    return ok(await files.putChunk(target(request.params), request.caller.data, sessionId, index, body))
   })
 
   app.post(`${sessions}/:sessionId/complete`, {
-    config: { auth: 'data', collectionMethod: 'upload' },
-    schema: { operationId: 'completeUpload', tags, summary: 'Join the chunks, verify size and sha256, sniff the type and attach the file to the record', description: 'Checks the total size and the declared sha256 (422 on a mismatch), sniffs the type from the content (the field\'s `allowedTypes` may refuse it with 415) and attaches the file to the record atomically.', params: UploadSessionParams, response: FileResponses.completed }
-  }, async (request) => {
-    const { sessionId } = request.params
-    return { success: true as const, data: await files.completeUpload(target(request.params), requestCaller(request), sessionId) }
-  })
+    config: {
+      collectionMethod: 'upload',
+      errors: [
+        ...SESSION, f.uploadIncomplete, f.uploadCompleting, f.uploadChunkInFlight, f.uploadSizeMismatch, f.uploadChecksumMismatch, ...ATTACH
+      ]
+    },
+    schema: {
+      operationId: 'completeUpload',
+      tags,
+      summary: 'Join the chunks, verify size and sha256, sniff the type and attach the file to the record',
+      description: 'Checks the total size and the declared sha256 (422 on a mismatch), sniffs the type from the content (the ' +
+        'field\'s `allowedTypes` may refuse it with 415) and attaches the file to the record atomically.',
+      params: UploadSessionParams,
+      response: FileResponses.completed
+    }
+  }, async (request) => ok(await files.completeUpload(target(request.params), request.caller.data, request.params.sessionId)))
 
   app.delete(`${sessions}/:sessionId`, {
-    config: { auth: 'data', collectionMethod: 'upload' },
-    schema: { operationId: 'abortUpload', tags, summary: 'Abort an upload and drop its chunks', description: 'Drops the session and its chunks.', params: UploadSessionParams, response: FileResponses.session }
-  }, async (request) => {
-    const { sessionId } = request.params
-    return { success: true as const, data: await files.abortUpload(target(request.params), requestCaller(request), sessionId) }
-  })
+    config: { collectionMethod: 'upload', errors: [...SESSION, f.uploadNotOpen, f.uploadCompleting] },
+    schema: {
+      operationId: 'abortUpload',
+      tags,
+      summary: 'Abort an upload and drop its chunks',
+      description: 'Drops the session and its chunks.',
+      params: UploadSessionParams,
+      response: FileResponses.session
+    }
+  }, async (request) => ok(await files.abortUpload(target(request.params), request.caller.data, request.params.sessionId)))
 
   app.post('/:table/:id/files/:field', {
-    config: { auth: 'data', collectionMethod: 'upload' },
-    schema: { operationId: 'uploadFile', tags, summary: `Upload a small file (up to ${MAX_MULTIPART_SIZE} bytes and the field's maxSize) in one multipart/form-data request`, description: 'One file part in a `multipart/form-data` body, with at most 10 other fields (ignored). Nothing is stored unless the whole form arrives well-formed. Location names the file.', consumes: ['multipart/form-data'], params: FileFieldParams, body: MultipartBody, response: FileResponses.uploaded }
+    config: {
+      collectionMethod: 'upload',
+      errors: [
+        ...LOCATED, commonErrors.unsupportedMediaType, f.multipartInvalid, f.fileRequired, f.multipartTooManyParts, f.fileTooLarge,
+        ...ATTACH
+      ]
+    },
+    schema: {
+      operationId: 'uploadFile',
+      tags,
+      summary: `Upload a small file (up to ${MAX_MULTIPART_SIZE} bytes and the field's maxSize) in one multipart/form-data request`,
+      description: 'One file part in a `multipart/form-data` body, with at most 10 other fields (ignored). Nothing is stored ' +
+        'unless the whole form arrives well-formed. Location names the file.',
+      consumes: ['multipart/form-data'],
+      params: FileFieldParams,
+      body: MultipartBody,
+      response: FileResponses.uploaded
+    }
   }, async (request, reply) => {
     if (!request.isMultipart()) throw commonErrors.unsupportedMediaType({ send: 'Send the file as multipart/form-data' })
-    const caller = requestCaller(request)
     const { name, type, body } = await formFile(request)
-    const uploaded = await files.uploadWhole(target(request.params), caller, { name, type, body, maxSize: MAX_MULTIPART_SIZE })
-    return reply.code(201).header('location', createdAt(request, uploaded.file.id)).send({ success: true as const, data: uploaded })
+    const form = { name, type, body, maxSize: MAX_MULTIPART_SIZE }
+    const uploaded = await files.uploadWhole(target(request.params), request.caller.data, form)
+    return created(reply, uploaded, { id: uploaded.file.id })
   })
 
   app.get('/:table/:id/files/:field/:fileId', {
-    config: { auth: 'data', collectionMethod: 'download' },
+    config: { collectionMethod: 'download', errors: [...LOCATED, f.fileNotFound, f.rangeNotSatisfiable] },
     schema: {
       operationId: 'downloadFile',
       tags,
       summary: 'Download a file: Range for parts (206), If-None-Match with the ETag (304); served with its sniffed type',
-      description: 'Under the collection\'s download rule. Streams the file with its sniffed type, `Range` for parts (206, or 416 past the end) and `If-None-Match` against the ETag (304). Errors are JSON.',
+      description: 'Under the collection\'s download rule. Streams the file with its sniffed type, `Range` for parts (206, or 416 ' +
+        'past the end) and `If-None-Match` against the ETag (304). Errors are JSON.',
       params: FileParams,
       headers: DownloadHeaders,
       response: FileResponses.download
     }
   }, async (request, reply) => {
     const { fileId } = request.params
-    const file = await files.download(target(request.params), requestCaller(request), fileId)
+    const file = await files.download(target(request.params), request.caller.data, fileId)
     return await sendFile(request, reply, file, async (range) => await files.open(target(request.params), fileId, range))
   })
 
   app.delete('/:table/:id/files/:field/:fileId', {
-    config: { auth: 'data', collectionMethod: 'fileDelete' },
-    schema: { operationId: 'deleteFile', tags, summary: 'Remove a file from the record and from storage', description: 'Under the collection\'s fileDelete rule. Removes the file from the record and from storage.', params: FileParams, response: FileResponses.deleted }
+    config: { collectionMethod: 'fileDelete', errors: [...LOCATED, f.fileNotFound, c.ruleCheckFailed, c.writeConflict] },
+    schema: {
+      operationId: 'deleteFile',
+      tags,
+      summary: 'Remove a file from the record and from storage',
+      description: 'Under the collection\'s fileDelete rule. Removes the file from the record and from storage.',
+      params: FileParams,
+      response: FileResponses.deleted
+    }
   }, async (request) => {
     const { fileId } = request.params
-    const record = await files.deleteFile(target(request.params), requestCaller(request), fileId)
-    return { success: true as const, data: { id: fileId, deleted: true as const, record } }
+    const record = await files.deleteFile(target(request.params), request.caller.data, fileId)
+    return ok({ id: fileId, deleted: true as const, record })
   })
 }
 

@@ -2,7 +2,8 @@ import type { IncomingMessage } from 'node:http'
 import { Readable } from 'node:stream'
 import type { FastifyRequest } from 'fastify'
 import type { Multipart, MultipartFile } from '@fastify/multipart'
-import { AppError, badRequest } from '../../services/errors.js'
+import { AppError } from '../../services/errors.js'
+import { fileErrors } from '../../services/files/errors.js'
 
 /** What one form may carry: the file, and a few text fields a client library adds beside it (ignored). */
 export const FORM_LIMITS = { files: 1, fields: 10, parts: 12 }
@@ -18,9 +19,9 @@ function formError (error: unknown): AppError {
   if (error instanceof AppError) return error
   const code = (error as { code?: unknown } | null)?.code
   if (typeof code === 'string' && LIMIT_ERRORS.has(code)) {
-    return new AppError('APP_MULTIPART_TOO_MANY_PARTS', 413, `A form carries one file and at most ${FORM_LIMITS.fields} other fields`, { limit: FORM_LIMITS.fields })
+    return fileErrors.multipartTooManyParts({ limit: FORM_LIMITS.fields })
   }
-  return badRequest('APP_MULTIPART_INVALID', 'The multipart/form-data body is malformed or ends early')
+  return fileErrors.multipartInvalid()
 }
 
 /**
@@ -40,7 +41,8 @@ function watchCloseDelimiter (raw: IncomingMessage): () => boolean {
     // The marker may straddle two chunks: look at the seam, then inside the chunk.
     seen = Buffer.concat([tail, chunk.subarray(0, marker.length - 1)]).includes(marker) || chunk.includes(marker)
     if (seen) { raw.removeListener('data', onData); return }
-    tail = Buffer.from(chunk.length >= marker.length - 1 ? chunk.subarray(chunk.length - marker.length + 1) : Buffer.concat([tail, chunk]).subarray(-(marker.length - 1)))
+    const kept = marker.length - 1
+    tail = Buffer.from(chunk.length >= kept ? chunk.subarray(chunk.length - kept) : Buffer.concat([tail, chunk]).subarray(-kept))
   }
   raw.on('data', onData)
   return () => seen
@@ -52,7 +54,11 @@ function watchCloseDelimiter (raw: IncomingMessage): () => boolean {
  * after its file (a second file, too many fields, no close delimiter) fails
  * the upload and nothing is kept.
  */
-async function * fileThenRest (file: MultipartFile, parts: AsyncIterableIterator<Multipart>, closed: () => boolean): AsyncGenerator<Buffer> {
+async function * fileThenRest (
+  file: MultipartFile,
+  parts: AsyncIterableIterator<Multipart>,
+  closed: () => boolean
+): AsyncGenerator<Buffer> {
   try {
     yield * file.file
     for await (const part of parts) void part
@@ -78,6 +84,6 @@ export async function formFile (request: FastifyRequest): Promise<{ name: string
   // Attached in the same tick as the parser's pipe (set up by the first next()), so neither misses a chunk.
   const closed = watchCloseDelimiter(request.raw)
   const file = await firstFile(parts).catch((error: unknown) => { throw formError(error) })
-  if (file === undefined) throw closed() ? badRequest('APP_FILE_REQUIRED', 'The form has no file part') : formError(null)
+  if (file === undefined) throw closed() ? fileErrors.fileRequired() : formError(null)
   return { name: file.filename, type: file.mimetype, body: Readable.from(fileThenRest(file, parts, closed)) }
 }

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { GitResponses, MemberBody, MemberParams, RepoParams } from '../../schemas/git.js'
 import { commonErrors } from '../../services/errors.js'
 import { gitErrors } from '../../services/git/errors.js'
-import { ok } from '../replies.js'
+import { deleted, ok } from '../replies.js'
 
 /**
  * Members of a repository with their roles: `git.read` to see them,
@@ -49,9 +49,9 @@ const memberRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Remove a member; their access through the role ends at once',
       description: '`:user` is a user id or an e-mail address. What the project gives them stays.',
       params: MemberParams,
-      response: GitResponses.memberRemoved
+      response: GitResponses.deleted
     }
-  }, async (request) => ok({ userId: await members.remove(request.scope.repository, request.params.user), deleted: true as const }))
+  }, async (request) => deleted(await members.remove(request.scope.repository, request.params.user)))
 }
 
 export default memberRoutes

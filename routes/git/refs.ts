@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { CreateBranchBody, CreateTagBody, GitResponses, RefNameQuery, RepoParams } from '../../schemas/git.js'
 import { gitErrors } from '../../services/git/errors.js'
-import { ok } from '../replies.js'
+import { created, deleted, ok } from '../replies.js'
 import { writeLevelOf } from './actor.js'
 
 /** What starting a ref at a revision may meet. */
@@ -45,8 +45,7 @@ const refRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const branch = await refs.createBranch(request.scope.repository, writeLevelOf(request), request.body)
-    void reply.code(201)
-    return ok(branch)
+    return created(reply, branch, { id: branch.name })
   })
 
   app.delete('/branches', {
@@ -58,11 +57,11 @@ const refRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'The default branch cannot be deleted, nor a protected branch whose rule forbids it.',
       params: RepoParams,
       querystring: RefNameQuery,
-      response: GitResponses.refDeleted
+      response: GitResponses.deleted
     }
   }, async (request) => {
     await refs.deleteBranch(request.scope.repository, writeLevelOf(request), request.query.name)
-    return ok({ name: request.query.name, deleted: true as const })
+    return deleted(request.query.name)
   })
 
   app.get('/tags', {
@@ -91,8 +90,7 @@ const refRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const signature = await app.git.signature(request.caller.user.userId)
     const tag = await refs.createTag(request.scope.repository, writeLevelOf(request), signature, request.body)
-    void reply.code(201)
-    return ok(tag)
+    return created(reply, tag, { id: tag.name })
   })
 
   app.delete('/tags', {
@@ -106,11 +104,11 @@ const refRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Delete a tag named in ?name=',
       params: RepoParams,
       querystring: RefNameQuery,
-      response: GitResponses.refDeleted
+      response: GitResponses.deleted
     }
   }, async (request) => {
     await refs.deleteTag(request.scope.repository, writeLevelOf(request), request.query.name)
-    return ok({ name: request.query.name, deleted: true as const })
+    return deleted(request.query.name)
   })
 }
 

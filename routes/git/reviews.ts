@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { MergeRequestResponses, MrParams, ReviewBody, ReviewParams } from '../../schemas/git-merge-requests.js'
 import { gitErrors } from '../../services/git/errors.js'
-import { ok } from '../replies.js'
+import { created, ok } from '../replies.js'
 
 /** Reviews of a merge request: `git.read` to see them, `git.write` to give one, `git.admin` to dismiss one. */
 const reviewRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -35,9 +35,7 @@ const reviewRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: MergeRequestResponses.reviewCreated
     }
   }, async (request, reply) => {
-    const review = await reviews.create(request.scope.mergeRequest, request.caller.user.userId, request.body)
-    void reply.code(201)
-    return ok(review)
+    return created(reply, await reviews.create(request.scope.mergeRequest, request.caller.user.userId, request.body))
   })
 
   app.post('/merge-requests/:iid/reviews/:reviewId/dismiss', {

@@ -27,6 +27,13 @@ export const fileErrors = errorCatalogue('files', {
     message: 'File keys are segments of letters, digits, _ or - separated by /',
     description: 'a file key is not segments of letters, digits, _ or - separated by /'
   },
+  multipartInvalid: {
+    code: 'APP_MULTIPART_INVALID',
+    status: 400,
+    message: 'The multipart/form-data body is malformed or ends early',
+    description: 'the multipart/form-data body is malformed (no boundary, broken part headers) or ends early'
+  },
+  fileRequired: { code: 'APP_FILE_REQUIRED', status: 400, message: 'The form has no file part', description: 'the form has no file part' },
   bodyIncomplete: { code: 'APP_BODY_INCOMPLETE', status: 400, message: 'The request ended before its body arrived', description: 'the request ended before its body arrived' },
   uploadSessionNotFound: { code: 'APP_UPLOAD_SESSION_NOT_FOUND', status: 404, message: 'Upload session not found', description: 'no such upload session here' },
   fileNotFound: { code: 'APP_FILE_NOT_FOUND', status: 404, message: (params?: { why: string }) => params?.why ?? 'File not found', description: 'the file\'s bytes are not stored (any more)' },
@@ -63,6 +70,13 @@ export const fileErrors = errorCatalogue('files', {
     message: ({ limit }: { limit: number }) => `The file is larger than ${limit} bytes`,
     details: ({ limit }) => ({ limit }),
     description: 'the file is larger than allowed: `details.limit` says how large it may be'
+  },
+  multipartTooManyParts: {
+    code: 'APP_MULTIPART_TOO_MANY_PARTS',
+    status: 413,
+    message: ({ limit }: { limit: number }) => `A form carries one file and at most ${limit} other fields`,
+    details: ({ limit }) => ({ limit }),
+    description: 'the form carries a second file or more other fields than `details.limit`'
   },
   rangeNotSatisfiable: {
     code: 'APP_RANGE_NOT_SATISFIABLE',

@@ -1334,24 +1334,73 @@ export interface paths {
         /**
          * List records the caller's rule lets it see: filter, sort, cursor or offset pages, field selection
          * @description Under the collection's list rule. `filter` is MongoDB-style JSON over the collection's fields; pages follow `nextCursor` (or `offset`); `fields` selects what is returned; `count` adds the total.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 400 `APP_INVALID_FIELDS`: `fields` names a field that is unknown or hidden from the caller
+         *     - 400 `APP_INVALID_FILTER`: the filter is not one the collection's fields take; `details.fields` points at it
+         *     - 400 `APP_INVALID_SORT`: the sort names a field that is unknown, hidden or unsortable, names one twice, or has too many keys
+         *     - 400 `APP_SCAN_LIMIT`: an offset page over an unindexed filter would examine too many records: page with the cursor
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 405 `APP_METHOD_DISABLED`: the collection has this method disabled; Allow lists what the path takes
          */
         get: operations["listRecords"];
         put?: never;
         /**
          * Create a record
          * @description Under the collection's create rule. Unknown fields are refused, never dropped. Location names the new record and ETag its version.
+         *
+         *     Refused with:
+         *     - 400 `APP_FIELD_REQUIRED`: a required field is missing
+         *     - 400 `APP_INVALID_FIELD`: a value does not meet its field's definition; `details.fields` names the field
+         *     - 400 `APP_INVALID_RELATION`: a relation field names a record that does not exist
+         *     - 400 `APP_UNKNOWN_FIELD`: the body names a field the collection does not declare
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 403 `APP_READONLY_FIELD`: the body writes a field the server sets, a file field, or one the method's callers may not write
+         *     - 403 `APP_RULE_CHECK_FAILED`: the record does not meet the method's check (an owner field holding the caller, a field's value)
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 405 `APP_METHOD_DISABLED`: the collection has this method disabled; Allow lists what the path takes
+         *     - 409 `APP_DUPLICATE_VALUE`: another record holds this value of a unique index; `details.fields` names it
          */
         post: operations["createRecord"];
         /**
          * Delete every record matching a filter (in the body or the query string), under the delete rule
-         * @description Needs the delete method enabled and a filter that selects something by its form. The filter and options go in the body, or in the query string for clients that send no body with DELETE.
+         * @description The delete method must be enabled, and the filter must select something by its form. The filter and options go in the body, or in the query string for clients that send no body with DELETE.
+         *
+         *     Refused with:
+         *     - 400 `APP_FILTER_REQUIRED`: a bulk write's filter holds for every record by its form
+         *     - 400 `APP_INVALID_FILTER`: the filter is not one the collection's fields take; `details.fields` points at it
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 405 `APP_METHOD_DISABLED`: the collection has this method disabled; Allow lists what the path takes
+         *     - 409 `APP_TOO_MANY_AFFECTED`: the filter matches more records than `maxAffected`; nothing changed
          */
         delete: operations["bulkDeleteRecords"];
         options?: never;
         head?: never;
         /**
          * Set fields on every record matching a filter, under the update rule
-         * @description Needs the update method enabled and a filter that selects something by its form (400 `APP_FILTER_REQUIRED`). Clearing a file field deletes its files: the fileDelete rule must allow it on every matched record (403 `APP_FORBIDDEN`, nothing changed). `dryRun` only counts; more matches than `maxAffected` change nothing (409 `APP_TOO_MANY_AFFECTED`).
+         * @description The update method must be enabled, and the filter must select something by its form. Clearing a file field deletes its files: the fileDelete rule must allow it on every matched record (403 otherwise, nothing changed). `dryRun` only counts; more matches than `maxAffected` change nothing (409).
+         *
+         *     Refused with:
+         *     - 400 `APP_EMPTY_UPDATE`: `set` changes no field
+         *     - 400 `APP_FILTER_REQUIRED`: a bulk write's filter holds for every record by its form
+         *     - 400 `APP_INVALID_FIELD`: a value does not meet its field's definition; `details.fields` names the field
+         *     - 400 `APP_INVALID_FILTER`: the filter is not one the collection's fields take; `details.fields` points at it
+         *     - 400 `APP_INVALID_RELATION`: a relation field names a record that does not exist
+         *     - 400 `APP_UNKNOWN_FIELD`: the body names a field the collection does not declare
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 403 `APP_READONLY_FIELD`: the body writes a field the server sets, a file field, or one the method's callers may not write
+         *     - 403 `APP_RULE_CHECK_FAILED`: the record does not meet the method's check (an owner field holding the caller, a field's value)
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 405 `APP_METHOD_DISABLED`: the collection has this method disabled; Allow lists what the path takes
+         *     - 409 `APP_DUPLICATE_VALUE`: another record holds this value of a unique index; `details.fields` names it
+         *     - 409 `APP_TOO_MANY_AFFECTED`: the filter matches more records than `maxAffected`; nothing changed
          */
         patch: operations["bulkUpdateRecords"];
         trace?: never;
@@ -1368,6 +1417,17 @@ export interface paths {
         /**
          * List records with the filter in the body, for filters too long for a URL
          * @description The same as listing, with the query in the body; under the list rule.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 400 `APP_INVALID_FIELDS`: `fields` names a field that is unknown or hidden from the caller
+         *     - 400 `APP_INVALID_FILTER`: the filter is not one the collection's fields take; `details.fields` points at it
+         *     - 400 `APP_INVALID_SORT`: the sort names a field that is unknown, hidden or unsortable, names one twice, or has too many keys
+         *     - 400 `APP_SCAN_LIMIT`: an offset page over an unindexed filter would examine too many records: page with the cursor
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 405 `APP_METHOD_DISABLED`: the collection has this method disabled; Allow lists what the path takes
          */
         post: operations["queryRecords"];
         delete?: never;
@@ -1386,17 +1446,50 @@ export interface paths {
         /**
          * One record, if the get rule lets the caller see it
          * @description Under the collection's get rule; a record outside it is 404. The answer's ETag is the record's version.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_FIELDS`: `fields` names a field that is unknown or hidden from the caller
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_RECORD_NOT_FOUND`: no such record, or the method's rule hides it
+         *     - 405 `APP_METHOD_DISABLED`: the collection has this method disabled; Allow lists what the path takes
          */
         get: operations["getRecord"];
         /**
          * Change the fields given; with If-Match only if the record is still at that version (412 otherwise)
-         * @description Under the collection's update rule. Only the fields given change. Clearing a file field (`null`, or `[]` on a multiple one) deletes its files, so it needs the fileDelete rule too (403 `APP_FORBIDDEN`). With `If-Match` the change applies only if the record is still at that version (412 `APP_VERSION_MISMATCH` otherwise).
+         * @description Under the collection's update rule. Only the fields given change. Clearing a file field (`null`, or `[]` on a multiple one) deletes its files, so it needs the fileDelete rule too (403 otherwise). With `If-Match` the change applies only if the record is still at that version (412 otherwise).
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_FIELD`: a value does not meet its field's definition; `details.fields` names the field
+         *     - 400 `APP_INVALID_IF_MATCH`: If-Match is not a version such as `"3"`
+         *     - 400 `APP_INVALID_RELATION`: a relation field names a record that does not exist
+         *     - 400 `APP_UNKNOWN_FIELD`: the body names a field the collection does not declare
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 403 `APP_READONLY_FIELD`: the body writes a field the server sets, a file field, or one the method's callers may not write
+         *     - 403 `APP_RULE_CHECK_FAILED`: the record does not meet the method's check (an owner field holding the caller, a field's value)
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_RECORD_NOT_FOUND`: no such record, or the method's rule hides it
+         *     - 405 `APP_METHOD_DISABLED`: the collection has this method disabled; Allow lists what the path takes
+         *     - 409 `APP_DUPLICATE_VALUE`: another record holds this value of a unique index; `details.fields` names it
+         *     - 409 `APP_WRITE_CONFLICT`: the record kept changing under the write: try again
+         *     - 412 `APP_VERSION_MISMATCH`: the record is not at the If-Match version
          */
         put: operations["updateRecord"];
         post?: never;
         /**
          * Delete a record and its files
          * @description Under the collection's delete rule; `If-Match` as on update. The record's files go with it.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_IF_MATCH`: If-Match is not a version such as `"3"`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_RECORD_NOT_FOUND`: no such record, or the method's rule hides it
+         *     - 405 `APP_METHOD_DISABLED`: the collection has this method disabled; Allow lists what the path takes
+         *     - 412 `APP_VERSION_MISMATCH`: the record is not at the If-Match version
          */
         delete: operations["deleteRecord"];
         options?: never;
@@ -1416,6 +1509,17 @@ export interface paths {
         /**
          * Start a resumable upload into a file field; chunks then go in any order
          * @description Under the collection's upload rule. The answer gives the chunk size, the chunk count and when the session expires; Location names the session.
+         *
+         *     Refused with:
+         *     - 400 `APP_UPLOAD_INVALID`: the upload's name, type, size or sha256 is not valid
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_FIELD_NOT_FOUND`: the path names no file field of the collection
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_RECORD_NOT_FOUND`: no such record, or the method's rule hides it
+         *     - 405 `APP_METHOD_DISABLED`: the collection has this method disabled; Allow lists what the path takes
+         *     - 409 `APP_TOO_MANY_FILES`: the file field holds as many files as it takes
+         *     - 413 `APP_FILE_TOO_LARGE`: the file is larger than allowed: `details.limit` says how large it may be
          */
         post: operations["startUpload"];
         delete?: never;
@@ -1434,6 +1538,17 @@ export interface paths {
         /**
          * An upload's state: which chunks arrived and which are missing, to resume from
          * @description Which chunks arrived and which are missing, to resume after a dropped connection.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_FIELD_NOT_FOUND`: the path names no file field of the collection
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_RECORD_NOT_FOUND`: no such record, or the method's rule hides it
+         *     - 404 `APP_UPLOAD_SESSION_NOT_FOUND`: no such upload session here
+         *     - 405 `APP_METHOD_DISABLED`: the collection has this method disabled; Allow lists what the path takes
+         *     - 410 `APP_UPLOAD_SESSION_ABORTED`: the upload session was aborted: start a new one
+         *     - 410 `APP_UPLOAD_SESSION_EXPIRED`: the upload session expired: start a new one
          */
         get: operations["getUpload"];
         put?: never;
@@ -1441,6 +1556,19 @@ export interface paths {
         /**
          * Abort an upload and drop its chunks
          * @description Drops the session and its chunks.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_FIELD_NOT_FOUND`: the path names no file field of the collection
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_RECORD_NOT_FOUND`: no such record, or the method's rule hides it
+         *     - 404 `APP_UPLOAD_SESSION_NOT_FOUND`: no such upload session here
+         *     - 405 `APP_METHOD_DISABLED`: the collection has this method disabled; Allow lists what the path takes
+         *     - 409 `APP_UPLOAD_COMPLETING`: another request is completing the upload
+         *     - 409 `APP_UPLOAD_NOT_OPEN`: the upload is completing or completed and takes no more chunks
+         *     - 410 `APP_UPLOAD_SESSION_ABORTED`: the upload session was aborted: start a new one
+         *     - 410 `APP_UPLOAD_SESSION_EXPIRED`: the upload session expired: start a new one
          */
         delete: operations["abortUpload"];
         options?: never;
@@ -1459,6 +1587,22 @@ export interface paths {
         /**
          * Store one chunk (application/octet-stream); sending a chunk again replaces it
          * @description The chunk's bytes as `application/octet-stream`: exactly the chunk size, less only for the last chunk. Chunks may come in any order; sending one again replaces it.
+         *
+         *     Refused with:
+         *     - 400 `APP_BODY_INCOMPLETE`: the request ended before its body arrived
+         *     - 400 `APP_INVALID_CHUNK`: the chunk index is out of range, or the chunk is not the chunk size (the last one may be shorter)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_FIELD_NOT_FOUND`: the path names no file field of the collection
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_RECORD_NOT_FOUND`: no such record, or the method's rule hides it
+         *     - 404 `APP_UPLOAD_SESSION_NOT_FOUND`: no such upload session here
+         *     - 405 `APP_METHOD_DISABLED`: the collection has this method disabled; Allow lists what the path takes
+         *     - 409 `APP_UPLOAD_NOT_OPEN`: the upload is completing or completed and takes no more chunks
+         *     - 410 `APP_UPLOAD_SESSION_ABORTED`: the upload session was aborted: start a new one
+         *     - 410 `APP_UPLOAD_SESSION_EXPIRED`: the upload session expired: start a new one
+         *     - 413 `APP_PAYLOAD_TOO_LARGE`: the body is larger than the server takes
+         *     - 415 `APP_UNSUPPORTED_MEDIA_TYPE`: the body is not of a type the route takes
          */
         put: operations["putUploadChunk"];
         post?: never;
@@ -1480,6 +1624,26 @@ export interface paths {
         /**
          * Join the chunks, verify size and sha256, sniff the type and attach the file to the record
          * @description Checks the total size and the declared sha256 (422 on a mismatch), sniffs the type from the content (the field's `allowedTypes` may refuse it with 415) and attaches the file to the record atomically.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 403 `APP_RULE_CHECK_FAILED`: the record does not meet the method's check (an owner field holding the caller, a field's value)
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_FIELD_NOT_FOUND`: the path names no file field of the collection
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_RECORD_NOT_FOUND`: no such record, or the method's rule hides it
+         *     - 404 `APP_UPLOAD_SESSION_NOT_FOUND`: no such upload session here
+         *     - 405 `APP_METHOD_DISABLED`: the collection has this method disabled; Allow lists what the path takes
+         *     - 409 `APP_TOO_MANY_FILES`: the file field holds as many files as it takes
+         *     - 409 `APP_UPLOAD_CHUNK_IN_FLIGHT`: a chunk is still being written: complete once every send has answered
+         *     - 409 `APP_UPLOAD_COMPLETING`: another request is completing the upload
+         *     - 409 `APP_UPLOAD_INCOMPLETE`: chunks are missing: `details.missing` lists them
+         *     - 409 `APP_WRITE_CONFLICT`: the record kept changing under the write: try again
+         *     - 410 `APP_UPLOAD_SESSION_ABORTED`: the upload session was aborted: start a new one
+         *     - 410 `APP_UPLOAD_SESSION_EXPIRED`: the upload session expired: start a new one
+         *     - 415 `APP_FILE_TYPE_NOT_ALLOWED`: the file's sniffed type is not one the field's `allowedTypes` takes
+         *     - 422 `APP_UPLOAD_CHECKSUM_MISMATCH`: the bytes received do not match the sha256 declared
+         *     - 422 `APP_UPLOAD_SIZE_MISMATCH`: the bytes received are not the size declared
          */
         post: operations["completeUpload"];
         delete?: never;
@@ -1500,6 +1664,23 @@ export interface paths {
         /**
          * Upload a small file (up to 33554432 bytes and the field's maxSize) in one multipart/form-data request
          * @description One file part in a `multipart/form-data` body, with at most 10 other fields (ignored). Nothing is stored unless the whole form arrives well-formed. Location names the file.
+         *
+         *     Refused with:
+         *     - 400 `APP_FILE_REQUIRED`: the form has no file part
+         *     - 400 `APP_MULTIPART_INVALID`: the multipart/form-data body is malformed (no boundary, broken part headers) or ends early
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 403 `APP_RULE_CHECK_FAILED`: the record does not meet the method's check (an owner field holding the caller, a field's value)
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_FIELD_NOT_FOUND`: the path names no file field of the collection
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_RECORD_NOT_FOUND`: no such record, or the method's rule hides it
+         *     - 405 `APP_METHOD_DISABLED`: the collection has this method disabled; Allow lists what the path takes
+         *     - 409 `APP_TOO_MANY_FILES`: the file field holds as many files as it takes
+         *     - 409 `APP_WRITE_CONFLICT`: the record kept changing under the write: try again
+         *     - 413 `APP_FILE_TOO_LARGE`: the file is larger than allowed: `details.limit` says how large it may be
+         *     - 413 `APP_MULTIPART_TOO_MANY_PARTS`: the form carries a second file or more other fields than `details.limit`
+         *     - 415 `APP_FILE_TYPE_NOT_ALLOWED`: the file's sniffed type is not one the field's `allowedTypes` takes
+         *     - 415 `APP_UNSUPPORTED_MEDIA_TYPE`: the body is not of a type the route takes
          */
         post: operations["uploadFile"];
         delete?: never;
@@ -1518,6 +1699,16 @@ export interface paths {
         /**
          * Download a file: Range for parts (206), If-None-Match with the ETag (304); served with its sniffed type
          * @description Under the collection's download rule. Streams the file with its sniffed type, `Range` for parts (206, or 416 past the end) and `If-None-Match` against the ETag (304). Errors are JSON.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_FIELD_NOT_FOUND`: the path names no file field of the collection
+         *     - 404 `APP_FILE_NOT_FOUND`: the file's bytes are not stored (any more)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_RECORD_NOT_FOUND`: no such record, or the method's rule hides it
+         *     - 405 `APP_METHOD_DISABLED`: the collection has this method disabled; Allow lists what the path takes
+         *     - 416 `APP_RANGE_NOT_SATISFIABLE`: the Range lies outside the file; Content-Range gives its size
          */
         get: operations["downloadFile"];
         put?: never;
@@ -1525,6 +1716,17 @@ export interface paths {
         /**
          * Remove a file from the record and from storage
          * @description Under the collection's fileDelete rule. Removes the file from the record and from storage.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 403 `APP_RULE_CHECK_FAILED`: the record does not meet the method's check (an owner field holding the caller, a field's value)
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_FIELD_NOT_FOUND`: the path names no file field of the collection
+         *     - 404 `APP_FILE_NOT_FOUND`: the file's bytes are not stored (any more)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_RECORD_NOT_FOUND`: no such record, or the method's rule hides it
+         *     - 405 `APP_METHOD_DISABLED`: the collection has this method disabled; Allow lists what the path takes
+         *     - 409 `APP_WRITE_CONFLICT`: the record kept changing under the write: try again
          */
         delete: operations["deleteFile"];
         options?: never;
@@ -13858,7 +14060,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["Conflict"];
             410: components["responses"]["Gone"];
             414: components["responses"]["UriTooLong"];
             431: components["responses"]["HeadersTooLarge"];
@@ -14059,7 +14260,6 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableContent"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -14476,6 +14676,8 @@ export interface operations {
             /** @description Created: the envelope, with what was created in `data` */
             201: {
                 headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14526,7 +14728,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            name: string;
+                            id: string;
                             /** @enum {boolean} */
                             deleted: true;
                         };
@@ -14611,6 +14813,8 @@ export interface operations {
             /** @description Created: the envelope, with what was created in `data` */
             201: {
                 headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14661,7 +14865,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            name: string;
+                            id: string;
                             /** @enum {boolean} */
                             deleted: true;
                         };
@@ -15802,7 +16006,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            userId: string;
+                            id: string;
                             /** @enum {boolean} */
                             deleted: true;
                         };
@@ -16353,6 +16557,8 @@ export interface operations {
             /** @description Created: the envelope, with what was created in `data` */
             201: {
                 headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -24536,7 +24742,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
             414: components["responses"]["UriTooLong"];
             416: components["responses"]["RangeNotSatisfiable"];

@@ -47,7 +47,7 @@ t.test('members: added by id or e-mail, listed, role changed, removed; who may d
   }
 
   t.equal((await call(app, 'PUT', `${membersApi}/${world.viewer.id}`, collab.auth, { role: 'write' })).status, 200, 'a repository admin manages its members')
-  t.equal((await call(app, 'DELETE', `${membersApi}/viewer@example.com`, collab.auth)).body.data.userId, world.viewer.id, 'removed by e-mail address too')
+  t.same((await call(app, 'DELETE', `${membersApi}/viewer@example.com`, collab.auth)).body.data, { id: world.viewer.id, deleted: true }, 'removed by e-mail address too')
   t.equal((await call(app, 'DELETE', `${membersApi}/${collab.id}`, owner.auth)).status, 200)
   t.equal((await call(app, 'GET', membersApi, collab.auth)).body.code, 'APP_PROJECT_NOT_FOUND', 'a removed member loses access with the next request')
 })

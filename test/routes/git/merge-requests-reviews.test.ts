@@ -40,6 +40,7 @@ t.test('merge-check lists every blocker at once; reviews give and lose approvals
   t.equal((await call(app, 'POST', reviewsApi, member.auth, { state: 'commented', body: 'Ready for a look' })).status, 201, 'the author may comment')
   const changes = await call(app, 'POST', reviewsApi, owner.auth, { state: 'changes_requested', body: 'Rename extra.txt' })
   t.equal(changes.status, 201)
+  t.equal(changes.headers.location, `${reviewsApi}/${changes.body.data.id as string}`, 'Location names the review')
   t.same(await codes(owner.auth), ['approvals', 'changes_requested'])
   const approval = await call(app, 'POST', reviewsApi, owner.auth, { state: 'approved' })
   t.match(approval.body.data, { state: 'approved', stale: false, dismissed: false, authorId: owner.id })
