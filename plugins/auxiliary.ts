@@ -6,7 +6,6 @@ import { buildAuxiliaryServices, type AuxiliaryServices } from '../services/auxi
 import { RECORD_CHANGE_SETTLE_MS, RECORD_FEED_SETTLE_JOB } from '../services/auxiliary/record-feed.js'
 import { webhookErrors } from '../services/webhooks/errors.js'
 import type { SubscriptionRecord } from '../services/webhooks/index.js'
-import { webhookSchemas } from '../schemas/webhooks.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -38,8 +37,6 @@ async function auxiliaryPlugin (app: FastifyInstance): Promise<void> {
   })
   app.webhooks.registerSource(auxiliary.recordWebhooks.source)
   app.records.useChangeFeed(auxiliary.feed)
-  // The engine's views; whichever family's plugin registers first adds them.
-  for (const schema of webhookSchemas) if (app.getSchema(String(schema.$id)) === undefined) app.addSchema(schema)
   app.registerParent('recordWebhook', {
     within: 'project',
     errors: [webhookErrors.webhookNotFound],

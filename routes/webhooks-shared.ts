@@ -1,9 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { TSchema } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import {
   WebhookDeliveryParams, WebhookListQuery, WebhookOwnerParams, WebhookParams, WebhookResponses
 } from '../schemas/webhook-routes.js'
-import { CreateWebhookBody, ReplayBody, RotateSecretBody, TestWebhookBody, UpdateWebhookBody } from '../schemas/webhooks.js'
+import {
+  CreateWebhookBody, ReplayBody, RotateSecretBody, TestWebhookBody, UpdateWebhookBody, type CreateWebhookBodyT, type UpdateWebhookBodyT
+} from '../schemas/webhooks.js'
 import { commonErrors, type DeclaredError } from '../services/errors.js'
 import type { Permission } from '../services/orgs/catalogue.js'
 import { webhookErrors as w } from '../services/webhooks/errors.js'
@@ -22,13 +25,17 @@ export interface WebhookRouteOptions {
   parent: WebhookParentName
   /** Where the owner is: the platform project today. */
   ownerParent: 'project'
-  /** What managing (and reading) the family's webhooks needs. */
+  /** What managing the family's webhooks needs. */
   permission: Permission
+  /** What reading them (lists, the log, notices) needs; `permission` when left out. */
+  readPermission?: Permission
   /** Names the operations: `Tracker` gives `listTrackerWebhooks`. */
   operation: string
   tags: string[]
   /** The source's own refusals of a filter (its grammar's 400s). */
   filterErrors: readonly DeclaredError[]
+  /** The create and update bodies with the family's filter typed in the contract; the engine's (filter: unknown) when left out. */
+  bodies?: { create: TSchema, update: TSchema }
 }
 
 /**
@@ -41,6 +48,8 @@ export interface WebhookRouteOptions {
 const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (app, options) => {
   const { webhooks } = app
   const { parent, permission, tags } = options
+  const readPermission = options.readPermission ?? permission
+  const { create: createBody, update: updateBody } = options.bodies ?? { create: CreateWebhookBody, update: UpdateWebhookBody }
   const name = options.operation
   const ownerOf = (request: FastifyRequest) => ({ projectId: request.scope.project.id, source: options.source })
   const hook = (request: FastifyRequest): SubscriptionRecord => request.scope[parent]
@@ -51,7 +60,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (app
   app.routeDefaults({ parent, permission })
 
   app.get('', {
-    config: { parent: options.ownerParent, errors: LIST },
+    config: { parent: options.ownerParent, permission: readPermission, errors: LIST },
     schema: { operationId: `list${name}Webhooks`, tags, summary: 'The webhooks, oldest first', params: WebhookOwnerParams, querystring: WebhookListQuery, response: WebhookResponses.webhookList }
   }, async (request) => ok(await webhooks.list(ownerOf(request), request.query)))
 
@@ -64,16 +73,17 @@ const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (app
       description: 'Receivers are signed with HMAC-SHA256 over `<t>.<raw body>` (`Plinth-Signature: t=…,v1=…`); docs/webhooks.md has ' +
         'the recipe. The URL must not reach an internal address unless the operator allows its host (WEBHOOK_ALLOWED_HOSTS).',
       params: WebhookOwnerParams,
-      body: CreateWebhookBody,
+      body: createBody,
       response: WebhookResponses.created
     }
   }, async (request, reply) => {
-    const made = await webhooks.create(ownerOf(request), request.body, request.caller.user.userId)
+    // A family's body only types its filter more narrowly; the source checks the filter again as the engine saves it.
+    const made = await webhooks.create(ownerOf(request), request.body as CreateWebhookBodyT, request.caller.user.userId)
     return created(reply, made, { id: made.webhook.id })
   })
 
   app.get('/notices', {
-    config: { parent: options.ownerParent, errors: LIST },
+    config: { parent: options.ownerParent, permission: readPermission, errors: LIST },
     schema: {
       operationId: `list${name}WebhookNotices`,
       tags,
@@ -85,6 +95,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (app
   }, async (request) => ok(await webhooks.notices(ownerOf(request), request.query)))
 
   app.get('/:webhookId', {
+    config: { permission: readPermission },
     schema: { operationId: `get${name}Webhook`, tags, summary: 'One webhook (never its secrets)', params: WebhookParams, response: WebhookResponses.webhook }
   }, async (request) => ok(toWebhookView(hook(request))))
 
@@ -96,10 +107,10 @@ const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (app
       summary: 'Change a webhook; `active: true` re-enables a disabled one',
       description: 'Activating a webhook again clears its failure streak; replay the range it missed.',
       params: WebhookParams,
-      body: UpdateWebhookBody,
+      body: updateBody,
       response: WebhookResponses.webhook
     }
-  }, async (request) => ok(await webhooks.update(hook(request), request.body)))
+  }, async (request) => ok(await webhooks.update(hook(request), request.body as UpdateWebhookBodyT)))
 
   app.delete('/:webhookId', {
     schema: { operationId: `delete${name}Webhook`, tags, summary: 'Delete a webhook with its deliveries and log', params: WebhookParams, response: WebhookResponses.deleted }
@@ -150,7 +161,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (app
   })
 
   app.get('/:webhookId/deliveries', {
-    config: { errors: LIST },
+    config: { permission: readPermission, errors: LIST },
     schema: {
       operationId: `list${name}WebhookDeliveries`,
       tags,
@@ -162,7 +173,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (app
   }, async (request) => ok(await webhooks.deliveries(hook(request), request.query)))
 
   app.get('/:webhookId/deliveries/:deliveryId', {
-    config: { errors: DELIVERY },
+    config: { permission: readPermission, errors: DELIVERY },
     schema: { operationId: `get${name}WebhookDelivery`, tags, summary: 'One delivery', params: WebhookDeliveryParams, response: WebhookResponses.delivery }
   }, async (request) => ok(await webhooks.delivery(hook(request), request.params.deliveryId)))
 
@@ -178,7 +189,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (app
   }, async (request) => ok(await webhooks.redeliver(hook(request), request.params.deliveryId)))
 
   app.get('/:webhookId/attempts', {
-    config: { errors: LIST },
+    config: { permission: readPermission, errors: LIST },
     schema: {
       operationId: `list${name}WebhookAttempts`,
       tags,
@@ -190,7 +201,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = async (app
   }, async (request) => ok(await webhooks.attempts(hook(request), request.query)))
 
   app.get('/:webhookId/deliveries/:deliveryId/attempts', {
-    config: { errors: [...LIST, ...DELIVERY] },
+    config: { permission: readPermission, errors: [...LIST, ...DELIVERY] },
     schema: {
       operationId: `list${name}WebhookDeliveryAttempts`,
       tags,

@@ -115,15 +115,24 @@ export const ReplayResult = Type.Object({
   through: Type.Union([DateTime, Type.Null()], { description: 'The time of the last event replayed' })
 })
 
-export const CreateWebhookBody = Type.Object({
+const WebhookFields = {
   url: Type.String({ minLength: 1, maxLength: WEBHOOK_LIMITS.urlLength, format: 'uri', description: 'An `https://` (or `http://`) URL without credentials' }),
   events: Type.Array(EventType, { minItems: 1, maxItems: WEBHOOK_LIMITS.eventTypes }),
   filter: Type.Optional(Type.Unknown({ description: 'The family\'s filter (see its docs); omitted or null for every event of the types' })),
-  active: Type.Optional(Type.Boolean({ default: true })),
   description: Type.Optional(Type.String({ maxLength: WEBHOOK_LIMITS.descriptionLength }))
+}
+
+export const CreateWebhookBody = Type.Object({
+  ...WebhookFields,
+  active: Type.Optional(Type.Boolean({ default: true }))
 }, { additionalProperties: false })
 
-export const UpdateWebhookBody = Type.Partial(CreateWebhookBody, { additionalProperties: false, minProperties: 1 })
+// `active` carries no default here: the validator would fill it in on a patch that leaves it out, activating a
+// disabled webhook (and making an empty patch non-empty).
+export const UpdateWebhookBody = Type.Partial(Type.Object({
+  ...WebhookFields,
+  active: Type.Boolean({ description: 'false pauses it; true activates it again, clearing a disable and its failure streak' })
+}), { additionalProperties: false, minProperties: 1 })
 
 export const RotateSecretBody = Type.Object({
   previousExpiresInSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: WEBHOOK_LIMITS.previousSecretMaxSeconds, description: `How long the current secret keeps signing beside the new one (default ${WEBHOOK_LIMITS.previousSecretDefaultSeconds}); 0 retires it at once` }))

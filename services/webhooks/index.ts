@@ -114,7 +114,11 @@ export class Webhooks {
   // Subscriptions
   async find (owner: WebhookOwner, id: string): Promise<SubscriptionRecord | null> { return await this.subscriptions.find(owner, id) }
   async list (owner: WebhookOwner, page?: PageRequest): Promise<Page<WebhookT>> { return await this.subscriptions.list(owner, page) }
-  async create (owner: WebhookOwner, input: CreateWebhookBodyT, createdBy: string | null): Promise<WebhookWithSecretT> { return await this.subscriptions.create(owner, input, createdBy) }
+  async create (owner: WebhookOwner, input: CreateWebhookBodyT, createdBy: string | null): Promise<WebhookWithSecretT> {
+    await this.source(owner.source).beforeSubscribe?.(owner.projectId)
+    return await this.subscriptions.create(owner, input, createdBy)
+  }
+
   async update (subscription: SubscriptionRecord, patch: UpdateWebhookBodyT): Promise<WebhookT> { return await this.subscriptions.update(subscription, patch) }
   async rotateSecret (subscription: SubscriptionRecord, options?: { previousExpiresInSeconds?: number }): Promise<WebhookWithSecretT> { return await this.subscriptions.rotateSecret(subscription, options) }
 

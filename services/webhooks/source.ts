@@ -61,6 +61,12 @@ export interface WebhookSource {
    * publish is made by a durable job of its own may leave it out.
    */
   republish?: (since: Date, owners: readonly string[]) => Promise<void>
+  /**
+   * Called before a subscription of this source is saved, and the save waits
+   * for it: a source whose outbox is written only where a subscription exists
+   * starts writing it here, so no write acknowledged after the answer is missed.
+   */
+  beforeSubscribe?: (projectId: string) => Promise<void>
   /** Told when a subscription was disabled after sustained failure (to notify its owner in the family's own terms). */
   onDisabled?: (notice: NoticeRecord) => Promise<void>
 }

@@ -71,6 +71,8 @@ export interface RecordsSourceDeps {
   collection: (projectId: string, name: string) => Promise<DataCollection | null>
   /** Publishes again what the record change feed holds since `since` in the `owners` projects (see docs/webhooks.md, "Record webhooks"). */
   republish?: (since: Date, owners: readonly string[]) => Promise<void>
+  /** Starts the project's record change feed before its first record webhook is saved. */
+  beforeSubscribe?: (projectId: string) => Promise<void>
 }
 
 export function recordsWebhookSource (deps: RecordsSourceDeps): WebhookSource {
@@ -119,6 +121,7 @@ export function recordsWebhookSource (deps: RecordsSourceDeps): WebhookSource {
       data: { collection: 'posts', record: { id: 'sample-record', title: 'A sample record', createdAt: new Date(0).toISOString(), updatedAt: new Date(0).toISOString(), version: 1 } },
       changes: type === 'record.updated' ? { title: { from: 'A draft', to: 'A sample record' } } : null
     }),
-    ...(deps.republish === undefined ? {} : { republish: deps.republish })
+    ...(deps.republish === undefined ? {} : { republish: deps.republish }),
+    ...(deps.beforeSubscribe === undefined ? {} : { beforeSubscribe: deps.beforeSubscribe })
   }
 }

@@ -8045,18 +8045,19 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The project's record webhooks, oldest first
-         * @description Needs `auxiliary.read`. Secrets are never shown, only their ids and expiry.
+         * The webhooks, oldest first
+         * @description Needs `auxiliary.read`.
          *
          *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
          *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["listRecordWebhooks"];
         put?: never;
         /**
-         * Subscribe a URL to record created, updated and deleted events of chosen collections
-         * @description Needs `auxiliary.manage`. The signing secret is in the answer this once. Every record write acknowledged after this answer produces its event, even if the server dies right after the write.
+         * Add a webhook; its signing secret is in this answer only
+         * @description Needs `auxiliary.manage`. Receivers are signed with HMAC-SHA256 over `<t>.<raw body>` (`Plinth-Signature: t=…,v1=…`); docs/webhooks.md has the recipe. The URL must not reach an internal address unless the operator allows its host (WEBHOOK_ALLOWED_HOSTS).
          *
          *     Refused with:
          *     - 400 `APP_WEBHOOK_INVALID_URL`: the URL is not an http(s) URL without credentials
@@ -8081,10 +8082,11 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Record webhooks disabled after sustained failure, newest first
+         * Webhooks disabled after sustained failure, newest first
          * @description Needs `auxiliary.read`.
          *
          *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
          *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
@@ -8105,7 +8107,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * One record webhook
+         * One webhook (never its secrets)
          * @description Needs `auxiliary.read`.
          *
          *     Refused with:
@@ -8117,7 +8119,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete a record webhook, its deliveries and its log
+         * Delete a webhook with its deliveries and log
          * @description Needs `auxiliary.manage`.
          *
          *     Refused with:
@@ -8129,8 +8131,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a record webhook's URL, events, filter, description or active flag
-         * @description Needs `auxiliary.manage`. Activating a disabled webhook clears its failure streak; what it missed is sent with a replay.
+         * Change a webhook; `active: true` re-enables a disabled one
+         * @description Needs `auxiliary.manage`. Activating a webhook again clears its failure streak; replay the range it missed.
          *
          *     Refused with:
          *     - 400 `APP_WEBHOOK_INVALID_URL`: the URL is not an http(s) URL without credentials
@@ -8153,8 +8155,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Make a new signing secret; the current one keeps signing for a grace
-         * @description Needs `auxiliary.manage`. The new secret is in the answer this once. During the grace receivers get a `v1=` signature for each secret.
+         * A new signing secret, shown once; the previous one keeps signing for the grace
+         * @description Needs `auxiliary.manage`. During the grace every request carries a `v1=` signature for each secret, so the receiver verifies with either.
          *
          *     Refused with:
          *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
@@ -8179,7 +8181,7 @@ export interface paths {
         put?: never;
         /**
          * Send a sample event once, now, and answer the attempt
-         * @description Needs `auxiliary.manage`. Kept in the log as a `test` delivery; it neither counts toward nor ends a failure streak.
+         * @description Needs `auxiliary.manage`. The test is kept in the log and neither counts toward nor ends a failure streak.
          *
          *     Refused with:
          *     - 400 `APP_WEBHOOK_UNKNOWN_EVENT`: an event type is not one the family has
@@ -8205,7 +8207,7 @@ export interface paths {
         put?: never;
         /**
          * Send again the events of a time range this webhook takes
-         * @description Needs `auxiliary.manage`.
+         * @description Needs `auxiliary.manage`. Each event gets a new round under its own event id; at most 5,000 a call (`truncated`, `through` say where to go on).
          *
          *     Refused with:
          *     - 400 `APP_WEBHOOK_INVALID_RANGE`: a replay's range is empty, reversed or reaches past what is kept
@@ -8229,10 +8231,11 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The webhook's deliveries, newest first
+         * The deliveries, newest first
          * @description Needs `auxiliary.read`.
          *
          *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
          *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
@@ -8282,7 +8285,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send a delivery again now, as a new round with the same event id
+         * Send one delivery again, now, under the same event id
          * @description Needs `auxiliary.manage`.
          *
          *     Refused with:
@@ -8308,15 +8311,43 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The delivery log: each HTTP attempt, newest first
+         * The delivery log: every attempt, newest first, with its status and timing
          * @description Needs `auxiliary.read`.
          *
          *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
          *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
          */
         get: operations["listRecordWebhookAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/auxiliary/webhooks/{webhookId}/deliveries/{deliveryId}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The attempts of one delivery, newest first
+         * @description Needs `auxiliary.read`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_WEBHOOK_DELIVERY_NOT_FOUND`: no such delivery of the webhook
+         *     - 404 `APP_WEBHOOK_NOT_FOUND`: no such webhook in the project
+         */
+        get: operations["listRecordWebhookDeliveryAttempts"];
         put?: never;
         post?: never;
         delete?: never;
@@ -26920,9 +26951,9 @@ export interface operations {
                     events: string[];
                     /** @description The family's filter (see its docs); omitted or null for every event of the types */
                     filter?: unknown;
+                    description?: string;
                     /** @default true */
                     active?: boolean;
-                    description?: string;
                 };
             };
         };
@@ -27145,9 +27176,9 @@ export interface operations {
                     events?: string[];
                     /** @description The family's filter (see its docs); omitted or null for every event of the types */
                     filter?: unknown;
-                    /** @default true */
-                    active?: boolean;
                     description?: string;
+                    /** @description false pauses it; true activates it again, clearing a disable and its failure streak */
+                    active?: boolean;
                 };
             };
         };
@@ -27851,7 +27882,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description The `nextCursor` of the previous page */
+                /** @description The `nextCursor` of the previous page of the same list */
                 cursor?: string;
             };
             header?: never;
@@ -27908,9 +27939,9 @@ export interface operations {
                      */
                     url: string;
                     events: string[];
+                    description?: string;
                     /** @default true */
                     active?: boolean;
-                    description?: string;
                     /** @description Which record events a webhook receives and what it sees of them */
                     filter: {
                         /** @description The collections whose record events it receives */
@@ -28004,7 +28035,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description The `nextCursor` of the previous page */
+                /** @description The `nextCursor` of the previous page of the same list */
                 cursor?: string;
             };
             header?: never;
@@ -28385,7 +28416,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description The `nextCursor` of the previous page */
+                /** @description The `nextCursor` of the previous page of the same list */
                 cursor?: string;
             };
             header?: never;
@@ -28432,6 +28463,7 @@ export interface operations {
             path: {
                 projectId: string;
                 webhookId: string;
+                /** @description A delivery's id, the event id its receiver got */
                 deliveryId: string;
             };
             cookie?: never;
@@ -28469,6 +28501,7 @@ export interface operations {
             path: {
                 projectId: string;
                 webhookId: string;
+                /** @description A delivery's id, the event id its receiver got */
                 deliveryId: string;
             };
             cookie?: never;
@@ -28506,15 +28539,59 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description The `nextCursor` of the previous page */
+                /** @description The `nextCursor` of the previous page of the same list */
                 cursor?: string;
-                /** @description Only the attempts of this delivery (event id) */
-                deliveryId?: string;
             };
             header?: never;
             path: {
                 projectId: string;
                 webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["WebhookAttempt"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listRecordWebhookDeliveryAttempts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same list */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                webhookId: string;
+                /** @description A delivery's id, the event id its receiver got */
+                deliveryId: string;
             };
             cookie?: never;
         };
