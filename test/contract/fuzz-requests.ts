@@ -93,6 +93,9 @@ function fixturesFor (path: string, name: string): Segment[] {
     case 'providerId': return literals('builtin')
     case 'webhookId': return [...refs('recordWebhookId'), ...literals('nope')]
     case 'deliveryId': return literals('nope')
+    // A notification is its reader's alone and an export is made by a job: an unknown id still reaches the route's own 404.
+    case 'notificationId': return literals('nope')
+    case 'exportId': return literals('nope')
     case 'credentialId': return [...refs(segments[2] === 'organizations' ? 'orgLlmCredentialId' : 'projectLlmCredentialId'), ...literals('nope')]
     case 'sessionId': return refs('sessionId')
     case 'appId': return refs('hostingAppId', 'staticAppId')
