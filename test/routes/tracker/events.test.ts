@@ -31,7 +31,7 @@ t.test('item writes through the API become webhook events, and the sweep catches
   // (The app's own sweep, a recurring job, may get to it first on a slow machine; either way it is the sweep.)
   const changeId = 'crashed-change'
   await items.updateOne({ _id: item.id }, { $set: { outbox: { ...stored.outbox!, id: changeId, entries: [{ field: 'title', from: 'Published', to: 'After a crash' }] }, title: 'After a crash', updatedAt: new Date() } })
-  t.same((await app.webhooks.sweep()).swept, ['tracker'], 'the tracker is a registered source')
+  t.ok((await app.webhooks.sweep()).swept.includes('tracker'), 'the tracker is a registered source')
   t.match(await events.findOne({ key: `${item.id}:${changeId}` }), { type: 'work_item.updated', changes: { title: { from: 'Published', to: 'After a crash' } } }, 'the sweep published it')
   t.equal(await events.countDocuments({ projectId, source: 'tracker' }), 3, 'and nothing twice')
 })
