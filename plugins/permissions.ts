@@ -99,7 +99,7 @@ export interface CheckOptions {
 export interface ParentCheck {
   /** Loads the chain of parents into a scope, checking the permission where access is decided. */
   resolve: (request: FastifyRequest, caller: RequestCaller) => Promise<RequestScope>
-  /** Codes the check may answer: each parent's 404s, and 403 `APP_FORBIDDEN` when a permission is asked. */
+  /** Codes the check may answer: each parent's 404s, and the 403 `commonErrors.forbidden` when a permission is asked. */
   errors: readonly DeclaredError[]
   /** The sentence the contract's description starts with; empty without a permission. */
   needs: string

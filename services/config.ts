@@ -76,7 +76,7 @@ export interface JobsConfig {
 }
 
 export interface HostingConfig {
-  /** HOSTING_ENABLED: when off, the hosting family answers 404 `APP_HOSTING_DISABLED` and nothing runs. */
+  /** HOSTING_ENABLED: when off, the hosting family answers `hostingErrors.disabled` (404) and nothing runs. */
   enabled: boolean
   /** HOSTING_DRIVER: child processes (the default) or containers over the Docker Engine API. */
   driver: 'process' | 'container'
