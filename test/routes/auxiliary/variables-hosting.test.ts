@@ -77,7 +77,7 @@ t.test('project variables reach hosted apps at deploy', async (t) => {
   t.ok((await timeline()).some((event) => event.type === 'deployment.variables' && event.deploymentId === second))
 
   const stored = await app.store.collection(DEPLOYMENTS).find({ appId: appUrl.split('/').pop() }).toArray()
-  t.same(stored.map((record) => record.variables.names), [['API_TOKEN', 'REGION', 'SITE_NAME'], ['API_TOKEN', 'REGION', 'SITE_NAME']])
+  t.same(stored.map((record) => (record.variables as { names: string[] }).names), [['API_TOKEN', 'REGION', 'SITE_NAME'], ['API_TOKEN', 'REGION', 'SITE_NAME']])
   const dump = JSON.stringify(stored)
   for (const value of [SECRET, SECRET_NEXT, 'from-the-project']) t.notOk(dump.includes(value), 'a deployment holds its variables sealed')
   const logs = JSON.stringify([(await call(app, 'GET', `${appUrl}/logs/runtime`, owner.auth)).body, (await call(app, 'GET', `${appUrl}/logs/build`, owner.auth)).body])
