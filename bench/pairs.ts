@@ -42,7 +42,7 @@ export interface Measured { name: string, rps: number, p50: number, p99: number,
 
 export const helloWorld: Scenario = { name: 'fastify hello-world (ceiling)', path: '/' }
 
-async function load (base: string, scenario: Scenario, duration: number): Promise<autocannon.Result> {
+export async function load (base: string, scenario: Scenario, duration: number): Promise<autocannon.Result> {
   return await autocannon({
     url: base + scenario.path,
     method: scenario.method ?? 'GET',
@@ -53,7 +53,7 @@ async function load (base: string, scenario: Scenario, duration: number): Promis
   })
 }
 
-function summary (name: string, results: autocannon.Result[]): Measured {
+export function summary (name: string, results: autocannon.Result[]): Measured {
   const seconds = results.reduce((sum, result) => sum + result.duration, 0)
   const requests = results.reduce((sum, result) => sum + result.requests.total, 0)
   const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]

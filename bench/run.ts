@@ -177,3 +177,9 @@ if (ONLY.test('webhooks: deliveries to a loopback receiver')) {
   const webhooks = fork(new URL('./webhooks.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
   await once(webhooks, 'exit')
 }
+
+// Record writes with one record webhook beside the same writes with none: what the change feed costs (bench/record-webhooks.ts).
+if (ONLY.test('record writes with a record webhook')) {
+  const recordWebhooks = fork(new URL('./record-webhooks.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
+  await once(recordWebhooks, 'exit')
+}

@@ -13,6 +13,7 @@ import { hostingErrors } from '../services/hosting/errors.js'
 import type { AppKind, AppRecord } from '../services/hosting/records.js'
 import { Timeline } from '../services/hosting/timeline.js'
 import { AppSecrets } from '../services/hosting/secrets.js'
+import { ProjectEnvironment } from '../services/hosting/project-variables.js'
 import { AppLogs, LOGS_PRUNE_EVERY_MS, LOGS_PRUNE_JOB } from '../services/hosting/logs.js'
 import { Releases } from '../services/hosting/releases.js'
 import { DEPLOY_JOB, Deployments } from '../services/hosting/deployments.js'
@@ -37,6 +38,8 @@ export interface Hosting {
   sources: AppSources
   releases: Releases
   secrets: AppSecrets
+  /** The project variables deployments take; the auxiliary area hands in their source (`use`) and tells of changes. */
+  projectEnvironment: ProjectEnvironment
   logs: AppLogs
   timeline: Timeline
   traffic: Traffic
@@ -97,6 +100,7 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
   const routes = new HostRoutes()
   const timeline = new Timeline(app.store, deps)
   const secrets = new AppSecrets(app.store, { clock: systemClock, box: app.secrets })
+  const projectEnvironment = new ProjectEnvironment(app.store, { box: app.secrets, timeline })
   // Sequence numbers on the Store's time, so lines from instances on different nodes sort as they were written.
   const logs = new AppLogs(app.store, { ...deps, clock: app.storeClock, onError, limits: config.hosting.logs })
   const traffic = new Traffic(app.store, { clock: systemClock, projectOf: (appId) => routes.routeOf(appId)?.projectId ?? null })
@@ -129,6 +133,7 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
     logs,
     secrets,
     timeline,
+    projectEnvironment,
     hostsOf: async (record) => [`${record.name}.${appsDomain}`, ...(await hostnames.list(record.projectId, record._id)).filter((one) => one.status === 'verified').map((one) => one.hostname)],
     limits: config.hosting.instanceLimits,
     healthTimeoutMs: config.hosting.healthTimeoutMs,
@@ -145,6 +150,7 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
     logs,
     secrets,
     timeline,
+    projectEnvironment,
     workDir,
     prepareSource: async (record, deployment, dir) => await (sources as AppSources).prepare(record, deployment, dir),
     wake: async (appId) => { await wake(DEPLOY_JOB, appId) },
@@ -233,7 +239,7 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
     log: app.log
   })
   let gatewayPort: number | null = null
-  app.decorate('hosting', { enabled, apps, deployments, sources, releases, secrets, logs, timeline, traffic, routes, driver, gateway, hostnames, certificates, gatewayPort: () => gatewayPort } satisfies Hosting)
+  app.decorate('hosting', { enabled, apps, deployments, sources, releases, secrets, projectEnvironment, logs, timeline, traffic, routes, driver, gateway, hostnames, certificates, gatewayPort: () => gatewayPort } satisfies Hosting)
 
   if (enabled) {
     // Instances a previous run left are re-adopted before anything is routed; the apps are then reconciled by their jobs.

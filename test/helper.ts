@@ -8,6 +8,7 @@ import type { Test } from 'tap'
 import { randomBytes } from 'node:crypto'
 import { MongoClient } from 'mongodb'
 import { buildApp } from '../app.js'
+import type { PlinthServerOptions } from '../options.js'
 import { loadConfig, type Config } from '../services/config.js'
 import { ManualClock, type Clock } from '../services/clock.js'
 import { createIdGenerator } from '../services/ids.js'
@@ -157,10 +158,11 @@ export function testConfig (t: Test, env: Record<string, string> = {}): Config {
 /**
  * Builds the real app on a temp DATA_DIR, with the suite's engine (see
  * testEngine). `extra` lets a test mount its own probe routes beside the
- * product's, e.g. to exercise the error plugin with a body schema.
+ * product's, e.g. to exercise the error plugin with a body schema; `server`
+ * overrides Fastify's options (a logger writing to a stream the test reads).
  */
-export async function buildTestApp (t: Test, options: { env?: Record<string, string>, extra?: FastifyPluginAsync } = {}) {
-  const app = await buildApp(testConfig(t, options.env))
+export async function buildTestApp (t: Test, options: { env?: Record<string, string>, extra?: FastifyPluginAsync, server?: Partial<PlinthServerOptions> } = {}) {
+  const app = await buildApp(testConfig(t, options.env), options.server)
   if (options.extra !== undefined) await app.register(options.extra)
   // Whoever closes the app, the test or this teardown: before the store goes. A failure here fails the test;
   // a test that closes the store itself builds its app with hosting off, so there is nothing to ask.

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import webhookRoutes from './webhooks.js'
+import variableRoutes from './variables.js'
 
 /**
  * `/api/projects/:projectId/auxiliary/…`: the project's automation and
@@ -9,6 +10,7 @@ import webhookRoutes from './webhooks.js'
 const auxiliaryRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.routeDefaults({ auth: 'platform', parent: 'project' })
   await app.register(webhookRoutes, { prefix: '/webhooks' })
+  await app.register(variableRoutes, { prefix: '/variables' })
 }
 
 export default auxiliaryRoutes

@@ -11,6 +11,7 @@ import type { AppLogs } from './logs.js'
 import type { Releases } from './releases.js'
 import { masker, type AppSecrets } from './secrets.js'
 import type { Timeline } from './timeline.js'
+import type { ProjectEnvironment } from './project-variables.js'
 import { BuildCanceledError, BuildFailedError, InstanceFailedError, type Artifact, type RuntimeDriver } from './runtime.js'
 import { removeDir, SourceError } from './sources.js'
 import { BuildSlots } from './build-slots.js'
@@ -29,6 +30,7 @@ export interface DeploymentDeps {
   logs: AppLogs
   secrets: AppSecrets
   timeline: Timeline
+  projectEnvironment: ProjectEnvironment
   /** Where sources are unpacked for a build; each deployment gets a fresh folder, removed after. */
   workDir: string
   /** Fills `dir` with the deployment's source and returns the folder to build from. */
@@ -272,10 +274,21 @@ export class Deployments {
     }
   }
 
-  /** Starts the instances, switches the route, then stops what the previous live deployment ran. */
-  private async release (app: AppRecord, record: DeploymentRecord): Promise<void> {
+  /**
+   * Takes the project's variables (a container app's, suspended or not, so
+   * what it starts later has them), starts the instances, switches the route,
+   * then stops what the previous live deployment ran.
+   */
+  private async release (app: AppRecord, initial: DeploymentRecord): Promise<void> {
+    let record = initial
     const artifact = record.artifact as Artifact
     const current = await this.apps.findOne({ _id: app._id }) ?? app
+    if (current.kind === 'container') {
+      const secretNames = (await this.deps.secrets.list(app._id)).map((secret) => secret.name)
+      const variables = await this.deps.projectEnvironment.take(current, record, secretNames)
+      await this.records.updateOne({ _id: record._id }, { $set: { variables } })
+      record = { ...record, variables }
+    }
     if (current.kind === 'container' && !current.suspended) {
       try {
         await this.deps.releases.startInstances(current, record, artifact, current.scaling.instances)

@@ -57,7 +57,12 @@ export type DeploymentRecord = {
   startedAt: Date | null
   finishedAt: Date | null
   liveAt: Date | null
+  /** The project variables it took when it released (services/hosting/project-variables.ts); absent before it did. */
+  variables?: DeploymentVariables | null
 }
+
+/** A deployment's project variables: their names, and the whole list sealed under the master key. */
+export type DeploymentVariables = { names: string[], sealed: string }
 
 export type InstanceRecord = {
   _id: string

@@ -7,6 +7,7 @@ import type { AppLogs } from './logs.js'
 import type { AppSecrets } from './secrets.js'
 import { masker } from './secrets.js'
 import type { Timeline } from './timeline.js'
+import type { ProjectEnvironment } from './project-variables.js'
 import { InstanceFailedError, type Artifact, type InstanceEvent, type InstanceLimits, type RunningInstance, type RuntimeDriver } from './runtime.js'
 import type { AppState } from '../../schemas/hosting.js'
 
@@ -18,6 +19,7 @@ export interface ReleaseDeps {
   logs: AppLogs
   secrets: AppSecrets
   timeline: Timeline
+  projectEnvironment: ProjectEnvironment
   /** The hosts an app answers to: its default hostname and any verified ones. */
   hostsOf: (app: AppRecord) => Promise<string[]>
   limits: InstanceLimits
@@ -52,8 +54,7 @@ export class Releases {
 
   /** Starts `count` instances of a deployment, each health-gated; on the first failure the ones started are stopped and it rethrows. */
   async startInstances (app: AppRecord, deployment: DeploymentRecord, artifact: Artifact, count: number): Promise<InstanceRecord[]> {
-    const env = await this.deps.secrets.environment(app._id)
-    const mask = masker(Object.values(env))
+    const { env, mask } = await this.environment(app._id, deployment)
     const started: InstanceRecord[] = []
     try {
       await Promise.all(Array.from({ length: count }, async () => { started.push(await this.startOne(app, deployment, artifact, env, mask)) }))
@@ -62,6 +63,18 @@ export class Releases {
       throw error
     }
     return started
+  }
+
+  /**
+   * An instance's environment: the project variables its deployment took,
+   * the app's secrets over them (a secret overrides a variable of its name);
+   * its log masked with every secret value of either.
+   */
+  private async environment (appId: string, deployment: DeploymentRecord): Promise<{ env: Record<string, string>, mask: (line: string) => string }> {
+    const secrets = await this.deps.secrets.environment(appId)
+    const variables = this.deps.projectEnvironment.open(deployment)
+    const env = { ...Object.fromEntries(variables.map((variable) => [variable.key, variable.value])), ...secrets }
+    return { env, mask: masker([...Object.values(secrets), ...variables.filter((variable) => variable.secret).map((variable) => variable.value)]) }
   }
 
   private async startOne (app: AppRecord, deployment: DeploymentRecord, artifact: Artifact, env: Record<string, string>, mask: (line: string) => string): Promise<InstanceRecord> {
@@ -210,10 +223,13 @@ export class Releases {
     const recorded = await this.instances.find({ state: { $in: ['starting', 'running'] } }).toArray()
     const known = recorded.filter((instance) => instance.running !== null)
     const masks = new Map<string, (line: string) => string>()
-    for (const appId of new Set(known.map((instance) => instance.appId))) masks.set(appId, masker(Object.values(await this.deps.secrets.environment(appId))))
+    for (const deploymentId of new Set(known.map((instance) => instance.deploymentId))) {
+      const deployment = await this.deployments.findOne({ _id: deploymentId })
+      if (deployment !== null) masks.set(deploymentId, (await this.environment(deployment.appId, deployment)).mask)
+    }
     const adopted = new Set((await this.deps.driver.adopt(known.map((instance) => instance.running as RunningInstance), (instanceId) => {
       const instance = known.find((candidate) => candidate._id === instanceId) as InstanceRecord
-      return this.deps.logs.sink({ appId: instance.appId, deploymentId: instance.deploymentId, instanceId, kind: 'runtime' }, masks.get(instance.appId) ?? ((line) => line))
+      return this.deps.logs.sink({ appId: instance.appId, deploymentId: instance.deploymentId, instanceId, kind: 'runtime' }, masks.get(instance.deploymentId) ?? ((line) => line))
     })).map((running) => running.instanceId))
     const lost = recorded.filter((instance) => !adopted.has(instance._id))
     if (lost.length > 0) await this.instances.updateMany({ _id: { $in: lost.map((instance) => instance._id) } }, { $set: { state: 'stopped', reason: 'gone after a server restart', stoppedAt: this.deps.clock.now() } })

@@ -93,6 +93,7 @@ function fixturesFor (path: string, name: string): Segment[] {
     case 'providerId': return literals('builtin')
     case 'webhookId': return [...refs('recordWebhookId'), ...literals('nope')]
     case 'deliveryId': return literals('nope')
+    case 'variableId': return [...refs('variableId'), ...literals('nope')]
     // A notification is its reader's alone and an export is made by a job: an unknown id still reaches the route's own 404.
     case 'notificationId': return literals('nope')
     case 'exportId': return literals('nope')

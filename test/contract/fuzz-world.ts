@@ -257,6 +257,7 @@ export class FuzzWorld {
     }
     if (prefix === '') await this.ensureLlm()
     if (prefix === '') await this.ensureRecordWebhook()
+    if (prefix === '') await this.ensureVariable()
   }
 
   /**
@@ -284,6 +285,16 @@ export class FuzzWorld {
     if (id !== undefined) this.rebuilding('record webhook')
     const body = { url: 'http://hooks.invalid/hook', events: ['*'], filter: { collections: [THINGS] } }
     this.set({ recordWebhookId: (await this.must('POST', base, jwt, body)).webhook.id })
+  }
+
+  /** A secret project variable; remade under a fresh key when a fuzzed request deleted it. */
+  private async ensureVariable (): Promise<void> {
+    const jwt = this.get('platformJwt')
+    const base = `/api/projects/${this.get('projectId')}/auxiliary/variables`
+    const id = this.values.get('variableId')
+    if (id !== undefined && (await this.status(`${base}/${id}`, jwt)).status === 200) return
+    if (id !== undefined) this.rebuilding('variable')
+    this.set({ variableId: (await this.must('POST', base, jwt, { key: `FUZZ_VAR_${++this.serial}`, value: 'fuzz-secret', secret: true })).id })
   }
 
   /** A container app and a static app; remade under fresh names when a fuzzed request deleted one. */
@@ -560,6 +571,7 @@ export class FuzzWorld {
       await this.ensureHosting()
       await this.ensureLlm()
       await this.ensureRecordWebhook()
+      await this.ensureVariable()
       if (this.trackerBuilt) await ensureTracker(this.trackerCalls())
     }
   }

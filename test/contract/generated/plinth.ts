@@ -8356,6 +8356,95 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{projectId}/auxiliary/variables": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's variables, by key
+         * @description Needs `auxiliary.read`. A secret variable is listed with `value: null`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listAuxiliaryVariables"];
+        put?: never;
+        /**
+         * Add a variable to the project
+         * @description Needs `auxiliary.manage`. The project's hosted apps get it as an environment variable at their next deploy; an app's own secret of the same name overrides it. `secret: true` seals the value at rest; it is never shown again.
+         *
+         *     Refused with:
+         *     - 400 `APP_AUXILIARY_VARIABLE_KEY_INVALID`: the key is not an environment variable name (letters, digits and `_`, not starting with a digit)
+         *     - 400 `APP_AUXILIARY_VARIABLE_KEY_RESERVED`: the key is one the platform sets on every hosted instance (`PORT`, `HOST`, `PLINTH_*`)
+         *     - 400 `APP_AUXILIARY_VARIABLE_VALUE_TOO_LONG`: the value is longer than `details.limit` bytes
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_AUXILIARY_VARIABLE_EXISTS`: the project has a variable of this key already
+         *     - 409 `APP_AUXILIARY_VARIABLES_LIMIT`: the project would hold more variables than the limit in `details.limit`
+         */
+        post: operations["createAuxiliaryVariable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/auxiliary/variables/{variableId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One variable; a secret one with `value: null`
+         * @description Needs `auxiliary.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_AUXILIARY_VARIABLE_NOT_FOUND`: no such variable in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["getAuxiliaryVariable"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a variable; with If-Match only at that version (412 otherwise)
+         * @description Needs `auxiliary.manage`. Running deployments keep it until the next deploy.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_IF_MATCH`: If-Match is not a version such as `"3"`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_AUXILIARY_VARIABLE_NOT_FOUND`: no such variable in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 412 `APP_AUXILIARY_VERSION_MISMATCH`: If-Match names another version than the one stored; `details.actual` is the stored one
+         */
+        delete: operations["deleteAuxiliaryVariable"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a variable's key, value or secrecy; with If-Match only at that version (412 otherwise)
+         * @description Needs `auxiliary.manage`. Running deployments keep the values they took; the apps' timelines say the variables changed, and the next deploy takes the new ones. `secret: false` on a secret variable needs a new `value`.
+         *
+         *     Refused with:
+         *     - 400 `APP_AUXILIARY_VARIABLE_KEY_INVALID`: the key is not an environment variable name (letters, digits and `_`, not starting with a digit)
+         *     - 400 `APP_AUXILIARY_VARIABLE_KEY_RESERVED`: the key is one the platform sets on every hosted instance (`PORT`, `HOST`, `PLINTH_*`)
+         *     - 400 `APP_AUXILIARY_VARIABLE_VALUE_REQUIRED`: `secret: false` on a secret variable without a new `value`
+         *     - 400 `APP_AUXILIARY_VARIABLE_VALUE_TOO_LONG`: the value is longer than `details.limit` bytes
+         *     - 400 `APP_INVALID_IF_MATCH`: If-Match is not a version such as `"3"`
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_AUXILIARY_VARIABLE_NOT_FOUND`: no such variable in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_AUXILIARY_VARIABLE_EXISTS`: the project has a variable of this key already
+         *     - 412 `APP_AUXILIARY_VERSION_MISMATCH`: If-Match names another version than the one stored; `details.actual` is the stored one
+         */
+        patch: operations["updateAuxiliaryVariable"];
+        trace?: never;
+    };
     "/api/organizations/{orgId}/llm-credentials": {
         parameters: {
             query?: never;
@@ -10447,6 +10536,21 @@ export interface components {
                 code: "default-model-not-allowed" | "default-model-no-credential" | "credential-check-failed" | "project-credentials-ignored";
                 message: string;
             }[];
+        };
+        /** @description A project variable, given to the project's hosted apps as an environment variable at their next deploy */
+        AuxiliaryVariable: {
+            id: string;
+            key: string;
+            /** @description A secret variable's value is sealed at rest and never shown */
+            secret: boolean;
+            /** @description The value; null for a secret variable */
+            value: string | null;
+            /** @description Raised by every change; send it back in If-Match */
+            version: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
         };
     };
     responses: {
@@ -28620,6 +28724,245 @@ export interface operations {
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listAuxiliaryVariables: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["AuxiliaryVariable"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createAuxiliaryVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An environment variable name: letters, digits and `_`, not starting with a digit; not `PORT`, `HOST` nor `PLINTH_*`, which the platform sets */
+                    key: string;
+                    /** @description The value, at most 32768 bytes */
+                    value: string;
+                    /**
+                     * @description Write-only: sealed at rest, never shown again
+                     * @default false
+                     */
+                    secret?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AuxiliaryVariable"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getAuxiliaryVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                variableId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AuxiliaryVariable"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteAuxiliaryVariable: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version the client read, as its ETag gave it (`"3"`): the write applies only at that version (412 otherwise) */
+                "if-match"?: string;
+            };
+            path: {
+                projectId: string;
+                variableId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateAuxiliaryVariable: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version the client read, as its ETag gave it (`"3"`): the write applies only at that version (412 otherwise) */
+                "if-match"?: string;
+            };
+            path: {
+                projectId: string;
+                variableId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An environment variable name: letters, digits and `_`, not starting with a digit; not `PORT`, `HOST` nor `PLINTH_*`, which the platform sets */
+                    key?: string;
+                    /** @description The value, at most 32768 bytes */
+                    value?: string;
+                    /** @description true seals the current value; false needs a new `value` */
+                    secret?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    /** @description The record's version in quotes ("3"): send it back in If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AuxiliaryVariable"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
