@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { resolve } from 'node:path'
-import { ANY_ORIGIN } from './origins.js'
+import { ANY_ORIGIN } from './platform/origins.js'
 import {
   allowedHostList, ConfigError, DNS_NAME, flag, httpUrl, integer, isAddressOrRange, list, origins, parseHttpUrl, text, UnavailableAtStartError, type Env
-} from './config-env.js'
-import { parseKeyText } from './crypto.js'
+} from './platform/config-env.js'
+import { parseKeyText } from './platform/crypto.js'
 import { allowanceConflict, parseIpv4Range, type Ipv4Range } from './hosting/network/plan.js'
 import { parseDnsConfig, type DnsConfig } from './dns/config.js'
 import { parseGitConfig, type GitConfig } from './git/config.js'

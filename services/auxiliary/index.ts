@@ -1,6 +1,6 @@
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import type { DataCollection } from '../collections/records.js'
-import type { IdGenerator } from '../ids.js'
+import type { IdGenerator } from '../platform/ids.js'
 import type { Store } from '../store/types.js'
 import type { Webhooks } from '../webhooks/index.js'
 import { RecordFeed } from './record-feed.js'

@@ -1,4 +1,4 @@
-import { commonErrors } from '../errors.js'
+import { commonErrors } from '../platform/errors.js'
 import type { Permission } from '../orgs/catalogue.js'
 import { permissionMissing } from '../orgs/resolver.js'
 import type { RepoRoleT } from '../../schemas/git.js'

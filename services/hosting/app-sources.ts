@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
-import { AppError } from '../errors.js'
+import { AppError } from '../platform/errors.js'
 import { hostingErrors } from './errors.js'
 import type { UploadSessions, UploadSessionView } from '../files/uploads.js'
 import { HOSTING_LIMITS, type DeploymentT, type GitSourceBodyT, type SourceUploadT } from '../../schemas/hosting.js'

@@ -1,9 +1,9 @@
 import { identityErrors } from './errors.js'
 import { orgErrors } from '../orgs/errors.js'
 import { issueToken, tokenView, usableToken, type StoredToken } from './pat-format.js'
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import { isPermission } from '../orgs/catalogue.js'
-import type { IdGenerator } from '../ids.js'
+import type { IdGenerator } from '../platform/ids.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import type { ApiKeyT } from '../../schemas/auth.ts'
 

@@ -1,7 +1,7 @@
 import { projectErrors } from './errors.js'
 import { issueToken, tokenView, usableToken, type StoredToken } from '../identity/pat-format.js'
-import type { Clock } from '../clock.js'
-import type { IdGenerator } from '../ids.js'
+import type { Clock } from '../platform/clock.js'
+import type { IdGenerator } from '../platform/ids.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import type { ServiceTokenT } from '../../schemas/projects.ts'
 

@@ -1,7 +1,7 @@
 import { DuplicateKeyError } from '../../store/errors.js'
-import { isoString } from '../../iso-dates.js'
-import type { Clock } from '../../clock.js'
-import type { IdGenerator } from '../../ids.js'
+import { isoString } from '../../platform/iso-dates.js'
+import type { Clock } from '../../platform/clock.js'
+import type { IdGenerator } from '../../platform/ids.js'
 import type { Filter, Store, StoreCollection, WithId } from '../../store/types.js'
 import {
   MR_LIMITS, type CreateMergeRequestBodyT, type ListMergeRequestsQueryT, type MergeMethodT, type MergeRequestT, type UpdateMergeRequestBodyT

@@ -1,4 +1,4 @@
-import { commonErrors, type AppError } from '../../errors.js'
+import { commonErrors, type AppError } from '../../platform/errors.js'
 import type { CommitDiffT, CommitT } from '../../../schemas/git.js'
 import type { BlockerT, MergeBodyT, MergeCheckT, MergeResultT } from '../../../schemas/git-merge-requests.js'
 import { actorLevel, type RepoActor } from '../access.js'

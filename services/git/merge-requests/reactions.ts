@@ -1,6 +1,6 @@
 import { DuplicateKeyError } from '../../store/errors.js'
-import type { Clock } from '../../clock.js'
-import type { IdGenerator } from '../../ids.js'
+import type { Clock } from '../../platform/clock.js'
+import type { IdGenerator } from '../../platform/ids.js'
 import type { Store, StoreCollection } from '../../store/types.js'
 import { REACTIONS, type ReactionEmojiT, type ReactionT } from '../../../schemas/git-merge-requests.js'
 import { gitErrors } from '../errors.js'
