@@ -47,6 +47,20 @@ export default [
     }
   },
   {
+    // Plugins point backwards only: they wire services and the http/ helpers, and never reach into a route folder.
+    files: ['plugins/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/routes/**'], message: 'plugins never import routes: routes/index.ts mounts them, after the plugins' }] }]
+    }
+  },
+  {
+    // The HTTP layer's helpers that are no plugins sit under the plugins that use them.
+    files: ['http/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/plugins/**', '**/routes/**'], message: 'http/ helpers never import plugins or routes: plugins use them' }] }]
+    }
+  },
+  {
     files: ['schemas/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['../*', '!./*'], message: 'schemas import nothing of ours but other schemas' }] }]
