@@ -27,8 +27,6 @@ import { Gateway } from '../services/hosting/gateway/gateway.js'
 import { Hostnames, VERIFY_PENDING_EVERY_MS, VERIFY_PENDING_JOB, type HostingEventListener } from '../services/hosting/hostnames.js'
 import { Certificates, RENEW_CERTIFICATES_EVERY_MS, RENEW_CERTIFICATES_JOB } from '../services/hosting/certificates.js'
 import { hostingHostnameSchemas } from '../schemas/hosting-hostnames.js'
-import { GitCli } from '../services/git/git-cli.js'
-import { RepoReader } from '../services/git/reader.js'
 
 export interface Hosting {
   enabled: boolean
@@ -135,8 +133,8 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
     stopGraceMs: config.hosting.stopGraceMs,
     onError
   })
-  const reader = new RepoReader()
-  const git = new GitCli()
+  // The git family's one reader and git runner: hosting shares its pack cache rather than keeping a second.
+  const { reader, git } = app.git
   let sources: AppSources | null = null
   const deployments = new Deployments(app.store, {
     ...deps,

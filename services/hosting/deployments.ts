@@ -81,7 +81,7 @@ const deploymentNotFound = () => hostingErrors.deploymentNotFound()
  * where it stopped when the job is reclaimed, and starts that step over.
  */
 export class Deployments {
-  readonly records: StoreCollection<DeploymentRecord>
+  private readonly records: StoreCollection<DeploymentRecord>
   private readonly apps: StoreCollection<AppRecord>
   /** Builds running on this node, so a cancel can stop one at once. */
   private readonly building = new Map<string, AbortController>()
@@ -97,6 +97,16 @@ export class Deployments {
     await this.records.createIndex({ appId: 1, _id: -1 })
     await this.records.createIndex({ appId: 1, state: 1 })
     await this.slots.init()
+  }
+
+  /** Whether a deployment of `commit` is queued, under way or live for the app (a push of it needs no other). */
+  async pendingOf (appId: string, commit: string): Promise<boolean> {
+    return await this.records.countDocuments({ appId, 'source.commit': commit, state: { $in: ['queued', 'building', 'releasing', 'live'] } }) > 0
+  }
+
+  /** The commit an external git source's clone gave, once the build knows it. */
+  async recordCommit (deploymentId: string, commit: string): Promise<void> {
+    await this.records.updateOne({ _id: deploymentId }, { $set: { 'source.commit': commit } })
   }
 
   async create (app: AppRecord, input: { source: DeploymentSource, trigger: DeploymentRecord['trigger'], createdBy: string | null, artifact?: Artifact, rollbackOf?: string }): Promise<DeploymentT> {
