@@ -9,7 +9,7 @@ import type { GitCli } from '../git-cli.js'
 import type { MergePlumbing } from './merge-tree.js'
 import { checkTreePath } from '../names.js'
 import type { RepoReader } from '../reader.js'
-import type { Mr } from './merge-requests.js'
+import type { Mr } from './records.js'
 import type { Repo } from '../repositories.js'
 
 type CommentRecord = {

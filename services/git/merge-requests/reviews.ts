@@ -4,7 +4,7 @@ import type { IdGenerator } from '../../platform/ids.js'
 import type { Store, StoreCollection, WithId } from '../../store/types.js'
 import type { ReviewStateT, ReviewT } from '../../../schemas/git-merge-requests.js'
 import { gitErrors } from '../errors.js'
-import type { Mr } from './merge-requests.js'
+import type { Mr } from './records.js'
 
 type ReviewRecord = {
   mrId: string
