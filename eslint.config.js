@@ -26,7 +26,7 @@ export default [
     // Each code is declared once, in its catalogue; tests and benches name codes to check the contract.
     files: ['**/*.ts'],
     // The envelope's schema names codes as examples of its `code` field (schemas import nothing of ours).
-    ignores: ['test/**', 'bench/**', 'services/errors.ts', 'services/*/errors.ts', 'schemas/envelope.ts'],
+    ignores: ['test/**', 'bench/**', 'services/platform/errors.ts', 'services/*/errors.ts', 'schemas/envelope.ts'],
     rules: {
       'no-restricted-syntax': ['error',
         // At a word's start, so a variable such as HOSTING_APP_ALLOWED_RANGES is not taken for a code.
@@ -44,6 +44,20 @@ export default [
           { group: ['**/plugins/**', '**/routes/**'], message: 'services never import plugins or routes: they point the other way' }
         ]
       }]
+    }
+  },
+  {
+    // Plugins point backwards only: they wire services and the http/ helpers, and never reach into a route folder.
+    files: ['plugins/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/routes/**'], message: 'plugins never import routes: routes/index.ts mounts them, after the plugins' }] }]
+    }
+  },
+  {
+    // The HTTP layer's helpers that are no plugins sit under the plugins that use them.
+    files: ['http/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/plugins/**', '**/routes/**'], message: 'http/ helpers never import plugins or routes: plugins use them' }] }]
     }
   },
   {

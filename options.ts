@@ -5,7 +5,7 @@ import type { DataValidationCxt } from 'ajv/dist/types/index.js'
 import addFormatsModule from 'ajv-formats'
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import type { Config } from './services/config.js'
-import { newId } from './services/ids.js'
+import { newId } from './services/platform/ids.js'
 import { clientErrorHandler, frameworkErrors } from './plugins/errors.js'
 
 // ajv-formats is CommonJS whose default export is the function itself.

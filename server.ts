@@ -1,7 +1,7 @@
 import { buildApp } from './app.js'
 import { loadConfig, type Config } from './services/config.js'
-import { keepListening, readDescriptorLimit, surviveDescriptorShortage } from './services/descriptors.js'
-import { startupFailure } from './services/startup-failure.js'
+import { keepListening, readDescriptorLimit, surviveDescriptorShortage } from './services/platform/descriptors.js'
+import { startupFailure } from './services/platform/startup-failure.js'
 
 const DRAIN_TIMEOUT_MS = 10_000
 

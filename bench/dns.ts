@@ -8,7 +8,7 @@ import { PowerDnsProvider } from '../services/dns/providers/powerdns.js'
 import { applyChanges } from '../services/dns/changes.js'
 import { startPowerDns } from '../test/services/dns/providers/pdns-server.js'
 import { BENCH_QUESTIONS, BENCH_RECORDS, BENCH_ZONE } from './dns-zone.js'
-import { AddressGuard } from '../services/internal-addresses.js'
+import { AddressGuard } from '../services/outbound/internal-addresses.js'
 
 /**
  * Queries per second of the built-in server and of PowerDNS (its default

@@ -1,7 +1,7 @@
 import { once } from 'node:events'
 import { Gateway } from '../services/hosting/gateway/gateway.js'
 import type { Route } from '../services/hosting/routing.js'
-import { newId } from '../services/ids.js'
+import { newId } from '../services/platform/ids.js'
 
 /** The gateway alone, in a process of its own, routing the bench host to the hello-world app at the address it is given. */
 const [{ port, host }] = await once(process, 'message') as [{ port: number, host?: string }]

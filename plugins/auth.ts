@@ -1,18 +1,18 @@
 import fp from 'fastify-plugin'
 import jwt from '@fastify/jwt'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { commonErrors } from '../services/errors.js'
+import { commonErrors } from '../services/platform/errors.js'
 import { identityErrors } from '../services/identity/errors.js'
-import { systemClock } from '../services/clock.js'
-import { newId } from '../services/ids.js'
+import { systemClock } from '../services/platform/clock.js'
+import { newId } from '../services/platform/ids.js'
 import { buildIdentityServices, type Identity } from '../services/identity/index.js'
-import { RATE_LIMITS_PRUNE_EVERY_MS, RATE_LIMITS_PRUNE_JOB } from '../services/rate-limit.js'
+import { RATE_LIMITS_PRUNE_EVERY_MS, RATE_LIMITS_PRUNE_JOB } from '../services/platform/rate-limit.js'
 import { BoundedMap } from '../services/cache/bounded-map.js'
 import { authSchemas } from '../schemas/auth.js'
 import type { DataCaller } from '../services/collections/access.js'
 import type { GitCaller } from '../services/git/access.js'
 import type { ProjectUser } from '../services/projects/project-users.js'
-import { claimedKind, requiredBearer, wrongKindMessage } from './credentials.js'
+import { claimedKind, requiredBearer, wrongKindMessage } from '../http/credentials.js'
 
 export interface PlatformAuth {
   userId: string

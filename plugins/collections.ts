@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { systemClock } from '../services/clock.js'
+import { systemClock } from '../services/platform/clock.js'
 import { CollectionDefinitions } from '../services/collections/definitions.js'
 import { WriteGate } from '../services/collections/write-gate.js'
 import { collectionSchemas } from '../schemas/collection-definitions.js'

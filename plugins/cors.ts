@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
-import { commonErrors } from '../services/errors.js'
-import { ANY_ORIGIN } from '../services/origins.js'
+import { commonErrors } from '../services/platform/errors.js'
+import { ANY_ORIGIN } from '../services/platform/origins.js'
 
 const ALLOW_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE'
 const ALLOW_HEADERS = 'authorization, content-type, if-match, if-none-match, range'

@@ -1,8 +1,8 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { commonErrors } from '../services/errors.js'
+import { commonErrors } from '../services/platform/errors.js'
 import type { DataCaller } from '../services/collections/access.js'
-import { claimedKind, optionalBearer } from './credentials.js'
+import { claimedKind, optionalBearer } from '../http/credentials.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { AppError, commonErrors, type ErrorDetails } from '../services/errors.js'
+import { AppError, commonErrors, type ErrorDetails } from '../services/platform/errors.js'
 
 interface ErrorBody { success: false, message: string, code: string, details?: ErrorDetails }
 interface ValidationIssue { instancePath: string, message?: string, params: Record<string, unknown> }

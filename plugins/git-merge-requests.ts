@@ -1,12 +1,12 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { systemClock } from '../services/clock.js'
-import { newId } from '../services/ids.js'
+import { systemClock } from '../services/platform/clock.js'
+import { newId } from '../services/platform/ids.js'
 import { mergeRequestSchemas } from '../schemas/git-merge-requests.js'
 import { gitErrors } from '../services/git/errors.js'
 import type { Comment } from '../services/git/merge-requests/comments.js'
 import { buildMergeRequestServices, type MergeRequestServices } from '../services/git/merge-requests/index.js'
-import type { Mr } from '../services/git/merge-requests/merge-requests.js'
+import type { Mr } from '../services/git/merge-requests/records.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -2,10 +2,10 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { systemClock } from '../services/clock.js'
+import { systemClock } from '../services/platform/clock.js'
 import { platformHosts } from '../services/config.js'
-import { newId } from '../services/ids.js'
-import { readDescriptorLimit } from '../services/descriptors.js'
+import { newId } from '../services/platform/ids.js'
+import { readDescriptorLimit } from '../services/platform/descriptors.js'
 import { sweepInterval } from '../options.js'
 import { hostingSchemas } from '../schemas/hosting.js'
 import { HostRoutes } from '../services/hosting/route-table.js'
@@ -28,8 +28,6 @@ import { Gateway } from '../services/hosting/gateway/gateway.js'
 import { Hostnames, VERIFY_PENDING_EVERY_MS, VERIFY_PENDING_JOB, type HostingEventListener } from '../services/hosting/hostnames.js'
 import { Certificates, RENEW_CERTIFICATES_EVERY_MS, RENEW_CERTIFICATES_JOB } from '../services/hosting/certificates.js'
 import { hostingHostnameSchemas } from '../schemas/hosting-hostnames.js'
-import { GitCli } from '../services/git/git-cli.js'
-import { RepoReader } from '../services/git/reader.js'
 
 export interface Hosting {
   enabled: boolean
@@ -140,8 +138,8 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
     stopGraceMs: config.hosting.stopGraceMs,
     onError
   })
-  const reader = new RepoReader()
-  const git = new GitCli()
+  // The git family's one reader and git runner: hosting shares its pack cache rather than keeping a second.
+  const { reader, git } = app.git
   let sources: AppSources | null = null
   const deployments = new Deployments(app.store, {
     ...deps,

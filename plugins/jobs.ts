@@ -1,8 +1,8 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { JOBS_PRUNE_JOB, JobQueue } from '../services/jobs.js'
-import { JobWorker, type JobHandler } from '../services/job-worker.js'
-import { newId } from '../services/ids.js'
+import { JOBS_PRUNE_JOB, JobQueue } from '../services/jobs/queue.js'
+import { JobWorker, type JobHandler } from '../services/jobs/worker.js'
+import { newId } from '../services/platform/ids.js'
 
 /**
  * Which of the node's workers runs a job type: `long` for work that may run

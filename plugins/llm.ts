@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { systemClock } from '../services/clock.js'
-import { newId } from '../services/ids.js'
+import { systemClock } from '../services/platform/clock.js'
+import { newId } from '../services/platform/ids.js'
 import { buildLlmServices, LLM_RESEAL_EVERY_MS, LLM_RESEAL_JOB, type LlmServices } from '../services/llm/index.js'
 import { llmSchemas } from '../schemas/llm.js'
 

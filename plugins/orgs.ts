@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { systemClock } from '../services/clock.js'
+import { systemClock } from '../services/platform/clock.js'
 import { MemberSets, PERMISSION_GROUPS, TEAMS } from '../services/orgs/member-sets.js'
 import { Organizations } from '../services/orgs/organizations.js'
 import { PermissionResolver } from '../services/orgs/resolver.js'

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { commonErrors, type DeclaredError } from '../services/errors.js'
+import { commonErrors, type DeclaredError } from '../services/platform/errors.js'
 import type { Permission } from '../services/orgs/catalogue.js'
 import { permissionMissing, type OrgAccess } from '../services/orgs/resolver.js'
 import { orgErrors } from '../services/orgs/errors.js'

@@ -1,9 +1,9 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { systemClock } from '../services/clock.js'
-import { commonErrors } from '../services/errors.js'
+import { systemClock } from '../services/platform/clock.js'
+import { commonErrors } from '../services/platform/errors.js'
 import { projectErrors } from '../services/projects/errors.js'
-import { newId } from '../services/ids.js'
+import { newId } from '../services/platform/ids.js'
 import { ProjectAuth } from '../services/projects/project-auth.js'
 import { ProjectTokens } from '../services/projects/project-tokens.js'
 import { ProjectUsers, type ProjectUser } from '../services/projects/project-users.js'
@@ -12,7 +12,7 @@ import { RefreshSessions } from '../services/identity/sessions.js'
 import { NO_FIELDS, readDeny } from '../services/collections/access.js'
 import { PROJECT_USERS_TABLE } from '../services/projects/naming.js'
 import { projectAuthSchemas } from '../schemas/project-auth.js'
-import { claimedKind, requiredBearer, wrongKindMessage } from './credentials.js'
+import { claimedKind, requiredBearer, wrongKindMessage } from '../http/credentials.js'
 
 export interface ProjectAuthServices {
   auth: ProjectAuth

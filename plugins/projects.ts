@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { systemClock } from '../services/clock.js'
+import { systemClock } from '../services/platform/clock.js'
 import { Projects } from '../services/projects/projects.js'
 import { projectSchemas } from '../schemas/projects.js'
 

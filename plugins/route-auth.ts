@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler, preHandlerHookHandler, RouteOptions } from 'fastify'
 import type { DataCaller } from '../services/collections/access.js'
-import type { DeclaredError } from '../services/errors.js'
+import type { DeclaredError } from '../services/platform/errors.js'
 import type { Permission } from '../services/orgs/catalogue.js'
 import { ERROR_STATUSES, errorResponses } from '../schemas/envelope.js'
 import type { PlatformAuth, RequestCaller } from './auth.js'

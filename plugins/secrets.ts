@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { createSecretBox, deriveKey, loadMasterKey, parseKeyText, type SecretBox } from '../services/crypto.js'
+import { createSecretBox, deriveKey, loadMasterKey, parseKeyText, type SecretBox } from '../services/platform/crypto.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

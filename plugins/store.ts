@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { checkReadiness, type Readiness } from '../services/health.js'
+import { checkReadiness, type Readiness } from '../services/health/readiness.js'
 import { openStore, type Store } from '../services/store/index.js'
 import { StoreClock } from '../services/store/store-clock.js'
 

@@ -4,7 +4,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import { sharedSchemas } from '../schemas/envelope.js'
 import { SECURITY_SCHEMES } from './route-auth.js'
-import { completeDocument } from './openapi-document.js'
+import { completeDocument } from '../http/openapi-document.js'
 
 /** Every tag an operation may carry, each described once. */
 export const API_TAGS = [

@@ -1,8 +1,8 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { systemClock } from '../services/clock.js'
+import { systemClock } from '../services/platform/clock.js'
 import { Cursors } from '../services/collections/query.js'
-import { newId } from '../services/ids.js'
+import { newId } from '../services/platform/ids.js'
 import {
   buildWebhooks, WEBHOOK_DELIVER_JOB, WEBHOOK_PRUNE_EVERY_MS, WEBHOOK_PRUNE_JOB, WEBHOOK_SWEEP_EVERY_MS, WEBHOOK_SWEEP_JOB, type Webhooks
 } from '../services/webhooks/index.js'

@@ -7,7 +7,7 @@ import {
 import {
   CreateWebhookBody, ReplayBody, RotateSecretBody, TestWebhookBody, UpdateWebhookBody, type CreateWebhookBodyT, type UpdateWebhookBodyT
 } from '../schemas/webhooks.js'
-import { commonErrors, type DeclaredError } from '../services/errors.js'
+import { commonErrors, type DeclaredError } from '../services/platform/errors.js'
 import type { Permission } from '../services/orgs/catalogue.js'
 import { webhookErrors as w } from '../services/webhooks/errors.js'
 import type { SubscriptionRecord } from '../services/webhooks/index.js'

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { DateTime } from './common.js'
 
 /**
  * The contract of a collection definition: its fields, indexes and, for each
@@ -90,8 +91,8 @@ export const Collection = Type.Object({
     fileDelete: MethodRef
   }),
   signUpFields: Type.Optional(SignUpFields),
-  createdAt: Type.String({ format: 'date-time' }),
-  updatedAt: Type.String({ format: 'date-time' })
+  createdAt: DateTime,
+  updatedAt: DateTime
 }, { $id: 'Collection' })
 
 export type FieldDefinitionT = Static<typeof FieldDefinition>

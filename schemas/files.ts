@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Envelope, LOCATION, withHeaders } from './envelope.js'
 import { DataRecord, RecordIdParams } from './records.js'
+import { DateTime } from './common.js'
 
 const Id = Type.String({ pattern: '^[0-9A-Za-z_-]{1,64}$' })
 const Sha256 = Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'SHA-256 of the whole file, hex' })
@@ -29,7 +30,7 @@ export const FileDescriptor = Type.Object({
   size: Type.Integer(),
   type: Type.String({ description: 'Sniffed from the content' }),
   sha256: Type.String(),
-  createdAt: Type.String({ format: 'date-time' })
+  createdAt: DateTime
 }, { $id: 'FileDescriptor', description: 'What a file field holds (an array of them when the field is multiple)' })
 
 export const UploadSession = Type.Object({
@@ -47,8 +48,8 @@ export const UploadSession = Type.Object({
   received: Type.Array(Type.Integer()),
   missing: Type.Array(Type.Integer(), { description: 'Chunks still to send: what a client resumes from' }),
   status: Type.Union(['open', 'completing', 'completed', 'aborted', 'expired'].map((status) => Type.Literal(status))),
-  expiresAt: Type.String({ format: 'date-time' }),
-  createdAt: Type.String({ format: 'date-time' }),
+  expiresAt: DateTime,
+  createdAt: DateTime,
   createdBy: Type.Union([Type.String(), Type.Null()]),
   file: Type.Union([Type.Ref(FileDescriptor), Type.Null()])
 }, { $id: 'UploadSession' })

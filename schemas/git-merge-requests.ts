@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Envelope, LOCATION, withHeaders } from './envelope.js'
-import { Deleted } from './common.js'
+import { DateTime, Deleted, Id } from './common.js'
 import { Commit, CommitDiff } from './git.js'
 
 /** Limits of merge requests, used by both the schemas and the services. */
@@ -23,12 +23,10 @@ export const MR_LIMITS = {
 
 export const REACTIONS = ['+1', '-1', 'laugh', 'hooray', 'confused', 'heart', 'rocket', 'eyes'] as const
 
-const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z_-]+$' })
 const RepoSlug = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$' })
 const Iid = Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'The merge request\'s number in its repository (`!iid`)' })
 const Sha = Type.String({ pattern: '^[0-9a-f]{40}$' })
 const BranchName = Type.String({ minLength: 1, maxLength: 255, description: 'A branch name (slashes allowed)' })
-const DateTime = Type.String({ format: 'date-time' })
 const NullableDate = Type.Union([DateTime, Type.Null()])
 
 const UserIds = (what: string) => Type.Array(Id, { maxItems: MR_LIMITS.peopleMax, description: `${what}: platform user ids of people who can read the repository` })

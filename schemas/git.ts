@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Envelope, LOCATION, withHeaders } from './envelope.js'
-import { Deleted } from './common.js'
+import { DateTime, Deleted, Id } from './common.js'
 
 /** Limits of the git family, used by both the schemas and the services. */
 export const GIT_LIMITS = {
@@ -18,11 +18,9 @@ export const GIT_LIMITS = {
   membersPerRepo: 200
 } as const
 
-const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z_-]+$' })
 const RepoSlug = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$', description: 'Letters, digits, `.`, `_` and `-`, unique in the project; not ending in `.git` (clone URLs add it)' })
 const RefName = Type.String({ minLength: 1, maxLength: 255, description: 'A branch or tag name as `git check-ref-format --branch` accepts it (slashes allowed)' })
 const Revision = Type.String({ minLength: 1, maxLength: 255, description: 'A branch, a tag, a full ref, HEAD or a commit id (abbreviated from 4 hex digits)' })
-const DateTime = Type.String({ format: 'date-time' })
 const Visibility = Type.Union([Type.Literal('public'), Type.Literal('private')], { description: '`public`: anyone may clone and fetch, even without a credential; `private`: project members with `git.read` only' })
 
 export const Repository = Type.Object({

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { Envelope, ETAG, LOCATION, withHeaders } from './envelope.js'
-import { Deleted } from './common.js'
+import { DateTime, Deleted } from './common.js'
 
 /**
  * The data API's query limits, the one place they are set: the schemas below
@@ -36,8 +36,8 @@ const QUERY_LIMIT_TEXT = 'Filters: MongoDB-style JSON over the collection\'s fie
 
 export const DataRecord = Type.Object({
   id: Type.String(),
-  createdAt: Type.Optional(Type.String({ format: 'date-time' })),
-  updatedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  createdAt: Type.Optional(DateTime),
+  updatedAt: Type.Optional(DateTime),
   version: Type.Optional(Type.Integer({ description: 'Increases with every write; send it back in If-Match to avoid overwriting someone else\'s change' }))
 }, { $id: 'DataRecord', additionalProperties: true, description: 'A record: its fields beside id, createdAt, updatedAt and version' })
 

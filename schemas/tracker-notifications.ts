@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Envelope } from './envelope.js'
-import { Id } from './common.js'
-import { ListQuery, Page, TrackerDateTime, TrackerId } from './tracker.js'
+import { DateTime, Id } from './common.js'
+import { ListQuery, Page } from './tracker.js'
 
 /**
  * The tracker's workspace level, notifications: each person's inbox of what
@@ -23,10 +23,10 @@ export const Notification = Type.Object({
   changeId: Type.String({ description: 'The change (its activity entries share it)' }),
   fields: Type.Array(Type.String(), { description: 'What changed: the activity entries\' fields (`created`, `state`, `comment`…)' }),
   actorId: Type.String(),
-  createdAt: TrackerDateTime,
-  readAt: Type.Union([TrackerDateTime, Type.Null()]),
-  snoozedUntil: Type.Union([TrackerDateTime, Type.Null()], { description: 'Hidden from the inbox until then' }),
-  archivedAt: Type.Union([TrackerDateTime, Type.Null()])
+  createdAt: DateTime,
+  readAt: Type.Union([DateTime, Type.Null()]),
+  snoozedUntil: Type.Union([DateTime, Type.Null()], { description: 'Hidden from the inbox until then' }),
+  archivedAt: Type.Union([DateTime, Type.Null()])
 }, { $id: 'TrackerNotification' })
 
 export const NotificationPreferences = Type.Object({
@@ -53,11 +53,11 @@ export const NotificationListQuery = Type.Object({
 
 export const NotificationPatch = Type.Object({
   read: Type.Optional(Type.Boolean()),
-  snoozedUntil: Type.Optional(Type.Union([TrackerDateTime, Type.Null()], { description: 'A future instant, or null to wake it now' })),
+  snoozedUntil: Type.Optional(Type.Union([DateTime, Type.Null()], { description: 'A future instant, or null to wake it now' })),
   archived: Type.Optional(Type.Boolean())
 }, { additionalProperties: false, minProperties: 1 })
 
-export const NotificationParams = Type.Object({ projectId: Id, notificationId: TrackerId })
+export const NotificationParams = Type.Object({ projectId: Id, notificationId: Id })
 
 export const UnreadCount = Type.Object({ count: Type.Integer({ minimum: 0, description: 'Unread notifications in the inbox (snoozed and archived ones aside)' }) })
 export const MarkedRead = Type.Object({ count: Type.Integer({ minimum: 0, description: 'How many were unread and are now read' }) })

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { DateOnly, ListQuery, TRACKER_LIMITS, TrackerDateTime, TrackerId } from './tracker.js'
+import { DateOnly, ListQuery, TRACKER_LIMITS } from './tracker.js'
+import { DateTime, Id } from './common.js'
 import { GroupByField, OrderBy, TrackerFilter, type TrackerFilterT } from './tracker-filters.js'
 import { IntakeStatus, Priority, EditorDocument } from './tracker-work-items.js'
 
@@ -40,8 +41,8 @@ export const Cycle = Type.Object({
   progress: Progress,
   progressSnapshot: Type.Union([Progress, Type.Null()], { description: 'Frozen when unfinished items were transferred out; a completed cycle shows it as its final progress' }),
   transferredTo: Type.Union([Type.String(), Type.Null()]),
-  createdAt: TrackerDateTime,
-  updatedAt: TrackerDateTime,
+  createdAt: DateTime,
+  updatedAt: DateTime,
   version: Type.Integer()
 }, { $id: 'TrackerCycle' })
 export const CreateCycleBody = Type.Object({
@@ -52,9 +53,9 @@ export const CreateCycleBody = Type.Object({
 }, { additionalProperties: false, description: 'Give both dates or neither (a draft cycle); cycles of one project may not share a day' })
 export const UpdateCycleBody = Type.Partial(CreateCycleBody, { additionalProperties: false, minProperties: 1 })
 export const CycleItemsBody = Type.Object({
-  itemIds: Type.Array(TrackerId, { minItems: 1, maxItems: TRACKER_LIMITS.bulkMax, uniqueItems: true, description: 'Items to put in the cycle (leaving any other cycle)' })
+  itemIds: Type.Array(Id, { minItems: 1, maxItems: TRACKER_LIMITS.bulkMax, uniqueItems: true, description: 'Items to put in the cycle (leaving any other cycle)' })
 }, { additionalProperties: false })
-export const TransferBody = Type.Object({ targetCycleId: TrackerId }, { additionalProperties: false })
+export const TransferBody = Type.Object({ targetCycleId: Id }, { additionalProperties: false })
 export const TransferResult = Type.Object({
   moved: Type.Integer(),
   snapshot: Progress
@@ -92,8 +93,8 @@ export const Module = Type.Object({
   links: Type.Array(ModuleLink),
   progress: Progress,
   createdBy: Type.String(),
-  createdAt: TrackerDateTime,
-  updatedAt: TrackerDateTime,
+  createdAt: DateTime,
+  updatedAt: DateTime,
   version: Type.Integer()
 }, { $id: 'TrackerModule' })
 const ModuleLinkBody = Type.Object({
@@ -104,16 +105,16 @@ export const CreateModuleBody = Type.Object({
   name: Name,
   description: Type.Optional(ShortText),
   status: Type.Optional(ModuleStatus),
-  leadId: Type.Optional(Nullable(TrackerId)),
-  memberIds: Type.Optional(Type.Array(TrackerId, { maxItems: TRACKER_LIMITS.modulesMembers, uniqueItems: true })),
+  leadId: Type.Optional(Nullable(Id)),
+  memberIds: Type.Optional(Type.Array(Id, { maxItems: TRACKER_LIMITS.modulesMembers, uniqueItems: true })),
   startDate: Type.Optional(Nullable(DateOnly)),
   targetDate: Type.Optional(Nullable(DateOnly)),
   links: Type.Optional(Type.Array(ModuleLinkBody, { maxItems: TRACKER_LIMITS.moduleLinks, description: 'Replaces the whole list' }))
 }, { additionalProperties: false })
 export const UpdateModuleBody = Type.Partial(CreateModuleBody, { additionalProperties: false, minProperties: 1 })
 export const ModuleItemsBody = Type.Object({
-  add: Type.Optional(Type.Array(TrackerId, { maxItems: TRACKER_LIMITS.bulkMax, uniqueItems: true })),
-  remove: Type.Optional(Type.Array(TrackerId, { maxItems: TRACKER_LIMITS.bulkMax, uniqueItems: true }))
+  add: Type.Optional(Type.Array(Id, { maxItems: TRACKER_LIMITS.bulkMax, uniqueItems: true })),
+  remove: Type.Optional(Type.Array(Id, { maxItems: TRACKER_LIMITS.bulkMax, uniqueItems: true }))
 }, { additionalProperties: false, minProperties: 1 })
 
 // ---------------------------------------------------------------- views
@@ -132,8 +133,8 @@ export const SavedView = Type.Object({
   access: Type.Union([Type.Literal('private'), Type.Literal('public')], { description: '`private`: only its owner sees it' }),
   locked: Type.Boolean({ description: 'A locked view changes only by its owner or a project admin (who may unlock it)' }),
   ownerId: Type.String(),
-  createdAt: TrackerDateTime,
-  updatedAt: TrackerDateTime,
+  createdAt: DateTime,
+  updatedAt: DateTime,
   version: Type.Integer()
 }, { $id: 'TrackerView' })
 export const CreateViewBody = Type.Object({
@@ -182,22 +183,22 @@ export const TrackerPage = Type.Object({
   access: Type.Union([Type.Literal('private'), Type.Literal('public')]),
   locked: Type.Boolean({ description: 'A locked page refuses changes with 423 until unlocked' }),
   lockedBy: Type.Union([Type.String(), Type.Null()]),
-  archivedAt: Type.Union([TrackerDateTime, Type.Null()]),
-  createdAt: TrackerDateTime,
-  updatedAt: TrackerDateTime,
+  archivedAt: Type.Union([DateTime, Type.Null()]),
+  createdAt: DateTime,
+  updatedAt: DateTime,
   updatedBy: Type.String(),
   version: Type.Integer()
 }, { $id: 'TrackerPage' })
 export const CreatePageBody = Type.Object({
   title: Type.String({ maxLength: TRACKER_LIMITS.nameLength }),
   content: Type.Optional(Type.String({ maxLength: TRACKER_LIMITS.bodyLength })),
-  parentId: Type.Optional(Nullable(TrackerId)),
+  parentId: Type.Optional(Nullable(Id)),
   access: Type.Optional(Type.Union([Type.Literal('private'), Type.Literal('public')]))
 }, { additionalProperties: false })
 export const UpdatePageBody = Type.Partial(Type.Object({
   title: Type.String({ maxLength: TRACKER_LIMITS.nameLength }),
   content: Type.String({ maxLength: TRACKER_LIMITS.bodyLength }),
-  parentId: Nullable(TrackerId),
+  parentId: Nullable(Id),
   access: Type.Union([Type.Literal('private'), Type.Literal('public')]),
   locked: Type.Boolean(),
   archived: Type.Boolean()
@@ -208,8 +209,8 @@ export const PageVersion = Type.Object({
   title: Type.String(),
   content: Type.String(),
   authorId: Type.String(),
-  startedAt: TrackerDateTime,
-  savedAt: TrackerDateTime,
+  startedAt: DateTime,
+  savedAt: DateTime,
   current: Type.Boolean({ description: 'The page as it is now' })
 }, { $id: 'TrackerPageVersion' })
 export const ListPagesQuery = Type.Object({

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { DateOnly, ListQuery, StateGroup, TRACKER_LIMITS, TrackerDateTime, TrackerId } from './tracker.js'
+import { DateOnly, ListQuery, StateGroup, TRACKER_LIMITS } from './tracker.js'
+import { DateTime, Id } from './common.js'
 import { GroupByField, OrderBy, PRIORITIES } from './tracker-filters.js'
 
 /** The tracker family's contracts, part 2: work items and what hangs off them. */
@@ -13,7 +14,7 @@ export const INTAKE_STATUSES = ['pending', 'accepted', 'declined', 'snoozed', 'd
 export const IntakeStatus = Type.Union(INTAKE_STATUSES.map((status) => Type.Literal(status)))
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
-const IdList = (max: number, description: string) => Type.Array(TrackerId, { maxItems: max, uniqueItems: true, description })
+const IdList = (max: number, description: string) => Type.Array(Id, { maxItems: max, uniqueItems: true, description })
 
 /** ProseMirror/TipTap-style editor JSON: `{ type: 'doc', content: [...] }`; text nodes carry `text`, mention nodes `attrs.id`. */
 export const EditorDocument = Type.Object({
@@ -23,11 +24,11 @@ export const EditorDocument = Type.Object({
 
 export const IntakeInfo = Type.Object({
   status: IntakeStatus,
-  snoozedUntil: Type.Union([TrackerDateTime, Type.Null()]),
+  snoozedUntil: Type.Union([DateTime, Type.Null()]),
   duplicateOfId: Type.Union([Type.String(), Type.Null()]),
   source: Type.String(),
   decidedBy: Type.Union([Type.String(), Type.Null()]),
-  decidedAt: Type.Union([TrackerDateTime, Type.Null()])
+  decidedAt: Type.Union([DateTime, Type.Null()])
 })
 
 export const WorkItem = Type.Object({
@@ -54,14 +55,14 @@ export const WorkItem = Type.Object({
   cycleId: Type.Union([Type.String(), Type.Null()]),
   moduleIds: Type.Array(Type.String()),
   sortOrder: Type.Number({ description: 'Board order: lower first' }),
-  archivedAt: Type.Union([TrackerDateTime, Type.Null()]),
+  archivedAt: Type.Union([DateTime, Type.Null()]),
   draft: Type.Boolean({ description: 'A draft is seen only by its creator and stays out of lists until published' }),
-  completedAt: Type.Union([TrackerDateTime, Type.Null()], { description: 'When the item last entered a completed state; null outside the completed group' }),
+  completedAt: Type.Union([DateTime, Type.Null()], { description: 'When the item last entered a completed state; null outside the completed group' }),
   intake: Type.Union([IntakeInfo, Type.Null()]),
   createdBy: Type.String(),
   updatedBy: Type.String(),
-  createdAt: TrackerDateTime,
-  updatedAt: TrackerDateTime,
+  createdAt: DateTime,
+  updatedAt: DateTime,
   version: Type.Integer({ description: 'Sent as the ETag; If-Match with another version is refused with 412' })
 }, { $id: 'TrackerWorkItem' })
 
@@ -71,29 +72,29 @@ export const WorkItemTombstone = Type.Object({
   key: Type.String(),
   number: Type.Integer(),
   deleted: Type.Literal(true),
-  deletedAt: TrackerDateTime,
-  updatedAt: TrackerDateTime
+  deletedAt: DateTime,
+  updatedAt: DateTime
 }, { $id: 'TrackerWorkItemTombstone' })
 
 const Position = Type.Object({
-  before: Type.Optional(TrackerId),
-  after: Type.Optional(TrackerId)
+  before: Type.Optional(Id),
+  after: Type.Optional(Id)
 }, { additionalProperties: false, minProperties: 1, maxProperties: 1, description: 'Place the item just before or just after another item in board order' })
 
 const WorkItemFields = {
   title: Type.String({ minLength: 1, maxLength: TRACKER_LIMITS.titleLength }),
   description: Nullable(Type.String({ maxLength: TRACKER_LIMITS.bodyLength, description: 'Markdown; `<@userId>` mentions a person' })),
   descriptionJson: Nullable(EditorDocument),
-  stateId: TrackerId,
+  stateId: Id,
   priority: Priority,
   assigneeIds: IdList(TRACKER_LIMITS.assigneesPerItem, 'Members of the tracker project'),
   labelIds: IdList(TRACKER_LIMITS.labelsPerItem, 'Labels of the tracker project'),
-  parentId: Nullable(TrackerId),
+  parentId: Nullable(Id),
   startDate: Nullable(DateOnly),
   targetDate: Nullable(DateOnly),
-  estimatePointId: Nullable(TrackerId),
-  typeId: Nullable(TrackerId),
-  cycleId: Nullable(TrackerId),
+  estimatePointId: Nullable(Id),
+  typeId: Nullable(Id),
+  cycleId: Nullable(Id),
   moduleIds: IdList(TRACKER_LIMITS.modulesPerItem, 'Modules of the tracker project'),
   sortOrder: Type.Number(),
   draft: Type.Boolean()
@@ -140,10 +141,10 @@ export const UpdateWorkItemBody = Type.Object({
 }, { additionalProperties: false, minProperties: 1 })
 
 export const BulkPatchBody = Type.Object({
-  ids: Type.Optional(Type.Array(TrackerId, { minItems: 1, maxItems: TRACKER_LIMITS.bulkMax, uniqueItems: true, description: 'Items to give `patch`' })),
+  ids: Type.Optional(Type.Array(Id, { minItems: 1, maxItems: TRACKER_LIMITS.bulkMax, uniqueItems: true, description: 'Items to give `patch`' })),
   patch: Type.Optional(UpdateWorkItemBody),
   items: Type.Optional(Type.Array(Type.Object({
-    id: TrackerId,
+    id: Id,
     version: Type.Optional(Type.Integer({ minimum: 1, description: 'Apply only at this version (If-Match for this item)' })),
     patch: UpdateWorkItemBody
   }, { additionalProperties: false }), { minItems: 1, maxItems: TRACKER_LIMITS.bulkMax, description: 'One patch per item' }))
@@ -195,9 +196,9 @@ export const Comment = Type.Object({
   bodyJson: Type.Union([EditorDocument, Type.Null()]),
   text: Type.String(),
   reactions: Type.Array(Type.Object({ emoji: Type.String(), count: Type.Integer(), userIds: Type.Array(Type.String()) })),
-  createdAt: TrackerDateTime,
-  updatedAt: TrackerDateTime,
-  editedAt: Type.Union([TrackerDateTime, Type.Null()])
+  createdAt: DateTime,
+  updatedAt: DateTime,
+  editedAt: Type.Union([DateTime, Type.Null()])
 }, { $id: 'TrackerComment' })
 export const CommentBody = Type.Object({
   body: Type.Optional(Type.String({ minLength: 1, maxLength: TRACKER_LIMITS.bodyLength, description: 'Markdown; `<@userId>` mentions' })),
@@ -215,7 +216,7 @@ export const Link = Type.Object({
   url: Type.String(),
   title: Type.String(),
   createdBy: Type.String(),
-  createdAt: TrackerDateTime
+  createdAt: DateTime
 }, { $id: 'TrackerLink' })
 export const LinkBody = Type.Object({
   url: Type.String({ minLength: 1, maxLength: 2048, format: 'uri', description: 'http or https' }),
@@ -230,16 +231,16 @@ export const Relation = Type.Object({
   title: Type.String(),
   stateGroup: StateGroup,
   createdBy: Type.String(),
-  createdAt: TrackerDateTime
+  createdAt: DateTime
 }, { $id: 'TrackerRelation' })
-export const RelationBody = Type.Object({ type: RelationType, itemId: TrackerId }, { additionalProperties: false })
+export const RelationBody = Type.Object({ type: RelationType, itemId: Id }, { additionalProperties: false })
 
 export const Subscriber = Type.Object({
   userId: Type.String(),
   reason: Type.Union([Type.Literal('creator'), Type.Literal('assignee'), Type.Literal('commenter'), Type.Literal('mentioned'), Type.Literal('manual')]),
-  createdAt: TrackerDateTime
+  createdAt: DateTime
 }, { $id: 'TrackerSubscriber' })
-export const SubscriberBody = Type.Object({ userId: Type.Optional(TrackerId) }, { additionalProperties: false, description: 'Defaults to the caller; others may subscribe only members' })
+export const SubscriberBody = Type.Object({ userId: Type.Optional(Id) }, { additionalProperties: false, description: 'Defaults to the caller; others may subscribe only members' })
 
 export const Attachment = Type.Object({
   id: Type.String(),
@@ -249,7 +250,7 @@ export const Attachment = Type.Object({
   type: Type.String({ description: 'Sniffed from the bytes' }),
   sha256: Type.String(),
   createdBy: Type.String(),
-  createdAt: TrackerDateTime
+  createdAt: DateTime
 }, { $id: 'TrackerAttachment' })
 export const StartAttachmentBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255 }),
@@ -267,7 +268,7 @@ export const Activity = Type.Object({
   to: Type.Unknown(),
   actorId: Type.String(),
   automation: Type.Boolean({ description: 'Whether an automation (auto-close, auto-archive, a state or cycle clean-up) made the change' }),
-  at: TrackerDateTime
+  at: DateTime
 }, { $id: 'TrackerActivity' })
 
 export type PriorityT = Static<typeof Priority>

@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { DateTime, Id } from './common.js'
 
 /**
  * The tracker family's contracts, part 1: tracker projects, their members and
@@ -54,8 +55,6 @@ export const VISIBLE_STATE_GROUPS = ['backlog', 'unstarted', 'started', 'complet
 export const ESTIMATE_TYPES = ['points', 'categories', 'time'] as const
 export const PROJECT_FEATURES = ['cycles', 'modules', 'views', 'pages', 'intake'] as const
 
-export const TrackerId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z_-]+$' })
-export const TrackerDateTime = Type.String({ format: 'date-time' })
 export const DateOnly = Type.String({ format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'A calendar day, `YYYY-MM-DD`, read in the tracker project\'s timezone' })
 export const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()])
 const Color = Type.String({ pattern: '^#[0-9a-fA-F]{6}$', description: 'A hex color, `#rrggbb`', examples: ['#3b82f6'] })
@@ -105,11 +104,11 @@ export const TrackerProject = Type.Object({
   visibility: Type.Union([Type.Literal('public'), Type.Literal('private')], { description: '`public`: every caller with `tracker.read` sees it and works as a member; `private`: members only' }),
   guestsSeeAllItems: Type.Boolean({ description: 'Guests see every item, not only those they created or are assigned' }),
   features: ProjectFeatures,
-  archivedAt: Type.Union([TrackerDateTime, Type.Null()], { description: 'An archived project is read-only until restored' }),
+  archivedAt: Type.Union([DateTime, Type.Null()], { description: 'An archived project is read-only until restored' }),
   role: TrackerRole,
   createdBy: Type.String(),
-  createdAt: TrackerDateTime,
-  updatedAt: TrackerDateTime,
+  createdAt: DateTime,
+  updatedAt: DateTime,
   version: Type.Integer({ description: 'Sent as the ETag; send it back in If-Match' })
 }, { $id: 'TrackerProject' })
 
@@ -121,8 +120,8 @@ export const CreateTrackerProjectBody = Type.Object({
   name: Name,
   identifier: Identifier,
   description: Type.Optional(ShortText),
-  leadId: Type.Optional(Type.Union([TrackerId, Type.Null()])),
-  defaultAssigneeId: Type.Optional(Type.Union([TrackerId, Type.Null()])),
+  leadId: Type.Optional(Type.Union([Id, Type.Null()])),
+  defaultAssigneeId: Type.Optional(Type.Union([Id, Type.Null()])),
   timezone: Type.Optional(Timezone),
   visibility: Type.Optional(Type.Union([Type.Literal('public'), Type.Literal('private')], { default: 'public' })),
   guestsSeeAllItems: Type.Optional(Type.Boolean()),
@@ -133,10 +132,10 @@ export const UpdateTrackerProjectBody = Type.Partial(Type.Object({
   name: Name,
   identifier: Type.String({ ...Identifier, description: 'Renaming keeps the keys of the old identifier resolvable' }),
   description: ShortText,
-  leadId: Type.Union([TrackerId, Type.Null()]),
-  defaultAssigneeId: Type.Union([TrackerId, Type.Null()]),
-  defaultStateId: TrackerId,
-  estimateId: Type.Union([TrackerId, Type.Null()], { description: 'Switching clears estimates of items that used the former system' }),
+  leadId: Type.Union([Id, Type.Null()]),
+  defaultAssigneeId: Type.Union([Id, Type.Null()]),
+  defaultStateId: Id,
+  estimateId: Type.Union([Id, Type.Null()], { description: 'Switching clears estimates of items that used the former system' }),
   timezone: Timezone,
   visibility: Type.Union([Type.Literal('public'), Type.Literal('private')]),
   guestsSeeAllItems: Type.Boolean(),
@@ -151,10 +150,10 @@ export const ListTrackerProjectsQuery = Type.Object({
 export const TrackerMember = Type.Object({
   userId: Type.String(),
   role: TrackerRole,
-  createdAt: TrackerDateTime,
-  updatedAt: TrackerDateTime
+  createdAt: DateTime,
+  updatedAt: DateTime
 }, { $id: 'TrackerMember' })
-export const AddMemberBody = Type.Object({ userId: TrackerId, role: TrackerRole }, { additionalProperties: false })
+export const AddMemberBody = Type.Object({ userId: Id, role: TrackerRole }, { additionalProperties: false })
 export const UpdateMemberBody = Type.Object({ role: TrackerRole }, { additionalProperties: false })
 
 // ---------------------------------------------------------------- settings
@@ -167,8 +166,8 @@ export const TrackerState = Type.Object({
   description: Type.String(),
   sequence: Type.Number({ description: 'Order within the project; lower first' }),
   default: Type.Boolean(),
-  createdAt: TrackerDateTime,
-  updatedAt: TrackerDateTime
+  createdAt: DateTime,
+  updatedAt: DateTime
 }, { $id: 'TrackerState' })
 export const CreateStateBody = Type.Object({
   name: Name,
@@ -200,14 +199,14 @@ export const TrackerLabel = Type.Object({
   description: Type.String(),
   parentId: Type.Union([Type.String(), Type.Null()], { description: 'Labels nest one level: a parent is a top-level label' }),
   sortOrder: Type.Number(),
-  createdAt: TrackerDateTime,
-  updatedAt: TrackerDateTime
+  createdAt: DateTime,
+  updatedAt: DateTime
 }, { $id: 'TrackerLabel' })
 export const CreateLabelBody = Type.Object({
   name: Name,
   color: Color,
   description: Type.Optional(ShortText),
-  parentId: Type.Optional(Type.Union([TrackerId, Type.Null()])),
+  parentId: Type.Optional(Type.Union([Id, Type.Null()])),
   sortOrder: Type.Optional(Type.Number())
 }, { additionalProperties: false })
 export const UpdateLabelBody = Type.Partial(CreateLabelBody, { additionalProperties: false, minProperties: 1 })
@@ -217,8 +216,8 @@ export const IssueType = Type.Object({
   name: Type.String(),
   description: Type.String(),
   active: Type.Boolean({ description: 'Inactive types stay on their items but cannot be given to more' }),
-  createdAt: TrackerDateTime,
-  updatedAt: TrackerDateTime
+  createdAt: DateTime,
+  updatedAt: DateTime
 }, { $id: 'TrackerIssueType' })
 export const CreateIssueTypeBody = Type.Object({
   name: Name,
@@ -237,8 +236,8 @@ export const Estimate = Type.Object({
   name: Type.String(),
   type: EstimateType,
   points: Type.Array(EstimatePoint),
-  createdAt: TrackerDateTime,
-  updatedAt: TrackerDateTime
+  createdAt: DateTime,
+  updatedAt: DateTime
 }, { $id: 'TrackerEstimate' })
 const PointValue = Type.String({ minLength: 1, maxLength: 40 })
 export const CreateEstimateBody = Type.Object({
@@ -249,7 +248,7 @@ export const CreateEstimateBody = Type.Object({
 export const UpdateEstimateBody = Type.Partial(Type.Object({
   name: Name,
   points: Type.Array(Type.Object({
-    id: Type.Optional(TrackerId),
+    id: Type.Optional(Id),
     value: PointValue
   }, { additionalProperties: false }), { minItems: 1, maxItems: TRACKER_LIMITS.pointsPerEstimate, description: 'The whole list in order: points with an id keep it, points without one are new, points left out go (refused while items use them, as is a new value for a used points or time value)' })
 }), { additionalProperties: false, minProperties: 1 })
@@ -262,10 +261,10 @@ export const AutomationSettings = Type.Object({
 export const UpdateAutomationBody = Type.Partial(Type.Object({
   autoArchiveMonths: AutomationSettings.properties.autoArchiveMonths,
   autoCloseMonths: AutomationSettings.properties.autoCloseMonths,
-  autoCloseStateId: Type.Union([TrackerId, Type.Null()])
+  autoCloseStateId: Type.Union([Id, Type.Null()])
 }), { additionalProperties: false, minProperties: 1 })
 
-export const TrackerProjectParams = Type.Object({ projectId: TrackerId, lpId: TrackerId })
+export const TrackerProjectParams = Type.Object({ projectId: Id, lpId: Id })
 
 export type TrackerProjectT = Static<typeof TrackerProject>
 export type CreateTrackerProjectBodyT = Static<typeof CreateTrackerProjectBody>

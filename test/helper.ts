@@ -10,9 +10,9 @@ import { MongoClient } from 'mongodb'
 import { buildApp } from '../app.js'
 import type { PlinthServerOptions } from '../options.js'
 import { loadConfig, type Config } from '../services/config.js'
-import { ManualClock, type Clock } from '../services/clock.js'
-import { createIdGenerator } from '../services/ids.js'
-import { JobQueue, type JobQueueDeps } from '../services/jobs.js'
+import { ManualClock, type Clock } from '../services/platform/clock.js'
+import { createIdGenerator } from '../services/platform/ids.js'
+import { JobQueue, type JobQueueDeps } from '../services/jobs/queue.js'
 import { openSqliteStore } from '../services/store/sqlite/index.js'
 import { openStore } from '../services/store/index.js'
 import { mongoDatabase, openMongoStore } from '../services/store/mongodb.js'
@@ -29,7 +29,7 @@ import { membershipId, type MembershipRecord } from '../services/orgs/membership
 import { Organizations } from '../services/orgs/organizations.js'
 import { PermissionResolver } from '../services/orgs/resolver.js'
 import { PlatformUsers } from '../services/identity/users.js'
-import { AppError } from '../services/errors.js'
+import { AppError } from '../services/platform/errors.js'
 
 /** A fresh temp DATA_DIR, removed when the test ends. */
 export function tempDir (t: Test, prefix = 'plinth-test-'): string {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { AuthResponses, LoginBody, RefreshBody, RegisterBody } from '../../schemas/auth.js'
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import { identityErrors } from '../../services/identity/errors.js'
 import { normalizeEmail } from '../../services/identity/users.js'
 import { ok } from '../replies.js'

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyBaseLogger } from 'fastify'
 import { SsoCallbackParams, SsoExchangeBody, SsoProviderParams, SsoResponses, SsoStartQuery } from '../../schemas/sso.js'
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import { identityErrors, SSO_FAILURES } from '../../services/identity/errors.js'
 import type { SsoRedirect } from '../../services/identity/sso.js'
 import { ok } from '../replies.js'

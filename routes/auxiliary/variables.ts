@@ -3,7 +3,7 @@ import {
   CreateVariableBody, UpdateVariableBody, VariableIfMatchHeaders, VariableListParams, VariableListQuery, VariableParams, VariableResponses
 } from '../../schemas/auxiliary-variables.js'
 import { auxiliaryErrors as e } from '../../services/auxiliary/errors.js'
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import { created, deleted, ok } from '../replies.js'
 import { ifMatch, tagged } from '../tracker/versions.js'
 

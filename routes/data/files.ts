@@ -4,7 +4,7 @@ import {
   ChunkBody, DownloadHeaders, ChunkParams, FileFieldParams, FileParams, FileResponses, MultipartBody, StartUploadBody, UploadSessionParams
 } from '../../schemas/files.js'
 import { collectionErrors as c } from '../../services/collections/errors.js'
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import { fileErrors as f } from '../../services/files/errors.js'
 import { MAX_MULTIPART_SIZE } from '../../plugins/files.js'
 import { sendFile } from './file-download.js'

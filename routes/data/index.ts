@@ -4,7 +4,7 @@ import {
   RecordParams, RecordResponses
 } from '../../schemas/records.js'
 import { collectionErrors as c } from '../../services/collections/errors.js'
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import fileRoutes from './files.js'
 import { allowEnabledMethods } from './allowed-methods.js'
 import { created, deleted, ok } from '../replies.js'

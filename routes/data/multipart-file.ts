@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http'
 import { Readable } from 'node:stream'
 import type { FastifyRequest } from 'fastify'
 import type { Multipart, MultipartFile } from '@fastify/multipart'
-import { AppError } from '../../services/errors.js'
+import { AppError } from '../../services/platform/errors.js'
 import { fileErrors } from '../../services/files/errors.js'
 
 /** What one form may carry: the file, and a few text fields a client library adds beside it (ignored). */

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import type { RepoActor } from '../../services/git/access.js'
-import type { WriteLevel } from '../../services/git/protection.js'
+import type { WriteLevel } from '../../services/git/pattern-rules.js'
 
 /** The caller acting in the route's repository, with the permissions the repository parent resolved for them. */
 export function actorOf (request: FastifyRequest): RepoActor {

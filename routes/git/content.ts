@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { BlobQuery, CommitParams, GitResponses, LogQuery, RepoParams, TreeQuery } from '../../schemas/git.js'
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import { gitErrors } from '../../services/git/errors.js'
 import { contentDisposition } from '../data/content-disposition.js'
 import { ok } from '../replies.js'

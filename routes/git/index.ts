@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { CreateRepoBody, GitProjectParams, GitResponses, RepoParams, UpdateRepoBody } from '../../schemas/git.js'
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import { gitErrors } from '../../services/git/errors.js'
 import { created, deleted, ok } from '../replies.js'
 import refRoutes from './refs.js'

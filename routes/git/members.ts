@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { GitResponses, MemberBody, MemberParams, RepoParams } from '../../schemas/git.js'
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import { gitErrors } from '../../services/git/errors.js'
 import { deleted, ok } from '../replies.js'
 

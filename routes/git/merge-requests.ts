@@ -3,7 +3,7 @@ import {
   CreateMergeRequestBody, ListMergeRequestsQuery, MergeBody, MergeCheckQuery, MergeRequestResponses, MrParams, UpdateMergeRequestBody
 } from '../../schemas/git-merge-requests.js'
 import { RepoParams } from '../../schemas/git.js'
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import { gitErrors } from '../../services/git/errors.js'
 import { created, ok } from '../replies.js'
 import { actorOf } from './actor.js'

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { HealthResponses } from '../../schemas/health.js'
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import { ok } from '../replies.js'
 
 const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {

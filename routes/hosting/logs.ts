@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { AppParams, HostingResponses, HOSTING_LIMITS, LogsQuery, type LogLineT } from '../../schemas/hosting.js'
 import { toErrorReply } from '../../plugins/errors.js'
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import type { LogKind } from '../../services/hosting/logs.js'
 import { ok } from '../replies.js'
 

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { AppParams, HostingResponses, SourceChunkParams, SourceUploadParams, StartSourceUploadBody } from '../../schemas/hosting.js'
 import { ChunkBody } from '../../schemas/files.js'
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import { fileErrors as f } from '../../services/files/errors.js'
 import { hostingErrors as e } from '../../services/hosting/errors.js'
 import type { AppKind } from '../../services/hosting/records.js'

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
   CreateOrganizationBody, OrganizationResponses, OrgParams, ProjectScopeQuery, UpdateOrganizationBody
 } from '../../schemas/organizations.js'
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import { orgErrors } from '../../services/orgs/errors.js'
 import { created, deleted, ok } from '../replies.js'
 import memberRoutes from './members.js'

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { CreateSetBody, OrganizationResponses, OrgParams, SetMemberParams, SetParams, UpdateSetBody } from '../../schemas/organizations.js'
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import type { Permission } from '../../services/orgs/catalogue.js'
 import { orgErrors } from '../../services/orgs/errors.js'
 import type { MemberSets } from '../../services/orgs/member-sets.js'

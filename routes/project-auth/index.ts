@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
   ProjectAuthParams, ProjectAuthResponses, ProjectLoginBody, ProjectPasswordBody, ProjectRefreshBody, ProjectRegisterBody, VerifyBody
 } from '../../schemas/project-auth.js'
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import { identityErrors } from '../../services/identity/errors.js'
 import { normalizeEmail } from '../../services/identity/users.js'
 import { projectErrors } from '../../services/projects/errors.js'

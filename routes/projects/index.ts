@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
   CreateProjectBody, ListProjectsQuery, ProjectIdParams, ProjectParams, ProjectResponses, ToggleAuthBody, UpdateProjectBody
 } from '../../schemas/projects.js'
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import { projectErrors } from '../../services/projects/errors.js'
 import { created, deleted, ok } from '../replies.js'
 import serviceTokenRoutes from './service-tokens.js'

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { CreateServiceTokenBody, ProjectIdParams, ProjectResponses, ServiceTokenParams } from '../../schemas/projects.js'
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import { identityErrors } from '../../services/identity/errors.js'
 import { projectErrors } from '../../services/projects/errors.js'
 import { created, deleted, ok } from '../replies.js'

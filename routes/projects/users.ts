@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ProjectUserParams } from '../../schemas/projects.js'
 import { ProjectAuthResponses } from '../../schemas/project-auth.js'
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import { projectErrors } from '../../services/projects/errors.js'
 import { ok } from '../replies.js'
 

@@ -5,7 +5,7 @@ import { StartAttachmentBody } from '../../schemas/tracker-work-items.js'
 import {
   AttachmentChunkParams, AttachmentParams, AttachmentUploadParams, ItemParams, TrackerResponses
 } from '../../schemas/tracker-routes.js'
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import { fileErrors as f } from '../../services/files/errors.js'
 import { trackerErrors as e } from '../../services/tracker/errors.js'
 import { readChunkBodies } from '../data/chunk-bodies.js'

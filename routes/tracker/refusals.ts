@@ -1,4 +1,4 @@
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import { trackerErrors as e } from '../../services/tracker/errors.js'
 
 /** Refusals many tracker routes share; each route adds its own. */

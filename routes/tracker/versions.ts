@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import type { Ok } from '../replies.js'
 
 /** The answer with its view's version as the ETag (`"3"`), which If-Match sends back. */

@@ -1,9 +1,9 @@
-import type { Clock } from '../clock.js'
-import type { IdGenerator } from '../ids.js'
+import type { Clock } from '../platform/clock.js'
+import type { IdGenerator } from '../platform/ids.js'
 import type { RecordChange, RecordChangeBatch, RecordChangeFeed } from '../collections/records.js'
 import { projectCollectionName } from '../projects/naming.js'
 import type { Document, Store, StoreCollection, WithId } from '../store/types.js'
-import { retryUpsertRace } from '../upsert-race.js'
+import { retryUpsertRace } from '../platform/upsert-race.js'
 import { recordEvent } from '../webhooks/sources/records.js'
 import type { WebhookEventInput } from '../webhooks/source.js'
 

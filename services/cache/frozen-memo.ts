@@ -1,4 +1,4 @@
-import { deepFreeze } from '../deep-freeze.js'
+import { deepFreeze } from '../platform/deep-freeze.js'
 
 /**
  * The one way to remember what is derived from a frozen value: a stored

@@ -1,9 +1,9 @@
-import { commonErrors } from '../errors.js'
+import { commonErrors } from '../platform/errors.js'
 import { collectionErrors } from './errors.js'
 import type { Filter } from '../store/types.js'
 import { compileFilter } from '../store/semantics/match.js'
 import type { AccessRuleT, CollectionMethod, MethodSettingT } from '../../schemas/collections.js'
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import { FrozenMemo } from '../cache/frozen-memo.js'
 import { permissionMissing } from '../orgs/resolver.js'
 

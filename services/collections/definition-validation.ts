@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js'
+import { AppError } from '../platform/errors.js'
 import { collectionErrors } from './errors.js'
 import { projectErrors } from '../projects/errors.js'
 import { QueryError } from '../store/errors.js'
@@ -7,8 +7,8 @@ import { validateFilter } from '../store/semantics/match.js'
 import { linearRegExp } from '../store/semantics/regex.js'
 import { MAX_INDEXES } from '../store/semantics/indexes.js'
 import { PROJECT_USERS_TABLE } from '../projects/naming.js'
-import { parseIsoDate } from '../iso-dates.js'
-import { MAX_NESTING, nestedDeeperThan } from '../nesting.js'
+import { parseIsoDate } from '../platform/iso-dates.js'
+import { MAX_NESTING, nestedDeeperThan } from '../platform/nesting.js'
 import {
   COLLECTION_METHODS, FIELD_TYPES, type AccessRuleT, type CollectionMethod, type FieldDefinitionT, type IndexDefinitionT, type MethodSettingT, type SignUpFieldsT
 } from '../../schemas/collections.js'

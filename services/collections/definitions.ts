@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto'
 import type { Static } from '@sinclair/typebox'
-import { AppError, fieldIssue, type ErrorDetails } from '../errors.js'
+import { AppError, fieldIssue, type ErrorDetails } from '../platform/errors.js'
 import { collectionErrors } from './errors.js'
 import { DuplicateKeyError } from '../store/errors.js'
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import type { Filter, IndexDescription, IndexKey, SharedReads, Store, StoreCollection, WithId } from '../store/types.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from '../projects/naming.js'
 import {
@@ -13,7 +13,7 @@ import { checkNewCollectionName, foreignRelations, invalidDefinition, validateDe
 import { storedValueFits, valueRulesChanged } from './record-fields.js'
 import { FrozenMemo } from '../cache/frozen-memo.js'
 import { collectionKey, type WriteGate } from './write-gate.js'
-import { isoString } from '../iso-dates.js'
+import { isoString } from '../platform/iso-dates.js'
 
 /** A collection definition as the records API reads it. */
 export type CollectionDef = {

@@ -1,4 +1,4 @@
-import { errorCatalogue, fieldIssue, type ErrorDetails } from '../errors.js'
+import { errorCatalogue, fieldIssue, type ErrorDetails } from '../platform/errors.js'
 
 /**
  * The collections family's codes: collection definitions and the data API's

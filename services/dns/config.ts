@@ -1,6 +1,6 @@
 import { isIP } from 'node:net'
 import { Type, type Static } from '@sinclair/typebox'
-import { allowedHostList, ConfigError, DNS_NAME, integer, list, text, type Env } from '../config-env.js'
+import { allowedHostList, ConfigError, DNS_NAME, integer, list, text, type Env } from '../platform/config-env.js'
 import { exemptEntry } from './rate-limit.js'
 
 /**

@@ -1,10 +1,10 @@
-import type { AddressGuard } from '../internal-addresses.js'
+import type { AddressGuard } from '../outbound/internal-addresses.js'
 
 /**
  * Provider endpoints are URLs a project's admin types, and the server calls
  * them: left open, that lets a tenant reach the server's own network
  * (loopback services, cloud metadata at 169.254.169.254, private ranges). The
- * one address guard (services/internal-addresses.ts) judges them, opened only
+ * one address guard (services/outbound/internal-addresses.ts) judges them, opened only
  * for the hosts and ranges the operator named in DNS_PROVIDER_PRIVATE_HOSTS (a
  * PowerDNS on the internal network, say). It runs when a provider is saved,
  * for a clear refusal then, and again inside every call, which connects only

@@ -1,4 +1,4 @@
-import { errorCatalogue, fieldIssue } from '../errors.js'
+import { errorCatalogue, fieldIssue } from '../platform/errors.js'
 
 const ZONE_FILE = 'body.zoneFile'
 

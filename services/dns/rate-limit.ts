@@ -1,6 +1,6 @@
 import { isIP } from 'node:net'
 import { BoundedMap } from '../cache/bounded-map.js'
-import { ipv6Groups } from '../internal-addresses.js'
+import { ipv6Groups } from '../outbound/internal-addresses.js'
 
 /** Response-rate limiting of UDP answers (DNS_RRL_*); see ResponseRateLimiter. */
 export interface RateLimitSettings {

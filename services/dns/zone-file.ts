@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js'
+import { AppError } from '../platform/errors.js'
 import { dnsErrors } from './errors.js'
 import { compareRecords, MAX_RECORDS_PER_ZONE, type RecordData } from './changes.js'
 import { canonicalContent, RECORD_TYPES, type RecordType } from './content.js'

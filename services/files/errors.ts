@@ -1,4 +1,4 @@
-import { errorCatalogue, type ErrorDetails } from '../errors.js'
+import { errorCatalogue, type ErrorDetails } from '../platform/errors.js'
 
 /**
  * The codes of upload sessions and stored files, which every family that

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { Readable } from 'node:stream'
-import type { AppError } from '../errors.js'
+import type { AppError } from '../platform/errors.js'
 import { fileErrors } from './errors.js'
 
 /**

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
 import { Readable } from 'node:stream'
-import { newId as defaultNewId, type IdGenerator } from '../ids.js'
+import { newId as defaultNewId, type IdGenerator } from '../platform/ids.js'
 import type { Filter, Store, StoreCollection } from '../store/types.js'
-import { retryUpsertRace } from '../upsert-race.js'
+import { retryUpsertRace } from '../platform/upsert-race.js'
 import type { ChunkStore } from './gridfs-chunks.js'
 import {
   assertKey, assertOffset, clampRange, digesting, emptyStream, fileNotFound,

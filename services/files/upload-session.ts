@@ -1,11 +1,11 @@
 import type { Readable } from 'node:stream'
-import type { AppError, ErrorDetails } from '../errors.js'
+import type { AppError, ErrorDetails } from '../platform/errors.js'
 import { fileErrors } from './errors.js'
 import type { WithId } from '../store/types.js'
 import { bodyChunks, isValidKeySegment } from './file-store.js'
 import { SNIFF_BYTES } from './sniff.js'
 import type { UploadSessionT } from '../../schemas/files.js'
-import { isoString } from '../iso-dates.js'
+import { isoString } from '../platform/iso-dates.js'
 
 /** The upload session document, its public view and the checks on what a client declares; services/files/uploads.ts runs them. */
 

@@ -1,14 +1,14 @@
 import { Readable } from 'node:stream'
-import type { Clock } from '../clock.js'
-import { fieldIssue } from '../errors.js'
+import type { Clock } from '../platform/clock.js'
+import { fieldIssue } from '../platform/errors.js'
 import { fileErrors } from './errors.js'
-import type { IdGenerator } from '../ids.js'
+import type { IdGenerator } from '../platform/ids.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { ChunkDigests } from './chunk-digests.js'
 import { fileNotFound, isValidKeySegment, type ByteRange, type FileStore, type ObjectInfo } from './file-store.js'
 import { SNIFF_BYTES, sniffType } from './sniff.js'
 import { MAX_CHUNKS } from '../../schemas/files.js'
-import { isoString } from '../iso-dates.js'
+import { isoString } from '../platform/iso-dates.js'
 import {
   bounded, checkName, checkProjectId, checkSha256, chunkInFlight, completing, fileKey, fileOfKey, invalid, invalidChunk, ownerFolder,
   normalizeType, readAll, sessionNotFound, stagedKey, toView, tooLarge, writing, type Session, type SessionRecord, type StartUpload,

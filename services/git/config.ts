@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { Type, type Static } from '@sinclair/typebox'
-import { ConfigError, flag, integer, text, type Env } from '../config-env.js'
+import { ConfigError, flag, integer, text, type Env } from '../platform/config-env.js'
 
 const SshLimits = Type.Object({
   maxConnections: Type.Integer({ minimum: 1, maximum: 100_000, variable: 'GIT_SSH_MAX_CONNECTIONS', description: 'Open connections in all; past it, new ones are closed at once' }),

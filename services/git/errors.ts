@@ -1,4 +1,4 @@
-import { errorCatalogue, fieldIssue } from '../errors.js'
+import { errorCatalogue, fieldIssue } from '../platform/errors.js'
 
 /** A merge blocker's own sentence, followed, when it refuses a merge, by the other blockers' (so one refusal names them all). */
 function withOthers (sentence: string, others: readonly string[] = []): string {

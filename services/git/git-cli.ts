@@ -1,5 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
-import { AppError } from '../errors.js'
+import { AppError } from '../platform/errors.js'
 import { gitErrors } from './errors.js'
 
 /** What a git command printed, once it exited. */

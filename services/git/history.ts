@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream'
-import { commonErrors } from '../errors.js'
+import { commonErrors } from '../platform/errors.js'
 import { gitErrors } from './errors.js'
 import { sniffType, SNIFF_BYTES } from '../files/sniff.js'
 import { GIT_LIMITS, type BlobT, type CommitDiffT, type CommitT, type TreeT } from '../../schemas/git.js'

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
-import type { Clock } from '../clock.js'
-import type { IdGenerator } from '../ids.js'
+import type { Clock } from '../platform/clock.js'
+import type { IdGenerator } from '../platform/ids.js'
 import type { PlatformUsers } from '../identity/users.js'
 import type { SshKeys } from '../identity/ssh-keys.js'
 import type { Store } from '../store/types.js'

@@ -1,10 +1,16 @@
 import { DuplicateKeyError } from '../store/errors.js'
-import type { Clock } from '../clock.js'
-import type { IdGenerator } from '../ids.js'
+import type { Clock } from '../platform/clock.js'
+import type { IdGenerator } from '../platform/ids.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import { gitErrors } from './errors.js'
 import { checkRefPattern, matchesRefPattern } from './names.js'
 import type { Repo } from './repositories.js'
+
+/** How much a caller may change in a repository: a writer (`git.write`, write deploy key) or an admin (`git.admin`). */
+export type WriteLevel = 'write' | 'admin'
+
+/** Whether a rule's access level (`write`, `admin`, `nobody`) lets a caller of `level` through. */
+export const allows = (access: 'write' | 'admin' | 'nobody', level: WriteLevel): boolean => access === 'write' || (access === 'admin' && level === 'admin')
 
 /** A stored rule: a ref-name pattern in one repository and what the rule's kind says about matching refs. */
 export type PatternRule<Fields> = Fields & { repoId: string, pattern: string, createdAt: Date, updatedAt: Date }

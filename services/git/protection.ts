@@ -1,10 +1,10 @@
-import { isoString } from '../iso-dates.js'
-import type { Clock } from '../clock.js'
-import type { IdGenerator } from '../ids.js'
+import { isoString } from '../platform/iso-dates.js'
+import type { Clock } from '../platform/clock.js'
+import type { IdGenerator } from '../platform/ids.js'
 import type { Store } from '../store/types.js'
 import { GIT_LIMITS, type ProtectedBranchT, type PushAccessT } from '../../schemas/git.js'
 import { gitErrors } from './errors.js'
-import { PatternRules, type PatternRuleKind } from './pattern-rules.js'
+import { allows, PatternRules, type PatternRuleKind, type WriteLevel } from './pattern-rules.js'
 import type { Repo } from './repositories.js'
 import type { TagPolicyRule } from './tag-protection.js'
 
@@ -43,9 +43,6 @@ function mergeChoice ({ merge, ...rest }: BranchRuleInput): Partial<BranchRuleFi
   return { ...rest, merge: merge ?? 'write', mergeExplicit: merge !== null }
 }
 
-/** How much a caller may change in a repository: a writer (`git.write`, write deploy key) or an admin (`git.admin`). */
-export type WriteLevel = 'write' | 'admin'
-
 /** A push's rules as the pre-receive hook gets them: already decided for this caller, matched with matchesRefPattern. */
 export interface PushPolicy {
   defaultBranch: string
@@ -75,8 +72,6 @@ const BRANCH_RULES: PatternRuleKind<BranchRuleFields, ProtectedBranchT> = {
   }
 }
 
-const mayPush = (push: PushAccessT, level: WriteLevel): boolean => push === 'write' || (push === 'admin' && level === 'admin')
-
 /**
  * Protected-branch rules. Enforced in two places from the same rules: the
  * REST branch routes ask `check…` here, and pushes are judged inside git by
@@ -101,9 +96,9 @@ export class ProtectedBranches extends PatternRules<BranchRuleFields, ProtectedB
       defaultBranch: repo.defaultBranch,
       rules: (await this.records(repo)).map((rule) => ({
         pattern: rule.pattern,
-        push: mayPush(rule.push, level),
-        forcePush: rule.allowForcePush && mayPush(rule.push, level),
-        delete: rule.allowDelete && mayPush(rule.push, level)
+        push: allows(rule.push, level),
+        forcePush: rule.allowForcePush && allows(rule.push, level),
+        delete: rule.allowDelete && allows(rule.push, level)
       }))
     }
   }
@@ -111,7 +106,7 @@ export class ProtectedBranches extends PatternRules<BranchRuleFields, ProtectedB
   /** What the REST routes ask before they create or delete a branch. */
   async check (repo: Repo, branch: string, level: WriteLevel, change: 'create' | 'delete'): Promise<void> {
     for (const rule of await this.matching(repo, branch)) {
-      if (!mayPush(rule.push, level)) throw gitErrors.branchProtected({ branch, why: `only ${rule.push === 'admin' ? 'git.admin holders' : 'nobody'} may change it` })
+      if (!allows(rule.push, level)) throw gitErrors.branchProtected({ branch, why: `only ${rule.push === 'admin' ? 'git.admin holders' : 'nobody'} may change it` })
       if (change === 'delete' && !rule.allowDelete) throw gitErrors.branchProtected({ branch, why: 'it may not be deleted' })
     }
   }

@@ -1,12 +1,11 @@
-import { isoString } from '../iso-dates.js'
-import type { Clock } from '../clock.js'
-import type { IdGenerator } from '../ids.js'
+import { isoString } from '../platform/iso-dates.js'
+import type { Clock } from '../platform/clock.js'
+import type { IdGenerator } from '../platform/ids.js'
 import type { Store } from '../store/types.js'
 import { GIT_LIMITS, type ProtectedTagT, type TagAccessT } from '../../schemas/git.js'
 import { gitErrors } from './errors.js'
-import { PatternRules, type PatternRuleKind } from './pattern-rules.js'
+import { allows, PatternRules, type PatternRuleKind, type WriteLevel } from './pattern-rules.js'
 import type { Repo } from './repositories.js'
-import type { WriteLevel } from './protection.js'
 
 type TagRuleFields = { create: TagAccessT, update: TagAccessT, delete: TagAccessT }
 
@@ -14,8 +13,6 @@ export type TagChange = 'create' | 'update' | 'delete'
 
 /** A tag rule as the pre-receive hook gets it: what this caller may do to matching tags. */
 export interface TagPolicyRule { pattern: string, create: boolean, update: boolean, delete: boolean }
-
-const may = (access: TagAccessT, level: WriteLevel): boolean => access === 'write' || (access === 'admin' && level === 'admin')
 
 const TAG_RULES: PatternRuleKind<TagRuleFields, ProtectedTagT> = {
   collection: 'git_protected_tags',
@@ -39,14 +36,14 @@ export class ProtectedTags extends PatternRules<TagRuleFields, ProtectedTagT> {
 
   /** The tag rules a push by a caller of `level` is held to, for the pre-receive hook. */
   async policy (repo: Repo, level: WriteLevel): Promise<TagPolicyRule[]> {
-    return (await this.records(repo)).map((rule) => ({ pattern: rule.pattern, create: may(rule.create, level), update: may(rule.update, level), delete: may(rule.delete, level) }))
+    return (await this.records(repo)).map((rule) => ({ pattern: rule.pattern, create: allows(rule.create, level), update: allows(rule.update, level), delete: allows(rule.delete, level) }))
   }
 
   /** What the REST tag routes ask before they create or delete a tag. */
   async check (repo: Repo, tag: string, level: WriteLevel, change: TagChange): Promise<void> {
     for (const rule of await this.matching(repo, tag)) {
       const who = rule[change]
-      if (who !== 'write' && !may(who, level)) throw gitErrors.tagProtected({ tag, pattern: rule.pattern, who, change })
+      if (who !== 'write' && !allows(who, level)) throw gitErrors.tagProtected({ tag, pattern: rule.pattern, who, change })
     }
   }
 }

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import { gitErrors } from './errors.js'
 import { GitCommandError, type GitCli } from './git-cli.js'
 import { ZERO_OID } from './names.js'

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
-import { AppError } from '../errors.js'
+import { AppError } from '../platform/errors.js'
 import { hostingErrors } from './errors.js'
 import type { UploadSessions, UploadSessionView } from '../files/uploads.js'
 import { HOSTING_LIMITS, type DeploymentT, type GitSourceBodyT, type SourceUploadT } from '../../schemas/hosting.js'
@@ -108,8 +108,7 @@ export class AppSources {
       if (app.projectId !== repo.projectId || app.gitSource === null) continue
       const head = await this.deps.git.resolveCommit(repo.gitDir, `refs/heads/${app.gitSource.branch}`).catch(() => null)
       if (head === null || head === app.gitSource.lastCommit) continue
-      const pending = await this.deps.deployments.records.countDocuments({ appId: app._id, 'source.commit': head, state: { $in: ['queued', 'building', 'releasing', 'live'] } })
-      if (pending > 0) continue
+      if (await this.deps.deployments.pendingOf(app._id, head)) continue
       await this.deployGit(app, undefined, 'push', null)
       queued++
     }
@@ -146,7 +145,7 @@ export class AppSources {
       // Checked again at every clone: the name may point elsewhere since the source was set.
       const remote = await this.deps.externalGit.checkOnClone(source.url as string)
       commit = await cloneExternal(remote.url, source.branch ?? 'main', gitDir, env, this.deps.externalGit.cloneOptions(remote))
-      await this.deps.deployments.records.updateOne({ _id: deployment._id }, { $set: { 'source.commit': commit } })
+      await this.deps.deployments.recordCommit(deployment._id, commit)
     }
     if (commit === null) throw new SourceError('No commit to deploy')
     await gitArchive(gitDir, commit, archive, env)

@@ -1,10 +1,10 @@
 import { mkdtemp } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import { hostingErrors } from './errors.js'
-import type { IdGenerator } from '../ids.js'
+import type { IdGenerator } from '../platform/ids.js'
 import type { Store, StoreCollection } from '../store/types.js'
-import { isoString } from '../iso-dates.js'
+import { isoString } from '../platform/iso-dates.js'
 import type { DeploymentT, DeploymentState } from '../../schemas/hosting.js'
 import { APPS, DEPLOYMENTS, FINISHED_DEPLOYMENT_STATES, type AppRecord, type DeploymentRecord, type DeploymentSource } from './records.js'
 import type { AppLogs } from './logs.js'
@@ -15,7 +15,7 @@ import type { ProjectEnvironment } from './project-variables.js'
 import { BuildCanceledError, BuildFailedError, InstanceFailedError, type Artifact, type RuntimeDriver } from './runtime.js'
 import { removeDir, SourceError } from './sources.js'
 import { BuildSlots } from './build-slots.js'
-import { DeferJobError } from '../jobs.js'
+import { DeferJobError } from '../jobs/queue.js'
 
 /** The job whose one run per app works through that app's deployments, oldest first. */
 export const DEPLOY_JOB = 'hosting.deploy'
@@ -83,7 +83,7 @@ const deploymentNotFound = () => hostingErrors.deploymentNotFound()
  * where it stopped when the job is reclaimed, and starts that step over.
  */
 export class Deployments {
-  readonly records: StoreCollection<DeploymentRecord>
+  private readonly records: StoreCollection<DeploymentRecord>
   private readonly apps: StoreCollection<AppRecord>
   /** Builds running on this node, so a cancel can stop one at once. */
   private readonly building = new Map<string, AbortController>()
@@ -99,6 +99,16 @@ export class Deployments {
     await this.records.createIndex({ appId: 1, _id: -1 })
     await this.records.createIndex({ appId: 1, state: 1 })
     await this.slots.init()
+  }
+
+  /** Whether a deployment of `commit` is queued, under way or live for the app (a push of it needs no other). */
+  async pendingOf (appId: string, commit: string): Promise<boolean> {
+    return await this.records.countDocuments({ appId, 'source.commit': commit, state: { $in: ['queued', 'building', 'releasing', 'live'] } }) > 0
+  }
+
+  /** The commit an external git source's clone gave, once the build knows it. */
+  async recordCommit (deploymentId: string, commit: string): Promise<void> {
+    await this.records.updateOne({ _id: deploymentId }, { $set: { 'source.commit': commit } })
   }
 
   async create (app: AppRecord, input: { source: DeploymentSource, trigger: DeploymentRecord['trigger'], createdBy: string | null, artifact?: Artifact, rollbackOf?: string }): Promise<DeploymentT> {

@@ -1,4 +1,4 @@
-import { errorCatalogue, fieldIssue } from '../errors.js'
+import { errorCatalogue, fieldIssue } from '../platform/errors.js'
 
 const LIMIT = ({ limit }: { limit: number }) => ({ limit })
 /** A field's refusal in its own words: `message` for the client to read, `why` as `details.fields` names it at `path`. */

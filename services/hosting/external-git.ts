@@ -1,10 +1,10 @@
 import { isIP } from 'node:net'
-import type { AppError } from '../errors.js'
+import type { AppError } from '../platform/errors.js'
 import { hostingErrors } from './errors.js'
-import { AddressGuard, type InternalKind, type ResolveAll } from '../internal-addresses.js'
+import { AddressGuard, type InternalKind, type ResolveAll } from '../outbound/internal-addresses.js'
 import { SourceError } from './sources.js'
 
-export { systemResolveAll, type ResolveAll } from '../internal-addresses.js'
+export { systemResolveAll, type ResolveAll } from '../outbound/internal-addresses.js'
 
 /** An external repository's URL and the addresses it was checked at: its clone connects to these and nowhere else. */
 export interface CheckedRemote {

@@ -1,4 +1,4 @@
-import type { SecretBox } from '../crypto.js'
+import type { SecretBox } from '../platform/crypto.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { APPS, type AppRecord, type DeploymentRecord, type DeploymentVariables } from './records.js'
 import type { Timeline } from './timeline.js'

@@ -1,5 +1,5 @@
-import type { Clock } from '../clock.js'
-import type { IdGenerator } from '../ids.js'
+import type { Clock } from '../platform/clock.js'
+import type { IdGenerator } from '../platform/ids.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { APPS, DEPLOYMENTS, INSTANCES, type AppRecord, type DeploymentRecord, type InstanceRecord } from './records.js'
 import type { HostRoutes } from './route-table.js'

@@ -1,8 +1,8 @@
-import type { Clock } from '../clock.js'
-import type { SecretBox } from '../crypto.js'
+import type { Clock } from '../platform/clock.js'
+import type { SecretBox } from '../platform/crypto.js'
 import { hostingErrors } from './errors.js'
 import type { Store, StoreCollection } from '../store/types.js'
-import { isoString } from '../iso-dates.js'
+import { isoString } from '../platform/iso-dates.js'
 import { HOSTING_LIMITS, type SecretT } from '../../schemas/hosting.js'
 
 type SecretRecord = {

@@ -6,7 +6,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { promisify } from 'node:util'
-import type { AppError } from '../errors.js'
+import type { AppError } from '../platform/errors.js'
 import { hostingErrors } from './errors.js'
 import { HOSTING_LIMITS } from '../../schemas/hosting.js'
 

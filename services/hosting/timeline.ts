@@ -1,7 +1,7 @@
-import type { Clock } from '../clock.js'
-import type { IdGenerator } from '../ids.js'
+import type { Clock } from '../platform/clock.js'
+import type { IdGenerator } from '../platform/ids.js'
 import type { PagedWrites, Store, StoreCollection } from '../store/types.js'
-import { isoString } from '../iso-dates.js'
+import { isoString } from '../platform/iso-dates.js'
 import type { TimelineEventT } from '../../schemas/hosting.js'
 
 type TimelineRecord = {

@@ -1,6 +1,6 @@
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import type { PagedWrites, Store, StoreCollection } from '../store/types.js'
-import { isoString } from '../iso-dates.js'
+import { isoString } from '../platform/iso-dates.js'
 import type { MetricsT, UsageRowT } from '../../schemas/hosting.js'
 import type { ServedRequest, ServedRequestSink } from './routing.js'
 import type { InstanceStats } from './runtime.js'

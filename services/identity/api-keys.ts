@@ -1,16 +1,14 @@
 import { identityErrors } from './errors.js'
 import { orgErrors } from '../orgs/errors.js'
-import { issueToken, tokenView, usableToken, type StoredToken } from './pat-format.js'
-import type { Clock } from '../clock.js'
+import { tokenView, type StoredToken } from './pat-format.js'
+import { OwnedTokens } from './owned-tokens.js'
+import type { Clock } from '../platform/clock.js'
 import { isPermission } from '../orgs/catalogue.js'
-import type { IdGenerator } from '../ids.js'
-import type { Store, StoreCollection, WithId } from '../store/types.js'
+import type { IdGenerator } from '../platform/ids.js'
+import type { Store, WithId } from '../store/types.js'
 import type { ApiKeyT } from '../../schemas/auth.ts'
 
-/**
- * The Store key (`_id`) is the token's SHA-256, so authenticating a request is
- * one primary-key read; `keyId` is the public handle listings and revocation use.
- */
+/** A personal access token as stored: `keyId` is its public handle (services/identity/owned-tokens.ts). */
 type ApiKeyRecord = StoredToken & {
   keyId: string
   userId: string
@@ -28,50 +26,52 @@ function toApiKey (record: WithId<ApiKeyRecord>): ApiKey {
   return { id: record.keyId, ...tokenView(record), scopes: record.scopes }
 }
 
-const KEYS_COLLECTION = 'platform_api_keys'
-
+/** A user's personal access tokens: every active one counts against the limit, expired or not. */
 export class ApiKeys {
-  private readonly keys: StoreCollection<ApiKeyRecord>
+  private readonly keys: OwnedTokens<ApiKeyRecord>
 
-  constructor (private readonly store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, prefix: string }) {
-    this.keys = store.collection<ApiKeyRecord>(KEYS_COLLECTION)
+  constructor (store: Store, deps: { clock: Clock, newId: IdGenerator, prefix: string }) {
+    this.keys = new OwnedTokens<ApiKeyRecord>(store, {
+      collection: 'platform_api_keys',
+      owner: 'userId',
+      handle: 'keyId',
+      limit: MAX_KEYS_PER_USER,
+      expiredCount: true,
+      tooMany: (limit) => identityErrors.tooManyApiKeys({ limit }),
+      notFound: () => identityErrors.apiKeyNotFound()
+    }, deps)
   }
 
   async init (): Promise<void> {
-    await this.keys.createIndex({ keyId: 1 }, { unique: true })
-    await this.keys.createIndex({ userId: 1 })
+    await this.keys.init()
   }
 
   /** The token is returned here once and never again: only its hash is stored. */
   async create (userId: string, input: { name: string, expiresAt?: string, scopes?: string[] }): Promise<ApiKey & { token: string }> {
-    const { token, stored } = issueToken(this.deps.prefix, input, this.deps.clock.now())
-    const unknown = (input.scopes ?? []).filter((scope) => !isPermission(scope))
-    if (unknown.length > 0) throw orgErrors.unknownPermission({ names: unknown, path: 'body.scopes' })
-    const active = await this.keys.countDocuments({ userId, revokedAt: null })
-    if (active >= MAX_KEYS_PER_USER) throw identityErrors.tooManyApiKeys({ limit: MAX_KEYS_PER_USER })
-    const record = { ...stored, keyId: this.deps.newId(), userId, scopes: [...new Set(input.scopes ?? [])].sort() }
-    await this.keys.insertOne(record)
+    const { record, token } = await this.keys.issue(userId, input, () => {
+      const unknown = (input.scopes ?? []).filter((scope) => !isPermission(scope))
+      if (unknown.length > 0) throw orgErrors.unknownPermission({ names: unknown, path: 'body.scopes' })
+      return { scopes: [...new Set(input.scopes ?? [])].sort() }
+    })
     return { ...toApiKey(record), token }
   }
 
   async list (userId: string): Promise<ApiKey[]> {
-    const records = await this.keys.find({ userId, revokedAt: null }, { sort: { keyId: 1 } }).toArray()
-    return records.map(toApiKey)
+    return (await this.keys.list(userId)).map(toApiKey)
   }
 
   async revoke (userId: string, keyId: string): Promise<void> {
-    const result = await this.keys.updateOne({ keyId, userId, revokedAt: null }, { $set: { revokedAt: this.deps.clock.now() } })
-    if (result.matchedCount === 0) throw identityErrors.apiKeyNotFound()
+    await this.keys.revoke(userId, keyId)
   }
 
   /** Every key of a user, at once (an account taken over by its verified owner keeps none of the squatter's). */
   async revokeAll (userId: string): Promise<void> {
-    await this.keys.updateMany({ userId, revokedAt: null }, { $set: { revokedAt: this.deps.clock.now() } })
+    await this.keys.revokeAll(userId)
   }
 
   /** Null for a malformed, unknown, revoked or expired token. */
   async authenticate (token: string): Promise<PatIdentity | null> {
-    const record = await usableToken<ApiKeyRecord>(this.store, KEYS_COLLECTION, token, this.deps.prefix, this.deps.clock)
+    const record = await this.keys.authenticate(token)
     return record === null ? null : { userId: record.userId, keyId: record.keyId, scopes: record.scopes }
   }
 }

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { ConfigError, httpUrl, integer, origins, parseHttpUrl, text, type Env } from '../config-env.js'
+import { ConfigError, httpUrl, integer, origins, parseHttpUrl, text, type Env } from '../platform/config-env.js'
 
 export const SSO_PROVIDER_NAMES = ['google', 'microsoft', 'apple'] as const
 export type SsoProviderName = typeof SSO_PROVIDER_NAMES[number]

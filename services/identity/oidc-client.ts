@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { createRemoteJWKSet, customFetch, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose'
 import { identityErrors } from './errors.js'
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import type { SsoProviderConfig, SsoProviderName } from './config.js'
 
 export type Fetch = typeof globalThis.fetch

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto'
-import { commonErrors } from '../errors.js'
+import { commonErrors } from '../platform/errors.js'
 import { identityErrors } from './errors.js'
-import { hashToken } from '../crypto.js'
-import type { Clock } from '../clock.js'
+import { hashToken } from '../platform/crypto.js'
+import type { Clock } from '../platform/clock.js'
 import type { Document, Store, WithId } from '../store/types.js'
 import { BoundedMap } from '../cache/bounded-map.js'
-import { isoString, isoStringOrNull } from '../iso-dates.js'
+import { isoString, isoStringOrNull } from '../platform/iso-dates.js'
 
 /**
  * Personal access tokens look like `<prefix>_<30 random base62><6 checksum>`:

@@ -1,10 +1,10 @@
 import { identityErrors } from './errors.js'
-import { generateToken, hashToken } from '../crypto.js'
-import type { Clock } from '../clock.js'
-import type { IdGenerator } from '../ids.js'
+import { generateToken, hashToken } from '../platform/crypto.js'
+import type { Clock } from '../platform/clock.js'
+import type { IdGenerator } from '../platform/ids.js'
 import type { PagedWrites, Store, StoreCollection } from '../store/types.js'
 import type { SessionTokensT } from '../../schemas/auth.js'
-import { isoString } from '../iso-dates.js'
+import { isoString } from '../platform/iso-dates.js'
 
 type RefreshTokenRecord = {
   tokenHash: string

@@ -1,5 +1,5 @@
 import { createHash, createPublicKey } from 'node:crypto'
-import type { AppError } from '../errors.js'
+import type { AppError } from '../platform/errors.js'
 import { identityErrors } from './errors.js'
 
 export type SshKeyAlgorithm = 'ed25519' | 'ecdsa' | 'rsa'

@@ -1,10 +1,10 @@
 import { identityErrors } from './errors.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import { parseSshPublicKey, type SshKeyAlgorithm } from './ssh-key-format.js'
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import type { SshKeyT } from '../../schemas/auth.ts'
-import { isoString, isoStringOrNull } from '../iso-dates.js'
+import { isoString, isoStringOrNull } from '../platform/iso-dates.js'
 
 type SshKeyRecord = {
   userId: string

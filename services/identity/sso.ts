@@ -1,6 +1,6 @@
 import { identityErrors, SSO_FAILURES } from './errors.js'
-import { generateToken, hashToken } from '../crypto.js'
-import type { Clock } from '../clock.js'
+import { generateToken, hashToken } from '../platform/crypto.js'
+import type { Clock } from '../platform/clock.js'
 import type { SsoProviderConfig, SsoProviderName } from './config.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import type { PlatformUser, PlatformUsers } from './users.js'

@@ -1,13 +1,13 @@
-import { commonErrors } from '../errors.js'
+import { commonErrors } from '../platform/errors.js'
 import { identityErrors } from './errors.js'
-import { hashPassword, verifyPassword, passwordNeedsRehash } from '../crypto.js'
+import { hashPassword, verifyPassword, passwordNeedsRehash } from '../platform/crypto.js'
 import { DuplicateKeyError } from '../store/errors.js'
-import { retryUpsertRace } from '../upsert-race.js'
-import type { Clock } from '../clock.js'
+import { retryUpsertRace } from '../platform/upsert-race.js'
+import type { Clock } from '../platform/clock.js'
 import type { SharedReads, Store, StoreCollection, WithId } from '../store/types.js'
 import { FrozenMemo } from '../cache/frozen-memo.js'
 import type { PlatformUserT } from '../../schemas/auth.ts'
-import { isoString } from '../iso-dates.js'
+import { isoString } from '../platform/iso-dates.js'
 
 export type PlatformUserRecord = {
   email: string

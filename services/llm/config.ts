@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { allowedHostList, integer, type Env } from '../config-env.js'
+import { allowedHostList, integer, type Env } from '../platform/config-env.js'
 
 /**
  * The LLM family's settings (services/llm/, docs/llm.md), each with the

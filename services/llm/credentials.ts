@@ -1,8 +1,8 @@
-import type { Clock } from '../clock.js'
-import type { SecretBox } from '../crypto.js'
-import type { IdGenerator } from '../ids.js'
-import type { AddressGuard } from '../internal-addresses.js'
-import { isoString } from '../iso-dates.js'
+import type { Clock } from '../platform/clock.js'
+import type { SecretBox } from '../platform/crypto.js'
+import type { IdGenerator } from '../platform/ids.js'
+import type { AddressGuard } from '../outbound/internal-addresses.js'
+import { isoString } from '../platform/iso-dates.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import {

@@ -1,4 +1,4 @@
-import { errorCatalogue, fieldIssue } from '../errors.js'
+import { errorCatalogue, fieldIssue } from '../platform/errors.js'
 
 /** Every code the LLM family answers with, once: services throw `llmErrors.name(params)`, routes list `llmErrors.name`. */
 export const llmErrors = errorCatalogue('llm', {

@@ -1,5 +1,5 @@
-import type { AddressGuard } from '../internal-addresses.js'
-import { outboundRequest } from '../outbound-http.js'
+import type { AddressGuard } from '../outbound/internal-addresses.js'
+import { outboundRequest } from '../outbound/http.js'
 import type { LlmProviderName } from '../../schemas/llm.js'
 
 /**

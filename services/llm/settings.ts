@@ -1,5 +1,5 @@
-import type { Clock } from '../clock.js'
-import { isoStringOrNull } from '../iso-dates.js'
+import type { Clock } from '../platform/clock.js'
+import { isoStringOrNull } from '../platform/iso-dates.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import type { LlmSettingsPatchT, LlmSettingsT } from '../../schemas/llm.js'
 import { llmErrors } from './errors.js'

@@ -1,13 +1,13 @@
-import { commonErrors, type ErrorDefinition } from '../errors.js'
+import { commonErrors, type ErrorDefinition } from '../platform/errors.js'
 import { orgErrors } from './errors.js'
 import { DuplicateKeyError } from '../store/errors.js'
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import type { Grant } from './catalogue.js'
 import { checkGrantProjects, checkGrants, type GrantInput, type UnknownProjects } from './grants.js'
 import type { OrgAccess, SetGrant, SetGrants } from './resolver.js'
 import { membershipId, type MembershipRecord } from './memberships.js'
-import { isoString } from '../iso-dates.js'
+import { isoString } from '../platform/iso-dates.js'
 
 type MemberSetRecord = {
   orgId: string

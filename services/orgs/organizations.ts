@@ -1,8 +1,8 @@
-import { commonErrors } from '../errors.js'
+import { commonErrors } from '../platform/errors.js'
 import { orgErrors } from './errors.js'
-import { checkName, checkSlug, namedChanges, slugFrom, withSuffix } from '../slugs.js'
+import { checkName, checkSlug, namedChanges, slugFrom, withSuffix } from '../platform/slugs.js'
 import { DuplicateKeyError } from '../store/errors.js'
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import type { PagedWrites, Store, StoreCollection, WithId } from '../store/types.js'
 import { isRole, type Grant, type Role } from './catalogue.js'
 import { checkGrantProjects, checkGrants, checkRoleCeiling, type GrantInput, type UnknownProjects } from './grants.js'
@@ -11,7 +11,7 @@ import { membershipId, type MembershipRecord } from './memberships.js'
 import type { PlatformUsers } from '../identity/users.js'
 import type { MemberSets } from './member-sets.js'
 import type { OrganizationT } from '../../schemas/organizations.ts'
-import { isoString } from '../iso-dates.js'
+import { isoString } from '../platform/iso-dates.js'
 
 type OrganizationRecord = {
   name: string

@@ -1,4 +1,4 @@
-import { commonErrors } from '../errors.js'
+import { commonErrors } from '../platform/errors.js'
 import { orgErrors } from './errors.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { PERMISSION_NAMES, ROLES, type Grant, type Permission, type Role } from './catalogue.js'

@@ -1,12 +1,12 @@
-import { commonErrors } from '../errors.js'
+import { commonErrors } from '../platform/errors.js'
 import { identityErrors } from '../identity/errors.js'
 import { projectErrors } from './errors.js'
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import { FrozenMemo } from '../cache/frozen-memo.js'
 import type { ProjectTokens } from './project-tokens.js'
 import type { ProjectUsers, ProjectUser, ProjectAccount } from './project-users.js'
 import type { IssuedAccess, RefreshSessions } from '../identity/sessions.js'
-import { isoString } from '../iso-dates.js'
+import { isoString } from '../platform/iso-dates.js'
 
 /** A project JWT for a user, without a session behind it (the admin mint). */
 export interface ProjectAccess {

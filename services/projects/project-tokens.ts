@@ -1,7 +1,7 @@
 import { createSigner, createVerifier } from 'fast-jwt'
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import { BoundedMap } from '../cache/bounded-map.js'
-import { isoString } from '../iso-dates.js'
+import { isoString } from '../platform/iso-dates.js'
 
 /** The claims of a project JWT, as signed and as accepted. */
 export interface ProjectClaims {

@@ -1,15 +1,12 @@
 import { projectErrors } from './errors.js'
-import { issueToken, tokenView, usableToken, type StoredToken } from '../identity/pat-format.js'
-import type { Clock } from '../clock.js'
-import type { IdGenerator } from '../ids.js'
-import type { Store, StoreCollection, WithId } from '../store/types.js'
+import { tokenView, type StoredToken } from '../identity/pat-format.js'
+import { OwnedTokens } from '../identity/owned-tokens.js'
+import type { Clock } from '../platform/clock.js'
+import type { IdGenerator } from '../platform/ids.js'
+import type { Store, WithId } from '../store/types.js'
 import type { ServiceTokenT } from '../../schemas/projects.ts'
 
-/**
- * A project's server credentials. As with PATs, the Store key (`_id`) is the
- * token's SHA-256, so authenticating is one primary-key read, and `tokenId`
- * is the public handle listings and revocation use.
- */
+/** A project's server credential as stored: `tokenId` is its public handle (services/identity/owned-tokens.ts). */
 type ServiceTokenRecord = StoredToken & {
   tokenId: string
   projectId: string
@@ -27,54 +24,49 @@ function toServiceToken (record: WithId<ServiceTokenRecord>): ServiceToken {
   return { id: record.tokenId, ...tokenView(record), createdBy: record.createdBy }
 }
 
-const TOKENS_COLLECTION = 'project_service_tokens'
-
+/** A project's server credentials: expired tokens do not count against the limit. */
 export class ServiceTokens {
-  private readonly tokens: StoreCollection<ServiceTokenRecord>
+  private readonly tokens: OwnedTokens<ServiceTokenRecord>
 
-  constructor (private readonly store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, prefix: string }) {
-    this.tokens = store.collection<ServiceTokenRecord>(TOKENS_COLLECTION)
+  constructor (store: Store, deps: { clock: Clock, newId: IdGenerator, prefix: string }) {
+    this.tokens = new OwnedTokens<ServiceTokenRecord>(store, {
+      collection: 'project_service_tokens',
+      owner: 'projectId',
+      handle: 'tokenId',
+      limit: MAX_SERVICE_TOKENS_PER_PROJECT,
+      expiredCount: false,
+      tooMany: (limit) => projectErrors.tooManyServiceTokens({ limit }),
+      notFound: () => projectErrors.serviceTokenNotFound()
+    }, deps)
   }
 
   async init (): Promise<void> {
-    await this.tokens.createIndex({ tokenId: 1 }, { unique: true })
-    await this.tokens.createIndex({ projectId: 1 })
+    await this.tokens.init()
   }
 
   /** The token is returned here once and never again: only its hash is stored. */
   async create (projectId: string, input: { name: string, expiresAt?: string, createdBy: string }): Promise<ServiceToken & { token: string }> {
-    const now = this.deps.clock.now()
-    const { token, stored } = issueToken(this.deps.prefix, input, now)
-    // Expired tokens do not count: they authenticate nothing, and a project should not have to revoke them to make room.
-    const active = await this.tokens.countDocuments({ projectId, revokedAt: null, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] })
-    if (active >= MAX_SERVICE_TOKENS_PER_PROJECT) {
-      throw projectErrors.tooManyServiceTokens({ limit: MAX_SERVICE_TOKENS_PER_PROJECT })
-    }
-    const record = { ...stored, tokenId: this.deps.newId(), projectId, createdBy: input.createdBy }
-    await this.tokens.insertOne(record)
+    const { record, token } = await this.tokens.issue(projectId, input, () => ({ createdBy: input.createdBy }))
     return { ...toServiceToken(record), token }
   }
 
   /** Every token not revoked, expired ones included so they can be seen and cleaned up. */
   async list (projectId: string): Promise<ServiceToken[]> {
-    const records = await this.tokens.find({ projectId, revokedAt: null }, { sort: { tokenId: 1 } }).toArray()
-    return records.map(toServiceToken)
+    return (await this.tokens.list(projectId)).map(toServiceToken)
   }
 
   async revoke (projectId: string, tokenId: string): Promise<void> {
-    const result = await this.tokens.updateOne({ tokenId, projectId, revokedAt: null }, { $set: { revokedAt: this.deps.clock.now() } })
-    if (result.matchedCount === 0) throw projectErrors.serviceTokenNotFound()
+    await this.tokens.revoke(projectId, tokenId)
   }
 
   /** Null for a malformed, unknown, revoked or expired token; the caller compares `projectId` with the project the request is for. */
   async authenticate (token: string): Promise<ServiceTokenIdentity | null> {
-    const record = await usableToken<ServiceTokenRecord>(this.store, TOKENS_COLLECTION, token, this.deps.prefix, this.deps.clock)
+    const record = await this.tokens.authenticate(token)
     return record === null ? null : { projectId: record.projectId, tokenId: record.tokenId }
   }
 
   /** When a project is deleted; returns how many tokens went with it. */
   async deleteAllForProject (projectId: string): Promise<number> {
-    const { deletedCount } = await this.tokens.deleteMany({ projectId })
-    return deletedCount
+    return await this.tokens.deleteAll(projectId)
   }
 }

@@ -1,4 +1,4 @@
-import { AppError, commonErrors, errorCatalogue, fieldIssue, type ErrorDefinition } from '../errors.js'
+import { AppError, commonErrors, errorCatalogue, fieldIssue, type ErrorDefinition } from '../platform/errors.js'
 
 /**
  * The Store's error catalogue: what both engines answer, whatever the engine,

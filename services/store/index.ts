@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config } from '../config.js'
-import type { IdGenerator } from '../ids.js'
+import type { IdGenerator } from '../platform/ids.js'
 import type { Store } from './types.js'
 import { openSqliteStore } from './sqlite/index.js'
 import { openMongoStore } from './mongodb.js'

@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from '../clock.js'
+import { systemClock, type Clock } from '../platform/clock.js'
 import type { Store } from './types.js'
 
 /** How long one measurement of the Store's time stands before the next read starts another. */

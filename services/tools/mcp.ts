@@ -1,7 +1,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { TSchema } from '@sinclair/typebox'
-import { AppError } from '../errors.js'
+import { AppError } from '../platform/errors.js'
 import type { ToolCaller, ToolDefinition, ToolRegistry } from './registry.js'
 
 /**

@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { Static, TSchema } from '@sinclair/typebox'
-import { commonErrors } from '../errors.js'
+import { commonErrors } from '../platform/errors.js'
 import type { Permission } from '../orgs/catalogue.js'
 import { permissionMissing } from '../orgs/resolver.js'
 

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { Deleted } from '../../schemas/common.js'
+import { Deleted, Id } from '../../schemas/common.js'
 import {
-  AddMemberBody, ListQuery, ListStatesQuery, Page, TrackerId, TrackerLabel, TrackerMember, TrackerState
+  AddMemberBody, ListQuery, ListStatesQuery, Page, TrackerLabel, TrackerMember, TrackerState
 } from '../../schemas/tracker.js'
 import {
   Cycle, CycleItemsBody, IntakeDecisionBody, ListIntakeQuery, Module, ModuleItemsBody, TransferBody, TransferResult
@@ -11,7 +11,7 @@ import {
   BulkItemResult, BulkPatchBody, BulkPatchResult, Comment, CommentBody, CountResult, CountWorkItemsQuery, CreateWorkItemBody,
   Link, LinkBody, ListWorkItemsQuery, Relation, RelationBody, UpdateWorkItemBody, WorkItem, WorkItemTombstone
 } from '../../schemas/tracker-work-items.js'
-import { AppError } from '../errors.js'
+import { AppError } from '../platform/errors.js'
 import { trackerActor, type TrackerActor, type TrackerScope } from '../tracker/access.js'
 import type { TrackerServices } from '../tracker/index.js'
 import type { ToolAccess, ToolCaller, ToolDefinition, ToolRegistry } from './registry.js'
@@ -35,10 +35,10 @@ export function trackerToolContext (tracker: TrackerServices) {
 const BULK_CREATE_MAX = 100
 
 // The route's path parameters a tool takes as input members; its body or query goes in as the very schema the route validates.
-const lpId = TrackerId
-const itemId = TrackerId
-const cycleId = TrackerId
-const moduleId = TrackerId
+const lpId = Id
+const itemId = Id
+const cycleId = Id
+const moduleId = Id
 const inProject = <P extends Record<string, TSchema>>(members: P) => Type.Object({ lpId, ...members }, { additionalProperties: false })
 
 const ItemList = Page(Type.Union([WorkItem, WorkItemTombstone]))

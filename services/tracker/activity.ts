@@ -1,6 +1,6 @@
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import type { Cursors } from '../collections/query.js'
-import { isoString } from '../iso-dates.js'
+import { isoString } from '../platform/iso-dates.js'
 import type { ListQueryT, PageOf } from '../../schemas/tracker.js'
 import type { ActivityT, SubscriberT } from '../../schemas/tracker-work-items.js'
 import { ownsOrAdmin, refuseGuest, requireWritable, type TrackerScope } from './access.js'

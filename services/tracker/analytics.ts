@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import type { Filter } from '../store/types.js'
 import { STATE_GROUPS } from '../../schemas/tracker.js'
 import { PRIORITIES } from '../../schemas/tracker-filters.js'

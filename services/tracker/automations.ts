@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import { addMonths, localDay, startOfDay } from './calendar.js'
 import type { Idempotency } from './idempotency.js'
 import type { TrackerProjects } from './projects.js'

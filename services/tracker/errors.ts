@@ -1,4 +1,4 @@
-import { errorCatalogue, fieldIssue } from '../errors.js'
+import { errorCatalogue, fieldIssue } from '../platform/errors.js'
 
 interface Offending { path: string, problem: string }
 const offending = ({ path, problem }: Offending) => `${path}: ${problem}`

@@ -1,5 +1,5 @@
-import type { Clock } from '../clock.js'
-import { AppError } from '../errors.js'
+import type { Clock } from '../platform/clock.js'
+import { AppError } from '../platform/errors.js'
 import type { PageOf } from '../../schemas/tracker.js'
 import type { BulkItemResultT, BulkPatchResultT, ListWorkItemsQueryT, WorkItemT, WorkItemTombstoneT } from '../../schemas/tracker-work-items.js'
 import type { ModuleItemsBodyT, TransferResultT } from '../../schemas/tracker-planning.js'

@@ -1,4 +1,4 @@
-import type { JobPayload } from '../jobs.js'
+import type { JobPayload } from '../jobs/queue.js'
 
 /**
  * Writes that span documents (a state deleted with its items moved, a cycle

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
-import type { Clock } from '../clock.js'
-import type { IdGenerator } from '../ids.js'
+import type { Clock } from '../platform/clock.js'
+import type { IdGenerator } from '../platform/ids.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Store, StoreCollection, WithId } from '../store/types.js'
 import { TRACKER_LIMITS } from '../../schemas/tracker.js'

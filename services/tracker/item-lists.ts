@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import type { Cursors } from '../collections/query.js'
 import type { Filter } from '../store/types.js'
 import { STATE_GROUPS, type PageOf } from '../../schemas/tracker.js'

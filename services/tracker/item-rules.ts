@@ -1,4 +1,4 @@
-import { isoString } from '../iso-dates.js'
+import { isoString } from '../platform/iso-dates.js'
 import { TRACKER_LIMITS } from '../../schemas/tracker.js'
 import { PRIORITIES } from '../../schemas/tracker-filters.js'
 import type { CreateWorkItemBodyT, UpdateWorkItemBodyT, WorkItemT, WorkItemTombstoneT } from '../../schemas/tracker-work-items.js'

@@ -1,5 +1,5 @@
-import type { Clock } from '../clock.js'
-import type { IdGenerator } from '../ids.js'
+import type { Clock } from '../platform/clock.js'
+import type { IdGenerator } from '../platform/ids.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Filter, SharedReads, Store, StoreCollection } from '../store/types.js'
 import { trackerErrors } from './errors.js'

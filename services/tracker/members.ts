@@ -1,5 +1,5 @@
-import type { Clock } from '../clock.js'
-import { isoString } from '../iso-dates.js'
+import type { Clock } from '../platform/clock.js'
+import { isoString } from '../platform/iso-dates.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { TRACKER_LIMITS, type TrackerMemberT, type TrackerRoleT } from '../../schemas/tracker.js'

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import type { Filter } from '../store/types.js'
 import type { BurndownT, ProgressT } from '../../schemas/tracker-planning.js'
 import { addDays, daysBetween, daysFrom, localDay, startOfDay } from './calendar.js'

@@ -1,7 +1,7 @@
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import type { Cursors } from '../collections/query.js'
-import type { IdGenerator } from '../ids.js'
-import { isoString } from '../iso-dates.js'
+import type { IdGenerator } from '../platform/ids.js'
+import { isoString } from '../platform/iso-dates.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Filter, Store, StoreCollection } from '../store/types.js'
 import {

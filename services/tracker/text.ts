@@ -1,4 +1,4 @@
-import { nestedDeeperThan } from '../nesting.js'
+import { nestedDeeperThan } from '../platform/nesting.js'
 import { isPlainObject } from '../store/semantics/values.js'
 import { TRACKER_LIMITS } from '../../schemas/tracker.js'
 import type { EditorDocumentT } from '../../schemas/tracker-work-items.js'

@@ -1,5 +1,5 @@
-import type { Clock } from '../clock.js'
-import { AppError } from '../errors.js'
+import type { Clock } from '../platform/clock.js'
+import { AppError } from '../platform/errors.js'
 import type { Filter } from '../store/types.js'
 import { TRACKER_LIMITS } from '../../schemas/tracker.js'
 import type {

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { allowedHostList, integer, type Env } from '../config-env.js'
+import { allowedHostList, integer, type Env } from '../platform/config-env.js'
 
 const HOUR = 3_600_000
 

@@ -1,4 +1,4 @@
-import { errorCatalogue, fieldIssue } from '../errors.js'
+import { errorCatalogue, fieldIssue } from '../platform/errors.js'
 
 /** Every code the webhook engine answers with, once: services throw `webhookErrors.name(params)`, routes list `webhookErrors.name`. */
 export const webhookErrors = errorCatalogue('webhooks', {

@@ -1,9 +1,9 @@
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import type { Cursors } from '../collections/query.js'
-import type { SecretBox } from '../crypto.js'
-import type { IdGenerator } from '../ids.js'
-import { AddressGuard, type ResolveAll } from '../internal-addresses.js'
-import { isoString } from '../iso-dates.js'
+import type { SecretBox } from '../platform/crypto.js'
+import type { IdGenerator } from '../platform/ids.js'
+import { AddressGuard, type ResolveAll } from '../outbound/internal-addresses.js'
+import { isoString } from '../platform/iso-dates.js'
 import type { Store } from '../store/types.js'
 import {
   WEBHOOK_ALL_EVENTS, WEBHOOK_SYSTEM_EVENTS, type CreateWebhookBodyT, type ReplayResultT, type UpdateWebhookBodyT,

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { generateToken } from '../crypto.js'
+import { generateToken } from '../platform/crypto.js'
 
 /**
  * Webhook signatures, for the engine and for receivers written in

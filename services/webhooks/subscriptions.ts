@@ -1,10 +1,10 @@
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import type { Cursors } from '../collections/query.js'
-import type { SecretBox } from '../crypto.js'
-import { commonErrors } from '../errors.js'
-import type { IdGenerator } from '../ids.js'
-import type { AddressGuard } from '../internal-addresses.js'
-import { isoString } from '../iso-dates.js'
+import type { SecretBox } from '../platform/crypto.js'
+import { commonErrors } from '../platform/errors.js'
+import type { IdGenerator } from '../platform/ids.js'
+import type { AddressGuard } from '../outbound/internal-addresses.js'
+import { isoString } from '../platform/iso-dates.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import {
   WEBHOOK_ALL_EVENTS, WEBHOOK_LIMITS, WEBHOOK_SYSTEM_EVENTS, type CreateWebhookBodyT, type UpdateWebhookBodyT, type WebhookT, type WebhookWithSecretT

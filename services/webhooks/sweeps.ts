@@ -1,6 +1,6 @@
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import type { Store, StoreCollection } from '../store/types.js'
-import { retryUpsertRace } from '../upsert-race.js'
+import { retryUpsertRace } from '../platform/upsert-race.js'
 import { WEBHOOK_COLLECTIONS, type SubscriptionRecord, type SweepRecord } from './records.js'
 import type { WebhookSource } from './source.js'
 

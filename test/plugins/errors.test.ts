@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { buildTestApp, signUp } from '../helper.js'
 import { MongoServerSelectionError } from 'mongodb'
-import { AppError } from '../../services/errors.js'
+import { AppError } from '../../services/platform/errors.js'
 import { translate } from '../../services/store/mongo/translate.js'
 import { Envelope, errorResponses } from '../../schemas/envelope.js'
 

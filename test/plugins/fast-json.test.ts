@@ -4,7 +4,7 @@ import type { TSchema } from '@sinclair/typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { buildTestApp } from '../helper.js'
 import { writeJson } from '../../plugins/fast-json.js'
-import { deepFreeze } from '../../services/deep-freeze.js'
+import { deepFreeze } from '../../services/platform/deep-freeze.js'
 import { RecordResponses, recordSchemas } from '../../schemas/records.js'
 
 /** The success schema of every route that declares `config.fastJson`. */

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import type { FastifyPluginAsync } from 'fastify'
 import { buildApp } from '../../app.js'
 import { testConfig } from '../helper.js'
-import { JOBS_PRUNE_JOB } from '../../services/jobs.js'
+import { JOBS_PRUNE_JOB } from '../../services/jobs/queue.js'
 
 t.test('the app runs registered job types and finishes jobs in flight on close', async (t) => {
   const runs: string[] = []

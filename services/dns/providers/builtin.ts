@@ -1,4 +1,4 @@
-import type { Clock } from '../../clock.js'
+import type { Clock } from '../../platform/clock.js'
 import { dnsErrors } from '../errors.js'
 import { DuplicateKeyError } from '../../store/errors.js'
 import type { SharedReads, Store, StoreCollection, WithId } from '../../store/types.js'

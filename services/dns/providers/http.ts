@@ -1,6 +1,6 @@
-import type { AppError } from '../../errors.js'
-import type { AddressGuard } from '../../internal-addresses.js'
-import { outboundRequest } from '../../outbound-http.js'
+import type { AppError } from '../../platform/errors.js'
+import type { AddressGuard } from '../../outbound/internal-addresses.js'
+import { outboundRequest } from '../../outbound/http.js'
 import { refusalReason } from '../endpoint-guard.js'
 import { dnsErrors } from '../errors.js'
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { dnsErrors } from '../errors.js'
 import type { RecordData, RRsetChange } from '../changes.js'
-import type { AddressGuard } from '../../internal-addresses.js'
+import type { AddressGuard } from '../../outbound/internal-addresses.js'
 import { callProvider, refusal, type ProviderAnswer } from './http.js'
 import { signV4, type AwsCredentials } from './sigv4.js'
 import type { DnsProvider, ZoneContents, ZoneRef, ZoneSetup } from './types.js'

@@ -1,6 +1,6 @@
-import { isoString } from '../../iso-dates.js'
-import type { Clock } from '../../clock.js'
-import type { IdGenerator } from '../../ids.js'
+import { isoString } from '../../platform/iso-dates.js'
+import type { Clock } from '../../platform/clock.js'
+import type { IdGenerator } from '../../platform/ids.js'
 import type { Store, StoreCollection, WithId } from '../../store/types.js'
 import { MR_LIMITS, type CommentT, type CreateCommentBodyT, type PositionT } from '../../../schemas/git-merge-requests.js'
 import type { RepoActor } from '../access.js'
@@ -9,7 +9,7 @@ import type { GitCli } from '../git-cli.js'
 import type { MergePlumbing } from './merge-tree.js'
 import { checkTreePath } from '../names.js'
 import type { RepoReader } from '../reader.js'
-import type { Mr } from './merge-requests.js'
+import type { Mr } from './records.js'
 import type { Repo } from '../repositories.js'
 
 type CommentRecord = {

@@ -1,5 +1,5 @@
-import type { Clock } from '../../clock.js'
-import type { IdGenerator } from '../../ids.js'
+import type { Clock } from '../../platform/clock.js'
+import type { IdGenerator } from '../../platform/ids.js'
 import type { Store } from '../../store/types.js'
 import type { GitCli } from '../git-cli.js'
 import type { RepoLabels } from '../labels.js'

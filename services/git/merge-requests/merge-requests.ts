@@ -1,8 +1,8 @@
 import { DuplicateKeyError } from '../../store/errors.js'
-import { isoString } from '../../iso-dates.js'
-import type { Clock } from '../../clock.js'
-import type { IdGenerator } from '../../ids.js'
-import type { Filter, Store, StoreCollection, WithId } from '../../store/types.js'
+import { isoString } from '../../platform/iso-dates.js'
+import type { Clock } from '../../platform/clock.js'
+import type { IdGenerator } from '../../platform/ids.js'
+import type { Filter, Store, StoreCollection } from '../../store/types.js'
 import {
   MR_LIMITS, type CreateMergeRequestBodyT, type ListMergeRequestsQueryT, type MergeMethodT, type MergeRequestT, type UpdateMergeRequestBodyT
 } from '../../../schemas/git-merge-requests.js'
@@ -13,44 +13,7 @@ import type { RepoReader } from '../reader.js'
 import type { Repo } from '../repositories.js'
 import type { Reviews } from './reviews.js'
 import type { RepoLabels } from '../labels.js'
-
-export type MrState = MergeRequestT['state']
-
-export type MrRecord = {
-  repoId: string
-  iid: number
-  title: string
-  description: string
-  draft: boolean
-  state: MrState
-  sourceBranch: string
-  targetBranch: string
-  headSha: string
-  targetSha: string
-  mergeBaseSha: string
-  sourceBranchExists: boolean
-  authorId: string
-  assignees: string[]
-  reviewers: string[]
-  /** Ids of the repository's labels: a rename needs no change here. */
-  labelIds: string[]
-  /**
-   * `source:target` while open, the merge request's own id otherwise:
-   * a unique index on it (with repoId) lets one open merge request per pair
-   * of branches win, however many are created at once.
-   */
-  openPair: string
-  createdAt: Date
-  updatedAt: Date
-  closedAt: Date | null
-  closedBy: string | null
-  mergedAt: Date | null
-  mergedBy: string | null
-  mergeMethod: MergeMethodT | null
-  mergeCommitSha: string | null
-}
-
-export type Mr = WithId<MrRecord>
+import type { Mr, MrRecord } from './records.js'
 
 export interface MergeRequestDeps {
   clock: Clock

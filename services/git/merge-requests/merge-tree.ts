@@ -1,4 +1,4 @@
-import type { Clock } from '../../clock.js'
+import type { Clock } from '../../platform/clock.js'
 import { GIT_LIMITS, type CommitDiffT, type CommitT } from '../../../schemas/git.js'
 import { MR_LIMITS, type MergeMethodT } from '../../../schemas/git-merge-requests.js'
 import { attachPatches, parseDiffTree } from '../diff.js'

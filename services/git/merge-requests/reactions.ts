@@ -1,11 +1,11 @@
 import { DuplicateKeyError } from '../../store/errors.js'
-import type { Clock } from '../../clock.js'
-import type { IdGenerator } from '../../ids.js'
+import type { Clock } from '../../platform/clock.js'
+import type { IdGenerator } from '../../platform/ids.js'
 import type { Store, StoreCollection } from '../../store/types.js'
 import { REACTIONS, type ReactionEmojiT, type ReactionT } from '../../../schemas/git-merge-requests.js'
 import { gitErrors } from '../errors.js'
 import type { Comment } from './comments.js'
-import type { Mr } from './merge-requests.js'
+import type { Mr } from './records.js'
 
 type ReactionRecord = {
   /** A merge request's id or a comment's id: reactions on both live here, told apart by `on`. */

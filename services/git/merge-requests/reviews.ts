@@ -1,10 +1,10 @@
-import { isoString } from '../../iso-dates.js'
-import type { Clock } from '../../clock.js'
-import type { IdGenerator } from '../../ids.js'
+import { isoString } from '../../platform/iso-dates.js'
+import type { Clock } from '../../platform/clock.js'
+import type { IdGenerator } from '../../platform/ids.js'
 import type { Store, StoreCollection, WithId } from '../../store/types.js'
 import type { ReviewStateT, ReviewT } from '../../../schemas/git-merge-requests.js'
 import { gitErrors } from '../errors.js'
-import type { Mr } from './merge-requests.js'
+import type { Mr } from './records.js'
 
 type ReviewRecord = {
   mrId: string

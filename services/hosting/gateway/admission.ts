@@ -1,6 +1,6 @@
 import { isIP, type Socket } from 'node:net'
-import { embeddedIpv4, ipv6Groups } from '../../internal-addresses.js'
-import { descriptorHeadroom } from '../../descriptors.js'
+import { embeddedIpv4, ipv6Groups } from '../../outbound/internal-addresses.js'
+import { descriptorHeadroom } from '../../platform/descriptors.js'
 
 export interface ConnectionLimits {
   /** Open client connections in all, across the gateway's listeners. */

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http'
-import type { AppError } from '../../errors.js'
+import type { AppError } from '../../platform/errors.js'
 import { hostingErrors } from '../errors.js'
 
 /**

@@ -1,5 +1,5 @@
 import { isIPv4 } from 'node:net'
-import { INTERNAL_RANGES, internalKind } from '../../internal-addresses.js'
+import { INTERNAL_RANGES, internalKind } from '../../outbound/internal-addresses.js'
 
 /**
  * What an instance's network namespace holds, as data: the link the gateway

@@ -1,6 +1,6 @@
 import { chown, mkdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Clock } from '../../clock.js'
+import type { Clock } from '../../platform/clock.js'
 import { BuildCanceledError, BuildFailedError, type Artifact, type BuildInput, type InstanceLimits } from '../runtime.js'
 import { planSource } from '../source-plan.js'
 import { copyTree, treeSize } from '../source-tree.js'

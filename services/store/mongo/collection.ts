@@ -10,7 +10,7 @@ import {
   validateSort, validateUpdate, withoutNegativeZero
 } from '../semantics/index.js'
 import { isPlainObject } from '../semantics/values.js'
-import type { IdGenerator } from '../../ids.js'
+import type { IdGenerator } from '../../platform/ids.js'
 import { portableQuery } from './portable.js'
 import { translate } from './translate.js'
 

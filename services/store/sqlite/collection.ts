@@ -6,7 +6,7 @@ import type {
 } from '../types.js'
 import { MAX_WRITE_DOCUMENTS, checkDocumentBounds, checkWriteCount, compileFilter, compileProjection, compileUpdate, upsertSeed, validateDocument, validateSort } from '../semantics/index.js'
 import { isPlainObject } from '../semantics/values.js'
-import type { IdGenerator } from '../../ids.js'
+import type { IdGenerator } from '../../platform/ids.js'
 import { decodeDocument, encodeDocument } from './codec.js'
 import type { CollectionMeta, Connection } from './connection.js'
 import { SqliteCursor } from './cursor.js'

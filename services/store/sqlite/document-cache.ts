@@ -1,6 +1,6 @@
 import type { Document } from '../types.js'
 import { cloneDecoded } from './codec.js'
-import { deepFreeze } from '../../deep-freeze.js'
+import { deepFreeze } from '../../platform/deep-freeze.js'
 import { BoundedMap } from '../../cache/bounded-map.js'
 
 /**

@@ -1,6 +1,6 @@
 import type { Document, Store, StoreCollection, StoreExtensions } from '../types.js'
-import { newId as defaultNewId, type IdGenerator } from '../../ids.js'
-import { systemClock, type Clock } from '../../clock.js'
+import { newId as defaultNewId, type IdGenerator } from '../../platform/ids.js'
+import { systemClock, type Clock } from '../../platform/clock.js'
 import { SqliteCollection } from './collection.js'
 import { Connection } from './connection.js'
 import { validateCollectionName } from '../semantics/names.js'

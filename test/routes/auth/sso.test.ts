@@ -6,7 +6,7 @@ import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWTPayload } 
 // @ts-expect-error oidc-provider publishes no type declarations; the few members used are typed below.
 import OidcProviderModule from 'oidc-provider'
 import { buildTestApp } from '../../helper.js'
-import { hashToken } from '../../../services/crypto.js'
+import { hashToken } from '../../../services/platform/crypto.js'
 
 /**
  * A real OpenID provider (oidc-provider, with its development login and

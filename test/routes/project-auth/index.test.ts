@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { createHmac } from 'node:crypto'
 import { buildTestApp, signUp, call } from '../../helper.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from '../../../services/projects/naming.js'
-import { AppError } from '../../../services/errors.js'
+import { AppError } from '../../../services/platform/errors.js'
 
 type Headers = Record<string, string>
 

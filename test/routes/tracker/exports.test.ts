@@ -1,6 +1,6 @@
 import t from 'tap'
 import ExcelJS from 'exceljs'
-import { SignedLinks } from '../../../services/signed-links.js'
+import { SignedLinks } from '../../../services/platform/signed-links.js'
 import { TRACKER_EXPORTS_COLLECTION, type ExportRecord } from '../../../services/tracker/exports.js'
 import { TRACKER_COLLECTIONS, type ItemRecord } from '../../../services/tracker/records.js'
 import { trackerSetup, type TrackerSetup } from './fixtures.js'

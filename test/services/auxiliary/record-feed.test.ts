@@ -1,6 +1,6 @@
 import t from 'tap'
-import { ManualClock } from '../../../services/clock.js'
-import { newId } from '../../../services/ids.js'
+import { ManualClock } from '../../../services/platform/clock.js'
+import { newId } from '../../../services/platform/ids.js'
 import { projectCollectionName } from '../../../services/projects/naming.js'
 import { RECORD_CHANGES, RECORD_CHANGE_SETTLE_MS, RecordFeed } from '../../../services/auxiliary/record-feed.js'
 import { WEBHOOK_COLLECTIONS, type EventRecord } from '../../../services/webhooks/records.js'

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { FrozenMemo } from '../../../services/cache/frozen-memo.js'
-import { deepFreeze } from '../../../services/deep-freeze.js'
+import { deepFreeze } from '../../../services/platform/deep-freeze.js'
 
 t.test('derived once per frozen value; a value that may still change is derived afresh', async (t) => {
   let derived = 0

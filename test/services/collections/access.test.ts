@@ -1,7 +1,7 @@
 import t from 'tap'
-import { ManualClock } from '../../../services/clock.js'
+import { ManualClock } from '../../../services/platform/clock.js'
 import { resolveAccess, type DataCaller } from '../../../services/collections/access.js'
-import { deepFreeze } from '../../../services/deep-freeze.js'
+import { deepFreeze } from '../../../services/platform/deep-freeze.js'
 import type { MethodSettingT } from '../../../schemas/collections.js'
 
 /** A clock that counts how often the time was read. */

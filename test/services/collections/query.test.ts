@@ -6,7 +6,7 @@ import { compileFilter, compileSort } from '../../../services/store/semantics/in
 import type { Document } from '../../../services/store/types.js'
 import { parseFilter } from '../../../services/collections/filters.js'
 import { fieldMap } from '../../../services/collections/record-fields.js'
-import { deepFreeze } from '../../../services/deep-freeze.js'
+import { deepFreeze } from '../../../services/platform/deep-freeze.js'
 import type { FieldDefinitionT } from '../../../schemas/collections.js'
 
 const fields = fieldMap([

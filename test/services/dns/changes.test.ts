@@ -1,5 +1,5 @@
 import t from 'tap'
-import { AppError } from '../../../services/errors.js'
+import { AppError } from '../../../services/platform/errors.js'
 import { canonicalContent, type RecordType } from '../../../services/dns/content.js'
 import { applyChanges, recordId, rrsetChanges, type RecordData } from '../../../services/dns/changes.js'
 import { ownerName, zoneName } from '../../../services/dns/names.js'

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createSocket } from 'node:dgram'
 import * as packet from 'dns-packet'
-import { ManualClock } from '../../../services/clock.js'
+import { ManualClock } from '../../../services/platform/clock.js'
 import { loadConfig } from '../../../services/config.js'
 import { ResponseRateLimiter, type RateLimitSettings, type RateVerdict } from '../../../services/dns/rate-limit.js'
 import { DnsServer } from '../../../services/dns/server.js'

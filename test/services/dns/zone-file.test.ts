@@ -1,6 +1,6 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
-import { AppError } from '../../../services/errors.js'
+import { AppError } from '../../../services/platform/errors.js'
 import { parseZoneFile, renderZoneFile } from '../../../services/dns/zone-file.js'
 
 // Written the way BIND's documentation and many hand-kept zones look.

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream'
 import v8 from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import type { Test } from 'tap'
-import { newId } from '../../../services/ids.js'
+import { newId } from '../../../services/platform/ids.js'
 import type { FileStore } from '../../../services/files/file-store.js'
 
 /**

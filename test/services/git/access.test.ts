@@ -1,5 +1,5 @@
 import t from 'tap'
-import { commonErrors } from '../../../services/errors.js'
+import { commonErrors } from '../../../services/platform/errors.js'
 import { accessTo, authorize, GitAccess, writeLevel, type GitCaller, type GitService } from '../../../services/git/access.js'
 import type { RepoRoleT } from '../../../schemas/git.js'
 import type { Permission } from '../../../services/orgs/catalogue.js'

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { tempStore } from '../../helper.js'
-import { ManualClock } from '../../../services/clock.js'
-import { createIdGenerator } from '../../../services/ids.js'
+import { ManualClock } from '../../../services/platform/clock.js'
+import { createIdGenerator } from '../../../services/platform/ids.js'
 import { PatternRules } from '../../../services/git/pattern-rules.js'
 import type { Repo } from '../../../services/git/repositories.js'
 

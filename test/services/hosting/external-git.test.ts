@@ -1,6 +1,6 @@
 import t from 'tap'
 import { join } from 'node:path'
-import { AppError } from '../../../services/errors.js'
+import { AppError } from '../../../services/platform/errors.js'
 import { ExternalGitGuard, systemResolveAll, type ResolveAll } from '../../../services/hosting/external-git.js'
 import { checkExternalUrl, cloneExternal, SourceError } from '../../../services/hosting/sources.js'
 import { GitCli } from '../../../services/git/git-cli.js'

@@ -4,7 +4,7 @@ import { connect, type AddressInfo, type Socket } from 'node:net'
 import type { Test } from 'tap'
 import { Gateway, type GatewayDeps } from '../../../services/hosting/gateway/gateway.js'
 import type { Route, RouteTable, ServedRequest } from '../../../services/hosting/routing.js'
-import { createIdGenerator } from '../../../services/ids.js'
+import { createIdGenerator } from '../../../services/platform/ids.js'
 
 /**
  * A route table the tests write to, as the orchestration will: a map from

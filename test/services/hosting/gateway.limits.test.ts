@@ -3,7 +3,7 @@ import { closeSync, openSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { setTimeout as delay } from 'node:timers/promises'
 import { clientKey, limitsWithin } from '../../../services/hosting/gateway/admission.js'
-import { descriptorHeadroom } from '../../../services/descriptors.js'
+import { descriptorHeadroom } from '../../../services/platform/descriptors.js'
 import { startGateway } from './gateway-harness.js'
 
 /**

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
-import { ManualClock } from '../../../services/clock.js'
-import { createIdGenerator } from '../../../services/ids.js'
+import { ManualClock } from '../../../services/platform/clock.js'
+import { createIdGenerator } from '../../../services/platform/ids.js'
 import { AppLogs, MAX_PENDING_CHARS, type LogLimits } from '../../../services/hosting/logs.js'
 import { masker } from '../../../services/hosting/secrets.js'
 import { tempStore } from '../../helper.js'

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
-import { ManualClock } from '../../../services/clock.js'
-import { createIdGenerator } from '../../../services/ids.js'
+import { ManualClock } from '../../../services/platform/clock.js'
+import { createIdGenerator } from '../../../services/platform/ids.js'
 import { RefreshSessions, type AccessIssuer } from '../../../services/identity/sessions.js'
 import { tempStore } from '../../helper.js'
 

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { AppError } from '../../../services/errors.js'
+import { AppError } from '../../../services/platform/errors.js'
 import { parseSshPublicKey } from '../../../services/identity/ssh-key-format.js'
 
 const run = promisify(execFile)

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { Value } from '@sinclair/typebox/value'
-import { ConfigError } from '../../../services/config-env.js'
+import { ConfigError } from '../../../services/platform/config-env.js'
 import { LlmConfig, parseLlmConfig } from '../../../services/llm/config.js'
 
 function variables (schema: Record<string, unknown>): string[] {

@@ -2,7 +2,7 @@ import t from 'tap'
 import { PERMISSION_NAMES, ROLES } from '../../../services/orgs/catalogue.js'
 import type { OrgAccess } from '../../../services/orgs/resolver.js'
 import { checkGrants, checkRoleCeiling } from '../../../services/orgs/grants.js'
-import { AppError } from '../../../services/errors.js'
+import { AppError } from '../../../services/platform/errors.js'
 
 function refused (fn: () => unknown): AppError {
   try { fn() } catch (error) { if (error instanceof AppError) return error; throw error }

@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap'
-import { ManualClock } from '../../../services/clock.js'
+import { ManualClock } from '../../../services/platform/clock.js'
 import { PERMISSION_NAMES, ROLES } from '../../../services/orgs/catalogue.js'
 import type { OrgAccess } from '../../../services/orgs/resolver.js'
-import type { AppError } from '../../../services/errors.js'
+import type { AppError } from '../../../services/platform/errors.js'
 import { orgsOn, tempStore } from '../../helper.js'
 
 async function setup (t: Test) {

@@ -1,9 +1,9 @@
 import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
-import { ManualClock } from '../../../services/clock.js'
+import { ManualClock } from '../../../services/platform/clock.js'
 import { ProjectAuth } from '../../../services/projects/project-auth.js'
 import { RefreshSessions } from '../../../services/identity/sessions.js'
-import { createIdGenerator } from '../../../services/ids.js'
+import { createIdGenerator } from '../../../services/platform/ids.js'
 import { ProjectTokens } from '../../../services/projects/project-tokens.js'
 import { projectUsersOn, tempStore, testEngine } from '../../helper.js'
 

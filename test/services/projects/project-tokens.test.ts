@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createHmac, randomBytes } from 'node:crypto'
 import { createSigner } from 'fast-jwt'
-import { ManualClock } from '../../../services/clock.js'
+import { ManualClock } from '../../../services/platform/clock.js'
 import { ProjectTokens, projectAudience } from '../../../services/projects/project-tokens.js'
 
 const ISSUER = 'https://plinth.test'

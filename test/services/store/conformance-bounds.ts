@@ -1,5 +1,5 @@
 import type { Test } from 'tap'
-import { newId } from '../../../services/ids.js'
+import { newId } from '../../../services/platform/ids.js'
 import {
   DocumentTooDeepError, DocumentTooLargeError, InvalidCollectionNameError, InvalidUpdateError, TooManyDocumentsError
 } from '../../../services/store/errors.js'

@@ -1,5 +1,5 @@
 import type { Test } from 'tap'
-import { newId } from '../../../services/ids.js'
+import { newId } from '../../../services/platform/ids.js'
 import {
   DuplicateKeyError, IndexConflictError, IndexNotFoundError, InvalidDocumentError, InvalidIndexError, InvalidUpdateError, QueryError
 } from '../../../services/store/errors.js'

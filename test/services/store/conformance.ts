@@ -1,5 +1,5 @@
 import type { Test } from 'tap'
-import { newId } from '../../../services/ids.js'
+import { newId } from '../../../services/platform/ids.js'
 import { DuplicateKeyError, InvalidUpdateError, QueryError } from '../../../services/store/errors.js'
 import type { Document, Filter, FindOptions, Store, StoreCollection } from '../../../services/store/types.js'
 import { parityConformance } from './conformance-parity.js'

@@ -6,7 +6,7 @@ import {
   DuplicateKeyError, IndexConflictError, InvalidDocumentError, InvalidIndexError, InvalidUpdateError, QueryError, StoreUnavailableError
 } from '../../../services/store/errors.js'
 import type { Document, Store } from '../../../services/store/types.js'
-import { newId } from '../../../services/ids.js'
+import { newId } from '../../../services/platform/ids.js'
 import { storeConformance } from './conformance.js'
 import { MongoDouble } from '../../fixtures/mongo-double/server.js'
 

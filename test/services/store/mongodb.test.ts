@@ -1,6 +1,6 @@
 import t from 'tap'
 import { openMongoStore } from '../../../services/store/mongodb.js'
-import { newId } from '../../../services/ids.js'
+import { newId } from '../../../services/platform/ids.js'
 import { storeConformance } from './conformance.js'
 
 // The MongoDB half of the conformance suite runs wherever MONGODB_URL points at a real server.

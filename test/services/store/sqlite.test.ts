@@ -11,7 +11,7 @@ import { compileFilter, compileProjection, compileSort, compareValues } from '..
 import { openSqliteStore } from '../../../services/store/sqlite/index.js'
 import { Connection } from '../../../services/store/sqlite/connection.js'
 import { SqliteCollection } from '../../../services/store/sqlite/collection.js'
-import { newId } from '../../../services/ids.js'
+import { newId } from '../../../services/platform/ids.js'
 import { quoteIdentifier } from '../../../services/store/sqlite/names.js'
 import { planOrder, whereOf } from '../../../services/store/sqlite/query.js'
 import { cachedShapeCount } from '../../../services/store/sqlite/plans.js'

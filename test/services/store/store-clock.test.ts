@@ -1,6 +1,6 @@
 import t from 'tap'
-import { ManualClock } from '../../../services/clock.js'
-import { RateLimiter } from '../../../services/rate-limit.js'
+import { ManualClock } from '../../../services/platform/clock.js'
+import { RateLimiter } from '../../../services/platform/rate-limit.js'
 import { StoreClock } from '../../../services/store/store-clock.js'
 import type { Store } from '../../../services/store/types.js'
 import { tempStore } from '../../helper.js'

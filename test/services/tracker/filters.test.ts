@@ -6,7 +6,7 @@ import { checkFilter, compileFilter, operatorsOf, parseFilterText } from '../../
 import { addDays, isDay, localDay, relativeDay, startOfDay } from '../../../services/tracker/calendar.js'
 import { FILTER_FIELDS, FILTER_LIMITS, TrackerFilter, type FilterConditionT, type FilterFieldT, type TrackerFilterT } from '../../../schemas/tracker-filters.js'
 import { refusal } from '../../helper.js'
-import type { AppError } from '../../../services/errors.js'
+import type { AppError } from '../../../services/platform/errors.js'
 
 const context = { userId: 'u1', timezone: 'Europe/Berlin', now: new Date(Date.UTC(2026, 2, 15, 10)) }
 

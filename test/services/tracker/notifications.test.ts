@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { Test } from 'tap'
 import { randomBytes } from 'node:crypto'
-import { ManualClock } from '../../../services/clock.js'
+import { ManualClock } from '../../../services/platform/clock.js'
 import { Cursors } from '../../../services/collections/query.js'
 import { openMongoStore } from '../../../services/store/mongodb.js'
 import type { Store } from '../../../services/store/types.js'

@@ -2,7 +2,7 @@ import t from 'tap'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { ResolveAll } from '../../../services/internal-addresses.js'
+import type { ResolveAll } from '../../../services/outbound/internal-addresses.js'
 import { refusal } from '../../helper.js'
 import { engine, receiver, resolver, thingEvent } from './fixtures.js'
 

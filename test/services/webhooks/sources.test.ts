@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { DataCollection } from '../../../services/collections/records.js'
-import { deepFreeze } from '../../../services/deep-freeze.js'
+import { deepFreeze } from '../../../services/platform/deep-freeze.js'
 import { TRACKER_COLLECTIONS, type ItemRecord } from '../../../services/tracker/records.js'
 import { recordEvent, recordsWebhookSource } from '../../../services/webhooks/sources/records.js'
 import { trackerItemEvent, trackerWebhookSource } from '../../../services/webhooks/sources/tracker.js'

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { ManualClock } from '../../../../services/clock.js'
+import { ManualClock } from '../../../../services/platform/clock.js'
 import { BuiltinProvider } from '../../../../services/dns/providers/builtin.js'
 import { DnsServer } from '../../../../services/dns/server.js'
 import { tempStore } from '../../../helper.js'

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createServer } from 'node:http'
 import { callProvider } from '../../../../services/dns/providers/http.js'
-import { AddressGuard } from '../../../../services/internal-addresses.js'
+import { AddressGuard } from '../../../../services/outbound/internal-addresses.js'
 
 t.test('a provider answer is read up to a bound, then refused as a failure', async (t) => {
   const megabyte = Buffer.alloc(1024 * 1024, 'x')

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { AppError } from '../../../../services/errors.js'
-import { AddressGuard } from '../../../../services/internal-addresses.js'
+import { AppError } from '../../../../services/platform/errors.js'
+import { AddressGuard } from '../../../../services/outbound/internal-addresses.js'
 import { PowerDnsProvider } from '../../../../services/dns/providers/powerdns.js'
 import { tempDir } from '../../../helper.js'
 import { providerContract } from '../provider-contract.js'

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { AppError } from '../../../../services/errors.js'
-import { AddressGuard } from '../../../../services/internal-addresses.js'
+import { AppError } from '../../../../services/platform/errors.js'
+import { AddressGuard } from '../../../../services/outbound/internal-addresses.js'
 import { Route53Provider } from '../../../../services/dns/providers/route53.js'
 import { providerContract } from '../provider-contract.js'
 import { startRoute53Api } from './route53-api.js'

@@ -1,7 +1,7 @@
 import t from 'tap'
-import { ManualClock } from '../../../../services/clock.js'
-import { newId } from '../../../../services/ids.js'
-import type { Mr } from '../../../../services/git/merge-requests/merge-requests.js'
+import { ManualClock } from '../../../../services/platform/clock.js'
+import { newId } from '../../../../services/platform/ids.js'
+import type { Mr } from '../../../../services/git/merge-requests/records.js'
 import { Reviews } from '../../../../services/git/merge-requests/reviews.js'
 import { tempStore } from '../../../helper.js'
 

@@ -5,16 +5,16 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as delay } from 'node:timers/promises'
-import { newId } from '../../services/ids.js'
-import { JobQueue } from '../../services/jobs.js'
-import { openSqliteStore } from '../../services/store/sqlite/index.js'
+import { newId } from '../../../services/platform/ids.js'
+import { JobQueue } from '../../../services/jobs/queue.js'
+import { openSqliteStore } from '../../../services/store/sqlite/index.js'
 
 /**
  * The cross-process proof of the queue: separate Node processes on one SQLite
  * file in one DATA_DIR share the work without running a job twice, and a job
  * whose process is killed mid-run is finished by another after its lease.
  */
-const fixture = fileURLToPath(new URL('../fixtures/job-worker.ts', import.meta.url))
+const fixture = fileURLToPath(new URL('../../fixtures/job-worker.ts', import.meta.url))
 const dataDir = mkdtempSync(join(tmpdir(), 'plinth-jobs-process-'))
 const store = openSqliteStore({ file: join(dataDir, 'plinth.db'), newId })
 const queue = new JobQueue({ store, newId })

@@ -1,10 +1,10 @@
 import t from 'tap'
 import { join } from 'node:path'
-import { ManualClock } from '../../services/clock.js'
-import { createIdGenerator } from '../../services/ids.js'
-import { JobQueue, PermanentJobError, type Job } from '../../services/jobs.js'
-import { openSqliteStore } from '../../services/store/sqlite/index.js'
-import { tempDir, openTestJobQueue } from '../helper.js'
+import { ManualClock } from '../../../services/platform/clock.js'
+import { createIdGenerator } from '../../../services/platform/ids.js'
+import { JobQueue, PermanentJobError, type Job } from '../../../services/jobs/queue.js'
+import { openSqliteStore } from '../../../services/store/sqlite/index.js'
+import { tempDir, openTestJobQueue } from '../../helper.js'
 
 const DAY = 24 * 60 * 60_000
 

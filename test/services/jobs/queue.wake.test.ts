@@ -1,9 +1,9 @@
 import t from 'tap'
 import { setTimeout as delay } from 'node:timers/promises'
-import { ManualClock, systemClock } from '../../services/clock.js'
-import { JobQueue, type Job } from '../../services/jobs.js'
-import { JobWorker } from '../../services/job-worker.js'
-import { openTestJobQueue } from '../helper.js'
+import { ManualClock, systemClock } from '../../../services/platform/clock.js'
+import { JobQueue, type Job } from '../../../services/jobs/queue.js'
+import { JobWorker } from '../../../services/jobs/worker.js'
+import { openTestJobQueue } from '../../helper.js'
 
 /**
  * Work enqueued in a worker's own process is claimed at once, not at the

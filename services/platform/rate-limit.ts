@@ -1,6 +1,6 @@
 import { commonErrors } from './errors.js'
 import type { Clock } from './clock.js'
-import type { PagedWrites, Store, StoreCollection } from './store/types.js'
+import type { PagedWrites, Store, StoreCollection } from '../store/types.js'
 import { retryUpsertRace } from './upsert-race.js'
 
 type Counter = { count: number, expiresAt: Date }

@@ -5,11 +5,11 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { AppError } from '../../services/errors.js'
+import { AppError } from '../../../services/platform/errors.js'
 import {
   createSecretBox, deriveKey, generateToken, hashPassword, hashToken, loadMasterKey,
   masterKeyId, MASTER_KEY_FILE, passwordNeedsRehash, SecretBox, verifyPassword
-} from '../../services/crypto.js'
+} from '../../../services/platform/crypto.js'
 
 const run = promisify(execFile)
 
@@ -161,7 +161,7 @@ t.test('loadMasterKey from the key file', async (t) => {
 
 t.test('processes starting together agree on one key', async (t) => {
   const dataDir = tempDir(t)
-  const script = `import { loadMasterKey } from ${JSON.stringify(new URL('../../services/crypto.ts', import.meta.url).href)}
+  const script = `import { loadMasterKey } from ${JSON.stringify(new URL('../../../services/platform/crypto.ts', import.meta.url).href)}
 process.stdout.write(loadMasterKey({ env: undefined, dataDir: process.argv[1] }).toString('hex'))`
   const outputs = await Promise.all(Array.from({ length: 4 }, async () =>
     (await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, dataDir])).stdout))

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import { commonErrors } from '../services/errors.js'
+import { commonErrors } from '../services/platform/errors.js'
 
 /**
  * The one reader of the Authorization header. Every credential kind arrives

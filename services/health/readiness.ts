@@ -1,5 +1,5 @@
-import { commonErrors } from './errors.js'
-import type { Store } from './store/types.js'
+import { commonErrors } from '../platform/errors.js'
+import type { Store } from '../store/types.js'
 
 const PING_TIMEOUT_MS = 2000
 

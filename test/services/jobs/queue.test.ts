@@ -1,10 +1,10 @@
 import t from 'tap'
 import { setTimeout as delay } from 'node:timers/promises'
-import { ManualClock, systemClock } from '../../services/clock.js'
-import { DeferJobError, JobLeaseLostError, PermanentJobError, retryDelayMs, type Job } from '../../services/jobs.js'
-import { JobWorker } from '../../services/job-worker.js'
-import type { Store } from '../../services/store/types.js'
-import { openTestJobQueue } from '../helper.js'
+import { ManualClock, systemClock } from '../../../services/platform/clock.js'
+import { DeferJobError, JobLeaseLostError, PermanentJobError, retryDelayMs, type Job } from '../../../services/jobs/queue.js'
+import { JobWorker } from '../../../services/jobs/worker.js'
+import type { Store } from '../../../services/store/types.js'
+import { openTestJobQueue } from '../../helper.js'
 
 /** How many jobs are in each state, read straight from the Store. */
 async function statusCounts (store: Store, filter: Record<string, unknown> = {}): Promise<Record<string, number>> {

@@ -1,10 +1,10 @@
 import t from 'tap'
-import { ManualClock } from '../../services/clock.js'
-import { PlatformUsers } from '../../services/identity/users.js'
-import { RateLimiter } from '../../services/rate-limit.js'
-import { DuplicateKeyError } from '../../services/store/errors.js'
-import { retryUpsertRace } from '../../services/upsert-race.js'
-import { tempStore } from '../helper.js'
+import { ManualClock } from '../../../services/platform/clock.js'
+import { PlatformUsers } from '../../../services/identity/users.js'
+import { RateLimiter } from '../../../services/platform/rate-limit.js'
+import { DuplicateKeyError } from '../../../services/store/errors.js'
+import { retryUpsertRace } from '../../../services/platform/upsert-race.js'
+import { tempStore } from '../../helper.js'
 
 t.test('retryUpsertRace runs an upsert that lost a race once more, and only for a duplicate key', async (t) => {
   const lostRace = new DuplicateKeyError('_rate_limits', '_id_', { _id: 'k' })

@@ -1,4 +1,4 @@
-import type { ErrorDetailsT, FieldIssueT } from '../schemas/envelope.js'
+import type { ErrorDetailsT, FieldIssueT } from '../../schemas/envelope.js'
 
 export type ErrorDetails = ErrorDetailsT
 

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { DeferJobError, PermanentJobError } from '../../services/jobs.js'
-import { openTestJobQueue } from '../helper.js'
+import { DeferJobError, PermanentJobError } from '../../../services/jobs/queue.js'
+import { openTestJobQueue } from '../../helper.js'
 
 t.test('a keyed job: one per key, queued once, asked again while it runs, restarted once finished', async (t) => {
   const { queue } = await openTestJobQueue(t)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { isoString } from '../../services/iso-dates.js'
+import { isoString } from '../../../services/platform/iso-dates.js'
 
 t.test('isoString is toISOString', async (t) => {
   const edges = [

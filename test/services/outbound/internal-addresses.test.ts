@@ -1,5 +1,5 @@
 import t from 'tap'
-import { embeddedIpv4, internalKind } from '../../services/internal-addresses.js'
+import { embeddedIpv4, internalKind } from '../../../services/outbound/internal-addresses.js'
 
 t.test('every range that is not globally reachable is named, public addresses are not', async (t) => {
   const table: Array<[string, string | null]> = [

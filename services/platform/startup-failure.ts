@@ -1,4 +1,4 @@
-import { ConfigError, UnavailableAtStartError, type Config } from './config.js'
+import { ConfigError, UnavailableAtStartError, type Config } from '../config.js'
 
 /** How the server says why it could not start: one line, and the sysexits code a supervisor can act on. */
 export interface StartupFailure { line: string, exitCode: number }

@@ -1,4 +1,4 @@
-import { DuplicateKeyError } from './store/errors.js'
+import { DuplicateKeyError } from '../store/errors.js'
 
 /**
  * Runs an upsert a second time when it lost a race. Two first upserts of one

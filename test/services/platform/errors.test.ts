@@ -1,6 +1,6 @@
 import t from 'tap'
-import { AppError, commonErrors, errorCatalogue, fieldIssue } from '../../services/errors.js'
-import { dnsErrors } from '../../services/dns/errors.js'
+import { AppError, commonErrors, errorCatalogue, fieldIssue } from '../../../services/platform/errors.js'
+import { dnsErrors } from '../../../services/dns/errors.js'
 
 t.test('a catalogue entry makes the coded error from its typed parameters', async (t) => {
   const shapes = errorCatalogue('shapes', {

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
-import { assertLeaseMs, JobLeaseLostError, type Job, type JobPayload, type JobQueue } from './jobs.js'
+import { assertLeaseMs, JobLeaseLostError, type Job, type JobPayload, type JobQueue } from './queue.js'
 
-/** The worker loop that runs the durable queue's jobs (services/jobs.ts) on one node. */
+/** The worker loop that runs the durable queue's jobs (services/jobs/queue.ts) on one node. */
 
 export interface JobContext {
   job: Job

@@ -81,7 +81,7 @@ function isAllowedHostEntry (entry: string): boolean {
 
 /**
  * What an operator lets outbound calls reach although it is internal (the
- * one guard, services/internal-addresses.ts): host names (`git.internal`),
+ * one guard, services/outbound/internal-addresses.ts): host names (`git.internal`),
  * `*.suffix` wildcards, IP addresses (brackets and a trailing dot dropped)
  * and CIDR ranges, lower case.
  */

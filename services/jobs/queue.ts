@@ -1,8 +1,8 @@
-import { commonErrors } from './errors.js'
-import { DuplicateKeyError } from './store/errors.js'
-import type { IdGenerator } from './ids.js'
-import type { Filter, IndexKey, Store, StoreCollection } from './store/types.js'
-import { retryUpsertRace } from './upsert-race.js'
+import { commonErrors } from '../platform/errors.js'
+import { DuplicateKeyError } from '../store/errors.js'
+import type { IdGenerator } from '../platform/ids.js'
+import type { Filter, IndexKey, Store, StoreCollection } from '../store/types.js'
+import { retryUpsertRace } from '../platform/upsert-race.js'
 
 /**
  * The durable job queue. Jobs live in the Store, so any API node

@@ -2,8 +2,8 @@ import t from 'tap'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { AddressGuard } from '../../services/internal-addresses.js'
-import { outboundRequest } from '../../services/outbound-http.js'
+import { AddressGuard } from '../../../services/outbound/internal-addresses.js'
+import { outboundRequest } from '../../../services/outbound/http.js'
 
 t.test('one call through the guard: refused, pinned, capped, never redirected', async (t) => {
   const server = createServer((request, response) => {

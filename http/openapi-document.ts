@@ -1,5 +1,5 @@
 import { ERROR_STATUSES } from '../schemas/envelope.js'
-import { commonErrors } from '../services/errors.js'
+import { commonErrors } from '../services/platform/errors.js'
 
 /**
  * What the generated document needs beyond what each route declares: the

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { execFileSync, spawnSync } from 'node:child_process'
 import { closeSync, openSync } from 'node:fs'
-import { DescriptorPressure, descriptorHeadroom, isDescriptorShortage, readDescriptorLimit } from '../../services/descriptors.js'
+import { DescriptorPressure, descriptorHeadroom, isDescriptorShortage, readDescriptorLimit } from '../../../services/platform/descriptors.js'
 
 /**
  * The descriptor limit as the process has it, the pressure the gateway asks
@@ -10,7 +10,7 @@ import { DescriptorPressure, descriptorHeadroom, isDescriptorShortage, readDescr
  * out of descriptors alive, in a child process really run out of them.
  */
 
-const MODULE = new URL('../../services/descriptors.ts', import.meta.url).pathname
+const MODULE = new URL('../../../services/platform/descriptors.ts', import.meta.url).pathname
 
 t.test('the limit read is the one the shell sees', async (t) => {
   const [soft, hard] = execFileSync('sh', ['-c', 'ulimit -Sn; ulimit -Hn']).toString().trim().split('\n').map(Number)

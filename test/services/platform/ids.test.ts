@@ -1,6 +1,6 @@
 import t from 'tap'
-import { createIdGenerator, newId } from '../../services/ids.js'
-import { ManualClock } from '../../services/clock.js'
+import { createIdGenerator, newId } from '../../../services/platform/ids.js'
+import { ManualClock } from '../../../services/platform/clock.js'
 
 t.test('ids are URL-safe, fixed-length and sort by creation', async (t) => {
   const ids = Array.from({ length: 5000 }, () => newId())
