@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto'
 import { Agent } from 'node:https'
-import { axios as acmeHttp, Client, crypto as acmeCrypto, type Authorization, type Order } from 'acme-client'
+import type { Authorization, Client, Order } from 'acme-client'
 import { BoundedMap } from '../cache/bounded-map.js'
 import type { Clock } from '../platform/clock.js'
 import type { SecretBox } from '../platform/crypto.js'
@@ -132,8 +132,17 @@ export class Certificates implements CertificateSource, ChallengeSource {
   constructor (store: Store, private readonly deps: CertificatesDeps) {
     this.certificates = store.collection<CertificateRecord>(CERTIFICATES)
     this.accounts = store.collection<AccountRecord>(ACCOUNTS)
+  }
+
+  /**
+   * acme-client, loaded on first use: it and its dependencies cost ~0.5 s of CPU at start, and most servers
+   * (and every test app) never issue a certificate.
+   */
+  private async acme (): Promise<typeof import('acme-client')> {
+    const acme = await import('acme-client')
     // acme-client sends every request through its own axios instance: this trust reaches the ACME CA and nothing else.
-    if (deps.acme.caCertificates !== null) acmeHttp.defaults.httpsAgent = new Agent({ ca: deps.acme.caCertificates })
+    if (this.deps.acme.caCertificates !== null) acme.axios.defaults.httpsAgent = new Agent({ ca: this.deps.acme.caCertificates })
+    return acme
   }
 
   async init (): Promise<void> {
@@ -309,6 +318,7 @@ export class Certificates implements CertificateSource, ChallengeSource {
         await withdraw()
       }
     }
+    const { crypto: acmeCrypto } = await this.acme()
     const key = (await acmeCrypto.createPrivateEcdsaKey('P-256')).toString()
     const [, csr] = await acmeCrypto.createCsr({ commonName: hostname }, key)
     const finalized = await client.finalizeOrder(order, csr)
@@ -347,6 +357,7 @@ export class Certificates implements CertificateSource, ChallengeSource {
   private async openAccount (directoryUrl: string): Promise<Client> {
     const account = await this.account(directoryUrl)
     const polling = { ...DEFAULT_POLLING, ...this.deps.acme.polling }
+    const { Client } = await this.acme()
     const client = new Client({
       directoryUrl, accountKey: this.deps.secrets.open(account.sealedKey, accountContext(directoryUrl)), backoffAttempts: polling.attempts, backoffMin: polling.minMs, backoffMax: polling.maxMs
     })
@@ -361,7 +372,7 @@ export class Certificates implements CertificateSource, ChallengeSource {
     for (;;) {
       const existing = await this.accounts.findOne({ _id: directoryUrl })
       if (existing !== null) return existing
-      const key = (await acmeCrypto.createPrivateEcdsaKey('P-256')).toString()
+      const key = (await (await this.acme()).crypto.createPrivateEcdsaKey('P-256')).toString()
       const fresh = { _id: directoryUrl, sealedKey: this.deps.secrets.seal(key, accountContext(directoryUrl)), email: this.deps.acme.email, accountUrl: null, createdAt: this.deps.clock.now() }
       try {
         await this.accounts.insertOne(fresh)

@@ -1,4 +1,5 @@
-import Docker from 'dockerode'
+import { createRequire } from 'node:module'
+import type Docker from 'dockerode'
 
 /**
  * The Docker Engine API client (Docker, or Podman's compatible service) and
@@ -19,8 +20,12 @@ export const LABELS = {
 
 export const DRIVER_LABEL_VALUE = 'container'
 
+/** dockerode is required on first use: it pulls in gRPC, protobufjs and ssh2 (~0.3 s of CPU), which only the container driver needs. */
+const require = createRequire(import.meta.url)
+
 export function connectEngine (socketPath: string): Docker {
-  return new Docker({ socketPath })
+  const Dockerode = require('dockerode') as typeof Docker
+  return new Dockerode({ socketPath })
 }
 
 function statusCode (error: unknown): number | null {
