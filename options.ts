@@ -93,10 +93,54 @@ function validatorFactory (lazy: LazySchemas) {
   }
 }
 
+type JsonSchema = Record<string, unknown>
+
+function asSchema (value: unknown): JsonSchema | null {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as JsonSchema : null
+}
+
+/**
+ * fast-json-stringify picks a union's branch by validating the value against
+ * each branch in turn, so a page of work items (items or, in a sync page,
+ * tombstones) had every item validated whole, formats and all, before it was
+ * written out: most of the time of serializing it. A union of two object
+ * schemas, one requiring a property the other does not declare (a tombstone's
+ * `deleted`), is told apart by that property alone (`if`/`then`/`else`, which
+ * validates only the `if`). The route's own schema, which the contract shows,
+ * is left as it is.
+ */
+export function serializedUnions (schema: unknown, external: Record<string, unknown>): unknown {
+  const node = asSchema(schema)
+  if (node === null) return Array.isArray(schema) ? schema.map((item) => serializedUnions(item, external)) : schema
+  const resolve = (branch: unknown): JsonSchema | null => {
+    const ref = asSchema(branch)?.$ref
+    return asSchema(typeof ref === 'string' ? external[ref] : branch)
+  }
+  const union = node.anyOf
+  if (Array.isArray(union) && union.length === 2) {
+    const [first, second] = union.map(resolve)
+    const marker = (own: JsonSchema | null, other: JsonSchema | null): string | undefined => {
+      const required = own?.required
+      const declared = asSchema(other?.properties)
+      if (own?.type !== 'object' || other?.type !== 'object' || !Array.isArray(required) || declared === null) return undefined
+      return required.find((field): field is string => typeof field === 'string' && !Object.hasOwn(declared, field))
+    }
+    const [withMarker, without, field] = marker(first, second) !== undefined ? [union[0], union[1], marker(first, second)] : [union[1], union[0], marker(second, first)]
+    if (field !== undefined) {
+      const { anyOf: _anyOf, ...rest } = node
+      return { ...rest, if: { type: 'object', required: [field] }, then: serializedUnions(withMarker, external), else: serializedUnions(without, external) }
+    }
+  }
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, key === 'properties' || key === 'patternProperties'
+    ? Object.fromEntries(Object.entries(asSchema(value) ?? {}).map(([name, inner]) => [name, serializedUnions(inner, external)]))
+    : key === 'items' || key === 'anyOf' || key === 'oneOf' || key === 'allOf' ? serializedUnions(value, external) : value]))
+}
+
 function serializerFactory (lazy: LazySchemas) {
   return (externalSchemas: Record<string, unknown> = {}, serializerOptions: object = {}) => {
     const compile = SerializerSelector()(externalSchemas, serializerOptions)
-    return (route: { schema: object, method: string, url: string, httpStatus: string }): Serialize => lazy.serializer(() => compile(route))
+    return (route: { schema: object, method: string, url: string, httpStatus: string }): Serialize =>
+      lazy.serializer(() => compile({ ...route, schema: serializedUnions(route.schema, externalSchemas) as object }))
   }
 }
 

@@ -64,7 +64,7 @@ export class ItemLists {
     if (!compiled.fields.has('archived')) base.archivedAt = null
     if (!compiled.fields.has('draft')) base.draft = false
     if (!compiled.fields.has('stateGroup') && !compiled.fields.has('state')) base.stateGroup = { $ne: 'triage' }
-    const parts = [base, compiled.filter, visibleItems(scope, { draftsExcluded: base.draft === false })].filter((part) => Object.keys(part).length > 0)
+    const parts = [compiled.filter, base, visibleItems(scope, { draftsExcluded: base.draft === false })].filter((part) => Object.keys(part).length > 0)
     return { filter: { $and: parts }, asked: { tree, viewId: viewId ?? null }, view }
   }
 

@@ -14,7 +14,7 @@ import { checkArrayKeys, checkParallelArrays, createIndex, dropIndex, duplicateK
 import { quoteIdentifier } from './names.js'
 import { FrozenMemo } from '../../cache/frozen-memo.js'
 import { scanByQueries } from '../scan.js'
-import { filterShape, rememberValidShape, shapeValidated, type FilterShape } from './plans.js'
+import { filterShape, flattenAnd, rememberValidShape, shapeValidated, type FilterShape } from './plans.js'
 import { countMatches, selectDocuments, selectMatches, selectScan, validateCount, whereOf, type DocumentTest, type Match, type Selection } from './query.js'
 
 interface PreparedInsert { id: string, json: string, doc: Document }
@@ -193,7 +193,8 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
   }
 
   /** Validates now (as the driver's find does) and returns the query to run later. */
-  private planFind (filter: Filter, options: FindOptions, shared: boolean): () => Array<WithId<T>> {
+  private planFind (asked: Filter, options: FindOptions, shared: boolean): () => Array<WithId<T>> {
+    const filter = flattenAnd(asked)
     const shape = filterShape(filter)
     const test = filterTest(filter, shape)
     checkSort(options.sort)

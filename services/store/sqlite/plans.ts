@@ -109,6 +109,35 @@ function valueTag (value: unknown, leaves: unknown[]): string | null {
   return tag === '{' ? null : tag + '}'
 }
 
+/**
+ * The filter as one object of top-level fields when it is only a conjunction
+ * of such objects (`{$and: [{a: 1}, {b: {$gt: 2}}]}` is `{a: 1, b: {$gt: 2}}`),
+ * so that lists which AND a scope, defaults and a caller's conditions (the
+ * tracker's) get a shape, a cached plan and a validated matcher; the filter
+ * itself when a branch holds an operator or two branches name one field.
+ */
+export function flattenAnd (filter: Filter): Filter {
+  if (!Object.hasOwn(filter, '$and')) return filter
+  const flat: Filter = {}
+  return gather(filter, flat) ? flat : filter
+}
+
+function gather (filter: unknown, into: Filter): boolean {
+  if (!isPlain(filter)) return false
+  for (const key in filter) {
+    if (!Object.hasOwn(filter, key)) return false
+    const value = filter[key]
+    if (key === '$and') {
+      if (!Array.isArray(value) || value.length === 0) return false
+      for (const branch of value) if (!gather(branch, into)) return false
+      continue
+    }
+    if (key.startsWith('$') || Object.hasOwn(into, key)) return false
+    into[key] = value
+  }
+  return true
+}
+
 export function filterShape (filter: unknown): FilterShape | null {
   if (!isPlain(filter)) return null
   let key = ''

@@ -167,11 +167,13 @@ export function selectMatches (connection: Connection, meta: CollectionMeta, fil
 export function selectDocuments (connection: Connection, meta: CollectionMeta, filter: Filter, test: DocumentTest, selection: Selection = {}): Document[] {
   const where = whereOf(meta, filter, selection.shape)
   const order = planOrder(meta, selection.sort, filter, selection.limit ?? 0)
-  if (!connection.readsCachedDocuments() || !where.exact || order === null || order.rank !== null) {
+  if (!connection.readsCachedDocuments() || !where.exact || order === null) {
     return selectMatches(connection, meta, filter, test, selection).map((match) => match.doc)
   }
   if (where.sql === '0') return []
   const seqs = orderedRows(connection, meta, where, order, selection.limit ?? 0, selection.skip ?? 0)
+  // SQL's order is the semantics' unless the page holds objects under the sort field (they compare as JSON text there).
+  if (seqs === null) return selectMatches(connection, meta, filter, test, selection).map((match) => match.doc)
   const shared = selection.shared === true
   const docs = new Array<Document>(seqs.length)
   let missing: number[] | null = null
@@ -184,10 +186,24 @@ export function selectDocuments (connection: Connection, meta: CollectionMeta, f
   return docs
 }
 
-/** The row numbers of the rows `where` selects, in `order`, read from the index alone. */
-function orderedRows (connection: Connection, meta: CollectionMeta, where: WhereClause, order: OrderPlan, limit: number, skip: number): number[] {
-  const sql = statementText(where, `rows|${order.sql}|${order.index}|${limit}`, () => `SELECT seq FROM ${source(meta, order)} WHERE ${where.sql} ORDER BY ${order.sql} ${limitClause(limit)} OFFSET ?`)
-  return connection.statement(sql).pluck().all(...where.params, skip) as number[]
+/**
+ * The row numbers of the rows `where` selects, in `order`, read from the
+ * index alone; null when the order ranks the sort field and a row holds an
+ * object there, which only the semantics order.
+ */
+function orderedRows (connection: Connection, meta: CollectionMeta, where: WhereClause, order: OrderPlan, limit: number, skip: number): number[] | null {
+  if (order.rank === null) {
+    const sql = statementText(where, `rows|${order.sql}|${order.index}|${limit}`, () => `SELECT seq FROM ${source(meta, order)} WHERE ${where.sql} ORDER BY ${order.sql} ${limitClause(limit)} OFFSET ?`)
+    return connection.statement(sql).pluck().all(...where.params, skip) as number[]
+  }
+  const sql = statementText(where, `ranked|${order.sql}|${order.index}|${limit}`, () => `SELECT seq, ${order.rank} FROM ${source(meta, order)} WHERE ${where.sql} ORDER BY ${order.sql} ${limitClause(limit)} OFFSET ?`)
+  const rows = connection.statement(sql).raw().all(...where.params, skip) as Array<[seq: number, rank: number]>
+  const seqs = new Array<number>(rows.length)
+  for (let i = 0; i < rows.length; i++) {
+    if (rows[i][1] === KeyRank.Object) return null
+    seqs[i] = rows[i][0]
+  }
+  return seqs
 }
 
 /** Fills `docs[i]` for each `i` in `missing` with the document of row `seqs[i]`, read in one statement and offered to the cache. */
@@ -233,9 +249,11 @@ export function selectScan (connection: Connection, meta: CollectionMeta, plan: 
   if (!connection.readsCachedDocuments() || plan.examine > SCAN_WINDOW_MAX) return null
   const where = whereOf(meta, plan.window)
   const order = planOrder(meta, plan.sort, plan.window, plan.examine)
-  if (!where.exact || order === null || order.rank !== null) return null
+  if (!where.exact || order === null) return null
   // The window's size is rounded up in the SQL (LIMIT is inlined): offset pages would otherwise each prepare a statement.
-  const seqs = where.sql === '0' ? [] : orderedRows(connection, meta, where, order, Math.ceil(plan.examine / SCAN_LIMIT_STEP) * SCAN_LIMIT_STEP, 0).slice(0, plan.examine)
+  const rows = where.sql === '0' ? [] : orderedRows(connection, meta, where, order, Math.ceil(plan.examine / SCAN_LIMIT_STEP) * SCAN_LIMIT_STEP, 0)
+  if (rows === null) return null
+  const seqs = rows.slice(0, plan.examine)
   const window = new Array<Document | undefined>(seqs.length)
   const missing = connection.cachedSharedRows(meta.name, seqs, window)
   if (missing.length > SCAN_READS) {

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { openSqliteStore } from '../../../services/store/sqlite/index.js'
 import { planOrder } from '../../../services/store/sqlite/query.js'
+import { cachedShapeCount } from '../../../services/store/sqlite/plans.js'
 import { compileFilter, compileSort, compareValues } from '../../../services/store/semantics/index.js'
 import type { CollectionMeta } from '../../../services/store/sqlite/connection.js'
 import type { Document, Filter, Sort, Store, WithId } from '../../../services/store/types.js'
@@ -111,4 +112,35 @@ t.test('only equalities on array-free indexed paths pin a field', async (t) => {
   t.ok(planOrder(meta(), { n: 1 }, { lp: { $eq: 'p1' } }, 10)?.index, '$eq does')
   const got = await store.collection<Item>('things').find({ lp: { $eq: 'p1' }, tags: 'me' }, { sort: { n: 1 }, limit: 7 }).toArray()
   t.same(got.map((doc) => doc._id), expected({ lp: 'p1', tags: 'me' }, { n: 1 }, 7)[0])
+})
+
+t.test('a conjunction of plain parts is read as one filter: its shape is cached and its page comes from the document cache', async (t) => {
+  const { store, meta } = await open([{ key: { lp: 1, n: 1 }, unique: true }, { key: { lp: 1, rank: 1, n: 1 } }])
+  t.teardown(async () => { await store.close() })
+  const things = store.collection<Item>('things')
+  // The tracker's list: the caller's conditions, then the project and defaults, each its own object.
+  const list = (rank: number): Filter => ({ $and: [{ $and: [{ group: { $in: ['b', 'c'] } }, { rank }] }, { lp: 'p1', gone: false }] })
+  const before = cachedShapeCount(meta())
+  for (const rank of [1, 2, 1]) {
+    const got = await things.find(list(rank), { sort: { n: -1 }, limit: 9 }).toArray()
+    t.same(got.map((doc) => doc._id), expected(list(rank), { n: -1 }, 9)[0], `rank ${rank}: the semantics' page`)
+  }
+  t.equal(cachedShapeCount(meta()) - before, 1, 'one shape for the three reads: they are compiled once')
+  // Two parts naming one field, or a part holding an operator, stay a conjunction (and still answer rightly).
+  const split: Filter = { $and: [{ n: { $gt: 10 } }, { n: { $lt: 20 } }, { lp: 'p1' }] }
+  t.same((await things.find(split, { sort: { n: -1 }, limit: 5 }).toArray()).map((doc) => doc._id), expected(split, { n: -1 }, 5)[0])
+
+  // A page sorted on a field (ranked in SQL: it could hold objects) is read as row numbers, its documents from the cache.
+  const shared = store.extensions.shared<Item>('things')
+  const first = await shared.find(list(1), { sort: { n: -1 }, limit: 9 }).toArray()
+  const again = await shared.find(list(1), { sort: { n: -1 }, limit: 9 }).toArray()
+  t.ok(first.length === 9 && first.every((doc, i) => doc === again[i] && Object.isFrozen(doc)), 'the same frozen instances, not decoded again')
+  // An object under the sort field is ordered by the semantics, not as JSON text.
+  await things.insertMany([{ _id: 'p1-objb', lp: 'p1', rank: 1, group: 'b', n: { b: 1 } as unknown as number, at: new Date(T0), gone: false, tags: [] }, { _id: 'p1-obja', lp: 'p1', rank: 1, group: 'b', n: { a: 2 } as unknown as number, at: new Date(T0), gone: false, tags: [] }])
+  const withObjects = await shared.find(list(1), { sort: { n: -1 }, limit: 3 }).toArray()
+  const test = compileFilter(list(1))
+  const compare = compileSort({ n: -1 })
+  const want = (await things.find({}).toArray()).filter((doc) => test(doc)).sort((a, b) => compare(a, b) || compareValues(a._id, b._id)).slice(0, 3)
+  t.same(withObjects.map((doc) => doc._id), want.map((doc) => doc._id), 'the page the semantics give')
+  t.same(withObjects.slice(0, 2).map((doc) => doc._id).sort(), ['p1-obja', 'p1-objb'], 'the objects first, newest first')
 })
