@@ -77,7 +77,7 @@ const draftRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'promoteTrackerDraft',
       tags,
       summary: 'Make the draft a work item in a tracker project, and delete the draft',
-      description: 'Needs `tracker.write` as well, since it makes a work item. Claims the draft for that project, makes the item ' +
+      description: 'It makes a work item, so it takes `tracker.write` as well. Claims the draft for that project, makes the item ' +
         'under a key derived from the draft, then deletes the draft: a retry after a failure finishes the same promotion and ' +
         'answers the same item (docs/tracker.md, "Drafts").',
       params: DraftParams,
