@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Created, Envelope } from './envelope.js'
 import { Deleted, Id } from './common.js'
 import { DateOnly, ListQuery, Page, TrackerDateTime, TrackerId, TrackerRole } from './tracker.js'
-import { OrderBy, TrackerFilter } from './tracker-filters.js'
+import { OrderBy, TrackerFilter, type TrackerFilterT } from './tracker-filters.js'
 import { Progress } from './tracker-planning.js'
 import { Activity, Priority, WorkItem } from './tracker-work-items.js'
 
@@ -172,7 +172,7 @@ export const WorkspaceView = Type.Object({
 export const CreateWorkspaceViewBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255 }),
   description: Type.Optional(Type.String({ maxLength: 2_000 })),
-  filter: Type.Optional(Type.Union([Type.Ref(TrackerFilter), Type.Null()])),
+  filter: Type.Optional(Type.Union([Type.Unknown({ description: 'A TrackerFilter, checked by the grammar itself' }), Type.Null()])),
   orderBy: Type.Optional(OrderBy),
   access: Type.Optional(Type.Union([Type.Literal('private'), Type.Literal('public')], { description: 'Public views need `tracker.write`' })),
   locked: Type.Optional(Type.Boolean())
@@ -181,7 +181,7 @@ export const CreateWorkspaceViewBody = Type.Object({
 export const UpdateWorkspaceViewBody = Type.Object({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
   description: Type.Optional(Type.String({ maxLength: 2_000 })),
-  filter: Type.Optional(Type.Union([Type.Ref(TrackerFilter), Type.Null()])),
+  filter: Type.Optional(Type.Union([Type.Unknown({ description: 'A TrackerFilter, checked by the grammar itself' }), Type.Null()])),
   orderBy: Type.Optional(OrderBy),
   access: Type.Optional(Type.Union([Type.Literal('private'), Type.Literal('public')])),
   locked: Type.Optional(Type.Boolean())
@@ -243,7 +243,7 @@ export type UpdateDraftBodyT = Static<typeof UpdateDraftBody>
 export type RecentT = Static<typeof Recent>
 export type FavoriteT = Static<typeof Favorite>
 export type CreateFavoriteBodyT = Static<typeof CreateFavoriteBody>
-export type WorkspaceViewT = Static<typeof WorkspaceView>
+export type WorkspaceViewT = Omit<Static<typeof WorkspaceView>, 'filter'> & { filter: TrackerFilterT | null }
 export type CreateWorkspaceViewBodyT = Static<typeof CreateWorkspaceViewBody>
 export type UpdateWorkspaceViewBodyT = Static<typeof UpdateWorkspaceViewBody>
 export type WorkspaceItemT = Static<typeof WorkspaceItem>

@@ -29474,7 +29474,7 @@ export interface operations {
                 "application/json": {
                     name: string;
                     description?: string;
-                    filter?: components["schemas"]["TrackerFilter"] | (never | null);
+                    filter?: unknown | (never | null);
                     /** @description `manual` is the board order (`sortOrder`); `priority` puts urgent first; a leading `-` reverses. Defaults to `-number` (newest first) */
                     orderBy?: "manual" | "number" | "-number" | "createdAt" | "-createdAt" | "updatedAt" | "-updatedAt" | "priority" | "-priority" | "targetDate" | "-targetDate" | "startDate" | "-startDate";
                     /** @description Public views need `tracker.write` */
@@ -29607,7 +29607,7 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     description?: string;
-                    filter?: components["schemas"]["TrackerFilter"] | (never | null);
+                    filter?: unknown | (never | null);
                     /** @description `manual` is the board order (`sortOrder`); `priority` puts urgent first; a leading `-` reverses. Defaults to `-number` (newest first) */
                     orderBy?: "manual" | "number" | "-number" | "createdAt" | "-createdAt" | "updatedAt" | "-updatedAt" | "priority" | "-priority" | "targetDate" | "-targetDate" | "startDate" | "-startDate";
                     access?: "private" | "public";

@@ -7,7 +7,7 @@ const ids = (rows: Row[]): unknown[] => rows.map((row) => row.id)
 
 /** Stickies and drafts: each person's own, invisible to anyone else; drafts become work items in the project chosen. */
 t.test('workspace: stickies and drafts are their owner\'s alone; a promotion finishes once', async (t) => {
-  const { app, member, viewer, outsider, base, lpId, lp, api, must } = await trackerSetup(t)
+  const { app, owner, member, viewer, outsider, projectId, base, lpId, lp, api, must } = await trackerSetup(t)
 
   const sticky = await api('POST', `${base}/stickies`, viewer.auth, { name: 'Todo', description: '- call Ann', color: 'peach' })
   t.same([sticky.status, sticky.headers.location], [201, `${base}/stickies/${sticky.body.data.id as string}`], 'a reader keeps stickies')
@@ -46,13 +46,17 @@ t.test('workspace: stickies and drafts are their owner\'s alone; a promotion fin
   // finishes the promotion with the same item, and makes no second one.
   const drafts = app.store.collection<DraftRecord>(WORKSPACE_COLLECTIONS.drafts)
   const now = new Date()
-  await drafts.insertOne({ _id: draft.id, projectId: item.projectId ?? lp.split('/')[3], ownerId: member.id, title: 'Idea', description: 'Rough', priority: 'high', startDate: null, targetDate: null, promotingTo: lpId, createdAt: now, updatedAt: now })
+  await drafts.insertOne({ _id: draft.id, projectId, ownerId: member.id, title: 'Idea', description: 'Rough', priority: 'high', startDate: null, targetDate: null, promotingTo: lpId, createdAt: now, updatedAt: now })
   t.same((await api('PATCH', `${base}/drafts/${draft.id as string}`, member.auth, { title: 'Other' })).body.code, 'APP_TRACKER_DRAFT_PROMOTING', 'a claimed draft is fixed')
   t.same((await api('POST', `${base}/drafts/${draft.id as string}/promote`, member.auth, { lpId: 'elsewhere' })).body.code, 'APP_TRACKER_DRAFT_PROMOTING')
   const again = await must('POST', `${base}/drafts/${draft.id as string}/promote`, member.auth, { lpId })
   t.equal(again.id, item.id, 'the retry answers the item made the first time')
   t.equal((await must('GET', `${lp}/work-items`, member.auth)).items.length, 1, 'one item')
   t.equal(await drafts.countDocuments({ _id: draft.id }), 0)
+
+  // Deleting the platform project takes everyone's workspace things with it.
+  t.equal((await api('DELETE', `/api/projects/${projectId}`, owner.auth)).status, 200)
+  for (const name of Object.values(WORKSPACE_COLLECTIONS)) t.equal(await app.store.collection(name).countDocuments({ projectId }), 0, `${name} swept`)
 })
 
 /** Recents, favorites, members: what the caller opened, what they marked, who can be assigned. */
