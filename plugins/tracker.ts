@@ -22,6 +22,8 @@ import { webhookErrors } from '../services/webhooks/errors.js'
 import { TRACKER_WEBHOOK_SOURCE, trackerItemEvent, trackerWebhookSource } from '../services/webhooks/sources/tracker.js'
 import { trackerWorkItemSchemas } from '../schemas/tracker-work-items.js'
 import { trackerNotificationSchemas } from '../schemas/tracker-notifications.js'
+import { trackerWorkspaceSchemas } from '../schemas/tracker-workspace.js'
+import { purgeWorkspace } from '../services/tracker/workspace-records.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -67,6 +69,16 @@ async function trackerPlugin (app: FastifyInstance): Promise<void> {
     exportFiles: app.files.store,
     exportLinks: new SignedLinks(app.deriveSecretKey('tracker:export-links')),
     exportPath: (projectId, exportId) => `/api/projects/${projectId}/tracker/exports/${exportId}/download`,
+    platformMembers: async (projectId) => {
+      const project = await projects.findById(projectId)
+      if (project === null) return []
+      const people = []
+      for (const member of await app.orgs.organizations.listMembers(project.orgId)) {
+        const permissions = (await resolver.access(project.orgId, { userId: member.id }, project.id))?.permissions
+        if (permissions?.has('tracker.read') === true) people.push({ userId: member.id, name: member.name, email: member.email, admin: permissions.has('tracker.admin') })
+      }
+      return people
+    },
     actorFor: async (projectId, userId) => {
       const project = await projects.findById(projectId)
       const access = project === null ? null : await resolver.access(project.orgId, { userId }, project.id)
@@ -83,7 +95,7 @@ async function trackerPlugin (app: FastifyInstance): Promise<void> {
     items: app.store.collection<ItemRecord>(TRACKER_COLLECTIONS.items),
     publish: async (source, projectId, events) => { await app.webhooks.publish(source, projectId, events) }
   }))
-  for (const schema of [...trackerFilterSchemas, ...trackerSchemas, ...trackerWorkItemSchemas, ...trackerPlanningSchemas, ...trackerNotificationSchemas, ...trackerReportSchemas]) app.addSchema(schema)
+  for (const schema of [...trackerFilterSchemas, ...trackerSchemas, ...trackerWorkItemSchemas, ...trackerPlanningSchemas, ...trackerNotificationSchemas, ...trackerReportSchemas, ...trackerWorkspaceSchemas]) app.addSchema(schema)
   app.registerParent('trackerProject', {
     within: 'project',
     errors: [trackerErrors.projectNotFound],
@@ -113,6 +125,7 @@ async function trackerPlugin (app: FastifyInstance): Promise<void> {
   app.projects.onDelete(async (projectId) => {
     await tracker.projects.deleteAllForProject(projectId)
     await tracker.exports.deleteAllForProject(projectId)
+    await purgeWorkspace(app.store, projectId)
   })
   app.decorate('tracker', tracker)
 }

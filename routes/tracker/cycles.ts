@@ -4,6 +4,7 @@ import { BurndownQuery, CreateCycleBody, CycleItemsBody, TransferBody, UpdateCyc
 import { ListWorkItemsQuery } from '../../schemas/tracker-work-items.js'
 import { CycleItemParams, CycleParams, IfMatchHeaders, TrackerProjectPath, TrackerResponses } from '../../schemas/tracker-routes.js'
 import { trackerErrors as e } from '../../services/tracker/errors.js'
+import { opened } from './recents.js'
 import { created, deleted, ok } from '../replies.js'
 import { CONDITIONAL, ITEM_LIST, LIST, WRITE } from './refusals.js'
 import { ifMatch, tagged } from './versions.js'
@@ -53,7 +54,10 @@ const cycleRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params: CycleParams,
       response: TrackerResponses.cycle
     }
-  }, async (request, reply) => tagged(reply, ok(await cycles.get(request.scope.trackerProject, request.params.cycleId))))
+  }, async (request, reply) => {
+    const { trackerProject } = request.scope
+    return tagged(reply, ok(await opened(request, trackerProject, 'cycle', await cycles.get(trackerProject, request.params.cycleId))))
+  })
 
   app.patch('/:cycleId', {
     config: { permission: 'tracker.write', errors: [...CYCLE, ...DATES, e.cycleCompleted, ...CONDITIONAL, ...WRITE] },

@@ -22,6 +22,10 @@ import webhookRoutes from './webhooks.js'
 import exportRoutes from './exports.js'
 import analyticsRoutes from './analytics.js'
 import mcpRoutes from './mcp.js'
+import workspaceRoutes from './workspace.js'
+import personalRoutes from './personal.js'
+import draftRoutes from './drafts.js'
+import workspaceViewRoutes from './workspace-views.js'
 
 /**
  * `/api/projects/:projectId/tracker/…`: tracker projects and everything in
@@ -56,6 +60,10 @@ const trackerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(exportRoutes, { prefix: '/exports' })
   await app.register(analyticsRoutes, { prefix: '/analytics' })
   await app.register(mcpRoutes, { prefix: '/mcp' })
+  await app.register(workspaceRoutes)
+  await app.register(personalRoutes)
+  await app.register(draftRoutes, { prefix: '/drafts' })
+  await app.register(workspaceViewRoutes, { prefix: '/views' })
 }
 
 export default trackerRoutes

@@ -4,6 +4,7 @@ import { CreateModuleBody, ModuleItemsBody, UpdateModuleBody } from '../../schem
 import { ListWorkItemsQuery } from '../../schemas/tracker-work-items.js'
 import { IfMatchHeaders, ModuleParams, TrackerProjectPath, TrackerResponses } from '../../schemas/tracker-routes.js'
 import { trackerErrors as e } from '../../services/tracker/errors.js'
+import { opened } from './recents.js'
 import { created, deleted, ok } from '../replies.js'
 import { CONDITIONAL, ITEM_LIST, LIST, WRITE } from './refusals.js'
 import { ifMatch, tagged } from './versions.js'
@@ -52,7 +53,10 @@ const moduleRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params: ModuleParams,
       response: TrackerResponses.module
     }
-  }, async (request, reply) => tagged(reply, ok(await modules.get(request.scope.trackerProject, request.params.moduleId))))
+  }, async (request, reply) => {
+    const { trackerProject } = request.scope
+    return tagged(reply, ok(await opened(request, trackerProject, 'module', await modules.get(trackerProject, request.params.moduleId))))
+  })
 
   app.patch('/:moduleId', {
     config: { permission: 'tracker.write', errors: [...MODULE, ...FIELDS, ...CONDITIONAL, ...WRITE] },

@@ -3,6 +3,7 @@ import { ListQuery } from '../../schemas/tracker.js'
 import { CreatePageBody, ListPagesQuery, UpdatePageBody } from '../../schemas/tracker-planning.js'
 import { IfMatchHeaders, PageParams, PageVersionParams, TrackerProjectPath, TrackerResponses } from '../../schemas/tracker-routes.js'
 import { trackerErrors as e } from '../../services/tracker/errors.js'
+import { opened } from './recents.js'
 import { created, deleted, ok } from '../replies.js'
 import { CONDITIONAL, LIST, WRITE } from './refusals.js'
 import { ifMatch, tagged } from './versions.js'
@@ -46,7 +47,10 @@ const pageRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/:pageId', {
     config: { permission: 'tracker.read', errors: PAGE },
     schema: { operationId: 'getTrackerPage', tags, summary: 'One page', params: PageParams, response: TrackerResponses.page }
-  }, async (request, reply) => tagged(reply, ok(await pages.get(request.scope.trackerProject, request.params.pageId))))
+  }, async (request, reply) => {
+    const { trackerProject } = request.scope
+    return tagged(reply, ok(await opened(request, trackerProject, 'page', await pages.get(trackerProject, request.params.pageId))))
+  })
 
   app.patch('/:pageId', {
     config: {

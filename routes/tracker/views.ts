@@ -3,6 +3,7 @@ import { ListQuery } from '../../schemas/tracker.js'
 import { CreateViewBody, UpdateViewBody } from '../../schemas/tracker-planning.js'
 import { IfMatchHeaders, TrackerProjectPath, TrackerResponses, ViewParams } from '../../schemas/tracker-routes.js'
 import { trackerErrors as e } from '../../services/tracker/errors.js'
+import { opened } from './recents.js'
 import { created, deleted, ok } from '../replies.js'
 import { CONDITIONAL, LIST, WRITE } from './refusals.js'
 import { ifMatch, tagged } from './versions.js'
@@ -45,7 +46,10 @@ const viewRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/:viewId', {
     config: { permission: 'tracker.read', errors: VIEW },
     schema: { operationId: 'getTrackerView', tags, summary: 'One view', params: ViewParams, response: TrackerResponses.view }
-  }, async (request, reply) => tagged(reply, ok(await views.get(request.scope.trackerProject, request.params.viewId))))
+  }, async (request, reply) => {
+    const { trackerProject } = request.scope
+    return tagged(reply, ok(await opened(request, trackerProject, 'view', await views.get(trackerProject, request.params.viewId))))
+  })
 
   app.patch('/:viewId', {
     config: { permission: 'tracker.write', errors: [...VIEW, ...FIELDS, e.viewLocked, e.notYours, ...CONDITIONAL, ...WRITE] },

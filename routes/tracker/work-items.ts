@@ -4,6 +4,7 @@ import {
 } from '../../schemas/tracker-work-items.js'
 import { IdempotencyHeaders, IfMatchHeaders, ItemParams, TrackerProjectPath, TrackerResponses } from '../../schemas/tracker-routes.js'
 import { trackerErrors as e } from '../../services/tracker/errors.js'
+import { opened } from './recents.js'
 import { created, deleted, ok } from '../replies.js'
 import { CONDITIONAL, IDEMPOTENT, ITEM, ITEM_FIELDS, ITEM_LIST, WRITE } from './refusals.js'
 import { idempotencyKey, ifMatch, tagged } from './versions.js'
@@ -88,7 +89,10 @@ const workItemRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params: ItemParams,
       response: TrackerResponses.workItem
     }
-  }, async (request, reply) => tagged(reply, ok(await workItems.get(request.scope.trackerProject, request.params.itemId))))
+  }, async (request, reply) => {
+    const { trackerProject } = request.scope
+    return tagged(reply, ok(await opened(request, trackerProject, 'workItem', await workItems.get(trackerProject, request.params.itemId))))
+  })
 
   app.patch('/:itemId', {
     config: { permission: 'tracker.write', errors: [...ITEM, ...ITEM_FIELDS, ...CONDITIONAL, ...WRITE] },

@@ -15,6 +15,7 @@ import { AppError } from '../platform/errors.js'
 import { trackerActor, type TrackerActor, type TrackerScope } from '../tracker/access.js'
 import type { TrackerServices } from '../tracker/index.js'
 import type { ToolAccess, ToolCaller, ToolDefinition, ToolRegistry } from './registry.js'
+import { WORKSPACE_TOOLS } from './tracker-workspace-tools.js'
 
 /** What a tracker tool runs with: the services, and the caller as the resolver sees them at this call. */
 export interface TrackerToolContext {
@@ -285,5 +286,5 @@ export const TRACKER_TOOLS: TrackerTool[] = [
 ]
 
 export function addTrackerTools (registry: ToolRegistry<TrackerToolContext>): void {
-  for (const tool of TRACKER_TOOLS) registry.add(tool)
+  for (const tool of [...TRACKER_TOOLS, ...WORKSPACE_TOOLS]) registry.add(tool)
 }

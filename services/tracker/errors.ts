@@ -149,6 +149,28 @@ export const trackerErrors = errorCatalogue('tracker', {
     message: ({ status }: { status: string }) => `The export is ${status}: there is no file to download`,
     description: 'the export has not completed (queued, processing or failed)'
   },
+  // the workspace level's personal things (issue 31): each is its owner's alone
+  stickyNotFound: { code: 'APP_TRACKER_STICKY_NOT_FOUND', status: 404, message: 'Sticky not found', description: 'no such sticky of the caller\'s' },
+  draftNotFound: { code: 'APP_TRACKER_DRAFT_NOT_FOUND', status: 404, message: 'Draft not found', description: 'no such draft of the caller\'s' },
+  favoriteNotFound: { code: 'APP_TRACKER_FAVORITE_NOT_FOUND', status: 404, message: 'Favorite not found', description: 'no such favorite of the caller\'s' },
+  workspaceViewNotFound: {
+    code: 'APP_TRACKER_WORKSPACE_VIEW_NOT_FOUND',
+    status: 404,
+    message: 'Workspace view not found',
+    description: 'no such workspace view, or it is someone else\'s private one'
+  },
+  draftPromoting: {
+    code: 'APP_TRACKER_DRAFT_PROMOTING',
+    status: 409,
+    message: ({ lpId }: { lpId: string }) => `The draft is being promoted into the tracker project ${lpId}: promote it there to finish`,
+    description: 'a promotion of the draft began into another tracker project (the message names it); only that one can finish it, and the draft is fixed until then'
+  },
+  alreadyFavorite: {
+    code: 'APP_TRACKER_ALREADY_FAVORITE',
+    status: 409,
+    message: 'It is a favorite already',
+    description: 'the caller has this one among their favorites already'
+  },
   // 409: the current state stands in the way
   limitReached: {
     code: 'APP_TRACKER_LIMIT_REACHED',

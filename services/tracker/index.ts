@@ -35,6 +35,11 @@ import { TrackerRelations } from './relations.js'
 import { TrackerStates } from './states.js'
 import { TrackerViews } from './views.js'
 import { WorkItems } from './work-items.js'
+import { TrackerDrafts } from './drafts.js'
+import { TrackerPersonal } from './personal.js'
+import { TrackerWorkspace, type PlatformMembers } from './workspace.js'
+import { TrackerWorkspaceViews } from './workspace-views.js'
+import { AppError } from '../errors.js'
 
 export { TRACKER_FOLLOW_UP_JOB } from './follow-ups.js'
 export { TRACKER_DAILY_JOB, TRACKER_DAILY_EVERY_MS } from './automations.js'
@@ -62,6 +67,8 @@ export interface TrackerPorts {
   exportPath: (projectId: string, exportId: string) => string
   /** A user's platform permissions in the platform project now (an export job re-checks access when it runs). */
   actorFor: (projectId: string, userId: string) => Promise<TrackerActor>
+  /** The platform project's users who may use the tracker (workspace members). */
+  platformMembers: PlatformMembers
 }
 
 export interface TrackerServices {
@@ -89,6 +96,10 @@ export interface TrackerServices {
   notifications: TrackerNotifications
   exports: TrackerExports
   analytics: TrackerAnalytics
+  workspace: TrackerWorkspace
+  personal: TrackerPersonal
+  drafts: TrackerDrafts
+  workspaceViews: TrackerWorkspaceViews
 }
 
 /** Builds the tracker's services on their ports, connects them and creates their indexes. */
@@ -162,6 +173,27 @@ export async function buildTrackerServices (deps: TrackerPorts): Promise<Tracker
     downloadPath: deps.exportPath
   })
   const analytics = new TrackerAnalytics({ clock, items, lists, scopeOf: async (actor, projectId, lpId) => await projects.scope(actor, projectId, lpId) })
+  const workspace = new TrackerWorkspace(store, { clock, cursors, items, members, progress, platformMembers: deps.platformMembers })
+  const readers = { view: views, cycle: cycles, module: modules, page: pages }
+  const personal = new TrackerPersonal(store, {
+    clock,
+    newId,
+    cursors,
+    workspace,
+    // What the caller may read is what the service's own read answers; a refusal (404, 403) means no.
+    canRead: async (scope, kind, entityId) => {
+      try {
+        await readers[kind].get(scope, entityId)
+        return true
+      } catch (error) {
+        if (error instanceof AppError && error.status < 500) return false
+        throw error
+      }
+    }
+  })
+  const drafts = new TrackerDrafts(store, { clock, newId, cursors, workspace, workItems })
+  const workspaceViews = new TrackerWorkspaceViews(store, { clock, newId, cursors, workspace, items })
+  for (const part of [personal, drafts, workspaceViews]) await part.init()
   for (const part of [idempotency, members, projects, states, labels, items, issueTypes, estimates, cycles, modules, views, comments, links, relations, attachments, pages, notifications, exports]) await part.init()
-  return { projects, members, states, labels, issueTypes, estimates, workItems, lists, comments, links, relations, activity, attachments, cycles, modules, views, intake, pages, automations, flows, followUps, notifications, exports, analytics }
+  return { projects, members, states, labels, issueTypes, estimates, workItems, lists, comments, links, relations, activity, attachments, cycles, modules, views, intake, pages, automations, flows, followUps, notifications, exports, analytics, workspace, personal, drafts, workspaceViews }
 }

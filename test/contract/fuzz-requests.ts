@@ -97,6 +97,8 @@ function fixturesFor (path: string, name: string): Segment[] {
     // A notification is its reader's alone and an export is made by a job: an unknown id still reaches the route's own 404.
     case 'notificationId': return literals('nope')
     case 'exportId': return literals('nope')
+    // The workspace level's personal things are their owner's alone: an unknown id reaches the route's own 404.
+    case 'stickyId': case 'draftId': case 'favoriteId': case 'workspaceViewId': return literals('nope')
     case 'credentialId': return [...refs(segments[2] === 'organizations' ? 'orgLlmCredentialId' : 'projectLlmCredentialId'), ...literals('nope')]
     case 'sessionId': return refs('sessionId')
     case 'appId': return refs('hostingAppId', 'staticAppId')

@@ -8037,6 +8037,489 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{projectId}/tracker/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who can be assigned across the tracker, with their role in each tracker project the caller reads
+         * @description Needs `tracker.read`. Everyone holding `tracker.read` in the platform project, by user id. A public tracker project takes them all as members; a private one only its explicit members; `tracker.admin` holders are admins everywhere.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listTrackerWorkspaceMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What happened across the tracker projects the caller reads, newest first
+         * @description Needs `tracker.read`. `filter` is a TrackerFilter over the items the entries are about, applied in the query with each project's visibility rule (a guest sees the activity of their own items), so a page holds only what the caller may see. A page stops early, with a cursor, after reading 2,000 entries.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 400 `APP_TRACKER_INVALID_FILTER`: the filter breaks the grammar: `details.fields[0]` names the place (`filter.and[1].op`) and the field
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listTrackerWorkspaceActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/active-cycles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The cycles running today across the tracker projects, ending soonest first, with their progress
+         * @description Needs `tracker.read`. Today is read in each tracker project's timezone. Projects the caller is a guest of, archived projects and projects with cycles turned off are left out.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listTrackerActiveCycles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/stickies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's stickies, in their order
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listTrackerStickies"];
+        put?: never;
+        /**
+         * Write a sticky: a personal note (markdown), with a colour; new ones go first
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_TRACKER_LIMIT_REACHED`: the project or item holds as many of these as it may; `details.limit` says how many
+         */
+        post: operations["createTrackerSticky"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/stickies/{stickyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One of the caller's stickies
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_STICKY_NOT_FOUND`: no such sticky of the caller's
+         */
+        get: operations["getTrackerSticky"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a sticky
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_STICKY_NOT_FOUND`: no such sticky of the caller's
+         */
+        delete: operations["deleteTrackerSticky"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a sticky: its text, colour or place in the order (`sortOrder`)
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_STICKY_NOT_FOUND`: no such sticky of the caller's
+         */
+        patch: operations["updateTrackerSticky"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/recents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the caller opened lately (work items, pages, views, cycles, modules), most recent first
+         * @description Needs `tracker.read`. Noted when the caller reads one; the last 50 are kept. Those of tracker projects the caller no longer reads are left out.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listTrackerRecents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/favorites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's favorites, in their order
+         * @description Needs `tracker.read`. A favorite of something the caller can no longer read is left out (a page may then hold fewer than `limit`).
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listTrackerFavorites"];
+        put?: never;
+        /**
+         * Make a project, view, cycle, module or page a favorite; new ones go first
+         * @description Needs `tracker.read`. Only what the caller reads: `lpId` a tracker project they read, `entityId` something in it they read.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_TRACKER_ALREADY_FAVORITE`: the caller has this one among their favorites already
+         *     - 409 `APP_TRACKER_LIMIT_REACHED`: the project or item holds as many of these as it may; `details.limit` says how many
+         */
+        post: operations["addTrackerFavorite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/favorites/{favoriteId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a favorite
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_FAVORITE_NOT_FOUND`: no such favorite of the caller's
+         */
+        delete: operations["removeTrackerFavorite"];
+        options?: never;
+        head?: never;
+        /**
+         * Move a favorite: any number between its new neighbours' `sortOrder`
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_FAVORITE_NOT_FOUND`: no such favorite of the caller's
+         */
+        patch: operations["reorderTrackerFavorite"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/drafts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's drafts, last changed first
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listTrackerDrafts"];
+        put?: never;
+        /**
+         * Write a draft work item, in no tracker project yet
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_TRACKER_LIMIT_REACHED`: the project or item holds as many of these as it may; `details.limit` says how many
+         */
+        post: operations["createTrackerDraft"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/drafts/{draftId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One of the caller's drafts
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_DRAFT_NOT_FOUND`: no such draft of the caller's
+         */
+        get: operations["getTrackerDraft"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a draft
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_DRAFT_NOT_FOUND`: no such draft of the caller's
+         */
+        delete: operations["deleteTrackerDraft"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a draft (not while it is being promoted)
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_DRAFT_NOT_FOUND`: no such draft of the caller's
+         *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
+         *     - 409 `APP_TRACKER_DRAFT_PROMOTING`: a promotion of the draft began into another tracker project (the message names it); only that one can finish it, and the draft is fixed until then
+         */
+        patch: operations["updateTrackerDraft"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/drafts/{draftId}/promote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make the draft a work item in a tracker project, and delete the draft
+         * @description Needs `tracker.read`. It makes a work item, so it takes `tracker.write` as well. Claims the draft for that project, makes the item under a key derived from the draft, then deletes the draft: a retry after a failure finishes the same promotion and answers the same item (docs/tracker.md, "Drafts").
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_IDEMPOTENCY_KEY`: the Idempotency-Key header is not 1 to 255 visible ASCII characters
+         *     - 400 `APP_TRACKER_INVALID_REFERENCE`: an id in the request names nothing usable in this tracker project (a state, label, item, cycle…)
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 400 `APP_TRACKER_NOT_A_MEMBER`: a person named in the request is not a member of the tracker project (or cannot use the platform project's tracker)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 403 `APP_TRACKER_GUEST_REFUSED`: the caller is a guest of the tracker project, and guests may not do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_DRAFT_NOT_FOUND`: no such draft of the caller's
+         *     - 409 `APP_TRACKER_ARCHIVE_OPEN_ITEM`: only completed or cancelled items can be archived
+         *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
+         *     - 409 `APP_TRACKER_CYCLE_COMPLETED`: the cycle is completed and read-only
+         *     - 409 `APP_TRACKER_DRAFT_PROMOTING`: a promotion of the draft began into another tracker project (the message names it); only that one can finish it, and the draft is fixed until then
+         *     - 409 `APP_TRACKER_FEATURE_DISABLED`: this part of the tracker (cycles, modules, views, pages, intake) is switched off in the project
+         *     - 409 `APP_TRACKER_IDEMPOTENCY_IN_PROGRESS`: a request with this Idempotency-Key is still running: retry shortly
+         *     - 409 `APP_TRACKER_IDEMPOTENCY_KEY_REUSED`: the Idempotency-Key was used with another body
+         *     - 409 `APP_TRACKER_ITEM_ARCHIVED`: the item is archived: restore it (`archived: false`) before changing it
+         *     - 409 `APP_TRACKER_PARENT_LOOP`: the new parent would make a loop, or nest deeper than allowed
+         *     - 409 `APP_TRACKER_PROJECT_ARCHIVED`: the tracker project is archived, and read-only until restored
+         *     - 409 `APP_TRACKER_SORT_GAP`: no room is left between the two items in board order: give `sortOrder` values instead
+         */
+        post: operations["promoteTrackerDraft"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/views": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The public workspace views and the caller's private ones
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listTrackerWorkspaceViews"];
+        put?: never;
+        /**
+         * Save a filter across the tracker projects: private unless `access: public`
+         * @description Needs `tracker.read`. A private view needs only `tracker.read`; a public one (made public now or later) needs `tracker.write`. `filter` is a TrackerFilter, checked by the grammar so that an error names the field and operator at fault.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_FILTER`: the filter breaks the grammar: `details.fields[0]` names the place (`filter.and[1].op`) and the field
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_TRACKER_LIMIT_REACHED`: the project or item holds as many of these as it may; `details.limit` says how many
+         */
+        post: operations["createTrackerWorkspaceView"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/views/{workspaceViewId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One workspace view
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_WORKSPACE_VIEW_NOT_FOUND`: no such workspace view, or it is someone else's private one
+         */
+        get: operations["getTrackerWorkspaceView"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a workspace view (its owner or a `tracker.admin` holder); unlock it first
+         * @description Needs `tracker.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_WORKSPACE_VIEW_NOT_FOUND`: no such workspace view, or it is someone else's private one
+         *     - 423 `APP_TRACKER_VIEW_LOCKED`: the view is locked: its owner or an admin unlocks it
+         */
+        delete: operations["deleteTrackerWorkspaceView"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a workspace view (its owner or a `tracker.admin` holder); a locked one only by unlocking it
+         * @description Needs `tracker.read`. A private view needs only `tracker.read`; a public one (made public now or later) needs `tracker.write`. `filter` is a TrackerFilter, checked by the grammar so that an error names the field and operator at fault.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_FILTER`: the filter breaks the grammar: `details.fields[0]` names the place (`filter.and[1].op`) and the field
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 403 `APP_TRACKER_NOT_YOURS`: only whoever made it, or an admin of the tracker project, may do this
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_WORKSPACE_VIEW_NOT_FOUND`: no such workspace view, or it is someone else's private one
+         *     - 409 `APP_TRACKER_CHANGED`: someone else changed it meanwhile, again and again; read it and try again
+         *     - 423 `APP_TRACKER_VIEW_LOCKED`: the view is locked: its owner or an admin unlocks it
+         */
+        patch: operations["updateTrackerWorkspaceView"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tracker/views/{workspaceViewId}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The work items a workspace view selects across the tracker projects the caller reads, in its order
+         * @description Needs `tracker.read`. Each project's visibility rule is part of the query (a guest sees their own items); archived items, drafts and triage are left out unless the filter names them, as in a project's list.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_WORKSPACE_VIEW_NOT_FOUND`: no such workspace view, or it is someone else's private one
+         */
+        get: operations["listTrackerWorkspaceViewItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{projectId}/auxiliary/webhooks": {
         parameters: {
             query?: never;
@@ -10416,6 +10899,204 @@ export interface components {
                     points: number;
                 }[];
             }[];
+        };
+        TrackerWorkspaceMember: {
+            userId: string;
+            name: string | null;
+            email: string | null;
+            /** @description The tracker projects the caller sees that they work in, and their role in each (public projects take everyone as members) */
+            projects: {
+                lpId: string;
+                /** @description `admin` configures the tracker project and may change or delete anyone's work; `member` works on every item; `guest` sees only items they created or are assigned (unless the project lets guests see all) and works only on those */
+                role: "admin" | "member" | "guest";
+            }[];
+        };
+        TrackerWorkspaceActivity: {
+            id: string;
+            itemId: string;
+            /** @description Shared by the entries of one write */
+            changeId: string;
+            /** @description The field that changed, or `created`, `comment`, `link`, `relation`, `attachment` */
+            field: string;
+            from: unknown;
+            to: unknown;
+            actorId: string;
+            /** @description Whether an automation (auto-close, auto-archive, a state or cycle clean-up) made the change */
+            automation: boolean;
+            /** Format: date-time */
+            at: string;
+            /** @description The tracker project */
+            lpId: string;
+        };
+        TrackerSticky: {
+            id: string;
+            name: string;
+            /** @description Markdown */
+            description: string;
+            color: "gray" | "peach" | "pink" | "orange" | "green" | "light-blue" | "dark-blue" | "purple";
+            /** @description Where it stands in the caller's order (ascending); new ones go first */
+            sortOrder: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        TrackerDraft: {
+            id: string;
+            title: string;
+            /** @description Markdown */
+            description: string;
+            /** @description Sorted urgent, high, medium, low, none */
+            priority: "urgent" | "high" | "medium" | "low" | "none";
+            /**
+             * Format: date
+             * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+             */
+            startDate: string | null;
+            /**
+             * Format: date
+             * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+             */
+            targetDate: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        TrackerRecent: {
+            kind: "workItem" | "page" | "view" | "cycle" | "module";
+            /** @description The tracker project it is in */
+            lpId: string;
+            entityId: string;
+            /** Format: date-time */
+            openedAt: string;
+        };
+        TrackerFavorite: {
+            id: string;
+            kind: "project" | "view" | "cycle" | "module" | "page";
+            /** @description The tracker project it is in (a project's own id for a project) */
+            lpId: string;
+            entityId: string;
+            /** @description Where it stands in the caller's order (ascending); new ones go first */
+            sortOrder: number;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        TrackerWorkspaceView: {
+            id: string;
+            name: string;
+            description: string;
+            filter: components["schemas"]["TrackerFilter"] | (never | null);
+            /** @description `manual` is the board order (`sortOrder`); `priority` puts urgent first; a leading `-` reverses. Defaults to `-number` (newest first) */
+            orderBy: "manual" | "number" | "-number" | "createdAt" | "-createdAt" | "updatedAt" | "-updatedAt" | "priority" | "-priority" | "targetDate" | "-targetDate" | "startDate" | "-startDate";
+            access: "private" | "public";
+            locked: boolean;
+            ownerId: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        TrackerWorkspaceItem: {
+            id: string;
+            /**
+             * @description `<identifier>-<number>`, with the project's current identifier
+             * @example WEB-42
+             */
+            key: string;
+            /** @description Given once per tracker project, never again, even after a delete */
+            number: number;
+            trackerProjectId: string;
+            title: string;
+            descriptionFormat: "markdown" | "json";
+            /** @description Markdown, when the description was given as markdown */
+            description: string | null;
+            /** @description Editor JSON, when given so */
+            descriptionJson: ({
+                /** @enum {string} */
+                type: "doc";
+                content?: unknown[];
+            } & {
+                [key: string]: unknown;
+            }) | (never | null);
+            /** @description Plain text derived from the description */
+            descriptionText: string;
+            stateId: string;
+            /** @description `triage` holds intake items until they are accepted and is hidden from boards */
+            stateGroup: "backlog" | "unstarted" | "started" | "completed" | "cancelled" | "triage";
+            /** @description Sorted urgent, high, medium, low, none */
+            priority: "urgent" | "high" | "medium" | "low" | "none";
+            assigneeIds: string[];
+            labelIds: string[];
+            parentId: string | null;
+            /**
+             * Format: date
+             * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+             */
+            startDate: string | null;
+            /**
+             * Format: date
+             * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+             */
+            targetDate: string | null;
+            estimatePointId: string | null;
+            /** @description The point's number (points, or minutes for time); null for categories or none */
+            estimate: number | null;
+            typeId: string | null;
+            cycleId: string | null;
+            moduleIds: string[];
+            /** @description Board order: lower first */
+            sortOrder: number;
+            /** Format: date-time */
+            archivedAt: string | null;
+            /** @description A draft is seen only by its creator and stays out of lists until published */
+            draft: boolean;
+            /**
+             * Format: date-time
+             * @description When the item last entered a completed state; null outside the completed group
+             */
+            completedAt: string | null;
+            intake: {
+                status: "pending" | "accepted" | "declined" | "snoozed" | "duplicate";
+                /** Format: date-time */
+                snoozedUntil: string | null;
+                duplicateOfId: string | null;
+                source: string;
+                decidedBy: string | null;
+                /** Format: date-time */
+                decidedAt: string | null;
+            } | null;
+            createdBy: string;
+            updatedBy: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description Sent as the ETag; If-Match with another version is refused with 412 */
+            version: number;
+            /** @description The tracker project */
+            lpId: string;
+        };
+        TrackerActiveCycle: {
+            id: string;
+            lpId: string;
+            projectIdentifier: string;
+            name: string;
+            startDate: string;
+            endDate: string;
+            ownerId: string;
+            progress: {
+                /** @description Items, cancelled ones included */
+                total: number;
+                backlog: number;
+                unstarted: number;
+                started: number;
+                completed: number;
+                cancelled: number;
+                /** @description Sum of the items' estimates (points or minutes); 0 with categories or none */
+                totalPoints: number;
+                completedPoints: number;
+            };
         };
         LlmCheck: {
             ok: boolean;
@@ -27968,6 +28649,1135 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["TrackerAnalytics"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerWorkspaceMembers: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerWorkspaceMember"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerWorkspaceActivity: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+                /** @description A TrackerFilter as JSON, over the items the entries are about */
+                filter?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerWorkspaceActivity"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerActiveCycles: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerActiveCycle"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerStickies: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerSticky"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createTrackerSticky: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    description?: string;
+                    color?: "gray" | "peach" | "pink" | "orange" | "green" | "light-blue" | "dark-blue" | "purple";
+                    /** @description Where it stands in the caller's order (ascending); new ones go first */
+                    sortOrder?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerSticky"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerSticky: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                stickyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerSticky"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteTrackerSticky: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                stickyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateTrackerSticky: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                stickyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    description?: string;
+                    color?: "gray" | "peach" | "pink" | "orange" | "green" | "light-blue" | "dark-blue" | "purple";
+                    /** @description Where it stands in the caller's order (ascending); new ones go first */
+                    sortOrder?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerSticky"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerRecents: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerRecent"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerFavorites: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerFavorite"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    addTrackerFavorite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    kind: "project" | "view" | "cycle" | "module" | "page";
+                    lpId: string;
+                    /** @description Required but for a project, whose id is `lpId` */
+                    entityId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerFavorite"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    removeTrackerFavorite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                favoriteId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    reorderTrackerFavorite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                favoriteId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Where it stands in the caller's order (ascending); new ones go first */
+                    sortOrder: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerFavorite"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerDrafts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerDraft"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createTrackerDraft: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    title: string;
+                    /** @description Markdown */
+                    description?: string;
+                    /** @description Sorted urgent, high, medium, low, none */
+                    priority?: "urgent" | "high" | "medium" | "low" | "none";
+                    /**
+                     * Format: date
+                     * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                     */
+                    startDate?: string | null;
+                    /**
+                     * Format: date
+                     * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                     */
+                    targetDate?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerDraft"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerDraft: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                draftId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerDraft"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteTrackerDraft: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                draftId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateTrackerDraft: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                draftId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    title?: string;
+                    /** @description Markdown */
+                    description?: string;
+                    /** @description Sorted urgent, high, medium, low, none */
+                    priority?: "urgent" | "high" | "medium" | "low" | "none";
+                    /**
+                     * Format: date
+                     * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                     */
+                    startDate?: string | null;
+                    /**
+                     * Format: date
+                     * @description A calendar day, `YYYY-MM-DD`, read in the tracker project's timezone
+                     */
+                    targetDate?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerDraft"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    promoteTrackerDraft: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                draftId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The tracker project the work item is made in */
+                    lpId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerWorkItem"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerWorkspaceViews: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerWorkspaceView"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createTrackerWorkspaceView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    description?: string;
+                    filter?: unknown | (never | null);
+                    /** @description `manual` is the board order (`sortOrder`); `priority` puts urgent first; a leading `-` reverses. Defaults to `-number` (newest first) */
+                    orderBy?: "manual" | "number" | "-number" | "createdAt" | "-createdAt" | "updatedAt" | "-updatedAt" | "priority" | "-priority" | "targetDate" | "-targetDate" | "startDate" | "-startDate";
+                    /** @description Public views need `tracker.write` */
+                    access?: "private" | "public";
+                    locked?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerWorkspaceView"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getTrackerWorkspaceView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                workspaceViewId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerWorkspaceView"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteTrackerWorkspaceView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                workspaceViewId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            423: components["responses"]["Locked"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateTrackerWorkspaceView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                workspaceViewId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    description?: string;
+                    filter?: unknown | (never | null);
+                    /** @description `manual` is the board order (`sortOrder`); `priority` puts urgent first; a leading `-` reverses. Defaults to `-number` (newest first) */
+                    orderBy?: "manual" | "number" | "-number" | "createdAt" | "-createdAt" | "updatedAt" | "-updatedAt" | "priority" | "-priority" | "targetDate" | "-targetDate" | "startDate" | "-startDate";
+                    access?: "private" | "public";
+                    locked?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerWorkspaceView"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            423: components["responses"]["Locked"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listTrackerWorkspaceViewItems: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same filter and order */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                workspaceViewId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["TrackerWorkspaceItem"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
                     };
                 };
             };

@@ -27,7 +27,8 @@ t.test('the MCP server over Streamable HTTP, with the SDK client', async (t) => 
   const byName = new Map(tools.map((tool) => [tool.name, tool]))
   for (const name of ['work_items_list', 'work_items_count', 'work_item_get_by_key', 'work_item_create', 'work_item_update', 'work_item_archive',
     'work_item_comment', 'work_item_link', 'work_item_relate', 'work_items_bulk_create', 'cycles_list', 'cycle_add_items', 'cycle_remove_item',
-    'cycle_transfer', 'modules_list', 'intake_triage', 'states_list', 'labels_list', 'members_list']) t.ok(byName.has(name), name)
+    'cycle_transfer', 'modules_list', 'intake_triage', 'states_list', 'labels_list', 'members_list',
+    'workspace_members_list', 'workspace_activity_list', 'active_cycles_list']) t.ok(byName.has(name), name)
   t.equal(byName.get('work_items_list')?.annotations?.readOnlyHint, true)
   t.equal(byName.get('work_item_archive')?.annotations?.destructiveHint, true)
   t.same(byName.get('work_item_create')?.inputSchema.required, ['lpId', 'item'])
@@ -41,6 +42,11 @@ t.test('the MCP server over Streamable HTTP, with the SDK client', async (t) => 
   const byKey = await call('work_item_get_by_key', { key: 'web-1' })
   t.equal(byKey.structuredContent.id, created.structuredContent.id)
   t.equal(byKey.structuredContent.title, 'Broken login')
+  const feed = await call('workspace_activity_list', { query: { limit: 50 } })
+  t.ok(feed.structuredContent.items.some((entry: { itemId: string }) => entry.itemId === second.structuredContent.id), 'the workspace feed as a tool')
+  const people = await call('workspace_members_list', {})
+  t.ok(people.structuredContent.items.some((person: { userId: string }) => person.userId === s.owner.id), 'who can be assigned, as a tool')
+  t.same((await call('active_cycles_list', {})).structuredContent, { items: [], nextCursor: null })
 
   const first = await call('work_items_list', { lpId: s.lpId, query: { limit: 1 } })
   t.equal(first.structuredContent.items.length, 1)

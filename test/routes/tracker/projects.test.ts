@@ -103,7 +103,8 @@ t.test('every tracker route checks its permission before anything of the tracker
     const shape = new RegExp(`^${path.replace('/api/projects/{projectId}/tracker', '').replace(/\{[^}]+\}/g, '[^/]+')}$`)
     for (const [method, operation] of Object.entries(operations)) {
       const needs = /Needs `([a-z.]+)`/.exec(operation.description)?.[1]
-      // A reader may do what needs only tracker.read (its own notifications, its own exports).
+      // A reader may do what needs only tracker.read (its own notifications, exports, stickies, drafts, favorites and
+      // private workspace views; promoting a draft and sharing a view check tracker.write themselves: workspace.test.ts).
       if (method === 'get' || needs === 'tracker.read') continue
       const rows = tried.filter(([m, url]) => m === method.toUpperCase() && shape.test(url.slice(base.length)))
       t.ok(rows.length > 0 && rows.every(([, , permission]) => permission === needs), `${method.toUpperCase()} ${path}: refused to a reader, naming ${String(needs)}`)

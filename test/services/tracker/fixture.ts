@@ -61,7 +61,8 @@ export async function trackerOn (t: Test, wrap: (store: Store) => Store = (store
     exportFiles: new LocalFileStore(tempDir(t, 'plinth-tracker-exports-')),
     exportLinks: new SignedLinks(randomBytes(32)),
     exportPath: (projectId, exportId) => `/exports/${projectId}/${exportId}`,
-    actorFor: async (_projectId, userId) => Object.values(people).find((person) => person.userId === userId) ?? { userId, permissions: [] }
+    actorFor: async (_projectId, userId) => Object.values(people).find((person) => person.userId === userId) ?? { userId, permissions: [] },
+    platformMembers: async () => [...platformMembers].map((userId) => ({ userId, name: null, email: null, admin: userId === 'alice' }))
   })
   const scope = async (actor: TrackerActor, lpId: string): Promise<TrackerScope> => await tracker.projects.scope(actor, PROJECT, lpId)
   /** The follow-ups queued so far, as their job would run them (a crash's repair). */
