@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Created, Envelope } from './envelope.js'
-import { Deleted, Id } from './common.js'
-import { DateOnly, ListQuery, Page, TrackerDateTime, TrackerId, TrackerRole } from './tracker.js'
+import { DateTime, Deleted, Id } from './common.js'
+import { DateOnly, ListQuery, Page, TrackerRole } from './tracker.js'
 import { OrderBy, TrackerFilter, type TrackerFilterT } from './tracker-filters.js'
 import { Progress } from './tracker-planning.js'
 import { Activity, Priority, WorkItem } from './tracker-work-items.js'
@@ -62,8 +62,8 @@ export const Sticky = Type.Object({
   description: Type.String({ description: 'Markdown' }),
   color: StickyColor,
   sortOrder: SortOrder,
-  createdAt: TrackerDateTime,
-  updatedAt: TrackerDateTime
+  createdAt: DateTime,
+  updatedAt: DateTime
 }, { $id: 'TrackerSticky' })
 
 export const CreateStickyBody = Type.Object({
@@ -80,7 +80,7 @@ export const UpdateStickyBody = Type.Object({
   sortOrder: Type.Optional(SortOrder)
 }, { additionalProperties: false, minProperties: 1 })
 
-export const StickyParams = Type.Object({ ...WorkspaceParams, stickyId: TrackerId })
+export const StickyParams = Type.Object({ ...WorkspaceParams, stickyId: Id })
 
 // ---------------------------------------------------------------- drafts
 
@@ -95,8 +95,8 @@ const DraftFields = {
 export const Draft = Type.Object({
   id: Type.String(),
   ...DraftFields,
-  createdAt: TrackerDateTime,
-  updatedAt: TrackerDateTime
+  createdAt: DateTime,
+  updatedAt: DateTime
 }, { $id: 'TrackerDraft' })
 
 export const CreateDraftBody = Type.Object({
@@ -119,7 +119,7 @@ export const PromoteDraftBody = Type.Object({
   lpId: Type.String({ minLength: 1, maxLength: 64, description: 'The tracker project the work item is made in' })
 }, { additionalProperties: false })
 
-export const DraftParams = Type.Object({ ...WorkspaceParams, draftId: TrackerId })
+export const DraftParams = Type.Object({ ...WorkspaceParams, draftId: Id })
 
 // ---------------------------------------------------------------- recents and favorites
 
@@ -132,7 +132,7 @@ export const Recent = Type.Object({
   kind: Type.Union(RECENT_KINDS.map((kind) => Type.Literal(kind))),
   lpId: Type.String({ description: 'The tracker project it is in' }),
   entityId: Type.String(),
-  openedAt: TrackerDateTime
+  openedAt: DateTime
 }, { $id: 'TrackerRecent' })
 
 export const Favorite = Type.Object({
@@ -141,7 +141,7 @@ export const Favorite = Type.Object({
   lpId: Type.String({ description: 'The tracker project it is in (a project\'s own id for a project)' }),
   entityId: Type.String(),
   sortOrder: SortOrder,
-  createdAt: TrackerDateTime
+  createdAt: DateTime
 }, { $id: 'TrackerFavorite' })
 
 export const CreateFavoriteBody = Type.Object({
@@ -152,7 +152,7 @@ export const CreateFavoriteBody = Type.Object({
 
 export const ReorderFavoriteBody = Type.Object({ sortOrder: SortOrder }, { additionalProperties: false })
 
-export const FavoriteParams = Type.Object({ ...WorkspaceParams, favoriteId: TrackerId })
+export const FavoriteParams = Type.Object({ ...WorkspaceParams, favoriteId: Id })
 
 // ---------------------------------------------------------------- workspace views
 
@@ -165,8 +165,8 @@ export const WorkspaceView = Type.Object({
   access: Type.Union([Type.Literal('private'), Type.Literal('public')]),
   locked: Type.Boolean(),
   ownerId: Type.String(),
-  createdAt: TrackerDateTime,
-  updatedAt: TrackerDateTime
+  createdAt: DateTime,
+  updatedAt: DateTime
 }, { $id: 'TrackerWorkspaceView' })
 
 export const CreateWorkspaceViewBody = Type.Object({
@@ -187,7 +187,7 @@ export const UpdateWorkspaceViewBody = Type.Object({
   locked: Type.Optional(Type.Boolean())
 }, { additionalProperties: false, minProperties: 1 })
 
-export const WorkspaceViewParams = Type.Object({ ...WorkspaceParams, workspaceViewId: TrackerId })
+export const WorkspaceViewParams = Type.Object({ ...WorkspaceParams, workspaceViewId: Id })
 
 export const WorkspaceItem = Type.Object({
   ...WorkItem.properties,

@@ -3,7 +3,7 @@ import { ListQuery } from '../../schemas/tracker.js'
 import {
   CreateDraftBody, DraftParams, PromoteDraftBody, UpdateDraftBody, WorkspacePath, WorkspaceResponses as R
 } from '../../schemas/tracker-workspace.js'
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import { trackerErrors as e } from '../../services/tracker/errors.js'
 import { created, deleted, ok } from '../replies.js'
 import { IDEMPOTENT, ITEM_FIELDS, LIST, WRITE } from './refusals.js'

@@ -3,7 +3,7 @@ import { ListQuery } from '../../schemas/tracker.js'
 import {
   CreateWorkspaceViewBody, UpdateWorkspaceViewBody, WorkspacePath, WorkspaceResponses as R, WorkspaceViewParams
 } from '../../schemas/tracker-workspace.js'
-import { commonErrors } from '../../services/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import { trackerErrors as e } from '../../services/tracker/errors.js'
 import { created, deleted, ok } from '../replies.js'
 import { LIST } from './refusals.js'

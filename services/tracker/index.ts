@@ -39,7 +39,7 @@ import { TrackerDrafts } from './drafts.js'
 import { TrackerPersonal } from './personal.js'
 import { TrackerWorkspace, type PlatformMembers } from './workspace.js'
 import { TrackerWorkspaceViews } from './workspace-views.js'
-import { AppError } from '../errors.js'
+import { AppError } from '../platform/errors.js'
 
 export { TRACKER_FOLLOW_UP_JOB } from './follow-ups.js'
 export { TRACKER_DAILY_JOB, TRACKER_DAILY_EVERY_MS } from './automations.js'

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js'
+import type { Clock } from '../platform/clock.js'
 import type { Cursors } from '../collections/query.js'
 import type { Filter, Store } from '../store/types.js'
 import type { PageOf, TrackerRoleT } from '../../schemas/tracker.js'
