@@ -22,6 +22,7 @@ import { webhookErrors } from '../services/webhooks/errors.js'
 import { TRACKER_WEBHOOK_SOURCE, trackerItemEvent, trackerWebhookSource } from '../services/webhooks/sources/tracker.js'
 import { trackerWorkItemSchemas } from '../schemas/tracker-work-items.js'
 import { trackerNotificationSchemas } from '../schemas/tracker-notifications.js'
+import { trackerSearchSchemas } from '../schemas/tracker-search.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -83,7 +84,7 @@ async function trackerPlugin (app: FastifyInstance): Promise<void> {
     items: app.store.collection<ItemRecord>(TRACKER_COLLECTIONS.items),
     publish: async (source, projectId, events) => { await app.webhooks.publish(source, projectId, events) }
   }))
-  for (const schema of [...trackerFilterSchemas, ...trackerSchemas, ...trackerWorkItemSchemas, ...trackerPlanningSchemas, ...trackerNotificationSchemas, ...trackerReportSchemas]) app.addSchema(schema)
+  for (const schema of [...trackerFilterSchemas, ...trackerSchemas, ...trackerWorkItemSchemas, ...trackerPlanningSchemas, ...trackerNotificationSchemas, ...trackerReportSchemas, ...trackerSearchSchemas]) app.addSchema(schema)
   app.registerParent('trackerProject', {
     within: 'project',
     errors: [trackerErrors.projectNotFound],

@@ -22,6 +22,7 @@ import webhookRoutes from './webhooks.js'
 import exportRoutes from './exports.js'
 import analyticsRoutes from './analytics.js'
 import mcpRoutes from './mcp.js'
+import searchRoutes from './search.js'
 
 /**
  * `/api/projects/:projectId/tracker/…`: tracker projects and everything in
@@ -56,6 +57,7 @@ const trackerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(exportRoutes, { prefix: '/exports' })
   await app.register(analyticsRoutes, { prefix: '/analytics' })
   await app.register(mcpRoutes, { prefix: '/mcp' })
+  await app.register(searchRoutes, { prefix: '/search' })
 }
 
 export default trackerRoutes

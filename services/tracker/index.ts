@@ -32,6 +32,7 @@ import { TrackerPages } from './pages.js'
 import { Progress } from './progress.js'
 import { TrackerProjects } from './projects.js'
 import { TrackerRelations } from './relations.js'
+import { TrackerSearch } from './search.js'
 import { TrackerStates } from './states.js'
 import { TrackerViews } from './views.js'
 import { WorkItems } from './work-items.js'
@@ -39,6 +40,7 @@ import { WorkItems } from './work-items.js'
 export { TRACKER_FOLLOW_UP_JOB } from './follow-ups.js'
 export { TRACKER_DAILY_JOB, TRACKER_DAILY_EVERY_MS } from './automations.js'
 export type { TrackerActor, TrackerScope } from './access.js'
+export { rebuildTrackerTextIndexes } from './search.js'
 export { TRACKER_EXPORT_JOB, TRACKER_EXPORT_SWEEP_JOB, TRACKER_EXPORT_SWEEP_EVERY_MS } from './exports.js'
 
 /** The ports the tracker family is built from; plugins/tracker.ts passes the app's. */
@@ -89,6 +91,7 @@ export interface TrackerServices {
   notifications: TrackerNotifications
   exports: TrackerExports
   analytics: TrackerAnalytics
+  search: TrackerSearch
 }
 
 /** Builds the tracker's services on their ports, connects them and creates their indexes. */
@@ -162,6 +165,7 @@ export async function buildTrackerServices (deps: TrackerPorts): Promise<Tracker
     downloadPath: deps.exportPath
   })
   const analytics = new TrackerAnalytics({ clock, items, lists, scopeOf: async (actor, projectId, lpId) => await projects.scope(actor, projectId, lpId) })
-  for (const part of [idempotency, members, projects, states, labels, items, issueTypes, estimates, cycles, modules, views, comments, links, relations, attachments, pages, notifications, exports]) await part.init()
-  return { projects, members, states, labels, issueTypes, estimates, workItems, lists, comments, links, relations, activity, attachments, cycles, modules, views, intake, pages, automations, flows, followUps, notifications, exports, analytics }
+  const search = new TrackerSearch({ store, clock, cursors, projects, members, lists })
+  for (const part of [idempotency, members, projects, states, labels, items, issueTypes, estimates, cycles, modules, views, comments, links, relations, attachments, pages, notifications, exports, search]) await part.init()
+  return { projects, members, states, labels, issueTypes, estimates, workItems, lists, comments, links, relations, activity, attachments, cycles, modules, views, intake, pages, automations, flows, followUps, notifications, exports, analytics, search }
 }
