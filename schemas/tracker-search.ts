@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox'
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { Id } from './common.js'
 import { Envelope } from './envelope.js'
 import { TrackerDateTime } from './tracker.js'
@@ -40,7 +40,7 @@ export const SearchSnippet = Type.Object({
   highlights: Type.Array(Type.Tuple([Type.Integer({ minimum: 0 }), Type.Integer({ minimum: 0 })]), { description: '[start, end) offsets (UTF-16 code units) of the matched words in `text`' })
 })
 
-export const SearchHit = Type.Object({
+const searchHit = <W extends TSchema>(workItem: W) => Type.Object({
   type: SearchType,
   matchedBy: Type.Union([Type.Literal('key'), Type.Literal('keyPrefix'), Type.Literal('number'), Type.Literal('text')]),
   score: Type.Number({ description: 'Higher is better; comparable within one answer' }),
@@ -48,20 +48,23 @@ export const SearchHit = Type.Object({
   id: Type.String({ description: 'The work item\'s, comment\'s or page\'s id' }),
   title: Type.String({ description: 'The item\'s or page\'s title' }),
   snippet: SearchSnippet,
-  workItem: Type.Optional(Type.Ref(WorkItem, { description: 'For `workItem`, `intake` and `comment` hits: the item' })),
+  workItem: Type.Optional(workItem),
   comment: Type.Optional(Type.Object({ id: Type.String(), authorId: Type.String(), createdAt: TrackerDateTime })),
   page: Type.Optional(Type.Object({ id: Type.String(), title: Type.String(), ownerId: Type.String(), updatedAt: TrackerDateTime }))
 })
 
-export const SearchResult = Type.Object({
-  items: Type.Array(SearchHit),
+/** The answer, with the work item view as given: a reference for the HTTP contract, inline for tools (services/tools/tracker-tools.ts). */
+export const searchResult = <W extends TSchema>(workItem: W) => Type.Object({
+  items: Type.Array(searchHit(workItem)),
   facets: Type.Object({
     type: Type.Object(Object.fromEntries(SEARCH_TYPES.map((type) => [type, Type.Integer({ minimum: 0 })])) as Record<typeof SEARCH_TYPES[number], ReturnType<typeof Type.Integer>>, {
       description: 'How many hits of each type the query has in all (with `filter` and `lpId`, whatever `type` asks for)'
     })
   }),
   nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page' })
-}, { $id: 'TrackerSearchResult' })
+})
+export const SearchResult = Type.Object(searchResult(Type.Ref(WorkItem, { description: 'For `workItem`, `intake` and `comment` hits: the item' })).properties, { $id: 'TrackerSearchResult' })
+const SearchHit = searchHit(WorkItem)
 
 export const trackerSearchSchemas = [SearchResult]
 export const SearchResponses = { result: { 200: Envelope(Type.Ref(SearchResult)) } }

@@ -15,10 +15,10 @@ const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'searchTracker',
       tags: ['tracker'],
       summary: 'Search work items, intake items, comments and pages: keys and numbers first, then text ranked with highlighted snippets',
-      description: 'An exact key (also one from before a rename), a key prefix or a bare number is looked up first; then words are ranked ' +
-        'over titles (highest), descriptions, comments, pages and intake items. Only what the caller may read is searched: a guest\'s ' +
-        'own items unless the project lets guests see all, tracker projects they are a member of or that are public, and `filter` ' +
-        'and `lpId` narrow the search itself, so every page is full while more exists. `facets.type` counts the hits per type.',
+      description: 'An exact key (also one from before a rename), a key prefix or a bare number is looked up first; then words are ' +
+        'ranked over titles (highest), descriptions, comments, pages and intake items. Only what the caller may read is searched: a ' +
+        'guest\'s own items unless the project lets guests see all, tracker projects they are a member of or that are public, and ' +
+        '`filter` and `lpId` narrow the search itself, so every page is full while more exists. `facets.type` counts the hits per type.',
       params: PlatformTrackerParams,
       querystring: SearchQuery,
       response: SearchResponses.result
