@@ -64,12 +64,11 @@ export const searchResult = <W extends TSchema>(workItem: W) => Type.Object({
   nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page' })
 })
 export const SearchResult = Type.Object(searchResult(Type.Ref(WorkItem, { description: 'For `workItem`, `intake` and `comment` hits: the item' })).properties, { $id: 'TrackerSearchResult' })
-const SearchHit = searchHit(WorkItem)
 
 export const trackerSearchSchemas = [SearchResult]
 export const SearchResponses = { result: { 200: Envelope(Type.Ref(SearchResult)) } }
 
 export type SearchQueryT = Static<typeof SearchQuery>
-export type SearchHitT = Static<typeof SearchHit>
+export type SearchHitT = Static<ReturnType<typeof searchHit<typeof WorkItem>>>
 export type SearchResultT = Static<typeof SearchResult>
 export type SearchTypeT = typeof SEARCH_TYPES[number]
