@@ -37,7 +37,9 @@ export const SearchQuery = Type.Object({
 export const SearchSnippet = Type.Object({
   field: Type.String({ description: 'Where the words were found: `title`, `description`, `text` (a comment\'s or page\'s), `key` or `number`' }),
   text: Type.String({ description: 'A stretch of that field around the match' }),
-  highlights: Type.Array(Type.Tuple([Type.Integer({ minimum: 0 }), Type.Integer({ minimum: 0 })]), { description: '[start, end) offsets (UTF-16 code units) of the matched words in `text`' })
+  highlights: Type.Array(Type.Object({ start: Type.Integer({ minimum: 0 }), end: Type.Integer({ minimum: 0 }) }), {
+    description: 'Where the matched words are in `text`: `text.slice(start, end)`, in UTF-16 code units'
+  })
 })
 
 const searchHit = <W extends TSchema>(workItem: W) => Type.Object({

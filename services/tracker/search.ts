@@ -269,6 +269,6 @@ export class TrackerSearch {
   }
 
   private snippet (hit: TextHit<Document & WithId<Document>>): SearchHitT['snippet'] {
-    return { field: FIELD_NAMES[hit.snippet.field] ?? hit.snippet.field, text: hit.snippet.text, highlights: hit.snippet.highlights }
+    return { field: FIELD_NAMES[hit.snippet.field] ?? hit.snippet.field, text: hit.snippet.text, highlights: hit.snippet.highlights.map(([start, end]) => ({ start, end })) }
   }
 }

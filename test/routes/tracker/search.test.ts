@@ -1,7 +1,7 @@
 import t from 'tap'
 import { trackerSetup } from './fixtures.js'
 
-type Hit = { type: string, matchedBy: string, id: string, title: string, snippet: { field: string, text: string, highlights: Array<[number, number]> }, workItem?: { key: string } }
+type Hit = { type: string, matchedBy: string, id: string, title: string, snippet: { field: string, text: string, highlights: Array<{ start: number, end: number }> }, workItem?: { key: string } }
 
 /**
  * `GET /tracker/search` (services/tracker/search.ts): keys, key prefixes and
@@ -31,7 +31,7 @@ t.test('search: keys, prefixes, numbers, comments, renames, snippets and facets'
   t.same(login.items.map((hit: Hit) => [hit.type, hit.id]), [['workItem', first.id], ['page', login.items[1].id]], 'a title ranks above a page\'s text')
   const top = login.items[0] as Hit
   t.equal(top.snippet.field, 'title')
-  t.equal(top.snippet.text.slice(...top.snippet.highlights[0]), 'Login')
+  t.equal(top.snippet.text.slice(top.snippet.highlights[0].start, top.snippet.highlights[0].end), 'Login')
   t.same(login.facets.type, { workItem: 1, intake: 0, comment: 0, page: 1 })
   t.same((await search('login', '&type=page')).body.data.items.map((hit: Hit) => hit.type), ['page'])
   t.same((await search('safar')).body.data.items.map((hit: Hit) => hit.id), [first.id], 'the last word as the start of a word')
