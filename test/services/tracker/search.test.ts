@@ -26,7 +26,7 @@ t.test('the rebuild command indexes what is stored again', async (t) => {
 
   // The index loses its entries (a damaged file, a restore that left it behind): the command puts them back.
   const side = new Database(file)
-  side.exec(`INSERT INTO "s|tracker_items" ("s|tracker_items") VALUES ('delete-all')`)
+  side.exec('INSERT INTO "s|tracker_items" ("s|tracker_items") VALUES (\'delete-all\')')
   side.close()
   // Another connection's commit is seen from the next event-loop iteration (docs/store.md).
   await new Promise((resolve) => setImmediate(resolve))
