@@ -76,7 +76,7 @@ export const TRACKER_TOOLS: TrackerTool[] = [
     run: async (c, input) => await c.tracker.lists.count(await c.scope(input.lpId), input.query ?? {})
   },
   {
-    name: 'search',
+    name: 'tracker_search',
     title: 'Search the tracker',
     description: 'Finds work items, intake items, comments and pages the caller may read, across the tracker projects of the platform ' +
       'project: a key (`WEB-42`), a key prefix (`WEB-4`) or a number first, then words ranked over titles, descriptions, comments and ' +
