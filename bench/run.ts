@@ -142,6 +142,12 @@ if (GIT_GROUP.some((name) => ONLY.test(name))) {
   await once(git, 'exit')
 }
 
+// The tracker's search over 100,000 items (bench/tracker-search.ts).
+if (ONLY.test('tracker search')) {
+  const search = fork(new URL('./tracker-search.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
+  await once(search, 'exit')
+}
+
 // The tracker: lists, get by key and create over 100,000 items, and how a list's time grows with the project (bench/tracker.ts).
 if (['tracker get by key', 'tracker create work item', 'tracker list 50, 3 conditions', 'tracker list growth', 'tracker notification fan-out'].some((name) => ONLY.test(name))) {
   const tracker = fork(new URL('./tracker.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })

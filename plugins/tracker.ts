@@ -24,6 +24,7 @@ import { trackerWorkItemSchemas } from '../schemas/tracker-work-items.js'
 import { trackerNotificationSchemas } from '../schemas/tracker-notifications.js'
 import { trackerWorkspaceSchemas } from '../schemas/tracker-workspace.js'
 import { purgeWorkspace } from '../services/tracker/workspace-records.js'
+import { trackerSearchSchemas } from '../schemas/tracker-search.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -95,7 +96,7 @@ async function trackerPlugin (app: FastifyInstance): Promise<void> {
     items: app.store.collection<ItemRecord>(TRACKER_COLLECTIONS.items),
     publish: async (source, projectId, events) => { await app.webhooks.publish(source, projectId, events) }
   }))
-  for (const schema of [...trackerFilterSchemas, ...trackerSchemas, ...trackerWorkItemSchemas, ...trackerPlanningSchemas, ...trackerNotificationSchemas, ...trackerReportSchemas, ...trackerWorkspaceSchemas]) app.addSchema(schema)
+  for (const schema of [...trackerFilterSchemas, ...trackerSchemas, ...trackerWorkItemSchemas, ...trackerPlanningSchemas, ...trackerNotificationSchemas, ...trackerReportSchemas, ...trackerWorkspaceSchemas, ...trackerSearchSchemas]) app.addSchema(schema)
   app.registerParent('trackerProject', {
     within: 'project',
     errors: [trackerErrors.projectNotFound],

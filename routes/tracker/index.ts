@@ -26,6 +26,7 @@ import workspaceRoutes from './workspace.js'
 import personalRoutes from './personal.js'
 import draftRoutes from './drafts.js'
 import workspaceViewRoutes from './workspace-views.js'
+import searchRoutes from './search.js'
 
 /**
  * `/api/projects/:projectId/tracker/…`: tracker projects and everything in
@@ -64,6 +65,7 @@ const trackerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(personalRoutes)
   await app.register(draftRoutes, { prefix: '/drafts' })
   await app.register(workspaceViewRoutes, { prefix: '/views' })
+  await app.register(searchRoutes, { prefix: '/search' })
 }
 
 export default trackerRoutes

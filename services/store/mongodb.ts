@@ -7,6 +7,7 @@ import type { Clock } from '../platform/clock.js'
 import { MongoStoreCollection, type Transact } from './mongo/collection.js'
 import { connectWhenReachable, type ConnectOptions } from './mongo/connect.js'
 import { translate } from './mongo/translate.js'
+import { MongoTextIndex } from './mongo/text-index.js'
 import { validateCollectionName } from './semantics/names.js'
 import { scanByQueries } from './scan.js'
 import { DEFAULT_SWEEP_PAGE_SIZE, pagedWrites } from './sweep.js'
@@ -38,7 +39,11 @@ class MongoStore implements Store {
   readonly extensions: StoreExtensions = {
     shared: (name) => this.sharedReads(name),
     sweep: (name) => pagedWrites(this.collection(name), this.sweepPageSize, async () => await this.dropCollection(name)),
-    now: async () => await this.serverTime()
+    now: async () => await this.serverTime(),
+    text: <T extends Document>(name: string) => {
+      validateCollectionName(name)
+      return new MongoTextIndex<T>(this.db.collection(name), this.db, { maxTimeMS: this.options.queryTimeoutMs })
+    }
   }
 
   constructor (

@@ -17,6 +17,8 @@
  * than 16 MiB as BSON, on both engines.
  */
 
+import type { TextIndex } from './text-search.js'
+
 export type Document = { [key: string]: unknown }
 export type WithId<T> = T & { _id: string }
 
@@ -174,6 +176,8 @@ export interface StoreExtensions {
    * the primary's clock, on the embedded engine the process's (one machine).
    */
   now (): Promise<Date>
+  /** The collection's full-text index (services/store/text-search.ts): kept in step with every write by the engine. */
+  text<T extends Document = Document> (collection: string): TextIndex<T>
 }
 
 export interface Store {

@@ -7,6 +7,7 @@ import {
   Cycle, CycleItemsBody, IntakeDecisionBody, ListIntakeQuery, Module, ModuleItemsBody, TransferBody, TransferResult
 } from '../../schemas/tracker-planning.js'
 import { KeyParams } from '../../schemas/tracker-routes.js'
+import { SearchQuery, searchResult } from '../../schemas/tracker-search.js'
 import {
   BulkItemResult, BulkPatchBody, BulkPatchResult, Comment, CommentBody, CountResult, CountWorkItemsQuery, CreateWorkItemBody,
   Link, LinkBody, ListWorkItemsQuery, Relation, RelationBody, UpdateWorkItemBody, WorkItem, WorkItemTombstone
@@ -74,6 +75,17 @@ export const TRACKER_TOOLS: TrackerTool[] = [
     input: inProject({ query: Type.Optional(CountWorkItemsQuery) }),
     output: CountResult,
     run: async (c, input) => await c.tracker.lists.count(await c.scope(input.lpId), input.query ?? {})
+  },
+  {
+    name: 'tracker_search',
+    title: 'Search the tracker',
+    description: 'Finds work items, intake items, comments and pages the caller may read, across the tracker projects of the platform ' +
+      'project: a key (`WEB-42`), a key prefix (`WEB-4`) or a number first, then words ranked over titles, descriptions, comments and ' +
+      'pages, with snippets and counts per type. `filter` (a TrackerFilter as JSON) and `lpId` narrow it; pass `nextCursor` as `cursor`.',
+    ...read,
+    input: SearchQuery,
+    output: searchResult(WorkItem),
+    run: async (c, input) => await c.tracker.search.search(c.actor, c.projectId, input)
   },
   {
     name: 'work_item_get_by_key',

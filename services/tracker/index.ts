@@ -32,6 +32,7 @@ import { TrackerPages } from './pages.js'
 import { Progress } from './progress.js'
 import { TrackerProjects } from './projects.js'
 import { TrackerRelations } from './relations.js'
+import { TrackerSearch } from './search.js'
 import { TrackerStates } from './states.js'
 import { TrackerViews } from './views.js'
 import { WorkItems } from './work-items.js'
@@ -44,6 +45,7 @@ import { AppError } from '../platform/errors.js'
 export { TRACKER_FOLLOW_UP_JOB } from './follow-ups.js'
 export { TRACKER_DAILY_JOB, TRACKER_DAILY_EVERY_MS } from './automations.js'
 export type { TrackerActor, TrackerScope } from './access.js'
+export { rebuildTrackerTextIndexes } from './search.js'
 export { TRACKER_EXPORT_JOB, TRACKER_EXPORT_SWEEP_JOB, TRACKER_EXPORT_SWEEP_EVERY_MS } from './exports.js'
 
 /** The ports the tracker family is built from; plugins/tracker.ts passes the app's. */
@@ -100,6 +102,7 @@ export interface TrackerServices {
   personal: TrackerPersonal
   drafts: TrackerDrafts
   workspaceViews: TrackerWorkspaceViews
+  search: TrackerSearch
 }
 
 /** Builds the tracker's services on their ports, connects them and creates their indexes. */
@@ -173,6 +176,7 @@ export async function buildTrackerServices (deps: TrackerPorts): Promise<Tracker
     downloadPath: deps.exportPath
   })
   const analytics = new TrackerAnalytics({ clock, items, lists, scopeOf: async (actor, projectId, lpId) => await projects.scope(actor, projectId, lpId) })
+  const search = new TrackerSearch({ store, clock, cursors, projects, members, lists })
   const workspace = new TrackerWorkspace(store, { clock, cursors, items, members, progress, platformMembers: deps.platformMembers })
   const readers = { view: views, cycle: cycles, module: modules, page: pages }
   const personal = new TrackerPersonal(store, {
@@ -194,6 +198,6 @@ export async function buildTrackerServices (deps: TrackerPorts): Promise<Tracker
   const drafts = new TrackerDrafts(store, { clock, newId, cursors, workspace, workItems })
   const workspaceViews = new TrackerWorkspaceViews(store, { clock, newId, cursors, workspace, items })
   for (const part of [personal, drafts, workspaceViews]) await part.init()
-  for (const part of [idempotency, members, projects, states, labels, items, issueTypes, estimates, cycles, modules, views, comments, links, relations, attachments, pages, notifications, exports]) await part.init()
-  return { projects, members, states, labels, issueTypes, estimates, workItems, lists, comments, links, relations, activity, attachments, cycles, modules, views, intake, pages, automations, flows, followUps, notifications, exports, analytics, workspace, personal, drafts, workspaceViews }
+  for (const part of [idempotency, members, projects, states, labels, items, issueTypes, estimates, cycles, modules, views, comments, links, relations, attachments, pages, notifications, exports, search]) await part.init()
+  return { projects, members, states, labels, issueTypes, estimates, workItems, lists, comments, links, relations, activity, attachments, cycles, modules, views, intake, pages, automations, flows, followUps, notifications, exports, analytics, workspace, personal, drafts, workspaceViews, search }
 }

@@ -13,6 +13,7 @@ import { isPlainObject } from '../semantics/values.js'
 import type { IdGenerator } from '../../platform/ids.js'
 import { portableQuery } from './portable.js'
 import { translate } from './translate.js'
+import { TEXT_INDEX_NAME } from './text-index.js'
 
 /** Runs `work` in one transaction (a session's withTransaction): all of its writes commit, or none. */
 export type Transact = <R>(work: (session: ClientSession) => Promise<R>) => Promise<R>
@@ -237,7 +238,8 @@ export class MongoStoreCollection<T extends Document> implements StoreCollection
   async listIndexes (): Promise<IndexDescription[]> {
     try {
       const indexes = await this.raw.listIndexes().toArray()
-      return indexes.map((index) => ({ name: String(index.name), key: index.key as IndexKey, unique: index.unique === true || index.name === '_id_' }))
+      // The text index is the text extension's (mongo/text-index.ts), not one of the port's indexes.
+      return indexes.filter((index) => index.name !== TEXT_INDEX_NAME).map((index) => ({ name: String(index.name), key: index.key as IndexKey, unique: index.unique === true || index.name === '_id_' }))
     } catch (error) {
       if (isMissingNamespace(error)) return []
       translate(error, this.collectionName)

@@ -5,6 +5,8 @@ import { collectionOfTable, quoteIdentifier, tableName } from './names.js'
 import { DocumentCache } from './document-cache.js'
 import { cloneDecoded, decodeDocument } from './codec.js'
 import { BoundedMap } from '../../cache/bounded-map.js'
+import type { TextIndexSpec } from '../text-search.js'
+import { createTextObjects, dropTextObjects } from './text-index.js'
 
 export interface IndexMeta {
   name: string
@@ -58,6 +60,7 @@ export class Connection {
   private readonly statements = new BoundedMap<string, Statement>(STATEMENT_CACHE_SIZE)
   private catalogueVersion = -1
   private catalogue = new Map<string, CollectionMeta>()
+  private textSpecs = new Map<string, TextIndexSpec>()
   private transaction: 'none' | 'read' | 'write' = 'none'
   private turn: 'none' | 'read' | 'write' = 'none'
   private committed: Array<{ resolve: () => void, reject: (error: unknown) => void }> = []
@@ -82,6 +85,7 @@ export class Connection {
           PRIMARY KEY (collection, name));
         CREATE TABLE IF NOT EXISTS _plinth_paths (
           collection TEXT NOT NULL, path TEXT NOT NULL, multikey INTEGER NOT NULL, PRIMARY KEY (collection, path));
+        CREATE TABLE IF NOT EXISTS _plinth_text (collection TEXT PRIMARY KEY, spec TEXT NOT NULL);
       `)
     }).immediate()
   }
@@ -96,6 +100,11 @@ export class Connection {
 
   collection (name: string): CollectionMeta | undefined {
     return this.catalogue.get(name)
+  }
+
+  /** The text index declared on a collection (text-index.ts), whether or not its table exists now. */
+  textSpec (name: string): TextIndexSpec | undefined {
+    return this.textSpecs.get(name)
   }
 
   collectionNames (): string[] {
@@ -318,6 +327,9 @@ export class Connection {
     const existing = this.catalogue.get(name)
     if (existing !== undefined) return existing
     this.db.exec(`CREATE TABLE IF NOT EXISTS ${quoteIdentifier(tableName(name))} (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, doc TEXT NOT NULL)`)
+    // A collection dropped and written again keeps its declared text index.
+    const text = this.textSpecs.get(name)
+    if (text !== undefined) createTextObjects(this, name, text)
     this.bumpVersion()
     return this.catalogue.get(name) as CollectionMeta
   }
@@ -325,6 +337,7 @@ export class Connection {
   dropCollection (name: string): boolean {
     if (this.catalogue.get(name) === undefined) return false
     this.db.exec(`DROP TABLE IF EXISTS ${quoteIdentifier(tableName(name))}`)
+    if (this.textSpecs.has(name)) dropTextObjects(this, name)
     this.statement('DELETE FROM _plinth_indexes WHERE collection = ?').run(name)
     this.statement('DELETE FROM _plinth_paths WHERE collection = ?').run(name)
     this.bumpVersion()
@@ -345,6 +358,8 @@ export class Connection {
     }
     const paths = this.statement('SELECT collection, path, multikey FROM _plinth_paths').all() as Array<{ collection: string, path: string, multikey: number }>
     for (const row of paths) catalogue.get(row.collection)?.multikey.set(row.path, row.multikey === 1)
+    const texts = this.statement('SELECT collection, spec FROM _plinth_text').all() as Array<{ collection: string, spec: string }>
+    this.textSpecs = new Map(texts.map((row) => [row.collection, JSON.parse(row.spec) as TextIndexSpec]))
     this.catalogue = catalogue
     this.catalogueVersion = version
   }

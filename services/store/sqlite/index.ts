@@ -3,6 +3,7 @@ import { newId as defaultNewId, type IdGenerator } from '../../platform/ids.js'
 import { systemClock, type Clock } from '../../platform/clock.js'
 import { SqliteCollection } from './collection.js'
 import { Connection } from './connection.js'
+import { SqliteTextIndex } from './text-index.js'
 import { validateCollectionName } from '../semantics/names.js'
 import { DEFAULT_SWEEP_PAGE_SIZE, pagedWrites } from '../sweep.js'
 
@@ -27,7 +28,11 @@ class SqliteStore implements Store {
   readonly extensions: StoreExtensions = {
     shared: <T extends Document>(name: string) => this.engineCollection<T>(name).shared,
     sweep: (name: string) => pagedWrites(this.engineCollection(name), this.sweepPageSize, async () => await this.dropCollection(name)),
-    now: async () => this.clock.now()
+    now: async () => this.clock.now(),
+    text: <T extends Document>(name: string) => {
+      validateCollectionName(name)
+      return new SqliteTextIndex<T>(this.connection, name)
+    }
   }
 
   constructor (private readonly connection: Connection, private readonly newId: IdGenerator, private readonly clock: Clock, private readonly sweepPageSize: number) {}

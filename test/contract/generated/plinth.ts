@@ -8520,6 +8520,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{projectId}/tracker/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search work items, intake items, comments and pages: keys and numbers first, then text ranked with highlighted snippets
+         * @description Needs `tracker.read`. An exact key (also one from before a rename), a key prefix or a bare number is looked up first; then words are ranked over titles (highest), descriptions, comments, pages and intake items. Only what the caller may read is searched: a guest's own items unless the project lets guests see all, tracker projects they are a member of or that are public, and `filter` and `lpId` narrow the search itself, so every page is full while more exists. `facets.type` counts the hits per type.
+         *
+         *     Refused with:
+         *     - 400 `APP_TRACKER_INVALID_FILTER`: the filter breaks the grammar: `details.fields[0]` names the place (`filter.and[1].op`) and the field
+         *     - 400 `APP_TRACKER_INVALID_VALUE`: a value the schema lets through breaks a rule of the tracker (a blank name, dates out of order…)
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_TRACKER_PROJECT_NOT_FOUND`: no such tracker project, or the caller may not see it (a private one they are not a member of)
+         */
+        get: operations["searchTracker"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{projectId}/auxiliary/webhooks": {
         parameters: {
             query?: never;
@@ -11097,6 +11124,56 @@ export interface components {
                 totalPoints: number;
                 completedPoints: number;
             };
+        };
+        TrackerSearchResult: {
+            items: {
+                /** @description `workItem` a work item (title and description), `intake` an item waiting in intake, `comment` a comment on a work item (the item comes with it), `page` a page */
+                type: "workItem" | "intake" | "comment" | "page";
+                matchedBy: "key" | "keyPrefix" | "number" | "text";
+                /** @description Higher is better; comparable within one answer */
+                score: number;
+                lpId: string;
+                /** @description The work item's, comment's or page's id */
+                id: string;
+                /** @description The item's or page's title */
+                title: string;
+                snippet: {
+                    /** @description Where the words were found: `title`, `description`, `text` (a comment's or page's), `key` or `number` */
+                    field: string;
+                    /** @description A stretch of that field around the match */
+                    text: string;
+                    /** @description Where the matched words are in `text`: `text.slice(start, end)`, in UTF-16 code units */
+                    highlights: {
+                        start: number;
+                        end: number;
+                    }[];
+                };
+                workItem?: components["schemas"]["TrackerWorkItem"];
+                comment?: {
+                    id: string;
+                    authorId: string;
+                    /** Format: date-time */
+                    createdAt: string;
+                };
+                page?: {
+                    id: string;
+                    title: string;
+                    ownerId: string;
+                    /** Format: date-time */
+                    updatedAt: string;
+                };
+            }[];
+            facets: {
+                /** @description How many hits of each type the query has in all (with `filter` and `lpId`, whatever `type` asks for) */
+                type: {
+                    workItem: number;
+                    intake: number;
+                    comment: number;
+                    page: number;
+                };
+            };
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            nextCursor: string | null;
         };
         LlmCheck: {
             ok: boolean;
@@ -29778,6 +29855,52 @@ export interface operations {
                             /** @description Pass as `cursor` for the next page; null on the last page */
                             nextCursor: string | null;
                         };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    searchTracker: {
+        parameters: {
+            query: {
+                /** @description A key (`WEB-42`, also one from before a rename), a key prefix (`WEB-4`), a number (`42`) or words; the last word also matches as the start of a word on the embedded store */
+                q: string;
+                lpId?: string;
+                /** @description `workItem` a work item (title and description), `intake` an item waiting in intake, `comment` a comment on a work item (the item comes with it), `page` a page */
+                type?: "workItem" | "intake" | "comment" | "page";
+                /** @description A TrackerFilter as JSON: narrows work items, intake items and the items of comments; pages are searched only without one */
+                filter?: string;
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; valid only with the same query */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TrackerSearchResult"];
                     };
                 };
             };

@@ -28,7 +28,7 @@ t.test('the MCP server over Streamable HTTP, with the SDK client', async (t) => 
   for (const name of ['work_items_list', 'work_items_count', 'work_item_get_by_key', 'work_item_create', 'work_item_update', 'work_item_archive',
     'work_item_comment', 'work_item_link', 'work_item_relate', 'work_items_bulk_create', 'cycles_list', 'cycle_add_items', 'cycle_remove_item',
     'cycle_transfer', 'modules_list', 'intake_triage', 'states_list', 'labels_list', 'members_list',
-    'workspace_members_list', 'workspace_activity_list', 'active_cycles_list']) t.ok(byName.has(name), name)
+    'workspace_members_list', 'workspace_activity_list', 'active_cycles_list', 'tracker_search']) t.ok(byName.has(name), name)
   t.equal(byName.get('work_items_list')?.annotations?.readOnlyHint, true)
   t.equal(byName.get('work_item_archive')?.annotations?.destructiveHint, true)
   t.same(byName.get('work_item_create')?.inputSchema.required, ['lpId', 'item'])
@@ -38,6 +38,12 @@ t.test('the MCP server over Streamable HTTP, with the SDK client', async (t) => 
   t.equal(created.structuredContent.key, 'WEB-1')
   const second = await call('work_item_create', { lpId: s.lpId, item: { title: 'Slow search' } })
   t.equal(second.structuredContent.key, 'WEB-2')
+
+  const found = await call('tracker_search', { q: 'login' })
+  t.notOk(found.isError, JSON.stringify(found.content))
+  t.same(found.structuredContent.items.map((hit: { workItem: { key: string } }) => hit.workItem.key), ['WEB-1'], 'the client can search')
+  t.equal(found.structuredContent.facets.type.workItem, 1)
+  t.equal((await call('tracker_search', { q: 'WEB-2' })).structuredContent.items[0].matchedBy, 'key')
 
   const byKey = await call('work_item_get_by_key', { key: 'web-1' })
   t.equal(byKey.structuredContent.id, created.structuredContent.id)

@@ -1,0 +1,174 @@
+import type { Document, Filter, WithId } from '../types.js'
+import type { Snippet, TextHit, TextIndex, TextIndexSpec, TextQuery, TextSearchOptions } from '../text-search.js'
+import { compileFilter, validateCount } from '../semantics/index.js'
+import { decodeDocument } from './codec.js'
+import type { CollectionMeta, Connection } from './connection.js'
+import { quoteIdentifier, quoteLiteral, tableName } from './names.js'
+import { whereOf } from './query.js'
+
+/**
+ * The embedded engine's text index: an FTS5 table whose content is a view of
+ * the collection's table (external content, so the text is stored once), fed
+ * by triggers on that table. A trigger runs inside the statement that wrote
+ * the row, so the index changes in the same transaction as the document, for
+ * every write path and every process sharing the file. The spec is kept in
+ * `_plinth_text`, so a dropped and re-created collection gets its index back.
+ */
+
+const OPEN = '\uE000'
+const CLOSE = '\uE001'
+
+const ftsName = (table: string): string => `s${table.slice(1)}`
+const viewName = (table: string): string => `v${table.slice(1)}`
+
+function fieldExpression (row: string, path: string): string {
+  const json = quoteLiteral('$' + path.split('.').map((segment) => '."' + segment + '"').join(''))
+  return `CASE WHEN json_type(${row}doc, ${json}) = 'text' THEN json_extract(${row}doc, ${json}) END`
+}
+
+/** The SQL that creates the index of `collection` (whose table exists) as `spec` declares it, and fills it. */
+export function createTextObjects (connection: Connection, collection: string, spec: TextIndexSpec): void {
+  const table = tableName(collection)
+  const fts = quoteIdentifier(ftsName(table))
+  const fields = Object.keys(spec.fields)
+  const columns = fields.map((_, i) => `f${i}`)
+  const of = (row: string): string => fields.map((path) => fieldExpression(row, path)).join(', ')
+  const changed = fields.map((path) => `${fieldExpression('old.', path)} IS NOT ${fieldExpression('new.', path)}`).join(' OR ')
+  const trigger = (suffix: string): string => quoteIdentifier(`${ftsName(table)}|${suffix}`)
+  connection.db.exec(`
+    CREATE VIEW ${quoteIdentifier(viewName(table))} AS SELECT seq, ${fields.map((path, i) => `${fieldExpression('', path)} AS f${i}`).join(', ')} FROM ${quoteIdentifier(table)};
+    CREATE VIRTUAL TABLE ${fts} USING fts5(${columns.join(', ')}, content=${quoteLiteral(viewName(table))}, content_rowid='seq', tokenize='unicode61 remove_diacritics 2');
+    CREATE TRIGGER ${trigger('i')} AFTER INSERT ON ${quoteIdentifier(table)} BEGIN
+      INSERT INTO ${fts} (rowid, ${columns.join(', ')}) VALUES (new.seq, ${of('new.')});
+    END;
+    CREATE TRIGGER ${trigger('d')} AFTER DELETE ON ${quoteIdentifier(table)} BEGIN
+      INSERT INTO ${fts} (${fts}, rowid, ${columns.join(', ')}) VALUES ('delete', old.seq, ${of('old.')});
+    END;
+    CREATE TRIGGER ${trigger('u')} AFTER UPDATE OF doc ON ${quoteIdentifier(table)} WHEN ${changed} BEGIN
+      INSERT INTO ${fts} (${fts}, rowid, ${columns.join(', ')}) VALUES ('delete', old.seq, ${of('old.')});
+      INSERT INTO ${fts} (rowid, ${columns.join(', ')}) VALUES (new.seq, ${of('new.')});
+    END;
+    INSERT INTO ${fts} (${fts}) VALUES ('rebuild');
+  `)
+}
+
+/** Drops the index's objects (the triggers go with the table or here); the spec stays declared. */
+export function dropTextObjects (connection: Connection, collection: string): void {
+  const table = tableName(collection)
+  for (const suffix of ['i', 'd', 'u']) connection.db.exec(`DROP TRIGGER IF EXISTS ${quoteIdentifier(`${ftsName(table)}|${suffix}`)}`)
+  connection.db.exec(`DROP TABLE IF EXISTS ${quoteIdentifier(ftsName(table))}; DROP VIEW IF EXISTS ${quoteIdentifier(viewName(table))};`)
+}
+
+/** FTS5's query syntax for words parseTextQuery made: each a quoted string (letters and digits only), the last a prefix when asked. */
+function matchExpression (query: TextQuery): string {
+  return query.terms.map((term, i) => `"${term.replace(/"/g, '""')}"${query.prefix && i === query.terms.length - 1 ? '*' : ''}`).join(' AND ')
+}
+
+/** FTS5's snippet with our markers, as text and highlight offsets. */
+function toSnippet (field: string, marked: string): Snippet {
+  const highlights: Array<[number, number]> = []
+  let text = ''
+  let start = -1
+  for (const char of marked) {
+    if (char === OPEN) start = text.length
+    else if (char === CLOSE) { if (start >= 0) highlights.push([start, text.length]); start = -1 } else text += char
+  }
+  return { field, text, highlights }
+}
+
+type Row = [seq: number, json: string, rank: number, ...rest: Array<string | null>]
+
+export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
+  constructor (private readonly connection: Connection, private readonly collection: string) {}
+
+  async ensure (spec: TextIndexSpec): Promise<void> {
+    const fields = Object.entries(spec.fields)
+    if (fields.length === 0 || fields.some(([path, weight]) => path === '' || path.startsWith('$') || !(weight > 0))) throw new Error(`A text index of ${this.collection} needs fields with positive weights`)
+    this.connection.write(() => {
+      this.connection.ensureCollection(this.collection)
+      const stored = this.connection.textSpec(this.collection)
+      if (stored !== undefined && JSON.stringify(stored) === JSON.stringify(spec)) return
+      dropTextObjects(this.connection, this.collection)
+      this.connection.statement('INSERT OR REPLACE INTO _plinth_text (collection, spec) VALUES (?, ?)').run(this.collection, JSON.stringify(spec))
+      createTextObjects(this.connection, this.collection, spec)
+      this.connection.bumpVersion()
+    }, this.collection)
+  }
+
+  async rebuild (): Promise<number> {
+    return this.connection.write(() => {
+      const spec = this.connection.textSpec(this.collection)
+      const meta = this.connection.collection(this.collection)
+      if (spec === undefined || meta === undefined) return 0
+      dropTextObjects(this.connection, this.collection)
+      createTextObjects(this.connection, this.collection, spec)
+      return this.connection.statement(`SELECT count(*) FROM ${quoteIdentifier(meta.table)}`).pluck().get() as number
+    }, this.collection)
+  }
+
+  async search (query: TextQuery, filter: Filter, options: TextSearchOptions = {}): Promise<Array<TextHit<T>>> {
+    validateCount(options.skip, 'options.skip')
+    validateCount(options.limit, 'options.limit')
+    return this.run(query, filter, options, options.skip ?? 0, options.limit ?? 0)?.hits ?? []
+  }
+
+  async count (query: TextQuery, filter: Filter, options: Pick<TextSearchOptions, 'within'> = {}): Promise<number> {
+    return this.run(query, filter, options, 0, 0, true)?.count ?? 0
+  }
+
+  /**
+   * One statement: the FTS5 match joined to the collection's rows, the
+   * filter's SQL (and the parent's, through `within`) in its WHERE, ordered
+   * by bm25 with the fields' weights. Where the filter's SQL is not exact the
+   * rows are read in rank order and the semantics matcher decides, so skip
+   * and limit still count only what matches.
+   */
+  private run (query: TextQuery, filter: Filter, options: TextSearchOptions, skip: number, limit: number, counting = false): { hits: Array<TextHit<T>>, count: number } | null {
+    const test = compileFilter(filter)
+    const parentTest = options.within === undefined ? null : compileFilter(options.within.filter)
+    if (query.terms.length === 0) return null
+    return this.connection.read(() => {
+      const meta = this.connection.collection(this.collection)
+      const spec = this.connection.textSpec(this.collection)
+      if (meta === undefined || spec === undefined) return null
+      const parentMeta: CollectionMeta | undefined = options.within === undefined ? undefined : this.connection.collection(options.within.collection)
+      if (options.within !== undefined && parentMeta === undefined) return null
+      const fields = Object.keys(spec.fields)
+      const fts = quoteIdentifier(ftsName(meta.table))
+      const where = whereOf(meta, filter)
+      const parentWhere = parentMeta === undefined ? null : whereOf(parentMeta, (options.within as { filter: Filter }).filter)
+      if (where.sql === '0' || parentWhere?.sql === '0') return { hits: [], count: 0 }
+      const exact = where.exact && (parentWhere?.exact ?? true)
+      const parentId = options.within === undefined ? '' : `c.doc ->> ${quoteLiteral('$."' + options.within.field + '"')}`
+      const parentTable = parentMeta === undefined ? '' : quoteIdentifier(parentMeta.table)
+      // Unqualified `doc` in a filter's SQL names the innermost table: the row's own in the outer query, the parent's inside the subqueries.
+      const conditions = [`${fts} MATCH ?`, `(${where.sql})`]
+      if (parentWhere !== null) conditions.push(`EXISTS (SELECT 1 FROM ${parentTable} WHERE id = ${parentId} AND (${parentWhere.sql}))`)
+      const params = [matchExpression(query), ...where.params, ...(parentWhere?.params ?? [])]
+      const from = `${fts} JOIN ${quoteIdentifier(meta.table)} c ON c.seq = ${fts}.rowid WHERE ${conditions.join(' AND ')}`
+      if (counting && exact) return { hits: [], count: this.connection.statement(`SELECT count(*) FROM ${from}`).pluck().get(...params) as number }
+      const weights = fields.map((field) => spec.fields[field]).join(', ')
+      const snippets = fields.map((_, i) => `snippet(${fts}, ${i}, '${OPEN}', '${CLOSE}', '…', 16)`).join(', ')
+      const parentDoc = parentMeta === undefined ? '' : `, (SELECT doc FROM ${parentTable} WHERE id = ${parentId})`
+      const window = exact && !counting ? ` LIMIT ${limit === 0 ? -1 : limit} OFFSET ${skip}` : ''
+      const rows = this.connection.statement(`SELECT c.seq, c.doc, bm25(${fts}, ${weights}) AS score${parentDoc}, ${snippets} FROM ${from} ORDER BY score${window}`).raw().iterate(...params) as IterableIterator<Row>
+      const hits: Array<TextHit<T>> = []
+      let count = 0
+      for (const row of rows) {
+        const doc = decodeDocument(row[1]) as WithId<T>
+        const parent = parentMeta === undefined ? undefined : (row[3] === null ? null : decodeDocument(row[3] as string) as WithId<Document>)
+        if (!exact && (!test(doc) || (parentTest !== null && (parent == null || !parentTest(parent))))) continue
+        count++
+        if (counting) continue
+        if (!exact && count <= skip) continue
+        const marked = row.slice(parentMeta === undefined ? 3 : 4) as Array<string | null>
+        // The highest-weighted field that holds a match: what the snippet shows.
+        const order = fields.map((field, i) => ({ field, i })).sort((a, b) => spec.fields[b.field] - spec.fields[a.field])
+        const best = order.find(({ i }) => marked[i]?.includes(OPEN) === true) ?? order[0]
+        hits.push({ doc, score: -row[2], snippet: toSnippet(best.field, marked[best.i] ?? ''), ...(parent == null ? {} : { parent }) })
+        if (!exact && limit !== 0 && hits.length === limit) break
+      }
+      return { hits, count }
+    })
+  }
+}

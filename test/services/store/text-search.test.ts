@@ -1,0 +1,99 @@
+import t from 'tap'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openSqliteStore } from '../../../services/store/sqlite/index.js'
+import { parseTextQuery } from '../../../services/store/text-search.js'
+import type { Document } from '../../../services/store/types.js'
+
+/**
+ * The embedded engine's text index (services/store/sqlite/text-index.ts):
+ * kept in step by every write, searched under a filter inside the query,
+ * never reading the user's text as FTS5 syntax.
+ */
+
+type Note = Document & { owner: string, title: string, body?: string, tags?: string[] }
+
+t.test('the text index follows inserts, updates and deletes, and filters inside the query', async (t) => {
+  const store = openSqliteStore({ file: ':memory:' })
+  t.teardown(async () => { await store.close() })
+  const notes = store.collection<Note>('notes')
+  await notes.insertOne({ _id: 'before', owner: 'a', title: 'Written before the index', body: 'zebra' })
+  const text = store.extensions.text<Note>('notes')
+  await text.ensure({ fields: { title: 10, body: 1 } })
+  await text.ensure({ fields: { title: 10, body: 1 } })
+  t.same((await text.search(parseTextQuery('zebra'), {})).map((hit) => hit.doc._id), ['before'], 'documents stored before the index are indexed')
+
+  await notes.insertMany([
+    { _id: 'n1', owner: 'a', title: 'Login page crashes', body: 'Steps: open the login page' },
+    { _id: 'n2', owner: 'b', title: 'Dashboard', body: 'the login button is grey' },
+    { _id: 'n3', owner: 'b', title: 'Crash on export', tags: ['x'] }
+  ])
+  const hits = await text.search(parseTextQuery('login'), {})
+  t.same(hits.map((hit) => hit.doc._id), ['n1', 'n2'], 'a title match ranks above a body match')
+  t.equal(hits[0].snippet.field, 'title')
+  const [start, end] = hits[0].snippet.highlights[0]
+  t.equal(hits[0].snippet.text.slice(start, end), 'Login')
+  t.same((await text.search(parseTextQuery('login'), { owner: 'b' })).map((hit) => hit.doc._id), ['n2'], 'the filter applies inside the search')
+  t.equal(await text.count(parseTextQuery('login'), { owner: 'b' }), 1)
+  t.same((await text.search(parseTextQuery('crash '), {})).map((hit) => hit.doc._id).sort(), ['n3'], 'whole words unless the last is being typed')
+  t.same((await text.search(parseTextQuery('cras'), {})).map((hit) => hit.doc._id).sort(), ['n1', 'n3'], 'the last word as a prefix')
+  t.same((await text.search(parseTextQuery('login'), {}, { skip: 1, limit: 1 })).map((hit) => hit.doc._id), ['n2'])
+
+  await notes.updateOne({ _id: 'n2' }, { $set: { body: 'nothing here' } })
+  t.same((await text.search(parseTextQuery('login'), {})).map((hit) => hit.doc._id), ['n1'], 'an update takes the old words out')
+  await notes.updateOne({ _id: 'n3' }, { $set: { owner: 'c' } })
+  t.same((await text.search(parseTextQuery('export'), { owner: 'c' })).map((hit) => hit.doc._id), ['n3'], 'an update of other fields keeps the words')
+  await notes.deleteOne({ _id: 'n1' })
+  t.same(await text.search(parseTextQuery('login'), {}), [], 'a delete takes the document out')
+
+  // A filter the SQL cannot decide alone (a pattern) is decided by the matcher, and a page is still full.
+  await notes.insertMany(Array.from({ length: 30 }, (_, i) => ({ _id: `m${String(i).padStart(2, '0')}`, owner: i % 3 === 0 ? 'keep' : 'drop', title: `milestone ${i}` })))
+  const page = await text.search(parseTextQuery('milestone'), { owner: { $regex: '^ke' } }, { limit: 5, skip: 2 })
+  t.equal(page.length, 5)
+  t.ok(page.every((hit) => hit.doc.owner === 'keep'))
+  t.equal(await text.count(parseTextQuery('milestone'), { owner: { $regex: '^ke' } }), 10)
+
+  t.equal(await text.rebuild(), 33)
+  t.equal(await text.count(parseTextQuery('milestone'), {}), 30, 'a rebuild indexes what is stored')
+})
+
+t.test('the user text never reaches FTS5 syntax', async (t) => {
+  const store = openSqliteStore({ file: ':memory:' })
+  t.teardown(async () => { await store.close() })
+  const notes = store.collection<Note>('notes')
+  await notes.insertOne({ _id: 'q', owner: 'a', title: 'Quote "unbalanced and NEAR(x y) OR *' })
+  const text = store.extensions.text<Note>('notes')
+  await text.ensure({ fields: { title: 1 } })
+  for (const typed of ['"unbalanced', 'NEAR(x y)', 'a OR b', '*', 'title:quote', '^quote', '"', '(', 'AND', 'NOT quote']) {
+    await t.resolves(text.search(parseTextQuery(typed), {}), typed)
+  }
+  t.same((await text.search(parseTextQuery('"unbalanced'), {})).map((hit) => hit.doc._id), ['q'])
+  t.same(await text.search(parseTextQuery('"'), {}), [], 'no words, no hits')
+})
+
+t.test('within: a document whose parent matches the parent filter', async (t) => {
+  const store = openSqliteStore({ file: ':memory:' })
+  t.teardown(async () => { await store.close() })
+  await store.collection('items').insertMany([{ _id: 'i1', open: true }, { _id: 'i2', open: false }])
+  await store.collection('comments').insertMany([{ _id: 'c1', itemId: 'i1', body: 'walrus' }, { _id: 'c2', itemId: 'i2', body: 'walrus walrus' }])
+  const text = store.extensions.text('comments')
+  await text.ensure({ fields: { body: 1 } })
+  const hits = await text.search(parseTextQuery('walrus'), {}, { within: { collection: 'items', field: 'itemId', filter: { open: true } } })
+  t.same(hits.map((hit) => [hit.doc._id, hit.parent?._id]), [['c1', 'i1']])
+})
+
+t.test('the index survives a drop and is shared by processes on one file', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'plinth-text-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const file = join(dir, 'plinth.db')
+  const one = openSqliteStore({ file })
+  const two = openSqliteStore({ file })
+  t.teardown(async () => { await one.close(); await two.close() })
+  await one.extensions.text('notes').ensure({ fields: { title: 1 } })
+  await two.collection('notes').insertOne({ _id: 'a', title: 'heron' })
+  t.equal(await one.extensions.text('notes').count(parseTextQuery('heron'), {}), 1, 'another process\'s write is indexed by the trigger')
+  await one.dropCollection('notes')
+  await one.collection('notes').insertOne({ _id: 'b', title: 'heron again' })
+  t.same((await two.extensions.text('notes').search(parseTextQuery('heron'), {})).map((hit) => hit.doc._id), ['b'])
+})
