@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import scheduleRoutes from './schedules.js'
 import webhookRoutes from './webhooks.js'
 
 /**
@@ -9,6 +10,7 @@ import webhookRoutes from './webhooks.js'
 const auxiliaryRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.routeDefaults({ auth: 'platform', parent: 'project' })
   await app.register(webhookRoutes, { prefix: '/webhooks' })
+  await app.register(scheduleRoutes, { prefix: '/schedules' })
 }
 
 export default auxiliaryRoutes
