@@ -10,7 +10,7 @@ import { DuplicateKeyError } from '../store/errors.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { keysetPage, NEWEST_FIRST, type Page, type PageRequest } from '../webhooks/paging.js'
 import { signatureHeader } from '../webhooks/signing.js'
-import type { CollectionAction, HttpAction, ScheduleRecord, Schedules, SlotPayload } from './schedules.js'
+import { apiAction, type CollectionAction, type HttpAction, type ScheduleRecord, type Schedules, type SlotPayload } from './schedules.js'
 
 /**
  * Runs a schedule's action, once per slot, and keeps the run history. A run
@@ -183,7 +183,7 @@ export class ScheduleRuns {
   }
 
   private async perform (schedule: ScheduleRecord, run: RunRecord): Promise<string> {
-    const { action } = schedule
+    const action = apiAction(schedule.action)
     if (action.type === 'http') return await this.call(schedule, action, run)
     const held = await this.deps.permissionsOf(schedule.projectId, schedule.runAs)
     if (held === null) throw new RunFailure('the user the schedule acts as is gone or no longer in the project')

@@ -42,6 +42,9 @@ export type CollectionAction = {
 }
 
 export type ScheduleAction = HttpAction | CollectionAction
+/** A collection action as stored: its filter and fields as JSON text, since the Store refuses `$` in field names. */
+export type StoredCollectionAction = Omit<CollectionAction, 'filter' | 'set'> & { filter: string, set: string | null }
+export type StoredAction = HttpAction | StoredCollectionAction
 
 export type ScheduleRecord = {
   _id: string
@@ -52,7 +55,7 @@ export type ScheduleRecord = {
   overlap: OverlapPolicy
   timeoutSeconds: number
   catchUp: CatchUpPolicy
-  action: ScheduleAction
+  action: StoredAction
   /** What the schedule may do when it runs; never more than `runAs` holds, checked on save and on every run. */
   permissions: string[]
   /** The platform user the schedule acts as: who created it, or last changed its action or permissions. */
@@ -134,7 +137,7 @@ export class Schedules {
       overlap: record.overlap,
       timeoutSeconds: record.timeoutSeconds,
       catchUp: record.catchUp,
-      action: record.action,
+      action: apiAction(record.action),
       permissions: record.permissions,
       runAs: record.runAs,
       nextFires: nextFires(record.trigger, record.anchor, now, NEXT_FIRES).map(isoString),
@@ -193,7 +196,7 @@ export class Schedules {
    */
   async update (record: ScheduleRecord, caller: { userId: string, held: ReadonlySet<string> }, patch: SchedulePatch): Promise<ScheduleRecord> {
     const now = this.deps.clock.now()
-    const merged: ScheduleInput = { ...record, ...patch }
+    const merged: ScheduleInput = { ...record, action: apiAction(record.action), ...patch }
     const actsAnew = patch.action !== undefined || patch.permissions !== undefined
     await this.check(record.projectId, merged, actsAnew ? caller.held : null)
     const retimed = patch.trigger !== undefined || (patch.enabled === true && !record.enabled)
@@ -309,8 +312,15 @@ function sealedFor (scheduleId: string): string {
   return `auxiliary:schedule:${scheduleId}`
 }
 
-/** The action as stored: every optional part present. */
-function normalAction (action: ScheduleAction): ScheduleAction {
+/** The action as stored: every optional part present, a collection action's filter and fields as JSON text. */
+function normalAction (action: ScheduleAction): StoredAction {
   if (action.type === 'http') return { type: 'http', method: action.method, url: action.url, headers: action.headers ?? {}, body: action.body ?? null }
-  return { type: 'collection', collection: action.collection, operation: action.operation, filter: action.filter ?? {}, olderThanDays: action.olderThanDays ?? null, set: action.operation === 'update' ? action.set ?? null : null }
+  const set = action.operation === 'update' ? action.set ?? null : null
+  return { type: 'collection', collection: action.collection, operation: action.operation, filter: JSON.stringify(action.filter ?? {}), olderThanDays: action.olderThanDays ?? null, set: set === null ? null : JSON.stringify(set) }
+}
+
+/** The action as the API shows it and a run uses it. */
+export function apiAction (action: StoredAction): ScheduleAction {
+  if (action.type === 'http') return action
+  return { ...action, filter: JSON.parse(action.filter) as Record<string, unknown>, set: action.set === null ? null : JSON.parse(action.set) as Record<string, unknown> }
 }
