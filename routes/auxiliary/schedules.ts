@@ -18,7 +18,14 @@ const scheduleRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/', {
     config: { permission: 'auxiliary.read' },
-    schema: { operationId: 'listSchedules', tags, summary: 'The project\'s schedules, oldest first', params: ScheduleListParams, querystring: ScheduleListQuery, response: ScheduleResponses.list }
+    schema: {
+      operationId: 'listSchedules',
+      tags,
+      summary: 'The project\'s schedules, oldest first',
+      params: ScheduleListParams,
+      querystring: ScheduleListQuery,
+      response: ScheduleResponses.list
+    }
   }, async (request) => {
     const page = await schedules.list(request.scope.project.id, request.query)
     return ok({ items: page.items.map((record) => schedules.view(record)), nextCursor: page.nextCursor })
@@ -44,7 +51,13 @@ const scheduleRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/:scheduleId', {
     config: { parent: 'schedule', permission: 'auxiliary.read' },
-    schema: { operationId: 'getSchedule', tags, summary: 'One schedule, with its next five fire times', params: ScheduleParams, response: ScheduleResponses.schedule }
+    schema: {
+      operationId: 'getSchedule',
+      tags,
+      summary: 'One schedule, with its next five fire times',
+      params: ScheduleParams,
+      response: ScheduleResponses.schedule
+    }
   }, async (request) => ok(schedules.view(request.scope.schedule)))
 
   app.patch('/:scheduleId', {
@@ -53,7 +66,8 @@ const scheduleRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'updateSchedule',
       tags,
       summary: 'Change a schedule',
-      description: 'A new trigger, or enabling, counts from now. A new action or permissions makes the caller the user the schedule acts as.',
+      description: 'A new trigger, or enabling, counts from now. ' +
+        'A new action or permissions makes the caller the user the schedule acts as.',
       params: ScheduleParams,
       body: UpdateScheduleBody,
       response: ScheduleResponses.schedule
@@ -65,7 +79,13 @@ const scheduleRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete('/:scheduleId', {
     config: { parent: 'schedule', permission: 'auxiliary.manage' },
-    schema: { operationId: 'deleteSchedule', tags, summary: 'Delete a schedule and its run history', params: ScheduleParams, response: ScheduleResponses.deleted }
+    schema: {
+      operationId: 'deleteSchedule',
+      tags,
+      summary: 'Delete a schedule and its run history',
+      params: ScheduleParams,
+      response: ScheduleResponses.deleted
+    }
   }, async (request) => {
     const schedule = request.scope.schedule
     await schedules.delete(schedule)
@@ -79,7 +99,8 @@ const scheduleRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'runSchedule',
       tags,
       summary: 'Run the schedule\'s action now',
-      description: 'Runs at once, whether or not the schedule is enabled, and answers the finished run; a run already going makes it `skipped`.',
+      description: 'Runs at once, whether or not the schedule is enabled, and answers the finished run; ' +
+        'a run already going makes it `skipped`.',
       params: ScheduleParams,
       response: ScheduleResponses.ran
     }
@@ -90,7 +111,14 @@ const scheduleRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/:scheduleId/runs', {
     config: { parent: 'schedule', permission: 'auxiliary.read' },
-    schema: { operationId: 'listScheduleRuns', tags, summary: 'The schedule\'s runs, newest first', params: ScheduleParams, querystring: ScheduleListQuery, response: ScheduleResponses.runList }
+    schema: {
+      operationId: 'listScheduleRuns',
+      tags,
+      summary: 'The schedule\'s runs, newest first',
+      params: ScheduleParams,
+      querystring: ScheduleListQuery,
+      response: ScheduleResponses.runList
+    }
   }, async (request) => {
     const page = await scheduleRuns.list(request.scope.schedule._id, request.query)
     return ok({ items: page.items.map((run) => scheduleRuns.view(run)), nextCursor: page.nextCursor })

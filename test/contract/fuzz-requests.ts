@@ -96,6 +96,9 @@ function fixturesFor (path: string, name: string): Segment[] {
     // A notification is its reader's alone and an export is made by a job: an unknown id still reaches the route's own 404.
     case 'notificationId': return literals('nope')
     case 'exportId': return literals('nope')
+    // An unknown schedule or run still reaches the route's own 404 (the schedule's parent check).
+    case 'scheduleId': return literals('nope')
+    case 'runId': return literals('nope')
     case 'credentialId': return [...refs(segments[2] === 'organizations' ? 'orgLlmCredentialId' : 'projectLlmCredentialId'), ...literals('nope')]
     case 'sessionId': return refs('sessionId')
     case 'appId': return refs('hostingAppId', 'staticAppId')
