@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import scheduleRoutes from './schedules.js'
 import webhookRoutes from './webhooks.js'
 import variableRoutes from './variables.js'
 
@@ -11,6 +12,7 @@ const auxiliaryRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.routeDefaults({ auth: 'platform', parent: 'project' })
   await app.register(webhookRoutes, { prefix: '/webhooks' })
   await app.register(variableRoutes, { prefix: '/variables' })
+  await app.register(scheduleRoutes, { prefix: '/schedules' })
 }
 
 export default auxiliaryRoutes

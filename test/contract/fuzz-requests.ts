@@ -99,6 +99,9 @@ function fixturesFor (path: string, name: string): Segment[] {
     case 'exportId': return literals('nope')
     // The workspace level's personal things are their owner's alone: an unknown id reaches the route's own 404.
     case 'stickyId': case 'draftId': case 'favoriteId': case 'workspaceViewId': return literals('nope')
+    // An unknown schedule or run still reaches the route's own 404 (the schedule's parent check).
+    case 'scheduleId': return literals('nope')
+    case 'runId': return literals('nope')
     case 'credentialId': return [...refs(segments[2] === 'organizations' ? 'orgLlmCredentialId' : 'projectLlmCredentialId'), ...literals('nope')]
     case 'sessionId': return refs('sessionId')
     case 'appId': return refs('hostingAppId', 'staticAppId')

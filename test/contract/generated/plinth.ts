@@ -8955,6 +8955,148 @@ export interface paths {
         patch: operations["updateAuxiliaryVariable"];
         trace?: never;
     };
+    "/api/projects/{projectId}/auxiliary/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's schedules, oldest first
+         * @description Needs `auxiliary.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listSchedules"];
+        put?: never;
+        /**
+         * Create a schedule
+         * @description Needs `auxiliary.manage`. Answers the schedule with its next five fire times, and its signing secret this once. Its permissions may not exceed the caller's; it acts as the caller, re-checked on every run.
+         *
+         *     Refused with:
+         *     - 400 `APP_SCHEDULE_INVALID`: a schedule's cron expression, timezone, interval, action or permissions is not usable; `details.fields` names the field
+         *     - 400 `APP_SCHEDULE_URL_FORBIDDEN`: the HTTP action's host resolves to a loopback, private, link-local or other internal address the operator has not allowed
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 403 `APP_SCHEDULE_PERMISSION_EXCEEDED`: a schedule was to be given a permission its creator does not hold
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_SCHEDULE_LIMIT_REACHED`: the project already has as many schedules as it may
+         */
+        post: operations["createSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/auxiliary/schedules/{scheduleId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One schedule, with its next five fire times
+         * @description Needs `auxiliary.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_SCHEDULE_NOT_FOUND`: no such schedule in the project
+         */
+        get: operations["getSchedule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a schedule and its run history
+         * @description Needs `auxiliary.manage`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_SCHEDULE_NOT_FOUND`: no such schedule in the project
+         */
+        delete: operations["deleteSchedule"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a schedule
+         * @description Needs `auxiliary.manage`. A new trigger, or enabling, counts from now. A new action or permissions makes the caller the user the schedule acts as.
+         *
+         *     Refused with:
+         *     - 400 `APP_SCHEDULE_INVALID`: a schedule's cron expression, timezone, interval, action or permissions is not usable; `details.fields` names the field
+         *     - 400 `APP_SCHEDULE_URL_FORBIDDEN`: the HTTP action's host resolves to a loopback, private, link-local or other internal address the operator has not allowed
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 403 `APP_SCHEDULE_PERMISSION_EXCEEDED`: a schedule was to be given a permission its creator does not hold
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_SCHEDULE_NOT_FOUND`: no such schedule in the project
+         */
+        patch: operations["updateSchedule"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/auxiliary/schedules/{scheduleId}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The schedule's runs, newest first
+         * @description Needs `auxiliary.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_SCHEDULE_NOT_FOUND`: no such schedule in the project
+         */
+        get: operations["listScheduleRuns"];
+        put?: never;
+        /**
+         * Run the schedule's action now
+         * @description Needs `auxiliary.manage`. Runs at once, whether or not the schedule is enabled, and answers the finished run; a run already going makes it `skipped`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_SCHEDULE_NOT_FOUND`: no such schedule in the project
+         */
+        post: operations["runSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/auxiliary/schedules/{scheduleId}/runs/{runId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One run
+         * @description Needs `auxiliary.read`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_SCHEDULE_NOT_FOUND`: no such schedule in the project
+         *     - 404 `APP_SCHEDULE_RUN_NOT_FOUND`: no such run of the schedule
+         */
+        get: operations["getScheduleRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organizations/{orgId}/llm-credentials": {
         parameters: {
             query?: never;
@@ -30896,6 +31038,727 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listSchedules: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same list */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                id: string;
+                                projectId: string;
+                                name: string;
+                                /** @description When the schedule fires */
+                                trigger: {
+                                    /** @enum {string} */
+                                    kind: "cron";
+                                    /** @description 5 fields (minute hour day month weekday) or 6 (seconds first), as cron reads them */
+                                    expression: string;
+                                    /** @description An IANA timezone (Europe/Berlin, UTC); DST as cron: a skipped local time fires once after the jump, a repeated one once */
+                                    timezone: string;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "interval";
+                                    /** @description Fires this often, counted from the schedule's creation (or its last change of trigger); 60 at least */
+                                    everySeconds: number;
+                                };
+                                enabled: boolean;
+                                overlap: string;
+                                timeoutSeconds: number;
+                                catchUp: string;
+                                action: {
+                                    /** @enum {string} */
+                                    type: "http";
+                                    method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                                    /** @description An http(s) URL; internal addresses are refused unless the operator allows them (WEBHOOK_ALLOWED_HOSTS) */
+                                    url: string;
+                                    /** @description Sent as given; Host, Content-Length and Plinth-* are the server's */
+                                    headers?: {
+                                        [key: string]: string;
+                                    };
+                                    /** @description Sent as is after replacing `{{slot}}` (the slot's time, ISO 8601), `{{scheduleId}}` and `{{runId}}`; JSON by default */
+                                    body?: string | null;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "collection";
+                                    collection: string;
+                                    operation: "delete" | "update";
+                                    /** @description A Store filter in the data API's syntax */
+                                    filter?: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description Only records created more than this many days before the slot */
+                                    olderThanDays?: number | null;
+                                    /** @description The fields an update sets */
+                                    set?: {
+                                        [key: string]: unknown;
+                                    } | null;
+                                };
+                                permissions: string[];
+                                /** @description The platform user the schedule acts as: its creator, or who last changed its action or permissions */
+                                runAs: string;
+                                /** @description The next five fire times, so a person can check the expression */
+                                nextFires: string[];
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            }[];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** @description When the schedule fires */
+                    trigger: {
+                        /** @enum {string} */
+                        kind: "cron";
+                        /** @description 5 fields (minute hour day month weekday) or 6 (seconds first), as cron reads them */
+                        expression: string;
+                        /** @description An IANA timezone (Europe/Berlin, UTC); DST as cron: a skipped local time fires once after the jump, a repeated one once */
+                        timezone: string;
+                    } | {
+                        /** @enum {string} */
+                        kind: "interval";
+                        /** @description Fires this often, counted from the schedule's creation (or its last change of trigger); 60 at least */
+                        everySeconds: number;
+                    };
+                    /** @description Defaults to true */
+                    enabled?: boolean;
+                    /** @description When a slot comes while the previous run still goes: `skip` records it skipped (the default), `queue` runs it after */
+                    overlap?: "skip" | "queue";
+                    /** @description A run is failed past this; 30 by default */
+                    timeoutSeconds?: number;
+                    /** @description Slots missed while no server was up: run once on start (the default), or record them skipped */
+                    catchUp?: "once" | "skip";
+                    action: {
+                        /** @enum {string} */
+                        type: "http";
+                        method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                        /** @description An http(s) URL; internal addresses are refused unless the operator allows them (WEBHOOK_ALLOWED_HOSTS) */
+                        url: string;
+                        /** @description Sent as given; Host, Content-Length and Plinth-* are the server's */
+                        headers?: {
+                            [key: string]: string;
+                        };
+                        /** @description Sent as is after replacing `{{slot}}` (the slot's time, ISO 8601), `{{scheduleId}}` and `{{runId}}`; JSON by default */
+                        body?: string | null;
+                    } | {
+                        /** @enum {string} */
+                        type: "collection";
+                        collection: string;
+                        operation: "delete" | "update";
+                        /** @description A Store filter in the data API's syntax */
+                        filter?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Only records created more than this many days before the slot */
+                        olderThanDays?: number | null;
+                        /** @description The fields an update sets */
+                        set?: {
+                            [key: string]: unknown;
+                        } | null;
+                    };
+                    /** @description What the schedule may do when it runs (a collection action needs `records.write`); never more than the caller holds */
+                    permissions?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            schedule: {
+                                id: string;
+                                projectId: string;
+                                name: string;
+                                /** @description When the schedule fires */
+                                trigger: {
+                                    /** @enum {string} */
+                                    kind: "cron";
+                                    /** @description 5 fields (minute hour day month weekday) or 6 (seconds first), as cron reads them */
+                                    expression: string;
+                                    /** @description An IANA timezone (Europe/Berlin, UTC); DST as cron: a skipped local time fires once after the jump, a repeated one once */
+                                    timezone: string;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "interval";
+                                    /** @description Fires this often, counted from the schedule's creation (or its last change of trigger); 60 at least */
+                                    everySeconds: number;
+                                };
+                                enabled: boolean;
+                                overlap: string;
+                                timeoutSeconds: number;
+                                catchUp: string;
+                                action: {
+                                    /** @enum {string} */
+                                    type: "http";
+                                    method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                                    /** @description An http(s) URL; internal addresses are refused unless the operator allows them (WEBHOOK_ALLOWED_HOSTS) */
+                                    url: string;
+                                    /** @description Sent as given; Host, Content-Length and Plinth-* are the server's */
+                                    headers?: {
+                                        [key: string]: string;
+                                    };
+                                    /** @description Sent as is after replacing `{{slot}}` (the slot's time, ISO 8601), `{{scheduleId}}` and `{{runId}}`; JSON by default */
+                                    body?: string | null;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "collection";
+                                    collection: string;
+                                    operation: "delete" | "update";
+                                    /** @description A Store filter in the data API's syntax */
+                                    filter?: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description Only records created more than this many days before the slot */
+                                    olderThanDays?: number | null;
+                                    /** @description The fields an update sets */
+                                    set?: {
+                                        [key: string]: unknown;
+                                    } | null;
+                                };
+                                permissions: string[];
+                                /** @description The platform user the schedule acts as: its creator, or who last changed its action or permissions */
+                                runAs: string;
+                                /** @description The next five fire times, so a person can check the expression */
+                                nextFires: string[];
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            };
+                            /** @description Signs the HTTP action's calls; shown this once */
+                            secret: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                scheduleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            projectId: string;
+                            name: string;
+                            /** @description When the schedule fires */
+                            trigger: {
+                                /** @enum {string} */
+                                kind: "cron";
+                                /** @description 5 fields (minute hour day month weekday) or 6 (seconds first), as cron reads them */
+                                expression: string;
+                                /** @description An IANA timezone (Europe/Berlin, UTC); DST as cron: a skipped local time fires once after the jump, a repeated one once */
+                                timezone: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "interval";
+                                /** @description Fires this often, counted from the schedule's creation (or its last change of trigger); 60 at least */
+                                everySeconds: number;
+                            };
+                            enabled: boolean;
+                            overlap: string;
+                            timeoutSeconds: number;
+                            catchUp: string;
+                            action: {
+                                /** @enum {string} */
+                                type: "http";
+                                method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                                /** @description An http(s) URL; internal addresses are refused unless the operator allows them (WEBHOOK_ALLOWED_HOSTS) */
+                                url: string;
+                                /** @description Sent as given; Host, Content-Length and Plinth-* are the server's */
+                                headers?: {
+                                    [key: string]: string;
+                                };
+                                /** @description Sent as is after replacing `{{slot}}` (the slot's time, ISO 8601), `{{scheduleId}}` and `{{runId}}`; JSON by default */
+                                body?: string | null;
+                            } | {
+                                /** @enum {string} */
+                                type: "collection";
+                                collection: string;
+                                operation: "delete" | "update";
+                                /** @description A Store filter in the data API's syntax */
+                                filter?: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Only records created more than this many days before the slot */
+                                olderThanDays?: number | null;
+                                /** @description The fields an update sets */
+                                set?: {
+                                    [key: string]: unknown;
+                                } | null;
+                            };
+                            permissions: string[];
+                            /** @description The platform user the schedule acts as: its creator, or who last changed its action or permissions */
+                            runAs: string;
+                            /** @description The next five fire times, so a person can check the expression */
+                            nextFires: string[];
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                scheduleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                scheduleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description When the schedule fires */
+                    trigger?: {
+                        /** @enum {string} */
+                        kind: "cron";
+                        /** @description 5 fields (minute hour day month weekday) or 6 (seconds first), as cron reads them */
+                        expression: string;
+                        /** @description An IANA timezone (Europe/Berlin, UTC); DST as cron: a skipped local time fires once after the jump, a repeated one once */
+                        timezone: string;
+                    } | {
+                        /** @enum {string} */
+                        kind: "interval";
+                        /** @description Fires this often, counted from the schedule's creation (or its last change of trigger); 60 at least */
+                        everySeconds: number;
+                    };
+                    /** @description Defaults to true */
+                    enabled?: boolean;
+                    /** @description When a slot comes while the previous run still goes: `skip` records it skipped (the default), `queue` runs it after */
+                    overlap?: "skip" | "queue";
+                    /** @description A run is failed past this; 30 by default */
+                    timeoutSeconds?: number;
+                    /** @description Slots missed while no server was up: run once on start (the default), or record them skipped */
+                    catchUp?: "once" | "skip";
+                    action?: {
+                        /** @enum {string} */
+                        type: "http";
+                        method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                        /** @description An http(s) URL; internal addresses are refused unless the operator allows them (WEBHOOK_ALLOWED_HOSTS) */
+                        url: string;
+                        /** @description Sent as given; Host, Content-Length and Plinth-* are the server's */
+                        headers?: {
+                            [key: string]: string;
+                        };
+                        /** @description Sent as is after replacing `{{slot}}` (the slot's time, ISO 8601), `{{scheduleId}}` and `{{runId}}`; JSON by default */
+                        body?: string | null;
+                    } | {
+                        /** @enum {string} */
+                        type: "collection";
+                        collection: string;
+                        operation: "delete" | "update";
+                        /** @description A Store filter in the data API's syntax */
+                        filter?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Only records created more than this many days before the slot */
+                        olderThanDays?: number | null;
+                        /** @description The fields an update sets */
+                        set?: {
+                            [key: string]: unknown;
+                        } | null;
+                    };
+                    /** @description What the schedule may do when it runs (a collection action needs `records.write`); never more than the caller holds */
+                    permissions?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            projectId: string;
+                            name: string;
+                            /** @description When the schedule fires */
+                            trigger: {
+                                /** @enum {string} */
+                                kind: "cron";
+                                /** @description 5 fields (minute hour day month weekday) or 6 (seconds first), as cron reads them */
+                                expression: string;
+                                /** @description An IANA timezone (Europe/Berlin, UTC); DST as cron: a skipped local time fires once after the jump, a repeated one once */
+                                timezone: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "interval";
+                                /** @description Fires this often, counted from the schedule's creation (or its last change of trigger); 60 at least */
+                                everySeconds: number;
+                            };
+                            enabled: boolean;
+                            overlap: string;
+                            timeoutSeconds: number;
+                            catchUp: string;
+                            action: {
+                                /** @enum {string} */
+                                type: "http";
+                                method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                                /** @description An http(s) URL; internal addresses are refused unless the operator allows them (WEBHOOK_ALLOWED_HOSTS) */
+                                url: string;
+                                /** @description Sent as given; Host, Content-Length and Plinth-* are the server's */
+                                headers?: {
+                                    [key: string]: string;
+                                };
+                                /** @description Sent as is after replacing `{{slot}}` (the slot's time, ISO 8601), `{{scheduleId}}` and `{{runId}}`; JSON by default */
+                                body?: string | null;
+                            } | {
+                                /** @enum {string} */
+                                type: "collection";
+                                collection: string;
+                                operation: "delete" | "update";
+                                /** @description A Store filter in the data API's syntax */
+                                filter?: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Only records created more than this many days before the slot */
+                                olderThanDays?: number | null;
+                                /** @description The fields an update sets */
+                                set?: {
+                                    [key: string]: unknown;
+                                } | null;
+                            };
+                            permissions: string[];
+                            /** @description The platform user the schedule acts as: its creator, or who last changed its action or permissions */
+                            runAs: string;
+                            /** @description The next five fire times, so a person can check the expression */
+                            nextFires: string[];
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listScheduleRuns: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same list */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                scheduleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                id: string;
+                                scheduleId: string;
+                                /** Format: date-time */
+                                slot: string;
+                                trigger: "slot" | "catch-up" | "missed" | "manual";
+                                status: "running" | "succeeded" | "failed" | "skipped";
+                                /** Format: date-time */
+                                startedAt: string;
+                                /** Format: date-time */
+                                finishedAt: string | null;
+                                durationMs: number | null;
+                                /** @description What the action answered, cut to 1,000 characters */
+                                output: string | null;
+                                error: string | null;
+                            }[];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    runSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                scheduleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            scheduleId: string;
+                            /** Format: date-time */
+                            slot: string;
+                            trigger: "slot" | "catch-up" | "missed" | "manual";
+                            status: "running" | "succeeded" | "failed" | "skipped";
+                            /** Format: date-time */
+                            startedAt: string;
+                            /** Format: date-time */
+                            finishedAt: string | null;
+                            durationMs: number | null;
+                            /** @description What the action answered, cut to 1,000 characters */
+                            output: string | null;
+                            error: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getScheduleRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                scheduleId: string;
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            scheduleId: string;
+                            /** Format: date-time */
+                            slot: string;
+                            trigger: "slot" | "catch-up" | "missed" | "manual";
+                            status: "running" | "succeeded" | "failed" | "skipped";
+                            /** Format: date-time */
+                            startedAt: string;
+                            /** Format: date-time */
+                            finishedAt: string | null;
+                            durationMs: number | null;
+                            /** @description What the action answered, cut to 1,000 characters */
+                            output: string | null;
+                            error: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
