@@ -67,6 +67,8 @@ async function auxiliaryPlugin (app: FastifyInstance): Promise<void> {
   app.addHook('onReady', async () => {
     await app.jobs.enqueue(RECORD_FEED_SETTLE_JOB, {}, { delayMs: RECORD_CHANGE_SETTLE_MS + 1000 })
   })
+  // Writes acknowledged before the close are published now rather than by the next start's sweep.
+  app.addHook('preClose', async () => { await auxiliary.feed.settled() })
   app.decorate('auxiliary', auxiliary)
 }
 
