@@ -82,6 +82,8 @@ export class RecordFeed implements RecordChangeFeed {
   /** Writes settled since the last drain began: their events to publish (null: the write was not made) and entries to remove. */
   private queued: Settlement[] = []
   private draining: Promise<void> | null = null
+  /** Entries of writes beginning now, written together by one insertMany before any of those writes goes on (a group commit). */
+  private grouped: { entries: Array<ChangeEntry & { _id: string }>, written: Promise<void> } | null = null
 
   constructor (private readonly ports: RecordFeedPorts) {
     this.entries = ports.store.collection<ChangeEntry>(RECORD_CHANGES)
@@ -125,7 +127,7 @@ export class RecordFeed implements RecordChangeFeed {
       createdAt
     }))
     if (written.length === 0) return null
-    await this.entries.insertMany(written)
+    await this.write(written)
     return {
       done: async (happened) => {
         const made = happened === undefined ? null : happened
@@ -134,6 +136,32 @@ export class RecordFeed implements RecordChangeFeed {
       failed: async () => {
         this.settle(written.map((entry) => ({ projectId, entryId: entry._id, event: null })))
       }
+    }
+  }
+
+  /**
+   * Writes the entries, together with those of every write that began in the
+   * same turn: one transaction for many. Each write still goes on only once
+   * its own entry is committed; a group the store refuses is written entry
+   * set by entry set, so one write's failure is its own.
+   */
+  private async write (written: Array<ChangeEntry & { _id: string }>): Promise<void> {
+    if (this.grouped === null) {
+      const group: { entries: Array<ChangeEntry & { _id: string }>, written: Promise<void> } = { entries: [], written: Promise.resolve() }
+      group.written = new Promise<void>((resolve) => { setImmediate(resolve) }).then(async () => {
+        this.grouped = null
+        await this.entries.insertMany(group.entries)
+      })
+      this.grouped = group
+    }
+    const group = this.grouped
+    group.entries.push(...written)
+    try {
+      await group.written
+    } catch (error) {
+      // All or nothing: the group wrote none, so each write tries its own alone.
+      if (group.entries.length === written.length) throw error
+      await this.entries.insertMany(written)
     }
   }
 
