@@ -105,6 +105,8 @@ async function auxiliaryPlugin (app: FastifyInstance): Promise<void> {
     await app.jobs.enqueue(RECORD_FEED_SETTLE_JOB, {}, { delayMs: RECORD_CHANGE_SETTLE_MS + 1000 })
     await app.jobs.schedule(SCHEDULES_TICK_JOB, SCHEDULES_TICK_EVERY_MS)
   })
+  // Writes acknowledged before the close are published now rather than by the next start's sweep.
+  app.addHook('preClose', async () => { await auxiliary.feed.settled() })
   app.decorate('auxiliary', auxiliary)
 }
 

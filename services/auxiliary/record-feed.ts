@@ -25,6 +25,11 @@ import type { WebhookEventInput } from '../webhooks/source.js'
  * webhook is saved. Every write reads it by primary key at the start (no
  * cache, so no staleness): a write that begins after a webhook's creation
  * was acknowledged reads the flag after it was set and logs its change.
+ *
+ * Settling is off the request path and batched: the entry already makes the
+ * event durable, so a write's `done` only queues its entries, and one drain
+ * publishes everything queued meanwhile, one engine call per project, and
+ * removes it with one `deleteMany` (docs/auxiliary.md, "What it costs").
  */
 
 export const RECORD_CHANGES = 'record_changes'
@@ -69,9 +74,16 @@ function eventOf (entry: WithId<ChangeEntry> | (ChangeEntry & { _id: string })):
   })
 }
 
+interface Settlement { projectId: string, entryId: string, event: WebhookEventInput | null }
+
 export class RecordFeed implements RecordChangeFeed {
   private readonly entries: StoreCollection<ChangeEntry>
   private readonly flags: StoreCollection<FeedFlag>
+  /** Writes settled since the last drain began: their events to publish (null: the write was not made) and entries to remove. */
+  private queued: Settlement[] = []
+  private draining: Promise<void> | null = null
+  /** Entries of writes beginning now, written together by one insertMany before any of those writes goes on (a group commit). */
+  private grouped: { entries: Array<ChangeEntry & { _id: string }>, written: Promise<void> } | null = null
 
   constructor (private readonly ports: RecordFeedPorts) {
     this.entries = ports.store.collection<ChangeEntry>(RECORD_CHANGES)
@@ -115,24 +127,76 @@ export class RecordFeed implements RecordChangeFeed {
       createdAt
     }))
     if (written.length === 0) return null
-    await this.entries.insertMany(written)
-    const ids = written.map((entry) => entry._id)
+    await this.write(written)
     return {
       done: async (happened) => {
-        const made = happened === undefined ? written : written.filter((entry) => happened.has(entry.recordId))
-        try {
-          if (made.length > 0) await this.ports.publish(projectId, made.map(eventOf))
-          await this.entries.deleteMany({ _id: { $in: ids } })
-        } catch {
-          // The write stands; the sweep publishes what is left pending.
-        }
+        const made = happened === undefined ? null : happened
+        this.settle(written.map((entry) => ({ projectId, entryId: entry._id, event: made === null || made.has(entry.recordId) ? eventOf(entry) : null })))
       },
       failed: async () => {
+        this.settle(written.map((entry) => ({ projectId, entryId: entry._id, event: null })))
+      }
+    }
+  }
+
+  /**
+   * Writes the entries, together with those of every write that began in the
+   * same turn: one transaction for many. Each write still goes on only once
+   * its own entry is committed; a group the store refuses is written entry
+   * set by entry set, so one write's failure is its own.
+   */
+  private async write (written: Array<ChangeEntry & { _id: string }>): Promise<void> {
+    if (this.grouped === null) {
+      const group: { entries: Array<ChangeEntry & { _id: string }>, written: Promise<void> } = { entries: [], written: Promise.resolve() }
+      group.written = new Promise<void>((resolve) => { setImmediate(resolve) }).then(async () => {
+        this.grouped = null
+        await this.entries.insertMany(group.entries)
+      })
+      this.grouped = group
+    }
+    const group = this.grouped
+    group.entries.push(...written)
+    try {
+      await group.written
+    } catch (error) {
+      // All or nothing: the group wrote none, so each write tries its own alone.
+      if (group.entries.length === written.length) throw error
+      await this.entries.insertMany(written)
+    }
+  }
+
+  /** Resolves once every write settled before the call is published and its entries removed (or left to the sweep). */
+  async settled (): Promise<void> {
+    while (this.draining !== null) await this.draining
+  }
+
+  private settle (settlements: Settlement[]): void {
+    this.queued.push(...settlements)
+    if (this.draining !== null) return
+    this.draining = new Promise<void>((resolve) => { setImmediate(resolve) }).then(async () => await this.drain()).finally(() => { this.draining = null })
+  }
+
+  /** Publishes what is queued, a project at a time, until nothing is; what fails stays pending for the sweep. */
+  private async drain (): Promise<void> {
+    while (this.queued.length > 0) {
+      const batch = this.queued
+      this.queued = []
+      const byProject = new Map<string, Settlement[]>()
+      for (const settlement of batch) byProject.set(settlement.projectId, [...(byProject.get(settlement.projectId) ?? []), settlement])
+      const settledIds: string[] = []
+      for (const [projectId, settlements] of byProject) {
+        const events = settlements.flatMap((settlement) => settlement.event === null ? [] : [settlement.event])
         try {
-          await this.entries.deleteMany({ _id: { $in: ids } })
+          if (events.length > 0) await this.ports.publish(projectId, events)
+          for (const settlement of settlements) settledIds.push(settlement.entryId)
         } catch {
-          // The sweep finds no such write and drops the entries.
+          // The writes stand; the sweep publishes what is left pending.
         }
+      }
+      try {
+        for (let i = 0; i < settledIds.length; i += SWEEP_PAGE) await this.entries.deleteMany({ _id: { $in: settledIds.slice(i, i + SWEEP_PAGE) } })
+      } catch {
+        // Published already: the sweep publishes them again under the same keys, which is one event.
       }
     }
   }

@@ -23,9 +23,11 @@ t.test('saving a record webhook arms the feed first, whichever way it is saved: 
   await app.webhooks.create({ projectId, source: 'records' }, { url: 'http://127.0.0.1:9/hook', events: ['*'], filter: { collections: ['posts'] } }, owner.id)
   t.equal(await app.auxiliary.feed.armed(projectId), true, 'armed before the engine answered')
   await call(app, 'POST', data, {}, { title: 'seen' })
+  await app.auxiliary.feed.settled()
   t.equal(await events.countDocuments({ projectId }), 1, 'the write after the answer is logged')
   await call(app, 'POST', `${base}/webhooks`, owner.auth, { url: 'http://127.0.0.1:9/hook', events: ['*'], filter: { collections: ['posts'] } })
   await call(app, 'POST', data, {}, { title: 'seen again' })
+  await app.auxiliary.feed.settled()
   t.equal(await events.countDocuments({ projectId }), 2, 'one event per write, with two webhooks as with one')
 })
 
@@ -57,4 +59,42 @@ t.test('the sweep publishes a pending entry whose write was made, drops one whos
   clock.advance(RECORD_CHANGE_SETTLE_MS + 1)
   t.same(await feed.republish(), { published: 1, dropped: 0 })
   t.equal(await events.countDocuments({ projectId }), 1, 'still one event')
+})
+
+t.test('writes settled together are published in one engine call per project and their entries removed; a failed publish leaves them to the sweep', async (t) => {
+  const { app, projectId } = await auxiliarySetup(t)
+  const clock = new ManualClock(Date.now())
+  const calls: Array<{ projectId: string, keys: string[] }> = []
+  let refuse = false
+  const feed = new RecordFeed({
+    store: app.store,
+    clock,
+    newId,
+    publish: async (id, list) => {
+      if (refuse) throw new Error('the engine is down')
+      calls.push({ projectId: id, keys: list.map((event) => event.key) })
+    }
+  })
+  await feed.arm(projectId)
+  const at = clock.now()
+  const actor = { type: 'anonymous' as const, id: null }
+  const write = async (id: string): Promise<void> => {
+    const batch = await feed.begin(projectId, () => [{ collection: 'posts', type: 'record.created', record: { _id: id, createdAt: at, updatedAt: at, version: 1 }, before: null, actor, at }])
+    await batch?.done()
+  }
+  await Promise.all(['a', 'b', 'c'].map(write))
+  t.same(calls, [], 'an acknowledged write does not wait for its publish: its entry already makes the event durable')
+  await feed.settled()
+  t.same(calls, [{ projectId, keys: ['posts:a:v1', 'posts:b:v1', 'posts:c:v1'] }], 'one engine call for the three writes')
+  t.equal(await app.store.collection(RECORD_CHANGES).countDocuments({}), 0, 'their entries removed')
+
+  refuse = true
+  await write('d')
+  await feed.settled()
+  t.equal(await app.store.collection(RECORD_CHANGES).countDocuments({}), 1, 'a publish that failed leaves its entry pending')
+  refuse = false
+  clock.advance(RECORD_CHANGE_SETTLE_MS + 1)
+  await app.store.collection(projectCollectionName(projectId, 'posts')).insertOne({ _id: 'd', createdAt: at, updatedAt: at, version: 1 })
+  t.same(await feed.republish(), { published: 1, dropped: 0 }, 'and the sweep publishes it')
+  t.same(calls.at(-1), { projectId, keys: ['posts:d:v1'] })
 })
