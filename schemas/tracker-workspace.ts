@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Created, Envelope } from './envelope.js'
 import { DateTime, Deleted, Id } from './common.js'
-import { DateOnly, ListQuery, Page, TrackerRole } from './tracker.js'
+import { DateOnly, ListQuery, Page, TRACKER_LIMITS, TrackerRole } from './tracker.js'
 import { OrderBy, TrackerFilter, type TrackerFilterT } from './tracker-filters.js'
 import { Progress } from './tracker-planning.js'
 import { Activity, Priority, WorkItem } from './tracker-work-items.js'
@@ -84,9 +84,10 @@ export const StickyParams = Type.Object({ ...WorkspaceParams, stickyId: Id })
 
 // ---------------------------------------------------------------- drafts
 
+// A draft is a work item in waiting: it holds what a work item's title and description may hold.
 const DraftFields = {
-  title: Type.String({ minLength: 1, maxLength: 255 }),
-  description: Type.String({ maxLength: 100_000, description: 'Markdown' }),
+  title: Type.String({ minLength: 1, maxLength: TRACKER_LIMITS.titleLength }),
+  description: Type.String({ maxLength: TRACKER_LIMITS.bodyLength, description: 'Markdown' }),
   priority: Priority,
   startDate: Type.Union([DateOnly, Type.Null()]),
   targetDate: Type.Union([DateOnly, Type.Null()])
