@@ -5,6 +5,7 @@ import { AddressGuard, type ResolveAll } from '../outbound/internal-addresses.js
 import type { Store } from '../store/types.js'
 import type { LlmConfig } from './config.js'
 import { LlmCredentials } from './credentials.js'
+import { LlmModels } from './models.js'
 import { LlmResolution } from './resolution.js'
 import { LlmSettings } from './settings.js'
 
@@ -27,6 +28,8 @@ export interface LlmServices {
   credentials: LlmCredentials
   settings: LlmSettings
   resolution: LlmResolution
+  /** The AI SDK model of a resolved call, its requests through the address guard. */
+  models: LlmModels
 }
 
 /** The LLM family's services, their indexes made. */
@@ -36,6 +39,8 @@ export async function buildLlmServices (ports: LlmPorts): Promise<LlmServices> {
   const credentials = new LlmCredentials(store, { clock, newId, secrets, guard, timeoutMs: config.timeoutMs })
   const settings = new LlmSettings(store, { clock })
   const resolution = new LlmResolution({ credentials, settings, defaults: { maxOutputTokens: config.defaultMaxOutputTokens, maxToolSteps: config.defaultMaxToolSteps } })
+  // A model may think a while before its first byte, and pause between steps of a stream.
+  const models = new LlmModels(guard, { headersTimeoutMs: config.timeoutMs * 4, idleTimeoutMs: config.timeoutMs * 4, maxResponseBytes: 32 * 1024 * 1024 })
   await Promise.all([credentials.init(), settings.init()])
-  return { credentials, settings, resolution }
+  return { credentials, settings, resolution, models }
 }

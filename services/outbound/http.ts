@@ -1,7 +1,8 @@
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http'
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { isIP, type LookupFunction } from 'node:net'
-import type { AddressGuard, InternalKind } from './internal-addresses.js'
+import { pipeline, Transform, type Readable } from 'node:stream'
+import type { AddressGuard, CheckedTarget, InternalKind } from './internal-addresses.js'
 
 /**
  * One HTTP call to a URL a tenant typed (a webhook receiver, a schedule's
@@ -42,16 +43,41 @@ function pinnedLookup (addresses: readonly string[]): LookupFunction {
   }
 }
 
-export async function outboundRequest (guard: AddressGuard, request: OutboundRequest, limits: OutboundLimits): Promise<OutboundResult> {
-  const url = new URL(request.url)
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { kind: 'failed', code: 'EPROTOCOL', reason: `${url.protocol} URLs are not called` }
+type Checked = { ok: true, url: URL, target: CheckedTarget } | { ok: false, result: OutboundRefusal }
+type OutboundRefusal = Extract<OutboundResult, { kind: 'refused' | 'failed' }>
+
+/** The URL's protocol and host through the guard: the addresses a connection may go to, or why none. */
+async function checked (guard: AddressGuard, rawUrl: string): Promise<Checked> {
+  const url = new URL(rawUrl)
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, result: { kind: 'failed', code: 'EPROTOCOL', reason: `${url.protocol} URLs are not called` } }
   const verdict = await guard.check(url)
   if (!verdict.ok) {
-    if (verdict.unresolved) return { kind: 'failed', code: 'ENOTFOUND', reason: `the host ${url.hostname} does not resolve` }
-    return { kind: 'refused', internal: verdict.kind, address: verdict.address, reason: `the host ${url.hostname} reaches ${verdict.address}, a ${verdict.kind} address` }
+    if (verdict.unresolved) return { ok: false, result: { kind: 'failed', code: 'ENOTFOUND', reason: `the host ${url.hostname} does not resolve` } }
+    return { ok: false, result: { kind: 'refused', internal: verdict.kind, address: verdict.address, reason: `the host ${url.hostname} reaches ${verdict.address}, a ${verdict.kind} address` } }
   }
-  const { target } = verdict
+  return { ok: true, url, target: verdict.target }
+}
+
+/** The request itself, to the checked addresses only, on a fresh connection. */
+function open (url: URL, target: CheckedTarget, request: OutboundRequest): ReturnType<typeof httpRequest> {
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest
+  return send({
+    protocol: url.protocol,
+    hostname: target.host,
+    port: target.port,
+    path: `${url.pathname}${url.search}`,
+    method: request.method,
+    headers: request.body === undefined ? request.headers : { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
+    // A fresh connection per call: a pooled socket could outlive the check that allowed its address.
+    agent: false,
+    ...(target.addresses.length > 0 ? { lookup: pinnedLookup(target.addresses) } : {})
+  })
+}
+
+export async function outboundRequest (guard: AddressGuard, request: OutboundRequest, limits: OutboundLimits): Promise<OutboundResult> {
+  const check = await checked(guard, request.url)
+  if (!check.ok) return check.result
+  const { url, target } = check
   return await new Promise<OutboundResult>((resolve) => {
     let settled = false
     const finish = (result: OutboundResult): void => {
@@ -60,19 +86,9 @@ export async function outboundRequest (guard: AddressGuard, request: OutboundReq
       clearTimeout(deadline)
       resolve(result)
     }
-    let call: ReturnType<typeof send>
+    let call: ReturnType<typeof httpRequest>
     try {
-      call = send({
-        protocol: url.protocol,
-        hostname: target.host,
-        port: target.port,
-        path: `${url.pathname}${url.search}`,
-        method: request.method,
-        headers: request.body === undefined ? request.headers : { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
-        // A fresh connection per call: a pooled socket could outlive the check that allowed its address.
-        agent: false,
-        ...(target.addresses.length > 0 ? { lookup: pinnedLookup(target.addresses) } : {})
-      })
+      call = open(url, target, request)
     } catch (error) {
       // Node refuses some requests before sending (a header value it will not write): an answer like any failure.
       resolve({ kind: 'failed', code: (error as NodeJS.ErrnoException).code ?? 'EREQUEST', reason: (error as Error).message })
@@ -105,6 +121,84 @@ export async function outboundRequest (guard: AddressGuard, request: OutboundReq
       })
       response.on('end', answered)
       response.on('error', (error: NodeJS.ErrnoException) => { finish({ kind: 'failed', code: error.code ?? 'ECONNRESET', reason: error.message }) })
+    })
+    call.end(request.body)
+  })
+}
+
+export interface OutboundStreamLimits {
+  /** From the start of the call to the answer's status and headers. */
+  headersTimeoutMs: number
+  /** The longest silence while the body streams. */
+  idleTimeoutMs: number
+  /** Past this many body bytes the connection is dropped and the body ends in an error. */
+  maxResponseBytes: number
+  /** Aborting drops the connection, before or after the headers came. */
+  signal?: AbortSignal
+}
+
+export type OutboundStreamResult =
+  | { kind: 'answered', status: number, statusMessage: string, headers: IncomingHttpHeaders, body: Readable }
+  | OutboundRefusal
+
+/**
+ * The same call through the same guard, answered as soon as the headers
+ * come, with the body as a stream (a model provider's server-sent events):
+ * the deadline covers the wait for the headers, then each silence in the
+ * body; the body errors (ETIMEDOUT, E2BIG, or the abort) rather than
+ * ending short, so a reader never takes a cut answer for a whole one.
+ */
+export async function outboundStream (guard: AddressGuard, request: OutboundRequest, limits: OutboundStreamLimits): Promise<OutboundStreamResult> {
+  if (limits.signal?.aborted === true) return { kind: 'failed', code: 'ABORT_ERR', reason: 'the call was aborted' }
+  const check = await checked(guard, request.url)
+  if (!check.ok) return check.result
+  const { url, target } = check
+  return await new Promise<OutboundStreamResult>((resolve) => {
+    let settled = false
+    let call: ReturnType<typeof httpRequest>
+    const finish = (result: OutboundStreamResult): void => {
+      if (settled) return
+      settled = true
+      clearTimeout(deadline)
+      resolve(result)
+    }
+    let answer: IncomingMessage | null = null
+    const onAbort = (): void => {
+      finish({ kind: 'failed', code: 'ABORT_ERR', reason: 'the call was aborted' })
+      const error = Object.assign(new Error('the call was aborted'), { code: 'ABORT_ERR', name: 'AbortError' })
+      // After the headers the body's reader is told why it ends; the connection goes either way.
+      answer?.destroy(error)
+      call.destroy(error)
+    }
+    try {
+      call = open(url, target, request)
+    } catch (error) {
+      resolve({ kind: 'failed', code: (error as NodeJS.ErrnoException).code ?? 'EREQUEST', reason: (error as Error).message })
+      return
+    }
+    const deadline = setTimeout(() => {
+      finish({ kind: 'failed', code: 'ETIMEDOUT', reason: `no answer within ${limits.headersTimeoutMs} ms` })
+      call.destroy()
+    }, limits.headersTimeoutMs)
+    limits.signal?.addEventListener('abort', onAbort, { once: true })
+    call.on('close', () => limits.signal?.removeEventListener('abort', onAbort))
+    call.on('error', (error: NodeJS.ErrnoException) => { finish({ kind: 'failed', code: error.code ?? 'ECONNECTION', reason: error.message }) })
+    call.on('response', (response) => {
+      answer = response
+      let size = 0
+      response.setTimeout(limits.idleTimeoutMs, () => {
+        response.destroy(Object.assign(new Error(`the answer was silent for ${limits.idleTimeoutMs} ms`), { code: 'ETIMEDOUT' }))
+      })
+      // The reader gets the body through a counter: past the cap it errors, and an error on either side ends both.
+      const counted = new Transform({
+        transform (chunk: Buffer, _encoding, callback) {
+          size += chunk.length
+          if (size > limits.maxResponseBytes) callback(Object.assign(new Error(`the answer passed ${limits.maxResponseBytes} bytes`), { code: 'E2BIG' }))
+          else callback(null, chunk)
+        }
+      })
+      pipeline(response, counted, () => {})
+      finish({ kind: 'answered', status: response.statusCode ?? 0, statusMessage: response.statusMessage ?? '', headers: response.headers, body: counted })
     })
     call.end(request.body)
   })

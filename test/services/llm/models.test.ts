@@ -1,0 +1,87 @@
+import t from 'tap'
+import { jsonSchema, stepCountIs, streamText, tool } from 'ai'
+import { AddressGuard } from '../../../services/outbound/internal-addresses.js'
+import { LlmModels } from '../../../services/llm/models.js'
+import type { ModelCall } from '../../../services/llm/resolution.js'
+import type { LlmProviderName } from '../../../schemas/llm.js'
+import { startScriptedProvider } from '../../fixtures/scripted-provider.js'
+
+const limits = { headersTimeoutMs: 2000, idleTimeoutMs: 2000, maxResponseBytes: 1_000_000 }
+
+function call (provider: LlmProviderName, baseUrl: string, apiKey: string | null): ModelCall {
+  return {
+    ref: `p:${'scripted-model'}`,
+    model: 'scripted-model',
+    credential: { name: 'p' } as ModelCall['credential'],
+    target: { provider, baseUrl, apiKey },
+    temperature: null,
+    maxOutputTokens: 100,
+    maxToolSteps: 5,
+    systemPrompt: '',
+    budgets: []
+  }
+}
+
+const echo = tool({
+  description: 'Answers its input',
+  inputSchema: jsonSchema<{ word: string }>({ type: 'object', properties: { word: { type: 'string' } }, required: ['word'], additionalProperties: false }),
+  execute: async ({ word }) => ({ echoed: word })
+})
+
+/** The error a stream ends in, as its `error` part carries it. */
+async function streamError (model: ReturnType<LlmModels['open']>): Promise<string> {
+  const result = streamText({ model, prompt: 'hi', maxRetries: 0, onError: () => {} })
+  for await (const part of result.fullStream) if (part.type === 'error') return String((part.error as Error).message)
+  return 'no error'
+}
+
+for (const provider of ['openai-compatible', 'anthropic'] as const) {
+  const wire = provider === 'anthropic' ? 'Anthropic messages streaming' : 'OpenAI chat completions streaming'
+  t.test(`${wire} on a scripted loopback provider: a tool call, its result sent back, then text, through the guard`, async (t) => {
+    const server = await startScriptedProvider([
+      { toolCalls: [{ id: 'call_1', name: 'echo', input: { word: 'plinth' } }], usage: { input: 12, output: 7 } },
+      { text: 'The tool said plinth.', usage: { input: 30, output: 6 } }
+    ])
+    t.teardown(server.close)
+    const models = new LlmModels(new AddressGuard({ allowedHosts: ['127.0.0.1'] }), limits)
+    const base = provider === 'anthropic' ? `${server.url}/v1` : `${server.url}/v1`
+    const result = streamText({ model: models.open(call(provider, base, 'sk-scripted-secret')), prompt: 'Echo plinth', tools: { echo }, stopWhen: stepCountIs(3) })
+    let text = ''
+    for await (const part of result.textStream) text += part
+    t.equal(text, 'The tool said plinth.')
+    const steps = await result.steps
+    t.equal(steps.length, 2)
+    t.same(steps[0].toolCalls.map((c) => [c.toolName, c.input]), [['echo', { word: 'plinth' }]])
+    t.same(steps[0].toolResults.map((r) => r.output), [{ echoed: 'plinth' }])
+    const usage = await result.totalUsage
+    t.equal(usage.inputTokens, 42)
+    t.equal(usage.outputTokens, 13)
+    t.equal(server.requests.length, 2)
+    const [first, second] = server.requests
+    t.equal(first.path, provider === 'anthropic' ? '/v1/messages' : '/v1/chat/completions')
+    t.equal(first.body.stream, true)
+    if (provider === 'anthropic') {
+      t.equal(first.headers['x-api-key'], 'sk-scripted-secret')
+      t.match(JSON.stringify(second.body.messages), /"tool_result"/, 'the tool result went back as a tool_result block')
+    } else {
+      t.equal(first.headers.authorization, 'Bearer sk-scripted-secret')
+      t.match(second.body.messages, [{ role: 'user' }, { role: 'assistant', tool_calls: [{ id: 'call_1' }] }, { role: 'tool', tool_call_id: 'call_1' }])
+    }
+  })
+}
+
+t.test('a provider on an internal address the operator did not allow is never called', async (t) => {
+  const server = await startScriptedProvider([{ text: 'never' }])
+  t.teardown(server.close)
+  const models = new LlmModels(new AddressGuard({ allowedHosts: [] }), limits)
+  t.match(await streamError(models.open(call('openai-compatible', server.url, null))), /reaches 127\.0\.0\.1, a loopback address/)
+  t.equal(server.requests.length, 0)
+})
+
+t.test('a provider error status and a provider that never answers both end the call with a reason', async (t) => {
+  const server = await startScriptedProvider([{ status: 429, message: 'slow down' }, { hang: true }])
+  t.teardown(server.close)
+  const models = new LlmModels(new AddressGuard({ allowedHosts: ['127.0.0.1'] }), { ...limits, headersTimeoutMs: 300 })
+  t.match(await streamError(models.open(call('openai-compatible', server.url, null))), /slow down/)
+  t.match(await streamError(models.open(call('openai-compatible', server.url, null))), /no answer within 300 ms/)
+})
