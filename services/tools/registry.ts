@@ -92,6 +92,13 @@ export class ToolRegistry<C> {
     return [...this.tools.values()].map((tool) => tool.definition)
   }
 
+  /** The tools `caller` may call at this moment (their current permissions, a PAT's scopes); none when they may not see the project. */
+  async available (caller: ToolCaller): Promise<Array<ToolDefinition<TSchema, TSchema, C>>> {
+    const access = await this.deps.access(caller)
+    if (access === null) return []
+    return this.list().filter((tool) => access.permissions.has(tool.permission))
+  }
+
   get (name: string): ToolDefinition<TSchema, TSchema, C> | undefined {
     return this.tools.get(name)?.definition
   }
