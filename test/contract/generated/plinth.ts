@@ -1734,6 +1734,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/p/{projectId}/{table}/{id}/files/{field}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A signed link to one of the field's files that works without an Authorization header (an `<img src>`), for a while
+         * @description Under the collection's download rule. The link acts for the caller who asks for it: whoever uses it downloads as that caller, whose credential must still hold (a user deleted, disabled or signed out everywhere, or a revoked PAT, ends it) and whom the download rule, as it stands then, must still let through. It names this one file only.
+         *
+         *     Refused with:
+         *     - 403 `APP_FILE_LINK_INVALID`: the signed file link was altered or has expired, or the caller it acts for is gone or signed out
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_FIELD_NOT_FOUND`: the path names no file field of the collection
+         *     - 404 `APP_FILE_NOT_FOUND`: the file's bytes are not stored (any more)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_RECORD_NOT_FOUND`: no such record, or the method's rule hides it
+         *     - 405 `APP_METHOD_DISABLED`: the collection has this method disabled; Allow lists what the path takes
+         */
+        post: operations["createFileLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/p/{projectId}/{table}/{id}/files/{field}/links/{fileId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a file through a signed link (createFileLink): no credential; as downloadFile otherwise
+         * @description The link is checked (this file, not altered, not expired), then the download runs as the caller who made it, under the download rule as it stands now. `Range` and `If-None-Match` work as on downloadFile. Errors are JSON.
+         *
+         *     Refused with:
+         *     - 403 `APP_FILE_LINK_INVALID`: the signed file link was altered or has expired, or the caller it acts for is gone or signed out
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_FIELD_NOT_FOUND`: the path names no file field of the collection
+         *     - 404 `APP_FILE_NOT_FOUND`: the file's bytes are not stored (any more)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_RECORD_NOT_FOUND`: no such record, or the method's rule hides it
+         *     - 405 `APP_METHOD_DISABLED`: the collection has this method disabled; Allow lists what the path takes
+         *     - 416 `APP_RANGE_NOT_SATISFIABLE`: the Range lies outside the file; Content-Range gives its size
+         */
+        get: operations["downloadFileByLink"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{projectId}/git/repositories": {
         parameters: {
             query?: never;
@@ -9943,6 +10004,13 @@ export interface components {
             createdBy: string | null;
             file: components["schemas"]["FileDescriptor"] | (never | null);
         };
+        /** @description A signed link to one file, acting for the caller who asked for it */
+        FileLink: {
+            /** @description The file's signed path on this API (resolve it against the API's origin): no Authorization header needed */
+            url: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
         GitRepository: {
             id: string;
             projectId: string;
@@ -15421,6 +15489,140 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createFileLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                table: string;
+                id: string;
+                field: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The file of the field to link to */
+                    fileId: string;
+                    /** @description Seconds the link works for: 10 to 604800 (7 days); 3600 when absent */
+                    expiresIn?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["FileLink"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    downloadFileByLink: {
+        parameters: {
+            query: {
+                /** @description Whom the link acts for, as the server wrote it */
+                as: string;
+                /** @description When the link stops working, in Unix seconds */
+                expires: number;
+                /** @description The server's HMAC-SHA256 over the file, `as` and `expires` */
+                signature: string;
+            };
+            header?: {
+                /** @description One range of bytes, `bytes=<first>-<last>` */
+                range?: string;
+                /** @description The ETag of a copy the client holds */
+                "if-none-match"?: string;
+            };
+            path: {
+                projectId: string;
+                table: string;
+                id: string;
+                field: string;
+                fileId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The whole file, with its sniffed Content-Type */
+            200: {
+                headers: {
+                    /** @description The file's sha256 in quotes: send it in If-None-Match to get 304 while it is unchanged */
+                    ETag?: string;
+                    /** @description `inline` for types a browser shows without running them, `attachment` otherwise; the file's name in `filename*` */
+                    "Content-Disposition"?: string;
+                    /** @description Bytes in this answer */
+                    "Content-Length"?: number;
+                    /** @description `bytes` */
+                    "Accept-Ranges"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": Blob;
+                };
+            };
+            /** @description The bytes the Range asked for */
+            206: {
+                headers: {
+                    /** @description The file's sha256 in quotes: send it in If-None-Match to get 304 while it is unchanged */
+                    ETag?: string;
+                    /** @description `inline` for types a browser shows without running them, `attachment` otherwise; the file's name in `filename*` */
+                    "Content-Disposition"?: string;
+                    /** @description Bytes in this answer */
+                    "Content-Length"?: number;
+                    /** @description `bytes` */
+                    "Accept-Ranges"?: string;
+                    /** @description `bytes <first>-<last>/<size>` */
+                    "Content-Range"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": Blob;
+                };
+            };
+            /** @description Not modified: If-None-Match holds the ETag */
+            304: {
+                headers: {
+                    /** @description The file's sha256 in quotes: send it in If-None-Match to get 304 while it is unchanged */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            416: components["responses"]["RangeNotSatisfiable"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
