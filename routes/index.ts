@@ -13,6 +13,7 @@ import dnsRoutes from './dns/index.js'
 import hostingRoutes from './hosting/index.js'
 import trackerRoutes from './tracker/index.js'
 import llmRoutes from './llm/index.js'
+import llmUsageRoutes from './llm/usage.js'
 import auxiliaryRoutes from './auxiliary/index.js'
 
 /**
@@ -36,4 +37,6 @@ export async function registerRoutes (app: FastifyInstance): Promise<void> {
   await app.register(auxiliaryRoutes, { prefix: '/api/projects/:projectId/auxiliary' })
   await app.register(llmRoutes, { prefix: '/api/organizations/:orgId', level: 'organization' })
   await app.register(llmRoutes, { prefix: '/api/projects/:projectId', level: 'project' })
+  await app.register(llmUsageRoutes, { prefix: '/api/organizations/:orgId', level: 'organization' })
+  await app.register(llmUsageRoutes, { prefix: '/api/projects/:projectId', level: 'project' })
 }

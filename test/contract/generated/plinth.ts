@@ -9584,6 +9584,102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organizations/{orgId}/llm-usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the organization's model calls used in a month (UTC)
+         * @description Needs `llm.read`. Tokens in and out and the estimated cost, in total, by model and by user, and each monthly budget in force with what is left of it. `month` is `YYYY-MM`, the current month when left out.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         */
+        get: operations["getOrganizationLlmUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{orgId}/llm-usage/calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's model calls of a month, newest first
+         * @description Needs `llm.read`. One row per model call: who, which session and run, the model, tokens, estimated cost and latency. Paged with `cursor`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         */
+        get: operations["listOrganizationLlmUsageCalls"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/llm-usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the project's model calls used in a month (UTC)
+         * @description Needs `llm.read`. Tokens in and out and the estimated cost, in total, by model and by user, and each monthly budget in force with what is left of it. `month` is `YYYY-MM`, the current month when left out.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["getProjectLlmUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/llm-usage/calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's model calls of a month, newest first
+         * @description Needs `llm.read`. One row per model call: who, which session and run, the model, tokens, estimated cost and latency. Paged with `cursor`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listProjectLlmUsageCalls"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -11503,6 +11599,70 @@ export interface components {
             warnings: {
                 code: "default-model-not-allowed" | "default-model-no-credential" | "credential-check-failed" | "project-credentials-ignored";
                 message: string;
+            }[];
+        };
+        LlmUsageCall: {
+            id: string;
+            projectId: string;
+            userId: string;
+            sessionId: string | null;
+            runId: string | null;
+            provider: string;
+            /** @description The provider's own id of the model */
+            model: string;
+            credentialId: string | null;
+            inputTokens: number;
+            outputTokens: number;
+            /** @description Estimated from the model's listed prices; null when they are not known */
+            costUsd: number | null;
+            latencyMs: number;
+            /** Format: date-time */
+            at: string;
+        };
+        LlmUsage: {
+            level: "organization" | "project";
+            /** @description `YYYY-MM`, UTC */
+            month: string;
+            totals: {
+                calls: number;
+                inputTokens: number;
+                outputTokens: number;
+                /** @description USD, estimated from the prices the provider lists; calls to models without a known price count 0 */
+                costUsd: number;
+                /** @description Calls to a model whose prices are not known: their cost is not in `costUsd` */
+                unpricedCalls: number;
+            };
+            /** @description Most expensive first */
+            byModel: {
+                provider: string;
+                model: string;
+                calls: number;
+                inputTokens: number;
+                outputTokens: number;
+                /** @description USD, estimated from the prices the provider lists; calls to models without a known price count 0 */
+                costUsd: number;
+                /** @description Calls to a model whose prices are not known: their cost is not in `costUsd` */
+                unpricedCalls: number;
+            }[];
+            /** @description Most expensive first */
+            byUser: {
+                userId: string;
+                calls: number;
+                inputTokens: number;
+                outputTokens: number;
+                /** @description USD, estimated from the prices the provider lists; calls to models without a known price count 0 */
+                costUsd: number;
+                /** @description Calls to a model whose prices are not known: their cost is not in `costUsd` */
+                unpricedCalls: number;
+            }[];
+            /** @description The monthly budgets in force here, each with what is left of it; both must have room for a run */
+            budgets: {
+                level: "organization" | "project";
+                monthlyUsd: number;
+                /** @description What the level spent this month: at the organization level, every project of it */
+                spentUsd: number;
+                /** @description Never below 0; at 0 new runs are refused (402) */
+                remainingUsd: number;
             }[];
         };
         /** @description A project variable, given to the project's hosted apps as an environment variable at their next deploy */
@@ -32876,6 +33036,184 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["LlmResolved"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getOrganizationLlmUsage: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A calendar month in UTC, `YYYY-MM`; the current month when left out
+                 * @example 2026-11
+                 */
+                month?: string;
+            };
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmUsage"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listOrganizationLlmUsageCalls: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A calendar month in UTC, `YYYY-MM`; the current month when left out
+                 * @example 2026-11
+                 */
+                month?: string;
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same list */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["LlmUsageCall"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getProjectLlmUsage: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A calendar month in UTC, `YYYY-MM`; the current month when left out
+                 * @example 2026-11
+                 */
+                month?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmUsage"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listProjectLlmUsageCalls: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A calendar month in UTC, `YYYY-MM`; the current month when left out
+                 * @example 2026-11
+                 */
+                month?: string;
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same list */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["LlmUsageCall"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
                     };
                 };
             };
