@@ -34,6 +34,7 @@ async function assistantPlugin (app: FastifyInstance): Promise<void> {
     cursors: new Cursors(app.deriveSecretKey('assistant:cursor')),
     config: app.config.assistant,
     llm: app.llm,
+    ledger: app.llm.usage,
     tools: app.tools.tracker,
     enqueue: async (runId) => { await app.jobs.enqueue(ASSISTANT_RUN_JOB, { runId }, { maxAttempts: 2 }) }
   })

@@ -103,7 +103,10 @@ const assistantRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/sessions/:sessionId/messages', {
-    config: { parent: 'assistantSession', errors: [e.runActive, llmErrors.noModel, llmErrors.modelNotAllowed, llmErrors.noCredential] },
+    config: {
+      parent: 'assistantSession',
+      errors: [e.runActive, llmErrors.noModel, llmErrors.modelNotAllowed, llmErrors.noCredential, llmErrors.budgetExceeded]
+    },
     schema: {
       operationId: 'postAssistantMessage',
       tags,

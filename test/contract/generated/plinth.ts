@@ -9256,6 +9256,7 @@ export interface paths {
          * @description Needs `assistant.use`. With `Accept: text/event-stream` the answer is a stream of named server-sent events (`run.started`, `text.delta`, `tool.call`, `approval.required`, `tool.result`, `step.finished`, `run.completed`, `run.failed`, `run.cancelled`), each with an `id`; it ends at the run's end or at `approval.required`. Otherwise 202: the run works on the job queue, read it at `Location`. A lost stream is taken up at `GET …/runs/{runId}/events` with `Last-Event-ID`.
          *
          *     Refused with:
+         *     - 402 `APP_LLM_BUDGET_EXCEEDED`: the organization's or the project's monthly budget has nothing left this month (UTC); no model call was made
          *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_ASSISTANT_SESSION_NOT_FOUND`: no such session in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
@@ -12020,6 +12021,15 @@ export interface components {
         };
         /** @description No credential, or one that is not valid for this route */
         Unauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description A spending budget has nothing left for now (APP_LLM_BUDGET_EXCEEDED); not worth retrying before it is raised or a new month starts */
+        PaymentRequired: {
             headers: {
                 [name: string]: unknown;
             };
@@ -32746,6 +32756,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];

@@ -52,3 +52,14 @@ t.test('a message naming a model the project does not allow is refused before an
   t.equal((await s.must('GET', `${s.sessions}/${sessionId}`, s.owner.auth)).activeRunId, null)
   t.equal(s.provider.requests.length, 0, 'no provider call')
 })
+
+t.test('a spent budget refuses a run with 402 before any provider call, through the LLM usage ledger', async (t) => {
+  const s = await assistantSetup(t)
+  const sessionId = await s.newSession()
+  await s.must('PATCH', `/api/projects/${s.projectId}/llm-settings`, s.owner.auth, { monthlyBudgetUsd: 0 })
+  const refused = await s.api('POST', `${s.sessions}/${sessionId}/messages`, s.owner.auth, { content: 'Hi' })
+  t.match(refused, { status: 402, body: { code: 'APP_LLM_BUDGET_EXCEEDED' } })
+  t.equal((await s.must('GET', `${s.sessions}/${sessionId}/messages`, s.owner.auth)).items.length, 0)
+  t.equal((await s.must('GET', `${s.sessions}/${sessionId}`, s.owner.auth)).activeRunId, null)
+  t.equal(s.provider.requests.length, 0, 'no provider call')
+})
