@@ -9,6 +9,10 @@ import { systemClock } from '../services/platform/clock.js'
 import { newId } from '../services/platform/ids.js'
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** An assistant route a member other than the session's creator may reach: a run's view, its approvals. */
+    openToApprovers?: boolean
+  }
   interface FastifyInstance {
     /** Assistant sessions, their messages and runs (docs/assistant.md). */
     assistant: Assistant
@@ -44,7 +48,10 @@ async function assistantPlugin (app: FastifyInstance): Promise<void> {
     errors: [assistantErrors.sessionNotFound],
     load: async (request, { scope }) => {
       const session = await assistant.sessions.find(scope.project.id, (request.params as { sessionId: string }).sessionId)
-      if (session === null) throw assistantErrors.sessionNotFound()
+      // A session is its creator's conversation: its messages and events hold what tools read with the creator's
+      // access. Another member reaches only what an approver needs: a run's view and the approvals route.
+      const another = session !== null && session.createdBy !== request.caller.user.userId
+      if (session === null || (another && request.routeOptions.config.openToApprovers !== true)) throw assistantErrors.sessionNotFound()
       return { value: session }
     }
   })

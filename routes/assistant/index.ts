@@ -24,13 +24,13 @@ const assistantRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       operationId: 'listAssistantSessions',
       tags,
-      summary: 'The project\'s assistant sessions, newest first',
+      summary: 'The caller\'s own assistant sessions in the project, newest first',
       params: SessionListParams,
       querystring: PageQuery,
       response: AssistantResponses.sessionList
     }
   }, async (request) => {
-    const page = await assistant.sessions.list(request.scope.project.id, request.query)
+    const page = await assistant.sessions.list(request.scope.project.id, request.caller.user.userId, request.query)
     return ok({ items: page.items.map(sessionView), nextCursor: page.nextCursor })
   })
 

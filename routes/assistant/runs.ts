@@ -29,7 +29,7 @@ const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/sessions/:sessionId/runs/:runId', {
-    config: { errors: [e.runNotFound] },
+    config: { openToApprovers: true, errors: [e.runNotFound] },
     schema: {
       operationId: 'getAssistantRun',
       tags,
@@ -76,7 +76,7 @@ const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => ok(runView(await assistant.cancel(request.scope.assistantSession, request.params.runId))))
 
   app.post('/sessions/:sessionId/runs/:runId/approvals/:callId', {
-    config: { errors: [e.runNotFound, e.approvalNotPending] },
+    config: { openToApprovers: true, errors: [e.runNotFound, e.approvalNotPending] },
     schema: {
       operationId: 'decideAssistantToolCall',
       tags,

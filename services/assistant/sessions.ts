@@ -57,7 +57,7 @@ export class AssistantSessions {
   }
 
   async init (): Promise<void> {
-    await this.sessions.createIndex({ projectId: 1, _id: 1 })
+    await this.sessions.createIndex({ projectId: 1, createdBy: 1, _id: 1 })
     await this.messages.createIndex({ sessionId: 1, seq: 1 }, { unique: true })
   }
 
@@ -68,8 +68,9 @@ export class AssistantSessions {
     return record
   }
 
-  async list (projectId: string, page: PageQueryT): Promise<Page<SessionRecord>> {
-    const { docs, nextCursor } = await keysetPage(this.sessions, { projectId }, NEWEST_FIRST, page, this.deps.cursors, 'assistant-sessions')
+  /** The user's own sessions in the project: a session is its creator's conversation. */
+  async list (projectId: string, userId: string, page: PageQueryT): Promise<Page<SessionRecord>> {
+    const { docs, nextCursor } = await keysetPage(this.sessions, { projectId, createdBy: userId }, NEWEST_FIRST, page, this.deps.cursors, 'assistant-sessions')
     return { items: docs, nextCursor }
   }
 

@@ -147,7 +147,7 @@ export class LlmUsageLedger {
       totals,
       byModel: [...byModel.values()].sort(byCost),
       byUser: [...byUser.values()].sort(byCost),
-      budgets: await this.budgets(scope, month, scope.level === 'organization' ? totals.costUsd : undefined)
+      budgets: await this.budgets(scope, month, totals.costUsd)
     }
   }
 

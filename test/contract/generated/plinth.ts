@@ -9166,7 +9166,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The project's assistant sessions, newest first
+         * The caller's own assistant sessions in the project, newest first
          * @description Needs `assistant.use`.
          *
          *     Refused with:

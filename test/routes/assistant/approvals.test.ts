@@ -27,6 +27,12 @@ t.test('Anthropic messages streaming: a destructive tool call pauses the run unt
   // Approval comes only from a person holding the tool's permission; the viewer lacks assistant.use, a stranger call id is refused.
   t.match(await s.api('POST', `${s.sessions}/${sessionId}/runs/${runId}/approvals/toolu_1`, s.viewer.auth, { decision: 'approve' }), { status: 403 })
   t.match(await s.api('POST', `${s.sessions}/${sessionId}/runs/${runId}/approvals/toolu_9`, s.owner.auth, { decision: 'approve' }), { status: 409, body: { code: 'APP_ASSISTANT_APPROVAL_NOT_PENDING' } })
+  // The member's conversation stays theirs: the approver sees the run and its approvals, not the messages or events.
+  for (const path of ['', '/messages', `/runs/${runId}/events`, '/runs']) {
+    t.match(await s.api('GET', `${s.sessions}/${sessionId}${path}`, s.owner.auth), { status: 404, body: { code: 'APP_ASSISTANT_SESSION_NOT_FOUND' } }, `another member: GET …${path}`)
+  }
+  t.notOk((await s.must('GET', s.sessions, s.owner.auth)).items.some((session: { id: string }) => session.id === sessionId), 'nor is it in their list')
+  t.match(await s.api('POST', `${s.sessions}/${sessionId}/messages`, s.owner.auth, { content: 'Hijack' }), { status: 404 })
   const approved = await s.must('POST', `${s.sessions}/${sessionId}/runs/${runId}/approvals/toolu_1`, s.owner.auth, { decision: 'approve' })
   t.match(approved, { status: 'queued', approvals: [{ decision: 'approve', decidedBy: s.owner.id }] })
   const rest = await s.stream('GET', `${s.sessions}/${sessionId}/runs/${runId}/events`, s.member.auth, { lastEventId: paused.events.at(-1)?.id })
@@ -70,7 +76,9 @@ t.test('OpenAI chat completions streaming: a permission removed between two tool
   await s.must('PUT', `/api/organizations/${s.orgId}/members/${s.member.id}`, s.owner.auth, { role: 'viewer' })
   s.provider.release()
   t.match(await s.settled(sessionId, runId), { status: 'completed' })
-  const events = await s.must('GET', `${s.sessions}/${sessionId}/runs/${runId}/events`, s.owner.auth)
+  // The events are the member's own to read (another member is refused them): restored, they read them.
+  await s.must('PUT', `/api/organizations/${s.orgId}/members/${s.member.id}`, s.owner.auth, { role: 'member' })
+  const events = await s.must('GET', `${s.sessions}/${sessionId}/runs/${runId}/events`, s.member.auth)
   const results = events.items.filter((event: { type: string }) => event.type === 'tool.result').map((event: { data: any }) => event.data.output)
   t.match(results, [{ type: 'json', value: { title: 'First' } }, { type: 'error-json', value: { success: false, code: 'APP_FORBIDDEN', message: /tracker\.write/ } }])
   t.equal((await s.must('GET', `${s.lp}/work-items/count`, s.owner.auth)).total, 1, 'only the first item was made')
