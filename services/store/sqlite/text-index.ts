@@ -120,11 +120,10 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
   /**
    * The FTS5 match joined to the collection's rows, the filter's SQL (and
    * the parent's, through `within`) in its WHERE, ordered by bm25 with the
-   * fields' weights. Where that SQL is exact, the ranking statement reads row
-   * numbers and scores only and stops at skip + limit (a count at `limit`,
-   * the cap); the documents, parents and snippets are read for that window
-   * alone, so a common word costs its bm25 and filter per match, never a
-   * decoded document or a snippet per match. Where the SQL is not exact the
+   * fields' weights, limited inside the statement where that SQL is exact (a
+   * count stops at `limit`, the cap). A first ranking of row numbers alone,
+   * then documents and snippets for the window, measured slower (the FTS5
+   * cursor re-runs the match per row). Where the SQL is not exact the
    * rows are read in rank order and the semantics matcher decides, so skip,
    * limit and cap still count only what matches.
    */
@@ -159,14 +158,8 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       const snippets = fields.map((_, i) => `snippet(${fts}, ${i}, '${OPEN}', '${CLOSE}', '…', 16)`).join(', ')
       const parentDoc = parentMeta === undefined ? '' : `, (SELECT doc FROM ${parentTable} WHERE id = ${parentId})`
       const columns = `c.seq, c.doc, bm25(${fts}, ${weights}) AS score${parentDoc}, ${snippets}`
-      let rows: IterableIterator<Row>
-      if (exact && !counting) {
-        // The window first (row numbers and scores), then its rows: the FTS5 cursor is positioned on each by rowid.
-        rows = this.connection.statement(`WITH ranked AS (SELECT ${fts}.rowid AS seq, bm25(${fts}, ${weights}) AS score FROM ${from} ORDER BY score, ${fts}.rowid LIMIT ${bound} OFFSET ${skip})
-          SELECT ${columns} FROM ranked CROSS JOIN ${fts} CROSS JOIN ${table} c WHERE ${fts} MATCH ? AND ${fts}.rowid = ranked.seq AND c.seq = ranked.seq ORDER BY ranked.score, ranked.seq`).raw().iterate(...params, match) as IterableIterator<Row>
-      } else {
-        rows = this.connection.statement(`SELECT ${columns} FROM ${from} ORDER BY score`).raw().iterate(...params) as IterableIterator<Row>
-      }
+      const window = exact && !counting ? ` LIMIT ${bound} OFFSET ${skip}` : ''
+      const rows = this.connection.statement(`SELECT ${columns} FROM ${from} ORDER BY score${window}`).raw().iterate(...params) as IterableIterator<Row>
       const hits: Array<TextHit<T>> = []
       let count = 0
       for (const row of rows) {
