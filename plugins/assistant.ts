@@ -39,7 +39,7 @@ async function assistantPlugin (app: FastifyInstance): Promise<void> {
     config: app.config.assistant,
     llm: app.llm,
     ledger: app.llm.usage,
-    tools: app.tools.tracker,
+    tools: app.tools.project,
     enqueue: async (runId) => { await app.jobs.enqueue(ASSISTANT_RUN_JOB, { runId }, { maxAttempts: 2 }) }
   })
   for (const schema of assistantSchemas) app.addSchema(schema)

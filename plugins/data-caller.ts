@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { commonErrors } from '../services/platform/errors.js'
-import type { DataCaller } from '../services/collections/access.js'
+import { platformDataCaller, type DataCaller } from '../services/collections/access.js'
 import { claimedKind, optionalBearer } from '../http/credentials.js'
 import { FileLinks } from '../services/collections/file-links.js'
 import { systemClock } from '../services/platform/clock.js'
@@ -32,7 +32,7 @@ async function dataCallerPlugin (app: FastifyInstance): Promise<void> {
     const project = await projects.findById(projectId)
     const access = project === null ? null : await resolver.access(project.orgId, platform, projectId)
     if (access === null) throw commonErrors.projectNotFound()
-    return { kind: 'admin', userId: platform.userId, canRead: access.permissions.has('records.read'), canWrite: access.permissions.has('records.write'), ...(platform.scopes === undefined ? {} : { scopes: platform.scopes }), ...(platform.keyId === undefined ? {} : { keyId: platform.keyId }) }
+    return platformDataCaller(platform, access.permissions)
   }
 
   const asAdmin = async (projectId: string, token: string): Promise<DataCaller> => await adminOf(projectId, await app.verifyPlatformToken(token))

@@ -14,6 +14,18 @@ export type DataCaller =
   /** A platform JWT or PAT (`keyId`) holding `records.read` / `records.write` for the project: rules do not apply. */
   | { kind: 'admin', userId: string, canRead: boolean, canWrite: boolean, scopes?: string[], keyId?: string }
 
+/** A platform user (JWT or PAT) in a project, with their permissions there: what the data API and the record tools act as. */
+export function platformDataCaller (platform: { userId: string, scopes?: string[], keyId?: string }, permissions: ReadonlySet<string>): DataCaller {
+  return {
+    kind: 'admin',
+    userId: platform.userId,
+    canRead: permissions.has('records.read'),
+    canWrite: permissions.has('records.write'),
+    ...(platform.scopes === undefined ? {} : { scopes: platform.scopes }),
+    ...(platform.keyId === undefined ? {} : { keyId: platform.keyId })
+  }
+}
+
 /** What one method call may touch, with the rule's variables already substituted. */
 export interface Access {
   /** ANDed into every read and into the target of every update and delete; null means no restriction. */

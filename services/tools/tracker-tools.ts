@@ -297,6 +297,6 @@ export const TRACKER_TOOLS: TrackerTool[] = [
   }
 ]
 
-export function addTrackerTools (registry: ToolRegistry<TrackerToolContext>): void {
+export function addTrackerTools<C extends TrackerToolContext> (registry: ToolRegistry<C>): void {
   for (const tool of [...TRACKER_TOOLS, ...WORKSPACE_TOOLS]) registry.add(tool)
 }

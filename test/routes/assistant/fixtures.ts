@@ -3,8 +3,12 @@ import { startScriptedProvider, type ScriptedProvider, type ScriptedTurn } from 
 import { trackerSetup } from '../tracker/fixtures.js'
 
 export const API_KEY = 'sk-assistant-secret-7f3a9c'
-export type Wire = 'openai-compatible' | 'anthropic'
-export const WIRES: Array<[Wire, string]> = [['openai-compatible', 'OpenAI chat completions streaming'], ['anthropic', 'Anthropic messages streaming']]
+export type Wire = 'openai-compatible' | 'openai' | 'anthropic'
+export const WIRES: Array<[Wire, string]> = [
+  ['openai-compatible', 'OpenAI chat completions streaming'],
+  ['openai', 'OpenAI Responses API streaming'],
+  ['anthropic', 'Anthropic messages streaming']
+]
 
 export interface StreamedEvent { id: number, type: string, data: any }
 

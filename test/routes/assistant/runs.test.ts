@@ -25,8 +25,12 @@ for (const [wire, protocol] of WIRES) {
     t.same(messages.items.map((message: { role: string, seq: number }) => [message.seq, message.role]), [[1, 'user'], [2, 'assistant'], [3, 'tool'], [4, 'assistant']])
     t.equal((await s.must('GET', `${s.sessions}/${sessionId}`, s.owner.auth)).activeRunId, null, 'the session is free again')
     t.equal(s.provider.requests.length, 2)
-    t.match(JSON.stringify(s.provider.requests[1].body.messages), /WEB-1/, 'the tool\'s answer went back to the model')
+    t.match(JSON.stringify(s.provider.requests[1].body.messages ?? s.provider.requests[1].body.input), /WEB-1/, 'the tool\'s answer went back to the model')
     t.ok(s.provider.requests[0].body.tools.length > 10, 'the tracker tools were offered')
+    t.equal(s.provider.requests[0].path, { 'openai-compatible': '/v1/chat/completions', openai: '/v1/responses', anthropic: '/v1/messages' }[wire], 'the provider\'s own endpoint')
+    if (wire === 'openai') {
+      t.match(s.provider.requests[1].body.input, [{ role: 'user' }, { type: 'function_call', call_id: 'call_1', name: 'work_item_create' }, { type: 'function_call_output', call_id: 'call_1', output: /WEB-1/ }], 'the call and its output went back as Responses input items')
+    }
   })
 }
 

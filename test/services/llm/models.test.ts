@@ -1,5 +1,5 @@
 import t from 'tap'
-import { jsonSchema, stepCountIs, streamText, tool } from 'ai'
+import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai'
 import { AddressGuard } from '../../../services/outbound/internal-addresses.js'
 import { LlmModels } from '../../../services/llm/models.js'
 import type { ModelCall } from '../../../services/llm/resolution.js'
@@ -35,8 +35,11 @@ async function streamError (model: ReturnType<LlmModels['open']>): Promise<strin
   return 'no error'
 }
 
-for (const provider of ['openai-compatible', 'anthropic'] as const) {
-  const wire = provider === 'anthropic' ? 'Anthropic messages streaming' : 'OpenAI chat completions streaming'
+const WIRES = { 'openai-compatible': 'OpenAI chat completions streaming', openai: 'OpenAI Responses API streaming', anthropic: 'Anthropic messages streaming' } as const
+const PATHS = { 'openai-compatible': '/v1/chat/completions', openai: '/v1/responses', anthropic: '/v1/messages' } as const
+
+for (const provider of ['openai-compatible', 'openai', 'anthropic'] as const) {
+  const wire = WIRES[provider]
   t.test(`${wire} on a scripted loopback provider: a tool call, its result sent back, then text, through the guard`, async (t) => {
     const server = await startScriptedProvider([
       { toolCalls: [{ id: 'call_1', name: 'echo', input: { word: 'plinth' } }], usage: { input: 12, output: 7 } },
@@ -44,8 +47,7 @@ for (const provider of ['openai-compatible', 'anthropic'] as const) {
     ])
     t.teardown(server.close)
     const models = new LlmModels(new AddressGuard({ allowedHosts: ['127.0.0.1'] }), limits)
-    const base = provider === 'anthropic' ? `${server.url}/v1` : `${server.url}/v1`
-    const result = streamText({ model: models.open(call(provider, base, 'sk-scripted-secret')), prompt: 'Echo plinth', tools: { echo }, stopWhen: stepCountIs(3) })
+    const result = streamText({ model: models.open(call(provider, `${server.url}/v1`, 'sk-scripted-secret')), prompt: 'Echo plinth', tools: { echo }, stopWhen: stepCountIs(3) })
     let text = ''
     for await (const part of result.textStream) text += part
     t.equal(text, 'The tool said plinth.')
@@ -58,17 +60,35 @@ for (const provider of ['openai-compatible', 'anthropic'] as const) {
     t.equal(usage.outputTokens, 13)
     t.equal(server.requests.length, 2)
     const [first, second] = server.requests
-    t.equal(first.path, provider === 'anthropic' ? '/v1/messages' : '/v1/chat/completions')
+    t.equal(first.path, PATHS[provider])
     t.equal(first.body.stream, true)
     if (provider === 'anthropic') {
       t.equal(first.headers['x-api-key'], 'sk-scripted-secret')
       t.match(JSON.stringify(second.body.messages), /"tool_result"/, 'the tool result went back as a tool_result block')
+    } else if (provider === 'openai') {
+      t.equal(first.headers.authorization, 'Bearer sk-scripted-secret')
+      t.match(first.body.tools, [{ type: 'function', name: 'echo' }], 'tools as Responses function tools')
+      t.match(second.body.input, [{ role: 'user' }, { type: 'function_call', call_id: 'call_1', name: 'echo' }, { type: 'function_call_output', call_id: 'call_1', output: /plinth/ }])
     } else {
       t.equal(first.headers.authorization, 'Bearer sk-scripted-secret')
       t.match(second.body.messages, [{ role: 'user' }, { role: 'assistant', tool_calls: [{ id: 'call_1' }] }, { role: 'tool', tool_call_id: 'call_1' }])
     }
   })
 }
+
+t.test('OpenAI Responses API without streaming on a scripted loopback provider: text, a tool call and usage from one response object', async (t) => {
+  const server = await startScriptedProvider([
+    { text: 'Let me echo.', toolCalls: [{ id: 'call_9', name: 'echo', input: { word: 'whole' } }], usage: { input: 21, output: 8 } },
+    { text: 'Echoed whole.', usage: { input: 40, output: 4 } }
+  ])
+  t.teardown(server.close)
+  const models = new LlmModels(new AddressGuard({ allowedHosts: ['127.0.0.1'] }), limits)
+  const result = await generateText({ model: models.open(call('openai', `${server.url}/v1`, 'sk-scripted-secret')), prompt: 'Echo whole', tools: { echo }, stopWhen: stepCountIs(3), maxRetries: 0 })
+  t.equal(result.text, 'Echoed whole.')
+  t.same(result.steps.map((step) => [step.text, step.finishReason, step.usage.inputTokens, step.usage.outputTokens]), [['Let me echo.', 'tool-calls', 21, 8], ['Echoed whole.', 'stop', 40, 4]])
+  t.same(result.steps[0].toolResults.map((r) => [r.toolCallId, r.output]), [['call_9', { echoed: 'whole' }]])
+  t.same(server.requests.map((request) => [request.path, request.body.stream ?? false]), [['/v1/responses', false], ['/v1/responses', false]])
+})
 
 t.test('a provider on an internal address the operator did not allow is never called', async (t) => {
   const server = await startScriptedProvider([{ text: 'never' }])
