@@ -1,7 +1,8 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { ToolRegistry, type ToolAccessPort } from '../services/tools/registry.js'
-import { addTrackerTools, trackerToolContext, type TrackerToolContext } from '../services/tools/tracker-tools.js'
+import { addTrackerTools } from '../services/tools/tracker-tools.js'
+import { trackerToolContext, type TrackerToolContext } from '../services/tools/tracker-tool-context.js'
 
 export interface ToolRegistries {
   /** The tracker's operations, for the MCP server at `…/tracker/mcp` and the assistant. */
