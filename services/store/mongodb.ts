@@ -2,7 +2,7 @@ import { MongoError, type ClientSession, type Db, type MongoClient } from 'mongo
 import type { Document, SharedReads, Store, StoreCollection, StoreExtensions } from './types.js'
 import { StoreUnavailableError } from './errors.js'
 import { newId as defaultNewId, type IdGenerator } from '../platform/ids.js'
-import { DEFAULT_QUERY_TIMEOUT_MS } from '../config.js'
+import { DEFAULT_QUERY_TIMEOUT_MS } from '../platform/server-config.js'
 import type { Clock } from '../platform/clock.js'
 import { MongoStoreCollection, type Transact } from './mongo/collection.js'
 import { connectWhenReachable, type ConnectOptions } from './mongo/connect.js'

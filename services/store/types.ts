@@ -17,8 +17,6 @@
  * than 16 MiB as BSON, on both engines.
  */
 
-import type { TextIndex } from './text-search.js'
-
 export type Document = { [key: string]: unknown }
 export type WithId<T> = T & { _id: string }
 
@@ -176,7 +174,7 @@ export interface StoreExtensions {
    * the primary's clock, on the embedded engine the process's (one machine).
    */
   now (): Promise<Date>
-  /** The collection's full-text index (services/store/text-search.ts): kept in step with every write by the engine. */
+  /** The collection's full-text index (`TextIndex`, below): kept in step with every write by the engine. */
   text<T extends Document = Document> (collection: string): TextIndex<T>
 }
 
@@ -189,4 +187,62 @@ export interface Store {
   /** Resolves when the engine answers; rejects otherwise (readiness probe). */
   ping (): Promise<void>
   close (): Promise<void>
+}
+
+/**
+ * The Store's text index (`store.extensions.text(collection)`): weighted
+ * fields of a collection's documents, kept in step with every write by the
+ * engine itself (SQLite FTS5 fed by triggers inside the writing transaction;
+ * a MongoDB text index), searched under an ordinary Store filter that the
+ * engine applies inside the same query, so a page is never short for what a
+ * filter took away. Words come from `parseTextQuery` (text-search.ts).
+ */
+export interface TextIndexSpec {
+  /** Top-level or dotted string fields and their weights (a higher weight ranks a match there higher). */
+  fields: Record<string, number>
+}
+
+/**
+ * The words to find, as `parseTextQuery` makes them: letters and digits only,
+ * so nothing a user types reaches either engine's query syntax. Every word
+ * must occur; the last may also be the start of a word (`prefix`).
+ */
+export interface TextQuery { terms: string[], prefix: boolean }
+
+/** A stretch of a field around what matched; `highlights` are [start, end) offsets of the matched words in `text`. */
+export interface Snippet { field: string, text: string, highlights: Array<[number, number]> }
+
+export interface TextHit<T extends Document> {
+  doc: WithId<T>
+  /** Higher is better; comparable within one query of one collection. */
+  score: number
+  snippet: Snippet
+  /** With `within`: the document the hit lies in. */
+  parent?: WithId<Document>
+}
+
+export interface TextSearchOptions {
+  skip?: number
+  limit?: number
+  /** Only documents whose `field` names the `_id` of a document of `collection` matching `filter` (a comment's work item). */
+  within?: { collection: string, field: string, filter: Filter }
+}
+
+export interface TextCountOptions extends Pick<TextSearchOptions, 'within'> {
+  cap?: number
+}
+
+export interface TextIndex<T extends Document = Document> {
+  /** Declares the index (idempotent); documents already stored are indexed when it is new. */
+  ensure (spec: TextIndexSpec): Promise<void>
+  /** Matches of `query` that also match `filter`, best first, skipped and limited inside the engine's query. */
+  search (query: TextQuery, filter: Filter, options?: TextSearchOptions): Promise<Array<TextHit<T>>>
+  /**
+   * How many documents `search` would find without skip and limit; with
+   * `cap`, at most `cap` (the engine stops counting there: a facet over a
+   * common word need not visit every match).
+   */
+  count (query: TextQuery, filter: Filter, options?: TextCountOptions): Promise<number>
+  /** Indexes every stored document again (after a restore or a change of spec); the number of documents indexed. */
+  rebuild (): Promise<number>
 }

@@ -6,7 +6,7 @@ import type { GitServices } from '../git/index.js'
 import type { HostingServices } from '../hosting/index.js'
 import type { TrackerServices } from '../tracker/index.js'
 import type { ContextOf, ToolAccess, ToolCaller } from './registry.js'
-import { trackerToolContext, type TrackerToolContext } from './tracker-tools.js'
+import { trackerToolContext, type TrackerToolContext } from './tracker-tool-context.js'
 
 /** The services the project's tools call: each family's own, the very ones its REST routes call. */
 export interface ProjectToolServices {

@@ -13,27 +13,11 @@ import {
   Link, LinkBody, ListWorkItemsQuery, Relation, RelationBody, UpdateWorkItemBody, WorkItem, WorkItemTombstone
 } from '../../schemas/tracker-work-items.js'
 import { AppError } from '../platform/errors.js'
-import { trackerActor, type TrackerActor, type TrackerScope } from '../tracker/access.js'
-import type { TrackerServices } from '../tracker/index.js'
-import type { ToolAccess, ToolCaller, ToolDefinition, ToolRegistry } from './registry.js'
+import type { ToolDefinition, ToolRegistry } from './registry.js'
+import type { TrackerToolContext } from './tracker-tool-context.js'
 import { WORKSPACE_TOOLS } from './tracker-workspace-tools.js'
 
 /** What a tracker tool runs with: the services, and the caller as the resolver sees them at this call. */
-export interface TrackerToolContext {
-  tracker: TrackerServices
-  actor: TrackerActor
-  projectId: string
-  /** The tracker project `lpId` as this caller may use it now (their role read afresh); its 404 when they may not. */
-  scope: (lpId: string) => Promise<TrackerScope>
-}
-
-export function trackerToolContext (tracker: TrackerServices) {
-  return (caller: ToolCaller, access: ToolAccess): TrackerToolContext => {
-    const actor = trackerActor(caller.userId, access.permissions)
-    return { tracker, actor, projectId: caller.projectId, scope: async (lpId) => await tracker.projects.scope(actor, caller.projectId, lpId) }
-  }
-}
-
 const BULK_CREATE_MAX = 100
 
 // The route's path parameters a tool takes as input members; its body or query goes in as the very schema the route validates.

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { ListQuery, Page } from '../../schemas/tracker.js'
 import { ActiveCycle, WorkspaceActivity, WorkspaceActivityQuery, WorkspaceMember } from '../../schemas/tracker-workspace.js'
 import type { ToolDefinition } from './registry.js'
-import type { TrackerToolContext } from './tracker-tools.js'
+import type { TrackerToolContext } from './tracker-tool-context.js'
 
 const read = { permission: 'tracker.read', readOnly: true, destructive: false } as const
 const listInput = Type.Object({ query: Type.Optional(ListQuery) }, { additionalProperties: false })

@@ -1,6 +1,6 @@
 import type { Collection, Db, Document as MongoDocument, Sort } from 'mongodb'
-import type { Document, Filter, WithId } from '../types.js'
-import { snippetOf, textAt, type Snippet, type TextCountOptions, type TextHit, type TextIndex, type TextIndexSpec, type TextQuery, type TextSearchOptions } from '../text-search.js'
+import type { Document, Filter, Snippet, TextCountOptions, TextHit, TextIndex, TextIndexSpec, TextQuery, TextSearchOptions, WithId } from '../types.js'
+import { snippetOf, textAt } from '../text-search.js'
 import { validateCount, validateFilter } from '../semantics/index.js'
 import { portableQuery } from './portable.js'
 import { translate } from './translate.js'

@@ -1,12 +1,11 @@
 import { chmodSync, closeSync, openSync, statSync } from 'node:fs'
 import Database from 'better-sqlite3'
-import type { Document, IndexKey } from '../types.js'
+import type { Document, IndexKey, TextIndexSpec } from '../types.js'
 import { collectionOfTable, quoteIdentifier, tableName } from './names.js'
 import { DocumentCache } from './document-cache.js'
 import { cloneDecoded, decodeDocument } from './codec.js'
 import { BoundedMap } from '../../cache/bounded-map.js'
-import type { TextIndexSpec } from '../text-search.js'
-import { createTextObjects, dropTextObjects } from './text-index.js'
+import { createTextObjects, dropTextObjects } from './text-objects.js'
 
 export interface IndexMeta {
   name: string
@@ -329,7 +328,7 @@ export class Connection {
     this.db.exec(`CREATE TABLE IF NOT EXISTS ${quoteIdentifier(tableName(name))} (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, doc TEXT NOT NULL)`)
     // A collection dropped and written again keeps its declared text index.
     const text = this.textSpecs.get(name)
-    if (text !== undefined) createTextObjects(this, name, text)
+    if (text !== undefined) createTextObjects(this.db, name, text)
     this.bumpVersion()
     return this.catalogue.get(name) as CollectionMeta
   }
@@ -337,7 +336,7 @@ export class Connection {
   dropCollection (name: string): boolean {
     if (this.catalogue.get(name) === undefined) return false
     this.db.exec(`DROP TABLE IF EXISTS ${quoteIdentifier(tableName(name))}`)
-    if (this.textSpecs.has(name)) dropTextObjects(this, name)
+    if (this.textSpecs.has(name)) dropTextObjects(this.db, name)
     this.statement('DELETE FROM _plinth_indexes WHERE collection = ?').run(name)
     this.statement('DELETE FROM _plinth_paths WHERE collection = ?').run(name)
     this.bumpVersion()

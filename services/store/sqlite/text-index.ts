@@ -1,9 +1,9 @@
-import type { Document, Filter, WithId } from '../types.js'
-import type { Snippet, TextCountOptions, TextHit, TextIndex, TextIndexSpec, TextQuery, TextSearchOptions } from '../text-search.js'
+import type { Document, Filter, Snippet, TextCountOptions, TextHit, TextIndex, TextIndexSpec, TextQuery, TextSearchOptions, WithId } from '../types.js'
 import { compileFilter, validateCount } from '../semantics/index.js'
 import { decodeDocument } from './codec.js'
 import type { CollectionMeta, Connection } from './connection.js'
-import { quoteIdentifier, quoteLiteral, tableName } from './names.js'
+import { quoteIdentifier, quoteLiteral } from './names.js'
+import { createTextObjects, dropTextObjects, ftsName } from './text-objects.js'
 import { whereOf } from './query.js'
 
 /**
@@ -17,47 +17,6 @@ import { whereOf } from './query.js'
 
 const OPEN = '\uE000'
 const CLOSE = '\uE001'
-
-const ftsName = (table: string): string => `s${table.slice(1)}`
-const viewName = (table: string): string => `v${table.slice(1)}`
-
-function fieldExpression (row: string, path: string): string {
-  const json = quoteLiteral('$' + path.split('.').map((segment) => '."' + segment + '"').join(''))
-  return `CASE WHEN json_type(${row}doc, ${json}) = 'text' THEN json_extract(${row}doc, ${json}) END`
-}
-
-/** The SQL that creates the index of `collection` (whose table exists) as `spec` declares it, and fills it. */
-export function createTextObjects (connection: Connection, collection: string, spec: TextIndexSpec): void {
-  const table = tableName(collection)
-  const fts = quoteIdentifier(ftsName(table))
-  const fields = Object.keys(spec.fields)
-  const columns = fields.map((_, i) => `f${i}`)
-  const of = (row: string): string => fields.map((path) => fieldExpression(row, path)).join(', ')
-  const changed = fields.map((path) => `${fieldExpression('old.', path)} IS NOT ${fieldExpression('new.', path)}`).join(' OR ')
-  const trigger = (suffix: string): string => quoteIdentifier(`${ftsName(table)}|${suffix}`)
-  connection.db.exec(`
-    CREATE VIEW ${quoteIdentifier(viewName(table))} AS SELECT seq, ${fields.map((path, i) => `${fieldExpression('', path)} AS f${i}`).join(', ')} FROM ${quoteIdentifier(table)};
-    CREATE VIRTUAL TABLE ${fts} USING fts5(${columns.join(', ')}, content=${quoteLiteral(viewName(table))}, content_rowid='seq', tokenize='unicode61 remove_diacritics 2');
-    CREATE TRIGGER ${trigger('i')} AFTER INSERT ON ${quoteIdentifier(table)} BEGIN
-      INSERT INTO ${fts} (rowid, ${columns.join(', ')}) VALUES (new.seq, ${of('new.')});
-    END;
-    CREATE TRIGGER ${trigger('d')} AFTER DELETE ON ${quoteIdentifier(table)} BEGIN
-      INSERT INTO ${fts} (${fts}, rowid, ${columns.join(', ')}) VALUES ('delete', old.seq, ${of('old.')});
-    END;
-    CREATE TRIGGER ${trigger('u')} AFTER UPDATE OF doc ON ${quoteIdentifier(table)} WHEN ${changed} BEGIN
-      INSERT INTO ${fts} (${fts}, rowid, ${columns.join(', ')}) VALUES ('delete', old.seq, ${of('old.')});
-      INSERT INTO ${fts} (rowid, ${columns.join(', ')}) VALUES (new.seq, ${of('new.')});
-    END;
-    INSERT INTO ${fts} (${fts}) VALUES ('rebuild');
-  `)
-}
-
-/** Drops the index's objects (the triggers go with the table or here); the spec stays declared. */
-export function dropTextObjects (connection: Connection, collection: string): void {
-  const table = tableName(collection)
-  for (const suffix of ['i', 'd', 'u']) connection.db.exec(`DROP TRIGGER IF EXISTS ${quoteIdentifier(`${ftsName(table)}|${suffix}`)}`)
-  connection.db.exec(`DROP TABLE IF EXISTS ${quoteIdentifier(ftsName(table))}; DROP VIEW IF EXISTS ${quoteIdentifier(viewName(table))};`)
-}
 
 /** FTS5's query syntax for words parseTextQuery made: each a quoted string (letters and digits only), the last a prefix when asked. */
 function matchExpression (query: TextQuery): string {
@@ -88,9 +47,9 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       this.connection.ensureCollection(this.collection)
       const stored = this.connection.textSpec(this.collection)
       if (stored !== undefined && JSON.stringify(stored) === JSON.stringify(spec)) return
-      dropTextObjects(this.connection, this.collection)
+      dropTextObjects(this.connection.db, this.collection)
       this.connection.statement('INSERT OR REPLACE INTO _plinth_text (collection, spec) VALUES (?, ?)').run(this.collection, JSON.stringify(spec))
-      createTextObjects(this.connection, this.collection, spec)
+      createTextObjects(this.connection.db, this.collection, spec)
       this.connection.bumpVersion()
     }, this.collection)
   }
@@ -100,8 +59,8 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       const spec = this.connection.textSpec(this.collection)
       const meta = this.connection.collection(this.collection)
       if (spec === undefined || meta === undefined) return 0
-      dropTextObjects(this.connection, this.collection)
-      createTextObjects(this.connection, this.collection, spec)
+      dropTextObjects(this.connection.db, this.collection)
+      createTextObjects(this.connection.db, this.collection, spec)
       return this.connection.statement(`SELECT count(*) FROM ${quoteIdentifier(meta.table)}`).pluck().get() as number
     }, this.collection)
   }

@@ -1,0 +1,52 @@
+import type Database from 'better-sqlite3'
+import type { TextIndexSpec } from '../types.js'
+import { quoteIdentifier, quoteLiteral, tableName } from './names.js'
+
+/**
+ * The SQL objects of a collection's text index (text-index.ts says how the
+ * index works): the view, the FTS5 table and the triggers that feed it. The
+ * connection makes and drops them with the collection's table; they sit apart
+ * from the search so that the connection need not import the query code.
+ */
+
+/** The FTS5 table of a collection's table, which text-index.ts searches. */
+export const ftsName = (table: string): string => `s${table.slice(1)}`
+const viewName = (table: string): string => `v${table.slice(1)}`
+
+function fieldExpression (row: string, path: string): string {
+  const json = quoteLiteral('$' + path.split('.').map((segment) => '."' + segment + '"').join(''))
+  return `CASE WHEN json_type(${row}doc, ${json}) = 'text' THEN json_extract(${row}doc, ${json}) END`
+}
+
+/** The SQL that creates the index of `collection` (whose table exists) as `spec` declares it, and fills it. */
+export function createTextObjects (db: Database.Database, collection: string, spec: TextIndexSpec): void {
+  const table = tableName(collection)
+  const fts = quoteIdentifier(ftsName(table))
+  const fields = Object.keys(spec.fields)
+  const columns = fields.map((_, i) => `f${i}`)
+  const of = (row: string): string => fields.map((path) => fieldExpression(row, path)).join(', ')
+  const changed = fields.map((path) => `${fieldExpression('old.', path)} IS NOT ${fieldExpression('new.', path)}`).join(' OR ')
+  const trigger = (suffix: string): string => quoteIdentifier(`${ftsName(table)}|${suffix}`)
+  db.exec(`
+    CREATE VIEW ${quoteIdentifier(viewName(table))} AS SELECT seq, ${fields.map((path, i) => `${fieldExpression('', path)} AS f${i}`).join(', ')} FROM ${quoteIdentifier(table)};
+    CREATE VIRTUAL TABLE ${fts} USING fts5(${columns.join(', ')}, content=${quoteLiteral(viewName(table))}, content_rowid='seq', tokenize='unicode61 remove_diacritics 2');
+    CREATE TRIGGER ${trigger('i')} AFTER INSERT ON ${quoteIdentifier(table)} BEGIN
+      INSERT INTO ${fts} (rowid, ${columns.join(', ')}) VALUES (new.seq, ${of('new.')});
+    END;
+    CREATE TRIGGER ${trigger('d')} AFTER DELETE ON ${quoteIdentifier(table)} BEGIN
+      INSERT INTO ${fts} (${fts}, rowid, ${columns.join(', ')}) VALUES ('delete', old.seq, ${of('old.')});
+    END;
+    CREATE TRIGGER ${trigger('u')} AFTER UPDATE OF doc ON ${quoteIdentifier(table)} WHEN ${changed} BEGIN
+      INSERT INTO ${fts} (${fts}, rowid, ${columns.join(', ')}) VALUES ('delete', old.seq, ${of('old.')});
+      INSERT INTO ${fts} (rowid, ${columns.join(', ')}) VALUES (new.seq, ${of('new.')});
+    END;
+    INSERT INTO ${fts} (${fts}) VALUES ('rebuild');
+  `)
+}
+
+/** Drops the index's objects (the triggers go with the table or here); the spec stays declared. */
+export function dropTextObjects (db: Database.Database, collection: string): void {
+  const table = tableName(collection)
+  for (const suffix of ['i', 'd', 'u']) db.exec(`DROP TRIGGER IF EXISTS ${quoteIdentifier(`${ftsName(table)}|${suffix}`)}`)
+  db.exec(`DROP TABLE IF EXISTS ${quoteIdentifier(ftsName(table))}; DROP VIEW IF EXISTS ${quoteIdentifier(viewName(table))};`)
+}
