@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { createHash } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import createClient, { type Middleware } from 'openapi-fetch'
-import type { components, paths } from './generated/plinth.js'
+import type { components, paths } from '../../sdk/generated/plinth.js'
 import { buildTestApp } from '../helper.js'
 
 /**
