@@ -5,6 +5,7 @@ import type { Config } from './services/config.js'
 import { fastifyOptions, type PlinthServerOptions } from './options.js'
 import configPlugin from './plugins/config.js'
 import errorsPlugin from './plugins/errors.js'
+import metricsPlugin from './plugins/metrics.js'
 import storePlugin from './plugins/store.js'
 import swaggerPlugin from './plugins/swagger.js'
 import secretsPlugin from './plugins/secrets.js'
@@ -47,6 +48,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(secretsPlugin)
   await app.register(storePlugin)
   await app.register(jobsPlugin)
+  await app.register(metricsPlugin)
   await app.register(authPlugin)
   await app.register(projectsPlugin)
   await app.register(webhooksPlugin)

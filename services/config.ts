@@ -9,12 +9,13 @@ import { parseHostingConfig, parseHostingTlsConfig, type HostingConfig, type Hos
 import { parseJobsConfig, type JobsConfig } from './jobs/config.js'
 import { parseIdentityConfig, type IdentityConfig } from './identity/config.js'
 import { parseLlmConfig, type LlmConfig } from './llm/config.js'
+import { parseMetricsConfig, type MetricsConfig } from './metrics/config.js'
 import { parseWebhooksConfig, type WebhooksConfig } from './webhooks/config.js'
 import { MAX_WRITE_DOCUMENTS } from './store/semantics/writes.js'
 import { DEFAULT_SWEEP_PAGE_SIZE } from './store/sweep.js'
 
 export { ConfigError, UnavailableAtStartError }
-export type { DnsConfig, GitConfig, HostingConfig, HostingTlsConfig, IdentityConfig, JobsConfig, LlmConfig, WebhooksConfig }
+export type { DnsConfig, GitConfig, HostingConfig, HostingTlsConfig, IdentityConfig, JobsConfig, LlmConfig, MetricsConfig, WebhooksConfig }
 
 /**
  * Configuration comes from the environment only, validated once at start:
@@ -64,6 +65,8 @@ export interface Config {
   webhooks: WebhooksConfig
   /** LLM credentials and settings: which internal hosts base URLs may reach, the provider call's deadline, the platform defaults (docs/llm.md). */
   llm: LlmConfig
+  /** Prometheus metrics: the token `/metrics` asks for, or a listener of its own (docs/operations.md, "Metrics"). */
+  metrics: MetricsConfig
 }
 
 export interface HttpTimeouts {
@@ -176,7 +179,8 @@ export function loadConfig (env: Env = process.env): Config {
     hostingTls: parseHostingTlsConfig(env),
     jobs: parseJobsConfig(env),
     webhooks: parseWebhooksConfig(env),
-    llm: parseLlmConfig(env)
+    llm: parseLlmConfig(env),
+    metrics: parseMetricsConfig(env)
   }
 }
 
