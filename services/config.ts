@@ -10,6 +10,7 @@ import { parseJobsConfig, type JobsConfig } from './jobs/config.js'
 import { parseIdentityConfig, type IdentityConfig } from './identity/config.js'
 import { parseLlmConfig, type LlmConfig } from './llm/config.js'
 import { parseMetricsConfig, type MetricsConfig } from './metrics/config.js'
+import { parseAssistantConfig, type AssistantConfig } from './assistant/config.js'
 import { parseWebhooksConfig, type WebhooksConfig } from './webhooks/config.js'
 import { MAX_WRITE_DOCUMENTS } from './store/semantics/writes.js'
 import { DEFAULT_SWEEP_PAGE_SIZE } from './store/sweep.js'
@@ -67,6 +68,8 @@ export interface Config {
   llm: LlmConfig
   /** Prometheus metrics: the token `/metrics` asks for, or a listener of its own (docs/operations.md, "Metrics"). */
   metrics: MetricsConfig
+  /** Assistant runs: the wall time between pauses and the largest tool answer handed to a model (docs/assistant.md). */
+  assistant: AssistantConfig
 }
 
 export interface HttpTimeouts {
@@ -180,7 +183,8 @@ export function loadConfig (env: Env = process.env): Config {
     jobs: parseJobsConfig(env),
     webhooks: parseWebhooksConfig(env),
     llm: parseLlmConfig(env),
-    metrics: parseMetricsConfig(env)
+    metrics: parseMetricsConfig(env),
+    assistant: parseAssistantConfig(env)
   }
 }
 

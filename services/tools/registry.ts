@@ -103,6 +103,14 @@ export class ToolRegistry<C> {
     return this.tools.get(name)?.definition
   }
 
+  /** Whether `caller` holds, now, the permission `name` needs (the assistant's approver of a destructive call). */
+  async permits (name: string, caller: ToolCaller): Promise<boolean> {
+    const tool = this.tools.get(name)
+    if (tool === undefined) return false
+    const access = await this.deps.access(caller)
+    return access !== null && access.permissions.has(tool.definition.permission)
+  }
+
   /** Runs `name` for `caller`: validation, the current access check, then the handler. */
   async call (name: string, caller: ToolCaller, input: unknown): Promise<unknown> {
     const tool = this.tools.get(name)
