@@ -1,6 +1,0 @@
-// The package ships no types: what the metrics tests read of its answer.
-declare module 'parse-prometheus-text-format' {
-  interface Sample { labels?: Record<string, string>, value?: string, buckets?: Record<string, string>, count?: string, sum?: string, quantiles?: Record<string, string> }
-  interface Family { name: string, help: string, type: 'COUNTER' | 'GAUGE' | 'HISTOGRAM' | 'SUMMARY' | 'UNTYPED', metrics: Sample[] }
-  export default function parsePrometheusTextFormat (text: string): Family[]
-}
