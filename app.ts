@@ -6,6 +6,7 @@ import { fastifyOptions, type PlinthServerOptions } from './options.js'
 import configPlugin from './plugins/config.js'
 import errorsPlugin from './plugins/errors.js'
 import metricsPlugin from './plugins/metrics.js'
+import auditPlugin from './plugins/audit.js'
 import storePlugin from './plugins/store.js'
 import swaggerPlugin from './plugins/swagger.js'
 import secretsPlugin from './plugins/secrets.js'
@@ -71,6 +72,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(assistantPlugin)
   await app.register(corsPlugin)
   await app.register(routeAuthPlugin)
+  await app.register(auditPlugin)
   await app.register(fastJsonPlugin)
   await registerRoutes(app)
 }

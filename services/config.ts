@@ -10,13 +10,14 @@ import { parseJobsConfig, type JobsConfig } from './jobs/config.js'
 import { parseIdentityConfig, type IdentityConfig } from './identity/config.js'
 import { parseLlmConfig, type LlmConfig } from './llm/config.js'
 import { parseMetricsConfig, type MetricsConfig } from './metrics/config.js'
+import { parseAuditConfig, type AuditConfig } from './audit/config.js'
 import { parseAssistantConfig, type AssistantConfig } from './assistant/config.js'
 import { parseWebhooksConfig, type WebhooksConfig } from './webhooks/config.js'
 import { MAX_WRITE_DOCUMENTS } from './store/semantics/writes.js'
 import { DEFAULT_SWEEP_PAGE_SIZE } from './store/sweep.js'
 
 export { ConfigError, UnavailableAtStartError }
-export type { DnsConfig, GitConfig, HostingConfig, HostingTlsConfig, IdentityConfig, JobsConfig, LlmConfig, MetricsConfig, WebhooksConfig }
+export type { AuditConfig, DnsConfig, GitConfig, HostingConfig, HostingTlsConfig, IdentityConfig, JobsConfig, LlmConfig, MetricsConfig, WebhooksConfig }
 
 /**
  * Configuration comes from the environment only, validated once at start:
@@ -68,6 +69,8 @@ export interface Config {
   llm: LlmConfig
   /** Prometheus metrics: the token `/metrics` asks for, or a listener of its own (docs/operations.md, "Metrics"). */
   metrics: MetricsConfig
+  /** The audit log: how long entries are kept (docs/audit.md). */
+  audit: AuditConfig
   /** Assistant runs: the wall time between pauses and the largest tool answer handed to a model (docs/assistant.md). */
   assistant: AssistantConfig
 }
@@ -184,6 +187,7 @@ export function loadConfig (env: Env = process.env): Config {
     webhooks: parseWebhooksConfig(env),
     llm: parseLlmConfig(env),
     metrics: parseMetricsConfig(env),
+    audit: parseAuditConfig(env),
     assistant: parseAssistantConfig(env)
   }
 }
