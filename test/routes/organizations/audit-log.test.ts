@@ -2,6 +2,8 @@ import t from 'tap'
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { ConfigError } from '../../../services/platform/config-env.js'
+import { parseAuditConfig } from '../../../services/audit/config.js'
 import { buildTestApp, call, orgWithRoles, signUp, tempDir } from '../../helper.js'
 
 /**
@@ -116,4 +118,12 @@ t.test('retention: the prune deletes entries older than AUDIT_RETENTION_DAYS', a
   await app.store.collection('audit_log').insertOne({ ...base, _id: 'old-entry', at: new Date(Date.now() - 31 * 24 * 60 * 60_000) })
   t.equal(await app.audit.prune(app.config.audit.retentionDays), 1)
   t.equal(await app.store.collection('audit_log').countDocuments({}), 1)
+})
+
+t.test('AUDIT_RETENTION_DAYS: a default, and a bad value stops the start naming it', async (t) => {
+  t.same(parseAuditConfig({}), { retentionDays: 365 })
+  for (const value of ['0', 'forever', '-3']) {
+    const error = (() => { try { parseAuditConfig({ AUDIT_RETENTION_DAYS: value }) } catch (caught) { return caught } })()
+    t.ok(error instanceof ConfigError && error.variable === 'AUDIT_RETENTION_DAYS', `${value} is refused`)
+  }
 })
