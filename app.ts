@@ -5,6 +5,8 @@ import type { Config } from './services/config.js'
 import { fastifyOptions, type PlinthServerOptions } from './options.js'
 import configPlugin from './plugins/config.js'
 import errorsPlugin from './plugins/errors.js'
+import metricsPlugin from './plugins/metrics.js'
+import auditPlugin from './plugins/audit.js'
 import storePlugin from './plugins/store.js'
 import swaggerPlugin from './plugins/swagger.js'
 import secretsPlugin from './plugins/secrets.js'
@@ -48,6 +50,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(secretsPlugin)
   await app.register(storePlugin)
   await app.register(jobsPlugin)
+  await app.register(metricsPlugin)
   await app.register(authPlugin)
   await app.register(projectsPlugin)
   await app.register(webhooksPlugin)
@@ -69,6 +72,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(assistantPlugin)
   await app.register(corsPlugin)
   await app.register(routeAuthPlugin)
+  await app.register(auditPlugin)
   await app.register(fastJsonPlugin)
   await registerRoutes(app)
 }

@@ -7,11 +7,13 @@ import { parseHostingConfig, parseHostingTlsConfig, type HostingConfig, type Hos
 import { parseJobsConfig, type JobsConfig } from './jobs/config.js'
 import { parseIdentityConfig, type IdentityConfig } from './identity/config.js'
 import { parseLlmConfig, type LlmConfig } from './llm/config.js'
+import { parseMetricsConfig, type MetricsConfig } from './metrics/config.js'
+import { parseAuditConfig, type AuditConfig } from './audit/config.js'
 import { parseAssistantConfig, type AssistantConfig } from './assistant/config.js'
 import { parseWebhooksConfig, type WebhooksConfig } from './webhooks/config.js'
 
 export { ConfigError, UnavailableAtStartError }
-export type { DnsConfig, GitConfig, HostingConfig, HostingTlsConfig, HttpTimeouts, IdentityConfig, JobsConfig, LlmConfig, LogLevel, ServerConfig, WebhooksConfig }
+export type { AuditConfig, DnsConfig, GitConfig, HostingConfig, HostingTlsConfig, HttpTimeouts, IdentityConfig, JobsConfig, LlmConfig, LogLevel, MetricsConfig, ServerConfig, WebhooksConfig }
 
 /**
  * Configuration comes from the environment only, validated once at start:
@@ -36,6 +38,10 @@ export interface Config extends ServerConfig {
   webhooks: WebhooksConfig
   /** LLM credentials and settings: which internal hosts base URLs may reach, the provider call's deadline, the platform defaults (docs/llm.md). */
   llm: LlmConfig
+  /** Prometheus metrics: the token `/metrics` asks for, or a listener of its own (docs/operations.md, "Metrics"). */
+  metrics: MetricsConfig
+  /** The audit log: how long entries are kept (docs/audit.md). */
+  audit: AuditConfig
   /** Assistant runs: the wall time between pauses and the largest tool answer handed to a model (docs/assistant.md). */
   assistant: AssistantConfig
 }
@@ -53,6 +59,8 @@ export function loadConfig (env: Env = process.env): Config {
     jobs: parseJobsConfig(env),
     webhooks: parseWebhooksConfig(env),
     llm: parseLlmConfig(env),
+    metrics: parseMetricsConfig(env),
+    audit: parseAuditConfig(env),
     assistant: parseAssistantConfig(env)
   }
 }

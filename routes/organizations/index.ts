@@ -6,6 +6,7 @@ import { commonErrors } from '../../services/platform/errors.js'
 import { orgErrors } from '../../services/orgs/errors.js'
 import { created, deleted, ok } from '../replies.js'
 import memberRoutes from './members.js'
+import auditLogRoutes from './audit-log.js'
 import { memberSetRoutes } from './member-sets.js'
 
 const tags = ['organizations']
@@ -70,6 +71,7 @@ const organizationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => ok(await resolver.explain(request.scope.organization.orgId, request.caller.user, request.query.projectId ?? null)))
 
   await app.register(memberRoutes, { prefix: '/members' })
+  await app.register(auditLogRoutes, { prefix: '/audit-log' })
   await app.register(memberSetRoutes, { prefix: '/teams', sets: teams, parent: 'team', noun: 'Team', permission: 'org.teams.manage' })
   await app.register(memberSetRoutes, {
     prefix: '/permission-groups', sets: groups, parent: 'permissionGroup', noun: 'PermissionGroup', permission: 'org.groups.manage'

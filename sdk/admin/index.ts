@@ -77,7 +77,10 @@ export class PlinthAdmin {
     delete: async (orgId: string) => { await expectOk(this.api.DELETE('/api/organizations/{orgId}', { params: { path: { orgId } } })) },
     members: async (orgId: string) => await unwrap(this.api.GET('/api/organizations/{orgId}/members', { params: { path: { orgId } } })),
     addMember: async (orgId: string, body: BodyOf<'/api/organizations/{orgId}/members', 'post'>) =>
-      await unwrap(this.api.POST('/api/organizations/{orgId}/members', { params: { path: { orgId } }, body }))
+      await unwrap(this.api.POST('/api/organizations/{orgId}/members', { params: { path: { orgId } }, body })),
+    /** Who changed what in the organization, newest first (needs `audit.read`; docs/audit.md). */
+    auditLog: async (orgId: string, query?: QueryOf<'/api/organizations/{orgId}/audit-log', 'get'>) =>
+      await unwrap(this.api.GET('/api/organizations/{orgId}/audit-log', { params: { path: { orgId }, query } }))
   }
 
   readonly projects = {

@@ -630,6 +630,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organizations/{orgId}/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's audit log, newest first
+         * @description Needs `audit.read`. Changes made in the organization, and the account changes (sign-ins, PATs, SSH keys) of its current members. Filter by `actor`, `action`, `target` and a time range (`since` inclusive, `until` exclusive); page with `nextCursor`.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         */
+        get: operations["listAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organizations/{orgId}/teams": {
         parameters: {
             query?: never;
@@ -13499,6 +13524,82 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["EffectivePermissions"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listAuditLog: {
+        parameters: {
+            query?: {
+                actor?: string;
+                /** @description An operation id (`addMember`), or a method and route template for routes without one */
+                action?: string;
+                /** @description The id (or path name) of the thing changed */
+                target?: string;
+                since?: string;
+                until?: string;
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same list and filters */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                id: string;
+                                /** Format: date-time */
+                                at: string;
+                                /** @description Null for a change to the actor's own account (a sign-in, a PAT, an SSH key) */
+                                orgId: string | null;
+                                projectId: string | null;
+                                actor: {
+                                    userId: string;
+                                    credential: "session" | "pat" | "password" | "sso";
+                                };
+                                address: string;
+                                action: string;
+                                method: string;
+                                /** @description The route's template */
+                                route: string;
+                                target: {
+                                    id: string | null;
+                                    params: {
+                                        [key: string]: string;
+                                    };
+                                };
+                                summary: {
+                                    status: number;
+                                    /** @description The names of the fields the request set; their values are never kept */
+                                    fields: string[];
+                                };
+                            }[];
+                            nextCursor: string | null;
+                        };
                     };
                 };
             };

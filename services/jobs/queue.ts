@@ -284,6 +284,18 @@ export class JobQueue {
     return job
   }
 
+  /** What an operator watches (the `/metrics` gauges): jobs due and waiting, jobs running, and how long the oldest due one has waited. */
+  async backlog (): Promise<{ due: number, running: number, oldestDueSeconds: number }> {
+    const now = await this.now()
+    const due = { status: 'queued', runAt: { $lte: now } }
+    const [count, running, oldest] = await Promise.all([
+      this.jobs.countDocuments(due),
+      this.jobs.countDocuments({ status: 'running' }),
+      this.jobs.find(due, { sort: { runAt: 1 }, limit: 1, projection: { runAt: 1 } }).toArray()
+    ])
+    return { due: count, running, oldestDueSeconds: oldest.length === 0 ? 0 : Math.max(0, (now.getTime() - oldest[0].runAt.getTime()) / 1000) }
+  }
+
   /** Deletes jobs that finished more than `olderThanMs` ago; their outcome has been visible that long. */
   async prune (olderThanMs: number): Promise<number> {
     if (!Number.isSafeInteger(olderThanMs) || olderThanMs < 0) throw new RangeError('olderThanMs must be a whole number of milliseconds')

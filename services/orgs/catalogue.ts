@@ -11,6 +11,7 @@ export const PERMISSIONS = {
   'org.members.manage': 'Add and remove members, change roles and direct grants',
   'org.teams.manage': 'Create, change and delete teams and their membership',
   'org.groups.manage': 'Create, change and delete permission groups and their membership',
+  'audit.read': 'Read the organization\'s audit log: who changed what, from where (never a secret value)',
   'project.read': 'See projects and their settings',
   'project.create': 'Create projects in the organization',
   'project.update': 'Change a project\'s name and settings',

@@ -1,0 +1,89 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { AUDIT_PRUNE_JOB, AuditLog, type AuditCredential } from '../services/audit/log.js'
+import { Cursors } from '../services/collections/query.js'
+import { systemClock } from '../services/platform/clock.js'
+import { newId } from '../services/platform/ids.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Who changed what (docs/audit.md). */
+    audit: AuditLog
+  }
+}
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+/** Routes that sign a platform user in: no credential arrives, the answer names the user. */
+const SIGN_INS: Record<string, AuditCredential> = { '/api/auth/login': 'password', '/api/auth/oauth/exchange': 'sso' }
+/** Writes that change nothing worth an entry (a session's own turnover), and records, which are the data, not its setup. */
+const NOT_AUDITED = ['/api/auth/refresh', '/api/auth/logout', '/api/auth/register']
+const DATA_PREFIX = '/api/p/'
+const DAY_MS = 24 * 60 * 60_000
+
+/** `data.id` and `data.user.id` of a JSON answer, when it is one; the answer is never stored. */
+function answered (payload: unknown): { id?: unknown, userId?: unknown } {
+  if (typeof payload !== 'string' || !payload.startsWith('{')) return {}
+  try {
+    const data = (JSON.parse(payload) as { data?: { id?: unknown, user?: { id?: unknown } } }).data
+    return { id: data?.id, userId: data?.user?.id }
+  } catch {
+    return {}
+  }
+}
+
+function whereIn (request: FastifyRequest, params: Record<string, string>, created: unknown): { orgId: string | null, projectId: string | null } {
+  const scope = request.scope
+  if (scope.has('project')) return { orgId: scope.project.orgId, projectId: scope.project.id }
+  if (scope.has('organization')) return { orgId: scope.organization.orgId, projectId: scope.organization.projectId }
+  if (params.orgId !== undefined) return { orgId: params.orgId, projectId: null }
+  // Creating an organization: the answer names it.
+  if (request.routeOptions.url === '/api/organizations' && typeof created === 'string') return { orgId: created, projectId: null }
+  return { orgId: null, projectId: null }
+}
+
+/**
+ * The audit log's one write point: every change a platform user or PAT makes
+ * through the API (and every sign-in) is appended after the route has done it
+ * and before the answer leaves, so an acknowledged change always has its
+ * entry; when the append fails the caller gets a 500 rather than a success
+ * nobody recorded. Entries name fields, never their values.
+ */
+async function auditPlugin (app: FastifyInstance): Promise<void> {
+  const log = new AuditLog(app.store, { clock: systemClock, newId, cursors: new Cursors(app.deriveSecretKey('audit:cursor')) })
+  await log.init()
+  app.decorate('audit', log)
+
+  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const route = request.routeOptions.url
+    if (route === undefined || !WRITES.has(request.method) || reply.statusCode >= 300) return payload
+    if (!route.startsWith('/api/') || route.startsWith(DATA_PREFIX) || NOT_AUDITED.includes(route)) return payload
+    const auth = request.platformAuth
+    const signIn = SIGN_INS[route]
+    if (auth === null && signIn === undefined) return payload
+    const created = answered(payload)
+    const actorId = auth?.userId ?? created.userId
+    if (typeof actorId !== 'string') return payload
+    const params = { ...(request.params as Record<string, string> | undefined) }
+    const names = Object.values(params)
+    const body = request.body
+    await log.append({
+      ...whereIn(request, params, created.id),
+      actorId,
+      credential: auth === null ? signIn : auth.via === 'pat' ? 'pat' : 'session',
+      address: request.ip,
+      action: request.routeOptions.schema?.operationId ?? `${request.method} ${route}`,
+      method: request.method,
+      route,
+      targetId: reply.statusCode === 201 && typeof created.id === 'string' ? created.id : names.length > 0 ? names[names.length - 1] : actorId,
+      params,
+      fields: body !== null && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body).sort() : [],
+      status: reply.statusCode
+    })
+    return payload
+  })
+
+  app.registerJobHandler(AUDIT_PRUNE_JOB, async () => ({ pruned: await log.prune(app.config.audit.retentionDays) }))
+  app.addHook('onReady', async () => { await app.jobs.schedule(AUDIT_PRUNE_JOB, DAY_MS) })
+}
+
+export default fp(auditPlugin, { name: 'plinth-audit', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-jobs', 'plinth-route-auth'] })

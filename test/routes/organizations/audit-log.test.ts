@@ -1,0 +1,129 @@
+import t from 'tap'
+import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { ConfigError } from '../../../services/platform/config-env.js'
+import { parseAuditConfig } from '../../../services/audit/config.js'
+import { buildTestApp, call, orgWithRoles, signUp, tempDir } from '../../helper.js'
+
+/**
+ * The audit log: each change kind a platform user or PAT makes leaves an
+ * entry with its actor, credential, address, target and the names of the
+ * fields set (never a value); the organization's log is readable with
+ * `audit.read` only, filters and pages.
+ */
+
+const SECRET_VALUE = 'sesame-audit-7f3a9c1e'
+const PASSWORD = 'correct horse battery'
+
+t.test('an entry for each change, no secret value in any, audit.read to read them', async (t) => {
+  const app = await buildTestApp(t)
+  const { owner, member, viewer, orgId } = await orgWithRoles(app)
+  const org = `/api/organizations/${orgId}`
+
+  const login = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: 'owner@example.com', password: PASSWORD }, remoteAddress: '192.0.2.7' })
+  t.equal(login.statusCode, 200)
+  const pat = await call(app, 'POST', '/api/auth/api-keys', owner.auth, { name: 'ci' })
+  t.equal(pat.status, 201)
+  const asPat = { authorization: `Bearer ${pat.body.data.token as string}` }
+  const dir = tempDir(t)
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'laptop', '-f', join(dir, 'id')])
+  t.equal((await call(app, 'POST', '/api/auth/ssh-keys', owner.auth, { title: 'Laptop', key: readFileSync(join(dir, 'id.pub'), 'utf8') })).status, 201)
+
+  const newcomer = await signUp(app, 'newcomer@example.com')
+  t.equal((await call(app, 'POST', `${org}/members`, asPat, { userId: newcomer.id, role: 'viewer' })).status, 201)
+  t.equal((await call(app, 'PUT', `${org}/members/${newcomer.id}`, owner.auth, { role: 'member' })).status, 200)
+  t.equal((await call(app, 'PUT', `${org}/members/${newcomer.id}/permissions`, owner.auth, { permissions: [{ permission: 'dns.manage', projectId: null }] })).status, 200)
+  const projectId = (await call(app, 'POST', '/api/projects', owner.auth, { orgId, name: 'Shop' })).body.data.id as string
+  const project = `/api/projects/${projectId}`
+  t.equal((await call(app, 'POST', `${project}/collections`, owner.auth, { name: 'posts', fields: [{ name: 'title', type: 'text' }] })).status, 201)
+  const token = await call(app, 'POST', `${project}/service-tokens`, owner.auth, { name: 'backend' })
+  t.equal(token.status, 201)
+  const zone = await call(app, 'POST', `${project}/dns/zones`, owner.auth, { name: 'audit.example' })
+  t.equal(zone.status, 201)
+  const hostedApp = await call(app, 'POST', `${project}/backend/apps`, owner.auth, { name: 'hello' })
+  t.equal(hostedApp.status, 201)
+  t.equal((await call(app, 'PUT', `${project}/backend/apps/${hostedApp.body.data.id as string}/secrets/STRIPE_KEY`, owner.auth, { value: SECRET_VALUE })).status, 200)
+  t.equal((await call(app, 'DELETE', `/api/auth/api-keys/${pat.body.data.id as string}`, owner.auth)).status, 200)
+  // Refused and read-only calls leave nothing.
+  t.equal((await call(app, 'POST', `${org}/members`, viewer.auth, { userId: newcomer.id, role: 'viewer' })).status, 403)
+  await call(app, 'GET', `${org}/members`, owner.auth)
+
+  t.match((await call(app, 'GET', `${org}/audit-log`, member.auth)).body, { success: false, code: 'APP_FORBIDDEN', details: { permission: 'audit.read' } }, 'a member without audit.read')
+  t.equal((await call(app, 'GET', `${org}/audit-log`, member.auth)).status, 403)
+  const outsider = await signUp(app, 'nosy@example.com')
+  t.equal((await call(app, 'GET', `${org}/audit-log`, outsider.auth)).status, 404, 'an outsider learns nothing')
+
+  const read = await call(app, 'GET', `${org}/audit-log?limit=100`, owner.auth)
+  t.equal(read.status, 200)
+  const entries = read.body.data.items as Array<{ action: string, actor: { userId: string, credential: string }, address: string, target: { id: string | null, params: Record<string, string> }, summary: { fields: string[] }, orgId: string | null, projectId: string | null }>
+  const byAction = new Map([...entries].reverse().map((entry) => [entry.action, entry])) // the newest of each action
+  const expected: Array<[string, string]> = [
+    ['loginPlatformUser', 'sign-in'],
+    ['createApiKey', 'a PAT'],
+    ['revokeApiKey', 'a PAT revoked'],
+    ['addSshKey', 'an SSH key'],
+    ['addMember', 'a member'],
+    ['changeMemberRole', 'a role'],
+    ['setMemberGrants', 'grants'],
+    ['createProject', 'a project'],
+    ['createCollection', 'a collection definition'],
+    ['createServiceToken', 'a service token'],
+    ['createDnsZone', 'a DNS change'],
+    ['putHostingAppSecret', 'a secret, by name']
+  ]
+  for (const [action, what] of expected) t.ok(byAction.has(action), `${what}: ${action} (${[...byAction.keys()].join(', ')})`)
+
+  t.match(byAction.get('loginPlatformUser'), { actor: { userId: owner.id, credential: 'password' }, address: '192.0.2.7', orgId: null, summary: { fields: ['email', 'password'] } })
+  t.match(byAction.get('addMember'), { actor: { userId: owner.id, credential: 'pat' }, orgId, target: { id: newcomer.id } })
+  t.match(byAction.get('changeMemberRole'), { actor: { credential: 'session' }, target: { id: newcomer.id }, summary: { fields: ['role'] } })
+  t.match(byAction.get('createServiceToken'), { orgId, projectId, target: { id: token.body.data.id } })
+  t.match(byAction.get('createDnsZone'), { projectId, target: { id: zone.body.data.id } })
+  t.match(byAction.get('putHostingAppSecret'), { target: { id: 'STRIPE_KEY' }, summary: { fields: ['value'] } })
+  t.notOk(entries.some((entry) => entry.summary.fields.length > 0 && entry.action === 'addMember' && entry.actor.userId === viewer.id), 'the refused add left nothing')
+
+  const stored = JSON.stringify(await app.store.collection('audit_log').find({}).toArray())
+  for (const secret of [SECRET_VALUE, PASSWORD, pat.body.data.token as string, token.body.data.token as string, owner.token]) t.notOk(stored.includes(secret), 'no secret value is stored')
+
+  const mine = await call(app, 'GET', `${org}/audit-log?actor=${newcomer.id}`, owner.auth)
+  t.same(mine.body.data.items, [], 'filtered by actor')
+  const about = await call(app, 'GET', `${org}/audit-log?target=${newcomer.id}`, owner.auth)
+  t.same(about.body.data.items.map((entry: { action: string }) => entry.action), ['setMemberGrants', 'changeMemberRole', 'addMember'], 'filtered by target, newest first')
+  const adds = await call(app, 'GET', `${org}/audit-log?action=addMember`, owner.auth)
+  t.ok(adds.body.data.items.length >= 3 && adds.body.data.items.every((entry: { action: string }) => entry.action === 'addMember'))
+  t.same((await call(app, 'GET', `${org}/audit-log?until=2001-01-01T00:00:00Z`, owner.auth)).body.data.items, [], 'a time range')
+
+  const pages: string[] = []
+  let cursor: string | null = null
+  do {
+    const page = await call(app, 'GET', `${org}/audit-log?limit=5${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`, owner.auth)
+    t.equal(page.status, 200)
+    pages.push(...page.body.data.items.map((entry: { id: string }) => entry.id))
+    cursor = page.body.data.nextCursor
+  } while (cursor !== null)
+  t.same(pages, entries.map((entry) => (entry as unknown as { id: string }).id), 'keyset pages walk the same list')
+  t.equal((await call(app, 'GET', `${org}/audit-log?cursor=garbage`, owner.auth)).body.code, 'APP_INVALID_CURSOR')
+
+  // Another organization's log holds none of this one's changes.
+  const otherOrg = (await call(app, 'POST', '/api/organizations', outsider.auth, { name: 'Elsewhere' })).body.data.id as string
+  const theirs = (await call(app, 'GET', `/api/organizations/${otherOrg}/audit-log?limit=100`, outsider.auth)).body.data.items as Array<{ actor: { userId: string } }>
+  t.ok(theirs.length >= 1 && theirs.every((entry) => entry.actor.userId === outsider.id), 'only the other organization\'s own')
+})
+
+t.test('retention: the prune deletes entries older than AUDIT_RETENTION_DAYS', async (t) => {
+  const app = await buildTestApp(t, { env: { AUDIT_RETENTION_DAYS: '30' } })
+  t.equal(app.config.audit.retentionDays, 30)
+  const base = { orgId: 'o', projectId: null, actorId: 'u', credential: 'session' as const, address: '127.0.0.1', action: 'a', method: 'POST', route: '/api/x', targetId: null, params: {}, fields: [], status: 200 }
+  await app.audit.append(base)
+  await app.store.collection('audit_log').insertOne({ ...base, _id: 'old-entry', at: new Date(Date.now() - 31 * 24 * 60 * 60_000) })
+  t.equal(await app.audit.prune(app.config.audit.retentionDays), 1)
+  t.equal(await app.store.collection('audit_log').countDocuments({}), 1)
+})
+
+t.test('AUDIT_RETENTION_DAYS: a default, and a bad value stops the start naming it', async (t) => {
+  t.same(parseAuditConfig({}), { retentionDays: 365 })
+  for (const value of ['0', 'forever', '-3']) {
+    const error = (() => { try { parseAuditConfig({ AUDIT_RETENTION_DAYS: value }) } catch (caught) { return caught } })()
+    t.ok(error instanceof ConfigError && error.variable === 'AUDIT_RETENTION_DAYS', `${value} is refused`)
+  }
+})
