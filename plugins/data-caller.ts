@@ -52,7 +52,8 @@ async function dataCallerPlugin (app: FastifyInstance): Promise<void> {
       return await asAdmin(projectId, token)
     }
     // Signed is not enough: the user must still exist, be enabled and hold the session the token was issued in.
-    return { kind: 'user', id: (await auth.endUser(projectId, token)).id }
+    const user = await auth.endUser(projectId, token)
+    return { kind: 'user', id: user.id, emailVerified: user.emailVerified }
   })
 
   app.decorate('fileLinks', new FileLinks(new SignedLinks(app.deriveSecretKey('files:links')), systemClock, {

@@ -12,6 +12,11 @@ import { RefreshSessions } from '../services/identity/sessions.js'
 import { NO_FIELDS, readDeny } from '../services/collections/access.js'
 import { PROJECT_USERS_TABLE } from '../services/projects/naming.js'
 import { projectAuthSchemas } from '../schemas/project-auth.js'
+import { projectAuthEmailSchemas } from '../schemas/project-auth-email.js'
+import { AddressGuard } from '../services/outbound/internal-addresses.js'
+import { EmailSettingsService } from '../services/projects/email-settings.js'
+import { EmailFlows } from '../services/projects/email-flows.js'
+import { smtpSender } from '../services/projects/email-sender.js'
 import { claimedKind, requiredBearer, wrongKindMessage } from '../http/credentials.js'
 
 export interface ProjectAuthServices {
@@ -20,6 +25,8 @@ export interface ProjectAuthServices {
   tokens: ProjectTokens
   sessions: RefreshSessions
   serviceTokens: ServiceTokens
+  emailSettings: EmailSettingsService
+  emailFlows: EmailFlows
 }
 
 declare module 'fastify' {
@@ -63,6 +70,8 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
     reuseGraceSeconds: config.identity.refreshReuseGraceSeconds
   })
   await sessions.init()
+  const guard = new AddressGuard({ allowedHosts: config.projectEmail.allowedHosts })
+  const emailSettings = new EmailSettingsService(app.store, { clock: systemClock, secrets: app.secrets, guard })
   const auth: ProjectAuth = new ProjectAuth({
     users,
     tokens,
@@ -73,14 +82,30 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
       const definition = await definitions.find(projectId, PROJECT_USERS_TABLE)
       return definition === null ? NO_FIELDS : readDeny(definition.methods)
     },
-    sweepDeleted: async (projectId) => { await projects.purge(projectId) }
+    sweepDeleted: async (projectId) => { await projects.purge(projectId) },
+    requiresVerifiedEmail: async (projectId) => await emailSettings.requiresVerifiedEmail(projectId)
   })
+  const emailFlows = new EmailFlows(app.store, {
+    clock: systemClock,
+    users,
+    auth,
+    settings: emailSettings,
+    send: smtpSender(guard, config.projectEmail.timeoutMs),
+    projectName: async (projectId) => (await projects.findById(projectId))?.name ?? projectId,
+    linkTtlSeconds: config.projectEmail.linkTtlSeconds,
+    onDeliveryFailure: (error, context) => { app.log.warn({ err: error, ...context }, 'an end user\'s email could not be sent') }
+  })
+  await emailFlows.init()
+  for (const schema of projectAuthEmailSchemas) app.addSchema(schema)
+  app.addHook('onClose', async () => { await emailFlows.idle() })
   for (const schema of projectAuthSchemas) app.addSchema(schema)
 
   projects.onAuthEnabled(async (projectId) => { await users.enable(projectId) })
   projects.onDelete(async (projectId) => {
     await serviceTokens.deleteAllForProject(projectId)
     await sessions.forgetScope(projectId)
+    await emailSettings.remove(projectId)
+    await emailFlows.forgetProject(projectId)
   })
   // A user deleted or disabled through the data API loses every session at once.
   records.onRemove(async (projectId, collection, docs) => {
@@ -90,7 +115,7 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
     if (collection.name === PROJECT_USERS_TABLE) await auth.usersUpdated(projectId, ids, changes)
   })
 
-  app.decorate('projectAuth', { auth, users, tokens, sessions, serviceTokens })
+  app.decorate('projectAuth', { auth, users, tokens, sessions, serviceTokens, emailSettings, emailFlows })
   app.decorateRequest('projectUser', null)
 
   const prefixes = { pat: config.identity.patPrefix, serviceToken: config.identity.serviceTokenPrefix }

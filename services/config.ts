@@ -9,6 +9,7 @@ import { parseIdentityConfig, type IdentityConfig } from './identity/config.js'
 import { parseLlmConfig, type LlmConfig } from './llm/config.js'
 import { parseMetricsConfig, type MetricsConfig } from './metrics/config.js'
 import { parseAuditConfig, type AuditConfig } from './audit/config.js'
+import { parseProjectEmailConfig, type ProjectEmailConfig } from './projects/email-config.js'
 import { parseAssistantConfig, type AssistantConfig } from './assistant/config.js'
 import { parseWebhooksConfig, type WebhooksConfig } from './webhooks/config.js'
 
@@ -42,6 +43,8 @@ export interface Config extends ServerConfig {
   metrics: MetricsConfig
   /** The audit log: how long entries are kept (docs/audit.md). */
   audit: AuditConfig
+  /** End users' email flows: which internal hosts a project's SMTP server may be at, link lifetime, per-address limit (docs/projects.md). */
+  projectEmail: ProjectEmailConfig
   /** Assistant runs: the wall time between pauses and the largest tool answer handed to a model (docs/assistant.md). */
   assistant: AssistantConfig
 }
@@ -61,6 +64,7 @@ export function loadConfig (env: Env = process.env): Config {
     llm: parseLlmConfig(env),
     metrics: parseMetricsConfig(env),
     audit: parseAuditConfig(env),
+    projectEmail: parseProjectEmailConfig(env),
     assistant: parseAssistantConfig(env)
   }
 }

@@ -7,6 +7,7 @@ import { identityErrors } from '../../services/identity/errors.js'
 import { normalizeEmail } from '../../services/identity/users.js'
 import { projectErrors } from '../../services/projects/errors.js'
 import { ok } from '../replies.js'
+import emailFlowRoutes from './email.js'
 
 const tags = ['project auth']
 /** What every sign-in route may meet first: too many attempts, a project that is not there or has auth off. */
@@ -23,6 +24,7 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: {
       errors: [
         ...SIGN_IN, identityErrors.invalidEmail, identityErrors.weakPassword, identityErrors.emailTaken, projectErrors.reservedField,
+        projectErrors.emailNotVerified,
         projectErrors.extraFieldsTooLarge
       ]
     },
@@ -44,7 +46,7 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/login', {
-    config: { errors: [...SIGN_IN, identityErrors.invalidCredentials, projectErrors.userDisabled] },
+    config: { errors: [...SIGN_IN, identityErrors.invalidCredentials, projectErrors.userDisabled, projectErrors.emailNotVerified] },
     schema: {
       operationId: 'loginProjectUser',
       tags,
@@ -63,7 +65,7 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/refresh', {
-    config: { errors: [...SIGN_IN, identityErrors.invalidRefreshToken] },
+    config: { errors: [...SIGN_IN, identityErrors.invalidRefreshToken, projectErrors.emailNotVerified] },
     schema: {
       operationId: 'refreshProjectSession',
       tags,
@@ -138,6 +140,8 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: ProjectAuthResponses.verified
     }
   }, async (request) => ok(await auth.verify(request.params.projectId, request.body.token)))
+
+  await app.register(emailFlowRoutes)
 }
 
 export default projectAuthRoutes

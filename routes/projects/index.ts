@@ -7,6 +7,7 @@ import { projectErrors } from '../../services/projects/errors.js'
 import { created, deleted, ok } from '../replies.js'
 import serviceTokenRoutes from './service-tokens.js'
 import projectUserRoutes from './users.js'
+import authEmailRoutes from './auth-email.js'
 
 const tags = ['projects']
 /** What naming a project may meet; a slug is unique in its organization. */
@@ -105,6 +106,7 @@ const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   await app.register(serviceTokenRoutes, { prefix: '/:projectId/service-tokens' })
   await app.register(projectUserRoutes, { prefix: '/:projectId/users' })
+  await app.register(authEmailRoutes, { prefix: '/:projectId/auth/email' })
 }
 
 export default projectRoutes

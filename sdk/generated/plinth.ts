@@ -1098,6 +1098,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{projectId}/auth/email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's end-user email settings (never the SMTP password)
+         * @description Needs `project.auth.manage`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_PROJECT_EMAIL_NOT_CONFIGURED`: the project has no email settings, so no verification, reset, email change or magic-link mail can be sent
+         */
+        get: operations["getProjectEmailSettings"];
+        /**
+         * Set the SMTP server, sender, link base, templates and verified-only sign-in of the end-user email flows
+         * @description Needs `project.auth.manage`. Replaces the settings. The SMTP host is resolved and refused when it is internal, unless the operator allowed it (`PROJECT_SMTP_ALLOWED_HOSTS`); the check runs again at each send. A password left out keeps the stored one while host and user stay the same.
+         *
+         *     Refused with:
+         *     - 400 `APP_SMTP_HOST_REFUSED`: the SMTP host resolves nowhere, or to an internal address the operator did not allow (`PROJECT_SMTP_ALLOWED_HOSTS`)
+         *     - 400 `APP_VALIDATION_FAILED`: a field breaks its schema; `details.fields` lists each
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        put: operations["putProjectEmailSettings"];
+        post?: never;
+        /**
+         * Remove the email settings: no more mails, and sign-in no longer waits for a verified address
+         * @description Needs `project.auth.manage`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        delete: operations["deleteProjectEmailSettings"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{projectId}/collections": {
         parameters: {
             query?: never;
@@ -1199,6 +1242,7 @@ export interface paths {
          *     - 400 `APP_INVALID_EMAIL`: the email address is not valid
          *     - 400 `APP_RESERVED_FIELD`: a field name is reserved (id, email, password, timestamps, `_` or `$` prefixes…) or cannot be stored
          *     - 400 `APP_WEAK_PASSWORD`: the password is under 8 characters, over 256, or the email address itself
+         *     - 403 `APP_EMAIL_NOT_VERIFIED`: the project refuses sign-in until the end user's email address is verified
          *     - 403 `APP_PROJECT_AUTH_DISABLED`: the project has end-user auth switched off
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 409 `APP_EMAIL_TAKEN`: an account with this email exists already
@@ -1227,6 +1271,7 @@ export interface paths {
          *     Refused with:
          *     - 401 `APP_INVALID_CREDENTIALS`: the email or the password is wrong: one answer for both, after the same work
          *     - 401 `APP_USER_DISABLED`: the end user's `disabled` flag is set: they cannot sign in
+         *     - 403 `APP_EMAIL_NOT_VERIFIED`: the project refuses sign-in until the end user's email address is verified
          *     - 403 `APP_PROJECT_AUTH_DISABLED`: the project has end-user auth switched off
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 429 `APP_RATE_LIMITED`: too many attempts; Retry-After says when to try again
@@ -1253,6 +1298,7 @@ export interface paths {
          *
          *     Refused with:
          *     - 401 `APP_INVALID_REFRESH_TOKEN`: the refresh token is unknown, expired, revoked or already used (reusing one revokes its whole session)
+         *     - 403 `APP_EMAIL_NOT_VERIFIED`: the project refuses sign-in until the end user's email address is verified
          *     - 403 `APP_PROJECT_AUTH_DISABLED`: the project has end-user auth switched off
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 429 `APP_RATE_LIMITED`: too many attempts; Retry-After says when to try again
@@ -1343,6 +1389,216 @@ export interface paths {
          * @description Called with a service token of the project. Answers `valid: false` for anything that is not a live project JWT of this project (expired, tampered, of another project, a platform token), or while auth is off.
          */
         post: operations["verifyProjectToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/p/{projectId}/auth/verification/request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail an end user a link that verifies their address
+         * @description Nothing is sent for an unknown, disabled or already verified address. Answers the same whether or not the address has an account, and the mail goes out after the answer. Rate-limited per project and address (whether or not it has an account) and per client address.
+         *
+         *     Refused with:
+         *     - 403 `APP_PROJECT_AUTH_DISABLED`: the project has end-user auth switched off
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_PROJECT_EMAIL_NOT_CONFIGURED`: the project has no email settings, so no verification, reset, email change or magic-link mail can be sent
+         *     - 429 `APP_RATE_LIMITED`: too many attempts; Retry-After says when to try again
+         */
+        post: operations["requestProjectEmailVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/p/{projectId}/auth/verification/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify an end user's address with the token of the mailed link
+         * @description The token works once, until it expires, and only while the account still has the address it was mailed to.
+         *
+         *     Refused with:
+         *     - 400 `APP_EMAIL_LINK_INVALID`: the token is unknown, of another flow or project, used already or expired
+         *     - 403 `APP_PROJECT_AUTH_DISABLED`: the project has end-user auth switched off
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 429 `APP_RATE_LIMITED`: too many attempts; Retry-After says when to try again
+         */
+        post: operations["confirmProjectEmailVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/p/{projectId}/auth/password-reset/request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail an end user a link to choose a new password
+         * @description Nothing is sent for an unknown or disabled address. Answers the same whether or not the address has an account, and the mail goes out after the answer. Rate-limited per project and address (whether or not it has an account) and per client address.
+         *
+         *     Refused with:
+         *     - 403 `APP_PROJECT_AUTH_DISABLED`: the project has end-user auth switched off
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_PROJECT_EMAIL_NOT_CONFIGURED`: the project has no email settings, so no verification, reset, email change or magic-link mail can be sent
+         *     - 429 `APP_RATE_LIMITED`: too many attempts; Retry-After says when to try again
+         */
+        post: operations["requestProjectPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/p/{projectId}/auth/password-reset/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with the token of the mailed link; every session of the user ends
+         * @description The token works once and until it expires. The address counts as verified, and every session the user held ends.
+         *
+         *     Refused with:
+         *     - 400 `APP_EMAIL_LINK_INVALID`: the token is unknown, of another flow or project, used already or expired
+         *     - 400 `APP_WEAK_PASSWORD`: the password is under 8 characters, over 256, or the email address itself
+         *     - 403 `APP_PROJECT_AUTH_DISABLED`: the project has end-user auth switched off
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 429 `APP_RATE_LIMITED`: too many attempts; Retry-After says when to try again
+         */
+        post: operations["confirmProjectPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/p/{projectId}/auth/email-change/request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail the new address a link that makes it the signed-in end user's
+         * @description With the end user's project JWT. Nothing is sent when the new address has an account already, and the answer is the same. Rate-limited per user and per new address.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_EMAIL`: the email address is not valid
+         *     - 409 `APP_PROJECT_EMAIL_NOT_CONFIGURED`: the project has no email settings, so no verification, reset, email change or magic-link mail can be sent
+         *     - 429 `APP_RATE_LIMITED`: too many attempts; Retry-After says when to try again
+         */
+        post: operations["requestProjectEmailChange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/p/{projectId}/auth/email-change/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make the new address the end user's with the token of the link mailed to it; every session of the user ends
+         * @description The token works once, until it expires, and while the account still has the address it had when the change was asked for. The new address counts as verified; every session the user held ends, so they sign in again with it.
+         *
+         *     Refused with:
+         *     - 400 `APP_EMAIL_LINK_INVALID`: the token is unknown, of another flow or project, used already or expired
+         *     - 403 `APP_PROJECT_AUTH_DISABLED`: the project has end-user auth switched off
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_EMAIL_TAKEN`: an account with this email exists already
+         *     - 429 `APP_RATE_LIMITED`: too many attempts; Retry-After says when to try again
+         */
+        post: operations["confirmProjectEmailChange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/p/{projectId}/auth/magic-link/request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail an end user a link that signs them in
+         * @description Nothing is sent for an unknown or disabled address. Answers the same whether or not the address has an account, and the mail goes out after the answer. Rate-limited per project and address (whether or not it has an account) and per client address.
+         *
+         *     Refused with:
+         *     - 403 `APP_PROJECT_AUTH_DISABLED`: the project has end-user auth switched off
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_PROJECT_EMAIL_NOT_CONFIGURED`: the project has no email settings, so no verification, reset, email change or magic-link mail can be sent
+         *     - 429 `APP_RATE_LIMITED`: too many attempts; Retry-After says when to try again
+         */
+        post: operations["requestProjectMagicLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/p/{projectId}/auth/magic-link/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with the token of the mailed link; returns a project JWT and a refresh token
+         * @description The token works once and until it expires; the address counts as verified.
+         *
+         *     Refused with:
+         *     - 400 `APP_EMAIL_LINK_INVALID`: the token is unknown, of another flow or project, used already or expired
+         *     - 401 `APP_USER_DISABLED`: the end user's `disabled` flag is set: they cannot sign in
+         *     - 403 `APP_PROJECT_AUTH_DISABLED`: the project has end-user auth switched off
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 429 `APP_RATE_LIMITED`: too many attempts; Retry-After says when to try again
+         */
+        post: operations["confirmProjectMagicLink"];
         delete?: never;
         options?: never;
         head?: never;
@@ -10324,6 +10580,35 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description Placeholders `{{link}}`, `{{email}}` and `{{project}}` are replaced by their values, nothing else is evaluated */
+        EmailTemplate: {
+            subject: string;
+            /** @description Plain text; must contain `{{link}}` */
+            text: string;
+        };
+        ProjectEmailSettings: {
+            smtp: {
+                host: string;
+                port: number;
+                /** @description `tls`: TLS from the first byte (port 465); `starttls`: STARTTLS required; `none`: plain (only for a relay the operator allowed on a private network) */
+                security: "tls" | "starttls" | "none";
+                user?: string;
+                /** @description Whether a password is stored; it is never returned */
+                hasPassword: boolean;
+            };
+            sender: string;
+            linkBaseUrl: string;
+            requireVerifiedEmail: boolean;
+            /** @description A flow left out is mailed with the built-in template */
+            templates: {
+                verification?: components["schemas"]["EmailTemplate"];
+                passwordReset?: components["schemas"]["EmailTemplate"];
+                emailChange?: components["schemas"]["EmailTemplate"];
+                magicLink?: components["schemas"]["EmailTemplate"];
+            };
+            /** Format: date-time */
+            updatedAt: string;
+        };
         /** @description An end user of a project; the extra fields given at registration appear beside these */
         ProjectUser: {
             id: string;
@@ -14626,6 +14911,148 @@ export interface operations {
             default: components["responses"]["UnexpectedError"];
         };
     };
+    getProjectEmailSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ProjectEmailSettings"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    putProjectEmailSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    smtp: {
+                        /** @description Resolved and checked against internal addresses when saved and at each send */
+                        host: string;
+                        port: number;
+                        /** @description `tls`: TLS from the first byte (port 465); `starttls`: STARTTLS required; `none`: plain (only for a relay the operator allowed on a private network) */
+                        security: "tls" | "starttls" | "none";
+                        user?: string;
+                        /** @description Sealed at rest and never returned; left out, the stored one is kept */
+                        password?: string;
+                    };
+                    /** @description The From address, e.g. `Acme <no-reply@acme.example>` */
+                    sender: string;
+                    /** @description The app page links point to (http or https); the flow and token are added as query parameters `flow` and `token` */
+                    linkBaseUrl: string;
+                    /** @description true: login, sign-up and refresh are refused until the end user's email is verified. Default false */
+                    requireVerifiedEmail?: boolean;
+                    /** @description A flow left out is mailed with the built-in template */
+                    templates?: {
+                        verification?: components["schemas"]["EmailTemplate"];
+                        passwordReset?: components["schemas"]["EmailTemplate"];
+                        emailChange?: components["schemas"]["EmailTemplate"];
+                        magicLink?: components["schemas"]["EmailTemplate"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ProjectEmailSettings"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteProjectEmailSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
     listCollections: {
         parameters: {
             query?: never;
@@ -15227,6 +15654,417 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    requestProjectEmailVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Trimmed and lower-cased before use */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * @description Always true: whether a mail went out is not told, so the answer says nothing of which addresses have accounts
+                             * @enum {boolean}
+                             */
+                            requested: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    confirmProjectEmailVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The `token` query parameter of the link */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            verified: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    requestProjectPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Trimmed and lower-cased before use */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * @description Always true: whether a mail went out is not told, so the answer says nothing of which addresses have accounts
+                             * @enum {boolean}
+                             */
+                            requested: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    confirmProjectPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The `token` query parameter of the link */
+                    token: string;
+                    /** @description At least 8 characters and not the email address */
+                    newPassword: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * @description The new password holds; every session the user held has ended
+                             * @enum {boolean}
+                             */
+                            passwordReset: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    requestProjectEmailChange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Trimmed and lower-cased before use */
+                    newEmail: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * @description Always true: whether a mail went out is not told, so the answer says nothing of which addresses have accounts
+                             * @enum {boolean}
+                             */
+                            requested: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    confirmProjectEmailChange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The `token` query parameter of the link */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The account's address now, verified; every session the user held has ended */
+                            email: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    requestProjectMagicLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Trimmed and lower-cased before use */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * @description Always true: whether a mail went out is not told, so the answer says nothing of which addresses have accounts
+                             * @enum {boolean}
+                             */
+                            requested: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    confirmProjectMagicLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The `token` query parameter of the link */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            user: components["schemas"]["ProjectUser"];
+                            /** @description Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>` */
+                            accessToken: string;
+                            /** @enum {string} */
+                            tokenType: "Bearer";
+                            /** @description Seconds until the token expires */
+                            expiresIn: number;
+                            /** Format: date-time */
+                            expiresAt: string;
+                            /** @description Single use: POST it to /refresh for a new project JWT and a new refresh token */
+                            refreshToken: string;
+                            /** Format: date-time */
+                            refreshExpiresAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];

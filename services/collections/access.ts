@@ -10,7 +10,8 @@ import { permissionMissing } from '../orgs/resolver.js'
 /** Who is calling the data API. */
 export type DataCaller =
   | { kind: 'anonymous' }
-  | { kind: 'user', id: string }
+  /** `emailVerified`: whether the end user's address is verified, for rules that ask `@request.auth.emailVerified`; absent is false. */
+  | { kind: 'user', id: string, emailVerified?: boolean }
   /** A platform JWT or PAT (`keyId`) holding `records.read` / `records.write` for the project: rules do not apply. */
   | { kind: 'admin', userId: string, canRead: boolean, canWrite: boolean, scopes?: string[], keyId?: string }
 
@@ -41,7 +42,7 @@ export interface Access {
 
 const READ_METHODS: ReadonlySet<CollectionMethod> = new Set(['list', 'get', 'download'])
 
-type RuleVariable = '@request.auth.id' | '@now'
+type RuleVariable = '@request.auth.id' | '@request.auth.emailVerified' | '@now'
 
 /** Replaces the rule's variables by this request's values; strings equal to a variable name are the only ones touched. */
 function substitute (value: unknown, vars: Record<string, unknown>): unknown {
@@ -90,7 +91,7 @@ export function resolveAccess (method: CollectionMethod, setting: MethodSettingT
   const user = caller.kind === 'user' ? caller : null
   // Made once per request, and only for rules with a filter or check: most requests need no Date.
   let values: Record<RuleVariable, unknown> | undefined
-  const vars = (): Record<RuleVariable, unknown> => (values ??= { '@request.auth.id': user?.id ?? null, '@now': clock.now() })
+  const vars = (): Record<RuleVariable, unknown> => (values ??= { '@request.auth.id': user?.id ?? null, '@request.auth.emailVerified': user?.emailVerified === true, '@now': clock.now() })
   const parts: Filter[] = []
   if (rule.filter !== undefined) parts.push(toStoreFilter(substitute(rule.filter, vars()) as Filter))
   if (rule.owner !== undefined && user !== null) parts.push({ [rule.owner]: user.id })
@@ -169,7 +170,8 @@ export function enforceCheck (access: Access, record: Record<string, unknown>): 
 export function signUpAccess (methods: Record<CollectionMethod, MethodSettingT>, userId: string, clock: Clock): Access {
   const create = methods.create.rule as AccessRuleT | null
   const update = methods.update.rule as AccessRuleT | null
-  const vars = { '@request.auth.id': userId, '@now': clock.now() }
+  // A user signing up has not verified an address yet.
+  const vars = { '@request.auth.id': userId, '@request.auth.emailVerified': false, '@now': clock.now() }
   return {
     filter: null,
     check: create?.check === undefined ? null : toStoreFilter(substitute(create.check, vars) as Filter),

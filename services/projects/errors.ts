@@ -66,5 +66,31 @@ export const projectErrors = errorCatalogue('projects', {
     message: ({ why }: { why: string, limit: number }) => why,
     details: ({ limit }) => ({ limit }),
     description: '`extraFields` holds more fields, nesting or bytes than a user may'
+  },
+  emailNotConfigured: {
+    code: 'APP_PROJECT_EMAIL_NOT_CONFIGURED',
+    status: 409,
+    message: 'This project sends no email: its email settings are not set',
+    description: 'the project has no email settings, so no verification, reset, email change or magic-link mail can be sent'
+  },
+  emailLinkInvalid: {
+    code: 'APP_EMAIL_LINK_INVALID',
+    status: 400,
+    message: 'This link is invalid, used already or expired: ask for a new one',
+    details: () => fieldIssue('body.token', 'is not a live link of this flow'),
+    description: 'the token is unknown, of another flow or project, used already or expired'
+  },
+  emailNotVerified: {
+    code: 'APP_EMAIL_NOT_VERIFIED',
+    status: 403,
+    message: 'This project signs in only verified email addresses: follow the verification link first',
+    description: 'the project refuses sign-in until the end user\'s email address is verified'
+  },
+  smtpHostRefused: {
+    code: 'APP_SMTP_HOST_REFUSED',
+    status: 400,
+    message: ({ why }: { why: string }) => why,
+    details: () => fieldIssue('body.smtp.host', 'resolves nowhere or to an internal address'),
+    description: 'the SMTP host resolves nowhere, or to an internal address the operator did not allow (`PROJECT_SMTP_ALLOWED_HOSTS`)'
   }
 })

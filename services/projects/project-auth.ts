@@ -54,6 +54,8 @@ export class ProjectAuth {
     hiddenFromUsers: (projectId: string) => Promise<ReadonlySet<string>>
     /** Removes what a deleted project left behind (idempotent). */
     sweepDeleted: (projectId: string) => Promise<void>
+    /** Whether the project's email settings refuse sign-in until the address is verified. */
+    requiresVerifiedEmail: (projectId: string) => Promise<boolean>
   }) {}
 
   async register (projectId: string, input: { email: string, password: string, extraFields?: Record<string, unknown> }): Promise<ProjectSession> {
@@ -64,6 +66,8 @@ export class ProjectAuth {
       await this.deps.sweepDeleted(projectId)
       throw commonErrors.projectNotFound()
     }
+    // The account stays: the verification link it asks for next signs it in through login.
+    await this.requireVerified(projectId, user)
     return await this.startSession(projectId, user, 0)
   }
 
@@ -71,7 +75,19 @@ export class ProjectAuth {
     await this.requireAuthOn(projectId)
     const account = await this.deps.users.authenticate(projectId, email, password)
     if (account.disabled) throw projectErrors.userDisabled()
+    await this.requireVerified(projectId, account.user)
     return await this.startSession(projectId, account.user, account.sessionEpoch)
+  }
+
+  /** Sign-in by a magic link mailed to the user: the link proved the address, as a password would the account. */
+  async signInByLink (projectId: string, account: ProjectAccount): Promise<ProjectSession> {
+    await this.requireAuthOn(projectId)
+    if (account.disabled) throw projectErrors.userDisabled()
+    return await this.startSession(projectId, account.user, account.sessionEpoch)
+  }
+
+  private async requireVerified (projectId: string, user: ProjectUser): Promise<void> {
+    if (user.emailVerified !== true && await this.deps.requiresVerifiedEmail(projectId)) throw projectErrors.emailNotVerified()
   }
 
   /** Rotates the refresh token; the user must still exist, be enabled, and the project have auth on. */
@@ -80,6 +96,7 @@ export class ProjectAuth {
     const { userId, accessToken, expiresIn, refreshToken: next, refreshExpiresAt } = await this.deps.sessions.refresh(refreshToken, projectId)
     const account = await this.deps.users.account(projectId, userId)
     if (account === null) throw identityErrors.invalidRefreshToken()
+    await this.requireVerified(projectId, account.user)
     return { user: await this.profile(projectId, account.user), accessToken, tokenType: 'Bearer', expiresIn, expiresAt: this.expiresAt(expiresIn), refreshToken: next, refreshExpiresAt }
   }
 

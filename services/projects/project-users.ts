@@ -8,6 +8,7 @@ import type { Document, Store, StoreCollection, WithId } from '../store/types.js
 import { PROJECT_USERS_TABLE, projectCollectionName } from './naming.js'
 import { isoString } from '../platform/iso-dates.js'
 import { FrozenMemo } from '../cache/frozen-memo.js'
+import { DuplicateKeyError } from '../store/errors.js'
 import type { ProjectUserT } from '../../schemas/project-auth.js'
 
 /** An end user as stored: the fixed fields, and the extra fields given at registration beside them. */
@@ -189,6 +190,45 @@ export class ProjectUsers {
   /** Ends every session of these users at once (disabled, or for any reason the project decides). */
   async endSessions (projectId: string, userIds: string[]): Promise<void> {
     if (userIds.length > 0) await this.collection(projectId).updateMany({ _id: { $in: userIds } }, { $inc: { sessionEpoch: 1 } })
+  }
+
+  /** The account holding this address, for the email flows. */
+  async accountByEmail (projectId: string, email: string): Promise<ProjectAccount | null> {
+    const record = await this.collection(projectId).findOne({ email: normalizeEmail(email) })
+    return record === null ? null : accountOf.get(record)
+  }
+
+  /**
+   * Marks the address verified, if the user still has it (a link mailed to
+   * an address they have since changed proves nothing). False when not.
+   */
+  async markVerified (projectId: string, userId: string, email: string): Promise<boolean> {
+    const changed = await this.collection(projectId).updateOne({ _id: userId, email }, { $set: { emailVerified: true, updatedAt: new Date() } })
+    return changed.matchedCount === 1
+  }
+
+  /** A new password from a reset link mailed to `email`: the address is proven, and every session ends. */
+  async resetPassword (projectId: string, userId: string, email: string, next: string): Promise<boolean> {
+    checkPasswordPolicy(next, email, 'body.newPassword')
+    const changed = await this.collection(projectId).updateOne(
+      { _id: userId, email },
+      { $set: { passwordHash: await hashPassword(next), emailVerified: true, updatedAt: new Date() }, $inc: { sessionEpoch: 1 } }
+    )
+    return changed.matchedCount === 1
+  }
+
+  /** Moves the account from `from` to the proven address `to`; every session ends. False when the account no longer has `from`. */
+  async changeEmail (projectId: string, userId: string, from: string, to: string): Promise<boolean> {
+    try {
+      const changed = await this.collection(projectId).updateOne(
+        { _id: userId, email: from },
+        { $set: { email: to, emailVerified: true, updatedAt: new Date() }, $inc: { sessionEpoch: 1 } }
+      )
+      return changed.matchedCount === 1
+    } catch (error) {
+      if (error instanceof DuplicateKeyError) throw identityErrors.emailTaken()
+      throw error
+    }
   }
 
   private collection (projectId: string): StoreCollection<ProjectUserRecord> {

@@ -26,7 +26,8 @@ async function setup (t: Test) {
     clock,
     findProject: async (id) => ({ id, authEnabled: true }),
     hiddenFromUsers: async () => new Set(),
-    sweepDeleted: async () => {}
+    sweepDeleted: async () => {},
+    requiresVerifiedEmail: async () => false
   })
   await enable('p1')
   const user = await users.register('p1', { email: 'ann@example.com', password: 'long enough 1' })

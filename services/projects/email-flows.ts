@@ -1,0 +1,162 @@
+import { projectErrors } from './errors.js'
+import { checkEmail, normalizeEmail } from '../identity/users.js'
+import { generateToken, hashToken } from '../platform/crypto.js'
+import type { Clock } from '../platform/clock.js'
+import type { Store, StoreCollection } from '../store/types.js'
+import type { EmailFlow } from '../../schemas/project-auth-email.js'
+import type { ProjectAuth, ProjectSession } from './project-auth.js'
+import type { ProjectUsers } from './project-users.js'
+import type { EmailSettingsService } from './email-settings.js'
+import { renderMail, type SendMail } from './email-sender.js'
+
+/** A link's token as stored: only its hash, whose it is, which flow, the address it was mailed to, and until when. */
+type StoredEmailToken = {
+  projectId: string
+  userId: string
+  flow: EmailFlow
+  /** The address the link went to: the account's, or for an email change the new one. */
+  email: string
+  /** For an email change: the account's address when it was asked for, which must still be its address. */
+  previousEmail?: string
+  expiresAt: Date
+}
+
+const TOKENS = 'project_email_tokens'
+
+/**
+ * End users' email flows: verification, password reset, email change
+ * (confirmed on the new address) and magic-link sign-in. Each request mails
+ * a link holding a random token, of which only the hash is stored; the link
+ * is single-use (consumed by a delete), short-lived, and the newest of its
+ * flow for the user. A request answers the same whether or not the address
+ * has an account: the mail goes out after the answer, so neither the answer
+ * nor its timing waits on the SMTP server.
+ */
+export class EmailFlows {
+  private readonly tokens: StoreCollection<StoredEmailToken>
+  private readonly inFlight = new Set<Promise<void>>()
+
+  constructor (store: Store, private readonly deps: {
+    clock: Clock
+    users: ProjectUsers
+    auth: ProjectAuth
+    settings: EmailSettingsService
+    send: SendMail
+    projectName: (projectId: string) => Promise<string>
+    linkTtlSeconds: number
+    /** Called with a delivery that failed, which no request waits for. */
+    onDeliveryFailure: (error: unknown, context: { projectId: string, flow: EmailFlow }) => void
+  }) {
+    this.tokens = store.collection<StoredEmailToken>(TOKENS)
+  }
+
+  async init (): Promise<void> {
+    await this.tokens.createIndex({ projectId: 1, userId: 1, flow: 1 })
+  }
+
+  /** Refuses a request while the project has auth off or no email settings: about the project, not the address. */
+  async requireReady (projectId: string): Promise<void> {
+    await this.deps.auth.requireAuthOn(projectId)
+    if (await this.deps.settings.opened(projectId) === null) throw projectErrors.emailNotConfigured()
+  }
+
+  async requestVerification (projectId: string, emailInput: string): Promise<void> {
+    await this.requireReady(projectId)
+    const account = await this.deps.users.accountByEmail(projectId, emailInput)
+    if (account === null || account.disabled || account.user.emailVerified) return
+    await this.mailLink(projectId, 'verification', { userId: account.user.id, email: account.user.email })
+  }
+
+  async confirmVerification (projectId: string, token: string): Promise<void> {
+    await this.deps.auth.requireAuthOn(projectId)
+    const link = await this.consume(projectId, 'verification', token)
+    if (!await this.deps.users.markVerified(projectId, link.userId, link.email)) throw projectErrors.emailLinkInvalid()
+  }
+
+  async requestPasswordReset (projectId: string, emailInput: string): Promise<void> {
+    await this.requireReady(projectId)
+    const account = await this.deps.users.accountByEmail(projectId, emailInput)
+    if (account === null || account.disabled) return
+    await this.mailLink(projectId, 'passwordReset', { userId: account.user.id, email: account.user.email })
+  }
+
+  /** The new password holds from now on, and every session the user held ends. */
+  async confirmPasswordReset (projectId: string, token: string, newPassword: string): Promise<void> {
+    await this.deps.auth.requireAuthOn(projectId)
+    const link = await this.consume(projectId, 'passwordReset', token)
+    if (!await this.deps.users.resetPassword(projectId, link.userId, link.email, newPassword)) throw projectErrors.emailLinkInvalid()
+    await this.deps.auth.endSessions(projectId, [link.userId])
+  }
+
+  /** By the signed-in user: a link to the new address, which becomes theirs when it is followed. */
+  async requestEmailChange (projectId: string, userId: string, newEmailInput: string): Promise<void> {
+    await this.requireReady(projectId)
+    const newEmail = normalizeEmail(newEmailInput)
+    checkEmail(newEmail)
+    const account = await this.deps.users.account(projectId, userId)
+    if (account === null || account.user.email === newEmail) return
+    // Taken: nothing is sent, and the answer is the same, so the request tells no one which addresses have accounts.
+    if (await this.deps.users.accountByEmail(projectId, newEmail) !== null) return
+    await this.mailLink(projectId, 'emailChange', { userId, email: newEmail, previousEmail: account.user.email })
+  }
+
+  async confirmEmailChange (projectId: string, token: string): Promise<string> {
+    await this.deps.auth.requireAuthOn(projectId)
+    const link = await this.consume(projectId, 'emailChange', token)
+    if (link.previousEmail === undefined) throw projectErrors.emailLinkInvalid()
+    if (!await this.deps.users.changeEmail(projectId, link.userId, link.previousEmail, link.email)) throw projectErrors.emailLinkInvalid()
+    await this.deps.auth.endSessions(projectId, [link.userId])
+    return link.email
+  }
+
+  async requestMagicLink (projectId: string, emailInput: string): Promise<void> {
+    await this.requireReady(projectId)
+    const account = await this.deps.users.accountByEmail(projectId, emailInput)
+    if (account === null || account.disabled) return
+    await this.mailLink(projectId, 'magicLink', { userId: account.user.id, email: account.user.email })
+  }
+
+  /** Following the link proves the address: it is marked verified, and a session starts. */
+  async confirmMagicLink (projectId: string, token: string): Promise<ProjectSession> {
+    await this.deps.auth.requireAuthOn(projectId)
+    const link = await this.consume(projectId, 'magicLink', token)
+    if (!await this.deps.users.markVerified(projectId, link.userId, link.email)) throw projectErrors.emailLinkInvalid()
+    const account = await this.deps.users.account(projectId, link.userId)
+    if (account === null) throw projectErrors.emailLinkInvalid()
+    return await this.deps.auth.signInByLink(projectId, account)
+  }
+
+  /** Resolves once every mail handed to the SMTP server so far is sent or has failed (for shutdown, and tests). */
+  async idle (): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight])
+  }
+
+  async forgetProject (projectId: string): Promise<void> {
+    await this.tokens.deleteMany({ projectId })
+  }
+
+  private async mailLink (projectId: string, flow: EmailFlow, target: { userId: string, email: string, previousEmail?: string }): Promise<void> {
+    const settings = await this.deps.settings.opened(projectId)
+    if (settings === null) throw projectErrors.emailNotConfigured()
+    const token = generateToken()
+    const now = this.deps.clock.nowMs()
+    // Only the newest link of a flow works: asking again retires the one before.
+    await this.tokens.deleteMany({ projectId, userId: target.userId, flow })
+    await this.tokens.insertOne({ _id: hashToken(token), projectId, flow, ...target, expiresAt: new Date(now + this.deps.linkTtlSeconds * 1000) })
+    const link = new URL(settings.linkBaseUrl)
+    link.searchParams.set('flow', flow)
+    link.searchParams.set('token', token)
+    const mail = renderMail(settings, flow, { link: link.href, email: target.email, project: await this.deps.projectName(projectId) }, target.email)
+    const delivery = this.deps.send(settings, mail)
+      .catch((error: unknown) => { this.deps.onDeliveryFailure(error, { projectId, flow }) })
+      .finally(() => { this.inFlight.delete(delivery) })
+    this.inFlight.add(delivery)
+  }
+
+  /** Takes the token out, so a second use finds nothing; refused when unknown, of another flow or project, or expired. */
+  private async consume (projectId: string, flow: EmailFlow, token: string): Promise<StoredEmailToken> {
+    const found = await this.tokens.findOneAndDelete({ _id: hashToken(token), projectId, flow })
+    if (found === null || found.expiresAt.getTime() <= this.deps.clock.nowMs()) throw projectErrors.emailLinkInvalid()
+    return found
+  }
+}

@@ -1,0 +1,173 @@
+import t, { type Test } from 'tap'
+import { SMTPServer } from 'smtp-server'
+import type { AddressInfo } from 'node:net'
+import { buildTestApp, signUp, call } from '../../helper.js'
+
+const PASSWORD = 'long enough 1'
+const bearer = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` })
+
+interface Mail { to: string, subject: string, text: string }
+
+/** The body of a raw message as text, whatever transfer encoding nodemailer chose. */
+function parseMail (raw: string): Mail {
+  const split = raw.indexOf('\r\n\r\n')
+  const head = raw.slice(0, split).replace(/\r\n[ \t]+/g, ' ')
+  const header = (name: string): string => new RegExp(`^${name}: (.*)$`, 'im').exec(head)?.[1] ?? ''
+  let body = raw.slice(split + 4)
+  const encoding = header('content-transfer-encoding').toLowerCase()
+  if (encoding === 'quoted-printable') body = Buffer.from(body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1').toString('utf8')
+  if (encoding === 'base64') body = Buffer.from(body, 'base64').toString('utf8')
+  return { to: header('to'), subject: header('subject'), text: body }
+}
+
+/** A real SMTP server on loopback that wants a login and keeps what it receives. */
+async function mailbox (t: Test) {
+  const received: Mail[] = []
+  const logins: string[] = []
+  const server = new SMTPServer({
+    authMethods: ['PLAIN', 'LOGIN'],
+    allowInsecureAuth: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onAuth: (auth, _session, done) => {
+      logins.push(`${auth.username ?? ''}:${auth.password ?? ''}`)
+      if (auth.username === 'mailer' && auth.password === 'smtp secret') done(null, { user: 'mailer' })
+      else done(new Error('bad login'))
+    },
+    onData: (stream, _session, done) => {
+      const chunks: Buffer[] = []
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk))
+      stream.on('end', () => { received.push(parseMail(Buffer.concat(chunks).toString('utf8'))); done() })
+    }
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(async () => { await new Promise<void>((resolve) => server.close(() => resolve())) })
+  return { received, logins, port: (server.server.address() as AddressInfo).port }
+}
+
+async function setup (t: Test) {
+  const box = await mailbox(t)
+  const app = await buildTestApp(t, { env: { AUTH_RATE_LIMIT_MAX: '1000', PROJECT_SMTP_ALLOWED_HOSTS: '127.0.0.1', PROJECT_EMAIL_PER_ADDRESS_LIMIT: '3' } })
+  const admin = await signUp(app, 'admin@example.com')
+  const orgId = (await call(app, 'POST', '/api/organizations', admin.auth, { name: 'Acme' })).body.data.id as string
+  const id = (await call(app, 'POST', '/api/projects', admin.auth, { orgId, name: 'Shop' })).body.data.id as string
+  await call(app, 'POST', `/api/projects/${id}/auth/toggle`, admin.auth, { enabled: true })
+  const settingsUrl = `/api/projects/${id}/auth/email`
+  const settings = {
+    smtp: { host: '127.0.0.1', port: box.port, security: 'none', user: 'mailer', password: 'smtp secret' },
+    sender: 'Shop <no-reply@shop.example>',
+    linkBaseUrl: 'https://app.shop.example/auth'
+  }
+  const auth = `/api/p/${id}/auth`
+  /** The token of the newest mail, once every send so far is done, from the link as the user would follow it. */
+  const lastLink = async (to: string) => {
+    await app.projectAuth.emailFlows.idle()
+    const mail = box.received.at(-1)
+    t.equal(mail?.to, to, `the newest mail went to ${to}`)
+    const link = new URL(/https:\/\/\S+/.exec(mail?.text ?? '')?.[0] ?? 'https://none.example')
+    return { flow: link.searchParams.get('flow'), token: link.searchParams.get('token') ?? '', mail }
+  }
+  const register = async (email: string) => await call(app, 'POST', `${auth}/register`, {}, { email, password: PASSWORD })
+  return { app, admin, box, id, auth, settingsUrl, settings, lastLink, register }
+}
+
+t.test('settings: the SMTP password is sealed, never returned, and internal hosts are refused unless allowed', async (t) => {
+  const { app, admin, id, settingsUrl, settings } = await setup(t)
+  t.equal((await call(app, 'GET', settingsUrl, admin.auth)).body.code, 'APP_PROJECT_EMAIL_NOT_CONFIGURED')
+  const put = await call(app, 'PUT', settingsUrl, admin.auth, settings)
+  t.equal(put.status, 200)
+  t.match(put.body.data, { smtp: { host: '127.0.0.1', user: 'mailer', hasPassword: true }, requireVerifiedEmail: false })
+  t.notOk(JSON.stringify(put.body).includes('smtp secret'), 'the password is not answered')
+  const stored = await app.store.collection('project_email_settings').findOne({ _id: id })
+  t.notOk(JSON.stringify(stored).includes('smtp secret'), 'nor stored in the clear')
+  for (const host of ['10.0.0.1', '127.0.0.2', '169.254.169.254']) {
+    const refused = await call(app, 'PUT', settingsUrl, admin.auth, { ...settings, smtp: { ...settings.smtp, host } })
+    t.match(refused, { status: 400, body: { code: 'APP_SMTP_HOST_REFUSED' } }, `${host} is internal and not allowed`)
+  }
+  const noLink = await call(app, 'PUT', settingsUrl, admin.auth, { ...settings, templates: { magicLink: { subject: 'Hi', text: 'no link here' } } })
+  t.match(noLink, { status: 400, body: { code: 'APP_VALIDATION_FAILED' } })
+})
+
+t.test('verification, require-verified sign-in, and the rules\' @request.auth.emailVerified', async (t) => {
+  const { app, admin, box, id, auth, settingsUrl, settings, lastLink, register } = await setup(t)
+  await call(app, 'PUT', settingsUrl, admin.auth, { ...settings, requireVerifiedEmail: true, templates: { verification: { subject: 'Verify {{email}} for {{project}}', text: 'Open {{link}} please' } } })
+  await call(app, 'POST', `/api/projects/${id}/collections`, admin.auth, {
+    name: 'posts',
+    fields: [{ name: 'text', type: 'text' }, { name: 'byVerified', type: 'boolean' }],
+    methods: { create: { enabled: true, rule: { requireAuth: true, check: { byVerified: '@request.auth.emailVerified' } } } }
+  })
+  t.match(await register('ann@example.com'), { status: 403, body: { code: 'APP_EMAIL_NOT_VERIFIED' } }, 'signed up, but no session yet')
+  t.match(await call(app, 'POST', `${auth}/login`, {}, { email: 'ann@example.com', password: PASSWORD }), { status: 403, body: { code: 'APP_EMAIL_NOT_VERIFIED' } })
+
+  t.match(await call(app, 'POST', `${auth}/verification/request`, {}, { email: 'ANN@example.com' }), { status: 202, body: { data: { requested: true } } })
+  const { flow, token, mail } = await lastLink('ann@example.com')
+  t.equal(flow, 'verification')
+  t.equal(mail?.subject, 'Verify ann@example.com for Shop', 'the project\'s template, placeholders filled')
+  t.same(box.logins, ['mailer:smtp secret'], 'the sealed password reached the SMTP server')
+  t.match(await call(app, 'POST', `${auth}/verification/confirm`, {}, { token }), { status: 200, body: { data: { verified: true } } })
+  t.match(await call(app, 'POST', `${auth}/verification/confirm`, {}, { token }), { status: 400, body: { code: 'APP_EMAIL_LINK_INVALID' } }, 'single use')
+
+  const login = await call(app, 'POST', `${auth}/login`, {}, { email: 'ann@example.com', password: PASSWORD })
+  t.match(login, { status: 200, body: { data: { user: { emailVerified: true } } } }, 'verified, the user signs in')
+  const user = bearer(login.body.data.accessToken)
+  t.equal((await call(app, 'POST', `/api/p/${id}/posts`, user, { text: 'hi', byVerified: true })).status, 201, 'the rule sees the verified flag')
+  await call(app, 'PUT', settingsUrl, admin.auth, settings)
+  const bob = (await register('bob@example.com')).body.data
+  t.match(await call(app, 'POST', `/api/p/${id}/posts`, bearer(bob.accessToken), { text: 'hi', byVerified: true }), { status: 403, body: { code: 'APP_RULE_CHECK_FAILED' } }, 'and an unverified user is not verified to it')
+})
+
+t.test('password reset: revokes sessions, a link works once, expires, and says nothing of unknown addresses', async (t) => {
+  const { app, admin, box, auth, settingsUrl, settings, lastLink, register } = await setup(t)
+  await call(app, 'PUT', settingsUrl, admin.auth, settings)
+  const session = (await register('ann@example.com')).body.data
+
+  const unknown = await call(app, 'POST', `${auth}/password-reset/request`, {}, { email: 'nobody@example.com' })
+  const known = await call(app, 'POST', `${auth}/password-reset/request`, {}, { email: 'ann@example.com' })
+  t.same([unknown.status, unknown.body], [known.status, known.body], 'the same answer whether or not the address has an account')
+  const { token } = await lastLink('ann@example.com')
+  t.equal(box.received.length, 1, 'no mail for the unknown address')
+
+  const reset = await call(app, 'POST', `${auth}/password-reset/confirm`, {}, { token, newPassword: 'a new password 2' })
+  t.match(reset, { status: 200, body: { data: { passwordReset: true } } })
+  t.equal((await call(app, 'GET', `${auth}/me`, bearer(session.accessToken))).status, 401, 'the old access token stops')
+  t.equal((await call(app, 'POST', `${auth}/refresh`, {}, { refreshToken: session.refreshToken })).status, 401, 'the old session is revoked')
+  t.equal((await call(app, 'POST', `${auth}/login`, {}, { email: 'ann@example.com', password: 'a new password 2' })).status, 200)
+  t.match(await call(app, 'POST', `${auth}/password-reset/confirm`, {}, { token, newPassword: 'another one 3' }), { status: 400, body: { code: 'APP_EMAIL_LINK_INVALID' } }, 'a reset link used twice is refused')
+
+  await call(app, 'POST', `${auth}/password-reset/request`, {}, { email: 'ann@example.com' })
+  const late = await lastLink('ann@example.com')
+  await app.store.collection('project_email_tokens').updateMany({}, { $set: { expiresAt: new Date(Date.now() - 1000) } })
+  t.match(await call(app, 'POST', `${auth}/password-reset/confirm`, {}, { token: late.token, newPassword: 'another one 3' }), { status: 400, body: { code: 'APP_EMAIL_LINK_INVALID' } }, 'an expired link is refused')
+
+  // ann has asked twice and nobody once this hour; the limit is 3 per address.
+  for (const [email, sent] of [['ann@example.com', 2], ['nobody@example.com', 1]] as const) {
+    for (let i = sent; i < 3; i++) t.equal((await call(app, 'POST', `${auth}/password-reset/request`, {}, { email })).status, 202)
+    const limited = await call(app, 'POST', `${auth}/password-reset/request`, {}, { email })
+    t.match(limited, { status: 429, body: { code: 'APP_RATE_LIMITED' } }, `the fourth request in the hour for ${email} is refused, account or not`)
+  }
+})
+
+t.test('email change is confirmed on the new address; magic links sign in once', async (t) => {
+  const { app, admin, auth, settingsUrl, settings, lastLink, register } = await setup(t)
+  await call(app, 'PUT', settingsUrl, admin.auth, settings)
+  const ann = (await register('ann@example.com')).body.data
+  await register('taken@example.com')
+  const taken = await call(app, 'POST', `${auth}/email-change/request`, bearer(ann.accessToken), { newEmail: 'taken@example.com' })
+  t.equal(taken.status, 202, 'a taken address answers the same')
+  const change = await call(app, 'POST', `${auth}/email-change/request`, bearer(ann.accessToken), { newEmail: 'ann.new@example.com' })
+  t.equal(change.status, 202)
+  const { flow, token } = await lastLink('ann.new@example.com')
+  t.equal(flow, 'emailChange')
+  t.match(await call(app, 'POST', `${auth}/email-change/confirm`, {}, { token }), { status: 200, body: { data: { email: 'ann.new@example.com' } } })
+  t.equal((await call(app, 'GET', `${auth}/me`, bearer(ann.accessToken))).status, 401, 'sessions end with the change')
+  t.equal((await call(app, 'POST', `${auth}/login`, {}, { email: 'ann.new@example.com', password: PASSWORD })).status, 200)
+
+  await call(app, 'POST', `${auth}/magic-link/request`, {}, { email: 'ann.new@example.com' })
+  const magic = await lastLink('ann.new@example.com')
+  t.equal(magic.flow, 'magicLink')
+  const signedIn = await call(app, 'POST', `${auth}/magic-link/confirm`, {}, { token: magic.token })
+  t.match(signedIn, { status: 200, body: { data: { user: { email: 'ann.new@example.com', emailVerified: true }, tokenType: 'Bearer' } } })
+  t.equal((await call(app, 'GET', `${auth}/me`, bearer(signedIn.body.data.accessToken))).status, 200)
+  t.match(await call(app, 'POST', `${auth}/magic-link/confirm`, {}, { token: magic.token }), { status: 400, body: { code: 'APP_EMAIL_LINK_INVALID' } })
+  t.match(await call(app, 'POST', `${auth}/verification/confirm`, {}, { token: magic.token }), { status: 400, body: { code: 'APP_EMAIL_LINK_INVALID' } }, 'a token of one flow never passes for another')
+})
