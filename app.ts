@@ -33,6 +33,7 @@ import toolsPlugin from './plugins/tools.js'
 import corsPlugin from './plugins/cors.js'
 import routeAuthPlugin from './plugins/route-auth.js'
 import fastJsonPlugin from './plugins/fast-json.js'
+import consolePlugin from './plugins/console.js'
 import { registerRoutes } from './routes/index.js'
 
 /**
@@ -74,6 +75,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(routeAuthPlugin)
   await app.register(auditPlugin)
   await app.register(fastJsonPlugin)
+  await app.register(consolePlugin)
   await registerRoutes(app)
 }
 

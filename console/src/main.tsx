@@ -1,0 +1,40 @@
+import { render } from 'preact'
+import { currentSession, keepSession } from './api.js'
+import { match, navigate, usePath } from './router.js'
+import { Link } from './ui.js'
+import { SignIn } from './screens/sign-in.js'
+import { Organizations, Projects } from './screens/organizations.js'
+import { Collections } from './screens/collections.js'
+import { Records } from './screens/records.js'
+import './style.css'
+
+function Screen ({ path }: { path: string }) {
+  if (currentSession() === null || path === '/sign-in') return <SignIn />
+  let params: Record<string, string> | null
+  if ((params = match('/organizations/:orgId', path)) !== null) return <Projects orgId={params.orgId} />
+  if ((params = match('/projects/:projectId', path)) !== null) return <Collections projectId={params.projectId} />
+  if ((params = match('/projects/:projectId/collections/:name', path)) !== null) return <Records projectId={params.projectId} name={params.name} />
+  return <Organizations />
+}
+
+function App () {
+  const path = usePath()
+  const session = currentSession()
+  const signOut = () => { keepSession(null); navigate('/sign-in') }
+  return (
+    <>
+      <a class='skip' href='#main'>Skip to content</a>
+      <header>
+        <Link to='/organizations'>Plinth console</Link>
+        {session !== null && (
+          <span class='who'>
+            {session.email} <button type='button' onClick={signOut}>Sign out</button>
+          </span>
+        )}
+      </header>
+      <Screen path={path} />
+    </>
+  )
+}
+
+render(<App />, document.getElementById('app') as HTMLElement)

@@ -1,0 +1,166 @@
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { existsSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { gzipSync } from 'node:zlib'
+import type { AddressInfo } from 'node:net'
+import { chromium, type Page } from 'playwright-core'
+import { AxeBuilder } from '@axe-core/playwright'
+import { buildTestApp, tempDir } from '../helper.js'
+import Fastify from 'fastify'
+import consolePlugin, { defaultConsoleDir } from '../../plugins/console.js'
+import errorsPlugin from '../../plugins/errors.js'
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+
+// The console is built by `npm ci` (prepare); a tree that skipped it is built here the same way.
+if (!existsSync(join(defaultConsoleDir(), 'index.html'))) await promisify(execFile)('npm', ['run', 'build:console'])
+
+t.test('the console in headless Chromium: sign-up, organization, project, collection, records', async (t) => {
+  const app = await buildTestApp(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+  const screens = join(tempDir(t, 'plinth-console-'), 'screens')
+
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] })
+  t.teardown(async () => { await browser.close() })
+  const context = await browser.newContext()
+  const page = await context.newPage()
+  // Nothing may leave loopback: every request is recorded, and any other host is refused.
+  const hosts = new Set<string>()
+  const scripts: Buffer[] = []
+  await page.route('**/*', async (route) => {
+    const { hostname } = new URL(route.request().url())
+    hosts.add(hostname)
+    if (hostname === '127.0.0.1') await route.continue()
+    else await route.abort('blockedbyclient')
+  })
+  page.on('response', (response) => {
+    if (response.request().resourceType() === 'script') void response.body().then((body) => { scripts.push(body) })
+  })
+
+  let shot = 0
+  const screen = async (name: string, heading: string | RegExp): Promise<void> => {
+    await page.getByRole('heading', { level: 1, name: heading }).waitFor()
+    await page.screenshot({ path: join(screens, `${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true })
+    const { violations } = await new AxeBuilder({ page }).analyze()
+    const grave = violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    t.same(grave.map((violation) => `${violation.id}: ${violation.help}`), [], `${name}: no serious or critical axe violation`)
+  }
+
+  await page.goto(`${origin}/console/`)
+  await screen('sign-in', 'Sign in')
+  const firstLoad = scripts.reduce((sum, body) => sum + gzipSync(body).length, 0)
+  t.ok(firstLoad > 0 && firstLoad < 300 * 1024, `first load: ${(firstLoad / 1024).toFixed(1)} KB of JavaScript gzipped`)
+
+  // A refusal shows the API's own message.
+  await page.getByLabel('Email').fill('ada@example.com')
+  await page.getByLabel('Password').fill('correct horse battery')
+  await page.getByRole('button', { name: 'Sign in' }).press('Enter')
+  await t.resolves(page.getByRole('alert').filter({ hasText: 'APP_' }).waitFor(), 'a failed sign-in shows the API\'s message and code')
+
+  await page.getByRole('button', { name: 'Create an account' }).click()
+  await screen('sign-up', 'Create your account')
+  await page.getByLabel('Name').fill('Ada')
+  await page.getByLabel('Email').fill('ada@example.com')
+  await page.getByLabel('Password').fill('correct horse battery')
+  await page.getByRole('button', { name: 'Create account' }).click()
+
+  await screen('organizations', 'Organizations')
+  await page.getByLabel('Organization name').fill('Analytical Engines')
+  await page.getByRole('button', { name: 'Create organization' }).click()
+
+  await screen('projects', 'Analytical Engines: projects')
+  await page.getByLabel('Project name').fill('Notes')
+  await page.getByRole('button', { name: 'Create project' }).click()
+
+  await screen('collections', 'Notes: collections')
+  await page.getByLabel('Collection name').fill('notes')
+  await page.getByLabel('Field 1 name').fill('title')
+  await page.getByLabel('Field 1 required').check()
+  await page.getByRole('button', { name: 'Add field' }).click()
+  await page.getByLabel('Field 2 name').fill('stars')
+  await page.getByLabel('Field 2 type').selectOption('number')
+  await page.getByRole('button', { name: 'Add field' }).click()
+  await page.getByLabel('Field 3 name').fill('scan')
+  await page.getByLabel('Field 3 type').selectOption('file')
+  await page.getByRole('button', { name: 'Create collection' }).click()
+
+  await screen('records', 'Records of notes')
+  const rows = page.locator('tbody tr')
+  for (const [title, stars] of [['First', '3'], ['Second', '5']]) {
+    await page.getByLabel('title', { exact: true }).fill(title)
+    await page.getByLabel('stars', { exact: true }).fill(stars)
+    await page.getByRole('button', { name: 'Create record' }).click()
+    await rows.filter({ hasText: title }).or(page.getByRole('alert')).first().waitFor()
+    t.same(await page.getByRole('alert').allInnerTexts(), [], `${title} created`)
+  }
+  // A value the collection refuses: the API's message, nothing written.
+  await page.getByLabel('title', { exact: true }).fill('Third')
+  await page.getByLabel('stars', { exact: true }).fill('')
+  await page.getByLabel('title', { exact: true }).fill('')
+  await page.getByRole('button', { name: 'Create record' }).press('Enter')
+  t.equal(await rows.count(), 2, 'two records, newest first')
+
+  const first = rows.filter({ hasText: 'First' })
+  const id = await first.locator('th code').innerText()
+  await first.getByRole('button', { name: `Edit ${id}` }).click()
+  await page.getByLabel(`title of ${id}`).fill('First, edited')
+  await page.getByRole('button', { name: `Save ${id}` }).click()
+  await rows.filter({ hasText: 'First, edited' }).waitFor()
+  const stored = await app.inject({ method: 'GET', url: `/api/p/${await projectIdOf(page)}/notes/${id}`, headers: { authorization: `Bearer ${await tokenOf(page)}` } })
+  t.match(stored.json(), { data: { title: 'First, edited', stars: 3, version: 2 } }, 'the inline edit reached the server, with If-Match')
+
+  await page.getByLabel(`Upload scan for ${id}`).setInputFiles({ name: 'scan.txt', mimeType: 'text/plain', buffer: Buffer.from('a scanned page\n') })
+  await rows.filter({ hasText: '1 file(s)' }).waitFor()
+  t.pass('a file uploaded on the record')
+
+  await page.getByRole('searchbox').or(page.getByLabel(/^Filter/)).fill('{"stars": {"$gte": 4}}')
+  await page.getByRole('button', { name: 'Apply filter' }).click()
+  await page.waitForFunction('document.querySelectorAll("tbody tr").length === 1')
+  t.match(await rows.innerText(), /Second/, 'the filter kept the matching record')
+  await screen('records-filtered', 'Records of notes')
+
+  const second = rows.filter({ hasText: 'Second' })
+  const secondId = await second.locator('th code').innerText()
+  await second.getByRole('button', { name: `Delete ${secondId}` }).click()
+  await second.getByRole('button', { name: `Confirm delete ${secondId}` }).click()
+  await page.getByText('Records, page 1 (empty)').waitFor()
+  t.pass('the record was deleted')
+
+  t.same([...hosts], ['127.0.0.1'], 'no request left loopback')
+  t.same(readdirSync(screens).length, shot, 'a screenshot of each screen')
+})
+
+async function tokenOf (page: Page): Promise<string> {
+  return await page.evaluate<string>('JSON.parse(sessionStorage.getItem("plinth.console.session")).accessToken')
+}
+
+async function projectIdOf (page: Page): Promise<string> {
+  return decodeURIComponent(new URL(page.url()).pathname.split('/')[3] ?? '')
+}
+
+t.test('/console serves the app shell for its own paths, a 404 for a missing asset', async (t) => {
+  const app = await buildTestApp(t)
+  const shell = await app.inject({ method: 'GET', url: '/console/projects/p1/collections/notes' })
+  t.equal(shell.statusCode, 200)
+  t.match(shell.headers['content-type'], /text\/html/)
+  t.match(shell.body, /<div id="app">/, 'a deep link answers index.html, so the app routes it')
+  t.equal((await app.inject({ method: 'GET', url: '/console' })).statusCode, 200)
+  const missing = await app.inject({ method: 'GET', url: '/console/assets/nothing.js' })
+  t.equal(missing.statusCode, 404)
+  t.match(missing.json(), { success: false, code: 'APP_ROUTE_NOT_FOUND' }, 'a missing asset is the API\'s 404, not the shell')
+})
+
+t.test('/console without a build answers 503 APP_CONSOLE_NOT_BUILT', async (t) => {
+  const app = Fastify()
+  await app.register(errorsPlugin)
+  await app.register(consolePlugin, { dir: join(tempDir(t), 'no-build') })
+  t.teardown(async () => { await app.close() })
+  for (const url of ['/console', '/console/organizations']) {
+    const answer = await app.inject({ method: 'GET', url })
+    t.equal(answer.statusCode, 503, url)
+    t.match(answer.json(), { success: false, code: 'APP_CONSOLE_NOT_BUILT', message: /npm run build/ })
+  }
+})
