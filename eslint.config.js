@@ -2,7 +2,7 @@ import neostandard from 'neostandard'
 
 /** Route folders on the second edition of the family template (every one), whose files read as tables. */
 const CONVERTED_ROUTES = [
-  'routes/auth/**', 'routes/auxiliary/**', 'routes/collections/**', 'routes/data/**', 'routes/dns/**', 'routes/git/**',
+  'routes/assistant/**', 'routes/auth/**', 'routes/auxiliary/**', 'routes/collections/**', 'routes/data/**', 'routes/dns/**', 'routes/git/**',
   'routes/health/**', 'routes/hosting/**', 'routes/llm/**', 'routes/organizations/**', 'routes/permissions/**',
   'routes/project-auth/**', 'routes/projects/**', 'routes/tracker/**'
 ]
@@ -11,7 +11,7 @@ const codeLiteral = 'an error code belongs in a catalogue: throw `<family>Errors
 
 // neostandard, as fastify/demo uses, with its TypeScript rules on.
 export default [
-  ...neostandard({ ts: true, ignores: ['node_modules', 'dist', 'coverage', '.tap', 'test/contract/generated'] }),
+  ...neostandard({ ts: true, ignores: ['node_modules', 'dist', 'coverage', '.tap', 'test/contract/generated', 'sdk/dist', 'sdk/generated'] }),
   {
     rules: {
       // `void reply.header(…)` marks a chained reply call whose returned promise is deliberately not awaited.
@@ -26,7 +26,7 @@ export default [
     // Each code is declared once, in its catalogue; tests and benches name codes to check the contract.
     files: ['**/*.ts'],
     // The envelope's schema names codes as examples of its `code` field (schemas import nothing of ours).
-    ignores: ['test/**', 'bench/**', 'services/platform/errors.ts', 'services/*/errors.ts', 'schemas/envelope.ts'],
+    ignores: ['test/**', 'bench/**', 'sdk/**', 'services/platform/errors.ts', 'services/*/errors.ts', 'schemas/envelope.ts'],
     rules: {
       'no-restricted-syntax': ['error',
         // At a word's start, so a variable such as HOSTING_APP_ALLOWED_RANGES is not taken for a code.
@@ -58,6 +58,20 @@ export default [
     files: ['http/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['**/plugins/**', '**/routes/**'], message: 'http/ helpers never import plugins or routes: plugins use them' }] }]
+    }
+  },
+  {
+    // The SDK's browser-safe entries run in browsers too: Node's modules only in sdk/node and sdk/cli.
+    files: ['sdk/client/**/*.ts', 'sdk/admin/**/*.ts', 'sdk/core/**/*.ts', 'sdk/examples/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { regex: '^node:', message: 'the client and admin entries run in browsers: Node-only code goes in sdk/node or sdk/cli' },
+          { group: ['**/sdk/node/**', '**/sdk/cli/**', '../node/*', '../cli/*'], message: 'the browser-safe entries never import the Node-only ones' }
+        ],
+        paths: ['fs', 'path', 'os', 'crypto', 'child_process', 'stream', 'buffer', 'util', 'url', 'http', 'https', 'net', 'events']
+          .map((name) => ({ name, message: 'a Node module: Node-only code goes in sdk/node or sdk/cli' }))
+      }]
     }
   },
   {

@@ -3,11 +3,16 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { commonErrors } from '../services/platform/errors.js'
 import type { DataCaller } from '../services/collections/access.js'
 import { claimedKind, optionalBearer } from '../http/credentials.js'
+import { FileLinks } from '../services/collections/file-links.js'
+import { systemClock } from '../services/platform/clock.js'
+import { SignedLinks } from '../services/platform/signed-links.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Who is calling the data API of `params.projectId`: anonymous, an end user (project JWT) or a platform admin. */
     dataCaller: (request: FastifyRequest) => Promise<DataCaller>
+    /** Signed links to record files, each acting for the caller who asked for it (docs/data.md). */
+    fileLinks: FileLinks
   }
 }
 
@@ -15,20 +20,22 @@ declare module 'fastify' {
  * The data API takes several credential kinds on one route, so instead of an
  * onRequest guard it resolves the caller and lets the method's rule decide.
  * A project JWT must be of this project; a platform JWT or PAT acts with the
- * caller's `records.*` permissions in the project's organization.
+ * caller's `records.*` permissions in the project's organization. A file
+ * link stands for the caller who asked for it, re-checked as them when used.
  */
 async function dataCallerPlugin (app: FastifyInstance): Promise<void> {
   const { config, projects } = app
   const { resolver } = app.orgs
   const { tokens, auth } = app.projectAuth
 
-  const asAdmin = async (projectId: string, token: string): Promise<DataCaller> => {
-    const platform = await app.verifyPlatformToken(token)
+  const adminOf = async (projectId: string, platform: { userId: string, scopes?: string[], keyId?: string }): Promise<DataCaller> => {
     const project = await projects.findById(projectId)
     const access = project === null ? null : await resolver.access(project.orgId, platform, projectId)
     if (access === null) throw commonErrors.projectNotFound()
-    return { kind: 'admin', userId: platform.userId, canRead: access.permissions.has('records.read'), canWrite: access.permissions.has('records.write'), ...(platform.scopes === undefined ? {} : { scopes: platform.scopes }) }
+    return { kind: 'admin', userId: platform.userId, canRead: access.permissions.has('records.read'), canWrite: access.permissions.has('records.write'), ...(platform.scopes === undefined ? {} : { scopes: platform.scopes }), ...(platform.keyId === undefined ? {} : { keyId: platform.keyId }) }
   }
+
+  const asAdmin = async (projectId: string, token: string): Promise<DataCaller> => await adminOf(projectId, await app.verifyPlatformToken(token))
 
   const serviceTokenStart = `${config.identity.serviceTokenPrefix}_`
   const patStart = `${config.identity.patPrefix}_`
@@ -47,10 +54,21 @@ async function dataCallerPlugin (app: FastifyInstance): Promise<void> {
     // Signed is not enough: the user must still exist, be enabled and hold the session the token was issued in.
     return { kind: 'user', id: (await auth.endUser(projectId, token)).id }
   })
+
+  app.decorate('fileLinks', new FileLinks(new SignedLinks(app.deriveSecretKey('files:links')), systemClock, {
+    endUserEpoch: async (projectId, userId) => {
+      if ((await projects.findById(projectId))?.authEnabled !== true) return null
+      const account = await app.projectAuth.users.account(projectId, userId)
+      return account === null || account.disabled ? null : account.sessionEpoch
+    },
+    platformEpoch: async (userId) => (await app.identity.users.account(userId))?.sessionEpoch ?? null,
+    patLive: async (userId, keyId) => await app.identity.apiKeys.live(userId, keyId),
+    admin: adminOf
+  }))
 }
 
 export default fp(dataCallerPlugin, {
   name: 'plinth-data-caller',
   fastify: '5.x',
-  dependencies: ['plinth-config', 'plinth-auth', 'plinth-projects', 'plinth-orgs', 'plinth-project-auth']
+  dependencies: ['plinth-config', 'plinth-secrets', 'plinth-auth', 'plinth-projects', 'plinth-orgs', 'plinth-project-auth']
 })

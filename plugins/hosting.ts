@@ -1,51 +1,24 @@
-import { mkdirSync } from 'node:fs'
-import { join } from 'node:path'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { systemClock } from '../services/platform/clock.js'
 import { platformHosts } from '../services/config.js'
 import { newId } from '../services/platform/ids.js'
-import { readDescriptorLimit } from '../services/platform/descriptors.js'
 import { sweepInterval } from '../options.js'
 import { hostingSchemas } from '../schemas/hosting.js'
-import { HostRoutes } from '../services/hosting/route-table.js'
 import { hostingErrors } from '../services/hosting/errors.js'
 import type { AppKind, AppRecord } from '../services/hosting/records.js'
-import { Timeline } from '../services/hosting/timeline.js'
-import { AppSecrets } from '../services/hosting/secrets.js'
-import { ProjectEnvironment } from '../services/hosting/project-variables.js'
-import { AppLogs, LOGS_PRUNE_EVERY_MS, LOGS_PRUNE_JOB } from '../services/hosting/logs.js'
-import { Releases } from '../services/hosting/releases.js'
-import { DEPLOY_JOB, Deployments } from '../services/hosting/deployments.js'
-import { HostingApps, RECONCILE_JOB } from '../services/hosting/apps.js'
-import { AppSources } from '../services/hosting/app-sources.js'
-import { ExternalGitGuard } from '../services/hosting/external-git.js'
-import { Traffic, USAGE_FLUSH_JOB } from '../services/hosting/traffic.js'
-import type { RuntimeDriver } from '../services/hosting/runtime.js'
-import { ProcessDriver, probeSandbox } from '../services/hosting/process-driver/index.js'
-import { ContainerDriver } from '../services/hosting/container-driver/index.js'
-import { Gateway } from '../services/hosting/gateway/gateway.js'
-import { Hostnames, VERIFY_PENDING_EVERY_MS, VERIFY_PENDING_JOB, type HostingEventListener } from '../services/hosting/hostnames.js'
-import { Certificates, RENEW_CERTIFICATES_EVERY_MS, RENEW_CERTIFICATES_JOB } from '../services/hosting/certificates.js'
+import { buildHostingServices, type HostingServices } from '../services/hosting/index.js'
+import { LOGS_PRUNE_EVERY_MS, LOGS_PRUNE_JOB } from '../services/hosting/logs.js'
+import type { Releases } from '../services/hosting/releases.js'
+import { DEPLOY_JOB } from '../services/hosting/deployments.js'
+import { RECONCILE_JOB } from '../services/hosting/apps.js'
+import { USAGE_FLUSH_JOB } from '../services/hosting/traffic.js'
+import { VERIFY_PENDING_EVERY_MS, VERIFY_PENDING_JOB } from '../services/hosting/hostnames.js'
+import { RENEW_CERTIFICATES_EVERY_MS, RENEW_CERTIFICATES_JOB } from '../services/hosting/certificates.js'
 import { hostingHostnameSchemas } from '../schemas/hosting-hostnames.js'
 
-export interface Hosting {
+export interface Hosting extends HostingServices {
   enabled: boolean
-  apps: HostingApps
-  deployments: Deployments
-  sources: AppSources
-  releases: Releases
-  secrets: AppSecrets
-  /** The project variables deployments take; the auxiliary area hands in their source (`use`) and tells of changes. */
-  projectEnvironment: ProjectEnvironment
-  logs: AppLogs
-  timeline: Timeline
-  traffic: Traffic
-  routes: HostRoutes
-  driver: RuntimeDriver
-  gateway: Gateway
-  hostnames: Hostnames
-  certificates: Certificates
   /** The port the gateway listens on once the app is ready; null when the gateway is off (GATEWAY_PORT=off, or a test app). */
   gatewayPort: () => number | null
 }
@@ -70,16 +43,6 @@ export const appParent = (kind: AppKind) => kind === 'static' ? 'staticApp' as c
 
 const USAGE_FLUSH_EVERY_MS = 60_000
 
-function createDriver (app: FastifyInstance): RuntimeDriver {
-  const { hosting, dataDir, git } = app.config
-  if (hosting.driver === 'container' && hosting.container !== null) {
-    return new ContainerDriver({ ...hosting.container, artifactsDir: join(hosting.dir, 'artifacts'), clock: systemClock, newId, allowedRanges: hosting.appAllowedRanges })
-  }
-  // The platform's folders, wherever they are configured, are hidden even where one lies inside what sandboxes see.
-  const hiddenPaths = [...new Set([dataDir, hosting.dir, git.reposDir])]
-  return new ProcessDriver({ root: join(hosting.dir, 'driver'), clock: systemClock, sandbox: probeSandbox({ network: { allowed: hosting.appAllowedRanges } }), newId, hiddenPaths })
-}
-
 /**
  * App hosting: container apps and static apps, built and run by the
  * configured driver, deployed by jobs on the durable queue (one at a time per
@@ -90,105 +53,29 @@ function createDriver (app: FastifyInstance): RuntimeDriver {
 async function hostingPlugin (app: FastifyInstance): Promise<void> {
   const { config } = app
   const { enabled } = config.hosting
-  const workDir = join(config.hosting.dir, 'sources')
-  if (enabled) mkdirSync(workDir, { recursive: true })
-  const driver = createDriver(app)
-  const deps = { clock: systemClock, newId }
   const onError = (error: unknown): void => { app.log.error({ err: error }, 'hosting') }
-  const routes = new HostRoutes()
-  const timeline = new Timeline(app.store, deps)
-  const secrets = new AppSecrets(app.store, { clock: systemClock, box: app.secrets })
-  const projectEnvironment = new ProjectEnvironment(app.store, { box: app.secrets, timeline })
-  // Sequence numbers on the Store's time, so lines from instances on different nodes sort as they were written.
-  const logs = new AppLogs(app.store, { ...deps, clock: app.storeClock, onError, limits: config.hosting.logs })
-  const traffic = new Traffic(app.store, { clock: systemClock, projectOf: (appId) => routes.routeOf(appId)?.projectId ?? null })
-  const wake = async (type: string, appId: string): Promise<void> => { await app.jobs.enqueueKeyed(type, appId, { appId }) }
-  const appsDomain = config.hosting.appsDomain
-  const onEvent: HostingEventListener = async (kind, details) => {
-    await timeline.add({ _id: details.appId, projectId: details.projectId }, kind, `${kind.replace('.', ' ').replace('_', ' ')}: ${details.hostname}`).catch(onError)
-  }
-  const hostnames = new Hostnames(app.store, {
-    ...deps,
-    gateway: app.dns.gateway,
-    target: config.dns.gateway,
-    resolvers: config.hostingTls.dnsResolvers,
-    reservedHosts: platformHosts(config),
-    onEvent
-  })
-  const certificates = new Certificates(app.store, {
+  const { headersSeconds, requestSeconds } = config.timeouts
+  const hosting = await buildHostingServices({
+    store: app.store,
     clock: systemClock,
+    storeClock: app.storeClock,
+    newId,
     secrets: app.secrets,
-    hostnames,
-    dns: { zones: app.dns.zones, records: app.dns.records },
-    acme: { directoryUrl: config.hostingTls.acmeDirectoryUrl, email: config.hostingTls.acmeEmail, caCertificates: config.hostingTls.acmeCaCertificates },
-    onEvent,
-    onError
-  })
-  const releases = new Releases(app.store, {
-    ...deps,
-    driver,
-    routes,
-    logs,
-    secrets,
-    timeline,
-    projectEnvironment,
-    hostsOf: async (record) => [`${record.name}.${appsDomain}`, ...(await hostnames.list(record.projectId, record._id)).filter((one) => one.status === 'verified').map((one) => one.hostname)],
-    limits: config.hosting.instanceLimits,
-    healthTimeoutMs: config.hosting.healthTimeoutMs,
-    stopGraceMs: config.hosting.stopGraceMs,
-    onError
-  })
-  // The git family's one reader and git runner: hosting shares its pack cache rather than keeping a second.
-  const { reader, git } = app.git
-  let sources: AppSources | null = null
-  const deployments = new Deployments(app.store, {
-    ...deps,
-    driver,
-    releases,
-    logs,
-    secrets,
-    timeline,
-    projectEnvironment,
-    workDir,
-    prepareSource: async (record, deployment, dir) => await (sources as AppSources).prepare(record, deployment, dir),
-    wake: async (appId) => { await wake(DEPLOY_JOB, appId) },
-    addBuildSeconds: (record, seconds) => { traffic.addBuildSeconds(record, seconds) },
-    buildTimeoutMs: config.hosting.buildTimeoutMs,
-    buildsPerProject: config.hosting.buildsPerProject
-  })
-  sources = new AppSources({
+    hosting: config.hosting,
+    tls: config.hostingTls,
+    gatewayTarget: config.dns.gateway,
+    reservedHosts: platformHosts(config),
+    hiddenPaths: [...new Set([config.dataDir, config.hosting.dir, config.git.reposDir])],
+    cloneUrlPrefix: `${config.publicUrl}/git/`,
+    clientTimeouts: { headersMs: headersSeconds * 1000, requestMs: requestSeconds * 1000, checkEveryMs: sweepInterval(headersSeconds * 1000) },
     uploads: app.files.uploads,
-    deployments,
-    externalGit: new ExternalGitGuard(config.hosting.externalGit),
-    git: {
-      repository: async (projectId, which) => {
-        const repo = 'id' in which ? await app.git.repositories.findById(projectId, which.id) : await app.git.repositories.find(projectId, which.slug)
-        return repo === null ? null : { id: repo._id, gitDir: repo.gitDir, defaultBranch: repo.defaultBranch }
-      },
-      resolveCommit: async (gitDir, rev) => await reader.resolveCommit(gitDir, rev),
-      cloneUrlPrefix: `${config.publicUrl}/git/`,
-      env: () => git.env()
-    }
+    dns: app.dns,
+    git: app.git,
+    enqueueKeyed: async (type, appId, payload) => { await app.jobs.enqueueKeyed(type, appId, payload) },
+    log: app.log,
+    onError
   })
-  const apps = new HostingApps(app.store, {
-    ...deps,
-    deployments,
-    releases,
-    timeline,
-    appsDomain,
-    degradedReason: driver.degradedReason,
-    reconcile: async (appId) => { await wake(RECONCILE_JOB, appId) },
-    cleanups: [
-      async (record) => { await secrets.deleteForApp(record._id) },
-      async (record) => { await logs.deleteForApp(record._id) },
-      async (record) => { await timeline.deleteForApp(record._id) },
-      async (record) => { await traffic.deleteForApp(record._id) },
-      async (record) => { await (sources as AppSources).deleteForApp(record) },
-      async (record) => { await hostnames.deleteAllForApp(record.projectId, record._id) }
-    ]
-  })
-  await Promise.all([timeline.init(), secrets.init(), logs.init(), traffic.init(), releases.init(), deployments.init(), apps.init(), hostnames.init()])
-  await certificates.init()
+  const { apps, deployments, sources, releases, logs, traffic, driver, gateway, hostnames, certificates } = hosting
   for (const schema of [...hostingSchemas, ...hostingHostnameSchemas]) app.addSchema(schema)
   for (const kind of ['container', 'static'] as const) {
     app.registerParent(appParent(kind), {
@@ -219,32 +106,19 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
   })
   if (enabled) {
     app.git.transport.onPushed(async (repo) => {
-      await sources?.afterPush(repo, await apps.autoDeploying(repo._id)).catch(onError)
+      await sources.afterPush(repo, await apps.autoDeploying(repo._id)).catch(onError)
     })
   }
 
-  const { headersSeconds, requestSeconds } = config.timeouts
-  const gateway = new Gateway({
-    routes,
-    served: traffic,
-    certificates,
-    challenges: certificates,
-    newId,
-    connectionLimits: config.hosting.gateway.connections,
-    // Read after server.ts raised it; a test app shares its process's limit.
-    descriptorLimit: readDescriptorLimit()?.soft ?? null,
-    clientTimeouts: { headersMs: headersSeconds * 1000, requestMs: requestSeconds * 1000, checkEveryMs: sweepInterval(headersSeconds * 1000) },
-    log: app.log
-  })
   let gatewayPort: number | null = null
-  app.decorate('hosting', { enabled, apps, deployments, sources, releases, secrets, projectEnvironment, logs, timeline, traffic, routes, driver, gateway, hostnames, certificates, gatewayPort: () => gatewayPort } satisfies Hosting)
+  app.decorate('hosting', { ...hosting, enabled, gatewayPort: () => gatewayPort } satisfies Hosting)
 
   if (enabled) {
     // Instances a previous run left are re-adopted before anything is routed; the apps are then reconciled by their jobs.
     app.addHook('onReady', async () => {
       for (const appId of await releases.adopt()) {
         await releases.publish(appId)
-        await wake(RECONCILE_JOB, appId)
+        await app.jobs.enqueueKeyed(RECONCILE_JOB, appId, { appId })
       }
       await app.jobs.schedule(USAGE_FLUSH_JOB, USAGE_FLUSH_EVERY_MS)
       await app.jobs.schedule(RENEW_CERTIFICATES_JOB, RENEW_CERTIFICATES_EVERY_MS)

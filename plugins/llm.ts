@@ -4,6 +4,8 @@ import { systemClock } from '../services/platform/clock.js'
 import { newId } from '../services/platform/ids.js'
 import { buildLlmServices, LLM_RESEAL_EVERY_MS, LLM_RESEAL_JOB, type LlmServices } from '../services/llm/index.js'
 import { llmSchemas } from '../schemas/llm.js'
+import { llmUsageSchemas } from '../schemas/llm-usage.js'
+import { Cursors } from '../services/collections/query.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -18,15 +20,17 @@ declare module 'fastify' {
  * settings with it, and re-seals keys left under a retired master key.
  */
 async function llmPlugin (app: FastifyInstance): Promise<void> {
-  const llm = await buildLlmServices({ store: app.store, clock: systemClock, newId, secrets: app.secrets, config: app.config.llm })
-  for (const schema of llmSchemas) app.addSchema(schema)
+  const llm = await buildLlmServices({ store: app.store, clock: systemClock, newId, secrets: app.secrets, config: app.config.llm, cursors: new Cursors(app.deriveSecretKey('llm:cursor')) })
+  for (const schema of [...llmSchemas, ...llmUsageSchemas]) app.addSchema(schema)
   app.projects.onDelete(async (projectId) => {
     await llm.credentials.deleteAllForProject(projectId)
     await llm.settings.deleteAllForProject(projectId)
+    await llm.usage.deleteAllForProject(projectId)
   })
   app.orgs.organizations.onPurge(async (orgId) => {
     await llm.credentials.deleteAllForOrganization(orgId)
     await llm.settings.deleteAllForOrganization(orgId)
+    await llm.usage.deleteAllForOrganization(orgId)
   })
   app.registerJobHandler(LLM_RESEAL_JOB, async () => {
     const count = await llm.credentials.reseal()

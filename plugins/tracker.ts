@@ -117,7 +117,8 @@ async function trackerPlugin (app: FastifyInstance): Promise<void> {
   })
   app.registerJobHandler(TRACKER_FOLLOW_UP_JOB, async (payload) => await tracker.followUps.run(payload as FollowUpTask))
   app.registerJobHandler(TRACKER_DAILY_JOB, async () => await tracker.automations.runDaily())
-  app.registerJobHandler(TRACKER_EXPORT_JOB, async (payload) => await tracker.exports.run(String(payload.exportId)))
+  // An export of a large project writes for seconds: the long lane, so webhook deliveries and follow-ups never wait behind it.
+  app.registerJobHandler(TRACKER_EXPORT_JOB, async (payload) => await tracker.exports.run(String(payload.exportId)), { lane: 'long' })
   app.registerJobHandler(TRACKER_EXPORT_SWEEP_JOB, async () => await tracker.exports.sweep())
   app.addHook('onReady', async () => {
     await app.jobs.schedule(TRACKER_DAILY_JOB, TRACKER_DAILY_EVERY_MS)

@@ -13,7 +13,9 @@ import dnsRoutes from './dns/index.js'
 import hostingRoutes from './hosting/index.js'
 import trackerRoutes from './tracker/index.js'
 import llmRoutes from './llm/index.js'
+import llmUsageRoutes from './llm/usage.js'
 import auxiliaryRoutes from './auxiliary/index.js'
+import assistantRoutes from './assistant/index.js'
 
 /**
  * The one place route families are mounted. A new family is one folder under
@@ -34,6 +36,9 @@ export async function registerRoutes (app: FastifyInstance): Promise<void> {
   await app.register(hostingRoutes, { prefix: '/api/projects/:projectId/backend' })
   await app.register(trackerRoutes, { prefix: '/api/projects/:projectId/tracker' })
   await app.register(auxiliaryRoutes, { prefix: '/api/projects/:projectId/auxiliary' })
+  await app.register(assistantRoutes, { prefix: '/api/projects/:projectId/assistant' })
   await app.register(llmRoutes, { prefix: '/api/organizations/:orgId', level: 'organization' })
   await app.register(llmRoutes, { prefix: '/api/projects/:projectId', level: 'project' })
+  await app.register(llmUsageRoutes, { prefix: '/api/organizations/:orgId', level: 'organization' })
+  await app.register(llmUsageRoutes, { prefix: '/api/projects/:projectId', level: 'project' })
 }

@@ -47,6 +47,7 @@ export const ErrorEnvelope = Type.Object({
 export const ERROR_STATUSES: Record<number, { name: string, description: string }> = {
   400: { name: 'BadRequest', description: 'The request is invalid: a field breaks its schema (APP_VALIDATION_FAILED, `details.fields` lists each), the body is not JSON, or the service refuses a value' },
   401: { name: 'Unauthorized', description: 'No credential, or one that is not valid for this route' },
+  402: { name: 'PaymentRequired', description: 'A spending budget has nothing left for now (APP_LLM_BUDGET_EXCEEDED); not worth retrying before it is raised or a new month starts' },
   403: { name: 'Forbidden', description: 'The caller may not do this; `details.permission` names a missing permission' },
   404: { name: 'NotFound', description: 'Not found, or not visible to the caller' },
   405: { name: 'MethodNotAllowed', description: 'The method is not allowed here (a collection method that is disabled); Allow lists the methods that are' },

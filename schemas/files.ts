@@ -17,6 +17,26 @@ export const DownloadHeaders = Type.Object({
   'if-none-match': Type.Optional(Type.String({ maxLength: 1024, description: 'The ETag of a copy the client holds' }))
 })
 
+/** How long a file link may work, in seconds. */
+export const FILE_LINK_SECONDS = { min: 10, max: 7 * 24 * 3600, default: 3600 }
+export const FileLinkBody = Type.Object({
+  fileId: Type.String({ pattern: '^[0-9A-Za-z_-]{1,64}$', description: 'The file of the field to link to' }),
+  expiresIn: Type.Optional(Type.Integer({
+    minimum: FILE_LINK_SECONDS.min,
+    maximum: FILE_LINK_SECONDS.max,
+    description: `Seconds the link works for: ${FILE_LINK_SECONDS.min} to ${FILE_LINK_SECONDS.max} (7 days); ${FILE_LINK_SECONDS.default} when absent`
+  }))
+}, { additionalProperties: false })
+export const FileLinkQuery = Type.Object({
+  as: Type.String({ pattern: '^[A-Za-z0-9_-]{1,2048}$', description: 'Whom the link acts for, as the server wrote it' }),
+  expires: Type.Integer({ minimum: 0, description: 'When the link stops working, in Unix seconds' }),
+  signature: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'The server\'s HMAC-SHA256 over the file, `as` and `expires`' })
+})
+export const FileLink = Type.Object({
+  url: Type.String({ description: 'The file\'s signed path on this API (resolve it against the API\'s origin): no Authorization header needed' }),
+  expiresAt: DateTime
+}, { $id: 'FileLink', description: 'A signed link to one file, acting for the caller who asked for it' })
+
 export const StartUploadBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255, description: 'The file name shown on download' }),
   size: Type.Integer({ minimum: 0, description: 'Bytes; checked against the field\'s maxSize now and against the bytes at completion' }),
@@ -104,8 +124,9 @@ export const FileResponses = {
     206: FileBytes('The bytes the Range asked for', { ...DOWNLOAD_HEADERS, 'Content-Range': { type: 'string', description: '`bytes <first>-<last>/<size>`' } }),
     304: { description: 'Not modified: If-None-Match holds the ETag', type: 'null', headers: { ETag: DOWNLOAD_HEADERS.ETag } }
   },
-  deleted: { 200: Envelope(Type.Object({ id: Type.String(), deleted: Type.Literal(true), record: Type.Ref(DataRecord) })) }
+  deleted: { 200: Envelope(Type.Object({ id: Type.String(), deleted: Type.Literal(true), record: Type.Ref(DataRecord) })) },
+  link: { 200: Envelope(Type.Ref(FileLink)) }
 }
 
-export const fileSchemas = [FileDescriptor, UploadSession]
+export const fileSchemas = [FileDescriptor, UploadSession, FileLink]
 export type UploadSessionT = Static<typeof UploadSession>

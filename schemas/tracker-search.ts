@@ -16,7 +16,9 @@ export const SEARCH_LIMITS = {
   /** How deep offset pages go: past this the cursor is refused; narrow the query instead. */
   maxOffset: 1_000,
   /** Items a key prefix (`WEB-4`) lists at most, before the text hits. */
-  keyPrefixHits: 20
+  keyPrefixHits: 20,
+  /** A facet count stops here: past it the answer says `capped` (a common word need not be counted to its last match). */
+  facetCap: 1_000
 } as const
 
 export const SEARCH_TYPES = ['workItem', 'intake', 'comment', 'page'] as const
@@ -57,11 +59,12 @@ const searchHit = <W extends TSchema>(workItem: W) => Type.Object({
 /** The answer, with the work item view as given: a reference for the HTTP contract, inline for tools (services/tools/tracker-tools.ts). */
 export const searchResult = <W extends TSchema>(workItem: W) => Type.Object({
   items: Type.Array(searchHit(workItem)),
-  facets: Type.Object({
+  facets: Type.Union([Type.Object({
     type: Type.Object(Object.fromEntries(SEARCH_TYPES.map((type) => [type, Type.Integer({ minimum: 0 })])) as Record<typeof SEARCH_TYPES[number], ReturnType<typeof Type.Integer>>, {
-      description: 'How many hits of each type the query has in all (with `filter` and `lpId`, whatever `type` asks for)'
-    })
-  }),
+      description: `How many hits of each type the query has in all (with \`filter\` and \`lpId\`, whatever \`type\` asks for), each at most ${SEARCH_LIMITS.facetCap}`
+    }),
+    capped: Type.Boolean({ description: `True when a count stopped at ${SEARCH_LIMITS.facetCap}: that type has more hits than its count says` })
+  }), Type.Null()], { description: 'On the first page only (no `cursor`); null on later pages' }),
   nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page' })
 })
 export const SearchResult = Type.Object(searchResult(Type.Ref(WorkItem, { description: 'For `workItem`, `intake` and `comment` hits: the item' })).properties, { $id: 'TrackerSearchResult' })

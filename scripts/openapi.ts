@@ -12,6 +12,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
 export const OPENAPI_FILE = resolve(ROOT, 'openapi.yaml')
 /** The types a generated client is built on; the contract tests compile and run a client against them. */
 export const CLIENT_TYPES_FILE = resolve(ROOT, 'test/contract/generated/plinth.ts')
+/** The same types, as the SDK (@plinth/sdk) ships them. */
+export const SDK_TYPES_FILE = resolve(ROOT, 'sdk/generated/plinth.ts')
 
 /** The contract as YAML, generated from the registered route schemas of the real app. */
 export async function renderOpenApi (): Promise<string> {
@@ -43,7 +45,10 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(p
   const yaml = await renderOpenApi()
   writeFileSync(OPENAPI_FILE, yaml)
   console.log(`wrote ${OPENAPI_FILE}`)
-  mkdirSync(dirname(CLIENT_TYPES_FILE), { recursive: true })
-  writeFileSync(CLIENT_TYPES_FILE, await renderClientTypes(yaml))
-  console.log(`wrote ${CLIENT_TYPES_FILE}`)
+  const types = await renderClientTypes(yaml)
+  for (const file of [CLIENT_TYPES_FILE, SDK_TYPES_FILE]) {
+    mkdirSync(dirname(file), { recursive: true })
+    writeFileSync(file, types)
+    console.log(`wrote ${file}`)
+  }
 }

@@ -9,6 +9,7 @@ import { parseHostingConfig, parseHostingTlsConfig, type HostingConfig, type Hos
 import { parseJobsConfig, type JobsConfig } from './jobs/config.js'
 import { parseIdentityConfig, type IdentityConfig } from './identity/config.js'
 import { parseLlmConfig, type LlmConfig } from './llm/config.js'
+import { parseAssistantConfig, type AssistantConfig } from './assistant/config.js'
 import { parseWebhooksConfig, type WebhooksConfig } from './webhooks/config.js'
 import { MAX_WRITE_DOCUMENTS } from './store/semantics/writes.js'
 import { DEFAULT_SWEEP_PAGE_SIZE } from './store/sweep.js'
@@ -64,6 +65,8 @@ export interface Config {
   webhooks: WebhooksConfig
   /** LLM credentials and settings: which internal hosts base URLs may reach, the provider call's deadline, the platform defaults (docs/llm.md). */
   llm: LlmConfig
+  /** Assistant runs: the wall time between pauses and the largest tool answer handed to a model (docs/assistant.md). */
+  assistant: AssistantConfig
 }
 
 export interface HttpTimeouts {
@@ -176,7 +179,8 @@ export function loadConfig (env: Env = process.env): Config {
     hostingTls: parseHostingTlsConfig(env),
     jobs: parseJobsConfig(env),
     webhooks: parseWebhooksConfig(env),
-    llm: parseLlmConfig(env)
+    llm: parseLlmConfig(env),
+    assistant: parseAssistantConfig(env)
   }
 }
 

@@ -2,14 +2,16 @@ import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { parse } from 'yaml'
 import { validate } from '@readme/openapi-parser'
-import { CLIENT_TYPES_FILE, OPENAPI_FILE, renderClientTypes, renderOpenApi } from '../scripts/openapi.js'
+import { CLIENT_TYPES_FILE, OPENAPI_FILE, renderClientTypes, renderOpenApi, SDK_TYPES_FILE } from '../scripts/openapi.js'
 import { buildTestApp } from './helper.js'
 
 t.test('openapi.yaml is current and valid', async (t) => {
   const generated = await renderOpenApi()
   const committed = readFileSync(OPENAPI_FILE, 'utf8')
   t.equal(committed, generated, 'openapi.yaml is stale: run `npm run openapi` and commit it')
-  t.equal(readFileSync(CLIENT_TYPES_FILE, 'utf8'), await renderClientTypes(generated), 'the generated client types are stale: run `npm run openapi` and commit them')
+  const types = await renderClientTypes(generated)
+  t.equal(readFileSync(CLIENT_TYPES_FILE, 'utf8'), types, 'the generated client types are stale: run `npm run openapi` and commit them')
+  t.equal(readFileSync(SDK_TYPES_FILE, 'utf8'), types, 'the SDK\'s generated types are stale: run `npm run openapi` and commit them')
 
   const document = parse(generated)
   const result = await validate(structuredClone(document))

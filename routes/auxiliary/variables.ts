@@ -5,7 +5,7 @@ import {
 import { auxiliaryErrors as e } from '../../services/auxiliary/errors.js'
 import { commonErrors } from '../../services/platform/errors.js'
 import { created, deleted, ok } from '../replies.js'
-import { ifMatch, tagged } from '../tracker/versions.js'
+import { ifMatch, tagged } from '../conditional.js'
 
 const tags = ['auxiliary']
 const KEY = [e.variableKeyInvalid, e.variableKeyReserved, e.variableExists, e.variableValueTooLong]

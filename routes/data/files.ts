@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import multipart from '@fastify/multipart'
 import {
-  ChunkBody, DownloadHeaders, ChunkParams, FileFieldParams, FileParams, FileResponses, MultipartBody, StartUploadBody, UploadSessionParams
+  ChunkBody, DownloadHeaders, ChunkParams, FileFieldParams, FILE_LINK_SECONDS, FileLinkBody, FileLinkQuery, FileParams, FileResponses,
+  MultipartBody, StartUploadBody, UploadSessionParams
 } from '../../schemas/files.js'
 import { collectionErrors as c } from '../../services/collections/errors.js'
 import { commonErrors } from '../../services/platform/errors.js'
@@ -165,6 +166,49 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const { fileId } = request.params
     const file = await files.download(target(request.params), request.caller.data, fileId)
+    return await sendFile(request, reply, file, async (range) => await files.open(target(request.params), fileId, range))
+  })
+
+  app.post('/:table/:id/files/:field/links', {
+    config: { collectionMethod: 'download', errors: [...LOCATED, f.fileNotFound, f.linkInvalid] },
+    schema: {
+      operationId: 'createFileLink',
+      tags,
+      summary: 'A signed link to one of the field\'s files that works without an Authorization header (an `<img src>`), for a while',
+      description: 'Under the collection\'s download rule. The link acts for the caller who asks for it: whoever uses it downloads ' +
+        'as that caller, whose credential must still hold (a user deleted, disabled or signed out everywhere, or a revoked PAT, ' +
+        'ends it) and whom the download rule, as it stands then, must still let through. It names this one file only.',
+      params: FileFieldParams,
+      body: FileLinkBody,
+      response: FileResponses.link
+    }
+  }, async (request) => {
+    const { fileId } = request.body
+    await files.download(target(request.params), request.caller.data, fileId)
+    const seconds = request.body.expiresIn ?? FILE_LINK_SECONDS.default
+    const link = await app.fileLinks.sign(target(request.params), fileId, request.caller.data, seconds)
+    const query = new URLSearchParams({ as: link.as, expires: String(link.expires), signature: link.signature })
+    const path = `${request.url.split('?')[0]}/${encodeURIComponent(fileId)}`
+    return ok({ url: `${path}?${query.toString()}`, expiresAt: link.expiresAt.toISOString() })
+  })
+
+  app.get('/:table/:id/files/:field/links/:fileId', {
+    config: { auth: 'none', collectionMethod: 'download', errors: [...LOCATED, f.fileNotFound, f.linkInvalid, f.rangeNotSatisfiable] },
+    schema: {
+      operationId: 'downloadFileByLink',
+      tags,
+      summary: 'Download a file through a signed link (createFileLink): no credential; as downloadFile otherwise',
+      description: 'The link is checked (this file, not altered, not expired), then the download runs as the caller who made it, ' +
+        'under the download rule as it stands now. `Range` and `If-None-Match` work as on downloadFile. Errors are JSON.',
+      params: FileParams,
+      querystring: FileLinkQuery,
+      headers: DownloadHeaders,
+      response: FileResponses.download
+    }
+  }, async (request, reply) => {
+    const { fileId } = request.params
+    const caller = await app.fileLinks.callerOf(target(request.params), fileId, request.query)
+    const file = await files.download(target(request.params), caller, fileId)
     return await sendFile(request, reply, file, async (range) => await files.open(target(request.params), fileId, range))
   })
 

@@ -8,6 +8,7 @@ import { commonErrors } from '../../services/platform/errors.js'
 import fileRoutes from './files.js'
 import { allowEnabledMethods } from './allowed-methods.js'
 import { created, deleted, ok } from '../replies.js'
+import { ifMatch } from '../conditional.js'
 
 const tags = ['data']
 
@@ -21,14 +22,6 @@ const VALUES = [c.invalidField, c.unknownField, c.readonlyField, c.invalidRelati
 const CONDITIONAL = [commonErrors.invalidIfMatch, c.recordNotFound, c.versionMismatch]
 /** The records a bulk write selects. */
 const BULK = [c.invalidFilter, c.filterRequired, c.tooManyAffected]
-
-/** `If-Match: "3"`, `W/"3"` or `3` → 3. */
-function ifMatchVersion (header: string | undefined): number | undefined {
-  if (header === undefined) return undefined
-  const match = /^(?:W\/)?"?(\d{1,15})"?$/.exec(header.trim())
-  if (match === null) throw commonErrors.invalidIfMatch()
-  return Number(match[1])
-}
 
 /**
  * `/api/p/:projectId/:table`: the collection endpoints. Each method answers
@@ -128,7 +121,7 @@ const dataRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const { projectId, table, id } = request.params
-    const version = ifMatchVersion(request.headers['if-match'])
+    const version = ifMatch(request)
     const record = await records.update(projectId, table, request.caller.data, id, request.body, version)
     void reply.header('etag', `"${String(record.version)}"`)
     return ok(record)
@@ -147,7 +140,7 @@ const dataRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request) => {
     const { projectId, table, id } = request.params
-    await records.delete(projectId, table, request.caller.data, id, ifMatchVersion(request.headers['if-match']))
+    await records.delete(projectId, table, request.caller.data, id, ifMatch(request))
     return deleted(id)
   })
 

@@ -3,7 +3,7 @@ import { KeyParams, TrackerResponses } from '../../schemas/tracker-routes.js'
 import { trackerActor } from '../../services/tracker/access.js'
 import { trackerErrors as e } from '../../services/tracker/errors.js'
 import { ok } from '../replies.js'
-import { tagged } from './versions.js'
+import { tagged } from '../conditional.js'
 
 /** `/tracker/browse/:key`: a work item by its key, across the platform project's tracker projects. */
 const browseRoutes: FastifyPluginAsyncTypebox = async (app) => {

@@ -7,7 +7,7 @@ import { trackerErrors as e } from '../../services/tracker/errors.js'
 import { opened } from './recents.js'
 import { created, deleted, ok } from '../replies.js'
 import { CONDITIONAL, ITEM_LIST, LIST, WRITE } from './refusals.js'
-import { ifMatch, tagged } from './versions.js'
+import { ifMatch, tagged } from '../conditional.js'
 
 /** Cycles are a feature a project may switch off, and guests do not plan. */
 const CYCLES = [e.featureDisabled, e.guestRefused]

@@ -4,7 +4,7 @@ import { IdempotencyHeaders, ItemParams, TrackerProjectPath, TrackerResponses } 
 import { trackerErrors as e } from '../../services/tracker/errors.js'
 import { created, ok } from '../replies.js'
 import { IDEMPOTENT, ITEM_FIELDS, LIST, WRITE } from './refusals.js'
-import { idempotencyKey, tagged } from './versions.js'
+import { idempotencyKey, tagged } from '../conditional.js'
 
 const INTAKE = [e.featureDisabled, e.itemNotFound, e.intakeNotFound]
 

@@ -6,7 +6,7 @@ import { trackerErrors as e } from '../../services/tracker/errors.js'
 import { opened } from './recents.js'
 import { created, deleted, ok } from '../replies.js'
 import { CONDITIONAL, LIST, WRITE } from './refusals.js'
-import { ifMatch, tagged } from './versions.js'
+import { ifMatch, tagged } from '../conditional.js'
 
 /** Pages are a feature a project may switch off, and guests do not use them. */
 const PAGES = [e.featureDisabled, e.guestRefused]

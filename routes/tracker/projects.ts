@@ -7,7 +7,7 @@ import { trackerActor } from '../../services/tracker/access.js'
 import { trackerErrors as e } from '../../services/tracker/errors.js'
 import { created, deleted, ok } from '../replies.js'
 import { CONDITIONAL, LIST, WRITE } from './refusals.js'
-import { ifMatch, tagged } from './versions.js'
+import { ifMatch, tagged } from '../conditional.js'
 
 /** What a project's settings may meet, from its identifier to the people it names. */
 const PROJECT_FIELDS = [e.invalidIdentifier, e.invalidTimezone, e.invalidValue, e.invalidReference, e.notAMember, e.identifierTaken]

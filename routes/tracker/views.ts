@@ -6,7 +6,7 @@ import { trackerErrors as e } from '../../services/tracker/errors.js'
 import { opened } from './recents.js'
 import { created, deleted, ok } from '../replies.js'
 import { CONDITIONAL, LIST, WRITE } from './refusals.js'
-import { ifMatch, tagged } from './versions.js'
+import { ifMatch, tagged } from '../conditional.js'
 
 const VIEW = [e.featureDisabled, e.viewNotFound]
 const FIELDS = [e.invalidFilter, e.invalidValue, e.guestRefused]

@@ -7,7 +7,7 @@ import { trackerErrors as e } from '../../services/tracker/errors.js'
 import { opened } from './recents.js'
 import { created, deleted, ok } from '../replies.js'
 import { CONDITIONAL, IDEMPOTENT, ITEM, ITEM_FIELDS, ITEM_LIST, WRITE } from './refusals.js'
-import { idempotencyKey, ifMatch, tagged } from './versions.js'
+import { idempotencyKey, ifMatch, tagged } from '../conditional.js'
 
 const FILTER = 'The `filter` is a TrackerFilter (the schema of that name) as JSON: `{ and: [...] }`, `{ or: [...] }`, `{ not: {...} }` ' +
   'or a condition `{ field, op, value }`; an unknown field or operator is refused naming it.'

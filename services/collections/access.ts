@@ -11,8 +11,8 @@ import { permissionMissing } from '../orgs/resolver.js'
 export type DataCaller =
   | { kind: 'anonymous' }
   | { kind: 'user', id: string }
-  /** A platform JWT or PAT holding `records.read` / `records.write` for the project: rules do not apply. */
-  | { kind: 'admin', userId: string, canRead: boolean, canWrite: boolean, scopes?: string[] }
+  /** A platform JWT or PAT (`keyId`) holding `records.read` / `records.write` for the project: rules do not apply. */
+  | { kind: 'admin', userId: string, canRead: boolean, canWrite: boolean, scopes?: string[], keyId?: string }
 
 /** What one method call may touch, with the rule's variables already substituted. */
 export interface Access {

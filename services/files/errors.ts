@@ -78,6 +78,12 @@ export const fileErrors = errorCatalogue('files', {
     details: ({ limit }) => ({ limit }),
     description: 'the form carries a second file or more other fields than `details.limit`'
   },
+  linkInvalid: {
+    code: 'APP_FILE_LINK_INVALID',
+    status: 403,
+    message: 'The file link is not valid: altered, expired, or its maker may no longer download the file; ask for a new one',
+    description: 'the signed file link was altered or has expired, or the caller it acts for is gone or signed out'
+  },
   rangeNotSatisfiable: {
     code: 'APP_RANGE_NOT_SATISFIABLE',
     status: 416,

@@ -69,6 +69,11 @@ export class ApiKeys {
     await this.keys.revokeAll(userId)
   }
 
+  /** Whether the user's key `keyId` is neither revoked nor expired. */
+  async live (userId: string, keyId: string): Promise<boolean> {
+    return await this.keys.live(userId, keyId)
+  }
+
   /** Null for a malformed, unknown, revoked or expired token. */
   async authenticate (token: string): Promise<PatIdentity | null> {
     const record = await this.keys.authenticate(token)

@@ -68,6 +68,12 @@ export class OwnedTokens<Record extends StoredToken> {
     return deletedCount
   }
 
+  /** Whether the owner's token `handle` is neither revoked nor expired: what a credential made from it (a file link) re-checks. */
+  async live (ownerId: string, handle: string): Promise<boolean> {
+    const now = this.deps.clock.now()
+    return await this.tokens.countDocuments({ [this.kind.handle]: handle, [this.kind.owner]: ownerId, revokedAt: null, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] }) > 0
+  }
+
   /** Null for a malformed, unknown, revoked or expired token. */
   async authenticate (token: string): Promise<WithId<Record> | null> {
     return await usableToken<Record>(this.store, this.kind.collection, token, this.deps.prefix, this.deps.clock)

@@ -119,6 +119,11 @@ export class LlmCredentials {
     return record
   }
 
+  /** A credential wherever it is held, or null: for the ledger's prices. */
+  async byId (credentialId: string): Promise<CredentialRecord | null> {
+    return await this.records.findOne({ _id: credentialId }) as CredentialRecord | null
+  }
+
   async create (scope: LlmScope, input: CreateLlmCredentialT): Promise<LlmCredentialT> {
     const baseUrl = await this.checkedBaseUrl(input.provider, input.baseUrl ?? null)
     const apiKey = input.apiKey ?? null

@@ -55,5 +55,12 @@ export const llmErrors = errorCatalogue('llm', {
     status: 409,
     message: ({ name }: { name: string }) => `No credential named ${name} is usable here`,
     description: 'the model names a credential the project cannot use'
+  },
+  budgetExceeded: {
+    code: 'APP_LLM_BUDGET_EXCEEDED',
+    // 402, not 429: the AI SDK and OpenAI's clients retry 429 (and 408, 409, 5xx) on their own, and a monthly budget does not clear within a retry's wait.
+    status: 402,
+    message: ({ level, monthlyUsd, spentUsd, month }: { level: string, monthlyUsd: number, spentUsd: number, month: string }) => `The ${level}'s monthly LLM budget of ${monthlyUsd} USD is spent for ${month} (${spentUsd} USD used)`,
+    description: 'the organization\'s or the project\'s monthly budget has nothing left this month (UTC); no model call was made'
   }
 })

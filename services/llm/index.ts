@@ -1,3 +1,4 @@
+import type { Cursors } from '../collections/query.js'
 import type { Clock } from '../platform/clock.js'
 import type { SecretBox } from '../platform/crypto.js'
 import type { IdGenerator } from '../platform/ids.js'
@@ -8,6 +9,7 @@ import { LlmCredentials } from './credentials.js'
 import { LlmModels } from './models.js'
 import { LlmResolution } from './resolution.js'
 import { LlmSettings } from './settings.js'
+import { LlmUsageLedger } from './usage.js'
 
 /** The job that re-seals keys left under a retired master key, and how often it runs. */
 export const LLM_RESEAL_JOB = 'llm.reseal'
@@ -20,6 +22,8 @@ export interface LlmPorts {
   newId: IdGenerator
   secrets: SecretBox
   config: LlmConfig
+  /** Seals the usage list's page cursors. */
+  cursors: Cursors
   /** Tests answer host names themselves; the system resolver otherwise. */
   resolveAll?: ResolveAll
 }
@@ -30,6 +34,8 @@ export interface LlmServices {
   resolution: LlmResolution
   /** The AI SDK model of a resolved call, its requests through the address guard. */
   models: LlmModels
+  /** One row per model call, the monthly roll-ups, and the budget check made before a run. */
+  usage: LlmUsageLedger
 }
 
 /** The LLM family's services, their indexes made. */
@@ -41,6 +47,7 @@ export async function buildLlmServices (ports: LlmPorts): Promise<LlmServices> {
   const resolution = new LlmResolution({ credentials, settings, defaults: { maxOutputTokens: config.defaultMaxOutputTokens, maxToolSteps: config.defaultMaxToolSteps } })
   // A model may think a while before its first byte, and pause between steps of a stream.
   const models = new LlmModels(guard, { headersTimeoutMs: config.timeoutMs * 4, idleTimeoutMs: config.timeoutMs * 4, maxResponseBytes: 32 * 1024 * 1024 })
-  await Promise.all([credentials.init(), settings.init()])
-  return { credentials, settings, resolution, models }
+  const usage = new LlmUsageLedger(store, { clock, newId, cursors: ports.cursors, credentials, resolution })
+  await Promise.all([credentials.init(), settings.init(), usage.init()])
+  return { credentials, settings, resolution, models, usage }
 }

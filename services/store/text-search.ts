@@ -40,13 +40,21 @@ export interface TextSearchOptions {
   within?: { collection: string, field: string, filter: Filter }
 }
 
+export interface TextCountOptions extends Pick<TextSearchOptions, 'within'> {
+  cap?: number
+}
+
 export interface TextIndex<T extends Document = Document> {
   /** Declares the index (idempotent); documents already stored are indexed when it is new. */
   ensure (spec: TextIndexSpec): Promise<void>
   /** Matches of `query` that also match `filter`, best first, skipped and limited inside the engine's query. */
   search (query: TextQuery, filter: Filter, options?: TextSearchOptions): Promise<Array<TextHit<T>>>
-  /** How many documents `search` would find without skip and limit. */
-  count (query: TextQuery, filter: Filter, options?: Pick<TextSearchOptions, 'within'>): Promise<number>
+  /**
+   * How many documents `search` would find without skip and limit; with
+   * `cap`, at most `cap` (the engine stops counting there: a facet over a
+   * common word need not visit every match).
+   */
+  count (query: TextQuery, filter: Filter, options?: TextCountOptions): Promise<number>
   /** Indexes every stored document again (after a restore or a change of spec); the number of documents indexed. */
   rebuild (): Promise<number>
 }

@@ -33,15 +33,18 @@ function toolError (error: AppError): CallToolResult {
 
 /**
  * An MCP server offering a registry's tools to one caller: tools/list lists
- * them all (with their permission and read-only/destructive hints), and each
- * tools/call goes through the registry, which re-checks the caller's access.
+ * those the caller may call now (a read-only PAT sees the read tools), with
+ * their permission and read-only/destructive hints, and each tools/call goes
+ * through the registry, which re-checks the caller's access.
  * A refusal is a tool error (`isError`) carrying the platform code and
  * message; anything else is the server's bug, a JSON-RPC internal error.
  */
 export function mcpServer<C> (registry: ToolRegistry<C>, caller: ToolCaller, info: { name: string, version: string }): Server {
   const server = new Server(info, { capabilities: { tools: {} } })
-  const tools = registry.list().map((tool) => describeTool(tool as ToolDefinition<TSchema, TSchema, unknown>))
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }))
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const tools = await registry.available(caller)
+    return { tools: tools.map((tool) => describeTool(tool as ToolDefinition<TSchema, TSchema, unknown>)) }
+  })
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const { name, arguments: args } = request.params
     if (registry.get(name) === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`)

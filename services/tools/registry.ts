@@ -92,8 +92,23 @@ export class ToolRegistry<C> {
     return [...this.tools.values()].map((tool) => tool.definition)
   }
 
+  /** The tools `caller` may call at this moment (their current permissions, a PAT's scopes); none when they may not see the project. */
+  async available (caller: ToolCaller): Promise<Array<ToolDefinition<TSchema, TSchema, C>>> {
+    const access = await this.deps.access(caller)
+    if (access === null) return []
+    return this.list().filter((tool) => access.permissions.has(tool.permission))
+  }
+
   get (name: string): ToolDefinition<TSchema, TSchema, C> | undefined {
     return this.tools.get(name)?.definition
+  }
+
+  /** Whether `caller` holds, now, the permission `name` needs (the assistant's approver of a destructive call). */
+  async permits (name: string, caller: ToolCaller): Promise<boolean> {
+    const tool = this.tools.get(name)
+    if (tool === undefined) return false
+    const access = await this.deps.access(caller)
+    return access !== null && access.permissions.has(tool.definition.permission)
   }
 
   /** Runs `name` for `caller`: validation, the current access check, then the handler. */

@@ -127,12 +127,14 @@ export class TrackerExports {
     await this.remove(await this.own(actor, projectId, exportId))
   }
 
-  /** The file a signed link names, while the link holds: what the download route streams. */
+  /** The file a signed link names, while the link holds and its owner may still read the tracker project: what the download route streams. */
   async download (projectId: string, exportId: string, expires: number, signature: string): Promise<{ body: NodeJS.ReadableStream, size: number, contentType: string, filename: string }> {
     if (!this.deps.links.verify(`${projectId}:${exportId}`, expires, signature, Math.floor(this.deps.clock.nowMs() / 1000))) throw trackerErrors.exportLinkInvalid()
     const record = await this.records.findOne({ _id: exportId, projectId })
     if (record === null) throw trackerErrors.exportNotFound()
     if (record.status !== 'completed' || record.fileKey === null) throw trackerErrors.exportNotReady({ status: record.status })
+    // The link carries no credential, so it is only as good as its owner's access now: a member removed since is refused.
+    await this.deps.scopeOf(record.projectId, record.userId, record.lpId)
     return {
       body: await this.deps.files.read(record.fileKey),
       size: record.size ?? 0,

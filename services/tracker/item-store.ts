@@ -18,6 +18,9 @@ import {
  * replaces the outbox.
  */
 
+/** The item fields holding lists, indexed per element on MongoDB only (ItemStore.init). */
+const LIST_FIELDS = ['assignees', 'labelIds', 'moduleIds'] as const
+
 export const activityId = (itemId: string, changeId: string, index: number): string => `${itemId}:${changeId}:${index}`
 export const subscriberId = (itemId: string, userId: string): string => `${itemId}:${userId}`
 
@@ -49,12 +52,21 @@ export class ItemStore {
    * The access paths: by key (the number), by each field lists narrow on
    * with the number after it (lists go newest first), the board order, the
    * sync order, and what automations look for. Compound indexes hold at most
-   * one list field each (assignees, labels, modules).
+   * one list field each (assignees, labels, modules), and only on MongoDB:
+   * the embedded engine keys an array by its document, not per element
+   * (docs/store.md), so no filter on a list field can use such an index there
+   * (equality, `$in`, `$all` and `$size` read the array through `json_each`),
+   * and every insert and write would still maintain it. Ones an earlier
+   * version made there are dropped.
    */
   async init (): Promise<void> {
     await this.items.createIndex({ lpId: 1, seq: 1 }, { unique: true })
-    for (const field of ['stateId', 'priorityRank', 'cycleId', 'parentId', 'createdBy', 'assignees', 'labelIds', 'moduleIds', 'typeId']) {
+    for (const field of ['stateId', 'priorityRank', 'cycleId', 'parentId', 'createdBy', 'typeId']) {
       await this.items.createIndex({ lpId: 1, [field]: 1, seq: 1 })
+    }
+    for (const field of LIST_FIELDS) {
+      if (this.store.engine !== 'sqlite') await this.items.createIndex({ lpId: 1, [field]: 1, seq: 1 })
+      else if ((await this.items.listIndexes()).some((index) => index.name === `lpId_1_${field}_1_seq_1`)) await this.items.dropIndex(`lpId_1_${field}_1_seq_1`)
     }
     await this.items.createIndex({ lpId: 1, sortOrder: 1, _id: 1 })
     await this.items.createIndex({ lpId: 1, updatedAt: 1, _id: 1 })
@@ -148,20 +160,24 @@ export class ItemStore {
     if (this.deps.publish !== undefined) await this.deps.publish(item, change)
     if (this.deps.notify !== undefined) await this.deps.notify(item, change)
     if (change.entries.length > 0) {
+      const entries: ActivityRecord[] = change.entries.map((entry, index) => ({
+        _id: activityId(item._id, change.id, index),
+        projectId: item.projectId,
+        lpId: item.lpId,
+        itemId: item._id,
+        changeId: change.id,
+        field: entry.field,
+        from: entry.from ?? null,
+        to: entry.to ?? null,
+        actorId: change.actorId,
+        automation: change.automation,
+        at: change.at
+      }))
       try {
-        await this.activity.insertMany(change.entries.map((entry, index) => ({
-          _id: activityId(item._id, change.id, index),
-          projectId: item.projectId,
-          lpId: item.lpId,
-          itemId: item._id,
-          changeId: change.id,
-          field: entry.field,
-          from: entry.from ?? null,
-          to: entry.to ?? null,
-          actorId: change.actorId,
-          automation: change.automation,
-          at: change.at
-        })))
+        // One entry (a create, most patches) goes by insertOne, which the embedded engine commits with the other
+        // inserts of the event-loop turn (group commit) rather than in a transaction of its own.
+        if (entries.length === 1) await this.activity.insertOne(entries[0])
+        else await this.activity.insertMany(entries)
       } catch (error) {
         if (!(error instanceof DuplicateKeyError)) throw error
       }

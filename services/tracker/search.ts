@@ -103,10 +103,11 @@ export class TrackerSearch {
     const page = [...fromKeys, ...textHits.slice(textOffset, textOffset + textNeeded)]
     const more = keys.length > offset + fromKeys.length || textHits.length > textOffset + textNeeded
     const next = offset + page.length
-    const facets = await this.facets(text, textSources, keyHits ?? [])
+    // The facet is the first page's: later pages of the same query would count the same again.
+    const facets = query.cursor === undefined ? await this.facets(text, textSources, keyHits ?? []) : null
     return {
       items: page.map(({ rank: _rank, ...hit }) => hit),
-      facets: { type: facets },
+      facets,
       nextCursor: more && next < SEARCH_LIMITS.maxOffset ? this.deps.cursors.encode({ offset: next }, scopeKey) : null
     }
   }
@@ -247,20 +248,31 @@ export class TrackerSearch {
     return hits.sort((a, b) => b.rank - a.rank || order(a.type) - order(b.type) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, window)
   }
 
-  /** How many hits of each type the query has, under the same filters (the `type` the caller narrowed to aside). */
-  private async facets (text: TextQuery, sources: Sources, keyHits: Hit[]): Promise<Record<SearchTypeT, number>> {
+  /**
+   * How many hits of each type the query has, under the same filters (the
+   * `type` the caller narrowed to aside), each counted to one past
+   * SEARCH_LIMITS.facetCap at most: past it the count is the cap and
+   * `capped` says so.
+   */
+  private async facets (text: TextQuery, sources: Sources, keyHits: Hit[]): Promise<NonNullable<SearchResultT['facets']>> {
     const { store } = this.deps
     const counts: Record<SearchTypeT, number> = { workItem: 0, intake: 0, comment: 0, page: 0 }
     for (const hit of keyHits) counts[hit.type]++
-    if (text.terms.length === 0) return counts
-    const items = store.extensions.text(TRACKER_COLLECTIONS.items)
-    if (sources.workItem !== null) counts.workItem += await items.count(text, sources.workItem)
-    if (sources.intake !== null) counts.intake += await items.count(text, sources.intake)
-    if (sources.comment !== null) {
-      counts.comment += await store.extensions.text(TRACKER_COLLECTIONS.comments).count(text, sources.comment.own, { within: { collection: TRACKER_COLLECTIONS.items, field: 'itemId', filter: sources.comment.items } })
+    if (text.terms.length > 0) {
+      const items = store.extensions.text(TRACKER_COLLECTIONS.items)
+      // Key hits were taken out of the text sources: the text count need only reach the cap with them.
+      const cap = (type: SearchTypeT): number => Math.max(1, SEARCH_LIMITS.facetCap + 1 - counts[type])
+      if (sources.workItem !== null) counts.workItem += await items.count(text, sources.workItem, { cap: cap('workItem') })
+      if (sources.intake !== null) counts.intake += await items.count(text, sources.intake, { cap: cap('intake') })
+      if (sources.comment !== null) {
+        const within = { collection: TRACKER_COLLECTIONS.items, field: 'itemId', filter: sources.comment.items }
+        counts.comment += await store.extensions.text(TRACKER_COLLECTIONS.comments).count(text, sources.comment.own, { within, cap: cap('comment') })
+      }
+      if (sources.page !== null) counts.page += await store.extensions.text(TRACKER_COLLECTIONS.pages).count(text, sources.page, { cap: cap('page') })
     }
-    if (sources.page !== null) counts.page += await store.extensions.text(TRACKER_COLLECTIONS.pages).count(text, sources.page)
-    return counts
+    const capped = SEARCH_TYPES.some((type) => counts[type] > SEARCH_LIMITS.facetCap)
+    for (const type of SEARCH_TYPES) counts[type] = Math.min(counts[type], SEARCH_LIMITS.facetCap)
+    return { type: counts, capped }
   }
 
   private itemHit (record: ItemRecord, scope: TrackerScope, matchedBy: Hit['matchedBy'], snippet: SearchHitT['snippet'], score: number): Hit {

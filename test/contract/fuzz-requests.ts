@@ -103,7 +103,9 @@ function fixturesFor (path: string, name: string): Segment[] {
     case 'scheduleId': return literals('nope')
     case 'runId': return literals('nope')
     case 'credentialId': return [...refs(segments[2] === 'organizations' ? 'orgLlmCredentialId' : 'projectLlmCredentialId'), ...literals('nope')]
-    case 'sessionId': return refs('sessionId')
+    // An unknown assistant session (or its run, or a tool call) still reaches the route's own 404.
+    case 'sessionId': return segments.includes('assistant') ? literals('nope') : refs('sessionId')
+    case 'callId': return literals('nope')
     case 'appId': return refs('hostingAppId', 'staticAppId')
     case 'deploymentId': return literals('nope')
     case 'hostname': return literals('www.example.com', 'fuzz-apps-1.apps.localhost')

@@ -1,6 +1,6 @@
 import type { Collection, Db, Document as MongoDocument, Sort } from 'mongodb'
 import type { Document, Filter, WithId } from '../types.js'
-import { snippetOf, textAt, type Snippet, type TextHit, type TextIndex, type TextIndexSpec, type TextQuery, type TextSearchOptions } from '../text-search.js'
+import { snippetOf, textAt, type Snippet, type TextCountOptions, type TextHit, type TextIndex, type TextIndexSpec, type TextQuery, type TextSearchOptions } from '../text-search.js'
 import { validateCount, validateFilter } from '../semantics/index.js'
 import { portableQuery } from './portable.js'
 import { translate } from './translate.js'
@@ -96,12 +96,14 @@ export class MongoTextIndex<T extends Document> implements TextIndex<T> {
     } catch (error) { translate(error, this.name, 'query') }
   }
 
-  async count (query: TextQuery, filter: Filter, options: Pick<TextSearchOptions, 'within'> = {}): Promise<number> {
+  async count (query: TextQuery, filter: Filter, options: TextCountOptions = {}): Promise<number> {
     this.check(filter, options)
+    validateCount(options.cap, 'options.cap')
     if (query.terms.length === 0) return 0
-    if (options.within !== undefined) return (await this.search(query, filter, options)).length
+    const cap = options.cap ?? 0
+    if (options.within !== undefined) return (await this.search(query, filter, { within: options.within, limit: cap })).length
     try {
-      return await this.raw.countDocuments(this.query(query, filter), this.limit)
+      return await this.raw.countDocuments(this.query(query, filter), { ...this.limit, ...(cap === 0 ? {} : { limit: cap }) })
     } catch (error) { translate(error, this.name, 'query') }
   }
 

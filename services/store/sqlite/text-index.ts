@@ -1,5 +1,5 @@
 import type { Document, Filter, WithId } from '../types.js'
-import type { Snippet, TextHit, TextIndex, TextIndexSpec, TextQuery, TextSearchOptions } from '../text-search.js'
+import type { Snippet, TextCountOptions, TextHit, TextIndex, TextIndexSpec, TextQuery, TextSearchOptions } from '../text-search.js'
 import { compileFilter, validateCount } from '../semantics/index.js'
 import { decodeDocument } from './codec.js'
 import type { CollectionMeta, Connection } from './connection.js'
@@ -112,16 +112,20 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
     return this.run(query, filter, options, options.skip ?? 0, options.limit ?? 0)?.hits ?? []
   }
 
-  async count (query: TextQuery, filter: Filter, options: Pick<TextSearchOptions, 'within'> = {}): Promise<number> {
-    return this.run(query, filter, options, 0, 0, true)?.count ?? 0
+  async count (query: TextQuery, filter: Filter, options: TextCountOptions = {}): Promise<number> {
+    validateCount(options.cap, 'options.cap')
+    return this.run(query, filter, options, 0, options.cap ?? 0, true)?.count ?? 0
   }
 
   /**
-   * One statement: the FTS5 match joined to the collection's rows, the
-   * filter's SQL (and the parent's, through `within`) in its WHERE, ordered
-   * by bm25 with the fields' weights. Where the filter's SQL is not exact the
-   * rows are read in rank order and the semantics matcher decides, so skip
-   * and limit still count only what matches.
+   * The FTS5 match joined to the collection's rows, the filter's SQL (and
+   * the parent's, through `within`) in its WHERE, ordered by bm25 with the
+   * fields' weights, limited inside the statement where that SQL is exact (a
+   * count stops at `limit`, the cap). A first ranking of row numbers alone,
+   * then documents and snippets for the window, measured slower (the FTS5
+   * cursor re-runs the match per row). Where the SQL is not exact the
+   * rows are read in rank order and the semantics matcher decides, so skip,
+   * limit and cap still count only what matches.
    */
   private run (query: TextQuery, filter: Filter, options: TextSearchOptions, skip: number, limit: number, counting = false): { hits: Array<TextHit<T>>, count: number } | null {
     const test = compileFilter(filter)
@@ -135,6 +139,7 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       if (options.within !== undefined && parentMeta === undefined) return null
       const fields = Object.keys(spec.fields)
       const fts = quoteIdentifier(ftsName(meta.table))
+      const table = quoteIdentifier(meta.table)
       const where = whereOf(meta, filter)
       const parentWhere = parentMeta === undefined ? null : whereOf(parentMeta, (options.within as { filter: Filter }).filter)
       if (where.sql === '0' || parentWhere?.sql === '0') return { hits: [], count: 0 }
@@ -144,14 +149,17 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       // Unqualified `doc` in a filter's SQL names the innermost table: the row's own in the outer query, the parent's inside the subqueries.
       const conditions = [`${fts} MATCH ?`, `(${where.sql})`]
       if (parentWhere !== null) conditions.push(`EXISTS (SELECT 1 FROM ${parentTable} WHERE id = ${parentId} AND (${parentWhere.sql}))`)
-      const params = [matchExpression(query), ...where.params, ...(parentWhere?.params ?? [])]
-      const from = `${fts} JOIN ${quoteIdentifier(meta.table)} c ON c.seq = ${fts}.rowid WHERE ${conditions.join(' AND ')}`
-      if (counting && exact) return { hits: [], count: this.connection.statement(`SELECT count(*) FROM ${from}`).pluck().get(...params) as number }
+      const match = matchExpression(query)
+      const params = [match, ...where.params, ...(parentWhere?.params ?? [])]
+      const from = `${fts} JOIN ${table} c ON c.seq = ${fts}.rowid WHERE ${conditions.join(' AND ')}`
+      const bound = limit === 0 ? -1 : limit
+      if (counting && exact) return { hits: [], count: this.connection.statement(`SELECT count(*) FROM (SELECT 1 FROM ${from} LIMIT ${bound})`).pluck().get(...params) as number }
       const weights = fields.map((field) => spec.fields[field]).join(', ')
       const snippets = fields.map((_, i) => `snippet(${fts}, ${i}, '${OPEN}', '${CLOSE}', '…', 16)`).join(', ')
       const parentDoc = parentMeta === undefined ? '' : `, (SELECT doc FROM ${parentTable} WHERE id = ${parentId})`
-      const window = exact && !counting ? ` LIMIT ${limit === 0 ? -1 : limit} OFFSET ${skip}` : ''
-      const rows = this.connection.statement(`SELECT c.seq, c.doc, bm25(${fts}, ${weights}) AS score${parentDoc}, ${snippets} FROM ${from} ORDER BY score${window}`).raw().iterate(...params) as IterableIterator<Row>
+      const columns = `c.seq, c.doc, bm25(${fts}, ${weights}) AS score${parentDoc}, ${snippets}`
+      const window = exact && !counting ? ` LIMIT ${bound} OFFSET ${skip}` : ''
+      const rows = this.connection.statement(`SELECT ${columns} FROM ${from} ORDER BY score${window}`).raw().iterate(...params) as IterableIterator<Row>
       const hits: Array<TextHit<T>> = []
       let count = 0
       for (const row of rows) {
@@ -159,7 +167,10 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
         const parent = parentMeta === undefined ? undefined : (row[3] === null ? null : decodeDocument(row[3] as string) as WithId<Document>)
         if (!exact && (!test(doc) || (parentTest !== null && (parent == null || !parentTest(parent))))) continue
         count++
-        if (counting) continue
+        if (counting) {
+          if (limit !== 0 && count === limit) break
+          continue
+        }
         if (!exact && count <= skip) continue
         const marked = row.slice(parentMeta === undefined ? 3 : 4) as Array<string | null>
         // The highest-weighted field that holds a match: what the snippet shows.

@@ -1734,6 +1734,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/p/{projectId}/{table}/{id}/files/{field}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A signed link to one of the field's files that works without an Authorization header (an `<img src>`), for a while
+         * @description Under the collection's download rule. The link acts for the caller who asks for it: whoever uses it downloads as that caller, whose credential must still hold (a user deleted, disabled or signed out everywhere, or a revoked PAT, ends it) and whom the download rule, as it stands then, must still let through. It names this one file only.
+         *
+         *     Refused with:
+         *     - 403 `APP_FILE_LINK_INVALID`: the signed file link was altered or has expired, or the caller it acts for is gone or signed out
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_FIELD_NOT_FOUND`: the path names no file field of the collection
+         *     - 404 `APP_FILE_NOT_FOUND`: the file's bytes are not stored (any more)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_RECORD_NOT_FOUND`: no such record, or the method's rule hides it
+         *     - 405 `APP_METHOD_DISABLED`: the collection has this method disabled; Allow lists what the path takes
+         */
+        post: operations["createFileLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/p/{projectId}/{table}/{id}/files/{field}/links/{fileId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a file through a signed link (createFileLink): no credential; as downloadFile otherwise
+         * @description The link is checked (this file, not altered, not expired), then the download runs as the caller who made it, under the download rule as it stands now. `Range` and `If-None-Match` work as on downloadFile. Errors are JSON.
+         *
+         *     Refused with:
+         *     - 403 `APP_FILE_LINK_INVALID`: the signed file link was altered or has expired, or the caller it acts for is gone or signed out
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_FIELD_NOT_FOUND`: the path names no file field of the collection
+         *     - 404 `APP_FILE_NOT_FOUND`: the file's bytes are not stored (any more)
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_RECORD_NOT_FOUND`: no such record, or the method's rule hides it
+         *     - 405 `APP_METHOD_DISABLED`: the collection has this method disabled; Allow lists what the path takes
+         *     - 416 `APP_RANGE_NOT_SATISFIABLE`: the Range lies outside the file; Content-Range gives its size
+         */
+        get: operations["downloadFileByLink"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{projectId}/git/repositories": {
         parameters: {
             query?: never;
@@ -9097,6 +9158,252 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{projectId}/assistant/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's own assistant sessions in the project, newest first
+         * @description Needs `assistant.use`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listAssistantSessions"];
+        put?: never;
+        /**
+         * Start an assistant session
+         * @description Needs `assistant.use`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        post: operations["createAssistantSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/assistant/sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One assistant session
+         * @description Needs `assistant.use`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_ASSISTANT_SESSION_NOT_FOUND`: no such session in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["getAssistantSession"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an assistant session
+         * @description Needs `assistant.use`. Its active run is cancelled; its messages, runs and events go with it.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_ASSISTANT_SESSION_NOT_FOUND`: no such session in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        delete: operations["deleteAssistantSession"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename an assistant session
+         * @description Needs `assistant.use`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_ASSISTANT_SESSION_NOT_FOUND`: no such session in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        patch: operations["renameAssistantSession"];
+        trace?: never;
+    };
+    "/api/projects/{projectId}/assistant/sessions/{sessionId}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The session's messages, in the order they were said
+         * @description Needs `assistant.use`. The user's, the model's (text and tool calls) and the tools' answers, as the model was given them.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_ASSISTANT_SESSION_NOT_FOUND`: no such session in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listAssistantMessages"];
+        put?: never;
+        /**
+         * Say something: starts a run that answers
+         * @description Needs `assistant.use`. With `Accept: text/event-stream` the answer is a stream of named server-sent events (`run.started`, `text.delta`, `tool.call`, `approval.required`, `tool.result`, `step.finished`, `run.completed`, `run.failed`, `run.cancelled`), each with an `id`; it ends at the run's end or at `approval.required`. Otherwise 202: the run works on the job queue, read it at `Location`. A lost stream is taken up at `GET …/runs/{runId}/events` with `Last-Event-ID`.
+         *
+         *     Refused with:
+         *     - 402 `APP_LLM_BUDGET_EXCEEDED`: the organization's or the project's monthly budget has nothing left this month (UTC); no model call was made
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_ASSISTANT_SESSION_NOT_FOUND`: no such session in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_ASSISTANT_RUN_ACTIVE`: the session has a run that is queued, running or awaiting approval
+         *     - 409 `APP_LLM_MODEL_NOT_ALLOWED`: the model is outside the organization's or the project's allowed models
+         *     - 409 `APP_LLM_NO_CREDENTIAL`: the model names a credential the project cannot use
+         *     - 409 `APP_LLM_NO_MODEL`: a call named no model and none is set by default
+         */
+        post: operations["postAssistantMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/assistant/sessions/{sessionId}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The session's runs, newest first
+         * @description Needs `assistant.use`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_ASSISTANT_SESSION_NOT_FOUND`: no such session in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listAssistantRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/assistant/sessions/{sessionId}/runs/{runId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One run: status, stop reason, usage, the approvals it waits on
+         * @description Needs `assistant.use`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_ASSISTANT_RUN_NOT_FOUND`: no such run in the session
+         *     - 404 `APP_ASSISTANT_SESSION_NOT_FOUND`: no such session in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["getAssistantRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/assistant/sessions/{sessionId}/runs/{runId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The run's events after an id
+         * @description Needs `assistant.use`. With `Accept: text/event-stream`, the events after `Last-Event-ID` (or `after`) and then as they come, until the run ends or waits for an approval: how a client takes up a lost stream. Otherwise the events recorded so far after `after`, with the run.
+         *
+         *     Refused with:
+         *     - 400 `APP_ASSISTANT_EVENT_ID_INVALID`: the Last-Event-ID header is not an event id
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_ASSISTANT_RUN_NOT_FOUND`: no such run in the session
+         *     - 404 `APP_ASSISTANT_SESSION_NOT_FOUND`: no such session in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listAssistantRunEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/assistant/sessions/{sessionId}/runs/{runId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a run that has not ended
+         * @description Needs `assistant.use`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_ASSISTANT_RUN_NOT_FOUND`: no such run in the session
+         *     - 404 `APP_ASSISTANT_SESSION_NOT_FOUND`: no such session in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_ASSISTANT_RUN_FINISHED`: the run has ended (completed, failed or cancelled)
+         */
+        post: operations["cancelAssistantRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/assistant/sessions/{sessionId}/runs/{runId}/approvals/{callId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve or deny a destructive tool call the run waits on
+         * @description Needs `assistant.use`. Approving needs, besides `assistant.use`, the permission the tool needs (`approvals[].permission`), held now. A denial is told to the model as the tool's result. Once every call of the pause is decided the run goes on.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_ASSISTANT_RUN_NOT_FOUND`: no such run in the session
+         *     - 404 `APP_ASSISTANT_SESSION_NOT_FOUND`: no such session in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_ASSISTANT_APPROVAL_NOT_PENDING`: the run awaits no approval of that tool call (it was decided already, or never asked)
+         */
+        post: operations["decideAssistantToolCall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organizations/{orgId}/llm-credentials": {
         parameters: {
             query?: never;
@@ -9515,6 +9822,102 @@ export interface paths {
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          */
         get: operations["getProjectLlmResolved"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{orgId}/llm-usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the organization's model calls used in a month (UTC)
+         * @description Needs `llm.read`. Tokens in and out and the estimated cost, in total, by model and by user, and each monthly budget in force with what is left of it. `month` is `YYYY-MM`, the current month when left out.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         */
+        get: operations["getOrganizationLlmUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{orgId}/llm-usage/calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's model calls of a month, newest first
+         * @description Needs `llm.read`. One row per model call: who, which session and run, the model, tokens, estimated cost and latency. Paged with `cursor`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         */
+        get: operations["listOrganizationLlmUsageCalls"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/llm-usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the project's model calls used in a month (UTC)
+         * @description Needs `llm.read`. Tokens in and out and the estimated cost, in total, by model and by user, and each monthly budget in force with what is left of it. `month` is `YYYY-MM`, the current month when left out.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["getProjectLlmUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/llm-usage/calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's model calls of a month, newest first
+         * @description Needs `llm.read`. One row per model call: who, which session and run, the model, tokens, estimated cost and latency. Paged with `cursor`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listProjectLlmUsageCalls"];
         put?: never;
         post?: never;
         delete?: never;
@@ -9942,6 +10345,13 @@ export interface components {
             createdAt: string;
             createdBy: string | null;
             file: components["schemas"]["FileDescriptor"] | (never | null);
+        };
+        /** @description A signed link to one file, acting for the caller who asked for it */
+        FileLink: {
+            /** @description The file's signed path on this API (resolve it against the API's origin): no Authorization header needed */
+            url: string;
+            /** Format: date-time */
+            expiresAt: string;
         };
         GitRepository: {
             id: string;
@@ -11305,15 +11715,18 @@ export interface components {
                     updatedAt: string;
                 };
             }[];
+            /** @description On the first page only (no `cursor`); null on later pages */
             facets: {
-                /** @description How many hits of each type the query has in all (with `filter` and `lpId`, whatever `type` asks for) */
+                /** @description How many hits of each type the query has in all (with `filter` and `lpId`, whatever `type` asks for), each at most 1000 */
                 type: {
                     workItem: number;
                     intake: number;
                     comment: number;
                     page: number;
                 };
-            };
+                /** @description True when a count stopped at 1000: that type has more hits than its count says */
+                capped: boolean;
+            } | null;
             /** @description Pass as `cursor` for the next page; null on the last page */
             nextCursor: string | null;
         };
@@ -11437,6 +11850,70 @@ export interface components {
                 message: string;
             }[];
         };
+        LlmUsageCall: {
+            id: string;
+            projectId: string;
+            userId: string;
+            sessionId: string | null;
+            runId: string | null;
+            provider: string;
+            /** @description The provider's own id of the model */
+            model: string;
+            credentialId: string | null;
+            inputTokens: number;
+            outputTokens: number;
+            /** @description Estimated from the model's listed prices; null when they are not known */
+            costUsd: number | null;
+            latencyMs: number;
+            /** Format: date-time */
+            at: string;
+        };
+        LlmUsage: {
+            level: "organization" | "project";
+            /** @description `YYYY-MM`, UTC */
+            month: string;
+            totals: {
+                calls: number;
+                inputTokens: number;
+                outputTokens: number;
+                /** @description USD, estimated from the prices the provider lists; calls to models without a known price count 0 */
+                costUsd: number;
+                /** @description Calls to a model whose prices are not known: their cost is not in `costUsd` */
+                unpricedCalls: number;
+            };
+            /** @description Most expensive first */
+            byModel: {
+                provider: string;
+                model: string;
+                calls: number;
+                inputTokens: number;
+                outputTokens: number;
+                /** @description USD, estimated from the prices the provider lists; calls to models without a known price count 0 */
+                costUsd: number;
+                /** @description Calls to a model whose prices are not known: their cost is not in `costUsd` */
+                unpricedCalls: number;
+            }[];
+            /** @description Most expensive first */
+            byUser: {
+                userId: string;
+                calls: number;
+                inputTokens: number;
+                outputTokens: number;
+                /** @description USD, estimated from the prices the provider lists; calls to models without a known price count 0 */
+                costUsd: number;
+                /** @description Calls to a model whose prices are not known: their cost is not in `costUsd` */
+                unpricedCalls: number;
+            }[];
+            /** @description The monthly budgets in force here, each with what is left of it; both must have room for a run */
+            budgets: {
+                level: "organization" | "project";
+                monthlyUsd: number;
+                /** @description What the level spent this month: at the organization level, every project of it */
+                spentUsd: number;
+                /** @description Never below 0; at 0 new runs are refused (402) */
+                remainingUsd: number;
+            }[];
+        };
         /** @description A project variable, given to the project's hosted apps as an environment variable at their next deploy */
         AuxiliaryVariable: {
             id: string;
@@ -11452,6 +11929,88 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        AssistantSession: {
+            id: string;
+            projectId: string;
+            title: string;
+            createdBy: string;
+            /** @description The run that is queued, running or awaiting approval; at most one */
+            activeRunId: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        AssistantMessage: {
+            id: string;
+            /** @description Its place in the session, from 1 */
+            seq: number;
+            runId: string | null;
+            role: "user" | "assistant" | "tool";
+            content: ({
+                /** @enum {string} */
+                type: "text";
+                text: string;
+            } | {
+                /** @enum {string} */
+                type: "tool-call";
+                toolCallId: string;
+                toolName: string;
+                input: unknown;
+            } | {
+                /** @enum {string} */
+                type: "tool-result";
+                toolCallId: string;
+                toolName: string;
+                /** @description As the model was told: `{ type: "json", value }`, `{ type: "error-json", value }` (a refusal in the envelope) or `{ type: "execution-denied", reason }` */
+                output: unknown;
+            })[];
+            /** Format: date-time */
+            createdAt: string;
+        };
+        AssistantRun: {
+            id: string;
+            sessionId: string;
+            status: "queued" | "running" | "awaiting_approval" | "completed" | "failed" | "cancelled";
+            model: string;
+            /** @description Why it ended */
+            stopReason: "end_turn" | "max_steps" | "max_output_tokens" | "max_wall_time" | "max_tool_output" | "provider_error" | "interrupted" | "cancelled" | "error" | (never | null);
+            /** @description What went wrong, for a failed run */
+            error: string | null;
+            usage: {
+                inputTokens: number;
+                outputTokens: number;
+                /** @description Model calls made */
+                steps: number;
+            };
+            /** @description The destructive tool calls of the current pause */
+            approvals: {
+                callId: string;
+                toolName: string;
+                input: unknown;
+                /** @description What the approver must hold */
+                permission: string;
+                decision: "approve" | "deny" | (never | null);
+                decidedBy: string | null;
+                /** @description Why it was denied, as the model is told */
+                reason: string | null;
+            }[];
+            createdBy: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** Format: date-time */
+            finishedAt: string | null;
+        };
+        AssistantRunEvent: {
+            /** @description From 1 in the run; the SSE `id` */
+            id: number;
+            type: "run.started" | "text.delta" | "tool.call" | "approval.required" | "tool.result" | "step.finished" | "run.completed" | "run.failed" | "run.cancelled";
+            data: unknown;
+            /** Format: date-time */
+            at: string;
+        };
     };
     responses: {
         /** @description The request is invalid: a field breaks its schema (APP_VALIDATION_FAILED, `details.fields` lists each), the body is not JSON, or the service refuses a value */
@@ -11465,6 +12024,15 @@ export interface components {
         };
         /** @description No credential, or one that is not valid for this route */
         Unauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description A spending budget has nothing left for now (APP_LLM_BUDGET_EXCEEDED); not worth retrying before it is raised or a new month starts */
+        PaymentRequired: {
             headers: {
                 [name: string]: unknown;
             };
@@ -15421,6 +15989,140 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createFileLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                table: string;
+                id: string;
+                field: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The file of the field to link to */
+                    fileId: string;
+                    /** @description Seconds the link works for: 10 to 604800 (7 days); 3600 when absent */
+                    expiresIn?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["FileLink"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    downloadFileByLink: {
+        parameters: {
+            query: {
+                /** @description Whom the link acts for, as the server wrote it */
+                as: string;
+                /** @description When the link stops working, in Unix seconds */
+                expires: number;
+                /** @description The server's HMAC-SHA256 over the file, `as` and `expires` */
+                signature: string;
+            };
+            header?: {
+                /** @description One range of bytes, `bytes=<first>-<last>` */
+                range?: string;
+                /** @description The ETag of a copy the client holds */
+                "if-none-match"?: string;
+            };
+            path: {
+                projectId: string;
+                table: string;
+                id: string;
+                field: string;
+                fileId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The whole file, with its sniffed Content-Type */
+            200: {
+                headers: {
+                    /** @description The file's sha256 in quotes: send it in If-None-Match to get 304 while it is unchanged */
+                    ETag?: string;
+                    /** @description `inline` for types a browser shows without running them, `attachment` otherwise; the file's name in `filename*` */
+                    "Content-Disposition"?: string;
+                    /** @description Bytes in this answer */
+                    "Content-Length"?: number;
+                    /** @description `bytes` */
+                    "Accept-Ranges"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": Blob;
+                };
+            };
+            /** @description The bytes the Range asked for */
+            206: {
+                headers: {
+                    /** @description The file's sha256 in quotes: send it in If-None-Match to get 304 while it is unchanged */
+                    ETag?: string;
+                    /** @description `inline` for types a browser shows without running them, `attachment` otherwise; the file's name in `filename*` */
+                    "Content-Disposition"?: string;
+                    /** @description Bytes in this answer */
+                    "Content-Length"?: number;
+                    /** @description `bytes` */
+                    "Accept-Ranges"?: string;
+                    /** @description `bytes <first>-<last>/<size>` */
+                    "Content-Range"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": Blob;
+                };
+            };
+            /** @description Not modified: If-None-Match holds the ETag */
+            304: {
+                headers: {
+                    /** @description The file's sha256 in quotes: send it in If-None-Match to get 304 while it is unchanged */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            416: components["responses"]["RangeNotSatisfiable"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -31764,6 +32466,524 @@ export interface operations {
             default: components["responses"]["UnexpectedError"];
         };
     };
+    listAssistantSessions: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same list */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["AssistantSession"][];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createAssistantSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    title?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AssistantSession"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getAssistantSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AssistantSession"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteAssistantSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    renameAssistantSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    title: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AssistantSession"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listAssistantMessages: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same list */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["AssistantMessage"][];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    postAssistantMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the user says */
+                    content: string;
+                    /** @description A `<credential>:<model>` the project allows; the resolved default model otherwise */
+                    model?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: components["schemas"]["AssistantMessage"];
+                            run: components["schemas"]["AssistantRun"];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listAssistantRuns: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same list */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["AssistantRun"][];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getAssistantRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                sessionId: string;
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AssistantRun"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listAssistantRunEvents: {
+        parameters: {
+            query?: {
+                /** @description Events after this id; the `Last-Event-ID` header says the same and wins */
+                after?: number;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                sessionId: string;
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["AssistantRunEvent"][];
+                            run: components["schemas"]["AssistantRun"];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    cancelAssistantRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                sessionId: string;
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AssistantRun"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    decideAssistantToolCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                sessionId: string;
+                runId: string;
+                callId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    decision: "approve" | "deny";
+                    /** @description Told to the model with a denial */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AssistantRun"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
     listOrganizationLlmCredentials: {
         parameters: {
             query?: never;
@@ -32674,6 +33894,184 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["LlmResolved"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getOrganizationLlmUsage: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A calendar month in UTC, `YYYY-MM`; the current month when left out
+                 * @example 2026-11
+                 */
+                month?: string;
+            };
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmUsage"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listOrganizationLlmUsageCalls: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A calendar month in UTC, `YYYY-MM`; the current month when left out
+                 * @example 2026-11
+                 */
+                month?: string;
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same list */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["LlmUsageCall"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getProjectLlmUsage: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A calendar month in UTC, `YYYY-MM`; the current month when left out
+                 * @example 2026-11
+                 */
+                month?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["LlmUsage"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listProjectLlmUsageCalls: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A calendar month in UTC, `YYYY-MM`; the current month when left out
+                 * @example 2026-11
+                 */
+                month?: string;
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same list */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["LlmUsageCall"][];
+                            /** @description Pass as `cursor` for the next page; null on the last page */
+                            nextCursor: string | null;
+                        };
                     };
                 };
             };

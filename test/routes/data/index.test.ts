@@ -200,9 +200,11 @@ t.test('If-Match guards concurrent editors; updates change only the fields given
   t.same([stale.status, stale.body.code], [412, 'APP_VERSION_MISMATCH'], 'a stale editor is stopped')
   t.equal((await call(app, 'GET', `${posts}/${id}`, ann.auth)).body.data.title, 'Draft')
   t.equal((await call(app, 'PUT', `${posts}/${id}`, { ...ann.auth, 'if-match': 'soon' }, { title: 'x' })).body.code, 'APP_INVALID_IF_MATCH')
+  const anyVersion = await call(app, 'PUT', `${posts}/${id}`, { ...ann.auth, 'if-match': '*' }, { meta: { a: 2 } })
+  t.same([anyVersion.status, anyVersion.body.data.version], [200, 3], '`*` matches whatever version is current, as in the tracker')
   const staleDelete = await call(app, 'DELETE', `${posts}/${id}`, { ...ann.auth, 'if-match': '1' })
   t.equal(staleDelete.status, 412)
-  t.equal((await call(app, 'DELETE', `${posts}/${id}`, { ...ann.auth, 'if-match': '2' })).status, 200)
+  t.equal((await call(app, 'DELETE', `${posts}/${id}`, { ...ann.auth, 'if-match': '3' })).status, 200)
 })
 
 t.test('bulk update and delete: filter required, rules applied, dryRun and maxAffected', async (t) => {

@@ -127,6 +127,12 @@ t.test('exports: queued, processed by the worker, the filter and visibility appl
   t.match(await fetchFile(setup, csv.view.download.url), { status: 404, body: /APP_TRACKER_EXPORT_NOT_FOUND/ })
   t.same((await must('GET', `${base}/exports`, owner.auth)).items.map((view: { id: string }) => view.id), [sheets.view.id], 'and so is it from the history')
   t.match(await api('DELETE', `${base}/exports/${mine.view.id as string}`, guest.auth), { status: 200, body: { data: { deleted: true } } })
+
+  // The link is only as good as its owner's access when it is used.
+  const kept = await exported(setup, member.auth, { lpId, format: 'csv' })
+  t.equal((await fetchFile(setup, kept.view.download.url)).status, 200)
+  await must('DELETE', `/api/organizations/${setup.orgId}/members/${member.id}`, owner.auth)
+  t.match(await fetchFile(setup, kept.view.download.url), { status: 404 }, 'a member removed since is refused')
 })
 
 t.test('an export of 10,000 items to XLSX opens with exceljs and holds every row', async (t) => {

@@ -76,6 +76,9 @@ t.test('a read-only PAT reads and is refused writes; access is read afresh on ev
   await s.app.listen({ port: 0, host: '127.0.0.1' })
   const pat = await s.must('POST', '/api/auth/api-keys', s.owner.auth, { name: 'mcp', scopes: ['tracker.read'] })
   const reader = await connect(t, s, pat.token as string)
+  const offered = (await reader.client.listTools()).tools
+  t.ok(offered.some((tool) => tool.name === 'states_list'), 'the read tools are listed')
+  t.ok(offered.every((tool) => tool.annotations?.readOnlyHint === true), 'a read-only PAT is offered no write tool')
   const listed = await reader.call('states_list', { lpId: s.lpId })
   t.notOk(listed.isError)
   t.ok(listed.structuredContent.items.length > 0)

@@ -76,10 +76,11 @@ t.test('search never returns what the caller may not read, and pages stay full',
 
   const firstPage = (await search(guest.auth, 'zebra', '&limit=2')).body.data
   t.same(firstPage.items.length, 2, 'the guest\'s first page is full although their items rank last')
-  t.same(firstPage.facets.type.workItem, 3)
+  t.same(firstPage.facets, { type: { workItem: 3, intake: 0, comment: 0, page: 0 }, capped: false }, 'the facet counts only what the guest may read')
   const secondPage = (await search(guest.auth, 'zebra', `&limit=2&cursor=${encodeURIComponent(firstPage.nextCursor as string)}`)).body.data
   t.same([...firstPage.items, ...secondPage.items].map((hit: Hit) => hit.id).sort(), [...mine].sort())
   t.equal(secondPage.nextCursor, null)
+  t.equal(secondPage.facets, null, 'the facet is counted on the first page only')
   t.same((await search(guest.auth, '1')).body.data.items, [], 'a number finds no item the guest may not see')
   t.same((await search(guest.auth, '3')).body.data.items.map((hit: Hit) => hit.id), [mine[0]])
   t.equal((await search(guest.auth, 'zebra', `&cursor=${encodeURIComponent(firstPage.nextCursor as string)}&limit=3`)).status, 200, 'the cursor is bound to the query, not the page size')

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
+import { Cursors } from '../../../services/collections/query.js'
 import { ManualClock } from '../../../services/platform/clock.js'
 import { createSecretBox } from '../../../services/platform/crypto.js'
 import { newId } from '../../../services/platform/ids.js'
@@ -15,7 +16,7 @@ const org = organizationScope('org1')
 const project = projectScope('org1', 'proj1')
 
 async function services (store: Store, masterKey = randomBytes(32), retired: Buffer[] = []): Promise<LlmServices> {
-  return await buildLlmServices({ store, clock: new ManualClock(), newId, secrets: createSecretBox(masterKey, retired), config: parseLlmConfig({ LLM_ALLOWED_HOSTS: '127.0.0.1' }) })
+  return await buildLlmServices({ store, clock: new ManualClock(), newId, secrets: createSecretBox(masterKey, retired), config: parseLlmConfig({ LLM_ALLOWED_HOSTS: '127.0.0.1' }), cursors: new Cursors(randomBytes(32)) })
 }
 
 t.test('allowed models only narrow: a list and a pattern, and two lists as one', async (t) => {

@@ -144,3 +144,28 @@ t.test('a conjunction of plain parts is read as one filter: its shape is cached 
   t.same(withObjects.map((doc) => doc._id), want.map((doc) => doc._id), 'the page the semantics give')
   t.same(withObjects.slice(0, 2).map((doc) => doc._id).sort(), ['p1-obja', 'p1-objb'], 'the objects first, newest first')
 })
+
+t.test('a shared page through a named index walks the index on its own fields and lets the matcher pick from the cache', async (t) => {
+  const { store } = await open([{ key: { lp: 1, n: 1 }, unique: true }, { key: { lp: 1, rank: 1, n: 1 } }])
+  t.teardown(async () => { await store.close() })
+  const connection = (store as unknown as { connection: { statement: (sql: string) => unknown } }).connection
+  const statement = connection.statement.bind(connection)
+  const run: string[] = []
+  connection.statement = (sql: string) => { run.push(sql); return statement(sql) }
+  const shared = store.extensions.shared<Item>('things')
+  for (const sort of [{ n: -1 }, { n: 1 }] as Sort[]) {
+    for (const limit of [1, 7, 50]) {
+      // Each page is asked twice: first with some of its window not cached (perhaps more than a walk reads), then cached.
+      for (const pass of ['first', 'again']) {
+        const collection = { find: shared.find.bind(shared) } as unknown as Store
+        const got = await pages({ collection: () => collection } as unknown as Store, LIST, sort, limit)
+        t.same(got, expected(LIST, sort, limit), `${JSON.stringify(sort)} by ${limit}, ${pass}`)
+      }
+    }
+  }
+  run.length = 0
+  const page = await shared.find(LIST, { sort: { n: -1 }, limit: 5 }).toArray()
+  t.same(page.map((doc) => doc._id), expected(LIST, { n: -1 }, 5)[0])
+  t.ok(run.length > 0, 'the walk ran SQL')
+  t.notOk(run.some((sql) => sql.includes('"group"') || sql.includes('"at"')), 'no statement evaluated the conditions the index does not hold: the matcher decided them')
+})

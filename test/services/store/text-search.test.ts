@@ -36,6 +36,8 @@ t.test('the text index follows inserts, updates and deletes, and filters inside 
   t.equal(hits[0].snippet.text.slice(start, end), 'Login')
   t.same((await text.search(parseTextQuery('login'), { owner: 'b' })).map((hit) => hit.doc._id), ['n2'], 'the filter applies inside the search')
   t.equal(await text.count(parseTextQuery('login'), { owner: 'b' }), 1)
+  t.equal(await text.count(parseTextQuery('login'), {}, { cap: 1 }), 1, 'a count stops at its cap')
+  t.equal(await text.count(parseTextQuery('login'), {}, { cap: 5 }), 2, 'a cap above the count changes nothing')
   t.same((await text.search(parseTextQuery('crash '), {})).map((hit) => hit.doc._id).sort(), ['n3'], 'whole words unless the last is being typed')
   t.same((await text.search(parseTextQuery('cras'), {})).map((hit) => hit.doc._id).sort(), ['n1', 'n3'], 'the last word as a prefix')
   t.same((await text.search(parseTextQuery('login'), {}, { skip: 1, limit: 1 })).map((hit) => hit.doc._id), ['n2'])

@@ -1,7 +1,10 @@
 import t from 'tap'
 import type { Document, Store, StoreCollection } from '../../../services/store/types.js'
 import type { WorkItemT, WorkItemTombstoneT } from '../../../schemas/tracker-work-items.js'
-import { refusal } from '../../helper.js'
+import { refusal, tempStore } from '../../helper.js'
+import { ItemStore } from '../../../services/tracker/item-store.js'
+import { ManualClock } from '../../../services/platform/clock.js'
+import { createIdGenerator } from '../../../services/platform/ids.js'
 import { DAY, people, trackerOn } from './fixture.js'
 
 t.test('If-Match, lost races and no-op patches', async (t) => {
@@ -24,7 +27,7 @@ t.test('If-Match, lost races and no-op patches', async (t) => {
   t.match(await refusal(tracker.workItems.delete(bob, item.id, { ifMatch: 3 })), { status: 412 })
 })
 
-/** The Store with the activity collection's insertMany failing once after `armed` is set: a write cut short after its item update. */
+/** The Store with the activity collection's inserts failing once after `armed` is set: a write cut short after its item update. */
 function failingActivity (control: { armed: boolean }): (store: Store) => Store {
   return (store) => {
     const wrapped: Store = Object.create(store)
@@ -32,13 +35,14 @@ function failingActivity (control: { armed: boolean }): (store: Store) => Store 
       const inner = store.collection<T>(name)
       if (name !== 'tracker_activity') return inner
       const collection: StoreCollection<T> = Object.create(inner)
-      collection.insertMany = async (documents) => {
-        if (control.armed) {
-          control.armed = false
-          throw new Error('the process died here')
-        }
-        return await inner.insertMany(documents)
+      const die = (): void => {
+        if (!control.armed) return
+        control.armed = false
+        throw new Error('the process died here')
       }
+      // An activity of one entry is written by insertOne, of several by insertMany: either dies.
+      collection.insertMany = async (documents) => { die(); return await inner.insertMany(documents) }
+      collection.insertOne = async (document) => { die(); return await inner.insertOne(document) }
       return collection
     }
     return wrapped
@@ -275,4 +279,16 @@ t.test('two re-parentings racing into a loop: the loop never stands', async (t) 
   const parents = [(await tracker.workItems.get(bob, a.id)).parentId, (await tracker.workItems.get(bob, b.id)).parentId]
   t.ok(parents.includes(null), `no loop stands (parents ${JSON.stringify(parents)})`)
   t.ok(outcomes.some((outcome) => outcome.status === 'rejected'), 'at least one was refused')
+})
+
+t.test('list fields are indexed per element only where the engine can use it: not on the embedded engine, where an older one is dropped', async (t) => {
+  const store = await tempStore(t)
+  const items = store.collection('tracker_items')
+  await items.createIndex({ lpId: 1, assignees: 1, seq: 1 })
+  await new ItemStore(store, { clock: new ManualClock(DAY), newId: createIdGenerator() }).init()
+  const names = (await items.listIndexes()).map((index) => index.name)
+  const listIndexes = ['lpId_1_assignees_1_seq_1', 'lpId_1_labelIds_1_seq_1', 'lpId_1_moduleIds_1_seq_1']
+  if (store.engine === 'sqlite') t.same(names.filter((name) => listIndexes.includes(name)), [], 'none on SQLite, the one made before dropped')
+  else t.same(listIndexes.filter((name) => names.includes(name)), listIndexes, 'each on MongoDB')
+  t.ok(names.includes('lpId_1_stateId_1_seq_1') && names.includes('lpId_1_seq_1'), 'the scalar fields keep theirs')
 })

@@ -1,0 +1,198 @@
+/**
+ * @plinth/sdk/admin: the platform side (organizations, projects, collection
+ * definitions, service tokens, git, DNS, hosting, tracker), as thin typed
+ * methods over the contract's paths. Every path is also reachable, typed, as
+ * `admin.api.GET('/api/…', …)` (openapi-fetch); wrap its answer in `unwrap`.
+ * Browser-safe; deploying from a folder and the file storage are in @plinth/sdk/node.
+ */
+import { createHttp, expectOk, unwrap, type Http, type HttpOptions } from '../core/http.js'
+import type { BodyOf, DataOf, QueryOf } from '../core/paths.js'
+import { followLogs, type LogLine } from './logs.js'
+
+export { PlinthError } from '../core/errors.js'
+export type { ErrorDetails, ErrorEnvelope } from '../core/errors.js'
+export { createHttp, expectOk, retryingFetch, unwrap, type FetchClient, type Http, type HttpOptions, type RetryOptions } from '../core/http.js'
+export type { BodyOf, DataOf, QueryOf } from '../core/paths.js'
+export type { LogLine } from './logs.js'
+
+export interface AdminOptions extends HttpOptions {
+  /** A platform JWT (from `login`) or a personal access token (PAT); `login` sets one. */
+  token?: string
+}
+
+type Login = DataOf<'/api/auth/login', 'post'>
+
+export class PlinthAdmin {
+  private token: string | null
+  readonly http: Http
+
+  constructor (options: AdminOptions) {
+    this.token = options.token ?? null
+    this.http = createHttp({ ...options, token: () => this.token })
+  }
+
+  /** The typed openapi-fetch client over every path, for what the methods below leave out. */
+  get api (): Http['api'] {
+    return this.http.api
+  }
+
+  /** Uses this token (a platform JWT or a PAT) from now on. */
+  useToken (token: string | null): void {
+    this.token = token
+  }
+
+  readonly auth = {
+    register: async (body: BodyOf<'/api/auth/register', 'post'>) => await unwrap(this.api.POST('/api/auth/register', { body })),
+    /** Logs in and uses the access token for later calls. */
+    login: async (body: BodyOf<'/api/auth/login', 'post'>): Promise<Login> => {
+      const session = await unwrap(this.api.POST('/api/auth/login', { body }))
+      this.token = session.accessToken
+      return session
+    },
+    refresh: async (refreshToken: string): Promise<DataOf<'/api/auth/refresh', 'post'>> => {
+      const session = await unwrap(this.api.POST('/api/auth/refresh', { body: { refreshToken } }))
+      this.token = session.accessToken
+      return session
+    },
+    logout: async (refreshToken: string): Promise<void> => {
+      await expectOk(this.api.POST('/api/auth/logout', { body: { refreshToken } }))
+      this.token = null
+    },
+    me: async () => await unwrap(this.api.GET('/api/auth/me'))
+  }
+
+  /** Personal access tokens (`/api/auth/api-keys`): a PAT works where a platform JWT does, within its scopes. */
+  readonly tokens = {
+    list: async () => await unwrap(this.api.GET('/api/auth/api-keys')),
+    create: async (body: BodyOf<'/api/auth/api-keys', 'post'>) => await unwrap(this.api.POST('/api/auth/api-keys', { body })),
+    revoke: async (keyId: string) => { await expectOk(this.api.DELETE('/api/auth/api-keys/{keyId}', { params: { path: { keyId } } })) }
+  }
+
+  readonly organizations = {
+    list: async () => await unwrap(this.api.GET('/api/organizations')),
+    create: async (body: BodyOf<'/api/organizations', 'post'>) => await unwrap(this.api.POST('/api/organizations', { body })),
+    get: async (orgId: string) => await unwrap(this.api.GET('/api/organizations/{orgId}', { params: { path: { orgId } } })),
+    update: async (orgId: string, body: BodyOf<'/api/organizations/{orgId}', 'put'>) =>
+      await unwrap(this.api.PUT('/api/organizations/{orgId}', { params: { path: { orgId } }, body })),
+    delete: async (orgId: string) => { await expectOk(this.api.DELETE('/api/organizations/{orgId}', { params: { path: { orgId } } })) },
+    members: async (orgId: string) => await unwrap(this.api.GET('/api/organizations/{orgId}/members', { params: { path: { orgId } } })),
+    addMember: async (orgId: string, body: BodyOf<'/api/organizations/{orgId}/members', 'post'>) =>
+      await unwrap(this.api.POST('/api/organizations/{orgId}/members', { params: { path: { orgId } }, body }))
+  }
+
+  readonly projects = {
+    list: async (query?: QueryOf<'/api/projects', 'get'>) => await unwrap(this.api.GET('/api/projects', { params: { query } })),
+    create: async (body: BodyOf<'/api/projects', 'post'>) => await unwrap(this.api.POST('/api/projects', { body })),
+    get: async (id: string) => await unwrap(this.api.GET('/api/projects/{id}', { params: { path: { id } } })),
+    update: async (id: string, body: BodyOf<'/api/projects/{id}', 'put'>) => await unwrap(this.api.PUT('/api/projects/{id}', { params: { path: { id } }, body })),
+    delete: async (id: string) => { await expectOk(this.api.DELETE('/api/projects/{id}', { params: { path: { id } } })) },
+    /** Turns end-user auth (sign-up, login) on or off. */
+    setAuth: async (projectId: string, enabled: boolean) =>
+      await unwrap(this.api.POST('/api/projects/{projectId}/auth/toggle', { params: { path: { projectId } }, body: { enabled } }))
+  }
+
+  /** Collection definitions: fields, indexes, the methods' rules. */
+  readonly collections = {
+    list: async (projectId: string) => await unwrap(this.api.GET('/api/projects/{projectId}/collections', { params: { path: { projectId } } })),
+    create: async (projectId: string, body: BodyOf<'/api/projects/{projectId}/collections', 'post'>) =>
+      await unwrap(this.api.POST('/api/projects/{projectId}/collections', { params: { path: { projectId } }, body })),
+    get: async (projectId: string, name: string) =>
+      await unwrap(this.api.GET('/api/projects/{projectId}/collections/{name}', { params: { path: { projectId, name } } })),
+    update: async (projectId: string, name: string, body: BodyOf<'/api/projects/{projectId}/collections/{name}', 'put'>) =>
+      await unwrap(this.api.PUT('/api/projects/{projectId}/collections/{name}', { params: { path: { projectId, name } }, body })),
+    delete: async (projectId: string, name: string) => {
+      await expectOk(this.api.DELETE('/api/projects/{projectId}/collections/{name}', { params: { path: { projectId, name } } }))
+    }
+  }
+
+  /** Service tokens: a project's server-side credential; `verify` checks an end user's JWT with one. */
+  readonly serviceTokens = {
+    list: async (projectId: string) => await unwrap(this.api.GET('/api/projects/{projectId}/service-tokens', { params: { path: { projectId } } })),
+    create: async (projectId: string, body: BodyOf<'/api/projects/{projectId}/service-tokens', 'post'>) =>
+      await unwrap(this.api.POST('/api/projects/{projectId}/service-tokens', { params: { path: { projectId } }, body })),
+    revoke: async (projectId: string, tokenId: string) => {
+      await expectOk(this.api.DELETE('/api/projects/{projectId}/service-tokens/{tokenId}', { params: { path: { projectId, tokenId } } }))
+    },
+    /** Whether `token` is a live end-user JWT of the project, asked with the service token (not this client's token). */
+    verify: async (projectId: string, serviceToken: string, token: string) =>
+      await unwrap(this.api.POST('/api/p/{projectId}/auth/verify', {
+        params: { path: { projectId } }, body: { token }, headers: { authorization: `Bearer ${serviceToken}` }
+      }))
+  }
+
+  readonly git = {
+    repositories: async (projectId: string) =>
+      await unwrap(this.api.GET('/api/projects/{projectId}/git/repositories', { params: { path: { projectId } } })),
+    createRepository: async (projectId: string, body: BodyOf<'/api/projects/{projectId}/git/repositories', 'post'>) =>
+      await unwrap(this.api.POST('/api/projects/{projectId}/git/repositories', { params: { path: { projectId } }, body })),
+    repository: async (projectId: string, repoSlug: string) =>
+      await unwrap(this.api.GET('/api/projects/{projectId}/git/repositories/{repoSlug}', { params: { path: { projectId, repoSlug } } })),
+    branches: async (projectId: string, repoSlug: string) =>
+      await unwrap(this.api.GET('/api/projects/{projectId}/git/repositories/{repoSlug}/branches', { params: { path: { projectId, repoSlug } } })),
+    commits: async (projectId: string, repoSlug: string, query?: QueryOf<'/api/projects/{projectId}/git/repositories/{repoSlug}/commits', 'get'>) =>
+      await unwrap(this.api.GET('/api/projects/{projectId}/git/repositories/{repoSlug}/commits', { params: { path: { projectId, repoSlug }, query } })),
+    mergeRequests: async (projectId: string, repoSlug: string) =>
+      await unwrap(this.api.GET('/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests', { params: { path: { projectId, repoSlug } } })),
+    createMergeRequest: async (projectId: string, repoSlug: string, body: BodyOf<'/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests', 'post'>) =>
+      await unwrap(this.api.POST('/api/projects/{projectId}/git/repositories/{repoSlug}/merge-requests', { params: { path: { projectId, repoSlug } }, body })),
+    deleteRepository: async (projectId: string, repoSlug: string) => {
+      await expectOk(this.api.DELETE('/api/projects/{projectId}/git/repositories/{repoSlug}', { params: { path: { projectId, repoSlug } } }))
+    }
+  }
+
+  readonly dns = {
+    zones: async (projectId: string) => await unwrap(this.api.GET('/api/projects/{projectId}/dns/zones', { params: { path: { projectId } } })),
+    createZone: async (projectId: string, body: BodyOf<'/api/projects/{projectId}/dns/zones', 'post'>) =>
+      await unwrap(this.api.POST('/api/projects/{projectId}/dns/zones', { params: { path: { projectId } }, body })),
+    deleteZone: async (projectId: string, zoneId: string) => {
+      await expectOk(this.api.DELETE('/api/projects/{projectId}/dns/zones/{zoneId}', { params: { path: { projectId, zoneId } } }))
+    },
+    records: async (projectId: string, query: QueryOf<'/api/projects/{projectId}/dns/records', 'get'>) =>
+      await unwrap(this.api.GET('/api/projects/{projectId}/dns/records', { params: { path: { projectId }, query } })),
+    createRecord: async (projectId: string, body: BodyOf<'/api/projects/{projectId}/dns/records', 'post'>) =>
+      await unwrap(this.api.POST('/api/projects/{projectId}/dns/records', { params: { path: { projectId } }, body })),
+    deleteRecord: async (projectId: string, recordId: string) => {
+      await expectOk(this.api.DELETE('/api/projects/{projectId}/dns/records/{recordId}', { params: { path: { projectId, recordId } } }))
+    }
+  }
+
+  /** Hosting's container apps (deploying a folder is `deployFolder` in @plinth/sdk/node). */
+  readonly hosting = {
+    apps: async (projectId: string) => await unwrap(this.api.GET('/api/projects/{projectId}/backend/apps', { params: { path: { projectId } } })),
+    createApp: async (projectId: string, body: BodyOf<'/api/projects/{projectId}/backend/apps', 'post'>) =>
+      await unwrap(this.api.POST('/api/projects/{projectId}/backend/apps', { params: { path: { projectId } }, body })),
+    app: async (projectId: string, appId: string) =>
+      await unwrap(this.api.GET('/api/projects/{projectId}/backend/apps/{appId}', { params: { path: { projectId, appId } } })),
+    deployments: async (projectId: string, appId: string) =>
+      await unwrap(this.api.GET('/api/projects/{projectId}/backend/apps/{appId}/deployments', { params: { path: { projectId, appId } } })),
+    deployment: async (projectId: string, appId: string, deploymentId: string) =>
+      await unwrap(this.api.GET('/api/projects/{projectId}/backend/apps/{appId}/deployments/{deploymentId}', { params: { path: { projectId, appId, deploymentId } } })),
+    /** Queues a deployment of an uploaded source archive (`uploadId`, from the source-upload session). */
+    deploy: async (projectId: string, appId: string, body: BodyOf<'/api/projects/{projectId}/backend/apps/{appId}/deployments', 'post'>) =>
+      await unwrap(this.api.POST('/api/projects/{projectId}/backend/apps/{appId}/deployments', { params: { path: { projectId, appId } }, body })),
+    rollback: async (projectId: string, appId: string, deploymentId: string) =>
+      await unwrap(this.api.POST('/api/projects/{projectId}/backend/apps/{appId}/deployments/{deploymentId}/rollback', { params: { path: { projectId, appId, deploymentId } } })),
+    /** Follows an app's build or runtime log (server-sent events) until `signal` aborts or the server ends it. */
+    followLogs: (projectId: string, appId: string, kind: 'build' | 'runtime', options: { deploymentId?: string, signal?: AbortSignal } = {}): AsyncGenerator<LogLine> =>
+      followLogs(this.http, { projectId, appId, kind, ...options })
+  }
+
+  /** The tracker's work items (projects, states, cycles and the rest: through `api`). */
+  readonly tracker = {
+    projects: async (projectId: string) => await unwrap(this.api.GET('/api/projects/{projectId}/tracker/projects', { params: { path: { projectId } } })),
+    createProject: async (projectId: string, body: BodyOf<'/api/projects/{projectId}/tracker/projects', 'post'>) =>
+      await unwrap(this.api.POST('/api/projects/{projectId}/tracker/projects', { params: { path: { projectId } }, body })),
+    workItems: async (projectId: string, lpId: string, query?: QueryOf<'/api/projects/{projectId}/tracker/projects/{lpId}/work-items', 'get'>) =>
+      await unwrap(this.api.GET('/api/projects/{projectId}/tracker/projects/{lpId}/work-items', { params: { path: { projectId, lpId }, query } })),
+    createWorkItem: async (projectId: string, lpId: string, body: BodyOf<'/api/projects/{projectId}/tracker/projects/{lpId}/work-items', 'post'>) =>
+      await unwrap(this.api.POST('/api/projects/{projectId}/tracker/projects/{lpId}/work-items', { params: { path: { projectId, lpId } }, body })),
+    workItem: async (projectId: string, lpId: string, itemId: string) =>
+      await unwrap(this.api.GET('/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}', { params: { path: { projectId, lpId, itemId } } })),
+    updateWorkItem: async (projectId: string, lpId: string, itemId: string, body: BodyOf<'/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}', 'patch'>) =>
+      await unwrap(this.api.PATCH('/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}', { params: { path: { projectId, lpId, itemId } }, body }))
+  }
+}
+
+export function createAdmin (options: AdminOptions): PlinthAdmin {
+  return new PlinthAdmin(options)
+}

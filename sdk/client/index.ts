@@ -1,0 +1,87 @@
+/**
+ * @plinth/sdk/client: a project's end-user side (`/api/p/:projectId/…`):
+ * sign-up, login and a session kept and refreshed for you, collections with
+ * typed filters and cursors, files. Runs in browsers and in Node (no Node
+ * module is imported on this path; the file storage is in @plinth/sdk/node).
+ */
+import { createHttp, expectOk, unwrap, type Http, type HttpOptions } from '../core/http.js'
+import { Collection } from './collection.js'
+import { SessionKeeper, type ProjectUser, type Session } from './session.js'
+import { memoryStorage, type SessionStorage } from './storage.js'
+import type { CollectionMap, FieldsOf } from './types.js'
+
+export { PlinthError } from '../core/errors.js'
+export type { ErrorDetails, ErrorEnvelope } from '../core/errors.js'
+export { Collection, ifMatch, type BulkDelete, type BulkUpdate, type IfMatch } from './collection.js'
+export type { Download, DownloadOptions, FileDescriptor, UploadOptions, UploadProgress, UploadResult, UploadSession } from './files.js'
+export type { ProjectUser, Session } from './session.js'
+export { localStorageAdapter, memoryStorage, type SessionStorage } from './storage.js'
+export type { CollectionMap, FieldOperators, FieldsOf, Filter, ListQuery, Page, RecordMeta, RecordOf, SortKey, Values } from './types.js'
+
+export interface ClientOptions extends HttpOptions {
+  projectId: string
+  /** Where the session is kept: memoryStorage() by default, localStorageAdapter() in a browser, fileStorage() from @plinth/sdk/node. */
+  storage?: SessionStorage
+  /** The storage key; one per project by default. */
+  storageKey?: string
+  /** Refresh this many seconds before the access token expires. Default 60. */
+  refreshMarginSeconds?: number
+}
+
+export interface Credentials { email: string, password: string }
+
+/** The end-user client of one project. `Collections` maps collection names to their fields (see `plinth gen types`). */
+export class PlinthClient<Collections extends CollectionMap = Record<string, Record<string, unknown>>> {
+  readonly projectId: string
+  private readonly http: Http
+  private readonly session: SessionKeeper
+
+  constructor (options: ClientOptions) {
+    this.projectId = options.projectId
+    const anonymous = createHttp(options)
+    this.session = new SessionKeeper(anonymous.api, options.projectId, options.storage ?? memoryStorage(),
+      options.storageKey ?? `plinth.session.${options.projectId}`, options.refreshMarginSeconds ?? 60)
+    this.http = createHttp({ ...options, token: async () => await this.session.token() })
+  }
+
+  readonly auth = {
+    /** Creates the account and keeps its session. `extraFields` go to the user's `_users` record. */
+    signUp: async (credentials: Credentials & { extraFields?: Record<string, unknown> }): Promise<Session> => {
+      const issued = await unwrap(this.http.api.POST('/api/p/{projectId}/auth/register', { params: { path: { projectId: this.projectId } }, body: credentials }))
+      return await this.session.keep(issued)
+    },
+    login: async (credentials: Credentials): Promise<Session> => {
+      const issued = await unwrap(this.http.api.POST('/api/p/{projectId}/auth/login', { params: { path: { projectId: this.projectId } }, body: credentials }))
+      return await this.session.keep(issued)
+    },
+    /** Trades the refresh token for a new session now (calls do this by themselves before expiry). */
+    refresh: async (): Promise<Session | null> => await this.session.refresh(),
+    /** Ends the session on the server and forgets it here. */
+    logout: async (): Promise<void> => {
+      const session = await this.session.current()
+      if (session === null) return
+      try {
+        await expectOk(this.http.api.POST('/api/p/{projectId}/auth/logout', { params: { path: { projectId: this.projectId } }, body: { refreshToken: session.refreshToken } }))
+      } finally {
+        await this.session.clear()
+      }
+    },
+    /** The signed-in user, as the server knows them now. */
+    me: async (): Promise<ProjectUser> => await unwrap(this.http.api.GET('/api/p/{projectId}/auth/me', { params: { path: { projectId: this.projectId } } })),
+    changePassword: async (currentPassword: string, newPassword: string): Promise<Session> => {
+      const issued = await unwrap(this.http.api.POST('/api/p/{projectId}/auth/password', { params: { path: { projectId: this.projectId } }, body: { currentPassword, newPassword } }))
+      return await this.session.keep(issued)
+    },
+    /** The kept session, or null. */
+    session: async (): Promise<Session | null> => await this.session.current(),
+    onChange: (listener: (session: Session | null) => void): (() => void) => this.session.onChange(listener)
+  }
+
+  collection<Name extends Extract<keyof Collections, string>> (name: Name): Collection<FieldsOf<Collections, Name>> {
+    return new Collection<FieldsOf<Collections, Name>>(this.http, this.projectId, name)
+  }
+}
+
+export function createClient<Collections extends CollectionMap = Record<string, Record<string, unknown>>> (options: ClientOptions): PlinthClient<Collections> {
+  return new PlinthClient<Collections>(options)
+}

@@ -1,0 +1,175 @@
+import { EventEmitter } from 'node:events'
+import { setTimeout as sleep } from 'node:timers/promises'
+import {
+  ASSISTANT_LIMITS, type AssistantRunT, type PageQueryT, type PendingApprovalT, type RunEventT, type RunEventType, type RunStatus, type RunUsageT, type StopReason
+} from '../../schemas/assistant.js'
+import type { Cursors } from '../collections/query.js'
+import type { Clock } from '../platform/clock.js'
+import { isoString, isoStringOrNull } from '../platform/iso-dates.js'
+import type { Store, StoreCollection } from '../store/types.js'
+import { keysetPage, NEWEST_FIRST, type Page } from '../webhooks/paging.js'
+
+export const ACTIVE_STATUSES: readonly RunStatus[] = ['queued', 'running', 'awaiting_approval']
+/** Events after which nothing more comes until someone acts: a follower stops there. */
+export const PAUSING_EVENTS: ReadonlySet<RunEventType> = new Set(['approval.required', 'run.completed', 'run.failed', 'run.cancelled'])
+
+export type RunRecord = {
+  _id: string
+  sessionId: string
+  projectId: string
+  organizationId: string
+  status: RunStatus
+  model: string
+  stopReason: StopReason | null
+  error: string | null
+  usage: RunUsageT
+  approvals: PendingApprovalT[]
+  /** Who posted the message: the tools run as them, with their access read at each call. */
+  createdBy: string
+  /** A scoped PAT's scopes, kept for the tool calls. */
+  scopes: string[] | null
+  /** The last event's id. */
+  eventCount: number
+  createdAt: Date
+  updatedAt: Date
+  finishedAt: Date | null
+}
+
+type EventRecord = {
+  _id: string
+  runId: string
+  seq: number
+  type: RunEventType
+  data: unknown
+  at: Date
+}
+
+export function runView (record: RunRecord): AssistantRunT {
+  return {
+    id: record._id,
+    sessionId: record.sessionId,
+    status: record.status,
+    model: record.model,
+    stopReason: record.stopReason,
+    error: record.error,
+    usage: record.usage,
+    approvals: record.approvals,
+    createdBy: record.createdBy,
+    createdAt: isoString(record.createdAt),
+    updatedAt: isoString(record.updatedAt),
+    finishedAt: isoStringOrNull(record.finishedAt)
+  }
+}
+
+const eventView = (record: EventRecord): RunEventT => ({ id: record.seq, type: record.type, data: record.data, at: isoString(record.at) })
+
+/**
+ * Runs and their events. Every change of status is a write conditional on
+ * the status it leaves, so a cancel and the run's own end never both win.
+ * Events are numbered from the run's counter in one write and kept, so a
+ * client that lost its stream reads what it missed (`Last-Event-ID`).
+ */
+export class AssistantRuns {
+  private readonly runs: StoreCollection<RunRecord>
+  private readonly events: StoreCollection<EventRecord>
+  // Wakes this node's followers at once; followers on other nodes find new events at their next poll.
+  private readonly appended = new EventEmitter().setMaxListeners(0)
+
+  constructor (store: Store, private readonly deps: { clock: Clock, cursors: Cursors, pollMs?: number }) {
+    this.runs = store.collection<RunRecord>('assistant_runs')
+    this.events = store.collection<EventRecord>('assistant_run_events')
+  }
+
+  async init (): Promise<void> {
+    await this.runs.createIndex({ sessionId: 1, _id: 1 })
+    await this.events.createIndex({ runId: 1, seq: 1 }, { unique: true })
+  }
+
+  async insert (record: RunRecord): Promise<void> {
+    await this.runs.insertOne(record)
+  }
+
+  async find (sessionId: string, runId: string): Promise<RunRecord | null> {
+    return await this.runs.findOne({ _id: runId, sessionId })
+  }
+
+  async byId (runId: string): Promise<RunRecord | null> {
+    return await this.runs.findOne({ _id: runId })
+  }
+
+  async list (sessionId: string, page: PageQueryT): Promise<Page<RunRecord>> {
+    const { docs, nextCursor } = await keysetPage(this.runs, { sessionId }, NEWEST_FIRST, page, this.deps.cursors, 'assistant-runs')
+    return { items: docs, nextCursor }
+  }
+
+  /** Moves a run from one of `from` to `to` with `changes`; null when it was in none of them (someone else moved it first). */
+  async transition (runId: string, from: readonly RunStatus[], to: RunStatus, changes: Partial<RunRecord> = {}): Promise<RunRecord | null> {
+    const now = this.deps.clock.now()
+    const finished = to === 'completed' || to === 'failed' || to === 'cancelled'
+    return await this.runs.findOneAndUpdate(
+      { _id: runId, status: { $in: [...from] } },
+      { $set: { ...changes, status: to, updatedAt: now, ...(finished ? { finishedAt: now } : {}) } },
+      { returnDocument: 'after' }
+    )
+  }
+
+  async update (runId: string, status: RunStatus, changes: Partial<RunRecord>): Promise<RunRecord | null> {
+    return await this.runs.findOneAndUpdate({ _id: runId, status }, { $set: { ...changes, updatedAt: this.deps.clock.now() } }, { returnDocument: 'after' })
+  }
+
+  async addUsage (runId: string, usage: RunUsageT): Promise<void> {
+    await this.runs.updateOne({ _id: runId }, { $inc: { 'usage.inputTokens': usage.inputTokens, 'usage.outputTokens': usage.outputTokens, 'usage.steps': usage.steps } })
+  }
+
+  /** Records an event under the run's next id and wakes this node's followers. */
+  async emit (runId: string, type: RunEventType, data: unknown): Promise<RunEventT> {
+    const run = await this.runs.findOneAndUpdate({ _id: runId }, { $inc: { eventCount: 1 } }, { returnDocument: 'after' })
+    if (run === null) throw new Error(`run ${runId} is gone`)
+    const record: EventRecord = { _id: `${runId}-${String(run.eventCount).padStart(8, '0')}`, runId, seq: run.eventCount, type, data, at: this.deps.clock.now() }
+    await this.events.insertOne(record)
+    this.appended.emit(runId)
+    return eventView(record)
+  }
+
+  async eventsAfter (runId: string, after: number): Promise<RunEventT[]> {
+    const found = await this.events.find({ runId, seq: { $gt: after } }, { sort: { seq: 1 }, limit: ASSISTANT_LIMITS.eventPage }).toArray()
+    return found.map(eventView)
+  }
+
+  /**
+   * The run's events after `after`, as they come, until one after which the
+   * run waits (an approval, its end) or `signal` aborts (the client left).
+   */
+  async * follow (runId: string, after: number, signal: AbortSignal): AsyncGenerator<RunEventT> {
+    let last = after
+    while (!signal.aborted) {
+      // Listen before reading, so an event written between the read and the wait still wakes us.
+      const woken = new AbortController()
+      const wake = (): void => { woken.abort() }
+      this.appended.once(runId, wake)
+      try {
+        const batch = await this.eventsAfter(runId, last)
+        for (const event of batch) {
+          last = event.id
+          yield event
+          if (PAUSING_EVENTS.has(event.type)) return
+        }
+        if (batch.length === 0) {
+          const run = await this.byId(runId)
+          if (run === null || !ACTIVE_STATUSES.includes(run.status)) return
+          if (run.status === 'awaiting_approval' && (await this.eventsAfter(runId, last)).length === 0) return
+          await sleep(this.deps.pollMs ?? 1000, undefined, { signal: AbortSignal.any([signal, woken.signal]) }).catch(() => {})
+        }
+      } finally {
+        this.appended.off(runId, wake)
+      }
+    }
+  }
+
+  async deleteForSessions (sessionIds: string[]): Promise<void> {
+    if (sessionIds.length === 0) return
+    const runIds = (await this.runs.find({ sessionId: { $in: sessionIds } }).toArray()).map((run) => run._id)
+    if (runIds.length > 0) await this.events.deleteMany({ runId: { $in: runIds } })
+    await this.runs.deleteMany({ sessionId: { $in: sessionIds } })
+  }
+}
