@@ -258,6 +258,26 @@ export class JobQueue {
     }
   }
 
+  /**
+   * `enqueueKeyed` for many keys at once, none of them asked for before (a
+   * fresh delivery's id): one insert for all. Should any key exist already
+   * (a publish finishing what a crash cut short), each goes through
+   * `enqueueKeyed` instead, which is what a second call of it does anyway.
+   */
+  async enqueueKeyedMany (type: string, jobs: ReadonlyArray<{ key: string, payload: JobPayload }>): Promise<void> {
+    assertJobType(type)
+    if (jobs.length === 0) return
+    for (const { payload } of jobs) if (!isPlainObject(payload)) throw commonErrors.jobInvalid({ why: 'Job payload must be a plain object' })
+    const now = await this.now()
+    try {
+      await this.jobs.insertMany(jobs.map(({ key, payload }) => ({ _id: `${KEYED_ID_PREFIX}${type}:${key}`, ...newJob(type, payload, DEFAULT_MAX_ATTEMPTS, now, now), again: false })))
+    } catch (error) {
+      if (!(error instanceof DuplicateKeyError)) throw error
+      for (const { key, payload } of jobs) await this.enqueueKeyed(type, key, payload)
+    }
+    this.announceDue()
+  }
+
   async get (id: string): Promise<Job | null> {
     return await this.jobs.findOne({ _id: id })
   }

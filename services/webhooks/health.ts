@@ -5,6 +5,7 @@ import { isoString } from '../platform/iso-dates.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import type { WebhookNoticeT } from '../../schemas/webhooks.js'
 import { keysetPage, NEWEST_FIRST, type Page, type PageRequest } from './paging.js'
+import type { SubscriptionLists } from './subscription-lists.js'
 import type { WebhookPublisher } from './publisher.js'
 import { WEBHOOK_COLLECTIONS, type NoticeRecord, type SubscriptionRecord, type WebhookOwner } from './records.js'
 import type { WebhookSource } from './source.js'
@@ -14,6 +15,7 @@ export interface HealthDeps {
   newId: IdGenerator
   cursors: Cursors
   subscriptions: StoreCollection<SubscriptionRecord>
+  lists: Pick<SubscriptionLists, 'changed'>
   publisher: WebhookPublisher
   source: (name: string) => WebhookSource
   disableAfterFailures: number
@@ -85,6 +87,7 @@ export class WebhookHealth {
     )
     // Another attempt's worker disabled it first, or someone paused it: one notice.
     if (disabled === null) return
+    await this.deps.lists.changed(disabled)
     const notice: NoticeRecord = {
       _id: this.deps.newId(),
       projectId: disabled.projectId,

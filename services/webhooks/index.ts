@@ -84,9 +84,9 @@ export class Webhooks {
     const source = (name: string): WebhookSource => this.source(name)
     const guard = new AddressGuard({ allowedHosts: config.allowedHosts, ...(ports.resolveAll === undefined ? {} : { resolveAll: ports.resolveAll }) })
     this.subscriptions = new WebhookSubscriptions(store, { clock, newId, secrets: ports.secrets, guard, cursors, source })
-    this.publisher = new WebhookPublisher(store, { clock, newId, jobs: ports.jobs, subscriptions: this.subscriptions.records, source, retentionMs: config.retentionMs })
+    this.publisher = new WebhookPublisher(store, { clock, newId, jobs: ports.jobs, subscriptions: this.subscriptions.records, lists: this.subscriptions.lists, source, retentionMs: config.retentionMs })
     this.health = new WebhookHealth(store, {
-      clock, newId, cursors, source, subscriptions: this.subscriptions.records, publisher: this.publisher, disableAfterFailures: config.disableAfterFailures, disableAfterMs: config.disableAfterMs, ...(ports.onDisabled === undefined ? {} : { onDisabled: ports.onDisabled })
+      clock, newId, cursors, source, subscriptions: this.subscriptions.records, lists: this.subscriptions.lists, publisher: this.publisher, disableAfterFailures: config.disableAfterFailures, disableAfterMs: config.disableAfterMs, ...(ports.onDisabled === undefined ? {} : { onDisabled: ports.onDisabled })
     })
     this.deliverer = new WebhookDeliverer(store, {
       clock, newId, guard, source, subscriptions: this.subscriptions, publisher: this.publisher, health: this.health, timeoutMs: config.timeoutMs, maxAttempts: config.maxAttempts, maxAgeMs: config.maxAgeMs, ...(ports.random === undefined ? {} : { random: ports.random })
@@ -125,6 +125,7 @@ export class Webhooks {
   /** The webhook, its deliveries and its log; jobs still queued for it find nothing and end. */
   async delete (subscription: SubscriptionRecord): Promise<void> {
     await this.subscriptions.records.deleteOne({ _id: subscription._id })
+    await this.subscriptions.lists.changed(subscription)
     await this.upkeep.purgeSubscription(subscription._id)
   }
 
@@ -192,7 +193,10 @@ export class Webhooks {
   async deliver (deliveryId: string): Promise<{ outcome: string }> { return await this.deliverer.run(deliveryId) }
   async sweep (): Promise<{ swept: string[] }> { return await this.upkeep.sweep([...this.sources.values()]) }
   async prune (): Promise<{ deleted: number }> { return await this.upkeep.prune() }
-  async purgeProject (projectId: string): Promise<void> { await this.upkeep.purgeProject(projectId) }
+  async purgeProject (projectId: string): Promise<void> {
+    await this.upkeep.purgeProject(projectId)
+    await this.subscriptions.lists.projectChanged(projectId)
+  }
 
   private async deliveryRecord (subscription: SubscriptionRecord, deliveryId: string): Promise<DeliveryRecord> {
     const delivery = await this.publisher.deliveries.findOne({ _id: deliveryId })

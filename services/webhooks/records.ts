@@ -8,7 +8,9 @@ export const WEBHOOK_COLLECTIONS = {
   deliveries: 'webhook_deliveries',
   attempts: 'webhook_attempts',
   notices: 'webhook_notices',
-  sweeps: 'webhook_sweeps'
+  sweeps: 'webhook_sweeps',
+  /** A stamp per owner, new at every change of its webhooks (SubscriptionLists). */
+  owners: 'webhook_owners'
 } as const
 
 /** Whose webhooks: a platform project and the family (source) whose events they take. */

@@ -11,6 +11,7 @@ import {
 } from '../../schemas/webhooks.js'
 import { webhookErrors } from './errors.js'
 import { keysetPage, OLDEST_FIRST, type Page, type PageRequest } from './paging.js'
+import { SubscriptionLists } from './subscription-lists.js'
 import { WEBHOOK_COLLECTIONS, type SealedSecret, type SubscriptionRecord, type WebhookOwner } from './records.js'
 import { newWebhookSecret } from './signing.js'
 import type { WebhookSource } from './source.js'
@@ -47,15 +48,19 @@ export function toWebhookView (record: SubscriptionRecord): WebhookT {
 /** Subscriptions (webhooks) of each owner: what they receive, where, and the secrets that sign it. */
 export class WebhookSubscriptions {
   readonly records: StoreCollection<SubscriptionRecord>
+  /** Each owner's list as publishes read it; told of every change here. */
+  readonly lists: SubscriptionLists
 
   constructor (store: Store, private readonly deps: SubscriptionDeps) {
     this.records = store.collection<SubscriptionRecord>(WEBHOOK_COLLECTIONS.subscriptions)
+    this.lists = new SubscriptionLists(store, this.records, deps.newId)
   }
 
   async init (): Promise<void> {
     await this.records.createIndex({ projectId: 1, source: 1, _id: 1 })
     // The sweep's question: which projects have a subscription to a source (services/webhooks/sweeps.ts).
     await this.records.createIndex({ source: 1, projectId: 1 })
+    await this.lists.init()
   }
 
   /** The owner's subscription, or null: the routes' parent loader. */
@@ -101,6 +106,7 @@ export class WebhookSubscriptions {
       updatedAt: now
     }
     await this.records.insertOne(record)
+    await this.lists.changed(owner)
     return { webhook: toWebhookView(record), secret }
   }
 
@@ -118,6 +124,7 @@ export class WebhookSubscriptions {
     }
     const updated = await this.records.findOneAndUpdate({ _id: record._id }, { $set: set }, { returnDocument: 'after' })
     if (updated === null) throw webhookErrors.webhookNotFound()
+    await this.lists.changed(updated)
     return toWebhookView(updated)
   }
 
