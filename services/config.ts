@@ -9,6 +9,7 @@ import { parseHostingConfig, parseHostingTlsConfig, type HostingConfig, type Hos
 import { parseJobsConfig, type JobsConfig } from './jobs/config.js'
 import { parseIdentityConfig, type IdentityConfig } from './identity/config.js'
 import { parseLlmConfig, type LlmConfig } from './llm/config.js'
+import { parseRealtimeConfig, type RealtimeConfig } from './realtime/config.js'
 import { parseAssistantConfig, type AssistantConfig } from './assistant/config.js'
 import { parseWebhooksConfig, type WebhooksConfig } from './webhooks/config.js'
 import { MAX_WRITE_DOCUMENTS } from './store/semantics/writes.js'
@@ -65,6 +66,8 @@ export interface Config {
   webhooks: WebhooksConfig
   /** LLM credentials and settings: which internal hosts base URLs may reach, the provider call's deadline, the platform defaults (docs/llm.md). */
   llm: LlmConfig
+  /** Realtime streams of record changes: retention for resuming, polling of the shared log, rechecks and limits (docs/realtime.md). */
+  realtime: RealtimeConfig
   /** Assistant runs: the wall time between pauses and the largest tool answer handed to a model (docs/assistant.md). */
   assistant: AssistantConfig
 }
@@ -180,6 +183,7 @@ export function loadConfig (env: Env = process.env): Config {
     jobs: parseJobsConfig(env),
     webhooks: parseWebhooksConfig(env),
     llm: parseLlmConfig(env),
+    realtime: parseRealtimeConfig(env),
     assistant: parseAssistantConfig(env)
   }
 }
