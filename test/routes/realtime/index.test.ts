@@ -4,6 +4,7 @@ import { notesProject } from './fixtures.js'
 import { SseStream } from './sse-client.js'
 import { ProjectTokens } from '../../../services/projects/project-tokens.js'
 import { systemClock } from '../../../services/platform/clock.js'
+import { createClient } from '../../../sdk/client/index.js'
 
 const NOTES = [{ collection: 'notes' }]
 
@@ -132,4 +133,22 @@ t.test('refusals come in the envelope, with the limits\' own statuses', async (t
   t.ok(again !== null, 'a closed stream frees its place')
   again?.close()
   held[1].close()
+})
+
+t.test('the SDK client\'s subscribe follows changes as an async iterator, resuming from an event id', async (t) => {
+  const { projectId, base, register, stream, write } = await notesProject(t)
+  const ann = await register('ann@example.com')
+  const raw = await stream(ann.auth, NOTES)
+  await raw.nextOf('ready')
+  const note = await write('POST', 'notes', ann.auth, { title: 'through the SDK' })
+  raw.close()
+  const client = createClient({ baseUrl: base, projectId })
+  await client.auth.login({ email: 'ann@example.com', password: 'correct horse battery' })
+  const stop = new AbortController()
+  t.teardown(() => { stop.abort() })
+  // From event 0: the create written before the SDK connected comes first.
+  const changes = client.subscribe<{ title: string }>([{ collection: 'notes' }], { signal: stop.signal, lastEventId: '0', reconnectDelayMs: 50 })
+  const change = (await changes.next()).value
+  t.match(change, { type: 'create', collection: 'notes', record: { id: note.id, title: 'through the SDK' } })
+  await changes.return(undefined)
 })

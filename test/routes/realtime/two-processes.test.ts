@@ -5,7 +5,7 @@ import { notesProject, REALTIME_TEST_ENV, endUsers } from './fixtures.js'
 
 t.test('two app instances on one store: a write through one reaches a subscriber of the other', async (t) => {
   // One store for both: the DATA_DIR (and, on MongoDB, the database and the master key its tokens derive from).
-  const shared = testEngine === 'mongodb' ? { PLINTH_MASTER_KEY: randomBytes(32).toString('base64') } : {}
+  const shared: Record<string, string> = testEngine === 'mongodb' ? { PLINTH_MASTER_KEY: randomBytes(32).toString('base64') } : {}
   const first = await notesProject(t, shared)
   const second = await buildTestApp(t, {
     env: { ...REALTIME_TEST_ENV, ...shared, DATA_DIR: first.app.config.dataDir, ...(testEngine === 'mongodb' ? { MONGODB_DB: first.app.config.mongodbDb } : {}) }
