@@ -7,6 +7,7 @@ import projectRoutes from './projects/index.js'
 import projectAuthRoutes from './project-auth/index.js'
 import collectionDefinitionRoutes from './collections/definitions.js'
 import dataRoutes from './data/index.js'
+import realtimeRoutes from './realtime/index.js'
 import gitRoutes from './git/index.js'
 import smartHttpRoutes from './git/smart-http.js'
 import dnsRoutes from './dns/index.js'
@@ -29,6 +30,7 @@ export async function registerRoutes (app: FastifyInstance): Promise<void> {
   await app.register(projectRoutes, { prefix: '/api/projects' })
   await app.register(collectionDefinitionRoutes, { prefix: '/api/projects/:projectId/collections' })
   await app.register(projectAuthRoutes, { prefix: '/api/p/:projectId/auth' })
+  await app.register(realtimeRoutes, { prefix: '/api/p/:projectId/realtime' })
   await app.register(dataRoutes, { prefix: '/api/p/:projectId' })
   await app.register(gitRoutes, { prefix: '/api/projects/:projectId/git' })
   await app.register(smartHttpRoutes, { prefix: '/git' })

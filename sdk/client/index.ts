@@ -8,6 +8,7 @@ import { createHttp, expectOk, unwrap, type Http, type HttpOptions } from '../co
 import { Collection } from './collection.js'
 import { SessionKeeper, type ProjectUser, type Session } from './session.js'
 import { memoryStorage, type SessionStorage } from './storage.js'
+import { subscribe, type RealtimeChange, type RealtimeGap, type RealtimeSubscription, type SubscribeOptions } from './realtime.js'
 import type { CollectionMap, FieldsOf } from './types.js'
 
 export { PlinthError } from '../core/errors.js'
@@ -15,6 +16,7 @@ export type { ErrorDetails, ErrorEnvelope } from '../core/errors.js'
 export { Collection, ifMatch, type BulkDelete, type BulkUpdate, type IfMatch } from './collection.js'
 export type { Download, DownloadOptions, FileDescriptor, UploadOptions, UploadProgress, UploadResult, UploadSession } from './files.js'
 export type { ProjectUser, Session } from './session.js'
+export type { RealtimeChange, RealtimeGap, RealtimeSubscription, SubscribeOptions } from './realtime.js'
 export { localStorageAdapter, memoryStorage, type SessionStorage } from './storage.js'
 export type { CollectionMap, FieldOperators, FieldsOf, Filter, ListQuery, Page, RecordMeta, RecordOf, SortKey, Values } from './types.js'
 
@@ -75,6 +77,15 @@ export class PlinthClient<Collections extends CollectionMap = Record<string, Rec
     /** The kept session, or null. */
     session: async (): Promise<Session | null> => await this.session.current(),
     onChange: (listener: (session: Session | null) => void): (() => void) => this.session.onChange(listener)
+  }
+
+  /**
+   * Follows record changes as the signed-in user's rules show them (or as
+   * anyone's, signed out): `for await (const change of client.subscribe([{ collection: 'posts' }]))`.
+   * Reconnects by itself with the last event id; see docs/realtime.md.
+   */
+  subscribe<T = Record<string, unknown>> (subscriptions: RealtimeSubscription[], options?: SubscribeOptions): AsyncGenerator<RealtimeChange<T> | RealtimeGap> {
+    return subscribe<T>(this.http, this.projectId, subscriptions, options)
   }
 
   collection<Name extends Extract<keyof Collections, string>> (name: Name): Collection<FieldsOf<Collections, Name>> {

@@ -1605,6 +1605,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/p/{projectId}/realtime": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow record changes of collections or records as Server-Sent Events
+         * @description Each subscription follows a collection (under its list rule) or one record (under its get rule), optionally narrowed by a filter. A `create`, `update` or `delete` event is sent only when the caller's rule lets it read the record, with the fields the rule denies left out. Reconnect with `Last-Event-ID` to get what was missed; a `gap` event says it is no longer kept. An expired or revoked credential ends the stream with an `end` event.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_FILTER`: the filter is not one the collection's fields take; `details.fields` points at it
+         *     - 400 `APP_REALTIME_INVALID_SUBSCRIPTION`: the subscriptions are not a JSON list of { collection, record?, filter? }
+         *     - 400 `APP_REALTIME_TOO_MANY_SUBSCRIPTIONS`: the stream asks for more subscriptions than REALTIME_MAX_SUBSCRIPTIONS
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 405 `APP_METHOD_DISABLED`: the collection has this method disabled; Allow lists what the path takes
+         *     - 429 `APP_REALTIME_TOO_MANY_CONNECTIONS`: the caller already holds REALTIME_MAX_CONNECTIONS_PER_USER streams on this server
+         */
+        get: operations["subscribeRealtime"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/p/{projectId}/{table}": {
         parameters: {
             query?: never;
@@ -16064,6 +16094,47 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    subscribeRealtime: {
+        parameters: {
+            query: {
+                /** @description A JSON list of subscriptions, each `{ "collection": name, "record"?: id, "filter"?: filter }`; a filter is the data API's MongoDB-style JSON over the collection's fields */
+                subscriptions: string;
+                /** @description Where to resume, for clients that cannot send the Last-Event-ID header; the header wins */
+                lastEventId?: string;
+            };
+            header?: {
+                /** @description The id of the last event received: the stream resumes after it */
+                "last-event-id"?: string;
+            };
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-Sent Events: `ready`, then `create`, `update` and `delete` events (each with an `id`), `gap` when what was missed is no longer kept, and `end` before the server ends the stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];

@@ -84,6 +84,8 @@ export class RecordFeed implements RecordChangeFeed {
   private draining: Promise<void> | null = null
   /** Entries of writes beginning now, written together by one insertMany before any of those writes goes on (a group commit). */
   private grouped: { entries: Array<ChangeEntry & { _id: string }>, written: Promise<void> } | null = null
+  /** Who else is told of what the feed publishes (realtime streams), after the webhook engine. */
+  private readonly followers: Array<(projectId: string, events: WebhookEventInput[]) => Promise<void>> = []
 
   constructor (private readonly ports: RecordFeedPorts) {
     this.entries = ports.store.collection<ChangeEntry>(RECORD_CHANGES)
@@ -104,6 +106,20 @@ export class RecordFeed implements RecordChangeFeed {
   async arm (projectId: string): Promise<void> {
     const now = this.ports.clock.now()
     await retryUpsertRace(async () => await this.flags.updateOne({ _id: projectId }, { $setOnInsert: { armedAt: now } }, { upsert: true }))
+  }
+
+  /**
+   * Adds a follower of the feed: told of every publish, the sweep's too,
+   * after the webhook engine. A follower that throws leaves the entries
+   * pending, so the sweep tells everyone again (publishes are idempotent per key).
+   */
+  onPublish (follower: (projectId: string, events: WebhookEventInput[]) => Promise<void>): void {
+    this.followers.push(follower)
+  }
+
+  private async publish (projectId: string, events: WebhookEventInput[]): Promise<void> {
+    await this.ports.publish(projectId, events)
+    for (const follower of this.followers) await follower(projectId, events)
   }
 
   async armed (projectId: string): Promise<boolean> {
@@ -187,7 +203,7 @@ export class RecordFeed implements RecordChangeFeed {
       for (const [projectId, settlements] of byProject) {
         const events = settlements.flatMap((settlement) => settlement.event === null ? [] : [settlement.event])
         try {
-          if (events.length > 0) await this.ports.publish(projectId, events)
+          if (events.length > 0) await this.publish(projectId, events)
           for (const settlement of settlements) settledIds.push(settlement.entryId)
         } catch {
           // The writes stand; the sweep publishes what is left pending.
@@ -218,7 +234,7 @@ export class RecordFeed implements RecordChangeFeed {
       for (const entry of page) if (await this.visible(entry)) visible.push(entry)
       const byProject = new Map<string, WebhookEventInput[]>()
       for (const entry of visible) byProject.set(entry.projectId, [...(byProject.get(entry.projectId) ?? []), eventOf(entry)])
-      for (const [projectId, events] of byProject) await this.ports.publish(projectId, events)
+      for (const [projectId, events] of byProject) await this.publish(projectId, events)
       await this.entries.deleteMany({ _id: { $in: page.map((entry) => entry._id) } })
       published += visible.length
       dropped += page.length - visible.length

@@ -67,6 +67,8 @@ export function checkNewCollectionName (name: string): void {
   }
   // `/api/p/:projectId/auth/...` are the end-user auth routes; a collection there would be half shadowed.
   if (name === 'auth') throw collectionErrors.reservedCollection({ why: 'name: "auth" is reserved for the project\'s end-user auth routes', issue: 'is reserved' })
+  // `/api/p/:projectId/realtime` is the realtime stream, which would shadow a collection's list route.
+  if (name === 'realtime') throw collectionErrors.reservedCollection({ why: 'name: "realtime" is reserved for the project\'s realtime stream', issue: 'is reserved' })
   if (!COLLECTION_NAME.test(name)) throw invalidDefinition('name', 'must be lower-case letters, digits and underscores, starting with a letter')
 }
 

@@ -1,0 +1,262 @@
+import type { DataCaller } from '../collections/access.js'
+import { toApiRecord } from '../collections/record-fields.js'
+import type { DataCollection } from '../collections/records.js'
+import type { Clock } from '../platform/clock.js'
+import type { RealtimeConfig } from './config.js'
+import { realtimeErrors } from './errors.js'
+import type { LoggedEvent, RealtimeLog } from './log.js'
+import { checkSubscription, visibleUnder, type FindCollection, type Subscription, type SubscriptionRequest } from './subscriptions.js'
+
+/** One server-sent event: `id` only on record events, which a client resumes from. */
+export interface StreamEvent { id?: string, event: string, data: unknown }
+
+/** Where a connection's events go: the route writes them to the response. */
+export interface StreamSink {
+  send: (event: StreamEvent) => void
+  /** Sends the last event and ends the stream. */
+  end: (event: StreamEvent) => void
+}
+
+export interface ConnectParams {
+  projectId: string
+  caller: DataCaller
+  /** Whom the per-caller limit counts: the user, or the anonymous caller's address. */
+  callerKey: string
+  subscriptions: SubscriptionRequest[]
+  /** The Last-Event-ID the client resumes from, if any. */
+  lastEventId: string | undefined
+  /** When the credential stops being valid; null for one without an expiry. */
+  expiresAtMs: number | null
+  /** Resolves the caller again from the same credential; throws when it no longer stands. */
+  recheck: () => Promise<DataCaller>
+}
+
+export type EndReason = 'expired' | 'revoked' | 'shutdown'
+
+export interface HubDeps {
+  log: RealtimeLog
+  clock: Clock
+  findCollection: FindCollection
+  config: RealtimeConfig
+  /** Makes the project's record writes go through the change feed from now on. */
+  arm: (projectId: string) => Promise<void>
+}
+
+/** One open stream: its subscriptions, its caller and how far it has been sent. */
+export class RealtimeConnection {
+  sink: StreamSink | null = null
+  closed = false
+  checkedAtMs: number
+
+  constructor (
+    readonly params: ConnectParams,
+    readonly subscriptions: Subscription[],
+    public caller: DataCaller,
+    /** The number of the last event this connection has been sent, or has chosen to skip. */
+    public position: number,
+    /** Said once the stream starts: what was missed is gone, reload. */
+    readonly gap: { lastEventId: string, oldest: number | null } | null,
+    private readonly hub: RealtimeHub
+  ) {
+    this.checkedAtMs = hub.nowMs()
+  }
+
+  /** Starts sending: the ready event, then what was missed, then new events as they come. */
+  async start (sink: StreamSink): Promise<void> {
+    this.sink = sink
+    if (this.gap !== null) {
+      sink.send({ event: 'gap', data: { message: `Events after ${this.gap.lastEventId} are no longer kept; reload the data and go on from here`, lastEventId: String(this.position) } })
+    }
+    sink.send({ event: 'ready', data: { lastEventId: String(this.position), subscriptions: this.subscriptions.length } })
+    await this.hub.pump(this.params.projectId)
+  }
+
+  /** The client went away, or the server ends the stream. */
+  close (): void {
+    this.hub.forget(this)
+  }
+
+  end (reason: EndReason, message: string): void {
+    if (this.closed) return
+    this.sink?.end({ event: 'end', data: { reason, message } })
+    this.close()
+  }
+}
+
+/**
+ * The realtime hub of one API process: its open streams, by project, fed
+ * from the shared event log. Its own process's writes wake it at once
+ * (`published`); others' are found by `tick`, which the plugin calls every
+ * REALTIME_POLL_MS and which also ends streams whose credential expired or
+ * no longer stands. Each event is judged per subscriber with the data API's
+ * own rule code: a record its rule hides sends nothing, denied fields never
+ * leave.
+ */
+export class RealtimeHub {
+  private readonly byProject = new Map<string, Set<RealtimeConnection>>()
+  private readonly byCaller = new Map<string, number>()
+  private readonly pumping = new Map<string, { running: Promise<void>, again: boolean }>()
+
+  constructor (private readonly deps: HubDeps) {}
+
+  nowMs (): number {
+    return this.deps.clock.nowMs()
+  }
+
+  /**
+   * Checks the subscriptions and the caller's limit and fixes where the
+   * stream starts: after Last-Event-ID when the log still holds what came
+   * after it, else at the log's head (with a gap to tell). Throws the
+   * refusal before anything is streamed.
+   */
+  async connect (params: ConnectParams): Promise<RealtimeConnection> {
+    const { config } = this.deps
+    if (params.subscriptions.length > config.maxSubscriptionsPerConnection) throw realtimeErrors.tooManySubscriptions({ limit: config.maxSubscriptionsPerConnection })
+    const subscriptions: Subscription[] = []
+    for (const request of params.subscriptions) subscriptions.push(await checkSubscription(params.projectId, request, params.caller, this.deps))
+    const held = this.byCaller.get(params.callerKey) ?? 0
+    if (held >= config.maxConnectionsPerUser) throw realtimeErrors.tooManyConnections({ limit: config.maxConnectionsPerUser })
+    // Armed before the head is read: every write acknowledged after this answer is in the log past the head.
+    await this.deps.arm(params.projectId)
+    const head = await this.deps.log.head(params.projectId)
+    let position = head
+    let gap: RealtimeConnection['gap'] = null
+    if (params.lastEventId !== undefined) {
+      const asked = /^\d{1,15}$/.test(params.lastEventId) ? Number(params.lastEventId) : null
+      const oldest = await this.deps.log.oldest(params.projectId)
+      const kept = asked !== null && asked <= head && (asked === head || (oldest !== null && asked >= oldest - 1))
+      if (kept) position = asked
+      else gap = { lastEventId: params.lastEventId, oldest }
+    }
+    const connection = new RealtimeConnection(params, subscriptions, params.caller, position, gap, this)
+    this.byCaller.set(params.callerKey, held + 1)
+    let connections = this.byProject.get(params.projectId)
+    if (connections === undefined) this.byProject.set(params.projectId, connections = new Set())
+    connections.add(connection)
+    return connection
+  }
+
+  forget (connection: RealtimeConnection): void {
+    if (connection.closed) return
+    connection.closed = true
+    const { projectId, callerKey } = connection.params
+    const held = (this.byCaller.get(callerKey) ?? 1) - 1
+    if (held <= 0) this.byCaller.delete(callerKey)
+    else this.byCaller.set(callerKey, held)
+    const connections = this.byProject.get(projectId)
+    connections?.delete(connection)
+    if (connections?.size === 0) this.byProject.delete(projectId)
+  }
+
+  /** Open streams on this process (health, tests). */
+  get size (): number {
+    let count = 0
+    for (const connections of this.byProject.values()) count += connections.size
+    return count
+  }
+
+  /** Sends the project's streams what the log holds past them; one pump per project at a time, run again if asked meanwhile. */
+  async pump (projectId: string): Promise<void> {
+    const current = this.pumping.get(projectId)
+    if (current !== undefined) {
+      current.again = true
+      await current.running
+      return
+    }
+    const state = { running: Promise.resolve(), again: true }
+    state.running = (async () => {
+      try {
+        while (state.again) {
+          state.again = false
+          await this.deliver(projectId)
+        }
+      } finally {
+        this.pumping.delete(projectId)
+      }
+    })()
+    this.pumping.set(projectId, state)
+    await state.running
+  }
+
+  private async deliver (projectId: string): Promise<void> {
+    for (;;) {
+      const connections = [...(this.byProject.get(projectId) ?? [])].filter((connection) => connection.sink !== null)
+      if (connections.length === 0) return
+      const from = Math.min(...connections.map((connection) => connection.position))
+      const events = await this.deps.log.after(projectId, from)
+      if (events.length === 0) return
+      const definitions = new Map<string, DataCollection | null>()
+      for (const event of events) {
+        if (!definitions.has(event.collection)) definitions.set(event.collection, await this.deps.findCollection(projectId, event.collection))
+        const definition = definitions.get(event.collection) ?? null
+        for (const connection of connections) {
+          if (connection.closed || event.seq <= connection.position) continue
+          connection.position = event.seq
+          if (definition !== null) this.sendTo(connection, definition, event)
+        }
+      }
+    }
+  }
+
+  /** One event to one stream, as its caller's rules let it see it, naming the subscriptions it matched. */
+  private sendTo (connection: RealtimeConnection, definition: DataCollection, event: LoggedEvent): void {
+    const matched: number[] = []
+    const denied = new Set<string>()
+    connection.subscriptions.forEach((subscription, index) => {
+      if (subscription.collection !== event.collection) return
+      const deny = visibleUnder(subscription, definition, connection.caller, event.record, this.deps.clock)
+      if (deny === null) return
+      matched.push(index)
+      for (const field of deny) denied.add(field)
+    })
+    if (matched.length === 0) return
+    connection.sink?.send({
+      id: String(event.seq),
+      event: event.type,
+      data: { subscriptions: matched, collection: event.collection, record: toApiRecord(event.record, denied), at: event.at.toISOString() }
+    })
+  }
+
+  /** Called every REALTIME_POLL_MS: ends streams whose credential lapsed, then sends what other processes logged. */
+  async tick (): Promise<void> {
+    const now = this.nowMs()
+    for (const connections of [...this.byProject.values()]) {
+      for (const connection of [...connections]) {
+        if (connection.sink === null) continue
+        const { expiresAtMs, recheck } = connection.params
+        if (expiresAtMs !== null && now >= expiresAtMs) {
+          connection.end('expired', 'The credential has expired; sign in again and reconnect with Last-Event-ID')
+          continue
+        }
+        if (now - connection.checkedAtMs < this.deps.config.recheckMs) continue
+        connection.checkedAtMs = now
+        try {
+          connection.caller = await recheck()
+        } catch (error) {
+          connection.end('revoked', `The credential no longer stands: ${error instanceof Error ? error.message : 'refused'}`)
+        }
+      }
+    }
+    for (const projectId of [...this.byProject.keys()]) await this.pump(projectId)
+  }
+
+  /** Ends every stream (the server is closing), so none holds the close up. */
+  shutdown (): void {
+    for (const connections of [...this.byProject.values()]) {
+      for (const connection of [...connections]) connection.end('shutdown', 'The server is restarting; reconnect with Last-Event-ID')
+    }
+  }
+}
+
+/** When a JWT-shaped credential expires (its `exp`), read after the credential was verified; null for one without. */
+export function tokenExpiryMs (token: string | null): number | null {
+  if (token === null) return null
+  const parts = token.split('.')
+  if (parts.length !== 3) return null
+  try {
+    const claims = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8')) as { exp?: unknown }
+    return typeof claims.exp === 'number' ? claims.exp * 1000 : null
+  } catch {
+    return null
+  }
+}

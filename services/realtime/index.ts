@@ -1,0 +1,50 @@
+import type { Clock } from '../platform/clock.js'
+import type { Document, Store } from '../store/types.js'
+import type { WebhookEventInput } from '../webhooks/source.js'
+import type { RealtimeConfig } from './config.js'
+import { RealtimeHub } from './hub.js'
+import { RealtimeLog, type LogInput, type RecordEventType } from './log.js'
+import type { FindCollection } from './subscriptions.js'
+
+export { RealtimeHub, tokenExpiryMs, type StreamEvent, type StreamSink } from './hub.js'
+export { parseSubscriptionList } from './subscriptions.js'
+
+export interface RealtimePorts {
+  store: Store
+  clock: Clock
+  findCollection: FindCollection
+  config: RealtimeConfig
+  /** Makes the project's record writes go through the change feed from now on (the feed's `arm`). */
+  arm: (projectId: string) => Promise<void>
+}
+
+export interface RealtimeServices {
+  log: RealtimeLog
+  hub: RealtimeHub
+  /** What the record change feed publishes: logged for every process, then sent to this one's streams. */
+  published: (projectId: string, events: readonly WebhookEventInput[]) => Promise<void>
+}
+
+const TYPES: Record<string, RecordEventType> = { 'record.created': 'create', 'record.updated': 'update', 'record.deleted': 'delete' }
+
+/** A feed event as the log keeps it: the stored record the filters and rules are matched against. */
+function logInput (event: WebhookEventInput): LogInput | null {
+  const type = TYPES[event.type]
+  const { collection, record } = (event.matchOn ?? {}) as { collection?: string, record?: Document }
+  if (type === undefined || collection === undefined || record === undefined) return null
+  return { key: event.key, type, collection, record, at: event.occurredAt }
+}
+
+export async function buildRealtimeServices (ports: RealtimePorts): Promise<RealtimeServices> {
+  const log = new RealtimeLog(ports.store, { clock: ports.clock, retained: ports.config.retainedEvents })
+  await log.init()
+  const hub = new RealtimeHub({ log, clock: ports.clock, findCollection: ports.findCollection, config: ports.config, arm: ports.arm })
+  return {
+    log,
+    hub,
+    published: async (projectId, events) => {
+      const inputs = events.flatMap((event) => { const input = logInput(event); return input === null ? [] : [input] })
+      if (inputs.length > 0 && await log.append(projectId, inputs)) await hub.pump(projectId)
+    }
+  }
+}
