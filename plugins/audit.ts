@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { resolvedCaller } from '../http/caller.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AUDIT_PRUNE_JOB, AuditLog, type AuditCredential } from '../services/audit/log.js'
 import { Cursors } from '../services/collections/query.js'
@@ -57,7 +58,7 @@ async function auditPlugin (app: FastifyInstance): Promise<void> {
     const route = request.routeOptions.url
     if (route === undefined || !WRITES.has(request.method) || reply.statusCode >= 300) return payload
     if (!route.startsWith('/api/') || route.startsWith(DATA_PREFIX) || NOT_AUDITED.includes(route)) return payload
-    const auth = request.platformAuth
+    const auth = resolvedCaller(request, 'user') ?? null
     const signIn = SIGN_INS[route]
     if (auth === null && signIn === undefined) return payload
     const created = answered(payload)

@@ -9,33 +9,8 @@ import { buildIdentityServices, type Identity } from '../services/identity/index
 import { RATE_LIMITS_PRUNE_EVERY_MS, RATE_LIMITS_PRUNE_JOB } from '../services/platform/rate-limit.js'
 import { BoundedMap } from '../services/cache/bounded-map.js'
 import { authSchemas } from '../schemas/auth.js'
-import type { DataCaller } from '../services/collections/access.js'
-import type { GitCaller } from '../services/git/access.js'
-import type { ProjectUser } from '../services/projects/project-users.js'
 import { claimedKind, requiredBearer, wrongKindMessage } from '../http/credentials.js'
-
-export interface PlatformAuth {
-  userId: string
-  via: 'jwt' | 'pat'
-  keyId?: string
-  scopes?: string[]
-}
-
-/**
- * Who is calling, as the route's `config.auth` resolved it (`request.caller`,
- * set up by plugins/route-auth.ts): each member exists only under its kinds,
- * and reading another is a bug in the route, answered as one.
- */
-export interface RequestCaller {
-  /** A platform user, by JWT or PAT (auth `platform`, `session`). */
-  readonly user: PlatformAuth
-  /** An end user of the route's project, by project JWT (auth `projectUser`). */
-  readonly endUser: ProjectUser
-  /** The data API's caller: nobody, an end user or a platform admin (auth `data`). */
-  readonly data: DataCaller
-  /** A git client: nobody, a user or a deploy key (auth `git`). */
-  readonly git: GitCaller
-}
+import { setCaller, type PlatformAuth } from '../http/caller.js'
 
 export type { Identity }
 
@@ -48,9 +23,6 @@ declare module 'fastify' {
     requirePlatformUser: (request: FastifyRequest) => Promise<void>
     /** onRequest: a platform JWT only (managing PATs and SSH keys is not something a PAT may do). */
     requirePlatformSession: (request: FastifyRequest) => Promise<void>
-  }
-  interface FastifyRequest {
-    platformAuth: PlatformAuth | null
   }
 }
 
@@ -79,7 +51,6 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
   })
   const { users, apiKeys, rateLimiter } = identity
   app.decorate('identity', identity)
-  app.decorateRequest('platformAuth', null)
   app.registerJobHandler(RATE_LIMITS_PRUNE_JOB, async () => await rateLimiter.prune())
   app.addHook('onReady', async () => { await app.jobs.schedule(RATE_LIMITS_PRUNE_JOB, RATE_LIMITS_PRUNE_EVERY_MS) })
 
@@ -117,12 +88,12 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
 
   app.decorate('verifyPlatformToken', authenticateToken)
   app.decorate('requirePlatformUser', async (request: FastifyRequest) => {
-    request.platformAuth = await authenticate(request)
+    setCaller(request, 'user', await authenticate(request))
   })
   app.decorate('requirePlatformSession', async (request: FastifyRequest) => {
     const auth = await authenticate(request)
     if (auth.via !== 'jwt') throw identityErrors.patNotAllowed()
-    request.platformAuth = auth
+    setCaller(request, 'user', auth)
   })
 }
 

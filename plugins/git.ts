@@ -7,22 +7,19 @@ import { systemClock } from '../services/platform/clock.js'
 import { commonErrors } from '../services/platform/errors.js'
 import { newId } from '../services/platform/ids.js'
 import { gitSchemas } from '../schemas/git.js'
-import type { GitCaller } from '../services/git/access.js'
 import { DEPLOY_TOKEN_PREFIX } from '../services/git/deploy-keys.js'
 import { gitErrors } from '../services/git/errors.js'
 import { buildGitServices, type GitServices } from '../services/git/index.js'
 import type { Repo } from '../services/git/repositories.js'
 import { GitSshServer } from '../services/git/ssh-server.js'
 import { gitCredential } from '../http/credentials.js'
+import { setCaller } from '../http/caller.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     git: GitServices
     /** onRequest of git clients: a token in Basic or Bearer (PAT, platform JWT, deploy key token), or nobody. */
     requireGitCaller: (request: FastifyRequest) => Promise<void>
-  }
-  interface FastifyRequest {
-    gitCaller: GitCaller | null
   }
 }
 
@@ -101,16 +98,15 @@ async function gitPlugin (app: FastifyInstance): Promise<void> {
   })
   app.decorate('git', git)
 
-  app.decorateRequest('gitCaller', null)
   app.decorate('requireGitCaller', async (request: FastifyRequest) => {
     const token = gitCredential(request)
-    if (token === null) { request.gitCaller = { kind: 'anonymous' }; return }
+    if (token === null) { setCaller(request, 'git', { kind: 'anonymous' }); return }
     if (token.startsWith(`${DEPLOY_TOKEN_PREFIX}_`)) {
       const key = await git.deployKeys.authenticate(token)
-      if (key !== null) { request.gitCaller = { kind: 'deployKey', ...key }; return }
+      if (key !== null) { setCaller(request, 'git', { kind: 'deployKey', ...key }); return }
     }
     const auth = await app.verifyPlatformToken(token)
-    request.gitCaller = { kind: 'user', userId: auth.userId, ...(auth.scopes === undefined ? {} : { scopes: auth.scopes }) }
+    setCaller(request, 'git', { kind: 'user', userId: auth.userId, ...(auth.scopes === undefined ? {} : { scopes: auth.scopes }) })
   })
 
   const port = config.git.sshPort

@@ -6,7 +6,7 @@ import { permissionMissing, type OrgAccess } from '../services/orgs/resolver.js'
 import { orgErrors } from '../services/orgs/errors.js'
 import type { Project } from '../services/projects/projects.js'
 import type { MemberSet, MemberSets } from '../services/orgs/member-sets.js'
-import { type PlatformAuth, type RequestCaller } from './auth.js'
+import type { PlatformAuth, RequestCaller } from '../http/caller.js'
 
 /**
  * The parents a route may sit under, by name, and what each loads into

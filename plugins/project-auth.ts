@@ -6,7 +6,7 @@ import { projectErrors } from '../services/projects/errors.js'
 import { newId } from '../services/platform/ids.js'
 import { ProjectAuth } from '../services/projects/project-auth.js'
 import { ProjectTokens } from '../services/projects/project-tokens.js'
-import { ProjectUsers, type ProjectUser } from '../services/projects/project-users.js'
+import { ProjectUsers } from '../services/projects/project-users.js'
 import { ServiceTokens } from '../services/projects/service-tokens.js'
 import { RefreshSessions } from '../services/identity/sessions.js'
 import { NO_FIELDS, readDeny } from '../services/collections/access.js'
@@ -18,6 +18,7 @@ import { EmailSettingsService } from '../services/projects/email-settings.js'
 import { EmailFlows } from '../services/projects/email-flows.js'
 import { smtpSender } from '../services/projects/email-sender.js'
 import { claimedKind, requiredBearer, wrongKindMessage } from '../http/credentials.js'
+import { setCaller } from '../http/caller.js'
 
 export interface ProjectAuthServices {
   auth: ProjectAuth
@@ -36,9 +37,6 @@ declare module 'fastify' {
     requireProjectUser: (request: FastifyRequest) => Promise<void>
     /** onRequest: a service token of `params.projectId`. */
     requireServiceToken: (request: FastifyRequest) => Promise<void>
-  }
-  interface FastifyRequest {
-    projectUser: ProjectUser | null
   }
 }
 
@@ -116,7 +114,6 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
   })
 
   app.decorate('projectAuth', { auth, users, tokens, sessions, serviceTokens, emailSettings, emailFlows })
-  app.decorateRequest('projectUser', null)
 
   const prefixes = { pat: config.identity.patPrefix, serviceToken: config.identity.serviceTokenPrefix }
   app.decorate('requireProjectUser', async (request: FastifyRequest) => {
@@ -128,7 +125,7 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
       await auth.requireAuthOn(projectId)
       throw commonErrors.invalidToken({ why: wrongKind })
     }
-    request.projectUser = await auth.endUser(projectId, token)
+    setCaller(request, 'endUser', await auth.endUser(projectId, token))
   })
 
   app.decorate('requireServiceToken', async (request: FastifyRequest) => {

@@ -1,10 +1,9 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler, preHandlerHookHandler, RouteOptions } from 'fastify'
-import type { DataCaller } from '../services/collections/access.js'
 import type { DeclaredError } from '../services/platform/errors.js'
 import type { Permission } from '../services/orgs/catalogue.js'
 import { ERROR_STATUSES, errorResponses } from '../schemas/envelope.js'
-import type { PlatformAuth, RequestCaller } from './auth.js'
+import { kResolvedCaller, resolvedCaller, setCaller, type RequestCaller } from '../http/caller.js'
 import { Scope, type ParentName, type RequestScope } from './permissions.js'
 
 type SecurityRequirement = Record<string, string[]>
@@ -65,7 +64,7 @@ const AUTH_KINDS = {
   data: {
     security: [requirement('projectUserToken'), requirement('platformToken'), {}],
     hook: (app) => (request, _reply, done) => {
-      app.dataCaller(request).then((caller) => { request.dataCaller = caller; done() }, done)
+      app.dataCaller(request).then((caller) => { setCaller(request, 'data', caller); done() }, done)
     },
     refusals: [401, 404]
   },
@@ -103,8 +102,6 @@ declare module 'fastify' {
     routeDefaults: (defaults: RouteDeclaration) => void
   }
   interface FastifyRequest {
-    /** What `auth: 'data'` resolved; read it as `request.caller.data`. */
-    dataCaller: DataCaller | null
     /** Who is calling, as `config.auth` resolved it. */
     caller: RequestCaller
     /** The parents `config.parent` loaded, typed (`request.scope.project`, `request.scope.zone`). */
@@ -112,18 +109,19 @@ declare module 'fastify' {
   }
 }
 
-function present<T> (value: T | null, member: string, kinds: string): T {
-  if (value === null) throw new Error(`request.caller.${member} is only there on routes with ${kinds}`)
-  return value
-}
-
-/** The one view of the caller, over what each credential's hook resolved. */
+/** The one view of the caller, over what the route's credential hook resolved. */
 class CallerView implements RequestCaller {
   constructor (private readonly request: FastifyRequest) {}
-  get user (): PlatformAuth { return present(this.request.platformAuth, 'user', 'auth \'platform\' or \'session\'') }
-  get endUser () { return present(this.request.projectUser, 'endUser', 'auth \'projectUser\'') }
-  get data (): DataCaller { return present(this.request.dataCaller, 'data', 'auth \'data\'') }
-  get git () { return present(this.request.gitCaller, 'git', 'auth \'git\'') }
+  get user () { return this.member('user', 'auth \'platform\' or \'session\'') }
+  get endUser () { return this.member('endUser', 'auth \'projectUser\'') }
+  get data () { return this.member('data', 'auth \'data\'') }
+  get git () { return this.member('git', 'auth \'git\'') }
+
+  private member<K extends keyof RequestCaller> (member: K, kinds: string): RequestCaller[K] {
+    const value = resolvedCaller(this.request, member)
+    if (value === undefined) throw new Error(`request.caller.${member} is only there on routes with ${kinds}`)
+    return value
+  }
 }
 
 const kDefaults = Symbol('plinth.routeDefaults')
@@ -164,7 +162,7 @@ function describe (own: string | undefined, needs: string, errors: DeclaredError
  * elsewhere (probes, the reference page) no declaration means public.
  */
 async function routeAuthPlugin (app: FastifyInstance): Promise<void> {
-  app.decorateRequest('dataCaller', null)
+  app.decorateRequest(kResolvedCaller as unknown as string, null)
   app.decorateRequest('caller', { getter (this: FastifyRequest) { return new CallerView(this) } })
   app.decorateRequest(kScope as unknown as string, null)
   app.decorateRequest('scope', { getter (this: FastifyRequest) { return (this as unknown as Record<symbol, RequestScope | null>)[kScope] ?? NO_PARENT } })
