@@ -36,7 +36,9 @@ type WithSlot = FastifyRequest & { [kResolvedCaller]: Resolved | null }
 /** Called by a credential's onRequest hook once it has checked the credential. */
 export function setCaller<K extends keyof RequestCaller> (request: FastifyRequest, member: K, value: RequestCaller[K]): void {
   const slot = request as WithSlot
-  slot[kResolvedCaller] = { ...slot[kResolvedCaller], [member]: value }
+  const resolved = slot[kResolvedCaller]
+  if (resolved === null) slot[kResolvedCaller] = { [member]: value }
+  else resolved[member] = value
 }
 
 /** What the hook resolved for `member`, or undefined when the route's credential kind has none (for cross-cutting hooks). */
