@@ -97,6 +97,9 @@ function signJwt (claims: Record<string, unknown>, key: Buffer): string {
 /** A fixture request the server failed: a finding in itself, never something to rebuild around. */
 export class FixtureServerError extends Error {}
 
+/** What ensureGit makes: the repository, its first commit, a deploy key, branch and tag rules, a label and a merge request. */
+const GIT_FIXTURES = ['repoSlug', 'commitSha', 'deployKeyId', 'ruleId', 'tagRuleId', 'labelId', 'iid', 'commentId', 'reviewId']
+
 export class FuzzWorld {
   private readonly values = new Map<string, string>()
   private readonly lazy = new Map<string, () => Promise<string>>()
@@ -109,8 +112,17 @@ export class FuzzWorld {
   private recordIds: string[] = []
   /** Fixtures remade after fuzzed requests destroyed them, by name. */
   readonly rebuilt = new Map<string, number>()
-  /** The tracker's fixtures are made when an operation first names one, and kept from then on. */
-  private trackerBuilt = false
+  /**
+   * Families whose fixtures are made when an operation first names one of them, and kept (repaired) from then on:
+   * a shard that never names a repository never makes one, nor checks it after each write (git's checks spawn git).
+   * `reset` forgets what a rebuilt project no longer holds.
+   */
+  private readonly families = {
+    git: { built: false, fixtures: GIT_FIXTURES, reset: () => { this.forget(GIT_FIXTURES) }, ensure: async () => { await this.ensureGit() } },
+    dns: { built: false, fixtures: ['zoneId', 'dnsRecordId'], reset: () => { this.forget(['zoneId', 'dnsRecordId']) }, ensure: async () => { await this.ensureDns() } },
+    hosting: { built: false, fixtures: ['hostingAppId', 'staticAppId'], reset: () => { this.forget(['hostingAppId', 'staticAppId']) }, ensure: async () => { await this.ensureHosting() } },
+    tracker: { built: false, fixtures: TRACKER_FIXTURES, reset: () => { this.forget(['lpId']) }, ensure: async () => { await ensureTracker(this.trackerCalls()) } }
+  }
 
   private constructor (private readonly app: TestApp) {
     this.values.set('sshKey', this.sshKey)
@@ -131,9 +143,10 @@ export class FuzzWorld {
   }
 
   async value (name: string): Promise<string> {
-    if (!this.trackerBuilt && TRACKER_FIXTURES.includes(name)) {
-      this.trackerBuilt = true
-      await ensureTracker(this.trackerCalls())
+    for (const family of Object.values(this.families)) {
+      if (family.built || !family.fixtures.includes(name)) continue
+      family.built = true
+      await family.ensure()
     }
     const lazy = this.lazy.get(name)
     if (lazy !== undefined) return await lazy()
@@ -150,7 +163,7 @@ export class FuzzWorld {
       get: (name) => this.get(name),
       has: (name) => this.values.has(name),
       set: (entries) => { this.set(entries) },
-      forget: (names) => { for (const name of names) this.values.delete(name) },
+      forget: (names) => { this.forget(names) },
       rebuilding: (what) => { this.rebuilding(what) },
       serial: () => ++this.serial
     }
@@ -164,6 +177,15 @@ export class FuzzWorld {
 
   private set (entries: Record<string, string>): void {
     for (const [name, value] of Object.entries(entries)) this.values.set(name, value)
+  }
+
+  private forget (names: readonly string[]): void {
+    for (const name of names) this.values.delete(name)
+  }
+
+  /** The lazily made families an operation has named so far, in the order they are made. */
+  private async ensureBuiltFamilies (): Promise<void> {
+    for (const family of Object.values(this.families)) if (family.built) await family.ensure()
   }
 
   private rebuilding (what: string): void {
@@ -248,12 +270,10 @@ export class FuzzWorld {
     for (const stale of ['serviceTokenId', 'projectJwt']) this.values.delete(name(stale))
     await this.must('POST', `/api/projects/${project.id as string}/auth/toggle`, jwt, { enabled: true })
     await this.ensureProjectCredentials(prefix)
-    if (prefix === '') await this.buildData()
-    if (prefix === '') await this.ensureDns()
-    if (prefix === '') await this.ensureHosting()
-    if (prefix === '' && this.trackerBuilt) {
-      this.values.delete('lpId')
-      await ensureTracker(this.trackerCalls())
+    if (prefix === '') {
+      await this.buildData()
+      for (const family of Object.values(this.families)) if (family.built) family.reset()
+      await this.ensureBuiltFamilies()
     }
     if (prefix === '') await this.ensureLlm()
     if (prefix === '') await this.ensureRecordWebhook()
@@ -363,8 +383,6 @@ export class FuzzWorld {
     this.stamps.set(THINGS, (await this.must('POST', collections, jwt, { name: THINGS, ...THINGS_DEFINITION })).updatedAt)
     this.recordIds = []
     await this.ensureRecords()
-    for (const stale of ['deployKeyId', 'ruleId', 'tagRuleId', 'labelId']) this.values.delete(stale)
-    await this.ensureGit()
   }
 
   /** A repository `fuzz` with a commit, a deploy key, a protected-branch rule, a protected-tag rule and a label. */
@@ -376,10 +394,13 @@ export class FuzzWorld {
       this.rebuilding('git repository')
       if (repo.status === 200) await this.must('DELETE', `${repos}/fuzz`, jwt)
       await this.must('POST', repos, jwt, { name: 'Fuzz', slug: 'fuzz', readme: true })
-      for (const stale of ['deployKeyId', 'ruleId', 'tagRuleId', 'labelId']) this.values.delete(stale)
+      this.forget(GIT_FIXTURES)
     }
-    const commits = await this.must('GET', `${repos}/fuzz/commits?limit=1`, jwt)
-    this.set({ repoSlug: 'fuzz', commitSha: commits.items[0].sha })
+    // A commit stays readable once made (nothing collects garbage here): read it once per repository, not per repair (each read spawns git).
+    if (!this.values.has('commitSha')) {
+      const commits = await this.must('GET', `${repos}/fuzz/commits?limit=1`, jwt)
+      this.set({ repoSlug: 'fuzz', commitSha: commits.items[0].sha })
+    }
     const keys = await this.must('GET', `${repos}/fuzz/deploy-keys`, jwt) as Array<{ id: string }>
     if (!keys.some((key) => key.id === this.values.get('deployKeyId'))) {
       this.rebuilding('deploy key')
@@ -566,13 +587,10 @@ export class FuzzWorld {
         this.stamps.set(name, await this.ensureCollection(name, definition, this.stamps.get(name) ?? ''))
       }
       await this.ensureRecords()
-      await this.ensureGit()
-      await this.ensureDns()
-      await this.ensureHosting()
       await this.ensureLlm()
       await this.ensureRecordWebhook()
       await this.ensureVariable()
-      if (this.trackerBuilt) await ensureTracker(this.trackerCalls())
+      await this.ensureBuiltFamilies()
     }
   }
 }
