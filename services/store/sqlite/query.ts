@@ -5,7 +5,7 @@ import type { CollectionMeta, Connection } from './connection.js'
 import { quoteIdentifier } from './names.js'
 import { KeyRank, addressableSegments, jsonPath, keyRankExpression, keyValueExpression } from './paths.js'
 import { orderIndex, pinnedFields, tiesImpossible } from './access-path.js'
-import { cachedWhere, statementText, type FilterShape, type WhereClause } from './plans.js'
+import { cachedWhere, flattenAnd, statementText, type FilterShape, type WhereClause } from './plans.js'
 
 /** A stored document and its row, so writes can address exactly what was read. */
 export interface Match { seq: number, doc: Document }
@@ -223,7 +223,8 @@ function walkIndex (connection: Connection, meta: CollectionMeta, filter: Filter
   const index = meta.indexes.find((candidate) => candidate.sqlName === order.index)
   const [field] = Object.keys(sort)
   if (index === undefined || limit === 0) return null
-  const where = whereOf(meta, walkFilter(filter, index.fields.slice(0, index.fields.indexOf(field)), field))
+  // Flattened when it can be, so the walk's clause has a shape and is compiled once per shape, not per page.
+  const where = whereOf(meta, flattenAnd(walkFilter(filter, index.fields.slice(0, index.fields.indexOf(field)), field)))
   if (!where.exact) return null
   if (where.sql === '0') return []
   const docs: Document[] = []
