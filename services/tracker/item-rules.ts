@@ -63,8 +63,12 @@ export function toItemView (record: ItemRecord, identifier: string): WorkItemT {
     intake: record.intake === null
       ? null
       : {
-          ...record.intake,
+          // Field by field: a list writes its views as they are (plugins/fast-json.ts), so only the schema's fields go in.
+          status: record.intake.status,
           snoozedUntil: record.intake.snoozedUntil === null ? null : isoString(record.intake.snoozedUntil),
+          duplicateOfId: record.intake.duplicateOfId,
+          source: record.intake.source,
+          decidedBy: record.intake.decidedBy,
           decidedAt: record.intake.decidedAt === null ? null : isoString(record.intake.decidedAt)
         },
     createdBy: record.createdBy,
