@@ -67,6 +67,13 @@ for (const size of SIZES) {
   seeded[`key${size}`] = `${identifier}-${Math.floor(size / 2)}`
 }
 
+// The create row writes into a tracker project of its own: items it added to a listed project would sit at the hot end
+// of the index the list rows walk (the newest, priority high), and those rows would measure them instead of the seed.
+{
+  const created = await app.tracker.projects.create(actor, project.id, { name: 'Created by the bench', identifier: 'TNEW' })
+  seeded.lpCreate = created.id
+}
+
 // The notification fan-out row: an item with 50 subscribers besides its creator, which each comment tells.
 {
   const lpId = seeded[`lp${SIZES[0]}`]

@@ -18,7 +18,7 @@ const workItemRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const tags = ['tracker']
 
   app.get('', {
-    config: { permission: 'tracker.read', errors: ITEM_LIST },
+    config: { permission: 'tracker.read', errors: ITEM_LIST, fastJson: true },
     schema: {
       operationId: 'listTrackerWorkItems',
       tags,

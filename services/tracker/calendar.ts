@@ -78,6 +78,10 @@ function weekday (day: string): number {
 const formatters = new BoundedMap<string, Intl.DateTimeFormat>(64)
 
 function wallClock (instant: Date, timezone: string): Record<string, number> {
+  // A project's default timezone: its wall clock is the instant's UTC fields, with no formatter to ask.
+  if (timezone === 'UTC') {
+    return { year: instant.getUTCFullYear(), month: instant.getUTCMonth() + 1, day: instant.getUTCDate(), hour: instant.getUTCHours(), minute: instant.getUTCMinutes(), second: instant.getUTCSeconds() }
+  }
   let formatter = formatters.get(timezone)
   if (formatter === undefined) {
     formatter = new Intl.DateTimeFormat('en-US', {

@@ -8,7 +8,7 @@ import { visibleItems, type TrackerScope } from './access.js'
 import { trackerErrors } from './errors.js'
 import { compileFilter, parseFilterText } from './filters.js'
 import type { ItemStore } from './item-store.js'
-import { toItemView, toTombstoneView } from './item-rules.js'
+import { sharedItemView, toItemView, toTombstoneView } from './item-rules.js'
 import { keysetPage, listScope, sortPlan, type SortPlan } from './paging.js'
 import type { ItemRecord } from './records.js'
 import type { TrackerStates } from './states.js'
@@ -75,7 +75,7 @@ export class ItemLists {
     const plan = ORDERS[query.orderBy ?? view?.orderBy ?? '-number']
     const shared = { find: (f: Filter, options: { sort?: Record<string, 1 | -1>, limit?: number }) => this.deps.items.shared().find(f, options) }
     const { docs, nextCursor } = await keysetPage(shared, filter, plan, query, this.deps.cursors, listScope(scope.projectId, `items:${scope.project._id}`, asked, plan))
-    return { items: docs.map((doc) => toItemView(doc, scope.project.identifier)), nextCursor }
+    return { items: docs.map((doc) => sharedItemView(doc, scope.project.identifier)), nextCursor }
   }
 
   /**

@@ -1,3 +1,4 @@
+import { FrozenMemo } from '../cache/frozen-memo.js'
 import { isoString } from '../platform/iso-dates.js'
 import { TRACKER_LIMITS } from '../../schemas/tracker.js'
 import { PRIORITIES } from '../../schemas/tracker-filters.js'
@@ -62,8 +63,12 @@ export function toItemView (record: ItemRecord, identifier: string): WorkItemT {
     intake: record.intake === null
       ? null
       : {
-          ...record.intake,
+          // Field by field: a list writes its views as they are (plugins/fast-json.ts), so only the schema's fields go in.
+          status: record.intake.status,
           snoozedUntil: record.intake.snoozedUntil === null ? null : isoString(record.intake.snoozedUntil),
+          duplicateOfId: record.intake.duplicateOfId,
+          source: record.intake.source,
+          decidedBy: record.intake.decidedBy,
           decidedAt: record.intake.decidedAt === null ? null : isoString(record.intake.decidedAt)
         },
     createdBy: record.createdBy,
@@ -72,6 +77,18 @@ export function toItemView (record: ItemRecord, identifier: string): WorkItemT {
     updatedAt: isoString(record.updatedAt),
     version: record.version
   }
+}
+
+const sharedViews = new FrozenMemo(toItemView)
+
+/**
+ * The view of an item read shared (a frozen document of the Store's cache):
+ * made once per stored state and identifier and frozen in turn, so a list
+ * route writes its JSON text once too (plugins/fast-json.ts). A document not
+ * frozen gets a fresh view.
+ */
+export function sharedItemView (record: ItemRecord, identifier: string): WorkItemT {
+  return sharedViews.get(record, identifier)
 }
 
 export function toTombstoneView (record: ItemRecord, identifier: string): WorkItemTombstoneT {

@@ -6,15 +6,18 @@ import { buildTestApp } from '../helper.js'
 import { writeJson } from '../../plugins/fast-json.js'
 import { deepFreeze } from '../../services/platform/deep-freeze.js'
 import { RecordResponses, recordSchemas } from '../../schemas/records.js'
+import { TrackerResponses } from '../../schemas/tracker-routes.js'
+import { trackerWorkItemSchemas } from '../../schemas/tracker-work-items.js'
 
 /** The success schema of every route that declares `config.fastJson`. */
 const HOT: Record<string, TSchema> = {
   listRecords: RecordResponses.list[200],
-  queryRecords: RecordResponses.list[200]
+  queryRecords: RecordResponses.list[200],
+  listTrackerWorkItems: TrackerResponses.workItemList[200]
 }
 
 type Schema = Record<string, any>
-const named = new Map<string, Schema>(recordSchemas.map((schema) => [schema.$id as string, schema]))
+const named = new Map<string, Schema>([...recordSchemas, ...trackerWorkItemSchemas].map((schema) => [schema.$id as string, schema]))
 
 /** Values a response schema accepts, with extra members wherever it allows them (record fields, profile fields). */
 function conforming (schema: Schema): fc.Arbitrary<unknown> {
@@ -22,7 +25,11 @@ function conforming (schema: Schema): fc.Arbitrary<unknown> {
   if (Array.isArray(schema.anyOf)) return fc.oneof(...schema.anyOf.map(conforming))
   if ('const' in schema) return fc.constant(schema.const)
   switch (schema.type) {
-    case 'string': return schema.format === 'date-time' ? fc.date({ noInvalidDate: true, min: new Date(0), max: new Date(Date.UTC(2200, 0)) }).map((date) => date.toISOString()) : fc.string()
+    case 'string': {
+      if (schema.format !== 'date-time' && schema.format !== 'date') return fc.string()
+      const instants = fc.date({ noInvalidDate: true, min: new Date(0), max: new Date(Date.UTC(2200, 0)) }).map((date) => date.toISOString())
+      return schema.format === 'date' ? instants.map((text) => text.slice(0, 10)) : instants
+    }
     case 'integer': return fc.maxSafeInteger()
     case 'number': return fc.double({ noNaN: true, noDefaultInfinity: true })
     case 'boolean': return fc.boolean()
@@ -35,6 +42,8 @@ function conforming (schema: Schema): fc.Arbitrary<unknown> {
       const extra = fc.dictionary(fc.string().filter((key) => !Object.hasOwn(properties, key) && key !== '__proto__'), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 5 })
       return fc.tuple(extra, declared).map(([more, known]) => ({ ...more, ...known }))
     }
+    // Type.Unknown(): any JSON (an editor document's content).
+    case undefined: return fc.jsonValue({ maxDepth: 3 })
     default: throw new Error(`no arbitrary for ${JSON.stringify(schema)}`)
   }
 }

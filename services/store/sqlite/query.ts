@@ -5,7 +5,7 @@ import type { CollectionMeta, Connection } from './connection.js'
 import { quoteIdentifier } from './names.js'
 import { KeyRank, addressableSegments, jsonPath, keyRankExpression, keyValueExpression } from './paths.js'
 import { orderIndex, pinnedFields, tiesImpossible } from './access-path.js'
-import { cachedWhere, statementText, type FilterShape, type WhereClause } from './plans.js'
+import { cachedWhere, flattenAnd, statementText, type FilterShape, type WhereClause } from './plans.js'
 
 /** A stored document and its row, so writes can address exactly what was read. */
 export interface Match { seq: number, doc: Document }
@@ -200,14 +200,10 @@ function orderedRows (connection: Connection, meta: CollectionMeta, where: Where
     const sql = statementText(where, `rows|${order.sql}|${order.index}|${limit}`, () => `SELECT seq FROM ${source(meta, order)} WHERE ${where.sql} ORDER BY ${order.sql} ${limitClause(limit)} OFFSET ?`)
     return connection.statement(sql).pluck().all(...where.params, skip) as number[]
   }
-  const sql = statementText(where, `ranked|${order.sql}|${order.index}|${limit}`, () => `SELECT seq, ${order.rank} FROM ${source(meta, order)} WHERE ${where.sql} ORDER BY ${order.sql} ${limitClause(limit)} OFFSET ?`)
-  const rows = connection.statement(sql).raw().all(...where.params, skip) as Array<[seq: number, rank: number]>
-  const seqs = new Array<number>(rows.length)
-  for (let i = 0; i < rows.length; i++) {
-    if (rows[i][1] === KeyRank.Object) return null
-    seqs[i] = rows[i][0]
-  }
-  return seqs
+  // One plucked column, null for a row holding an object there: a row array per row cost more than the walk itself.
+  const sql = statementText(where, `ranked|${order.sql}|${order.index}|${limit}`, () => `SELECT iif(${order.rank} = ${KeyRank.Object}, NULL, seq) FROM ${source(meta, order)} WHERE ${where.sql} ORDER BY ${order.sql} ${limitClause(limit)} OFFSET ?`)
+  const seqs = connection.statement(sql).pluck().all(...where.params, skip) as Array<number | null>
+  return seqs.includes(null) ? null : seqs as number[]
 }
 
 /**
@@ -227,7 +223,8 @@ function walkIndex (connection: Connection, meta: CollectionMeta, filter: Filter
   const index = meta.indexes.find((candidate) => candidate.sqlName === order.index)
   const [field] = Object.keys(sort)
   if (index === undefined || limit === 0) return null
-  const where = whereOf(meta, walkFilter(filter, index.fields.slice(0, index.fields.indexOf(field)), field))
+  // Flattened when it can be, so the walk's clause has a shape and is compiled once per shape, not per page.
+  const where = whereOf(meta, flattenAnd(walkFilter(filter, index.fields.slice(0, index.fields.indexOf(field)), field)))
   if (!where.exact) return null
   if (where.sql === '0') return []
   const docs: Document[] = []

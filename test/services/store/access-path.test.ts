@@ -146,7 +146,7 @@ t.test('a conjunction of plain parts is read as one filter: its shape is cached 
 })
 
 t.test('a shared page through a named index walks the index on its own fields and lets the matcher pick from the cache', async (t) => {
-  const { store } = await open([{ key: { lp: 1, n: 1 }, unique: true }, { key: { lp: 1, rank: 1, n: 1 } }])
+  const { store, meta } = await open([{ key: { lp: 1, n: 1 }, unique: true }, { key: { lp: 1, rank: 1, n: 1 } }])
   t.teardown(async () => { await store.close() })
   const connection = (store as unknown as { connection: { statement: (sql: string) => unknown } }).connection
   const statement = connection.statement.bind(connection)
@@ -168,4 +168,6 @@ t.test('a shared page through a named index walks the index on its own fields an
   t.same(page.map((doc) => doc._id), expected(LIST, { n: -1 }, 5)[0])
   t.ok(run.length > 0, 'the walk ran SQL')
   t.notOk(run.some((sql) => sql.includes('"group"') || sql.includes('"at"')), 'no statement evaluated the conditions the index does not hold: the matcher decided them')
+  // LIST holds an $or, so only the walk's own clause (lp, rank and the cursor's range on n) can have a shape.
+  t.ok(cachedShapeCount(meta()) > 0, 'the walk\'s clause has a shape: compiled once per shape, not on every page')
 })

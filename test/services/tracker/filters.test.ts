@@ -81,6 +81,15 @@ t.test('relative days and instants read in the project\'s timezone', async (t) =
   })
 })
 
+t.test('property: UTC, read without a formatter, reads as a formatter reads its twin Etc/UTC', async (t) => {
+  const instants = fc.date({ noInvalidDate: true, min: new Date(Date.UTC(1970, 0, 1)), max: new Date(Date.UTC(2200, 0, 1)) })
+  fc.assert(fc.property(instants, (at) => {
+    const day = localDay(at, 'UTC')
+    return day === localDay(at, 'Etc/UTC') && startOfDay(day, 'UTC').getTime() === startOfDay(day, 'Etc/UTC').getTime()
+  }), { numRuns: 500 })
+  t.pass('UTC days and midnights agree')
+})
+
 // ---------------------------------------------------------------- property: the compiled filter means what the grammar says
 
 const USERS = ['u1', 'u2', 'u3']

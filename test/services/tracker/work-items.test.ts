@@ -292,3 +292,19 @@ t.test('list fields are indexed per element only where the engine can use it: no
   else t.same(listIndexes.filter((name) => names.includes(name)), listIndexes, 'each on MongoDB')
   t.ok(names.includes('lpId_1_stateId_1_seq_1') && names.includes('lpId_1_seq_1'), 'the scalar fields keep theirs')
 })
+
+t.test('a list hands out one frozen view per stored state of an item: renewed by a write, a new identifier, and never across visibility', async (t) => {
+  const { tracker, project, scope } = await trackerOn(t)
+  const { lpId, bob, gina } = await project()
+  const item = await tracker.workItems.create(bob, { title: 'Listed' })
+  const first = (await tracker.lists.list(bob, {})).items[0] as WorkItemT
+  t.ok(Object.isFrozen(first), 'a view of a shared document is frozen')
+  t.equal((await tracker.lists.list(bob, {})).items[0], first, 'the same view while the item is unchanged')
+  t.same((await tracker.lists.list(gina, {})).items, [], 'the guest still sees none of it')
+  await tracker.workItems.update(bob, item.id, { title: 'Renamed' })
+  const changed = (await tracker.lists.list(bob, {})).items[0] as WorkItemT
+  t.not(changed, first)
+  t.match(changed, { title: 'Renamed', key: 'WEB-1', version: 2 })
+  await tracker.projects.update(await scope(people.alice, lpId), { identifier: 'SITE' })
+  t.match((await tracker.lists.list(await scope(people.bob, lpId), {})).items[0], { title: 'Renamed', key: 'SITE-1' }, 'the key under the new identifier')
+})
