@@ -22,6 +22,7 @@ t.test('the MCP server over Streamable HTTP, with the SDK client', async (t) => 
   const s = await trackerSetup(t)
   await s.app.listen({ port: 0, host: '127.0.0.1' })
   const { client, call } = await connect(t, s, s.owner.token)
+  t.equal(client.getServerVersion()?.name, 'plinth', 'the server names the platform, whose every family it serves')
 
   const { tools } = await client.listTools()
   const byName = new Map(tools.map((tool) => [tool.name, tool]))
