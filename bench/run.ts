@@ -154,6 +154,12 @@ if (['tracker get by key', 'tracker create work item', 'tracker list 50, 3 condi
   await once(tracker, 'exit')
 }
 
+// The assistant's streaming through the scripted provider: first event after the provider's first byte, and 100 runs at once (bench/assistant.ts).
+if (['assistant streaming first event', 'assistant streaming concurrent'].some((name) => ONLY.test(name))) {
+  const assistant = fork(new URL('./assistant.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
+  await once(assistant, 'exit')
+}
+
 // The built-in DNS server against PowerDNS on the same zone, with dnsperf (Debian's dnsperf, pdns-server).
 if (ONLY.test('DNS built-in server')) {
   const dns = fork(new URL('./dns.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })

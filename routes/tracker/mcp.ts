@@ -6,12 +6,13 @@ import { commonErrors } from '../../services/platform/errors.js'
 import { mcpServer } from '../../services/tools/mcp.js'
 import { toErrorReply } from '../../plugins/errors.js'
 
-const SERVER_INFO = { name: 'plinth-tracker', version: '1.0.0' }
+// The platform's one tool server: every family's tools (tracker, collections, git, DNS, hosting), not the tracker's alone.
+const SERVER_INFO = { name: 'plinth', version: '1.0.0' }
 // JSON-RPC's "server error" range: the platform's refusal before any MCP message was read (its code in `data`).
 const REFUSED = -32001
 
 /**
- * `…/tracker/mcp`: the tracker's tools over MCP's Streamable HTTP, stateless
+ * `…/tracker/mcp`: the project's tools (every family's, `app.tools.project`) over MCP's Streamable HTTP, stateless
  * (each POST carries its own bearer credential and gets its own server and
  * transport, so access is read afresh for every message). The SDK reads the
  * body itself; refusals before it runs (a bad token, an unknown project)

@@ -6,7 +6,7 @@ import type { LlmResolution, ModelCall } from '../llm/resolution.js'
 import { projectScope } from '../llm/scope.js'
 import type { Clock } from '../platform/clock.js'
 import { AppError } from '../platform/errors.js'
-import type { ToolCaller, ToolDefinition, ToolRegistry } from '../tools/registry.js'
+import { needsApproval, type ToolCaller, type ToolDefinition, type ToolRegistry } from '../tools/registry.js'
 import type { AssistantConfig } from './config.js'
 import type { AssistantUsageLedger } from './ledger.js'
 import type { AssistantRuns, RunRecord } from './runs.js'
@@ -44,7 +44,7 @@ export interface ExecutorDeps {
  * Runs an assistant run a stretch at a time: from its start (or an
  * approval) to its end or its next pause. Each step is one model call whose
  * tool calls this executor makes itself through the registry, as the run's
- * caller with their access read at that call; a destructive call is not
+ * caller with their access read at that call; a call needing approval (`needsApproval`) is not
  * made but parks the run until a person decides it.
  */
 export class RunExecutor {
@@ -60,7 +60,7 @@ export class RunExecutor {
 
   toolSet (): ToolSet {
     return Object.fromEntries(this.deps.tools.list().map((definition) => [definition.name, tool({
-      description: definition.description + (definition.destructive ? ' (Destructive: a person must approve the call before it runs.)' : ''),
+      description: definition.description + (needsApproval(definition) ? ' (A person must approve the call before it runs.)' : ''),
       inputSchema: jsonSchema(plainSchema(definition.input))
     })]))
   }
@@ -102,7 +102,7 @@ export class RunExecutor {
     }
   }
 
-  /** The model steps, until the model stops calling tools, a destructive call waits, or a cap is reached. */
+  /** The model steps, until the model stops calling tools, a call waits for approval, or a cap is reached. */
   private async steps (run: RunRecord, call: ModelCall, signal: AbortSignal): Promise<void> {
     const { runs, sessions } = this.deps
     const tools = this.toolSet()
@@ -173,7 +173,7 @@ export class RunExecutor {
       for (const toolCall of toolCalls) {
         const definition = this.deps.tools.get(toolCall.toolName) as AnyTool | undefined
         await runs.emit(run._id, 'tool.call', toolCall)
-        if (definition?.destructive === true) {
+        if (definition !== undefined && needsApproval(definition)) {
           waiting.push({ callId: toolCall.toolCallId, toolName: toolCall.toolName, input: toolCall.input, permission: definition.permission, decision: null, decidedBy: null, reason: null })
           continue
         }

@@ -141,6 +141,17 @@ export class GitAccess {
     return { repo, permissions }
   }
 
+  /**
+   * Whether the caller holds `permission` somewhere in the project: in the
+   * project itself, or through their role in one of its repositories (both
+   * narrowed by a PAT's scopes), as `forRoute` would grant it on that one.
+   */
+  async holdsAnywhere (caller: UserCaller, projectId: string, permission: Permission): Promise<boolean> {
+    if ((await this.deps.projectPermissions(projectId, caller))?.has(permission) === true) return true
+    const roles = await this.deps.members.rolesIn(projectId, caller.userId)
+    return [...roles.values()].some((role) => narrow(ROLE_PERMISSIONS[role], caller).includes(permission))
+  }
+
   /** The project's repositories the caller may read: all of them with `git.read` in the project, else those they are a member of. */
   async readableRepositories (caller: UserCaller, projectId: string): Promise<Repo[]> {
     const project = await this.deps.projectPermissions(projectId, caller)

@@ -30,8 +30,7 @@ export const COLLECTION_TOOLS: CollectionTool[] = [
     title: 'List collection definitions',
     description: 'The project\'s collections: their fields, indexes and the rule of each method.',
     permission: 'collections.read',
-    readOnly: true,
-    destructive: false,
+    risk: 'read',
     input: Type.Object({}, { additionalProperties: false }),
     output: inlineRefs(Type.Object({ items: Type.Array(Collection) }), collectionSchemas),
     run: async (c) => ({ items: await c.services.collections.definitions.list(c.projectId) })
@@ -42,8 +41,7 @@ export const COLLECTION_TOOLS: CollectionTool[] = [
     description: 'Records of a collection by a MongoDB-style `filter` over its fields, `sort`, `fields` and a `limit`, a page at a time: ' +
       'pass the answer\'s `nextCursor` as `query.cursor` for the next page.',
     permission: 'records.read',
-    readOnly: true,
-    destructive: false,
+    risk: 'read',
     input: Type.Object({ table, query: Type.Optional(QueryBody) }, { additionalProperties: false }),
     output: ListPage,
     run: async (c, input) => await c.services.collections.records.list(c.projectId, input.table, c.dataCaller, input.query ?? {})
@@ -53,8 +51,7 @@ export const COLLECTION_TOOLS: CollectionTool[] = [
     title: 'Create a record',
     description: 'A new record of a collection with the field values given; unknown fields are refused.',
     permission: 'records.write',
-    readOnly: false,
-    destructive: true,
+    risk: 'critical',
     input: Type.Object({ table, values: RecordBody }, { additionalProperties: false }),
     output: DataRecord,
     run: async (c, input) => await c.services.collections.records.create(c.projectId, input.table, c.dataCaller, input.values)
@@ -64,8 +61,7 @@ export const COLLECTION_TOOLS: CollectionTool[] = [
     title: 'Update a record',
     description: 'Changes the fields given of one record; with `ifVersion` only if the record is still at that version.',
     permission: 'records.write',
-    readOnly: false,
-    destructive: true,
+    risk: 'critical',
     input: Type.Object({
       table,
       id,

@@ -2,7 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { TSchema } from '@sinclair/typebox'
 import { AppError } from '../platform/errors.js'
-import type { ToolCaller, ToolDefinition, ToolRegistry } from './registry.js'
+import { needsApproval, type ToolCaller, type ToolDefinition, type ToolRegistry } from './registry.js'
 
 /**
  * A schema as an MCP client reads it: plain JSON, without the `$id`s the
@@ -20,8 +20,9 @@ function describeTool (tool: ToolDefinition<TSchema, TSchema, unknown>): Tool {
     description: tool.description,
     inputSchema: plainSchema(tool.input),
     outputSchema: plainSchema(tool.output),
-    annotations: { title: tool.title, readOnlyHint: tool.readOnly, destructiveHint: tool.destructive, openWorldHint: false },
-    _meta: { 'plinth/permission': tool.permission }
+    // The assistant's approval rule is MCP's destructive hint: a client confirms what the assistant asks a person for.
+    annotations: { title: tool.title, readOnlyHint: tool.risk === 'read', destructiveHint: needsApproval(tool), openWorldHint: false },
+    _meta: { 'plinth/permission': tool.permission, 'plinth/risk': tool.risk }
   }
 }
 

@@ -3,6 +3,7 @@ import type { CollectionDefinitions } from '../collections/definitions.js'
 import type { Records } from '../collections/records.js'
 import type { DnsServices } from '../dns/index.js'
 import type { GitServices } from '../git/index.js'
+import type { MergeRequestServices } from '../git/merge-requests/index.js'
 import type { HostingServices } from '../hosting/index.js'
 import type { TrackerServices } from '../tracker/index.js'
 import type { ContextOf, ToolAccess, ToolCaller } from './registry.js'
@@ -13,8 +14,9 @@ export interface ProjectToolServices {
   tracker: TrackerServices
   collections: { definitions: CollectionDefinitions, records: Records }
   git: Pick<GitServices, 'access' | 'repositories' | 'history'>
+  gitMergeRequests: Pick<MergeRequestServices, 'mergeRequests' | 'comments'>
   dns: Pick<DnsServices, 'zones' | 'records'>
-  hosting: Pick<HostingServices, 'apps' | 'deployments' | 'logs'>
+  hosting: Pick<HostingServices, 'apps' | 'deployments' | 'sources' | 'logs'>
 }
 
 /**

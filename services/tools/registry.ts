@@ -25,6 +25,23 @@ export interface ToolAccess {
 /** Reads the caller's current access to the project; null when they may not see it. Called on every tool call. */
 export type ToolAccessPort = (caller: ToolCaller) => Promise<ToolAccess | null>
 
+/**
+ * How far a tool's call reaches: the one rule deciding, for every protocol, whether a person agrees first.
+ * - `read`: reads only.
+ * - `write`: changes the team's own workspace (tracker items and their comments, links and cycles; a merge request
+ *   opened or commented): attributed to the caller, in the activity, undone by another write. No approval: filing and
+ *   triaging is what the assistant is for, and each step shows where the team works.
+ * - `critical`: removes or hides something (archive, remove from a cycle, transfer), grants access (a member added),
+ *   or changes what the project's apps serve or run (records, deployments): the assistant waits for a person's
+ *   approval, and MCP marks it destructive so a client confirms.
+ */
+export type ToolRisk = 'read' | 'write' | 'critical'
+
+/** Whether a call of the tool waits for a person (the assistant's approvals; MCP's `destructiveHint`). */
+export function needsApproval (tool: { risk: ToolRisk }): boolean {
+  return tool.risk === 'critical'
+}
+
 /** One operation a tool may call, declared once for every protocol that offers it (MCP, the assistant). */
 export interface ToolDefinition<I extends TSchema = TSchema, O extends TSchema = TSchema, C = unknown> {
   /** snake_case, unique: what a model or an MCP client calls it by. */
@@ -37,10 +54,16 @@ export interface ToolDefinition<I extends TSchema = TSchema, O extends TSchema =
   output: O
   /** The platform permission the caller needs in the project, checked before the handler on every call. */
   permission: Permission
-  /** Only reads. */
-  readOnly: boolean
-  /** Removes or hides something (archive, remove, transfer): a client should confirm first. */
-  destructive: boolean
+  /**
+   * Where the route decides access below the project (a repository's role
+   * counts as the project's permissions do): whether the caller holds
+   * `permission` anywhere in the project now, for offering the tool and
+   * letting a call through to its handler, which then makes the route's own
+   * check on the one thing it acts on.
+   */
+  heldBelow?: (context: C) => Promise<boolean>
+  /** How far a call reaches, and so whether a person approves it first (`ToolRisk`). */
+  risk: ToolRisk
   /** Runs the operation; the family's context (its services and the caller's current role) comes from the registry's owner. */
   run: (context: C, input: Static<I>) => Promise<Static<O>>
 }
@@ -96,7 +119,8 @@ export class ToolRegistry<C> {
   async available (caller: ToolCaller): Promise<Array<ToolDefinition<TSchema, TSchema, C>>> {
     const access = await this.deps.access(caller)
     if (access === null) return []
-    return this.list().filter((tool) => access.permissions.has(tool.permission))
+    const held = await Promise.all(this.list().map(async (tool) => await this.holds(tool, caller, access)))
+    return this.list().filter((_tool, index) => held[index])
   }
 
   get (name: string): ToolDefinition<TSchema, TSchema, C> | undefined {
@@ -108,7 +132,7 @@ export class ToolRegistry<C> {
     const tool = this.tools.get(name)
     if (tool === undefined) return false
     const access = await this.deps.access(caller)
-    return access !== null && access.permissions.has(tool.definition.permission)
+    return access !== null && await this.holds(tool.definition, caller, access)
   }
 
   /** Runs `name` for `caller`: validation, the current access check, then the handler. */
@@ -122,7 +146,13 @@ export class ToolRegistry<C> {
     }
     const access = await this.deps.access(caller)
     if (access === null) throw commonErrors.projectNotFound()
-    if (!access.permissions.has(tool.definition.permission)) throw permissionMissing(tool.definition.permission, access.scopes)
+    if (!await this.holds(tool.definition, caller, access)) throw permissionMissing(tool.definition.permission, access.scopes)
     return await tool.definition.run(this.deps.context(caller, access), args as never)
+  }
+
+  /** The tool's permission held now: in the project, or where its route also looks (`heldBelow`). */
+  private async holds (tool: ToolDefinition<TSchema, TSchema, C>, caller: ToolCaller, access: ToolAccess): Promise<boolean> {
+    if (access.permissions.has(tool.permission)) return true
+    return tool.heldBelow !== undefined && await tool.heldBelow(this.deps.context(caller, access))
   }
 }

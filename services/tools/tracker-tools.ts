@@ -35,9 +35,9 @@ const BulkCreateResult = Type.Object({
 })
 
 type TrackerTool = ToolDefinition<any, any, TrackerToolContext>
-const read = { permission: 'tracker.read', readOnly: true, destructive: false } as const
-const write = { permission: 'tracker.write', readOnly: false, destructive: false } as const
-const removal = { permission: 'tracker.write', readOnly: false, destructive: true } as const
+const read = { permission: 'tracker.read', risk: 'read' } as const
+const write = { permission: 'tracker.write', risk: 'write' } as const
+const removal = { permission: 'tracker.write', risk: 'critical' } as const
 
 /** The tracker's tools: each the REST route's operation, on its schemas and its service call. */
 export const TRACKER_TOOLS: TrackerTool[] = [
@@ -273,8 +273,8 @@ export const TRACKER_TOOLS: TrackerTool[] = [
     title: 'Add a member',
     description: 'Adds a platform user (who may use the tracker) to the tracker project with a role.',
     permission: 'tracker.admin',
-    readOnly: false,
-    destructive: false,
+    // Grants access: a model steered by text it read must not let someone in unasked.
+    risk: 'critical',
     input: inProject({ member: AddMemberBody }),
     output: TrackerMember,
     run: async (c, input) => await c.tracker.members.add(await c.scope(input.lpId), input.member)

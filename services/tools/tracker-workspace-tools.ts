@@ -4,7 +4,7 @@ import { ActiveCycle, WorkspaceActivity, WorkspaceActivityQuery, WorkspaceMember
 import type { ToolDefinition } from './registry.js'
 import type { TrackerToolContext } from './tracker-tool-context.js'
 
-const read = { permission: 'tracker.read', readOnly: true, destructive: false } as const
+const read = { permission: 'tracker.read', risk: 'read' } as const
 const listInput = Type.Object({ query: Type.Optional(ListQuery) }, { additionalProperties: false })
 
 /** The tracker's workspace-level reads as tools: the REST routes' operations, on their schemas and service calls. */

@@ -102,3 +102,38 @@ t.test('OpenAI chat completions: a tool answer over ASSISTANT_MAX_TOOL_OUTPUT_BY
   const answer = await s.stream('POST', `${s.sessions}/${sessionId}/messages`, s.owner.auth, { body: { content: 'States' } })
   t.match(answer.events.at(-1), { type: 'run.failed', data: { stopReason: 'max_tool_output', error: /more than the 1024/ } })
 })
+
+t.test('OpenAI Responses API streaming: one rule for every tool: a tracker write runs at once, a redeploy and a member added wait for a person', async (t) => {
+  const s = await assistantSetup(t, { wire: 'openai' })
+  const hosted = await s.must('POST', `/api/projects/${s.projectId}/backend/apps`, s.owner.auth, { name: 'web' })
+  s.provider.push(
+    {
+      toolCalls: [
+        { id: 'call_w', name: 'work_item_create', input: { lpId: s.lpId, item: { title: 'Deploy the fix' } } },
+        { id: 'call_d', name: 'hosting_app_redeploy', input: { appId: hosted.id } },
+        { id: 'call_m', name: 'member_add', input: { lpId: s.lpId, member: { userId: s.viewer.id, role: 'member' } } }
+      ]
+    },
+    { text: 'Filed; the redeploy was refused and the member not added.' }
+  )
+  const sessionId = await s.newSession(s.member.auth)
+  const paused = await s.stream('POST', `${s.sessions}/${sessionId}/messages`, s.member.auth, { body: { content: 'File it and redeploy' } })
+  t.same(types(paused.events), ['run.started', 'step.finished', 'tool.call', 'tool.result', 'tool.call', 'tool.call', 'approval.required'])
+  t.match(paused.events.find((event) => event.type === 'tool.result')?.data, { toolCallId: 'call_w', output: { type: 'json', value: { title: 'Deploy the fix' } } }, 'the tracker write ran')
+  const runId = paused.events[0].data.runId as string
+  t.match(paused.events.at(-1)?.data.approvals, [
+    { callId: 'call_d', toolName: 'hosting_app_redeploy', permission: 'hosting.deploy' },
+    { callId: 'call_m', toolName: 'member_add', permission: 'tracker.admin' }
+  ])
+  const approvals = `${s.sessions}/${sessionId}/runs/${runId}/approvals`
+  t.match(await s.api('POST', `${approvals}/call_m`, s.member.auth, { decision: 'approve' }), { status: 403, body: { code: 'APP_FORBIDDEN' } }, 'approving needs the tool\'s own permission')
+  await s.must('POST', `${approvals}/call_m`, s.owner.auth, { decision: 'deny', reason: 'not now' })
+  await s.must('POST', `${approvals}/call_d`, s.member.auth, { decision: 'approve' })
+  t.match(await s.settled(sessionId, runId), { status: 'completed', stopReason: 'end_turn' })
+  const events = await s.must('GET', `${s.sessions}/${sessionId}/runs/${runId}/events`, s.member.auth)
+  const results = Object.fromEntries(events.items.filter((event: { type: string }) => event.type === 'tool.result').map((event: { data: any }) => [event.data.toolCallId, event.data.output]))
+  const restRefusal = await s.api('POST', `/api/projects/${s.projectId}/backend/apps/${hosted.id as string}/deployments/from-git`, s.member.auth, {})
+  t.match(results.call_d, { type: 'error-json', value: { code: restRefusal.body.code } }, 'the approved redeploy ran through the route\'s service, refused as the route refuses')
+  t.match(results.call_m, { type: 'execution-denied', reason: /not now/ })
+  t.notOk((await s.must('GET', `${s.lp}/members`, s.owner.auth)).items.some((m: { userId: string }) => m.userId === s.viewer.id), 'nobody was added')
+})

@@ -6,7 +6,7 @@ import type { TrackerSetup } from '../tracker/fixtures.js'
 export interface ToolAnswer { isError?: boolean, structuredContent?: any, content: Array<{ type: string, text?: string }> }
 
 /** The SDK's own client over HTTP to the listening app's MCP server, with `token` as its bearer credential. */
-export async function mcpClient (t: Test, s: TrackerSetup, token: string) {
+export async function mcpClient (t: Test, s: Pick<TrackerSetup, 'app' | 'base'>, token: string) {
   const address = s.app.server.address()
   if (address === null || typeof address === 'string') throw new Error('not listening')
   const client = new Client({ name: 'plinth-test', version: '1.0.0' })

@@ -22,6 +22,7 @@ t.test('the MCP server over Streamable HTTP, with the SDK client', async (t) => 
   const s = await trackerSetup(t)
   await s.app.listen({ port: 0, host: '127.0.0.1' })
   const { client, call } = await connect(t, s, s.owner.token)
+  t.equal(client.getServerVersion()?.name, 'plinth', 'the server names the platform, whose every family it serves')
 
   const { tools } = await client.listTools()
   const byName = new Map(tools.map((tool) => [tool.name, tool]))
@@ -31,6 +32,9 @@ t.test('the MCP server over Streamable HTTP, with the SDK client', async (t) => 
     'workspace_members_list', 'workspace_activity_list', 'active_cycles_list', 'tracker_search']) t.ok(byName.has(name), name)
   t.equal(byName.get('work_items_list')?.annotations?.readOnlyHint, true)
   t.equal(byName.get('work_item_archive')?.annotations?.destructiveHint, true)
+  // One rule for MCP's hint and the assistant's approval: removals, access grants and what the apps serve or run.
+  t.same(['work_item_create', 'work_item_archive', 'member_add', 'states_list'].map((name) => [byName.get(name)?._meta?.['plinth/risk'], byName.get(name)?.annotations?.destructiveHint]),
+    [['write', false], ['critical', true], ['critical', true], ['read', false]])
   t.same(byName.get('work_item_create')?.inputSchema.required, ['lpId', 'item'])
 
   const created = await call('work_item_create', { lpId: s.lpId, item: { title: 'Broken login', priority: 'high' } })
