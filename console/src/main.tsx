@@ -1,5 +1,6 @@
 import { render } from 'preact'
-import { currentSession, keepSession } from './api.js'
+import { useEffect, useState } from 'preact/hooks'
+import { admin, currentSession } from './api.js'
 import { match, navigate, usePath } from './router.js'
 import { Link } from './ui.js'
 import { SignIn } from './screens/sign-in.js'
@@ -8,8 +9,8 @@ import { Collections } from './screens/collections.js'
 import { Records } from './screens/records.js'
 import './style.css'
 
-function Screen ({ path }: { path: string }) {
-  if (currentSession() === null || path === '/sign-in') return <SignIn />
+function Screen ({ path, signedIn }: { path: string, signedIn: boolean }) {
+  if (!signedIn || path === '/sign-in') return <SignIn />
   let params: Record<string, string> | null
   if ((params = match('/organizations/:orgId', path)) !== null) return <Projects orgId={params.orgId} />
   if ((params = match('/projects/:projectId', path)) !== null) return <Collections projectId={params.projectId} />
@@ -19,8 +20,10 @@ function Screen ({ path }: { path: string }) {
 
 function App () {
   const path = usePath()
-  const session = currentSession()
-  const signOut = () => { keepSession(null); navigate('/sign-in') }
+  // A refresh the server refuses ends the session: the SDK says so, and the sign-in screen shows.
+  const [session, setSession] = useState(currentSession)
+  useEffect(() => admin.auth.onChange(setSession), [])
+  const signOut = () => { void admin.auth.logout().catch(() => {}).finally(() => { navigate('/sign-in') }) }
   return (
     <>
       <a class='skip' href='#main'>Skip to content</a>
@@ -28,11 +31,11 @@ function App () {
         <Link to='/organizations'>Plinth console</Link>
         {session !== null && (
           <span class='who'>
-            {session.email} <button type='button' onClick={signOut}>Sign out</button>
+            {session.user.email} <button type='button' onClick={signOut}>Sign out</button>
           </span>
         )}
       </header>
-      <Screen path={path} />
+      <Screen path={path} signedIn={session !== null} />
     </>
   )
 }

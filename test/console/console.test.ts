@@ -116,10 +116,19 @@ t.test('the console in headless Chromium: sign-up, organization, project, collec
   await rows.filter({ hasText: '1 file(s)' }).waitFor()
   t.pass('a file uploaded on the record')
 
+  // The access token expires mid-use (here: the server already refuses it while the kept expiry says it is live, as
+  // with a computer's clock that is off): the next call is refreshed through the SDK, not bounced to sign-in.
+  const kept = JSON.parse(await page.evaluate<string>('sessionStorage.getItem("plinth.console.session")')) as { user: { id: string }, refreshToken: string }
+  const expired = app.jwt.sign({ sub: kept.user.id, sid: 'any', type: 'platform', iat: Math.floor(Date.now() / 1000) - 3600 })
+  t.equal((await app.inject({ method: 'GET', url: '/api/auth/me', headers: { authorization: `Bearer ${expired}` } })).statusCode, 401, 'the server refuses the expired token')
+  await page.evaluate(`sessionStorage.setItem("plinth.console.session", JSON.stringify({ ...JSON.parse(sessionStorage.getItem("plinth.console.session")), accessToken: ${JSON.stringify(expired)} }))`)
+  const refreshed = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/auth/refresh')
   await page.getByRole('searchbox').or(page.getByLabel(/^Filter/)).fill('{"stars": {"$gte": 4}}')
   await page.getByRole('button', { name: 'Apply filter' }).click()
+  t.equal((await refreshed).status(), 200, 'the session was refreshed through the SDK')
   await page.waitForFunction('document.querySelectorAll("tbody tr").length === 1')
-  t.match(await rows.innerText(), /Second/, 'the filter kept the matching record')
+  t.match(await rows.innerText(), /Second/, 'the filter kept the matching record, with the refreshed session')
+  t.not(JSON.parse(await page.evaluate<string>('sessionStorage.getItem("plinth.console.session")')).refreshToken, kept.refreshToken, 'the rotated refresh token is kept')
   await screen('records-filtered', 'Records of notes')
 
   const second = rows.filter({ hasText: 'Second' })
