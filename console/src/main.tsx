@@ -7,6 +7,7 @@ import { SignIn } from './screens/sign-in.js'
 import { Organizations, Projects } from './screens/organizations.js'
 import { Collections } from './screens/collections.js'
 import { Records } from './screens/records.js'
+import { Rules } from './screens/rules.js'
 import './style.css'
 
 function Screen ({ path, signedIn }: { path: string, signedIn: boolean }) {
@@ -15,6 +16,7 @@ function Screen ({ path, signedIn }: { path: string, signedIn: boolean }) {
   if ((params = match('/organizations/:orgId', path)) !== null) return <Projects orgId={params.orgId} />
   if ((params = match('/projects/:projectId', path)) !== null) return <Collections projectId={params.projectId} />
   if ((params = match('/projects/:projectId/collections/:name', path)) !== null) return <Records projectId={params.projectId} name={params.name} />
+  if ((params = match('/projects/:projectId/collections/:name/rules', path)) !== null) return <Rules projectId={params.projectId} name={params.name} />
   return <Organizations />
 }
 

@@ -7,7 +7,7 @@ import { ErrorNote, Link, Page, TextField, useLoad, useSubmit } from '../ui.js'
 type Field = DataOf<'/api/projects/{projectId}/collections/{name}', 'get'>['fields'][number]
 const FIELD_TYPES: Array<Field['type']> = ['text', 'number', 'boolean', 'date', 'json', 'email', 'url', 'select', 'relation', 'file']
 
-// Each method on with no rule: platform admins only (so the console can work the records), until rules are set.
+// Each method on with no rule: platform admins only (so the console can work the records), until rules are set on the rules screen.
 const ADMIN_ONLY = Object.fromEntries(['list', 'get', 'create', 'update', 'delete', 'upload', 'download', 'fileDelete'].map((method) => [method, { enabled: true, rule: null }]))
 
 interface FieldDraft { name: string, type: Field['type'], required: boolean }
@@ -33,7 +33,7 @@ function FieldRow ({ field, index, onChange, onRemove }: { field: FieldDraft, in
   )
 }
 
-/** A project's collections, and a new one with its fields (its methods on for platform admins only, until rules are set through the API). */
+/** A project's collections, and a new one with its fields (its methods on for platform admins only, until rules are set). */
 export function Collections ({ projectId }: { projectId: string }) {
   const project = useLoad(async () => await admin.projects.get(projectId), [projectId])
   const collections = useLoad(async () => await admin.collections.list(projectId), [projectId])
