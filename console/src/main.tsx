@@ -8,12 +8,16 @@ import { Organizations, Projects } from './screens/organizations.js'
 import { Collections } from './screens/collections.js'
 import { Records } from './screens/records.js'
 import { Rules } from './screens/rules.js'
+import { Members } from './screens/members.js'
+import { Tokens } from './screens/tokens.js'
 import './style.css'
 
 function Screen ({ path, signedIn }: { path: string, signedIn: boolean }) {
   if (!signedIn || path === '/sign-in') return <SignIn />
   let params: Record<string, string> | null
   if ((params = match('/organizations/:orgId', path)) !== null) return <Projects orgId={params.orgId} />
+  if ((params = match('/organizations/:orgId/members', path)) !== null) return <Members orgId={params.orgId} />
+  if (path === '/tokens') return <Tokens />
   if ((params = match('/projects/:projectId', path)) !== null) return <Collections projectId={params.projectId} />
   if ((params = match('/projects/:projectId/collections/:name', path)) !== null) return <Records projectId={params.projectId} name={params.name} />
   if ((params = match('/projects/:projectId/collections/:name/rules', path)) !== null) return <Rules projectId={params.projectId} name={params.name} />
@@ -33,7 +37,7 @@ function App () {
         <Link to='/organizations'>Plinth console</Link>
         {session !== null && (
           <span class='who'>
-            {session.user.email} <button type='button' onClick={signOut}>Sign out</button>
+            {session.user.email} <Link to='/tokens'>Tokens</Link> <button type='button' onClick={signOut}>Sign out</button>
           </span>
         )}
       </header>

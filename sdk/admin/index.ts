@@ -122,6 +122,12 @@ export class PlinthAdmin {
     members: async (orgId: string) => await unwrap(this.api.GET('/api/organizations/{orgId}/members', { params: { path: { orgId } } })),
     addMember: async (orgId: string, body: BodyOf<'/api/organizations/{orgId}/members', 'post'>) =>
       await unwrap(this.api.POST('/api/organizations/{orgId}/members', { params: { path: { orgId } }, body })),
+    setMemberRole: async (orgId: string, memberId: string, role: BodyOf<'/api/organizations/{orgId}/members/{memberId}', 'put'>['role']) =>
+      await unwrap(this.api.PUT('/api/organizations/{orgId}/members/{memberId}', { params: { path: { orgId, memberId } }, body: { role } })),
+    /** Removes a member (or, with the caller's own id, leaves). */
+    removeMember: async (orgId: string, memberId: string) => {
+      await expectOk(this.api.DELETE('/api/organizations/{orgId}/members/{memberId}', { params: { path: { orgId, memberId } } }))
+    },
     /** Who changed what in the organization, newest first (needs `audit.read`; docs/audit.md). */
     auditLog: async (orgId: string, query?: QueryOf<'/api/organizations/{orgId}/audit-log', 'get'>) =>
       await unwrap(this.api.GET('/api/organizations/{orgId}/audit-log', { params: { path: { orgId }, query } }))

@@ -72,10 +72,34 @@ t.test('the console in headless Chromium: sign-up, organization, project, collec
   await page.getByRole('button', { name: 'Create organization' }).click()
 
   await screen('projects', 'Analytical Engines: projects')
+  // Members: another platform user added by email, their role changed, then removed.
+  await app.inject({ method: 'POST', url: '/api/auth/register', payload: { email: 'cy@example.com', password: 'correct horse battery', name: 'Cy' } })
+  await page.getByRole('link', { name: 'Members of this organization' }).click()
+  await screen('members', 'Analytical Engines: members')
+  await page.getByLabel('Member email').fill('cy@example.com')
+  await page.getByLabel('Member role').selectOption('viewer')
+  await page.getByRole('button', { name: 'Add member' }).click()
+  await page.getByLabel('Role of cy@example.com').selectOption('admin')
+  const orgId = decodeURIComponent(new URL(page.url()).pathname.split('/')[3] ?? '')
+  const membersNow = async () => (await app.inject({ method: 'GET', url: `/api/organizations/${orgId}/members`, headers: { authorization: `Bearer ${await tokenOf(page)}` } })).json().data as Array<{ email: string, role: string }>
+  await page.waitForFunction('document.querySelector("tbody") && document.querySelectorAll("tbody tr").length === 2')
+  await t.resolves(waitUntil(async () => (await membersNow()).some((member) => member.email === 'cy@example.com' && member.role === 'admin')), 'a member added, then made admin')
+  await screen('members-changed', 'Analytical Engines: members')
+  await page.getByRole('button', { name: 'Remove cy@example.com' }).click()
+  await page.getByRole('button', { name: 'Confirm removing cy@example.com' }).click()
+  await page.getByRole('button', { name: 'Remove cy@example.com' }).waitFor({ state: 'detached' })
+  t.same((await membersNow()).map((member) => member.email), ['ada@example.com'], 'and removed')
+  await page.getByRole('link', { name: 'Projects' }).click()
+  await page.getByRole('heading', { level: 1, name: 'Analytical Engines: projects' }).waitFor()
   await page.getByLabel('Project name').fill('Notes')
   await page.getByRole('button', { name: 'Create project' }).click()
 
   await screen('collections', 'Notes: collections')
+  await page.getByLabel(/^Allowed origins/).fill('https://app.example.com')
+  await page.getByRole('button', { name: 'Save origins' }).click()
+  await page.getByRole('status').filter({ hasText: 'Origins saved.' }).waitFor()
+  const projectNow = await app.inject({ method: 'GET', url: `/api/projects/${await projectIdOf(page)}`, headers: { authorization: `Bearer ${await tokenOf(page)}` } })
+  t.same(projectNow.json().data.allowedOrigins, ['https://app.example.com'], 'the CORS origins saved')
   await page.getByLabel('Collection name').fill('notes')
   await page.getByLabel('Field 1 name').fill('title')
   await page.getByLabel('Field 1 required').check()
@@ -157,9 +181,33 @@ t.test('the console in headless Chromium: sign-up, organization, project, collec
   t.equal(listed.json().data.items.length, 1)
   await screen('rules-saved', 'Rules of notes')
 
+  // Personal access tokens: the secret shown once works as a credential until revoked.
+  await page.getByRole('link', { name: 'Tokens' }).click()
+  await screen('tokens', 'Personal access tokens')
+  await page.getByLabel('Token name').fill('ci')
+  await page.getByRole('button', { name: 'Create token' }).click()
+  const secret = await page.getByLabel('New token').inputValue()
+  const me = async () => (await app.inject({ method: 'GET', url: '/api/auth/me', headers: { authorization: `Bearer ${secret}` } })).statusCode
+  t.equal(await me(), 200, 'the new token is a working credential')
+  await screen('tokens-created', 'Personal access tokens')
+  await page.getByRole('button', { name: 'Done, hide it' }).click()
+  t.equal(await page.getByLabel('New token').count(), 0, 'the secret is gone from the page')
+  await page.getByRole('button', { name: 'Revoke ci' }).click()
+  await page.getByText('No token yet.').waitFor()
+  t.equal(await me(), 401, 'a revoked token is refused')
+
   t.same([...hosts], ['127.0.0.1'], 'no request left loopback')
   t.same(readdirSync(screens).length, shot, 'a screenshot of each screen')
 })
+
+/** Polls until `done` holds (what the browser just sent may still be on its way to the server). */
+async function waitUntil (done: () => Promise<boolean>): Promise<void> {
+  for (let round = 0; round < 100; round++) {
+    if (await done()) return
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error('the condition never held')
+}
 
 async function tokenOf (page: Page): Promise<string> {
   return await page.evaluate<string>('JSON.parse(sessionStorage.getItem("plinth.console.session")).accessToken')

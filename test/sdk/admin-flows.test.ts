@@ -23,6 +23,13 @@ t.test('each family\'s main flow through the admin SDK', async (t) => {
   t.same((await admin.collections.get(project.id, 'notes')).fields.map((field) => field.name), ['title', 'done'], 'a definition changed')
   t.ok((await admin.collections.list(project.id)).some((c) => c.name === 'notes'), 'listed')
 
+  // Members: added by email, their role changed, removed.
+  await admin.auth.register({ email: 'cy@example.com', password: 'correct horse battery', name: 'Cy' })
+  const cy = await admin.organizations.addMember(org.id, { email: 'cy@example.com', role: 'viewer' })
+  t.equal((await admin.organizations.setMemberRole(org.id, cy.id, 'member')).role, 'member', 'a member\'s role changed')
+  await admin.organizations.removeMember(org.id, cy.id)
+  t.same((await admin.organizations.members(org.id)).map((member) => member.email), ['ada@example.com'], 'and removed')
+
   // Service tokens and verify.
   const service = await admin.serviceTokens.create(project.id, { name: 'backend' })
   const bob = createClient({ baseUrl, projectId: project.id })
