@@ -58,7 +58,7 @@ export function Members ({ orgId }: { orgId: string }) {
         <table>
           <caption>Members and their roles</caption>
           <thead><tr><th scope='col'>Email</th><th scope='col'>Name</th><th scope='col'>Role</th><th scope='col'>Actions</th></tr></thead>
-          <tbody>{members.data.map((member) => <MemberRow key={`${member.id}:${member.role}`} orgId={orgId} member={member} onChanged={members.reload} />)}</tbody>
+          <tbody>{members.data.map((member) => <MemberRow key={`${member.id}:${member.role}`} orgId={orgId} member={member} onChanged={() => { members.reload() }} />)}</tbody>
         </table>
       )}
       <h2>Add a member</h2>
