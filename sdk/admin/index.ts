@@ -182,6 +182,12 @@ export class PlinthAdmin {
       await unwrap(this.api.GET('/api/projects/{projectId}/git/repositories/{repoSlug}', { params: { path: { projectId, repoSlug } } })),
     branches: async (projectId: string, repoSlug: string) =>
       await unwrap(this.api.GET('/api/projects/{projectId}/git/repositories/{repoSlug}/branches', { params: { path: { projectId, repoSlug } } })),
+    /** A folder's entries at a ref (the default branch when omitted); the root without `path`. */
+    tree: async (projectId: string, repoSlug: string, query?: QueryOf<'/api/projects/{projectId}/git/repositories/{repoSlug}/tree', 'get'>) =>
+      await unwrap(this.api.GET('/api/projects/{projectId}/git/repositories/{repoSlug}/tree', { params: { path: { projectId, repoSlug }, query } })),
+    /** A file's content at a ref (inline up to 1 MiB, base64 when binary). */
+    blob: async (projectId: string, repoSlug: string, query: QueryOf<'/api/projects/{projectId}/git/repositories/{repoSlug}/blob', 'get'>) =>
+      await unwrap(this.api.GET('/api/projects/{projectId}/git/repositories/{repoSlug}/blob', { params: { path: { projectId, repoSlug }, query } })),
     commits: async (projectId: string, repoSlug: string, query?: QueryOf<'/api/projects/{projectId}/git/repositories/{repoSlug}/commits', 'get'>) =>
       await unwrap(this.api.GET('/api/projects/{projectId}/git/repositories/{repoSlug}/commits', { params: { path: { projectId, repoSlug }, query } })),
     mergeRequests: async (projectId: string, repoSlug: string) =>

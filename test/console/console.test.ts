@@ -87,7 +87,7 @@ t.test('the console in headless Chromium: sign-up, organization, project, collec
   await screen('members-changed', 'Analytical Engines: members')
   await page.getByRole('button', { name: 'Remove cy@example.com' }).click()
   await page.getByRole('button', { name: 'Confirm removing cy@example.com' }).click()
-  await page.getByRole('button', { name: 'Remove cy@example.com' }).waitFor({ state: 'detached' })
+  await page.getByRole('rowheader', { name: 'cy@example.com' }).waitFor({ state: 'detached' })
   t.same((await membersNow()).map((member) => member.email), ['ada@example.com'], 'and removed')
   await page.getByRole('link', { name: 'Projects' }).click()
   await page.getByRole('heading', { level: 1, name: 'Analytical Engines: projects' }).waitFor()
@@ -195,6 +195,19 @@ t.test('the console in headless Chromium: sign-up, organization, project, collec
   await page.getByRole('button', { name: 'Revoke ci' }).click()
   await page.getByText('No token yet.').waitFor()
   t.equal(await me(), 401, 'a revoked token is refused')
+
+  // Git: a repository created with a README, its tree, the file, its commits.
+  await page.goto(`${origin}/console/projects/${encodeURIComponent(projectId)}`)
+  await page.getByRole('link', { name: 'Git repositories' }).click()
+  await screen('repositories', 'Git repositories')
+  await page.getByLabel('Repository name').fill('site')
+  await page.getByRole('button', { name: 'Create repository' }).click()
+  await screen('repository', 'Repository site')
+  await page.getByRole('button', { name: 'README.md' }).click()
+  await t.resolves(page.getByRole('region', { name: 'File README.md' }).locator('pre').filter({ hasText: 'site' }).waitFor(), 'the README\'s content shown')
+  await page.getByRole('heading', { name: 'Latest commits on main' }).waitFor()
+  t.equal(await page.locator('main ol.list li').count(), 1, 'one commit listed')
+  await screen('repository-file', 'Repository site')
 
   t.same([...hosts], ['127.0.0.1'], 'no request left loopback')
   t.same(readdirSync(screens).length, shot, 'a screenshot of each screen')

@@ -42,6 +42,8 @@ t.test('each family\'s main flow through the admin SDK', async (t) => {
   const repo = await admin.git.createRepository(project.id, { name: 'site', defaultBranch: 'main', readme: true })
   t.same((await admin.git.branches(project.id, repo.slug)).map((branch) => branch.name), ['main'], 'the initial branch')
   t.equal((await admin.git.commits(project.id, repo.slug)).items.length, 1, 'its first commit')
+  t.same((await admin.git.tree(project.id, repo.slug)).entries.map((entry) => entry.path), ['README.md'], 'its tree')
+  t.match(await admin.git.blob(project.id, repo.slug, { path: 'README.md', ref: 'main' }), { encoding: 'utf8', content: /site/ }, 'a file of it')
 
   // DNS: a zone and a record.
   const zone = await admin.dns.createZone(project.id, { name: 'engines.test' })
