@@ -209,6 +209,22 @@ t.test('the console in headless Chromium: sign-up, organization, project, collec
   t.equal(await page.locator('main ol.list li').count(), 1, 'one commit listed')
   await screen('repository-file', 'Repository site')
 
+  // DNS: a zone and a record in it, added and deleted.
+  await page.goto(`${origin}/console/projects/${encodeURIComponent(projectId)}/dns`)
+  await screen('dns-zones', 'DNS zones')
+  await page.getByLabel(/^Zone name/).fill('engines.test')
+  await page.getByRole('button', { name: 'Create zone' }).click()
+  await screen('dns-zone', 'Zone engines.test')
+  await page.getByLabel(/^Record name/).fill('www')
+  await page.getByLabel(/^Record content/).fill('192.0.2.7')
+  await page.getByRole('button', { name: 'Add record' }).click()
+  const aRecord = page.getByRole('button', { name: 'Delete A www.engines.test 192.0.2.7' })
+  await aRecord.waitFor()
+  await screen('dns-record', 'Zone engines.test')
+  await aRecord.click()
+  await aRecord.waitFor({ state: 'detached' })
+  t.pass('a record added and deleted')
+
   t.same([...hosts], ['127.0.0.1'], 'no request left loopback')
   t.same(readdirSync(screens).length, shot, 'a screenshot of each screen')
 })

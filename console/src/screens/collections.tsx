@@ -74,7 +74,10 @@ export function Collections ({ projectId }: { projectId: string }) {
   return (
     <Page title={project.data === null ? 'Collections' : `${project.data.name}: collections`} crumbs={crumbs}>
       <ErrorNote error={project.error ?? collections.error} />
-      <p><Link to={`/projects/${encodeURIComponent(projectId)}/git`}>Git repositories</Link></p>
+      <p>
+        <Link to={`/projects/${encodeURIComponent(projectId)}/git`}>Git repositories</Link>
+        {' · '}<Link to={`/projects/${encodeURIComponent(projectId)}/dns`}>DNS zones</Link>
+      </p>
       {collections.data !== null && (collections.data.length === 0
         ? <p>No collection yet: create the first below.</p>
         : (
