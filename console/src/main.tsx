@@ -1,26 +1,41 @@
 import { render } from 'preact'
-import { currentSession, keepSession } from './api.js'
+import { useEffect, useState } from 'preact/hooks'
+import { admin, currentSession } from './api.js'
 import { match, navigate, usePath } from './router.js'
 import { Link } from './ui.js'
 import { SignIn } from './screens/sign-in.js'
 import { Organizations, Projects } from './screens/organizations.js'
 import { Collections } from './screens/collections.js'
 import { Records } from './screens/records.js'
+import { Rules } from './screens/rules.js'
+import { Members } from './screens/members.js'
+import { Tokens } from './screens/tokens.js'
+import { Repositories, Repository } from './screens/git.js'
+import { Zone, Zones } from './screens/dns.js'
 import './style.css'
 
-function Screen ({ path }: { path: string }) {
-  if (currentSession() === null || path === '/sign-in') return <SignIn />
+function Screen ({ path, signedIn }: { path: string, signedIn: boolean }) {
+  if (!signedIn || path === '/sign-in') return <SignIn />
   let params: Record<string, string> | null
   if ((params = match('/organizations/:orgId', path)) !== null) return <Projects orgId={params.orgId} />
+  if ((params = match('/organizations/:orgId/members', path)) !== null) return <Members orgId={params.orgId} />
+  if (path === '/tokens') return <Tokens />
   if ((params = match('/projects/:projectId', path)) !== null) return <Collections projectId={params.projectId} />
   if ((params = match('/projects/:projectId/collections/:name', path)) !== null) return <Records projectId={params.projectId} name={params.name} />
+  if ((params = match('/projects/:projectId/collections/:name/rules', path)) !== null) return <Rules projectId={params.projectId} name={params.name} />
+  if ((params = match('/projects/:projectId/git', path)) !== null) return <Repositories projectId={params.projectId} />
+  if ((params = match('/projects/:projectId/dns', path)) !== null) return <Zones projectId={params.projectId} />
+  if ((params = match('/projects/:projectId/dns/:zoneId', path)) !== null) return <Zone projectId={params.projectId} zoneId={params.zoneId} />
+  if ((params = match('/projects/:projectId/git/:slug', path)) !== null) return <Repository projectId={params.projectId} slug={params.slug} />
   return <Organizations />
 }
 
 function App () {
   const path = usePath()
-  const session = currentSession()
-  const signOut = () => { keepSession(null); navigate('/sign-in') }
+  // A refresh the server refuses ends the session: the SDK says so, and the sign-in screen shows.
+  const [session, setSession] = useState(currentSession)
+  useEffect(() => admin.auth.onChange(setSession), [])
+  const signOut = () => { void admin.auth.logout().catch(() => {}).finally(() => { navigate('/sign-in') }) }
   return (
     <>
       <a class='skip' href='#main'>Skip to content</a>
@@ -28,11 +43,11 @@ function App () {
         <Link to='/organizations'>Plinth console</Link>
         {session !== null && (
           <span class='who'>
-            {session.email} <button type='button' onClick={signOut}>Sign out</button>
+            {session.user.email} <Link to='/tokens'>Tokens</Link> <button type='button' onClick={signOut}>Sign out</button>
           </span>
         )}
       </header>
-      <Screen path={path} />
+      <Screen path={path} signedIn={session !== null} />
     </>
   )
 }

@@ -8,27 +8,61 @@
 import { createHttp, expectOk, unwrap, type Http, type HttpOptions } from '../core/http.js'
 import type { BodyOf, DataOf, QueryOf } from '../core/paths.js'
 import { followLogs, type LogLine } from './logs.js'
+import { SessionKeeper, type Session } from '../client/session.js'
+import { memoryStorage, type SessionStorage } from '../client/storage.js'
+import type { components } from '../generated/plinth.js'
 
 export { PlinthError } from '../core/errors.js'
 export type { ErrorDetails, ErrorEnvelope } from '../core/errors.js'
 export { createHttp, expectOk, retryingFetch, unwrap, type FetchClient, type Http, type HttpOptions, type RetryOptions } from '../core/http.js'
 export type { BodyOf, DataOf, QueryOf } from '../core/paths.js'
 export type { LogLine } from './logs.js'
+export type { Session } from '../client/session.js'
+export { localStorageAdapter, memoryStorage, type SessionStorage } from '../client/storage.js'
+
+export type PlatformUser = components['schemas']['PlatformUser']
+export type PlatformSession = Session<PlatformUser>
 
 export interface AdminOptions extends HttpOptions {
-  /** A platform JWT (from `login`) or a personal access token (PAT); `login` sets one. */
+  /** A personal access token (PAT) or a platform JWT, used as given; `login` keeps a refreshed session instead. */
   token?: string
+  /** Where `login` keeps the platform session: memoryStorage() by default; sessionStorage or localStorage through localStorageAdapter(). */
+  storage?: SessionStorage
+  /** The storage key. Default `plinth.admin.session`. */
+  storageKey?: string
+  /** Refresh this many seconds before the access token expires. Default 60. */
+  refreshMarginSeconds?: number
 }
 
 type Login = DataOf<'/api/auth/login', 'post'>
+type Refreshed = DataOf<'/api/auth/refresh', 'post'>
+
+/** The platform answers `expiresIn`; the session keeps when that is, by this computer's clock. */
+function issued (answer: Login | Refreshed) {
+  return { ...answer, expiresAt: new Date(Date.now() + answer.expiresIn * 1000).toISOString() }
+}
 
 export class PlinthAdmin {
+  /** A token given as is (a PAT, say); null while the kept session (after `login`) is used. */
   private token: string | null
+  private readonly session: SessionKeeper<PlatformUser>
   readonly http: Http
 
   constructor (options: AdminOptions) {
     this.token = options.token ?? null
-    this.http = createHttp({ ...options, token: () => this.token })
+    const anonymous = createHttp({ baseUrl: options.baseUrl, fetch: options.fetch, retry: options.retry })
+    const trade = async (refreshToken: string) => {
+      const answer = await anonymous.api.POST('/api/auth/refresh', { body: { refreshToken } })
+      return { ...answer, data: answer.data === undefined ? undefined : { data: issued(answer.data.data) } }
+    }
+    this.session = new SessionKeeper<PlatformUser>(trade, options.storage ?? memoryStorage(), options.storageKey ?? 'plinth.admin.session', options.refreshMarginSeconds ?? 60)
+    this.http = createHttp({
+      baseUrl: options.baseUrl,
+      fetch: options.fetch,
+      retry: options.retry,
+      token: async () => this.token ?? await this.session.token(),
+      renew: async (sent) => this.token === null ? await this.session.renew(sent) : null
+    })
   }
 
   /** The typed openapi-fetch client over every path, for what the methods below leave out. */
@@ -36,28 +70,38 @@ export class PlinthAdmin {
     return this.http.api
   }
 
-  /** Uses this token (a platform JWT or a PAT) from now on. */
+  /** Uses this token (a PAT or a platform JWT) as given from now on; null goes back to the kept session. */
   useToken (token: string | null): void {
     this.token = token
   }
 
   readonly auth = {
     register: async (body: BodyOf<'/api/auth/register', 'post'>) => await unwrap(this.api.POST('/api/auth/register', { body })),
-    /** Logs in and uses the access token for later calls. */
-    login: async (body: BodyOf<'/api/auth/login', 'post'>): Promise<Login> => {
-      const session = await unwrap(this.api.POST('/api/auth/login', { body }))
-      this.token = session.accessToken
-      return session
-    },
-    refresh: async (refreshToken: string): Promise<DataOf<'/api/auth/refresh', 'post'>> => {
-      const session = await unwrap(this.api.POST('/api/auth/refresh', { body: { refreshToken } }))
-      this.token = session.accessToken
-      return session
-    },
-    logout: async (refreshToken: string): Promise<void> => {
-      await expectOk(this.api.POST('/api/auth/logout', { body: { refreshToken } }))
+    /**
+     * Logs in and keeps the session in the storage given: later calls send its
+     * access token, refreshed before it expires (once for any number of calls),
+     * and again when the server refuses it as expired.
+     */
+    login: async (body: BodyOf<'/api/auth/login', 'post'>): Promise<PlatformSession> => {
+      const answer = await unwrap(this.api.POST('/api/auth/login', { body }))
       this.token = null
+      return await this.session.keep(issued(answer))
     },
+    /** Trades the kept session's refresh token for a new session now (calls do this by themselves when it is due). */
+    refresh: async (): Promise<PlatformSession | null> => await this.session.refresh(),
+    /** Ends the kept session on the server and forgets it here. */
+    logout: async (): Promise<void> => {
+      const session = await this.session.current()
+      if (session === null) return
+      try {
+        await expectOk(this.api.POST('/api/auth/logout', { body: { refreshToken: session.refreshToken } }))
+      } finally {
+        await this.session.clear()
+      }
+    },
+    /** The kept session, or null. */
+    session: async (): Promise<PlatformSession | null> => await this.session.current(),
+    onChange: (listener: (session: PlatformSession | null) => void): (() => void) => this.session.onChange(listener),
     me: async () => await unwrap(this.api.GET('/api/auth/me'))
   }
 
@@ -78,6 +122,12 @@ export class PlinthAdmin {
     members: async (orgId: string) => await unwrap(this.api.GET('/api/organizations/{orgId}/members', { params: { path: { orgId } } })),
     addMember: async (orgId: string, body: BodyOf<'/api/organizations/{orgId}/members', 'post'>) =>
       await unwrap(this.api.POST('/api/organizations/{orgId}/members', { params: { path: { orgId } }, body })),
+    setMemberRole: async (orgId: string, memberId: string, role: BodyOf<'/api/organizations/{orgId}/members/{memberId}', 'put'>['role']) =>
+      await unwrap(this.api.PUT('/api/organizations/{orgId}/members/{memberId}', { params: { path: { orgId, memberId } }, body: { role } })),
+    /** Removes a member (or, with the caller's own id, leaves). */
+    removeMember: async (orgId: string, memberId: string) => {
+      await expectOk(this.api.DELETE('/api/organizations/{orgId}/members/{memberId}', { params: { path: { orgId, memberId } } }))
+    },
     /** Who changed what in the organization, newest first (needs `audit.read`; docs/audit.md). */
     auditLog: async (orgId: string, query?: QueryOf<'/api/organizations/{orgId}/audit-log', 'get'>) =>
       await unwrap(this.api.GET('/api/organizations/{orgId}/audit-log', { params: { path: { orgId }, query } }))
@@ -132,6 +182,12 @@ export class PlinthAdmin {
       await unwrap(this.api.GET('/api/projects/{projectId}/git/repositories/{repoSlug}', { params: { path: { projectId, repoSlug } } })),
     branches: async (projectId: string, repoSlug: string) =>
       await unwrap(this.api.GET('/api/projects/{projectId}/git/repositories/{repoSlug}/branches', { params: { path: { projectId, repoSlug } } })),
+    /** A folder's entries at a ref (the default branch when omitted); the root without `path`. */
+    tree: async (projectId: string, repoSlug: string, query?: QueryOf<'/api/projects/{projectId}/git/repositories/{repoSlug}/tree', 'get'>) =>
+      await unwrap(this.api.GET('/api/projects/{projectId}/git/repositories/{repoSlug}/tree', { params: { path: { projectId, repoSlug }, query } })),
+    /** A file's content at a ref (inline up to 1 MiB, base64 when binary). */
+    blob: async (projectId: string, repoSlug: string, query: QueryOf<'/api/projects/{projectId}/git/repositories/{repoSlug}/blob', 'get'>) =>
+      await unwrap(this.api.GET('/api/projects/{projectId}/git/repositories/{repoSlug}/blob', { params: { path: { projectId, repoSlug }, query } })),
     commits: async (projectId: string, repoSlug: string, query?: QueryOf<'/api/projects/{projectId}/git/repositories/{repoSlug}/commits', 'get'>) =>
       await unwrap(this.api.GET('/api/projects/{projectId}/git/repositories/{repoSlug}/commits', { params: { path: { projectId, repoSlug }, query } })),
     mergeRequests: async (projectId: string, repoSlug: string) =>

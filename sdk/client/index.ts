@@ -41,9 +41,9 @@ export class PlinthClient<Collections extends CollectionMap = Record<string, Rec
   constructor (options: ClientOptions) {
     this.projectId = options.projectId
     const anonymous = createHttp(options)
-    this.session = new SessionKeeper(anonymous.api, options.projectId, options.storage ?? memoryStorage(),
-      options.storageKey ?? `plinth.session.${options.projectId}`, options.refreshMarginSeconds ?? 60)
-    this.http = createHttp({ ...options, token: async () => await this.session.token() })
+    const trade = async (refreshToken: string) => await anonymous.api.POST('/api/p/{projectId}/auth/refresh', { params: { path: { projectId: this.projectId } }, body: { refreshToken } })
+    this.session = new SessionKeeper(trade, options.storage ?? memoryStorage(), options.storageKey ?? `plinth.session.${options.projectId}`, options.refreshMarginSeconds ?? 60)
+    this.http = createHttp({ ...options, token: async () => await this.session.token(), renew: async (sent) => await this.session.renew(sent) })
   }
 
   readonly auth = {

@@ -1,13 +1,12 @@
 import type { components } from '../generated/plinth.js'
-import type { FetchClient } from '../core/http.js'
 import { PlinthError } from '../core/errors.js'
 import type { SessionStorage } from './storage.js'
 
 export type ProjectUser = components['schemas']['ProjectUser']
 
-/** What sign-up, login and refresh answer, as the client stores it. */
-export interface Session {
-  user: ProjectUser
+/** What sign-up, login and refresh answer, as the client stores it (`User`: a project's end user, or a platform user for the admin). */
+export interface Session<User = ProjectUser> {
+  user: User
   accessToken: string
   refreshToken: string
   /** ISO date-time the access token stops working. */
@@ -15,7 +14,10 @@ export interface Session {
   refreshExpiresAt: string
 }
 
-interface Issued { accessToken: string, refreshToken: string, expiresAt: string, refreshExpiresAt: string, user?: ProjectUser }
+export interface Issued<User = ProjectUser> { accessToken: string, refreshToken: string, expiresAt: string, refreshExpiresAt: string, user?: User }
+
+/** How a session's refresh token is traded: the server's answer to its refresh route, as openapi-fetch gives it. */
+export type RefreshTrade<User> = (refreshToken: string) => Promise<{ data?: { data: Issued<User> }, error?: unknown, response: Response }>
 
 /**
  * The end user's session: kept in the storage given, handed out as a bearer
@@ -24,24 +26,23 @@ interface Issued { accessToken: string, refreshToken: string, expiresAt: string,
  * request is made and they all wait for it (a second would present a rotated
  * refresh token and, past the server's grace, end the session).
  */
-export class SessionKeeper {
-  private refreshing: Promise<Session | null> | null = null
-  private listeners = new Set<(session: Session | null) => void>()
+export class SessionKeeper<User = ProjectUser> {
+  private refreshing: Promise<Session<User> | null> | null = null
+  private listeners = new Set<(session: Session<User> | null) => void>()
 
   constructor (
-    /** A client that sends no token: refresh authenticates by its body alone. */
-    private readonly api: FetchClient,
-    private readonly projectId: string,
+    /** Sends the refresh request, with no bearer token: refresh authenticates by its body alone. */
+    private readonly trade: RefreshTrade<User>,
     private readonly storage: SessionStorage,
     private readonly key: string,
     private readonly refreshMarginSeconds: number
   ) {}
 
-  async current (): Promise<Session | null> {
+  async current (): Promise<Session<User> | null> {
     const raw = await this.storage.get(this.key)
     if (raw === null) return null
     try {
-      return JSON.parse(raw) as Session
+      return JSON.parse(raw) as Session<User>
     } catch {
       await this.storage.remove(this.key)
       return null
@@ -49,10 +50,10 @@ export class SessionKeeper {
   }
 
   /** Keeps what an auth call answered; the user stays the last one known when a refresh does not name it. */
-  async keep (issued: Issued, user?: ProjectUser): Promise<Session> {
+  async keep (issued: Issued<User>, user?: User): Promise<Session<User>> {
     const known = issued.user ?? user
     if (known === undefined) throw new PlinthError(0, 'SDK_NO_USER', 'an auth answer without its user')
-    const session: Session = { user: known, accessToken: issued.accessToken, refreshToken: issued.refreshToken, expiresAt: issued.expiresAt, refreshExpiresAt: issued.refreshExpiresAt }
+    const session: Session<User> = { user: known, accessToken: issued.accessToken, refreshToken: issued.refreshToken, expiresAt: issued.expiresAt, refreshExpiresAt: issued.refreshExpiresAt }
     await this.storage.set(this.key, JSON.stringify(session))
     this.emit(session)
     return session
@@ -63,7 +64,7 @@ export class SessionKeeper {
     this.emit(null)
   }
 
-  onChange (listener: (session: Session | null) => void): () => void {
+  onChange (listener: (session: Session<User> | null) => void): () => void {
     this.listeners.add(listener)
     return () => { this.listeners.delete(listener) }
   }
@@ -76,19 +77,34 @@ export class SessionKeeper {
     return (await this.refresh())?.accessToken ?? null
   }
 
+  /**
+   * After the server refused `sent` (401): the token to try again with, or
+   * null. The access token may have ended before the time kept for it (a
+   * computer's clock that is off, a laptop woken from sleep): unless another
+   * call has refreshed since, this one refreshes. A refused refresh ends the
+   * session and gives null.
+   */
+  async renew (sent: string): Promise<string | null> {
+    const session = await this.current()
+    if (session === null) return null
+    if (session.accessToken !== sent) return session.accessToken
+    try {
+      return (await this.refresh())?.accessToken ?? null
+    } catch {
+      return null
+    }
+  }
+
   /** Trades the refresh token for a new session, once for every caller waiting on it. */
-  async refresh (): Promise<Session | null> {
+  async refresh (): Promise<Session<User> | null> {
     this.refreshing ??= this.refreshOnce().finally(() => { this.refreshing = null })
     return await this.refreshing
   }
 
-  private async refreshOnce (): Promise<Session | null> {
+  private async refreshOnce (): Promise<Session<User> | null> {
     const session = await this.current()
     if (session === null) return null
-    const { data, error, response } = await this.api.POST('/api/p/{projectId}/auth/refresh', {
-      params: { path: { projectId: this.projectId } },
-      body: { refreshToken: session.refreshToken }
-    })
+    const { data, error, response } = await this.trade(session.refreshToken)
     if (data === undefined) {
       // A refused refresh token (expired, revoked, reused) ends the session; anything else may pass.
       if (response.status === 401 || response.status === 403) await this.clear()
@@ -97,7 +113,7 @@ export class SessionKeeper {
     return await this.keep(data.data, session.user)
   }
 
-  private emit (session: Session | null): void {
+  private emit (session: Session<User> | null): void {
     for (const listener of this.listeners) listener(session)
   }
 }

@@ -81,17 +81,44 @@ export interface Http {
   baseUrl: string
 }
 
-/** The typed openapi-fetch client every SDK entry builds on, with retries and a bearer token when `token` gives one. */
-export function createHttp (options: HttpOptions & { token?: () => Promise<string | null> | string | null }): Http {
+/** Whether a 401 refused the bearer token itself (expired, revoked: `APP_INVALID_TOKEN`), not the password of a login, say. */
+async function refusesToken (response: Response): Promise<boolean> {
+  const body: unknown = await response.clone().json().catch(() => null)
+  return typeof body === 'object' && body !== null && (body as { code?: unknown }).code === 'APP_INVALID_TOKEN'
+}
+
+export interface Credential {
+  /** The bearer token to send, or null for none. */
+  token?: () => Promise<string | null> | string | null
+  /** After a 401 to a call sent with `sent`: a token to send the call once more with, or null to report the 401. */
+  renew?: (sent: string) => Promise<string | null>
+}
+
+/**
+ * The typed openapi-fetch client every SDK entry builds on, with retries and
+ * a bearer token when `token` gives one. A call the server answers 401 is
+ * sent once more when `renew` gives a fresh token (a session refreshed).
+ */
+export function createHttp (options: HttpOptions & Credential): Http {
   const base = options.fetch ?? (async (request: Request) => await globalThis.fetch(request))
-  const token = options.token
+  const { token, renew } = options
   const authorized = (send: (request: Request) => Promise<Response>) => async (request: Request): Promise<Response> => {
+    let sent: string | null = null
     if (token !== undefined && !request.headers.has('authorization')) {
-      const value = await token()
-      if (value !== null) request.headers.set('authorization', `Bearer ${value}`)
+      sent = await token()
+      if (sent !== null) request.headers.set('authorization', `Bearer ${sent}`)
     }
     try {
-      return await send(request)
+      if (sent === null || renew === undefined) return await send(request)
+      // A body is read once: keep a copy in case the call has to be sent again.
+      const again = request.clone()
+      const response = await send(request)
+      if (response.status !== 401 || request.signal.aborted || !await refusesToken(response)) return response
+      const renewed = await renew(sent)
+      if (renewed === null || renewed === sent) return response
+      await response.body?.cancel()
+      again.headers.set('authorization', `Bearer ${renewed}`)
+      return await send(again)
     } catch (error) {
       if (error instanceof PlinthError || request.signal.aborted) throw error
       const reason = error instanceof Error ? error.message : String(error)

@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { AddressInfo } from 'node:net'
 import { buildTestApp } from '../helper.js'
-import { createAdmin, PlinthError } from '../../sdk/admin/index.js'
+import { createAdmin, memoryStorage, PlinthError } from '../../sdk/admin/index.js'
 import { createClient } from '../../sdk/client/index.js'
 
 t.test('each family\'s main flow through the admin SDK', async (t) => {
@@ -23,6 +23,13 @@ t.test('each family\'s main flow through the admin SDK', async (t) => {
   t.same((await admin.collections.get(project.id, 'notes')).fields.map((field) => field.name), ['title', 'done'], 'a definition changed')
   t.ok((await admin.collections.list(project.id)).some((c) => c.name === 'notes'), 'listed')
 
+  // Members: added by email, their role changed, removed.
+  await admin.auth.register({ email: 'cy@example.com', password: 'correct horse battery', name: 'Cy' })
+  const cy = await admin.organizations.addMember(org.id, { email: 'cy@example.com', role: 'viewer' })
+  t.equal((await admin.organizations.setMemberRole(org.id, cy.id, 'member')).role, 'member', 'a member\'s role changed')
+  await admin.organizations.removeMember(org.id, cy.id)
+  t.same((await admin.organizations.members(org.id)).map((member) => member.email), ['ada@example.com'], 'and removed')
+
   // Service tokens and verify.
   const service = await admin.serviceTokens.create(project.id, { name: 'backend' })
   const bob = createClient({ baseUrl, projectId: project.id })
@@ -35,6 +42,8 @@ t.test('each family\'s main flow through the admin SDK', async (t) => {
   const repo = await admin.git.createRepository(project.id, { name: 'site', defaultBranch: 'main', readme: true })
   t.same((await admin.git.branches(project.id, repo.slug)).map((branch) => branch.name), ['main'], 'the initial branch')
   t.equal((await admin.git.commits(project.id, repo.slug)).items.length, 1, 'its first commit')
+  t.same((await admin.git.tree(project.id, repo.slug)).entries.map((entry) => entry.path), ['README.md'], 'its tree')
+  t.match(await admin.git.blob(project.id, repo.slug, { path: 'README.md', ref: 'main' }), { encoding: 'utf8', content: /site/ }, 'a file of it')
 
   // DNS: a zone and a record.
   const zone = await admin.dns.createZone(project.id, { name: 'engines.test' })
@@ -44,4 +53,44 @@ t.test('each family\'s main flow through the admin SDK', async (t) => {
   const missing = await admin.git.repository(project.id, 'no-such-repo').catch((error: unknown) => error)
   t.ok(missing instanceof PlinthError)
   t.match(missing, { status: 404, code: /^APP_/, message: /./ }, 'errors: status, code, message')
+})
+
+t.test('the admin\'s platform session: refreshed when due, and when the server refuses an expired token', async (t) => {
+  const app = await buildTestApp(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+  const refreshes: string[] = []
+  const counting = async (request: Request): Promise<Response> => {
+    const response = await fetch(request)
+    if (new URL(request.url).pathname === '/api/auth/refresh') refreshes.push(String(response.status))
+    return response
+  }
+  const storage = memoryStorage()
+  const admin = createAdmin({ baseUrl, storage, storageKey: 'console', fetch: counting })
+  await admin.auth.register({ email: 'ada@example.com', password: 'correct horse battery', name: 'Ada' })
+  const login = await admin.auth.login({ email: 'ada@example.com', password: 'correct horse battery' })
+  t.same(JSON.parse(storage.get('console') as string).refreshToken, login.refreshToken, 'login keeps the session in the storage given')
+
+  // The access token ended before the time kept for it (a clock that is off): the 401 is answered by one refresh.
+  const expired = app.jwt.sign({ sub: login.user.id, sid: 'any', type: 'platform', iat: Math.floor(Date.now() / 1000) - 3600 })
+  t.equal((await app.inject({ method: 'GET', url: '/api/auth/me', headers: { authorization: `Bearer ${expired}` } })).statusCode, 401, 'the server refuses it')
+  storage.set('console', JSON.stringify({ ...login, accessToken: expired }))
+  const [orgs, me] = await Promise.all([admin.organizations.list(), admin.auth.me()])
+  t.same(orgs, [])
+  t.equal(me.email, 'ada@example.com')
+  t.same(refreshes, ['200'], 'one refresh for both calls')
+  const renewed = await admin.auth.session()
+  t.not(renewed?.refreshToken, login.refreshToken, 'the rotated refresh token is kept')
+
+  // Due by the clock kept: refreshed before the call, which then succeeds at once.
+  storage.set('console', JSON.stringify({ ...renewed, expiresAt: new Date(Date.now() - 1000).toISOString() }))
+  await admin.organizations.create({ name: 'Engines' })
+  t.same(refreshes, ['200', '200'], 'a due token is refreshed before the call')
+
+  // A refresh the server refuses ends the session: the call reports the 401.
+  const current = await admin.auth.session()
+  await app.inject({ method: 'POST', url: '/api/auth/logout', payload: { refreshToken: current?.refreshToken } })
+  storage.set('console', JSON.stringify({ ...current, accessToken: expired }))
+  t.match(await admin.organizations.list().catch((error: unknown) => error), { name: 'PlinthError', status: 401, code: 'APP_INVALID_TOKEN' })
+  t.equal(await admin.auth.session(), null, 'the session is gone')
 })

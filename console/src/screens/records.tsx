@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks'
 import type { Filter, RecordOf } from '@plinth/sdk/client'
 import { admin, messageOf, records } from '../api.js'
-import { ErrorNote, Page, TextField, useLoad, useSubmit } from '../ui.js'
+import { ErrorNote, Link, Page, TextField, useLoad, useSubmit } from '../ui.js'
 import { editable, shown, valuesOf, type Field } from '../values.js'
 
 type Row = RecordOf<Record<string, unknown>>
@@ -107,6 +107,7 @@ export function Records ({ projectId, name }: { projectId: string, name: string 
   return (
     <Page title={`Records of ${name}`} crumbs={crumbs}>
       <ErrorNote error={definition.error} />
+      <p><Link to={`/projects/${encodeURIComponent(projectId)}/collections/${encodeURIComponent(name)}/rules`}>Rules of {name}</Link></p>
       <form onSubmit={applyFilter} class='toolbar' role='search'>
         <TextField label='Filter (JSON, e.g. {"title": {"$contains": "a"}})' value={filterText} onInput={setFilterText} />
         <button type='submit'>Apply filter</button>

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks'
-import { admin, keepSession } from '../api.js'
+import { admin } from '../api.js'
 import { navigate } from '../router.js'
 import { ErrorNote, Page, TextField, useSubmit } from '../ui.js'
 
@@ -11,8 +11,7 @@ export function SignIn () {
   const [name, setName] = useState('')
   const { submit, busy, error } = useSubmit(async () => {
     if (mode === 'sign-up') await admin.auth.register({ email, password, name })
-    const session = await admin.auth.login({ email, password })
-    keepSession({ accessToken: session.accessToken, refreshToken: session.refreshToken, email: session.user.email })
+    await admin.auth.login({ email, password })
     navigate('/organizations')
   })
   const signingUp = mode === 'sign-up'
