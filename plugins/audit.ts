@@ -32,10 +32,16 @@ function answered (payload: unknown): { id?: unknown, userId?: unknown } {
   }
 }
 
-function whereIn (request: FastifyRequest, params: Record<string, string>, created: unknown): { orgId: string | null, projectId: string | null } {
+async function whereIn (app: FastifyInstance, request: FastifyRequest, params: Record<string, string>, created: unknown): Promise<{ orgId: string | null, projectId: string | null }> {
   const scope = request.scope
   if (scope.has('project')) return { orgId: scope.project.orgId, projectId: scope.project.id }
   if (scope.has('organization')) return { orgId: scope.organization.orgId, projectId: scope.organization.projectId }
+  // Parents that decide access themselves (a git repository) load no project: the path still names it, and the
+  // change belongs to that project's organization, not to the actor's own account.
+  if (params.projectId !== undefined) {
+    const project = await app.projects.findById(params.projectId)
+    if (project !== null) return { orgId: project.orgId, projectId: project.id }
+  }
   if (params.orgId !== undefined) return { orgId: params.orgId, projectId: null }
   // Creating an organization: the answer names it.
   if (request.routeOptions.url === '/api/organizations' && typeof created === 'string') return { orgId: created, projectId: null }
@@ -64,11 +70,12 @@ async function auditPlugin (app: FastifyInstance): Promise<void> {
     const created = answered(payload)
     const actorId = auth?.userId ?? created.userId
     if (typeof actorId !== 'string') return payload
-    const params = { ...(request.params as Record<string, string> | undefined) }
+    // A route may coerce a path parameter to a number (an upload's chunk index): the log keeps the text of the path.
+    const params = Object.fromEntries(Object.entries((request.params ?? {}) as Record<string, unknown>).map(([name, value]) => [name, String(value)]))
     const names = Object.values(params)
     const body = request.body
     await log.append({
-      ...whereIn(request, params, created.id),
+      ...await whereIn(app, request, params, created.id),
       actorId,
       credential: auth === null ? signIn : auth.via === 'pat' ? 'pat' : 'session',
       address: request.ip,
@@ -87,4 +94,4 @@ async function auditPlugin (app: FastifyInstance): Promise<void> {
   app.addHook('onReady', async () => { await app.jobs.schedule(AUDIT_PRUNE_JOB, DAY_MS) })
 }
 
-export default fp(auditPlugin, { name: 'plinth-audit', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-jobs', 'plinth-route-auth'] })
+export default fp(auditPlugin, { name: 'plinth-audit', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-jobs', 'plinth-projects', 'plinth-route-auth'] })

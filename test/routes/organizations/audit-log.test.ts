@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { ConfigError } from '../../../services/platform/config-env.js'
 import { parseAuditConfig } from '../../../services/audit/config.js'
 import { buildTestApp, call, orgWithRoles, signUp, tempDir } from '../../helper.js'
+import { deploymentSettled, packFixture, uploadSource } from '../hosting/fixtures.js'
 
 /**
  * The audit log: each change kind a platform user or PAT makes leaves an
@@ -126,4 +127,35 @@ t.test('AUDIT_RETENTION_DAYS: a default, and a bad value stops the start naming 
     const error = (() => { try { parseAuditConfig({ AUDIT_RETENTION_DAYS: value }) } catch (caught) { return caught } })()
     t.ok(error instanceof ConfigError && error.variable === 'AUDIT_RETENTION_DAYS', `${value} is refused`)
   }
+})
+
+t.test('hosting deploys, git protection rules, tracker settings and collection rules leave entries too', async (t) => {
+  const app = await buildTestApp(t)
+  const { owner, orgId } = await orgWithRoles(app)
+  const projectId = (await call(app, 'POST', '/api/projects', owner.auth, { orgId, name: 'Works' })).body.data.id as string
+  const project = `/api/projects/${projectId}`
+  t.equal((await call(app, 'POST', `${project}/collections`, owner.auth, { name: 'posts', fields: [{ name: 'title', type: 'text' }] })).status, 201)
+  const rules = await call(app, 'PUT', `${project}/collections/posts`, owner.auth, { fields: [{ name: 'title', type: 'text' }], methods: { list: { enabled: true, rule: { requireAuth: true } } } })
+  t.equal(rules.status, 200, JSON.stringify(rules.body))
+  t.equal((await call(app, 'POST', `${project}/git/repositories`, owner.auth, { name: 'Repo' })).status, 201)
+  t.equal((await call(app, 'POST', `${project}/git/repositories/repo/protected-branches`, owner.auth, { pattern: 'main' })).status, 201)
+  const tracker = await call(app, 'POST', `${project}/tracker/projects`, owner.auth, { name: 'Website', identifier: 'web' })
+  t.equal(tracker.status, 201)
+  t.equal((await call(app, 'PATCH', `${project}/tracker/projects/${tracker.body.data.id as string}/automations`, owner.auth, { autoCloseMonths: 1 })).status, 200)
+  const appUrl = `${project}/backend/apps/${(await call(app, 'POST', `${project}/backend/apps`, owner.auth, { name: 'hello' })).body.data.id as string}`
+  const uploadId = await uploadSource(app, appUrl, owner.auth, packFixture(t, 'node-hello'))
+  const deployed = await call(app, 'POST', `${appUrl}/deployments`, owner.auth, { uploadId })
+  t.ok(deployed.status === 201 || deployed.status === 202, `deployment accepted (${deployed.status})`)
+  await deploymentSettled(app, appUrl, owner.auth, deployed.body.data.id as string)
+
+  const read = await call(app, 'GET', `/api/organizations/${orgId}/audit-log?limit=100`, owner.auth)
+  t.equal(read.status, 200, JSON.stringify(read.body))
+  const actions = new Map((read.body.data.items as Array<{ action: string, projectId: string | null, summary: { fields: string[] } }>).map((entry) => [entry.action, entry]))
+  for (const [action, what] of [
+    ['updateCollection', 'a collection\'s rules'],
+    ['createGitProtectedBranch', 'a git protection rule'],
+    ['updateTrackerAutomations', 'tracker settings'],
+    ['deployHostingAppFromUpload', 'a hosting deploy']
+  ]) t.match(actions.get(action), { projectId }, `${what}: ${action} (${[...actions.keys()].join(', ')})`)
+  t.ok(actions.get('updateCollection')?.summary.fields.includes('methods'), 'the rules are named as changed')
 })

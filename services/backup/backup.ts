@@ -1,0 +1,175 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { createWriteStream } from 'node:fs'
+import { lstat, open, readdir, rename, rm } from 'node:fs/promises'
+import { basename, dirname, join, resolve, sep } from 'node:path'
+import { pipeline } from 'node:stream/promises'
+import { createGzip } from 'node:zlib'
+import Database from 'better-sqlite3'
+import { MASTER_KEY_FILE } from '../platform/crypto.js'
+import { TarWriter } from './tar.js'
+
+/** Where a deployment keeps what a backup holds: DATA_DIR, and the git and hosting directories (under it unless set elsewhere). */
+export interface BackupSources {
+  dataDir: string
+  reposDir: string
+  hostingDir: string
+  /** On MongoDB the store is not in DATA_DIR: mongodump or the provider's snapshots back it up. */
+  engine: 'sqlite' | 'mongodb'
+}
+
+export interface ManifestFile { path: string, size: number, sha256: string }
+
+export interface BackupManifest {
+  format: 'plinth-backup'
+  version: 1
+  createdAt: string
+  engine: 'sqlite' | 'mongodb'
+  /** Whether master.key and the SSH host key are in the archive. */
+  includesKeys: boolean
+  /** The archive's top folders: `data` (DATA_DIR), and `git` / `hosting` when those live outside it. */
+  roots: Array<{ name: 'data' | 'git' | 'hosting', variable: string }>
+  files: ManifestFile[]
+}
+
+export const MANIFEST_PATH = 'manifest.json'
+export const STORE_FILE = 'plinth.db'
+export const KEY_FILES = [MASTER_KEY_FILE, 'ssh_host_ed25519_key']
+const STORE_FILES = new Set([STORE_FILE, `${STORE_FILE}-wal`, `${STORE_FILE}-shm`, `${STORE_FILE}-journal`])
+
+const inside = (parent: string, child: string): boolean => child === parent || child.startsWith(parent + sep)
+
+/** The archive's roots for these sources: a directory under DATA_DIR travels inside `data`. */
+export function backupRoots (sources: Omit<BackupSources, 'engine'>): Array<{ name: 'data' | 'git' | 'hosting', variable: string, dir: string }> {
+  const roots: Array<{ name: 'data' | 'git' | 'hosting', variable: string, dir: string }> = [{ name: 'data', variable: 'DATA_DIR', dir: resolve(sources.dataDir) }]
+  if (!inside(resolve(sources.dataDir), resolve(sources.reposDir))) roots.push({ name: 'git', variable: 'GIT_REPOS_DIR', dir: resolve(sources.reposDir) })
+  if (!inside(resolve(sources.dataDir), resolve(sources.hostingDir))) roots.push({ name: 'hosting', variable: 'HOSTING_DIR', dir: resolve(sources.hostingDir) })
+  return roots
+}
+
+/**
+ * A consistent copy of the embedded store while servers keep writing to it:
+ * `VACUUM INTO` reads the database in one read transaction (WAL readers do
+ * not block writers nor wait for them), so the copy holds every transaction
+ * committed before it began and none after, whatever other processes do.
+ */
+export function snapshotStore (dataDir: string, target: string): void {
+  const db = new Database(join(dataDir, STORE_FILE), { readonly: true, fileMustExist: true, timeout: 10_000 })
+  try {
+    db.prepare('VACUUM INTO ?').run(target)
+  } finally {
+    db.close()
+  }
+}
+
+/** What a backup leaves out of a directory: files being written (renamed into place when whole) and git's lock files. */
+const inProgress = (name: string): boolean => /^\..*\.tmp$/.test(name) || name.endsWith('.lock')
+
+interface Walked { path: string, absolute: string }
+
+/**
+ * Every directory and regular file under `dir`, depth first. Within a folder
+ * git's `objects` comes last: a ref copied before the objects it points to
+ * always finds them, since git writes objects before it moves a ref.
+ */
+async function * walk (dir: string, prefix: string, skip: (absolute: string, name: string) => boolean): AsyncGenerator<Walked & { kind: 'file' | 'directory' }> {
+  let names: string[]
+  try {
+    names = await readdir(dir)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+    throw error
+  }
+  names.sort((a, b) => (a === 'objects' ? 1 : 0) - (b === 'objects' ? 1 : 0) || (a < b ? -1 : a > b ? 1 : 0))
+  for (const name of names) {
+    const absolute = join(dir, name)
+    if (skip(absolute, name) || inProgress(name)) continue
+    const stats = await lstat(absolute).catch((error: NodeJS.ErrnoException) => { if (error.code === 'ENOENT') return null; throw error })
+    if (stats === null) continue
+    const path = `${prefix}/${name}`
+    if (stats.isDirectory()) {
+      yield { path, absolute, kind: 'directory' }
+      yield * walk(absolute, path, skip)
+    } else if (stats.isFile()) {
+      yield { path, absolute, kind: 'file' }
+    }
+  }
+}
+
+async function addFile (tar: TarWriter, path: string, absolute: string, files: ManifestFile[]): Promise<void> {
+  const handle = await open(absolute, 'r').catch((error: NodeJS.ErrnoException) => { if (error.code === 'ENOENT') return null; throw error })
+  if (handle === null) return
+  try {
+    const stats = await handle.stat()
+    const hash = createHash('sha256')
+    // Only the bytes the file had when opened: a log that grows meanwhile is copied as it was.
+    const source = stats.size === 0 ? [] : handle.createReadStream({ start: 0, end: stats.size - 1, autoClose: false })
+    const hashed = async function * (): AsyncGenerator<Buffer> {
+      for await (const chunk of source as AsyncIterable<Buffer>) {
+        hash.update(chunk)
+        yield chunk
+      }
+    }
+    await tar.file(path, stats.size, stats.mode & 0o777, stats.mtimeMs, hashed())
+    files.push({ path, size: stats.size, sha256: hash.digest('hex') })
+  } finally {
+    await handle.close()
+  }
+}
+
+/**
+ * Writes a backup of `sources` to `file` (gzip-compressed tar, mode 0600):
+ * a snapshot of the store taken first, then every file of DATA_DIR and of the
+ * git and hosting directories as they are while the copy runs, then the
+ * manifest with each file's size and SHA-256. The archive appears under its
+ * name only once whole. Keys stay out unless `includeKeys`.
+ */
+export async function writeBackup (sources: BackupSources, file: string, options: { includeKeys?: boolean, now?: Date } = {}): Promise<BackupManifest> {
+  const target = resolve(file)
+  const partial = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.partial`)
+  const snapshot = `${partial}.db`
+  const roots = backupRoots(sources)
+  const manifest: BackupManifest = {
+    format: 'plinth-backup',
+    version: 1,
+    createdAt: (options.now ?? new Date()).toISOString(),
+    engine: sources.engine,
+    includesKeys: options.includeKeys === true,
+    roots: roots.map(({ name, variable }) => ({ name, variable })),
+    files: []
+  }
+  const gzip = createGzip()
+  const written = pipeline(gzip, createWriteStream(partial, { mode: 0o600, flags: 'wx' }))
+  try {
+    if (sources.engine === 'sqlite') snapshotStore(sources.dataDir, snapshot)
+    const tar = new TarWriter(gzip)
+    const skip = (absolute: string, name: string): boolean => {
+      if (absolute === target || absolute === partial || absolute === snapshot) return true
+      if (dirname(absolute) !== roots[0].dir) return false
+      return STORE_FILES.has(name) || (options.includeKeys !== true && KEY_FILES.includes(name))
+    }
+    for (const root of roots) {
+      await tar.directory(root.name, 0o700, Date.now())
+      if (root.name === 'data' && sources.engine === 'sqlite') await addFile(tar, `data/${STORE_FILE}`, snapshot, manifest.files)
+      for await (const entry of walk(root.dir, root.name, skip)) {
+        if (entry.kind === 'directory') await tar.directory(entry.path, 0o700, Date.now())
+        else await addFile(tar, entry.path, entry.absolute, manifest.files)
+      }
+    }
+    const body = Buffer.from(JSON.stringify(manifest, null, 2))
+    await tar.file(MANIFEST_PATH, body.length, 0o600, Date.now(), [body])
+    await tar.end()
+    gzip.end()
+    await written
+    const handle = await open(partial, 'r+')
+    try { await handle.sync() } finally { await handle.close() }
+    await rename(partial, target)
+    return manifest
+  } catch (error) {
+    gzip.destroy(error as Error)
+    await written.catch(() => {})
+    await rm(partial, { force: true })
+    throw error
+  } finally {
+    await rm(snapshot, { force: true })
+  }
+}
