@@ -1,5 +1,6 @@
-import type { Document, Filter, Snippet, TextCountOptions, TextHit, TextIndex, TextIndexSpec, TextQuery, TextSearchOptions, WithId } from '../types.js'
+import type { Document, Filter, TextCountOptions, TextHit, TextIndex, TextIndexSpec, TextQuery, TextSearchOptions, WithId } from '../types.js'
 import { compileFilter, validateCount } from '../semantics/index.js'
+import { bestSnippet } from '../text-search.js'
 import { decodeDocument } from './codec.js'
 import type { CollectionMeta, Connection } from './connection.js'
 import { quoteIdentifier, quoteLiteral } from './names.js'
@@ -15,24 +16,9 @@ import { whereOf } from './query.js'
  * `_plinth_text`, so a dropped and re-created collection gets its index back.
  */
 
-const OPEN = '\uE000'
-const CLOSE = '\uE001'
-
 /** FTS5's query syntax for words parseTextQuery made: each a quoted string (letters and digits only), the last a prefix when asked. */
 function matchExpression (query: TextQuery): string {
   return query.terms.map((term, i) => `"${term.replace(/"/g, '""')}"${query.prefix && i === query.terms.length - 1 ? '*' : ''}`).join(' AND ')
-}
-
-/** FTS5's snippet with our markers, as text and highlight offsets. */
-function toSnippet (field: string, marked: string): Snippet {
-  const highlights: Array<[number, number]> = []
-  let text = ''
-  let start = -1
-  for (const char of marked) {
-    if (char === OPEN) start = text.length
-    else if (char === CLOSE) { if (start >= 0) highlights.push([start, text.length]); start = -1 } else text += char
-  }
-  return { field, text, highlights }
 }
 
 type Row = [seq: number, score: number, ...rest: Array<string | null>]
@@ -119,10 +105,9 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       if (counting && exact) return { hits: [], count: this.connection.statement(`SELECT count(*) FROM (SELECT 1 FROM ${from} LIMIT ${bound})`).pluck().get(...params) as number }
       const weights = fields.map((field) => spec.fields[field]).join(', ')
       const parentDoc = parentMeta === undefined ? '' : `, (SELECT doc FROM ${parentTable} WHERE id = ${parentId})`
-      const snippets = fields.map((_, i) => `snippet(${fts}, ${i}, '${OPEN}', '${CLOSE}', '…', 16)`).join(', ')
-      // One row by its number under the same match: FTS5 seeks each term's postings to it rather than reading them all.
-      const detail = this.connection.statement(`SELECT c.doc${parentDoc}, ${snippets} FROM ${fts} JOIN ${table} c ON c.seq = ${fts}.rowid WHERE ${fts} MATCH ? AND ${fts}.rowid = ?`).raw()
-      const order = fields.map((field, i) => ({ field, i })).sort((a, b) => spec.fields[b.field] - spec.fields[a.field])
+      // A window's row by its number. Snippets are cut from its text (text-search.ts) as on MongoDB: FTS5's snippet()
+      // would run the match again for each row, which for a prefix merges the postings of every word it starts.
+      const detail = this.connection.statement(`SELECT c.doc${parentDoc} FROM ${table} c WHERE c.seq = ?`).raw()
       const accepted: Array<{ seq: number, score: number, doc: WithId<T> | null, parent: WithId<Document> | null | undefined }> = []
       let count = 0
       if (exact) {
@@ -160,14 +145,11 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       }
       const hits: Array<TextHit<T>> = []
       for (const { seq, score, doc, parent } of accepted) {
-        const found = detail.get(match, seq) as Array<string | null> | undefined
+        const found = doc === null ? detail.get(seq) as Array<string | null> | undefined : []
         if (found === undefined) continue
         const ownDoc = doc ?? decodeDocument(found[0] as string) as WithId<T>
-        const ownParent = parentMeta === undefined ? undefined : parent !== undefined ? parent : (found[1] === null ? null : decodeDocument(found[1]) as WithId<Document>)
-        const marked = found.slice(parentMeta === undefined ? 1 : 2)
-        // The highest-weighted field that holds a match: what the snippet shows.
-        const best = order.find(({ i }) => marked[i]?.includes(OPEN) === true) ?? order[0]
-        hits.push({ doc: ownDoc, score, snippet: toSnippet(best.field, marked[best.i] ?? ''), ...(ownParent == null ? {} : { parent: ownParent }) })
+        const ownParent = parentMeta === undefined ? undefined : parent !== undefined ? parent : (found[1] == null ? null : decodeDocument(found[1]) as WithId<Document>)
+        hits.push({ doc: ownDoc, score, snippet: bestSnippet(ownDoc, spec.fields, query), ...(ownParent == null ? {} : { parent: ownParent }) })
       }
       return { hits, count }
     })

@@ -127,3 +127,17 @@ t.test('a common word: the filter reads the best-ranked rows until the page is f
   t.same((await text.search(parseTextQuery('otter '), { owner: 'a' }, { skip: 190, limit: 20 })).map((hit) => hit.doc._id), ['n570', 'n573', 'n576', 'n579', 'n582', 'n585', 'n588', 'n591', 'n594', 'n597'], 'a page past several batches holds what remains')
   t.equal(await text.count(parseTextQuery('otter '), { owner: 'a' }), 200)
 })
+
+t.test('snippets are cut from the stored text as on MongoDB: the matched word with its context, every matched word marked', async (t) => {
+  const store = openSqliteStore({ file: ':memory:' })
+  t.teardown(async () => { await store.close() })
+  const words = Array.from({ length: 40 }, (_, i) => `w${i}`)
+  words[30] = 'Pangolin'
+  await store.collection<Note>('notes').insertOne({ _id: 'p', owner: 'a', title: 'Unrelated', body: words.join(' ') })
+  const text = store.extensions.text<Note>('notes')
+  await text.ensure({ fields: { title: 10, body: 1 } })
+  const [hit] = await text.search(parseTextQuery('pango'), {})
+  const body = words.join(' ')
+  const at = body.indexOf('Pangolin')
+  t.same(hit.snippet, { field: 'body', text: `…${body.slice(at - 60)}`, highlights: [[61, 69]] })
+})
