@@ -49,6 +49,20 @@ export function snippetOf (field: string, text: string, query: TextQuery): Snipp
   return { field, text: shown, highlights }
 }
 
+/**
+ * A hit's snippet, for both engines: from the highest-weighted field whose
+ * text holds a word of the query (an empty one of the highest-weighted field
+ * when none does).
+ */
+export function bestSnippet (doc: Document, fields: Record<string, number>, query: TextQuery): Snippet {
+  const byWeight = Object.entries(fields).sort((a, b) => b[1] - a[1]).map(([field]) => field)
+  for (const field of byWeight) {
+    const found = snippetOf(field, textAt(doc, field), query)
+    if (found !== null) return found
+  }
+  return { field: byWeight[0] ?? '', text: '', highlights: [] }
+}
+
 /** The string at a dotted path of a document, or '' when there is none. */
 export function textAt (doc: Document, path: string): string {
   let value: unknown = doc

@@ -1,6 +1,6 @@
 import type { Collection, Db, Document as MongoDocument, Sort } from 'mongodb'
-import type { Document, Filter, Snippet, TextCountOptions, TextHit, TextIndex, TextIndexSpec, TextQuery, TextSearchOptions, WithId } from '../types.js'
-import { snippetOf, textAt } from '../text-search.js'
+import type { Document, Filter, TextCountOptions, TextHit, TextIndex, TextIndexSpec, TextQuery, TextSearchOptions, WithId } from '../types.js'
+import { bestSnippet } from '../text-search.js'
 import { validateCount, validateFilter } from '../semantics/index.js'
 import { portableQuery } from './portable.js'
 import { translate } from './translate.js'
@@ -101,20 +101,46 @@ export class MongoTextIndex<T extends Document> implements TextIndex<T> {
     validateCount(options.cap, 'options.cap')
     if (query.terms.length === 0) return 0
     const cap = options.cap ?? 0
-    if (options.within !== undefined) return (await this.search(query, filter, { within: options.within, limit: cap })).length
+    if (options.within !== undefined) return await this.countWithin(query, filter, options.within, cap)
     try {
       return await this.raw.countDocuments(this.query(query, filter), { ...this.limit, ...(cap === 0 ? {} : { limit: cap }) })
     } catch (error) { translate(error, this.name, 'query') }
   }
 
+  /**
+   * A count under `within`: unranked, reading only the field that names each
+   * match's parent, and the ids of the parents that match, a batch at a time
+   * until the cap.
+   */
+  private async countWithin (query: TextQuery, filter: Filter, within: NonNullable<TextSearchOptions['within']>, cap: number): Promise<number> {
+    const parents = this.db.collection(within.collection)
+    let count = 0
+    try {
+      const cursor = this.raw.find(this.query(query, filter), { projection: { [within.field]: 1 }, batchSize: WITHIN_BATCH, ...this.limit })
+      let batch: MongoDocument[] = []
+      const flush = async (): Promise<boolean> => {
+        const ids = [...new Set(batch.map((doc) => doc[within.field]).filter((id) => typeof id === 'string'))]
+        const found = new Set((await parents.find({ $and: [{ _id: { $in: ids } }, portableQuery(within.filter)] }, { projection: { _id: 1 }, ...this.limit }).toArray()).map((parent: MongoDocument) => parent._id as string))
+        for (const doc of batch) {
+          if (!found.has(doc[within.field])) continue
+          count++
+          if (cap !== 0 && count === cap) return true
+        }
+        batch = []
+        return false
+      }
+      for await (const doc of cursor) {
+        batch.push(doc)
+        if (batch.length === WITHIN_BATCH && await flush()) return count
+      }
+      await flush()
+      return count
+    } catch (error) { translate(error, this.name, 'query') }
+  }
+
   private hit (stored: MongoDocument, query: TextQuery): TextHit<T> {
     const { _score: score, ...doc } = stored
-    const fields = Object.entries(this.spec?.fields ?? {}).sort((a, b) => b[1] - a[1]).map(([field]) => field)
-    let snippet: Snippet = { field: fields[0] ?? '', text: '', highlights: [] }
-    for (const field of fields) {
-      const found = snippetOf(field, textAt(doc, field), query)
-      if (found !== null) { snippet = found; break }
-    }
+    const snippet = bestSnippet(doc, this.spec?.fields ?? {}, query)
     return { doc: doc as WithId<T>, score: Number(score), snippet }
   }
 }

@@ -1,5 +1,6 @@
-import type { Document, Filter, Snippet, TextCountOptions, TextHit, TextIndex, TextIndexSpec, TextQuery, TextSearchOptions, WithId } from '../types.js'
+import type { Document, Filter, TextCountOptions, TextHit, TextIndex, TextIndexSpec, TextQuery, TextSearchOptions, WithId } from '../types.js'
 import { compileFilter, validateCount } from '../semantics/index.js'
+import { bestSnippet } from '../text-search.js'
 import { decodeDocument } from './codec.js'
 import type { CollectionMeta, Connection } from './connection.js'
 import { quoteIdentifier, quoteLiteral } from './names.js'
@@ -15,27 +16,16 @@ import { whereOf } from './query.js'
  * `_plinth_text`, so a dropped and re-created collection gets its index back.
  */
 
-const OPEN = '\uE000'
-const CLOSE = '\uE001'
-
 /** FTS5's query syntax for words parseTextQuery made: each a quoted string (letters and digits only), the last a prefix when asked. */
 function matchExpression (query: TextQuery): string {
   return query.terms.map((term, i) => `"${term.replace(/"/g, '""')}"${query.prefix && i === query.terms.length - 1 ? '*' : ''}`).join(' AND ')
 }
 
-/** FTS5's snippet with our markers, as text and highlight offsets. */
-function toSnippet (field: string, marked: string): Snippet {
-  const highlights: Array<[number, number]> = []
-  let text = ''
-  let start = -1
-  for (const char of marked) {
-    if (char === OPEN) start = text.length
-    else if (char === CLOSE) { if (start >= 0) highlights.push([start, text.length]); start = -1 } else text += char
-  }
-  return { field, text, highlights }
-}
+type Row = [seq: number, score: number, ...rest: Array<string | null>]
 
-type Row = [seq: number, json: string, rank: number, ...rest: Array<string | null>]
+/** Ranked rows the filter's SQL checks at once, doubling up to the max while the window is not full. */
+const RANKED_BATCH = 64
+const RANKED_BATCH_MAX = 2048
 
 export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
   constructor (private readonly connection: Connection, private readonly collection: string) {}
@@ -80,9 +70,9 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
    * The FTS5 match joined to the collection's rows, the filter's SQL (and
    * the parent's, through `within`) in its WHERE, ordered by bm25 with the
    * fields' weights, limited inside the statement where that SQL is exact (a
-   * count stops at `limit`, the cap). A first ranking of row numbers alone,
-   * then documents and snippets for the window, measured slower (the FTS5
-   * cursor re-runs the match per row). Where the SQL is not exact the
+   * count stops at `limit`, the cap). The ranking reads row numbers and
+   * scores only; documents and snippets are read for the window's rows
+   * alone, each by its row number under the same match. Where the SQL is not exact the
    * rows are read in rank order and the semantics matcher decides, so skip,
    * limit and cap still count only what matches.
    */
@@ -114,29 +104,52 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       const bound = limit === 0 ? -1 : limit
       if (counting && exact) return { hits: [], count: this.connection.statement(`SELECT count(*) FROM (SELECT 1 FROM ${from} LIMIT ${bound})`).pluck().get(...params) as number }
       const weights = fields.map((field) => spec.fields[field]).join(', ')
-      const snippets = fields.map((_, i) => `snippet(${fts}, ${i}, '${OPEN}', '${CLOSE}', '…', 16)`).join(', ')
       const parentDoc = parentMeta === undefined ? '' : `, (SELECT doc FROM ${parentTable} WHERE id = ${parentId})`
-      const columns = `c.seq, c.doc, bm25(${fts}, ${weights}) AS score${parentDoc}, ${snippets}`
-      const window = exact && !counting ? ` LIMIT ${bound} OFFSET ${skip}` : ''
-      const rows = this.connection.statement(`SELECT ${columns} FROM ${from} ORDER BY score${window}`).raw().iterate(...params) as IterableIterator<Row>
-      const hits: Array<TextHit<T>> = []
+      // A window's row by its number. Snippets are cut from its text (text-search.ts) as on MongoDB: FTS5's snippet()
+      // would run the match again for each row, which for a prefix merges the postings of every word it starts.
+      const detail = this.connection.statement(`SELECT c.doc${parentDoc} FROM ${table} c WHERE c.seq = ?`).raw()
+      const accepted: Array<{ seq: number, score: number, doc: WithId<T> | null, parent: WithId<Document> | null | undefined }> = []
       let count = 0
-      for (const row of rows) {
-        const doc = decodeDocument(row[1]) as WithId<T>
-        const parent = parentMeta === undefined ? undefined : (row[3] === null ? null : decodeDocument(row[3] as string) as WithId<Document>)
-        if (!exact && (!test(doc) || (parentTest !== null && (parent == null || !parentTest(parent))))) continue
-        count++
-        if (counting) {
-          if (limit !== 0 && count === limit) break
-          continue
+      if (exact) {
+        // The match ranked by the index alone, then the filter's SQL over the best rows a batch at a time until the
+        // window is full: a common word no longer has the filter read every matching document.
+        const ranked = this.connection.statement(`SELECT rowid, bm25(${fts}, ${weights}) AS score FROM ${fts} WHERE ${fts} MATCH ? ORDER BY score, rowid`).raw().all(match) as Array<[number, number]>
+        const kept = ['c.seq IN (SELECT value FROM json_each(?))', `(${where.sql})`, ...conditions.slice(2)].join(' AND ')
+        const filtered = this.connection.statement(`SELECT c.seq FROM ${table} c WHERE ${kept}`).pluck()
+        const wanted = limit === 0 ? Infinity : skip + limit
+        for (let start = 0, size = RANKED_BATCH; start < ranked.length && count < wanted; start += size, size = Math.min(size * 2, RANKED_BATCH_MAX)) {
+          const batch = ranked.slice(start, limit === 0 ? undefined : start + size)
+          const passed = new Set(filtered.all(JSON.stringify(batch.map(([seq]) => seq)), ...where.params, ...(parentWhere?.params ?? [])) as number[])
+          for (const [seq, score] of batch) {
+            if (!passed.has(seq)) continue
+            count++
+            if (count > skip && count <= wanted) accepted.push({ seq, score: -score, doc: null, parent: undefined })
+          }
         }
-        if (!exact && count <= skip) continue
-        const marked = row.slice(parentMeta === undefined ? 3 : 4) as Array<string | null>
-        // The highest-weighted field that holds a match: what the snippet shows.
-        const order = fields.map((field, i) => ({ field, i })).sort((a, b) => spec.fields[b.field] - spec.fields[a.field])
-        const best = order.find(({ i }) => marked[i]?.includes(OPEN) === true) ?? order[0]
-        hits.push({ doc, score: -row[2], snippet: toSnippet(best.field, marked[best.i] ?? ''), ...(parent == null ? {} : { parent }) })
-        if (!exact && limit !== 0 && hits.length === limit) break
+      } else {
+        // The matcher decides: documents (and parents) are read with the ranking, in rank order, until the window is full.
+        const rows = this.connection.statement(`SELECT c.seq, bm25(${fts}, ${weights}) AS score, c.doc${parentDoc} FROM ${from} ORDER BY score, c.seq`).raw().iterate(...params) as IterableIterator<Row>
+        for (const row of rows) {
+          const doc = decodeDocument(row[2] as string) as WithId<T>
+          const parent = parentMeta === undefined ? undefined : (row[3] === null ? null : decodeDocument(row[3] as string) as WithId<Document>)
+          if (!test(doc) || (parentTest !== null && (parent == null || !parentTest(parent)))) continue
+          count++
+          if (counting) {
+            if (limit !== 0 && count === limit) break
+            continue
+          }
+          if (count <= skip) continue
+          accepted.push({ seq: row[0], score: -row[1], doc, parent })
+          if (limit !== 0 && accepted.length === limit) break
+        }
+      }
+      const hits: Array<TextHit<T>> = []
+      for (const { seq, score, doc, parent } of accepted) {
+        const found = doc === null ? detail.get(seq) as Array<string | null> | undefined : []
+        if (found === undefined) continue
+        const ownDoc = doc ?? decodeDocument(found[0] as string) as WithId<T>
+        const ownParent = parentMeta === undefined ? undefined : parent !== undefined ? parent : (found[1] == null ? null : decodeDocument(found[1]) as WithId<Document>)
+        hits.push({ doc: ownDoc, score, snippet: bestSnippet(ownDoc, spec.fields, query), ...(ownParent == null ? {} : { parent: ownParent }) })
       }
       return { hits, count }
     })

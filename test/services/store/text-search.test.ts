@@ -99,3 +99,45 @@ t.test('the index survives a drop and is shared by processes on one file', async
   await one.collection('notes').insertOne({ _id: 'b', title: 'heron again' })
   t.same((await two.extensions.text('notes').search(parseTextQuery('heron'), {})).map((hit) => hit.doc._id), ['b'])
 })
+
+t.test('a common word: the filter reads the best-ranked rows until the page is full, not every match', async (t) => {
+  const store = openSqliteStore({ file: ':memory:' })
+  t.teardown(async () => { await store.close() })
+  const notes = store.collection<Note>('notes')
+  // 600 matches; one in three is owned by `a`, and the titles that say the word twice rank first.
+  await notes.insertMany(Array.from({ length: 600 }, (_, i) => ({ _id: `n${String(i).padStart(3, '0')}`, owner: i % 3 === 0 ? 'a' : 'b', title: i % 50 === 0 ? 'otter otter' : `otter ${i}` })))
+  const text = store.extensions.text<Note>('notes')
+  await text.ensure({ fields: { title: 1 } })
+  // What the engine's statements are handed: the row numbers each filter check covers.
+  const connection = (store as unknown as { connection: { statement: (sql: string) => unknown } }).connection
+  const checked: number[] = []
+  const watched = new WeakSet()
+  const statement = connection.statement.bind(connection)
+  connection.statement = (sql: string) => {
+    const prepared = statement(sql) as { all: (...params: unknown[]) => unknown[] }
+    if (!sql.includes('"owner"') || !sql.includes('json_each(?)') || watched.has(prepared)) return prepared
+    watched.add(prepared)
+    const all = prepared.all.bind(prepared)
+    prepared.all = (...params: unknown[]) => { checked.push(...JSON.parse(params[0] as string) as number[]); return all(...params) }
+    return prepared
+  }
+  const page = await text.search(parseTextQuery('otter '), { owner: 'a' }, { skip: 2, limit: 5 })
+  t.same(page.map((hit) => hit.doc._id), ['n300', 'n450', 'n003', 'n006', 'n009'], 'ranked first the double words, then in insertion order, under the filter')
+  t.ok(checked.length > 0 && checked.length <= 64, `the filter checked ${checked.length} of 600 matching rows`)
+  t.same((await text.search(parseTextQuery('otter '), { owner: 'a' }, { skip: 190, limit: 20 })).map((hit) => hit.doc._id), ['n570', 'n573', 'n576', 'n579', 'n582', 'n585', 'n588', 'n591', 'n594', 'n597'], 'a page past several batches holds what remains')
+  t.equal(await text.count(parseTextQuery('otter '), { owner: 'a' }), 200)
+})
+
+t.test('snippets are cut from the stored text as on MongoDB: the matched word with its context, every matched word marked', async (t) => {
+  const store = openSqliteStore({ file: ':memory:' })
+  t.teardown(async () => { await store.close() })
+  const words = Array.from({ length: 40 }, (_, i) => `w${i}`)
+  words[30] = 'Pangolin'
+  await store.collection<Note>('notes').insertOne({ _id: 'p', owner: 'a', title: 'Unrelated', body: words.join(' ') })
+  const text = store.extensions.text<Note>('notes')
+  await text.ensure({ fields: { title: 10, body: 1 } })
+  const [hit] = await text.search(parseTextQuery('pango'), {})
+  const body = words.join(' ')
+  const at = body.indexOf('Pangolin')
+  t.same(hit.snippet, { field: 'body', text: `…${body.slice(at - 60)}`, highlights: [[61, 69]] })
+})
