@@ -78,6 +78,42 @@ export class PlinthClient<Collections extends CollectionMap = Record<string, Rec
       const issued = await unwrap(this.http.api.POST('/api/p/{projectId}/auth/password', { params: { path: { projectId: this.projectId } }, body: { currentPassword, newPassword } }))
       return await this.session.keep(issued)
     },
+    /**
+     * The end-user email flows (docs/projects.md#end-user-email-flows): each
+     * `request…` mails a link to the address and answers the same whether or
+     * not it has an account; the link's `token` query parameter goes to the
+     * matching `confirm…`.
+     */
+    requestVerification: async (email: string): Promise<void> => {
+      await unwrap(this.http.api.POST('/api/p/{projectId}/auth/verification/request', { params: { path: { projectId: this.projectId } }, body: { email } }))
+    },
+    confirmVerification: async (token: string): Promise<void> => {
+      await unwrap(this.http.api.POST('/api/p/{projectId}/auth/verification/confirm', { params: { path: { projectId: this.projectId } }, body: { token } }))
+    },
+    requestPasswordReset: async (email: string): Promise<void> => {
+      await unwrap(this.http.api.POST('/api/p/{projectId}/auth/password-reset/request', { params: { path: { projectId: this.projectId } }, body: { email } }))
+    },
+    /** Sets the new password; every session the user held ends, so sign in with it afterwards. */
+    confirmPasswordReset: async (token: string, newPassword: string): Promise<void> => {
+      await unwrap(this.http.api.POST('/api/p/{projectId}/auth/password-reset/confirm', { params: { path: { projectId: this.projectId } }, body: { token, newPassword } }))
+    },
+    /** Signed in: mails a confirmation link to the new address. */
+    requestEmailChange: async (newEmail: string): Promise<void> => {
+      await unwrap(this.http.api.POST('/api/p/{projectId}/auth/email-change/request', { params: { path: { projectId: this.projectId } }, body: { newEmail } }))
+    },
+    /** Answers the new address; every session the user held ends, so sign in again with it. */
+    confirmEmailChange: async (token: string): Promise<string> => {
+      const { email } = await unwrap(this.http.api.POST('/api/p/{projectId}/auth/email-change/confirm', { params: { path: { projectId: this.projectId } }, body: { token } }))
+      return email
+    },
+    requestMagicLink: async (email: string): Promise<void> => {
+      await unwrap(this.http.api.POST('/api/p/{projectId}/auth/magic-link/request', { params: { path: { projectId: this.projectId } }, body: { email } }))
+    },
+    /** Signs in with a magic link's token and keeps the session. */
+    signInWithMagicLink: async (token: string): Promise<Session> => {
+      const issued = await unwrap(this.http.api.POST('/api/p/{projectId}/auth/magic-link/confirm', { params: { path: { projectId: this.projectId } }, body: { token } }))
+      return await this.session.keep(issued)
+    },
     /** The kept session, or null. */
     session: async (): Promise<Session | null> => await this.session.current(),
     onChange: (listener: (session: Session | null) => void): (() => void) => this.session.onChange(listener)

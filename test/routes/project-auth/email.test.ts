@@ -2,6 +2,7 @@ import t, { type Test } from 'tap'
 import { SMTPServer } from 'smtp-server'
 import type { AddressInfo } from 'node:net'
 import { buildTestApp, signUp, call } from '../../helper.js'
+import { createClient } from '../../../sdk/client/index.js'
 
 const PASSWORD = 'long enough 1'
 const bearer = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` })
@@ -170,4 +171,32 @@ t.test('email change is confirmed on the new address; magic links sign in once',
   t.equal((await call(app, 'GET', `${auth}/me`, bearer(signedIn.body.data.accessToken))).status, 200)
   t.match(await call(app, 'POST', `${auth}/magic-link/confirm`, {}, { token: magic.token }), { status: 400, body: { code: 'APP_EMAIL_LINK_INVALID' } })
   t.match(await call(app, 'POST', `${auth}/verification/confirm`, {}, { token: magic.token }), { status: 400, body: { code: 'APP_EMAIL_LINK_INVALID' } }, 'a token of one flow never passes for another')
+})
+
+t.test('the SDK client walks every email flow against a listening server and the loopback SMTP server', async (t) => {
+  const { app, admin, id, settingsUrl, settings, lastLink } = await setup(t)
+  await call(app, 'PUT', settingsUrl, admin.auth, settings)
+  const client = createClient({ baseUrl: await app.listen({ port: 0, host: '127.0.0.1' }), projectId: id })
+  await client.auth.signUp({ email: 'sue@example.com', password: PASSWORD })
+  await client.auth.requestVerification('sue@example.com')
+  const verification = await lastLink('sue@example.com')
+  t.equal(verification.flow, 'verification')
+  await client.auth.confirmVerification(verification.token)
+  t.equal((await client.auth.me()).emailVerified, true, 'verified')
+
+  await client.auth.requestPasswordReset('sue@example.com')
+  const reset = await lastLink('sue@example.com')
+  await client.auth.confirmPasswordReset(reset.token, 'another long one')
+  await t.rejects(client.auth.confirmPasswordReset(reset.token, 'a third long one'), { code: 'APP_EMAIL_LINK_INVALID' }, 'a reset link works once')
+  await client.auth.login({ email: 'sue@example.com', password: 'another long one' })
+
+  await client.auth.requestEmailChange('sue.new@example.com')
+  const change = await lastLink('sue.new@example.com')
+  t.equal(await client.auth.confirmEmailChange(change.token), 'sue.new@example.com')
+
+  await client.auth.requestMagicLink('sue.new@example.com')
+  const magic = await lastLink('sue.new@example.com')
+  const session = await client.auth.signInWithMagicLink(magic.token)
+  t.equal(session.user.email, 'sue.new@example.com', 'signed in by the link, the session kept')
+  t.equal((await client.auth.me()).email, 'sue.new@example.com')
 })
