@@ -45,19 +45,19 @@ async function realtimeWebSocketPlugin (app: FastifyInstance): Promise<void> {
 
   app.server.on('upgrade', (raw: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => { socket.destroy() })
-    if (!REALTIME_PATH.test(raw.url ?? '') || raw.headers.upgrade?.toLowerCase() !== 'websocket') {
-      socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n')
-      return
+    const realtime = REALTIME_PATH.test(raw.url ?? '') && raw.headers.upgrade?.toLowerCase() === 'websocket'
+    if (realtime) {
+      const offered = (raw.headers['sec-websocket-protocol'] ?? '').split(',').map((protocol) => protocol.trim())
+      const bearer = offered.find((protocol) => protocol.startsWith(BEARER_PROTOCOL))
+      if (bearer !== undefined && raw.headers.authorization === undefined) raw.headers.authorization = `Bearer ${bearer.slice(BEARER_PROTOCOL.length)}`
+      pending.set(raw, { socket, head })
     }
-    const offered = (raw.headers['sec-websocket-protocol'] ?? '').split(',').map((protocol) => protocol.trim())
-    const bearer = offered.find((protocol) => protocol.startsWith(BEARER_PROTOCOL))
-    if (bearer !== undefined && raw.headers.authorization === undefined) raw.headers.authorization = `Bearer ${bearer.slice(BEARER_PROTOCOL.length)}`
-    pending.set(raw, { socket, head })
-    // Answered through Fastify: a refusal is written to the socket as an HTTP answer, then the socket closes.
+    // Answered through Fastify like any request (another path's Upgrade is served as a plain request, as before this
+    // listener existed); a refusal is written to the socket as an HTTP answer, then the socket closes.
     const res = new ServerResponse(raw)
     res.shouldKeepAlive = false
     res.assignSocket(socket as never)
-    res.once('finish', () => { if (pending.has(raw)) socket.end() })
+    res.once('finish', () => { if (!realtime || pending.has(raw)) socket.end() })
     app.routing(raw, res)
   })
 

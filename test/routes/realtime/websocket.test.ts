@@ -66,6 +66,13 @@ t.test('a WebSocket subscriber gets the same events as SSE: its own records as i
   const bad = await openSocket(base, projectId, { collection: 'notes' }, { headers: bob.auth })
   t.same([bad.refused?.status, bad.refused?.body.code], [400, 'APP_REALTIME_INVALID_SUBSCRIPTION'])
 
+  const elsewhere = new WebSocket(`${base.replace(/^http/, 'ws')}/api/no-such-path`)
+  const answer = await new Promise<number>((resolve) => {
+    elsewhere.once('unexpected-response', (_request, response) => { resolve(response.statusCode ?? 0) })
+    elsewhere.once('error', () => { resolve(0) })
+  })
+  t.equal(answer, 404, 'an Upgrade to another path is answered as the plain request it is')
+
   ws.socket.close()
   resumed.socket.close()
   await ws.next('never')
