@@ -27,6 +27,7 @@ import dnsPlugin from './plugins/dns.js'
 import llmPlugin from './plugins/llm.js'
 import auxiliaryPlugin from './plugins/auxiliary.js'
 import realtimePlugin from './plugins/realtime.js'
+import realtimeWebSocketPlugin from './plugins/realtime-websocket.js'
 import assistantPlugin from './plugins/assistant.js'
 import hostingPlugin from './plugins/hosting.js'
 import trackerPlugin from './plugins/tracker.js'
@@ -71,6 +72,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(toolsPlugin)
   await app.register(llmPlugin)
   await app.register(auxiliaryPlugin)
+  await app.register(realtimeWebSocketPlugin)
   await app.register(realtimePlugin)
   await app.register(assistantPlugin)
   await app.register(corsPlugin)

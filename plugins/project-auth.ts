@@ -15,7 +15,7 @@ import { projectAuthSchemas } from '../schemas/project-auth.js'
 import { projectAuthEmailSchemas } from '../schemas/project-auth-email.js'
 import { AddressGuard } from '../services/outbound/internal-addresses.js'
 import { EmailSettingsService } from '../services/projects/email-settings.js'
-import { EmailFlows } from '../services/projects/email-flows.js'
+import { EmailFlows, PROJECT_EMAIL_SEND_JOB, PROJECT_EMAIL_TOKENS_PRUNE_EVERY_MS, PROJECT_EMAIL_TOKENS_PRUNE_JOB } from '../services/projects/email-flows.js'
 import { smtpSender } from '../services/projects/email-sender.js'
 import { claimedKind, requiredBearer, wrongKindMessage } from '../http/credentials.js'
 import { setCaller } from '../http/caller.js'
@@ -89,13 +89,17 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
     auth,
     settings: emailSettings,
     send: smtpSender(guard, config.projectEmail.timeoutMs),
+    enqueueSend: async (payload) => { await app.jobs.enqueue(PROJECT_EMAIL_SEND_JOB, payload) },
+    secrets: app.secrets,
     projectName: async (projectId) => (await projects.findById(projectId))?.name ?? projectId,
     linkTtlSeconds: config.projectEmail.linkTtlSeconds,
     onDeliveryFailure: (error, context) => { app.log.warn({ err: error, ...context }, 'an end user\'s email could not be sent') }
   })
   await emailFlows.init()
+  app.registerJobHandler(PROJECT_EMAIL_SEND_JOB, async (payload, { job }) => await emailFlows.deliver(payload, { last: job.attempts >= job.maxAttempts }))
+  app.registerJobHandler(PROJECT_EMAIL_TOKENS_PRUNE_JOB, async () => await emailFlows.pruneExpired())
+  app.addHook('onReady', async () => { await app.jobs.schedule(PROJECT_EMAIL_TOKENS_PRUNE_JOB, PROJECT_EMAIL_TOKENS_PRUNE_EVERY_MS) })
   for (const schema of projectAuthEmailSchemas) app.addSchema(schema)
-  app.addHook('onClose', async () => { await emailFlows.idle() })
   for (const schema of projectAuthSchemas) app.addSchema(schema)
 
   projects.onAuthEnabled(async (projectId) => { await users.enable(projectId) })
@@ -138,5 +142,5 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
 export default fp(projectAuthPlugin, {
   name: 'plinth-project-auth',
   fastify: '5.x',
-  dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-projects', 'plinth-collections', 'plinth-records']
+  dependencies: ['plinth-config', 'plinth-store', 'plinth-jobs', 'plinth-secrets', 'plinth-projects', 'plinth-collections', 'plinth-records']
 })

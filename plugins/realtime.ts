@@ -26,6 +26,10 @@ async function realtimePlugin (app: FastifyInstance): Promise<void> {
     arm: async (projectId) => { await feed.arm(projectId) }
   })
   feed.onPublish(realtime.published)
+  // A user deleted, disabled or signed out everywhere: their streams end now, on every process (the periodic recheck stays as the backstop).
+  app.projectAuth.auth.onSessionsEnded(async (projectId, userIds) => {
+    await realtime.sessionsEnded(projectId, userIds).catch((error: unknown) => { app.log.error({ err: error, projectId }, 'realtime: ending revoked users\' streams') })
+  })
   app.projects.onDelete(async (projectId) => { await realtime.log.purgeProject(projectId) })
   let timer: NodeJS.Timeout | null = null
   let ticking = false
@@ -47,5 +51,5 @@ async function realtimePlugin (app: FastifyInstance): Promise<void> {
 export default fp(realtimePlugin, {
   name: 'plinth-realtime',
   fastify: '5.x',
-  dependencies: ['plinth-config', 'plinth-store', 'plinth-projects', 'plinth-collections', 'plinth-auxiliary']
+  dependencies: ['plinth-config', 'plinth-store', 'plinth-projects', 'plinth-collections', 'plinth-auxiliary', 'plinth-project-auth']
 })

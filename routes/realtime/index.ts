@@ -20,7 +20,8 @@ function frame (event: StreamEvent): string {
 }
 
 /**
- * `/api/p/:projectId/realtime`: record changes as Server-Sent Events, each
+ * `/api/p/:projectId/realtime`: record changes as Server-Sent Events (or
+ * WebSocket messages, plugins/realtime-websocket.ts), each
  * judged by the caller's own get or list rule (docs/realtime.md). Refusals
  * come in the envelope before the stream starts; once it has, the stream
  * ends with an `end` event (credential expired or revoked, server closing).
@@ -44,7 +45,9 @@ const realtimeRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'Each subscription follows a collection (under its list rule) or one record (under its get rule), ' +
         'optionally narrowed by a filter. A `create`, `update` or `delete` event is sent only when the caller\'s rule ' +
         'lets it read the record, with the fields the rule denies left out. Reconnect with `Last-Event-ID` to get ' +
-        'what was missed; a `gap` event says it is no longer kept. An expired or revoked credential ends the stream with an `end` event.',
+        'what was missed; a `gap` event says it is no longer kept. An expired or revoked credential ends the stream with an `end` event. ' +
+        'The same URL answers a WebSocket handshake (subprotocol `plinth.realtime`; the token may come as the subprotocol ' +
+        '`plinth.bearer.<token>`) with the same events as JSON messages.',
       params: RealtimeParams,
       querystring: RealtimeQuery,
       headers: RealtimeHeaders,
@@ -63,6 +66,19 @@ const realtimeRoutes: FastifyPluginAsyncTypebox = async (app) => {
       recheck: async () => await app.dataCaller(request)
     })
     reply.hijack()
+    const failed = (error: unknown): StreamEvent => {
+      request.log.error({ err: error }, 'starting a realtime stream failed')
+      connection.close()
+      return { event: 'error', data: { success: false, code: commonErrors.internal.code, message: 'The stream could not be started; reconnect' } }
+    }
+    const upgrade = app.realtimeUpgrade(request.raw)
+    if (upgrade !== null) {
+      upgrade.accept((sink, closed) => {
+        void closed.then(() => { connection.close() })
+        connection.start(sink).catch((error: unknown) => { sink.end(failed(error)) })
+      })
+      return reply
+    }
     reply.raw.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no'
     })
@@ -73,11 +89,7 @@ const realtimeRoutes: FastifyPluginAsyncTypebox = async (app) => {
     await connection.start({
       send: (event) => { reply.raw.write(frame(event)) },
       end: (event) => { reply.raw.end(frame(event)) }
-    }).catch((error: unknown) => {
-      request.log.error({ err: error }, 'starting a realtime stream failed')
-      connection.close()
-      reply.raw.end(frame({ event: 'error', data: { success: false, code: commonErrors.internal.code, message: 'The stream could not be started; reconnect' } }))
-    })
+    }).catch((error: unknown) => { reply.raw.end(frame(failed(error))) })
     return reply
   })
 }

@@ -8,7 +8,7 @@ import { createHttp, expectOk, unwrap, type Http, type HttpOptions } from '../co
 import { Collection } from './collection.js'
 import { SessionKeeper, type ProjectUser, type Session } from './session.js'
 import { memoryStorage, type SessionStorage } from './storage.js'
-import { subscribe, type RealtimeChange, type RealtimeGap, type RealtimeSubscription, type SubscribeOptions } from './realtime.js'
+import { subscribe, type RealtimeChange, type RealtimeGap, type RealtimeSubscription, type SubscribeOptions, type WebSocketConstructor } from './realtime.js'
 import type { CollectionMap, FieldsOf } from './types.js'
 
 export { PlinthError } from '../core/errors.js'
@@ -16,7 +16,7 @@ export type { ErrorDetails, ErrorEnvelope } from '../core/errors.js'
 export { Collection, ifMatch, type BulkDelete, type BulkUpdate, type IfMatch } from './collection.js'
 export type { Download, DownloadOptions, FileDescriptor, UploadOptions, UploadProgress, UploadResult, UploadSession } from './files.js'
 export type { ProjectUser, Session } from './session.js'
-export type { RealtimeChange, RealtimeGap, RealtimeSubscription, SubscribeOptions } from './realtime.js'
+export type { RealtimeChange, RealtimeGap, RealtimeSubscription, SubscribeOptions, WebSocketConstructor, WebSocketLike } from './realtime.js'
 export { localStorageAdapter, memoryStorage, type SessionStorage } from './storage.js'
 export type { CollectionMap, FieldOperators, FieldsOf, Filter, ListQuery, Page, RecordMeta, RecordOf, SortKey, Values } from './types.js'
 
@@ -28,6 +28,8 @@ export interface ClientOptions extends HttpOptions {
   storageKey?: string
   /** Refresh this many seconds before the access token expires. Default 60. */
   refreshMarginSeconds?: number
+  /** The WebSocket class for `subscribe(…, { transport: 'websocket' })`: the platform's by default; the `ws` package in Node before 22. */
+  WebSocket?: WebSocketConstructor
 }
 
 export interface Credentials { email: string, password: string }
@@ -37,9 +39,11 @@ export class PlinthClient<Collections extends CollectionMap = Record<string, Rec
   readonly projectId: string
   private readonly http: Http
   private readonly session: SessionKeeper
+  private readonly WebSocket: WebSocketConstructor | undefined
 
   constructor (options: ClientOptions) {
     this.projectId = options.projectId
+    this.WebSocket = options.WebSocket
     const anonymous = createHttp(options)
     const trade = async (refreshToken: string) => await anonymous.api.POST('/api/p/{projectId}/auth/refresh', { params: { path: { projectId: this.projectId } }, body: { refreshToken } })
     this.session = new SessionKeeper(trade, options.storage ?? memoryStorage(), options.storageKey ?? `plinth.session.${options.projectId}`, options.refreshMarginSeconds ?? 60)
@@ -74,6 +78,42 @@ export class PlinthClient<Collections extends CollectionMap = Record<string, Rec
       const issued = await unwrap(this.http.api.POST('/api/p/{projectId}/auth/password', { params: { path: { projectId: this.projectId } }, body: { currentPassword, newPassword } }))
       return await this.session.keep(issued)
     },
+    /**
+     * The end-user email flows (docs/projects.md#end-user-email-flows): each
+     * `request…` mails a link to the address and answers the same whether or
+     * not it has an account; the link's `token` query parameter goes to the
+     * matching `confirm…`.
+     */
+    requestVerification: async (email: string): Promise<void> => {
+      await unwrap(this.http.api.POST('/api/p/{projectId}/auth/verification/request', { params: { path: { projectId: this.projectId } }, body: { email } }))
+    },
+    confirmVerification: async (token: string): Promise<void> => {
+      await unwrap(this.http.api.POST('/api/p/{projectId}/auth/verification/confirm', { params: { path: { projectId: this.projectId } }, body: { token } }))
+    },
+    requestPasswordReset: async (email: string): Promise<void> => {
+      await unwrap(this.http.api.POST('/api/p/{projectId}/auth/password-reset/request', { params: { path: { projectId: this.projectId } }, body: { email } }))
+    },
+    /** Sets the new password; every session the user held ends, so sign in with it afterwards. */
+    confirmPasswordReset: async (token: string, newPassword: string): Promise<void> => {
+      await unwrap(this.http.api.POST('/api/p/{projectId}/auth/password-reset/confirm', { params: { path: { projectId: this.projectId } }, body: { token, newPassword } }))
+    },
+    /** Signed in: mails a confirmation link to the new address. */
+    requestEmailChange: async (newEmail: string): Promise<void> => {
+      await unwrap(this.http.api.POST('/api/p/{projectId}/auth/email-change/request', { params: { path: { projectId: this.projectId } }, body: { newEmail } }))
+    },
+    /** Answers the new address; every session the user held ends, so sign in again with it. */
+    confirmEmailChange: async (token: string): Promise<string> => {
+      const { email } = await unwrap(this.http.api.POST('/api/p/{projectId}/auth/email-change/confirm', { params: { path: { projectId: this.projectId } }, body: { token } }))
+      return email
+    },
+    requestMagicLink: async (email: string): Promise<void> => {
+      await unwrap(this.http.api.POST('/api/p/{projectId}/auth/magic-link/request', { params: { path: { projectId: this.projectId } }, body: { email } }))
+    },
+    /** Signs in with a magic link's token and keeps the session. */
+    signInWithMagicLink: async (token: string): Promise<Session> => {
+      const issued = await unwrap(this.http.api.POST('/api/p/{projectId}/auth/magic-link/confirm', { params: { path: { projectId: this.projectId } }, body: { token } }))
+      return await this.session.keep(issued)
+    },
     /** The kept session, or null. */
     session: async (): Promise<Session | null> => await this.session.current(),
     onChange: (listener: (session: Session | null) => void): (() => void) => this.session.onChange(listener)
@@ -83,9 +123,10 @@ export class PlinthClient<Collections extends CollectionMap = Record<string, Rec
    * Follows record changes as the signed-in user's rules show them (or as
    * anyone's, signed out): `for await (const change of client.subscribe([{ collection: 'posts' }]))`.
    * Reconnects by itself with the last event id; see docs/realtime.md.
+   * `transport: 'websocket'` uses one WebSocket instead of Server-Sent Events.
    */
   subscribe<T = Record<string, unknown>> (subscriptions: RealtimeSubscription[], options?: SubscribeOptions): AsyncGenerator<RealtimeChange<T> | RealtimeGap> {
-    return subscribe<T>(this.http, this.projectId, subscriptions, options)
+    return subscribe<T>(this.http, this.projectId, subscriptions, options, { token: async () => await this.session.token(), WebSocket: this.WebSocket })
   }
 
   collection<Name extends Extract<keyof Collections, string>> (name: Name): Collection<FieldsOf<Collections, Name>> {

@@ -1614,7 +1614,7 @@ export interface paths {
         };
         /**
          * Follow record changes of collections or records as Server-Sent Events
-         * @description Each subscription follows a collection (under its list rule) or one record (under its get rule), optionally narrowed by a filter. A `create`, `update` or `delete` event is sent only when the caller's rule lets it read the record, with the fields the rule denies left out. Reconnect with `Last-Event-ID` to get what was missed; a `gap` event says it is no longer kept. An expired or revoked credential ends the stream with an `end` event.
+         * @description Each subscription follows a collection (under its list rule) or one record (under its get rule), optionally narrowed by a filter. A `create`, `update` or `delete` event is sent only when the caller's rule lets it read the record, with the fields the rule denies left out. Reconnect with `Last-Event-ID` to get what was missed; a `gap` event says it is no longer kept. An expired or revoked credential ends the stream with an `end` event. The same URL answers a WebSocket handshake (subprotocol `plinth.realtime`; the token may come as the subprotocol `plinth.bearer.<token>`) with the same events as JSON messages.
          *
          *     Refused with:
          *     - 400 `APP_INVALID_FILTER`: the filter is not one the collection's fields take; `details.fields` points at it

@@ -19,22 +19,39 @@ type StoredEmailToken = {
   /** For an email change: the account's address when it was asked for, which must still be its address. */
   previousEmail?: string
   expiresAt: Date
+  /**
+   * The token sealed with the master key (bound to this record), kept only
+   * until the mail holding it is handed to the SMTP server, so a send queued
+   * as a job survives a crash without a plain token ever being stored.
+   */
+  sealedToken?: string
 }
 
 const TOKENS = 'project_email_tokens'
+/** The durable job that mails one link: its payload names the token record, never the token. */
+export const PROJECT_EMAIL_SEND_JOB = 'project-email.send'
+/** Deletes links past their expiry that nobody followed. */
+export const PROJECT_EMAIL_TOKENS_PRUNE_JOB = 'project-email.prune-tokens'
+export const PROJECT_EMAIL_TOKENS_PRUNE_EVERY_MS = 60 * 60 * 1000
+
+const sealedFor = (tokenId: string): string => `project-email-token:${tokenId}`
 
 /**
  * End users' email flows: verification, password reset, email change
  * (confirmed on the new address) and magic-link sign-in. Each request mails
- * a link holding a random token, of which only the hash is stored; the link
+ * a link holding a random token, of which only the hash is stored (and,
+ * until the mail is sent, the token sealed with the master key); the link
  * is single-use (consumed by a delete), short-lived, and the newest of its
  * flow for the user. A request answers the same whether or not the address
- * has an account: the mail goes out after the answer, so neither the answer
- * nor its timing waits on the SMTP server.
+ * has an account: the mail goes out after the answer, through the durable
+ * job queue, so neither the answer nor its timing waits on the SMTP server
+ * and a crash loses no mail.
  */
 export class EmailFlows {
   private readonly tokens: StoreCollection<StoredEmailToken>
-  private readonly inFlight = new Set<Promise<void>>()
+  /** Sends queued by this process and not yet attempted here, for `idle`. */
+  private readonly queued = new Set<string>()
+  private readonly waiters: Array<() => void> = []
 
   constructor (store: Store, private readonly deps: {
     clock: Clock
@@ -42,6 +59,10 @@ export class EmailFlows {
     auth: ProjectAuth
     settings: EmailSettingsService
     send: SendMail
+    /** Queues the durable send job of one token record (the job queue, retried with backoff). */
+    enqueueSend: (payload: { projectId: string, tokenId: string }) => Promise<void>
+    /** The master key's box: the token waiting to be mailed is kept sealed. */
+    secrets: { seal: (plaintext: string, associatedData: string) => string, open: (sealed: string, associatedData: string) => string }
     projectName: (projectId: string) => Promise<string>
     linkTtlSeconds: number
     /** Called with a delivery that failed, which no request waits for. */
@@ -52,6 +73,7 @@ export class EmailFlows {
 
   async init (): Promise<void> {
     await this.tokens.createIndex({ projectId: 1, userId: 1, flow: 1 })
+    await this.tokens.createIndex({ expiresAt: 1 })
   }
 
   /** Refuses a request while the project has auth off or no email settings: about the project, not the address. */
@@ -126,31 +148,65 @@ export class EmailFlows {
     return await this.deps.auth.signInByLink(projectId, account)
   }
 
-  /** Resolves once every mail handed to the SMTP server so far is sent or has failed (for shutdown, and tests). */
+  /** Resolves once every send this process queued has been sent or has failed for good (tests). */
   async idle (): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight])
+    while (this.queued.size > 0) await new Promise<void>((resolve) => { this.waiters.push(resolve) })
   }
 
   async forgetProject (projectId: string): Promise<void> {
     await this.tokens.deleteMany({ projectId })
   }
 
+  /** The periodic prune: links past their expiry that were never followed. */
+  async pruneExpired (): Promise<{ pruned: number }> {
+    return { pruned: (await this.tokens.deleteMany({ expiresAt: { $lte: new Date(this.deps.clock.nowMs()) } })).deletedCount }
+  }
+
   private async mailLink (projectId: string, flow: EmailFlow, target: { userId: string, email: string, previousEmail?: string }): Promise<void> {
-    const settings = await this.deps.settings.opened(projectId)
-    if (settings === null) throw projectErrors.emailNotConfigured()
+    if (await this.deps.settings.opened(projectId) === null) throw projectErrors.emailNotConfigured()
     const token = generateToken()
+    const tokenId = hashToken(token)
     const now = this.deps.clock.nowMs()
     // Only the newest link of a flow works: asking again retires the one before.
     await this.tokens.deleteMany({ projectId, userId: target.userId, flow })
-    await this.tokens.insertOne({ _id: hashToken(token), projectId, flow, ...target, expiresAt: new Date(now + this.deps.linkTtlSeconds * 1000) })
-    const link = new URL(settings.linkBaseUrl)
-    link.searchParams.set('flow', flow)
-    link.searchParams.set('token', token)
-    const mail = renderMail(settings, flow, { link: link.href, email: target.email, project: await this.deps.projectName(projectId) }, target.email)
-    const delivery = this.deps.send(settings, mail)
-      .catch((error: unknown) => { this.deps.onDeliveryFailure(error, { projectId, flow }) })
-      .finally(() => { this.inFlight.delete(delivery) })
-    this.inFlight.add(delivery)
+    await this.tokens.insertOne({
+      _id: tokenId, projectId, flow, ...target, expiresAt: new Date(now + this.deps.linkTtlSeconds * 1000), sealedToken: this.deps.secrets.seal(token, sealedFor(tokenId))
+    })
+    this.queued.add(tokenId)
+    await this.deps.enqueueSend({ projectId, tokenId })
+  }
+
+  /**
+   * The send job: mails the link of a token record still waiting, then drops
+   * the sealed token. Nothing is sent for a link already used, retired or
+   * expired. A failed send throws, so the queue tries again later.
+   */
+  async deliver (payload: { projectId?: unknown, tokenId?: unknown }, attempt: { last: boolean } = { last: true }): Promise<{ sent: boolean }> {
+    const { projectId, tokenId } = payload
+    if (typeof projectId !== 'string' || typeof tokenId !== 'string') return { sent: false }
+    let retried = false
+    try {
+      const record = await this.tokens.findOne({ _id: tokenId, projectId })
+      if (record === null || record.sealedToken === undefined || record.expiresAt.getTime() <= this.deps.clock.nowMs()) return { sent: false }
+      const settings = await this.deps.settings.opened(projectId)
+      if (settings === null) return { sent: false }
+      const link = new URL(settings.linkBaseUrl)
+      link.searchParams.set('flow', record.flow)
+      link.searchParams.set('token', this.deps.secrets.open(record.sealedToken, sealedFor(tokenId)))
+      const mail = renderMail(settings, record.flow, { link: link.href, email: record.email, project: await this.deps.projectName(projectId) }, record.email)
+      try {
+        await this.deps.send(settings, mail)
+      } catch (error) {
+        this.deps.onDeliveryFailure(error, { projectId, flow: record.flow })
+        retried = !attempt.last
+        throw error
+      }
+      await this.tokens.updateOne({ _id: tokenId }, { $unset: { sealedToken: '' } })
+      return { sent: true }
+    } finally {
+      if (!retried) this.queued.delete(tokenId)
+      if (this.queued.size === 0) for (const wake of this.waiters.splice(0)) wake()
+    }
   }
 
   /** Takes the token out, so a second use finds nothing; refused when unknown, of another flow or project, or expired. */

@@ -36,6 +36,9 @@ function holds (account: ProjectAccount | null, tokenEpoch: number): account is 
   return account !== null && !account.disabled && account.sessionEpoch === tokenEpoch
 }
 
+/** Told when users' sessions end (deleted, disabled, password changed or reset), after the change is stored. */
+export type SessionsEnded = (projectId: string, userIds: readonly string[]) => Promise<void>
+
 /**
  * End-user auth of one project: public register and login while the project
  * has auth on, the caller's profile, verification for the project's servers,
@@ -43,6 +46,8 @@ function holds (account: ProjectAccount | null, tokenEpoch: number): account is 
  * the rules that join them to the project's auth switch.
  */
 export class ProjectAuth {
+  private readonly sessionsEndedListeners: SessionsEnded[] = []
+
   constructor (private readonly deps: {
     users: ProjectUsers
     tokens: ProjectTokens
@@ -108,6 +113,7 @@ export class ProjectAuth {
   async changePassword (projectId: string, userId: string, current: string, next: string): Promise<ProjectSession> {
     await this.deps.users.changePassword(projectId, userId, current, next)
     await this.deps.sessions.revokeUser(userId, projectId)
+    await this.tellSessionsEnded(projectId, [userId])
     return await this.startSession(projectId, await this.deps.users.get(projectId, userId))
   }
 
@@ -115,6 +121,17 @@ export class ProjectAuth {
   async endSessions (projectId: string, userIds: string[]): Promise<void> {
     await this.deps.users.endSessions(projectId, userIds)
     for (const userId of userIds) await this.deps.sessions.revokeUser(userId, projectId)
+    await this.tellSessionsEnded(projectId, userIds)
+  }
+
+  /** Whoever holds something open on a user's credential (realtime streams) ends it at once rather than at its next check. */
+  onSessionsEnded (listener: SessionsEnded): void {
+    this.sessionsEndedListeners.push(listener)
+  }
+
+  private async tellSessionsEnded (projectId: string, userIds: readonly string[]): Promise<void> {
+    if (userIds.length === 0) return
+    for (const listener of this.sessionsEndedListeners) await listener(projectId, userIds)
   }
 
   /** A `_users` record changed through the data API: one set `disabled` loses every session. */

@@ -187,14 +187,45 @@ export class RealtimeHub {
       if (events.length === 0) return
       const definitions = new Map<string, DataCollection | null>()
       for (const event of events) {
+        const behind = connections.filter((connection) => !connection.closed && event.seq > connection.position)
+        for (const connection of behind) connection.position = event.seq
+        if (event.type === 'revoke') {
+          // Checked before any later event is sent: a stream that outlives its user's sessions sends nothing more.
+          await this.recheckUser(behind, String(event.record._id))
+          continue
+        }
         if (!definitions.has(event.collection)) definitions.set(event.collection, await this.deps.findCollection(projectId, event.collection))
         const definition = definitions.get(event.collection) ?? null
-        for (const connection of connections) {
-          if (connection.closed || event.seq <= connection.position) continue
-          connection.position = event.seq
-          if (definition !== null) this.sendTo(connection, definition, event)
-        }
+        if (definition !== null) for (const connection of behind) if (!connection.closed) this.sendTo(connection, definition, event)
       }
+    }
+  }
+
+  /**
+   * The sessions of these end users ended (deleted, disabled, signed out
+   * everywhere): their streams on this process are checked again now, not at
+   * the next REALTIME_RECHECK_MS. Other processes learn it from the log's
+   * `revoke` event.
+   */
+  async revokeUsers (projectId: string, userIds: readonly string[]): Promise<void> {
+    const connections = [...(this.byProject.get(projectId) ?? [])]
+    for (const userId of userIds) await this.recheckUser(connections, userId)
+  }
+
+  private async recheckUser (connections: readonly RealtimeConnection[], userId: string): Promise<void> {
+    for (const connection of connections) {
+      const { caller } = connection
+      if (!connection.closed && caller.kind === 'user' && caller.id === userId) await this.recheck(connection)
+    }
+  }
+
+  /** Resolves the stream's credential again; one that no longer stands ends the stream. */
+  private async recheck (connection: RealtimeConnection): Promise<void> {
+    connection.checkedAtMs = this.nowMs()
+    try {
+      connection.caller = await connection.params.recheck()
+    } catch (error) {
+      connection.end('revoked', `The credential no longer stands: ${error instanceof Error ? error.message : 'refused'}`)
     }
   }
 
@@ -223,18 +254,13 @@ export class RealtimeHub {
     for (const connections of [...this.byProject.values()]) {
       for (const connection of [...connections]) {
         if (connection.sink === null) continue
-        const { expiresAtMs, recheck } = connection.params
+        const { expiresAtMs } = connection.params
         if (expiresAtMs !== null && now >= expiresAtMs) {
           connection.end('expired', 'The credential has expired; sign in again and reconnect with Last-Event-ID')
           continue
         }
         if (now - connection.checkedAtMs < this.deps.config.recheckMs) continue
-        connection.checkedAtMs = now
-        try {
-          connection.caller = await recheck()
-        } catch (error) {
-          connection.end('revoked', `The credential no longer stands: ${error instanceof Error ? error.message : 'refused'}`)
-        }
+        await this.recheck(connection)
       }
     }
     for (const projectId of [...this.byProject.keys()]) await this.pump(projectId)

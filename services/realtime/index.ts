@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto'
 import type { Clock } from '../platform/clock.js'
+import { PROJECT_USERS_TABLE } from '../projects/naming.js'
 import type { Document, Store } from '../store/types.js'
 import type { WebhookEventInput } from '../webhooks/source.js'
 import type { RealtimeConfig } from './config.js'
@@ -23,6 +25,11 @@ export interface RealtimeServices {
   hub: RealtimeHub
   /** What the record change feed publishes: logged for every process, then sent to this one's streams. */
   published: (projectId: string, events: readonly WebhookEventInput[]) => Promise<void>
+  /**
+   * End users' sessions ended: their streams here are checked again at once,
+   * and a `revoke` entry in the log has every other process do the same.
+   */
+  sessionsEnded: (projectId: string, userIds: readonly string[]) => Promise<void>
 }
 
 const TYPES: Record<string, RecordEventType> = { 'record.created': 'create', 'record.updated': 'update', 'record.deleted': 'delete' }
@@ -45,6 +52,11 @@ export async function buildRealtimeServices (ports: RealtimePorts): Promise<Real
     published: async (projectId, events) => {
       const inputs = events.flatMap((event) => { const input = logInput(event); return input === null ? [] : [input] })
       if (inputs.length > 0 && await log.append(projectId, inputs)) await hub.pump(projectId)
+    },
+    sessionsEnded: async (projectId, userIds) => {
+      await hub.revokeUsers(projectId, userIds)
+      const at = new Date(ports.clock.nowMs())
+      await log.append(projectId, userIds.map((userId) => ({ key: `revoke:${userId}:${randomUUID()}`, type: 'revoke', collection: PROJECT_USERS_TABLE, record: { _id: userId }, at })))
     }
   }
 }

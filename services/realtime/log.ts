@@ -21,6 +21,12 @@ const APPEND_ATTEMPTS = 50
 const READ_PAGE = 500
 
 export type RecordEventType = 'create' | 'update' | 'delete'
+/**
+ * `revoke`: the sessions of the end user `record._id` ended (deleted,
+ * disabled, signed out everywhere); never sent, it makes every process
+ * check that user's streams again at once.
+ */
+export type LogEventType = RecordEventType | 'revoke'
 
 export interface LoggedEvent extends Document {
   _id: string
@@ -28,14 +34,14 @@ export interface LoggedEvent extends Document {
   seq: number
   /** The feed's key of the change: collection, record and version. */
   key: string
-  type: RecordEventType
+  type: LogEventType
   collection: string
-  /** The record as stored (as it was, for a delete), without what no answer shows. */
+  /** The record as stored (as it was, for a delete), without what no answer shows; for a revoke, `{ _id: userId }`. */
   record: Document
   at: Date
 }
 
-export interface LogInput { key: string, type: RecordEventType, collection: string, record: Document, at: Date }
+export interface LogInput { key: string, type: LogEventType, collection: string, record: Document, at: Date }
 
 const idOf = (projectId: string, seq: number): string => `${projectId}:${String(seq).padStart(14, '0')}`
 

@@ -2,6 +2,8 @@ import t, { type Test } from 'tap'
 import { SMTPServer } from 'smtp-server'
 import type { AddressInfo } from 'node:net'
 import { buildTestApp, signUp, call } from '../../helper.js'
+import { createClient } from '../../../sdk/client/index.js'
+import { PROJECT_EMAIL_SEND_JOB } from '../../../services/projects/email-flows.js'
 
 const PASSWORD = 'long enough 1'
 const bearer = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` })
@@ -21,8 +23,9 @@ function parseMail (raw: string): Mail {
 }
 
 /** A real SMTP server on loopback that wants a login and keeps what it receives. */
-async function mailbox (t: Test) {
+async function mailbox (t: Test, refuseFirst = 0) {
   const received: Mail[] = []
+  let refused = 0
   const logins: string[] = []
   const server = new SMTPServer({
     authMethods: ['PLAIN', 'LOGIN'],
@@ -37,7 +40,12 @@ async function mailbox (t: Test) {
     onData: (stream, _session, done) => {
       const chunks: Buffer[] = []
       stream.on('data', (chunk: Buffer) => chunks.push(chunk))
-      stream.on('end', () => { received.push(parseMail(Buffer.concat(chunks).toString('utf8'))); done() })
+      stream.on('end', () => {
+        // A server that is briefly unwell: the first messages are refused with a temporary failure.
+        if (refused < refuseFirst) { refused++; done(Object.assign(new Error('try again later'), { responseCode: 451 })); return }
+        received.push(parseMail(Buffer.concat(chunks).toString('utf8')))
+        done()
+      })
     }
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -45,8 +53,8 @@ async function mailbox (t: Test) {
   return { received, logins, port: (server.server.address() as AddressInfo).port }
 }
 
-async function setup (t: Test) {
-  const box = await mailbox(t)
+async function setup (t: Test, refuseFirst = 0) {
+  const box = await mailbox(t, refuseFirst)
   const app = await buildTestApp(t, { env: { AUTH_RATE_LIMIT_MAX: '1000', PROJECT_SMTP_ALLOWED_HOSTS: '127.0.0.1', PROJECT_EMAIL_PER_ADDRESS_LIMIT: '3' } })
   const admin = await signUp(app, 'admin@example.com')
   const orgId = (await call(app, 'POST', '/api/organizations', admin.auth, { name: 'Acme' })).body.data.id as string
@@ -170,4 +178,63 @@ t.test('email change is confirmed on the new address; magic links sign in once',
   t.equal((await call(app, 'GET', `${auth}/me`, bearer(signedIn.body.data.accessToken))).status, 200)
   t.match(await call(app, 'POST', `${auth}/magic-link/confirm`, {}, { token: magic.token }), { status: 400, body: { code: 'APP_EMAIL_LINK_INVALID' } })
   t.match(await call(app, 'POST', `${auth}/verification/confirm`, {}, { token: magic.token }), { status: 400, body: { code: 'APP_EMAIL_LINK_INVALID' } }, 'a token of one flow never passes for another')
+})
+
+t.test('the SDK client walks every email flow against a listening server and the loopback SMTP server', async (t) => {
+  const { app, admin, id, settingsUrl, settings, lastLink } = await setup(t)
+  await call(app, 'PUT', settingsUrl, admin.auth, settings)
+  const client = createClient({ baseUrl: await app.listen({ port: 0, host: '127.0.0.1' }), projectId: id })
+  await client.auth.signUp({ email: 'sue@example.com', password: PASSWORD })
+  await client.auth.requestVerification('sue@example.com')
+  const verification = await lastLink('sue@example.com')
+  t.equal(verification.flow, 'verification')
+  await client.auth.confirmVerification(verification.token)
+  t.equal((await client.auth.me()).emailVerified, true, 'verified')
+
+  await client.auth.requestPasswordReset('sue@example.com')
+  const reset = await lastLink('sue@example.com')
+  await client.auth.confirmPasswordReset(reset.token, 'another long one')
+  await t.rejects(client.auth.confirmPasswordReset(reset.token, 'a third long one'), { code: 'APP_EMAIL_LINK_INVALID' }, 'a reset link works once')
+  await client.auth.login({ email: 'sue@example.com', password: 'another long one' })
+
+  await client.auth.requestEmailChange('sue.new@example.com')
+  const change = await lastLink('sue.new@example.com')
+  t.equal(await client.auth.confirmEmailChange(change.token), 'sue.new@example.com')
+
+  await client.auth.requestMagicLink('sue.new@example.com')
+  const magic = await lastLink('sue.new@example.com')
+  const session = await client.auth.signInWithMagicLink(magic.token)
+  t.equal(session.user.email, 'sue.new@example.com', 'signed in by the link, the session kept')
+  t.equal((await client.auth.me()).email, 'sue.new@example.com')
+})
+
+t.test('mail goes out through the durable job queue, retried after a failure, with no plain token at rest; expired links are pruned', async (t) => {
+  const { app, admin, id, auth, settingsUrl, settings, lastLink, register } = await setup(t, 1)
+  await call(app, 'PUT', settingsUrl, admin.auth, settings)
+  await register('ann@example.com')
+  await register('bob@example.com')
+  t.equal((await call(app, 'POST', `${auth}/password-reset/request`, {}, { email: 'ann@example.com' })).status, 202)
+  const { token } = await lastLink('ann@example.com')
+  t.ok(token.length > 20, 'the mail arrived on the second attempt, after the SMTP server refused the first')
+  const jobs = await app.store.collection('_jobs').find({ type: PROJECT_EMAIL_SEND_JOB }).toArray()
+  t.match(jobs, [{ attempts: 2, payload: { projectId: id } }], 'one send job, run a second time after the first failed')
+  const tokens = app.store.collection('project_email_tokens')
+  const stored = await tokens.find({ projectId: id }).toArray()
+  t.equal(stored.length, 1)
+  t.notOk('sealedToken' in stored[0], 'the sealed token is dropped once the mail is sent')
+  t.notOk(JSON.stringify([jobs, stored]).includes(token), 'the token is nowhere at rest, neither in the job nor in the record')
+
+  // A send not yet run: its record holds the token sealed, never plain.
+  const sealed = { _id: 'f'.repeat(64), projectId: id, userId: stored[0].userId, flow: 'magicLink', email: 'ann@example.com', expiresAt: new Date(Date.now() + 60_000), sealedToken: app.secrets.seal('plain-token-value', `project-email-token:${'f'.repeat(64)}`) }
+  await tokens.insertOne(sealed)
+  t.notOk(JSON.stringify(await tokens.findOne({ _id: sealed._id })).includes('plain-token-value'))
+  t.same(await app.projectAuth.emailFlows.deliver({ projectId: id, tokenId: sealed._id }), { sent: true }, 'the job opens and mails it')
+  t.equal((await lastLink('ann@example.com')).token, 'plain-token-value')
+
+  t.equal((await call(app, 'POST', `${auth}/verification/request`, {}, { email: 'bob@example.com' })).status, 202)
+  await app.projectAuth.emailFlows.idle()
+  await tokens.updateMany({ projectId: id, email: 'ann@example.com' }, { $set: { expiresAt: new Date(Date.now() - 1000) } })
+  t.same(await app.projectAuth.emailFlows.pruneExpired(), { pruned: 2 }, 'the prune deletes the expired links nobody followed')
+  t.same((await tokens.find({ projectId: id }).toArray()).map((doc) => doc.email), ['bob@example.com'], 'and keeps the live one')
+  t.same(await app.projectAuth.emailFlows.deliver({ projectId: id, tokenId: sealed._id }), { sent: false }, 'a send whose link is gone sends nothing')
 })

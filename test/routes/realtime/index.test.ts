@@ -105,6 +105,33 @@ t.test('an expired token or a deleted user ends the stream with an end event', a
   t.equal(await live.next(), null)
 })
 
+t.test('deleting or disabling a user ends their streams at once, not at the next recheck', async (t) => {
+  // The periodic recheck is an hour away: only the delete or disable itself can end the streams.
+  const { app, admin, projectId, register, stream } = await notesProject(t, { REALTIME_RECHECK_MS: '3600000' })
+  const usersDefinition = `/api/projects/${projectId}/collections/_users`
+  const current = (await call(app, 'GET', usersDefinition, admin.auth)).body.data
+  const opened = await call(app, 'PUT', usersDefinition, admin.auth, {
+    fields: [...current.fields, { name: 'disabled', type: 'boolean' }],
+    methods: { delete: { enabled: true, rule: null }, update: { enabled: true, rule: null } }
+  })
+  t.equal(opened.status, 200, `admins may delete and disable users: ${JSON.stringify(opened.body)}`)
+  const carl = await register('carl@example.com')
+  const dora = await register('dora@example.com')
+  const carls = await stream(carl.auth, NOTES)
+  const doras = await stream(dora.auth, NOTES)
+  await carls.nextOf('ready')
+  await doras.nextOf('ready')
+  t.equal(app.realtime.hub.size, 2)
+  t.equal((await call(app, 'DELETE', `/api/p/${projectId}/_users/${carl.id}`, admin.auth)).status, 200, 'the admin deletes carl')
+  t.equal(app.realtime.hub.size, 1, 'carl\'s stream was ended by the delete itself')
+  t.equal((await carls.nextOf('end'))?.data.reason, 'revoked')
+  t.equal(await carls.next(), null, 'and closed')
+  const disabled = await call(app, 'PUT', `/api/p/${projectId}/_users/${dora.id}`, admin.auth, { disabled: true })
+  t.equal(disabled.status, 200, `the admin disables dora: ${JSON.stringify(disabled.body)}`)
+  t.equal(app.realtime.hub.size, 0, 'dora\'s stream was ended by the update itself')
+  t.equal((await doras.nextOf('end'))?.data.reason, 'revoked')
+})
+
 t.test('refusals come in the envelope, with the limits\' own statuses', async (t) => {
   const { register, subscribe, stream } = await notesProject(t)
   const ann = await register('ann@example.com')

@@ -1,0 +1,111 @@
+import t from 'tap'
+import WebSocket from 'ws'
+import { notesProject } from './fixtures.js'
+import { createClient } from '../../../sdk/client/index.js'
+
+const NOTES = [{ collection: 'notes' }]
+
+/** A real WebSocket client on the realtime path: its messages in order, or the HTTP refusal it met. */
+async function openSocket (base: string, projectId: string, subscriptions: unknown, options: { headers?: Record<string, string>, protocols?: string[], query?: string } = {}) {
+  const url = `${base.replace(/^http/, 'ws')}/api/p/${projectId}/realtime?subscriptions=${encodeURIComponent(JSON.stringify(subscriptions))}${options.query ?? ''}`
+  const socket = new WebSocket(url, options.protocols ?? ['plinth.realtime'], { headers: options.headers })
+  const messages: any[] = []
+  let wake: (() => void) | null = null
+  let closed = false
+  socket.on('message', (data) => { messages.push(JSON.parse(String(data))); wake?.() })
+  socket.on('close', () => { closed = true; wake?.() })
+  const opened = await new Promise<{ status: number, body: any } | null>((resolve) => {
+    socket.once('open', () => { resolve(null) })
+    socket.once('unexpected-response', (_request, response) => {
+      let body = ''
+      response.on('data', (chunk: Buffer) => { body += String(chunk) })
+      response.on('end', () => { resolve({ status: response.statusCode ?? 0, body: JSON.parse(body) }) })
+    })
+    socket.once('error', () => { resolve({ status: 0, body: null }) })
+  })
+  let read = 0
+  const next = async (...types: string[]): Promise<any> => {
+    for (;;) {
+      while (read >= messages.length) {
+        if (closed) return null
+        await new Promise<void>((resolve) => { wake = resolve })
+      }
+      const message = messages[read++]
+      if (types.length === 0 || types.includes(message.event)) return message
+    }
+  }
+  return { socket, refused: opened, next, protocol: socket.protocol, isClosed: () => closed }
+}
+
+t.test('a WebSocket subscriber gets the same events as SSE: its own records as its rule shows them', async (t) => {
+  const { app, projectId, base, register, write } = await notesProject(t)
+  const ann = await register('ann@example.com')
+  const bob = await register('bob@example.com')
+  const ws = await openSocket(base, projectId, NOTES, { headers: ann.auth })
+  t.teardown(() => { ws.socket.terminate() })
+  t.equal(ws.refused, null, 'the handshake completes')
+  t.equal(ws.protocol, 'plinth.realtime', 'in the realtime subprotocol')
+  t.same((await ws.next('ready')).data, { lastEventId: '0', subscriptions: 1 })
+  await write('POST', 'notes', bob.auth, { title: 'bob\'s' })
+  const mine = await write('POST', 'notes', ann.auth, { title: 'mine', secret: 'pin' })
+  const created = await ws.next('create', 'update', 'delete')
+  t.match(created, { event: 'create', data: { collection: 'notes', record: { id: mine.id, title: 'mine', owner: ann.id } } })
+  t.notOk('secret' in created.data.record, 'the denied field never leaves')
+  t.ok(/^\d+$/.test(created.id), 'with an id to resume from')
+
+  // A browser offers the token as a subprotocol; resuming by the lastEventId query parameter.
+  const resumed = await openSocket(base, projectId, NOTES, { protocols: ['plinth.realtime', `plinth.bearer.${ann.token}`], query: '&lastEventId=0' })
+  t.teardown(() => { resumed.socket.terminate() })
+  t.equal(resumed.protocol, 'plinth.realtime', 'the token is never echoed as the protocol')
+  t.same((await resumed.next('create')).data.record.id, mine.id, 'what was missed is replayed, bob\'s note skipped')
+
+  const refused = await openSocket(base, projectId, NOTES, { headers: ann.auth })
+  t.same([refused.refused?.status, refused.refused?.body.code], [429, 'APP_REALTIME_TOO_MANY_CONNECTIONS'], 'the per-user limit counts both transports')
+  const anonymous = await openSocket(base, projectId, NOTES)
+  t.same([anonymous.refused?.status, anonymous.refused?.body.code], [401, 'APP_UNAUTHORIZED'], 'the rule\'s refusal, in the envelope, before any switch')
+  const bad = await openSocket(base, projectId, { collection: 'notes' }, { headers: bob.auth })
+  t.same([bad.refused?.status, bad.refused?.body.code], [400, 'APP_REALTIME_INVALID_SUBSCRIPTION'])
+
+  const elsewhere = new WebSocket(`${base.replace(/^http/, 'ws')}/api/no-such-path`)
+  const answer = await new Promise<number>((resolve) => {
+    elsewhere.once('unexpected-response', (_request, response) => { resolve(response.statusCode ?? 0) })
+    elsewhere.once('error', () => { resolve(0) })
+  })
+  t.equal(answer, 404, 'an Upgrade to another path is answered as the plain request it is')
+
+  ws.socket.close()
+  resumed.socket.close()
+  await ws.next('never')
+  await resumed.next('never')
+  await app.close()
+})
+
+t.test('a deleted user\'s WebSocket ends revoked, and the SDK subscribes over WebSocket when asked', async (t) => {
+  const { app, admin, projectId, base, register, write } = await notesProject(t, { REALTIME_RECHECK_MS: '3600000' })
+  const { call } = await import('../../helper.js')
+  const usersDefinition = `/api/projects/${projectId}/collections/_users`
+  const current = (await call(app, 'GET', usersDefinition, admin.auth)).body.data
+  t.equal((await call(app, 'PUT', usersDefinition, admin.auth, { fields: current.fields, methods: { delete: { enabled: true, rule: null } } })).status, 200)
+  const carl = await register('carl@example.com')
+  const ws = await openSocket(base, projectId, NOTES, { headers: carl.auth })
+  t.teardown(() => { ws.socket.terminate() })
+  await ws.next('ready')
+  t.equal((await call(app, 'DELETE', `/api/p/${projectId}/_users/${carl.id}`, admin.auth)).status, 200)
+  t.equal((await ws.next('end'))?.data.reason, 'revoked')
+  t.equal(await ws.next(), null, 'and the server closes the socket')
+
+  await register('ann@example.com')
+  const client = createClient({ baseUrl: base, projectId, WebSocket: WebSocket as never })
+  await client.auth.login({ email: 'ann@example.com', password: 'correct horse battery' })
+  const stop = new AbortController()
+  t.teardown(() => { stop.abort() })
+  const changes = client.subscribe<{ title: string }>(NOTES, { signal: stop.signal, transport: 'websocket', reconnectDelayMs: 50 })
+  const first = changes.next()
+  // The SDK's socket is open once the hub holds it; then the write is past its head.
+  while (app.realtime.hub.size === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+  const note = await write('POST', 'notes', { authorization: `Bearer ${(await client.auth.session())?.accessToken ?? ''}` }, { title: 'over the socket' })
+  t.match((await first).value, { type: 'create', collection: 'notes', record: { id: note.id, title: 'over the socket' } })
+  await changes.return(undefined)
+  const refused = client.subscribe([{ collection: 'nothing' }], { signal: stop.signal, transport: 'websocket', reconnectDelayMs: 50 })
+  await t.rejects(refused.next(), { code: 'APP_COLLECTION_NOT_FOUND' }, 'a refused handshake is explained by the server\'s envelope, not retried')
+})
