@@ -17,6 +17,10 @@ import { AddressGuard } from '../services/outbound/internal-addresses.js'
 import { EmailSettingsService } from '../services/projects/email-settings.js'
 import { EmailFlows } from '../services/projects/email-flows.js'
 import { smtpSender } from '../services/projects/email-sender.js'
+import { OauthProviders } from '../services/projects/oauth-providers.js'
+import { OauthSignIn } from '../services/projects/oauth-sign-in.js'
+import { guardedFetch } from '../services/outbound/guarded-fetch.js'
+import { projectOauthSchemas } from '../schemas/project-oauth.js'
 import { claimedKind, requiredBearer, wrongKindMessage } from '../http/credentials.js'
 
 export interface ProjectAuthServices {
@@ -27,6 +31,8 @@ export interface ProjectAuthServices {
   serviceTokens: ServiceTokens
   emailSettings: EmailSettingsService
   emailFlows: EmailFlows
+  oauthProviders: OauthProviders
+  oauthSignIn: OauthSignIn
 }
 
 declare module 'fastify' {
@@ -96,6 +102,22 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
     onDeliveryFailure: (error, context) => { app.log.warn({ err: error, ...context }, 'an end user\'s email could not be sent') }
   })
   await emailFlows.init()
+  const oauthGuard = new AddressGuard({ allowedHosts: config.projectOauth.allowedHosts })
+  const callbackUrl = (projectId: string, provider: string): string => `${config.publicUrl}/api/p/${projectId}/auth/oauth/${provider}/callback`
+  const oauthProviders = new OauthProviders(app.store, { clock: systemClock, secrets: app.secrets, guard: oauthGuard, callbackUrl })
+  await oauthProviders.init()
+  const oauthSignIn = new OauthSignIn(app.store, {
+    clock: systemClock,
+    providers: oauthProviders,
+    users,
+    auth,
+    // Discovery, token, userinfo and key fetches alike: through the guard, pinned, no redirect.
+    fetch: guardedFetch(oauthGuard, { headersTimeoutMs: 10_000, idleTimeoutMs: 10_000, maxResponseBytes: 1024 * 1024 }),
+    callbackUrl,
+    allowedOrigins: async (projectId) => (await projects.findById(projectId))?.allowedOrigins ?? []
+  })
+  await oauthSignIn.init()
+  for (const schema of projectOauthSchemas) app.addSchema(schema)
   for (const schema of projectAuthEmailSchemas) app.addSchema(schema)
   app.addHook('onClose', async () => { await emailFlows.idle() })
   for (const schema of projectAuthSchemas) app.addSchema(schema)
@@ -106,6 +128,8 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
     await sessions.forgetScope(projectId)
     await emailSettings.remove(projectId)
     await emailFlows.forgetProject(projectId)
+    await oauthProviders.forgetProject(projectId)
+    await oauthSignIn.forgetProject(projectId)
   })
   // A user deleted or disabled through the data API loses every session at once.
   records.onRemove(async (projectId, collection, docs) => {
@@ -115,7 +139,7 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
     if (collection.name === PROJECT_USERS_TABLE) await auth.usersUpdated(projectId, ids, changes)
   })
 
-  app.decorate('projectAuth', { auth, users, tokens, sessions, serviceTokens, emailSettings, emailFlows })
+  app.decorate('projectAuth', { auth, users, tokens, sessions, serviceTokens, emailSettings, emailFlows, oauthProviders, oauthSignIn })
   app.decorateRequest('projectUser', null)
 
   const prefixes = { pat: config.identity.patPrefix, serviceToken: config.identity.serviceTokenPrefix }
