@@ -17,6 +17,10 @@ import { AddressGuard } from '../services/outbound/internal-addresses.js'
 import { EmailSettingsService } from '../services/projects/email-settings.js'
 import { EmailFlows, PROJECT_EMAIL_SEND_JOB, PROJECT_EMAIL_TOKENS_PRUNE_EVERY_MS, PROJECT_EMAIL_TOKENS_PRUNE_JOB } from '../services/projects/email-flows.js'
 import { smtpSender } from '../services/projects/email-sender.js'
+import { OauthProviders } from '../services/projects/oauth-providers.js'
+import { OauthSignIn } from '../services/projects/oauth-sign-in.js'
+import { guardedFetch } from '../services/outbound/guarded-fetch.js'
+import { projectOauthSchemas } from '../schemas/project-oauth.js'
 import { claimedKind, requiredBearer, wrongKindMessage } from '../http/credentials.js'
 import { setCaller } from '../http/caller.js'
 
@@ -28,6 +32,8 @@ export interface ProjectAuthServices {
   serviceTokens: ServiceTokens
   emailSettings: EmailSettingsService
   emailFlows: EmailFlows
+  oauthProviders: OauthProviders
+  oauthSignIn: OauthSignIn
 }
 
 declare module 'fastify' {
@@ -99,6 +105,22 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
   app.registerJobHandler(PROJECT_EMAIL_SEND_JOB, async (payload, { job }) => await emailFlows.deliver(payload, { last: job.attempts >= job.maxAttempts }))
   app.registerJobHandler(PROJECT_EMAIL_TOKENS_PRUNE_JOB, async () => await emailFlows.pruneExpired())
   app.addHook('onReady', async () => { await app.jobs.schedule(PROJECT_EMAIL_TOKENS_PRUNE_JOB, PROJECT_EMAIL_TOKENS_PRUNE_EVERY_MS) })
+  const oauthGuard = new AddressGuard({ allowedHosts: config.projectOauth.allowedHosts })
+  const callbackUrl = (projectId: string, provider: string): string => `${config.publicUrl}/api/p/${projectId}/auth/oauth/${provider}/callback`
+  const oauthProviders = new OauthProviders(app.store, { clock: systemClock, secrets: app.secrets, guard: oauthGuard, callbackUrl })
+  await oauthProviders.init()
+  const oauthSignIn = new OauthSignIn(app.store, {
+    clock: systemClock,
+    providers: oauthProviders,
+    users,
+    auth,
+    // Discovery, token, userinfo and key fetches alike: through the guard, pinned, no redirect.
+    fetch: guardedFetch(oauthGuard, { headersTimeoutMs: 10_000, idleTimeoutMs: 10_000, maxResponseBytes: 1024 * 1024 }),
+    callbackUrl,
+    allowedOrigins: async (projectId) => (await projects.findById(projectId))?.allowedOrigins ?? []
+  })
+  await oauthSignIn.init()
+  for (const schema of projectOauthSchemas) app.addSchema(schema)
   for (const schema of projectAuthEmailSchemas) app.addSchema(schema)
   for (const schema of projectAuthSchemas) app.addSchema(schema)
 
@@ -108,6 +130,8 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
     await sessions.forgetScope(projectId)
     await emailSettings.remove(projectId)
     await emailFlows.forgetProject(projectId)
+    await oauthProviders.forgetProject(projectId)
+    await oauthSignIn.forgetProject(projectId)
   })
   // A user deleted or disabled through the data API loses every session at once.
   records.onRemove(async (projectId, collection, docs) => {
@@ -117,7 +141,7 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
     if (collection.name === PROJECT_USERS_TABLE) await auth.usersUpdated(projectId, ids, changes)
   })
 
-  app.decorate('projectAuth', { auth, users, tokens, sessions, serviceTokens, emailSettings, emailFlows })
+  app.decorate('projectAuth', { auth, users, tokens, sessions, serviceTokens, emailSettings, emailFlows, oauthProviders, oauthSignIn })
 
   const prefixes = { pat: config.identity.patPrefix, serviceToken: config.identity.serviceTokenPrefix }
   app.decorate('requireProjectUser', async (request: FastifyRequest) => {

@@ -10,6 +10,7 @@ import { parseLlmConfig, type LlmConfig } from './llm/config.js'
 import { parseMetricsConfig, type MetricsConfig } from './metrics/config.js'
 import { parseAuditConfig, type AuditConfig } from './audit/config.js'
 import { parseProjectEmailConfig, type ProjectEmailConfig } from './projects/email-config.js'
+import { parseProjectOauthConfig, type ProjectOauthConfig } from './projects/oauth-config.js'
 import { parseRealtimeConfig, type RealtimeConfig } from './realtime/config.js'
 import { parseAssistantConfig, type AssistantConfig } from './assistant/config.js'
 import { parseWebhooksConfig, type WebhooksConfig } from './webhooks/config.js'
@@ -46,6 +47,7 @@ export interface Config extends ServerConfig {
   audit: AuditConfig
   /** End users' email flows: which internal hosts a project's SMTP server may be at, link lifetime, per-address limit (docs/projects.md). */
   projectEmail: ProjectEmailConfig
+  projectOauth: ProjectOauthConfig
   /** Realtime streams of record changes: retention for resuming, polling of the shared log, rechecks and limits (docs/realtime.md). */
   realtime: RealtimeConfig
   /** Assistant runs: the wall time between pauses and the largest tool answer handed to a model (docs/assistant.md). */
@@ -68,6 +70,7 @@ export function loadConfig (env: Env = process.env): Config {
     metrics: parseMetricsConfig(env),
     audit: parseAuditConfig(env),
     projectEmail: parseProjectEmailConfig(env),
+    projectOauth: parseProjectOauthConfig(env),
     realtime: parseRealtimeConfig(env),
     assistant: parseAssistantConfig(env)
   }

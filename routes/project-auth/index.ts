@@ -8,6 +8,7 @@ import { normalizeEmail } from '../../services/identity/users.js'
 import { projectErrors } from '../../services/projects/errors.js'
 import { ok } from '../replies.js'
 import emailFlowRoutes from './email.js'
+import oauthSignInRoutes from './oauth.js'
 
 const tags = ['project auth']
 /** What every sign-in route may meet first: too many attempts, a project that is not there or has auth off. */
@@ -142,6 +143,7 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => ok(await auth.verify(request.params.projectId, request.body.token)))
 
   await app.register(emailFlowRoutes)
+  await app.register(oauthSignInRoutes, { prefix: '/oauth' })
 }
 
 export default projectAuthRoutes

@@ -7,6 +7,7 @@ import { projectErrors } from '../../services/projects/errors.js'
 import { created, deleted, ok } from '../replies.js'
 import serviceTokenRoutes from './service-tokens.js'
 import projectUserRoutes from './users.js'
+import authOauthRoutes from './auth-oauth.js'
 import authEmailRoutes from './auth-email.js'
 
 const tags = ['projects']
@@ -107,6 +108,7 @@ const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(serviceTokenRoutes, { prefix: '/:projectId/service-tokens' })
   await app.register(projectUserRoutes, { prefix: '/:projectId/users' })
   await app.register(authEmailRoutes, { prefix: '/:projectId/auth/email' })
+  await app.register(authOauthRoutes, { prefix: '/:projectId/auth/oauth-providers' })
 }
 
 export default projectRoutes

@@ -114,6 +114,17 @@ export class PlinthClient<Collections extends CollectionMap = Record<string, Rec
       const issued = await unwrap(this.http.api.POST('/api/p/{projectId}/auth/magic-link/confirm', { params: { path: { projectId: this.projectId } }, body: { token } }))
       return await this.session.keep(issued)
     },
+    /** The project's enabled OAuth/OIDC sign-in providers (docs/projects.md). */
+    oauthProviders: async (): Promise<Array<{ id: string, label: string, startUrl: string }>> =>
+      await unwrap(this.http.api.GET('/api/p/{projectId}/auth/oauth/providers', { params: { path: { projectId: this.projectId } } })),
+    /** Where to send the browser to sign in with `provider`; it comes back to `redirectTo` with `?ticket=` or `?error=`. */
+    oauthStartUrl: (provider: string, redirectTo: string): string =>
+      `${this.http.baseUrl}/api/p/${encodeURIComponent(this.projectId)}/auth/oauth/${encodeURIComponent(provider)}/start?redirectTo=${encodeURIComponent(redirectTo)}`,
+    /** Trades the `?ticket=` the browser landed with for a session, and keeps it. */
+    exchangeOauthTicket: async (ticket: string): Promise<Session> => {
+      const issued = await unwrap(this.http.api.POST('/api/p/{projectId}/auth/oauth/exchange', { params: { path: { projectId: this.projectId } }, body: { ticket } }))
+      return await this.session.keep(issued)
+    },
     /** The kept session, or null. */
     session: async (): Promise<Session | null> => await this.session.current(),
     onChange: (listener: (session: Session | null) => void): (() => void) => this.session.onChange(listener)

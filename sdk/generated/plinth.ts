@@ -1141,6 +1141,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{projectId}/auth/oauth-providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's end-user sign-in providers (never their secrets)
+         * @description Needs `project.auth.manage`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listProjectOauthProviderSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/auth/oauth-providers/{provider}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One end-user sign-in provider (never its secret)
+         * @description Needs `project.auth.manage`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_OAUTH_PROVIDER_NOT_FOUND`: the project has no OAuth/OIDC provider of that id
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["getProjectOauthProvider"];
+        /**
+         * Create or replace an end-user sign-in provider (OpenID Connect)
+         * @description Needs `project.auth.manage`. The issuer and endpoints are resolved and refused when internal, unless the operator allowed them (`PROJECT_OAUTH_ALLOWED_HOSTS`); every call at sign-in goes through the same check. A client secret left out keeps the stored one while issuer and client id stay the same.
+         *
+         *     Refused with:
+         *     - 400 `APP_OAUTH_HOST_REFUSED`: the issuer or an endpoint resolves nowhere, or to an internal address the operator did not allow (`PROJECT_OAUTH_ALLOWED_HOSTS`)
+         *     - 400 `APP_VALIDATION_FAILED`: a field breaks its schema; `details.fields` lists each
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        put: operations["putProjectOauthProvider"];
+        post?: never;
+        /**
+         * Remove an end-user sign-in provider
+         * @description Needs `project.auth.manage`.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_OAUTH_PROVIDER_NOT_FOUND`: the project has no OAuth/OIDC provider of that id
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        delete: operations["deleteProjectOauthProvider"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{projectId}/collections": {
         parameters: {
             query?: never;
@@ -1599,6 +1667,111 @@ export interface paths {
          *     - 429 `APP_RATE_LIMITED`: too many attempts; Retry-After says when to try again
          */
         post: operations["confirmProjectMagicLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/p/{projectId}/auth/oauth/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's enabled sign-in providers, each with the URL that starts its sign-in
+         * @description Refused with:
+         *     - 403 `APP_PROJECT_AUTH_DISABLED`: the project has end-user auth switched off
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listProjectOauthProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/p/{projectId}/auth/oauth/{provider}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start an end user's sign-in: redirects to the project's provider
+         * @description Sets an HttpOnly cookie that binds the sign-in to this browser, then redirects to the provider. `redirectTo` must be on one of the project's `allowedOrigins`. Rate-limited per client address.
+         *
+         *     Refused with:
+         *     - 400 `APP_OAUTH_REDIRECT_NOT_ALLOWED`: `redirectTo` is not an absolute URL on an origin the project lists in `allowedOrigins` (`*` does not count)
+         *     - 403 `APP_OAUTH_PROVIDER_DISABLED`: the project's admin disabled this provider: it starts and completes no sign-in
+         *     - 403 `APP_PROJECT_AUTH_DISABLED`: the project has end-user auth switched off
+         *     - 404 `APP_OAUTH_PROVIDER_NOT_FOUND`: the project has no OAuth/OIDC provider of that id
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 429 `APP_RATE_LIMITED`: too many attempts; Retry-After says when to try again
+         *     - 502 `APP_SSO_PROVIDER_UNAVAILABLE`: the provider could not be reached, or its discovery document or keys are unusable
+         */
+        get: operations["startProjectOauth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/p/{projectId}/auth/oauth/{provider}/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Provider callback: redirects to the sign-in's redirectTo with a one-time ticket
+         * @description A state that is unknown, used, expired or started in another browser is refused with 400. Otherwise redirects with `?ticket=` (trade it at `POST …/auth/oauth/exchange` within 60 s) or `?error=`.
+         *
+         *     Refused with:
+         *     - 400 `APP_SSO_INVALID_STATE`: the sign-in is unknown, expired or already completed
+         *     - 403 `APP_PROJECT_AUTH_DISABLED`: the project has end-user auth switched off
+         *     - 404 `APP_OAUTH_PROVIDER_NOT_FOUND`: the project has no OAuth/OIDC provider of that id
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["completeProjectOauth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/p/{projectId}/auth/oauth/exchange": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Trade a one-time sign-in ticket for the project's session
+         * @description A ticket works once, for 60 s. Answers what login answers. Rate-limited per client address.
+         *
+         *     Refused with:
+         *     - 401 `APP_INVALID_SSO_TICKET`: the ticket is unknown, expired or already traded
+         *     - 401 `APP_USER_DISABLED`: the end user's `disabled` flag is set: they cannot sign in
+         *     - 403 `APP_EMAIL_NOT_VERIFIED`: the project refuses sign-in until the end user's email address is verified
+         *     - 403 `APP_PROJECT_AUTH_DISABLED`: the project has end-user auth switched off
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 429 `APP_RATE_LIMITED`: too many attempts; Retry-After says when to try again
+         */
+        post: operations["exchangeProjectOauthTicket"];
         delete?: never;
         options?: never;
         head?: never;
@@ -10610,6 +10783,33 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        ProjectOauthProvider: {
+            id: string;
+            label: string;
+            issuer: string;
+            /** @description Given instead of discovery; without them the provider's `<issuer>/.well-known/openid-configuration` is read */
+            endpoints?: {
+                /** @description The authorization endpoint */
+                authorization: string;
+                /** @description The token endpoint */
+                token: string;
+                /** @description The provider's signing keys (JWKS) */
+                jwks: string;
+                /** @description The userinfo endpoint, asked when the ID token carries no email */
+                userinfo?: string;
+            };
+            clientId: string;
+            /** @description Always true once saved; the secret is never returned */
+            hasClientSecret: boolean;
+            scopes: string[];
+            /** @description How the client authenticates at the token endpoint. Default `client_secret_basic` */
+            tokenEndpointAuth: "client_secret_basic" | "client_secret_post";
+            enabled: boolean;
+            /** @description The redirect URI to register at the provider */
+            callbackUrl: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
         /** @description Placeholders `{{link}}`, `{{email}}` and `{{project}}` are replaced by their values, nothing else is evaluated */
         EmailTemplate: {
             subject: string;
@@ -15083,6 +15283,189 @@ export interface operations {
             default: components["responses"]["UnexpectedError"];
         };
     };
+    listProjectOauthProviderSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ProjectOauthProvider"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getProjectOauthProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description The provider's id within the project, chosen by its admin */
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ProjectOauthProvider"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    putProjectOauthProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description The provider's id within the project, chosen by its admin */
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the sign-in button says. Default: the id */
+                    label?: string;
+                    /** @description The OpenID issuer, as the ID token's `iss` names it */
+                    issuer: string;
+                    /** @description Given instead of discovery; without them the provider's `<issuer>/.well-known/openid-configuration` is read */
+                    endpoints?: {
+                        /** @description The authorization endpoint */
+                        authorization: string;
+                        /** @description The token endpoint */
+                        token: string;
+                        /** @description The provider's signing keys (JWKS) */
+                        jwks: string;
+                        /** @description The userinfo endpoint, asked when the ID token carries no email */
+                        userinfo?: string;
+                    };
+                    clientId: string;
+                    /** @description Sealed at rest and never returned; required the first time, and when the issuer or client id changes */
+                    clientSecret?: string;
+                    /** @description Default `openid email profile`; `openid` is always asked for */
+                    scopes?: string[];
+                    /** @description How the client authenticates at the token endpoint. Default `client_secret_basic` */
+                    tokenEndpointAuth?: "client_secret_basic" | "client_secret_post";
+                    /** @description Default true; a disabled provider starts no sign-in and completes none */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ProjectOauthProvider"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteProjectOauthProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description The provider's id within the project, chosen by its admin */
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
     listCollections: {
         parameters: {
             query?: never;
@@ -16055,6 +16438,176 @@ export interface operations {
                 "application/json": {
                     /** @description The `token` query parameter of the link */
                     token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            user: components["schemas"]["ProjectUser"];
+                            /** @description Project JWT (claim type "project"), valid only on this project: send it as `Authorization: Bearer <accessToken>` */
+                            accessToken: string;
+                            /** @enum {string} */
+                            tokenType: "Bearer";
+                            /** @description Seconds until the token expires */
+                            expiresIn: number;
+                            /** Format: date-time */
+                            expiresAt: string;
+                            /** @description Single use: POST it to /refresh for a new project JWT and a new refresh token */
+                            refreshToken: string;
+                            /** Format: date-time */
+                            refreshExpiresAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listProjectOauthProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            label: string;
+                            /** @description Send the browser here, with `?redirectTo=`, to sign in */
+                            startUrl: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    startProjectOauth: {
+        parameters: {
+            query: {
+                /** @description Where the browser lands afterwards with `?ticket=` or `?error=`; its origin must be one of the project's `allowedOrigins` */
+                redirectTo: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description The provider's id within the project, chosen by its admin */
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider's authorization endpoint, with a cookie that binds the sign-in to this browser */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    completeProjectOauth: {
+        parameters: {
+            query?: {
+                code?: string;
+                state?: string;
+                error?: string;
+                error_description?: string;
+                /** @description RFC 9207 issuer identifier */
+                iss?: string;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description The provider's id within the project, chosen by its admin */
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the `redirectTo` given at start with `?ticket=<one-time ticket>`, or with `?error=<code>`: `APP_SSO_INVALID_STATE` (the sign-in is unknown, expired or already completed); `APP_SSO_PROVIDER_ERROR` (the provider answered with an error (the user cancelled, or the provider refused)); `APP_SSO_INVALID_RESPONSE` (the provider's answer lacks its code or names another issuer); `APP_SSO_CODE_REJECTED` (the provider's token endpoint refused the authorization code or returned no ID token); `APP_SSO_INVALID_ID_TOKEN` (the ID token failed its signature, issuer, audience or nonce checks); `APP_SSO_EMAIL_NOT_VERIFIED` (the provider shared no email address, or has not verified it); `APP_SSO_PROVIDER_UNAVAILABLE` (the provider could not be reached, or its discovery document or keys are unusable); `APP_OAUTH_PROVIDER_DISABLED` (the project's admin disabled this provider: it starts and completes no sign-in); `APP_OAUTH_PROVIDER_NOT_FOUND` (the project has no OAuth/OIDC provider of that id); `APP_PROJECT_AUTH_DISABLED` (the project has end-user auth switched off); `APP_OAUTH_HOST_REFUSED` (the issuer or an endpoint resolves nowhere, or to an internal address the operator did not allow (`PROJECT_OAUTH_ALLOWED_HOSTS`)); `APP_SSO_FAILED` (the sign-in failed for a reason the server log holds) */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    exchangeProjectOauthTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The one-time ticket from the `?ticket=` of the landing URL */
+                    ticket: string;
                 };
             };
         };

@@ -2,27 +2,36 @@ import { createHash } from 'node:crypto'
 import { createRemoteJWKSet, customFetch, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose'
 import { identityErrors } from './errors.js'
 import type { Clock } from '../platform/clock.js'
-import type { SsoProviderConfig, SsoProviderName } from './config.js'
 
 export type Fetch = typeof globalThis.fetch
 
-interface ProviderProfile {
+/** The endpoints a provider publishes in its discovery document, or that its admin typed in. */
+export interface OidcEndpoints {
+  authorization: string
+  token: string
+  jwks: string
+  userinfo?: string
+}
+
+/**
+ * One OpenID provider as a relying party sees it: the platform's SSO
+ * providers (services/identity/sso.ts) and a project's end-user providers
+ * (services/projects/oauth-sign-in.ts) both describe theirs this way.
+ */
+export interface OidcClientConfig {
   label: string
+  clientId: string
+  clientSecret: string
+  /** The ID token's `iss`; discovery is fetched from `<issuer>/.well-known/openid-configuration` unless `endpoints` are given. */
+  issuer: string
+  endpoints?: OidcEndpoints
   scope: string
   responseMode: 'query' | 'form_post'
   tokenEndpointAuth: 'client_secret_basic' | 'client_secret_post'
 }
 
-/**
- * Apple returns the email (and, once, the name) only with response_mode=form_post
- * and authenticates clients only with client_secret_post; Google and Microsoft
- * take either, so each uses its documented default.
- */
-const PROFILES: Record<SsoProviderName, ProviderProfile> = {
-  google: { label: 'Google', scope: 'openid email profile', responseMode: 'query', tokenEndpointAuth: 'client_secret_basic' },
-  microsoft: { label: 'Microsoft', scope: 'openid email profile', responseMode: 'query', tokenEndpointAuth: 'client_secret_post' },
-  apple: { label: 'Apple', scope: 'openid email name', responseMode: 'form_post', tokenEndpointAuth: 'client_secret_post' }
-}
+/** What the token endpoint answered: the ID token, and the access token userinfo takes. */
+export interface RedeemedCode { idToken: string, accessToken: string | null }
 
 // Asymmetric only: an HS256 token would be checked against the client secret, which the client itself holds.
 const ID_TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']
@@ -35,11 +44,21 @@ interface Discovery {
   issuer: string
   authorizationEndpoint: string
   tokenEndpoint: string
+  userinfoEndpoint: string | null
   jwks: JWTVerifyGetKey
 }
 
 const unavailable = (why: string) => identityErrors.ssoProviderUnavailable({ why })
 const invalidIdToken = (why: string) => identityErrors.ssoInvalidIdToken({ why })
+
+const EMAIL_SHAPE = /^[^\s@]{1,64}@[^\s@]{1,253}$/
+
+/** The address the provider shared and whether it vouches for it; Apple sends the flag as a string. */
+export function claimedEmail (claims: Record<string, unknown>): { email: string, verified: boolean } {
+  const { email, email_verified: verified } = claims
+  if (typeof email !== 'string' || !EMAIL_SHAPE.test(email.trim())) throw identityErrors.ssoEmailNotVerified({ why: 'The provider did not share an email address' })
+  return { email, verified: verified === true || verified === 'true' }
+}
 
 /** RFC 7636 S256. */
 function codeChallenge (verifier: string): string {
@@ -52,9 +71,13 @@ const formEncode = (value: string) => encodeURIComponent(value).replace(/%20/g, 
 function endpoint (document: Record<string, unknown>, field: string): string {
   const value = document[field]
   if (typeof value !== 'string') throw unavailable(`discovery document has no ${field}`)
+  return httpEndpoint(value, `discovery ${field}`)
+}
+
+function httpEndpoint (value: string, what: string): string {
   let url: URL
-  try { url = new URL(value) } catch { throw unavailable(`discovery ${field} is not a URL`) }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw unavailable(`discovery ${field} is not an http(s) URL`)
+  try { url = new URL(value) } catch { throw unavailable(`${what} is not a URL`) }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw unavailable(`${what} is not an http(s) URL`)
   return url.href
 }
 
@@ -68,12 +91,9 @@ function issuerMatches (configured: string, discovered: string): boolean {
 
 /** One configured OpenID provider: discovery, the authorization URL, the code exchange and ID token checks. */
 export class OidcClient {
-  readonly profile: ProviderProfile
   private discovery: { value: Promise<Discovery>, expiresAt: number } | null = null
 
-  constructor (readonly config: SsoProviderConfig, private readonly deps: { clock: Clock, fetch: Fetch, redirectUri: string }) {
-    this.profile = PROFILES[config.name]
-  }
+  constructor (readonly config: OidcClientConfig, private readonly deps: { clock: Clock, fetch: Fetch, redirectUri: string }) {}
 
   async authorizationUrl (request: { state: string, nonce: string, codeVerifier: string }): Promise<string> {
     const { authorizationEndpoint } = await this.discover()
@@ -82,12 +102,12 @@ export class OidcClient {
       response_type: 'code',
       client_id: this.config.clientId,
       redirect_uri: this.deps.redirectUri,
-      scope: this.profile.scope,
+      scope: this.config.scope,
       state: request.state,
       nonce: request.nonce,
       code_challenge: codeChallenge(request.codeVerifier),
       code_challenge_method: 'S256',
-      ...(this.profile.responseMode === 'form_post' ? { response_mode: 'form_post' } : {})
+      ...(this.config.responseMode === 'form_post' ? { response_mode: 'form_post' } : {})
     }
     for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value)
     return url.href
@@ -100,12 +120,12 @@ export class OidcClient {
     if (!issuer.includes(TENANT_PLACEHOLDER) && iss !== issuer) throw identityErrors.ssoInvalidResponse({ why: 'The authorization response names another issuer' })
   }
 
-  /** Trades the authorization code for the provider's tokens; returns the ID token. */
-  async redeemCode (code: string, codeVerifier: string): Promise<string> {
+  /** Trades the authorization code for the provider's tokens. */
+  async redeemCode (code: string, codeVerifier: string): Promise<RedeemedCode> {
     const { tokenEndpoint } = await this.discover()
     const body = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: this.deps.redirectUri, code_verifier: codeVerifier })
     const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }
-    if (this.profile.tokenEndpointAuth === 'client_secret_basic') {
+    if (this.config.tokenEndpointAuth === 'client_secret_basic') {
       headers.authorization = `Basic ${Buffer.from(`${formEncode(this.config.clientId)}:${formEncode(this.config.clientSecret)}`).toString('base64')}`
     } else {
       body.set('client_id', this.config.clientId)
@@ -123,7 +143,29 @@ export class OidcClient {
       throw identityErrors.ssoCodeRejected({ why: `The token endpoint refused the code (${reason})` })
     }
     if (typeof answer?.id_token !== 'string') throw identityErrors.ssoCodeRejected({ why: 'The token endpoint returned no ID token' })
-    return answer.id_token
+    return { idToken: answer.id_token, accessToken: typeof answer.access_token === 'string' ? answer.access_token : null }
+  }
+
+  /**
+   * The userinfo claims, for a provider that keeps the email out of the ID
+   * token; null when it publishes no userinfo endpoint. OpenID Connect Core
+   * §5.3.2: they count only for the same `sub` as the verified ID token.
+   */
+  async userinfo (accessToken: string, sub: string): Promise<Record<string, unknown> | null> {
+    const { userinfoEndpoint } = await this.discover()
+    if (userinfoEndpoint === null) return null
+    let response: Response
+    try {
+      response = await this.deps.fetch(userinfoEndpoint, {
+        headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' }, redirect: 'error', signal: AbortSignal.timeout(HTTP_TIMEOUT_MS)
+      })
+    } catch {
+      throw unavailable('The userinfo endpoint did not answer')
+    }
+    const claims = await response.json().catch(() => null) as Record<string, unknown> | null
+    if (!response.ok || claims === null || typeof claims !== 'object') throw unavailable(`The userinfo endpoint answered HTTP ${response.status}`)
+    if (claims.sub !== sub) throw invalidIdToken('The userinfo answer is about another subject')
+    return claims
   }
 
   /**
@@ -169,6 +211,16 @@ export class OidcClient {
   }
 
   private async fetchDiscovery (): Promise<Discovery> {
+    const { endpoints } = this.config
+    if (endpoints !== undefined) {
+      return {
+        issuer: this.config.issuer,
+        authorizationEndpoint: httpEndpoint(endpoints.authorization, 'the authorization endpoint'),
+        tokenEndpoint: httpEndpoint(endpoints.token, 'the token endpoint'),
+        userinfoEndpoint: endpoints.userinfo === undefined ? null : httpEndpoint(endpoints.userinfo, 'the userinfo endpoint'),
+        jwks: this.remoteKeys(new URL(httpEndpoint(endpoints.jwks, 'the JWKS endpoint')))
+      }
+    }
     let document: Record<string, unknown>
     try {
       const response = await this.deps.fetch(`${this.config.issuer}/.well-known/openid-configuration`, {
@@ -177,17 +229,21 @@ export class OidcClient {
       if (!response.ok) throw new Error(`HTTP ${response.status}`)
       document = await response.json() as Record<string, unknown>
     } catch {
-      throw unavailable(`The ${this.profile.label} discovery document could not be fetched`)
+      throw unavailable(`The ${this.config.label} discovery document could not be fetched`)
     }
     if (typeof document !== 'object' || document === null || typeof document.issuer !== 'string' || !issuerMatches(this.config.issuer, document.issuer)) {
-      throw unavailable(`The ${this.profile.label} discovery document names another issuer`)
+      throw unavailable(`The ${this.config.label} discovery document names another issuer`)
     }
-    const jwksUri = new URL(endpoint(document, 'jwks_uri'))
     return {
       issuer: document.issuer,
       authorizationEndpoint: endpoint(document, 'authorization_endpoint'),
       tokenEndpoint: endpoint(document, 'token_endpoint'),
-      jwks: createRemoteJWKSet(jwksUri, { timeoutDuration: HTTP_TIMEOUT_MS, [customFetch]: this.deps.fetch })
+      userinfoEndpoint: typeof document.userinfo_endpoint === 'string' ? endpoint(document, 'userinfo_endpoint') : null,
+      jwks: this.remoteKeys(new URL(endpoint(document, 'jwks_uri')))
     }
+  }
+
+  private remoteKeys (url: URL): JWTVerifyGetKey {
+    return createRemoteJWKSet(url, { timeoutDuration: HTTP_TIMEOUT_MS, [customFetch]: this.deps.fetch })
   }
 }

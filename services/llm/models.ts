@@ -3,7 +3,7 @@ import { createOpenAI } from '@ai-sdk/openai'
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
 import type { LanguageModel } from 'ai'
 import type { AddressGuard } from '../outbound/internal-addresses.js'
-import { guardedFetch } from './guarded-fetch.js'
+import { guardedFetch } from '../outbound/guarded-fetch.js'
 import type { ModelCall } from './resolution.js'
 
 /** How long a provider may take to answer, and to fall silent while it streams; how much it may send. */

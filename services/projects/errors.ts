@@ -92,5 +92,31 @@ export const projectErrors = errorCatalogue('projects', {
     message: ({ why }: { why: string }) => why,
     details: () => fieldIssue('body.smtp.host', 'resolves nowhere or to an internal address'),
     description: 'the SMTP host resolves nowhere, or to an internal address the operator did not allow (`PROJECT_SMTP_ALLOWED_HOSTS`)'
+  },
+  oauthProviderNotFound: {
+    code: 'APP_OAUTH_PROVIDER_NOT_FOUND',
+    status: 404,
+    message: ({ provider }: { provider: string }) => `This project has no sign-in provider "${provider}"`,
+    description: 'the project has no OAuth/OIDC provider of that id'
+  },
+  oauthProviderDisabled: {
+    code: 'APP_OAUTH_PROVIDER_DISABLED',
+    status: 403,
+    message: ({ provider }: { provider: string }) => `The sign-in provider "${provider}" is disabled`,
+    description: 'the project\'s admin disabled this provider: it starts and completes no sign-in'
+  },
+  oauthRedirectNotAllowed: {
+    code: 'APP_OAUTH_REDIRECT_NOT_ALLOWED',
+    status: 400,
+    message: 'redirectTo must be an absolute http(s) URL on one of the project\'s allowedOrigins',
+    details: () => fieldIssue('query.redirectTo', 'is not on one of the project\'s allowed origins'),
+    description: '`redirectTo` is not an absolute URL on an origin the project lists in `allowedOrigins` (`*` does not count)'
+  },
+  oauthHostRefused: {
+    code: 'APP_OAUTH_HOST_REFUSED',
+    status: 400,
+    message: ({ why }: { why: string, path: string }) => why,
+    details: ({ path }) => fieldIssue(path, 'resolves nowhere or to an internal address'),
+    description: 'the issuer or an endpoint resolves nowhere, or to an internal address the operator did not allow (`PROJECT_OAUTH_ALLOWED_HOSTS`)'
   }
 })

@@ -91,6 +91,14 @@ export class ProjectAuth {
     return await this.startSession(projectId, account.user, account.sessionEpoch)
   }
 
+  /** Sign-in through the project's OpenID provider, which proved who the user is; the project may still want a verified address. */
+  async signInWithProvider (projectId: string, account: ProjectAccount): Promise<ProjectSession> {
+    await this.requireAuthOn(projectId)
+    if (account.disabled) throw projectErrors.userDisabled()
+    await this.requireVerified(projectId, account.user)
+    return await this.startSession(projectId, account.user, account.sessionEpoch)
+  }
+
   private async requireVerified (projectId: string, user: ProjectUser): Promise<void> {
     if (user.emailVerified !== true && await this.deps.requiresVerifiedEmail(projectId)) throw projectErrors.emailNotVerified()
   }

@@ -14,7 +14,8 @@ import type { ProjectUserT } from '../../schemas/project-auth.js'
 /** An end user as stored: the fixed fields, and the extra fields given at registration beside them. */
 type ProjectUserRecord = {
   email: string
-  passwordHash: string
+  /** Absent for a user who signs in only through an OpenID provider. */
+  passwordHash?: string
   emailVerified: boolean
   /** Set by the project's admins through the data API (a `disabled` boolean field): a disabled user holds no session. */
   disabled?: unknown
@@ -229,6 +230,28 @@ export class ProjectUsers {
       if (error instanceof DuplicateKeyError) throw identityErrors.emailTaken()
       throw error
     }
+  }
+
+  /** A user signed up through an OpenID provider: no password, the address as verified as the provider vouched for it. */
+  async createFromProvider (projectId: string, emailInput: string, emailVerified: boolean): Promise<ProjectAccount> {
+    const email = normalizeEmail(emailInput)
+    checkEmail(email)
+    const record = await this.writeRecord(projectId, { email, emailVerified }, {}) as WithId<ProjectUserRecord>
+    return accountOf.get(record)
+  }
+
+  /**
+   * The provider proved the address of an existing account. One whose
+   * address was never verified is taken over by its proven owner: its
+   * password (which whoever registered the address chose) is dropped and its
+   * sessions end; `tookOver` says so.
+   */
+  async linkProvenEmail (projectId: string, userId: string): Promise<{ account: ProjectAccount, tookOver: boolean } | null> {
+    const users = this.collection(projectId)
+    // Conditional on still being unverified, so a password set after a concurrent verification survives.
+    const taken = await users.updateOne({ _id: userId, emailVerified: false }, { $set: { emailVerified: true, updatedAt: new Date() }, $unset: { passwordHash: '' }, $inc: { sessionEpoch: 1 } })
+    const account = await this.account(projectId, userId)
+    return account === null ? null : { account, tookOver: taken.matchedCount === 1 }
   }
 
   private collection (projectId: string): StoreCollection<ProjectUserRecord> {

@@ -42,6 +42,9 @@ t.test('the README walk-through through the SDK, and typed errors', async (t) =>
   const anonymous = createClient({ baseUrl, projectId: run.project.id })
   t.match(await anonymous.collection('notes').list().catch((error: unknown) => error), { status: 401, code: 'APP_UNAUTHORIZED' }, 'no session: 401')
   t.match(await anonymous.auth.login({ email: 'bob@example.com', password: 'wrong password 1' }).catch((error: unknown) => error), { status: 401, name: 'PlinthError' })
+  t.same(await anonymous.auth.oauthProviders(), [], 'no OAuth providers set for this project')
+  t.equal(anonymous.auth.oauthStartUrl('corp', 'https://app.example/done'), `${baseUrl}/api/p/${run.project.id}/auth/oauth/corp/start?redirectTo=https%3A%2F%2Fapp.example%2Fdone`)
+  t.match(await anonymous.auth.exchangeOauthTicket('not-a-ticket').catch((error: unknown) => error), { status: 401, code: 'APP_INVALID_SSO_TICKET' })
   const offline = createClient({ baseUrl: 'http://127.0.0.1:1', projectId: run.project.id, retry: { retries: 0 } })
   t.match(await offline.auth.me().catch((error: unknown) => error), { status: 0, code: 'SDK_NETWORK' }, 'no answer: status 0')
 

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream'
-import type { AddressGuard } from '../outbound/internal-addresses.js'
-import { outboundStream, type OutboundStreamLimits } from '../outbound/http.js'
+import type { AddressGuard } from './internal-addresses.js'
+import { outboundStream, type OutboundStreamLimits } from './http.js'
 
 /** Why a provider call got no answer, as the AI SDK's retry and error paths see it (a thrown fetch). */
 export class ProviderUnreachable extends Error {

@@ -1,0 +1,115 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { ProjectAuthParams } from '../../schemas/project-auth.js'
+import { OauthCallbackQuery, OauthExchangeBody, OauthProviderParams, OauthResponses, OauthStartQuery } from '../../schemas/project-oauth.js'
+import { commonErrors } from '../../services/platform/errors.js'
+import { identityErrors } from '../../services/identity/errors.js'
+import { projectErrors } from '../../services/projects/errors.js'
+import { OAUTH_FAILURES } from '../../services/projects/oauth-sign-in.js'
+import { ok } from '../replies.js'
+
+const tags = ['project auth']
+const COOKIE = 'plinth_oauth'
+const PROJECT = [commonErrors.projectNotFound, projectErrors.authDisabled]
+
+function cookieOf (header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const at = part.indexOf('=')
+    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim()
+  }
+  return undefined
+}
+
+/** `/api/p/:projectId/auth/oauth/…`: end users' sign-in through the project's OpenID providers (docs/projects.md). */
+const oauthSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { oauthSignIn } = app.projectAuth
+  const { rateLimiter } = app.identity
+  const limit = app.config.identity.authRateLimit
+  const secure = app.config.publicUrl.startsWith('https:') ? '; Secure' : ''
+  const cookiePath = (projectId: string) => `/api/p/${projectId}/auth/oauth/`
+
+  app.get('/providers', {
+    config: { errors: PROJECT },
+    schema: {
+      operationId: 'listProjectOauthProviders',
+      tags,
+      summary: 'The project\'s enabled sign-in providers, each with the URL that starts its sign-in',
+      params: ProjectAuthParams,
+      response: OauthResponses.signInProviders
+    }
+  }, async (request) => {
+    const { projectId } = request.params
+    const providers = await oauthSignIn.signInProviders(projectId)
+    return ok(providers.map((provider) => ({ ...provider, startUrl: `/api/p/${projectId}/auth/oauth/${provider.id}/start` })))
+  })
+
+  app.get('/:provider/start', {
+    config: {
+      errors: [
+        ...PROJECT, commonErrors.rateLimited, projectErrors.oauthProviderNotFound, projectErrors.oauthProviderDisabled,
+        projectErrors.oauthRedirectNotAllowed, identityErrors.ssoProviderUnavailable
+      ]
+    },
+    schema: {
+      operationId: 'startProjectOauth',
+      tags,
+      summary: 'Start an end user\'s sign-in: redirects to the project\'s provider',
+      description: 'Sets an HttpOnly cookie that binds the sign-in to this browser, then redirects to the provider. ' +
+        '`redirectTo` must be on one of the project\'s `allowedOrigins`. Rate-limited per client address.',
+      params: OauthProviderParams,
+      querystring: OauthStartQuery,
+      response: OauthResponses.started
+    }
+  }, async (request, reply) => {
+    const { projectId, provider } = request.params
+    await rateLimiter.hit('project-oauth-start', `${projectId}:${request.ip}`, limit)
+    const started = await oauthSignIn.start(projectId, provider, request.query.redirectTo)
+    const cookie = `${COOKIE}=${started.binding}; Path=${cookiePath(projectId)}; Max-Age=600; HttpOnly; SameSite=Lax${secure}`
+    void reply.header('set-cookie', cookie)
+    return reply.redirect(started.location, 302)
+  })
+
+  app.get('/:provider/callback', {
+    config: { errors: [...PROJECT, projectErrors.oauthProviderNotFound, identityErrors.ssoInvalidState] },
+    schema: {
+      operationId: 'completeProjectOauth',
+      tags,
+      summary: 'Provider callback: redirects to the sign-in\'s redirectTo with a one-time ticket',
+      description: 'A state that is unknown, used, expired or started in another browser is refused with 400. ' +
+        'Otherwise redirects with `?ticket=` (trade it at `POST …/auth/oauth/exchange` within 60 s) or `?error=`.',
+      params: OauthProviderParams,
+      querystring: OauthCallbackQuery,
+      response: OauthResponses.completed([...OAUTH_FAILURES, identityErrors.ssoFailed])
+    }
+  }, async (request, reply) => {
+    const { projectId, provider } = request.params
+    const landing = await oauthSignIn.callback(projectId, provider, request.query, cookieOf(request.headers.cookie, COOKIE))
+    if (landing.failure !== null) {
+      const level = landing.failure.code === identityErrors.ssoFailed.code ? 'error' : 'info'
+      request.log[level]({ code: landing.failure.code, err: landing.failure.cause }, 'an end user\'s OAuth sign-in did not complete')
+    }
+    void reply.header('set-cookie', `${COOKIE}=; Path=${cookiePath(projectId)}; Max-Age=0; HttpOnly; SameSite=Lax${secure}`)
+    return reply.redirect(landing.location, 302)
+  })
+
+  app.post('/exchange', {
+    config: {
+      errors: [
+        ...PROJECT, commonErrors.rateLimited, identityErrors.invalidSsoTicket, projectErrors.userDisabled, projectErrors.emailNotVerified
+      ]
+    },
+    schema: {
+      operationId: 'exchangeProjectOauthTicket',
+      tags,
+      summary: 'Trade a one-time sign-in ticket for the project\'s session',
+      description: 'A ticket works once, for 60 s. Answers what login answers. Rate-limited per client address.',
+      params: ProjectAuthParams,
+      body: OauthExchangeBody,
+      response: OauthResponses.exchanged
+    }
+  }, async (request) => {
+    await rateLimiter.hit('project-oauth-exchange', `${request.params.projectId}:${request.ip}`, limit)
+    return ok(await oauthSignIn.exchange(request.params.projectId, request.body.ticket))
+  })
+}
+
+export default oauthSignInRoutes

@@ -1,0 +1,185 @@
+import { commonErrors } from '../platform/errors.js'
+import { projectErrors } from './errors.js'
+import type { Clock } from '../platform/clock.js'
+import type { SecretBox } from '../platform/crypto.js'
+import type { AddressGuard } from '../outbound/internal-addresses.js'
+import type { Store, StoreCollection } from '../store/types.js'
+import type { OidcClientConfig, OidcEndpoints } from '../identity/oidc-client.js'
+import { isoString } from '../platform/iso-dates.js'
+import type { OauthProviderBodyT, OauthProviderT } from '../../schemas/project-oauth.js'
+
+type TokenEndpointAuth = OidcClientConfig['tokenEndpointAuth']
+
+type StoredProvider = {
+  projectId: string
+  provider: string
+  label: string
+  issuer: string
+  endpoints?: OidcEndpoints
+  clientId: string
+  sealedClientSecret: string
+  scopes: string[]
+  tokenEndpointAuth: TokenEndpointAuth
+  enabled: boolean
+  updatedAt: Date
+}
+
+/** A provider as sign-in uses it: the secret opened, and when it last changed (clients are rebuilt after). */
+export interface OpenedProvider { id: string, enabled: boolean, updatedAt: number, client: Omit<OidcClientConfig, 'responseMode'> }
+
+const COLLECTION = 'project_oauth_providers'
+const MAX_PROVIDERS = 20
+const DEFAULT_SCOPES = ['openid', 'email', 'profile']
+
+const invalid = (path: string, message: string): Error => commonErrors.validationFailed({ fields: [{ path, message }] })
+const keyOf = (projectId: string, provider: string): string => `${projectId}/${provider}`
+/** The associated data a client secret is sealed under: moved to another project or provider, it does not open. */
+const sealedFor = (projectId: string, provider: string): string => `project-oauth:${projectId}:${provider}`
+
+/** An http(s) URL without credentials or fragment; the issuer also loses a trailing slash, as discovery compares it. */
+function checkUrl (raw: string, path: string): URL {
+  let url: URL | null = null
+  try { url = new URL(raw) } catch {}
+  if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.username !== '' || url.password !== '' || url.hash !== '') {
+    throw invalid(path, 'must be an http or https URL without credentials or fragment')
+  }
+  return url
+}
+
+/**
+ * A project's OAuth/OIDC providers for its end users, set by its admins:
+ * issuer (discovered) or explicit endpoints, client id, client secret sealed
+ * under the master key, scopes, and a switch. Every URL passes the one
+ * address guard when saved, and again at each call (the sign-in's fetch).
+ */
+export class OauthProviders {
+  private readonly providers: StoreCollection<StoredProvider>
+
+  constructor (store: Store, private readonly deps: { clock: Clock, secrets: SecretBox, guard: AddressGuard, callbackUrl: (projectId: string, provider: string) => string }) {
+    this.providers = store.collection<StoredProvider>(COLLECTION)
+  }
+
+  async init (): Promise<void> {
+    await this.providers.createIndex({ projectId: 1, provider: 1 })
+  }
+
+  async list (projectId: string): Promise<OauthProviderT[]> {
+    const stored = await this.providers.find({ projectId }, { sort: { provider: 1 } }).toArray()
+    return stored.map((provider) => this.view(provider))
+  }
+
+  async get (projectId: string, provider: string): Promise<OauthProviderT> {
+    return this.view(await this.stored(projectId, provider))
+  }
+
+  /** Creates or replaces; the sealed secret stays when none is sent and the issuer and client id are the same. */
+  async put (projectId: string, provider: string, input: OauthProviderBodyT): Promise<OauthProviderT> {
+    const issuer = checkUrl(input.issuer, 'body.issuer').href.replace(/\/$/, '')
+    const endpoints = input.endpoints === undefined ? undefined : checkEndpoints(input.endpoints)
+    await this.checkHost(issuer, 'body.issuer')
+    for (const [name, url] of Object.entries(endpoints ?? {})) await this.checkHost(url, `body.endpoints.${name}`)
+    const previous = await this.providers.findOne({ _id: keyOf(projectId, provider) })
+    if (previous === null && await this.providers.countDocuments({ projectId }) >= MAX_PROVIDERS) {
+      throw invalid('params.provider', `a project has at most ${MAX_PROVIDERS} sign-in providers`)
+    }
+    const sameClient = previous !== null && previous.issuer === issuer && previous.clientId === input.clientId
+    const sealedClientSecret = input.clientSecret !== undefined
+      ? this.deps.secrets.seal(input.clientSecret, sealedFor(projectId, provider))
+      : sameClient ? previous.sealedClientSecret : null
+    if (sealedClientSecret === null) throw invalid('body.clientSecret', 'is required for a new provider, or a new issuer or client id')
+    const scopes = [...new Set(['openid', ...(input.scopes ?? DEFAULT_SCOPES)])]
+    const stored: StoredProvider = {
+      projectId,
+      provider,
+      label: input.label ?? provider,
+      issuer,
+      ...(endpoints === undefined ? {} : { endpoints }),
+      clientId: input.clientId,
+      sealedClientSecret,
+      scopes,
+      tokenEndpointAuth: input.tokenEndpointAuth ?? 'client_secret_basic',
+      enabled: input.enabled ?? true,
+      updatedAt: this.deps.clock.now()
+    }
+    // Set whole (replace): endpoints left out are gone, and discovery is used again.
+    await this.providers.deleteOne({ _id: keyOf(projectId, provider) })
+    await this.providers.insertOne({ _id: keyOf(projectId, provider), ...stored })
+    return this.view(stored)
+  }
+
+  async remove (projectId: string, provider: string): Promise<void> {
+    const removed = await this.providers.deleteOne({ _id: keyOf(projectId, provider) })
+    if (removed.deletedCount === 0) throw projectErrors.oauthProviderNotFound({ provider })
+  }
+
+  async forgetProject (projectId: string): Promise<void> {
+    await this.providers.deleteMany({ projectId })
+  }
+
+  /** The enabled providers, for the sign-in buttons. */
+  async enabled (projectId: string): Promise<Array<{ id: string, label: string }>> {
+    const stored = await this.providers.find({ projectId, enabled: true }, { sort: { provider: 1 } }).toArray()
+    return stored.map((provider) => ({ id: provider.provider, label: provider.label }))
+  }
+
+  /** For sign-in: 404 when the project has no such provider; a disabled one comes back with `enabled: false`. */
+  async opened (projectId: string, provider: string): Promise<OpenedProvider> {
+    const stored = await this.stored(projectId, provider)
+    return {
+      id: provider,
+      enabled: stored.enabled,
+      updatedAt: stored.updatedAt.getTime(),
+      client: {
+        label: stored.label,
+        clientId: stored.clientId,
+        clientSecret: this.deps.secrets.open(stored.sealedClientSecret, sealedFor(projectId, provider)),
+        issuer: stored.issuer,
+        ...(stored.endpoints === undefined ? {} : { endpoints: stored.endpoints }),
+        scope: stored.scopes.join(' '),
+        tokenEndpointAuth: stored.tokenEndpointAuth
+      }
+    }
+  }
+
+  private async stored (projectId: string, provider: string): Promise<StoredProvider> {
+    const stored = await this.providers.findOne({ _id: keyOf(projectId, provider) })
+    if (stored === null) throw projectErrors.oauthProviderNotFound({ provider })
+    return stored
+  }
+
+  private async checkHost (url: string, path: string): Promise<void> {
+    const verdict = await this.deps.guard.check(url)
+    if (verdict.ok) return
+    const host = new URL(url).hostname
+    throw projectErrors.oauthHostRefused({
+      path,
+      why: verdict.unresolved ? `The host ${host} does not resolve` : `The host ${host} is at ${verdict.address}, a ${verdict.kind} address this server does not call`
+    })
+  }
+
+  private view (stored: StoredProvider): OauthProviderT {
+    return {
+      id: stored.provider,
+      label: stored.label,
+      issuer: stored.issuer,
+      ...(stored.endpoints === undefined ? {} : { endpoints: stored.endpoints }),
+      clientId: stored.clientId,
+      hasClientSecret: true,
+      scopes: stored.scopes,
+      tokenEndpointAuth: stored.tokenEndpointAuth,
+      enabled: stored.enabled,
+      callbackUrl: this.deps.callbackUrl(stored.projectId, stored.provider),
+      updatedAt: isoString(stored.updatedAt)
+    }
+  }
+}
+
+function checkEndpoints (input: OidcEndpoints): OidcEndpoints {
+  const endpoints: OidcEndpoints = {
+    authorization: checkUrl(input.authorization, 'body.endpoints.authorization').href,
+    token: checkUrl(input.token, 'body.endpoints.token').href,
+    jwks: checkUrl(input.jwks, 'body.endpoints.jwks').href
+  }
+  if (input.userinfo !== undefined) endpoints.userinfo = checkUrl(input.userinfo, 'body.endpoints.userinfo').href
+  return endpoints
+}

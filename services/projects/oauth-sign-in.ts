@@ -1,0 +1,228 @@
+import { createHash } from 'node:crypto'
+import { identityErrors, SSO_FAILURES } from '../identity/errors.js'
+import { projectErrors } from './errors.js'
+import { claimedEmail, OidcClient, type Fetch } from '../identity/oidc-client.js'
+import { generateToken, hashToken } from '../platform/crypto.js'
+import type { Clock } from '../platform/clock.js'
+import type { Store, StoreCollection } from '../store/types.js'
+import type { ProjectAuth, ProjectSession } from './project-auth.js'
+import type { ProjectAccount, ProjectUsers } from './project-users.js'
+import type { OauthProviders, OpenedProvider } from './oauth-providers.js'
+
+type StateRecord = {
+  projectId: string
+  provider: string
+  nonce: string
+  codeVerifier: string
+  /** SHA-256 of the cookie set on the browser that started the sign-in. */
+  bindingHash: string
+  redirectTo: string
+  expiresAt: Date
+}
+type TicketRecord = { projectId: string, userId: string, expiresAt: Date }
+type IdentityRecord = { projectId: string, provider: string, subject: string, userId: string, createdAt: Date }
+
+export interface OauthCallbackParams { code?: string, state?: string, error?: string, iss?: string }
+
+/** Where to send the browser, the cookie binding it to its sign-in, and why a sign-in did not complete. */
+export interface OauthStarted { location: string, binding: string }
+export interface OauthLanding { location: string, failure: { code: string, cause: unknown } | null }
+
+const STATE_TTL_SECONDS = 600
+const TICKET_TTL_SECONDS = 60
+
+/** What a sign-in that did not complete lands with (`?error=`); anything else lands as `APP_SSO_FAILED`. */
+export const OAUTH_FAILURES = [
+  ...SSO_FAILURES, projectErrors.oauthProviderDisabled, projectErrors.oauthProviderNotFound, projectErrors.authDisabled, projectErrors.oauthHostRefused
+]
+
+const identityKey = (projectId: string, provider: string, issuer: string, subject: string): string =>
+  createHash('sha256').update(JSON.stringify([projectId, provider, issuer, subject])).digest('base64url')
+
+function withParam (base: string, name: string, value: string): string {
+  const url = new URL(base)
+  url.searchParams.set(name, value)
+  return url.href
+}
+
+/**
+ * End users' sign-in through a project's own OpenID providers: the
+ * authorization code flow with PKCE and a nonce (the platform SSO's client,
+ * services/identity/oidc-client.ts), every call through the address guard.
+ * The state is random, stored hashed, single-use and short-lived, and bound
+ * to the browser that started it by a cookie whose hash it holds, so a
+ * callback URL carried to another browser completes nothing. The result is
+ * a one-time ticket, traded for the project's normal session.
+ */
+export class OauthSignIn {
+  private readonly states: StoreCollection<StateRecord>
+  private readonly tickets: StoreCollection<TicketRecord>
+  private readonly identities: StoreCollection<IdentityRecord>
+  private readonly clients = new Map<string, { updatedAt: number, client: OidcClient }>()
+
+  constructor (store: Store, private readonly deps: {
+    clock: Clock
+    providers: OauthProviders
+    users: ProjectUsers
+    auth: ProjectAuth
+    /** Through the address guard (services/outbound/guarded-fetch.ts). */
+    fetch: Fetch
+    callbackUrl: (projectId: string, provider: string) => string
+    /** The project's browser origins, which `redirectTo` must be on. */
+    allowedOrigins: (projectId: string) => Promise<string[]>
+  }) {
+    this.states = store.collection<StateRecord>('project_oauth_states')
+    this.tickets = store.collection<TicketRecord>('project_oauth_tickets')
+    this.identities = store.collection<IdentityRecord>('project_oauth_identities')
+  }
+
+  async init (): Promise<void> {
+    await this.states.createIndex({ expiresAt: 1 })
+    await this.tickets.createIndex({ expiresAt: 1 })
+    await this.identities.createIndex({ projectId: 1, userId: 1 })
+  }
+
+  async signInProviders (projectId: string): Promise<Array<{ id: string, label: string }>> {
+    await this.deps.auth.requireAuthOn(projectId)
+    return await this.deps.providers.enabled(projectId)
+  }
+
+  async start (projectId: string, providerId: string, redirectTo: string): Promise<OauthStarted> {
+    await this.deps.auth.requireAuthOn(projectId)
+    const provider = await this.enabledProvider(projectId, providerId)
+    const landing = await this.checkRedirect(projectId, redirectTo)
+    const state = generateToken()
+    const nonce = generateToken()
+    const codeVerifier = generateToken()
+    const binding = generateToken()
+    const location = await this.client(projectId, provider).authorizationUrl({ state, nonce, codeVerifier })
+    await this.sweep()
+    await this.states.insertOne({
+      _id: hashToken(state),
+      projectId,
+      provider: providerId,
+      nonce,
+      codeVerifier,
+      bindingHash: hashToken(binding),
+      redirectTo: landing,
+      expiresAt: new Date(this.deps.clock.nowMs() + STATE_TTL_SECONDS * 1000)
+    })
+    return { location, binding }
+  }
+
+  /**
+   * A state that is unknown, used, expired, of another provider or not this
+   * browser's is refused outright (there is no trusted place to send the
+   * browser); every later failure lands on the sign-in's `redirectTo` with `?error=`.
+   */
+  async callback (projectId: string, providerId: string, params: OauthCallbackParams, binding: string | undefined): Promise<OauthLanding> {
+    const state = await this.consumeState(projectId, providerId, params.state, binding)
+    try {
+      const provider = await this.enabledProvider(projectId, providerId)
+      const client = this.client(projectId, provider)
+      if (params.error !== undefined) throw identityErrors.ssoProviderError({ error: params.error })
+      if (params.code === undefined) throw identityErrors.ssoInvalidResponse({ why: 'The provider sent no authorization code' })
+      await client.checkResponseIssuer(params.iss)
+      const { idToken, accessToken } = await client.redeemCode(params.code, state.codeVerifier)
+      let claims: Record<string, unknown> = await client.verifyIdToken(idToken, state.nonce)
+      if (claims.email === undefined && accessToken !== null) claims = { ...await client.userinfo(accessToken, String(claims.sub)), ...claims }
+      const account = await this.linkOrCreate(projectId, provider, claims)
+      const ticket = generateToken()
+      await this.tickets.insertOne({ _id: hashToken(ticket), projectId, userId: account.user.id, expiresAt: new Date(this.deps.clock.nowMs() + TICKET_TTL_SECONDS * 1000) })
+      return { location: withParam(state.redirectTo, 'ticket', ticket), failure: null }
+    } catch (error) {
+      const code = (OAUTH_FAILURES.find((failure) => failure.is(error)) ?? identityErrors.ssoFailed).code
+      return { location: withParam(state.redirectTo, 'error', code), failure: { code, cause: error } }
+    }
+  }
+
+  /** Trades a ticket for the project's session, once. */
+  async exchange (projectId: string, ticket: string): Promise<ProjectSession> {
+    const record = await this.tickets.findOneAndDelete({ _id: hashToken(ticket), projectId })
+    if (record === null || record.expiresAt.getTime() <= this.deps.clock.nowMs()) throw identityErrors.invalidSsoTicket()
+    const account = await this.deps.users.account(projectId, record.userId)
+    if (account === null) throw identityErrors.invalidSsoTicket()
+    return await this.deps.auth.signInWithProvider(projectId, account)
+  }
+
+  async forgetProject (projectId: string): Promise<void> {
+    await this.identities.deleteMany({ projectId })
+    await this.tickets.deleteMany({ projectId })
+    await this.states.deleteMany({ projectId })
+    for (const key of this.clients.keys()) if (key.startsWith(`${projectId}/`)) this.clients.delete(key)
+  }
+
+  /**
+   * The user this provider account signed in as before; else the account
+   * holding the address, only when the provider verified it; else a new
+   * user. An unverified address never reaches an existing account.
+   */
+  private async linkOrCreate (projectId: string, provider: OpenedProvider, claims: Record<string, unknown>): Promise<ProjectAccount> {
+    const key = identityKey(projectId, provider.id, provider.client.issuer, String(claims.sub))
+    const linked = await this.identities.findOne({ _id: key })
+    if (linked !== null) {
+      const account = await this.deps.users.account(projectId, linked.userId)
+      if (account !== null) return account
+      await this.identities.deleteOne({ _id: key })
+    }
+    const { email, verified } = claimedEmail(claims)
+    let account: ProjectAccount
+    const existing = await this.deps.users.accountByEmail(projectId, email)
+    if (existing !== null) {
+      if (!verified) throw identityErrors.ssoEmailNotVerified({ why: 'The provider has not verified this address, and an account here already holds it' })
+      const link = await this.deps.users.linkProvenEmail(projectId, existing.user.id)
+      if (link === null) throw identityErrors.ssoFailed()
+      if (link.tookOver) await this.deps.auth.endSessions(projectId, [existing.user.id])
+      account = (link.tookOver ? await this.deps.users.account(projectId, existing.user.id) : null) ?? link.account
+    } else {
+      account = await this.deps.users.createFromProvider(projectId, email, verified)
+    }
+    await this.identities.updateOne({ _id: key }, { $setOnInsert: { projectId, provider: provider.id, subject: String(claims.sub), userId: account.user.id, createdAt: this.deps.clock.now() } }, { upsert: true })
+    return account
+  }
+
+  private async enabledProvider (projectId: string, providerId: string): Promise<OpenedProvider> {
+    const provider = await this.deps.providers.opened(projectId, providerId)
+    if (!provider.enabled) throw projectErrors.oauthProviderDisabled({ provider: providerId })
+    return provider
+  }
+
+  /** One client per provider, rebuilt when its settings change (its discovery is cached with it). */
+  private client (projectId: string, provider: OpenedProvider): OidcClient {
+    const key = `${projectId}/${provider.id}`
+    const cached = this.clients.get(key)
+    if (cached !== undefined && cached.updatedAt === provider.updatedAt) return cached.client
+    const client = new OidcClient({ ...provider.client, responseMode: 'query' }, {
+      clock: this.deps.clock, fetch: this.deps.fetch, redirectUri: this.deps.callbackUrl(projectId, provider.id)
+    })
+    this.clients.set(key, { updatedAt: provider.updatedAt, client })
+    return client
+  }
+
+  private async checkRedirect (projectId: string, redirectTo: string): Promise<string> {
+    let url: URL | null = null
+    try { url = new URL(redirectTo) } catch {}
+    if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:') || !(await this.deps.allowedOrigins(projectId)).includes(url.origin)) {
+      throw projectErrors.oauthRedirectNotAllowed()
+    }
+    return url.href
+  }
+
+  /** Deleting on read makes the state single-use even when two callbacks race; the cookie must be this browser's. */
+  private async consumeState (projectId: string, provider: string, state: string | undefined, binding: string | undefined): Promise<StateRecord> {
+    if (state === undefined || state === '') throw identityErrors.ssoInvalidState()
+    const record = await this.states.findOneAndDelete({ _id: hashToken(state), projectId, provider })
+    if (record === null || record.expiresAt.getTime() <= this.deps.clock.nowMs()) throw identityErrors.ssoInvalidState()
+    if (binding === undefined || hashToken(binding) !== record.bindingHash) throw identityErrors.ssoInvalidState()
+    return record
+  }
+
+  private lastSweep = 0
+  private async sweep (): Promise<void> {
+    const now = this.deps.clock.nowMs()
+    if (now - this.lastSweep < STATE_TTL_SECONDS * 1000) return
+    this.lastSweep = now
+    await this.states.deleteMany({ expiresAt: { $lt: new Date(now) } })
+    await this.tickets.deleteMany({ expiresAt: { $lt: new Date(now) } })
+  }
+}

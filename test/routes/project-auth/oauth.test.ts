@@ -1,0 +1,155 @@
+import t from 'tap'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { exportJWK, generateKeyPair } from 'jose'
+// @ts-expect-error oidc-provider publishes no type declarations; the few members used are typed below.
+import OidcProviderModule from 'oidc-provider'
+import { buildTestApp, call, signUp } from '../../helper.js'
+
+/** A project's end users sign in through a real OpenID provider (oidc-provider) on loopback, reached through the address guard. */
+
+type Handler = (request: IncomingMessage, response: ServerResponse) => void
+const OidcProviderClass = OidcProviderModule as new (issuer: string, configuration: Record<string, unknown>) => { callback (): Handler }
+const PUBLIC_URL = 'http://plinth.test'
+const APP_ORIGIN = 'http://app.test'
+const CLIENT = { id: 'shop-app', secret: 'shop secret' }
+
+let handler: Handler = () => {}
+const server = createServer((request, response) => handler(request, response))
+await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+server.unref()
+t.teardown(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }))
+const opUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+
+const app = await buildTestApp(t, { env: { PUBLIC_URL, AUTH_RATE_LIMIT_MAX: '1000', PROJECT_OAUTH_ALLOWED_HOSTS: '127.0.0.1' } })
+const admin = await signUp(app, 'admin@example.com')
+const orgId = (await call(app, 'POST', '/api/organizations', admin.auth, { name: 'Acme' })).body.data.id as string
+const projectId = (await call(app, 'POST', '/api/projects', admin.auth, { orgId, name: 'Shop' })).body.data.id as string
+await call(app, 'POST', `/api/projects/${projectId}/auth/toggle`, admin.auth, { enabled: true })
+await call(app, 'PUT', `/api/projects/${projectId}`, admin.auth, { allowedOrigins: [APP_ORIGIN] })
+const callbackUrl = `${PUBLIC_URL}/api/p/${projectId}/auth/oauth/corp/callback`
+
+const key = await generateKeyPair('RS256', { extractable: true })
+handler = new OidcProviderClass(opUrl, {
+  clients: [{ client_id: CLIENT.id, client_secret: CLIENT.secret, redirect_uris: [callbackUrl], token_endpoint_auth_method: 'client_secret_basic' }],
+  jwks: { keys: [{ ...await exportJWK(key.privateKey), kid: 'k1', alg: 'RS256', use: 'sig' }] },
+  pkce: { required: () => true },
+  claims: { openid: ['sub'], email: ['email', 'email_verified'] },
+  cookies: { keys: ['test-only-cookie-key'] },
+  // `unverified-*` accounts have an address the provider has not verified; the rest are at example.com, verified.
+  findAccount: (_ctx: unknown, id: string) => ({ accountId: id, claims: () => ({ sub: id, email: `${id.replace(/^unverified-/, '')}@example.com`, email_verified: !id.startsWith('unverified') }) })
+}).callback()
+
+/** Through the provider's login and consent pages with a cookie jar, until it sends the browser back to Plinth. */
+async function authorize (authorizationUrl: string, login: string): Promise<URL> {
+  const jar = new Map<string, string>()
+  let next: { url: URL, form?: Record<string, string> } = { url: new URL(authorizationUrl) }
+  for (let step = 0; step < 12; step++) {
+    const response = await fetch(next.url, {
+      method: next.form === undefined ? 'GET' : 'POST',
+      redirect: 'manual',
+      headers: { cookie: [...jar].map(([n, v]) => `${n}=${v}`).join('; '), ...(next.form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }) },
+      body: next.form === undefined ? undefined : new URLSearchParams(next.form)
+    })
+    for (const line of response.headers.getSetCookie()) {
+      const pair = line.split(';')[0]
+      jar.set(pair.slice(0, pair.indexOf('=')).trim(), pair.slice(pair.indexOf('=') + 1).trim())
+    }
+    const location = response.headers.get('location')
+    if (location !== null) {
+      const url = new URL(location, next.url)
+      if (url.origin !== opUrl) return url
+      next = { url }
+      continue
+    }
+    const html = await response.text()
+    const action = new URL((/<form[^>]*action="([^"]+)"/.exec(html)?.[1] ?? '').replace(/&amp;/g, '&'), next.url)
+    const prompt = /name="prompt" value="(\w+)"/.exec(html)?.[1]
+    next = { url: action, form: prompt === 'login' ? { prompt: 'login', login, password: 'x' } : { prompt: 'consent' } }
+  }
+  throw new Error('too many steps at the provider')
+}
+
+const auth = `/api/p/${projectId}/auth/oauth`
+const providerUrl = `/api/projects/${projectId}/auth/oauth-providers/corp`
+
+/** A whole sign-in in one browser: the callback's answer, and the cookie and URL used, for replays. */
+async function signIn (login: string) {
+  const started = await app.inject({ url: `${auth}/corp/start?redirectTo=${encodeURIComponent(`${APP_ORIGIN}/done`)}` })
+  if (started.statusCode !== 302) throw new Error(`start answered ${started.statusCode}: ${started.body}`)
+  const cookie = String(started.headers['set-cookie']).split(';')[0]
+  const back = await authorize(started.headers.location as string, login)
+  const path = `${back.pathname}${back.search}`
+  const landed = await app.inject({ url: path, headers: { cookie } })
+  return { landed, location: new URL(landed.headers.location as string), cookie, path }
+}
+
+t.test('an admin sets a provider; the secret is sealed and never answered; internal hosts are refused', async (t) => {
+  const refused = await call(app, 'PUT', `/api/projects/${projectId}/auth/oauth-providers/inside`, admin.auth, { issuer: 'http://10.1.2.3', clientId: 'x', clientSecret: 'y' })
+  t.equal(refused.status, 400)
+  t.equal(refused.body.code, 'APP_OAUTH_HOST_REFUSED')
+  const noSecret = await call(app, 'PUT', providerUrl, admin.auth, { issuer: opUrl, clientId: CLIENT.id })
+  t.equal(noSecret.body.code, 'APP_VALIDATION_FAILED', 'a new provider needs its secret')
+  const saved = await call(app, 'PUT', providerUrl, admin.auth, { issuer: opUrl, clientId: CLIENT.id, clientSecret: CLIENT.secret, label: 'Corp', scopes: ['email'] })
+  t.equal(saved.status, 200)
+  t.equal(saved.body.data.callbackUrl, callbackUrl)
+  t.same(saved.body.data.scopes, ['openid', 'email'])
+  t.notMatch(JSON.stringify(saved.body), CLIENT.secret)
+  const listed = await app.inject({ url: `${auth}/providers` })
+  t.same(listed.json().data, [{ id: 'corp', label: 'Corp', startUrl: `${auth}/corp/start` }])
+})
+
+t.test('sign-in creates an end user, a second sign-in finds the same one; replays and tampering are refused', async (t) => {
+  const first = await signIn('ann')
+  t.equal(first.location.origin, APP_ORIGIN)
+  const ticket = first.location.searchParams.get('ticket')
+  t.ok(ticket, `landed with a ticket: ${first.location.href}`)
+  const session = await call(app, 'POST', `${auth}/exchange`, {}, { ticket })
+  t.equal(session.status, 200)
+  t.equal(session.body.data.user.email, 'ann@example.com')
+  t.equal(session.body.data.user.emailVerified, true)
+  const me = await call(app, 'GET', `/api/p/${projectId}/auth/me`, { authorization: `Bearer ${session.body.data.accessToken as string}` })
+  t.equal(me.body.data.id, session.body.data.user.id, 'the project\'s normal session')
+  const again = await call(app, 'POST', `${auth}/exchange`, {}, { ticket })
+  t.equal(again.status, 401)
+  t.equal(again.body.code, 'APP_INVALID_SSO_TICKET', 'a ticket works once')
+
+  const replayed = await app.inject({ url: first.path, headers: { cookie: first.cookie } })
+  t.equal(replayed.statusCode, 400)
+  t.equal(replayed.json().code, 'APP_SSO_INVALID_STATE', 'a replayed callback (code and state) is refused')
+
+  const second = await signIn('ann')
+  const secondSession = await call(app, 'POST', `${auth}/exchange`, {}, { ticket: second.location.searchParams.get('ticket') })
+  t.equal(secondSession.body.data.user.id, session.body.data.user.id, 'the same end user')
+
+  const started = await app.inject({ url: `${auth}/corp/start?redirectTo=${encodeURIComponent(`${APP_ORIGIN}/done`)}` })
+  const back = await authorize(started.headers.location as string, 'ann')
+  const tampered = new URL(back.href)
+  tampered.searchParams.set('state', `${tampered.searchParams.get('state') ?? ''}x`)
+  const bad = await app.inject({ url: `${tampered.pathname}${tampered.search}`, headers: { cookie: String(started.headers['set-cookie']).split(';')[0] } })
+  t.equal(bad.statusCode, 400)
+  t.equal(bad.json().code, 'APP_SSO_INVALID_STATE', 'a tampered state is refused')
+  const otherBrowser = await app.inject({ url: `${back.pathname}${back.search}`, headers: { cookie: 'plinth_oauth=someone-else' } })
+  t.equal(otherBrowser.json().code, 'APP_SSO_INVALID_STATE', 'the callback in another browser is refused')
+
+  const offSite = await app.inject({ url: `${auth}/corp/start?redirectTo=${encodeURIComponent('http://evil.test/')}` })
+  t.equal(offSite.json().code, 'APP_OAUTH_REDIRECT_NOT_ALLOWED')
+})
+
+t.test('an unverified address never reaches an existing account', async (t) => {
+  const register = await call(app, 'POST', `/api/p/${projectId}/auth/register`, {}, { email: 'bob@example.com', password: 'correct horse battery' })
+  t.equal(register.status, 201)
+  const attempt = await signIn('unverified-bob')
+  t.equal(attempt.location.searchParams.get('error'), 'APP_SSO_EMAIL_NOT_VERIFIED')
+  t.equal(attempt.location.searchParams.get('ticket'), null)
+  const login = await call(app, 'POST', `/api/p/${projectId}/auth/login`, {}, { email: 'bob@example.com', password: 'correct horse battery' })
+  t.equal(login.status, 200, 'the account is untouched')
+})
+
+t.test('a disabled provider starts no sign-in', async (t) => {
+  t.equal((await call(app, 'PUT', providerUrl, admin.auth, { issuer: opUrl, clientId: CLIENT.id, enabled: false })).status, 200, 'the sealed secret is kept')
+  const refused = await app.inject({ url: `${auth}/corp/start?redirectTo=${encodeURIComponent(`${APP_ORIGIN}/done`)}` })
+  t.equal(refused.statusCode, 403)
+  t.equal(refused.json().code, 'APP_OAUTH_PROVIDER_DISABLED')
+  t.same((await app.inject({ url: `${auth}/providers` })).json().data, [])
+})
