@@ -7,6 +7,7 @@ import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWTPayload } 
 import OidcProviderModule from 'oidc-provider'
 import { buildTestApp } from '../../helper.js'
 import { hashToken } from '../../../services/platform/crypto.js'
+import { authorizeAtProvider, type ProviderOutcome } from '../../fixtures/oidc-browser.js'
 
 /**
  * A real OpenID provider (oidc-provider, with its development login and
@@ -96,54 +97,8 @@ async function msIssuer (request: IncomingMessage, response: ServerResponse): Pr
 
 // --- the browser ------------------------------------------------------------------------------------------------------
 
-type Outcome = { redirect: URL } | { formPost: { action: URL, fields: Record<string, string> } }
-
-const decodeHtml = (text: string) => text.replace(/&(amp|lt|gt|quot|#39);/g, (_, entity: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': '\'' })[entity] ?? '')
-
-/**
- * Follows the provider's redirects with a cookie jar, signs in as `login`
- * (or aborts when login is null) and consents, until the provider sends the
- * browser back to Plinth: a redirect, or Apple-style an auto-submitting form.
- */
-async function authorize (authorizationUrl: string, login: string | null): Promise<Outcome> {
-  const jar = new Map<string, string>()
-  let next: { url: URL, form?: Record<string, string> } = { url: new URL(authorizationUrl) }
-  for (let step = 0; step < 12; step++) {
-    const response = await fetch(next.url, {
-      method: next.form === undefined ? 'GET' : 'POST',
-      redirect: 'manual',
-      headers: { cookie: [...jar].map(([name, value]) => `${name}=${value}`).join('; '), ...(next.form === undefined ? {} : formType) },
-      body: next.form === undefined ? undefined : new URLSearchParams(next.form)
-    })
-    for (const line of response.headers.getSetCookie()) {
-      const [pair, ...attributes] = line.split(';')
-      const [name, value] = [pair.slice(0, pair.indexOf('=')).trim(), pair.slice(pair.indexOf('=') + 1).trim()]
-      const expires = attributes.map((a) => a.trim()).find((a) => /^expires=/i.test(a))
-      if (value === '' || (expires !== undefined && Date.parse(expires.slice(8)) <= Date.now())) jar.delete(name)
-      else jar.set(name, value)
-    }
-    const location = response.headers.get('location')
-    if (location !== null) {
-      const url = new URL(location, next.url)
-      if (url.origin !== opUrl) return { redirect: url }
-      next = { url }
-      continue
-    }
-    const html = await response.text()
-    if (response.status !== 200) throw new Error(`provider answered ${response.status}: ${html.slice(0, 300)}`)
-    const action = new URL(decodeHtml(/<form[^>]*action="([^"]+)"/.exec(html)?.[1] ?? ''), next.url)
-    const prompt = /name="prompt" value="(\w+)"/.exec(html)?.[1]
-    if (prompt === 'login') {
-      next = login === null ? { url: new URL(`${next.url.pathname}/abort`, next.url) } : { url: action, form: { prompt: 'login', login, password: 'anything' } }
-    } else if (prompt === 'consent') {
-      next = { url: action, form: { prompt: 'consent' } }
-    } else {
-      const fields = Object.fromEntries([...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/>/g)].map((m) => [m[1], decodeHtml(m[2])]))
-      return { formPost: { action, fields } }
-    }
-  }
-  throw new Error('too many steps at the provider')
-}
+/** The browser at the provider, signing in as `login` (or aborting when null). */
+const authorize = async (authorizationUrl: string, login: string | null): Promise<ProviderOutcome> => await authorizeAtProvider(opUrl, authorizationUrl, login)
 
 // --- Plinth side helpers ----------------------------------------------------------------------------------------------
 
@@ -168,7 +123,7 @@ async function start (app: App, provider: string, query = ''): Promise<URL> {
   return new URL(response.headers.location as string)
 }
 
-async function deliver (app: App, outcome: Outcome): Promise<URL> {
+async function deliver (app: App, outcome: ProviderOutcome): Promise<URL> {
   if ('redirect' in outcome && outcome.redirect.origin !== PUBLIC_URL) throw new Error(`the provider sent the browser to ${outcome.redirect.href}`)
   const response = 'redirect' in outcome
     ? await app.inject({ url: `${outcome.redirect.pathname}${outcome.redirect.search}` })

@@ -5,6 +5,7 @@ import { exportJWK, generateKeyPair } from 'jose'
 // @ts-expect-error oidc-provider publishes no type declarations; the few members used are typed below.
 import OidcProviderModule from 'oidc-provider'
 import { buildTestApp, call, signUp } from '../../helper.js'
+import { authorizeAtProvider } from '../../fixtures/oidc-browser.js'
 
 /** A project's end users sign in through a real OpenID provider (oidc-provider) on loopback, reached through the address guard. */
 
@@ -40,34 +41,11 @@ handler = new OidcProviderClass(opUrl, {
   findAccount: (_ctx: unknown, id: string) => ({ accountId: id, claims: () => ({ sub: id, email: `${id.replace(/^unverified-/, '')}@example.com`, email_verified: !id.startsWith('unverified') }) })
 }).callback()
 
-/** Through the provider's login and consent pages with a cookie jar, until it sends the browser back to Plinth. */
+/** Through the provider's login and consent pages, until it sends the browser back to Plinth. */
 async function authorize (authorizationUrl: string, login: string): Promise<URL> {
-  const jar = new Map<string, string>()
-  let next: { url: URL, form?: Record<string, string> } = { url: new URL(authorizationUrl) }
-  for (let step = 0; step < 12; step++) {
-    const response = await fetch(next.url, {
-      method: next.form === undefined ? 'GET' : 'POST',
-      redirect: 'manual',
-      headers: { cookie: [...jar].map(([n, v]) => `${n}=${v}`).join('; '), ...(next.form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }) },
-      body: next.form === undefined ? undefined : new URLSearchParams(next.form)
-    })
-    for (const line of response.headers.getSetCookie()) {
-      const pair = line.split(';')[0]
-      jar.set(pair.slice(0, pair.indexOf('=')).trim(), pair.slice(pair.indexOf('=') + 1).trim())
-    }
-    const location = response.headers.get('location')
-    if (location !== null) {
-      const url = new URL(location, next.url)
-      if (url.origin !== opUrl) return url
-      next = { url }
-      continue
-    }
-    const html = await response.text()
-    const action = new URL((/<form[^>]*action="([^"]+)"/.exec(html)?.[1] ?? '').replace(/&amp;/g, '&'), next.url)
-    const prompt = /name="prompt" value="(\w+)"/.exec(html)?.[1]
-    next = { url: action, form: prompt === 'login' ? { prompt: 'login', login, password: 'x' } : { prompt: 'consent' } }
-  }
-  throw new Error('too many steps at the provider')
+  const outcome = await authorizeAtProvider(opUrl, authorizationUrl, login)
+  if (!('redirect' in outcome)) throw new Error('the provider answered with a form post, not a redirect')
+  return outcome.redirect
 }
 
 const auth = `/api/p/${projectId}/auth/oauth`
