@@ -1,5 +1,5 @@
 import type { components } from '../generated/plinth.js'
-import { PlinthError } from '../core/errors.js'
+import { PlinthError, SERVER_CODES } from '../core/errors.js'
 import { callJson, type Http } from '../core/http.js'
 
 export type UploadSession = components['schemas']['UploadSession']
@@ -107,7 +107,7 @@ export async function resumableUpload<Result> (http: Http, sessionsPath: string,
       return await callJson<Result>(http, 'POST', `${sessionPath}/complete`)
     } catch (error) {
       // A chunk write cut off by a dropped connection may still be settling on the server: wait for it, a while.
-      if (!(error instanceof PlinthError) || error.code !== 'APP_UPLOAD_CHUNK_IN_FLIGHT' || attempt >= 50) throw error
+      if (!(error instanceof PlinthError) || error.code !== SERVER_CODES.uploadChunkInFlight || attempt >= 50) throw error
       await pause(100)
     }
   }

@@ -3,6 +3,14 @@ import type { components } from '../generated/plinth.js'
 export type ErrorEnvelope = components['schemas']['ErrorEnvelope']
 export type ErrorDetails = NonNullable<ErrorEnvelope['details']>
 
+/** The server's codes the SDK itself acts on (docs/errors.md lists them all). */
+export const SERVER_CODES = {
+  /** A bearer token refused as such (expired, revoked): the SDK refreshes the session once and resends. */
+  invalidToken: 'APP_INVALID_TOKEN',
+  /** A chunk of a resumable upload that another request is still sending: the SDK waits and tries again. */
+  uploadChunkInFlight: 'APP_UPLOAD_CHUNK_IN_FLIGHT'
+} as const
+
 /**
  * Every failure the SDK reports: the server's `{ success: false, message,
  * code, details? }` envelope with the HTTP status, or a status of 0 and code

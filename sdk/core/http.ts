@@ -1,6 +1,6 @@
 import createFetchClient, { type Client } from 'openapi-fetch'
 import type { paths } from '../generated/plinth.js'
-import { PlinthError } from './errors.js'
+import { PlinthError, SERVER_CODES } from './errors.js'
 
 export type PlinthPaths = paths
 export type FetchClient = Client<paths>
@@ -81,10 +81,10 @@ export interface Http {
   baseUrl: string
 }
 
-/** Whether a 401 refused the bearer token itself (expired, revoked: `APP_INVALID_TOKEN`), not the password of a login, say. */
+/** Whether a 401 refused the bearer token itself (expired, revoked), not the password of a login, say. */
 async function refusesToken (response: Response): Promise<boolean> {
   const body: unknown = await response.clone().json().catch(() => null)
-  return typeof body === 'object' && body !== null && (body as { code?: unknown }).code === 'APP_INVALID_TOKEN'
+  return typeof body === 'object' && body !== null && (body as { code?: unknown }).code === SERVER_CODES.invalidToken
 }
 
 export interface Credential {
