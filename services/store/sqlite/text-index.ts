@@ -118,7 +118,7 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
         const filtered = this.connection.statement(`SELECT c.seq FROM ${table} c WHERE ${kept}`).pluck()
         const wanted = limit === 0 ? Infinity : skip + limit
         for (let start = 0, size = RANKED_BATCH; start < ranked.length && count < wanted; start += size, size = Math.min(size * 2, RANKED_BATCH_MAX)) {
-          const batch = ranked.slice(start, limit === 0 ? undefined : start + size)
+          const batch = ranked.slice(start, start + size)
           const passed = new Set(filtered.all(JSON.stringify(batch.map(([seq]) => seq)), ...where.params, ...(parentWhere?.params ?? [])) as number[])
           for (const [seq, score] of batch) {
             if (!passed.has(seq)) continue

@@ -126,6 +126,9 @@ t.test('a common word: the filter reads the best-ranked rows until the page is f
   t.ok(checked.length > 0 && checked.length <= 64, `the filter checked ${checked.length} of 600 matching rows`)
   t.same((await text.search(parseTextQuery('otter '), { owner: 'a' }, { skip: 190, limit: 20 })).map((hit) => hit.doc._id), ['n570', 'n573', 'n576', 'n579', 'n582', 'n585', 'n588', 'n591', 'n594', 'n597'], 'a page past several batches holds what remains')
   t.equal(await text.count(parseTextQuery('otter '), { owner: 'a' }), 200)
+  const everyHit = (await text.search(parseTextQuery('otter '), { owner: 'a' }, {})).map((hit) => hit.doc._id)
+  t.equal(everyHit.length, 200, 'no limit: every match under the filter, across every batch')
+  t.equal(new Set(everyHit).size, 200, 'no limit: each match once')
 })
 
 t.test('snippets are cut from the stored text as on MongoDB: the matched word with its context, every matched word marked', async (t) => {
