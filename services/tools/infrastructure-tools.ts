@@ -33,10 +33,6 @@ export const inRepositories = (permission: Permission) => async (c: ProjectToolC
   await c.services.git.access.holdsAnywhere(c.caller, c.projectId, permission)
 const readsRepositories = inRepositories('git.read')
 
-async function readableRepo (c: ProjectToolContext, slug: string): Promise<Repo> {
-  return await repositoryFor(c, slug, 'git.read')
-}
-
 /** Git reads: the repositories, a file at a revision, the history. */
 export const GIT_TOOLS: ProjectTool[] = [
   {
@@ -63,7 +59,7 @@ export const GIT_TOOLS: ProjectTool[] = [
     risk: 'read',
     input: Type.Object({ repoSlug, query: BlobQuery }, { additionalProperties: false }),
     output: Blob,
-    run: async (c, input) => await c.services.git.history.blob(await readableRepo(c, input.repoSlug), input.query)
+    run: async (c, input) => await c.services.git.history.blob(await repositoryFor(c, input.repoSlug), input.query)
   },
   {
     name: 'git_commits_list',
@@ -75,7 +71,7 @@ export const GIT_TOOLS: ProjectTool[] = [
     risk: 'read',
     input: Type.Object({ repoSlug, query: Type.Optional(LogQuery) }, { additionalProperties: false }),
     output: Type.Object({ items: Type.Array(Commit), nextCursor: Type.Union([Type.String(), Type.Null()]) }),
-    run: async (c, input) => await c.services.git.history.log(await readableRepo(c, input.repoSlug), input.query ?? {})
+    run: async (c, input) => await c.services.git.history.log(await repositoryFor(c, input.repoSlug), input.query ?? {})
   }
 ]
 

@@ -108,6 +108,9 @@ export class ToolRegistry<C> {
 
   add<I extends TSchema, O extends TSchema> (definition: ToolDefinition<I, O, C>): void {
     if (this.tools.has(definition.name)) throw new Error(`tool '${definition.name}' is declared twice`)
+    // Approving checks the approver's permission as `heldBelow` does: anywhere in the project, not on the call's own
+    // target, so a critical tool must not have it (a reader of one repository would approve an act on another).
+    if (definition.risk === 'critical' && definition.heldBelow !== undefined) throw new Error(`tool '${definition.name}': a critical tool cannot count its permission below the project (heldBelow)`)
     this.tools.set(definition.name, { definition: definition as unknown as ToolDefinition<TSchema, TSchema, C>, validate: this.ajv.compile(definition.input) })
   }
 
