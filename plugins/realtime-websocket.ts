@@ -21,9 +21,11 @@ declare module 'fastify' {
     /**
      * For the realtime route: the WebSocket handshake waiting on this
      * request, or null for a plain (SSE) request. `accept` completes it once
-     * the route has admitted the subscriber.
+     * the route has admitted the subscriber; `abandoned` runs instead when
+     * the socket closes before the switch (a handshake ws refuses, a client
+     * that hung up while it was being admitted), so the admission is undone.
      */
-    realtimeUpgrade: (raw: IncomingMessage) => { accept: (started: (sink: StreamSink, closed: Promise<void>) => void) => void } | null
+    realtimeUpgrade: (raw: IncomingMessage) => { accept: (started: (sink: StreamSink, closed: Promise<void>) => void, abandoned: () => void) => void } | null
   }
 }
 
@@ -65,9 +67,13 @@ async function realtimeWebSocketPlugin (app: FastifyInstance): Promise<void> {
     const upgrade = pending.get(raw)
     if (upgrade === undefined) return null
     return {
-      accept: (started) => {
+      accept: (started, abandoned) => {
         pending.delete(raw)
+        // ws answers a handshake it refuses (bad key or version, a HEAD) by closing the socket, and never calls back.
+        if (upgrade.socket.destroyed) { abandoned(); return }
+        upgrade.socket.once('close', abandoned)
         server.handleUpgrade(raw, upgrade.socket, upgrade.head, (socket: WebSocket) => {
+          upgrade.socket.off('close', abandoned)
           const heartbeat = setInterval(() => { socket.ping() }, HEARTBEAT_MS).unref()
           const closed = new Promise<void>((resolve) => {
             socket.once('close', () => { clearInterval(heartbeat); resolve() })

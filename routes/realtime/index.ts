@@ -76,7 +76,7 @@ const realtimeRoutes: FastifyPluginAsyncTypebox = async (app) => {
       upgrade.accept((sink, closed) => {
         void closed.then(() => { connection.close() })
         connection.start(sink).catch((error: unknown) => { sink.end(failed(error)) })
-      })
+      }, () => { connection.close() })
       return reply
     }
     reply.raw.writeHead(200, {

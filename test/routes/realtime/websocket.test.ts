@@ -1,4 +1,5 @@
 import t from 'tap'
+import { request } from 'node:http'
 import WebSocket from 'ws'
 import { notesProject } from './fixtures.js'
 import { createClient } from '../../../sdk/client/index.js'
@@ -77,6 +78,33 @@ t.test('a WebSocket subscriber gets the same events as SSE: its own records as i
   resumed.socket.close()
   await ws.next('never')
   await resumed.next('never')
+  await app.close()
+})
+
+t.test('a handshake refused after the subscriber was admitted gives the admission back', async (t) => {
+  const { app, projectId, base, register } = await notesProject(t)
+  const ann = await register('ann@example.com')
+  const url = `${base}/api/p/${projectId}/realtime?subscriptions=${encodeURIComponent(JSON.stringify(NOTES))}`
+  // Admitted by the route (auth, subscriptions, the per-user limit of 2), then refused by ws: version 99 is no WebSocket's.
+  const headers = { ...ann.auth, connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '99', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', 'sec-websocket-protocol': 'plinth.realtime' }
+  for (let i = 0; i < 4; i++) {
+    const status = await new Promise<number>((resolve) => {
+      const asked = request(url, { headers })
+      asked.once('response', (response) => { response.resume(); resolve(response.statusCode ?? 0) })
+      asked.once('upgrade', (_response, socket) => { socket.destroy(); resolve(101) })
+      asked.once('error', () => { resolve(0) })
+      asked.end()
+    })
+    t.equal(status, 400, `refused handshake ${i + 1}: 400 from the WebSocket server, not 429 from a limit full of abandoned admissions`)
+  }
+  for (let polls = 0; polls < 500 && app.realtime.hub.size > 0; polls++) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.equal(app.realtime.hub.size, 0, 'no connection is left held')
+  const ws = await openSocket(base, projectId, NOTES, { headers: ann.auth })
+  t.teardown(() => { ws.socket.terminate() })
+  t.equal(ws.refused, null, 'past the per-user limit of refused handshakes, a real one is still let in')
+  t.same((await ws.next('ready')).data.subscriptions, 1)
+  ws.socket.close()
+  await ws.next('never')
   await app.close()
 })
 
