@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { createWriteStream } from 'node:fs'
+import { closeSync, createWriteStream, openSync } from 'node:fs'
 import { lstat, open, readdir, rename, rm } from 'node:fs/promises'
 import { basename, dirname, join, resolve, sep } from 'node:path'
 import { pipeline } from 'node:stream/promises'
@@ -55,6 +55,9 @@ export function backupRoots (sources: Omit<BackupSources, 'engine'>): Array<{ na
 export function snapshotStore (dataDir: string, target: string): void {
   const db = new Database(join(dataDir, STORE_FILE), { readonly: true, fileMustExist: true, timeout: 10_000 })
   try {
+    // The copy holds every hash and sealed secret: made empty and owner-only first (VACUUM INTO takes an empty file),
+    // rather than with the umask's permissions.
+    closeSync(openSync(target, 'wx', 0o600))
     db.prepare('VACUUM INTO ?').run(target)
   } finally {
     db.close()

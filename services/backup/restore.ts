@@ -70,7 +70,15 @@ export async function restoreBackup (targets: Omit<BackupSources, 'engine'>, fil
     const found = new Map<string, ManifestFile>()
     let manifest: BackupManifest | null = null
     const archive = await open(file, 'r')
-    const source = archive.createReadStream().pipe(createGunzip())
+    if (!(await archive.stat()).isFile()) {
+      await archive.close()
+      throw backupErrors.archiveInvalid({ why: `${file} is not a file` })
+    }
+    const raw = archive.createReadStream()
+    const source = raw.pipe(createGunzip())
+    // pipe() does not pass a read error on: the reader of `source` gets it, and an early stop closes the file too.
+    raw.once('error', (error) => { source.destroy(error) })
+    source.once('close', () => { raw.destroy() })
     try {
       for await (const entry of readTar(source)) {
         const segments = checkPath(entry.path)

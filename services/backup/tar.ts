@@ -180,6 +180,9 @@ export interface TarEntry extends TarEntryHeader {
  * regular file, a header whose checksum does not add up, or a stream that
  * ends early is a TarFormatError naming where it happened.
  */
+/** A pax header holds a few records (a long name, a size): read whole into memory, so refused past this. */
+const PAX_HEADER_MOST = 64 * 1024
+
 export async function * readTar (source: AsyncIterable<Buffer>): AsyncGenerator<TarEntry> {
   const bytes = new ByteSource(source)
   let pax = new Map<string, string>()
@@ -193,9 +196,11 @@ export async function * readTar (source: AsyncIterable<Buffer>): AsyncGenerator<
     if (sum !== stored) throw new TarFormatError(`the header after ${previous} is damaged (its checksum does not match)`)
     const type = String.fromCharCode(block[156])
     let size = readOctal(block, 124, 12, 'size')
-    if (pax.has('size')) size = Number(pax.get('size'))
+    // A pax `size` record is the next file's; a pax header's own size is its header's, and it is read whole, so bounded.
+    if (pax.has('size') && type !== 'x') size = Number(pax.get('size'))
     if (!Number.isSafeInteger(size) || size < 0) throw new TarFormatError(`the header after ${previous} has a bad size`)
     if (type === 'x') {
+      if (size > PAX_HEADER_MOST) throw new TarFormatError(`the pax header after ${previous} claims ${size} bytes, more than a header holds`)
       pax = parsePax(await bytes.exactly(size + (BLOCK - (size % BLOCK)) % BLOCK, 'a pax header').then((data) => data.subarray(0, size)))
       continue
     }

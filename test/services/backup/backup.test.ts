@@ -1,13 +1,15 @@
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { gunzipSync, gzipSync } from 'node:zlib'
 import { buildApp } from '../../../app.js'
 import { loadConfig } from '../../../services/config.js'
 import { restoreBackup } from '../../../services/backup/restore.js'
+import { snapshotStore } from '../../../services/backup/backup.js'
+import Database from 'better-sqlite3'
 import { call, registerEndUser, tempDir, testEngine } from '../../helper.js'
 import { gitClient, gitWorld } from '../../routes/git/fixtures.js'
 
@@ -134,17 +136,39 @@ t.test('a backup taken while writes go on restores into a fresh DATA_DIR: record
     await refuse('short.tar.gz', gzipSync(tar.subarray(0, tar.length - 4096)), /no manifest\.json|ends in the middle/)
     await refuse('not-gzip.tar.gz', Buffer.from('PK\x03\x04 a zip, not a backup'), /not a gzip-compressed archive/)
     await refuse('foreign.tar.gz', gzipSync(Buffer.concat([rewriteHeader(tar.subarray(0, 512), '../../etc/passwd'), Buffer.alloc(1024)])), /not a path a backup writes/)
+    // A pax header that claims 8 GiB: refused from its header, not read into memory first.
+    await refuse('pax-bomb.tar.gz', gzipSync(Buffer.concat([rewriteHeader(tar.subarray(0, 512), 'pax', { type: 'x', size: '77777777777' }), Buffer.alloc(1024)])), /pax header .* claims 8589934591 bytes/)
+    const folder = tempDir(t, 'plinth-folder-')
+    const target = tempDir(t, 'plinth-target-')
+    await t.rejects(restoreBackup({ dataDir: target, reposDir: join(target, 'git'), hostingDir: join(target, 'hosting') }, folder), { code: 'APP_BACKUP_ARCHIVE_INVALID', message: /is not a file/ }, 'a folder named as the archive')
   })
 })
 
-/** The first header of `tar`, renamed, with its checksum made right again. */
-function rewriteHeader (block: Buffer, name: string): Buffer {
+/** The first header of `tar`, renamed (and given another type or octal size), with its checksum made right again. */
+function rewriteHeader (block: Buffer, name: string, change: { type?: string, size?: string } = {}): Buffer {
   const out = Buffer.from(block)
   out.fill(0, 0, 100)
   out.write(name, 0)
+  if (change.type !== undefined) out.write(change.type, 156)
+  if (change.size !== undefined) out.write(`${change.size}\0`, 124)
   out.fill(0x20, 148, 156)
   let sum = 0
   for (const byte of out) sum += byte
   out.write(sum.toString(8).padStart(6, '0') + '\0 ', 148)
   return out
 }
+
+t.test('the store\'s snapshot is owner-only from its first byte (it holds every hash and sealed secret)', async (t) => {
+  const dataDir = tempDir(t, 'plinth-snap-')
+  const db = new Database(join(dataDir, 'plinth.db'))
+  db.exec('CREATE TABLE kept (value TEXT); INSERT INTO kept VALUES (\'a secret\')')
+  db.close()
+  const previous = process.umask(0o022)
+  t.teardown(() => { process.umask(previous) })
+  const target = join(tempDir(t, 'plinth-snap-out-'), 'snapshot.db')
+  snapshotStore(dataDir, target)
+  t.equal(statSync(target).mode & 0o777, 0o600)
+  const copy = new Database(target, { readonly: true })
+  t.equal(copy.prepare('SELECT value FROM kept').pluck().get(), 'a secret', 'and it is the store\'s copy')
+  copy.close()
+})
