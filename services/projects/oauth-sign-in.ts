@@ -155,7 +155,10 @@ export class OauthSignIn {
   /**
    * The user this provider account signed in as before; else the account
    * holding the address, only when the provider verified it; else a new
-   * user. An unverified address never reaches an existing account.
+   * user, only when the provider verified it too. So every link is made to
+   * a proven address: a link made from an unproven one would outlive the
+   * owner's later proof (a reset, a verified provider) and let whoever made
+   * it back into the account the owner now uses.
    */
   private async linkOrCreate (projectId: string, provider: OpenedProvider, claims: Record<string, unknown>): Promise<ProjectAccount> {
     const key = identityKey(projectId, provider.id, provider.client.issuer, String(claims.sub))
@@ -175,7 +178,8 @@ export class OauthSignIn {
       if (link.tookOver) await this.deps.auth.endSessions(projectId, [existing.user.id])
       account = (link.tookOver ? await this.deps.users.account(projectId, existing.user.id) : null) ?? link.account
     } else {
-      account = await this.deps.users.createFromProvider(projectId, email, verified)
+      if (!verified) throw identityErrors.ssoEmailNotVerified({ why: 'The provider has not verified this address; sign up with it, or through a provider that verifies it' })
+      account = await this.deps.users.createFromProvider(projectId, email, true)
     }
     await this.identities.updateOne({ _id: key }, { $setOnInsert: { projectId, provider: provider.id, subject: String(claims.sub), userId: account.user.id, createdAt: this.deps.clock.now() } }, { upsert: true })
     return account

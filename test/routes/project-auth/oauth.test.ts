@@ -122,6 +122,13 @@ t.test('an unverified address never reaches an existing account', async (t) => {
   t.equal(attempt.location.searchParams.get('ticket'), null)
   const login = await call(app, 'POST', `/api/p/${projectId}/auth/login`, {}, { email: 'bob@example.com', password: 'correct horse battery' })
   t.equal(login.status, 200, 'the account is untouched')
+
+  // With no account yet, an unproven address makes none: its link would outlive the owner's later reset or proof.
+  const claimed = await signIn('unverified-carol')
+  t.equal(claimed.location.searchParams.get('error'), 'APP_SSO_EMAIL_NOT_VERIFIED')
+  const carol = await call(app, 'POST', `/api/p/${projectId}/auth/register`, {}, { email: 'carol@example.com', password: 'correct horse battery' })
+  t.equal(carol.status, 201, 'the address is still free for its owner')
+  t.equal((await signIn('unverified-carol')).location.searchParams.get('error'), 'APP_SSO_EMAIL_NOT_VERIFIED', 'and the unproven claim never reaches her account')
 })
 
 t.test('a disabled provider starts no sign-in', async (t) => {
