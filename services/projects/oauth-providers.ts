@@ -6,6 +6,7 @@ import type { AddressGuard } from '../outbound/internal-addresses.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import type { OidcClientConfig, OidcEndpoints } from '../identity/oidc-client.js'
 import { isoString } from '../platform/iso-dates.js'
+import { retryUpsertRace } from '../platform/upsert-race.js'
 import type { OauthProviderBodyT, OauthProviderT } from '../../schemas/project-oauth.js'
 
 type TokenEndpointAuth = OidcClientConfig['tokenEndpointAuth']
@@ -72,7 +73,7 @@ export class OauthProviders {
     return this.view(await this.stored(projectId, provider))
   }
 
-  /** Creates or replaces; the sealed secret stays when none is sent and the issuer and client id are the same. */
+  /** Creates or replaces; the sealed secret stays when none is sent and the issuer, endpoints and client id are the same. */
   async put (projectId: string, provider: string, input: OauthProviderBodyT): Promise<OauthProviderT> {
     const issuer = checkUrl(input.issuer, 'body.issuer').href.replace(/\/$/, '')
     const endpoints = input.endpoints === undefined ? undefined : checkEndpoints(input.endpoints)
@@ -82,11 +83,13 @@ export class OauthProviders {
     if (previous === null && await this.providers.countDocuments({ projectId }) >= MAX_PROVIDERS) {
       throw invalid('params.provider', `a project has at most ${MAX_PROVIDERS} sign-in providers`)
     }
-    const sameClient = previous !== null && previous.issuer === issuer && previous.clientId === input.clientId
+    // A kept secret must not be sent somewhere new: a changed token endpoint would receive it on the next sign-in.
+    const sameClient = previous !== null && previous.issuer === issuer && previous.clientId === input.clientId &&
+      JSON.stringify(previous.endpoints ?? null) === JSON.stringify(endpoints ?? null)
     const sealedClientSecret = input.clientSecret !== undefined
       ? this.deps.secrets.seal(input.clientSecret, sealedFor(projectId, provider))
       : sameClient ? previous.sealedClientSecret : null
-    if (sealedClientSecret === null) throw invalid('body.clientSecret', 'is required for a new provider, or a new issuer or client id')
+    if (sealedClientSecret === null) throw invalid('body.clientSecret', 'is required for a new provider, or a new issuer, endpoints or client id')
     const scopes = [...new Set(['openid', ...(input.scopes ?? DEFAULT_SCOPES)])]
     const stored: StoredProvider = {
       projectId,
@@ -101,9 +104,13 @@ export class OauthProviders {
       enabled: input.enabled ?? true,
       updatedAt: this.deps.clock.now()
     }
-    // Set whole (replace): endpoints left out are gone, and discovery is used again.
-    await this.providers.deleteOne({ _id: keyOf(projectId, provider) })
-    await this.providers.insertOne({ _id: keyOf(projectId, provider), ...stored })
+    // Set whole in one write (a delete then insert left no provider between them): endpoints left out are
+    // unset, and discovery is used again.
+    await retryUpsertRace(() => this.providers.updateOne(
+      { _id: keyOf(projectId, provider) },
+      { $set: stored, ...(endpoints === undefined ? { $unset: { endpoints: '' } } : {}) },
+      { upsert: true }
+    ))
     return this.view(stored)
   }
 

@@ -39,6 +39,10 @@ export const OAUTH_FAILURES = [
 const identityKey = (projectId: string, provider: string, issuer: string, subject: string): string =>
   createHash('sha256').update(JSON.stringify([projectId, provider, issuer, subject])).digest('base64url')
 
+const STATES = 'project_oauth_states'
+const TICKETS = 'project_oauth_tickets'
+const IDENTITIES = 'project_oauth_identities'
+
 function withParam (base: string, name: string, value: string): string {
   const url = new URL(base)
   url.searchParams.set(name, value)
@@ -60,7 +64,7 @@ export class OauthSignIn {
   private readonly identities: StoreCollection<IdentityRecord>
   private readonly clients = new Map<string, { updatedAt: number, client: OidcClient }>()
 
-  constructor (store: Store, private readonly deps: {
+  constructor (private readonly store: Store, private readonly deps: {
     clock: Clock
     providers: OauthProviders
     users: ProjectUsers
@@ -71,9 +75,9 @@ export class OauthSignIn {
     /** The project's browser origins, which `redirectTo` must be on. */
     allowedOrigins: (projectId: string) => Promise<string[]>
   }) {
-    this.states = store.collection<StateRecord>('project_oauth_states')
-    this.tickets = store.collection<TicketRecord>('project_oauth_tickets')
-    this.identities = store.collection<IdentityRecord>('project_oauth_identities')
+    this.states = store.collection<StateRecord>(STATES)
+    this.tickets = store.collection<TicketRecord>(TICKETS)
+    this.identities = store.collection<IdentityRecord>(IDENTITIES)
   }
 
   async init (): Promise<void> {
@@ -118,6 +122,8 @@ export class OauthSignIn {
   async callback (projectId: string, providerId: string, params: OauthCallbackParams, binding: string | undefined): Promise<OauthLanding> {
     const state = await this.consumeState(projectId, providerId, params.state, binding)
     try {
+      // Auth switched off since the start: no user is made or linked (the exchange would refuse anyway).
+      await this.deps.auth.requireAuthOn(projectId)
       const provider = await this.enabledProvider(projectId, providerId)
       const client = this.client(projectId, provider)
       if (params.error !== undefined) throw identityErrors.ssoProviderError({ error: params.error })
@@ -146,9 +152,8 @@ export class OauthSignIn {
   }
 
   async forgetProject (projectId: string): Promise<void> {
-    await this.identities.deleteMany({ projectId })
-    await this.tickets.deleteMany({ projectId })
-    await this.states.deleteMany({ projectId })
+    // However many a project holds: a page per write (a plain deleteMany refuses past its bound).
+    for (const name of [IDENTITIES, TICKETS, STATES]) await this.store.extensions.sweep(name).deleteMany({ projectId })
     for (const key of this.clients.keys()) if (key.startsWith(`${projectId}/`)) this.clients.delete(key)
   }
 
@@ -226,7 +231,8 @@ export class OauthSignIn {
     const now = this.deps.clock.nowMs()
     if (now - this.lastSweep < STATE_TTL_SECONDS * 1000) return
     this.lastSweep = now
-    await this.states.deleteMany({ expiresAt: { $lt: new Date(now) } })
-    await this.tickets.deleteMany({ expiresAt: { $lt: new Date(now) } })
+    // However many a flood of started sign-ins left: a page per write.
+    await this.store.extensions.sweep(STATES).deleteMany({ expiresAt: { $lt: new Date(now) } })
+    await this.store.extensions.sweep(TICKETS).deleteMany({ expiresAt: { $lt: new Date(now) } })
   }
 }

@@ -75,6 +75,12 @@ t.test('an admin sets a provider; the secret is sealed and never answered; inter
   t.notMatch(JSON.stringify(saved.body), CLIENT.secret)
   const listed = await app.inject({ url: `${auth}/providers` })
   t.same(listed.json().data, [{ id: 'corp', label: 'Corp', startUrl: `${auth}/corp/start` }])
+
+  const moved = { authorization: `${opUrl}/auth`, token: `${opUrl}/elsewhere/token`, jwks: `${opUrl}/jwks` }
+  const keptSecretMoved = await call(app, 'PUT', providerUrl, admin.auth, { issuer: opUrl, clientId: CLIENT.id, endpoints: moved, label: 'Corp', scopes: ['email'] })
+  t.equal(keptSecretMoved.body.code, 'APP_VALIDATION_FAILED', 'the stored secret is not kept for new endpoints')
+  const kept = await call(app, 'PUT', providerUrl, admin.auth, { issuer: opUrl, clientId: CLIENT.id, label: 'Corp', scopes: ['email'] })
+  t.equal(kept.status, 200, 'the same issuer, endpoints and client keep the stored secret')
 })
 
 t.test('sign-in creates an end user, a second sign-in finds the same one; replays and tampering are refused', async (t) => {
