@@ -1,5 +1,5 @@
 import type { Clock } from '../platform/clock.js'
-import type { Filter, Store, StoreCollection } from '../store/types.js'
+import type { Filter, PagedWrites, Store, StoreCollection } from '../store/types.js'
 import type { Cursors } from '../collections/query.js'
 import { keysetPage, NEWEST_FIRST, type Page, type PageRequest } from '../webhooks/paging.js'
 
@@ -56,9 +56,12 @@ export interface AuditLogDeps {
 /** The append-only record of who changed what (docs/audit.md). */
 export class AuditLog {
   private readonly entries: StoreCollection<AuditEntry>
+  /** Pruning pages its deletes: a busy day leaves more entries than one write may remove. */
+  private readonly sweep: PagedWrites
 
   constructor (store: Store, private readonly deps: AuditLogDeps) {
     this.entries = store.collection<AuditEntry>('audit_log')
+    this.sweep = store.extensions.sweep('audit_log')
   }
 
   async init (): Promise<void> {
@@ -91,6 +94,6 @@ export class AuditLog {
   /** Deletes entries older than the retention; answers how many went. */
   async prune (retentionDays: number): Promise<number> {
     const before = new Date(this.deps.clock.now().getTime() - retentionDays * 24 * 60 * 60_000)
-    return await this.entries.deleteMany({ at: { $lt: before } }).then((result) => result.deletedCount)
+    return await this.sweep.deleteMany({ at: { $lt: before } })
   }
 }

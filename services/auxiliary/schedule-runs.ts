@@ -7,7 +7,7 @@ import { isoString, isoStringOrNull } from '../platform/iso-dates.js'
 import { DeferJobError } from '../jobs/queue.js'
 import { outboundRequest } from '../outbound/http.js'
 import { DuplicateKeyError } from '../store/errors.js'
-import type { Store, StoreCollection } from '../store/types.js'
+import type { PagedWrites, Store, StoreCollection } from '../store/types.js'
 import { keysetPage, NEWEST_FIRST, type Page, type PageRequest } from '../webhooks/paging.js'
 import { signatureHeader } from '../webhooks/signing.js'
 import { apiAction, type CollectionAction, type HttpAction, type ScheduleRecord, type Schedules, type SlotPayload } from './schedules.js'
@@ -57,11 +57,16 @@ export interface ScheduleRunsDeps {
 
 class RunFailure extends Error {}
 
+const RUNS = 'auxiliary_schedule_runs'
+
 export class ScheduleRuns {
   readonly runs: StoreCollection<RunRecord>
+  /** A schedule's history goes page by page: a minutely schedule outgrows one write's bound in a week. */
+  private readonly sweep: PagedWrites
 
   constructor (private readonly deps: ScheduleRunsDeps) {
-    this.runs = deps.store.collection<RunRecord>('auxiliary_schedule_runs')
+    this.runs = deps.store.collection<RunRecord>(RUNS)
+    this.sweep = deps.store.extensions.sweep(RUNS)
   }
 
   async init (): Promise<void> {
@@ -95,11 +100,11 @@ export class ScheduleRuns {
   }
 
   async purgeSchedule (scheduleId: string): Promise<void> {
-    await this.runs.deleteMany({ scheduleId })
+    await this.sweep.deleteMany({ scheduleId })
   }
 
   async purgeProject (projectId: string): Promise<void> {
-    await this.runs.deleteMany({ projectId })
+    await this.sweep.deleteMany({ projectId })
   }
 
   /** The slot job's handler: the slot's run, unless it ran already or the schedule is gone or off. */

@@ -2,7 +2,7 @@ import type { Cursors } from '../collections/query.js'
 import type { Clock } from '../platform/clock.js'
 import type { IdGenerator } from '../platform/ids.js'
 import { isoString } from '../platform/iso-dates.js'
-import type { Store, StoreCollection } from '../store/types.js'
+import type { PagedWrites, Store, StoreCollection } from '../store/types.js'
 import { keysetPage, NEWEST_FIRST, type Page, type PageRequest } from '../webhooks/paging.js'
 import type { LlmUsageCallT, LlmUsageT } from '../../schemas/llm-usage.js'
 import type { LlmLevel } from '../../schemas/llm.js'
@@ -85,9 +85,12 @@ const byCost = (a: Totals, b: Totals): number => b.costUsd - a.costUsd || b.call
  */
 export class LlmUsageLedger {
   private readonly records: StoreCollection<UsageRecord>
+  /** A level's whole history goes page by page: it holds more calls than one write may remove. */
+  private readonly sweep: PagedWrites
 
   constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, cursors: Cursors, credentials: LlmCredentials, resolution: LlmResolution }) {
     this.records = store.collection<UsageRecord>(LLM_USAGE)
+    this.sweep = store.extensions.sweep(LLM_USAGE)
   }
 
   async init (): Promise<void> {
@@ -158,11 +161,11 @@ export class LlmUsageLedger {
   }
 
   async deleteAllForProject (projectId: string): Promise<void> {
-    await this.records.deleteMany({ projectId })
+    await this.sweep.deleteMany({ projectId })
   }
 
   async deleteAllForOrganization (orgId: string): Promise<void> {
-    await this.records.deleteMany({ orgId })
+    await this.sweep.deleteMany({ orgId })
   }
 
   private filter (scope: LlmScope, month: string): Record<string, string> {

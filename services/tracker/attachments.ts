@@ -5,7 +5,7 @@ import type { ByteRange } from '../files/file-store.js'
 import type { StoredFile, UploadOwner, UploadSessions, UploadSessionView } from '../files/uploads.js'
 import { isoString } from '../platform/iso-dates.js'
 import { DuplicateKeyError } from '../store/errors.js'
-import type { Store, StoreCollection } from '../store/types.js'
+import type { PagedWrites, Store, StoreCollection } from '../store/types.js'
 import { TRACKER_LIMITS, type ListQueryT, type PageOf } from '../../schemas/tracker.js'
 import type { AttachmentT, StartAttachmentBodyT } from '../../schemas/tracker-work-items.js'
 import { ownsOrAdmin, requireWritable, type TrackerScope } from './access.js'
@@ -34,9 +34,12 @@ function toView (record: AttachmentRecord): AttachmentT {
  */
 export class TrackerAttachments {
   readonly records: StoreCollection<AttachmentRecord>
+  /** A tracker project's attachments go page by page: it may hold more than one write may remove. */
+  private readonly sweep: PagedWrites
 
   constructor (store: Store, private readonly deps: { clock: Clock, cursors: Cursors, uploads: UploadSessions, sessionStarted?: () => Promise<void>, items: ItemStore, workItems: WorkItems, followUps: FollowUps }) {
     this.records = store.collection<AttachmentRecord>(TRACKER_COLLECTIONS.attachments)
+    this.sweep = store.extensions.sweep(TRACKER_COLLECTIONS.attachments)
     deps.followUps.on(ATTACHMENT_CHANGED, async (task) => { await this.changed(task as unknown as { attachment: AttachmentRecord | null, sessionId: string, itemId: string, added: boolean, actorId: string, at: Date }) })
   }
 
@@ -138,7 +141,7 @@ export class TrackerAttachments {
   }
 
   async purge (projectId: string, lpId: string): Promise<void> {
-    await this.records.deleteMany({ lpId })
+    await this.sweep.deleteMany({ lpId })
     await this.deps.uploads.deleteOwnerFolder(projectId, `_tracker-${lpId}`)
   }
 

@@ -3,7 +3,7 @@ import type { Cursors } from '../collections/query.js'
 import type { IdGenerator } from '../platform/ids.js'
 import { isoString } from '../platform/iso-dates.js'
 import { DuplicateKeyError } from '../store/errors.js'
-import type { Store, StoreCollection } from '../store/types.js'
+import type { PagedWrites, Store, StoreCollection } from '../store/types.js'
 import { TRACKER_LIMITS, type ListQueryT, type PageOf } from '../../schemas/tracker.js'
 import type { LinkBodyT, LinkT } from '../../schemas/tracker-work-items.js'
 import { ownsOrAdmin, requireWritable, type TrackerScope } from './access.js'
@@ -36,9 +36,12 @@ export function checkUrl (raw: string, path: string): string {
 /** Links from a work item to elsewhere, each URL once per item; added and removed ones show in the item's activity. */
 export class TrackerLinks {
   readonly records: StoreCollection<LinkRecord>
+  /** A tracker project's links go page by page: it may hold more than one write may remove. */
+  private readonly sweep: PagedWrites
 
   constructor (store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, cursors: Cursors, items: ItemStore, workItems: WorkItems, followUps: FollowUps }) {
     this.records = store.collection<LinkRecord>(TRACKER_COLLECTIONS.links)
+    this.sweep = store.extensions.sweep(TRACKER_COLLECTIONS.links)
     deps.followUps.on(LINK_CHANGED, async (task) => { await this.changed(task as unknown as { link: LinkRecord, added: boolean, actorId: string, at: Date }) })
   }
 
@@ -97,6 +100,6 @@ export class TrackerLinks {
   }
 
   async purge (lpId: string): Promise<void> {
-    await this.records.deleteMany({ lpId })
+    await this.sweep.deleteMany({ lpId })
   }
 }
