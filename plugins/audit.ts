@@ -14,10 +14,13 @@ declare module 'fastify' {
 }
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+/** Tool calls are audited one by one as they change something (below), not as the messages that carry them. */
+const MCP_ROUTE = '/api/projects/:projectId/tracker/mcp'
+const ASSISTANT_ROUTE = '/api/projects/:projectId/assistant/sessions/:sessionId/messages'
 /** Routes that sign a platform user in: no credential arrives, the answer names the user. */
 const SIGN_INS: Record<string, AuditCredential> = { '/api/auth/login': 'password', '/api/auth/oauth/exchange': 'sso' }
 /** Writes that change nothing worth an entry (a session's own turnover), and records, which are the data, not its setup. */
-const NOT_AUDITED = ['/api/auth/refresh', '/api/auth/logout', '/api/auth/register']
+const NOT_AUDITED = ['/api/auth/refresh', '/api/auth/logout', '/api/auth/register', MCP_ROUTE]
 const DATA_PREFIX = '/api/p/'
 const DAY_MS = 24 * 60 * 60_000
 
@@ -90,8 +93,29 @@ async function auditPlugin (app: FastifyInstance): Promise<void> {
     return payload
   })
 
+  // A tool that changed something, through MCP or an assistant run, is the caller's change: the same entry a route
+  // would make, its action the tool's name. An assistant's call is made for whoever posted the run's message.
+  app.tools.project.onChange(async ({ tool, caller, fields, result }) => {
+    const project = await app.projects.findById(caller.projectId)
+    const madeId = (result as { id?: unknown } | null)?.id
+    await log.append({
+      orgId: project?.orgId ?? null,
+      projectId: caller.projectId,
+      actorId: caller.userId,
+      credential: caller.origin?.credential ?? 'session',
+      address: caller.origin?.address ?? '',
+      action: `tool:${tool}`,
+      method: 'TOOL',
+      route: caller.origin?.channel === 'assistant' ? ASSISTANT_ROUTE : MCP_ROUTE,
+      targetId: typeof madeId === 'string' ? madeId : caller.projectId,
+      params: { projectId: caller.projectId },
+      fields,
+      status: 200
+    })
+  })
+
   app.registerJobHandler(AUDIT_PRUNE_JOB, async () => ({ pruned: await log.prune(app.config.audit.retentionDays) }))
   app.addHook('onReady', async () => { await app.jobs.schedule(AUDIT_PRUNE_JOB, DAY_MS) })
 }
 
-export default fp(auditPlugin, { name: 'plinth-audit', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-jobs', 'plinth-projects', 'plinth-route-auth'] })
+export default fp(auditPlugin, { name: 'plinth-audit', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-jobs', 'plinth-projects', 'plinth-route-auth', 'plinth-tools'] })

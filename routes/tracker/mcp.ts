@@ -32,7 +32,8 @@ const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('', { config, schema }, async (request, reply) => {
     const { user } = request.caller
-    const caller = { userId: user.userId, scopes: user.scopes, projectId: request.scope.project.id }
+    const origin = { channel: 'mcp' as const, credential: user.via === 'pat' ? 'pat' as const : 'session' as const, address: request.ip }
+    const caller = { userId: user.userId, scopes: user.scopes, projectId: request.scope.project.id, origin }
     const server = mcpServer(app.tools.project, caller, SERVER_INFO)
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
     reply.raw.once('close', () => { void transport.close(); void server.close() })

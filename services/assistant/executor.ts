@@ -207,7 +207,12 @@ export class RunExecutor {
 
   /** One tool call through the registry, as the run's caller; a refusal goes to the model in the platform's envelope. */
   private async callTool (run: RunRecord, toolCall: { toolCallId: string, toolName: string, input: unknown }): Promise<MessagePartT> {
-    const caller: ToolCaller = { userId: run.createdBy, projectId: run.projectId, ...(run.scopes === null ? {} : { scopes: run.scopes }) }
+    const caller: ToolCaller = {
+      userId: run.createdBy,
+      projectId: run.projectId,
+      ...(run.scopes === null ? {} : { scopes: run.scopes }),
+      ...(run.origin === undefined ? {} : { origin: { channel: 'assistant', ...run.origin } })
+    }
     let output: { type: 'json' | 'error-json', value: unknown }
     try {
       output = { type: 'json', value: await this.deps.tools.call(toolCall.toolName, caller, toolCall.input) ?? null }

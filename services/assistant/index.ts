@@ -11,7 +11,7 @@ import type { AssistantConfig } from './config.js'
 import { assistantErrors } from './errors.js'
 import { RunExecutor } from './executor.js'
 import type { AssistantUsageLedger } from './ledger.js'
-import { ACTIVE_STATUSES, AssistantRuns, type RunRecord } from './runs.js'
+import { ACTIVE_STATUSES, AssistantRuns, type RunOrigin, type RunRecord } from './runs.js'
 import { AssistantSessions, type MessageRecord, type SessionRecord } from './sessions.js'
 
 /** The job that works a run a stretch at a time (its start, or after an approval). */
@@ -33,7 +33,12 @@ export interface AssistantPorts {
 }
 
 /** Who posts a message: the run's tools act as them, their access read at each call. */
-export interface AssistantCaller { userId: string, scopes?: string[] }
+export interface AssistantCaller {
+  userId: string
+  scopes?: string[]
+  /** The credential and address of the request: a run's tool calls are audited as made through them. */
+  origin?: RunOrigin
+}
 
 /** Sessions, runs and the run executor, with the operations the routes call. */
 export class Assistant {
@@ -85,6 +90,7 @@ export class Assistant {
       approvals: [],
       createdBy: caller.userId,
       scopes: caller.scopes ?? null,
+      ...(caller.origin === undefined ? {} : { origin: caller.origin }),
       eventCount: 0,
       createdAt: now,
       updatedAt: now,

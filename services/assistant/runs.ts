@@ -13,6 +13,9 @@ export const ACTIVE_STATUSES: readonly RunStatus[] = ['queued', 'running', 'awai
 /** Events after which nothing more comes until someone acts: a follower stops there. */
 export const PAUSING_EVENTS: ReadonlySet<RunEventType> = new Set(['approval.required', 'run.completed', 'run.failed', 'run.cancelled'])
 
+/** The credential and address of the request that started a run. */
+export interface RunOrigin { credential: 'session' | 'pat', address: string }
+
 export type RunRecord = {
   _id: string
   sessionId: string
@@ -28,6 +31,8 @@ export type RunRecord = {
   createdBy: string
   /** A scoped PAT's scopes, kept for the tool calls. */
   scopes: string[] | null
+  /** How the message that started the run was sent (absent on runs from before it was kept). */
+  origin?: RunOrigin
   /** The last event's id. */
   eventCount: number
   createdAt: Date

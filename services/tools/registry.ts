@@ -14,6 +14,25 @@ export interface ToolCaller {
   /** A scoped PAT's scopes: the caller holds only these of their permissions. */
   scopes?: string[]
   projectId: string
+  /** The request behind the call, for the audit log; absent in tests that call the registry directly. */
+  origin?: ToolOrigin
+}
+
+/** Where a call came from: the protocol, and the credential and address of the request that led to it. */
+export interface ToolOrigin {
+  channel: 'mcp' | 'assistant'
+  credential: 'session' | 'pat'
+  address: string
+}
+
+/** A call that changed something (a tool whose risk is not `read`), as its listeners hear of it once it succeeded. */
+export interface ToolChange {
+  tool: string
+  caller: ToolCaller
+  /** The names of the fields the input set, never their values. */
+  fields: string[]
+  /** The tool's answer, for the id of what it made or changed; listeners keep none of its values. */
+  result: unknown
 }
 
 /** What the caller may do in the platform project, as the one resolver says at the moment of the call. */
@@ -99,6 +118,7 @@ function issueMessage (issue: ErrorObject): string {
  */
 export class ToolRegistry<C> {
   private readonly tools = new Map<string, RegisteredTool<C>>()
+  private readonly changeListeners: Array<(change: ToolChange) => Promise<void>> = []
   // The same options as the HTTP layer's body validator (options.ts): nothing coerced, unknown fields refused by the schemas.
   private readonly ajv = new Ajv({ strict: false, removeAdditional: false, useDefaults: true, allErrors: false, coerceTypes: false })
 
@@ -112,6 +132,15 @@ export class ToolRegistry<C> {
     // target, so a critical tool must not have it (a reader of one repository would approve an act on another).
     if (definition.risk === 'critical' && definition.heldBelow !== undefined) throw new Error(`tool '${definition.name}': a critical tool cannot count its permission below the project (heldBelow)`)
     this.tools.set(definition.name, { definition: definition as unknown as ToolDefinition<TSchema, TSchema, C>, validate: this.ajv.compile(definition.input) })
+  }
+
+  /**
+   * `listener` hears of every successful call that may have changed
+   * something, before the call answers (the audit log: a change acknowledged
+   * to a model or an MCP client always has its entry).
+   */
+  onChange (listener: (change: ToolChange) => Promise<void>): void {
+    this.changeListeners.push(listener)
   }
 
   list (): Array<ToolDefinition<TSchema, TSchema, C>> {
@@ -150,7 +179,12 @@ export class ToolRegistry<C> {
     const access = await this.deps.access(caller)
     if (access === null) throw commonErrors.projectNotFound()
     if (!await this.holds(tool.definition, caller, access)) throw permissionMissing(tool.definition.permission, access.scopes)
-    return await tool.definition.run(this.deps.context(caller, access), args as never)
+    const result = await tool.definition.run(this.deps.context(caller, access), args as never)
+    if (tool.definition.risk !== 'read') {
+      const fields = Object.keys(args as Record<string, unknown>).sort()
+      for (const listener of this.changeListeners) await listener({ tool: name, caller, fields, result })
+    }
+    return result
   }
 
   /** The tool's permission held now: in the project, or where its route also looks (`heldBelow`). */

@@ -18,6 +18,8 @@ for (const [wire, protocol] of WIRES) {
     t.match(result?.data, { toolName: 'work_item_create', output: { type: 'json', value: { key: 'WEB-1', title: 'From the assistant' } } })
     t.match(answer.events.at(-1)?.data, { stopReason: 'end_turn', usage: { inputTokens: 100, outputTokens: 15, steps: 2 } })
     t.equal((await s.must('GET', `${s.lp}/work-items/count`, s.owner.auth)).total, 1, 'the item exists')
+    const audit = await s.must('GET', `/api/organizations/${s.orgId}/audit-log?action=tool:work_item_create`, s.owner.auth)
+    t.match(audit.items, [{ method: 'TOOL', route: '/api/projects/:projectId/assistant/sessions/:sessionId/messages', actor: { userId: s.owner.id, credential: 'session' }, address: '127.0.0.1', target: { id: result?.data.output.value.id }, summary: { fields: ['item', 'lpId'] } }], 'the tool\'s change is audited as the poster\'s, made through the assistant')
 
     const runId = answer.events[0].data.runId as string
     t.match(await s.must('GET', `${s.sessions}/${sessionId}/runs/${runId}`, s.owner.auth), { status: 'completed', stopReason: 'end_turn', error: null, model: 'scripted:model-1', usage: { steps: 2 } })

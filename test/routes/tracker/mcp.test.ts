@@ -73,6 +73,15 @@ t.test('the MCP server over Streamable HTTP, with the SDK client', async (t) => 
   const invalid = await call('work_item_create', { lpId: s.lpId, item: { title: 'x', colour: 'red' } })
   t.equal(invalid.isError, true)
   t.match(refusalOf(invalid), { success: false, code: 'APP_VALIDATION_FAILED', message: 'input.item.colour is not an allowed field' })
+
+  // The audit log holds each change a tool made, as the caller's, and nothing for reads, refusals or the messages.
+  const audit = await s.must('GET', `/api/organizations/${s.orgId}/audit-log?limit=100`, s.owner.auth)
+  const viaMcp = (audit.items as Array<{ action: string, method: string, route: string, actor: { userId: string, credential: string }, target: { id: string }, summary: { fields: string[] } }>)
+    .filter((entry) => entry.route === '/api/projects/:projectId/tracker/mcp')
+  t.same(viaMcp.map((entry) => [entry.action, entry.method, entry.actor.userId, entry.actor.credential, entry.target.id, entry.summary.fields]), [
+    ['tool:work_item_create', 'TOOL', s.owner.id, 'session', second.structuredContent.id, ['item', 'lpId']],
+    ['tool:work_item_create', 'TOOL', s.owner.id, 'session', created.structuredContent.id, ['item', 'lpId']]
+  ], 'one entry per write tool call, newest first; none for reads, refusals or tools/list')
 })
 
 t.test('a read-only PAT reads and is refused writes; access is read afresh on every call', async (t) => {
