@@ -4,6 +4,7 @@ import { commonErrors } from '../services/platform/errors.js'
 import { platformDataCaller, type DataCaller } from '../services/collections/access.js'
 import { claimedKind, optionalBearer } from '../http/credentials.js'
 import { FileLinks } from '../services/collections/file-links.js'
+import { AccessCheck } from '../services/collections/access-check.js'
 import { systemClock } from '../services/platform/clock.js'
 import { SignedLinks } from '../services/platform/signed-links.js'
 
@@ -13,6 +14,8 @@ declare module 'fastify' {
     dataCaller: (request: FastifyRequest) => Promise<DataCaller>
     /** Signed links to record files, each acting for the caller who asked for it (docs/data.md). */
     fileLinks: FileLinks
+    /** "Who can see this?": a collection's rules tried as an end user or anonymous caller (docs/data.md). */
+    accessCheck: AccessCheck
   }
 }
 
@@ -56,6 +59,14 @@ async function dataCallerPlugin (app: FastifyInstance): Promise<void> {
     return { kind: 'user', id: user.id, emailVerified: user.emailVerified }
   })
 
+  app.decorate('accessCheck', new AccessCheck(app.store, {
+    clock: systemClock,
+    findCollection: async (projectId, name) => await app.collections.definitions.find(projectId, name),
+    endUser: async (projectId, userId) => {
+      const account = await app.projectAuth.users.account(projectId, userId)
+      return account === null ? null : { emailVerified: account.user.emailVerified, disabled: account.disabled }
+    }
+  }))
   app.decorate('fileLinks', new FileLinks(new SignedLinks(app.deriveSecretKey('files:links')), systemClock, {
     endUserEpoch: async (projectId, userId) => {
       if ((await projects.findById(projectId))?.authEnabled !== true) return null
@@ -71,5 +82,5 @@ async function dataCallerPlugin (app: FastifyInstance): Promise<void> {
 export default fp(dataCallerPlugin, {
   name: 'plinth-data-caller',
   fastify: '5.x',
-  dependencies: ['plinth-config', 'plinth-secrets', 'plinth-auth', 'plinth-projects', 'plinth-orgs', 'plinth-project-auth']
+  dependencies: ['plinth-config', 'plinth-secrets', 'plinth-store', 'plinth-auth', 'plinth-projects', 'plinth-orgs', 'plinth-collections', 'plinth-project-auth']
 })

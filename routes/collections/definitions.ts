@@ -1,7 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { CollectionParams, CollectionResponses, CreateCollectionBody, UpdateCollectionBody } from '../../schemas/collection-definitions.js'
+import {
+  AccessCheckBody, CollectionParams, CollectionResponses, CreateCollectionBody, UpdateCollectionBody
+} from '../../schemas/collection-definitions.js'
 import { ProjectIdParams } from '../../schemas/projects.js'
 import { collectionErrors } from '../../services/collections/errors.js'
+import { commonErrors } from '../../services/platform/errors.js'
 import { created, deleted, ok } from '../replies.js'
 
 /** What a definition may break, whether new or changed. */
@@ -72,6 +75,29 @@ const collectionDefinitionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: CollectionResponses.updated
     }
   }, async (request) => ok(await definitions.update(request.scope.project.id, request.params.name, request.body)))
+
+  app.post('/:name/access-check', {
+    config: {
+      permission: 'records.read',
+      errors: [collectionErrors.collectionNotFound, collectionErrors.recordNotFound, ...DEFINITION_WRITES, commonErrors.userNotFound]
+    },
+    schema: {
+      operationId: 'checkCollectionAccess',
+      tags,
+      summary: 'Who can see this? A method\'s rule tried as an end user or an anonymous caller',
+      description: 'Decided by the data API\'s own rule code, with the rule\'s variables filled in for that caller, under the stored ' +
+        'settings or draft `methods` (validated as a save would, never saved). Answers whether the method is allowed (else the error ' +
+        'the data API would give), the effective filter, check and field masks, whether the rule reaches `recordId`, and for list and ' +
+        'get how many records the caller can see (counted up to 1,000). Nothing is written. Needs `records.read`: the answer tells ' +
+        'which records exist.',
+      params: CollectionParams,
+      body: AccessCheckBody,
+      response: CollectionResponses.accessCheck
+    }
+  }, async (request) => {
+    const { project } = request.scope
+    return ok(await app.accessCheck.check(project.id, request.params.name, request.body))
+  })
 
   app.delete('/:name', {
     config: {

@@ -1292,6 +1292,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{projectId}/collections/{name}/access-check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Who can see this? A method's rule tried as an end user or an anonymous caller
+         * @description Needs `records.read`. Decided by the data API's own rule code, with the rule's variables filled in for that caller, under the stored settings or draft `methods` (validated as a save would, never saved). Answers whether the method is allowed (else the error the data API would give), the effective filter, check and field masks, whether the rule reaches `recordId`, and for list and get how many records the caller can see (counted up to 1,000). Nothing is written. Needs `records.read`: the answer tells which records exist.
+         *
+         *     Refused with:
+         *     - 400 `APP_INVALID_DEFINITION`: the definition breaks a rule of fields, indexes or methods; `details.fields` points at it
+         *     - 400 `APP_RESERVED_COLLECTION`: the name is reserved (`auth`, or starting with `_`), or `_users` cannot be dropped
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_RECORD_NOT_FOUND`: no such record, or the method's rule hides it
+         *     - 404 `APP_USER_NOT_FOUND`: no platform user has this id or e-mail address (under a project: no end user has this id)
+         */
+        post: operations["checkCollectionAccess"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/p/{projectId}/auth/register": {
         parameters: {
             query?: never;
@@ -10771,6 +10800,53 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        AccessCheck: {
+            method: string;
+            /** @description Who calls: nobody signed in, or an end user of the project (their verified flag counts as their token would carry it) */
+            as: {
+                /** @enum {string} */
+                kind: "anonymous";
+            } | {
+                /** @enum {string} */
+                kind: "user";
+                userId: string;
+            };
+            /** @description Whether the data API would let this caller call the method at all */
+            allowed: boolean;
+            /** @description When not allowed: the error the data API would answer */
+            refusal: {
+                /** @description The HTTP status the data API would answer */
+                status: number;
+                code: string;
+                message: string;
+            } | null;
+            rule: {
+                /** @description The filter ANDed into this caller's reads and write targets, its variables filled in; null: none */
+                filter: {
+                    [key: string]: unknown;
+                } | null;
+                /** @description What a written record must satisfy for this caller */
+                check: {
+                    [key: string]: unknown;
+                } | null;
+                owner: string | null;
+                /** @description Fields this caller never sees in the answers */
+                deniedFields: string[];
+                readonlyFields: string[];
+            } | null;
+            record: {
+                id: string;
+                /** @description Whether the rule lets this caller reach the record with this method; null for a method that names no record (create) */
+                reached: boolean | null;
+            } | null;
+            /** @description For list and get: how many records this caller can see */
+            visible: {
+                /** @description How many records the caller's list or get reaches, up to 1000 */
+                count: number;
+                /** @description More than the count: it stopped at its cap */
+                capped: boolean;
+            } | null;
+        };
         /** @description A record: its fields beside id, createdAt, updatedAt and version */
         DataRecord: {
             id: string;
@@ -15696,6 +15772,74 @@ export interface operations {
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    checkCollectionAccess: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description Lower-case letters, digits and underscores, starting with a letter; `_users` is the project's end users */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The data API method to try */
+                    method: "list" | "get" | "create" | "update" | "delete" | "upload" | "download" | "fileDelete";
+                    /** @description Who calls: nobody signed in, or an end user of the project (their verified flag counts as their token would carry it) */
+                    as: {
+                        /** @enum {string} */
+                        kind: "anonymous";
+                    } | {
+                        /** @enum {string} */
+                        kind: "user";
+                        userId: string;
+                    };
+                    /** @description A record: whether the rule's filter reaches it for this caller */
+                    recordId?: string;
+                    /** @description Draft settings to try instead of the stored ones (methods left out stay as stored); validated as a save would, never saved */
+                    methods?: {
+                        list?: components["schemas"]["MethodSetting"];
+                        get?: components["schemas"]["MethodSetting"];
+                        create?: components["schemas"]["MethodSetting"];
+                        update?: components["schemas"]["MethodSetting"];
+                        delete?: components["schemas"]["MethodSetting"];
+                        upload?: components["schemas"]["MethodSetting"];
+                        download?: components["schemas"]["MethodSetting"];
+                        fileDelete?: components["schemas"]["MethodSetting"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AccessCheck"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
