@@ -182,7 +182,7 @@ export class RunExecutor {
       if (results.length > 0) await sessions.append(run.sessionId, run._id, 'tool', results)
       if (waiting.length > 0) {
         const parked = await runs.transition(run._id, ['running'], 'awaiting_approval', { approvals: waiting })
-        if (parked !== null) await runs.emit(run._id, 'approval.required', { approvals: waiting })
+        if (parked !== null) await runs.announce(parked, 'approval.required', { approvals: waiting })
         return
       }
     }
@@ -233,7 +233,7 @@ export class RunExecutor {
     const ended = await this.deps.runs.transition(run._id, ['running', 'queued'], status, { stopReason, error, approvals: [] })
     if (ended === null) return
     await this.deps.sessions.release(run.sessionId, run._id)
-    await this.deps.runs.emit(run._id, status === 'completed' ? 'run.completed' : 'run.failed', { stopReason, error, usage: ended.usage })
+    await this.deps.runs.announce(ended, status === 'completed' ? 'run.completed' : 'run.failed', { stopReason, error, usage: ended.usage })
   }
 
   /** A provider's message never carries the key back to a client. */

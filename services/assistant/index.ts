@@ -120,7 +120,7 @@ export class Assistant {
     if (cancelled === null) throw assistantErrors.runFinished({ status: run.status })
     this.executor.abort(run._id)
     await this.sessions.release(session._id, run._id)
-    await this.runs.emit(run._id, 'run.cancelled', { stopReason: 'cancelled', usage: cancelled.usage })
+    await this.runs.announce(cancelled, 'run.cancelled', { stopReason: 'cancelled', usage: cancelled.usage })
     return cancelled
   }
 

@@ -12,6 +12,15 @@ import { keysetPage, NEWEST_FIRST, type Page } from '../webhooks/paging.js'
 export const ACTIVE_STATUSES: readonly RunStatus[] = ['queued', 'running', 'awaiting_approval']
 /** Events after which nothing more comes until someone acts: a follower stops there. */
 export const PAUSING_EVENTS: ReadonlySet<RunEventType> = new Set(['approval.required', 'run.completed', 'run.failed', 'run.cancelled'])
+/** The statuses those events announce: a move to one takes its event's id in the same write (see `transition`). */
+const PAUSED_STATUSES: ReadonlySet<RunStatus> = new Set(['awaiting_approval', 'completed', 'failed', 'cancelled'])
+/**
+ * How long a follower of a paused run waits for the event its move took the
+ * id of. The event is written just after the move (a session release may
+ * come between, each write waiting at most the store's busy timeout); a
+ * longer wait means the writer died, and the stream ends without it.
+ */
+const ANNOUNCE_GRACE_MS = 30_000
 
 /** The credential and address of the request that started a run. */
 export interface RunOrigin { credential: 'session' | 'pat', address: string }
@@ -107,13 +116,23 @@ export class AssistantRuns {
     return { items: docs, nextCursor }
   }
 
-  /** Moves a run from one of `from` to `to` with `changes`; null when it was in none of them (someone else moved it first). */
+  /**
+   * Moves a run from one of `from` to `to` with `changes`; null when it was
+   * in none of them (someone else moved it first). A move to a status a
+   * follower stops at also takes, in the same write, the id of the event that
+   * announces it, which the mover then writes with `announce`: a follower
+   * reading the new status knows that event is still to come, even when the
+   * mover has not written it yet.
+   */
   async transition (runId: string, from: readonly RunStatus[], to: RunStatus, changes: Partial<RunRecord> = {}): Promise<RunRecord | null> {
     const now = this.deps.clock.now()
     const finished = to === 'completed' || to === 'failed' || to === 'cancelled'
     return await this.runs.findOneAndUpdate(
       { _id: runId, status: { $in: [...from] } },
-      { $set: { ...changes, status: to, updatedAt: now, ...(finished ? { finishedAt: now } : {}) } },
+      {
+        $set: { ...changes, status: to, updatedAt: now, ...(finished ? { finishedAt: now } : {}) },
+        ...(PAUSED_STATUSES.has(to) ? { $inc: { eventCount: 1 } } : {})
+      },
       { returnDocument: 'after' }
     )
   }
@@ -130,7 +149,16 @@ export class AssistantRuns {
   async emit (runId: string, type: RunEventType, data: unknown): Promise<RunEventT> {
     const run = await this.runs.findOneAndUpdate({ _id: runId }, { $inc: { eventCount: 1 } }, { returnDocument: 'after' })
     if (run === null) throw new Error(`run ${runId} is gone`)
-    const record: EventRecord = { _id: `${runId}-${String(run.eventCount).padStart(8, '0')}`, runId, seq: run.eventCount, type, data, at: this.deps.clock.now() }
+    return await this.record(runId, run.eventCount, type, data)
+  }
+
+  /** Records the event announcing the move `transition` answered `moved` for, under the id that move took. */
+  async announce (moved: RunRecord, type: RunEventType, data: unknown): Promise<RunEventT> {
+    return await this.record(moved._id, moved.eventCount, type, data)
+  }
+
+  private async record (runId: string, seq: number, type: RunEventType, data: unknown): Promise<RunEventT> {
+    const record: EventRecord = { _id: `${runId}-${String(seq).padStart(8, '0')}`, runId, seq, type, data, at: this.deps.clock.now() }
     await this.events.insertOne(record)
     this.appended.emit(runId)
     return eventView(record)
@@ -161,8 +189,9 @@ export class AssistantRuns {
         }
         if (batch.length === 0) {
           const run = await this.byId(runId)
-          if (run === null || !ACTIVE_STATUSES.includes(run.status)) return
-          if (run.status === 'awaiting_approval' && (await this.eventsAfter(runId, last)).length === 0) return
+          if (run === null) return
+          // A paused run's last event may still be on its way: its move took the id first (see `transition`).
+          if (PAUSED_STATUSES.has(run.status) && (run.eventCount <= last || this.deps.clock.nowMs() - run.updatedAt.getTime() > ANNOUNCE_GRACE_MS)) return
           await sleep(this.deps.pollMs ?? 1000, undefined, { signal: AbortSignal.any([signal, woken.signal]) }).catch(() => {})
         }
       } finally {

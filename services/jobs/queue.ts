@@ -39,6 +39,8 @@ export type Job = {
   everyMs?: number
   /** Set on a keyed job (see `enqueueKeyed`): asked for again while it ran, so it is queued again instead of finishing. */
   again?: boolean
+  /** The batch claim (see `claimMany`) that last took the job: how its claimer finds what its one write took. */
+  claimBatch?: string
 }
 
 export interface EnqueueOptions {
@@ -351,6 +353,64 @@ export class JobQueue {
       const lastError = `Lease expired on the final attempt (${job.maxAttempts}); the worker stopped responding`
       await this.settle(job, workerId, now, job.everyMs === undefined ? { status: 'dead', lastError, finishedAt: now } : this.nextRun(job, now, { lastError }))
     }
+  }
+
+  /**
+   * `claim` for up to `limit` jobs at once, in two writes whatever their
+   * number: work whose worker stopped first, then the oldest due jobs, each
+   * group taken by one all-or-nothing `updateMany` fenced on the state the
+   * candidates were read in, so a job another worker took meanwhile is left
+   * to it. The write marks what it took with a fresh batch id, read back once.
+   */
+  async claimMany (workerId: string, types: readonly string[], leaseMs: number, limit: number): Promise<Job[]> {
+    assertLeaseMs(leaseMs)
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError('limit must be a whole number of at least 1')
+    if (types.length === 0) return []
+    const now = await this.now()
+    const batch = this.newId()
+    const typed = { type: { $in: [...types] } }
+    const candidates: string[] = []
+    let taken = 0
+    for (const due of [{ status: 'running', leaseUntil: { $lt: now } }, { status: 'queued', runAt: { $lte: now } }]) {
+      if (taken >= limit) break
+      const ids = (await this.jobs.find({ ...due, ...typed }, { sort: { _id: 1 }, limit: limit - taken, projection: { _id: 1 } }).toArray()).map((job) => job._id)
+      if (ids.length === 0) continue
+      candidates.push(...ids)
+      taken += (await this.jobs.updateMany(
+        { _id: { $in: ids }, ...due, ...typed },
+        { $set: { status: 'running', leaseOwner: workerId, leaseUntil: later(now, leaseMs), updatedAt: now, claimBatch: batch }, $inc: { attempts: 1 } }
+      )).modifiedCount
+    }
+    if (taken === 0) return []
+    // Read back by primary key: only the candidates can carry this batch's id.
+    const claimed = await this.jobs.find({ _id: { $in: candidates }, claimBatch: batch, leaseOwner: workerId, status: 'running' }, { sort: { _id: 1 } }).toArray()
+    const live: Job[] = []
+    for (const job of claimed) {
+      if (job.attempts <= job.maxAttempts) { live.push(job); continue }
+      const lastError = `Lease expired on the final attempt (${job.maxAttempts}); the worker stopped responding`
+      await this.settle(job, workerId, now, job.everyMs === undefined ? { status: 'dead', lastError, finishedAt: now } : this.nextRun(job, now, { lastError }))
+    }
+    return live
+  }
+
+  /**
+   * `complete` for many jobs this worker holds, with no result: one write for
+   * every plain job (keyed and recurring ones, which are queued again rather
+   * than finished, go through `complete`). Each job is fenced on its own
+   * claim as in `complete`; the answer counts the jobs finished, the rest
+   * having had their lease taken over.
+   */
+  async completeMany (jobs: readonly Job[], workerId: string): Promise<number> {
+    const plain = jobs.filter((job) => job.again === undefined && job.everyMs === undefined)
+    let finished = 0
+    for (const job of jobs) if (!plain.includes(job) && await this.complete(job, workerId) !== null) finished++
+    if (plain.length === 0) return finished
+    const now = await this.now()
+    const outcome = await this.jobs.updateMany(
+      { $or: plain.map((job) => ({ _id: job._id, attempts: job.attempts })), status: 'running', leaseOwner: workerId },
+      { $set: { status: 'succeeded', result: null, lastError: null, finishedAt: now, leaseUntil: null, updatedAt: now } }
+    )
+    return finished + outcome.modifiedCount
   }
 
   /** Pushes the lease forward; false when the caller no longer owns the job. */

@@ -5,6 +5,7 @@ import { ConfigError, httpUrl, integer, isAddressOrRange, list, origins, text, t
 import { parseKeyText } from './crypto.js'
 import { MAX_WRITE_DOCUMENTS } from '../store/semantics/writes.js'
 import { DEFAULT_SWEEP_PAGE_SIZE } from '../store/sweep.js'
+import { DEFAULT_BUSY_TIMEOUT_MS } from '../store/sqlite/connection.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = typeof LOG_LEVELS[number]
@@ -52,6 +53,12 @@ export const ServerConfig = Type.Object({
     maximum: MAX_WRITE_DOCUMENTS,
     variable: 'STORE_SWEEP_PAGE_SIZE',
     description: 'Documents per write of an internal sweep (deleting a project, revoking sessions, pruning)'
+  }),
+  storeBusyTimeoutMs: Type.Integer({
+    minimum: 0,
+    maximum: 60_000,
+    variable: 'STORE_BUSY_TIMEOUT_MS',
+    description: 'How long an embedded-store write waits for the file\'s write lock (other processes on the DATA_DIR) before answering 503'
   }),
   logLevel: Type.Union(LOG_LEVELS.map((level) => Type.Literal(level)), { variable: 'LOG_LEVEL', description: 'The logger\'s level' }),
   bodyLimit: Type.Integer({ minimum: 1024, maximum: 1024 * 1024 * 1024, variable: 'BODY_LIMIT', description: 'The largest JSON body accepted, bytes' }),
@@ -147,6 +154,7 @@ export function parseServerConfig (env: Env): ServerConfig {
     mongodbQueryTimeoutMs: integer(env, 'MONGODB_QUERY_TIMEOUT_MS', DEFAULT_QUERY_TIMEOUT_MS, 100, 600_000),
     mongodbConnectTimeoutSeconds: integer(env, 'MONGODB_CONNECT_TIMEOUT_SECONDS', 60, 1, 3600),
     storeSweepPageSize: integer(env, 'STORE_SWEEP_PAGE_SIZE', DEFAULT_SWEEP_PAGE_SIZE, 1, MAX_WRITE_DOCUMENTS),
+    storeBusyTimeoutMs: integer(env, 'STORE_BUSY_TIMEOUT_MS', DEFAULT_BUSY_TIMEOUT_MS, 0, 60_000),
     logLevel,
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     masterKey,

@@ -66,6 +66,13 @@ export const storeErrors = errorCatalogue('store', {
   invalidIndex: { code: 'APP_INVALID_INDEX', status: 400, message: ({ why }: { why: string }) => why, description: 'an index key, name or count the store refuses' },
   indexConflict: { code: 'APP_INDEX_CONFLICT', status: 409, message: ({ why }: { why: string }) => why, description: 'another index already has this name or this key' },
   indexNotFound: { code: 'APP_INDEX_NOT_FOUND', status: 404, message: ({ name }: { name: string }) => `No index named '${name}'`, description: 'no index of that name' },
+  busy: {
+    code: 'APP_STORE_BUSY',
+    status: 503,
+    message: 'The store is busy with other writes; retry the request',
+    details: () => ({ retryAfterSeconds: 1 }),
+    description: 'the embedded store\'s write lock stayed taken past STORE_BUSY_TIMEOUT_MS (another process writing the same DATA_DIR); nothing was written; Retry-After says when to try again'
+  },
   queryTimeout: {
     code: 'APP_QUERY_TIMEOUT',
     status: 503,
@@ -92,6 +99,13 @@ export class DuplicateKeyError extends AppError {
     this.collection = collection
     this.index = index
     this.keyValue = keyValue
+  }
+}
+
+/** The embedded engine could not take the file's write lock in time; nothing was written, so a retry is safe. */
+export class StoreBusyError extends AppError {
+  constructor () {
+    super(...parts(storeErrors.busy()))
   }
 }
 

@@ -10,7 +10,7 @@ import type { ConnectOptions } from './mongo/connect.js'
 export type * from './types.js'
 export { DuplicateKeyError, QueryError, InvalidUpdateError } from './errors.js'
 
-type StoreConfig = Pick<Config, 'dataDir' | 'mongodbUrl' | 'mongodbDb'> & Partial<Pick<Config, 'mongodbQueryTimeoutMs' | 'mongodbConnectTimeoutSeconds' | 'storeSweepPageSize'>>
+type StoreConfig = Pick<Config, 'dataDir' | 'mongodbUrl' | 'mongodbDb'> & Partial<Pick<Config, 'mongodbQueryTimeoutMs' | 'mongodbConnectTimeoutSeconds' | 'storeSweepPageSize' | 'storeBusyTimeoutMs'>>
 
 /** MongoDB when MONGODB_URL is set, otherwise the embedded SQLite file in DATA_DIR. `onRetry` hears of each failed attempt to reach MongoDB at start. */
 export async function openStore (config: StoreConfig, newId?: IdGenerator, onRetry?: ConnectOptions['onRetry']): Promise<Store> {
@@ -27,5 +27,6 @@ export async function openStore (config: StoreConfig, newId?: IdGenerator, onRet
     })
   }
   mkdirSync(config.dataDir, { recursive: true })
-  return openSqliteStore({ file: join(config.dataDir, 'plinth.db'), ...(newId === undefined ? {} : { newId }), ...sweep })
+  const busy = config.storeBusyTimeoutMs === undefined ? {} : { busyTimeoutMs: config.storeBusyTimeoutMs }
+  return openSqliteStore({ file: join(config.dataDir, 'plinth.db'), ...(newId === undefined ? {} : { newId }), ...sweep, ...busy })
 }

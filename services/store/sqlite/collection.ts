@@ -144,8 +144,8 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
 
   async insertOne (doc: T & { _id?: string }): Promise<InsertOneResult> {
     const prepared = this.prepare(doc, 'document')
-    const committed = this.connection.groupInsert(() => this.insertFast(prepared))
-    if (committed === null) this.connection.write(() => { this.insertPrepared(prepared) }, this.collectionName)
+    const committed = await this.connection.writing(() => this.connection.groupInsert(() => this.insertFast(prepared)))
+    if (committed === null) await this.connection.writing(() => { this.connection.write(() => { this.insertPrepared(prepared) }, this.collectionName) })
     else await committed
     return { acknowledged: true, insertedId: prepared.id }
   }
@@ -155,7 +155,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
     if (!Array.isArray(docs)) throw new QueryError('documents', 'insertMany takes an array of documents')
     checkWriteCount(docs.length, 'insertMany')
     const prepared = docs.map((doc, i) => this.prepare(doc, `documents[${i}]`))
-    this.connection.write(() => { for (const one of prepared) this.insertPrepared(one) }, this.collectionName)
+    await this.connection.writing(() => { this.connection.write(() => { for (const one of prepared) this.insertPrepared(one) }, this.collectionName) })
     const insertedIds: Record<number, string> = {}
     prepared.forEach((one, i) => { insertedIds[i] = one.id })
     return { acknowledged: true, insertedCount: prepared.length, insertedIds }
@@ -243,12 +243,12 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
     })
   }
 
-  private runUpdate (filter: Filter, update: Update, many: boolean, upsert: boolean, sort?: Sort): UpdateRun {
+  private async runUpdate (filter: Filter, update: Update, many: boolean, upsert: boolean, sort?: Sort): Promise<UpdateRun> {
     const test = filterTest(filter)
     const apply = compileUpdate(update)
     checkSort(sort)
     const seed = upsert ? upsertSeed(filter, update) : null
-    return this.connection.write(() => {
+    return await this.connection.writing(() => this.connection.write(() => {
       let meta = this.meta()
       const matches = meta === undefined ? [] : selectMatches(this.connection, meta, filter, test, { sort, limit: many ? MAX_WRITE_DOCUMENTS + 1 : 1 })
       if (many) checkWriteCount(matches.length, 'updateMany')
@@ -268,16 +268,16 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
       const prepared = this.prepare(inserted, 'upsert')
       this.insertPrepared(prepared)
       return { result: { ...result, upsertedCount: 1, upsertedId: prepared.id }, before: null, after: decodeDocument(prepared.json) }
-    }, this.collectionName)
+    }, this.collectionName))
   }
 
   async updateOne (filter: Filter, update: Update, options: UpdateOptions = {}): Promise<UpdateResult> {
-    return this.runUpdate(filter, update, false, options.upsert === true).result
+    return (await this.runUpdate(filter, update, false, options.upsert === true)).result
   }
 
   /** All or nothing: a unique violation on any document rolls back the whole update. */
   async updateMany (filter: Filter, update: Update, options: UpdateOptions = {}): Promise<UpdateResult> {
-    return this.runUpdate(filter, update, true, options.upsert === true).result
+    return (await this.runUpdate(filter, update, true, options.upsert === true)).result
   }
 
   async findOneAndUpdate (filter: Filter, update: Update, options: FindOneAndUpdateOptions = {}): Promise<WithId<T> | null> {
@@ -285,15 +285,15 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
     if (options.returnDocument !== undefined && options.returnDocument !== 'before' && options.returnDocument !== 'after') {
       throw new QueryError('options.returnDocument', "returnDocument must be 'before' or 'after'")
     }
-    const run = this.runUpdate(filter, update, false, options.upsert === true, options.sort)
+    const run = await this.runUpdate(filter, update, false, options.upsert === true, options.sort)
     const chosen = options.returnDocument === 'after' ? run.after : run.before
     return chosen === null ? null : project(chosen) as WithId<T>
   }
 
-  private runDelete (filter: Filter, many: boolean, sort?: Sort): Match[] | number {
+  private async runDelete (filter: Filter, many: boolean, sort?: Sort): Promise<Match[] | number> {
     const test = filterTest(filter)
     checkSort(sort)
-    return this.connection.write(() => {
+    return await this.connection.writing(() => this.connection.write(() => {
       const meta = this.meta()
       if (meta === undefined) return 0
       const table = quoteIdentifier(meta.table)
@@ -311,31 +311,31 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
       const remove = this.connection.statement(`DELETE FROM ${table} WHERE seq = ?`)
       for (const match of matches) remove.run(match.seq)
       return matches
-    }, this.collectionName)
+    }, this.collectionName))
   }
 
   async findOneAndDelete (filter: Filter, options: FindOneAndDeleteOptions = {}): Promise<WithId<T> | null> {
     const project = projector(options.projection)
-    const removed = this.runDelete(filter, false, options.sort)
+    const removed = await this.runDelete(filter, false, options.sort)
     return typeof removed === 'number' || removed.length === 0 ? null : project(removed[0].doc) as WithId<T>
   }
 
   async deleteOne (filter: Filter): Promise<DeleteResult> {
-    const removed = this.runDelete(filter, false)
+    const removed = await this.runDelete(filter, false)
     return { acknowledged: true, deletedCount: typeof removed === 'number' ? removed : removed.length }
   }
 
   async deleteMany (filter: Filter): Promise<DeleteResult> {
-    const removed = this.runDelete(filter, true)
+    const removed = await this.runDelete(filter, true)
     return { acknowledged: true, deletedCount: typeof removed === 'number' ? removed : removed.length }
   }
 
   async createIndex (key: IndexKey, options: CreateIndexOptions = {}): Promise<string> {
-    return createIndex(this.connection, this.collectionName, key, options)
+    return await this.connection.writing(() => createIndex(this.connection, this.collectionName, key, options))
   }
 
   async dropIndex (name: string): Promise<void> {
-    dropIndex(this.connection, this.collectionName, name)
+    await this.connection.writing(() => { dropIndex(this.connection, this.collectionName, name) })
   }
 
   async listIndexes (): Promise<IndexDescription[]> {
@@ -343,6 +343,6 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
   }
 
   async drop (): Promise<boolean> {
-    return this.connection.write(() => this.connection.dropCollection(this.collectionName), this.collectionName)
+    return await this.connection.writing(() => this.connection.write(() => this.connection.dropCollection(this.collectionName), this.collectionName))
   }
 }

@@ -1,4 +1,5 @@
-import { chmodSync, closeSync, openSync, statSync } from 'node:fs'
+import { chmodSync, closeSync, openSync, realpathSync, statSync } from 'node:fs'
+import { setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
 import type { Document, IndexKey, TextIndexSpec } from '../types.js'
 import { collectionOfTable, quoteIdentifier, tableName } from './names.js'
@@ -6,6 +7,7 @@ import { DocumentCache } from './document-cache.js'
 import { cloneDecoded, decodeDocument } from './codec.js'
 import { BoundedMap } from '../../cache/bounded-map.js'
 import { createTextObjects, dropTextObjects } from './text-objects.js'
+import { StoreBusyError } from '../errors.js'
 
 export interface IndexMeta {
   name: string
@@ -26,6 +28,32 @@ export interface CollectionMeta {
 type Statement = Database.Statement<unknown[], unknown>
 
 const STATEMENT_CACHE_SIZE = 500
+
+/** How long a write waits for the file's write lock, in all, when the opener does not say (STORE_BUSY_TIMEOUT_MS). */
+export const DEFAULT_BUSY_TIMEOUT_MS = 5_000
+
+/**
+ * SQLite's own busy handler sleeps synchronously, holding the event loop; it
+ * only bridges short waits (and reads meeting a recovery). Longer waits for
+ * the write lock are taken between event-loop turns by `writing`.
+ */
+const SYNC_BUSY_TIMEOUT_MS = 50
+const RETRY_PAUSE_MAX_MS = 50
+const OPEN_BUSY_TIMEOUT_MS = 10_000
+
+/**
+ * This process's open connections, by database file. A connection holds the
+ * write lock across an event-loop turn (the group commit), and SQLite's busy
+ * handler would wait for it without ever letting that turn end: a deadlock
+ * that ends in SQLITE_BUSY. So a connection about to write first lets its
+ * siblings on the same file commit the turns they hold.
+ */
+const connectionsByFile = new Map<string, Set<Connection>>()
+
+function isBusy (error: unknown): boolean {
+  const code = (error as { code?: unknown }).code
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY')
+}
 
 /**
  * The file holds password and token hashes and sealed secrets: readable by
@@ -65,11 +93,20 @@ export class Connection {
   private committed: Array<{ resolve: () => void, reject: (error: unknown) => void }> = []
   private dataVersion = -1
   private readonly documents = new DocumentCache()
+  private readonly siblings: Set<Connection> | null = null
+  private readonly fileKey: string | null = null
+  private readonly busyTimeoutMs: number
 
-  constructor (file: string) {
-    if (file !== ':memory:') keepPrivate(file)
-    // Several API processes may share the file; a writer waits for the lock rather than failing at once.
-    this.db = new Database(file, { timeout: 10_000 })
+  constructor (file: string, options: { busyTimeoutMs?: number } = {}) {
+    this.busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS
+    if (file !== ':memory:') {
+      keepPrivate(file)
+      this.fileKey = realpathSync(file)
+      this.siblings = connectionsByFile.get(this.fileKey) ?? new Set()
+      this.yieldLock()
+    }
+    // Opening is synchronous and rare: it may wait long for another process's lock. Later writes wait in `writing`.
+    this.db = new Database(file, { timeout: OPEN_BUSY_TIMEOUT_MS })
     this.db.pragma('journal_mode = WAL')
     this.db.pragma('synchronous = NORMAL')
     // Fewer, larger checkpoints (up to ~64 MB of WAL): each one copies back and syncs pages that many small commits share.
@@ -87,6 +124,11 @@ export class Connection {
         CREATE TABLE IF NOT EXISTS _plinth_text (collection TEXT PRIMARY KEY, spec TEXT NOT NULL);
       `)
     }).immediate()
+    this.db.pragma(`busy_timeout = ${SYNC_BUSY_TIMEOUT_MS}`)
+    if (this.fileKey !== null && this.siblings !== null) {
+      this.siblings.add(this)
+      connectionsByFile.set(this.fileKey, this.siblings)
+    }
   }
 
   get open (): boolean {
@@ -143,7 +185,7 @@ export class Connection {
         this.statement('COMMIT').run()
         this.turn = 'none'
       }
-      this.statement('BEGIN IMMEDIATE').run()
+      this.beginImmediate()
       this.turn = 'write'
       if (!scheduled) setImmediate(this.endTurn)
       this.startSnapshot()
@@ -290,7 +332,7 @@ export class Connection {
     }
     if (this.transaction === 'read') throw new Error('A write cannot start inside a read transaction')
     this.endTurn()
-    this.statement('BEGIN IMMEDIATE').run()
+    this.beginImmediate()
     this.transaction = 'write'
     try {
       this.refresh()
@@ -307,6 +349,41 @@ export class Connection {
       // Whatever fn changed (or rolled back), documents cached before it may no longer be what the file holds.
       this.changed(collection)
     }
+  }
+
+  /**
+   * `write` (or any call of this connection that takes the write lock:
+   * `groupInsert`), retried while the lock is held elsewhere, with short
+   * jittered pauses that leave the event loop free, until the busy timeout;
+   * then StoreBusyError. Only a failed BEGIN is retried, so nothing of `fn`
+   * ran when it is.
+   */
+  async writing<T> (attempt: () => T): Promise<T> {
+    const deadline = Date.now() + this.busyTimeoutMs
+    for (let tries = 0; ; tries++) {
+      try {
+        return attempt()
+      } catch (error) {
+        if (!(error instanceof StoreBusyError) || Date.now() >= deadline) throw error
+      }
+      await sleep(Math.min(RETRY_PAUSE_MAX_MS, 2 ** tries) * (0.5 + Math.random()))
+    }
+  }
+
+  private beginImmediate (): void {
+    this.yieldLock()
+    try {
+      this.statement('BEGIN IMMEDIATE').run()
+    } catch (error) {
+      if (isBusy(error)) throw new StoreBusyError()
+      throw error
+    }
+  }
+
+  /** Siblings in this process commit the group-commit turns they hold, which would otherwise wait on this one's busy handler. */
+  private yieldLock (): void {
+    if (this.siblings === null) return
+    for (const sibling of this.siblings) if (sibling !== this && sibling.turn === 'write') sibling.endTurn()
   }
 
   /** Called inside a transaction: reloads the catalogue when another connection (or this one) changed it. */
@@ -366,6 +443,8 @@ export class Connection {
   close (): void {
     if (!this.db.open) return
     this.endTurn()
+    this.siblings?.delete(this)
+    if (this.fileKey !== null && this.siblings?.size === 0) connectionsByFile.delete(this.fileKey)
     this.statements.clear()
     this.db.close()
   }

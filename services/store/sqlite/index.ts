@@ -15,6 +15,8 @@ export interface SqliteStoreOptions {
   clock?: Clock
   /** Documents per page of `extensions.sweep` (STORE_SWEEP_PAGE_SIZE). */
   sweepPageSize?: number
+  /** How long a write waits for the file's write lock before StoreBusyError (STORE_BUSY_TIMEOUT_MS). */
+  busyTimeoutMs?: number
 }
 
 /**
@@ -57,7 +59,7 @@ class SqliteStore implements Store {
 
   async dropCollection (name: string): Promise<boolean> {
     validateCollectionName(name)
-    return this.connection.write(() => this.connection.dropCollection(name), name)
+    return await this.connection.writing(() => this.connection.write(() => this.connection.dropCollection(name), name))
   }
 
   async ping (): Promise<void> {
@@ -70,5 +72,5 @@ class SqliteStore implements Store {
 }
 
 export function openSqliteStore (options: SqliteStoreOptions): Store {
-  return new SqliteStore(new Connection(options.file), options.newId ?? defaultNewId, options.clock ?? systemClock, options.sweepPageSize ?? DEFAULT_SWEEP_PAGE_SIZE)
+  return new SqliteStore(new Connection(options.file, options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }), options.newId ?? defaultNewId, options.clock ?? systemClock, options.sweepPageSize ?? DEFAULT_SWEEP_PAGE_SIZE)
 }

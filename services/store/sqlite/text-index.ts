@@ -33,7 +33,7 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
   async ensure (spec: TextIndexSpec): Promise<void> {
     const fields = Object.entries(spec.fields)
     if (fields.length === 0 || fields.some(([path, weight]) => path === '' || path.startsWith('$') || !(weight > 0))) throw new Error(`A text index of ${this.collection} needs fields with positive weights`)
-    this.connection.write(() => {
+    await this.connection.writing(() => this.connection.write(() => {
       this.connection.ensureCollection(this.collection)
       const stored = this.connection.textSpec(this.collection)
       if (stored !== undefined && JSON.stringify(stored) === JSON.stringify(spec)) return
@@ -41,18 +41,18 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       this.connection.statement('INSERT OR REPLACE INTO _plinth_text (collection, spec) VALUES (?, ?)').run(this.collection, JSON.stringify(spec))
       createTextObjects(this.connection.db, this.collection, spec)
       this.connection.bumpVersion()
-    }, this.collection)
+    }, this.collection))
   }
 
   async rebuild (): Promise<number> {
-    return this.connection.write(() => {
+    return await this.connection.writing(() => this.connection.write(() => {
       const spec = this.connection.textSpec(this.collection)
       const meta = this.connection.collection(this.collection)
       if (spec === undefined || meta === undefined) return 0
       dropTextObjects(this.connection.db, this.collection)
       createTextObjects(this.connection.db, this.collection, spec)
       return this.connection.statement(`SELECT count(*) FROM ${quoteIdentifier(meta.table)}`).pluck().get() as number
-    }, this.collection)
+    }, this.collection))
   }
 
   async search (query: TextQuery, filter: Filter, options: TextSearchOptions = {}): Promise<Array<TextHit<T>>> {

@@ -132,9 +132,8 @@ t.test('two app instances on one DATA_DIR: a slot runs exactly once; after downt
   const onTime = await create('on time', 'once')
   const slot = new Date(onTime.nextFires[0] as string)
 
-  // The controllable clock: each node's tick is told the time, just after the slot; both tick, twice. (One after the
-  // other: two embedded engines in one process writing one SQLite file at the same instant answer "database is locked".)
-  for (const at of [1000, 2000]) for (const app of [first, second]) await app.auxiliary.schedules.tick(new Date(slot.getTime() + at))
+  // The controllable clock: each node's tick is told the time, just after the slot; both tick at once, twice.
+  for (const at of [1000, 2000]) await Promise.all([first, second].map(async (app) => { await app.auxiliary.schedules.tick(new Date(slot.getTime() + at)) }))
   await eventually(t, 'the slot ran', async () => hook.hits.length >= 1)
   // The slot's job handed to both nodes' handlers again still runs once.
   const payload = { scheduleId: onTime.id, slot: slot.toISOString(), trigger: 'slot' as const }

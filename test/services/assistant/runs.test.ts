@@ -1,0 +1,90 @@
+import t, { type Test } from 'tap'
+import { randomBytes } from 'node:crypto'
+import type { RunEventT } from '../../../schemas/assistant.js'
+import { AssistantRuns, type RunRecord } from '../../../services/assistant/runs.js'
+import { Cursors } from '../../../services/collections/query.js'
+import { ManualClock } from '../../../services/platform/clock.js'
+import { tempStore } from '../../helper.js'
+
+async function setup (t: Test) {
+  const clock = new ManualClock()
+  const runs = new AssistantRuns(await tempStore(t), { clock, cursors: new Cursors(randomBytes(32)), pollMs: 10 })
+  await runs.init()
+  const now = clock.now()
+  const run: RunRecord = {
+    _id: 'run-1',
+    sessionId: 'session-1',
+    projectId: 'project-1',
+    organizationId: 'org-1',
+    status: 'running',
+    model: 'scripted:model-1',
+    stopReason: null,
+    error: null,
+    usage: { inputTokens: 0, outputTokens: 0, steps: 0 },
+    approvals: [],
+    createdBy: 'user-1',
+    scopes: null,
+    eventCount: 0,
+    createdAt: now,
+    updatedAt: now,
+    finishedAt: null
+  }
+  await runs.insert(run)
+  await runs.emit(run._id, 'run.started', { runId: run._id })
+  // Resolves once a follower has read the run's status (it does so when it finds no new event).
+  let statusRead = (): void => {}
+  const byId = runs.byId.bind(runs)
+  runs.byId = async (runId) => {
+    const found = await byId(runId)
+    statusRead()
+    return found
+  }
+  const nextStatusRead = async (): Promise<void> => { await new Promise<void>((resolve) => { statusRead = resolve }) }
+  const follow = async (after: number): Promise<RunEventT[]> => {
+    const seen: RunEventT[] = []
+    for await (const event of runs.follow(run._id, after, new AbortController().signal)) seen.push(event)
+    return seen
+  }
+  return { clock, runs, run, nextStatusRead, follow }
+}
+
+const brief = (events: RunEventT[]): Array<[number, string]> => events.map((event) => [event.id, event.type])
+
+t.test('a follower that reads a run\'s end before the event announcing it is written waits for that event', async (t) => {
+  const { runs, run, nextStatusRead, follow } = await setup(t)
+  const ended = await runs.transition(run._id, ['running'], 'completed', { stopReason: 'end_turn' })
+  t.equal(ended?.eventCount, 2, 'the move took the id of its event')
+  const read = nextStatusRead()
+  const following = follow(1)
+  await read
+  await runs.announce(ended as RunRecord, 'run.completed', { stopReason: 'end_turn' })
+  t.same(brief(await following), [[2, 'run.completed']])
+  t.same(brief(await follow(2)), [], 'a follower after the last event ends at once')
+})
+
+t.test('a pause for approval is announced the same way, and the run goes on after it without a gap in the ids', async (t) => {
+  const { runs, run, nextStatusRead, follow } = await setup(t)
+  const parked = await runs.transition(run._id, ['running'], 'awaiting_approval')
+  const read = nextStatusRead()
+  const paused = follow(1)
+  await read
+  await runs.announce(parked as RunRecord, 'approval.required', { approvals: [] })
+  t.same(brief(await paused), [[2, 'approval.required']])
+  t.equal((await runs.transition(run._id, ['awaiting_approval'], 'queued'))?.eventCount, 2, 'going back on the queue takes no id')
+  t.equal((await runs.transition(run._id, ['queued'], 'running'))?.eventCount, 2, 'nor does starting again')
+  await runs.emit(run._id, 'step.finished', {})
+  const cancelled = await runs.transition(run._id, ['running'], 'cancelled')
+  await runs.announce(cancelled as RunRecord, 'run.cancelled', {})
+  t.same(brief(await follow(2)), [[3, 'step.finished'], [4, 'run.cancelled']])
+})
+
+t.test('a follower does not wait forever for an event whose writer died: it ends once the grace has passed', async (t) => {
+  const { clock, runs, run, nextStatusRead, follow } = await setup(t)
+  await runs.transition(run._id, ['running'], 'failed', { stopReason: 'error', error: 'gone' })
+  const read = nextStatusRead()
+  const following = follow(1)
+  await read
+  await nextStatusRead()
+  clock.advance(30_001)
+  t.same(brief(await following), [], 'the stream ends without the event that never came')
+})
