@@ -29,8 +29,15 @@ export const BackupManifestSchema = Type.Object({
     name: Type.Union([Type.Literal('data'), Type.Literal('git'), Type.Literal('hosting')]),
     variable: Type.String()
   })),
+  /**
+   * Where the repositories and the hosting artifacts are in the archive: their root, or their folder under `data`
+   * (`data/git` by default). Archives written before it was added have none, and restore without the check.
+   */
+  parts: Type.Optional(Type.Object({ git: Type.String(), hosting: Type.String() })),
   files: Type.Array(ManifestFileSchema)
 })
+
+export type BackupParts = NonNullable<Static<typeof BackupManifestSchema>['parts']>
 
 export type BackupManifest = Static<typeof BackupManifestSchema>
 export type ManifestFile = Static<typeof ManifestFileSchema>
@@ -78,13 +85,14 @@ export function archivePath (path: string, roots: ReadonlyMap<RootName, string>,
 }
 
 /**
- * The manifest's roots and engine against this server's: every root it has
- * is one this server restores, under the same variable, and the other way
- * round. A backup taken with GIT_REPOS_DIR outside DATA_DIR restored where
+ * The manifest's roots, parts and engine against this server's: every root
+ * it has is one this server restores, under the same variable, and the
+ * other way round; the repositories and hosting artifacts are where this
+ * server looks for them. A backup taken with GIT_REPOS_DIR outside DATA_DIR restored where
  * it is inside (or the reverse) would put the repositories where the server
  * does not look for them.
  */
-export function checkRoots (manifest: BackupManifest, roots: ReadonlyMap<RootName, string>, engine: 'sqlite' | 'mongodb'): void {
+export function checkRoots (manifest: BackupManifest, roots: ReadonlyMap<RootName, string>, parts: BackupParts, engine: 'sqlite' | 'mongodb'): void {
   const named = new Set<RootName>()
   for (const [index, root] of manifest.roots.entries()) {
     const at = `${MANIFEST_PATH}'s roots[${index}]`
@@ -100,6 +108,10 @@ export function checkRoots (manifest: BackupManifest, roots: ReadonlyMap<RootNam
     throw invalid(name === 'data'
       ? `${MANIFEST_PATH}'s roots have no data/`
       : `${MANIFEST_PATH}'s roots have no ${name}/: ${ROOT_VARIABLES[name]} was inside DATA_DIR when the backup was taken, but this server's is outside it (${dir}); restore with ${ROOT_VARIABLES[name]} set as it was`)
+  }
+  for (const name of ['git', 'hosting'] as const) {
+    if (manifest.parts === undefined || manifest.parts[name] === parts[name]) continue
+    throw invalid(`${MANIFEST_PATH}'s parts.${name} is ${JSON.stringify(manifest.parts[name])}: ${ROOT_VARIABLES[name]} was there when the backup was taken, but this server's is ${JSON.stringify(parts[name])}; restore with ${ROOT_VARIABLES[name]} set as it was`)
   }
   const engineName = (value: string): string => value === 'sqlite' ? 'the embedded store (DATA_DIR)' : 'MongoDB (MONGODB_URL)'
   if (manifest.engine !== engine) throw invalid(`its engine is ${manifest.engine}: the backup was taken of ${engineName(manifest.engine)}, but this server uses ${engineName(engine)}`)

@@ -3,8 +3,8 @@ import { lstat, mkdir, mkdtemp, open, readdir, rename, rm } from 'node:fs/promis
 import { join } from 'node:path'
 import { createGunzip } from 'node:zlib'
 import { backupErrors } from './errors.js'
-import { backupRoots, type BackupSources } from './backup.js'
-import { archivePath, checkFiles, checkRoots, MANIFEST_PATH, parseManifest, ROOT_VARIABLES, type BackupManifest, type ManifestFile, type RootName } from './manifest.js'
+import { backupParts, backupRoots, type BackupSources } from './backup.js'
+import { archivePath, checkFiles, checkRoots, MANIFEST_PATH, parseManifest, ROOT_VARIABLES, type BackupManifest, type BackupParts, type ManifestFile, type RootName } from './manifest.js'
 import { readTar, TarFormatError, type TarEntry } from './tar.js'
 
 async function isEmpty (dir: string): Promise<boolean> {
@@ -51,7 +51,8 @@ interface Read { manifest: BackupManifest, kinds: Map<string, 'file' | 'director
  * there. The manifest, last in the archive, is checked against this
  * server's roots and against what came before it.
  */
-async function readArchive (file: string, roots: ReadonlyMap<RootName, string>, engine: BackupSources['engine'], stage?: Stage): Promise<Read> {
+async function readArchive (file: string, server: { roots: ReadonlyMap<RootName, string>, parts: BackupParts, engine: BackupSources['engine'] }, stage?: Stage): Promise<Read> {
+  const { roots } = server
   const kinds = new Map<string, 'file' | 'directory'>()
   const met = new Set<string>()
   const found = new Map<string, ManifestFile>()
@@ -108,7 +109,7 @@ async function readArchive (file: string, roots: ReadonlyMap<RootName, string>, 
     throw error
   }
   if (manifest === null) throw invalid(`it has no ${MANIFEST_PATH}: not a Plinth backup, or cut short`)
-  checkRoots(manifest, roots, engine)
+  checkRoots(manifest, roots, server.parts, server.engine)
   checkFiles(manifest, roots, kinds, found)
   return { manifest, kinds, found }
 }
@@ -130,7 +131,8 @@ export async function restoreBackup (targets: BackupSources, file: string): Prom
   for (const root of configured) {
     if (!await isEmpty(root.dir)) throw backupErrors.targetNotEmpty({ variable: root.variable, dir: root.dir })
   }
-  await readArchive(file, roots, targets.engine)
+  const server = { roots, parts: backupParts(targets), engine: targets.engine }
+  await readArchive(file, server)
 
   const staging = new Map<RootName, string>()
   const made: string[] = []
@@ -147,7 +149,7 @@ export async function restoreBackup (targets: BackupSources, file: string): Prom
     return folder
   }
   try {
-    const { manifest } = await readArchive(file, roots, targets.engine, stage)
+    const { manifest } = await readArchive(file, server, stage)
     for (const [name, folder] of staging) {
       for (const child of await readdir(folder)) {
         const move = { from: join(folder, child), to: join(roots.get(name) as string, child) }

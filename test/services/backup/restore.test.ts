@@ -4,8 +4,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { gzipSync } from 'node:zlib'
+import Database from 'better-sqlite3'
 import { restoreBackup } from '../../../services/backup/restore.js'
-import type { BackupSources } from '../../../services/backup/backup.js'
+import { writeBackup, type BackupSources } from '../../../services/backup/backup.js'
 import type { BackupManifest } from '../../../services/backup/manifest.js'
 import { TarWriter } from '../../../services/backup/tar.js'
 import { tempDir } from '../../helper.js'
@@ -94,6 +95,9 @@ t.test('an archive that does not fit this server, or is malformed, is refused na
     ['a manifest without hosting/ where HOSTING_DIR is outside DATA_DIR', STORE, undefined, { hosting: true }, /roots have no hosting\/: HOSTING_DIR was inside DATA_DIR .* \(.*apps\)/],
     ['a root under another variable', STORE, (m) => ({ ...m, roots: [{ name: 'data', variable: 'HOME' }] }), {}, /roots\[0\] says data\/ is "HOME", not DATA_DIR/],
     ['a root named twice', STORE, (m) => ({ ...m, roots: [...m.roots, ...m.roots] }), {}, /roots\[1\] names data\/ a second time/],
+    ['repositories elsewhere under DATA_DIR', STORE, (m) => ({ ...m, parts: { git: 'data/repos', hosting: 'data/hosting' } }), {}, /parts\.git is "data\/repos": GIT_REPOS_DIR was there .* this server's is "data\/git"/],
+    ['hosting in its own root, per its parts, where HOSTING_DIR is inside', STORE, (m) => ({ ...m, parts: { git: 'data/git', hosting: 'hosting' } }), {}, /parts\.hosting is "hosting"/],
+    ['parts that are not strings', STORE, (m) => ({ ...m, parts: { git: 1, hosting: 'data/hosting' } }), {}, /its parts\.git is wrong/],
     ['a backup of the embedded store on MongoDB', STORE, undefined, { engine: 'mongodb' }, /its engine is sqlite: .* this server uses MongoDB/],
     ['a MongoDB backup that lists a store', STORE, (m) => ({ ...m, engine: 'mongodb' }), { engine: 'mongodb' }, /lists data\/plinth\.db, though its engine is mongodb/],
     ['an embedded backup without its store', [{ path: 'data' }], undefined, {}, /does not list data\/plinth\.db/],
@@ -130,7 +134,7 @@ t.test('an archive that does not fit this server, or is malformed, is refused na
 
 t.test('an archive whose roots match is restored, git/ and hosting/ into their own directories', async (t) => {
   const archived = await archive(t, [...STORE, file('data/files/a', 'bytes'), { path: 'git' }, file('git/p/HEAD', 'ref: main'), { path: 'hosting' }, { path: 'hosting/app' }],
-    (m) => ({ ...m, roots: [...m.roots, { name: 'git', variable: 'GIT_REPOS_DIR' }, { name: 'hosting', variable: 'HOSTING_DIR' }] }))
+    (m) => ({ ...m, roots: [...m.roots, { name: 'git', variable: 'GIT_REPOS_DIR' }, { name: 'hosting', variable: 'HOSTING_DIR' }], parts: { git: 'git', hosting: 'hosting' } }))
   const target = targets(t, { git: true, hosting: true })
   const manifest = await restoreBackup(target, archived)
   t.equal(manifest.files.length, 3)
@@ -150,4 +154,24 @@ t.test('a restore that fails while moving into place undoes what it moved and le
   await t.rejects(restoreBackup(target, archived), { code: 'APP_RESTORE_TARGET_NOT_EMPTY', message: /HOSTING_DIR/ })
   t.notOk(existsSync(target.dataDir), 'DATA_DIR, absent before, is absent again')
   t.same(readdirSync(target.reposDir), [], 'the shared folder, empty before, is empty again')
+})
+
+t.test('a backup records where the repositories were under DATA_DIR, and restores only where the server keeps them there', async (t) => {
+  const source = tempDir(t, 'plinth-source-')
+  const db = new Database(join(source, 'plinth.db'))
+  db.exec('CREATE TABLE kept (value TEXT)')
+  db.close()
+  mkdirSync(join(source, 'repos/p'), { recursive: true })
+  writeFileSync(join(source, 'repos/p/HEAD'), 'ref: main')
+  const archived = join(tempDir(t, 'plinth-archive-'), 'backup.tar.gz')
+  const manifest = await writeBackup({ dataDir: source, reposDir: join(source, 'repos'), hostingDir: join(source, 'hosting'), engine: 'sqlite' }, archived)
+  t.same(manifest.parts, { git: 'data/repos', hosting: 'data/hosting' })
+
+  const elsewhere = targets(t)
+  await t.rejects(restoreBackup(elsewhere, archived), { code: 'APP_BACKUP_ARCHIVE_INVALID', message: /parts\.git is "data\/repos"/ }, 'GIT_REPOS_DIR at its default, data/git')
+  t.same(readdirSync(elsewhere.base), [])
+  const same = targets(t)
+  same.reposDir = join(same.dataDir, 'repos')
+  await restoreBackup(same, archived)
+  t.equal(readFileSync(join(same.reposDir, 'p/HEAD'), 'utf8'), 'ref: main')
 })
