@@ -16,10 +16,10 @@ if (file === undefined || (command !== 'backup' && command !== 'restore')) {
   process.exit(64)
 }
 const config = loadConfig()
-const sources = { dataDir: config.dataDir, reposDir: config.git.reposDir, hostingDir: config.hosting.dir }
+const sources = { dataDir: config.dataDir, reposDir: config.git.reposDir, hostingDir: config.hosting.dir, engine: config.mongodbUrl === null ? 'sqlite' as const : 'mongodb' as const }
 try {
   if (command === 'backup') {
-    const manifest = await writeBackup({ ...sources, engine: config.mongodbUrl === null ? 'sqlite' : 'mongodb' }, file, { includeKeys: args.includes('--include-keys') })
+    const manifest = await writeBackup(sources, file, { includeKeys: args.includes('--include-keys') })
     console.log(`backup written to ${file}: ${manifest.files.length} files${manifest.includesKeys ? ', keys included' : ', keys left out'}`)
     if (manifest.engine === 'mongodb') console.log('the store is on MongoDB and is not in this archive: back it up with mongodump or the provider\'s snapshots')
   } else {

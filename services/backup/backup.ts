@@ -1,11 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { closeSync, createWriteStream, openSync } from 'node:fs'
 import { lstat, open, readdir, rename, rm } from 'node:fs/promises'
-import { basename, dirname, join, resolve, sep } from 'node:path'
+import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { createGzip } from 'node:zlib'
 import Database from 'better-sqlite3'
 import { MASTER_KEY_FILE } from '../platform/crypto.js'
+import { MANIFEST_PATH, STORE_FILE, type BackupManifest, type BackupParts, type ManifestFile, ROOT_NAMES, ROOT_VARIABLES, type RootName } from './manifest.js'
 import { TarWriter } from './tar.js'
 
 /** Where a deployment keeps what a backup holds: DATA_DIR, and the git and hosting directories (under it unless set elsewhere). */
@@ -17,33 +18,23 @@ export interface BackupSources {
   engine: 'sqlite' | 'mongodb'
 }
 
-export interface ManifestFile { path: string, size: number, sha256: string }
-
-export interface BackupManifest {
-  format: 'plinth-backup'
-  version: 1
-  createdAt: string
-  engine: 'sqlite' | 'mongodb'
-  /** Whether master.key and the SSH host key are in the archive. */
-  includesKeys: boolean
-  /** The archive's top folders: `data` (DATA_DIR), and `git` / `hosting` when those live outside it. */
-  roots: Array<{ name: 'data' | 'git' | 'hosting', variable: string }>
-  files: ManifestFile[]
-}
-
-export const MANIFEST_PATH = 'manifest.json'
-export const STORE_FILE = 'plinth.db'
 export const KEY_FILES = [MASTER_KEY_FILE, 'ssh_host_ed25519_key']
 const STORE_FILES = new Set([STORE_FILE, `${STORE_FILE}-wal`, `${STORE_FILE}-shm`, `${STORE_FILE}-journal`])
 
 const inside = (parent: string, child: string): boolean => child === parent || child.startsWith(parent + sep)
 
 /** The archive's roots for these sources: a directory under DATA_DIR travels inside `data`. */
-export function backupRoots (sources: Omit<BackupSources, 'engine'>): Array<{ name: 'data' | 'git' | 'hosting', variable: string, dir: string }> {
-  const roots: Array<{ name: 'data' | 'git' | 'hosting', variable: string, dir: string }> = [{ name: 'data', variable: 'DATA_DIR', dir: resolve(sources.dataDir) }]
-  if (!inside(resolve(sources.dataDir), resolve(sources.reposDir))) roots.push({ name: 'git', variable: 'GIT_REPOS_DIR', dir: resolve(sources.reposDir) })
-  if (!inside(resolve(sources.dataDir), resolve(sources.hostingDir))) roots.push({ name: 'hosting', variable: 'HOSTING_DIR', dir: resolve(sources.hostingDir) })
-  return roots
+export function backupRoots (sources: Omit<BackupSources, 'engine'>): Array<{ name: RootName, variable: string, dir: string }> {
+  const dirs: Record<RootName, string> = { data: resolve(sources.dataDir), git: resolve(sources.reposDir), hosting: resolve(sources.hostingDir) }
+  return ROOT_NAMES.filter((name) => name === 'data' || !inside(dirs.data, dirs[name])).map((name) => ({ name, variable: ROOT_VARIABLES[name], dir: dirs[name] }))
+}
+
+/** Where the repositories and hosting artifacts travel in the archive: their own root, or their folder under `data`. */
+export function backupParts (sources: Omit<BackupSources, 'engine'>): BackupParts {
+  const data = resolve(sources.dataDir)
+  const place = (name: 'git' | 'hosting', dir: string): string =>
+    inside(data, resolve(dir)) ? ['data', ...relative(data, resolve(dir)).split(sep).filter((part) => part !== '')].join('/') : name
+  return { git: place('git', sources.reposDir), hosting: place('hosting', sources.hostingDir) }
 }
 
 /**
@@ -138,6 +129,7 @@ export async function writeBackup (sources: BackupSources, file: string, options
     engine: sources.engine,
     includesKeys: options.includeKeys === true,
     roots: roots.map(({ name, variable }) => ({ name, variable })),
+    parts: backupParts(sources),
     files: []
   }
   const gzip = createGzip()

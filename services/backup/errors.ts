@@ -5,7 +5,7 @@ export const backupErrors = errorCatalogue('backup', {
     code: 'APP_BACKUP_ARCHIVE_INVALID',
     status: 400,
     message: ({ why }: { why: string }) => `The archive cannot be restored: ${why}`,
-    description: 'the archive is not a Plinth backup, is damaged, or a file in it does not match its manifest\'s checksum'
+    description: 'the archive is not a Plinth backup, is damaged, a file in it does not match its manifest\'s checksum, or its roots or engine are not this server\'s'
   },
   targetNotEmpty: {
     code: 'APP_RESTORE_TARGET_NOT_EMPTY',

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto'
-import { mkdir, mkdtemp, open, readdir, rename, rm } from 'node:fs/promises'
-import { join, resolve } from 'node:path'
+import { lstat, mkdir, mkdtemp, open, readdir, rename, rm } from 'node:fs/promises'
+import { join } from 'node:path'
 import { createGunzip } from 'node:zlib'
 import { backupErrors } from './errors.js'
-import { MANIFEST_PATH, type BackupManifest, type BackupSources, type ManifestFile } from './backup.js'
-import { readTar, TarFormatError } from './tar.js'
+import { backupParts, backupRoots, type BackupSources } from './backup.js'
+import { archivePath, checkFiles, checkRoots, MANIFEST_PATH, parseManifest, ROOT_VARIABLES, type BackupManifest, type BackupParts, type ManifestFile, type RootName } from './manifest.js'
+import { readTar, TarFormatError, type TarEntry } from './tar.js'
 
 async function isEmpty (dir: string): Promise<boolean> {
   try {
@@ -15,90 +16,79 @@ async function isEmpty (dir: string): Promise<boolean> {
   }
 }
 
-const ROOTS = new Set(['data', 'git', 'hosting'])
-const SEGMENT = /^(?!\.{1,2}$)[^/\0]+$/
+const invalid = (why: string): Error => backupErrors.archiveInvalid({ why })
 
-/** An entry's place in the archive, refused unless it is a plain relative path under one of the archive's roots. */
-function checkPath (path: string): string[] {
-  const segments = path.split('/')
-  if (path === MANIFEST_PATH) return segments
-  if (!segments.every((segment) => SEGMENT.test(segment)) || !ROOTS.has(segments[0])) {
-    throw backupErrors.archiveInvalid({ why: `it holds ${JSON.stringify(path)}, which is not a path a backup writes` })
+/**
+ * An entry's place, refused when its path is not one a backup writes, when
+ * it was met before, or when it and an earlier entry disagree on what is a
+ * folder (a file inside what was a file, a folder where a file was).
+ * `kinds` learns every path met, folders that only contain others included.
+ */
+function placeEntry (entry: TarEntry, roots: ReadonlyMap<RootName, string>, kinds: Map<string, 'file' | 'directory'>, met: Set<string>): string[] {
+  const segments = archivePath(entry.path, roots, 'it holds')
+  if (segments.length === 1 && entry.type === 'file') throw invalid(`it holds ${JSON.stringify(entry.path)} as a file, where a backup has a folder`)
+  for (let depth = 1; depth < segments.length; depth++) {
+    const folder = segments.slice(0, depth).join('/')
+    if (kinds.get(folder) === 'file') throw invalid(`it holds ${entry.path} inside ${folder}, which it holds as a file`)
+    kinds.set(folder, 'directory')
   }
+  const kind = kinds.get(entry.path)
+  if (kind !== undefined && kind !== entry.type) throw invalid(`it holds ${entry.path} both as a file and as a folder`)
+  if (met.has(entry.path)) throw invalid(`${entry.path} appears twice`)
+  met.add(entry.path)
+  kinds.set(entry.path, entry.type)
   return segments
 }
 
-function parseManifest (text: string): BackupManifest {
-  let manifest: unknown
-  try {
-    manifest = JSON.parse(text)
-  } catch {
-    throw backupErrors.archiveInvalid({ why: `${MANIFEST_PATH} is not JSON` })
-  }
-  const m = manifest as Partial<BackupManifest>
-  if (m?.format !== 'plinth-backup' || m.version !== 1 || !Array.isArray(m.files) || !Array.isArray(m.roots)) {
-    throw backupErrors.archiveInvalid({ why: `${MANIFEST_PATH} is not a Plinth backup manifest of version 1` })
-  }
-  return m as BackupManifest
-}
+/** Where pass two writes: the staging folder of a root, made on first use. */
+type Stage = (root: RootName) => Promise<string>
+
+interface Read { manifest: BackupManifest, kinds: Map<string, 'file' | 'directory'>, found: Map<string, ManifestFile> }
 
 /**
- * Restores the backup `file` into the directories `targets` names, each of
- * which must be empty (or absent). Every file is written under a staging
- * folder inside its target and checked against the manifest's size and
- * SHA-256; only when all match are they moved into place, so a damaged or
- * foreign archive leaves the targets as empty as they were.
+ * One reading of the archive, every entry checked as it comes, each file's
+ * size and SHA-256 taken; with `stage`, files and folders are also written
+ * there. The manifest, last in the archive, is checked against this
+ * server's roots and against what came before it.
  */
-export async function restoreBackup (targets: Omit<BackupSources, 'engine'>, file: string): Promise<BackupManifest> {
-  const dirs = { data: resolve(targets.dataDir), git: resolve(targets.reposDir), hosting: resolve(targets.hostingDir) }
-  const variables = { data: 'DATA_DIR', git: 'GIT_REPOS_DIR', hosting: 'HOSTING_DIR' }
-  for (const name of ['data', 'git', 'hosting'] as const) {
-    if (!await isEmpty(dirs[name])) throw backupErrors.targetNotEmpty({ variable: variables[name], dir: dirs[name] })
+async function readArchive (file: string, server: { roots: ReadonlyMap<RootName, string>, parts: BackupParts, engine: BackupSources['engine'] }, stage?: Stage): Promise<Read> {
+  const { roots } = server
+  const kinds = new Map<string, 'file' | 'directory'>()
+  const met = new Set<string>()
+  const found = new Map<string, ManifestFile>()
+  let manifest: BackupManifest | null = null
+  const archive = await open(file, 'r')
+  if (!(await archive.stat()).isFile()) {
+    await archive.close()
+    throw invalid(`${file} is not a file`)
   }
-  // A root is staged when its first entry arrives: `git` and `hosting` are roots only when they lived outside DATA_DIR.
-  const staging = new Map<'data' | 'git' | 'hosting', string>()
-  const stageOf = async (name: 'data' | 'git' | 'hosting'): Promise<string> => {
-    let stage = staging.get(name)
-    if (stage === undefined) {
-      await mkdir(dirs[name], { recursive: true, mode: 0o700 })
-      stage = await mkdtemp(join(dirs[name], '.restore-'))
-      staging.set(name, stage)
-    }
-    return stage
-  }
+  const raw = archive.createReadStream()
+  const source = raw.pipe(createGunzip())
+  // pipe() does not pass a read error on: the reader of `source` gets it, and an early stop closes the file too.
+  raw.once('error', (error) => { source.destroy(error) })
+  source.once('close', () => { raw.destroy() })
   try {
-    const found = new Map<string, ManifestFile>()
-    let manifest: BackupManifest | null = null
-    const archive = await open(file, 'r')
-    if (!(await archive.stat()).isFile()) {
-      await archive.close()
-      throw backupErrors.archiveInvalid({ why: `${file} is not a file` })
-    }
-    const raw = archive.createReadStream()
-    const source = raw.pipe(createGunzip())
-    // pipe() does not pass a read error on: the reader of `source` gets it, and an early stop closes the file too.
-    raw.once('error', (error) => { source.destroy(error) })
-    source.once('close', () => { raw.destroy() })
-    try {
-      for await (const entry of readTar(source)) {
-        const segments = checkPath(entry.path)
-        if (manifest !== null) throw backupErrors.archiveInvalid({ why: `${entry.path} comes after the manifest` })
-        if (entry.path === MANIFEST_PATH) {
-          if (entry.size > 64 * 1024 * 1024) throw backupErrors.archiveInvalid({ why: `${MANIFEST_PATH} is too large` })
-          const parts: Buffer[] = []
-          for await (const part of entry.body) parts.push(part)
-          manifest = parseManifest(Buffer.concat(parts).toString('utf8'))
-          continue
-        }
-        const stage = await stageOf(segments[0] as 'data' | 'git' | 'hosting')
-        const place = join(stage, ...segments.slice(1))
-        if (entry.type === 'directory') {
-          await mkdir(place, { recursive: true, mode: 0o700 })
-          continue
-        }
-        if (found.has(entry.path)) throw backupErrors.archiveInvalid({ why: `${entry.path} appears twice` })
+    for await (const entry of readTar(source)) {
+      if (manifest !== null) throw invalid(`${entry.path} comes after the manifest`)
+      if (entry.path === MANIFEST_PATH) {
+        if (entry.type !== 'file') throw invalid(`${MANIFEST_PATH} is a folder`)
+        if (entry.size > 64 * 1024 * 1024) throw invalid(`${MANIFEST_PATH} is too large`)
+        const parts: Buffer[] = []
+        for await (const part of entry.body) parts.push(part)
+        manifest = parseManifest(Buffer.concat(parts).toString('utf8'))
+        continue
+      }
+      const segments = placeEntry(entry, roots, kinds, met)
+      const place = stage === undefined ? null : join(await stage(segments[0] as RootName), ...segments.slice(1))
+      if (entry.type === 'directory') {
+        if (place !== null) await mkdir(place, { recursive: true, mode: 0o700 })
+        continue
+      }
+      const hash = createHash('sha256')
+      if (place === null) {
+        for await (const part of entry.body) hash.update(part)
+      } else {
         await mkdir(join(place, '..'), { recursive: true, mode: 0o700 })
-        const hash = createHash('sha256')
         const out = await open(place, 'wx', (entry.mode & 0o700) | 0o600)
         try {
           for await (const part of entry.body) {
@@ -109,30 +99,74 @@ export async function restoreBackup (targets: Omit<BackupSources, 'engine'>, fil
         } finally {
           await out.close()
         }
-        found.set(entry.path, { path: entry.path, size: entry.size, sha256: hash.digest('hex') })
       }
-    } catch (error) {
-      source.destroy()
-      if (error instanceof TarFormatError) throw backupErrors.archiveInvalid({ why: error.message })
-      if ((error as NodeJS.ErrnoException).code?.startsWith('Z_') === true) throw backupErrors.archiveInvalid({ why: 'it is not a gzip-compressed archive, or its compression is damaged' })
-      throw error
+      found.set(entry.path, { path: entry.path, size: entry.size, sha256: hash.digest('hex') })
     }
-    if (manifest === null) throw backupErrors.archiveInvalid({ why: `it has no ${MANIFEST_PATH}: not a Plinth backup, or cut short` })
-    for (const listed of manifest.files) {
-      const got = found.get(listed.path)
-      if (got === undefined) throw backupErrors.archiveInvalid({ why: `${listed.path} is in the manifest but not in the archive` })
-      if (got.size !== listed.size || got.sha256 !== listed.sha256) throw backupErrors.archiveInvalid({ why: `${listed.path} does not match its checksum in the manifest` })
-      found.delete(listed.path)
+  } catch (error) {
+    source.destroy()
+    if (error instanceof TarFormatError) throw invalid(error.message)
+    if ((error as NodeJS.ErrnoException).code?.startsWith('Z_') === true) throw invalid('it is not a gzip-compressed archive, or its compression is damaged')
+    throw error
+  }
+  if (manifest === null) throw invalid(`it has no ${MANIFEST_PATH}: not a Plinth backup, or cut short`)
+  checkRoots(manifest, roots, server.parts, server.engine)
+  checkFiles(manifest, roots, kinds, found)
+  return { manifest, kinds, found }
+}
+
+/**
+ * Restores the backup `file` into the directories `targets` names, each of
+ * which must be empty (or absent). The archive is read twice: first only to
+ * check it (every path, the manifest, this server's roots, each file's
+ * size and SHA-256), so that a damaged or foreign archive is refused before
+ * anything is written; then to write each root under a staging folder
+ * inside its target, checked again as it is written, and only then moved
+ * into place. Whatever fails, the targets are left as they were: staging
+ * folders removed, folders the restore made removed, a move undone.
+ */
+export async function restoreBackup (targets: BackupSources, file: string): Promise<BackupManifest> {
+  const configured = backupRoots(targets)
+  const roots = new Map(configured.map((root) => [root.name, root.dir]))
+  // A directory inside DATA_DIR is empty when DATA_DIR is: the roots are all there is to check.
+  for (const root of configured) {
+    if (!await isEmpty(root.dir)) throw backupErrors.targetNotEmpty({ variable: root.variable, dir: root.dir })
+  }
+  const server = { roots, parts: backupParts(targets), engine: targets.engine }
+  await readArchive(file, server)
+
+  const staging = new Map<RootName, string>()
+  const made: string[] = []
+  const moved: Array<{ from: string, to: string }> = []
+  const stage: Stage = async (name) => {
+    let folder = staging.get(name)
+    if (folder === undefined) {
+      const dir = roots.get(name) as string
+      const first = await mkdir(dir, { recursive: true, mode: 0o700 })
+      if (first !== undefined) made.push(first)
+      folder = await mkdtemp(join(dir, '.restore-'))
+      staging.set(name, folder)
     }
-    const [extra] = found.keys()
-    if (extra !== undefined) throw backupErrors.archiveInvalid({ why: `${extra} is not in the manifest` })
-    for (const name of ['data', 'git', 'hosting'] as const) {
-      const stage = staging.get(name)
-      if (stage === undefined) continue
-      for (const child of await readdir(stage)) await rename(join(stage, child), join(dirs[name], child))
+    return folder
+  }
+  try {
+    const { manifest } = await readArchive(file, server, stage)
+    for (const [name, folder] of staging) {
+      for (const child of await readdir(folder)) {
+        const move = { from: join(folder, child), to: join(roots.get(name) as string, child) }
+        // rename() would replace a file put there since the check above (or by another root sharing the directory).
+        if (await lstat(move.to).then(() => true, (error: NodeJS.ErrnoException) => { if (error.code === 'ENOENT') return false; throw error })) {
+          throw backupErrors.targetNotEmpty({ variable: ROOT_VARIABLES[name], dir: roots.get(name) as string })
+        }
+        await rename(move.from, move.to)
+        moved.push(move)
+      }
     }
     return manifest
+  } catch (error) {
+    for (const move of moved.reverse()) await rename(move.to, move.from).catch(() => {})
+    for (const dir of made.reverse()) await rm(dir, { recursive: true, force: true })
+    throw error
   } finally {
-    for (const stage of staging.values()) await rm(stage, { recursive: true, force: true })
+    for (const folder of staging.values()) await rm(folder, { recursive: true, force: true })
   }
 }
