@@ -6,7 +6,7 @@ import {
 import type { Cursors } from '../collections/query.js'
 import type { Clock } from '../platform/clock.js'
 import { isoString, isoStringOrNull } from '../platform/iso-dates.js'
-import type { Store, StoreCollection } from '../store/types.js'
+import type { PagedWrites, Store, StoreCollection } from '../store/types.js'
 import { keysetPage, NEWEST_FIRST, type Page } from '../webhooks/paging.js'
 
 export const ACTIVE_STATUSES: readonly RunStatus[] = ['queued', 'running', 'awaiting_approval']
@@ -86,12 +86,17 @@ const eventView = (record: EventRecord): RunEventT => ({ id: record.seq, type: r
 export class AssistantRuns {
   private readonly runs: StoreCollection<RunRecord>
   private readonly events: StoreCollection<EventRecord>
+  /** Deleting sessions removes their runs' events page by page: a long run alone holds thousands. */
+  private readonly sweepEvents: PagedWrites
+  private readonly sweepRuns: PagedWrites
   // Wakes this node's followers at once; followers on other nodes find new events at their next poll.
   private readonly appended = new EventEmitter().setMaxListeners(0)
 
   constructor (store: Store, private readonly deps: { clock: Clock, cursors: Cursors, pollMs?: number }) {
     this.runs = store.collection<RunRecord>('assistant_runs')
     this.events = store.collection<EventRecord>('assistant_run_events')
+    this.sweepEvents = store.extensions.sweep('assistant_run_events')
+    this.sweepRuns = store.extensions.sweep('assistant_runs')
   }
 
   async init (): Promise<void> {
@@ -175,6 +180,9 @@ export class AssistantRuns {
    */
   async * follow (runId: string, after: number, signal: AbortSignal): AsyncGenerator<RunEventT> {
     let last = after
+    // When the follower first met an id that was taken but not yet written (`emit` numbers, then writes; two writers
+    // may overlap): it waits there, in order, rather than send the next one and skip that id for good.
+    let gapSince: number | null = null
     while (!signal.aborted) {
       // Listen before reading, so an event written between the read and the wait still wakes us.
       const woken = new AbortController()
@@ -182,16 +190,28 @@ export class AssistantRuns {
       this.appended.once(runId, wake)
       try {
         const batch = await this.eventsAfter(runId, last)
+        let sent = 0
         for (const event of batch) {
+          if (event.id !== last + 1) {
+            const now = this.deps.clock.nowMs()
+            gapSince ??= now
+            // A writer that died with its id taken leaves a gap nothing will fill: past the grace it is passed over.
+            if (now - gapSince <= ANNOUNCE_GRACE_MS) break
+          }
+          gapSince = null
           last = event.id
+          sent++
           yield event
           if (PAUSING_EVENTS.has(event.type)) return
         }
-        if (batch.length === 0) {
-          const run = await this.byId(runId)
-          if (run === null) return
-          // A paused run's last event may still be on its way: its move took the id first (see `transition`).
-          if (PAUSED_STATUSES.has(run.status) && (run.eventCount <= last || this.deps.clock.nowMs() - run.updatedAt.getTime() > ANNOUNCE_GRACE_MS)) return
+        if (sent === 0) {
+          // Nothing new (not a wait at a gap, with later events already there): has the run paused or ended?
+          if (batch.length === 0) {
+            const run = await this.byId(runId)
+            if (run === null) return
+            // A paused run's last event may still be on its way: its move took the id first (see `transition`).
+            if (PAUSED_STATUSES.has(run.status) && (run.eventCount <= last || this.deps.clock.nowMs() - run.updatedAt.getTime() > ANNOUNCE_GRACE_MS)) return
+          }
           await sleep(this.deps.pollMs ?? 1000, undefined, { signal: AbortSignal.any([signal, woken.signal]) }).catch(() => {})
         }
       } finally {
@@ -203,7 +223,7 @@ export class AssistantRuns {
   async deleteForSessions (sessionIds: string[]): Promise<void> {
     if (sessionIds.length === 0) return
     const runIds = (await this.runs.find({ sessionId: { $in: sessionIds } }).toArray()).map((run) => run._id)
-    if (runIds.length > 0) await this.events.deleteMany({ runId: { $in: runIds } })
-    await this.runs.deleteMany({ sessionId: { $in: sessionIds } })
+    if (runIds.length > 0) await this.sweepEvents.deleteMany({ runId: { $in: runIds } })
+    await this.sweepRuns.deleteMany({ sessionId: { $in: sessionIds } })
   }
 }

@@ -8,7 +8,8 @@ import { tempStore } from '../../helper.js'
 
 async function setup (t: Test) {
   const clock = new ManualClock()
-  const runs = new AssistantRuns(await tempStore(t), { clock, cursors: new Cursors(randomBytes(32)), pollMs: 10 })
+  const store = await tempStore(t)
+  const runs = new AssistantRuns(store, { clock, cursors: new Cursors(randomBytes(32)), pollMs: 10 })
   await runs.init()
   const now = clock.now()
   const run: RunRecord = {
@@ -45,8 +46,10 @@ async function setup (t: Test) {
     for await (const event of runs.follow(run._id, after, new AbortController().signal)) seen.push(event)
     return seen
   }
-  return { clock, runs, run, nextStatusRead, follow }
+  return { clock, store, runs, run, nextStatusRead, follow }
 }
+
+const EVENTS = 'assistant_run_events'
 
 const brief = (events: RunEventT[]): Array<[number, string]> => events.map((event) => [event.id, event.type])
 
@@ -87,4 +90,34 @@ t.test('a follower does not wait forever for an event whose writer died: it ends
   await nextStatusRead()
   clock.advance(30_001)
   t.same(brief(await following), [], 'the stream ends without the event that never came')
+})
+
+t.test('an id taken by a write still on its way holds back the later events, in order; a gap never filled is passed after the grace', async (t) => {
+  const { clock, store, runs, run } = await setup(t)
+  const events = store.collection(EVENTS)
+  // Two writers overlap: the first numbers its event (2) and is slow to write it; the second numbers and writes 3.
+  const taken = await runs.emit(run._id, 'step.finished', {})
+  t.equal(taken.id, 2)
+  await events.deleteOne({ runId: run._id, seq: 2 })
+  await runs.emit(run._id, 'text.delta', { text: 'later' })
+  const seen: RunEventT[] = []
+  const abort = new AbortController()
+  const following = (async () => { for await (const event of runs.follow(run._id, 1, abort.signal)) seen.push(event) })()
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  t.same(brief(seen), [], 'id 3 waits for id 2')
+  await events.insertOne({ _id: `${run._id}-00000002`, runId: run._id, seq: 2, type: 'step.finished', data: {}, at: clock.now() })
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  t.same(brief(seen), [[2, 'step.finished'], [3, 'text.delta']], 'sent in order once 2 is written')
+
+  // A writer that died with id 4 taken: after the grace, 5 is sent.
+  await runs.emit(run._id, 'text.delta', { text: 'lost' })
+  await events.deleteOne({ runId: run._id, seq: 4 })
+  await runs.emit(run._id, 'text.delta', { text: 'after' })
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  t.same(brief(seen).map(([id]) => id), [2, 3], 'held at the gap')
+  clock.advance(31_000)
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  t.same(brief(seen).map(([id]) => id), [2, 3, 5], 'passed over once the grace is over')
+  abort.abort()
+  await following
 })
