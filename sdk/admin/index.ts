@@ -155,7 +155,10 @@ export class PlinthAdmin {
       await unwrap(this.api.PUT('/api/projects/{projectId}/collections/{name}', { params: { path: { projectId, name } }, body })),
     delete: async (projectId: string, name: string) => {
       await expectOk(this.api.DELETE('/api/projects/{projectId}/collections/{name}', { params: { path: { projectId, name } } }))
-    }
+    },
+    /** Who can see this? A method's rule tried as an end user or nobody, under the stored or draft `methods`; nothing is saved. */
+    accessCheck: async (projectId: string, name: string, body: BodyOf<'/api/projects/{projectId}/collections/{name}/access-check', 'post'>) =>
+      await unwrap(this.api.POST('/api/projects/{projectId}/collections/{name}/access-check', { params: { path: { projectId, name } }, body }))
   }
 
   /** Service tokens: a project's server-side credential; `verify` checks an end user's JWT with one. */

@@ -181,6 +181,17 @@ t.test('the console in headless Chromium: sign-up, organization, project, collec
   t.equal(listed.json().data.items.length, 1)
   await screen('rules-saved', 'Rules of notes')
 
+  // Who can see this? Nobody signed in, under the saved rule, then under a draft that is not saved.
+  await page.getByLabel('Method to try').selectOption('list')
+  await page.getByRole('button', { name: 'Try it' }).click()
+  await t.resolves(page.getByRole('status').filter({ hasText: 'Nobody signed in may call list.' }).waitFor(), 'the tester says who may call it')
+  await t.resolves(page.getByText('They can see 1 records.').waitFor(), 'as many records as the data API lets through')
+  await page.getByLabel('list: who may call it').selectOption('users')
+  await page.getByRole('button', { name: 'Try it' }).click()
+  await t.resolves(page.getByRole('status').filter({ hasText: 'Nobody signed in may not call list' }).waitFor(), 'a draft rule is tried before it is saved')
+  await screen('rules-tester', 'Rules of notes')
+  t.equal((await anonymousList()).statusCode, 200, 'the draft was not saved')
+
   // Personal access tokens: the secret shown once works as a credential until revoked.
   await page.getByRole('link', { name: 'Tokens' }).click()
   await screen('tokens', 'Personal access tokens')

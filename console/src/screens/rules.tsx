@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks'
 import type { components } from '@plinth/sdk/types'
 import { admin } from '../api.js'
 import { ErrorNote, Page, TextField, useLoad, useSubmit } from '../ui.js'
+import { RuleTester } from './rule-tester.js'
 
 type MethodSetting = components['schemas']['MethodSetting']
 type AccessRule = components['schemas']['AccessRule']
@@ -126,6 +127,13 @@ export function Rules ({ projectId, name }: { projectId: string, name: string })
           {saved && <p role='status'>Rules saved.</p>}
           <button type='submit' disabled={busy}>Save rules</button>
         </form>
+      )}
+      {drafts !== null && (
+        <RuleTester
+          projectId={projectId}
+          name={name}
+          drafts={() => Object.fromEntries(METHODS.map((method) => [method, settingOf(method, drafts[method])]))}
+        />
       )}
     </Page>
   )
