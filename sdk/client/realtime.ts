@@ -88,8 +88,20 @@ async function * socketFrames (WebSocketClass: WebSocketConstructor, url: string
   const push = (item: Frame | 'closed'): void => { queue.push(item); wake?.() }
   socket.addEventListener('open', () => { opened = true })
   socket.addEventListener('message', (event) => {
-    const message = JSON.parse(String(event.data)) as { id?: string, event: string, data: unknown }
-    push({ ...(message.id === undefined ? {} : { id: message.id }), event: message.event, data: JSON.stringify(message.data) })
+    let message: { id?: unknown, event?: unknown, data?: unknown }
+    try {
+      message = JSON.parse(String(event.data)) as typeof message
+    } catch {
+      message = {}
+    }
+    // Not a message of this protocol (a proxy's page, a cut frame): thrown here it would be an uncaught error in Node,
+    // so the connection is dropped instead, and taken up again with the last event id.
+    if (typeof message !== 'object' || message === null || typeof message.event !== 'string') {
+      socket.close(1002)
+      push('closed')
+      return
+    }
+    push({ ...(typeof message.id === 'string' ? { id: message.id } : {}), event: message.event, data: JSON.stringify(message.data ?? null) })
   })
   socket.addEventListener('close', () => { push('closed') })
   // A failed handshake or a dropped socket says so by 'close' too, which is where it is handled.
