@@ -12,6 +12,7 @@ import { Members } from './screens/members.js'
 import { Tokens } from './screens/tokens.js'
 import { Repositories, Repository } from './screens/git.js'
 import { Zone, Zones } from './screens/dns.js'
+import { Access } from './screens/access.js'
 import './style.css'
 
 function Screen ({ path, signedIn }: { path: string, signedIn: boolean }) {
@@ -23,6 +24,7 @@ function Screen ({ path, signedIn }: { path: string, signedIn: boolean }) {
   if ((params = match('/projects/:projectId', path)) !== null) return <Collections projectId={params.projectId} />
   if ((params = match('/projects/:projectId/collections/:name', path)) !== null) return <Records projectId={params.projectId} name={params.name} />
   if ((params = match('/projects/:projectId/collections/:name/rules', path)) !== null) return <Rules projectId={params.projectId} name={params.name} />
+  if ((params = match('/projects/:projectId/access', path)) !== null) return <Access projectId={params.projectId} />
   if ((params = match('/projects/:projectId/git', path)) !== null) return <Repositories projectId={params.projectId} />
   if ((params = match('/projects/:projectId/dns', path)) !== null) return <Zones projectId={params.projectId} />
   if ((params = match('/projects/:projectId/dns/:zoneId', path)) !== null) return <Zone projectId={params.projectId} zoneId={params.zoneId} />
