@@ -13,6 +13,7 @@ import { Tokens } from './screens/tokens.js'
 import { Repositories, Repository } from './screens/git.js'
 import { Zone, Zones } from './screens/dns.js'
 import { Access } from './screens/access.js'
+import { MemberSets } from './screens/member-sets.js'
 import './style.css'
 
 function Screen ({ path, signedIn }: { path: string, signedIn: boolean }) {
@@ -20,6 +21,8 @@ function Screen ({ path, signedIn }: { path: string, signedIn: boolean }) {
   let params: Record<string, string> | null
   if ((params = match('/organizations/:orgId', path)) !== null) return <Projects orgId={params.orgId} />
   if ((params = match('/organizations/:orgId/members', path)) !== null) return <Members orgId={params.orgId} />
+  if ((params = match('/organizations/:orgId/teams', path)) !== null) return <MemberSets key='teams' orgId={params.orgId} kind='teams' />
+  if ((params = match('/organizations/:orgId/permission-groups', path)) !== null) return <MemberSets key='permission-groups' orgId={params.orgId} kind='permission-groups' />
   if (path === '/tokens') return <Tokens />
   if ((params = match('/projects/:projectId', path)) !== null) return <Collections projectId={params.projectId} />
   if ((params = match('/projects/:projectId/collections/:name', path)) !== null) return <Records projectId={params.projectId} name={params.name} />

@@ -133,6 +133,16 @@ export class PlinthAdmin {
       await unwrap(this.api.GET('/api/organizations/{orgId}/audit-log', { params: { path: { orgId }, query } }))
   }
 
+  /** Teams of an organization: members who share grants (docs/organizations.md). */
+  readonly teams = memberSets(this, 'teams')
+  /** Permission groups of an organization: the same shape as teams, for grants handed out as a bundle. */
+  readonly permissionGroups = memberSets(this, 'permission-groups')
+
+  /** The permission names grants, teams, groups and PAT scopes draw from, and what each role holds. */
+  readonly permissions = {
+    catalogue: async () => await unwrap(this.api.GET('/api/permissions'))
+  }
+
   readonly projects = {
     list: async (query?: QueryOf<'/api/projects', 'get'>) => await unwrap(this.api.GET('/api/projects', { params: { query } })),
     create: async (body: BodyOf<'/api/projects', 'post'>) => await unwrap(this.api.POST('/api/projects', { body })),
@@ -249,6 +259,26 @@ export class PlinthAdmin {
       await unwrap(this.api.GET('/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}', { params: { path: { projectId, lpId, itemId } } })),
     updateWorkItem: async (projectId: string, lpId: string, itemId: string, body: BodyOf<'/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}', 'patch'>) =>
       await unwrap(this.api.PATCH('/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}', { params: { path: { projectId, lpId, itemId } }, body }))
+  }
+}
+
+/**
+ * Teams and permission groups are served by one route family (routes/organizations/member-sets.ts), so their
+ * paths differ only in that segment and share every schema: the teams paths' types stand for both.
+ */
+function memberSets (admin: { readonly api: Http['api'] }, which: 'teams' | 'permission-groups') {
+  const all = `/api/organizations/{orgId}/${which}` as '/api/organizations/{orgId}/teams'
+  const one = `${all}/{setId}` as '/api/organizations/{orgId}/teams/{setId}'
+  const member = `${one}/members/{memberId}` as '/api/organizations/{orgId}/teams/{setId}/members/{memberId}'
+  return {
+    list: async (orgId: string) => await unwrap(admin.api.GET(all, { params: { path: { orgId } } })),
+    create: async (orgId: string, body: BodyOf<typeof all, 'post'>) => await unwrap(admin.api.POST(all, { params: { path: { orgId } }, body })),
+    get: async (orgId: string, setId: string) => await unwrap(admin.api.GET(one, { params: { path: { orgId, setId } } })),
+    /** Name, description, grants or members; each one given replaces what was there. */
+    update: async (orgId: string, setId: string, body: BodyOf<typeof one, 'put'>) => await unwrap(admin.api.PUT(one, { params: { path: { orgId, setId } }, body })),
+    delete: async (orgId: string, setId: string) => { await expectOk(admin.api.DELETE(one, { params: { path: { orgId, setId } } })) },
+    addMember: async (orgId: string, setId: string, memberId: string) => await unwrap(admin.api.PUT(member, { params: { path: { orgId, setId, memberId } } })),
+    removeMember: async (orgId: string, setId: string, memberId: string) => await unwrap(admin.api.DELETE(member, { params: { path: { orgId, setId, memberId } } }))
   }
 }
 

@@ -107,6 +107,66 @@ t.test('the console\'s organization and project settings screens in headless Chr
     await t.resolves(page.getByRole('alert').filter({ hasText: /"not an origin" is not an origin.*\(APP_/ }).waitFor(), 'an origin the API refuses: its message')
   })
 
+  await t.test('teams and permission groups: created, members and grants added and removed, deleted', async (t) => {
+    await app.inject({ method: 'POST', url: '/api/auth/register', payload: { email: 'cy@example.com', password: PASSWORD, name: 'Cy' } })
+    const cy = (await api('POST', `/api/organizations/${orgId}/members`, { email: 'cy@example.com', role: 'viewer' })).json().data.id as string
+    const teams = async () => (await api('GET', `/api/organizations/${orgId}/teams`)).json().data as Array<{ name: string, members: string[], permissions: Array<{ permission: string, projectId?: string | null }> }>
+
+    await page.goto(`${origin}/console/organizations/${orgId}`)
+    await page.getByRole('link', { name: 'Teams' }).click()
+    await screen(t, 'teams', 'Analytical Engines: teams')
+    await page.getByLabel('Name of the new team').fill('Writers')
+    await page.getByLabel('Description (optional)').fill('They write the notes')
+    await page.getByRole('button', { name: 'Create team' }).click()
+    await page.getByRole('heading', { level: 2, name: 'Writers' }).waitFor()
+    // The same name again: the API's refusal, in its words.
+    await page.getByLabel('Name of the new team').fill('Writers')
+    await page.getByRole('button', { name: 'Create team' }).press('Enter')
+    await t.resolves(page.getByRole('alert').filter({ hasText: 'A team named "Writers" already exists (APP_TEAM_NAME_TAKEN)' }).waitFor(), 'a taken name is refused')
+
+    await page.getByLabel('Member to add to Writers').selectOption({ label: 'cy@example.com' })
+    await page.getByRole('button', { name: 'Add to Writers' }).click()
+    await page.getByRole('button', { name: 'Remove cy@example.com from Writers' }).waitFor()
+    await page.getByLabel('Permission to grant Writers').selectOption('records.write')
+    await page.getByLabel('Where Writers holds it').selectOption({ label: 'Project Notes' })
+    await page.getByRole('button', { name: 'Grant to Writers' }).click()
+    await page.getByRole('button', { name: 'Remove grant records.write on Notes from Writers' }).waitFor()
+    t.match(await teams(), [{ name: 'Writers', members: [cy], permissions: [{ permission: 'records.write', projectId }] }], 'the member and the project grant reached the API')
+    const effective = await api('GET', `/api/organizations/${orgId}/members/${cy}/effective-permissions?projectId=${projectId}`)
+    t.ok((effective.json().data.permissions as string[]).includes('records.write'), 'and the member holds it through the team')
+    await screen(t, 'team-filled', 'Analytical Engines: teams')
+
+    await page.getByRole('button', { name: 'Remove grant records.write on Notes from Writers' }).click()
+    await page.getByRole('button', { name: 'Remove cy@example.com from Writers' }).click()
+    await page.getByLabel('Member to add to Writers').waitFor()
+    await t.resolves(waitUntil(async () => (await teams()).some((team) => team.members.length === 0 && team.permissions.length === 0)), 'grant and member taken out')
+    await page.getByRole('button', { name: 'Delete team Writers' }).click()
+    await page.getByRole('button', { name: 'Confirm deleting Writers' }).click()
+    await page.getByText('No team yet.').waitFor()
+    t.same(await teams(), [], 'the team deleted')
+
+    // Permission groups: the same screen over their own routes.
+    await page.getByRole('link', { name: 'Permission groups of this organization' }).click()
+    await screen(t, 'permission-groups', 'Analytical Engines: permission groups')
+    await page.getByLabel('Name of the new permission group').fill('Auditors')
+    await page.getByRole('button', { name: 'Create permission group' }).click()
+    await page.getByLabel('Permission to grant Auditors').selectOption('audit.read')
+    await page.getByRole('button', { name: 'Grant to Auditors' }).click()
+    await page.getByRole('button', { name: 'Remove grant audit.read (whole organization) from Auditors' }).waitFor()
+    const groups = (await api('GET', `/api/organizations/${orgId}/permission-groups`)).json().data
+    t.match(groups, [{ name: 'Auditors', permissions: [{ permission: 'audit.read' }] }], 'the group and its organization-wide grant reached the API')
+    await screen(t, 'permission-group-filled', 'Analytical Engines: permission groups')
+  })
+
   t.same([...hosts], ['127.0.0.1'], 'no request left loopback')
   t.same(readdirSync(screens).length, shot, 'a screenshot of each screen')
 })
+
+/** Polls until `done` holds (what the browser just sent may still be on its way to the server). */
+async function waitUntil (done: () => Promise<boolean>): Promise<void> {
+  for (let round = 0; round < 100; round++) {
+    if (await done()) return
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error('the condition never held')
+}
