@@ -14,6 +14,7 @@ import { Repositories, Repository } from './screens/git.js'
 import { Zone, Zones } from './screens/dns.js'
 import { Access } from './screens/access.js'
 import { MemberSets } from './screens/member-sets.js'
+import { EndUserAuth } from './screens/end-user-auth.js'
 import './style.css'
 
 function Screen ({ path, signedIn }: { path: string, signedIn: boolean }) {
@@ -27,6 +28,7 @@ function Screen ({ path, signedIn }: { path: string, signedIn: boolean }) {
   if ((params = match('/projects/:projectId', path)) !== null) return <Collections projectId={params.projectId} />
   if ((params = match('/projects/:projectId/collections/:name', path)) !== null) return <Records projectId={params.projectId} name={params.name} />
   if ((params = match('/projects/:projectId/collections/:name/rules', path)) !== null) return <Rules projectId={params.projectId} name={params.name} />
+  if ((params = match('/projects/:projectId/auth', path)) !== null) return <EndUserAuth projectId={params.projectId} />
   if ((params = match('/projects/:projectId/access', path)) !== null) return <Access projectId={params.projectId} />
   if ((params = match('/projects/:projectId/git', path)) !== null) return <Repositories projectId={params.projectId} />
   if ((params = match('/projects/:projectId/dns', path)) !== null) return <Zones projectId={params.projectId} />

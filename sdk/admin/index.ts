@@ -151,7 +151,20 @@ export class PlinthAdmin {
     delete: async (id: string) => { await expectOk(this.api.DELETE('/api/projects/{id}', { params: { path: { id } } })) },
     /** Turns end-user auth (sign-up, login) on or off. */
     setAuth: async (projectId: string, enabled: boolean) =>
-      await unwrap(this.api.POST('/api/projects/{projectId}/auth/toggle', { params: { path: { projectId } }, body: { enabled } }))
+      await unwrap(this.api.POST('/api/projects/{projectId}/auth/toggle', { params: { path: { projectId } }, body: { enabled } })),
+    /** The end users' email settings (SMTP, sender, links, templates); 409 `APP_PROJECT_EMAIL_NOT_CONFIGURED` when none are set. */
+    emailSettings: async (projectId: string) => await unwrap(this.api.GET('/api/projects/{projectId}/auth/email', { params: { path: { projectId } } })),
+    setEmailSettings: async (projectId: string, body: BodyOf<'/api/projects/{projectId}/auth/email', 'put'>) =>
+      await unwrap(this.api.PUT('/api/projects/{projectId}/auth/email', { params: { path: { projectId } }, body })),
+    deleteEmailSettings: async (projectId: string) => { await expectOk(this.api.DELETE('/api/projects/{projectId}/auth/email', { params: { path: { projectId } } })) },
+    /** End-user sign-in providers (OpenID Connect), never their secrets. */
+    oauthProviders: async (projectId: string) => await unwrap(this.api.GET('/api/projects/{projectId}/auth/oauth-providers', { params: { path: { projectId } } })),
+    /** Creates or replaces the provider `provider` (its id in the project). */
+    setOauthProvider: async (projectId: string, provider: string, body: BodyOf<'/api/projects/{projectId}/auth/oauth-providers/{provider}', 'put'>) =>
+      await unwrap(this.api.PUT('/api/projects/{projectId}/auth/oauth-providers/{provider}', { params: { path: { projectId, provider } }, body })),
+    deleteOauthProvider: async (projectId: string, provider: string) => {
+      await expectOk(this.api.DELETE('/api/projects/{projectId}/auth/oauth-providers/{provider}', { params: { path: { projectId, provider } } }))
+    }
   }
 
   /** Collection definitions: fields, indexes, the methods' rules. */

@@ -17,7 +17,8 @@ if (!existsSync(join(defaultConsoleDir(), 'index.html'))) await promisify(execFi
 
 // The screens beyond the first increment (console.test.ts), each driven as a user would on one signed-in page.
 t.test('the console\'s organization and project settings screens in headless Chromium', async (t) => {
-  const app = await buildTestApp(t)
+  // The project's OpenID provider and SMTP relay named below are on loopback, which the operator must allow.
+  const app = await buildTestApp(t, { env: { PROJECT_OAUTH_ALLOWED_HOSTS: '127.0.0.1', PROJECT_SMTP_ALLOWED_HOSTS: '127.0.0.1' } })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
   const screens = join(tempDir(t, 'plinth-console-admin-'), 'screens')
@@ -156,6 +157,66 @@ t.test('the console\'s organization and project settings screens in headless Chr
     const groups = (await api('GET', `/api/organizations/${orgId}/permission-groups`)).json().data
     t.match(groups, [{ name: 'Auditors', permissions: [{ permission: 'audit.read' }] }], 'the group and its organization-wide grant reached the API')
     await screen(t, 'permission-group-filled', 'Analytical Engines: permission groups')
+  })
+
+  await t.test('end-user auth: switched off and on, an OpenID provider saved, edited and removed, email settings', async (t) => {
+    const project = async () => (await api('GET', `/api/projects/${projectId}`)).json().data as { authEnabled: boolean }
+    const providers = async () => (await api('GET', `/api/projects/${projectId}/auth/oauth-providers`)).json().data as Array<{ id: string, enabled: boolean, hasClientSecret: boolean, endpoints?: object }>
+    await page.goto(`${origin}/console/projects/${projectId}`)
+    await page.getByRole('link', { name: 'End-user auth' }).click()
+    await screen(t, 'end-user-auth', 'Notes: end-user auth')
+    await page.getByRole('button', { name: 'Turn end-user auth off' }).click()
+    await page.getByRole('status').filter({ hasText: 'End-user auth is off' }).waitFor()
+    t.equal((await project()).authEnabled, false, 'switched off at the API')
+    await page.getByRole('button', { name: 'Turn end-user auth on' }).click()
+    await page.getByRole('status').filter({ hasText: 'End-user auth is on' }).waitFor()
+    t.equal((await project()).authEnabled, true, 'and on again')
+
+    await page.getByLabel(/^Provider id/).fill('corp')
+    await page.getByLabel('Button label (optional)').fill('Corp SSO')
+    await page.getByLabel('Issuer URL').fill('http://10.1.2.3/idp')
+    await page.getByLabel('Client id').fill('plinth')
+    await page.getByLabel(/^Client secret/).fill('s3cret')
+    await page.getByRole('button', { name: 'Save provider' }).click()
+    await t.resolves(page.getByRole('alert').filter({ hasText: 'APP_OAUTH_HOST_REFUSED' }).waitFor(), 'an internal issuer the operator did not allow: the API\'s refusal')
+    await page.getByLabel('Issuer URL').fill('http://127.0.0.1:9/idp')
+    await page.getByLabel('Authorization endpoint').fill('http://127.0.0.1:9/idp/authorize')
+    await page.getByLabel('Token endpoint').fill('http://127.0.0.1:9/idp/token')
+    await page.getByLabel('JWKS endpoint').fill('http://127.0.0.1:9/idp/jwks')
+    await page.getByRole('button', { name: 'Save provider' }).click()
+    await page.getByRole('rowheader', { name: 'corp' }).waitFor()
+    t.match(await providers(), [{ id: 'corp', enabled: true, hasClientSecret: true, endpoints: { token: 'http://127.0.0.1:9/idp/token' } }], 'the provider saved with its endpoints')
+    await screen(t, 'end-user-auth-provider', 'Notes: end-user auth')
+
+    await page.getByRole('button', { name: 'Edit corp' }).click()
+    t.equal(await page.getByLabel('Client id').inputValue(), 'plinth', 'Edit fills the form')
+    await page.getByLabel('Provider enabled').uncheck()
+    await page.getByRole('button', { name: 'Save provider' }).click()
+    await page.getByRole('status').filter({ hasText: 'Provider corp saved.' }).waitFor()
+    t.match(await providers(), [{ id: 'corp', enabled: false, hasClientSecret: true }], 'switched off, the stored secret kept')
+    await page.getByRole('button', { name: 'Remove corp' }).click()
+    await page.getByRole('button', { name: 'Confirm removing corp' }).click()
+    await page.getByText('No sign-in provider yet.').waitFor()
+    t.same(await providers(), [], 'and removed')
+
+    await page.getByLabel('SMTP host').fill('10.9.9.9')
+    await page.getByLabel('SMTP port').fill('2525')
+    await page.getByLabel('SMTP security').selectOption('none')
+    await page.getByLabel(/^Sender/).fill('Notes <no-reply@notes.test>')
+    await page.getByLabel(/^Link base URL/).fill('https://app.example.com/auth')
+    await page.getByRole('button', { name: 'Save email settings' }).click()
+    await t.resolves(page.getByRole('alert').filter({ hasText: 'APP_SMTP_HOST_REFUSED' }).waitFor(), 'an internal SMTP host the operator did not allow: the API\'s refusal')
+    await page.getByLabel('SMTP host').fill('127.0.0.1')
+    await page.getByLabel('Require a verified email to sign in').check()
+    await page.getByRole('button', { name: 'Save email settings' }).click()
+    await page.getByRole('status').filter({ hasText: 'Email settings saved.' }).waitFor()
+    const email = await api('GET', `/api/projects/${projectId}/auth/email`)
+    t.match(email.json().data, { smtp: { host: '127.0.0.1', port: 2525, security: 'none', hasPassword: false }, sender: 'Notes <no-reply@notes.test>', requireVerifiedEmail: true }, 'the email settings saved')
+    await screen(t, 'end-user-auth-email', 'Notes: end-user auth')
+    await page.getByRole('button', { name: 'Remove the email settings' }).click()
+    await page.getByRole('button', { name: 'Confirm removing the email settings' }).click()
+    await page.getByText('No email settings yet').waitFor()
+    t.equal((await api('GET', `/api/projects/${projectId}/auth/email`)).json().code, 'APP_PROJECT_EMAIL_NOT_CONFIGURED', 'and removed')
   })
 
   t.same([...hosts], ['127.0.0.1'], 'no request left loopback')

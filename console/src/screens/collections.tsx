@@ -54,6 +54,7 @@ export function Collections ({ projectId }: { projectId: string }) {
         <Link to={`/projects/${encodeURIComponent(projectId)}/git`}>Git repositories</Link>
         {' · '}<Link to={`/projects/${encodeURIComponent(projectId)}/dns`}>DNS zones</Link>
         {' · '}<Link to={`/projects/${encodeURIComponent(projectId)}/access`}>API access (service tokens, CORS)</Link>
+        {' · '}<Link to={`/projects/${encodeURIComponent(projectId)}/auth`}>End-user auth</Link>
       </p>
       {collections.data !== null && (collections.data.length === 0
         ? <p>No collection yet: create the first below.</p>
