@@ -15,6 +15,7 @@ import { Zone, Zones } from './screens/dns.js'
 import { Access } from './screens/access.js'
 import { MemberSets } from './screens/member-sets.js'
 import { EndUserAuth } from './screens/end-user-auth.js'
+import { HostingApp, HostingApps } from './screens/hosting.js'
 import './style.css'
 
 function Screen ({ path, signedIn }: { path: string, signedIn: boolean }) {
@@ -28,6 +29,8 @@ function Screen ({ path, signedIn }: { path: string, signedIn: boolean }) {
   if ((params = match('/projects/:projectId', path)) !== null) return <Collections projectId={params.projectId} />
   if ((params = match('/projects/:projectId/collections/:name', path)) !== null) return <Records projectId={params.projectId} name={params.name} />
   if ((params = match('/projects/:projectId/collections/:name/rules', path)) !== null) return <Rules projectId={params.projectId} name={params.name} />
+  if ((params = match('/projects/:projectId/hosting', path)) !== null) return <HostingApps projectId={params.projectId} />
+  if ((params = match('/projects/:projectId/hosting/:appId', path)) !== null) return <HostingApp projectId={params.projectId} appId={params.appId} />
   if ((params = match('/projects/:projectId/auth', path)) !== null) return <EndUserAuth projectId={params.projectId} />
   if ((params = match('/projects/:projectId/access', path)) !== null) return <Access projectId={params.projectId} />
   if ((params = match('/projects/:projectId/git', path)) !== null) return <Repositories projectId={params.projectId} />

@@ -5,12 +5,12 @@
  * `admin.api.GET('/api/…', …)` (openapi-fetch); wrap its answer in `unwrap`.
  * Browser-safe; deploying from a folder and the file storage are in @plinth/sdk/node.
  */
-import { createHttp, expectOk, unwrap, type Http, type HttpOptions } from '../core/http.js'
+import { callJson, createHttp, expectOk, unwrap, type Http, type HttpOptions } from '../core/http.js'
 import type { BodyOf, DataOf, QueryOf } from '../core/paths.js'
 import { followLogs, type LogLine } from './logs.js'
 import { SessionKeeper, type Session } from '../client/session.js'
 import { memoryStorage, type SessionStorage } from '../client/storage.js'
-import type { components } from '../generated/plinth.js'
+import type { components, operations } from '../generated/plinth.js'
 
 export { PlinthError } from '../core/errors.js'
 export type { ErrorDetails, ErrorEnvelope } from '../core/errors.js'
@@ -33,6 +33,9 @@ export interface AdminOptions extends HttpOptions {
   /** Refresh this many seconds before the access token expires. Default 60. */
   refreshMarginSeconds?: number
 }
+
+/** A page of an app's log, as its JSON answer (not the event stream) gives it. */
+export type LogPage = operations['getHostingAppBuildLogs']['responses'][200]['content']['application/json']['data']
 
 type Login = DataOf<'/api/auth/login', 'post'>
 type Refreshed = DataOf<'/api/auth/refresh', 'post'>
@@ -254,6 +257,22 @@ export class PlinthAdmin {
       await unwrap(this.api.POST('/api/projects/{projectId}/backend/apps/{appId}/deployments', { params: { path: { projectId, appId } }, body })),
     rollback: async (projectId: string, appId: string, deploymentId: string) =>
       await unwrap(this.api.POST('/api/projects/{projectId}/backend/apps/{appId}/deployments/{deploymentId}/rollback', { params: { path: { projectId, appId, deploymentId } } })),
+    /** A page of an app's build or runtime log, oldest first (`after` a line's `seq` for the next). */
+    logs: async (projectId: string, appId: string, kind: 'build' | 'runtime', query: { deploymentId?: string, after?: number, limit?: number } = {}) => {
+      // A plain JSON read: the generated types mix this path's JSON answer with its event stream (`followLogs`).
+      const search = new URLSearchParams()
+      for (const [key, value] of Object.entries(query)) if (value !== undefined) search.set(key, String(value))
+      const path = `/api/projects/${encodeURIComponent(projectId)}/backend/apps/${encodeURIComponent(appId)}/logs/${kind}`
+      return await callJson<LogPage>(this.http, 'GET', search.size === 0 ? path : `${path}?${search.toString()}`)
+    },
+    /** The app's secrets: names, versions and whether builds get them; values are never returned. */
+    secrets: async (projectId: string, appId: string) =>
+      await unwrap(this.api.GET('/api/projects/{projectId}/backend/apps/{appId}/secrets', { params: { path: { projectId, appId } } })),
+    setSecret: async (projectId: string, appId: string, name: string, body: BodyOf<'/api/projects/{projectId}/backend/apps/{appId}/secrets/{name}', 'put'>) =>
+      await unwrap(this.api.PUT('/api/projects/{projectId}/backend/apps/{appId}/secrets/{name}', { params: { path: { projectId, appId, name } }, body })),
+    deleteSecret: async (projectId: string, appId: string, name: string) => {
+      await expectOk(this.api.DELETE('/api/projects/{projectId}/backend/apps/{appId}/secrets/{name}', { params: { path: { projectId, appId, name } } }))
+    },
     /** Follows an app's build or runtime log (server-sent events) until `signal` aborts or the server ends it. */
     followLogs: (projectId: string, appId: string, kind: 'build' | 'runtime', options: { deploymentId?: string, signal?: AbortSignal } = {}): AsyncGenerator<LogLine> =>
       followLogs(this.http, { projectId, appId, kind, ...options })

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
-import { execFile } from 'node:child_process'
-import { existsSync, readdirSync } from 'node:fs'
+import { execFile, execFileSync } from 'node:child_process'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import type { AddressInfo } from 'node:net'
@@ -8,6 +8,7 @@ import { chromium } from 'playwright-core'
 import { AxeBuilder } from '@axe-core/playwright'
 import { buildTestApp, tempDir } from '../helper.js'
 import { defaultConsoleDir } from '../../plugins/console.js'
+import { deploymentSettled, packFixture, uploadSource } from '../routes/hosting/fixtures.js'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const PASSWORD = 'correct horse battery'
@@ -18,7 +19,7 @@ if (!existsSync(join(defaultConsoleDir(), 'index.html'))) await promisify(execFi
 // The screens beyond the first increment (console.test.ts), each driven as a user would on one signed-in page.
 t.test('the console\'s organization and project settings screens in headless Chromium', async (t) => {
   // The project's OpenID provider and SMTP relay named below are on loopback, which the operator must allow.
-  const app = await buildTestApp(t, { env: { PROJECT_OAUTH_ALLOWED_HOSTS: '127.0.0.1', PROJECT_SMTP_ALLOWED_HOSTS: '127.0.0.1' } })
+  const app = await buildTestApp(t, { env: { GATEWAY_PORT: '0', PROJECT_OAUTH_ALLOWED_HOSTS: '127.0.0.1', PROJECT_SMTP_ALLOWED_HOSTS: '127.0.0.1' } })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
   const screens = join(tempDir(t, 'plinth-console-admin-'), 'screens')
@@ -217,6 +218,69 @@ t.test('the console\'s organization and project settings screens in headless Chr
     await page.getByRole('button', { name: 'Confirm removing the email settings' }).click()
     await page.getByText('No email settings yet').waitFor()
     t.equal((await api('GET', `/api/projects/${projectId}/auth/email`)).json().code, 'APP_PROJECT_EMAIL_NOT_CONFIGURED', 'and removed')
+  })
+
+  await t.test('hosting: an app created, its deployments with their state and logs, a rollback, its secrets', async (t) => {
+    await page.goto(`${origin}/console/projects/${projectId}`)
+    await page.getByRole('link', { name: 'Hosting apps' }).click()
+    await screen(t, 'hosting-apps', 'Notes: hosting apps')
+    await page.getByLabel(/^App name/).fill('Not A Name')
+    await page.getByRole('button', { name: 'Create app' }).click()
+    await t.resolves(page.getByRole('alert').filter({ hasText: 'APP_' }).waitFor(), 'a name the API refuses: its message')
+    await page.getByLabel(/^App name/).fill('site')
+    await page.getByRole('button', { name: 'Create app' }).press('Enter')
+    await page.getByRole('heading', { level: 1, name: 'App site' }).waitFor()
+    const appId = decodeURIComponent(new URL(page.url()).pathname.split('/').at(-1) ?? '')
+    const appUrl = `/api/projects/${projectId}/backend/apps/${appId}`
+
+    // Sources are deployed through the API (the console shows and rolls back): two good ones, then one that cannot build.
+    const deploy = async (archive: Buffer) => {
+      const queued = await api('POST', `${appUrl}/deployments`, { uploadId: await uploadSource(app, appUrl, headers, archive) })
+      return await deploymentSettled(app, appUrl, headers, queued.json().data.id as string)
+    }
+    const first = await deploy(packFixture(t, 'node-hello'))
+    const second = await deploy(packFixture(t, 'node-hello'))
+    const empty = tempDir(t, 'plinth-console-empty-')
+    writeFileSync(join(empty, 'README.md'), 'nothing to run\n')
+    execFileSync('tar', ['-czf', join(empty, '..', 'empty.tar.gz'), '-C', empty, '.'])
+    const broken = await deploy(readFileSync(join(empty, '..', 'empty.tar.gz')))
+    t.same([first.state, second.state, broken.state], ['live', 'live', 'build_failed'], 'the deployments settled')
+
+    await page.getByRole('button', { name: 'Refresh' }).click()
+    const row = (id: string) => page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: id }) })
+    await row(broken.id).waitFor()
+    t.match(await row(second.id).innerText(), /live \(live\)/, 'the live deployment is marked')
+    t.match(await row(first.id).innerText(), /superseded/, 'the earlier one superseded')
+    t.match(await row(broken.id).innerText(), /build_failed/, 'the broken one failed to build')
+    await page.getByRole('button', { name: `Build log of ${broken.id}` }).click()
+    const log = page.getByRole('region', { name: `Build log of ${broken.id}` })
+    await t.resolves(log.locator('pre').waitFor(), 'its build log shown')
+    await screen(t, 'hosting-app', 'App site')
+
+    await page.getByRole('button', { name: `Roll back to ${broken.id}` }).click()
+    await t.resolves(page.getByRole('alert').filter({ hasText: 'APP_' }).waitFor(), 'a deployment without an artifact cannot be rolled back to: the API\'s message')
+    await page.getByRole('button', { name: `Roll back to ${first.id}` }).click()
+    const queued = page.getByRole('status').filter({ hasText: `Rollback to ${first.id} queued as` })
+    await queued.waitFor()
+    const rollbackId = (/queued as (\S+)\.$/.exec(await queued.innerText()) ?? [])[1] ?? ''
+    const rolled = await deploymentSettled(app, appUrl, headers, rollbackId)
+    t.match(rolled, { state: 'live', trigger: 'rollback', rollbackOf: first.id }, 'the rollback went live with the first artifact')
+
+    await page.getByLabel(/^Secret name/).fill('PORT')
+    await page.getByLabel('Secret value').fill('1')
+    await page.getByRole('button', { name: 'Set secret' }).click()
+    await t.resolves(page.getByRole('alert').filter({ hasText: 'APP_HOSTING_SECRET_INVALID' }).waitFor(), 'a platform variable is refused')
+    await page.getByLabel(/^Secret name/).fill('API_KEY')
+    await page.getByLabel('Secret value').fill('very secret value')
+    await page.getByLabel('Give it to builds too').check()
+    await page.getByRole('button', { name: 'Set secret' }).click()
+    await page.getByRole('rowheader', { name: 'API_KEY' }).waitFor()
+    t.notOk((await page.content()).includes('very secret value'), 'the value is not on the page')
+    t.match((await api('GET', `${appUrl}/secrets`)).json().data, [{ name: 'API_KEY', buildTime: true, version: 1 }], 'the secret set')
+    await screen(t, 'hosting-secrets', 'App site')
+    await page.getByRole('button', { name: 'Delete secret API_KEY' }).click()
+    await page.getByText('No secret yet.').waitFor()
+    t.same((await api('GET', `${appUrl}/secrets`)).json().data, [], 'and deleted')
   })
 
   t.same([...hosts], ['127.0.0.1'], 'no request left loopback')

@@ -55,6 +55,7 @@ export function Collections ({ projectId }: { projectId: string }) {
         {' · '}<Link to={`/projects/${encodeURIComponent(projectId)}/dns`}>DNS zones</Link>
         {' · '}<Link to={`/projects/${encodeURIComponent(projectId)}/access`}>API access (service tokens, CORS)</Link>
         {' · '}<Link to={`/projects/${encodeURIComponent(projectId)}/auth`}>End-user auth</Link>
+        {' · '}<Link to={`/projects/${encodeURIComponent(projectId)}/hosting`}>Hosting apps</Link>
       </p>
       {collections.data !== null && (collections.data.length === 0
         ? <p>No collection yet: create the first below.</p>
