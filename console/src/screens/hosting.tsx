@@ -75,14 +75,14 @@ function DeploymentRow ({ deployment, live, onLogs, onRollback }: { deployment: 
   return (
     <tr>
       <th scope='row'><code>{deployment.id}</code></th>
-      <td>{deployment.state}{live ? ' (live)' : ''}</td>
+      <td>{deployment.state}</td>
       <td>{deployment.trigger}{deployment.rollbackOf === null ? '' : ` of ${deployment.rollbackOf}`}</td>
       <td>{deployment.createdAt}</td>
       <td>{deployment.reason ?? ''}</td>
       <td class='actions'>
         <button type='button' onClick={() => { onLogs('build') }}>Build log of {deployment.id}</button>
         <button type='button' onClick={() => { onLogs('runtime') }}>Runtime log of {deployment.id}</button>
-        {!live && <button type='button' onClick={onRollback}>Roll back to {deployment.id}</button>}
+        {!live && deployment.artifactId !== null && <button type='button' onClick={onRollback}>Roll back to {deployment.id}</button>}
       </td>
     </tr>
   )
@@ -143,7 +143,7 @@ function Secrets ({ projectId, appId }: { projectId: string, appId: string }) {
   )
 }
 
-/** One app: its state, its deployments (logs, rollback to an earlier one's artifact) and its secrets. */
+/** One app: its state, its deployments (logs, rollback to an earlier one that built) and its secrets. */
 export function HostingApp ({ projectId, appId }: { projectId: string, appId: string }) {
   const project = useLoad(async () => await admin.projects.get(projectId), [projectId])
   const app = useLoad(async () => await admin.hosting.app(projectId, appId), [projectId, appId])
