@@ -12,6 +12,10 @@ import { Members } from './screens/members.js'
 import { Tokens } from './screens/tokens.js'
 import { Repositories, Repository } from './screens/git.js'
 import { Zone, Zones } from './screens/dns.js'
+import { Access } from './screens/access.js'
+import { MemberSets } from './screens/member-sets.js'
+import { EndUserAuth } from './screens/end-user-auth.js'
+import { HostingApp, HostingApps } from './screens/hosting.js'
 import './style.css'
 
 function Screen ({ path, signedIn }: { path: string, signedIn: boolean }) {
@@ -19,10 +23,16 @@ function Screen ({ path, signedIn }: { path: string, signedIn: boolean }) {
   let params: Record<string, string> | null
   if ((params = match('/organizations/:orgId', path)) !== null) return <Projects orgId={params.orgId} />
   if ((params = match('/organizations/:orgId/members', path)) !== null) return <Members orgId={params.orgId} />
+  if ((params = match('/organizations/:orgId/teams', path)) !== null) return <MemberSets key='teams' orgId={params.orgId} kind='teams' />
+  if ((params = match('/organizations/:orgId/permission-groups', path)) !== null) return <MemberSets key='permission-groups' orgId={params.orgId} kind='permission-groups' />
   if (path === '/tokens') return <Tokens />
   if ((params = match('/projects/:projectId', path)) !== null) return <Collections projectId={params.projectId} />
   if ((params = match('/projects/:projectId/collections/:name', path)) !== null) return <Records projectId={params.projectId} name={params.name} />
   if ((params = match('/projects/:projectId/collections/:name/rules', path)) !== null) return <Rules projectId={params.projectId} name={params.name} />
+  if ((params = match('/projects/:projectId/hosting', path)) !== null) return <HostingApps projectId={params.projectId} />
+  if ((params = match('/projects/:projectId/hosting/:appId', path)) !== null) return <HostingApp projectId={params.projectId} appId={params.appId} />
+  if ((params = match('/projects/:projectId/auth', path)) !== null) return <EndUserAuth projectId={params.projectId} />
+  if ((params = match('/projects/:projectId/access', path)) !== null) return <Access projectId={params.projectId} />
   if ((params = match('/projects/:projectId/git', path)) !== null) return <Repositories projectId={params.projectId} />
   if ((params = match('/projects/:projectId/dns', path)) !== null) return <Zones projectId={params.projectId} />
   if ((params = match('/projects/:projectId/dns/:zoneId', path)) !== null) return <Zone projectId={params.projectId} zoneId={params.zoneId} />

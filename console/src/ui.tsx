@@ -13,6 +13,20 @@ export function Link ({ to, children }: { to: string, children: ComponentChildre
   return <a href={href(to)} onClick={follow}>{children}</a>
 }
 
+/** A secret the API shows this once (only its hash is kept): in a read-only field until dismissed. */
+export function ShownOnce ({ name, label, value, onDone }: { name: string, label: string, value: string, onDone: () => void }) {
+  return (
+    <div class='card' role='status'>
+      <p><strong>{name}</strong> created. Copy it now: it is not shown again.</p>
+      <label class='field'>
+        <span>{label}</span>
+        <input type='text' readOnly value={value} onFocus={(event) => { event.currentTarget.select() }} />
+      </label>
+      <button type='button' onClick={onDone}>Done, hide it</button>
+    </div>
+  )
+}
+
 /** The API's refusal, read out by screen readers as it appears. */
 export function ErrorNote ({ error }: { error: string | null }) {
   if (error === null) return null

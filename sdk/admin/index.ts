@@ -5,12 +5,12 @@
  * `admin.api.GET('/api/…', …)` (openapi-fetch); wrap its answer in `unwrap`.
  * Browser-safe; deploying from a folder and the file storage are in @plinth/sdk/node.
  */
-import { createHttp, expectOk, unwrap, type Http, type HttpOptions } from '../core/http.js'
+import { callJson, createHttp, expectOk, unwrap, type Http, type HttpOptions } from '../core/http.js'
 import type { BodyOf, DataOf, QueryOf } from '../core/paths.js'
 import { followLogs, type LogLine } from './logs.js'
 import { SessionKeeper, type Session } from '../client/session.js'
 import { memoryStorage, type SessionStorage } from '../client/storage.js'
-import type { components } from '../generated/plinth.js'
+import type { components, operations } from '../generated/plinth.js'
 
 export { PlinthError } from '../core/errors.js'
 export type { ErrorDetails, ErrorEnvelope } from '../core/errors.js'
@@ -33,6 +33,9 @@ export interface AdminOptions extends HttpOptions {
   /** Refresh this many seconds before the access token expires. Default 60. */
   refreshMarginSeconds?: number
 }
+
+/** A page of an app's log, as its JSON answer (not the event stream) gives it. */
+export type LogPage = operations['getHostingAppBuildLogs']['responses'][200]['content']['application/json']['data']
 
 type Login = DataOf<'/api/auth/login', 'post'>
 type Refreshed = DataOf<'/api/auth/refresh', 'post'>
@@ -133,6 +136,16 @@ export class PlinthAdmin {
       await unwrap(this.api.GET('/api/organizations/{orgId}/audit-log', { params: { path: { orgId }, query } }))
   }
 
+  /** Teams of an organization: members who share grants (docs/organizations.md). */
+  readonly teams = memberSets(this, 'teams')
+  /** Permission groups of an organization: the same shape as teams, for grants handed out as a bundle. */
+  readonly permissionGroups = memberSets(this, 'permission-groups')
+
+  /** The permission names grants, teams, groups and PAT scopes draw from, and what each role holds. */
+  readonly permissions = {
+    catalogue: async () => await unwrap(this.api.GET('/api/permissions'))
+  }
+
   readonly projects = {
     list: async (query?: QueryOf<'/api/projects', 'get'>) => await unwrap(this.api.GET('/api/projects', { params: { query } })),
     create: async (body: BodyOf<'/api/projects', 'post'>) => await unwrap(this.api.POST('/api/projects', { body })),
@@ -141,7 +154,20 @@ export class PlinthAdmin {
     delete: async (id: string) => { await expectOk(this.api.DELETE('/api/projects/{id}', { params: { path: { id } } })) },
     /** Turns end-user auth (sign-up, login) on or off. */
     setAuth: async (projectId: string, enabled: boolean) =>
-      await unwrap(this.api.POST('/api/projects/{projectId}/auth/toggle', { params: { path: { projectId } }, body: { enabled } }))
+      await unwrap(this.api.POST('/api/projects/{projectId}/auth/toggle', { params: { path: { projectId } }, body: { enabled } })),
+    /** The end users' email settings (SMTP, sender, links, templates); 409 `APP_PROJECT_EMAIL_NOT_CONFIGURED` when none are set. */
+    emailSettings: async (projectId: string) => await unwrap(this.api.GET('/api/projects/{projectId}/auth/email', { params: { path: { projectId } } })),
+    setEmailSettings: async (projectId: string, body: BodyOf<'/api/projects/{projectId}/auth/email', 'put'>) =>
+      await unwrap(this.api.PUT('/api/projects/{projectId}/auth/email', { params: { path: { projectId } }, body })),
+    deleteEmailSettings: async (projectId: string) => { await expectOk(this.api.DELETE('/api/projects/{projectId}/auth/email', { params: { path: { projectId } } })) },
+    /** End-user sign-in providers (OpenID Connect), never their secrets. */
+    oauthProviders: async (projectId: string) => await unwrap(this.api.GET('/api/projects/{projectId}/auth/oauth-providers', { params: { path: { projectId } } })),
+    /** Creates or replaces the provider `provider` (its id in the project). */
+    setOauthProvider: async (projectId: string, provider: string, body: BodyOf<'/api/projects/{projectId}/auth/oauth-providers/{provider}', 'put'>) =>
+      await unwrap(this.api.PUT('/api/projects/{projectId}/auth/oauth-providers/{provider}', { params: { path: { projectId, provider } }, body })),
+    deleteOauthProvider: async (projectId: string, provider: string) => {
+      await expectOk(this.api.DELETE('/api/projects/{projectId}/auth/oauth-providers/{provider}', { params: { path: { projectId, provider } } }))
+    }
   }
 
   /** Collection definitions: fields, indexes, the methods' rules. */
@@ -234,6 +260,22 @@ export class PlinthAdmin {
       await unwrap(this.api.POST('/api/projects/{projectId}/backend/apps/{appId}/deployments', { params: { path: { projectId, appId } }, body })),
     rollback: async (projectId: string, appId: string, deploymentId: string) =>
       await unwrap(this.api.POST('/api/projects/{projectId}/backend/apps/{appId}/deployments/{deploymentId}/rollback', { params: { path: { projectId, appId, deploymentId } } })),
+    /** A page of an app's build or runtime log, oldest first (`after` a line's `seq` for the next). */
+    logs: async (projectId: string, appId: string, kind: 'build' | 'runtime', query: { deploymentId?: string, after?: number, limit?: number } = {}) => {
+      // A plain JSON read: the generated types mix this path's JSON answer with its event stream (`followLogs`).
+      const search = new URLSearchParams()
+      for (const [key, value] of Object.entries(query)) if (value !== undefined) search.set(key, String(value))
+      const path = `/api/projects/${encodeURIComponent(projectId)}/backend/apps/${encodeURIComponent(appId)}/logs/${kind}`
+      return await callJson<LogPage>(this.http, 'GET', search.size === 0 ? path : `${path}?${search.toString()}`)
+    },
+    /** The app's secrets: names, versions and whether builds get them; values are never returned. */
+    secrets: async (projectId: string, appId: string) =>
+      await unwrap(this.api.GET('/api/projects/{projectId}/backend/apps/{appId}/secrets', { params: { path: { projectId, appId } } })),
+    setSecret: async (projectId: string, appId: string, name: string, body: BodyOf<'/api/projects/{projectId}/backend/apps/{appId}/secrets/{name}', 'put'>) =>
+      await unwrap(this.api.PUT('/api/projects/{projectId}/backend/apps/{appId}/secrets/{name}', { params: { path: { projectId, appId, name } }, body })),
+    deleteSecret: async (projectId: string, appId: string, name: string) => {
+      await expectOk(this.api.DELETE('/api/projects/{projectId}/backend/apps/{appId}/secrets/{name}', { params: { path: { projectId, appId, name } } }))
+    },
     /** Follows an app's build or runtime log (server-sent events) until `signal` aborts or the server ends it. */
     followLogs: (projectId: string, appId: string, kind: 'build' | 'runtime', options: { deploymentId?: string, signal?: AbortSignal } = {}): AsyncGenerator<LogLine> =>
       followLogs(this.http, { projectId, appId, kind, ...options })
@@ -252,6 +294,26 @@ export class PlinthAdmin {
       await unwrap(this.api.GET('/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}', { params: { path: { projectId, lpId, itemId } } })),
     updateWorkItem: async (projectId: string, lpId: string, itemId: string, body: BodyOf<'/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}', 'patch'>) =>
       await unwrap(this.api.PATCH('/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}', { params: { path: { projectId, lpId, itemId } }, body }))
+  }
+}
+
+/**
+ * Teams and permission groups are served by one route family (routes/organizations/member-sets.ts), so their
+ * paths differ only in that segment and share every schema: the teams paths' types stand for both.
+ */
+function memberSets (admin: { readonly api: Http['api'] }, which: 'teams' | 'permission-groups') {
+  const all = `/api/organizations/{orgId}/${which}` as '/api/organizations/{orgId}/teams'
+  const one = `${all}/{setId}` as '/api/organizations/{orgId}/teams/{setId}'
+  const member = `${one}/members/{memberId}` as '/api/organizations/{orgId}/teams/{setId}/members/{memberId}'
+  return {
+    list: async (orgId: string) => await unwrap(admin.api.GET(all, { params: { path: { orgId } } })),
+    create: async (orgId: string, body: BodyOf<typeof all, 'post'>) => await unwrap(admin.api.POST(all, { params: { path: { orgId } }, body })),
+    get: async (orgId: string, setId: string) => await unwrap(admin.api.GET(one, { params: { path: { orgId, setId } } })),
+    /** Name, description, grants or members; each one given replaces what was there. */
+    update: async (orgId: string, setId: string, body: BodyOf<typeof one, 'put'>) => await unwrap(admin.api.PUT(one, { params: { path: { orgId, setId } }, body })),
+    delete: async (orgId: string, setId: string) => { await expectOk(admin.api.DELETE(one, { params: { path: { orgId, setId } } })) },
+    addMember: async (orgId: string, setId: string, memberId: string) => await unwrap(admin.api.PUT(member, { params: { path: { orgId, setId, memberId } } })),
+    removeMember: async (orgId: string, setId: string, memberId: string) => await unwrap(admin.api.DELETE(member, { params: { path: { orgId, setId, memberId } } }))
   }
 }
 

@@ -33,30 +33,6 @@ function FieldRow ({ field, index, onChange, onRemove }: { field: FieldDraft, in
   )
 }
 
-/** The browser origins that may call the project's data API (CORS): the console itself needs none, being same-origin. */
-function AllowedOrigins ({ projectId, origins }: { projectId: string, origins: string[] }) {
-  const [text, setText] = useState(origins.join(', '))
-  const [saved, setSaved] = useState(false)
-  const { submit, busy, error } = useSubmit(async () => {
-    setSaved(false)
-    const allowedOrigins = text.split(',').map((origin) => origin.trim()).filter((origin) => origin !== '')
-    const project = await admin.projects.update(projectId, { allowedOrigins })
-    setText(project.allowedOrigins.join(', '))
-    setSaved(true)
-  })
-  return (
-    <>
-      <h2>Browser origins (CORS)</h2>
-      <form onSubmit={submit} class='card'>
-        <TextField label='Allowed origins (comma-separated, e.g. https://app.example.com; * for any)' value={text} onInput={(value) => { setSaved(false); setText(value) }} />
-        <ErrorNote error={error} />
-        {saved && <p role='status'>Origins saved.</p>}
-        <button type='submit' disabled={busy}>Save origins</button>
-      </form>
-    </>
-  )
-}
-
 /** A project's collections, and a new one with its fields (its methods on for platform admins only, until rules are set). */
 export function Collections ({ projectId }: { projectId: string }) {
   const project = useLoad(async () => await admin.projects.get(projectId), [projectId])
@@ -77,6 +53,9 @@ export function Collections ({ projectId }: { projectId: string }) {
       <p>
         <Link to={`/projects/${encodeURIComponent(projectId)}/git`}>Git repositories</Link>
         {' · '}<Link to={`/projects/${encodeURIComponent(projectId)}/dns`}>DNS zones</Link>
+        {' · '}<Link to={`/projects/${encodeURIComponent(projectId)}/access`}>API access (service tokens, CORS)</Link>
+        {' · '}<Link to={`/projects/${encodeURIComponent(projectId)}/auth`}>End-user auth</Link>
+        {' · '}<Link to={`/projects/${encodeURIComponent(projectId)}/hosting`}>Hosting apps</Link>
       </p>
       {collections.data !== null && (collections.data.length === 0
         ? <p>No collection yet: create the first below.</p>
@@ -94,7 +73,6 @@ export function Collections ({ projectId }: { projectId: string }) {
             </tbody>
           </table>
           ))}
-      {project.data !== null && <AllowedOrigins projectId={projectId} origins={project.data.allowedOrigins} />}
       <h2>New collection</h2>
       <form onSubmit={submit} class='card'>
         <TextField label='Collection name' value={name} onInput={setName} required />

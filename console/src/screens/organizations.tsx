@@ -37,7 +37,11 @@ export function Projects ({ orgId }: { orgId: string }) {
   return (
     <Page title={org.data === null ? 'Projects' : `${org.data.name}: projects`} crumbs={[['Organizations', '/organizations']]}>
       <ErrorNote error={org.error ?? projects.error} />
-      <p><Link to={`/organizations/${encodeURIComponent(orgId)}/members`}>Members of this organization</Link></p>
+      <p>
+        <Link to={`/organizations/${encodeURIComponent(orgId)}/members`}>Members of this organization</Link>
+        {' · '}<Link to={`/organizations/${encodeURIComponent(orgId)}/teams`}>Teams</Link>
+        {' · '}<Link to={`/organizations/${encodeURIComponent(orgId)}/permission-groups`}>Permission groups</Link>
+      </p>
       {projects.data !== null && (projects.data.length === 0
         ? <p>No project yet: create the first below.</p>
         : <ul class='list'>{projects.data.map((project) => <li key={project.id}><Link to={`/projects/${encodeURIComponent(project.id)}`}>{project.name}</Link></li>)}</ul>)}

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks'
 import { admin, messageOf } from '../api.js'
-import { ErrorNote, Page, TextField, useLoad, useSubmit } from '../ui.js'
+import { ErrorNote, Page, ShownOnce, TextField, useLoad, useSubmit } from '../ui.js'
 
 /**
  * The signed-in user's personal access tokens: listed by name and hint,
@@ -27,16 +27,7 @@ export function Tokens () {
     <Page title='Personal access tokens' crumbs={[['Organizations', '/organizations']]}>
       <p>A token acts as you, narrowed to its scopes when it has any (permission names, e.g. <code>records.read</code>).</p>
       <ErrorNote error={tokens.error ?? revokeError} />
-      {created !== null && (
-        <div class='card' role='status'>
-          <p>Token <strong>{created.name}</strong> created. Copy it now: it is not shown again.</p>
-          <label class='field'>
-            <span>New token</span>
-            <input type='text' readOnly value={created.token} onFocus={(event) => { event.currentTarget.select() }} />
-          </label>
-          <button type='button' onClick={() => { setCreated(null) }}>Done, hide it</button>
-        </div>
-      )}
+      {created !== null && <ShownOnce name={`Token ${created.name}`} label='New token' value={created.token} onDone={() => { setCreated(null) }} />}
       {tokens.data !== null && (tokens.data.length === 0
         ? <p>No token yet.</p>
         : (
