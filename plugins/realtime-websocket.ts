@@ -10,7 +10,6 @@ import { takesUpgrade } from '../http/upgrade-requests.js'
 export const REALTIME_PROTOCOL = 'plinth.realtime'
 /** A browser cannot set Authorization on a WebSocket: it may offer `plinth.bearer.<token>` as a subprotocol instead. */
 const BEARER_PROTOCOL = 'plinth.bearer.'
-const HEARTBEAT_MS = 15_000
 // Clients send nothing on a realtime socket: anything more than a close is cut short.
 const MOST_CLIENT_BYTES = 1024
 
@@ -73,7 +72,14 @@ async function realtimeWebSocketPlugin (app: FastifyInstance): Promise<void> {
         upgrade.socket.once('close', abandoned)
         server.handleUpgrade(raw, upgrade.socket, upgrade.head, (socket: WebSocket) => {
           upgrade.socket.off('close', abandoned)
-          const heartbeat = setInterval(() => { socket.ping() }, HEARTBEAT_MS).unref()
+          // A peer that has not answered the last ping by the next one is gone (or will not say): its slot is freed.
+          let answered = true
+          socket.on('pong', () => { answered = true })
+          const heartbeat = setInterval(() => {
+            if (!answered) { socket.terminate(); return }
+            answered = false
+            socket.ping()
+          }, app.config.realtime.heartbeatMs).unref()
           const closed = new Promise<void>((resolve) => {
             socket.once('close', () => { clearInterval(heartbeat); resolve() })
           })
@@ -88,4 +94,4 @@ async function realtimeWebSocketPlugin (app: FastifyInstance): Promise<void> {
   })
 }
 
-export default fp(realtimeWebSocketPlugin, { name: 'plinth-realtime-websocket', fastify: '5.x' })
+export default fp(realtimeWebSocketPlugin, { name: 'plinth-realtime-websocket', fastify: '5.x', dependencies: ['plinth-config'] })

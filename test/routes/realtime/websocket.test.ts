@@ -8,9 +8,9 @@ import { createClient } from '../../../sdk/client/index.js'
 const NOTES = [{ collection: 'notes' }]
 
 /** A real WebSocket client on the realtime path: its messages in order, or the HTTP refusal it met. */
-async function openSocket (base: string, projectId: string, subscriptions: unknown, options: { headers?: Record<string, string>, protocols?: string[], query?: string } = {}) {
+async function openSocket (base: string, projectId: string, subscriptions: unknown, options: { headers?: Record<string, string>, protocols?: string[], query?: string, autoPong?: boolean } = {}) {
   const url = `${base.replace(/^http/, 'ws')}/api/p/${projectId}/realtime?subscriptions=${encodeURIComponent(JSON.stringify(subscriptions))}${options.query ?? ''}`
-  const socket = new WebSocket(url, options.protocols ?? ['plinth.realtime'], { headers: options.headers })
+  const socket = new WebSocket(url, options.protocols ?? ['plinth.realtime'], { headers: options.headers, autoPong: options.autoPong ?? true })
   const messages: any[] = []
   let wake: (() => void) | null = null
   let closed = false
@@ -166,4 +166,24 @@ t.test('an Upgrade on another path is served as a plain request: its body is rea
   t.same([stalled.status, stalled.body?.code, stalled.timedOut], [408, 'APP_REQUEST_TIMEOUT', false], 'half a body: 408 at the request limit, then closed')
   const h2c = await rawExchange(base, `GET /api/p/${projectId}/realtime?subscriptions=${encodeURIComponent(JSON.stringify(NOTES))} HTTP/1.1\r\nHost: plinth.test\r\nConnection: Upgrade, HTTP2-Settings, close\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n`)
   t.same([h2c.status, h2c.body?.code], [401, 'APP_UNAUTHORIZED'], 'an Upgrade to another protocol on the realtime path is a plain request too')
+})
+
+t.test('a socket that stopped answering pings is closed by the next heartbeat, freeing its place; one that answers stays', async (t) => {
+  const { app, projectId, base, register, write } = await notesProject(t, { REALTIME_HEARTBEAT_MS: '200' })
+  const ann = await register('ann@example.com')
+  const silent = await openSocket(base, projectId, NOTES, { headers: ann.auth, autoPong: false })
+  const answering = await openSocket(base, projectId, NOTES, { headers: ann.auth })
+  t.teardown(() => { silent.socket.terminate(); answering.socket.terminate() })
+  await silent.next('ready')
+  await answering.next('ready')
+  const ended = await Promise.race([silent.next('never').then(() => 'closed'), new Promise((resolve) => { setTimeout(resolve, 5000, 'still open').unref() })])
+  t.equal(ended, 'closed', 'the peer that never pongs is closed')
+  for (let polls = 0; polls < 100 && app.realtime.hub.size > 1; polls++) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.equal(app.realtime.hub.size, 1, 'its place under the per-user limit is given back')
+  const note = await write('POST', 'notes', ann.auth, { title: 'after many heartbeats' })
+  t.equal((await answering.next('create'))?.data.record.id, note.id, 'the socket that answers its pings is still served')
+  t.notOk(answering.isClosed())
+  const again = await openSocket(base, projectId, NOTES, { headers: ann.auth })
+  t.teardown(() => { again.socket.terminate() })
+  t.equal(again.refused, null, 'a new socket takes the freed place')
 })
