@@ -7,6 +7,7 @@ import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import type { Config } from './services/config.js'
 import { newId } from './services/platform/ids.js'
 import { clientErrorHandler, frameworkErrors } from './plugins/errors.js'
+import { PlinthIncomingMessage } from './http/upgrade-requests.js'
 
 // ajv-formats is CommonJS whose default export is the function itself.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default
@@ -198,7 +199,8 @@ export function fastifyOptions (config: Pick<Config, 'logLevel' | 'bodyLimit' | 
     requestTimeout: requestMs,
     keepAliveTimeout: timeouts.keepAliveSeconds * 1000,
     // The request limit again: Node checks the header limit against it when the server is made, before Fastify sets it.
-    http: { headersTimeout: headersMs, requestTimeout: requestMs, connectionsCheckingInterval: sweepInterval(headersMs) },
+    // The request class lets only the realtime WebSocket handshake reach the upgrade listener (http/upgrade-requests.ts).
+    http: { headersTimeout: headersMs, requestTimeout: requestMs, connectionsCheckingInterval: sweepInterval(headersMs), IncomingMessage: PlinthIncomingMessage },
     trustProxy: trustProxyOption(config.trustProxy),
     // `/api/organizations/` is `/api/organizations`: the contract spells paths without the slash, and clients that add one get the same answer.
     routerOptions: { ignoreTrailingSlash: true },

@@ -4,13 +4,12 @@ import type { Duplex } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import { WebSocketServer, type WebSocket } from 'ws'
 import type { StreamSink } from '../services/realtime/index.js'
+import { takesUpgrade } from '../http/upgrade-requests.js'
 
 /** The subprotocol a realtime WebSocket speaks: each message one JSON `{ id?, event, data }`, as the SSE frames. */
 export const REALTIME_PROTOCOL = 'plinth.realtime'
 /** A browser cannot set Authorization on a WebSocket: it may offer `plinth.bearer.<token>` as a subprotocol instead. */
 const BEARER_PROTOCOL = 'plinth.bearer.'
-const REALTIME_PATH = /^\/api\/p\/[^/?]+\/realtime\/?(\?|$)/
-const HEARTBEAT_MS = 15_000
 // Clients send nothing on a realtime socket: anything more than a close is cut short.
 const MOST_CLIENT_BYTES = 1024
 
@@ -45,21 +44,20 @@ async function realtimeWebSocketPlugin (app: FastifyInstance): Promise<void> {
     handleProtocols: (protocols) => protocols.has(REALTIME_PROTOCOL) ? REALTIME_PROTOCOL : false
   })
 
+  // Only the realtime handshake comes here: the server's request class (http/upgrade-requests.ts) has Node serve any
+  // other Upgrade as a plain request. Without that class (an app built on other options), another is not served.
   app.server.on('upgrade', (raw: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => { socket.destroy() })
-    const realtime = REALTIME_PATH.test(raw.url ?? '') && raw.headers.upgrade?.toLowerCase() === 'websocket'
-    if (realtime) {
-      const offered = (raw.headers['sec-websocket-protocol'] ?? '').split(',').map((protocol) => protocol.trim())
-      const bearer = offered.find((protocol) => protocol.startsWith(BEARER_PROTOCOL))
-      if (bearer !== undefined && raw.headers.authorization === undefined) raw.headers.authorization = `Bearer ${bearer.slice(BEARER_PROTOCOL.length)}`
-      pending.set(raw, { socket, head })
-    }
-    // Answered through Fastify like any request (another path's Upgrade is served as a plain request, as before this
-    // listener existed); a refusal is written to the socket as an HTTP answer, then the socket closes.
+    if (!takesUpgrade(raw)) { socket.destroy(); return }
+    const offered = (raw.headers['sec-websocket-protocol'] ?? '').split(',').map((protocol) => protocol.trim())
+    const bearer = offered.find((protocol) => protocol.startsWith(BEARER_PROTOCOL))
+    if (bearer !== undefined && raw.headers.authorization === undefined) raw.headers.authorization = `Bearer ${bearer.slice(BEARER_PROTOCOL.length)}`
+    pending.set(raw, { socket, head })
+    // Answered through Fastify like any request: a refusal is written to the socket as an HTTP answer, then it closes.
     const res = new ServerResponse(raw)
     res.shouldKeepAlive = false
     res.assignSocket(socket as never)
-    res.once('finish', () => { if (!realtime || pending.has(raw)) socket.end() })
+    res.once('finish', () => { if (pending.has(raw)) socket.end() })
     app.routing(raw, res)
   })
 
@@ -74,7 +72,14 @@ async function realtimeWebSocketPlugin (app: FastifyInstance): Promise<void> {
         upgrade.socket.once('close', abandoned)
         server.handleUpgrade(raw, upgrade.socket, upgrade.head, (socket: WebSocket) => {
           upgrade.socket.off('close', abandoned)
-          const heartbeat = setInterval(() => { socket.ping() }, HEARTBEAT_MS).unref()
+          // A peer that has not answered the last ping by the next one is gone (or will not say): its slot is freed.
+          let answered = true
+          socket.on('pong', () => { answered = true })
+          const heartbeat = setInterval(() => {
+            if (!answered) { socket.terminate(); return }
+            answered = false
+            socket.ping()
+          }, app.config.realtime.heartbeatMs).unref()
           const closed = new Promise<void>((resolve) => {
             socket.once('close', () => { clearInterval(heartbeat); resolve() })
           })
@@ -89,4 +94,4 @@ async function realtimeWebSocketPlugin (app: FastifyInstance): Promise<void> {
   })
 }
 
-export default fp(realtimeWebSocketPlugin, { name: 'plinth-realtime-websocket', fastify: '5.x' })
+export default fp(realtimeWebSocketPlugin, { name: 'plinth-realtime-websocket', fastify: '5.x', dependencies: ['plinth-config'] })

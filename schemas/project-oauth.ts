@@ -65,6 +65,13 @@ export const OauthExchangeBody = Type.Object({
   ticket: Type.String({ minLength: 1, maxLength: 256, description: 'The one-time ticket from the `?ticket=` of the landing URL' })
 }, { additionalProperties: false })
 
+export const OauthIdentity = Type.Object({
+  provider: Type.String({ description: 'The provider\'s id within the project' }),
+  linkedAt: DateTime,
+  email: Type.Union([Type.String(), Type.Null()], { description: 'The address the provider proved when the link was made; null for links made before it was kept' })
+}, { $id: 'ProjectOauthIdentity', description: 'A provider identity the end user signs in with' })
+export type OauthIdentityT = Static<typeof OauthIdentity>
+
 const landingCodes = (codes: readonly LandingCode[]) => codes.map(({ code, description }) => `\`${code}\` (${description})`).join('; ')
 
 export const OauthResponses = {
@@ -76,7 +83,8 @@ export const OauthResponses = {
   completed: (codes: readonly LandingCode[]) => ({
     302: Type.Null({ description: `To the \`redirectTo\` given at start with \`?ticket=<one-time ticket>\`, or with \`?error=<code>\`: ${landingCodes(codes)}` })
   }),
-  exchanged: { 200: Envelope(ProjectSession) }
+  exchanged: { 200: Envelope(ProjectSession) },
+  identities: { 200: Envelope(Type.Array(Type.Ref(OauthIdentity), { description: 'Oldest link first' })) }
 }
 
-export const projectOauthSchemas = [OauthProvider]
+export const projectOauthSchemas = [OauthProvider, OauthIdentity]

@@ -9,6 +9,7 @@ import { projectErrors } from '../../services/projects/errors.js'
 import { ok } from '../replies.js'
 import emailFlowRoutes from './email.js'
 import oauthSignInRoutes from './oauth.js'
+import identityRoutes from './identities.js'
 
 const tags = ['project auth']
 /** What every sign-in route may meet first: too many attempts, a project that is not there or has auth off. */
@@ -144,6 +145,7 @@ const projectAuthRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   await app.register(emailFlowRoutes)
   await app.register(oauthSignInRoutes, { prefix: '/oauth' })
+  await app.register(identityRoutes, { prefix: '/me/identities' })
 }
 
 export default projectAuthRoutes

@@ -7,8 +7,6 @@ import { realtimeErrors } from '../../services/realtime/errors.js'
 import { parseSubscriptionList, tokenExpiryMs, type StreamEvent } from '../../services/realtime/index.js'
 import { optionalBearer } from '../../http/credentials.js'
 
-const HEARTBEAT_MS = 15_000
-
 function callerKey (caller: DataCaller, ip: string): string {
   if (caller.kind === 'user') return `user:${caller.id}`
   if (caller.kind === 'admin') return `admin:${caller.userId}`
@@ -28,7 +26,7 @@ function frame (event: StreamEvent): string {
  */
 const realtimeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { hub } = app.realtime
-  const { maxSubscriptionsPerConnection } = app.config.realtime
+  const { maxSubscriptionsPerConnection, heartbeatMs } = app.config.realtime
   app.routeDefaults({ auth: 'data' })
 
   app.get('/', {
@@ -82,7 +80,7 @@ const realtimeRoutes: FastifyPluginAsyncTypebox = async (app) => {
     reply.raw.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no'
     })
-    const heartbeat = setInterval(() => { reply.raw.write(': keep-alive\n\n') }, HEARTBEAT_MS).unref()
+    const heartbeat = setInterval(() => { reply.raw.write(': keep-alive\n\n') }, heartbeatMs).unref()
     const leave = (): void => { clearInterval(heartbeat); connection.close() }
     request.raw.once('close', leave)
     reply.raw.once('close', leave)

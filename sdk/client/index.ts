@@ -125,6 +125,13 @@ export class PlinthClient<Collections extends CollectionMap = Record<string, Rec
       const issued = await unwrap(this.http.api.POST('/api/p/{projectId}/auth/oauth/exchange', { params: { path: { projectId: this.projectId } }, body: { ticket } }))
       return await this.session.keep(issued)
     },
+    /** The signed-in user's linked provider identities, oldest link first. */
+    oauthIdentities: async (): Promise<Array<{ provider: string, linkedAt: string, email: string | null }>> =>
+      await unwrap(this.http.api.GET('/api/p/{projectId}/auth/me/identities', { params: { path: { projectId: this.projectId } } })),
+    /** Unlinks the signed-in user's identity at `provider`; refused (409 `APP_OAUTH_LAST_SIGN_IN_METHOD`) when it is their only way in. */
+    unlinkOauthIdentity: async (provider: string): Promise<void> => {
+      await unwrap(this.http.api.DELETE('/api/p/{projectId}/auth/me/identities/{provider}', { params: { path: { projectId: this.projectId, provider } } }))
+    },
     /** The kept session, or null. */
     session: async (): Promise<Session | null> => await this.session.current(),
     onChange: (listener: (session: Session | null) => void): (() => void) => this.session.onChange(listener)

@@ -1807,6 +1807,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/p/{projectId}/auth/me/identities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The provider identities the signed-in end user signs in with
+         * @description Each with the provider's id, when it was linked and the address the provider proved then.
+         *
+         *     Refused with:
+         *     - 403 `APP_PROJECT_AUTH_DISABLED`: the project has end-user auth switched off
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        get: operations["listProjectOauthIdentities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/p/{projectId}/auth/me/identities/{provider}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unlink the signed-in end user's identity at a provider
+         * @description Removes every identity of the user at that provider (a later sign-in there with the same verified address links the account again, as a first one would). Refused while it is the user's only way in: no password, and no identity at another enabled provider.
+         *
+         *     Refused with:
+         *     - 403 `APP_PROJECT_AUTH_DISABLED`: the project has end-user auth switched off
+         *     - 404 `APP_OAUTH_IDENTITY_NOT_FOUND`: the signed-in end user has no identity linked at this provider
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 409 `APP_OAUTH_LAST_SIGN_IN_METHOD`: the identity is the end user's only way to sign in: no password, and no identity linked at another enabled provider
+         */
+        delete: operations["unlinkProjectOauthIdentity"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/p/{projectId}/realtime": {
         parameters: {
             query?: never;
@@ -10886,6 +10936,15 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        /** @description A provider identity the end user signs in with */
+        ProjectOauthIdentity: {
+            /** @description The provider's id within the project */
+            provider: string;
+            /** Format: date-time */
+            linkedAt: string;
+            /** @description The address the provider proved when the link was made; null for links made before it was kept */
+            email: string | null;
+        };
         /** @description Placeholders `{{link}}`, `{{email}}` and `{{project}}` are replaced by their values, nothing else is evaluated */
         EmailTemplate: {
             subject: string;
@@ -16792,6 +16851,86 @@ export interface operations {
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listProjectOauthIdentities: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description Oldest link first */
+                        data: components["schemas"]["ProjectOauthIdentity"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    unlinkProjectOauthIdentity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description The provider's id within the project, chosen by its admin */
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];

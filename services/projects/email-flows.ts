@@ -49,9 +49,12 @@ const sealedFor = (tokenId: string): string => `project-email-token:${tokenId}`
  */
 export class EmailFlows {
   private readonly tokens: StoreCollection<StoredEmailToken>
-  /** Sends queued by this process and not yet attempted here, for `idle`. */
-  private readonly queued = new Set<string>()
-  private readonly waiters: Array<() => void> = []
+  /**
+   * `idle` callers, woken each time a send settles here. Nothing is kept per
+   * send: a send still waiting is a token record holding its sealed token,
+   * and a set of the sends queued here would keep those another node ran.
+   */
+  private readonly waiters = new Set<() => void>()
 
   constructor (store: Store, private readonly deps: {
     clock: Clock
@@ -148,9 +151,21 @@ export class EmailFlows {
     return await this.deps.auth.signInByLink(projectId, account)
   }
 
-  /** Resolves once every send this process queued has been sent or has failed for good (tests). */
+  /** Resolves once no live link waits to be mailed: each has been sent or has failed for good (tests). */
   async idle (): Promise<void> {
-    while (this.queued.size > 0) await new Promise<void>((resolve) => { this.waiters.push(resolve) })
+    for (;;) {
+      let wake = (): void => {}
+      const settled = new Promise<void>((resolve) => { wake = resolve })
+      // Listening before counting: a send settling in between still wakes this loop.
+      this.waiters.add(wake)
+      try {
+        const waiting = await this.tokens.countDocuments({ sealedToken: { $exists: true }, expiresAt: { $gt: new Date(this.deps.clock.nowMs()) } })
+        if (waiting === 0) return
+        await settled
+      } finally {
+        this.waiters.delete(wake)
+      }
+    }
   }
 
   async forgetProject (projectId: string): Promise<void> {
@@ -172,19 +187,18 @@ export class EmailFlows {
     await this.tokens.insertOne({
       _id: tokenId, projectId, flow, ...target, expiresAt: new Date(now + this.deps.linkTtlSeconds * 1000), sealedToken: this.deps.secrets.seal(token, sealedFor(tokenId))
     })
-    this.queued.add(tokenId)
     await this.deps.enqueueSend({ projectId, tokenId })
   }
 
   /**
    * The send job: mails the link of a token record still waiting, then drops
    * the sealed token. Nothing is sent for a link already used, retired or
-   * expired. A failed send throws, so the queue tries again later.
+   * expired. A failed send throws, so the queue tries again later; after the
+   * last attempt the sealed token is dropped, as nothing will mail it.
    */
   async deliver (payload: { projectId?: unknown, tokenId?: unknown }, attempt: { last: boolean } = { last: true }): Promise<{ sent: boolean }> {
     const { projectId, tokenId } = payload
     if (typeof projectId !== 'string' || typeof tokenId !== 'string') return { sent: false }
-    let retried = false
     try {
       const record = await this.tokens.findOne({ _id: tokenId, projectId })
       if (record === null || record.sealedToken === undefined || record.expiresAt.getTime() <= this.deps.clock.nowMs()) return { sent: false }
@@ -198,14 +212,13 @@ export class EmailFlows {
         await this.deps.send(settings, mail)
       } catch (error) {
         this.deps.onDeliveryFailure(error, { projectId, flow: record.flow })
-        retried = !attempt.last
+        if (attempt.last) await this.tokens.updateOne({ _id: tokenId }, { $unset: { sealedToken: '' } })
         throw error
       }
       await this.tokens.updateOne({ _id: tokenId }, { $unset: { sealedToken: '' } })
       return { sent: true }
     } finally {
-      if (!retried) this.queued.delete(tokenId)
-      if (this.queued.size === 0) for (const wake of this.waiters.splice(0)) wake()
+      for (const wake of this.waiters) wake()
     }
   }
 

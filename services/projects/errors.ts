@@ -112,6 +112,18 @@ export const projectErrors = errorCatalogue('projects', {
     details: () => fieldIssue('query.redirectTo', 'is not on one of the project\'s allowed origins'),
     description: '`redirectTo` is not an absolute URL on an origin the project lists in `allowedOrigins` (`*` does not count)'
   },
+  oauthIdentityNotFound: {
+    code: 'APP_OAUTH_IDENTITY_NOT_FOUND',
+    status: 404,
+    message: ({ provider }: { provider: string }) => `No sign-in through "${provider}" is linked to this user`,
+    description: 'the signed-in end user has no identity linked at this provider'
+  },
+  oauthLastSignInMethod: {
+    code: 'APP_OAUTH_LAST_SIGN_IN_METHOD',
+    status: 409,
+    message: ({ provider }: { provider: string }) => `Signing in through "${provider}" is this user's only way in: set a password or link another provider first`,
+    description: 'the identity is the end user\'s only way to sign in: no password, and no identity linked at another enabled provider'
+  },
   oauthHostRefused: {
     code: 'APP_OAUTH_HOST_REFUSED',
     status: 400,

@@ -4,6 +4,7 @@ import { projectErrors } from './errors.js'
 import { claimedEmail, OidcClient, type Fetch } from '../identity/oidc-client.js'
 import { generateToken, hashToken } from '../platform/crypto.js'
 import type { Clock } from '../platform/clock.js'
+import { isoString } from '../platform/iso-dates.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import type { ProjectAuth, ProjectSession } from './project-auth.js'
 import type { ProjectAccount, ProjectUsers } from './project-users.js'
@@ -20,7 +21,11 @@ type StateRecord = {
   expiresAt: Date
 }
 type TicketRecord = { projectId: string, userId: string, expiresAt: Date }
-type IdentityRecord = { projectId: string, provider: string, subject: string, userId: string, createdAt: Date }
+/** `email`: the address the provider proved when the link was made (absent on links made before it was kept). */
+type IdentityRecord = { projectId: string, provider: string, subject: string, userId: string, email?: string, createdAt: Date }
+
+/** A provider identity as its end user sees it. */
+export interface LinkedIdentity { provider: string, linkedAt: string, email: string | null }
 
 export interface OauthCallbackParams { code?: string, state?: string, error?: string, iss?: string }
 
@@ -29,6 +34,8 @@ export interface OauthStarted { location: string, binding: string }
 export interface OauthLanding { location: string, failure: { code: string, cause: unknown } | null }
 
 const STATE_TTL_SECONDS = 600
+/** More than a user can link: one identity per enabled provider, but for a second account at the same one. */
+export const MAX_LISTED_IDENTITIES = 100
 const TICKET_TTL_SECONDS = 60
 
 /** What a sign-in that did not complete lands with (`?error=`); anything else lands as `APP_SSO_FAILED`. */
@@ -151,6 +158,30 @@ export class OauthSignIn {
     return await this.deps.auth.signInWithProvider(projectId, account)
   }
 
+  /** The identities the user signs in with, oldest link first. */
+  async identitiesOf (projectId: string, userId: string): Promise<LinkedIdentity[]> {
+    const found = await this.identities.find({ projectId, userId }, { sort: { createdAt: 1, _id: 1 }, limit: MAX_LISTED_IDENTITIES }).toArray()
+    return found.map((identity) => ({ provider: identity.provider, linkedAt: isoString(identity.createdAt), email: identity.email ?? null }))
+  }
+
+  /**
+   * Unlinks the user's identities at this provider, unless that leaves no
+   * way to sign in: no password and no identity at another enabled
+   * provider. Removed first and checked after, then put back if it left
+   * none: of two unlinks at once, each sees what the other left, so they
+   * cannot both take the last two ways in.
+   */
+  async unlink (projectId: string, userId: string, providerId: string): Promise<void> {
+    const mine = await this.identities.find({ projectId, userId, provider: providerId }, { limit: MAX_LISTED_IDENTITIES }).toArray()
+    if (mine.length === 0) throw projectErrors.oauthIdentityNotFound({ provider: providerId })
+    await this.identities.deleteMany({ _id: { $in: mine.map((identity) => identity._id) } })
+    if (await this.deps.users.hasPassword(projectId, userId)) return
+    const enabled = (await this.deps.providers.enabled(projectId)).map((provider) => provider.id)
+    if (await this.identities.countDocuments({ projectId, userId, provider: { $in: enabled } }) > 0) return
+    for (const { _id, ...identity } of mine) await this.identities.updateOne({ _id }, { $setOnInsert: identity }, { upsert: true })
+    throw projectErrors.oauthLastSignInMethod({ provider: providerId })
+  }
+
   async forgetProject (projectId: string): Promise<void> {
     // However many a project holds: a page per write (a plain deleteMany refuses past its bound).
     for (const name of [IDENTITIES, TICKETS, STATES]) await this.store.extensions.sweep(name).deleteMany({ projectId })
@@ -186,7 +217,7 @@ export class OauthSignIn {
       if (!verified) throw identityErrors.ssoEmailNotVerified({ why: 'The provider has not verified this address; sign up with it, or through a provider that verifies it' })
       account = await this.deps.users.createFromProvider(projectId, email, true)
     }
-    await this.identities.updateOne({ _id: key }, { $setOnInsert: { projectId, provider: provider.id, subject: String(claims.sub), userId: account.user.id, createdAt: this.deps.clock.now() } }, { upsert: true })
+    await this.identities.updateOne({ _id: key }, { $setOnInsert: { projectId, provider: provider.id, subject: String(claims.sub), userId: account.user.id, email: account.user.email, createdAt: this.deps.clock.now() } }, { upsert: true })
     return account
   }
 

@@ -188,6 +188,12 @@ export class ProjectUsers {
     if (changed.matchedCount === 0) throw wrongPassword()
   }
 
+  /** Whether the user can sign in with a password (one who came through a provider has none until a reset sets one). */
+  async hasPassword (projectId: string, userId: string): Promise<boolean> {
+    const record = await this.collection(projectId).findOne({ _id: userId }, { projection: { passwordHash: 1 } })
+    return typeof record?.passwordHash === 'string'
+  }
+
   /** Ends every session of these users at once (disabled, or for any reason the project decides). */
   async endSessions (projectId: string, userIds: string[]): Promise<void> {
     if (userIds.length > 0) await this.collection(projectId).updateMany({ _id: { $in: userIds } }, { $inc: { sessionEpoch: 1 } })

@@ -191,7 +191,9 @@ export class RealtimeHub {
         for (const connection of behind) connection.position = event.seq
         if (event.type === 'revoke') {
           // Checked before any later event is sent: a stream that outlives its user's sessions sends nothing more.
-          await this.recheckUser(behind, String(event.record._id))
+          // An entry of an older process names one user as its `_id`.
+          const userIds = Array.isArray(event.record.userIds) ? event.record.userIds.map(String) : [String(event.record._id)]
+          await this.recheckUsers(behind, new Set(userIds))
           continue
         }
         if (!definitions.has(event.collection)) definitions.set(event.collection, await this.deps.findCollection(projectId, event.collection))
@@ -208,14 +210,13 @@ export class RealtimeHub {
    * `revoke` event.
    */
   async revokeUsers (projectId: string, userIds: readonly string[]): Promise<void> {
-    const connections = [...(this.byProject.get(projectId) ?? [])]
-    for (const userId of userIds) await this.recheckUser(connections, userId)
+    await this.recheckUsers([...(this.byProject.get(projectId) ?? [])], new Set(userIds))
   }
 
-  private async recheckUser (connections: readonly RealtimeConnection[], userId: string): Promise<void> {
+  private async recheckUsers (connections: readonly RealtimeConnection[], userIds: ReadonlySet<string>): Promise<void> {
     for (const connection of connections) {
       const { caller } = connection
-      if (!connection.closed && caller.kind === 'user' && caller.id === userId) await this.recheck(connection)
+      if (!connection.closed && caller.kind === 'user' && userIds.has(caller.id)) await this.recheck(connection)
     }
   }
 

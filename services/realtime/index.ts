@@ -18,6 +18,8 @@ export interface RealtimePorts {
   config: RealtimeConfig
   /** Makes the project's record writes go through the change feed from now on (the feed's `arm`). */
   arm: (projectId: string) => Promise<void>
+  /** Whether the project's feed is armed (the feed's `armed`): only then may a stream on any process follow it. */
+  armed: (projectId: string) => Promise<boolean>
 }
 
 export interface RealtimeServices {
@@ -27,7 +29,10 @@ export interface RealtimeServices {
   published: (projectId: string, events: readonly WebhookEventInput[]) => Promise<void>
   /**
    * End users' sessions ended: their streams here are checked again at once,
-   * and a `revoke` entry in the log has every other process do the same.
+   * and one `revoke` entry in the log has every other process do the same.
+   * No entry while the project's feed is not armed: no process holds a
+   * stream of it, and entries nobody reads would push record events out of
+   * the retained window.
    */
   sessionsEnded: (projectId: string, userIds: readonly string[]) => Promise<void>
 }
@@ -55,8 +60,9 @@ export async function buildRealtimeServices (ports: RealtimePorts): Promise<Real
     },
     sessionsEnded: async (projectId, userIds) => {
       await hub.revokeUsers(projectId, userIds)
-      const at = new Date(ports.clock.nowMs())
-      await log.append(projectId, userIds.map((userId) => ({ key: `revoke:${userId}:${randomUUID()}`, type: 'revoke', collection: PROJECT_USERS_TABLE, record: { _id: userId }, at })))
+      if (userIds.length === 0 || !await ports.armed(projectId)) return
+      const id = randomUUID()
+      await log.append(projectId, [{ key: `revoke:${id}`, type: 'revoke', collection: PROJECT_USERS_TABLE, record: { _id: id, userIds: [...userIds] }, at: new Date(ports.clock.nowMs()) }])
     }
   }
 }

@@ -22,9 +22,9 @@ const READ_PAGE = 500
 
 export type RecordEventType = 'create' | 'update' | 'delete'
 /**
- * `revoke`: the sessions of the end user `record._id` ended (deleted,
+ * `revoke`: the sessions of the end users `record.userIds` ended (deleted,
  * disabled, signed out everywhere); never sent, it makes every process
- * check that user's streams again at once.
+ * check those users' streams again at once.
  */
 export type LogEventType = RecordEventType | 'revoke'
 
@@ -36,7 +36,7 @@ export interface LoggedEvent extends Document {
   key: string
   type: LogEventType
   collection: string
-  /** The record as stored (as it was, for a delete), without what no answer shows; for a revoke, `{ _id: userId }`. */
+  /** The record as stored (as it was, for a delete), without what no answer shows; for a revoke, `{ _id, userIds }`. */
   record: Document
   at: Date
 }

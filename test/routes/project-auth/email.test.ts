@@ -3,7 +3,8 @@ import { SMTPServer } from 'smtp-server'
 import type { AddressInfo } from 'node:net'
 import { buildTestApp, signUp, call } from '../../helper.js'
 import { createClient } from '../../../sdk/client/index.js'
-import { PROJECT_EMAIL_SEND_JOB } from '../../../services/projects/email-flows.js'
+import { EmailFlows, PROJECT_EMAIL_SEND_JOB } from '../../../services/projects/email-flows.js'
+import { systemClock } from '../../../services/platform/clock.js'
 
 const PASSWORD = 'long enough 1'
 const bearer = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` })
@@ -237,4 +238,35 @@ t.test('mail goes out through the durable job queue, retried after a failure, wi
   t.same(await app.projectAuth.emailFlows.pruneExpired(), { pruned: 2 }, 'the prune deletes the expired links nobody followed')
   t.same((await tokens.find({ projectId: id }).toArray()).map((doc) => doc.email), ['bob@example.com'], 'and keeps the live one')
   t.same(await app.projectAuth.emailFlows.deliver({ projectId: id, tokenId: sealed._id }), { sent: false }, 'a send whose link is gone sends nothing')
+})
+
+t.test('nothing is kept per send queued: one run by another node leaves nothing waiting here, and one failed for good drops its sealed token', async (t) => {
+  const { app, admin, box, id, settingsUrl, settings, register } = await setup(t, 1)
+  await call(app, 'PUT', settingsUrl, admin.auth, settings)
+  await register('ann@example.com')
+  const tokens = app.store.collection('project_email_tokens')
+  // A send whose every attempt failed: nothing will mail it, so its sealed token goes.
+  const sealed = { _id: 'e'.repeat(64), projectId: id, userId: 'u1', flow: 'magicLink', email: 'ann@example.com', expiresAt: new Date(Date.now() + 60_000), sealedToken: app.secrets.seal('never mailed', `project-email-token:${'e'.repeat(64)}`) }
+  await tokens.insertOne(sealed)
+  await t.rejects(app.projectAuth.emailFlows.deliver({ projectId: id, tokenId: sealed._id }, { last: true }), 'the SMTP server refuses the last attempt')
+  t.notOk('sealedToken' in (await tokens.findOne({ _id: sealed._id }) ?? {}), 'the sealed token is dropped')
+
+  // Another API node on the same store: what it queues, this app's worker runs; it runs no send itself.
+  const otherNode = new EmailFlows(app.store, {
+    clock: systemClock,
+    users: app.projectAuth.users,
+    auth: app.projectAuth.auth,
+    settings: app.projectAuth.emailSettings,
+    send: async () => { throw new Error('this node runs no send') },
+    enqueueSend: async (payload) => { await app.jobs.enqueue(PROJECT_EMAIL_SEND_JOB, payload) },
+    secrets: app.secrets,
+    projectName: async () => 'Shop',
+    linkTtlSeconds: 1800,
+    onDeliveryFailure: () => {}
+  })
+  await otherNode.requestPasswordReset(id, 'ann@example.com')
+  await app.projectAuth.emailFlows.idle()
+  t.equal(box.received.at(-1)?.to, 'ann@example.com', 'the link was mailed by this app\'s worker')
+  const waited = await Promise.race([otherNode.idle().then(() => 'idle'), new Promise((resolve) => { setTimeout(resolve, 5000, 'still waiting').unref() })])
+  t.equal(waited, 'idle', 'the node that queued them holds none of them')
 })

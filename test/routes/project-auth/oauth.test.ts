@@ -6,6 +6,7 @@ import { exportJWK, generateKeyPair } from 'jose'
 import OidcProviderModule from 'oidc-provider'
 import { buildTestApp, call, signUp } from '../../helper.js'
 import { authorizeAtProvider } from '../../fixtures/oidc-browser.js'
+import { createClient } from '../../../sdk/client/index.js'
 
 /** A project's end users sign in through a real OpenID provider (oidc-provider) on loopback, reached through the address guard. */
 
@@ -29,10 +30,12 @@ const projectId = (await call(app, 'POST', '/api/projects', admin.auth, { orgId,
 await call(app, 'POST', `/api/projects/${projectId}/auth/toggle`, admin.auth, { enabled: true })
 await call(app, 'PUT', `/api/projects/${projectId}`, admin.auth, { allowedOrigins: [APP_ORIGIN] })
 const callbackUrl = `${PUBLIC_URL}/api/p/${projectId}/auth/oauth/corp/callback`
+// A second provider of the project, on the same OpenID provider and client.
+const backupCallbackUrl = `${PUBLIC_URL}/api/p/${projectId}/auth/oauth/backup/callback`
 
 const key = await generateKeyPair('RS256', { extractable: true })
 handler = new OidcProviderClass(opUrl, {
-  clients: [{ client_id: CLIENT.id, client_secret: CLIENT.secret, redirect_uris: [callbackUrl], token_endpoint_auth_method: 'client_secret_basic' }],
+  clients: [{ client_id: CLIENT.id, client_secret: CLIENT.secret, redirect_uris: [callbackUrl, backupCallbackUrl], token_endpoint_auth_method: 'client_secret_basic' }],
   jwks: { keys: [{ ...await exportJWK(key.privateKey), kid: 'k1', alg: 'RS256', use: 'sig' }] },
   pkce: { required: () => true },
   claims: { openid: ['sub'], email: ['email', 'email_verified'] },
@@ -52,8 +55,8 @@ const auth = `/api/p/${projectId}/auth/oauth`
 const providerUrl = `/api/projects/${projectId}/auth/oauth-providers/corp`
 
 /** A whole sign-in in one browser: the callback's answer, and the cookie and URL used, for replays. */
-async function signIn (login: string) {
-  const started = await app.inject({ url: `${auth}/corp/start?redirectTo=${encodeURIComponent(`${APP_ORIGIN}/done`)}` })
+async function signIn (login: string, provider = 'corp') {
+  const started = await app.inject({ url: `${auth}/${provider}/start?redirectTo=${encodeURIComponent(`${APP_ORIGIN}/done`)}` })
   if (started.statusCode !== 302) throw new Error(`start answered ${started.statusCode}: ${started.body}`)
   const cookie = String(started.headers['set-cookie']).split(';')[0]
   const back = await authorize(started.headers.location as string, login)
@@ -135,6 +138,48 @@ t.test('an unverified address never reaches an existing account', async (t) => {
   const carol = await call(app, 'POST', `/api/p/${projectId}/auth/register`, {}, { email: 'carol@example.com', password: 'correct horse battery' })
   t.equal(carol.status, 201, 'the address is still free for its owner')
   t.equal((await signIn('unverified-carol')).location.searchParams.get('error'), 'APP_SSO_EMAIL_NOT_VERIFIED', 'and the unproven claim never reaches her account')
+})
+
+const me = `/api/p/${projectId}/auth/me`
+
+t.test('an end user lists their linked identities and unlinks one, never the last way in', async (t) => {
+  const dave = await signIn('dave')
+  const session = await call(app, 'POST', `${auth}/exchange`, {}, { ticket: dave.location.searchParams.get('ticket') })
+  t.equal(session.status, 200)
+  const bearer = { authorization: `Bearer ${session.body.data.accessToken as string}` }
+  const listed = await call(app, 'GET', `${me}/identities`, bearer)
+  t.equal(listed.status, 200)
+  t.match(listed.body.data, [{ provider: 'corp', email: 'dave@example.com', linkedAt: /^\d{4}-\d\d-\d\dT/ }])
+  t.equal(listed.body.data.length, 1)
+
+  const only = await call(app, 'DELETE', `${me}/identities/corp`, bearer)
+  t.same([only.status, only.body.code], [409, 'APP_OAUTH_LAST_SIGN_IN_METHOD'], 'no password and no other identity: refused')
+  t.equal((await call(app, 'GET', `${me}/identities`, bearer)).body.data.length, 1, 'and the identity stays')
+  const none = await call(app, 'DELETE', `${me}/identities/backup`, bearer)
+  t.same([none.status, none.body.code], [404, 'APP_OAUTH_IDENTITY_NOT_FOUND'], 'nothing linked there')
+  t.equal((await call(app, 'GET', `${me}/identities`, {})).status, 401, 'only for a signed-in end user')
+  t.equal((await call(app, 'DELETE', `${me}/identities/corp`, {})).status, 401)
+
+  const backupUrl = `/api/projects/${projectId}/auth/oauth-providers/backup`
+  t.equal((await call(app, 'PUT', backupUrl, admin.auth, { issuer: opUrl, clientId: CLIENT.id, clientSecret: CLIENT.secret })).status, 200)
+  t.teardown(async () => { await call(app, 'DELETE', backupUrl, admin.auth) })
+  const viaBackup = await call(app, 'POST', `${auth}/exchange`, {}, { ticket: (await signIn('dave', 'backup')).location.searchParams.get('ticket') })
+  t.equal(viaBackup.body.data.user.id, session.body.data.user.id, 'the second provider proved the same address: linked to dave')
+  t.same((await call(app, 'GET', `${me}/identities`, bearer)).body.data.map((identity: { provider: string }) => identity.provider), ['corp', 'backup'])
+
+  t.equal((await call(app, 'PUT', backupUrl, admin.auth, { issuer: opUrl, clientId: CLIENT.id, enabled: false })).status, 200)
+  const disabledOther = await call(app, 'DELETE', `${me}/identities/corp`, bearer)
+  t.same([disabledOther.status, disabledOther.body.code], [409, 'APP_OAUTH_LAST_SIGN_IN_METHOD'], 'an identity at a disabled provider is no way in')
+  t.equal((await call(app, 'PUT', backupUrl, admin.auth, { issuer: opUrl, clientId: CLIENT.id, enabled: true })).status, 200)
+  const unlinked = await call(app, 'DELETE', `${me}/identities/corp`, bearer)
+  t.same([unlinked.status, unlinked.body.data], [200, { id: 'corp', deleted: true }], 'with another way in, unlinked')
+  t.same((await call(app, 'GET', `${me}/identities`, bearer)).body.data.map((identity: { provider: string }) => identity.provider), ['backup'])
+  t.equal((await call(app, 'DELETE', `${me}/identities/backup`, bearer)).body.code, 'APP_OAUTH_LAST_SIGN_IN_METHOD', 'now the last one')
+
+  const client = createClient({ baseUrl: await app.listen({ port: 0, host: '127.0.0.1' }), projectId })
+  await client.auth.exchangeOauthTicket((await signIn('dave', 'backup')).location.searchParams.get('ticket') ?? '')
+  t.match(await client.auth.oauthIdentities(), [{ provider: 'backup', email: 'dave@example.com' }], 'the SDK lists them')
+  await t.rejects(client.auth.unlinkOauthIdentity('backup'), { code: 'APP_OAUTH_LAST_SIGN_IN_METHOD' }, 'and is refused the last one')
 })
 
 t.test('a disabled provider starts no sign-in', async (t) => {

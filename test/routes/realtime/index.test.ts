@@ -132,6 +132,26 @@ t.test('deleting or disabling a user ends their streams at once, not at the next
   t.equal((await doras.nextOf('end'))?.data.reason, 'revoked')
 })
 
+t.test('ending sessions logs one revoke entry a call, and none while no stream follows the project', async (t) => {
+  const { app, projectId, register, stream, write } = await notesProject(t)
+  const ann = await register('ann@example.com')
+  const bob = await register('bob@example.com')
+  const carl = await register('carl@example.com')
+  const logged = async () => await app.store.collection('realtime_events').countDocuments({ projectId })
+  await app.projectAuth.auth.endSessions(projectId, [ann.id, bob.id])
+  const changed = await call(app, 'POST', `/api/p/${projectId}/auth/password`, carl.auth, { currentPassword: 'correct horse battery', newPassword: 'another horse battery' })
+  t.equal(changed.status, 200, `carl changes his password: ${JSON.stringify(changed.body)}`)
+  t.equal(await logged(), 0, 'no subscriber has armed the project: nothing is logged')
+
+  const dora = await register('dora@example.com')
+  const feed = await stream(dora.auth, NOTES)
+  await feed.nextOf('ready')
+  await app.projectAuth.auth.endSessions(projectId, [ann.id, bob.id, carl.id])
+  t.equal(await logged(), 1, 'one entry for the three users')
+  const note = await write('POST', 'notes', dora.auth, { title: 'still followed' })
+  t.same((await feed.nextOf('create'))?.data.record.id, note.id, 'and dora\'s stream goes on')
+})
+
 t.test('refusals come in the envelope, with the limits\' own statuses', async (t) => {
   const { register, subscribe, stream } = await notesProject(t)
   const ann = await register('ann@example.com')

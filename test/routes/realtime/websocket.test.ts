@@ -1,5 +1,6 @@
 import t from 'tap'
 import { request } from 'node:http'
+import { connect } from 'node:net'
 import WebSocket from 'ws'
 import { notesProject } from './fixtures.js'
 import { createClient } from '../../../sdk/client/index.js'
@@ -7,9 +8,9 @@ import { createClient } from '../../../sdk/client/index.js'
 const NOTES = [{ collection: 'notes' }]
 
 /** A real WebSocket client on the realtime path: its messages in order, or the HTTP refusal it met. */
-async function openSocket (base: string, projectId: string, subscriptions: unknown, options: { headers?: Record<string, string>, protocols?: string[], query?: string } = {}) {
+async function openSocket (base: string, projectId: string, subscriptions: unknown, options: { headers?: Record<string, string>, protocols?: string[], query?: string, autoPong?: boolean } = {}) {
   const url = `${base.replace(/^http/, 'ws')}/api/p/${projectId}/realtime?subscriptions=${encodeURIComponent(JSON.stringify(subscriptions))}${options.query ?? ''}`
-  const socket = new WebSocket(url, options.protocols ?? ['plinth.realtime'], { headers: options.headers })
+  const socket = new WebSocket(url, options.protocols ?? ['plinth.realtime'], { headers: options.headers, autoPong: options.autoPong ?? true })
   const messages: any[] = []
   let wake: (() => void) | null = null
   let closed = false
@@ -136,4 +137,53 @@ t.test('a deleted user\'s WebSocket ends revoked, and the SDK subscribes over We
   await changes.return(undefined)
   const refused = client.subscribe([{ collection: 'nothing' }], { signal: stop.signal, transport: 'websocket', reconnectDelayMs: 50 })
   await t.rejects(refused.next(), { code: 'APP_COLLECTION_NOT_FOUND' }, 'a refused handshake is explained by the server\'s envelope, not retried')
+})
+
+/** Writes `data` on a fresh socket; resolves with what the server sent once it closes it, or after 8 s (then `timedOut`). */
+async function rawExchange (base: string, data: string): Promise<{ status: number, body: any, timedOut: boolean }> {
+  const { hostname, port } = new URL(base)
+  const [answer, timedOut] = await new Promise<[string, boolean]>((resolve) => {
+    const socket = connect(Number(port), hostname, () => { socket.write(data) })
+    const received: Buffer[] = []
+    const guard = setTimeout(() => { socket.destroy(); resolve([Buffer.concat(received).toString(), true]) }, 8000)
+    socket.on('data', (chunk: Buffer) => received.push(chunk))
+    socket.on('error', () => {})
+    socket.on('close', () => { clearTimeout(guard); resolve([Buffer.concat(received).toString(), false]) })
+  })
+  const split = answer.indexOf('\r\n\r\n')
+  const body = answer.slice(split + 4)
+  return { status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(answer)?.[1] ?? 0), body: body === '' ? null : JSON.parse(body), timedOut }
+}
+
+t.test('an Upgrade on another path is served as a plain request: its body is read and the request timeout holds', async (t) => {
+  const { projectId, base } = await notesProject(t, { HEADERS_TIMEOUT_SECONDS: '1', REQUEST_TIMEOUT_SECONDS: '2' })
+  const body = JSON.stringify({ email: 'ann@example.com', password: 'correct horse battery' })
+  const head = (length: number) => `POST /api/p/${projectId}/auth/register HTTP/1.1\r\nHost: plinth.test\r\nConnection: Upgrade, close\r\nUpgrade: websocket\r\n` +
+    `Content-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`
+  const served = await rawExchange(base, head(Buffer.byteLength(body)) + body)
+  t.same([served.status, served.body?.data?.user?.email, served.timedOut], [201, 'ann@example.com', false], 'registered from the body it sent')
+  const stalled = await rawExchange(base, head(200) + body)
+  t.same([stalled.status, stalled.body?.code, stalled.timedOut], [408, 'APP_REQUEST_TIMEOUT', false], 'half a body: 408 at the request limit, then closed')
+  const h2c = await rawExchange(base, `GET /api/p/${projectId}/realtime?subscriptions=${encodeURIComponent(JSON.stringify(NOTES))} HTTP/1.1\r\nHost: plinth.test\r\nConnection: Upgrade, HTTP2-Settings, close\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n`)
+  t.same([h2c.status, h2c.body?.code], [401, 'APP_UNAUTHORIZED'], 'an Upgrade to another protocol on the realtime path is a plain request too')
+})
+
+t.test('a socket that stopped answering pings is closed by the next heartbeat, freeing its place; one that answers stays', async (t) => {
+  const { app, projectId, base, register, write } = await notesProject(t, { REALTIME_HEARTBEAT_MS: '200' })
+  const ann = await register('ann@example.com')
+  const silent = await openSocket(base, projectId, NOTES, { headers: ann.auth, autoPong: false })
+  const answering = await openSocket(base, projectId, NOTES, { headers: ann.auth })
+  t.teardown(() => { silent.socket.terminate(); answering.socket.terminate() })
+  await silent.next('ready')
+  await answering.next('ready')
+  const ended = await Promise.race([silent.next('never').then(() => 'closed'), new Promise((resolve) => { setTimeout(resolve, 5000, 'still open').unref() })])
+  t.equal(ended, 'closed', 'the peer that never pongs is closed')
+  for (let polls = 0; polls < 100 && app.realtime.hub.size > 1; polls++) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.equal(app.realtime.hub.size, 1, 'its place under the per-user limit is given back')
+  const note = await write('POST', 'notes', ann.auth, { title: 'after many heartbeats' })
+  t.equal((await answering.next('create'))?.data.record.id, note.id, 'the socket that answers its pings is still served')
+  t.notOk(answering.isClosed())
+  const again = await openSocket(base, projectId, NOTES, { headers: ann.auth })
+  t.teardown(() => { again.socket.terminate() })
+  t.equal(again.refused, null, 'a new socket takes the freed place')
 })

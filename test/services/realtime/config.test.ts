@@ -14,6 +14,7 @@ const full = {
   REALTIME_RETAINED_EVENTS: '5000',
   REALTIME_POLL_MS: '100',
   REALTIME_RECHECK_MS: '60000',
+  REALTIME_HEARTBEAT_MS: '5000',
   REALTIME_MAX_SUBSCRIPTIONS: '50',
   REALTIME_MAX_CONNECTIONS_PER_USER: '4'
 }
@@ -21,8 +22,8 @@ const full = {
 t.test('the parser gives what the schema describes, defaults and all', async (t) => {
   for (const env of [{}, full]) t.ok(Value.Check(RealtimeConfig, parseRealtimeConfig(env)), JSON.stringify(env))
   t.same(variables(RealtimeConfig).sort(), Object.keys(full).sort(), 'each setting names the one variable it is read from')
-  t.same(parseRealtimeConfig(full), { retainedEvents: 5000, pollMs: 100, recheckMs: 60_000, maxSubscriptionsPerConnection: 50, maxConnectionsPerUser: 4 })
-  t.same(parseRealtimeConfig({}), { retainedEvents: 1000, pollMs: 250, recheckMs: 30_000, maxSubscriptionsPerConnection: 20, maxConnectionsPerUser: 10 })
+  t.same(parseRealtimeConfig(full), { retainedEvents: 5000, pollMs: 100, heartbeatMs: 5000, recheckMs: 60_000, maxSubscriptionsPerConnection: 50, maxConnectionsPerUser: 4 })
+  t.same(parseRealtimeConfig({}), { retainedEvents: 1000, pollMs: 250, heartbeatMs: 15_000, recheckMs: 30_000, maxSubscriptionsPerConnection: 20, maxConnectionsPerUser: 10 })
 })
 
 t.test('each variable is in the README\'s configuration table, and a bad value names it', async (t) => {
@@ -33,6 +34,7 @@ t.test('each variable is in the README\'s configuration table, and a bad value n
     REALTIME_RETAINED_EVENTS: '5',
     REALTIME_POLL_MS: 'often',
     REALTIME_RECHECK_MS: '0',
+    REALTIME_HEARTBEAT_MS: '10',
     REALTIME_MAX_SUBSCRIPTIONS: '0',
     REALTIME_MAX_CONNECTIONS_PER_USER: '-1'
   }
