@@ -144,3 +144,38 @@ t.test('snippets are cut from the stored text as on MongoDB: the matched word wi
   const at = body.indexOf('Pangolin')
   t.same(hit.snippet, { field: 'body', text: `…${body.slice(at - 60)}`, highlights: [[61, 69]] })
 })
+
+t.test('most matches filtered out: pages and counts stay exact across every rung of the ranking, holding a rung at most', async (t) => {
+  const store = openSqliteStore({ file: ':memory:' })
+  t.teardown(async () => { await store.close() })
+  const notes = store.collection<Note>('notes')
+  // 20,000 matches of equal score (ranked in insertion order); one in 700 is the caller's, the last ones past every rung.
+  const size = 20_000
+  for (let from = 0; from < size; from += 10_000) {
+    await notes.insertMany(Array.from({ length: 10_000 }, (_, n) => from + n).map((i) => ({ _id: `n${String(i).padStart(5, '0')}`, owner: i % 700 === 0 ? 'mine' : 'other', title: `heron ${i}` })))
+  }
+  const text = store.extensions.text<Note>('notes')
+  await text.ensure({ fields: { title: 1 } })
+  const connection = (store as unknown as { connection: { statement: (sql: string) => unknown } }).connection
+  let held = 0
+  const watched = new WeakSet()
+  const statement = connection.statement.bind(connection)
+  connection.statement = (sql: string) => {
+    const prepared = statement(sql) as { all: (...params: unknown[]) => unknown[] }
+    if (!sql.includes('bm25') || watched.has(prepared)) return prepared
+    watched.add(prepared)
+    const all = prepared.all.bind(prepared)
+    prepared.all = (...params: unknown[]) => { const rows = all(...params); held = Math.max(held, rows.length); return rows }
+    return prepared
+  }
+  const mine = Array.from({ length: Math.ceil(size / 700) }, (_, i) => `n${String(i * 700).padStart(5, '0')}`)
+  const heron = parseTextQuery('heron ')
+  t.same((await text.search(heron, { owner: 'mine' }, { limit: 1 })).map((hit) => hit.doc._id), mine.slice(0, 1), 'the first rung')
+  t.same((await text.search(heron, { owner: 'mine' }, { skip: 2, limit: 5 })).map((hit) => hit.doc._id), mine.slice(2, 7), 'a page across rungs')
+  t.same((await text.search(heron, { owner: 'mine' }, { skip: 22, limit: 5 })).map((hit) => hit.doc._id), mine.slice(22, 27), 'a page past the last rung')
+  t.same((await text.search(heron, { owner: 'mine' }, { skip: 27, limit: 5 })).map((hit) => hit.doc._id), mine.slice(27), 'the last page, short')
+  t.same((await text.search(heron, { owner: 'mine' })).map((hit) => hit.doc._id), mine, 'no limit: every match under the filter once, in rank order')
+  t.equal(await text.count(heron, { owner: 'mine' }), mine.length)
+  t.equal(await text.count(heron, { owner: 'mine' }, { cap: 10 }), 10)
+  t.ok(held > 0 && held < size, `at most ${held} ranked rows of ${size} were held at once, never all`)
+})
