@@ -179,3 +179,28 @@ t.test('most matches filtered out: pages and counts stay exact across every rung
   t.equal(await text.count(heron, { owner: 'mine' }, { cap: 10 }), 10)
   t.ok(held > 0 && held < size, `at most ${held} ranked rows of ${size} were held at once, never all`)
 })
+
+t.test('the filter checks a batch of ranked rows by their numbers, not by walking an index of the filter\'s fields', async (t) => {
+  const store = openSqliteStore({ file: ':memory:' })
+  t.teardown(async () => { await store.close() })
+  const notes = store.collection<Note>('notes')
+  await notes.createIndex({ owner: 1, title: 1 })
+  await notes.insertMany(Array.from({ length: 2_000 }, (_, i) => ({ _id: `n${i}`, owner: 'a', title: `osprey ${i}` })))
+  const text = store.extensions.text<Note>('notes')
+  await text.ensure({ fields: { title: 1 } })
+  const connection = (store as unknown as { connection: { db: { prepare: (sql: string) => { all: (...params: unknown[]) => Array<{ detail: string }> } }, statement: (sql: string) => unknown } }).connection
+  const plans: string[] = []
+  const statement = connection.statement.bind(connection)
+  connection.statement = (sql: string) => {
+    const prepared = statement(sql) as { all: (...params: unknown[]) => unknown[] }
+    if (!sql.includes('json_each(?)')) return prepared
+    const all = prepared.all.bind(prepared)
+    prepared.all = (...params: unknown[]) => {
+      plans.push(connection.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params).map((row) => row.detail).join(' | '))
+      return all(...params)
+    }
+    return prepared
+  }
+  t.equal((await text.search(parseTextQuery('osprey '), { owner: 'a' }, { limit: 5 })).length, 5)
+  t.ok(plans.length > 0 && plans.every((plan) => plan.startsWith('SEARCH c USING INTEGER PRIMARY KEY')), plans.join('\n'))
+})
