@@ -119,7 +119,6 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
         // The match ranked by the index alone, its best rows first (SQLite keeps only the LIMIT's rows in its sorter),
         // then the filter's SQL over them a batch at a time until the window is full: a common word no longer has the
         // filter read every matching document, and no more than a rung's rows are held here at once.
-        const ranked = this.connection.statement(`SELECT rowid, bm25(${fts}, ${weights}) AS score FROM ${fts} WHERE ${fts} MATCH ? ORDER BY score, rowid LIMIT ? OFFSET ?`).raw()
         const kept = ['c.seq IN (SELECT value FROM json_each(?))', `(${where.sql})`, ...conditions.slice(2)].join(' AND ')
         // NOT INDEXED: each row by its number. Left to choose, the planner walked an index of the filter's fields (every
         // row of the project) to find the batch's 64.
@@ -128,7 +127,7 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
         let read = 0
         let exhausted = false
         for (const rung of RANKED_RUNGS) {
-          const rows = ranked.all(match, rung - read, read) as Array<[number, number]>
+          const rows = this.connection.statement(`SELECT rowid, bm25(${fts}, ${weights}) AS score FROM ${fts} WHERE ${fts} MATCH ? ORDER BY score, rowid LIMIT ${rung - read} OFFSET ${read}`).raw().all(match) as Array<[number, number]>
           exhausted = rows.length < rung - read
           read = rung
           for (let start = 0, size = RANKED_BATCH; start < rows.length && count < wanted; start += size, size = Math.min(size * 2, RANKED_BATCH_MAX)) {
