@@ -178,6 +178,19 @@ t.test('most matches filtered out: pages and counts stay exact across every rung
   t.equal(await text.count(heron, { owner: 'mine' }), mine.length)
   t.equal(await text.count(heron, { owner: 'mine' }, { cap: 10 }), 10)
   t.ok(held > 0 && held < size, `at most ${held} ranked rows of ${size} were held at once, never all`)
+
+  // Other owners' rows all ranked above the caller's (the word twice), written after them: the page is still theirs.
+  const other = store.collection<Note>('other')
+  await other.insertMany(Array.from({ length: 30 }, (_, i) => ({ _id: `m${String(i).padStart(2, '0')}`, owner: 'mine', title: `egret ${i}` })))
+  for (let from = 0; from < size; from += 10_000) {
+    await other.insertMany(Array.from({ length: 10_000 }, (_, n) => ({ _id: `o${from + n}`, owner: 'other', title: 'egret egret' })))
+  }
+  const ranked = store.extensions.text<Note>('other')
+  await ranked.ensure({ fields: { title: 1 } })
+  const egret = parseTextQuery('egret ')
+  t.same((await ranked.search(egret, { owner: 'mine' }, { skip: 3, limit: 4 })).map((hit) => hit.doc._id), ['m03', 'm04', 'm05', 'm06'], 'below 20,000 better-ranked rows of others')
+  t.equal(await ranked.count(egret, { owner: 'mine' }), 30)
+  t.equal((await ranked.search(egret, { owner: 'other' }, { limit: 3 }))[0].score > (await ranked.search(egret, { owner: 'mine' }, { limit: 1 }))[0].score, true, 'the others do rank above')
 })
 
 t.test('the filter checks a batch of ranked rows by their numbers, not by walking an index of the filter\'s fields', async (t) => {
