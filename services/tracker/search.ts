@@ -195,10 +195,12 @@ export class TrackerSearch {
     }
     const number = Number(digits)
     if (number > 0) add(await items.find({ $and: [inProject, { seq: number }] }, { limit: 1 }).toArray(), 'key')
-    // Numbers that start with the digits, shortest first: 40–49, then 400–499, … as far as numbers go. One range per
-    // query: the (lpId, seq) index walks each alone, where an $or of them had every item of the project read.
+    // Numbers that start with the digits, shortest first: 40–49, then 400–499, … up to the project's newest number.
+    // One range per query: the (lpId, seq) index walks each alone, where an $or of them had every item of the project read.
+    const [newest] = await items.find({ lpId: scope.project._id }, { sort: { seq: -1 }, limit: 1 }).toArray()
+    const last = newest?.seq ?? 0
     const before = hits.length
-    for (let width = 10, ranges = 0; number * width < Number.MAX_SAFE_INTEGER && ranges < 8 && hits.length - before < SEARCH_LIMITS.keyPrefixHits; width *= 10, ranges++) {
+    for (let width = 10, ranges = 0; number * width <= last && ranges < 8 && hits.length - before < SEARCH_LIMITS.keyPrefixHits; width *= 10, ranges++) {
       const range: Filter = { seq: { $gte: number * width, $lt: (number + 1) * width } }
       add(await items.find({ $and: [inProject, range] }, { sort: { seq: 1 }, limit: SEARCH_LIMITS.keyPrefixHits - (hits.length - before) }).toArray(), 'keyPrefix')
     }

@@ -26,6 +26,11 @@ type Row = [seq: number, score: number, ...rest: Array<string | null>]
 /** Ranked rows the filter's SQL checks at once, doubling up to the max while the window is not full. */
 const RANKED_BATCH = 64
 const RANKED_BATCH_MAX = 2048
+/**
+ * How far down the ranking the index alone is read, in rungs: each rung ranks every match again (bm25 is cheap
+ * beside reading a document) and keeps only its rows. Past the last, the filter joins the match instead.
+ */
+const RANKED_RUNGS = [64, 1024, 16384]
 
 export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
   constructor (private readonly connection: Connection, private readonly collection: string) {}
@@ -111,19 +116,40 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       const accepted: Array<{ seq: number, score: number, doc: WithId<T> | null, parent: WithId<Document> | null | undefined }> = []
       let count = 0
       if (exact) {
-        // The match ranked by the index alone, then the filter's SQL over the best rows a batch at a time until the
-        // window is full: a common word no longer has the filter read every matching document.
-        const ranked = this.connection.statement(`SELECT rowid, bm25(${fts}, ${weights}) AS score FROM ${fts} WHERE ${fts} MATCH ? ORDER BY score, rowid`).raw().all(match) as Array<[number, number]>
+        // The match ranked by the index alone, its best rows first (SQLite keeps only the LIMIT's rows in its sorter),
+        // then the filter's SQL over them a batch at a time until the window is full: a common word no longer has the
+        // filter read every matching document, and no more than a rung's rows are held here at once.
         const kept = ['c.seq IN (SELECT value FROM json_each(?))', `(${where.sql})`, ...conditions.slice(2)].join(' AND ')
-        const filtered = this.connection.statement(`SELECT c.seq FROM ${table} c WHERE ${kept}`).pluck()
+        // NOT INDEXED: each row by its number. Left to choose, the planner walked an index of the filter's fields (every
+        // row of the project) to find the batch's 64.
+        const filtered = this.connection.statement(`SELECT c.seq FROM ${table} c NOT INDEXED WHERE ${kept}`).pluck()
         const wanted = limit === 0 ? Infinity : skip + limit
-        for (let start = 0, size = RANKED_BATCH; start < ranked.length && count < wanted; start += size, size = Math.min(size * 2, RANKED_BATCH_MAX)) {
-          const batch = ranked.slice(start, start + size)
-          const passed = new Set(filtered.all(JSON.stringify(batch.map(([seq]) => seq)), ...where.params, ...(parentWhere?.params ?? [])) as number[])
-          for (const [seq, score] of batch) {
-            if (!passed.has(seq)) continue
+        let read = 0
+        let exhausted = false
+        for (const rung of RANKED_RUNGS) {
+          const rows = this.connection.statement(`SELECT rowid, bm25(${fts}, ${weights}) AS score FROM ${fts} WHERE ${fts} MATCH ? ORDER BY score, rowid LIMIT ${rung - read} OFFSET ${read}`).raw().all(match) as Array<[number, number]>
+          exhausted = rows.length < rung - read
+          read = rung
+          for (let start = 0, size = RANKED_BATCH; start < rows.length && count < wanted; start += size, size = Math.min(size * 2, RANKED_BATCH_MAX)) {
+            const batch = rows.slice(start, start + size)
+            const passed = new Set(filtered.all(JSON.stringify(batch.map(([seq]) => seq)), ...where.params, ...(parentWhere?.params ?? [])) as number[])
+            for (const [seq, score] of batch) {
+              if (!passed.has(seq)) continue
+              count++
+              if (count > skip && count <= wanted) accepted.push({ seq, score: -score, doc: null, parent: undefined })
+            }
+          }
+          if (exhausted || count >= wanted) break
+        }
+        if (!exhausted && count < wanted) {
+          // Past the last rung, most matches were not the caller's: the filter's SQL joins the match in one statement,
+          // which reads every match's document once but ranks and holds only the window's rows.
+          count = 0
+          accepted.length = 0
+          const window = limit === 0 ? -1 : skip + limit
+          for (const [seq, score] of this.connection.statement(`SELECT c.seq, bm25(${fts}, ${weights}) AS score FROM ${from} ORDER BY score, c.seq LIMIT ${window}`).raw().iterate(...params) as IterableIterator<[number, number]>) {
             count++
-            if (count > skip && count <= wanted) accepted.push({ seq, score: -score, doc: null, parent: undefined })
+            if (count > skip) accepted.push({ seq, score: -score, doc: null, parent: undefined })
           }
         }
       } else {

@@ -144,3 +144,76 @@ t.test('snippets are cut from the stored text as on MongoDB: the matched word wi
   const at = body.indexOf('Pangolin')
   t.same(hit.snippet, { field: 'body', text: `…${body.slice(at - 60)}`, highlights: [[61, 69]] })
 })
+
+t.test('most matches filtered out: pages and counts stay exact across every rung of the ranking, holding a rung at most', async (t) => {
+  const store = openSqliteStore({ file: ':memory:' })
+  t.teardown(async () => { await store.close() })
+  const notes = store.collection<Note>('notes')
+  // 20,000 matches of equal score (ranked in insertion order); one in 700 is the caller's, the last ones past every rung.
+  const size = 20_000
+  for (let from = 0; from < size; from += 10_000) {
+    await notes.insertMany(Array.from({ length: 10_000 }, (_, n) => from + n).map((i) => ({ _id: `n${String(i).padStart(5, '0')}`, owner: i % 700 === 0 ? 'mine' : 'other', title: `heron ${i}` })))
+  }
+  const text = store.extensions.text<Note>('notes')
+  await text.ensure({ fields: { title: 1 } })
+  const connection = (store as unknown as { connection: { statement: (sql: string) => unknown } }).connection
+  let held = 0
+  const watched = new WeakSet()
+  const statement = connection.statement.bind(connection)
+  connection.statement = (sql: string) => {
+    const prepared = statement(sql) as { all: (...params: unknown[]) => unknown[] }
+    if (!sql.includes('bm25') || watched.has(prepared)) return prepared
+    watched.add(prepared)
+    const all = prepared.all.bind(prepared)
+    prepared.all = (...params: unknown[]) => { const rows = all(...params); held = Math.max(held, rows.length); return rows }
+    return prepared
+  }
+  const mine = Array.from({ length: Math.ceil(size / 700) }, (_, i) => `n${String(i * 700).padStart(5, '0')}`)
+  const heron = parseTextQuery('heron ')
+  t.same((await text.search(heron, { owner: 'mine' }, { limit: 1 })).map((hit) => hit.doc._id), mine.slice(0, 1), 'the first rung')
+  t.same((await text.search(heron, { owner: 'mine' }, { skip: 2, limit: 5 })).map((hit) => hit.doc._id), mine.slice(2, 7), 'a page across rungs')
+  t.same((await text.search(heron, { owner: 'mine' }, { skip: 22, limit: 5 })).map((hit) => hit.doc._id), mine.slice(22, 27), 'a page past the last rung')
+  t.same((await text.search(heron, { owner: 'mine' }, { skip: 27, limit: 5 })).map((hit) => hit.doc._id), mine.slice(27), 'the last page, short')
+  t.same((await text.search(heron, { owner: 'mine' })).map((hit) => hit.doc._id), mine, 'no limit: every match under the filter once, in rank order')
+  t.equal(await text.count(heron, { owner: 'mine' }), mine.length)
+  t.equal(await text.count(heron, { owner: 'mine' }, { cap: 10 }), 10)
+  t.ok(held > 0 && held < size, `at most ${held} ranked rows of ${size} were held at once, never all`)
+
+  // Other owners' rows all ranked above the caller's (the word twice), written after them: the page is still theirs.
+  const other = store.collection<Note>('other')
+  await other.insertMany(Array.from({ length: 30 }, (_, i) => ({ _id: `m${String(i).padStart(2, '0')}`, owner: 'mine', title: `egret ${i}` })))
+  for (let from = 0; from < size; from += 10_000) {
+    await other.insertMany(Array.from({ length: 10_000 }, (_, n) => ({ _id: `o${from + n}`, owner: 'other', title: 'egret egret' })))
+  }
+  const ranked = store.extensions.text<Note>('other')
+  await ranked.ensure({ fields: { title: 1 } })
+  const egret = parseTextQuery('egret ')
+  t.same((await ranked.search(egret, { owner: 'mine' }, { skip: 3, limit: 4 })).map((hit) => hit.doc._id), ['m03', 'm04', 'm05', 'm06'], 'below 20,000 better-ranked rows of others')
+  t.equal(await ranked.count(egret, { owner: 'mine' }), 30)
+  t.equal((await ranked.search(egret, { owner: 'other' }, { limit: 3 }))[0].score > (await ranked.search(egret, { owner: 'mine' }, { limit: 1 }))[0].score, true, 'the others do rank above')
+})
+
+t.test('the filter checks a batch of ranked rows by their numbers, not by walking an index of the filter\'s fields', async (t) => {
+  const store = openSqliteStore({ file: ':memory:' })
+  t.teardown(async () => { await store.close() })
+  const notes = store.collection<Note>('notes')
+  await notes.createIndex({ owner: 1, title: 1 })
+  await notes.insertMany(Array.from({ length: 2_000 }, (_, i) => ({ _id: `n${i}`, owner: 'a', title: `osprey ${i}` })))
+  const text = store.extensions.text<Note>('notes')
+  await text.ensure({ fields: { title: 1 } })
+  const connection = (store as unknown as { connection: { db: { prepare: (sql: string) => { all: (...params: unknown[]) => Array<{ detail: string }> } }, statement: (sql: string) => unknown } }).connection
+  const plans: string[] = []
+  const statement = connection.statement.bind(connection)
+  connection.statement = (sql: string) => {
+    const prepared = statement(sql) as { all: (...params: unknown[]) => unknown[] }
+    if (!sql.includes('json_each(?)')) return prepared
+    const all = prepared.all.bind(prepared)
+    prepared.all = (...params: unknown[]) => {
+      plans.push(connection.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params).map((row) => row.detail).join(' | '))
+      return all(...params)
+    }
+    return prepared
+  }
+  t.equal((await text.search(parseTextQuery('osprey '), { owner: 'a' }, { limit: 5 })).length, 5)
+  t.ok(plans.length > 0 && plans.every((plan) => plan.startsWith('SEARCH c USING INTEGER PRIMARY KEY')), plans.join('\n'))
+})
