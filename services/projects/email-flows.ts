@@ -2,7 +2,7 @@ import { projectErrors } from './errors.js'
 import { checkEmail, normalizeEmail } from '../identity/users.js'
 import { generateToken, hashToken } from '../platform/crypto.js'
 import type { Clock } from '../platform/clock.js'
-import type { Store, StoreCollection } from '../store/types.js'
+import type { PagedWrites, Store, StoreCollection } from '../store/types.js'
 import type { EmailFlow } from '../../schemas/project-auth-email.js'
 import type { ProjectAuth, ProjectSession } from './project-auth.js'
 import type { ProjectUsers } from './project-users.js'
@@ -49,6 +49,8 @@ const sealedFor = (tokenId: string): string => `project-email-token:${tokenId}`
  */
 export class EmailFlows {
   private readonly tokens: StoreCollection<StoredEmailToken>
+  /** A project's links, and a flood's expired ones, go page by page: more than one write may remove. */
+  private readonly sweep: PagedWrites
   /**
    * `idle` callers, woken each time a send settles here. Nothing is kept per
    * send: a send still waiting is a token record holding its sealed token,
@@ -72,6 +74,7 @@ export class EmailFlows {
     onDeliveryFailure: (error: unknown, context: { projectId: string, flow: EmailFlow }) => void
   }) {
     this.tokens = store.collection<StoredEmailToken>(TOKENS)
+    this.sweep = store.extensions.sweep(TOKENS)
   }
 
   async init (): Promise<void> {
@@ -169,12 +172,12 @@ export class EmailFlows {
   }
 
   async forgetProject (projectId: string): Promise<void> {
-    await this.tokens.deleteMany({ projectId })
+    await this.sweep.deleteMany({ projectId })
   }
 
   /** The periodic prune: links past their expiry that were never followed. */
   async pruneExpired (): Promise<{ pruned: number }> {
-    return { pruned: (await this.tokens.deleteMany({ expiresAt: { $lte: new Date(this.deps.clock.nowMs()) } })).deletedCount }
+    return { pruned: await this.sweep.deleteMany({ expiresAt: { $lte: new Date(this.deps.clock.nowMs()) } }) }
   }
 
   private async mailLink (projectId: string, flow: EmailFlow, target: { userId: string, email: string, previousEmail?: string }): Promise<void> {
