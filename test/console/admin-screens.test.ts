@@ -1,20 +1,17 @@
 import t, { type Test } from 'tap'
-import { execFile, execFileSync } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import type { AddressInfo } from 'node:net'
 import { chromium } from 'playwright-core'
 import { AxeBuilder } from '@axe-core/playwright'
 import { buildTestApp, tempDir } from '../helper.js'
-import { defaultConsoleDir } from '../../plugins/console.js'
+import { CHROMIUM, ensureConsoleBuilt, waitUntil } from './browser.js'
 import { deploymentSettled, packFixture, uploadSource } from '../routes/hosting/fixtures.js'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const PASSWORD = 'correct horse battery'
 
-// The console is built by `npm ci` (prepare); a tree that skipped it is built here the same way.
-if (!existsSync(join(defaultConsoleDir(), 'index.html'))) await promisify(execFile)('npm', ['run', 'build:console'])
+await ensureConsoleBuilt()
 
 // The screens beyond the first increment (console.test.ts), each driven as a user would on one signed-in page.
 t.test('the console\'s organization and project settings screens in headless Chromium', async (t) => {
@@ -286,12 +283,3 @@ t.test('the console\'s organization and project settings screens in headless Chr
   t.same([...hosts], ['127.0.0.1'], 'no request left loopback')
   t.same(readdirSync(screens).length, shot, 'a screenshot of each screen')
 })
-
-/** Polls until `done` holds (what the browser just sent may still be on its way to the server). */
-async function waitUntil (done: () => Promise<boolean>): Promise<void> {
-  for (let round = 0; round < 100; round++) {
-    if (await done()) return
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error('the condition never held')
-}

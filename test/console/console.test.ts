@@ -1,21 +1,17 @@
 import t from 'tap'
-import { execFile } from 'node:child_process'
-import { existsSync, readdirSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { gzipSync } from 'node:zlib'
 import type { AddressInfo } from 'node:net'
 import { chromium, type Page } from 'playwright-core'
 import { AxeBuilder } from '@axe-core/playwright'
 import { buildTestApp, tempDir } from '../helper.js'
+import { CHROMIUM, ensureConsoleBuilt, waitUntil } from './browser.js'
 import Fastify from 'fastify'
-import consolePlugin, { defaultConsoleDir } from '../../plugins/console.js'
+import consolePlugin from '../../plugins/console.js'
 import errorsPlugin from '../../plugins/errors.js'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-
-// The console is built by `npm ci` (prepare); a tree that skipped it is built here the same way.
-if (!existsSync(join(defaultConsoleDir(), 'index.html'))) await promisify(execFile)('npm', ['run', 'build:console'])
+await ensureConsoleBuilt()
 
 t.test('the console in headless Chromium: sign-up, organization, project, collection, records', async (t) => {
   const app = await buildTestApp(t)
@@ -234,15 +230,6 @@ t.test('the console in headless Chromium: sign-up, organization, project, collec
   t.same([...hosts], ['127.0.0.1'], 'no request left loopback')
   t.same(readdirSync(screens).length, shot, 'a screenshot of each screen')
 })
-
-/** Polls until `done` holds (what the browser just sent may still be on its way to the server). */
-async function waitUntil (done: () => Promise<boolean>): Promise<void> {
-  for (let round = 0; round < 100; round++) {
-    if (await done()) return
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error('the condition never held')
-}
 
 async function tokenOf (page: Page): Promise<string> {
   return await page.evaluate<string>('JSON.parse(sessionStorage.getItem("plinth.console.session")).accessToken')
