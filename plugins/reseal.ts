@@ -1,0 +1,37 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { RESEAL_EVERY_MS, RESEAL_JOB, Resealer } from '../services/platform/reseal.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Where each family declares the values it seals under the master key, so a rotation re-seals them (docs/operations.md). */
+    resealer: Resealer
+  }
+}
+
+/** The job this one replaced, which re-sealed LLM keys only. */
+const FORMER_LLM_RESEAL_JOB = 'llm.reseal'
+
+/**
+ * Master key rotation: the families declare their sealed values (in their own
+ * plugins, registered after this one), and the recurring re-seal job seals
+ * again under the current key whatever a retired key sealed.
+ */
+async function resealPlugin (app: FastifyInstance): Promise<void> {
+  const resealer = new Resealer({ store: app.store, box: app.secrets })
+  app.decorate('resealer', resealer)
+  app.registerJobHandler(RESEAL_JOB, async () => {
+    const counts = await resealer.run()
+    const resealed = Object.values(counts).reduce((sum, count) => sum + count.resealed, 0)
+    if (resealed > 0) app.log.info({ counts }, 'sealed values re-sealed under the current master key')
+    return counts
+  })
+  app.addHook('onReady', async () => {
+    await app.jobs.unschedule(FORMER_LLM_RESEAL_JOB)
+    await app.jobs.schedule(RESEAL_JOB, RESEAL_EVERY_MS)
+    // Started with a retired key, a node re-seals now rather than at the next scheduled run.
+    if (app.config.retiredMasterKeys.length > 0) await app.jobs.enqueue(RESEAL_JOB)
+  })
+}
+
+export default fp(resealPlugin, { name: 'plinth-reseal', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-jobs'] })
