@@ -22,8 +22,12 @@ async function resealPlugin (app: FastifyInstance): Promise<void> {
   app.decorate('resealer', resealer)
   app.registerJobHandler(RESEAL_JOB, async () => {
     const counts = await resealer.run()
-    const resealed = Object.values(counts).reduce((sum, count) => sum + count.resealed, 0)
-    if (resealed > 0) app.log.info({ counts }, 'sealed values re-sealed under the current master key')
+    const total = (field: 'resealed' | 'changed' | 'unreadable'): number => Object.values(counts).reduce((sum, count) => sum + count[field], 0)
+    const [resealed, changed, unreadable] = [total('resealed'), total('changed'), total('unreadable')]
+    // The operator waits for this line before dropping a retired key, so it is written on every run while one is listed.
+    if (resealed + changed + unreadable > 0 || app.config.retiredMasterKeys.length > 0) {
+      app.log.info({ counts, resealed, changed, unreadable }, `sealed values: ${resealed} re-sealed under the current master key, ${changed} documents changed meanwhile (taken by the next run), ${unreadable} no key opens`)
+    }
     return counts
   })
   app.addHook('onReady', async () => {
