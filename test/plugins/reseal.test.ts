@@ -34,6 +34,8 @@ t.test('a rotated master key: the re-seal job seals every family\'s values again
   await before.projectAuth.oauthProviders.put(projectId, 'corp', { issuer: 'http://127.0.0.1:9', clientId: 'client', clientSecret: 'oauth secret' })
   await before.projectAuth.emailSettings.put(projectId, { smtp: { host: '127.0.0.1', port: 2525, security: 'none', user: 'mailer', password: 'smtp secret' }, sender: 'Acme <no-reply@acme.example>', linkBaseUrl: 'https://app.example/' })
   const credential = await before.llm.credentials.create(projectScope(orgId, projectId), { name: 'local', provider: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-llm-secret' })
+  // An app's secret, set through the service: the app need not be running (nor built) for its secrets to be kept.
+  await before.hosting.secrets.put({ _id: 'app-1', projectId }, 'DB_PASSWORD', 'hosting secret')
   // What a node of the previous version left: the LLM family's own re-seal job, which this one replaces.
   await before.jobs.schedule('llm.reseal', 6 * 3_600_000)
   await before.close()
@@ -49,7 +51,8 @@ t.test('a rotated master key: the re-seal job seals every family\'s values again
     webhook_subscriptions: { documents: 1, resealed: 2 },
     project_oauth_providers: { documents: 1, resealed: 1 },
     project_email_settings: { documents: 1, resealed: 1 },
-    llm_credentials: { documents: 1, resealed: 1 }
+    llm_credentials: { documents: 1, resealed: 1 },
+    hosting_secrets: { documents: 1, resealed: 1 }
   }, 'counts per collection; both webhook secrets (the current and the one in its grace)')
   t.equal(await jobs.countDocuments({ type: 'llm.reseal' }), 0, 'the job it replaces is no longer scheduled')
   for (const [collection, count] of Object.entries(counts)) t.same([count.changed, count.unreadable], [0, 0], collection)
@@ -66,6 +69,7 @@ t.test('a rotated master key: the re-seal job seals every family\'s values again
   t.equal(after.auxiliary.schedules.openSecret(scheduleRecord as NonNullable<typeof scheduleRecord>), schedule.secret)
   const subscription = await after.store.collection<SubscriptionRecord>('webhook_subscriptions').findOne({ _id: webhook.webhook.id })
   t.same(after.webhooks.subscriptions.signingSecrets(subscription as SubscriptionRecord).sort(), [webhook.secret, rotated.secret].sort())
+  t.same(await after.hosting.secrets.environment('app-1'), { DB_PASSWORD: 'hosting secret' })
   t.match(await after.projectAuth.oauthProviders.opened(projectId, 'corp'), { client: { clientSecret: 'oauth secret' } })
   t.match(await after.projectAuth.emailSettings.opened(projectId), { smtp: { password: 'smtp secret' } })
   const record = await after.store.collection<CredentialRecord>(LLM_CREDENTIALS).findOne({ _id: credential.id })
