@@ -33,8 +33,9 @@ async function resealPlugin (app: FastifyInstance): Promise<void> {
   app.addHook('onReady', async () => {
     await app.jobs.unschedule(FORMER_LLM_RESEAL_JOB)
     await app.jobs.schedule(RESEAL_JOB, RESEAL_EVERY_MS)
-    // Started with a retired key, a node re-seals now rather than at the next scheduled run.
-    if (app.config.retiredMasterKeys.length > 0) await app.jobs.enqueue(RESEAL_JOB)
+    // Started with a retired key, a node re-seals now rather than at the next scheduled run. Keyed: nodes restarted
+    // together run it one at a time (a run asked for meanwhile runs again after), not racing each other's writes.
+    if (app.config.retiredMasterKeys.length > 0) await app.jobs.enqueueKeyed(RESEAL_JOB, 'rotation')
   })
 }
 
