@@ -11,6 +11,7 @@ import storePlugin from './plugins/store.js'
 import swaggerPlugin from './plugins/swagger.js'
 import secretsPlugin from './plugins/secrets.js'
 import jobsPlugin from './plugins/jobs.js'
+import resealPlugin from './plugins/reseal.js'
 import webhooksPlugin from './plugins/webhooks.js'
 import authPlugin from './plugins/auth.js'
 import projectsPlugin from './plugins/projects.js'
@@ -53,6 +54,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(secretsPlugin)
   await app.register(storePlugin)
   await app.register(jobsPlugin)
+  await app.register(resealPlugin)
   await app.register(metricsPlugin)
   await app.register(authPlugin)
   await app.register(projectsPlugin)

@@ -1,12 +1,13 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { sealedVariables } from '../services/auxiliary/variables.js'
 import { systemClock } from '../services/platform/clock.js'
 import { Cursors } from '../services/collections/query.js'
 import { newId } from '../services/platform/ids.js'
 import { buildAuxiliaryServices, type AuxiliaryServices } from '../services/auxiliary/index.js'
 import { RECORD_CHANGE_SETTLE_MS, RECORD_FEED_SETTLE_JOB } from '../services/auxiliary/record-feed.js'
 import { auxiliaryErrors } from '../services/auxiliary/errors.js'
-import { SCHEDULE_SLOT_JOB, SCHEDULES_TICK_EVERY_MS, SCHEDULES_TICK_JOB, type ScheduleRecord, type SlotPayload } from '../services/auxiliary/schedules.js'
+import { SCHEDULE_SLOT_JOB, SCHEDULES_TICK_EVERY_MS, SCHEDULES_TICK_JOB, sealedScheduleSecrets, type ScheduleRecord, type SlotPayload } from '../services/auxiliary/schedules.js'
 import type { RunRecord } from '../services/auxiliary/schedule-runs.js'
 import { webhookErrors } from '../services/webhooks/errors.js'
 import type { SubscriptionRecord } from '../services/webhooks/index.js'
@@ -34,6 +35,8 @@ function webhookIdIn (request: FastifyRequest): string {
  * takes a deleted project's feed and variables with it.
  */
 async function auxiliaryPlugin (app: FastifyInstance): Promise<void> {
+  app.resealer.register(sealedVariables)
+  app.resealer.register(sealedScheduleSecrets)
   const auxiliary = await buildAuxiliaryServices({
     store: app.store,
     clock: systemClock,
@@ -113,5 +116,5 @@ async function auxiliaryPlugin (app: FastifyInstance): Promise<void> {
 export default fp(auxiliaryPlugin, {
   name: 'plinth-auxiliary',
   fastify: '5.x',
-  dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-jobs', 'plinth-orgs', 'plinth-projects', 'plinth-permissions', 'plinth-webhooks', 'plinth-collections', 'plinth-records', 'plinth-hosting']
+  dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-reseal', 'plinth-jobs', 'plinth-orgs', 'plinth-projects', 'plinth-permissions', 'plinth-webhooks', 'plinth-collections', 'plinth-records', 'plinth-hosting']
 })

@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { sealedDnsCredentials } from '../services/dns/providers.js'
 import { systemClock } from '../services/platform/clock.js'
 import { platformHosts } from '../services/config.js'
 import { newId } from '../services/platform/ids.js'
@@ -38,6 +39,7 @@ function zoneIdIn (request: FastifyRequest): string {
  * TCP) when that is set.
  */
 async function dnsPlugin (app: FastifyInstance): Promise<void> {
+  app.resealer.register(sealedDnsCredentials)
   const { config } = app
   const dns = await buildDnsServices({
     store: app.store,
@@ -77,4 +79,4 @@ async function dnsPlugin (app: FastifyInstance): Promise<void> {
   }
 }
 
-export default fp(dnsPlugin, { name: 'plinth-dns', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-projects', 'plinth-permissions'] })
+export default fp(dnsPlugin, { name: 'plinth-dns', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-reseal', 'plinth-projects', 'plinth-permissions'] })

@@ -1,5 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { sealedAppSecrets } from '../services/hosting/secrets.js'
+import { sealedDeploymentVariables } from '../services/hosting/project-variables.js'
 import { systemClock } from '../services/platform/clock.js'
 import { platformHosts } from '../services/config.js'
 import { newId } from '../services/platform/ids.js'
@@ -14,7 +16,7 @@ import { DEPLOY_JOB } from '../services/hosting/deployments.js'
 import { RECONCILE_JOB } from '../services/hosting/apps.js'
 import { USAGE_FLUSH_JOB } from '../services/hosting/traffic.js'
 import { VERIFY_PENDING_EVERY_MS, VERIFY_PENDING_JOB } from '../services/hosting/hostnames.js'
-import { RENEW_CERTIFICATES_EVERY_MS, RENEW_CERTIFICATES_JOB } from '../services/hosting/certificates.js'
+import { RENEW_CERTIFICATES_EVERY_MS, RENEW_CERTIFICATES_JOB, sealedAcmeAccountKeys, sealedCertificateKeys } from '../services/hosting/certificates.js'
 import { hostingHostnameSchemas } from '../schemas/hosting-hostnames.js'
 
 export interface Hosting extends HostingServices {
@@ -51,6 +53,7 @@ const USAGE_FLUSH_EVERY_MS = 60_000
  * 404; a deleted project's apps are stopped and removed either way.
  */
 async function hostingPlugin (app: FastifyInstance): Promise<void> {
+  for (const sealed of [sealedCertificateKeys, sealedAcmeAccountKeys, sealedAppSecrets, sealedDeploymentVariables]) app.resealer.register(sealed)
   const { config } = app
   const { enabled } = config.hosting
   const onError = (error: unknown): void => { app.log.error({ err: error }, 'hosting') }
@@ -160,5 +163,5 @@ async function leaveOrStopApps (app: FastifyInstance, releases: Releases): Promi
 export default fp(hostingPlugin, {
   name: 'plinth-hosting',
   fastify: '5.x',
-  dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-jobs', 'plinth-projects', 'plinth-permissions', 'plinth-files', 'plinth-git', 'plinth-dns']
+  dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-reseal', 'plinth-jobs', 'plinth-projects', 'plinth-permissions', 'plinth-files', 'plinth-git', 'plinth-dns']
 })

@@ -2,7 +2,8 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { systemClock } from '../services/platform/clock.js'
 import { newId } from '../services/platform/ids.js'
-import { buildLlmServices, LLM_RESEAL_EVERY_MS, LLM_RESEAL_JOB, type LlmServices } from '../services/llm/index.js'
+import { buildLlmServices, type LlmServices } from '../services/llm/index.js'
+import { sealedLlmKeys } from '../services/llm/credentials.js'
 import { llmSchemas } from '../schemas/llm.js'
 import { llmUsageSchemas } from '../schemas/llm-usage.js'
 import { Cursors } from '../services/collections/query.js'
@@ -17,7 +18,7 @@ declare module 'fastify' {
 /**
  * LLM configuration: builds the family's services on the app's store and
  * secret box, takes a deleted project's or organization's credentials and
- * settings with it, and re-seals keys left under a retired master key.
+ * settings with it, and declares its sealed keys for the re-seal job.
  */
 async function llmPlugin (app: FastifyInstance): Promise<void> {
   const llm = await buildLlmServices({ store: app.store, clock: systemClock, newId, secrets: app.secrets, config: app.config.llm, cursors: new Cursors(app.deriveSecretKey('llm:cursor')) })
@@ -32,16 +33,8 @@ async function llmPlugin (app: FastifyInstance): Promise<void> {
     await llm.settings.deleteAllForOrganization(orgId)
     await llm.usage.deleteAllForOrganization(orgId)
   })
-  app.registerJobHandler(LLM_RESEAL_JOB, async () => {
-    const count = await llm.credentials.reseal()
-    if (count > 0) app.log.info({ count }, 'LLM keys re-sealed under the current master key')
-  })
-  app.addHook('onReady', async () => {
-    await app.jobs.schedule(LLM_RESEAL_JOB, LLM_RESEAL_EVERY_MS)
-    // Started with a retired key, a node re-seals now rather than at the next scheduled run.
-    if (app.config.retiredMasterKeys.length > 0) await app.jobs.enqueue(LLM_RESEAL_JOB)
-  })
+  app.resealer.register(sealedLlmKeys)
   app.decorate('llm', llm)
 }
 
-export default fp(llmPlugin, { name: 'plinth-llm', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-jobs', 'plinth-projects', 'plinth-orgs'] })
+export default fp(llmPlugin, { name: 'plinth-llm', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-reseal', 'plinth-projects', 'plinth-orgs'] })

@@ -14,10 +14,10 @@ import { PROJECT_USERS_TABLE } from '../services/projects/naming.js'
 import { projectAuthSchemas } from '../schemas/project-auth.js'
 import { projectAuthEmailSchemas } from '../schemas/project-auth-email.js'
 import { AddressGuard } from '../services/outbound/internal-addresses.js'
-import { EmailSettingsService } from '../services/projects/email-settings.js'
-import { EmailFlows, PROJECT_EMAIL_SEND_JOB, PROJECT_EMAIL_TOKENS_PRUNE_EVERY_MS, PROJECT_EMAIL_TOKENS_PRUNE_JOB } from '../services/projects/email-flows.js'
+import { EmailSettingsService, sealedSmtpPasswords } from '../services/projects/email-settings.js'
+import { EmailFlows, sealedEmailTokens, PROJECT_EMAIL_SEND_JOB, PROJECT_EMAIL_TOKENS_PRUNE_EVERY_MS, PROJECT_EMAIL_TOKENS_PRUNE_JOB } from '../services/projects/email-flows.js'
 import { smtpSender } from '../services/projects/email-sender.js'
-import { OauthProviders } from '../services/projects/oauth-providers.js'
+import { OauthProviders, sealedOauthClientSecrets } from '../services/projects/oauth-providers.js'
 import { OauthSignIn } from '../services/projects/oauth-sign-in.js'
 import { guardedFetch } from '../services/outbound/guarded-fetch.js'
 import { projectOauthSchemas } from '../schemas/project-oauth.js'
@@ -53,6 +53,7 @@ declare module 'fastify' {
  * project's servers. Each decorator accepts only its own kind.
  */
 async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
+  for (const sealed of [sealedSmtpPasswords, sealedOauthClientSecrets, sealedEmailTokens]) app.resealer.register(sealed)
   const { config, projects, records } = app
   const { definitions } = app.collections
   // A sign-up's record is written by the records service, so it meets the `_users` definition.
@@ -166,5 +167,5 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
 export default fp(projectAuthPlugin, {
   name: 'plinth-project-auth',
   fastify: '5.x',
-  dependencies: ['plinth-config', 'plinth-store', 'plinth-jobs', 'plinth-secrets', 'plinth-projects', 'plinth-collections', 'plinth-records']
+  dependencies: ['plinth-config', 'plinth-store', 'plinth-jobs', 'plinth-secrets', 'plinth-reseal', 'plinth-projects', 'plinth-collections', 'plinth-records']
 })

@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
+import { sealedWebhookSecrets } from '../services/webhooks/subscriptions.js'
 import { systemClock } from '../services/platform/clock.js'
 import { Cursors } from '../services/collections/query.js'
 import { newId } from '../services/platform/ids.js'
@@ -22,6 +23,7 @@ declare module 'fastify' {
  * families' plugins, registered after this one, register their sources.
  */
 async function webhooksPlugin (app: FastifyInstance): Promise<void> {
+  app.resealer.register(sealedWebhookSecrets)
   const webhooks = await buildWebhooks({
     store: app.store,
     clock: systemClock,
@@ -44,4 +46,4 @@ async function webhooksPlugin (app: FastifyInstance): Promise<void> {
   app.decorate('webhooks', webhooks)
 }
 
-export default fp(webhooksPlugin, { name: 'plinth-webhooks', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-jobs', 'plinth-projects'] })
+export default fp(webhooksPlugin, { name: 'plinth-webhooks', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-reseal', 'plinth-jobs', 'plinth-projects'] })

@@ -10,6 +10,9 @@ import type { Store } from '../store/types.js'
 import { keysetPage, OLDEST_FIRST, type Page, type PageRequest } from '../webhooks/paging.js'
 import { auxiliaryErrors } from './errors.js'
 import { checkTrigger, nextFire, nextFires, type Trigger } from './schedule-times.js'
+import { sealedAt, type SealedValues } from '../platform/reseal.js'
+
+const AUXILIARY_SCHEDULES = 'auxiliary_schedules'
 
 /**
  * Schedules (docs/auxiliary.md, "Schedules"): what fires when, what it does,
@@ -117,7 +120,7 @@ export class Schedules {
   readonly records: StoreCollection<ScheduleRecord>
 
   constructor (private readonly deps: SchedulesDeps) {
-    this.records = deps.store.collection<ScheduleRecord>('auxiliary_schedules')
+    this.records = deps.store.collection<ScheduleRecord>(AUXILIARY_SCHEDULES)
   }
 
   async init (): Promise<void> {
@@ -310,6 +313,12 @@ export class Schedules {
 
 function sealedFor (scheduleId: string): string {
   return `auxiliary:schedule:${scheduleId}`
+}
+
+/** Each schedule's signing secret, sealed under the master key, for the re-seal job. */
+export const sealedScheduleSecrets: SealedValues = {
+  collection: AUXILIARY_SCHEDULES,
+  values: (doc) => sealedAt(doc, 'secret', sealedFor(doc._id as string))
 }
 
 /** The action as stored: every optional part present, a collection action's filter and fields as JSON text. */

@@ -8,6 +8,7 @@ import type { Store, StoreCollection } from '../store/types.js'
 import { keysetPage, type Page, type PageRequest } from '../webhooks/paging.js'
 import { VARIABLE_LIMITS, type CreateVariableT, type UpdateVariableT, type VariableT } from '../../schemas/auxiliary-variables.js'
 import { auxiliaryErrors } from './errors.js'
+import { sealedAt, type SealedValues } from '../platform/reseal.js'
 
 export const AUXILIARY_VARIABLES = 'auxiliary_variables'
 
@@ -37,6 +38,14 @@ const RESERVED_PREFIX = 'PLINTH_'
 const BY_KEY: SortPlan = { keys: [['key', 1], ['_id', 1]], sort: { key: 1, _id: 1 }, spec: 'key,_id' }
 
 const sealedFor = (projectId: string, variableId: string): string => `auxiliary-variable:${projectId}:${variableId}`
+
+/** Secret values sealed under the master key, for the re-seal job. */
+export const sealedVariables: SealedValues = {
+  collection: AUXILIARY_VARIABLES,
+  filter: { secret: true },
+  values: (doc) => sealedAt(doc, 'sealed', sealedFor(doc.projectId as string, doc._id as string)),
+  keyIdPath: 'keyId'
+}
 
 function checkKey (key: string, path: string): string {
   if (!NAME.test(key)) {

@@ -13,6 +13,7 @@ import { internalEndpointProblem } from './endpoint-guard.js'
 import { Route53Provider } from './providers/route53.js'
 import type { DnsProvider } from './providers/types.js'
 import { BUILTIN_PROVIDER_ID, type ProviderSource } from './zones.js'
+import { sealedAt, type SealedValues } from '../platform/reseal.js'
 
 export type ExternalKind = 'powerdns' | 'cloudflare' | 'route53'
 export type DnsProviderView = DnsProviderT
@@ -47,6 +48,12 @@ const DEFAULT_ENDPOINTS: Record<ExternalKind, string | null> = { powerdns: null,
 const SECRET_FIELDS: Record<ExternalKind, Array<keyof Credentials>> = { powerdns: ['apiKey'], cloudflare: ['apiToken'], route53: ['accessKeyId', 'secretAccessKey'] }
 
 const sealedFor = (projectId: string, id: string) => `project:${projectId}:dns-provider:${id}`
+
+/** Each provider's credentials, sealed under the master key, for the re-seal job. */
+export const sealedDnsCredentials: SealedValues = {
+  collection: PROVIDERS,
+  values: (doc) => sealedAt(doc, 'sealed', sealedFor(doc.projectId as string, doc._id as string))
+}
 
 function endpointOf (kind: ExternalKind, given: string | undefined): string {
   const raw = given ?? DEFAULT_ENDPOINTS[kind]

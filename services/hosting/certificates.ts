@@ -14,6 +14,7 @@ import type { Store, StoreCollection, WithId } from '../store/types.js'
 import { CERTIFICATE_RENEW_BEFORE_DAYS, type AcmeProblemT, type HostingCertificateT } from '../../schemas/hosting-hostnames.js'
 import { hostnameOf, type HostingEventListener, type Hostnames } from './hostnames.js'
 import type { CertificateSource, ChallengeSource } from './routing.js'
+import { sealedAt, type SealedValues } from '../platform/reseal.js'
 
 export type HostingCertificate = HostingCertificateT
 export type AcmeChallengeType = 'http-01' | 'dns-01'
@@ -86,6 +87,16 @@ const CLIENT_PROBLEM = 'urn:plinth:acme:client'
 
 const keyContext = (hostname: string) => `hosting:certificate:${hostname}`
 const accountContext = (directoryUrl: string) => `hosting:acme-account:${directoryUrl}`
+
+/** Certificates' private keys and ACME account keys, sealed under the master key, for the re-seal job. */
+export const sealedCertificateKeys: SealedValues = {
+  collection: CERTIFICATES,
+  values: (doc) => sealedAt(doc, 'sealedKey', keyContext(doc.hostname as string))
+}
+export const sealedAcmeAccountKeys: SealedValues = {
+  collection: ACCOUNTS,
+  values: (doc) => sealedAt(doc, 'sealedKey', accountContext(doc._id as string))
+}
 
 function toView (record: CertificateRecord): HostingCertificate {
   return {

@@ -1,7 +1,8 @@
 import type { SecretBox } from '../platform/crypto.js'
 import type { Store, StoreCollection } from '../store/types.js'
-import { APPS, type AppRecord, type DeploymentRecord, type DeploymentVariables } from './records.js'
+import { APPS, DEPLOYMENTS, type AppRecord, type DeploymentRecord, type DeploymentVariables } from './records.js'
 import type { Timeline } from './timeline.js'
+import { sealedAt, type SealedValues } from '../platform/reseal.js'
 
 /** One project variable as its owner hands it over: opened, for an instance's environment. */
 export interface ProjectVariable { key: string, value: string, secret: boolean }
@@ -12,6 +13,13 @@ export interface ProjectVariableSource {
 }
 
 const sealedFor = (deploymentId: string): string => `hosting-deployment-variables:${deploymentId}`
+
+/** The project variables each deployment took, sealed under the master key, for the re-seal job. */
+export const sealedDeploymentVariables: SealedValues = {
+  collection: DEPLOYMENTS,
+  filter: { variables: { $ne: null } },
+  values: (doc) => sealedAt(doc, 'variables.sealed', sealedFor(doc._id as string))
+}
 
 /**
  * The project variables a deployment runs with. A deployment takes them when

@@ -4,6 +4,9 @@ import { hostingErrors } from './errors.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { isoString } from '../platform/iso-dates.js'
 import { HOSTING_LIMITS, type SecretT } from '../../schemas/hosting.js'
+import { sealedAt, type SealedValues } from '../platform/reseal.js'
+
+const HOSTING_SECRETS = 'hosting_secrets'
 
 type SecretRecord = {
   _id: string
@@ -23,6 +26,12 @@ const RESERVED = new Set(['PORT', 'HOST', 'PLINTH_INSTANCE_ID', 'PLINTH_APP_ID',
 export const MASK = '********'
 
 const sealedFor = (appId: string, name: string): string => `hosting-secret:${appId}:${name}`
+
+/** Apps' secrets, sealed under the master key, for the re-seal job. */
+export const sealedAppSecrets: SealedValues = {
+  collection: HOSTING_SECRETS,
+  values: (doc) => sealedAt(doc, 'sealed', sealedFor(doc.appId as string, doc.name as string))
+}
 
 function checkName (name: string, path: string): string {
   if (!NAME.test(name) || name.length > 128) throw hostingErrors.secretInvalid({ message: `"${name.slice(0, 40)}" is not an environment variable name`, path, why: 'must be letters, digits and _, not starting with a digit' })
@@ -73,7 +82,7 @@ export class AppSecrets {
   private readonly secrets: StoreCollection<SecretRecord>
 
   constructor (store: Store, private readonly deps: { clock: Clock, box: SecretBox }) {
-    this.secrets = store.collection<SecretRecord>('hosting_secrets')
+    this.secrets = store.collection<SecretRecord>(HOSTING_SECRETS)
   }
 
   async init (): Promise<void> {

@@ -306,6 +306,12 @@ export class JobQueue {
     return job
   }
 
+  /** Stops a recurring job a newer version no longer runs (its type retired or renamed), so it does not wait as due forever. */
+  async unschedule (type: string): Promise<boolean> {
+    const { deletedCount } = await this.jobs.deleteOne({ _id: `${RECURRING_ID_PREFIX}${type}` })
+    return deletedCount === 1
+  }
+
   /** What an operator watches (the `/metrics` gauges): jobs due and waiting, jobs running, and how long the oldest due one has waited. */
   async backlog (): Promise<{ due: number, running: number, oldestDueSeconds: number }> {
     const now = await this.now()

@@ -1,6 +1,7 @@
 import type { Clock } from '../platform/clock.js'
 import type { SecretBox } from '../platform/crypto.js'
 import type { IdGenerator } from '../platform/ids.js'
+import type { SealedValues } from '../platform/reseal.js'
 import type { AddressGuard } from '../outbound/internal-addresses.js'
 import { isoString } from '../platform/iso-dates.js'
 import { DuplicateKeyError } from '../store/errors.js'
@@ -49,6 +50,14 @@ export function keyHint (key: string): string {
 
 const sealedFor = (credentialId: string): string => `llm-credential:${credentialId}`
 
+/** The keys sealed under the master key, for the re-seal job. */
+export const sealedLlmKeys: SealedValues = {
+  collection: LLM_CREDENTIALS,
+  filter: { sealedKey: { $ne: null } },
+  values: (doc) => [{ path: 'sealedKey', sealed: doc.sealedKey as string, associatedData: sealedFor(doc._id as string) }],
+  keyIdPath: 'keyId'
+}
+
 export function baseUrlOf (record: Pick<CredentialRecord, 'provider' | 'baseUrl'>): string {
   return record.baseUrl ?? DEFAULT_BASE_URLS[record.provider as Exclude<LlmProviderName, 'openai-compatible'>]
 }
@@ -84,7 +93,7 @@ export function modelViews (record: CredentialRecord, allowed: (ref: string) => 
 /**
  * LLM credentials of organizations and projects: provider, base URL and key,
  * the key sealed at rest under the master key (with that key's id, so a
- * rotation re-seals them, `reseal`) and shown only masked. A check asks the
+ * rotation re-seals them, `sealedLlmKeys`) and shown only masked. A check asks the
  * provider for its models through the one outbound path and keeps the list.
  */
 export class LlmCredentials {
@@ -198,20 +207,6 @@ export class LlmCredentials {
   /** Where and how to call the provider of a stored credential, its key opened: for the provider calls, never for an answer. */
   target (record: CredentialRecord): ProviderTarget {
     return { provider: record.provider, baseUrl: baseUrlOf(record), apiKey: record.sealedKey === null ? null : this.deps.secrets.open(record.sealedKey, sealedFor(record._id)) }
-  }
-
-  /** Re-seals under the current master key the keys still sealed under a retired one; answers how many it re-sealed. */
-  async reseal (): Promise<number> {
-    const current = this.deps.secrets.keyId
-    const stale = await this.records.find({ sealedKey: { $ne: null }, keyId: { $ne: current } }).toArray() as CredentialRecord[]
-    let count = 0
-    for (const record of stale) {
-      const key = this.deps.secrets.open(record.sealedKey as string, sealedFor(record._id))
-      // Conditional on the sealed value read: a key replaced meanwhile is already under the current master key.
-      const result = await this.records.updateOne({ _id: record._id, sealedKey: record.sealedKey }, { $set: { sealedKey: this.deps.secrets.seal(key, sealedFor(record._id)), keyId: current } })
-      count += result.modifiedCount
-    }
-    return count
   }
 
   async deleteAllForProject (projectId: string): Promise<void> {

@@ -11,10 +11,6 @@ import { LlmResolution } from './resolution.js'
 import { LlmSettings } from './settings.js'
 import { LlmUsageLedger } from './usage.js'
 
-/** The job that re-seals keys left under a retired master key, and how often it runs. */
-export const LLM_RESEAL_JOB = 'llm.reseal'
-export const LLM_RESEAL_EVERY_MS = 6 * 3_600_000
-
 /** What the LLM family is built from. */
 export interface LlmPorts {
   store: Store

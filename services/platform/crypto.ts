@@ -98,8 +98,8 @@ function sealingKey (masterKey: Buffer): SealingKey {
  * record fails to open.
  *
  * New values are sealed under the current master key (`keyId`); values sealed
- * under a retired one (PLINTH_MASTER_KEY_RETIRED) still open, so a family can
- * re-seal them in the background after the operator rotates the key.
+ * under a retired one (PLINTH_MASTER_KEY_RETIRED) still open, and the
+ * re-seal job (reseal.ts) seals them again under the current key.
  */
 export class SecretBox {
   readonly #current: SealingKey
@@ -143,6 +143,16 @@ export class SecretBox {
 
   /** Opens a value sealed under the current key or a retired one; the tag tells which, so trying each is safe. */
   open (sealed: string, associatedData?: string): string {
+    return this.opened(sealed, associatedData).plaintext
+  }
+
+  /** The value sealed again under the current key when a retired key sealed it; null when the current key did already. */
+  reseal (sealed: string, associatedData?: string): string | null {
+    const { plaintext, keyId } = this.opened(sealed, associatedData)
+    return keyId === this.#current.id ? null : this.seal(plaintext, associatedData)
+  }
+
+  private opened (sealed: string, associatedData?: string): { plaintext: string, keyId: string } {
     const parts = typeof sealed === 'string' ? sealed.split('.') : []
     if (parts.length !== 4 || parts[0] !== SEALED_VERSION || !parts.slice(1).every((part) => BASE64URL.test(part))) throw malformedSecret()
     const iv = Buffer.from(parts[1], 'base64url')
@@ -150,12 +160,12 @@ export class SecretBox {
     const ciphertext = Buffer.from(parts[3], 'base64url')
     // GCM accepts short tags, which would make forgery cheap: insist on the full 16 bytes.
     if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) throw malformedSecret()
-    for (const { key } of this.#keys) {
+    for (const { id, key } of this.#keys) {
       const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES })
       if (associatedData !== undefined) decipher.setAAD(Buffer.from(associatedData, 'utf8'))
       decipher.setAuthTag(tag)
       try {
-        return Buffer.concat([decipher.update(ciphertext), decipher.final()]).toString('utf8')
+        return { plaintext: Buffer.concat([decipher.update(ciphertext), decipher.final()]).toString('utf8'), keyId: id }
       } catch {}
     }
     throw rejectedSecret()

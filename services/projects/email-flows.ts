@@ -8,6 +8,7 @@ import type { ProjectAuth, ProjectSession } from './project-auth.js'
 import type { ProjectUsers } from './project-users.js'
 import type { EmailSettingsService } from './email-settings.js'
 import { renderMail, type SendMail } from './email-sender.js'
+import { sealedAt, type SealedValues } from '../platform/reseal.js'
 
 /** A link's token as stored: only its hash, whose it is, which flow, the address it was mailed to, and until when. */
 type StoredEmailToken = {
@@ -35,6 +36,16 @@ export const PROJECT_EMAIL_TOKENS_PRUNE_JOB = 'project-email.prune-tokens'
 export const PROJECT_EMAIL_TOKENS_PRUNE_EVERY_MS = 60 * 60 * 1000
 
 const sealedFor = (tokenId: string): string => `project-email-token:${tokenId}`
+
+/**
+ * Tokens waiting to be mailed, sealed under the master key, for the re-seal
+ * job: short-lived, but one left under a retired key when it is dropped would
+ * never be sent.
+ */
+export const sealedEmailTokens: SealedValues = {
+  collection: TOKENS,
+  values: (doc) => sealedAt(doc, 'sealedToken', sealedFor(doc._id as string))
+}
 
 /**
  * End users' email flows: verification, password reset, email change

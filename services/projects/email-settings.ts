@@ -7,6 +7,7 @@ import type { Store, StoreCollection } from '../store/types.js'
 import { checkEmail, normalizeEmail } from '../identity/users.js'
 import { isoString } from '../platform/iso-dates.js'
 import type { EmailSettingsBodyT, EmailSettingsT, EmailTemplateT } from '../../schemas/project-auth-email.js'
+import { sealedAt, type SealedValues } from '../platform/reseal.js'
 
 type SmtpSecurity = 'tls' | 'starttls' | 'none'
 
@@ -35,6 +36,12 @@ const invalid = (path: string, message: string): Error => commonErrors.validatio
 
 /** The associated data a project's SMTP password is sealed under: a sealed value moved to another project does not open. */
 const sealedFor = (projectId: string): string => `project-email:${projectId}`
+
+/** Each project's SMTP password, sealed under the master key, for the re-seal job. */
+export const sealedSmtpPasswords: SealedValues = {
+  collection: COLLECTION,
+  values: (doc) => sealedAt(doc, 'smtp.sealedPassword', sealedFor(doc._id as string))
+}
 
 export async function checkSmtpHost (guard: AddressGuard, host: string, port: number): Promise<void> {
   let url: URL

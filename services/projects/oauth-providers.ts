@@ -8,6 +8,7 @@ import type { OidcClientConfig, OidcEndpoints } from '../identity/oidc-client.js
 import { isoString } from '../platform/iso-dates.js'
 import { retryUpsertRace } from '../platform/upsert-race.js'
 import type { OauthProviderBodyT, OauthProviderT } from '../../schemas/project-oauth.js'
+import { sealedAt, type SealedValues } from '../platform/reseal.js'
 
 type TokenEndpointAuth = OidcClientConfig['tokenEndpointAuth']
 
@@ -36,6 +37,12 @@ const invalid = (path: string, message: string): Error => commonErrors.validatio
 const keyOf = (projectId: string, provider: string): string => `${projectId}/${provider}`
 /** The associated data a client secret is sealed under: moved to another project or provider, it does not open. */
 const sealedFor = (projectId: string, provider: string): string => `project-oauth:${projectId}:${provider}`
+
+/** Each provider's client secret, sealed under the master key, for the re-seal job. */
+export const sealedOauthClientSecrets: SealedValues = {
+  collection: COLLECTION,
+  values: (doc) => sealedAt(doc, 'sealedClientSecret', sealedFor(doc.projectId as string, doc.provider as string))
+}
 
 /** An http(s) URL without credentials or fragment; the issuer also loses a trailing slash, as discovery compares it. */
 function checkUrl (raw: string, path: string): URL {

@@ -15,6 +15,7 @@ import { SubscriptionLists } from './subscription-lists.js'
 import { WEBHOOK_COLLECTIONS, type SealedSecret, type SubscriptionRecord, type WebhookOwner } from './records.js'
 import { newWebhookSecret } from './signing.js'
 import type { WebhookSource } from './source.js'
+import type { SealedValues } from '../platform/reseal.js'
 
 export interface SubscriptionDeps {
   clock: Clock
@@ -26,6 +27,12 @@ export interface SubscriptionDeps {
 }
 
 const sealedFor = (subscriptionId: string, secretId: string): string => `webhook:${subscriptionId}:${secretId}`
+
+/** Every signing secret of a subscription (the current one and those in their grace), for the re-seal job. */
+export const sealedWebhookSecrets: SealedValues = {
+  collection: WEBHOOK_COLLECTIONS.subscriptions,
+  values: (doc) => (doc.secrets as SubscriptionRecord['secrets']).map((secret, index) => ({ path: `secrets.${index}.sealed`, sealed: secret.sealed, associatedData: sealedFor(doc._id as string, secret.id) }))
+}
 
 export function toWebhookView (record: SubscriptionRecord): WebhookT {
   return {

@@ -5,7 +5,9 @@ import { ManualClock } from '../../../services/platform/clock.js'
 import { createSecretBox } from '../../../services/platform/crypto.js'
 import { newId } from '../../../services/platform/ids.js'
 import { parseLlmConfig } from '../../../services/llm/config.js'
+import { sealedLlmKeys } from '../../../services/llm/credentials.js'
 import { buildLlmServices, type LlmServices } from '../../../services/llm/index.js'
+import { Resealer } from '../../../services/platform/reseal.js'
 import { intersectAllowed, listAllows } from '../../../services/llm/resolution.js'
 import { organizationScope, projectScope } from '../../../services/llm/scope.js'
 import type { Store } from '../../../services/store/types.js'
@@ -117,8 +119,10 @@ t.test('a rotated master key: the keys sealed under the retired one are re-seale
   const newKey = randomBytes(32)
   const rotated = await services(store, newKey, [oldKey])
   t.match(await rotated.credentials.check(org, created.id), { ok: true }, 'before re-sealing, the retired key still opens it')
-  t.equal(await rotated.credentials.reseal(), 1, 'one key to re-seal; a keyless credential has none')
-  t.equal(await rotated.credentials.reseal(), 0, 'and then none')
+  const resealer = new Resealer({ store, box: createSecretBox(newKey, [oldKey]) })
+  resealer.register(sealedLlmKeys)
+  t.match(await resealer.run(), { llm_credentials: { documents: 1, resealed: 1, changed: 0 } }, 'one key to re-seal; a keyless credential has none')
+  t.match(await resealer.run(), { llm_credentials: { documents: 1, resealed: 0 } }, 'and then none')
   const after = await store.collection('llm_credentials').findOne({ _id: created.id })
   t.not(after?.sealedKey, sealedBefore)
   t.equal(after?.keyId, createSecretBox(newKey).keyId)
