@@ -21,6 +21,7 @@ const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 export class PlatformMetrics {
   readonly registry = new Registry()
   private readonly requests: Histogram<'method' | 'route' | 'status'>
+  private readonly storeOperations: Histogram<'engine' | 'operation'>
   private readonly dnsQueries: Counter<'qtype' | 'rcode'>
   private readonly gitRuns: Histogram<'service' | 'transport' | 'outcome'>
   private readonly instanceEvents: Counter<'driver' | 'event'>
@@ -48,6 +49,13 @@ export class PlatformMetrics {
     jobGauge('plinth_jobs_running', 'Jobs a worker holds now, across the deployment', (b) => b.running)
     jobGauge('plinth_jobs_oldest_due_age_seconds', 'How long the oldest due job has waited for a worker', (b) => b.oldestDueSeconds)
 
+    this.storeOperations = new Histogram({
+      name: 'plinth_store_operation_duration_seconds',
+      help: 'Store operations by engine and operation (the port\'s method), from the call to its answer',
+      labelNames: ['engine', 'operation'],
+      buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
+      registers: [this.registry]
+    })
     this.dnsQueries = new Counter({
       name: 'plinth_dns_queries_total',
       help: 'Queries the built-in DNS server answered, by question type (OTHER past a fixed list) and response code',
@@ -80,6 +88,11 @@ export class PlatformMetrics {
         for (const [driver, count] of Object.entries(await read())) this.set({ driver }, count)
       }
     })
+  }
+
+  /** `operation` is one of the Store port's method names (services/store/timed.ts): a bounded set. */
+  storeOperation (engine: string, operation: string, seconds: number): void {
+    this.storeOperations.observe({ engine, operation }, seconds)
   }
 
   /** One query the DNS server answered. */

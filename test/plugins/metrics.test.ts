@@ -85,6 +85,7 @@ t.test('the check can fail: promtool refuses an unclosed label set and a value t
 t.test('off unless asked: no /metrics', async (t) => {
   const app = await buildTestApp(t)
   t.equal(app.metrics, null)
+  t.equal(app.observeStore, null, 'the Store runs unwrapped, untimed')
   t.equal((await app.inject({ method: 'GET', url: '/metrics' })).statusCode, 404)
 })
 
@@ -132,6 +133,10 @@ t.test('METRICS_TOKEN: the scraper\'s bearer, route templates for labels, the jo
   t.ok((one('plinth_jobs_due')?.value ?? 0) >= 1, 'the queued job is due')
   t.match(scraped.body, /^# TYPE plinth_jobs_running gauge$/m)
   t.ok((one('plinth_jobs_oldest_due_age_seconds')?.value ?? -1) >= 0)
+  const storeCounts = read.filter((sample) => sample.name === 'plinth_store_operation_duration_seconds_count')
+  t.ok(storeCounts.some((sample) => sample.labels.engine === app.store.engine && sample.labels.operation === 'insertOne' && sample.value >= 3), 'the Store\'s writes timed (users, an organization, a project)')
+  t.ok(storeCounts.some((sample) => sample.labels.operation === 'findOne' && sample.value > 0), 'and its reads')
+  t.ok(storeCounts.every((sample) => /^(shared)?[a-zA-Z]+$/.test(sample.labels.operation)), 'operations are the port\'s method names')
   t.ok(one('plinth_nodejs_eventloop_lag_seconds') !== undefined, 'event-loop lag')
   t.ok(one('plinth_process_resident_memory_bytes') !== undefined, 'memory')
 })
