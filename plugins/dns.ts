@@ -49,7 +49,8 @@ async function dnsPlugin (app: FastifyInstance): Promise<void> {
     config: config.dns,
     reservedHosts: platformHosts(config),
     ownershipKey: app.deriveSecretKey('dns:ownership'),
-    onQueryError: (error) => { app.log.error({ err: error }, 'DNS query failed') }
+    onQueryError: (error) => { app.log.error({ err: error }, 'DNS query failed') },
+    onQueryAnswered: app.metrics === null ? undefined : app.metrics.registry.dnsQuery.bind(app.metrics.registry)
   })
   for (const schema of dnsSchemas) app.addSchema(schema)
   app.registerParent('zone', {
@@ -79,4 +80,8 @@ async function dnsPlugin (app: FastifyInstance): Promise<void> {
   }
 }
 
-export default fp(dnsPlugin, { name: 'plinth-dns', fastify: '5.x', dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-reseal', 'plinth-projects', 'plinth-permissions'] })
+export default fp(dnsPlugin, {
+  name: 'plinth-dns',
+  fastify: '5.x',
+  dependencies: ['plinth-config', 'plinth-store', 'plinth-metrics', 'plinth-secrets', 'plinth-reseal', 'plinth-projects', 'plinth-permissions']
+})

@@ -76,6 +76,7 @@ async function gitPlugin (app: FastifyInstance): Promise<void> {
     config: config.git,
     publicUrl: config.publicUrl,
     sshPort: () => sshPort,
+    onGitRun: app.metrics === null ? undefined : app.metrics.registry.gitRun.bind(app.metrics.registry),
     users: app.identity.users,
     userKeys: app.identity.sshKeys,
     projectPermissions: async (projectId, caller) => {
@@ -132,5 +133,5 @@ async function gitPlugin (app: FastifyInstance): Promise<void> {
 export default fp(gitPlugin, {
   name: 'plinth-git',
   fastify: '5.x',
-  dependencies: ['plinth-config', 'plinth-store', 'plinth-auth', 'plinth-projects', 'plinth-orgs', 'plinth-permissions']
+  dependencies: ['plinth-config', 'plinth-store', 'plinth-metrics', 'plinth-auth', 'plinth-projects', 'plinth-orgs', 'plinth-permissions']
 })

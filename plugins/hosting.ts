@@ -113,6 +113,19 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
     })
   }
 
+  const metrics = app.metrics?.registry
+  if (enabled && metrics !== undefined) {
+    driver.onEvent((event) => { metrics.hostingInstanceEvent(driver.name, event.type) })
+    metrics.watchRunningInstances(async () => {
+      const counts: Record<string, number> = { [driver.name]: 0 }
+      for (const instance of await releases.running()) {
+        const name = instance.running?.driver ?? driver.name
+        counts[name] = (counts[name] ?? 0) + 1
+      }
+      return counts
+    })
+  }
+
   let gatewayPort: number | null = null
   app.decorate('hosting', { ...hosting, enabled, gatewayPort: () => gatewayPort } satisfies Hosting)
 
@@ -163,5 +176,5 @@ async function leaveOrStopApps (app: FastifyInstance, releases: Releases): Promi
 export default fp(hostingPlugin, {
   name: 'plinth-hosting',
   fastify: '5.x',
-  dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-reseal', 'plinth-jobs', 'plinth-projects', 'plinth-permissions', 'plinth-files', 'plinth-git', 'plinth-dns']
+  dependencies: ['plinth-config', 'plinth-store', 'plinth-secrets', 'plinth-reseal', 'plinth-jobs', 'plinth-metrics', 'plinth-projects', 'plinth-permissions', 'plinth-files', 'plinth-git', 'plinth-dns']
 })

@@ -28,6 +28,8 @@ async function metricsPlugin (app: FastifyInstance): Promise<void> {
     return
   }
   const registry = new PlatformMetrics({ jobs: async () => await app.jobs.backlog() })
+  const engine = app.store.engine
+  app.observeStore?.((operation, seconds) => { registry.storeOperation(engine, operation, seconds) })
   app.addHook('onResponse', async (request, reply) => {
     registry.request(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000)
   })
@@ -72,4 +74,4 @@ async function metricsPlugin (app: FastifyInstance): Promise<void> {
   app.decorate('metrics', { registry, listener })
 }
 
-export default fp(metricsPlugin, { name: 'plinth-metrics', fastify: '5.x', dependencies: ['plinth-config', 'plinth-errors', 'plinth-jobs'] })
+export default fp(metricsPlugin, { name: 'plinth-metrics', fastify: '5.x', dependencies: ['plinth-config', 'plinth-errors', 'plinth-store', 'plinth-jobs'] })

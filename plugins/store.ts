@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { checkReadiness, type Readiness } from '../services/health/readiness.js'
 import { openStore, type Store } from '../services/store/index.js'
 import { StoreClock } from '../services/store/store-clock.js'
+import { timedStore, type StoreObserver } from '../services/store/timed.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -11,13 +12,20 @@ declare module 'fastify' {
     storeClock: StoreClock
     /** Whether the store answers, for the readiness probe (503 `storeUnavailable` when not). */
     readiness: () => Promise<Readiness>
+    /** Where the Store's operation timings go (the metrics plugin); null when metrics are off, and the Store then runs untimed. */
+    observeStore: ((observer: StoreObserver) => void) | null
   }
 }
 
 /** Opens the configured Store engine (waiting for MongoDB to answer, logging each retry), answers whether it is ready, and closes it after the server has drained. */
 async function storePlugin (app: FastifyInstance): Promise<void> {
-  const store = await openStore(app.config, undefined, (retry) => { app.log.warn(retry, 'waiting for MongoDB (MONGODB_URL) to answer') })
+  const opened = await openStore(app.config, undefined, (retry) => { app.log.warn(retry, 'waiting for MongoDB (MONGODB_URL) to answer') })
+  // Timed only when metrics are on: the Store is the hottest code, and without metrics nothing wraps it.
+  const { token, listen } = app.config.metrics
+  let observer: StoreObserver | null = null
+  const store = token === null && listen === null ? opened : timedStore(opened, (operation, seconds) => { observer?.(operation, seconds) })
   app.decorate('store', store)
+  app.decorate('observeStore', store === opened ? null : (next: StoreObserver) => { observer = next })
   app.decorate('readiness', async () => await checkReadiness(store))
   app.addHook('onClose', async () => { await store.close() })
   const storeClock = new StoreClock(store)

@@ -26,6 +26,8 @@ export interface DnsPorts {
   ownershipKey: Buffer
   /** Told of queries the built-in server failed to answer (it answers them SERVFAIL). */
   onQueryError: (error: unknown) => void
+  /** Told of each query the built-in server answers: its question's type and the answer's rcode (metrics). */
+  onQueryAnswered?: (qtype: string, rcode: number) => void
 }
 
 export interface DnsServices {
@@ -68,6 +70,7 @@ export async function buildDnsServices (ports: DnsPorts): Promise<DnsServices> {
     server: new DnsServer(builtin, {
       axfrAllow: config.axfrAllow,
       onError: ports.onQueryError,
+      onAnswer: ports.onQueryAnswered,
       rateLimiter: new ResponseRateLimiter(config.rateLimit, () => clock.nowMs())
     })
   }

@@ -15,6 +15,8 @@ export interface DnsServerOptions {
   axfrAllow: string[]
   /** Told of queries that failed inside the server (answered SERVFAIL). */
   onError?: (error: unknown) => void
+  /** Told of each query answered, by its question's type (`''` when unreadable) and the answer's rcode; slipped and dropped ones are not. */
+  onAnswer?: (qtype: string, rcode: number) => void
   /** Decides which UDP answers go out whole, truncated or not at all; without one, all go. */
   rateLimiter?: ResponseRateLimiter
 }
@@ -131,9 +133,17 @@ export class DnsServer {
     } catch {
       // Unreadable: answer FORMERR when at least the header (with its id) came, else nothing.
       if (message.length < HEADER_BYTES || (message.readUInt16BE(2) & 0x8000) !== 0) return []
+      this.options.onAnswer?.('', RCODE.FORMERR)
       return [packet.encode({ id: message.readUInt16BE(0), type: 'response', flags: RCODE.FORMERR, questions: [], answers: [] })]
     }
     if (query.type === 'response') return []
+    const replies = await this.answer(query, transport, remote)
+    // The rcode is the low four bits of the header's flags (RFC 1035 §4.1.1); a transfer's messages share one.
+    if (replies.length > 0) this.options.onAnswer?.(query.questions?.length === 1 ? query.questions[0].type : '', replies[0][3] & 0xf)
+    return replies
+  }
+
+  private async answer (query: Packet, transport: 'udp' | 'tcp', remote: string): Promise<Buffer[]> {
     const opcode = ((query.flags ?? 0) >> 11) & 0xf
     const questions = query.questions ?? []
     if (opcode !== 0) return [this.encodeReply(query, { rcode: RCODE.NOTIMP, authoritative: false, answers: [], authorities: [], additionals: [] }, transport)]

@@ -37,6 +37,8 @@ export interface GitPorts {
   userKeys: Pick<SshKeys, 'ownerOf' | 'onAdd'>
   /** The one permission resolver, for a repository's project. */
   projectPermissions: PermissionsOf
+  /** Told when a git run serving a clone, fetch or push ends, by service and transport (metrics). */
+  onGitRun?: ConstructorParameters<typeof Transport>[0]['onRun']
 }
 
 export interface GitServices {
@@ -124,7 +126,7 @@ export async function buildGitServices (ports: GitPorts): Promise<GitServices> {
     reader,
     git,
     deployKeys,
-    transport: new Transport({ git, hooksDir }),
+    transport: new Transport({ git, hooksDir, onRun: ports.onGitRun }),
     authorize: async (caller, projectId, slug, service) => await access.forTransport(caller, projectId, slug, service),
     sshCaller: async (fingerprint): Promise<GitCaller | null> => {
       const [userId, key] = await Promise.all([ports.userKeys.ownerOf(fingerprint), deployKeys.byFingerprint(fingerprint)])

@@ -1,4 +1,5 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process'
+import { performance } from 'node:perf_hooks'
 import type { GitCli } from './git-cli.js'
 import type { GitService } from './access.js'
 import type { PushPolicy } from './protection.js'
@@ -33,7 +34,12 @@ export function serviceAnnouncement (service: GitService): Buffer {
 export class Transport {
   private readonly pushedHooks: Array<(repo: Repo) => Promise<void>> = []
 
-  constructor (private readonly deps: { git: GitCli, hooksDir: string }) {}
+  constructor (private readonly deps: {
+    git: GitCli
+    hooksDir: string
+    /** Told when a git run serving a client ends (metrics): not for ref advertisements, which carry no pack. */
+    onRun?: (service: GitService, transport: 'http' | 'ssh', seconds: number, ok: boolean) => void
+  }) {}
 
   /** Runs after every receive-pack that exited cleanly (refs may have moved), whichever transport carried it. */
   onPushed (hook: (repo: Repo) => Promise<void>): void {
@@ -41,6 +47,12 @@ export class Transport {
   }
 
   private watched (repo: Repo, service: GitService, extra: string[] | null, child: ChildProcessWithoutNullStreams): ChildProcessWithoutNullStreams {
+    const onRun = this.deps.onRun
+    if (onRun !== undefined && extra?.includes('--advertise-refs') !== true) {
+      // A stateless RPC is one HTTP request; an SSH session is the whole conversation.
+      const started = performance.now()
+      child.once('close', (code) => { onRun(service, extra === null ? 'ssh' : 'http', (performance.now() - started) / 1000, code === 0) })
+    }
     if (service !== 'receive-pack' || extra?.includes('--advertise-refs') === true) return child
     child.once('close', (code) => { if (code === 0) void Promise.allSettled(this.pushedHooks.map(async (hook) => { await hook(repo) })) })
     return child

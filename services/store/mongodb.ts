@@ -10,6 +10,7 @@ import { translate } from './mongo/translate.js'
 import { MongoTextIndex } from './mongo/text-index.js'
 import { validateCollectionName } from './semantics/names.js'
 import { scanByQueries } from './scan.js'
+import { untimed } from './timed.js'
 import { DEFAULT_SWEEP_PAGE_SIZE, pagedWrites } from './sweep.js'
 
 const TRANSACTION_ATTEMPTS = 3
@@ -168,5 +169,6 @@ export async function openMongoStore (options: MongoStoreOptions): Promise<Store
 
 /** The driver's Db behind a MongoDB-engine Store, so GridFS shares its connection; null for any other engine. */
 export function mongoDatabase (store: Store): Db | null {
-  return store instanceof MongoStore ? store.database : null
+  const engine = untimed(store)
+  return engine instanceof MongoStore ? engine.database : null
 }

@@ -5,6 +5,8 @@ import { spawn } from 'node:child_process'
 import { ConfigError } from '../../services/platform/config-env.js'
 import { parseMetricsConfig } from '../../services/metrics/config.js'
 import { buildTestApp, call, signUp } from '../helper.js'
+import { dig } from '../services/dns/dig.js'
+import { gitClient, gitWorld } from '../routes/git/fixtures.js'
 
 /**
  * Prometheus metrics: off by default, behind METRICS_TOKEN on the API port or
@@ -83,6 +85,7 @@ t.test('the check can fail: promtool refuses an unclosed label set and a value t
 t.test('off unless asked: no /metrics', async (t) => {
   const app = await buildTestApp(t)
   t.equal(app.metrics, null)
+  t.equal(app.observeStore, null, 'the Store runs unwrapped, untimed')
   t.equal((await app.inject({ method: 'GET', url: '/metrics' })).statusCode, 404)
 })
 
@@ -130,8 +133,60 @@ t.test('METRICS_TOKEN: the scraper\'s bearer, route templates for labels, the jo
   t.ok((one('plinth_jobs_due')?.value ?? 0) >= 1, 'the queued job is due')
   t.match(scraped.body, /^# TYPE plinth_jobs_running gauge$/m)
   t.ok((one('plinth_jobs_oldest_due_age_seconds')?.value ?? -1) >= 0)
+  const storeCounts = read.filter((sample) => sample.name === 'plinth_store_operation_duration_seconds_count')
+  t.ok(storeCounts.some((sample) => sample.labels.engine === app.store.engine && sample.labels.operation === 'insertOne' && sample.value >= 3), 'the Store\'s writes timed (users, an organization, a project)')
+  t.ok(storeCounts.some((sample) => sample.labels.operation === 'findOne' && sample.value > 0), 'and its reads')
+  t.ok(storeCounts.every((sample) => /^(shared)?[a-zA-Z]+$/.test(sample.labels.operation)), 'operations are the port\'s method names')
   t.ok(one('plinth_nodejs_eventloop_lag_seconds') !== undefined, 'event-loop lag')
   t.ok(one('plinth_process_resident_memory_bytes') !== undefined, 'memory')
+})
+
+t.test('the families\' series: DNS queries by type and rcode, git runs by service and transport, hosting instances', async (t) => {
+  const world = await gitWorld(t, { METRICS_TOKEN: TOKEN, DNS_PORT: '0' })
+  const { app } = world
+  const zone = await app.dns.zones.create(world.projectId, { name: 'example.com' })
+  await app.dns.records.change(zone, { create: [{ name: 'www', type: 'A', content: '192.0.2.1' }] })
+  const dnsPort = app.dns.server.address()?.port as number
+  const asked: Array<[string, string, string, string]> = [
+    ['www.example.com', 'A', '+notcp', 'NOERROR'],
+    ['www.example.com', 'A', '+tcp', 'NOERROR'],
+    ['nope.example.com', 'AAAA', '+notcp', 'NXDOMAIN'],
+    ['other.example.org', 'MX', '+notcp', 'REFUSED'],
+    ['www.example.com', 'NAPTR', '+notcp', 'NOERROR'],
+    ['www.example.com', 'TYPE65000', '+notcp', 'NOERROR']
+  ]
+  for (const [name, type, via, status] of asked) t.equal((await dig(dnsPort, name, type, via)).status, status, `${name} ${type}`)
+
+  const git = gitClient(t)
+  t.equal((await world.createRepo({ name: 'Scraped', readme: true })).status, 201)
+  const token = await world.pat(world.owner.auth)
+  // Protocol v0: one POST per clone or push (v2 clones ask twice: ls-refs, then fetch).
+  const clone = await git.run(['-c', 'protocol.version=0', 'clone', world.url('scraped', token), 'scraped'])
+  t.equal(clone.code, 0, clone.stderr)
+  const dir = await git.workTree('pushed', [{ 'a.txt': '1\n' }])
+  const push = await git.run(['-c', 'protocol.version=0', 'push', '--force', world.url('scraped', token), 'main'], { cwd: dir })
+  t.equal(push.code, 0, push.stderr)
+
+  const scraped = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } })
+  t.equal(scraped.statusCode, 200)
+  await checkWithPromtool(t, scraped.body)
+  const read = samples(scraped.body)
+  const value = (name: string, labels: Record<string, string>): number | undefined =>
+    read.find((sample) => sample.name === name && Object.entries(labels).every(([key, v]) => sample.labels[key] === v))?.value
+  t.match(scraped.body, /^# TYPE plinth_dns_queries_total counter$/m)
+  t.equal(value('plinth_dns_queries_total', { qtype: 'A', rcode: 'NOERROR' }), 2, 'over UDP and TCP alike')
+  t.equal(value('plinth_dns_queries_total', { qtype: 'AAAA', rcode: 'NXDOMAIN' }), 1)
+  t.equal(value('plinth_dns_queries_total', { qtype: 'MX', rcode: 'REFUSED' }), 1)
+  t.equal(value('plinth_dns_queries_total', { qtype: 'OTHER', rcode: 'NOERROR' }), 2, 'types past the list are OTHER')
+  t.equal(read.filter((sample) => sample.name === 'plinth_dns_queries_total').reduce((sum, sample) => sum + sample.value, 0), asked.length, 'each query once')
+
+  t.match(scraped.body, /^# TYPE plinth_git_operation_duration_seconds histogram$/m)
+  t.equal(value('plinth_git_operation_duration_seconds_count', { service: 'upload-pack', transport: 'http', outcome: 'ok' }), 1, 'one clone')
+  t.equal(value('plinth_git_operation_duration_seconds_count', { service: 'receive-pack', transport: 'http', outcome: 'ok' }), 1, 'one push')
+  t.ok((value('plinth_git_operation_duration_seconds_sum', { service: 'upload-pack', transport: 'http', outcome: 'ok' }) ?? 0) > 0, 'timed')
+  t.equal(value('plinth_hosting_instances_running', { driver: 'process' }), 0, 'nothing hosted yet')
+  const values = read.flatMap((sample) => Object.values(sample.labels))
+  for (const secret of [world.projectId, zone.id, 'example.com', 'scraped']) t.notOk(values.some((v) => v.includes(secret)), `no label holds ${secret}`)
 })
 
 t.test('METRICS_LISTEN: a listener of its own, no token, only /metrics; closed with the app', async (t) => {

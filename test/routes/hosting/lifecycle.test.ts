@@ -3,7 +3,10 @@ import { buildTestApp, call, orgWithRoles } from '../../helper.js'
 import { deploymentSettled, packFixture, uploadSource, viaGateway, waitFor } from './fixtures.js'
 
 t.test('an instance that dies is reported, restarted by the driver and routed again; a deployment canceled while it runs never goes live', async (t) => {
-  const app = await buildTestApp(t, { env: { GATEWAY_PORT: '0' } })
+  const app = await buildTestApp(t, { env: { GATEWAY_PORT: '0', METRICS_TOKEN: 'lifecycle-metrics-token-0123' } })
+  /** One series of a metrics family, by its labels, as a scrape would read it. */
+  const metric = async (name: string, labels: Record<string, string>): Promise<number | undefined> =>
+    (await app.metrics?.registry.registry.getSingleMetric(name)?.get())?.values.find((sample) => Object.entries(labels).every(([key, value]) => sample.labels[key] === value))?.value
   const { owner, orgId } = await orgWithRoles(app)
   const projectId = (await call(app, 'POST', '/api/projects', owner.auth, { orgId, name: 'Life' })).body.data.id as string
   const appUrl = `/api/projects/${projectId}/backend/apps/${(await call(app, 'POST', `/api/projects/${projectId}/backend/apps`, owner.auth, { name: 'life', healthCheckPath: '/healthz' })).body.data.id as string}`
@@ -11,6 +14,7 @@ t.test('an instance that dies is reported, restarted by the driver and routed ag
   const uploadId = await uploadSource(app, appUrl, owner.auth, packFixture(t, 'node-hello'))
   const live = await deploymentSettled(app, appUrl, owner.auth, (await call(app, 'POST', `${appUrl}/deployments`, owner.auth, { uploadId })).body.data.id)
   t.equal(live.state, 'live')
+  t.equal(await metric('plinth_hosting_instances_running', { driver: 'process' }), 1, 'metrics: one instance running')
 
   const [instance] = await app.hosting.releases.live(live.id)
   process.kill(-Number(instance.running?.handle), 'SIGKILL')
@@ -18,6 +22,8 @@ t.test('an instance that dies is reported, restarted by the driver and routed ag
   t.ok(events.includes('instance.crashed'), 'the crash is on the timeline')
   await waitFor('routed again', async () => (await viaGateway(port, 'life.apps.localhost')).status, (status) => status === 200)
   t.match((await call(app, 'GET', appUrl, owner.auth)).body.data, { state: 'running', instances: [{ id: instance._id, state: 'running' }] }, 'the same instance, running again')
+  t.same([await metric('plinth_hosting_instance_events_total', { driver: 'process', event: 'crashed' }), await metric('plinth_hosting_instance_events_total', { driver: 'process', event: 'restarted' })], [1, 1], 'metrics: the crash and the restart counted')
+  t.equal(await metric('plinth_hosting_instances_running', { driver: 'process' }), 1, 'metrics: still one running')
 
   const next = (await call(app, 'POST', `${appUrl}/deployments`, owner.auth, { uploadId })).body.data.id as string
   await waitFor('the build to start', async () => (await call(app, 'GET', `${appUrl}/deployments/${next}`, owner.auth)).body.data.state, (state) => state !== 'queued')

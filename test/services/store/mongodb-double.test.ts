@@ -8,6 +8,7 @@ import {
 import type { Document, Store } from '../../../services/store/types.js'
 import { newId } from '../../../services/platform/ids.js'
 import { storeConformance } from './conformance.js'
+import { timedStore } from '../../../services/store/timed.js'
 import { MongoDouble } from '../../fixtures/mongo-double/server.js'
 
 /**
@@ -211,4 +212,9 @@ t.test('the server\'s clock, and a test clock in its place', async (t) => {
   t.teardown(async () => { await manual.close() })
   const commands = await sent(async () => { t.same(await manual.extensions.now(), new Date('2020-01-01T00:00:00Z')) })
   t.same(commands, [], 'a test clock is answered without asking the server')
+})
+
+t.test('the engine\'s database is reached through the timing wrapper (GridFS stays beside a timed MongoDB Store)', async (t) => {
+  t.equal(mongoDatabase(timedStore(store, () => {})), mongoDatabase(store))
+  t.not(mongoDatabase(store), null)
 })
