@@ -101,6 +101,7 @@ const Page = <T extends TSchema>(item: T) => Type.Object({
 export const ScheduleResponses = {
   list: { 200: Envelope(Page(Schedule)) },
   created: { 201: Created(ScheduleWithSecret) },
+  rotated: { 200: Envelope(ScheduleWithSecret) },
   schedule: { 200: Envelope(Schedule) },
   deleted: { 200: Envelope(Deleted) },
   ran: { 201: Created(ScheduleRun) },

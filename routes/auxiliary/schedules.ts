@@ -4,6 +4,7 @@ import {
 } from '../../schemas/auxiliary-schedules.js'
 import { auxiliaryErrors as e } from '../../services/auxiliary/errors.js'
 import type { ScheduleInput, SchedulePatch } from '../../services/auxiliary/schedules.js'
+import { RotateSecretBody, WEBHOOK_LIMITS } from '../../schemas/webhooks.js'
 import { created, deleted, ok } from '../replies.js'
 
 /**
@@ -91,6 +92,23 @@ const scheduleRoutes: FastifyPluginAsyncTypebox = async (app) => {
     await schedules.delete(schedule)
     await scheduleRuns.purgeSchedule(schedule._id)
     return deleted(schedule._id)
+  })
+
+  app.post('/:scheduleId/rotate-secret', {
+    config: { parent: 'schedule', permission: 'auxiliary.manage', errors: [e.scheduleSecretChanged] },
+    schema: {
+      operationId: 'rotateScheduleSecret',
+      tags,
+      summary: 'A new signing secret, shown once; the previous one keeps signing for the grace',
+      description: 'During the grace every HTTP call carries a `v1=` signature for each secret, so the receiver verifies with either.',
+      params: ScheduleParams,
+      body: RotateSecretBody,
+      response: ScheduleResponses.rotated
+    }
+  }, async (request) => {
+    const grace = request.body.previousExpiresInSeconds ?? WEBHOOK_LIMITS.previousSecretDefaultSeconds
+    const { record, secret } = await schedules.rotateSecret(request.scope.schedule, grace)
+    return ok({ schedule: schedules.view(record), secret })
   })
 
   app.post('/:scheduleId/runs', {

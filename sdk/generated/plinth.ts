@@ -9661,6 +9661,32 @@ export interface paths {
         patch: operations["updateSchedule"];
         trace?: never;
     };
+    "/api/projects/{projectId}/auxiliary/schedules/{scheduleId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new signing secret, shown once; the previous one keeps signing for the grace
+         * @description Needs `auxiliary.manage`. During the grace every HTTP call carries a `v1=` signature for each secret, so the receiver verifies with either.
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         *     - 404 `APP_SCHEDULE_NOT_FOUND`: no such schedule in the project
+         *     - 409 `APP_SCHEDULE_SECRET_CHANGED`: two rotations of one schedule's secret at once: the other one won
+         */
+        post: operations["rotateScheduleSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{projectId}/auxiliary/schedules/{scheduleId}/runs": {
         parameters: {
             query?: never;
@@ -34138,6 +34164,115 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    rotateScheduleSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                scheduleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description How long the current secret keeps signing beside the new one (default 86400); 0 retires it at once */
+                    previousExpiresInSeconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            schedule: {
+                                id: string;
+                                projectId: string;
+                                name: string;
+                                /** @description When the schedule fires */
+                                trigger: {
+                                    /** @enum {string} */
+                                    kind: "cron";
+                                    /** @description 5 fields (minute hour day month weekday) or 6 (seconds first), as cron reads them */
+                                    expression: string;
+                                    /** @description An IANA timezone (Europe/Berlin, UTC); DST as cron: a skipped local time fires once after the jump, a repeated one once */
+                                    timezone: string;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "interval";
+                                    /** @description Fires this often, counted from the schedule's creation (or its last change of trigger); 60 at least */
+                                    everySeconds: number;
+                                };
+                                enabled: boolean;
+                                overlap: string;
+                                timeoutSeconds: number;
+                                catchUp: string;
+                                action: {
+                                    /** @enum {string} */
+                                    type: "http";
+                                    method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                                    /** @description An http(s) URL; internal addresses are refused unless the operator allows them (WEBHOOK_ALLOWED_HOSTS) */
+                                    url: string;
+                                    /** @description Sent as given; Host, Content-Length and Plinth-* are the server's */
+                                    headers?: {
+                                        [key: string]: string;
+                                    };
+                                    /** @description Sent as is after replacing `{{slot}}` (the slot's time, ISO 8601), `{{scheduleId}}` and `{{runId}}`; JSON by default */
+                                    body?: string | null;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "collection";
+                                    collection: string;
+                                    operation: "delete" | "update";
+                                    /** @description A Store filter in the data API's syntax */
+                                    filter?: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description Only records created more than this many days before the slot */
+                                    olderThanDays?: number | null;
+                                    /** @description The fields an update sets */
+                                    set?: {
+                                        [key: string]: unknown;
+                                    } | null;
+                                };
+                                permissions: string[];
+                                /** @description The platform user the schedule acts as: its creator, or who last changed its action or permissions */
+                                runAs: string;
+                                /** @description The next five fire times, so a person can check the expression */
+                                nextFires: string[];
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            };
+                            /** @description Signs the HTTP action's calls; shown this once */
+                            secret: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];

@@ -93,5 +93,11 @@ export const auxiliaryErrors = errorCatalogue('auxiliary', {
     message: ({ limit }: { limit: number }) => `A project holds at most ${limit} schedules`,
     details: ({ limit }) => ({ limit }),
     description: 'the project already has as many schedules as it may'
+  },
+  scheduleSecretChanged: {
+    code: 'APP_SCHEDULE_SECRET_CHANGED',
+    status: 409,
+    message: 'The schedule\'s secret was rotated by another request meanwhile; nothing was changed by this one',
+    description: 'two rotations of one schedule\'s secret at once: the other one won'
   }
 })

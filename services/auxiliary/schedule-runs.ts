@@ -221,7 +221,7 @@ export class ScheduleRuns {
       'user-agent': 'Plinth-Schedules/1',
       ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
       ...supplied,
-      'plinth-signature': signatureHeader([this.deps.schedules.openSecret(schedule)], timestamp, body ?? ''),
+      'plinth-signature': signatureHeader(this.deps.schedules.openSecrets(schedule), timestamp, body ?? ''),
       'plinth-schedule-id': schedule._id,
       'plinth-schedule-slot': slot,
       'plinth-run-id': run._id

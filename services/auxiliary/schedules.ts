@@ -65,6 +65,8 @@ export type ScheduleRecord = {
   runAs: string
   /** The HMAC secret its HTTP calls are signed with, sealed. */
   secret: string
+  /** After a rotation, the secret it replaced, still signing beside it until `expiresAt` (sealed as `secret` is). */
+  previousSecret?: { sealed: string, expiresAt: Date }
   /** Where an interval's grid starts. */
   anchor: Date
   /** The first slot not yet handed to the queue; null while disabled or when nothing fires again. */
@@ -232,8 +234,34 @@ export class Schedules {
     await this.records.deleteMany({ projectId })
   }
 
-  openSecret (record: ScheduleRecord): string {
-    return this.deps.secrets.open(record.secret, sealedFor(record._id))
+  /** The secrets that sign a call now, current first: the previous one too while its grace lasts. */
+  openSecrets (record: ScheduleRecord): string[] {
+    const current = this.deps.secrets.open(record.secret, sealedFor(record._id))
+    const previous = record.previousSecret
+    if (previous === undefined || previous.expiresAt.getTime() <= this.deps.clock.nowMs()) return [current]
+    return [current, this.deps.secrets.open(previous.sealed, sealedFor(record._id))]
+  }
+
+  /**
+   * A new signing secret, answered this once; the current one keeps signing
+   * beside it for `previousExpiresInSeconds` (0: retired at once), so a
+   * receiver switches without refusing a call. At most two sign: an older
+   * previous secret is dropped. Compare-and-set on the current secret, so two
+   * rotations at once cannot both answer a secret that does not sign.
+   */
+  async rotateSecret (record: ScheduleRecord, graceSeconds: number): Promise<{ record: ScheduleRecord, secret: string }> {
+    const now = this.deps.clock.now()
+    const secret = generateToken('schsec', 32)
+    const sealed = this.deps.secrets.seal(secret, sealedFor(record._id))
+    const update = graceSeconds === 0
+      ? { $set: { secret: sealed, updatedAt: now }, $unset: { previousSecret: '' } }
+      : { $set: { secret: sealed, previousSecret: { sealed: record.secret, expiresAt: new Date(now.getTime() + graceSeconds * 1000) }, updatedAt: now } }
+    const updated = await this.records.findOneAndUpdate({ _id: record._id, secret: record.secret }, update, { returnDocument: 'after' })
+    if (updated === null) {
+      if (await this.records.findOne({ _id: record._id }) === null) throw auxiliaryErrors.scheduleNotFound()
+      throw auxiliaryErrors.scheduleSecretChanged()
+    }
+    return { record: updated, secret }
   }
 
   /**
@@ -318,7 +346,7 @@ function sealedFor (scheduleId: string): string {
 /** Each schedule's signing secret, sealed under the master key, for the re-seal job. */
 export const sealedScheduleSecrets: SealedValues = {
   collection: AUXILIARY_SCHEDULES,
-  values: (doc) => sealedAt(doc, 'secret', sealedFor(doc._id as string))
+  values: (doc) => [...sealedAt(doc, 'secret', sealedFor(doc._id as string)), ...sealedAt(doc, 'previousSecret.sealed', sealedFor(doc._id as string))]
 }
 
 /** The action as stored: every optional part present, a collection action's filter and fields as JSON text. */

@@ -66,7 +66,7 @@ t.test('a rotated master key: the re-seal job seals every family\'s values again
   const after = await life({ PLINTH_MASTER_KEY: NEW_KEY })
   t.match(await after.auxiliary.variables.environment(projectId), [{ key: 'API_TOKEN', value: 'variable secret' }], 'the variable reaches what reads it')
   const scheduleRecord = await after.auxiliary.schedules.findById(schedule.schedule.id as string)
-  t.equal(after.auxiliary.schedules.openSecret(scheduleRecord as NonNullable<typeof scheduleRecord>), schedule.secret)
+  t.same(after.auxiliary.schedules.openSecrets(scheduleRecord as NonNullable<typeof scheduleRecord>), [schedule.secret])
   const subscription = await after.store.collection<SubscriptionRecord>('webhook_subscriptions').findOne({ _id: webhook.webhook.id })
   t.same(after.webhooks.subscriptions.signingSecrets(subscription as SubscriptionRecord).sort(), [webhook.secret, rotated.secret].sort())
   t.same(await after.hosting.secrets.environment('app-1'), { DB_PASSWORD: 'hosting secret' })

@@ -61,6 +61,29 @@ t.test('an HTTP schedule: next five fires, the secret once, a signed call with t
   const runs = await call(app, 'GET', `${base}/schedules/${schedule.id as string}/runs?limit=1`, owner.auth)
   t.equal(runs.body.data.items[0].id, ran.body.data.id)
   t.equal((await call(app, 'GET', `${base}/schedules/${schedule.id as string}/runs/${ran.body.data.id as string}`, owner.auth)).body.data.status, 'succeeded')
+
+  // Rotation: the new secret shown once; during the grace both sign, so a receiver verifies with either.
+  const rotateUrl = `${base}/schedules/${schedule.id as string}/rotate-secret`
+  const rotated = await call(app, 'POST', rotateUrl, owner.auth, {})
+  t.equal(rotated.status, 200)
+  const second = rotated.body.data.secret as string
+  t.match(second, /^schsec_/)
+  t.not(second, secret)
+  const signedWith = async (): Promise<(secrets: string[]) => boolean> => {
+    await call(app, 'POST', `${base}/schedules/${schedule.id as string}/runs`, owner.auth)
+    const last = hook.hits[hook.hits.length - 1]
+    return (secrets) => verifyWebhookSignature({ header: last.headers['plinth-signature'] as string, rawBody: last.body, secrets }).ok
+  }
+  const duringGrace = await signedWith()
+  t.ok(duringGrace([secret]) && duringGrace([second]), 'during the grace the old and the new secret each verify')
+  const retired = await call(app, 'POST', rotateUrl, owner.auth, { previousExpiresInSeconds: 0 })
+  const third = retired.body.data.secret as string
+  const afterRetiring = await signedWith()
+  t.same([afterRetiring([third]), afterRetiring([second]), afterRetiring([secret])], [true, false, false], 'a grace of 0 retires the previous secret at once; an older one is gone')
+  t.notOk(JSON.stringify((await call(app, 'GET', `${base}/schedules/${schedule.id as string}`, owner.auth)).body).includes(third), 'the new secret is not answered again')
+  const bad = await call(app, 'POST', rotateUrl, owner.auth, { previousExpiresInSeconds: -1 })
+  t.same([bad.status, bad.body.code], [400, 'APP_VALIDATION_FAILED'])
+  t.match(bad.body.message, /previousExpiresInSeconds/, 'names the field')
 })
 
 t.test('overlap skip: a slot while the previous run still goes is recorded skipped', async (t) => {
