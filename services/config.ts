@@ -1,4 +1,5 @@
 import { isIP } from 'node:net'
+import { sep } from 'node:path'
 import { ConfigError, UnavailableAtStartError, type Env } from './platform/config-env.js'
 import { parseServerConfig, type HttpTimeouts, type LogLevel, type ServerConfig } from './platform/server-config.js'
 import { parseDnsConfig, type DnsConfig } from './dns/config.js'
@@ -54,15 +55,33 @@ export interface Config extends ServerConfig {
   assistant: AssistantConfig
 }
 
+/**
+ * The repositories' and the hosting's folders are owned whole: one inside the
+ * other, or either being DATA_DIR itself, would mix their trees (a project's
+ * repository folder among build folders; a backup and its restore could not
+ * tell them apart).
+ */
+function checkSeparateRoots (dataDir: string, roots: Array<[variable: string, dir: string]>): void {
+  const inside = (dir: string, parent: string): boolean => dir === parent || dir.startsWith(parent.endsWith(sep) ? parent : parent + sep)
+  for (const [variable, dir] of roots) {
+    if (dir === dataDir) throw new ConfigError(variable, `must not be DATA_DIR itself (${dir}): give it a folder of its own`)
+  }
+  const [[firstName, first], [secondName, second]] = roots
+  if (inside(first, second) || inside(second, first)) throw new ConfigError(secondName, `must not be ${firstName} (${first}) or lie inside it, nor hold it: each is a folder of its own`)
+}
+
 export function loadConfig (env: Env = process.env): Config {
   const server = parseServerConfig(env)
   const { port, host, dataDir, publicUrl } = server
+  const git = parseGitConfig(env, dataDir)
+  const hosting = parseHostingConfig(env, { dataDir, apiPort: port, apiHost: host })
+  checkSeparateRoots(dataDir, [['GIT_REPOS_DIR', git.reposDir], ['HOSTING_DIR', hosting.dir]])
   return {
     ...server,
     identity: parseIdentityConfig(env, { publicUrl }),
-    git: parseGitConfig(env, dataDir),
+    git,
     dns: parseDnsConfig(env),
-    hosting: parseHostingConfig(env, { dataDir, apiPort: port, apiHost: host }),
+    hosting,
     hostingTls: parseHostingTlsConfig(env),
     jobs: parseJobsConfig(env),
     webhooks: parseWebhooksConfig(env),

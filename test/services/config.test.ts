@@ -193,6 +193,21 @@ t.test('git hosting: on by default, repositories under DATA_DIR unless placed el
   t.equal(loadConfig({ GIT_HOSTING_ENABLED: 'TRUE', GIT_REPOS_DIR: '/var/git' }).git.reposDir, '/var/git')
 })
 
+t.test('the repositories\' and the hosting\'s folders are each their own: not one, not nested, not DATA_DIR', async (t) => {
+  const refused: Array<[string, Record<string, string>, RegExp]> = [
+    ['one folder', { GIT_REPOS_DIR: '/srv/shared', HOSTING_DIR: '/srv/shared' }, /HOSTING_DIR must not be GIT_REPOS_DIR/],
+    ['hosting inside the repositories', { GIT_REPOS_DIR: '/srv/git', HOSTING_DIR: '/srv/git/apps' }, /HOSTING_DIR/],
+    ['the repositories inside hosting', { GIT_REPOS_DIR: 'hosting/git' }, /HOSTING_DIR/],
+    ['the repositories in DATA_DIR itself', { GIT_REPOS_DIR: '.' }, /GIT_REPOS_DIR must not be DATA_DIR itself/],
+    ['hosting in DATA_DIR itself', { HOSTING_DIR: '/srv/plinth' }, /HOSTING_DIR must not be DATA_DIR itself/]
+  ]
+  for (const [name, env, message] of refused) {
+    t.throws(() => loadConfig({ DATA_DIR: '/srv/plinth', ...env }), { name: 'ConfigError', message }, name)
+  }
+  const apart = loadConfig({ DATA_DIR: '/srv/plinth', GIT_REPOS_DIR: '/srv/git', HOSTING_DIR: '/srv/git-apps' })
+  t.same([apart.git.reposDir, apart.hosting.dir], ['/srv/git', '/srv/git-apps'], 'a name that only starts like the other is apart')
+})
+
 t.test('hostnames and certificates: ACME off unless a directory is set, resolvers as addresses', async (t) => {
   t.same(loadConfig({}).hostingTls, { acmeDirectoryUrl: null, acmeEmail: null, acmeCaCertificates: null, dnsResolvers: [] })
   const dir = mkdtempSync(join(tmpdir(), 'plinth-config-'))
