@@ -1,12 +1,11 @@
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { execFileSync } from 'node:child_process'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { chromium } from 'playwright-core'
-import { AxeBuilder } from '@axe-core/playwright'
 import { buildTestApp, tempDir } from '../helper.js'
-import { CHROMIUM, ensureConsoleBuilt, waitUntil } from './browser.js'
+import { CHROMIUM, ensureConsoleBuilt, keepOnLoopback, screenRecorder, waitUntil } from './browser.js'
 import { deploymentSettled, packFixture, uploadSource } from '../routes/hosting/fixtures.js'
 
 const PASSWORD = 'correct horse battery'
@@ -32,22 +31,10 @@ t.test('the console\'s organization and project settings screens in headless Chr
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] })
   t.teardown(async () => { await browser.close() })
   const page = await (await browser.newContext()).newPage()
-  const hosts = new Set<string>()
-  await page.route('**/*', async (route) => {
-    const { hostname } = new URL(route.request().url())
-    hosts.add(hostname)
-    if (hostname === '127.0.0.1') await route.continue()
-    else await route.abort('blockedbyclient')
-  })
+  const hosts = await keepOnLoopback(page)
 
-  let shot = 0
-  const screen = async (t: Test, name: string, heading: string | RegExp): Promise<void> => {
-    await page.getByRole('heading', { level: 1, name: heading }).waitFor()
-    await page.screenshot({ path: join(screens, `${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true })
-    const { violations } = await new AxeBuilder({ page }).analyze()
-    const grave = violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    t.same(grave.map((violation) => `${violation.id}: ${violation.help}`), [], `${name}: no serious or critical axe violation`)
-  }
+  const recorder = screenRecorder(page, screens)
+  const screen = recorder.screen
 
   await page.goto(`${origin}/console/`)
   await page.getByLabel('Email').fill('ada@example.com')
@@ -281,5 +268,5 @@ t.test('the console\'s organization and project settings screens in headless Chr
   })
 
   t.same([...hosts], ['127.0.0.1'], 'no request left loopback')
-  t.same(readdirSync(screens).length, shot, 'a screenshot of each screen')
+  t.same(readdirSync(screens).length, recorder.count, 'a screenshot of each screen')
 })

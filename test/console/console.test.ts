@@ -4,9 +4,8 @@ import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import type { AddressInfo } from 'node:net'
 import { chromium, type Page } from 'playwright-core'
-import { AxeBuilder } from '@axe-core/playwright'
 import { buildTestApp, tempDir } from '../helper.js'
-import { CHROMIUM, ensureConsoleBuilt, waitUntil } from './browser.js'
+import { CHROMIUM, ensureConsoleBuilt, keepOnLoopback, screenRecorder, waitUntil } from './browser.js'
 import Fastify from 'fastify'
 import consolePlugin from '../../plugins/console.js'
 import errorsPlugin from '../../plugins/errors.js'
@@ -23,27 +22,14 @@ t.test('the console in headless Chromium: sign-up, organization, project, collec
   t.teardown(async () => { await browser.close() })
   const context = await browser.newContext()
   const page = await context.newPage()
-  // Nothing may leave loopback: every request is recorded, and any other host is refused.
-  const hosts = new Set<string>()
+  const hosts = await keepOnLoopback(page)
   const scripts: Buffer[] = []
-  await page.route('**/*', async (route) => {
-    const { hostname } = new URL(route.request().url())
-    hosts.add(hostname)
-    if (hostname === '127.0.0.1') await route.continue()
-    else await route.abort('blockedbyclient')
-  })
   page.on('response', (response) => {
     if (response.request().resourceType() === 'script') void response.body().then((body) => { scripts.push(body) })
   })
 
-  let shot = 0
-  const screen = async (name: string, heading: string | RegExp): Promise<void> => {
-    await page.getByRole('heading', { level: 1, name: heading }).waitFor()
-    await page.screenshot({ path: join(screens, `${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true })
-    const { violations } = await new AxeBuilder({ page }).analyze()
-    const grave = violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    t.same(grave.map((violation) => `${violation.id}: ${violation.help}`), [], `${name}: no serious or critical axe violation`)
-  }
+  const recorder = screenRecorder(page, screens)
+  const screen = async (name: string, heading: string | RegExp): Promise<void> => { await recorder.screen(t, name, heading) }
 
   await page.goto(`${origin}/console/`)
   await screen('sign-in', 'Sign in')
@@ -228,7 +214,7 @@ t.test('the console in headless Chromium: sign-up, organization, project, collec
   t.pass('a record added and deleted')
 
   t.same([...hosts], ['127.0.0.1'], 'no request left loopback')
-  t.same(readdirSync(screens).length, shot, 'a screenshot of each screen')
+  t.same(readdirSync(screens).length, recorder.count, 'a screenshot of each screen')
 })
 
 async function tokenOf (page: Page): Promise<string> {
