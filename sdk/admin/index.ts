@@ -12,7 +12,7 @@ import { SessionKeeper, type Session } from '../client/session.js'
 import { memoryStorage, type SessionStorage } from '../client/storage.js'
 import type { components, operations } from '../generated/plinth.js'
 
-export { PlinthError } from '../core/errors.js'
+export { PlinthError, SERVER_CODES } from '../core/errors.js'
 export type { ErrorDetails, ErrorEnvelope } from '../core/errors.js'
 export { createHttp, expectOk, retryingFetch, unwrap, type FetchClient, type Http, type HttpOptions, type RetryOptions } from '../core/http.js'
 export type { BodyOf, DataOf, QueryOf } from '../core/paths.js'

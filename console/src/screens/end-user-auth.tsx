@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks'
-import { PlinthError } from '@plinth/sdk/admin'
+import { PlinthError, SERVER_CODES } from '@plinth/sdk/admin'
 import type { components } from '@plinth/sdk/types'
 import { admin } from '../api.js'
 import { ErrorNote, Page, TextField, useLoad, useSubmit } from '../ui.js'
@@ -29,7 +29,7 @@ async function emailSettingsOf (projectId: string): Promise<{ settings: EmailSet
   try {
     return { settings: await admin.projects.emailSettings(projectId) }
   } catch (failure) {
-    if (failure instanceof PlinthError && failure.code === 'APP_PROJECT_EMAIL_NOT_CONFIGURED') return { settings: null }
+    if (failure instanceof PlinthError && failure.code === SERVER_CODES.projectEmailNotConfigured) return { settings: null }
     throw failure
   }
 }
