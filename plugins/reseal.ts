@@ -21,6 +21,8 @@ async function resealPlugin (app: FastifyInstance): Promise<void> {
   const resealer = new Resealer({ store: app.store, box: app.secrets })
   app.decorate('resealer', resealer)
   app.registerJobHandler(RESEAL_JOB, async () => {
+    // With no retired key listed nothing can be re-sealed: the 6-hourly run reads no collection.
+    if (app.config.retiredMasterKeys.length === 0) return {}
     const counts = await resealer.run()
     const total = (field: 'resealed' | 'changed' | 'unreadable'): number => Object.values(counts).reduce((sum, count) => sum + count[field], 0)
     const [resealed, changed, unreadable] = [total('resealed'), total('changed'), total('unreadable')]
