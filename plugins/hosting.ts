@@ -116,6 +116,10 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
   const metrics = app.metrics?.registry
   if (enabled && metrics !== undefined) {
     driver.onEvent((event) => { metrics.hostingInstanceEvent(driver.name, event.type) })
+    traffic.observe({
+      served: (served) => { metrics.gatewayRequest(served.appId, served.status, served.durationMs / 1000) },
+      removed: (appId) => { metrics.gatewayAppRemoved(appId) }
+    })
     metrics.watchRunningInstances(async () => {
       const counts: Record<string, number> = { [driver.name]: 0 }
       for (const instance of await releases.running()) {

@@ -62,6 +62,7 @@ export class Traffic implements ServedRequestSink {
   private readonly pending = new Map<string, Pending>()
   private readonly since: Date
   private lastFlush: number
+  private readonly observers: Array<{ served: (served: ServedRequest) => void, removed: (appId: string) => void }> = []
 
   constructor (store: Store, private readonly deps: { clock: Clock, projectOf: (appId: string) => string | null }) {
     this.usage = store.collection<UsageRecord>('hosting_usage')
@@ -75,8 +76,14 @@ export class Traffic implements ServedRequestSink {
     await this.usage.createIndex({ projectId: 1 })
   }
 
+  /** Also told of each request and each app's removal (the Prometheus registry, when metrics are on). */
+  observe (observer: { served: (served: ServedRequest) => void, removed: (appId: string) => void }): void {
+    this.observers.push(observer)
+  }
+
   /** The gateway's report of one request. */
   record (served: ServedRequest): void {
+    for (const observer of this.observers) observer.served(served)
     let app = this.apps.get(served.appId)
     if (app === undefined) { app = newCounter(); this.apps.set(served.appId, app) }
     count(app, served)
@@ -141,6 +148,7 @@ export class Traffic implements ServedRequestSink {
   }
 
   async deleteForApp (appId: string): Promise<void> {
+    for (const observer of this.observers) observer.removed(appId)
     this.apps.delete(appId)
     this.pending.delete(appId)
     await this.usageSweep.deleteMany({ appId })

@@ -26,6 +26,7 @@ export class PlatformMetrics {
   private readonly gitRuns: Histogram<'service' | 'transport' | 'outcome'>
   private readonly instanceEvents: Counter<'driver' | 'event'>
   private readonly instancesRunning: Gauge<'driver'>
+  private readonly gatewayRequests: Histogram<'app' | 'status_class'>
   private runningInstances: (() => Promise<Record<string, number>>) | null = null
 
   constructor (sources: MetricsSources) {
@@ -75,6 +76,13 @@ export class PlatformMetrics {
       labelNames: ['driver', 'event'],
       registers: [this.registry]
     })
+    this.gatewayRequests = new Histogram({
+      name: 'plinth_gateway_request_duration_seconds',
+      help: 'Requests the hosting gateway answered, by app (its id: one series set per app, removed with the app) and status class, from arrival to the end of the answer (to the 101 for a tunnel)',
+      labelNames: ['app', 'status_class'],
+      buckets: LATENCY_BUCKETS,
+      registers: [this.registry]
+    })
     const source = (): typeof this.runningInstances => this.runningInstances
     this.instancesRunning = new Gauge({
       name: 'plinth_hosting_instances_running',
@@ -107,6 +115,16 @@ export class PlatformMetrics {
 
   hostingInstanceEvent (driver: 'process' | 'container', event: 'crashed' | 'restarted' | 'gave-up'): void {
     this.instanceEvents.inc({ driver, event })
+  }
+
+  /** One answer the gateway gave an app's client; `status_class` is `2xx` … `5xx`, so an app has at most five series. */
+  gatewayRequest (appId: string, status: number, seconds: number): void {
+    this.gatewayRequests.observe({ app: appId, status_class: `${Math.min(5, Math.max(1, Math.floor(status / 100)))}xx` }, seconds)
+  }
+
+  /** An app was deleted: its series go with it, so the label set stays as bounded as the apps that exist. */
+  gatewayAppRemoved (appId: string): void {
+    for (const statusClass of ['1xx', '2xx', '3xx', '4xx', '5xx']) this.gatewayRequests.remove({ app: appId, status_class: statusClass })
   }
 
   /** Where the running-instances gauge reads its counts when scraped (hosting, registered after this registry). */

@@ -15,6 +15,16 @@ t.test('an instance that dies is reported, restarted by the driver and routed ag
   const live = await deploymentSettled(app, appUrl, owner.auth, (await call(app, 'POST', `${appUrl}/deployments`, owner.auth, { uploadId })).body.data.id)
   t.equal(live.state, 'live')
   t.equal(await metric('plinth_hosting_instances_running', { driver: 'process' }), 1, 'metrics: one instance running')
+  const appId = appUrl.split('/').pop() as string
+  /** The histogram's count sample for the app and a status class. */
+  const served = async (statusClass: string): Promise<number | undefined> =>
+    (await app.metrics?.registry.registry.getSingleMetric('plinth_gateway_request_duration_seconds')?.get())?.values
+      .find((sample) => (sample as { metricName?: string }).metricName === 'plinth_gateway_request_duration_seconds_count' && sample.labels.app === appId && sample.labels.status_class === statusClass)?.value
+  const before = await served('2xx') ?? 0
+  t.equal((await viaGateway(port, 'life.apps.localhost')).status, 200)
+  t.equal((await viaGateway(port, 'life.apps.localhost', '/built')).status, 200)
+  t.equal(await served('2xx'), before + 2, 'metrics: the gateway counts the app\'s answers by app and status class')
+  t.equal(await served('5xx'), undefined, 'no series for a class it never answered')
 
   const [instance] = await app.hosting.releases.live(live.id)
   process.kill(-Number(instance.running?.handle), 'SIGKILL')
@@ -36,4 +46,7 @@ t.test('an instance that dies is reported, restarted by the driver and routed ag
     t.equal((await app.hosting.releases.live(next)).length, 0, 'nothing of the canceled one runs')
   }
   t.equal((await viaGateway(port, 'life.apps.localhost')).status, 200)
+
+  t.equal((await call(app, 'DELETE', appUrl, owner.auth)).status, 200)
+  t.equal(await served('2xx'), undefined, 'metrics: a deleted app\'s series go with it')
 })
