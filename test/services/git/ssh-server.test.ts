@@ -16,9 +16,14 @@ t.test('the commands a client may run', async (t) => {
 })
 
 t.test('git over SSH with OpenSSH: registered user keys and deploy keys, the same permissions and push policy', async (t) => {
-  const world = await gitWorld(t, { GIT_SSH_PORT: '0' })
+  const world = await gitWorld(t, { GIT_SSH_PORT: '0', METRICS_TOKEN: 'ssh-metrics-token-0123456789' })
   const git = gitClient(t)
   const { app, api } = world
+  /** The count of git runs over SSH, by service and outcome, as a scrape reads it. */
+  const sshRuns = async (service: string, outcome: string): Promise<number> =>
+    (await app.metrics?.registry.registry.getSingleMetric('plinth_git_operation_duration_seconds')?.get())?.values
+      .find((sample) => (sample as { metricName?: string }).metricName === 'plinth_git_operation_duration_seconds_count' &&
+        sample.labels.service === service && sample.labels.transport === 'ssh' && sample.labels.outcome === outcome)?.value ?? 0
   const keygen = async (name: string): Promise<{ file: string, pub: string }> => {
     const file = join(git.home, name)
     const { execFileSync } = await import('node:child_process')
@@ -35,12 +40,14 @@ t.test('git over SSH with OpenSSH: registered user keys and deploy keys, the sam
   t.equal((await call(app, 'POST', '/api/auth/ssh-keys', world.member.auth, { title: 'laptop', key: member.pub })).status, 201)
   const clone = await git.run(['clone', sshUrl, 'work'], { env: sshWith(member.file) })
   t.equal(clone.code, 0, clone.stderr)
+  t.equal(await sshRuns('upload-pack', 'ok'), 1, 'metrics: the clone is one upload-pack run over SSH')
   const work = join(git.home, 'work')
   writeFileSync(join(work, 'new.txt'), 'over ssh\n')
   await git.run(['add', '.'], { cwd: work })
   await git.run(['commit', '-q', '-m', 'over ssh'], { cwd: work })
   const push = await git.run(['push', 'origin', 'main', 'main:feature/ssh'], { cwd: work, env: sshWith(member.file) })
   t.equal(push.code, 0, push.stderr)
+  t.same([await sshRuns('receive-pack', 'ok'), await sshRuns('upload-pack', 'ok')], [1, 1], 'metrics: the push is one receive-pack run')
   const v0 = await git.run(['-c', 'protocol.version=0', 'clone', '--depth', '1', sshUrl, 'v0'], { env: { ...sshWith(member.file), GIT_TRACE_PACKET: '1' } })
   t.equal(v0.code, 0, v0.stderr)
   t.notMatch(v0.stderr, /version 2/)
@@ -53,6 +60,7 @@ t.test('git over SSH with OpenSSH: registered user keys and deploy keys, the sam
   const force = await git.run(['push', '--force', 'origin', 'main'], { cwd: work, env: sshWith(member.file) })
   t.not(force.code, 0)
   t.match(force.stderr, /force pushes are not allowed/, 'the pre-receive hook judges SSH pushes too')
+  t.same([await sshRuns('receive-pack', 'ok'), await sshRuns('receive-pack', 'failed')], [2, 0], 'metrics: a push the hook declined is still a run git ended with 0')
 
   const stranger = await keygen('stranger')
   const refused = await git.run(['ls-remote', sshUrl], { env: sshWith(stranger.file) })
