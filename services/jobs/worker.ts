@@ -31,9 +31,9 @@ function defaultWorkerId (): string {
 
 /**
  * Runs jobs of the handled types, up to `concurrency` at once. One loop claims
- * while a slot is free, so an idle worker costs one query per poll whatever
- * its concurrency. The lease is renewed every third of its length while a
- * handler runs. stop() stops claiming and waits for the jobs in flight.
+ * while a slot is free, as many jobs as there are free slots in one claim, so
+ * an idle worker costs one claim per poll whatever its concurrency. The lease
+ * is renewed every third of its length while a handler runs. stop() stops claiming and waits for the jobs in flight.
  */
 export class JobWorker {
   readonly workerId: string
@@ -96,21 +96,31 @@ export class JobWorker {
         await Promise.race(this.inFlight)
         continue
       }
-      let job: Job | null = null
+      let jobs: Job[] = []
       this.poked = false
+      // One free slot: one findOneAndUpdate. More: one batch claim fills them all, so a backlog met by an idle
+      // worker costs two writes, not one claim round per slot.
+      const free = this.concurrency - this.inFlight.size
       try {
-        job = await this.queue.claim(this.workerId, this.types, this.leaseMs)
+        if (free === 1) {
+          const job = await this.queue.claim(this.workerId, this.types, this.leaseMs)
+          if (job !== null) jobs = [job]
+        } else {
+          jobs = await this.queue.claimMany(this.workerId, this.types, this.leaseMs, free)
+        }
       } catch (error) {
         this.reportError(error)
       }
-      if (job === null) {
+      if (jobs.length === 0) {
         if (this.poked) continue
         // Jitter keeps idle workers on many nodes from polling in lockstep.
         await this.sleep(this.pollMs * (0.75 + Math.random() * 0.5))
         continue
       }
-      const run: Promise<void> = this.runJob(job).finally(() => { this.inFlight.delete(run) })
-      this.inFlight.add(run)
+      for (const job of jobs) {
+        const run: Promise<void> = this.runJob(job).finally(() => { this.inFlight.delete(run) })
+        this.inFlight.add(run)
+      }
     }
     await Promise.all(this.inFlight)
   }

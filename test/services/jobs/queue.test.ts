@@ -251,6 +251,35 @@ t.test('JobWorker: many workers in one process run each job exactly once', async
   t.same(sample.result, { n: sample.payload.n }, 'the handler result is stored')
 })
 
+t.test('JobWorker: free slots are filled by one batch claim; one free slot by a single claim', async (t) => {
+  const { queue } = await openTestJobQueue(t, systemClock)
+  const calls: string[] = []
+  const claim = queue.claim.bind(queue)
+  const claimMany = queue.claimMany.bind(queue)
+  queue.claim = async (...args) => { calls.push('claim'); return await claim(...args) }
+  queue.claimMany = async (...args) => { calls.push(`claimMany(${args[3]})`); return await claimMany(...args) }
+  const release: Array<() => void> = []
+  const started: string[] = []
+  const worker = new JobWorker(queue, {
+    hold: async (_payload, context) => {
+      started.push(context.job._id)
+      await new Promise<void>((resolve) => { release.push(resolve) })
+    }
+  }, { pollMs: 10_000, leaseMs: 5_000, concurrency: 4 })
+  const backlog = []
+  for (let n = 0; n < 5; n++) backlog.push((await queue.enqueue('hold', { n }))._id)
+  worker.start()
+  await waitFor('four jobs to start', async () => started.length === 4)
+  t.same(calls, ['claimMany(4)'], 'the idle worker took four jobs in one claim')
+  t.same(started, backlog.slice(0, 4), 'the oldest four')
+  release.shift()?.()
+  await waitFor('the fifth job to start', async () => started.length === 5)
+  t.same(calls.slice(1), ['claim'], 'one slot freed: a single claim')
+  for (const resolve of release.splice(0)) resolve()
+  await waitFor('all five to succeed', async () => (await queue.jobs.countDocuments({ status: 'succeeded' })) === 5)
+  await worker.stop()
+})
+
 t.test('JobWorker: a throwing handler goes through fail() and retries', async (t) => {
   const { queue } = await openTestJobQueue(t, systemClock, { backoff: { baseMs: 20, maxMs: 100 } })
   let calls = 0
