@@ -72,12 +72,14 @@ async function realtimeWebSocketPlugin (app: FastifyInstance): Promise<void> {
         upgrade.socket.once('close', abandoned)
         server.handleUpgrade(raw, upgrade.socket, upgrade.head, (socket: WebSocket) => {
           upgrade.socket.off('close', abandoned)
-          // A peer that has not answered the last ping by the next one is gone (or will not say): its slot is freed.
-          let answered = true
-          socket.on('pong', () => { answered = true })
+          // A peer that has answered none of the last two pings by the next beat is gone (or will not say): its slot is
+          // freed. Two, not one: after this process stalled, the beat's timer runs before the pong waiting in the
+          // socket is read, and a live peer would be cut for the server's own pause.
+          let unanswered = 0
+          socket.on('pong', () => { unanswered = 0 })
           const heartbeat = setInterval(() => {
-            if (!answered) { socket.terminate(); return }
-            answered = false
+            if (unanswered >= 2) { socket.terminate(); return }
+            unanswered++
             socket.ping()
           }, app.config.realtime.heartbeatMs).unref()
           const closed = new Promise<void>((resolve) => {
