@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium } from 'playwright-core'
 import { tempDir } from '../helper.js'
-import { CHROMIUM, ensureConsoleBuilt, keepOnLoopback, screenRecorder } from './browser.js'
+import { CHROMIUM, ensureConsoleBuilt, keepOnLoopback, screenRecorder, waitUntil } from './browser.js'
 import { assistantSetup } from '../routes/assistant/fixtures.js'
 
 await ensureConsoleBuilt()
@@ -101,6 +101,35 @@ t.test('the console\'s tracker and assistant screens in headless Chromium', asyn
     await page.getByRole('list', { name: 'Activity' }).getByText('commented').waitFor()
     t.ok(await page.getByRole('list', { name: 'Activity' }).getByText('changed priority').isVisible(), 'the activity shows the changes')
     await screen(t, 'work-item-commented', /^DOC-1: /)
+  })
+
+  await t.test('assistant: a prompt answered as it streams, a critical tool call approved, the run completed', async (t) => {
+    const states = await s.must('GET', `${s.lp}/states`, s.owner.auth)
+    const done = states.items.find((state: { group: string }) => state.group === 'completed')
+    const itemId = (await s.must('POST', `${s.lp}/work-items`, s.owner.auth, { title: 'Old bug', stateId: done.id })).id as string
+    s.provider.push(
+      { text: 'Archiving the old bug. ', toolCalls: [{ id: 'call_1', name: 'work_item_archive', input: { lpId: s.lpId, itemId } }] },
+      { text: 'Done: the old bug is archived.' }
+    )
+    await page.goto(`${s.origin}/console/projects/${s.projectId}`)
+    await page.getByRole('link', { name: 'Assistant' }).click()
+    await screen(t, 'assistant', 'Assistant')
+    await page.getByLabel('New conversation title (optional)').fill('Tidy up')
+    await page.getByRole('button', { name: 'Start conversation' }).click()
+    await page.getByLabel('Message').fill('Archive the old bug')
+    await page.getByRole('button', { name: 'Send' }).click()
+    await page.getByRole('button', { name: 'Approve work_item_archive' }).waitFor()
+    t.match(await page.getByTestId('streamed').innerText(), /Archiving the old bug\./, 'the streamed text shown')
+    t.equal((await s.must('GET', `${s.lp}/work-items/${itemId}`, s.owner.auth)).archivedAt, null, 'nothing ran before the approval')
+    await screen(t, 'assistant-approval', 'Assistant')
+
+    await page.getByRole('button', { name: 'Approve work_item_archive' }).click()
+    await page.getByRole('heading', { name: 'Answer (completed)' }).waitFor()
+    t.match(await page.getByTestId('streamed').innerText(), /Done: the old bug is archived\./, 'the rest of the answer streamed in')
+    await page.getByRole('list', { name: 'Transcript' }).getByText('Done: the old bug is archived.').waitFor()
+    await t.resolves(waitUntil(async () => (await s.must('GET', `${s.lp}/work-items/${itemId}`, s.owner.auth)).archivedAt !== null), 'the approved call ran')
+    t.equal(await page.getByRole('button', { name: 'Approve work_item_archive' }).count(), 0, 'no approval left')
+    await screen(t, 'assistant-answered', 'Assistant')
   })
 
   t.same([...hosts], ['127.0.0.1'], 'no request left loopback')
