@@ -16,6 +16,9 @@ import { Access } from './screens/access.js'
 import { MemberSets } from './screens/member-sets.js'
 import { EndUserAuth } from './screens/end-user-auth.js'
 import { HostingApp, HostingApps } from './screens/hosting.js'
+import { Board, TrackerProjects, WorkItems } from './screens/tracker.js'
+import { WorkItemPage } from './screens/tracker-item.js'
+import { Assistant } from './screens/assistant.js'
 import './style.css'
 
 function Screen ({ path, signedIn }: { path: string, signedIn: boolean }) {
@@ -36,6 +39,11 @@ function Screen ({ path, signedIn }: { path: string, signedIn: boolean }) {
   if ((params = match('/projects/:projectId/git', path)) !== null) return <Repositories projectId={params.projectId} />
   if ((params = match('/projects/:projectId/dns', path)) !== null) return <Zones projectId={params.projectId} />
   if ((params = match('/projects/:projectId/dns/:zoneId', path)) !== null) return <Zone projectId={params.projectId} zoneId={params.zoneId} />
+  if ((params = match('/projects/:projectId/tracker', path)) !== null) return <TrackerProjects projectId={params.projectId} />
+  if ((params = match('/projects/:projectId/tracker/:lpId', path)) !== null) return <WorkItems key={params.lpId} projectId={params.projectId} lpId={params.lpId} />
+  if ((params = match('/projects/:projectId/tracker/:lpId/board', path)) !== null) return <Board projectId={params.projectId} lpId={params.lpId} />
+  if ((params = match('/projects/:projectId/tracker/:lpId/items/:itemId', path)) !== null) return <WorkItemPage key={params.itemId} projectId={params.projectId} lpId={params.lpId} itemId={params.itemId} />
+  if ((params = match('/projects/:projectId/assistant', path)) !== null) return <Assistant projectId={params.projectId} />
   if ((params = match('/projects/:projectId/git/:slug', path)) !== null) return <Repository projectId={params.projectId} slug={params.slug} />
   return <Organizations />
 }

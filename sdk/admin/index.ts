@@ -1,6 +1,6 @@
 /**
  * @plinth/sdk/admin: the platform side (organizations, projects, collection
- * definitions, service tokens, git, DNS, hosting, tracker), as thin typed
+ * definitions, service tokens, git, DNS, hosting, tracker, assistant), as thin typed
  * methods over the contract's paths. Every path is also reachable, typed, as
  * `admin.api.GET('/api/…', …)` (openapi-fetch); wrap its answer in `unwrap`.
  * Browser-safe; deploying from a folder and the file storage are in @plinth/sdk/node.
@@ -8,6 +8,8 @@
 import { callJson, createHttp, expectOk, unwrap, type Http, type HttpOptions } from '../core/http.js'
 import type { BodyOf, DataOf, QueryOf } from '../core/paths.js'
 import { followLogs, type LogLine } from './logs.js'
+import { trackerMethods } from './tracker.js'
+import { assistantMethods } from './assistant.js'
 import { SessionKeeper, type Session } from '../client/session.js'
 import { memoryStorage, type SessionStorage } from '../client/storage.js'
 import type { components, operations } from '../generated/plinth.js'
@@ -17,6 +19,8 @@ export type { ErrorDetails, ErrorEnvelope } from '../core/errors.js'
 export { createHttp, expectOk, retryingFetch, unwrap, type FetchClient, type Http, type HttpOptions, type RetryOptions } from '../core/http.js'
 export type { BodyOf, DataOf, QueryOf } from '../core/paths.js'
 export type { LogLine } from './logs.js'
+export type { AssistantRun, AssistantRunEvent } from './assistant.js'
+export { isWorkItem, type TrackerWorkItem, type TrackerWorkItemTombstone } from './tracker.js'
 export type { Session } from '../client/session.js'
 export { localStorageAdapter, memoryStorage, type SessionStorage } from '../client/storage.js'
 
@@ -281,20 +285,11 @@ export class PlinthAdmin {
       followLogs(this.http, { projectId, appId, kind, ...options })
   }
 
-  /** The tracker's work items (projects, states, cycles and the rest: through `api`). */
-  readonly tracker = {
-    projects: async (projectId: string) => await unwrap(this.api.GET('/api/projects/{projectId}/tracker/projects', { params: { path: { projectId } } })),
-    createProject: async (projectId: string, body: BodyOf<'/api/projects/{projectId}/tracker/projects', 'post'>) =>
-      await unwrap(this.api.POST('/api/projects/{projectId}/tracker/projects', { params: { path: { projectId } }, body })),
-    workItems: async (projectId: string, lpId: string, query?: QueryOf<'/api/projects/{projectId}/tracker/projects/{lpId}/work-items', 'get'>) =>
-      await unwrap(this.api.GET('/api/projects/{projectId}/tracker/projects/{lpId}/work-items', { params: { path: { projectId, lpId }, query } })),
-    createWorkItem: async (projectId: string, lpId: string, body: BodyOf<'/api/projects/{projectId}/tracker/projects/{lpId}/work-items', 'post'>) =>
-      await unwrap(this.api.POST('/api/projects/{projectId}/tracker/projects/{lpId}/work-items', { params: { path: { projectId, lpId } }, body })),
-    workItem: async (projectId: string, lpId: string, itemId: string) =>
-      await unwrap(this.api.GET('/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}', { params: { path: { projectId, lpId, itemId } } })),
-    updateWorkItem: async (projectId: string, lpId: string, itemId: string, body: BodyOf<'/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}', 'patch'>) =>
-      await unwrap(this.api.PATCH('/api/projects/{projectId}/tracker/projects/{lpId}/work-items/{itemId}', { params: { path: { projectId, lpId, itemId } }, body }))
-  }
+  /** The tracker: projects, states, labels, work items with the filter grammar, comments, activity (the rest through `api`). */
+  readonly tracker = trackerMethods(this)
+
+  /** The assistant: sessions, messages, runs followed as server-sent events, approvals. */
+  readonly assistant = assistantMethods(this)
 }
 
 /**

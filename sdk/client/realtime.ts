@@ -1,5 +1,6 @@
 import { PlinthError } from '../core/errors.js'
 import type { Http } from '../core/http.js'
+import { sseFrames, type SseFrame } from '../core/sse.js'
 
 /** One subscription: a collection (under its list rule) or one record (under its get rule), optionally filtered. */
 export interface RealtimeSubscription { collection: string, record?: string, filter?: Record<string, unknown> }
@@ -45,47 +46,14 @@ export type WebSocketConstructor = new (url: string, protocols?: string[]) => We
 /** What subscribe needs besides the HTTP client: the bearer token (the socket's subprotocol carries it) and a WebSocket class. */
 export interface RealtimeTransport { token: () => Promise<string | null>, WebSocket?: WebSocketConstructor }
 
-interface Frame { id?: string, event: string, data: string }
-
-async function * frames (body: ReadableStream<Uint8Array>): AsyncGenerator<Frame> {
-  const decoder = new TextDecoder()
-  let buffer = ''
-  const reader = body.getReader()
-  try {
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) return
-      buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n')
-      let cut: number
-      while ((cut = buffer.indexOf('\n\n')) !== -1) {
-        const frame: Frame = { event: 'message', data: '' }
-        const data: string[] = []
-        for (const line of buffer.slice(0, cut).split('\n')) {
-          if (line === '' || line.startsWith(':')) continue
-          const colon = line.indexOf(':')
-          const field = colon === -1 ? line : line.slice(0, colon)
-          const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '')
-          if (field === 'id') frame.id = value
-          else if (field === 'event') frame.event = value
-          else if (field === 'data') data.push(value)
-        }
-        buffer = buffer.slice(cut + 2)
-        if (data.length > 0) yield { ...frame, data: data.join('\n') }
-      }
-    }
-  } finally {
-    reader.releaseLock()
-  }
-}
-
 /** The messages of one realtime WebSocket, as frames; null when the handshake failed (the server's answer was not a switch). */
-async function * socketFrames (WebSocketClass: WebSocketConstructor, url: string, token: string | null, signal: AbortSignal): AsyncGenerator<Frame | null> {
+async function * socketFrames (WebSocketClass: WebSocketConstructor, url: string, token: string | null, signal: AbortSignal): AsyncGenerator<SseFrame | null> {
   // A browser's WebSocket cannot send Authorization: the server reads the token from the offered subprotocol.
   const socket = new WebSocketClass(url, token === null ? [REALTIME_PROTOCOL] : [REALTIME_PROTOCOL, `plinth.bearer.${token}`])
-  const queue: Array<Frame | 'closed'> = []
+  const queue: Array<SseFrame | 'closed'> = []
   let opened = false
   let wake: (() => void) | null = null
-  const push = (item: Frame | 'closed'): void => { queue.push(item); wake?.() }
+  const push = (item: SseFrame | 'closed'): void => { queue.push(item); wake?.() }
   socket.addEventListener('open', () => { opened = true })
   socket.addEventListener('message', (event) => {
     let message: { id?: unknown, event?: unknown, data?: unknown }
@@ -151,7 +119,7 @@ export async function * subscribe<T = Record<string, unknown>> (
     : undefined
   if (options.transport === 'websocket' && WebSocketClass === undefined) throw new PlinthError(0, 'SDK_NO_WEBSOCKET', 'This runtime has no WebSocket: pass createClient({ WebSocket }) (the `ws` package in Node before 22)')
   /** The stream's frames, or the refusal it met (thrown), or null for a dropped connection. */
-  const open = async (): Promise<AsyncGenerator<Frame | null> | null> => {
+  const open = async (): Promise<AsyncGenerator<SseFrame | null> | null> => {
     const headers: Record<string, string> = { accept: 'text/event-stream' }
     if (lastEventId !== null) headers['last-event-id'] = lastEventId
     let response: Response
@@ -168,14 +136,14 @@ export async function * subscribe<T = Record<string, unknown>> (
       if (response.status !== 429) throw error
       return null
     }
-    if (WebSocketClass === undefined) return frames(response.body)
+    if (WebSocketClass === undefined) return sseFrames(response.body)
     // Asked over HTTP only to learn a refusal, which a WebSocket handshake cannot tell a browser: admitted, it is let go.
     await response.body.cancel().catch(() => {})
     return null
   }
   try {
     while (!stop.signal.aborted) {
-      let source: AsyncGenerator<Frame | null> | null
+      let source: AsyncGenerator<SseFrame | null> | null
       if (WebSocketClass !== undefined) {
         const resume = lastEventId === null ? '' : `&lastEventId=${encodeURIComponent(lastEventId)}`
         source = socketFrames(WebSocketClass, `${url.replace(/^http/, 'ws')}${resume}`, await transport?.token() ?? null, stop.signal)

@@ -56,6 +56,8 @@ export function Collections ({ projectId }: { projectId: string }) {
         {' · '}<Link to={`/projects/${encodeURIComponent(projectId)}/access`}>API access (service tokens, CORS)</Link>
         {' · '}<Link to={`/projects/${encodeURIComponent(projectId)}/auth`}>End-user auth</Link>
         {' · '}<Link to={`/projects/${encodeURIComponent(projectId)}/hosting`}>Hosting apps</Link>
+        {' · '}<Link to={`/projects/${encodeURIComponent(projectId)}/tracker`}>Tracker</Link>
+        {' · '}<Link to={`/projects/${encodeURIComponent(projectId)}/assistant`}>Assistant</Link>
       </p>
       {collections.data !== null && (collections.data.length === 0
         ? <p>No collection yet: create the first below.</p>
