@@ -9,10 +9,11 @@ import { compileSqlFilter, type FilterContext } from './sql-filter.js'
 import { isPlainObject } from '../semantics/values.js'
 import { checkDropIndex, existingIndex, indexSpec, parallelArrays } from '../semantics/indexes.js'
 
-export function filterContext (meta: CollectionMeta | undefined): FilterContext {
+export function filterContext (meta: CollectionMeta | undefined, perRow = false): FilterContext {
   return {
     keyed: (path) => meta?.multikey.has(path) ?? false,
-    arrayFree: (path) => meta?.multikey.get(path) === false
+    arrayFree: (path) => meta?.multikey.get(path) === false,
+    perRow
   }
 }
 

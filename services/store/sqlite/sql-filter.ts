@@ -22,6 +22,13 @@ export interface FilterContext {
   keyed: (path: string) => boolean
   /** Paths known to hold no array anywhere along them in any document. */
   arrayFree: (path: string) => boolean
+  /**
+   * Rows are read one by one by their number (a text search's matches), so
+   * nothing is gained from an index's expressions or from a substring test
+   * before the JSON is parsed: each field is then read with as few JSON
+   * calls as its exact translation needs.
+   */
+  perRow?: boolean
 }
 
 const LOOSE: SqlCondition = { sql: '1', params: [], exact: false }
@@ -101,9 +108,11 @@ class FieldView {
   readonly arrayFree: boolean
   readonly single: boolean
   readonly path: string
+  readonly perRow: boolean
 
   constructor (path: string, readonly segments: string[], context: FilterContext) {
-    this.keyed = context.keyed(path)
+    this.perRow = context.perRow === true
+    this.keyed = !this.perRow && context.keyed(path)
     this.arrayFree = context.arrayFree(path)
     this.single = segments.length === 1
     this.path = jsonPath(segments)
@@ -190,10 +199,12 @@ function fieldValue (view: FieldView, value: unknown): SqlCondition {
  * every document is JSON.stringify's text (codec.encodeDocument), which writes
  * a given string as the same token wherever it appears, so a substring search
  * for that token rules out most rows before SQLite parses their JSON. Only
- * for paths no index keys, where the row is being read anyway.
+ * for paths no index keys, where the row is being read anyway, and not where
+ * each row is parsed anyway (`perRow`): scanning a kilobyte for an absent
+ * token costs more than the JSON call it would save.
  */
 function storedText (view: FieldView, strings: string[]): SqlCondition {
-  if (view.keyed) return ALWAYS
+  if (view.keyed || view.perRow) return ALWAYS
   return or(strings.map((value) => cond('instr(doc, ?) > 0', [JSON.stringify(value)])))
 }
 

@@ -5,7 +5,8 @@ import { decodeDocument } from './codec.js'
 import type { CollectionMeta, Connection } from './connection.js'
 import { quoteIdentifier, quoteLiteral } from './names.js'
 import { createTextObjects, dropTextObjects, ftsName } from './text-objects.js'
-import { whereOf } from './query.js'
+import { filterContext } from './indexes.js'
+import { compileSqlFilter, type SqlCondition } from './sql-filter.js'
 
 /**
  * The embedded engine's text index: an FTS5 table whose content is a view of
@@ -22,6 +23,14 @@ function matchExpression (query: TextQuery): string {
 }
 
 type Row = [seq: number, score: number, ...rest: Array<string | null>]
+
+/**
+ * The filter's SQL for rows a match found by number: every statement here reads the collection's rows by their
+ * number (never through an index of the filter's fields), so each field is read with the fewest JSON calls.
+ */
+function rowWhere (meta: CollectionMeta, filter: Filter): SqlCondition {
+  return compileSqlFilter(filter, filterContext(meta, true))
+}
 
 /** Ranked rows the filter's SQL checks at once, doubling up to the max while the window is not full. */
 const RANKED_BATCH = 64
@@ -94,8 +103,8 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       const fields = Object.keys(spec.fields)
       const fts = quoteIdentifier(ftsName(meta.table))
       const table = quoteIdentifier(meta.table)
-      const where = whereOf(meta, filter)
-      const parentWhere = parentMeta === undefined ? null : whereOf(parentMeta, (options.within as { filter: Filter }).filter)
+      const where = rowWhere(meta, filter)
+      const parentWhere = parentMeta === undefined ? null : rowWhere(parentMeta, (options.within as { filter: Filter }).filter)
       if (where.sql === '0' || parentWhere?.sql === '0') return { hits: [], count: 0 }
       const exact = where.exact && (parentWhere?.exact ?? true)
       const parentId = options.within === undefined ? '' : `c.doc ->> ${quoteLiteral('$."' + options.within.field + '"')}`

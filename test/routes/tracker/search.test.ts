@@ -87,6 +87,31 @@ t.test('search never returns what the caller may not read, and pages stay full',
   t.equal((await search(guest.auth, 'other', `&cursor=${encodeURIComponent(firstPage.nextCursor as string)}`)).status, 400, 'a cursor of another query is refused')
 })
 
+t.test('a common word of another tracker project changes neither the results nor the counts of this one', async (t) => {
+  const { owner, member, viewer, base, lp, lpId, api, must } = await trackerSetup(t)
+  const search = async (auth: Record<string, string>, q: string, extra = '') => await api('GET', `${base}/search?q=${encodeURIComponent(q)}${extra}`, auth)
+  const ours: string[] = []
+  for (let n = 1; n <= 3; n++) ours.push((await must('POST', `${lp}/work-items`, member.auth, { title: `heron sighting ${n}`, description: 'seen by the lake' })).id as string)
+  await must('POST', `${lp}/work-items/${ours[0]}/comments`, member.auth, { body: 'a heron again' })
+  // A private project the viewer may not read, whose 70 items say the word twice and so rank above ours: the first
+  // rung of the ranking (64 rows) holds none of ours.
+  const other = await must('POST', `${base}/projects`, owner.auth, { name: 'Birds', identifier: 'BRD', visibility: 'private' })
+  for (let n = 1; n <= 70; n++) {
+    const item = await must('POST', `${base}/projects/${other.id as string}/work-items`, owner.auth, { title: `heron heron ${n}` })
+    if (n <= 5) await must('POST', `${base}/projects/${other.id as string}/work-items/${item.id as string}/comments`, owner.auth, { body: 'heron heron heron' })
+  }
+  const expected = { type: { workItem: 3, intake: 0, comment: 1, page: 0 }, capped: false }
+  const narrowed = (await search(owner.auth, 'heron', `&lpId=${lpId as string}&limit=50`)).body.data
+  t.same(narrowed.items.filter((hit: Hit) => hit.type === 'workItem').map((hit: Hit) => hit.id).sort(), [...ours].sort(), 'narrowed to this project: its items only')
+  t.same(narrowed.facets, expected, 'and its counts only')
+  const viewed = (await search(viewer.auth, 'heron', '&limit=2')).body.data
+  t.equal(viewed.items.length, 2, 'a reader of this project alone gets a full page')
+  t.ok(viewed.items.every((hit: Hit) => hit.type === 'comment' || ours.includes(hit.id)))
+  t.same(viewed.facets, expected, 'counted without the other project\'s hits')
+  const all = (await search(owner.auth, 'heron')).body.data
+  t.same(all.facets.type, { workItem: 73, intake: 0, comment: 6, page: 0 }, 'one who reads both counts both')
+})
+
 t.test('search refuses bad input with 400 naming the field', async (t) => {
   const { owner, outsider, base, api } = await trackerSetup(t)
   const cases: Array<[string, string, string, string]> = [

@@ -1,10 +1,13 @@
 import t from 'tap'
+import { deepStrictEqual } from 'node:assert/strict'
+import fc from 'fast-check'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openSqliteStore } from '../../../services/store/sqlite/index.js'
 import { parseTextQuery } from '../../../services/store/text-search.js'
-import type { Document } from '../../../services/store/types.js'
+import { compileFilter } from '../../../services/store/semantics/index.js'
+import type { Document, Filter } from '../../../services/store/types.js'
 
 /**
  * The embedded engine's text index (services/store/sqlite/text-index.ts):
@@ -216,4 +219,50 @@ t.test('the filter checks a batch of ranked rows by their numbers, not by walkin
   }
   t.equal((await text.search(parseTextQuery('osprey '), { owner: 'a' }, { limit: 5 })).length, 5)
   t.ok(plans.length > 0 && plans.every((plan) => plan.startsWith('SEARCH c USING INTEGER PRIMARY KEY')), plans.join('\n'))
+})
+
+t.test('the filter of a text search reads each field per row (no index expressions, no substring scan) and gives the semantics\' answer', async (t) => {
+  const store = openSqliteStore({ file: ':memory:' })
+  t.teardown(async () => { await store.close() })
+  const connection = (store as unknown as { connection: { statement: (sql: string) => unknown } }).connection
+  const statement = connection.statement.bind(connection)
+  const seen: string[] = []
+  connection.statement = (sql: string) => {
+    if (sql.includes('MATCH') || sql.includes('json_each(?)')) seen.push(sql)
+    return statement(sql)
+  }
+  const word = fc.constantFrom('x', 'y', '"x"', 'Grüße', '')
+  const scalar = fc.oneof(word, fc.integer({ min: 0, max: 2 }), fc.constant(null), fc.boolean(), fc.date({ min: new Date(0), max: new Date(2), noInvalidDate: true }))
+  // `a` is indexed and holds arrays and objects (multikey); `c` is indexed and never does (array-free); `d` is not indexed.
+  const value = fc.oneof(scalar, fc.array(word, { maxLength: 2 }), fc.record({ b: word }, { requiredKeys: [] }))
+  const doc = fc.record({ a: value, c: scalar, d: value }, { requiredKeys: [] })
+  const path = fc.constantFrom('a', 'c', 'd', 'a.b')
+  const clause: fc.Arbitrary<Filter> = fc.oneof(
+    fc.tuple(path, scalar).map(([at, operand]) => ({ [at]: operand })),
+    fc.tuple(path, fc.constantFrom('$ne', '$gt', '$lte'), scalar).map(([at, op, operand]) => ({ [at]: { [op]: operand } })),
+    fc.tuple(path, fc.constantFrom('$in', '$nin'), fc.array(scalar, { minLength: 1, maxLength: 3 })).map(([at, op, members]) => ({ [at]: { [op]: members } })),
+    fc.tuple(path, fc.boolean()).map(([at, present]) => ({ [at]: { $exists: present } }))
+  )
+  const filter = fc.oneof(clause, fc.tuple(clause, clause).map(([x, y]) => ({ $or: [x, y] })), fc.tuple(clause, clause).map(([x, y]) => ({ $and: [x, y] })))
+  let run = 0
+  let matched = 0
+  await fc.assert(fc.asyncProperty(fc.array(doc, { maxLength: 8 }), filter, async (docs, query) => {
+    const name = `rows_${run++}`
+    const records = store.collection(name)
+    await records.createIndex({ a: 1 })
+    await records.createIndex({ c: 1 })
+    const stored = docs.map((one, i) => ({ ...one, _id: `d${i}`, title: `osprey ${i}` })) as Document[]
+    if (stored.length > 0) await records.insertMany(stored)
+    const text = store.extensions.text(name)
+    await text.ensure({ fields: { title: 1 } })
+    const test = compileFilter(query)
+    const expected = stored.filter((one) => test(one)).map((one) => one._id).sort()
+    matched += expected.length
+    deepStrictEqual((await text.search(parseTextQuery('osprey'), query)).map((hit) => hit.doc._id).sort(), expected, JSON.stringify(query))
+    deepStrictEqual(await text.count(parseTextQuery('osprey'), query), expected.length, 'count')
+    await store.dropCollection(name)
+  }), { numRuns: 300 })
+  t.ok(matched > 0, `some documents matched (${matched})`)
+  t.ok(seen.length > 0)
+  t.notOk(seen.some((sql) => sql.includes("WHEN 'integer' THEN") || sql.includes('instr(')), 'no index key expression and no substring scan in a text search\'s statements')
 })
