@@ -4,9 +4,21 @@ import { join } from 'node:path'
 import { readFileSync } from 'node:fs'
 import { gunzipSync, gzipSync } from 'node:zlib'
 import { PassThrough } from 'node:stream'
-import { buildTestApp, call, orgWithRoles, registerEndUser, type TestApp } from '../../helper.js'
+import { execFile } from 'node:child_process'
+import { buildTestApp, call, orgWithRoles, registerEndUser, tempDir, testEngine, type TestApp } from '../../helper.js'
 import { gitClient, gitWorld } from '../git/fixtures.js'
 import { readTar, TarWriter } from '../../../services/backup/tar.js'
+
+const ROOT = join(import.meta.dirname, '../../..')
+
+/** `npm run export|import -- …`, in its own process on the store `DATA_DIR` names. */
+async function cli (args: string[], dataDir: string): Promise<{ code: number, stdout: string, stderr: string }> {
+  return await new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', join(ROOT, 'project-archive-cli.ts'), ...args], { env: { PATH: process.env.PATH, DATA_DIR: dataDir, GATEWAY_PORT: 'off' }, cwd: ROOT }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr })
+    })
+  })
+}
 
 const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex')
 
@@ -185,6 +197,22 @@ t.test('a project exported from one server is imported into another: records, en
     }
     t.equal((await call(target, 'GET', '/api/projects', roles.owner.auth)).body.data.length, projectsBefore, 'no project was left behind')
     t.same(await target.git.repositories.list(projectId), [], 'nor a repository')
+  })
+
+  await t.test('the operator\'s commands: npm run export, then npm run import on another DATA_DIR', { skip: testEngine !== 'sqlite' && 'the commands are given DATA_DIR alone' }, async (t) => {
+    const file = join(tempDir(t, 'plinth-export-cli-'), 'site.tar.gz')
+    const exportRun = await cli(['export', '--project', projectId, file], app.config.dataDir)
+    t.equal(exportRun.code, 0, exportRun.stderr)
+    t.match(exportRun.stdout, /Site exported to .*: 2 collections, 2 records, 1 end users, 1 files, 1 repositories/)
+    const usage = await cli(['export', file], app.config.dataDir)
+    t.same([usage.code, usage.stderr.trim().startsWith('usage:')], [64, true], 'no project named')
+    const importRun = await cli(['import', '--org', roles.orgId, '--as', 'owner@example.com', file], target.config.dataDir)
+    t.equal(importRun.code, 0, importRun.stderr)
+    const id = /imported as project (\S+)/.exec(importRun.stdout)?.[1] as string
+    const post = await call(target, 'GET', `/api/projects/${id}/collections/posts`, roles.owner.auth)
+    t.equal(post.status, 200, 'the imported project serves its definitions')
+    const missing = await cli(['export', '--project', 'nope', file], app.config.dataDir)
+    t.same([missing.code, /Project not found/i.test(missing.stderr)], [1, true], missing.stderr)
   })
 
   await t.test('permissions: export and import are for owners and admins; a project one cannot read is not found', async (t) => {
