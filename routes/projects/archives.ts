@@ -33,8 +33,8 @@ export const projectExportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { project } = request.scope
     const { file, dispose } = await app.projectArchives.export(project)
     const stream = createReadStream(file)
-    // Unlinked once the answer is done, whether the client read it all or went away.
-    reply.raw.once('close', () => { void dispose() })
+    // Removed once the stream closes: read to its end, or destroyed when the client goes away.
+    stream.once('close', () => { void dispose() })
     const name = `${project.slug}-${new Date().toISOString().slice(0, 10)}.tar.gz`
     return await reply.type('application/gzip').header('content-disposition', `attachment; filename="${name}"`).send(stream)
   })

@@ -1,7 +1,8 @@
 import t from 'tap'
 import { createHash, randomBytes } from 'node:crypto'
 import { join } from 'node:path'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { gunzipSync, gzipSync } from 'node:zlib'
 import { PassThrough } from 'node:stream'
 import { execFile } from 'node:child_process'
@@ -117,11 +118,16 @@ t.test('a project exported from one server is imported into another: records, en
   t.equal((await git.run(['push', world.url('site', token), 'main'], { cwd: work })).code, 0)
   const head = (await git.run(['rev-parse', 'HEAD'], { cwd: work })).stdout.trim()
 
+  const before = readdirSync(tmpdir()).filter((name) => name.startsWith('plinth-project-'))
   const exported = await app.inject({ method: 'POST', url: `/api/projects/${projectId}/export`, headers: owner.auth })
   t.equal(exported.statusCode, 200, exported.body)
   t.equal(exported.headers['content-type'], 'application/gzip')
   t.match(exported.headers['content-disposition'], /^attachment; filename="site-\d{4}-\d\d-\d\d\.tar\.gz"$/)
   const archive = exported.rawPayload
+  // Removed when the stream closes, a moment after the answer.
+  const left = (): string[] => readdirSync(tmpdir()).filter((name) => name.startsWith('plinth-project-') && !before.includes(name))
+  for (let i = 0; i < 200 && left().length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.same(left(), [], 'the temporary archive is gone once sent')
   const entries = await entriesOf(archive)
   const manifest = JSON.parse((entries.get('manifest.json') as Buffer).toString('utf8'))
   t.match(manifest, { format: 'plinth-project', version: 1, serverVersion: /^\d+\.\d+\.\d+/, project: { id: projectId, name: 'Site' } })
