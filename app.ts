@@ -24,6 +24,7 @@ import dataCallerPlugin from './plugins/data-caller.js'
 import filesPlugin from './plugins/files.js'
 import gitPlugin from './plugins/git.js'
 import gitMergeRequestsPlugin from './plugins/git-merge-requests.js'
+import projectArchivesPlugin from './plugins/project-archives.js'
 import dnsPlugin from './plugins/dns.js'
 import llmPlugin from './plugins/llm.js'
 import auxiliaryPlugin from './plugins/auxiliary.js'
@@ -68,6 +69,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(filesPlugin)
   await app.register(gitPlugin)
   await app.register(gitMergeRequestsPlugin)
+  await app.register(projectArchivesPlugin)
   await app.register(dnsPlugin)
   await app.register(hostingPlugin)
   await app.register(trackerPlugin)

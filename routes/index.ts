@@ -4,6 +4,7 @@ import authRoutes from './auth/index.js'
 import permissionRoutes from './permissions/index.js'
 import organizationRoutes from './organizations/index.js'
 import projectRoutes from './projects/index.js'
+import { projectExportRoutes, projectImportRoutes } from './projects/archives.js'
 import projectAuthRoutes from './project-auth/index.js'
 import collectionDefinitionRoutes from './collections/definitions.js'
 import dataRoutes from './data/index.js'
@@ -28,6 +29,8 @@ export async function registerRoutes (app: FastifyInstance): Promise<void> {
   await app.register(permissionRoutes, { prefix: '/api/permissions' })
   await app.register(organizationRoutes, { prefix: '/api/organizations' })
   await app.register(projectRoutes, { prefix: '/api/projects' })
+  await app.register(projectExportRoutes, { prefix: '/api/projects/:projectId/export' })
+  await app.register(projectImportRoutes, { prefix: '/api/organizations/:orgId/projects' })
   await app.register(collectionDefinitionRoutes, { prefix: '/api/projects/:projectId/collections' })
   await app.register(projectAuthRoutes, { prefix: '/api/p/:projectId/auth' })
   await app.register(realtimeRoutes, { prefix: '/api/p/:projectId/realtime' })

@@ -1209,6 +1209,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{projectId}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export the project to a portable archive: definitions, records, end users, files, repositories
+         * @description Needs `project.export`. A gzip-compressed tar with a manifest (format, server version, counts, what was left out, a SHA-256 per entry), for importProject on this or another server. Secrets, tokens and sessions stay here (docs/export.md).
+         *
+         *     Refused with:
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        post: operations["exportProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{orgId}/projects/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a project in the organization from an exported archive
+         * @description Needs `project.import`. The archive (one `file` part) is checked whole first: its layout, its manifest and every entry's SHA-256; a damaged, tampered or foreign archive is refused naming the entry. The project gets a new id (its slug when free), records keep theirs; a failed import leaves no project. `leftOut` says what to set again here.
+         *
+         *     Refused with:
+         *     - 400 `APP_FILE_REQUIRED`: the form has no file part
+         *     - 400 `APP_MULTIPART_INVALID`: the multipart/form-data body is malformed (no boundary, broken part headers) or ends early
+         *     - 400 `APP_PROJECT_ARCHIVE_INVALID`: the upload is not a Plinth project archive, is damaged, holds an entry a project export never writes (a link, a path outside the layout), an entry that does not match its manifest's checksum, or a definition this server refuses
+         *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
+         *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
+         *     - 413 `APP_MULTIPART_TOO_MANY_PARTS`: the form carries a second file or more other fields than `details.limit`
+         *     - 415 `APP_UNSUPPORTED_MEDIA_TYPE`: the body is not of a type the route takes
+         */
+        post: operations["importProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{projectId}/collections": {
         parameters: {
             query?: never;
@@ -15610,6 +15663,110 @@ export interface operations {
                             id: string;
                             /** @enum {boolean} */
                             deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    exportProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archive, a gzip-compressed tar with manifest.json last (docs/export.md) */
+            200: {
+                headers: {
+                    /** @description `attachment` with a file name made of the project's slug and the date */
+                    "Content-Disposition"?: string;
+                    /** @description The archive's size in bytes */
+                    "Content-Length"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": Blob;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    importProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The archive written by exportProject (`.tar.gz`)
+                     */
+                    file: Blob;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the envelope, with what was created in `data` */
+            201: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            project: components["schemas"]["Project"];
+                            counts: {
+                                /** @description Collections, `_users` not counted */
+                                collections: number;
+                                /** @description Records of those collections */
+                                records: number;
+                                /** @description End users (`_users` records), with their password hashes */
+                                endUsers: number;
+                                files: number;
+                                repositories: number;
+                            };
+                            /** @description What the archive does not carry (secrets, tokens, other families' settings): set it again on this server */
+                            leftOut: string[];
+                            /** @description When the archive was written */
+                            exportedAt: string;
+                            /** @description The version of the server that wrote it */
+                            serverVersion: string;
                         };
                     };
                 };

@@ -14,3 +14,14 @@ export const backupErrors = errorCatalogue('backup', {
     description: 'the directory a restore would write into already holds something'
   }
 })
+
+/** The per-project archive's refusals (project-import.ts). */
+export const projectArchiveErrors = errorCatalogue('projectArchive', {
+  archiveInvalid: {
+    code: 'APP_PROJECT_ARCHIVE_INVALID',
+    status: 400,
+    message: ({ why }: { why: string }) => `The archive cannot be imported: ${why}`,
+    description: 'the upload is not a Plinth project archive, is damaged, holds an entry a project export never writes (a link, ' +
+      'a path outside the layout), an entry that does not match its manifest\'s checksum, or a definition this server refuses'
+  }
+})

@@ -45,7 +45,7 @@ export type ManifestFile = Static<typeof ManifestFileSchema>
 const invalid = (why: string): Error => backupErrors.archiveInvalid({ why })
 
 /** `/files/3/size` as `files[3].size`, the way an operator reads the JSON. */
-const fieldName = (pointer: string): string =>
+export const fieldName = (pointer: string): string =>
   pointer.split('/').slice(1).map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
     .reduce((name, part) => /^\d+$/.test(part) ? `${name}[${part}]` : name === '' ? part : `${name}.${part}`, '')
 

@@ -16,6 +16,8 @@ export const PERMISSIONS = {
   'project.create': 'Create projects in the organization',
   'project.update': 'Change a project\'s name and settings',
   'project.delete': 'Delete a project and all of its data',
+  'project.export': 'Export a project to an archive: its definitions, records, end users (with their password hashes), files and repositories',
+  'project.import': 'Create a project in the organization from an exported archive',
   'project.auth.manage': 'Switch a project\'s end-user auth on or off',
   'project.tokens.manage': 'Issue, list and revoke a project\'s service tokens',
   'project.users.manage': 'Manage a project\'s end users and mint their tokens',

@@ -1,0 +1,49 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Created } from './envelope.js'
+import { Project } from './projects.js'
+
+/** The largest archive an import takes in one upload. */
+export const PROJECT_ARCHIVE_MAX_BYTES = 4 * 1024 * 1024 * 1024
+
+export const ArchiveCounts = Type.Object({
+  collections: Type.Integer({ description: 'Collections, `_users` not counted' }),
+  records: Type.Integer({ description: 'Records of those collections' }),
+  endUsers: Type.Integer({ description: 'End users (`_users` records), with their password hashes' }),
+  files: Type.Integer(),
+  repositories: Type.Integer()
+})
+
+export const ProjectImported = Type.Object({
+  project: Type.Ref(Project),
+  counts: ArchiveCounts,
+  leftOut: Type.Array(Type.String(), { description: 'What the archive does not carry (secrets, tokens, other families\' settings): set it again on this server' }),
+  exportedAt: Type.String({ description: 'When the archive was written' }),
+  serverVersion: Type.String({ description: 'The version of the server that wrote it' })
+})
+export type ProjectImportedT = Static<typeof ProjectImported>
+
+export const ProjectArchiveMultipart = {
+  content: {
+    'multipart/form-data': {
+      schema: Type.Unsafe<undefined>({
+        properties: { file: { 'x-binary': true, description: 'The archive written by exportProject (`.tar.gz`)' } },
+        required: ['file'],
+        'x-form': true
+      })
+    }
+  }
+}
+
+export const ProjectArchiveResponses = {
+  exported: {
+    200: {
+      description: 'The archive, a gzip-compressed tar with manifest.json last (docs/export.md)',
+      headers: {
+        'Content-Disposition': { type: 'string', description: '`attachment` with a file name made of the project\'s slug and the date' },
+        'Content-Length': { type: 'integer', description: 'The archive\'s size in bytes' }
+      },
+      content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } }
+    }
+  },
+  imported: { 201: Created(ProjectImported) }
+}
