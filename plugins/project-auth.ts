@@ -7,11 +7,14 @@ import { newId } from '../services/platform/ids.js'
 import { ProjectAuth } from '../services/projects/project-auth.js'
 import { ProjectTokens } from '../services/projects/project-tokens.js'
 import { ProjectUsers } from '../services/projects/project-users.js'
+import { ProjectUserAdmin } from '../services/projects/user-admin.js'
+import { Cursors } from '../services/collections/query.js'
 import { ServiceTokens } from '../services/projects/service-tokens.js'
 import { RefreshSessions } from '../services/identity/sessions.js'
 import { NO_FIELDS, readDeny } from '../services/collections/access.js'
 import { PROJECT_USERS_TABLE } from '../services/projects/naming.js'
 import { projectAuthSchemas } from '../schemas/project-auth.js'
+import { projectUserAdminSchemas } from '../schemas/project-users.js'
 import { projectAuthEmailSchemas } from '../schemas/project-auth-email.js'
 import { AddressGuard } from '../services/outbound/internal-addresses.js'
 import { EmailSettingsService, sealedSmtpPasswords } from '../services/projects/email-settings.js'
@@ -27,6 +30,7 @@ import { setCaller } from '../http/caller.js'
 export interface ProjectAuthServices {
   auth: ProjectAuth
   users: ProjectUsers
+  userAdmin: ProjectUserAdmin
   tokens: ProjectTokens
   sessions: RefreshSessions
   serviceTokens: ServiceTokens
@@ -57,7 +61,7 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
   const { config, projects, records } = app
   const { definitions } = app.collections
   // A sign-up's record is written by the records service, so it meets the `_users` definition.
-  const users = new ProjectUsers(app.store, async (projectId, account, profile) => await records.createUser(projectId, account, profile))
+  const users = new ProjectUsers(app.store, async (projectId, account, profile) => await records.createUser(projectId, account, profile), new Cursors(app.deriveSecretKey('project-users:cursor')))
   const tokens = new ProjectTokens({
     keyFor: (projectId) => app.deriveSecretKey(`jwt:project:${projectId}`),
     clock: systemClock,
@@ -121,9 +125,16 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
     allowedOrigins: async (projectId) => (await projects.findById(projectId))?.allowedOrigins ?? []
   })
   await oauthSignIn.init()
+  const userAdmin = new ProjectUserAdmin({
+    users,
+    auth,
+    providersOf: async (projectId, userIds) => await oauthSignIn.providersOf(projectId, userIds),
+    deleteRecord: async (projectId, userId, adminId) => await records.deleteUser(projectId, userId, adminId)
+  })
   for (const schema of projectOauthSchemas) app.addSchema(schema)
   for (const schema of projectAuthEmailSchemas) app.addSchema(schema)
   for (const schema of projectAuthSchemas) app.addSchema(schema)
+  for (const schema of projectUserAdminSchemas) app.addSchema(schema)
 
   projects.onAuthEnabled(async (projectId) => { await users.enable(projectId) })
   projects.onDelete(async (projectId) => {
@@ -134,15 +145,18 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
     await oauthProviders.forgetProject(projectId)
     await oauthSignIn.forgetProject(projectId)
   })
-  // A user deleted or disabled through the data API loses every session at once.
+  // A user deleted or disabled through the data API loses every session at once; a deleted one, its provider identities too.
   records.onRemove(async (projectId, collection, docs) => {
-    if (collection.name === PROJECT_USERS_TABLE) await auth.endSessions(projectId, docs.map((doc) => doc._id))
+    if (collection.name !== PROJECT_USERS_TABLE) return
+    const ids = docs.map((doc) => doc._id)
+    await auth.endSessions(projectId, ids)
+    await oauthSignIn.forgetUsers(projectId, ids)
   })
   records.onUpdate(async (projectId, collection, ids, changes) => {
     if (collection.name === PROJECT_USERS_TABLE) await auth.usersUpdated(projectId, ids, changes)
   })
 
-  app.decorate('projectAuth', { auth, users, tokens, sessions, serviceTokens, emailSettings, emailFlows, oauthProviders, oauthSignIn })
+  app.decorate('projectAuth', { auth, users, userAdmin, tokens, sessions, serviceTokens, emailSettings, emailFlows, oauthProviders, oauthSignIn })
 
   const prefixes = { pat: config.identity.patPrefix, serviceToken: config.identity.serviceTokenPrefix }
   app.decorate('requireProjectUser', async (request: FastifyRequest) => {

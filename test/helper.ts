@@ -92,7 +92,7 @@ export function projectUsersOn (store: Store, clock: Clock) {
   const users = new ProjectUsers(store, async (projectId, account, profile) => {
     stats.writes++
     return await records.createUser(projectId, account, profile)
-  })
+  }, new Cursors(randomBytes(32)))
   const enable = async (projectId: string): Promise<void> => {
     await users.enable(projectId)
     await definitions.ensureUsersCollection(projectId)

@@ -1,5 +1,5 @@
 /**
- * @plinth/sdk/admin: the platform side (organizations, projects, collection
+ * @plinth/sdk/admin: the platform side (organizations, projects, end users, collection
  * definitions, service tokens, git, DNS, hosting, tracker, assistant), as thin typed
  * methods over the contract's paths. Every path is also reachable, typed, as
  * `admin.api.GET('/api/…', …)` (openapi-fetch); wrap its answer in `unwrap`.
@@ -10,6 +10,7 @@ import type { BodyOf, DataOf, QueryOf } from '../core/paths.js'
 import { followLogs, type LogLine } from './logs.js'
 import { trackerMethods } from './tracker.js'
 import { assistantMethods } from './assistant.js'
+import { endUsers } from './end-users.js'
 import { SessionKeeper, type Session } from '../client/session.js'
 import { memoryStorage, type SessionStorage } from '../client/storage.js'
 import type { components, operations } from '../generated/plinth.js'
@@ -21,6 +22,7 @@ export type { BodyOf, DataOf, QueryOf } from '../core/paths.js'
 export type { LogLine } from './logs.js'
 export type { AssistantRun, AssistantRunEvent } from './assistant.js'
 export { isWorkItem, type TrackerWorkItem, type TrackerWorkItemTombstone } from './tracker.js'
+export type { EndUserPage, EndUserQuery, ProjectUserAccount } from './end-users.js'
 export type { Session } from '../client/session.js'
 export { localStorageAdapter, memoryStorage, type SessionStorage } from '../client/storage.js'
 
@@ -173,6 +175,9 @@ export class PlinthAdmin {
       await expectOk(this.api.DELETE('/api/projects/{projectId}/auth/oauth-providers/{provider}', { params: { path: { projectId, provider } } }))
     }
   }
+
+  /** A project's end users: listed a page at a time (or iterated), read, disabled, deleted. */
+  readonly endUsers = endUsers(this)
 
   /** Collection definitions: fields, indexes, the methods' rules. */
   readonly collections = {

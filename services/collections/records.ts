@@ -329,15 +329,36 @@ export class Records {
       if (current === null) throw collectionErrors.recordNotFound()
       const version = versionOf(current)
       if (ifMatch !== undefined && version !== ifMatch) throw collectionErrors.versionMismatch({ expected: ifMatch, actual: version })
-      const change = (): RecordChange[] => [{ collection: collection.name, type: 'record.deleted', record: current, before: null, actor: actorOf(caller), at: this.deps.clock.now() }]
-      await this.logged(projectId, change, async (batch) => {
-        const result = await records.deleteOne({ _id: id, ...(ifMatch === undefined ? {} : { version: current.version ?? null }) })
-        if (result.deletedCount === 0) throw collectionErrors.versionMismatch()
-        await batch?.done()
-      })
-      // Only once the record is gone: a refused delete must keep its files.
-      await this.removed(projectId, collection, [current])
+      await this.deleteRecord(projectId, collection, records, current, actorOf(caller), ifMatch !== undefined)
     })
+  }
+
+  /**
+   * An end user deleted by a project admin holding `project.users.manage`,
+   * whatever the `_users` delete rule says (the permission decides, as for
+   * the token mint), the way a data-API delete goes: the change feed, the
+   * user's files and sessions follow. False when there is no such user.
+   */
+  async deleteUser (projectId: string, userId: string, adminId: string): Promise<boolean> {
+    return await this.deps.writes.write(collectionKey(projectId, PROJECT_USERS_TABLE), async () => {
+      const collection = await this.deps.findCollection(projectId, PROJECT_USERS_TABLE)
+      const records = this.store.collection(projectCollectionName(projectId, PROJECT_USERS_TABLE))
+      const current = collection === null ? null : await records.findOne({ _id: userId })
+      if (collection === null || current === null) return false
+      await this.deleteRecord(projectId, collection, records, current, { type: 'admin', id: adminId }, false)
+      return true
+    })
+  }
+
+  private async deleteRecord (projectId: string, collection: DataCollection, records: StoreCollection<Document>, current: WithId<Document>, actor: RecordActor, atVersion: boolean): Promise<void> {
+    const change = (): RecordChange[] => [{ collection: collection.name, type: 'record.deleted', record: current, before: null, actor, at: this.deps.clock.now() }]
+    await this.logged(projectId, change, async (batch) => {
+      const result = await records.deleteOne({ _id: current._id, ...(atVersion ? { version: current.version ?? null } : {}) })
+      if (result.deletedCount === 0) throw collectionErrors.versionMismatch()
+      await batch?.done()
+    })
+    // Only once the record is gone: a refused delete must keep its files.
+    await this.removed(projectId, collection, [current])
   }
 
   async bulkUpdate (projectId: string, table: string, caller: DataCaller, params: BulkParams & { set: Document }): Promise<{ matched: number, modified: number, dryRun: boolean }> {

@@ -164,6 +164,23 @@ export class OauthSignIn {
     return found.map((identity) => ({ provider: identity.provider, linkedAt: isoString(identity.createdAt), email: identity.email ?? null }))
   }
 
+  /** The providers each of these users has an identity at, for the admins' list of users. */
+  async providersOf (projectId: string, userIds: string[]): Promise<Map<string, string[]>> {
+    const found = await this.identities.find({ projectId, userId: { $in: userIds } }, { sort: { createdAt: 1, _id: 1 }, limit: userIds.length * MAX_LISTED_IDENTITIES }).toArray()
+    const providers = new Map<string, string[]>()
+    for (const { userId, provider } of found) {
+      const mine = providers.get(userId) ?? []
+      if (!mine.includes(provider)) mine.push(provider)
+      providers.set(userId, mine)
+    }
+    return providers
+  }
+
+  /** Deleted users' identities go with them, so none is left to sign a later account in. */
+  async forgetUsers (projectId: string, userIds: string[]): Promise<void> {
+    if (userIds.length > 0) await this.store.extensions.sweep(IDENTITIES).deleteMany({ projectId, userId: { $in: userIds } })
+  }
+
   /**
    * Unlinks the user's identities at this provider, unless that leaves no
    * way to sign in: no password and no identity at another enabled

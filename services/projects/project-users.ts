@@ -10,6 +10,10 @@ import { isoString } from '../platform/iso-dates.js'
 import { FrozenMemo } from '../cache/frozen-memo.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { ProjectUserT } from '../../schemas/project-auth.js'
+import type { ProjectUserAccountT } from '../../schemas/project-users.js'
+import type { Cursors } from '../collections/query.js'
+import { literalPattern } from '../store/semantics/regex.js'
+import { keysetPage, NEWEST_FIRST, type PageRequest } from '../webhooks/paging.js'
 
 /** An end user as stored: the fixed fields, and the extra fields given at registration beside them. */
 type ProjectUserRecord = {
@@ -98,6 +102,21 @@ function toProjectUser (record: WithId<ProjectUserRecord>): ProjectUser {
 const accountOf = new FrozenMemo((record: WithId<ProjectUserRecord>): ProjectAccount =>
   ({ user: toProjectUser(record), sessionEpoch: record.sessionEpoch ?? 0, disabled: record.disabled === true }))
 
+/** An account as its admins list it, before the providers it is linked at are joined to it. */
+export type ProjectUserState = Omit<ProjectUserAccountT, 'providers'>
+
+function stateOf (record: WithId<ProjectUserRecord>): ProjectUserState {
+  return {
+    id: record._id,
+    email: record.email,
+    emailVerified: record.emailVerified === true,
+    disabled: record.disabled === true,
+    hasPassword: typeof record.passwordHash === 'string',
+    createdAt: isoString(record.createdAt),
+    updatedAt: isoString(record.updatedAt)
+  }
+}
+
 function collectionName (projectId: string): string {
   return projectCollectionName(projectId, PROJECT_USERS_TABLE)
 }
@@ -118,7 +137,7 @@ export class ProjectUsers {
   // Verified against when the email is unknown, so both failures cost one argon2 run.
   private decoyHash: Promise<string> | null = null
 
-  constructor (private readonly store: Store, private readonly writeRecord: UserRecordWriter) {}
+  constructor (private readonly store: Store, private readonly writeRecord: UserRecordWriter, private readonly cursors: Cursors) {}
 
   /** Creates the unique email index; safe to call again. */
   async enable (projectId: string): Promise<void> {
@@ -173,6 +192,29 @@ export class ProjectUsers {
   async account (projectId: string, userId: string): Promise<ProjectAccount | null> {
     const record = await this.store.extensions.shared<ProjectUserRecord>(collectionName(projectId)).findOne({ _id: userId })
     return record === null ? null : accountOf.get(record)
+  }
+
+  /**
+   * A page of the project's users, newest first; `emailContains` is matched
+   * as literal text, lower-cased as addresses are stored, so no input is
+   * ever read as a pattern. Cursors are bound to the project and the filter.
+   */
+  async page (projectId: string, query: PageRequest & { emailContains?: string }): Promise<{ items: ProjectUserState[], nextCursor: string | null }> {
+    const filter = query.emailContains === undefined ? {} : { email: { $regex: literalPattern(normalizeEmail(query.emailContains)) } }
+    const { docs, nextCursor } = await keysetPage(this.collection(projectId), filter, NEWEST_FIRST, query, this.cursors, `project-users:${projectId}`)
+    return { items: docs.map(stateOf), nextCursor }
+  }
+
+  async state (projectId: string, userId: string): Promise<ProjectUserState | null> {
+    const record = await this.collection(projectId).findOne({ _id: userId })
+    return record === null ? null : stateOf(record)
+  }
+
+  /** False when there is no such user. The caller ends the sessions of a user it disabled. */
+  async setDisabled (projectId: string, userId: string, disabled: boolean): Promise<boolean> {
+    // The version moves as a data-API write's does, so an If-Match made before this change fails.
+    const changed = await this.collection(projectId).updateOne({ _id: userId }, { $set: { disabled, updatedAt: new Date() }, $inc: { version: 1 } })
+    return changed.matchedCount === 1
   }
 
   /** A new password, once the current one is proven; every session the user holds ends (the epoch moves). */

@@ -1,4 +1,5 @@
 import { isPlainObject } from '../store/semantics/values.js'
+import { literalPattern } from '../store/semantics/regex.js'
 import type { Filter } from '../store/types.js'
 import { STATE_GROUPS } from '../../schemas/tracker.js'
 import {
@@ -182,8 +183,6 @@ export interface CompiledFilter { filter: Filter, fields: ReadonlySet<FilterFiel
 /** An instant bound: a whole day (`start` … before `end`) or one instant. */
 interface Span { start: Date, end: Date, exact: boolean }
 
-const escapeRegex = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-
 class Compiler {
   readonly fields = new Set<FilterFieldT>()
   private readonly today: string
@@ -208,7 +207,7 @@ class Compiler {
       return value === true ? empty : { $nor: [empty] }
     }
     if (spec.kind === 'boolean') return path === 'archivedAt' ? { archivedAt: value === true ? { $ne: null } : null } : { [path]: value }
-    if (spec.kind === 'text' && op === 'contains') return { [path]: { $regex: escapeRegex(value as string), $options: 'i' } }
+    if (spec.kind === 'text' && op === 'contains') return { [path]: { $regex: literalPattern(value as string), $options: 'i' } }
     if (spec.kind === 'instant') return this.instant(path, op, value)
     const operand = (item: unknown): unknown => this.scalar(spec, item)
     switch (op) {

@@ -204,6 +204,46 @@ t.test('the console\'s organization and project settings screens in headless Chr
     t.equal((await api('GET', `/api/projects/${projectId}/auth/email`)).json().code, 'APP_PROJECT_EMAIL_NOT_CONFIGURED', 'and removed')
   })
 
+  await t.test('end users: listed a page at a time, filtered by address, disabled, deleted after a confirmation, refusals shown', async (t) => {
+    // Straight through the service: more users than a page holds, without sign-up's rate limit per address.
+    for (let i = 0; i < 21; i++) await app.projectAuth.users.createFromProvider(projectId, `user${String(i).padStart(2, '0')}@crowd.test`, true)
+    const users = async (email: string) => (await api('GET', `/api/projects/${projectId}/users?email=${encodeURIComponent(email)}`)).json().data.items as Array<{ id: string, disabled: boolean }>
+    await page.goto(`${origin}/console/projects/${projectId}/auth`)
+    await page.getByRole('heading', { level: 1, name: 'Notes: end-user auth' }).waitFor()
+    const caption = page.locator('caption').filter({ hasText: 'End users, page' })
+    await caption.filter({ hasText: 'page 1' }).waitFor()
+    t.ok(await page.getByRole('rowheader', { name: 'user20@crowd.test' }).isVisible(), 'newest first')
+    t.equal(await page.getByRole('rowheader', { name: 'eve@example.com' }).count(), 0, 'the oldest is on a later page')
+    await page.getByRole('button', { name: 'Next end users' }).press('Enter')
+    await caption.filter({ hasText: 'page 2' }).waitFor()
+    await page.getByRole('rowheader', { name: 'eve@example.com' }).waitFor()
+    await screen(t, 'end-users-page-2', 'Notes: end-user auth')
+    await page.getByRole('button', { name: 'Previous end users' }).press('Enter')
+    await caption.filter({ hasText: 'page 1' }).waitFor()
+
+    await page.getByLabel('Address contains').fill('USER07@')
+    await page.getByLabel('Address contains').press('Enter')
+    await page.getByRole('rowheader', { name: 'user08@crowd.test' }).waitFor({ state: 'detached' })
+    t.same(await page.getByRole('rowheader').allTextContents(), ['user07@crowd.test'], 'the filter keeps one')
+    await page.getByRole('button', { name: 'Disable user07@crowd.test' }).press('Enter')
+    await page.getByRole('button', { name: 'Enable user07@crowd.test' }).waitFor()
+    t.equal((await users('user07@'))[0].disabled, true, 'disabled at the API')
+    await screen(t, 'end-users-filtered', 'Notes: end-user auth')
+
+    await page.getByRole('button', { name: 'Delete user07@crowd.test' }).press('Enter')
+    await page.getByRole('button', { name: 'Confirm deleting user07@crowd.test' }).press('Enter')
+    await caption.filter({ hasText: '(none)' }).waitFor()
+    t.same(await users('user07@'), [], 'deleted at the API')
+
+    // Deleted behind the console's back: the next action shows the API's refusal.
+    await page.getByLabel('Address contains').fill('user08@')
+    await page.getByRole('button', { name: 'Filter end users' }).click()
+    await page.getByRole('rowheader', { name: 'user08@crowd.test' }).waitFor()
+    await api('DELETE', `/api/projects/${projectId}/users/${(await users('user08@'))[0].id}`)
+    await page.getByRole('button', { name: 'Disable user08@crowd.test' }).click()
+    await t.resolves(page.getByRole('alert').filter({ hasText: 'No end user with this id' }).waitFor(), 'the API\'s message is shown')
+  })
+
   await t.test('hosting: an app created, its deployments with their state and logs, a rollback, its secrets', async (t) => {
     await page.goto(`${origin}/console/projects/${projectId}`)
     await page.getByRole('link', { name: 'Hosting apps' }).click()

@@ -94,3 +94,41 @@ t.test('the admin\'s platform session: refreshed when due, and when the server r
   t.match(await admin.organizations.list().catch((error: unknown) => error), { name: 'PlinthError', status: 401, code: 'APP_INVALID_TOKEN' })
   t.equal(await admin.auth.session(), null, 'the session is gone')
 })
+
+t.test('a project\'s end users through the admin SDK: iterated across pages, filtered, disabled, deleted', async (t) => {
+  const app = await buildTestApp(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+  const admin = createAdmin({ baseUrl })
+  await admin.auth.register({ email: 'ada@example.com', password: 'correct horse battery', name: 'Ada' })
+  await admin.auth.login({ email: 'ada@example.com', password: 'correct horse battery' })
+  const org = await admin.organizations.create({ name: 'Engines' })
+  const project = await admin.projects.create({ orgId: org.id, name: 'Shop' })
+  await admin.projects.setAuth(project.id, true)
+  const emails = ['ann@shop.example', 'bob@example.com', 'cat@shop.example']
+  const sessions = []
+  for (const email of emails) sessions.push(await createClient({ baseUrl, projectId: project.id }).auth.signUp({ email, password: 'long enough 1' }))
+
+  const seen: string[] = []
+  for await (const user of admin.endUsers.iterate(project.id, { limit: 1 })) seen.push(user.email)
+  t.same(seen, [...emails].reverse(), 'every user, a page of one at a time, newest first')
+  let pages = 0
+  for await (const page of admin.endUsers.pages(project.id, { limit: 2, email: '@SHOP.' })) {
+    pages++
+    t.ok(page.items.every((user) => user.email.endsWith('@shop.example')))
+  }
+  t.equal(pages, 1, 'two matches fill one page of two')
+  const first = await admin.endUsers.list(project.id, { limit: 2 })
+  t.type(first.nextCursor, 'string')
+  t.notOk('passwordHash' in first.items[0])
+
+  const bob = sessions[1].user.id
+  t.equal((await admin.endUsers.setDisabled(project.id, bob, true)).disabled, true)
+  t.equal((await admin.endUsers.get(project.id, bob)).disabled, true)
+  t.equal((await admin.endUsers.setDisabled(project.id, bob, false)).disabled, false)
+  await admin.endUsers.delete(project.id, bob)
+  const gone = await admin.endUsers.get(project.id, bob).catch((error: unknown) => error)
+  t.match(gone, { name: 'PlinthError', status: 404, code: 'APP_USER_NOT_FOUND' })
+  const stale = await admin.endUsers.list(project.id, { limit: 2, email: 'ann', cursor: first.nextCursor ?? '' }).catch((error: unknown) => error)
+  t.match(stale, { name: 'PlinthError', status: 400, code: 'APP_INVALID_CURSOR' }, 'a cursor of another filter is refused')
+})

@@ -4,6 +4,7 @@ import type { components } from '@plinth/sdk/types'
 import { admin } from '../api.js'
 import { ErrorNote, Page, TextField, useLoad, useSubmit } from '../ui.js'
 import { OauthProviders } from './oauth-providers.js'
+import { EndUsers } from './end-users.js'
 
 type EmailSettings = components['schemas']['ProjectEmailSettings']
 type Security = EmailSettings['smtp']['security']
@@ -107,7 +108,7 @@ function EmailForm ({ projectId, initial }: { projectId: string, initial: EmailS
   )
 }
 
-/** A project's end-user auth: on or off, its sign-in providers, its email settings. */
+/** A project's end-user auth: on or off, its end users, its sign-in providers, its email settings. */
 export function EndUserAuth ({ projectId }: { projectId: string }) {
   const project = useLoad(async () => await admin.projects.get(projectId), [projectId])
   const email = useLoad(async () => await emailSettingsOf(projectId), [projectId])
@@ -119,6 +120,8 @@ export function EndUserAuth ({ projectId }: { projectId: string }) {
       <ErrorNote error={project.error ?? email.error} />
       <h2>Sign-up and login</h2>
       {project.data !== null && <AuthSwitch projectId={projectId} enabled={project.data.authEnabled} onChanged={() => { project.reload() }} />}
+      <h2>End users</h2>
+      <EndUsers projectId={projectId} />
       <OauthProviders projectId={projectId} />
       <h2>Email</h2>
       {email.data !== null && <EmailForm projectId={projectId} initial={email.data.settings} />}

@@ -16,6 +16,11 @@ export function linearRegExp (source: string, flags = ''): RegExp {
   return new RE2(source, flags)
 }
 
+/** A pattern matching `text` literally: user input searched for as text, never read as a pattern. */
+export function literalPattern (text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}
+
 /**
  * A pattern in the one form both engines run alike: `source` is what RE2
  * compiles here, `serverSource` what MongoDB's PCRE is sent (the same text,

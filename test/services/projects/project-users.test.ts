@@ -5,7 +5,7 @@ import { passwordNeedsRehash, verifyPassword } from '../../../services/platform/
 import { MAX_EXTRA_FIELDS, MAX_EXTRA_FIELDS_BYTES } from '../../../services/projects/project-users.js'
 import { collectionKey } from '../../../services/collections/write-gate.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from '../../../services/projects/naming.js'
-import { projectUsersOn, tempStore } from '../../helper.js'
+import { projectUsersOn, refusal, tempStore } from '../../helper.js'
 
 const PASSWORD = 'correct horse battery'
 
@@ -209,4 +209,36 @@ t.test('sign-up takes the _users write gate: it waits for a definition change un
   await changing
   t.match(await registering, { email: 'ada@example.com' }, 'and is stored once the change is done')
   t.equal(await stored.countDocuments({}), 1)
+})
+
+t.test('page: newest first, the address filter taken literally, cursors bound to the project and filter', async (t) => {
+  const { users, raw } = await setup(t)
+  const emails = ['a.b@example.com', 'axb@example.com', 'c+d@example.com', 'e(f)@example.com']
+  const ids: string[] = []
+  for (const email of emails) ids.push((await users.createFromProvider('proj-a', email, true)).user.id)
+  await users.createFromProvider('proj-b', 'a.b@example.com', true)
+
+  const first = await users.page('proj-a', { limit: 3 })
+  t.same(first.items.map((item) => item.id), ids.slice(1).reverse())
+  t.same(first.items[0], { id: ids[3], email: 'e(f)@example.com', emailVerified: true, disabled: false, hasPassword: false, createdAt: first.items[0].createdAt, updatedAt: first.items[0].updatedAt })
+  const rest = await users.page('proj-a', { limit: 3, cursor: first.nextCursor ?? '' })
+  t.same([rest.items.map((item) => item.id), rest.nextCursor], [[ids[0]], null])
+
+  const emailsOf = async (emailContains: string) => (await users.page('proj-a', { emailContains })).items.map((item) => item.email)
+  t.same(await emailsOf('A.B'), ['a.b@example.com'], 'a dot is a dot, and case does not matter')
+  t.same(await emailsOf('c+d'), ['c+d@example.com'])
+  t.same(await emailsOf('(f)'), ['e(f)@example.com'])
+  t.same(await emailsOf('.*'), [])
+
+  const refusals = [
+    users.page('proj-b', { limit: 3, cursor: first.nextCursor ?? '' }),
+    users.page('proj-a', { limit: 3, cursor: first.nextCursor ?? '', emailContains: 'example' })
+  ]
+  for (const refused of refusals) t.equal((await refusal(refused)).code, 'APP_INVALID_CURSOR')
+
+  t.equal(await users.setDisabled('proj-a', ids[0], true), true)
+  t.match(await raw('proj-a').findOne({ _id: ids[0] }), { disabled: true, version: 2 }, 'the record\'s version moves')
+  t.equal((await users.state('proj-a', ids[0]))?.disabled, true)
+  t.equal(await users.setDisabled('proj-a', 'nobody', true), false)
+  t.equal(await users.state('proj-a', 'nobody'), null)
 })
