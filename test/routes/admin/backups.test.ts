@@ -129,3 +129,17 @@ t.test('only a listed user, by session or unscoped PAT, now; everyone else is re
   await app.identity.users.records.deleteOne({ _id: admin.id })
   t.equal((await call(app, 'GET', '/api/admin/backups', admin.auth)).status, 401)
 })
+
+t.test('a scheduled run keeps BACKUP_KEEP scheduled backups and never prunes those asked for', async (t) => {
+  const { app, admin } = await world(t, { BACKUP_KEEP: '1' })
+  const asked = (await call(app, 'POST', '/api/admin/backups', admin.auth)).body.data.id as string
+  await settled(app, admin.auth, asked)
+  const first = await app.backups.runScheduled()
+  t.same(first, { status: 'ready', pruned: 0 })
+  const second = await app.backups.runScheduled()
+  t.same(second, { status: 'ready', pruned: 1 }, 'the older scheduled one goes')
+  const items = (await call(app, 'GET', '/api/admin/backups', admin.auth)).body.data.items as Array<{ id: string, origin: string, requestedBy: string | null }>
+  t.same(items.map((item) => item.origin), ['schedule', 'api'])
+  t.equal(items[1].id, asked)
+  t.equal(items[0].requestedBy, null)
+})
