@@ -35,6 +35,7 @@ import hostingPlugin from './plugins/hosting.js'
 import trackerPlugin from './plugins/tracker.js'
 import toolsPlugin from './plugins/tools.js'
 import corsPlugin from './plugins/cors.js'
+import backupsPlugin from './plugins/backups.js'
 import routeAuthPlugin from './plugins/route-auth.js'
 import fastJsonPlugin from './plugins/fast-json.js'
 import consolePlugin from './plugins/console.js'
@@ -79,6 +80,7 @@ async function plinthApp (app: FastifyInstance, options: { config: Config }): Pr
   await app.register(realtimeWebSocketPlugin)
   await app.register(realtimePlugin)
   await app.register(assistantPlugin)
+  await app.register(backupsPlugin)
   await app.register(corsPlugin)
   await app.register(routeAuthPlugin)
   await app.register(auditPlugin)

@@ -16,7 +16,7 @@ if (file === undefined || (command !== 'backup' && command !== 'restore')) {
   process.exit(64)
 }
 const config = loadConfig()
-const sources = { dataDir: config.dataDir, reposDir: config.git.reposDir, hostingDir: config.hosting.dir, engine: config.mongodbUrl === null ? 'sqlite' as const : 'mongodb' as const }
+const sources = { dataDir: config.dataDir, reposDir: config.git.reposDir, hostingDir: config.hosting.dir, engine: config.mongodbUrl === null ? 'sqlite' as const : 'mongodb' as const, exclude: [config.backup.dir] }
 try {
   if (command === 'backup') {
     const manifest = await writeBackup(sources, file, { includeKeys: args.includes('--include-keys') })

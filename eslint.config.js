@@ -2,7 +2,7 @@ import neostandard from 'neostandard'
 
 /** Route folders on the second edition of the family template (every one), whose files read as tables. */
 const CONVERTED_ROUTES = [
-  'routes/assistant/**', 'routes/auth/**', 'routes/auxiliary/**', 'routes/collections/**', 'routes/data/**', 'routes/dns/**', 'routes/git/**',
+  'routes/admin/**', 'routes/assistant/**', 'routes/auth/**', 'routes/auxiliary/**', 'routes/collections/**', 'routes/data/**', 'routes/dns/**', 'routes/git/**',
   'routes/health/**', 'routes/hosting/**', 'routes/llm/**', 'routes/organizations/**', 'routes/permissions/**',
   'routes/project-auth/**', 'routes/projects/**', 'routes/tracker/**'
 ]

@@ -23,6 +23,8 @@ declare module 'fastify' {
     requirePlatformUser: (request: FastifyRequest) => Promise<void>
     /** onRequest: a platform JWT only (managing PATs and SSH keys is not something a PAT may do). */
     requirePlatformSession: (request: FastifyRequest) => Promise<void>
+    /** onRequest: a platform JWT or an unscoped PAT of a user PLATFORM_ADMINS lists now (403 otherwise). */
+    requirePlatformAdmin: (request: FastifyRequest) => Promise<void>
   }
 }
 
@@ -93,6 +95,15 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
   app.decorate('requirePlatformSession', async (request: FastifyRequest) => {
     const auth = await authenticate(request)
     if (auth.via !== 'jwt') throw identityErrors.patNotAllowed()
+    setCaller(request, 'user', auth)
+  })
+  // Asked on every request, of the configuration this process runs with: never a claim a token carries nor a value a
+  // client wrote, so a user taken off the list (or deleted: authenticate refuses them) loses access at once.
+  app.decorate('requirePlatformAdmin', async (request: FastifyRequest) => {
+    const auth = await authenticate(request)
+    if (!config.platformAdmins.includes(auth.userId)) throw identityErrors.platformAdminRequired({ why: 'this user is not listed in PLATFORM_ADMINS' })
+    // A PAT narrowed by scopes holds only catalogue permissions, none of which is the operator's.
+    if (auth.scopes !== undefined && auth.scopes.length > 0) throw identityErrors.platformAdminRequired({ why: 'a personal access token with scopes never acts as one; use a session or an unscoped token' })
     setCaller(request, 'user', auth)
   })
 }

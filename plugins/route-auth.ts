@@ -58,6 +58,8 @@ const AUTH_KINDS = {
   platform: { security: [requirement('platformToken')], hook: (app) => app.requirePlatformUser, refusals: [401] },
   // Managing credentials needs a signed-in session: a personal access token is refused with 403.
   session: { security: [requirement('platformToken')], hook: (app) => app.requirePlatformSession, refusals: [401, 403] },
+  // The deployment's operators (PLATFORM_ADMINS): a platform credential of a listed user, re-checked on each request.
+  platformAdmin: { security: [requirement('platformToken')], hook: (app) => app.requirePlatformAdmin, refusals: [401, 403] },
   projectUser: { security: [requirement('projectUserToken')], hook: (app) => app.requireProjectUser, refusals: [401, 403, 404] },
   serviceToken: { security: [requirement('serviceToken')], hook: (app) => app.requireServiceToken, refusals: [401] },
   // The data API takes an end user, a platform admin or nobody, and lets each collection method's rule decide.
@@ -112,7 +114,7 @@ declare module 'fastify' {
 /** The one view of the caller, over what the route's credential hook resolved. */
 class CallerView implements RequestCaller {
   constructor (private readonly request: FastifyRequest) {}
-  get user () { return this.member('user', 'auth \'platform\' or \'session\'') }
+  get user () { return this.member('user', 'auth \'platform\', \'session\' or \'platformAdmin\'') }
   get endUser () { return this.member('endUser', 'auth \'projectUser\'') }
   get data () { return this.member('data', 'auth \'data\'') }
   get git () { return this.member('git', 'auth \'git\'') }

@@ -21,7 +21,8 @@ export const API_TAGS = [
   { name: 'tracker', description: 'The work tracker: tracker projects with members, states, labels, issue types and estimates; work items with keys, filters, saved views, bulk patches and sync; comments, reactions, links, relations, subscribers, attachments and activity; cycles with burndowns, modules, intake, pages with versions, and automations (the MCP endpoint `/api/projects/{projectId}/tracker/mcp` speaks MCP\'s Streamable HTTP, not the API\'s envelope: docs/tracker.md, "MCP")' },
   { name: 'llm', description: 'LLM configuration of organizations and projects: provider credentials (sealed, shown masked, checked against the provider), settings, the models each credential offers, and how a project\'s values resolve' },
   { name: 'assistant', description: 'Assistant sessions of a project: messages, runs streamed as server-sent events (resumable with Last-Event-ID), every family\'s tools (tracker, collections, git, DNS, hosting) under the caller\'s current permissions, a person\'s approval of each critical tool call' },
-  { name: 'auxiliary', description: 'A project\'s automation and configuration: record webhooks (signed events of record writes, with retries, a delivery log, redelivery, replay and a test action) and variables (key/values its hosted apps get as environment variables at their next deploy; secret ones write-only)' }
+  { name: 'auxiliary', description: 'A project\'s automation and configuration: record webhooks (signed events of record writes, with retries, a delivery log, redelivery, replay and a test action) and variables (key/values its hosted apps get as environment variables at their next deploy; secret ones write-only)' },
+  { name: 'admin', description: 'The deployment\'s own operations, for platform administrators (the users PLATFORM_ADMINS lists): backups, made by a job, listed, downloaded and deleted' }
 ]
 
 /**

@@ -18,6 +18,7 @@ import llmRoutes from './llm/index.js'
 import llmUsageRoutes from './llm/usage.js'
 import auxiliaryRoutes from './auxiliary/index.js'
 import assistantRoutes from './assistant/index.js'
+import adminRoutes from './admin/index.js'
 
 /**
  * The one place route families are mounted. A new family is one folder under
@@ -46,4 +47,5 @@ export async function registerRoutes (app: FastifyInstance): Promise<void> {
   await app.register(llmRoutes, { prefix: '/api/projects/:projectId', level: 'project' })
   await app.register(llmUsageRoutes, { prefix: '/api/organizations/:orgId', level: 'organization' })
   await app.register(llmUsageRoutes, { prefix: '/api/projects/:projectId', level: 'project' })
+  await app.register(adminRoutes, { prefix: '/api/admin' })
 }

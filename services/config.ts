@@ -15,9 +15,10 @@ import { parseProjectOauthConfig, type ProjectOauthConfig } from './projects/oau
 import { parseRealtimeConfig, type RealtimeConfig } from './realtime/config.js'
 import { parseAssistantConfig, type AssistantConfig } from './assistant/config.js'
 import { parseWebhooksConfig, type WebhooksConfig } from './webhooks/config.js'
+import { parseBackupConfig, type BackupConfig } from './backup/config.js'
 
 export { ConfigError, UnavailableAtStartError }
-export type { AuditConfig, DnsConfig, GitConfig, HostingConfig, HostingTlsConfig, HttpTimeouts, IdentityConfig, JobsConfig, LlmConfig, LogLevel, MetricsConfig, ServerConfig, WebhooksConfig }
+export type { AuditConfig, BackupConfig, DnsConfig, GitConfig, HostingConfig, HostingTlsConfig, HttpTimeouts, IdentityConfig, JobsConfig, LlmConfig, LogLevel, MetricsConfig, ServerConfig, WebhooksConfig }
 
 /**
  * Configuration comes from the environment only, validated once at start:
@@ -53,21 +54,26 @@ export interface Config extends ServerConfig {
   realtime: RealtimeConfig
   /** Assistant runs: the wall time between pauses and the largest tool answer handed to a model (docs/assistant.md). */
   assistant: AssistantConfig
+  /** Backups through the API: where they are kept, their schedule and retention, an S3-compatible bucket (docs/operations.md, "Backups"). */
+  backup: BackupConfig
 }
 
 /**
- * The repositories' and the hosting's folders are owned whole: one inside the
- * other, or either being DATA_DIR itself, would mix their trees (a project's
- * repository folder among build folders; a backup and its restore could not
- * tell them apart).
+ * The repositories', the hosting's and the backups' folders are owned whole:
+ * one inside another, or any being DATA_DIR itself, would mix their trees (a
+ * project's repository folder among build folders; a backup and its restore
+ * could not tell them apart; backups inside the trees they back up).
  */
 function checkSeparateRoots (dataDir: string, roots: Array<[variable: string, dir: string]>): void {
   const inside = (dir: string, parent: string): boolean => dir === parent || dir.startsWith(parent.endsWith(sep) ? parent : parent + sep)
   for (const [variable, dir] of roots) {
     if (dir === dataDir) throw new ConfigError(variable, `must not be DATA_DIR itself (${dir}): give it a folder of its own`)
   }
-  const [[firstName, first], [secondName, second]] = roots
-  if (inside(first, second) || inside(second, first)) throw new ConfigError(secondName, `must not be ${firstName} (${first}) or lie inside it, nor hold it: each is a folder of its own`)
+  for (const [index, [secondName, second]] of roots.entries()) {
+    for (const [firstName, first] of roots.slice(0, index)) {
+      if (inside(first, second) || inside(second, first)) throw new ConfigError(secondName, `must not be ${firstName} (${first}) or lie inside it, nor hold it: each is a folder of its own`)
+    }
+  }
 }
 
 export function loadConfig (env: Env = process.env): Config {
@@ -75,7 +81,8 @@ export function loadConfig (env: Env = process.env): Config {
   const { port, host, dataDir, publicUrl } = server
   const git = parseGitConfig(env, dataDir)
   const hosting = parseHostingConfig(env, { dataDir, apiPort: port, apiHost: host })
-  checkSeparateRoots(dataDir, [['GIT_REPOS_DIR', git.reposDir], ['HOSTING_DIR', hosting.dir]])
+  const backup = parseBackupConfig(env, dataDir)
+  checkSeparateRoots(dataDir, [['GIT_REPOS_DIR', git.reposDir], ['HOSTING_DIR', hosting.dir], ['BACKUP_DIR', backup.dir]])
   return {
     ...server,
     identity: parseIdentityConfig(env, { publicUrl }),
@@ -91,7 +98,8 @@ export function loadConfig (env: Env = process.env): Config {
     projectEmail: parseProjectEmailConfig(env),
     projectOauth: parseProjectOauthConfig(env),
     realtime: parseRealtimeConfig(env),
-    assistant: parseAssistantConfig(env)
+    assistant: parseAssistantConfig(env),
+    backup
   }
 }
 

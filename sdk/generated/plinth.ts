@@ -10637,6 +10637,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/backups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Backups, newest first
+         * @description Refused with:
+         *     - 400 `APP_INVALID_CURSOR`: the cursor is not a `nextCursor` this list gave
+         */
+        get: operations["listBackups"];
+        put?: never;
+        /**
+         * Back up the deployment
+         * @description Answers 202 with the backup `queued`; a job writes the archive while the server keeps serving (the store is copied in one read transaction), reads it back through the restore's checks, then marks it `ready` or `failed`. The master key is never in it. On MongoDB the store is not in it: use mongodump or the provider's snapshots.
+         */
+        post: operations["createBackup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/backups/{backupId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One backup
+         * @description Refused with:
+         *     - 404 `APP_BACKUP_NOT_FOUND`: no backup has this id
+         */
+        get: operations["getBackup"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a backup and its archive
+         * @description A copy put in S3-compatible storage stays there.
+         *
+         *     Refused with:
+         *     - 404 `APP_BACKUP_NOT_FOUND`: no backup has this id
+         */
+        delete: operations["deleteBackup"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/backups/{backupId}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A ready backup's archive
+         * @description Streams the archive, restored with `npm run restore -- <file>` into an empty DATA_DIR. Errors are JSON.
+         *
+         *     Refused with:
+         *     - 404 `APP_BACKUP_NOT_FOUND`: no backup has this id
+         *     - 409 `APP_BACKUP_NOT_READY`: the backup is still queued or running, or failed
+         */
+        get: operations["downloadBackup"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -12848,6 +12925,42 @@ export interface components {
             data: unknown;
             /** Format: date-time */
             at: string;
+        };
+        Backup: {
+            id: string;
+            /** @description `queued`, `running` (a job on the long lane), then `ready` or `failed` */
+            status: "queued" | "running" | "ready" | "failed";
+            /** @description Asked for through the API, or made by BACKUP_SCHEDULE (only these are pruned to BACKUP_KEEP) */
+            origin: "api" | "schedule";
+            /** @description The platform administrator who asked; null for a scheduled one */
+            requestedBy: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it became ready or failed
+             */
+            finishedAt: string | null;
+            /** @description The archive's bytes, once ready */
+            size: number | null;
+            /** @description The SHA-256 of the whole archive, once ready */
+            sha256: string | null;
+            /** @description Files in the archive's manifest, once ready */
+            files: number | null;
+            /** @description `mongodb`: the store is not in the archive (use mongodump or the provider's snapshots) */
+            engine: "sqlite" | "mongodb";
+            /** @description `verified`: read back through the restore's checks (manifest, each file's SHA-256) when made, and still of that size; `missing`: its file is gone from BACKUP_DIR; `changed`: its size is no longer the one verified; null until ready */
+            checksum: "verified" | "missing" | "changed" | (never | null);
+            /** @description Why it failed */
+            error: string | null;
+            /** @description The copy in S3-compatible storage, when BACKUP_S3_ENDPOINT is set */
+            upload: {
+                status: "uploaded" | "failed";
+                /** @description The object's key in BACKUP_S3_BUCKET */
+                key: string;
+                /** @description Why the upload failed */
+                error: string | null;
+            } | null;
         };
     };
     responses: {
@@ -36471,6 +36584,191 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listBackups: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the page before */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: components["schemas"]["Backup"][];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createBackup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    /** @description The URL of what was created */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Backup"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getBackup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                backupId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Backup"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteBackup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                backupId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the envelope, with the answer in `data` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    downloadBackup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                backupId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archive: a gzip-compressed tar with its manifest, as `npm run restore` reads it */
+            200: {
+                headers: {
+                    /** @description `attachment`, with the archive's name */
+                    "Content-Disposition"?: string;
+                    /** @description Bytes in the archive */
+                    "Content-Length"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": Blob;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
             414: components["responses"]["UriTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];

@@ -16,6 +16,8 @@ export interface BackupSources {
   hostingDir: string
   /** On MongoDB the store is not in DATA_DIR: mongodump or the provider's snapshots back it up. */
   engine: 'sqlite' | 'mongodb'
+  /** Folders left out (BACKUP_DIR: backups are not backed up again). */
+  exclude?: readonly string[]
 }
 
 export const KEY_FILES = [MASTER_KEY_FILE, 'ssh_host_ed25519_key']
@@ -24,13 +26,13 @@ const STORE_FILES = new Set([STORE_FILE, `${STORE_FILE}-wal`, `${STORE_FILE}-shm
 const inside = (parent: string, child: string): boolean => child === parent || child.startsWith(parent + sep)
 
 /** The archive's roots for these sources: a directory under DATA_DIR travels inside `data`. */
-export function backupRoots (sources: Omit<BackupSources, 'engine'>): Array<{ name: RootName, variable: string, dir: string }> {
+export function backupRoots (sources: Omit<BackupSources, 'engine' | 'exclude'>): Array<{ name: RootName, variable: string, dir: string }> {
   const dirs: Record<RootName, string> = { data: resolve(sources.dataDir), git: resolve(sources.reposDir), hosting: resolve(sources.hostingDir) }
   return ROOT_NAMES.filter((name) => name === 'data' || !inside(dirs.data, dirs[name])).map((name) => ({ name, variable: ROOT_VARIABLES[name], dir: dirs[name] }))
 }
 
 /** Where the repositories and hosting artifacts travel in the archive: their own root, or their folder under `data`. */
-export function backupParts (sources: Omit<BackupSources, 'engine'>): BackupParts {
+export function backupParts (sources: Omit<BackupSources, 'engine' | 'exclude'>): BackupParts {
   const data = resolve(sources.dataDir)
   const place = (name: 'git' | 'hosting', dir: string): string =>
     inside(data, resolve(dir)) ? ['data', ...relative(data, resolve(dir)).split(sep).filter((part) => part !== '')].join('/') : name
@@ -122,6 +124,7 @@ export async function writeBackup (sources: BackupSources, file: string, options
   const partial = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.partial`)
   const snapshot = `${partial}.db`
   const roots = backupRoots(sources)
+  const excluded = new Set((sources.exclude ?? []).map((dir) => resolve(dir)))
   const manifest: BackupManifest = {
     format: 'plinth-backup',
     version: 1,
@@ -138,7 +141,7 @@ export async function writeBackup (sources: BackupSources, file: string, options
     if (sources.engine === 'sqlite') snapshotStore(sources.dataDir, snapshot)
     const tar = new TarWriter(gzip)
     const skip = (absolute: string, name: string): boolean => {
-      if (absolute === target || absolute === partial || absolute === snapshot) return true
+      if (absolute === target || absolute === partial || absolute === snapshot || excluded.has(absolute)) return true
       if (dirname(absolute) !== roots[0].dir) return false
       return STORE_FILES.has(name) || (options.includeKeys !== true && KEY_FILES.includes(name))
     }

@@ -7,6 +7,24 @@ export const backupErrors = errorCatalogue('backup', {
     message: ({ why }: { why: string }) => `The archive cannot be restored: ${why}`,
     description: 'the archive is not a Plinth backup, is damaged, a file in it does not match its manifest\'s checksum, or its roots or engine are not this server\'s'
   },
+  archiveNotFound: {
+    code: 'APP_BACKUP_ARCHIVE_NOT_FOUND',
+    status: 404,
+    message: ({ file }: { file: string }) => `The archive ${file} does not exist`,
+    description: 'no file at the path given'
+  },
+  backupNotFound: {
+    code: 'APP_BACKUP_NOT_FOUND',
+    status: 404,
+    message: 'Backup not found',
+    description: 'no backup has this id'
+  },
+  backupNotReady: {
+    code: 'APP_BACKUP_NOT_READY',
+    status: 409,
+    message: ({ status }: { status: string }) => `The backup is ${status}: only a ready backup has an archive to download`,
+    description: 'the backup is still queued or running, or failed'
+  },
   targetNotEmpty: {
     code: 'APP_RESTORE_TARGET_NOT_EMPTY',
     status: 409,

@@ -57,7 +57,9 @@ async function readArchive (file: string, server: { roots: ReadonlyMap<RootName,
   const met = new Set<string>()
   const found = new Map<string, ManifestFile>()
   let manifest: BackupManifest | null = null
-  const archive = await open(file, 'r')
+  const archive = await open(file, 'r').catch((error: NodeJS.ErrnoException) => {
+    throw error.code === 'ENOENT' ? backupErrors.archiveNotFound({ file }) : error
+  })
   if (!(await archive.stat()).isFile()) {
     await archive.close()
     throw invalid(`${file} is not a file`)
@@ -112,6 +114,16 @@ async function readArchive (file: string, server: { roots: ReadonlyMap<RootName,
   checkRoots(manifest, roots, server.parts, server.engine)
   checkFiles(manifest, roots, kinds, found)
   return { manifest, kinds, found }
+}
+
+/**
+ * Reads the archive `file` through the checks a restore makes before it
+ * writes anything (every path, the manifest, these sources' roots, each
+ * file's size and SHA-256), writing nothing: its manifest, or why not.
+ */
+export async function verifyBackup (sources: BackupSources, file: string): Promise<BackupManifest> {
+  const roots = new Map(backupRoots(sources).map((root) => [root.name, root.dir]))
+  return (await readArchive(file, { roots, parts: backupParts(sources), engine: sources.engine })).manifest
 }
 
 /**

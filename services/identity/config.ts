@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { ConfigError, httpUrl, integer, origins, parseHttpUrl, text, type Env } from '../platform/config-env.js'
+import { ConfigError, httpUrl, integer, list, origins, parseHttpUrl, text, type Env } from '../platform/config-env.js'
 
 export const SSO_PROVIDER_NAMES = ['google', 'microsoft', 'apple'] as const
 export type SsoProviderName = typeof SSO_PROVIDER_NAMES[number]
@@ -13,6 +13,21 @@ const SsoProviderConfig = Type.Object({
   issuer: Type.String({ minLength: 1 })
 })
 export type SsoProviderConfig = Static<typeof SsoProviderConfig>
+
+/** A platform user's id as the one id generator makes it: what PLATFORM_ADMINS lists. */
+const PLATFORM_USER_ID = '^[0-9a-hjkmnp-tv-z]{20}$'
+
+/**
+ * Ids, not emails: registration is open and platform emails are not proven,
+ * so a listed email could be registered first by someone else, or again after
+ * its account was deleted; an id is the server's own and never reused.
+ */
+function platformAdmins (env: Env): string[] {
+  const ids = list(env, 'PLATFORM_ADMINS')
+  const bad = ids.find((id) => !new RegExp(PLATFORM_USER_ID).test(id))
+  if (bad !== undefined) throw new ConfigError('PLATFORM_ADMINS', `must list platform user ids (the \`id\` of GET /api/auth/me), comma-separated; "${bad}" is not one`)
+  return [...new Set(ids)]
+}
 
 const seconds = (variable: string, minimum: number, maximum: number, description: string) =>
   Type.Integer({ minimum, maximum, variable, description })
@@ -38,6 +53,10 @@ export const IdentityConfig = Type.Object({
     max: Type.Integer({ minimum: 1, variable: 'AUTH_RATE_LIMIT_MAX', description: 'Attempts allowed per window' }),
     windowSeconds: Type.Integer({ minimum: 1, variable: 'AUTH_RATE_LIMIT_WINDOW_SECONDS', description: 'The window' })
   }, { description: 'Attempts per window on register, login, refresh and SSO exchange, per client address (and per account on login)' }),
+  platformAdmins: Type.Array(Type.String({ pattern: PLATFORM_USER_ID }), {
+    variable: 'PLATFORM_ADMINS',
+    description: 'Ids of the platform users who are platform administrators (backups), comma-separated; checked on every request'
+  }),
   sso: Type.Object({
     providers: Type.Array(SsoProviderConfig, {
       variables: SSO_PROVIDER_NAMES.flatMap((name) => ['CLIENT_ID', 'CLIENT_SECRET', 'ISSUER'].map((part) => `${name.toUpperCase()}_${part}`)),
@@ -94,6 +113,7 @@ export function parseIdentityConfig (env: Env, { publicUrl }: { publicUrl: strin
       max: integer(env, 'AUTH_RATE_LIMIT_MAX', 10, 1, 1_000_000),
       windowSeconds: integer(env, 'AUTH_RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400)
     },
+    platformAdmins: platformAdmins(env),
     sso: {
       providers: ssoProviders(env),
       redirectUrl: parseHttpUrl('SSO_REDIRECT_URL', text(env, 'SSO_REDIRECT_URL') ?? `${publicUrl}/`).href,

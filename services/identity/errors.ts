@@ -6,6 +6,12 @@ import { errorCatalogue, fieldIssue } from '../platform/errors.js'
  * users share the account rules (`weakPassword`, `invalidCredentials`…).
  */
 export const identityErrors = errorCatalogue('identity', {
+  platformAdminRequired: {
+    code: 'APP_PLATFORM_ADMIN_REQUIRED',
+    status: 403,
+    message: ({ why }: { why: string }) => `Needs a platform administrator: ${why}`,
+    description: 'the caller is not a platform administrator (a user PLATFORM_ADMINS lists), or calls with a personal access token narrowed by scopes'
+  },
   invalidEmail: {
     code: 'APP_INVALID_EMAIL',
     status: 400,

@@ -18,8 +18,14 @@ export interface OutboundRequest {
   method: string
   url: string
   headers: Record<string, string>
-  body?: string | Buffer
+  /** A body, or one streamed from `open()` (a backup archive) of exactly `length` bytes. */
+  body?: string | Buffer | StreamedBody
 }
+
+export interface StreamedBody { length: number, open: () => Readable }
+
+const isStreamed = (body: OutboundRequest['body']): body is StreamedBody => body !== undefined && typeof body !== 'string' && !Buffer.isBuffer(body)
+const bodyLength = (body: string | Buffer | StreamedBody): number => isStreamed(body) ? body.length : Buffer.byteLength(body)
 
 export interface OutboundLimits {
   /** From the start of the call to the last byte read. */
@@ -67,11 +73,20 @@ function open (url: URL, target: CheckedTarget, request: OutboundRequest): Retur
     port: target.port,
     path: `${url.pathname}${url.search}`,
     method: request.method,
-    headers: request.body === undefined ? request.headers : { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
+    headers: request.body === undefined ? request.headers : { ...request.headers, 'content-length': String(bodyLength(request.body)) },
     // A fresh connection per call: a pooled socket could outlive the check that allowed its address.
     agent: false,
     ...(target.addresses.length > 0 ? { lookup: pinnedLookup(target.addresses) } : {})
   })
+}
+
+/** Writes the body and ends the request; a streamed body that fails to read fails the call. */
+function send (call: ReturnType<typeof httpRequest>, body: OutboundRequest['body']): void {
+  if (!isStreamed(body)) {
+    call.end(body)
+    return
+  }
+  pipeline(body.open(), call, (error) => { if (error !== undefined && error !== null) call.destroy(error) })
 }
 
 export async function outboundRequest (guard: AddressGuard, request: OutboundRequest, limits: OutboundLimits): Promise<OutboundResult> {
@@ -122,7 +137,7 @@ export async function outboundRequest (guard: AddressGuard, request: OutboundReq
       response.on('end', answered)
       response.on('error', (error: NodeJS.ErrnoException) => { finish({ kind: 'failed', code: error.code ?? 'ECONNRESET', reason: error.message }) })
     })
-    call.end(request.body)
+    send(call, request.body)
   })
 }
 
@@ -200,6 +215,6 @@ export async function outboundStream (guard: AddressGuard, request: OutboundRequ
       pipeline(response, counted, () => {})
       finish({ kind: 'answered', status: response.statusCode ?? 0, statusMessage: response.statusMessage ?? '', headers: response.headers, body: counted })
     })
-    call.end(request.body)
+    send(call, request.body)
   })
 }

@@ -199,13 +199,17 @@ t.test('the repositories\' and the hosting\'s folders are each their own: not on
     ['hosting inside the repositories', { GIT_REPOS_DIR: '/srv/git', HOSTING_DIR: '/srv/git/apps' }, /HOSTING_DIR/],
     ['the repositories inside hosting', { GIT_REPOS_DIR: 'hosting/git' }, /HOSTING_DIR/],
     ['the repositories in DATA_DIR itself', { GIT_REPOS_DIR: '.' }, /GIT_REPOS_DIR must not be DATA_DIR itself/],
-    ['hosting in DATA_DIR itself', { HOSTING_DIR: '/srv/plinth' }, /HOSTING_DIR must not be DATA_DIR itself/]
+    ['hosting in DATA_DIR itself', { HOSTING_DIR: '/srv/plinth' }, /HOSTING_DIR must not be DATA_DIR itself/],
+    ['backups in DATA_DIR itself', { BACKUP_DIR: '/srv/plinth' }, /BACKUP_DIR must not be DATA_DIR itself/],
+    ['backups among the repositories', { BACKUP_DIR: 'git/backups' }, /BACKUP_DIR must not be GIT_REPOS_DIR/],
+    ['backups holding the hosting', { HOSTING_DIR: '/srv/b/apps', BACKUP_DIR: '/srv/b' }, /BACKUP_DIR must not be HOSTING_DIR/]
   ]
   for (const [name, env, message] of refused) {
     t.throws(() => loadConfig({ DATA_DIR: '/srv/plinth', ...env }), { name: 'ConfigError', message }, name)
   }
   const apart = loadConfig({ DATA_DIR: '/srv/plinth', GIT_REPOS_DIR: '/srv/git', HOSTING_DIR: '/srv/git-apps' })
   t.same([apart.git.reposDir, apart.hosting.dir], ['/srv/git', '/srv/git-apps'], 'a name that only starts like the other is apart')
+  t.equal(apart.backup.dir, '/srv/plinth/backups', 'backups under DATA_DIR by default, left out of each backup')
 })
 
 t.test('hostnames and certificates: ACME off unless a directory is set, resolvers as addresses', async (t) => {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { gunzipSync, gzipSync } from 'node:zlib'
@@ -171,4 +171,13 @@ t.test('the store\'s snapshot is owner-only from its first byte (it holds every 
   const copy = new Database(target, { readonly: true })
   t.equal(copy.prepare('SELECT value FROM kept').pluck().get(), 'a secret', 'and it is the store\'s copy')
   copy.close()
+})
+
+t.test('a restore of an archive that is not there names the file, and writes nothing', async (t) => {
+  const dataDir = join(tempDir(t), 'data')
+  const missing = join(tempDir(t), 'nightly.tar.gz')
+  const run = await cli(['restore', missing], dataDir)
+  t.equal(run.code, 1)
+  t.equal(run.stderr.trim(), `The archive ${missing} does not exist`)
+  t.notOk(existsSync(dataDir), 'no DATA_DIR made')
 })
