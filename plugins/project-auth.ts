@@ -121,6 +121,7 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
     allowedOrigins: async (projectId) => (await projects.findById(projectId))?.allowedOrigins ?? []
   })
   await oauthSignIn.init()
+  oauthProviders.onChange((projectId, provider) => { oauthSignIn.forgetProvider(projectId, provider) })
   for (const schema of projectOauthSchemas) app.addSchema(schema)
   for (const schema of projectAuthEmailSchemas) app.addSchema(schema)
   for (const schema of projectAuthSchemas) app.addSchema(schema)

@@ -69,7 +69,8 @@ export class OauthSignIn {
   private readonly states: StoreCollection<StateRecord>
   private readonly tickets: StoreCollection<TicketRecord>
   private readonly identities: StoreCollection<IdentityRecord>
-  private readonly clients = new Map<string, { updatedAt: number, client: OidcClient }>()
+  /** By `<projectId>/<provider>`: the client built from the settings whose fingerprint it holds. */
+  private readonly clients = new Map<string, { fingerprint: string, client: OidcClient }>()
 
   constructor (private readonly store: Store, private readonly deps: {
     clock: Clock
@@ -188,6 +189,11 @@ export class OauthSignIn {
     for (const key of this.clients.keys()) if (key.startsWith(`${projectId}/`)) this.clients.delete(key)
   }
 
+  /** The provider was changed or removed (OauthProviders.onChange): its client and the discovery it cached go. */
+  forgetProvider (projectId: string, providerId: string): void {
+    this.clients.delete(`${projectId}/${providerId}`)
+  }
+
   /**
    * The user this provider account signed in as before; else the account
    * holding the address, only when the provider verified it; else a new
@@ -222,20 +228,33 @@ export class OauthSignIn {
   }
 
   private async enabledProvider (projectId: string, providerId: string): Promise<OpenedProvider> {
-    const provider = await this.deps.providers.opened(projectId, providerId)
+    let provider: OpenedProvider
+    try {
+      provider = await this.deps.providers.opened(projectId, providerId)
+    } catch (error) {
+      // Removed through another process: nothing tells this one but the read.
+      if (projectErrors.oauthProviderNotFound.is(error)) this.forgetProvider(projectId, providerId)
+      throw error
+    }
     if (!provider.enabled) throw projectErrors.oauthProviderDisabled({ provider: providerId })
     return provider
   }
 
-  /** One client per provider, rebuilt when its settings change (its discovery is cached with it). */
+  /**
+   * One client per provider (its discovery is cached with it), rebuilt when
+   * the settings it was built from differ in any way: compared whole rather
+   * than by `updatedAt`, which two changes within a millisecond, or another
+   * process's clock, can leave equal.
+   */
   private client (projectId: string, provider: OpenedProvider): OidcClient {
     const key = `${projectId}/${provider.id}`
+    const fingerprint = createHash('sha256').update(JSON.stringify(provider.client)).digest('base64url')
     const cached = this.clients.get(key)
-    if (cached !== undefined && cached.updatedAt === provider.updatedAt) return cached.client
+    if (cached !== undefined && cached.fingerprint === fingerprint) return cached.client
     const client = new OidcClient({ ...provider.client, responseMode: 'query' }, {
       clock: this.deps.clock, fetch: this.deps.fetch, redirectUri: this.deps.callbackUrl(projectId, provider.id)
     })
-    this.clients.set(key, { updatedAt: provider.updatedAt, client })
+    this.clients.set(key, { fingerprint, client })
     return client
   }
 
