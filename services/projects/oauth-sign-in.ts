@@ -203,7 +203,9 @@ export class OauthSignIn {
    * it back into the account the owner now uses.
    */
   private async linkOrCreate (projectId: string, provider: OpenedProvider, claims: Record<string, unknown>): Promise<ProjectAccount> {
-    const key = identityKey(projectId, provider.id, provider.client.issuer, String(claims.sub))
+    // OpenID Connect Core §5.7: a `sub` is unique only within its issuer, the validated token's `iss` (one issuer
+    // setting, Microsoft's `common`, stands for every tenant's).
+    const key = identityKey(projectId, provider.id, String(claims.iss), String(claims.sub))
     const linked = await this.identities.findOne({ _id: key })
     if (linked !== null) {
       const account = await this.deps.users.account(projectId, linked.userId)
