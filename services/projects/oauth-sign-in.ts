@@ -30,7 +30,7 @@ export interface LinkedIdentity { provider: string, linkedAt: string, email: str
 export interface OauthCallbackParams { code?: string, state?: string, error?: string, iss?: string }
 
 /** Where to send the browser, the cookie binding it to its sign-in, and why a sign-in did not complete. */
-export interface OauthStarted { location: string, binding: string }
+export interface OauthStarted { location: string, flow: string, binding: string }
 export interface OauthLanding { location: string, failure: { code: string, cause: unknown } | null }
 
 const STATE_TTL_SECONDS = 600
@@ -45,6 +45,14 @@ export const OAUTH_FAILURES = [
 
 const identityKey = (projectId: string, provider: string, issuer: string, subject: string): string =>
   createHash('sha256').update(JSON.stringify([projectId, provider, issuer, subject])).digest('base64url')
+
+/**
+ * Which flow a state belongs to, for the name of its browser cookie: one
+ * cookie per flow, so a second sign-in started in another tab does not
+ * overwrite the first one's. Derived from the state, so the callback finds
+ * it; a prefix of its hash, so the cookie's name does not give the state away.
+ */
+export const oauthFlowId = (state: string): string => hashToken(`flow:${state}`).slice(0, 16)
 
 const STATES = 'project_oauth_states'
 const TICKETS = 'project_oauth_tickets'
@@ -119,7 +127,7 @@ export class OauthSignIn {
       redirectTo: landing,
       expiresAt: new Date(this.deps.clock.nowMs() + STATE_TTL_SECONDS * 1000)
     })
-    return { location, binding }
+    return { location, flow: oauthFlowId(state), binding }
   }
 
   /**

@@ -116,7 +116,9 @@ t.test('sign-in creates an end user, a second sign-in finds the same one; replay
   const bad = await app.inject({ url: `${tampered.pathname}${tampered.search}`, headers: { cookie: String(started.headers['set-cookie']).split(';')[0] } })
   t.equal(bad.statusCode, 400)
   t.equal(bad.json().code, 'APP_SSO_INVALID_STATE', 'a tampered state is refused')
-  const otherBrowser = await app.inject({ url: `${back.pathname}${back.search}`, headers: { cookie: 'plinth_oauth=someone-else' } })
+  const flowCookie = String(started.headers['set-cookie']).split('=')[0]
+  t.match(flowCookie, /^plinth_oauth_[0-9a-f]{16}$/, 'the cookie is named for its flow')
+  const otherBrowser = await app.inject({ url: `${back.pathname}${back.search}`, headers: { cookie: `${flowCookie}=someone-else` } })
   t.equal(otherBrowser.json().code, 'APP_SSO_INVALID_STATE', 'the callback in another browser is refused')
 
   const offSite = await app.inject({ url: `${auth}/corp/start?redirectTo=${encodeURIComponent('http://evil.test/')}` })
@@ -138,6 +140,30 @@ t.test('an unverified address never reaches an existing account', async (t) => {
   const carol = await call(app, 'POST', `/api/p/${projectId}/auth/register`, {}, { email: 'carol@example.com', password: 'correct horse battery' })
   t.equal(carol.status, 201, 'the address is still free for its owner')
   t.equal((await signIn('unverified-carol')).location.searchParams.get('error'), 'APP_SSO_EMAIL_NOT_VERIFIED', 'and the unproven claim never reaches her account')
+})
+
+t.test('two sign-ins started in one browser (two tabs) both complete, in either order', async (t) => {
+  // The browser's cookie jar for the project's OAuth path: a cookie of the same name replaces the one before.
+  const jar = new Map<string, string>()
+  const start = async () => {
+    const started = await app.inject({ url: `${auth}/corp/start?redirectTo=${encodeURIComponent(`${APP_ORIGIN}/done`)}`, headers: { cookie: cookieHeader() } })
+    const [name, value] = String(started.headers['set-cookie']).split(';')[0].split('=')
+    jar.set(name, value)
+    return started.headers.location as string
+  }
+  const cookieHeader = () => [...jar].map(([name, value]) => `${name}=${value}`).join('; ')
+  const first = await start()
+  const second = await start()
+  t.equal(jar.size, 2, 'the second did not replace the first\'s cookie')
+  const backSecond = await authorize(second, 'erin')
+  const backFirst = await authorize(first, 'erin')
+  for (const [name, back] of [['first', backFirst], ['second', backSecond]] as const) {
+    const landed = await app.inject({ url: `${back.pathname}${back.search}`, headers: { cookie: cookieHeader() } })
+    t.equal(landed.statusCode, 302, name)
+    t.ok(new URL(landed.headers.location as string).searchParams.get('ticket'), `the ${name} completes`)
+    const cleared = String(landed.headers['set-cookie']).split(';')[0].split('=')[0]
+    t.ok(jar.delete(cleared), 'and clears its own cookie only')
+  }
 })
 
 const me = `/api/p/${projectId}/auth/me`
