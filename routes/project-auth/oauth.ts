@@ -64,7 +64,7 @@ const oauthSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const { projectId, provider } = request.params
     await rateLimiter.hit('project-oauth-start', `${projectId}:${request.ip}`, limit)
-    const started = await oauthSignIn.start(projectId, provider, request.query.redirectTo)
+    const started = await oauthSignIn.start(projectId, provider, request.query.redirectTo, request.query.codeChallenge)
     void reply.header('set-cookie', cookie(projectId, cookieName(started.flow), started.binding, 600))
     return reply.redirect(started.location, 302)
   })
@@ -104,14 +104,15 @@ const oauthSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'exchangeProjectOauthTicket',
       tags,
       summary: 'Trade a one-time sign-in ticket for the project\'s session',
-      description: 'A ticket works once, for 60 s. Answers what login answers. Rate-limited per client address.',
+      description: 'A ticket works once, for 60 s, with the verifier of the `codeChallenge` its sign-in started with ' +
+        '(a wrong one uses the ticket up). Answers what login answers. Rate-limited per client address.',
       params: ProjectAuthParams,
       body: OauthExchangeBody,
       response: OauthResponses.exchanged
     }
   }, async (request) => {
     await rateLimiter.hit('project-oauth-exchange', `${request.params.projectId}:${request.ip}`, limit)
-    return ok(await oauthSignIn.exchange(request.params.projectId, request.body.ticket))
+    return ok(await oauthSignIn.exchange(request.params.projectId, request.body.ticket, request.body.codeVerifier))
   })
 }
 

@@ -17,10 +17,12 @@ type StateRecord = {
   codeVerifier: string
   /** SHA-256 of the cookie set on the browser that started the sign-in. */
   bindingHash: string
+  /** The app's S256 challenge: the ticket this sign-in ends with is traded only with its verifier. */
+  codeChallenge: string
   redirectTo: string
   expiresAt: Date
 }
-type TicketRecord = { projectId: string, userId: string, expiresAt: Date }
+type TicketRecord = { projectId: string, userId: string, codeChallenge: string, expiresAt: Date }
 /** `email`: the address the provider proved when the link was made (absent on links made before it was kept). */
 type IdentityRecord = { projectId: string, provider: string, subject: string, userId: string, email?: string, createdAt: Date }
 
@@ -107,7 +109,7 @@ export class OauthSignIn {
     return await this.deps.providers.enabled(projectId)
   }
 
-  async start (projectId: string, providerId: string, redirectTo: string): Promise<OauthStarted> {
+  async start (projectId: string, providerId: string, redirectTo: string, codeChallenge: string): Promise<OauthStarted> {
     await this.deps.auth.requireAuthOn(projectId)
     const provider = await this.enabledProvider(projectId, providerId)
     const landing = await this.checkRedirect(projectId, redirectTo)
@@ -124,6 +126,7 @@ export class OauthSignIn {
       nonce,
       codeVerifier,
       bindingHash: hashToken(binding),
+      codeChallenge,
       redirectTo: landing,
       expiresAt: new Date(this.deps.clock.nowMs() + STATE_TTL_SECONDS * 1000)
     })
@@ -150,7 +153,7 @@ export class OauthSignIn {
       if (claims.email === undefined && accessToken !== null) claims = { ...await client.userinfo(accessToken, String(claims.sub)), ...claims }
       const account = await this.linkOrCreate(projectId, provider, claims)
       const ticket = generateToken()
-      await this.tickets.insertOne({ _id: hashToken(ticket), projectId, userId: account.user.id, expiresAt: new Date(this.deps.clock.nowMs() + TICKET_TTL_SECONDS * 1000) })
+      await this.tickets.insertOne({ _id: hashToken(ticket), projectId, userId: account.user.id, codeChallenge: state.codeChallenge, expiresAt: new Date(this.deps.clock.nowMs() + TICKET_TTL_SECONDS * 1000) })
       return { location: withParam(state.redirectTo, 'ticket', ticket), failure: null }
     } catch (error) {
       const code = (OAUTH_FAILURES.find((failure) => failure.is(error)) ?? identityErrors.ssoFailed).code
@@ -158,10 +161,16 @@ export class OauthSignIn {
     }
   }
 
-  /** Trades a ticket for the project's session, once. */
-  async exchange (projectId: string, ticket: string): Promise<ProjectSession> {
+  /**
+   * Trades a ticket for the project's session, once, given the verifier of
+   * the challenge its sign-in started with: a ticket carried to another app
+   * (a link that would sign its victim into someone else's account) does not
+   * come with it, and is used up by the attempt.
+   */
+  async exchange (projectId: string, ticket: string, codeVerifier: string): Promise<ProjectSession> {
     const record = await this.tickets.findOneAndDelete({ _id: hashToken(ticket), projectId })
     if (record === null || record.expiresAt.getTime() <= this.deps.clock.nowMs()) throw identityErrors.invalidSsoTicket()
+    if (createHash('sha256').update(codeVerifier, 'ascii').digest('base64url') !== record.codeChallenge) throw identityErrors.invalidSsoTicket()
     const account = await this.deps.users.account(projectId, record.userId)
     if (account === null) throw identityErrors.invalidSsoTicket()
     return await this.deps.auth.signInWithProvider(projectId, account)

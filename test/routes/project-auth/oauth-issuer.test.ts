@@ -13,6 +13,9 @@ import { buildTestApp, call, signUp } from '../../helper.js'
  */
 const PUBLIC_URL = 'http://plinth.test'
 const APP_ORIGIN = 'http://app.test'
+// RFC 7636's example pair: the app's PKCE verifier for the ticket, and its S256 challenge.
+const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'
+const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'
 const key = await generateKeyPair('RS256', { extractable: true })
 const jwk = { ...await exportJWK(key.publicKey), kid: 'k1', alg: 'RS256', use: 'sig' }
 let nextIdToken: Record<string, unknown> = {}
@@ -52,7 +55,7 @@ const auth = `/api/p/${projectId}/auth/oauth`
 
 /** A sign-in whose provider answers with an ID token of these claims (and the sign-in's own nonce). */
 async function signIn (claims: Record<string, unknown>) {
-  const started = await app.inject({ url: `${auth}/work/start?redirectTo=${encodeURIComponent(`${APP_ORIGIN}/done`)}` })
+  const started = await app.inject({ url: `${auth}/work/start?redirectTo=${encodeURIComponent(`${APP_ORIGIN}/done`)}&codeChallenge=${CHALLENGE}` })
   if (started.statusCode !== 302) throw new Error(`start answered ${started.statusCode}: ${started.body}`)
   const location = new URL(started.headers.location as string)
   nextIdToken = { ...claims, nonce: location.searchParams.get('nonce') }
@@ -62,7 +65,7 @@ async function signIn (claims: Record<string, unknown>) {
   const landing = new URL(landed.headers.location as string)
   const error = landing.searchParams.get('error')
   if (error !== null) return { error }
-  const session = await call(app, 'POST', `${auth}/exchange`, {}, { ticket: landing.searchParams.get('ticket') })
+  const session = await call(app, 'POST', `${auth}/exchange`, {}, { ticket: landing.searchParams.get('ticket'), codeVerifier: VERIFIER })
   return { user: session.body.data.user as { id: string, email: string } }
 }
 

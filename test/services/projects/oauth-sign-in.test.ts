@@ -10,6 +10,7 @@ import { ProjectUsers } from '../../../services/projects/project-users.js'
 import type { ProjectAuth } from '../../../services/projects/project-auth.js'
 
 const APP = 'http://app.test'
+const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'
 const endpoints = (at: string) => ({ authorization: `http://127.0.0.1:9/${at}/auth`, token: `http://127.0.0.1:9/${at}/token`, jwks: `http://127.0.0.1:9/${at}/jwks` })
 
 /** Sign-in's start, on a clock that never moves: a change within one millisecond must still be seen. */
@@ -39,20 +40,20 @@ t.test('a provider changed or removed is not signed in with from its old setting
   const { providers, signIn } = await build(t)
   const settings = { issuer: 'http://127.0.0.1:9', clientId: 'shop', clientSecret: 'secret' }
   await providers.put('p1', 'corp', { ...settings, endpoints: endpoints('old') })
-  const first = new URL((await signIn.start('p1', 'corp', `${APP}/done`)).location)
+  const first = new URL((await signIn.start('p1', 'corp', `${APP}/done`, CHALLENGE)).location)
   t.equal(first.pathname, '/old/auth')
 
   await providers.put('p1', 'corp', { ...settings, endpoints: endpoints('new') })
-  const second = new URL((await signIn.start('p1', 'corp', `${APP}/done`)).location)
+  const second = new URL((await signIn.start('p1', 'corp', `${APP}/done`, CHALLENGE)).location)
   t.equal(second.pathname, '/new/auth', 'the next sign-in goes to the new endpoints, in the same millisecond')
 
   await providers.put('p1', 'corp', { ...settings, clientId: 'shop-2', endpoints: endpoints('new') })
-  const third = new URL((await signIn.start('p1', 'corp', `${APP}/done`)).location)
+  const third = new URL((await signIn.start('p1', 'corp', `${APP}/done`, CHALLENGE)).location)
   t.equal(third.searchParams.get('client_id'), 'shop-2', 'and with the new client')
 
   await providers.remove('p1', 'corp')
-  await t.rejects(signIn.start('p1', 'corp', `${APP}/done`), { code: 'APP_OAUTH_PROVIDER_NOT_FOUND' }, 'a removed provider starts nothing')
+  await t.rejects(signIn.start('p1', 'corp', `${APP}/done`, CHALLENGE), { code: 'APP_OAUTH_PROVIDER_NOT_FOUND' }, 'a removed provider starts nothing')
   await providers.put('p1', 'corp', { ...settings, endpoints: endpoints('again') })
-  const back = new URL((await signIn.start('p1', 'corp', `${APP}/done`)).location)
+  const back = new URL((await signIn.start('p1', 'corp', `${APP}/done`, CHALLENGE)).location)
   t.equal(back.pathname, '/again/auth', 'set again, its new settings are used')
 })
