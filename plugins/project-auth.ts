@@ -131,6 +131,7 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
     providersOf: async (projectId, userIds) => await oauthSignIn.providersOf(projectId, userIds),
     deleteRecord: async (projectId, userId, adminId) => await records.deleteUser(projectId, userId, adminId)
   })
+  oauthProviders.onChange((projectId, provider) => { oauthSignIn.forgetProvider(projectId, provider) })
   for (const schema of projectOauthSchemas) app.addSchema(schema)
   for (const schema of projectAuthEmailSchemas) app.addSchema(schema)
   for (const schema of projectAuthSchemas) app.addSchema(schema)

@@ -55,14 +55,23 @@ export const OauthSignInProvider = Type.Object({
   startUrl: Type.String({ description: 'Send the browser here, with `?redirectTo=`, to sign in' })
 })
 
+/** RFC 7636's verifier: 43 to 128 unreserved characters; its S256 challenge is 43 base64url characters. */
+const CODE_VERIFIER = '^[A-Za-z0-9._~-]{43,128}$'
+const CODE_CHALLENGE = '^[A-Za-z0-9_-]{43}$'
+
 export const OauthStartQuery = Type.Object({
-  redirectTo: Type.String({ minLength: 1, maxLength: 2048, description: 'Where the browser lands afterwards with `?ticket=` or `?error=`; its origin must be one of the project\'s `allowedOrigins`' })
+  redirectTo: Type.String({ minLength: 1, maxLength: 2048, description: 'Where the browser lands afterwards with `?ticket=` or `?error=`; its origin must be one of the project\'s `allowedOrigins`' }),
+  codeChallenge: Type.String({
+    pattern: CODE_CHALLENGE,
+    description: 'BASE64URL(SHA-256(code verifier)), as PKCE\'s S256 (RFC 7636): the app keeps the verifier, and the ticket is traded only with it'
+  })
 })
 
 export const OauthCallbackQuery = Type.Omit(SsoCallbackParams, ['user'])
 
 export const OauthExchangeBody = Type.Object({
-  ticket: Type.String({ minLength: 1, maxLength: 256, description: 'The one-time ticket from the `?ticket=` of the landing URL' })
+  ticket: Type.String({ minLength: 1, maxLength: 256, description: 'The one-time ticket from the `?ticket=` of the landing URL' }),
+  codeVerifier: Type.String({ pattern: CODE_VERIFIER, description: 'The verifier whose S256 challenge started this sign-in' })
 }, { additionalProperties: false })
 
 export const OauthIdentity = Type.Object({

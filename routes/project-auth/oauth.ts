@@ -4,11 +4,12 @@ import { OauthCallbackQuery, OauthExchangeBody, OauthProviderParams, OauthRespon
 import { commonErrors } from '../../services/platform/errors.js'
 import { identityErrors } from '../../services/identity/errors.js'
 import { projectErrors } from '../../services/projects/errors.js'
-import { OAUTH_FAILURES } from '../../services/projects/oauth-sign-in.js'
+import { OAUTH_FAILURES, oauthFlowId } from '../../services/projects/oauth-sign-in.js'
 import { ok } from '../replies.js'
 
 const tags = ['project auth']
-const COOKIE = 'plinth_oauth'
+/** `plinth_oauth_<flow>`: one cookie per sign-in, so two started in one browser both complete. */
+const cookieName = (flow: string) => `plinth_oauth_${flow}`
 const PROJECT = [commonErrors.projectNotFound, projectErrors.authDisabled]
 
 function cookieOf (header: string | undefined, name: string): string | undefined {
@@ -25,7 +26,8 @@ const oauthSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { rateLimiter } = app.identity
   const limit = app.config.identity.authRateLimit
   const secure = app.config.publicUrl.startsWith('https:') ? '; Secure' : ''
-  const cookiePath = (projectId: string) => `/api/p/${projectId}/auth/oauth/`
+  const cookie = (projectId: string, name: string, value: string, maxAge: number) =>
+    `${name}=${value}; Path=/api/p/${projectId}/auth/oauth/; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure}`
 
   app.get('/providers', {
     config: { errors: PROJECT },
@@ -62,9 +64,8 @@ const oauthSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const { projectId, provider } = request.params
     await rateLimiter.hit('project-oauth-start', `${projectId}:${request.ip}`, limit)
-    const started = await oauthSignIn.start(projectId, provider, request.query.redirectTo)
-    const cookie = `${COOKIE}=${started.binding}; Path=${cookiePath(projectId)}; Max-Age=600; HttpOnly; SameSite=Lax${secure}`
-    void reply.header('set-cookie', cookie)
+    const started = await oauthSignIn.start(projectId, provider, request.query.redirectTo, request.query.codeChallenge)
+    void reply.header('set-cookie', cookie(projectId, cookieName(started.flow), started.binding, 600))
     return reply.redirect(started.location, 302)
   })
 
@@ -82,12 +83,14 @@ const oauthSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const { projectId, provider } = request.params
-    const landing = await oauthSignIn.callback(projectId, provider, request.query, cookieOf(request.headers.cookie, COOKIE))
+    const flow = request.query.state === undefined ? null : cookieName(oauthFlowId(request.query.state))
+    const binding = flow === null ? undefined : cookieOf(request.headers.cookie, flow)
+    const landing = await oauthSignIn.callback(projectId, provider, request.query, binding)
     if (landing.failure !== null) {
       const level = landing.failure.code === identityErrors.ssoFailed.code ? 'error' : 'info'
       request.log[level]({ code: landing.failure.code, err: landing.failure.cause }, 'an end user\'s OAuth sign-in did not complete')
     }
-    void reply.header('set-cookie', `${COOKIE}=; Path=${cookiePath(projectId)}; Max-Age=0; HttpOnly; SameSite=Lax${secure}`)
+    if (flow !== null) void reply.header('set-cookie', cookie(projectId, flow, '', 0))
     return reply.redirect(landing.location, 302)
   })
 
@@ -101,14 +104,15 @@ const oauthSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'exchangeProjectOauthTicket',
       tags,
       summary: 'Trade a one-time sign-in ticket for the project\'s session',
-      description: 'A ticket works once, for 60 s. Answers what login answers. Rate-limited per client address.',
+      description: 'A ticket works once, for 60 s, with the verifier of the `codeChallenge` its sign-in started with ' +
+        '(a wrong one uses the ticket up). Answers what login answers. Rate-limited per client address.',
       params: ProjectAuthParams,
       body: OauthExchangeBody,
       response: OauthResponses.exchanged
     }
   }, async (request) => {
     await rateLimiter.hit('project-oauth-exchange', `${request.params.projectId}:${request.ip}`, limit)
-    return ok(await oauthSignIn.exchange(request.params.projectId, request.body.ticket))
+    return ok(await oauthSignIn.exchange(request.params.projectId, request.body.ticket, request.body.codeVerifier))
   })
 }
 

@@ -5,6 +5,7 @@
  * module is imported on this path; the file storage is in @plinth/sdk/node).
  */
 import { createHttp, expectOk, unwrap, type Http, type HttpOptions } from '../core/http.js'
+import { PlinthError } from '../core/errors.js'
 import { Collection } from './collection.js'
 import { SessionKeeper, type ProjectUser, type Session } from './session.js'
 import { memoryStorage, type SessionStorage } from './storage.js'
@@ -40,13 +41,17 @@ export class PlinthClient<Collections extends CollectionMap = Record<string, Rec
   private readonly http: Http
   private readonly session: SessionKeeper
   private readonly WebSocket: WebSocketConstructor | undefined
+  private readonly storage: SessionStorage
+  private readonly storageKey: string
 
   constructor (options: ClientOptions) {
     this.projectId = options.projectId
     this.WebSocket = options.WebSocket
     const anonymous = createHttp(options)
     const trade = async (refreshToken: string) => await anonymous.api.POST('/api/p/{projectId}/auth/refresh', { params: { path: { projectId: this.projectId } }, body: { refreshToken } })
-    this.session = new SessionKeeper(trade, options.storage ?? memoryStorage(), options.storageKey ?? `plinth.session.${options.projectId}`, options.refreshMarginSeconds ?? 60)
+    this.storage = options.storage ?? memoryStorage()
+    this.storageKey = options.storageKey ?? `plinth.session.${options.projectId}`
+    this.session = new SessionKeeper(trade, this.storage, this.storageKey, options.refreshMarginSeconds ?? 60)
     this.http = createHttp({ ...options, token: async () => await this.session.token(), renew: async (sent) => await this.session.renew(sent) })
   }
 
@@ -117,12 +122,36 @@ export class PlinthClient<Collections extends CollectionMap = Record<string, Rec
     /** The project's enabled OAuth/OIDC sign-in providers (docs/projects.md). */
     oauthProviders: async (): Promise<Array<{ id: string, label: string, startUrl: string }>> =>
       await unwrap(this.http.api.GET('/api/p/{projectId}/auth/oauth/providers', { params: { path: { projectId: this.projectId } } })),
-    /** Where to send the browser to sign in with `provider`; it comes back to `redirectTo` with `?ticket=` or `?error=`. */
-    oauthStartUrl: (provider: string, redirectTo: string): string =>
-      `${this.http.baseUrl}/api/p/${encodeURIComponent(this.projectId)}/auth/oauth/${encodeURIComponent(provider)}/start?redirectTo=${encodeURIComponent(redirectTo)}`,
-    /** Trades the `?ticket=` the browser landed with for a session, and keeps it. */
-    exchangeOauthTicket: async (ticket: string): Promise<Session> => {
-      const issued = await unwrap(this.http.api.POST('/api/p/{projectId}/auth/oauth/exchange', { params: { path: { projectId: this.projectId } }, body: { ticket } }))
+    /**
+     * Where to send the browser to sign in with `provider`; it comes back to
+     * `redirectTo` with `?ticket=` or `?error=`. A PKCE verifier is made and
+     * kept in the client's storage (one per sign-in, named by a `plinthFlow`
+     * parameter added to `redirectTo`), and its S256 challenge sent.
+     */
+    oauthStartUrl: async (provider: string, redirectTo: string): Promise<string> => {
+      const flow = randomText(12)
+      const verifier = randomText(32)
+      await this.storage.set(`${this.storageKey}.oauth.${flow}`, verifier)
+      const landing = new URL(redirectTo)
+      landing.searchParams.set('plinthFlow', flow)
+      const query = new URLSearchParams({ redirectTo: landing.href, codeChallenge: await s256(verifier) })
+      return `${this.http.baseUrl}/api/p/${encodeURIComponent(this.projectId)}/auth/oauth/${encodeURIComponent(provider)}/start?${query.toString()}`
+    },
+    /**
+     * Trades the ticket of the URL the browser landed on (`location.href`) for
+     * a session, with the verifier `oauthStartUrl` kept for it, and keeps the
+     * session. A landing with `?error=` throws that code.
+     */
+    exchangeOauthTicket: async (landedAt: string): Promise<Session> => {
+      const landed = new URL(landedAt)
+      const error = landed.searchParams.get('error')
+      if (error !== null) throw new PlinthError(0, error, 'The sign-in did not complete')
+      const ticket = landed.searchParams.get('ticket') ?? ''
+      const key = `${this.storageKey}.oauth.${landed.searchParams.get('plinthFlow') ?? ''}`
+      const codeVerifier = await this.storage.get(key)
+      if (ticket === '' || codeVerifier === null) throw new PlinthError(0, 'SDK_NO_OAUTH_SIGN_IN', 'No sign-in started here landed at this URL')
+      await this.storage.remove(key)
+      const issued = await unwrap(this.http.api.POST('/api/p/{projectId}/auth/oauth/exchange', { params: { path: { projectId: this.projectId } }, body: { ticket, codeVerifier } }))
       return await this.session.keep(issued)
     },
     /** The signed-in user's linked provider identities, oldest link first. */
@@ -150,6 +179,20 @@ export class PlinthClient<Collections extends CollectionMap = Record<string, Rec
   collection<Name extends Extract<keyof Collections, string>> (name: Name): Collection<FieldsOf<Collections, Name>> {
     return new Collection<FieldsOf<Collections, Name>>(this.http, this.projectId, name)
   }
+}
+
+/** base64url of `bytes` random bytes (Web Crypto: browsers and Node alike). */
+function randomText (bytes: number): string {
+  return base64url(crypto.getRandomValues(new Uint8Array(bytes)))
+}
+
+/** RFC 7636 S256: base64url(SHA-256(verifier)). */
+async function s256 (verifier: string): Promise<string> {
+  return base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))))
+}
+
+function base64url (bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
 }
 
 export function createClient<Collections extends CollectionMap = Record<string, Record<string, unknown>>> (options: ClientOptions): PlinthClient<Collections> {

@@ -1912,7 +1912,7 @@ export interface paths {
         put?: never;
         /**
          * Trade a one-time sign-in ticket for the project's session
-         * @description A ticket works once, for 60 s. Answers what login answers. Rate-limited per client address.
+         * @description A ticket works once, for 60 s, with the verifier of the `codeChallenge` its sign-in started with (a wrong one uses the ticket up). Answers what login answers. Rate-limited per client address.
          *
          *     Refused with:
          *     - 401 `APP_INVALID_SSO_TICKET`: the ticket is unknown, expired or already traded
@@ -17279,6 +17279,8 @@ export interface operations {
             query: {
                 /** @description Where the browser lands afterwards with `?ticket=` or `?error=`; its origin must be one of the project's `allowedOrigins` */
                 redirectTo: string;
+                /** @description BASE64URL(SHA-256(code verifier)), as PKCE's S256 (RFC 7636): the app keeps the verifier, and the ticket is traded only with it */
+                codeChallenge: string;
             };
             header?: never;
             path: {
@@ -17360,6 +17362,8 @@ export interface operations {
                 "application/json": {
                     /** @description The one-time ticket from the `?ticket=` of the landing URL */
                     ticket: string;
+                    /** @description The verifier whose S256 challenge started this sign-in */
+                    codeVerifier: string;
                 };
             };
         };

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { ConfigError, httpUrl, integer, list, origins, parseHttpUrl, text, type Env } from '../platform/config-env.js'
+import { allowedHostList, ConfigError, httpUrl, integer, list, origins, parseHttpUrl, text, type Env } from '../platform/config-env.js'
 
 export const SSO_PROVIDER_NAMES = ['google', 'microsoft', 'apple'] as const
 export type SsoProviderName = typeof SSO_PROVIDER_NAMES[number]
@@ -63,7 +63,11 @@ export const IdentityConfig = Type.Object({
       description: 'The providers with both a client id and a client secret, in a fixed order'
     }),
     redirectUrl: Type.String({ variable: 'SSO_REDIRECT_URL', description: 'Where the browser lands after SSO, with `?ticket=` or `?error=`' }),
-    allowedRedirects: Type.Array(Type.String(), { variable: 'SSO_ALLOWED_REDIRECTS', description: 'Origins a `redirectTo` on SSO start may point to' })
+    allowedRedirects: Type.Array(Type.String(), { variable: 'SSO_ALLOWED_REDIRECTS', description: 'Origins a `redirectTo` on SSO start may point to' }),
+    allowedHosts: Type.Array(Type.String(), {
+      variable: 'SSO_ALLOWED_HOSTS',
+      description: 'Host names, *.suffix wildcards, addresses and CIDR ranges an SSO provider may be at although they are internal; every other internal address is refused'
+    })
   })
 })
 export type IdentityConfig = Static<typeof IdentityConfig>
@@ -117,7 +121,8 @@ export function parseIdentityConfig (env: Env, { publicUrl }: { publicUrl: strin
     sso: {
       providers: ssoProviders(env),
       redirectUrl: parseHttpUrl('SSO_REDIRECT_URL', text(env, 'SSO_REDIRECT_URL') ?? `${publicUrl}/`).href,
-      allowedRedirects: origins(env, 'SSO_ALLOWED_REDIRECTS')
+      allowedRedirects: origins(env, 'SSO_ALLOWED_REDIRECTS'),
+      allowedHosts: allowedHostList(env, 'SSO_ALLOWED_HOSTS')
     }
   }
 }

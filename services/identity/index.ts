@@ -2,6 +2,8 @@ import type { Clock } from '../platform/clock.js'
 import type { IdGenerator } from '../platform/ids.js'
 import { RateLimiter } from '../platform/rate-limit.js'
 import type { Store } from '../store/types.js'
+import { guardedFetch } from '../outbound/guarded-fetch.js'
+import { AddressGuard } from '../outbound/internal-addresses.js'
 import { ApiKeys } from './api-keys.js'
 import type { IdentityConfig } from './config.js'
 import { RefreshSessions, type AccessIssuer } from './sessions.js'
@@ -11,6 +13,8 @@ import { PlatformUsers } from './users.js'
 
 /** Where the SSO routes are mounted: each provider's redirect URI is `PUBLIC_URL` + this + `/<provider>/callback`. */
 export const SSO_PATH = '/api/auth/oauth'
+
+const SSO_FETCH_LIMITS = { headersTimeoutMs: 10_000, idleTimeoutMs: 10_000, maxResponseBytes: 1024 * 1024 }
 
 /** The claims of a platform access token; `sv` is the user's session epoch when it is not 0. */
 export interface PlatformAccessClaims { sub: string, sid: string, type: 'platform', sv?: number }
@@ -70,7 +74,9 @@ export async function buildIdentityServices (ports: IdentityPorts): Promise<Iden
     allowedRedirectOrigins: config.sso.allowedRedirects,
     users,
     sessions,
-    revokeCredentials
+    revokeCredentials,
+    // Discovery, token and key fetches through the one guard, pinned, no redirects, as a project's providers' are.
+    fetch: guardedFetch(new AddressGuard({ allowedHosts: config.sso.allowedHosts }), SSO_FETCH_LIMITS)
   })
   await users.init()
   await sessions.init()

@@ -60,7 +60,8 @@ export interface SingleSignOnDeps {
   sessions: RefreshSessions
   /** Ends every credential issued for an account before its verified owner took it over: sessions, PATs, SSH keys. */
   revokeCredentials: (userId: string) => Promise<void>
-  fetch?: Fetch
+  /** Through the address guard (services/outbound/guarded-fetch.ts). */
+  fetch: Fetch
   stateTtlSeconds?: number
   ticketTtlSeconds?: number
 }
@@ -122,7 +123,7 @@ export class SingleSignOn {
         name,
         client: new OidcClient({ ...PROFILES[name], clientId, clientSecret, issuer }, {
           clock: deps.clock,
-          fetch: deps.fetch ?? globalThis.fetch,
+          fetch: deps.fetch,
           redirectUri: deps.callbackUrl(name)
         })
       })

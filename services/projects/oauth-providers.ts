@@ -26,8 +26,8 @@ type StoredProvider = {
   updatedAt: Date
 }
 
-/** A provider as sign-in uses it: the secret opened, and when it last changed (clients are rebuilt after). */
-export interface OpenedProvider { id: string, enabled: boolean, updatedAt: number, client: Omit<OidcClientConfig, 'responseMode'> }
+/** A provider as sign-in uses it: the secret opened. */
+export interface OpenedProvider { id: string, enabled: boolean, client: Omit<OidcClientConfig, 'responseMode'> }
 
 const COLLECTION = 'project_oauth_providers'
 const MAX_PROVIDERS = 20
@@ -62,9 +62,15 @@ function checkUrl (raw: string, path: string): URL {
  */
 export class OauthProviders {
   private readonly providers: StoreCollection<StoredProvider>
+  private readonly changed: Array<(projectId: string, provider: string) => void> = []
 
   constructor (store: Store, private readonly deps: { clock: Clock, secrets: SecretBox, guard: AddressGuard, callbackUrl: (projectId: string, provider: string) => string }) {
     this.providers = store.collection<StoredProvider>(COLLECTION)
+  }
+
+  /** Called after a provider is set or removed here, so what was built from its old settings goes. */
+  onChange (listener: (projectId: string, provider: string) => void): void {
+    this.changed.push(listener)
   }
 
   async init (): Promise<void> {
@@ -118,12 +124,14 @@ export class OauthProviders {
       { $set: stored, ...(endpoints === undefined ? { $unset: { endpoints: '' } } : {}) },
       { upsert: true }
     ))
+    for (const listener of this.changed) listener(projectId, provider)
     return this.view(stored)
   }
 
   async remove (projectId: string, provider: string): Promise<void> {
     const removed = await this.providers.deleteOne({ _id: keyOf(projectId, provider) })
     if (removed.deletedCount === 0) throw projectErrors.oauthProviderNotFound({ provider })
+    for (const listener of this.changed) listener(projectId, provider)
   }
 
   async forgetProject (projectId: string): Promise<void> {
@@ -142,7 +150,6 @@ export class OauthProviders {
     return {
       id: provider,
       enabled: stored.enabled,
-      updatedAt: stored.updatedAt.getTime(),
       client: {
         label: stored.label,
         clientId: stored.clientId,

@@ -17,10 +17,12 @@ type StateRecord = {
   codeVerifier: string
   /** SHA-256 of the cookie set on the browser that started the sign-in. */
   bindingHash: string
+  /** The app's S256 challenge: the ticket this sign-in ends with is traded only with its verifier. */
+  codeChallenge: string
   redirectTo: string
   expiresAt: Date
 }
-type TicketRecord = { projectId: string, userId: string, expiresAt: Date }
+type TicketRecord = { projectId: string, userId: string, codeChallenge: string, expiresAt: Date }
 /** `email`: the address the provider proved when the link was made (absent on links made before it was kept). */
 type IdentityRecord = { projectId: string, provider: string, subject: string, userId: string, email?: string, createdAt: Date }
 
@@ -30,7 +32,7 @@ export interface LinkedIdentity { provider: string, linkedAt: string, email: str
 export interface OauthCallbackParams { code?: string, state?: string, error?: string, iss?: string }
 
 /** Where to send the browser, the cookie binding it to its sign-in, and why a sign-in did not complete. */
-export interface OauthStarted { location: string, binding: string }
+export interface OauthStarted { location: string, flow: string, binding: string }
 export interface OauthLanding { location: string, failure: { code: string, cause: unknown } | null }
 
 const STATE_TTL_SECONDS = 600
@@ -45,6 +47,14 @@ export const OAUTH_FAILURES = [
 
 const identityKey = (projectId: string, provider: string, issuer: string, subject: string): string =>
   createHash('sha256').update(JSON.stringify([projectId, provider, issuer, subject])).digest('base64url')
+
+/**
+ * Which flow a state belongs to, for the name of its browser cookie: one
+ * cookie per flow, so a second sign-in started in another tab does not
+ * overwrite the first one's. Derived from the state, so the callback finds
+ * it; a prefix of its hash, so the cookie's name does not give the state away.
+ */
+export const oauthFlowId = (state: string): string => hashToken(`flow:${state}`).slice(0, 16)
 
 const STATES = 'project_oauth_states'
 const TICKETS = 'project_oauth_tickets'
@@ -69,7 +79,8 @@ export class OauthSignIn {
   private readonly states: StoreCollection<StateRecord>
   private readonly tickets: StoreCollection<TicketRecord>
   private readonly identities: StoreCollection<IdentityRecord>
-  private readonly clients = new Map<string, { updatedAt: number, client: OidcClient }>()
+  /** By `<projectId>/<provider>`: the client built from the settings whose fingerprint it holds. */
+  private readonly clients = new Map<string, { fingerprint: string, client: OidcClient }>()
 
   constructor (private readonly store: Store, private readonly deps: {
     clock: Clock
@@ -98,7 +109,7 @@ export class OauthSignIn {
     return await this.deps.providers.enabled(projectId)
   }
 
-  async start (projectId: string, providerId: string, redirectTo: string): Promise<OauthStarted> {
+  async start (projectId: string, providerId: string, redirectTo: string, codeChallenge: string): Promise<OauthStarted> {
     await this.deps.auth.requireAuthOn(projectId)
     const provider = await this.enabledProvider(projectId, providerId)
     const landing = await this.checkRedirect(projectId, redirectTo)
@@ -115,10 +126,11 @@ export class OauthSignIn {
       nonce,
       codeVerifier,
       bindingHash: hashToken(binding),
+      codeChallenge,
       redirectTo: landing,
       expiresAt: new Date(this.deps.clock.nowMs() + STATE_TTL_SECONDS * 1000)
     })
-    return { location, binding }
+    return { location, flow: oauthFlowId(state), binding }
   }
 
   /**
@@ -141,7 +153,7 @@ export class OauthSignIn {
       if (claims.email === undefined && accessToken !== null) claims = { ...await client.userinfo(accessToken, String(claims.sub)), ...claims }
       const account = await this.linkOrCreate(projectId, provider, claims)
       const ticket = generateToken()
-      await this.tickets.insertOne({ _id: hashToken(ticket), projectId, userId: account.user.id, expiresAt: new Date(this.deps.clock.nowMs() + TICKET_TTL_SECONDS * 1000) })
+      await this.tickets.insertOne({ _id: hashToken(ticket), projectId, userId: account.user.id, codeChallenge: state.codeChallenge, expiresAt: new Date(this.deps.clock.nowMs() + TICKET_TTL_SECONDS * 1000) })
       return { location: withParam(state.redirectTo, 'ticket', ticket), failure: null }
     } catch (error) {
       const code = (OAUTH_FAILURES.find((failure) => failure.is(error)) ?? identityErrors.ssoFailed).code
@@ -149,10 +161,16 @@ export class OauthSignIn {
     }
   }
 
-  /** Trades a ticket for the project's session, once. */
-  async exchange (projectId: string, ticket: string): Promise<ProjectSession> {
+  /**
+   * Trades a ticket for the project's session, once, given the verifier of
+   * the challenge its sign-in started with: a ticket carried to another app
+   * (a link that would sign its victim into someone else's account) does not
+   * come with it, and is used up by the attempt.
+   */
+  async exchange (projectId: string, ticket: string, codeVerifier: string): Promise<ProjectSession> {
     const record = await this.tickets.findOneAndDelete({ _id: hashToken(ticket), projectId })
     if (record === null || record.expiresAt.getTime() <= this.deps.clock.nowMs()) throw identityErrors.invalidSsoTicket()
+    if (createHash('sha256').update(codeVerifier, 'ascii').digest('base64url') !== record.codeChallenge) throw identityErrors.invalidSsoTicket()
     const account = await this.deps.users.account(projectId, record.userId)
     if (account === null) throw identityErrors.invalidSsoTicket()
     return await this.deps.auth.signInWithProvider(projectId, account)
@@ -205,6 +223,11 @@ export class OauthSignIn {
     for (const key of this.clients.keys()) if (key.startsWith(`${projectId}/`)) this.clients.delete(key)
   }
 
+  /** The provider was changed or removed (OauthProviders.onChange): its client and the discovery it cached go. */
+  forgetProvider (projectId: string, providerId: string): void {
+    this.clients.delete(`${projectId}/${providerId}`)
+  }
+
   /**
    * The user this provider account signed in as before; else the account
    * holding the address, only when the provider verified it; else a new
@@ -214,7 +237,9 @@ export class OauthSignIn {
    * it back into the account the owner now uses.
    */
   private async linkOrCreate (projectId: string, provider: OpenedProvider, claims: Record<string, unknown>): Promise<ProjectAccount> {
-    const key = identityKey(projectId, provider.id, provider.client.issuer, String(claims.sub))
+    // OpenID Connect Core §5.7: a `sub` is unique only within its issuer, the validated token's `iss` (one issuer
+    // setting, Microsoft's `common`, stands for every tenant's).
+    const key = identityKey(projectId, provider.id, String(claims.iss), String(claims.sub))
     const linked = await this.identities.findOne({ _id: key })
     if (linked !== null) {
       const account = await this.deps.users.account(projectId, linked.userId)
@@ -239,20 +264,33 @@ export class OauthSignIn {
   }
 
   private async enabledProvider (projectId: string, providerId: string): Promise<OpenedProvider> {
-    const provider = await this.deps.providers.opened(projectId, providerId)
+    let provider: OpenedProvider
+    try {
+      provider = await this.deps.providers.opened(projectId, providerId)
+    } catch (error) {
+      // Removed through another process: nothing tells this one but the read.
+      if (projectErrors.oauthProviderNotFound.is(error)) this.forgetProvider(projectId, providerId)
+      throw error
+    }
     if (!provider.enabled) throw projectErrors.oauthProviderDisabled({ provider: providerId })
     return provider
   }
 
-  /** One client per provider, rebuilt when its settings change (its discovery is cached with it). */
+  /**
+   * One client per provider (its discovery is cached with it), rebuilt when
+   * the settings it was built from differ in any way: compared whole rather
+   * than by `updatedAt`, which two changes within a millisecond, or another
+   * process's clock, can leave equal.
+   */
   private client (projectId: string, provider: OpenedProvider): OidcClient {
     const key = `${projectId}/${provider.id}`
+    const fingerprint = createHash('sha256').update(JSON.stringify(provider.client)).digest('base64url')
     const cached = this.clients.get(key)
-    if (cached !== undefined && cached.updatedAt === provider.updatedAt) return cached.client
+    if (cached !== undefined && cached.fingerprint === fingerprint) return cached.client
     const client = new OidcClient({ ...provider.client, responseMode: 'query' }, {
       clock: this.deps.clock, fetch: this.deps.fetch, redirectUri: this.deps.callbackUrl(projectId, provider.id)
     })
-    this.clients.set(key, { updatedAt: provider.updatedAt, client })
+    this.clients.set(key, { fingerprint, client })
     return client
   }
 

@@ -119,6 +119,9 @@ export class RealtimeHub {
     // Armed before the head is read: every write acknowledged after this answer is in the log past the head.
     await this.deps.arm(params.projectId)
     const head = await this.deps.log.head(params.projectId)
+    // A revoke that landed after the route's auth check and before the head was read is behind the stream's start
+    // and it is not yet listed for revokeUsers: asked again now, so only revokes past the head remain, and those it reads.
+    const caller = await params.recheck()
     let position = head
     let gap: RealtimeConnection['gap'] = null
     if (params.lastEventId !== undefined) {
@@ -128,7 +131,7 @@ export class RealtimeHub {
       if (kept) position = asked
       else gap = { lastEventId: params.lastEventId, oldest }
     }
-    const connection = new RealtimeConnection(params, subscriptions, params.caller, position, gap, this)
+    const connection = new RealtimeConnection(params, subscriptions, caller, position, gap, this)
     this.byCaller.set(params.callerKey, held + 1)
     let connections = this.byProject.get(params.projectId)
     if (connections === undefined) this.byProject.set(params.projectId, connections = new Set())

@@ -43,8 +43,11 @@ t.test('the README walk-through through the SDK, and typed errors', async (t) =>
   t.match(await anonymous.collection('notes').list().catch((error: unknown) => error), { status: 401, code: 'APP_UNAUTHORIZED' }, 'no session: 401')
   t.match(await anonymous.auth.login({ email: 'bob@example.com', password: 'wrong password 1' }).catch((error: unknown) => error), { status: 401, name: 'PlinthError' })
   t.same(await anonymous.auth.oauthProviders(), [], 'no OAuth providers set for this project')
-  t.equal(anonymous.auth.oauthStartUrl('corp', 'https://app.example/done'), `${baseUrl}/api/p/${run.project.id}/auth/oauth/corp/start?redirectTo=https%3A%2F%2Fapp.example%2Fdone`)
-  t.match(await anonymous.auth.exchangeOauthTicket('not-a-ticket').catch((error: unknown) => error), { status: 401, code: 'APP_INVALID_SSO_TICKET' })
+  const startUrl = new URL(await anonymous.auth.oauthStartUrl('corp', 'https://app.example/done'))
+  t.equal(`${startUrl.origin}${startUrl.pathname}`, `${baseUrl}/api/p/${run.project.id}/auth/oauth/corp/start`)
+  const flow = new URL(startUrl.searchParams.get('redirectTo') ?? '').searchParams.get('plinthFlow') ?? ''
+  t.match(startUrl.searchParams.get('codeChallenge'), /^[\w-]{43}$/, 'with a PKCE challenge')
+  t.match(await anonymous.auth.exchangeOauthTicket(`https://app.example/done?ticket=not-a-ticket&plinthFlow=${flow}`).catch((error: unknown) => error), { status: 401, code: 'APP_INVALID_SSO_TICKET' })
   const offline = createClient({ baseUrl: 'http://127.0.0.1:1', projectId: run.project.id, retry: { retries: 0 } })
   t.match(await offline.auth.me().catch((error: unknown) => error), { status: 0, code: 'SDK_NETWORK' }, 'no answer: status 0')
 

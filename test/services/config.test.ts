@@ -22,6 +22,7 @@ t.test('defaults', async (t) => {
   t.same(config.identity.sso.providers, [], 'no SSO provider unless configured')
   t.equal(config.identity.sso.redirectUrl, 'http://127.0.0.1:8080/')
   t.same(config.identity.sso.allowedRedirects, [])
+  t.same(config.identity.sso.allowedHosts, [])
 })
 
 t.test('SSO providers, landing URL and allowed redirects', async (t) => {
@@ -100,6 +101,7 @@ t.test('a bad value names its variable', async (t) => {
     [{ SSO_REDIRECT_URL: 'javascript:alert(1)' }, 'SSO_REDIRECT_URL'],
     [{ SSO_ALLOWED_REDIRECTS: 'https://app.example.com/path' }, 'SSO_ALLOWED_REDIRECTS'],
     [{ SSO_ALLOWED_REDIRECTS: 'app.example.com' }, 'SSO_ALLOWED_REDIRECTS'],
+    [{ SSO_ALLOWED_HOSTS: 'https://idp.internal' }, 'SSO_ALLOWED_HOSTS'],
     [{ REQUEST_TIMEOUT_SECONDS: '0' }, 'REQUEST_TIMEOUT_SECONDS'],
     [{ HEADERS_TIMEOUT_SECONDS: '1.5' }, 'HEADERS_TIMEOUT_SECONDS'],
     [{ HEADERS_TIMEOUT_SECONDS: '30', REQUEST_TIMEOUT_SECONDS: '10' }, 'HEADERS_TIMEOUT_SECONDS'],

@@ -104,6 +104,8 @@ const authorize = async (authorizationUrl: string, login: string | null): Promis
 
 const env = {
   PUBLIC_URL,
+  // The providers are on loopback, an internal address the guard refuses unless allowed.
+  SSO_ALLOWED_HOSTS: '127.0.0.1',
   SSO_REDIRECT_URL: LANDING,
   SSO_ALLOWED_REDIRECTS: `${OTHER_ORIGIN}, https://another.test`,
   GOOGLE_CLIENT_ID: GOOGLE.id,
@@ -322,7 +324,7 @@ t.test('tickets: expired, unknown, rate-limited', async (t) => {
 })
 
 t.test('providers: the list, unknown and unconfigured ones, an unreachable one', async (t) => {
-  const app = await buildTestApp(t, { env: { PUBLIC_URL, GOOGLE_CLIENT_ID: GOOGLE.id, GOOGLE_CLIENT_SECRET: GOOGLE.secret, GOOGLE_ISSUER: opUrl, APPLE_CLIENT_ID: 'a', APPLE_CLIENT_SECRET: 'b', APPLE_ISSUER: 'http://127.0.0.1:1' } })
+  const app = await buildTestApp(t, { env: { PUBLIC_URL, SSO_ALLOWED_HOSTS: '127.0.0.1', GOOGLE_CLIENT_ID: GOOGLE.id, GOOGLE_CLIENT_SECRET: GOOGLE.secret, GOOGLE_ISSUER: opUrl, APPLE_CLIENT_ID: 'a', APPLE_CLIENT_SECRET: 'b', APPLE_ISSUER: 'http://127.0.0.1:1' } })
   const list = await app.inject({ url: '/api/auth/oauth/providers' })
   t.equal(list.statusCode, 200)
   t.same(list.json().data, [
@@ -402,4 +404,14 @@ t.test('Microsoft-style tenant issuer and crafted ID tokens', async (t) => {
 
   const reused = await app.inject({ url: `/api/auth/oauth/microsoft/callback?code=code-1&state=${(await start(app, 'microsoft')).searchParams.get('state') ?? ''}` })
   t.equal(new URL(reused.headers.location as string).searchParams.get('error'), 'APP_SSO_CODE_REJECTED', 'a code the issuer refuses')
+})
+
+t.test('every provider call goes through the address guard: a provider on an internal address is refused unless allowed', async (t) => {
+  const { SSO_ALLOWED_HOSTS: _allowed, ...unguarded } = env
+  const app = await buildTestApp(t, { env: unguarded })
+  const refused = await app.inject({ url: '/api/auth/oauth/google/start' })
+  t.equal(refused.statusCode, 302)
+  t.equal(new URL(refused.headers.location as string).href, `${LANDING}?error=APP_SSO_PROVIDER_UNAVAILABLE`, 'discovery on loopback is not fetched')
+  const allowed = await buildTestApp(t, { env })
+  t.equal(new URL((await allowed.inject({ url: '/api/auth/oauth/google/start' })).headers.location as string).origin, opUrl, 'allowed by SSO_ALLOWED_HOSTS, it is')
 })

@@ -14,6 +14,9 @@ type Handler = (request: IncomingMessage, response: ServerResponse) => void
 const OidcProviderClass = OidcProviderModule as new (issuer: string, configuration: Record<string, unknown>) => { callback (): Handler }
 const PUBLIC_URL = 'http://plinth.test'
 const APP_ORIGIN = 'http://app.test'
+// RFC 7636's example pair: the app's PKCE verifier for the ticket, and its S256 challenge.
+const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'
+const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'
 const CLIENT = { id: 'shop-app', secret: 'shop secret' }
 
 let handler: Handler = () => {}
@@ -55,8 +58,8 @@ const auth = `/api/p/${projectId}/auth/oauth`
 const providerUrl = `/api/projects/${projectId}/auth/oauth-providers/corp`
 
 /** A whole sign-in in one browser: the callback's answer, and the cookie and URL used, for replays. */
-async function signIn (login: string, provider = 'corp') {
-  const started = await app.inject({ url: `${auth}/${provider}/start?redirectTo=${encodeURIComponent(`${APP_ORIGIN}/done`)}` })
+async function signIn (login: string, provider = 'corp', startPath = `${auth}/${provider}/start?redirectTo=${encodeURIComponent(`${APP_ORIGIN}/done`)}&codeChallenge=${CHALLENGE}`) {
+  const started = await app.inject({ url: startPath })
   if (started.statusCode !== 302) throw new Error(`start answered ${started.statusCode}: ${started.body}`)
   const cookie = String(started.headers['set-cookie']).split(';')[0]
   const back = await authorize(started.headers.location as string, login)
@@ -91,13 +94,13 @@ t.test('sign-in creates an end user, a second sign-in finds the same one; replay
   t.equal(first.location.origin, APP_ORIGIN)
   const ticket = first.location.searchParams.get('ticket')
   t.ok(ticket, `landed with a ticket: ${first.location.href}`)
-  const session = await call(app, 'POST', `${auth}/exchange`, {}, { ticket })
+  const session = await call(app, 'POST', `${auth}/exchange`, {}, { ticket, codeVerifier: VERIFIER })
   t.equal(session.status, 200)
   t.equal(session.body.data.user.email, 'ann@example.com')
   t.equal(session.body.data.user.emailVerified, true)
   const me = await call(app, 'GET', `/api/p/${projectId}/auth/me`, { authorization: `Bearer ${session.body.data.accessToken as string}` })
   t.equal(me.body.data.id, session.body.data.user.id, 'the project\'s normal session')
-  const again = await call(app, 'POST', `${auth}/exchange`, {}, { ticket })
+  const again = await call(app, 'POST', `${auth}/exchange`, {}, { ticket, codeVerifier: VERIFIER })
   t.equal(again.status, 401)
   t.equal(again.body.code, 'APP_INVALID_SSO_TICKET', 'a ticket works once')
 
@@ -106,20 +109,22 @@ t.test('sign-in creates an end user, a second sign-in finds the same one; replay
   t.equal(replayed.json().code, 'APP_SSO_INVALID_STATE', 'a replayed callback (code and state) is refused')
 
   const second = await signIn('ann')
-  const secondSession = await call(app, 'POST', `${auth}/exchange`, {}, { ticket: second.location.searchParams.get('ticket') })
+  const secondSession = await call(app, 'POST', `${auth}/exchange`, {}, { ticket: second.location.searchParams.get('ticket'), codeVerifier: VERIFIER })
   t.equal(secondSession.body.data.user.id, session.body.data.user.id, 'the same end user')
 
-  const started = await app.inject({ url: `${auth}/corp/start?redirectTo=${encodeURIComponent(`${APP_ORIGIN}/done`)}` })
+  const started = await app.inject({ url: `${auth}/corp/start?redirectTo=${encodeURIComponent(`${APP_ORIGIN}/done`)}&codeChallenge=${CHALLENGE}` })
   const back = await authorize(started.headers.location as string, 'ann')
   const tampered = new URL(back.href)
   tampered.searchParams.set('state', `${tampered.searchParams.get('state') ?? ''}x`)
   const bad = await app.inject({ url: `${tampered.pathname}${tampered.search}`, headers: { cookie: String(started.headers['set-cookie']).split(';')[0] } })
   t.equal(bad.statusCode, 400)
   t.equal(bad.json().code, 'APP_SSO_INVALID_STATE', 'a tampered state is refused')
-  const otherBrowser = await app.inject({ url: `${back.pathname}${back.search}`, headers: { cookie: 'plinth_oauth=someone-else' } })
+  const flowCookie = String(started.headers['set-cookie']).split('=')[0]
+  t.match(flowCookie, /^plinth_oauth_[0-9a-f]{16}$/, 'the cookie is named for its flow')
+  const otherBrowser = await app.inject({ url: `${back.pathname}${back.search}`, headers: { cookie: `${flowCookie}=someone-else` } })
   t.equal(otherBrowser.json().code, 'APP_SSO_INVALID_STATE', 'the callback in another browser is refused')
 
-  const offSite = await app.inject({ url: `${auth}/corp/start?redirectTo=${encodeURIComponent('http://evil.test/')}` })
+  const offSite = await app.inject({ url: `${auth}/corp/start?redirectTo=${encodeURIComponent('http://evil.test/')}&codeChallenge=${CHALLENGE}` })
   t.equal(offSite.json().code, 'APP_OAUTH_REDIRECT_NOT_ALLOWED')
 })
 
@@ -140,11 +145,51 @@ t.test('an unverified address never reaches an existing account', async (t) => {
   t.equal((await signIn('unverified-carol')).location.searchParams.get('error'), 'APP_SSO_EMAIL_NOT_VERIFIED', 'and the unproven claim never reaches her account')
 })
 
+t.test('two sign-ins started in one browser (two tabs) both complete, in either order', async (t) => {
+  // The browser's cookie jar for the project's OAuth path: a cookie of the same name replaces the one before.
+  const jar = new Map<string, string>()
+  const start = async () => {
+    const started = await app.inject({ url: `${auth}/corp/start?redirectTo=${encodeURIComponent(`${APP_ORIGIN}/done`)}&codeChallenge=${CHALLENGE}`, headers: { cookie: cookieHeader() } })
+    const [name, value] = String(started.headers['set-cookie']).split(';')[0].split('=')
+    jar.set(name, value)
+    return started.headers.location as string
+  }
+  const cookieHeader = () => [...jar].map(([name, value]) => `${name}=${value}`).join('; ')
+  const first = await start()
+  const second = await start()
+  t.equal(jar.size, 2, 'the second did not replace the first\'s cookie')
+  const backSecond = await authorize(second, 'erin')
+  const backFirst = await authorize(first, 'erin')
+  for (const [name, back] of [['first', backFirst], ['second', backSecond]] as const) {
+    const landed = await app.inject({ url: `${back.pathname}${back.search}`, headers: { cookie: cookieHeader() } })
+    t.equal(landed.statusCode, 302, name)
+    t.ok(new URL(landed.headers.location as string).searchParams.get('ticket'), `the ${name} completes`)
+    const cleared = String(landed.headers['set-cookie']).split(';')[0].split('=')[0]
+    t.ok(jar.delete(cleared), 'and clears its own cookie only')
+  }
+})
+
+t.test('a ticket is traded only by the app that started its sign-in (login CSRF)', async (t) => {
+  const noChallenge = await app.inject({ url: `${auth}/corp/start?redirectTo=${encodeURIComponent(`${APP_ORIGIN}/done`)}` })
+  t.same([noChallenge.statusCode, noChallenge.json().code], [400, 'APP_VALIDATION_FAILED'], 'a sign-in starts only with a code challenge')
+  // The attacker signs in as themselves and sends the landing link to a victim, whose app holds another verifier, or none.
+  const attackers = await signIn('mallory')
+  const ticket = attackers.location.searchParams.get('ticket')
+  const victims = await call(app, 'POST', `${auth}/exchange`, {}, { ticket, codeVerifier: 'x'.repeat(43) })
+  t.same([victims.status, victims.body.code], [401, 'APP_INVALID_SSO_TICKET'], 'the victim\'s verifier does not trade it')
+  const noVerifier = await call(app, 'POST', `${auth}/exchange`, {}, { ticket })
+  t.equal(noVerifier.status, 400, 'nor does no verifier')
+  const late = await call(app, 'POST', `${auth}/exchange`, {}, { ticket, codeVerifier: VERIFIER })
+  t.same([late.status, late.body.code], [401, 'APP_INVALID_SSO_TICKET'], 'and a wrong attempt used it up')
+  const sdk = createClient({ baseUrl: 'http://plinth.test', projectId })
+  await t.rejects(sdk.auth.exchangeOauthTicket(`${APP_ORIGIN}/done?ticket=${ticket ?? ''}`), { code: 'SDK_NO_OAUTH_SIGN_IN' }, 'the SDK sends nothing for a sign-in it did not start')
+})
+
 const me = `/api/p/${projectId}/auth/me`
 
 t.test('an end user lists their linked identities and unlinks one, never the last way in', async (t) => {
   const dave = await signIn('dave')
-  const session = await call(app, 'POST', `${auth}/exchange`, {}, { ticket: dave.location.searchParams.get('ticket') })
+  const session = await call(app, 'POST', `${auth}/exchange`, {}, { ticket: dave.location.searchParams.get('ticket'), codeVerifier: VERIFIER })
   t.equal(session.status, 200)
   const bearer = { authorization: `Bearer ${session.body.data.accessToken as string}` }
   const listed = await call(app, 'GET', `${me}/identities`, bearer)
@@ -163,7 +208,7 @@ t.test('an end user lists their linked identities and unlinks one, never the las
   const backupUrl = `/api/projects/${projectId}/auth/oauth-providers/backup`
   t.equal((await call(app, 'PUT', backupUrl, admin.auth, { issuer: opUrl, clientId: CLIENT.id, clientSecret: CLIENT.secret })).status, 200)
   t.teardown(async () => { await call(app, 'DELETE', backupUrl, admin.auth) })
-  const viaBackup = await call(app, 'POST', `${auth}/exchange`, {}, { ticket: (await signIn('dave', 'backup')).location.searchParams.get('ticket') })
+  const viaBackup = await call(app, 'POST', `${auth}/exchange`, {}, { ticket: (await signIn('dave', 'backup')).location.searchParams.get('ticket'), codeVerifier: VERIFIER })
   t.equal(viaBackup.body.data.user.id, session.body.data.user.id, 'the second provider proved the same address: linked to dave')
   t.same((await call(app, 'GET', `${me}/identities`, bearer)).body.data.map((identity: { provider: string }) => identity.provider), ['corp', 'backup'])
 
@@ -177,14 +222,17 @@ t.test('an end user lists their linked identities and unlinks one, never the las
   t.equal((await call(app, 'DELETE', `${me}/identities/backup`, bearer)).body.code, 'APP_OAUTH_LAST_SIGN_IN_METHOD', 'now the last one')
 
   const client = createClient({ baseUrl: await app.listen({ port: 0, host: '127.0.0.1' }), projectId })
-  await client.auth.exchangeOauthTicket((await signIn('dave', 'backup')).location.searchParams.get('ticket') ?? '')
+  const sdkStart = new URL(await client.auth.oauthStartUrl('backup', `${APP_ORIGIN}/done`))
+  const sdkLanding = (await signIn('dave', 'backup', `${sdkStart.pathname}${sdkStart.search}`)).location
+  t.ok(sdkLanding.searchParams.get('plinthFlow'), 'the SDK named its sign-in in the landing URL')
+  await client.auth.exchangeOauthTicket(sdkLanding.href)
   t.match(await client.auth.oauthIdentities(), [{ provider: 'backup', email: 'dave@example.com' }], 'the SDK lists them')
   await t.rejects(client.auth.unlinkOauthIdentity('backup'), { code: 'APP_OAUTH_LAST_SIGN_IN_METHOD' }, 'and is refused the last one')
 })
 
 t.test('a disabled provider starts no sign-in', async (t) => {
   t.equal((await call(app, 'PUT', providerUrl, admin.auth, { issuer: opUrl, clientId: CLIENT.id, enabled: false })).status, 200, 'the sealed secret is kept')
-  const refused = await app.inject({ url: `${auth}/corp/start?redirectTo=${encodeURIComponent(`${APP_ORIGIN}/done`)}` })
+  const refused = await app.inject({ url: `${auth}/corp/start?redirectTo=${encodeURIComponent(`${APP_ORIGIN}/done`)}&codeChallenge=${CHALLENGE}` })
   t.equal(refused.statusCode, 403)
   t.equal(refused.json().code, 'APP_OAUTH_PROVIDER_DISABLED')
   t.same((await app.inject({ url: `${auth}/providers` })).json().data, [])
