@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { DateTime, Deleted, Id } from './common.js'
+import { DateTime, Deleted, GzipArchive, Id } from './common.js'
 import { Created, Envelope } from './envelope.js'
 
 /** Backups through the API (docs/operations.md, "Backups"): what a platform administrator sees. */
@@ -49,14 +49,5 @@ export const BackupResponses = {
   backup: { 200: Envelope(Type.Ref(Backup)) },
   list: { 200: Envelope(Type.Object({ items: Type.Array(Type.Ref(Backup)), nextCursor: Type.Union([Type.String(), Type.Null()]) })) },
   deleted: { 200: Envelope(Deleted) },
-  archive: {
-    200: {
-      description: 'The archive: a gzip-compressed tar with its manifest, as `npm run restore` reads it',
-      headers: {
-        'Content-Disposition': { type: 'string', description: '`attachment`, with the archive\'s name' },
-        'Content-Length': { type: 'integer', description: 'Bytes in the archive' }
-      },
-      content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } }
-    }
-  }
+  archive: GzipArchive('The archive: a gzip-compressed tar with its manifest, as `npm run restore` reads it', 'with the archive\'s name')
 }

@@ -15,3 +15,18 @@ export const DateTime = Type.String({ format: 'date-time' })
  */
 export const Deleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) })
 export type DeletedT = Static<typeof Deleted>
+
+/**
+ * A 200 whose body is a gzip-compressed tar sent as an attachment (a whole-server backup, a project's export): the
+ * one shape of an archive download, described by what the archive holds and how its file is named.
+ */
+export const GzipArchive = (description: string, fileName: string) => ({
+  200: {
+    description,
+    headers: {
+      'Content-Disposition': { type: 'string', description: `\`attachment\`, ${fileName}` },
+      'Content-Length': { type: 'integer', description: 'The archive\'s size in bytes' }
+    },
+    content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } }
+  }
+})

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { GzipArchive } from './common.js'
 import { Created } from './envelope.js'
 import { Project } from './projects.js'
 
@@ -35,15 +36,6 @@ export const ProjectArchiveMultipart = {
 }
 
 export const ProjectArchiveResponses = {
-  exported: {
-    200: {
-      description: 'The archive, a gzip-compressed tar with manifest.json last (docs/export.md)',
-      headers: {
-        'Content-Disposition': { type: 'string', description: '`attachment` with a file name made of the project\'s slug and the date' },
-        'Content-Length': { type: 'integer', description: 'The archive\'s size in bytes' }
-      },
-      content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } }
-    }
-  },
+  exported: GzipArchive('The archive, a gzip-compressed tar with manifest.json last (docs/export.md)', 'with a file name made of the project\'s slug and the date'),
   imported: { 201: Created(ProjectImported) }
 }

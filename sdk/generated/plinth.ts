@@ -16060,7 +16060,7 @@ export interface operations {
             /** @description The archive, a gzip-compressed tar with manifest.json last (docs/export.md) */
             200: {
                 headers: {
-                    /** @description `attachment` with a file name made of the project's slug and the date */
+                    /** @description `attachment`, with a file name made of the project's slug and the date */
                     "Content-Disposition"?: string;
                     /** @description The archive's size in bytes */
                     "Content-Length"?: number;
@@ -36759,7 +36759,7 @@ export interface operations {
                 headers: {
                     /** @description `attachment`, with the archive's name */
                     "Content-Disposition"?: string;
-                    /** @description Bytes in the archive */
+                    /** @description The archive's size in bytes */
                     "Content-Length"?: number;
                     [name: string]: unknown;
                 };
