@@ -116,23 +116,31 @@ export class RealtimeHub {
     for (const request of params.subscriptions) subscriptions.push(await checkSubscription(params.projectId, request, params.caller, this.deps))
     const held = this.byCaller.get(params.callerKey) ?? 0
     if (held >= config.maxConnectionsPerUser) throw realtimeErrors.tooManyConnections({ limit: config.maxConnectionsPerUser })
-    // Armed before the head is read: every write acknowledged after this answer is in the log past the head.
-    await this.deps.arm(params.projectId)
-    const head = await this.deps.log.head(params.projectId)
-    // A revoke that landed after the route's auth check and before the head was read is behind the stream's start
-    // and it is not yet listed for revokeUsers: asked again now, so only revokes past the head remain, and those it reads.
-    const caller = await params.recheck()
-    let position = head
-    let gap: RealtimeConnection['gap'] = null
-    if (params.lastEventId !== undefined) {
-      const asked = /^\d{1,15}$/.test(params.lastEventId) ? Number(params.lastEventId) : null
-      const oldest = await this.deps.log.oldest(params.projectId)
-      const kept = asked !== null && asked <= head && (asked === head || (oldest !== null && asked >= oldest - 1))
-      if (kept) position = asked
-      else gap = { lastEventId: params.lastEventId, oldest }
-    }
-    const connection = new RealtimeConnection(params, subscriptions, caller, position, gap, this)
+    // The place is taken before the first await, so connects of one caller that overlap cannot all pass the check;
+    // given back if the connect fails.
     this.byCaller.set(params.callerKey, held + 1)
+    let connection: RealtimeConnection
+    try {
+      // Armed before the head is read: every write acknowledged after this answer is in the log past the head.
+      await this.deps.arm(params.projectId)
+      const head = await this.deps.log.head(params.projectId)
+      // A revoke that landed after the route's auth check and before the head was read is behind the stream's start
+      // and it is not yet listed for revokeUsers: asked again now, so only revokes past the head remain, and those it reads.
+      const caller = await params.recheck()
+      let position = head
+      let gap: RealtimeConnection['gap'] = null
+      if (params.lastEventId !== undefined) {
+        const asked = /^\d{1,15}$/.test(params.lastEventId) ? Number(params.lastEventId) : null
+        const oldest = await this.deps.log.oldest(params.projectId)
+        const kept = asked !== null && asked <= head && (asked === head || (oldest !== null && asked >= oldest - 1))
+        if (kept) position = asked
+        else gap = { lastEventId: params.lastEventId, oldest }
+      }
+      connection = new RealtimeConnection(params, subscriptions, caller, position, gap, this)
+    } catch (error) {
+      this.release(params.callerKey)
+      throw error
+    }
     let connections = this.byProject.get(params.projectId)
     if (connections === undefined) this.byProject.set(params.projectId, connections = new Set())
     connections.add(connection)
@@ -143,12 +151,17 @@ export class RealtimeHub {
     if (connection.closed) return
     connection.closed = true
     const { projectId, callerKey } = connection.params
-    const held = (this.byCaller.get(callerKey) ?? 1) - 1
-    if (held <= 0) this.byCaller.delete(callerKey)
-    else this.byCaller.set(callerKey, held)
+    this.release(callerKey)
     const connections = this.byProject.get(projectId)
     connections?.delete(connection)
     if (connections?.size === 0) this.byProject.delete(projectId)
+  }
+
+  /** Gives back one of the caller's places under the per-user limit. */
+  private release (callerKey: string): void {
+    const held = (this.byCaller.get(callerKey) ?? 1) - 1
+    if (held <= 0) this.byCaller.delete(callerKey)
+    else this.byCaller.set(callerKey, held)
   }
 
   /** Open streams on this process (health, tests). */

@@ -72,3 +72,34 @@ t.test('a revoke between the auth check and the head read refuses the stream', a
   const bob = await connect('bob')
   t.equal(bob.closed, false, 'an unrevoked user streams')
 })
+
+t.test('connects of one caller that overlap cannot pass the per-user limit together; a failed one gives its place back', async (t) => {
+  const store = await tempStore(t)
+  const clock = new ManualClock()
+  const log = new RealtimeLog(store, { clock, retained: config.retainedEvents })
+  await log.init()
+  let failRecheck = false
+  const hub = new RealtimeHub({ log, clock, config, findCollection: async () => null, arm: async () => {} })
+  const connect = async () => {
+    const caller: DataCaller = { kind: 'user', id: 'ann' }
+    return await hub.connect({
+      projectId: 'p1',
+      caller,
+      callerKey: 'user:ann',
+      subscriptions: [],
+      lastEventId: undefined,
+      expiresAtMs: null,
+      recheck: async () => { if (failRecheck) throw new Error('session ended'); return caller }
+    })
+  }
+  // Both start before either has awaited anything: with the count written after the awaits, both passed a limit of one.
+  const outcomes = await Promise.allSettled([connect(), connect()])
+  t.same(outcomes.map((outcome) => outcome.status).sort(), ['fulfilled', 'rejected'], 'one of two overlapping connects is refused')
+  t.match((outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult).reason, { code: 'APP_REALTIME_TOO_MANY_CONNECTIONS' })
+  t.equal(hub.size, 1)
+  hub.forget((outcomes.find((outcome) => outcome.status === 'fulfilled') as PromiseFulfilledResult<Awaited<ReturnType<typeof connect>>>).value)
+  failRecheck = true
+  await t.rejects(connect(), { message: 'session ended' })
+  failRecheck = false
+  t.equal((await connect()).closed, false, 'the failed connect gave its place back')
+})
