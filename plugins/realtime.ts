@@ -23,8 +23,8 @@ async function realtimePlugin (app: FastifyInstance): Promise<void> {
     clock: systemClock,
     findCollection: async (projectId, name) => await app.collections.definitions.find(projectId, name),
     config: app.config.realtime,
-    arm: async (projectId) => { await feed.arm(projectId) },
-    armed: async (projectId) => await feed.armed(projectId)
+    arm: async (projectId) => { await feed.armRealtime(projectId) },
+    armed: async (projectId) => await feed.armedForRealtime(projectId)
   })
   feed.onPublish(realtime.published)
   // A user deleted, disabled or signed out everywhere: their streams end now, on every process (the periodic recheck stays as the backstop).

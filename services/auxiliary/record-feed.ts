@@ -54,7 +54,11 @@ interface ChangeEntry extends Document {
   createdAt: Date
 }
 
-interface FeedFlag extends Document { armedAt: Date }
+interface FeedFlag extends Document {
+  armedAt: Date
+  /** Set by the project's first realtime stream: from then on its changes are also kept in the realtime log. */
+  realtimeAt?: Date
+}
 
 export interface RecordFeedPorts {
   store: Store
@@ -109,6 +113,28 @@ export class RecordFeed implements RecordChangeFeed {
   }
 
   /**
+   * `arm`, for a realtime stream: also marks the project as followed by
+   * realtime, for good, so its changes are kept in the realtime log. A
+   * project armed only for webhooks has no stream to read that log, and
+   * keeping it cost each write a log append (bench/README.md, "Where the
+   * record feed's cost goes"). One read per stream once marked.
+   */
+  async armRealtime (projectId: string): Promise<void> {
+    if ((await this.flag(projectId))?.realtimeAt !== undefined) return
+    const now = this.ports.clock.now()
+    await retryUpsertRace(async () => await this.flags.updateOne({ _id: projectId }, { $setOnInsert: { armedAt: now }, $set: { realtimeAt: now } }, { upsert: true }))
+  }
+
+  /** Whether a realtime stream was ever opened on the project (`armRealtime`). */
+  async armedForRealtime (projectId: string): Promise<boolean> {
+    return (await this.flag(projectId))?.realtimeAt !== undefined
+  }
+
+  private async flag (projectId: string): Promise<FeedFlag | null> {
+    return await this.ports.store.extensions.shared<FeedFlag>(RECORD_FEEDS).findOne({ _id: projectId })
+  }
+
+  /**
    * Adds a follower of the feed: told of every publish, the sweep's too,
    * after the webhook engine. A follower that throws leaves the entries
    * pending, so the sweep tells everyone again (publishes are idempotent per key).
@@ -123,7 +149,7 @@ export class RecordFeed implements RecordChangeFeed {
   }
 
   async armed (projectId: string): Promise<boolean> {
-    return await this.ports.store.extensions.shared<FeedFlag>(RECORD_FEEDS).findOne({ _id: projectId }) !== null
+    return await this.flag(projectId) !== null
   }
 
   async begin (projectId: string, changes: () => RecordChange[]): Promise<RecordChangeBatch | null> {

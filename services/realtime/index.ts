@@ -16,9 +16,9 @@ export interface RealtimePorts {
   clock: Clock
   findCollection: FindCollection
   config: RealtimeConfig
-  /** Makes the project's record writes go through the change feed from now on (the feed's `arm`). */
+  /** Makes the project's record writes go through the change feed, and into the realtime log, from now on (the feed's `armRealtime`). */
   arm: (projectId: string) => Promise<void>
-  /** Whether the project's feed is armed (the feed's `armed`): only then may a stream on any process follow it. */
+  /** Whether a stream was ever opened on the project (the feed's `armedForRealtime`): only then may a stream on any process follow it. */
   armed: (projectId: string) => Promise<boolean>
 }
 
@@ -56,7 +56,8 @@ export async function buildRealtimeServices (ports: RealtimePorts): Promise<Real
     hub,
     published: async (projectId, events) => {
       const inputs = events.flatMap((event) => { const input = logInput(event); return input === null ? [] : [input] })
-      if (inputs.length > 0 && await log.append(projectId, inputs)) await hub.pump(projectId)
+      // A project the feed serves only for its webhooks has no stream to read the log: nothing is appended.
+      if (inputs.length > 0 && await ports.armed(projectId) && await log.append(projectId, inputs)) await hub.pump(projectId)
     },
     sessionsEnded: async (projectId, userIds) => {
       await hub.revokeUsers(projectId, userIds)
