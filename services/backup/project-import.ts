@@ -233,6 +233,8 @@ async function insertRecords (deps: ImportDeps, collection: string, body: AsyncI
     if (doc === null || typeof doc !== 'object' || Array.isArray(doc) || typeof (doc as { _id?: unknown })._id !== 'string') {
       throw invalidArchive(`${path} line ${line} is not a stored document with a string _id`)
     }
+    // Kept as they are: only ids the data API itself could have made.
+    if (!RECORD_ID.test((doc as { _id: string })._id)) throw invalidArchive(`${path} line ${line} has an _id the data API never makes (1–64 of A–Z, a–z, 0–9, _ and -)`)
     batch.push(doc as Document)
   }
   const flush = async (): Promise<void> => {
@@ -256,6 +258,25 @@ async function insertRecords (deps: ImportDeps, collection: string, body: AsyncI
   await flush()
 }
 
+/** A record id the data API addresses (schemas/records.ts, `RecordIdParams`). */
+const RECORD_ID = /^[0-9A-Za-z_-]{1,64}$/
+
+/** The first line a git bundle starts with (gitformat-bundle(5)). */
+const BUNDLE_HEADERS = ['# v2 git bundle', '# v3 git bundle']
+
+/** The file's first line, read from at most its first 64 bytes. */
+async function firstLine (path: string): Promise<string> {
+  const file = await open(path, 'r')
+  try {
+    const { buffer, bytesRead } = await file.read(Buffer.alloc(64), 0, 64, 0)
+    const text = buffer.subarray(0, bytesRead).toString('latin1')
+    const end = text.indexOf('\n')
+    return end === -1 ? '' : text.slice(0, end)
+  } finally {
+    await file.close()
+  }
+}
+
 async function createRepository (deps: ImportDeps, projectId: string, repository: RepositoryEntry, userId: string): Promise<string> {
   const { slug, name, description, defaultBranch, visibility } = repository
   const repo = await deps.repositories.create(projectId, { userId, name: 'Plinth import', email: 'import@plinth.invalid' }, { slug, name, description, defaultBranch, visibility })
@@ -271,6 +292,9 @@ async function fetchBundle (deps: ImportDeps, project: Project, repository: Repo
   const bundle = join(work, 'repository.bundle')
   await pipeline(Readable.from(body), createWriteStream(bundle, { mode: 0o600 }))
   try {
+    // git fetches from a path that is not a bundle as from a local repository, and follows a `gitdir: <path>` file:
+    // an entry naming another project's repository would copy it in. Only a bundle's own header is let through.
+    if (!BUNDLE_HEADERS.includes(await firstLine(bundle))) throw invalidArchive(`git/${repository.slug}.bundle is not a git bundle (no v2 or v3 bundle header)`)
     const gitDir = await createRepository(deps, project.id, repository, userId)
     const fetched = await deps.git.run(gitDir, ['-c', 'fetch.fsckObjects=true', 'fetch', '--quiet', bundle, '+refs/*:refs/*'], { okCodes: [1, 128] })
     if (fetched.code !== 0) throw invalidArchive(`git/${repository.slug}.bundle is not a git bundle git accepts (${fetched.stderr.trim().split('\n')[0] ?? ''})`)

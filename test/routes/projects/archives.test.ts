@@ -186,6 +186,12 @@ t.test('a project exported from one server is imported into another: records, en
     const firstHeader = tar.subarray(0, 512)
     const mangled = await entriesOf(archive)
     mangled.set('records/posts.jsonl', Buffer.from('{"_id": "x", "title": "ok"}\nnot json\n'))
+    const oddId = await entriesOf(archive)
+    oddId.set('records/posts.jsonl', Buffer.from('{"_id": "../../x", "title": "ok"}\n'))
+    // Not a bundle: git would fetch from the path as from a local repository, following the gitdir line to the
+    // repository this server keeps for another project.
+    const borrowed = await entriesOf(archive)
+    borrowed.set('git/site.bundle', Buffer.from(`gitdir: ${(await target.git.repositories.get(copy.id, 'site')).gitDir}\n`))
     const cases: Array<[string, Buffer, RegExp]> = [
       ['a changed byte of a file', gzipSync(tampered), new RegExp(`files/posts/${post.id}/f/${fileId} does not match its checksum`)],
       ['a path climbing out', gzipSync(Buffer.concat([rewriteHeader(firstHeader, '../../etc/passwd'), Buffer.alloc(1024)])), /"\.\.\/\.\.\/etc\/passwd", which is not an entry/],
@@ -193,7 +199,9 @@ t.test('a project exported from one server is imported into another: records, en
       ['an unknown entry', await forge(new Map([...entries, ['hooks/post-receive', Buffer.from('#!/bin/sh\n')]]), manifest), /"hooks\/post-receive", which is not an entry/],
       ['no manifest', gzipSync(tar.subarray(0, tar.indexOf(Buffer.from('manifest.json')))), /no manifest\.json|ends in the middle/],
       ['not gzip', Buffer.from('PK\x03\x04 a zip'), /not a gzip-compressed archive/],
-      ['a bad record line, past the checks (the project is made, then removed)', await forge(mangled, manifest), /records\/posts\.jsonl line 2 is not a stored document/]
+      ['a bad record line, past the checks (the project is made, then removed)', await forge(mangled, manifest), /records\/posts\.jsonl line 2 is not a stored document/],
+      ['a record id the data API never makes', await forge(oddId, manifest), /records\/posts\.jsonl line 1 has an _id the data API never makes/],
+      ['a repository entry that is not a bundle, pointing at another project\'s repository', await forge(borrowed, manifest), /git\/site\.bundle is not a git bundle/]
     ]
     for (const [name, bad, why] of cases) {
       const res = await importArchive(target, roles.orgId, roles.owner.auth, bad)
