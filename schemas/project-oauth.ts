@@ -52,7 +52,7 @@ export type OauthProviderT = Static<typeof OauthProvider>
 export const OauthSignInProvider = Type.Object({
   id: Type.String(),
   label: Type.String(),
-  startUrl: Type.String({ description: 'Send the browser here, with `?redirectTo=`, to sign in' })
+  startUrl: Type.String({ description: 'Send the browser here, with `?redirectTo=` and `&codeChallenge=` (PKCE S256 of a verifier the app keeps for the ticket exchange), to sign in' })
 })
 
 /** RFC 7636's verifier: 43 to 128 unreserved characters; its S256 challenge is 43 base64url characters. */

@@ -17258,7 +17258,7 @@ export interface operations {
                         data: {
                             id: string;
                             label: string;
-                            /** @description Send the browser here, with `?redirectTo=`, to sign in */
+                            /** @description Send the browser here, with `?redirectTo=` and `&codeChallenge=` (PKCE S256 of a verifier the app keeps for the ticket exchange), to sign in */
                             startUrl: string;
                         }[];
                     };
