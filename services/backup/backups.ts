@@ -81,7 +81,13 @@ export class Backups {
   /** Queues a backup; the job writes it. */
   async create (requestedBy: string): Promise<BackupT> {
     const record = await this.insert('api', requestedBy)
-    await this.deps.enqueue(BACKUP_JOB, { backupId: record._id })
+    try {
+      await this.deps.enqueue(BACKUP_JOB, { backupId: record._id })
+    } catch (error) {
+      // No job will ever write it: a backup listed as queued forever would only mislead.
+      await this.records.deleteOne({ _id: record._id })
+      throw error
+    }
     return await this.view(record)
   }
 
