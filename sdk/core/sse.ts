@@ -9,12 +9,17 @@ export interface SseFrame { id?: string, event: string, data: string }
 export async function * sseFrames (body: ReadableStream<Uint8Array>): AsyncGenerator<SseFrame> {
   const decoder = new TextDecoder()
   let buffer = ''
+  // A chunk's last `\r` may be the first half of a `\r\n`: held back until the next chunk says.
+  let heldReturn = false
   const reader = body.getReader()
   try {
     for (;;) {
       const { done, value } = await reader.read()
-      if (done) return
-      buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n')
+      // At the end, a held `\r` was a line end after all.
+      let text: string = (heldReturn ? '\r' : '') + (done ? '' : decoder.decode(value, { stream: true }))
+      heldReturn = !done && text.endsWith('\r')
+      if (heldReturn) text = text.slice(0, -1)
+      buffer += text.replace(/\r\n?/g, '\n')
       let cut: number
       while ((cut = buffer.indexOf('\n\n')) !== -1) {
         const frame: SseFrame = { event: 'message', data: '' }
@@ -31,6 +36,7 @@ export async function * sseFrames (body: ReadableStream<Uint8Array>): AsyncGener
         buffer = buffer.slice(cut + 2)
         if (data.length > 0) yield { ...frame, data: data.join('\n') }
       }
+      if (done) return
     }
   } finally {
     reader.releaseLock()

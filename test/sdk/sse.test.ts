@@ -36,4 +36,6 @@ t.test('the one server-sent events reader: ids, names, multi-line data, comments
     start (controller) { controller.enqueue(multibyte.slice(0, 7)); controller.enqueue(multibyte.slice(7)); controller.close() }
   })
   t.same(await read(split), [{ event: 'message', data: '✓' }], 'a character cut between two chunks')
+  t.same(await read(body('data: one\r', '\ndata: two\r\n\r', '\n')), [{ event: 'message', data: 'one\ntwo' }], 'a CRLF cut between two chunks is one line end, not two')
+  t.same(await read(body('data: one\r', 'data: two\r\r')), [{ event: 'message', data: 'one\ntwo' }], 'a lone CR still ends a line')
 })
