@@ -101,6 +101,9 @@ function fixturesFor (path: string, name: string): Segment[] {
     case 'stickyId': case 'draftId': case 'favoriteId': case 'workspaceViewId': return literals('nope')
     // An unknown schedule or run still reaches the route's own 404 (the schedule's parent check).
     case 'scheduleId': return literals('nope')
+    // The fuzz world has no platform administrator (PLATFORM_ADMINS names ids made after start): refusals only here;
+    // test/routes/admin/backups.test.ts drives the routes themselves.
+    case 'backupId': return literals('nope')
     case 'runId': return literals('nope')
     case 'credentialId': return [...refs(segments[2] === 'organizations' ? 'orgLlmCredentialId' : 'projectLlmCredentialId'), ...literals('nope')]
     // An unknown assistant session (or its run, or a tool call) still reaches the route's own 404.

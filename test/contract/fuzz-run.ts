@@ -93,6 +93,8 @@ export function fuzzContract (name: string, shard: Shard): void {
         GOOGLE_CLIENT_ID: 'fuzz',
         GOOGLE_CLIENT_SECRET: 'fuzz',
         GOOGLE_ISSUER: await fakeIssuer(),
+        // The fake issuer listens on loopback, which the address guard refuses unless allowed.
+        SSO_ALLOWED_HOSTS: '127.0.0.1',
         // Nothing listens on the discard port: start and callback take the provider-unavailable path.
         MICROSOFT_CLIENT_ID: 'fuzz',
         MICROSOFT_CLIENT_SECRET: 'fuzz',
