@@ -8,9 +8,7 @@ export const SERVER_CODES = {
   /** A bearer token refused as such (expired, revoked): the SDK refreshes the session once and resends. */
   invalidToken: 'APP_INVALID_TOKEN',
   /** A chunk of a resumable upload that another request is still sending: the SDK waits and tries again. */
-  uploadChunkInFlight: 'APP_UPLOAD_CHUNK_IN_FLIGHT',
-  /** A project that sends its end users no email yet: the console shows an empty form. */
-  projectEmailNotConfigured: 'APP_PROJECT_EMAIL_NOT_CONFIGURED'
+  uploadChunkInFlight: 'APP_UPLOAD_CHUNK_IN_FLIGHT'
 } as const
 
 /**

@@ -18,6 +18,7 @@ t.test('each family\'s main flow through the admin SDK', async (t) => {
   const project = await admin.projects.create({ orgId: org.id, name: 'Notes' })
   t.equal((await admin.projects.update(project.id, { name: 'Notebook' })).name, 'Notebook')
   await admin.projects.setAuth(project.id, true)
+  t.equal(await admin.projects.emailSettings(project.id), null, 'no email settings yet: null, not a refusal')
   await admin.collections.create(project.id, { name: 'notes', fields: [{ name: 'title', type: 'text' }] })
   await admin.collections.update(project.id, 'notes', { fields: [{ name: 'title', type: 'text' }, { name: 'done', type: 'boolean' }] })
   t.same((await admin.collections.get(project.id, 'notes')).fields.map((field) => field.name), ['title', 'done'], 'a definition changed')

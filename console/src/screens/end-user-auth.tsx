@@ -1,5 +1,4 @@
 import { useState } from 'preact/hooks'
-import { PlinthError, SERVER_CODES } from '@plinth/sdk/admin'
 import type { components } from '@plinth/sdk/types'
 import { admin } from '../api.js'
 import { ErrorNote, Page, TextField, useLoad, useSubmit } from '../ui.js'
@@ -23,16 +22,6 @@ function AuthSwitch ({ projectId, enabled, onChanged }: { projectId: string, ena
       <button type='submit' disabled={busy}>{enabled ? 'Turn end-user auth off' : 'Turn end-user auth on'}</button>
     </form>
   )
-}
-
-/** The settings, or null when the project sends no email yet (the API answers that as a refusal). */
-async function emailSettingsOf (projectId: string): Promise<{ settings: EmailSettings | null }> {
-  try {
-    return { settings: await admin.projects.emailSettings(projectId) }
-  } catch (failure) {
-    if (failure instanceof PlinthError && failure.code === SERVER_CODES.projectEmailNotConfigured) return { settings: null }
-    throw failure
-  }
 }
 
 /**
@@ -111,7 +100,8 @@ function EmailForm ({ projectId, initial }: { projectId: string, initial: EmailS
 /** A project's end-user auth: on or off, its end users, its sign-in providers, its email settings. */
 export function EndUserAuth ({ projectId }: { projectId: string }) {
   const project = useLoad(async () => await admin.projects.get(projectId), [projectId])
-  const email = useLoad(async () => await emailSettingsOf(projectId), [projectId])
+  // Wrapped: a project with no settings answers null, which useLoad would read as not loaded yet.
+  const email = useLoad(async () => ({ settings: await admin.projects.emailSettings(projectId) }), [projectId])
   const crumbs: Array<[string, string]> = [['Organizations', '/organizations']]
   if (project.data !== null) crumbs.push(['Projects', `/organizations/${encodeURIComponent(project.data.orgId)}`])
   crumbs.push(['Collections', `/projects/${encodeURIComponent(projectId)}`])
