@@ -10,7 +10,7 @@ const browseRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { workItems } = app.tracker
 
   app.get('/:key', {
-    config: { permission: 'tracker.read', parent: 'project', errors: [e.invalidKey, e.itemNotFound] },
+    config: { permission: 'tracker.read', parent: 'project', errors: [e.invalidKey, e.itemNotFound], fastJson: true },
     schema: {
       operationId: 'getTrackerWorkItemByKey',
       tags: ['tracker'],

@@ -81,7 +81,7 @@ const workItemRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/:itemId', {
-    config: { permission: 'tracker.read', errors: ITEM },
+    config: { permission: 'tracker.read', errors: ITEM, fastJson: true },
     schema: {
       operationId: 'getTrackerWorkItem',
       tags,

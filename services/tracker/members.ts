@@ -1,7 +1,7 @@
 import type { Clock } from '../platform/clock.js'
 import { isoString } from '../platform/iso-dates.js'
 import { DuplicateKeyError } from '../store/errors.js'
-import type { Store, StoreCollection } from '../store/types.js'
+import type { SharedReads, Store, StoreCollection } from '../store/types.js'
 import { TRACKER_LIMITS, type TrackerMemberT, type TrackerRoleT } from '../../schemas/tracker.js'
 import { requireAdmin, requireWritable, type TrackerScope } from './access.js'
 import { trackerErrors } from './errors.js'
@@ -27,9 +27,12 @@ function toView (record: MemberRecord): TrackerMemberT {
  */
 export class TrackerMembers {
   readonly records: StoreCollection<MemberRecord>
+  // Every scope asks a member's role: read shared, from the Store's document cache while the member is unchanged.
+  private readonly shared: SharedReads<MemberRecord>
 
   constructor (store: Store, private readonly deps: { clock: Clock, cursors: Cursors, canUseTracker: CanUseTracker }) {
     this.records = store.collection<MemberRecord>(TRACKER_COLLECTIONS.members)
+    this.shared = store.extensions.shared<MemberRecord>(TRACKER_COLLECTIONS.members)
   }
 
   async init (): Promise<void> {
@@ -42,7 +45,7 @@ export class TrackerMembers {
   }
 
   async roleOf (lpId: string, userId: string): Promise<TrackerRoleT | null> {
-    return (await this.records.findOne({ _id: memberId(lpId, userId) }))?.role ?? null
+    return (await this.shared.findOne({ _id: memberId(lpId, userId) }))?.role ?? null
   }
 
   /** The tracker projects a user is an explicit member of, in one platform project. */

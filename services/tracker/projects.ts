@@ -3,7 +3,7 @@ import type { Cursors } from '../collections/query.js'
 import type { IdGenerator } from '../platform/ids.js'
 import { isoString } from '../platform/iso-dates.js'
 import { DuplicateKeyError } from '../store/errors.js'
-import type { Filter, Store, StoreCollection } from '../store/types.js'
+import type { Filter, SharedReads, Store, StoreCollection } from '../store/types.js'
 import {
   TRACKER_LIMITS, type AutomationSettingsT, type CreateTrackerProjectBodyT, type ListTrackerProjectsQueryT, type PageOf,
   type TrackerProjectT, type TrackerRoleT, type UpdateAutomationBodyT, type UpdateTrackerProjectBodyT
@@ -74,11 +74,14 @@ export function toProjectView (record: TrackerProjectRecord, role: TrackerRoleT)
 export class TrackerProjects {
   readonly records: StoreCollection<TrackerProjectRecord>
   private readonly counters: StoreCollection<{ next: number }>
+  // Reads of one request: frozen documents the Store's document cache may share between readers.
+  private readonly shared: SharedReads<TrackerProjectRecord>
   private settings: ProjectSettingsPort | null = null
 
   constructor (private readonly store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, cursors: Cursors, members: TrackerMembers, followUps: FollowUps }) {
     this.records = store.collection<TrackerProjectRecord>(TRACKER_COLLECTIONS.projects)
     this.counters = store.collection<{ next: number }>(TRACKER_COLLECTIONS.counters)
+    this.shared = store.extensions.shared<TrackerProjectRecord>(TRACKER_COLLECTIONS.projects)
     deps.followUps.on(PURGE_PROJECT, async (task) => { await this.purge(String(task.projectId), String(task.lpId)) })
   }
 
@@ -94,29 +97,38 @@ export class TrackerProjects {
   async init (): Promise<void> {
     await this.records.createIndex({ projectId: 1, identifiers: 1 }, { unique: true })
     await this.records.createIndex({ projectId: 1, _id: 1 })
+    // A key's project by its current identifier: the embedded engine cannot serve `identifiers` (an array) from an index.
+    await this.records.createIndex({ projectId: 1, identifier: 1 })
   }
 
   /** The tracker project as `actor` may use it; 404 when it does not exist or they may not see it. */
   async scope (actor: TrackerActor, projectId: string, lpId: string): Promise<TrackerScope> {
-    const project = await this.store.extensions.shared<TrackerProjectRecord>(TRACKER_COLLECTIONS.projects).findOne({ _id: lpId })
-    if (project === null || project.projectId !== projectId || project.deletedAt !== null) throw trackerErrors.projectNotFound()
-    const role = roleIn(actor, project, await this.deps.members.roleOf(lpId, actor.userId))
-    if (role === null) throw trackerErrors.projectNotFound()
-    return { actor, projectId, project, role, seesAllItems: role !== 'guest' || project.guestsSeeAllItems }
+    return await this.scopeIn(actor, projectId, await this.shared.findOne({ _id: lpId }))
   }
 
   /** The scope and number a work item key names (`WEB-42`, or a key from before a rename); 404 when none. */
   async scopeOfKey (actor: TrackerActor, projectId: string, key: string): Promise<{ scope: TrackerScope, seq: number }> {
     const match = KEY.exec(key.trim())
     if (match === null) throw trackerErrors.invalidKey({ key: key.slice(0, 40) })
-    const project = await this.records.findOne({ projectId, identifiers: match[1].toUpperCase(), deletedAt: null }, { projection: { _id: 1 } })
+    const identifier = match[1].toUpperCase()
+    // The current identifier, read shared through its index; a former one only when no live project holds it now (the
+    // unique index on `identifiers` gives an identifier to one project, so the first read cannot find another).
+    const project = await this.shared.findOne({ projectId, identifier, deletedAt: null }) ??
+      await this.shared.findOne({ projectId, identifiers: identifier, deletedAt: null })
     if (project === null) throw trackerErrors.itemNotFound()
     try {
-      return { scope: await this.scope(actor, projectId, project._id), seq: Number(match[2]) }
+      return { scope: await this.scopeIn(actor, projectId, project), seq: Number(match[2]) }
     } catch (error) {
       // A key of a project the caller may not see is a key of nothing: its identifier stays unknown to them.
       throw trackerErrors.projectNotFound.is(error) ? trackerErrors.itemNotFound() : error
     }
+  }
+
+  private async scopeIn (actor: TrackerActor, projectId: string, project: TrackerProjectRecord | null): Promise<TrackerScope> {
+    if (project === null || project.projectId !== projectId || project.deletedAt !== null) throw trackerErrors.projectNotFound()
+    const role = roleIn(actor, project, await this.deps.members.roleOf(project._id, actor.userId))
+    if (role === null) throw trackerErrors.projectNotFound()
+    return { actor, projectId, project, role, seesAllItems: role !== 'guest' || project.guestsSeeAllItems }
   }
 
   async list (actor: TrackerActor, projectId: string, query: ListTrackerProjectsQueryT): Promise<PageOf<TrackerProjectT>> {

@@ -10,7 +10,7 @@ import { trackerErrors } from './errors.js'
 import type { FollowUps } from './follow-ups.js'
 import type { Idempotency } from './idempotency.js'
 import type { ItemStore } from './item-store.js'
-import { itemKey, priorityRank, toItemView, type ItemPlan, type ItemRules } from './item-rules.js'
+import { itemKey, priorityRank, sharedItemView, toItemView, type ItemPlan, type ItemRules } from './item-rules.js'
 import type { TrackerProjects } from './projects.js'
 import type { ActivityEntry, IntakeRecord, ItemRecord, Subscription } from './records.js'
 import type { TrackerStates } from './states.js'
@@ -53,15 +53,16 @@ export class WorkItems {
     return item
   }
 
+  /** Read shared: the one frozen view of the stored item, whose JSON text a fast-writing route makes once. */
   async get (scope: TrackerScope, itemId: string): Promise<WorkItemT> {
-    return this.view(scope, await this.visible(scope, itemId))
+    return sharedItemView(await this.visible(scope, itemId), scope.project.identifier)
   }
 
   /** By number (the key's project already resolved, see TrackerProjects.scopeOfKey). */
   async getByNumber (scope: TrackerScope, seq: number): Promise<WorkItemT> {
     const item = await this.deps.items.findBySeq(scope.project._id, seq)
     if (item === null || !canSeeItem(scope, item)) throw trackerErrors.itemNotFound()
-    return this.view(scope, item)
+    return sharedItemView(item, scope.project.identifier)
   }
 
   /** By key (`WEB-42`, or a key from before the project's identifier was renamed), in the platform project; 404 when unseen. */

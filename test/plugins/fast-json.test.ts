@@ -13,7 +13,9 @@ import { trackerWorkItemSchemas } from '../../schemas/tracker-work-items.js'
 const HOT: Record<string, TSchema> = {
   listRecords: RecordResponses.list[200],
   queryRecords: RecordResponses.list[200],
-  listTrackerWorkItems: TrackerResponses.workItemList[200]
+  listTrackerWorkItems: TrackerResponses.workItemList[200],
+  getTrackerWorkItem: TrackerResponses.workItem[200],
+  getTrackerWorkItemByKey: TrackerResponses.workItem[200]
 }
 
 type Schema = Record<string, any>

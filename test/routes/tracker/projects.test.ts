@@ -176,3 +176,37 @@ t.test('tracker projects: identifiers, renames, If-Match, private projects, arch
   t.equal((await api('DELETE', `/api/projects/${projectId}`, owner.auth)).status, 200)
   t.equal(await app.tracker.projects.record(other.id), null, 'deleting the platform project purged its tracker projects')
 })
+
+t.test('a work item by key or by id, read shared: each answer the stored state, each refusal at once', async (t) => {
+  const { owner, member, guest, base, lp, api, must } = await trackerSetup(t)
+  const mine = await must('POST', `${lp}/work-items`, guest.auth, { title: 'By the guest' })
+  const theirs = await must('POST', `${lp}/work-items`, member.auth, { title: 'By a member' })
+  const byKey = `${base}/browse/${theirs.key as string}`
+  const byId = `${lp}/work-items/${theirs.id as string}`
+  // Twice: the second answer is the view the first one made and wrote.
+  for (const round of ['first', 'again']) {
+    for (const url of [byKey, byId]) {
+      const res = await api('GET', url, member.auth)
+      t.same([res.status, res.headers.etag, res.body.data], [200, '"1"', theirs], `${round}: ${url === byKey ? 'by key' : 'by id'}`)
+    }
+  }
+  t.equal((await must('GET', `${base}/browse/${mine.key as string}`, guest.auth)).id, mine.id, 'a guest reads her own item by key')
+  for (const url of [byKey, byId]) {
+    t.same((await api('GET', url, guest.auth)).body.code, 'APP_TRACKER_ITEM_NOT_FOUND', `a guest does not see another's item: ${url}`)
+  }
+
+  const changed = await must('PATCH', byId, member.auth, { title: 'Renamed' })
+  t.same(await must('GET', byKey, member.auth), changed, 'a change is read at once')
+  await must('PATCH', lp, owner.auth, { guestsSeeAllItems: true })
+  t.same(await must('GET', byKey, guest.auth), changed, 'a guest sees all once the project lets her')
+  await must('PATCH', lp, owner.auth, { identifier: 'site', visibility: 'private' })
+  t.equal((await must('GET', `${base}/browse/SITE-${theirs.number as number}`, member.auth)).id, theirs.id, 'the new key')
+  t.equal((await must('GET', byKey, member.auth)).key, `SITE-${theirs.number as number}`, 'the old key, as before the rename')
+
+  await must('DELETE', `${lp}/members/${member.id}`, owner.auth)
+  t.same((await api('GET', byKey, member.auth)).body.code, 'APP_TRACKER_ITEM_NOT_FOUND', 'a member removed from a private project: at once')
+  t.same((await api('GET', byId, member.auth)).body.code, 'APP_TRACKER_PROJECT_NOT_FOUND')
+  await must('DELETE', lp, owner.auth)
+  t.same((await api('GET', byKey, owner.auth)).body.code, 'APP_TRACKER_ITEM_NOT_FOUND', 'a deleted project\'s keys are keys of nothing at once')
+  t.same((await api('GET', `${base}/browse/SITE-1`, owner.auth)).body.code, 'APP_TRACKER_ITEM_NOT_FOUND')
+})
