@@ -7,6 +7,7 @@ import { AddressGuard } from '../outbound/internal-addresses.js'
 import type { JobQueue } from '../jobs/queue.js'
 import type { Store } from '../store/types.js'
 import type { Webhooks } from '../webhooks/index.js'
+import { RECORDS_WEBHOOK_SOURCE } from '../webhooks/sources/records.js'
 import { RecordFeed } from './record-feed.js'
 import { RecordWebhooks } from './record-webhooks.js'
 import { Variables } from './variables.js'
@@ -48,7 +49,8 @@ export async function buildAuxiliaryServices (ports: AuxiliaryPorts): Promise<Au
     store: ports.store,
     clock: ports.clock,
     newId: ports.newId,
-    publish: async (projectId, events) => { await ports.webhooks.publish('records', projectId, events) }
+    publish: async (projectId, events) => { await ports.webhooks.publish('records', projectId, events) },
+    subscribed: async (projectId) => await ports.webhooks.subscribed({ projectId, source: RECORDS_WEBHOOK_SOURCE })
   })
   await feed.init()
   const recordWebhooks = new RecordWebhooks({ feed, webhooks: ports.webhooks, findCollection: ports.findCollection })

@@ -65,6 +65,13 @@ export interface RecordFeedPorts {
   clock: Clock
   newId: IdGenerator
   publish: (projectId: string, events: WebhookEventInput[]) => Promise<void>
+  /**
+   * Whether the project has a record webhook now, paused and disabled ones
+   * included (the engine keeps their events for replays): an armed project
+   * with none, and no realtime stream, writes no entries. Every entry is
+   * written when not given.
+   */
+  subscribed?: (projectId: string) => Promise<boolean>
 }
 
 function eventOf (entry: WithId<ChangeEntry> | (ChangeEntry & { _id: string })): WebhookEventInput {
@@ -152,8 +159,22 @@ export class RecordFeed implements RecordChangeFeed {
     return await this.flag(projectId) !== null
   }
 
+  /**
+   * Whether a write beginning now must log its change: the project is armed
+   * and has a reader for it, a realtime stream or a record webhook. Both are
+   * read when the write begins, by primary key (the flag; the engine's list
+   * under its owner stamp), so a write that begins after a webhook's creation
+   * was answered sees the webhook, as it sees the flag.
+   */
+  private async followed (projectId: string): Promise<boolean> {
+    const flag = await this.flag(projectId)
+    if (flag === null) return false
+    if (flag.realtimeAt !== undefined || this.ports.subscribed === undefined) return true
+    return await this.ports.subscribed(projectId)
+  }
+
   async begin (projectId: string, changes: () => RecordChange[]): Promise<RecordChangeBatch | null> {
-    if (!await this.armed(projectId)) return null
+    if (!await this.followed(projectId)) return null
     const createdAt = this.ports.clock.now()
     const written = changes().map((change): ChangeEntry & { _id: string } => ({
       _id: this.ports.newId(),

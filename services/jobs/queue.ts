@@ -343,17 +343,24 @@ export class JobQueue {
     if (types.length === 0) return null
     for (;;) {
       const now = await this.now()
-      const take = async (due: Filter): Promise<Job | null> => await this.jobs.findOneAndUpdate(
-        { ...due, type: { $in: [...types] } },
-        {
-          $set: { status: 'running', leaseOwner: workerId, leaseUntil: later(now, leaseMs), updatedAt: now },
-          $inc: { attempts: 1 }
-        },
+      const typed = { type: { $in: [...types] } }
+      // The candidate is found by a read and taken by a write fenced on the same state: a write transaction
+      // only when there is something to take (an empty poll or the usual "no lease expired" costs reads alone).
+      const take = async (due: Filter): Promise<Job | null | 'raced'> => {
         // Oldest job first (ids sort by creation); the embedded engine orders by _id in SQL, cheaper than by runAt.
-        { sort: { _id: 1 }, returnDocument: 'after' }
-      )
+        const [candidate] = await this.jobs.find({ ...due, ...typed }, { sort: { _id: 1 }, limit: 1, projection: { _id: 1 } }).toArray()
+        if (candidate === undefined) return null
+        const taken = await this.jobs.findOneAndUpdate(
+          { _id: candidate._id, ...due, ...typed },
+          { $set: { status: 'running', leaseOwner: workerId, leaseUntil: later(now, leaseMs), updatedAt: now }, $inc: { attempts: 1 } },
+          { returnDocument: 'after' }
+        )
+        return taken ?? 'raced'
+      }
       // Work whose worker stopped first, then the oldest due job: two queries, each walking its own index in order.
       const job = await take({ status: 'running', leaseUntil: { $lt: now } }) ?? await take({ status: 'queued', runAt: { $lte: now } })
+      // Another worker took the candidate between the read and the write: look again.
+      if (job === 'raced') continue
       if (job === null || job.attempts <= job.maxAttempts) return job
       // Only a reclaimed lease can overshoot: the last attempt's worker never reported back.
       const lastError = `Lease expired on the final attempt (${job.maxAttempts}); the worker stopped responding`
@@ -432,12 +439,25 @@ export class JobQueue {
   /** The finished job, or null when the caller's lease was taken over (its result is discarded). */
   async complete (job: Job, workerId: string, result?: unknown): Promise<Job | null> {
     const now = await this.now()
-    const rerun = await this.rerunIfAsked(job, workerId, now, { result: result ?? null, lastError: null })
-    if (rerun !== null) return rerun
     const outcome = { result: result ?? null }
-    return await this.settle(job, workerId, now, job.everyMs === undefined
+    const settled = await this.settleUnlessAsked(job, workerId, now, job.everyMs === undefined
       ? { status: 'succeeded', ...outcome, finishedAt: now }
       : this.nextRun(job, now, { ...outcome, lastError: null }))
+    return settled ?? await this.rerunIfAsked(job, workerId, now, { result: result ?? null, lastError: null })
+  }
+
+  /**
+   * `settle`, for a job not asked to run again: one write in the usual case.
+   * A keyed job asked for again while it ran (or one whose lease was lost)
+   * is left as it is, null, for `rerunIfAsked` to tell which.
+   */
+  private async settleUnlessAsked (job: Job, workerId: string, now: Date, changes: Partial<Job>): Promise<Job | null> {
+    if (job.again === undefined) return await this.settle(job, workerId, now, changes)
+    return await this.jobs.findOneAndUpdate(
+      { ...this.leaseFilter(job, workerId), again: { $ne: true } },
+      { $set: { ...changes, leaseUntil: null, updatedAt: now } },
+      { returnDocument: 'after' }
+    )
   }
 
   /**
@@ -451,15 +471,14 @@ export class JobQueue {
     const lastError = errorMessage(error)
     // A deferred run reads what is due when it runs again, so a request to run again is already covered.
     if (error instanceof DeferJobError) return await this.settle(job, workerId, now, { status: 'queued', lastError, runAt: later(now, error.delayMs), leaseOwner: null, maxAttempts: job.maxAttempts + 1, ...(job.again === undefined ? {} : { again: false }) })
-    const rerun = await this.rerunIfAsked(job, workerId, now, { lastError })
-    if (rerun !== null) return rerun
     const final = error instanceof PermanentJobError || job.attempts >= job.maxAttempts
+    let changes: Partial<Job>
     // A recurring job never ends: past its last attempt it waits for its next run.
-    if (final && job.everyMs !== undefined) return await this.settle(job, workerId, now, this.nextRun(job, now, { lastError }))
-    if (error instanceof PermanentJobError) return await this.settle(job, workerId, now, { status: 'failed', lastError, finishedAt: now })
-    if (job.attempts >= job.maxAttempts) return await this.settle(job, workerId, now, { status: 'dead', lastError, finishedAt: now })
-    const runAt = later(now, retryDelayMs(job.attempts, this.backoff, this.random))
-    return await this.settle(job, workerId, now, { status: 'queued', lastError, runAt, leaseOwner: null })
+    if (final && job.everyMs !== undefined) changes = this.nextRun(job, now, { lastError })
+    else if (error instanceof PermanentJobError) changes = { status: 'failed', lastError, finishedAt: now }
+    else if (job.attempts >= job.maxAttempts) changes = { status: 'dead', lastError, finishedAt: now }
+    else changes = { status: 'queued', lastError, runAt: later(now, retryDelayMs(job.attempts, this.backoff, this.random)), leaseOwner: null }
+    return await this.settleUnlessAsked(job, workerId, now, changes) ?? await this.rerunIfAsked(job, workerId, now, { lastError })
   }
 
   /** A keyed job asked for again while it ran goes back to the queue at once, with a fresh budget; null when it was not. */

@@ -126,7 +126,13 @@ export class Webhooks {
   async delete (subscription: SubscriptionRecord): Promise<void> {
     await this.subscriptions.records.deleteOne({ _id: subscription._id })
     await this.subscriptions.lists.changed(subscription)
+    this.subscriptions.forget(subscription._id)
     await this.upkeep.purgeSubscription(subscription._id)
+  }
+
+  /** Whether the owner has a webhook, active or not: what a source's outbox asks before keeping an event nobody can be sent. */
+  async subscribed (owner: WebhookOwner): Promise<boolean> {
+    return (await this.subscriptions.lists.of(owner)).length > 0
   }
 
   /** See WebhookPublisher.publish and docs/webhooks.md, "Sources". */

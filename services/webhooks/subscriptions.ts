@@ -1,3 +1,4 @@
+import { BoundedMap } from '../cache/bounded-map.js'
 import type { Clock } from '../platform/clock.js'
 import type { Cursors } from '../collections/query.js'
 import type { SecretBox } from '../platform/crypto.js'
@@ -25,6 +26,9 @@ export interface SubscriptionDeps {
   cursors: Cursors
   source: (name: string) => WebhookSource
 }
+
+/** Webhooks whose secrets are kept opened; one past it opens its secrets again, nothing worse. */
+const OPENED_CAPACITY = 1024
 
 const sealedFor = (subscriptionId: string, secretId: string): string => `webhook:${subscriptionId}:${secretId}`
 
@@ -57,6 +61,8 @@ export class WebhookSubscriptions {
   readonly records: StoreCollection<SubscriptionRecord>
   /** Each owner's list as publishes read it; told of every change here. */
   readonly lists: SubscriptionLists
+  /** Signing secrets opened, by webhook (`signingSecrets`): opening one per delivery was a tenth of a delivery's cost. */
+  private readonly opened = new BoundedMap<string, { stamp: string, secrets: readonly string[] }>(OPENED_CAPACITY)
 
   constructor (store: Store, private readonly deps: SubscriptionDeps) {
     this.records = store.collection<SubscriptionRecord>(WEBHOOK_COLLECTIONS.subscriptions)
@@ -155,12 +161,28 @@ export class WebhookSubscriptions {
     return { webhook: toWebhookView(updated), secret }
   }
 
-  /** The secrets that sign now, current first, opened. */
+  /**
+   * The secrets that sign now, current first, opened. Opened once per
+   * webhook and set of sealed secrets: the set as stored is the entry's
+   * stamp, so a rotation (or a re-seal) replaces the entry on the next
+   * delivery, and a deleted webhook's goes with it. Plaintext lives only in
+   * this process's memory, as it does while a delivery is signed.
+   */
   signingSecrets (record: SubscriptionRecord): string[] {
     const now = this.deps.clock.nowMs()
-    return record.secrets
-      .filter((secret) => secret.expiresAt === null || secret.expiresAt.getTime() > now)
-      .map((secret) => this.deps.secrets.open(secret.sealed, sealedFor(record._id, secret.id)))
+    const stamp = record.secrets.map((secret) => secret.sealed).join(' ')
+    let kept = this.opened.get(record._id)
+    if (kept === undefined || kept.stamp !== stamp) {
+      kept = { stamp, secrets: record.secrets.map((secret) => this.deps.secrets.open(secret.sealed, sealedFor(record._id, secret.id))) }
+      this.opened.set(record._id, kept)
+    }
+    const opened = kept.secrets
+    return record.secrets.flatMap((secret, index) => secret.expiresAt === null || secret.expiresAt.getTime() > now ? [opened[index]] : [])
+  }
+
+  /** A deleted webhook's opened secrets leave this process's memory now rather than when the cache makes room. */
+  forget (subscriptionId: string): void {
+    this.opened.delete(subscriptionId)
   }
 
   private seal (subscriptionId: string, secret: string, now: Date): SealedSecret {

@@ -98,3 +98,33 @@ t.test('writes settled together are published in one engine call per project and
   t.same(await feed.republish(), { published: 1, dropped: 0 }, 'and the sweep publishes it')
   t.same(calls.at(-1), { projectId, keys: ['posts:d:v1'] })
 })
+
+t.test('an armed project whose record webhooks are all deleted writes no entries, until it has one again or a realtime stream', async (t) => {
+  const { app, owner, projectId, data } = await auxiliarySetup(t)
+  const published: string[][] = []
+  app.auxiliary.feed.onPublish(async (_projectId, events) => { published.push(events.map((event) => event.type)) })
+  const created = await app.webhooks.create({ projectId, source: 'records' }, { url: 'http://127.0.0.1:9/hook', events: ['*'], filter: { collections: ['posts'] } }, owner.id)
+  const webhook = await app.auxiliary.recordWebhooks.find(projectId, created.webhook.id)
+  if (webhook === null) throw new Error('the webhook was not saved')
+  await app.webhooks.delete(webhook)
+  t.equal(await app.auxiliary.feed.armed(projectId), true, 'the project stays armed')
+  const begun = await app.auxiliary.feed.begin(projectId, () => { throw new Error('no change is asked for') })
+  t.equal(begun, null, 'a write with no one to read its change logs nothing')
+  await call(app, 'POST', data, {}, { title: 'unread' })
+  await app.auxiliary.feed.settled()
+  t.same(published, [], 'nothing published')
+  t.equal(await app.store.collection(RECORD_CHANGES).countDocuments({}), 0)
+
+  await app.webhooks.create({ projectId, source: 'records' }, { url: 'http://127.0.0.1:9/hook', events: ['*'], active: false }, owner.id)
+  await call(app, 'POST', data, {}, { title: 'kept for a replay' })
+  await app.auxiliary.feed.settled()
+  t.same(published, [['record.created']], 'a paused webhook still has its events kept')
+
+  const other = await auxiliarySetup(t)
+  await other.app.auxiliary.feed.armRealtime(other.projectId)
+  const streamed: string[][] = []
+  other.app.auxiliary.feed.onPublish(async (_projectId, events) => { streamed.push(events.map((event) => event.type)) })
+  await call(other.app, 'POST', other.data, {}, { title: 'streamed' })
+  await other.app.auxiliary.feed.settled()
+  t.same(streamed, [['record.created']], 'a project followed by realtime logs every write, webhook or not')
+})

@@ -64,6 +64,26 @@ t.test('rotation: both secrets sign until the previous one expires, and each ver
   t.equal(again.webhook.secrets.length, 1, 'a rotation with no grace retires the current secret at once')
 })
 
+t.test('a rotation after deliveries were signed: the next is signed with the new secret alone, as the webhook now stores it', async (t) => {
+  const { webhooks, clock, owner, drain } = await engine(t)
+  const hook = await receiver(t)
+  const { webhook, secret: first } = await webhooks.create(owner, { url: hook.url, events: ['*'] }, null)
+  await webhooks.publish('things', 'p1', [thingEvent(1), thingEvent(2)])
+  await drain()
+  const verify = (secrets: string[], n: number) => verifyWebhookSignature({ header: hook.received[n].headers['plinth-signature'] as string, rawBody: hook.received[n].rawBody, secrets, nowSeconds: clock.nowMs() / 1000 })
+  t.ok(verify([first], 0).ok && verify([first], 1).ok, 'both signed with the first secret')
+  const rotated = await webhooks.rotateSecret((await webhooks.find(owner, webhook.id))!, { previousExpiresInSeconds: 0 })
+  await webhooks.publish('things', 'p1', [thingEvent(3)])
+  await drain()
+  t.ok(verify([rotated.secret], 2).ok, 'the rotated secret signs')
+  t.notOk(verify([first], 2).ok, 'the retired one no longer does')
+  await webhooks.delete((await webhooks.find(owner, webhook.id))!)
+  const again = await webhooks.create(owner, { url: hook.url, events: ['*'] }, null)
+  await webhooks.publish('things', 'p1', [thingEvent(4)])
+  await drain()
+  t.ok(verify([again.secret], 3).ok, 'a new webhook signs with its own secret')
+})
+
 t.test('500 then 200: exactly one retry, after the backoff and not before', async (t) => {
   const { webhooks, queue, clock, owner, drain } = await engine(t)
   const hook = await receiver(t, [{ status: 500, body: 'boom' }])
