@@ -41,7 +41,8 @@ async function projectArchivesPlugin (app: FastifyInstance): Promise<void> {
     reader: app.git.reader,
     git: app.git.git,
     clock: systemClock,
-    serverVersion: serverVersion()
+    serverVersion: serverVersion(),
+    hosting: { ...app.hosting, uploads: app.files.uploads }
   }
   app.decorate('projectArchives', {
     export: async (project) => {
@@ -60,5 +61,5 @@ async function projectArchivesPlugin (app: FastifyInstance): Promise<void> {
 export default fp(projectArchivesPlugin, {
   name: 'plinth-project-archives',
   fastify: '5.x',
-  dependencies: ['plinth-store', 'plinth-projects', 'plinth-collections', 'plinth-files', 'plinth-git']
+  dependencies: ['plinth-store', 'plinth-projects', 'plinth-collections', 'plinth-files', 'plinth-git', 'plinth-hosting']
 })

@@ -11,7 +11,8 @@ export const ArchiveCounts = Type.Object({
   records: Type.Integer({ description: 'Records of those collections' }),
   endUsers: Type.Integer({ description: 'End users (`_users` records), with their password hashes' }),
   files: Type.Integer(),
-  repositories: Type.Integer()
+  repositories: Type.Integer(),
+  apps: Type.Optional(Type.Integer({ description: 'Hosting apps, container and static (absent from archives written before apps travelled)' }))
 })
 
 export const ProjectImported = Type.Object({

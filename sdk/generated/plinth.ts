@@ -16126,6 +16126,8 @@ export interface operations {
                                 endUsers: number;
                                 files: number;
                                 repositories: number;
+                                /** @description Hosting apps, container and static (absent from archives written before apps travelled) */
+                                apps?: number;
                             };
                             /** @description What the archive does not carry (secrets, tokens, other families' settings): set it again on this server */
                             leftOut: string[];

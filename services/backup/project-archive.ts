@@ -4,6 +4,7 @@ import { projectArchiveErrors } from './errors.js'
 import { isValidKeySegment } from '../files/file-store.js'
 import { isRepoSlug } from '../git/names.js'
 import { fieldName, MANIFEST_PATH } from './manifest.js'
+import { APP_NAME } from './project-apps.js'
 
 /**
  * The portable archive of one project (docs/export.md): a gzip-compressed tar
@@ -15,6 +16,8 @@ import { fieldName, MANIFEST_PATH } from './manifest.js'
  *   files/<collection>/<record>/<field>/<fileId>   the bytes of a record's file (its descriptor is in the record)
  *   git/<slug>.json                                a repository's settings
  *   git/<slug>.bundle                              its refs and objects (`git bundle --all`; none when empty)
+ *   hosting/<name>.json                            a hosting app: definition, git source, secret names, what was live
+ *   hosting/<name>.source                          the uploaded archive its live deployment was built from
  *   manifest.json                                  format, versions, counts, what was left out, each entry's SHA-256
  */
 
@@ -42,7 +45,9 @@ export const ProjectManifestSchema = Type.Object({
     records: Type.Integer({ minimum: 0 }),
     endUsers: Type.Integer({ minimum: 0 }),
     files: Type.Integer({ minimum: 0 }),
-    repositories: Type.Integer({ minimum: 0 })
+    repositories: Type.Integer({ minimum: 0 }),
+    /** Absent in archives written before apps travelled. */
+    apps: Type.Optional(Type.Integer({ minimum: 0 }))
   }),
   /** What stays on the exporting server, by name, so that whoever imports knows what to set again. */
   leftOut: Type.Array(Type.String()),
@@ -101,6 +106,8 @@ export type EntryKind =
   | { kind: 'file', table: string, recordId: string, field: string, fileId: string }
   | { kind: 'repository', slug: string }
   | { kind: 'bundle', slug: string }
+  | { kind: 'app', name: string }
+  | { kind: 'appSource', name: string }
 
 const COLLECTION = /^[a-z_][a-z0-9_]{0,63}$/
 
@@ -137,6 +144,12 @@ export function classifyEntry (path: string): EntryKind {
     if (json !== null && isRepoSlug(json)) return { kind: 'repository', slug: json }
     const bundle = suffixed(rest[0], '.bundle')
     if (bundle !== null && isRepoSlug(bundle)) return { kind: 'bundle', slug: bundle }
+  }
+  if (top === 'hosting' && rest.length === 1) {
+    const json = suffixed(rest[0], '.json')
+    if (json !== null && APP_NAME.test(json)) return { kind: 'app', name: json }
+    const source = suffixed(rest[0], '.source')
+    if (source !== null && APP_NAME.test(source)) return { kind: 'appSource', name: source }
   }
   return refuse()
 }

@@ -18,6 +18,7 @@ import type { GitCli } from '../git/git-cli.js'
 import type { Clock } from '../platform/clock.js'
 import { MANIFEST_PATH } from './manifest.js'
 import { TarWriter } from './tar.js'
+import { exportApps, type HostingArchivePort } from './project-apps.js'
 import { encodeDocument, PROJECT_ARCHIVE_FORMAT, type ManifestEntry, type ProjectManifest } from './project-archive.js'
 
 /** What an export reads, and what an import writes through (project-import.ts). */
@@ -30,6 +31,7 @@ export interface ProjectArchivePorts {
   git: GitCli
   clock: Clock
   serverVersion: string
+  hosting: HostingArchivePort
 }
 
 /**
@@ -43,7 +45,7 @@ export const LEFT_OUT = [
   'end-user sessions and refresh tokens (end users sign in again; their accounts and password hashes travel)',
   'OAuth provider settings and their client secrets',
   'email delivery settings and their SMTP password',
-  'hosting apps, their secrets, variables and deployments',
+  'hosting apps\' secret values (their names are in hosting/<name>.json), project variables, deployment history, custom hostnames and certificates',
   'DNS zones, tracker, record webhooks, variables and schedules, assistant and LLM settings',
   'members, teams and grants of the organization'
 ]
@@ -81,7 +83,7 @@ export async function exportProject (ports: ProjectArchivePorts, project: Projec
   const addTemp = async (path: string, temp: string): Promise<void> => {
     await add(path, (await stat(temp)).size, createReadStream(temp) as AsyncIterable<Buffer>)
   }
-  const counts = { collections: 0, records: 0, endUsers: 0, files: 0, repositories: 0 }
+  const counts = { collections: 0, records: 0, endUsers: 0, files: 0, repositories: 0, apps: 0 }
   try {
     await addJson('project.json', {
       name: project.name, slug: project.slug, description: project.description, authEnabled: project.authEnabled, allowedOrigins: project.allowedOrigins
@@ -123,6 +125,7 @@ export async function exportProject (ports: ProjectArchivePorts, project: Projec
       }
       counts.repositories++
     }
+    counts.apps = await exportApps(ports.hosting, ports.repositories, project.id, async (path, size, body) => { await add(path, size, body) }, addJson)
     const manifest: ProjectManifest = {
       format: PROJECT_ARCHIVE_FORMAT,
       version: 1,

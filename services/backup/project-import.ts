@@ -17,6 +17,7 @@ import {
   type CollectionEntry, type EntryKind, type ManifestEntry, type ProjectEntry, type ProjectManifest, type RepositoryEntry
 } from './project-archive.js'
 import type { ProjectArchivePorts } from './project-export.js'
+import { AppEntrySchema, deployImportedApps, importApps, type AppEntry } from './project-apps.js'
 
 /** The small entries (project, definitions, repository settings) are read whole in the checking pass. */
 const SMALL_ENTRY_MOST = 4 * 1024 * 1024
@@ -30,6 +31,7 @@ interface Checked {
   project: ProjectEntry
   collections: Map<string, CollectionEntry>
   repositories: Map<string, RepositoryEntry>
+  apps: Map<string, AppEntry>
 }
 
 type Visit = (entry: TarEntry, kind: EntryKind, body: AsyncIterable<Buffer>) => Promise<void>
@@ -97,6 +99,7 @@ async function checkArchive (file: string): Promise<Checked> {
   let project: ProjectEntry | null = null
   const collections = new Map<string, CollectionEntry>()
   const repositories = new Map<string, RepositoryEntry>()
+  const apps = new Map<string, AppEntry>()
   const later: Array<{ path: string, kind: EntryKind }> = []
   const { manifest, found } = await readEntries(file, async (entry, kind, body) => {
     const small = async (): Promise<string> => (await collect(body, SMALL_ENTRY_MOST, entry.path)).toString('utf8')
@@ -109,6 +112,10 @@ async function checkArchive (file: string): Promise<Checked> {
       const repository = parseEntry(RepositoryEntrySchema, await small(), entry.path)
       if (repository.slug !== kind.slug) throw invalidArchive(`${entry.path} describes ${JSON.stringify(repository.slug)}, not ${kind.slug}`)
       repositories.set(kind.slug, repository)
+    } else if (kind.kind === 'app') {
+      const app = parseEntry(AppEntrySchema, await small(), entry.path)
+      if (app.name !== kind.name) throw invalidArchive(`${entry.path} describes ${JSON.stringify(app.name)}, not ${kind.name}`)
+      apps.set(kind.name, app)
     } else later.push({ path: entry.path, kind })
   })
   if (manifest === null) throw invalidArchive(`it has no ${MANIFEST_PATH}: not a Plinth project archive, or cut short`)
@@ -126,8 +133,15 @@ async function checkArchive (file: string): Promise<Checked> {
     const table = kind.kind === 'records' ? kind.name : kind.kind === 'file' ? kind.table : null
     if (table !== null && !collections.has(table)) throw invalidArchive(`${path} belongs to ${table}, which the archive does not define (no collections/${table}.json)`)
     if (kind.kind === 'bundle' && !repositories.has(kind.slug)) throw invalidArchive(`${path} belongs to ${kind.slug}, which the archive does not describe (no git/${kind.slug}.json)`)
+    if (kind.kind === 'appSource' && apps.get(kind.name)?.live?.type !== 'upload') throw invalidArchive(`${path} belongs to no app built from an upload (no hosting/${kind.name}.json saying so)`)
   }
-  return { manifest, project, collections, repositories }
+  for (const [name, app] of apps) {
+    const slug = app.gitSource?.repository ?? null
+    if (slug !== null && !repositories.has(slug)) throw invalidArchive(`hosting/${name}.json deploys from ${slug}, which the archive does not describe (no git/${slug}.json)`)
+    if (app.gitSource !== null && slug === null && app.gitSource.url === null) throw invalidArchive(`hosting/${name}.json has a git source with neither a repository nor a URL`)
+    if (app.live?.type === 'upload' && !found.has(`hosting/${name}.source`)) throw invalidArchive(`hosting/${name}.json was built from an upload the archive does not hold (no hosting/${name}.source)`)
+  }
+  return { manifest, project, collections, repositories, apps }
 }
 
 /** A refusal by a service while importing an entry, reworded to name the entry (a definition this server does not accept). */
@@ -160,6 +174,7 @@ export async function importProject (deps: ImportDeps, orgId: string, userId: st
         if (kind.kind === 'records') await insertRecords(deps, projectCollectionName(project.id, kind.name), body, entry.path)
         else if (kind.kind === 'file') await deps.fileStore.write(`files/${project.id}/${kind.table}/${kind.recordId}/${kind.field}/${kind.fileId}`, Readable.from(body))
         else if (kind.kind === 'bundle') await fetchBundle(deps, project, checked.repositories.get(kind.slug) as RepositoryEntry, body, work, userId)
+        else if (kind.kind === 'appSource') await pipeline(Readable.from(body), createWriteStream(join(work, `${kind.name}.source`), { mode: 0o600 }))
       } catch (error) {
         throw naming(entry.path, error)
       }
@@ -172,8 +187,15 @@ export async function importProject (deps: ImportDeps, orgId: string, userId: st
     for (const repository of checked.repositories.values()) {
       if (await deps.repositories.find(project.id, repository.slug) === null) await createRepository(deps, project.id, repository, userId)
     }
+    const apps = []
+    for (const entry of checked.apps.values()) {
+      const path = `hosting/${entry.name}.json`
+      apps.push(...await importApps(deps.hosting, deps.repositories, project.id, [entry], (name) => entry.live?.type === 'upload' ? join(work, `${name}.source`) : null)
+        .catch((error: unknown) => { throw naming(path, error) }))
+    }
     const settled = await deps.projects.update(project.id, { allowedOrigins: checked.project.allowedOrigins }).catch((error: unknown) => { throw naming('project.json', error) })
     const final = checked.project.authEnabled === settled.authEnabled ? settled : await deps.projects.setAuth(project.id, checked.project.authEnabled)
+    await deployImportedApps(deps.hosting, apps, userId)
     return { project: final, manifest: checked.manifest }
   } catch (error) {
     await deps.projects.delete(project.id).catch(() => {})

@@ -131,7 +131,7 @@ t.test('a project exported from one server is imported into another: records, en
   const entries = await entriesOf(archive)
   const manifest = JSON.parse((entries.get('manifest.json') as Buffer).toString('utf8'))
   t.match(manifest, { format: 'plinth-project', version: 1, serverVersion: /^\d+\.\d+\.\d+/, project: { id: projectId, name: 'Site' } })
-  t.same(manifest.counts, { collections: 2, records: 2, endUsers: 1, files: 1, repositories: 1 })
+  t.same(manifest.counts, { collections: 2, records: 2, endUsers: 1, files: 1, repositories: 1, apps: 0 })
   t.ok(manifest.leftOut.some((line: string) => /secrets/.test(line)), 'what stays behind is named')
   t.same([...entries.keys()].sort(), [
     'collections/_users.json', 'collections/authors.json', 'collections/posts.json', `files/posts/${post.id}/f/${fileId}`,
