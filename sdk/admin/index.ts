@@ -11,6 +11,7 @@ import { followLogs, type LogLine } from './logs.js'
 import { trackerMethods } from './tracker.js'
 import { assistantMethods } from './assistant.js'
 import { endUsers } from './end-users.js'
+import { deployArchive, type ArchiveDeployOptions } from './deploy.js'
 import { SessionKeeper, type Session } from '../client/session.js'
 import { memoryStorage, type SessionStorage } from '../client/storage.js'
 import type { components, operations } from '../generated/plinth.js'
@@ -20,6 +21,7 @@ export type { ErrorDetails, ErrorEnvelope } from '../core/errors.js'
 export { createHttp, expectOk, retryingFetch, unwrap, type FetchClient, type Http, type HttpOptions, type RetryOptions } from '../core/http.js'
 export type { BodyOf, DataOf, QueryOf } from '../core/paths.js'
 export type { LogLine } from './logs.js'
+export { packFiles, type ArchiveDeployOptions, type ArchiveDeployProgress, type Deployment, type PackedFile } from './deploy.js'
 export type { AssistantRun, AssistantRunEvent } from './assistant.js'
 export { isWorkItem, type TrackerWorkItem, type TrackerWorkItemTombstone } from './tracker.js'
 export type { EndUserPage, EndUserQuery, ProjectUserAccount } from './end-users.js'
@@ -258,7 +260,7 @@ export class PlinthAdmin {
     }
   }
 
-  /** Hosting's container apps (deploying a folder is `deployFolder` in @plinth/sdk/node). */
+  /** Hosting's container apps (deploying a folder from disk is `deployFolder` in @plinth/sdk/node). */
   readonly hosting = {
     apps: async (projectId: string) => await unwrap(this.api.GET('/api/projects/{projectId}/backend/apps', { params: { path: { projectId } } })),
     createApp: async (projectId: string, body: BodyOf<'/api/projects/{projectId}/backend/apps', 'post'>) =>
@@ -272,6 +274,9 @@ export class PlinthAdmin {
     /** Queues a deployment of an uploaded source archive (`uploadId`, from the source-upload session). */
     deploy: async (projectId: string, appId: string, body: BodyOf<'/api/projects/{projectId}/backend/apps/{appId}/deployments', 'post'>) =>
       await unwrap(this.api.POST('/api/projects/{projectId}/backend/apps/{appId}/deployments', { params: { path: { projectId, appId } }, body })),
+    /** Uploads a source archive (`.tar.gz`, `.tgz`, `.tar`; `packFiles` makes one) with progress, then queues its deployment. */
+    deployArchive: async (projectId: string, appId: string, archive: Blob, options?: ArchiveDeployOptions) =>
+      await deployArchive(this.http, { projectId, appId }, archive, options),
     rollback: async (projectId: string, appId: string, deploymentId: string) =>
       await unwrap(this.api.POST('/api/projects/{projectId}/backend/apps/{appId}/deployments/{deploymentId}/rollback', { params: { path: { projectId, appId, deploymentId } } })),
     /** A page of an app's build or runtime log, oldest first (`after` a line's `seq` for the next). */

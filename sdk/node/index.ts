@@ -5,9 +5,7 @@
 import { spawn } from 'node:child_process'
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import type { PlinthAdmin } from '../admin/index.js'
-import type { DataOf } from '../core/paths.js'
-import { resumableUpload, type UploadProgress } from '../client/files.js'
+import type { ArchiveDeployProgress, Deployment, PlinthAdmin } from '../admin/index.js'
 import type { SessionStorage } from '../client/storage.js'
 
 /** Keeps the session in a JSON file (mode 0600), written whole and renamed into place. */
@@ -50,27 +48,18 @@ export async function packFolder (folder: string): Promise<Blob> {
   return new Blob([new Uint8Array(Buffer.concat(parts))], { type: 'application/gzip' })
 }
 
-export type DeployProgress = { phase: 'pack' } | ({ phase: 'upload' } & UploadProgress) | { phase: 'queued', deploymentId: string }
-
-type Deployment = DataOf<'/api/projects/{projectId}/backend/apps/{appId}/deployments', 'post'>
+export type DeployProgress = { phase: 'pack' } | ArchiveDeployProgress
 
 /**
- * Deploys a folder to a container app: packs it, uploads it through a source
- * upload session (chunks, resumed after a dropped connection), and queues the
- * deployment. Follow it with `admin.hosting.followLogs(projectId, appId, 'build')`.
+ * Deploys a folder to a container app: packs it with the system `tar`, then
+ * `admin.hosting.deployArchive` uploads it (chunks, resumed after a dropped
+ * connection) and queues the deployment. Follow it with
+ * `admin.hosting.followLogs(projectId, appId, 'build', { deploymentId })`.
  */
 export async function deployFolder (admin: PlinthAdmin, options: { projectId: string, appId: string, folder: string, onProgress?: (progress: DeployProgress) => void }): Promise<Deployment> {
-  const { projectId, appId } = options
   options.onProgress?.({ phase: 'pack' })
   const archive = await packFolder(options.folder)
-  const base = `/api/projects/${encodeURIComponent(projectId)}/backend/apps/${encodeURIComponent(appId)}/source-uploads`
-  const uploaded = await resumableUpload<{ id: string }>(admin.http, base, archive, {
-    name: 'source.tar.gz',
-    onProgress: (progress) => options.onProgress?.({ phase: 'upload', ...progress })
-  }, ({ name, size, sha256 }) => ({ name, size, sha256 }))
-  const deployment = await admin.hosting.deploy(projectId, appId, { uploadId: uploaded.id })
-  options.onProgress?.({ phase: 'queued', deploymentId: deployment.id })
-  return deployment
+  return await admin.hosting.deployArchive(options.projectId, options.appId, archive, { name: 'source.tar.gz', onProgress: options.onProgress })
 }
 
 export { fileStorage as nodeFileStorage }

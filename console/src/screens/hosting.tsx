@@ -4,6 +4,7 @@ import type { components } from '@plinth/sdk/types'
 import { admin, messageOf } from '../api.js'
 import { navigate } from '../router.js'
 import { ErrorNote, Link, Page, TextField, useLoad, useSubmit } from '../ui.js'
+import { DeploySource, LiveBuildLog } from './hosting-deploy.js'
 
 type Deployment = components['schemas']['HostingDeployment']
 type Secret = components['schemas']['HostingSecret']
@@ -16,7 +17,7 @@ function projectCrumbs (projectId: string, orgId: string | undefined): Array<[st
   return crumbs
 }
 
-/** A project's hosting apps with their state; a new one by name (deploying a source is the CLI's or the SDK's). */
+/** A project's hosting apps with their state; a new one by name (its sources are deployed on its own screen). */
 export function HostingApps ({ projectId }: { projectId: string }) {
   const project = useLoad(async () => await admin.projects.get(projectId), [projectId])
   const apps = useLoad(async () => await admin.hosting.apps(projectId), [projectId])
@@ -143,7 +144,7 @@ function Secrets ({ projectId, appId }: { projectId: string, appId: string }) {
   )
 }
 
-/** One app: its state, its deployments (logs, rollback to an earlier one that built) and its secrets. */
+/** One app: its state, a source deployed by upload (its build log live), its deployments (logs, rollback to an earlier one that built) and its secrets. */
 export function HostingApp ({ projectId, appId }: { projectId: string, appId: string }) {
   const project = useLoad(async () => await admin.projects.get(projectId), [projectId])
   const app = useLoad(async () => await admin.hosting.app(projectId, appId), [projectId, appId])
@@ -151,6 +152,7 @@ export function HostingApp ({ projectId, appId }: { projectId: string, appId: st
   const [shown, setShown] = useState<{ kind: LogKind, deploymentId: string } | null>(null)
   const [actionError, setActionError] = useState<string | null>(null)
   const [queued, setQueued] = useState<string | null>(null)
+  const [following, setFollowing] = useState<string | null>(null)
   const refresh = () => { app.reload(); deployments.reload() }
   const rollback = (deployment: Deployment) => {
     admin.hosting.rollback(projectId, appId, deployment.id).then((created) => {
@@ -172,11 +174,14 @@ export function HostingApp ({ projectId, appId }: { projectId: string, appId: st
         </p>
       )}
       <p><button type='button' onClick={refresh}>Refresh</button></p>
+      <h2>Deploy by upload</h2>
+      <DeploySource projectId={projectId} appId={appId} onQueued={(deploymentId) => { setFollowing(deploymentId); refresh() }} />
+      {following !== null && <LiveBuildLog key={following} projectId={projectId} appId={appId} deploymentId={following} onSettled={refresh} />}
       <h2>Deployments</h2>
       <ErrorNote error={actionError} />
       {queued !== null && <p role='status'>{queued}</p>}
       {deployments.data !== null && (deployments.data.length === 0
-        ? <p>No deployment yet: deploy a source through the API or the SDK's <code>deployFolder</code> (<code>@plinth/sdk/node</code>).</p>
+        ? <p>No deployment yet: deploy a source above.</p>
         : (
           <table>
             <caption>Deployments, newest first</caption>
