@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Envelope } from './envelope.js'
 import { DateTime, Deleted } from './common.js'
 import { ProjectSession } from './project-auth.js'
-import { SsoCallbackParams, type LandingCode } from './sso.js'
+import { CodeChallenge, CodeVerifier, SsoCallbackParams, type LandingCode } from './sso.js'
 
 const HttpUrl = (description: string) => Type.String({ minLength: 1, maxLength: 2048, description })
 
@@ -55,23 +55,16 @@ export const OauthSignInProvider = Type.Object({
   startUrl: Type.String({ description: 'Send the browser here, with `?redirectTo=` and `&codeChallenge=` (PKCE S256 of a verifier the app keeps for the ticket exchange), to sign in' })
 })
 
-/** RFC 7636's verifier: 43 to 128 unreserved characters; its S256 challenge is 43 base64url characters. */
-const CODE_VERIFIER = '^[A-Za-z0-9._~-]{43,128}$'
-const CODE_CHALLENGE = '^[A-Za-z0-9_-]{43}$'
-
 export const OauthStartQuery = Type.Object({
   redirectTo: Type.String({ minLength: 1, maxLength: 2048, description: 'Where the browser lands afterwards with `?ticket=` or `?error=`; its origin must be one of the project\'s `allowedOrigins`' }),
-  codeChallenge: Type.String({
-    pattern: CODE_CHALLENGE,
-    description: 'BASE64URL(SHA-256(code verifier)), as PKCE\'s S256 (RFC 7636): the app keeps the verifier, and the ticket is traded only with it'
-  })
+  codeChallenge: CodeChallenge
 })
 
 export const OauthCallbackQuery = Type.Omit(SsoCallbackParams, ['user'])
 
 export const OauthExchangeBody = Type.Object({
   ticket: Type.String({ minLength: 1, maxLength: 256, description: 'The one-time ticket from the `?ticket=` of the landing URL' }),
-  codeVerifier: Type.String({ pattern: CODE_VERIFIER, description: 'The verifier whose S256 challenge started this sign-in' })
+  codeVerifier: CodeVerifier
 }, { additionalProperties: false })
 
 export const OauthIdentity = Type.Object({

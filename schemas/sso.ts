@@ -12,8 +12,16 @@ export const SsoProviderParams = Type.Object({
   provider: Type.String({ minLength: 1, maxLength: 32, pattern: '^[a-z][a-z0-9-]*$', examples: ['google', 'microsoft', 'apple'] })
 })
 
+/** RFC 7636's verifier: 43 to 128 unreserved characters; its S256 challenge is 43 base64url characters. */
+export const CodeChallenge = Type.String({
+  pattern: '^[A-Za-z0-9_-]{43}$',
+  description: 'BASE64URL(SHA-256(code verifier)), as PKCE\'s S256 (RFC 7636): the app keeps the verifier, and the ticket is traded only with it'
+})
+export const CodeVerifier = Type.String({ pattern: '^[A-Za-z0-9._~-]{43,128}$', description: 'The verifier whose S256 challenge started this sign-in' })
+
 export const SsoStartQuery = Type.Object({
-  redirectTo: Type.Optional(Type.String({ maxLength: 2048, description: 'Where to land afterwards instead of SSO_REDIRECT_URL; its origin must be listed in SSO_ALLOWED_REDIRECTS' }))
+  redirectTo: Type.Optional(Type.String({ maxLength: 2048, description: 'Where to land afterwards instead of SSO_REDIRECT_URL; its origin must be listed in SSO_ALLOWED_REDIRECTS' })),
+  codeChallenge: CodeChallenge
 })
 
 /** Providers add parameters of their own (scope, session_state, authuser…), so unknown fields are allowed and ignored. */
@@ -27,7 +35,8 @@ export const SsoCallbackParams = Type.Object({
 })
 
 export const SsoExchangeBody = Type.Object({
-  ticket: Type.String({ minLength: 1, maxLength: 256, description: 'The one-time ticket from the `?ticket=` of the SSO landing URL' })
+  ticket: Type.String({ minLength: 1, maxLength: 256, description: 'The one-time ticket from the `?ticket=` of the SSO landing URL' }),
+  codeVerifier: CodeVerifier
 }, { additionalProperties: false })
 
 const SsoRedirect = (description: string) => Type.Null({ description })
@@ -46,5 +55,7 @@ export const SsoResponses = {
   completed: (codes: readonly LandingCode[]) => ({
     302: SsoRedirect(`To the landing URL with \`?ticket=<one-time ticket>\`, or with \`?error=<code>\` on any failure: ${landingCodes(codes)}`)
   }),
+  /** A provider's cross-site form post carries no SameSite=Lax cookie: the browser is sent to the query callback with the same fields. */
+  formPosted: { 303: SsoRedirect('To the same callback by GET, with the posted fields as its query, so the browser\'s sign-in cookie comes along') },
   exchanged: { 200: Envelope(LoginResult) }
 }

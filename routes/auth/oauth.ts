@@ -4,6 +4,7 @@ import { SsoCallbackParams, SsoExchangeBody, SsoProviderParams, SsoResponses, Ss
 import { commonErrors } from '../../services/platform/errors.js'
 import { identityErrors, SSO_FAILURES } from '../../services/identity/errors.js'
 import type { SsoRedirect } from '../../services/identity/sso.js'
+import { SignInCookie } from '../../http/sign-in-cookie.js'
 import { ok } from '../replies.js'
 
 // A form post from a provider is a handful of short fields; Apple's is the largest.
@@ -19,6 +20,13 @@ function logFailure (log: FastifyBaseLogger, { failure }: SsoRedirect): void {
   log[level]({ code: failure.code, err: failure.cause }, 'SSO sign-in did not complete')
 }
 
+/** The posted callback fields as a query; only strings, as the schema let through. */
+function formQuery (fields: Record<string, unknown>): string {
+  const query = new URLSearchParams()
+  for (const [name, value] of Object.entries(fields)) if (typeof value === 'string') query.set(name, value)
+  return query.toString()
+}
+
 // What a sign-in lands with in `?error=` when it did not complete, as the contract lists them.
 const STARTED = SsoResponses.started([identityErrors.ssoProviderUnavailable, identityErrors.ssoFailed])
 const COMPLETED = SsoResponses.completed([...SSO_FAILURES, identityErrors.ssoFailed])
@@ -27,6 +35,8 @@ const COMPLETED = SsoResponses.completed([...SSO_FAILURES, identityErrors.ssoFai
 const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { sso, rateLimiter } = app.identity
   const limit = app.config.identity.authRateLimit
+  const cookie = new SignInCookie(app.config.publicUrl)
+  const cookiePath = `${app.prefix}/`
 
   app.get('/providers', {
     schema: {
@@ -44,7 +54,8 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'startSso',
       tags,
       summary: 'Start SSO: redirects to the identity provider',
-      description: 'Redirects the browser to the provider. ' +
+      description: 'Sets an HttpOnly cookie that binds the sign-in to this browser, then redirects to the provider. ' +
+        '`codeChallenge` is the S256 challenge of a verifier the app keeps: the ticket the sign-in lands with is traded only with it. ' +
         '`redirectTo` picks where to land afterwards among the origins the server allows. ' +
         'If the provider cannot be reached, redirects to the landing URL with `?error=`.',
       params: SsoProviderParams,
@@ -52,8 +63,9 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: STARTED
     }
   }, async (request, reply) => {
-    const redirect = await sso.start(request.params.provider, request.query.redirectTo)
+    const redirect = await sso.start(request.params.provider, request.query.codeChallenge, request.query.redirectTo)
     logFailure(request.log, redirect)
+    if (redirect.started !== null) cookie.set(reply, cookiePath, redirect.started)
     return reply.redirect(redirect.location, 302)
   })
 
@@ -78,7 +90,8 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: COMPLETED
       }
     }, async (request, reply) => {
-      const redirect = await sso.callback(request.params.provider, request.query)
+      const binding = cookie.take(request, reply, cookiePath, request.query.state)
+      const redirect = await sso.callback(request.params.provider, request.query, binding)
       logFailure(request.log, redirect)
       return reply.redirect(redirect.location, 302)
     })
@@ -88,17 +101,17 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'completeSsoFormPost',
         tags,
-        summary: 'Identity-provider callback (form post, Apple); redirects with a one-time ticket',
-        description: 'The same callback for providers that post their answer as a form (Sign in with Apple, `response_mode=form_post`).',
+        summary: 'Identity-provider callback (form post, Apple): sends the browser to the query callback',
+        description: 'For providers that post their answer as a form (Sign in with Apple, `response_mode=form_post`). ' +
+          'A cross-site post carries no SameSite cookie, so the browser is sent on to `GET …/callback` with the same fields.',
         consumes: ['application/x-www-form-urlencoded'],
         params: SsoProviderParams,
         body: SsoCallbackParams,
-        response: COMPLETED
+        response: SsoResponses.formPosted
       }
     }, async (request, reply) => {
-      const redirect = await sso.callback(request.params.provider, request.body)
-      logFailure(request.log, redirect)
-      return reply.redirect(redirect.location, 302)
+      sso.requireProvider(request.params.provider)
+      return reply.redirect(`${app.prefix}/${request.params.provider}/callback?${formQuery(request.body)}`, 303)
     })
   })
 
@@ -108,13 +121,14 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'exchangeSsoTicket',
       tags,
       summary: 'Trade a one-time SSO ticket for a platform JWT and a refresh token',
-      description: 'A ticket is single use and expires after 60 s. Rate-limited per address.',
+      description: 'A ticket works once, for 60 s, with the verifier of the `codeChallenge` its sign-in started with ' +
+        '(a wrong one uses the ticket up). Rate-limited per address.',
       body: SsoExchangeBody,
       response: SsoResponses.exchanged
     }
   }, async (request) => {
     await rateLimiter.hit('sso-exchange', request.ip, limit)
-    return ok(await sso.exchange(request.body.ticket))
+    return ok(await sso.exchange(request.body.ticket, request.body.codeVerifier))
   })
 }
 

@@ -4,30 +4,20 @@ import { OauthCallbackQuery, OauthExchangeBody, OauthProviderParams, OauthRespon
 import { commonErrors } from '../../services/platform/errors.js'
 import { identityErrors } from '../../services/identity/errors.js'
 import { projectErrors } from '../../services/projects/errors.js'
-import { OAUTH_FAILURES, oauthFlowId } from '../../services/projects/oauth-sign-in.js'
+import { OAUTH_FAILURES } from '../../services/projects/oauth-sign-in.js'
+import { SignInCookie } from '../../http/sign-in-cookie.js'
 import { ok } from '../replies.js'
 
 const tags = ['project auth']
-/** `plinth_oauth_<flow>`: one cookie per sign-in, so two started in one browser both complete. */
-const cookieName = (flow: string) => `plinth_oauth_${flow}`
 const PROJECT = [commonErrors.projectNotFound, projectErrors.authDisabled]
-
-function cookieOf (header: string | undefined, name: string): string | undefined {
-  for (const part of (header ?? '').split(';')) {
-    const at = part.indexOf('=')
-    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim()
-  }
-  return undefined
-}
 
 /** `/api/p/:projectId/auth/oauth/…`: end users' sign-in through the project's OpenID providers (docs/projects.md). */
 const oauthSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { oauthSignIn } = app.projectAuth
   const { rateLimiter } = app.identity
   const limit = app.config.identity.authRateLimit
-  const secure = app.config.publicUrl.startsWith('https:') ? '; Secure' : ''
-  const cookie = (projectId: string, name: string, value: string, maxAge: number) =>
-    `${name}=${value}; Path=/api/p/${projectId}/auth/oauth/; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure}`
+  const cookie = new SignInCookie(app.config.publicUrl)
+  const cookiePath = (projectId: string) => `/api/p/${projectId}/auth/oauth/`
 
   app.get('/providers', {
     config: { errors: PROJECT },
@@ -65,7 +55,7 @@ const oauthSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { projectId, provider } = request.params
     await rateLimiter.hit('project-oauth-start', `${projectId}:${request.ip}`, limit)
     const started = await oauthSignIn.start(projectId, provider, request.query.redirectTo, request.query.codeChallenge)
-    void reply.header('set-cookie', cookie(projectId, cookieName(started.flow), started.binding, 600))
+    cookie.set(reply, cookiePath(projectId), started)
     return reply.redirect(started.location, 302)
   })
 
@@ -83,14 +73,12 @@ const oauthSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const { projectId, provider } = request.params
-    const flow = request.query.state === undefined ? null : cookieName(oauthFlowId(request.query.state))
-    const binding = flow === null ? undefined : cookieOf(request.headers.cookie, flow)
+    const binding = cookie.take(request, reply, cookiePath(projectId), request.query.state)
     const landing = await oauthSignIn.callback(projectId, provider, request.query, binding)
     if (landing.failure !== null) {
       const level = landing.failure.code === identityErrors.ssoFailed.code ? 'error' : 'info'
       request.log[level]({ code: landing.failure.code, err: landing.failure.cause }, 'an end user\'s OAuth sign-in did not complete')
     }
-    if (flow !== null) void reply.header('set-cookie', cookie(projectId, flow, '', 0))
     return reply.redirect(landing.location, 302)
   })
 

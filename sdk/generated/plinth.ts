@@ -295,7 +295,7 @@ export interface paths {
         };
         /**
          * Start SSO: redirects to the identity provider
-         * @description Redirects the browser to the provider. `redirectTo` picks where to land afterwards among the origins the server allows. If the provider cannot be reached, redirects to the landing URL with `?error=`.
+         * @description Sets an HttpOnly cookie that binds the sign-in to this browser, then redirects to the provider. `codeChallenge` is the S256 challenge of a verifier the app keeps: the ticket the sign-in lands with is traded only with it. `redirectTo` picks where to land afterwards among the origins the server allows. If the provider cannot be reached, redirects to the landing URL with `?error=`.
          *
          *     Refused with:
          *     - 400 `APP_SSO_REDIRECT_NOT_ALLOWED`: `redirectTo` is not an absolute URL on an origin the server allows
@@ -327,8 +327,8 @@ export interface paths {
         get: operations["completeSso"];
         put?: never;
         /**
-         * Identity-provider callback (form post, Apple); redirects with a one-time ticket
-         * @description The same callback for providers that post their answer as a form (Sign in with Apple, `response_mode=form_post`).
+         * Identity-provider callback (form post, Apple): sends the browser to the query callback
+         * @description For providers that post their answer as a form (Sign in with Apple, `response_mode=form_post`). A cross-site post carries no SameSite cookie, so the browser is sent on to `GET …/callback` with the same fields.
          *
          *     Refused with:
          *     - 404 `APP_SSO_PROVIDER_NOT_FOUND`: the server has no such SSO provider configured
@@ -351,7 +351,7 @@ export interface paths {
         put?: never;
         /**
          * Trade a one-time SSO ticket for a platform JWT and a refresh token
-         * @description A ticket is single use and expires after 60 s. Rate-limited per address.
+         * @description A ticket works once, for 60 s, with the verifier of the `codeChallenge` its sign-in started with (a wrong one uses the ticket up). Rate-limited per address.
          *
          *     Refused with:
          *     - 401 `APP_INVALID_SSO_TICKET`: the ticket is unknown, expired or already traded
@@ -13731,9 +13731,11 @@ export interface operations {
     };
     startSso: {
         parameters: {
-            query?: {
+            query: {
                 /** @description Where to land afterwards instead of SSO_REDIRECT_URL; its origin must be listed in SSO_ALLOWED_REDIRECTS */
                 redirectTo?: string;
+                /** @description BASE64URL(SHA-256(code verifier)), as PKCE's S256 (RFC 7636): the app keeps the verifier, and the ticket is traded only with it */
+                codeChallenge: string;
             };
             header?: never;
             path: {
@@ -13819,8 +13821,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description To the landing URL with `?ticket=<one-time ticket>`, or with `?error=<code>` on any failure: `APP_SSO_INVALID_STATE` (the sign-in is unknown, expired or already completed); `APP_SSO_PROVIDER_ERROR` (the provider answered with an error (the user cancelled, or the provider refused)); `APP_SSO_INVALID_RESPONSE` (the provider's answer lacks its code or names another issuer); `APP_SSO_CODE_REJECTED` (the provider's token endpoint refused the authorization code or returned no ID token); `APP_SSO_INVALID_ID_TOKEN` (the ID token failed its signature, issuer, audience or nonce checks); `APP_SSO_EMAIL_NOT_VERIFIED` (the provider shared no email address, or has not verified it); `APP_SSO_PROVIDER_UNAVAILABLE` (the provider could not be reached, or its discovery document or keys are unusable); `APP_SSO_FAILED` (the sign-in failed for a reason the server log holds) */
-            302: {
+            /** @description To the same callback by GET, with the posted fields as its query, so the browser's sign-in cookie comes along */
+            303: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13849,6 +13851,8 @@ export interface operations {
                 "application/json": {
                     /** @description The one-time ticket from the `?ticket=` of the SSO landing URL */
                     ticket: string;
+                    /** @description The verifier whose S256 challenge started this sign-in */
+                    codeVerifier: string;
                 };
             };
         };

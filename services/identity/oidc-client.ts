@@ -113,6 +113,19 @@ export class OidcClient {
     return url.href
   }
 
+  /**
+   * The signed-in account's claims from the provider's answer: the code
+   * redeemed, the ID token verified, and userinfo's claims beneath it for a
+   * provider that keeps the email out of the token.
+   */
+  async identify (answer: { code: string, iss?: string }, flow: { codeVerifier: string, nonce: string }): Promise<Record<string, unknown>> {
+    await this.checkResponseIssuer(answer.iss)
+    const { idToken, accessToken } = await this.redeemCode(answer.code, flow.codeVerifier)
+    const claims: Record<string, unknown> = await this.verifyIdToken(idToken, flow.nonce)
+    if (claims.email !== undefined || accessToken === null) return claims
+    return { ...await this.userinfo(accessToken, String(claims.sub)), ...claims }
+  }
+
   /** RFC 9207: an `iss` in the authorization response must name this provider, against mix-up attacks. */
   async checkResponseIssuer (iss: string | undefined): Promise<void> {
     if (iss === undefined) return

@@ -1,8 +1,8 @@
 import { identityErrors, SSO_FAILURES } from './errors.js'
-import { generateToken, hashToken } from '../platform/crypto.js'
 import type { Clock } from '../platform/clock.js'
 import type { SsoProviderConfig, SsoProviderName } from './config.js'
-import type { Store, StoreCollection } from '../store/types.js'
+import type { Store } from '../store/types.js'
+import { SignInFlows, type SignInCallbackParams, type StartedSignIn } from './sign-in-flows.js'
 import type { PlatformUser, PlatformUsers } from './users.js'
 import type { RefreshSessions, SessionTokens } from './sessions.js'
 import { claimedEmail, OidcClient, type Fetch, type OidcClientConfig } from './oidc-client.js'
@@ -20,24 +20,8 @@ const PROFILES: Record<SsoProviderName, ProviderProfile> = {
   apple: { label: 'Apple', scope: 'openid email name', responseMode: 'form_post', tokenEndpointAuth: 'client_secret_post' }
 }
 
-type StateRecord = {
-  provider: SsoProviderName
-  nonce: string
-  codeVerifier: string
-  /** A validated `redirectTo`; null means the configured landing URL. */
-  redirectTo: string | null
-  expiresAt: Date
-  createdAt: Date
-}
-
-type TicketRecord = { userId: string, expiresAt: Date, createdAt: Date }
-
 /** What a provider sends back, by query (GET) or form post (Apple). */
-export interface SsoCallbackParams {
-  code?: string
-  state?: string
-  error?: string
-  iss?: string
+export interface SsoCallbackParams extends SignInCallbackParams {
   /** Apple, on the first sign-in only: `{"name":{"firstName":…,"lastName":…},"email":…}` as a JSON string. */
   user?: string
 }
@@ -62,16 +46,11 @@ export interface SingleSignOnDeps {
   revokeCredentials: (userId: string) => Promise<void>
   /** Through the address guard (services/outbound/guarded-fetch.ts). */
   fetch: Fetch
-  stateTtlSeconds?: number
-  ticketTtlSeconds?: number
 }
 
-const STATE_TTL_SECONDS = 600
-const TICKET_TTL_SECONDS = 60
 const NAME_MAX_LENGTH = 200
-
-const invalidTicket = () => identityErrors.invalidSsoTicket()
-const invalidState = () => identityErrors.ssoInvalidState()
+/** The platform's scope in the sign-in flows, which projects' sign-ins name by their ids. */
+const PLATFORM = ''
 
 function withParam (base: string, name: string, value: string): string {
   const url = new URL(base)
@@ -99,24 +78,17 @@ function displayName (claims: Record<string, unknown>, appleUser: string | undef
 }
 
 /**
- * Sign-in with OpenID providers (authorization code + PKCE + nonce). The
- * browser carries only an opaque state; everything else stays in the Store and
- * is consumed once. The result is a one-time ticket rather than tokens in the
- * URL, so the JWT and refresh token never appear in history or logs.
+ * Platform sign-in with the OpenID providers the server is configured for,
+ * through the one sign-in mechanism (sign-in-flows.ts): PKCE, state and nonce,
+ * the state bound to the browser, and a one-time ticket bound to the app that
+ * started the sign-in.
  */
 export class SingleSignOn {
   private readonly clients = new Map<string, { name: SsoProviderName, client: OidcClient }>()
-  private readonly states: StoreCollection<StateRecord>
-  private readonly tickets: StoreCollection<TicketRecord>
-  private readonly stateTtlMs: number
-  private readonly ticketTtlMs: number
-  private lastSweep = 0
+  private readonly flows: SignInFlows
 
-  constructor (private readonly store: Store, private readonly deps: SingleSignOnDeps) {
-    this.states = store.collection<StateRecord>('sso_states')
-    this.tickets = store.collection<TicketRecord>('sso_tickets')
-    this.stateTtlMs = (deps.stateTtlSeconds ?? STATE_TTL_SECONDS) * 1000
-    this.ticketTtlMs = (deps.ticketTtlSeconds ?? TICKET_TTL_SECONDS) * 1000
+  constructor (store: Store, private readonly deps: SingleSignOnDeps) {
+    this.flows = new SignInFlows(store, { clock: deps.clock, collections: { states: 'sso_states', tickets: 'sso_tickets' } })
     for (const provider of deps.providers) {
       const { name, clientId, clientSecret, issuer } = provider
       this.clients.set(name, {
@@ -131,67 +103,53 @@ export class SingleSignOn {
   }
 
   async init (): Promise<void> {
-    await this.states.createIndex({ expiresAt: 1 })
-    await this.tickets.createIndex({ expiresAt: 1 })
+    await this.flows.init()
   }
 
   providers (): Array<{ id: SsoProviderName, name: string }> {
     return [...this.clients.values()].map(({ name, client }) => ({ id: name, name: client.config.label }))
   }
 
-  async start (providerName: string, redirectTo?: string): Promise<SsoRedirect> {
+  /** `started` is null when the provider could not be reached: the browser goes to `location` with `?error=`. */
+  async start (providerName: string, codeChallenge: string, redirectTo?: string): Promise<SsoRedirect & { started: StartedSignIn | null }> {
     const { name, client } = this.client(providerName)
     const landing = redirectTo === undefined ? null : this.checkRedirect(redirectTo)
     try {
-      const state = generateToken()
-      const nonce = generateToken()
-      const codeVerifier = generateToken()
-      const location = await client.authorizationUrl({ state, nonce, codeVerifier })
-      await this.sweep()
-      const now = this.deps.clock.nowMs()
-      await this.states.insertOne({
-        _id: hashToken(state),
-        provider: name,
-        nonce,
-        codeVerifier,
-        redirectTo: landing,
-        expiresAt: new Date(now + this.stateTtlMs),
-        createdAt: new Date(now)
-      })
-      return { location, failure: null }
+      const started = await this.flows.begin(client, { scope: PLATFORM, provider: name, redirectTo: landing, codeChallenge })
+      return { location: started.location, failure: null, started }
     } catch (error) {
-      return this.fail(landing, error)
+      return { ...this.fail(landing, error), started: null }
     }
   }
 
   /** Never throws past an unknown provider: every failure becomes a redirect carrying `?error=<code>`. */
-  async callback (providerName: string, params: SsoCallbackParams): Promise<SsoRedirect> {
+  async callback (providerName: string, params: SsoCallbackParams, binding: string | undefined): Promise<SsoRedirect> {
     const { name, client } = this.client(providerName)
     let landing: string | null = null
     try {
-      const state = await this.consumeState(name, params.state)
-      landing = state.redirectTo
-      if (params.error !== undefined) throw identityErrors.ssoProviderError({ error: params.error })
-      if (params.code === undefined) throw identityErrors.ssoInvalidResponse({ why: 'The provider sent no authorization code' })
-      await client.checkResponseIssuer(params.iss)
-      const { idToken } = await client.redeemCode(params.code, state.codeVerifier)
-      const claims = await client.verifyIdToken(idToken, state.nonce)
+      const flow = await this.flows.resume(PLATFORM, name, params.state, binding)
+      landing = flow.redirectTo
+      const claims = await this.flows.identify(client, flow, params)
       const { user, tookOver } = await this.deps.users.findOrCreateByVerifiedEmail(verifiedEmail(claims), displayName(claims, params.user))
       if (tookOver) await this.deps.revokeCredentials(user.id)
-      const ticket = await this.issueTicket(user.id)
+      const ticket = await this.flows.issueTicket(flow, user.id)
       return { location: withParam(landing ?? this.deps.landingUrl, 'ticket', ticket), failure: null }
     } catch (error) {
       return this.fail(landing, error)
     }
   }
 
-  /** Trades a ticket for a session, once. */
-  async exchange (ticket: string): Promise<{ user: PlatformUser } & SessionTokens> {
-    const record = await this.tickets.findOneAndDelete({ _id: hashToken(ticket) })
-    if (record === null || record.expiresAt.getTime() <= this.deps.clock.nowMs()) throw invalidTicket()
-    const user = await this.deps.users.findById(record.userId)
-    if (user === null) throw invalidTicket()
+  /** Trades a ticket for a session, once, given the verifier of the challenge its sign-in started with. */
+  async exchange (ticket: string, codeVerifier: string): Promise<{ user: PlatformUser } & SessionTokens> {
+    const userId = await this.flows.redeemTicket(PLATFORM, ticket, codeVerifier)
+    const user = await this.deps.users.findById(userId)
+    if (user === null) throw identityErrors.invalidSsoTicket()
     return { user, ...await this.deps.sessions.start(user.id) }
+  }
+
+  /** 404 for a provider this server is not configured for. */
+  requireProvider (name: string): void {
+    this.client(name)
   }
 
   private client (name: string): { name: SsoProviderName, client: OidcClient } {
@@ -209,32 +167,8 @@ export class SingleSignOn {
     return url.href
   }
 
-  /** Deleting on read makes the state single-use even when two callbacks race. */
-  private async consumeState (provider: SsoProviderName, state: string | undefined): Promise<StateRecord> {
-    if (state === undefined || state === '') throw invalidState()
-    const record = await this.states.findOneAndDelete({ _id: hashToken(state), provider })
-    if (record === null || record.expiresAt.getTime() <= this.deps.clock.nowMs()) throw invalidState()
-    return record
-  }
-
-  private async issueTicket (userId: string): Promise<string> {
-    const ticket = generateToken()
-    const now = this.deps.clock.nowMs()
-    await this.tickets.insertOne({ _id: hashToken(ticket), userId, expiresAt: new Date(now + this.ticketTtlMs), createdAt: new Date(now) })
-    return ticket
-  }
-
   private fail (landing: string | null, error: unknown): SsoRedirect {
     const code = (SSO_FAILURES.find((failure) => failure.is(error)) ?? identityErrors.ssoFailed).code
     return { location: withParam(landing ?? this.deps.landingUrl, 'error', code), failure: { code, cause: error } }
-  }
-
-  private async sweep (): Promise<void> {
-    const now = this.deps.clock.nowMs()
-    if (now - this.lastSweep < this.stateTtlMs) return
-    this.lastSweep = now
-    // However many a flood of started sign-ins left: a page per write.
-    await this.store.extensions.sweep('sso_states').deleteMany({ expiresAt: { $lt: new Date(now) } })
-    await this.store.extensions.sweep('sso_tickets').deleteMany({ expiresAt: { $lt: new Date(now) } })
   }
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { identityErrors, SSO_FAILURES } from '../identity/errors.js'
 import { projectErrors } from './errors.js'
 import { claimedEmail, OidcClient, type Fetch } from '../identity/oidc-client.js'
-import { generateToken, hashToken } from '../platform/crypto.js'
+import { SignInFlows, type SignInCallbackParams, type StartedSignIn } from '../identity/sign-in-flows.js'
 import type { Clock } from '../platform/clock.js'
 import { isoString } from '../platform/iso-dates.js'
 import type { Store, StoreCollection } from '../store/types.js'
@@ -10,35 +10,17 @@ import type { ProjectAuth, ProjectSession } from './project-auth.js'
 import type { ProjectAccount, ProjectUsers } from './project-users.js'
 import type { OauthProviders, OpenedProvider } from './oauth-providers.js'
 
-type StateRecord = {
-  projectId: string
-  provider: string
-  nonce: string
-  codeVerifier: string
-  /** SHA-256 of the cookie set on the browser that started the sign-in. */
-  bindingHash: string
-  /** The app's S256 challenge: the ticket this sign-in ends with is traded only with its verifier. */
-  codeChallenge: string
-  redirectTo: string
-  expiresAt: Date
-}
-type TicketRecord = { projectId: string, userId: string, codeChallenge: string, expiresAt: Date }
 /** `email`: the address the provider proved when the link was made (absent on links made before it was kept). */
 type IdentityRecord = { projectId: string, provider: string, subject: string, userId: string, email?: string, createdAt: Date }
 
 /** A provider identity as its end user sees it. */
 export interface LinkedIdentity { provider: string, linkedAt: string, email: string | null }
 
-export interface OauthCallbackParams { code?: string, state?: string, error?: string, iss?: string }
-
-/** Where to send the browser, the cookie binding it to its sign-in, and why a sign-in did not complete. */
-export interface OauthStarted { location: string, flow: string, binding: string }
+/** Where to send the browser, and why a sign-in did not complete. */
 export interface OauthLanding { location: string, failure: { code: string, cause: unknown } | null }
 
-const STATE_TTL_SECONDS = 600
 /** More than a user can link: one identity per enabled provider, but for a second account at the same one. */
 export const MAX_LISTED_IDENTITIES = 100
-const TICKET_TTL_SECONDS = 60
 
 /** What a sign-in that did not complete lands with (`?error=`); anything else lands as `APP_SSO_FAILED`. */
 export const OAUTH_FAILURES = [
@@ -48,16 +30,6 @@ export const OAUTH_FAILURES = [
 const identityKey = (projectId: string, provider: string, issuer: string, subject: string): string =>
   createHash('sha256').update(JSON.stringify([projectId, provider, issuer, subject])).digest('base64url')
 
-/**
- * Which flow a state belongs to, for the name of its browser cookie: one
- * cookie per flow, so a second sign-in started in another tab does not
- * overwrite the first one's. Derived from the state, so the callback finds
- * it; a prefix of its hash, so the cookie's name does not give the state away.
- */
-export const oauthFlowId = (state: string): string => hashToken(`flow:${state}`).slice(0, 16)
-
-const STATES = 'project_oauth_states'
-const TICKETS = 'project_oauth_tickets'
 const IDENTITIES = 'project_oauth_identities'
 
 function withParam (base: string, name: string, value: string): string {
@@ -67,17 +39,14 @@ function withParam (base: string, name: string, value: string): string {
 }
 
 /**
- * End users' sign-in through a project's own OpenID providers: the
- * authorization code flow with PKCE and a nonce (the platform SSO's client,
- * services/identity/oidc-client.ts), every call through the address guard.
- * The state is random, stored hashed, single-use and short-lived, and bound
- * to the browser that started it by a cookie whose hash it holds, so a
- * callback URL carried to another browser completes nothing. The result is
- * a one-time ticket, traded for the project's normal session.
+ * End users' sign-in through a project's own providers, on the platform
+ * SSO's mechanism (services/identity/sign-in-flows.ts: PKCE, state and nonce,
+ * the state bound to the browser, a one-time ticket bound to the app), every
+ * call through the address guard. The ticket is traded for the project's
+ * normal session.
  */
 export class OauthSignIn {
-  private readonly states: StoreCollection<StateRecord>
-  private readonly tickets: StoreCollection<TicketRecord>
+  private readonly flows: SignInFlows
   private readonly identities: StoreCollection<IdentityRecord>
   /** By `<projectId>/<provider>`: the client built from the settings whose fingerprint it holds. */
   private readonly clients = new Map<string, { fingerprint: string, client: OidcClient }>()
@@ -93,14 +62,12 @@ export class OauthSignIn {
     /** The project's browser origins, which `redirectTo` must be on. */
     allowedOrigins: (projectId: string) => Promise<string[]>
   }) {
-    this.states = store.collection<StateRecord>(STATES)
-    this.tickets = store.collection<TicketRecord>(TICKETS)
+    this.flows = new SignInFlows(store, { clock: deps.clock, collections: { states: 'project_oauth_states', tickets: 'project_oauth_tickets' } })
     this.identities = store.collection<IdentityRecord>(IDENTITIES)
   }
 
   async init (): Promise<void> {
-    await this.states.createIndex({ expiresAt: 1 })
-    await this.tickets.createIndex({ expiresAt: 1 })
+    await this.flows.init()
     await this.identities.createIndex({ projectId: 1, userId: 1 })
   }
 
@@ -109,28 +76,11 @@ export class OauthSignIn {
     return await this.deps.providers.enabled(projectId)
   }
 
-  async start (projectId: string, providerId: string, redirectTo: string, codeChallenge: string): Promise<OauthStarted> {
+  async start (projectId: string, providerId: string, redirectTo: string, codeChallenge: string): Promise<StartedSignIn> {
     await this.deps.auth.requireAuthOn(projectId)
     const provider = await this.enabledProvider(projectId, providerId)
     const landing = await this.checkRedirect(projectId, redirectTo)
-    const state = generateToken()
-    const nonce = generateToken()
-    const codeVerifier = generateToken()
-    const binding = generateToken()
-    const location = await this.client(projectId, provider).authorizationUrl({ state, nonce, codeVerifier })
-    await this.sweep()
-    await this.states.insertOne({
-      _id: hashToken(state),
-      projectId,
-      provider: providerId,
-      nonce,
-      codeVerifier,
-      bindingHash: hashToken(binding),
-      codeChallenge,
-      redirectTo: landing,
-      expiresAt: new Date(this.deps.clock.nowMs() + STATE_TTL_SECONDS * 1000)
-    })
-    return { location, flow: oauthFlowId(state), binding }
+    return await this.flows.begin(this.client(projectId, provider), { scope: projectId, provider: providerId, redirectTo: landing, codeChallenge })
   }
 
   /**
@@ -138,40 +88,27 @@ export class OauthSignIn {
    * browser's is refused outright (there is no trusted place to send the
    * browser); every later failure lands on the sign-in's `redirectTo` with `?error=`.
    */
-  async callback (projectId: string, providerId: string, params: OauthCallbackParams, binding: string | undefined): Promise<OauthLanding> {
-    const state = await this.consumeState(projectId, providerId, params.state, binding)
+  async callback (projectId: string, providerId: string, params: SignInCallbackParams, binding: string | undefined): Promise<OauthLanding> {
+    const flow = await this.flows.resume(projectId, providerId, params.state, binding)
+    // Set by start, which requires one.
+    const landing = flow.redirectTo ?? ''
     try {
       // Auth switched off since the start: no user is made or linked (the exchange would refuse anyway).
       await this.deps.auth.requireAuthOn(projectId)
       const provider = await this.enabledProvider(projectId, providerId)
-      const client = this.client(projectId, provider)
-      if (params.error !== undefined) throw identityErrors.ssoProviderError({ error: params.error })
-      if (params.code === undefined) throw identityErrors.ssoInvalidResponse({ why: 'The provider sent no authorization code' })
-      await client.checkResponseIssuer(params.iss)
-      const { idToken, accessToken } = await client.redeemCode(params.code, state.codeVerifier)
-      let claims: Record<string, unknown> = await client.verifyIdToken(idToken, state.nonce)
-      if (claims.email === undefined && accessToken !== null) claims = { ...await client.userinfo(accessToken, String(claims.sub)), ...claims }
+      const claims = await this.flows.identify(this.client(projectId, provider), flow, params)
       const account = await this.linkOrCreate(projectId, provider, claims)
-      const ticket = generateToken()
-      await this.tickets.insertOne({ _id: hashToken(ticket), projectId, userId: account.user.id, codeChallenge: state.codeChallenge, expiresAt: new Date(this.deps.clock.nowMs() + TICKET_TTL_SECONDS * 1000) })
-      return { location: withParam(state.redirectTo, 'ticket', ticket), failure: null }
+      return { location: withParam(landing, 'ticket', await this.flows.issueTicket(flow, account.user.id)), failure: null }
     } catch (error) {
       const code = (OAUTH_FAILURES.find((failure) => failure.is(error)) ?? identityErrors.ssoFailed).code
-      return { location: withParam(state.redirectTo, 'error', code), failure: { code, cause: error } }
+      return { location: withParam(landing, 'error', code), failure: { code, cause: error } }
     }
   }
 
-  /**
-   * Trades a ticket for the project's session, once, given the verifier of
-   * the challenge its sign-in started with: a ticket carried to another app
-   * (a link that would sign its victim into someone else's account) does not
-   * come with it, and is used up by the attempt.
-   */
+  /** Trades a ticket for the project's session, once, given the verifier of the challenge its sign-in started with. */
   async exchange (projectId: string, ticket: string, codeVerifier: string): Promise<ProjectSession> {
-    const record = await this.tickets.findOneAndDelete({ _id: hashToken(ticket), projectId })
-    if (record === null || record.expiresAt.getTime() <= this.deps.clock.nowMs()) throw identityErrors.invalidSsoTicket()
-    if (createHash('sha256').update(codeVerifier, 'ascii').digest('base64url') !== record.codeChallenge) throw identityErrors.invalidSsoTicket()
-    const account = await this.deps.users.account(projectId, record.userId)
+    const userId = await this.flows.redeemTicket(projectId, ticket, codeVerifier)
+    const account = await this.deps.users.account(projectId, userId)
     if (account === null) throw identityErrors.invalidSsoTicket()
     return await this.deps.auth.signInWithProvider(projectId, account)
   }
@@ -219,7 +156,8 @@ export class OauthSignIn {
 
   async forgetProject (projectId: string): Promise<void> {
     // However many a project holds: a page per write (a plain deleteMany refuses past its bound).
-    for (const name of [IDENTITIES, TICKETS, STATES]) await this.store.extensions.sweep(name).deleteMany({ projectId })
+    await this.store.extensions.sweep(IDENTITIES).deleteMany({ projectId })
+    await this.flows.forgetScope(projectId)
     for (const key of this.clients.keys()) if (key.startsWith(`${projectId}/`)) this.clients.delete(key)
   }
 
@@ -301,24 +239,5 @@ export class OauthSignIn {
       throw projectErrors.oauthRedirectNotAllowed()
     }
     return url.href
-  }
-
-  /** Deleting on read makes the state single-use even when two callbacks race; the cookie must be this browser's. */
-  private async consumeState (projectId: string, provider: string, state: string | undefined, binding: string | undefined): Promise<StateRecord> {
-    if (state === undefined || state === '') throw identityErrors.ssoInvalidState()
-    const record = await this.states.findOneAndDelete({ _id: hashToken(state), projectId, provider })
-    if (record === null || record.expiresAt.getTime() <= this.deps.clock.nowMs()) throw identityErrors.ssoInvalidState()
-    if (binding === undefined || hashToken(binding) !== record.bindingHash) throw identityErrors.ssoInvalidState()
-    return record
-  }
-
-  private lastSweep = 0
-  private async sweep (): Promise<void> {
-    const now = this.deps.clock.nowMs()
-    if (now - this.lastSweep < STATE_TTL_SECONDS * 1000) return
-    this.lastSweep = now
-    // However many a flood of started sign-ins left: a page per write.
-    await this.store.extensions.sweep(STATES).deleteMany({ expiresAt: { $lt: new Date(now) } })
-    await this.store.extensions.sweep(TICKETS).deleteMany({ expiresAt: { $lt: new Date(now) } })
   }
 }

@@ -128,7 +128,7 @@ export class FuzzWorld {
     this.values.set('sshKey', this.sshKey)
     this.lazy.set('newSshKey', async () => sshPublicKey())
     this.lazy.set('ssoState', async () => {
-      const started = await app.inject({ url: '/api/auth/oauth/google/start' })
+      const started = await app.inject({ url: `/api/auth/oauth/google/start?codeChallenge=${'A'.repeat(43)}` })
       const state = new URL(String(started.headers.location)).searchParams.get('state')
       if (state === null) throw new Error(`fixture: SSO start gave no state: ${String(started.headers.location)}`)
       return state

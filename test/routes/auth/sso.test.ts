@@ -119,17 +119,48 @@ const env = {
   MICROSOFT_ISSUER: `${msUrl}/common/v2.0`
 }
 
+/** The app's PKCE verifier, one for every sign-in here; its S256 challenge starts them. */
+const VERIFIER = 'the-app-keeps-this-verifier-for-its-ticket-exchange'
+const CHALLENGE = createHash('sha256').update(VERIFIER).digest('base64url')
+/** The browser's cookies at Plinth: one per sign-in started, named by its flow. */
+const jar = new Map<string, string>()
+const browser = () => ({ cookie: [...jar].map(([name, value]) => `${name}=${value}`).join('; ') })
+
+function keepCookies (response: { headers: Record<string, unknown> }): void {
+  const header = response.headers['set-cookie']
+  for (const line of header === undefined ? [] : Array.isArray(header) ? header as string[] : [String(header)]) {
+    const pair = line.split(';')[0]
+    const [name, value] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]
+    if (value === '') jar.delete(name)
+    else jar.set(name, value)
+  }
+}
+
 async function start (app: App, provider: string, query = ''): Promise<URL> {
-  const response = await app.inject({ url: `/api/auth/oauth/${provider}/start${query}` })
+  const response = await app.inject({ url: `/api/auth/oauth/${provider}/start${query === '' ? '?' : `${query}&`}codeChallenge=${CHALLENGE}` })
   if (response.statusCode !== 302) throw new Error(`start answered ${response.statusCode}: ${response.body}`)
+  keepCookies(response)
   return new URL(response.headers.location as string)
+}
+
+/** A callback in the browser that started the sign-ins. */
+async function callback (app: App, url: string) {
+  const response = await app.inject({ url, headers: browser() })
+  keepCookies(response)
+  return response
 }
 
 async function deliver (app: App, outcome: ProviderOutcome): Promise<URL> {
   if ('redirect' in outcome && outcome.redirect.origin !== PUBLIC_URL) throw new Error(`the provider sent the browser to ${outcome.redirect.href}`)
-  const response = 'redirect' in outcome
-    ? await app.inject({ url: `${outcome.redirect.pathname}${outcome.redirect.search}` })
-    : await app.inject({ method: 'POST', url: outcome.formPost.action.pathname, headers: formType, payload: new URLSearchParams(outcome.formPost.fields).toString() })
+  let response
+  if ('redirect' in outcome) {
+    response = await callback(app, `${outcome.redirect.pathname}${outcome.redirect.search}`)
+  } else {
+    // A cross-site form post carries no SameSite=Lax cookie: the callback sends the browser on to itself by GET.
+    const posted = await app.inject({ method: 'POST', url: outcome.formPost.action.pathname, headers: formType, payload: new URLSearchParams(outcome.formPost.fields).toString() })
+    if (posted.statusCode !== 303) throw new Error(`the form callback answered ${posted.statusCode}: ${posted.body}`)
+    response = await callback(app, posted.headers.location as string)
+  }
   if (response.statusCode !== 302) throw new Error(`callback answered ${response.statusCode}: ${response.body}`)
   return new URL(response.headers.location as string)
 }
@@ -139,8 +170,8 @@ async function signIn (app: App, provider: 'google' | 'apple', login: string | n
   return { outcome, landing: await deliver(app, outcome) }
 }
 
-async function exchange (app: App, ticket: string) {
-  return await app.inject({ method: 'POST', url: '/api/auth/oauth/exchange', headers: json, payload: { ticket } })
+async function exchange (app: App, ticket: string, codeVerifier = VERIFIER) {
+  return await app.inject({ method: 'POST', url: '/api/auth/oauth/exchange', headers: json, payload: { ticket, codeVerifier } })
 }
 
 const landingOf = (url: URL) => `${url.origin}${url.pathname}`
@@ -225,7 +256,7 @@ t.test('redirectTo, provider errors and unverified addresses', async (t) => {
   t.ok(elsewhere.landing.searchParams.get('ticket'))
 
   for (const redirectTo of ['http://evil.test/', 'javascript:alert(1)', '/relative', `${OTHER_ORIGIN}.evil.test/`, 'https://other.test/']) {
-    const response = await app.inject({ url: `/api/auth/oauth/google/start?redirectTo=${encodeURIComponent(redirectTo)}` })
+    const response = await app.inject({ url: `/api/auth/oauth/google/start?redirectTo=${encodeURIComponent(redirectTo)}&codeChallenge=${CHALLENGE}` })
     t.equal(response.statusCode, 400, `${redirectTo}: 400`)
     t.equal(response.json().code, 'APP_SSO_REDIRECT_NOT_ALLOWED')
   }
@@ -238,15 +269,15 @@ t.test('redirectTo, provider errors and unverified addresses', async (t) => {
   t.equal(unverified.landing.searchParams.get('error'), 'APP_SSO_EMAIL_NOT_VERIFIED')
   t.equal(await app.identity.users.records.countDocuments({ email: 'unverified-carol@example.com' }), 0, 'no user is created')
 
-  const bare = await app.inject({ url: '/api/auth/oauth/google/callback' })
+  const bare = await callback(app, '/api/auth/oauth/google/callback')
   t.equal(bare.statusCode, 302)
   t.equal(new URL(bare.headers.location as string).searchParams.get('error'), 'APP_SSO_INVALID_STATE')
   const wrongProvider = await start(app, 'google')
-  const crossed = await app.inject({ url: `/api/auth/oauth/apple/callback?code=x&state=${wrongProvider.searchParams.get('state') ?? ''}` })
+  const crossed = await callback(app, `/api/auth/oauth/apple/callback?code=x&state=${wrongProvider.searchParams.get('state') ?? ''}`)
   t.equal(new URL(crossed.headers.location as string).searchParams.get('error'), 'APP_SSO_INVALID_STATE', 'a state belongs to its provider')
   for (const [name, query] of [['another issuer named in the response (RFC 9207)', 'code=x&iss=https%3A%2F%2Fevil.test'], ['no code', '']]) {
     const state = (await start(app, 'google')).searchParams.get('state') ?? ''
-    const response = await app.inject({ url: `/api/auth/oauth/google/callback?state=${state}&${query}` })
+    const response = await callback(app, `/api/auth/oauth/google/callback?state=${state}&${query}`)
     t.equal(new URL(response.headers.location as string).searchParams.get('error'), 'APP_SSO_INVALID_RESPONSE', name)
   }
 })
@@ -323,6 +354,36 @@ t.test('tickets: expired, unknown, rate-limited', async (t) => {
   t.equal(badBody.statusCode, 400)
 })
 
+t.test('bound to the client that started it: a stolen landing URL or callback URL is worth nothing elsewhere', async (t) => {
+  const app = await buildTestApp(t, { env })
+  const noChallenge = await app.inject({ url: '/api/auth/oauth/google/start' })
+  t.same([noChallenge.statusCode, noChallenge.json().code], [400, 'APP_VALIDATION_FAILED'], 'start needs the app\'s PKCE challenge')
+  const started = await app.inject({ url: `/api/auth/oauth/google/start?codeChallenge=${CHALLENGE}` })
+  t.match(started.headers['set-cookie'], /^plinth_oauth_[\w-]{16}=[\w-]{43}; Path=\/api\/auth\/oauth\/; Max-Age=600; HttpOnly; SameSite=Lax$/, 'the state is bound to this browser')
+
+  // The landing URL's ticket, read by another client (history, a referrer, a log, a link sent to a victim).
+  const { landing } = await signIn(app, 'google', 'gina')
+  const stolen = landing.searchParams.get('ticket') ?? ''
+  const otherVerifier = 'another-client-made-up-this-verifier-of-its-own-1234'
+  const thief = await exchange(app, stolen, otherVerifier)
+  t.same([thief.statusCode, thief.json().code], [401, 'APP_INVALID_SSO_TICKET'], 'another client\'s verifier does not trade it')
+  const owner = await exchange(app, stolen)
+  t.same([owner.statusCode, owner.json().code], [401, 'APP_INVALID_SSO_TICKET'], 'and the attempt used it up')
+  const missing = await app.inject({ method: 'POST', url: '/api/auth/oauth/exchange', headers: json, payload: { ticket: stolen } })
+  t.same([missing.statusCode, missing.json().code], [400, 'APP_VALIDATION_FAILED'], 'no verifier, no exchange')
+
+  // The provider's callback URL, completed in another browser (login CSRF): it lacks the cookie.
+  const outcome = await authorize((await start(app, 'google')).href, 'gina')
+  if (!('redirect' in outcome)) throw new Error('expected a redirect')
+  const elsewhere = await app.inject({ url: `${outcome.redirect.pathname}${outcome.redirect.search}` })
+  t.equal(new URL(elsewhere.headers.location as string).searchParams.get('error'), 'APP_SSO_INVALID_STATE', 'another browser completes nothing')
+  const consumed = await deliver(app, outcome)
+  t.equal(consumed.searchParams.get('error'), 'APP_SSO_INVALID_STATE', 'and the state is spent by the attempt')
+
+  const unknownForm = await app.inject({ method: 'POST', url: '/api/auth/oauth/github/callback', headers: formType, payload: 'code=x&state=y' })
+  t.same([unknownForm.statusCode, unknownForm.json().code], [404, 'APP_SSO_PROVIDER_NOT_FOUND'], 'a form post to an unknown provider')
+})
+
 t.test('providers: the list, unknown and unconfigured ones, an unreachable one', async (t) => {
   const app = await buildTestApp(t, { env: { PUBLIC_URL, SSO_ALLOWED_HOSTS: '127.0.0.1', GOOGLE_CLIENT_ID: GOOGLE.id, GOOGLE_CLIENT_SECRET: GOOGLE.secret, GOOGLE_ISSUER: opUrl, APPLE_CLIENT_ID: 'a', APPLE_CLIENT_SECRET: 'b', APPLE_ISSUER: 'http://127.0.0.1:1' } })
   const list = await app.inject({ url: '/api/auth/oauth/providers' })
@@ -332,8 +393,8 @@ t.test('providers: the list, unknown and unconfigured ones, an unreachable one',
     { id: 'apple', name: 'Apple', startUrl: '/api/auth/oauth/apple/start' }
   ])
   const cases: Array<[string, string]> = [
-    ['unknown', '/api/auth/oauth/github/start'],
-    ['not configured here', '/api/auth/oauth/microsoft/start'],
+    ['unknown', `/api/auth/oauth/github/start?codeChallenge=${CHALLENGE}`],
+    ['not configured here', `/api/auth/oauth/microsoft/start?codeChallenge=${CHALLENGE}`],
     ['callback of an unconfigured provider', '/api/auth/oauth/microsoft/callback?code=x&state=y']
   ]
   for (const [name, url] of cases) {
@@ -341,7 +402,7 @@ t.test('providers: the list, unknown and unconfigured ones, an unreachable one',
     t.equal(response.statusCode, 404, `${name}: 404`)
     t.equal(response.json().code, 'APP_SSO_PROVIDER_NOT_FOUND', `${name}: code`)
   }
-  const unreachable = await app.inject({ url: '/api/auth/oauth/apple/start' })
+  const unreachable = await app.inject({ url: `/api/auth/oauth/apple/start?codeChallenge=${CHALLENGE}` })
   t.equal(unreachable.statusCode, 302, 'an unreachable provider is a redirect, not a 500')
   t.equal(new URL(unreachable.headers.location as string).href, `${PUBLIC_URL}/?error=APP_SSO_PROVIDER_UNAVAILABLE`, 'to SSO_REDIRECT_URL, which defaults to PUBLIC_URL/')
 
@@ -365,7 +426,7 @@ t.test('Microsoft-style tenant issuer and crafted ID tokens', async (t) => {
     }
     const code = `code-${++n}`
     msCodes.set(code, { challenge: authorization.searchParams.get('code_challenge') ?? '', idToken: await craft(claims) })
-    const response = await app.inject({ url: `/api/auth/oauth/microsoft/callback?code=${code}&state=${authorization.searchParams.get('state') ?? ''}` })
+    const response = await callback(app, `/api/auth/oauth/microsoft/callback?code=${code}&state=${authorization.searchParams.get('state') ?? ''}`)
     t.equal(response.statusCode, 302)
     return new URL(response.headers.location as string)
   }
@@ -402,16 +463,16 @@ t.test('Microsoft-style tenant issuer and crafted ID tokens', async (t) => {
     t.equal(await app.identity.users.records.countDocuments({ email }), 0, `${name}: no user created`)
   }
 
-  const reused = await app.inject({ url: `/api/auth/oauth/microsoft/callback?code=code-1&state=${(await start(app, 'microsoft')).searchParams.get('state') ?? ''}` })
+  const reused = await callback(app, `/api/auth/oauth/microsoft/callback?code=code-1&state=${(await start(app, 'microsoft')).searchParams.get('state') ?? ''}`)
   t.equal(new URL(reused.headers.location as string).searchParams.get('error'), 'APP_SSO_CODE_REJECTED', 'a code the issuer refuses')
 })
 
 t.test('every provider call goes through the address guard: a provider on an internal address is refused unless allowed', async (t) => {
   const { SSO_ALLOWED_HOSTS: _allowed, ...unguarded } = env
   const app = await buildTestApp(t, { env: unguarded })
-  const refused = await app.inject({ url: '/api/auth/oauth/google/start' })
+  const refused = await app.inject({ url: `/api/auth/oauth/google/start?codeChallenge=${CHALLENGE}` })
   t.equal(refused.statusCode, 302)
   t.equal(new URL(refused.headers.location as string).href, `${LANDING}?error=APP_SSO_PROVIDER_UNAVAILABLE`, 'discovery on loopback is not fetched')
   const allowed = await buildTestApp(t, { env })
-  t.equal(new URL((await allowed.inject({ url: '/api/auth/oauth/google/start' })).headers.location as string).origin, opUrl, 'allowed by SSO_ALLOWED_HOSTS, it is')
+  t.equal(new URL((await allowed.inject({ url: `/api/auth/oauth/google/start?codeChallenge=${CHALLENGE}` })).headers.location as string).origin, opUrl, 'allowed by SSO_ALLOWED_HOSTS, it is')
 })
