@@ -1,3 +1,6 @@
+import { BoundedMap } from '../cache/bounded-map.js'
+import { FrozenMemo } from '../cache/frozen-memo.js'
+import { deepFreeze } from '../platform/deep-freeze.js'
 import { isPlainObject } from '../store/semantics/values.js'
 import { literalPattern } from '../store/semantics/regex.js'
 import type { Filter } from '../store/types.js'
@@ -158,9 +161,15 @@ export function checkFilter (raw: unknown, path = 'filter'): TrackerFilterT {
   return new Checker().node(raw, path, 0)
 }
 
-/** A filter sent as query-string JSON: null when absent. */
+// A list is asked again and again with the same filter text (a board refreshing, a saved link), so a text checked once
+// is kept, as its frozen tree, while it is asked for; what compileFilter makes of that tree is remembered on it.
+const checkedTexts = new BoundedMap<string, TrackerFilterT>(256, undefined, 64 * FILTER_LIMITS.maxBytes)
+
+/** A filter sent as query-string JSON: null when absent. The tree is frozen: shared by every request sending that text. */
 export function parseFilterText (raw: string | undefined, path = 'query.filter'): TrackerFilterT | null {
   if (raw === undefined || raw.trim() === '') return null
+  const known = checkedTexts.get(raw)
+  if (known !== undefined) return known
   if (Buffer.byteLength(raw, 'utf8') > FILTER_LIMITS.maxBytes) throw trackerErrors.invalidFilter({ path, problem: `is larger than ${FILTER_LIMITS.maxBytes} bytes` })
   let value: unknown
   try {
@@ -168,7 +177,9 @@ export function parseFilterText (raw: string | undefined, path = 'query.filter')
   } catch {
     throw trackerErrors.invalidFilter({ path, problem: 'is not valid JSON' })
   }
-  return checkFilter(value, path)
+  const tree = deepFreeze(checkFilter(value, path))
+  checkedTexts.set(raw, tree, raw.length)
+  return tree
 }
 
 export interface FilterContext {
@@ -185,11 +196,8 @@ interface Span { start: Date, end: Date, exact: boolean }
 
 class Compiler {
   readonly fields = new Set<FilterFieldT>()
-  private readonly today: string
 
-  constructor (private readonly context: FilterContext) {
-    this.today = localDay(context.now, context.timezone)
-  }
+  constructor (private readonly context: { userId: string, timezone: string }, private readonly today: string) {}
 
   node (node: TrackerFilterT): Filter {
     if ('and' in node) return { $and: node.and.map((item) => this.node(item)) }
@@ -247,9 +255,19 @@ class Compiler {
   }
 }
 
-/** A checked tree in Store terms, and the fields it names (lists add their defaults for the others). */
+// What a tree compiles to depends on it, the caller (`me`), the timezone and the day there (relative days), nothing else.
+const compiled = new FrozenMemo((tree: TrackerFilterT, key: string): CompiledFilter => {
+  const [userId, timezone, today] = key.split('\n')
+  const compiler = new Compiler({ userId, timezone }, today)
+  return { filter: compiler.node(tree), fields: compiler.fields }
+})
+
+/**
+ * A checked tree in Store terms, and the fields it names (lists add their
+ * defaults for the others). For a frozen tree (parseFilterText's) the answer
+ * is frozen and shared until the caller, timezone or day differ.
+ */
 export function compileFilter (tree: TrackerFilterT | null, context: FilterContext): CompiledFilter {
   if (tree === null) return { filter: {}, fields: new Set() }
-  const compiler = new Compiler(context)
-  return { filter: compiler.node(tree), fields: compiler.fields }
+  return compiled.get(tree, `${context.userId}\n${context.timezone}\n${localDay(context.now, context.timezone)}`)
 }

@@ -297,3 +297,24 @@ t.test('property: the checker refuses whatever TypeBox refuses', async (t) => {
   }), { numRuns: 500 })
   t.pass('500 random refusals')
 })
+
+t.test('a filter text is checked once and its tree shared; what it compiles to moves with the caller, the timezone and the day', async (t) => {
+  const text = JSON.stringify({ and: [{ field: 'assignee', op: 'eq', value: 'me' }, { field: 'updatedAt', op: 'gt', value: '-7d' }] })
+  const tree = parseFilterText(text) as TrackerFilterT
+  t.ok(Object.isFrozen(tree), 'the checked tree is frozen')
+  t.equal(parseFilterText(text), tree, 'the same text: the same tree, not checked again')
+  const first = compileFilter(tree, context)
+  t.equal(compileFilter(tree, { ...context, now: new Date(context.now.getTime() + 3_600_000) }), first, 'the same day: the same compiled filter')
+  t.same(compileFilter(tree, context), compileFilter(structuredClone(tree), context), 'what a fresh tree compiles to')
+  const nextDay = compileFilter(tree, { ...context, now: new Date(context.now.getTime() + 86_400_000) })
+  t.not(JSON.stringify(nextDay.filter), JSON.stringify(first.filter), 'a relative day moves with the day')
+  t.same(nextDay.filter, compileFilter(structuredClone(tree), { ...context, now: new Date(context.now.getTime() + 86_400_000) }).filter)
+  t.match(JSON.stringify(compileFilter(tree, { ...context, userId: 'u2' }).filter), /"u2"/, '`me` is each caller')
+  t.match(JSON.stringify(compileFilter(tree, context).filter), /"u1"/, 'and again the first')
+  const tokyo = compileFilter(tree, { ...context, timezone: 'Asia/Tokyo' })
+  t.same(tokyo.filter, compileFilter(structuredClone(tree), { ...context, timezone: 'Asia/Tokyo' }).filter, 'another timezone, its own days')
+  t.not(JSON.stringify(tokyo.filter), JSON.stringify(first.filter))
+  for (const time of ['first', 'again']) {
+    t.equal((await refusal((async () => parseFilterText('{"field":"nope","op":"eq","value":1}'))())).code, 'APP_TRACKER_INVALID_FILTER', `a refused text, ${time}`)
+  }
+})
