@@ -142,6 +142,17 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
     }
   }
 
+  /**
+   * A write call's work, in the turn's group commit (Connection.groupWrite) or,
+   * inside an explicit transaction, in it; answered once committed.
+   */
+  private async grouped<R> (fn: () => R): Promise<R> {
+    const group = await this.connection.writing(() => this.connection.groupWrite(fn, this.collectionName))
+    if (group === null) return await this.connection.writing(() => this.connection.write(fn, this.collectionName))
+    await group.committed
+    return group.result
+  }
+
   async insertOne (doc: T & { _id?: string }): Promise<InsertOneResult> {
     const prepared = this.prepare(doc, 'document')
     const committed = await this.connection.writing(() => this.connection.groupInsert(() => this.insertFast(prepared)))
@@ -155,7 +166,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
     if (!Array.isArray(docs)) throw new QueryError('documents', 'insertMany takes an array of documents')
     checkWriteCount(docs.length, 'insertMany')
     const prepared = docs.map((doc, i) => this.prepare(doc, `documents[${i}]`))
-    await this.connection.writing(() => { this.connection.write(() => { for (const one of prepared) this.insertPrepared(one) }, this.collectionName) })
+    await this.grouped(() => { for (const one of prepared) this.insertPrepared(one) })
     const insertedIds: Record<number, string> = {}
     prepared.forEach((one, i) => { insertedIds[i] = one.id })
     return { acknowledged: true, insertedCount: prepared.length, insertedIds }
@@ -248,7 +259,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
     const apply = compileUpdate(update)
     checkSort(sort)
     const seed = upsert ? upsertSeed(filter, update) : null
-    return await this.connection.writing(() => this.connection.write(() => {
+    return await this.grouped(() => {
       let meta = this.meta()
       const matches = meta === undefined ? [] : selectMatches(this.connection, meta, filter, test, { sort, limit: many ? MAX_WRITE_DOCUMENTS + 1 : 1 })
       if (many) checkWriteCount(matches.length, 'updateMany')
@@ -268,7 +279,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
       const prepared = this.prepare(inserted, 'upsert')
       this.insertPrepared(prepared)
       return { result: { ...result, upsertedCount: 1, upsertedId: prepared.id }, before: null, after: decodeDocument(prepared.json) }
-    }, this.collectionName))
+    })
   }
 
   async updateOne (filter: Filter, update: Update, options: UpdateOptions = {}): Promise<UpdateResult> {
@@ -293,7 +304,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
   private async runDelete (filter: Filter, many: boolean, sort?: Sort): Promise<Match[] | number> {
     const test = filterTest(filter)
     checkSort(sort)
-    return await this.connection.writing(() => this.connection.write(() => {
+    return await this.grouped(() => {
       const meta = this.meta()
       if (meta === undefined) return 0
       const table = quoteIdentifier(meta.table)
@@ -311,7 +322,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
       const remove = this.connection.statement(`DELETE FROM ${table} WHERE seq = ?`)
       for (const match of matches) remove.run(match.seq)
       return matches
-    }, this.collectionName))
+    })
   }
 
   async findOneAndDelete (filter: Filter, options: FindOneAndDeleteOptions = {}): Promise<WithId<T> | null> {

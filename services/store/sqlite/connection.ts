@@ -179,17 +179,7 @@ export class Connection {
    */
   groupInsert (insert: () => boolean): Promise<void> | null {
     if (this.transaction !== 'none') return null
-    if (this.turn !== 'write') {
-      const scheduled = this.turn === 'read'
-      if (scheduled) {
-        this.statement('COMMIT').run()
-        this.turn = 'none'
-      }
-      this.beginImmediate()
-      this.turn = 'write'
-      if (!scheduled) setImmediate(this.endTurn)
-      this.startSnapshot()
-    }
+    this.joinWriteTurn()
     let inserted: boolean
     try {
       inserted = insert()
@@ -200,6 +190,64 @@ export class Connection {
     }
     // A new document changes no cached one, so the collection's cached documents stay.
     if (!inserted) return null
+    return this.acknowledgedAtCommit()
+  }
+
+  /**
+   * Group commit for every other single write call (an update, a delete, an
+   * insertMany): `fn` runs now, inside the turn's write transaction, in a
+   * savepoint of its own, so a failure of `fn` undoes its own changes and
+   * nothing else of the turn, and the call is still all or nothing. The
+   * result is handed out with a promise that settles when the turn commits:
+   * the caller acknowledges the write only then. Concurrent requests' writes
+   * (a create's number, an item's update, a job's claim) share one WAL commit
+   * per turn rather than one transaction each, which also ended the turn's
+   * group of inserts early. Null inside an explicit transaction: the caller
+   * takes `write`.
+   */
+  groupWrite<T> (fn: () => T, collection: string): { result: T, committed: Promise<void> } | null {
+    if (this.transaction !== 'none') return null
+    this.joinWriteTurn()
+    this.statement('SAVEPOINT group_write').run()
+    this.transaction = 'write'
+    try {
+      const result = fn()
+      this.statement('RELEASE group_write').run()
+      return { result, committed: this.acknowledgedAtCommit() }
+    } catch (error) {
+      if (this.db.inTransaction) {
+        this.statement('ROLLBACK TO group_write').run()
+        this.statement('RELEASE group_write').run()
+        // The catalogue may hold a change (a collection created on first write) that was just undone.
+        this.catalogueVersion = -1
+        this.refresh()
+      } else {
+        // SQLite rolled the whole transaction back (disk full, I/O): the turn's other writes went with it.
+        this.failTurn(new Error('The group commit was rolled back by an earlier failure in it', { cause: error }))
+      }
+      throw error
+    } finally {
+      this.transaction = 'none'
+      // Documents cached before may no longer be what the file holds (and after a failed turn, none is).
+      this.changed(collection)
+    }
+  }
+
+  /** Opens the turn's write transaction (ending a read turn), or joins the one open. */
+  private joinWriteTurn (): void {
+    if (this.turn === 'write') return
+    const scheduled = this.turn === 'read'
+    if (scheduled) {
+      this.statement('COMMIT').run()
+      this.turn = 'none'
+    }
+    this.beginImmediate()
+    this.turn = 'write'
+    if (!scheduled) setImmediate(this.endTurn)
+    this.startSnapshot()
+  }
+
+  private acknowledgedAtCommit (): Promise<void> {
     return new Promise((resolve, reject) => { this.committed.push({ resolve, reject }) })
   }
 

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { deepStrictEqual } from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
@@ -153,9 +153,11 @@ t.test('reads in one event-loop turn share a snapshot; own writes are seen at on
 
   await nextTurn()
   t.same(await second.collection('keys').findOne({ _id: 'k1' }), { _id: 'k1', revoked: true })
+  // The second's writes run now and commit at the end of the turn they open (group commit), before the first's turn,
+  // opened after them, ends: awaiting them resumes between the two.
+  const written = Promise.all([second.collection('keys').updateOne({ _id: 'k1' }, { $set: { revoked: false } }), second.collection('keys').insertOne({ _id: 'k2' })])
   t.same(await mine.findOne({ _id: 'k1' }), { _id: 'k1', revoked: true }, 'the first connection opens its turn')
-  await second.collection('keys').updateOne({ _id: 'k1' }, { $set: { revoked: false } })
-  await second.collection('keys').insertOne({ _id: 'k2' })
+  await written
   t.same(await mine.findOne({ _id: 'k1' }), { _id: 'k1', revoked: true }, 'within its turn the first connection keeps its snapshot')
   t.equal(await mine.countDocuments({}), 1, 'queries read the same snapshot as primary-key reads')
   await nextTurn()
@@ -282,6 +284,55 @@ t.test('group commit: inserts of one turn are acknowledged only once committed, 
   await items.insertOne({ _id: 'after' })
   await nextTurn()
   t.ok(await reader.collection('items').findOne({ _id: 'after' }), 'the next turn works as before')
+})
+
+t.test('group commit of updates, deletes and insertMany: answered once committed, a failure undoes only its own call, a rolled-back turn answers none', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'plinth-group-writes-'))
+  const file = join(dir, 'plinth.db')
+  const connection = new Connection(file)
+  const raw = new Database(file, { readonly: true })
+  t.teardown(() => { connection.close(); raw.close(); rmSync(dir, { recursive: true, force: true }) })
+  const items = new SqliteCollection('items', connection, newId)
+  await items.createIndex({ code: 1 }, { unique: true })
+  await items.insertMany([{ _id: 'a', code: 'a', n: 0 }, { _id: 'b', code: 'b', n: 0 }, { _id: 'gone', code: 'g' }])
+  // What another connection reads from the file at the moment a call is answered.
+  const committed = (id: string): Document | null => {
+    const row = raw.prepare(`SELECT doc FROM ${quoteIdentifier('c|items')} WHERE id = ?`).pluck().get(id) as string | undefined
+    return row === undefined ? null : JSON.parse(row) as Document
+  }
+  const [increment, taken, partly, after, deleted] = await Promise.allSettled([
+    items.updateOne({ _id: 'a' }, { $inc: { n: 1 } }).then(() => committed('a')),
+    items.updateOne({ _id: 'b' }, { $set: { code: 'a', n: 5 } }),
+    items.insertMany([{ _id: 'c', code: 'c' }, { _id: 'd', code: 'b' }]),
+    items.findOneAndUpdate({ _id: 'b' }, { $inc: { n: 1 } }, { returnDocument: 'after' }).then((doc) => [doc, committed('b')]),
+    items.deleteOne({ _id: 'gone' }).then(() => committed('gone'))
+  ])
+  t.match(increment, { status: 'fulfilled', value: { _id: 'a', n: 1 } }, 'an update is answered once another connection can read it')
+  t.match(taken, { status: 'rejected', reason: { code: 'APP_DUPLICATE_KEY' } }, 'a refused update fails alone')
+  t.match(partly, { status: 'rejected', reason: { code: 'APP_DUPLICATE_KEY' } })
+  t.equal(await items.findOne({ _id: 'c' }), null, 'insertMany stays all or nothing inside the shared transaction')
+  t.match(after, { status: 'fulfilled', value: [{ _id: 'b', code: 'b', n: 1 }, { _id: 'b', code: 'b', n: 1 }] }, 'the refused update left nothing for the next one to see')
+  t.match(deleted, { status: 'fulfilled', value: null }, 'a delete too')
+
+  // One commit for the turn: ten updates of one document write its page to the WAL once, not ten times.
+  const walBytes = (): number => statSync(`${file}-wal`).size
+  const frame = (connection.db.pragma('page_size', { simple: true }) as number) + 24
+  const before = walBytes()
+  await Promise.all(Array.from({ length: 10 }, async () => await items.updateOne({ _id: 'a' }, { $inc: { n: 1 } })))
+  t.ok(walBytes() - before <= 3 * frame, `one turn's updates are one commit (${(walBytes() - before) / frame} WAL frames)`)
+  await items.updateOne({ _id: 'a' }, { $set: { n: 1 } })
+
+  // Disk full: SQLite rolls the whole transaction back, taking the turn's earlier writes with it.
+  connection.db.pragma(`max_page_count = ${connection.db.pragma('page_count', { simple: true }) as number}`)
+  const outcomes = await Promise.allSettled([
+    items.updateOne({ _id: 'a' }, { $inc: { n: 1 } }),
+    items.updateOne({ _id: 'b' }, { $set: { text: 'x'.repeat(200_000) } })
+  ])
+  t.same(outcomes.map((outcome) => outcome.status), ['rejected', 'rejected'], 'neither write of the rolled-back turn is answered as done')
+  t.match(await items.findOne({ _id: 'a' }), { n: 1 }, 'and neither is there')
+  connection.db.pragma('max_page_count = 1073741823')
+  await items.updateOne({ _id: 'a' }, { $inc: { n: 1 } })
+  t.match(committed('a'), { n: 2 }, 'the next turn works as before')
 })
 
 t.test('writes are all or nothing, and unique keys follow array elements through updates', async (t) => {
