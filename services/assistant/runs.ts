@@ -1,5 +1,4 @@
 import { EventEmitter } from 'node:events'
-import { setTimeout as sleep } from 'node:timers/promises'
 import {
   ASSISTANT_LIMITS, type AssistantRunT, type PageQueryT, type PendingApprovalT, type RunEventT, type RunEventType, type RunStatus, type RunUsageT, type StopReason
 } from '../../schemas/assistant.js'
@@ -165,8 +164,9 @@ export class AssistantRuns {
   private async record (runId: string, seq: number, type: RunEventType, data: unknown): Promise<RunEventT> {
     const record: EventRecord = { _id: `${runId}-${String(seq).padStart(8, '0')}`, runId, seq, type, data, at: this.deps.clock.now() }
     await this.events.insertOne(record)
-    this.appended.emit(runId)
-    return eventView(record)
+    const event = eventView(record)
+    this.appended.emit(runId, event)
+    return event
   }
 
   async eventsAfter (runId: string, after: number): Promise<RunEventT[]> {
@@ -177,46 +177,85 @@ export class AssistantRuns {
   /**
    * The run's events after `after`, as they come, until one after which the
    * run waits (an approval, its end) or `signal` aborts (the client left).
+   * An event written on this node comes with its wake-up, once stored, and is
+   * sent from there in id order without being read back. The store is read
+   * for the rest: at the start, at each poll (what another node wrote) and
+   * at a gap in what this node heard (an id taken elsewhere).
    */
   async * follow (runId: string, after: number, signal: AbortSignal): AsyncGenerator<RunEventT> {
     let last = after
     // When the follower first met an id that was taken but not yet written (`emit` numbers, then writes; two writers
     // may overlap): it waits there, in order, rather than send the next one and skip that id for good.
     let gapSince: number | null = null
-    while (!signal.aborted) {
-      // Listen before reading, so an event written between the read and the wait still wakes us.
-      const woken = new AbortController()
-      const wake = (): void => { woken.abort() }
-      this.appended.once(runId, wake)
-      try {
-        const batch = await this.eventsAfter(runId, last)
-        let sent = 0
-        for (const event of batch) {
-          if (event.id !== last + 1) {
-            const now = this.deps.clock.nowMs()
-            gapSince ??= now
-            // A writer that died with its id taken leaves a gap nothing will fill: past the grace it is passed over.
-            if (now - gapSince <= ANNOUNCE_GRACE_MS) break
-          }
+    const heard = new Map<number, RunEventT>()
+    // Set when an event is heard: one heard during a read means no wait after it.
+    let woken = false
+    let wake = (): void => {}
+    // Listening before the first read: an event stored after a read is heard, never missed.
+    const hear = (event: RunEventT): void => {
+      if (event.id > last) heard.set(event.id, event)
+      woken = true
+      wake()
+    }
+    this.appended.on(runId, hear)
+    let poll = true
+    try {
+      while (!signal.aborted) {
+        const next = heard.get(last + 1)
+        if (next !== undefined) {
+          heard.delete(next.id)
           gapSince = null
-          last = event.id
-          sent++
-          yield event
-          if (PAUSING_EVENTS.has(event.type)) return
+          last = next.id
+          yield next
+          if (PAUSING_EVENTS.has(next.type)) return
+          continue
         }
-        if (sent === 0) {
+        woken = false
+        if (poll || heard.size > 0) {
+          const batch = await this.eventsAfter(runId, last)
+          let sent = 0
+          for (const event of batch) {
+            if (event.id <= last) continue
+            if (event.id !== last + 1) {
+              const now = this.deps.clock.nowMs()
+              gapSince ??= now
+              // A writer that died with its id taken leaves a gap nothing will fill: past the grace it is passed over.
+              if (now - gapSince <= ANNOUNCE_GRACE_MS) break
+            }
+            gapSince = null
+            last = event.id
+            heard.delete(event.id)
+            sent++
+            yield event
+            if (PAUSING_EVENTS.has(event.type)) return
+          }
+          if (sent > 0 || heard.has(last + 1)) continue
           // Nothing new (not a wait at a gap, with later events already there): has the run paused or ended?
-          if (batch.length === 0) {
+          if (batch.length === 0 && heard.size === 0) {
             const run = await this.byId(runId)
             if (run === null) return
             // A paused run's last event may still be on its way: its move took the id first (see `transition`).
             if (PAUSED_STATUSES.has(run.status) && (run.eventCount <= last || this.deps.clock.nowMs() - run.updatedAt.getTime() > ANNOUNCE_GRACE_MS)) return
           }
-          await sleep(this.deps.pollMs ?? 1000, undefined, { signal: AbortSignal.any([signal, woken.signal]) }).catch(() => {})
         }
-      } finally {
-        this.appended.off(runId, wake)
+        if (!woken) {
+          // A plain timer and callback: this wait comes between every two events, and abort signals cost more than it.
+          await new Promise<void>((resolve) => {
+            const done = (): void => {
+              clearTimeout(timer)
+              signal.removeEventListener('abort', done)
+              wake = () => {}
+              resolve()
+            }
+            const timer = setTimeout(done, this.deps.pollMs ?? 1000)
+            signal.addEventListener('abort', done)
+            wake = done
+          })
+        }
+        poll = !woken
       }
+    } finally {
+      this.appended.off(runId, hear)
     }
   }
 

@@ -105,3 +105,29 @@ t.test('a provider error status and a provider that never answers both end the c
   t.match(await streamError(models.open(call('openai-compatible', server.url, null))), /slow down/)
   t.match(await streamError(models.open(call('openai-compatible', server.url, null))), /no answer within 300 ms/)
 })
+
+t.test('a model is made once for its provider, base URL, key, credential and model id, and reused; a change to any of them is another model that calls with it (OpenAI chat completions streaming on a scripted loopback provider)', async (t) => {
+  const server = await startScriptedProvider([{ text: 'one' }, { text: 'two' }])
+  t.teardown(server.close)
+  const models = new LlmModels(new AddressGuard({ allowedHosts: ['127.0.0.1'] }), limits)
+  const base = call('openai-compatible', `${server.url}/v1`, 'sk-first')
+  const first = models.open(base)
+  t.equal(models.open({ ...base, target: { ...base.target } }), first, 'the same values, the same model')
+  const others = [
+    { ...base, target: { ...base.target, apiKey: 'sk-second' } },
+    { ...base, target: { ...base.target, baseUrl: `${server.url}/v1/` } },
+    { ...base, target: { ...base.target, provider: 'openai' as const } },
+    { ...base, model: 'other-model' },
+    { ...base, credential: { name: 'q' } as ModelCall['credential'] }
+  ]
+  for (const other of others) t.not(models.open(other), first)
+  const texts: string[] = []
+  for (const model of [first, models.open(others[0])]) {
+    const result = streamText({ model, prompt: 'hi', maxRetries: 0 })
+    let text = ''
+    for await (const part of result.textStream) text += part
+    texts.push(text)
+  }
+  t.same(texts, ['one', 'two'], 'the kept model answers again')
+  t.same(server.requests.map((request) => request.headers.authorization), ['Bearer sk-first', 'Bearer sk-second'], 'each with its own key')
+})
