@@ -469,8 +469,11 @@ export class JobQueue {
   async fail (job: Job, workerId: string, error: unknown): Promise<Job | null> {
     const now = await this.now()
     const lastError = errorMessage(error)
-    // A deferred run reads what is due when it runs again, so a request to run again is already covered.
-    if (error instanceof DeferJobError) return await this.settle(job, workerId, now, { status: 'queued', lastError, runAt: later(now, error.delayMs), leaseOwner: null, maxAttempts: job.maxAttempts + 1, ...(job.again === undefined ? {} : { again: false }) })
+    // A keyed job asked for again while it ran goes back due now, not after its delay: the run may not have read what it was asked for.
+    if (error instanceof DeferJobError) {
+      const deferred = { status: 'queued' as const, lastError, runAt: later(now, error.delayMs), leaseOwner: null, maxAttempts: job.maxAttempts + 1 }
+      return await this.settleUnlessAsked(job, workerId, now, deferred) ?? await this.rerunIfAsked(job, workerId, now, { lastError })
+    }
     const final = error instanceof PermanentJobError || job.attempts >= job.maxAttempts
     let changes: Partial<Job>
     // A recurring job never ends: past its last attempt it waits for its next run.

@@ -196,7 +196,11 @@ export class Webhooks {
   async notices (owner: WebhookOwner, page?: PageRequest): Promise<Page<WebhookNoticeT>> { return await this.health.list(owner, page) }
 
   // Jobs and upkeep
-  async deliver (deliveryId: string): Promise<{ outcome: string }> { return await this.deliverer.run(deliveryId) }
+  /** The `webhooks.deliver` job's handler: a webhook's owed attempts, or one delivery's for a job queued by an earlier release. */
+  async deliver (payload: { subscriptionId?: unknown, deliveryId?: unknown }): Promise<{ outcome: string }> {
+    return typeof payload.subscriptionId === 'string' ? await this.deliverer.runWebhook(payload.subscriptionId) : await this.deliverer.run(String(payload.deliveryId))
+  }
+
   async sweep (): Promise<{ swept: string[] }> { return await this.upkeep.sweep([...this.sources.values()]) }
   async prune (): Promise<{ deleted: number }> { return await this.upkeep.prune() }
   async purgeProject (projectId: string): Promise<void> {

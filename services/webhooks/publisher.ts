@@ -10,7 +10,11 @@ import { WEBHOOK_COLLECTIONS, type DeliveryRecord, type EventRecord, type Subscr
 import type { SubscriptionLists } from './subscription-lists.js'
 import { forSource, type WebhookEventInput, type WebhookSource } from './source.js'
 
-/** The job that makes one delivery's attempts; keyed by the delivery, so it runs one attempt at a time. */
+/**
+ * The job that makes a webhook's attempts; keyed by the webhook, so one run
+ * at a time sends what it owes (jobs keyed by one delivery, from an earlier
+ * release, are still run).
+ */
 export const WEBHOOK_DELIVER_JOB = 'webhooks.deliver'
 
 /** The slice of the job queue the engine uses. */
@@ -105,7 +109,7 @@ export class WebhookPublisher {
     if (deliveries.length > 0) {
       try {
         await this.deliveries.insertMany(deliveries)
-        await this.deps.jobs.enqueueKeyedMany(WEBHOOK_DELIVER_JOB, deliveries.map((delivery) => ({ key: delivery._id, payload: { deliveryId: delivery._id } })))
+        for (const subscriptionId of new Set(deliveries.map((delivery) => delivery.subscriptionId))) await this.queue(subscriptionId)
       } catch (error) {
         if (!(error instanceof DuplicateKeyError)) throw error
         for (const [subscription, event] of pairs) await this.ensureDelivery(subscription, event, 'event')
@@ -191,7 +195,7 @@ export class WebhookPublisher {
     const delivery = this.deliveryRecord(subscription, event, trigger)
     try {
       await this.deliveries.insertOne(delivery)
-      await this.queue(delivery._id, false)
+      await this.queue(subscription._id)
       return { delivery, created: true }
     } catch (error) {
       if (!(error instanceof DuplicateKeyError)) throw error
@@ -199,7 +203,7 @@ export class WebhookPublisher {
     const existing = await this.deliveries.findOne({ subscriptionId: subscription._id, eventId: event._id })
     if (existing === null) throw new Error(`delivery of ${event._id} to ${subscription._id} vanished`)
     // A publish cut short may have made the delivery and not its job; a second job run finds a finished delivery and ends.
-    if (trigger === 'event') await this.queue(existing._id, false)
+    if (trigger === 'event') await this.queue(subscription._id)
     return { delivery: existing, created: false }
   }
 
@@ -216,12 +220,17 @@ export class WebhookPublisher {
       { returnDocument: 'after' }
     )
     if (updated === null) throw webhookErrors.deliveryNotFound()
-    await this.queue(updated._id, true)
+    await this.queue(updated.subscriptionId)
     return updated
   }
 
-  private async queue (deliveryId: string, dueNow: boolean): Promise<void> {
-    await this.deps.jobs.enqueueKeyed(WEBHOOK_DELIVER_JOB, deliveryId, { deliveryId }, { dueNow })
+  /**
+   * Makes the webhook's job run now: queued if it is not, hurried if it
+   * waits for a retry's time, asked to run again if it runs (so what was
+   * just made owed is read by a run that begins after it).
+   */
+  private async queue (subscriptionId: string): Promise<void> {
+    await this.deps.jobs.enqueueKeyed(WEBHOOK_DELIVER_JOB, subscriptionId, { subscriptionId }, { dueNow: true })
   }
 
   /**

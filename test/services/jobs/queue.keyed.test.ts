@@ -32,6 +32,17 @@ t.test('a keyed job: one per key, queued once, asked again while it runs, restar
   await t.rejects(queue.enqueueKeyed('deploy', 'k', [] as unknown as Record<string, unknown>), { code: 'APP_JOB_INVALID' })
 })
 
+t.test('a keyed job asked for again while it ran and then deferred is due now, not after its delay', async (t) => {
+  const { queue, clock } = await openTestJobQueue(t)
+  await queue.enqueueKeyed('deliver', 'w1')
+  const claimed = await queue.claim('w', ['deliver'], 1_000)
+  await queue.enqueueKeyed('deliver', 'w1', {}, { dueNow: true })
+  const deferred = await queue.fail(claimed!, 'w', new DeferJobError('the next retry is later', 60_000))
+  t.match(deferred, { status: 'queued', again: false, lastError: 'DeferJobError: the next retry is later' })
+  t.same(deferred?.runAt, new Date(clock.nowMs()), 'due now: the run may have begun before what it was asked for')
+  t.equal((await queue.claim('w', ['deliver'], 1_000))?._id, claimed?._id)
+})
+
 t.test('dueNow: a keyed job waiting out a delay is made due at once; without it, it keeps its time', async (t) => {
   const { queue, clock } = await openTestJobQueue(t)
   await queue.enqueueKeyed('deliver', 'd1')

@@ -10,7 +10,7 @@ t.test('a bulk change of 10 items, two fields each, published again by a sweep: 
   await webhooks.publish('things', 'p1', changes)
   // What a crashed flush or a sweep does: the same outbox published again.
   await webhooks.publish('things', 'p1', changes)
-  t.equal(await queue.jobs.countDocuments({ type: WEBHOOK_DELIVER_JOB }), 10, 'one job per delivery')
+  t.equal(await queue.jobs.countDocuments({ type: WEBHOOK_DELIVER_JOB }), 1, 'one job for the webhook\'s ten deliveries')
   t.equal(await drain(), 10)
   await webhooks.publish('things', 'p1', changes.slice(0, 3))
   t.equal(await drain(), 0, 'published again after delivery: nothing new')
@@ -98,7 +98,7 @@ t.test('the sweep asks each source to publish again from shortly before the last
 })
 
 t.test('what is older than WEBHOOK_RETENTION_DAYS is pruned; a deleted webhook\'s queued delivery ends without a call', async (t) => {
-  const { webhooks, clock, owner, drain } = await engine(t, { env: { WEBHOOK_RETENTION_DAYS: '2' } })
+  const { webhooks, queue, clock, owner, drain } = await engine(t, { env: { WEBHOOK_RETENTION_DAYS: '2' } })
   const hook = await receiver(t)
   const kept = await webhooks.create(owner, { url: hook.url, events: ['*'] }, null)
   await webhooks.publish('things', 'p1', [thingEvent(1)])
@@ -115,6 +115,24 @@ t.test('what is older than WEBHOOK_RETENTION_DAYS is pruned; a deleted webhook\'
   await webhooks.publish('things', 'p1', [thingEvent(3)])
   await webhooks.delete((await webhooks.find(owner, gone.webhook.id))!)
   const before = hook.received.length
-  t.equal(await drain(), 2, 'both jobs ran')
+  t.equal(await drain(), 1, 'both jobs ran; the deleted webhook\'s owed nothing')
+  t.equal(await queue.jobs.countDocuments({ type: WEBHOOK_DELIVER_JOB, status: 'succeeded' }), 2)
   t.equal(hook.received.length, before + 1, 'only the remaining webhook was called')
+})
+
+t.test('a webhook\'s backlog goes out in one run of its job; a new event does not wait for another delivery\'s retry', async (t) => {
+  const { webhooks, queue, clock, owner, drain } = await engine(t)
+  const hook = await receiver(t, [{ status: 500 }])
+  await webhooks.create(owner, { url: hook.url, events: ['*'] }, null)
+  await webhooks.publish('things', 'p1', Array.from({ length: 20 }, (_, i) => thingEvent(i + 1)))
+  t.equal(await drain(), 20, 'twenty attempts')
+  const [job] = await queue.jobs.find({ type: WEBHOOK_DELIVER_JOB }).toArray()
+  t.match(job, { attempts: 1, status: 'queued' }, 'made by one run, which waits for the one retry')
+  t.ok(job.runAt.getTime() > clock.nowMs(), 'due when the retry is')
+  await webhooks.publish('things', 'p1', [thingEvent(21)])
+  t.equal(await drain(), 1, 'the new event is sent now')
+  t.equal(hook.received.length, 21)
+  clock.advance(60 * 60_000)
+  t.equal(await drain(), 1, 'then the retry, when due')
+  t.equal(await drain(), 0)
 })

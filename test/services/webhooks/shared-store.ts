@@ -10,10 +10,10 @@ import { openSqliteStore } from '../../../services/store/sqlite/index.js'
 import { openMongoStore } from '../../../services/store/mongodb.js'
 import type { Store } from '../../../services/store/types.js'
 import { parseWebhooksConfig } from '../../../services/webhooks/config.js'
-import { buildWebhooks, WEBHOOK_DELIVER_JOB, type Webhooks } from '../../../services/webhooks/index.js'
+import { buildWebhooks, type Webhooks } from '../../../services/webhooks/index.js'
 import { MongoDouble } from '../../fixtures/mongo-double/server.js'
 import { tempDir } from '../../helper.js'
-import { PUBLIC_NAMES, resolver, thingSource } from './fixtures.js'
+import { drainDeliveries, PUBLIC_NAMES, resolver, thingSource } from './fixtures.js'
 
 /** The engines a Store is opened on: the embedded file, and the MongoDB engine over the wire-level double. */
 export const STORE_ENGINES = ['sqlite', 'mongodb'] as const
@@ -67,14 +67,7 @@ export async function twoInstances (t: Test, engine: StoreEngine, env: Record<st
       resolveAll: resolver(PUBLIC_NAMES)
     })
     webhooks.registerSource(thingSource())
-    const drain = async (): Promise<number> => {
-      let ran = 0
-      for (let job = await queue.claim('test-worker', [WEBHOOK_DELIVER_JOB], 60_000); job !== null; job = await queue.claim('test-worker', [WEBHOOK_DELIVER_JOB], 60_000)) {
-        await queue.complete(job, 'test-worker', await webhooks.deliver(job.payload.deliveryId as string))
-        ran++
-      }
-      return ran
-    }
+    const drain = async (): Promise<number> => await drainDeliveries(webhooks, queue)
     instances.push({ webhooks, queue, store, drain })
   }
   return { a: instances[0], b: instances[1], clock }
