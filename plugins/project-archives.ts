@@ -54,12 +54,12 @@ async function projectArchivesPlugin (app: FastifyInstance): Promise<void> {
         throw error
       }
     },
-    import: async (orgId, userId, file) => await importProject({ ...ports, projects: app.projects }, orgId, userId, file)
+    import: async (orgId, userId, file) => await importProject({ ...ports, projects: app.projects, maxEntryBytes: app.config.backup.importMaxEntryBytes }, orgId, userId, file)
   } satisfies ProjectArchives)
 }
 
 export default fp(projectArchivesPlugin, {
   name: 'plinth-project-archives',
   fastify: '5.x',
-  dependencies: ['plinth-store', 'plinth-projects', 'plinth-collections', 'plinth-files', 'plinth-git', 'plinth-hosting']
+  dependencies: ['plinth-config', 'plinth-store', 'plinth-projects', 'plinth-collections', 'plinth-files', 'plinth-git', 'plinth-hosting']
 })

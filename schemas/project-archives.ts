@@ -3,9 +3,6 @@ import { GzipArchive } from './common.js'
 import { Created } from './envelope.js'
 import { Project } from './projects.js'
 
-/** The largest archive an import takes in one upload. */
-export const PROJECT_ARCHIVE_MAX_BYTES = 4 * 1024 * 1024 * 1024
-
 export const ArchiveCounts = Type.Object({
   collections: Type.Integer({ description: 'Collections, `_users` not counted' }),
   records: Type.Integer({ description: 'Records of those collections' }),

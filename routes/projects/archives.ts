@@ -1,4 +1,5 @@
 import { createReadStream, createWriteStream } from 'node:fs'
+import { Transform } from 'node:stream'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -7,7 +8,7 @@ import multipart from '@fastify/multipart'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ProjectIdParams } from '../../schemas/projects.js'
 import { OrgParams } from '../../schemas/organizations.js'
-import { PROJECT_ARCHIVE_MAX_BYTES, ProjectArchiveMultipart, ProjectArchiveResponses } from '../../schemas/project-archives.js'
+import { ProjectArchiveMultipart, ProjectArchiveResponses } from '../../schemas/project-archives.js'
 import { commonErrors } from '../../services/platform/errors.js'
 import { fileErrors } from '../../services/files/errors.js'
 import { projectArchiveErrors } from '../../services/backup/project-archive.js'
@@ -40,9 +41,25 @@ export const projectExportRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 }
 
+/** The form's own bytes around the archive (boundaries, part headers): a body past the limit by more is refused unread. */
+const FORM_OVERHEAD = 64 * 1024
+
+/** Passes the bytes through, refusing with 413 once more than `limit` have come. */
+function capped (limit: number): Transform {
+  let seen = 0
+  return new Transform({
+    transform (chunk: Buffer, _encoding, done) {
+      seen += chunk.length
+      done(seen > limit ? projectArchiveErrors.archiveTooLarge({ limit }) : null, chunk)
+    }
+  })
+}
+
 /** `POST /api/organizations/:orgId/projects/import`: a new project from an archive, all or nothing. */
 export const projectImportRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  await app.register(multipart, { limits: { ...FORM_LIMITS, fileSize: PROJECT_ARCHIVE_MAX_BYTES } })
+  const limit = app.config.backup.importMaxBytes
+  // One byte past the limit, so `capped` sees the excess and answers 413 before the parser cuts the file (read as a broken form, 400).
+  await app.register(multipart, { limits: { ...FORM_LIMITS, fileSize: limit + 1 } })
 
   app.post('/import', {
     config: {
@@ -51,7 +68,7 @@ export const projectImportRoutes: FastifyPluginAsyncTypebox = async (app) => {
       permission: 'project.import',
       errors: [
         commonErrors.unsupportedMediaType, fileErrors.multipartInvalid, fileErrors.fileRequired, fileErrors.multipartTooManyParts,
-        projectArchiveErrors.archiveInvalid
+        projectArchiveErrors.archiveInvalid, projectArchiveErrors.archiveTooLarge, projectArchiveErrors.entryTooLarge
       ]
     },
     schema: {
@@ -60,7 +77,9 @@ export const projectImportRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Create a project in the organization from an exported archive',
       description: 'The archive (one `file` part) is checked whole first: its layout, its manifest and every entry\'s SHA-256; ' +
         'a damaged, tampered or foreign archive is refused naming the entry. The project gets a new id (its slug when free), ' +
-        'records keep theirs; a failed import leaves no project. `leftOut` says what to set again here.',
+        'records keep theirs; the project is hidden until the import has written it all, and a failed import leaves none. ' +
+        'An archive over PROJECT_IMPORT_MAX_BYTES, or an entry unpacking past PROJECT_IMPORT_MAX_ENTRY_BYTES, is refused with 413. ' +
+        '`leftOut` says what to set again here.',
       consumes: ['multipart/form-data'],
       params: OrgParams,
       body: ProjectArchiveMultipart,
@@ -68,10 +87,11 @@ export const projectImportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     if (!request.isMultipart()) throw commonErrors.unsupportedMediaType({ send: 'Send the archive as multipart/form-data' })
+    if (Number(request.headers['content-length'] ?? 0) > limit + FORM_OVERHEAD) throw projectArchiveErrors.archiveTooLarge({ limit })
     const dir = await mkdtemp(join(tmpdir(), 'plinth-upload-'))
     try {
       const file = join(dir, 'project.tar.gz')
-      await pipeline((await formFile(request)).body, createWriteStream(file, { mode: 0o600 }))
+      await pipeline((await formFile(request)).body, capped(limit), createWriteStream(file, { mode: 0o600 }))
       const { project, manifest } = await app.projectArchives.import(request.scope.organization.orgId, request.caller.user.userId, file)
       // Projects live at /api/projects/:id, not under the organization's path this action was posted to.
       void reply.code(201).header('location', `/api/projects/${encodeURIComponent(project.id)}`)

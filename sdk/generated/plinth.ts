@@ -1313,7 +1313,7 @@ export interface paths {
         put?: never;
         /**
          * Create a project in the organization from an exported archive
-         * @description Needs `project.import`. The archive (one `file` part) is checked whole first: its layout, its manifest and every entry's SHA-256; a damaged, tampered or foreign archive is refused naming the entry. The project gets a new id (its slug when free), records keep theirs; a failed import leaves no project. `leftOut` says what to set again here.
+         * @description Needs `project.import`. The archive (one `file` part) is checked whole first: its layout, its manifest and every entry's SHA-256; a damaged, tampered or foreign archive is refused naming the entry. The project gets a new id (its slug when free), records keep theirs; the project is hidden until the import has written it all, and a failed import leaves none. An archive over PROJECT_IMPORT_MAX_BYTES, or an entry unpacking past PROJECT_IMPORT_MAX_ENTRY_BYTES, is refused with 413. `leftOut` says what to set again here.
          *
          *     Refused with:
          *     - 400 `APP_FILE_REQUIRED`: the form has no file part
@@ -1322,6 +1322,8 @@ export interface paths {
          *     - 403 `APP_FORBIDDEN`: the caller lacks the permission this needs, named in `details.permission`, or the method's rule refuses it
          *     - 404 `APP_ORGANIZATION_NOT_FOUND`: no such organization, or the caller is not a member
          *     - 413 `APP_MULTIPART_TOO_MANY_PARTS`: the form carries a second file or more other fields than `details.limit`
+         *     - 413 `APP_PROJECT_ARCHIVE_ENTRY_TOO_LARGE`: an entry of the archive unpacks to more than `details.limit` bytes (a compressed archive that would inflate past what this server takes); nothing was written
+         *     - 413 `APP_PROJECT_ARCHIVE_TOO_LARGE`: the uploaded archive is larger than `details.limit` bytes
          *     - 415 `APP_UNSUPPORTED_MEDIA_TYPE`: the body is not of a type the route takes
          */
         post: operations["importProject"];

@@ -20,10 +20,14 @@ export const BackupConfig = Type.Object({
   dir: Type.String({ variable: 'BACKUP_DIR', description: 'Where archives made through the API are kept; defaults to DATA_DIR/backups, left out of every backup' }),
   everyMs: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { variable: 'BACKUP_SCHEDULE', description: 'A backup every so long (`6h`, `1d`, `30m`); unset, none is scheduled' }),
   keep: Type.Integer({ minimum: 1, variable: 'BACKUP_KEEP', description: 'How many scheduled backups are kept; older ones are deleted after each scheduled run' }),
-  s3: Type.Union([S3Config, Type.Null()], { description: 'When BACKUP_S3_ENDPOINT is set, each backup is also put in this bucket' })
+  s3: Type.Union([S3Config, Type.Null()], { description: 'When BACKUP_S3_ENDPOINT is set, each backup is also put in this bucket' }),
+  importMaxBytes: Type.Integer({ minimum: 1, variable: 'PROJECT_IMPORT_MAX_BYTES', description: 'The largest project archive an import takes, as uploaded (4 GiB by default); a larger one is refused with 413' }),
+  importMaxEntryBytes: Type.Integer({ minimum: 1, variable: 'PROJECT_IMPORT_MAX_ENTRY_BYTES', description: 'The most one entry of a project archive may unpack to (5 GiB by default, a file\'s largest size); a larger one is refused before anything is written' })
 })
 export type BackupConfig = Static<typeof BackupConfig>
 export type BackupS3Config = Static<typeof S3Config>
+
+const GIB = 1024 * 1024 * 1024
 
 const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 }
 
@@ -63,6 +67,8 @@ export function parseBackupConfig (env: Env, dataDir: string): BackupConfig {
     dir: resolve(dataDir, text(env, 'BACKUP_DIR') ?? 'backups'),
     everyMs: interval(env, 'BACKUP_SCHEDULE'),
     keep: integer(env, 'BACKUP_KEEP', 7, 1, 10_000),
-    s3: s3(env)
+    s3: s3(env),
+    importMaxBytes: integer(env, 'PROJECT_IMPORT_MAX_BYTES', 4 * GIB, 1, 1024 * GIB),
+    importMaxEntryBytes: integer(env, 'PROJECT_IMPORT_MAX_ENTRY_BYTES', 5 * GIB, 1, 1024 * GIB)
   }
 }

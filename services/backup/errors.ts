@@ -41,5 +41,20 @@ export const projectArchiveErrors = errorCatalogue('projectArchive', {
     message: ({ why }: { why: string }) => `The archive cannot be imported: ${why}`,
     description: 'the upload is not a Plinth project archive, is damaged, holds an entry a project export never writes (a link, ' +
       'a path outside the layout), an entry that does not match its manifest\'s checksum, or a definition this server refuses'
+  },
+  entryTooLarge: {
+    code: 'APP_PROJECT_ARCHIVE_ENTRY_TOO_LARGE',
+    status: 413,
+    message: ({ path, size, limit }: { path: string, size: number, limit: number }) =>
+      `The archive cannot be imported: ${path} unpacks to ${size} bytes, more than the ${limit} one entry may hold (PROJECT_IMPORT_MAX_ENTRY_BYTES)`,
+    details: ({ limit }) => ({ limit }),
+    description: 'an entry of the archive unpacks to more than `details.limit` bytes (a compressed archive that would inflate past what this server takes); nothing was written'
+  },
+  archiveTooLarge: {
+    code: 'APP_PROJECT_ARCHIVE_TOO_LARGE',
+    status: 413,
+    message: ({ limit }: { limit: number }) => `The archive is larger than the ${limit} bytes an import takes (PROJECT_IMPORT_MAX_BYTES)`,
+    details: ({ limit }) => ({ limit }),
+    description: 'the uploaded archive is larger than `details.limit` bytes'
   }
 })

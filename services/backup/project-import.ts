@@ -37,7 +37,7 @@ interface Checked {
 type Visit = (entry: TarEntry, kind: EntryKind, body: AsyncIterable<Buffer>) => Promise<void>
 
 /** Each entry of the archive with its kind, hashed as it is read; the manifest parsed. Tar and gzip faults become refusals. */
-async function readEntries (file: string, visit: Visit): Promise<{ manifest: ProjectManifest | null, found: Map<string, ManifestEntry> }> {
+async function readEntries (file: string, maxEntryBytes: number, visit: Visit): Promise<{ manifest: ProjectManifest | null, found: Map<string, ManifestEntry> }> {
   const archive = await open(file, 'r')
   const raw = archive.createReadStream()
   const source = raw.pipe(createGunzip())
@@ -50,6 +50,8 @@ async function readEntries (file: string, visit: Visit): Promise<{ manifest: Pro
       if (manifest !== null) throw invalidArchive(`${entry.path} comes after the manifest`)
       if (entry.type !== 'file') throw invalidArchive(`it holds ${JSON.stringify(entry.path)} as a folder, where a project export writes only files`)
       const kind = classifyEntry(entry.path)
+      // The header's size bounds what the body inflates to: refused before a byte of it is read.
+      if (entry.size > maxEntryBytes) throw projectArchiveErrors.entryTooLarge({ path: entry.path, size: entry.size, limit: maxEntryBytes })
       if (found.has(entry.path)) throw invalidArchive(`${entry.path} appears twice`)
       if (kind.kind === 'manifest') {
         if (entry.size > MANIFEST_MOST) throw invalidArchive(`${MANIFEST_PATH} is too large`)
@@ -95,13 +97,13 @@ async function collect (body: AsyncIterable<Buffer>, most: number, path: string)
  * the small entries parsed and checked against each other. Nothing is
  * written until this has passed.
  */
-async function checkArchive (file: string): Promise<Checked> {
+async function checkArchive (file: string, maxEntryBytes: number): Promise<Checked> {
   let project: ProjectEntry | null = null
   const collections = new Map<string, CollectionEntry>()
   const repositories = new Map<string, RepositoryEntry>()
   const apps = new Map<string, AppEntry>()
   const later: Array<{ path: string, kind: EntryKind }> = []
-  const { manifest, found } = await readEntries(file, async (entry, kind, body) => {
+  const { manifest, found } = await readEntries(file, maxEntryBytes, async (entry, kind, body) => {
     const small = async (): Promise<string> => (await collect(body, SMALL_ENTRY_MOST, entry.path)).toString('utf8')
     if (kind.kind === 'project') project = parseEntry(ProjectEntrySchema, await small(), entry.path)
     else if (kind.kind === 'collection') {
@@ -152,6 +154,8 @@ function naming (path: string, error: unknown): unknown {
 
 export interface ImportDeps extends ProjectArchivePorts {
   projects: Projects
+  /** PROJECT_IMPORT_MAX_ENTRY_BYTES. */
+  maxEntryBytes: number
 }
 
 /**
@@ -163,13 +167,13 @@ export interface ImportDeps extends ProjectArchivePorts {
  * is deleted with everything written for it, so a failed import leaves none.
  */
 export async function importProject (deps: ImportDeps, orgId: string, userId: string, file: string): Promise<{ project: Project, manifest: ProjectManifest }> {
-  const checked = await checkArchive(file)
+  const checked = await checkArchive(file, deps.maxEntryBytes)
   const project = await createProject(deps.projects, orgId, userId, checked.project)
   const work = await mkdtemp(join(tmpdir(), 'plinth-import-'))
   try {
     const expected = new Map(checked.manifest.entries.map((entry) => [entry.path, entry]))
     await createDefinitions(deps, project.id, checked)
-    const { found } = await readEntries(file, async (entry, kind, body) => {
+    const { found } = await readEntries(file, deps.maxEntryBytes, async (entry, kind, body) => {
       try {
         if (kind.kind === 'records') await insertRecords(deps, projectCollectionName(project.id, kind.name), body, entry.path)
         else if (kind.kind === 'file') await deps.fileStore.write(`files/${project.id}/${kind.table}/${kind.recordId}/${kind.field}/${kind.fileId}`, Readable.from(body))
@@ -195,6 +199,7 @@ export async function importProject (deps: ImportDeps, orgId: string, userId: st
     }
     const settled = await deps.projects.update(project.id, { allowedOrigins: checked.project.allowedOrigins }).catch((error: unknown) => { throw naming('project.json', error) })
     const final = checked.project.authEnabled === settled.authEnabled ? settled : await deps.projects.setAuth(project.id, checked.project.authEnabled)
+    await deps.projects.finishImport(project.id)
     await deployImportedApps(deps.hosting, apps, userId)
     return { project: final, manifest: checked.manifest }
   } catch (error) {
@@ -209,11 +214,11 @@ export async function importProject (deps: ImportDeps, orgId: string, userId: st
 async function createProject (projects: Projects, orgId: string, userId: string, entry: ProjectEntry): Promise<Project> {
   const input = { name: entry.name, description: entry.description }
   try {
-    return await projects.create(orgId, userId, { ...input, slug: entry.slug })
+    return await projects.create(orgId, userId, { ...input, slug: entry.slug }, { importing: true })
   } catch (error) {
     // Taken here, or not a slug this server accepts: the name makes one.
     if (!commonErrors.slugTaken.is(error) && !commonErrors.invalidSlug.is(error)) throw naming('project.json', error)
-    return await projects.create(orgId, userId, input).catch((again: unknown) => { throw naming('project.json', again) })
+    return await projects.create(orgId, userId, input, { importing: true }).catch((again: unknown) => { throw naming('project.json', again) })
   }
 }
 

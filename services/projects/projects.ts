@@ -21,6 +21,8 @@ type ProjectRecord = {
   createdAt: Date
   updatedAt: Date
   deletedAt: Date | null
+  /** Set while an import writes the project: hidden from every read until `finishImport` clears it in one write. */
+  importing?: true
 }
 
 export type Project = ProjectT
@@ -87,14 +89,15 @@ export class Projects {
     this.authEnabledHooks.push(hook)
   }
 
-  async create (orgId: string, userId: string, input: { name: string, slug?: string, description?: string }): Promise<Project> {
+  async create (orgId: string, userId: string, input: { name: string, slug?: string, description?: string }, options: { importing?: boolean } = {}): Promise<Project> {
     const name = checkName(input.name)
     if (input.slug !== undefined) checkSlug(input.slug)
     const now = this.deps.clock.now()
     // A slug derived from the name gets a random suffix when it is empty or taken; one the caller chose is refused instead.
     for (let attempt = 0; ; attempt++) {
       const slug = input.slug ?? withSuffix(slugFrom(name), attempt, 'project')
-      const record = { orgId, name, slug, description: input.description?.trim() ?? '', authEnabled: false, allowedOrigins: [], createdBy: userId, createdAt: now, updatedAt: now, deletedAt: null }
+      const fields = { orgId, name, slug, description: input.description?.trim() ?? '', authEnabled: false, allowedOrigins: [], createdBy: userId, createdAt: now, updatedAt: now, deletedAt: null }
+      const record: ProjectRecord = options.importing === true ? { ...fields, importing: true } : fields
       try {
         const { insertedId } = await this.records.insertOne(record)
         return toProject({ ...record, _id: insertedId })
@@ -109,7 +112,13 @@ export class Projects {
   async findById (projectId: string): Promise<Project | null> {
     // By primary key alone (the Store's fastest read); the deletion mark is checked here.
     const record = await this.shared.findOne({ _id: projectId })
-    return record === null || record.deletedAt !== null ? null : projectOf.get(record)
+    return record === null || record.deletedAt !== null || record.importing === true ? null : projectOf.get(record)
+  }
+
+  /** The import's one switch: the project appears whole, in one conditional write. */
+  async finishImport (projectId: string): Promise<void> {
+    const { matchedCount } = await this.records.updateOne({ _id: projectId, deletedAt: null, importing: true }, { $unset: { importing: '' }, $set: { updatedAt: this.deps.clock.now() } })
+    if (matchedCount === 0) throw commonErrors.projectNotFound()
   }
 
   async get (projectId: string): Promise<Project> {
@@ -120,7 +129,7 @@ export class Projects {
 
   async listInOrganizations (orgIds: string[]): Promise<Project[]> {
     if (orgIds.length === 0) return []
-    const records = await this.records.find({ orgId: { $in: orgIds }, deletedAt: null }, { sort: { name: 1, _id: 1 } }).toArray()
+    const records = await this.records.find({ orgId: { $in: orgIds }, deletedAt: null, importing: { $exists: false } }, { sort: { name: 1, _id: 1 } }).toArray()
     return records.map(toProject)
   }
 
@@ -186,7 +195,7 @@ export class Projects {
   /** Of `projectIds`, those that are not live projects of the organization. */
   async unknownIn (orgId: string, projectIds: string[]): Promise<string[]> {
     if (projectIds.length === 0) return []
-    const found = await this.records.find({ _id: { $in: projectIds }, orgId, deletedAt: null }, { projection: { _id: 1 } }).toArray()
+    const found = await this.records.find({ _id: { $in: projectIds }, orgId, deletedAt: null, importing: { $exists: false } }, { projection: { _id: 1 } }).toArray()
     const known = new Set(found.map((record) => record._id))
     return projectIds.filter((id) => !known.has(id))
   }

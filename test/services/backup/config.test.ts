@@ -15,14 +15,17 @@ const S3 = { BACKUP_S3_ENDPOINT: 'http://127.0.0.1:9000/', BACKUP_S3_BUCKET: 'pl
 const ADMIN = '01m8km39wqbqjmk5kqk0'
 
 t.test('the parser gives what the schema describes, defaults and all', async (t) => {
-  const full = { BACKUP_DIR: '/srv/backups', BACKUP_SCHEDULE: '6h', BACKUP_KEEP: '3', ...S3, BACKUP_S3_REGION: 'eu-west-1', BACKUP_S3_PREFIX: 'prod/', BACKUP_S3_ALLOWED_HOSTS: '127.0.0.1' }
-  t.same(parseBackupConfig({}, '/srv/plinth'), { dir: '/srv/plinth/backups', everyMs: null, keep: 7, s3: null })
+  const full = { BACKUP_DIR: '/srv/backups', BACKUP_SCHEDULE: '6h', BACKUP_KEEP: '3', ...S3, BACKUP_S3_REGION: 'eu-west-1', BACKUP_S3_PREFIX: 'prod/', BACKUP_S3_ALLOWED_HOSTS: '127.0.0.1', PROJECT_IMPORT_MAX_BYTES: '1000', PROJECT_IMPORT_MAX_ENTRY_BYTES: '2000' }
+  const GIB = 1024 ** 3
+  t.same(parseBackupConfig({}, '/srv/plinth'), { dir: '/srv/plinth/backups', everyMs: null, keep: 7, s3: null, importMaxBytes: 4 * GIB, importMaxEntryBytes: 5 * GIB })
   const parsed = parseBackupConfig(full, '/srv/plinth')
   t.same(parsed, {
     dir: '/srv/backups',
     everyMs: 6 * 3_600_000,
     keep: 3,
-    s3: { endpoint: 'http://127.0.0.1:9000', bucket: 'plinth-backups', prefix: 'prod/', region: 'eu-west-1', accessKeyId: 'AK', secretAccessKey: 'SK', allowedHosts: ['127.0.0.1'] }
+    s3: { endpoint: 'http://127.0.0.1:9000', bucket: 'plinth-backups', prefix: 'prod/', region: 'eu-west-1', accessKeyId: 'AK', secretAccessKey: 'SK', allowedHosts: ['127.0.0.1'] },
+    importMaxBytes: 1000,
+    importMaxEntryBytes: 2000
   })
   for (const config of [parseBackupConfig({}, '/d'), parsed]) t.ok(Value.Check(BackupConfig, config))
   t.same(variables(BackupConfig).sort(), Object.keys(full).sort(), 'each setting names the one variable it is read from')
