@@ -98,6 +98,24 @@ export class PlinthAdmin {
       this.token = null
       return await this.session.keep(issued(answer))
     },
+    /** The single sign-on providers this server is configured for, each with the `startUrl` that begins its sign-in. */
+    ssoProviders: async () => await unwrap(this.api.GET('/api/auth/oauth/providers')),
+    /**
+     * Where to send the browser to sign in with a provider: it lands back at
+     * `redirectTo` (an origin the server allows; its own always) with
+     * `?ticket=` for `exchangeSsoTicket`, or `?error=<code>`.
+     */
+    ssoStartUrl: (provider: { startUrl: string }, redirectTo?: string): string => {
+      const url = new URL(provider.startUrl, `${this.http.baseUrl}/`)
+      if (redirectTo !== undefined) url.searchParams.set('redirectTo', redirectTo)
+      return url.href
+    },
+    /** Trades the one-time ticket an SSO landing carries (60 s, once) for a session, kept as `login`'s is. */
+    exchangeSsoTicket: async (ticket: string): Promise<PlatformSession> => {
+      const answer = await unwrap(this.api.POST('/api/auth/oauth/exchange', { body: { ticket } }))
+      this.token = null
+      return await this.session.keep(issued(answer))
+    },
     /** Trades the kept session's refresh token for a new session now (calls do this by themselves when it is due). */
     refresh: async (): Promise<PlatformSession | null> => await this.session.refresh(),
     /** Ends the kept session on the server and forgets it here. */

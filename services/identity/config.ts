@@ -63,7 +63,7 @@ export const IdentityConfig = Type.Object({
       description: 'The providers with both a client id and a client secret, in a fixed order'
     }),
     redirectUrl: Type.String({ variable: 'SSO_REDIRECT_URL', description: 'Where the browser lands after SSO, with `?ticket=` or `?error=`' }),
-    allowedRedirects: Type.Array(Type.String(), { variable: 'SSO_ALLOWED_REDIRECTS', description: 'Origins a `redirectTo` on SSO start may point to' }),
+    allowedRedirects: Type.Array(Type.String(), { variable: 'SSO_ALLOWED_REDIRECTS', description: 'Origins a `redirectTo` on SSO start may point to, besides PUBLIC_URL\'s own (always allowed)' }),
     allowedHosts: Type.Array(Type.String(), {
       variable: 'SSO_ALLOWED_HOSTS',
       description: 'Host names, *.suffix wildcards, addresses and CIDR ranges an SSO provider may be at although they are internal; every other internal address is refused'

@@ -71,7 +71,8 @@ export async function buildIdentityServices (ports: IdentityPorts): Promise<Iden
     providers: config.sso.providers,
     callbackUrl: (provider) => `${ports.publicUrl}${SSO_PATH}/${provider}/callback`,
     landingUrl: config.sso.redirectUrl,
-    allowedRedirectOrigins: config.sso.allowedRedirects,
+    // The server's own origin is always a landing: the console signs in there.
+    allowedRedirectOrigins: [...config.sso.allowedRedirects, new URL(ports.publicUrl).origin],
     users,
     sessions,
     revokeCredentials,

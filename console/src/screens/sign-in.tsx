@@ -1,9 +1,45 @@
-import { useState } from 'preact/hooks'
-import { admin } from '../api.js'
-import { navigate } from '../router.js'
-import { ErrorNote, Page, TextField, useSubmit } from '../ui.js'
+import { useEffect, useState } from 'preact/hooks'
+import { admin, messageOf } from '../api.js'
+import { href, navigate } from '../router.js'
+import { ErrorNote, Page, TextField, useLoad, useSubmit } from '../ui.js'
 
-/** Sign in with a password, or create the account first (then sign in with it). */
+/** Where a provider's sign-in lands back: this screen, with `?ticket=` or `?error=` (the server allows its own origin). */
+const LANDING = (): string => `${location.origin}${href('/sign-in')}`
+
+/**
+ * Single sign-on with the providers the server is configured for: a link to
+ * each one's start (a full page visit to the provider), and the landing back
+ * here, whose one-time ticket the SDK trades for a kept session.
+ */
+function SingleSignOn () {
+  const providers = useLoad(async () => await admin.auth.ssoProviders(), [])
+  const [landing] = useState(() => new URLSearchParams(location.search))
+  const [error, setError] = useState<string | null>(() => {
+    const code = landing.get('error')
+    return code === null ? null : `Single sign-on did not complete (${code}).`
+  })
+  useEffect(() => {
+    const ticket = landing.get('ticket')
+    if (ticket === null) return
+    // The ticket works once: gone from the address bar before it is traded, so a reload cannot replay it.
+    history.replaceState(null, '', href('/sign-in'))
+    admin.auth.exchangeSsoTicket(ticket).then(() => { navigate('/organizations') }, (failure: unknown) => { setError(messageOf(failure)) })
+  }, [])
+  if (providers.data === null || providers.data.length === 0) return <ErrorNote error={error ?? providers.error} />
+  return (
+    <section aria-labelledby='sso-heading' class='card'>
+      <h2 id='sso-heading'>Single sign-on</h2>
+      <ErrorNote error={error} />
+      <ul>
+        {providers.data.map((provider) => (
+          <li key={provider.id}><a href={admin.auth.ssoStartUrl(provider, LANDING())}>Sign in with {provider.name}</a></li>
+        ))}
+      </ul>
+    </section>
+  )
+}
+
+/** Sign in with a password, or create the account first (then sign in with it); or with a configured SSO provider. */
 export function SignIn () {
   const [mode, setMode] = useState<'sign-in' | 'sign-up'>('sign-in')
   const [email, setEmail] = useState('')
@@ -30,6 +66,7 @@ export function SignIn () {
           {signingUp ? 'Sign in' : 'Create an account'}
         </button>
       </p>
+      {!signingUp && <SingleSignOn />}
     </Page>
   )
 }
