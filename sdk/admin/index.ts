@@ -7,6 +7,8 @@
  */
 import { callJson, createHttp, expectOk, unwrap, type Http, type HttpOptions } from '../core/http.js'
 import type { BodyOf, DataOf, QueryOf } from '../core/paths.js'
+import { PlinthError } from '../core/errors.js'
+import { randomText, s256 } from '../core/pkce.js'
 import { followLogs, type LogLine } from './logs.js'
 import { trackerMethods } from './tracker.js'
 import { assistantMethods } from './assistant.js'
@@ -57,6 +59,9 @@ export class PlinthAdmin {
   /** A token given as is (a PAT, say); null while the kept session (after `login`) is used. */
   private token: string | null
   private readonly session: SessionKeeper<PlatformUser>
+  /** Where the session is kept; an SSO sign-in's PKCE verifier waits here across the provider's round trip. */
+  private readonly storage: SessionStorage
+  private readonly storageKey: string
   readonly http: Http
 
   constructor (options: AdminOptions) {
@@ -66,7 +71,9 @@ export class PlinthAdmin {
       const answer = await anonymous.api.POST('/api/auth/refresh', { body: { refreshToken } })
       return { ...answer, data: answer.data === undefined ? undefined : { data: issued(answer.data.data) } }
     }
-    this.session = new SessionKeeper<PlatformUser>(trade, options.storage ?? memoryStorage(), options.storageKey ?? 'plinth.admin.session', options.refreshMarginSeconds ?? 60)
+    this.storage = options.storage ?? memoryStorage()
+    this.storageKey = options.storageKey ?? 'plinth.admin.session'
+    this.session = new SessionKeeper<PlatformUser>(trade, this.storage, this.storageKey, options.refreshMarginSeconds ?? 60)
     this.http = createHttp({
       baseUrl: options.baseUrl,
       fetch: options.fetch,
@@ -103,16 +110,40 @@ export class PlinthAdmin {
     /**
      * Where to send the browser to sign in with a provider: it lands back at
      * `redirectTo` (an origin the server allows; its own always) with
-     * `?ticket=` for `exchangeSsoTicket`, or `?error=<code>`.
+     * `?ticket=` for `exchangeSsoTicket`, or `?error=<code>`. A PKCE verifier
+     * is made and kept in the storage (one per sign-in, named by a
+     * `plinthFlow` parameter added to `redirectTo`), and its S256 challenge
+     * sent, so a ticket read off the landing URL is useless to anyone else.
      */
-    ssoStartUrl: (provider: { startUrl: string }, redirectTo?: string): string => {
+    ssoStartUrl: async (provider: { startUrl: string }, redirectTo: string): Promise<string> => {
+      const flow = randomText(12)
+      const verifier = randomText(32)
+      await this.storage.set(`${this.storageKey}.sso.${flow}`, verifier)
+      const landing = new URL(redirectTo)
+      landing.searchParams.set('plinthFlow', flow)
       const url = new URL(provider.startUrl, `${this.http.baseUrl}/`)
-      if (redirectTo !== undefined) url.searchParams.set('redirectTo', redirectTo)
+      url.searchParams.set('redirectTo', landing.href)
+      url.searchParams.set('codeChallenge', await s256(verifier))
       return url.href
     },
-    /** Trades the one-time ticket an SSO landing carries (60 s, once) for a session, kept as `login`'s is. */
-    exchangeSsoTicket: async (ticket: string): Promise<PlatformSession> => {
-      const answer = await unwrap(this.api.POST('/api/auth/oauth/exchange', { body: { ticket } }))
+    /**
+     * Trades the ticket of the URL the browser landed on (`location.href`),
+     * with the verifier `ssoStartUrl` kept for it, for a session kept as
+     * `login`'s is. A landing with `?error=` throws that code.
+     */
+    exchangeSsoTicket: async (landedAt: string): Promise<PlatformSession> => {
+      const landed = new URL(landedAt)
+      const key = `${this.storageKey}.sso.${landed.searchParams.get('plinthFlow') ?? ''}`
+      const error = landed.searchParams.get('error')
+      if (error !== null) {
+        await this.storage.remove(key)
+        throw new PlinthError(0, error, 'The sign-in did not complete')
+      }
+      const ticket = landed.searchParams.get('ticket') ?? ''
+      const codeVerifier = await this.storage.get(key)
+      if (ticket === '' || codeVerifier === null) throw new PlinthError(0, 'SDK_NO_SSO_SIGN_IN', 'No sign-in started here landed at this URL')
+      await this.storage.remove(key)
+      const answer = await unwrap(this.api.POST('/api/auth/oauth/exchange', { body: { ticket, codeVerifier } }))
       this.token = null
       return await this.session.keep(issued(answer))
     },

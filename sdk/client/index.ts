@@ -6,6 +6,7 @@
  */
 import { createHttp, expectOk, unwrap, type Http, type HttpOptions } from '../core/http.js'
 import { PlinthError } from '../core/errors.js'
+import { randomText, s256 } from '../core/pkce.js'
 import { Collection } from './collection.js'
 import { SessionKeeper, type ProjectUser, type Session } from './session.js'
 import { memoryStorage, type SessionStorage } from './storage.js'
@@ -144,10 +145,13 @@ export class PlinthClient<Collections extends CollectionMap = Record<string, Rec
      */
     exchangeOauthTicket: async (landedAt: string): Promise<Session> => {
       const landed = new URL(landedAt)
-      const error = landed.searchParams.get('error')
-      if (error !== null) throw new PlinthError(0, error, 'The sign-in did not complete')
-      const ticket = landed.searchParams.get('ticket') ?? ''
       const key = `${this.storageKey}.oauth.${landed.searchParams.get('plinthFlow') ?? ''}`
+      const error = landed.searchParams.get('error')
+      if (error !== null) {
+        await this.storage.remove(key)
+        throw new PlinthError(0, error, 'The sign-in did not complete')
+      }
+      const ticket = landed.searchParams.get('ticket') ?? ''
       const codeVerifier = await this.storage.get(key)
       if (ticket === '' || codeVerifier === null) throw new PlinthError(0, 'SDK_NO_OAUTH_SIGN_IN', 'No sign-in started here landed at this URL')
       await this.storage.remove(key)
@@ -179,20 +183,6 @@ export class PlinthClient<Collections extends CollectionMap = Record<string, Rec
   collection<Name extends Extract<keyof Collections, string>> (name: Name): Collection<FieldsOf<Collections, Name>> {
     return new Collection<FieldsOf<Collections, Name>>(this.http, this.projectId, name)
   }
-}
-
-/** base64url of `bytes` random bytes (Web Crypto: browsers and Node alike). */
-function randomText (bytes: number): string {
-  return base64url(crypto.getRandomValues(new Uint8Array(bytes)))
-}
-
-/** RFC 7636 S256: base64url(SHA-256(verifier)). */
-async function s256 (verifier: string): Promise<string> {
-  return base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))))
-}
-
-function base64url (bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
 }
 
 export function createClient<Collections extends CollectionMap = Record<string, Record<string, unknown>>> (options: ClientOptions): PlinthClient<Collections> {

@@ -19,12 +19,19 @@ function SingleSignOn () {
     return code === null ? null : `Single sign-on did not complete (${code}).`
   })
   useEffect(() => {
-    const ticket = landing.get('ticket')
-    if (ticket === null) return
+    if (landing.get('ticket') === null && landing.get('error') === null) return
+    const landedAt = location.href
     // The ticket works once: gone from the address bar before it is traded, so a reload cannot replay it.
     history.replaceState(null, '', href('/sign-in'))
-    admin.auth.exchangeSsoTicket(ticket).then(() => { navigate('/organizations') }, (failure: unknown) => { setError(messageOf(failure)) })
+    // A landing with ?error= goes to the SDK too, which forgets that sign-in's verifier (the code is shown already).
+    admin.auth.exchangeSsoTicket(landedAt).then(() => { navigate('/organizations') }, (failure: unknown) => {
+      if (landing.get('error') === null) setError(messageOf(failure))
+    })
   }, [])
+  // The start URL carries a fresh PKCE challenge whose verifier the SDK keeps in sessionStorage, so it is made on the click.
+  const startSignIn = (provider: { startUrl: string }) => {
+    admin.auth.ssoStartUrl(provider, LANDING()).then((url) => { location.assign(url) }, (failure: unknown) => { setError(messageOf(failure)) })
+  }
   if (providers.data === null || providers.data.length === 0) return <ErrorNote error={error ?? providers.error} />
   return (
     <section aria-labelledby='sso-heading' class='card'>
@@ -32,7 +39,7 @@ function SingleSignOn () {
       <ErrorNote error={error} />
       <ul>
         {providers.data.map((provider) => (
-          <li key={provider.id}><a href={admin.auth.ssoStartUrl(provider, LANDING())}>Sign in with {provider.name}</a></li>
+          <li key={provider.id}><a href={provider.startUrl} onClick={(event) => { event.preventDefault(); startSignIn(provider) }}>Sign in with {provider.name}</a></li>
         ))}
       </ul>
     </section>
