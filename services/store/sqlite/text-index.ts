@@ -39,7 +39,7 @@ function rowWhere (meta: CollectionMeta, filter: Filter): SqlCondition {
 /** Ranked rows the filter's SQL checks at once, doubling up to the max while the window is not full. */
 const RANKED_BATCH = 64
 const RANKED_BATCH_MAX = 2048
-/** A full window of a scope is scored by its words alone while their matches in its span are at most this many windows. */
+/** A window of a scope is scored by its words alone while their matches in its span are at most this many windows. */
 const SCORED_SPAN = 2
 
 export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
@@ -129,8 +129,9 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       const weights = [...fields.map((field) => spec.fields[field]), ...(spec.scope === undefined ? [] : [0])].join(', ')
       // A window: the newest matches below a row number, from the index alone (FTS5 walks its rows in that order and
       // stops at the LIMIT), then ranked. bm25 is computed for the window's rows only, but it also counts, once a
-      // statement, the rows of every phrase of the match, the scope's token too: a big scope's window is scored by the
-      // words alone over the window's span of row numbers, a small or sparse scope's under its own match.
+      // statement, the rows of every phrase of the match, the scope's token too (a big project's every row): a window
+      // is scored by the words alone over its span of row numbers, under the scoped match only when that span holds
+      // more than SCORED_SPAN windows of the words' matches (a sparse scope among others').
       const newest = this.connection.statement(`SELECT rowid FROM ${fts} WHERE ${fts} MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ${TEXT_RANK_WINDOW}`).pluck()
       const scored = this.connection.statement(`SELECT rowid, bm25(${fts}, ${weights}) FROM ${fts} WHERE ${fts} MATCH ? AND rowid BETWEEN ? AND ?`).raw()
       const words = scope === null ? match : matchExpression(query, fields.length, null)
@@ -141,7 +142,7 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
         const high = seqs[0]
         const window = new Set(seqs)
         let rows: Array<[number, number]> | null = null
-        if (scope !== null && seqs.length === TEXT_RANK_WINDOW) {
+        if (scope !== null) {
           // The words' matches in the span are read until they pass SCORED_SPAN windows: then most are another scope's.
           rows = []
           let read = 0

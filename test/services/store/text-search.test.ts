@@ -291,6 +291,8 @@ t.test('a scoped index matches within the scope values before it ranks or counts
     watched.add(prepared)
     const all = prepared.all.bind(prepared)
     prepared.all = (...params: unknown[]) => { const rows = all(...params); ranked += rows.length; return rows }
+    const iterate = (prepared as unknown as { iterate: (...params: unknown[]) => Iterable<unknown> }).iterate.bind(prepared)
+    Object.assign(prepared, { iterate: function * (...params: unknown[]) { for (const row of iterate(...params)) { ranked++; yield row } } })
     return prepared
   }
 
