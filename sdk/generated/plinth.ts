@@ -12634,14 +12634,14 @@ export interface components {
             }[];
             /** @description On the first page only (no `cursor`); null on later pages */
             facets: {
-                /** @description How many hits of each type the query has in all (with `filter` and `lpId`, whatever `type` asks for), each at most 1000 */
+                /** @description How many hits of each type the query has in all (with `filter` and `lpId`, whatever `type` asks for), each at most 100 */
                 type: {
                     workItem: number;
                     intake: number;
                     comment: number;
                     page: number;
                 };
-                /** @description True when a count stopped at 1000: that type has more hits than its count says */
+                /** @description True when a count stopped at 100: that type has more hits than its count says */
                 capped: boolean;
             } | null;
             /** @description Pass as `cursor` for the next page; null on the last page */

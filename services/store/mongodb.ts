@@ -1,5 +1,5 @@
 import { MongoError, type ClientSession, type Db, type MongoClient } from 'mongodb'
-import type { Document, SharedReads, Store, StoreCollection, StoreExtensions } from './types.js'
+import type { Document, SharedReads, Store, StoreCollection, StoreExtensions, TextIndexSpec } from './types.js'
 import { StoreUnavailableError } from './errors.js'
 import { newId as defaultNewId, type IdGenerator } from '../platform/ids.js'
 import { DEFAULT_QUERY_TIMEOUT_MS } from '../platform/server-config.js'
@@ -36,6 +36,8 @@ async function commit (session: ClientSession): Promise<void> {
 class MongoStore implements Store {
   readonly engine = 'mongodb' as const
   private closed = false
+  /** Each collection's text index spec, for the text index instances `extensions.text` makes. */
+  private readonly textSpecs = new Map<string, TextIndexSpec>()
   // The driver always returns fresh documents, so a shared read is an ordinary one.
   readonly extensions: StoreExtensions = {
     shared: (name) => this.sharedReads(name),
@@ -43,7 +45,7 @@ class MongoStore implements Store {
     now: async () => await this.serverTime(),
     text: <T extends Document>(name: string) => {
       validateCollectionName(name)
-      return new MongoTextIndex<T>(this.db.collection(name), this.db, { maxTimeMS: this.options.queryTimeoutMs })
+      return new MongoTextIndex<T>(this.db.collection(name), this.db, { maxTimeMS: this.options.queryTimeoutMs }, this.textSpecs)
     }
   }
 

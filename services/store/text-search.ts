@@ -1,4 +1,5 @@
-import type { Document, Snippet, TextQuery } from './types.js'
+import type { Document, Snippet, TextIndexSpec, TextQuery } from './types.js'
+import { QueryError } from './errors.js'
 
 /**
  * What the engines' text indexes share (the port, `TextIndex`, is in
@@ -68,4 +69,24 @@ export function textAt (doc: Document, path: string): string {
   let value: unknown = doc
   for (const segment of path.split('.')) value = value !== null && typeof value === 'object' ? (value as Document)[segment] : undefined
   return typeof value === 'string' ? value : ''
+}
+
+/**
+ * How many matches are ranked at a time: the newest TEXT_RANK_WINDOW of a
+ * query's matches (in the scope) first, then the next older window, and so
+ * on. bm25 and MongoDB's text score are computed for every row they rank, so
+ * a word in a fifth of 100,000 items would otherwise be scored 20,000 times
+ * for one page; past a few thousand matches a word says little about
+ * relevance, and newer work is likelier the one sought.
+ */
+export const TEXT_RANK_WINDOW = 2_000
+
+/** The scope values a search gives, checked against the spec: required with a scoped spec, refused without one. */
+export function scopeValues (spec: TextIndexSpec, scope: unknown): string[] | null {
+  if (spec.scope === undefined) {
+    if (scope !== undefined) throw new QueryError('options.scope', 'This text index declares no scope')
+    return null
+  }
+  if (!Array.isArray(scope) || scope.some((value) => typeof value !== 'string')) throw new QueryError('options.scope', 'Must be an array of strings: this text index is scoped')
+  return [...new Set(scope as string[])]
 }

@@ -200,6 +200,12 @@ export interface Store {
 export interface TextIndexSpec {
   /** Top-level or dotted string fields and their weights (a higher weight ranks a match there higher). */
   fields: Record<string, number>
+  /**
+   * A string field that partitions the collection (a tenant, a project): a
+   * search given `scope` values matches within those partitions before it
+   * ranks or counts, so a small partition's search costs its own matches.
+   */
+  scope?: string
 }
 
 /**
@@ -224,18 +230,27 @@ export interface TextHit<T extends Document> {
 export interface TextSearchOptions {
   skip?: number
   limit?: number
+  /**
+   * Only documents whose spec's `scope` field is one of these strings, applied inside the match (required when the
+   * spec declares a scope). It narrows, never widens: the filter still decides.
+   */
+  scope?: string[]
   /** Only documents whose `field` names the `_id` of a document of `collection` matching `filter` (a comment's work item). */
   within?: { collection: string, field: string, filter: Filter }
 }
 
-export interface TextCountOptions extends Pick<TextSearchOptions, 'within'> {
+export interface TextCountOptions extends Pick<TextSearchOptions, 'within' | 'scope'> {
   cap?: number
 }
 
 export interface TextIndex<T extends Document = Document> {
   /** Declares the index (idempotent); documents already stored are indexed when it is new. */
   ensure (spec: TextIndexSpec): Promise<void>
-  /** Matches of `query` that also match `filter`, best first, skipped and limited inside the engine's query. */
+  /**
+   * Matches of `query` that also match `filter`, best first, skipped and limited inside the engine's query. Best
+   * first among at most TEXT_RANK_WINDOW matches at a time (text-search.ts): the newest window of the matches is
+   * ranked, then the next older one, so a common word's cost is bounded by the window, not by its matches.
+   */
   search (query: TextQuery, filter: Filter, options?: TextSearchOptions): Promise<Array<TextHit<T>>>
   /**
    * How many documents `search` would find without skip and limit; with

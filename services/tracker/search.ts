@@ -16,12 +16,14 @@ import { TRACKER_COLLECTIONS, type CommentRecord, type ItemRecord, type PageReco
 /**
  * The text the tracker indexes, one Store text index per collection
  * (services/store/text-search.ts): the engine keeps each in step with every
- * write, whichever service made it.
+ * write, whichever service made it. Each is scoped by tracker project, so a
+ * search matches within the caller's tracker projects before it ranks or
+ * counts: a small project beside a big one costs its own matches.
  */
 export const TRACKER_TEXT_INDEXES: Record<string, TextIndexSpec> = {
-  [TRACKER_COLLECTIONS.items]: { fields: { title: 10, descriptionText: 3 } },
-  [TRACKER_COLLECTIONS.comments]: { fields: { text: 1 } },
-  [TRACKER_COLLECTIONS.pages]: { fields: { title: 6, text: 1 } }
+  [TRACKER_COLLECTIONS.items]: { fields: { title: 10, descriptionText: 3 }, scope: 'lpId' },
+  [TRACKER_COLLECTIONS.comments]: { fields: { text: 1 }, scope: 'lpId' },
+  [TRACKER_COLLECTIONS.pages]: { fields: { title: 6, text: 1 }, scope: 'lpId' }
 }
 
 /** Indexes every stored document again (`npm run search:rebuild`); documents indexed per collection. */
@@ -45,6 +47,8 @@ const KEY_LIKE = /^([A-Za-z][A-Za-z0-9]{0,11})-([0-9]{0,15})$/
 const NUMBER = /^#?([1-9][0-9]{0,14})$/
 
 interface Sources {
+  /** The tracker projects searched: every text search and count is scoped to them. */
+  scope: string[]
   workItem: Filter | null
   intake: Filter | null
   /** Comments' own filter (their tracker projects) and their items'. */
@@ -153,6 +157,7 @@ export class TrackerSearch {
     const intakeItem = any(intake)
     const commented = any([...items, ...intake])
     return {
+      scope: scopes.map((scope) => scope.project._id),
       workItem,
       intake: intakeItem,
       comment: commented === null ? null : { own: { lpId: { $in: scopes.map((scope) => scope.project._id) } }, items: commented },
@@ -216,13 +221,13 @@ export class TrackerSearch {
     for (const type of ['workItem', 'intake'] as const) {
       const filter = sources[type]
       if (filter === null || !wanted.includes(type)) continue
-      for (const hit of await items.search(text, filter, { limit: window })) {
+      for (const hit of await items.search(text, filter, { limit: window, scope: sources.scope })) {
         hits.push(this.itemHit(hit.doc, identifier.get(hit.doc.lpId) as TrackerScope, 'text', this.snippet(hit), hit.score * TYPE_WEIGHT[type]))
       }
     }
     if (sources.comment !== null && wanted.includes('comment')) {
       const within = { collection: TRACKER_COLLECTIONS.items, field: 'itemId', filter: sources.comment.items }
-      for (const hit of await store.extensions.text<CommentRecord>(TRACKER_COLLECTIONS.comments).search(text, sources.comment.own, { limit: window, within })) {
+      for (const hit of await store.extensions.text<CommentRecord>(TRACKER_COLLECTIONS.comments).search(text, sources.comment.own, { limit: window, within, scope: sources.scope })) {
         const item = hit.parent as unknown as ItemRecord
         const scope = identifier.get(item.lpId) as TrackerScope
         hits.push({
@@ -234,7 +239,7 @@ export class TrackerSearch {
       }
     }
     if (sources.page !== null && wanted.includes('page')) {
-      for (const hit of await store.extensions.text<PageRecord>(TRACKER_COLLECTIONS.pages).search(text, sources.page, { limit: window })) {
+      for (const hit of await store.extensions.text<PageRecord>(TRACKER_COLLECTIONS.pages).search(text, sources.page, { limit: window, scope: sources.scope })) {
         const page = hit.doc
         hits.push({
           type: 'page',
@@ -267,13 +272,14 @@ export class TrackerSearch {
       const items = store.extensions.text(TRACKER_COLLECTIONS.items)
       // Key hits were taken out of the text sources: the text count need only reach the cap with them.
       const cap = (type: SearchTypeT): number => Math.max(1, SEARCH_LIMITS.facetCap + 1 - counts[type])
-      if (sources.workItem !== null) counts.workItem += await items.count(text, sources.workItem, { cap: cap('workItem') })
-      if (sources.intake !== null) counts.intake += await items.count(text, sources.intake, { cap: cap('intake') })
+      const scope = sources.scope
+      if (sources.workItem !== null) counts.workItem += await items.count(text, sources.workItem, { scope, cap: cap('workItem') })
+      if (sources.intake !== null) counts.intake += await items.count(text, sources.intake, { scope, cap: cap('intake') })
       if (sources.comment !== null) {
         const within = { collection: TRACKER_COLLECTIONS.items, field: 'itemId', filter: sources.comment.items }
-        counts.comment += await store.extensions.text(TRACKER_COLLECTIONS.comments).count(text, sources.comment.own, { within, cap: cap('comment') })
+        counts.comment += await store.extensions.text(TRACKER_COLLECTIONS.comments).count(text, sources.comment.own, { within, scope, cap: cap('comment') })
       }
-      if (sources.page !== null) counts.page += await store.extensions.text(TRACKER_COLLECTIONS.pages).count(text, sources.page, { cap: cap('page') })
+      if (sources.page !== null) counts.page += await store.extensions.text(TRACKER_COLLECTIONS.pages).count(text, sources.page, { scope, cap: cap('page') })
     }
     const capped = SEARCH_TYPES.some((type) => counts[type] > SEARCH_LIMITS.facetCap)
     for (const type of SEARCH_TYPES) counts[type] = Math.min(counts[type], SEARCH_LIMITS.facetCap)

@@ -1,6 +1,6 @@
-import type { Collection, Db, Document as MongoDocument, Sort } from 'mongodb'
+import type { Collection, Db, Document as MongoDocument } from 'mongodb'
 import type { Document, Filter, TextCountOptions, TextHit, TextIndex, TextIndexSpec, TextQuery, TextSearchOptions, WithId } from '../types.js'
-import { bestSnippet } from '../text-search.js'
+import { bestSnippet, scopeValues, TEXT_RANK_WINDOW } from '../text-search.js'
 import { validateCount, validateFilter } from '../semantics/index.js'
 import { portableQuery } from './portable.js'
 import { translate } from './translate.js'
@@ -10,43 +10,64 @@ export const TEXT_INDEX_NAME = 'plinth_text'
 /** Hits read per round when `within` must check their parents. */
 const WITHIN_BATCH = 500
 
+type Ranked = { _id: string, _score: number }
+
 /**
  * The MongoDB engine's text index: a text index (language `none`, the
- * spec's weights), which the server keeps in step with every write, and
- * `$text` ANDed with the filter in one find sorted by `textScore`. MongoDB
- * matches whole words only, so the last word is not taken as a prefix here;
- * snippets are cut from the stored text (text-search.ts, `snippetOf`).
+ * spec's weights), which the server keeps in step with every write. With a
+ * `scope`, the scope field is the index's first key: MongoDB then needs it
+ * as an equality, so each scope value is its own query and their windows
+ * are merged. A search ranks as the embedded engine does: the newest
+ * TEXT_RANK_WINDOW matches (by `_id`), the filter over them, sorted by
+ * `textScore`, then the next older window. MongoDB matches whole words
+ * only, so the last word is not taken as a prefix here; snippets are cut
+ * from the stored text (text-search.ts, `snippetOf`).
  */
 export class MongoTextIndex<T extends Document> implements TextIndex<T> {
-  private spec: TextIndexSpec | null = null
-
-  constructor (private readonly raw: Collection<any>, private readonly db: Db, private readonly limit: { maxTimeMS: number }) {}
+  /** `specs` is the store's, shared by every instance for the collection, so a search made after `ensure` knows the scope. */
+  constructor (private readonly raw: Collection<any>, private readonly db: Db, private readonly limit: { maxTimeMS: number }, private readonly specs: Map<string, TextIndexSpec>) {}
 
   private get name (): string { return this.raw.collectionName }
 
   async ensure (spec: TextIndexSpec): Promise<void> {
-    this.spec = spec
     try {
-      const existing = (await this.raw.listIndexes().toArray().catch(() => [])).find((index: MongoDocument) => index.name === TEXT_INDEX_NAME)
-      if (existing !== undefined && JSON.stringify(existing.weights) === JSON.stringify(spec.fields)) return
-      if (existing !== undefined) await this.raw.dropIndex(TEXT_INDEX_NAME)
-      await this.raw.createIndex(Object.fromEntries(Object.keys(spec.fields).map((field) => [field, 'text'])), { name: TEXT_INDEX_NAME, weights: spec.fields, default_language: 'none' })
+      const existing = await this.stored()
+      this.specs.set(this.name, spec)
+      if (existing !== null && JSON.stringify(existing.fields) === JSON.stringify(spec.fields) && existing.scope === spec.scope) return
+      if (existing !== null) await this.raw.dropIndex(TEXT_INDEX_NAME)
+      const key: Record<string, 1 | 'text'> = { ...(spec.scope === undefined ? {} : { [spec.scope]: 1 }), ...Object.fromEntries(Object.keys(spec.fields).map((field) => [field, 'text' as const])) }
+      await this.raw.createIndex(key, { name: TEXT_INDEX_NAME, weights: spec.fields, default_language: 'none' })
     } catch (error) { translate(error, this.name) }
   }
 
   async rebuild (): Promise<number> {
-    const spec = this.spec
+    const spec = this.specs.get(this.name) ?? await this.stored()
     if (spec === null) return 0
     try {
       await this.raw.dropIndex(TEXT_INDEX_NAME).catch(() => {})
-      this.spec = null
       await this.ensure(spec)
       return await this.raw.countDocuments({}, this.limit)
     } catch (error) { translate(error, this.name) }
   }
 
-  private query (query: TextQuery, filter: Filter): MongoDocument {
-    return { $and: [{ $text: { $search: query.terms.map((term) => `"${term}"`).join(' '), $caseSensitive: false, $diacriticSensitive: false } }, portableQuery(filter)] }
+  /** The spec as the server holds it: the weights, and the key before the text part as the scope. */
+  private async stored (): Promise<TextIndexSpec | null> {
+    const index = (await this.raw.listIndexes().toArray().catch(() => [])).find((candidate: MongoDocument) => candidate.name === TEXT_INDEX_NAME)
+    if (index === undefined) return null
+    const scope = Object.keys(index.key as MongoDocument).find((field) => field !== '_fts' && field !== '_ftsx')
+    return { fields: index.weights as Record<string, number>, ...(scope === undefined ? {} : { scope }) }
+  }
+
+  private async spec (): Promise<TextIndexSpec> {
+    const known = this.specs.get(this.name) ?? await this.stored()
+    if (known !== null) this.specs.set(this.name, known)
+    return known ?? { fields: {} }
+  }
+
+  /** One query a scope value (the scope's equality, which the index needs), or one without a scope. */
+  private parts (query: TextQuery, spec: TextIndexSpec, scope: string[] | null): MongoDocument[] {
+    const text = { $text: { $search: query.terms.map((term) => `"${term}"`).join(' '), $caseSensitive: false, $diacriticSensitive: false } }
+    return scope === null ? [text] : scope.map((value) => ({ ...text, [spec.scope as string]: value }))
   }
 
   private check (filter: Filter, options: TextSearchOptions): void {
@@ -58,89 +79,97 @@ export class MongoTextIndex<T extends Document> implements TextIndex<T> {
 
   async search (query: TextQuery, filter: Filter, options: TextSearchOptions = {}): Promise<Array<TextHit<T>>> {
     this.check(filter, options)
-    if (query.terms.length === 0) return []
+    const spec = await this.spec()
+    const scope = scopeValues(spec, options.scope)
+    if (query.terms.length === 0 || scope?.length === 0) return []
     const skip = options.skip ?? 0
-    const limit = options.limit ?? 0
-    const sort: Sort = { _score: { $meta: 'textScore' }, _id: 1 }
-    const projection = { _score: { $meta: 'textScore' } }
+    const wanted = options.limit === undefined || options.limit === 0 ? Infinity : skip + options.limit
+    const parts = this.parts(query, spec, scope)
+    const hits: Array<TextHit<T>> = []
+    let count = 0
     try {
-      if (options.within === undefined) {
-        const docs = await this.raw.find(this.query(query, filter), { projection, sort, skip, limit, ...this.limit }).toArray()
-        return docs.map((doc) => this.hit(doc, query))
-      }
-      const within = options.within
-      const parents = this.db.collection(within.collection)
-      const hits: Array<TextHit<T>> = []
-      let skipped = 0
-      const cursor = this.raw.find(this.query(query, filter), { projection, sort, batchSize: WITHIN_BATCH, ...this.limit })
-      let batch: MongoDocument[] = []
-      const flush = async (): Promise<boolean> => {
-        const ids = [...new Set(batch.map((doc) => doc[within.field]).filter((id) => typeof id === 'string'))]
-        const found = new Map((await parents.find({ $and: [{ _id: { $in: ids } }, portableQuery(within.filter)] }, this.limit).toArray()).map((parent: MongoDocument) => [parent._id as string, parent]))
-        for (const doc of batch) {
-          const parent = found.get(doc[within.field])
-          if (parent === undefined) continue
-          if (skipped < skip) { skipped++; continue }
-          hits.push({ ...this.hit(doc, query), parent: parent as WithId<Document> })
-          if (limit !== 0 && hits.length === limit) return true
+      for (let below: string | null = null, exhausted = false; !exhausted && count < wanted;) {
+        // The window: each part's newest matches below `below`, merged newest first, the newest TEXT_RANK_WINDOW kept.
+        const newest = (await Promise.all(parts.map(async (part) => await this.raw.aggregate([
+          { $match: below === null ? part : { ...part, _id: { $lt: below } } },
+          { $sort: { _id: -1 } },
+          { $limit: TEXT_RANK_WINDOW },
+          { $project: { _id: 1, _score: { $meta: 'textScore' } } }
+        ], this.limit).toArray() as Ranked[]))).flat().sort((a, b) => a._id < b._id ? 1 : a._id > b._id ? -1 : 0)
+        const window = newest.slice(0, TEXT_RANK_WINDOW)
+        if (window.length === 0) break
+        exhausted = newest.length < TEXT_RANK_WINDOW
+        below = window[window.length - 1]._id
+        const score = new Map(window.map((row) => [row._id, row._score]))
+        const docs = (await this.raw.find({ $and: [{ _id: { $in: window.map((row) => row._id) } }, portableQuery(filter)] }, this.limit).toArray())
+          .sort((a, b) => (score.get(b._id) as number) - (score.get(a._id) as number) || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0))
+        for (let start = 0; start < docs.length && count < wanted; start += WITHIN_BATCH) {
+          const batch = docs.slice(start, start + WITHIN_BATCH)
+          const parents = options.within === undefined ? null : await this.parents(batch, options.within)
+          for (const doc of batch) {
+            const parent = parents?.get(doc[(options.within as { field: string } | undefined)?.field ?? ''])
+            if (parents !== null && parent === undefined) continue
+            count++
+            if (count > skip && count <= wanted) hits.push({ ...this.hit(doc, score.get(doc._id) as number, spec, query), ...(parent === undefined ? {} : { parent: parent as WithId<Document> }) })
+          }
         }
-        batch = []
-        return false
       }
-      for await (const doc of cursor) {
-        batch.push(doc)
-        if (batch.length === WITHIN_BATCH && await flush()) return hits
-      }
-      await flush()
       return hits
     } catch (error) { translate(error, this.name, 'query') }
+  }
+
+  /** The parents of a batch of hits that match `within`'s filter, by id. */
+  private async parents (batch: MongoDocument[], within: NonNullable<TextSearchOptions['within']>, projection?: MongoDocument): Promise<Map<unknown, MongoDocument>> {
+    const ids = [...new Set(batch.map((doc) => doc[within.field]).filter((id) => typeof id === 'string'))]
+    const found = await this.db.collection(within.collection).find({ $and: [{ _id: { $in: ids } }, portableQuery(within.filter)] }, { ...(projection === undefined ? {} : { projection }), ...this.limit }).toArray()
+    return new Map(found.map((parent: MongoDocument) => [parent._id, parent]))
   }
 
   async count (query: TextQuery, filter: Filter, options: TextCountOptions = {}): Promise<number> {
     this.check(filter, options)
     validateCount(options.cap, 'options.cap')
-    if (query.terms.length === 0) return 0
+    const spec = await this.spec()
+    const scope = scopeValues(spec, options.scope)
+    if (query.terms.length === 0 || scope?.length === 0) return 0
     const cap = options.cap ?? 0
-    if (options.within !== undefined) return await this.countWithin(query, filter, options.within, cap)
-    try {
-      return await this.raw.countDocuments(this.query(query, filter), { ...this.limit, ...(cap === 0 ? {} : { limit: cap }) })
-    } catch (error) { translate(error, this.name, 'query') }
-  }
-
-  /**
-   * A count under `within`: unranked, reading only the field that names each
-   * match's parent, and the ids of the parents that match, a batch at a time
-   * until the cap.
-   */
-  private async countWithin (query: TextQuery, filter: Filter, within: NonNullable<TextSearchOptions['within']>, cap: number): Promise<number> {
-    const parents = this.db.collection(within.collection)
     let count = 0
     try {
-      const cursor = this.raw.find(this.query(query, filter), { projection: { [within.field]: 1 }, batchSize: WITHIN_BATCH, ...this.limit })
-      let batch: MongoDocument[] = []
-      const flush = async (): Promise<boolean> => {
-        const ids = [...new Set(batch.map((doc) => doc[within.field]).filter((id) => typeof id === 'string'))]
-        const found = new Set((await parents.find({ $and: [{ _id: { $in: ids } }, portableQuery(within.filter)] }, { projection: { _id: 1 }, ...this.limit }).toArray()).map((parent: MongoDocument) => parent._id as string))
-        for (const doc of batch) {
-          if (!found.has(doc[within.field])) continue
-          count++
-          if (cap !== 0 && count === cap) return true
-        }
-        batch = []
-        return false
+      for (const part of this.parts(query, spec, scope)) {
+        const left = cap === 0 ? 0 : cap - count
+        const where = { $and: [part, portableQuery(filter)] }
+        count += options.within === undefined
+          ? await this.raw.countDocuments(where, { ...this.limit, ...(left === 0 ? {} : { limit: left }) })
+          : await this.countWithin(where, options.within, left)
+        if (cap !== 0 && count >= cap) return cap
       }
-      for await (const doc of cursor) {
-        batch.push(doc)
-        if (batch.length === WITHIN_BATCH && await flush()) return count
-      }
-      await flush()
       return count
     } catch (error) { translate(error, this.name, 'query') }
   }
 
-  private hit (stored: MongoDocument, query: TextQuery): TextHit<T> {
-    const { _score: score, ...doc } = stored
-    const snippet = bestSnippet(doc, this.spec?.fields ?? {}, query)
-    return { doc: doc as WithId<T>, score: Number(score), snippet }
+  /** A count under `within`: unranked, reading only the field that names each match's parent, and the ids of the parents that match, a batch at a time until the cap. */
+  private async countWithin (where: MongoDocument, within: NonNullable<TextSearchOptions['within']>, cap: number): Promise<number> {
+    let count = 0
+    const cursor = this.raw.find(where, { projection: { [within.field]: 1 }, batchSize: WITHIN_BATCH, ...this.limit })
+    let batch: MongoDocument[] = []
+    const flush = async (): Promise<boolean> => {
+      const found = await this.parents(batch, within, { _id: 1 })
+      for (const doc of batch) {
+        if (!found.has(doc[within.field])) continue
+        count++
+        if (cap !== 0 && count === cap) return true
+      }
+      batch = []
+      return false
+    }
+    for await (const doc of cursor) {
+      batch.push(doc)
+      if (batch.length === WITHIN_BATCH && await flush()) return count
+    }
+    await flush()
+    return count
+  }
+
+  private hit (doc: MongoDocument, score: number, spec: TextIndexSpec, query: TextQuery): TextHit<T> {
+    return { doc: doc as WithId<T>, score: Number(score), snippet: bestSnippet(doc, spec.fields, query) }
   }
 }

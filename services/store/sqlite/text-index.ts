@@ -1,10 +1,10 @@
 import type { Document, Filter, TextCountOptions, TextHit, TextIndex, TextIndexSpec, TextQuery, TextSearchOptions, WithId } from '../types.js'
 import { compileFilter, validateCount } from '../semantics/index.js'
-import { bestSnippet } from '../text-search.js'
+import { bestSnippet, scopeValues, TEXT_RANK_WINDOW } from '../text-search.js'
 import { decodeDocument } from './codec.js'
 import type { CollectionMeta, Connection } from './connection.js'
 import { quoteIdentifier, quoteLiteral } from './names.js'
-import { createTextObjects, dropTextObjects, ftsName } from './text-objects.js'
+import { createTextObjects, dropTextObjects, ftsName, SCOPE_COLUMN, scopeToken } from './text-objects.js'
 import { filterContext } from './indexes.js'
 import { compileSqlFilter, type SqlCondition } from './sql-filter.js'
 
@@ -17,12 +17,16 @@ import { compileSqlFilter, type SqlCondition } from './sql-filter.js'
  * `_plinth_text`, so a dropped and re-created collection gets its index back.
  */
 
-/** FTS5's query syntax for words parseTextQuery made: each a quoted string (letters and digits only), the last a prefix when asked. */
-function matchExpression (query: TextQuery): string {
-  return query.terms.map((term, i) => `"${term.replace(/"/g, '""')}"${query.prefix && i === query.terms.length - 1 ? '*' : ''}`).join(' AND ')
+/**
+ * FTS5's query syntax for words parseTextQuery made: each a quoted string (letters and digits only), the last a prefix
+ * when asked, looked for in the text columns only; with scope values, ANDed with their tokens in the scope column, so
+ * FTS5 skips to the scope's rows before anything is ranked or counted.
+ */
+function matchExpression (query: TextQuery, columns: number, scope: string[] | null): string {
+  const words = query.terms.map((term, i) => `"${term.replace(/"/g, '""')}"${query.prefix && i === query.terms.length - 1 ? '*' : ''}`).join(' AND ')
+  const inText = `{${Array.from({ length: columns }, (_, i) => `f${i}`).join(' ')}} : (${words})`
+  return scope === null ? inText : `{${SCOPE_COLUMN}} : (${scope.map((value) => `"${scopeToken(value)}"`).join(' OR ')}) AND ${inText}`
 }
-
-type Row = [seq: number, score: number, ...rest: Array<string | null>]
 
 /**
  * The filter's SQL for rows a match found by number: every statement here reads the collection's rows by their
@@ -35,11 +39,8 @@ function rowWhere (meta: CollectionMeta, filter: Filter): SqlCondition {
 /** Ranked rows the filter's SQL checks at once, doubling up to the max while the window is not full. */
 const RANKED_BATCH = 64
 const RANKED_BATCH_MAX = 2048
-/**
- * How far down the ranking the index alone is read, in rungs: each rung ranks every match again (bm25 is cheap
- * beside reading a document) and keeps only its rows. Past the last, the filter joins the match instead.
- */
-const RANKED_RUNGS = [64, 1024, 16384]
+/** A window of a scope is scored by its words alone while their matches in its span are at most this many windows. */
+const SCORED_SPAN = 2
 
 export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
   constructor (private readonly connection: Connection, private readonly collection: string) {}
@@ -81,14 +82,12 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
   }
 
   /**
-   * The FTS5 match joined to the collection's rows, the filter's SQL (and
-   * the parent's, through `within`) in its WHERE, ordered by bm25 with the
-   * fields' weights, limited inside the statement where that SQL is exact (a
-   * count stops at `limit`, the cap). The ranking reads row numbers and
-   * scores only; documents and snippets are read for the window's rows
-   * alone, each by its row number under the same match. Where the SQL is not exact the
-   * rows are read in rank order and the semantics matcher decides, so skip,
-   * limit and cap still count only what matches.
+   * The FTS5 match (narrowed to the scope's rows first) ranked a window at a time: the newest TEXT_RANK_WINDOW
+   * matches by bm25 with the fields' weights (row numbers and scores only, from the index alone), then the filter's
+   * SQL (and the parent's, through `within`) over them in rank order a batch at a time until the page is full, then
+   * the next older window. Where that SQL is not exact each row is read and the semantics matcher decides. Documents
+   * and snippets are read for the page's rows alone. A count needs no ranking: the match joined to the filter, stopped
+   * at the cap.
    */
   private run (query: TextQuery, filter: Filter, options: TextSearchOptions, skip: number, limit: number, counting = false): { hits: Array<TextHit<T>>, count: number } | null {
     const test = compileFilter(filter)
@@ -98,6 +97,7 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       const meta = this.connection.collection(this.collection)
       const spec = this.connection.textSpec(this.collection)
       if (meta === undefined || spec === undefined) return null
+      const scope = scopeValues(spec, options.scope)
       const parentMeta: CollectionMeta | undefined = options.within === undefined ? undefined : this.connection.collection(options.within.collection)
       if (options.within !== undefined && parentMeta === undefined) return null
       const fields = Object.keys(spec.fields)
@@ -105,88 +105,101 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       const table = quoteIdentifier(meta.table)
       const where = rowWhere(meta, filter)
       const parentWhere = parentMeta === undefined ? null : rowWhere(parentMeta, (options.within as { filter: Filter }).filter)
-      if (where.sql === '0' || parentWhere?.sql === '0') return { hits: [], count: 0 }
+      if (where.sql === '0' || parentWhere?.sql === '0' || scope?.length === 0) return { hits: [], count: 0 }
       const exact = where.exact && (parentWhere?.exact ?? true)
       const parentId = options.within === undefined ? '' : `c.doc ->> ${quoteLiteral('$."' + options.within.field + '"')}`
       const parentTable = parentMeta === undefined ? '' : quoteIdentifier(parentMeta.table)
+      const match = matchExpression(query, fields.length, scope)
+      const filterParams = [...where.params, ...(parentWhere?.params ?? [])]
       // Unqualified `doc` in a filter's SQL names the innermost table: the row's own in the outer query, the parent's inside the subqueries.
-      const conditions = [`${fts} MATCH ?`, `(${where.sql})`]
+      const conditions = [`(${where.sql})`]
       if (parentWhere !== null) conditions.push(`EXISTS (SELECT 1 FROM ${parentTable} WHERE id = ${parentId} AND (${parentWhere.sql}))`)
-      const match = matchExpression(query)
-      const params = [match, ...where.params, ...(parentWhere?.params ?? [])]
-      const from = `${fts} JOIN ${table} c ON c.seq = ${fts}.rowid WHERE ${conditions.join(' AND ')}`
-      const bound = limit === 0 ? -1 : limit
-      if (counting && exact) return { hits: [], count: this.connection.statement(`SELECT count(*) FROM (SELECT 1 FROM ${from} LIMIT ${bound})`).pluck().get(...params) as number }
-      const weights = fields.map((field) => spec.fields[field]).join(', ')
       const parentDoc = parentMeta === undefined ? '' : `, (SELECT doc FROM ${parentTable} WHERE id = ${parentId})`
-      // A window's row by its number. Snippets are cut from its text (text-search.ts) as on MongoDB: FTS5's snippet()
+      const bound = limit === 0 ? -1 : limit
+      if (counting) {
+        const from = `${fts} JOIN ${table} c ON c.seq = ${fts}.rowid WHERE ${fts} MATCH ? AND ${conditions.join(' AND ')}`
+        if (exact) return { hits: [], count: this.connection.statement(`SELECT count(*) FROM (SELECT 1 FROM ${from} LIMIT ${bound})`).pluck().get(match, ...filterParams) as number }
+        let count = 0
+        for (const row of this.connection.statement(`SELECT c.doc${parentDoc} FROM ${from}`).raw().iterate(match, ...filterParams) as IterableIterator<Array<string | null>>) {
+          if (!this.passes(row, test, parentTest, parentMeta !== undefined)) continue
+          if (++count === limit) break
+        }
+        return { hits: [], count }
+      }
+      const weights = [...fields.map((field) => spec.fields[field]), ...(spec.scope === undefined ? [] : [0])].join(', ')
+      // A window: the newest matches below a row number, from the index alone (FTS5 walks its rows in that order and
+      // stops at the LIMIT), then ranked. bm25 is computed for the window's rows only, but it also counts, once a
+      // statement, the rows of every phrase of the match, the scope's token too (a big project's every row): a window
+      // is scored by the words alone over its span of row numbers, under the scoped match only when that span holds
+      // more than SCORED_SPAN windows of the words' matches (a sparse scope among others').
+      const newest = this.connection.statement(`SELECT rowid FROM ${fts} WHERE ${fts} MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ${TEXT_RANK_WINDOW}`).pluck()
+      const scored = this.connection.statement(`SELECT rowid, bm25(${fts}, ${weights}) FROM ${fts} WHERE ${fts} MATCH ? AND rowid BETWEEN ? AND ?`).raw()
+      const words = scope === null ? match : matchExpression(query, fields.length, null)
+      const rank = (below: number): Array<[number, number]> => {
+        const seqs = newest.all(match, below) as number[]
+        if (seqs.length === 0) return []
+        const low = seqs[seqs.length - 1]
+        const high = seqs[0]
+        const window = new Set(seqs)
+        let rows: Array<[number, number]> | null = null
+        if (scope !== null) {
+          // The words' matches in the span are read until they pass SCORED_SPAN windows: then most are another scope's.
+          rows = []
+          let read = 0
+          for (const row of scored.iterate(words, low, high) as IterableIterator<[number, number]>) {
+            if (++read > TEXT_RANK_WINDOW * SCORED_SPAN) { rows = null; break }
+            if (window.has(row[0])) rows.push(row)
+          }
+        }
+        rows ??= (scored.all(match, low, high) as Array<[number, number]>).filter(([seq]) => window.has(seq))
+        return rows.sort((a, b) => a[1] - b[1] || a[0] - b[0])
+      }
+      // NOT INDEXED: each row by its number. Left to choose, the planner walked an index of the filter's fields (every
+      // row of the project) to find a batch's rows.
+      const filtered = this.connection.statement(`SELECT c.seq FROM ${table} c NOT INDEXED WHERE c.seq IN (SELECT value FROM json_each(?)) AND ${conditions.join(' AND ')}`).pluck()
+      // A page's row by its number. Snippets are cut from its text (text-search.ts) as on MongoDB: FTS5's snippet()
       // would run the match again for each row, which for a prefix merges the postings of every word it starts.
       const detail = this.connection.statement(`SELECT c.doc${parentDoc} FROM ${table} c WHERE c.seq = ?`).raw()
-      const accepted: Array<{ seq: number, score: number, doc: WithId<T> | null, parent: WithId<Document> | null | undefined }> = []
+      const wanted = limit === 0 ? Infinity : skip + limit
+      const accepted: Array<{ seq: number, score: number, row: Array<string | null> | null }> = []
       let count = 0
-      if (exact) {
-        // The match ranked by the index alone, its best rows first (SQLite keeps only the LIMIT's rows in its sorter),
-        // then the filter's SQL over them a batch at a time until the window is full: a common word no longer has the
-        // filter read every matching document, and no more than a rung's rows are held here at once.
-        const kept = ['c.seq IN (SELECT value FROM json_each(?))', `(${where.sql})`, ...conditions.slice(2)].join(' AND ')
-        // NOT INDEXED: each row by its number. Left to choose, the planner walked an index of the filter's fields (every
-        // row of the project) to find the batch's 64.
-        const filtered = this.connection.statement(`SELECT c.seq FROM ${table} c NOT INDEXED WHERE ${kept}`).pluck()
-        const wanted = limit === 0 ? Infinity : skip + limit
-        let read = 0
-        let exhausted = false
-        for (const rung of RANKED_RUNGS) {
-          const rows = this.connection.statement(`SELECT rowid, bm25(${fts}, ${weights}) AS score FROM ${fts} WHERE ${fts} MATCH ? ORDER BY score, rowid LIMIT ${rung - read} OFFSET ${read}`).raw().all(match) as Array<[number, number]>
-          exhausted = rows.length < rung - read
-          read = rung
-          for (let start = 0, size = RANKED_BATCH; start < rows.length && count < wanted; start += size, size = Math.min(size * 2, RANKED_BATCH_MAX)) {
-            const batch = rows.slice(start, start + size)
-            const passed = new Set(filtered.all(JSON.stringify(batch.map(([seq]) => seq)), ...where.params, ...(parentWhere?.params ?? [])) as number[])
-            for (const [seq, score] of batch) {
+      let below = Number.MAX_SAFE_INTEGER
+      for (let exhausted = false; !exhausted && count < wanted;) {
+        const rows = rank(below)
+        exhausted = rows.length < TEXT_RANK_WINDOW
+        for (const [seq] of rows) below = Math.min(below, seq)
+        for (let start = 0, size = RANKED_BATCH; start < rows.length && count < wanted; start += size, size = Math.min(size * 2, RANKED_BATCH_MAX)) {
+          const batch = rows.slice(start, start + size)
+          const passed = exact ? new Set(filtered.all(JSON.stringify(batch.map(([seq]) => seq)), ...filterParams) as number[]) : null
+          for (const [seq, score] of batch) {
+            let row: Array<string | null> | null = null
+            if (passed !== null) {
               if (!passed.has(seq)) continue
-              count++
-              if (count > skip && count <= wanted) accepted.push({ seq, score: -score, doc: null, parent: undefined })
+            } else {
+              row = detail.get(seq) as Array<string | null> | undefined ?? null
+              if (row === null || !this.passes(row, test, parentTest, parentMeta !== undefined)) continue
             }
-          }
-          if (exhausted || count >= wanted) break
-        }
-        if (!exhausted && count < wanted) {
-          // Past the last rung, most matches were not the caller's: the filter's SQL joins the match in one statement,
-          // which reads every match's document once but ranks and holds only the window's rows.
-          count = 0
-          accepted.length = 0
-          const window = limit === 0 ? -1 : skip + limit
-          for (const [seq, score] of this.connection.statement(`SELECT c.seq, bm25(${fts}, ${weights}) AS score FROM ${from} ORDER BY score, c.seq LIMIT ${window}`).raw().iterate(...params) as IterableIterator<[number, number]>) {
             count++
-            if (count > skip) accepted.push({ seq, score: -score, doc: null, parent: undefined })
+            if (count > skip && count <= wanted) accepted.push({ seq, score: -score, row })
           }
-        }
-      } else {
-        // The matcher decides: documents (and parents) are read with the ranking, in rank order, until the window is full.
-        const rows = this.connection.statement(`SELECT c.seq, bm25(${fts}, ${weights}) AS score, c.doc${parentDoc} FROM ${from} ORDER BY score, c.seq`).raw().iterate(...params) as IterableIterator<Row>
-        for (const row of rows) {
-          const doc = decodeDocument(row[2] as string) as WithId<T>
-          const parent = parentMeta === undefined ? undefined : (row[3] === null ? null : decodeDocument(row[3] as string) as WithId<Document>)
-          if (!test(doc) || (parentTest !== null && (parent == null || !parentTest(parent)))) continue
-          count++
-          if (counting) {
-            if (limit !== 0 && count === limit) break
-            continue
-          }
-          if (count <= skip) continue
-          accepted.push({ seq: row[0], score: -row[1], doc, parent })
-          if (limit !== 0 && accepted.length === limit) break
         }
       }
       const hits: Array<TextHit<T>> = []
-      for (const { seq, score, doc, parent } of accepted) {
-        const found = doc === null ? detail.get(seq) as Array<string | null> | undefined : []
+      for (const { seq, score, row } of accepted) {
+        const found = row ?? detail.get(seq) as Array<string | null> | undefined
         if (found === undefined) continue
-        const ownDoc = doc ?? decodeDocument(found[0] as string) as WithId<T>
-        const ownParent = parentMeta === undefined ? undefined : parent !== undefined ? parent : (found[1] == null ? null : decodeDocument(found[1]) as WithId<Document>)
-        hits.push({ doc: ownDoc, score, snippet: bestSnippet(ownDoc, spec.fields, query), ...(ownParent == null ? {} : { parent: ownParent }) })
+        const doc = decodeDocument(found[0] as string) as WithId<T>
+        const parent = parentMeta === undefined || found[1] == null ? undefined : decodeDocument(found[1]) as WithId<Document>
+        hits.push({ doc, score, snippet: bestSnippet(doc, spec.fields, query), ...(parent === undefined ? {} : { parent }) })
       }
       return { hits, count }
     })
+  }
+
+  /** The semantics matcher's verdict on a row read with its parent's document (for a filter no SQL says exactly). */
+  private passes (row: Array<string | null>, test: (doc: Document) => boolean, parentTest: ((doc: Document) => boolean) | null, withParent: boolean): boolean {
+    if (!test(decodeDocument(row[0] as string))) return false
+    if (!withParent || parentTest === null) return true
+    return row[1] != null && parentTest(decodeDocument(row[1]))
   }
 }

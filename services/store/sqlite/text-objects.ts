@@ -18,17 +18,32 @@ function fieldExpression (row: string, path: string): string {
   return `CASE WHEN json_type(${row}doc, ${json}) = 'text' THEN json_extract(${row}doc, ${json}) END`
 }
 
+/** The scope column's name in the FTS5 table; the text fields are f0, f1, … */
+export const SCOPE_COLUMN = 'sc'
+
+/**
+ * A scope value as the one token the index holds for it: its UTF-8 bytes in hex behind a letter, so no value splits
+ * into words or meets the query syntax. `scopeExpression` makes the same token in SQL.
+ */
+export const scopeToken = (value: string): string => 's' + Buffer.from(value, 'utf8').toString('hex')
+function scopeExpression (row: string, path: string): string {
+  return `'s' || lower(hex(${fieldExpression(row, path)}))`
+}
+
 /** The SQL that creates the index of `collection` (whose table exists) as `spec` declares it, and fills it. */
 export function createTextObjects (db: Database.Database, collection: string, spec: TextIndexSpec): void {
   const table = tableName(collection)
   const fts = quoteIdentifier(ftsName(table))
   const fields = Object.keys(spec.fields)
-  const columns = fields.map((_, i) => `f${i}`)
-  const of = (row: string): string => fields.map((path) => fieldExpression(row, path)).join(', ')
-  const changed = fields.map((path) => `${fieldExpression('old.', path)} IS NOT ${fieldExpression('new.', path)}`).join(' OR ')
+  const scope = spec.scope
+  // The scope's token sits in a column of its own (weight 0 in bm25), so the query's words never match it.
+  const columns = [...fields.map((_, i) => `f${i}`), ...(scope === undefined ? [] : [SCOPE_COLUMN])]
+  const expressions = (row: string): string[] => [...fields.map((path) => fieldExpression(row, path)), ...(scope === undefined ? [] : [scopeExpression(row, scope)])]
+  const of = (row: string): string => expressions(row).join(', ')
+  const changed = [...fields, ...(scope === undefined ? [] : [scope])].map((path) => `${fieldExpression('old.', path)} IS NOT ${fieldExpression('new.', path)}`).join(' OR ')
   const trigger = (suffix: string): string => quoteIdentifier(`${ftsName(table)}|${suffix}`)
   db.exec(`
-    CREATE VIEW ${quoteIdentifier(viewName(table))} AS SELECT seq, ${fields.map((path, i) => `${fieldExpression('', path)} AS f${i}`).join(', ')} FROM ${quoteIdentifier(table)};
+    CREATE VIEW ${quoteIdentifier(viewName(table))} AS SELECT seq, ${expressions('').map((expression, i) => `${expression} AS ${columns[i]}`).join(', ')} FROM ${quoteIdentifier(table)};
     CREATE VIRTUAL TABLE ${fts} USING fts5(${columns.join(', ')}, content=${quoteLiteral(viewName(table))}, content_rowid='seq', tokenize='unicode61 remove_diacritics 2');
     CREATE TRIGGER ${trigger('i')} AFTER INSERT ON ${quoteIdentifier(table)} BEGIN
       INSERT INTO ${fts} (rowid, ${columns.join(', ')}) VALUES (new.seq, ${of('new.')});

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openSqliteStore } from '../../../services/store/sqlite/index.js'
-import { parseTextQuery } from '../../../services/store/text-search.js'
+import { parseTextQuery, TEXT_RANK_WINDOW } from '../../../services/store/text-search.js'
 import { compileFilter } from '../../../services/store/semantics/index.js'
 import type { Document, Filter } from '../../../services/store/types.js'
 
@@ -148,11 +148,12 @@ t.test('snippets are cut from the stored text as on MongoDB: the matched word wi
   t.same(hit.snippet, { field: 'body', text: `…${body.slice(at - 60)}`, highlights: [[61, 69]] })
 })
 
-t.test('most matches filtered out: pages and counts stay exact across every rung of the ranking, holding a rung at most', async (t) => {
+t.test('most matches filtered out: pages and counts stay exact across every window of the ranking, holding a window at most', async (t) => {
   const store = openSqliteStore({ file: ':memory:' })
   t.teardown(async () => { await store.close() })
   const notes = store.collection<Note>('notes')
-  // 20,000 matches of equal score (ranked in insertion order); one in 700 is the caller's, the last ones past every rung.
+  // 20,000 matches of equal score; one in 700 is the caller's. The newest TEXT_RANK_WINDOW are ranked first (equal
+  // scores in insertion order), then the window before them, and so on.
   const size = 20_000
   for (let from = 0; from < size; from += 10_000) {
     await notes.insertMany(Array.from({ length: 10_000 }, (_, n) => from + n).map((i) => ({ _id: `n${String(i).padStart(5, '0')}`, owner: i % 700 === 0 ? 'mine' : 'other', title: `heron ${i}` })))
@@ -171,16 +172,18 @@ t.test('most matches filtered out: pages and counts stay exact across every rung
     prepared.all = (...params: unknown[]) => { const rows = all(...params); held = Math.max(held, rows.length); return rows }
     return prepared
   }
-  const mine = Array.from({ length: Math.ceil(size / 700) }, (_, i) => `n${String(i * 700).padStart(5, '0')}`)
+  const window = (i: number): number => Math.floor(i / TEXT_RANK_WINDOW)
+  const mine = Array.from({ length: Math.ceil(size / 700) }, (_, i) => i * 700).sort((a, b) => window(b) - window(a) || a - b).map((i) => `n${String(i).padStart(5, '0')}`)
+  t.equal(mine[0], 'n18200', 'the newest window\'s first')
   const heron = parseTextQuery('heron ')
-  t.same((await text.search(heron, { owner: 'mine' }, { limit: 1 })).map((hit) => hit.doc._id), mine.slice(0, 1), 'the first rung')
-  t.same((await text.search(heron, { owner: 'mine' }, { skip: 2, limit: 5 })).map((hit) => hit.doc._id), mine.slice(2, 7), 'a page across rungs')
-  t.same((await text.search(heron, { owner: 'mine' }, { skip: 22, limit: 5 })).map((hit) => hit.doc._id), mine.slice(22, 27), 'a page past the last rung')
+  t.same((await text.search(heron, { owner: 'mine' }, { limit: 1 })).map((hit) => hit.doc._id), mine.slice(0, 1), 'the first window')
+  t.same((await text.search(heron, { owner: 'mine' }, { skip: 2, limit: 5 })).map((hit) => hit.doc._id), mine.slice(2, 7), 'a page across windows')
+  t.same((await text.search(heron, { owner: 'mine' }, { skip: 22, limit: 5 })).map((hit) => hit.doc._id), mine.slice(22, 27), 'a page in the oldest windows')
   t.same((await text.search(heron, { owner: 'mine' }, { skip: 27, limit: 5 })).map((hit) => hit.doc._id), mine.slice(27), 'the last page, short')
   t.same((await text.search(heron, { owner: 'mine' })).map((hit) => hit.doc._id), mine, 'no limit: every match under the filter once, in rank order')
   t.equal(await text.count(heron, { owner: 'mine' }), mine.length)
   t.equal(await text.count(heron, { owner: 'mine' }, { cap: 10 }), 10)
-  t.ok(held > 0 && held < size, `at most ${held} ranked rows of ${size} were held at once, never all`)
+  t.ok(held > 0 && held <= TEXT_RANK_WINDOW, `at most ${held} ranked rows of ${size} were held at once, never all`)
 
   // Other owners' rows all ranked above the caller's (the word twice), written after them: the page is still theirs.
   const other = store.collection<Note>('other')
@@ -265,4 +268,51 @@ t.test('the filter of a text search reads each field per row (no index expressio
   t.ok(matched > 0, `some documents matched (${matched})`)
   t.ok(seen.length > 0)
   t.notOk(seen.some((sql) => sql.includes("WHEN 'integer' THEN") || sql.includes('instr(')), 'no index key expression and no substring scan in a text search\'s statements')
+})
+
+t.test('a scoped index matches within the scope values before it ranks or counts: a small partition costs its own matches', async (t) => {
+  const store = openSqliteStore({ file: ':memory:' })
+  t.teardown(async () => { await store.close() })
+  const notes = store.collection<Note & { part?: unknown }>('parts')
+  // A big partition of 5,000 matches, a small one of 40 (30 of them the caller's), an odd value with a dash, and rows without a string scope.
+  await notes.insertMany(Array.from({ length: 5_000 }, (_, i) => ({ _id: `b${i}`, part: 'big', owner: 'mine', title: `ibis ${i}` })))
+  await notes.insertMany(Array.from({ length: 40 }, (_, i) => ({ _id: `s${String(i).padStart(2, '0')}`, part: 'small', owner: i < 30 ? 'mine' : 'other', title: i % 2 === 0 ? 'ibis ibis' : 'ibis' })))
+  await notes.insertMany([{ _id: 'd1', part: 'sm-all', owner: 'mine', title: 'ibis' }, { _id: 'n1', part: 7, owner: 'mine', title: 'ibis' }, { _id: 'n2', owner: 'mine', title: 'ibis' }])
+  const text = store.extensions.text<Note>('parts')
+  await text.ensure({ fields: { title: 1 }, scope: 'part' })
+  const ibis = parseTextQuery('ibis ')
+  const connection = (store as unknown as { connection: { statement: (sql: string) => unknown } }).connection
+  let ranked = 0
+  const watched = new WeakSet()
+  const statement = connection.statement.bind(connection)
+  connection.statement = (sql: string) => {
+    const prepared = statement(sql) as { all: (...params: unknown[]) => unknown[] }
+    if (!sql.includes('bm25') || watched.has(prepared)) return prepared
+    watched.add(prepared)
+    const all = prepared.all.bind(prepared)
+    prepared.all = (...params: unknown[]) => { const rows = all(...params); ranked += rows.length; return rows }
+    const iterate = (prepared as unknown as { iterate: (...params: unknown[]) => Iterable<unknown> }).iterate.bind(prepared)
+    Object.assign(prepared, { iterate: function * (...params: unknown[]) { for (const row of iterate(...params)) { ranked++; yield row } } })
+    return prepared
+  }
+
+  const small = await text.search(ibis, { owner: 'mine' }, { scope: ['small'], limit: 50 })
+  t.equal(small.length, 30, 'every readable match of the small partition')
+  t.ok(small.every((hit) => hit.doc._id.startsWith('s')), 'nothing of another partition, nor of a value that only resembles it')
+  t.ok(small[0].score > small[small.length - 1].score && small.slice(0, 15).every((hit) => hit.doc.title === 'ibis ibis'), 'ranked: the word twice first')
+  t.equal(ranked, 40, 'only the small partition\'s 40 matches were ranked, not the big one\'s 5,000')
+  t.equal(await text.count(ibis, { owner: 'mine' }, { scope: ['small'] }), 30)
+  t.equal(await text.count(ibis, {}, { scope: ['small', 'sm-all'] }), 41)
+  t.equal(await text.count(ibis, {}, { scope: ['big', 'small'], cap: 100 }), 100)
+  t.equal(await text.count(ibis, {}, { scope: [] }), 0, 'no scope values, no matches')
+  t.same(await text.search(ibis, {}, { scope: ['elsewhere'] }), [])
+  // The scope token is in a column of its own: a word that spells it finds nothing.
+  t.equal(await text.count(parseTextQuery('s736d616c6c '), {}, { scope: ['small'] }), 0)
+  await t.rejects(text.search(ibis, {}), { code: 'APP_INVALID_QUERY' }, 'a scoped index needs scope values')
+  await notes.updateOne({ _id: 's00' }, { $set: { part: 'big' } })
+  t.equal(await text.count(ibis, {}, { scope: ['small'] }), 39, 'a document moved to another partition leaves the scope with the write')
+
+  const plain = store.extensions.text<Note>('notes-plain')
+  await plain.ensure({ fields: { title: 1 } })
+  await t.rejects(plain.count(ibis, {}, { scope: ['small'] }), { code: 'APP_INVALID_QUERY' }, 'an index without a scope refuses scope values')
 })

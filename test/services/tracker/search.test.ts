@@ -20,9 +20,9 @@ t.test('the rebuild command indexes what is stored again', async (t) => {
   const store = openSqliteStore({ file })
   t.teardown(async () => { await store.close() })
   t.same(await rebuildTrackerTextIndexes(store), { [TRACKER_COLLECTIONS.items]: 0, [TRACKER_COLLECTIONS.comments]: 0, [TRACKER_COLLECTIONS.pages]: 0 })
-  await store.collection(TRACKER_COLLECTIONS.items).insertOne({ _id: 'i1', title: 'Pelican sighting', descriptionText: '' })
+  await store.collection(TRACKER_COLLECTIONS.items).insertOne({ _id: 'i1', lpId: 'lp1', title: 'Pelican sighting', descriptionText: '' })
   const items = store.extensions.text(TRACKER_COLLECTIONS.items)
-  t.equal(await items.count(parseTextQuery('pelican'), {}), 1)
+  t.equal(await items.count(parseTextQuery('pelican'), {}, { scope: ['lp1'] }), 1)
 
   // The index loses its entries (a damaged file, a restore that left it behind): the command puts them back.
   const side = new Database(file)
@@ -30,8 +30,8 @@ t.test('the rebuild command indexes what is stored again', async (t) => {
   side.close()
   // Another connection's commit is seen from the next event-loop iteration (docs/store.md).
   await new Promise((resolve) => setImmediate(resolve))
-  t.equal(await items.count(parseTextQuery('pelican'), {}), 0)
+  t.equal(await items.count(parseTextQuery('pelican'), {}, { scope: ['lp1'] }), 0)
   const { stdout } = await run(process.execPath, ['--import', 'tsx', 'search-rebuild.ts'], { env: { ...process.env, DATA_DIR: dir, LOG_LEVEL: 'silent' } })
   t.match(stdout, /tracker_items: 1 documents indexed/)
-  t.equal(await items.count(parseTextQuery('pelican'), {}), 1)
+  t.equal(await items.count(parseTextQuery('pelican'), {}, { scope: ['lp1'] }), 1)
 })
