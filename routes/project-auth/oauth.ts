@@ -103,7 +103,7 @@ const oauthSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
     }, async (request, reply) => {
       const { projectId, provider } = request.params
-      return reply.redirect(formPostedTo(`/api/p/${projectId}/auth/oauth/${provider}/callback`, request.body), 303)
+      return reply.redirect(formPostedTo(`${cookiePath(projectId)}${provider}/callback`, request.body), 303)
     })
   })
 
