@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { signInFlowId } from '../services/identity/sign-in-flows.js'
 
 /** `plinth_oauth_<flow>`: one cookie per sign-in, so two started in one browser both complete. */
@@ -31,15 +31,34 @@ export class SignInCookie {
     void reply.header('set-cookie', this.header(path, cookieName(started.flow), started.binding, STATE_COOKIE_SECONDS))
   }
 
-  /** The binding sent with a callback, and the cookie cleared: a state is good for one callback. */
-  take (request: FastifyRequest, reply: FastifyReply, path: string, state: string | undefined): string | undefined {
-    if (state === undefined) return undefined
-    const name = cookieName(signInFlowId(state))
-    void reply.header('set-cookie', this.header(path, name, '', 0))
-    return cookieOf(request.headers.cookie, name)
+  /** The binding a callback came with. */
+  binding (request: FastifyRequest, state: string | undefined): string | undefined {
+    return state === undefined ? undefined : cookieOf(request.headers.cookie, cookieName(signInFlowId(state)))
+  }
+
+  /** Clears it once the callback is answered: a state is good for one callback. */
+  clear (reply: FastifyReply, path: string, state: string | undefined): void {
+    if (state !== undefined) void reply.header('set-cookie', this.header(path, cookieName(signInFlowId(state)), '', 0))
   }
 
   private header (path: string, name: string, value: string, maxAge: number): string {
     return `${name}=${value}; Path=${path}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${this.secure}`
   }
+}
+
+// A form post from a provider is a handful of short fields; Apple's is the largest.
+const FORM_BODY_LIMIT = 16 * 1024
+
+/** Lets a scope holding only a callback take a provider's form post (Apple's `response_mode=form_post`). */
+export function acceptFormCallbacks (scope: FastifyInstance): void {
+  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)))
+  })
+}
+
+/** The query callback a form post is sent on to, with the posted fields (strings only, as the schema let through). */
+export function formPostedTo (callbackPath: string, fields: Record<string, unknown>): string {
+  const query = new URLSearchParams()
+  for (const [name, value] of Object.entries(fields)) if (typeof value === 'string') query.set(name, value)
+  return `${callbackPath}?${query.toString()}`
 }

@@ -22,12 +22,31 @@ export const OauthEndpoints = Type.Object({
   userinfo: Type.Optional(HttpUrl('The userinfo endpoint, asked when the ID token carries no email'))
 }, { additionalProperties: false, description: 'Given instead of discovery; without them the provider\'s `<issuer>/.well-known/openid-configuration` is read' })
 
+export const OauthPreset = Type.Union([Type.Literal('oidc'), Type.Literal('github'), Type.Literal('apple')], {
+  description: '`oidc` (default): any OpenID provider. `github`: GitHub\'s OAuth 2 (no OpenID; the account from its API, the address ' +
+    'its verified primary one). `apple`: Sign in with Apple (`form_post` callback, the client secret a JWT signed with your key)'
+})
+
+export const AppleKey = Type.Object({
+  teamId: Type.String({ pattern: '^[A-Z0-9]{10}$', description: 'Your Apple developer team id' }),
+  keyId: Type.String({ pattern: '^[A-Z0-9]{10}$', description: 'The id of the Sign in with Apple key whose private key is `clientSecret`' })
+}, { additionalProperties: false })
+
 export const OauthProviderBody = Type.Object({
   label: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'What the sign-in button says. Default: the id' })),
-  issuer: HttpUrl('The OpenID issuer, as the ID token\'s `iss` names it'),
+  preset: Type.Optional(OauthPreset),
+  issuer: Type.Optional(HttpUrl('The OpenID issuer, as the ID token\'s `iss` names it (required for `oidc`); for `github` the web origin ' +
+    '(default `https://github.com`, or a GitHub Enterprise server); for `apple` default `https://appleid.apple.com`')),
   endpoints: Type.Optional(OauthEndpoints),
+  apiUrl: Type.Optional(HttpUrl('`github` only: the REST API (default `https://api.github.com`, or `<issuer>/api/v3` for an Enterprise server)')),
+  apple: Type.Optional(AppleKey),
   clientId: Type.String({ minLength: 1, maxLength: 512 }),
-  clientSecret: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'Sealed at rest and never returned; required the first time, and when the issuer or client id changes' })),
+  clientSecret: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 4096,
+    description: 'Sealed at rest and never returned; required the first time, and when the issuer or client id changes. ' +
+      'For `apple`, the PEM (PKCS#8) of the key\'s ES256 private key'
+  })),
   scopes: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128, pattern: '^[\\x21\\x23-\\x5b\\x5d-\\x7e]+$' }), { maxItems: 20, description: 'Default `openid email profile`; `openid` is always asked for' })),
   tokenEndpointAuth: Type.Optional(TokenEndpointAuth),
   enabled: Type.Optional(Type.Boolean({ description: 'Default true; a disabled provider starts no sign-in and completes none' }))
@@ -37,8 +56,11 @@ export type OauthProviderBodyT = Static<typeof OauthProviderBody>
 export const OauthProvider = Type.Object({
   id: Type.String(),
   label: Type.String(),
+  preset: OauthPreset,
   issuer: Type.String(),
   endpoints: Type.Optional(OauthEndpoints),
+  apiUrl: Type.Optional(Type.String()),
+  apple: Type.Optional(AppleKey),
   clientId: Type.String(),
   hasClientSecret: Type.Boolean({ description: 'Always true once saved; the secret is never returned' }),
   scopes: Type.Array(Type.String()),

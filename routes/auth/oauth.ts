@@ -4,11 +4,9 @@ import { SsoCallbackParams, SsoExchangeBody, SsoProviderParams, SsoResponses, Ss
 import { commonErrors } from '../../services/platform/errors.js'
 import { identityErrors, SSO_FAILURES } from '../../services/identity/errors.js'
 import type { SsoRedirect } from '../../services/identity/sso.js'
-import { SignInCookie } from '../../http/sign-in-cookie.js'
+import { acceptFormCallbacks, formPostedTo, SignInCookie } from '../../http/sign-in-cookie.js'
 import { ok } from '../replies.js'
 
-// A form post from a provider is a handful of short fields; Apple's is the largest.
-const FORM_BODY_LIMIT = 16 * 1024
 const tags = ['auth']
 
 // A user cancelling or replaying a link is routine; an unreachable provider needs an operator; anything else is a bug.
@@ -18,13 +16,6 @@ function logFailure (log: FastifyBaseLogger, { failure }: SsoRedirect): void {
     ? 'error'
     : failure.code === identityErrors.ssoProviderUnavailable.code ? 'warn' : 'info'
   log[level]({ code: failure.code, err: failure.cause }, 'SSO sign-in did not complete')
-}
-
-/** The posted callback fields as a query; only strings, as the schema let through. */
-function formQuery (fields: Record<string, unknown>): string {
-  const query = new URLSearchParams()
-  for (const [name, value] of Object.entries(fields)) if (typeof value === 'string') query.set(name, value)
-  return query.toString()
 }
 
 // What a sign-in lands with in `?error=` when it did not complete, as the contract lists them.
@@ -72,10 +63,7 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // Apple posts its answer as a form (response_mode=form_post); only the callback accepts that content type.
   await app.register(async (scope) => {
     const callbacks = scope.withTypeProvider<TypeBoxTypeProvider>()
-    const form = 'application/x-www-form-urlencoded'
-    callbacks.addContentTypeParser(form, { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) => {
-      done(null, Object.fromEntries(new URLSearchParams(body as string)))
-    })
+    acceptFormCallbacks(scope)
 
     callbacks.get('/:provider/callback', {
       config: { errors: [identityErrors.ssoProviderNotFound] },
@@ -90,9 +78,9 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: COMPLETED
       }
     }, async (request, reply) => {
-      const binding = cookie.take(request, reply, cookiePath, request.query.state)
-      const redirect = await sso.callback(request.params.provider, request.query, binding)
+      const redirect = await sso.callback(request.params.provider, request.query, cookie.binding(request, request.query.state))
       logFailure(request.log, redirect)
+      cookie.clear(reply, cookiePath, request.query.state)
       return reply.redirect(redirect.location, 302)
     })
 
@@ -111,7 +99,7 @@ const oauthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
     }, async (request, reply) => {
       sso.requireProvider(request.params.provider)
-      return reply.redirect(`${app.prefix}/${request.params.provider}/callback?${formQuery(request.body)}`, 303)
+      return reply.redirect(formPostedTo(`${app.prefix}/${request.params.provider}/callback`, request.body), 303)
     })
   })
 

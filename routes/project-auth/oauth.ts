@@ -1,11 +1,12 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ProjectAuthParams } from '../../schemas/project-auth.js'
 import { OauthCallbackQuery, OauthExchangeBody, OauthProviderParams, OauthResponses, OauthStartQuery } from '../../schemas/project-oauth.js'
 import { commonErrors } from '../../services/platform/errors.js'
 import { identityErrors } from '../../services/identity/errors.js'
 import { projectErrors } from '../../services/projects/errors.js'
 import { OAUTH_FAILURES } from '../../services/projects/oauth-sign-in.js'
-import { SignInCookie } from '../../http/sign-in-cookie.js'
+import { acceptFormCallbacks, formPostedTo, SignInCookie } from '../../http/sign-in-cookie.js'
+import { SsoCallbackParams, SsoResponses } from '../../schemas/sso.js'
 import { ok } from '../replies.js'
 
 const tags = ['project auth']
@@ -17,7 +18,7 @@ const oauthSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { rateLimiter } = app.identity
   const limit = app.config.identity.authRateLimit
   const cookie = new SignInCookie(app.config.publicUrl)
-  const cookiePath = (projectId: string) => `/api/p/${projectId}/auth/oauth/`
+  const cookiePath = (projectId: string) => `/api/p/${encodeURIComponent(projectId)}/auth/oauth/`
 
   app.get('/providers', {
     config: { errors: PROJECT },
@@ -59,27 +60,51 @@ const oauthSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return reply.redirect(started.location, 302)
   })
 
-  app.get('/:provider/callback', {
-    config: { errors: [...PROJECT, projectErrors.oauthProviderNotFound, identityErrors.ssoInvalidState] },
-    schema: {
-      operationId: 'completeProjectOauth',
-      tags,
-      summary: 'Provider callback: redirects to the sign-in\'s redirectTo with a one-time ticket',
-      description: 'A state that is unknown, used, expired or started in another browser is refused with 400. ' +
-        'Otherwise redirects with `?ticket=` (trade it at `POST …/auth/oauth/exchange` within 60 s) or `?error=`.',
-      params: OauthProviderParams,
-      querystring: OauthCallbackQuery,
-      response: OauthResponses.completed([...OAUTH_FAILURES, identityErrors.ssoFailed])
-    }
-  }, async (request, reply) => {
-    const { projectId, provider } = request.params
-    const binding = cookie.take(request, reply, cookiePath(projectId), request.query.state)
-    const landing = await oauthSignIn.callback(projectId, provider, request.query, binding)
-    if (landing.failure !== null) {
-      const level = landing.failure.code === identityErrors.ssoFailed.code ? 'error' : 'info'
-      request.log[level]({ code: landing.failure.code, err: landing.failure.cause }, 'an end user\'s OAuth sign-in did not complete')
-    }
-    return reply.redirect(landing.location, 302)
+  // Apple posts its answer as a form (response_mode=form_post); only the callback accepts that content type.
+  await app.register(async (scope) => {
+    const callbacks = scope.withTypeProvider<TypeBoxTypeProvider>()
+    acceptFormCallbacks(scope)
+
+    callbacks.get('/:provider/callback', {
+      config: { errors: [...PROJECT, projectErrors.oauthProviderNotFound, identityErrors.ssoInvalidState] },
+      schema: {
+        operationId: 'completeProjectOauth',
+        tags,
+        summary: 'Provider callback: redirects to the sign-in\'s redirectTo with a one-time ticket',
+        description: 'A state that is unknown, used, expired or started in another browser is refused with 400. ' +
+          'Otherwise redirects with `?ticket=` (trade it at `POST …/auth/oauth/exchange` within 60 s) or `?error=`.',
+        params: OauthProviderParams,
+        querystring: OauthCallbackQuery,
+        response: OauthResponses.completed([...OAUTH_FAILURES, identityErrors.ssoFailed])
+      }
+    }, async (request, reply) => {
+      const { projectId, provider } = request.params
+      const landing = await oauthSignIn.callback(projectId, provider, request.query, cookie.binding(request, request.query.state))
+      if (landing.failure !== null) {
+        const level = landing.failure.code === identityErrors.ssoFailed.code ? 'error' : 'info'
+        request.log[level]({ code: landing.failure.code, err: landing.failure.cause }, 'an end user\'s OAuth sign-in did not complete')
+      }
+      cookie.clear(reply, cookiePath(projectId), request.query.state)
+      return reply.redirect(landing.location, 302)
+    })
+
+    callbacks.post('/:provider/callback', {
+      config: { errors: PROJECT },
+      schema: {
+        operationId: 'completeProjectOauthFormPost',
+        tags,
+        summary: 'Provider callback (form post, Apple): sends the browser to the query callback',
+        description: 'For providers that post their answer as a form (Sign in with Apple, `response_mode=form_post`). ' +
+          'A cross-site post carries no SameSite cookie, so the browser is sent on to `GET …/callback` with the same fields.',
+        consumes: ['application/x-www-form-urlencoded'],
+        params: OauthProviderParams,
+        body: SsoCallbackParams,
+        response: SsoResponses.formPosted
+      }
+    }, async (request, reply) => {
+      const { projectId, provider } = request.params
+      return reply.redirect(formPostedTo(`${cookiePath(projectId)}${provider}/callback`, request.body), 303)
+    })
   })
 
   app.post('/exchange', {

@@ -1896,7 +1896,15 @@ export interface paths {
          */
         get: operations["completeProjectOauth"];
         put?: never;
-        post?: never;
+        /**
+         * Provider callback (form post, Apple): sends the browser to the query callback
+         * @description For providers that post their answer as a form (Sign in with Apple, `response_mode=form_post`). A cross-site post carries no SameSite cookie, so the browser is sent on to `GET …/callback` with the same fields.
+         *
+         *     Refused with:
+         *     - 403 `APP_PROJECT_AUTH_DISABLED`: the project has end-user auth switched off
+         *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
+         */
+        post: operations["completeProjectOauthFormPost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -11139,6 +11147,8 @@ export interface components {
         ProjectOauthProvider: {
             id: string;
             label: string;
+            /** @description `oidc` (default): any OpenID provider. `github`: GitHub's OAuth 2 (no OpenID; the account from its API, the address its verified primary one). `apple`: Sign in with Apple (`form_post` callback, the client secret a JWT signed with your key) */
+            preset: "oidc" | "github" | "apple";
             issuer: string;
             /** @description Given instead of discovery; without them the provider's `<issuer>/.well-known/openid-configuration` is read */
             endpoints?: {
@@ -11150,6 +11160,13 @@ export interface components {
                 jwks: string;
                 /** @description The userinfo endpoint, asked when the ID token carries no email */
                 userinfo?: string;
+            };
+            apiUrl?: string;
+            apple?: {
+                /** @description Your Apple developer team id */
+                teamId: string;
+                /** @description The id of the Sign in with Apple key whose private key is `clientSecret` */
+                keyId: string;
             };
             clientId: string;
             /** @description Always true once saved; the secret is never returned */
@@ -15957,8 +15974,10 @@ export interface operations {
                 "application/json": {
                     /** @description What the sign-in button says. Default: the id */
                     label?: string;
-                    /** @description The OpenID issuer, as the ID token's `iss` names it */
-                    issuer: string;
+                    /** @description `oidc` (default): any OpenID provider. `github`: GitHub's OAuth 2 (no OpenID; the account from its API, the address its verified primary one). `apple`: Sign in with Apple (`form_post` callback, the client secret a JWT signed with your key) */
+                    preset?: "oidc" | "github" | "apple";
+                    /** @description The OpenID issuer, as the ID token's `iss` names it (required for `oidc`); for `github` the web origin (default `https://github.com`, or a GitHub Enterprise server); for `apple` default `https://appleid.apple.com` */
+                    issuer?: string;
                     /** @description Given instead of discovery; without them the provider's `<issuer>/.well-known/openid-configuration` is read */
                     endpoints?: {
                         /** @description The authorization endpoint */
@@ -15970,8 +15989,16 @@ export interface operations {
                         /** @description The userinfo endpoint, asked when the ID token carries no email */
                         userinfo?: string;
                     };
+                    /** @description `github` only: the REST API (default `https://api.github.com`, or `<issuer>/api/v3` for an Enterprise server) */
+                    apiUrl?: string;
+                    apple?: {
+                        /** @description Your Apple developer team id */
+                        teamId: string;
+                        /** @description The id of the Sign in with Apple key whose private key is `clientSecret` */
+                        keyId: string;
+                    };
                     clientId: string;
-                    /** @description Sealed at rest and never returned; required the first time, and when the issuer or client id changes */
+                    /** @description Sealed at rest and never returned; required the first time, and when the issuer or client id changes. For `apple`, the PEM (PKCS#8) of the key's ES256 private key */
                     clientSecret?: string;
                     /** @description Default `openid email profile`; `openid` is always asked for */
                     scopes?: string[];
@@ -17351,6 +17378,51 @@ export interface operations {
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    completeProjectOauthFormPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                /** @description The provider's id within the project, chosen by its admin */
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    code?: string;
+                    state?: string;
+                    error?: string;
+                    error_description?: string;
+                    /** @description RFC 9207 issuer identifier */
+                    iss?: string;
+                    /** @description Apple only, first sign-in: the name as a JSON string */
+                    user?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description To the same callback by GET, with the posted fields as its query, so the browser's sign-in cookie comes along */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { createRemoteJWKSet, customFetch, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose'
+import { createRemoteJWKSet, customFetch, errors as joseErrors, importPKCS8, jwtVerify, SignJWT, type JWTPayload, type JWTVerifyGetKey } from 'jose'
 import { identityErrors } from './errors.js'
 import type { Clock } from '../platform/clock.js'
 
@@ -28,6 +28,11 @@ export interface OidcClientConfig {
   scope: string
   responseMode: 'query' | 'form_post'
   tokenEndpointAuth: 'client_secret_basic' | 'client_secret_post'
+  /**
+   * Apple's: `clientSecret` is then the PKCS#8 PEM of an ES256 key, and the
+   * secret sent is a short-lived JWT it signs (iss the team, sub the client).
+   */
+  signedClientSecret?: { teamId: string, keyId: string }
 }
 
 /** What the token endpoint answered: the ID token, and the access token userinfo takes. */
@@ -39,6 +44,8 @@ const TENANT_PLACEHOLDER = '{tenantid}'
 const DISCOVERY_TTL_MS = 60 * 60 * 1000
 const HTTP_TIMEOUT_MS = 10_000
 const CLOCK_TOLERANCE_SECONDS = 60
+/** Apple accepts up to six months; one sign-in needs minutes. */
+const SIGNED_SECRET_TTL_SECONDS = 300
 
 interface Discovery {
   issuer: string
@@ -138,11 +145,12 @@ export class OidcClient {
     const { tokenEndpoint } = await this.discover()
     const body = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: this.deps.redirectUri, code_verifier: codeVerifier })
     const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }
+    const secret = await this.clientSecret()
     if (this.config.tokenEndpointAuth === 'client_secret_basic') {
-      headers.authorization = `Basic ${Buffer.from(`${formEncode(this.config.clientId)}:${formEncode(this.config.clientSecret)}`).toString('base64')}`
+      headers.authorization = `Basic ${Buffer.from(`${formEncode(this.config.clientId)}:${formEncode(secret)}`).toString('base64')}`
     } else {
       body.set('client_id', this.config.clientId)
-      body.set('client_secret', this.config.clientSecret)
+      body.set('client_secret', secret)
     }
     let response: Response
     try {
@@ -210,6 +218,20 @@ export class OidcClient {
     if (Array.isArray(payload.aud) && payload.aud.length > 1 && payload.azp !== this.config.clientId) throw invalidIdToken('The ID token was issued to another client')
     if (payload.nonce !== nonce) throw invalidIdToken('The ID token does not carry this sign-in\'s nonce')
     return payload
+  }
+
+  private async clientSecret (): Promise<string> {
+    const signed = this.config.signedClientSecret
+    if (signed === undefined) return this.config.clientSecret
+    const now = Math.floor(this.deps.clock.nowMs() / 1000)
+    return await new SignJWT({})
+      .setProtectedHeader({ alg: 'ES256', kid: signed.keyId })
+      .setIssuer(signed.teamId)
+      .setSubject(this.config.clientId)
+      .setAudience(this.config.issuer)
+      .setIssuedAt(now)
+      .setExpirationTime(now + SIGNED_SECRET_TTL_SECONDS)
+      .sign(await importPKCS8(this.config.clientSecret, 'ES256'))
   }
 
   private async discover (): Promise<Discovery> {

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto'
 import { identityErrors, SSO_FAILURES } from '../identity/errors.js'
 import { projectErrors } from './errors.js'
 import { claimedEmail, OidcClient, type Fetch } from '../identity/oidc-client.js'
-import { SignInFlows, type SignInCallbackParams, type StartedSignIn } from '../identity/sign-in-flows.js'
+import { SignInFlows, type SignInCallbackParams, type SignInClient, type StartedSignIn } from '../identity/sign-in-flows.js'
+import { GithubClient } from '../identity/github-client.js'
 import type { Clock } from '../platform/clock.js'
 import { isoString } from '../platform/iso-dates.js'
 import type { Store, StoreCollection } from '../store/types.js'
@@ -49,7 +50,7 @@ export class OauthSignIn {
   private readonly flows: SignInFlows
   private readonly identities: StoreCollection<IdentityRecord>
   /** By `<projectId>/<provider>`: the client built from the settings whose fingerprint it holds. */
-  private readonly clients = new Map<string, { fingerprint: string, client: OidcClient }>()
+  private readonly clients = new Map<string, { fingerprint: string, client: SignInClient }>()
 
   constructor (private readonly store: Store, private readonly deps: {
     clock: Clock
@@ -220,14 +221,17 @@ export class OauthSignIn {
    * than by `updatedAt`, which two changes within a millisecond, or another
    * process's clock, can leave equal.
    */
-  private client (projectId: string, provider: OpenedProvider): OidcClient {
+  private client (projectId: string, provider: OpenedProvider): SignInClient {
     const key = `${projectId}/${provider.id}`
-    const fingerprint = createHash('sha256').update(JSON.stringify(provider.client)).digest('base64url')
+    const fingerprint = createHash('sha256').update(JSON.stringify(provider)).digest('base64url')
     const cached = this.clients.get(key)
     if (cached !== undefined && cached.fingerprint === fingerprint) return cached.client
-    const client = new OidcClient({ ...provider.client, responseMode: 'query' }, {
-      clock: this.deps.clock, fetch: this.deps.fetch, redirectUri: this.deps.callbackUrl(projectId, provider.id)
-    })
+    const { fetch, clock } = this.deps
+    const redirectUri = this.deps.callbackUrl(projectId, provider.id)
+    const { clientId, clientSecret, issuer, scope } = provider.client
+    const client = provider.preset === 'github'
+      ? new GithubClient({ clientId, clientSecret, baseUrl: issuer, apiUrl: provider.apiUrl ?? '', scope }, { fetch, redirectUri })
+      : new OidcClient(provider.client, { clock, fetch, redirectUri })
     this.clients.set(key, { fingerprint, client })
     return client
   }
