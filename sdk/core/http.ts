@@ -92,16 +92,20 @@ export interface Credential {
   token?: () => Promise<string | null> | string | null
   /** After a 401 to a call sent with `sent`: a token to send the call once more with, or null to report the 401. */
   renew?: (sent: string) => Promise<string | null>
+  /** The token `renew` gave was refused as well: the refusal is not about the token's age (a token of the wrong kind for the route). */
+  refusedRenewed?: (token: string) => void
 }
 
 /**
  * The typed openapi-fetch client every SDK entry builds on, with retries and
  * a bearer token when `token` gives one. A call the server answers 401 is
- * sent once more when `renew` gives a fresh token (a session refreshed).
+ * sent once more when `renew` gives a fresh token (a session refreshed); if
+ * that one is refused too, `refusedRenewed` hears of it, so that the same
+ * refusal does not cost a refresh on every later call.
  */
 export function createHttp (options: HttpOptions & Credential): Http {
   const base = options.fetch ?? (async (request: Request) => await globalThis.fetch(request))
-  const { token, renew } = options
+  const { token, renew, refusedRenewed } = options
   const authorized = (send: (request: Request) => Promise<Response>) => async (request: Request): Promise<Response> => {
     let sent: string | null = null
     if (token !== undefined && !request.headers.has('authorization')) {
@@ -118,7 +122,9 @@ export function createHttp (options: HttpOptions & Credential): Http {
       if (renewed === null || renewed === sent) return response
       await response.body?.cancel()
       again.headers.set('authorization', `Bearer ${renewed}`)
-      return await send(again)
+      const retried = await send(again)
+      if (retried.status === 401 && await refusesToken(retried)) refusedRenewed?.(renewed)
+      return retried
     } catch (error) {
       if (error instanceof PlinthError || request.signal.aborted) throw error
       const reason = error instanceof Error ? error.message : String(error)

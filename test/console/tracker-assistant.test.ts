@@ -74,7 +74,17 @@ t.test('the console\'s tracker and assistant screens in headless Chromium', asyn
     await column.getByRole('link', { name: 'DOC-1: Fix login' }).waitFor()
     const itemId = (await s.must('GET', `${s.base}/browse/DOC-1`, s.owner.auth)).id as string
     t.match(await s.must('GET', `${lp}/work-items/${itemId}`, s.owner.auth), { stateGroup: 'started' }, 'moved at the API')
+    await t.resolves(page.getByRole('status').filter({ hasText: 'DOC-1 moved to In Progress.' }).waitFor(), 'the move announced')
     await screen(t, 'board-moved', 'Docs: board')
+
+    // Dragged: a card dropped on another column is the same write.
+    const card = page.getByRole('listitem').filter({ has: page.getByRole('link', { name: 'DOC-2: ' }) })
+    await card.dragTo(column)
+    await column.getByRole('link', { name: /^DOC-2: / }).waitFor()
+    await t.resolves(page.getByRole('status').filter({ hasText: 'DOC-2 moved to In Progress.' }).waitFor(), 'the drop announced')
+    const dragged = (await s.must('GET', `${s.base}/browse/DOC-2`, s.owner.auth)).id as string
+    t.match(await s.must('GET', `${lp}/work-items/${dragged}`, s.owner.auth), { stateGroup: 'started' }, 'dropped at the API')
+    await screen(t, 'board-dragged', 'Docs: board')
 
     const label = await s.must('POST', `${lp}/labels`, s.owner.auth, { name: 'bug', color: '#d73a4a' })
     await column.getByRole('link', { name: 'DOC-1: Fix login' }).click()

@@ -107,29 +107,48 @@ export function WorkItems ({ projectId, lpId }: { projectId: string, lpId: strin
   )
 }
 
-/** The items in columns by state; each card moves to another state with a select (keyboard first, no dragging). */
+/**
+ * The items in columns by state. A card is dragged to another column, or
+ * (the keyboard's way, and a screen reader's) moved with its state select;
+ * either is one `If-Match` write through the SDK, announced when done.
+ */
 export function Board ({ projectId, lpId }: { projectId: string, lpId: string }) {
   const { project, states, crumbs, name } = useTrackerProject(projectId, lpId)
   const page = useLoad(async () => await admin.tracker.workItems(projectId, lpId, { orderBy: 'manual', limit: BOARD_SIZE }), [projectId, lpId])
   const [moveError, setMoveError] = useState<string | null>(null)
+  const [moved, setMoved] = useState<string | null>(null)
+  const [over, setOver] = useState<string | null>(null)
   const items = (page.data?.items ?? []).filter(isWorkItem)
   const move = (itemId: string, version: number, stateId: string) => {
+    const item = items.find((one) => one.id === itemId)
+    if (item === undefined || item.stateId === stateId) return
+    const to = (states.data ?? []).find((state) => state.id === stateId)?.name ?? stateId
     admin.tracker.updateWorkItem(projectId, lpId, itemId, { stateId }, { ifMatch: version })
-      .then(() => { setMoveError(null); page.reload() }, (failure: unknown) => { setMoveError(messageOf(failure)); page.reload() })
+      .then(() => { setMoveError(null); setMoved(`${item.key} moved to ${to}.`); page.reload() }, (failure: unknown) => { setMoved(null); setMoveError(messageOf(failure)); page.reload() })
+  }
+  const drop = (event: DragEvent, stateId: string) => {
+    event.preventDefault()
+    setOver(null)
+    const item = items.find((one) => one.id === event.dataTransfer?.getData('text/plain'))
+    if (item !== undefined) move(item.id, item.version, stateId)
   }
   return (
     <Page title={`${name}: board`} crumbs={[...crumbs, ['Work items', trackerPath(projectId, lpId)]]}>
       <ErrorNote error={project.error ?? states.error ?? page.error ?? moveError} />
       {page.data?.nextCursor != null && <p>The board shows the first {BOARD_SIZE} items; the list pages through all.</p>}
+      <p role='status'>{moved ?? ''}</p>
       <div class='board'>
         {(states.data ?? []).map((state) => {
           const column = items.filter((item) => item.stateId === state.id)
           return (
-            <section key={state.id} aria-labelledby={`state-${state.id}`}>
+            <section
+              key={state.id} aria-labelledby={`state-${state.id}`} class={over === state.id ? 'drop-target' : undefined}
+              onDragOver={(event) => { event.preventDefault(); setOver(state.id) }} onDragLeave={() => { setOver(null) }} onDrop={(event) => { drop(event, state.id) }}
+            >
               <h2 id={`state-${state.id}`}>{state.name} ({column.length})</h2>
               <ul>
                 {column.map((item) => (
-                  <li key={item.id}>
+                  <li key={item.id} draggable onDragStart={(event) => { event.dataTransfer?.setData('text/plain', item.id) }}>
                     <Link to={itemPath(projectId, lpId, item.id)}>{item.key}: {item.title}</Link>
                     <label class='field'>
                       <span>Move {item.key} to state</span>
