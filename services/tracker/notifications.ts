@@ -109,7 +109,8 @@ export class TrackerNotifications {
       at: change.at,
       fields: [...new Set(change.entries.map((entry) => entry.field))],
       named: change.subscribe,
-      toSubscribers: change.entries.length > 0
+      // A new item's only subscribers are the ones its create names (and its creator, the actor): no read finds more.
+      toSubscribers: change.entries.length > 0 && change.entries[0].field !== 'created'
     })
   }
 

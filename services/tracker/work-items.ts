@@ -79,8 +79,11 @@ export class WorkItems {
   async create (scope: TrackerScope, input: CreateWorkItemBodyT, request: WriteRequest = {}, intake?: { source: string }): Promise<WorkItemT> {
     requireWritable(scope)
     const lpId = scope.project._id
+    // Without a key the id is new, so nothing can be under it yet; and the item just inserted is answered as written.
+    const keyed = request.idempotencyKey !== undefined
+    let inserted: ItemRecord | null = null
     const { itemId } = await this.deps.idempotency.once(scope.actor, `create:${lpId}`, request.idempotencyKey, { input, intake }, async (reservedId) => {
-      if (await this.deps.items.items.findOne({ _id: reservedId }, { projection: { _id: 1 } }) !== null) return { itemId: reservedId }
+      if (keyed && await this.deps.items.items.findOne({ _id: reservedId }, { projection: { _id: 1 } }) !== null) return { itemId: reservedId }
       const now = this.deps.clock.now()
       const triage = intake === undefined ? null : await this.deps.states.triage(lpId)
       const defaults = {
@@ -129,10 +132,10 @@ export class WorkItems {
         ...plan.set,
         outbox: this.deps.items.change(scope.actor.userId, [{ field: 'created', from: null, to: itemKey(scope.project.identifier, seq) }], subscribe)
       }
-      await this.deps.items.insert(record)
+      if (!await this.deps.items.insert(record)) inserted = record
       return { itemId: reservedId }
     })
-    const created = await this.deps.items.find(lpId, itemId)
+    const created = inserted ?? await this.deps.items.find(lpId, itemId)
     if (created === null) throw trackerErrors.itemNotFound()
     return this.view(scope, created)
   }
