@@ -1,5 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
+import { readFileSync } from 'node:fs'
 import autocannon from 'autocannon'
 
 /**
@@ -14,6 +15,13 @@ export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
 export const ONLY = new RegExp(process.env.BENCH_ONLY ?? '')
 export const WARMUP_SECONDS = 1
 export const SLICES = 3
+
+/** User and system CPU time of a process so far, in ms, from /proc/<pid>/stat (Linux; 10 ms ticks). */
+export function cpuMs (pid: number | undefined): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
 
 export interface Started { child: ChildProcess, address: string, info: Record<string, string> }
 
