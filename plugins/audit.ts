@@ -24,12 +24,12 @@ const NOT_AUDITED = ['/api/auth/refresh', '/api/auth/logout', '/api/auth/registe
 const DATA_PREFIX = '/api/p/'
 const DAY_MS = 24 * 60 * 60_000
 
-/** `data.id` and `data.user.id` of a JSON answer, when it is one; the answer is never stored. */
+/** `data.id` (or `data.project.id`, an imported project) and `data.user.id` of a JSON answer, when it is one; the answer is never stored. */
 function answered (payload: unknown): { id?: unknown, userId?: unknown } {
   if (typeof payload !== 'string' || !payload.startsWith('{')) return {}
   try {
-    const data = (JSON.parse(payload) as { data?: { id?: unknown, user?: { id?: unknown } } }).data
-    return { id: data?.id, userId: data?.user?.id }
+    const data = (JSON.parse(payload) as { data?: { id?: unknown, user?: { id?: unknown }, project?: { id?: unknown } } }).data
+    return { id: data?.id ?? data?.project?.id, userId: data?.user?.id }
   } catch {
     return {}
   }

@@ -129,7 +129,8 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
     users,
     auth,
     providersOf: async (projectId, userIds) => await oauthSignIn.providersOf(projectId, userIds),
-    deleteRecord: async (projectId, userId, adminId) => await records.deleteUser(projectId, userId, adminId)
+    deleteRecord: async (projectId, userId, adminId) => await records.deleteUser(projectId, userId, adminId),
+    setDisabledRecord: async (projectId, userId, disabled, adminId) => await records.setUserDisabled(projectId, userId, disabled, adminId)
   })
   oauthProviders.onChange((projectId, provider) => { oauthSignIn.forgetProvider(projectId, provider) })
   for (const schema of projectOauthSchemas) app.addSchema(schema)

@@ -54,7 +54,10 @@ const projectUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
       body: UpdateProjectUserBody,
       response: ProjectUserAdminResponses.one
     }
-  }, async (request) => ok(await userAdmin.setDisabled(request.scope.project.id, request.params.userId, request.body.disabled)))
+  }, async (request) => {
+    const { project } = request.scope
+    return ok(await userAdmin.setDisabled(project.id, request.params.userId, request.body.disabled, request.caller.user.userId))
+  })
 
   app.delete('/:userId', {
     config: { errors: [commonErrors.userNotFound, collectionErrors.versionMismatch] },

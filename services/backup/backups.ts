@@ -150,13 +150,35 @@ export class Backups {
   }
 
   /** The scheduled job: one backup now, then the scheduled ones beyond BACKUP_KEEP deleted, oldest first. */
-  async runScheduled (): Promise<{ status: BackupStatusT, pruned: number }> {
+  async runScheduled (): Promise<{ status: BackupStatusT, pruned: number, interrupted: number }> {
+    const interrupted = await this.failInterrupted()
     const record = await this.insert('schedule', null)
     const { status } = await this.run(record._id)
-    if (status !== 'ready') return { status, pruned: 0 }
+    if (status !== 'ready') return { status, pruned: 0, interrupted }
     const old = await this.records.find({ origin: 'schedule', status: 'ready' }, { sort: { _id: -1 }, skip: this.deps.keep }).toArray()
     for (const backup of old) await this.delete(backup._id)
-    return { status, pruned: old.length }
+    return { status, pruned: old.length, interrupted }
+  }
+
+  /**
+   * A scheduled backup still queued or running when the next scheduled run
+   * starts was cut short (its process died): the recurring job runs once at a
+   * time for the deployment and makes a new backup each time, so nothing will
+   * finish the old one. Marked failed, saying why, and its partial archive
+   * removed. Backups asked for through the API are left alone: their own job
+   * is retried by the queue, which takes the same backup up again.
+   */
+  private async failInterrupted (): Promise<number> {
+    const stale = await this.records.find({ origin: 'schedule', status: { $in: ['queued', 'running'] } }, { projection: { _id: 1 } }).toArray()
+    let failed = 0
+    for (const { _id } of stale) {
+      const { matchedCount } = await this.records.updateOne({ _id, status: { $in: ['queued', 'running'] } }, {
+        $set: { status: 'failed', error: 'Interrupted: the process running it stopped before it finished; the next scheduled backup took over', finishedAt: this.deps.clock.now() }
+      })
+      await rm(this.file(_id), { force: true })
+      failed += matchedCount
+    }
+    return failed
   }
 
   private async upload (file: string, id: string, size: number, sha256: string): Promise<BackupRecord['upload']> {

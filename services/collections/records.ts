@@ -350,6 +350,28 @@ export class Records {
     })
   }
 
+  /**
+   * An end user disabled or enabled by a project admin, written as a data-API
+   * update is (the version moves, so an If-Match made before fails), through
+   * the change feed, so webhooks and realtime see it. False when no such user.
+   */
+  async setUserDisabled (projectId: string, userId: string, disabled: boolean, adminId: string): Promise<boolean> {
+    return await this.deps.writes.write(collectionKey(projectId, PROJECT_USERS_TABLE), async () => {
+      const collection = await this.deps.findCollection(projectId, PROJECT_USERS_TABLE)
+      const records = this.store.collection(projectCollectionName(projectId, PROJECT_USERS_TABLE))
+      const current = collection === null ? null : await records.findOne({ _id: userId })
+      if (collection === null || current === null) return false
+      const at = this.deps.clock.now()
+      const after = { ...current, disabled, updatedAt: at, version: versionOf(current) + 1 }
+      const change = (): RecordChange[] => [{ collection: collection.name, type: 'record.updated', record: after, before: current, actor: { type: 'admin', id: adminId }, at }]
+      return await this.logged(projectId, change, async (batch) => {
+        const result = await records.updateOne({ _id: userId }, { $set: { disabled, updatedAt: at }, $inc: { version: 1 } })
+        await batch?.done()
+        return result.matchedCount === 1
+      })
+    })
+  }
+
   private async deleteRecord (projectId: string, collection: DataCollection, records: StoreCollection<Document>, current: WithId<Document>, actor: RecordActor, atVersion: boolean): Promise<void> {
     const change = (): RecordChange[] => [{ collection: collection.name, type: 'record.deleted', record: current, before: null, actor, at: this.deps.clock.now() }]
     await this.logged(projectId, change, async (batch) => {

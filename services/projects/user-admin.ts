@@ -19,6 +19,8 @@ export class ProjectUserAdmin {
     providersOf: (projectId: string, userIds: string[]) => Promise<Map<string, string[]>>
     /** Deletes the user's `_users` record as a data-API delete does (change feed, files, sessions, identities); false when none. */
     deleteRecord: (projectId: string, userId: string, adminId: string) => Promise<boolean>
+    /** Sets the user's `disabled` as a data-API update does (the change feed sees it); false when none. */
+    setDisabledRecord: (projectId: string, userId: string, disabled: boolean, adminId: string) => Promise<boolean>
   }) {}
 
   async list (projectId: string, query: PageRequest & { emailContains?: string }): Promise<{ items: ProjectUserAccountT[], nextCursor: string | null }> {
@@ -33,8 +35,8 @@ export class ProjectUserAdmin {
   }
 
   /** Disabling ends every session the user holds at once; enabling again revives none of them. */
-  async setDisabled (projectId: string, userId: string, disabled: boolean): Promise<ProjectUserAccountT> {
-    if (!await this.deps.users.setDisabled(projectId, userId, disabled)) throw notFound()
+  async setDisabled (projectId: string, userId: string, disabled: boolean, adminId: string): Promise<ProjectUserAccountT> {
+    if (!await this.deps.setDisabledRecord(projectId, userId, disabled, adminId)) throw notFound()
     if (disabled) await this.deps.auth.endSessions(projectId, [userId])
     return await this.get(projectId, userId)
   }

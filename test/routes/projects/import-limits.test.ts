@@ -61,4 +61,11 @@ t.test('import limits: 413 for an archive too large, a bomb refused before anyth
   const copy = imported.body.data.project.id as string
   t.equal((await call(app, 'GET', `/api/projects/${copy}`, owner.auth)).status, 200, 'there once the import is done')
   t.equal((await call(app, 'POST', `/api/p/${copy}/auth/login`, {}, { email: 'ann@example.com', password: 'long enough 1' })).status, 200)
+
+  // The audit log's one hook records both, as it records every change: the export in its project, the import naming the new one.
+  const log = (await call(app, 'GET', `/api/organizations/${orgId}/audit-log?limit=100`, owner.auth)).body.data.items as Array<{ action: string, projectId: string | null, target: { id: string }, summary: { status: number } }>
+  t.match(log.filter((entry) => entry.action === 'exportProject'), [{ projectId, target: { id: projectId }, summary: { status: 200 } }])
+  const imports = log.filter((entry) => entry.action === 'importProject')
+  t.equal(imports.length, 1, 'a refused import leaves no entry')
+  t.match(imports[0], { target: { id: copy }, summary: { status: 201 } })
 })

@@ -1,5 +1,7 @@
 import t, { type Test } from 'tap'
 import { buildTestApp, call, orgWithRoles } from '../../helper.js'
+import { receiver } from '../../services/webhooks/fixtures.js'
+import { eventually } from '../auxiliary/fixtures.js'
 
 type Headers = Record<string, string>
 const bearer = (token: string): Headers => ({ authorization: `Bearer ${token}` })
@@ -133,4 +135,25 @@ t.test('disabling ends the sessions at once; enabling revives none; deleting rev
   t.equal(await identities.countDocuments({ userId: bob.user.id }), 0, 'its identities went with it')
   t.same((await call(app, 'GET', shop.users, owner.auth)).body.data.items.map((item: { email: string }) => item.email), ['ann@example.com'])
   t.equal((await call(app, 'DELETE', `${shop.users}/${bob.user.id}`, owner.auth)).status, 404, 'once')
+})
+
+t.test('disabling, enabling and deleting an end user go through the record feed: a _users webhook receives each', async (t) => {
+  const app = await buildTestApp(t, { env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' } })
+  const { owner, orgId } = await orgWithRoles(app)
+  const projectId = (await call(app, 'POST', '/api/projects', owner.auth, { orgId, name: 'Feed' })).body.data.id as string
+  await call(app, 'POST', `/api/projects/${projectId}/auth/toggle`, owner.auth, { enabled: true })
+  const users = `/api/projects/${projectId}/users`
+  const hook = await receiver(t)
+  const made = await call(app, 'POST', `/api/projects/${projectId}/auxiliary/webhooks`, owner.auth, { url: hook.url, events: ['record.updated', 'record.deleted'], filter: { collections: ['_users'] } })
+  t.equal(made.status, 201, JSON.stringify(made.body))
+  const ann = (await call(app, 'POST', `/api/p/${projectId}/auth/register`, {}, { email: 'ann@example.com', password: PASSWORD })).body.data as { user: { id: string } }
+  t.equal((await call(app, 'PATCH', `${users}/${ann.user.id}`, owner.auth, { disabled: true })).status, 200)
+  t.equal((await call(app, 'PATCH', `${users}/${ann.user.id}`, owner.auth, { disabled: false })).status, 200)
+  t.equal((await call(app, 'DELETE', `${users}/${ann.user.id}`, owner.auth)).status, 200)
+  t.equal((await call(app, 'PATCH', `${users}/${ann.user.id}`, owner.auth, { disabled: true })).body.code, 'APP_USER_NOT_FOUND', 'a user gone is not found')
+  await eventually(t, 'three deliveries', async () => hook.received.length >= 3)
+  const bodies = hook.received.map((request) => request.body as unknown as { type: string })
+  t.same(bodies.map((body) => body.type), ['record.updated', 'record.updated', 'record.deleted'])
+  t.ok(bodies.every((body) => JSON.stringify(body).includes(ann.user.id)), 'each names the user')
+  t.match(JSON.stringify(bodies[0]), /"disabled"/, 'the update says what changed')
 })

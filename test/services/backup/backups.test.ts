@@ -1,9 +1,12 @@
 import t from 'tap'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { randomBytes } from 'node:crypto'
 import { Cursors } from '../../../services/collections/query.js'
 import { Backups } from '../../../services/backup/backups.js'
 import { systemClock } from '../../../services/platform/clock.js'
 import { createIdGenerator } from '../../../services/platform/ids.js'
+import { STORE_FILE } from '../../../services/backup/manifest.js'
 import { tempDir, tempStore } from '../../helper.js'
 
 t.test('a backup whose job cannot be queued is not left listed', async (t) => {
@@ -27,4 +30,40 @@ t.test('a backup whose job cannot be queued is not left listed', async (t) => {
   queueDown = false
   t.match(await backups.create('admin'), { status: 'queued' })
   t.equal((await backups.list({})).items.length, 1)
+})
+
+t.test('a scheduled backup cut short (its process died) is marked failed by the next scheduled run, not left running', async (t) => {
+  const store = await tempStore(t)
+  const dir = tempDir(t)
+  const dataDir = tempDir(t)
+  new Database(join(dataDir, STORE_FILE)).close()
+  const ports = {
+    store,
+    clock: systemClock,
+    newId: createIdGenerator(),
+    cursors: new Cursors(randomBytes(32)),
+    sources: { dataDir, reposDir: tempDir(t), hostingDir: tempDir(t), engine: 'sqlite' as const, exclude: [] },
+    dir,
+    keep: 7,
+    enqueue: async () => {}
+  }
+  // The first process: its upload never returns, as if it died there, with the archive written and the backup running.
+  let reached = (): void => {}
+  const stuck = new Promise<void>((resolve) => { reached = resolve })
+  const dying = new Backups({ ...ports, upload: async () => { reached(); return await new Promise<never>(() => {}) } })
+  await dying.init()
+  const first = dying.runScheduled()
+  t.equal(await Promise.race([stuck.then(() => 'stuck'), first.then((result) => JSON.stringify(result))]), 'stuck', 'the first run stops in its upload')
+  const api = await dying.create('admin')
+  const [cut] = (await dying.list({})).items.filter((backup) => backup.id !== api.id)
+  t.match(cut, { status: 'running', origin: 'schedule' })
+
+  // The next process's scheduled run.
+  const next = new Backups({ ...ports, upload: null })
+  await next.init()
+  const ran = await next.runScheduled()
+  t.match(ran, { status: 'ready', interrupted: 1 })
+  t.match(await next.get(cut.id), { status: 'failed', error: /^Interrupted: the process running it stopped/ })
+  t.match(await next.get(api.id), { status: 'queued' }, 'a backup asked for through the API is its own job\'s to finish')
+  t.equal((await next.runScheduled()).interrupted, 0, 'once')
 })
