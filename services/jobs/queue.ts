@@ -472,7 +472,10 @@ export class JobQueue {
     // A keyed job asked for again while it ran goes back due now, not after its delay: the run may not have read what it was asked for.
     if (error instanceof DeferJobError) {
       const deferred = { status: 'queued' as const, lastError, runAt: later(now, error.delayMs), leaseOwner: null, maxAttempts: job.maxAttempts + 1 }
-      return await this.settleUnlessAsked(job, workerId, now, deferred) ?? await this.rerunIfAsked(job, workerId, now, { lastError })
+      const settled = await this.settleUnlessAsked(job, workerId, now, deferred)
+      // Deferred to now (a run that gave its slot up with more to do): an idle worker here takes it at once, not a poll later.
+      if (settled !== null && error.delayMs <= 0) this.announceDue()
+      return settled ?? await this.rerunIfAsked(job, workerId, now, { lastError })
     }
     const final = error instanceof PermanentJobError || job.attempts >= job.maxAttempts
     let changes: Partial<Job>

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { setTimeout as delay } from 'node:timers/promises'
 import { ManualClock, systemClock } from '../../../services/platform/clock.js'
-import { JobQueue, type Job } from '../../../services/jobs/queue.js'
+import { DeferJobError, JobQueue, type Job } from '../../../services/jobs/queue.js'
 import { JobWorker } from '../../../services/jobs/worker.js'
 import { openTestJobQueue } from '../../helper.js'
 
@@ -80,6 +80,27 @@ t.test('an idle worker claims a job enqueued in its process at once', async (t) 
   const job = await queue.enqueue('x', {})
   await waitFor('the job to run', async () => await status(queue, job._id) === 'succeeded')
   t.pass('it ran without waiting for the next poll')
+})
+
+t.test('a run that defers to now (its slot given up with more to do) runs again at once, not a poll later', async (t) => {
+  const { queue } = await openTestJobQueue(t, systemClock)
+  const claims = countEmptyClaims(queue)
+  let runs = 0
+  const worker = new JobWorker(queue, {
+    batch: async () => {
+      runs++
+      // Give the slot up only once the worker has looked for other work, found none and gone to sleep.
+      const seen = claims.empty
+      await waitFor('the worker to sleep', () => claims.empty > seen)
+      if (runs < 3) throw new DeferJobError('more is due', 0)
+      return 'done'
+    }
+  }, { pollMs: IDLE_POLL_MS, concurrency: 2, onError: (error) => { t.fail(String(error)) } })
+  worker.start()
+  t.teardown(async () => { await worker.stop() })
+  await queue.enqueueKeyed('batch', 'webhook-1')
+  await waitFor('the third run', async () => await status(queue, '-key:batch:webhook-1') === 'succeeded')
+  t.equal(runs, 3, 'deferred twice, then done, each run taken when the last gave its slot up')
 })
 
 t.test('a keyed job asked for again while it ran runs again at once', async (t) => {
