@@ -7,8 +7,7 @@
  */
 import { callJson, createHttp, expectOk, unwrap, type Http, type HttpOptions } from '../core/http.js'
 import type { BodyOf, DataOf, QueryOf } from '../core/paths.js'
-import { PlinthError } from '../core/errors.js'
-import { randomText, s256 } from '../core/pkce.js'
+import { signInFlow } from '../core/pkce.js'
 import { followLogs, type LogLine } from './logs.js'
 import { trackerMethods } from './tracker.js'
 import { assistantMethods } from './assistant.js'
@@ -117,14 +116,10 @@ export class PlinthAdmin {
      * sent, so a ticket read off the landing URL is useless to anyone else.
      */
     ssoStartUrl: async (provider: { startUrl: string }, redirectTo: string): Promise<string> => {
-      const flow = randomText(12)
-      const verifier = randomText(32)
-      await this.storage.set(`${this.storageKey}.sso.${flow}`, verifier)
-      const landing = new URL(redirectTo)
-      landing.searchParams.set('plinthFlow', flow)
+      const { landing, codeChallenge } = await signInFlow.start(this.storage, `${this.storageKey}.sso`, redirectTo)
       const url = new URL(provider.startUrl, `${this.http.baseUrl}/`)
-      url.searchParams.set('redirectTo', landing.href)
-      url.searchParams.set('codeChallenge', await s256(verifier))
+      url.searchParams.set('redirectTo', landing)
+      url.searchParams.set('codeChallenge', codeChallenge)
       return url.href
     },
     /**
@@ -133,18 +128,8 @@ export class PlinthAdmin {
      * `login`'s is. A landing with `?error=` throws that code.
      */
     exchangeSsoTicket: async (landedAt: string): Promise<PlatformSession> => {
-      const landed = new URL(landedAt)
-      const key = `${this.storageKey}.sso.${landed.searchParams.get('plinthFlow') ?? ''}`
-      const error = landed.searchParams.get('error')
-      if (error !== null) {
-        await this.storage.remove(key)
-        throw new PlinthError(0, error, 'The sign-in did not complete')
-      }
-      const ticket = landed.searchParams.get('ticket') ?? ''
-      const codeVerifier = await this.storage.get(key)
-      if (ticket === '' || codeVerifier === null) throw new PlinthError(0, 'SDK_NO_SSO_SIGN_IN', 'No sign-in started here landed at this URL')
-      await this.storage.remove(key)
-      const answer = await unwrap(this.api.POST('/api/auth/oauth/exchange', { body: { ticket, codeVerifier } }))
+      const body = await signInFlow.land(this.storage, `${this.storageKey}.sso`, landedAt, 'SDK_NO_SSO_SIGN_IN')
+      const answer = await unwrap(this.api.POST('/api/auth/oauth/exchange', { body }))
       this.token = null
       return await this.session.keep(issued(answer))
     },

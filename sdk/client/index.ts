@@ -5,8 +5,7 @@
  * module is imported on this path; the file storage is in @plinth/sdk/node).
  */
 import { createHttp, expectOk, unwrap, type Http, type HttpOptions } from '../core/http.js'
-import { PlinthError } from '../core/errors.js'
-import { randomText, s256 } from '../core/pkce.js'
+import { signInFlow } from '../core/pkce.js'
 import { Collection } from './collection.js'
 import { SessionKeeper, type ProjectUser, type Session } from './session.js'
 import { memoryStorage, type SessionStorage } from './storage.js'
@@ -130,12 +129,8 @@ export class PlinthClient<Collections extends CollectionMap = Record<string, Rec
      * parameter added to `redirectTo`), and its S256 challenge sent.
      */
     oauthStartUrl: async (provider: string, redirectTo: string): Promise<string> => {
-      const flow = randomText(12)
-      const verifier = randomText(32)
-      await this.storage.set(`${this.storageKey}.oauth.${flow}`, verifier)
-      const landing = new URL(redirectTo)
-      landing.searchParams.set('plinthFlow', flow)
-      const query = new URLSearchParams({ redirectTo: landing.href, codeChallenge: await s256(verifier) })
+      const { landing, codeChallenge } = await signInFlow.start(this.storage, `${this.storageKey}.oauth`, redirectTo)
+      const query = new URLSearchParams({ redirectTo: landing, codeChallenge })
       return `${this.http.baseUrl}/api/p/${encodeURIComponent(this.projectId)}/auth/oauth/${encodeURIComponent(provider)}/start?${query.toString()}`
     },
     /**
@@ -144,18 +139,8 @@ export class PlinthClient<Collections extends CollectionMap = Record<string, Rec
      * session. A landing with `?error=` throws that code.
      */
     exchangeOauthTicket: async (landedAt: string): Promise<Session> => {
-      const landed = new URL(landedAt)
-      const key = `${this.storageKey}.oauth.${landed.searchParams.get('plinthFlow') ?? ''}`
-      const error = landed.searchParams.get('error')
-      if (error !== null) {
-        await this.storage.remove(key)
-        throw new PlinthError(0, error, 'The sign-in did not complete')
-      }
-      const ticket = landed.searchParams.get('ticket') ?? ''
-      const codeVerifier = await this.storage.get(key)
-      if (ticket === '' || codeVerifier === null) throw new PlinthError(0, 'SDK_NO_OAUTH_SIGN_IN', 'No sign-in started here landed at this URL')
-      await this.storage.remove(key)
-      const issued = await unwrap(this.http.api.POST('/api/p/{projectId}/auth/oauth/exchange', { params: { path: { projectId: this.projectId } }, body: { ticket, codeVerifier } }))
+      const body = await signInFlow.land(this.storage, `${this.storageKey}.oauth`, landedAt, 'SDK_NO_OAUTH_SIGN_IN')
+      const issued = await unwrap(this.http.api.POST('/api/p/{projectId}/auth/oauth/exchange', { params: { path: { projectId: this.projectId } }, body }))
       return await this.session.keep(issued)
     },
     /** The signed-in user's linked provider identities, oldest link first. */

@@ -39,6 +39,12 @@ const OWED: DeliveryStatus[] = ['pending', 'retrying']
 /** Deliveries of one webhook sent at once by its job, and batches a run sends before it gives its slot up. */
 const BATCH = 8
 const BATCHES_PER_RUN = 16
+/** How long a webhook's job waits after a run in which a delivery could not be attempted at all. */
+const REFUSED_RUN_DELAY_MS = 5_000
+
+function errorText (error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
 
 type Verdict = { outcome: 'delivered' } | { outcome: 'retry', why: string, retryAfterMs: number | null } | { outcome: 'failed', why: string }
 
@@ -121,7 +127,9 @@ export class WebhookDeliverer {
       const subscription = await this.deps.subscriptions.records.findOne({ _id: subscriptionId })
       const outcomes = await Promise.allSettled(due.map(async (delivery) => await this.runOne(delivery, subscription)))
       const refused = outcomes.find((outcome) => outcome.status === 'rejected')
-      if (refused !== undefined) throw refused.reason
+      // A delivery that could not be attempted (the store failing under it) keeps its own retry state; the webhook's
+      // job is deferred, never spent, so a run of failures cannot leave its owed deliveries without a job.
+      if (refused !== undefined) throw new DeferJobError(`a delivery could not be attempted: ${errorText(refused.reason)}`, REFUSED_RUN_DELAY_MS)
       sent += due.length
       if (batch === BATCHES_PER_RUN - 1) throw new DeferJobError('more deliveries are due: the slot is given up between runs', 0)
     }

@@ -8,15 +8,21 @@ import { readTar, TarWriter } from '../../../services/backup/tar.js'
 
 export const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex')
 
-export async function importArchive (app: TestApp, orgId: string, auth: Record<string, string>, archive: Buffer) {
+/** A multipart body of one file field holding `data`. */
+export function form (data: Buffer, field = 'file'): { boundary: string, payload: Buffer } {
   const boundary = `----plinth${randomBytes(8).toString('hex')}`
   const payload = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="p.tar.gz"\r\nContent-Type: application/gzip\r\n\r\n`),
-    archive,
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="p.tar.gz"\r\nContent-Type: application/gzip\r\n\r\n`),
+    data,
     Buffer.from(`\r\n--${boundary}--\r\n`)
   ])
+  return { boundary, payload }
+}
+
+export async function importArchive (app: TestApp, orgId: string, auth: Record<string, string>, archive: Buffer) {
+  const { boundary, payload } = form(archive)
   const res = await app.inject({ method: 'POST', url: `/api/organizations/${orgId}/projects/import`, headers: { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload })
-  return { status: res.statusCode, body: res.json() }
+  return { status: res.statusCode, body: res.json(), headers: res.headers }
 }
 
 export async function entriesOf (archive: Buffer): Promise<Map<string, Buffer>> {

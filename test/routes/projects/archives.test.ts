@@ -1,14 +1,13 @@
 import t from 'tap'
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { gunzipSync, gzipSync } from 'node:zlib'
-import { PassThrough } from 'node:stream'
 import { execFile } from 'node:child_process'
 import { buildTestApp, call, orgWithRoles, registerEndUser, tempDir, testEngine, type TestApp } from '../../helper.js'
 import { gitClient, gitWorld } from '../git/fixtures.js'
-import { readTar, TarWriter } from '../../../services/backup/tar.js'
+import { entriesOf, forge, form, importArchive, sha256 } from './archive-fixtures.js'
 
 const ROOT = join(import.meta.dirname, '../../..')
 
@@ -21,59 +20,11 @@ async function cli (args: string[], dataDir: string): Promise<{ code: number, st
   })
 }
 
-const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex')
-
-function form (data: Buffer, field = 'file'): { boundary: string, payload: Buffer } {
-  const boundary = `----plinth${randomBytes(8).toString('hex')}`
-  const payload = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="p.tar.gz"\r\nContent-Type: application/gzip\r\n\r\n`),
-    data,
-    Buffer.from(`\r\n--${boundary}--\r\n`)
-  ])
-  return { boundary, payload }
-}
-
-async function importArchive (app: TestApp, orgId: string, auth: Record<string, string>, archive: Buffer) {
-  const { boundary, payload } = form(archive)
-  const res = await app.inject({ method: 'POST', url: `/api/organizations/${orgId}/projects/import`, headers: { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload })
-  return { status: res.statusCode, body: res.json(), headers: res.headers }
-}
-
 async function upload (app: TestApp, url: string, auth: Record<string, string>, data: Buffer): Promise<string> {
   const { boundary, payload } = form(data)
   const res = await app.inject({ method: 'POST', url, headers: { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload })
   if (res.statusCode !== 201) throw new Error(`upload: ${res.body}`)
   return res.json().data.file.id as string
-}
-
-/** The entries of a gzip-compressed archive, read with the backup's tar reader. */
-async function entriesOf (archive: Buffer): Promise<Map<string, Buffer>> {
-  const entries = new Map<string, Buffer>()
-  for await (const entry of readTar((async function * () { yield gunzipSync(archive) })())) {
-    const parts: Buffer[] = []
-    for await (const part of entry.body) parts.push(part)
-    entries.set(entry.path, Buffer.concat(parts))
-  }
-  return entries
-}
-
-/** An archive of `entries` in order, with a manifest that lists each with its true checksum (a forger's archive). */
-async function forge (entries: Map<string, Buffer>, manifest: Record<string, unknown>): Promise<Buffer> {
-  const out = new PassThrough()
-  const chunks: Buffer[] = []
-  out.on('data', (chunk: Buffer) => chunks.push(chunk))
-  const tar = new TarWriter(out)
-  const listed = []
-  for (const [path, body] of entries) {
-    if (path === 'manifest.json') continue
-    await tar.file(path, body.length, 0o600, Date.now(), [body])
-    listed.push({ path, size: body.length, sha256: sha256(body) })
-  }
-  const text = Buffer.from(JSON.stringify({ ...manifest, entries: listed }))
-  await tar.file('manifest.json', text.length, 0o600, Date.now(), [text])
-  await tar.end()
-  out.end()
-  return gzipSync(Buffer.concat(chunks))
 }
 
 /** The first header of `tar`, renamed and given another type, with its checksum made right again. */

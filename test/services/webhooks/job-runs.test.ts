@@ -1,0 +1,30 @@
+import t from 'tap'
+import { WEBHOOK_DELIVER_JOB } from '../../../services/webhooks/index.js'
+import { engine, receiver, thingEvent } from './fixtures.js'
+
+t.test('a run in which a delivery cannot be attempted (the store failing) defers the webhook\'s job: it is never spent, and the delivery goes out later', async (t) => {
+  const { webhooks, queue, clock, owner, drain } = await engine(t)
+  const hook = await receiver(t)
+  await webhooks.create(owner, { url: hook.url, events: ['*'] }, null)
+  // The delivery's event cannot be read: nothing is sent, and the attempt is not made.
+  const events = webhooks.publisher.events
+  const findOne = events.findOne.bind(events)
+  let failing = true
+  events.findOne = async (...args) => {
+    if (failing) throw new Error('disk I/O error')
+    return await findOne(...args)
+  }
+  await webhooks.publish('things', 'p1', [thingEvent(1)])
+  // Far more runs than a job's attempts: each fails, none may use the job up.
+  for (let run = 0; run < 8; run++) {
+    await drain()
+    clock.advance(60_000)
+  }
+  const [job] = await queue.jobs.find({ type: WEBHOOK_DELIVER_JOB }).toArray()
+  t.match(job, { status: 'queued', lastError: /a delivery could not be attempted: disk I\/O error/ }, 'the job waits for its next run, not dead')
+  t.equal(hook.received.length, 0, 'nothing sent while its event cannot be read')
+  failing = false
+  clock.advance(60_000)
+  await drain()
+  t.equal(hook.received.length, 1, 'once the store answers, the delivery is sent')
+})
