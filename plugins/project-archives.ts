@@ -54,7 +54,7 @@ async function projectArchivesPlugin (app: FastifyInstance): Promise<void> {
         throw error
       }
     },
-    import: async (orgId, userId, file) => await importProject({ ...ports, projects: app.projects, maxEntryBytes: app.config.backup.importMaxEntryBytes }, orgId, userId, file)
+    import: async (orgId, userId, file) => await importProject({ ...ports, projects: app.projects, limits: { maxEntryBytes: app.config.backup.importMaxEntryBytes, maxUnpackedBytes: app.config.backup.importMaxUnpackedBytes } }, orgId, userId, file)
   } satisfies ProjectArchives)
 }
 

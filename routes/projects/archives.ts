@@ -68,7 +68,8 @@ export const projectImportRoutes: FastifyPluginAsyncTypebox = async (app) => {
       permission: 'project.import',
       errors: [
         commonErrors.unsupportedMediaType, fileErrors.multipartInvalid, fileErrors.fileRequired, fileErrors.multipartTooManyParts,
-        projectArchiveErrors.archiveInvalid, projectArchiveErrors.archiveTooLarge, projectArchiveErrors.entryTooLarge
+        projectArchiveErrors.archiveInvalid, projectArchiveErrors.archiveTooLarge, projectArchiveErrors.entryTooLarge,
+        projectArchiveErrors.unpacksTooLarge
       ]
     },
     schema: {
@@ -78,7 +79,8 @@ export const projectImportRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'The archive (one `file` part) is checked whole first: its layout, its manifest and every entry\'s SHA-256; ' +
         'a damaged, tampered or foreign archive is refused naming the entry. The project gets a new id (its slug when free), ' +
         'records keep theirs; the project is hidden until the import has written it all, and a failed import leaves none. ' +
-        'An archive over PROJECT_IMPORT_MAX_BYTES, or an entry unpacking past PROJECT_IMPORT_MAX_ENTRY_BYTES, is refused with 413. ' +
+        'An archive over PROJECT_IMPORT_MAX_BYTES, an entry unpacking past PROJECT_IMPORT_MAX_ENTRY_BYTES, ' +
+        'or entries together past PROJECT_IMPORT_MAX_UNPACKED_BYTES, is refused with 413. ' +
         '`leftOut` says what to set again here.',
       consumes: ['multipart/form-data'],
       params: OrgParams,

@@ -1313,7 +1313,7 @@ export interface paths {
         put?: never;
         /**
          * Create a project in the organization from an exported archive
-         * @description Needs `project.import`. The archive (one `file` part) is checked whole first: its layout, its manifest and every entry's SHA-256; a damaged, tampered or foreign archive is refused naming the entry. The project gets a new id (its slug when free), records keep theirs; the project is hidden until the import has written it all, and a failed import leaves none. An archive over PROJECT_IMPORT_MAX_BYTES, or an entry unpacking past PROJECT_IMPORT_MAX_ENTRY_BYTES, is refused with 413. `leftOut` says what to set again here.
+         * @description Needs `project.import`. The archive (one `file` part) is checked whole first: its layout, its manifest and every entry's SHA-256; a damaged, tampered or foreign archive is refused naming the entry. The project gets a new id (its slug when free), records keep theirs; the project is hidden until the import has written it all, and a failed import leaves none. An archive over PROJECT_IMPORT_MAX_BYTES, an entry unpacking past PROJECT_IMPORT_MAX_ENTRY_BYTES, or entries together past PROJECT_IMPORT_MAX_UNPACKED_BYTES, is refused with 413. `leftOut` says what to set again here.
          *
          *     Refused with:
          *     - 400 `APP_FILE_REQUIRED`: the form has no file part
@@ -1324,6 +1324,7 @@ export interface paths {
          *     - 413 `APP_MULTIPART_TOO_MANY_PARTS`: the form carries a second file or more other fields than `details.limit`
          *     - 413 `APP_PROJECT_ARCHIVE_ENTRY_TOO_LARGE`: an entry of the archive unpacks to more than `details.limit` bytes (a compressed archive that would inflate past what this server takes); nothing was written
          *     - 413 `APP_PROJECT_ARCHIVE_TOO_LARGE`: the uploaded archive is larger than `details.limit` bytes
+         *     - 413 `APP_PROJECT_ARCHIVE_UNPACKS_TOO_LARGE`: the archive's entries together unpack to more than `details.limit` bytes (many entries each under the per-entry limit); nothing was written
          *     - 415 `APP_UNSUPPORTED_MEDIA_TYPE`: the body is not of a type the route takes
          */
         post: operations["importProject"];

@@ -22,7 +22,8 @@ export const BackupConfig = Type.Object({
   keep: Type.Integer({ minimum: 1, variable: 'BACKUP_KEEP', description: 'How many scheduled backups are kept; older ones are deleted after each scheduled run' }),
   s3: Type.Union([S3Config, Type.Null()], { description: 'When BACKUP_S3_ENDPOINT is set, each backup is also put in this bucket' }),
   importMaxBytes: Type.Integer({ minimum: 1, variable: 'PROJECT_IMPORT_MAX_BYTES', description: 'The largest project archive an import takes, as uploaded (4 GiB by default); a larger one is refused with 413' }),
-  importMaxEntryBytes: Type.Integer({ minimum: 1, variable: 'PROJECT_IMPORT_MAX_ENTRY_BYTES', description: 'The most one entry of a project archive may unpack to (5 GiB by default, a file\'s largest size); a larger one is refused before anything is written' })
+  importMaxEntryBytes: Type.Integer({ minimum: 1, variable: 'PROJECT_IMPORT_MAX_ENTRY_BYTES', description: 'The most one entry of a project archive may unpack to (5 GiB by default, a file\'s largest size); a larger one is refused before anything is written' }),
+  importMaxUnpackedBytes: Type.Integer({ minimum: 1, variable: 'PROJECT_IMPORT_MAX_UNPACKED_BYTES', description: 'The most all entries of a project archive together may unpack to (16 GiB by default); a larger total is refused before anything is written' })
 })
 export type BackupConfig = Static<typeof BackupConfig>
 export type BackupS3Config = Static<typeof S3Config>
@@ -69,6 +70,7 @@ export function parseBackupConfig (env: Env, dataDir: string): BackupConfig {
     keep: integer(env, 'BACKUP_KEEP', 7, 1, 10_000),
     s3: s3(env),
     importMaxBytes: integer(env, 'PROJECT_IMPORT_MAX_BYTES', 4 * GIB, 1, 1024 * GIB),
-    importMaxEntryBytes: integer(env, 'PROJECT_IMPORT_MAX_ENTRY_BYTES', 5 * GIB, 1, 1024 * GIB)
+    importMaxEntryBytes: integer(env, 'PROJECT_IMPORT_MAX_ENTRY_BYTES', 5 * GIB, 1, 1024 * GIB),
+    importMaxUnpackedBytes: integer(env, 'PROJECT_IMPORT_MAX_UNPACKED_BYTES', 16 * GIB, 1, 4096 * GIB)
   }
 }

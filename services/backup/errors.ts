@@ -50,6 +50,14 @@ export const projectArchiveErrors = errorCatalogue('projectArchive', {
     details: ({ limit }) => ({ limit }),
     description: 'an entry of the archive unpacks to more than `details.limit` bytes (a compressed archive that would inflate past what this server takes); nothing was written'
   },
+  unpacksTooLarge: {
+    code: 'APP_PROJECT_ARCHIVE_UNPACKS_TOO_LARGE',
+    status: 413,
+    message: ({ limit }: { limit: number }) =>
+      `The archive cannot be imported: its entries together unpack to more than the ${limit} bytes an import takes (PROJECT_IMPORT_MAX_UNPACKED_BYTES)`,
+    details: ({ limit }) => ({ limit }),
+    description: 'the archive\'s entries together unpack to more than `details.limit` bytes (many entries each under the per-entry limit); nothing was written'
+  },
   archiveTooLarge: {
     code: 'APP_PROJECT_ARCHIVE_TOO_LARGE',
     status: 413,

@@ -37,7 +37,10 @@ interface Checked {
 type Visit = (entry: TarEntry, kind: EntryKind, body: AsyncIterable<Buffer>) => Promise<void>
 
 /** Each entry of the archive with its kind, hashed as it is read; the manifest parsed. Tar and gzip faults become refusals. */
-async function readEntries (file: string, maxEntryBytes: number, visit: Visit): Promise<{ manifest: ProjectManifest | null, found: Map<string, ManifestEntry> }> {
+/** What an archive may unpack to: PROJECT_IMPORT_MAX_ENTRY_BYTES for one entry, PROJECT_IMPORT_MAX_UNPACKED_BYTES for all. */
+export interface UnpackLimits { maxEntryBytes: number, maxUnpackedBytes: number }
+
+async function readEntries (file: string, limits: UnpackLimits, visit: Visit): Promise<{ manifest: ProjectManifest | null, found: Map<string, ManifestEntry> }> {
   const archive = await open(file, 'r')
   const raw = archive.createReadStream()
   const source = raw.pipe(createGunzip())
@@ -45,13 +48,17 @@ async function readEntries (file: string, maxEntryBytes: number, visit: Visit): 
   source.once('close', () => { raw.destroy() })
   const found = new Map<string, ManifestEntry>()
   let manifest: ProjectManifest | null = null
+  let unpacked = 0
   try {
     for await (const entry of readTar(source)) {
       if (manifest !== null) throw invalidArchive(`${entry.path} comes after the manifest`)
       if (entry.type !== 'file') throw invalidArchive(`it holds ${JSON.stringify(entry.path)} as a folder, where a project export writes only files`)
       const kind = classifyEntry(entry.path)
       // The header's size bounds what the body inflates to: refused before a byte of it is read.
-      if (entry.size > maxEntryBytes) throw projectArchiveErrors.entryTooLarge({ path: entry.path, size: entry.size, limit: maxEntryBytes })
+      if (entry.size > limits.maxEntryBytes) throw projectArchiveErrors.entryTooLarge({ path: entry.path, size: entry.size, limit: limits.maxEntryBytes })
+      // And the sum of the headers bounds the whole: many entries each under the one limit are refused as early.
+      unpacked += entry.size
+      if (unpacked > limits.maxUnpackedBytes) throw projectArchiveErrors.unpacksTooLarge({ limit: limits.maxUnpackedBytes })
       if (found.has(entry.path)) throw invalidArchive(`${entry.path} appears twice`)
       if (kind.kind === 'manifest') {
         if (entry.size > MANIFEST_MOST) throw invalidArchive(`${MANIFEST_PATH} is too large`)
@@ -97,13 +104,13 @@ async function collect (body: AsyncIterable<Buffer>, most: number, path: string)
  * the small entries parsed and checked against each other. Nothing is
  * written until this has passed.
  */
-async function checkArchive (file: string, maxEntryBytes: number): Promise<Checked> {
+async function checkArchive (file: string, limits: UnpackLimits): Promise<Checked> {
   let project: ProjectEntry | null = null
   const collections = new Map<string, CollectionEntry>()
   const repositories = new Map<string, RepositoryEntry>()
   const apps = new Map<string, AppEntry>()
   const later: Array<{ path: string, kind: EntryKind }> = []
-  const { manifest, found } = await readEntries(file, maxEntryBytes, async (entry, kind, body) => {
+  const { manifest, found } = await readEntries(file, limits, async (entry, kind, body) => {
     const small = async (): Promise<string> => (await collect(body, SMALL_ENTRY_MOST, entry.path)).toString('utf8')
     if (kind.kind === 'project') project = parseEntry(ProjectEntrySchema, await small(), entry.path)
     else if (kind.kind === 'collection') {
@@ -154,8 +161,7 @@ function naming (path: string, error: unknown): unknown {
 
 export interface ImportDeps extends ProjectArchivePorts {
   projects: Projects
-  /** PROJECT_IMPORT_MAX_ENTRY_BYTES. */
-  maxEntryBytes: number
+  limits: UnpackLimits
 }
 
 /**
@@ -167,13 +173,13 @@ export interface ImportDeps extends ProjectArchivePorts {
  * is deleted with everything written for it, so a failed import leaves none.
  */
 export async function importProject (deps: ImportDeps, orgId: string, userId: string, file: string): Promise<{ project: Project, manifest: ProjectManifest }> {
-  const checked = await checkArchive(file, deps.maxEntryBytes)
+  const checked = await checkArchive(file, deps.limits)
   const project = await createProject(deps.projects, orgId, userId, checked.project)
   const work = await mkdtemp(join(tmpdir(), 'plinth-import-'))
   try {
     const expected = new Map(checked.manifest.entries.map((entry) => [entry.path, entry]))
     await createDefinitions(deps, project.id, checked)
-    const { found } = await readEntries(file, deps.maxEntryBytes, async (entry, kind, body) => {
+    const { found } = await readEntries(file, deps.limits, async (entry, kind, body) => {
       try {
         if (kind.kind === 'records') await insertRecords(deps, projectCollectionName(project.id, kind.name), body, entry.path)
         else if (kind.kind === 'file') await deps.fileStore.write(`files/${project.id}/${kind.table}/${kind.recordId}/${kind.field}/${kind.fileId}`, Readable.from(body))

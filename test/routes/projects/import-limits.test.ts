@@ -4,7 +4,7 @@ import { buildTestApp, call, orgWithRoles, registerEndUser } from '../../helper.
 import { entriesOf, forge, importArchive } from './archive-fixtures.js'
 
 t.test('import limits: 413 for an archive too large, a bomb refused before anything is written, the project hidden until whole', async (t) => {
-  const app = await buildTestApp(t, { env: { PROJECT_IMPORT_MAX_BYTES: '200000', PROJECT_IMPORT_MAX_ENTRY_BYTES: '1048576' } })
+  const app = await buildTestApp(t, { env: { PROJECT_IMPORT_MAX_BYTES: '200000', PROJECT_IMPORT_MAX_ENTRY_BYTES: '1048576', PROJECT_IMPORT_MAX_UNPACKED_BYTES: '3145728' } })
   const { owner, orgId } = await orgWithRoles(app)
   const projectId = (await call(app, 'POST', '/api/projects', owner.auth, { orgId, name: 'Small' })).body.data.id as string
   t.equal((await call(app, 'POST', `/api/projects/${projectId}/auth/toggle`, owner.auth, { enabled: true })).status, 200)
@@ -33,6 +33,12 @@ t.test('import limits: 413 for an archive too large, a bomb refused before anyth
   const refused = await importArchive(app, orgId, owner.auth, small)
   t.same([refused.status, refused.body.code, refused.body.details], [413, 'APP_PROJECT_ARCHIVE_ENTRY_TOO_LARGE', { limit: 1_048_576 }])
   t.match(refused.body.message, /records\/notes\.jsonl unpacks to 8388608 bytes, more than the 1048576/)
+
+  // Four entries of 0.9 MiB each pass the one limit; together they pass the whole's (3 MiB here).
+  const many = new Map(entries)
+  for (let i = 0; i < 4; i++) many.set(`records/bulk${i}.jsonl`, Buffer.alloc(900 * 1024, '\n'))
+  const spread = await importArchive(app, orgId, owner.auth, await forge(many, manifest))
+  t.same([spread.status, spread.body.code, spread.body.details], [413, 'APP_PROJECT_ARCHIVE_UNPACKS_TOO_LARGE', { limit: 3_145_728 }], 'entries together past the limit')
 
   const broken = new Map(entries)
   broken.set('records/notes.jsonl', Buffer.from('{"_id": "a1", "text": "ok"}\nnot json\n'))

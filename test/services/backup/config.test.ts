@@ -15,9 +15,9 @@ const S3 = { BACKUP_S3_ENDPOINT: 'http://127.0.0.1:9000/', BACKUP_S3_BUCKET: 'pl
 const ADMIN = '01m8km39wqbqjmk5kqk0'
 
 t.test('the parser gives what the schema describes, defaults and all', async (t) => {
-  const full = { BACKUP_DIR: '/srv/backups', BACKUP_SCHEDULE: '6h', BACKUP_KEEP: '3', ...S3, BACKUP_S3_REGION: 'eu-west-1', BACKUP_S3_PREFIX: 'prod/', BACKUP_S3_ALLOWED_HOSTS: '127.0.0.1', PROJECT_IMPORT_MAX_BYTES: '1000', PROJECT_IMPORT_MAX_ENTRY_BYTES: '2000' }
+  const full = { BACKUP_DIR: '/srv/backups', BACKUP_SCHEDULE: '6h', BACKUP_KEEP: '3', ...S3, BACKUP_S3_REGION: 'eu-west-1', BACKUP_S3_PREFIX: 'prod/', BACKUP_S3_ALLOWED_HOSTS: '127.0.0.1', PROJECT_IMPORT_MAX_BYTES: '1000', PROJECT_IMPORT_MAX_ENTRY_BYTES: '2000', PROJECT_IMPORT_MAX_UNPACKED_BYTES: '3000' }
   const GIB = 1024 ** 3
-  t.same(parseBackupConfig({}, '/srv/plinth'), { dir: '/srv/plinth/backups', everyMs: null, keep: 7, s3: null, importMaxBytes: 4 * GIB, importMaxEntryBytes: 5 * GIB })
+  t.same(parseBackupConfig({}, '/srv/plinth'), { dir: '/srv/plinth/backups', everyMs: null, keep: 7, s3: null, importMaxBytes: 4 * GIB, importMaxEntryBytes: 5 * GIB, importMaxUnpackedBytes: 16 * GIB })
   const parsed = parseBackupConfig(full, '/srv/plinth')
   t.same(parsed, {
     dir: '/srv/backups',
@@ -25,7 +25,8 @@ t.test('the parser gives what the schema describes, defaults and all', async (t)
     keep: 3,
     s3: { endpoint: 'http://127.0.0.1:9000', bucket: 'plinth-backups', prefix: 'prod/', region: 'eu-west-1', accessKeyId: 'AK', secretAccessKey: 'SK', allowedHosts: ['127.0.0.1'] },
     importMaxBytes: 1000,
-    importMaxEntryBytes: 2000
+    importMaxEntryBytes: 2000,
+    importMaxUnpackedBytes: 3000
   })
   for (const config of [parseBackupConfig({}, '/d'), parsed]) t.ok(Value.Check(BackupConfig, config))
   t.same(variables(BackupConfig).sort(), Object.keys(full).sort(), 'each setting names the one variable it is read from')
