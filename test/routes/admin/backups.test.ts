@@ -135,9 +135,9 @@ t.test('a scheduled run keeps BACKUP_KEEP scheduled backups and never prunes tho
   const asked = (await call(app, 'POST', '/api/admin/backups', admin.auth)).body.data.id as string
   await settled(app, admin.auth, asked)
   const first = await app.backups.runScheduled()
-  t.same(first, { status: 'ready', pruned: 0 })
+  t.same(first, { status: 'ready', pruned: 0, interrupted: 0 })
   const second = await app.backups.runScheduled()
-  t.same(second, { status: 'ready', pruned: 1 }, 'the older scheduled one goes')
+  t.same(second, { status: 'ready', pruned: 1, interrupted: 0 }, 'the older scheduled one goes')
   const items = (await call(app, 'GET', '/api/admin/backups', admin.auth)).body.data.items as Array<{ id: string, origin: string, requestedBy: string | null }>
   t.same(items.map((item) => item.origin), ['schedule', 'api'])
   t.equal(items[1].id, asked)
