@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ConfigError } from '../../../services/platform/config-env.js'
 import { parseAuditConfig } from '../../../services/audit/config.js'
+import { AUDIT_PRUNE_JOB } from '../../../services/audit/log.js'
+import { setTimeout as delay } from 'node:timers/promises'
 import { buildTestApp, call, orgWithRoles, signUp, tempDir } from '../../helper.js'
 import { deploymentSettled, packFixture, uploadSource } from '../hosting/fixtures.js'
 
@@ -114,6 +116,13 @@ t.test('an entry for each change, no secret value in any, audit.read to read the
 t.test('retention: the prune deletes entries older than AUDIT_RETENTION_DAYS', async (t) => {
   const app = await buildTestApp(t, { env: { AUDIT_RETENTION_DAYS: '30' } })
   t.equal(app.config.audit.retentionDays, 30)
+  // The daily prune's first run is due at start: let it pass first, so the prune below is the only one at work.
+  for (const deadline = Date.now() + 20_000; ;) {
+    const daily = await app.jobs.jobs.findOne({ type: AUDIT_PRUNE_JOB })
+    if (daily !== null && daily.status === 'queued' && daily.runAt.getTime() > Date.now() + 60 * 60_000) break
+    if (Date.now() > deadline) throw new Error('the daily prune did not make its first run')
+    await delay(50)
+  }
   const base = { orgId: 'o', projectId: null, actorId: 'u', credential: 'session' as const, address: '127.0.0.1', action: 'a', method: 'POST', route: '/api/x', targetId: null, params: {}, fields: [], status: 200 }
   await app.audit.append(base)
   await app.store.collection('audit_log').insertOne({ ...base, _id: 'old-entry', at: new Date(Date.now() - 31 * 24 * 60 * 60_000) })
