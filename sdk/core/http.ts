@@ -119,7 +119,12 @@ export function createHttp (options: HttpOptions & Credential): Http {
       const response = await send(request)
       if (response.status !== 401 || request.signal.aborted || !await refusesToken(response)) return response
       const renewed = await renew(sent)
-      if (renewed === null || renewed === sent) return response
+      if (renewed === null) return response
+      // A refresh within the same second can issue the very token just refused: it is refused fresh, so remembered.
+      if (renewed === sent) {
+        refusedRenewed?.(renewed)
+        return response
+      }
       await response.body?.cancel()
       again.headers.set('authorization', `Bearer ${renewed}`)
       const retried = await send(again)
