@@ -22,7 +22,9 @@ export const HOSTING_LIMITS = {
 } as const
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()])
-const AppName = Type.String({ minLength: 1, maxLength: 40, pattern: '^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$', description: 'Lower-case letters, digits and `-`, unique on the server: the app answers at `<name>.<HOSTING_APPS_DOMAIN>`' })
+/** An app's name: also a DNS label under HOSTING_APPS_DOMAIN, so at most 40 characters, no leading or trailing `-`. */
+export const APP_NAME_PATTERN = '^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$'
+const AppName = Type.String({ minLength: 1, maxLength: 40, pattern: APP_NAME_PATTERN, description: 'Lower-case letters, digits and `-`, unique on the server: the app answers at `<name>.<HOSTING_APPS_DOMAIN>`' })
 const SecretName = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'An environment variable name' })
 const Sha256 = Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'SHA-256 of the whole archive, hex' })
 

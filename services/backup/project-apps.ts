@@ -10,7 +10,7 @@ import type { AppRecord, DeploymentRecord } from '../hosting/records.js'
 import { hostingErrors } from '../hosting/errors.js'
 import type { UploadSessions } from '../files/uploads.js'
 import type { Repositories } from '../git/repositories.js'
-import { HOSTING_LIMITS } from '../../schemas/hosting.js'
+import { APP_NAME_PATTERN, HOSTING_LIMITS } from '../../schemas/hosting.js'
 
 /**
  * A project's hosting apps in its archive (docs/export.md, "Hosting apps"):
@@ -32,10 +32,10 @@ export interface HostingArchivePort {
   enabled: boolean
 }
 
-export const APP_NAME = /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/
+export const APP_NAME = new RegExp(APP_NAME_PATTERN)
 
 export const AppEntrySchema = Type.Object({
-  name: Type.String({ pattern: APP_NAME.source }),
+  name: Type.String({ pattern: APP_NAME_PATTERN }),
   kind: Type.Union([Type.Literal('container'), Type.Literal('static')]),
   scaling: Type.Object({ instances: Type.Integer({ minimum: 0 }), min: Type.Integer({ minimum: 0 }), max: Type.Integer({ minimum: 0 }) }),
   healthCheckPath: Type.String({ minLength: 1, maxLength: 256, pattern: '^/' }),

@@ -100,7 +100,7 @@ export class SignInFlows {
   /**
    * The flow a callback's state belongs to, consumed: deleting on read makes
    * it single-use even when two callbacks race. Unknown, used, expired, of
-   * another provider or not this browser's: `APP_SSO_INVALID_STATE`.
+   * another provider or not this browser's: `identityErrors.ssoInvalidState`.
    */
   async resume (scope: string, provider: string, state: string | undefined, binding: string | undefined): Promise<SignInFlow> {
     if (state === undefined || state === '') throw identityErrors.ssoInvalidState()

@@ -23,7 +23,7 @@ export interface OauthLanding { location: string, failure: { code: string, cause
 /** More than a user can link: one identity per enabled provider, but for a second account at the same one. */
 export const MAX_LISTED_IDENTITIES = 100
 
-/** What a sign-in that did not complete lands with (`?error=`); anything else lands as `APP_SSO_FAILED`. */
+/** What a sign-in that did not complete lands with (`?error=`); anything else lands as `identityErrors.ssoFailed`. */
 export const OAUTH_FAILURES = [
   ...SSO_FAILURES, projectErrors.oauthProviderDisabled, projectErrors.oauthProviderNotFound, projectErrors.authDisabled, projectErrors.oauthHostRefused
 ]
