@@ -86,9 +86,12 @@ async function trackerPlugin (app: FastifyInstance): Promise<void> {
       return trackerActor(userId, access?.permissions ?? [])
     },
     // Each item write's one event, from its outbox, to the webhook engine (docs/webhooks.md, "The tracker").
-    publishItemChange: async (item, change, identifier) => {
-      const event = trackerItemEvent(item, change, identifier)
-      if (event !== null) await app.webhooks.publish(TRACKER_WEBHOOK_SOURCE, item.projectId, [event])
+    itemWebhooks: {
+      subscribed: async (projectId) => await app.webhooks.subscribed({ projectId, source: TRACKER_WEBHOOK_SOURCE }),
+      publish: async (item, change, identifier) => {
+        const event = trackerItemEvent(item, change, identifier)
+        if (event !== null) await app.webhooks.publish(TRACKER_WEBHOOK_SOURCE, item.projectId, [event])
+      }
     }
   })
   app.webhooks.registerSource(trackerWebhookSource({

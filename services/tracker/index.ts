@@ -61,8 +61,14 @@ export interface TrackerPorts {
   /** The durable job queue: follow-ups are delayed jobs of type TRACKER_FOLLOW_UP_JOB. */
   jobs: FollowUpQueue
   canUseTracker: CanUseTracker
-  /** Publishes an item write's change, given the identifier its key is made of (the plugin: to the webhook engine). */
-  publishItemChange?: (item: ItemRecord, change: OutboxChange, identifier: string) => Promise<void>
+  /**
+   * Item writes' changes to the webhook engine (the plugin): whether the platform project has a tracker webhook
+   * at all, asked first, and the publish of one change, given the identifier its key is made of.
+   */
+  itemWebhooks?: {
+    subscribed: (projectId: string) => Promise<boolean>
+    publish: (item: ItemRecord, change: OutboxChange, identifier: string) => Promise<void>
+  }
   /** Exports: where their files go, what signs their download links, and the path a link points at. */
   exportFiles: FileStore
   exportLinks: SignedLinks
@@ -114,17 +120,19 @@ export async function buildTrackerServices (deps: TrackerPorts): Promise<Tracker
   const projects = new TrackerProjects(store, { clock, newId, cursors, members, followUps })
   const states = new TrackerStates(store, { clock, newId, cursors, projects, followUps })
   const labels = new TrackerLabels(store, { clock, newId, cursors, followUps })
-  const { publishItemChange } = deps
+  const { itemWebhooks } = deps
   const notifications = new TrackerNotifications(store, { clock, cursors })
   const items = new ItemStore(store, {
     clock,
     newId,
     notify: async (item, change) => { await notifications.itemChanged(item, change) },
-    publish: publishItemChange === undefined
+    // Most projects have no tracker webhook: nothing is read or built for an event nobody is sent.
+    publish: itemWebhooks === undefined
       ? undefined
       : async (item, change) => {
+        if (!await itemWebhooks.subscribed(item.projectId)) return
         const project = await projects.record(item.lpId)
-        if (project !== null) await publishItemChange(item, change, project.identifier)
+        if (project !== null) await itemWebhooks.publish(item, change, project.identifier)
       }
   })
   const countItems = async (filter: Record<string, unknown>): Promise<number> => await items.items.countDocuments({ deletedAt: null, ...filter })

@@ -8,7 +8,7 @@ import { createIdGenerator } from '../../../services/platform/ids.js'
 import { JobQueue } from '../../../services/jobs/queue.js'
 import { SignedLinks } from '../../../services/platform/signed-links.js'
 import type { Store } from '../../../services/store/types.js'
-import { TRACKER_FOLLOW_UP_JOB, buildTrackerServices, type TrackerActor, type TrackerScope } from '../../../services/tracker/index.js'
+import { TRACKER_FOLLOW_UP_JOB, buildTrackerServices, type TrackerActor, type TrackerPorts, type TrackerScope } from '../../../services/tracker/index.js'
 import type { FollowUpTask } from '../../../services/tracker/follow-ups.js'
 import { tempDir, tempStore } from '../../helper.js'
 
@@ -38,9 +38,9 @@ export const people = {
 /**
  * The tracker services on a temp store with a manual clock, as the plugin
  * will build them: a job queue for follow-ups, upload sessions on a local
- * file store, sealed cursors.
+ * file store, sealed cursors; `ports` adds or replaces some (item webhooks).
  */
-export async function trackerOn (t: Test, wrap: (store: Store) => Store = (store) => store) {
+export async function trackerOn (t: Test, wrap: (store: Store) => Store = (store) => store, ports: Partial<TrackerPorts> = {}) {
   const raw = await tempStore(t)
   const store = wrap(raw)
   const clock = new ManualClock(MONDAY)
@@ -62,7 +62,8 @@ export async function trackerOn (t: Test, wrap: (store: Store) => Store = (store
     exportLinks: new SignedLinks(randomBytes(32)),
     exportPath: (projectId, exportId) => `/exports/${projectId}/${exportId}`,
     actorFor: async (_projectId, userId) => Object.values(people).find((person) => person.userId === userId) ?? { userId, permissions: [] },
-    platformMembers: async () => [...platformMembers].map((userId) => ({ userId, name: null, email: null, admin: userId === 'alice' }))
+    platformMembers: async () => [...platformMembers].map((userId) => ({ userId, name: null, email: null, admin: userId === 'alice' })),
+    ...ports
   })
   const scope = async (actor: TrackerActor, lpId: string): Promise<TrackerScope> => await tracker.projects.scope(actor, PROJECT, lpId)
   /** The follow-ups queued so far, as their job would run them (a crash's repair). */

@@ -27,6 +27,30 @@ t.test('If-Match, lost races and no-op patches', async (t) => {
   t.match(await refusal(tracker.workItems.delete(bob, item.id, { ifMatch: 3 })), { status: 412 })
 })
 
+t.test('item webhooks: a change is published only while the platform project has a tracker webhook', async (t) => {
+  let subscribed = false
+  const asked: string[] = []
+  const published: Array<{ key: string, fields: string[], identifier: string }> = []
+  const { tracker, project } = await trackerOn(t, undefined, {
+    itemWebhooks: {
+      subscribed: async (projectId) => { asked.push(projectId); return subscribed },
+      publish: async (item, change, identifier) => { published.push({ key: `${identifier}-${item.seq}`, fields: change.entries.map((entry) => entry.field), identifier }) }
+    }
+  })
+  const { bob } = await project()
+  const first = await tracker.workItems.create(bob, { title: 'Nobody listens' })
+  t.same(published, [], 'no webhook: nothing is handed over')
+  t.ok(asked.length > 0 && asked.every((projectId) => projectId === 'proj1'), 'asked about the platform project')
+  subscribed = true
+  await tracker.workItems.update(bob, first.id, { priority: 'high' })
+  const second = await tracker.workItems.create(bob, { title: 'Heard' })
+  t.same(published, [
+    { key: 'WEB-1', fields: ['priority'], identifier: 'WEB' },
+    { key: 'WEB-2', fields: ['created'], identifier: 'WEB' }
+  ], 'once one exists, every change is handed over with its key')
+  t.equal(second.key, 'WEB-2')
+})
+
 /** The Store with the activity collection's inserts failing once after `armed` is set: a write cut short after its item update. */
 function failingActivity (control: { armed: boolean }): (store: Store) => Store {
   return (store) => {
