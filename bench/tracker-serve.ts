@@ -2,69 +2,27 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { benchOwner, startBenchApp } from './bench-app.js'
 import { trackerActor } from '../services/tracker/access.js'
-import { TRACKER_COLLECTIONS, type ItemRecord, type SubscriberRecord } from '../services/tracker/records.js'
-import { PRIORITIES } from '../schemas/tracker-filters.js'
+import { TRACKER_COLLECTIONS, type SubscriberRecord } from '../services/tracker/records.js'
+import { seedTrackerProject } from './tracker-seed.js'
 
 /**
  * The real app with tracker projects of 10,000, 100,000 and 1,000,000 work
- * items (BENCH_TRACKER_SIZES overrides), seeded through the Store's
- * insertMany in batches of 5,000: copies of an item the service made, spread
- * over states, priorities, assignees and the last 60 days.
+ * items (BENCH_TRACKER_SIZES overrides), seeded by bench/tracker-seed.ts.
  */
 const SIZES = (process.env.BENCH_TRACKER_SIZES ?? '10000,100000,1000000').split(',').map(Number)
-const BATCH = 5_000
-const DAY = 86_400_000
 
 const { app, dataDir } = await startBenchApp({ AUTH_RATE_LIMIT_MAX: '1000000' }, { dataDir: process.env.DATA_DIR })
 const address = await app.listen({ port: 0, host: '127.0.0.1' })
 const { userId, orgId } = await benchOwner(app)
 const project = await app.projects.create(orgId, userId, { name: 'Tracker bench' })
 const actor = trackerActor(userId, ['tracker.read', 'tracker.write', 'tracker.admin'])
-const items = app.store.collection<ItemRecord>(TRACKER_COLLECTIONS.items)
-const counters = app.store.collection<{ next: number }>(TRACKER_COLLECTIONS.counters)
-const others = ['someone-1', 'someone-2', 'someone-3']
 
 const seeded: Record<string, string> = {}
 for (const size of SIZES) {
-  const identifier = `T${size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1000}K`}`
-  const created = await app.tracker.projects.create(actor, project.id, { name: `${size} items`, identifier })
-  const scope = await app.tracker.projects.scope(actor, project.id, created.id)
-  const states = (await app.tracker.states.list(scope, {})).items
-  const model = await app.tracker.workItems.create(scope, { title: 'Model item' })
-  const stored = await items.findOne({ _id: model.id }) as ItemRecord
-  const now = Date.now()
-  const started = performance.now()
-  for (let from = 2; from <= size; from += BATCH) {
-    const batch: ItemRecord[] = []
-    for (let seq = from; seq < Math.min(from + BATCH, size + 1); seq++) {
-      const state = states[seq % states.length]
-      const priority = PRIORITIES[Math.floor(seq / 7) % PRIORITIES.length]
-      const at = new Date(now - (seq % 60) * DAY - seq)
-      batch.push({
-        ...stored,
-        _id: `${created.id}-${seq}`,
-        seq,
-        title: `Item ${seq} of ${identifier}`,
-        descriptionText: '',
-        stateId: state.id,
-        stateGroup: state.group,
-        completedAt: state.group === 'completed' ? at : null,
-        priority,
-        priorityRank: PRIORITIES.indexOf(priority),
-        assignees: seq % 3 === 0 ? [userId] : [others[seq % others.length]],
-        sortOrder: seq * 1024,
-        createdBy: seq % 2 === 0 ? userId : others[seq % others.length],
-        createdAt: at,
-        updatedAt: at,
-        outbox: null
-      })
-    }
-    await items.insertMany(batch)
-  }
-  await counters.updateOne({ _id: created.id }, { $set: { next: size } })
-  console.error(`seeded ${identifier}: ${size} items in ${((performance.now() - started) / 1000).toFixed(1)} s`)
-  seeded[`lp${size}`] = created.id
-  seeded[`key${size}`] = `${identifier}-${Math.floor(size / 2)}`
+  const { lpId, key, seconds } = await seedTrackerProject(app, userId, project.id, size)
+  console.error(`seeded ${key.split('-')[0]}: ${size} items in ${seconds.toFixed(1)} s`)
+  seeded[`lp${size}`] = lpId
+  seeded[`key${size}`] = key
 }
 
 // The create row writes into a tracker project of its own: items it added to a listed project would sit at the hot end

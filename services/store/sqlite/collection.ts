@@ -155,7 +155,7 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
 
   async insertOne (doc: T & { _id?: string }): Promise<InsertOneResult> {
     const prepared = this.prepare(doc, 'document')
-    const committed = await this.connection.writing(() => this.connection.groupInsert(() => this.insertFast(prepared)))
+    const committed = await this.connection.writing(() => this.connection.groupInsert(() => this.insertFast(prepared), this.collectionName))
     if (committed === null) await this.connection.writing(() => { this.connection.write(() => { this.insertPrepared(prepared) }, this.collectionName) })
     else await committed
     return { acknowledged: true, insertedId: prepared.id }

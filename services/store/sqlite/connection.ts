@@ -177,7 +177,7 @@ export class Connection {
    * must take its own path: inside an explicit transaction, or when `insert`
    * declined.
    */
-  groupInsert (insert: () => boolean): Promise<void> | null {
+  groupInsert (insert: () => boolean, collection: string): Promise<void> | null {
     if (this.transaction !== 'none') return null
     this.joinWriteTurn()
     let inserted: boolean
@@ -188,8 +188,9 @@ export class Connection {
       if (!this.db.inTransaction) this.failTurn(new Error('The group commit was rolled back by an earlier failure in it', { cause: error }))
       throw error
     }
-    // A new document changes no cached one, so the collection's cached documents stay.
     if (!inserted) return null
+    // A new document changes no cached one, so the collection's cached documents stay; its cached pages may lack it.
+    this.documents.rowsAdded(collection)
     return this.acknowledgedAtCommit()
   }
 
@@ -324,6 +325,15 @@ export class Connection {
   cachedDocument (collection: string, id: string, shared = false): Document | undefined {
     if (!this.readsCachedDocuments()) return undefined
     return shared ? this.documents.shared(collection, id) : this.documents.get(collection, id)
+  }
+
+  /** The row numbers a shared query answered in this state of the file (DocumentCache.page), or undefined. */
+  cachedPage (collection: string, key: string): readonly number[] | undefined {
+    return this.readsCachedDocuments() ? this.documents.page(collection, key) : undefined
+  }
+
+  rememberPage (collection: string, key: string, seqs: readonly number[]): void {
+    if (this.readsCachedDocuments()) this.documents.rememberPage(collection, key, seqs)
   }
 
   /** The same, for the document stored in row `seq`. */

@@ -33,16 +33,36 @@ const MAX_ENTRIES = 4096
 const MAX_TOTAL_CHARS = MAX_ENTRIES * 8192
 const MAX_DOCUMENT_CHARS = MAX_TOTAL_CHARS / 64
 
+/**
+ * Pages of row numbers a shared query answered (selectDocuments), each valid
+ * while its collection is unchanged: kept at most this many, weighed by their
+ * rows, so a page costs a few hundred bytes.
+ */
+const MAX_PAGES = 512
+const MAX_PAGE_ROWS = MAX_PAGES * 64
+
 interface Entry { collection: string, id: string, seq: number, doc: Document }
+
+interface Page { collection: string, made: number, seqs: readonly number[] }
 
 interface Indexes { byId: Map<string, Entry>, bySeq: Map<number, Entry> }
 
 export class DocumentCache {
   private collections = new Map<string, Indexes>()
   private readonly kept: BoundedMap<Entry, true>
+  private readonly pages: BoundedMap<string, Page>
+  /**
+   * A page is valid when made after its collection's last change and the last
+   * change of everything: one counter stamps both, so forgetting a
+   * collection's pages costs one map write, not a walk of them.
+   */
+  private stamp = 0
+  private allChangedAt = 0
+  private readonly changedAt = new Map<string, number>()
 
-  constructor (capacity = MAX_ENTRIES, private readonly maxChars = MAX_TOTAL_CHARS, private readonly maxDocumentChars = MAX_DOCUMENT_CHARS) {
+  constructor (capacity = MAX_ENTRIES, private readonly maxChars = MAX_TOTAL_CHARS, private readonly maxDocumentChars = MAX_DOCUMENT_CHARS, pages = MAX_PAGES, pageRows = MAX_PAGE_ROWS) {
     this.kept = new BoundedMap(capacity, (entry) => { this.unindex(entry) }, maxChars)
+    this.pages = new BoundedMap(pages, undefined, pageRows)
   }
 
   /** The stored JSON characters of the documents kept, together. */
@@ -100,11 +120,32 @@ export class DocumentCache {
     return true
   }
 
+  /** The row numbers a query (named by `key`: its SQL, values, order, skip and limit) answered in this state of the collection. */
+  page (collection: string, key: string): readonly number[] | undefined {
+    const page = this.pages.get(`${collection}\u0000${key}`)
+    if (page === undefined || page.made <= this.allChangedAt || page.made <= (this.changedAt.get(collection) ?? 0)) return undefined
+    return page.seqs
+  }
+
+  /** Keeps the row numbers a query answered; the documents stay in the cache's own entries, found by row. */
+  rememberPage (collection: string, key: string, seqs: readonly number[]): void {
+    if (this.pages.capacity <= 0) return
+    this.pages.set(`${collection}\u0000${key}`, { collection, made: ++this.stamp, seqs: Object.freeze([...seqs]) }, Math.max(1, seqs.length))
+  }
+
+  /** A row was added: no cached document changed, but a cached page may now miss it. */
+  rowsAdded (collection: string): void {
+    this.changedAt.set(collection, ++this.stamp)
+  }
+
   clearCollection (collection: string): void {
     this.collections.delete(collection)
+    this.changedAt.set(collection, ++this.stamp)
   }
 
   clear (): void {
+    this.allChangedAt = ++this.stamp
+    this.changedAt.clear()
     if (this.collections.size === 0) return
     this.collections = new Map()
     this.kept.clear()

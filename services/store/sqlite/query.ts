@@ -171,14 +171,52 @@ export function selectDocuments (connection: Connection, meta: CollectionMeta, f
     return selectMatches(connection, meta, filter, test, selection).map((match) => match.doc)
   }
   if (where.sql === '0') return []
-  if (order.index !== null && selection.shared === true) {
-    const walked = walkIndex(connection, meta, filter, test, order, selection.sort as Sort, selection.skip ?? 0, selection.limit ?? 0)
-    if (walked !== null) return walked
+  const shared = selection.shared === true
+  const skip = selection.skip ?? 0
+  const limit = selection.limit ?? 0
+  const key = shared && limit > 0 && limit <= PAGE_MEMO_LIMIT ? pageKey(where, order, skip, limit) : null
+  const known = key === null ? undefined : connection.cachedPage(meta.name, key)
+  if (known !== undefined) return documentsOfRows(connection, meta, known, true)
+  if (order.index !== null && shared) {
+    const walked = walkIndex(connection, meta, filter, test, order, selection.sort as Sort, skip, limit)
+    if (walked !== null) {
+      if (key !== null) connection.rememberPage(meta.name, key, walked.seqs)
+      return walked.docs
+    }
   }
-  const seqs = orderedRows(connection, meta, where, order, selection.limit ?? 0, selection.skip ?? 0)
+  const seqs = orderedRows(connection, meta, where, order, limit, skip)
   // SQL's order is the semantics' unless the page holds objects under the sort field (they compare as JSON text there).
   if (seqs === null) return selectMatches(connection, meta, filter, test, selection).map((match) => match.doc)
-  const shared = selection.shared === true
+  if (key !== null) connection.rememberPage(meta.name, key, seqs)
+  return documentsOfRows(connection, meta, seqs, shared)
+}
+
+/**
+ * A shared page of at most this many rows is remembered as its row numbers
+ * (DocumentCache.page) for as long as its collection is unchanged, so the
+ * same page asked for again walks no index and runs no matcher.
+ */
+const PAGE_MEMO_LIMIT = 1000
+
+/**
+ * What names a page: the SQL filter and its values (exact, so they alone
+ * decide which rows match), the order, the index walked, skip and limit.
+ */
+function pageKey (where: WhereClause, order: OrderPlan, skip: number, limit: number): string | null {
+  let values = ''
+  for (const param of where.params) {
+    // Each value as SQLite binds it, its type spelled out, so no two values write alike; an unexpected kind is not kept.
+    if (typeof param === 'string') values += `s${JSON.stringify(param)},`
+    else if (typeof param === 'number' || typeof param === 'bigint') values += `n${String(param)},`
+    else if (param === null) values += 'z,'
+    else if (Buffer.isBuffer(param)) values += `x${param.toString('hex')},`
+    else return null
+  }
+  return `${order.sql}|${order.index}|${skip}|${limit}|${where.sql}|${values}`
+}
+
+/** The documents of rows `seqs`, in that order: from the cache, the rest read in one statement. */
+function documentsOfRows (connection: Connection, meta: CollectionMeta, seqs: readonly number[], shared: boolean): Document[] {
   const docs = new Array<Document>(seqs.length)
   let missing: number[] | null = null
   for (let i = 0; i < seqs.length; i++) {
@@ -219,15 +257,16 @@ function orderedRows (connection: Connection, meta: CollectionMeta, where: Where
  * cached (that many are cached on the way, so a page asked for again is soon
  * walked from memory).
  */
-function walkIndex (connection: Connection, meta: CollectionMeta, filter: Filter, test: DocumentTest, order: OrderPlan, sort: Sort, skip: number, limit: number): Document[] | null {
+function walkIndex (connection: Connection, meta: CollectionMeta, filter: Filter, test: DocumentTest, order: OrderPlan, sort: Sort, skip: number, limit: number): { docs: Document[], seqs: number[] } | null {
   const index = meta.indexes.find((candidate) => candidate.sqlName === order.index)
   const [field] = Object.keys(sort)
   if (index === undefined || limit === 0) return null
   // Flattened when it can be, so the walk's clause has a shape and is compiled once per shape, not per page.
   const where = whereOf(meta, flattenAnd(walkFilter(filter, index.fields.slice(0, index.fields.indexOf(field)), field)))
   if (!where.exact) return null
-  if (where.sql === '0') return []
+  if (where.sql === '0') return { docs: [], seqs: [] }
   const docs: Document[] = []
+  const picked: number[] = []
   let skipped = 0
   let examined = 0
   let reads = 0
@@ -242,14 +281,16 @@ function walkIndex (connection: Connection, meta: CollectionMeta, filter: Filter
       return null
     }
     if (missing.length > 0) readRows(connection, meta, seqs, missing, window, true)
-    for (const doc of window as Document[]) {
+    for (let i = 0; i < seqs.length; i++) {
+      const doc = window[i] as Document
       if (!test(doc)) continue
       if (skipped < skip) { skipped++; continue }
       docs.push(doc)
-      if (docs.length === limit) return docs
+      picked.push(seqs[i])
+      if (docs.length === limit) return { docs, seqs: picked }
     }
     examined += seqs.length
-    if (seqs.length < batch) return docs
+    if (seqs.length < batch) return { docs, seqs: picked }
     if (examined >= SCAN_WINDOW_MAX) return null
   }
 }
@@ -264,7 +305,7 @@ function walkFilter (filter: Filter, pinned: readonly string[], sortField: strin
 }
 
 /** Fills `docs[i]` for each `i` in `missing` with the document of row `seqs[i]`, read in one statement and offered to the cache. */
-function readRows (connection: Connection, meta: CollectionMeta, seqs: number[], missing: number[], docs: Array<Document | undefined>, shared: boolean): void {
+function readRows (connection: Connection, meta: CollectionMeta, seqs: readonly number[], missing: number[], docs: Array<Document | undefined>, shared: boolean): void {
   const read = connection.statement(`SELECT seq, id, doc FROM ${quoteIdentifier(meta.table)} WHERE seq IN (SELECT value FROM json_each(?))`).raw()
   const stored = new Map<number, [id: string, json: string]>()
   for (const [seq, id, json] of read.all(JSON.stringify(missing.map((i) => seqs[i]))) as Array<[number, string, string]>) stored.set(seq, [id, json])

@@ -191,6 +191,16 @@ t.test('a work item by key or by id, read shared: each answer the stored state, 
     }
   }
   t.equal((await must('GET', `${base}/browse/${mine.key as string}`, guest.auth)).id, mine.id, 'a guest reads her own item by key')
+  // Lists asked twice (the second is the remembered page of the store): each caller's own view, a new item at once.
+  const list = `${lp}/work-items?limit=50&filter=${encodeURIComponent(JSON.stringify({ field: 'priority', op: 'eq', value: 'none' }))}`
+  const listed = async (auth: Record<string, string>): Promise<unknown[]> => ((await must('GET', list, auth)).items as Array<{ id: string }>).map((item) => item.id)
+  for (const round of ['first', 'again']) {
+    t.same(await listed(member.auth), [theirs.id, mine.id], `${round}: a member lists every item`)
+    t.same(await listed(guest.auth), [mine.id], `${round}: a guest lists only hers`)
+  }
+  const third = await must('POST', `${lp}/work-items`, member.auth, { title: 'Created after the lists' })
+  t.same(await listed(member.auth), [third.id, theirs.id, mine.id], 'an item created after a warm list is listed at once')
+  t.same(await listed(guest.auth), [mine.id], 'and not to the guest')
   for (const url of [byKey, byId]) {
     t.same((await api('GET', url, guest.auth)).body.code, 'APP_TRACKER_ITEM_NOT_FOUND', `a guest does not see another's item: ${url}`)
   }
@@ -199,6 +209,7 @@ t.test('a work item by key or by id, read shared: each answer the stored state, 
   t.same(await must('GET', byKey, member.auth), changed, 'a change is read at once')
   await must('PATCH', lp, owner.auth, { guestsSeeAllItems: true })
   t.same(await must('GET', byKey, guest.auth), changed, 'a guest sees all once the project lets her')
+  t.same(await listed(guest.auth), [third.id, theirs.id, mine.id], 'and lists all')
   await must('PATCH', lp, owner.auth, { identifier: 'site', visibility: 'private' })
   t.equal((await must('GET', `${base}/browse/SITE-${theirs.number as number}`, member.auth)).id, theirs.id, 'the new key')
   t.equal((await must('GET', byKey, member.auth)).key, `SITE-${theirs.number as number}`, 'the old key, as before the rename')
@@ -206,6 +217,7 @@ t.test('a work item by key or by id, read shared: each answer the stored state, 
   await must('DELETE', `${lp}/members/${member.id}`, owner.auth)
   t.same((await api('GET', byKey, member.auth)).body.code, 'APP_TRACKER_ITEM_NOT_FOUND', 'a member removed from a private project: at once')
   t.same((await api('GET', byId, member.auth)).body.code, 'APP_TRACKER_PROJECT_NOT_FOUND')
+  t.same((await api('GET', list, member.auth)).body.code, 'APP_TRACKER_PROJECT_NOT_FOUND', 'nor lists it, after warm lists')
   await must('DELETE', lp, owner.auth)
   t.same((await api('GET', byKey, owner.auth)).body.code, 'APP_TRACKER_ITEM_NOT_FOUND', 'a deleted project\'s keys are keys of nothing at once')
   t.same((await api('GET', `${base}/browse/SITE-1`, owner.auth)).body.code, 'APP_TRACKER_ITEM_NOT_FOUND')
