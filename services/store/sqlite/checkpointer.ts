@@ -14,7 +14,7 @@ import type Database from 'better-sqlite3'
  * synchronous=FULL would fsync the WAL at every commit, on the event loop, to
  * survive power loss too: DATA_DIR on SQLite is the zero-setup store, and a
  * deployment that needs power-loss durability runs MongoDB with journaled
- * writes (docs/architecture.md).
+ * writes (docs/store.md).
  *
  * Checkpoints copy the WAL back into the database file and fsync both. SQLite
  * runs one inside the commit that crosses wal_autocheckpoint, which is on the
@@ -44,7 +44,7 @@ export interface CheckpointOptions {
   truncateFrames?: number
 }
 
-const DEFAULTS: Required<CheckpointOptions> = { startAfterMs: 1_000, intervalMs: 250, truncateFrames: 16_000 }
+const DEFAULTS: Required<CheckpointOptions> = { startAfterMs: 1_000, intervalMs: 1_000, truncateFrames: 16_000 }
 const WORKER_BUSY_TIMEOUT_MS = 2_000
 
 /** The thread's code, evaluated as a script: it needs no TypeScript loader under tsx, tap or the build. */
