@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, openSync, realpathSync, statSync } from 'node:fs'
+import { realpathSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
 import type { Document, IndexKey, TextIndexSpec } from '../types.js'
@@ -8,6 +8,8 @@ import { cloneDecoded, decodeDocument } from './codec.js'
 import { BoundedMap } from '../../cache/bounded-map.js'
 import { createTextObjects, dropTextObjects } from './text-objects.js'
 import { StoreBusyError } from '../errors.js'
+import { keepPrivate } from './private-file.js'
+import { attachCheckpointer, useWal, type CheckpointOptions } from './checkpointer.js'
 
 export interface IndexMeta {
   name: string
@@ -56,26 +58,6 @@ function isBusy (error: unknown): boolean {
 }
 
 /**
- * The file holds password and token hashes and sealed secrets: readable by
- * its owner only, like master.key. SQLite gives the -wal and -shm files the
- * database file's mode, so a private database makes all three private; files
- * an earlier version left readable to others are narrowed too.
- */
-function keepPrivate (file: string): void {
-  closeSync(openSync(file, 'a', 0o600))
-  for (const path of [file, `${file}-wal`, `${file}-shm`]) {
-    let mode: number
-    try {
-      mode = statSync(path).mode
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue
-      throw error
-    }
-    if ((mode & 0o077) !== 0) chmodSync(path, mode & 0o700)
-  }
-}
-
-/**
  * One better-sqlite3 connection plus what the engine caches about the file:
  * prepared statements and the collection/index catalogue. The catalogue lives
  * in the file and carries a version that every change bumps, so connections in
@@ -96,8 +78,9 @@ export class Connection {
   private readonly siblings: Set<Connection> | null = null
   private readonly fileKey: string | null = null
   private readonly busyTimeoutMs: number
+  private readonly detachCheckpointer: (() => Promise<void>) | null = null
 
-  constructor (file: string, options: { busyTimeoutMs?: number } = {}) {
+  constructor (file: string, options: { busyTimeoutMs?: number, checkpoints?: CheckpointOptions } = {}) {
     this.busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS
     if (file !== ':memory:') {
       keepPrivate(file)
@@ -107,11 +90,8 @@ export class Connection {
     }
     // Opening is synchronous and rare: it may wait long for another process's lock. Later writes wait in `writing`.
     this.db = new Database(file, { timeout: OPEN_BUSY_TIMEOUT_MS })
-    this.db.pragma('journal_mode = WAL')
-    this.db.pragma('synchronous = NORMAL')
-    // Fewer, larger checkpoints (up to ~64 MB of WAL): each one copies back and syncs pages that many small commits share.
-    this.db.pragma('wal_autocheckpoint = 16000')
-    this.db.pragma('journal_size_limit = 67108864')
+    if (this.fileKey === null) useWal(this.db, false)
+    else this.detachCheckpointer = attachCheckpointer(this.fileKey, this.db, options.checkpoints)
     this.db.transaction(() => {
       this.db.exec(`
         CREATE TABLE IF NOT EXISTS _plinth_meta (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
@@ -498,12 +478,14 @@ export class Connection {
     this.catalogueVersion = version
   }
 
-  close (): void {
+  /** Settles once the file's checkpointer thread has exited, when this was the file's last connection in the process. */
+  async close (): Promise<void> {
     if (!this.db.open) return
     this.endTurn()
     this.siblings?.delete(this)
     if (this.fileKey !== null && this.siblings?.size === 0) connectionsByFile.delete(this.fileKey)
     this.statements.clear()
     this.db.close()
+    await this.detachCheckpointer?.()
   }
 }

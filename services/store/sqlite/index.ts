@@ -67,7 +67,7 @@ class SqliteStore implements Store {
   }
 
   async close (): Promise<void> {
-    this.connection.close()
+    await this.connection.close()
   }
 }
 
