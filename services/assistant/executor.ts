@@ -60,7 +60,8 @@ export class RunExecutor {
       await this.finish(run, 'failed', 'interrupted', 'The run was cut off (the server running it stopped) and was not resumed')
       return
     }
-    const started = await runs.transition(runId, ['queued'], 'running')
+    // A first start takes `run.started`'s id in its own write.
+    const started = await runs.transition(runId, ['queued'], 'running', {}, run.eventCount === 0)
     if (started === null) return
     const controller = new AbortController()
     this.working.set(runId, controller)
@@ -68,7 +69,7 @@ export class RunExecutor {
     const signal = AbortSignal.any([controller.signal, wallTime])
     let call: ModelCall | null = null
     try {
-      if (started.eventCount === 0) await runs.emit(runId, 'run.started', { runId, model: started.model })
+      if (run.eventCount === 0) await runs.announce(started, 'run.started', { runId, model: started.model })
       call = await this.deps.resolution.call(projectScope(started.organizationId, started.projectId), started.model)
       await this.decided(started)
       await this.steps(started, call, signal)
