@@ -1,4 +1,4 @@
-import { APICallError, jsonSchema, streamText, tool, type ModelMessage, type ToolSet } from 'ai'
+import { APICallError } from 'ai'
 import type { TSchema } from '@sinclair/typebox'
 import type { MessagePartT, PendingApprovalT, RunUsageT, StopReason } from '../../schemas/assistant.js'
 import type { LlmModels } from '../llm/models.js'
@@ -9,8 +9,9 @@ import { AppError } from '../platform/errors.js'
 import { needsApproval, type ToolCaller, type ToolDefinition, type ToolRegistry } from '../tools/registry.js'
 import type { AssistantConfig } from './config.js'
 import type { AssistantUsageLedger } from './ledger.js'
+import { functionTools, modelPrompt, toolInput } from './model-step.js'
 import type { AssistantRuns, RunRecord } from './runs.js'
-import type { AssistantSessions, MessageRecord } from './sessions.js'
+import type { AssistantSessions } from './sessions.js'
 
 type AnyTool = ToolDefinition<TSchema, TSchema, unknown>
 
@@ -19,14 +20,6 @@ class RunStop extends Error {
   constructor (readonly reason: StopReason, message: string, readonly failed: boolean) {
     super(message)
   }
-}
-
-function plainSchema (schema: TSchema): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(schema, (key, value: unknown) => key === '$id' ? undefined : value))
-}
-
-function toModelMessages (history: MessageRecord[]): ModelMessage[] {
-  return history.map((message) => ({ role: message.role, content: message.content }) as ModelMessage)
 }
 
 export interface ExecutorDeps {
@@ -58,13 +51,6 @@ export class RunExecutor {
     this.working.get(runId)?.abort(new Error('cancelled'))
   }
 
-  toolSet (): ToolSet {
-    return Object.fromEntries(this.deps.tools.list().map((definition) => [definition.name, tool({
-      description: definition.description + (needsApproval(definition) ? ' (A person must approve the call before it runs.)' : ''),
-      inputSchema: jsonSchema(plainSchema(definition.input))
-    })]))
-  }
-
   /** One stretch of the run; `attempt` above 1 means a worker died in the stretch before, which is then ended as interrupted. */
   async execute (runId: string, attempt: number): Promise<void> {
     const { runs } = this.deps
@@ -74,7 +60,8 @@ export class RunExecutor {
       await this.finish(run, 'failed', 'interrupted', 'The run was cut off (the server running it stopped) and was not resumed')
       return
     }
-    const started = await runs.transition(runId, ['queued'], 'running')
+    // A first start takes `run.started`'s id in its own write.
+    const started = await runs.transition(runId, ['queued'], 'running', {}, run.eventCount === 0)
     if (started === null) return
     const controller = new AbortController()
     this.working.set(runId, controller)
@@ -82,7 +69,7 @@ export class RunExecutor {
     const signal = AbortSignal.any([controller.signal, wallTime])
     let call: ModelCall | null = null
     try {
-      if (started.eventCount === 0) await runs.emit(runId, 'run.started', { runId, model: started.model })
+      if (run.eventCount === 0) await runs.announce(started, 'run.started', { runId, model: started.model })
       call = await this.deps.resolution.call(projectScope(started.organizationId, started.projectId), started.model)
       await this.decided(started)
       await this.steps(started, call, signal)
@@ -105,7 +92,7 @@ export class RunExecutor {
   /** The model steps, until the model stops calling tools, a call waits for approval, or a cap is reached. */
   private async steps (run: RunRecord, call: ModelCall, signal: AbortSignal): Promise<void> {
     const { runs, sessions } = this.deps
-    const tools = this.toolSet()
+    const tools = functionTools(this.deps.tools.list() as AnyTool[])
     for (;;) {
       const current = await runs.byId(run._id)
       if (current === null || current.status !== 'running') return
@@ -114,36 +101,30 @@ export class RunExecutor {
       if (remaining <= 0) throw new RunStop('max_output_tokens', `Stopped after ${call.maxOutputTokens} output tokens`, false)
       const history = await sessions.history(run.sessionId)
       const startedAt = this.deps.clock.nowMs()
-      const result = streamText({
-        model: this.deps.models.open(call),
-        ...(call.systemPrompt === '' ? {} : { system: call.systemPrompt }),
-        messages: toModelMessages(history),
-        tools,
+      // No retries (a provider's refusal ends the run with its reason); an error the provider answers is thrown here.
+      const { stream } = await this.deps.models.open(call).doStream({
+        prompt: modelPrompt(call.systemPrompt, history),
+        ...(tools.length === 0 ? {} : { tools, toolChoice: { type: 'auto' as const } }),
         maxOutputTokens: remaining,
         ...(call.temperature === null ? {} : { temperature: call.temperature }),
-        maxRetries: 0,
-        abortSignal: signal,
-        // The SDK's default prints the error, whose request and response may carry the key; the run records it scrubbed instead.
-        onError: () => {}
+        abortSignal: signal
       })
       let text = ''
       const toolCalls: Array<{ toolCallId: string, toolName: string, input: unknown }> = []
       let usage: RunUsageT = { inputTokens: 0, outputTokens: 0, steps: 1 }
       let finishReason = 'unknown'
-      for await (const part of result.fullStream) {
+      for await (const part of stream) {
         if (signal.aborted) throw signal.reason
         if (part.type === 'text-delta') {
-          text += part.text
-          await runs.emit(run._id, 'text.delta', { text: part.text })
+          text += part.delta
+          await runs.emit(run._id, 'text.delta', { text: part.delta })
         } else if (part.type === 'tool-call') {
-          toolCalls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input })
-        } else if (part.type === 'finish-step') {
-          usage = { inputTokens: part.usage.inputTokens ?? 0, outputTokens: part.usage.outputTokens ?? 0, steps: 1 }
-          finishReason = part.finishReason
+          toolCalls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: toolInput(part.input) })
+        } else if (part.type === 'finish') {
+          usage = { inputTokens: part.usage.inputTokens.total ?? 0, outputTokens: part.usage.outputTokens.total ?? 0, steps: 1 }
+          finishReason = part.finishReason.unified
         } else if (part.type === 'error') {
           throw part.error
-        } else if (part.type === 'abort') {
-          throw signal.reason ?? new Error('aborted')
         }
       }
       await runs.addUsage(run._id, usage)

@@ -126,16 +126,17 @@ export class AssistantRuns {
    * follower stops at also takes, in the same write, the id of the event that
    * announces it, which the mover then writes with `announce`: a follower
    * reading the new status knows that event is still to come, even when the
-   * mover has not written it yet.
+   * mover has not written it yet. `announced` asks the same of another move
+   * (a run's start, announcing `run.started`): one write fewer than `emit`.
    */
-  async transition (runId: string, from: readonly RunStatus[], to: RunStatus, changes: Partial<RunRecord> = {}): Promise<RunRecord | null> {
+  async transition (runId: string, from: readonly RunStatus[], to: RunStatus, changes: Partial<RunRecord> = {}, announced = PAUSED_STATUSES.has(to)): Promise<RunRecord | null> {
     const now = this.deps.clock.now()
     const finished = to === 'completed' || to === 'failed' || to === 'cancelled'
     return await this.runs.findOneAndUpdate(
       { _id: runId, status: { $in: [...from] } },
       {
         $set: { ...changes, status: to, updatedAt: now, ...(finished ? { finishedAt: now } : {}) },
-        ...(PAUSED_STATUSES.has(to) ? { $inc: { eventCount: 1 } } : {})
+        ...(announced ? { $inc: { eventCount: 1 } } : {})
       },
       { returnDocument: 'after' }
     )
@@ -151,7 +152,7 @@ export class AssistantRuns {
 
   /** Records an event under the run's next id and wakes this node's followers. */
   async emit (runId: string, type: RunEventType, data: unknown): Promise<RunEventT> {
-    const run = await this.runs.findOneAndUpdate({ _id: runId }, { $inc: { eventCount: 1 } }, { returnDocument: 'after' })
+    const run = await this.runs.findOneAndUpdate({ _id: runId }, { $inc: { eventCount: 1 } }, { returnDocument: 'after', projection: { eventCount: 1 } })
     if (run === null) throw new Error(`run ${runId} is gone`)
     return await this.record(runId, run.eventCount, type, data)
   }

@@ -15,6 +15,9 @@ export interface ProviderCallLimits {
   maxResponseBytes: number
 }
 
+/** A provider's model as the AI SDK's language-model interface defines it (its `doStream` is what a run calls). */
+export type LlmModel = Extract<LanguageModel, { specificationVersion: 'v3' }>
+
 /** Models kept made: a run's steps and the runs after it call the same few. */
 const MODELS_KEPT = 256
 
@@ -32,20 +35,20 @@ const MODELS_KEPT = 256
  */
 export class LlmModels {
   private readonly fetch: typeof fetch
-  private readonly made = new BoundedMap<string, LanguageModel>(MODELS_KEPT)
+  private readonly made = new BoundedMap<string, LlmModel>(MODELS_KEPT)
 
   constructor (guard: AddressGuard, limits: ProviderCallLimits) {
     this.fetch = guardedFetch(guard, limits)
   }
 
-  open (call: ModelCall): LanguageModel {
+  open (call: ModelCall): LlmModel {
     const { target } = call
     // Hashed: the key is not kept as a map key, only inside the provider that needs it.
     const id = createHash('sha256').update(JSON.stringify([target.provider, target.baseUrl, target.apiKey, call.credential.name, call.model])).digest('base64')
     return this.made.remember(id, () => this.make(call))
   }
 
-  private make (call: ModelCall): LanguageModel {
+  private make (call: ModelCall): LlmModel {
     const { target } = call
     const base = { baseURL: target.baseUrl.replace(/\/+$/, ''), fetch: this.fetch }
     if (target.provider === 'anthropic') return createAnthropic({ ...base, apiKey: target.apiKey ?? '' })(call.model)
