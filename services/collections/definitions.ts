@@ -9,7 +9,7 @@ import { PROJECT_USERS_TABLE, projectCollectionName } from '../projects/naming.j
 import {
   COLLECTION_METHODS, type Collection, type CollectionMethod, type FieldDefinitionT, type IndexDefinitionT, type MethodSettingT, type MethodSettings, type SignUpFieldsT
 } from '../../schemas/collections.js'
-import { checkNewCollectionName, foreignRelations, invalidDefinition, validateDefinition, type DefinitionSpec } from './definition-validation.js'
+import { BUILT_IN_ORDERS, checkNewCollectionName, foreignRelations, invalidDefinition, validateDefinition, type DefinitionSpec } from './definition-validation.js'
 import { storedValueFits, valueRulesChanged } from './record-fields.js'
 import { FrozenMemo } from '../cache/frozen-memo.js'
 import { collectionKey, type WriteGate } from './write-gate.js'
@@ -95,7 +95,7 @@ function wantedIndexes (spec: DefinitionSpec): WantedIndex[] {
     byKey.set(id, { key, unique: unique || byKey.get(id)?.unique === true })
   }
   for (const field of spec.fields) if (field.unique === true) want({ [field.name]: 1 }, true)
-  for (const index of spec.indexes) {
+  for (const index of [...BUILT_IN_ORDERS, ...spec.indexes]) {
     want(Object.fromEntries(index.fields.map((entry) => entry.startsWith('-') ? [entry.slice(1), -1] : [entry, 1])), index.unique === true)
   }
   return [...byKey.values()].map(({ key: declared, unique }) => {
