@@ -108,6 +108,9 @@ function wantedIndexes (spec: DefinitionSpec): WantedIndex[] {
   })
 }
 
+// Plain indexes on dates, which no record can refuse: made at start-up without a check (Definitions.init).
+const BUILT_IN_ORDER_NAMES: ReadonlySet<string> = new Set(wantedIndexes(EMPTY_SPEC).map((index) => index.name))
+
 function plural (count: number, one: string, many: string): string {
   return `${count} ${count === 1 ? one : many}`
 }
@@ -168,6 +171,16 @@ export class CollectionDefinitions {
 
   async init (): Promise<void> {
     await this.records.createIndex({ projectId: 1, name: 1 })
+    // Collections defined before the built-in orders were indexed get those indexes now, not at their next change.
+    for (const record of await this.records.find({}, { projection: { projectId: 1, name: 1, spec: 1 } }).toArray()) {
+      const def = toDef(record)
+      const records = this.store.collection(projectCollectionName(def.projectId, def.name))
+      const existing = await records.listIndexes()
+      for (const want of wantedIndexes(def)) {
+        if (!BUILT_IN_ORDER_NAMES.has(want.name) || existing.some((index) => index.name === want.name || sameKey(index.key, want.key))) continue
+        await records.createIndex(want.key, { name: want.name, unique: want.unique })
+      }
+    }
   }
 
   onDrop (hook: CollectionDropHook): void {

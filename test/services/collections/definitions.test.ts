@@ -336,3 +336,16 @@ t.test('dropAllForProject removes the project\'s definitions and records, and on
   await defs.dropAllForProject(P)
   t.pass('a second run finds nothing to do')
 })
+
+t.test('start-up gives collections defined before the built-in orders their indexes, and only those', async (t) => {
+  const { defs, records, indexNames } = await setup(t)
+  await defs.create(P, { name: 'old', fields: [{ name: 'title', type: 'text' }], indexes: [{ fields: ['title'] }] })
+  await records('old').insertOne({ title: 'kept', createdAt: new Date(0), updatedAt: new Date(0) })
+  // As a collection made before this change looks: its declared index there, no built-in ones (and one lost by hand).
+  for (const name of ['def_i_-createdAt,_id', 'def_i_-updatedAt,_id', 'def_i_title,_id']) await records('old').dropIndex(name)
+  t.same(await indexNames('old'), ['_id_!'])
+  await defs.init()
+  t.same(await indexNames('old'), ['_id_!', 'def_i_-createdAt,_id', 'def_i_-updatedAt,_id'], 'the two orders are indexed; the declared index is the next change\'s to check and make')
+  await defs.init()
+  t.same(await indexNames('old'), ['_id_!', 'def_i_-createdAt,_id', 'def_i_-updatedAt,_id'], 'a second start changes nothing')
+})
