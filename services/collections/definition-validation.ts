@@ -34,6 +34,13 @@ const RESERVED_FIELDS = new Set(['id', 'createdAt', 'updatedAt', 'version', 'pas
 const RESERVED_USER_FIELDS = new Set(['password', 'sessionEpoch'])
 const BUILT_IN_TYPES: Record<string, FieldType> = { id: 'text', createdAt: 'date', updatedAt: 'date' }
 const INDEXABLE_BUILT_INS = new Set(['createdAt', 'updatedAt'])
+/**
+ * Orders every collection is indexed for, declared or not: newest first by
+ * either date, the id breaking ties (a list's order always ends with it), so a
+ * page of the records table or of a feed, and each page after it through a
+ * cursor, is read from the index. The oldest-first orders need a declared index.
+ */
+export const BUILT_IN_ORDERS: readonly IndexDefinitionT[] = [{ fields: ['-createdAt'] }, { fields: ['-updatedAt'] }]
 const OPTION_TYPES: Record<string, readonly FieldType[]> = {
   values: ['select'],
   collection: ['relation'],
@@ -211,10 +218,11 @@ function mayHoldArray (field: FieldDefinitionT | undefined): boolean {
 }
 
 function checkIndexes (indexes: IndexDefinitionT[], fields: ReadonlyMap<string, FieldDefinitionT>): void {
-  // Each unique field has an index of its own beside the declared ones, and the id has one: all count towards MongoDB's 64.
   const uniqueFields = [...fields.values()].filter((field) => field.unique === true).length
-  if (uniqueFields + indexes.length > MAX_INDEXES - 1) {
-    throw invalidDefinition('indexes', `at most ${MAX_INDEXES - 1} indexes, counting one for each unique field (${uniqueFields} here); a collection holds at most ${MAX_INDEXES}, the id's included`)
+  // Each unique field has an index of its own beside the declared ones, as have the id and the built-in orders: all count towards MongoDB's 64.
+  const room = MAX_INDEXES - 1 - BUILT_IN_ORDERS.length
+  if (uniqueFields + indexes.length > room) {
+    throw invalidDefinition('indexes', `at most ${room} indexes, counting one for each unique field (${uniqueFields} here); a collection holds at most ${MAX_INDEXES}, the id's and the newest-first orders' (createdAt, updatedAt) included`)
   }
   const seen = new Map<string, number>()
   indexes.forEach((index, i) => {

@@ -9,7 +9,7 @@ import { PROJECT_USERS_TABLE, projectCollectionName } from '../projects/naming.j
 import {
   COLLECTION_METHODS, type Collection, type CollectionMethod, type FieldDefinitionT, type IndexDefinitionT, type MethodSettingT, type MethodSettings, type SignUpFieldsT
 } from '../../schemas/collections.js'
-import { checkNewCollectionName, foreignRelations, invalidDefinition, validateDefinition, type DefinitionSpec } from './definition-validation.js'
+import { BUILT_IN_ORDERS, checkNewCollectionName, foreignRelations, invalidDefinition, validateDefinition, type DefinitionSpec } from './definition-validation.js'
 import { storedValueFits, valueRulesChanged } from './record-fields.js'
 import { FrozenMemo } from '../cache/frozen-memo.js'
 import { collectionKey, type WriteGate } from './write-gate.js'
@@ -95,7 +95,7 @@ function wantedIndexes (spec: DefinitionSpec): WantedIndex[] {
     byKey.set(id, { key, unique: unique || byKey.get(id)?.unique === true })
   }
   for (const field of spec.fields) if (field.unique === true) want({ [field.name]: 1 }, true)
-  for (const index of spec.indexes) {
+  for (const index of [...BUILT_IN_ORDERS, ...spec.indexes]) {
     want(Object.fromEntries(index.fields.map((entry) => entry.startsWith('-') ? [entry.slice(1), -1] : [entry, 1])), index.unique === true)
   }
   return [...byKey.values()].map(({ key: declared, unique }) => {
@@ -107,6 +107,9 @@ function wantedIndexes (spec: DefinitionSpec): WantedIndex[] {
     return { key, unique, name: definitionIndexName(key, unique), label }
   })
 }
+
+// Plain indexes on dates, which no record can refuse: made at start-up without a check (Definitions.init).
+const BUILT_IN_ORDER_NAMES: ReadonlySet<string> = new Set(wantedIndexes(EMPTY_SPEC).map((index) => index.name))
 
 function plural (count: number, one: string, many: string): string {
   return `${count} ${count === 1 ? one : many}`
@@ -168,6 +171,16 @@ export class CollectionDefinitions {
 
   async init (): Promise<void> {
     await this.records.createIndex({ projectId: 1, name: 1 })
+    // Collections defined before the built-in orders were indexed get those indexes now, not at their next change.
+    for (const record of await this.records.find({}, { projection: { projectId: 1, name: 1, spec: 1 } }).toArray()) {
+      const def = toDef(record)
+      const records = this.store.collection(projectCollectionName(def.projectId, def.name))
+      const existing = await records.listIndexes()
+      for (const want of wantedIndexes(def)) {
+        if (!BUILT_IN_ORDER_NAMES.has(want.name) || existing.some((index) => index.name === want.name || sameKey(index.key, want.key))) continue
+        await records.createIndex(want.key, { name: want.name, unique: want.unique })
+      }
+    }
   }
 
   onDrop (hook: CollectionDropHook): void {

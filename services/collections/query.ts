@@ -9,6 +9,7 @@ import { deepFreeze } from '../platform/deep-freeze.js'
 import { BoundedMap } from '../cache/bounded-map.js'
 import { isPlainObject } from '../store/semantics/values.js'
 import { FrozenMemo } from '../cache/frozen-memo.js'
+import { BUILT_IN_ORDERS } from './definition-validation.js'
 
 export { QUERY_LIMITS }
 
@@ -184,13 +185,13 @@ const NARROWING = ['$eq', '$in', '$gt', '$gte', '$lt', '$lte']
 
 /**
  * The fields an index can look a record up by: the id, unique fields, and
- * the first field of each declared index (a compound index cannot be entered
- * by a later field).
+ * the first field of each declared or built-in index (a compound index cannot
+ * be entered by a later field).
  */
 export function indexedLeads (fields: readonly FieldDefinitionT[], indexes: readonly IndexDefinitionT[]): ReadonlySet<string> {
   const leads = new Set(['_id'])
   for (const field of fields) if (field.unique === true) leads.add(field.name)
-  for (const index of indexes) leads.add(index.fields[0].replace(/^-/, ''))
+  for (const index of [...BUILT_IN_ORDERS, ...indexes]) leads.add(index.fields[0].replace(/^-/, ''))
   return leads
 }
 

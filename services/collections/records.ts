@@ -5,12 +5,13 @@ import { identityErrors } from '../identity/errors.js'
 import { compileFilter } from '../store/semantics/match.js'
 import type { Clock } from '../platform/clock.js'
 import type { IdGenerator } from '../platform/ids.js'
-import type { Document, Filter, ScanPage, SharedReads, Store, StoreCollection, WithId } from '../store/types.js'
+import type { Document, SharedReads, Store, StoreCollection, WithId } from '../store/types.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from '../projects/naming.js'
 import type { CollectionMethod, FieldDefinitionT, IndexDefinitionT, MethodSettingT, SignUpFieldsT } from '../../schemas/collections.js'
-import { andFilters, enforceCheck, NO_FIELDS, readDeny, resolveAccess, restrict, signUpAccess, type Access, type DataCaller } from './access.js'
+import { enforceCheck, NO_FIELDS, readDeny, resolveAccess, restrict, signUpAccess, type Access, type DataCaller } from './access.js'
 import { fieldMap, recordValues, relationTargets, sharedApiRecord, SYSTEM_FIELDS, toApiRecord, undeclaredFields, type ApiRecord, type FieldMap } from './record-fields.js'
-import { checkSortVisible, cursorScope, indexedLeads, orderRange, parseSort, QUERY_LIMITS, servedByIndex, type Cursors, type SortPlan } from './query.js'
+import { checkSortVisible, cursorScope, indexedLeads, parseSort, QUERY_LIMITS, servedByIndex, type Cursors } from './query.js'
+import { readPage } from './record-pages.js'
 import { matchesEverything, parseFilter } from './filters.js'
 import { collectionKey, type WriteGate } from './write-gate.js'
 import { signUpFieldsOf } from './definitions.js'
@@ -172,10 +173,7 @@ export class Records {
     const scope = cursorScope(projectId, table, asked, order)
     const after = params.cursor === undefined ? null : this.deps.cursors.decode(params.cursor, order, scope)
     const scanned = Object.keys(asked).length > 0 && !servedByIndex(filter, indexedLeads(collection.fields, collection.indexes))
-    const { docs, last } = scanned
-      ? await this.scan(this.shared(projectId, table), filter, access, order, after, params.offset ?? 0, limit + 1)
-      // Read shared: documents (and their API form) unchanged since an earlier page are reused, not copied.
-      : { docs: await this.shared(projectId, table).find(andFilters(filter, orderRange(order.keys, after, null)), { sort: order.sort, limit: limit + 1, ...(params.offset === undefined ? {} : { skip: params.offset }) }).toArray(), last: null }
+    const { docs, last } = await readPage(this.shared(projectId, table), { filter, access, order, after, offset: params.offset ?? 0, limit: limit + 1, scanned })
     const page = docs.slice(0, limit)
     let next: Document | null = docs.length > limit ? page[page.length - 1] : null
     if (next === null && last !== null) {
@@ -188,26 +186,6 @@ export class Records {
       nextCursor: next === null ? null : this.deps.cursors.encode(next, scope),
       ...(params.count === true ? { total: await records.countDocuments(filter) } : {})
     }
-  }
-
-  /**
-   * A page when no index serves the client's filter: the matches among the
-   * maxExamined records the caller's rule lets it see after the cursor (or
-   * after `skip` of them, for an offset page) in the list's order, whatever
-   * the client's filter, and the last of those records (null when fewer are
-   * left), where the next page starts. Counting only visible records keeps a
-   * short page from telling how many records the rule hides in the window;
-   * the rule's own filter is the admin's to index.
-   */
-  private async scan (records: SharedReads<Document>, filter: Filter, access: Access, order: SortPlan, after: unknown[] | null, skip: number, limit: number): Promise<ScanPage<Document>> {
-    // Shared, so that the same last record (and the cursor sealed after it) is the same instance until the collection changes.
-    return await records.scan(restrict(orderRange(order.keys, after, null), access), filter, {
-      sort: order.sort,
-      examine: skip + QUERY_LIMITS.maxExamined,
-      skip,
-      limit,
-      query: (last) => andFilters(filter, orderRange(order.keys, after, last === null ? null : order.keys.map(([key]) => Object.hasOwn(last, key) ? last[key] ?? null : null)))
-    })
   }
 
   /** Reads of the collection whose documents may come back as the one shared, frozen instance (see StoreExtensions). */

@@ -5,6 +5,7 @@ import type { CollectionMeta, Connection } from './connection.js'
 import { quoteIdentifier } from './names.js'
 import { KeyRank, addressableSegments, jsonPath, keyRankExpression, keyValueExpression } from './paths.js'
 import { orderIndex, pinnedFields, tiesImpossible } from './access-path.js'
+import { isOperatorObject } from '../semantics/match.js'
 import { cachedWhere, flattenAnd, statementText, type FilterShape, type WhereClause } from './plans.js'
 
 /** A stored document and its row, so writes can address exactly what was read. */
@@ -57,7 +58,37 @@ export function planOrder (meta: CollectionMeta, sort: Sort | undefined, filter?
   const pinned = filter === undefined ? null : pinnedFields(meta, filter)
   const ties = pinned === null || !tiesImpossible(meta, pinned, [field])
   const index = pinned === null || limit === 0 ? null : orderIndex(meta, pinned, sort, ties)
-  return { sql: `${rank}${direction}, ${keyValueExpression(segments)}${direction}${ties ? `, id${sort._id === -1 ? ' DESC' : ''}` : ''}`, rank, index }
+  // A term the filter holds constant is left out: SQLite does not see that an expression column compared by equality
+  // is constant, and sorts every row of a range the index already gives in order (a keyset page's `createdAt < t`).
+  const terms: string[] = []
+  if (filter === undefined || !typeBracketed(filter, field)) terms.push(`${rank}${direction}`)
+  if (!ties || pinned === null || !pinned.has(field)) terms.push(`${keyValueExpression(segments)}${direction}`)
+  if (ties) terms.push(`id${sort._id === -1 ? ' DESC' : ''}`)
+  return { sql: terms.join(', '), rank, index }
+}
+
+/**
+ * Whether a clause ANDed at the top compares `field` with a scalar other than
+ * null: MongoDB compares only within a type, so every row selected holds that
+ * type there and the type rank the order starts with is one constant.
+ */
+function typeBracketed (filter: Filter, field: string): boolean {
+  for (const key of Object.keys(filter)) {
+    const value = filter[key]
+    if (key === '$and' && (value as Filter[]).some((branch) => typeBracketed(branch, field))) return true
+    if (key !== field) continue
+    if (!isOperatorObject(value)) return isBracketingScalar(value)
+    if (BRACKETING.some((op) => Object.hasOwn(value, op) && isBracketingScalar(value[op]))) return true
+  }
+  return false
+}
+
+const BRACKETING = ['$eq', '$gt', '$gte', '$lt', '$lte']
+
+function isBracketingScalar (value: unknown): boolean {
+  if (typeof value === 'string' || typeof value === 'boolean') return true
+  if (typeof value === 'number') return !Number.isNaN(value)
+  return value instanceof Date && !Number.isNaN(value.getTime())
 }
 
 /** The table as a statement reads it: through the index the order plan names, if any. */

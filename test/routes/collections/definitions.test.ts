@@ -26,7 +26,7 @@ t.test('who may read and manage collection definitions', async (t) => {
   t.match(created.body, { success: true, data: { name: 'posts', fields: posts.fields, indexes: posts.indexes } })
   t.same(created.body.data.methods.delete, { enabled: false, rule: null })
   t.same(created.body.data.methods.create, posts.methods.create)
-  t.same(await indexes('posts'), ['_id_', 'def_i_author,-createdAt,_id', 'def_u_slug'])
+  t.same(await indexes('posts'), ['_id_', 'def_i_-createdAt,_id', 'def_i_-updatedAt,_id', 'def_i_author,-createdAt,_id', 'def_u_slug'])
 
   const pat = (await call(app, 'POST', '/api/auth/api-keys', owner.auth, { name: 'ci' })).body.data.token as string
   const byPat = await call(app, 'POST', base, { authorization: `Bearer ${pat}` }, { name: 'tags' })
@@ -124,7 +124,7 @@ t.test('changes existing records would break are refused with 409 and change not
   await records.updateOne({ title: 'c' }, { $set: { code: 'w' } })
   const ok = await call(app, 'PUT', `${base}/items`, owner.auth, changes[0][1])
   t.equal(ok.status, 200, 'once the duplicates are gone the change goes through')
-  t.same(await indexes('items'), ['_id_', 'def_u_code'])
+  t.same(await indexes('items'), ['_id_', 'def_i_-createdAt,_id', 'def_i_-updatedAt,_id', 'def_u_code'])
 })
 
 t.test('a field may change type or rules only if every stored value still fits', async (t) => {

@@ -61,7 +61,7 @@ t.test('create, read, change and drop a definition', async (t) => {
   t.same(created.methods.create, { enabled: false, rule: null }, 'methods left out are disabled')
   t.same(created.methods.get, { enabled: true, rule: null }, 'enabled without a rule is allowed (platform admins only)')
   t.same(created.methods.list.rule?.filter, { $or: [{ 'meta.public': true }, { owner: '@request.auth.id' }] }, 'rule filters survive storage')
-  t.same(await indexNames('posts'), ['_id_!', 'def_i_author,-createdAt,_id', 'def_u_slug!'])
+  t.same(await indexNames('posts'), ['_id_!', 'def_i_-createdAt,_id', 'def_i_-updatedAt,_id', 'def_i_author,-createdAt,_id', 'def_u_slug!'])
 
   const before = reads()
   const found = await defs.find(P, 'posts')
@@ -86,7 +86,7 @@ t.test('create, read, change and drop a definition', async (t) => {
   t.same(changed.methods.list, listRule)
   t.same(changed.methods.get, { enabled: true, rule: null }, 'methods not given stay as they were')
   t.same([changed.createdAt, changed.updatedAt], [created.createdAt, '2026-01-01T00:00:02.000Z'])
-  t.same(await indexNames('posts'), ['_id_!'], 'indexes the definition no longer asks for are dropped')
+  t.same(await indexNames('posts'), ['_id_!', 'def_i_-createdAt,_id', 'def_i_-updatedAt,_id'], 'indexes the definition no longer asks for are dropped')
   t.equal((await refusal(defs.update(P, 'ghosts', { fields: [] }))).code, 'APP_COLLECTION_NOT_FOUND')
   t.equal((await refusal(defs.get(P, 'ghosts'))).status, 404)
   t.same(await refusal(defs.create(P, { name: 'posts' })), { status: 409, code: 'APP_COLLECTION_EXISTS', message: 'A collection named "posts" already exists in this project' })
@@ -111,20 +111,20 @@ t.test('index names and the diff leave foreign indexes alone', async (t) => {
   t.equal(definitionIndexName(long, false), definitionIndexName({ ...long }, false), 'deterministic')
 
   await defs.create(P, { name: 'items', fields: [title, { ...slug, unique: true }], indexes: [{ fields: ['slug'] }, { fields: ['title'] }] })
-  t.same(await indexNames('items'), ['_id_!', 'def_i_title,_id', 'def_u_slug!'], 'a unique field and an index on the same key make one unique index; plain ones end with the id')
+  t.same(await indexNames('items'), ['_id_!', 'def_i_-createdAt,_id', 'def_i_-updatedAt,_id', 'def_i_title,_id', 'def_u_slug!'], 'a unique field and an index on the same key make one unique index; plain ones end with the id')
   await records('items').createIndex({ title: -1 }, { name: 'hand_made' })
   await defs.update(P, 'items', { indexes: [{ fields: ['title'], unique: true }] })
-  t.same(await indexNames('items'), ['_id_!', 'def_u_slug!', 'def_u_title!', 'hand_made'], 'uniqueness changes replace the index; foreign ones stay')
+  t.same(await indexNames('items'), ['_id_!', 'def_i_-createdAt,_id', 'def_i_-updatedAt,_id', 'def_u_slug!', 'def_u_title!', 'hand_made'], 'uniqueness changes replace the index; foreign ones stay')
   await defs.update(P, 'items', { indexes: [{ fields: ['title'] }], fields: [title, slug] })
-  t.same(await indexNames('items'), ['_id_!', 'def_i_title,_id', 'hand_made'])
+  t.same(await indexNames('items'), ['_id_!', 'def_i_-createdAt,_id', 'def_i_-updatedAt,_id', 'def_i_title,_id', 'hand_made'])
   await defs.update(P, 'items', { indexes: [{ fields: ['title'] }, { fields: ['-title'] }] })
-  t.same(await indexNames('items'), ['_id_!', 'def_i_-title,_id', 'def_i_title,_id', 'hand_made'], 'a foreign index with another key is left alone')
+  t.same(await indexNames('items'), ['_id_!', 'def_i_-createdAt,_id', 'def_i_-title,_id', 'def_i_-updatedAt,_id', 'def_i_title,_id', 'hand_made'], 'a foreign index with another key is left alone')
   const clash = await refusal(defs.update(P, 'items', { indexes: [{ fields: ['title'] }, { fields: ['-title'], unique: true }] }))
   t.same([clash.status, clash.code], [409, 'APP_DEFINITION_CONFLICT'])
   t.match(clash.message, /index on "title": the collection already has an index "hand_made"/)
-  t.same(await indexNames('items'), ['_id_!', 'def_i_-title,_id', 'def_i_title,_id', 'hand_made'], 'nothing changed')
+  t.same(await indexNames('items'), ['_id_!', 'def_i_-createdAt,_id', 'def_i_-title,_id', 'def_i_-updatedAt,_id', 'def_i_title,_id', 'hand_made'], 'nothing changed')
   await defs.create(P, { name: 'logs', indexes: [{ fields: ['-createdAt', 'updatedAt'] }] })
-  t.same(await indexNames('logs'), ['_id_!', 'def_i_-createdAt,updatedAt,_id'], 'timestamps can be indexed')
+  t.same(await indexNames('logs'), ['_id_!', 'def_i_-createdAt,_id', 'def_i_-createdAt,updatedAt,_id', 'def_i_-updatedAt,_id'], 'timestamps can be indexed')
 })
 
 t.test('relations must point at a collection of the same project, or the collection itself', async (t) => {
@@ -182,7 +182,7 @@ const invalid: Array<[string, CollectionInput, string, RegExp | string]> = [
   ['an unstorable json default', { name: 'things', fields: [{ name: 'data', type: 'json', default: { $set: 1 } }] }, 'APP_INVALID_DEFINITION', /^fields\[0\]\.default\.\$set: cannot be stored/],
   ['too many fields', { name: 'things', fields: many(101) }, 'APP_INVALID_DEFINITION', 'fields: at most 100 fields'],
   ['too many indexes', { name: 'things', fields: many(21), indexes: many(21).map((field) => ({ fields: [field.name] })) }, 'APP_INVALID_DEFINITION', 'indexes: at most 20 indexes'],
-  ['more indexes than MongoDB holds, unique fields counted', { name: 'things', fields: many(50).map((field) => ({ ...field, unique: true })), indexes: many(14).map((field) => ({ fields: [field.name, '-createdAt'] })) }, 'APP_INVALID_DEFINITION', "indexes: at most 63 indexes, counting one for each unique field (50 here); a collection holds at most 64, the id's included"],
+  ['more indexes than MongoDB holds, unique fields counted', { name: 'things', fields: many(50).map((field) => ({ ...field, unique: true })), indexes: many(12).map((field) => ({ fields: [field.name, '-createdAt'] })) }, 'APP_INVALID_DEFINITION', "indexes: at most 61 indexes, counting one for each unique field (50 here); a collection holds at most 64, the id's and the newest-first orders' (createdAt, updatedAt) included"],
   ['a compound index over two multiple fields', { name: 'things', fields: [title, { name: 'tags', type: 'select', values: ['a'], multiple: true }, { name: 'refs', type: 'relation', collection: 'things', multiple: true }], indexes: [{ fields: ['title', 'tags', '-refs'] }] }, 'APP_INVALID_DEFINITION', 'indexes[0].fields: cannot hold two fields that may hold arrays ("tags", "refs": multiple-valued or json); index them separately'],
   ['a compound index over a multiple field and a json one', { name: 'things', fields: [{ name: 'tags', type: 'select', values: ['a'], multiple: true }, { name: 'data', type: 'json' }], indexes: [{ fields: ['data', 'tags'] }] }, 'APP_INVALID_DEFINITION', 'indexes[0].fields: cannot hold two fields that may hold arrays ("data", "tags": multiple-valued or json); index them separately'],
   ['an index on an unknown field', { name: 'things', fields: [title], indexes: [{ fields: ['title', '-nope'] }] }, 'APP_INVALID_DEFINITION', 'indexes[0].fields[1]: "nope" is not a field of this collection'],
@@ -226,7 +226,7 @@ t.test('a unique index over duplicates is refused and nothing changes', async (t
   await records('posts').insertMany([{ slug: 'dup' }, { slug: 'dup' }, { slug: 'dup' }, { slug: 'one' }, { title: 'x', slug: 'two' }])
   const before = await defs.find(P, 'posts')
   const beforeIndexes = await indexNames('posts')
-  t.same(beforeIndexes, ['_id_!', 'def_i_slug,_id'])
+  t.same(beforeIndexes, ['_id_!', 'def_i_-createdAt,_id', 'def_i_-updatedAt,_id', 'def_i_slug,_id'])
 
   const cases: Array<[string, Parameters<CollectionDefinitions['update']>[2], RegExp]> = [
     ['a unique field', { fields: [title, { ...slug, unique: true }] }, /^unique index on "slug": 3 records share the value "dup"$/],
@@ -246,7 +246,7 @@ t.test('a unique index over duplicates is refused and nothing changes', async (t
   await records('posts').deleteMany({ slug: 'dup', title: { $exists: false } })
   const fixed = await defs.update(P, 'posts', { fields: [title, { ...slug, unique: true }] })
   t.same(fixed.fields[1], { ...slug, unique: true }, 'once the data is clean the change goes through')
-  t.same(await indexNames('posts'), ['_id_!', 'def_u_slug!'], 'the unique index replaces the plain one on the same key')
+  t.same(await indexNames('posts'), ['_id_!', 'def_i_-createdAt,_id', 'def_i_-updatedAt,_id', 'def_u_slug!'], 'the unique index replaces the plain one on the same key')
 })
 
 t.test('a newly required field over records lacking it is refused and nothing changes', async (t) => {
@@ -258,7 +258,7 @@ t.test('a newly required field over records lacking it is refused and nothing ch
   const res = await refusal(defs.update(P, 'posts', { fields: [{ ...title, required: true }, { ...slug, unique: true }] }))
   t.same(res, { status: 409, code: 'APP_DEFINITION_CONFLICT', message: 'field "title" is now required but 12 records lack it' })
   t.same(await defs.find(P, 'posts'), before)
-  t.same(await indexNames('posts'), ['_id_!'], 'the unique index of the same change was not created')
+  t.same(await indexNames('posts'), ['_id_!', 'def_i_-createdAt,_id', 'def_i_-updatedAt,_id'], 'the unique index of the same change was not created')
   const added = await refusal(defs.update(P, 'posts', { fields: [title, slug, { name: 'body', type: 'text', required: true, default: 'x' }] }))
   t.equal(added.message, 'field "body" is now required but 14 records lack it', 'a new required field counts too, default or not')
   t.ok(await defs.update(P, 'posts', { fields: [{ ...slug, required: true }] }), 'a required field every record has is fine')
@@ -271,7 +271,7 @@ t.test('create over an existing records collection checks the records too', asyn
   const res = await refusal(defs.create(P, { name: 'orphans', fields: [{ name: 'code', type: 'text', unique: true }] }))
   t.same([res.status, res.code, res.message], [409, 'APP_DEFINITION_CONFLICT', 'unique index on "code": 2 records share the value "a"'])
   t.equal(await defs.find(P, 'orphans'), null)
-  t.same(await indexNames('orphans'), ['_id_!'])
+  t.same(await indexNames('orphans'), ['_id_!'], 'the built-in orders\' indexes of the refused create were dropped again')
   const required = await refusal(defs.create(P, { name: 'orphans', fields: [{ name: 'code', type: 'text' }, { name: 'n', type: 'number', required: true }] }))
   t.equal(required.message, 'field "n" is now required but 2 records lack it')
   t.ok(await defs.create(P, { name: 'orphans', fields: [{ name: 'code', type: 'text', required: true }] }))
@@ -286,7 +286,7 @@ t.test('_users: made once by ensureUsersCollection, then the admins\'', async (t
   t.same(made.fields, [{ name: 'email', type: 'email', required: true, unique: true }, { name: 'emailVerified', type: 'boolean' }])
   t.same(made.indexes, [])
   t.same(Object.values(made.methods), Array(8).fill({ enabled: false, rule: null }), 'all eight methods disabled, no rule')
-  t.same(await indexNames('_users'), ['_id_!', 'email_1!'], 'the existing email index is adopted, not doubled')
+  t.same(await indexNames('_users'), ['_id_!', 'def_i_-createdAt,_id', 'def_i_-updatedAt,_id', 'email_1!'], 'the existing email index is adopted, not doubled')
 
   const nickname: FieldDefinitionT = { name: 'nickname', type: 'text' }
   await defs.update(P, '_users', { fields: [...made.fields, nickname], methods: { get: { enabled: true, rule: { requireAuth: true, owner: 'nickname' } } } })
@@ -294,7 +294,7 @@ t.test('_users: made once by ensureUsersCollection, then the admins\'', async (t
   const kept = await defs.get(P, '_users')
   t.same(kept.fields.map((field) => field.name), ['email', 'emailVerified', 'nickname'], 'a second call clobbers nothing')
   t.equal(kept.methods.get.enabled, true)
-  t.same(await indexNames('_users'), ['_id_!', 'email_1!'])
+  t.same(await indexNames('_users'), ['_id_!', 'def_i_-createdAt,_id', 'def_i_-updatedAt,_id', 'email_1!'])
 
   const [email, verified] = made.fields
   const refusals: Array<[string, FieldDefinitionT[], string, string]> = [
@@ -314,7 +314,7 @@ t.test('_users: made once by ensureUsersCollection, then the admins\'', async (t
   t.equal((await refusal(defs.drop(P, '_users'))).code, 'APP_RESERVED_COLLECTION', 'end users are not dropped with a collection call')
 
   await defs.ensureUsersCollection('proj-fresh')
-  t.same(await indexNames('_users', 'proj-fresh'), ['_id_!', 'email_1!'], 'on its own it makes the same email index ProjectUsers relies on')
+  t.same(await indexNames('_users', 'proj-fresh'), ['_id_!', 'def_i_-createdAt,_id', 'def_i_-updatedAt,_id', 'email_1!'], 'on its own it makes the same email index ProjectUsers relies on')
 })
 
 t.test('dropAllForProject removes the project\'s definitions and records, and only those', async (t) => {
@@ -335,4 +335,17 @@ t.test('dropAllForProject removes the project\'s definitions and records, and on
   t.equal(await records('posts', 'proj-b').countDocuments({}), 1)
   await defs.dropAllForProject(P)
   t.pass('a second run finds nothing to do')
+})
+
+t.test('start-up gives collections defined before the built-in orders their indexes, and only those', async (t) => {
+  const { defs, records, indexNames } = await setup(t)
+  await defs.create(P, { name: 'old', fields: [{ name: 'title', type: 'text' }], indexes: [{ fields: ['title'] }] })
+  await records('old').insertOne({ title: 'kept', createdAt: new Date(0), updatedAt: new Date(0) })
+  // As a collection made before this change looks: its declared index there, no built-in ones (and one lost by hand).
+  for (const name of ['def_i_-createdAt,_id', 'def_i_-updatedAt,_id', 'def_i_title,_id']) await records('old').dropIndex(name)
+  t.same(await indexNames('old'), ['_id_!'])
+  await defs.init()
+  t.same(await indexNames('old'), ['_id_!', 'def_i_-createdAt,_id', 'def_i_-updatedAt,_id'], 'the two orders are indexed; the declared index is the next change\'s to check and make')
+  await defs.init()
+  t.same(await indexNames('old'), ['_id_!', 'def_i_-createdAt,_id', 'def_i_-updatedAt,_id'], 'a second start changes nothing')
 })
