@@ -39,6 +39,13 @@ function rowWhere (meta: CollectionMeta, filter: Filter): SqlCondition {
 /** Words the vocabulary can count as FTS5's tokenizer splits them: ASCII letters and digits (no diacritics to fold). */
 const COUNTABLE = /^[a-z0-9]+$/
 
+/**
+ * Words in at most this many rows (of every scope) are matched without the scope's token. Each is then checked for its
+ * scope on the row (~5 µs with its JSON, more with a parent), against ~15 ns a row of the scope for the token's walk: a
+ * few hundred rows cost what a project of 100,000 does, and a scope holding none of them reads them all.
+ */
+const FEW_MATCHES = 256
+
 /** Ranked rows the filter's SQL checks at once, doubling up to the max while the window is not full. */
 const RANKED_BATCH = 64
 const RANKED_BATCH_MAX = 2048
@@ -112,7 +119,7 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       const exact = where.exact && (parentWhere?.exact ?? true)
       const parentId = options.within === undefined ? '' : `c.doc ->> ${quoteLiteral('$."' + options.within.field + '"')}`
       const parentTable = parentMeta === undefined ? '' : quoteIdentifier(parentMeta.table)
-      // Words in fewer rows than a window (of every scope) are ranked alone and the scope is checked on each row: the
+      // Words in few rows (of every scope) are ranked alone and the scope is checked on each row: the
       // scope's token in the match costs a walk of the scope's every row (FTS5 skips through its list to each match of
       // the words), ~1.5 ms for a project of 100,000 items where two rare words cost 0.2. All their matches are then
       // one window, so the page and the count are the scoped match's. A count of one word keeps the scoped match:
@@ -120,7 +127,7 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       // together are most often rare, and the first in few rows ends the lookup.
       const most = counting && query.terms.length === 1 ? null : this.mostMatches(query, meta.table)
       if (most === 0) return { hits: [], count: 0 }
-      const few = scope !== null && most !== null && most < TEXT_RANK_WINDOW
+      const few = scope !== null && most !== null && most <= FEW_MATCHES
       const match = matchExpression(query, fields.length, few ? null : scope)
       const scopeTokens = few ? new Set((scope as string[]).map(scopeToken)) : null
       const filterParams = [...where.params, ...(parentWhere?.params ?? []), ...(scopeTokens === null ? [] : [JSON.stringify([...scopeTokens])])]
@@ -218,7 +225,7 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
   /**
    * At most how many rows the words match, from the index's vocabulary (rows holding each word, or each word the last
    * starts when it is a prefix): 0 when a word is in no row. Reading a word's count walks its list of rows, so the
-   * words are read until one is in fewer rows than a window, and a prefix's words until theirs pass one. Null when a
+   * words are read until one is in few rows (FEW_MATCHES), and a prefix's words until theirs pass that. Null when a
    * word is one the tokenizer may fold otherwise than parseTextQuery.
    */
   private mostMatches (query: TextQuery, table: string): number | null {
@@ -234,11 +241,11 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       if (query.prefix && i === query.terms.length - 1) {
         for (const doc of started.iterate(term, term + '\u{10FFFF}') as IterableIterator<number>) {
           count += doc
-          if (count >= TEXT_RANK_WINDOW) break
+          if (count > FEW_MATCHES) break
         }
       } else count = rows.get(term) as number | undefined ?? 0
       most = Math.min(most, count)
-      if (most < TEXT_RANK_WINDOW) return most
+      if (most <= FEW_MATCHES) return most
     }
     return most
   }
