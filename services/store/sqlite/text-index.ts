@@ -125,7 +125,7 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       // one window, so the page and the count are the scoped match's. A count of one word keeps the scoped match:
       // asking the vocabulary again for a common word (~0.7 ms) would cost what a rare word saves; several words
       // together are most often rare, and the first in few rows ends the lookup.
-      const most = counting && query.terms.length === 1 ? null : this.mostMatches(query, meta.table)
+      const most = counting && query.terms.length === 1 ? null : this.mostMatches(query, meta.table, fields.length)
       if (most === 0) return { hits: [], count: 0 }
       const few = scope !== null && most !== null && most <= FEW_MATCHES
       const match = matchExpression(query, fields.length, few ? null : scope)
@@ -225,10 +225,10 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
   /**
    * At most how many rows the words match, from the index's vocabulary (rows holding each word, or each word the last
    * starts when it is a prefix): 0 when a word is in no row. Reading a word's count walks its list of rows, so the
-   * words are read until one is in few rows (FEW_MATCHES), and a prefix's words until theirs pass that. Null when a
+   * words are read until one is in few rows (FEW_MATCHES), and a prefix's words until theirs pass a window. Null when a
    * word is one the tokenizer may fold otherwise than parseTextQuery.
    */
-  private mostMatches (query: TextQuery, table: string): number | null {
+  private mostMatches (query: TextQuery, table: string, columns: number): number | null {
     if (!query.terms.every((term) => COUNTABLE.test(term))) return null
     const vocabulary = vocabularyOf(table)
     this.connection.statement(vocabulary.create).run()
@@ -241,13 +241,17 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       if (query.prefix && i === query.terms.length - 1) {
         for (const doc of started.iterate(term, term + '\u{10FFFF}') as IterableIterator<number>) {
           count += doc
-          if (count > FEW_MATCHES) break
+          if (count > TEXT_RANK_WINDOW) break
         }
       } else count = rows.get(term) as number | undefined ?? 0
       most = Math.min(most, count)
       if (most <= FEW_MATCHES) return most
     }
-    return most
+    // Several words each in under a window's rows: the rows holding them all, from the index alone (FTS5 walks the
+    // shortest lists, a few thousand rows at most).
+    if (query.terms.length === 1 || most > TEXT_RANK_WINDOW) return most
+    const fts = quoteIdentifier(ftsName(table))
+    return this.connection.statement(`SELECT count(*) FROM (SELECT 1 FROM ${fts} WHERE ${fts} MATCH ? LIMIT ${FEW_MATCHES + 1})`).pluck().get(matchExpression(query, columns, null)) as number
   }
 
   /** The semantics matcher's verdict on a row read with its parent's document (for a filter no SQL says exactly). */
