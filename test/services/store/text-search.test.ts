@@ -366,4 +366,13 @@ t.test('words in fewer rows than a window are matched without the scope\'s token
 
   await text.rebuild()
   t.same(await ids('heron', {}, ['small']), ['s1', 's3', 's4', 's2'], 'the vocabulary reads the rebuilt index')
+
+  // Two words each in 600 rows, together in three: counted together from the index, then matched without the token.
+  await notes.insertMany(Array.from({ length: 600 }, (_, i) => ({ _id: `c${i}`, part: 'big', owner: 'mine', title: i < 2 ? 'crane stork' : `crane ${i}` })))
+  await notes.insertMany(Array.from({ length: 600 }, (_, i) => ({ _id: `k${i}`, part: 'big', owner: 'mine', title: `stork ${i}` })))
+  await notes.insertOne({ _id: 's5', part: 'small', owner: 'mine', title: 'a crane and a stork' })
+  matches.length = 0
+  t.same(await ids('crane stork', {}, ['small']), ['s5'])
+  t.equal(await text.count(parseTextQuery('crane stork'), {}, { scope: ['big'] }), 2)
+  t.ok(matches.every((match) => !match.includes('{sc}')), 'words common alone but rare together are matched without the scope\'s token')
 })
