@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { startBenchApp } from './bench-app.js'
 import { seedSearch, type SearchSeed } from './tracker-search-seed.js'
+import { TRACKER_COLLECTIONS, type CommentRecord, type ItemRecord } from '../services/tracker/records.js'
 
 /**
  * CPU time per tracker search, in process (`npx tsx bench/tracker-search-cpu.ts`):
@@ -23,9 +24,31 @@ else {
   if (seedFile !== null) writeFileSync(seedFile, JSON.stringify(seed))
 }
 
-const queries: Array<[string, string]> = [['2 words', seed.pair], ['common word', seed.common], ['key', seed.key]]
+// A word in one comment only (the issue's bar: search finds an item by a word of one of its comments), added once.
+const COMMENT_ONLY = 'quillwortzed'
+const comments = app.store.collection<CommentRecord>(TRACKER_COLLECTIONS.comments)
+if (await comments.findOne({ _id: 'bench-comment-only' }) === null) {
+  const lpId = (await app.store.collection<ItemRecord>(TRACKER_COLLECTIONS.items).findOne({ seq: 1000 }) as ItemRecord).lpId
+  const at = new Date()
+  await comments.insertOne({ _id: 'bench-comment-only', projectId: seed.projectId, lpId, itemId: `${lpId}-1000`, authorId: seed.userId, format: 'markdown', body: `see ${COMMENT_ONLY}`, bodyJson: null, text: `see ${COMMENT_ONLY}`, mentions: [], createdAt: at, updatedAt: at, editedAt: null })
+}
+
+// Two words of ~1 % of items each; a word in ~17 % (as typed: a prefix); the first letters of a word of rank 200
+// (a prefix of a dozen words); a key, a key prefix and a bare number; a word in one comment only.
+const queries: Array<[string, string]> = [
+  ['2 words', seed.pair], ['common word', seed.common], ['word prefix', seed.pair.slice(0, 3)], ['key', seed.key],
+  ['key prefix', seed.key.slice(0, 6)], ['bare number', seed.key.split('-')[1]], ['comment-only', COMMENT_ONLY]
+]
+// BENCH_SEARCH_IDS=<file>: every query's result ids (two pages of 50 and the facet), to compare two builds' answers.
+const idsFile = process.env.BENCH_SEARCH_IDS
+const answers: Record<string, unknown> = {}
 for (const [name, q] of queries) {
   const call = async (): Promise<unknown> => await app.tracker.search.search(seed.actor, seed.projectId, { q, limit: 20 })
+  if (idsFile !== undefined) {
+    const first = await app.tracker.search.search(seed.actor, seed.projectId, { q, limit: 50 })
+    const second = first.nextCursor === null ? null : await app.tracker.search.search(seed.actor, seed.projectId, { q, limit: 50, cursor: first.nextCursor })
+    answers[name] = { facets: first.facets, ids: [...first.items, ...(second?.items ?? [])].map((hit) => `${hit.type}:${hit.id}:${hit.score.toFixed(6)}`) }
+  }
   for (let i = 0; i < WARM_UP; i++) await call()
   const times: number[] = []
   const before = process.cpuUsage()
@@ -39,5 +62,6 @@ for (const [name, q] of queries) {
   const cpu = (used.user + used.system) / 1000 / CALLS
   console.log(`${name.padEnd(12)} q=${JSON.stringify(q).padEnd(16)} cpu ${cpu.toFixed(2)} ms/search  wall p50 ${times[Math.floor(CALLS / 2)].toFixed(1)} ms, max ${times[CALLS - 1].toFixed(1)} ms`)
 }
+if (idsFile !== undefined) writeFileSync(idsFile, JSON.stringify(answers, null, 1))
 await app.close()
 process.exit(0)

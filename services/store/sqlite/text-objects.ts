@@ -26,8 +26,18 @@ export const SCOPE_COLUMN = 'sc'
  * into words or meets the query syntax. `scopeExpression` makes the same token in SQL.
  */
 export const scopeToken = (value: string): string => 's' + Buffer.from(value, 'utf8').toString('hex')
-function scopeExpression (row: string, path: string): string {
+export function scopeExpression (row: string, path: string): string {
   return `'s' || lower(hex(${fieldExpression(row, path)}))`
+}
+
+/**
+ * The index's vocabulary (FTS5's `fts5vocab`, a row per word: how many rows hold it) as the statement that makes it in
+ * the connection's temp schema on first use, and its name: nothing to migrate in the file, and it finds the index by
+ * name at each read, so it outlives a rebuild.
+ */
+export function vocabularyOf (table: string): { create: string, name: string } {
+  const name = `temp.${quoteIdentifier(`${ftsName(table)}|vocabulary`)}`
+  return { create: `CREATE VIRTUAL TABLE IF NOT EXISTS ${name} USING fts5vocab(main, ${quoteLiteral(ftsName(table))}, 'row')`, name }
 }
 
 /** The SQL that creates the index of `collection` (whose table exists) as `spec` declares it, and fills it. */

@@ -316,3 +316,63 @@ t.test('a scoped index matches within the scope values before it ranks or counts
   await plain.ensure({ fields: { title: 1 } })
   await t.rejects(plain.count(ibis, {}, { scope: ['small'] }), { code: 'APP_INVALID_QUERY' }, 'an index without a scope refuses scope values')
 })
+
+t.test('words in fewer rows than a window are matched without the scope\'s token, the scope checked on each row: the same hits and counts', async (t) => {
+  const store = openSqliteStore({ file: ':memory:' })
+  t.teardown(async () => { await store.close() })
+  const notes = store.collection<Note & { part?: unknown }>('rare')
+  await notes.insertMany(Array.from({ length: TEXT_RANK_WINDOW + 500 }, (_, i) => ({ _id: `b${i}`, part: 'big', owner: 'mine', title: i % 500 === 0 ? 'ibis heron' : `ibis ${i}` })))
+  await notes.insertMany([
+    { _id: 's1', part: 'small', owner: 'mine', title: 'heron heron' },
+    { _id: 's2', part: 'small', owner: 'mine', title: 'heronry by the ibis' },
+    { _id: 's3', part: 'small', owner: 'other', title: 'a heron' },
+    { _id: 's4', part: 'small', owner: 'mine', title: 'Héron cendré' },
+    { _id: 'n1', part: 7, owner: 'mine', title: 'heron' }
+  ])
+  const text = store.extensions.text<Note>('rare')
+  await text.ensure({ fields: { title: 1 }, scope: 'part' })
+  const connection = (store as unknown as { connection: { statement: (sql: string) => unknown } }).connection
+  const matches: string[] = []
+  const watched = new WeakSet()
+  const statement = connection.statement.bind(connection)
+  connection.statement = (sql: string) => {
+    const prepared = statement(sql) as Record<string, (...params: unknown[]) => unknown>
+    if (!sql.includes('MATCH') || watched.has(prepared)) return prepared
+    watched.add(prepared)
+    for (const method of ['all', 'get', 'iterate']) {
+      const call = prepared[method].bind(prepared)
+      prepared[method] = (...params: unknown[]) => { matches.push(String(params[0])); return call(...params) }
+    }
+    return prepared
+  }
+  const ids = async (typed: string, filter: Filter, scope: string[]): Promise<string[]> => (await text.search(parseTextQuery(typed), filter, { scope, limit: 50 })).map((hit) => hit.doc._id)
+
+  t.same(await ids('heron', {}, ['small']), ['s1', 's3', 's4', 's2'], 'the prefix, its scope only, ranked (the word twice first), diacritics folded by the tokenizer')
+  t.same(await ids('heron ', { owner: 'mine' }, ['small']), ['s1', 's4'])
+  t.same(await ids('heron ', { owner: { $regex: '^mi' } }, ['small']), ['s1', 's4'], 'a filter the SQL cannot decide alone checks the scope too')
+  t.same((await ids('heron ', {}, ['big'])).length, 5)
+  t.equal(await text.count(parseTextQuery('ibis heron '), {}, { scope: ['small'] }), 0)
+  t.equal(await text.count(parseTextQuery('ibis heron'), {}, { scope: ['small'] }), 1, 'several words counted under the scope checked per row')
+  t.equal(await text.count(parseTextQuery('ibis heron '), {}, { scope: ['big', 'small'] }), 5)
+  t.same(await ids('egret', {}, ['small']), [], 'a word in no row')
+  t.ok(matches.length > 0 && matches.every((match) => !match.includes('{sc}')), 'no match of rare words carried the scope\'s token')
+
+  matches.length = 0
+  t.same(await ids('héron', {}, ['small']), ['s1', 's3', 's4', 's2'], 'a word the vocabulary cannot count is matched under the scope')
+  t.ok(matches.some((match) => match.includes('{sc}')))
+  matches.length = 0
+  t.equal((await ids('ibis ', {}, ['small'])).length, 1, 'a common word keeps the scoped match')
+  t.ok(matches.some((match) => match.includes('{sc}')))
+
+  await text.rebuild()
+  t.same(await ids('heron', {}, ['small']), ['s1', 's3', 's4', 's2'], 'the vocabulary reads the rebuilt index')
+
+  // Two words each in 600 rows, together in three: counted together from the index, then matched without the token.
+  await notes.insertMany(Array.from({ length: 600 }, (_, i) => ({ _id: `c${i}`, part: 'big', owner: 'mine', title: i < 2 ? 'crane stork' : `crane ${i}` })))
+  await notes.insertMany(Array.from({ length: 600 }, (_, i) => ({ _id: `k${i}`, part: 'big', owner: 'mine', title: `stork ${i}` })))
+  await notes.insertOne({ _id: 's5', part: 'small', owner: 'mine', title: 'a crane and a stork' })
+  matches.length = 0
+  t.same(await ids('crane stork', {}, ['small']), ['s5'])
+  t.equal(await text.count(parseTextQuery('crane stork'), {}, { scope: ['big'] }), 2)
+  t.ok(matches.every((match) => !match.includes('{sc}')), 'words common alone but rare together are matched without the scope\'s token')
+})
