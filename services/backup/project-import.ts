@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises'
 import { createGunzip } from 'node:zlib'
 import { AppError, commonErrors } from '../platform/errors.js'
 import type { Document } from '../store/types.js'
-import type { Projects, Project } from '../projects/projects.js'
+import { IMPORT_LEASE_MS, type Projects, type Project } from '../projects/projects.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from '../projects/naming.js'
 import { MANIFEST_PATH } from './manifest.js'
 import { readTar, TarFormatError, type TarEntry } from './tar.js'
@@ -176,6 +176,9 @@ export async function importProject (deps: ImportDeps, orgId: string, userId: st
   const checked = await checkArchive(file, deps.limits)
   const project = await createProject(deps.projects, orgId, userId, checked.project)
   const work = await mkdtemp(join(tmpdir(), 'plinth-import-'))
+  // The lease tells the sweep this import is alive; a process that dies stops renewing it, and the sweep removes what it wrote.
+  const renewal = setInterval(() => { void deps.projects.renewImport(project.id).catch(() => {}) }, IMPORT_LEASE_MS / 4)
+  renewal.unref()
   try {
     const expected = new Map(checked.manifest.entries.map((entry) => [entry.path, entry]))
     await createDefinitions(deps, project.id, checked)
@@ -212,6 +215,7 @@ export async function importProject (deps: ImportDeps, orgId: string, userId: st
     await deps.projects.delete(project.id).catch(() => {})
     throw error
   } finally {
+    clearInterval(renewal)
     await rm(work, { recursive: true, force: true })
   }
 }
