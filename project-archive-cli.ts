@@ -30,8 +30,9 @@ try {
   } else {
     const user = await app.identity.users.findByEmail(option('as') as string)
     if (user === null) throw new Error(`no platform user has the email ${option('as') as string}`)
-    const { project, manifest } = await app.projectArchives.import(wanted, user.id, file)
+    const { project, manifest, deployFailures } = await app.projectArchives.import(wanted, user.id, file)
     console.log(`imported as project ${project.id} (${project.slug}); set again here: ${manifest.leftOut.join('; ')}`)
+    for (const failure of deployFailures) console.error(`app ${failure.app} was not deployed (${failure.code}): ${failure.message}`)
   }
 } catch (error) {
   console.error(error instanceof AppError ? error.message : error)

@@ -33,10 +33,10 @@ async function backupsPlugin (app: FastifyInstance): Promise<void> {
   app.decorate('backups', backups)
   app.registerJobHandler(BACKUP_JOB, async (payload) => await backups.run(String(payload.backupId)), { lane: 'long' })
   app.registerJobHandler(BACKUP_SCHEDULED_JOB, async () => await backups.runScheduled(), { lane: 'long' })
-  const everyMs = config.backup.everyMs
+  const every = config.backup.schedule
   app.addHook('onReady', async () => {
-    if (everyMs === null) await app.jobs.unschedule(BACKUP_SCHEDULED_JOB)
-    else await app.jobs.schedule(BACKUP_SCHEDULED_JOB, everyMs)
+    if (every === null) await app.jobs.unschedule(BACKUP_SCHEDULED_JOB)
+    else await app.jobs.schedule(BACKUP_SCHEDULED_JOB, every)
   })
 }
 

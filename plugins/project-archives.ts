@@ -7,11 +7,12 @@ import { exportProject, exportTempFile, type ProjectArchivePorts } from '../serv
 import { importProject } from '../services/backup/project-import.js'
 import type { ProjectManifest } from '../services/backup/project-archive.js'
 import type { Project } from '../services/projects/projects.js'
+import type { DeployFailure } from '../services/backup/project-apps.js'
 
 export interface ProjectArchives {
   /** The archive of `project` in a temporary file, which `dispose` removes. */
   export: (project: Project) => Promise<{ file: string, manifest: ProjectManifest, dispose: () => Promise<void> }>
-  import: (orgId: string, userId: string, file: string) => Promise<{ project: Project, manifest: ProjectManifest }>
+  import: (orgId: string, userId: string, file: string) => Promise<{ project: Project, manifest: ProjectManifest, deployFailures: DeployFailure[] }>
 }
 
 declare module 'fastify' {

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { systemClock } from '../services/platform/clock.js'
-import { Projects } from '../services/projects/projects.js'
+import { IMPORT_SWEEP_EVERY_MS, IMPORT_SWEEP_JOB, Projects } from '../services/projects/projects.js'
 import { projectSchemas } from '../schemas/projects.js'
 
 declare module 'fastify' {
@@ -27,6 +27,8 @@ async function projectsPlugin (app: FastifyInstance): Promise<void> {
   for (const schema of projectSchemas) app.addSchema(schema)
   await projects.init()
   app.registerJobHandler(PURGE_JOB, async (payload) => { await projects.purge(String(payload.projectId)) })
+  app.registerJobHandler(IMPORT_SWEEP_JOB, async () => ({ swept: await projects.sweepAbandonedImports() }))
+  app.addHook('onReady', async () => { await app.jobs.schedule(IMPORT_SWEEP_JOB, IMPORT_SWEEP_EVERY_MS) })
   app.decorate('projects', projects)
 }
 

@@ -17,7 +17,12 @@ export const ProjectImported = Type.Object({
   counts: ArchiveCounts,
   leftOut: Type.Array(Type.String(), { description: 'What the archive does not carry (secrets, tokens, other families\' settings): set it again on this server' }),
   exportedAt: Type.String({ description: 'When the archive was written' }),
-  serverVersion: Type.String({ description: 'The version of the server that wrote it' })
+  serverVersion: Type.String({ description: 'The version of the server that wrote it' }),
+  deployFailures: Type.Array(Type.Object({
+    app: Type.String({ description: 'The app\'s name on this server' }),
+    code: Type.String({ description: 'The error code its deployment was refused with' }),
+    message: Type.String()
+  }), { description: 'Apps live on the exporting server whose deployment could not be asked for here: created, not deployed (their timeline says why); deploy them again. The project was imported all the same' })
 })
 export type ProjectImportedT = Static<typeof ProjectImported>
 

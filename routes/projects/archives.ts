@@ -79,6 +79,7 @@ export const projectImportRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'The archive (one `file` part) is checked whole first: its layout, its manifest and every entry\'s SHA-256; ' +
         'a damaged, tampered or foreign archive is refused naming the entry. The project gets a new id (its slug when free), ' +
         'records keep theirs; the project is hidden until the import has written it all, and a failed import leaves none. ' +
+        'An app live on the exporting server that cannot be deployed here is named in `deployFailures`; the project stands. ' +
         'An archive over PROJECT_IMPORT_MAX_BYTES, an entry unpacking past PROJECT_IMPORT_MAX_ENTRY_BYTES, ' +
         'or entries together past PROJECT_IMPORT_MAX_UNPACKED_BYTES, is refused with 413. ' +
         '`leftOut` says what to set again here.',
@@ -94,11 +95,12 @@ export const projectImportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     try {
       const file = join(dir, 'project.tar.gz')
       await pipeline((await formFile(request)).body, capped(limit), createWriteStream(file, { mode: 0o600 }))
-      const { project, manifest } = await app.projectArchives.import(request.scope.organization.orgId, request.caller.user.userId, file)
+      const { orgId } = request.scope.organization
+      const { project, manifest, deployFailures } = await app.projectArchives.import(orgId, request.caller.user.userId, file)
       // Projects live at /api/projects/:id, not under the organization's path this action was posted to.
       void reply.code(201).header('location', `/api/projects/${encodeURIComponent(project.id)}`)
       const { counts, leftOut, createdAt: exportedAt, serverVersion } = manifest
-      return ok({ project, counts, leftOut, exportedAt, serverVersion })
+      return ok({ project, counts, leftOut, exportedAt, serverVersion, deployFailures })
     } finally {
       await rm(dir, { recursive: true, force: true })
     }

@@ -1313,7 +1313,7 @@ export interface paths {
         put?: never;
         /**
          * Create a project in the organization from an exported archive
-         * @description Needs `project.import`. The archive (one `file` part) is checked whole first: its layout, its manifest and every entry's SHA-256; a damaged, tampered or foreign archive is refused naming the entry. The project gets a new id (its slug when free), records keep theirs; the project is hidden until the import has written it all, and a failed import leaves none. An archive over PROJECT_IMPORT_MAX_BYTES, an entry unpacking past PROJECT_IMPORT_MAX_ENTRY_BYTES, or entries together past PROJECT_IMPORT_MAX_UNPACKED_BYTES, is refused with 413. `leftOut` says what to set again here.
+         * @description Needs `project.import`. The archive (one `file` part) is checked whole first: its layout, its manifest and every entry's SHA-256; a damaged, tampered or foreign archive is refused naming the entry. The project gets a new id (its slug when free), records keep theirs; the project is hidden until the import has written it all, and a failed import leaves none. An app live on the exporting server that cannot be deployed here is named in `deployFailures`; the project stands. An archive over PROJECT_IMPORT_MAX_BYTES, an entry unpacking past PROJECT_IMPORT_MAX_ENTRY_BYTES, or entries together past PROJECT_IMPORT_MAX_UNPACKED_BYTES, is refused with 413. `leftOut` says what to set again here.
          *
          *     Refused with:
          *     - 400 `APP_FILE_REQUIRED`: the form has no file part
@@ -16169,6 +16169,14 @@ export interface operations {
                             exportedAt: string;
                             /** @description The version of the server that wrote it */
                             serverVersion: string;
+                            /** @description Apps live on the exporting server whose deployment could not be asked for here: created, not deployed (their timeline says why); deploy them again. The project was imported all the same */
+                            deployFailures: {
+                                /** @description The app's name on this server */
+                                app: string;
+                                /** @description The error code its deployment was refused with */
+                                code: string;
+                                message: string;
+                            }[];
                         };
                     };
                 };

@@ -31,6 +31,8 @@ type BackupRecord = WithId<{
   files: number | null
   error: string | null
   upload: { status: 'uploaded' | 'failed', key: string, error: string | null } | null
+  /** While queued or running: renewed by the run as it works; once past, the run is taken for dead (absent on records from before leases). */
+  leaseUntil?: Date | null
 }>
 
 export interface BackupsDeps {
@@ -48,6 +50,9 @@ export interface BackupsDeps {
   /** Puts a ready archive in S3-compatible storage (BACKUP_S3_*), when configured: the object's key. */
   upload: ((file: string, name: string, size: number, sha256: string) => Promise<{ key: string }>) | null
 }
+
+/** How long a backup outlives its run's last renewal (every quarter of this): a live run, however long, keeps renewing. */
+export const BACKUP_LEASE_MS = 2 * 60_000
 
 const NEWEST_FIRST: SortPlan = { keys: [['_id', -1]], sort: { _id: -1 }, spec: '-_id' }
 const archiveName = (id: string): string => `plinth-backup-${id}.tar.gz`
@@ -126,10 +131,14 @@ export class Backups {
 
   /** The job: writes, verifies and, when configured, uploads the archive, or records why not. */
   async run (id: string): Promise<{ status: BackupStatusT }> {
-    const record = await this.records.findOneAndUpdate({ _id: id, status: { $in: ['queued', 'running'] } }, { $set: { status: 'running', startedAt: this.deps.clock.now() } }, { returnDocument: 'after' })
+    const record = await this.records.findOneAndUpdate({ _id: id, status: { $in: ['queued', 'running'] } }, { $set: { status: 'running', startedAt: this.deps.clock.now(), leaseUntil: this.leaseEnd() } }, { returnDocument: 'after' })
     if (record === null) return { status: 'failed' }
     const file = this.file(id)
     let changes: Partial<BackupRecord>
+    const renewal = setInterval(() => {
+      void this.records.updateOne({ _id: id, status: 'running' }, { $set: { leaseUntil: this.leaseEnd() } }).catch(() => {})
+    }, BACKUP_LEASE_MS / 4)
+    renewal.unref()
     try {
       await mkdir(this.deps.dir, { recursive: true, mode: 0o700 })
       // A run cut short by a crash may have left the archive whole: written again, from a new snapshot.
@@ -142,8 +151,10 @@ export class Backups {
     } catch (error) {
       await rm(file, { force: true })
       changes = { status: 'failed', error: error instanceof AppError ? error.message : `The backup failed: ${(error as Error).message}` }
+    } finally {
+      clearInterval(renewal)
     }
-    const { matchedCount } = await this.records.updateOne({ _id: id, status: 'running' }, { $set: { ...changes, finishedAt: this.deps.clock.now() } })
+    const { matchedCount } = await this.records.updateOne({ _id: id, status: 'running' }, { $set: { ...changes, finishedAt: this.deps.clock.now(), leaseUntil: null } })
     // Deleted while it ran: nothing may keep its archive.
     if (matchedCount === 0) await rm(file, { force: true })
     return { status: changes.status as BackupStatusT }
@@ -165,16 +176,24 @@ export class Backups {
    * starts was cut short (its process died): the recurring job runs once at a
    * time for the deployment and makes a new backup each time, so nothing will
    * finish the old one. Marked failed, saying why, and its partial archive
-   * removed. Backups asked for through the API are left alone: their own job
-   * is retried by the queue, which takes the same backup up again.
+   * removed. Only one whose lease has run out: a run that is alive (the job
+   * taken up again while its first run still works, a second node) renews
+   * it, and is left to finish. Backups asked for through the API are left
+   * alone: their own job is retried by the queue, which takes the same
+   * backup up again.
    */
   private async failInterrupted (): Promise<number> {
-    const stale = await this.records.find({ origin: 'schedule', status: { $in: ['queued', 'running'] } }, { projection: { _id: 1 } }).toArray()
+    const stale = {
+      origin: 'schedule',
+      status: { $in: ['queued', 'running'] },
+      $or: [{ leaseUntil: { $lt: this.deps.clock.now() } }, { leaseUntil: { $exists: false } }]
+    }
     let failed = 0
-    for (const { _id } of stale) {
-      const { matchedCount } = await this.records.updateOne({ _id, status: { $in: ['queued', 'running'] } }, {
+    for (const { _id } of await this.records.find(stale, { projection: { _id: 1 } }).toArray()) {
+      const { matchedCount } = await this.records.updateOne({ $and: [{ _id }, stale] }, {
         $set: { status: 'failed', error: 'Interrupted: the process running it stopped before it finished; the next scheduled backup took over', finishedAt: this.deps.clock.now() }
       })
+      if (matchedCount === 0) continue
       await rm(this.file(_id), { force: true })
       failed += matchedCount
     }
@@ -205,10 +224,16 @@ export class Backups {
       sha256: null,
       files: null,
       error: null,
-      upload: null
+      upload: null,
+      // Held from the start: a scheduled backup between its insert and its run is not taken for dead.
+      leaseUntil: this.leaseEnd()
     }
     await this.records.insertOne(record)
     return record
+  }
+
+  private leaseEnd (): Date {
+    return new Date(this.deps.clock.now().getTime() + BACKUP_LEASE_MS)
   }
 
   private async find (id: string): Promise<BackupRecord> {

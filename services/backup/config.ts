@@ -1,6 +1,7 @@
 import { resolve } from 'node:path'
 import { Type, type Static } from '@sinclair/typebox'
 import { allowedHostList, ConfigError, httpUrl, integer, text, type Env } from '../platform/config-env.js'
+import { checkTrigger, nextFires } from '../auxiliary/schedule-times.js'
 
 const S3Config = Type.Object({
   endpoint: Type.String({ variable: 'BACKUP_S3_ENDPOINT', description: 'The S3-compatible service\'s URL (https://s3.eu-west-1.amazonaws.com, http://minio.internal:9000); objects are addressed path-style' }),
@@ -18,7 +19,14 @@ const S3Config = Type.Object({
 /** Backups through the API (docs/operations.md, "Backups"), as `loadConfig().backup`. */
 export const BackupConfig = Type.Object({
   dir: Type.String({ variable: 'BACKUP_DIR', description: 'Where archives made through the API are kept; defaults to DATA_DIR/backups, left out of every backup' }),
-  everyMs: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { variable: 'BACKUP_SCHEDULE', description: 'A backup every so long (`6h`, `1d`, `30m`); unset, none is scheduled' }),
+  schedule: Type.Union([
+    Type.Integer({ minimum: 1, description: 'Every so many milliseconds' }),
+    Type.Object({
+      expression: Type.String({ description: 'A cron expression, 5 fields (or 6, seconds first)' }),
+      timezone: Type.String({ variable: 'BACKUP_SCHEDULE_TIMEZONE', description: 'The IANA timezone a cron BACKUP_SCHEDULE is read in (`UTC` by default)' })
+    }),
+    Type.Null()
+  ], { variable: 'BACKUP_SCHEDULE', description: 'A backup every so long (`6h`, `1d`, `30m`) or at a cron expression\'s times (`0 3 * * *`); unset, none is scheduled' }),
   keep: Type.Integer({ minimum: 1, variable: 'BACKUP_KEEP', description: 'How many scheduled backups are kept; older ones are deleted after each scheduled run' }),
   s3: Type.Union([S3Config, Type.Null()], { description: 'When BACKUP_S3_ENDPOINT is set, each backup is also put in this bucket' }),
   importMaxBytes: Type.Integer({ minimum: 1, variable: 'PROJECT_IMPORT_MAX_BYTES', description: 'The largest project archive an import takes, as uploaded (4 GiB by default); a larger one is refused with 413' }),
@@ -32,13 +40,35 @@ const GIB = 1024 * 1024 * 1024
 
 const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 }
 
-function interval (env: Env, name: string): number | null {
+const MIN_SPACING_MS = 15 * 60_000
+
+// The one way fire times are computed is schedule-times.ts (croner), shared with the project schedules and the job queue.
+function schedule (env: Env, name: string): BackupConfig['schedule'] {
   const raw = text(env, name)
   if (raw === undefined) return null
   const match = /^(\d{1,4})([mhd])$/.exec(raw)
+  if (match === null && /\s/.test(raw)) return cron(env, name, raw)
   const ms = match === null ? NaN : Number(match[1]) * UNITS[match[2]]
-  if (!(ms >= 15 * 60_000 && ms <= 365 * 86_400_000)) throw new ConfigError(name, `must be an interval from 15m to 365d such as 6h, 1d or 30m, got "${raw}"`)
+  if (!(ms >= MIN_SPACING_MS && ms <= 365 * 86_400_000)) throw new ConfigError(name, `must be an interval from 15m to 365d such as 6h, 1d or 30m, or a cron expression such as "0 3 * * *", got "${raw}"`)
   return ms
+}
+
+function cron (env: Env, name: string, expression: string): BackupConfig['schedule'] {
+  const timezone = text(env, 'BACKUP_SCHEDULE_TIMEZONE') ?? 'UTC'
+  const trigger = { kind: 'cron' as const, expression, timezone }
+  const now = new Date()
+  try {
+    checkTrigger(trigger, now, name)
+  } catch (error) {
+    const issue = (error as { details?: { fields?: Array<{ path: string, message: string }> } }).details?.fields?.[0]
+    throw new ConfigError(issue?.path.endsWith('.timezone') === true ? 'BACKUP_SCHEDULE_TIMEZONE' : name, issue?.message ?? (error as Error).message)
+  }
+  // Checked over the next fires, as the interval's 15m floor: a backup every minute would bury the store in archives.
+  const fires = nextFires(trigger, now, now, 64)
+  if (fires.some((fire, index) => index > 0 && fire.getTime() - fires[index - 1].getTime() < MIN_SPACING_MS)) {
+    throw new ConfigError(name, `must not fire more often than every 15 minutes, got "${expression}"`)
+  }
+  return { expression, timezone }
 }
 
 function s3 (env: Env): BackupS3Config | null {
@@ -66,7 +96,7 @@ function s3 (env: Env): BackupS3Config | null {
 export function parseBackupConfig (env: Env, dataDir: string): BackupConfig {
   return {
     dir: resolve(dataDir, text(env, 'BACKUP_DIR') ?? 'backups'),
-    everyMs: interval(env, 'BACKUP_SCHEDULE'),
+    schedule: schedule(env, 'BACKUP_SCHEDULE'),
     keep: integer(env, 'BACKUP_KEEP', 7, 1, 10_000),
     s3: s3(env),
     importMaxBytes: integer(env, 'PROJECT_IMPORT_MAX_BYTES', 4 * GIB, 1, 1024 * GIB),

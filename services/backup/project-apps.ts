@@ -6,6 +6,8 @@ import type { HostingApps } from '../hosting/apps.js'
 import type { Deployments } from '../hosting/deployments.js'
 import type { AppSecrets } from '../hosting/secrets.js'
 import type { AppSources } from '../hosting/app-sources.js'
+import type { Timeline } from '../hosting/timeline.js'
+import { AppError, commonErrors } from '../platform/errors.js'
 import type { AppRecord, DeploymentRecord } from '../hosting/records.js'
 import { hostingErrors } from '../hosting/errors.js'
 import type { UploadSessions } from '../files/uploads.js'
@@ -28,6 +30,7 @@ export interface HostingArchivePort {
   secrets: AppSecrets
   sources: AppSources
   uploads: UploadSessions
+  timeline: Timeline
   /** Off: apps are created but nothing is deployed, as the hosting routes would answer. */
   enabled: boolean
 }
@@ -161,22 +164,38 @@ export async function importApps (port: HostingArchivePort, repositories: Reposi
   return imported
 }
 
+/** An app the import created but could not deploy: the project stands, and this says what to deploy again. */
+export interface DeployFailure { app: string, code: string, message: string }
+
 /**
  * Once the project is in place: each app that was live on the exporting
  * server is deployed from what was carried (the upload, or the commit of the
  * imported repository), then suspended again if it was. The secrets are not
  * there yet; instances get them when they start, so setting them and
- * rolling back to this deployment restarts it without a build.
+ * rolling back to this deployment restarts it without a build. The project
+ * is visible by now, so a deployment that cannot be asked for fails that app
+ * alone: it stays as created, its timeline says why, and the failure is
+ * given back for the import's answer.
  */
-export async function deployImportedApps (port: HostingArchivePort, imported: ImportedApp[], userId: string): Promise<void> {
-  if (!port.enabled) return
+export async function deployImportedApps (port: HostingArchivePort, imported: ImportedApp[], userId: string): Promise<DeployFailure[]> {
+  if (!port.enabled) return []
+  const failures: DeployFailure[] = []
   for (const { app, entry, fileId } of imported) {
     const live = entry.live
-    if (live?.type === 'upload' && fileId !== null) {
-      await port.deployments.create(app, { source: { type: 'upload', uploadId: fileId, fileId, sha256: live.sha256 }, trigger: 'api', createdBy: userId })
-    } else if (live?.type === 'git' && app.gitSource !== null) {
-      await port.sources.deployGit(app, app.gitSource.repositoryId === null ? undefined : live.commit ?? undefined, 'api', userId)
-    } else continue
-    if (entry.suspended) await port.apps.suspend(app)
+    try {
+      if (live?.type === 'upload' && fileId !== null) {
+        await port.deployments.create(app, { source: { type: 'upload', uploadId: fileId, fileId, sha256: live.sha256 }, trigger: 'api', createdBy: userId })
+      } else if (live?.type === 'git' && app.gitSource !== null) {
+        await port.sources.deployGit(app, app.gitSource.repositoryId === null ? undefined : live.commit ?? undefined, 'api', userId)
+      } else continue
+      if (entry.suspended) await port.apps.suspend(app)
+    } catch (error) {
+      // A refusal's message is the client's to read; anything else stays out of the answer, as the error handler keeps it.
+      const refusal = error instanceof AppError && error.status < 500
+      const failure = { app: app.name, code: refusal ? error.code : commonErrors.internal.code, message: refusal ? error.message : 'The deployment could not be asked for' }
+      failures.push(failure)
+      await port.timeline.add(app, 'import.deploy_failed', `The import could not deploy what was live on the exporting server: ${failure.message}`).catch(() => {})
+    }
   }
+  return failures
 }

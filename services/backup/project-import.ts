@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises'
 import { createGunzip } from 'node:zlib'
 import { AppError, commonErrors } from '../platform/errors.js'
 import type { Document } from '../store/types.js'
-import type { Projects, Project } from '../projects/projects.js'
+import { IMPORT_LEASE_MS, type Projects, type Project } from '../projects/projects.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from '../projects/naming.js'
 import { MANIFEST_PATH } from './manifest.js'
 import { readTar, TarFormatError, type TarEntry } from './tar.js'
@@ -17,7 +17,7 @@ import {
   type CollectionEntry, type EntryKind, type ManifestEntry, type ProjectEntry, type ProjectManifest, type RepositoryEntry
 } from './project-archive.js'
 import type { ProjectArchivePorts } from './project-export.js'
-import { AppEntrySchema, deployImportedApps, importApps, type AppEntry } from './project-apps.js'
+import { AppEntrySchema, deployImportedApps, importApps, type AppEntry, type DeployFailure } from './project-apps.js'
 
 /** The small entries (project, definitions, repository settings) are read whole in the checking pass. */
 const SMALL_ENTRY_MOST = 4 * 1024 * 1024
@@ -169,13 +169,19 @@ export interface ImportDeps extends ProjectArchivePorts {
  * checked whole first (layout, manifest, checksums), then read again to
  * write: the project (new id and, when taken, a new slug), the definitions,
  * the records with their ids, the files under the new project, each
- * repository under a new id from its bundle. Whatever fails, the new project
- * is deleted with everything written for it, so a failed import leaves none.
+ * repository under a new id from its bundle. Whatever fails before the
+ * project is revealed, it is deleted with everything written for it, so a
+ * failed import leaves none; an app that cannot be deployed after that is
+ * named in `deployFailures` instead.
  */
-export async function importProject (deps: ImportDeps, orgId: string, userId: string, file: string): Promise<{ project: Project, manifest: ProjectManifest }> {
+export async function importProject (deps: ImportDeps, orgId: string, userId: string, file: string): Promise<{ project: Project, manifest: ProjectManifest, deployFailures: DeployFailure[] }> {
   const checked = await checkArchive(file, deps.limits)
   const project = await createProject(deps.projects, orgId, userId, checked.project)
   const work = await mkdtemp(join(tmpdir(), 'plinth-import-'))
+  let revealed = false
+  // The lease tells the sweep this import is alive; a process that dies stops renewing it, and the sweep removes what it wrote.
+  const renewal = setInterval(() => { void deps.projects.renewImport(project.id).catch(() => {}) }, IMPORT_LEASE_MS / 4)
+  renewal.unref()
   try {
     const expected = new Map(checked.manifest.entries.map((entry) => [entry.path, entry]))
     await createDefinitions(deps, project.id, checked)
@@ -206,12 +212,15 @@ export async function importProject (deps: ImportDeps, orgId: string, userId: st
     const settled = await deps.projects.update(project.id, { allowedOrigins: checked.project.allowedOrigins }).catch((error: unknown) => { throw naming('project.json', error) })
     const final = checked.project.authEnabled === settled.authEnabled ? settled : await deps.projects.setAuth(project.id, checked.project.authEnabled)
     await deps.projects.finishImport(project.id)
-    await deployImportedApps(deps.hosting, apps, userId)
-    return { project: final, manifest: checked.manifest }
+    revealed = true
+    const deployFailures = await deployImportedApps(deps.hosting, apps, userId)
+    return { project: final, manifest: checked.manifest, deployFailures }
   } catch (error) {
-    await deps.projects.delete(project.id).catch(() => {})
+    // Once revealed the project is its users': whatever fails after that never takes it away.
+    if (!revealed) await deps.projects.delete(project.id).catch(() => {})
     throw error
   } finally {
+    clearInterval(renewal)
     await rm(work, { recursive: true, force: true })
   }
 }

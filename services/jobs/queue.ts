@@ -3,6 +3,7 @@ import { DuplicateKeyError } from '../store/errors.js'
 import type { IdGenerator } from '../platform/ids.js'
 import type { Filter, IndexKey, Store, StoreCollection } from '../store/types.js'
 import { retryUpsertRace } from '../platform/upsert-race.js'
+import { checkTrigger, nextFire } from '../auxiliary/schedule-times.js'
 
 /**
  * The durable job queue. Jobs live in the Store, so any API node
@@ -37,11 +38,16 @@ export type Job = {
   finishedAt: Date | null
   /** Set on a recurring job (see `schedule`): it runs again this long after each run instead of finishing. */
   everyMs?: number
+  /** Set on a recurring job scheduled by cron instead (see `schedule`): it runs again at the expression's next fire time. */
+  cron?: CronSchedule
   /** Set on a keyed job (see `enqueueKeyed`): asked for again while it ran, so it is queued again instead of finishing. */
   again?: boolean
   /** The batch claim (see `claimMany`) that last took the job: how its claimer finds what its one write took. */
   claimBatch?: string
 }
+
+/** A cron expression (5 fields, or 6 with seconds first) read in an IANA timezone, as the project schedules take it. */
+export type CronSchedule = { expression: string, timezone: string }
 
 export interface EnqueueOptions {
   runAt?: Date
@@ -149,6 +155,15 @@ function assertJobType (type: unknown): asserts type is string {
 const later = (now: Date, ms: number): Date => new Date(now.getTime() + ms)
 
 /** A job as it is first written, queued and untried. */
+function isRecurring (job: Job): boolean {
+  return job.everyMs !== undefined || job.cron !== undefined
+}
+
+// An expression with no date left (checked when scheduled, so only a calendar running out) parks the job a year ahead rather than at once.
+function nextCronRun (cron: CronSchedule, now: Date): Date {
+  return nextFire({ kind: 'cron', ...cron }, now, now) ?? new Date(now.getTime() + 366 * 86_400_000)
+}
+
 function newJob (type: string, payload: JobPayload, maxAttempts: number, runAt: Date, now: Date): Omit<Job, '_id'> {
   return {
     type, payload, status: 'queued', attempts: 0, maxAttempts, runAt, leaseUntil: null, leaseOwner: null, lastError: null, result: null, createdAt: now, updatedAt: now, finishedAt: null
@@ -286,24 +301,38 @@ export class JobQueue {
 
   /**
    * Makes `type` a recurring job: one job for the whole deployment, due at
-   * once when new and then `everyMs` after each run, whether it succeeded or
-   * used up its attempts. Every node may call this at every start: the job is
-   * keyed by its type, and a changed interval applies from the next run.
+   * once when new and then `every` ms after each run (or, given a cron
+   * expression, at its next fire time), whether it succeeded or used up its
+   * attempts. Every node may call this at every start: the job is keyed by
+   * its type, and a changed interval applies from the next run; a cron
+   * schedule also pulls a later next run in to its own next fire time, so
+   * moving from `365d` to a daily cron does not wait a year.
    */
-  async schedule (type: string, everyMs: number): Promise<Job> {
+  async schedule (type: string, every: number | CronSchedule): Promise<Job> {
     assertJobType(type)
-    if (!Number.isSafeInteger(everyMs) || everyMs < 1) throw commonErrors.jobInvalid({ why: 'everyMs must be a whole number of at least 1' })
     const now = await this.now()
+    let trigger: Pick<Job, 'everyMs' | 'cron'>
+    let firstRun = now
+    if (typeof every === 'number') {
+      if (!Number.isSafeInteger(every) || every < 1) throw commonErrors.jobInvalid({ why: 'everyMs must be a whole number of at least 1' })
+      trigger = { everyMs: every }
+    } else {
+      checkTrigger({ kind: 'cron', ...every }, now, 'schedule')
+      trigger = { cron: { expression: every.expression, timezone: every.timezone } }
+      firstRun = nextCronRun(trigger.cron as CronSchedule, now)
+    }
     const job = await retryUpsertRace(async () => await this.jobs.findOneAndUpdate(
       { _id: `${RECURRING_ID_PREFIX}${type}` },
       {
-        $set: { everyMs },
-        $setOnInsert: newJob(type, {}, DEFAULT_MAX_ATTEMPTS, now, now)
+        $set: trigger,
+        $unset: typeof every === 'number' ? { cron: '' } : { everyMs: '' },
+        $setOnInsert: newJob(type, {}, DEFAULT_MAX_ATTEMPTS, firstRun, now)
       },
       { upsert: true, returnDocument: 'after' }
     ))
     if (job === null) throw new Error('upsert returned no document')
-    return job
+    if (typeof every === 'number' || job.status !== 'queued' || job.runAt <= firstRun) return job
+    return await this.jobs.findOneAndUpdate({ _id: job._id, status: 'queued', runAt: { $gt: firstRun } }, { $set: { runAt: firstRun } }, { returnDocument: 'after' }) ?? job
   }
 
   /** Stops a recurring job a newer version no longer runs (its type retired or renamed), so it does not wait as due forever. */
@@ -364,7 +393,7 @@ export class JobQueue {
       if (job === null || job.attempts <= job.maxAttempts) return job
       // Only a reclaimed lease can overshoot: the last attempt's worker never reported back.
       const lastError = `Lease expired on the final attempt (${job.maxAttempts}); the worker stopped responding`
-      await this.settle(job, workerId, now, job.everyMs === undefined ? { status: 'dead', lastError, finishedAt: now } : this.nextRun(job, now, { lastError }))
+      await this.settle(job, workerId, now, !isRecurring(job) ? { status: 'dead', lastError, finishedAt: now } : this.nextRun(job, now, { lastError }))
     }
   }
 
@@ -401,7 +430,7 @@ export class JobQueue {
     for (const job of claimed) {
       if (job.attempts <= job.maxAttempts) { live.push(job); continue }
       const lastError = `Lease expired on the final attempt (${job.maxAttempts}); the worker stopped responding`
-      await this.settle(job, workerId, now, job.everyMs === undefined ? { status: 'dead', lastError, finishedAt: now } : this.nextRun(job, now, { lastError }))
+      await this.settle(job, workerId, now, !isRecurring(job) ? { status: 'dead', lastError, finishedAt: now } : this.nextRun(job, now, { lastError }))
     }
     return live
   }
@@ -414,7 +443,7 @@ export class JobQueue {
    * having had their lease taken over.
    */
   async completeMany (jobs: readonly Job[], workerId: string): Promise<number> {
-    const plain = jobs.filter((job) => job.again === undefined && job.everyMs === undefined)
+    const plain = jobs.filter((job) => job.again === undefined && !isRecurring(job))
     let finished = 0
     for (const job of jobs) if (!plain.includes(job) && await this.complete(job, workerId) !== null) finished++
     if (plain.length === 0) return finished
@@ -440,7 +469,7 @@ export class JobQueue {
   async complete (job: Job, workerId: string, result?: unknown): Promise<Job | null> {
     const now = await this.now()
     const outcome = { result: result ?? null }
-    const settled = await this.settleUnlessAsked(job, workerId, now, job.everyMs === undefined
+    const settled = await this.settleUnlessAsked(job, workerId, now, !isRecurring(job)
       ? { status: 'succeeded', ...outcome, finishedAt: now }
       : this.nextRun(job, now, { ...outcome, lastError: null }))
     return settled ?? await this.rerunIfAsked(job, workerId, now, { result: result ?? null, lastError: null })
@@ -480,7 +509,7 @@ export class JobQueue {
     const final = error instanceof PermanentJobError || job.attempts >= job.maxAttempts
     let changes: Partial<Job>
     // A recurring job never ends: past its last attempt it waits for its next run.
-    if (final && job.everyMs !== undefined) changes = this.nextRun(job, now, { lastError })
+    if (final && isRecurring(job)) changes = this.nextRun(job, now, { lastError })
     else if (error instanceof PermanentJobError) changes = { status: 'failed', lastError, finishedAt: now }
     else if (job.attempts >= job.maxAttempts) changes = { status: 'dead', lastError, finishedAt: now }
     else changes = { status: 'queued', lastError, runAt: later(now, retryDelayMs(job.attempts, this.backoff, this.random)), leaseOwner: null }
@@ -501,7 +530,7 @@ export class JobQueue {
 
   /** `attempts` keeps counting, so it still fences every claim; each run gets a fresh budget on top of it. */
   private nextRun (job: Job, now: Date, outcome: Partial<Job>): Partial<Job> {
-    return { ...outcome, status: 'queued', maxAttempts: job.attempts + DEFAULT_MAX_ATTEMPTS, runAt: later(now, job.everyMs ?? 0), leaseOwner: null }
+    return { ...outcome, status: 'queued', maxAttempts: job.attempts + DEFAULT_MAX_ATTEMPTS, runAt: job.cron !== undefined ? nextCronRun(job.cron, now) : later(now, job.everyMs ?? 0), leaseOwner: null }
   }
 
   /** `attempts` fences the claim itself, so a worker that reclaims its own expired job cannot be confused with its earlier run. */

@@ -23,6 +23,8 @@ type ProjectRecord = {
   deletedAt: Date | null
   /** Set while an import writes the project: hidden from every read until `finishImport` clears it in one write. */
   importing?: true
+  /** While `importing`: the import renews this as it works; once it has passed, the import is taken for dead and its project swept. */
+  importLeaseUntil?: Date
 }
 
 export type Project = ProjectT
@@ -33,6 +35,12 @@ export type ProjectCleanup = (projectId: string) => Promise<void>
 export type AuthEnabledHook = (projectId: string) => Promise<void>
 
 const MAX_ALLOWED_ORIGINS = 50
+
+/** How long an import's hidden project outlives the import's last renewal (it renews every quarter of this). */
+export const IMPORT_LEASE_MS = 2 * 60_000
+/** The recurring job that removes the hidden projects of imports that died (a crash, a kill) with what they wrote. */
+export const IMPORT_SWEEP_JOB = 'project.import-sweep'
+export const IMPORT_SWEEP_EVERY_MS = 5 * 60_000
 
 /** Each entry an origin (`https://app.example.com`, stored as browsers send it) or `*` alone; duplicates dropped. */
 function checkAllowedOrigins (entries: string[]): string[] {
@@ -97,7 +105,7 @@ export class Projects {
     for (let attempt = 0; ; attempt++) {
       const slug = input.slug ?? withSuffix(slugFrom(name), attempt, 'project')
       const fields = { orgId, name, slug, description: input.description?.trim() ?? '', authEnabled: false, allowedOrigins: [], createdBy: userId, createdAt: now, updatedAt: now, deletedAt: null }
-      const record: ProjectRecord = options.importing === true ? { ...fields, importing: true } : fields
+      const record: ProjectRecord = options.importing === true ? { ...fields, importing: true, importLeaseUntil: new Date(now.getTime() + IMPORT_LEASE_MS) } : fields
       try {
         const { insertedId } = await this.records.insertOne(record)
         return toProject({ ...record, _id: insertedId })
@@ -115,10 +123,42 @@ export class Projects {
     return record === null || record.deletedAt !== null || record.importing === true ? null : projectOf.get(record)
   }
 
-  /** The import's one switch: the project appears whole, in one conditional write. */
+  /** The import's one switch: the project appears whole, in one conditional write (refused once the sweep has taken it). */
   async finishImport (projectId: string): Promise<void> {
-    const { matchedCount } = await this.records.updateOne({ _id: projectId, deletedAt: null, importing: true }, { $unset: { importing: '' }, $set: { updatedAt: this.deps.clock.now() } })
+    const { matchedCount } = await this.records.updateOne({ _id: projectId, deletedAt: null, importing: true }, { $unset: { importing: '', importLeaseUntil: '' }, $set: { updatedAt: this.deps.clock.now() } })
     if (matchedCount === 0) throw commonErrors.projectNotFound()
+  }
+
+  /** An import still at work keeps its hidden project; false when the sweep already took it. */
+  async renewImport (projectId: string): Promise<boolean> {
+    const until = new Date(this.deps.clock.now().getTime() + IMPORT_LEASE_MS)
+    const { matchedCount } = await this.records.updateOne({ _id: projectId, deletedAt: null, importing: true }, { $set: { importLeaseUntil: until } })
+    return matchedCount === 1
+  }
+
+  /**
+   * Deletes, with everything written for them, the hidden projects whose
+   * import stopped renewing its lease (its process died mid-import), as
+   * `delete` does; the mark is conditional on the lease still being out, so
+   * an import that renewed meanwhile keeps its project. The number swept.
+   */
+  async sweepAbandonedImports (): Promise<number> {
+    const now = this.deps.clock.now()
+    // A hidden project from before leases were recorded: its age stands for the lease.
+    const abandoned = {
+      deletedAt: null,
+      importing: true,
+      $or: [{ importLeaseUntil: { $lt: now } }, { importLeaseUntil: { $exists: false }, createdAt: { $lt: new Date(now.getTime() - IMPORT_LEASE_MS) } }]
+    }
+    let swept = 0
+    for (const { _id } of await this.records.find(abandoned, { projection: { _id: 1 } }).toArray()) {
+      await this.deps.schedulePurge(_id)
+      const marked = await this.records.updateOne({ $and: [{ _id }, abandoned] }, { $set: { deletedAt: now } })
+      if (marked.matchedCount === 0) continue
+      await this.purge(_id)
+      swept++
+    }
+    return swept
   }
 
   async get (projectId: string): Promise<Project> {

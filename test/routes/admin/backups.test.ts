@@ -143,3 +143,15 @@ t.test('a scheduled run keeps BACKUP_KEEP scheduled backups and never prunes tho
   t.equal(items[1].id, asked)
   t.equal(items[0].requestedBy, null)
 })
+
+t.test('BACKUP_SCHEDULE as a cron expression makes the one recurring job wait for its fire time; unset, the job goes', async (t) => {
+  const first = await buildTestApp(t, { env: { BACKUP_SCHEDULE: '15 4 * * *', BACKUP_SCHEDULE_TIMEZONE: 'Asia/Tokyo' } })
+  const job = await first.jobs.get('-every:backup.scheduled')
+  t.match(job, { type: 'backup.scheduled', status: 'queued', cron: { expression: '15 4 * * *', timezone: 'Asia/Tokyo' } })
+  const runAt = job?.runAt as Date
+  t.ok(runAt > new Date(), 'not due at start, as an interval would be')
+  t.equal(runAt.getUTCHours() * 60 + runAt.getUTCMinutes(), 19 * 60 + 15, '04:15 in Tokyo is 19:15 UTC')
+  const env = { DATA_DIR: first.config.dataDir, ...(first.config.mongodbUrl === null ? {} : { MONGODB_URL: first.config.mongodbUrl, MONGODB_DB: first.config.mongodbDb, PLINTH_MASTER_KEY: first.config.masterKey ?? '' }) }
+  const unset = await buildTestApp(t, { env })
+  t.equal(await unset.jobs.get('-every:backup.scheduled'), null, 'a restart without BACKUP_SCHEDULE unschedules it')
+})

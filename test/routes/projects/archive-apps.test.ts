@@ -64,6 +64,25 @@ t.test('hosting apps travel: definitions, git source by repository, secret names
     t.match(apps, [{ name: /^shop-site-[0-9a-f]{8}$/ }])
   })
 
+  await t.test('an app whose deployment cannot be asked for once the project is revealed: the project stays, the answer names the app', async (t) => {
+    const unknownCommit = new Map(entries)
+    const webEntry = JSON.parse((entries.get('hosting/shop-web.json') as Buffer).toString())
+    unknownCommit.set('hosting/shop-web.json', Buffer.from(JSON.stringify({ ...webEntry, live: { type: 'git', commit: 'f'.repeat(40) } })))
+    const res = await importArchive(target, there.orgId, there.owner.auth, await forge(unknownCommit, manifest))
+    t.equal(res.status, 201, JSON.stringify(res.body))
+    t.match(res.body.data.deployFailures, [{ app: 'shop-web', code: /^APP_/, message: /./ }], 'the one app that failed, by name')
+    t.equal(res.body.data.deployFailures.length, 1, 'the other app deployed')
+    const id = res.body.data.project.id as string
+    t.equal((await call(target, 'GET', `/api/projects/${id}`, there.owner.auth)).status, 200, 'the project is there, not deleted')
+    const apps = (await call(target, 'GET', `/api/projects/${id}/backend/apps`, there.owner.auth)).body.data
+    t.match(apps, [{ name: 'shop-web', state: 'created', currentDeployment: null }], 'the app stays as created')
+    const timeline = (await call(target, 'GET', `/api/projects/${id}/backend/apps/${apps[0].id as string}/timeline`, there.owner.auth)).body.data
+    t.match(timeline, [{ type: 'import.deploy_failed', message: /could not deploy/ }], 'its timeline says why')
+    const [site] = (await call(target, 'GET', `/api/projects/${id}/backend/static-apps`, there.owner.auth)).body.data
+    t.not(site.currentDeployment, null, 'the app that could be deployed was')
+    t.same(imported.body.data.deployFailures, [], 'an import that deployed everything names none')
+  })
+
   await t.test('an app entry that does not hold together is refused naming it, and nothing is left', async (t) => {
     const before = (await call(target, 'GET', '/api/projects', there.owner.auth)).body.data.length
     const orphanSource = new Map(entries)

@@ -3,8 +3,8 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { randomBytes } from 'node:crypto'
 import { Cursors } from '../../../services/collections/query.js'
-import { Backups } from '../../../services/backup/backups.js'
-import { systemClock } from '../../../services/platform/clock.js'
+import { BACKUP_LEASE_MS, Backups } from '../../../services/backup/backups.js'
+import { ManualClock, systemClock } from '../../../services/platform/clock.js'
 import { createIdGenerator } from '../../../services/platform/ids.js'
 import { STORE_FILE } from '../../../services/backup/manifest.js'
 import { tempDir, tempStore } from '../../helper.js'
@@ -32,14 +32,15 @@ t.test('a backup whose job cannot be queued is not left listed', async (t) => {
   t.equal((await backups.list({})).items.length, 1)
 })
 
-t.test('a scheduled backup cut short (its process died) is marked failed by the next scheduled run, not left running', async (t) => {
+t.test('a scheduled backup cut short (its process died) is marked failed by the next scheduled run once its lease is out; a live one is left to finish', async (t) => {
   const store = await tempStore(t)
+  const clock = new ManualClock(Date.now())
   const dir = tempDir(t)
   const dataDir = tempDir(t)
   new Database(join(dataDir, STORE_FILE)).close()
   const ports = {
     store,
-    clock: systemClock,
+    clock,
     newId: createIdGenerator(),
     cursors: new Cursors(randomBytes(32)),
     sources: { dataDir, reposDir: tempDir(t), hostingDir: tempDir(t), engine: 'sqlite' as const, exclude: [] },
@@ -58,9 +59,14 @@ t.test('a scheduled backup cut short (its process died) is marked failed by the 
   const [cut] = (await dying.list({})).items.filter((backup) => backup.id !== api.id)
   t.match(cut, { status: 'running', origin: 'schedule' })
 
-  // The next process's scheduled run.
+  // The next process's scheduled run, while the first one's lease still holds (the job taken up again while its first run works).
   const next = new Backups({ ...ports, upload: null })
   await next.init()
+  t.match(await next.runScheduled(), { status: 'ready', interrupted: 0 }, 'a run whose lease holds is alive: not interrupted')
+  t.match(await next.get(cut.id), { status: 'running' }, 'and left running')
+
+  // Past its lease, with no renewal (the process is gone): the next scheduled run takes it for dead.
+  clock.advance(BACKUP_LEASE_MS + 1)
   const ran = await next.runScheduled()
   t.match(ran, { status: 'ready', interrupted: 1 })
   t.match(await next.get(cut.id), { status: 'failed', error: /^Interrupted: the process running it stopped/ })

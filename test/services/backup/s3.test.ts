@@ -1,9 +1,11 @@
 import t from 'tap'
-import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { createHash, randomBytes } from 'node:crypto'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import S3rver from 's3rver'
-import { signV4 } from '../../../services/backup/s3.js'
+import { putBackup, signV4 } from '../../../services/backup/s3.js'
+import { AddressGuard } from '../../../services/outbound/internal-addresses.js'
 import { buildTestApp, call, signUp, tempDir } from '../../helper.js'
 
 t.test('Signature Version 4 as AWS\'s published example of a GET signs it', async (t) => {
@@ -60,4 +62,30 @@ t.test('a ready backup is put in an S3-compatible bucket (s3rver on loopback), a
   // A bucket that does not exist: the service's answer is the reason.
   const missing = await buildTestApp(t, { env: { ...shared, ...s3, BACKUP_S3_BUCKET: 'no-such-bucket', BACKUP_S3_ALLOWED_HOSTS: '127.0.0.1', PLATFORM_ADMINS: admin.id } })
   t.match(await finished(missing), { status: 'ready', upload: { status: 'failed', error: 'the storage answered 404 (NoSuchBucket)' } })
+})
+
+t.test('an archive larger than one part goes as a multipart upload, each part signed; the bucket holds the very bytes', async (t) => {
+  const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: tempDir(t), configureBuckets: [{ name: 'plinth-backups', configs: [] }] })
+  const { port } = await server.run()
+  t.teardown(async () => { await server.close() })
+  const config = { endpoint: `http://127.0.0.1:${port}`, bucket: 'plinth-backups', prefix: 'plinth/', region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', allowedHosts: ['127.0.0.1'] }
+  const guard = new AddressGuard({ allowedHosts: config.allowedHosts })
+  const MIB = 1024 * 1024
+  const file = join(tempDir(t), 'archive.tar.gz')
+  const data = randomBytes(11 * MIB + 123)
+  writeFileSync(file, data)
+  const sha256 = createHash('sha256').update(data).digest('hex')
+  const events: string[] = []
+  server.on('event', (event: { Records: Array<{ eventName: string }> }) => { events.push(event.Records[0].eventName) })
+  const { key } = await putBackup(config, guard, file, 'big.tar.gz', data.length, sha256, new Date(), 5 * MIB)
+  t.equal(key, 'plinth/big.tar.gz')
+  const stored = Buffer.from(await (await fetch(`http://127.0.0.1:${port}/plinth-backups/${key}`)).arrayBuffer())
+  t.equal(stored.length, data.length)
+  t.equal(createHash('sha256').update(stored).digest('hex'), sha256, 'three parts put back together into the archive')
+  t.same(events, ['ObjectCreated:Post'], 'made by completing a multipart upload (s3rver names it Post), not by one PUT')
+  await putBackup(config, guard, file, 'whole.tar.gz', data.length, sha256, new Date())
+  t.same(events.slice(1), ['ObjectCreated:Put'], 'within one part, one PUT')
+
+  const missing = { ...config, bucket: 'no-such-bucket' }
+  await t.rejects(putBackup(missing, guard, file, 'refused.tar.gz', data.length, sha256, new Date(), 5 * MIB), { message: 'the storage answered 404 (NoSuchBucket)' }, 'a refused start is the service\'s answer')
 })

@@ -11,5 +11,7 @@ declare module 's3rver' {
     constructor (options: S3rverOptions)
     run (): Promise<{ address: string, port: number }>
     close (): Promise<void>
+    /** An S3 event notification for each object made (`ObjectCreated:Put`, `ObjectCreated:Post` for a completed multipart upload). */
+    on (event: 'event', listener: (event: { Records: Array<{ eventName: string }> }) => void): this
   }
 }

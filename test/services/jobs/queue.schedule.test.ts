@@ -49,6 +49,35 @@ t.test('schedule: one recurring job per type, however many nodes schedule it', a
   await t.rejects(queue.schedule('bad type!', DAY), { code: 'APP_JOB_INVALID' })
 })
 
+t.test('schedule by cron: due at the expression\'s fire times, after success or failure alike', async (t) => {
+  // A Tuesday, 10:00 UTC.
+  const { queue, clock } = await openTestJobQueue(t, new ManualClock(Date.UTC(2030, 0, 1, 10, 0)))
+  const daily = { expression: '0 3 * * *', timezone: 'UTC' }
+  const job = await queue.schedule('backup', daily)
+  t.match(job, { status: 'queued', cron: daily })
+  t.notOk('everyMs' in job)
+  t.same(job.runAt, new Date(Date.UTC(2030, 0, 2, 3, 0)), 'a new cron schedule waits for its first fire time, not at once')
+  t.equal(await queue.claim('w', ['backup'], 1_000), null)
+
+  clock.set(job.runAt)
+  clock.advance(5_000)
+  const done = await queue.complete((await queue.claim('w', ['backup'], 60_000))!, 'w')
+  t.same(done?.runAt, new Date(Date.UTC(2030, 0, 3, 3, 0)), 'the next fire time, not a day after the run ended')
+  clock.set(done!.runAt)
+  const failed = await queue.fail((await queue.claim('w', ['backup'], 60_000))!, 'w', new PermanentJobError('bucket gone'))
+  t.match(failed, { status: 'queued', lastError: /bucket gone/ })
+  t.same(failed?.runAt, new Date(Date.UTC(2030, 0, 4, 3, 0)), 'a failed run waits for the next fire time too')
+
+  const berlin = await queue.schedule('backup', { expression: '0 3 * * *', timezone: 'Europe/Berlin' })
+  t.same(berlin.runAt, new Date(Date.UTC(2030, 0, 4, 2, 0)), 'read in its timezone (03:00 in Berlin is 02:00 UTC in winter), pulled in from the later run')
+  const yearly = await queue.schedule('backup', 365 * DAY)
+  t.match(yearly, { everyMs: 365 * DAY, runAt: berlin.runAt }, 'back to an interval: the next run stands')
+  t.notOk('cron' in yearly, 'the cron is gone, so the interval decides the run after')
+  t.same((await queue.schedule('backup', daily)).runAt, berlin.runAt, 'a cron whose next fire is later does not push the run back')
+  await t.rejects(queue.schedule('backup', { expression: '0 3 * *', timezone: 'UTC' }), { code: 'APP_SCHEDULE_INVALID', message: /schedule\.expression must have 5 fields/ })
+  await t.rejects(queue.schedule('backup', { expression: '0 3 * * *', timezone: 'Nowhere/Else' }), { code: 'APP_SCHEDULE_INVALID' })
+})
+
 t.test('a recurring job that fails for good waits for its next run instead of dying', async (t) => {
   const { queue, clock } = await openTestJobQueue(t)
   const scheduled = await queue.schedule('tidy', DAY)
