@@ -38,6 +38,8 @@ async function webhooksPlugin (app: FastifyInstance): Promise<void> {
   app.registerJobHandler(WEBHOOK_SWEEP_JOB, async () => await webhooks.sweep())
   app.registerJobHandler(WEBHOOK_PRUNE_JOB, async () => await webhooks.prune())
   app.projects.onDelete(async (projectId) => { await webhooks.purgeProject(projectId) })
+  // onClose runs after the job worker stopped in preClose: no delivery is still using a kept connection.
+  app.addHook('onClose', async () => { webhooks.close() })
   app.addHook('onReady', async () => {
     await app.jobs.schedule(WEBHOOK_SWEEP_JOB, WEBHOOK_SWEEP_EVERY_MS)
     await app.jobs.schedule(WEBHOOK_PRUNE_JOB, WEBHOOK_PRUNE_EVERY_MS)

@@ -4,6 +4,7 @@ import type { AddressGuard } from '../outbound/internal-addresses.js'
 import { isoString } from '../platform/iso-dates.js'
 import { DeferJobError, retryDelayMs, type BackoffPolicy } from '../jobs/queue.js'
 import { outboundRequest, type OutboundResult } from '../outbound/http.js'
+import type { OutboundPool } from '../outbound/pool.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { WEBHOOK_LIMITS, WEBHOOK_SYSTEM_EVENTS, type DeliveryStatus, type WebhookAttemptT, type WebhookPayloadT } from '../../schemas/webhooks.js'
 import type { WebhookHealth } from './health.js'
@@ -17,6 +18,7 @@ export interface DelivererDeps {
   clock: Clock
   newId: IdGenerator
   guard: AddressGuard
+  connections: OutboundPool
   subscriptions: WebhookSubscriptions
   publisher: WebhookPublisher
   health: WebhookHealth
@@ -219,7 +221,7 @@ export class WebhookDeliverer {
     }
     const startedAt = this.deps.clock.now()
     const started = performance.now()
-    const result = await outboundRequest(this.deps.guard, { method: 'POST', url: subscription.url, headers, body }, { timeoutMs: this.deps.timeoutMs, maxResponseBytes: WEBHOOK_LIMITS.responseExcerptBytes })
+    const result = await outboundRequest(this.deps.guard, { method: 'POST', url: subscription.url, headers, body }, { timeoutMs: this.deps.timeoutMs, maxResponseBytes: WEBHOOK_LIMITS.responseExcerptBytes }, this.deps.connections)
     const durationMs = Math.round(performance.now() - started)
     const now = this.deps.clock.nowMs()
     let verdict = judge(result, now)
