@@ -8,6 +8,7 @@ import type { OutboundPool } from '../outbound/pool.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { WEBHOOK_LIMITS, WEBHOOK_SYSTEM_EVENTS, type DeliveryStatus, type WebhookAttemptT, type WebhookPayloadT } from '../../schemas/webhooks.js'
 import type { WebhookHealth } from './health.js'
+import { PACED_DELAY_MS, type Busy } from './pacing.js'
 import type { WebhookPublisher } from './publisher.js'
 import { WEBHOOK_COLLECTIONS, type AttemptRecord, type DeliveryRecord, type EventRecord, type SubscriptionRecord } from './records.js'
 import { ATTEMPT_HEADER, EVENT_ID_HEADER, EVENT_TYPE_HEADER, REQUEST_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './signing.js'
@@ -28,6 +29,8 @@ export interface DelivererDeps {
   maxAgeMs: number
   /** Source of jitter; tests pass a fixed one. */
   random?: () => number
+  /** Whether API requests want the process now: deliveries then go a batch at a time (pacing.ts). */
+  busy?: Busy
 }
 
 /** Retries: 30 s, then doubling up to 4 h, with equal jitter (half fixed, half random). */
@@ -114,7 +117,7 @@ export class WebhookDeliverer {
    * The webhook's job: every attempt of its deliveries that is due, a batch
    * at a time (each delivery still its own request, signed and logged alone),
    * then back to the queue due when the next one is (a retry's backoff), or
-   * finished when none is owed. One claim and one completion for a backlog
+   * finished when none is owed. While the API is busy, one batch a run. One claim and one completion for a backlog
    * rather than one each per delivery (docs/webhooks.md, "Delivery").
    */
   async runWebhook (subscriptionId: string): Promise<{ outcome: string, sent: number }> {
@@ -133,6 +136,7 @@ export class WebhookDeliverer {
       // job is deferred, never spent, so a run of failures cannot leave its owed deliveries without a job.
       if (refused !== undefined) throw new DeferJobError(`a delivery could not be attempted: ${errorText(refused.reason)}`, REFUSED_RUN_DELAY_MS)
       sent += due.length
+      if (due.length === BATCH && this.deps.busy?.() === true) throw new DeferJobError('the API is busy: deliveries go a batch at a time', PACED_DELAY_MS)
       if (batch === BATCHES_PER_RUN - 1) throw new DeferJobError('more deliveries are due: the slot is given up between runs', 0)
     }
     const [next] = await this.deps.publisher.deliveries.find(

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { WEBHOOK_DELIVER_JOB } from '../../../services/webhooks/index.js'
+import { apiBusy, PACED_DELAY_MS } from '../../../services/webhooks/pacing.js'
 import { engine, receiver, thingEvent } from './fixtures.js'
 
 t.test('a run in which a delivery cannot be attempted (the store failing) defers the webhook\'s job: it is never spent, and the delivery goes out later', async (t) => {
@@ -27,4 +28,34 @@ t.test('a run in which a delivery cannot be attempted (the store failing) defers
   clock.advance(60_000)
   await drain()
   t.equal(hook.received.length, 1, 'once the store answers, the delivery is sent')
+})
+
+t.test('while the API is busy a webhook\'s job sends one batch a run and waits; once it is not, the backlog goes at once', async (t) => {
+  let busy = true
+  const { webhooks, queue, clock, drain } = await engine(t, { busy: () => busy })
+  const hook = await receiver(t)
+  await webhooks.create({ projectId: 'p1', source: 'things' }, { url: hook.url, events: ['*'] }, null)
+  await webhooks.publish('things', 'p1', Array.from({ length: 20 }, (_, n) => thingEvent(n + 1)))
+  t.equal(await drain(), 8, 'one batch, then the job waits')
+  const [job] = await queue.jobs.find({ type: WEBHOOK_DELIVER_JOB }).toArray()
+  t.match(job, { status: 'queued', lastError: /the API is busy/ })
+  t.equal(job.runAt.getTime() - clock.nowMs(), PACED_DELAY_MS, 'due again after the pacing delay')
+  t.equal(await drain(), 0, 'nothing before that')
+  clock.advance(PACED_DELAY_MS)
+  t.equal(await drain(), 8, 'the next batch')
+  busy = false
+  clock.advance(PACED_DELAY_MS)
+  t.equal(await drain(), 4, 'the rest at once')
+  t.equal(new Set(hook.received.map((request) => request.body.id)).size, 20, 'every event delivered, none twice')
+})
+
+t.test('busy means requests keep the loop busy: a loop busy with deliveries alone is not', async (t) => {
+  let requests = 0
+  const busy = apiBusy(() => requests)
+  const spin = (ms: number): void => { const end = performance.now() + ms; while (performance.now() < end) requests += 0 }
+  spin(600)
+  t.equal(busy(), false, 'a saturated loop without requests')
+  requests += 1000
+  spin(600)
+  t.equal(busy(), true, 'a saturated loop with 1,000 requests in the window')
 })
