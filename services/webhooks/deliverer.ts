@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { Clock } from '../platform/clock.js'
 import type { IdGenerator } from '../platform/ids.js'
 import type { AddressGuard } from '../outbound/internal-addresses.js'
@@ -31,6 +32,8 @@ export interface DelivererDeps {
   random?: () => number
   /** Whether API requests want the process now: deliveries then go a batch at a time (pacing.ts). */
   busy?: Busy
+  /** How a paced run waits; tests pass their own. */
+  pause?: (ms: number) => Promise<void>
 }
 
 /** Retries: 30 s, then doubling up to 4 h, with equal jitter (half fixed, half random). */
@@ -117,7 +120,7 @@ export class WebhookDeliverer {
    * The webhook's job: every attempt of its deliveries that is due, a batch
    * at a time (each delivery still its own request, signed and logged alone),
    * then back to the queue due when the next one is (a retry's backoff), or
-   * finished when none is owed. While the API is busy, one batch a run. One claim and one completion for a backlog
+   * finished when none is owed. While the API is busy, it waits between batches. One claim and one completion for a backlog
    * rather than one each per delivery (docs/webhooks.md, "Delivery").
    */
   async runWebhook (subscriptionId: string): Promise<{ outcome: string, sent: number }> {
@@ -136,8 +139,9 @@ export class WebhookDeliverer {
       // job is deferred, never spent, so a run of failures cannot leave its owed deliveries without a job.
       if (refused !== undefined) throw new DeferJobError(`a delivery could not be attempted: ${errorText(refused.reason)}`, REFUSED_RUN_DELAY_MS)
       sent += due.length
-      if (due.length === BATCH && this.deps.busy?.() === true) throw new DeferJobError('the API is busy: deliveries go a batch at a time', PACED_DELAY_MS)
       if (batch === BATCHES_PER_RUN - 1) throw new DeferJobError('more deliveries are due: the slot is given up between runs', 0)
+      // Paced within the run, holding the job: a deferred job would be made due again by the very writes it yields to.
+      if (due.length === BATCH && this.deps.busy?.() === true) await (this.deps.pause ?? sleep)(PACED_DELAY_MS)
     }
     const [next] = await this.deps.publisher.deliveries.find(
       { subscriptionId, status: { $in: OWED }, nextAttemptAt: { $ne: null } },

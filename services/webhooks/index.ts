@@ -46,6 +46,8 @@ export interface WebhookPorts {
   random?: () => number
   /** Whether API requests want the process now (deliveries are then paced, pacing.ts); never, unless given. */
   busy?: Busy
+  /** How a paced delivery run waits; tests pass their own. */
+  pause?: (ms: number) => Promise<void>
   onDisabled?: (notice: NoticeRecord) => void
 }
 
@@ -96,7 +98,7 @@ export class Webhooks {
       clock, newId, cursors, source, subscriptions: this.subscriptions.records, lists: this.subscriptions.lists, publisher: this.publisher, disableAfterFailures: config.disableAfterFailures, disableAfterMs: config.disableAfterMs, ...(ports.onDisabled === undefined ? {} : { onDisabled: ports.onDisabled })
     })
     this.deliverer = new WebhookDeliverer(store, {
-      clock, newId, guard, connections: this.connections, source, subscriptions: this.subscriptions, publisher: this.publisher, health: this.health, timeoutMs: config.timeoutMs, maxAttempts: config.maxAttempts, maxAgeMs: config.maxAgeMs, ...(ports.random === undefined ? {} : { random: ports.random }), ...(ports.busy === undefined ? {} : { busy: ports.busy })
+      clock, newId, guard, connections: this.connections, source, subscriptions: this.subscriptions, publisher: this.publisher, health: this.health, timeoutMs: config.timeoutMs, maxAttempts: config.maxAttempts, maxAgeMs: config.maxAgeMs, ...(ports.random === undefined ? {} : { random: ports.random }), ...(ports.busy === undefined ? {} : { busy: ports.busy }), ...(ports.pause === undefined ? {} : { pause: ports.pause })
     })
     this.upkeep = new WebhookUpkeep(store, { clock, retentionMs: config.retentionMs })
   }

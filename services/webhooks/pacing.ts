@@ -3,10 +3,9 @@ import { performance } from 'node:perf_hooks'
 /**
  * Deliveries yield to API requests: they share the process's event loop, so
  * while requests keep it busy (a burst of writes, each of which queues a
- * delivery) a webhook's job sends one batch per run and then waits
- * `PACED_DELAY_MS`; once the requests ease off it sends its whole backlog
- * at once. The outbox is durable, so waiting delays events, never loses
- * one, and one batch a run keeps them moving however long the load lasts.
+ * delivery) a webhook's job waits `PACED_DELAY_MS` after each batch, and
+ * once the requests ease off it sends its backlog batch after batch. The outbox is durable, so waiting delays events, never loses
+ * one, and a batch each wait keeps them moving however long the load lasts.
  * Deliveries alone never count as busy, or a backlog would slow its own
  * catch-up.
  */
