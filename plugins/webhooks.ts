@@ -7,6 +7,7 @@ import { newId } from '../services/platform/ids.js'
 import {
   buildWebhooks, WEBHOOK_DELIVER_JOB, WEBHOOK_PRUNE_EVERY_MS, WEBHOOK_PRUNE_JOB, WEBHOOK_SWEEP_EVERY_MS, WEBHOOK_SWEEP_JOB, type Webhooks
 } from '../services/webhooks/index.js'
+import { apiBusy } from '../services/webhooks/pacing.js'
 import { webhookSchemas } from '../schemas/webhooks.js'
 
 declare module 'fastify' {
@@ -24,6 +25,9 @@ declare module 'fastify' {
  */
 async function webhooksPlugin (app: FastifyInstance): Promise<void> {
   app.resealer.register(sealedWebhookSecrets)
+  // Counted on the server itself, not by a hook: every request, at the cost of one increment.
+  let requests = 0
+  app.server.on('request', () => { requests++ })
   const webhooks = await buildWebhooks({
     store: app.store,
     clock: systemClock,
@@ -32,12 +36,15 @@ async function webhooksPlugin (app: FastifyInstance): Promise<void> {
     cursors: new Cursors(app.deriveSecretKey('webhooks:cursor')),
     jobs: app.jobs,
     config: app.config.webhooks,
+    busy: apiBusy(() => requests),
     onDisabled: (notice) => { app.log.warn({ projectId: notice.projectId, source: notice.source, webhookId: notice.subscriptionId, reason: notice.reason }, 'webhook disabled after sustained failure') }
   })
   app.registerJobHandler(WEBHOOK_DELIVER_JOB, async (payload) => await webhooks.deliver(payload))
   app.registerJobHandler(WEBHOOK_SWEEP_JOB, async () => await webhooks.sweep())
   app.registerJobHandler(WEBHOOK_PRUNE_JOB, async () => await webhooks.prune())
   app.projects.onDelete(async (projectId) => { await webhooks.purgeProject(projectId) })
+  // onClose runs after the job worker stopped in preClose: no delivery is still using a kept connection.
+  app.addHook('onClose', async () => { webhooks.close() })
   app.addHook('onReady', async () => {
     await app.jobs.schedule(WEBHOOK_SWEEP_JOB, WEBHOOK_SWEEP_EVERY_MS)
     await app.jobs.schedule(WEBHOOK_PRUNE_JOB, WEBHOOK_PRUNE_EVERY_MS)

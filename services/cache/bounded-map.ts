@@ -84,6 +84,11 @@ export class BoundedMap<K, V> {
     return true
   }
 
+  /** The values kept, oldest first (a pool closing what it holds). */
+  * values (): IterableIterator<V> {
+    for (const slot of this.slots.values()) yield slot.value
+  }
+
   clear (): void {
     this.slots.clear()
     this.weighed = 0

@@ -3,6 +3,7 @@ import { request as httpsRequest } from 'node:https'
 import { isIP, type LookupFunction } from 'node:net'
 import { pipeline, Transform, type Readable } from 'node:stream'
 import type { AddressGuard, CheckedTarget, InternalKind } from './internal-addresses.js'
+import type { OutboundPool } from './pool.js'
 
 /**
  * One HTTP call to a URL a tenant typed (a webhook receiver, a schedule's
@@ -64,8 +65,12 @@ async function checked (guard: AddressGuard, rawUrl: string): Promise<Checked> {
   return { ok: true, url, target: verdict.target }
 }
 
-/** The request itself, to the checked addresses only, on a fresh connection. */
-function open (url: URL, target: CheckedTarget, request: OutboundRequest): ReturnType<typeof httpRequest> {
+/**
+ * The request itself, to the checked addresses only: on a fresh connection,
+ * or on one of `pool`'s kept for these very addresses (pool.ts says why that
+ * keeps the pinning).
+ */
+function open (url: URL, target: CheckedTarget, request: OutboundRequest, pool?: OutboundPool): ReturnType<typeof httpRequest> {
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest
   return send({
     protocol: url.protocol,
@@ -74,8 +79,7 @@ function open (url: URL, target: CheckedTarget, request: OutboundRequest): Retur
     path: `${url.pathname}${url.search}`,
     method: request.method,
     headers: request.body === undefined ? request.headers : { ...request.headers, 'content-length': String(bodyLength(request.body)) },
-    // A fresh connection per call: a pooled socket could outlive the check that allowed its address.
-    agent: false,
+    agent: pool === undefined ? false : pool.agent(url.protocol, target),
     ...(target.addresses.length > 0 ? { lookup: pinnedLookup(target.addresses) } : {})
   })
 }
@@ -89,13 +93,30 @@ function send (call: ReturnType<typeof httpRequest>, body: OutboundRequest['body
   pipeline(body.open(), call, (error) => { if (error !== undefined && error !== null) call.destroy(error) })
 }
 
-export async function outboundRequest (guard: AddressGuard, request: OutboundRequest, limits: OutboundLimits): Promise<OutboundResult> {
+/** Errors of a kept-alive socket the receiver closed as the call went out: the call is sent again once on a fresh one. */
+const STALE_SOCKET = new Set(['ECONNRESET', 'EPIPE'])
+
+/**
+ * The call, answered with the whole (capped) body. With a `pool`, the
+ * connection is one kept alive for the same checked addresses when one is
+ * idle; a kept socket that turns out closed before any answer came is
+ * replaced by a fresh connection once, as a new connection would have been used.
+ */
+export async function outboundRequest (guard: AddressGuard, request: OutboundRequest, limits: OutboundLimits, pool?: OutboundPool): Promise<OutboundResult> {
   const check = await checked(guard, request.url)
   if (!check.ok) return check.result
   const { url, target } = check
-  return await new Promise<OutboundResult>((resolve) => {
+  const started = performance.now()
+  const first = await exchange(url, target, request, limits, pool)
+  if (first !== 'stale') return first
+  const second = await exchange(url, target, request, { ...limits, timeoutMs: Math.max(1, limits.timeoutMs - (performance.now() - started)) }, undefined)
+  return second === 'stale' ? { kind: 'failed', code: 'ECONNRESET', reason: 'the connection was reset' } : second
+}
+
+async function exchange (url: URL, target: CheckedTarget, request: OutboundRequest, limits: OutboundLimits, pool: OutboundPool | undefined): Promise<OutboundResult | 'stale'> {
+  return await new Promise<OutboundResult | 'stale'>((resolve) => {
     let settled = false
-    const finish = (result: OutboundResult): void => {
+    const finish = (result: OutboundResult | 'stale'): void => {
       if (settled) return
       settled = true
       clearTimeout(deadline)
@@ -103,18 +124,23 @@ export async function outboundRequest (guard: AddressGuard, request: OutboundReq
     }
     let call: ReturnType<typeof httpRequest>
     try {
-      call = open(url, target, request)
+      call = open(url, target, request, pool)
     } catch (error) {
       // Node refuses some requests before sending (a header value it will not write): an answer like any failure.
       resolve({ kind: 'failed', code: (error as NodeJS.ErrnoException).code ?? 'EREQUEST', reason: (error as Error).message })
       return
     }
+    let answering = false
     const deadline = setTimeout(() => {
       finish({ kind: 'failed', code: 'ETIMEDOUT', reason: `no complete answer within ${limits.timeoutMs} ms` })
       call.destroy()
     }, limits.timeoutMs)
-    call.on('error', (error: NodeJS.ErrnoException) => { finish({ kind: 'failed', code: error.code ?? 'ECONNECTION', reason: error.message }) })
+    call.on('error', (error: NodeJS.ErrnoException) => {
+      if (!answering && call.reusedSocket && STALE_SOCKET.has(error.code ?? '')) finish('stale')
+      else finish({ kind: 'failed', code: error.code ?? 'ECONNECTION', reason: error.message })
+    })
     call.on('response', (response) => {
+      answering = true
       const chunks: Buffer[] = []
       let size = 0
       let truncated = false

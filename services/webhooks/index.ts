@@ -3,6 +3,8 @@ import type { Cursors } from '../collections/query.js'
 import type { SecretBox } from '../platform/crypto.js'
 import type { IdGenerator } from '../platform/ids.js'
 import { AddressGuard, type ResolveAll } from '../outbound/internal-addresses.js'
+import { OutboundPool } from '../outbound/pool.js'
+import type { Busy } from './pacing.js'
 import { isoString } from '../platform/iso-dates.js'
 import type { Store } from '../store/types.js'
 import {
@@ -42,6 +44,10 @@ export interface WebhookPorts {
   resolveAll?: ResolveAll
   /** Source of the retries' jitter; tests pass a fixed one. */
   random?: () => number
+  /** Whether API requests want the process now (deliveries are then paced, pacing.ts); never, unless given. */
+  busy?: Busy
+  /** How a paced delivery run waits; tests pass their own. */
+  pause?: (ms: number) => Promise<void>
   onDisabled?: (notice: NoticeRecord) => void
 }
 
@@ -78,24 +84,32 @@ export class Webhooks {
   readonly deliverer: WebhookDeliverer
   readonly upkeep: WebhookUpkeep
   private readonly sources = new Map<string, WebhookSource>()
+  /** Kept-alive connections to the receivers, shared by every webhook's deliveries. */
+  private readonly connections: OutboundPool
 
   constructor (private readonly ports: WebhookPorts) {
     const { store, clock, newId, cursors, config } = ports
     const source = (name: string): WebhookSource => this.source(name)
     const guard = new AddressGuard({ allowedHosts: config.allowedHosts, ...(ports.resolveAll === undefined ? {} : { resolveAll: ports.resolveAll }) })
+    this.connections = new OutboundPool()
     this.subscriptions = new WebhookSubscriptions(store, { clock, newId, secrets: ports.secrets, guard, cursors, source })
     this.publisher = new WebhookPublisher(store, { clock, newId, jobs: ports.jobs, subscriptions: this.subscriptions.records, lists: this.subscriptions.lists, source, retentionMs: config.retentionMs })
     this.health = new WebhookHealth(store, {
       clock, newId, cursors, source, subscriptions: this.subscriptions.records, lists: this.subscriptions.lists, publisher: this.publisher, disableAfterFailures: config.disableAfterFailures, disableAfterMs: config.disableAfterMs, ...(ports.onDisabled === undefined ? {} : { onDisabled: ports.onDisabled })
     })
     this.deliverer = new WebhookDeliverer(store, {
-      clock, newId, guard, source, subscriptions: this.subscriptions, publisher: this.publisher, health: this.health, timeoutMs: config.timeoutMs, maxAttempts: config.maxAttempts, maxAgeMs: config.maxAgeMs, ...(ports.random === undefined ? {} : { random: ports.random })
+      clock, newId, guard, connections: this.connections, source, subscriptions: this.subscriptions, publisher: this.publisher, health: this.health, timeoutMs: config.timeoutMs, maxAttempts: config.maxAttempts, maxAgeMs: config.maxAgeMs, ...(ports.random === undefined ? {} : { random: ports.random }), ...(ports.busy === undefined ? {} : { busy: ports.busy }), ...(ports.pause === undefined ? {} : { pause: ports.pause })
     })
     this.upkeep = new WebhookUpkeep(store, { clock, retentionMs: config.retentionMs })
   }
 
   async init (): Promise<void> {
     for (const part of [this.subscriptions, this.publisher, this.health, this.deliverer]) await part.init()
+  }
+
+  /** Closes the connections kept to receivers (the app is closing; the job worker has stopped). */
+  close (): void {
+    this.connections.close()
   }
 
   /** A family's events, once per name, before the app is ready. */

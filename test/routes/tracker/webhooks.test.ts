@@ -146,6 +146,8 @@ t.test('deliveries through the routes: signatures during rotation, one retry aft
     t.match(again, { id: latest.id, trigger: 'redeliver' })
     await until('the redelivery', () => target.received.length === 3)
     t.equal(target.received[2].body.id, latest.id, 'the same event id again')
+    // The receiver has the request before the attempt's answer is read and logged.
+    await until('the redelivery logged', async () => (await must('GET', `${hooks}/${webhook.id}/deliveries/${latest.id}/attempts`, owner.auth)).items.length === 2)
     t.match(await must('GET', `${hooks}/${webhook.id}/deliveries/${latest.id}/attempts`, owner.auth), { items: [{ trigger: 'redeliver' }, { trigger: 'event' }] })
 
     const replay = await must('POST', `${hooks}/${webhook.id}/replay`, owner.auth, { from, to: new Date(Date.now() + 1000).toISOString() })
