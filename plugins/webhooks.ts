@@ -7,7 +7,6 @@ import { newId } from '../services/platform/ids.js'
 import {
   buildWebhooks, WEBHOOK_DELIVER_JOB, WEBHOOK_PRUNE_EVERY_MS, WEBHOOK_PRUNE_JOB, WEBHOOK_SWEEP_EVERY_MS, WEBHOOK_SWEEP_JOB, type Webhooks
 } from '../services/webhooks/index.js'
-import { apiBusy } from '../services/webhooks/pacing.js'
 import { webhookSchemas } from '../schemas/webhooks.js'
 
 declare module 'fastify' {
@@ -25,9 +24,6 @@ declare module 'fastify' {
  */
 async function webhooksPlugin (app: FastifyInstance): Promise<void> {
   app.resealer.register(sealedWebhookSecrets)
-  // Counted on the server itself, not by a hook: every request, at the cost of one increment.
-  let requests = 0
-  app.server.on('request', () => { requests++ })
   const webhooks = await buildWebhooks({
     store: app.store,
     clock: systemClock,
@@ -36,7 +32,6 @@ async function webhooksPlugin (app: FastifyInstance): Promise<void> {
     cursors: new Cursors(app.deriveSecretKey('webhooks:cursor')),
     jobs: app.jobs,
     config: app.config.webhooks,
-    busy: apiBusy(() => requests),
     onDisabled: (notice) => { app.log.warn({ projectId: notice.projectId, source: notice.source, webhookId: notice.subscriptionId, reason: notice.reason }, 'webhook disabled after sustained failure') }
   })
   app.registerJobHandler(WEBHOOK_DELIVER_JOB, async (payload) => await webhooks.deliver(payload))

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { Clock } from '../platform/clock.js'
 import type { IdGenerator } from '../platform/ids.js'
 import type { AddressGuard } from '../outbound/internal-addresses.js'
@@ -9,7 +8,6 @@ import type { OutboundPool } from '../outbound/pool.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { WEBHOOK_LIMITS, WEBHOOK_SYSTEM_EVENTS, type DeliveryStatus, type WebhookAttemptT, type WebhookPayloadT } from '../../schemas/webhooks.js'
 import type { WebhookHealth } from './health.js'
-import { PACED_DELAY_MS, type Busy } from './pacing.js'
 import type { WebhookPublisher } from './publisher.js'
 import { WEBHOOK_COLLECTIONS, type AttemptRecord, type DeliveryRecord, type EventRecord, type SubscriptionRecord } from './records.js'
 import { ATTEMPT_HEADER, EVENT_ID_HEADER, EVENT_TYPE_HEADER, REQUEST_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './signing.js'
@@ -30,10 +28,6 @@ export interface DelivererDeps {
   maxAgeMs: number
   /** Source of jitter; tests pass a fixed one. */
   random?: () => number
-  /** Whether API requests want the process now: deliveries then go a batch at a time (pacing.ts). */
-  busy?: Busy
-  /** How a paced run waits; tests pass their own. */
-  pause?: (ms: number) => Promise<void>
 }
 
 /** Retries: 30 s, then doubling up to 4 h, with equal jitter (half fixed, half random). */
@@ -120,7 +114,7 @@ export class WebhookDeliverer {
    * The webhook's job: every attempt of its deliveries that is due, a batch
    * at a time (each delivery still its own request, signed and logged alone),
    * then back to the queue due when the next one is (a retry's backoff), or
-   * finished when none is owed. While the API is busy, it waits between batches. One claim and one completion for a backlog
+   * finished when none is owed. One claim and one completion for a backlog
    * rather than one each per delivery (docs/webhooks.md, "Delivery").
    */
   async runWebhook (subscriptionId: string): Promise<{ outcome: string, sent: number }> {
@@ -140,8 +134,6 @@ export class WebhookDeliverer {
       if (refused !== undefined) throw new DeferJobError(`a delivery could not be attempted: ${errorText(refused.reason)}`, REFUSED_RUN_DELAY_MS)
       sent += due.length
       if (batch === BATCHES_PER_RUN - 1) throw new DeferJobError('more deliveries are due: the slot is given up between runs', 0)
-      // Paced within the run, holding the job: a deferred job would be made due again by the very writes it yields to.
-      if (due.length === BATCH && this.deps.busy?.() === true) await (this.deps.pause ?? sleep)(PACED_DELAY_MS)
     }
     const [next] = await this.deps.publisher.deliveries.find(
       { subscriptionId, status: { $in: OWED }, nextAttemptAt: { $ne: null } },

@@ -4,7 +4,6 @@ import type { SecretBox } from '../platform/crypto.js'
 import type { IdGenerator } from '../platform/ids.js'
 import { AddressGuard, type ResolveAll } from '../outbound/internal-addresses.js'
 import { OutboundPool } from '../outbound/pool.js'
-import type { Busy } from './pacing.js'
 import { isoString } from '../platform/iso-dates.js'
 import type { Store } from '../store/types.js'
 import {
@@ -44,10 +43,6 @@ export interface WebhookPorts {
   resolveAll?: ResolveAll
   /** Source of the retries' jitter; tests pass a fixed one. */
   random?: () => number
-  /** Whether API requests want the process now (deliveries are then paced, pacing.ts); never, unless given. */
-  busy?: Busy
-  /** How a paced delivery run waits; tests pass their own. */
-  pause?: (ms: number) => Promise<void>
   onDisabled?: (notice: NoticeRecord) => void
 }
 
@@ -98,7 +93,7 @@ export class Webhooks {
       clock, newId, cursors, source, subscriptions: this.subscriptions.records, lists: this.subscriptions.lists, publisher: this.publisher, disableAfterFailures: config.disableAfterFailures, disableAfterMs: config.disableAfterMs, ...(ports.onDisabled === undefined ? {} : { onDisabled: ports.onDisabled })
     })
     this.deliverer = new WebhookDeliverer(store, {
-      clock, newId, guard, connections: this.connections, source, subscriptions: this.subscriptions, publisher: this.publisher, health: this.health, timeoutMs: config.timeoutMs, maxAttempts: config.maxAttempts, maxAgeMs: config.maxAgeMs, ...(ports.random === undefined ? {} : { random: ports.random }), ...(ports.busy === undefined ? {} : { busy: ports.busy }), ...(ports.pause === undefined ? {} : { pause: ports.pause })
+      clock, newId, guard, connections: this.connections, source, subscriptions: this.subscriptions, publisher: this.publisher, health: this.health, timeoutMs: config.timeoutMs, maxAttempts: config.maxAttempts, maxAgeMs: config.maxAgeMs, ...(ports.random === undefined ? {} : { random: ports.random })
     })
     this.upkeep = new WebhookUpkeep(store, { clock, retentionMs: config.retentionMs })
   }

@@ -108,7 +108,7 @@ export interface Engine { webhooks: Webhooks, queue: JobQueue, store: Store, clo
  * clock for both; `drain` runs every delivery job due by that clock, one
  * after another, as a worker would.
  */
-export async function engine (t: Test, options: { env?: Record<string, string>, resolveAll?: ResolveAll, source?: WebhookSource | null, busy?: () => boolean, pause?: (ms: number) => Promise<void> } = {}): Promise<Engine> {
+export async function engine (t: Test, options: { env?: Record<string, string>, resolveAll?: ResolveAll, source?: WebhookSource | null } = {}): Promise<Engine> {
   const clock = new ManualClock(Date.UTC(2026, 0, 1))
   const { store, queue } = await openTestJobQueue(t, clock)
   const webhooks = await buildWebhooks({
@@ -120,9 +120,7 @@ export async function engine (t: Test, options: { env?: Record<string, string>, 
     jobs: queue,
     config: parseWebhooksConfig({ WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', ...options.env }),
     random: () => 0.5,
-    resolveAll: options.resolveAll ?? resolver(PUBLIC_NAMES),
-    ...(options.busy === undefined ? {} : { busy: options.busy }),
-    ...(options.pause === undefined ? {} : { pause: options.pause })
+    resolveAll: options.resolveAll ?? resolver(PUBLIC_NAMES)
   })
   if (options.source !== null) webhooks.registerSource(options.source ?? thingSource())
   const drain = async (): Promise<number> => await drainDeliveries(webhooks, queue)

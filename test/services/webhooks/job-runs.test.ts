@@ -1,6 +1,5 @@
 import t from 'tap'
 import { WEBHOOK_DELIVER_JOB } from '../../../services/webhooks/index.js'
-import { apiBusy, PACED_DELAY_MS } from '../../../services/webhooks/pacing.js'
 import { engine, receiver, thingEvent } from './fixtures.js'
 
 t.test('a run in which a delivery cannot be attempted (the store failing) defers the webhook\'s job: it is never spent, and the delivery goes out later', async (t) => {
@@ -28,27 +27,4 @@ t.test('a run in which a delivery cannot be attempted (the store failing) defers
   clock.advance(60_000)
   await drain()
   t.equal(hook.received.length, 1, 'once the store answers, the delivery is sent')
-})
-
-t.test('while the API is busy a webhook\'s job waits after each batch; once it is not, the backlog goes without a wait', async (t) => {
-  let busy = true
-  const pauses: number[] = []
-  const { webhooks, drain } = await engine(t, { busy: () => busy, pause: async (ms) => { pauses.push(ms); busy = pauses.length < 2 } })
-  const hook = await receiver(t)
-  await webhooks.create({ projectId: 'p1', source: 'things' }, { url: hook.url, events: ['*'] }, null)
-  await webhooks.publish('things', 'p1', Array.from({ length: 40 }, (_, n) => thingEvent(n + 1)))
-  t.equal(await drain(), 40, 'every delivery made in the one run')
-  t.same(pauses, [PACED_DELAY_MS, PACED_DELAY_MS], 'a wait after each of the two batches sent while busy, none after')
-  t.equal(new Set(hook.received.map((request) => request.body.id)).size, 40, 'every event delivered, none twice')
-})
-
-t.test('busy means requests keep the loop busy: a loop busy with deliveries alone is not', async (t) => {
-  let requests = 0
-  const busy = apiBusy(() => requests)
-  const spin = (ms: number): void => { const end = performance.now() + ms; while (performance.now() < end) requests += 0 }
-  spin(600)
-  t.equal(busy(), false, 'a saturated loop without requests')
-  requests += 1000
-  spin(600)
-  t.equal(busy(), true, 'a saturated loop with 1,000 requests in the window')
 })
