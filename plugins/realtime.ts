@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { systemClock } from '../services/platform/clock.js'
-import { buildRealtimeServices, type RealtimeServices } from '../services/realtime/index.js'
+import { buildRealtimeServices, REALTIME_LEASES_PRUNE_EVERY_MS, REALTIME_LEASES_PRUNE_JOB, type RealtimeServices } from '../services/realtime/index.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -21,6 +21,7 @@ async function realtimePlugin (app: FastifyInstance): Promise<void> {
   const realtime = await buildRealtimeServices({
     store: app.store,
     clock: systemClock,
+    storeClock: app.storeClock,
     findCollection: async (projectId, name) => await app.collections.definitions.find(projectId, name),
     config: app.config.realtime,
     arm: async (projectId) => { await feed.armRealtime(projectId) },
@@ -32,6 +33,8 @@ async function realtimePlugin (app: FastifyInstance): Promise<void> {
     await realtime.sessionsEnded(projectId, userIds).catch((error: unknown) => { app.log.error({ err: error, projectId }, 'realtime: ending revoked users\' streams') })
   })
   app.projects.onDelete(async (projectId) => { await realtime.log.purgeProject(projectId) })
+  // Leases of a process that died with streams open: they count for nothing once lapsed, and are deleted here.
+  app.registerJobHandler(REALTIME_LEASES_PRUNE_JOB, async () => await realtime.leases.prune())
   let timer: NodeJS.Timeout | null = null
   let ticking = false
   app.addHook('onReady', async () => {
@@ -41,10 +44,11 @@ async function realtimePlugin (app: FastifyInstance): Promise<void> {
       realtime.hub.tick().catch((error: unknown) => { app.log.error({ err: error }, 'realtime tick') }).finally(() => { ticking = false })
     }, app.config.realtime.pollMs)
     timer.unref()
+    await app.jobs.schedule(REALTIME_LEASES_PRUNE_JOB, REALTIME_LEASES_PRUNE_EVERY_MS)
   })
   app.addHook('preClose', async () => {
     if (timer !== null) clearInterval(timer)
-    realtime.hub.shutdown()
+    await realtime.hub.shutdown()
   })
   app.decorate('realtime', realtime)
 }
@@ -52,5 +56,5 @@ async function realtimePlugin (app: FastifyInstance): Promise<void> {
 export default fp(realtimePlugin, {
   name: 'plinth-realtime',
   fastify: '5.x',
-  dependencies: ['plinth-config', 'plinth-store', 'plinth-projects', 'plinth-collections', 'plinth-auxiliary', 'plinth-project-auth']
+  dependencies: ['plinth-config', 'plinth-store', 'plinth-jobs', 'plinth-projects', 'plinth-collections', 'plinth-auxiliary', 'plinth-project-auth']
 })

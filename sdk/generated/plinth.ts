@@ -2009,7 +2009,7 @@ export interface paths {
          *     - 404 `APP_COLLECTION_NOT_FOUND`: no such collection in the project
          *     - 404 `APP_PROJECT_NOT_FOUND`: no such project, or the caller is not a member of its organization
          *     - 405 `APP_METHOD_DISABLED`: the collection has this method disabled; Allow lists what the path takes
-         *     - 429 `APP_REALTIME_TOO_MANY_CONNECTIONS`: the caller already holds REALTIME_MAX_CONNECTIONS_PER_USER streams on this server
+         *     - 429 `APP_REALTIME_TOO_MANY_CONNECTIONS`: the caller already holds REALTIME_MAX_CONNECTIONS_PER_USER streams across the deployment
          */
         get: operations["subscribeRealtime"];
         put?: never;

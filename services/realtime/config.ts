@@ -11,7 +11,7 @@ export const RealtimeConfig = Type.Object({
   heartbeatMs: Type.Integer({ minimum: 100, variable: 'REALTIME_HEARTBEAT_MS', description: 'How often an open stream is kept alive: an SSE comment, or a WebSocket ping; a socket that has answered neither of the last two pings by then is closed' }),
   recheckMs: Type.Integer({ minimum: 100, variable: 'REALTIME_RECHECK_MS', description: 'How often an open stream\'s credential is checked again (user deleted or disabled, session ended); its expiry ends the stream at once' }),
   maxSubscriptionsPerConnection: Type.Integer({ minimum: 1, variable: 'REALTIME_MAX_SUBSCRIPTIONS', description: 'Subscriptions one stream may hold' }),
-  maxConnectionsPerUser: Type.Integer({ minimum: 1, variable: 'REALTIME_MAX_CONNECTIONS_PER_USER', description: 'Streams one caller (end user, platform user, or anonymous address) may hold open on one API process' })
+  maxConnectionsPerUser: Type.Integer({ minimum: 1, variable: 'REALTIME_MAX_CONNECTIONS_PER_USER', description: 'Streams one caller (end user, platform user, or anonymous address) may hold open across every API process on the store' })
 })
 export type RealtimeConfig = Static<typeof RealtimeConfig>
 

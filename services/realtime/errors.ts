@@ -21,6 +21,6 @@ export const realtimeErrors = errorCatalogue('realtime', {
     status: 429,
     message: ({ limit }: { limit: number }) => `This caller already holds ${limit} realtime streams; close one first`,
     details: ({ limit }) => ({ limit }),
-    description: 'the caller already holds REALTIME_MAX_CONNECTIONS_PER_USER streams on this server'
+    description: 'the caller already holds REALTIME_MAX_CONNECTIONS_PER_USER streams across the deployment'
   }
 })

@@ -4,6 +4,7 @@ import type { DataCollection } from '../collections/records.js'
 import type { Clock } from '../platform/clock.js'
 import type { RealtimeConfig } from './config.js'
 import { realtimeErrors } from './errors.js'
+import type { ConnectionLeases, LeaseHold } from './leases.js'
 import type { LoggedEvent, RealtimeLog } from './log.js'
 import { checkSubscription, visibleUnder, type FindCollection, type Subscription, type SubscriptionRequest } from './subscriptions.js'
 
@@ -38,6 +39,8 @@ export interface HubDeps {
   clock: Clock
   findCollection: FindCollection
   config: RealtimeConfig
+  /** The per-caller limit, held across every process on the store. */
+  leases: ConnectionLeases
   /** Makes the project's record writes go through the change feed from now on. */
   arm: (projectId: string) => Promise<void>
 }
@@ -56,6 +59,8 @@ export class RealtimeConnection {
     public position: number,
     /** Said once the stream starts: what was missed is gone, reload. */
     readonly gap: { lastEventId: string, oldest: number | null } | null,
+    /** Its place under the caller's limit. */
+    readonly lease: LeaseHold,
     private readonly hub: RealtimeHub
   ) {
     this.checkedAtMs = hub.nowMs()
@@ -94,10 +99,15 @@ export class RealtimeConnection {
  */
 export class RealtimeHub {
   private readonly byProject = new Map<string, Set<RealtimeConnection>>()
-  private readonly byCaller = new Map<string, number>()
   private readonly pumping = new Map<string, { running: Promise<void>, again: boolean }>()
+  private renewedAtMs: number
+  /** Leases being given back, and those whose giving back failed: tried again each tick, never renewed meanwhile. */
+  private readonly releasing = new Set<Promise<void>>()
+  private readonly unreleased = new Set<LeaseHold>()
 
-  constructor (private readonly deps: HubDeps) {}
+  constructor (private readonly deps: HubDeps) {
+    this.renewedAtMs = deps.clock.nowMs()
+  }
 
   nowMs (): number {
     return this.deps.clock.nowMs()
@@ -114,11 +124,10 @@ export class RealtimeHub {
     if (params.subscriptions.length > config.maxSubscriptionsPerConnection) throw realtimeErrors.tooManySubscriptions({ limit: config.maxSubscriptionsPerConnection })
     const subscriptions: Subscription[] = []
     for (const request of params.subscriptions) subscriptions.push(await checkSubscription(params.projectId, request, params.caller, this.deps))
-    const held = this.byCaller.get(params.callerKey) ?? 0
-    if (held >= config.maxConnectionsPerUser) throw realtimeErrors.tooManyConnections({ limit: config.maxConnectionsPerUser })
-    // The place is taken before the first await, so connects of one caller that overlap cannot all pass the check;
-    // given back if the connect fails.
-    this.byCaller.set(params.callerKey, held + 1)
+    // The store is the only count: connects that overlap, here or on another process, cannot take one slot twice.
+    // Given back if the connect fails.
+    const lease = await this.deps.leases.acquire(params.callerKey, config.maxConnectionsPerUser)
+    if (lease === null) throw realtimeErrors.tooManyConnections({ limit: config.maxConnectionsPerUser })
     let connection: RealtimeConnection
     try {
       // Armed before the head is read: every write acknowledged after this answer is in the log past the head.
@@ -136,9 +145,9 @@ export class RealtimeHub {
         if (kept) position = asked
         else gap = { lastEventId: params.lastEventId, oldest }
       }
-      connection = new RealtimeConnection(params, subscriptions, caller, position, gap, this)
+      connection = new RealtimeConnection(params, subscriptions, caller, position, gap, lease, this)
     } catch (error) {
-      this.release(params.callerKey)
+      await this.deps.leases.release(lease)
       throw error
     }
     let connections = this.byProject.get(params.projectId)
@@ -150,18 +159,18 @@ export class RealtimeHub {
   forget (connection: RealtimeConnection): void {
     if (connection.closed) return
     connection.closed = true
-    const { projectId, callerKey } = connection.params
-    this.release(callerKey)
+    const { projectId } = connection.params
+    this.release(connection.lease)
     const connections = this.byProject.get(projectId)
     connections?.delete(connection)
     if (connections?.size === 0) this.byProject.delete(projectId)
   }
 
-  /** Gives back one of the caller's places under the per-user limit. */
-  private release (callerKey: string): void {
-    const held = (this.byCaller.get(callerKey) ?? 1) - 1
-    if (held <= 0) this.byCaller.delete(callerKey)
-    else this.byCaller.set(callerKey, held)
+  /** The stream closed (a sync path): its slot is given back in the background. */
+  private release (lease: LeaseHold): void {
+    const giving = this.deps.leases.release(lease).then(() => { this.unreleased.delete(lease) }, () => { this.unreleased.add(lease) })
+    this.releasing.add(giving)
+    void giving.finally(() => { this.releasing.delete(giving) })
   }
 
   /** Open streams on this process (health, tests). */
@@ -265,9 +274,19 @@ export class RealtimeHub {
     })
   }
 
-  /** Called every REALTIME_POLL_MS: ends streams whose credential lapsed, then sends what other processes logged. */
+  /**
+   * Called every REALTIME_POLL_MS: renews this process's leases every
+   * REALTIME_HEARTBEAT_MS, ends streams whose credential lapsed, then sends
+   * what other processes logged.
+   */
   async tick (): Promise<void> {
     const now = this.nowMs()
+    for (const lease of [...this.unreleased]) this.release(lease)
+    await Promise.all(this.releasing)
+    if (now - this.renewedAtMs >= this.deps.config.heartbeatMs) {
+      this.renewedAtMs = now
+      await this.deps.leases.renew()
+    }
     for (const connections of [...this.byProject.values()]) {
       for (const connection of [...connections]) {
         if (connection.sink === null) continue
@@ -283,11 +302,17 @@ export class RealtimeHub {
     for (const projectId of [...this.byProject.keys()]) await this.pump(projectId)
   }
 
-  /** Ends every stream (the server is closing), so none holds the close up. */
-  shutdown (): void {
+  /** Ends every stream (the server is closing), so none holds the close up, and gives their slots back. */
+  async shutdown (): Promise<void> {
     for (const connections of [...this.byProject.values()]) {
       for (const connection of [...connections]) connection.end('shutdown', 'The server is restarting; reconnect with Last-Event-ID')
     }
+    await this.settled()
+  }
+
+  /** Resolves once the slots of streams closed so far are given back (or failed to be, and wait for the next tick). */
+  async settled (): Promise<void> {
+    while (this.releasing.size > 0) await Promise.all(this.releasing)
   }
 }
 

@@ -5,15 +5,22 @@ import type { Document, Store } from '../store/types.js'
 import type { WebhookEventInput } from '../webhooks/source.js'
 import type { RealtimeConfig } from './config.js'
 import { RealtimeHub } from './hub.js'
+import { ConnectionLeases } from './leases.js'
 import { RealtimeLog, type LogInput, type RecordEventType } from './log.js'
 import type { FindCollection } from './subscriptions.js'
 
 export { RealtimeHub, tokenExpiryMs, type StreamEvent, type StreamSink } from './hub.js'
 export { parseSubscriptionList } from './subscriptions.js'
+export { REALTIME_LEASES_PRUNE_EVERY_MS, REALTIME_LEASES_PRUNE_JOB } from './leases.js'
+
+/** How long a stream's place under the per-caller limit outlives its process's last renewal (one per heartbeat). */
+export const LEASE_HEARTBEATS = 3
 
 export interface RealtimePorts {
   store: Store
   clock: Clock
+  /** The Store's time: every process judges a lease's lapse alike. */
+  storeClock: Clock
   findCollection: FindCollection
   config: RealtimeConfig
   /** Makes the project's record writes go through the change feed, and into the realtime log, from now on (the feed's `armRealtime`). */
@@ -25,6 +32,7 @@ export interface RealtimePorts {
 export interface RealtimeServices {
   log: RealtimeLog
   hub: RealtimeHub
+  leases: ConnectionLeases
   /** What the record change feed publishes: logged for every process, then sent to this one's streams. */
   published: (projectId: string, events: readonly WebhookEventInput[]) => Promise<void>
   /**
@@ -50,10 +58,13 @@ function logInput (event: WebhookEventInput): LogInput | null {
 export async function buildRealtimeServices (ports: RealtimePorts): Promise<RealtimeServices> {
   const log = new RealtimeLog(ports.store, { clock: ports.clock, retained: ports.config.retainedEvents })
   await log.init()
-  const hub = new RealtimeHub({ log, clock: ports.clock, findCollection: ports.findCollection, config: ports.config, arm: ports.arm })
+  const leases = new ConnectionLeases(ports.store, { clock: ports.storeClock, leaseMs: LEASE_HEARTBEATS * ports.config.heartbeatMs })
+  await leases.init()
+  const hub = new RealtimeHub({ log, clock: ports.clock, findCollection: ports.findCollection, config: ports.config, leases, arm: ports.arm })
   return {
     log,
     hub,
+    leases,
     published: async (projectId, events) => {
       const inputs = events.flatMap((event) => { const input = logInput(event); return input === null ? [] : [input] })
       // A project the feed serves only for its webhooks has no stream to read the log: nothing is appended.

@@ -3,11 +3,19 @@ import { tempStore } from '../../helper.js'
 import { ManualClock } from '../../../services/platform/clock.js'
 import { RealtimeLog } from '../../../services/realtime/log.js'
 import { RealtimeHub, type StreamEvent } from '../../../services/realtime/hub.js'
+import { ConnectionLeases } from '../../../services/realtime/leases.js'
 import type { DataCaller } from '../../../services/collections/access.js'
+import type { Store } from '../../../services/store/types.js'
 import type { RealtimeConfig } from '../../../services/realtime/config.js'
 
 const config: RealtimeConfig = {
   retainedEvents: 100, pollMs: 250, heartbeatMs: 15_000, recheckMs: 3_600_000, maxSubscriptionsPerConnection: 5, maxConnectionsPerUser: 1
+}
+
+async function leasesOn (store: Store, clock: ManualClock): Promise<ConnectionLeases> {
+  const leases = new ConnectionLeases(store, { clock, leaseMs: 45_000 })
+  await leases.init()
+  return leases
 }
 
 /**
@@ -26,6 +34,7 @@ t.test('a revoke between the auth check and the head read refuses the stream', a
     log,
     clock,
     config,
+    leases: await leasesOn(store, clock),
     findCollection: async () => null,
     arm: async () => { if (during !== null) await during() }
   })
@@ -79,7 +88,7 @@ t.test('connects of one caller that overlap cannot pass the per-user limit toget
   const log = new RealtimeLog(store, { clock, retained: config.retainedEvents })
   await log.init()
   let failRecheck = false
-  const hub = new RealtimeHub({ log, clock, config, findCollection: async () => null, arm: async () => {} })
+  const hub = new RealtimeHub({ log, clock, config, leases: await leasesOn(store, clock), findCollection: async () => null, arm: async () => {} })
   const connect = async () => {
     const caller: DataCaller = { kind: 'user', id: 'ann' }
     return await hub.connect({
@@ -98,6 +107,7 @@ t.test('connects of one caller that overlap cannot pass the per-user limit toget
   t.match((outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult).reason, { code: 'APP_REALTIME_TOO_MANY_CONNECTIONS' })
   t.equal(hub.size, 1)
   hub.forget((outcomes.find((outcome) => outcome.status === 'fulfilled') as PromiseFulfilledResult<Awaited<ReturnType<typeof connect>>>).value)
+  await hub.settled()
   failRecheck = true
   await t.rejects(connect(), { message: 'session ended' })
   failRecheck = false
