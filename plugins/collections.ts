@@ -22,7 +22,7 @@ async function collectionsPlugin (app: FastifyInstance): Promise<void> {
   const writes = new WriteGate()
   const definitions = new CollectionDefinitions(app.store, { clock: systemClock, writes })
   for (const schema of collectionSchemas) app.addSchema(schema)
-  await definitions.init()
+  await definitions.init(app.log)
   app.projects.onDelete(async (projectId) => { await definitions.dropAllForProject(projectId) })
   app.projects.onAuthEnabled(async (projectId) => { await definitions.ensureUsersCollection(projectId) })
   app.decorate('collections', { definitions, writes })

@@ -1,15 +1,15 @@
-import { createHash } from 'node:crypto'
 import type { Static } from '@sinclair/typebox'
 import { AppError, fieldIssue, type ErrorDetails } from '../platform/errors.js'
 import { collectionErrors } from './errors.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../platform/clock.js'
-import type { Filter, IndexDescription, IndexKey, SharedReads, Store, StoreCollection, WithId } from '../store/types.js'
+import type { Filter, IndexDescription, SharedReads, Store, StoreCollection, WithId } from '../store/types.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from '../projects/naming.js'
 import {
   COLLECTION_METHODS, type Collection, type CollectionMethod, type FieldDefinitionT, type IndexDefinitionT, type MethodSettingT, type MethodSettings, type SignUpFieldsT
 } from '../../schemas/collections.js'
-import { BUILT_IN_ORDERS, checkNewCollectionName, foreignRelations, invalidDefinition, validateDefinition, type DefinitionSpec } from './definition-validation.js'
+import { checkNewCollectionName, foreignRelations, invalidDefinition, validateDefinition, type DefinitionSpec } from './definition-validation.js'
+import { backfillBuiltInOrders, BUILT_IN_ORDERS_VERSION, DEFINITION_INDEX_PREFIX, sameKey, wantedIndexes, type StartLog, type WantedIndex } from './definition-indexes.js'
 import { storedValueFits, valueRulesChanged } from './record-fields.js'
 import { FrozenMemo } from '../cache/frozen-memo.js'
 import { collectionKey, type WriteGate } from './write-gate.js'
@@ -52,17 +52,13 @@ type DefinitionRecord = {
   projectId: string
   name: string
   spec: string
+  /** BUILT_IN_ORDERS_VERSION once the collection has the built-in orders' indexes; absent on definitions older than them. */
+  builtInOrders?: number
   createdAt: Date
   updatedAt: Date
 }
 
-interface WantedIndex { name: string, key: IndexKey, unique: boolean, label: string }
-
 export const DEFINITIONS_COLLECTION = 'collection_definitions'
-/** Indexes this service made on a records collection start with it; it never touches the others. */
-const DEFINITION_INDEX_PREFIX = 'def_'
-// The embedded engine refuses index names over 120 characters.
-const MAX_INDEX_NAME = 100
 const DISABLED: MethodSettingT = { enabled: false, rule: null }
 
 function definitionId (projectId: string, name: string): string {
@@ -74,42 +70,6 @@ function allDisabled (): Record<CollectionMethod, MethodSettingT> {
 }
 
 const EMPTY_SPEC: DefinitionSpec = { fields: [], indexes: [], methods: allDisabled() }
-
-/** `def_u_slug`, `def_i_author,-createdAt`: kind and key, so the same wish always gets the same name. */
-export function definitionIndexName (key: IndexKey, unique: boolean): string {
-  const fields = Object.entries(key).map(([field, direction]) => direction === -1 ? `-${field}` : field).join(',')
-  const kind = `${DEFINITION_INDEX_PREFIX}${unique ? 'u' : 'i'}_`
-  if (kind.length + fields.length <= MAX_INDEX_NAME) return kind + fields
-  return `${kind}#${createHash('sha256').update(fields).digest('hex').slice(0, 32)}`
-}
-
-function sameKey (a: IndexKey, b: IndexKey): boolean {
-  return JSON.stringify(a) === JSON.stringify(b)
-}
-
-/** Unique fields and declared indexes, merged by key: one Store index per key, unique if any wish says so. */
-function wantedIndexes (spec: DefinitionSpec): WantedIndex[] {
-  const byKey = new Map<string, { key: IndexKey, unique: boolean }>()
-  const want = (key: IndexKey, unique: boolean): void => {
-    const id = JSON.stringify(key)
-    byKey.set(id, { key, unique: unique || byKey.get(id)?.unique === true })
-  }
-  for (const field of spec.fields) if (field.unique === true) want({ [field.name]: 1 }, true)
-  for (const index of [...BUILT_IN_ORDERS, ...spec.indexes]) {
-    want(Object.fromEntries(index.fields.map((entry) => entry.startsWith('-') ? [entry.slice(1), -1] : [entry, 1])), index.unique === true)
-  }
-  return [...byKey.values()].map(({ key: declared, unique }) => {
-    const names = Object.keys(declared)
-    // Lists always end their sort with the id, so a plain index carries it last: equality on the declared fields
-    // then reads records already in page order instead of sorting every match.
-    const key: IndexKey = unique || Object.hasOwn(declared, '_id') ? declared : { ...declared, _id: 1 }
-    const label = names.length === 1 ? `"${names[0]}"` : `(${names.map((name) => `"${name}"`).join(', ')})`
-    return { key, unique, name: definitionIndexName(key, unique), label }
-  })
-}
-
-// Plain indexes on dates, which no record can refuse: made at start-up without a check (Definitions.init).
-const BUILT_IN_ORDER_NAMES: ReadonlySet<string> = new Set(wantedIndexes(EMPTY_SPEC).map((index) => index.name))
 
 function plural (count: number, one: string, many: string): string {
   return `${count} ${count === 1 ? one : many}`
@@ -169,18 +129,9 @@ export class CollectionDefinitions {
     this.shared = store.extensions.shared<DefinitionRecord>(DEFINITIONS_COLLECTION)
   }
 
-  async init (): Promise<void> {
+  async init (log: StartLog): Promise<void> {
     await this.records.createIndex({ projectId: 1, name: 1 })
-    // Collections defined before the built-in orders were indexed get those indexes now, not at their next change.
-    for (const record of await this.records.find({}, { projection: { projectId: 1, name: 1, spec: 1 } }).toArray()) {
-      const def = toDef(record)
-      const records = this.store.collection(projectCollectionName(def.projectId, def.name))
-      const existing = await records.listIndexes()
-      for (const want of wantedIndexes(def)) {
-        if (!BUILT_IN_ORDER_NAMES.has(want.name) || existing.some((index) => index.name === want.name || sameKey(index.key, want.key))) continue
-        await records.createIndex(want.key, { name: want.name, unique: want.unique })
-      }
-    }
+    await backfillBuiltInOrders(this.store, this.records, log)
   }
 
   onDrop (hook: CollectionDropHook): void {
@@ -230,7 +181,7 @@ export class CollectionDefinitions {
       await this.applyToRecords(projectId, name, before, after)
       const saved = await this.records.findOneAndUpdate(
         { _id: definitionId(projectId, name) },
-        { $set: { spec: JSON.stringify(after), updatedAt: this.deps.clock.now() } },
+        { $set: { spec: JSON.stringify(after), builtInOrders: BUILT_IN_ORDERS_VERSION, updatedAt: this.deps.clock.now() } },
         { returnDocument: 'after' }
       )
       if (saved === null) throw collectionErrors.collectionNotFound({ name })
@@ -313,7 +264,7 @@ export class CollectionDefinitions {
     // Records may already exist: a crash between dropping a definition and its records, or a re-created name.
     await this.applyToRecords(projectId, name, EMPTY_SPEC, spec)
     const now = this.deps.clock.now()
-    const record = { projectId, name, spec: JSON.stringify(spec), createdAt: now, updatedAt: now }
+    const record = { projectId, name, spec: JSON.stringify(spec), builtInOrders: BUILT_IN_ORDERS_VERSION, createdAt: now, updatedAt: now }
     try {
       await this.records.insertOne({ ...record, _id: definitionId(projectId, name) })
     } catch (error) {

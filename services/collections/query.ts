@@ -9,7 +9,6 @@ import { deepFreeze } from '../platform/deep-freeze.js'
 import { BoundedMap } from '../cache/bounded-map.js'
 import { isPlainObject } from '../store/semantics/values.js'
 import { FrozenMemo } from '../cache/frozen-memo.js'
-import { BUILT_IN_ORDERS } from './definition-validation.js'
 
 export { QUERY_LIMITS }
 
@@ -185,13 +184,15 @@ const NARROWING = ['$eq', '$in', '$gt', '$gte', '$lt', '$lte']
 
 /**
  * The fields an index can look a record up by: the id, unique fields, and
- * the first field of each declared or built-in index (a compound index cannot
- * be entered by a later field).
+ * the first field of each declared index (a compound index cannot be entered
+ * by a later field). The built-in orders serve a list's order only: a range
+ * on a date every record has, `createdAt >= 1970`, narrows nothing, and would
+ * free any filter riding on it from the scan bound.
  */
 export function indexedLeads (fields: readonly FieldDefinitionT[], indexes: readonly IndexDefinitionT[]): ReadonlySet<string> {
   const leads = new Set(['_id'])
   for (const field of fields) if (field.unique === true) leads.add(field.name)
-  for (const index of [...BUILT_IN_ORDERS, ...indexes]) leads.add(index.fields[0].replace(/^-/, ''))
+  for (const index of indexes) leads.add(index.fields[0].replace(/^-/, ''))
   return leads
 }
 

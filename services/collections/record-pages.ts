@@ -25,21 +25,36 @@ export async function readPage (records: SharedReads<Document>, read: PageRead):
   if (read.scanned) return await scanPage(records, read)
   const { filter, order, after, limit } = read
   if (after === null) return { docs: await records.find(filter, { sort: order.sort, limit, ...(read.offset === 0 ? {} : { skip: read.offset }) }).toArray(), last: null }
-  const docs: Array<WithId<Document>> = []
+  let docs: Array<WithId<Document>> = []
   for (const segment of keysetSegments(order.keys, after)) {
-    docs.push(...await records.find(andFilters(filter, segment), { sort: order.sort, limit: limit - docs.length }).toArray())
-    if (docs.length === limit) break
+    // Each range is asked for a whole page: the repeats dropped from it may leave the page short of what it could still give.
+    docs = withoutRepeats([...docs, ...await records.find(andFilters(filter, segment), { sort: order.sort, limit }).toArray()])
+    if (docs.length >= limit) break
   }
-  return { docs, last: null }
+  return { docs: docs.slice(0, limit), last: null }
+}
+
+/**
+ * The ranges of one page are separate reads, which MongoDB does not give one
+ * snapshot: a record whose sort value changes between two of them can be in
+ * both. It stays where it was read first.
+ */
+export function withoutRepeats<T extends { _id: unknown }> (docs: readonly T[]): T[] {
+  const seen = new Set<unknown>()
+  return docs.filter((doc) => {
+    if (seen.has(doc._id)) return false
+    seen.add(doc._id)
+    return true
+  })
 }
 
 /**
  * The records after a cursor's position, as ranges to read one after the
  * other in the list's order, whose concatenation is orderRange's answer. One
  * `$or` of them is sorted whole by SQLite (it reads each branch through the
- * index, then sorts every record after the cursor: ~150 ms at 100,000), while
- * each range alone is walked in the index's order and stops at the page. So
- * page N of a sort on an indexed key costs what page 1 does. In an order by
+ * index, then sorts every record after the cursor), while each range alone is
+ * walked in the index's order and stops at the page. So page N of a sort on an
+ * indexed key costs what page 1 does. In an order by
  * one field and the id: the records tied with the cursor's value after its
  * id, then those beyond the value, then (descending, where null sorts last)
  * those without one.

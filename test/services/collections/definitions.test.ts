@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import { ManualClock } from '../../../services/platform/clock.js'
-import { CollectionDefinitions, DEFINITIONS_COLLECTION, definitionIndexName, type CollectionInput } from '../../../services/collections/definitions.js'
+import { CollectionDefinitions, DEFINITIONS_COLLECTION, type CollectionInput } from '../../../services/collections/definitions.js'
+import { definitionIndexName } from '../../../services/collections/definition-indexes.js'
 import { projectCollectionName } from '../../../services/projects/naming.js'
 import { AppError } from '../../../services/platform/errors.js'
 import { WriteGate } from '../../../services/collections/write-gate.js'
@@ -15,11 +16,13 @@ async function setup (t: Test) {
   const { store, reads } = countingReads(raw, DEFINITIONS_COLLECTION)
   const clock = new ManualClock(START)
   const defs = new CollectionDefinitions(store, { clock, writes: new WriteGate() })
-  await defs.init()
-  await defs.init()
+  const warnings: Array<{ details: object, message: string }> = []
+  const log = { warn: (details: object, message: string) => { warnings.push({ details, message }) } }
+  await defs.init(log)
+  await defs.init(log)
   const records = (name: string, projectId = P) => raw.collection(projectCollectionName(projectId, name))
   const indexNames = async (name: string, projectId = P) => (await records(name, projectId).listIndexes()).map((index) => `${index.name}${index.unique ? '!' : ''}`).sort()
-  return { raw, clock, defs, reads, records, indexNames }
+  return { raw, clock, defs, reads, records, indexNames, log, warnings }
 }
 
 async function refusal (promise: Promise<unknown>): Promise<{ status: number, code: string, message: string }> {
@@ -337,15 +340,47 @@ t.test('dropAllForProject removes the project\'s definitions and records, and on
   t.pass('a second run finds nothing to do')
 })
 
-t.test('start-up gives collections defined before the built-in orders their indexes, and only those', async (t) => {
-  const { defs, records, indexNames } = await setup(t)
+const BUILT_INS = ['def_i_-createdAt,_id', 'def_i_-updatedAt,_id']
+
+t.test('start-up gives collections defined before the built-in orders their indexes, and only those, once', async (t) => {
+  const { raw, defs, records, indexNames, log, warnings } = await setup(t)
   await defs.create(P, { name: 'old', fields: [{ name: 'title', type: 'text' }], indexes: [{ fields: ['title'] }] })
   await records('old').insertOne({ title: 'kept', createdAt: new Date(0), updatedAt: new Date(0) })
-  // As a collection made before this change looks: its declared index there, no built-in ones (and one lost by hand).
-  for (const name of ['def_i_-createdAt,_id', 'def_i_-updatedAt,_id', 'def_i_title,_id']) await records('old').dropIndex(name)
+  // As a collection made before this change looks: its declared index there, no built-in ones (and one lost by hand), its definition unmarked.
+  for (const name of [...BUILT_INS, 'def_i_title,_id']) await records('old').dropIndex(name)
+  await raw.collection(DEFINITIONS_COLLECTION).updateOne({ _id: `${P}:old` }, { $unset: { builtInOrders: '' } })
   t.same(await indexNames('old'), ['_id_!'])
-  await defs.init()
-  t.same(await indexNames('old'), ['_id_!', 'def_i_-createdAt,_id', 'def_i_-updatedAt,_id'], 'the two orders are indexed; the declared index is the next change\'s to check and make')
-  await defs.init()
-  t.same(await indexNames('old'), ['_id_!', 'def_i_-createdAt,_id', 'def_i_-updatedAt,_id'], 'a second start changes nothing')
+  await defs.init(log)
+  t.same(await indexNames('old'), ['_id_!', ...BUILT_INS], 'the two orders are indexed; the declared index is the next change\'s to check and make')
+  await records('old').dropIndex(BUILT_INS[0])
+  await defs.init(log)
+  t.same(await indexNames('old'), ['_id_!', BUILT_INS[1]], 'a later start does not look at a definition done before (an index dropped by hand stays dropped)')
+  await defs.update(P, 'old', { methods: { list: { enabled: true, rule: { requireAuth: false } } } })
+  t.same(await indexNames('old'), ['_id_!', ...BUILT_INS, 'def_i_title,_id'], 'the next change makes what is missing')
+  t.same(warnings, [])
+})
+
+t.test('start-up leaves a collection without room for the two indexes as it is, and says so', async (t) => {
+  const { raw, defs, records, indexNames, log, warnings } = await setup(t)
+  // 63 declared indexes and the id's: what the limit before the built-in orders accepted, MongoDB's 64 reached.
+  const fields = many(63)
+  const now = new Date(START)
+  await raw.collection(DEFINITIONS_COLLECTION).insertOne({ _id: `${P}:wide`, projectId: P, name: 'wide', spec: JSON.stringify({ fields, indexes: fields.map((field) => ({ fields: [field.name] })), methods: {} }), createdAt: now, updatedAt: now })
+  for (const field of fields) await records('wide').createIndex({ [field.name]: 1, _id: 1 }, { name: definitionIndexName({ [field.name]: 1, _id: 1 }, false) })
+  // One more with room for one index only, and one with room for both.
+  await raw.collection(DEFINITIONS_COLLECTION).insertOne({ _id: `${P}:narrow`, projectId: P, name: 'narrow', spec: JSON.stringify({ fields, indexes: [], methods: {} }), createdAt: now, updatedAt: now })
+  for (const field of fields.slice(0, 62)) await records('narrow').createIndex({ [field.name]: 1 }, { name: `hand_${field.name}` })
+  await raw.collection(DEFINITIONS_COLLECTION).insertOne({ _id: `${P}:roomy`, projectId: P, name: 'roomy', spec: JSON.stringify({ fields, indexes: [], methods: {} }), createdAt: now, updatedAt: now })
+  for (const field of fields.slice(0, 61)) await records('roomy').createIndex({ [field.name]: 1 }, { name: `hand_${field.name}` })
+
+  await defs.init(log)
+  t.equal((await indexNames('wide')).length, 64, 'the full collection keeps its indexes; the server starts')
+  t.notOk((await indexNames('narrow')).some((name) => BUILT_INS.includes(name)), 'room for one is not room for the two')
+  t.equal((await indexNames('roomy')).length, 64, 'room for both: both made')
+  t.same(warnings.map((warning) => [warning.details, /"(\w+)" has no room/.exec(warning.message)?.[1]]), [
+    [{ projectId: P, collection: 'wide', indexes: 64 }, 'wide'],
+    [{ projectId: P, collection: 'narrow', indexes: 63 }, 'narrow']
+  ], 'a warning naming each collection left without them')
+  await defs.init(log)
+  t.equal(warnings.length, 4, 'each start says so again, until a change makes room')
 })

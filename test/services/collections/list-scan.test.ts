@@ -118,6 +118,11 @@ t.test('an offset page must complete within the bound, or is refused with a way 
   t.same([dense.status, dense.body.data.items.length], [200, 10], 'offset + the bound records are examined at most')
   const sparse = await page(app, `${url}?${filterParam({ category: 'rare' })}&offset=2&limit=10`)
   t.same([sparse.status, sparse.body.code], [400, 'APP_SCAN_LIMIT'])
+  // Every record has a createdAt: a range on it that narrows nothing leaves the scan bounded, built-in order index or not.
+  const riding = await page(app, `${url}?${filterParam({ createdAt: { $gte: '1970-01-01' }, title: { $regex: '^item 3$' } })}&offset=2&limit=10`)
+  t.same([riding.status, riding.body.code], [400, 'APP_SCAN_LIMIT'], 'a createdAt range does not lift the bound')
+  const ridingPages = await allPages(app, url, `${filterParam({ createdAt: { $gte: '1970-01-01' }, category: 'rare' })}&limit=20`)
+  t.same(ridingPages.map((one) => one.items.length), [4, 2, 1], 'nor does it on cursor pages: each examines the bound')
   const served = await page(app, `${url}?${filterParam({ shelf: 's3' })}&offset=10&limit=10`)
   t.same([served.status, served.body.data.items.length], [200, 10], 'an index-served filter pages by offset as before')
 })

@@ -2,7 +2,7 @@ import t from 'tap'
 import { openSqliteStore } from '../../../services/store/sqlite/index.js'
 import { compileFilter, compileSort, compareValues } from '../../../services/store/semantics/index.js'
 import type { Document, Sort } from '../../../services/store/types.js'
-import { keysetSegments, readPage } from '../../../services/collections/record-pages.js'
+import { keysetSegments, readPage, withoutRepeats } from '../../../services/collections/record-pages.js'
 import { afterFilter, parseSort, type SortPlan } from '../../../services/collections/query.js'
 import { fieldMap } from '../../../services/collections/record-fields.js'
 import { NO_FIELDS, type Access } from '../../../services/collections/access.js'
@@ -69,4 +69,33 @@ t.test('pages read through the Store, each after the last one\'s cursor, are the
       t.same(seen, ordered(DOCS, plan.sort).map((doc) => doc._id), `${spec} by ${limit}`)
     }
   }
+})
+
+t.test('a record read by two ranges of one page stays where it was read first', async (t) => {
+  t.same(withoutRepeats([{ _id: 'a' }, { _id: 'b' }, { _id: 'a', n: 1 }, { _id: 'c' }, { _id: 'b' }]), [{ _id: 'a' }, { _id: 'b' }, { _id: 'c' }])
+  t.same(withoutRepeats([]), [])
+
+  // On MongoDB a write can land between two ranges' reads: here r10 (n 3) moves down to n 0 after the ties are read.
+  const store = openSqliteStore({ file: ':memory:' })
+  t.teardown(async () => { await store.close() })
+  await store.collection('items').insertMany(DOCS.map((doc) => ({ ...doc })))
+  const shared = store.extensions.shared('items')
+  let reads = 0
+  const moving: typeof shared = Object.create(shared)
+  moving.find = (filter, options) => {
+    const cursor = shared.find(filter, options)
+    return Object.assign(Object.create(cursor), {
+      toArray: async () => {
+        const docs = await cursor.toArray()
+        if (reads++ === 0) await store.collection('items').updateOne({ _id: 'r10' }, { $set: { n: 0 } })
+        return docs
+      }
+    })
+  }
+  const plan = parseSort('-n', fields)
+  const { docs } = await readPage(moving, { filter: {}, access: OPEN, order: plan, after: [3, 'r03'], offset: 0, limit: 31, scanned: false })
+  const ids = docs.map((doc) => doc._id)
+  t.equal(new Set(ids).size, ids.length, 'no record twice on the page')
+  t.equal(ids.length, 31, 'the page is still full')
+  t.equal(ids.indexOf('r10'), 0, 'r10 where the first range read it')
 })

@@ -47,7 +47,7 @@ async function setup (t: Test, operation: 'insertOne' | 'countDocuments') {
   const clock = new ManualClock(Date.UTC(2026, 0, 1))
   const writes = new WriteGate()
   const defs = new CollectionDefinitions(held.store, { clock, writes })
-  await defs.init()
+  await defs.init({ warn: () => {} })
   const records = new Records(held.store, { clock, newId: createIdGenerator(() => clock.nowMs()), cursors: new Cursors(randomBytes(32)), findCollection: async (projectId, name) => await defs.find(projectId, name), writes })
   await defs.create(P, { name: 'posts', fields: [title], methods: { create: { enabled: true, rule: { requireAuth: false } } } })
   return { raw, defs, records, ...held }
@@ -93,7 +93,7 @@ t.test('an upload holds the gate only to attach: a definition change does not wa
   const clock = new ManualClock(Date.UTC(2026, 0, 1))
   const writes = new WriteGate()
   const defs = new CollectionDefinitions(store, { clock, writes })
-  await defs.init()
+  await defs.init({ warn: () => {} })
   const records = new Records(store, { clock, newId: createIdGenerator(() => clock.nowMs()), cursors: new Cursors(randomBytes(32)), findCollection: async (projectId, name) => await defs.find(projectId, name), writes })
   const uploads = new UploadSessions(store, new LocalFileStore(join(dir, 'files')), { clock, newId })
   await uploads.init()
