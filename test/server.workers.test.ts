@@ -4,6 +4,10 @@ import { once } from 'node:events'
 import { buildApp } from '../app.js'
 import { loadConfig } from '../services/config.js'
 import { tempDir } from './helper.js'
+import { join } from 'node:path'
+import { newId } from '../services/platform/ids.js'
+import { JobQueue } from '../services/jobs/queue.js'
+import { openSqliteStore } from '../services/store/sqlite/index.js'
 import { RATE_LIMITS_PRUNE_JOB } from '../services/platform/rate-limit.js'
 
 // Four cluster starts of a real server, each forking two more processes: heavier than the suite's 240 s guard allows under load.
@@ -49,8 +53,6 @@ async function seed (dataDir: string): Promise<string> {
     fields: [{ name: 'n', type: 'number' }],
     methods: { create: { enabled: true, rule: { requireAuth: false } } }
   })
-  // Jobs waiting for the cluster: each must run once, whichever worker claims it.
-  for (let i = 0; i < JOBS; i++) await app.jobs.enqueue(RATE_LIMITS_PRUNE_JOB, { i })
   await app.close()
   return project.id
 }
@@ -74,6 +76,12 @@ t.test('WORKERS=2: creates through both workers, a killed worker replaced, SIGTE
   const base = /(http:\/\/127\.0\.0\.1:\d+)/.exec(String(listening[0].msg))?.[1] ?? ''
   t.equal(/(http:\/\/127\.0\.0\.1:\d+)/.exec(String(listening[1].msg))?.[1], base, 'on one shared port')
   t.equal(server.lines().filter((line) => line.msg === 'hosting gateway listening').length, 1, 'the gateway listens in one process only')
+
+  // Jobs enqueued while both workers poll, from a third process on the DATA_DIR: each must run once, whoever claims it.
+  const store = openSqliteStore({ file: join(dataDir, 'plinth.db'), newId })
+  const queue = new JobQueue({ store, newId })
+  for (let i = 0; i < JOBS; i++) await queue.enqueue(RATE_LIMITS_PRUNE_JOB, { i })
+  await store.close()
 
   let next = 0
   const statuses: number[] = []
