@@ -92,21 +92,31 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
     await driver.discardBuildCache(projectId).catch(onError)
   })
 
-  // Deployments build, for up to HOSTING_BUILD_TIMEOUT_SECONDS: the long lane, so every other job keeps its own slots.
-  app.registerJobHandler(DEPLOY_JOB, async (payload) => await deployments.runNext(String(payload.appId)), { lane: 'long' })
-  app.registerJobHandler(LOGS_PRUNE_JOB, async () => await logs.prune())
-  app.registerJobHandler(RECONCILE_JOB, async (payload) => { await releases.reconcile(String(payload.appId)) })
-  app.registerJobHandler(USAGE_FLUSH_JOB, async () => await traffic.flush(await releases.running()))
-  app.registerJobHandler(RENEW_CERTIFICATES_JOB, async () => await certificates.renewDue())
-  // A pending name whose records appeared is verified here; the app it now reaches is routed at once.
-  app.registerJobHandler(VERIFY_PENDING_JOB, async () => {
-    const outcome = await hostnames.verifyPending()
-    for (const name of outcome.verified) {
-      const holder = await hostnames.holder(name)
-      if (holder !== null) await releases.publish(holder.appId)
-    }
-    return outcome
-  })
+  // The supervisor is one per deployment (WORKERS: the lead process): its jobs run there, where the instances and the
+  // gateway's route table live. Another worker's API calls reach it through the Store: a route change is a reconcile job.
+  const { lead } = config
+  if (!lead) {
+    const reconcile = async (appId: string): Promise<void> => { await app.jobs.enqueueKeyed(RECONCILE_JOB, appId, { appId }) }
+    releases.publish = reconcile
+    releases.deleteForApp = reconcile
+  }
+  if (lead) {
+    // Deployments build, for up to HOSTING_BUILD_TIMEOUT_SECONDS: the long lane, so every other job keeps its own slots.
+    app.registerJobHandler(DEPLOY_JOB, async (payload) => await deployments.runNext(String(payload.appId)), { lane: 'long' })
+    app.registerJobHandler(LOGS_PRUNE_JOB, async () => await logs.prune())
+    app.registerJobHandler(RECONCILE_JOB, async (payload) => { await releases.reconcile(String(payload.appId)) })
+    app.registerJobHandler(USAGE_FLUSH_JOB, async () => await traffic.flush(await releases.running()))
+    app.registerJobHandler(RENEW_CERTIFICATES_JOB, async () => await certificates.renewDue())
+    // A pending name whose records appeared is verified here; the app it now reaches is routed at once.
+    app.registerJobHandler(VERIFY_PENDING_JOB, async () => {
+      const outcome = await hostnames.verifyPending()
+      for (const name of outcome.verified) {
+        const holder = await hostnames.holder(name)
+        if (holder !== null) await releases.publish(holder.appId)
+      }
+      return outcome
+    })
+  }
   if (enabled) {
     app.git.transport.onPushed(async (repo) => {
       await sources.afterPush(repo, await apps.autoDeploying(repo._id)).catch(onError)
@@ -114,7 +124,7 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
   }
 
   const metrics = app.metrics?.registry
-  if (enabled && metrics !== undefined) {
+  if (enabled && lead && metrics !== undefined) {
     driver.onEvent((event) => { metrics.hostingInstanceEvent(driver.name, event.type) })
     traffic.observe({
       served: (served) => { metrics.gatewayRequest(served.appId, served.status, served.durationMs / 1000) },
@@ -133,7 +143,7 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
   let gatewayPort: number | null = null
   app.decorate('hosting', { ...hosting, enabled, gatewayPort: () => gatewayPort } satisfies Hosting)
 
-  if (enabled) {
+  if (enabled && lead) {
     // Instances a previous run left are re-adopted before anything is routed; the apps are then reconciled by their jobs.
     app.addHook('onReady', async () => {
       for (const appId of await releases.adopt()) {
@@ -156,7 +166,7 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
   app.addHook('preClose', async () => {
     await gateway.close()
     // After the job worker stopped (an earlier preClose), so no release is starting instances meanwhile.
-    if (enabled) await leaveOrStopApps(app, releases).catch((error: unknown) => { app.log.error({ err: error }, 'hosting: could not settle the apps\' instances on shutdown') })
+    if (enabled && lead) await leaveOrStopApps(app, releases).catch((error: unknown) => { app.log.error({ err: error }, 'hosting: could not settle the apps\' instances on shutdown') })
   })
   app.addHook('onClose', async () => { await driver.close() })
 }

@@ -24,7 +24,7 @@ interface Server { pid: number, exited: () => boolean, lines: () => Array<Record
 async function startServer (t: Parameters<typeof tempDir>[0]): Promise<Server> {
   const child = spawn('prlimit', [`--nofile=${SOFT}:${HARD}`, process.execPath, '--import', 'tsx', 'server.ts'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '0', GATEWAY_PORT: '0', GIT_SSH_PORT: '0', DNS_PORT: '0', DATA_DIR: tempDir(t), LOG_LEVEL: 'info', HEADERS_TIMEOUT_SECONDS: '120' },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '0', GATEWAY_PORT: '0', GIT_SSH_PORT: '0', DNS_PORT: '0', DATA_DIR: tempDir(t), LOG_LEVEL: 'info', WORKERS: '1', HEADERS_TIMEOUT_SECONDS: '120' },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let stdout = ''

@@ -10,7 +10,7 @@ const ROOT = new URL('..', import.meta.url).pathname
 function startServer (env: Record<string, string>) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, WORKERS: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let stdout = ''

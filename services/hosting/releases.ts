@@ -138,7 +138,8 @@ export class Releases {
    */
   async reconcile (appId: string): Promise<void> {
     const app = await this.apps.findOne({ _id: appId })
-    if (app === null) return
+    // Deleted meanwhile (by another worker of WORKERS, which cannot stop the instances itself): what it left goes here.
+    if (app === null) { await this.deleteForApp(appId); return }
     const live = app.liveDeploymentId === null ? null : await this.deployments.findOne({ _id: app.liveDeploymentId })
     if (app.kind === 'container' && live !== null && live.artifact !== null) {
       const wanted = app.suspended ? 0 : app.scaling.instances

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import { Type, type SchemaOptions, type Static, type TSchema } from '@sinclair/typebox'
 import { ANY_ORIGIN } from './origins.js'
@@ -36,6 +37,8 @@ export type HttpTimeouts = Static<typeof HttpTimeouts>
  * services/config.ts puts both together.
  */
 export const ServerConfig = Type.Object({
+  workers: Type.Integer({ minimum: 1, maximum: 256, variable: 'WORKERS', description: 'API processes sharing PORT (node:cluster); 1 keeps one process. Unset: the number of cores (os.availableParallelism())' }),
+  lead: Type.Boolean({ derivedFrom: 'WORKERS', description: 'Whether this process runs what is one per deployment (DNS, SSH, the hosting gateway and supervisor, METRICS_LISTEN): the only process, or the first of WORKERS' }),
   port: Type.Integer({ minimum: 0, maximum: 65535, variable: 'PORT', description: 'The API\'s TCP port (0 picks a free one)' }),
   host: Type.String({ pattern: '^[\\w.:-]+$', variable: 'HOST', description: 'The interface to listen on, also the default of the other listeners\' hosts' }),
   dataDir: Type.String({ variable: 'DATA_DIR', description: 'The embedded store, the master key file and uploaded files, as an absolute path' }),
@@ -144,6 +147,8 @@ export function parseServerConfig (env: Env): ServerConfig {
   const publicUrl = publicUrlRaw === undefined ? `http://${displayHost.includes(':') ? `[${displayHost}]` : displayHost}:${port}` : httpUrl('PUBLIC_URL', publicUrlRaw)
 
   return {
+    workers: integer(env, 'WORKERS', availableParallelism(), 1, 256),
+    lead: true,
     port,
     host,
     dataDir: resolve(text(env, 'DATA_DIR') ?? './data'),

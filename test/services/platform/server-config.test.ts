@@ -1,5 +1,6 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import { Value } from '@sinclair/typebox/value'
 import { ConfigError } from '../../../services/platform/config-env.js'
@@ -16,6 +17,7 @@ const KEY = Buffer.alloc(32, 7).toString('base64')
 const RETIRED = 'ab'.repeat(32)
 
 const full = {
+  WORKERS: '3',
   PORT: '9000',
   HOST: '::',
   DATA_DIR: '/srv/plinth',
@@ -39,6 +41,8 @@ const full = {
 }
 
 const defaults = {
+  workers: availableParallelism(),
+  lead: true,
   port: 8080,
   host: '127.0.0.1',
   dataDir: resolve('./data'),
@@ -64,6 +68,8 @@ t.test('the parser gives what the schema describes, defaults and all', async (t)
   t.same(variables(ServerConfig).sort(), Object.keys(full).sort(), 'each setting names the one variable it is read from')
   t.same(parseServerConfig({}), defaults)
   t.same(parseServerConfig(full), {
+    workers: 3,
+    lead: true,
     port: 9000,
     host: '::',
     dataDir: '/srv/plinth',
@@ -95,6 +101,7 @@ t.test('each variable is in the README\'s configuration table, and a bad value n
   const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 1))
   for (const variable of variables(ServerConfig)) t.ok(table.includes(`\`${variable}\``), `${variable} is documented`)
   const bad: Array<[string, Record<string, string>]> = [
+    ['WORKERS', { WORKERS: '0' }],
     ['PORT', { PORT: '65536' }],
     ['HOST', { HOST: 'bad host;rm' }],
     ['PUBLIC_URL', { PUBLIC_URL: 'ftp://api.example.com' }],

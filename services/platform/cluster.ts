@@ -1,0 +1,137 @@
+import cluster, { type Worker } from 'node:cluster'
+import { once } from 'node:events'
+import { createServer, type AddressInfo } from 'node:net'
+
+/**
+ * WORKERS > 1: this process is the primary of a `node:cluster`. It serves no
+ * request; it forks the API processes, which share the listening port through
+ * it, restarts one that dies and drains them all on SIGTERM.
+ *
+ * The first worker is the lead: it alone runs what must be one in the whole
+ * deployment on this machine (the DNS server, git over SSH, the hosting gateway
+ * and supervisor, the metrics listener). It starts alone, and the others only
+ * once it listens, so a fresh DATA_DIR is initialised (store schema, master key)
+ * by one process and a start-up failure (a bad variable, a port taken) shows as
+ * the one line the worker printed and this process's exit with its code.
+ */
+
+/** Set in a worker's environment by the primary: "1" in the lead. */
+export const LEAD_VARIABLE = 'PLINTH_WORKER_LEAD'
+
+/** A worker that dies is forked again after RESTART_BASE_MS · 2^(n-1) (at most RESTART_MAX_MS), n its slot's deaths in a row. */
+const RESTART_BASE_MS = 200
+const RESTART_MAX_MS = 30_000
+/** A worker that served this long before dying starts its slot's count again. */
+const STABLE_AFTER_MS = 60_000
+
+/** What a worker sends the primary once its API listens. */
+export const READY_MESSAGE = 'plinth:ready'
+
+type Log = (level: 'info' | 'warn' | 'error', details: Record<string, unknown>, message: string) => void
+
+/** This process runs the single listeners: it is not a cluster worker, or it is the lead. */
+export function isLead (env: NodeJS.ProcessEnv = process.env): boolean {
+  return cluster.isPrimary || env[LEAD_VARIABLE] === '1'
+}
+
+/** In a worker: tells the primary that the API listens. */
+export function reportReady (): void {
+  if (cluster.isWorker) process.send?.(READY_MESSAGE)
+}
+
+interface Slot { index: number, worker: Worker | null, ready: boolean, startedAt: number, deaths: number, timer: NodeJS.Timeout | null }
+
+/**
+ * Workers that each listen on port 0 get a port each (cluster shares a handle
+ * per worker there), so PORT=0 is resolved here once, to a free port all share.
+ */
+export async function sharedPort (port: number, host: string): Promise<number> {
+  if (port !== 0) return port
+  const probe = createServer()
+  probe.listen(0, host)
+  await once(probe, 'listening')
+  const chosen = (probe.address() as AddressInfo).port
+  probe.close()
+  await once(probe, 'close')
+  return chosen
+}
+
+export function runPrimary (count: number, drainTimeoutMs: number, env: Record<string, string>, log: Log = jsonLog): void {
+  const slots: Slot[] = Array.from({ length: count }, (_, index) => ({ index, worker: null, ready: false, startedAt: 0, deaths: 0, timer: null }))
+  let starting = true
+  let draining = false
+  let startFailed = false
+  let exitCode = 0
+
+  const fork = (slot: Slot): void => {
+    slot.timer = null
+    slot.ready = false
+    slot.startedAt = Date.now()
+    const worker = cluster.fork({ ...env, [LEAD_VARIABLE]: slot.index === 0 ? '1' : '0' })
+    slot.worker = worker
+    worker.on('message', (message: unknown) => {
+      if (message !== READY_MESSAGE) return
+      slot.ready = true
+      if (!starting) { log('info', { worker: slot.index, pid: worker.process.pid }, 'worker replaced'); return }
+      const next = slots.find((other) => other.worker === null)
+      if (next !== undefined) { fork(next); return }
+      starting = false
+      log('info', { workers: count }, 'all workers listening')
+    })
+    worker.on('exit', (code, signal) => {
+      slot.worker = null
+      if (draining) {
+        if (code !== 0 && !startFailed) exitCode = 1
+        finishIfDone()
+        return
+      }
+      if (starting) {
+        // Not a crash to retry: the worker printed why it could not start; stop the others and exit as it did.
+        draining = true
+        startFailed = true
+        for (const other of slots) other.worker?.process.kill('SIGTERM')
+        exitCode = code ?? 1
+        finishIfDone()
+        return
+      }
+      if (Date.now() - slot.startedAt >= STABLE_AFTER_MS) slot.deaths = 0
+      slot.deaths++
+      const delayMs = Math.min(RESTART_BASE_MS * 2 ** (slot.deaths - 1), RESTART_MAX_MS)
+      log('warn', { worker: slot.index, pid: worker.process.pid, code, signal, restartInMs: delayMs }, 'worker died; restarting it')
+      slot.timer = setTimeout(() => { fork(slot) }, delayMs)
+    })
+  }
+
+  const finishIfDone = (): void => {
+    if (slots.some((slot) => slot.worker !== null)) return
+    process.exit(exitCode)
+  }
+
+  const drain = (signal: string): void => {
+    if (draining) return
+    draining = true
+    log('info', { signal, workers: slots.filter((slot) => slot.worker !== null).length }, 'draining every worker')
+    for (const slot of slots) {
+      if (slot.timer !== null) clearTimeout(slot.timer)
+      slot.worker?.process.kill('SIGTERM')
+    }
+    // Each worker bounds its own drain; this only guards against one that hangs past it.
+    const force = setTimeout(() => {
+      log('error', {}, 'workers did not finish draining; exiting')
+      for (const slot of slots) slot.worker?.process.kill('SIGKILL')
+      process.exit(1)
+    }, drainTimeoutMs + 5_000)
+    force.unref()
+    finishIfDone()
+  }
+  process.on('SIGTERM', () => { drain('SIGTERM') })
+  process.on('SIGINT', () => { drain('SIGINT') })
+
+  fork(slots[0])
+}
+
+/** The primary's lines in the shape of the workers' (pino's JSON), so one log reader takes both. */
+function jsonLog (level: 'info' | 'warn' | 'error', details: Record<string, unknown>, message: string): void {
+  const levels = { info: 30, warn: 40, error: 50 }
+  process.stdout.write(JSON.stringify({ level: levels[level], time: Date.now(), pid: process.pid, role: 'primary', ...details, msg: message }) + '\n')
+}

@@ -1,0 +1,45 @@
+import t from 'tap'
+import { setTimeout as delay } from 'node:timers/promises'
+import { buildApp } from '../../app.js'
+import { call, orgWithRoles, stopHostedInstances, testConfig, type TestApp } from '../helper.js'
+
+/**
+ * WORKERS > 1: the hosting supervisor and the gateway's route table live in
+ * the lead. An app created, suspended or deleted through another worker
+ * reaches the lead's routes through a reconcile job on the shared store.
+ */
+t.test('a route change made through a follower reaches the lead\'s gateway routes', async (t) => {
+  const config = testConfig(t)
+  const lead = await buildApp(config) as TestApp
+  lead.addHook('preClose', async () => { await stopHostedInstances(lead) })
+  const follower = await buildApp({ ...config, lead: false }) as TestApp
+  await lead.ready()
+  await follower.ready()
+  t.teardown(async () => { await follower.close(); await lead.close() })
+
+  const { owner, orgId } = await orgWithRoles(follower)
+  const projectId = (await call(follower, 'POST', '/api/projects', owner.auth, { orgId, name: 'Shop' })).body.data.id as string
+  const base = `/api/projects/${projectId}/backend/apps`
+  const created = await call(follower, 'POST', base, owner.auth, { name: 'web' })
+  t.equal(created.status, 201)
+  const appId = created.body.data.id as string
+
+  const eventually = async (test: () => boolean, what: string): Promise<void> => {
+    const deadline = Date.now() + 20_000
+    while (!test()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting: ${what}`)
+      await delay(50)
+    }
+  }
+  await eventually(() => lead.hosting.routes.routeOf(appId) !== null, 'the lead routes the new app')
+  t.pass('the lead routes the app created through the follower')
+  t.equal(follower.hosting.routes.routeOf(appId), null, 'the follower keeps no route table of its own')
+
+  t.equal((await call(follower, 'POST', `${base}/${appId}/suspend`, owner.auth)).status, 200)
+  await eventually(() => lead.hosting.routes.routeOf(appId)?.suspended === true, 'the lead sees the suspension')
+  t.pass('a suspension through the follower reaches the lead')
+
+  t.equal((await call(follower, 'DELETE', `${base}/${appId}`, owner.auth)).status, 200)
+  await eventually(() => lead.hosting.routes.routeOf(appId) === null, 'the lead drops the deleted app')
+  t.pass('a deletion through the follower drops the lead\'s route')
+})

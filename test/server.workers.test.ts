@@ -1,0 +1,147 @@
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { buildApp } from '../app.js'
+import { loadConfig } from '../services/config.js'
+import { tempDir } from './helper.js'
+import { join } from 'node:path'
+import { newId } from '../services/platform/ids.js'
+import { JobQueue } from '../services/jobs/queue.js'
+import { openSqliteStore } from '../services/store/sqlite/index.js'
+import { RATE_LIMITS_PRUNE_JOB } from '../services/platform/rate-limit.js'
+
+// Four cluster starts of a real server, each forking two more processes: heavier than the suite's 240 s guard allows under load.
+t.setTimeout(480_000)
+
+const ROOT = new URL('..', import.meta.url).pathname
+// The issue's bar is 20,000; a few thousand fit a test's time on a shared 2-core machine and still cross both workers many times.
+const CREATES = 3000
+const CONCURRENCY = 16
+const JOBS = 200
+
+function startCluster (env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'info', GATEWAY_PORT: '0', PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
+  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+  const lines = (): Array<Record<string, unknown>> => stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>)
+  const waitFor = async (test: (line: Record<string, unknown>) => boolean, what: string): Promise<Record<string, unknown>> => {
+    const deadline = Date.now() + 60_000
+    for (;;) {
+      const found = lines().find(test)
+      if (found !== undefined) return found
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`no "${what}": ${stdout} ${stderr}`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  }
+  return { child, lines, waitFor, stderr: () => stderr }
+}
+
+/** A project with a public `notes` collection anyone may create in, made before the cluster starts on the same DATA_DIR. */
+async function seed (dataDir: string): Promise<string> {
+  const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dataDir, GATEWAY_PORT: 'off', WORKERS: '1' }))
+  const user = await app.identity.users.register({ email: 'owner@example.com', password: 'correct horse battery', name: 'owner' })
+  const org = await app.orgs.organizations.create({ userId: user.id }, { name: 'Workers' })
+  const project = await app.projects.create(org.id, user.id, { name: 'Workers' })
+  await app.collections.definitions.create(project.id, {
+    name: 'notes',
+    fields: [{ name: 'n', type: 'number' }],
+    methods: { create: { enabled: true, rule: { requireAuth: false } } }
+  })
+  await app.close()
+  return project.id
+}
+
+async function create (base: string, projectId: string, n: number): Promise<number> {
+  const response = await fetch(`${base}/api/p/${projectId}/notes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n }) })
+  await response.arrayBuffer()
+  return response.status
+}
+
+t.test('WORKERS=2: creates through both workers, a killed worker replaced, SIGTERM drains both', async (t) => {
+  const dataDir = tempDir(t)
+  const projectId = await seed(dataDir)
+  const server = startCluster({ WORKERS: '2', DATA_DIR: dataDir })
+  t.teardown(() => { if (server.child.exitCode === null) server.child.kill('SIGKILL') })
+  await server.waitFor((line) => line.msg === 'all workers listening', 'all workers listening')
+  const listening = server.lines().filter((line) => typeof line.msg === 'string' && line.msg.startsWith('Server listening at'))
+  t.equal(listening.length, 2, 'two API processes listen')
+  const pids = new Set(listening.map((line) => line.pid))
+  t.equal(pids.size, 2, 'in two processes')
+  const base = /(http:\/\/127\.0\.0\.1:\d+)/.exec(String(listening[0].msg))?.[1] ?? ''
+  t.equal(/(http:\/\/127\.0\.0\.1:\d+)/.exec(String(listening[1].msg))?.[1], base, 'on one shared port')
+  t.equal(server.lines().filter((line) => line.msg === 'hosting gateway listening').length, 1, 'the gateway listens in one process only')
+
+  // Jobs enqueued while both workers poll, from a third process on the DATA_DIR: each must run once, whoever claims it.
+  const store = openSqliteStore({ file: join(dataDir, 'plinth.db'), newId })
+  const queue = new JobQueue({ store, newId })
+  for (let i = 0; i < JOBS; i++) await queue.enqueue(RATE_LIMITS_PRUNE_JOB, { i })
+  await store.close()
+
+  let next = 0
+  const statuses: number[] = []
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (next < CREATES) statuses.push(await create(base, projectId, next++))
+  }))
+  t.same(statuses.filter((status) => status !== 201), [], `${CREATES} creates, every one 201`)
+
+  // Both processes answered: each logs its requests with its pid.
+  const served = new Set(server.lines().filter((line) => line.msg === 'request completed').map((line) => line.pid))
+  t.equal(served.size, 2, 'both workers served creates')
+
+  // kill -9 the follower: the primary forks a replacement, and requests succeed once it is up.
+  const follower = [...pids].find((pid) => pid !== listening.find((line) => server.lines().some((other) => other.msg === 'hosting gateway listening' && other.pid === line.pid))?.pid) as number
+  process.kill(follower, 'SIGKILL')
+  await server.waitFor((line) => line.msg === 'worker replaced', 'worker replaced')
+  const after = await Promise.all(Array.from({ length: 50 }, async (_, i) => await create(base, projectId, CREATES + i)))
+  t.same(after.filter((status) => status !== 201), [], 'every request after the replacement succeeds')
+  const pidsNow = new Set(server.lines().filter((line) => typeof line.msg === 'string' && line.msg.startsWith('Server listening at')).map((line) => line.pid))
+  t.equal(pidsNow.size, 3, 'a new process took the killed one\'s place')
+
+  const exited = once(server.child, 'exit')
+  server.child.kill('SIGTERM')
+  t.equal((await exited)[0], 0, 'the primary exits cleanly once both drained')
+  t.equal(server.lines().filter((line) => line.msg === 'draining in-flight requests').length, 2, 'each worker ran its drain')
+
+  // None lost: every acknowledged create is in the store.
+  const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dataDir, GATEWAY_PORT: 'off', WORKERS: '1' }))
+  t.teardown(async () => { await app.close() })
+  t.equal(await app.store.collection(`p_${projectId}_notes`).countDocuments({}), CREATES + 50, 'every acknowledged create is stored')
+  const jobs = await app.store.collection<{ type: string, status: string, attempts: number, everyMs?: number | null, payload: Record<string, unknown> }>('_jobs').find({ type: RATE_LIMITS_PRUNE_JOB }).toArray()
+  const slots = jobs.filter((job) => job.everyMs == null)
+  t.same([slots.length, slots.filter((job) => job.status === 'succeeded' && job.attempts === 1).length], [JOBS, JOBS], 'every job slot ran exactly once (one claim each)')
+  t.equal(jobs.filter((job) => job.everyMs != null).length, 1, 'the schedule every worker declared at start is one job')
+})
+
+t.test('WORKERS=2: a start-up failure prints its line and exits non-zero, no restart loop', async (t) => {
+  const server = startCluster({ WORKERS: '2', DATA_DIR: tempDir(t), PLINTH_MASTER_KEY: 'too-short' })
+  const [code] = await once(server.child, 'exit')
+  t.equal(code, 78)
+  t.match(server.stderr(), /Invalid configuration: PLINTH_MASTER_KEY/)
+})
+
+t.test('WORKERS=2: a port taken stops the cluster with the worker\'s line, not a restart loop', async (t) => {
+  const { createServer } = await import('node:net')
+  const blocker = createServer()
+  blocker.listen(0, '127.0.0.1')
+  await once(blocker, 'listening')
+  t.teardown(() => { blocker.close() })
+  const port = (blocker.address() as { port: number }).port
+  const server = startCluster({ WORKERS: '2', DATA_DIR: tempDir(t), PORT: String(port) })
+  const [code] = await once(server.child, 'exit')
+  t.not(code, 0)
+  t.equal(server.stderr().trim().split('\n').filter((line) => line.includes(String(port))).length, 1, 'one line naming the port')
+  t.equal(server.lines().filter((line) => line.msg === 'worker died; restarting it').length, 0, 'no restart')
+})
+
+t.test('WORKERS: a bad value names the variable', async (t) => {
+  const server = startCluster({ WORKERS: '0', DATA_DIR: tempDir(t) })
+  const [code] = await once(server.child, 'exit')
+  t.equal(code, 78)
+  t.match(server.stderr(), /WORKERS/)
+})
