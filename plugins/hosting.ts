@@ -75,6 +75,7 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
     dns: app.dns,
     git: app.git,
     enqueueKeyed: async (type, appId, payload) => { await app.jobs.enqueueKeyed(type, appId, payload) },
+    supervises: config.lead,
     log: app.log,
     onError
   })
@@ -95,11 +96,6 @@ async function hostingPlugin (app: FastifyInstance): Promise<void> {
   // The supervisor is one per deployment (WORKERS: the lead process): its jobs run there, where the instances and the
   // gateway's route table live. Another worker's API calls reach it through the Store: a route change is a reconcile job.
   const { lead } = config
-  if (!lead) {
-    const reconcile = async (appId: string): Promise<void> => { await app.jobs.enqueueKeyed(RECONCILE_JOB, appId, { appId }) }
-    releases.publish = reconcile
-    releases.deleteForApp = reconcile
-  }
   if (lead) {
     // Deployments build, for up to HOSTING_BUILD_TIMEOUT_SECONDS: the long lane, so every other job keeps its own slots.
     app.registerJobHandler(DEPLOY_JOB, async (payload) => await deployments.runNext(String(payload.appId)), { lane: 'long' })

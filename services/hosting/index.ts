@@ -55,6 +55,8 @@ export interface HostingPorts {
   git: Pick<GitServices, 'repositories' | 'reader' | 'git'>
   /** Queues a keyed job for an app (deploy, reconcile): one at a time per app. */
   enqueueKeyed: (type: string, appId: string, payload: { appId: string }) => Promise<void>
+  /** Whether this process runs the instances and the gateway (WORKERS: the lead); another hands route changes to it. */
+  supervises: boolean
   /** Where the gateway says what it decided on its own. */
   log?: { warn: (details: object, message: string) => void }
   onError: (error: unknown) => void
@@ -128,6 +130,7 @@ export async function buildHostingServices (ports: HostingPorts): Promise<Hostin
     limits: hosting.instanceLimits,
     healthTimeoutMs: hosting.healthTimeoutMs,
     stopGraceMs: hosting.stopGraceMs,
+    handOff: ports.supervises ? undefined : async (appId) => { await ports.enqueueKeyed(RECONCILE_JOB, appId, { appId }) },
     onError
   })
   // Deployments and sources need each other: a deployment prepares its source, a push deploys.

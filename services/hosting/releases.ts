@@ -26,6 +26,11 @@ export interface ReleaseDeps {
   healthTimeoutMs: number
   stopGraceMs: number
   onError: (error: unknown) => void
+  /**
+   * Set where this process does not supervise (a WORKERS follower): an app's route change becomes the supervising
+   * process's reconcile, since the instances and the gateway's route table live there.
+   */
+  handOff?: (appId: string) => Promise<void>
 }
 
 /**
@@ -159,6 +164,7 @@ export class Releases {
 
   /** Rebuilds the app's route from the Store; one publish per app at a time, in order. */
   async publish (appId: string): Promise<void> {
+    if (this.deps.handOff !== undefined) { await this.deps.handOff(appId); return }
     const previous = this.publishing.get(appId) ?? Promise.resolve()
     const next = previous.then(async () => { await this.publishNow(appId) })
     this.publishing.set(appId, next.catch(() => {}))
@@ -244,6 +250,7 @@ export class Releases {
   }
 
   async deleteForApp (appId: string): Promise<void> {
+    if (this.deps.handOff !== undefined) { await this.deps.handOff(appId); return }
     await this.stopAll(appId, 'the app was deleted')
     await this.instances.deleteMany({ appId })
     this.deps.routes.remove(appId)
