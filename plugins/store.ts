@@ -17,9 +17,12 @@ declare module 'fastify' {
   }
 }
 
-/** Opens the configured Store engine (waiting for MongoDB to answer, logging each retry), answers whether it is ready, and closes it after the server has drained. */
+/** Opens the configured Store engine (waiting for MongoDB to answer, logging each retry and a failed SQLite checkpointer), answers whether it is ready, and closes it after the server has drained. */
 async function storePlugin (app: FastifyInstance): Promise<void> {
-  const opened = await openStore(app.config, undefined, (retry) => { app.log.warn(retry, 'waiting for MongoDB (MONGODB_URL) to answer') })
+  const opened = await openStore(app.config, undefined, {
+    onRetry: (retry) => { app.log.warn(retry, 'waiting for MongoDB (MONGODB_URL) to answer') },
+    onCheckpointError: (error) => { app.log.error({ err: error }, 'the SQLite checkpointer thread failed: checkpoints run inside commits from now on') }
+  })
   // Timed only when metrics are on: the Store is the hottest code, and without metrics nothing wraps it.
   const { token, listen } = app.config.metrics
   let observer: StoreObserver | null = null

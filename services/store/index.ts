@@ -12,8 +12,16 @@ export { DuplicateKeyError, QueryError, InvalidUpdateError } from './errors.js'
 
 type StoreConfig = Pick<Config, 'dataDir' | 'mongodbUrl' | 'mongodbDb'> & Partial<Pick<Config, 'mongodbQueryTimeoutMs' | 'mongodbConnectTimeoutSeconds' | 'storeSweepPageSize' | 'storeBusyTimeoutMs'>>
 
-/** MongoDB when MONGODB_URL is set, otherwise the embedded SQLite file in DATA_DIR. `onRetry` hears of each failed attempt to reach MongoDB at start. */
-export async function openStore (config: StoreConfig, newId?: IdGenerator, onRetry?: ConnectOptions['onRetry']): Promise<Store> {
+/** What the opener hears of the engine's troubles that it logs rather than throws. */
+export interface StoreEvents {
+  /** Each failed attempt to reach MongoDB at start. */
+  onRetry?: ConnectOptions['onRetry']
+  /** SQLite's checkpointer thread failed: SQLite checkpoints inside commits again (services/store/sqlite/checkpointer.ts). */
+  onCheckpointError?: (error: Error) => void
+}
+
+/** MongoDB when MONGODB_URL is set, otherwise the embedded SQLite file in DATA_DIR. */
+export async function openStore (config: StoreConfig, newId?: IdGenerator, { onRetry, onCheckpointError }: StoreEvents = {}): Promise<Store> {
   const sweep = config.storeSweepPageSize === undefined ? {} : { sweepPageSize: config.storeSweepPageSize }
   if (config.mongodbUrl !== null) {
     return await openMongoStore({
@@ -28,5 +36,6 @@ export async function openStore (config: StoreConfig, newId?: IdGenerator, onRet
   }
   mkdirSync(config.dataDir, { recursive: true })
   const busy = config.storeBusyTimeoutMs === undefined ? {} : { busyTimeoutMs: config.storeBusyTimeoutMs }
-  return openSqliteStore({ file: join(config.dataDir, 'plinth.db'), ...(newId === undefined ? {} : { newId }), ...sweep, ...busy })
+  const events = onCheckpointError === undefined ? {} : { onCheckpointError }
+  return openSqliteStore({ file: join(config.dataDir, 'plinth.db'), ...(newId === undefined ? {} : { newId }), ...sweep, ...busy, ...events })
 }

@@ -74,3 +74,21 @@ export function orderIndex (meta: CollectionMeta, pinned: ReadonlySet<string>, s
   }
   return best?.sqlName ?? null
 }
+
+/**
+ * Whether a clause ANDed at the top compares `field` with a scalar other than
+ * null: MongoDB compares only within a type, so every row selected holds that
+ * type there and the type rank the order starts with is one constant.
+ */
+export function typeBracketed (filter: Filter, field: string): boolean {
+  for (const key of Object.keys(filter)) {
+    const value = filter[key]
+    if (key === '$and' && (value as Filter[]).some((branch) => typeBracketed(branch, field))) return true
+    if (key !== field) continue
+    if (!isOperatorObject(value)) return isPinningScalar(value)
+    if (BRACKETING.some((op) => Object.hasOwn(value, op) && isPinningScalar(value[op]))) return true
+  }
+  return false
+}
+
+const BRACKETING = ['$eq', '$gt', '$gte', '$lt', '$lte']

@@ -36,15 +36,19 @@ export interface CheckpointOptions {
   startAfterMs?: number
   intervalMs?: number
   /**
-   * Frames left in the WAL after a PASSIVE checkpoint beyond which it runs
-   * TRUNCATE: the WAL only grows that long when readers never let it start
-   * over. TRUNCATE waits for them, holding off writers meanwhile (they wait as
-   * for any other process's write), and empties the file.
+   * Frames a PASSIVE checkpoint could not copy back (a reader still needs
+   * them) beyond which the thread tries TRUNCATE, at that turn and the
+   * following ones until it succeeds: once the reader lets go, it empties the
+   * file. TRUNCATE takes the write lock and waits for readers while holding
+   * it, so it runs without a busy timeout: it skips its turn when any reader is
+   * on an old snapshot rather than holding writers off while it waits.
    */
   truncateFrames?: number
+  /** Hears why the thread failed (the connections have gone back to SQLite's own checkpoints by then). */
+  onError?: (error: Error) => void
 }
 
-const DEFAULTS: Required<CheckpointOptions> = { startAfterMs: 1_000, intervalMs: 1_000, truncateFrames: 16_000 }
+const DEFAULTS: Required<Omit<CheckpointOptions, 'onError'>> = { startAfterMs: 1_000, intervalMs: 1_000, truncateFrames: 16_000 }
 const WORKER_BUSY_TIMEOUT_MS = 2_000
 
 /** The thread's code, evaluated as a script: it needs no TypeScript loader under tsx, tap or the build. */
@@ -54,11 +58,22 @@ const Database = require(workerData.driver)
 const db = new Database(workerData.file, { fileMustExist: true, timeout: workerData.busyTimeoutMs })
 db.pragma('synchronous = NORMAL')
 let timer
+let truncating = false
+const truncate = () => {
+  db.pragma('busy_timeout = 0')
+  try {
+    return db.pragma('wal_checkpoint(TRUNCATE)')[0].busy === 0
+  } finally {
+    db.pragma('busy_timeout = ' + workerData.busyTimeoutMs)
+  }
+}
 const checkpoint = () => {
   try {
     const [{ log, checkpointed }] = db.pragma('wal_checkpoint(PASSIVE)')
-    if (log > workerData.truncateFrames) db.pragma('wal_checkpoint(TRUNCATE)')
-    parentPort.postMessage({ log, checkpointed })
+    if (log - checkpointed > workerData.truncateFrames) truncating = true
+    const truncated = truncating && truncate()
+    if (truncated) truncating = false
+    parentPort.postMessage({ log, checkpointed, truncated })
   } catch (error) {
     if (!String(error.code).startsWith('SQLITE_BUSY')) throw error
   }
@@ -84,10 +99,13 @@ interface FileCheckpointer {
   connections: Set<Database.Database>
   worker: Worker | null
   timer: NodeJS.Timeout | null
-  failed: boolean
-  /** Frames in the WAL and frames checkpointed, as its last PASSIVE checkpoint answered (tests read it). */
-  last: { log: number, checkpointed: number } | null
+  /** Why the thread failed, once it has. */
+  error: Error | null
+  /** Frames in the WAL and frames checkpointed, as its last PASSIVE checkpoint answered, and whether a TRUNCATE then emptied it (tests read it). */
+  last: CheckpointReport | null
 }
+
+interface CheckpointReport { log: number, checkpointed: number, truncated: boolean }
 
 const checkpointers = new Map<string, FileCheckpointer>()
 
@@ -102,15 +120,14 @@ export function attachCheckpointer (file: string, db: Database.Database, options
   let checkpointer = checkpointers.get(file)
   if (checkpointer === undefined) {
     const settings = { ...DEFAULTS, ...options }
-    const created: FileCheckpointer = { connections: new Set(), worker: null, timer: null, failed: false, last: null }
-    created.timer = setTimeout(() => { created.timer = null; startWorker(file, created, settings) }, settings.startAfterMs).unref()
+    const created: FileCheckpointer = { connections: new Set(), worker: null, timer: null, error: null, last: null }
+    created.timer = setTimeout(() => { created.timer = null; startWorker(file, created, settings, options.onError) }, settings.startAfterMs).unref()
     checkpointers.set(file, created)
     checkpointer = created
   }
   const attached = checkpointer
   attached.connections.add(db)
-  useWal(db, !attached.failed)
-  return async () => {
+  const detach = async (): Promise<void> => {
     attached.connections.delete(db)
     if (attached.connections.size > 0) return
     checkpointers.delete(file)
@@ -124,9 +141,17 @@ export function attachCheckpointer (file: string, db: Database.Database, options
     worker.postMessage('stop')
     await exited
   }
+  try {
+    useWal(db, attached.error === null)
+  } catch (error) {
+    // A file that is no database, or locked: counted, it would keep the thread of a connection that never opened.
+    void detach()
+    throw error
+  }
+  return detach
 }
 
-function startWorker (file: string, checkpointer: FileCheckpointer, settings: Required<CheckpointOptions>): void {
+function startWorker (file: string, checkpointer: FileCheckpointer, settings: Required<Omit<CheckpointOptions, 'onError'>>, onError: ((error: Error) => void) | undefined): void {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3')
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
@@ -134,18 +159,19 @@ function startWorker (file: string, checkpointer: FileCheckpointer, settings: Re
   })
   // Never what keeps a process alive: one that exits without closing its store leaves a WAL the next opener recovers.
   worker.unref()
-  worker.on('message', (last: { log: number, checkpointed: number }) => { checkpointer.last = last })
-  worker.on('error', () => {
-    checkpointer.failed = true
+  worker.on('message', (last: CheckpointReport) => { checkpointer.last = last })
+  worker.on('error', (error) => {
+    checkpointer.error = error
     checkpointer.worker = null
     for (const db of checkpointer.connections) if (db.open) db.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`)
+    onError?.(error)
   })
   checkpointer.worker = worker
 }
 
 /** What the checkpointer of `file` last did, and whether its thread runs: for tests. */
-export function checkpointerState (file: string): { running: boolean, failed: boolean, last: { log: number, checkpointed: number } | null } | undefined {
+export function checkpointerState (file: string): { running: boolean, error: Error | null, last: CheckpointReport | null } | undefined {
   const checkpointer = checkpointers.get(file)
   if (checkpointer === undefined) return undefined
-  return { running: checkpointer.worker !== null, failed: checkpointer.failed, last: checkpointer.last }
+  return { running: checkpointer.worker !== null, error: checkpointer.error, last: checkpointer.last }
 }

@@ -90,8 +90,23 @@ export class Connection {
     }
     // Opening is synchronous and rare: it may wait long for another process's lock. Later writes wait in `writing`.
     this.db = new Database(file, { timeout: OPEN_BUSY_TIMEOUT_MS })
-    if (this.fileKey === null) useWal(this.db, false)
-    else this.detachCheckpointer = attachCheckpointer(this.fileKey, this.db, options.checkpoints)
+    try {
+      if (this.fileKey === null) useWal(this.db, false)
+      else this.detachCheckpointer = attachCheckpointer(this.fileKey, this.db, options.checkpoints)
+      this.migrate()
+    } catch (error) {
+      // Locked, or no database file: this connection never opens, so it keeps neither the file nor its checkpointer.
+      this.db.close()
+      void this.detachCheckpointer?.()
+      throw error
+    }
+    if (this.fileKey !== null && this.siblings !== null) {
+      this.siblings.add(this)
+      connectionsByFile.set(this.fileKey, this.siblings)
+    }
+  }
+
+  private migrate (): void {
     this.db.transaction(() => {
       this.db.exec(`
         CREATE TABLE IF NOT EXISTS _plinth_meta (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
@@ -105,10 +120,6 @@ export class Connection {
       `)
     }).immediate()
     this.db.pragma(`busy_timeout = ${SYNC_BUSY_TIMEOUT_MS}`)
-    if (this.fileKey !== null && this.siblings !== null) {
-      this.siblings.add(this)
-      connectionsByFile.set(this.fileKey, this.siblings)
-    }
   }
 
   get open (): boolean {

@@ -17,6 +17,8 @@ export interface SqliteStoreOptions {
   sweepPageSize?: number
   /** How long a write waits for the file's write lock before StoreBusyError (STORE_BUSY_TIMEOUT_MS). */
   busyTimeoutMs?: number
+  /** Hears why the file's checkpointer thread failed (checkpointer.ts); SQLite checkpoints inside commits from then on. */
+  onCheckpointError?: (error: Error) => void
 }
 
 /**
@@ -72,5 +74,9 @@ class SqliteStore implements Store {
 }
 
 export function openSqliteStore (options: SqliteStoreOptions): Store {
-  return new SqliteStore(new Connection(options.file, options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }), options.newId ?? defaultNewId, options.clock ?? systemClock, options.sweepPageSize ?? DEFAULT_SWEEP_PAGE_SIZE)
+  const connection = new Connection(options.file, {
+    ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
+    ...(options.onCheckpointError === undefined ? {} : { checkpoints: { onError: options.onCheckpointError } })
+  })
+  return new SqliteStore(connection, options.newId ?? defaultNewId, options.clock ?? systemClock, options.sweepPageSize ?? DEFAULT_SWEEP_PAGE_SIZE)
 }

@@ -41,8 +41,9 @@ const COUNTABLE = /^[a-z0-9]+$/
 
 /**
  * Words in at most this many rows (of every scope) are matched without the scope's token. Each is then checked for its
- * scope on the row (~5 µs with its JSON, more with a parent), against ~15 ns a row of the scope for the token's walk: a
- * few hundred rows cost what a project of 100,000 does, and a scope holding none of them reads them all.
+ * scope on the row (its JSON parsed, and its parent's), which costs far more than a row of the scope costs the token's
+ * walk: a few hundred rows cost what a large project does (bench/README.md), and a scope holding none of them reads
+ * them all.
  */
 const FEW_MATCHES = 256
 
@@ -121,9 +122,9 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       const parentTable = parentMeta === undefined ? '' : quoteIdentifier(parentMeta.table)
       // Words in few rows (of every scope) are ranked alone and the scope is checked on each row: the
       // scope's token in the match costs a walk of the scope's every row (FTS5 skips through its list to each match of
-      // the words), ~1.5 ms for a project of 100,000 items where two rare words cost 0.2. All their matches are then
+      // the words), several times what two rare words cost in a large project (bench/README.md). All their matches are then
       // one window, so the page and the count are the scoped match's. A count of one word keeps the scoped match:
-      // asking the vocabulary again for a common word (~0.7 ms) would cost what a rare word saves; several words
+      // asking the vocabulary again for a common word would cost what a rare word saves; several words
       // together are most often rare, and the first in few rows ends the lookup.
       const most = counting && query.terms.length === 1 ? null : this.mostMatches(query, meta.table, fields.length)
       if (most === 0) return { hits: [], count: 0 }
@@ -157,7 +158,7 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       const newest = this.connection.statement(`SELECT rowid FROM ${fts} WHERE ${fts} MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ${TEXT_RANK_WINDOW}`).pluck()
       const scored = this.connection.statement(`SELECT rowid, bm25(${fts}, ${weights}) FROM ${fts} WHERE ${fts} MATCH ? AND rowid BETWEEN ? AND ?`).raw()
       // With the words alone in the match, one statement finds the window and scores it: the words' postings (for a
-      // prefix, the merge of every word it starts, ~1.4 ms at 100,000 items) are read once a window, not twice.
+      // prefix, the merge of every word it starts) are read once a window, not twice.
       const newestScored = this.connection.statement(`SELECT rowid, bm25(${fts}, ${weights}) FROM ${fts} WHERE ${fts} MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ${TEXT_RANK_WINDOW}`).raw()
       const words = scope === null ? match : matchExpression(query, fields.length, null)
       const rank = (below: number): Array<[number, number]> => {

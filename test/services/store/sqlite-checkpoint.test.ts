@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -51,16 +51,52 @@ t.test('a thread of its own checkpoints the WAL into the file while the serving 
   t.equal(await items.countDocuments({}), 3_000)
 })
 
-t.test('a WAL that outgrows the limit is truncated', async (t) => {
+t.test('a WAL that PASSIVE copied back whole is left to start over, not truncated', async (t) => {
   const file = dbFile(t)
   const connection = new Connection(file, { checkpoints: { startAfterMs: 0, intervalMs: 10, truncateFrames: 50 } })
   t.teardown(async () => { await connection.close() })
   const items = new SqliteCollection('items', connection, newId)
   await fill(items, 2_000)
-  t.ok(statSync(`${file}-wal`).size > 0)
+  await until('all of it checkpointed', () => { const last = checkpointerState(file)?.last; return last != null && last.log > 50 && last.checkpointed === last.log })
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.equal(checkpointerState(file)?.last?.truncated, false)
+  t.ok(statSync(`${file}-wal`).size > 0, 'no TRUNCATE: the next write starts the WAL over')
+})
+
+t.test('a reader on an old snapshot: writes go on while TRUNCATE skips its turns, and the WAL is emptied once it lets go', async (t) => {
+  const file = dbFile(t)
+  // Shorter than the thread's busy timeout: a TRUNCATE holding the write lock while it waits for the reader refuses these writes.
+  const connection = new Connection(file, { busyTimeoutMs: 300, checkpoints: { startAfterMs: 0, intervalMs: 10, truncateFrames: 50 } })
+  t.teardown(async () => { await connection.close() })
+  const items = new SqliteCollection('items', connection, newId)
+  await fill(items, 10)
+  const reader = new Database(file)
+  t.teardown(() => { if (reader.open) reader.close() })
+  reader.exec('BEGIN')
+  reader.prepare('SELECT count(*) FROM sqlite_master').get()
+  const refused: string[] = []
+  for (let round = 0; round < 30; round++) {
+    await fill(items, 40).catch((error: unknown) => { refused.push(String(error)) })
+    await new Promise((resolve) => setTimeout(resolve, 15))
+  }
+  t.same(refused, [], 'no write refused')
+  const last = checkpointerState(file)?.last
+  t.ok(last != null && last.log - last.checkpointed > 50, 'the reader kept frames from PASSIVE, so TRUNCATE was tried')
+  t.equal(last?.truncated, false, 'and skipped while the reader holds its snapshot')
+  reader.exec('COMMIT')
   await until('the WAL emptied', () => statSync(`${file}-wal`).size === 0)
   await fill(items, 10)
-  t.equal(await items.countDocuments({}), 2_010, 'writes go on after it')
+  t.equal(await items.countDocuments({}), 10 + 30 * 40 + 10, 'writes go on after it')
+})
+
+t.test('a file that is no database: the open throws and leaves no checkpointer behind', async (t) => {
+  const file = dbFile(t)
+  const baseline = threads()
+  writeFileSync(file, 'not a database, '.repeat(1_000))
+  t.throws(() => new Connection(file, { checkpoints: { startAfterMs: 0 } }), { code: 'SQLITE_NOTADB' })
+  t.equal(checkpointerState(file), undefined)
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.equal(threads(), baseline, 'no thread started')
 })
 
 t.test('one thread per file in a process; closing stops it, however many stores open and close', async (t) => {
@@ -92,17 +128,31 @@ t.test('one thread per file in a process; closing stops it, however many stores 
   t.equal(threads(), baseline)
 })
 
-t.test('a checkpointer that fails hands checkpoints back to SQLite', async (t) => {
+t.test('a checkpointer that fails says why and hands checkpoints back to SQLite', async (t) => {
   const file = dbFile(t)
-  const connection = new Connection(file, { checkpoints: { startAfterMs: 100 } })
+  const heard: Error[] = []
+  const connection = new Connection(file, { checkpoints: { startAfterMs: 100, onError: (error) => { heard.push(error) } } })
   t.teardown(async () => { await connection.close() })
   // The thread opens the file by name when it starts; the serving connection keeps the unlinked one.
   unlinkSync(file)
-  await until('the failure', () => checkpointerState(file)?.failed === true)
+  await until('the failure', () => checkpointerState(file)?.error != null)
+  t.equal(heard.length, 1, 'onError heard it')
+  t.equal(heard[0], checkpointerState(file)?.error, 'the error kept is the one heard')
+  t.match(heard[0], { code: 'SQLITE_CANTOPEN' })
   t.equal(connection.db.pragma('wal_autocheckpoint', { simple: true }), 16_000)
   const items = new SqliteCollection('items', connection, newId)
   await fill(items, 10)
   t.equal(await items.countDocuments({}), 10)
+})
+
+t.test('the store passes its checkpointer\'s failure to the opener', async (t) => {
+  const file = dbFile(t)
+  const heard: Error[] = []
+  const store = openSqliteStore({ file, onCheckpointError: (error) => { heard.push(error) } })
+  t.teardown(async () => { await store.close() })
+  unlinkSync(file)
+  await until('the failure heard', () => heard.length > 0)
+  t.match(heard, [{ code: 'SQLITE_CANTOPEN' }])
 })
 
 t.test('two processes writing to one file, each with its checkpointer, killed with SIGKILL: every acknowledged write is there', async (t) => {

@@ -70,7 +70,6 @@ function queryPlan (connection: Connection, collection: string, filter: Filter, 
 
 t.test('declared indexes serve equality and range filters', async (t) => {
   const planDir = mkdtempSync(join(tmpdir(), 'plinth-plan-'))
-  t.teardown(() => { rmSync(planDir, { recursive: true, force: true }) })
   const store = openSqliteStore({ file: join(planDir, 'plinth.db') })
   const orders = store.collection('orders')
   await orders.insertMany(Array.from({ length: 300 }, (_, i) => ({ status: `s${i % 5}`, total: i, placed: new Date(i * 1000), customer: { id: `c${i % 7}` }, tags: ['x'] })))
@@ -79,7 +78,7 @@ t.test('declared indexes serve equality and range filters', async (t) => {
   await orders.createIndex({ 'customer.id': 1, placed: -1 })
   await orders.createIndex({ tags: 1 })
   const connection = new Connection(join(planDir, 'plinth.db'))
-  t.teardown(async () => { connection.close(); await store.close() })
+  t.teardown(async () => { await connection.close(); await store.close(); rmSync(planDir, { recursive: true, force: true }) })
   const usesIndex = (filter: Filter, index: string): void => {
     const plan = queryPlan(connection, 'orders', filter)
     t.match(plan, new RegExp(`USING INDEX x\\|orders\\|${index.replace(/[.|]/g, '\\$&')}`), `${JSON.stringify(filter)} → ${plan.replace(/\n/g, ' / ')}`)
@@ -250,10 +249,72 @@ t.test('a shared page asked for again is its remembered rows, and any change to 
   await second.collection('memo').deleteOne({ _id: 'e2' })
   await nextTurn()
   t.same(await page(), [100, 30, 24], 'and its delete')
+  const before = await sharedReads.find({ group: 'a', odd: true }, { sort: { n: -1 }, limit: 3 }).toArray()
   await first.collection('other').insertOne({ _id: 'x' })
-  t.same(await page(), [100, 30, 24], 'a write elsewhere leaves it')
+  const after = await sharedReads.find({ group: 'a', odd: true }, { sort: { n: -1 }, limit: 3 }).toArray()
+  t.same(after.map((doc) => doc.n), [100, 30, 24], 'a write elsewhere leaves it')
+  t.ok(after.every((doc, i) => doc === before[i]), 'its documents the same instances (the statements counted below)')
   await first.dropCollection('memo')
   t.same(await page(), [], 'a dropped collection answers nothing')
+})
+
+t.test('a remembered page after own bulk writes, a write rolled back to its savepoint, a failed turn, and a write elsewhere', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'plinth-page-memo-writes-'))
+  const connection = new Connection(join(dir, 'plinth.db'))
+  t.teardown(async () => { await connection.close(); rmSync(dir, { recursive: true, force: true }) })
+  const mine = new SqliteCollection('memo', connection, newId)
+  await mine.createIndex({ group: 1, n: 1 })
+  await mine.insertMany(Array.from({ length: 40 }, (_, i) => ({ _id: `d${String(i).padStart(2, '0')}`, group: i % 2 === 0 ? 'a' : 'b', n: i, odd: i % 3 === 0 })))
+  await nextTurn()
+  const find = async (): Promise<Document[]> => await mine.shared.find({ group: 'a', odd: true }, { sort: { n: -1 }, limit: 3 }).toArray()
+  const page = async (): Promise<unknown[]> => (await find()).map((doc) => doc.n)
+  t.same(await page(), [36, 30, 24])
+
+  await mine.updateMany({ n: { $in: [30, 36] } }, { $set: { odd: false } })
+  t.same(await page(), [24, 18, 12], 'after an own updateMany')
+  await mine.deleteMany({ n: { $in: [18, 20] } })
+  t.same(await page(), [24, 12, 6], 'after an own deleteMany')
+
+  // In one turn: an insert joins the group commit, the page is read inside it, then a call fails and is undone alone.
+  const inserted = mine.insertOne({ _id: 'e1', group: 'a', n: 100, odd: true })
+  t.same(await page(), [100, 24, 12], 'read inside the write turn')
+  await t.rejects(mine.updateMany({ group: 'a', n: { $lt: 10 } }, { $set: { n: 'x'.repeat(10), _id: 'changed' } }))
+  await t.rejects(mine.insertMany([{ _id: 'e2', group: 'a', n: 200, odd: true }, { _id: 'd00' }]), { code: 'APP_DUPLICATE_KEY' })
+  t.same(await page(), [100, 24, 12], 'after a group write rolled back to its savepoint')
+  await inserted
+  await nextTurn()
+  t.same(await page(), [100, 24, 12])
+
+  // Disk full: SQLite rolls the whole turn back, the insert the page was read after with it.
+  connection.db.pragma(`max_page_count = ${connection.db.pragma('page_count', { simple: true }) as number}`)
+  const small = mine.insertOne({ _id: 'e3', group: 'a', n: 300, odd: true })
+  t.same(await page(), [300, 100, 24], 'read inside the turn that fails')
+  const large = mine.insertOne({ _id: 'e4', group: 'a', n: 400, odd: true, text: 'x'.repeat(200_000) })
+  t.same((await Promise.allSettled([small, large])).map((outcome) => outcome.status), ['rejected', 'rejected'])
+  connection.db.pragma('max_page_count = 1073741823')
+  t.same(await page(), [100, 24, 12], 'after a failed turn: nothing of it')
+
+  // Kept: asked for again the page runs the same statements as a page asked for twice in one state.
+  const statement = connection.statement.bind(connection)
+  let statements = 0
+  connection.statement = (sql) => { statements++; return statement(sql) }
+  await nextTurn()
+  const held = await find()
+  await nextTurn()
+  statements = 0
+  t.same((await find()).map((doc) => doc.n), [100, 24, 12])
+  const remembered = statements
+  await new SqliteCollection('other', connection, newId).insertOne({ _id: 'x' })
+  await nextTurn()
+  statements = 0
+  const kept = await find()
+  t.equal(statements, remembered, 'a write elsewhere leaves it: no statement more than a remembered page')
+  t.ok(kept.every((doc, i) => doc === held[i]), 'and the same instances')
+  await mine.updateOne({ _id: 'e1' }, { $set: { n: 101 } })
+  await nextTurn()
+  statements = 0
+  t.same(await page(), [101, 24, 12])
+  t.ok(statements > remembered, 'a write to its collection reads it anew (the count above can fail)')
 })
 
 t.test('each collection has its own cached documents: own writes retire only theirs, another connection\'s commit all', async (t) => {
@@ -291,7 +352,7 @@ t.test('group commit: inserts of one turn are acknowledged only once committed, 
   const dir = mkdtempSync(join(tmpdir(), 'plinth-group-'))
   const connection = new Connection(join(dir, 'plinth.db'))
   const reader = openSqliteStore({ file: join(dir, 'plinth.db') })
-  t.teardown(async () => { connection.close(); await reader.close(); rmSync(dir, { recursive: true, force: true }) })
+  t.teardown(async () => { await connection.close(); await reader.close(); rmSync(dir, { recursive: true, force: true }) })
   const items = new SqliteCollection('items', connection, newId)
   await items.insertOne({ _id: 'seed' })
   const acknowledged: string[] = []
@@ -325,7 +386,7 @@ t.test('group commit of updates, deletes and insertMany: answered once committed
   const file = join(dir, 'plinth.db')
   const connection = new Connection(file)
   const raw = new Database(file, { readonly: true })
-  t.teardown(() => { connection.close(); raw.close(); rmSync(dir, { recursive: true, force: true }) })
+  t.teardown(async () => { await connection.close(); raw.close(); rmSync(dir, { recursive: true, force: true }) })
   const items = new SqliteCollection('items', connection, newId)
   await items.createIndex({ code: 1 }, { unique: true })
   await items.insertMany([{ _id: 'a', code: 'a', n: 0 }, { _id: 'b', code: 'b', n: 0 }, { _id: 'gone', code: 'g' }])
@@ -584,7 +645,7 @@ t.test('cached filter plans translate exactly like a fresh compile', async (t) =
   const planDir = mkdtempSync(join(tmpdir(), 'plinth-shapes-'))
   const store = openSqliteStore({ file: join(planDir, 'plinth.db') })
   const connection = new Connection(join(planDir, 'plinth.db'))
-  t.teardown(async () => { connection.close(); await store.close(); rmSync(planDir, { recursive: true, force: true }) })
+  t.teardown(async () => { await connection.close(); await store.close(); rmSync(planDir, { recursive: true, force: true }) })
   const indexed = store.collection('indexed')
   for (const key of [{ a: 1 }, { 'c.d': 1 }, { tags: 1 }] as IndexKey[]) await indexed.createIndex(key)
   await indexed.insertMany([{ a: 1, c: { d: 'x' }, tags: ['x', 'y'] }, { a: 'b', tags: 'z' }])
