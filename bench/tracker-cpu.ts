@@ -3,6 +3,7 @@ import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
+import { LIST_FILTER } from './tracker-filter.js'
 
 /**
  * Server CPU time per request of the tracker's read rows, for comparing code
@@ -21,13 +22,7 @@ const ROUNDS = Number(process.env.BENCH_CPU_ROUNDS ?? 3)
 const REQUESTS = Number(process.env.BENCH_CPU_REQUESTS ?? 20_000)
 const SIZE = Number(process.env.BENCH_TRACKER_SIZES ?? 10_000)
 const ROWS = new RegExp(process.env.BENCH_ONLY ?? '')
-const FILTER = encodeURIComponent(JSON.stringify({
-  and: [
-    { field: 'stateGroup', op: 'in', value: ['unstarted', 'started'] },
-    { field: 'priority', op: 'eq', value: 'high' },
-    { field: 'updatedAt', op: 'gt', value: '-30d' }
-  ]
-}))
+const FILTER = LIST_FILTER
 const TICK_US = 10_000
 
 interface Server { tree: string, child: ChildProcess, info: Record<string, string> }

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { Session } from 'node:inspector/promises'
 import { benchOwner, startBenchApp } from './bench-app.js'
 import { seedTrackerProject } from './tracker-seed.js'
+import { LIST_FILTER } from './tracker-filter.js'
 
 /**
  * CPU time per tracker read, in process (`DATA_DIR=/tmp/reads npx tsx bench/tracker-read-cpu.ts`):
@@ -18,13 +19,7 @@ const SIZES = (process.env.BENCH_TRACKER_SIZES ?? '10000,100000').split(',').map
 const ROUNDS = Number(process.env.BENCH_READ_ROUNDS ?? 3)
 const REQUESTS = Number(process.env.BENCH_READ_REQUESTS ?? 1000)
 const ROWS = new RegExp(process.env.BENCH_ONLY ?? '')
-const FILTER = encodeURIComponent(JSON.stringify({
-  and: [
-    { field: 'stateGroup', op: 'in', value: ['unstarted', 'started'] },
-    { field: 'priority', op: 'eq', value: 'high' },
-    { field: 'updatedAt', op: 'gt', value: '-30d' }
-  ]
-}))
+const FILTER = LIST_FILTER
 const dataDir = process.env.DATA_DIR
 if (dataDir === undefined) throw new Error('DATA_DIR names the directory the seeded projects are kept in')
 

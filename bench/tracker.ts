@@ -1,4 +1,5 @@
 import { measurePair, line, ONLY, start, type Scenario } from './pairs.js'
+import { LIST_FILTER } from './tracker-filter.js'
 
 /**
  * The tracker's rows, each beside the hello-world in the same run: a list of
@@ -9,13 +10,7 @@ import { measurePair, line, ONLY, start, type Scenario } from './pairs.js'
  * project (it should not: the filter is served by an index); and a comment on
  * an item with 50 subscribers, which notifies each of them.
  */
-const FILTER = encodeURIComponent(JSON.stringify({
-  and: [
-    { field: 'stateGroup', op: 'in', value: ['unstarted', 'started'] },
-    { field: 'priority', op: 'eq', value: 'high' },
-    { field: 'updatedAt', op: 'gt', value: '-30d' }
-  ]
-}))
+const FILTER = LIST_FILTER
 const SIZES = (process.env.BENCH_TRACKER_SIZES ?? '10000,100000,1000000').split(',').map(Number)
 const MAIN = SIZES.includes(100_000) ? 100_000 : SIZES[0]
 
