@@ -64,6 +64,8 @@ const realtimeRoutes: FastifyPluginAsyncTypebox = async (app) => {
       recheck: async () => await app.dataCaller(request)
     })
     reply.hijack()
+    // A client gone while the stream was being set up has already closed: no listener below would ever hear it.
+    if (request.raw.socket.destroyed) { connection.close(); return reply }
     const failed = (error: unknown): StreamEvent => {
       request.log.error({ err: error }, 'starting a realtime stream failed')
       connection.close()

@@ -50,8 +50,15 @@ const encodeKey = (key: string): string => key.split('/').map((part) => encodeUR
 
 export interface Uploaded { key: string }
 
+const MIB = 1024 * 1024
 /** The part size of a multipart upload: S3 takes parts of 5 MiB to 5 GiB, and at most 10,000 of them. */
-export const PART_BYTES = 64 * 1024 * 1024
+export const PART_BYTES = 64 * MIB
+const MAX_PARTS = 10_000
+
+/** S3 takes at most 10,000 parts: an archive too large for that many of `smallest` gets larger parts (whole MiB). */
+export function partSize (size: number, smallest = PART_BYTES): number {
+  return Math.max(smallest, Math.ceil(size / MAX_PARTS / MIB) * MIB)
+}
 
 type Call = (method: string, query: Record<string, string>, body: { sha256: string, length: number, open?: () => ReturnType<typeof createReadStream>, text?: string }) => Promise<{ headers: Record<string, string | string[] | undefined>, body: string }>
 
@@ -60,13 +67,17 @@ type Call = (method: string, query: Record<string, string>, body: { sha256: stri
  * up to `partBytes`, a multipart upload beyond; throws with the service's
  * answer when refused.
  */
-export async function putBackup (config: BackupS3Config, guard: AddressGuard, file: string, name: string, size: number, sha256: string, now: Date, partBytes = PART_BYTES): Promise<Uploaded> {
+export async function putBackup (config: BackupS3Config, guard: AddressGuard, file: string, name: string, size: number, sha256: string, now: Date, smallestPart = PART_BYTES): Promise<Uploaded> {
+  const partBytes = partSize(size, smallestPart)
   const key = `${config.prefix}${name}`
   const endpoint = new URL(config.endpoint)
   // Path-style (`/bucket/key`): every S3-compatible server answers it, and a bucket name with dots keeps its certificate.
   const path = `${endpoint.pathname.replace(/\/$/, '')}/${config.bucket}/${encodeKey(key)}`
-  const amzDate = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '')
+  // Each request is signed at its own time (S3 refuses one signed over 15 minutes before it arrives): `now` moved on
+  // by the time the upload has taken so far.
+  const startedMs = Date.now()
   const call: Call = async (method, params, body) => {
+    const amzDate = new Date(now.getTime() + Date.now() - startedMs).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '')
     const query = Object.keys(params).sort().map((name) => `${encodeURIComponent(name)}=${encodeURIComponent(params[name])}`).join('&')
     const headers = { host: endpoint.host, 'x-amz-content-sha256': body.sha256, 'x-amz-date': amzDate }
     const authorization = signV4({ method, path, query, headers, payloadSha256: body.sha256, region: config.region, accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey, amzDate })

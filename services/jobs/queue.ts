@@ -154,7 +154,7 @@ function assertJobType (type: unknown): asserts type is string {
 
 const later = (now: Date, ms: number): Date => new Date(now.getTime() + ms)
 
-/** A job as it is first written, queued and untried. */
+/** Recurring: run again after each run, by interval or by cron expression. */
 function isRecurring (job: Job): boolean {
   return job.everyMs !== undefined || job.cron !== undefined
 }
@@ -164,6 +164,7 @@ function nextCronRun (cron: CronSchedule, now: Date): Date {
   return nextFire({ kind: 'cron', ...cron }, now, now) ?? new Date(now.getTime() + 366 * 86_400_000)
 }
 
+/** A job as it is first written, queued and untried. */
 function newJob (type: string, payload: JobPayload, maxAttempts: number, runAt: Date, now: Date): Omit<Job, '_id'> {
   return {
     type, payload, status: 'queued', attempts: 0, maxAttempts, runAt, leaseUntil: null, leaseOwner: null, lastError: null, result: null, createdAt: now, updatedAt: now, finishedAt: null

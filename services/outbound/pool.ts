@@ -29,12 +29,14 @@ export class OutboundPool {
   private readonly agents: BoundedMap<string, HttpAgent>
 
   constructor (private readonly options: OutboundPoolOptions = OUTBOUND_POOL_DEFAULTS) {
-    this.agents = new BoundedMap(options.maxTargets, (_key, agent) => { agent.destroy() })
+    // An agent pushed out is only forgotten: requests under way on its sockets finish, and its idle sockets time out.
+    this.agents = new BoundedMap(options.maxTargets)
   }
 
   /** The agent for calls to `target` over `protocol`; the same one for the same checked addresses only. */
   agent (protocol: string, target: CheckedTarget): HttpAgent {
-    const key = `${protocol}//${target.host}:${target.port}/${target.addresses.join(',')}`
+    // Sorted: a round-robin resolver's rotations of one address set share the agent.
+    const key = `${protocol}//${target.host}:${target.port}/${[...target.addresses].sort().join(',')}`
     return this.agents.remember(key, () => {
       const settings = { keepAlive: true, timeout: this.options.idleMs, maxSockets: this.options.maxSockets, maxFreeSockets: this.options.maxSockets, scheduling: 'lifo' as const }
       return protocol === 'https:' ? new HttpsAgent(settings) : new HttpAgent(settings)

@@ -72,6 +72,8 @@ export function runPrimary (count: number, drainTimeoutMs: number, env: Record<s
     worker.on('message', (message: unknown) => {
       if (message !== READY_MESSAGE) return
       slot.ready = true
+      // A SIGTERM during the start: the workers already forked drain; none is started after it.
+      if (draining) return
       if (!starting) { log('info', { worker: slot.index, pid: worker.process.pid }, 'worker replaced'); return }
       const next = slots.find((other) => other.worker === null)
       if (next !== undefined) { fork(next); return }

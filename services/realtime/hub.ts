@@ -147,7 +147,8 @@ export class RealtimeHub {
       }
       connection = new RealtimeConnection(params, subscriptions, caller, position, gap, lease, this)
     } catch (error) {
-      await this.deps.leases.release(lease)
+      // Given back in the background (retried each tick when the store refuses), so the caller sees the first error.
+      this.release(lease)
       throw error
     }
     let connections = this.byProject.get(params.projectId)

@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import S3rver from 's3rver'
-import { putBackup, signV4 } from '../../../services/backup/s3.js'
+import { PART_BYTES, partSize, putBackup, signV4 } from '../../../services/backup/s3.js'
 import { AddressGuard } from '../../../services/outbound/internal-addresses.js'
 import { buildTestApp, call, signUp, tempDir } from '../../helper.js'
 
@@ -88,4 +88,16 @@ t.test('an archive larger than one part goes as a multipart upload, each part si
 
   const missing = { ...config, bucket: 'no-such-bucket' }
   await t.rejects(putBackup(missing, guard, file, 'refused.tar.gz', data.length, sha256, new Date(), 5 * MIB), { message: 'the storage answered 404 (NoSuchBucket)' }, 'a refused start is the service\'s answer')
+})
+
+t.test('a multipart upload stays within S3\'s 10,000 parts: larger archives get larger parts, in whole MiB', async (t) => {
+  const MIB = 1024 * 1024
+  t.equal(partSize(1), PART_BYTES, 'a small archive: the usual part')
+  t.equal(partSize(10_000 * PART_BYTES), PART_BYTES, 'exactly 10,000 usual parts still fit')
+  const big = 10_000 * PART_BYTES + 1
+  const part = partSize(big)
+  t.equal(part, PART_BYTES + MIB, 'one byte more: parts grow by a MiB')
+  t.ok(Math.ceil(big / part) <= 10_000, 'and the parts fit the limit')
+  t.equal(partSize(3 * 1024 ** 4) % MIB, 0, 'a 3 TiB archive: a whole number of MiB')
+  t.ok(Math.ceil(3 * 1024 ** 4 / partSize(3 * 1024 ** 4)) <= 10_000, 'in at most 10,000 parts')
 })

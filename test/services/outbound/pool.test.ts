@@ -79,3 +79,14 @@ t.test('a kept socket the receiver dropped is replaced once by a fresh connectio
   const { port: dropping } = await receiver(t, (request) => { request.socket.destroy() })
   t.match(await outboundRequest(guard, post(`http://127.0.0.1:${dropping}/`), limits, pool), { kind: 'failed', code: 'ECONNRESET' })
 })
+
+t.test('one host whose resolver rotates its addresses keeps one agent; another address set gets its own', async (t) => {
+  const pool = new OutboundPool()
+  t.teardown(() => { pool.close() })
+  const target = (addresses: string[]) => ({ url: new URL('http://hooks.example/'), host: 'hooks.example', port: 80, addresses })
+  const first = pool.agent('http:', target(['192.0.2.1', '192.0.2.2']))
+  t.equal(pool.agent('http:', target(['192.0.2.2', '192.0.2.1'])), first, 'the rotated answer shares the agent')
+  t.not(pool.agent('http:', target(['192.0.2.3'])), first, 'another address set does not')
+  t.not(pool.agent('https:', target(['192.0.2.1', '192.0.2.2'])), first, 'nor another protocol')
+  t.equal(pool.size, 3)
+})
