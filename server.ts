@@ -2,7 +2,7 @@ import { buildApp } from './app.js'
 import { loadConfig, type Config } from './services/config.js'
 import { keepListening, readDescriptorLimit, surviveDescriptorShortage } from './services/platform/descriptors.js'
 import { startupFailure } from './services/platform/startup-failure.js'
-import { isLead, reportReady, runPrimary, sharedPort } from './services/platform/cluster.js'
+import { followerOrNot, reportReady, runPrimary, sharedPort } from './services/platform/cluster.js'
 import cluster from 'node:cluster'
 
 const DRAIN_TIMEOUT_MS = 10_000
@@ -45,23 +45,6 @@ async function main (): Promise<void> {
   await app.listen({ port: config.port, host: config.host })
   keepListening(app.server, 'api', (details, message) => { app.log.warn(details, message) })
   reportReady()
-}
-
-/**
- * A cluster worker other than the lead serves the API only: what must be one
- * per deployment (DNS, SSH, the hosting gateway and supervisor, the metrics
- * listener) runs in the lead (services/platform/cluster.ts).
- */
-function followerOrNot (config: Config): Config {
-  if (isLead()) return config
-  return {
-    ...config,
-    lead: false,
-    dns: { ...config.dns, port: null },
-    git: { ...config.git, sshPort: null },
-    metrics: { ...config.metrics, listen: null },
-    hosting: { ...config.hosting, gateway: { ...config.hosting.gateway, port: null, tlsPort: null } }
-  }
 }
 
 main().catch((error: unknown) => {

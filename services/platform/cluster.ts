@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster'
 import { once } from 'node:events'
 import { createServer, type AddressInfo } from 'node:net'
+import type { Config } from '../config.js'
 
 /**
  * WORKERS > 1: this process is the primary of a `node:cluster`. It serves no
@@ -136,4 +137,21 @@ export function runPrimary (count: number, drainTimeoutMs: number, env: Record<s
 function jsonLog (level: 'info' | 'warn' | 'error', details: Record<string, unknown>, message: string): void {
   const levels = { info: 30, warn: 40, error: 50 }
   process.stdout.write(JSON.stringify({ level: levels[level], time: Date.now(), pid: process.pid, role: 'primary', ...details, msg: message }) + '\n')
+}
+
+/**
+ * A cluster worker other than the lead serves the API only: what must be one
+ * per deployment (DNS, SSH, the hosting gateway and supervisor, the metrics
+ * listener) runs in the lead.
+ */
+export function followerOrNot (config: Config): Config {
+  if (isLead()) return config
+  return {
+    ...config,
+    lead: false,
+    dns: { ...config.dns, port: null },
+    git: { ...config.git, sshPort: null },
+    metrics: { ...config.metrics, listen: null },
+    hosting: { ...config.hosting, gateway: { ...config.hosting.gateway, port: null, tlsPort: null } }
+  }
 }
