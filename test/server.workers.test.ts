@@ -145,3 +145,13 @@ t.test('WORKERS: a bad value names the variable', async (t) => {
   t.equal(code, 78)
   t.match(server.stderr(), /WORKERS/)
 })
+
+t.test('WORKERS=2: a SIGTERM while the second worker is still starting drains the first and exits 0', async (t) => {
+  const server = startCluster({ WORKERS: '2', DATA_DIR: tempDir(t) })
+  // The lead listening is the moment the primary forks the second worker; it has no drain installed yet.
+  await server.waitFor((line) => typeof line.msg === 'string' && line.msg.startsWith('Server listening at'), 'the lead listening')
+  server.child.kill('SIGTERM')
+  const [code] = await once(server.child, 'exit')
+  t.equal(code, 0, `exits 0: ${server.stderr()}`)
+  t.equal(server.lines().filter((line) => line.msg === 'worker replaced' || line.msg === 'all workers listening').length, 0, 'no worker started after the SIGTERM')
+})

@@ -84,7 +84,9 @@ export function runPrimary (count: number, drainTimeoutMs: number, env: Record<s
     worker.on('exit', (code, signal) => {
       slot.worker = null
       if (draining) {
-        if (code !== 0 && !startFailed) exitCode = 1
+        // A worker still starting has no drain installed yet: ended by the SIGTERM passed on, it had nothing to finish.
+        const stoppedWhileStarting = !slot.ready && signal === 'SIGTERM'
+        if (code !== 0 && !stoppedWhileStarting && !startFailed) exitCode = 1
         finishIfDone()
         return
       }
