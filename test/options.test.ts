@@ -80,7 +80,7 @@ const ANN = '198.51.100.1'
 const BOB = '198.51.100.2'
 
 t.test('TRUST_PROXY off: X-Forwarded-For is ignored, everyone behind a proxy shares its address', async (t) => {
-  const app = await buildTestApp(t, { env: { AUTH_RATE_LIMIT_MAX: '2' }, extra: ipProbe })
+  const app = await buildTestApp(t, { env: { AUTH_RATE_LIMIT_MAX: '2', AUTH_RATE_LIMIT_WINDOW_SECONDS: '86400' }, extra: ipProbe })
   t.equal(await ipSeen(app, PROXY, ANN), PROXY)
   await register(app, PROXY, ANN)
   await register(app, PROXY, ANN)
@@ -88,7 +88,7 @@ t.test('TRUST_PROXY off: X-Forwarded-For is ignored, everyone behind a proxy sha
 })
 
 t.test('TRUST_PROXY as addresses: clients behind the proxy get their own budgets, an untrusted hop cannot spoof', async (t) => {
-  const app = await buildTestApp(t, { env: { AUTH_RATE_LIMIT_MAX: '2', TRUST_PROXY: '10.0.0.0/24, 192.0.2.10' }, extra: ipProbe })
+  const app = await buildTestApp(t, { env: { AUTH_RATE_LIMIT_MAX: '2', AUTH_RATE_LIMIT_WINDOW_SECONDS: '86400', TRUST_PROXY: '10.0.0.0/24, 192.0.2.10' }, extra: ipProbe })
   t.equal(await ipSeen(app, PROXY, ANN), ANN, 'the client behind a trusted proxy')
   t.equal(await ipSeen(app, '192.0.2.10', `${ANN}, ${PROXY}`), ANN, 'through two trusted proxies')
   t.equal(await ipSeen(app, PROXY, `${BOB}, ${ANN}`), ANN, 'a value the client put in the header itself is not believed')
@@ -102,7 +102,7 @@ t.test('TRUST_PROXY as addresses: clients behind the proxy get their own budgets
 })
 
 t.test('TRUST_PROXY as a hop count: that many hops in front of the server are proxies', async (t) => {
-  const app = await buildTestApp(t, { env: { AUTH_RATE_LIMIT_MAX: '2', TRUST_PROXY: '1' }, extra: ipProbe })
+  const app = await buildTestApp(t, { env: { AUTH_RATE_LIMIT_MAX: '2', AUTH_RATE_LIMIT_WINDOW_SECONDS: '86400', TRUST_PROXY: '1' }, extra: ipProbe })
   t.equal(await ipSeen(app, PROXY, ANN), ANN)
   t.equal(await ipSeen(app, PROXY, `${BOB}, ${ANN}`), ANN, 'only one hop is believed')
   await budget(t, app, 2, async () => await register(app, PROXY, ANN), 'Ann')

@@ -237,7 +237,8 @@ t.test('admins mint end-user tokens; viewers cannot', async (t) => {
 })
 
 t.test('login is rate-limited per project and address', async (t) => {
-  const { app, newProject } = await setup(t, { AUTH_RATE_LIMIT_MAX: '3' })
+  // A day's window: fixed windows start at multiples of their length, and four slow attempts must not straddle a boundary.
+  const { app, newProject } = await setup(t, { AUTH_RATE_LIMIT_MAX: '3', AUTH_RATE_LIMIT_WINDOW_SECONDS: '86400' })
   const shop = await newProject('Shop')
   const statuses: number[] = []
   for (let i = 0; i < 4; i++) statuses.push((await call(app, 'POST', `${shop.base}/login`, {}, { email: 'who@example.com', password: 'wrong password' })).status)
