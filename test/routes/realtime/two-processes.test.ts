@@ -1,11 +1,12 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
 import { buildTestApp, call, testEngine } from '../../helper.js'
 import { notesProject, REALTIME_TEST_ENV, endUsers } from './fixtures.js'
 import { SseStream } from './sse-client.js'
 import { REALTIME_LEASES } from '../../../services/realtime/leases.js'
 
-t.test('two app instances on one store: a write through one reaches a subscriber of the other', async (t) => {
+/** The notes project on one app, and a second app listening over the same store. */
+async function twoInstances (t: Test) {
   // One store for both: the DATA_DIR (and, on MongoDB, the database and the master key its tokens derive from).
   const shared: Record<string, string> = testEngine === 'mongodb' ? { PLINTH_MASTER_KEY: randomBytes(32).toString('base64') } : {}
   const first = await notesProject(t, shared)
@@ -13,6 +14,11 @@ t.test('two app instances on one store: a write through one reaches a subscriber
     env: { ...REALTIME_TEST_ENV, ...shared, DATA_DIR: first.app.config.dataDir, ...(testEngine === 'mongodb' ? { MONGODB_DB: first.app.config.mongodbDb } : {}) }
   })
   const secondBase = await second.listen({ port: 0, host: '127.0.0.1' })
+  return { first, second, secondBase }
+}
+
+t.test('two app instances on one store: a write through one reaches a subscriber of the other', async (t) => {
+  const { first, second, secondBase } = await twoInstances(t)
   const ann = await first.register('ann@example.com')
   const onSecond = endUsers(t, second, first.projectId, secondBase)
   const feed = await onSecond.stream(ann.auth, [{ collection: 'notes' }])
@@ -51,12 +57,7 @@ t.test('a user deleted through one instance loses their stream on the other at o
 })
 
 t.test('the per-user connection limit holds across instances on one store; a lapsed lease counts for nothing', async (t) => {
-  const shared: Record<string, string> = testEngine === 'mongodb' ? { PLINTH_MASTER_KEY: randomBytes(32).toString('base64') } : {}
-  const first = await notesProject(t, shared)
-  const second = await buildTestApp(t, {
-    env: { ...REALTIME_TEST_ENV, ...shared, DATA_DIR: first.app.config.dataDir, ...(testEngine === 'mongodb' ? { MONGODB_DB: first.app.config.mongodbDb } : {}) }
-  })
-  const secondBase = await second.listen({ port: 0, host: '127.0.0.1' })
+  const { first, second, secondBase } = await twoInstances(t)
   const onSecond = endUsers(t, second, first.projectId, secondBase)
   const ann = await first.register('ann@example.com')
   const notes = [{ collection: 'notes' }]
