@@ -258,6 +258,12 @@ export interface TextIndex<T extends Document = Document> {
    * common word need not visit every match).
    */
   count (query: TextQuery, filter: Filter, options?: TextCountOptions): Promise<number>
+  /**
+   * What `search` and `count` (with `cap`) would answer, from one walk of the match where the engine can: the rows
+   * ranked and filtered for the page are counted as they pass, so a facet beside a page costs a few rows more than the
+   * page, not a second match.
+   */
+  searchCounted (query: TextQuery, filter: Filter, options?: TextSearchOptions & Pick<TextCountOptions, 'cap'>): Promise<{ hits: Array<TextHit<T>>, count: number }>
   /** Indexes every stored document again (after a restore or a change of spec); the number of documents indexed. */
   rebuild (): Promise<number>
 }

@@ -1,6 +1,6 @@
 import type { Clock } from '../platform/clock.js'
 import type { Cursors } from '../collections/query.js'
-import type { Document, Filter, Store, TextHit, TextIndexSpec, TextQuery, WithId } from '../store/types.js'
+import type { Document, Filter, Store, TextCountOptions, TextHit, TextIndexSpec, TextQuery, TextSearchOptions, WithId } from '../store/types.js'
 import { parseTextQuery } from '../store/text-search.js'
 import { SEARCH_LIMITS, SEARCH_TYPES, type SearchHitT, type SearchQueryT, type SearchResultT, type SearchTypeT } from '../../schemas/tracker-search.js'
 import { roleIn, visibleItems, type TrackerActor, type TrackerScope } from './access.js'
@@ -58,6 +58,12 @@ interface Sources {
 
 type Hit = SearchHitT & { rank: number }
 
+/** Key hits were taken out of the text sources: each type's text count need only reach one past the cap with them. */
+function facetCaps (keyCounts: Record<SearchTypeT, number>): Record<SearchTypeT, number> {
+  const cap = (type: SearchTypeT): number => Math.max(1, SEARCH_LIMITS.facetCap + 1 - keyCounts[type])
+  return { workItem: cap('workItem'), intake: cap('intake'), comment: cap('comment'), page: cap('page') }
+}
+
 /**
  * `GET /tracker/search`. Every visible tracker project contributes its part
  * of each source's Store filter (its id, the caller's visibility there, the
@@ -103,12 +109,16 @@ export class TrackerSearch {
     const textNeeded = limit - fromKeys.length
     // One more than the page, from each source: whether a next page exists.
     const window = textOffset + textNeeded + 1
-    const textHits = text.terms.length === 0 ? [] : await this.textHits(text, textSources, wanted, window, scopes)
+    // The facet is the first page's: later pages of the same query would count the same again. Each source searched
+    // for the page counts its hits in the same walk (the key hits taken out of it need only reach the cap with them).
+    const keyCounts: Record<SearchTypeT, number> = { workItem: 0, intake: 0, comment: 0, page: 0 }
+    for (const hit of keyHits ?? []) keyCounts[hit.type]++
+    const caps = query.cursor === undefined ? facetCaps(keyCounts) : null
+    const { hits: textHits, counts } = text.terms.length === 0 ? { hits: [], counts: {} } : await this.textHits(text, textSources, wanted, window, scopes, caps)
     const page = [...fromKeys, ...textHits.slice(textOffset, textOffset + textNeeded)]
     const more = keys.length > offset + fromKeys.length || textHits.length > textOffset + textNeeded
     const next = offset + page.length
-    // The facet is the first page's: later pages of the same query would count the same again.
-    const facets = query.cursor === undefined ? await this.facets(text, textSources, keyHits ?? []) : null
+    const facets = caps === null ? null : await this.facets(text, textSources, keyCounts, caps, counts)
     return {
       items: page.map(({ rank: _rank, ...hit }) => hit),
       facets,
@@ -212,22 +222,32 @@ export class TrackerSearch {
     return hits
   }
 
-  /** The best `window` text hits of the wanted sources, merged on one scale. */
-  private async textHits (text: TextQuery, sources: Sources, wanted: readonly SearchTypeT[], window: number, scopes: TrackerScope[]): Promise<Hit[]> {
+  /**
+   * The best `window` text hits of the wanted sources, merged on one scale; with `caps`, each searched source's hits
+   * counted to its cap in the same walk (`counts`).
+   */
+  private async textHits (text: TextQuery, sources: Sources, wanted: readonly SearchTypeT[], window: number, scopes: TrackerScope[], caps: Record<SearchTypeT, number> | null): Promise<{ hits: Hit[], counts: Partial<Record<SearchTypeT, number>> }> {
     const { store } = this.deps
     const identifier = new Map(scopes.map((scope) => [scope.project._id, scope]))
     const hits: Hit[] = []
-    const items = store.extensions.text<ItemRecord>(TRACKER_COLLECTIONS.items)
+    const counts: Partial<Record<SearchTypeT, number>> = {}
+    const searched = async <T extends Document>(type: SearchTypeT, collection: string, filter: Filter, options: TextSearchOptions): Promise<Array<TextHit<T>>> => {
+      const index = store.extensions.text<T>(collection)
+      if (caps === null) return await index.search(text, filter, options)
+      const found = await index.searchCounted(text, filter, { ...options, cap: caps[type] })
+      counts[type] = found.count
+      return found.hits
+    }
     for (const type of ['workItem', 'intake'] as const) {
       const filter = sources[type]
       if (filter === null || !wanted.includes(type)) continue
-      for (const hit of await items.search(text, filter, { limit: window, scope: sources.scope })) {
+      for (const hit of await searched<ItemRecord>(type, TRACKER_COLLECTIONS.items, filter, { limit: window, scope: sources.scope })) {
         hits.push(this.itemHit(hit.doc, identifier.get(hit.doc.lpId) as TrackerScope, 'text', this.snippet(hit), hit.score * TYPE_WEIGHT[type]))
       }
     }
     if (sources.comment !== null && wanted.includes('comment')) {
       const within = { collection: TRACKER_COLLECTIONS.items, field: 'itemId', filter: sources.comment.items }
-      for (const hit of await store.extensions.text<CommentRecord>(TRACKER_COLLECTIONS.comments).search(text, sources.comment.own, { limit: window, within, scope: sources.scope })) {
+      for (const hit of await searched<CommentRecord>('comment', TRACKER_COLLECTIONS.comments, sources.comment.own, { limit: window, within, scope: sources.scope })) {
         const item = hit.parent as unknown as ItemRecord
         const scope = identifier.get(item.lpId) as TrackerScope
         hits.push({
@@ -239,7 +259,7 @@ export class TrackerSearch {
       }
     }
     if (sources.page !== null && wanted.includes('page')) {
-      for (const hit of await store.extensions.text<PageRecord>(TRACKER_COLLECTIONS.pages).search(text, sources.page, { limit: window, scope: sources.scope })) {
+      for (const hit of await searched<PageRecord>('page', TRACKER_COLLECTIONS.pages, sources.page, { limit: window, scope: sources.scope })) {
         const page = hit.doc
         hits.push({
           type: 'page',
@@ -255,31 +275,31 @@ export class TrackerSearch {
       }
     }
     const order = (type: SearchTypeT): number => SEARCH_TYPES.indexOf(type)
-    return hits.sort((a, b) => b.rank - a.rank || order(a.type) - order(b.type) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, window)
+    return { hits: hits.sort((a, b) => b.rank - a.rank || order(a.type) - order(b.type) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, window), counts }
   }
 
   /**
    * How many hits of each type the query has, under the same filters (the
    * `type` the caller narrowed to aside), each counted to one past
    * SEARCH_LIMITS.facetCap at most: past it the count is the cap and
-   * `capped` says so.
+   * `capped` says so. `counted`: the text counts the page's searches made.
    */
-  private async facets (text: TextQuery, sources: Sources, keyHits: Hit[]): Promise<NonNullable<SearchResultT['facets']>> {
+  private async facets (text: TextQuery, sources: Sources, keyCounts: Record<SearchTypeT, number>, caps: Record<SearchTypeT, number>, counted: Partial<Record<SearchTypeT, number>>): Promise<NonNullable<SearchResultT['facets']>> {
     const { store } = this.deps
-    const counts: Record<SearchTypeT, number> = { workItem: 0, intake: 0, comment: 0, page: 0 }
-    for (const hit of keyHits) counts[hit.type]++
+    const counts = { ...keyCounts }
     if (text.terms.length > 0) {
-      const items = store.extensions.text(TRACKER_COLLECTIONS.items)
-      // Key hits were taken out of the text sources: the text count need only reach the cap with them.
-      const cap = (type: SearchTypeT): number => Math.max(1, SEARCH_LIMITS.facetCap + 1 - counts[type])
       const scope = sources.scope
-      if (sources.workItem !== null) counts.workItem += await items.count(text, sources.workItem, { scope, cap: cap('workItem') })
-      if (sources.intake !== null) counts.intake += await items.count(text, sources.intake, { scope, cap: cap('intake') })
-      if (sources.comment !== null) {
-        const within = { collection: TRACKER_COLLECTIONS.items, field: 'itemId', filter: sources.comment.items }
-        counts.comment += await store.extensions.text(TRACKER_COLLECTIONS.comments).count(text, sources.comment.own, { within, scope, cap: cap('comment') })
+      const within = { collection: TRACKER_COLLECTIONS.items, field: 'itemId', filter: sources.comment?.items ?? {} }
+      const counting: Array<[SearchTypeT, string, Filter | null, TextCountOptions]> = [
+        ['workItem', TRACKER_COLLECTIONS.items, sources.workItem, { scope }],
+        ['intake', TRACKER_COLLECTIONS.items, sources.intake, { scope }],
+        ['comment', TRACKER_COLLECTIONS.comments, sources.comment?.own ?? null, { within, scope }],
+        ['page', TRACKER_COLLECTIONS.pages, sources.page, { scope }]
+      ]
+      for (const [type, collection, filter, options] of counting) {
+        if (filter === null) continue
+        counts[type] += counted[type] ?? await store.extensions.text(collection).count(text, filter, { ...options, cap: caps[type] })
       }
-      if (sources.page !== null) counts.page += await store.extensions.text(TRACKER_COLLECTIONS.pages).count(text, sources.page, { scope, cap: cap('page') })
     }
     const capped = SEARCH_TYPES.some((type) => counts[type] > SEARCH_LIMITS.facetCap)
     for (const type of SEARCH_TYPES) counts[type] = Math.min(counts[type], SEARCH_LIMITS.facetCap)

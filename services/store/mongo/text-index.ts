@@ -146,6 +146,12 @@ export class MongoTextIndex<T extends Document> implements TextIndex<T> {
     } catch (error) { translate(error, this.name, 'query') }
   }
 
+  /** MongoDB's text search and count are separate queries either way (a count reads no score). */
+  async searchCounted (query: TextQuery, filter: Filter, options: TextSearchOptions & Pick<TextCountOptions, 'cap'> = {}): Promise<{ hits: Array<TextHit<T>>, count: number }> {
+    const { cap, ...search } = options
+    return { hits: await this.search(query, filter, search), count: await this.count(query, filter, { scope: options.scope, within: options.within, cap }) }
+  }
+
   /** A count under `within`: unranked, reading only the field that names each match's parent, and the ids of the parents that match, a batch at a time until the cap. */
   private async countWithin (where: MongoDocument, within: NonNullable<TextSearchOptions['within']>, cap: number): Promise<number> {
     let count = 0

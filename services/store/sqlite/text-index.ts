@@ -84,12 +84,19 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
   async search (query: TextQuery, filter: Filter, options: TextSearchOptions = {}): Promise<Array<TextHit<T>>> {
     validateCount(options.skip, 'options.skip')
     validateCount(options.limit, 'options.limit')
-    return this.run(query, filter, options, options.skip ?? 0, options.limit ?? 0)?.hits ?? []
+    return this.run(query, filter, options, options.skip ?? 0, options.limit ?? 0, null)?.hits ?? []
   }
 
   async count (query: TextQuery, filter: Filter, options: TextCountOptions = {}): Promise<number> {
     validateCount(options.cap, 'options.cap')
-    return this.run(query, filter, options, 0, options.cap ?? 0, true)?.count ?? 0
+    return this.run(query, filter, options, 0, options.cap ?? 0, null, true)?.count ?? 0
+  }
+
+  async searchCounted (query: TextQuery, filter: Filter, options: TextSearchOptions & Pick<TextCountOptions, 'cap'> = {}): Promise<{ hits: Array<TextHit<T>>, count: number }> {
+    validateCount(options.skip, 'options.skip')
+    validateCount(options.limit, 'options.limit')
+    validateCount(options.cap, 'options.cap')
+    return this.run(query, filter, options, options.skip ?? 0, options.limit ?? 0, options.cap ?? 0) ?? { hits: [], count: 0 }
   }
 
   /**
@@ -98,9 +105,10 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
    * SQL (and the parent's, through `within`) over them in rank order a batch at a time until the page is full, then
    * the next older window. Where that SQL is not exact each row is read and the semantics matcher decides. Documents
    * and snippets are read for the page's rows alone. A count needs no ranking: the match joined to the filter, stopped
-   * at the cap.
+   * at the cap. A search that also counts (`tally`, the cap or 0 for all) goes on through its last window's rows until
+   * the cap, and counts the matches older than that window by the count's statement.
    */
-  private run (query: TextQuery, filter: Filter, options: TextSearchOptions, skip: number, limit: number, counting = false): { hits: Array<TextHit<T>>, count: number } | null {
+  private run (query: TextQuery, filter: Filter, options: TextSearchOptions, skip: number, limit: number, tally: number | null, counting = false): { hits: Array<TextHit<T>>, count: number } | null {
     const test = compileFilter(filter)
     const parentTest = options.within === undefined ? null : compileFilter(options.within.filter)
     if (query.terms.length === 0) return null
@@ -138,17 +146,18 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       if (scopeTokens !== null) conditions.push(`${scopeExpression('c.', spec.scope as string)} IN (SELECT value FROM json_each(?))`)
       const rowTest = scopeTokens === null ? test : (doc: Document): boolean => scopeTokens.has(scopeToken(textAt(doc, spec.scope as string))) && test(doc)
       const parentDoc = parentMeta === undefined ? '' : `, (SELECT doc FROM ${parentTable} WHERE id = ${parentId})`
-      const bound = limit === 0 ? -1 : limit
-      if (counting) {
-        const from = `${fts} JOIN ${table} c ON c.seq = ${fts}.rowid WHERE ${fts} MATCH ? AND ${conditions.join(' AND ')}`
-        if (exact) return { hits: [], count: this.connection.statement(`SELECT count(*) FROM (SELECT 1 FROM ${from} LIMIT ${bound})`).pluck().get(match, ...filterParams) as number }
+      // The matches below a row number that pass, at most `cap` of them (0: all).
+      const countBelow = (below: number, cap: number): number => {
+        const from = `${fts} JOIN ${table} c ON c.seq = ${fts}.rowid WHERE ${fts} MATCH ? AND ${fts}.rowid < ? AND ${conditions.join(' AND ')}`
+        if (exact) return this.connection.statement(`SELECT count(*) FROM (SELECT 1 FROM ${from} LIMIT ${cap === 0 ? -1 : cap})`).pluck().get(match, below, ...filterParams) as number
         let count = 0
-        for (const row of this.connection.statement(`SELECT c.doc${parentDoc} FROM ${from}`).raw().iterate(match, ...filterParams) as IterableIterator<Array<string | null>>) {
+        for (const row of this.connection.statement(`SELECT c.doc${parentDoc} FROM ${from}`).raw().iterate(match, below, ...filterParams) as IterableIterator<Array<string | null>>) {
           if (!this.passes(row, rowTest, parentTest, parentMeta !== undefined)) continue
-          if (++count === limit) break
+          if (++count === cap) break
         }
-        return { hits: [], count }
+        return count
       }
+      if (counting) return { hits: [], count: countBelow(Number.MAX_SAFE_INTEGER, limit) }
       const weights = [...fields.map((field) => spec.fields[field]), ...(spec.scope === undefined ? [] : [0])].join(', ')
       // A window: the newest matches below a row number, from the index alone (FTS5 walks its rows in that order and
       // stops at the LIMIT), then ranked. bm25 is computed for the window's rows only, but it also counts, once a
@@ -156,7 +165,9 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       // is scored by the words alone over its span of row numbers, under the scoped match only when that span holds
       // more than SCORED_SPAN windows of the words' matches (a sparse scope among others').
       const newest = this.connection.statement(`SELECT rowid FROM ${fts} WHERE ${fts} MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ${TEXT_RANK_WINDOW}`).pluck()
-      const scored = this.connection.statement(`SELECT rowid, bm25(${fts}, ${weights}) FROM ${fts} WHERE ${fts} MATCH ? AND rowid BETWEEN ? AND ?`).raw()
+      // Read from the span's top down and left at its bottom: FTS5 scores a prefix's rows in descending order for less
+      // than it scores them in a rowid range (bench/README.md, s48).
+      const scored = this.connection.statement(`SELECT rowid, bm25(${fts}, ${weights}) FROM ${fts} WHERE ${fts} MATCH ? AND rowid <= ? ORDER BY rowid DESC`).raw()
       // With the words alone in the match, one statement finds the window and scores it: the words' postings (for a
       // prefix, the merge of every word it starts) are read once a window, not twice.
       const newestScored = this.connection.statement(`SELECT rowid, bm25(${fts}, ${weights}) FROM ${fts} WHERE ${fts} MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ${TEXT_RANK_WINDOW}`).raw()
@@ -173,12 +184,19 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
           // The words' matches in the span are read until they pass SCORED_SPAN windows: then most are another scope's.
           rows = []
           let read = 0
-          for (const row of scored.iterate(words, low, high) as IterableIterator<[number, number]>) {
+          for (const row of scored.iterate(words, high) as IterableIterator<[number, number]>) {
+            if (row[0] < low) break
             if (++read > TEXT_RANK_WINDOW * SCORED_SPAN) { rows = null; break }
             if (window.has(row[0])) rows.push(row)
           }
         }
-        rows ??= (scored.all(match, low, high) as Array<[number, number]>).filter(([seq]) => window.has(seq))
+        if (rows === null) {
+          rows = []
+          for (const row of scored.iterate(match, high) as IterableIterator<[number, number]>) {
+            if (row[0] < low) break
+            if (window.has(row[0])) rows.push(row)
+          }
+        }
         return rows.sort((a, b) => a[1] - b[1] || a[0] - b[0])
       }
       // NOT INDEXED: each row by its number. Left to choose, the planner walked an index of the filter's fields (every
@@ -188,14 +206,17 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       // would run the match again for each row, which for a prefix merges the postings of every word it starts.
       const detail = this.connection.statement(`SELECT c.doc${parentDoc} FROM ${table} c WHERE c.seq = ?`).raw()
       const wanted = limit === 0 ? Infinity : skip + limit
+      // A tally goes on through the window's rows until its cap (all of them without one).
+      const tallied = tally === null ? wanted : Math.max(wanted, tally === 0 ? Infinity : tally)
       const accepted: Array<{ seq: number, score: number, row: Array<string | null> | null }> = []
       let count = 0
       let below = Number.MAX_SAFE_INTEGER
-      for (let exhausted = false; !exhausted && count < wanted;) {
+      let exhausted = false
+      while (!exhausted && count < wanted) {
         const rows = rank(below)
         exhausted = rows.length < TEXT_RANK_WINDOW
         for (const [seq] of rows) below = Math.min(below, seq)
-        for (let start = 0, size = RANKED_BATCH; start < rows.length && count < wanted; start += size, size = Math.min(size * 2, RANKED_BATCH_MAX)) {
+        for (let start = 0, size = RANKED_BATCH; start < rows.length && count < tallied; start += size, size = Math.min(size * 2, RANKED_BATCH_MAX)) {
           const batch = rows.slice(start, start + size)
           const passed = exact ? new Set(filtered.all(JSON.stringify(batch.map(([seq]) => seq)), ...filterParams) as number[]) : null
           for (const [seq, score] of batch) {
@@ -211,6 +232,9 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
           }
         }
       }
+      // The window's rows are all counted (below the cap) and older matches remain: they are counted unranked.
+      if (tally !== null && count < tallied && !exhausted) count += countBelow(below, tally === 0 ? 0 : tally - count)
+      if (tally !== null && tally !== 0) count = Math.min(count, tally)
       const hits: Array<TextHit<T>> = []
       for (const { seq, score, row } of accepted) {
         const found = row ?? detail.get(seq) as Array<string | null> | undefined

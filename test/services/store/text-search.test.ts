@@ -270,6 +270,47 @@ t.test('the filter of a text search reads each field per row (no index expressio
   t.notOk(seen.some((sql) => sql.includes("WHEN 'integer' THEN") || sql.includes('instr(')), 'no index key expression and no substring scan in a text search\'s statements')
 })
 
+t.test('a search that also counts answers what search and count answer, the count from the rows it ranked', async (t) => {
+  const store = openSqliteStore({ file: ':memory:' })
+  t.teardown(async () => { await store.close() })
+  const notes = store.collection<Note & { part: string }>('tallied')
+  // Partition a: 5,000 matches (every third the caller's), more than two windows; partition b: 90, after them.
+  await notes.insertMany(Array.from({ length: 5_000 }, (_, i) => ({ _id: `a${String(i).padStart(4, '0')}`, part: 'a', owner: i % 3 === 0 ? 'mine' : 'other', title: i % 7 === 0 ? 'heron heron' : `heron ${i}` })))
+  await notes.insertMany(Array.from({ length: 90 }, (_, i) => ({ _id: `b${String(i).padStart(2, '0')}`, part: 'b', owner: i % 3 === 0 ? 'mine' : 'other', title: 'heron' })))
+  const text = store.extensions.text<Note>('tallied')
+  await text.ensure({ fields: { title: 1 }, scope: 'part' })
+  const connection = (store as unknown as { connection: { statement: (sql: string) => unknown } }).connection
+  const counts: string[] = []
+  const statement = connection.statement.bind(connection)
+  connection.statement = (sql: string) => {
+    if (sql.includes('count(*)') || sql.includes('SELECT c.doc FROM "s|')) counts.push(sql)
+    return statement(sql)
+  }
+  const filters: Array<[string, Filter]> = [['exact SQL', { owner: 'mine' }], ['matcher', { owner: { $regex: '^mi' } }], ['none', {}]]
+  for (const [name, filter] of filters) {
+    for (const scope of [['a'], ['b'], ['a', 'b']]) {
+      for (const cap of [0, 1, 60, 1_500, 4_000]) {
+        for (const typed of ['heron', 'heron ']) {
+          const query = parseTextQuery(typed)
+          const found = await text.searchCounted(query, filter, { scope, limit: 20, skip: 5, cap })
+          const hits = await text.search(query, filter, { scope, limit: 20, skip: 5 })
+          const what = `${name}, scope ${scope.join('+')}, cap ${cap}, ${JSON.stringify(typed)}`
+          t.same(found.hits.map((hit) => [hit.doc._id, hit.score]), hits.map((hit) => [hit.doc._id, hit.score]), `${what}: the same page`)
+          t.equal(found.count, await text.count(query, filter, { scope, cap }), `${what}: the same count`)
+        }
+      }
+    }
+  }
+  counts.length = 0
+  const page = await text.searchCounted(parseTextQuery('heron'), { owner: 'mine' }, { scope: ['a'], limit: 20, cap: 101 })
+  t.equal(page.count, 101)
+  t.same(counts, [], 'a cap the first window reaches is counted from its ranked rows: no count statement')
+  const all = await text.searchCounted(parseTextQuery('heron'), { owner: 'mine' }, { scope: ['a'], limit: 20 })
+  t.equal(all.count, 1_667, 'without a cap, every match: the older windows counted unranked')
+  t.equal(counts.length, 1)
+  await t.rejects(text.searchCounted(parseTextQuery('heron'), {}, { scope: ['a'], cap: -1 }), { code: 'APP_INVALID_QUERY' }, 'a cap is a count')
+})
+
 t.test('a scoped index matches within the scope values before it ranks or counts: a small partition costs its own matches', async (t) => {
   const store = openSqliteStore({ file: ':memory:' })
   t.teardown(async () => { await store.close() })
@@ -300,7 +341,7 @@ t.test('a scoped index matches within the scope values before it ranks or counts
   t.equal(small.length, 30, 'every readable match of the small partition')
   t.ok(small.every((hit) => hit.doc._id.startsWith('s')), 'nothing of another partition, nor of a value that only resembles it')
   t.ok(small[0].score > small[small.length - 1].score && small.slice(0, 15).every((hit) => hit.doc.title === 'ibis ibis'), 'ranked: the word twice first')
-  t.equal(ranked, 40, 'only the small partition\'s 40 matches were ranked, not the big one\'s 5,000')
+  t.equal(ranked, 41, 'only the small partition\'s 40 matches were ranked (and the row below them that ends the span), not the big one\'s 5,000')
   t.equal(await text.count(ibis, { owner: 'mine' }, { scope: ['small'] }), 30)
   t.equal(await text.count(ibis, {}, { scope: ['small', 'sm-all'] }), 41)
   t.equal(await text.count(ibis, {}, { scope: ['big', 'small'], cap: 100 }), 100)
