@@ -216,8 +216,11 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
         const rows = rank(below)
         exhausted = rows.length < TEXT_RANK_WINDOW
         for (const [seq] of rows) below = Math.min(below, seq)
-        for (let start = 0, size = RANKED_BATCH; start < rows.length && count < tallied; start += size, size = Math.min(size * 2, RANKED_BATCH_MAX)) {
-          const batch = rows.slice(start, start + size)
+        for (let start = 0, size = RANKED_BATCH; start < rows.length && count < tallied; size = Math.min(size * 2, RANKED_BATCH_MAX)) {
+          // Past the page a tally takes about what it still needs (most ranked rows pass): each row checked is a read.
+          const take = count >= wanted ? Math.min(size, Math.max(RANKED_BATCH, tallied - count)) : size
+          const batch = rows.slice(start, start + take)
+          start += take
           const passed = exact ? new Set(filtered.all(JSON.stringify(batch.map(([seq]) => seq)), ...filterParams) as number[]) : null
           for (const [seq, score] of batch) {
             let row: Array<string | null> | null = null
