@@ -8,7 +8,9 @@ import { trackerActor } from '../services/tracker/access.js'
  * BENCH_CREATE_CONCURRENCY (default 8) creates in flight at once, as eight
  * connections keep a server busy, first as the service call the route makes
  * (`workItems.create`), then as the whole route through `app.inject` (auth,
- * the audit hook, serialization; no socket). process.cpuUsage around each
+ * the audit hook, serialization; no socket), then, as the floor, a plain
+ * record create under an owner rule (`record`; BENCH_CREATE_ONLY=route,record
+ * picks kinds). process.cpuUsage around each
  * round, and the write syscalls the process made (/proc/self/io: WAL frames
  * and checkpoints), per create. Rounds alternate the two; medians printed.
  */
@@ -25,9 +27,27 @@ const scope = await app.tracker.projects.scope(actor, project.id, lp.id)
 const body = { title: 'bench', priority: 'high' as const }
 const url = `/api/projects/${project.id}/tracker/projects/${lp.id}/work-items`
 
+// The floor: a plain record create under an owner rule through the same Fastify, auth and store (`npm run bench`'s row).
+await app.projects.setAuth(project.id, true)
+const endUser = await app.projectAuth.auth.register(project.id, { email: 'end@example.com', password: 'bench password 1' })
+const ownerRule = { requireAuth: true, owner: 'author' }
+await app.collections.definitions.create(project.id, {
+  name: 'posts',
+  fields: [{ name: 'title', type: 'text', required: true }, { name: 'status', type: 'select', values: ['draft', 'review', 'published'] }, { name: 'author', type: 'text' }, { name: 'views', type: 'number' }],
+  indexes: [{ fields: ['author', 'status'] }],
+  methods: Object.fromEntries(['list', 'get', 'create', 'update', 'delete'].map((method) => [method, { enabled: true, rule: ownerRule }]))
+})
+const recordUrl = `/api/p/${project.id}/posts`
+const recordBody = { title: 'bench', status: 'draft', views: 1 }
+
 const service = async (): Promise<void> => { await app.tracker.workItems.create(scope, body) }
 const route = async (): Promise<void> => {
   const answer = await app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${accessToken}` }, payload: body })
+  if (answer.statusCode !== 201) throw new Error(`${answer.statusCode} ${answer.body}`)
+}
+
+const record = async (): Promise<void> => {
+  const answer = await app.inject({ method: 'POST', url: recordUrl, headers: { authorization: `Bearer ${endUser.accessToken}` }, payload: recordBody })
   if (answer.statusCode !== 201) throw new Error(`${answer.statusCode} ${answer.body}`)
 }
 
@@ -51,8 +71,10 @@ async function round (create: () => Promise<void>, count: number): Promise<{ cpu
 }
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
-const kinds = process.env.BENCH_CREATE_ONLY === 'route' ? { route } : process.env.BENCH_CREATE_ONLY === 'service' ? { service } : { service, route }
-const seen: Record<string, Array<Awaited<ReturnType<typeof round>>>> = { service: [], route: [] }
+const all = { service, route, record }
+const only = process.env.BENCH_CREATE_ONLY
+const kinds = only === undefined ? all : Object.fromEntries(Object.entries(all).filter(([name]) => only.split(',').includes(name)))
+const seen: Record<string, Array<Awaited<ReturnType<typeof round>>>> = { service: [], route: [], record: [] }
 for (const create of Object.values(kinds)) await round(create, 100)
 // BENCH_CPU_PROF=<file>: a V8 CPU profile of the measured rounds only (not the start or the warm-up).
 const profiler = process.env.BENCH_CPU_PROF === undefined ? null : new Session()

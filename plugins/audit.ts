@@ -7,6 +7,10 @@ import { systemClock } from '../services/platform/clock.js'
 import { newId } from '../services/platform/ids.js'
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** false: the route's writes are content with a history of their own (a tracker item's activity), not setup; no entry. */
+    audited?: boolean
+  }
   interface FastifyInstance {
     /** Who changed what (docs/audit.md). */
     audit: AuditLog
@@ -65,7 +69,7 @@ async function auditPlugin (app: FastifyInstance): Promise<void> {
 
   app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const route = request.routeOptions.url
-    if (route === undefined || !WRITES.has(request.method) || reply.statusCode >= 300) return payload
+    if (route === undefined || !WRITES.has(request.method) || reply.statusCode >= 300 || request.routeOptions.config.audited === false) return payload
     if (!route.startsWith('/api/') || route.startsWith(DATA_PREFIX) || NOT_AUDITED.includes(route)) return payload
     const auth = resolvedCaller(request, 'user') ?? null
     const signIn = SIGN_INS[route]

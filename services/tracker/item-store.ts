@@ -1,3 +1,4 @@
+import { BoundedMap } from '../cache/bounded-map.js'
 import type { Clock } from '../platform/clock.js'
 import type { IdGenerator } from '../platform/ids.js'
 import { DuplicateKeyError } from '../store/errors.js'
@@ -24,6 +25,12 @@ const LIST_FIELDS = ['assignees', 'labelIds', 'moduleIds'] as const
 export const activityId = (itemId: string, changeId: string, index: number): string => `${itemId}:${changeId}:${index}`
 export const subscriberId = (itemId: string, userId: string): string => `${itemId}:${userId}`
 
+/** Projects whose next item number a process keeps; one forgotten costs one indexed read, never a wrong number. */
+const NUMBERED_PROJECTS = 10_000
+
+/** What an insert found: the item inserted, the reserved id already taken by an earlier try, or its number taken. */
+export type InsertOutcome = 'inserted' | 'existed' | 'numberTaken'
+
 export interface WriteOptions {
   /** The version the client read (If-Match): another one is 412. */
   ifMatch?: number
@@ -41,6 +48,7 @@ export class ItemStore {
   readonly items: StoreCollection<ItemRecord>
   readonly activity: StoreCollection<ActivityRecord>
   readonly subscribers: StoreCollection<SubscriberRecord>
+  private readonly numbers = new BoundedMap<string, Promise<{ next: number }>>(NUMBERED_PROJECTS)
 
   constructor (private readonly store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, publish?: PublishItemChange, notify?: NotifyItemChange }) {
     this.items = store.collection<ItemRecord>(TRACKER_COLLECTIONS.items)
@@ -103,16 +111,47 @@ export class ItemStore {
     return item === null || item.deletedAt !== null ? null : item
   }
 
-  /** A new item with its first change in its outbox; true when an earlier try already inserted it (same reserved id). */
-  async insert (record: ItemRecord): Promise<boolean> {
+  /**
+   * The project's next item number, without a write of its own: the process
+   * counts on from the highest number taken (a deleted item keeps its number
+   * as a tombstone, so none is given twice), and the unique index on
+   * (lpId, seq) refuses a number another process gave first (`insert`
+   * answers `numberTaken` and the count is learnt again). A number whose
+   * create failed before its insert may be given again: no item ever had it.
+   */
+  async nextNumber (lpId: string): Promise<number> {
+    let counter = this.numbers.get(lpId)
+    if (counter === undefined) {
+      counter = this.highest(lpId)
+      this.numbers.set(lpId, counter)
+      counter.catch(() => this.forget(lpId, counter as Promise<{ next: number }>))
+    }
+    return (await counter).next++
+  }
+
+  private async highest (lpId: string): Promise<{ next: number }> {
+    const last = await this.items.findOne({ lpId }, { sort: { seq: -1 }, projection: { seq: 1 } })
+    return { next: (last?.seq ?? 0) + 1 }
+  }
+
+  private forget (lpId: string, counter: Promise<{ next: number }>): void {
+    if (this.numbers.get(lpId) === counter) this.numbers.delete(lpId)
+  }
+
+  /** A new item with its first change in its outbox; `existed` when an earlier try already inserted it (same reserved id). */
+  async insert (record: ItemRecord): Promise<InsertOutcome> {
+    const counter = this.numbers.get(record.lpId)
     try {
       await this.items.insertOne(record)
     } catch (error) {
-      if (error instanceof DuplicateKeyError && Object.hasOwn(error.keyValue, '_id')) return true
-      throw error
+      if (!(error instanceof DuplicateKeyError)) throw error
+      if (Object.hasOwn(error.keyValue, '_id')) return 'existed'
+      if (!Object.hasOwn(error.keyValue, 'seq')) throw error
+      if (counter !== undefined) this.forget(record.lpId, counter)
+      return 'numberTaken'
     }
     await this.flush(record)
-    return false
+    return 'inserted'
   }
 
   /**

@@ -67,20 +67,18 @@ export function toProjectView (record: TrackerProjectRecord, role: TrackerRoleT)
 /**
  * Tracker projects: their settings, identifiers and lifecycle, and the scope
  * a caller works in. The project document is written last when a project is
- * made (its states, members and counter first), so a project is never seen
+ * made (its states and members first), so a project is never seen
  * half made, and first when one is deleted (marked; the purge follows), so it
  * is never seen half gone.
  */
 export class TrackerProjects {
   readonly records: StoreCollection<TrackerProjectRecord>
-  private readonly counters: StoreCollection<{ next: number }>
   // Reads of one request: frozen documents the Store's document cache may share between readers.
   private readonly shared: SharedReads<TrackerProjectRecord>
   private settings: ProjectSettingsPort | null = null
 
   constructor (private readonly store: Store, private readonly deps: { clock: Clock, newId: IdGenerator, cursors: Cursors, members: TrackerMembers, followUps: FollowUps }) {
     this.records = store.collection<TrackerProjectRecord>(TRACKER_COLLECTIONS.projects)
-    this.counters = store.collection<{ next: number }>(TRACKER_COLLECTIONS.counters)
     this.shared = store.extensions.shared<TrackerProjectRecord>(TRACKER_COLLECTIONS.projects)
     deps.followUps.on(PURGE_PROJECT, async (task) => { await this.purge(String(task.projectId), String(task.lpId)) })
   }
@@ -143,7 +141,7 @@ export class TrackerProjects {
   }
 
   /**
-   * States, members and the number counter first, the project document last:
+   * States and members first, the project document last:
    * until it is written nothing is visible, and an identifier another project
    * took meanwhile refuses it (the unique index) and takes the rest back.
    */
@@ -164,7 +162,6 @@ export class TrackerProjects {
     const members: MemberRecord[] = [...people].map(([userId, role]) => this.deps.members.seedRecord(projectId, lpId, userId, role))
     const defaultStateId = await this.port.seedStates(projectId, lpId)
     await this.deps.members.seed(members)
-    await this.counters.insertOne({ _id: lpId, next: 0 })
     const now = this.deps.clock.now()
     const record: TrackerProjectRecord = {
       _id: lpId,
@@ -195,7 +192,6 @@ export class TrackerProjects {
     } catch (error) {
       await this.port.purge(projectId, lpId)
       await this.deps.members.purge(lpId)
-      await this.counters.deleteOne({ _id: lpId })
       if (error instanceof DuplicateKeyError) throw trackerErrors.identifierTaken({ identifier })
       throw error
     }
@@ -302,19 +298,13 @@ export class TrackerProjects {
     for (const project of await this.records.find({ projectId }, { projection: { _id: 1 } }).toArray()) await this.purge(projectId, project._id)
   }
 
-  /** Everything the project held, then its counter and document: idempotent, so the follow-up may run it again. */
+  /** Everything the project held, then its document: idempotent, so the follow-up may run it again. */
   private async purge (projectId: string, lpId: string): Promise<void> {
     await this.port.purge(projectId, lpId)
     await this.deps.members.purge(lpId)
-    await this.counters.deleteOne({ _id: lpId })
+    // The number counter of a project made before numbers were counted from its items (ItemStore.nextNumber).
+    await this.store.collection(TRACKER_COLLECTIONS.counters).deleteOne({ _id: lpId })
     await this.records.deleteOne({ _id: lpId, deletedAt: { $ne: null } })
-  }
-
-  /** The next item number: one atomic increment, never handed out twice. */
-  async nextNumber (lpId: string): Promise<number> {
-    const counter = await this.counters.findOneAndUpdate({ _id: lpId }, { $inc: { next: 1 } }, { returnDocument: 'after' })
-    if (counter === null) throw trackerErrors.projectNotFound()
-    return counter.next
   }
 
   /** Projects with an automation switched on, for the daily run. */

@@ -92,52 +92,61 @@ export class WorkItems {
         assigneeIds: scope.project.defaultAssigneeId === null || intake !== undefined ? [] : [scope.project.defaultAssigneeId]
       }
       const plan = await this.deps.rules.plan(scope, null, { ...defaults, ...input, ...(triage === null ? {} : { stateId: triage._id }) }, now, { triage: triage !== null })
-      const seq = await this.deps.projects.nextNumber(lpId)
       const subscribe: Subscription[] = [{ userId: scope.actor.userId, reason: 'creator' }, ...plan.subscribe]
-      const record: ItemRecord = {
-        _id: reservedId,
-        projectId: scope.projectId,
-        lpId,
-        seq,
-        title: '',
-        descriptionFormat: 'markdown',
-        description: '',
-        descriptionJson: null,
-        descriptionText: '',
-        stateId: '',
-        stateGroup: 'backlog',
-        priority: 'none',
-        priorityRank: priorityRank('none'),
-        assignees: [],
-        labelIds: [],
-        parentId: null,
-        startDate: null,
-        targetDate: null,
-        estimatePointId: null,
-        estimate: null,
-        typeId: null,
-        cycleId: null,
-        moduleIds: [],
-        sortOrder: seq * SORT_STEP,
-        archivedAt: null,
-        draft: false,
-        completedAt: null,
-        intake: intake === undefined ? null : newIntake(intake.source),
-        createdBy: scope.actor.userId,
-        updatedBy: scope.actor.userId,
-        createdAt: now,
-        updatedAt: now,
-        deletedAt: null,
-        version: 1,
-        ...plan.set,
-        outbox: this.deps.items.change(scope.actor.userId, [{ field: 'created', from: null, to: itemKey(scope.project.identifier, seq) }], subscribe)
+      for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+        const record = this.newRecord(scope, reservedId, await this.deps.items.nextNumber(lpId), now, plan, subscribe, intake)
+        const outcome = await this.deps.items.insert(record)
+        if (outcome === 'numberTaken') continue
+        if (outcome === 'inserted') inserted = record
+        return { itemId: reservedId }
       }
-      if (!await this.deps.items.insert(record)) inserted = record
-      return { itemId: reservedId }
+      throw trackerErrors.changed({ what: 'work item numbers' })
     })
     const created = inserted ?? await this.deps.items.find(lpId, itemId)
     if (created === null) throw trackerErrors.itemNotFound()
     return this.view(scope, created)
+  }
+
+  private newRecord (scope: TrackerScope, _id: string, seq: number, now: Date, plan: ItemPlan, subscribe: Subscription[], intake?: { source: string }): ItemRecord {
+    const lpId = scope.project._id
+    return {
+      _id,
+      projectId: scope.projectId,
+      lpId,
+      seq,
+      title: '',
+      descriptionFormat: 'markdown',
+      description: '',
+      descriptionJson: null,
+      descriptionText: '',
+      stateId: '',
+      stateGroup: 'backlog',
+      priority: 'none',
+      priorityRank: priorityRank('none'),
+      assignees: [],
+      labelIds: [],
+      parentId: null,
+      startDate: null,
+      targetDate: null,
+      estimatePointId: null,
+      estimate: null,
+      typeId: null,
+      cycleId: null,
+      moduleIds: [],
+      sortOrder: seq * SORT_STEP,
+      archivedAt: null,
+      draft: false,
+      completedAt: null,
+      intake: intake === undefined ? null : newIntake(intake.source),
+      createdBy: scope.actor.userId,
+      updatedBy: scope.actor.userId,
+      createdAt: now,
+      updatedAt: now,
+      deletedAt: null,
+      version: 1,
+      ...plan.set,
+      outbox: this.deps.items.change(scope.actor.userId, [{ field: 'created', from: null, to: itemKey(scope.project.identifier, seq) }], subscribe)
+    }
   }
 
   /**

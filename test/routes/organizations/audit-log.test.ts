@@ -168,3 +168,26 @@ t.test('hosting deploys, git protection rules, tracker settings and collection r
   ]) t.match(actions.get(action), { projectId }, `${what}: ${action} (${[...actions.keys()].join(', ')})`)
   t.ok(actions.get('updateCollection')?.summary.fields.includes('methods'), 'the rules are named as changed')
 })
+
+t.test('work items and what hangs off them are content, with their own activity: no entries, while the tracker\'s settings have theirs', async (t) => {
+  const app = await buildTestApp(t)
+  const { owner, orgId } = await orgWithRoles(app)
+  const projectId = (await call(app, 'POST', '/api/projects', owner.auth, { orgId, name: 'Works' })).body.data.id as string
+  const lp = `/api/projects/${projectId}/tracker/projects/${(await call(app, 'POST', `/api/projects/${projectId}/tracker/projects`, owner.auth, { name: 'Website', identifier: 'web' })).body.data.id as string}`
+  t.equal((await call(app, 'PATCH', `${lp}/automations`, owner.auth, { autoCloseMonths: 1 })).status, 200)
+  const item = await call(app, 'POST', `${lp}/work-items`, owner.auth, { title: 'Broken link' })
+  t.equal(item.status, 201)
+  const itemUrl = `${lp}/work-items/${item.body.data.id as string}`
+  t.equal((await call(app, 'PATCH', itemUrl, owner.auth, { priority: 'high' })).status, 200)
+  t.equal((await call(app, 'POST', `${itemUrl}/comments`, owner.auth, { body: 'Seen on the front page' })).status, 201)
+  t.equal((await call(app, 'POST', `${itemUrl}/links`, owner.auth, { url: 'https://example.com/bug' })).status, 201)
+
+  const read = await call(app, 'GET', `/api/organizations/${orgId}/audit-log?limit=100`, owner.auth)
+  t.equal(read.status, 200, JSON.stringify(read.body))
+  const actions = (read.body.data.items as Array<{ action: string }>).map((entry) => entry.action)
+  t.ok(actions.includes('updateTrackerAutomations'), `the automations are a setting (${actions.join(', ')})`)
+  t.notOk(actions.some((action) => /WorkItem|Comment|Link/.test(action)), `nothing for the item, its comment or link (${actions.join(', ')})`)
+  const activity = await call(app, 'GET', `${itemUrl}/activity`, owner.auth)
+  t.equal(activity.status, 200, JSON.stringify(activity.body))
+  t.ok(activity.body.data.items.some((entry: { field: string, actorId: string }) => entry.field === 'created' && entry.actorId === owner.id), 'the item\'s activity says who created it')
+})

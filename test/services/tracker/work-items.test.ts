@@ -154,6 +154,26 @@ t.test('sync: changes after an instant, oldest first, with tombstones; keys neve
   t.match(await refusal(tracker.workItems.update(bob, a.id, { title: 'back' })), { status: 404 })
 })
 
+t.test('numbers counted in process: another process\'s number is skipped, a new process counts on from the highest, a deleted one\'s too', async (t) => {
+  const { tracker, project, store, clock } = await trackerOn(t)
+  const { bob, admin, lpId } = await project()
+  const first = await tracker.workItems.create(bob, { title: 'first' })
+  t.equal(first.key, 'WEB-1')
+  // Another process over the same store: it learns the highest number and takes the next before this one does.
+  const other = new ItemStore(store, { clock, newId: createIdGenerator(() => clock.nowMs()) })
+  const taken = await other.nextNumber(lpId)
+  t.equal(taken, 2)
+  const items = store.collection<Document>('tracker_items')
+  const stored = await items.findOne({ _id: first.id }) as Document
+  await items.insertOne({ ...stored, _id: 'other-process-item', seq: taken, outbox: null })
+  const second = await tracker.workItems.create(bob, { title: 'second' })
+  t.equal(second.key, 'WEB-3', 'the refused number is skipped, not answered with an error')
+  t.same((await tracker.activity.list(bob, second.id, {})).items.map((entry) => [entry.field, entry.to]), [['created', 'WEB-3']], 'its activity names the number it got')
+  t.equal((await tracker.workItems.create(bob, { title: 'third' })).key, 'WEB-4')
+  await tracker.workItems.delete(admin, (await tracker.workItems.getByKey(people.bob, 'proj1', 'WEB-4')).id)
+  t.equal(await new ItemStore(store, { clock, newId: createIdGenerator() }).nextNumber(lpId), 5, 'a new process counts on from the highest, a tombstone\'s included')
+})
+
 t.test('roles: guests work on their own items; deletes are for creators and admins; outsiders see nothing', async (t) => {
   const { tracker, project, scope } = await trackerOn(t)
   const { lpId, bob, carol, gina } = await project()
