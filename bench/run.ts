@@ -146,6 +146,18 @@ if (plinthScenarios({}).some((scenario) => ONLY.test(scenario.name)) || ONLY.tes
   hello.child.kill()
 }
 
+// Issue 36: get-by-id and create through server.ts with WORKERS=1 and WORKERS=2, alternated, and the ratio (bench/workers.ts).
+if (['WORKERS GET record by id (owner rule, 100k)', 'WORKERS POST create record'].some((name) => ONLY.test(name))) {
+  const workers = fork(new URL('./workers.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
+  await once(workers, 'exit')
+}
+
+// Issue 36: the 50-connection create row taken apart per slice: event-loop delay, GC, CPU, node flags, a fixed offered rate (bench/create-tail.ts).
+if (ONLY.test('create tail')) {
+  const tail = fork(new URL('./create-tail.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
+  await once(tail, 'exit')
+}
+
 // Git hosting: clone and fetch against git http-backend on the same repository, REST tree and blob reads (bench/git.ts).
 if (GIT_GROUP.some((name) => ONLY.test(name))) {
   const git = fork(new URL('./git.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })

@@ -1,31 +1,16 @@
 import { realpathSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
-import type { Document, IndexKey, TextIndexSpec } from '../types.js'
-import { collectionOfTable, quoteIdentifier, tableName } from './names.js'
+import type { Document, TextIndexSpec } from '../types.js'
 import { DocumentCache } from './document-cache.js'
 import { cloneDecoded, decodeDocument } from './codec.js'
 import { BoundedMap } from '../../cache/bounded-map.js'
-import { createTextObjects, dropTextObjects } from './text-objects.js'
 import { StoreBusyError } from '../errors.js'
 import { keepPrivate } from './private-file.js'
 import { attachCheckpointer, useWal, type CheckpointOptions } from './checkpointer.js'
+import { Catalogue, createCatalogueTables, type CollectionMeta } from './catalogue.js'
 
-export interface IndexMeta {
-  name: string
-  key: IndexKey
-  fields: string[]
-  unique: boolean
-  sqlName: string
-}
-
-export interface CollectionMeta {
-  name: string
-  table: string
-  indexes: IndexMeta[]
-  /** Every path some index stores, and whether any document holds an array along it (MongoDB's "multikey"). */
-  multikey: Map<string, boolean>
-}
+export type { CollectionMeta, IndexMeta } from './catalogue.js'
 
 type Statement = Database.Statement<unknown[], unknown>
 
@@ -59,17 +44,13 @@ function isBusy (error: unknown): boolean {
 
 /**
  * One better-sqlite3 connection plus what the engine caches about the file:
- * prepared statements and the collection/index catalogue. The catalogue lives
- * in the file and carries a version that every change bumps, so connections in
- * other processes notice index and multikey changes inside their own
- * transaction before they rely on them.
+ * prepared statements, the collection/index catalogue (catalogue.ts) and the
+ * documents read in the current state of the file (document-cache.ts).
  */
 export class Connection {
   readonly db: Database.Database
   private readonly statements = new BoundedMap<string, Statement>(STATEMENT_CACHE_SIZE)
-  private catalogueVersion = -1
-  private catalogue = new Map<string, CollectionMeta>()
-  private textSpecs = new Map<string, TextIndexSpec>()
+  private readonly catalogue: Catalogue
   private transaction: 'none' | 'read' | 'write' = 'none'
   private turn: 'none' | 'read' | 'write' = 'none'
   private committed: Array<{ resolve: () => void, reject: (error: unknown) => void }> = []
@@ -90,6 +71,7 @@ export class Connection {
     }
     // Opening is synchronous and rare: it may wait long for another process's lock. Later writes wait in `writing`.
     this.db = new Database(file, { timeout: OPEN_BUSY_TIMEOUT_MS })
+    this.catalogue = new Catalogue(this.db, (sql) => this.statement(sql))
     try {
       if (this.fileKey === null) useWal(this.db, false)
       else this.detachCheckpointer = attachCheckpointer(this.fileKey, this.db, options.checkpoints)
@@ -107,18 +89,7 @@ export class Connection {
   }
 
   private migrate (): void {
-    this.db.transaction(() => {
-      this.db.exec(`
-        CREATE TABLE IF NOT EXISTS _plinth_meta (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
-        INSERT OR IGNORE INTO _plinth_meta (id, version) VALUES (1, 0);
-        CREATE TABLE IF NOT EXISTS _plinth_indexes (
-          collection TEXT NOT NULL, name TEXT NOT NULL, key TEXT NOT NULL, is_unique INTEGER NOT NULL, sql_name TEXT NOT NULL,
-          PRIMARY KEY (collection, name));
-        CREATE TABLE IF NOT EXISTS _plinth_paths (
-          collection TEXT NOT NULL, path TEXT NOT NULL, multikey INTEGER NOT NULL, PRIMARY KEY (collection, path));
-        CREATE TABLE IF NOT EXISTS _plinth_text (collection TEXT PRIMARY KEY, spec TEXT NOT NULL);
-      `)
-    }).immediate()
+    createCatalogueTables(this.db)
     this.db.pragma(`busy_timeout = ${SYNC_BUSY_TIMEOUT_MS}`)
   }
 
@@ -131,16 +102,16 @@ export class Connection {
   }
 
   collection (name: string): CollectionMeta | undefined {
-    return this.catalogue.get(name)
+    return this.catalogue.collection(name)
   }
 
   /** The text index declared on a collection (text-index.ts), whether or not its table exists now. */
   textSpec (name: string): TextIndexSpec | undefined {
-    return this.textSpecs.get(name)
+    return this.catalogue.textSpec(name)
   }
 
   collectionNames (): string[] {
-    return [...this.catalogue.keys()]
+    return this.catalogue.names()
   }
 
   /**
@@ -211,7 +182,7 @@ export class Connection {
         this.statement('ROLLBACK TO group_write').run()
         this.statement('RELEASE group_write').run()
         // The catalogue may hold a change (a collection created on first write) that was just undone.
-        this.catalogueVersion = -1
+        this.catalogue.invalidate()
         this.refresh()
       } else {
         // SQLite rolled the whole transaction back (disk full, I/O): the turn's other writes went with it.
@@ -250,7 +221,7 @@ export class Connection {
    */
   private startSnapshot (): void {
     const dataVersion = this.statement('PRAGMA data_version').pluck().get() as number
-    if (dataVersion !== this.dataVersion || this.catalogueVersion === -1) {
+    if (dataVersion !== this.dataVersion || this.catalogue.stale) {
       this.dataVersion = dataVersion
       this.refresh()
       this.changed()
@@ -297,7 +268,7 @@ export class Connection {
 
   /** What this connection read inside a transaction that did not commit may describe data that never existed. */
   private forgetCaches (): void {
-    this.catalogueVersion = -1
+    this.catalogue.invalidate()
     this.changed()
   }
 
@@ -391,7 +362,7 @@ export class Connection {
     } catch (error) {
       if (this.db.inTransaction) this.statement('ROLLBACK').run()
       // The cached catalogue may describe changes that were just rolled back.
-      this.catalogueVersion = -1
+      this.catalogue.invalidate()
       throw error
     } finally {
       this.transaction = 'none'
@@ -437,56 +408,21 @@ export class Connection {
 
   /** Called inside a transaction: reloads the catalogue when another connection (or this one) changed it. */
   refresh (): void {
-    const version = this.statement('SELECT version FROM _plinth_meta WHERE id = 1').pluck().get() as number
-    if (version !== this.catalogueVersion) this.load(version)
+    this.catalogue.refresh()
   }
 
   /** Records a catalogue change made in the current write transaction. */
   bumpVersion (): void {
-    this.statement('UPDATE _plinth_meta SET version = version + 1 WHERE id = 1').run()
-    this.refresh()
+    this.catalogue.bumpVersion()
   }
 
   /** The collection's table, created on first write as MongoDB creates collections implicitly. */
   ensureCollection (name: string): CollectionMeta {
-    const existing = this.catalogue.get(name)
-    if (existing !== undefined) return existing
-    this.db.exec(`CREATE TABLE IF NOT EXISTS ${quoteIdentifier(tableName(name))} (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, doc TEXT NOT NULL)`)
-    // A collection dropped and written again keeps its declared text index.
-    const text = this.textSpecs.get(name)
-    if (text !== undefined) createTextObjects(this.db, name, text)
-    this.bumpVersion()
-    return this.catalogue.get(name) as CollectionMeta
+    return this.catalogue.ensureCollection(name)
   }
 
   dropCollection (name: string): boolean {
-    if (this.catalogue.get(name) === undefined) return false
-    this.db.exec(`DROP TABLE IF EXISTS ${quoteIdentifier(tableName(name))}`)
-    if (this.textSpecs.has(name)) dropTextObjects(this.db, name)
-    this.statement('DELETE FROM _plinth_indexes WHERE collection = ?').run(name)
-    this.statement('DELETE FROM _plinth_paths WHERE collection = ?').run(name)
-    this.bumpVersion()
-    return true
-  }
-
-  private load (version: number): void {
-    const catalogue = new Map<string, CollectionMeta>()
-    const tables = this.statement("SELECT name FROM sqlite_schema WHERE type = 'table' AND substr(name, 1, 2) = 'c|'").pluck().all() as string[]
-    for (const table of tables) {
-      const name = collectionOfTable(table)
-      if (name !== null) catalogue.set(name, { name, table, indexes: [], multikey: new Map() })
-    }
-    const indexes = this.statement('SELECT collection, name, key, is_unique, sql_name FROM _plinth_indexes ORDER BY rowid').all() as Array<{ collection: string, name: string, key: string, is_unique: number, sql_name: string }>
-    for (const row of indexes) {
-      const key = JSON.parse(row.key) as IndexKey
-      catalogue.get(row.collection)?.indexes.push({ name: row.name, key, fields: Object.keys(key), unique: row.is_unique === 1, sqlName: row.sql_name })
-    }
-    const paths = this.statement('SELECT collection, path, multikey FROM _plinth_paths').all() as Array<{ collection: string, path: string, multikey: number }>
-    for (const row of paths) catalogue.get(row.collection)?.multikey.set(row.path, row.multikey === 1)
-    const texts = this.statement('SELECT collection, spec FROM _plinth_text').all() as Array<{ collection: string, spec: string }>
-    this.textSpecs = new Map(texts.map((row) => [row.collection, JSON.parse(row.spec) as TextIndexSpec]))
-    this.catalogue = catalogue
-    this.catalogueVersion = version
+    return this.catalogue.dropCollection(name)
   }
 
   /** Settles once the file's checkpointer thread has exited, when this was the file's last connection in the process. */

@@ -1,0 +1,131 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { cpSync, mkdtempSync, rmSync } from 'node:fs'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type autocannon from 'autocannon'
+import { buildApp } from '../app.js'
+import { loadConfig } from '../services/config.js'
+import { sharedPort } from '../services/platform/cluster.js'
+import { openSqliteStore } from '../services/store/sqlite/index.js'
+import { newId } from '../services/platform/ids.js'
+import { benchOwner } from './bench-app.js'
+import { ONLY, SLICES, WARMUP_SECONDS, DURATION, load, summary, type Measured, type Scenario } from './pairs.js'
+
+/**
+ * Issue 36's WORKERS row: get-by-id and create through the real server
+ * (`server.ts`, as `npm start` runs it) with WORKERS=1 and WORKERS=2, each on
+ * its own copy of one seeded DATA_DIR, their slices alternated, and the ratio.
+ * The creates acknowledged by the WORKERS=2 server are then counted in its
+ * store: none may be missing.
+ */
+const ROOT = new URL('..', import.meta.url).pathname
+const RECORDS = 100_000
+const CONNECTIONS = 50
+
+interface Seeded { dataDir: string, projectId: string, token: string, postId: string }
+
+async function seed (): Promise<Seeded> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'plinth-bench-workers-'))
+  const app = await buildApp(loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', GATEWAY_PORT: 'off', WORKERS: '1' }))
+  const { userId, orgId } = await benchOwner(app)
+  const project = await app.projects.create(orgId, userId, { name: 'Workers' })
+  await app.projects.setAuth(project.id, true)
+  const endUser = await app.projectAuth.auth.register(project.id, { email: 'end@example.com', password: 'bench password 1' })
+  const ownerRule = { requireAuth: true, owner: 'author' }
+  await app.collections.definitions.create(project.id, {
+    name: 'posts',
+    fields: [{ name: 'title', type: 'text', required: true }, { name: 'status', type: 'select', values: ['draft', 'review', 'published'] }, { name: 'author', type: 'text' }, { name: 'views', type: 'number' }],
+    indexes: [{ fields: ['author', 'status'] }],
+    methods: Object.fromEntries(['get', 'create'].map((method) => [method, { enabled: true, rule: ownerRule }]))
+  })
+  const posts = app.store.collection(`p_${project.id}_posts`)
+  const authors = [endUser.user.id, 'someone-else-1', 'someone-else-2', 'someone-else-3']
+  const now = new Date()
+  for (let batch = 0; batch < RECORDS / 1000; batch++) {
+    await posts.insertMany(Array.from({ length: 1000 }, (_, i) => ({
+      title: `post ${batch * 1000 + i}`, status: ['draft', 'review', 'published'][i % 3], author: authors[(batch * 1000 + i) % 4], views: i, createdAt: now, updatedAt: now, version: 1
+    })))
+  }
+  const own = await posts.findOne({ author: endUser.user.id })
+  await app.close()
+  return { dataDir, projectId: project.id, token: endUser.accessToken, postId: String(own?._id) }
+}
+
+interface Server { workers: number, child: ChildProcess, address: string, dataDir: string }
+
+/** `server.ts` with WORKERS=n on a copy of the seeded DATA_DIR; ready once every worker listens. */
+async function startServer (seeded: Seeded, workers: number): Promise<Server> {
+  const dataDir = `${seeded.dataDir}-w${workers}`
+  cpSync(seeded.dataDir, dataDir, { recursive: true })
+  const port = await sharedPort(0, '127.0.0.1')
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, WORKERS: String(workers), DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', GATEWAY_PORT: 'off' },
+    stdio: ['ignore', 'pipe', 'inherit']
+  })
+  let stdout = ''
+  child.stdout?.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
+  const address = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 120_000
+  // The primary logs "all workers listening" whatever LOG_LEVEL; one process has only /healthz to say it listens.
+  for (;;) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`WORKERS=${workers} did not start: ${stdout}`)
+    const up = workers > 1 ? stdout.includes('all workers listening') : await fetch(`${address}/healthz`).then((res) => res.ok, () => false)
+    if (up) return { workers, child, address, dataDir }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+async function stop (server: Server): Promise<void> {
+  const exited = once(server.child, 'exit')
+  server.child.kill('SIGTERM')
+  await exited
+}
+
+/** Both servers warm, then alternating slices: drift in the machine's speed touches both alike. */
+async function measureBoth (one: Server, two: Server, scenario: Scenario): Promise<[Measured, Measured, number]> {
+  await load(one.address, scenario, WARMUP_SECONDS)
+  const warmTwo = await load(two.address, scenario, WARMUP_SECONDS)
+  const slice = Math.max(1, Math.round(DURATION / SLICES))
+  const results: [autocannon.Result[], autocannon.Result[]] = [[], []]
+  for (let i = 0; i < SLICES; i++) {
+    results[0].push(await load(one.address, scenario, slice))
+    results[1].push(await load(two.address, scenario, slice))
+  }
+  const acknowledged = [warmTwo, ...results[1]].reduce((sum, result) => sum + result['2xx'], 0)
+  return [summary(`WORKERS=1 ${scenario.name}`, results[0]), summary(`WORKERS=2 ${scenario.name}`, results[1]), acknowledged]
+}
+
+const row = (m: Measured, extra: string): string =>
+  `${m.name.padEnd(46)} ${m.rps.toFixed(0).padStart(8)} req/s  p50 ${String(m.p50).padStart(4)} ms  p99 ${String(m.p99).padStart(4)} ms${extra}${m.errors > 0 ? `  (${m.errors} errors)` : ''}`
+
+const seeded = await seed()
+const scenarios: Scenario[] = [
+  { name: 'GET record by id (owner rule, 100k)', path: `/api/p/${seeded.projectId}/posts/${seeded.postId}`, headers: { authorization: `Bearer ${seeded.token}` }, connections: CONNECTIONS },
+  { name: 'POST create record', path: `/api/p/${seeded.projectId}/posts`, method: 'POST', headers: { authorization: `Bearer ${seeded.token}` }, body: JSON.stringify({ title: 'bench', status: 'draft', views: 1 }), connections: CONNECTIONS }
+]
+const one = await startServer(seeded, 1)
+const two = await startServer(seeded, 2)
+let acknowledgedCreates = 0
+try {
+  console.log(`WORKERS=1 vs WORKERS=2 (server.ts, ${CONNECTIONS} connections; ${availableParallelism()} cores, which the load generator shares with the servers)`)
+  for (const scenario of scenarios.filter((s) => ONLY.test(`WORKERS ${s.name}`))) {
+    const [w1, w2, acknowledged] = await measureBoth(one, two, scenario)
+    if (scenario.method === 'POST') acknowledgedCreates += acknowledged
+    console.log(row(w1, ''))
+    console.log(row(w2, `  ×${(w2.rps / w1.rps).toFixed(2)} of WORKERS=1`))
+  }
+} finally {
+  await stop(one)
+  await stop(two)
+}
+if (acknowledgedCreates > 0) {
+  // Counted after both workers drained: every create answered 201 is in the file; requests cut in flight at a slice's end may add up to 50 a slice.
+  const store = openSqliteStore({ file: join(two.dataDir, 'plinth.db'), newId })
+  const stored = await store.collection(`p_${seeded.projectId}_posts`).countDocuments({}) - RECORDS
+  await store.close()
+  console.log(`${'WORKERS=2 creates through both processes'.padEnd(46)} ${acknowledgedCreates} answered 201, ${stored} stored: ${stored >= acknowledgedCreates ? 'none lost' : `${acknowledgedCreates - stored} LOST`}` +
+    `  [bar: 20,000 creates, none lost: ${stored >= acknowledgedCreates && acknowledgedCreates >= 20_000 ? 'met' : 'MISSED'}]`)
+}
+for (const dir of [seeded.dataDir, one.dataDir, two.dataDir]) rmSync(dir, { recursive: true, force: true })
