@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import { commonErrors } from '../services/platform/errors.js'
+import { commonErrors, type AppError } from '../services/platform/errors.js'
 
 /**
  * The one reader of the Authorization header. Every credential kind arrives
@@ -56,19 +56,24 @@ export type CredentialKind = 'platformJwt' | 'pat' | 'projectJwt' | 'serviceToke
 /**
  * What a bearer token looks like, read from its form alone (a JWT's payload
  * is decoded, not verified): never trusted, only used to say, when a
- * credential is refused, that it is of another kind than the route takes.
+ * credential is refused, which refusal it gets.
  * Null when it looks like none of them.
  */
 export function claimedKind (token: string, prefixes: { pat: string, serviceToken: string }): CredentialKind | null {
-  if (token.startsWith(`${prefixes.pat}_`)) return 'pat'
-  if (token.startsWith(`${prefixes.serviceToken}_`)) return 'serviceToken'
+  return claimed(token, prefixes).kind
+}
+
+/** The kind a token looks like and, for a project JWT, the project its `pid` claim names: one read of its payload. */
+function claimed (token: string, prefixes: { pat: string, serviceToken: string }): { kind: CredentialKind | null, projectId?: unknown } {
+  if (token.startsWith(`${prefixes.pat}_`)) return { kind: 'pat' }
+  if (token.startsWith(`${prefixes.serviceToken}_`)) return { kind: 'serviceToken' }
   const parts = token.split('.')
-  if (parts.length !== 3) return null
+  if (parts.length !== 3) return { kind: null }
   try {
-    const type = (JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8')) as { type?: unknown }).type
-    return type === 'project' ? 'projectJwt' : type === 'platform' ? 'platformJwt' : null
+    const { type, pid } = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8')) as { type?: unknown, pid?: unknown }
+    return type === 'project' ? { kind: 'projectJwt', projectId: pid } : { kind: type === 'platform' ? 'platformJwt' : null }
   } catch {
-    return null
+    return { kind: null }
   }
 }
 
@@ -79,15 +84,38 @@ const KIND_NAMES: Record<CredentialKind, string> = {
   serviceToken: 'a project service token'
 }
 
-/** Where each kind of route gets the credential it takes, for a refusal to point there. */
-const WANTED = {
-  platform: 'a platform access token (POST /api/auth/login) or a personal access token (POST /api/auth/api-keys)',
-  projectUser: 'an end user\'s project token of this project (POST /api/p/:projectId/auth/login)'
-} as const
+const PLATFORM = 'a platform access token (POST /api/auth/login) or a personal access token (POST /api/auth/api-keys)'
+const PROJECT_USER = 'an end user\'s project token of this project (POST /api/p/:projectId/auth/login)'
 
-/** The refusal of a token of another kind than the route takes; null when it is of that kind, or of none. */
-export function wrongKindMessage (kind: CredentialKind | null, wanted: keyof typeof WANTED): string | null {
-  const fits = wanted === 'platform' ? kind === 'platformJwt' || kind === 'pat' : kind === 'projectJwt'
-  if (kind === null || fits) return null
-  return `${KIND_NAMES[kind]} was sent where ${WANTED[wanted]} is needed`.replace(/^a/, 'A')
+/**
+ * Where each kind of route gets the credential it takes, for a refusal to
+ * point there, and the kinds it takes as the contract's security schemes
+ * name them (plugins/route-auth.ts), for a client to pick another token by.
+ */
+const WANTED = {
+  platform: { says: PLATFORM, kinds: ['platformJwt', 'pat'], schemes: ['platformToken'] },
+  projectUser: { says: PROJECT_USER, kinds: ['projectJwt'], schemes: ['projectUserToken'] },
+  data: { says: `${PROJECT_USER}, ${PLATFORM}, or none`, kinds: ['projectJwt', 'platformJwt', 'pat'], schemes: ['projectUserToken', 'platformToken'] }
+} as const satisfies Record<string, { says: string, kinds: readonly CredentialKind[], schemes: readonly string[] }>
+
+export type TokenRoute = keyof typeof WANTED
+
+/**
+ * The refusal of a token that no refresh can make right on this route: one
+ * of another kind than the route takes, or an end user's token of another
+ * project than `projectId`. Read from the token's form alone: such a token
+ * fails verification anyway, so the claim only picks which refusal it gets
+ * (expiry, APP_INVALID_TOKEN, is worth a refresh; this is not). Null when the
+ * token is of a kind taken here, or looks like none.
+ */
+export function wrongToken (token: string, prefixes: { pat: string, serviceToken: string }, route: TokenRoute, projectId?: string): AppError | null {
+  const wanted = WANTED[route]
+  const { kind, projectId: claimedProject } = claimed(token, prefixes)
+  if (kind === null) return null
+  const schemes = [...wanted.schemes]
+  if (!(wanted.kinds as readonly CredentialKind[]).includes(kind)) {
+    return commonErrors.wrongTokenKind({ why: `${KIND_NAMES[kind]} was sent where ${wanted.says} is needed`.replace(/^a/, 'A'), schemes })
+  }
+  if (kind !== 'projectJwt' || projectId === undefined || typeof claimedProject !== 'string' || claimedProject === projectId) return null
+  return commonErrors.wrongTokenKind({ why: `A project (end-user) token of another project was sent where ${wanted.says} is needed`, schemes })
 }

@@ -9,7 +9,7 @@ import { buildIdentityServices, type Identity } from '../services/identity/index
 import { RATE_LIMITS_PRUNE_EVERY_MS, RATE_LIMITS_PRUNE_JOB } from '../services/platform/rate-limit.js'
 import { BoundedMap } from '../services/cache/bounded-map.js'
 import { authSchemas } from '../schemas/auth.js'
-import { claimedKind, requiredBearer, wrongKindMessage } from '../http/credentials.js'
+import { requiredBearer, wrongToken } from '../http/credentials.js'
 import { setCaller, type PlatformAuth } from '../http/caller.js'
 
 export type { Identity }
@@ -67,7 +67,7 @@ async function authPlugin (app: FastifyInstance): Promise<void> {
       claims = app.jwt.verify<PlatformClaims>(token)
     } catch {
       // A project JWT is signed with its project's key, so it fails here: say what it is rather than "invalid".
-      throw commonErrors.invalidToken({ why: wrongKindMessage(claimedKind(token, prefixes), 'platform') ?? 'Token is invalid or expired' })
+      throw wrongToken(token, prefixes, 'platform') ?? commonErrors.invalidToken({ why: 'Token is invalid or expired' })
     }
     if (claims.type !== 'platform' || typeof claims.sub !== 'string') throw commonErrors.invalidToken({ why: 'Token is not a platform token' })
     verifiedJwts.set(token, claims)

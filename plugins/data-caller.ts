@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { commonErrors } from '../services/platform/errors.js'
 import { platformDataCaller, type DataCaller } from '../services/collections/access.js'
-import { claimedKind, optionalBearer } from '../http/credentials.js'
+import { claimedKind, optionalBearer, wrongToken } from '../http/credentials.js'
 import { FileLinks } from '../services/collections/file-links.js'
 import { AccessCheck } from '../services/collections/access-check.js'
 import { systemClock } from '../services/platform/clock.js'
@@ -40,18 +40,18 @@ async function dataCallerPlugin (app: FastifyInstance): Promise<void> {
 
   const asAdmin = async (projectId: string, token: string): Promise<DataCaller> => await adminOf(projectId, await app.verifyPlatformToken(token))
 
-  const serviceTokenStart = `${config.identity.serviceTokenPrefix}_`
   const patStart = `${config.identity.patPrefix}_`
   const prefixes = { pat: config.identity.patPrefix, serviceToken: config.identity.serviceTokenPrefix }
   app.decorate('dataCaller', async (request: FastifyRequest): Promise<DataCaller> => {
     const { projectId } = request.params as { projectId: string }
     const token = optionalBearer(request, 'project JWT or platform credential')
     if (token === null) return { kind: 'anonymous' }
-    if (token.startsWith(serviceTokenStart)) throw commonErrors.invalidToken({ why: 'A service token only calls auth/verify; use a project JWT or a platform credential' })
     if (token.startsWith(patStart)) return await asAdmin(projectId, token)
     if (tokens.verify(projectId, token) === null) {
-      // Not this project's: a platform credential, or a project JWT that has expired or is another project's.
-      if (claimedKind(token, prefixes) === 'projectJwt') throw commonErrors.invalidToken({ why: 'This project token is not valid here: expired, tampered with, or of another project' })
+      // Not this project's: a platform credential, a service token, or a project JWT that has expired or is another project's.
+      const wrong = wrongToken(token, prefixes, 'data', projectId)
+      if (wrong !== null) throw wrong
+      if (claimedKind(token, prefixes) === 'projectJwt') throw commonErrors.invalidToken({ why: 'This project token is not valid: expired or tampered with' })
       return await asAdmin(projectId, token)
     }
     // Signed is not enough: the user must still exist, be enabled and hold the session the token was issued in.

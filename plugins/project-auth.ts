@@ -1,7 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { systemClock } from '../services/platform/clock.js'
-import { commonErrors } from '../services/platform/errors.js'
 import { projectErrors } from '../services/projects/errors.js'
 import { newId } from '../services/platform/ids.js'
 import { ProjectAuth } from '../services/projects/project-auth.js'
@@ -24,7 +23,7 @@ import { OauthProviders, sealedOauthClientSecrets } from '../services/projects/o
 import { OauthSignIn } from '../services/projects/oauth-sign-in.js'
 import { guardedFetch } from '../services/outbound/guarded-fetch.js'
 import { projectOauthSchemas } from '../schemas/project-oauth.js'
-import { claimedKind, requiredBearer, wrongKindMessage } from '../http/credentials.js'
+import { requiredBearer, wrongToken } from '../http/credentials.js'
 import { setCaller } from '../http/caller.js'
 
 export interface ProjectAuthServices {
@@ -164,11 +163,11 @@ async function projectAuthPlugin (app: FastifyInstance): Promise<void> {
   app.decorate('requireProjectUser', async (request: FastifyRequest) => {
     const { projectId } = request.params as { projectId: string }
     const token = requiredBearer(request, 'project JWT')
-    const wrongKind = wrongKindMessage(claimedKind(token, prefixes), 'projectUser')
-    if (wrongKind !== null) {
+    const wrong = wrongToken(token, prefixes, 'projectUser', projectId)
+    if (wrong !== null) {
       // The project's own refusals (404, auth off) come first, as they do for any token.
       await auth.requireAuthOn(projectId)
-      throw commonErrors.invalidToken({ why: wrongKind })
+      throw wrong
     }
     setCaller(request, 'endUser', await auth.endUser(projectId, token))
   })

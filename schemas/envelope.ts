@@ -27,7 +27,7 @@ export const ErrorDetails = Type.Object({
   count: Type.Optional(Type.Integer({ description: 'How many records stand in the way' })),
   ids: Type.Optional(Type.Array(Type.String(), { description: 'The ids in question: users who are not members, projects outside the organization' })),
   missing: Type.Optional(Type.Array(Type.Integer(), { description: 'Upload chunks not received yet' })),
-  allowed: Type.Optional(Type.Array(Type.String(), { description: 'What would have been accepted: media types' }))
+  allowed: Type.Optional(Type.Array(Type.String(), { description: 'What would have been accepted: media types, or the security schemes a route takes (APP_WRONG_TOKEN_KIND)' }))
 }, { $id: 'ErrorDetails', additionalProperties: false, description: 'Structured context of a failure; every member is optional' })
 
 export type ErrorDetailsT = Static<typeof ErrorDetails>
@@ -46,7 +46,7 @@ export const ErrorEnvelope = Type.Object({
  */
 export const ERROR_STATUSES: Record<number, { name: string, description: string }> = {
   400: { name: 'BadRequest', description: 'The request is invalid: a field breaks its schema (APP_VALIDATION_FAILED, `details.fields` lists each), the body is not JSON, or the service refuses a value' },
-  401: { name: 'Unauthorized', description: 'No credential, or one that is not valid for this route' },
+  401: { name: 'Unauthorized', description: 'No credential (APP_UNAUTHORIZED); one that is not valid: expired, revoked, its session ended (APP_INVALID_TOKEN: refresh once and retry); or a token of another kind than the route takes, or an end user\'s token of another project (APP_WRONG_TOKEN_KIND: a refresh does not help; `details.allowed` names the security schemes the route takes)' },
   402: { name: 'PaymentRequired', description: 'A spending budget has nothing left for now (APP_LLM_BUDGET_EXCEEDED); not worth retrying before it is raised or a new month starts' },
   403: { name: 'Forbidden', description: 'The caller may not do this; `details.permission` names a missing permission' },
   404: { name: 'NotFound', description: 'Not found, or not visible to the caller' },

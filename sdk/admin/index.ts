@@ -78,8 +78,7 @@ export class PlinthAdmin {
       fetch: options.fetch,
       retry: options.retry,
       token: async () => this.token ?? await this.session.token(),
-      renew: async (sent) => this.token === null ? await this.session.renew(sent) : null,
-      refusedRenewed: (token) => { this.session.refusedRenewed(token) }
+      renew: async (sent) => this.token === null ? await this.session.renew(sent) : null
     })
   }
 

@@ -52,7 +52,7 @@ export class PlinthClient<Collections extends CollectionMap = Record<string, Rec
     this.storage = options.storage ?? memoryStorage()
     this.storageKey = options.storageKey ?? `plinth.session.${options.projectId}`
     this.session = new SessionKeeper(trade, this.storage, this.storageKey, options.refreshMarginSeconds ?? 60)
-    this.http = createHttp({ ...options, token: async () => await this.session.token(), renew: async (sent) => await this.session.renew(sent), refusedRenewed: (token) => { this.session.refusedRenewed(token) } })
+    this.http = createHttp({ ...options, token: async () => await this.session.token(), renew: async (sent) => await this.session.renew(sent) })
   }
 
   readonly auth = {

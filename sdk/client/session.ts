@@ -29,8 +29,6 @@ export type RefreshTrade<User> = (refreshToken: string) => Promise<{ data?: { da
 export class SessionKeeper<User = ProjectUser> {
   private refreshing: Promise<Session<User> | null> | null = null
   private listeners = new Set<(session: Session<User> | null) => void>()
-  /** A token refused even fresh from a refresh: its 401s are about something else than its age, and renew nothing. */
-  private refusedFresh: string | null = null
 
   constructor (
     /** Sends the refresh request, with no bearer token: refresh authenticates by its body alone. */
@@ -80,31 +78,22 @@ export class SessionKeeper<User = ProjectUser> {
   }
 
   /**
-   * After the server refused `sent` (401): the token to try again with, or
-   * null. The access token may have ended before the time kept for it (a
+   * After the server refused `sent` as no longer valid (401
+   * APP_INVALID_TOKEN; a token of the wrong kind has its own code and never
+   * comes here): the token to try again with, or null. The access token may have ended before the time kept for it (a
    * computer's clock that is off, a laptop woken from sleep): unless another
    * call has refreshed since, this one refreshes. A refused refresh ends the
    * session and gives null.
    */
   async renew (sent: string): Promise<string | null> {
     const session = await this.current()
-    if (session === null || sent === this.refusedFresh) return null
+    if (session === null) return null
     if (session.accessToken !== sent) return session.accessToken
     try {
       return (await this.refresh())?.accessToken ?? null
     } catch {
       return null
     }
-  }
-
-  /**
-   * The token a renewal gave was refused as well: the server refuses it for
-   * another reason than its age (a token of the wrong kind for the route, an
-   * end-user token sent to another project), so later refusals of it refresh
-   * nothing. A token from a later refresh or login is renewed again as usual.
-   */
-  refusedRenewed (token: string): void {
-    this.refusedFresh = token
   }
 
   /** Trades the refresh token for a new session, once for every caller waiting on it. */

@@ -7,6 +7,8 @@ export type ErrorDetails = NonNullable<ErrorEnvelope['details']>
 export const SERVER_CODES = {
   /** A bearer token refused as such (expired, revoked): the SDK refreshes the session once and resends. */
   invalidToken: 'APP_INVALID_TOKEN',
+  /** A token of another kind than the route takes, or another project's: never refreshed; `details.allowed` names the security schemes the route takes. */
+  wrongTokenKind: 'APP_WRONG_TOKEN_KIND',
   /** A chunk of a resumable upload that another request is still sending: the SDK waits and tries again. */
   uploadChunkInFlight: 'APP_UPLOAD_CHUNK_IN_FLIGHT'
 } as const

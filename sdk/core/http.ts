@@ -81,7 +81,12 @@ export interface Http {
   baseUrl: string
 }
 
-/** Whether a 401 refused the bearer token itself (expired, revoked), not the password of a login, say. */
+/**
+ * Whether a 401 refused the bearer token for what a refresh may cure (it
+ * expired, was revoked): not the password of a login, say, nor a token of
+ * another kind than the route takes (APP_WRONG_TOKEN_KIND), which a refresh
+ * only replaces by another of the same kind.
+ */
 async function refusesToken (response: Response): Promise<boolean> {
   const body: unknown = await response.clone().json().catch(() => null)
   return typeof body === 'object' && body !== null && (body as { code?: unknown }).code === SERVER_CODES.invalidToken
@@ -90,22 +95,20 @@ async function refusesToken (response: Response): Promise<boolean> {
 export interface Credential {
   /** The bearer token to send, or null for none. */
   token?: () => Promise<string | null> | string | null
-  /** After a 401 to a call sent with `sent`: a token to send the call once more with, or null to report the 401. */
+  /** After a 401 APP_INVALID_TOKEN to a call sent with `sent`: a token to send the call once more with, or null to report the 401. */
   renew?: (sent: string) => Promise<string | null>
-  /** The token `renew` gave was refused as well: the refusal is not about the token's age (a token of the wrong kind for the route). */
-  refusedRenewed?: (token: string) => void
 }
 
 /**
  * The typed openapi-fetch client every SDK entry builds on, with retries and
- * a bearer token when `token` gives one. A call the server answers 401 is
- * sent once more when `renew` gives a fresh token (a session refreshed); if
- * that one is refused too, `refusedRenewed` hears of it, so that the same
- * refusal does not cost a refresh on every later call.
+ * a bearer token when `token` gives one. A call the server answers 401
+ * APP_INVALID_TOKEN is sent once more when `renew` gives another token (a
+ * session refreshed); any other refusal, a token of the wrong kind among
+ * them, is reported as it came, with nothing refreshed.
  */
 export function createHttp (options: HttpOptions & Credential): Http {
   const base = options.fetch ?? (async (request: Request) => await globalThis.fetch(request))
-  const { token, renew, refusedRenewed } = options
+  const { token, renew } = options
   const authorized = (send: (request: Request) => Promise<Response>) => async (request: Request): Promise<Response> => {
     let sent: string | null = null
     if (token !== undefined && !request.headers.has('authorization')) {
@@ -119,17 +122,11 @@ export function createHttp (options: HttpOptions & Credential): Http {
       const response = await send(request)
       if (response.status !== 401 || request.signal.aborted || !await refusesToken(response)) return response
       const renewed = await renew(sent)
-      if (renewed === null) return response
-      // A refresh within the same second can issue the very token just refused: it is refused fresh, so remembered.
-      if (renewed === sent) {
-        refusedRenewed?.(renewed)
-        return response
-      }
+      // A refresh within the same second can issue the very token just refused: sending it again would change nothing.
+      if (renewed === null || renewed === sent) return response
       await response.body?.cancel()
       again.headers.set('authorization', `Bearer ${renewed}`)
-      const retried = await send(again)
-      if (retried.status === 401 && await refusesToken(retried)) refusedRenewed?.(renewed)
-      return retried
+      return await send(again)
     } catch (error) {
       if (error instanceof PlinthError || request.signal.aborted) throw error
       const reason = error instanceof Error ? error.message : String(error)

@@ -10766,7 +10766,7 @@ export interface components {
             ids?: string[];
             /** @description Upload chunks not received yet */
             missing?: number[];
-            /** @description What would have been accepted: media types */
+            /** @description What would have been accepted: media types, or the security schemes a route takes (APP_WRONG_TOKEN_KIND) */
             allowed?: string[];
         };
         ErrorEnvelope: {
@@ -12993,7 +12993,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description No credential, or one that is not valid for this route */
+        /** @description No credential (APP_UNAUTHORIZED); one that is not valid: expired, revoked, its session ended (APP_INVALID_TOKEN: refresh once and retry); or a token of another kind than the route takes, or an end user's token of another project (APP_WRONG_TOKEN_KIND: a refresh does not help; `details.allowed` names the security schemes the route takes) */
         Unauthorized: {
             headers: {
                 [name: string]: unknown;

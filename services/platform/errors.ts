@@ -130,7 +130,15 @@ export const commonErrors = errorCatalogue('common', {
     code: 'APP_INVALID_TOKEN',
     status: 401,
     message: ({ why }: { why: string }) => why,
-    description: 'the credential is not valid here: expired, revoked, tampered with, of another kind, or its session has ended'
+    description: 'the credential is not valid: expired, revoked or tampered with, its session has ended, or its user is gone or disabled; a client holding a session refreshes it once and sends the call again'
+  },
+  // Its own code so that a client tells it from expiry without a round trip: a refresh gives a token of the same kind.
+  wrongTokenKind: {
+    code: 'APP_WRONG_TOKEN_KIND',
+    status: 401,
+    message: ({ why }: { why: string, schemes: string[] }) => why,
+    details: ({ schemes }: { schemes: string[] }) => ({ allowed: schemes }),
+    description: 'a token of another kind than the route takes (a platform token on an end user\'s route, a project token on a platform route, a service token anywhere but `verify`), or an end user\'s token of another project; `details.allowed` names the security schemes the route takes; a refresh does not help'
   },
   // A browser's preflight from an origin neither the platform (CORS_ORIGINS) nor the project allows; any /api route may meet it.
   corsOriginRefused: {

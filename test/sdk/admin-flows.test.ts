@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { AddressInfo } from 'node:net'
 import { buildTestApp } from '../helper.js'
-import { createAdmin, memoryStorage, PlinthError, unwrap } from '../../sdk/admin/index.js'
+import { createAdmin, memoryStorage, PlinthError } from '../../sdk/admin/index.js'
 import { createClient } from '../../sdk/client/index.js'
 
 t.test('each family\'s main flow through the admin SDK', async (t) => {
@@ -132,40 +132,4 @@ t.test('a project\'s end users through the admin SDK: iterated across pages, fil
   t.match(gone, { name: 'PlinthError', status: 404, code: 'APP_USER_NOT_FOUND' })
   const stale = await admin.endUsers.list(project.id, { limit: 2, email: 'ann', cursor: first.nextCursor ?? '' }).catch((error: unknown) => error)
   t.match(stale, { name: 'PlinthError', status: 400, code: 'APP_INVALID_CURSOR' }, 'a cursor of another filter is refused')
-})
-
-t.test('a token of the wrong kind refused with 401: at most one refresh, never one per call', async (t) => {
-  const app = await buildTestApp(t)
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
-  const refreshes: number[] = []
-  const counting = async (request: Request): Promise<Response> => {
-    const response = await fetch(request)
-    if (new URL(request.url).pathname === '/api/auth/refresh') refreshes.push(response.status)
-    return response
-  }
-  const storage = memoryStorage()
-  const admin = createAdmin({ baseUrl, fetch: counting, storage, storageKey: 'kept' })
-  await admin.auth.register({ email: 'ada@example.com', password: 'correct horse battery', name: 'Ada' })
-  await admin.auth.login({ email: 'ada@example.com', password: 'correct horse battery' })
-  const org = await admin.organizations.create({ name: 'Engines' })
-  const project = await admin.projects.create({ orgId: org.id, name: 'Shop' })
-  await admin.projects.setAuth(project.id, true)
-
-  // An end user's route takes a project token only: the platform session's token is of the wrong kind, however fresh.
-  const endUserMe = async () => await unwrap(admin.api.GET('/api/p/{projectId}/auth/me', { params: { path: { projectId: project.id } } })).catch((error: unknown) => error)
-  for (let i = 0; i < 3; i++) t.match(await endUserMe(), { name: 'PlinthError', status: 401, code: 'APP_INVALID_TOKEN', message: /platform access token was sent where/ }, `call ${i + 1} refused`)
-  const parallel = await Promise.all(Array.from({ length: 5 }, endUserMe))
-  t.ok(parallel.every((error) => error instanceof PlinthError && error.status === 401), 'five at once refused')
-  t.ok(refreshes.length <= 1, `refreshed ${refreshes.length} time(s) for eight refusals`)
-  t.ok(await admin.auth.session(), 'the session is kept')
-  t.equal((await admin.auth.me()).email, 'ada@example.com', 'and works where its kind is taken')
-
-  // A token that really ended is still renewed once (the refusal is not remembered past the token refused).
-  const session = await admin.auth.session()
-  const expired = app.jwt.sign({ sub: session?.user.id, sid: 'any', type: 'platform', iat: Math.floor(Date.now() / 1000) - 3600 })
-  const before = refreshes.length
-  storage.set('kept', JSON.stringify({ ...session, accessToken: expired }))
-  t.same((await admin.organizations.list()).map((o) => o.id), [org.id], 'an expired token is refreshed and the call resent')
-  t.equal(refreshes.length, before + 1, 'with one refresh')
 })

@@ -132,21 +132,43 @@ t.test('token kinds never pass for one another', async (t) => {
   t.equal((await call(app, 'GET', '/api/projects', bearer(annA.accessToken))).status, 401)
   t.equal((await call(app, 'GET', '/api/auth/me', bearer(a.service))).status, 401, 'nor is a service token')
 
-  // Each refusal says what was sent and what the route takes.
-  const said: Array<[string, string, string, RegExp]> = [
-    ['a project JWT on a platform route', '/api/projects', annA.accessToken, /^A project \(end-user\) token was sent where a platform access token .* or a personal access token .* is needed$/],
-    ['a service token on a platform route', '/api/auth/me', a.service, /^A project service token was sent where a platform access token/],
-    ['a platform JWT on an end-user route', `${a.base}/me`, owner.token, /^A platform access token was sent where an end user's project token of this project .* is needed$/],
-    ['a PAT on an end-user route', `${a.base}/me`, pat, /^A personal access token was sent where an end user's project token/],
-    ['another project\'s JWT on the data API', `/api/p/${b.id}/_users`, annA.accessToken, /^This project token is not valid here/]
+  // Each refusal of a token no refresh can cure has its own code, says what was sent and what the route takes, and
+  // names the route's security schemes.
+  const platformOnly = ['platformToken']
+  const endUserOnly = ['projectUserToken']
+  const dataKinds = ['projectUserToken', 'platformToken']
+  const said: Array<[string, string, string, RegExp, string[]]> = [
+    ['a project JWT on a platform route', '/api/projects', annA.accessToken, /^A project \(end-user\) token was sent where a platform access token .* or a personal access token .* is needed$/, platformOnly],
+    ['a service token on a platform route', '/api/auth/me', a.service, /^A project service token was sent where a platform access token/, platformOnly],
+    ['a platform JWT on an end-user route', `${a.base}/me`, owner.token, /^A platform access token was sent where an end user's project token of this project .* is needed$/, endUserOnly],
+    ['a PAT on an end-user route', `${a.base}/me`, pat, /^A personal access token was sent where an end user's project token/, endUserOnly],
+    ['a service token on an end-user route', `${a.base}/me`, a.service, /^A project service token was sent where an end user's project token/, endUserOnly],
+    ['another project\'s JWT on an end-user route', `${b.base}/me`, annA.accessToken, /^A project \(end-user\) token of another project was sent where an end user's project token of this project/, endUserOnly],
+    ['another project\'s JWT on the data API', `/api/p/${b.id}/_users`, annA.accessToken, /^A project \(end-user\) token of another project was sent where .* or none is needed$/, dataKinds],
+    ['a service token on the data API', `/api/p/${a.id}/_users`, a.service, /^A project service token was sent where an end user's project token of this project .* a platform access token/, dataKinds]
   ]
-  for (const [name, url, token, message] of said) {
+  for (const [name, url, token, message, allowed] of said) {
     const res = await call(app, 'GET', url, bearer(token))
-    t.same([res.status, res.body.code], [401, 'APP_INVALID_TOKEN'], name)
+    t.same([res.status, res.body.code, res.body.details], [401, 'APP_WRONG_TOKEN_KIND', { allowed }], name)
     t.match(res.body.message, message, `${name}: says so`)
   }
+
+  // A token of the right kind that fails its checks is just invalid: expired (worth a refresh), tampered with, moved.
   const expired = forge({ sub: owner.id, sid: 'x', type: 'platform', exp: 1 })
-  t.equal((await call(app, 'GET', '/api/projects', bearer(expired))).body.message, 'Token is invalid or expired', 'a platform token that fails its checks is just invalid')
+  const expiredPlatform = await call(app, 'GET', '/api/projects', bearer(expired))
+  t.same([expiredPlatform.status, expiredPlatform.body.code, expiredPlatform.body.message], [401, 'APP_INVALID_TOKEN', 'Token is invalid or expired'], 'a platform token that fails its checks is just invalid')
+  const now = Math.floor(Date.now() / 1000)
+  const invalid: Array<[string, string, string]> = [
+    ['an expired project JWT of this project', `${a.base}/me`, forge({ ...claims, iat: now - 7200, exp: now - 3600 }, app.deriveSecretKey(`jwt:project:${a.id}`))],
+    ['the same on the data API', `/api/p/${a.id}/_users`, forge({ ...claims, iat: now - 7200, exp: now - 3600 }, app.deriveSecretKey(`jwt:project:${a.id}`))],
+    ['A\'s token with its claims moved to B, on B', `${b.base}/me`, retargeted],
+    ['the same on B\'s data API', `/api/p/${b.id}/_users`, retargeted],
+    ['a tampered platform JWT', '/api/projects', `${owner.token}x`]
+  ]
+  for (const [name, url, token] of invalid) {
+    const res = await call(app, 'GET', url, bearer(token))
+    t.same([res.status, res.body.code], [401, 'APP_INVALID_TOKEN'], name)
+  }
 
   const scoped = (await call(app, 'POST', '/api/auth/api-keys', owner.auth, { name: 'reader', scopes: ['git.read', 'dns.read'] })).body.data.token as string
   const narrowed = await call(app, 'GET', `/api/projects/${a.id}`, bearer(scoped))
