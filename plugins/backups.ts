@@ -24,6 +24,7 @@ async function backupsPlugin (app: FastifyInstance): Promise<void> {
   const backups = await buildBackups({
     store: app.store,
     clock: systemClock,
+    storeClock: app.storeClock,
     newId,
     cursors: new Cursors(app.deriveSecretKey('backups:cursor')),
     config: config.backup,
@@ -31,7 +32,7 @@ async function backupsPlugin (app: FastifyInstance): Promise<void> {
     enqueue: async (type, payload) => await app.jobs.enqueue(type, payload)
   })
   app.decorate('backups', backups)
-  app.registerJobHandler(BACKUP_JOB, async (payload) => await backups.run(String(payload.backupId)), { lane: 'long' })
+  app.registerJobHandler(BACKUP_JOB, async (payload, { signal }) => await backups.run(String(payload.backupId), signal), { lane: 'long' })
   app.registerJobHandler(BACKUP_SCHEDULED_JOB, async () => await backups.runScheduled(), { lane: 'long' })
   const every = config.backup.schedule
   app.addHook('onReady', async () => {

@@ -22,6 +22,7 @@ const PURGE_JOB = 'project.purge'
 async function projectsPlugin (app: FastifyInstance): Promise<void> {
   const projects = new Projects(app.store, {
     clock: systemClock,
+    storeClock: app.storeClock,
     schedulePurge: async (projectId) => { await app.jobs.enqueue(PURGE_JOB, { projectId }, { delayMs: PURGE_SAFETY_DELAY_MS }) }
   })
   for (const schema of projectSchemas) app.addSchema(schema)

@@ -119,7 +119,7 @@ async function addFile (tar: TarWriter, path: string, absolute: string, files: M
  * manifest with each file's size and SHA-256. The archive appears under its
  * name only once whole. Keys stay out unless `includeKeys`.
  */
-export async function writeBackup (sources: BackupSources, file: string, options: { includeKeys?: boolean, now?: Date } = {}): Promise<BackupManifest> {
+export async function writeBackup (sources: BackupSources, file: string, options: { includeKeys?: boolean, now?: Date, signal?: AbortSignal } = {}): Promise<BackupManifest> {
   const target = resolve(file)
   const partial = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.partial`)
   const snapshot = `${partial}.db`
@@ -138,6 +138,7 @@ export async function writeBackup (sources: BackupSources, file: string, options
   const gzip = createGzip()
   const written = pipeline(gzip, createWriteStream(partial, { mode: 0o600, flags: 'wx' }))
   try {
+    options.signal?.throwIfAborted()
     if (sources.engine === 'sqlite') snapshotStore(sources.dataDir, snapshot)
     const tar = new TarWriter(gzip)
     const skip = (absolute: string, name: string): boolean => {
@@ -149,10 +150,12 @@ export async function writeBackup (sources: BackupSources, file: string, options
       await tar.directory(root.name, 0o700, Date.now())
       if (root.name === 'data' && sources.engine === 'sqlite') await addFile(tar, `data/${STORE_FILE}`, snapshot, manifest.files)
       for await (const entry of walk(root.dir, root.name, skip)) {
+        options.signal?.throwIfAborted()
         if (entry.kind === 'directory') await tar.directory(entry.path, 0o700, Date.now())
         else await addFile(tar, entry.path, entry.absolute, manifest.files)
       }
     }
+    options.signal?.throwIfAborted()
     const body = Buffer.from(JSON.stringify(manifest, null, 2))
     await tar.file(MANIFEST_PATH, body.length, 0o600, Date.now(), [body])
     await tar.end()

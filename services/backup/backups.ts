@@ -6,6 +6,8 @@ import { pipeline } from 'node:stream/promises'
 import type { Readable } from 'node:stream'
 import { cursorScope, orderRange, type Cursors, type SortPlan } from '../collections/query.js'
 import type { Clock } from '../platform/clock.js'
+import { holdLease, leaseUntil } from '../platform/lease.js'
+import { DeferJobError } from '../jobs/queue.js'
 import { AppError } from '../platform/errors.js'
 import type { IdGenerator } from '../platform/ids.js'
 import { isoString, isoStringOrNull } from '../platform/iso-dates.js'
@@ -33,11 +35,15 @@ type BackupRecord = WithId<{
   upload: { status: 'uploaded' | 'failed', key: string, error: string | null } | null
   /** While queued or running: renewed by the run as it works; once past, the run is taken for dead (absent on records from before leases). */
   leaseUntil?: Date | null
+  /** The run holding the lease: its renewals and outcome are fenced on it, so a run that lost the backup cannot write over its successor's. */
+  runId?: string
 }>
 
 export interface BackupsDeps {
   store: Store
   clock: Clock
+  /** The Store's time, which the leases are read in, so every process judges a lapse alike. */
+  storeClock: Clock
   newId: IdGenerator
   cursors: Cursors
   /** What is backed up; BACKUP_DIR among `exclude`. */
@@ -129,32 +135,46 @@ export class Backups {
     await rm(this.file(id), { force: true })
   }
 
-  /** The job: writes, verifies and, when configured, uploads the archive, or records why not. */
-  async run (id: string): Promise<{ status: BackupStatusT }> {
-    const record = await this.records.findOneAndUpdate({ _id: id, status: { $in: ['queued', 'running'] } }, { $set: { status: 'running', startedAt: this.deps.clock.now(), leaseUntil: this.leaseEnd() } }, { returnDocument: 'after' })
-    if (record === null) return { status: 'failed' }
+  /**
+   * The job: writes, verifies and, when configured, uploads the archive, or
+   * records why not. A running backup is taken over only once its lease has
+   * run out (its run died); while it holds, the job waits for it. `signal`
+   * is the job's lease: lost (the job now another worker's), the run stops
+   * writing and marks the backup failed, as it does when its own lease is
+   * no longer its.
+   */
+  async run (id: string, jobSignal?: AbortSignal): Promise<{ status: BackupStatusT }> {
+    const runId = this.deps.newId()
+    const takeable = { _id: id, $or: [{ status: 'queued' }, { status: 'running', leaseUntil: { $lt: this.deps.storeClock.now() } }, { status: 'running', leaseUntil: { $exists: false } }] }
+    const record = await this.records.findOneAndUpdate(takeable, { $set: { status: 'running', startedAt: this.deps.clock.now(), leaseUntil: this.leaseEnd(), runId } }, { returnDocument: 'after' })
+    if (record === null) {
+      const held = await this.records.findOne({ _id: id, status: 'running' })
+      if (held?.leaseUntil != null) throw new DeferJobError(`Backup ${id} is being written by another run`, Math.max(0, held.leaseUntil.getTime() - this.deps.storeClock.nowMs()) + 1)
+      return { status: 'failed' }
+    }
     const file = this.file(id)
+    const mine = { _id: id, status: 'running', runId }
     let changes: Partial<BackupRecord>
-    const renewal = setInterval(() => {
-      void this.records.updateOne({ _id: id, status: 'running' }, { $set: { leaseUntil: this.leaseEnd() } }).catch(() => {})
-    }, BACKUP_LEASE_MS / 4)
-    renewal.unref()
+    const lease = holdLease(async () => (await this.records.updateOne(mine, { $set: { leaseUntil: this.leaseEnd() } })).matchedCount === 1, BACKUP_LEASE_MS / 4, () => new Error('Abandoned: the backup was taken from this run'))
+    const signal = jobSignal === undefined ? lease.signal : AbortSignal.any([jobSignal, lease.signal])
     try {
       await mkdir(this.deps.dir, { recursive: true, mode: 0o700 })
       // A run cut short by a crash may have left the archive whole: written again, from a new snapshot.
       await rm(file, { force: true })
-      await writeBackup(this.deps.sources, file, { now: record.createdAt })
+      await writeBackup(this.deps.sources, file, { now: record.createdAt, signal })
+      signal.throwIfAborted()
       const manifest = await verifyBackup(this.deps.sources, file)
       const size = (await stat(file)).size
       const sha256 = await sha256Of(file)
       changes = { status: 'ready', size, sha256, files: manifest.files.length, upload: await this.upload(file, id, size, sha256) }
     } catch (error) {
       await rm(file, { force: true })
-      changes = { status: 'failed', error: error instanceof AppError ? error.message : `The backup failed: ${(error as Error).message}` }
+      const why = signal.aborted ? 'Abandoned: the job running it lost its lease (another worker took it over), so it stopped writing' : (error as Error).message
+      changes = { status: 'failed', error: error instanceof AppError ? error.message : signal.aborted ? why : `The backup failed: ${why}` }
     } finally {
-      clearInterval(renewal)
+      lease.stop()
     }
-    const { matchedCount } = await this.records.updateOne({ _id: id, status: 'running' }, { $set: { ...changes, finishedAt: this.deps.clock.now(), leaseUntil: null } })
+    const { matchedCount } = await this.records.updateOne(mine, { $set: { ...changes, finishedAt: this.deps.clock.now(), leaseUntil: null } })
     // Deleted while it ran: nothing may keep its archive.
     if (matchedCount === 0) await rm(file, { force: true })
     return { status: changes.status as BackupStatusT }
@@ -186,7 +206,7 @@ export class Backups {
     const stale = {
       origin: 'schedule',
       status: { $in: ['queued', 'running'] },
-      $or: [{ leaseUntil: { $lt: this.deps.clock.now() } }, { leaseUntil: { $exists: false } }]
+      $or: [{ leaseUntil: { $lt: this.deps.storeClock.now() } }, { leaseUntil: { $exists: false } }]
     }
     let failed = 0
     for (const { _id } of await this.records.find(stale, { projection: { _id: 1 } }).toArray()) {
@@ -233,7 +253,7 @@ export class Backups {
   }
 
   private leaseEnd (): Date {
-    return new Date(this.deps.clock.now().getTime() + BACKUP_LEASE_MS)
+    return leaseUntil(this.deps.storeClock, BACKUP_LEASE_MS)
   }
 
   private async find (id: string): Promise<BackupRecord> {

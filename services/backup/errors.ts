@@ -58,6 +58,12 @@ export const projectArchiveErrors = errorCatalogue('projectArchive', {
     details: ({ limit }) => ({ limit }),
     description: 'the archive\'s entries together unpack to more than `details.limit` bytes (many entries each under the per-entry limit); nothing was written'
   },
+  importAbandoned: {
+    code: 'APP_PROJECT_IMPORT_ABANDONED',
+    status: 503,
+    message: 'The import stalled past its lease and the sweep of abandoned imports removed its project; nothing was kept. Import the archive again',
+    description: 'the import could not renew its lease in time (the server stalled or lost the store for minutes) and stopped; nothing was written'
+  },
   archiveTooLarge: {
     code: 'APP_PROJECT_ARCHIVE_TOO_LARGE',
     status: 413,

@@ -14,6 +14,8 @@ export { BACKUP_JOB, BACKUP_SCHEDULED_JOB } from './backups.js'
 export interface BackupPorts {
   store: Store
   clock: Clock
+  /** The Store's time, for the backups' leases. */
+  storeClock: Clock
   newId: IdGenerator
   cursors: Cursors
   config: BackupConfig
@@ -32,6 +34,7 @@ export async function buildBackups (ports: BackupPorts): Promise<Backups> {
   const backups = new Backups({
     store: ports.store,
     clock: ports.clock,
+    storeClock: ports.storeClock,
     newId: ports.newId,
     cursors: ports.cursors,
     sources: { ...ports.sources, exclude: [config.dir] },

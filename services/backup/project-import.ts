@@ -7,6 +7,7 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { createGunzip } from 'node:zlib'
 import { AppError, commonErrors } from '../platform/errors.js'
+import { holdLease } from '../platform/lease.js'
 import type { Document } from '../store/types.js'
 import { IMPORT_LEASE_MS, type Projects, type Project } from '../projects/projects.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from '../projects/naming.js'
@@ -40,7 +41,7 @@ type Visit = (entry: TarEntry, kind: EntryKind, body: AsyncIterable<Buffer>) => 
 /** What an archive may unpack to: PROJECT_IMPORT_MAX_ENTRY_BYTES for one entry, PROJECT_IMPORT_MAX_UNPACKED_BYTES for all. */
 export interface UnpackLimits { maxEntryBytes: number, maxUnpackedBytes: number }
 
-async function readEntries (file: string, limits: UnpackLimits, visit: Visit): Promise<{ manifest: ProjectManifest | null, found: Map<string, ManifestEntry> }> {
+async function readEntries (file: string, limits: UnpackLimits, visit: Visit, signal?: AbortSignal): Promise<{ manifest: ProjectManifest | null, found: Map<string, ManifestEntry> }> {
   const archive = await open(file, 'r')
   const raw = archive.createReadStream()
   const source = raw.pipe(createGunzip())
@@ -51,6 +52,7 @@ async function readEntries (file: string, limits: UnpackLimits, visit: Visit): P
   let unpacked = 0
   try {
     for await (const entry of readTar(source)) {
+      signal?.throwIfAborted()
       if (manifest !== null) throw invalidArchive(`${entry.path} comes after the manifest`)
       if (entry.type !== 'file') throw invalidArchive(`it holds ${JSON.stringify(entry.path)} as a folder, where a project export writes only files`)
       const kind = classifyEntry(entry.path)
@@ -68,6 +70,7 @@ async function readEntries (file: string, limits: UnpackLimits, visit: Visit): P
       const hash = createHash('sha256')
       const hashed = async function * (): AsyncGenerator<Buffer> {
         for await (const part of entry.body) {
+          signal?.throwIfAborted()
           hash.update(part)
           yield part
         }
@@ -162,6 +165,8 @@ function naming (path: string, error: unknown): unknown {
 export interface ImportDeps extends ProjectArchivePorts {
   projects: Projects
   limits: UnpackLimits
+  /** How often the import renews its lease: a quarter of IMPORT_LEASE_MS; tests shorten it. */
+  renewEveryMs?: number
 }
 
 /**
@@ -180,8 +185,9 @@ export async function importProject (deps: ImportDeps, orgId: string, userId: st
   const work = await mkdtemp(join(tmpdir(), 'plinth-import-'))
   let revealed = false
   // The lease tells the sweep this import is alive; a process that dies stops renewing it, and the sweep removes what it wrote.
-  const renewal = setInterval(() => { void deps.projects.renewImport(project.id).catch(() => {}) }, IMPORT_LEASE_MS / 4)
-  renewal.unref()
+  // One that stalled past it (its project swept) stops at its next write instead of writing on for a project that is gone.
+  const lease = holdLease(async () => await deps.projects.renewImport(project.id), deps.renewEveryMs ?? IMPORT_LEASE_MS / 4, () => projectArchiveErrors.importAbandoned())
+  const { signal } = lease
   try {
     const expected = new Map(checked.manifest.entries.map((entry) => [entry.path, entry]))
     await createDefinitions(deps, project.id, checked)
@@ -192,23 +198,26 @@ export async function importProject (deps: ImportDeps, orgId: string, userId: st
         else if (kind.kind === 'bundle') await fetchBundle(deps, project, checked.repositories.get(kind.slug) as RepositoryEntry, body, work, userId)
         else if (kind.kind === 'appSource') await pipeline(Readable.from(body), createWriteStream(join(work, `${kind.name}.source`), { mode: 0o600 }))
       } catch (error) {
-        throw naming(entry.path, error)
+        throw signal.aborted ? signal.reason : naming(entry.path, error)
       }
-    })
+    }, signal)
     // Read a second time, the archive must still be the one checked.
     for (const [path, entry] of found) {
       const wanted = expected.get(path)
       if (wanted === undefined || wanted.sha256 !== entry.sha256) throw invalidArchive(`${path} changed while it was imported`)
     }
     for (const repository of checked.repositories.values()) {
+      signal.throwIfAborted()
       if (await deps.repositories.find(project.id, repository.slug) === null) await createRepository(deps, project.id, repository, userId)
     }
     const apps = []
     for (const entry of checked.apps.values()) {
+      signal.throwIfAborted()
       const path = `hosting/${entry.name}.json`
       apps.push(...await importApps(deps.hosting, deps.repositories, project.id, [entry], (name) => entry.live?.type === 'upload' ? join(work, `${name}.source`) : null)
         .catch((error: unknown) => { throw naming(path, error) }))
     }
+    signal.throwIfAborted()
     const settled = await deps.projects.update(project.id, { allowedOrigins: checked.project.allowedOrigins }).catch((error: unknown) => { throw naming('project.json', error) })
     const final = checked.project.authEnabled === settled.authEnabled ? settled : await deps.projects.setAuth(project.id, checked.project.authEnabled)
     await deps.projects.finishImport(project.id)
@@ -216,11 +225,12 @@ export async function importProject (deps: ImportDeps, orgId: string, userId: st
     const deployFailures = await deployImportedApps(deps.hosting, apps, userId)
     return { project: final, manifest: checked.manifest, deployFailures }
   } catch (error) {
-    // Once revealed the project is its users': whatever fails after that never takes it away.
-    if (!revealed) await deps.projects.delete(project.id).catch(() => {})
+    // Once revealed the project is its users': whatever fails after that never takes it away. One the sweep
+    // took already is purged again, for what this import wrote after the sweep's own purge.
+    if (!revealed) await deps.projects.delete(project.id).catch(async () => { await deps.projects.purge(project.id) }).catch(() => {})
     throw error
   } finally {
-    clearInterval(renewal)
+    lease.stop()
     await rm(work, { recursive: true, force: true })
   }
 }

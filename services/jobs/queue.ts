@@ -2,8 +2,9 @@ import { commonErrors } from '../platform/errors.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { IdGenerator } from '../platform/ids.js'
 import type { Filter, IndexKey, Store, StoreCollection } from '../store/types.js'
-import { retryUpsertRace } from '../platform/upsert-race.js'
-import { checkTrigger, nextFire } from '../auxiliary/schedule-times.js'
+import { isRecurring, nextCronRun, scheduleRecurring, unscheduleRecurring, type CronSchedule } from './queue-schedule.js'
+
+export type { CronSchedule }
 
 /**
  * The durable job queue. Jobs live in the Store, so any API node
@@ -45,9 +46,6 @@ export type Job = {
   /** The batch claim (see `claimMany`) that last took the job: how its claimer finds what its one write took. */
   claimBatch?: string
 }
-
-/** A cron expression (5 fields, or 6 with seconds first) read in an IANA timezone, as the project schedules take it. */
-export type CronSchedule = { expression: string, timezone: string }
 
 export interface EnqueueOptions {
   runAt?: Date
@@ -103,8 +101,6 @@ const MAX_ERROR_LENGTH = 2_000
 const FINISHED: JobStatus[] = ['succeeded', 'failed', 'dead']
 /** The job type of the queue's own recurring prune, run by every worker that registers it. */
 export const JOBS_PRUNE_JOB = 'jobs.prune'
-// Sorts before every generated id (digits and lower-case letters), so a backlog never holds a schedule back.
-const RECURRING_ID_PREFIX = '-every:'
 const KEYED_ID_PREFIX = '-key:'
 /**
  * A claim is two queries, `status` = …, `type` $in …, sorted by `_id`, with a
@@ -153,16 +149,6 @@ function assertJobType (type: unknown): asserts type is string {
 }
 
 const later = (now: Date, ms: number): Date => new Date(now.getTime() + ms)
-
-/** Recurring: run again after each run, by interval or by cron expression. */
-function isRecurring (job: Job): boolean {
-  return job.everyMs !== undefined || job.cron !== undefined
-}
-
-// An expression with no date left (checked when scheduled, so only a calendar running out) parks the job a year ahead rather than at once.
-function nextCronRun (cron: CronSchedule, now: Date): Date {
-  return nextFire({ kind: 'cron', ...cron }, now, now) ?? new Date(now.getTime() + 366 * 86_400_000)
-}
 
 /** A job as it is first written, queued and untried. */
 function newJob (type: string, payload: JobPayload, maxAttempts: number, runAt: Date, now: Date): Omit<Job, '_id'> {
@@ -300,46 +286,16 @@ export class JobQueue {
     return await this.jobs.findOne({ _id: id })
   }
 
-  /**
-   * Makes `type` a recurring job: one job for the whole deployment, due at
-   * once when new and then `every` ms after each run (or, given a cron
-   * expression, at its next fire time), whether it succeeded or used up its
-   * attempts. Every node may call this at every start: the job is keyed by
-   * its type, and a changed interval applies from the next run; a cron
-   * schedule also pulls a later next run in to its own next fire time, so
-   * moving from `365d` to a daily cron does not wait a year.
-   */
+  /** A recurring job, by interval or cron expression: see `scheduleRecurring` (queue-schedule.ts). */
   async schedule (type: string, every: number | CronSchedule): Promise<Job> {
     assertJobType(type)
     const now = await this.now()
-    let trigger: Pick<Job, 'everyMs' | 'cron'>
-    let firstRun = now
-    if (typeof every === 'number') {
-      if (!Number.isSafeInteger(every) || every < 1) throw commonErrors.jobInvalid({ why: 'everyMs must be a whole number of at least 1' })
-      trigger = { everyMs: every }
-    } else {
-      checkTrigger({ kind: 'cron', ...every }, now, 'schedule')
-      trigger = { cron: { expression: every.expression, timezone: every.timezone } }
-      firstRun = nextCronRun(trigger.cron as CronSchedule, now)
-    }
-    const job = await retryUpsertRace(async () => await this.jobs.findOneAndUpdate(
-      { _id: `${RECURRING_ID_PREFIX}${type}` },
-      {
-        $set: trigger,
-        $unset: typeof every === 'number' ? { cron: '' } : { everyMs: '' },
-        $setOnInsert: newJob(type, {}, DEFAULT_MAX_ATTEMPTS, firstRun, now)
-      },
-      { upsert: true, returnDocument: 'after' }
-    ))
-    if (job === null) throw new Error('upsert returned no document')
-    if (typeof every === 'number' || job.status !== 'queued' || job.runAt <= firstRun) return job
-    return await this.jobs.findOneAndUpdate({ _id: job._id, status: 'queued', runAt: { $gt: firstRun } }, { $set: { runAt: firstRun } }, { returnDocument: 'after' }) ?? job
+    return await scheduleRecurring(this.jobs, type, every, now, (runAt) => newJob(type, {}, DEFAULT_MAX_ATTEMPTS, runAt, now))
   }
 
   /** Stops a recurring job a newer version no longer runs (its type retired or renamed), so it does not wait as due forever. */
   async unschedule (type: string): Promise<boolean> {
-    const { deletedCount } = await this.jobs.deleteOne({ _id: `${RECURRING_ID_PREFIX}${type}` })
-    return deletedCount === 1
+    return await unscheduleRecurring(this.jobs, type)
   }
 
   /** What an operator watches (the `/metrics` gauges): jobs due and waiting, jobs running, and how long the oldest due one has waited. */

@@ -4,6 +4,7 @@ import { ANY_ORIGIN, normalizeOrigin } from '../platform/origins.js'
 import { checkName, checkSlug, namedChanges, slugFrom, withSuffix } from '../platform/slugs.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { Clock } from '../platform/clock.js'
+import { leaseUntil } from '../platform/lease.js'
 import type { SharedReads, Store, StoreCollection, WithId } from '../store/types.js'
 import { projectCollectionPrefix } from './naming.js'
 import { isoString } from '../platform/iso-dates.js'
@@ -80,7 +81,8 @@ export class Projects {
   private readonly cleanups: ProjectCleanup[] = []
   private readonly authEnabledHooks: AuthEnabledHook[] = []
 
-  constructor (private readonly store: Store, private readonly deps: { clock: Clock, schedulePurge: (projectId: string) => Promise<void> }) {
+  /** `storeClock`: the Store's time, which the import leases are read in, so every process judges a lapse alike. */
+  constructor (private readonly store: Store, private readonly deps: { clock: Clock, storeClock: Clock, schedulePurge: (projectId: string) => Promise<void> }) {
     this.records = store.collection<ProjectRecord>(PROJECTS_COLLECTION)
     this.shared = store.extensions.shared<ProjectRecord>(PROJECTS_COLLECTION)
   }
@@ -105,7 +107,7 @@ export class Projects {
     for (let attempt = 0; ; attempt++) {
       const slug = input.slug ?? withSuffix(slugFrom(name), attempt, 'project')
       const fields = { orgId, name, slug, description: input.description?.trim() ?? '', authEnabled: false, allowedOrigins: [], createdBy: userId, createdAt: now, updatedAt: now, deletedAt: null }
-      const record: ProjectRecord = options.importing === true ? { ...fields, importing: true, importLeaseUntil: new Date(now.getTime() + IMPORT_LEASE_MS) } : fields
+      const record: ProjectRecord = options.importing === true ? { ...fields, importing: true, importLeaseUntil: leaseUntil(this.deps.storeClock, IMPORT_LEASE_MS) } : fields
       try {
         const { insertedId } = await this.records.insertOne(record)
         return toProject({ ...record, _id: insertedId })
@@ -131,8 +133,7 @@ export class Projects {
 
   /** An import still at work keeps its hidden project; false when the sweep already took it. */
   async renewImport (projectId: string): Promise<boolean> {
-    const until = new Date(this.deps.clock.now().getTime() + IMPORT_LEASE_MS)
-    const { matchedCount } = await this.records.updateOne({ _id: projectId, deletedAt: null, importing: true }, { $set: { importLeaseUntil: until } })
+    const { matchedCount } = await this.records.updateOne({ _id: projectId, deletedAt: null, importing: true }, { $set: { importLeaseUntil: leaseUntil(this.deps.storeClock, IMPORT_LEASE_MS) } })
     return matchedCount === 1
   }
 
@@ -148,7 +149,7 @@ export class Projects {
     const abandoned = {
       deletedAt: null,
       importing: true,
-      $or: [{ importLeaseUntil: { $lt: now } }, { importLeaseUntil: { $exists: false }, createdAt: { $lt: new Date(now.getTime() - IMPORT_LEASE_MS) } }]
+      $or: [{ importLeaseUntil: { $lt: this.deps.storeClock.now() } }, { importLeaseUntil: { $exists: false }, createdAt: { $lt: new Date(now.getTime() - IMPORT_LEASE_MS) } }]
     }
     let swept = 0
     for (const { _id } of await this.records.find(abandoned, { projection: { _id: 1 } }).toArray()) {

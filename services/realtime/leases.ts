@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '../platform/clock.js'
+import { leaseUntil } from '../platform/lease.js'
 import { DuplicateKeyError } from '../store/errors.js'
 import type { PagedWrites, Store, StoreCollection } from '../store/types.js'
 
@@ -54,7 +55,7 @@ export class ConnectionLeases {
     if (live.length >= limit) return null
     const held = new Set(live.map((lease) => lease.slot))
     const connectionId = randomUUID()
-    const lease = { callerKey, processId: this.processId, connectionId, expiresAt: new Date(now + this.deps.leaseMs) }
+    const lease = { callerKey, processId: this.processId, connectionId, expiresAt: leaseUntil(this.deps.clock, this.deps.leaseMs) }
     for (let slot = 0; slot < limit; slot++) {
       if (held.has(slot)) continue
       const id = `${callerKey}#${slot}`
@@ -78,7 +79,7 @@ export class ConnectionLeases {
 
   /** Extends every lease this process holds (the hub calls it each REALTIME_HEARTBEAT_MS). */
   async renew (): Promise<void> {
-    await this.sweep.updateMany({ processId: this.processId }, { $set: { expiresAt: new Date(this.deps.clock.nowMs() + this.deps.leaseMs) } })
+    await this.sweep.updateMany({ processId: this.processId }, { $set: { expiresAt: leaseUntil(this.deps.clock, this.deps.leaseMs) } })
   }
 
   /** The periodic prune: leases of processes that ended without closing their streams. */

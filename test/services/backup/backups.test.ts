@@ -4,6 +4,8 @@ import Database from 'better-sqlite3'
 import { randomBytes } from 'node:crypto'
 import { Cursors } from '../../../services/collections/query.js'
 import { BACKUP_LEASE_MS, Backups } from '../../../services/backup/backups.js'
+import { DeferJobError, JobLeaseLostError } from '../../../services/jobs/queue.js'
+import { existsSync, readdirSync } from 'node:fs'
 import { ManualClock, systemClock } from '../../../services/platform/clock.js'
 import { createIdGenerator } from '../../../services/platform/ids.js'
 import { STORE_FILE } from '../../../services/backup/manifest.js'
@@ -16,6 +18,7 @@ t.test('a backup whose job cannot be queued is not left listed', async (t) => {
   const backups = new Backups({
     store,
     clock: systemClock,
+    storeClock: systemClock,
     newId: createIdGenerator(),
     cursors: new Cursors(randomBytes(32)),
     sources: { dataDir, reposDir: tempDir(t), hostingDir: tempDir(t), engine: 'sqlite', exclude: [] },
@@ -41,6 +44,7 @@ t.test('a scheduled backup cut short (its process died) is marked failed by the 
   const ports = {
     store,
     clock,
+    storeClock: clock,
     newId: createIdGenerator(),
     cursors: new Cursors(randomBytes(32)),
     sources: { dataDir, reposDir: tempDir(t), hostingDir: tempDir(t), engine: 'sqlite' as const, exclude: [] },
@@ -72,4 +76,43 @@ t.test('a scheduled backup cut short (its process died) is marked failed by the 
   t.match(await next.get(cut.id), { status: 'failed', error: /^Interrupted: the process running it stopped/ })
   t.match(await next.get(api.id), { status: 'queued' }, 'a backup asked for through the API is its own job\'s to finish')
   t.equal((await next.runScheduled()).interrupted, 0, 'once')
+})
+
+t.test('a run takes over a running backup only once its lease has run out, in the Store\'s time; a run whose job lost its lease stops writing and marks it failed', async (t) => {
+  const store = await tempStore(t)
+  const dataDir = tempDir(t)
+  new Database(join(dataDir, STORE_FILE)).close()
+  const dir = tempDir(t)
+  // This process's clock is a day behind the Store's: a lease judged by it would look alive a day too long.
+  const storeClock = new ManualClock(Date.now())
+  const backups = new Backups({
+    store,
+    clock: new ManualClock(Date.now() - 86_400_000),
+    storeClock,
+    newId: createIdGenerator(),
+    cursors: new Cursors(randomBytes(32)),
+    sources: { dataDir, reposDir: tempDir(t), hostingDir: tempDir(t), engine: 'sqlite', exclude: [] },
+    dir,
+    keep: 7,
+    enqueue: async () => {},
+    upload: null
+  })
+  await backups.init()
+  const { id } = await backups.create('admin')
+  // Another run holds it (a second worker, the job taken up again while its first run works).
+  await backups.records.updateOne({ _id: id }, { $set: { status: 'running', leaseUntil: new Date(storeClock.nowMs() + BACKUP_LEASE_MS) } })
+  const deferred = await backups.run(id).then(() => null, (error: unknown) => error)
+  t.ok(deferred instanceof DeferJobError, 'the job waits for the live run rather than write over it')
+  t.ok((deferred as DeferJobError).delayMs > 0 && (deferred as DeferJobError).delayMs <= BACKUP_LEASE_MS + 1, 'until its lease would run out')
+  t.match(await backups.get(id), { status: 'running' })
+  t.notOk(existsSync(join(dir, `plinth-backup-${id}.tar.gz`)), 'and nothing was written')
+  storeClock.advance(BACKUP_LEASE_MS + 1)
+  t.match(await backups.run(id), { status: 'ready' }, 'once the lease is out, the run takes it over')
+
+  const second = await backups.create('admin')
+  const job = new AbortController()
+  job.abort(new JobLeaseLostError('job-1', 'worker-1'))
+  t.match(await backups.run(second.id, job.signal), { status: 'failed' })
+  t.match(await backups.get(second.id), { status: 'failed', error: /^Abandoned: the job running it lost its lease/ })
+  t.same(readdirSync(dir).filter((name) => name.includes(second.id) || name.endsWith('.partial')), [], 'no archive, no partial file')
 })
