@@ -69,7 +69,7 @@ export const projectImportRoutes: FastifyPluginAsyncTypebox = async (app) => {
       errors: [
         commonErrors.unsupportedMediaType, fileErrors.multipartInvalid, fileErrors.fileRequired, fileErrors.multipartTooManyParts,
         projectArchiveErrors.archiveInvalid, projectArchiveErrors.archiveTooLarge, projectArchiveErrors.entryTooLarge,
-        projectArchiveErrors.unpacksTooLarge
+        projectArchiveErrors.unpacksTooLarge, projectArchiveErrors.importAbandoned
       ]
     },
     schema: {

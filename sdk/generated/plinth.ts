@@ -1326,6 +1326,7 @@ export interface paths {
          *     - 413 `APP_PROJECT_ARCHIVE_TOO_LARGE`: the uploaded archive is larger than `details.limit` bytes
          *     - 413 `APP_PROJECT_ARCHIVE_UNPACKS_TOO_LARGE`: the archive's entries together unpack to more than `details.limit` bytes (many entries each under the per-entry limit); nothing was written
          *     - 415 `APP_UNSUPPORTED_MEDIA_TYPE`: the body is not of a type the route takes
+         *     - 503 `APP_PROJECT_IMPORT_ABANDONED`: the import could not renew its lease in time (the server stalled or lost the store for minutes) and stopped; nothing was written
          */
         post: operations["importProject"];
         delete?: never;
