@@ -69,7 +69,9 @@ const servers: Server[] = []
 for (const tree of trees) servers.push(await startServer(tree))
 try {
   const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
-  for (const row of rows(servers[0].info)) {
+  // Every row some tree has: an old tree has no floor row, and is left out of it.
+  const names = [...new Set(servers.flatMap((server) => rows(server.info).map((r) => r.name)))]
+  for (const row of names.map((name) => ({ name }))) {
     const figures = new Map<string, number[]>(servers.map((server) => [server.tree, []]))
     const targets = servers.flatMap((server) => rows(server.info).filter((r) => r.name === row.name).map((r) => ({ server, ...r })))
     for (const { server, path, token } of targets) await slice(server, path, 2_000, token)
