@@ -35,27 +35,29 @@ function cpuTicks (pid: number): number {
 async function startServer (tree: string): Promise<Server> {
   const profile = process.env.BENCH_CPU_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
   const child = fork(join(tree, 'bench/tracker-serve.ts'), [], {
-    cwd: tree, execArgv: ['--import', 'tsx', ...profile], stdio: 'inherit', env: { ...process.env, BENCH_TRACKER_SIZES: String(SIZE) }
+    cwd: tree, execArgv: ['--import', 'tsx', ...profile], stdio: 'inherit', env: { ...process.env, BENCH_TRACKER_SIZES: String(SIZE), BENCH_RECORDS_FLOOR: '1' }
   })
   const [info] = await once(child, 'message') as [Record<string, string>]
   return { tree, child, info }
 }
 
-function rows (info: Record<string, string>): Array<{ name: string, path: string }> {
+function rows (info: Record<string, string>): Array<{ name: string, path: string, token?: string }> {
   const base = `/api/projects/${info.projectId}/tracker`
   const lp = info[`lp${SIZE}`]
   return [
     { name: 'browse by key', path: `${base}/browse/${info[`key${SIZE}`]}` },
     { name: 'get by id in its project', path: `${base}/projects/${lp}/work-items/${lp}-${Math.floor(SIZE / 2)}` },
-    { name: 'list 50, 3 conditions', path: `${base}/projects/${lp}/work-items?limit=50&filter=${FILTER}` }
+    { name: 'list 50, 3 conditions', path: `${base}/projects/${lp}/work-items?limit=50&filter=${FILTER}` },
+    // The floor: a record by id through the same Fastify, auth and store (a tree older than this row has no posts).
+    ...(info.postId === undefined ? [] : [{ name: 'records get by id', path: `/api/p/${info.projectId}/posts/${info.postId}`, token: info.projectToken }])
   ].filter((row) => ROWS.test(row.name))
 }
 
-async function slice (server: Server, path: string, amount: number): Promise<number> {
+async function slice (server: Server, path: string, amount: number, token = server.info.accessToken): Promise<number> {
   const pid = server.child.pid as number
   const before = cpuTicks(pid)
   const result = await autocannon({
-    url: server.info.address + path, connections: 8, amount, headers: { authorization: `Bearer ${server.info.accessToken}` }
+    url: server.info.address + path, connections: 8, amount, headers: { authorization: `Bearer ${token}` }
   })
   const spent = cpuTicks(pid) - before
   const answered = result['2xx']
@@ -67,15 +69,14 @@ const servers: Server[] = []
 for (const tree of trees) servers.push(await startServer(tree))
 try {
   const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
-  for (const row of rows(servers[0].info)) {
+  // Every row some tree has: an old tree has no floor row, and is left out of it.
+  const names = [...new Set(servers.flatMap((server) => rows(server.info).map((r) => r.name)))]
+  for (const row of names.map((name) => ({ name }))) {
     const figures = new Map<string, number[]>(servers.map((server) => [server.tree, []]))
-    for (const server of servers) await slice(server, rows(server.info).find((r) => r.name === row.name)?.path as string, 2_000)
+    const targets = servers.flatMap((server) => rows(server.info).filter((r) => r.name === row.name).map((r) => ({ server, ...r })))
+    for (const { server, path, token } of targets) await slice(server, path, 2_000, token)
     for (let round = 0; round < ROUNDS; round++) {
-      for (const server of servers) {
-        const path = rows(server.info).find((r) => r.name === row.name)?.path as string
-        const perRequest = await slice(server, path, REQUESTS)
-        figures.get(server.tree)?.push(perRequest)
-      }
+      for (const { server, path, token } of targets) figures.get(server.tree)?.push(await slice(server, path, REQUESTS, token))
     }
     for (const [tree, values] of figures) {
       console.log(`${row.name}\t${tree}\t${values.map((value) => value.toFixed(0)).join(', ')} µs\tmedian ${median(values).toFixed(0)} µs`)

@@ -44,6 +44,28 @@ for (const size of SIZES) {
   seeded.fanOutComments = `/api/projects/${project.id}/tracker/projects/${lpId}/work-items/${item.id}/comments`
 }
 
+// BENCH_RECORDS_FLOOR=1 (bench/tracker-cpu.ts): a record by id through the same Fastify, auth and store, as the floor the
+// tracker's reads are compared with: `posts` of 10,000 records under an owner rule, as bench/serve.ts makes them.
+if (process.env.BENCH_RECORDS_FLOOR === '1') {
+  await app.projects.setAuth(project.id, true)
+  const endUser = await app.projectAuth.auth.register(project.id, { email: 'end@example.com', password: 'bench password 1' })
+  const ownerRule = { requireAuth: true, owner: 'author' }
+  await app.collections.definitions.create(project.id, {
+    name: 'posts',
+    fields: [{ name: 'title', type: 'text', required: true }, { name: 'status', type: 'select', values: ['draft', 'review', 'published'] }, { name: 'author', type: 'text' }, { name: 'views', type: 'number' }],
+    indexes: [{ fields: ['author', 'status'] }],
+    methods: Object.fromEntries(['list', 'get', 'create', 'update', 'delete'].map((method) => [method, { enabled: true, rule: ownerRule }]))
+  })
+  const now = new Date()
+  const authors = [endUser.user.id, 'someone-else-1', 'someone-else-2', 'someone-else-3']
+  await app.store.collection(`p_${project.id}_posts`).insertMany(Array.from({ length: 10_000 }, (_, i) => ({
+    title: `post ${i}`, status: ['draft', 'review', 'published'][i % 3], author: authors[i % 4], views: i, createdAt: now, updatedAt: now, version: 1
+  })))
+  const post = await app.store.collection(`p_${project.id}_posts`).findOne({ author: endUser.user.id })
+  seeded.projectToken = endUser.accessToken
+  seeded.postId = String(post?._id)
+}
+
 // BENCH_TRACKER_ANALYZE=1: what statistics change, as an operator's `sqlite3 plinth.db ANALYZE` on the side would
 // (the embedded engine keeps none itself; docs/tracker.md, "Access paths"). A diagnostic, off by default.
 if (process.env.BENCH_TRACKER_ANALYZE === '1' && app.store.engine === 'sqlite') {

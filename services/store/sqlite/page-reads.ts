@@ -64,7 +64,8 @@ export function pageKey (where: WhereClause, order: OrderPlan, skip: number, lim
     else if (Buffer.isBuffer(param)) values += `x${param.toString('hex')},`
     else return null
   }
-  return `${order.sql}|${order.index}|${skip}|${limit}|${where.sql}|${values}`
+  // A cached clause by its name (SQL never starts with \u0001, so a name and a text cannot be taken for each other).
+  return `${order.sql}|${order.index}|${skip}|${limit}|${where.name ?? where.sql}|${values}`
 }
 
 /** The documents of rows `seqs`, in that order: from the cache, the rest read in one statement. */

@@ -3,6 +3,7 @@ import { openSqliteStore } from '../../../services/store/sqlite/index.js'
 import { planOrder, whereOf } from '../../../services/store/sqlite/query.js'
 import { quoteIdentifier } from '../../../services/store/sqlite/names.js'
 import { cachedShapeCount } from '../../../services/store/sqlite/plans.js'
+import { pageKey } from '../../../services/store/sqlite/page-reads.js'
 import { compileFilter, compileSort, compareValues } from '../../../services/store/semantics/index.js'
 import type { CollectionMeta } from '../../../services/store/sqlite/connection.js'
 import type { Document, Filter, Sort, Store, WithId } from '../../../services/store/types.js'
@@ -195,4 +196,28 @@ t.test('a range on the sort field (a keyset page) is walked in the index\'s orde
   }
   t.match(planOrder(meta(), sort, { at: { $ne: null } }, 10)?.sql, /^\(CASE/, 'a clause that admits several types keeps the rank term')
   t.match(planOrder(meta(), sort, { $or: [{ at: { $lt: bound } }] }, 10)?.sql, /^\(CASE/, 'as does one under $or')
+})
+
+t.test('a remembered page is named by its cached clause\'s short name, one name per SQL; a clause not cached by its text', async (t) => {
+  const { store, meta } = await open([{ key: { lp: 1, n: 1 } }])
+  t.teardown(async () => { await store.close() })
+  const order = planOrder(meta(), { n: -1 }, { lp: 'p1' }, 3)
+  if (order === null) throw new Error('no order plan')
+  const byLp = whereOf(meta(), { lp: 'p1', gone: false })
+  const byGroup = whereOf(meta(), { group: 'p1', gone: false })
+  const named = pageKey(byLp, order, 0, 3)
+  t.ok(named !== null && !named.includes(byLp.sql), 'the key holds the name, not the clause\'s text')
+  t.equal(pageKey(whereOf(meta(), { lp: 'p1', gone: false }), order, 0, 3), named, 'the same shape asked again: the same key')
+  t.not(pageKey(byGroup, order, 0, 3), named, 'another shape with the same values: another key')
+  t.not(byLp.sql, byGroup.sql)
+  const unnamed = { sql: byLp.sql, params: byLp.params, exact: true }
+  t.ok(pageKey(unnamed, order, 0, 3)?.includes(byLp.sql), 'a clause compiled on its own is keyed by its SQL')
+  // Four pages over one collection, each its own rows (a wrong shared key would answer one with another's).
+  const things = store.extensions.shared<Item>('things')
+  const page = async (filter: Filter): Promise<number[]> => (await things.find(filter, { sort: { n: -1 }, limit: 3 }).toArray()).map((doc) => doc.n)
+  for (let i = 0; i < 2; i++) {
+    t.same(await page({ lp: 'p1', gone: false }), [400, 399, 398])
+    t.same(await page({ lp: 'p2', gone: true }), [396, 385, 374])
+    t.same(await page({ group: 'p1', gone: false }), [])
+  }
 })

@@ -697,7 +697,7 @@ t.test('cached filter plans translate exactly like a fresh compile', async (t) =
         const filter: Filter = {}
         for (const field of ['a', 'c.d', 'tags', '_id'].filter(() => random(2) === 0)) filter[field] = field === '_id' ? idValue() : fieldValue()
         for (const one of [filter, refill(filter) as Filter, refill(filter) as Filter]) {
-          deepStrictEqual({ ...whereOf(meta, one), texts: undefined }, { ...compileSqlFilter(one, filterContext(meta)), texts: undefined }, JSON.stringify(one))
+          deepStrictEqual({ ...whereOf(meta, one), texts: undefined, name: undefined }, { ...compileSqlFilter(one, filterContext(meta)), texts: undefined, name: undefined }, JSON.stringify(one))
           compared++
         }
       }
