@@ -1,6 +1,6 @@
 import { commonErrors } from '../platform/errors.js'
 import { orgErrors } from './errors.js'
-import type { Store, StoreCollection } from '../store/types.js'
+import type { SharedReads, Store, StoreCollection } from '../store/types.js'
 import { PERMISSION_NAMES, ROLES, type Grant, type Permission, type Role } from './catalogue.js'
 import { membershipId, type MembershipRecord } from './memberships.js'
 
@@ -61,6 +61,17 @@ function narrow (permissions: Permission[], caller: Caller): Permission[] {
   return permissions.filter((permission) => scopes.has(permission))
 }
 
+/**
+ * Each role's permissions in catalogue order, and as a set, made once: a member
+ * holding no grant beyond the role (most callers, on every request) is answered
+ * with these instead of a set and a list built anew.
+ */
+const ROLE_HOLDS = Object.fromEntries(Object.entries(ROLES).map(([role, { permissions }]) => {
+  const held = new Set<Permission>(permissions)
+  const list = Object.freeze(PERMISSION_NAMES.filter((name) => held.has(name)))
+  return [role, { list, set: held as ReadonlySet<Permission> }]
+})) as Record<Role, { list: readonly Permission[], set: ReadonlySet<Permission> }>
+
 function applies (grant: Grant, projectId: string | null): boolean {
   return grant.projectId === null || grant.projectId === projectId
 }
@@ -72,9 +83,12 @@ function applies (grant: Grant, projectId: string | null): boolean {
  */
 export class PermissionResolver {
   private readonly memberships: StoreCollection<MembershipRecord>
+  // Each request's membership read: a frozen document the Store's document cache may share between readers.
+  private readonly sharedMemberships: SharedReads<MembershipRecord>
 
   constructor (store: Store, private readonly sets: { teams: SetGrants, groups: SetGrants }) {
     this.memberships = store.collection<MembershipRecord>('organization_members')
+    this.sharedMemberships = store.extensions.shared<MembershipRecord>('organization_members')
   }
 
   /** Null when the caller is not a member: the caller then learns nothing about the organization. */
@@ -82,7 +96,9 @@ export class PermissionResolver {
     const resolved = await this.resolve(orgId, caller.userId, projectId, false)
     if (resolved === null) return null
     const scoped = caller.scopes !== undefined && caller.scopes.length > 0
-    return { orgId, userId: caller.userId, role: resolved.role, projectId, permissions: new Set(narrow(resolved.permissions, caller)), scoped }
+    const roleHolds = ROLE_HOLDS[resolved.role]
+    const permissions = !scoped && resolved.permissions === roleHolds.list ? roleHolds.set : new Set(narrow(resolved.permissions, caller))
+    return { orgId, userId: caller.userId, role: resolved.role, projectId, permissions, scoped }
   }
 
   /** The organizations in which the caller holds `permission` (across the organization). */
@@ -104,8 +120,13 @@ export class PermissionResolver {
   }
 
   private async resolve (orgId: string, userId: string, projectId: string | null, withSources: boolean): Promise<EffectivePermissions | null> {
-    const membership = await this.memberships.findOne({ _id: membershipId(orgId, userId) })
+    const membership = await this.sharedMemberships.findOne({ _id: membershipId(orgId, userId) })
     if (membership === null) return null
+    const roleHolds = ROLE_HOLDS[membership.role]
+    // An owner's role holds everything, and no grant can add to it.
+    if (!withSources && membership.grants.length === 0 && roleHolds.list.length === PERMISSION_NAMES.length) {
+      return { role: membership.role, projectId, permissions: roleHolds.list as Permission[], sources: [] }
+    }
     const sources: PermissionSource[] = []
     const held = new Set<Permission>(ROLES[membership.role].permissions)
     if (withSources) for (const permission of held) sources.push({ permission, via: 'role', projectId: null })
@@ -121,6 +142,8 @@ export class PermissionResolver {
       for (const { grant, setId, setName } of await this.sets.teams.grantsFor(orgId, userId)) add(grant, { via: 'team', setId, setName })
       for (const { grant, setId, setName } of await this.sets.groups.grantsFor(orgId, userId)) add(grant, { via: 'group', setId, setName })
     }
-    return { role: membership.role, projectId, permissions: PERMISSION_NAMES.filter((name) => held.has(name)), sources }
+    // Grants only ever add to the role's set: the same size means nothing was added.
+    const permissions = held.size === roleHolds.set.size ? roleHolds.list as Permission[] : PERMISSION_NAMES.filter((name) => held.has(name))
+    return { role: membership.role, projectId, permissions, sources }
   }
 }
