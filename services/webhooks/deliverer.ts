@@ -168,7 +168,13 @@ export class WebhookDeliverer {
    * attempted, or null.
    */
   private async runBatch (due: DeliveryRecord[], subscription: SubscriptionRecord | null): Promise<unknown> {
-    const made = await Promise.allSettled(due.map(async (delivery) => await this.prepare(delivery, subscription)))
+    let events: Map<string, EventRecord>
+    try {
+      events = await this.eventsOf(due, subscription)
+    } catch (error) {
+      return error
+    }
+    const made = await Promise.allSettled(due.map(async (delivery) => await this.prepare(delivery, subscription, events)))
     const sent: Sent[] = []
     let refused: unknown = null
     for (const outcome of made) {
@@ -182,6 +188,7 @@ export class WebhookDeliverer {
       // Unlogged attempts are not settled: each delivery is attempted again by the deferred run.
       return error
     }
+    if (await this.settleDelivered(subscription, sent)) return refused
     const streak = { failedSinceRead: false }
     for (const attempt of sent) {
       try {
@@ -193,9 +200,38 @@ export class WebhookDeliverer {
     return refused
   }
 
+  /** The events of a batch's deliveries, read at once (none for a webhook whose deliveries are skipped). */
+  private async eventsOf (due: DeliveryRecord[], subscription: SubscriptionRecord | null): Promise<Map<string, EventRecord>> {
+    const ids = due.flatMap((delivery) => delivery.eventId === null ? [] : [delivery.eventId])
+    if (subscription?.active !== true || ids.length === 0) return new Map()
+    const events = await this.deps.publisher.events.find({ _id: { $in: ids } }).toArray()
+    return new Map(events.map((event) => [event._id, event]))
+  }
+
+  /**
+   * The usual batch, every attempt delivered at its same attempt number with
+   * the same status: the deliveries settled by one write, each still fenced
+   * on its round, the attempts' earliest start taken as their last attempt's
+   * time (each log entry keeps its own). False, nothing written, when the
+   * batch is not that, or when a round changed under it (then each is
+   * settled alone again, which is the same write for the others).
+   */
+  private async settleDelivered (subscription: SubscriptionRecord, sent: Sent[]): Promise<boolean> {
+    const [first] = sent
+    if (sent.length < 2 || sent.some(({ record }) => record.outcome !== 'delivered' || record.attempt !== first.record.attempt || record.responseStatus !== first.record.responseStatus)) return false
+    const startedAt = new Date(Math.min(...sent.map(({ record }) => record.startedAt.getTime())))
+    const result = await this.deps.publisher.deliveries.updateMany(
+      { $or: sent.map(({ delivery }) => ({ _id: delivery._id, round: delivery.round })) },
+      { $set: { status: 'delivered', attempts: first.record.attempt, lastAttemptAt: startedAt, lastResponseStatus: first.record.responseStatus, lastError: null, nextAttemptAt: null, finishedAt: new Date(Math.max(...sent.map(({ now }) => now))) } }
+    )
+    if (result.matchedCount !== sent.length) return false
+    await this.deps.health.succeeded(subscription)
+    return true
+  }
+
   /** A due delivery's request made (null: there was none to make, the delivery is settled already). */
-  private async prepare (delivery: DeliveryRecord, subscription: SubscriptionRecord | null): Promise<Sent | null> {
-    const found = await this.found(delivery, subscription)
+  private async prepare (delivery: DeliveryRecord, subscription: SubscriptionRecord | null, events: Map<string, EventRecord>): Promise<Sent | null> {
+    const found = await this.found(delivery, subscription, events)
     return typeof found === 'string' ? null : await this.send(found.subscription, delivery, found.event, false)
   }
 
@@ -206,13 +242,13 @@ export class WebhookDeliverer {
   }
 
   /** The webhook and event to send the delivery with, or the outcome it was settled with: skipped (webhook gone or inactive), failed (event no longer kept). */
-  private async found (delivery: DeliveryRecord, subscription: SubscriptionRecord | null): Promise<{ subscription: SubscriptionRecord, event: EventRecord } | 'skipped' | 'failed'> {
+  private async found (delivery: DeliveryRecord, subscription: SubscriptionRecord | null, events?: Map<string, EventRecord>): Promise<{ subscription: SubscriptionRecord, event: EventRecord } | 'skipped' | 'failed'> {
     if (subscription === null || !subscription.active) {
       const why = subscription === null ? 'the webhook was deleted' : subscription.disabled !== null ? 'the webhook was disabled' : 'the webhook is paused'
       await this.settle(delivery, { status: 'skipped', lastError: why, nextAttemptAt: null, finishedAt: this.deps.clock.now() })
       return 'skipped'
     }
-    const event = delivery.eventId === null ? null : await this.deps.publisher.events.findOne({ _id: delivery.eventId })
+    const event = delivery.eventId === null ? null : events !== undefined ? events.get(delivery.eventId) ?? null : await this.deps.publisher.events.findOne({ _id: delivery.eventId })
     if (event === null) {
       await this.settle(delivery, { status: 'failed', lastError: 'the event is no longer kept', nextAttemptAt: null, finishedAt: this.deps.clock.now() })
       return 'failed'
