@@ -34,7 +34,7 @@ async function webhooksPlugin (app: FastifyInstance): Promise<void> {
     config: app.config.webhooks,
     onDisabled: (notice) => { app.log.warn({ projectId: notice.projectId, source: notice.source, webhookId: notice.subscriptionId, reason: notice.reason }, 'webhook disabled after sustained failure') }
   })
-  app.registerJobHandler(WEBHOOK_DELIVER_JOB, async (payload) => await webhooks.deliver(payload))
+  app.registerJobHandler(WEBHOOK_DELIVER_JOB, async (payload, { job }) => await webhooks.deliver(payload, job.leaseUntil === null ? 0 : job.leaseUntil.getTime() - job.updatedAt.getTime()))
   app.registerJobHandler(WEBHOOK_SWEEP_JOB, async () => await webhooks.sweep())
   app.registerJobHandler(WEBHOOK_PRUNE_JOB, async () => await webhooks.prune())
   app.projects.onDelete(async (projectId) => { await webhooks.purgeProject(projectId) })

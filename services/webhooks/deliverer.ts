@@ -48,6 +48,9 @@ function errorText (error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
 
+/** An attempt made and judged, before its log entry and its delivery's state are written. */
+interface Sent { delivery: DeliveryRecord, record: AttemptRecord, now: number }
+
 type Verdict = { outcome: 'delivered' } | { outcome: 'retry', why: string, retryAfterMs: number | null } | { outcome: 'failed', why: string }
 
 /** `Retry-After` as seconds or an HTTP date, in ms from `now`; null when absent or unreadable. */
@@ -127,11 +130,10 @@ export class WebhookDeliverer {
       if (due.length === 0) break
       // Read once a batch: a webhook paused or disabled meanwhile skips what is left from the next batch on.
       const subscription = await this.deps.subscriptions.records.findOne({ _id: subscriptionId })
-      const outcomes = await Promise.allSettled(due.map(async (delivery) => await this.runOne(delivery, subscription)))
-      const refused = outcomes.find((outcome) => outcome.status === 'rejected')
+      const refused = await this.runBatch(due, subscription)
       // A delivery that could not be attempted (the store failing under it) keeps its own retry state; the webhook's
       // job is deferred, never spent, so a run of failures cannot leave its owed deliveries without a job.
-      if (refused !== undefined) throw new DeferJobError(`a delivery could not be attempted: ${errorText(refused.reason)}`, REFUSED_RUN_DELAY_MS)
+      if (refused !== null) throw new DeferJobError(`a delivery could not be attempted: ${errorText(refused)}`, REFUSED_RUN_DELAY_MS)
       sent += due.length
       if (batch === BATCHES_PER_RUN - 1) throw new DeferJobError('more deliveries are due: the slot is given up between runs', 0)
     }
@@ -158,19 +160,100 @@ export class WebhookDeliverer {
     return { outcome: attempt.outcome }
   }
 
+  /**
+   * A batch of a webhook's due deliveries: their requests at once, then their
+   * log entries in one insert, then each delivery's state and the webhook's
+   * health in turn, so a success after a sibling's failure in the same batch
+   * still ends the streak. The first reason a delivery could not be
+   * attempted, or null.
+   */
+  private async runBatch (due: DeliveryRecord[], subscription: SubscriptionRecord | null): Promise<unknown> {
+    let events: Map<string, EventRecord>
+    try {
+      events = await this.eventsOf(due, subscription)
+    } catch (error) {
+      return error
+    }
+    const made = await Promise.allSettled(due.map(async (delivery) => await this.prepare(delivery, subscription, events)))
+    const sent: Sent[] = []
+    let refused: unknown = null
+    for (const outcome of made) {
+      if (outcome.status === 'rejected') refused ??= outcome.reason
+      else if (outcome.value !== null) sent.push(outcome.value)
+    }
+    if (sent.length === 0 || subscription === null) return refused
+    try {
+      await this.attempts.insertMany(sent.map((attempt) => attempt.record))
+    } catch (error) {
+      // Unlogged attempts are not settled: each delivery is attempted again by the deferred run.
+      return error
+    }
+    if (await this.settleDelivered(subscription, sent)) return refused
+    const streak = { failedSinceRead: false }
+    for (const attempt of sent) {
+      try {
+        await this.finish(subscription, attempt, false, streak)
+      } catch (error) {
+        refused ??= error
+      }
+    }
+    return refused
+  }
+
+  /** The events of a batch's deliveries, read at once (none for a webhook whose deliveries are skipped). */
+  private async eventsOf (due: DeliveryRecord[], subscription: SubscriptionRecord | null): Promise<Map<string, EventRecord>> {
+    const ids = due.flatMap((delivery) => delivery.eventId === null ? [] : [delivery.eventId])
+    if (subscription?.active !== true || ids.length === 0) return new Map()
+    const events = await this.deps.publisher.events.find({ _id: { $in: ids } }).toArray()
+    return new Map(events.map((event) => [event._id, event]))
+  }
+
+  /**
+   * The usual batch, every attempt delivered at its same attempt number with
+   * the same status: the deliveries settled by one write, each still fenced
+   * on its round, the attempts' earliest start taken as their last attempt's
+   * time (each log entry keeps its own). False, nothing written, when the
+   * batch is not that, or when a round changed under it (then each is
+   * settled alone again, which is the same write for the others).
+   */
+  private async settleDelivered (subscription: SubscriptionRecord, sent: Sent[]): Promise<boolean> {
+    const [first] = sent
+    if (sent.length < 2 || sent.some(({ record }) => record.outcome !== 'delivered' || record.attempt !== first.record.attempt || record.responseStatus !== first.record.responseStatus)) return false
+    const startedAt = new Date(Math.min(...sent.map(({ record }) => record.startedAt.getTime())))
+    const result = await this.deps.publisher.deliveries.updateMany(
+      { $or: sent.map(({ delivery }) => ({ _id: delivery._id, round: delivery.round })) },
+      { $set: { status: 'delivered', attempts: first.record.attempt, lastAttemptAt: startedAt, lastResponseStatus: first.record.responseStatus, lastError: null, nextAttemptAt: null, finishedAt: new Date(Math.max(...sent.map(({ now }) => now))) } }
+    )
+    if (result.matchedCount !== sent.length) return false
+    await this.deps.health.succeeded(subscription)
+    return true
+  }
+
+  /** A due delivery's request made (null: there was none to make, the delivery is settled already). */
+  private async prepare (delivery: DeliveryRecord, subscription: SubscriptionRecord | null, events: Map<string, EventRecord>): Promise<Sent | null> {
+    const found = await this.found(delivery, subscription, events)
+    return typeof found === 'string' ? null : await this.send(found.subscription, delivery, found.event, false)
+  }
+
   /** One attempt of a due delivery; skipped when its webhook is gone or inactive, failed when its event is no longer kept. */
   private async runOne (delivery: DeliveryRecord, subscription: SubscriptionRecord | null): Promise<{ outcome: string, attempt?: number, error?: string | null, retryAt?: Date | null }> {
+    const found = await this.found(delivery, subscription)
+    return typeof found === 'string' ? { outcome: found } : await this.attempt(found.subscription, delivery, found.event, false)
+  }
+
+  /** The webhook and event to send the delivery with, or the outcome it was settled with: skipped (webhook gone or inactive), failed (event no longer kept). */
+  private async found (delivery: DeliveryRecord, subscription: SubscriptionRecord | null, events?: Map<string, EventRecord>): Promise<{ subscription: SubscriptionRecord, event: EventRecord } | 'skipped' | 'failed'> {
     if (subscription === null || !subscription.active) {
       const why = subscription === null ? 'the webhook was deleted' : subscription.disabled !== null ? 'the webhook was disabled' : 'the webhook is paused'
       await this.settle(delivery, { status: 'skipped', lastError: why, nextAttemptAt: null, finishedAt: this.deps.clock.now() })
-      return { outcome: 'skipped' }
+      return 'skipped'
     }
-    const event = delivery.eventId === null ? null : await this.deps.publisher.events.findOne({ _id: delivery.eventId })
+    const event = delivery.eventId === null ? null : events !== undefined ? events.get(delivery.eventId) ?? null : await this.deps.publisher.events.findOne({ _id: delivery.eventId })
     if (event === null) {
       await this.settle(delivery, { status: 'failed', lastError: 'the event is no longer kept', nextAttemptAt: null, finishedAt: this.deps.clock.now() })
-      return { outcome: 'failed' }
+      return 'failed'
     }
-    return await this.attempt(subscription, delivery, event, false)
+    return { subscription, event }
   }
 
   /**
@@ -206,6 +289,13 @@ export class WebhookDeliverer {
 
   /** One POST, logged; the delivery and the webhook's health updated from its outcome. */
   private async attempt (subscription: SubscriptionRecord, delivery: DeliveryRecord, event: EventRecord, test: boolean): Promise<AttemptRecord> {
+    const sent = await this.send(subscription, delivery, event, test)
+    await this.attempts.insertOne(sent.record)
+    return await this.finish(subscription, sent, test, { failedSinceRead: false })
+  }
+
+  /** One POST and what it means, not yet written anywhere. */
+  private async send (subscription: SubscriptionRecord, delivery: DeliveryRecord, event: EventRecord, test: boolean): Promise<Sent> {
     const number = delivery.attempts + 1
     const requestId = this.deps.newId()
     const body = JSON.stringify(await this.payload(subscription, delivery, event, test))
@@ -255,10 +345,20 @@ export class WebhookDeliverer {
       responseTruncated: answered?.truncated ?? false,
       retryAt
     }
-    await this.attempts.insertOne(record)
+    return { delivery, record, now }
+  }
+
+  /**
+   * A logged attempt's delivery settled and the webhook's health told;
+   * `streak.failedSinceRead` says a failure was counted since `subscription`
+   * was read (a sibling in the same batch), so a success must end it.
+   */
+  private async finish (subscription: SubscriptionRecord, sent: Sent, test: boolean, streak: { failedSinceRead: boolean }): Promise<AttemptRecord> {
+    const { delivery, record, now } = sent
+    const { retryAt, startedAt } = record
     const settled = await this.settle(delivery, {
-      status: verdict.outcome === 'delivered' ? 'delivered' : verdict.outcome === 'retry' ? 'retrying' : 'failed',
-      attempts: number,
+      status: record.outcome === 'delivered' ? 'delivered' : record.outcome === 'retry' ? 'retrying' : 'failed',
+      attempts: record.attempt,
       lastAttemptAt: startedAt,
       lastResponseStatus: record.responseStatus,
       lastError: record.error,
@@ -268,8 +368,13 @@ export class WebhookDeliverer {
     // A redelivery started a new round meanwhile: its own run reports; this round's outcome changes nothing more.
     if (!settled) return { ...record, outcome: record.outcome === 'retry' ? 'failed' : record.outcome, retryAt: null }
     if (!test) {
-      if (verdict.outcome === 'delivered') await this.deps.health.succeeded(subscription)
-      else await this.deps.health.failed(subscription, verdict.outcome === 'failed', record.error ?? '')
+      if (record.outcome === 'delivered') {
+        await this.deps.health.succeeded(subscription, streak.failedSinceRead)
+        streak.failedSinceRead = false
+      } else {
+        streak.failedSinceRead = true
+        await this.deps.health.failed(subscription, record.outcome === 'failed', record.error ?? '')
+      }
     }
     return record
   }

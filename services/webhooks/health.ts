@@ -61,9 +61,13 @@ export class WebhookHealth {
     return { items: docs.map(toNoticeView), nextCursor }
   }
 
-  /** An attempt succeeded: the streak ends. */
-  async succeeded (subscription: SubscriptionRecord): Promise<void> {
-    if (subscription.failures.count === 0 && subscription.failures.since === null) return
+  /**
+   * An attempt succeeded: the streak ends. Nothing is written when
+   * `subscription`, as read, had none and no failure was counted since
+   * (`failedSinceRead`, which the caller knows of its own batch).
+   */
+  async succeeded (subscription: SubscriptionRecord, failedSinceRead = false): Promise<void> {
+    if (!failedSinceRead && subscription.failures.count === 0 && subscription.failures.since === null) return
     await this.deps.subscriptions.updateOne({ _id: subscription._id }, { $set: { failures: { count: 0, since: null } } })
   }
 

@@ -205,9 +205,15 @@ export class Webhooks {
   async notices (owner: WebhookOwner, page?: PageRequest): Promise<Page<WebhookNoticeT>> { return await this.health.list(owner, page) }
 
   // Jobs and upkeep
-  /** The `webhooks.deliver` job's handler: a webhook's owed attempts, or one delivery's for a job queued by an earlier release. */
-  async deliver (payload: { subscriptionId?: unknown, deliveryId?: unknown }): Promise<{ outcome: string }> {
-    return typeof payload.subscriptionId === 'string' ? await this.deliverer.runWebhook(payload.subscriptionId) : await this.deliverer.run(String(payload.deliveryId))
+  /**
+   * The `webhooks.deliver` job's handler: a webhook's owed attempts, or one
+   * delivery's for a job queued by an earlier release; `leaseMs`, the lease
+   * its claim took (see WebhookPublisher.holding).
+   */
+  async deliver (payload: { subscriptionId?: unknown, deliveryId?: unknown }, leaseMs = 0): Promise<{ outcome: string }> {
+    const { subscriptionId } = payload
+    if (typeof subscriptionId !== 'string') return await this.deliverer.run(String(payload.deliveryId))
+    return await this.publisher.holding(subscriptionId, leaseMs, async () => await this.deliverer.runWebhook(subscriptionId))
   }
 
   async sweep (): Promise<{ swept: string[] }> { return await this.upkeep.sweep([...this.sources.values()]) }

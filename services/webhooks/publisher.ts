@@ -39,6 +39,14 @@ const REPLAY_PAGE = 500
 const PUBLISH_SLICE = 200
 const REPLAY_ORDER: SortKey[] = [['occurredAt', 1], ['_id', 1]]
 
+/**
+ * A run of a webhook's job that this process holds: `asked` once a publish's
+ * `enqueueKeyed` returned while it ran, so the job is marked to run again when
+ * it ends; trusted until `until` (local ms), well inside the lease the claim
+ * took, so no other process can have claimed the job meanwhile.
+ */
+interface HeldRun { asked: boolean, until: number }
+
 const eventIdOf = (owner: WebhookOwner, key: string): string => `${owner.projectId}:${owner.source}:${key}`
 
 /**
@@ -50,6 +58,8 @@ const eventIdOf = (owner: WebhookOwner, key: string): string => `${owner.project
 export class WebhookPublisher {
   readonly events: StoreCollection<EventRecord>
   readonly deliveries: StoreCollection<DeliveryRecord>
+  /** Webhooks whose job runs in this process now (see `queue`). */
+  private readonly held = new Map<string, HeldRun>()
 
   constructor (store: Store, private readonly deps: PublisherDeps) {
     this.events = store.collection<EventRecord>(WEBHOOK_COLLECTIONS.events)
@@ -227,10 +237,34 @@ export class WebhookPublisher {
   /**
    * Makes the webhook's job run now: queued if it is not, hurried if it
    * waits for a retry's time, asked to run again if it runs (so what was
-   * just made owed is read by a run that begins after it).
+   * just made owed is read by a run that begins after it). Called after the
+   * rows are written. Skipped while this process holds the job's run and has
+   * asked it to run again already: that run ends after this call, in this
+   * process, and is then queued again at once, so the run after it begins
+   * after these rows were written. A run held elsewhere, or one that has
+   * ended, is always asked again (test/services/webhooks-rearm.test.ts).
    */
   private async queue (subscriptionId: string): Promise<void> {
+    const held = this.held.get(subscriptionId)
+    if (held?.asked === true && this.deps.clock.nowMs() < held.until) return
     await this.deps.jobs.enqueueKeyed(WEBHOOK_DELIVER_JOB, subscriptionId, { subscriptionId }, { dueNow: true })
+    // Only the run that was held before the call and still is: the call then found that run's job running, and marked it.
+    if (held !== undefined && this.held.get(subscriptionId) === held) held.asked = true
+  }
+
+  /**
+   * Runs `run` as the webhook's job run this process claimed with a lease of
+   * `leaseMs`; a publish meanwhile may rely on the run being asked again
+   * (`queue`) for half the lease, a margin for clocks and the handler's start.
+   */
+  async holding<T> (subscriptionId: string, leaseMs: number, run: () => Promise<T>): Promise<T> {
+    const held: HeldRun = { asked: false, until: this.deps.clock.nowMs() + Math.max(0, leaseMs) / 2 }
+    this.held.set(subscriptionId, held)
+    try {
+      return await run()
+    } finally {
+      if (this.held.get(subscriptionId) === held) this.held.delete(subscriptionId)
+    }
   }
 
   /**
