@@ -46,7 +46,7 @@ export const ErrorEnvelope = Type.Object({
  */
 export const ERROR_STATUSES: Record<number, { name: string, description: string }> = {
   400: { name: 'BadRequest', description: 'The request is invalid: a field breaks its schema (APP_VALIDATION_FAILED, `details.fields` lists each), the body is not JSON, or the service refuses a value' },
-  401: { name: 'Unauthorized', description: 'No credential (APP_UNAUTHORIZED); one that is not valid: expired, revoked, its session ended (APP_INVALID_TOKEN: refresh once and retry); or a token of another kind than the route takes, or an end user\'s token of another project (APP_WRONG_TOKEN_KIND: a refresh does not help; `details.allowed` names the security schemes the route takes)' },
+  401: { name: 'Unauthorized', description: 'No credential (APP_UNAUTHORIZED); one that is not valid: expired, revoked, its session ended (APP_INVALID_TOKEN: refresh once and retry); or a token of another kind than the route takes, or an end user\'s token of another project (APP_WRONG_TOKEN_KIND: a refresh does not help; `details.allowed` names the security schemes the route takes; the service-token `verify` route answers any other token APP_INVALID_SERVICE_TOKEN)' },
   402: { name: 'PaymentRequired', description: 'A spending budget has nothing left for now (APP_LLM_BUDGET_EXCEEDED); not worth retrying before it is raised or a new month starts' },
   403: { name: 'Forbidden', description: 'The caller may not do this; `details.permission` names a missing permission' },
   404: { name: 'NotFound', description: 'Not found, or not visible to the caller' },

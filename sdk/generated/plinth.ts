@@ -6592,7 +6592,7 @@ export interface paths {
         put?: never;
         /**
          * Create a work item; its key is the project's identifier and the next number
-         * @description Needs `tracker.write`. Numbers are given once and never again, even after a delete. Unset fields take the project's defaults (the default state and assignee). With an Idempotency-Key a retry gets the same item.
+         * @description Needs `tracker.write`. No two items of a project get one number, even after a delete. Unset fields take the project's defaults (the default state and assignee). With an Idempotency-Key a retry gets the same item.
          *
          *     Refused with:
          *     - 400 `APP_TRACKER_INVALID_IDEMPOTENCY_KEY`: the Idempotency-Key header is not 1 to 255 visible ASCII characters
@@ -12994,7 +12994,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description No credential (APP_UNAUTHORIZED); one that is not valid: expired, revoked, its session ended (APP_INVALID_TOKEN: refresh once and retry); or a token of another kind than the route takes, or an end user's token of another project (APP_WRONG_TOKEN_KIND: a refresh does not help; `details.allowed` names the security schemes the route takes) */
+        /** @description No credential (APP_UNAUTHORIZED); one that is not valid: expired, revoked, its session ended (APP_INVALID_TOKEN: refresh once and retry); or a token of another kind than the route takes, or an end user's token of another project (APP_WRONG_TOKEN_KIND: a refresh does not help; `details.allowed` names the security schemes the route takes; the service-token `verify` route answers any other token APP_INVALID_SERVICE_TOKEN) */
         Unauthorized: {
             headers: {
                 [name: string]: unknown;

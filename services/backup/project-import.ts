@@ -220,7 +220,7 @@ export async function importProject (deps: ImportDeps, orgId: string, userId: st
     signal.throwIfAborted()
     const settled = await deps.projects.update(project.id, { allowedOrigins: checked.project.allowedOrigins }).catch((error: unknown) => { throw naming('project.json', error) })
     const final = checked.project.authEnabled === settled.authEnabled ? settled : await deps.projects.setAuth(project.id, checked.project.authEnabled)
-    await deps.projects.finishImport(project.id)
+    if (!await deps.projects.finishImport(project.id)) throw projectArchiveErrors.importAbandoned()
     revealed = true
     const deployFailures = await deployImportedApps(deps.hosting, apps, userId)
     return { project: final, manifest: checked.manifest, deployFailures }
@@ -228,7 +228,8 @@ export async function importProject (deps: ImportDeps, orgId: string, userId: st
     // Once revealed the project is its users': whatever fails after that never takes it away. One the sweep
     // took already is purged again, for what this import wrote after the sweep's own purge.
     if (!revealed) await deps.projects.delete(project.id).catch(async () => { await deps.projects.purge(project.id) }).catch(() => {})
-    throw error
+    // Whatever a write that raced the sweep answered (a definition refused, the finish's 404), the reason is the lease.
+    throw !revealed && signal.aborted ? signal.reason : error
   } finally {
     lease.stop()
     await rm(work, { recursive: true, force: true })

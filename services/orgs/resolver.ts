@@ -61,13 +61,26 @@ function narrow (permissions: Permission[], caller: Caller): Permission[] {
   return permissions.filter((permission) => scopes.has(permission))
 }
 
+/** A set that refuses every change once made: one is shared by every member of a role, so a write would widen them all. */
+class FixedSet<T> extends Set<T> {
+  constructor (values: Iterable<T>) {
+    super()
+    for (const value of values) super.add(value)
+    Object.freeze(this)
+  }
+
+  override add (): this { throw new TypeError('a role\'s permissions cannot be changed') }
+  override delete (): boolean { throw new TypeError('a role\'s permissions cannot be changed') }
+  override clear (): void { throw new TypeError('a role\'s permissions cannot be changed') }
+}
+
 /**
  * Each role's permissions in catalogue order, and as a set, made once: a member
  * holding no grant beyond the role (most callers, on every request) is answered
  * with these instead of a set and a list built anew.
  */
 const ROLE_HOLDS = Object.fromEntries(Object.entries(ROLES).map(([role, { permissions }]) => {
-  const held = new Set<Permission>(permissions)
+  const held = new FixedSet<Permission>(permissions)
   const list = Object.freeze(PERMISSION_NAMES.filter((name) => held.has(name)))
   return [role, { list, set: held as ReadonlySet<Permission> }]
 })) as Record<Role, { list: readonly Permission[], set: ReadonlySet<Permission> }>

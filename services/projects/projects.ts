@@ -126,9 +126,10 @@ export class Projects {
   }
 
   /** The import's one switch: the project appears whole, in one conditional write (refused once the sweep has taken it). */
-  async finishImport (projectId: string): Promise<void> {
+  /** Reveals an imported project; false when the sweep took it first (its import stalled past the lease). */
+  async finishImport (projectId: string): Promise<boolean> {
     const { matchedCount } = await this.records.updateOne({ _id: projectId, deletedAt: null, importing: true }, { $unset: { importing: '', importLeaseUntil: '' }, $set: { updatedAt: this.deps.clock.now() } })
-    if (matchedCount === 0) throw commonErrors.projectNotFound()
+    return matchedCount === 1
   }
 
   /** An import still at work keeps its hidden project; false when the sweep already took it. */

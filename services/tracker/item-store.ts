@@ -116,8 +116,10 @@ export class ItemStore {
    * counts on from the highest number taken (a deleted item keeps its number
    * as a tombstone, so none is given twice), and the unique index on
    * (lpId, seq) refuses a number another process gave first (`insert`
-   * answers `numberTaken` and the count is learnt again). A number whose
-   * create failed before its insert may be given again: no item ever had it.
+   * answers `numberTaken` and the count moves past the highest taken, never
+   * back below what this process has handed out). A number whose create
+   * failed before its insert may be given again after a restart: no item
+   * ever had it.
    */
   async nextNumber (lpId: string): Promise<number> {
     let counter = this.numbers.get(lpId)
@@ -138,16 +140,28 @@ export class ItemStore {
     if (this.numbers.get(lpId) === counter) this.numbers.delete(lpId)
   }
 
+  /**
+   * Another process gave `taken`: count on past it and past the highest now
+   * stored, but never back, since this process's creates in flight hold the
+   * numbers between (forgetting the count would give them again).
+   */
+  private async passTaken (lpId: string, taken: number): Promise<void> {
+    const highest = await this.highest(lpId)
+    const counter = this.numbers.get(lpId)
+    if (counter === undefined) return
+    const count = await counter
+    count.next = Math.max(count.next, taken + 1, highest.next)
+  }
+
   /** A new item with its first change in its outbox; `existed` when an earlier try already inserted it (same reserved id). */
   async insert (record: ItemRecord): Promise<InsertOutcome> {
-    const counter = this.numbers.get(record.lpId)
     try {
       await this.items.insertOne(record)
     } catch (error) {
       if (!(error instanceof DuplicateKeyError)) throw error
       if (Object.hasOwn(error.keyValue, '_id')) return 'existed'
       if (!Object.hasOwn(error.keyValue, 'seq')) throw error
-      if (counter !== undefined) this.forget(record.lpId, counter)
+      await this.passTaken(record.lpId, record.seq)
       return 'numberTaken'
     }
     await this.flush(record)

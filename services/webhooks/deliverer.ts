@@ -188,7 +188,12 @@ export class WebhookDeliverer {
       // Unlogged attempts are not settled: each delivery is attempted again by the deferred run.
       return error
     }
-    if (await this.settleDelivered(subscription, sent)) return refused
+    try {
+      if (await this.settleDelivered(subscription, sent)) return refused
+    } catch (error) {
+      // Settling is a store write like the others: its failure defers the run, never spends the webhook's job.
+      return error
+    }
     const streak = { failedSinceRead: false }
     for (const attempt of sent) {
       try {

@@ -242,7 +242,7 @@ export class WebhookPublisher {
    * asked it to run again already: that run ends after this call, in this
    * process, and is then queued again at once, so the run after it begins
    * after these rows were written. A run held elsewhere, or one that has
-   * ended, is always asked again (test/services/webhooks-rearm.test.ts).
+   * ended, is always asked again (test/services/webhooks/rearm.test.ts).
    */
   private async queue (subscriptionId: string): Promise<void> {
     const held = this.held.get(subscriptionId)

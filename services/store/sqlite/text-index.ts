@@ -166,7 +166,7 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       // more than SCORED_SPAN windows of the words' matches (a sparse scope among others').
       const newest = this.connection.statement(`SELECT rowid FROM ${fts} WHERE ${fts} MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ${TEXT_RANK_WINDOW}`).pluck()
       // Read from the span's top down and left at its bottom: FTS5 scores a prefix's rows in descending order for less
-      // than it scores them in a rowid range (bench/README.md, s48).
+      // than it scores them in a rowid range.
       const scored = this.connection.statement(`SELECT rowid, bm25(${fts}, ${weights}) FROM ${fts} WHERE ${fts} MATCH ? AND rowid <= ? ORDER BY rowid DESC`).raw()
       // With the words alone in the match, one statement finds the window and scores it: the words' postings (for a
       // prefix, the merge of every word it starts) are read once a window, not twice.

@@ -174,6 +174,21 @@ t.test('numbers counted in process: another process\'s number is skipped, a new 
   t.equal(await new ItemStore(store, { clock, newId: createIdGenerator() }).nextNumber(lpId), 5, 'a new process counts on from the highest, a tombstone\'s included')
 })
 
+t.test('a number another process took moves the count past it, never back onto numbers this process handed out to creates in flight', async (t) => {
+  const { tracker, project, store, clock } = await trackerOn(t)
+  const { bob, lpId } = await project()
+  const first = await tracker.workItems.create(bob, { title: 'first' })
+  const items = store.collection<Document>('tracker_items')
+  const stored = await items.findOne({ _id: first.id }) as Document
+  const mine = new ItemStore(store, { clock, newId: createIdGenerator(() => clock.nowMs()) })
+  // Three creates of this process hold 2, 3 and 4 when another process stores 2 first.
+  t.same([await mine.nextNumber(lpId), await mine.nextNumber(lpId), await mine.nextNumber(lpId)], [2, 3, 4])
+  await items.insertOne({ ...stored, _id: 'other-process-item', seq: 2, outbox: null })
+  t.equal(await mine.insert({ ...stored, _id: 'mine-2', seq: 2, outbox: null } as never), 'numberTaken')
+  t.equal(await mine.nextNumber(lpId), 5, 'the retry takes a number past the ones in flight, not 3 again')
+  t.equal(await mine.insert({ ...stored, _id: 'mine-3', seq: 3, outbox: null } as never), 'inserted', 'the create in flight keeps its number')
+})
+
 t.test('roles: guests work on their own items; deletes are for creators and admins; outsiders see nothing', async (t) => {
   const { tracker, project, scope } = await trackerOn(t)
   const { lpId, bob, carol, gina } = await project()
