@@ -33,3 +33,20 @@ export async function benchOwner (app: BenchApp): Promise<{ userId: string, acce
   const org = await app.orgs.organizations.create({ userId: user.id }, { name: 'Bench' })
   return { userId: user.id, accessToken, orgId: org.id }
 }
+
+/**
+ * End-user auth on, one end user signed up, and the `posts` collection the record rows use: an owner rule on each of
+ * `methods`, an index on (author, status). The end user is the owner the rows read and write as.
+ */
+export async function benchPosts (app: BenchApp, projectId: string, methods = ['list', 'get', 'create', 'update', 'delete']): Promise<{ endUser: Awaited<ReturnType<BenchApp['projectAuth']['auth']['register']>> }> {
+  await app.projects.setAuth(projectId, true)
+  const endUser = await app.projectAuth.auth.register(projectId, { email: 'end@example.com', password: 'bench password 1' })
+  const ownerRule = { requireAuth: true, owner: 'author' }
+  await app.collections.definitions.create(projectId, {
+    name: 'posts',
+    fields: [{ name: 'title', type: 'text', required: true }, { name: 'status', type: 'select', values: ['draft', 'review', 'published'] }, { name: 'author', type: 'text' }, { name: 'views', type: 'number' }],
+    indexes: [{ fields: ['author', 'status'] }],
+    methods: Object.fromEntries(methods.map((method) => [method, { enabled: true, rule: ownerRule }]))
+  })
+  return { endUser }
+}

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Envelope, errorResponses } from '../schemas/envelope.js'
-import { benchOwner, startBenchApp } from './bench-app.js'
+import { benchOwner, benchPosts, startBenchApp } from './bench-app.js'
 
 /**
  * The real app on a temp DATA_DIR. Until the product has its own Store-backed
@@ -35,18 +35,9 @@ const seeded = await app.store.collection('bench_samples').insertOne({ title: 's
 const { userId, accessToken, orgId } = await benchOwner(app)
 const { token: pat } = await app.identity.apiKeys.create(userId, { name: 'bench' })
 const project = await app.projects.create(orgId, userId, { name: 'Bench' })
-await app.projects.setAuth(project.id, true)
-const endUser = await app.projectAuth.auth.register(project.id, { email: 'end@example.com', password: 'bench password 1' })
-const serviceToken = await app.projectAuth.serviceTokens.create(project.id, { name: 'bench', createdBy: userId })
-
 // Issue-5 scenarios: a `posts` collection of 100,000 records under an owner rule on every method.
-const ownerRule = { requireAuth: true, owner: 'author' }
-await app.collections.definitions.create(project.id, {
-  name: 'posts',
-  fields: [{ name: 'title', type: 'text', required: true }, { name: 'status', type: 'select', values: ['draft', 'review', 'published'] }, { name: 'author', type: 'text' }, { name: 'views', type: 'number' }],
-  indexes: [{ fields: ['author', 'status'] }],
-  methods: Object.fromEntries(['list', 'get', 'create', 'update', 'delete'].map((method) => [method, { enabled: true, rule: ownerRule }]))
-})
+const { endUser } = await benchPosts(app, project.id)
+const serviceToken = await app.projectAuth.serviceTokens.create(project.id, { name: 'bench', createdBy: userId })
 const postRecords = app.store.collection(`p_${project.id}_posts`)
 const authors = [endUser.user.id, 'someone-else-1', 'someone-else-2', 'someone-else-3']
 const now = new Date()
@@ -59,7 +50,7 @@ const ownPost = await postRecords.findOne({ author: endUser.user.id })
 await app.collections.definitions.create(project.id, {
   name: 'docs',
   fields: [{ name: 'author', type: 'text' }, { name: 'attachment', type: 'file', maxSize: 512 * 1024 * 1024 }],
-  methods: Object.fromEntries(['create', 'get', 'upload', 'download'].map((method) => [method, { enabled: true, rule: ownerRule }]))
+  methods: Object.fromEntries(['create', 'get', 'upload', 'download'].map((method) => [method, { enabled: true, rule: { requireAuth: true, owner: 'author' } }]))
 })
 const doc = await app.records.create(project.id, 'docs', { kind: 'user', id: endUser.user.id }, {})
 // The regex bar: a public collection holding one 100 KB value for a catastrophic pattern to run over.

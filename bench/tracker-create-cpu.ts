@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
-import { benchOwner, startBenchApp } from './bench-app.js'
+import { benchOwner, benchPosts, startBenchApp } from './bench-app.js'
 import { trackerActor } from '../services/tracker/access.js'
 
 /**
@@ -28,15 +28,7 @@ const body = { title: 'bench', priority: 'high' as const }
 const url = `/api/projects/${project.id}/tracker/projects/${lp.id}/work-items`
 
 // The floor: a plain record create under an owner rule through the same Fastify, auth and store (`npm run bench`'s row).
-await app.projects.setAuth(project.id, true)
-const endUser = await app.projectAuth.auth.register(project.id, { email: 'end@example.com', password: 'bench password 1' })
-const ownerRule = { requireAuth: true, owner: 'author' }
-await app.collections.definitions.create(project.id, {
-  name: 'posts',
-  fields: [{ name: 'title', type: 'text', required: true }, { name: 'status', type: 'select', values: ['draft', 'review', 'published'] }, { name: 'author', type: 'text' }, { name: 'views', type: 'number' }],
-  indexes: [{ fields: ['author', 'status'] }],
-  methods: Object.fromEntries(['list', 'get', 'create', 'update', 'delete'].map((method) => [method, { enabled: true, rule: ownerRule }]))
-})
+const { endUser } = await benchPosts(app, project.id)
 const recordUrl = `/api/p/${project.id}/posts`
 const recordBody = { title: 'bench', status: 'draft', views: 1 }
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { benchOwner, startBenchApp } from './bench-app.js'
+import { benchOwner, benchPosts, startBenchApp } from './bench-app.js'
 import { trackerActor } from '../services/tracker/access.js'
 import { TRACKER_COLLECTIONS, type SubscriberRecord } from '../services/tracker/records.js'
 import { seedTrackerProject } from './tracker-seed.js'
@@ -47,15 +47,7 @@ for (const size of SIZES) {
 // BENCH_RECORDS_FLOOR=1 (bench/tracker-cpu.ts): a record by id through the same Fastify, auth and store, as the floor the
 // tracker's reads are compared with: `posts` of 10,000 records under an owner rule, as bench/serve.ts makes them.
 if (process.env.BENCH_RECORDS_FLOOR === '1') {
-  await app.projects.setAuth(project.id, true)
-  const endUser = await app.projectAuth.auth.register(project.id, { email: 'end@example.com', password: 'bench password 1' })
-  const ownerRule = { requireAuth: true, owner: 'author' }
-  await app.collections.definitions.create(project.id, {
-    name: 'posts',
-    fields: [{ name: 'title', type: 'text', required: true }, { name: 'status', type: 'select', values: ['draft', 'review', 'published'] }, { name: 'author', type: 'text' }, { name: 'views', type: 'number' }],
-    indexes: [{ fields: ['author', 'status'] }],
-    methods: Object.fromEntries(['list', 'get', 'create', 'update', 'delete'].map((method) => [method, { enabled: true, rule: ownerRule }]))
-  })
+  const { endUser } = await benchPosts(app, project.id)
   const now = new Date()
   const authors = [endUser.user.id, 'someone-else-1', 'someone-else-2', 'someone-else-3']
   await app.store.collection(`p_${project.id}_posts`).insertMany(Array.from({ length: 10_000 }, (_, i) => ({

@@ -9,7 +9,7 @@ import { loadConfig } from '../services/config.js'
 import { sharedPort } from '../services/platform/cluster.js'
 import { openSqliteStore } from '../services/store/sqlite/index.js'
 import { newId } from '../services/platform/ids.js'
-import { benchOwner } from './bench-app.js'
+import { benchOwner, benchPosts } from './bench-app.js'
 import { ONLY, SLICES, WARMUP_SECONDS, DURATION, load, summary, type Measured, type Scenario } from './pairs.js'
 
 /**
@@ -30,15 +30,7 @@ async function seed (): Promise<Seeded> {
   const app = await buildApp(loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', GATEWAY_PORT: 'off', WORKERS: '1' }))
   const { userId, orgId } = await benchOwner(app)
   const project = await app.projects.create(orgId, userId, { name: 'Workers' })
-  await app.projects.setAuth(project.id, true)
-  const endUser = await app.projectAuth.auth.register(project.id, { email: 'end@example.com', password: 'bench password 1' })
-  const ownerRule = { requireAuth: true, owner: 'author' }
-  await app.collections.definitions.create(project.id, {
-    name: 'posts',
-    fields: [{ name: 'title', type: 'text', required: true }, { name: 'status', type: 'select', values: ['draft', 'review', 'published'] }, { name: 'author', type: 'text' }, { name: 'views', type: 'number' }],
-    indexes: [{ fields: ['author', 'status'] }],
-    methods: Object.fromEntries(['get', 'create'].map((method) => [method, { enabled: true, rule: ownerRule }]))
-  })
+  const { endUser } = await benchPosts(app, project.id, ['get', 'create'])
   const posts = app.store.collection(`p_${project.id}_posts`)
   const authors = [endUser.user.id, 'someone-else-1', 'someone-else-2', 'someone-else-3']
   const now = new Date()
