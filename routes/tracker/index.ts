@@ -45,9 +45,12 @@ const trackerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(issueTypeRoutes, { prefix: `${project}/issue-types` })
   await app.register(estimateRoutes, { prefix: `${project}/estimates` })
   // Work items and what hangs off them are the tracker's content, their history the item's activity (who, what,
-  // when): the audit log, which records setup (docs/audit.md), leaves them out, as it does records.
+  // when): the audit log, which records setup (docs/audit.md), leaves their writes out, as it does records'. A delete
+  // keeps its entry: the item's activity goes with it, and who destroyed what must still be answerable.
   await app.register(async (items) => {
-    items.addHook('onRoute', (route) => { route.config = { ...route.config, audited: false } })
+    items.addHook('onRoute', (route) => {
+      if (![route.method].flat().includes('DELETE')) route.config = { ...route.config, audited: false }
+    })
     await items.register(workItemRoutes, { prefix: `${project}/work-items` })
     await items.register(commentRoutes, { prefix: item })
     await items.register(linkRoutes, { prefix: `${item}/links` })

@@ -190,4 +190,10 @@ t.test('work items and what hangs off them are content, with their own activity:
   const activity = await call(app, 'GET', `${itemUrl}/activity`, owner.auth)
   t.equal(activity.status, 200, JSON.stringify(activity.body))
   t.ok(activity.body.data.items.some((entry: { field: string, actorId: string }) => entry.field === 'created' && entry.actorId === owner.id), 'the item\'s activity says who created it')
+  // A delete takes the item's activity with it from every reader: the audit log keeps who deleted what.
+  t.equal((await call(app, 'DELETE', itemUrl, owner.auth)).status, 200)
+  const after = await call(app, 'GET', `/api/organizations/${orgId}/audit-log?limit=100`, owner.auth)
+  const deleted = (after.body.data.items as Array<{ action: string, actor: { userId: string } }>).filter((entry) => /WorkItem/.test(entry.action))
+  t.same(deleted.map((entry) => entry.action), ['deleteTrackerWorkItem'], 'the delete, and only it, has an entry')
+  t.equal(deleted[0]?.actor.userId, owner.id, 'naming who deleted it')
 })
