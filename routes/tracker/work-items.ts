@@ -51,8 +51,8 @@ const workItemRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'createTrackerWorkItem',
       tags,
       summary: 'Create a work item; its key is the project\'s identifier and the next number',
-      description: 'No two items of a project get one number, even after a delete. Unset fields take the project\'s defaults (the default ' +
-        'state and assignee). With an Idempotency-Key a retry gets the same item.',
+      description: 'No two items of a project get one number, even after a delete. Unset fields take the project\'s defaults ' +
+        '(the default state and assignee). With an Idempotency-Key a retry gets the same item.',
       params: TrackerProjectPath,
       headers: IdempotencyHeaders,
       body: CreateWorkItemBody,
