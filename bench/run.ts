@@ -4,6 +4,12 @@ import { createHash, randomBytes } from 'node:crypto'
 import { DURATION, ONLY, SLICES, runScenarios, start, type Scenario, type Started } from './pairs.js'
 import { GIT_GROUP } from './git-names.js'
 
+/** A bench of its own (its own servers and load), run to its end with its output printed as it goes. */
+async function benchFile (file: string): Promise<void> {
+  const child = fork(new URL(file, import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
+  await once(child, 'exit')
+}
+
 /**
  * `npm run bench`: each server runs in its own process so the load generator
  * (this process) does not share its event loop. Every figure is reported with
@@ -148,72 +154,60 @@ if (plinthScenarios({}).some((scenario) => ONLY.test(scenario.name)) || ONLY.tes
 
 // Issue 36: get-by-id and create through server.ts with WORKERS=1 and WORKERS=2, alternated, and the ratio (bench/workers.ts).
 if (['WORKERS GET record by id (owner rule, 100k)', 'WORKERS POST create record'].some((name) => ONLY.test(name))) {
-  const workers = fork(new URL('./workers.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
-  await once(workers, 'exit')
+  await benchFile('./workers.ts')
 }
 
 // Issue 36: the 50-connection create row taken apart per slice: event-loop delay, GC, CPU, node flags, a fixed offered rate (bench/create-tail.ts).
 if (ONLY.test('create tail')) {
-  const tail = fork(new URL('./create-tail.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
-  await once(tail, 'exit')
+  await benchFile('./create-tail.ts')
 }
 
 // Git hosting: clone and fetch against git http-backend on the same repository, REST tree and blob reads (bench/git.ts).
 if (GIT_GROUP.some((name) => ONLY.test(name))) {
-  const git = fork(new URL('./git.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
-  await once(git, 'exit')
+  await benchFile('./git.ts')
 }
 
 // The tracker's search over 100,000 items (bench/tracker-search.ts).
 if (ONLY.test('tracker search')) {
-  const search = fork(new URL('./tracker-search.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
-  await once(search, 'exit')
+  await benchFile('./tracker-search.ts')
 }
 
 // The tracker: lists, get by key and create over 100,000 items, and how a list's time grows with the project (bench/tracker.ts).
 if (['tracker get by key', 'tracker create work item', 'tracker list 50, 3 conditions', 'tracker list growth', 'tracker notification fan-out'].some((name) => ONLY.test(name))) {
-  const tracker = fork(new URL('./tracker.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
-  await once(tracker, 'exit')
+  await benchFile('./tracker.ts')
 }
 
 // The assistant's streaming through the scripted provider: first event after the provider's first byte, and 100 runs at once (bench/assistant.ts).
 if (['assistant streaming first event', 'assistant streaming concurrent'].some((name) => ONLY.test(name))) {
-  const assistant = fork(new URL('./assistant.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
-  await once(assistant, 'exit')
+  await benchFile('./assistant.ts')
 }
 
 // The built-in DNS server against PowerDNS on the same zone, with dnsperf (Debian's dnsperf, pdns-server).
 if (ONLY.test('DNS built-in server')) {
-  const dns = fork(new URL('./dns.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
-  await once(dns, 'exit')
+  await benchFile('./dns.ts')
 }
 
 // The hosting gateway against the hello-world app it proxies, asked directly (bench/gateway.ts).
 if (ONLY.test('gateway')) {
-  const gateway = fork(new URL('./gateway.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
-  await once(gateway, 'exit')
+  await benchFile('./gateway.ts')
 }
 
 // Hosting: from a deploy request to live for a small Node app on the process driver (bench/hosting-deploy.ts).
 if (ONLY.test('hosting deploy to live (process driver)')) {
-  const deploy = fork(new URL('./hosting-deploy.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
-  await once(deploy, 'exit')
+  await benchFile('./hosting-deploy.ts')
 }
 
 // In-process engine figures, in a process of their own.
 if (ONLY.test('store engine')) {
-  const store = fork(new URL('./store.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
-  await once(store, 'exit')
+  await benchFile('./store.ts')
 }
 
 // Webhook deliveries a second to a loopback receiver, beside the hello-world it posts to (bench/webhooks.ts).
 if (ONLY.test('webhooks: deliveries to a loopback receiver')) {
-  const webhooks = fork(new URL('./webhooks.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
-  await once(webhooks, 'exit')
+  await benchFile('./webhooks.ts')
 }
 
 // Record writes with one record webhook beside the same writes with none: what the change feed costs (bench/record-webhooks.ts).
 if (ONLY.test('record writes with a record webhook')) {
-  const recordWebhooks = fork(new URL('./record-webhooks.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
-  await once(recordWebhooks, 'exit')
+  await benchFile('./record-webhooks.ts')
 }
