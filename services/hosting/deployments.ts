@@ -287,7 +287,7 @@ export class Deployments {
   /**
    * Takes the project's variables (a container app's, suspended or not, so
    * what it starts later has them), starts the instances, switches the route,
-   * then stops what the previous live deployment ran.
+   * says live, then stops what the previous live deployment ran.
    */
   private async release (app: AppRecord, initial: DeploymentRecord): Promise<void> {
     let record = initial
@@ -319,6 +319,9 @@ export class Deployments {
     if (record.source.type === 'git' && record.source.commit !== null && current.gitSource !== null) {
       await this.apps.updateOne({ _id: app._id }, { $set: { 'gitSource.lastCommit': record.source.commit } })
     }
+    // The gateway switches before the state says so: a client that reads `live` is routed to this deployment, never to
+    // the route the app had before (none yet, a 502 or 404; or the previous deployment).
+    await this.deps.releases.publish(app._id)
     await this.setState(app, record, 'live', { liveAt: now, finishedAt: now })
     if (previous !== null && previous !== record._id) {
       const old = await this.records.findOne({ _id: previous })
