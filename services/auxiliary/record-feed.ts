@@ -1,6 +1,6 @@
 import type { Clock } from '../platform/clock.js'
 import type { IdGenerator } from '../platform/ids.js'
-import type { RecordChange, RecordChangeBatch, RecordChangeFeed } from '../collections/records.js'
+import type { RecordChange, RecordChangeBatch, RecordChangeFeed } from '../collections/record-changes.js'
 import { projectCollectionName } from '../projects/naming.js'
 import type { Document, Store, StoreCollection, WithId } from '../store/types.js'
 import { retryUpsertRace } from '../platform/upsert-race.js'

@@ -181,3 +181,11 @@ export function signUpAccess (methods: Record<CollectionMethod, MethodSettingT>,
     readonly: new Set([...(create?.readonly ?? []), ...(update?.readonly ?? [])])
   }
 }
+
+/** A record whose file fields a write clears must lie inside the fileDelete rule's filter and meet its check after the write. */
+export function allowFileDelete (access: Access, before: Record<string, unknown>, after: Record<string, unknown>): void {
+  if (access.filter !== null && !compileFilter(access.filter)(before)) {
+    throw commonErrors.forbidden({ why: 'Clearing a file field deletes its files, and the fileDelete rule does not cover this record' })
+  }
+  enforceCheck(access, after)
+}

@@ -8,7 +8,8 @@ import type { IdGenerator } from '../platform/ids.js'
 import type { Document, SharedReads, Store, StoreCollection, WithId } from '../store/types.js'
 import { PROJECT_USERS_TABLE, projectCollectionName } from '../projects/naming.js'
 import type { CollectionMethod, FieldDefinitionT, IndexDefinitionT, MethodSettingT, SignUpFieldsT } from '../../schemas/collections.js'
-import { enforceCheck, NO_FIELDS, readDeny, resolveAccess, restrict, signUpAccess, type Access, type DataCaller } from './access.js'
+import { allowFileDelete, enforceCheck, NO_FIELDS, readDeny, resolveAccess, restrict, signUpAccess, type Access, type DataCaller } from './access.js'
+import { actorOf, RecordListeners, type RecordActor, type RecordChange, type RecordChangeFeed, type RecordsRemoved, type RecordsUpdated } from './record-changes.js'
 import { fieldMap, recordValues, relationTargets, sharedApiRecord, SYSTEM_FIELDS, toApiRecord, undeclaredFields, type ApiRecord, type FieldMap } from './record-fields.js'
 import { checkSortVisible, cursorScope, indexedLeads, parseSort, QUERY_LIMITS, servedByIndex, type Cursors } from './query.js'
 import { readPage } from './record-pages.js'
@@ -41,41 +42,6 @@ export interface ListPage { items: ApiRecord[], nextCursor: string | null, total
 
 export interface BulkParams { filter: unknown, dryRun?: boolean, maxAffected?: number }
 
-/** Run after records went, so the files they referenced go with them. */
-export type RecordsRemoved = (projectId: string, collection: DataCollection, records: Array<WithId<Document>>) => Promise<void>
-/** Run after records were changed through the data API, with the values set on every one of them and the records as they were. */
-export type RecordsUpdated = (projectId: string, collection: DataCollection, ids: string[], changes: Document, before: Array<WithId<Document>>) => Promise<void>
-
-/** Who made a record write, as the change feed tells it. */
-export type RecordActor = { type: 'user' | 'admin' | 'anonymous', id: string | null }
-
-/** One record write as the change feed sees it: the record as the write leaves it (as it was, for a delete). */
-export interface RecordChange {
-  collection: string
-  type: 'record.created' | 'record.updated' | 'record.deleted'
-  record: WithId<Document>
-  before: WithId<Document> | null
-  actor: RecordActor
-  at: Date
-}
-
-/**
- * The change feed of record writes (services/auxiliary/record-feed.ts): its
- * entries are written before the write they describe, so an acknowledged
- * write's change survives a crash, and settled after it.
- */
-export interface RecordChangeFeed {
-  /** Null, writing nothing, when no one follows the project's writes; `changes` is only called otherwise. */
-  begin: (projectId: string, changes: () => RecordChange[]) => Promise<RecordChangeBatch | null>
-}
-
-export interface RecordChangeBatch {
-  /** The write was made, for the records named (every one by default). Never throws: what it could not finish, the feed's sweep does. */
-  done: (happened?: ReadonlySet<string>) => Promise<void>
-  /** The write was not made. Never throws. */
-  failed: () => Promise<void>
-}
-
 // One request never rewrites or deletes more than this many records; larger jobs page through with filters.
 export const BULK_MAX = QUERY_LIMITS.maxAffected
 const WRITE_ATTEMPTS = 3
@@ -87,24 +53,10 @@ function versionOf (record: Document): number {
   return typeof record.version === 'number' ? record.version : 0
 }
 
-function actorOf (caller: DataCaller): RecordActor {
-  if (caller.kind === 'user') return { type: 'user', id: caller.id }
-  if (caller.kind === 'admin') return { type: 'admin', id: caller.userId }
-  return { type: 'anonymous', id: null }
-}
-
 function duplicate (error: unknown): unknown {
   if (!(error instanceof DuplicateKeyError)) return error
   const fields = Object.keys(error.keyValue).map((key) => key === '_id' ? 'id' : key)
   return collectionErrors.duplicateValue({ fields })
-}
-
-/** A record whose file fields a write clears must lie inside the fileDelete rule's filter and meet its check after the write. */
-function allowFileDelete (access: Access, before: Document, after: Document): void {
-  if (access.filter !== null && !compileFilter(access.filter)(before)) {
-    throw commonErrors.forbidden({ why: 'Clearing a file field deletes its files, and the fileDelete rule does not cover this record' })
-  }
-  enforceCheck(access, after)
 }
 
 /**
@@ -123,9 +75,7 @@ async function findVisible (records: StoreCollection<Document>, id: string, acce
  * rule first, and reads, updates and deletes only ever see records inside it.
  */
 export class Records {
-  private readonly removedHooks: RecordsRemoved[] = []
-  private readonly updatedHooks: RecordsUpdated[] = []
-  private feed: RecordChangeFeed | null = null
+  private readonly listeners = new RecordListeners()
 
   constructor (private readonly store: Store, private readonly deps: {
     clock: Clock
@@ -137,27 +87,16 @@ export class Records {
   }) {}
 
   onRemove (hook: RecordsRemoved): void {
-    this.removedHooks.push(hook)
+    this.listeners.onRemove(hook)
   }
 
   onUpdate (hook: RecordsUpdated): void {
-    this.updatedHooks.push(hook)
+    this.listeners.onUpdate(hook)
   }
 
   /** Set once, by the family that follows record writes (the auxiliary area's record webhooks). */
   useChangeFeed (feed: RecordChangeFeed): void {
-    this.feed = feed
-  }
-
-  /** Runs a write between its change feed entries: written before it, settled after it. */
-  private async logged<T> (projectId: string, changes: () => RecordChange[], write: (batch: RecordChangeBatch | null) => Promise<T>): Promise<T> {
-    const batch = this.feed === null ? null : await this.feed.begin(projectId, changes)
-    try {
-      return await write(batch)
-    } catch (error) {
-      await batch?.failed()
-      throw error
-    }
+    this.listeners.useChangeFeed(feed)
   }
 
   async list (projectId: string, table: string, caller: DataCaller, params: ListParams): Promise<ListPage> {
@@ -251,7 +190,7 @@ export class Records {
     const doc: WithId<Document> = { ...values, _id: typeof values._id === 'string' ? values._id : this.deps.newId(), createdAt: now, updatedAt: now, version: 1 }
     enforceCheck(scope.access, doc)
     const change = (): RecordChange[] => [{ collection: scope.collection.name, type: 'record.created', record: doc, before: null, actor, at: now }]
-    return await this.logged(projectId, change, async (batch) => {
+    return await this.listeners.logged(projectId, change, async (batch) => {
       try {
         await scope.records.insertOne(doc)
       } catch (error) {
@@ -280,7 +219,7 @@ export class Records {
         enforceCheck(access, next)
         if (fileDelete !== null) allowFileDelete(fileDelete, current, next)
         const change = (): RecordChange[] => [{ collection: scope.collection.name, type: 'record.updated', record: next, before: current, actor: actorOf(caller), at: changes.updatedAt }]
-        const written = await this.logged(projectId, change, async (batch) => {
+        const written = await this.listeners.logged(projectId, change, async (batch) => {
           try {
             // Matched on the stored value itself (null also matches a record that has none), so only a concurrent write misses.
             const result = await records.updateOne({ _id: id, version: current.version ?? null }, { $set: changes })
@@ -291,7 +230,7 @@ export class Records {
           }
         })
         if (written) {
-          await this.updated(projectId, scope.collection, [id], values, [current])
+          await this.listeners.updated(projectId, scope.collection, [id], values, [current])
           return toApiRecord(next, access.deny)
         }
         // Someone else wrote the record meanwhile; without If-Match, re-apply the change to the new version.
@@ -342,7 +281,7 @@ export class Records {
       const at = this.deps.clock.now()
       const after = { ...current, disabled, updatedAt: at, version: versionOf(current) + 1 }
       const change = (): RecordChange[] => [{ collection: collection.name, type: 'record.updated', record: after, before: current, actor: { type: 'admin', id: adminId }, at }]
-      return await this.logged(projectId, change, async (batch) => {
+      return await this.listeners.logged(projectId, change, async (batch) => {
         const result = await records.updateOne({ _id: userId }, { $set: { disabled, updatedAt: at }, $inc: { version: 1 } })
         await batch?.done()
         return result.matchedCount === 1
@@ -352,13 +291,13 @@ export class Records {
 
   private async deleteRecord (projectId: string, collection: DataCollection, records: StoreCollection<Document>, current: WithId<Document>, actor: RecordActor, atVersion: boolean): Promise<void> {
     const change = (): RecordChange[] => [{ collection: collection.name, type: 'record.deleted', record: current, before: null, actor, at: this.deps.clock.now() }]
-    await this.logged(projectId, change, async (batch) => {
+    await this.listeners.logged(projectId, change, async (batch) => {
       const result = await records.deleteOne({ _id: current._id, ...(atVersion ? { version: current.version ?? null } : {}) })
       if (result.deletedCount === 0) throw collectionErrors.versionMismatch()
       await batch?.done()
     })
     // Only once the record is gone: a refused delete must keep its files.
-    await this.removed(projectId, collection, [current])
+    await this.listeners.removed(projectId, collection, [current])
   }
 
   async bulkUpdate (projectId: string, table: string, caller: DataCaller, params: BulkParams & { set: Document }): Promise<{ matched: number, modified: number, dryRun: boolean }> {
@@ -378,7 +317,7 @@ export class Records {
       const logged = (): RecordChange[] => targets.map((doc) => ({
         collection: scope.collection.name, type: 'record.updated', record: { ...doc, ...changes, version: versionOf(doc) + 1 }, before: doc, actor: actorOf(caller), at: changes.updatedAt
       }))
-      const result = await this.logged(projectId, logged, async (batch) => {
+      const result = await this.listeners.logged(projectId, logged, async (batch) => {
         try {
           const result = await records.updateMany(restrict({ _id: { $in: ids } }, access), { $set: changes, $inc: { version: 1 } })
           // A record deleted meanwhile was not updated: its entry goes unpublished.
@@ -391,7 +330,7 @@ export class Records {
           throw duplicate(error)
         }
       })
-      await this.updated(projectId, scope.collection, ids, values, targets)
+      await this.listeners.updated(projectId, scope.collection, ids, values, targets)
       return { matched: targets.length, modified: result.modifiedCount, dryRun: false }
     })
   }
@@ -403,14 +342,14 @@ export class Records {
       if (params.dryRun === true) return { matched: targets.length, deleted: 0, dryRun: true }
       const ids = targets.map((doc) => doc._id)
       const logged = (): RecordChange[] => targets.map((doc) => ({ collection: scope.collection.name, type: 'record.deleted', record: doc, before: null, actor: actorOf(caller), at: this.deps.clock.now() }))
-      const { result, gone } = await this.logged(projectId, logged, async (batch) => {
+      const { result, gone } = await this.listeners.logged(projectId, logged, async (batch) => {
         const result = await scope.records.deleteMany(restrict({ _id: { $in: ids } }, scope.access))
         const survivors = new Set((await scope.records.find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id))
         const gone = targets.filter((doc) => !survivors.has(doc._id))
         await batch?.done(new Set(gone.map((doc) => doc._id)))
         return { result, gone }
       })
-      await this.removed(projectId, scope.collection, gone)
+      await this.listeners.removed(projectId, scope.collection, gone)
       return { matched: targets.length, deleted: result.deletedCount, dryRun: false }
     })
   }
@@ -469,13 +408,5 @@ export class Records {
       const found = await this.store.collection(projectCollectionName(projectId, target)).countDocuments({ _id: { $in: [...ids] } })
       if (found !== ids.size) throw collectionErrors.invalidRelation({ target })
     }
-  }
-
-  private async removed (projectId: string, collection: DataCollection, docs: Array<WithId<Document>>): Promise<void> {
-    for (const hook of this.removedHooks) await hook(projectId, collection, docs)
-  }
-
-  private async updated (projectId: string, collection: DataCollection, ids: string[], changes: Document, before: Array<WithId<Document>>): Promise<void> {
-    for (const hook of this.updatedHooks) await hook(projectId, collection, ids, changes, before)
   }
 }
