@@ -251,34 +251,37 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
   }
 
   /**
-   * At most how many rows the words match, from the index's vocabulary (rows holding each word, or each word the last
-   * starts when it is a prefix): 0 when a word is in no row. Reading a word's count walks its list of rows, so the
-   * words are read until one is in few rows (FEW_MATCHES), and a prefix's words until theirs pass a window. Null when a
-   * word is one the tokenizer may fold otherwise than parseTextQuery.
+   * At most how many rows the words match (each word's rows, or those of the words the last starts when it is a
+   * prefix): 0 when a word is in no row. A word's rows are counted from the index up to one past a window (FTS5 stops at
+   * the LIMIT), a prefix's from the vocabulary (each word it starts, its whole list of rows walked) only when the prefix
+   * as a word of its own is in fewer: a common word cost the vocabulary's walk of its every row (~1 ms at 100,000 items,
+   * bench/README.md). The words are read until one is in few rows (FEW_MATCHES). Null when a word is one the tokenizer
+   * may fold otherwise than parseTextQuery.
    */
   private mostMatches (query: TextQuery, table: string, columns: number): number | null {
     if (!query.terms.every((term) => COUNTABLE.test(term))) return null
-    const vocabulary = vocabularyOf(table)
-    this.connection.statement(vocabulary.create).run()
-    const rows = this.connection.statement(`SELECT doc FROM ${vocabulary.name} WHERE term = ?`).pluck()
-    // Every word a prefix starts sorts from the prefix up to the prefix followed by the highest code point.
-    const started = this.connection.statement(`SELECT doc FROM ${vocabulary.name} WHERE term >= ? AND term < ?`).pluck()
+    const fts = quoteIdentifier(ftsName(table))
+    const upTo = this.connection.statement(`SELECT count(*) FROM (SELECT 1 FROM ${fts} WHERE ${fts} MATCH ? LIMIT ${TEXT_RANK_WINDOW + 1})`).pluck()
     let most = Infinity
     for (const [i, term] of query.terms.entries()) {
-      let count = 0
-      if (query.prefix && i === query.terms.length - 1) {
+      let count = upTo.get(matchExpression({ terms: [term], prefix: false }, columns, null)) as number
+      if (query.prefix && i === query.terms.length - 1 && count <= TEXT_RANK_WINDOW) {
+        const vocabulary = vocabularyOf(table)
+        this.connection.statement(vocabulary.create).run()
+        // Every word a prefix starts sorts from the prefix up to the prefix followed by the highest code point.
+        const started = this.connection.statement(`SELECT doc FROM ${vocabulary.name} WHERE term >= ? AND term < ?`).pluck()
+        count = 0
         for (const doc of started.iterate(term, term + '\u{10FFFF}') as IterableIterator<number>) {
           count += doc
           if (count > TEXT_RANK_WINDOW) break
         }
-      } else count = rows.get(term) as number | undefined ?? 0
+      }
       most = Math.min(most, count)
       if (most <= FEW_MATCHES) return most
     }
     // Several words each in under a window's rows: the rows holding them all, from the index alone (FTS5 walks the
     // shortest lists, a few thousand rows at most).
     if (query.terms.length === 1 || most > TEXT_RANK_WINDOW) return most
-    const fts = quoteIdentifier(ftsName(table))
     return this.connection.statement(`SELECT count(*) FROM (SELECT 1 FROM ${fts} WHERE ${fts} MATCH ? LIMIT ${FEW_MATCHES + 1})`).pluck().get(matchExpression(query, columns, null)) as number
   }
 
