@@ -76,10 +76,11 @@ export function textAt (doc: Document, path: string): string {
  * query's matches (in the scope) first, then the next older window, and so
  * on. bm25 and MongoDB's text score are computed for every row they rank, so
  * a word in a fifth of 100,000 items would otherwise be scored 20,000 times
- * for one page; past a few thousand matches a word says little about
- * relevance, and newer work is likelier the one sought.
+ * for one page; past a few hundred matches a word says little about
+ * relevance, and newer work is likelier the one sought. 500, not the 2,000 it
+ * was: scoring a row is most of a common word's cost (bench/README.md, issue 31).
  */
-export const TEXT_RANK_WINDOW = 2_000
+export const TEXT_RANK_WINDOW = 500
 
 /** The scope values a search gives, checked against the spec: required with a scoped spec, refused without one. */
 export function scopeValues (spec: TextIndexSpec, scope: unknown): string[] | null {

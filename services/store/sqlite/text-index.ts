@@ -47,6 +47,13 @@ const COUNTABLE = /^[a-z0-9]+$/
  */
 const FEW_MATCHES = 256
 
+/**
+ * Several words each in at most this many rows are counted together from the index (FTS5 walking the shortest lists),
+ * to learn whether they are few together; a word's own rows are counted up to one past it. Not the ranking window: two
+ * words of 1 % of 100,000 items each (1,000 rows) are most often in few rows together.
+ */
+const COUNTED_ROWS = 2_000
+
 /** Ranked rows the filter's SQL checks at once, doubling up to the max while the window is not full. */
 const RANKED_BATCH = 64
 const RANKED_BATCH_MAX = 2048
@@ -251,34 +258,37 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
   }
 
   /**
-   * At most how many rows the words match, from the index's vocabulary (rows holding each word, or each word the last
-   * starts when it is a prefix): 0 when a word is in no row. Reading a word's count walks its list of rows, so the
-   * words are read until one is in few rows (FEW_MATCHES), and a prefix's words until theirs pass a window. Null when a
-   * word is one the tokenizer may fold otherwise than parseTextQuery.
+   * At most how many rows the words match (each word's rows, or those of the words the last starts when it is a
+   * prefix): 0 when a word is in no row. A word's rows are counted from the index up to one past COUNTED_ROWS (FTS5 stops
+   * at the LIMIT), a prefix's from the vocabulary (each word it starts, its whole list of rows walked) only when the prefix
+   * as a word of its own is in fewer: a common word cost the vocabulary's walk of its every row (~1 ms at 100,000 items,
+   * bench/README.md). The words are read until one is in few rows (FEW_MATCHES). Null when a word is one the tokenizer
+   * may fold otherwise than parseTextQuery.
    */
   private mostMatches (query: TextQuery, table: string, columns: number): number | null {
     if (!query.terms.every((term) => COUNTABLE.test(term))) return null
-    const vocabulary = vocabularyOf(table)
-    this.connection.statement(vocabulary.create).run()
-    const rows = this.connection.statement(`SELECT doc FROM ${vocabulary.name} WHERE term = ?`).pluck()
-    // Every word a prefix starts sorts from the prefix up to the prefix followed by the highest code point.
-    const started = this.connection.statement(`SELECT doc FROM ${vocabulary.name} WHERE term >= ? AND term < ?`).pluck()
+    const fts = quoteIdentifier(ftsName(table))
+    const upTo = this.connection.statement(`SELECT count(*) FROM (SELECT 1 FROM ${fts} WHERE ${fts} MATCH ? LIMIT ${COUNTED_ROWS + 1})`).pluck()
     let most = Infinity
     for (const [i, term] of query.terms.entries()) {
-      let count = 0
-      if (query.prefix && i === query.terms.length - 1) {
+      let count = upTo.get(matchExpression({ terms: [term], prefix: false }, columns, null)) as number
+      if (query.prefix && i === query.terms.length - 1 && count <= COUNTED_ROWS) {
+        const vocabulary = vocabularyOf(table)
+        this.connection.statement(vocabulary.create).run()
+        // Every word a prefix starts sorts from the prefix up to the prefix followed by the highest code point.
+        const started = this.connection.statement(`SELECT doc FROM ${vocabulary.name} WHERE term >= ? AND term < ?`).pluck()
+        count = 0
         for (const doc of started.iterate(term, term + '\u{10FFFF}') as IterableIterator<number>) {
           count += doc
-          if (count > TEXT_RANK_WINDOW) break
+          if (count > COUNTED_ROWS) break
         }
-      } else count = rows.get(term) as number | undefined ?? 0
+      }
       most = Math.min(most, count)
       if (most <= FEW_MATCHES) return most
     }
-    // Several words each in under a window's rows: the rows holding them all, from the index alone (FTS5 walks the
+    // Several words each in at most COUNTED_ROWS rows: the rows holding them all, from the index alone (FTS5 walks the
     // shortest lists, a few thousand rows at most).
-    if (query.terms.length === 1 || most > TEXT_RANK_WINDOW) return most
-    const fts = quoteIdentifier(ftsName(table))
+    if (query.terms.length === 1 || most > COUNTED_ROWS) return most
     return this.connection.statement(`SELECT count(*) FROM (SELECT 1 FROM ${fts} WHERE ${fts} MATCH ? LIMIT ${FEW_MATCHES + 1})`).pluck().get(matchExpression(query, columns, null)) as number
   }
 
