@@ -15,29 +15,71 @@ declare module 'fastify' {
   }
 }
 
-const texts = new FrozenMemo((value: object) => JSON.stringify(value))
+// A frozen value's bytes, made once: it never changes, and a hot answer is mostly made of them.
+const frozenBytes = new FrozenMemo((value: object) => Buffer.from(JSON.stringify(value)))
+const COMMA = Buffer.from(',')
 
 /**
- * JSON.stringify, except that a frozen object or array is written once and
- * its text reused: a frozen value never changes, and the hot answers are
- * mostly made of them (a page of records unchanged since the last request).
+ * An answer in pieces: the text written since the last frozen value, and the bytes so far. Sent as one Buffer, so
+ * Fastify takes its length and the socket writes it as they are; a string of ~35 KB was measured for its length and
+ * then encoded again on every request (bench/README.md, "Tracker reads (issue 30), 2026-11-30").
  */
-export function writeJson (value: unknown): string {
-  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null'
-  if (Object.isFrozen(value)) return texts.get(value)
-  if (Array.isArray(value)) {
-    let out = '['
-    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + (isOmitted(value[i]) ? 'null' : writeJson(value[i]))
-    return out + ']'
+class Pieces {
+  readonly bytes: Buffer[] = []
+  text = ''
+
+  frozen (value: object): void {
+    if (this.text === ',') this.bytes.push(COMMA)
+    else if (this.text !== '') this.bytes.push(Buffer.from(this.text))
+    this.text = ''
+    this.bytes.push(frozenBytes.get(value))
   }
-  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return JSON.stringify(value)
-  let out = '{'
-  for (const key of Object.keys(value)) {
-    const item = (value as Record<string, unknown>)[key]
-    if (isOmitted(item)) continue
-    out += (out.length === 1 ? '' : ',') + JSON.stringify(key) + ':' + writeJson(item)
+
+  end (): Buffer {
+    if (this.text !== '') this.bytes.push(Buffer.from(this.text))
+    return this.bytes.length === 1 ? this.bytes[0] : Buffer.concat(this.bytes)
   }
-  return out + '}'
+}
+
+/**
+ * The bytes of JSON.stringify(value) in UTF-8, except that a frozen object or
+ * array is written once and its bytes reused: a frozen value never changes,
+ * and the hot answers are mostly made of them (a page of records unchanged
+ * since the last request).
+ */
+export function writeJson (value: unknown): Buffer {
+  const pieces = new Pieces()
+  write(value, pieces)
+  return pieces.end()
+}
+
+function write (value: unknown, out: Pieces): void {
+  if (typeof value !== 'object' || value === null) {
+    out.text += JSON.stringify(value) ?? 'null'
+  } else if (Object.isFrozen(value)) {
+    out.frozen(value)
+  } else if (Array.isArray(value)) {
+    out.text += '['
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out.text += ','
+      if (isOmitted(value[i])) out.text += 'null'
+      else write(value[i], out)
+    }
+    out.text += ']'
+  } else if (typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    out.text += JSON.stringify(value)
+  } else {
+    out.text += '{'
+    let first = true
+    for (const key of Object.keys(value)) {
+      const item = (value as Record<string, unknown>)[key]
+      if (isOmitted(item)) continue
+      out.text += (first ? '' : ',') + JSON.stringify(key) + ':'
+      first = false
+      write(item, out)
+    }
+    out.text += '}'
+  }
 }
 
 /** What JSON.stringify leaves out of an object (and writes as null in an array). */
@@ -45,9 +87,12 @@ function isOmitted (value: unknown): boolean {
   return value === undefined || typeof value === 'function' || typeof value === 'symbol'
 }
 
+// Fastify's type says a serializer answers text; a Buffer is sent as it is (its length is the Content-Length).
+const bytesWriter = writeJson as unknown as (payload: unknown) => string
+
 // Chosen in preSerialization, after Fastify has set the JSON Content-Type; error answers keep the schema serializer.
 function selectWriter (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void): void {
-  if (reply.statusCode < 300) void reply.serializer(writeJson)
+  if (reply.statusCode < 300) void reply.serializer(bytesWriter)
   done(null, payload)
 }
 

@@ -67,9 +67,12 @@ export function checkSortVisible (plan: SortPlan, hidden: ReadonlySet<string>): 
   }
 }
 
+// A frozen filter (a list's parsed tree, asked again and again) is written once.
+const filterTexts = new FrozenMemo((filter: Filter) => JSON.stringify(filter))
+
 /** What a cursor is valid for: one collection, one filter (as parsed, so any spelling of it), one order. */
 export function cursorScope (projectId: string, table: string, filter: Filter, plan: SortPlan): string {
-  return `${projectId}\n${table}\n${plan.spec}\n${JSON.stringify(filter)}`
+  return `${projectId}\n${table}\n${plan.spec}\n${filterTexts.get(filter)}`
 }
 
 /** The sort keys a scope names, in order: a cursor holds the record's values for them. */

@@ -98,6 +98,8 @@ function wallClock (instant: Date, timezone: string): Record<string, number> {
 /** The day an instant falls on in `timezone`. */
 export function localDay (instant: Date, timezone: string): string {
   const wall = wallClock(instant, timezone)
+  // Every list with a relative day asks this: written from the fields, as toISOString writes a four-digit year.
+  if (wall.year >= 1000 && wall.year <= 9999) return `${wall.year}-${wall.month < 10 ? '0' : ''}${wall.month}-${wall.day < 10 ? '0' : ''}${wall.day}`
   return dayOf(new Date(Date.UTC(wall.year, wall.month - 1, wall.day)))
 }
 

@@ -1,4 +1,5 @@
 import type { Clock } from '../platform/clock.js'
+import { FrozenMemo } from '../cache/frozen-memo.js'
 import type { Cursors } from '../collections/query.js'
 import type { Filter } from '../store/types.js'
 import { STATE_GROUPS, type PageOf } from '../../schemas/tracker.js'
@@ -39,6 +40,9 @@ const GROUP_PATHS: Record<GroupByFieldT, keyof ItemRecord> = {
   state: 'stateId', stateGroup: 'stateGroup', priority: 'priority', assignee: 'assignees', label: 'labelIds', module: 'moduleIds', cycle: 'cycleId', type: 'typeId', createdBy: 'createdBy', parent: 'parentId'
 }
 
+/** What a list's cursor is bound to when only a filter was asked: the one frozen value per parsed tree, so its text is written once. */
+const askedTree = new FrozenMemo((tree: TrackerFilterT) => ({ tree, viewId: null }))
+
 /**
  * Lists, counts and sync pages of work items: the filter grammar compiled
  * and ANDed with the project, the caller's visibility and the defaults a
@@ -46,6 +50,8 @@ const GROUP_PATHS: Record<GroupByFieldT, keyof ItemRecord> = {
  */
 export class ItemLists {
   private views: ViewSource | null = null
+  // A list's page is read shared: each document the Store cache's frozen one, answered as its one frozen view.
+  private readonly sharedItems = { find: (filter: Filter, options: { sort?: Record<string, 1 | -1>, limit?: number }) => this.deps.items.shared().find(filter, options) }
 
   constructor (private readonly deps: { clock: Clock, items: ItemStore, states: TrackerStates, cursors: Cursors, memberIds: (lpId: string) => Promise<string[]>, domain: (lpId: string, field: 'label' | 'module' | 'cycle' | 'type') => Promise<string[]> }) {}
 
@@ -65,7 +71,7 @@ export class ItemLists {
     if (!compiled.fields.has('draft')) base.draft = false
     if (!compiled.fields.has('stateGroup') && !compiled.fields.has('state')) base.stateGroup = { $ne: 'triage' }
     const parts = [compiled.filter, base, visibleItems(scope, { draftsExcluded: base.draft === false })].filter((part) => Object.keys(part).length > 0)
-    return { filter: { $and: parts }, asked: { tree, viewId: viewId ?? null }, view }
+    return { filter: { $and: parts }, asked: viewId === undefined && tree !== null ? askedTree.get(tree) : { tree, viewId: viewId ?? null }, view }
   }
 
   async list (scope: TrackerScope, query: ListWorkItemsQueryT, within: TrackerFilterT | null = null): Promise<PageOf<WorkItemT | WorkItemTombstoneT>> {
@@ -73,8 +79,7 @@ export class ItemLists {
     if (query.updatedSince !== undefined) throw trackerErrors.invalidValue({ path: 'query.updatedSince', problem: 'syncs the whole project: ask the work item list' })
     const { filter, asked, view } = await this.filterFor(scope, query.filter, query.viewId, within)
     const plan = ORDERS[query.orderBy ?? view?.orderBy ?? '-number']
-    const shared = { find: (f: Filter, options: { sort?: Record<string, 1 | -1>, limit?: number }) => this.deps.items.shared().find(f, options) }
-    const { docs, nextCursor } = await keysetPage(shared, filter, plan, query, this.deps.cursors, listScope(scope.projectId, `items:${scope.project._id}`, asked, plan))
+    const { docs, nextCursor } = await keysetPage(this.sharedItems, filter, plan, query, this.deps.cursors, listScope(scope.projectId, `items:${scope.project._id}`, asked, plan))
     return { items: docs.map((doc) => sharedItemView(doc, scope.project.identifier)), nextCursor }
   }
 

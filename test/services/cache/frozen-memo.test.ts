@@ -35,3 +35,15 @@ t.test('a derivation that throws keeps nothing', async (t) => {
   t.throws(() => memo.get(bad))
   t.equal(calls, 2)
 })
+
+t.test('bytes derived from a frozen value are kept as they are: they cannot be frozen', async (t) => {
+  let derived = 0
+  const memo = new FrozenMemo((value: { text: string }) => { derived++; return Buffer.from(value.text) })
+  const frozen = Object.freeze({ text: 'é,1' })
+  const first = memo.get(frozen)
+  t.equal(first.toString(), 'é,1')
+  t.equal(memo.get(frozen), first, 'the very same bytes')
+  t.equal(derived, 1)
+  const nested = deepFreeze({ bytes: Buffer.from('x'), list: [1] })
+  t.ok(Object.isFrozen(nested) && Object.isFrozen(nested.list), 'what holds the bytes is frozen')
+})
