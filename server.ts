@@ -2,8 +2,9 @@ import { buildApp } from './app.js'
 import { loadConfig, type Config } from './services/config.js'
 import { keepListening, readDescriptorLimit, surviveDescriptorShortage } from './services/platform/descriptors.js'
 import { startupFailure } from './services/platform/startup-failure.js'
-import { followerOrNot, reportReady, runPrimary, sharedPort } from './services/platform/cluster.js'
+import { followerOrNot, reportReady, runPrimary } from './services/platform/cluster.js'
 import cluster from 'node:cluster'
+import type { AddressInfo } from 'node:net'
 
 const DRAIN_TIMEOUT_MS = 10_000
 
@@ -14,8 +15,7 @@ async function main (): Promise<void> {
   const config = followerOrNot(loadConfig())
   loaded = config
   if (cluster.isPrimary && config.workers > 1) {
-    const port = await sharedPort(config.port, config.host)
-    runPrimary(config.workers, DRAIN_TIMEOUT_MS + (config.hosting.stopAppsOnExit ? config.hosting.stopGraceMs : 0), { PORT: String(port) })
+    runPrimary(config.workers, DRAIN_TIMEOUT_MS + (config.hosting.stopAppsOnExit ? config.hosting.stopGraceMs : 0))
     return
   }
   const app = await buildApp(config)
@@ -44,7 +44,7 @@ async function main (): Promise<void> {
 
   await app.listen({ port: config.port, host: config.host })
   keepListening(app.server, 'api', (details, message) => { app.log.warn(details, message) })
-  reportReady()
+  reportReady((app.server.address() as AddressInfo).port)
 }
 
 main().catch((error: unknown) => {

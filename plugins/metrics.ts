@@ -63,7 +63,8 @@ async function metricsPlugin (app: FastifyInstance): Promise<void> {
     })
     const server = listener
     app.addHook('onReady', async () => {
-      server.listen(listen.port, listen.host)
+      // Only the cluster's lead listens here: bound in this process (services/platform/cluster.ts).
+      server.listen({ port: listen.port, host: listen.host, exclusive: true })
       await once(server, 'listening')
     })
     app.addHook('onClose', async () => {

@@ -14,8 +14,8 @@ import { RATE_LIMITS_PRUNE_JOB } from '../services/platform/rate-limit.js'
 t.setTimeout(480_000)
 
 const ROOT = new URL('..', import.meta.url).pathname
-// The issue's bar is 20,000; a few thousand fit a test's time on a shared 2-core machine and still cross both workers many times.
-const CREATES = 3000
+// The issue's bar is 20,000, counted by bench/workers.ts; here every acknowledged id is looked up, and 1,500 cross both workers many times.
+const CREATES = 1500
 const CONCURRENCY = 16
 const JOBS = 200
 
@@ -31,7 +31,8 @@ function startCluster (env: Record<string, string>) {
   child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
   const lines = (): Array<Record<string, unknown>> => stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>)
   const waitFor = async (test: (line: Record<string, unknown>) => boolean, what: string): Promise<Record<string, unknown>> => {
-    const deadline = Date.now() + 60_000
+    // A cluster start under a loaded suite (tsx compiling in three processes) has taken over 60 s.
+    const deadline = Date.now() + 180_000
     for (;;) {
       const found = lines().find(test)
       if (found !== undefined) return found
@@ -57,9 +58,10 @@ async function seed (dataDir: string): Promise<string> {
   return project.id
 }
 
-async function create (base: string, projectId: string, n: number): Promise<number> {
+async function create (base: string, projectId: string, n: number, acknowledged: string[] = []): Promise<number> {
   const response = await fetch(`${base}/api/p/${projectId}/notes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n }) })
-  await response.arrayBuffer()
+  const body = await response.json() as { data?: { id?: string } }
+  if (response.status === 201 && typeof body.data?.id === 'string') acknowledged.push(body.data.id)
   return response.status
 }
 
@@ -68,13 +70,14 @@ t.test('WORKERS=2: creates through both workers, a killed worker replaced, SIGTE
   const projectId = await seed(dataDir)
   const server = startCluster({ WORKERS: '2', DATA_DIR: dataDir })
   t.teardown(() => { if (server.child.exitCode === null) server.child.kill('SIGKILL') })
-  await server.waitFor((line) => line.msg === 'all workers listening', 'all workers listening')
+  const allListening = await server.waitFor((line) => line.msg === 'all workers listening', 'all workers listening')
   const listening = server.lines().filter((line) => typeof line.msg === 'string' && line.msg.startsWith('Server listening at'))
   t.equal(listening.length, 2, 'two API processes listen')
   const pids = new Set(listening.map((line) => line.pid))
   t.equal(pids.size, 2, 'in two processes')
   const base = /(http:\/\/127\.0\.0\.1:\d+)/.exec(String(listening[0].msg))?.[1] ?? ''
-  t.equal(/(http:\/\/127\.0\.0\.1:\d+)/.exec(String(listening[1].msg))?.[1], base, 'on one shared port')
+  t.equal(/(http:\/\/127\.0\.0\.1:\d+)/.exec(String(listening[1].msg))?.[1], base, 'PORT=0 bound once, by the lead, and shared (the gateway, also on port 0 and HOST, is not)')
+  t.equal(`http://127.0.0.1:${String(allListening.port)}`, base, 'the primary says which port')
   t.equal(server.lines().filter((line) => line.msg === 'hosting gateway listening').length, 1, 'the gateway listens in one process only')
 
   // Jobs enqueued while both workers poll, from a third process on the DATA_DIR: each must run once, whoever claims it.
@@ -85,8 +88,9 @@ t.test('WORKERS=2: creates through both workers, a killed worker replaced, SIGTE
 
   let next = 0
   const statuses: number[] = []
+  const acknowledged: string[] = []
   await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < CREATES) statuses.push(await create(base, projectId, next++))
+    while (next < CREATES) statuses.push(await create(base, projectId, next++, acknowledged))
   }))
   t.same(statuses.filter((status) => status !== 201), [], `${CREATES} creates, every one 201`)
 
@@ -97,8 +101,9 @@ t.test('WORKERS=2: creates through both workers, a killed worker replaced, SIGTE
   // kill -9 the follower: the primary forks a replacement, and requests succeed once it is up.
   const follower = [...pids].find((pid) => pid !== listening.find((line) => server.lines().some((other) => other.msg === 'hosting gateway listening' && other.pid === line.pid))?.pid) as number
   process.kill(follower, 'SIGKILL')
-  await server.waitFor((line) => line.msg === 'worker replaced', 'worker replaced')
-  const after = await Promise.all(Array.from({ length: 50 }, async (_, i) => await create(base, projectId, CREATES + i)))
+  const replaced = await server.waitFor((line) => line.msg === 'worker replaced', 'worker replaced')
+  t.equal(`http://127.0.0.1:${String(replaced.port)}`, base, 'the replacement shares the port the survivor holds')
+  const after = await Promise.all(Array.from({ length: 50 }, async (_, i) => await create(base, projectId, CREATES + i, acknowledged)))
   t.same(after.filter((status) => status !== 201), [], 'every request after the replacement succeeds')
   const pidsNow = new Set(server.lines().filter((line) => typeof line.msg === 'string' && line.msg.startsWith('Server listening at')).map((line) => line.pid))
   t.equal(pidsNow.size, 3, 'a new process took the killed one\'s place')
@@ -111,7 +116,10 @@ t.test('WORKERS=2: creates through both workers, a killed worker replaced, SIGTE
   // None lost: every acknowledged create is in the store.
   const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dataDir, GATEWAY_PORT: 'off', WORKERS: '1' }))
   t.teardown(async () => { await app.close() })
-  t.equal(await app.store.collection(`p_${projectId}_notes`).countDocuments({}), CREATES + 50, 'every acknowledged create is stored')
+  t.equal(acknowledged.length, CREATES + 50, 'every create answered with its id')
+  const stored = new Set((await app.store.collection(`p_${projectId}_notes`).find({}, { projection: { _id: 1 } }).toArray()).map((note) => String(note._id)))
+  t.same(acknowledged.filter((id) => !stored.has(id)), [], 'every acknowledged create is stored, through both processes: none lost')
+  t.equal(stored.size, CREATES + 50, 'and nothing else')
   const jobs = await app.store.collection<{ type: string, status: string, attempts: number, everyMs?: number | null, payload: Record<string, unknown> }>('_jobs').find({ type: RATE_LIMITS_PRUNE_JOB }).toArray()
   const slots = jobs.filter((job) => job.everyMs == null)
   t.same([slots.length, slots.filter((job) => job.status === 'succeeded' && job.attempts === 1).length], [JOBS, JOBS], 'every job slot ran exactly once (one claim each)')

@@ -46,17 +46,20 @@ export class DnsServer {
 
   constructor (private readonly zones: ZoneSource, private readonly options: DnsServerOptions) {}
 
-  /** Binds UDP and TCP on `port` (0: a free port both can share) and resolves with it. */
+  /**
+   * Binds UDP and TCP on `port` (0: a free port both can share) and resolves with it; in this process, not
+   * through a cluster primary: only the lead runs it (services/platform/cluster.ts).
+   */
   async listen (port: number, host: string): Promise<number> {
     for (let attempt = 0; ; attempt++) {
       const tcp = createServer((socket) => { this.serveTcp(socket) })
       // Each connection holds a socket and a parser; past this many, new ones are refused rather than exhaust the process.
       tcp.maxConnections = MAX_TCP_CONNECTIONS
-      await new Promise<void>((resolve, reject) => { tcp.once('error', reject); tcp.listen(port, host, () => { tcp.off('error', reject); resolve() }) })
+      await new Promise<void>((resolve, reject) => { tcp.once('error', reject); tcp.listen({ port, host, exclusive: true }, () => { tcp.off('error', reject); resolve() }) })
       const bound = (tcp.address() as { port: number }).port
       const udp = createSocket(host.includes(':') ? 'udp6' : 'udp4')
       try {
-        await new Promise<void>((resolve, reject) => { udp.once('error', reject); udp.bind(bound, host, () => { udp.off('error', reject); resolve() }) })
+        await new Promise<void>((resolve, reject) => { udp.once('error', reject); udp.bind({ port: bound, address: host, exclusive: true }, () => { udp.off('error', reject); resolve() }) })
       } catch (error) {
         await new Promise((resolve) => tcp.close(resolve))
         udp.close()

@@ -72,7 +72,8 @@ export class GitSshServer {
   async listen (port: number, host: string): Promise<number> {
     await new Promise<void>((resolve, reject) => {
       this.listener.once('error', reject)
-      this.listener.listen(port, host, () => { this.listener.off('error', reject); resolve() })
+      // Only the cluster's lead listens here: bound in this process (services/platform/cluster.ts).
+      this.listener.listen({ port, host, exclusive: true }, () => { this.listener.off('error', reject); resolve() })
     })
     keepListening(this.listener, 'ssh', (details, message) => { this.deps.log.warn(details, message) })
     return (this.listener.address() as AddressInfo).port

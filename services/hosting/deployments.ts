@@ -73,6 +73,9 @@ export function deploymentView (record: DeploymentRecord): DeploymentT {
   }
 }
 
+/** How often a running build reads its record for a cancel served by another process (one read by id). */
+const CANCEL_POLL_MS = 1000
+
 const deploymentNotFound = () => hostingErrors.deploymentNotFound()
 
 /**
@@ -151,7 +154,10 @@ export class Deployments {
     return (await this.records.find({ appId: app._id }, { sort: { _id: -1 }, limit: 1 }).toArray())[0] ?? null
   }
 
-  /** Queued: canceled at once. Building or releasing: asked to stop, which it does at its next step (at once for a build on this node). */
+  /**
+   * Queued: canceled at once. Building or releasing: asked to stop, which it does at its next step; a build stops
+   * at once on this process, and within CANCEL_POLL_MS when another process (a cluster's lead) runs it.
+   */
   async cancel (app: AppRecord, deploymentId: string): Promise<DeploymentT> {
     const record = await this.find(app._id, deploymentId)
     if (FINISHED_DEPLOYMENT_STATES.includes(record.state)) throw hostingErrors.deploymentFinished({ state: record.state })
@@ -255,6 +261,11 @@ export class Deployments {
     const deadline = AbortSignal.timeout(this.deps.buildTimeoutMs)
     this.building.set(record._id, controller)
     const dir = await mkdtemp(join(this.deps.workDir, `${record._id}-`))
+    // A cancel served by another worker only marks the record; this is how it reaches the build here.
+    const watch = setInterval(() => {
+      this.records.findOne({ _id: record._id }).then((now) => { if (now?.cancelRequested === true) controller.abort() }, () => undefined)
+    }, CANCEL_POLL_MS)
+    watch.unref()
     try {
       const sourceDir = await this.deps.prepareSource(app, record, dir)
       const signal = AbortSignal.any([controller.signal, deadline])
@@ -278,6 +289,7 @@ export class Deployments {
       }
       return null
     } finally {
+      clearInterval(watch)
       this.building.delete(record._id)
       await log.flushed()
       await removeDir(dir)

@@ -1,6 +1,4 @@
 import cluster, { type Worker } from 'node:cluster'
-import { once } from 'node:events'
-import { createServer, type AddressInfo } from 'node:net'
 import type { Config } from '../config.js'
 
 /**
@@ -14,6 +12,15 @@ import type { Config } from '../config.js'
  * once it listens, so a fresh DATA_DIR is initialised (store schema, master key)
  * by one process and a start-up failure (a bad variable, a port taken) shows as
  * the one line the worker printed and this process's exit with its code.
+ *
+ * PORT=0 is bound once, by the lead's listen, and shared: node:cluster keys a
+ * shared handle by address, port and the how-many-th listen on them in the
+ * worker, so every worker's first listen(0) on HOST gets the lead's handle
+ * (and its port) for as long as one worker holds it. That is why the lead's
+ * single listeners bind outside the cluster (`exclusive`): one of them on
+ * port 0 and the same address would otherwise take that first place.
+ * Probing a free port here and passing it on left a window in which another
+ * process could take it before the lead bound it.
  */
 
 /** Set in a worker's environment by the primary: "1" in the lead. */
@@ -25,8 +32,10 @@ const RESTART_MAX_MS = 30_000
 /** A worker that served this long before dying starts its slot's count again. */
 const STABLE_AFTER_MS = 60_000
 
-/** What a worker sends the primary once its API listens. */
+/** What a worker sends the primary once its API listens, with the port it listens on. */
 export const READY_MESSAGE = 'plinth:ready'
+interface Ready { type: typeof READY_MESSAGE, port: number }
+const isReady = (message: unknown): message is Ready => (message as Ready | null)?.type === READY_MESSAGE
 
 type Log = (level: 'info' | 'warn' | 'error', details: Record<string, unknown>, message: string) => void
 
@@ -35,29 +44,14 @@ export function isLead (env: NodeJS.ProcessEnv = process.env): boolean {
   return cluster.isPrimary || env[LEAD_VARIABLE] === '1'
 }
 
-/** In a worker: tells the primary that the API listens. */
-export function reportReady (): void {
-  if (cluster.isWorker) process.send?.(READY_MESSAGE)
+/** In a worker: tells the primary that the API listens, and on which port. */
+export function reportReady (port: number): void {
+  if (cluster.isWorker) process.send?.({ type: READY_MESSAGE, port } satisfies Ready)
 }
 
 interface Slot { index: number, worker: Worker | null, ready: boolean, startedAt: number, deaths: number, timer: NodeJS.Timeout | null }
 
-/**
- * Workers that each listen on port 0 get a port each (cluster shares a handle
- * per worker there), so PORT=0 is resolved here once, to a free port all share.
- */
-export async function sharedPort (port: number, host: string): Promise<number> {
-  if (port !== 0) return port
-  const probe = createServer()
-  probe.listen(0, host)
-  await once(probe, 'listening')
-  const chosen = (probe.address() as AddressInfo).port
-  probe.close()
-  await once(probe, 'close')
-  return chosen
-}
-
-export function runPrimary (count: number, drainTimeoutMs: number, env: Record<string, string>, log: Log = jsonLog): void {
+export function runPrimary (count: number, drainTimeoutMs: number, log: Log = jsonLog): void {
   const slots: Slot[] = Array.from({ length: count }, (_, index) => ({ index, worker: null, ready: false, startedAt: 0, deaths: 0, timer: null }))
   let starting = true
   let draining = false
@@ -68,18 +62,18 @@ export function runPrimary (count: number, drainTimeoutMs: number, env: Record<s
     slot.timer = null
     slot.ready = false
     slot.startedAt = Date.now()
-    const worker = cluster.fork({ ...env, [LEAD_VARIABLE]: slot.index === 0 ? '1' : '0' })
+    const worker = cluster.fork({ [LEAD_VARIABLE]: slot.index === 0 ? '1' : '0' })
     slot.worker = worker
     worker.on('message', (message: unknown) => {
-      if (message !== READY_MESSAGE) return
+      if (!isReady(message)) return
       slot.ready = true
       // A SIGTERM during the start: the workers already forked drain; none is started after it.
       if (draining) return
-      if (!starting) { log('info', { worker: slot.index, pid: worker.process.pid }, 'worker replaced'); return }
+      if (!starting) { log('info', { worker: slot.index, pid: worker.process.pid, port: message.port }, 'worker replaced'); return }
       const next = slots.find((other) => other.worker === null)
       if (next !== undefined) { fork(next); return }
       starting = false
-      log('info', { workers: count }, 'all workers listening')
+      log('info', { workers: count, port: message.port }, 'all workers listening')
     })
     worker.on('exit', (code, signal) => {
       slot.worker = null

@@ -2,6 +2,7 @@ import t from 'tap'
 import { setTimeout as delay } from 'node:timers/promises'
 import { buildApp } from '../../app.js'
 import { call, orgWithRoles, stopHostedInstances, testConfig, type TestApp } from '../helper.js'
+import { packFixture, uploadSource, waitFor } from '../routes/hosting/fixtures.js'
 
 /**
  * WORKERS > 1: the hosting supervisor and the gateway's route table live in
@@ -42,4 +43,25 @@ t.test('a route change made through a follower reaches the lead\'s gateway route
   t.equal((await call(follower, 'DELETE', `${base}/${appId}`, owner.auth)).status, 200)
   await eventually(() => lead.hosting.routes.routeOf(appId) === null, 'the lead drops the deleted app')
   t.pass('a deletion through the follower drops the lead\'s route')
+})
+
+t.test('a cancel served by a follower stops the build running in the lead', async (t) => {
+  const config = testConfig(t)
+  const lead = await buildApp(config) as TestApp
+  lead.addHook('preClose', async () => { await stopHostedInstances(lead) })
+  const follower = await buildApp({ ...config, lead: false }) as TestApp
+  await lead.ready()
+  await follower.ready()
+  t.teardown(async () => { await follower.close(); await lead.close() })
+
+  const { owner, orgId } = await orgWithRoles(follower)
+  const projectId = (await call(follower, 'POST', '/api/projects', owner.auth, { orgId, name: 'Builds' })).body.data.id as string
+  const appUrl = `/api/projects/${projectId}/backend/apps/${(await call(follower, 'POST', `/api/projects/${projectId}/backend/apps`, owner.auth, { name: 'endless' })).body.data.id as string}`
+  const uploadId = await uploadSource(follower, appUrl, owner.auth, packFixture(t, 'endless-build'))
+  const id = (await call(follower, 'POST', `${appUrl}/deployments`, owner.auth, { uploadId })).body.data.id as string
+  // The build runs in the lead (the supervisor claims builds there only) and never ends by itself.
+  await waitFor('the endless build', async () => JSON.stringify((await call(follower, 'GET', `${appUrl}/logs/build?deploymentId=${id}`, owner.auth)).body.data), (log) => log.includes('building forever'))
+  t.equal((await call(follower, 'POST', `${appUrl}/deployments/${id}/cancel`, owner.auth)).status, 200)
+  const settled = await waitFor('the build to stop', async () => (await call(follower, 'GET', `${appUrl}/deployments/${id}`, owner.auth)).body.data, (one) => one.state !== 'building', 60_000)
+  t.match(settled, { state: 'canceled', reason: 'canceled during the build' }, 'the lead\'s build stopped, not checked only after it ends')
 })

@@ -60,7 +60,8 @@ type Proto = 'http' | 'https'
 async function listenOn (server: Server | TlsServer, port: number, host: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(port, host, () => {
+    // Bound in this process, not through a cluster primary: only the lead listens here (services/platform/cluster.ts).
+    server.listen({ port, host, exclusive: true }, () => {
       server.off('error', reject)
       resolve()
     })

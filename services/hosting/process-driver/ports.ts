@@ -29,7 +29,8 @@ async function freePort (): Promise<number> {
   const server = createServer()
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(0, '127.0.0.1', resolve)
+    // A probe in this process: through a cluster primary it would bind (and hold a place among) the primary's handles.
+    server.listen({ port: 0, host: '127.0.0.1', exclusive: true }, resolve)
   })
   const address = server.address() as { port: number }
   await new Promise(resolve => server.close(resolve))
