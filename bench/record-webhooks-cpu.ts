@@ -47,18 +47,19 @@ async function batch (project: string, amount: number): Promise<number> {
 }
 
 /** Per project, how long its deliveries took to drain after its last write (deliveries yield to requests while writes go on). */
-const lag: Record<string, number[]> = { quiet: [], armed: [], fed: [] }
+const lag: Record<string, number[]> = { quiet: [], armed: [], paused: [], fed: [] }
+const PROJECTS = ['quiet', 'armed', 'paused', 'fed']
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 try {
-  for (const project of ['quiet', 'armed', 'fed']) await batch(project, Math.min(1000, WRITES))
-  const figures: Record<string, number[]> = { quiet: [], armed: [], fed: [] }
+  for (const project of PROJECTS) await batch(project, Math.min(1000, WRITES))
+  const figures: Record<string, number[]> = { quiet: [], armed: [], paused: [], fed: [] }
   for (let round = 0; round < ROUNDS; round++) {
-    for (const project of ['quiet', 'armed', 'fed']) figures[project].push(await batch(project, WRITES))
+    for (const project of PROJECTS) figures[project].push(await batch(project, WRITES))
   }
-  const [quiet, armed, fed] = ['quiet', 'armed', 'fed'].map((project) => median(figures[project]))
+  const [quiet, armed, paused, fed] = PROJECTS.map((project) => median(figures[project]))
   console.log(JSON.stringify({ writes: WRITES, rounds: ROUNDS, msPerWrite: figures, drainSeconds: lag.armed.slice(1).map((seconds) => Number(seconds.toFixed(2))) }))
-  console.log(`server CPU per write: no webhook ${quiet.toFixed(3)} ms, one webhook ${armed.toFixed(3)} ms (+${(100 * (armed / quiet - 1)).toFixed(0)}%), feed only ${fed.toFixed(3)} ms (+${(100 * (fed / quiet - 1)).toFixed(0)}%)`)
+  console.log(`server CPU per write: no webhook ${quiet.toFixed(3)} ms, one webhook ${armed.toFixed(3)} ms (+${(100 * (armed / quiet - 1)).toFixed(0)}%), webhook paused ${paused.toFixed(3)} ms (+${(100 * (paused / quiet - 1)).toFixed(0)}%), feed only ${fed.toFixed(3)} ms (+${(100 * (fed / quiet - 1)).toFixed(0)}%)`)
 } finally {
   server.child.kill('SIGTERM')
   hello.child.kill()

@@ -5,7 +5,9 @@ import { benchOwner, startBenchApp } from './bench-app.js'
  * The real app with two projects alike, each with a collection `notes` that
  * anyone may create in: `quiet` has no record webhook, `armed` one, to the
  * receiver in RECEIVER (the run's hello-world, a loopback address the
- * operator setting allows), and `fed` had one, deleted: a project stays armed,
+ * operator setting allows), `paused` one, paused (its events are kept for
+ * replays and nothing is sent: the outbox's own cost on the request path),
+ * and `fed` had one, deleted: a project stays armed,
  * so its writes pay for the change feed's entries and publish with nothing
  * to deliver (docs/auxiliary.md). `/bench/backlog` says how many deliveries are
  * still queued, so the runner can let them drain between slices.
@@ -24,7 +26,7 @@ async function must (url: string, payload: object): Promise<{ id: string }> {
 
 const open = { enabled: true, rule: { requireAuth: false } }
 const seeded: Record<string, string> = {}
-for (const name of ['quiet', 'armed', 'fed']) {
+for (const name of ['quiet', 'armed', 'paused', 'fed']) {
   const project = await must('/api/projects', { orgId, name })
   await must(`/api/projects/${project.id}/collections`, {
     name: 'notes',
@@ -33,7 +35,7 @@ for (const name of ['quiet', 'armed', 'fed']) {
   })
   if (name !== 'quiet') {
     const base = `/api/projects/${project.id}/auxiliary/webhooks`
-    const { webhook } = await must(base, { url: `${process.env.RECEIVER as string}/`, events: ['*'], filter: { collections: ['notes'] } }) as unknown as { webhook: { id: string } }
+    const { webhook } = await must(base, { url: `${process.env.RECEIVER as string}/`, events: ['*'], filter: { collections: ['notes'] }, ...(name === 'paused' ? { active: false } : {}) }) as unknown as { webhook: { id: string } }
     if (name === 'fed') await app.inject({ method: 'DELETE', url: `${base}/${webhook.id}`, headers: auth })
   }
   seeded[name] = project.id

@@ -3,12 +3,13 @@ import type { IdGenerator } from '../platform/ids.js'
 import type { AddressGuard } from '../outbound/internal-addresses.js'
 import { isoString } from '../platform/iso-dates.js'
 import { DeferJobError, retryDelayMs, type BackoffPolicy } from '../jobs/queue.js'
-import { outboundRequest, type OutboundResult } from '../outbound/http.js'
+import { outboundRequest } from '../outbound/http.js'
 import type { OutboundPool } from '../outbound/pool.js'
 import type { Store, StoreCollection } from '../store/types.js'
 import { WEBHOOK_LIMITS, WEBHOOK_SYSTEM_EVENTS, type DeliveryStatus, type WebhookAttemptT, type WebhookPayloadT } from '../../schemas/webhooks.js'
 import type { WebhookHealth } from './health.js'
 import type { WebhookPublisher } from './publisher.js'
+import { judge, toAttemptView } from './attempt-outcome.js'
 import { WEBHOOK_COLLECTIONS, type AttemptRecord, type DeliveryRecord, type EventRecord, type SubscriptionRecord } from './records.js'
 import { ATTEMPT_HEADER, EVENT_ID_HEADER, EVENT_TYPE_HEADER, REQUEST_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './signing.js'
 import { forSource, type WebhookSource } from './source.js'
@@ -51,48 +52,6 @@ function errorText (error: unknown): string {
 /** An attempt made and judged, before its log entry and its delivery's state are written. */
 interface Sent { delivery: DeliveryRecord, record: AttemptRecord, now: number }
 
-type Verdict = { outcome: 'delivered' } | { outcome: 'retry', why: string, retryAfterMs: number | null } | { outcome: 'failed', why: string }
-
-/** `Retry-After` as seconds or an HTTP date, in ms from `now`; null when absent or unreadable. */
-export function retryAfterMs (value: string | string[] | undefined, now: number): number | null {
-  const text = Array.isArray(value) ? value[0] : value
-  if (text === undefined || text.trim() === '') return null
-  if (/^\d+$/.test(text.trim())) return Number(text.trim()) * 1000
-  const at = Date.parse(text)
-  return Number.isNaN(at) ? null : Math.max(0, at - now)
-}
-
-/** What an attempt's result means: a 2xx is delivered; network errors, timeouts, 408, 429 and 5xx are retried; the rest fails. */
-function judge (result: OutboundResult, now: number): Verdict {
-  if (result.kind === 'refused') return { outcome: 'failed', why: `${result.reason}, which this server does not call; the operator may allow the host with WEBHOOK_ALLOWED_HOSTS` }
-  if (result.kind === 'failed') return result.code === 'EPROTOCOL' ? { outcome: 'failed', why: result.reason } : { outcome: 'retry', why: `${result.code}: ${result.reason}`, retryAfterMs: null }
-  const { status } = result
-  if (status >= 200 && status < 300) return { outcome: 'delivered' }
-  if (status === 408 || status === 429 || status >= 500) return { outcome: 'retry', why: `answered ${status}`, retryAfterMs: retryAfterMs(result.headers['retry-after'], now) }
-  if (status >= 300 && status < 400) return { outcome: 'failed', why: `answered ${status}: redirects are not followed, give the webhook the final URL` }
-  return { outcome: 'failed', why: `answered ${status}` }
-}
-
-export function toAttemptView (record: AttemptRecord): WebhookAttemptT {
-  return {
-    id: record._id,
-    deliveryId: record.deliveryId,
-    webhookId: record.subscriptionId,
-    type: record.type,
-    attempt: record.attempt,
-    trigger: record.trigger,
-    url: record.url,
-    startedAt: isoString(record.startedAt),
-    durationMs: record.durationMs,
-    outcome: record.outcome,
-    responseStatus: record.responseStatus,
-    error: record.error,
-    responseExcerpt: record.responseExcerpt,
-    responseTruncated: record.responseTruncated,
-    retryAt: record.retryAt === null ? null : isoString(record.retryAt)
-  }
-}
-
 /**
  * Makes the attempts: the `webhooks.deliver` job's handler (one attempt per
  * run; a retry goes back to the queue, due when the backoff and any
@@ -121,6 +80,11 @@ export class WebhookDeliverer {
    * rather than one each per delivery (docs/webhooks.md, "Delivery").
    */
   async runWebhook (subscriptionId: string): Promise<{ outcome: string, sent: number }> {
+    try {
+      await this.deps.publisher.fanOut(subscriptionId)
+    } catch (error) {
+      throw new DeferJobError(`the webhook's events could not be fanned out: ${errorText(error)}`, REFUSED_RUN_DELAY_MS)
+    }
     let sent = 0
     for (let batch = 0; batch < BATCHES_PER_RUN; batch++) {
       const due = await this.deps.publisher.deliveries.find(

@@ -11,7 +11,8 @@ import {
   type WebhookAttemptT, type WebhookDeliveryT, type WebhookNoticeT, type WebhookT, type WebhookWithSecretT
 } from '../../schemas/webhooks.js'
 import type { WebhooksConfig } from './config.js'
-import { toAttemptView, WebhookDeliverer } from './deliverer.js'
+import { WebhookDeliverer } from './deliverer.js'
+import { toAttemptView } from './attempt-outcome.js'
 import { webhookErrors } from './errors.js'
 import { WebhookHealth } from './health.js'
 import { keysetPage, NEWEST_FIRST, type Page, type PageRequest } from './paging.js'

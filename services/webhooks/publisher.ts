@@ -37,6 +37,8 @@ const SYSTEM_TYPES: ReadonlySet<string> = new Set(WEBHOOK_SYSTEM_EVENTS)
 const REPLAY_PAGE = 500
 /** Events written per insert; a publish of more goes in slices (a Store write stays within a transaction's bounds). */
 const PUBLISH_SLICE = 200
+/** Events a webhook's job fans out per read. */
+const FAN_OUT_PAGE = 200
 const REPLAY_ORDER: SortKey[] = [['occurredAt', 1], ['_id', 1]]
 
 /**
@@ -69,6 +71,8 @@ export class WebhookPublisher {
   async init (): Promise<void> {
     await this.events.createIndex({ projectId: 1, source: 1, occurredAt: 1, _id: 1 })
     await this.events.createIndex({ createdAt: 1 })
+    // What webhooks' jobs have still to fan out, per owner, oldest first.
+    await this.events.createIndex({ projectId: 1, source: 1, fannedOut: 1, seq: 1, _id: 1 })
     await this.deliveries.createIndex({ subscriptionId: 1, eventId: 1 }, { unique: true })
     await this.deliveries.createIndex({ subscriptionId: 1, _id: 1 })
     await this.deliveries.createIndex({ createdAt: 1 })
@@ -91,41 +95,85 @@ export class WebhookPublisher {
   }
 
   /**
-   * The events of a slice, their deliveries and the deliveries' jobs, each
-   * kind written by one insert, then the events marked fanned out by one
-   * update: four Store calls for the slice instead of five per event. An
-   * insert that meets a key kept already (a publish finishing what a crash or
-   * another process's publish began) hands the slice to the one-at-a-time
-   * path, which keeps each event and delivery once.
+   * The events of a slice, written by one insert, then each webhook that
+   * takes one of them made due: no delivery is made here. An event some
+   * active webhook takes is kept `fannedOut: false`, and the webhook's job
+   * makes the deliveries of everything not yet fanned out, a page at a time
+   * (`fanOut`); one no active webhook takes is kept fanned out already (a
+   * paused webhook's events wait for a replay). An insert that meets a key
+   * kept already (a publish finishing what a crash or another process's
+   * publish began) keeps the others one at a time; the jobs are made due
+   * either way, so an event kept before a crash is fanned out by them.
    */
   private async publishSlice (source: WebhookSource, owner: WebhookOwner, inputs: readonly WebhookEventInput[], subscriptions: readonly SubscriptionRecord[]): Promise<void> {
-    const events = inputs.map((input) => this.eventRecord(owner, input))
+    const active = subscriptions.filter((subscription) => subscription.active)
+    const takers = new Set<string>()
+    const events: EventRecord[] = []
+    for (const input of inputs) {
+      const event = this.eventRecord(owner, input)
+      let taken = false
+      for (const subscription of active) {
+        if (!await this.takes(source, subscription, event)) continue
+        takers.add(subscription._id)
+        taken = true
+      }
+      events.push({ ...event, fannedOut: !taken, seq: this.deps.newId() })
+    }
     try {
       await this.events.insertMany(events)
     } catch (error) {
       if (!(error instanceof DuplicateKeyError)) throw error
-      for (const input of inputs) await this.publishOne(source, owner, input, subscriptions)
-      return
-    }
-    const deliveries: DeliveryRecord[] = []
-    const pairs: Array<[SubscriptionRecord, EventRecord]> = []
-    for (const event of events) {
-      for (const subscription of subscriptions) {
-        if (!subscription.active || !await this.takes(source, subscription, event)) continue
-        deliveries.push(this.deliveryRecord(subscription, event, 'event'))
-        pairs.push([subscription, event])
+      for (const event of events) {
+        try {
+          await this.events.insertOne(event)
+        } catch (error) {
+          if (!(error instanceof DuplicateKeyError)) throw error
+        }
       }
     }
-    if (deliveries.length > 0) {
-      try {
-        await this.deliveries.insertMany(deliveries)
-        for (const subscriptionId of new Set(deliveries.map((delivery) => delivery.subscriptionId))) await this.queue(subscriptionId)
-      } catch (error) {
-        if (!(error instanceof DuplicateKeyError)) throw error
-        for (const [subscription, event] of pairs) await this.ensureDelivery(subscription, event, 'event')
+    for (const subscriptionId of takers) await this.queue(subscriptionId)
+  }
+
+  /**
+   * Makes the deliveries of the owner's events not yet fanned out, oldest
+   * first, a page at a time: one read, one insert of the page's deliveries
+   * (to every active webhook that takes each event and existed when it was
+   * kept), one update marking the page fanned out. Run by a webhook's job
+   * before it sends; any of the owner's webhooks' jobs may do it for all of
+   * them (the others are made due). A delivery made already (another job's
+   * fan-out at the same time) is kept once by the unique index.
+   */
+  async fanOut (subscriptionId: string): Promise<void> {
+    const self = await this.deps.subscriptions.findOne({ _id: subscriptionId }, { projection: { projectId: 1, source: 1 } })
+    if (self === null) return
+    const owner = { projectId: self.projectId, source: self.source }
+    const source = this.deps.source(owner.source)
+    for (;;) {
+      const page = await this.events.find({ projectId: owner.projectId, source: owner.source, fannedOut: false }, { sort: { seq: 1, _id: 1 }, limit: FAN_OUT_PAGE }).toArray()
+      if (page.length === 0) return
+      const active = (await this.deps.lists.of(owner)).filter((subscription) => subscription.active)
+      const deliveries: DeliveryRecord[] = []
+      const pairs: Array<[SubscriptionRecord, EventRecord]> = []
+      for (const event of page) {
+        for (const subscription of active) {
+          // A webhook made after the event was kept never gets it, as when deliveries were made by the publish.
+          if (subscription.createdAt.getTime() > event.createdAt.getTime() || !await this.takes(source, subscription, event)) continue
+          deliveries.push(this.deliveryRecord(subscription, event, 'event'))
+          pairs.push([subscription, event])
+        }
       }
+      if (deliveries.length > 0) {
+        try {
+          await this.deliveries.insertMany(deliveries)
+        } catch (error) {
+          if (!(error instanceof DuplicateKeyError)) throw error
+          for (const [subscription, event] of pairs) await this.ensureDelivery(subscription, event, 'event', false)
+        }
+      }
+      await this.events.updateMany({ _id: { $in: page.map((event) => event._id) } }, { $set: { fannedOut: true } })
+      for (const other of new Set(deliveries.map((delivery) => delivery.subscriptionId))) if (other !== subscriptionId) await this.queue(other)
+      if (page.length < FAN_OUT_PAGE) return
     }
-    await this.events.updateMany({ _id: { $in: events.map((event) => event._id) } }, { $set: { fannedOut: true } })
   }
 
   /** An event of the engine's own (`webhook.disabled`) to the owner's other webhooks that take it. */
@@ -201,11 +249,11 @@ export class WebhookPublisher {
   }
 
   /** The subscription's delivery of the event, made and queued if there is none yet. */
-  private async ensureDelivery (subscription: SubscriptionRecord, event: EventRecord, trigger: DeliveryTrigger): Promise<{ delivery: DeliveryRecord, created: boolean }> {
+  private async ensureDelivery (subscription: SubscriptionRecord, event: EventRecord, trigger: DeliveryTrigger, queue = true): Promise<{ delivery: DeliveryRecord, created: boolean }> {
     const delivery = this.deliveryRecord(subscription, event, trigger)
     try {
       await this.deliveries.insertOne(delivery)
-      await this.queue(subscription._id)
+      if (queue) await this.queue(subscription._id)
       return { delivery, created: true }
     } catch (error) {
       if (!(error instanceof DuplicateKeyError)) throw error
@@ -213,7 +261,7 @@ export class WebhookPublisher {
     const existing = await this.deliveries.findOne({ subscriptionId: subscription._id, eventId: event._id })
     if (existing === null) throw new Error(`delivery of ${event._id} to ${subscription._id} vanished`)
     // A publish cut short may have made the delivery and not its job; a second job run finds a finished delivery and ends.
-    if (trigger === 'event') await this.queue(subscription._id)
+    if (trigger === 'event' && queue) await this.queue(subscription._id)
     return { delivery: existing, created: false }
   }
 

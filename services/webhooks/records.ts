@@ -58,8 +58,10 @@ export type EventRecord = WithId<{
   changes: FieldChanges | null
   /** What the source's filter is matched against, when that is not `data`; never sent. */
   matchOn: Document | null
-  /** False until a delivery exists for every subscription it went to: a publish cut short is finished by the next. */
+  /** False until a webhook's job made its deliveries (`WebhookPublisher.fanOut`); true from the start when no active webhook took it. */
   fannedOut: boolean
+  /** An id made when it was kept: the order webhooks' jobs fan events out in (absent on rows kept before it existed). */
+  seq?: string
   createdAt: Date
 }>
 

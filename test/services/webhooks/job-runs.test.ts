@@ -6,7 +6,7 @@ t.test('a run in which a delivery cannot be attempted (the store failing) defers
   const { webhooks, queue, clock, owner, drain } = await engine(t)
   const hook = await receiver(t)
   await webhooks.create(owner, { url: hook.url, events: ['*'] }, null)
-  // The delivery's event cannot be read: nothing is sent, and the attempt is not made.
+  // The webhook's events cannot be read: none is fanned out or sent, and no attempt is made.
   const events = webhooks.publisher.events
   const find = events.find.bind(events)
   let failing = true
@@ -21,7 +21,7 @@ t.test('a run in which a delivery cannot be attempted (the store failing) defers
     clock.advance(60_000)
   }
   const [job] = await queue.jobs.find({ type: WEBHOOK_DELIVER_JOB }).toArray()
-  t.match(job, { status: 'queued', lastError: /a delivery could not be attempted: disk I\/O error/ }, 'the job waits for its next run, not dead')
+  t.match(job, { status: 'queued', lastError: /events could not be fanned out: disk I\/O error/ }, 'the job waits for its next run, not dead')
   t.equal(hook.received.length, 0, 'nothing sent while its event cannot be read')
   failing = false
   clock.advance(60_000)
