@@ -6,6 +6,7 @@ import addFormatsModule from 'ajv-formats'
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import type { Config } from './services/config.js'
 import { newId } from './services/platform/ids.js'
+import { BoundedMap } from './services/cache/bounded-map.js'
 import { clientErrorHandler, frameworkErrors } from './plugins/errors.js'
 import { PlinthIncomingMessage } from './http/upgrade-requests.js'
 
@@ -137,11 +138,28 @@ export function serializedUnions (schema: unknown, external: Record<string, unkn
     : key === 'items' || key === 'anyOf' || key === 'oneOf' || key === 'allOf' ? serializedUnions(value, external) : value]))
 }
 
+/**
+ * Routes answer with a few hundred distinct schemas through a few thousand
+ * route and status pairs (every route's 4xx is the same error envelope), and a
+ * serializer depends on its schema and the context's shared schemas alone: one
+ * is compiled per distinct schema of a context, not per route and status.
+ */
+const SERIALIZERS_PER_CONTEXT = 2048
+
 function serializerFactory (lazy: LazySchemas) {
   return (externalSchemas: Record<string, unknown> = {}, serializerOptions: object = {}) => {
     const compile = SerializerSelector()(externalSchemas, serializerOptions)
+    const compiled = new BoundedMap<string, Serialize>(SERIALIZERS_PER_CONTEXT)
     return (route: { schema: object, method: string, url: string, httpStatus: string }): Serialize =>
-      lazy.serializer(() => compile({ ...route, schema: serializedUnions(route.schema, externalSchemas) as object }))
+      lazy.serializer(() => {
+        const schema = serializedUnions(route.schema, externalSchemas) as object
+        const key = JSON.stringify(schema)
+        const known = compiled.get(key)
+        if (known !== undefined) return known
+        const serialize = compile({ ...route, schema })
+        compiled.set(key, serialize)
+        return serialize
+      })
   }
 }
 

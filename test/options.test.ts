@@ -155,3 +155,18 @@ t.test('a union of two objects, one requiring a property the other lacks, is ser
     type: 'object', properties: { items: { type: 'array', items: { if: { type: 'object', required: ['deleted'] }, then: { $ref: 'Gone' }, else: { $ref: 'Thing' } } } }
   }, 'the schema the serializer is given; the route keeps its own')
 })
+
+t.test('routes answering with the same schema share one serializer; a different schema gets its own', async (t) => {
+  const app = Fastify(fastifyOptions(testConfig(t)))
+  const thing = { type: 'object', properties: { id: { type: 'string' } } }
+  const other = { type: 'object', properties: { n: { type: 'integer' } } }
+  app.get('/a', { schema: { response: { 200: thing } } }, async () => ({ id: 'a', n: 1 }))
+  app.get('/b', { schema: { response: { 200: structuredClone(thing), 404: other } } }, async (_request, reply) => await reply.code(404).send({ id: 'b', n: 2 }))
+  app.get('/c', { schema: { response: { 200: other } } }, async () => ({ id: 'c', n: 3 }))
+  await app.ready()
+  t.teardown(async () => { await app.close() })
+  // Each written by its own route and status's schema, whichever compiled first.
+  t.same((await app.inject({ url: '/a' })).json(), { id: 'a' })
+  t.same((await app.inject({ url: '/b' })).json(), { n: 2 })
+  t.same((await app.inject({ url: '/c' })).json(), { n: 3 })
+})

@@ -411,9 +411,9 @@ export class Connection {
     this.catalogue.refresh()
   }
 
-  /** Records a catalogue change made in the current write transaction. */
-  bumpVersion (): void {
-    this.catalogue.bumpVersion()
+  /** Records a catalogue change made in the current write transaction (to `collection` alone, when given). */
+  bumpVersion (collection?: string): void {
+    this.catalogue.bumpVersion(collection)
   }
 
   /** The collection's table, created on first write as MongoDB creates collections implicitly. */

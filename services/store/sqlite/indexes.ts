@@ -60,7 +60,7 @@ export function createIndex (connection: Connection, collection: string, key: In
     }
     connection.statement('INSERT INTO _plinth_indexes (collection, name, key, is_unique, sql_name) VALUES (?, ?, ?, ?, ?)')
       .run(collection, name, JSON.stringify(key), unique ? 1 : 0, sqlName)
-    connection.bumpVersion()
+    connection.bumpVersion(collection)
     meta = connection.collection(collection) as CollectionMeta
     const index = meta.indexes.find((candidate) => candidate.name === name) as IndexMeta
     if (unique && fields.some((field) => meta.multikey.get(field) === true)) checkAllArrayKeys(connection, meta, index)
@@ -81,7 +81,7 @@ export function dropIndex (connection: Connection, collection: string, name: str
     for (const field of index.fields) {
       if (!stillUsed.has(field)) connection.statement('DELETE FROM _plinth_paths WHERE collection = ? AND path = ?').run(collection, field)
     }
-    connection.bumpVersion()
+    connection.bumpVersion(collection)
   }, collection)
 }
 
@@ -143,7 +143,7 @@ export function trackArrays (connection: Connection, meta: CollectionMeta, doc: 
     connection.statement('UPDATE _plinth_paths SET multikey = 1 WHERE collection = ? AND path = ?').run(meta.name, path)
     changed = true
   }
-  if (changed) connection.bumpVersion()
+  if (changed) connection.bumpVersion(meta.name)
 }
 
 // Index keys as MongoDB generates them: one per array element, `[]` as its own key.

@@ -73,7 +73,7 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       dropTextObjects(this.connection.db, this.collection)
       this.connection.statement('INSERT OR REPLACE INTO _plinth_text (collection, spec) VALUES (?, ?)').run(this.collection, JSON.stringify(spec))
       createTextObjects(this.connection.db, this.collection, spec)
-      this.connection.bumpVersion()
+      this.connection.bumpVersion(this.collection)
     }, this.collection))
   }
 
