@@ -80,8 +80,9 @@ export class WebhookDeliverer {
    * rather than one each per delivery (docs/webhooks.md, "Delivery").
    */
   async runWebhook (subscriptionId: string): Promise<{ outcome: string, sent: number }> {
+    let moreToFanOut: boolean
     try {
-      await this.deps.publisher.fanOut(subscriptionId)
+      moreToFanOut = await this.deps.publisher.fanOut(subscriptionId)
     } catch (error) {
       throw new DeferJobError(`the webhook's events could not be fanned out: ${errorText(error)}`, REFUSED_RUN_DELAY_MS)
     }
@@ -105,6 +106,7 @@ export class WebhookDeliverer {
       { subscriptionId, status: { $in: OWED }, nextAttemptAt: { $ne: null } },
       { sort: { nextAttemptAt: 1, _id: 1 }, limit: 1, projection: { nextAttemptAt: 1 } }
     ).toArray()
+    if (moreToFanOut) throw new DeferJobError('more events are to be fanned out: the slot is given up between runs', 0)
     if (next?.nextAttemptAt instanceof Date) throw new DeferJobError('the next attempt is not due yet', Math.max(0, next.nextAttemptAt.getTime() - this.deps.clock.nowMs()))
     return { outcome: sent === 0 ? 'nothing due' : 'sent', sent }
   }

@@ -39,6 +39,8 @@ const REPLAY_PAGE = 500
 const PUBLISH_SLICE = 200
 /** Events a webhook's job fans out per read. */
 const FAN_OUT_PAGE = 200
+// Pages one job run fans out before it sends: a backlog is fanned out over several runs, each within its lease.
+const FAN_OUT_PAGES_PER_RUN = 5
 const REPLAY_ORDER: SortKey[] = [['occurredAt', 1], ['_id', 1]]
 
 /**
@@ -111,13 +113,12 @@ export class WebhookPublisher {
     const events: EventRecord[] = []
     for (const input of inputs) {
       const event = this.eventRecord(owner, input)
-      let taken = false
+      const takenBy: string[] = []
       for (const subscription of active) {
-        if (!await this.takes(source, subscription, event)) continue
-        takers.add(subscription._id)
-        taken = true
+        if (await this.takes(source, subscription, event)) takenBy.push(subscription._id)
       }
-      events.push({ ...event, fannedOut: !taken, seq: this.deps.newId() })
+      for (const id of takenBy) takers.add(id)
+      events.push({ ...event, fannedOut: takenBy.length === 0, takers: takenBy, seq: this.deps.newId() })
     }
     try {
       await this.events.insertMany(events)
@@ -137,27 +138,29 @@ export class WebhookPublisher {
   /**
    * Makes the deliveries of the owner's events not yet fanned out, oldest
    * first, a page at a time: one read, one insert of the page's deliveries
-   * (to every active webhook that takes each event and existed when it was
-   * kept), one update marking the page fanned out. Run by a webhook's job
-   * before it sends; any of the owner's webhooks' jobs may do it for all of
-   * them (the others are made due). A delivery made already (another job's
-   * fan-out at the same time) is kept once by the unique index.
+   * (to the webhooks that took each event when it was kept, `takers`), the
+   * other takers' jobs made due, then one update marking the page fanned out
+   * — in that order, so a crash between them leaves the page to fan out again
+   * rather than a delivery with no job. Run by a webhook's job before it
+   * sends; any of the owner's webhooks' jobs may do it for all of them. A
+   * delivery made already (another job's fan-out at the same time) is kept
+   * once by the unique index. At most `FAN_OUT_PAGES_PER_RUN` pages a run:
+   * answers whether events are left for the next one.
    */
-  async fanOut (subscriptionId: string): Promise<void> {
+  async fanOut (subscriptionId: string): Promise<boolean> {
     const self = await this.deps.subscriptions.findOne({ _id: subscriptionId }, { projection: { projectId: 1, source: 1 } })
-    if (self === null) return
+    if (self === null) return false
     const owner = { projectId: self.projectId, source: self.source }
     const source = this.deps.source(owner.source)
-    for (;;) {
+    for (let pages = 0; pages < FAN_OUT_PAGES_PER_RUN; pages++) {
       const page = await this.events.find({ projectId: owner.projectId, source: owner.source, fannedOut: false }, { sort: { seq: 1, _id: 1 }, limit: FAN_OUT_PAGE }).toArray()
-      if (page.length === 0) return
-      const active = (await this.deps.lists.of(owner)).filter((subscription) => subscription.active)
+      if (page.length === 0) return false
+      const subscriptions = await this.deps.lists.of(owner)
+      const byId = new Map(subscriptions.map((subscription) => [subscription._id, subscription]))
       const deliveries: DeliveryRecord[] = []
       const pairs: Array<[SubscriptionRecord, EventRecord]> = []
       for (const event of page) {
-        for (const subscription of active) {
-          // A webhook made after the event was kept never gets it, as when deliveries were made by the publish.
-          if (subscription.createdAt.getTime() > event.createdAt.getTime() || !await this.takes(source, subscription, event)) continue
+        for (const subscription of await this.takersOf(source, event, subscriptions, byId)) {
           deliveries.push(this.deliveryRecord(subscription, event, 'event'))
           pairs.push([subscription, event])
         }
@@ -170,10 +173,27 @@ export class WebhookPublisher {
           for (const [subscription, event] of pairs) await this.ensureDelivery(subscription, event, 'event', false)
         }
       }
-      await this.events.updateMany({ _id: { $in: page.map((event) => event._id) } }, { $set: { fannedOut: true } })
       for (const other of new Set(deliveries.map((delivery) => delivery.subscriptionId))) if (other !== subscriptionId) await this.queue(other)
-      if (page.length < FAN_OUT_PAGE) return
+      await this.events.updateMany({ _id: { $in: page.map((event) => event._id) } }, { $set: { fannedOut: true } })
+      if (page.length < FAN_OUT_PAGE) return false
     }
+    return true
+  }
+
+  /**
+   * Who gets an event's deliveries: the webhooks that took it when it was kept and still exist (a paused one's
+   * delivery is then skipped when its job sends, as any delivery of a webhook paused before it went out). An event
+   * kept without `takers` (an earlier release's, or the engine's own) is judged now: the active webhooks that take
+   * it and existed when it was kept.
+   */
+  private async takersOf (source: WebhookSource, event: EventRecord, subscriptions: readonly SubscriptionRecord[], byId: ReadonlyMap<string, SubscriptionRecord>): Promise<SubscriptionRecord[]> {
+    if (event.takers !== undefined) return event.takers.flatMap((id) => byId.get(id) ?? [])
+    const takers: SubscriptionRecord[] = []
+    for (const subscription of subscriptions) {
+      if (!subscription.active || subscription.createdAt.getTime() > event.createdAt.getTime()) continue
+      if (await this.takes(source, subscription, event)) takers.push(subscription)
+    }
+    return takers
   }
 
   /** An event of the engine's own (`webhook.disabled`) to the owner's other webhooks that take it. */

@@ -60,6 +60,12 @@ export type EventRecord = WithId<{
   matchOn: Document | null
   /** False until a webhook's job made its deliveries (`WebhookPublisher.fanOut`); true from the start when no active webhook took it. */
   fannedOut: boolean
+  /**
+   * The webhooks that took it when it was kept (active, its type, its filter): the fan-out makes their deliveries and
+   * nobody else's, so a webhook paused, resumed or changed between the publish and its job gets what it took then.
+   * Absent on events kept before it existed and on the engine's own events, judged at the fan-out instead.
+   */
+  takers?: string[]
   /** An id made when it was kept: the order webhooks' jobs fan events out in (absent on rows kept before it existed). */
   seq?: string
   createdAt: Date

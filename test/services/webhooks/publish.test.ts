@@ -152,3 +152,54 @@ t.test('the job makes the deliveries: none at the publish, and a webhook made af
   t.equal(later.received.length, 0)
   t.equal(await webhooks.publisher.events.countDocuments({ fannedOut: false }), 0, 'fanned out by the job')
 })
+
+t.test('an event goes to the webhooks that took it when it was kept, whatever happens to them before their jobs run', async (t) => {
+  const { webhooks, owner, drain } = await engine(t)
+  const first = await receiver(t)
+  const second = await receiver(t)
+  const { webhook: taker } = await webhooks.create(owner, { url: first.url, events: ['*'] }, null)
+  const { webhook: paused } = await webhooks.create(owner, { url: second.url, events: ['*'], active: false }, null)
+  await webhooks.publish('things', 'p1', [thingEvent(1)])
+  // Before any job ran: the taker is paused, the paused webhook resumed.
+  await webhooks.update((await webhooks.find(owner, taker.id))!, { active: false })
+  await webhooks.update((await webhooks.find(owner, paused.id))!, { active: true })
+  await drain()
+  t.equal(first.received.length + second.received.length, 0, 'nothing sent')
+  t.match((await webhooks.deliveries((await webhooks.find(owner, taker.id))!)).items, [{ status: 'skipped' }], 'the taker\'s delivery is kept, skipped: paused before it went out')
+  t.same((await webhooks.deliveries((await webhooks.find(owner, paused.id))!)).items, [], 'a webhook paused when the event was kept does not get it (a replay would)')
+  t.equal(await webhooks.publisher.events.countDocuments({ fannedOut: false }), 0)
+})
+
+t.test('a fan-out makes the other takers\' jobs due before it marks the page done: a failure between leaves the page to fan out again', async (t) => {
+  const { webhooks, owner, queue, drain } = await engine(t)
+  const one = await receiver(t)
+  const two = await receiver(t)
+  const { webhook: a } = await webhooks.create(owner, { url: one.url, events: ['*'] }, null)
+  const { webhook: b } = await webhooks.create(owner, { url: two.url, events: ['*'] }, null)
+  await webhooks.publish('things', 'p1', [thingEvent(1)])
+  await queue.jobs.deleteMany({ type: WEBHOOK_DELIVER_JOB })
+  const publisher = webhooks.publisher as unknown as { queue: (id: string) => Promise<void> }
+  const queueJob = publisher.queue.bind(publisher)
+  publisher.queue = async (id) => { if (id === b.id) throw new Error('the store refused the job'); await queueJob(id) }
+  await t.rejects(webhooks.publisher.fanOut(a.id), /refused the job/)
+  t.equal(await webhooks.publisher.events.countDocuments({ fannedOut: false }), 1, 'not marked fanned out')
+  publisher.queue = queueJob
+  t.equal(await webhooks.publisher.fanOut(a.id), false)
+  t.equal(await queue.jobs.countDocuments({ _id: `-key:${WEBHOOK_DELIVER_JOB}:${b.id}` }), 1, 'the other taker\'s job is due')
+  await queueJob(a.id)
+  await drain()
+  t.equal(one.received.length, 1)
+  t.equal(two.received.length, 1, 'the other taker gets it, once')
+})
+
+t.test('a backlog is fanned out a thousand events a run, the rest by the next runs', async (t) => {
+  const { webhooks, owner, drain } = await engine(t)
+  const hook = await receiver(t)
+  const { webhook } = await webhooks.create(owner, { url: hook.url, events: ['*'] }, null)
+  await webhooks.publish('things', 'p1', Array.from({ length: 1100 }, (_, i) => thingEvent(i + 1)))
+  t.equal(await webhooks.publisher.fanOut(webhook.id), true, 'events are left for the next run')
+  t.equal(await webhooks.publisher.events.countDocuments({ fannedOut: false }), 100)
+  t.equal(await webhooks.publisher.fanOut(webhook.id), false)
+  t.equal(await webhooks.publisher.deliveries.countDocuments({}), 1100)
+  t.equal(await drain(), 1100, 'every event sent once')
+})
