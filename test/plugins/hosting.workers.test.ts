@@ -1,15 +1,11 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { setTimeout as delay } from 'node:timers/promises'
 import { buildApp } from '../../app.js'
 import { call, orgWithRoles, stopHostedInstances, testConfig, type TestApp } from '../helper.js'
 import { packFixture, uploadSource, waitFor } from '../routes/hosting/fixtures.js'
 
-/**
- * WORKERS > 1: the hosting supervisor and the gateway's route table live in
- * the lead. An app created, suspended or deleted through another worker
- * reaches the lead's routes through a reconcile job on the shared store.
- */
-t.test('a route change made through a follower reaches the lead\'s gateway routes', async (t) => {
+/** Two apps on one store as WORKERS > 1 runs them (the lead and a follower), and an organization's owner. */
+async function leadAndFollower (t: Test): Promise<{ lead: TestApp, follower: TestApp } & Awaited<ReturnType<typeof orgWithRoles>>> {
   const config = testConfig(t)
   const lead = await buildApp(config) as TestApp
   lead.addHook('preClose', async () => { await stopHostedInstances(lead) })
@@ -17,8 +13,16 @@ t.test('a route change made through a follower reaches the lead\'s gateway route
   await lead.ready()
   await follower.ready()
   t.teardown(async () => { await follower.close(); await lead.close() })
+  return { lead, follower, ...await orgWithRoles(follower) }
+}
 
-  const { owner, orgId } = await orgWithRoles(follower)
+/**
+ * WORKERS > 1: the hosting supervisor and the gateway's route table live in
+ * the lead. An app created, suspended or deleted through another worker
+ * reaches the lead's routes through a reconcile job on the shared store.
+ */
+t.test('a route change made through a follower reaches the lead\'s gateway routes', async (t) => {
+  const { lead, follower, owner, orgId } = await leadAndFollower(t)
   const projectId = (await call(follower, 'POST', '/api/projects', owner.auth, { orgId, name: 'Shop' })).body.data.id as string
   const base = `/api/projects/${projectId}/backend/apps`
   const created = await call(follower, 'POST', base, owner.auth, { name: 'web' })
@@ -46,15 +50,7 @@ t.test('a route change made through a follower reaches the lead\'s gateway route
 })
 
 t.test('a cancel served by a follower stops the build running in the lead', async (t) => {
-  const config = testConfig(t)
-  const lead = await buildApp(config) as TestApp
-  lead.addHook('preClose', async () => { await stopHostedInstances(lead) })
-  const follower = await buildApp({ ...config, lead: false }) as TestApp
-  await lead.ready()
-  await follower.ready()
-  t.teardown(async () => { await follower.close(); await lead.close() })
-
-  const { owner, orgId } = await orgWithRoles(follower)
+  const { follower, owner, orgId } = await leadAndFollower(t)
   const projectId = (await call(follower, 'POST', '/api/projects', owner.auth, { orgId, name: 'Builds' })).body.data.id as string
   const appUrl = `/api/projects/${projectId}/backend/apps/${(await call(follower, 'POST', `/api/projects/${projectId}/backend/apps`, owner.auth, { name: 'endless' })).body.data.id as string}`
   const uploadId = await uploadSource(follower, appUrl, owner.auth, packFixture(t, 'endless-build'))
