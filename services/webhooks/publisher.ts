@@ -42,6 +42,18 @@ const FAN_OUT_PAGE = 200
 // Pages one job run fans out before it sends: a backlog is fanned out over several runs, each within its lease.
 const FAN_OUT_PAGES_PER_RUN = 5
 const REPLAY_ORDER: SortKey[] = [['occurredAt', 1], ['_id', 1]]
+// The fan-out's index of an earlier build: five keys on every event, a paused webhook's included (see `pendingKey`).
+const SUPERSEDED_FAN_OUT_INDEX = JSON.stringify({ projectId: 1, source: 1, fannedOut: 1, seq: 1, _id: 1 })
+
+/**
+ * An event's place in its owner's fan-out queue while it waits for one: the owner and the order it was kept in, one
+ * string, so one indexed key (absent once fanned out) finds an owner's waiting events oldest first. Events no
+ * active webhook takes, a paused webhook's, are kept without it and cost their insert no fan-out key at all
+ * (bench/README.md, "what keeping an event costs"). Project ids and source names hold no space.
+ */
+const pendingKey = (owner: WebhookOwner, seq: string): string => `${owner.projectId} ${owner.source} ${seq}`
+/** The bounds of an owner's pending keys: its prefix, and the prefix with the separator's successor. */
+const pendingRange = (owner: WebhookOwner): { $gte: string, $lt: string } => ({ $gte: `${owner.projectId} ${owner.source} `, $lt: `${owner.projectId} ${owner.source}!` })
 
 /**
  * A run of a webhook's job that this process holds: `asked` once a publish's
@@ -73,11 +85,29 @@ export class WebhookPublisher {
   async init (): Promise<void> {
     await this.events.createIndex({ projectId: 1, source: 1, occurredAt: 1, _id: 1 })
     await this.events.createIndex({ createdAt: 1 })
-    // What webhooks' jobs have still to fan out, per owner, oldest first.
-    await this.events.createIndex({ projectId: 1, source: 1, fannedOut: 1, seq: 1, _id: 1 })
+    // What webhooks' jobs have still to fan out, per owner, oldest first (`pendingKey`).
+    await this.events.createIndex({ pending: 1 })
+    for (const index of await this.events.listIndexes()) {
+      if (JSON.stringify(index.key) !== SUPERSEDED_FAN_OUT_INDEX) continue
+      await this.queueEarlierEvents()
+      await this.events.dropIndex(index.name)
+    }
     await this.deliveries.createIndex({ subscriptionId: 1, eventId: 1 }, { unique: true })
     await this.deliveries.createIndex({ subscriptionId: 1, _id: 1 })
     await this.deliveries.createIndex({ createdAt: 1 })
+  }
+
+  /**
+   * Once, on the first start after the fan-out index was reshaped: events an earlier build kept and did not fan out
+   * (a crash between the two) are given their place in the fan-out queue, so their owners' next jobs fan them out.
+   * Such an event without `seq` goes first; the scan is paid once, before the old index goes.
+   */
+  private async queueEarlierEvents (): Promise<void> {
+    for (;;) {
+      const page = await this.events.find({ fannedOut: false, pending: { $exists: false } }, { limit: FAN_OUT_PAGE }).toArray()
+      for (const event of page) await this.events.updateOne({ _id: event._id, fannedOut: false }, { $set: { pending: pendingKey(event, event.seq ?? '') } })
+      if (page.length < FAN_OUT_PAGE) return
+    }
   }
 
   /**
@@ -118,7 +148,8 @@ export class WebhookPublisher {
         if (await this.takes(source, subscription, event)) takenBy.push(subscription._id)
       }
       for (const id of takenBy) takers.add(id)
-      events.push({ ...event, fannedOut: takenBy.length === 0, takers: takenBy, seq: this.deps.newId() })
+      const { pending, ...kept } = event
+      events.push(takenBy.length === 0 ? { ...kept, fannedOut: true, takers: takenBy } : { ...kept, pending, takers: takenBy })
     }
     try {
       await this.events.insertMany(events)
@@ -153,7 +184,7 @@ export class WebhookPublisher {
     const owner = { projectId: self.projectId, source: self.source }
     const source = this.deps.source(owner.source)
     for (let pages = 0; pages < FAN_OUT_PAGES_PER_RUN; pages++) {
-      const page = await this.events.find({ projectId: owner.projectId, source: owner.source, fannedOut: false }, { sort: { seq: 1, _id: 1 }, limit: FAN_OUT_PAGE }).toArray()
+      const page = await this.events.find({ pending: pendingRange(owner) }, { sort: { pending: 1 }, limit: FAN_OUT_PAGE }).toArray()
       if (page.length === 0) return false
       const subscriptions = await this.deps.lists.of(owner)
       const byId = new Map(subscriptions.map((subscription) => [subscription._id, subscription]))
@@ -174,7 +205,7 @@ export class WebhookPublisher {
         }
       }
       for (const other of new Set(deliveries.map((delivery) => delivery.subscriptionId))) if (other !== subscriptionId) await this.queue(other)
-      await this.events.updateMany({ _id: { $in: page.map((event) => event._id) } }, { $set: { fannedOut: true } })
+      await this.events.updateMany({ _id: { $in: page.map((event) => event._id) } }, { $set: { fannedOut: true }, $unset: { pending: '' } })
       if (page.length < FAN_OUT_PAGE) return false
     }
     return true
@@ -204,7 +235,9 @@ export class WebhookPublisher {
     await this.publishOne(this.deps.source(owner.source), owner, input, takers)
   }
 
+  /** An event as kept waiting for its fan-out; a publish that fans it out itself, or has no taker, sets `fannedOut`. */
   private eventRecord (owner: WebhookOwner, input: WebhookEventInput): EventRecord {
+    const seq = this.deps.newId()
     return {
       _id: eventIdOf(owner, input.key),
       projectId: owner.projectId,
@@ -217,6 +250,8 @@ export class WebhookPublisher {
       changes: input.changes ?? null,
       matchOn: input.matchOn ?? null,
       fannedOut: false,
+      seq,
+      pending: pendingKey(owner, seq),
       createdAt: this.deps.clock.now()
     }
   }
@@ -234,7 +269,7 @@ export class WebhookPublisher {
     for (const subscription of subscriptions) {
       if (subscription.active && await this.takes(source, subscription, event)) await this.ensureDelivery(subscription, event, 'event')
     }
-    await this.events.updateOne({ _id: event._id }, { $set: { fannedOut: true } })
+    await this.events.updateOne({ _id: event._id }, { $set: { fannedOut: true }, $unset: { pending: '' } })
   }
 
   /** Whether the subscription takes the event: its types, then (for the source's own types) its filter. */

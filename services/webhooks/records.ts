@@ -68,6 +68,8 @@ export type EventRecord = WithId<{
   takers?: string[]
   /** An id made when it was kept: the order webhooks' jobs fan events out in (absent on rows kept before it existed). */
   seq?: string
+  /** Its owner and `seq` while it waits for its fan-out, absent once fanned out: the fan-out's one index key (publisher.ts, `pendingKey`). */
+  pending?: string
   createdAt: Date
 }>
 

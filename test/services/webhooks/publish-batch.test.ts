@@ -54,7 +54,7 @@ for (const engine of STORE_ENGINES) {
     const changes = Array.from({ length: 5 }, (_, i) => thingEvent(i + 1))
     const { publisher } = a.webhooks
     const now = clock.now()
-    const kept = (n: number) => ({ _id: `p1:things:thing-${n}:change-${n}`, projectId: 'p1', source: 'things', key: `thing-${n}:change-${n}`, type: 'thing.updated', occurredAt: now, actor: null, data: { id: `thing-${n}`, color: 'red' }, changes: null, matchOn: null, fannedOut: false, createdAt: now })
+    const kept = (n: number) => ({ _id: `p1:things:thing-${n}:change-${n}`, projectId: 'p1', source: 'things', key: `thing-${n}:change-${n}`, type: 'thing.updated', occurredAt: now, actor: null, data: { id: `thing-${n}`, color: 'red' }, changes: null, matchOn: null, fannedOut: false, seq: `seq-${n}`, pending: `p1 things seq-${n}`, createdAt: now })
     // What a crash leaves: events 2 and 4 written, 4's delivery too, but not its job.
     await publisher.events.insertMany([kept(2), kept(4)])
     await publisher.deliveries.insertOne({

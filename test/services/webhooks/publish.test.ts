@@ -64,13 +64,32 @@ t.test('a publish cut short after the event was kept is finished by the next pub
   await webhooks.create(owner, { url: hook.url, events: ['*'] }, null)
   // The event written, its fan-out never done: what a crash between the two leaves.
   await webhooks.publisher.events.insertOne({
-    _id: 'p1:things:thing-1:change-1', projectId: 'p1', source: 'things', key: 'thing-1:change-1', type: 'thing.updated', occurredAt: new Date(), actor: null, data: { id: 'thing-1' }, changes: null, matchOn: null, fannedOut: false, createdAt: new Date()
+    _id: 'p1:things:thing-1:change-1', projectId: 'p1', source: 'things', key: 'thing-1:change-1', type: 'thing.updated', occurredAt: new Date(), actor: null, data: { id: 'thing-1' }, changes: null, matchOn: null, fannedOut: false, seq: 'seq-1', pending: 'p1 things seq-1', createdAt: new Date()
   })
   await webhooks.publish('things', 'p1', [thingEvent(1)])
   await drain()
   t.equal(hook.received.length, 1)
   t.same(hook.received[0].body.data, { id: 'thing-1' }, 'the event as first kept')
   t.match(await webhooks.publisher.events.findOne({ _id: 'p1:things:thing-1:change-1' }), { fannedOut: true })
+  t.notOk('pending' in (await webhooks.publisher.events.findOne({ _id: 'p1:things:thing-1:change-1' }))!, 'out of the fan-out queue')
+})
+
+t.test('an event an earlier build kept and did not fan out (its five-key index, no `pending`) is fanned out after the upgrade', async (t) => {
+  const { webhooks, owner, drain } = await engine(t)
+  const hook = await receiver(t)
+  await webhooks.create(owner, { url: hook.url, events: ['*'] }, null)
+  const { events } = webhooks.publisher
+  await events.createIndex({ projectId: 1, source: 1, fannedOut: 1, seq: 1, _id: 1 })
+  await events.insertOne({
+    _id: 'p1:things:thing-1:change-1', projectId: 'p1', source: 'things', key: 'thing-1:change-1', type: 'thing.updated', occurredAt: new Date(), actor: null, data: { id: 'thing-1' }, changes: null, matchOn: null, fannedOut: false, createdAt: new Date()
+  })
+  await webhooks.publisher.init()
+  t.notOk((await events.listIndexes()).some((index) => 'fannedOut' in index.key), 'the old index is gone')
+  t.match(await events.findOne({ _id: 'p1:things:thing-1:change-1' }), { pending: 'p1 things ' }, 'queued first for its owner')
+  await webhooks.publish('things', 'p1', [thingEvent(1)])
+  await drain()
+  t.equal(hook.received.length, 1, 'delivered once')
+  t.same(hook.received[0].body.data, { id: 'thing-1' }, 'the event as first kept')
 })
 
 t.test('a source refuses what it does not have: an unknown type, no key', async (t) => {
