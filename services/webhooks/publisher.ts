@@ -9,6 +9,7 @@ import { webhookErrors } from './errors.js'
 import { WEBHOOK_COLLECTIONS, type DeliveryRecord, type EventRecord, type SubscriptionRecord, type WebhookOwner } from './records.js'
 import type { SubscriptionLists } from './subscription-lists.js'
 import { forSource, type WebhookEventInput, type WebhookSource } from './source.js'
+import { initFanOutQueue, pendingKey, pendingRange } from './fan-out-queue.js'
 
 /**
  * The job that makes a webhook's attempts; keyed by the webhook, so one run
@@ -42,18 +43,6 @@ const FAN_OUT_PAGE = 200
 // Pages one job run fans out before it sends: a backlog is fanned out over several runs, each within its lease.
 const FAN_OUT_PAGES_PER_RUN = 5
 const REPLAY_ORDER: SortKey[] = [['occurredAt', 1], ['_id', 1]]
-// The fan-out's index of an earlier build: five keys on every event, a paused webhook's included (see `pendingKey`).
-const SUPERSEDED_FAN_OUT_INDEX = JSON.stringify({ projectId: 1, source: 1, fannedOut: 1, seq: 1, _id: 1 })
-
-/**
- * An event's place in its owner's fan-out queue while it waits for one: the owner and the order it was kept in, one
- * string, so one indexed key (absent once fanned out) finds an owner's waiting events oldest first. Events no
- * active webhook takes, a paused webhook's, are kept without it and cost their insert no fan-out key at all
- * (bench/README.md, "what keeping an event costs"). Project ids and source names hold no space.
- */
-const pendingKey = (owner: WebhookOwner, seq: string): string => `${owner.projectId} ${owner.source} ${seq}`
-/** The bounds of an owner's pending keys: its prefix, and the prefix with the separator's successor. */
-const pendingRange = (owner: WebhookOwner): { $gte: string, $lt: string } => ({ $gte: `${owner.projectId} ${owner.source} `, $lt: `${owner.projectId} ${owner.source}!` })
 
 /**
  * A run of a webhook's job that this process holds: `asked` once a publish's
@@ -85,29 +74,10 @@ export class WebhookPublisher {
   async init (): Promise<void> {
     await this.events.createIndex({ projectId: 1, source: 1, occurredAt: 1, _id: 1 })
     await this.events.createIndex({ createdAt: 1 })
-    // What webhooks' jobs have still to fan out, per owner, oldest first (`pendingKey`).
-    await this.events.createIndex({ pending: 1 })
-    for (const index of await this.events.listIndexes()) {
-      if (JSON.stringify(index.key) !== SUPERSEDED_FAN_OUT_INDEX) continue
-      await this.queueEarlierEvents()
-      await this.events.dropIndex(index.name)
-    }
+    await initFanOutQueue(this.events)
     await this.deliveries.createIndex({ subscriptionId: 1, eventId: 1 }, { unique: true })
     await this.deliveries.createIndex({ subscriptionId: 1, _id: 1 })
     await this.deliveries.createIndex({ createdAt: 1 })
-  }
-
-  /**
-   * Once, on the first start after the fan-out index was reshaped: events an earlier build kept and did not fan out
-   * (a crash between the two) are given their place in the fan-out queue, so their owners' next jobs fan them out.
-   * Such an event without `seq` goes first; the scan is paid once, before the old index goes.
-   */
-  private async queueEarlierEvents (): Promise<void> {
-    for (;;) {
-      const page = await this.events.find({ fannedOut: false, pending: { $exists: false } }, { limit: FAN_OUT_PAGE }).toArray()
-      for (const event of page) await this.events.updateOne({ _id: event._id, fannedOut: false }, { $set: { pending: pendingKey(event, event.seq ?? '') } })
-      if (page.length < FAN_OUT_PAGE) return
-    }
   }
 
   /**

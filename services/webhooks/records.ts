@@ -68,7 +68,7 @@ export type EventRecord = WithId<{
   takers?: string[]
   /** An id made when it was kept: the order webhooks' jobs fan events out in (absent on rows kept before it existed). */
   seq?: string
-  /** Its owner and `seq` while it waits for its fan-out, absent once fanned out: the fan-out's one index key (publisher.ts, `pendingKey`). */
+  /** Its owner and `seq` while it waits for its fan-out, absent once fanned out: the fan-out's one index key (fan-out-queue.ts). */
   pending?: string
   createdAt: Date
 }>
