@@ -128,3 +128,22 @@ t.test('an armed project whose record webhooks are all deleted writes no entries
   await other.app.auxiliary.feed.settled()
   t.same(streamed, [['record.created']], 'a project followed by realtime logs every write, webhook or not')
 })
+
+t.test('a deleted project\'s pending entries go with it, found without a project index (an earlier build\'s is dropped)', async (t) => {
+  const { app, projectId, owner } = await auxiliarySetup(t)
+  const entries = app.store.collection(RECORD_CHANGES)
+  await entries.createIndex({ projectId: 1 })
+  const feed = new RecordFeed({ store: app.store, clock: new ManualClock(Date.now()), newId, publish: async () => {} })
+  await feed.init()
+  t.notOk((await entries.listIndexes()).some((index) => 'projectId' in index.key), 'the project index is gone')
+  await app.webhooks.create(app.auxiliary.recordWebhooks.owner(projectId), { url: 'http://127.0.0.1:9/hook', events: ['*'], filter: { collections: ['posts'] } }, owner.id)
+  const at = new Date()
+  const actor = { type: 'anonymous' as const, id: null }
+  const record = (id: string) => ({ _id: id, title: id, createdAt: at, updatedAt: at, version: 1 })
+  await feed.arm('other-project')
+  t.ok(await feed.begin(projectId, () => [{ collection: 'posts', type: 'record.created', record: record('mine'), before: null, actor, at }]))
+  t.ok(await feed.begin('other-project', () => [{ collection: 'posts', type: 'record.created', record: record('theirs'), before: null, actor, at }]))
+  await feed.purgeProject(projectId)
+  t.same((await entries.find({}).toArray()).map((entry) => entry.recordId), ['theirs'], 'only the other project\'s entry is left')
+  t.equal(await feed.armed(projectId), false)
+})
