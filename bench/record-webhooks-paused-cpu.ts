@@ -1,4 +1,5 @@
-import { benchOwner, startBenchApp } from './bench-app.js'
+import { startBenchApp } from './bench-app.js'
+import { notesProjects } from './notes-projects.js'
 
 /**
  * What keeping a paused record webhook's events costs a write, in process
@@ -13,25 +14,7 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3)
 const CONCURRENT = Number(process.env.CONCURRENT ?? 10)
 
 const { app } = await startBenchApp({ WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' })
-const { accessToken, orgId } = await benchOwner(app)
-const auth = { authorization: `Bearer ${accessToken}` }
-async function must (url: string, payload: object): Promise<{ id: string }> {
-  const res = await app.inject({ method: 'POST', url, headers: auth, payload })
-  if (res.statusCode !== 201) throw new Error(`${url}: ${res.statusCode} ${res.body}`)
-  return res.json().data
-}
-const open = { enabled: true, rule: { requireAuth: false } }
-const projects: Record<string, string> = {}
-for (const name of ['quiet', 'paused']) {
-  const project = await must('/api/projects', { orgId, name })
-  await must(`/api/projects/${project.id}/collections`, {
-    name: 'notes',
-    fields: [{ name: 'title', type: 'text' }, { name: 'body', type: 'text' }, { name: 'views', type: 'number' }],
-    methods: { create: open, get: open, list: open }
-  })
-  if (name === 'paused') await must(`/api/projects/${project.id}/auxiliary/webhooks`, { url: 'http://127.0.0.1:9/', events: ['*'], filter: { collections: ['notes'] }, active: false })
-  projects[name] = project.id
-}
+const { ids: projects } = await notesProjects(app, ['quiet', 'paused'], (name) => name === 'paused' ? { url: 'http://127.0.0.1:9/', active: false } : null)
 const payload = { title: 'bench', body: 'a note of a few words', views: 1 }
 
 async function slice (name: string, amount: number): Promise<number> {
