@@ -102,11 +102,11 @@ export class WebhookDeliverer {
       sent += due.length
       if (batch === BATCHES_PER_RUN - 1) throw new DeferJobError('more deliveries are due: the slot is given up between runs', 0)
     }
+    if (moreToFanOut) throw new DeferJobError('more events are to be fanned out: the slot is given up between runs', 0)
     const [next] = await this.deps.publisher.deliveries.find(
       { subscriptionId, status: { $in: OWED }, nextAttemptAt: { $ne: null } },
       { sort: { nextAttemptAt: 1, _id: 1 }, limit: 1, projection: { nextAttemptAt: 1 } }
     ).toArray()
-    if (moreToFanOut) throw new DeferJobError('more events are to be fanned out: the slot is given up between runs', 0)
     if (next?.nextAttemptAt instanceof Date) throw new DeferJobError('the next attempt is not due yet', Math.max(0, next.nextAttemptAt.getTime() - this.deps.clock.nowMs()))
     return { outcome: sent === 0 ? 'nothing due' : 'sent', sent }
   }

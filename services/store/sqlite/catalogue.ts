@@ -37,6 +37,14 @@ export function createCatalogueTables (db: Database.Database): void {
   }).immediate()
 }
 
+/** A row of `_plinth_indexes`, as both the whole catalogue's read and one collection's read take it. */
+interface IndexRow { name: string, key: string, is_unique: number, sql_name: string }
+
+function indexOfRow (row: IndexRow): IndexMeta {
+  const key = JSON.parse(row.key) as IndexKey
+  return { name: row.name, key, fields: Object.keys(key), unique: row.is_unique === 1, sqlName: row.sql_name }
+}
+
 /**
  * What a connection knows of the file's collections, indexes and text
  * indexes. The catalogue lives in the file and carries a version that every
@@ -120,11 +128,8 @@ export class Catalogue {
     const exists = this.statement("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?").pluck().get(table) !== undefined
     if (exists) {
       const meta: CollectionMeta = { name, table, indexes: [], multikey: new Map() }
-      const indexes = this.statement('SELECT name, key, is_unique, sql_name FROM _plinth_indexes WHERE collection = ? ORDER BY rowid').all(name) as Array<{ name: string, key: string, is_unique: number, sql_name: string }>
-      for (const row of indexes) {
-        const key = JSON.parse(row.key) as IndexKey
-        meta.indexes.push({ name: row.name, key, fields: Object.keys(key), unique: row.is_unique === 1, sqlName: row.sql_name })
-      }
+      const indexes = this.statement('SELECT name, key, is_unique, sql_name FROM _plinth_indexes WHERE collection = ? ORDER BY rowid').all(name) as IndexRow[]
+      meta.indexes = indexes.map(indexOfRow)
       const paths = this.statement('SELECT path, multikey FROM _plinth_paths WHERE collection = ?').all(name) as Array<{ path: string, multikey: number }>
       for (const row of paths) meta.multikey.set(row.path, row.multikey === 1)
       this.collections.set(name, meta)
@@ -144,11 +149,8 @@ export class Catalogue {
       const name = collectionOfTable(table)
       if (name !== null) collections.set(name, { name, table, indexes: [], multikey: new Map() })
     }
-    const indexes = this.statement('SELECT collection, name, key, is_unique, sql_name FROM _plinth_indexes ORDER BY rowid').all() as Array<{ collection: string, name: string, key: string, is_unique: number, sql_name: string }>
-    for (const row of indexes) {
-      const key = JSON.parse(row.key) as IndexKey
-      collections.get(row.collection)?.indexes.push({ name: row.name, key, fields: Object.keys(key), unique: row.is_unique === 1, sqlName: row.sql_name })
-    }
+    const indexes = this.statement('SELECT collection, name, key, is_unique, sql_name FROM _plinth_indexes ORDER BY rowid').all() as Array<IndexRow & { collection: string }>
+    for (const row of indexes) collections.get(row.collection)?.indexes.push(indexOfRow(row))
     const paths = this.statement('SELECT collection, path, multikey FROM _plinth_paths').all() as Array<{ collection: string, path: string, multikey: number }>
     for (const row of paths) collections.get(row.collection)?.multikey.set(row.path, row.multikey === 1)
     const texts = this.statement('SELECT collection, spec FROM _plinth_text').all() as Array<{ collection: string, spec: string }>
