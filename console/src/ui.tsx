@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact'
-import { useCallback, useEffect, useState } from 'preact/hooks'
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks'
 import { href, navigate } from './router.js'
 import { messageOf } from './api.js'
 
@@ -48,17 +48,23 @@ export function Page ({ title, crumbs, children }: { title: string, crumbs?: Arr
   )
 }
 
-/** Loads once and again on `reload()`; failures become the API's message. */
-export function useLoad<T> (load: () => Promise<T>, deps: unknown[]): { data: T | null, error: string | null, reload: () => void } {
+/**
+ * Loads once and again on `reload()`; failures become the API's message.
+ * `replace` shows a value the page already has (a write's answer) without
+ * reading it again, and drops a load still on its way.
+ */
+export function useLoad<T> (load: () => Promise<T>, deps: unknown[]): { data: T | null, error: string | null, reload: () => void, replace: (value: T) => void } {
   const [data, setData] = useState<T | null>(null)
   const [error, setError] = useState<string | null>(null)
   const [round, setRound] = useState(0)
+  const current = useRef(0)
   useEffect(() => {
-    let live = true
-    load().then((value) => { if (live) { setData(value); setError(null) } }, (failure: unknown) => { if (live) setError(messageOf(failure)) })
-    return () => { live = false }
+    const ticket = ++current.current
+    load().then((value) => { if (current.current === ticket) { setData(value); setError(null) } }, (failure: unknown) => { if (current.current === ticket) setError(messageOf(failure)) })
+    return () => { if (current.current === ticket) current.current++ }
   }, [...deps, round])
-  return { data, error, reload: useCallback(() => { setRound((n) => n + 1) }, []) }
+  const replace = useCallback((value: T) => { current.current++; setData(value); setError(null) }, [])
+  return { data, error, reload: useCallback(() => { setRound((n) => n + 1) }, []), replace }
 }
 
 /** A form's submit: runs `act`, shows its failure, and is busy meanwhile. */

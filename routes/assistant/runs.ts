@@ -47,7 +47,8 @@ const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'The run\'s events after an id',
       description: 'With `Accept: text/event-stream`, the events after `Last-Event-ID` (or `after`) and then as they come, ' +
         'until the run ends ' +
-        'or waits for an approval: how a client takes up a lost stream. Otherwise the events recorded so far after `after`, with the run.',
+        'or waits for an approval: how a client takes up a lost stream. Otherwise the events recorded so far after `after`, ' +
+        'with the run; a run read as ended or waiting for an approval comes with the event saying so.',
       params: RunParams,
       querystring: EventsQuery,
       response: AssistantResponses.events
@@ -61,7 +62,7 @@ const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
       after = Number(header.trim())
     }
     if (wantsEventStream(request)) return await streamEvents(request, reply, assistant.runs, run._id, after)
-    return ok({ items: await assistant.runs.eventsAfter(run._id, after), run: runView(run) })
+    return ok({ items: await assistant.runs.eventsSoFar(run, after), run: runView(run) })
   })
 
   app.post('/sessions/:sessionId/runs/:runId/cancel', {

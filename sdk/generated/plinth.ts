@@ -10055,7 +10055,7 @@ export interface paths {
         };
         /**
          * The run's events after an id
-         * @description Needs `assistant.use`. With `Accept: text/event-stream`, the events after `Last-Event-ID` (or `after`) and then as they come, until the run ends or waits for an approval: how a client takes up a lost stream. Otherwise the events recorded so far after `after`, with the run.
+         * @description Needs `assistant.use`. With `Accept: text/event-stream`, the events after `Last-Event-ID` (or `after`) and then as they come, until the run ends or waits for an approval: how a client takes up a lost stream. Otherwise the events recorded so far after `after`, with the run; a run read as ended or waiting for an approval comes with the event saying so.
          *
          *     Refused with:
          *     - 400 `APP_ASSISTANT_EVENT_ID_INVALID`: the Last-Event-ID header is not an event id

@@ -20,6 +20,8 @@ const PAUSED_STATUSES: ReadonlySet<RunStatus> = new Set(['awaiting_approval', 'c
  * longer wait means the writer died, and the stream ends without it.
  */
 const ANNOUNCE_GRACE_MS = 30_000
+/** How long an answer that does not stream waits for that event (a client reading again gets it later). */
+const ANNOUNCE_WAIT_MS = 5_000
 
 /** The credential and address of the request that started a run. */
 export interface RunOrigin { credential: 'session' | 'pat', address: string }
@@ -173,6 +175,25 @@ export class AssistantRuns {
   async eventsAfter (runId: string, after: number): Promise<RunEventT[]> {
     const found = await this.events.find({ runId, seq: { $gt: after } }, { sort: { seq: 1 }, limit: ASSISTANT_LIMITS.eventPage }).toArray()
     return found.map(eventView)
+  }
+
+  /**
+   * The events recorded after `after`, for an answer that does not stream.
+   * The move that paused or ended `run` took the id of the event announcing
+   * it before the event was written (see `transition`): that event is waited
+   * for as a follower waits, so a client that has read the run's end reads
+   * the event saying so too.
+   */
+  async eventsSoFar (run: RunRecord, after: number): Promise<RunEventT[]> {
+    const events = await this.eventsAfter(run._id, after)
+    const expected = Math.min(run.eventCount, after + ASSISTANT_LIMITS.eventPage)
+    const last = events.at(-1)?.id ?? after
+    if (!PAUSED_STATUSES.has(run.status) || last >= expected) return events
+    for await (const event of this.follow(run._id, last, AbortSignal.timeout(ANNOUNCE_WAIT_MS))) {
+      events.push(event)
+      if (event.id >= expected) break
+    }
+    return events
   }
 
   /**

@@ -334,12 +334,11 @@ export class Deployments {
     // The gateway switches before the state says so: a client that reads `live` is routed to this deployment, never to
     // the route the app had before (none yet, a 502 or 404; or the previous deployment).
     await this.deps.releases.publish(app._id)
+    const replaced = previous !== null && previous !== record._id ? await this.records.findOne({ _id: previous }) : null
+    // The previous deployment stops reading `live` before this one starts to: no client reads two live deployments.
+    if (replaced !== null) await this.setState(app, replaced, 'superseded', { reason: `superseded by ${record._id}` })
     await this.setState(app, record, 'live', { liveAt: now, finishedAt: now })
-    if (previous !== null && previous !== record._id) {
-      const old = await this.records.findOne({ _id: previous })
-      if (old !== null) await this.setState(app, old, 'superseded', { reason: `superseded by ${record._id}` })
-      await this.deps.releases.stopLeftovers(previous)
-    }
+    if (previous !== null && previous !== record._id) await this.deps.releases.stopLeftovers(previous)
     await this.deps.releases.reconcile(app._id)
   }
 

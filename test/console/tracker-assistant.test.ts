@@ -93,6 +93,12 @@ t.test('the console\'s tracker and assistant screens in headless Chromium', asyn
     await page.getByLabel('Priority').selectOption('high')
     await page.getByRole('checkbox', { name: 'owner@example.com' }).check()
     await page.getByRole('checkbox', { name: 'bug' }).check()
+    // Any read of the item the page makes after saving is held until the change behind its back below is made (a slow
+    // machine's order): the version the page saves with next must be the one its save answered, not a later one.
+    let release = (): void => {}
+    const held = new Promise<void>((resolve) => { release = resolve })
+    const itemUrl = `**/work-items/${itemId}`
+    await page.route(itemUrl, async (route) => { if (route.request().method() === 'GET') await held; await route.continue() })
     await page.getByRole('button', { name: 'Save work item' }).click()
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
     t.match(await s.must('GET', `${lp}/work-items/${itemId}`, s.owner.auth), {
@@ -100,6 +106,9 @@ t.test('the console\'s tracker and assistant screens in headless Chromium', asyn
     }, 'the edits reached the API')
     // Changed behind the page's back: saving the stale version is refused in the API's words.
     await s.must('PATCH', `${lp}/work-items/${itemId}`, s.owner.auth, { title: 'Fix login now' })
+    release()
+    await page.waitForLoadState('networkidle')
+    await page.unroute(itemUrl)
     await page.getByLabel('Priority').selectOption('low')
     await page.getByRole('button', { name: 'Save work item' }).click()
     await t.resolves(page.getByRole('alert').filter({ hasText: 'APP_TRACKER_VERSION_MISMATCH' }).waitFor(), 'a stale save is refused')

@@ -45,9 +45,10 @@ export function WorkItemPage ({ projectId, lpId, itemId }: { projectId: string, 
     if (item.data === null || draft === null) return
     setSaved(false)
     const { description, ...rest } = draft
-    await admin.tracker.updateWorkItem(projectId, lpId, itemId, { ...rest, description: description === '' ? null : description }, { ifMatch: item.data.version })
+    // The answer is the item as saved, with its new version: the page holds it before it says "Saved.", so a change
+    // made elsewhere after that is one the next save is refused over, never one a late reload slipped in.
+    item.replace(await admin.tracker.updateWorkItem(projectId, lpId, itemId, { ...rest, description: description === '' ? null : description }, { ifMatch: item.data.version }))
     setSaved(true)
-    item.reload()
     activity.reload()
   })
   const [comment, setComment] = useState('')

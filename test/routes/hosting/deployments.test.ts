@@ -41,10 +41,15 @@ t.test('a deployment the API reports live is already what the gateway routes to'
   t.test('a container app, first deploy and a switch', async (t) => {
     const appUrl = `${base}/apps/${(await call(app, 'POST', `${base}/apps`, owner.auth, { name: 'probe' })).body.data.id as string}`
     const uploadId = await uploadSource(app, appUrl, owner.auth, packFixture(t, 'probe-app'))
+    let previous: string | null = null
     for (const which of ['first', 'second']) {
       const id = await deploy(t, appUrl, uploadId)
       // Read before anything else can run: what the gateway would answer the next request with.
       const route = app.hosting.routes.resolve('probe.apps.localhost')
+      if (previous !== null) {
+        t.equal((await call(app, 'GET', `${appUrl}/deployments/${previous}`, owner.auth)).body.data.state, 'superseded', `${which}: the one it replaced no longer reads live`)
+      }
+      previous = id
       const instances = (await app.hosting.releases.live(id)).map((instance) => instance._id)
       t.same(route?.kind === 'app' ? route.upstreams.map((upstream) => upstream.instanceId) : route, instances, `${which}: the route holds the live deployment's instances`)
       const answer = await viaGateway(port, 'probe.apps.localhost', '/env')

@@ -82,6 +82,22 @@ t.test('a pause for approval is announced the same way, and the run goes on afte
   t.same(brief(await follow(2)), [[3, 'step.finished'], [4, 'run.cancelled']])
 })
 
+t.test('an answer that does not stream, read once the run has ended, has the event announcing the end even when it is written after the read began', async (t) => {
+  const { clock, runs, run, nextStatusRead } = await setup(t)
+  const ended = await runs.transition(run._id, ['running'], 'completed', { stopReason: 'end_turn' }) as RunRecord
+  const read = nextStatusRead()
+  const answer = runs.eventsSoFar(ended, 0)
+  await read
+  await runs.announce(ended, 'run.completed', { stopReason: 'end_turn' })
+  t.same(brief(await answer), [[1, 'run.started'], [2, 'run.completed']])
+  t.same(brief(await runs.eventsSoFar(ended, 2)), [], 'nothing after the last')
+  t.same(brief(await runs.eventsSoFar({ ...ended, status: 'running' }, 0)), [[1, 'run.started'], [2, 'run.completed']], 'a running run: what is there')
+
+  const failed = await runs.transition(run._id, ['completed'], 'failed') as RunRecord
+  clock.advance(30_001)
+  t.same(brief(await runs.eventsSoFar(failed, 2)), [], 'an event whose writer died long ago is not waited for')
+})
+
 t.test('a follower does not wait forever for an event whose writer died: it ends once the grace has passed', async (t) => {
   const { clock, runs, run, nextStatusRead, follow } = await setup(t)
   await runs.transition(run._id, ['running'], 'failed', { stopReason: 'error', error: 'gone' })
