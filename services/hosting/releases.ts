@@ -189,7 +189,9 @@ export class Releases {
 
   /** The app's state from what runs: suspended, deploying, or how many of its wanted instances are up. */
   private async updateState (app: AppRecord, live: DeploymentRecord | null): Promise<void> {
-    const busy = await this.deployments.countDocuments({ appId: app._id, state: { $in: ['queued', 'building', 'releasing'] } })
+    // The live deployment is not counted while its release writes it `live`: the app reads what it serves by then, so a
+    // client that reads the deployment `live` reads the app running too.
+    const busy = await this.deployments.countDocuments({ appId: app._id, state: { $in: ['queued', 'building', 'releasing'] }, _id: { $ne: live?._id ?? '' } })
     let state: AppState
     if (app.suspended) state = 'suspended'
     else if (busy > 0 && live === null) state = 'deploying'

@@ -53,9 +53,11 @@ t.test('personal access tokens', async (t) => {
   const badScope = await app.inject({ method: 'POST', url: '/api/auth/api-keys', headers: asJwt, payload: { name: 'x', scopes: ['Bad Scope'] } })
   t.equal(badScope.statusCode, 400)
 
-  const soon = (await app.inject({ method: 'POST', url: '/api/auth/api-keys', headers: asJwt, payload: { name: 'soon', expiresAt: new Date(Date.now() + 1500).toISOString() } })).json().data
+  // Three seconds to create it and use it once, on a loaded machine too; then a wait until just past its expiry.
+  const expiresAt = Date.now() + 3000
+  const soon = (await app.inject({ method: 'POST', url: '/api/auth/api-keys', headers: asJwt, payload: { name: 'soon', expiresAt: new Date(expiresAt).toISOString() } })).json().data
   t.equal((await app.inject({ url: '/api/auth/me', headers: { authorization: `Bearer ${soon.token}` } })).statusCode, 200)
-  await new Promise((resolve) => setTimeout(resolve, 1600))
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt - Date.now()) + 100))
   t.equal((await app.inject({ url: '/api/auth/me', headers: { authorization: `Bearer ${soon.token}` } })).statusCode, 401, 'an expired PAT is refused')
 
   const other = await signIn(app, 'other@example.com')

@@ -21,9 +21,10 @@ export async function auxiliarySetup (t: Test, env: Record<string, string> = {})
   return { app, ...roles, projectId, base: `/api/projects/${projectId}/auxiliary`, data: `/api/p/${projectId}/posts` }
 }
 
-/** Polls `check` until it answers a value (the app's job worker delivers in the background); fails the test past `tries`. */
-export async function eventually<T> (t: Test, what: string, check: () => Promise<T | null | undefined | false>, tries = 200): Promise<T> {
-  for (let i = 0; i < tries; i++) {
+/** Polls `check` until it answers a value (the app's job worker delivers in the background); fails the test past `waitMs`. */
+export async function eventually<T> (t: Test, what: string, check: () => Promise<T | null | undefined | false>, waitMs = 60_000): Promise<T> {
+  const deadline = Date.now() + waitMs
+  while (Date.now() < deadline) {
     const value = await check()
     if (value !== null && value !== undefined && value !== false) return value
     await new Promise((resolve) => setTimeout(resolve, 50))

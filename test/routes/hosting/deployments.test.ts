@@ -46,6 +46,7 @@ t.test('a deployment the API reports live is already what the gateway routes to'
       const id = await deploy(t, appUrl, uploadId)
       // Read before anything else can run: what the gateway would answer the next request with.
       const route = app.hosting.routes.resolve('probe.apps.localhost')
+      t.equal((await call(app, 'GET', appUrl, owner.auth)).body.data.state, 'running', `${which}: the app reads running`)
       if (previous !== null) {
         t.equal((await call(app, 'GET', `${appUrl}/deployments/${previous}`, owner.auth)).body.data.state, 'superseded', `${which}: the one it replaced no longer reads live`)
       }

@@ -31,7 +31,9 @@ t.test('an instance that dies is reported, restarted by the driver and routed ag
   const events = await waitFor('the restart', async () => (await call(app, 'GET', `${appUrl}/timeline?limit=50`, owner.auth)).body.data.map((event: { type: string }) => event.type), (types: string[]) => types.includes('instance.restarted'))
   t.ok(events.includes('instance.crashed'), 'the crash is on the timeline')
   await waitFor('routed again', async () => (await viaGateway(port, 'life.apps.localhost')).status, (status) => status === 200)
-  t.match((await call(app, 'GET', appUrl, owner.auth)).body.data, { state: 'running', instances: [{ id: instance._id, state: 'running' }] }, 'the same instance, running again')
+  // The route is rebuilt before the app's state is written from it (a client told `running` is routed): wait for both.
+  const restarted = await waitFor('the app running again', async () => (await call(app, 'GET', appUrl, owner.auth)).body.data, (view) => view.state === 'running')
+  t.match(restarted, { state: 'running', instances: [{ id: instance._id, state: 'running' }] }, 'the same instance, running again')
   t.same([await metric('plinth_hosting_instance_events_total', { driver: 'process', event: 'crashed' }), await metric('plinth_hosting_instance_events_total', { driver: 'process', event: 'restarted' })], [1, 1], 'metrics: the crash and the restart counted')
   t.equal(await metric('plinth_hosting_instances_running', { driver: 'process' }), 1, 'metrics: still one running')
 

@@ -2,7 +2,6 @@ import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { readdirSync, readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { gunzipSync, gzipSync } from 'node:zlib'
 import { execFile } from 'node:child_process'
 import { buildTestApp, call, orgWithRoles, registerEndUser, tempDir, testEngine, type TestApp } from '../../helper.js'
@@ -69,15 +68,19 @@ t.test('a project exported from one server is imported into another: records, en
   t.equal((await git.run(['push', world.url('site', token), 'main'], { cwd: work })).code, 0)
   const head = (await git.run(['rev-parse', 'HEAD'], { cwd: work })).stdout.trim()
 
-  const before = readdirSync(tmpdir()).filter((name) => name.startsWith('plinth-project-'))
+  // This export's temporary folder goes under a folder of its own: other test files export at the same time.
+  const exportTmp = tempDir(t, 'plinth-export-tmp-')
+  const systemTmp = process.env.TMPDIR
+  process.env.TMPDIR = exportTmp
+  t.teardown(() => { if (systemTmp === undefined) delete process.env.TMPDIR; else process.env.TMPDIR = systemTmp })
   const exported = await app.inject({ method: 'POST', url: `/api/projects/${projectId}/export`, headers: owner.auth })
   t.equal(exported.statusCode, 200, exported.body)
   t.equal(exported.headers['content-type'], 'application/gzip')
   t.match(exported.headers['content-disposition'], /^attachment; filename="site-\d{4}-\d\d-\d\d\.tar\.gz"$/)
   const archive = exported.rawPayload
   // Removed when the stream closes, a moment after the answer.
-  const left = (): string[] => readdirSync(tmpdir()).filter((name) => name.startsWith('plinth-project-') && !before.includes(name))
-  for (let i = 0; i < 200 && left().length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  const left = (): string[] => readdirSync(exportTmp).filter((name) => name.startsWith('plinth-project-'))
+  for (let i = 0; i < 3000 && left().length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
   t.same(left(), [], 'the temporary archive is gone once sent')
   const entries = await entriesOf(archive)
   const manifest = JSON.parse((entries.get('manifest.json') as Buffer).toString('utf8'))
