@@ -126,7 +126,10 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       const scoped = scopeValues(spec, options.scope)
       // Scope values that hold every row of the index narrow nothing: the words are matched alone, each window found and
       // scored by one statement, where the scope's token would cost a walk of its rows and a second merge of the words.
-      const scope = scoped === null || scoped.length === 0 || !this.holdsEveryRow(meta.table, scoped) ? scoped : null
+      // Scope values that hold no row find nothing.
+      const rows = scoped === null || scoped.length === 0 ? null : this.scopeRows(meta.table, scoped)
+      if (rows?.inScope === 0) return { hits: [], count: 0 }
+      const scope = rows !== null && rows.inScope === rows.all ? null : scoped
       const parentMeta: CollectionMeta | undefined = options.within === undefined ? undefined : this.connection.collection(options.within.collection)
       if (options.within !== undefined && parentMeta === undefined) return null
       const fields = Object.keys(spec.fields)
@@ -295,10 +298,10 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
     return this.connection.statement(`SELECT count(*) FROM (SELECT 1 FROM ${fts} WHERE ${fts} MATCH ? LIMIT ${FEW_MATCHES + 1})`).pluck().get(matchExpression(query, columns, null)) as number
   }
 
-  /** Whether the rows of these scope values are all the index's rows (the triggers' count per scope token, text-objects.ts). */
-  private holdsEveryRow (table: string, scope: string[]): boolean {
+  /** The rows of these scope values and of the whole index (the triggers' count per scope token, text-objects.ts). */
+  private scopeRows (table: string, scope: string[]): { inScope: number, all: number } {
     const [inScope, all] = this.connection.statement(`SELECT total(rows) FILTER (WHERE token IN (SELECT value FROM json_each(?))), total(rows) FROM ${quoteIdentifier(scopeRowsName(table))}`).raw().get(JSON.stringify(scope.map(scopeToken))) as [number, number]
-    return inScope === all
+    return { inScope, all }
   }
 
   /** The semantics matcher's verdict on a row read with its parent's document (for a filter no SQL says exactly). */

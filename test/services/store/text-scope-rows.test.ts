@@ -104,6 +104,10 @@ t.test('scope values holding every row: the words are matched alone, one stateme
     t.same(every, scoped, `${query}: the same pages, scores and counts`)
   }
   t.same(await text.search(parseTextQuery('heron'), {}, { scope: ['c'] }), [], 'a scope of other rows still narrows')
+  matched.length = 0
+  t.same(await text.searchCounted(parseTextQuery('heron'), {}, { scope: ['unknown', 'gone'], cap: 10 }), { hits: [], count: 0 })
+  t.equal(await text.count(parseTextQuery('heron'), {}, { scope: ['unknown'] }), 0)
+  t.same(matched, [], 'scope values holding no row match nothing')
   t.same(await text.search(parseTextQuery('heron'), {}, { scope: [] }), [], 'no scope values, no matches')
   t.equal(await text.count(parseTextQuery('egret'), {}, { scope: ['a', 'b', 'c', 'unknown'] }), 1, 'a value without rows adds none')
 })
