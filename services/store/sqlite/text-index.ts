@@ -4,7 +4,7 @@ import { bestSnippet, scopeValues, textAt, TEXT_RANK_WINDOW } from '../text-sear
 import { decodeDocument } from './codec.js'
 import type { CollectionMeta, Connection } from './connection.js'
 import { quoteIdentifier, quoteLiteral } from './names.js'
-import { createTextObjects, dropTextObjects, ftsName, SCOPE_COLUMN, scopeExpression, scopeToken, vocabularyOf } from './text-objects.js'
+import { createTextObjects, dropTextObjects, ftsName, SCOPE_COLUMN, scopeExpression, scopeRowsName, scopeToken, textObjectsCurrent, vocabularyOf } from './text-objects.js'
 import { filterContext } from './indexes.js'
 import { compileSqlFilter, type SqlCondition } from './sql-filter.js'
 
@@ -69,7 +69,7 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
     await this.connection.writing(() => this.connection.write(() => {
       this.connection.ensureCollection(this.collection)
       const stored = this.connection.textSpec(this.collection)
-      if (stored !== undefined && JSON.stringify(stored) === JSON.stringify(spec)) return
+      if (stored !== undefined && JSON.stringify(stored) === JSON.stringify(spec) && textObjectsCurrent(this.connection.db, this.collection, spec)) return
       dropTextObjects(this.connection.db, this.collection)
       this.connection.statement('INSERT OR REPLACE INTO _plinth_text (collection, spec) VALUES (?, ?)').run(this.collection, JSON.stringify(spec))
       createTextObjects(this.connection.db, this.collection, spec)
@@ -123,7 +123,13 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       const meta = this.connection.collection(this.collection)
       const spec = this.connection.textSpec(this.collection)
       if (meta === undefined || spec === undefined) return null
-      const scope = scopeValues(spec, options.scope)
+      const scoped = scopeValues(spec, options.scope)
+      // Scope values that hold every row of the index narrow nothing: the words are matched alone, each window found and
+      // scored by one statement, where the scope's token would cost a walk of its rows and a second merge of the words.
+      // Scope values that hold no row find nothing.
+      const rows = scoped === null || scoped.length === 0 ? null : this.scopeRows(meta.table, scoped)
+      if (rows?.inScope === 0) return { hits: [], count: 0 }
+      const scope = rows !== null && rows.inScope === rows.all ? null : scoped
       const parentMeta: CollectionMeta | undefined = options.within === undefined ? undefined : this.connection.collection(options.within.collection)
       if (options.within !== undefined && parentMeta === undefined) return null
       const fields = Object.keys(spec.fields)
@@ -141,7 +147,7 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       // one window, so the page and the count are the scoped match's. A count of one word keeps the scoped match:
       // asking the vocabulary again for a common word would cost what a rare word saves; several words
       // together are most often rare, and the first in few rows ends the lookup.
-      const most = counting && query.terms.length === 1 ? null : this.mostMatches(query, meta.table, fields.length)
+      const most = scope === null || (counting && query.terms.length === 1) ? null : this.mostMatches(query, meta.table, fields.length)
       if (most === 0) return { hits: [], count: 0 }
       const few = scope !== null && most !== null && most <= FEW_MATCHES
       const match = matchExpression(query, fields.length, few ? null : scope)
@@ -290,6 +296,12 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
     // shortest lists, a few thousand rows at most).
     if (query.terms.length === 1 || most > COUNTED_ROWS) return most
     return this.connection.statement(`SELECT count(*) FROM (SELECT 1 FROM ${fts} WHERE ${fts} MATCH ? LIMIT ${FEW_MATCHES + 1})`).pluck().get(matchExpression(query, columns, null)) as number
+  }
+
+  /** The rows of these scope values and of the whole index (the triggers' count per scope token, text-objects.ts). */
+  private scopeRows (table: string, scope: string[]): { inScope: number, all: number } {
+    const [inScope, all] = this.connection.statement(`SELECT total(rows) FILTER (WHERE token IN (SELECT value FROM json_each(?))), total(rows) FROM ${quoteIdentifier(scopeRowsName(table))}`).raw().get(JSON.stringify(scope.map(scopeToken))) as [number, number]
+    return { inScope, all }
   }
 
   /** The semantics matcher's verdict on a row read with its parent's document (for a filter no SQL says exactly). */

@@ -31,6 +31,13 @@ export function scopeExpression (row: string, path: string): string {
 }
 
 /**
+ * A scoped index's rows per scope token (`token`, `rows`), kept by the index's triggers in the statement that writes the
+ * row: a search learns from a few rows whether its scope values hold every row of the index, and then matches the words
+ * alone (text-index.ts). Counting a token's rows in FTS5 walks its every row.
+ */
+export const scopeRowsName = (table: string): string => `${ftsName(table)}|scopes`
+
+/**
  * The index's vocabulary (FTS5's `fts5vocab`, a row per word: how many rows hold it) as the statement that makes it in
  * the connection's temp schema on first use, and its name: nothing to migrate in the file, and it finds the index by
  * name at each read, so it outlives a rebuild.
@@ -52,26 +59,41 @@ export function createTextObjects (db: Database.Database, collection: string, sp
   const of = (row: string): string => expressions(row).join(', ')
   const changed = [...fields, ...(scope === undefined ? [] : [scope])].map((path) => `${fieldExpression('old.', path)} IS NOT ${fieldExpression('new.', path)}`).join(' OR ')
   const trigger = (suffix: string): string => quoteIdentifier(`${ftsName(table)}|${suffix}`)
+  const rows = quoteIdentifier(scopeRowsName(table))
+  const added = (row: string): string => scope === undefined ? '' : `INSERT INTO ${rows} (token, rows) VALUES (${scopeExpression(row, scope)}, 1) ON CONFLICT (token) DO UPDATE SET rows = rows + 1;`
+  const removed = (row: string): string => scope === undefined ? '' : `UPDATE ${rows} SET rows = rows - 1 WHERE token = ${scopeExpression(row, scope)};`
   db.exec(`
     CREATE VIEW ${quoteIdentifier(viewName(table))} AS SELECT seq, ${expressions('').map((expression, i) => `${expression} AS ${columns[i]}`).join(', ')} FROM ${quoteIdentifier(table)};
     CREATE VIRTUAL TABLE ${fts} USING fts5(${columns.join(', ')}, content=${quoteLiteral(viewName(table))}, content_rowid='seq', tokenize='unicode61 remove_diacritics 2');
+    ${scope === undefined ? '' : `CREATE TABLE ${rows} (token TEXT PRIMARY KEY, rows INTEGER NOT NULL) WITHOUT ROWID;`}
     CREATE TRIGGER ${trigger('i')} AFTER INSERT ON ${quoteIdentifier(table)} BEGIN
       INSERT INTO ${fts} (rowid, ${columns.join(', ')}) VALUES (new.seq, ${of('new.')});
+      ${added('new.')}
     END;
     CREATE TRIGGER ${trigger('d')} AFTER DELETE ON ${quoteIdentifier(table)} BEGIN
       INSERT INTO ${fts} (${fts}, rowid, ${columns.join(', ')}) VALUES ('delete', old.seq, ${of('old.')});
+      ${removed('old.')}
     END;
     CREATE TRIGGER ${trigger('u')} AFTER UPDATE OF doc ON ${quoteIdentifier(table)} WHEN ${changed} BEGIN
       INSERT INTO ${fts} (${fts}, rowid, ${columns.join(', ')}) VALUES ('delete', old.seq, ${of('old.')});
       INSERT INTO ${fts} (rowid, ${columns.join(', ')}) VALUES (new.seq, ${of('new.')});
+      ${removed('old.')}
+      ${added('new.')}
     END;
     INSERT INTO ${fts} (${fts}) VALUES ('rebuild');
+    ${scope === undefined ? '' : `INSERT INTO ${rows} (token, rows) SELECT ${SCOPE_COLUMN}, count(*) FROM ${quoteIdentifier(viewName(table))} GROUP BY ${SCOPE_COLUMN};`}
   `)
+}
+
+/** Whether the objects of a scoped index are those createTextObjects makes now: a file written before lacks the rows per scope. */
+export function textObjectsCurrent (db: Database.Database, collection: string, spec: TextIndexSpec): boolean {
+  if (spec.scope === undefined) return true
+  return db.prepare('SELECT 1 FROM sqlite_master WHERE type = \'table\' AND name = ?').get(scopeRowsName(tableName(collection))) !== undefined
 }
 
 /** Drops the index's objects (the triggers go with the table or here); the spec stays declared. */
 export function dropTextObjects (db: Database.Database, collection: string): void {
   const table = tableName(collection)
   for (const suffix of ['i', 'd', 'u']) db.exec(`DROP TRIGGER IF EXISTS ${quoteIdentifier(`${ftsName(table)}|${suffix}`)}`)
-  db.exec(`DROP TABLE IF EXISTS ${quoteIdentifier(ftsName(table))}; DROP VIEW IF EXISTS ${quoteIdentifier(viewName(table))};`)
+  db.exec(`DROP TABLE IF EXISTS ${quoteIdentifier(ftsName(table))}; DROP TABLE IF EXISTS ${quoteIdentifier(scopeRowsName(table))}; DROP VIEW IF EXISTS ${quoteIdentifier(viewName(table))};`)
 }
