@@ -78,8 +78,17 @@ export type IndexKey = { [path: string]: SortDirection }
 export interface CreateIndexOptions {
   name?: string
   unique?: boolean
+  /**
+   * Only documents matching it are indexed (MongoDB's partial index). The
+   * Store's subset is one form: `{ <field>: { $gte: '' } }` for one or more
+   * of the key's fields, "the field holds a string", which an equality or
+   * `$in` on strings implies for both engines' planners; an item's optional
+   * reference (null on most documents) then costs no index entry. Not with
+   * `unique`.
+   */
+  partialFilterExpression?: Filter
 }
-export interface IndexDescription { name: string, key: IndexKey, unique: boolean }
+export interface IndexDescription { name: string, key: IndexKey, unique: boolean, partialFilterExpression?: Filter }
 
 /** The cursor subset: what `find()` returns. */
 export interface StoreCursor<T> extends AsyncIterable<T> {

@@ -45,7 +45,8 @@ export class TrackerIntake {
   async list (scope: TrackerScope, query: ListIntakeQueryT): Promise<PageOf<WorkItemT>> {
     requireFeature(scope, 'intake')
     const now = this.deps.clock.now()
-    const filter: Filter[] = [{ lpId: scope.project._id, deletedAt: null, intake: { $ne: null } }, visibleItems(scope)]
+    // `intake.status` holds a string exactly when `intake` is set: said so, both engines walk the partial intake index (ItemStore.init).
+    const filter: Filter[] = [{ lpId: scope.project._id, deletedAt: null, intake: { $ne: null }, 'intake.status': { $gte: '' } }, visibleItems(scope)]
     if (query.status === 'pending') filter.push({ $or: [{ 'intake.status': 'pending' }, { 'intake.status': 'snoozed', 'intake.snoozedUntil': { $lte: now } }] })
     else if (query.status === 'snoozed') filter.push({ 'intake.status': 'snoozed', 'intake.snoozedUntil': { $gt: now } })
     else if (query.status !== undefined) filter.push({ 'intake.status': query.status })

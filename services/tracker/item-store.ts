@@ -2,7 +2,8 @@ import { BoundedMap } from '../cache/bounded-map.js'
 import type { Clock } from '../platform/clock.js'
 import type { IdGenerator } from '../platform/ids.js'
 import { DuplicateKeyError } from '../store/errors.js'
-import type { Filter, SharedReads, Store, StoreCollection } from '../store/types.js'
+import type { Filter, IndexKey, SharedReads, Store, StoreCollection } from '../store/types.js'
+import { defaultIndexName } from '../store/semantics/indexes.js'
 import { trackerErrors } from './errors.js'
 import {
   TRACKER_COLLECTIONS, type ActivityEntry, type ActivityRecord, type ItemRecord, type OutboxChange, type SubscriberRecord, type Subscription
@@ -18,6 +19,9 @@ import {
  * next read of its activity) writes them out first, since the next write
  * replaces the outbox.
  */
+
+/** The item fields holding an id or null, null on most items: indexed only where they hold one (ItemStore.init). */
+const SPARSE_FIELDS = new Set(['cycleId', 'parentId', 'typeId', 'estimatePointId', 'intake.status'])
 
 /** The item fields holding lists, indexed per element on MongoDB only (ItemStore.init). */
 const LIST_FIELDS = ['assignees', 'labelIds', 'moduleIds'] as const
@@ -44,6 +48,14 @@ export type PublishItemChange = (item: ItemRecord, change: OutboxChange) => Prom
 /** Fans an item's outbox change out as notifications (services/tracker/notifications.ts); idempotent per change. */
 export type NotifyItemChange = (item: ItemRecord, change: OutboxChange) => Promise<void>
 
+/** An index holding only documents whose `field` is a string; a whole one of the same name from before is replaced. */
+async function partialIndex (collection: StoreCollection<any>, key: IndexKey, field: string): Promise<void> {
+  const name = defaultIndexName(key)
+  const before = (await collection.listIndexes()).find((index) => index.name === name)
+  if (before !== undefined && before.partialFilterExpression === undefined) await collection.dropIndex(name)
+  await collection.createIndex(key, { partialFilterExpression: { [field]: { $gte: '' } } })
+}
+
 export class ItemStore {
   readonly items: StoreCollection<ItemRecord>
   readonly activity: StoreCollection<ActivityRecord>
@@ -66,11 +78,18 @@ export class ItemStore {
    * (equality, `$in`, `$all` and `$size` read the array through `json_each`),
    * and every insert and write would still maintain it. Ones an earlier
    * version made there are dropped.
+   *
+   * The optional references (cycle, parent, type, estimate point, intake)
+   * are null on most items, and only ever looked up by an id: their indexes
+   * are partial (SPARSE_FIELDS), so a plain create writes 8 index entries,
+   * not 13. A filter on null (`isEmpty`) is answered through `(lpId, seq)`,
+   * where most items qualify. Whole ones an earlier version made are made
+   * again as partial ones.
    */
   async init (): Promise<void> {
     await this.items.createIndex({ lpId: 1, seq: 1 }, { unique: true })
     for (const field of ['stateId', 'priorityRank', 'cycleId', 'parentId', 'createdBy', 'typeId']) {
-      await this.items.createIndex({ lpId: 1, [field]: 1, seq: 1 })
+      await this.itemIndex({ lpId: 1, [field]: 1, seq: 1 })
     }
     for (const field of LIST_FIELDS) {
       if (this.store.engine !== 'sqlite') await this.items.createIndex({ lpId: 1, [field]: 1, seq: 1 })
@@ -81,14 +100,22 @@ export class ItemStore {
     // The webhook sweep's order in a platform project with subscriptions (services/webhooks/sources/tracker.ts).
     await this.items.createIndex({ projectId: 1, updatedAt: 1, _id: 1 })
     await this.items.createIndex({ lpId: 1, stateGroup: 1, completedAt: 1 })
-    await this.items.createIndex({ lpId: 1, 'intake.status': 1, seq: 1 })
-    await this.items.createIndex({ lpId: 1, estimatePointId: 1 })
+    await this.itemIndex({ lpId: 1, 'intake.status': 1, seq: 1 })
+    await this.itemIndex({ lpId: 1, estimatePointId: 1 })
     await this.activity.createIndex({ itemId: 1, at: 1, _id: 1 })
     await this.activity.createIndex({ lpId: 1, at: 1, _id: 1 })
     await this.activity.createIndex({ lpId: 1, field: 1, to: 1 })
-    await this.activity.createIndex({ lpId: 1, field: 1, from: 1 })
+    // Only the burndown's cycle moves read it, by a cycle's id; a create's entry (`from: null`) then costs it nothing.
+    await partialIndex(this.activity, { lpId: 1, field: 1, from: 1 }, 'from')
     await this.subscribers.createIndex({ itemId: 1, _id: 1 })
     await this.subscribers.createIndex({ lpId: 1, userId: 1 })
+  }
+
+  /** An item index, partial on the sparse field it holds. */
+  private async itemIndex (key: IndexKey): Promise<void> {
+    const sparse = Object.keys(key).find((field) => SPARSE_FIELDS.has(field))
+    if (sparse === undefined) await this.items.createIndex(key)
+    else await partialIndex(this.items, key, sparse)
   }
 
   /** Reads whose caller never changes what comes back (lists): the embedded engine hands out its cached, frozen documents. */

@@ -217,7 +217,7 @@ export class MongoStoreCollection<T extends Document> implements StoreCollection
     const same = existingIndex(await this.listIndexes(), spec)
     if (same !== null) return same
     try {
-      return await this.raw.createIndex(spec.key, { unique: spec.unique, name: spec.name })
+      return await this.raw.createIndex(spec.key, { unique: spec.unique, name: spec.name, ...(spec.partial === null ? {} : { partialFilterExpression: spec.partial }) })
     } catch (error) {
       // Parallel arrays refuse the index here, not a document (as the embedded engine says).
       if (error instanceof MongoServerError && error.code === 171) throw new InvalidIndexError(`Cannot build index '${spec.name}': a document holds parallel arrays`)
@@ -239,7 +239,12 @@ export class MongoStoreCollection<T extends Document> implements StoreCollection
     try {
       const indexes = await this.raw.listIndexes().toArray()
       // The text index is the text extension's (mongo/text-index.ts), not one of the port's indexes.
-      return indexes.filter((index) => index.name !== TEXT_INDEX_NAME).map((index) => ({ name: String(index.name), key: index.key as IndexKey, unique: index.unique === true || index.name === '_id_' }))
+      return indexes.filter((index) => index.name !== TEXT_INDEX_NAME).map((index) => ({
+        name: String(index.name),
+        key: index.key as IndexKey,
+        unique: index.unique === true || index.name === '_id_',
+        ...(index.partialFilterExpression === undefined ? {} : { partialFilterExpression: index.partialFilterExpression as Filter })
+      }))
     } catch (error) {
       if (isMissingNamespace(error)) return []
       translate(error, this.collectionName)

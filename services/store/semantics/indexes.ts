@@ -1,5 +1,5 @@
 import { IndexConflictError, InvalidIndexError } from '../errors.js'
-import type { CreateIndexOptions, Document, IndexDescription, IndexKey } from '../types.js'
+import type { CreateIndexOptions, Document, Filter, IndexDescription, IndexKey } from '../types.js'
 import { isPlainObject } from './values.js'
 
 /** MongoDB's limit per collection, the `_id_` index included; the embedded engine keeps to it too. */
@@ -15,7 +15,7 @@ const MAX_INDEX_NAME = 120
  */
 export const UNADDRESSABLE_SEGMENT = /["\\\u0000-\u001f\ud800-\udfff]|^\d+$/
 
-export interface IndexSpec { key: IndexKey, fields: string[], name: string, unique: boolean }
+export interface IndexSpec { key: IndexKey, fields: string[], name: string, unique: boolean, partial: Filter | null }
 
 export function defaultIndexName (key: IndexKey): string {
   return Object.entries(key).map(([field, direction]) => `${field}_${direction}`).join('_')
@@ -42,11 +42,35 @@ export function indexSpec (key: unknown, options: CreateIndexOptions = {}): Inde
   }
   const name = options.name ?? defaultIndexName(key as IndexKey)
   validateIndexName(name)
-  return { key: key as IndexKey, fields, name, unique: options.unique === true }
+  const unique = options.unique === true
+  const partial = options.partialFilterExpression === undefined ? null : partialFilter(options.partialFilterExpression, fields, unique)
+  return { key: key as IndexKey, fields, name, unique, partial }
+}
+
+/** The fields a partial filter of the Store's one form (`{ field: { $gte: '' } }`, CreateIndexOptions) requires to hold strings. */
+export function partialFields (partial: Filter): string[] {
+  return Object.keys(partial)
+}
+
+function partialFilter (partial: unknown, fields: string[], unique: boolean): Filter {
+  if (!isPlainObject(partial) || Object.keys(partial).length === 0) throw new InvalidIndexError('A partialFilterExpression must be an object naming at least one field')
+  if (unique) throw new InvalidIndexError('A unique index cannot have a partialFilterExpression in the Store\'s subset')
+  for (const [field, condition] of Object.entries(partial)) {
+    if (field === '_id' || !fields.includes(field)) throw new InvalidIndexError(`The partialFilterExpression field '${field}' must be one of the index key's fields other than _id`)
+    if (!isPlainObject(condition) || Object.keys(condition).length !== 1 || condition.$gte !== '') {
+      throw new InvalidIndexError(`The partialFilterExpression of '${field}' must be { $gte: '' } (the field holds a string), the one form the Store supports`)
+    }
+  }
+  // Rebuilt in the key's order, so two specs of the same filter compare equal whatever order they were written in.
+  return Object.fromEntries(fields.filter((field) => Object.hasOwn(partial, field)).map((field) => [field, { $gte: '' }]))
 }
 
 function sameKey (a: IndexKey, b: IndexKey): boolean {
   return JSON.stringify(a) === JSON.stringify(b)
+}
+
+function samePartial (a: Filter | undefined | null, b: Filter | null): boolean {
+  return JSON.stringify(a ?? null) === JSON.stringify(b)
 }
 
 /**
@@ -58,9 +82,9 @@ function sameKey (a: IndexKey, b: IndexKey): boolean {
 export function existingIndex (existing: IndexDescription[], spec: IndexSpec): string | null {
   // Every collection has it: asking for it by key (under its default or its own name) is a no-op.
   if (spec.fields.length === 1 && spec.key._id === 1 && (spec.name === '_id_1' || spec.name === '_id_')) return '_id_'
-  const byName = existing.find((index) => index.name === spec.name) ?? (spec.name === '_id_' ? { name: '_id_', key: { _id: 1 }, unique: true } : undefined)
+  const byName = existing.find((index) => index.name === spec.name) ?? (spec.name === '_id_' ? { name: '_id_', key: { _id: 1 }, unique: true } as IndexDescription : undefined)
   if (byName !== undefined) {
-    if (sameKey(byName.key, spec.key) && byName.unique === spec.unique) return byName.name
+    if (sameKey(byName.key, spec.key) && byName.unique === spec.unique && samePartial(byName.partialFilterExpression, spec.partial)) return byName.name
     throw new IndexConflictError(`An index named '${spec.name}' already exists with a different key or options`)
   }
   const byKey = existing.find((index) => sameKey(index.key, spec.key))

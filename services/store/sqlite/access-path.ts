@@ -15,17 +15,21 @@ import { isOperatorObject } from '../semantics/match.js'
  * BY`): every other read is left to SQLite's planner.
  */
 
-/** Top-level fields the filter pins to one scalar (through `$and`s), on paths an index keys and no document holds an array along. */
-export function pinnedFields (meta: CollectionMeta, filter: Filter, into = new Set<string>()): Set<string> {
+/**
+ * Top-level fields the filter pins to one scalar (through `$and`s), on paths an index keys and no document holds an
+ * array along; those pinned to a string are also put in `strings` (what a partial index's WHERE asks, below).
+ */
+export function pinnedFields (meta: CollectionMeta, filter: Filter, into = new Set<string>(), strings?: Set<string>): Set<string> {
   for (const key of Object.keys(filter)) {
     const value = filter[key]
     if (key === '$and') {
-      for (const branch of value as Filter[]) pinnedFields(meta, branch, into)
+      for (const branch of value as Filter[]) pinnedFields(meta, branch, into, strings)
       continue
     }
     if (key.startsWith('$') || key === '_id' || meta.multikey.get(key) !== false) continue
     const operand = isOperatorObject(value) && Object.keys(value).length === 1 && Object.hasOwn(value, '$eq') ? value.$eq : value
     if (isPinningScalar(operand)) into.add(key)
+    if (typeof operand === 'string') strings?.add(key)
   }
   return into
 }
@@ -51,14 +55,17 @@ export function tiesImpossible (meta: CollectionMeta, pinned: ReadonlySet<string
  * The SQL name of the index to walk for `sort` (one field, then perhaps
  * `_id`, as planOrder orders), or null. `tieBreak` says whether the order
  * still ends with `id`; the index must then hold `_id` right after the sort
- * field, in the same relation of directions.
+ * field, in the same relation of directions. A partial index only where the
+ * filter pins each field of its WHERE to a string (`pinnedStrings`): SQLite
+ * refuses to walk one whose WHERE the query does not imply.
  */
-export function orderIndex (meta: CollectionMeta, pinned: ReadonlySet<string>, sort: Sort, tieBreak: boolean): string | null {
+export function orderIndex (meta: CollectionMeta, pinned: ReadonlySet<string>, sort: Sort, tieBreak: boolean, pinnedStrings: ReadonlySet<string> = new Set()): string | null {
   const [field] = Object.keys(sort)
   const idDirection = sort._id === -1 ? -1 : 1
   let best: IndexMeta | null = null
   let bestPinned = 0
   for (const index of meta.indexes) {
+    if (index.partial !== null && !Object.keys(index.partial).every((partial) => pinnedStrings.has(partial))) continue
     let k = 0
     while (k < index.fields.length && pinned.has(index.fields[k])) k++
     if (k === 0 || index.fields[k] !== field) continue

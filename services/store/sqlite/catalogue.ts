@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import type { IndexKey, TextIndexSpec } from '../types.js'
+import type { Filter, IndexKey, TextIndexSpec } from '../types.js'
 import { collectionOfTable, quoteIdentifier, tableName } from './names.js'
 import { createTextObjects, dropTextObjects } from './text-objects.js'
 
@@ -9,6 +9,8 @@ export interface IndexMeta {
   fields: string[]
   unique: boolean
   sqlName: string
+  /** A partial index's filter (the Store's one form: the fields named hold strings), or null. */
+  partial: Filter | null
 }
 
 export interface CollectionMeta {
@@ -29,20 +31,24 @@ export function createCatalogueTables (db: Database.Database): void {
       INSERT OR IGNORE INTO _plinth_meta (id, version) VALUES (1, 0);
       CREATE TABLE IF NOT EXISTS _plinth_indexes (
         collection TEXT NOT NULL, name TEXT NOT NULL, key TEXT NOT NULL, is_unique INTEGER NOT NULL, sql_name TEXT NOT NULL,
-        PRIMARY KEY (collection, name));
+        partial TEXT, PRIMARY KEY (collection, name));
       CREATE TABLE IF NOT EXISTS _plinth_paths (
         collection TEXT NOT NULL, path TEXT NOT NULL, multikey INTEGER NOT NULL, PRIMARY KEY (collection, path));
       CREATE TABLE IF NOT EXISTS _plinth_text (collection TEXT PRIMARY KEY, spec TEXT NOT NULL);
     `)
+    // A file made before partial indexes: its indexes are all whole ones (NULL).
+    const columns = db.prepare("SELECT name FROM pragma_table_info('_plinth_indexes')").pluck().all() as string[]
+    if (!columns.includes('partial')) db.exec('ALTER TABLE _plinth_indexes ADD COLUMN partial TEXT')
   }).immediate()
 }
 
 /** A row of `_plinth_indexes`, as both the whole catalogue's read and one collection's read take it. */
-interface IndexRow { name: string, key: string, is_unique: number, sql_name: string }
+interface IndexRow { name: string, key: string, is_unique: number, sql_name: string, partial: string | null }
 
 function indexOfRow (row: IndexRow): IndexMeta {
   const key = JSON.parse(row.key) as IndexKey
-  return { name: row.name, key, fields: Object.keys(key), unique: row.is_unique === 1, sqlName: row.sql_name }
+  const partial = row.partial === null ? null : JSON.parse(row.partial) as Filter
+  return { name: row.name, key, fields: Object.keys(key), unique: row.is_unique === 1, sqlName: row.sql_name, partial }
 }
 
 /**
@@ -128,7 +134,7 @@ export class Catalogue {
     const exists = this.statement("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?").pluck().get(table) !== undefined
     if (exists) {
       const meta: CollectionMeta = { name, table, indexes: [], multikey: new Map() }
-      const indexes = this.statement('SELECT name, key, is_unique, sql_name FROM _plinth_indexes WHERE collection = ? ORDER BY rowid').all(name) as IndexRow[]
+      const indexes = this.statement('SELECT name, key, is_unique, sql_name, partial FROM _plinth_indexes WHERE collection = ? ORDER BY rowid').all(name) as IndexRow[]
       meta.indexes = indexes.map(indexOfRow)
       const paths = this.statement('SELECT path, multikey FROM _plinth_paths WHERE collection = ?').all(name) as Array<{ path: string, multikey: number }>
       for (const row of paths) meta.multikey.set(row.path, row.multikey === 1)
@@ -149,7 +155,7 @@ export class Catalogue {
       const name = collectionOfTable(table)
       if (name !== null) collections.set(name, { name, table, indexes: [], multikey: new Map() })
     }
-    const indexes = this.statement('SELECT collection, name, key, is_unique, sql_name FROM _plinth_indexes ORDER BY rowid').all() as Array<IndexRow & { collection: string }>
+    const indexes = this.statement('SELECT collection, name, key, is_unique, sql_name, partial FROM _plinth_indexes ORDER BY rowid').all() as Array<IndexRow & { collection: string }>
     for (const row of indexes) collections.get(row.collection)?.indexes.push(indexOfRow(row))
     const paths = this.statement('SELECT collection, path, multikey FROM _plinth_paths').all() as Array<{ collection: string, path: string, multikey: number }>
     for (const row of paths) collections.get(row.collection)?.multikey.set(row.path, row.multikey === 1)

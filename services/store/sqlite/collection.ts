@@ -132,7 +132,8 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
   private insertFast (prepared: PreparedInsert): boolean {
     const meta = this.meta()
     if (meta === undefined || needsArrayWork(meta, prepared.doc)) return false
-    if (meta.indexes.length > 0) checkParallelArrays(meta, prepared.doc)
+    // needsArrayWork found no array along any array-free indexed path: with no multikey path either, no index can fork.
+    if (meta.indexes.length > 0 && anyMultikey(meta)) checkParallelArrays(meta, prepared.doc)
     try {
       this.connection.statement(`INSERT INTO ${quoteIdentifier(meta.table)} (id, doc) VALUES (?, ?)`).run(prepared.id, prepared.json)
       return true
@@ -356,4 +357,9 @@ export class SqliteCollection<T extends Document = Document> implements StoreCol
   async drop (): Promise<boolean> {
     return await this.connection.writing(() => this.connection.write(() => this.connection.dropCollection(this.collectionName), this.collectionName))
   }
+}
+
+function anyMultikey (meta: CollectionMeta): boolean {
+  for (const multikey of meta.multikey.values()) if (multikey) return true
+  return false
 }

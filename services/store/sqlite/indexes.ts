@@ -1,10 +1,10 @@
 import Database from 'better-sqlite3'
 import { DuplicateKeyError, IndexNotFoundError, InvalidDocumentError, InvalidIndexError } from '../errors.js'
-import type { CreateIndexOptions, Document, IndexDescription, IndexKey } from '../types.js'
+import type { CreateIndexOptions, Document, Filter, IndexDescription, IndexKey } from '../types.js'
 import { decodeDocument, storedValue } from './codec.js'
 import type { CollectionMeta, Connection, IndexMeta } from './connection.js'
 import { quoteIdentifier, sqlIndexName } from './names.js'
-import { anyArrayCondition, keyRankExpression, keyValueExpression } from './paths.js'
+import { KeyRank, anyArrayCondition, keyRankExpression, keyValueExpression } from './paths.js'
 import { compileSqlFilter, type FilterContext } from './sql-filter.js'
 import { isPlainObject } from '../semantics/values.js'
 import { checkDropIndex, existingIndex, indexSpec, parallelArrays } from '../semantics/indexes.js'
@@ -28,13 +28,30 @@ export function listIndexes (meta: CollectionMeta | undefined): IndexDescription
   if (meta === undefined) return []
   return [
     { name: '_id_', key: { _id: 1 }, unique: true },
-    ...meta.indexes.map((index) => ({ name: index.name, key: { ...index.key }, unique: index.unique }))
+    ...meta.indexes.map((index) => ({
+      name: index.name,
+      key: { ...index.key },
+      unique: index.unique,
+      ...(index.partial === null ? {} : { partialFilterExpression: structuredClone(index.partial) })
+    }))
   ]
+}
+
+/**
+ * A partial index's WHERE: each named field's key rank is String's. The rank
+ * term is written exactly as a keyed equality or `$in` on a string writes it
+ * (sql-filter.ts), which is how SQLite's planner, matching terms by their
+ * text, sees that such a query implies the index's WHERE. (`$gte: ''` adds
+ * nothing within the String rank: every string is at least ''.)
+ */
+function partialWhere (partial: Filter | null): string {
+  if (partial === null) return ''
+  return ' WHERE ' + Object.keys(partial).map((field) => `${keyRankExpression(field.split('.'))} = ${KeyRank.String}`).join(' AND ')
 }
 
 export function createIndex (connection: Connection, collection: string, key: IndexKey, options: CreateIndexOptions = {}): string {
   const spec = indexSpec(key, options)
-  const { fields, name, unique } = spec
+  const { fields, name, unique, partial } = spec
   return connection.write(() => {
     const same = existingIndex(listIndexes(connection.collection(collection)), spec)
     if (same !== null) return same
@@ -53,13 +70,13 @@ export function createIndex (connection: Connection, collection: string, key: In
     const sqlName = sqlIndexName(collection, name)
     const columns = fields.flatMap((field) => indexColumns(field, key[field]))
     try {
-      connection.db.exec(`CREATE ${unique ? 'UNIQUE ' : ''}INDEX ${quoteIdentifier(sqlName)} ON ${table} (${columns.join(', ')})`)
+      connection.db.exec(`CREATE ${unique ? 'UNIQUE ' : ''}INDEX ${quoteIdentifier(sqlName)} ON ${table} (${columns.join(', ')})${partialWhere(partial)}`)
     } catch (error) {
       if (isUniqueViolation(error)) throw firstDuplicate(connection, meta, name, fields)
       throw error
     }
-    connection.statement('INSERT INTO _plinth_indexes (collection, name, key, is_unique, sql_name) VALUES (?, ?, ?, ?, ?)')
-      .run(collection, name, JSON.stringify(key), unique ? 1 : 0, sqlName)
+    connection.statement('INSERT INTO _plinth_indexes (collection, name, key, is_unique, sql_name, partial) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(collection, name, JSON.stringify(key), unique ? 1 : 0, sqlName, partial === null ? null : JSON.stringify(partial))
     connection.bumpVersion(collection)
     meta = connection.collection(collection) as CollectionMeta
     const index = meta.indexes.find((candidate) => candidate.name === name) as IndexMeta

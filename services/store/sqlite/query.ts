@@ -56,9 +56,10 @@ export function planOrder (meta: CollectionMeta, sort: Sort | undefined, filter?
   const segments = field.split('.')
   const direction = sort[field] === -1 ? ' DESC' : ''
   const rank = keyRankExpression(segments)
-  const pinned = filter === undefined ? null : pinnedFields(meta, filter)
+  const strings = new Set<string>()
+  const pinned = filter === undefined ? null : pinnedFields(meta, filter, new Set(), strings)
   const ties = pinned === null || !tiesImpossible(meta, pinned, [field])
-  const index = pinned === null || limit === 0 ? null : orderIndex(meta, pinned, sort, ties)
+  const index = pinned === null || limit === 0 ? null : orderIndex(meta, pinned, sort, ties, strings)
   // A term the filter holds constant is left out: SQLite does not see that an expression column compared by equality
   // is constant, and sorts every row of a range the index already gives in order (a keyset page's `createdAt < t`).
   const terms: string[] = []

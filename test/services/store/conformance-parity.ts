@@ -133,6 +133,12 @@ export async function parityConformance (t: Test, openStore: () => Promise<Store
       ['arrays forking inside a shared array', async () => await pairs.insertOne({ items: [{ x: [1], y: [2] }] })]
     ]
     for (const [name, run] of parallel) t.ok(await failure(run) instanceof InvalidDocumentError, `${name}: InvalidDocumentError (parallel arrays)`)
+    const flat = await fresh()
+    await flat.createIndex({ a: 1, b: 1 })
+    await flat.insertOne({ _id: 'scalars', a: 1, b: 1 })
+    t.ok(await failure(async () => await flat.insertOne({ a: [1], b: [2] })) instanceof InvalidDocumentError, 'the first arrays of a collection that held none, in two fields of one index: InvalidDocumentError')
+    await flat.insertOne({ _id: 'one array', a: [1], b: 2 })
+    t.equal(await flat.countDocuments(), 2, 'one array is indexed')
     t.same(await pairs.findOne({ _id: 'one' }), { _id: 'one', tags: ['a', 'b'], refs: 'r' }, 'the refused update changed nothing')
     await pairs.insertOne({ _id: 'other', tags: ['z'], other: ['y'] })
     t.ok(await failure(async () => await pairs.createIndex({ tags: 1, other: 1 })) instanceof InvalidIndexError, 'an index over parallel arrays already stored is refused at creation')

@@ -1,6 +1,6 @@
 import type { Test } from 'tap'
 import { newId } from '../../../services/platform/ids.js'
-import { DuplicateKeyError, InvalidUpdateError, QueryError } from '../../../services/store/errors.js'
+import { DuplicateKeyError, IndexConflictError, InvalidIndexError, InvalidUpdateError, QueryError } from '../../../services/store/errors.js'
 import type { Document, Filter, FindOptions, Store, StoreCollection } from '../../../services/store/types.js'
 import { parityConformance } from './conformance-parity.js'
 import { boundsConformance } from './conformance-bounds.js'
@@ -247,6 +247,56 @@ export async function storeConformance (t: Test, openStore: () => Promise<Store>
     t.same(await existing.listIndexes(), [{ name: '_id_', key: { _id: 1 }, unique: true }, { name: 'by_code', key: { code: 1 }, unique: false }])
     await existing.dropIndex('by_code')
     t.same((await existing.listIndexes()).map((index) => index.name), ['_id_'])
+  })
+
+  t.test('partial indexes: the key fields named hold strings', async (t) => {
+    const items = await fresh()
+    const partial = { cycleId: { $gte: '' } }
+    t.equal(await items.createIndex({ lp: 1, cycleId: 1, seq: 1 }, { partialFilterExpression: partial }), 'lp_1_cycleId_1_seq_1')
+    t.equal(await items.createIndex({ lp: 1, cycleId: 1, seq: 1 }, { partialFilterExpression: { cycleId: { $gte: '' } } }), 'lp_1_cycleId_1_seq_1', 'idempotent')
+    t.same((await items.listIndexes())[1], { name: 'lp_1_cycleId_1_seq_1', key: { lp: 1, cycleId: 1, seq: 1 }, unique: false, partialFilterExpression: partial })
+    await rejects(t, items.createIndex({ lp: 1, cycleId: 1, seq: 1 }), IndexConflictError, 'the same name and key without the filter')
+    await rejects(t, items.createIndex({ lp: 1, cycleId: 1, seq: 1 }, { name: 'other', partialFilterExpression: partial }), IndexConflictError, 'the same key under another name')
+    const docs = [
+      { _id: 'a', lp: 'p', cycleId: 'c1', seq: 1 }, { _id: 'b', lp: 'p', cycleId: null, seq: 2 }, { _id: 'c', lp: 'p', seq: 3 },
+      { _id: 'd', lp: 'p', cycleId: 'c2', seq: 4 }, { _id: 'e', lp: 'p', cycleId: 'c1', seq: 5 }, { _id: 'f', lp: 'q', cycleId: 'c1', seq: 6 },
+      { _id: 'g', lp: 'p', cycleId: 7, seq: 7 }, { _id: 'h', lp: 'p', cycleId: '', seq: 8 }
+    ]
+    await items.insertMany(docs)
+    await items.updateOne({ _id: 'b' }, { $set: { cycleId: 'c2' } })
+    await items.updateOne({ _id: 'd' }, { $set: { cycleId: null } })
+    // Every answer is the one without the index: documents outside it are still found by filters the index cannot serve.
+    const cases: Array<[Filter, FindOptions, string[], number?]> = [
+      [{ lp: 'p', cycleId: 'c1' }, { sort: { seq: -1 }, limit: 5 }, ['e', 'a']],
+      [{ lp: 'p', cycleId: { $in: ['c1', 'c2'] } }, { sort: { seq: 1 } }, ['a', 'b', 'e']],
+      [{ lp: 'p', cycleId: null }, { sort: { seq: -1 }, limit: 5 }, ['d', 'c']],
+      [{ lp: 'p', cycleId: 7 }, { sort: { seq: -1 }, limit: 5 }, ['g']],
+      [{ lp: 'p', cycleId: '' }, { sort: { seq: -1 }, limit: 5 }, ['h']],
+      [{ lp: 'p', cycleId: { $gte: '' } }, { sort: { seq: 1 } }, ['a', 'b', 'e', 'h']],
+      [{ lp: 'p' }, { sort: { seq: -1 }, limit: 3 }, ['h', 'g', 'e'], 7]
+    ]
+    for (const [filter, options, expected, count] of cases) {
+      t.same((await items.find(filter, options).toArray()).map((doc) => doc._id), expected, JSON.stringify(filter))
+      t.equal(await items.countDocuments(filter), count ?? expected.length, `count ${JSON.stringify(filter)}`)
+    }
+    await items.dropIndex('lp_1_cycleId_1_seq_1')
+    t.same((await items.listIndexes()).map((index) => index.name), ['_id_'])
+
+    const refused: Array<[string, unknown, boolean?]> = [
+      ['an empty filter', {}],
+      ['a field outside the key', { other: { $gte: '' } }],
+      ['_id', { _id: { $gte: '' } }],
+      ['another operator', { cycleId: { $exists: true } }],
+      ['another bound', { cycleId: { $gte: 'a' } }],
+      ['two operators', { cycleId: { $gte: '', $lt: 'z' } }],
+      ['a plain value', { cycleId: 'x' }],
+      ['not an object', 'cycleId'],
+      ['with unique', { cycleId: { $gte: '' } }, true]
+    ]
+    for (const [what, filter, unique] of refused) {
+      await rejects(t, items.createIndex({ cycleId: 1, _id: 1 }, { partialFilterExpression: filter as Filter, unique }), InvalidIndexError, what)
+    }
+    t.same((await items.listIndexes()).map((index) => index.name), ['_id_'], 'nothing built by a refusal')
   })
 
   t.test('upsert', async (t) => {

@@ -352,6 +352,26 @@ t.test('list fields are indexed per element only where the engine can use it: no
   t.ok(names.includes('lpId_1_stateId_1_seq_1') && names.includes('lpId_1_seq_1'), 'the scalar fields keep theirs')
 })
 
+t.test('the sparse references are indexed only where they hold an id; a whole index from before is made again as a partial one', async (t) => {
+  const store = await tempStore(t)
+  const items = store.collection('tracker_items')
+  await items.createIndex({ lpId: 1, cycleId: 1, seq: 1 })
+  await new ItemStore(store, { clock: new ManualClock(DAY), newId: createIdGenerator() }).init()
+  const partial = Object.fromEntries((await items.listIndexes()).map((index) => [index.name, index.partialFilterExpression ?? null]))
+  t.same(partial['lpId_1_cycleId_1_seq_1'], { cycleId: { $gte: '' } }, 'the whole one replaced')
+  t.same(partial['lpId_1_parentId_1_seq_1'], { parentId: { $gte: '' } })
+  t.same(partial['lpId_1_typeId_1_seq_1'], { typeId: { $gte: '' } })
+  t.same(partial['lpId_1_estimatePointId_1'], { estimatePointId: { $gte: '' } })
+  t.same(partial['lpId_1_intake.status_1_seq_1'], { 'intake.status': { $gte: '' } })
+  t.equal(Object.values(partial).filter((filter) => filter !== null).length, 5, 'the others stay whole')
+  t.equal(partial['lpId_1_stateId_1_seq_1'], null)
+  const activity = Object.fromEntries((await store.collection('tracker_activity').listIndexes()).map((index) => [index.name, index.partialFilterExpression ?? null]))
+  t.same(activity['lpId_1_field_1_from_1'], { from: { $gte: '' } }, 'the activity by former value: only entries with one')
+  t.equal(activity['lpId_1_field_1_to_1'], null)
+  await new ItemStore(store, { clock: new ManualClock(DAY), newId: createIdGenerator() }).init()
+  t.equal((await items.listIndexes()).length, Object.keys(partial).length, 'a second start changes nothing')
+})
+
 t.test('a list hands out one frozen view per stored state of an item: renewed by a write, a new identifier, and never across visibility', async (t) => {
   const { tracker, project, scope } = await trackerOn(t)
   const { lpId, bob, gina } = await project()
