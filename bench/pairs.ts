@@ -79,7 +79,7 @@ export function summary (name: string, results: autocannon.Result[]): Measured {
  * second pays for JIT compilation and cold caches), then in alternating
  * slices, so that drift in this shared machine's speed touches both alike.
  */
-export async function measurePair (ceiling: Started, server: Started, scenario: Scenario): Promise<{ measured: Measured, ceiling: Measured, postCeiling: Measured | null }> {
+export async function measurePair (ceiling: Started, server: Started, scenario: Scenario): Promise<{ measured: Measured, ceiling: Measured, postCeiling: Measured | null, serverBusy: number }> {
   // A POST scenario is also compared with a hello-world that parses the same JSON body.
   const helloPost: Scenario | null = scenario.method === 'POST' ? { name: 'fastify hello-world POST', path: '/', method: 'POST', body: scenario.body } : null
   await load(ceiling.address, helloWorld, WARMUP_SECONDS)
@@ -89,12 +89,18 @@ export async function measurePair (ceiling: Started, server: Started, scenario: 
   const hello: autocannon.Result[] = []
   const posts: autocannon.Result[] = []
   const own: autocannon.Result[] = []
+  // The measured server's own CPU while the hello-world is asked: work a previous row left (a checkpoint, a job)
+  // takes the cores from the ceiling and so moves the share, as a neighbour does.
+  let serverMs = 0
   for (let i = 0; i < SLICES; i++) {
+    const before = cpuMs(server.child.pid)
     hello.push(await load(ceiling.address, helloWorld, slice))
+    serverMs += cpuMs(server.child.pid) - before
     if (helloPost !== null) posts.push(await load(ceiling.address, helloPost, slice))
     own.push(await load(server.address, scenario, slice))
   }
-  return { measured: summary(scenario.name, own), ceiling: summary(helloWorld.name, hello), postCeiling: helloPost === null ? null : summary(helloPost.name, posts) }
+  const helloSeconds = hello.reduce((sum, result) => sum + result.duration, 0)
+  return { measured: summary(scenario.name, own), ceiling: summary(helloWorld.name, hello), postCeiling: helloPost === null ? null : summary(helloPost.name, posts), serverBusy: serverMs / helloSeconds / 10 }
 }
 
 function barText (bar: Scenario['bar'], share: number, p99: number): string {
@@ -104,18 +110,19 @@ function barText (bar: Scenario['bar'], share: number, p99: number): string {
 }
 
 /** One printed row: req/s, latencies, the share of the hello-world (and of a hello-world POST), the bar. */
-export function line (m: Measured, ceiling: number, postCeiling: number | null, bar: Scenario['bar']): string {
+export function line (m: Measured, ceiling: number, postCeiling: number | null, bar: Scenario['bar'], serverBusy = 0): string {
   const post = postCeiling === null ? '' : `; ${(100 * m.rps / postCeiling).toFixed(0)}% of a hello-world POST of the same body (${postCeiling.toFixed(0)} req/s)`
   const share = 100 * m.rps / ceiling
   // Whole percents, but a tenth where a share is small enough for whole percents to read as nothing.
   return `${m.name.padEnd(34)} ${m.rps.toFixed(0).padStart(8)} req/s  p50 ${String(m.p50).padStart(4)} ms  p99 ${String(m.p99).padStart(4)} ms  ` +
-    `${share.toFixed(share < 10 ? 1 : 0).padStart(3)}% of hello-world (${ceiling.toFixed(0)} req/s)${post}${barText(bar, share, m.p99)}${m.errors > 0 ? `  (${m.errors} errors)` : ''}`
+    `${share.toFixed(share < 10 ? 1 : 0).padStart(3)}% of hello-world (${ceiling.toFixed(0)} req/s)${post}${barText(bar, share, m.p99)}${m.errors > 0 ? `  (${m.errors} errors)` : ''}` +
+    (serverBusy >= 5 ? `  (the server itself used ${serverBusy.toFixed(0)}% of a core while the hello-world was asked)` : '')
 }
 
 /** Runs a scenario list against one server and the hello-world ceiling, one printed row each. */
 export async function runScenarios (ceiling: Started, server: Started, scenarios: Scenario[]): Promise<void> {
   for (const scenario of scenarios.filter((s) => ONLY.test(s.name))) {
-    const { measured, ceiling: hello, postCeiling } = await measurePair(ceiling, server, scenario)
-    console.log(line(measured, hello.rps, postCeiling?.rps ?? null, scenario.bar))
+    const { measured, ceiling: hello, postCeiling, serverBusy } = await measurePair(ceiling, server, scenario)
+    console.log(line(measured, hello.rps, postCeiling?.rps ?? null, scenario.bar, serverBusy))
   }
 }

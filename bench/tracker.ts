@@ -45,15 +45,15 @@ const growth: Scenario[] = SIZES.map((size) => ({ name: `tracker list growth (${
 
 try {
   for (const scenario of scenarios.filter((s) => ONLY.test(s.name))) {
-    const { measured, ceiling, postCeiling } = await measurePair(hello, tracker, scenario)
-    console.log(line(measured, ceiling.rps, postCeiling?.rps ?? null, scenario.bar))
+    const { measured, ceiling, postCeiling, serverBusy } = await measurePair(hello, tracker, scenario)
+    console.log(line(measured, ceiling.rps, postCeiling?.rps ?? null, scenario.bar, serverBusy))
     await drained()
   }
   const rates: Array<[number, number]> = []
   for (const [index, scenario] of growth.entries()) {
     if (!ONLY.test(scenario.name)) continue
-    const { measured, ceiling } = await measurePair(hello, tracker, scenario)
-    console.log(line(measured, ceiling.rps, null, undefined))
+    const { measured, ceiling, serverBusy } = await measurePair(hello, tracker, scenario)
+    console.log(line(measured, ceiling.rps, null, undefined, serverBusy))
     rates.push([SIZES[index], measured.rps])
     await drained()
   }
