@@ -126,6 +126,26 @@ t.test('WORKERS=2: creates through both workers, a killed worker replaced, SIGTE
   t.equal(jobs.filter((job) => job.everyMs != null).length, 1, 'the schedule every worker declared at start is one job')
 })
 
+t.test('WORKERS=2 on PORT=0: when every worker dies, the replacements listen on the port clients know', async (t) => {
+  const dataDir = tempDir(t)
+  const projectId = await seed(dataDir)
+  const server = startCluster({ WORKERS: '2', DATA_DIR: dataDir })
+  t.teardown(() => { if (server.child.exitCode === null) server.child.kill('SIGKILL') })
+  const allListening = await server.waitFor((line) => line.msg === 'all workers listening', 'all workers listening')
+  const base = `http://127.0.0.1:${String(allListening.port)}`
+  const pids = new Set(server.lines().filter((line) => typeof line.msg === 'string' && line.msg.startsWith('Server listening at')).map((line) => line.pid as number))
+  t.equal(pids.size, 2, 'two API processes listen')
+  // Both at once: the shared handle closes with the last of them.
+  for (const pid of pids) process.kill(pid, 'SIGKILL')
+  const replacedLines = (): Array<Record<string, unknown>> => server.lines().filter((line) => line.msg === 'worker replaced')
+  await server.waitFor(() => replacedLines().length === 2, 'two workers replaced')
+  t.same(replacedLines().map((line) => line.port), [allListening.port, allListening.port], 'both replacements listen on the port the cluster started on')
+  t.equal(await create(base, projectId, 1), 201, 'a create at the old address succeeds')
+  const exited = once(server.child, 'exit')
+  server.child.kill('SIGTERM')
+  t.equal((await exited)[0], 0, 'the primary exits cleanly once both drained')
+})
+
 t.test('WORKERS=2: a start-up failure prints its line and exits non-zero, no restart loop', async (t) => {
   const server = startCluster({ WORKERS: '2', DATA_DIR: tempDir(t), PLINTH_MASTER_KEY: 'too-short' })
   const [code] = await once(server.child, 'exit')

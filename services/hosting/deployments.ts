@@ -15,7 +15,7 @@ import type { ProjectEnvironment } from './project-variables.js'
 import { BuildCanceledError, BuildFailedError, InstanceFailedError, type Artifact, type RuntimeDriver } from './runtime.js'
 import { removeDir, SourceError } from './sources.js'
 import { BuildSlots } from './build-slots.js'
-import { DeferJobError } from '../jobs/queue.js'
+import { DeferJobError } from '../jobs/job.js'
 
 /** The job whose one run per app works through that app's deployments, oldest first. */
 export const DEPLOY_JOB = 'hosting.deploy'

@@ -2,7 +2,7 @@ import { commonErrors } from '../platform/errors.js'
 import type { StoreCollection } from '../store/types.js'
 import { retryUpsertRace } from '../platform/upsert-race.js'
 import { checkTrigger, nextFire } from '../auxiliary/schedule-times.js'
-import type { Job } from './queue.js'
+import type { Job } from './job.js'
 
 /** A cron expression (5 fields, or 6 with seconds first) read in an IANA timezone, as the project schedules take it. */
 export type CronSchedule = { expression: string, timezone: string }

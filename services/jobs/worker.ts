@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
-import { assertLeaseMs, JobLeaseLostError, type Job, type JobPayload, type JobQueue } from './queue.js'
+import type { JobQueue } from './queue.js'
+import { assertLeaseMs, JobLeaseLostError, type Job, type JobPayload } from './job.js'
 
 /** The worker loop that runs the durable queue's jobs (services/jobs/queue.ts) on one node. */
 

@@ -57,16 +57,23 @@ export function runPrimary (count: number, drainTimeoutMs: number, log: Log = js
   let draining = false
   let startFailed = false
   let exitCode = 0
+  // The port the API was bound to; `port` what workers are forked to listen on (undefined: PORT as given).
+  let bound: number | undefined
+  let port: number | undefined
 
   const fork = (slot: Slot): void => {
     slot.timer = null
     slot.ready = false
     slot.startedAt = Date.now()
-    const worker = cluster.fork({ [LEAD_VARIABLE]: slot.index === 0 ? '1' : '0' })
+    // With every worker gone the shared handle is closed, and PORT=0 would come back on another port than clients know.
+    // The workers forked from then on name the port; while any worker lives they share its handle (keyed by that PORT).
+    if (bound !== undefined && slots.every((other) => other.worker === null)) port = bound
+    const worker = cluster.fork({ [LEAD_VARIABLE]: slot.index === 0 ? '1' : '0', ...(port !== undefined ? { PORT: String(port) } : {}) })
     slot.worker = worker
     worker.on('message', (message: unknown) => {
       if (!isReady(message)) return
       slot.ready = true
+      bound = message.port
       // A SIGTERM during the start: the workers already forked drain; none is started after it.
       if (draining) return
       if (!starting) { log('info', { worker: slot.index, pid: worker.process.pid, port: message.port }, 'worker replaced'); return }

@@ -6,7 +6,7 @@ import { ConfigError, httpUrl, integer, isAddressOrRange, list, origins, text, t
 import { parseKeyText } from './crypto.js'
 import { MAX_WRITE_DOCUMENTS } from '../store/semantics/writes.js'
 import { DEFAULT_SWEEP_PAGE_SIZE } from '../store/sweep.js'
-import { DEFAULT_BUSY_TIMEOUT_MS } from '../store/sqlite/connection.js'
+import { DEFAULT_BUSY_TIMEOUT_MS } from '../store/sqlite/write-lock.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = typeof LOG_LEVELS[number]

@@ -1,4 +1,4 @@
-import type { JobPayload } from '../jobs/queue.js'
+import type { JobPayload } from '../jobs/job.js'
 
 /**
  * Writes that span documents (a state deleted with its items moved, a cycle

@@ -5,7 +5,7 @@ import { eventually } from '../routes/auxiliary/fixtures.js'
 import { LLM_CREDENTIALS, type CredentialRecord } from '../../services/llm/credentials.js'
 import { projectScope } from '../../services/llm/scope.js'
 import { RESEAL_JOB, type ResealCounts } from '../../services/platform/reseal.js'
-import type { Job } from '../../services/jobs/queue.js'
+import type { Job } from '../../services/jobs/job.js'
 import type { SubscriptionRecord } from '../../services/webhooks/index.js'
 
 const OLD_KEY = randomBytes(32).toString('base64')

@@ -1,14 +1,15 @@
 import { realpathSync } from 'node:fs'
-import { setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
 import type { Document, TextIndexSpec } from '../types.js'
 import { DocumentCache } from './document-cache.js'
 import { cloneDecoded, decodeDocument } from './codec.js'
 import { BoundedMap } from '../../cache/bounded-map.js'
-import { StoreBusyError } from '../errors.js'
 import { keepPrivate } from './private-file.js'
 import { attachCheckpointer, useWal, type CheckpointOptions } from './checkpointer.js'
 import { Catalogue, createCatalogueTables, type CollectionMeta } from './catalogue.js'
+import {
+  beginImmediate, DEFAULT_BUSY_TIMEOUT_MS, joinFile, leaveFile, OPEN_BUSY_TIMEOUT_MS, retryWhileBusy, SYNC_BUSY_TIMEOUT_MS, yieldLock, type TurnHolder
+} from './write-lock.js'
 
 export type { CollectionMeta, IndexMeta } from './catalogue.js'
 
@@ -16,38 +17,12 @@ type Statement = Database.Statement<unknown[], unknown>
 
 const STATEMENT_CACHE_SIZE = 500
 
-/** How long a write waits for the file's write lock, in all, when the opener does not say (STORE_BUSY_TIMEOUT_MS). */
-export const DEFAULT_BUSY_TIMEOUT_MS = 5_000
-
-/**
- * SQLite's own busy handler sleeps synchronously, holding the event loop; it
- * only bridges short waits (and reads meeting a recovery). Longer waits for
- * the write lock are taken between event-loop turns by `writing`.
- */
-const SYNC_BUSY_TIMEOUT_MS = 50
-const RETRY_PAUSE_MAX_MS = 50
-const OPEN_BUSY_TIMEOUT_MS = 10_000
-
-/**
- * This process's open connections, by database file. A connection holds the
- * write lock across an event-loop turn (the group commit), and SQLite's busy
- * handler would wait for it without ever letting that turn end: a deadlock
- * that ends in SQLITE_BUSY. So a connection about to write first lets its
- * siblings on the same file commit the turns they hold.
- */
-const connectionsByFile = new Map<string, Set<Connection>>()
-
-function isBusy (error: unknown): boolean {
-  const code = (error as { code?: unknown }).code
-  return typeof code === 'string' && code.startsWith('SQLITE_BUSY')
-}
-
 /**
  * One better-sqlite3 connection plus what the engine caches about the file:
  * prepared statements, the collection/index catalogue (catalogue.ts) and the
  * documents read in the current state of the file (document-cache.ts).
  */
-export class Connection {
+export class Connection implements TurnHolder {
   readonly db: Database.Database
   private readonly statements = new BoundedMap<string, Statement>(STATEMENT_CACHE_SIZE)
   private readonly catalogue: Catalogue
@@ -56,7 +31,6 @@ export class Connection {
   private committed: Array<{ resolve: () => void, reject: (error: unknown) => void }> = []
   private dataVersion = -1
   private readonly documents = new DocumentCache()
-  private readonly siblings: Set<Connection> | null = null
   private readonly fileKey: string | null = null
   private readonly busyTimeoutMs: number
   private readonly detachCheckpointer: (() => Promise<void>) | null = null
@@ -66,10 +40,9 @@ export class Connection {
     if (file !== ':memory:') {
       keepPrivate(file)
       this.fileKey = realpathSync(file)
-      this.siblings = connectionsByFile.get(this.fileKey) ?? new Set()
-      this.yieldLock()
+      yieldLock(this.fileKey, this)
     }
-    // Opening is synchronous and rare: it may wait long for another process's lock. Later writes wait in `writing`.
+    // Later writes wait for another process's lock in `writing`.
     this.db = new Database(file, { timeout: OPEN_BUSY_TIMEOUT_MS })
     this.catalogue = new Catalogue(this.db, (sql) => this.statement(sql))
     try {
@@ -82,10 +55,7 @@ export class Connection {
       void this.detachCheckpointer?.()
       throw error
     }
-    if (this.fileKey !== null && this.siblings !== null) {
-      this.siblings.add(this)
-      connectionsByFile.set(this.fileKey, this.siblings)
-    }
+    if (this.fileKey !== null) joinFile(this.fileKey, this)
   }
 
   private migrate (): void {
@@ -373,37 +343,21 @@ export class Connection {
 
   /**
    * `write` (or any call of this connection that takes the write lock:
-   * `groupInsert`), retried while the lock is held elsewhere, with short
-   * jittered pauses that leave the event loop free, until the busy timeout;
-   * then StoreBusyError. Only a failed BEGIN is retried, so nothing of `fn`
-   * ran when it is.
+   * `groupInsert`), retried while the lock is held elsewhere until the busy
+   * timeout (write-lock.ts).
    */
   async writing<T> (attempt: () => T): Promise<T> {
-    const deadline = Date.now() + this.busyTimeoutMs
-    for (let tries = 0; ; tries++) {
-      try {
-        return attempt()
-      } catch (error) {
-        if (!(error instanceof StoreBusyError) || Date.now() >= deadline) throw error
-      }
-      await sleep(Math.min(RETRY_PAUSE_MAX_MS, 2 ** tries) * (0.5 + Math.random()))
-    }
+    return await retryWhileBusy(attempt, this.busyTimeoutMs)
   }
 
   private beginImmediate (): void {
-    this.yieldLock()
-    try {
-      this.statement('BEGIN IMMEDIATE').run()
-    } catch (error) {
-      if (isBusy(error)) throw new StoreBusyError()
-      throw error
-    }
+    if (this.fileKey !== null) yieldLock(this.fileKey, this)
+    beginImmediate(() => this.statement('BEGIN IMMEDIATE').run())
   }
 
-  /** Siblings in this process commit the group-commit turns they hold, which would otherwise wait on this one's busy handler. */
-  private yieldLock (): void {
-    if (this.siblings === null) return
-    for (const sibling of this.siblings) if (sibling !== this && sibling.turn === 'write') sibling.endTurn()
+  /** Commits the group-commit turn this connection holds the write lock for, if any (a sibling is about to write). */
+  commitWriteTurn (): void {
+    if (this.turn === 'write') this.endTurn()
   }
 
   /** Called inside a transaction: reloads the catalogue when another connection (or this one) changed it. */
@@ -429,8 +383,7 @@ export class Connection {
   async close (): Promise<void> {
     if (!this.db.open) return
     this.endTurn()
-    this.siblings?.delete(this)
-    if (this.fileKey !== null && this.siblings?.size === 0) connectionsByFile.delete(this.fileKey)
+    if (this.fileKey !== null) leaveFile(this.fileKey, this)
     this.statements.clear()
     this.db.close()
     await this.detachCheckpointer?.()

@@ -1,7 +1,8 @@
 import t, { type Test } from 'tap'
 import { ManualClock } from '../../../services/platform/clock.js'
 import { createIdGenerator } from '../../../services/platform/ids.js'
-import { DeferJobError, JobQueue, PermanentJobError } from '../../../services/jobs/queue.js'
+import { JobQueue } from '../../../services/jobs/queue.js'
+import { DeferJobError, PermanentJobError } from '../../../services/jobs/job.js'
 import { STORE_ENGINES, storesOnOneData, type StoreEngine } from '../webhooks/shared-store.js'
 
 const TYPE = 'deliver'

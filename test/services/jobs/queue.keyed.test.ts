@@ -1,5 +1,5 @@
 import t from 'tap'
-import { DeferJobError, PermanentJobError } from '../../../services/jobs/queue.js'
+import { DeferJobError, PermanentJobError } from '../../../services/jobs/job.js'
 import { openTestJobQueue } from '../../helper.js'
 
 t.test('a keyed job: one per key, queued once, asked again while it runs, restarted once finished', async (t) => {

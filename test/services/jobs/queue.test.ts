@@ -1,7 +1,7 @@
 import t from 'tap'
 import { setTimeout as delay } from 'node:timers/promises'
 import { ManualClock, systemClock } from '../../../services/platform/clock.js'
-import { DeferJobError, JobLeaseLostError, PermanentJobError, retryDelayMs, type Job } from '../../../services/jobs/queue.js'
+import { DeferJobError, JobLeaseLostError, PermanentJobError, retryDelayMs, type Job } from '../../../services/jobs/job.js'
 import { JobWorker } from '../../../services/jobs/worker.js'
 import type { Store } from '../../../services/store/types.js'
 import { openTestJobQueue } from '../../helper.js'

@@ -1,7 +1,8 @@
 import t from 'tap'
 import { setTimeout as delay } from 'node:timers/promises'
 import { ManualClock, systemClock } from '../../../services/platform/clock.js'
-import { DeferJobError, JobQueue, type Job } from '../../../services/jobs/queue.js'
+import { JobQueue } from '../../../services/jobs/queue.js'
+import { DeferJobError, type Job } from '../../../services/jobs/job.js'
 import { JobWorker } from '../../../services/jobs/worker.js'
 import { openTestJobQueue } from '../../helper.js'
 
