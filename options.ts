@@ -89,10 +89,54 @@ function validatorFactory (lazy: LazySchemas) {
     }
     let strict: Ajv | null = null
     let coercing: Ajv | null = null
-    return ({ schema, httpPart }: { schema: FastifySchema, httpPart?: string }): Validate => lazy.validator(() => httpPart === 'body'
-      ? (strict ??= make(false)).compile(schema as object)
-      : (coercing ??= make('array')).compile(schema as object))
+    const shared = sharedSchemasKey(externalSchemas)
+    return ({ schema, httpPart }: { schema: FastifySchema, httpPart?: string }): Validate => lazy.validator(() => {
+      const body = httpPart === 'body'
+      return compiledOnce(compiledValidators, `${body ? 'body' : 'coerced'}\n${shared()}\n${JSON.stringify(schema)}`, () => body
+        ? (strict ??= make(false)).compile(schema as object)
+        : (coercing ??= make('array')).compile(schema as object))
+    })
   }
+}
+
+/**
+ * A validator or a serializer is a pure function of its schema, the context's
+ * shared schemas and the compiler's options, and every app a process builds
+ * (a test file builds dozens, each with a few hundred routes) compiles the
+ * same ones: each is compiled once per process under that key, by whichever
+ * app asks first. Routes are only added before an app starts, so the keys are
+ * the app's own schemas; the bound only keeps a process of many apps in check.
+ */
+const COMPILED_PER_PROCESS = 4096
+const compiledValidators = new BoundedMap<string, Validate>(COMPILED_PER_PROCESS)
+const compiledSerializers = new BoundedMap<string, Serialize>(COMPILED_PER_PROCESS)
+// Each shared schema's text stands in a key as a short number, read once per object: Fastify copies the shared
+// schemas into every app (and hands each context a new record of the same objects), tens of kilobytes together.
+const textNumbers = new Map<string, number>()
+const objectNumbers = new WeakMap<object, number>()
+
+function contentNumber (value: unknown): number {
+  const known = typeof value === 'object' && value !== null ? objectNumbers.get(value) : undefined
+  if (known !== undefined) return known
+  const text = JSON.stringify(value) ?? 'undefined'
+  let number = textNumbers.get(text)
+  if (number === undefined) textNumbers.set(text, number = textNumbers.size)
+  if (typeof value === 'object' && value !== null) objectNumbers.set(value, number)
+  return number
+}
+
+/** The key part that names a context's shared schemas (and the compiler's options), worked out once, on its first compile. */
+function sharedSchemasKey (externalSchemas: Record<string, unknown>, options: object = {}): () => string {
+  let key: string | null = null
+  return () => (key ??= [contentNumber(options), ...Object.entries(externalSchemas).map(([id, schema]) => `${id}=${contentNumber(schema)}`)].join(','))
+}
+
+function compiledOnce<F> (compiled: BoundedMap<string, F>, key: string, compile: () => F): F {
+  const known = compiled.get(key)
+  if (known !== undefined) return known
+  const made = compile()
+  compiled.set(key, made)
+  return made
 }
 
 type JsonSchema = Record<string, unknown>
@@ -141,24 +185,18 @@ export function serializedUnions (schema: unknown, external: Record<string, unkn
 /**
  * Routes answer with a few hundred distinct schemas through a few thousand
  * route and status pairs (every route's 4xx is the same error envelope), and a
- * serializer depends on its schema and the context's shared schemas alone: one
- * is compiled per distinct schema of a context, not per route and status.
+ * serializer depends on its schema, the context's shared schemas and the
+ * serializer options alone: one is compiled per distinct schema, not per route
+ * and status (and, as validators, once per process: compiledOnce).
  */
-const SERIALIZERS_PER_CONTEXT = 2048
-
 function serializerFactory (lazy: LazySchemas) {
   return (externalSchemas: Record<string, unknown> = {}, serializerOptions: object = {}) => {
     const compile = SerializerSelector()(externalSchemas, serializerOptions)
-    const compiled = new BoundedMap<string, Serialize>(SERIALIZERS_PER_CONTEXT)
+    const shared = sharedSchemasKey(externalSchemas, serializerOptions)
     return (route: { schema: object, method: string, url: string, httpStatus: string }): Serialize =>
       lazy.serializer(() => {
         const schema = serializedUnions(route.schema, externalSchemas) as object
-        const key = JSON.stringify(schema)
-        const known = compiled.get(key)
-        if (known !== undefined) return known
-        const serialize = compile({ ...route, schema })
-        compiled.set(key, serialize)
-        return serialize
+        return compiledOnce(compiledSerializers, `${shared()}\n${JSON.stringify(schema)}`, () => compile({ ...route, schema }))
       })
   }
 }

@@ -87,6 +87,12 @@ export interface ToolDefinition<I extends TSchema = TSchema, O extends TSchema =
   run: (context: C, input: Static<I>) => Promise<Static<O>>
 }
 
+// The same options as the HTTP layer's body validator (options.ts): nothing coerced, unknown fields refused by the schemas.
+// One instance for every registry in the process: ajv keeps each schema object's compiled validator, and the tools'
+// inputs are module constants, so an app built after the first (a test file builds dozens) compiles none of them again.
+const toolInputs = new Ajv({ strict: false, removeAdditional: false, useDefaults: true, allErrors: false, coerceTypes: false })
+addFormats(toolInputs)
+
 /** A definition with its input validator compiled. */
 interface RegisteredTool<C> {
   definition: ToolDefinition<TSchema, TSchema, C>
@@ -119,19 +125,14 @@ function issueMessage (issue: ErrorObject): string {
 export class ToolRegistry<C> {
   private readonly tools = new Map<string, RegisteredTool<C>>()
   private readonly changeListeners: Array<(change: ToolChange) => Promise<void>> = []
-  // The same options as the HTTP layer's body validator (options.ts): nothing coerced, unknown fields refused by the schemas.
-  private readonly ajv = new Ajv({ strict: false, removeAdditional: false, useDefaults: true, allErrors: false, coerceTypes: false })
-
-  constructor (private readonly deps: { access: ToolAccessPort, context: ContextOf<C> }) {
-    addFormats(this.ajv)
-  }
+  constructor (private readonly deps: { access: ToolAccessPort, context: ContextOf<C> }) {}
 
   add<I extends TSchema, O extends TSchema> (definition: ToolDefinition<I, O, C>): void {
     if (this.tools.has(definition.name)) throw new Error(`tool '${definition.name}' is declared twice`)
     // Approving checks the approver's permission as `heldBelow` does: anywhere in the project, not on the call's own
     // target, so a critical tool must not have it (a reader of one repository would approve an act on another).
     if (definition.risk === 'critical' && definition.heldBelow !== undefined) throw new Error(`tool '${definition.name}': a critical tool cannot count its permission below the project (heldBelow)`)
-    this.tools.set(definition.name, { definition: definition as unknown as ToolDefinition<TSchema, TSchema, C>, validate: this.ajv.compile(definition.input) })
+    this.tools.set(definition.name, { definition: definition as unknown as ToolDefinition<TSchema, TSchema, C>, validate: toolInputs.compile(definition.input) })
   }
 
   /**
