@@ -303,12 +303,13 @@ t.test('JobWorker: a throwing handler goes through fail() and retries', async (t
 
 t.test('JobWorker renews the lease while a slow handler runs', async (t) => {
   const { queue } = await openTestJobQueue(t, systemClock)
-  const worker = new JobWorker(queue, { slow: async () => { await delay(700); return 'done' } }, { leaseMs: 200, pollMs: 10 })
+  // A lease of a second: a loaded machine's event-loop stalls (a few hundred ms) must not pass for a dead worker.
+  const worker = new JobWorker(queue, { slow: async () => { await delay(3_000); return 'done' } }, { leaseMs: 1_000, pollMs: 10 })
   worker.start()
   const job = await queue.enqueue('slow', {})
   await waitFor('the job to start', async () => (await queue.get(job._id))?.status === 'running')
-  await delay(450)
-  t.equal(await queue.claim('thief', ['slow'], 200), null, 'the lease is still held after twice its length')
+  await delay(2_200)
+  t.equal(await queue.claim('thief', ['slow'], 1_000), null, 'the lease is still held after twice its length')
   await waitFor('the job to finish', async () => (await queue.get(job._id))?.status === 'succeeded')
   await worker.stop()
   t.match(await queue.get(job._id), { attempts: 1, result: 'done' })
