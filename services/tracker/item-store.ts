@@ -1,7 +1,7 @@
 import { BoundedMap } from '../cache/bounded-map.js'
 import type { Clock } from '../platform/clock.js'
 import type { IdGenerator } from '../platform/ids.js'
-import { DuplicateKeyError } from '../store/errors.js'
+import { DuplicateKeyError, IndexNotFoundError } from '../store/errors.js'
 import type { Filter, IndexKey, SharedReads, Store, StoreCollection } from '../store/types.js'
 import { defaultIndexName } from '../store/semantics/indexes.js'
 import { trackerErrors } from './errors.js'
@@ -52,7 +52,10 @@ export type NotifyItemChange = (item: ItemRecord, change: OutboxChange) => Promi
 async function partialIndex (collection: StoreCollection<any>, key: IndexKey, field: string): Promise<void> {
   const name = defaultIndexName(key)
   const before = (await collection.listIndexes()).find((index) => index.name === name)
-  if (before !== undefined && before.partialFilterExpression === undefined) await collection.dropIndex(name)
+  // Processes starting together on one database may both replace it: the one that finds it gone has nothing to drop.
+  if (before !== undefined && before.partialFilterExpression === undefined) {
+    await collection.dropIndex(name).catch((error: unknown) => { if (!(error instanceof IndexNotFoundError)) throw error })
+  }
   await collection.createIndex(key, { partialFilterExpression: { [field]: { $gte: '' } } })
 }
 

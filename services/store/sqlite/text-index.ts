@@ -151,7 +151,11 @@ export class SqliteTextIndex<T extends Document> implements TextIndex<T> {
       if (most === 0) return { hits: [], count: 0 }
       const few = scope !== null && most !== null && most <= FEW_MATCHES
       const match = matchExpression(query, fields.length, few ? null : scope)
-      const scopeTokens = few ? new Set((scope as string[]).map(scopeToken)) : null
+      // Each row's scope is checked where the match does not hold the scope: for words in few rows, and where the counts
+      // said the scope values hold every row (a count gone wrong, say objects an older build made again, then costs
+      // speed, never another scope's rows).
+      const checkedScope = few ? scope : scope === null ? scoped : null
+      const scopeTokens = checkedScope === null ? null : new Set(checkedScope.map(scopeToken))
       const filterParams = [...where.params, ...(parentWhere?.params ?? []), ...(scopeTokens === null ? [] : [JSON.stringify([...scopeTokens])])]
       // Unqualified `doc` in a filter's SQL names the innermost table: the row's own in the outer query, the parent's inside the subqueries.
       const conditions = [`(${where.sql})`]

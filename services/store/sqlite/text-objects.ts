@@ -85,10 +85,18 @@ export function createTextObjects (db: Database.Database, collection: string, sp
   `)
 }
 
-/** Whether the objects of a scoped index are those createTextObjects makes now: a file written before lacks the rows per scope. */
+/**
+ * Whether the objects of a scoped index are those createTextObjects makes now: a file written before lacks the rows
+ * per scope, and one whose objects an older build made again (a rollback's rebuild) has the table but triggers that
+ * no longer keep it.
+ */
 export function textObjectsCurrent (db: Database.Database, collection: string, spec: TextIndexSpec): boolean {
   if (spec.scope === undefined) return true
-  return db.prepare('SELECT 1 FROM sqlite_master WHERE type = \'table\' AND name = ?').get(scopeRowsName(tableName(collection))) !== undefined
+  const table = tableName(collection)
+  const rows = quoteIdentifier(scopeRowsName(table))
+  const triggers = db.prepare('SELECT sql FROM sqlite_master WHERE type = \'trigger\' AND name IN (?, ?, ?)').pluck().all(...['i', 'd', 'u'].map((suffix) => `${ftsName(table)}|${suffix}`)) as string[]
+  return db.prepare('SELECT 1 FROM sqlite_master WHERE type = \'table\' AND name = ?').get(scopeRowsName(table)) !== undefined &&
+    triggers.length === 3 && triggers.every((sql) => sql.includes(rows))
 }
 
 /** Drops the index's objects (the triggers go with the table or here); the spec stays declared. */

@@ -111,3 +111,29 @@ t.test('scope values holding every row: the words are matched alone, one stateme
   t.same(await text.search(parseTextQuery('heron'), {}, { scope: [] }), [], 'no scope values, no matches')
   t.equal(await text.count(parseTextQuery('egret'), {}, { scope: ['a', 'b', 'c', 'unknown'] }), 1, 'a value without rows adds none')
 })
+
+t.test('counts gone wrong never show another scope\'s rows; triggers an older build made again are made anew by ensure', async (t) => {
+  const store = openSqliteStore({ file: ':memory:' })
+  t.teardown(async () => { await store.close() })
+  const { db } = (store as unknown as Internals).connection
+  const parts = store.collection<Part>('parts')
+  const text = store.extensions.text<Part>('parts')
+  const spec = { fields: { title: 1 }, scope: 'part' }
+  await text.ensure(spec)
+  await parts.insertOne({ _id: 'a1', part: 'a', owner: 'x', title: 'secret plan' })
+  await parts.insertOne({ _id: 'b1', part: 'b', owner: 'x', title: 'secret too' })
+  // As if `b`'s row had been written while the triggers kept no count: `a` seems to hold every row.
+  db.exec('UPDATE "s|parts|scopes" SET rows = 0 WHERE token <> \'s61\'')
+  t.same((await text.search(parseTextQuery('secret'), {}, { scope: ['a'] })).map((hit) => hit.doc._id), ['a1'], 'only the scope\'s own rows')
+  t.same(await text.searchCounted(parseTextQuery('secret'), {}, { scope: ['a'], cap: 10 }).then((found) => [found.count, found.hits.map((hit) => hit.doc._id)]), [1, ['a1']], 'and its count')
+  t.equal(await text.count(parseTextQuery('secret'), {}, { scope: ['a'] }), 1)
+
+  // An older build's objects: the table is there, the triggers do not keep it. ensure() with the same spec makes them again.
+  for (const suffix of ['i', 'd', 'u']) db.exec(`DROP TRIGGER "s|parts|${suffix}"`)
+  db.exec('CREATE TRIGGER "s|parts|i" AFTER INSERT ON "c|parts" BEGIN SELECT 1; END')
+  await text.ensure(spec)
+  const triggers = db.prepare('SELECT sql FROM sqlite_master WHERE type = \'trigger\' AND name LIKE \'s|parts|%\'').pluck().all() as string[]
+  t.equal(triggers.length, 3)
+  t.ok(triggers.every((sql) => sql.includes('"s|parts|scopes"')), 'the triggers keep the rows per scope again')
+  t.same(db.prepare('SELECT token, rows FROM "s|parts|scopes" ORDER BY token').raw().all(), [['s61', 1], ['s62', 1]], 'counted anew')
+})

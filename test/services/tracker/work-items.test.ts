@@ -372,6 +372,15 @@ t.test('the sparse references are indexed only where they hold an id; a whole in
   t.equal((await items.listIndexes()).length, Object.keys(partial).length, 'a second start changes nothing')
 })
 
+t.test('two processes starting together on one database both replace a whole index from before: neither fails', async (t) => {
+  const store = await tempStore(t)
+  const items = store.collection('tracker_items')
+  await items.createIndex({ lpId: 1, cycleId: 1, seq: 1 })
+  const start = async (): Promise<void> => { await new ItemStore(store, { clock: new ManualClock(DAY), newId: createIdGenerator() }).init() }
+  await t.resolves(Promise.all([start(), start()]))
+  t.same((await items.listIndexes()).find((index) => index.name === 'lpId_1_cycleId_1_seq_1')?.partialFilterExpression, { cycleId: { $gte: '' } })
+})
+
 t.test('a list hands out one frozen view per stored state of an item: renewed by a write, a new identifier, and never across visibility', async (t) => {
   const { tracker, project, scope } = await trackerOn(t)
   const { lpId, bob, gina } = await project()
