@@ -65,9 +65,6 @@ export function runPrimary (count: number, drainTimeoutMs: number, log: Log = js
     slot.timer = null
     slot.ready = false
     slot.startedAt = Date.now()
-    // With every worker gone the shared handle is closed, and PORT=0 would come back on another port than clients know.
-    // The workers forked from then on name the port; while any worker lives they share its handle (keyed by that PORT).
-    if (bound !== undefined && slots.every((other) => other.worker === null)) port = bound
     const worker = cluster.fork({ [LEAD_VARIABLE]: slot.index === 0 ? '1' : '0', ...(port !== undefined ? { PORT: String(port) } : {}) })
     slot.worker = worker
     worker.on('message', (message: unknown) => {
@@ -99,6 +96,13 @@ export function runPrimary (count: number, drainTimeoutMs: number, log: Log = js
         exitCode = code ?? 1
         finishIfDone()
         return
+      }
+      // With PORT=0 the shared handle closes with the last worker that listened, and a worker started from then on, or
+      // one still starting (forked to listen(0)), would bind another port than clients know. Those still starting are
+      // stopped; every worker forked from then on names the port (one handle keyed by it, shared while any worker lives).
+      if (port === undefined && bound !== undefined && slots.every((other) => other.worker === null || !other.ready)) {
+        port = bound
+        for (const other of slots) other.worker?.process.kill('SIGKILL')
       }
       if (Date.now() - slot.startedAt >= STABLE_AFTER_MS) slot.deaths = 0
       slot.deaths++
