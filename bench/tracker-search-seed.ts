@@ -8,16 +8,22 @@ import { TRACKER_COLLECTIONS, type CommentRecord, type ItemRecord } from '../ser
  * fifth, seeded through the Store's insertMany, so the text index takes them
  * in as any write: titles of five and descriptions of thirty words drawn from
  * a vocabulary of 5,000 with a Zipf-like spread (a few words in most items,
- * most words in few).
+ * most words in few). Beside it in the same platform project, a tracker
+ * project NEXT of NEIGHBOUR_ITEMS items of the same text: a search of FIND
+ * alone (`lpId`) is then narrowed to a part of the index, as in any
+ * deployment of more than one project.
  */
 export const SEARCH_ITEMS = Number(process.env.BENCH_SEARCH_ITEMS ?? 100_000)
 const BATCH = 5_000
 const VOCABULARY = 5_000
+const NEIGHBOUR_ITEMS = 2_000
 
 export interface SearchSeed {
   userId: string
   accessToken: string
   projectId: string
+  /** FIND's tracker project: a search with it is narrowed to FIND, beside NEXT. */
+  lpId: string
   actor: TrackerActor
   /** A word of rank 20 (in ~10–17% of items), two of ranks 200 and 400 (each in ~1%), and a key. */
   common: string
@@ -69,7 +75,14 @@ export async function seedSearch (app: BenchApp, size = SEARCH_ITEMS): Promise<S
     await comments.insertMany(notes)
   }
   await counters.updateOne({ _id: created.id }, { $set: { next: size } })
-  console.error(`seeded FIND: ${size} items and ${Math.floor(size / 5)} comments, indexed as written, in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+  const neighbour = await app.tracker.projects.create(actor, project.id, { name: 'Next', identifier: 'NEXT' })
+  const neighbourModel = await items.findOne({ _id: (await app.tracker.workItems.create(await app.tracker.projects.scope(actor, project.id, neighbour.id), { title: 'Model item' })).id }) as ItemRecord
+  await items.insertMany(Array.from({ length: NEIGHBOUR_ITEMS - 1 }, (_, i) => {
+    const description = sentence(30)
+    return { ...neighbourModel, _id: `${neighbour.id}-${i + 2}`, seq: i + 2, title: sentence(5), description, descriptionText: description, sortOrder: (i + 2) * 1024, outbox: null }
+  }))
+  await counters.updateOne({ _id: neighbour.id }, { $set: { next: NEIGHBOUR_ITEMS } })
+  console.error(`seeded FIND: ${size} items and ${Math.floor(size / 5)} comments, and NEXT: ${NEIGHBOUR_ITEMS} items, indexed as written, in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   const { accessToken } = await app.identity.sessions.start(userId)
-  return { userId, accessToken, projectId: project.id, actor, common: words[20], pair: `${words[200]} ${words[400]}`, key: `FIND-${Math.floor(size / 2)}` }
+  return { userId, accessToken, projectId: project.id, lpId: created.id, actor, common: words[20], pair: `${words[200]} ${words[400]}`, key: `FIND-${Math.floor(size / 2)}` }
 }
