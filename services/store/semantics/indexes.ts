@@ -47,11 +47,6 @@ export function indexSpec (key: unknown, options: CreateIndexOptions = {}): Inde
   return { key: key as IndexKey, fields, name, unique, partial }
 }
 
-/** The fields a partial filter of the Store's one form (`{ field: { $gte: '' } }`, CreateIndexOptions) requires to hold strings. */
-export function partialFields (partial: Filter): string[] {
-  return Object.keys(partial)
-}
-
 function partialFilter (partial: unknown, fields: string[], unique: boolean): Filter {
   if (!isPlainObject(partial) || Object.keys(partial).length === 0) throw new InvalidIndexError('A partialFilterExpression must be an object naming at least one field')
   if (unique) throw new InvalidIndexError('A unique index cannot have a partialFilterExpression in the Store\'s subset')
